@@ -1,0 +1,50 @@
+"""Engine-neutral declarations of CEL functions.
+
+Libraries (Kubernetes' and Kyverno's) describe their functions with these plain dataclasses so that only
+`engine.py` knows which CEL implementation runs them. Types are written as short strings:
+``bool int uint double string bytes dyn null timestamp duration list map``, ``list<T>`` and ``map<K,V>``.
+
+Implementations receive and return plain Python values (``None, bool, int, float, str, bytes, list,
+dict, datetime, timedelta``). To make the CEL expression evaluate to an error (as cel-go's
+``types.NewErr`` does), raise :class:`CelFunctionError`; its message is what Kyverno would print.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class CelFunctionError(Exception):
+    """Raised by a library implementation: the CEL call evaluates to an error with this message."""
+
+
+@dataclass(frozen=True)
+class Overload:
+    """One overload. `id` must be unique within the environment (cel-go style, e.g. ``list_is_sorted``)."""
+
+    id: str
+    params: Sequence[str]
+    result: str
+    impl: Callable[..., Any]
+    member: bool = False
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    overloads: Sequence[Overload]
+
+
+@dataclass(frozen=True)
+class Library:
+    """A named group of functions; `variables` are extra top-level names (rarely needed)."""
+
+    name: str
+    functions: Sequence[Function]
+    variables: dict[str, str] = field(default_factory=dict)
+
+
+def fn(name: str, *overloads: Overload) -> Function:
+    return Function(name, tuple(overloads))

@@ -1,0 +1,140 @@
+"""Frozen dataclasses handed from one pipeline stage to the next.
+
+Kubernetes objects themselves stay plain dicts (as the API serves them: key order kept, timestamps as
+strings, integers as ints); these types carry them together with where they came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True, order=True)
+class Source:
+    """Where a document came from. `line` is 1-based; 0 means unknown (stdin JSON, cluster)."""
+
+    file: str
+    line: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+    def as_location(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Document:
+    """One loaded Kubernetes-shaped document."""
+
+    obj: Obj
+    source: Source
+
+    @property
+    def api_version(self) -> str:
+        return str(self.obj.get("apiVersion", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("name", ""))
+
+    @property
+    def namespace(self) -> str:
+        return str((self.obj.get("metadata") or {}).get("namespace", "") or "")
+
+
+def group_version(api_version: str) -> tuple[str, str]:
+    """`apps/v1` -> ("apps", "v1"); `v1` -> ("", "v1")."""
+    if "/" in api_version:
+        g, v = api_version.split("/", 1)
+        return g, v
+    return "", api_version
+
+
+@dataclass(frozen=True)
+class Ref:
+    """The DESIGN *ref*: identity of an object. `synthetic` marks a stand-in uid for a manifest."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    synthetic: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"apiVersion": self.api_version, "kind": self.kind,
+                               "namespace": self.namespace, "name": self.name, "uid": self.uid}
+        if self.synthetic:
+            out["uidSynthetic"] = True
+        return out
+
+    def display(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+def synthetic_uid(api_version: str, kind: str, namespace: str, name: str) -> str:
+    """A deterministic stand-in uid for a manifest that has none (same identity, same uid)."""
+    digest = hashlib.sha256(f"{api_version}|{kind}|{namespace}|{name}".encode()).hexdigest()
+    return f"{digest[0:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def ref_of(obj: Mapping[str, Any], namespace_default: str = "") -> Ref:
+    meta = obj.get("metadata") or {}
+    api_version = str(obj.get("apiVersion", ""))
+    kind = str(obj.get("kind", ""))
+    ns = str(meta.get("namespace") or namespace_default or "")
+    name = str(meta.get("name") or meta.get("generateName") or "")
+    uid = meta.get("uid")
+    if uid:
+        return Ref(api_version, kind, ns, name, str(uid))
+    return Ref(api_version, kind, ns, name, synthetic_uid(api_version, kind, ns, name), synthetic=True)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A resource under evaluation: the object, its identity and where it was read from."""
+
+    obj: Obj
+    ref: Ref
+    source: Source | None
+    resource: str = ""          # plural, e.g. "deployments"
+    namespaced: bool = True
+
+
+@dataclass(frozen=True)
+class Result:
+    """One policy result, with Kyverno's report fields (SEMANTICS D.1)."""
+
+    policy: str                  # `name`, or `ns/name` for namespaced policies
+    source: str                  # KyvernoValidatingPolicy, ValidatingAdmissionPolicy, ...
+    rule: str
+    result: str                  # pass | fail | warn | error | skip
+    message: str
+    subject: Ref
+    scored: bool = True
+    category: str = ""
+    severity: str = ""
+    properties: Mapping[str, str] = field(default_factory=dict)
+    validation_actions: tuple[str, ...] = ()
+    location: Source | None = None
+    policy_location: Source | None = None
+    binding: str = ""            # VAP binding name, when the result came through one
+
+
+@dataclass(frozen=True)
+class Notice:
+    message: str
+    source: Source | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.message}" if self.source else self.message
