@@ -1,0 +1,176 @@
+"""Compile a policy's expressions once, with its `variables` composed in through `cel.bind`.
+
+Why not evaluate variables apart and pass them in: a variable may hold an optional
+(`object.metadata.?labels`), and the engine can neither turn an optional back into Python nor bind a
+`cel.Value` into another activation (DESIGN section 9). So each `variables.<name>` reference is rewritten
+to a bound identifier and the expression is wrapped in `cel.bind(...)` for every variable it uses,
+transitively, in declaration order. `cel.bind` is lazy, which matches Kyverno's lazy variables: a
+variable that would fail but is never used does not fail the expression.
+
+Column numbers in compile errors refer to the text as written: each expression is first checked with
+`variables` declared as a plain dynamic map, and only then compiled in its rewritten form.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kubectl_kyrec.cel.engine import CompileError, Environment, Program
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.model import Source
+
+_BOUND_PREFIX = "kyrecvar_"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class _Ref:
+    start: int
+    end: int
+    name: str
+
+
+def _skip_string(text: str, i: int) -> int:
+    """Index just past the string literal starting at text[i] (after any r/b prefixes)."""
+    quote = text[i]
+    triple = text.startswith(quote * 3, i)
+    raw = i > 0 and text[i - 1] in "rR"
+    if triple:
+        end = text.find(quote * 3, i + 3)
+        return len(text) if end < 0 else end + 3
+    j = i + 1
+    while j < len(text):
+        if text[j] == "\\" and not raw:
+            j += 2
+            continue
+        if text[j] == quote:
+            return j + 1
+        j += 1
+    return j
+
+
+def variable_references(text: str) -> list[_Ref]:
+    """Spans of `variables.name` and `variables['name']` outside string literals."""
+    refs: list[_Ref] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "'\"":
+            i = _skip_string(text, i)
+            continue
+        m = _IDENT.match(text, i)
+        if not m:
+            i += 1
+            continue
+        word, end = m.group(0), m.end()
+        before = text[:i].rstrip()
+        if word == "variables" and not before.endswith("."):
+            j = end
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j < n and text[j] == ".":
+                k = j + 1
+                while k < n and text[k] in " \t\r\n":
+                    k += 1
+                m2 = _IDENT.match(text, k)
+                if m2:
+                    refs.append(_Ref(i, m2.end(), m2.group(0)))
+                    i = m2.end()
+                    continue
+            elif j < n and text[j] == "[":
+                m3 = re.match(r"\[\s*(['\"])([A-Za-z_][A-Za-z0-9_]*)\1\s*\]", text[j:])
+                if m3:
+                    refs.append(_Ref(i, j + m3.end(), m3.group(2)))
+                    i = j + m3.end()
+                    continue
+        i = end
+    return refs
+
+
+def _substitute(text: str, refs: Sequence[_Ref]) -> str:
+    out = []
+    last = 0
+    for ref in refs:
+        out.append(text[last:ref.start])
+        out.append(_BOUND_PREFIX + ref.name)
+        last = ref.end
+    out.append(text[last:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class VariableDecl:
+    name: str
+    expression: str
+
+
+class PolicyCompiler:
+    """Compiles the expressions of one policy against one environment, reporting errors by field."""
+
+    def __init__(self, env: Environment, check_env: Environment, variables: Sequence[VariableDecl],
+                 source: Source, policy_label: str) -> None:
+        self.env = env
+        self.check_env = check_env          # same env, where `variables` is a plain dyn variable
+        self.source = source
+        self.label = policy_label
+        self._vars = list(variables)
+        self._index = {v.name: i for i, v in enumerate(self._vars)}
+        self._deps: dict[str, list[str]] = {}
+        for i, var in enumerate(self._vars):
+            path = f"spec.variables[{i}].expression"
+            self._check(var.expression, path)
+            deps = [r.name for r in variable_references(var.expression)]
+            for dep in deps:
+                if self._index.get(dep, len(self._vars)) >= i:
+                    raise self._error(path, f"undefined field '{dep}'", 1, 1)
+            self._deps[var.name] = deps
+
+    def _error(self, path: str, message: str, line: int, column: int) -> InputError:
+        where = f"line {line}, column {column}" if line > 1 else f"column {column}"
+        return InputError(f"{self.label}: {path}: {where}: {message}", self.source)
+
+    def _check(self, text: str, path: str) -> None:
+        try:
+            self.check_env.compile(text)
+        except CompileError as exc:
+            raise self._error(path, exc.message, exc.line, exc.column) from None
+
+    def _needed(self, text: str, path: str) -> list[str]:
+        seen: set[str] = set()
+        stack = [r.name for r in variable_references(text)]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            if name not in self._index:
+                raise self._error(path, f"undefined field '{name}'", 1, 1)
+            seen.add(name)
+            stack.extend(self._deps[name])
+        return sorted(seen, key=self._index.__getitem__)
+
+    def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
+        """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
+        self._check(text, path)
+        needed = self._needed(text, path)
+        body = _substitute(text, variable_references(text))
+        for name in reversed(needed):
+            var_text = self._vars[self._index[name]].expression
+            bound = _substitute(var_text, variable_references(var_text))
+            body = f"cel.bind({_BOUND_PREFIX}{name}, ({bound}), ({body}))"
+        try:
+            program = self.env.compile(body)
+        except CompileError as exc:
+            raise self._error(path, exc.message, 1, 1) from None
+        if expect and program.result_type not in (*expect, "dyn"):
+            raise self._error(path, f"must evaluate to {' or '.join(expect)}, "
+                                    f"found {program.result_type}", 1, 1)
+        return _with_text(program, text)
+
+
+def _with_text(program: Program, text: str) -> Program:
+    # Messages and debugging show the expression as the user wrote it, not the rewritten form.
+    program.text = text
+    return program

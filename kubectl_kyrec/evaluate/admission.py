@@ -1,0 +1,77 @@
+"""The admission request a subject stands for, as Kyverno's background scan builds it.
+
+A scan uses operation CREATE, an empty userInfo and no oldObject (SEMANTICS D.2); `--values` may set the
+operation (UPDATE: oldObject = object; DELETE: object is null) and userInfo, as the Kyverno CLI allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.model import Obj, group_version
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """Everything matching and CEL need to know about one (subject, operation)."""
+
+    obj: Obj | None
+    old_obj: Obj | None
+    group: str
+    version: str
+    kind: str
+    resource: str
+    subresource: str
+    namespace: str          # the request's namespace ("" for cluster-scoped; a Namespace's own name)
+    name: str
+    operation: str
+    namespaced: bool
+    user_info: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        meta = (self.obj or self.old_obj or {}).get("metadata") or {}
+        return meta.get("labels") or {}
+
+    def as_cel_request(self) -> dict[str, Any]:
+        """The `request` variable: an admission/v1 AdmissionRequest as a map."""
+        return {
+            "uid": "",
+            "kind": {"group": self.group, "version": self.version, "kind": self.kind},
+            "resource": {"group": self.group, "version": self.version, "resource": self.resource},
+            "subResource": self.subresource,
+            "requestKind": {"group": self.group, "version": self.version, "kind": self.kind},
+            "requestResource": {"group": self.group, "version": self.version, "resource": self.resource},
+            "requestSubResource": self.subresource,
+            "name": self.name,
+            "namespace": self.namespace,
+            "operation": self.operation,
+            "userInfo": dict(self.user_info),
+            "object": self.obj,
+            "oldObject": self.old_obj,
+            "dryRun": False,
+            "options": None,
+        }
+
+
+def build_request(obj: Obj, *, resource: str, namespaced: bool, operation: str = "CREATE",
+                  user_info: Mapping[str, Any] | None = None, subresource: str = "") -> RequestInfo:
+    group, version = group_version(str(obj.get("apiVersion", "")))
+    meta = obj.get("metadata") or {}
+    kind = str(obj.get("kind", ""))
+    name = str(meta.get("name") or "")
+    if kind == "Namespace" and group == "":
+        # the API server puts a Namespace's own name in the request namespace
+        namespace = name
+    else:
+        namespace = str(meta.get("namespace") or "") if namespaced else ""
+    new, old = obj, None
+    if operation == "UPDATE":
+        old = obj
+    elif operation == "DELETE":
+        new, old = None, obj
+    return RequestInfo(obj=new, old_obj=old, group=group, version=version, kind=kind, resource=resource,
+                       subresource=subresource, namespace=namespace, name=name, operation=operation,
+                       namespaced=namespaced, user_info=dict(user_info or {}))

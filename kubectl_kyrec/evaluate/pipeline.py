@@ -1,0 +1,142 @@
+"""The pure middle of `eval`: policies x subjects -> results and expected reports.
+
+No files, no network, no printing: everything comes in as loaded documents and goes out as data.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission import build_request
+from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
+from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
+from kubectl_kyrec.evaluate.selectors import matches_selector
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.evaluate.validating import (
+    CompiledValidatingPolicy,
+    compile_validating_policy,
+    evaluate_validating,
+)
+from kubectl_kyrec.expect.reports import WGPOLICY, expected_reports, reportable
+from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.model import Document, Notice, Result, Source, Subject
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    now: datetime.datetime
+    operation: str = "CREATE"
+    user_info: Mapping[str, Any] = field(default_factory=dict)
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    selector: Mapping[str, Any] | None = None
+    policy_names: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    report_api: str = WGPOLICY
+
+
+@dataclass(frozen=True)
+class EvalError:
+    message: str
+    source: Source | None
+
+
+@dataclass
+class EvalOutcome:
+    results: list[Result] = field(default_factory=list)
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    subjects: list[Subject] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    policy_count: int = 0
+
+
+def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str, str]]
+                      ) -> dict[str, dict[str, Any]]:
+    """Namespaces by name from the state/resources; `--values` labels add or override."""
+    out: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        if doc.kind == "Namespace" and doc.api_version == "v1":
+            out[doc.name] = doc.obj
+    for name, extra in labels.items():
+        base = out.get(name) or {"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+        meta = dict(base.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), **extra}
+        out[name] = {**base, "metadata": meta}
+    return out
+
+
+def _default_namespace(name: str) -> dict[str, Any]:
+    # every namespace of a real cluster carries this label; a manifest-only run has no other
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+
+
+def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
+    return not wanted or name in wanted or policy_key in wanted
+
+
+def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
+             kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
+             on_subject: Callable[[Subject], None] | None = None) -> EvalOutcome:
+    out = EvalOutcome(notices=list(policies.notices))
+    envs = Environments(libraries)
+    compiled: list[CompiledValidatingPolicy] = []
+    for policy in policies.validating:
+        if not _selected(policy.meta.key, policy.meta.name, options.policy_names):
+            continue
+        if policy.mode == "JSON":
+            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode JSON "
+                                      "applies to JSON payloads, not Kubernetes resources; skipped",
+                                      policy.meta.source))
+            continue
+        try:
+            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, options.now))
+        except InputError as exc:
+            out.errors.append(EvalError(exc.message, exc.source))
+    admission: list[CompiledAdmissionPolicy] = []
+    try:
+        admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
+                     if _selected(a.policy.meta.key, a.policy.meta.name, options.policy_names)]
+    except InputError as exc:
+        out.errors.append(EvalError(exc.message, exc.source))
+    out.policy_count = len(compiled) + len(admission)
+
+    uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+            for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    subject_set = make_subjects(resources, kinds, uid_from=uids)
+    out.notices.extend(subject_set.notices)
+    namespaces = namespace_objects([*state, *resources], options.namespace_labels)
+    pairs: list[tuple[Result, bool]] = []
+    for subject in subject_set.subjects:
+        if options.kinds and subject.ref.kind not in options.kinds:
+            continue
+        labels = (subject.obj.get("metadata") or {}).get("labels") or {}
+        if options.selector is not None and not matches_selector(options.selector, labels):
+            continue
+        out.subjects.append(subject)
+        if on_subject is not None:
+            on_subject(subject)
+        request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                                operation=options.operation, user_info=options.user_info)
+        ns_obj = None
+        if request.namespace and subject.namespaced:
+            ns_obj = namespaces.get(request.namespace) or _default_namespace(request.namespace)
+        ctx = SubjectContext(subject, request, ns_obj)
+        for cp in compiled:
+            disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
+            for result in evaluate_validating(cp, ctx):
+                out.results.append(result)
+                pairs.append((result, reportable(result, cp.policy.background, disabled)))
+        for ap in admission:
+            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds):
+                out.results.append(result)
+                pairs.append((result, reportable(result, True, False)))
+    out.reports = expected_reports(pairs, options.now, options.report_api)
+    return out

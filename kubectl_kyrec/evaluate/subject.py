@@ -1,0 +1,50 @@
+"""Per-subject evaluation context: the request, the namespace object and cached activations.
+
+The engine converts an activation's variables lazily and caches them, so one activation per
+(subject, environment) is built and reused for every policy (DESIGN section 9).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubectl_kyrec.cel.engine import Activation, Environment
+from kubectl_kyrec.evaluate.admission import RequestInfo
+from kubectl_kyrec.model import Subject
+
+NO_EXCEPTIONS: Mapping[str, list[str]] = {"allowedImages": [], "allowedValues": []}
+
+
+class SubjectContext:
+    __slots__ = ("subject", "request", "namespace_obj", "_data", "_activations")
+
+    def __init__(self, subject: Subject, request: RequestInfo, namespace_obj: Mapping[str, Any] | None) -> None:
+        self.subject = subject
+        self.request = request
+        self.namespace_obj = namespace_obj
+        self._data: dict[str, Any] = {
+            "object": request.obj,
+            "oldObject": request.old_obj,
+            "request": request.as_cel_request(),
+            "namespaceObject": dict(namespace_obj) if namespace_obj is not None else None,
+        }
+        self._activations: dict[tuple[int, int], Activation] = {}
+
+    def activation(self, env: Environment, *, exceptions: Mapping[str, Any] = NO_EXCEPTIONS,
+                   extra: Mapping[str, Any] | None = None) -> Activation:
+        """The activation for `env`; cached unless exceptions or extra bindings make it particular."""
+        particular = exceptions is not NO_EXCEPTIONS or bool(extra)
+        key = (id(env), 0)
+        if not particular and key in self._activations:
+            return self._activations[key]
+        data = dict(self._data)
+        if "exceptions" in env.variables:
+            data["exceptions"] = dict(exceptions)
+        if extra:
+            data.update(extra)
+        data = {k: v for k, v in data.items() if k in env.variables}
+        activation = env.activation(data)
+        if not particular:
+            self._activations[key] = activation
+        return activation

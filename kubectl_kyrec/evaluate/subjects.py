@@ -1,0 +1,80 @@
+"""Turn resource documents into Subjects: identity, plural resource, scope, namespace defaulting."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kubectl_kyrec.model import Document, Notice, Obj, Ref, Subject, ref_of
+
+
+class ResourceLike(Protocol):
+    @property
+    def resource(self) -> str: ...
+    @property
+    def namespaced(self) -> bool: ...
+
+
+class KindLookup(Protocol):
+    def by_kind(self, api_version: str, kind: str) -> Any: ...
+
+
+def _guess_plural(kind: str) -> str:
+    # k8s.io/apimachinery meta.UnsafeGuessKindToResource
+    lower = kind.lower()
+    if not lower:
+        return lower
+    if lower.endswith("s"):
+        return lower + "es"
+    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+@dataclass(frozen=True)
+class SubjectSet:
+    subjects: list[Subject]
+    notices: list[Notice]
+
+
+def make_subject(obj: Obj, source: Any, kinds: KindLookup, *, uid_from: Mapping[tuple[str, str, str, str], str]
+                 | None = None) -> tuple[Subject, Notice | None]:
+    """A Subject for `obj`. Namespaced kinds without a namespace land in `default`, as kubectl puts them."""
+    api_version = str(obj.get("apiVersion", ""))
+    kind = str(obj.get("kind", ""))
+    info = kinds.by_kind(api_version, kind)
+    notice = None
+    meta = obj.get("metadata") or {}
+    if info is None:
+        namespaced = bool(meta.get("namespace"))
+        resource = _guess_plural(kind)
+        notice = Notice(f"unknown kind {api_version}/{kind}: assuming resource {resource!r}, "
+                        f"{'namespaced' if namespaced else 'cluster-scoped'} (give its CRD with --crd)", source)
+    else:
+        namespaced, resource = bool(info.namespaced), str(info.resource)
+    namespace_default = "default" if namespaced else ""
+    if namespaced and not meta.get("namespace"):
+        obj = {**obj, "metadata": {**meta, "namespace": "default"}}
+    ref = ref_of(obj, namespace_default)
+    if not namespaced and ref.namespace:
+        ref = Ref(ref.api_version, ref.kind, "", ref.name, ref.uid, ref.synthetic)
+    if ref.synthetic and uid_from:
+        uid = uid_from.get((ref.api_version, ref.kind, ref.namespace, ref.name))
+        if uid:
+            ref = Ref(ref.api_version, ref.kind, ref.namespace, ref.name, uid)
+    return Subject(obj=obj, ref=ref, source=source, resource=resource, namespaced=namespaced), notice
+
+
+def make_subjects(docs: Iterable[Document], kinds: KindLookup,
+                  uid_from: Mapping[tuple[str, str, str, str], str] | None = None) -> SubjectSet:
+    subjects: list[Subject] = []
+    notices: list[Notice] = []
+    unknown_seen: set[tuple[str, str]] = set()
+    for doc in docs:
+        subject, notice = make_subject(doc.obj, doc.source, kinds, uid_from=uid_from)
+        subjects.append(subject)
+        if notice is not None and (doc.api_version, doc.kind) not in unknown_seen:
+            unknown_seen.add((doc.api_version, doc.kind))
+            notices.append(notice)
+    return SubjectSet(subjects, notices)

@@ -1,0 +1,203 @@
+"""ValidatingPolicy evaluation, step for step as Kyverno's vpol engine (SEMANTICS B.2).
+
+kk: pkg/cel/policies/vpol/engine/engine.go (rule names and messages) and compiler/policy.go (order:
+exceptions, matchConditions, validations stopping at the first false, auditAnnotations).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+from kubectl_kyrec.cel.engine import Activation, Environment, Program
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.evaluate.autogen import Variant, variants
+from kubectl_kyrec.evaluate.exceptions import (
+    CompiledException,
+    applicable,
+    compile_exceptions,
+    conditions_hold,
+    evaluate_exceptions,
+    selected_report_result,
+)
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
+from kubectl_kyrec.load.policies import PolicyException, PolicyMeta, ValidatingPolicy
+from kubectl_kyrec.model import Result
+
+
+@dataclass(frozen=True)
+class CompiledValidation:
+    program: Program
+    message: str
+    message_program: Program | None
+
+
+@dataclass(frozen=True)
+class CompiledVariant:
+    variant: Variant
+    conditions: tuple[Program, ...]
+    validations: tuple[CompiledValidation, ...]
+    audit_annotations: tuple[tuple[str, Program], ...]
+
+
+@dataclass(frozen=True)
+class CompiledValidatingPolicy:
+    policy: ValidatingPolicy
+    env: Environment
+    variants: tuple[CompiledVariant, ...]
+    exceptions: tuple[CompiledException, ...]
+
+
+def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
+                     check_env: Environment) -> CompiledVariant:
+    label = f"{policy.meta.kind} {policy.meta.name!r}" + (f" (autogen {variant.name})" if variant.name else "")
+    compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in variant.variables],
+                              policy.meta.source, label)
+    conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
+                       for i, m in enumerate(variant.match_conditions))
+    validations = []
+    for i, v in enumerate(variant.validations):
+        program = compiler.compile(v.expression, f"spec.validations[{i}].expression", ("bool",))
+        message_program = (compiler.compile(v.message_expression, f"spec.validations[{i}].messageExpression",
+                                            ("string",)) if v.message_expression else None)
+        validations.append(CompiledValidation(program, v.message, message_program))
+    audits = tuple((a.key, compiler.compile(a.value_expression, f"spec.auditAnnotations[{i}].valueExpression",
+                                            ("string", "null")))
+                   for i, a in enumerate(variant.audit_annotations))
+    return CompiledVariant(variant, conditions, tuple(validations), audits)
+
+
+def compile_validating_policy(policy: ValidatingPolicy, envs: Environments,
+                              exceptions: Sequence[PolicyException], now: datetime.datetime
+                              ) -> CompiledValidatingPolicy:
+    """Compile every expression once; raises InputError (file:line, field, column) on the first bad one."""
+    env, check_env = envs.get(policy.meta.kind, policy.meta.namespace)
+    compiled = tuple(_compile_variant(policy, v, env, check_env) for v in variants(policy))
+    exc_env, exc_check = envs.get("PolicyException")
+    candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now)
+    return CompiledValidatingPolicy(policy, env, compiled,
+                                    tuple(compile_exceptions(candidates, exc_env, exc_check)))
+
+
+def _properties(meta_background: bool, extra: Mapping[str, str]) -> dict[str, str]:
+    props = {"process": "background scan" if meta_background else "admission review"}
+    props.update(extra)
+    return props
+
+
+def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
+                message: str, properties: Mapping[str, str], actions: Sequence[str], background: bool,
+                binding: str = "") -> Result:
+    """A Result with Kyverno's report fields (ToPolicyReportResult, SEMANTICS D.1)."""
+    props = _properties(background, properties)
+    # properties named like a status override the message (reportutils ToPolicyReportResult)
+    if "message" in props:
+        message = props["message"]
+    elif f"{status}Message" in props:
+        message = props[f"{status}Message"]
+    scored = policy_meta.scored
+    if status == "fail" and not scored:
+        status = "warn"
+    return Result(policy=policy_meta.key, source=source, rule=rule, result=status, message=message,
+                  subject=ctx.subject.ref, scored=scored, category=policy_meta.category,
+                  severity=policy_meta.severity, properties=props, validation_actions=tuple(actions),
+                  location=ctx.subject.source, policy_location=policy_meta.source, binding=binding)
+
+
+def _audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation
+                       ) -> tuple[dict[str, str], str | None]:
+    out: dict[str, str] = {}
+    for key, program in audits:
+        outcome = program.evaluate(activation)
+        if not outcome.ok:
+            return {}, f"failed to evaluate auditAnnotation '{key}': {outcome.error}"
+        if outcome.value is None or outcome.value == "":
+            continue
+        if not isinstance(outcome.value, str):
+            return {}, (f"failed to convert auditAnnotation '{key}' expression: type conversion error "
+                        f"from '{type(outcome.value).__name__}' to 'string'")
+        out[key] = outcome.value
+    return out, None
+
+
+def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext) -> list[Result]:
+    """The policy's response for one subject: zero or one result per matching variant."""
+    results: list[Result] = []
+    for variant in cp.variants:
+        result = _evaluate_variant(cp, variant, ctx)
+        if result is not None:
+            results.append(result)
+    return results
+
+
+def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext) -> Result | None:
+    policy = cp.policy
+    meta = policy.meta
+
+    def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
+        return make_result(meta, policy.source_kind, ctx, rule, status, message, props or {},
+                           policy.validation_actions, policy.background)
+
+    try:
+        if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj):
+            return None
+    except MatchError as exc:
+        return result("match", "error", f"failed to execute matching: {exc}")
+    ignore = policy.failure_policy == "Ignore"
+    exceptions = NO_EXCEPTIONS
+    if cp.exceptions:
+        outcome = evaluate_exceptions(cp.exceptions, ctx, ignore)
+        if outcome.error is not None:
+            return result("evaluation", "error", f"failed to load context: {outcome.error}")
+        if outcome.full:
+            keys = ", ".join(e.key for e in outcome.matched)
+            names = ",".join(e.exception.meta.name for e in outcome.matched)
+            verdict = "pass" if selected_report_result(outcome.matched) == "pass" else "skip"
+            word = "passed" if verdict == "pass" else "skipped"
+            return result("exception", verdict, f"rule is {word} due to policy exception: {keys}",
+                          {"exceptions": names})
+        if outcome.matched:
+            exceptions = {"allowedImages": list(outcome.allowed_images),
+                          "allowedValues": list(outcome.allowed_values)}
+    activation = ctx.activation(cp.env, exceptions=exceptions)
+    ok, error = conditions_hold(cv.conditions, activation, ignore)
+    if error is not None:
+        return result("evaluation", "error", f"failed to load context: {error}")
+    if not ok:
+        return result("", "skip", "skip")
+    for index, validation in enumerate(cv.validations):
+        outcome = validation.program.evaluate(activation)
+        if not outcome.ok:
+            return result("", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
+        if not isinstance(outcome.value, bool):
+            return result("", "error", f"error: type conversion error from "
+                                       f"'{type(outcome.value).__name__}' to 'bool'",
+                          {"cel.validationIndex": str(index)})
+        if outcome.value:
+            continue
+        message = _message(validation, activation, index)
+        audits, audit_error = _audit_annotations(cv.audit_annotations, activation)
+        if audit_error is not None:
+            return result("evaluation", "error", f"failed to load context: {audit_error}")
+        return result("", "fail", message, {**audits, "cel.validationIndex": str(index)})
+    audits, audit_error = _audit_annotations(cv.audit_annotations, activation)
+    if audit_error is not None:
+        return result("evaluation", "error", f"failed to load context: {audit_error}")
+    return result("", "pass", "success", audits)
+
+
+def _message(validation: CompiledValidation, activation: Activation, index: int) -> str:
+    message = validation.message
+    if validation.message_program is not None:
+        outcome = validation.message_program.evaluate(activation)
+        if not outcome.ok:
+            message = f"failed to evaluate message expression: {outcome.error}"
+        elif not isinstance(outcome.value, str):
+            message = (f"failed to convert message expression to string: type conversion error from "
+                       f"'{type(outcome.value).__name__}' to 'string'")
+        else:
+            message = outcome.value
+    return message or f"CEL expression validation failed at index {index}"

@@ -1,0 +1,226 @@
+"""Kyverno's report resource hash (`audit.kyverno.io/resource.hash`, SEMANTICS D.3), byte for byte.
+
+Kyverno's `CalculateResourceHash` takes the object as Kubernetes' unstructured decoding left it, reads its
+labels and annotations (`nil` unless a map whose values are all strings), drops `metadata`, `status`,
+`scale` and `spec.nodeName`, and hashes `md5(json.Marshal([labels, annotations, object]))`.
+
+Reproducing it means reproducing Go's `encoding/json`:
+- map keys sorted (byte order of UTF-8, which is code point order), no spaces;
+- `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\u003c` and so on; `\\b \\f \\n \\r \\t` short forms (Go >= 1.22,
+  which Kyverno is built with) and other control characters as `\\u00XX`;
+- strings are UTF-8; what Go's JSON decoder would have turned into U+FFFD (a lone UTF-16 surrogate, or an
+  invalid byte read with `errors="surrogateescape"`) becomes U+FFFD here too;
+- numbers as unstructured decoding keeps them: an integer literal that fits int64 stays an int64, any other
+  number is a float64 (so Python ints beyond int64 are written as Go writes that float64); floats in Go's
+  shortest form, `'f'` format unless `abs < 1e-6` or `abs >= 1e21`, then `'e'` with a negative one-digit
+  exponent unpadded (`1e-7`, `1e+21`). NaN and infinities make `json.Marshal` fail and the hash `""`.
+
+Python's `json.loads` already decodes numbers the way Kubernetes does (an int for an integer literal, a
+float for anything with a fraction or exponent, `100.0` included), so `resource_hash(json.loads(text))`
+equals the Go result; `resource_hash_from_json_text` is that, with Go's treatment of invalid UTF-8.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+# characters Go escapes that Python's json module writes raw (ensure_ascii=False)
+_GO_EXTRA_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                     "\u2029": "\\u2029"}
+_GO_EXTRA_RE = re.compile("[<>&\u2028\u2029]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+class GoJSONError(ValueError):
+    """A value Go's json.Marshal refuses (NaN, infinity) or that JSON cannot hold."""
+
+
+def _string_map(value: Any) -> dict[str, str] | None:
+    """`unstructured.NestedStringMap`: the map when every value is a string, else nil."""
+    if not isinstance(value, Mapping):
+        return None
+    if not all(isinstance(v, str) for v in value.values()):
+        return None
+    return dict(value)
+
+
+def hash_input(obj: Mapping[str, Any]) -> list[Any]:
+    """The value Kyverno marshals: [labels, annotations, object without the dropped fields]."""
+    meta = obj.get("metadata")
+    labels = _string_map(meta.get("labels")) if isinstance(meta, Mapping) else None
+    annotations = _string_map(meta.get("annotations")) if isinstance(meta, Mapping) else None
+    # a shallow copy is enough: only top-level keys and spec.nodeName are removed
+    rest = {k: v for k, v in obj.items() if k not in ("metadata", "status", "scale")}
+    spec = rest.get("spec")
+    if isinstance(spec, Mapping) and "nodeName" in spec:
+        rest["spec"] = {k: v for k, v in spec.items() if k != "nodeName"}
+    return [labels, annotations, rest]
+
+
+def resource_hash(obj: Mapping[str, Any]) -> str:
+    """Hex md5 as `CalculateResourceHash` computes it; `""` when Go's json.Marshal would fail."""
+    try:
+        data = go_json(hash_input(obj))
+    except GoJSONError:
+        return ""
+    return hashlib.md5(_utf8(data)).hexdigest()
+
+
+def resource_hash_from_json_text(text: str | bytes) -> str:
+    """The hash of an object given as JSON text (bytes are decoded as Go would: invalid bytes -> U+FFFD)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="surrogateescape")
+    return resource_hash(json.loads(text))
+
+
+def go_json(value: Any) -> str:
+    """`json.Marshal(value)` as Go writes it, for values decoded from JSON (dict, list, str, int, float...)."""
+    if _needs_slow_path(value):
+        return _go_encode(value)
+    # fast path: the C encoder agrees with Go on everything but the characters Go also escapes
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    return _GO_EXTRA_RE.sub(lambda m: _GO_EXTRA_ESCAPES[m.group()], text)
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _go_decoded(text).encode("utf-8")
+
+
+def _go_decoded(text: str) -> str:
+    """What Go's decoder holds for this text: surrogate pairs joined, lone surrogates U+FFFD."""
+    if not _SURROGATE_RE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _needs_slow_path(value: Any) -> bool:
+    """Floats and ints outside int64 are written differently by Python; bytes need base64."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) or v is None or isinstance(v, bool):
+            continue
+        elif isinstance(v, int):
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                return True
+        else:
+            return True
+    return False
+
+
+def _go_encode(value: Any) -> str:
+    parts: list[str] = []
+    _encode_into(value, parts)
+    return "".join(parts)
+
+
+def _encode_into(v: Any, out: list[str]) -> None:
+    if v is None:
+        out.append("null")
+    elif v is True:
+        out.append("true")
+    elif v is False:
+        out.append("false")
+    elif isinstance(v, str):
+        out.append(_go_string(v))
+    elif isinstance(v, int):
+        out.append(str(v) if _INT64_MIN <= v <= _INT64_MAX else go_float(float(v)))
+    elif isinstance(v, float):
+        out.append(go_float(v))
+    elif isinstance(v, Mapping):
+        out.append("{")
+        first = True
+        for key in sorted(v, key=_go_decoded):
+            if not isinstance(key, str):
+                raise GoJSONError(f"map key {key!r} is not a string")
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_go_string(key))
+            out.append(":")
+            _encode_into(v[key], out)
+        out.append("}")
+    elif isinstance(v, list | tuple):
+        out.append("[")
+        for i, item in enumerate(v):
+            if i:
+                out.append(",")
+            _encode_into(item, out)
+        out.append("]")
+    elif isinstance(v, bytes | bytearray):
+        # Go marshals []byte as base64; only reachable from YAML !!binary
+        out.append('"' + base64.b64encode(bytes(v)).decode("ascii") + '"')
+    else:
+        raise GoJSONError(f"cannot encode {type(v).__name__}")
+
+
+def _go_string(s: str) -> str:
+    text = json.dumps(_go_decoded(s), ensure_ascii=False)
+    return _GO_EXTRA_RE.sub(lambda m: _GO_EXTRA_ESCAPES[m.group()], text)
+
+
+def go_float(f: float) -> str:
+    """encoding/json's float64 encoder: ES6-like shortest form."""
+    if math.isnan(f) or math.isinf(f):
+        raise GoJSONError(f"unsupported value: {f}")
+    a = abs(f)
+    if a != 0 and (a < 1e-6 or a >= 1e21):
+        return _format_e(f)
+    return _format_f(f)
+
+
+def _shortest_digits(f: float) -> tuple[str, str, int]:
+    """(sign, digits, exponent) with value = 0.digits * 10**exponent, digits shortest round-trip."""
+    # repr gives the shortest round-trip digits, as strconv's -1 precision does
+    r = repr(f)
+    sign = ""
+    if r.startswith("-"):
+        sign, r = "-", r[1:]
+    mantissa, _, exp_text = r.partition("e")
+    exp = int(exp_text) if exp_text else 0
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    if not digits:
+        return sign, "0", 1
+    # position of the decimal point relative to the first significant digit
+    lead_zeros = len(int_part + frac_part) - len((int_part + frac_part).lstrip("0"))
+    point = len(int_part) - lead_zeros + exp
+    return sign, digits.rstrip("0") or "0", point
+
+
+def _format_f(f: float) -> str:
+    sign, digits, point = _shortest_digits(f)
+    if digits == "0":
+        return sign + "0"
+    if point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return sign + digits[:point] + "." + digits[point:]
+
+
+def _format_e(f: float) -> str:
+    sign, digits, point = _shortest_digits(f)
+    exp = point - 1
+    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    # strconv pads the exponent to two digits; encoding/json then strips the pad of a negative one
+    exp_text = f"{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0 and abs(exp) < 10:
+        exp_text = f"-{abs(exp)}"
+    return f"{sign}{mant}e{exp_text}"

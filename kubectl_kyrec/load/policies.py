@@ -1,0 +1,440 @@
+"""Turn loaded documents into typed policies, exceptions and bindings.
+
+Field names and defaults follow Kyverno's CRDs (SEMANTICS B.1, B.4, A.1) and admissionregistration/v1
+for ValidatingAdmissionPolicy. Shape errors raise InputError naming the document's file:line and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.model import Document, Notice, Obj, Source
+
+KYVERNO_GROUP = "policies.kyverno.io"
+KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
+NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
+VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
+GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
+VAP_GROUP = "admissionregistration.k8s.io"
+VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
+
+# Report `source` per policy kind (SEMANTICS D.1).
+REPORT_SOURCE = {
+    "ValidatingPolicy": "KyvernoValidatingPolicy",
+    "NamespacedValidatingPolicy": "KyvernoValidatingPolicy",
+    "GeneratingPolicy": "KyvernoGeneratingPolicy",
+    "NamespacedGeneratingPolicy": "KyvernoGeneratingPolicy",
+    "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
+}
+
+
+@dataclass(frozen=True)
+class NamedExpression:
+    name: str
+    expression: str
+
+
+@dataclass(frozen=True)
+class Validation:
+    expression: str
+    message: str = ""
+    message_expression: str = ""
+
+
+@dataclass(frozen=True)
+class AuditAnnotation:
+    key: str
+    value_expression: str
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    api_groups: tuple[str, ...]
+    api_versions: tuple[str, ...]
+    operations: tuple[str, ...]
+    resources: tuple[str, ...]
+    resource_names: tuple[str, ...] = ()
+    scope: str = "*"
+
+
+@dataclass(frozen=True)
+class MatchResources:
+    resource_rules: tuple[ResourceRule, ...] = ()
+    exclude_resource_rules: tuple[ResourceRule, ...] = ()
+    namespace_selector: Mapping[str, Any] | None = None
+    object_selector: Mapping[str, Any] | None = None
+    match_policy: str = "Equivalent"
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PolicyMeta:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    source: Source
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    resource_version: str = ""
+    creation_timestamp: str = ""
+    uid: str = ""
+
+    @property
+    def key(self) -> str:
+        """How reports name the policy: `name`, or `ns/name` for namespaced kinds."""
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def category(self) -> str:
+        return self.annotations.get("policies.kyverno.io/category", "")
+
+    @property
+    def severity(self) -> str:
+        return self.annotations.get("policies.kyverno.io/severity", "")
+
+    @property
+    def scored(self) -> bool:
+        return self.annotations.get("policies.kyverno.io/scored", "") != "false"
+
+
+@dataclass(frozen=True)
+class ValidatingPolicy:
+    meta: PolicyMeta
+    validation_actions: tuple[str, ...]
+    validations: tuple[Validation, ...]
+    audit_annotations: tuple[AuditAnnotation, ...]
+    variables: tuple[NamedExpression, ...]
+    match_constraints: MatchResources | None
+    match_conditions: tuple[NamedExpression, ...]
+    failure_policy: str
+    background: bool
+    admission: bool
+    mode: str
+    autogen_controllers: tuple[str, ...] | None
+    raw: Obj
+
+    @property
+    def source_kind(self) -> str:
+        return REPORT_SOURCE[self.meta.kind]
+
+
+@dataclass(frozen=True)
+class ParamKind:
+    api_version: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class AdmissionPolicy:
+    """A ValidatingAdmissionPolicy: like a ValidatingPolicy, with params and no Kyverno extras."""
+
+    meta: PolicyMeta
+    param_kind: ParamKind | None
+    validations: tuple[Validation, ...]
+    audit_annotations: tuple[AuditAnnotation, ...]
+    variables: tuple[NamedExpression, ...]
+    match_constraints: MatchResources | None
+    match_conditions: tuple[NamedExpression, ...]
+    failure_policy: str
+    raw: Obj
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    name: str = ""
+    namespace: str = ""
+    selector: Mapping[str, Any] | None = None
+    not_found_action: str = "Deny"
+
+
+@dataclass(frozen=True)
+class AdmissionBinding:
+    meta: PolicyMeta
+    policy_name: str
+    param_ref: ParamRef | None
+    validation_actions: tuple[str, ...]
+    match_resources: MatchResources | None
+
+
+@dataclass(frozen=True)
+class PolicyRef:
+    name: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class PolicyException:
+    meta: PolicyMeta
+    policy_refs: tuple[PolicyRef, ...]
+    match_conditions: tuple[NamedExpression, ...]
+    images: tuple[str, ...]
+    allowed_values: tuple[str, ...]
+    report_result: str
+    expires_at: str
+
+    @property
+    def priority(self) -> int:
+        """`polex.kyverno.io/priority`; only integers > 0 count (SEMANTICS B.4)."""
+        try:
+            value = int(self.meta.labels.get("polex.kyverno.io/priority", ""))
+        except ValueError:
+            return 0
+        return value if value > 0 else 0
+
+
+@dataclass
+class PolicySet:
+    validating: list[ValidatingPolicy] = field(default_factory=list)
+    admission: list[AdmissionPolicy] = field(default_factory=list)
+    bindings: list[AdmissionBinding] = field(default_factory=list)
+    exceptions: list[PolicyException] = field(default_factory=list)
+    generating: list[Document] = field(default_factory=list)   # parsed by the generating stage
+    others: list[Document] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+
+class _Reader:
+    """Typed access to one document's fields, raising InputError with the field path."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+
+    def fail(self, path: str, message: str) -> InputError:
+        prefix = f"{self.doc.kind} {self.doc.name!r}: " if self.doc.name else f"{self.doc.kind}: "
+        return InputError(f"{prefix}{path}: {message}", self.doc.source)
+
+    def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected a mapping, got {_type_name(value)}")
+        return value
+
+    def seq(self, value: Any, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, f"expected a list, got {_type_name(value)}")
+        return value
+
+    def string(self, value: Any, path: str, *, required: bool = False) -> str:
+        if value is None:
+            if required:
+                raise self.fail(path, "required field is missing")
+            return ""
+        if not isinstance(value, str):
+            raise self.fail(path, f"expected a string, got {_type_name(value)}")
+        return value
+
+    def boolean(self, value: Any, path: str, default: bool) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(path, f"expected a boolean, got {_type_name(value)}")
+        return value
+
+    def strings(self, value: Any, path: str) -> tuple[str, ...]:
+        return tuple(self.string(v, f"{path}[{i}]", required=True)
+                     for i, v in enumerate(self.seq(value, path)))
+
+    def named_expressions(self, value: Any, path: str) -> tuple[NamedExpression, ...]:
+        out = []
+        for i, item in enumerate(self.seq(value, path)):
+            m = self.mapping(item, f"{path}[{i}]")
+            out.append(NamedExpression(self.string(m.get("name"), f"{path}[{i}].name"),
+                                       self.string(m.get("expression"), f"{path}[{i}].expression",
+                                                   required=True)))
+        return tuple(out)
+
+    def validations(self, value: Any, path: str) -> tuple[Validation, ...]:
+        out = []
+        for i, item in enumerate(self.seq(value, path)):
+            m = self.mapping(item, f"{path}[{i}]")
+            out.append(Validation(
+                self.string(m.get("expression"), f"{path}[{i}].expression", required=True),
+                self.string(m.get("message"), f"{path}[{i}].message"),
+                self.string(m.get("messageExpression"), f"{path}[{i}].messageExpression")))
+        return tuple(out)
+
+    def audit_annotations(self, value: Any, path: str) -> tuple[AuditAnnotation, ...]:
+        out = []
+        for i, item in enumerate(self.seq(value, path)):
+            m = self.mapping(item, f"{path}[{i}]")
+            out.append(AuditAnnotation(
+                self.string(m.get("key"), f"{path}[{i}].key", required=True),
+                self.string(m.get("valueExpression"), f"{path}[{i}].valueExpression", required=True)))
+        return tuple(out)
+
+    def rules(self, value: Any, path: str) -> tuple[ResourceRule, ...]:
+        out = []
+        for i, item in enumerate(self.seq(value, path)):
+            p = f"{path}[{i}]"
+            m = self.mapping(item, p)
+            out.append(ResourceRule(
+                api_groups=self.strings(m.get("apiGroups"), f"{p}.apiGroups"),
+                api_versions=self.strings(m.get("apiVersions"), f"{p}.apiVersions"),
+                operations=self.strings(m.get("operations"), f"{p}.operations"),
+                resources=self.strings(m.get("resources"), f"{p}.resources"),
+                resource_names=self.strings(m.get("resourceNames"), f"{p}.resourceNames"),
+                scope=self.string(m.get("scope"), f"{p}.scope") or "*"))
+        return tuple(out)
+
+    def match_resources(self, value: Any, path: str) -> MatchResources | None:
+        if value is None:
+            return None
+        m = self.mapping(value, path)
+        ns_sel = m.get("namespaceSelector")
+        obj_sel = m.get("objectSelector")
+        return MatchResources(
+            resource_rules=self.rules(m.get("resourceRules"), f"{path}.resourceRules"),
+            exclude_resource_rules=self.rules(m.get("excludeResourceRules"), f"{path}.excludeResourceRules"),
+            namespace_selector=self.mapping(ns_sel, f"{path}.namespaceSelector") if ns_sel is not None else None,
+            object_selector=self.mapping(obj_sel, f"{path}.objectSelector") if obj_sel is not None else None,
+            match_policy=self.string(m.get("matchPolicy"), f"{path}.matchPolicy") or "Equivalent",
+            raw=m)
+
+    def meta(self) -> PolicyMeta:
+        obj = self.doc.obj
+        md = self.mapping(obj.get("metadata"), "metadata")
+        name = self.string(md.get("name"), "metadata.name", required=True)
+        labels = {str(k): str(v) for k, v in self.mapping(md.get("labels"), "metadata.labels").items()}
+        annotations = {str(k): str(v)
+                       for k, v in self.mapping(md.get("annotations"), "metadata.annotations").items()}
+        return PolicyMeta(
+            api_version=self.doc.api_version, kind=self.doc.kind, name=name,
+            namespace=str(md.get("namespace") or ""), source=self.doc.source, labels=labels,
+            annotations=annotations, resource_version=str(md.get("resourceVersion") or ""),
+            creation_timestamp=str(md.get("creationTimestamp") or ""), uid=str(md.get("uid") or ""))
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
+    version = doc.api_version.split("/", 1)[-1]
+    if version not in versions:
+        raise InputError(f"{doc.kind} {doc.name!r}: unknown version {doc.api_version!r} "
+                         f"(known: {', '.join(versions)})", doc.source)
+
+
+def parse_validating_policy(doc: Document) -> ValidatingPolicy:
+    allowed = ("v1beta1", "v1") if doc.kind in NAMESPACED_ONLY_V1BETA1 else KYVERNO_VERSIONS
+    _check_version(doc, allowed)
+    r = _Reader(doc)
+    meta = r.meta()
+    if doc.kind == "NamespacedValidatingPolicy" and not meta.namespace:
+        meta = PolicyMeta(**{**meta.__dict__, "namespace": "default"})
+    spec = r.mapping(doc.obj.get("spec"), "spec")
+    evaluation = r.mapping(spec.get("evaluation"), "spec.evaluation")
+    background = r.mapping(evaluation.get("background"), "spec.evaluation.background")
+    admission = r.mapping(evaluation.get("admission"), "spec.evaluation.admission")
+    autogen = r.mapping(spec.get("autogen"), "spec.autogen")
+    pod_controllers = r.mapping(autogen.get("podControllers"), "spec.autogen.podControllers")
+    controllers = None
+    if "controllers" in pod_controllers and pod_controllers["controllers"] is not None:
+        controllers = r.strings(pod_controllers["controllers"], "spec.autogen.podControllers.controllers")
+    actions = r.strings(spec.get("validationActions"), "spec.validationActions") or ("Deny",)
+    for i, action in enumerate(actions):
+        if action not in ("Deny", "Audit", "Warn"):
+            raise r.fail(f"spec.validationActions[{i}]", f"unknown action {action!r} (Deny, Audit, Warn)")
+    failure_policy = r.string(spec.get("failurePolicy"), "spec.failurePolicy") or "Fail"
+    if failure_policy not in ("Fail", "Ignore"):
+        raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
+    mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
+    return ValidatingPolicy(
+        meta=meta, validation_actions=actions,
+        validations=r.validations(spec.get("validations"), "spec.validations"),
+        audit_annotations=r.audit_annotations(spec.get("auditAnnotations"), "spec.auditAnnotations"),
+        variables=r.named_expressions(spec.get("variables"), "spec.variables"),
+        match_constraints=r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints"),
+        match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
+        failure_policy=failure_policy,
+        background=r.boolean(background.get("enabled"), "spec.evaluation.background.enabled", True),
+        admission=r.boolean(admission.get("enabled"), "spec.evaluation.admission.enabled", True),
+        mode=mode, autogen_controllers=controllers, raw=doc.obj)
+
+
+def parse_admission_policy(doc: Document) -> AdmissionPolicy:
+    _check_version(doc, VAP_VERSIONS)
+    r = _Reader(doc)
+    spec = r.mapping(doc.obj.get("spec"), "spec")
+    pk = r.mapping(spec.get("paramKind"), "spec.paramKind")
+    param_kind = ParamKind(r.string(pk.get("apiVersion"), "spec.paramKind.apiVersion"),
+                           r.string(pk.get("kind"), "spec.paramKind.kind")) if pk else None
+    return AdmissionPolicy(
+        meta=r.meta(), param_kind=param_kind,
+        validations=r.validations(spec.get("validations"), "spec.validations"),
+        audit_annotations=r.audit_annotations(spec.get("auditAnnotations"), "spec.auditAnnotations"),
+        variables=r.named_expressions(spec.get("variables"), "spec.variables"),
+        match_constraints=r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints"),
+        match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
+        failure_policy=r.string(spec.get("failurePolicy"), "spec.failurePolicy") or "Fail",
+        raw=doc.obj)
+
+
+def parse_binding(doc: Document) -> AdmissionBinding:
+    _check_version(doc, VAP_VERSIONS)
+    r = _Reader(doc)
+    spec = r.mapping(doc.obj.get("spec"), "spec")
+    pr = spec.get("paramRef")
+    param_ref = None
+    if pr is not None:
+        m = r.mapping(pr, "spec.paramRef")
+        sel = m.get("selector")
+        param_ref = ParamRef(
+            name=r.string(m.get("name"), "spec.paramRef.name"),
+            namespace=r.string(m.get("namespace"), "spec.paramRef.namespace"),
+            selector=r.mapping(sel, "spec.paramRef.selector") if sel is not None else None,
+            not_found_action=r.string(m.get("parameterNotFoundAction"),
+                                      "spec.paramRef.parameterNotFoundAction") or "Deny")
+    return AdmissionBinding(
+        meta=r.meta(), policy_name=r.string(spec.get("policyName"), "spec.policyName", required=True),
+        param_ref=param_ref,
+        validation_actions=r.strings(spec.get("validationActions"), "spec.validationActions"),
+        match_resources=r.match_resources(spec.get("matchResources"), "spec.matchResources"))
+
+
+def parse_exception(doc: Document) -> PolicyException:
+    _check_version(doc, KYVERNO_VERSIONS)
+    r = _Reader(doc)
+    spec = r.mapping(doc.obj.get("spec"), "spec")
+    refs = []
+    for i, item in enumerate(r.seq(spec.get("policyRefs"), "spec.policyRefs")):
+        m = r.mapping(item, f"spec.policyRefs[{i}]")
+        refs.append(PolicyRef(r.string(m.get("name"), f"spec.policyRefs[{i}].name", required=True),
+                              r.string(m.get("kind"), f"spec.policyRefs[{i}].kind")))
+    if not refs:
+        raise r.fail("spec.policyRefs", "required field is missing")
+    report_result = r.string(spec.get("reportResult"), "spec.reportResult") or "skip"
+    return PolicyException(
+        meta=r.meta(), policy_refs=tuple(refs),
+        match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
+        images=r.strings(spec.get("images"), "spec.images"),
+        allowed_values=r.strings(spec.get("allowedValues"), "spec.allowedValues"),
+        report_result=report_result, expires_at=r.string(spec.get("expiresAt"), "spec.expiresAt"))
+
+
+def classify(docs: Iterable[Document]) -> PolicySet:
+    """Sort documents into the policy kinds kyrec evaluates; anything else lands in `others`."""
+    out = PolicySet()
+    for doc in docs:
+        group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+        if group == KYVERNO_GROUP and doc.kind in VALIDATING_KINDS:
+            out.validating.append(parse_validating_policy(doc))
+        elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
+            out.generating.append(doc)
+        elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
+            out.exceptions.append(parse_exception(doc))
+        elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
+            out.admission.append(parse_admission_policy(doc))
+        elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":
+            out.bindings.append(parse_binding(doc))
+        else:
+            out.others.append(doc)
+    return out
