@@ -76,7 +76,7 @@ def _precondition(resources: list[str]) -> str:
 
 
 def variants(policy: ValidatingPolicy) -> list[Variant]:
-    """The policy itself, then its autogen variants in Kyverno's order (defaults, cronjobs)."""
+    """The policy itself, then its autogen variants in Kyverno's order (replacement sets sorted)."""
     base = Variant("", policy.match_constraints, policy.match_conditions, policy.validations,
                    policy.audit_annotations, policy.variables)
     out = [base]

@@ -62,7 +62,10 @@ def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str
     out: dict[str, dict[str, Any]] = {}
     for doc in docs:
         if doc.kind == "Namespace" and doc.api_version == "v1":
-            out[doc.name] = doc.obj
+            meta = dict(doc.obj.get("metadata") or {})
+            # the API server labels every namespace with its name; manifests often lack it
+            meta["labels"] = {"kubernetes.io/metadata.name": doc.name, **(meta.get("labels") or {})}
+            out[doc.name] = {**doc.obj, "metadata": meta}
     for name, extra in labels.items():
         base = out.get(name) or {"apiVersion": "v1", "kind": "Namespace",
                                  "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}

@@ -126,6 +126,10 @@ def _audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activa
 def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext) -> list[Result]:
     """The policy's response for one subject: zero or one result per matching variant."""
     results: list[Result] = []
+    meta = cp.policy.meta
+    if meta.kind.startswith("Namespaced") and ctx.request.namespace != meta.namespace:
+        # a namespaced policy only ever sees requests in its own namespace
+        return results
     for variant in cp.variants:
         result = _evaluate_variant(cp, variant, ctx)
         if result is not None:

@@ -1,0 +1,125 @@
+"""Flags every command shares, `-o FORMAT[=FILE]` parsing, and turning errors into one line + exit code.
+
+kubectl passes nothing to a plugin, so the kubectl connection flags are parsed here (DESIGN section 3).
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import functools
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+from kubectl_kyrec.errors import ExitCode, KyrecError, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OutputFormat(enum.Enum):
+    TABLE = "table"
+    WIDE = "wide"
+    YAML = "yaml"
+    JSON = "json"
+    REPORTS = "reports"
+    DIFF = "diff"
+    JUNIT = "junit"
+    GITHUB = "github"
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    format: OutputFormat
+    path: str | None      # None: stdout
+
+
+def parse_outputs(values: Sequence[str], allowed: Sequence[OutputFormat],
+                  default: OutputFormat = OutputFormat.TABLE) -> list[OutputSpec]:
+    """`-o json -o junit=out.xml` -> specs; at most one of them may go to stdout."""
+    specs = []
+    for value in values or [default.value]:
+        name, _, path = value.partition("=")
+        try:
+            fmt = OutputFormat(name.strip().lower())
+        except ValueError:
+            fmt = None
+        if fmt is None or fmt not in allowed:
+            raise UsageError(f"unknown output format {name!r} (choose from "
+                             f"{', '.join(f.value for f in allowed)})")
+        specs.append(OutputSpec(fmt, path or None))
+    if sum(1 for s in specs if s.path is None) > 1:
+        raise UsageError("only one -o format can go to stdout; give the others a file: -o FORMAT=FILE")
+    return specs
+
+
+def write_output(spec: OutputSpec, text: str) -> None:
+    if not text.endswith("\n"):
+        text += "\n"
+    if spec.path is None:
+        click.echo(text, nl=False)
+        return
+    # write beside the target then rename, so a failure never leaves a half-written file behind
+    tmp = f"{spec.path}.kyrec-tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, spec.path)
+    except OSError as exc:
+        raise KyrecError(f"cannot write {spec.path}: {exc.strerror}") from None
+
+
+def parse_now(value: str | None) -> datetime.datetime:
+    if not value:
+        return datetime.datetime.now(datetime.timezone.utc)
+    try:
+        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--now: {value!r} is not an RFC 3339 time (e.g. 2026-01-02T03:04:05Z)") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+
+
+def kubectl_flags(func: F) -> F:
+    """The kubectl connection flags (accepted everywhere; used by commands that reach a cluster)."""
+    options = [
+        click.option("--kubeconfig", envvar="KUBECONFIG", help="Path to the kubeconfig file."),
+        click.option("--context", "kube_context", help="The kubeconfig context to use."),
+        click.option("-n", "--namespace", help="Only subjects in this namespace."),
+        click.option("-A", "--all-namespaces", is_flag=True, help="All namespaces (the default offline)."),
+        click.option("--as", "as_user", help="Username to impersonate."),
+        click.option("--as-group", multiple=True, help="Group to impersonate (repeatable)."),
+        click.option("--request-timeout", default="0", help="Timeout of a single API request."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def handle_errors(func: F) -> F:
+    """Run a command body; any KyrecError becomes `error: file:line: message` and its exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KyrecError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(int(exc.exit_code))
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except BrokenPipeError:
+            sys.exit(int(ExitCode.CLEAN))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def exit_with(code: ExitCode, exit_code_flag: bool = True) -> None:
+    """`--exit-code=false` turns findings (1) into 0; every other code stands."""
+    if code == ExitCode.FINDINGS and not exit_code_flag:
+        code = ExitCode.CLEAN
+    sys.exit(int(code))

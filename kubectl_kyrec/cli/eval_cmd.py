@@ -1,0 +1,140 @@
+"""`kubectl kyrec eval`: policies x resources -> results, expected reports. No cluster needed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from kubectl_kyrec.cli.common import (
+    OutputFormat,
+    exit_with,
+    handle_errors,
+    kubectl_flags,
+    parse_now,
+    parse_outputs,
+    write_output,
+)
+from kubectl_kyrec.errors import ExitCode, UsageError, worst
+from kubectl_kyrec.model import Result
+
+EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
+                OutputFormat.REPORTS, OutputFormat.GITHUB)
+FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
+
+
+def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
+    """Kyverno's CLI counts every vpol `fail` whatever its validationActions; `--fail-on-actions` narrows."""
+    statuses = FAIL_ON[fail_on]
+    return any(r.result in statuses and (not actions or set(actions) & set(r.validation_actions))
+               for r in results)
+
+
+def parse_selector(text: str | None) -> dict[str, object] | None:
+    """`-l a=b,c!=d,e` in kubectl's equality/existence syntax -> a LabelSelector."""
+    if not text:
+        return None
+    labels: dict[str, str] = {}
+    exprs: list[dict[str, object]] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if "!=" in part:
+            k, v = part.split("!=", 1)
+            exprs.append({"key": k.strip(), "operator": "NotIn", "values": [v.strip()]})
+        elif "==" in part or "=" in part:
+            k, v = part.replace("==", "=").split("=", 1)
+            labels[k.strip()] = v.strip()
+        elif part.startswith("!"):
+            exprs.append({"key": part[1:].strip(), "operator": "DoesNotExist"})
+        else:
+            exprs.append({"key": part, "operator": "Exists"})
+    return {"matchLabels": labels, "matchExpressions": exprs}
+
+
+@click.command("eval")
+@click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories ('-' for stdin).")
+@click.option("-r", "--resource", "resource_paths", multiple=True, help="Resource manifests (files, dirs, '-').")
+@click.option("-e", "--exception", "exception_paths", multiple=True,
+              help="PolicyExceptions (applied whatever their namespace).")
+@click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
+@click.option("--values", "values_path", help="Request fields and namespace labels (Kyverno CLI Values).")
+@click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
+@click.option("--now", "now_text", help="The time for time.now(), exception expiry (RFC 3339).")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
+              help="table (default), wide, yaml, json, reports, github; repeatable.")
+@click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="fail", show_default=True,
+              help="Which results make the exit code 1.")
+@click.option("--fail-on-actions", multiple=True, type=click.Choice(["Deny", "Audit", "Warn"]),
+              help="Count only results of policies with these validationActions.")
+@click.option("-l", "--selector", help="Only resources with these labels (a=b,c!=d).")
+@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies (name or ns/name).")
+@click.option("--kind", "kinds", multiple=True, help="Only resources of this kind.")
+@click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
+              default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
+@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
+              help="false: findings do not change the exit code.")
+@kubectl_flags
+@handle_errors
+def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
+                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
+                 values_path: str | None, context_path: str | None, now_text: str | None,
+                 outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
+                 policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str, exit_code_flag: bool,
+                 **kube: object) -> None:
+    """Evaluate policies against resources offline.
+
+    Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
+    background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
+    """
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.cli.inputs import read_inputs
+    from kubectl_kyrec.cli.providers import provider_for
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+    from kubectl_kyrec.render import eval_output
+
+    specs = parse_outputs(list(outputs), EVAL_FORMATS)
+    now = parse_now(now_text)
+    if not policy_paths:
+        raise UsageError("eval needs policies: -p PATH")
+    if not resource_paths and not state_paths:
+        raise UsageError("eval needs resources: -r PATH, or --state PATH")
+    inputs = read_inputs(policy_paths=policy_paths, resource_paths=resource_paths,
+                         exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
+                         values_path=values_path, context_path=context_path)
+    subjects = inputs.resources if resource_paths else inputs.state
+    namespace = kube.get("namespace")
+    if namespace:
+        subjects = [d for d in subjects if d.namespace == namespace]
+    provider = provider_for(inputs)
+    options = EvalOptions(now=now, operation=inputs.values.operation, user_info=inputs.values.user_info,
+                          namespace_labels=inputs.values.namespace_labels, selector=parse_selector(selector),
+                          policy_names=policy_names, kinds=kinds, report_api=report_api)
+    outcome = run_eval(inputs.policies, subjects, inputs.state, kinds=inputs.kinds,
+                       libraries=library_factory(LibraryContext(now=now, provider=provider)), options=options)
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices]]
+    for notice in notices:
+        click.echo(f"notice: {notice}", err=True)
+    for error in outcome.errors:
+        click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
+                   err=True)
+    doc = eval_output.eval_document(outcome.results, outcome.reports, [],
+                                    [(e.message, e.source) for e in outcome.errors], notices)
+    for spec in specs:
+        if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
+            text = eval_output.render_table(outcome.results, wide=spec.format is OutputFormat.WIDE)
+        elif spec.format is OutputFormat.JSON:
+            text = eval_output.render_json(doc)
+        elif spec.format is OutputFormat.YAML:
+            text = eval_output.render_yaml(doc)
+        elif spec.format is OutputFormat.REPORTS:
+            text = eval_output.render_reports(outcome.reports)
+        else:
+            text = eval_output.render_github(outcome.results)
+        write_output(spec, text)
+    code = ExitCode.CLEAN
+    if outcome.errors:
+        code = ExitCode.INPUT
+    if counts_as_failure(outcome.results, fail_on, fail_on_actions):
+        code = worst(code, ExitCode.FINDINGS)
+    exit_with(code, exit_code_flag)

@@ -1,0 +1,88 @@
+"""Read every input a command names (the loading edge of the pipeline)."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.errors import InputError, UsageError
+from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.values import Values, parse_values
+from kubectl_kyrec.model import Document, Notice
+
+
+@dataclass
+class Inputs:
+    policies: PolicySet
+    resources: list[Document]
+    state: list[Document]
+    values: Values
+    kinds: Any
+    context_file: dict[str, Any] | None = None
+    notices: list[Notice] = field(default_factory=list)
+
+
+def _docs(paths: Sequence[str]) -> list[Document]:
+    from kubectl_kyrec.load.documents import load_documents
+
+    return load_documents(list(paths), stdin=sys.stdin) if paths else []
+
+
+def read_inputs(*, policy_paths: Sequence[str], resource_paths: Sequence[str], exception_paths: Sequence[str],
+                state_paths: Sequence[str], crd_paths: Sequence[str], values_path: str | None,
+                context_path: str | None) -> Inputs:
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.state import load_state
+
+    if sum(1 for paths in (policy_paths, resource_paths, exception_paths, crd_paths) for p in paths if p == "-") > 1:
+        raise UsageError("only one input can be read from stdin ('-')")
+    policy_docs = _docs(policy_paths)
+    exception_docs = _docs(exception_paths)
+    resource_docs = _docs(resource_paths)
+    state_docs = load_state(list(state_paths)) if state_paths else []
+    kinds = KindTable()
+    for doc in [*_docs(crd_paths), *state_docs, *resource_docs]:
+        if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
+            kinds.add_crd(doc.obj)
+    policies = classify([*policy_docs, *exception_docs])
+    # manifests given with -r may carry policies too (a directory of everything): sort them out
+    resources: list[Document] = []
+    extra = classify([d for d in resource_docs if _is_policy_kind(d)])
+    policies.validating.extend(extra.validating)
+    policies.generating.extend(extra.generating)
+    policies.exceptions.extend(extra.exceptions)
+    policies.admission.extend(extra.admission)
+    policies.bindings.extend(extra.bindings)
+    for doc in resource_docs:
+        if not _is_policy_kind(doc):
+            resources.append(doc)
+    notices = []
+    skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
+    if skipped:
+        notices.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
+                              f"evaluate as policies: {', '.join(skipped)}"))
+    values = parse_values(_docs([values_path])) if values_path else Values()
+    context = None
+    if context_path:
+        ctx_docs = _docs([context_path])
+        if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":
+            raise InputError("--context-file: expected one cli.kyverno.io/v1alpha1 Context document",
+                             ctx_docs[0].source if ctx_docs else None)
+        context = ctx_docs[0].obj
+    return Inputs(policies, resources, state_docs, values, kinds, context, notices)
+
+
+_POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
+
+
+def _is_policy_kind(doc: Document) -> bool:
+    return doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
+        "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
+        "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+
+
+def now_or(value: datetime.datetime | None) -> datetime.datetime:
+    return value or datetime.datetime.now(datetime.timezone.utc)

@@ -1,0 +1,66 @@
+"""PolicyCompiler: variables composed through cel.bind, compile errors by field and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl, variable_references
+from kubectl_kyrec.cel.engine import Environment
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.model import Source
+
+ENV = Environment([], ["object"])
+CHECK = Environment([], ["object", "variables"])
+
+
+def compiler(*variables: tuple[str, str]) -> PolicyCompiler:
+    return PolicyCompiler(ENV, CHECK, [VariableDecl(n, e) for n, e in variables], Source("p.yaml", 7),
+                          "ValidatingPolicy 'p'")
+
+
+def test_references_skip_strings_and_member_access() -> None:
+    text = "variables.a + 'variables.b' + x.variables.c + variables['d'] + variables .e"
+    assert [r.name for r in variable_references(text)] == ["a", "d", "e"]
+
+
+def test_optional_variable_flows_into_expression() -> None:
+    c = compiler(("labels", "object.metadata.?labels"), ("team", "variables.labels.?team.orValue('none')"))
+    program = c.compile("variables.team", "spec.validations[0].expression")
+    act = ENV.activation({"object": {"metadata": {"labels": {"team": "a"}}}})
+    assert program.evaluate(act).value == "a"
+    assert program.evaluate(ENV.activation({"object": {"metadata": {}}})).value == "none"
+
+
+def test_unused_failing_variable_is_lazy() -> None:
+    c = compiler(("boom", "object.missing.field"), ("ok", "1"))
+    program = c.compile("variables.ok == 1", "spec.validations[0].expression")
+    assert program.evaluate(ENV.activation({"object": {}})).value is True
+
+
+def test_used_failing_variable_errors_the_expression() -> None:
+    c = compiler(("boom", "object.missing"))
+    outcome = c.compile("variables.boom == 1", "x").evaluate(ENV.activation({"object": {}}))
+    assert outcome.error == "no such key: missing"
+
+
+def test_compile_error_names_file_field_and_column() -> None:
+    with pytest.raises(InputError) as info:
+        compiler().compile("object.a ==", "spec.validations[2].expression")
+    text = str(info.value)
+    assert text.startswith("p.yaml:7: ValidatingPolicy 'p': spec.validations[2].expression: column ")
+    assert "Syntax error" in text
+
+
+def test_unknown_variable_is_a_compile_error() -> None:
+    with pytest.raises(InputError, match="undefined field 'nope'"):
+        compiler(("a", "1")).compile("variables.nope", "spec.validations[0].expression")
+
+
+def test_variable_may_not_use_a_later_one() -> None:
+    with pytest.raises(InputError, match=r"spec.variables\[0\].expression: .*undefined field 'b'"):
+        compiler(("a", "variables.b"), ("b", "1"))
+
+
+def test_result_type_is_checked() -> None:
+    with pytest.raises(InputError, match="must evaluate to bool, found string"):
+        compiler().compile("'x'", "spec.validations[0].expression", ("bool",))
