@@ -67,7 +67,8 @@ def build_request(obj: Obj, *, resource: str, namespaced: bool, operation: str =
         namespace = name
     else:
         namespace = str(meta.get("namespace") or "") if namespaced else ""
-    new, old = obj, None
+    new: Obj | None = obj
+    old: Obj | None = None
     if operation == "UPDATE":
         old = obj
     elif operation == "DELETE":

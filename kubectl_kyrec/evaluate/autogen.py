@@ -15,8 +15,8 @@ from kubectl_kyrec.load.policies import (
     MatchResources,
     NamedExpression,
     ResourceRule,
-    Validation,
     ValidatingPolicy,
+    Validation,
 )
 
 # controller resource -> (group, version, kind, replacement set)

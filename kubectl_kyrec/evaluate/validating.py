@@ -153,19 +153,19 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
     ignore = policy.failure_policy == "Ignore"
     exceptions = NO_EXCEPTIONS
     if cp.exceptions:
-        outcome = evaluate_exceptions(cp.exceptions, ctx, ignore)
-        if outcome.error is not None:
-            return result("evaluation", "error", f"failed to load context: {outcome.error}")
-        if outcome.full:
-            keys = ", ".join(e.key for e in outcome.matched)
-            names = ",".join(e.exception.meta.name for e in outcome.matched)
-            verdict = "pass" if selected_report_result(outcome.matched) == "pass" else "skip"
+        polex = evaluate_exceptions(cp.exceptions, ctx, ignore)
+        if polex.error is not None:
+            return result("evaluation", "error", f"failed to load context: {polex.error}")
+        if polex.full:
+            keys = ", ".join(e.key for e in polex.matched)
+            names = ",".join(e.exception.meta.name for e in polex.matched)
+            verdict = "pass" if selected_report_result(polex.matched) == "pass" else "skip"
             word = "passed" if verdict == "pass" else "skipped"
             return result("exception", verdict, f"rule is {word} due to policy exception: {keys}",
                           {"exceptions": names})
-        if outcome.matched:
-            exceptions = {"allowedImages": list(outcome.allowed_images),
-                          "allowedValues": list(outcome.allowed_values)}
+        if polex.matched:
+            exceptions = {"allowedImages": list(polex.allowed_images),
+                          "allowedValues": list(polex.allowed_values)}
     activation = ctx.activation(cp.env, exceptions=exceptions)
     ok, error = conditions_hold(cv.conditions, activation, ignore)
     if error is not None:

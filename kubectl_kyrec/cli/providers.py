@@ -1,0 +1,43 @@
+"""The context provider a run's CEL functions consult: the state (as the cluster) and a Context file."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from kubectl_kyrec.cel.context import ObjectsProvider
+from kubectl_kyrec.cli.inputs import Inputs
+from kubectl_kyrec.errors import InputError
+
+
+def kinds_adapters(kinds: Any) -> tuple[Any, Any]:
+    """resource_of / kind_of callables over the run's KindTable (CRDs included)."""
+
+    def resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
+        info = kinds.by_kind(api_version, kind)
+        return (info.resource, info.namespaced) if info is not None else None
+
+    def kind_of(api_version: str, resource: str) -> str | None:
+        group, _, version = api_version.rpartition("/")
+        info = kinds.by_resource(group, version, resource)
+        return info.kind if info is not None else None
+
+    return resource_of, kind_of
+
+
+def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = None,
+                 base_dir: str | None = None) -> ObjectsProvider:
+    resource_of, kind_of = kinds_adapters(inputs.kinds)
+
+    def read_file(path: str) -> Any:
+        from kubectl_kyrec.load.documents import load_documents
+
+        full = path if os.path.isabs(path) or base_dir is None else os.path.join(base_dir, path)
+        docs = load_documents([full])
+        return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
+
+    objects = [d.obj for d in inputs.state] + list(extra_objects or [])
+    try:
+        return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file)
+    except ValueError as exc:
+        raise InputError(f"--context-file: {exc}") from None
