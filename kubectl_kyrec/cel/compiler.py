@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kubectl_kyrec.cel.compat import may_be_optional, rewrite_or_value
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Source
@@ -116,7 +117,17 @@ class PolicyCompiler:
         self.check_env = check_env          # same env, where `variables` is a plain dyn variable
         self.source = source
         self.label = policy_label
-        self._vars = list(variables)
+        # Kyverno's orValue compat macro, applied to variables in order so later ones know which
+        # earlier variables can never hold an optional
+        plain: set[str] = set()
+        rewritten = []
+        for var in variables:
+            text = rewrite_or_value(var.expression, frozenset(plain))
+            if not may_be_optional(text, frozenset(plain)):
+                plain.add(var.name)
+            rewritten.append(VariableDecl(var.name, text))
+        self._plain = frozenset(plain)
+        self._vars = rewritten
         self._index = {v.name: i for i, v in enumerate(self._vars)}
         self._deps: dict[str, list[str]] = {}
         for i, var in enumerate(self._vars):
@@ -153,6 +164,8 @@ class PolicyCompiler:
 
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
         """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
+        written = text
+        text = rewrite_or_value(text, self._plain)
         self._check(text, path)
         needed = self._needed(text, path)
         body = _substitute(text, variable_references(text))
@@ -167,7 +180,7 @@ class PolicyCompiler:
         if expect and program.result_type not in (*expect, "dyn"):
             raise self._error(path, f"must evaluate to {' or '.join(expect)}, "
                                     f"found {program.result_type}", 1, 1)
-        return _with_text(program, text)
+        return _with_text(program, written)
 
 
 def _with_text(program: Program, text: str) -> Program:

@@ -32,6 +32,21 @@ def _guess_plural(kind: str) -> str:
     return lower + "s"
 
 
+def as_admitted(value: Any) -> Any:
+    """A manifest as the API server would store it, where that changes what a policy sees.
+
+    Typed decoding turns `metadata: null` (ObjectMeta is a struct, not a pointer) into its zero value,
+    so policies see `{}` there; other nulls are kept, as fields without omitempty (Role `rules`) are
+    served as null.
+    """
+    if isinstance(value, dict):
+        return {key: ({} if item is None and key == "metadata" else as_admitted(item))
+                for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_admitted(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class SubjectSet:
     subjects: list[Subject]
@@ -72,7 +87,7 @@ def make_subjects(docs: Iterable[Document], kinds: KindLookup,
     notices: list[Notice] = []
     unknown_seen: set[tuple[str, str]] = set()
     for doc in docs:
-        subject, notice = make_subject(doc.obj, doc.source, kinds, uid_from=uid_from)
+        subject, notice = make_subject(as_admitted(doc.obj), doc.source, kinds, uid_from=uid_from)
         subjects.append(subject)
         if notice is not None and (doc.api_version, doc.kind) not in unknown_seen:
             unknown_seen.add((doc.api_version, doc.kind))

@@ -64,3 +64,14 @@ def test_variable_may_not_use_a_later_one() -> None:
 def test_result_type_is_checked() -> None:
     with pytest.raises(InputError, match="must evaluate to bool, found string"):
         compiler().compile("'x'", "spec.validations[0].expression", ("bool",))
+
+
+def test_or_value_on_plain_values_is_the_value() -> None:
+    c = compiler(("containers", "object.spec.containers"), ("maybe", "object.?spec.?x"))
+    act = ENV.activation({"object": {"spec": {"containers": [1, 2], "vols": []}}})
+    assert c.compile("object.spec.vols.orValue([9]).size()", "e").evaluate(act).value == 0
+    assert c.compile("variables.containers.orValue([]).size()", "e").evaluate(act).value == 2
+    # receivers that are (or may be) optional keep the real orValue
+    assert c.compile("variables.maybe.orValue(7)", "e").evaluate(act).value == 7
+    assert c.compile("object.spec.?missing.orValue('d')", "e").evaluate(act).value == "d"
+    assert c.compile("'x.orValue(1)' + string(size(object.spec.vols.orValue(1)))", "e").evaluate(act).value == 'x.orValue(1)0'

@@ -1,0 +1,396 @@
+"""Where Kyverno's context-backed CEL functions get their answers: clusters, files, fixtures.
+
+`resource.*`, `globalContext.*`, `image.GetMetadata` and `http.*` ask a :class:`ContextProvider`.
+Offline, :class:`ObjectsProvider` answers from plain objects (state files, a Kyverno CLI `Context`
+file) the way a cluster holding those objects would (SEMANTICS A.4): full List objects, label
+selectors honoured, `""` meaning every namespace, `null` for a Get that finds nothing.
+
+Providers raise :class:`CelFunctionError` with the bare reason; the libraries add Kyverno's prefixes
+(`failed to get resource: ...`, `request failed: ...`).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kubectl_kyrec.cel.decl import CelFunctionError
+from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+
+ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]
+"""(apiVersion, kind) -> (resource plural, namespaced), or None when the kind is unknown."""
+
+KindOf = Callable[[str, str], "str | None"]
+"""(apiVersion, resource plural) -> kind, or None when the resource is unknown."""
+
+NOT_FOUND_RESOURCE = "the server could not find the requested resource"
+
+
+class ContextProvider(Protocol):
+    """What the context-backed libraries ask. Raise CelFunctionError for a failure."""
+
+    def get_resource(self, api_version: str, resource: str, namespace: str,
+                     name: str) -> dict[str, Any] | None:
+        """The object, or None when it does not exist (Kubernetes NotFound)."""
+
+    def list_resources(self, api_version: str, resource: str, namespace: str,
+                       selector: dict[str, str] | None) -> dict[str, Any]:
+        """A full List object {apiVersion, kind: <Kind>List, metadata, items}; namespace "" = all."""
+
+    def post_resource(self, api_version: str, resource: str, namespace: str,
+                      data: dict[str, Any]) -> dict[str, Any]:
+        """Create `data` and return what the server stored."""
+
+    def to_gvr(self, api_version: str, kind: str) -> dict[str, str]:
+        """{group, version, resource} for a kind (a RESTMapper lookup)."""
+
+    def global_context(self, name: str, projection: str) -> Any:
+        """A GlobalContextEntry's data (or one projection of it); None when there is no such entry."""
+
+    def image_metadata(self, ref: str) -> Any:
+        """Image data as Kyverno's image data loader returns it."""
+
+    def http_request(self, method: str, url: str, body: Any, headers: dict[str, str]) -> Any:
+        """The response as the http library returns it: the decoded JSON body plus statusCode."""
+
+
+@dataclass(frozen=True)
+class LibraryContext:
+    """Everything Kyverno's libraries need besides their arguments.
+
+    `policy_namespace` is the namespace of a namespaced policy (NamespacedValidatingPolicy,
+    NamespacedGeneratingPolicy); its `resource.*` overloads use it. `rng` feeds `random()`.
+    """
+
+    now: datetime.datetime
+    provider: ContextProvider
+    policy_namespace: str = ""
+    rng: random.Random = field(default_factory=random.Random, compare=False)
+
+
+def parse_group_version(api_version: str) -> tuple[str, str]:
+    """schema.ParseGroupVersion: "" -> ("", ""), "v1" -> ("", "v1"), "apps/v1" -> ("apps", "v1")."""
+    if not api_version:
+        return "", ""
+    parts = api_version.split("/")
+    if len(parts) == 1:
+        return "", api_version
+    if len(parts) == 2:
+        return parts[0], parts[1]
+    raise CelFunctionError(f"unexpected GroupVersion string: {api_version}")
+
+
+# (group, kind, plural, namespaced) for the kinds every cluster serves. A REST mapper built from
+# discovery or CRDs can replace this table through `resource_of` / `kind_of`.
+BUILTIN_KINDS: tuple[tuple[str, str, str, bool], ...] = (
+    ("", "Binding", "bindings", True),
+    ("", "ComponentStatus", "componentstatuses", False),
+    ("", "ConfigMap", "configmaps", True),
+    ("", "Endpoints", "endpoints", True),
+    ("", "Event", "events", True),
+    ("", "LimitRange", "limitranges", True),
+    ("", "Namespace", "namespaces", False),
+    ("", "Node", "nodes", False),
+    ("", "PersistentVolume", "persistentvolumes", False),
+    ("", "PersistentVolumeClaim", "persistentvolumeclaims", True),
+    ("", "Pod", "pods", True),
+    ("", "PodTemplate", "podtemplates", True),
+    ("", "ReplicationController", "replicationcontrollers", True),
+    ("", "ResourceQuota", "resourcequotas", True),
+    ("", "Secret", "secrets", True),
+    ("", "Service", "services", True),
+    ("", "ServiceAccount", "serviceaccounts", True),
+    ("apps", "ControllerRevision", "controllerrevisions", True),
+    ("apps", "DaemonSet", "daemonsets", True),
+    ("apps", "Deployment", "deployments", True),
+    ("apps", "ReplicaSet", "replicasets", True),
+    ("apps", "StatefulSet", "statefulsets", True),
+    ("batch", "CronJob", "cronjobs", True),
+    ("batch", "Job", "jobs", True),
+    ("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True),
+    ("policy", "PodDisruptionBudget", "poddisruptionbudgets", True),
+    ("networking.k8s.io", "Ingress", "ingresses", True),
+    ("networking.k8s.io", "IngressClass", "ingressclasses", False),
+    ("networking.k8s.io", "NetworkPolicy", "networkpolicies", True),
+    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", False),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", False),
+    ("rbac.authorization.k8s.io", "Role", "roles", True),
+    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", True),
+    ("storage.k8s.io", "StorageClass", "storageclasses", False),
+    ("storage.k8s.io", "CSIDriver", "csidrivers", False),
+    ("storage.k8s.io", "VolumeAttachment", "volumeattachments", False),
+    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", False),
+    ("coordination.k8s.io", "Lease", "leases", True),
+    ("discovery.k8s.io", "EndpointSlice", "endpointslices", True),
+    ("node.k8s.io", "RuntimeClass", "runtimeclasses", False),
+    ("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", False),
+    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", False),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+     False),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
+     False),
+    ("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", False),
+    ("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False),
+    ("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", True),
+)
+_BY_KIND = {(g, k): (p, n) for g, k, p, n in BUILTIN_KINDS}
+_BY_PLURAL = {(g, p): k for g, k, p, _ in BUILTIN_KINDS}
+
+
+def builtin_resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
+    """The built-in table's (plural, namespaced) for a kind, ignoring the version."""
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    return _BY_KIND.get((group, kind))
+
+
+def builtin_kind_of(api_version: str, resource: str) -> str | None:
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    return _BY_PLURAL.get((group, resource))
+
+
+@dataclass(frozen=True)
+class HttpStub:
+    """One canned HTTP response from a Context file's `spec.http`."""
+
+    method: str
+    url: str
+    status: int
+    body: Any  # the decoded JSON body (Go: float64 numbers)
+
+
+@dataclass(frozen=True)
+class ContextFile:
+    """A parsed `cli.kyverno.io/v1alpha1` Context document, ready to feed a provider."""
+
+    resources: tuple[dict[str, Any], ...] = ()
+    images: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    global_context: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    http_stubs: tuple[HttpStub, ...] = ()
+
+
+def _image_data(entry: Mapping[str, Any]) -> dict[str, Any]:
+    # the CLI stores json.Unmarshal(json.Marshal(ImageData)): required fields always, the rest omitempty
+    data: dict[str, Any] = {key: entry.get(key) or "" for key in ("image", "resolvedImage", "registry",
+                                                                    "repository")}
+    for key in ("tag", "digest"):
+        if entry.get(key):
+            data[key] = entry[key]
+    for key in ("imageIndex", "manifest", "config"):
+        if entry.get(key) is not None:
+            data[key] = entry[key]
+    return dict(roundtrip(data))
+
+
+def load_context_file(obj: Mapping[str, Any], *,
+                      read_file: Callable[[str], Any] | None = None) -> ContextFile:
+    """Turn a parsed Context document into provider inputs.
+
+    Supports `spec.resources` and `spec.images` (the Context schema in kyverno/kyverno
+    cmd/cli/kubectl-kyverno/apis/v1alpha1/context.go) and the fixture lists `spec.globalContext`
+    ({name, projection, value | valueFile}) and `spec.http` ({method, url, status, headers,
+    body | bodyFile}) that newer CLIs accept. `valueFile`/`bodyFile` are read through `read_file`
+    (path -> parsed YAML/JSON value); without it they are an error. Raises ValueError on a document
+    that is not a Context.
+    """
+    if obj.get("apiVersion") != "cli.kyverno.io/v1alpha1" or obj.get("kind") != "Context":
+        raise ValueError("expected apiVersion cli.kyverno.io/v1alpha1, kind Context, got "
+                         f"{obj.get('apiVersion')!r}, {obj.get('kind')!r}")
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping):
+        raise ValueError("Context: spec is required")
+
+    def listed(key: str) -> list[Any]:
+        value = spec.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
+            raise ValueError(f"Context: spec.{key} must be a list of objects")
+        return value
+
+    def from_file(path: str, what: str) -> Any:
+        if read_file is None:
+            raise ValueError(f"Context: {what} {path!r} needs file access (pass read_file)")
+        return read_file(path)
+
+    images: dict[str, dict[str, Any]] = {}
+    for entry in listed("images"):
+        if not entry.get("image"):
+            raise ValueError("Context: spec.images[].image is required")
+        images[str(entry["image"])] = _image_data(entry)
+
+    global_context: dict[str, dict[str, Any]] = {}
+    for entry in listed("globalContext"):
+        if not entry.get("name"):
+            raise ValueError("Context: spec.globalContext[].name is required")
+        if entry.get("valueFile"):
+            value = from_file(str(entry["valueFile"]), "valueFile")
+        else:
+            value = entry.get("value")
+        projections = global_context.setdefault(str(entry["name"]), {})
+        projections[str(entry.get("projection") or "")] = roundtrip(value)
+
+    stubs: list[HttpStub] = []
+    for entry in listed("http"):
+        if not entry.get("method") or not entry.get("url"):
+            raise ValueError("Context: spec.http[] needs method and url")
+        body = from_file(str(entry["bodyFile"]), "bodyFile") if entry.get("bodyFile") else entry.get("body")
+        status = int(entry.get("status") or 200)
+        stubs.append(HttpStub(str(entry["method"]).upper(), str(entry["url"]), status, roundtrip(body)))
+
+    return ContextFile(tuple(dict(r) for r in listed("resources")), images, global_context, tuple(stubs))
+
+
+def _labels_match(obj: Mapping[str, Any], selector: Mapping[str, str] | None) -> bool:
+    if not selector:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(key) == value for key, value in selector.items())
+
+
+class ObjectsProvider:
+    """A provider over plain objects: a cluster that holds exactly these, with no network.
+
+    Objects are keyed by (apiVersion, resource plural, namespace, name); the plural and the scope come
+    from `resource_of` (a cluster-scoped object is stored under namespace "" whatever its metadata
+    says). Objects whose kind `resource_of` does not know are left out and listed in `skipped`.
+    `kind_of` names the List kind for a resource with no objects. `get_resource` hands out a copy;
+    `list_resources` hands out the stored objects inside a new List, so callers must not mutate them.
+    """
+
+    def __init__(self, objects: Iterable[dict[str, Any]] = (), resource_of: ResourceOf = builtin_resource_of,
+                 context_file: Mapping[str, Any] | None = None, *, kind_of: KindOf = builtin_kind_of,
+                 read_file: Callable[[str], Any] | None = None) -> None:
+        self._resource_of = resource_of
+        self._kind_of = kind_of
+        self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
+        self._ordered: dict[tuple[str, str], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
+        self._kinds: dict[tuple[str, str], tuple[str, bool]] = {}
+        self.skipped: list[tuple[str, str, str]] = []
+        loaded = ContextFile()
+        if context_file is not None:
+            loaded = load_context_file(context_file, read_file=read_file)
+        self._images = dict(loaded.images)
+        self._global = {name: dict(entry) for name, entry in loaded.global_context.items()}
+        self._stubs = {f"{s.method} {s.url}": s for s in loaded.http_stubs}
+        for obj in [*objects, *loaded.resources]:
+            self.add(obj)
+
+    def add(self, obj: dict[str, Any]) -> bool:
+        """Store one object; False (and an entry in `skipped`) when its kind is unknown."""
+        api_version = str(obj.get("apiVersion", ""))
+        kind = str(obj.get("kind", ""))
+        metadata = obj.get("metadata") or {}
+        name = str(metadata.get("name", ""))
+        mapping = self._resource_of(api_version, kind)
+        if mapping is None:
+            self.skipped.append((api_version, kind, name))
+            return False
+        plural, namespaced = mapping
+        namespace = str(metadata.get("namespace") or "") if namespaced else ""
+        self._kinds[(api_version, plural)] = (kind, namespaced)
+        self._store.setdefault((api_version, plural), {})[(namespace, name)] = obj
+        self._ordered.pop((api_version, plural), None)
+        return True
+
+    def _kind_info(self, api_version: str, resource: str) -> tuple[str, bool] | None:
+        known = self._kinds.get((api_version, resource))
+        if known is not None:
+            return known
+        kind = self._kind_of(api_version, resource)
+        if kind is None:
+            return None
+        mapping = self._resource_of(api_version, kind)
+        return (kind, mapping[1]) if mapping is not None else None
+
+    def get_resource(self, api_version: str, resource: str, namespace: str,
+                     name: str) -> dict[str, Any] | None:
+        parse_group_version(api_version)
+        base, _, subresource = resource.partition("/")
+        if subresource and subresource != "status":
+            raise CelFunctionError(f"subresource {subresource!r} is not available offline")
+        obj = self._store.get((api_version, base), {}).get((namespace, name))
+        # a GET of the status subresource answers the whole object
+        return copy.deepcopy(obj) if obj is not None else None
+
+    def list_resources(self, api_version: str, resource: str, namespace: str,
+                       selector: dict[str, str] | None) -> dict[str, Any]:
+        parse_group_version(api_version)
+        info = self._kind_info(api_version, resource)
+        if info is None or "/" in resource:
+            raise CelFunctionError(NOT_FOUND_RESOURCE)
+        kind, namespaced = info
+        if namespace and not namespaced:
+            raise CelFunctionError(NOT_FOUND_RESOURCE)
+        key = (api_version, resource)
+        ordered = self._ordered.get(key)
+        if ordered is None:
+            # the API server lists in namespace/name order; sort once per resource, not per call
+            ordered = self._ordered[key] = sorted(self._store.get(key, {}).items())
+        # items are the stored objects themselves (not copies): a List of thousands of objects is made
+        # for every subject a policy evaluates, and CEL converts them anyway. Callers must not mutate them.
+        items = [obj for (ns, _), obj in ordered
+                 if (not namespace or ns == namespace) and _labels_match(obj, selector)]
+        return {"apiVersion": api_version, "kind": f"{kind}List", "metadata": {}, "items": items}
+
+    def post_resource(self, api_version: str, resource: str, namespace: str,
+                      data: dict[str, Any]) -> dict[str, Any]:
+        raise CelFunctionError("resource.Post needs a cluster (not available offline)")
+
+    def to_gvr(self, api_version: str, kind: str) -> dict[str, str]:
+        group, version = parse_group_version(api_version)
+        mapping = self._resource_of(api_version, kind)
+        if mapping is None:
+            raise CelFunctionError(f'no matches for kind "{kind}" in version "{api_version}"')
+        return {"group": group, "version": version, "resource": mapping[0]}
+
+    def global_context(self, name: str, projection: str) -> Any:
+        entry = self._global.get(name)
+        if entry is None:
+            # Kyverno answers null for an entry that does not exist (or is not synced yet)
+            return None
+        if projection in entry:
+            return copy.deepcopy(entry[projection])
+        if projection and "" in entry:
+            return copy.deepcopy(entry[""])
+        available = " ".join(sorted(p or "(default)" for p in entry))
+        raise CelFunctionError(f'global context entry "{name}" projection "{projection}" not found - '
+                               f"available projections: [{available}]. Add the missing projection to your "
+                               "context file")
+
+    def image_metadata(self, ref: str) -> Any:
+        if ref not in self._images:
+            raise CelFunctionError(f"image data for {ref} not found in the context")
+        return copy.deepcopy(self._images[ref])
+
+    def http_request(self, method: str, url: str, body: Any, headers: dict[str, str]) -> Any:
+        method = method.upper()
+        if not self._stubs:
+            raise CelFunctionError(f"http.{method.capitalize()}: needs network access "
+                                   "(not available offline)")
+        stub = self._stubs.get(f"{method} {url}")
+        if stub is None:
+            available = " ".join(sorted(self._stubs))
+            raise CelFunctionError(f'request failed: {method.capitalize()} "{url}": no HTTP stub found for '
+                                   f"{method} {url} - available stubs: [{available}]. Add a matching stub to "
+                                   "your context file")
+        response = copy.deepcopy(stub.body)
+        if isinstance(response, dict):
+            response["statusCode"] = stub.status
+            return response
+        return {"body": response, "statusCode": stub.status}
+
+
+class EmptyProvider(ObjectsProvider):
+    """An empty cluster with no network: Get finds nothing, List is empty (for kinds the table
+    knows), global context entries do not exist, and registries and HTTP are out of reach."""
+
+    def __init__(self, resource_of: ResourceOf = builtin_resource_of, *,
+                 kind_of: KindOf = builtin_kind_of) -> None:
+        super().__init__((), resource_of, kind_of=kind_of)
+
+    def image_metadata(self, ref: str) -> Any:
+        raise CelFunctionError(f"image.GetMetadata({ref}): needs registry access (not available offline)")

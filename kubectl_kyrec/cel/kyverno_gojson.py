@@ -1,0 +1,428 @@
+"""Go `encoding/json` behaviour, as Kyverno's libraries see it.
+
+Kyverno decodes JSON into Go `any` (every number becomes a float64) and encodes with `json.Marshal`
+(map keys sorted, no spaces, `<>&` escaped, floats in Go's shortest form). Its error texts are the Go
+scanner's (`invalid character 'x' looking for beginning of value`), and those texts end up in policy
+report messages, so they are reproduced here rather than Python's.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+from kubectl_kyrec.cel.decl import CelFunctionError
+
+
+class GoJSONError(CelFunctionError):
+    """A decoding or encoding failure worded as Go's encoding/json words it."""
+
+
+# ---------------------------------------------------------------------------------------------- decode
+
+
+def _reject_constant(name: str) -> Any:
+    # Python accepts NaN/Infinity; Go's scanner stops at the first letter.
+    raise ValueError(name)
+
+
+def _go_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise GoJSONError(f"json: cannot unmarshal number {text} into Go value of type float64")
+    return value
+
+
+def _strip_surrogates(value: Any) -> Any:
+    # Go decodes a lone \ud800 escape to U+FFFD; Python keeps the surrogate, which no engine can carry.
+    if isinstance(value, str):
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, list):
+        return [_strip_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_strip_surrogates(k): _strip_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def unmarshal(text: str) -> Any:
+    """`json.Unmarshal(text, &any)`: objects, arrays, strings, bools, null and float64 numbers."""
+    try:
+        value = json.loads(text, parse_int=_go_float, parse_float=_go_float, parse_constant=_reject_constant)
+    except GoJSONError:
+        raise
+    except (ValueError, RecursionError):
+        raise GoJSONError(syntax_error(text) or "unexpected end of JSON input") from None
+    if "\\u" in text and any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(value, ensure_ascii=False)):
+        return _strip_surrogates(value)
+    return value
+
+
+def _quote_char(c: str) -> str:
+    # Go's scanner quoteChar: strconv.Quote of the rune inside single quotes.
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    quoted = json.dumps(c, ensure_ascii=False)[1:-1]
+    if c == "\x7f" or (ord(c) < 0x20 and quoted.startswith("\\u")):
+        quoted = "\\x" + format(ord(c), "02x")
+    return "'" + quoted + "'"
+
+
+_WS = " \t\r\n"
+
+
+def syntax_error(text: str) -> str | None:
+    """The message Go's JSON scanner gives for `text`, or None when it is valid JSON."""
+    pos = 0
+    n = len(text)
+
+    def err(c: str, context: str) -> str:
+        return f"invalid character {_quote_char(c)} {context}"
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in _WS:
+            i += 1
+        return i
+
+    def value(i: int) -> int | str:
+        i = skip(i)
+        if i >= n:
+            return "unexpected end of JSON input"
+        c = text[i]
+        if c == "{":
+            return obj(i + 1)
+        if c == "[":
+            return arr(i + 1)
+        if c == '"':
+            return string(i + 1)
+        if c == "-" or c.isdigit() and c.isascii():
+            return number(i)
+        for word in ("true", "false", "null"):
+            if c == word[0]:
+                return literal(i, word)
+        return err(c, "looking for beginning of value")
+
+    def literal(i: int, word: str) -> int | str:
+        for k, expected in enumerate(word):
+            if i + k >= n:
+                return "unexpected end of JSON input"
+            if text[i + k] != expected:
+                return err(text[i + k], f"in literal {word} (expecting {_quote_char(expected)})")
+        return i + len(word)
+
+    def number(i: int) -> int | str:
+        if text[i] == "-":
+            i += 1
+            if i >= n:
+                return "unexpected end of JSON input"
+            if not ("0" <= text[i] <= "9"):
+                return err(text[i], "in numeric literal")
+        if text[i] == "0":
+            i += 1
+        else:
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+        if i < n and text[i] == ".":
+            i += 1
+            if i >= n:
+                return "unexpected end of JSON input"
+            if not ("0" <= text[i] <= "9"):
+                return err(text[i], "after decimal point in numeric literal")
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+        if i < n and text[i] in "eE":
+            i += 1
+            if i < n and text[i] in "+-":
+                i += 1
+            if i >= n:
+                return "unexpected end of JSON input"
+            if not ("0" <= text[i] <= "9"):
+                return err(text[i], "in exponent of numeric literal")
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+        return i
+
+    def string(i: int) -> int | str:
+        while i < n:
+            c = text[i]
+            if c == '"':
+                return i + 1
+            if c == "\\":
+                i += 1
+                if i >= n:
+                    return "unexpected end of JSON input"
+                e = text[i]
+                if e == "u":
+                    for k in range(1, 5):
+                        if i + k >= n:
+                            return "unexpected end of JSON input"
+                        if text[i + k] not in "0123456789abcdefABCDEF":
+                            return err(text[i + k], "in \\u hexadecimal character escape")
+                    i += 5
+                    continue
+                if e not in '"\\/bfnrt':
+                    return err(e, "in string escape code")
+                i += 1
+                continue
+            if ord(c) < 0x20:
+                return err(c, "in string literal")
+            i += 1
+        return "unexpected end of JSON input"
+
+    def obj(i: int) -> int | str:
+        i = skip(i)
+        if i < n and text[i] == "}":
+            return i + 1
+        while True:
+            i = skip(i)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] != '"':
+                return err(text[i], "looking for beginning of object key string")
+            r = string(i + 1)
+            if isinstance(r, str):
+                return r
+            i = skip(r)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] != ":":
+                return err(text[i], "after object key")
+            r = value(i + 1)
+            if isinstance(r, str):
+                return r
+            i = skip(r)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] == "}":
+                return i + 1
+            if text[i] != ",":
+                return err(text[i], "after object key:value pair")
+            i += 1
+
+    def arr(i: int) -> int | str:
+        i = skip(i)
+        if i < n and text[i] == "]":
+            return i + 1
+        while True:
+            r = value(i)
+            if isinstance(r, str):
+                return r
+            i = skip(r)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] == "]":
+                return i + 1
+            if text[i] != ",":
+                return err(text[i], "after array element")
+            i += 1
+
+    try:
+        r = value(pos)
+    except RecursionError:
+        return "exceeded max depth"
+    if isinstance(r, str):
+        return r
+    end = skip(r)
+    if end < n:
+        return err(text[end], "after top-level value")
+    return None
+
+
+def roundtrip(value: Any) -> Any:
+    """`json.Unmarshal(json.Marshal(v))`: what Kyverno's JSON round trips make of loaded data."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise GoJSONError(f"json: unsupported value: {format_float(value, 'g')}")
+        return value
+    if isinstance(value, dict):
+        return {str(k): roundtrip(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [roundtrip(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, datetime.datetime):
+        return _rfc3339nano(value)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------- encode
+
+
+def _digits(value: float) -> tuple[str, int]:
+    """Shortest round-trip digits of |value| (no leading/trailing zeros) and Go's decimal point position."""
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    text = "".join(str(d) for d in digit_tuple).lstrip("0")
+    dp = len(text) + int(exponent)
+    return text.rstrip("0"), dp
+
+
+def format_float(value: float, fmt: str) -> str:
+    """strconv.FormatFloat(value, fmt, -1, 64) for fmt in 'e', 'f', 'g'."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + ("0e+00" if fmt == "e" else "0")
+    digits, dp = _digits(value)
+    if fmt == "g":
+        # the shortest %g switches to %e when the exponent is < -4 or >= 6 (eprec is 6)
+        fmt = "e" if not -4 <= dp - 1 < 6 else "f"
+    if fmt == "e":
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        exp = dp - 1
+        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if dp <= 0:
+        return sign + "0." + "0" * (-dp) + digits
+    if dp >= len(digits):
+        return sign + digits + "0" * (dp - len(digits))
+    return sign + digits[:dp] + "." + digits[dp:]
+
+
+def marshal_float(value: float) -> str:
+    """encoding/json's float64 encoding: 'f' form, switching to 'e' for tiny or huge magnitudes."""
+    if math.isnan(value) or math.isinf(value):
+        raise GoJSONError(f"json: unsupported value: {format_float(value, 'g')}")
+    magnitude = abs(value)
+    fmt = "f"
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        fmt = "e"
+    out = format_float(value, fmt)
+    if fmt == "e" and len(out) >= 4 and out[-4] == "e" and out[-3] == "-" and out[-2] == "0":
+        out = out[:-2] + out[-1]  # e-07 -> e-7, as json.Marshal cleans it up
+    return out
+
+
+_HEX = "0123456789abcdef"
+_SIMPLE_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def marshal_string(value: str) -> str:
+    """A Go json.Marshal string: HTML-safe (`<>&` escaped), U+2028/U+2029 escaped."""
+    out = ['"']
+    for c in value:
+        code = ord(c)
+        if c in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[c])
+        elif code < 0x20 or c in "<>&":
+            out.append("\\u00" + _HEX[code >> 4] + _HEX[code & 0xF])
+        elif c in "\u2028\u2029":
+            out.append("\\u202" + _HEX[code & 0xF])
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\\ufffd")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _rfc3339nano(value: datetime.datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.UTC)
+    value = value.astimezone(datetime.UTC)
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += ("." + f"{value.microsecond:06d}").rstrip("0")
+    return text + "Z"
+
+
+def cel_type_name(value: Any) -> str:
+    """The CEL type name cel-go prints in conversion errors."""
+    if value is None:
+        return "null_type"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "double"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "map"
+    if isinstance(value, datetime.datetime):
+        return "google.protobuf.Timestamp"
+    if isinstance(value, datetime.timedelta):
+        return "google.protobuf.Duration"
+    return type(value).__name__
+
+
+def marshal(value: Any) -> str:
+    """`json.Marshal` of a CEL value converted the way Kyverno's json library converts it."""
+    parts: list[str] = []
+    _encode(value, parts)
+    return "".join(parts)
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        out.append(marshal_float(value))
+    elif isinstance(value, str):
+        out.append(marshal_string(value))
+    elif isinstance(value, (bytes, bytearray)):
+        out.append('"' + base64.b64encode(bytes(value)).decode("ascii") + '"')
+    elif isinstance(value, datetime.datetime):
+        out.append('"' + _rfc3339nano(value) + '"')
+    elif isinstance(value, datetime.timedelta):
+        # a CEL duration is a Go time.Duration: an integer count of nanoseconds
+        out.append(str((value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1000))
+    elif isinstance(value, dict):
+        special = _tagged_json(value)
+        if special is not None:
+            out.append(special)
+            return
+        for key in value:
+            if not isinstance(key, str):
+                raise GoJSONError("json: failed to convert CEL map to native map: "
+                                  f"type conversion error from {cel_type_name(key)} to 'string'")
+        out.append("{")
+        for i, key in enumerate(sorted(value)):
+            if i:
+                out.append(",")
+            out.append(marshal_string(key))
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    else:
+        raise GoJSONError(f"json: unsupported type: {cel_type_name(value)}")
+
+
+def _tagged_json(value: dict[Any, Any]) -> str | None:
+    # Kyverno's native values marshal through their Go types, not as maps.
+    tag = value.get("@type")
+    if tag == "kyverno.image":
+        # name.Tag/name.Digest embed name.Repository, whose MarshalJSON is promoted: "registry/repository"
+        return marshal_string(f"{value['registry']}/{value['repository']}")
+    if tag == "schema.GroupVersionResource":
+        return ('{"Group":' + marshal_string(value["group"]) + ',"Version":'
+                + marshal_string(value["version"]) + ',"Resource":' + marshal_string(value["resource"]) + "}")
+    return None

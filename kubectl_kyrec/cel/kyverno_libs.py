@@ -1,0 +1,73 @@
+"""Kyverno's CEL libraries for one policy kind (SEMANTICS C.1).
+
+| kind                          | gets                                                                   |
+|-------------------------------|------------------------------------------------------------------------|
+| ValidatingPolicy              | every library below, `resource.*` with a namespace argument            |
+| NamespacedValidatingPolicy    | the same, `resource.*` without it (the policy's namespace); HTTP calls |
+|                               | fail unless allowed; globalContext lookups fail                        |
+| GeneratingPolicy              | every library except `parseServiceAccount` (no user library)           |
+| NamespacedGeneratingPolicy    | as GeneratingPolicy, with the namespaced restrictions above            |
+| ValidatingAdmissionPolicy     | none: Kubernetes evaluates VAPs with its own libraries only            |
+
+`generator.Apply` belongs to the generating-policy engine and is not built here.
+"""
+
+from __future__ import annotations
+
+from kubectl_kyrec.cel.context import LibraryContext
+from kubectl_kyrec.cel.decl import Library
+from kubectl_kyrec.cel.kyverno_external import global_context_library, http_library, image_data_library
+from kubectl_kyrec.cel.kyverno_gzip import gzip_library
+from kubectl_kyrec.cel.kyverno_hash import hash_library
+from kubectl_kyrec.cel.kyverno_image import image_library
+from kubectl_kyrec.cel.kyverno_json import json_library
+from kubectl_kyrec.cel.kyverno_math import math_library
+from kubectl_kyrec.cel.kyverno_random import random_library
+from kubectl_kyrec.cel.kyverno_resource import resource_library
+from kubectl_kyrec.cel.kyverno_time import time_library
+from kubectl_kyrec.cel.kyverno_transform import transform_library
+from kubectl_kyrec.cel.kyverno_user import user_library
+from kubectl_kyrec.cel.kyverno_x509 import x509_library
+from kubectl_kyrec.cel.kyverno_yaml import yaml_library
+
+VALIDATING_KINDS = frozenset({"ValidatingPolicy", "NamespacedValidatingPolicy"})
+GENERATING_KINDS = frozenset({"GeneratingPolicy", "NamespacedGeneratingPolicy"})
+NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy"})
+POLICY_KINDS = VALIDATING_KINDS | GENERATING_KINDS | {"ValidatingAdmissionPolicy"}
+
+
+def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
+                      allow_http_in_namespaced_policies: bool = False) -> list[Library]:
+    """The Kyverno libraries `policy_kind` is compiled with, bound to `ctx`.
+
+    For a namespaced kind, `ctx.policy_namespace` must be the policy's namespace.
+    `allow_http_in_namespaced_policies` is Kyverno's `--allowHTTPInNamespacedPolicies`.
+    """
+    if policy_kind not in POLICY_KINDS:
+        raise ValueError(f"no Kyverno libraries for policy kind {policy_kind!r}; expected one of "
+                         f"{', '.join(sorted(POLICY_KINDS))}")
+    if policy_kind == "ValidatingAdmissionPolicy":
+        return []
+    namespaced = policy_kind in NAMESPACED_KINDS
+    if namespaced and not ctx.policy_namespace:
+        raise ValueError(f"{policy_kind} needs the policy's namespace in LibraryContext.policy_namespace")
+    provider = ctx.provider
+    libraries = [
+        global_context_library(provider, denied=namespaced),
+        http_library(provider, denied=namespaced and not allow_http_in_namespaced_policies),
+        image_library(),
+        image_data_library(provider),
+        resource_library(provider, ctx.policy_namespace if namespaced else ""),
+        hash_library(),
+        math_library(),
+        json_library(),
+        yaml_library(),
+        random_library(ctx.rng),
+        x509_library(),
+        time_library(ctx.now),
+        transform_library(),
+        gzip_library(),
+    ]
+    if policy_kind in VALIDATING_KINDS:
+        libraries.append(user_library())
+    return libraries

@@ -1,0 +1,223 @@
+"""`yaml.parse(string) -> dyn`, decoding the way Kyverno does: sigs.k8s.io/yaml over go-yaml v2.
+
+sigs.k8s.io/yaml resolves plain scalars with go-yaml v2's YAML 1.1 rules (`y`, `on`, `no` are
+booleans; `0x1F`, `017` and `1_000` are ints), turns the document into JSON and decodes that into Go
+`any`, so every number comes out a float64, map keys become strings and timestamps stay strings.
+Only the first document of a stream is read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.cel.kyverno_gojson import GoJSONError, format_float, roundtrip
+
+_PLAIN = "tag:kyrec.go-yaml,plain"
+_MERGE = "tag:yaml.org,2002:merge"
+
+_BOOLS = {**{w: True for w in ("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")},
+          **{w: False for w in ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")}}
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_SPECIAL_FLOATS = {**{w: math.nan for w in (".nan", ".NaN", ".NAN")},
+                   **{w: math.inf for w in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
+                   **{w: -math.inf for w in ("-.inf", "-.Inf", "-.INF")}}
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+\.?[0-9]*)([eE][-+]?[0-9]+)?$")
+
+
+def _go_parse_int(text: str, signed: bool) -> int | None:
+    """strconv.ParseInt/ParseUint(text, 0, 64): 0x/0o/0b prefixes and a leading 0 for octal."""
+    body = text
+    negative = False
+    if signed and body[:1] in ("+", "-"):
+        negative = body[0] == "-"
+        body = body[1:]
+    if not body:
+        return None
+    base = 10
+    lower = body.lower()
+    if lower.startswith("0x"):
+        base, body = 16, body[2:]
+    elif lower.startswith("0o"):
+        base, body = 8, body[2:]
+    elif lower.startswith("0b"):
+        base, body = 2, body[2:]
+    elif len(body) > 1 and body[0] == "0":
+        base, body = 8, body[1:]
+    if not body or not body.isascii() or not body.isalnum():
+        return None
+    try:
+        value = int(body, base)
+    except ValueError:
+        return None
+    if negative:
+        value = -value
+    if signed and not -(1 << 63) <= value < (1 << 63):
+        return None
+    if not signed and value >= (1 << 64):
+        return None
+    return value
+
+
+def _go_parse_float(text: str) -> float | None:
+    # strconv.ParseFloat on the shapes go-yaml hands it; out-of-range values are errors there.
+    if not _GO_FLOAT.match(text):
+        return None
+    value = float(text)
+    return None if math.isinf(value) else value
+
+
+def _resolve_plain(text: str) -> Any:
+    """go-yaml v2 `resolve("", text)` for a plain scalar, decoded into interface{}."""
+    if text in _BOOLS:
+        return _BOOLS[text]
+    if text in _NULLS:
+        return None
+    if text in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[text]
+    hint = text[0]
+    if hint == ".":
+        value = _go_parse_float(text)
+        return text if value is None else value
+    if hint in "+-" or hint.isdigit():
+        # a timestamp-looking scalar decodes to its own text when the target is interface{}
+        plain = text.replace("_", "")
+        as_int = _go_parse_int(plain, signed=True)
+        if as_int is not None:
+            return as_int
+        as_uint = _go_parse_int(plain, signed=False) if plain[:1] not in "+-" else None
+        if as_uint is not None:
+            return as_uint
+        if _YAML_STYLE_FLOAT.match(plain):
+            value = _go_parse_float(plain)
+            if value is not None:
+                return value
+        if plain.startswith("0b") or plain.startswith("-0b"):
+            digits = plain.lstrip("-")[2:]
+            try:
+                value = int(digits, 2)
+            except ValueError:
+                return text
+            return -value if plain.startswith("-") else value
+    return text
+
+
+class _GoYamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with go-yaml v2's scalar resolution and tag handling."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and implicit[0]:
+            return _MERGE if value == "<<" else _PLAIN
+        return super().resolve(kind, value, implicit)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        # Keys become JSON strings right away: in a Python dict `true` and `1` would be one key.
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            mapping[_json_key(key)] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+def _construct_plain(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    return _resolve_plain(str(loader.construct_scalar(node)))
+
+
+def _construct_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    # go-yaml keeps an explicit !!timestamp as its text when decoding into interface{}
+    return str(loader.construct_scalar(node))
+
+
+def _construct_binary(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    raw = str(loader.construct_scalar(node))
+    try:
+        data = base64.b64decode("".join(raw.split()), validate=True)
+    except binascii.Error as exc:
+        raise yaml.constructor.ConstructorError(None, None, "!!binary value contains invalid base64 data",
+                                                node.start_mark) from exc
+    return data.decode("utf-8", errors="replace")
+
+
+def _construct_unknown(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    # go-yaml ignores tags it does not know and decodes the node by shape
+    if isinstance(node, yaml.ScalarNode):
+        return str(loader.construct_scalar(node))
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+
+
+_GoYamlLoader.add_constructor(_PLAIN, _construct_plain)
+_GoYamlLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_text)
+_GoYamlLoader.add_constructor("tag:yaml.org,2002:binary", _construct_binary)
+_GoYamlLoader.add_multi_constructor("!", _construct_unknown)
+_GoYamlLoader.add_multi_constructor("tag:", _construct_unknown)
+
+
+def _json_key(key: Any) -> str:
+    # sigs.k8s.io/yaml convertToJSONableObject: string, int, float and bool keys become strings
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return format_float(key, "g")
+    raise CelFunctionError(f"error converting YAML to JSON: unsupported map key of type: {_go_type(key)}, "
+                           f"key: {key!r}")
+
+
+def _go_type(value: Any) -> str:
+    return {type(None): "<nil>", list: "[]interface {}", dict: "map[interface {}]interface {}"}.get(
+        type(value), type(value).__name__)
+
+
+_PROBLEM_WORDING = {
+    # PyYAML's scanner words a few problems differently from libyaml, which go-yaml ports
+    "mapping values are not allowed here": "mapping values are not allowed in this context",
+}
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None) or str(exc)
+    problem = _PROBLEM_WORDING.get(problem, problem)
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        return f"error converting YAML to JSON: yaml: line {mark.line + 1}: {problem}"
+    return f"error converting YAML to JSON: yaml: {problem}"
+
+
+def parse_yaml(text: str) -> Any:
+    """`yaml.Unmarshal(text, &any)` from sigs.k8s.io/yaml."""
+    loader = _GoYamlLoader(text)
+    try:
+        # the first document only, as go-yaml's Unmarshal does
+        node = loader.get_node() if loader.check_node() else None
+        data = None if node is None else loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise CelFunctionError(_yaml_error(exc)) from None
+    except RecursionError:
+        raise CelFunctionError("error converting YAML to JSON: yaml: exceeded max depth") from None
+    finally:
+        loader.dispose()
+    try:
+        return roundtrip(data)
+    except GoJSONError as exc:
+        raise CelFunctionError(f"error converting YAML to JSON: {exc}") from None
+
+
+def yaml_library() -> Library:
+    """`yaml.parse(string) -> dyn` (Kyverno declares it as a member of the `yaml` global)."""
+    return Library("kyverno.yaml", [
+        fn("yaml.parse", Overload("yaml_parse_string_dyn", ["string"], "dyn", parse_yaml)),
+    ])

@@ -1,0 +1,494 @@
+"""Run one loaded Kyverno test suite and check each of its rows (SEMANTICS E.2). Pure: data in, rows out.
+
+A row is one (results entry, resource). Two ways to decide it:
+
+- **strict** (the default): the resource must be in the test (`kind` and `ns/name` respected) and the
+  policy must have answered for it; a resource the policy gave no response for fails `not-matched`
+  (a matchConditions skip is a response).
+- **kyverno**: Kyverno's own test runner (kk: cmd/cli/kubectl-kyverno/commands/test/output.go
+  printTestResult): names select resources of any kind, a name list matching nothing checks every
+  resource, a resource without a response passes "Excluded" when the policy is a ValidatingPolicy with
+  complex matchConstraints (the CLI keeps an empty response only for those) and fails "Not found"
+  otherwise, and an entry without any `is<Kind>Policy` flag looks rules up by name and counts every
+  mismatch as a success when it expects `fail`.
+
+Evaluation itself is Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import enum
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.cel.generator_lib import GeneratorSink
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.evaluate.selectors import selector_is_empty
+from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.load.policies import ValidatingPolicy
+from kubectl_kyrec.load.test_suite import LoadedSuite, ResourceSpec, TestResultEntry
+from kubectl_kyrec.model import Document, Notice, Obj, Ref, Result, Source, Subject, group_version
+
+
+class Mode(enum.Enum):
+    STRICT = "strict"
+    KYVERNO = "kyverno"
+
+
+# row reasons (DESIGN section 3, `test` contract)
+OK = "ok"
+EXCLUDED = "excluded"
+NOT_MATCHED = "not-matched"
+NOT_FOUND = "not-found"
+RESULT_MISMATCH = "result-mismatch"
+GENERATED_MISMATCH = "generated-mismatch"
+LOAD_ERROR = "load-error"
+
+EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
+
+
+@dataclass(frozen=True)
+class Row:
+    file: str
+    test: str
+    policy: str
+    kind: str
+    resource: str
+    expected: str
+    actual: str
+    passed: bool
+    reason: str
+    message: str = ""
+    location: Source | None = None      # the results entry in the test file
+    diff: str | None = None
+
+    @property
+    def status(self) -> str:
+        return "pass" if self.passed else "fail"
+
+
+@dataclass(frozen=True)
+class Generated:
+    """What a generating policy did for one trigger: its result and the objects it generated."""
+
+    policy: str
+    trigger: Ref
+    result: str
+    message: str
+    objects: tuple[Obj, ...] = ()
+
+
+@dataclass
+class GenerationRun:
+    outcomes: list[Generated] = field(default_factory=list)
+    errors: list[tuple[str, str, Source | None]] = field(default_factory=list)   # (policy, message, where)
+
+
+# (suite, operation) -> what every generating policy did for every trigger
+GenerateFn = Callable[[LoadedSuite, str], GenerationRun]
+
+
+@dataclass
+class SuiteRun:
+    file: str
+    test: str
+    rows: list[Row] = field(default_factory=list)
+    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+
+@dataclass
+class _Evaluation:
+    """Everything one operation's run produced, indexed for row lookup."""
+
+    subjects: list[Subject]
+    results: dict[tuple[str, Ref], list[Result]]
+    generated: dict[tuple[str, Ref], list[Generated]]
+
+
+@dataclass
+class _Context:
+    loaded: LoadedSuite
+    mode: Mode
+    runs: dict[str, _Evaluation]
+    policy_errors: dict[str, str]
+    validating: dict[str, ValidatingPolicy]
+    admission: set[str]
+    generating: set[str]
+    others: dict[str, str]
+    generation_available: bool
+
+
+def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
+              mode: Mode = Mode.STRICT, generate: GenerateFn | None = None) -> SuiteRun:
+    suite = loaded.suite
+    out = SuiteRun(suite.path, suite.name, notices=list(loaded.notices))
+    if loaded.error is not None:
+        out.errors.append((loaded.error.message, loaded.error.source))
+        out.rows = [_row(loaded, entry, label, entry.kind, "", False, LOAD_ERROR,
+                         f"the test's inputs could not be loaded: {loaded.error}")
+                    for entry in suite.results for label in (_labels(entry) or ["*"])]
+        return out
+    policies = loaded.policies
+    ctx = _Context(
+        loaded=loaded, mode=mode, runs={}, policy_errors={},
+        validating={p.meta.name: p for p in policies.validating},
+        admission={p.meta.name for p in policies.admission},
+        generating={d.name for d in policies.generating},
+        others={d.name: d.kind for d in policies.others if d.name},
+        generation_available=generate is not None)
+    state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
+    starts = [(p.meta.source, p.meta.name) for p in policies.validating]
+    starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
+    for operation in sorted({_operation(loaded, e) for e in suite.results}):
+        options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
+                              namespace_labels=loaded.values.namespace_labels)
+        outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
+                           options=options)
+        results: dict[tuple[str, Ref], list[Result]] = {}
+        for r in outcome.results:
+            results.setdefault((_name_part(r.policy), r.subject), []).append(r)
+        generated: dict[tuple[str, Ref], list[Generated]] = {}
+        if generate is not None and policies.generating:
+            run = generate(loaded, operation)
+            for g in run.outcomes:
+                generated.setdefault((g.policy, g.trigger), []).append(g)
+            for policy, message, where in run.errors:
+                if policy:
+                    ctx.policy_errors.setdefault(policy, f"{where}: {message}" if where else message)
+                if (message, where) not in out.errors:
+                    out.errors.append((message, where))
+        for error in outcome.errors:
+            name = owner_of(error.source, starts)
+            text = f"{error.source}: {error.message}" if error.source else error.message
+            if name:
+                ctx.policy_errors.setdefault(name, text)
+            # a policy that does not compile makes the test file unloadable too (exit 3)
+            if (error.message, error.source) not in out.errors:
+                out.errors.append((error.message, error.source))
+        out.notices.extend(n for n in outcome.notices if n not in out.notices)
+        ctx.runs[operation] = _Evaluation(outcome.subjects, results, generated)
+    for entry in suite.results:
+        out.rows.extend(_entry_rows(ctx, entry))
+    return out
+
+
+def owner_of(where: Source | None, starts: Sequence[tuple[Source, str]]) -> str:
+    """The policy a load error belongs to: the last policy document starting at or before its line."""
+    if where is None:
+        return ""
+    best = ""
+    best_line = -1
+    for start, name in starts:
+        if start.file == where.file and best_line < start.line <= max(where.line, 1):
+            best, best_line = name, start.line
+    return best
+
+
+def _operation(loaded: LoadedSuite, entry: TestResultEntry) -> str:
+    # the row's operation, then globalValues request.operation, then CREATE (kk: processor/operation.go)
+    return entry.operation or loaded.values.operation or "CREATE"
+
+
+def _name_part(policy: str) -> str:
+    return policy.rsplit("/", 1)[-1]
+
+
+def _labels(entry: TestResultEntry) -> list[str]:
+    return [*entry.resources, *(s.display() for s in entry.resource_specs)]
+
+
+def _row(loaded: LoadedSuite, entry: TestResultEntry, resource: str, kind: str, actual: str, passed: bool,
+         reason: str, message: str = "", diff: str | None = None) -> Row:
+    return Row(file=loaded.suite.path, test=loaded.suite.name, policy=entry.policy, kind=kind,
+               resource=resource, expected=entry.result, actual=actual, passed=passed, reason=reason,
+               message=message, location=entry.source, diff=diff)
+
+
+def _display(subject: Subject) -> str:
+    ref = subject.ref
+    return f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# which resources a results entry names
+
+
+def _name_matches(name: str, subject: Subject, mode: Mode) -> bool:
+    namespace, _, plain = name.rpartition("/")
+    ref = subject.ref
+    if ref.name != plain:
+        return False
+    if not namespace:
+        return True
+    # the CLI puts every resource without a namespace, cluster-scoped ones too, in `default`
+    actual = ref.namespace or ("default" if mode is Mode.KYVERNO else "")
+    return namespace == actual
+
+
+def _spec_matches(spec: ResourceSpec, subject: Subject, mode: Mode) -> bool:
+    ref = subject.ref
+    group, version = group_version(ref.api_version)
+    if (spec.group, spec.version) != (group, version) or spec.name != ref.name:
+        return False
+    if mode is Mode.STRICT and spec.kind and spec.kind != ref.kind:
+        return False
+    actual = ref.namespace or ("default" if mode is Mode.KYVERNO else "")
+    return spec.namespace == actual
+
+
+def _strict_targets(entry: TestResultEntry, subjects: Sequence[Subject]
+                    ) -> Iterable[tuple[str, Subject | None, str]]:
+    def of_kind(found: list[Subject]) -> list[Subject]:
+        return [s for s in found if not entry.kind or s.ref.kind == entry.kind]
+
+    for name in entry.resources:
+        named = [s for s in subjects if _name_matches(name, s, Mode.STRICT)]
+        hits = of_kind(named)
+        if hits:
+            yield from ((name, s, "") for s in hits)
+        elif named:
+            kinds = ", ".join(sorted({s.ref.kind for s in named}))
+            yield name, None, f"no {entry.kind} named {name!r} in the test (only {kinds})"
+        else:
+            yield name, None, f"no resource named {name!r} in the test"
+    for spec in entry.resource_specs:
+        hits = of_kind([s for s in subjects if _spec_matches(spec, s, Mode.STRICT)])
+        if hits:
+            yield from ((spec.display(), s, "") for s in hits)
+        else:
+            yield spec.display(), None, f"no resource {spec.display()} in the test"
+
+
+def _kyverno_targets(entry: TestResultEntry, subjects: Sequence[Subject]) -> list[Subject]:
+    """printTestResult: any kind; duplicates kept; resourceSpecs only beside resources; none -> all."""
+    found: list[Subject] = []
+    if entry.resources:
+        for name in entry.resources:
+            found.extend(s for s in subjects if _name_matches(name, s, Mode.KYVERNO))
+        for spec in entry.resource_specs:
+            found.extend(s for s in subjects if _spec_matches(spec, s, Mode.KYVERNO))
+    return found or list(subjects)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# deciding one row
+
+
+def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
+    loaded = ctx.loaded
+    evaluation = ctx.runs[_operation(loaded, entry)]
+    unsupported = [k for k in entry.flags if k not in EVALUATED_KINDS]
+    problem = _policy_problem(ctx, entry, unsupported)
+    if ctx.mode is Mode.STRICT:
+        rows = []
+        for label, subject, missing in _strict_targets(entry, evaluation.subjects):
+            kind = subject.ref.kind if subject is not None else entry.kind
+            resource = _display(subject) if subject is not None else label
+            if subject is None:
+                rows.append(_row(loaded, entry, resource, kind, "", False, NOT_FOUND, missing))
+            elif problem is not None:
+                rows.append(_row(loaded, entry, resource, kind, "", False, problem[0], problem[1]))
+            else:
+                rows.append(_strict_row(ctx, evaluation, entry, subject))
+        return rows
+    rows = []
+    for subject in _kyverno_targets(entry, evaluation.subjects):
+        resource, kind = _display(subject), subject.ref.kind
+        if problem is not None and problem[0] == LOAD_ERROR:
+            rows.append(_row(loaded, entry, resource, kind, "", False, problem[0], problem[1]))
+        else:
+            rows.append(_kyverno_row(ctx, evaluation, entry, subject))
+    return rows
+
+
+def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
+    name = entry.policy_name
+    if unsupported:
+        return LOAD_ERROR, f"kyrec does not evaluate {', '.join(unsupported)} policies"
+    if name in ctx.policy_errors:
+        return LOAD_ERROR, ctx.policy_errors[name]
+    if name in ctx.generating and not ctx.generation_available:
+        return LOAD_ERROR, "generating policies not supported yet"
+    if name in ctx.validating or name in ctx.admission or name in ctx.generating:
+        return None
+    if name in ctx.others:
+        return LOAD_ERROR, f"policy {name!r} is a {ctx.others[name]}, which kyrec does not evaluate"
+    return NOT_FOUND, f"policy {name!r} is not among the test's policies"
+
+
+def _compare(entry: TestResultEntry, results: Sequence[Result]) -> tuple[str, bool, str]:
+    actual = ",".join(dict.fromkeys(r.result for r in results))
+    passed = all(r.result == entry.result for r in results)
+    message = "; ".join(dict.fromkeys(r.message for r in results if r.message))
+    return actual, passed, message
+
+
+def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject) -> Row:
+    name = entry.policy_name
+    resource, kind = _display(subject), subject.ref.kind
+    if name in ctx.generating:
+        return _generating_row(ctx, evaluation, entry, subject)
+    results = evaluation.results.get((name, subject.ref), [])
+    if not results:
+        return _row(ctx.loaded, entry, resource, kind, "", False, NOT_MATCHED,
+                    f"policy {name!r} gave no response for {kind} {resource} (not matched)")
+    actual, passed, message = _compare(entry, results)
+    return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
+
+
+def is_complex(policy: ValidatingPolicy) -> bool:
+    """matchConstraints for which Kyverno's CLI keeps an empty response (SEMANTICS E.2, #16293)."""
+    mc = policy.match_constraints
+    if mc is None:
+        return False
+    return (not selector_is_empty(mc.namespace_selector) or not selector_is_empty(mc.object_selector)
+            or bool(mc.exclude_resource_rules) or len(mc.resource_rules) > 1
+            or any(r.resource_names for r in mc.resource_rules))
+
+
+def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject) -> Row:
+    name = entry.policy_name
+    resource, kind = _display(subject), subject.ref.kind
+    if name in ctx.generating:
+        return _generating_row(ctx, evaluation, entry, subject)
+    results = evaluation.results.get((name, subject.ref), [])
+    if entry.flags:
+        checked = results
+    else:
+        # without a flag the CLI looks rules up by name, and a rule response that does not match what
+        # the row expects still counts as a success when the row expects `fail`
+        wanted = (entry.rule, f"autogen-{entry.rule}", f"autogen-cronjob-{entry.rule}")
+        checked = [r for r in results if r.rule in wanted]
+    if checked:
+        actual, passed, message = _compare(entry, checked)
+        if not entry.flags and entry.result == "fail":
+            passed = True
+        reason = OK if passed else RESULT_MISMATCH
+        return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
+    policy = ctx.validating.get(name)
+    if results or (policy is not None and is_complex(policy)):
+        return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
+    return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# generating policies
+
+
+def generating_hook(*, kinds: KindLookup, libraries: LibraryFactory, sink: GeneratorSink,
+                    now: datetime.datetime) -> GenerateFn:
+    """A GenerateFn over kyrec's GeneratingPolicy evaluator. `libraries` must bind `sink` as the
+    `generator` library (cel.generator_lib.generator_extra).
+
+    A matchConditions skip counts as a response with result `skip` (strict mode needs to tell it from
+    no match); a trigger that does not match gives no outcome, as in Kyverno.
+    """
+    from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus, run_generating
+
+    envs = Environments(libraries)
+
+    def generate(loaded: LoadedSuite, operation: str) -> GenerationRun:
+        options = GenerateOptions(now=now, operation=operation, user_info=loaded.user_info,
+                                  user_info_known=True, namespace_labels=loaded.values.namespace_labels)
+        state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
+        outcome = run_generating(loaded.policies.generating, loaded.resources, state, kinds=kinds, envs=envs,
+                                 sink=sink, options=options, exceptions=loaded.policies.exceptions)
+        run = GenerationRun()
+        starts = [(d.source, d.name) for d in loaded.policies.generating]
+        for error in outcome.errors:
+            run.errors.append((owner_of(error.source, starts), error.message, error.source))
+        for o in outcome.outcomes:
+            if o.status is TriggerStatus.SKIPPED:
+                result, message = "skip", "skip"
+            elif o.result is not None:
+                result, message = o.result.result, o.result.message
+            else:
+                result, message = "error", o.message
+            run.outcomes.append(Generated(o.policy.name, o.trigger.ref, result, message, tuple(o.objects)))
+        return run
+
+    return generate
+
+
+def _generating_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject) -> Row:
+    name = entry.policy_name
+    loaded = ctx.loaded
+    resource, kind = _display(subject), subject.ref.kind
+    outcomes = evaluation.generated.get((name, subject.ref), [])
+    if not outcomes:
+        if ctx.mode is Mode.KYVERNO:
+            return _row(loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
+        return _row(loaded, entry, resource, kind, "", False, NOT_MATCHED,
+                    f"policy {name!r} gave no response for {kind} {resource} (not matched)")
+    if entry.index in loaded.entry_errors:
+        return _row(loaded, entry, resource, kind, "", False, LOAD_ERROR, loaded.entry_errors[entry.index])
+    actual = ",".join(dict.fromkeys(g.result for g in outcomes))
+    message = "; ".join(dict.fromkeys(g.message for g in outcomes if g.message))
+    if entry.generated:
+        expected_docs = loaded.generated.get(entry.index, [])
+        objects = [o for g in outcomes for o in g.objects]
+        if not objects:
+            return _row(loaded, entry, resource, kind, actual, False, GENERATED_MISMATCH,
+                        "the policy generated nothing for this trigger")
+        for obj in objects:
+            mismatch = compare_generated(obj, expected_docs)
+            if mismatch is not None:
+                text, diff = mismatch
+                return _row(loaded, entry, resource, kind, actual, False, GENERATED_MISMATCH, text, diff)
+    passed = all(g.result == entry.result for g in outcomes)
+    return _row(loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion", "")), str(obj.get("kind", "")), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
+def tidy(value: Any) -> Any:
+    """Kyverno's Tidy: drop nulls, then empty maps and lists, recursively (None when nothing is left)."""
+    if isinstance(value, Mapping):
+        out = {k: t for k, t in ((k, tidy(v)) for k, v in value.items()) if t is not None}
+        return out or None
+    if isinstance(value, list):
+        items = [t for t in (tidy(v) for v in value) if t is not None]
+        return items or None
+    return value
+
+
+def normalize_generated(obj: Mapping[str, Any]) -> Any:
+    """Both sides of a generatedResource comparison: no generate.kyverno.io/* labels, managed-by added
+    only when absent, then Tidy (kk: cmd/cli/kubectl-kyverno/commands/test/compare.go)."""
+    meta = dict(obj.get("metadata") or {})
+    labels = {k: v for k, v in (meta.get("labels") or {}).items()
+              if not str(k).startswith("generate.kyverno.io/")}
+    labels.setdefault("app.kubernetes.io/managed-by", "kyverno")
+    meta["labels"] = labels
+    return tidy({**obj, "metadata": meta})
+
+
+def compare_generated(actual: Obj, expected: Sequence[Document]) -> tuple[str, str | None] | None:
+    """None when `actual` equals the expected document with its identity; else (message, diff)."""
+    identity = _identity(actual)
+    match = next((d for d in expected if _identity(d.obj) == identity), None)
+    if match is None:
+        return (f"generated {identity[1]} {identity[2] + '/' if identity[2] else ''}{identity[3]} has no "
+                "document with its apiVersion, kind, namespace and name among the generated resources", None)
+    want, got = normalize_generated(match.obj), normalize_generated(actual)
+    if want == got:
+        return None
+    diff = "".join(difflib.unified_diff(
+        _dump(want).splitlines(keepends=True), _dump(got).splitlines(keepends=True),
+        fromfile=f"expected ({match.source})", tofile="generated"))
+    return f"generated {identity[1]} {identity[3]} differs from {match.source}", diff
+
+
+def _dump(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=True, default_flow_style=False, allow_unicode=True)
