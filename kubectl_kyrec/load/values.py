@@ -32,8 +32,8 @@ def parse_values(docs: list[Document]) -> Values:
     labels: dict[str, dict[str, str]] = {}
     for doc in docs:
         obj = doc.obj
-        if doc.kind not in ("Values", ""):
-            raise InputError(f"--values: expected kind Values, got {doc.kind!r}", doc.source)
+        if doc.kind not in ("Value", "Values", ""):
+            raise InputError(f"--values: expected kind Value, got {doc.kind!r}", doc.source)
         for i, entry in enumerate(obj.get("namespaceSelector") or []):
             if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
                 raise InputError(f"--values: namespaceSelector[{i}] needs a name", doc.source)
