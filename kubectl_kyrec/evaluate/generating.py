@@ -327,7 +327,8 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
         return make_result(meta, REPORT_SOURCE[meta.kind], ctx, rule, status, message, props or {}, (), False)
 
-    if policy.namespaced and ctx.subject.ref.namespace != meta.namespace:
+    if policy.namespaced and ctx.request.namespace != meta.namespace:
+        # a namespaced policy only sees requests in its own namespace (as the validating engine does)
         return outcome(TriggerStatus.NO_MATCH)
     try:
         if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):

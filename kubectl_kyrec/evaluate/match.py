@@ -1,13 +1,14 @@
 """matchConstraints, as Kyverno's CEL matcher evaluates them (kk: pkg/cel/matching/matcher.go).
 
-Order: namespaceSelector, objectSelector, excludeResourceRules, resourceRules; selector errors count only
-when the rules match. Empty resourceRules match everything; a nil matchConstraints matches nothing.
+Kyverno's order is namespaceSelector, objectSelector, excludeResourceRules, resourceRules, with selector
+errors counting only when the rules match; the rules are checked first here, which gives the same answers. Empty resourceRules match everything; a nil matchConstraints matches nothing.
 Rule matching is k8s.io/apiserver's webhook rules.Matcher (scope, operation, group, version, resource
 with `*` and `res/sub`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,7 +52,22 @@ def _name_matches(rule: ResourceRule, req: RequestInfo) -> bool:
 
 
 def matches_rules(rules: Sequence[ResourceRule], req: RequestInfo) -> bool:
+    if not any(r.resource_names for r in rules):
+        return _rules_match_cached(tuple(rules), req.group, req.version, req.resource, req.subresource,
+                                   req.operation, bool(req.namespace))
     return any(_rule_matches(r, req) and _name_matches(r, req) for r in rules)
+
+
+@functools.lru_cache(maxsize=65536)
+def _rules_match_cached(rules: tuple[ResourceRule, ...], group: str, version: str, resource: str,
+                        subresource: str, operation: str, namespaced: bool) -> bool:
+    # Without resourceNames a rule's answer depends only on these request attributes; scans ask the same
+    # question for every subject of a kind, so the answer is memoised (the namespace only matters as
+    # empty or not, so only that is kept, which keeps the cache small).
+    req = RequestInfo(obj=None, old_obj=None, group=group, version=version, kind="", resource=resource,
+                      subresource=subresource, namespace="ns" if namespaced else "", name="",
+                      operation=operation, namespaced=namespaced)
+    return any(_rule_matches(r, req) for r in rules)
 
 
 def namespace_labels(req: RequestInfo, namespace_obj: Mapping[str, Any] | None) -> Mapping[str, str] | None:
@@ -65,11 +81,36 @@ def namespace_labels(req: RequestInfo, namespace_obj: Mapping[str, Any] | None) 
     return {"kubernetes.io/metadata.name": req.namespace}
 
 
-def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
-                        namespace_obj: Mapping[str, Any] | None) -> bool:
-    """True when the policy applies; raises MatchError for a bad selector on a matching request."""
+def rules_decided_by_kind(constraints: MatchResources) -> bool:
+    """True when the rules' answer depends only on the request's kind and operation (no resourceNames)."""
+    return not any(r.resource_names for r in (*constraints.resource_rules, *constraints.exclude_resource_rules))
+
+
+def may_match(constraints: MatchResources | None, req: RequestInfo) -> bool:
+    """The rules part alone (ignoring resourceNames when present): a cheap pre-filter per kind."""
     if constraints is None:
         return False
+    if not rules_decided_by_kind(constraints):
+        return True
+    if matches_rules(constraints.exclude_resource_rules, req):
+        return False
+    return not constraints.resource_rules or matches_rules(constraints.resource_rules, req)
+
+
+def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
+                        namespace_obj: Mapping[str, Any] | None, *, rules_checked: bool = False) -> bool:
+    """True when the policy applies; raises MatchError for a bad selector on a matching request.
+
+    `rules_checked`: the caller already knows `may_match` is true for this request's kind.
+    """
+    if constraints is None:
+        return False
+    # rules first: cheap and memoised; selectors only matter (errors included) when the rules match
+    if not (rules_checked and rules_decided_by_kind(constraints)):
+        if matches_rules(constraints.exclude_resource_rules, req):
+            return False
+        if constraints.resource_rules and not matches_rules(constraints.resource_rules, req):
+            return False
     ns_error: str | None = None
     obj_error: str | None = None
     if not selector_is_empty(constraints.namespace_selector):
@@ -89,10 +130,6 @@ def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
                 return False
         except SelectorError as exc:
             obj_error = str(exc)
-    if matches_rules(constraints.exclude_resource_rules, req):
-        return False
-    if constraints.resource_rules and not matches_rules(constraints.resource_rules, req):
-        return False
     if ns_error or obj_error:
         raise MatchError(ns_error or obj_error)
     return True

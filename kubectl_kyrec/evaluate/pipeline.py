@@ -20,6 +20,7 @@ from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import (
     CompiledValidatingPolicy,
+    candidate_variants,
     compile_validating_policy,
     evaluate_validating,
 )
@@ -117,6 +118,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     out.notices.extend(subject_set.notices)
     namespaces = namespace_objects([*state, *resources], options.namespace_labels)
     pairs: list[tuple[Result, bool]] = []
+    # which policies can apply depends on the request's kind and operation only: decide it once per kind
+    by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
     for subject in subject_set.subjects:
         if options.kinds and subject.ref.kind not in options.kinds:
             continue
@@ -132,9 +135,13 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         if request.namespace and subject.namespaced:
             ns_obj = namespaces.get(request.namespace) or _default_namespace(request.namespace)
         ctx = SubjectContext(subject, request, ns_obj)
-        for cp in compiled:
+        key = (request.group, request.version, request.resource, request.subresource, request.operation,
+               bool(request.namespace))
+        if key not in by_kind:
+            by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
+        for cp, candidates in by_kind[key]:
             disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
-            for result in evaluate_validating(cp, ctx):
+            for result in evaluate_validating(cp, ctx, candidates):
                 out.results.append(result)
                 pairs.append((result, reportable(result, cp.policy.background, disabled)))
         for ap in admission:

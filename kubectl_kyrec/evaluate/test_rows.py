@@ -82,6 +82,7 @@ class Generated:
     result: str
     message: str
     objects: tuple[Obj, ...] = ()
+    skipped: bool = False         # matchConditions were false: Kyverno keeps no response
 
 
 @dataclass
@@ -405,13 +406,15 @@ def generating_hook(*, kinds: KindLookup, libraries: LibraryFactory, sink: Gener
         for error in outcome.errors:
             run.errors.append((owner_of(error.source, starts), error.message, error.source))
         for o in outcome.outcomes:
-            if o.status is TriggerStatus.SKIPPED:
+            skipped = o.status is TriggerStatus.SKIPPED
+            if skipped:
                 result, message = "skip", "skip"
             elif o.result is not None:
                 result, message = o.result.result, o.result.message
             else:
                 result, message = "error", o.message
-            run.outcomes.append(Generated(o.policy.name, o.trigger.ref, result, message, tuple(o.objects)))
+            run.outcomes.append(Generated(o.policy.name, o.trigger.ref, result, message, tuple(o.objects),
+                                          skipped))
         return run
 
     return generate
@@ -422,9 +425,9 @@ def _generating_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEnt
     loaded = ctx.loaded
     resource, kind = _display(subject), subject.ref.kind
     outcomes = evaluation.generated.get((name, subject.ref), [])
+    if ctx.mode is Mode.KYVERNO:
+        return _kyverno_generating_row(ctx, entry, subject, outcomes)
     if not outcomes:
-        if ctx.mode is Mode.KYVERNO:
-            return _row(loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
         return _row(loaded, entry, resource, kind, "", False, NOT_MATCHED,
                     f"policy {name!r} gave no response for {kind} {resource} (not matched)")
     if entry.index in loaded.entry_errors:
@@ -444,6 +447,34 @@ def _generating_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEnt
                 return _row(loaded, entry, resource, kind, actual, False, GENERATED_MISMATCH, text, diff)
     passed = all(g.result == entry.result for g in outcomes)
     return _row(loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
+
+
+def _kyverno_generating_row(ctx: _Context, entry: TestResultEntry, subject: Subject,
+                            outcomes: Sequence[Generated]) -> Row:
+    """printTestResult's GeneratingPolicy branch: a row per generated object, each a success when it
+    matches or when the entry expects `fail`; a response that generated nothing is "Excluded"; no
+    response (no match, false matchConditions) is "Not found"."""
+    loaded = ctx.loaded
+    resource, kind = _display(subject), subject.ref.kind
+    responses = [g for g in outcomes if not g.skipped]
+    if not responses:
+        return _row(loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
+    objects = [(g, o) for g in responses for o in g.objects]
+    if not objects:
+        return _row(loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
+    actual = ",".join(dict.fromkeys(g.result for g in responses))
+    if entry.result == "fail":
+        return _row(loaded, entry, resource, kind, actual, True, OK, "a fail row always succeeds in Kyverno")
+    if entry.index in loaded.entry_errors:
+        return _row(loaded, entry, resource, kind, actual, False, LOAD_ERROR, loaded.entry_errors[entry.index])
+    for g, obj in objects:
+        if entry.generated:
+            mismatch = compare_generated(obj, loaded.generated.get(entry.index, []))
+            if mismatch is not None:
+                return _row(loaded, entry, resource, kind, actual, False, GENERATED_MISMATCH, *mismatch)
+        if g.result != entry.result:
+            return _row(loaded, entry, resource, kind, actual, False, RESULT_MISMATCH, g.message)
+    return _row(loaded, entry, resource, kind, actual, True, OK)
 
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:

@@ -22,7 +22,8 @@ from kubectl_kyrec.evaluate.exceptions import (
     evaluate_exceptions,
     selected_report_result,
 )
-from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.admission import RequestInfo
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.load.policies import PolicyException, PolicyMeta, ValidatingPolicy
 from kubectl_kyrec.model import Result
@@ -123,21 +124,31 @@ def _audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activa
     return out, None
 
 
-def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext) -> list[Result]:
-    """The policy's response for one subject: zero or one result per matching variant."""
+def candidate_variants(cp: CompiledValidatingPolicy, req: RequestInfo) -> tuple[CompiledVariant, ...]:
+    """The variants whose rules can match a request of this kind (selectors and names still to check)."""
+    return tuple(cv for cv in cp.variants if may_match(cv.variant.match_constraints, req))
+
+
+def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
+                        candidates: Sequence[CompiledVariant] | None = None) -> list[Result]:
+    """The policy's response for one subject: zero or one result per matching variant.
+
+    `candidates` (from `candidate_variants` for this subject's kind) skips re-checking the rules.
+    """
     results: list[Result] = []
     meta = cp.policy.meta
     if meta.kind.startswith("Namespaced") and ctx.request.namespace != meta.namespace:
         # a namespaced policy only ever sees requests in its own namespace
         return results
-    for variant in cp.variants:
-        result = _evaluate_variant(cp, variant, ctx)
+    for variant in (cp.variants if candidates is None else candidates):
+        result = _evaluate_variant(cp, variant, ctx, candidates is not None)
         if result is not None:
             results.append(result)
     return results
 
 
-def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext) -> Result | None:
+def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
+                      rules_checked: bool) -> Result | None:
     policy = cp.policy
     meta = policy.meta
 
@@ -146,7 +157,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                            policy.validation_actions, policy.background)
 
     try:
-        if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj):
+        if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,
+                                   rules_checked=rules_checked):
             return None
     except MatchError as exc:
         return result("match", "error", f"failed to execute matching: {exc}")

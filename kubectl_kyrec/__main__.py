@@ -1,0 +1,3 @@
+from kubectl_kyrec.cli.main import main
+
+main()
