@@ -1,7 +1,8 @@
 """matchConstraints, as Kyverno's CEL matcher evaluates them (kk: pkg/cel/matching/matcher.go).
 
 Kyverno's order is namespaceSelector, objectSelector, excludeResourceRules, resourceRules, with selector
-errors counting only when the rules match; the rules are checked first here, which gives the same answers. Empty resourceRules match everything; a nil matchConstraints matches nothing.
+errors counting only when the rules match; the rules are checked first here, which gives the same
+answers. Empty resourceRules match everything; a nil matchConstraints matches nothing.
 Rule matching is k8s.io/apiserver's webhook rules.Matcher (scope, operation, group, version, resource
 with `*` and `res/sub`).
 """

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.evaluate.admission import RequestInfo
 from kubectl_kyrec.evaluate.autogen import Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -22,7 +23,6 @@ from kubectl_kyrec.evaluate.exceptions import (
     evaluate_exceptions,
     selected_report_result,
 )
-from kubectl_kyrec.evaluate.admission import RequestInfo
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.load.policies import PolicyException, PolicyMeta, ValidatingPolicy
