@@ -46,7 +46,7 @@ def read_inputs(*, policy_paths: Sequence[str], resource_paths: Sequence[str], e
     kinds = KindTable()
     for doc in [*_docs(crd_paths), *state_docs, *resource_docs]:
         if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
-            kinds.add_crd(doc.obj)
+            kinds.add_crd(doc.obj, source=doc.source)
     policies = classify([*policy_docs, *exception_docs])
     # manifests given with -r may carry policies too (a directory of everything): sort them out
     resources: list[Document] = []

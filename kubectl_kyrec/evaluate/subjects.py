@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubectl_kyrec.load.kinds import guess_plural
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Subject, ref_of
 
 
@@ -18,18 +19,6 @@ class ResourceLike(Protocol):
 
 class KindLookup(Protocol):
     def by_kind(self, api_version: str, kind: str) -> Any: ...
-
-
-def _guess_plural(kind: str) -> str:
-    # k8s.io/apimachinery meta.UnsafeGuessKindToResource
-    lower = kind.lower()
-    if not lower:
-        return lower
-    if lower.endswith("s"):
-        return lower + "es"
-    if lower.endswith("y") and len(lower) > 1 and lower[-2] not in "aeiou":
-        return lower[:-1] + "ies"
-    return lower + "s"
 
 
 def as_admitted(value: Any) -> Any:
@@ -63,7 +52,7 @@ def make_subject(obj: Obj, source: Any, kinds: KindLookup, *, uid_from: Mapping[
     meta = obj.get("metadata") or {}
     if info is None:
         namespaced = bool(meta.get("namespace"))
-        resource = _guess_plural(kind)
+        resource = guess_plural(kind)
         notice = Notice(f"unknown kind {api_version}/{kind}: assuming resource {resource!r}, "
                         f"{'namespaced' if namespaced else 'cluster-scoped'} (give its CRD with --crd)", source)
     else:

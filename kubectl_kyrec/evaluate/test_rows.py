@@ -128,6 +128,12 @@ class _Context:
 
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
               mode: Mode = Mode.STRICT, generate: GenerateFn | None = None) -> SuiteRun:
+    """Evaluate the suite once per operation its rows need, then decide every row.
+
+    `libraries` serve the validating kinds; `generate` (see generating_hook) the generating ones, whose
+    rows are load errors without it. A policy that does not compile fails its rows with `load-error`
+    and is a suite error too.
+    """
     suite = loaded.suite
     out = SuiteRun(suite.path, suite.name, notices=list(loaded.notices))
     if loaded.error is not None:
@@ -246,9 +252,16 @@ def _spec_matches(spec: ResourceSpec, subject: Subject, mode: Mode) -> bool:
 
 def _strict_targets(entry: TestResultEntry, subjects: Sequence[Subject]
                     ) -> Iterable[tuple[str, Subject | None, str]]:
-    def of_kind(found: list[Subject]) -> list[Subject]:
+    def of_kind(found: Sequence[Subject]) -> list[Subject]:
         return [s for s in found if not entry.kind or s.ref.kind == entry.kind]
 
+    if not entry.resources and not entry.resource_specs:
+        # an entry that names no resource checks every one (of its kind), as Kyverno means it to
+        every = of_kind(subjects)
+        if not every:
+            yield "*", None, f"the entry names no resource and the test has no {entry.kind or 'resource'}"
+        yield from ((_display(s), s, "") for s in every)
+        return
     for name in entry.resources:
         named = [s for s in subjects if _name_matches(name, s, Mode.STRICT)]
         hits = of_kind(named)

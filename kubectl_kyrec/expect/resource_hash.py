@@ -6,8 +6,8 @@ labels and annotations (`nil` unless a map whose values are all strings), drops 
 
 Reproducing it means reproducing Go's `encoding/json`:
 - map keys sorted (byte order of UTF-8, which is code point order), no spaces;
-- `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\u003c` and so on; `\\b \\f \\n \\r \\t` short forms (Go >= 1.22,
-  which Kyverno is built with) and other control characters as `\\u00XX`;
+- `<`, `>`, `&`, U+2028 and U+2029 escaped as `\\u003c` and so on; `\\b \\f \\n \\r \\t` short forms
+  (Go >= 1.22, which Kyverno is built with) and other control characters as `\\u00XX`;
 - strings are UTF-8; what Go's JSON decoder would have turned into U+FFFD (a lone UTF-16 surrogate, or an
   invalid byte read with `errors="surrogateescape"`) becomes U+FFFD here too;
 - numbers as unstructured decoding keeps them: an integer literal that fits int64 stays an int64, any other
@@ -72,7 +72,7 @@ def resource_hash(obj: Mapping[str, Any]) -> str:
         data = go_json(hash_input(obj))
     except GoJSONError:
         return ""
-    return hashlib.md5(_utf8(data)).hexdigest()
+    return hashlib.md5(data.encode("utf-8")).hexdigest()
 
 
 def resource_hash_from_json_text(text: str | bytes) -> str:
@@ -83,19 +83,15 @@ def resource_hash_from_json_text(text: str | bytes) -> str:
 
 
 def go_json(value: Any) -> str:
-    """`json.Marshal(value)` as Go writes it, for values decoded from JSON (dict, list, str, int, float...)."""
+    """`json.Marshal(value)` as Go writes it, for values decoded from JSON (dict, list, str, int, float)."""
     if _needs_slow_path(value):
         return _go_encode(value)
     # fast path: the C encoder agrees with Go on everything but the characters Go also escapes
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    if _SURROGATE_RE.search(text):
+        # a lone surrogate changes both the string and the key order Go sees: take the slow path
+        return _go_encode(value)
     return _GO_EXTRA_RE.sub(lambda m: _GO_EXTRA_ESCAPES[m.group()], text)
-
-
-def _utf8(text: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _go_decoded(text).encode("utf-8")
 
 
 def _go_decoded(text: str) -> str:

@@ -74,4 +74,5 @@ def test_or_value_on_plain_values_is_the_value() -> None:
     # receivers that are (or may be) optional keep the real orValue
     assert c.compile("variables.maybe.orValue(7)", "e").evaluate(act).value == 7
     assert c.compile("object.spec.?missing.orValue('d')", "e").evaluate(act).value == "d"
-    assert c.compile("'x.orValue(1)' + string(size(object.spec.vols.orValue(1)))", "e").evaluate(act).value == 'x.orValue(1)0'
+    text = "'x.orValue(1)' + string(size(object.spec.vols.orValue(1)))"
+    assert c.compile(text, "e").evaluate(act).value == 'x.orValue(1)0'

@@ -1,0 +1,101 @@
+"""`kubectl kyrec coverage`: every subject in scope has exactly one current report, or says why not."""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+import click
+
+from kubectl_kyrec.cli.common import (
+    OutputFormat,
+    exit_with,
+    handle_errors,
+    kubectl_flags,
+    parse_now,
+    parse_outputs,
+    write_output,
+)
+from kubectl_kyrec.errors import UsageError
+
+FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
+
+
+def parse_duration(text: str) -> datetime.timedelta:
+    """Go-style durations as Kyverno's flags take them: `1h`, `30m`, `1h30m`, `90s`."""
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise UsageError(f"--scan-interval: {text!r} is not a duration like 1h or 30m")
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
+    return datetime.timedelta(seconds=sum(float(n) * scale[u] for n, u in parts))
+
+
+def report_options(func):  # type: ignore[no-untyped-def]
+    """Flags shared by the report checks (`coverage`, `diff --reports`)."""
+    options = [
+        click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories."),
+        click.option("-r", "--resource", "resource_paths", multiple=True,
+                     help="Subjects as manifests (default: the objects in the state)."),
+        click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions."),
+        click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json)."),
+        click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds."),
+        click.option("--context-file", "context_path", help="Kyverno CLI Context file."),
+        click.option("--kyverno-config", "kyverno_config_path",
+                     help="Kyverno's ConfigMap (resourceFilters); default: the state's, else Kyverno's defaults."),
+        click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
+                     help="Report API (default: detected from the state)."),
+        click.option("--scan-interval", default="1h", show_default=True,
+                     help="Kyverno's --backgroundScanInterval, for the next-scan decision."),
+        click.option("--all-policies", is_flag=True,
+                     help="The policies given are all the cluster has: results of others are stale."),
+        click.option("--now", "now_text", help="The time (RFC 3339) for scan ages and expiry."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@click.command("coverage")
+@report_options
+@click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]", help="table (default), json, yaml.")
+@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
+              help="false: gaps do not change the exit code.")
+@kubectl_flags
+@handle_errors
+def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
+                     exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
+                     context_path: str | None, kyverno_config_path: str | None, report_api: str | None,
+                     scan_interval: str, all_policies: bool, now_text: str | None, exclusions_path: str | None,
+                     outputs: tuple[str, ...], exit_code_flag: bool, **kube: object) -> None:
+    """Check policy-report coverage of a cluster state.
+
+    Each subject in scope (a resource owed at least one report result, after Kyverno's resourceFilters)
+    is current, or named missing, stale, duplicate, misnamed, or excluded. Totals come only from the
+    current reports. Exit 1 while any subject is neither current nor excluded.
+    """
+    from kubectl_kyrec.cli.report_inputs import compute_report_diff
+    from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.reconcile.coverage import compute_coverage
+    from kubectl_kyrec.render.coverage_table import render_coverage
+    from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+
+    specs = parse_outputs(list(outputs), FORMATS)
+    now = parse_now(now_text)
+    interval = parse_duration(scan_interval)
+    exclusions = load_exclusions(exclusions_path, now=now) if exclusions_path else ()
+    diff, scope = compute_report_diff(
+        policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+        state_paths=state_paths, crd_paths=crd_paths, context_path=context_path,
+        kyverno_config_path=kyverno_config_path, report_api=report_api, scan_interval=interval,
+        all_policies=all_policies, now=now, namespace=str(kube.get("namespace") or ""))
+    cov = compute_coverage(diff, scope.subjects, exclusions)
+    doc = envelope("CoverageResult", cov.to_json())
+    for spec in specs:
+        if spec.format is OutputFormat.JSON:
+            write_output(spec, to_json(doc))
+        elif spec.format is OutputFormat.YAML:
+            write_output(spec, to_yaml(doc))
+        else:
+            write_output(spec, render_coverage(cov))
+    exit_with(cov.exit_code, exit_code_flag)

@@ -1,0 +1,244 @@
+"""Multi-document YAML to plain Python values, with the line each node starts on.
+
+Parsing uses libyaml through PyYAML's C composer: go-yaml v2, which kubectl and Kyverno use, is a port of
+libyaml, so both accept and reject the same texts; and composing in C is several times faster than a
+pure-Python parser, which matters for large manifest sets. Only composing is delegated: every plain scalar
+reaches Python untyped (see `_PlainMarkingLoader`) and is resolved by `yaml_scalars` with go-yaml's rules.
+
+Guards, each an InputError naming the line: duplicate keys (kubectl refuses them), non-scalar or null keys,
+NaN and infinities (not representable in JSON), anchors that contain themselves, and alias expansion
+bounded by go-yaml's own "excessive aliasing" rule, so a billion-laughs document is refused after a few
+hundred thousand nodes instead of exhausting memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.gc_pause import gc_paused
+from kubectl_kyrec.load.yaml_scalars import (
+    MERGE_TAG,
+    STR_TAG,
+    json_number,
+    key_string,
+    resolve_plain,
+    resolve_tagged,
+)
+from kubectl_kyrec.model import Source
+
+PLAIN_TAG = "!kyrec/plain"  # private tag of untagged plain scalars
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _PlainMarkingLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Composes nodes only; untagged plain scalars get a private tag so resolution happens in Python."""
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            return PLAIN_TAG if implicit[0] else STR_TAG
+        # Collections keep the default tags; the converter goes by node class, not tag.
+        return "tag:yaml.org,2002:seq" if kind is SequenceNode else "tag:yaml.org,2002:map"
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """One non-empty document: its value, its node (for lines of nested fields) and its first line."""
+
+    value: Any
+    node: Node
+    line: int
+
+
+def node_line(node: Node) -> int:
+    """1-based line of a node; for a mapping, the line of its first key."""
+    if isinstance(node, MappingNode) and node.value:
+        node = node.value[0][0]
+    return int(node.start_mark.line) + 1
+
+
+def iter_yaml_documents(text: str, file: str) -> Iterator[YamlDocument]:
+    """Yield the non-empty documents of `text`; raises InputError at the first problem."""
+    try:
+        loader = _PlainMarkingLoader(text)  # libyaml takes UTF-8: encoding fails on lone surrogates
+    except UnicodeEncodeError as err:
+        line = text.count("\n", 0, err.start) + 1
+        raise InputError("invalid text: a lone surrogate character", Source(file, line)) from None
+    # Without an anchor in the text there can be no alias; skip the bookkeeping aliases need.
+    track_aliases = "&" in text
+    try:
+        while True:
+            with gc_paused():
+                try:
+                    if not loader.check_node():
+                        return
+                    node = loader.get_node()
+                except yaml.MarkedYAMLError as err:
+                    raise _syntax_error(err, file) from None
+                except yaml.reader.ReaderError as err:  # a character position instead of a mark
+                    line = text.count("\n", 0, err.position) + 1
+                    raise InputError(f"invalid YAML: unacceptable character #x{err.character:04x}: "
+                                     f"{err.reason}", Source(file, line)) from None
+                except yaml.YAMLError as err:
+                    raise InputError(f"invalid YAML: {str(err).splitlines()[0]}", Source(file)) from None
+                if node is None:
+                    continue
+                if (isinstance(node, ScalarNode) and node.tag == PLAIN_TAG
+                        and resolve_plain(node.value) is None):
+                    continue  # `---` followed by nothing, or by a bare null
+                value = _Converter(file, track_aliases).convert_document(node)
+            yield YamlDocument(value, node, node_line(node))
+    finally:
+        loader.dispose()
+
+
+def _syntax_error(err: yaml.MarkedYAMLError, file: str) -> InputError:
+    mark = err.problem_mark or err.context_mark
+    line = mark.line + 1 if mark is not None else 0
+    message = f"invalid YAML: {err.problem or err.context}"
+    if mark is not None:
+        message += f" at column {mark.column + 1}"
+    if err.context and err.problem and err.context_mark is not None:
+        message += f" ({err.context} started at line {err.context_mark.line + 1})"
+    return InputError(message, Source(file, line))
+
+
+# go-yaml v2 decode.go: aliases may account for 99% of decoded nodes in documents of up to 400,000
+# nodes, falling linearly to 10% at 4,000,000; past that the document is refused.
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= 400_000:
+        return 0.99
+    if decoded >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - 400_000) / 3_600_000
+
+
+class _Converter:
+    def __init__(self, file: str, track_aliases: bool) -> None:
+        self.file = file
+        self.track = track_aliases
+        self.seen: set[int] = set()      # ids of nodes already converted once: meeting one again is an alias
+        self.active: set[int] = set()    # ids of collections being converted, to catch self-reference
+        self.alias_depth = 0
+        self.document: Node | None = None
+        self.decoded = 0
+        self.aliased = 0
+
+    def fail(self, message: str, node: Node) -> InputError:
+        return InputError(message, Source(self.file, int(node.start_mark.line) + 1))
+
+    def convert_document(self, node: Node) -> Any:
+        self.document = node
+        try:
+            return self.value(node)
+        except RecursionError:
+            raise self.fail("document nests too deeply", node) from None
+
+    def value(self, node: Node) -> Any:
+        if self.track:
+            return self._tracked(node)
+        return self._untracked(node)
+
+    def _untracked(self, node: Node) -> Any:
+        cls = node.__class__
+        if cls is ScalarNode:
+            return self.scalar(node)
+        if cls is MappingNode:
+            return self.mapping(node)
+        return [self.value(child) for child in node.value]
+
+    def _tracked(self, node: Node) -> Any:
+        key = id(node)
+        is_alias = key in self.seen
+        if key in self.active:
+            raise self.fail("anchor value contains an alias to itself", node)
+        self.seen.add(key)
+        self.decoded += 1
+        if is_alias or self.alias_depth:
+            self.aliased += 1
+        if (self.aliased > 100 and self.decoded > 1000
+                and self.aliased / self.decoded > _allowed_alias_ratio(self.decoded)):
+            # Reported at the document: the node at hand is an anchor's, defined possibly far away.
+            raise self.fail(
+                f"document contains excessive aliasing ({self.aliased} of {self.decoded} nodes come from "
+                "aliases); refusing to expand it", self.document or node)
+        if is_alias:
+            self.alias_depth += 1
+        self.active.add(key)
+        try:
+            return self._untracked(node)
+        finally:
+            self.active.discard(key)
+            if is_alias:
+                self.alias_depth -= 1
+
+    def scalar(self, node: Node) -> Any:
+        tag = node.tag
+        if tag == PLAIN_TAG:
+            value = resolve_plain(node.value)
+        elif tag == STR_TAG:
+            return node.value
+        else:
+            try:
+                value = resolve_tagged(tag, node.value)
+            except ValueError as err:
+                raise self.fail(str(err), node) from None
+        if value.__class__ is float:
+            try:
+                return json_number(value)
+            except ValueError:
+                raise self.fail(f"`{node.value}` is not a JSON number (NaN and infinities are not)",
+                                node) from None
+        return value
+
+    def key(self, node: Node) -> str:
+        if node.__class__ is not ScalarNode:
+            raise self.fail("a mapping key must be a scalar, not a collection", node)
+        if node.tag == STR_TAG:
+            return str(node.value)
+        try:
+            if node.tag == PLAIN_TAG:
+                return key_string(resolve_plain(node.value))
+            return key_string(resolve_tagged(node.tag, node.value))
+        except ValueError as err:
+            raise self.fail(str(err), node) from None
+
+    def mapping(self, node: Node) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        merged: set[str] | None = None  # keys that came from `<<` and may be overridden
+        for key_node, value_node in node.value:
+            if (key_node.__class__ is ScalarNode and key_node.value == "<<"
+                    and key_node.tag in (PLAIN_TAG, MERGE_TAG)):
+                merged = merged if merged is not None else set()
+                self.merge(value_node, out, merged)
+                continue
+            key = self.key(key_node)
+            if key in out and (merged is None or key not in merged):
+                first = self.first_line(node, key)
+                raise self.fail(f'duplicate key "{key}" (first at line {first})', key_node)
+            if merged is not None:
+                merged.discard(key)
+            out[key] = self.value(value_node)
+        return out
+
+    def first_line(self, node: Node, key: str) -> int:
+        for key_node, _ in node.value:
+            if key_node.__class__ is ScalarNode and self.key(key_node) == key:
+                return int(key_node.start_mark.line) + 1
+        return 0
+
+    def merge(self, node: Node, out: dict[str, Any], merged: set[str]) -> None:
+        # go-yaml v2 applies merges in place, in order; the maps of a sequence are applied last to first
+        # so that earlier ones win.
+        sources = list(reversed(node.value)) if isinstance(node, SequenceNode) else [node]
+        for source in sources:
+            if not isinstance(source, MappingNode):
+                raise self.fail("map merge requires a map or a sequence of maps as the value", source)
+            for key, value in self.value(source).items():
+                out[key] = value
+                merged.add(key)

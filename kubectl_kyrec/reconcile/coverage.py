@@ -1,0 +1,199 @@
+"""`kyrec coverage`: does every subject in scope have exactly one current report? (DESIGN section 5)
+
+Each subject in scope is `current`, or named `missing`, `stale`, `duplicate`, `misnamed` (its report
+status from `reconcile.reports`), or `excluded` by the first entry of the exclusions file that matches it.
+An exclusion only ever covers a gap: a subject whose report is current stays `current` (and counts in the
+totals) even when an entry matches it. An entry that matches no subject in scope is listed as unused.
+
+Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
+and `derived_from` says of how many subjects in scope (excluded included) they are made: totals from an
+incomplete set are labelled as such, never passed off as cluster-wide (seed 001).
+
+Exit code: 1 (findings) while any subject in scope is neither current nor excluded, else 0. Orphan
+reports are counted and listed but do not fail the check (no subject in scope lacks a report for them).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.load.exclusions import Exclusion
+from kubectl_kyrec.load.kyverno_config import ResourceFilter
+from kubectl_kyrec.model import Ref, Source, Subject
+from kubectl_kyrec.reconcile.reports import (
+    DEFAULT_SCAN_INTERVAL,
+    STATUSES,
+    ReportClass,
+    ReportDiff,
+    diff_reports,
+)
+
+EXCLUDED = "excluded"
+COUNT_KEYS = ("in_scope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan")
+
+
+@dataclass(frozen=True)
+class ResultCounts:
+    """pass / fail / warn / error / skip."""
+
+    passed: int = 0
+    failed: int = 0
+    warned: int = 0
+    errored: int = 0
+    skipped: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return dict(zip(STATUSES, (self.passed, self.failed, self.warned, self.errored, self.skipped),
+                        strict=True))
+
+    def total(self) -> int:
+        return self.passed + self.failed + self.warned + self.errored + self.skipped
+
+
+def _count(results: Sequence[str]) -> ResultCounts:
+    tally = dict.fromkeys(STATUSES, 0)
+    for r in results:
+        if r in tally:
+            tally[r] += 1
+    return ResultCounts(*(tally[s] for s in STATUSES))
+
+
+@dataclass(frozen=True)
+class CoverageSubject:
+    subject: Ref
+    status: str                   # current | missing | stale | duplicate | misnamed | excluded
+    reason: str | None
+    report: Ref | None
+    excluded_by: int | None = None
+    gap: str | None = None        # for excluded subjects: the status the exclusion covers
+
+    def to_json(self) -> dict[str, Any]:
+        report = self.report.to_json() if self.report else None
+        out: dict[str, Any] = {"subject": self.subject.to_json(), "status": self.status,
+                               "reason": self.reason, "report": report}
+        if self.excluded_by is not None:
+            out["excluded_by"] = self.excluded_by
+            out["gap"] = self.gap
+        return out
+
+
+@dataclass(frozen=True)
+class UnusedExclusion:
+    index: int
+    match: tuple[tuple[str, Any], ...]
+    reason: str
+    source: Source
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "match": dict(self.match), "reason": self.reason,
+                "location": self.source.as_location()}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    counts: tuple[tuple[str, int], ...]
+    subjects: tuple[CoverageSubject, ...]
+    totals: ResultCounts
+    per_policy: tuple[tuple[str, ResultCounts], ...]
+    derived_from: tuple[int, int]            # (current subjects, subjects in scope)
+    unused_exclusions: tuple[UnusedExclusion, ...]
+    report_api: str
+    filtered_subjects: int = 0
+    orphans: tuple[Ref, ...] = ()
+
+    def count(self, key: str) -> int:
+        return dict(self.counts)[key]
+
+    @property
+    def gaps(self) -> tuple[CoverageSubject, ...]:
+        return tuple(s for s in self.subjects if s.status not in (str(ReportClass.CURRENT), EXCLUDED))
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.FINDINGS if self.gaps else ExitCode.CLEAN
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN section 3 coverage fields; `report_api`, `filtered_subjects`, `orphans` are additions."""
+        current, of = self.derived_from
+        return {
+            "counts": dict(self.counts),
+            "subjects": [s.to_json() for s in self.subjects],
+            "totals": self.totals.to_json(),
+            "per_policy": {policy: counts.to_json() for policy, counts in self.per_policy},
+            "derived_from": {"subjects": current, "of": of},
+            "unused_exclusions": [u.to_json() for u in self.unused_exclusions],
+            "report_api": self.report_api,
+            "filtered_subjects": self.filtered_subjects,
+            "orphans": [r.to_json() for r in self.orphans],
+        }
+
+
+def _labels(subject: Subject) -> Mapping[str, str]:
+    meta = subject.obj.get("metadata") or {}
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
+                     exclusions: Sequence[Exclusion] = ()) -> Coverage:
+    """Coverage from a report diff; `subjects` give the labels exclusion selectors look at."""
+    by_uid = {s.ref.uid: s for s in subjects}
+    used: set[int] = set()
+    rows: list[CoverageSubject] = []
+    current_results: list[tuple[str, str]] = []
+    for status in diff.subjects:
+        subject = by_uid.get(status.subject.uid)
+        labels = _labels(subject) if subject is not None else {}
+        matching = [e for e in exclusions if e.matches(status.subject, labels)]
+        used.update(e.index for e in matching)
+        if status.status == ReportClass.CURRENT:
+            rows.append(CoverageSubject(status.subject, str(status.status), status.reason, status.report))
+            current_results.extend(status.results)
+        elif matching:
+            first = matching[0]
+            rows.append(CoverageSubject(status.subject, EXCLUDED, first.reason, status.report,
+                                        excluded_by=first.index, gap=str(status.status)))
+        else:
+            rows.append(CoverageSubject(status.subject, str(status.status), status.reason, status.report))
+
+    tallies = dict.fromkeys(COUNT_KEYS, 0)
+    tallies["in_scope"] = len(rows)
+    for row in rows:
+        tallies[row.status] += 1
+    orphans = tuple(c.report for c in diff.changes if c.klass == ReportClass.ORPHAN)
+    tallies["orphan"] = len(orphans)
+
+    per_policy: dict[str, list[str]] = {}
+    for policy, result in current_results:
+        per_policy.setdefault(policy, []).append(result)
+    unused = tuple(UnusedExclusion(e.index, tuple(e.match_json().items()), e.reason, e.source)
+                   for e in exclusions if e.index not in used)
+    return Coverage(
+        counts=tuple(tallies.items()),
+        subjects=tuple(rows),
+        totals=_count([r for _, r in current_results]),
+        per_policy=tuple((p, _count(rs)) for p, rs in sorted(per_policy.items())),
+        derived_from=(tallies["current"], tallies["in_scope"]),
+        unused_exclusions=unused,
+        report_api=diff.report_api,
+        filtered_subjects=len(diff.filtered_subjects),
+        orphans=orphans,
+    )
+
+
+def coverage(expected: Sequence[Mapping[str, Any]], subjects: Sequence[Subject],
+             state: Sequence[Mapping[str, Any]], *, now: datetime.datetime,
+             exclusions: Sequence[Exclusion] = (), report_api: str | None = None,
+             resource_filters: Sequence[ResourceFilter] = (), policies: Collection[str] | None = None,
+             policy_versions: Mapping[str, str] | None = None,
+             scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL,
+             evaluated_uids: Collection[str] | None = None) -> Coverage:
+    """diff_reports + compute_coverage in one call."""
+    diff = diff_reports(expected, subjects, state, now=now, policy_versions=policy_versions,
+                        scan_interval=scan_interval, report_api=report_api,
+                        resource_filters=resource_filters, policies=policies, evaluated_uids=evaluated_uids)
+    return compute_coverage(diff, subjects, exclusions)

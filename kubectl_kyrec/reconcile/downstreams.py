@@ -1,0 +1,449 @@
+"""Downstream reconciliation (DESIGN section 4): the desired downstreams of every (policy, trigger) against
+the objects of the state, scoped per trigger uid.
+
+=============  ===================  =========================================================================
+class          reason               condition
+=============  ===================  =========================================================================
+missing                             desired, nothing at that identity
+missing        predates-policy      same, but the trigger existed before the policy and generateExisting
+                                    is off: Kyverno owes it nothing (enforced: false)
+drifted        changed-fields       desired, owned, a field the policy sets differs from live (or a field
+                                    only Kyverno's managers own is no longer set by the policy)
+drifted        foreign-fields       desired, owned, live carries fields another manager set that the
+                                    policy does not set: Kyverno's full replace would remove them
+                                    (not for useServerSideApply policies, whose apply leaves them)
+in-sync                             desired, owned, no difference
+conflict       unowned              desired, the object there is not Kyverno's
+conflict       other-policy         desired, the object there is another policy's
+conflict       other-trigger        desired, the object there is this policy's for another trigger
+orphan         trigger-gone         owned, trigger uid absent from a state that lists the trigger's kind
+orphan         trigger-unknown      owned, trigger absent, and the state lists no object of that kind
+orphan         no-longer-matches    owned, trigger exists, the policy no longer matches it (#16832)
+orphan         not-desired          owned, trigger matches, object not in the desired set (#16759)
+orphan         policy-gone          labelled for a policy absent from a complete policy set
+undetermined   needs-request        the output depends on request data --values does not give
+undetermined   evaluation-error     evaluating the policy failed for this trigger: Kyverno writes nothing
+                                    and cleans nothing up
+=============  ===================  =========================================================================
+
+`enforced: false` marks what Kyverno would not act on: drift and orphans of sync-off policies, a missing
+downstream of a sync-off policy whose trigger already exists (Kyverno generates on admission only),
+downstreams owed to no one (predates-policy), clones left by a deleted policy, and whatever is
+undetermined or trigger-unknown. Conflicts are findings: Kyverno skips them silently, forever.
+
+Partial input: only downstreams labelled for a policy in the run are examined (unless the policy set is
+complete: then the rest are policy-gone); with triggers from manifests (`trigger_uids`), only their
+downstreams. The state's kinds decide trigger-gone against trigger-unknown.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import difflib
+import enum
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.expect.downstreams import identity, owner_of
+from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+from kubectl_kyrec.model import Ref, group_version, ref_of
+from kubectl_kyrec.reconcile.masking import mask_pair
+from kubectl_kyrec.reconcile.normalize import (
+    DEFAULT_KYVERNO_MANAGERS,
+    changed_fields,
+    comparable,
+    is_secret,
+    merge_expected,
+    remove_pointers,
+    secret_bytes,
+    unset_managed_fields,
+)
+
+Identity = tuple[str, str, str, str]
+
+
+class DownstreamClass(enum.StrEnum):
+    MISSING = "missing"
+    DRIFTED = "drifted"
+    IN_SYNC = "in-sync"
+    CONFLICT = "conflict"
+    ORPHAN = "orphan"
+    UNDETERMINED = "undetermined"
+
+
+class Reason(enum.StrEnum):
+    PREDATES_POLICY = "predates-policy"
+    CHANGED_FIELDS = "changed-fields"
+    FOREIGN_FIELDS = "foreign-fields"
+    UNOWNED = "unowned"
+    OTHER_POLICY = "other-policy"
+    OTHER_TRIGGER = "other-trigger"
+    TRIGGER_GONE = "trigger-gone"
+    TRIGGER_UNKNOWN = "trigger-unknown"
+    NO_LONGER_MATCHES = "no-longer-matches"
+    NOT_DESIRED = "not-desired"
+    POLICY_GONE = "policy-gone"
+    NEEDS_REQUEST = "needs-request"
+    EVALUATION_ERROR = "evaluation-error"
+
+
+@dataclass(frozen=True)
+class DownstreamChange:
+    """One examined object; `expected` is what Kyverno would write, `actual` what the state holds."""
+
+    klass: DownstreamClass
+    reason: Reason | None
+    enforced: bool
+    policy: str
+    trigger: Ref | None
+    object: Ref
+    fields: tuple[str, ...] = ()
+    diff: str | None = None
+    expected: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    actual: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
+    message: str = ""
+    prune: bool = False          # `apply --prune` may delete it
+
+    @property
+    def finding(self) -> bool:
+        return self.klass is not DownstreamClass.IN_SYNC and self.enforced
+
+    def to_json(self) -> dict[str, Any]:
+        """The DESIGN section 3 `changes[]` entry (`message` is an addition)."""
+        return {
+            "domain": "downstream",
+            "class": str(self.klass),
+            "reason": str(self.reason) if self.reason else None,
+            "enforced": self.enforced,
+            "policy": self.policy,
+            "trigger": self.trigger.to_json() if self.trigger else None,
+            "subject": None,
+            "object": self.object.to_json(),
+            "fields": list(self.fields),
+            "diff": self.diff,
+            "message": self.message or None,
+        }
+
+
+@dataclass(frozen=True)
+class DownstreamDiff:
+    changes: tuple[DownstreamChange, ...]
+    out_of_scope: int = 0       # Kyverno downstreams of policies not in the run, not examined
+
+    def summary(self) -> dict[str, int]:
+        counts = {str(c): 0 for c in DownstreamClass}
+        for change in self.changes:
+            counts[str(change.klass)] += 1
+        return counts
+
+    def changes_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.changes]
+
+    @property
+    def findings(self) -> list[DownstreamChange]:
+        return [c for c in self.changes if c.finding]
+
+
+# ---- the state, indexed once ------------------------------------------------------------------------------
+
+@dataclass
+class StateIndex:
+    by_identity: dict[Identity, Mapping[str, Any]] = field(default_factory=dict)
+    uids: set[str] = field(default_factory=set)
+    listed_kinds: set[tuple[str, str]] = field(default_factory=set)      # (group, kind)
+    generated: list[Mapping[str, Any]] = field(default_factory=list)     # labelled by some gpol
+
+    @classmethod
+    def build(cls, objects: Iterable[Mapping[str, Any]]) -> StateIndex:
+        index = cls()
+        for obj in objects:
+            key = identity(obj)
+            index.by_identity[key] = obj
+            index.listed_kinds.add((key[0], key[1]))
+            uid = (obj.get("metadata") or {}).get("uid")
+            if uid:
+                index.uids.add(str(uid))
+            owner = owner_of(obj)
+            if owner.generated:
+                index.generated.append(obj)
+        return index
+
+
+# ---- rendering a drift as a unified diff ------------------------------------------------------------------
+
+def diff_name(obj: Mapping[str, Any]) -> str:
+    """kubectl diff's file name: <group>.<version>.<Kind>.<namespace>.<name> (core: v1.Kind...)."""
+    group, version = group_version(str(obj.get("apiVersion") or ""))
+    meta = obj.get("metadata") or {}
+    parts = [p for p in (group, version, str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
+                         str(meta.get("name") or "")) if p]
+    return ".".join(parts)
+
+
+def _display(obj: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(dict(obj))
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)      # kubectl diff hides them too
+    return out
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _bytes_representer(dumper: yaml.SafeDumper, data: bytes) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", base64.b64encode(data).decode())
+
+
+_Dumper.add_representer(bytes, _bytes_representer)
+
+
+def yaml_text(obj: Any) -> str:
+    # kubectl prints objects through JSON, so keys come out sorted
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True)
+
+
+def unified_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """`diff -u` of the live object and the object after the write, masked, named as kubectl diff names."""
+    masked_before, masked_after = mask_pair(_display(before), _display(after))
+    name = diff_name(after)
+    a = yaml_text(masked_before).splitlines(keepends=True)
+    b = yaml_text(masked_after).splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, fromfile=f"live/{name}", tofile=f"merged/{name}"))
+
+
+def after_write(expected: Mapping[str, Any], live: Mapping[str, Any], remove: Sequence[str]) -> dict[str, Any]:
+    """The live object once Kyverno writes `expected` over it, `remove` pointers gone (display only)."""
+    kind = str(expected.get("kind") or "")
+    merged = merge_expected(_display(live), _display(expected), (), kind)
+    if is_secret(expected):
+        content = secret_bytes(live)
+        content.update(secret_bytes(expected))
+        merged.pop("stringData", None)
+        merged["data"] = {k: base64.b64encode(v).decode() for k, v in content.items()}
+    remove_pointers(merged, list(remove))
+    return merged
+
+
+def compare(expected: Mapping[str, Any], live: Mapping[str, Any], *, server_side_apply: bool,
+            kyverno_managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS
+            ) -> tuple[Reason | None, tuple[str, ...], str | None]:
+    """(reason, fields, diff) for an owned downstream: None when in sync."""
+    exp = comparable(expected)
+    act = comparable(live)
+    changed = [d.pointer for d in changed_fields(exp, act)]
+    managed = unset_managed_fields(exp, live, act, kyverno_managers=kyverno_managers)
+    stale = [f.pointer for f in managed if not f.foreign]
+    foreign = [] if server_side_apply else [f.pointer for f in managed if f.foreign]
+    if changed or stale:
+        reason = Reason.CHANGED_FIELDS
+    elif foreign:
+        reason = Reason.FOREIGN_FIELDS
+    else:
+        return None, (), None
+    fields = tuple(dict.fromkeys([*changed, *stale, *foreign]))
+    after = after_write(expected, live, [*stale, *foreign])
+    return reason, fields, unified_diff(live, after)
+
+
+# ---- classification ---------------------------------------------------------------------------------------
+
+def _trigger_ref_from_labels(obj: Mapping[str, Any]) -> Ref | None:
+    owner = owner_of(obj)
+    if not owner.trigger_uid and not owner.trigger_name:
+        return None
+    api_version = f"{owner.trigger_group}/{owner.trigger_version}" if owner.trigger_group else owner.trigger_version
+    return Ref(api_version, owner.trigger_kind, owner.trigger_namespace, owner.trigger_name, owner.trigger_uid)
+
+
+def _conflict_reason(live: Mapping[str, Any], policy: GeneratingPolicy) -> Reason:
+    owner = owner_of(live)
+    if not owner.managed_by_kyverno or not owner.policy_name:
+        return Reason.UNOWNED
+    if owner.policy_name != policy.name or (owner.policy_namespace is not None
+                                            and owner.policy_namespace != _policy_ns(policy)):
+        return Reason.OTHER_POLICY
+    return Reason.OTHER_TRIGGER
+
+
+def _policy_ns(policy: GeneratingPolicy) -> str:
+    return policy.meta.namespace if policy.namespaced else ""
+
+
+class _Owners:
+    """Which policy of the run a generated object's labels name (a gpol and an ngpol may share a name)."""
+
+    def __init__(self, policies: Sequence[GeneratingPolicy]) -> None:
+        self.by_name: dict[str, list[GeneratingPolicy]] = {}
+        for p in policies:
+            self.by_name.setdefault(p.name, []).append(p)
+
+    def policy_of(self, obj: Mapping[str, Any]) -> GeneratingPolicy | None:
+        owner = owner_of(obj)
+        candidates = self.by_name.get(owner.policy_name, [])
+        if owner.policy_namespace is not None:
+            return next((p for p in candidates if _policy_ns(p) == owner.policy_namespace), None)
+        namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+        for p in candidates:
+            if p.namespaced and p.meta.namespace == namespace:
+                return p
+        return next((p for p in candidates if not p.namespaced), None)
+
+
+def diff_downstreams(generating: GeneratingOutcome, state: Iterable[Mapping[str, Any]] | StateIndex, *,
+                     complete_policy_set: bool = False, trigger_uids: Collection[str] | None = None,
+                     namespace: str | None = None, known_policies: Collection[str] = (),
+                     kyverno_managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS) -> DownstreamDiff:
+    """Classify every desired and every owned downstream of the run.
+
+    `trigger_uids`: the triggers given as manifests (their downstreams only); None when triggers come
+    from the state. `namespace`: only downstreams in this namespace (`-n`). `known_policies`: names of
+    generating policies in the policy set that this run did not evaluate (filtered out, or broken): their
+    downstreams are out of scope, never policy-gone.
+    """
+    index = state if isinstance(state, StateIndex) else StateIndex.build(state)
+    owners = _Owners(generating.policies)
+    outcomes = generating.by_key()
+    changes: list[DownstreamChange] = []
+    seen: set[Identity] = set()
+
+    def in_namespace(key: Identity) -> bool:
+        return namespace is None or key[2] == namespace
+
+    # 1. what is desired
+    for desired in generating.outcomes:
+        if desired.status is not TriggerStatus.GENERATED:
+            continue
+        for expected in desired.objects:
+            key = identity(expected)
+            if not in_namespace(key):
+                continue
+            seen.add(key)
+            changes.append(_classify_desired(desired, expected, index.by_identity.get(key), index,
+                                             kyverno_managers))
+    # 2. what is owned and not desired
+    out_of_scope = 0
+    for obj in index.generated:
+        key = identity(obj)
+        if key in seen or not in_namespace(key):
+            continue
+        policy = owners.policy_of(obj)
+        owner = owner_of(obj)
+        if policy is None:
+            if complete_policy_set and owner.policy_name not in known_policies:
+                seen.add(key)
+                changes.append(_policy_gone(obj))
+            else:
+                out_of_scope += 1
+            continue
+        if trigger_uids is not None and owner.trigger_uid not in trigger_uids:
+            out_of_scope += 1
+            continue
+        outcome = outcomes.get((policy.key, owner.trigger_uid))
+        evaluated = owner.trigger_uid in generating.evaluated_uids
+        if outcome is None and not evaluated and owner.trigger_uid in index.uids:
+            out_of_scope += 1       # the trigger exists but this run left it out (a filter)
+            continue
+        seen.add(key)
+        changes.append(_classify_owned(policy, obj, outcome, evaluated, index))
+    changes.sort(key=_order)
+    return DownstreamDiff(tuple(changes), out_of_scope)
+
+
+def _order(change: DownstreamChange) -> tuple[str, str, str, str, str, str]:
+    t = change.trigger
+    o = change.object
+    return (change.policy, t.namespace if t else "", t.name if t else "", o.kind, o.namespace, o.name)
+
+
+def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, Any] | None,
+                      index: StateIndex, kyverno_managers: Sequence[str]) -> DownstreamChange:
+    policy = outcome.policy
+    trigger = outcome.trigger.ref
+    trigger_exists = trigger.uid in index.uids
+    sync = policy.synchronize
+    if live is None:
+        if not outcome.owed:
+            return DownstreamChange(DownstreamClass.MISSING, Reason.PREDATES_POLICY, False, policy.key, trigger,
+                                    ref_of(expected), expected=expected,
+                                    message="the trigger predates the policy and generateExisting is off")
+        enforced = sync or not trigger_exists
+        return DownstreamChange(DownstreamClass.MISSING, None, enforced, policy.key, trigger, ref_of(expected),
+                                expected=expected)
+    obj_ref = ref_of(live)
+    owner = owner_of(live)
+    owned = (owner.managed_by_kyverno and owner.policy_name == policy.name and owner.trigger_uid == trigger.uid
+             and (owner.policy_namespace is None or owner.policy_namespace == _policy_ns(policy)))
+    if not owned:
+        conflict = _conflict_reason(live, policy)
+        return DownstreamChange(DownstreamClass.CONFLICT, conflict, True, policy.key, trigger, obj_ref,
+                                expected=expected, actual=live,
+                                message=_conflict_message(conflict, live))
+    reason, fields, diff = compare(expected, live, server_side_apply=policy.use_server_side_apply,
+                                   kyverno_managers=kyverno_managers)
+    if reason is None:
+        return DownstreamChange(DownstreamClass.IN_SYNC, None, True, policy.key, trigger, obj_ref,
+                                expected=expected, actual=live)
+    return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, policy.key, trigger, obj_ref, fields, diff,
+                            expected=expected, actual=live)
+
+
+def _conflict_message(reason: Reason, live: Mapping[str, Any]) -> str:
+    owner = owner_of(live)
+    if reason is Reason.UNOWNED:
+        return "an object Kyverno does not manage is in the way; Kyverno skips it (no adoption)"
+    if reason is Reason.OTHER_POLICY:
+        return f"owned by policy {owner.policy_name!r}"
+    return f"owned by trigger uid {owner.trigger_uid!r} ({owner.trigger_kind} {owner.trigger_name})"
+
+
+def _policy_gone(obj: Mapping[str, Any]) -> DownstreamChange:
+    owner = owner_of(obj)
+    clone = bool(owner.source_uid)
+    return DownstreamChange(
+        DownstreamClass.ORPHAN, Reason.POLICY_GONE, not clone, owner.policy_name, _trigger_ref_from_labels(obj),
+        ref_of(obj), actual=obj, prune=not clone,
+        message="a clone: Kyverno leaves clones of a deleted policy (#17596)" if clone else "")
+
+
+def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: TriggerOutcome | None,
+                    evaluated: bool, index: StateIndex) -> DownstreamChange:
+    owner = owner_of(obj)
+    trigger = _trigger_ref_from_labels(obj)
+    obj_ref = ref_of(obj)
+    sync = policy.synchronize
+
+    def change(klass: DownstreamClass, reason: Reason, enforced: bool, message: str = "",
+               trigger_ref: Ref | None = trigger) -> DownstreamChange:
+        prunable = klass is DownstreamClass.ORPHAN and reason in (
+            Reason.TRIGGER_GONE, Reason.NO_LONGER_MATCHES, Reason.NOT_DESIRED)
+        return DownstreamChange(klass, reason, enforced, policy.key, trigger_ref, obj_ref, actual=obj,
+                                message=message, prune=prunable)
+
+    if outcome is not None:
+        trigger_ref = outcome.trigger.ref
+        if outcome.status is TriggerStatus.ERROR:
+            return change(DownstreamClass.UNDETERMINED, Reason.EVALUATION_ERROR, False, outcome.message,
+                          trigger_ref)
+        if outcome.status is TriggerStatus.NEEDS_REQUEST:
+            return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REQUEST, False, outcome.message, trigger_ref)
+        if outcome.status is TriggerStatus.SKIPPED:
+            return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
+                          "a matchCondition is false for the trigger now", trigger_ref)
+        message = ("a policy exception exempts the trigger" if outcome.status is TriggerStatus.EXEMPT
+                   else "the policy no longer generates it for this trigger")
+        return change(DownstreamClass.ORPHAN, Reason.NOT_DESIRED, sync, message, trigger_ref)
+    if evaluated:
+        return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
+                      "the policy's matchConstraints no longer select the trigger")
+    if owner.trigger_uid and (owner.trigger_group, owner.trigger_kind) in index.listed_kinds:
+        return change(DownstreamClass.ORPHAN, Reason.TRIGGER_GONE, sync,
+                      "no object with the trigger's uid in the state")
+    return change(DownstreamClass.ORPHAN, Reason.TRIGGER_UNKNOWN, False,
+                  f"the state lists no {owner.trigger_kind or 'trigger'} objects: cannot tell whether it exists")

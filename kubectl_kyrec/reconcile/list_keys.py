@@ -1,0 +1,112 @@
+"""Which lists are keyed, and by what: the Kubernetes OpenAPI `x-kubernetes-list-type` /
+`x-kubernetes-list-map-keys` of the built-in kinds kyrec compares (k8s.io/api `+listType`, `+listMapKey`).
+
+A *map* list is compared element by element, matched by its keys (containers by name, container ports by
+containerPort+protocol); a *set* list as a set of scalars; anything else is *atomic* and compared whole.
+Paths are field names from the object's root with list positions left out, e.g.
+`("spec", "template", "spec", "containers", "env")`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ListSpec:
+    type: str                                   # "map" | "set" | "atomic"
+    keys: tuple[str, ...] = ()
+    # server-side defaults of key fields: an absent protocol is TCP, so {port: 80} and {port: 80,
+    # protocol: TCP} are one element (the API server defaults it before anything compares)
+    key_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+ATOMIC = ListSpec("atomic")
+SET = ListSpec("set")
+_TCP = {"protocol": "TCP"}
+
+# where a PodSpec sits in each workload kind
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Pod": ("spec",),
+    "PodTemplate": ("template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+}
+
+_CONTAINER_LISTS: dict[str, ListSpec] = {
+    "ports": ListSpec("map", ("containerPort", "protocol"), _TCP),
+    "env": ListSpec("map", ("name",)),
+    "volumeMounts": ListSpec("map", ("mountPath",)),
+    "volumeDevices": ListSpec("map", ("devicePath",)),
+}
+
+_POD_SPEC_LISTS: dict[str, ListSpec] = {
+    "containers": ListSpec("map", ("name",)),
+    "initContainers": ListSpec("map", ("name",)),
+    "ephemeralContainers": ListSpec("map", ("name",)),
+    "volumes": ListSpec("map", ("name",)),
+    "imagePullSecrets": ListSpec("map", ("name",)),
+    "hostAliases": ListSpec("map", ("ip",)),
+    "topologySpreadConstraints": ListSpec("map", ("topologyKey", "whenUnsatisfiable")),
+    "resourceClaims": ListSpec("map", ("name",)),
+    "schedulingGates": ListSpec("map", ("name",)),
+}
+
+_CONTAINER_KINDS = ("containers", "initContainers", "ephemeralContainers")
+
+# kind-specific lists outside pod specs
+_KIND_LISTS: dict[tuple[str, tuple[str, ...]], ListSpec] = {
+    ("Service", ("spec", "ports")): ListSpec("map", ("port", "protocol"), _TCP),
+    ("ServiceAccount", ("secrets",)): ListSpec("map", ("name",)),
+    ("ServiceAccount", ("imagePullSecrets",)): ListSpec("map", ("name",)),
+    ("ValidatingWebhookConfiguration", ("webhooks",)): ListSpec("map", ("name",)),
+    ("MutatingWebhookConfiguration", ("webhooks",)): ListSpec("map", ("name",)),
+    ("Node", ("spec", "podCIDRs")): SET,
+    ("EndpointSlice", ("ports",)): ATOMIC,
+}
+
+# any kind
+_COMMON_LISTS: dict[tuple[str, ...], ListSpec] = {
+    ("metadata", "ownerReferences"): ListSpec("map", ("uid",)),
+    ("metadata", "finalizers"): SET,
+}
+
+
+def list_spec(kind: str, path: tuple[str, ...]) -> ListSpec:
+    """How the list at `path` (field names, no indices) of a `kind` object compares."""
+    common = _COMMON_LISTS.get(path)
+    if common is not None:
+        return common
+    specific = _KIND_LISTS.get((kind, path))
+    if specific is not None:
+        return specific
+    pod = POD_SPEC_PATHS.get(kind)
+    if pod is not None and path[:len(pod)] == pod:
+        rest = path[len(pod):]
+        if len(rest) == 1 and rest[0] in _POD_SPEC_LISTS:
+            return _POD_SPEC_LISTS[rest[0]]
+        if len(rest) == 2 and rest[0] in _CONTAINER_KINDS and rest[1] in _CONTAINER_LISTS:
+            return _CONTAINER_LISTS[rest[1]]
+    return ATOMIC
+
+
+def element_key(spec: ListSpec, element: Any) -> tuple[Any, ...] | None:
+    """The key of a map-list element, with key defaults applied; None when it is not a map."""
+    if not isinstance(element, Mapping):
+        return None
+    return tuple(element.get(k, spec.key_defaults.get(k)) for k in spec.keys)
+
+
+def key_json(spec: ListSpec, element: Any) -> dict[str, Any]:
+    """The key as managedFields writes it (`k:{"name":"x"}`), absent keys left out."""
+    if not isinstance(element, Mapping):
+        return {}
+    return {k: element.get(k, spec.key_defaults.get(k)) for k in spec.keys
+            if k in element or k in spec.key_defaults}

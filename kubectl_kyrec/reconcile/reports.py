@@ -1,0 +1,591 @@
+"""Report reconciliation (DESIGN section 5): expected policy reports against the reports in the state.
+
+Inputs are plain dicts as Kubernetes serves them. Every subject in scope and every Kyverno report of the
+active API (objects labelled `app.kubernetes.io/managed-by: kyverno`) is classified once:
+
+=============  =========================  ==================================================================
+class          reason                     condition
+=============  =========================  ==================================================================
+current                                   one report for the uid, named by it, results equal expected
+missing                                   no report for a subject in scope that is owed one
+stale          outcome-changed            a result of the same (source, policy, rule) differs
+stale          result-of-absent-policy    the report carries a result the subject is not owed (#17405)
+stale          result-missing             an expected result is not in the report
+misnamed       expected-name              the kept report is not `<Kind> <namespace>/<uid>` (seed 000)
+duplicate                                 a second report for one uid; kept: the one named by the uid,
+                                          else the newest (creationTimestamp, then name)
+orphan         subject-gone               the report's scope/owner uid names no object in the state, and
+                                          the state lists that kind
+orphan         subject-unknown            same, but the state holds no object of that kind at all: it
+                                          cannot tell (a partial state, or a kind no policy matches now)
+=============  =========================  ==================================================================
+
+A subject's status is the first of duplicate, misnamed, stale, current/missing that applies. Stale reasons
+are reported in that table order; `fields` lists a JSON pointer for every difference, into the actual
+report (`/results/<i>/<field>`, `/results/<i>` for a result not owed, `/results/-` for one missing).
+Results compare without `timestamp`, `resources` and `resourceSelector`; empty `message`, `rule`,
+`category`, `severity`, `properties` and `source` equal absent ones (they are `omitempty` in the API).
+
+A report describes the uid in `scope.uid`, else its first owner reference's uid, else its name. Reports of
+existing objects that are not subjects in scope (no expected result, or filtered) are `stale` with
+`result-of-absent-policy` when they carry results; pass `evaluated_uids` to leave out objects the run did
+not look at. With `policies` (the names in the run), results of other policies are left out of the
+comparison on both sides, so `-p one.yaml` does not turn every report stale.
+
+Next background scan, per subject, as Kyverno's background controller decides it (`needsReconcile`):
+the scan metadata is the (Cluster)EphemeralReport in the subject's namespace *named by the uid* (Kyverno
+reads it from its lister by that name). None: `full`. Its `audit.kyverno.io/resource.hash` label differs
+from the subject's current hash: `full`. No or unparsable `audit.kyverno.io/last-scan-time`, or older than
+the scan interval (default 1h) as of `now`: `full`. Policy resourceVersion labels (every key with a policy
+label prefix) differ from `policy_versions`: `partial`. Otherwise `none`. Recent Kyverno creates
+background reports with `generateName: <uid>-`, so that lookup by name finds nothing and every rescan is
+full (`next_scan_reason: scan-metadata-not-named-by-uid`). `oldest_ephemeral_age_s` is the age of the
+oldest ephemeral report labelled with the subject's uid (or, not yet adopted, annotated with its
+namespace and name): results still waiting for the aggregator.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import enum
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.expect.resource_hash import resource_hash
+from kubectl_kyrec.load.exclusions import parse_rfc3339
+from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
+from kubectl_kyrec.model import Ref, Subject, ref_of
+
+WGPOLICY = "wgpolicyk8s.io/v1alpha2"
+OPENREPORTS = "openreports.io/v1alpha1"
+REPORT_KINDS: dict[str, tuple[str, str]] = {
+    WGPOLICY: ("PolicyReport", "ClusterPolicyReport"),
+    OPENREPORTS: ("Report", "ClusterReport"),
+}
+EPHEMERAL_API = "reports.kyverno.io/v1"
+EPHEMERAL_KINDS = ("EphemeralReport", "ClusterEphemeralReport")
+
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+LABEL_RESOURCE_UID = "audit.kyverno.io/resource.uid"
+LABEL_RESOURCE_HASH = "audit.kyverno.io/resource.hash"
+LABEL_RESOURCE_KIND = "audit.kyverno.io/resource.kind"
+LABEL_SOURCE = "audit.kyverno.io/source"
+ANNOTATION_LAST_SCAN = "audit.kyverno.io/last-scan-time"
+ANNOTATION_RESOURCE_NAMESPACE = "audit.kyverno.io/resource.namespace"
+ANNOTATION_RESOURCE_NAME = "audit.kyverno.io/resource.name"
+
+# Kyverno's IsPolicyLabel prefixes (pkg/utils/report/metadata.go), mpol/dpol from SEMANTICS D.2
+POLICY_LABEL_PREFIXES = (
+    "cpol.kyverno.io/", "pol.kyverno.io/", "vpol.kyverno.io/", "ivpol.kyverno.io/", "gpol.kyverno.io/",
+    "mpol.kyverno.io/", "dpol.kyverno.io/", "polex.kyverno.io/", "validatingadmissionpolicy.apiserver.io/",
+    "validatingadmissionpolicybinding.apiserver.io/", "mutatingadmissionpolicy.apiserver.io/",
+    "mutatingadmissionpolicybinding.apiserver.io/",
+)
+
+DEFAULT_SCAN_INTERVAL = datetime.timedelta(hours=1)
+STATUSES = ("pass", "fail", "warn", "error", "skip")
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_OMITEMPTY = ("message", "rule", "category", "severity", "properties", "source")
+_NOT_COMPARED = ("timestamp", "resources", "resourceSelector")
+
+
+class ReportClass(enum.StrEnum):
+    CURRENT = "current"
+    MISSING = "missing"
+    STALE = "stale"
+    ORPHAN = "orphan"
+    DUPLICATE = "duplicate"
+    MISNAMED = "misnamed"
+
+
+class StaleReason(enum.StrEnum):
+    OUTCOME_CHANGED = "outcome-changed"
+    RESULT_OF_ABSENT_POLICY = "result-of-absent-policy"
+    RESULT_MISSING = "result-missing"
+
+
+EXPECTED_NAME = "expected-name"
+
+
+class NextScan(enum.StrEnum):
+    FULL = "full"
+    PARTIAL = "partial"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class ScanDecision:
+    next_scan: NextScan
+    reason: str | None
+    oldest_ephemeral_age_s: int | None
+
+
+@dataclass(frozen=True)
+class ReportChange:
+    """One classified object (a subject's report, a missing one, a duplicate or an orphan)."""
+
+    klass: ReportClass
+    reason: str | None
+    subject: Ref | None
+    report: Ref
+    fields: tuple[str, ...] = ()
+    diff: str | None = None
+    next_scan: NextScan | None = None
+    next_scan_reason: str | None = None
+    oldest_ephemeral_age_s: int | None = None
+    in_scope: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The DESIGN section 3 `changes[]` entry; `next_scan_reason` and `inScope` are additions."""
+        return {
+            "domain": "report",
+            "class": str(self.klass),
+            "reason": self.reason,
+            "enforced": True,
+            "policy": None,
+            "trigger": None,
+            "subject": self.subject.to_json() if self.subject else None,
+            "object": self.report.to_json(),
+            "fields": list(self.fields),
+            "diff": self.diff,
+            "next_scan": str(self.next_scan) if self.next_scan else None,
+            "next_scan_reason": self.next_scan_reason,
+            "oldest_ephemeral_age_s": self.oldest_ephemeral_age_s,
+            "inScope": self.in_scope,
+        }
+
+
+@dataclass(frozen=True)
+class SubjectStatus:
+    """Where one subject in scope stands; `results` are its expected (policy, result) pairs."""
+
+    subject: Ref
+    status: ReportClass
+    reason: str | None
+    report: Ref | None
+    results: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportDiff:
+    report_api: str
+    changes: tuple[ReportChange, ...]
+    subjects: tuple[SubjectStatus, ...]
+    filtered_subjects: tuple[Ref, ...] = ()
+    ignored_reports: tuple[Ref, ...] = ()
+
+    def summary(self) -> dict[str, int]:
+        """Count of changes per class, every class present."""
+        counts = {str(c): 0 for c in ReportClass}
+        for change in self.changes:
+            counts[str(change.klass)] += 1
+        return counts
+
+    def changes_json(self) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.changes]
+
+
+def detect_report_api(objects: Iterable[Mapping[str, Any]]) -> str:
+    """openreports when the state holds any report of that API, else wgpolicyk8s."""
+    kinds = REPORT_KINDS[OPENREPORTS]
+    for obj in objects:
+        if obj.get("apiVersion") == OPENREPORTS and obj.get("kind") in kinds:
+            return OPENREPORTS
+    return WGPOLICY
+
+
+def is_policy_label(key: str) -> bool:
+    return key.startswith(POLICY_LABEL_PREFIXES)
+
+
+def described_uid(report: Mapping[str, Any]) -> str:
+    """The uid a report is about: scope.uid, else the first owner's uid, else its name."""
+    scope = report.get("scope")
+    if isinstance(scope, Mapping) and scope.get("uid"):
+        return str(scope["uid"])
+    meta = report.get("metadata") or {}
+    for owner in meta.get("ownerReferences") or []:
+        if isinstance(owner, Mapping) and owner.get("uid"):
+            return str(owner["uid"])
+    return str(meta.get("name") or "")
+
+
+def normalize_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result as compared: no timestamps or resource lists, omitempty fields dropped when empty."""
+    out = {k: v for k, v in result.items() if k not in _NOT_COMPARED}
+    for key in _OMITEMPTY:
+        if key in out and not out[key]:
+            del out[key]
+    # scored is not omitempty: Go always writes it, absent means false
+    out["scored"] = bool(out.get("scored", False))
+    if "properties" in out and isinstance(out["properties"], Mapping):
+        out["properties"] = {str(k): str(v) for k, v in out["properties"].items()}
+    return out
+
+
+def result_key(result: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(result.get("source") or ""), str(result.get("policy") or ""), str(result.get("rule") or ""))
+
+
+def _sort_key(result: Mapping[str, Any]) -> tuple[str, str, str]:
+    source, policy, rule = result_key(result)
+    return (policy, rule, source)
+
+
+@dataclass(frozen=True)
+class _Comparison:
+    reasons: tuple[StaleReason, ...]
+    fields: tuple[str, ...]
+
+
+def compare_results(expected: Sequence[Mapping[str, Any]],
+                    actual: Sequence[Mapping[str, Any]]) -> _Comparison:
+    """Keyed by (source, policy, rule); pointers index the actual results as given."""
+    exp_by_key: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in expected:
+        exp_by_key.setdefault(result_key(r), []).append(normalize_result(r))
+    act_by_key: dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]] = {}
+    for i, r in enumerate(actual):
+        act_by_key.setdefault(result_key(r), []).append((i, normalize_result(r)))
+    reasons: set[StaleReason] = set()
+    fields: list[str] = []
+    for key, acts in act_by_key.items():
+        exps = exp_by_key.get(key)
+        if exps is None:
+            reasons.add(StaleReason.RESULT_OF_ABSENT_POLICY)
+            fields.extend(f"/results/{i}" for i, _ in acts)
+            continue
+        for n, (i, act) in enumerate(acts):
+            if n >= len(exps):
+                # more results under one key than expected: the extra one is not owed
+                reasons.add(StaleReason.RESULT_OF_ABSENT_POLICY)
+                fields.append(f"/results/{i}")
+                continue
+            differing = _differing_fields(exps[n], act, f"/results/{i}")
+            if differing:
+                reasons.add(StaleReason.OUTCOME_CHANGED)
+                fields.extend(differing)
+    for key, exps in exp_by_key.items():
+        missing = len(exps) - len(act_by_key.get(key, ()))
+        if missing > 0:
+            reasons.add(StaleReason.RESULT_MISSING)
+            fields.extend(["/results/-"] * missing)
+    ordered = tuple(r for r in StaleReason if r in reasons)
+    return _Comparison(ordered, tuple(dict.fromkeys(fields)))
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _differing_fields(exp: Mapping[str, Any], act: Mapping[str, Any], prefix: str) -> list[str]:
+    out: list[str] = []
+    for key in sorted(set(exp) | set(act)):
+        a, b = exp.get(key), act.get(key)
+        if a == b:
+            continue
+        if key == "properties" and isinstance(a or {}, Mapping) and isinstance(b or {}, Mapping):
+            pa, pb = a or {}, b or {}
+            out.extend(f"{prefix}/properties/{_pointer_token(k)}" for k in sorted(set(pa) | set(pb))
+                       if pa.get(k) != pb.get(k))
+        else:
+            out.append(f"{prefix}/{_pointer_token(key)}")
+    return out
+
+
+def results_yaml(results: Sequence[Mapping[str, Any]]) -> str:
+    """The results as the diff shows them: normalized, in Kyverno's report order."""
+    normalized = sorted((normalize_result(r) for r in results), key=_sort_key)
+    ordered = [_ordered(r) for r in normalized]
+    # the C dumper when built: this runs for every stale report
+    return yaml.dump(ordered, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True,
+                     width=1000)
+
+
+def _ordered(result: Mapping[str, Any]) -> dict[str, Any]:
+    head = ("source", "policy", "rule", "result", "message", "scored", "category", "severity", "properties")
+    out = {k: result[k] for k in head if k in result}
+    out.update((k, v) for k, v in result.items() if k not in out)
+    return out
+
+
+def results_diff(expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]],
+                 from_name: str, to_name: str) -> str | None:
+    a = results_yaml(expected).splitlines(keepends=True)
+    b = results_yaml(actual).splitlines(keepends=True)
+    text = "".join(difflib.unified_diff(a, b, fromfile=from_name, tofile=to_name))
+    return text or None
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    labels = _meta(obj).get("labels")
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    annotations = _meta(obj).get("annotations")
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def _results(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    results = report.get("results")
+    return [r for r in results if isinstance(r, Mapping)] if isinstance(results, list) else []
+
+
+def _created(obj: Mapping[str, Any]) -> datetime.datetime | None:
+    ts = _meta(obj).get("creationTimestamp")
+    return parse_rfc3339(ts) if isinstance(ts, str) else None
+
+
+def _report_ref(report: Mapping[str, Any]) -> Ref:
+    meta = _meta(report)
+    return Ref(str(report.get("apiVersion", "")), str(report.get("kind", "")),
+               str(meta.get("namespace") or ""), str(meta.get("name") or ""), str(meta.get("uid") or ""))
+
+
+def expected_identity(subject: Ref, api: str) -> Ref:
+    """The report Kyverno's aggregator looks up for this subject (uid "" : it need not exist)."""
+    namespaced_kind, cluster_kind = REPORT_KINDS[api]
+    kind = namespaced_kind if subject.namespace else cluster_kind
+    return Ref(api, kind, subject.namespace, subject.uid, "")
+
+
+def _same_identity(report: Ref, expected: Ref) -> bool:
+    return (report.api_version, report.kind, report.namespace, report.name) == (
+        expected.api_version, expected.kind, expected.namespace, expected.name)
+
+
+@dataclass
+class _EphemeralIndex:
+    by_name: dict[tuple[str, str, str], Mapping[str, Any]]       # (kind, namespace, name)
+    by_uid: dict[str, list[Mapping[str, Any]]]
+    unadopted: dict[tuple[str, str], list[Mapping[str, Any]]]    # (namespace, name) from annotations
+
+
+def _index_ephemeral(objects: Iterable[Mapping[str, Any]]) -> _EphemeralIndex:
+    index = _EphemeralIndex({}, {}, {})
+    for obj in objects:
+        if obj.get("apiVersion") != EPHEMERAL_API or obj.get("kind") not in EPHEMERAL_KINDS:
+            continue
+        meta = _meta(obj)
+        index.by_name[(str(obj["kind"]), str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = obj
+        uid = str(_labels(obj).get(LABEL_RESOURCE_UID) or "")
+        if uid:
+            index.by_uid.setdefault(uid, []).append(obj)
+        else:
+            ann = _annotations(obj)
+            key = (str(ann.get(ANNOTATION_RESOURCE_NAMESPACE) or ""),
+                   str(ann.get(ANNOTATION_RESOURCE_NAME) or ""))
+            index.unadopted.setdefault(key, []).append(obj)
+    return index
+
+
+def decide_next_scan(subject: Subject, ephemeral: _EphemeralIndex, *, now: datetime.datetime,
+                     policy_versions: Mapping[str, str] | None,
+                     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL) -> ScanDecision:
+    ref = subject.ref
+    pending = [r for r in ephemeral.by_uid.get(ref.uid, ())
+               if _meta(r).get("namespace", "") in ("", ref.namespace)]
+    pending += [r for r in ephemeral.unadopted.get((ref.namespace, ref.name), ())
+                if _labels(r).get(LABEL_RESOURCE_KIND) in (None, ref.kind)]
+    ages = [(now - c).total_seconds() for c in (_created(r) for r in pending) if c is not None]
+    oldest = int(max(ages)) if ages else None
+
+    kind = EPHEMERAL_KINDS[0] if ref.namespace else EPHEMERAL_KINDS[1]
+    meta_report = ephemeral.by_name.get((kind, ref.namespace, ref.uid))
+    if meta_report is None:
+        background = any(_labels(r).get(LABEL_SOURCE) == "background-scan" for r in pending)
+        reason = "scan-metadata-not-named-by-uid" if background else "no-scan-metadata"
+        return ScanDecision(NextScan.FULL, reason, oldest)
+    labels = _labels(meta_report)
+    if labels.get(LABEL_RESOURCE_HASH, "") != resource_hash(subject.obj):
+        return ScanDecision(NextScan.FULL, "resource-hash-changed", oldest)
+    last_scan = _annotations(meta_report).get(ANNOTATION_LAST_SCAN)
+    if not last_scan:
+        return ScanDecision(NextScan.FULL, "last-scan-time-missing", oldest)
+    scanned = parse_rfc3339(str(last_scan))
+    if scanned is None:
+        return ScanDecision(NextScan.FULL, "last-scan-time-invalid", oldest)
+    # Go: time.Now().After(annTime.Add(forceDelay)), strictly after
+    if now > scanned + scan_interval:
+        return ScanDecision(NextScan.FULL, "scan-interval-elapsed", oldest)
+    if policy_versions is None:
+        return ScanDecision(NextScan.NONE, "policy-versions-not-checked", oldest)
+    actual = {str(k): str(v) for k, v in labels.items() if is_policy_label(str(k))}
+    if actual != dict(policy_versions):
+        return ScanDecision(NextScan.PARTIAL, "policy-versions-changed", oldest)
+    return ScanDecision(NextScan.NONE, None, oldest)
+
+
+def _pick_keeper(reports: Sequence[Mapping[str, Any]], expected: Ref) -> int:
+    for i, r in enumerate(reports):
+        if _same_identity(_report_ref(r), expected):
+            return i
+    epoch = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+
+    def newest(i: int) -> tuple[datetime.datetime, str]:
+        return (_created(reports[i]) or epoch, str(_meta(reports[i]).get("name") or ""))
+
+    return max(range(len(reports)), key=newest)
+
+
+def diff_reports(
+    expected: Sequence[Mapping[str, Any]],
+    subjects: Sequence[Subject],
+    state: Sequence[Mapping[str, Any]],
+    *,
+    now: datetime.datetime,
+    policy_versions: Mapping[str, str] | None = None,
+    scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL,
+    report_api: str | None = None,
+    resource_filters: Sequence[ResourceFilter] = (),
+    policies: Collection[str] | None = None,
+    evaluated_uids: Collection[str] | None = None,
+) -> ReportDiff:
+    """Classify every subject in scope and every Kyverno report of the active API in `state`.
+
+    `expected`: the expected reports (one per subject with results). `subjects`: the subjects in scope;
+    those `resource_filters` filter are taken out of scope. `policy_versions`: every label the background
+    controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
+    (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
+    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made).
+    """
+    api = report_api or detect_report_api(state)
+    if api not in REPORT_KINDS:
+        raise UsageError(f"unknown report API {api!r} (expected {WGPOLICY} or {OPENREPORTS})")
+    kinds = REPORT_KINDS[api]
+    other_kinds = {(a, k) for a, ks in REPORT_KINDS.items() if a != api for k in ks}
+
+    existing: dict[str, Mapping[str, Any]] = {}
+    listed_kinds: set[tuple[str, str]] = set()
+    actual_by_uid: dict[str, list[Mapping[str, Any]]] = {}
+    ignored: list[Ref] = []
+    for obj in state:
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        is_kyverno = _labels(obj).get(LABEL_MANAGED_BY) == "kyverno"
+        if api_version == api and kind in kinds:
+            if is_kyverno:
+                actual_by_uid.setdefault(described_uid(obj), []).append(obj)
+            continue
+        if (api_version, kind) in other_kinds:
+            if is_kyverno:
+                ignored.append(_report_ref(obj))
+            continue
+        listed_kinds.add((str(api_version), str(kind)))
+        uid = _meta(obj).get("uid")
+        if uid:
+            existing[str(uid)] = obj
+    ephemeral = _index_ephemeral(state)
+
+    def keep_result(r: Mapping[str, Any]) -> bool:
+        return policies is None or str(r.get("policy") or "") in policies
+
+    expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
+    for report in expected:
+        expected_by_uid[described_uid(report)] = [r for r in _results(report) if keep_result(r)]
+
+    in_scope: list[Subject] = []
+    filtered_out: list[Ref] = []
+    seen: set[str] = set()
+    for subject in subjects:
+        ref = subject.ref
+        if ref.uid in seen:
+            continue
+        seen.add(ref.uid)
+        if resource_filters and filtered(ref.kind, ref.namespace, ref.name, resource_filters,
+                                         api_version=ref.api_version):
+            filtered_out.append(ref)
+            continue
+        in_scope.append(subject)
+
+    changes: list[ReportChange] = []
+    statuses: list[SubjectStatus] = []
+    for subject in in_scope:
+        ref = subject.ref
+        scan = decide_next_scan(subject, ephemeral, now=now, policy_versions=policy_versions,
+                                scan_interval=scan_interval)
+        exp_results = expected_by_uid.get(ref.uid, [])
+        reports = actual_by_uid.pop(ref.uid, [])
+        subject_changes, status = _classify_uid(ref, exp_results, reports, api, keep_result, scan,
+                                                in_scope=True)
+        changes.extend(subject_changes)
+        owed = tuple((str(r.get("policy") or ""), str(r.get("result") or "")) for r in exp_results)
+        statuses.append(SubjectStatus(ref, status.klass, status.reason,
+                                      status.report if reports else None, owed))
+
+    # reports left over: about objects outside the scope, or about nothing that exists
+    for uid, reports in actual_by_uid.items():
+        found = existing.get(uid)
+        if found is None:
+            changes.extend(ReportChange(ReportClass.ORPHAN, _orphan_reason(r, listed_kinds), None,
+                                        _report_ref(r), in_scope=False) for r in reports)
+        elif (evaluated_uids is not None and uid not in evaluated_uids) or not any(
+                keep_result(res) for r in reports for res in _results(r)):
+            # not looked at by this run, or carrying nothing of the policies in the run
+            ignored.extend(_report_ref(r) for r in reports)
+        else:
+            scan = ScanDecision(NextScan.NONE, "not-in-scope", None)
+            subject_changes, _ = _classify_uid(ref_of(found), [], reports, api, keep_result, scan,
+                                               in_scope=False)
+            changes.extend(subject_changes)
+
+    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored))
+
+
+def described_kind(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(apiVersion, kind) of what a report is about, from its scope or first owner."""
+    scope = report.get("scope")
+    if isinstance(scope, Mapping) and scope.get("kind"):
+        return str(scope.get("apiVersion") or ""), str(scope["kind"])
+    for owner in _meta(report).get("ownerReferences") or []:
+        if isinstance(owner, Mapping) and owner.get("kind"):
+            return str(owner.get("apiVersion") or ""), str(owner["kind"])
+    return None
+
+
+def _orphan_reason(report: Mapping[str, Any], listed_kinds: set[tuple[str, str]]) -> str:
+    """`subject-gone` when the state lists that kind (so the uid would be there), else `subject-unknown`."""
+    kind = described_kind(report)
+    return "subject-gone" if kind is not None and kind in listed_kinds else "subject-unknown"
+
+
+def _classify_uid(ref: Ref, exp_results: Sequence[Mapping[str, Any]], reports: Sequence[Mapping[str, Any]],
+                  api: str, keep_result: Callable[[Mapping[str, Any]], bool], scan: ScanDecision, *,
+                  in_scope: bool) -> tuple[list[ReportChange], ReportChange]:
+    """Changes for one uid's reports; the second value names the subject's status (and kept report)."""
+    identity = expected_identity(ref, api)
+    base = ReportChange(ReportClass.CURRENT, None, ref, identity, next_scan=scan.next_scan,
+                        next_scan_reason=scan.reason, oldest_ephemeral_age_s=scan.oldest_ephemeral_age_s,
+                        in_scope=in_scope)
+    if not reports:
+        change = replace(base, klass=ReportClass.MISSING) if exp_results else base
+        return [change], change
+    keeper_index = _pick_keeper(reports, identity)
+    keeper_ref = _report_ref(reports[keeper_index])
+    act_results = [r for r in _results(reports[keeper_index]) if keep_result(r)]
+    comparison = compare_results(exp_results, act_results)
+    diff = None
+    if comparison.reasons:
+        where = f"{keeper_ref.namespace}/{keeper_ref.name}" if keeper_ref.namespace else keeper_ref.name
+        diff = results_diff(exp_results, act_results, f"expected/{where}", f"actual/{where}")
+    if not _same_identity(keeper_ref, identity):
+        klass, reason = ReportClass.MISNAMED, EXPECTED_NAME
+    elif comparison.reasons:
+        klass, reason = ReportClass.STALE, str(comparison.reasons[0])
+    else:
+        klass, reason = ReportClass.CURRENT, None
+    keeper = replace(base, klass=klass, reason=reason, report=keeper_ref, fields=comparison.fields, diff=diff)
+    duplicates = [replace(base, klass=ReportClass.DUPLICATE, report=_report_ref(r))
+                  for i, r in enumerate(reports) if i != keeper_index]
+    status = replace(base, klass=ReportClass.DUPLICATE, report=keeper_ref) if duplicates else keeper
+    return [keeper, *duplicates], status

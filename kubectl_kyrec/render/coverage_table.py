@@ -1,0 +1,56 @@
+"""Table for `kyrec coverage`: the counts lead, then totals with what they are made of, then the gaps."""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.coverage import Coverage
+from kubectl_kyrec.reconcile.reports import STATUSES
+
+_COUNT_LABELS = (("in_scope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
+                 ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("excluded", "excluded"),
+                 ("orphan", "orphan reports"))
+
+
+def _ref(ref: Ref | None) -> str:
+    return ref.display() if ref is not None else "-"
+
+
+def _value(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def render_coverage(cov: Coverage) -> str:
+    counts = dict(cov.counts)
+    sections = [tabulate([[label, counts[key]] for key, label in _COUNT_LABELS],
+                         headers=["SUBJECTS", "COUNT"], tablefmt="plain", colalign=("left", "right"))]
+
+    current, of = cov.derived_from
+    if current == of:
+        where = f"Totals from all {of} subjects in scope:"
+    else:
+        where = (f"Totals from {current} of {of} subjects in scope; {of - current} have no current "
+                 f"report (excluded included): not cluster-wide.")
+    totals = cov.totals.to_json()
+    sections.append(where + "\n" + tabulate([[totals[s] for s in STATUSES]],
+                                            headers=[s.upper() for s in STATUSES], tablefmt="plain"))
+    if cov.per_policy:
+        rows = [[policy, *(c.to_json()[s] for s in STATUSES)] for policy, c in cov.per_policy]
+        sections.append(tabulate(rows, headers=["POLICY", *(s.upper() for s in STATUSES)], tablefmt="plain"))
+
+    gaps = [s for s in cov.subjects if s.status != "current"]
+    if gaps:
+        rows = [[s.status, s.gap or "", s.reason or "", _ref(s.subject), _ref(s.report)] for s in gaps]
+        sections.append("Subjects without a current report:\n" + tabulate(
+            rows, headers=["STATUS", "COVERS", "REASON", "SUBJECT", "REPORT"], tablefmt="plain"))
+    if cov.orphans:
+        sections.append("Orphan reports:\n" + "\n".join(f"  {_ref(r)}" for r in cov.orphans))
+    if cov.unused_exclusions:
+        rows = [[u.index, str(u.source), " ".join(f"{k}={_value(v)}" for k, v in u.match), u.reason]
+                for u in cov.unused_exclusions]
+        sections.append("Unused exclusions (match no subject in scope):\n" + tabulate(
+            rows, headers=["INDEX", "LOCATION", "MATCH", "REASON"], tablefmt="plain"))
+    return "\n\n".join(sections) + "\n"

@@ -1,0 +1,114 @@
+"""Renderers for `kyrec diff`: summary table, unified diffs (kubectl diff style), and the DiffResult contract.
+
+Every text here comes from already-masked changes (reconcile.masking): no format prints a Secret value,
+its base64, or a last-applied-configuration annotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
+from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+
+_RESET = "\x1b[0m"
+_COLORS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
+_BOLD = "\x1b[1m"
+
+
+def colorize(diff_text: str) -> str:
+    """Colour a unified diff the way `diff --color` does: headers bold, hunks cyan, -/+ red/green."""
+    out = []
+    for line in diff_text.splitlines(keepends=True):
+        body = line.rstrip("\n")
+        end = line[len(body):]
+        if body.startswith(("---", "+++")):
+            out.append(f"{_BOLD}{body}{_RESET}{end}")
+        elif body[:1] in _COLORS:
+            out.append(f"{_COLORS[body[:1]]}{body}{_RESET}{end}")
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def _ref(ref: Ref | None) -> str:
+    return ref.display() if ref is not None else "-"
+
+
+def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False) -> str:
+    """Counts per class, then one row per change (in-sync rows only with `wide`)."""
+    summary = diff.summary()
+    head = "Downstreams: " + ", ".join(f"{summary[str(c)]} {c}" for c in DownstreamClass)
+    rows = []
+    for change in diff.changes:
+        if change.klass is DownstreamClass.IN_SYNC and not wide:
+            continue
+        row = [str(change.klass), str(change.reason) if change.reason else "", change.policy, _ref(change.trigger),
+               _ref(change.object)]
+        if wide:
+            row += ["yes" if change.enforced else "no", " ".join(change.fields)]
+        elif not change.enforced:
+            row[0] += " (not enforced)"
+        rows.append(row)
+    headers = ["CLASS", "REASON", "POLICY", "TRIGGER", "DOWNSTREAM"]
+    if wide:
+        headers += ["ENFORCED", "FIELDS"]
+    lines = [head]
+    if rows:
+        lines += ["", tabulate(rows, headers=headers, tablefmt="plain")]
+    if diff.out_of_scope:
+        lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run not examined"]
+    return "\n".join(lines) + "\n"
+
+
+def render_unified(diff: DownstreamDiff, *, color: bool = False) -> str:
+    """The unified diff of every drifted downstream, one after the other."""
+    texts = [c.diff for c in diff.changes if c.diff]
+    text = "".join(t if t.endswith("\n") else t + "\n" for t in texts)
+    return colorize(text) if color else text
+
+
+def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
+                 color: bool = False) -> str:
+    parts = []
+    if diff is not None:
+        parts.append(render_downstream_table(diff, wide=wide))
+    if report_table:
+        parts.append(report_table)
+    if diff is not None:
+        unified = render_unified(diff, color=color)
+        if unified:
+            parts.append(unified)
+    return "\n".join(parts)
+
+
+def diff_document(downstreams: DownstreamDiff | None, report_changes: Sequence[dict[str, Any]],
+                  report_summary: dict[str, int] | None, errors: Sequence[dict[str, Any]],
+                  notices: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The DiffResult document of DESIGN section 3: every examined object, all classes counted."""
+    changes = [*(downstreams.changes_json() if downstreams is not None else []), *report_changes]
+    body: dict[str, Any] = {
+        "changes": changes,
+        "summary": {
+            "downstream": downstreams.summary() if downstreams is not None
+            else {str(c): 0 for c in DownstreamClass},
+            "report": dict(report_summary or {}),
+        },
+        "errors": list(errors),
+        "notices": list(notices),
+    }
+    if extra:
+        body.update(extra)
+    return envelope("DiffResult", body)
+
+
+def render_json(doc: dict[str, Any]) -> str:
+    return to_json(doc)
+
+
+def render_yaml(doc: dict[str, Any]) -> str:
+    return to_yaml(doc)

@@ -1,0 +1,47 @@
+"""Table for report changes (`kyrec diff`, report domain): counts first, then the objects that differ."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
+
+
+def _ref(ref: Ref | None) -> str:
+    return ref.display() if ref is not None else "-"
+
+
+def _age(seconds: int | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h"
+
+
+def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool = False) -> str:
+    """Counts per class, then one row per change; current ones only with `all_rows`."""
+    summary = diff.summary()
+    head = f"Reports ({diff.report_api}): " + ", ".join(f"{summary[str(c)]} {c}" for c in ReportClass)
+    rows = []
+    for change in diff.changes:
+        if change.klass == ReportClass.CURRENT and not all_rows:
+            continue
+        row = [str(change.klass), change.reason or "", _ref(change.subject), _ref(change.report),
+               str(change.next_scan) if change.next_scan else "-", _age(change.oldest_ephemeral_age_s)]
+        if wide:
+            row += [change.next_scan_reason or "", " ".join(change.fields)]
+        rows.append(row)
+    headers = ["CLASS", "REASON", "SUBJECT", "REPORT", "NEXT SCAN", "OLDEST EPHEMERAL"]
+    if wide:
+        headers += ["SCAN REASON", "FIELDS"]
+    lines = [head]
+    if rows:
+        lines += ["", tabulate(rows, headers=headers, tablefmt="plain")]
+    if diff.ignored_reports:
+        lines += ["", f"{len(diff.ignored_reports)} report(s) not examined (other report API, or objects "
+                      f"outside this run)"]
+    return "\n".join(lines) + "\n"

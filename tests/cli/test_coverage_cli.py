@@ -1,0 +1,60 @@
+"""`kyrec coverage` end to end on testdata/coverage-cli (policy + state with reports + exclusions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
+
+CASE = Path(__file__).resolve().parents[2] / "testdata" / "coverage-cli"
+ARGS = ["coverage", "-p", str(CASE / "policy.yaml"), "--state", str(CASE / "state.json"),
+        "--now", "2026-11-29T00:00:00Z"]
+
+
+def run(*extra: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, [*ARGS, *extra])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_coverage_json_classifies_every_subject() -> None:
+    code, out, _ = run("--exclusions", str(CASE / "exclusions.yaml"), "-o", "json")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["kind"] == "CoverageResult"
+    assert doc["counts"] == {"in_scope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
+                             "misnamed": 1, "excluded": 1, "orphan": 1}
+    status = {s["subject"]["name"]: (s["status"], s["reason"]) for s in doc["subjects"]}
+    assert status["good"][0] == "current"
+    assert status["changed"] == ("stale", "outcome-changed")
+    assert status["new"][0] == "missing"
+    assert status["renamed"] == ("misnamed", "expected-name")
+    assert status["excluded"][0] == "excluded"
+    # the kube-system pod is filtered by Kyverno's default resourceFilters: not in scope at all
+    assert "coredns" not in status
+    assert doc["derived_from"] == {"subjects": 1, "of": 5}
+    assert doc["totals"]["pass"] == 1 and doc["totals"]["fail"] == 0
+    assert [u["index"] for u in doc["unused_exclusions"]] == [1]
+
+
+def test_without_exclusions_the_batch_pod_is_missing() -> None:
+    code, out, _ = run("-o", "json")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["counts"]["missing"] == 2 and doc["counts"]["excluded"] == 0
+
+
+def test_exit_code_false_reports_but_exits_zero() -> None:
+    code, out, _ = run("--exit-code", "false")
+    assert code == 0
+    assert out.startswith("SUBJECTS")
+
+
+def test_expired_exclusion_is_an_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "ex.yaml"
+    bad.write_text("- namespace: batch\n  reason: old\n  expires: '2020-01-01T00:00:00Z'\n")
+    code, _, err = run("--exclusions", str(bad))
+    assert code == 3
+    assert err.startswith(f"error: {bad}:3: exclusions[0]: expired at 2020-01-01T00:00:00Z")

@@ -1,0 +1,147 @@
+"""`kyrec eval` through click's CliRunner: exit codes, first error lines, output formats."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "testdata" / "examples"
+POLICIES = str(EXAMPLES / "policies")
+RESOURCES = str(EXAMPLES / "resources")
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_table_lists_results_failures_first_and_exits_1() -> None:
+    code, out, err = run("eval", "-p", POLICIES, "-r", RESOURCES)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].split() == ["POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"]
+    assert lines[1].split()[:4] == ["limit-memory", "Pod", "shop/batch", "fail"]
+    assert lines[1].endswith("workloads.yaml:16")
+    assert out.rstrip().endswith("pass: 4, fail: 2, warn: 0, error: 0, skip: 0")
+    assert err == ""
+
+
+def test_fail_on_never_and_exit_code_false() -> None:
+    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "--fail-on", "never")[0] == 0
+    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "--exit-code", "false")[0] == 0
+    # only Deny policies counted: limit-memory is Deny and fails, so still 1
+    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "--fail-on-actions", "Deny")[0] == 1
+    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "--fail-on-actions", "Warn")[0] == 0
+
+
+def test_json_contract() -> None:
+    code, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "json")
+    doc = json.loads(out)
+    assert (doc["apiVersion"], doc["kind"]) == ("kyrec/v1", "EvalResult")
+    assert set(doc) >= {"kyrecVersion", "results", "downstreams", "reports", "errors", "notices", "summary"}
+    assert doc["summary"] == {"pass": 4, "fail": 2, "warn": 0, "error": 0, "skip": 0}
+    first = next(r for r in doc["results"] if r["result"] == "fail" and r["policy"] == "limit-memory")
+    assert first["subject"]["uidSynthetic"] is True
+    assert first["subject"]["namespace"] == "shop"
+    assert first["location"] == {"file": str(Path(RESOURCES) / "workloads.yaml"), "line": 16}
+    assert first["policyLocation"]["line"] == 1
+    assert first["validationActions"] == ["Deny"]
+    assert first["properties"] == {"process": "background scan", "cel.validationIndex": "0"}
+
+
+def test_reports_output_is_one_report_per_subject_named_by_uid() -> None:
+    _, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "reports")
+    reports = list(yaml.safe_load_all(out))
+    assert len(reports) == 3
+    for report in reports:
+        assert report["kind"] == "PolicyReport"
+        assert report["metadata"]["name"] == report["scope"]["uid"]
+        assert report["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kyverno"}
+        assert report["metadata"]["ownerReferences"][0]["uid"] == report["scope"]["uid"]
+        assert sum(report["summary"].values()) == len(report["results"]) == 2
+
+
+def test_output_to_file_and_stdout(tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    code, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "github", "-o", f"json={target}")
+    assert code == 1
+    assert json.loads(target.read_text())["kind"] == "EvalResult"
+    assert out.startswith("::error file=")
+
+
+def test_two_outputs_on_stdout_is_a_usage_error() -> None:
+    code, _, err = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "json", "-o", "yaml")
+    assert code == 2
+    assert err.startswith("error: only one -o format can go to stdout")
+
+
+def test_resources_from_stdin() -> None:
+    text = (EXAMPLES / "resources" / "workloads.yaml").read_text()
+    code, out, _ = run("eval", "-p", POLICIES, "-r", "-", "-o", "json", stdin=text)
+    assert code == 1
+    assert json.loads(out)["results"][0]["location"]["file"] in ("-", "<stdin>")
+
+
+def test_broken_yaml_is_exit_3_with_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [unclosed\n")
+    code, out, err = run("eval", "-p", POLICIES, "-r", str(bad))
+    assert code == 3
+    assert out == ""
+    assert err.startswith(f"error: {bad}:")
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_cel_that_does_not_compile_names_file_field_and_column(tmp_path: Path) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata:\n  name: broken\nspec:\n"
+        "  matchConstraints:\n    resourceRules:\n    - apiGroups: ['']\n      apiVersions: [v1]\n"
+        "      operations: [CREATE]\n      resources: [pods]\n  validations:\n  - expression: 'true'\n"
+        "  - expression: 'object.metadata.name =='\n")
+    code, _, err = run("eval", "-p", str(policy), "-r", RESOURCES)
+    assert code == 3
+    assert err.startswith(f"error: {policy}:1: ValidatingPolicy 'broken': spec.validations[1].expression: column ")
+
+
+def test_unknown_policy_version(tmp_path: Path) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text("apiVersion: policies.kyverno.io/v9\nkind: ValidatingPolicy\nmetadata:\n  name: x\n")
+    code, _, err = run("eval", "-p", str(policy), "-r", RESOURCES)
+    assert code == 3
+    assert err == (f"error: {policy}:1: ValidatingPolicy 'x': unknown version 'policies.kyverno.io/v9' "
+                   "(known: v1alpha1, v1beta1, v1)\n")
+
+
+def test_missing_file_and_usage_errors(tmp_path: Path) -> None:
+    code, _, err = run("eval", "-p", str(tmp_path / "nope.yaml"), "-r", RESOURCES)
+    assert code == 3 and err.startswith("error: ") and "nope.yaml" in err
+    assert run("eval", "-r", RESOURCES)[0] == 2
+    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "sarif")[0] == 2
+
+
+def test_filters() -> None:
+    _, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "json", "--kind", "Deployment")
+    assert {r["subject"]["kind"] for r in json.loads(out)["results"]} == {"Deployment"}
+    _, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "json", "--policy-name", "limit-memory")
+    assert {r["policy"] for r in json.loads(out)["results"]} == {"limit-memory"}
+    _, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "json", "-l", "owner")
+    assert {r["subject"]["name"] for r in json.loads(out)["results"]} == {"web"}
+
+
+def test_help_and_version_do_not_load_the_engine_or_the_client() -> None:
+    probe = ("import sys\nfrom kubectl_kyrec.cli.main import cli\n"
+             "for args in (['--help'], ['--version'], ['version']):\n"
+             "    try:\n        cli(args)\n    except SystemExit:\n        pass\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cel_expr_python', 'kubernetes')))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+    assert "kubectl-kyrec" in out or "Usage" in out

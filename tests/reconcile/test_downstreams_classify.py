@@ -1,0 +1,146 @@
+"""Classification of downstreams (DESIGN section 4), scoped per trigger uid, on partial input."""
+
+from __future__ import annotations
+
+from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+from kubectl_kyrec.reconcile.downstreams import DownstreamClass, Reason, diff_downstreams
+from tests.generating.gen_support import docs, evaluate
+
+POLICY = """apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {{name: {name}}}
+spec:
+  evaluation: {{synchronize: {{enabled: {sync}}}}}
+  matchConstraints:
+    resourceRules:
+    - {{apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [namespaces]}}
+  generate:
+  - expression: >-
+      generator.apply(object.metadata.name, object.metadata.?labels.gen.orValue("") == "no" ? [] :
+      [{{"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"), "metadata": dyn({{"name": "cm"}}),
+        "data": dyn({{"k": "v"}})}}])
+"""
+
+
+def labels(policy: str, uid: str, name: str) -> str:
+    return (f"{{app.kubernetes.io/managed-by: kyverno, generate.kyverno.io/policy-name: {policy}, "
+            f"generate.kyverno.io/trigger-uid: {uid}, generate.kyverno.io/trigger-name: {name}, "
+            f"generate.kyverno.io/trigger-kind: Namespace, generate.kyverno.io/trigger-version: v1, "
+            f"generate.kyverno.io/trigger-group: '', generate.kyverno.io/trigger-namespace: ''}}")
+
+
+def namespace(name: str, uid: str, gen: str = "yes") -> str:
+    return f"- {{apiVersion: v1, kind: Namespace, metadata: {{name: {name}, uid: {uid}, labels: {{gen: '{gen}'}}}}}}\n"
+
+
+def configmap(ns: str, uid: str, owner_labels: str, name: str = "cm", value: str = "v") -> str:
+    return (f"- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: {name}, namespace: {ns}, uid: {uid}, "
+            f"labels: {owner_labels}}}, data: {{k: {value}}}}}\n")
+
+
+def state(*items: str) -> list:
+    return docs("apiVersion: v1\nkind: List\nitems:\n" + "".join(items))
+
+
+def rows(outcome: GeneratingOutcome, objects: list, **kw: object) -> list[tuple[str, str | None, bool, str]]:
+    diff = diff_downstreams(outcome, [d.obj for d in objects], **kw)   # type: ignore[arg-type]
+    return [(str(c.klass), str(c.reason) if c.reason else None, c.enforced,
+             f"{c.object.namespace}/{c.object.name}") for c in diff.changes]
+
+
+def test_one_triggers_empty_set_never_touches_another_triggers_downstream() -> None:
+    # Kyverno #16759 bug 1: trigger a's desired set goes empty; b's ConfigMap must stay
+    objects = state(namespace("a", "ua", "no"), namespace("b", "ub"),
+                    configmap("a", "ca", labels("p", "ua", "a")), configmap("b", "cb", labels("p", "ub", "b")))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)
+    assert rows(outcome, objects) == [("orphan", "not-desired", True, "a/cm"), ("in-sync", None, True, "b/cm")]
+
+
+def test_sync_off_findings_are_not_enforced() -> None:
+    objects = state(namespace("a", "ua"), configmap("a", "ca", labels("p", "ua", "a"), value="edited"),
+                    namespace("b", "ub"))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="false")), objects, objects)
+    # drift is reported but Kyverno would not revert it; a missing downstream of an existing trigger is
+    # not recreated either
+    assert rows(outcome, objects) == [("drifted", "changed-fields", False, "a/cm"), ("missing", None, False, "b/cm")]
+
+
+def test_conflicts() -> None:
+    objects = state(namespace("a", "ua"), namespace("b", "ub"), namespace("c", "uc"),
+                    "- {apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: a, uid: x}}\n",
+                    configmap("b", "cb", labels("other", "ub", "b")),
+                    configmap("c", "cc", labels("p", "stale-uid", "c")))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)
+    diff = diff_downstreams(outcome, [d.obj for d in objects])
+    assert [(str(c.klass), str(c.reason)) for c in diff.changes] == [
+        ("conflict", "unowned"), ("conflict", "other-policy"), ("conflict", "other-trigger")]
+    assert all(c.finding for c in diff.changes)
+
+
+def test_triggers_from_manifests_limit_the_scope_and_join_uids() -> None:
+    objects = state(namespace("a", "ua"), namespace("b", "ub"),
+                    configmap("a", "ca", labels("p", "ua", "a")), configmap("b", "cb", labels("p", "ub", "b")))
+    # -r gives namespace a only, without a uid: it takes the state's uid, and b's downstream is out of scope
+    manifest = docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: a, labels: {gen: 'no'}}\n")
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), manifest, objects)
+    assert outcome.triggers[0].ref.uid == "ua"
+    diff = diff_downstreams(outcome, [d.obj for d in objects], trigger_uids={"ua"})
+    assert [(str(c.klass), str(c.reason), c.object.namespace) for c in diff.changes] == [
+        ("orphan", "not-desired", "a")]
+    assert diff.out_of_scope == 1
+
+
+def test_a_new_trigger_from_manifests_gets_missing_downstreams() -> None:
+    objects = state(namespace("a", "ua"))
+    manifest = docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: new}\n")
+    outcome = evaluate(docs(POLICY.format(name="p", sync="false")), manifest, objects)
+    diff = diff_downstreams(outcome, [d.obj for d in objects], trigger_uids={t.ref.uid for t in outcome.triggers})
+    (change,) = diff.changes
+    # sync off, but Kyverno generates for a trigger on its creation: enforced
+    assert (str(change.klass), change.enforced, change.trigger.synthetic) == ("missing", True, True)
+
+
+def test_policy_gone_needs_a_complete_policy_set() -> None:
+    objects = state(namespace("a", "ua"), configmap("a", "ca", labels("p", "ua", "a")),
+                    configmap("a", "old", labels("removed", "ua", "a"), name="old"))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)
+    partial = diff_downstreams(outcome, [d.obj for d in objects])
+    assert [c.object.name for c in partial.changes] == ["cm"] and partial.out_of_scope == 1
+    complete = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True)
+    gone = [c for c in complete.changes if c.reason is Reason.POLICY_GONE]
+    assert [(c.object.name, c.enforced, c.prune) for c in gone] == [("old", True, True)]
+    # a policy that is in the set but was not evaluated (filtered, broken) is not gone
+    known = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True, known_policies={"removed"})
+    assert not [c for c in known.changes if c.reason is Reason.POLICY_GONE]
+
+
+def test_cloned_downstreams_of_a_deleted_policy_are_not_enforced() -> None:
+    clone_labels = labels("removed", "ua", "a").replace("}", ", generate.kyverno.io/source-uid: src}")
+    objects = state(namespace("a", "ua"), configmap("a", "old", clone_labels, name="old"))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)
+    diff = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True)
+    gone = [c for c in diff.changes if c.reason is Reason.POLICY_GONE]
+    assert [(c.enforced, c.prune) for c in gone] == [(False, False)]
+
+
+def test_trigger_gone_or_unknown_depends_on_the_state_listing_the_kind() -> None:
+    owned = configmap("x", "cx", labels("p", "gone-uid", "x"))
+    with_kind = state(namespace("a", "ua"), configmap("a", "ca", labels("p", "ua", "a")), owned)
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), with_kind, with_kind)
+    assert ("orphan", "trigger-gone", True, "x/cm") in rows(outcome, with_kind)
+    without_kind = state(owned)
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), without_kind, without_kind)
+    assert rows(outcome, without_kind) == [("orphan", "trigger-unknown", False, "x/cm")]
+
+
+def test_namespace_filter() -> None:
+    objects = state(namespace("a", "ua"), namespace("b", "ub"))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)
+    assert [c.object.namespace for c in diff_downstreams(outcome, [d.obj for d in objects], namespace="b").changes] \
+        == ["b"]
+
+
+def test_every_class_and_reason_appears_in_the_summary() -> None:
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), [], [])
+    summary = diff_downstreams(outcome, []).summary()
+    assert summary == {c.value: 0 for c in DownstreamClass}
