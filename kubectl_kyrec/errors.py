@@ -48,10 +48,11 @@ class KyrecError(Exception):
 
     exit_code = ExitCode.INPUT
 
-    def __init__(self, message: str, source: Source | None = None) -> None:
+    def __init__(self, message: str, source: Source | None = None, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.source = source
+        self.field = field      # e.g. spec.validations[2].expression, when the error is about one field
 
     def __str__(self) -> str:
         if self.source is None:

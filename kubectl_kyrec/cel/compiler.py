@@ -141,7 +141,7 @@ class PolicyCompiler:
 
     def _error(self, path: str, message: str, line: int, column: int) -> InputError:
         where = f"line {line}, column {column}" if line > 1 else f"column {column}"
-        return InputError(f"{self.label}: {path}: {where}: {message}", self.source)
+        return InputError(f"{self.label}: {path}: {where}: {message}", self.source, field=path)
 
     def _check(self, text: str, path: str) -> None:
         try:

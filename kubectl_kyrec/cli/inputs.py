@@ -39,15 +39,23 @@ def read_inputs(*, policy_paths: Sequence[str], resource_paths: Sequence[str], e
 
     if sum(1 for paths in (policy_paths, resource_paths, exception_paths, crd_paths) for p in paths if p == "-") > 1:
         raise UsageError("only one input can be read from stdin ('-')")
-    policy_docs = _docs(policy_paths)
-    exception_docs = _docs(exception_paths)
+    from kubectl_kyrec.load.documents import load_documents_with_lines
+
+    located = load_documents_with_lines([*policy_paths, *exception_paths], stdin=sys.stdin) \
+        if (policy_paths or exception_paths) else []
+    lines = {item.document.source: item.lines for item in located}
+    policy_exception_docs = [item.document for item in located]
     resource_docs = _docs(resource_paths)
     state_docs = load_state(list(state_paths)) if state_paths else []
     kinds = KindTable()
     for doc in [*_docs(crd_paths), *state_docs, *resource_docs]:
         if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
             kinds.add_crd(doc.obj, source=doc.source)
-    policies = classify([*policy_docs, *exception_docs])
+    try:
+        policies = classify(policy_exception_docs)
+    except InputError as exc:
+        raise PolicySet(lines=lines).locate(exc) from None
+    policies.lines = lines
     # manifests given with -r may carry policies too (a directory of everything): sort them out
     resources: list[Document] = []
     extra = classify([d for d in resource_docs if _is_policy_kind(d)])

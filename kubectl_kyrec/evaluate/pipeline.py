@@ -103,13 +103,15 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         try:
             compiled.append(compile_validating_policy(policy, envs, policies.exceptions, options.now))
         except InputError as exc:
-            out.errors.append(EvalError(exc.message, exc.source))
+            located = policies.locate(exc)
+            out.errors.append(EvalError(located.message, located.source))
     admission: list[CompiledAdmissionPolicy] = []
     try:
         admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
                      if _selected(a.policy.meta.key, a.policy.meta.name, options.policy_names)]
     except InputError as exc:
-        out.errors.append(EvalError(exc.message, exc.source))
+        located = policies.locate(exc)
+        out.errors.append(EvalError(located.message, located.source))
     out.policy_count = len(compiled) + len(admission)
 
     uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))

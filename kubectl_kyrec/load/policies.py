@@ -195,6 +195,26 @@ class PolicySet:
     generating: list[Document] = field(default_factory=list)   # parsed by the generating stage
     others: list[Document] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
+    # the lines of nested fields, per document (from the loader), so errors can point at the field
+    lines: dict[Source, Any] = field(default_factory=dict)
+
+    def locate(self, error: InputError) -> InputError:
+        """The error with its source moved to the line of the field it names, when that is known."""
+        if error.source is None or error.field is None or error.source not in self.lines:
+            return error
+        line = self.lines[error.source].line_of(field_path(error.field))
+        return InputError(error.message, Source(error.source.file, line), error.field)
+
+
+def field_path(text: str) -> list[str | int]:
+    """`spec.validations[2].expression` -> ["spec", "validations", 2, "expression"]."""
+    out: list[str | int] = []
+    for part in text.split("."):
+        name, *indexes = part.split("[")
+        if name:
+            out.append(name)
+        out.extend(int(i.rstrip("]")) for i in indexes if i.rstrip("]").isdigit())
+    return out
 
 
 class _Reader:
@@ -205,7 +225,7 @@ class _Reader:
 
     def fail(self, path: str, message: str) -> InputError:
         prefix = f"{self.doc.kind} {self.doc.name!r}: " if self.doc.name else f"{self.doc.kind}: "
-        return InputError(f"{prefix}{path}: {message}", self.doc.source)
+        return InputError(f"{prefix}{path}: {message}", self.doc.source, field=path)
 
     def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
         if value is None:

@@ -109,7 +109,7 @@ def test_cel_that_does_not_compile_names_file_field_and_column(tmp_path: Path) -
         "  - expression: 'object.metadata.name =='\n")
     code, _, err = run("eval", "-p", str(policy), "-r", RESOURCES)
     assert code == 3
-    assert err.startswith(f"error: {policy}:1: ValidatingPolicy 'broken': spec.validations[1].expression: column ")
+    assert err.startswith(f"error: {policy}:14: ValidatingPolicy 'broken': spec.validations[1].expression: column ")
 
 
 def test_unknown_policy_version(tmp_path: Path) -> None:
