@@ -145,3 +145,10 @@ def test_help_and_version_do_not_load_the_engine_or_the_client() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
     assert "kubectl-kyrec" in out or "Usage" in out
+
+
+def test_static_completions_match_the_command() -> None:
+    for shell in ("bash", "zsh", "fish"):
+        code, out, _ = run("completion", shell)
+        assert code == 0
+        assert (ROOT / "completions" / f"kubectl-kyrec.{shell}").read_text() == out
