@@ -111,7 +111,7 @@ class Subject:
     namespaced: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
     """One policy result, with Kyverno's report fields (SEMANTICS D.1)."""
 

@@ -84,7 +84,12 @@ def namespace_labels(req: RequestInfo, namespace_obj: Mapping[str, Any] | None) 
 
 def rules_decided_by_kind(constraints: MatchResources) -> bool:
     """True when the rules' answer depends only on the request's kind and operation (no resourceNames)."""
-    return not any(r.resource_names for r in (*constraints.resource_rules, *constraints.exclude_resource_rules))
+    return _decided_by_kind(constraints.resource_rules, constraints.exclude_resource_rules)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decided_by_kind(rules: tuple[ResourceRule, ...], excludes: tuple[ResourceRule, ...]) -> bool:
+    return not any(r.resource_names for r in (*rules, *excludes))
 
 
 def may_match(constraints: MatchResources | None, req: RequestInfo) -> bool:

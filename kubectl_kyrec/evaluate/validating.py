@@ -83,29 +83,38 @@ def compile_validating_policy(policy: ValidatingPolicy, envs: Environments,
                                     tuple(compile_exceptions(candidates, exc_env, exc_check)))
 
 
-def _properties(meta_background: bool, extra: Mapping[str, str]) -> dict[str, str]:
-    props = {"process": "background scan" if meta_background else "admission review"}
-    props.update(extra)
-    return props
+_FACTS: dict[int, tuple[PolicyMeta, tuple[str, bool, str, str]]] = {}
+
+
+def _facts(meta: PolicyMeta) -> tuple[str, bool, str, str]:
+    """(key, scored, category, severity) of a policy, worked out once: results are made per subject."""
+    cached = _FACTS.get(id(meta))
+    if cached is None or cached[0] is not meta:
+        cached = (meta, (meta.key, meta.scored, meta.category, meta.severity))
+        _FACTS[id(meta)] = cached
+    return cached[1]
+
+
+_PROCESS = {True: "background scan", False: "admission review"}
 
 
 def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
                 message: str, properties: Mapping[str, str], actions: Sequence[str], background: bool,
                 binding: str = "") -> Result:
     """A Result with Kyverno's report fields (ToPolicyReportResult, SEMANTICS D.1)."""
-    props = _properties(background, properties)
-    # properties named like a status override the message (reportutils ToPolicyReportResult)
-    if "message" in props:
-        message = props["message"]
-    elif f"{status}Message" in props:
-        message = props[f"{status}Message"]
-    scored = policy_meta.scored
+    key, scored, category, severity = _facts(policy_meta)
+    props = {"process": _PROCESS[background]}
+    if properties:
+        props.update(properties)
+        # properties named like a status override the message (reportutils ToPolicyReportResult)
+        if "message" in props:
+            message = props["message"]
+        elif f"{status}Message" in props:
+            message = props[f"{status}Message"]
     if status == "fail" and not scored:
         status = "warn"
-    return Result(policy=policy_meta.key, source=source, rule=rule, result=status, message=message,
-                  subject=ctx.subject.ref, scored=scored, category=policy_meta.category,
-                  severity=policy_meta.severity, properties=props, validation_actions=tuple(actions),
-                  location=ctx.subject.source, policy_location=policy_meta.source, binding=binding)
+    return Result(key, source, rule, status, message, ctx.subject.ref, scored, category, severity, props,
+                  tuple(actions), ctx.subject.source, policy_meta.source, binding)
 
 
 def _audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation
