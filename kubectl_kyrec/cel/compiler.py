@@ -91,6 +91,18 @@ def variable_references(text: str) -> list[_Ref]:
     return refs
 
 
+_HAS_VARIABLE = re.compile(r"has\(\s*variables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)")
+
+
+def _declared_tests(text: str, declared: frozenset[str]) -> str:
+    """`has(variables.x)` for a declared variable is true (the variables map always holds it).
+
+    The bound identifier that replaces `variables.x` is not a field selection, so `has()` would not
+    compile on it.
+    """
+    return _HAS_VARIABLE.sub(lambda m: "true" if m.group(1) in declared else m.group(0), text)
+
+
 def _substitute(text: str, refs: Sequence[_Ref]) -> str:
     out = []
     last = 0
@@ -122,7 +134,8 @@ class PolicyCompiler:
         plain: set[str] = set()
         rewritten = []
         for var in variables:
-            text = rewrite_or_value(var.expression, frozenset(plain))
+            text = _declared_tests(rewrite_or_value(var.expression, frozenset(plain)),
+                                   frozenset(v.name for v in variables))
             if not may_be_optional(text, frozenset(plain)):
                 plain.add(var.name)
             rewritten.append(VariableDecl(var.name, text))
@@ -165,7 +178,7 @@ class PolicyCompiler:
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
         """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
         written = text
-        text = rewrite_or_value(text, self._plain)
+        text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
         self._check(text, path)
         needed = self._needed(text, path)
         body = _substitute(text, variable_references(text))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -465,6 +465,3 @@ def _is_mapping_root(node: _Node) -> bool:
         return True
     return isinstance(node, _Literal) and isinstance(node.value, dict)
 
-
-def render_all(templates: Sequence[Template], activation: Activation) -> list[list[dict[str, Any]]]:
-    return [t.render(activation) for t in templates]

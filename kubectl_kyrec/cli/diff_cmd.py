@@ -26,11 +26,17 @@ from kubectl_kyrec.errors import ExitCode, UsageError, worst
 
 if TYPE_CHECKING:
     import datetime
+    from collections.abc import Mapping, Sequence
 
+    from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.cli.inputs import Inputs
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-    from kubectl_kyrec.model import Subject
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.model import Document, Result, Subject
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+    from kubectl_kyrec.reconcile.impact import Impact
     from kubectl_kyrec.reconcile.reports import ReportDiff
 
 DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF)
@@ -44,7 +50,7 @@ class DiffRun:
     notices: list[str] = field(default_factory=list)
 
 
-def _filter(namespace: str | None, kinds: tuple[str, ...], selector: dict[str, Any] | None) -> Any:
+def _filter(namespace: str | None, kinds: tuple[str, ...], selector: Mapping[str, Any] | None) -> Any:
     from kubectl_kyrec.evaluate.selectors import matches_selector
 
     def keep(subject: Subject) -> bool:
@@ -59,27 +65,89 @@ def _filter(namespace: str | None, kinds: tuple[str, ...], selector: dict[str, A
     return keep
 
 
-def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
-                    complete: bool, namespace: str | None, kinds: tuple[str, ...],
-                    selector: dict[str, Any] | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
+def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
+                        policy_names: tuple[str, ...] = (), namespace: str | None = None,
+                        kinds: tuple[str, ...] = (), selector: Mapping[str, Any] | None = None) -> GeneratingOutcome:
+    """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cli.providers import provider_for
     from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
-    from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
 
+    policies = policies if policies is not None else inputs.policies
     envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
     values = inputs.values
     options = GenerateOptions(now=now, operation=values.operation, user_info=values.user_info,
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
                               policy_names=policy_names)
     triggers = inputs.resources if inputs.resources else inputs.state
-    outcome = run_generating(inputs.policies.generating, triggers, inputs.state, kinds=inputs.kinds, envs=envs,
-                             sink=sink, options=options, exceptions=inputs.policies.exceptions,
-                             trigger_filter=_filter(namespace, kinds, selector))
+    return run_generating(policies.generating, triggers, inputs.state, kinds=inputs.kinds, envs=envs, sink=sink,
+                          options=options, exceptions=policies.exceptions,
+                          trigger_filter=_filter(namespace, kinds, selector))
+
+
+def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
+               head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
+               options: EvalOptions, libraries: LibraryFactory, namespace: str | None = None) -> Impact:
+    """`eval --base-policy`: the same resources under the base policies, compared with the head's."""
+    from kubectl_kyrec.evaluate.pipeline import run_eval
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.reconcile.impact import compute_impact
+
+    base = classify(load_documents(list(base_policy_paths), stdin=sys.stdin))
+    base.exceptions.extend(inputs.policies.exceptions)
+    base_outcome = run_eval(base, subjects, inputs.state, kinds=inputs.kinds, libraries=libraries, options=options)
+    base_generated = generate_for_inputs(inputs, base, now=now, policy_names=options.policy_names,
+                                         namespace=namespace, kinds=options.kinds, selector=options.selector)
+    base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
+    return compute_impact(base_results, head_results, base_generated, head_generated)
+
+
+def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
+    """The generating policies a state captured from the cluster holds, by name (unreadable ones left out)."""
+    from kubectl_kyrec.errors import InputError
+    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+
+    out: dict[str, GeneratingPolicy] = {}
+    for doc in state:
+        if doc.kind in ("GeneratingPolicy", "NamespacedGeneratingPolicy") and \
+                doc.api_version.startswith("policies.kyverno.io/"):
+            try:
+                out[doc.name] = parse_generating_policy(doc)
+            except InputError:
+                continue
+    return out
+
+
+def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
+    """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
+    needing request data (their owned downstreams are `undetermined`; nothing is reported missing)."""
+    from kubectl_kyrec.evaluate.generating import TriggerStatus
+
+    notices = []
+    needs: dict[str, int] = {}
+    for o in outcome.outcomes:
+        if o.status is TriggerStatus.ERROR:
+            notices.append(f"{o.policy.key}: {o.trigger.ref.display()}: {o.message}")
+        elif o.status is TriggerStatus.NEEDS_REQUEST:
+            needs[o.policy.key] = needs.get(o.policy.key, 0) + 1
+    notices.extend(f"{policy}: the downstreams of {count} trigger(s) depend on request.userInfo; give it with "
+                   "--values to evaluate them" for policy, count in needs.items())
+    return notices
+
+
+def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
+                    complete: bool, namespace: str | None, kinds: tuple[str, ...],
+                    selector: dict[str, Any] | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
+    from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
+
+    outcome = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace, kinds=kinds,
+                                  selector=selector)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
     diff = diff_downstreams(outcome, StateIndex.build(d.obj for d in inputs.state), complete_policy_set=complete,
-                            trigger_uids=trigger_uids, namespace=namespace, known_policies=names)
+                            trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
+                            cluster_policies=cluster_policies(inputs.state))
     return outcome, diff
 
 
@@ -225,6 +293,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                                                    selector=label_selector)
         run.errors.extend((e.message, e.source) for e in outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
+        run.notices.extend(evaluation_notices(outcome))
     if both or only_reports:
         run.reports, errors, notices = run_reports(inputs, now=now, policy_names=policy_names,
                                                    report_api=report_api, kyverno_config=kyverno_config,
@@ -236,5 +305,10 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for message, source in run.errors:
         click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)
     for spec in specs:
-        write_output(spec, render(run, spec, color=color))
+        text = render(run, spec, color=color)
+        if spec.path is None and _color(spec, color):
+            # click strips escape sequences off a pipe unless told the colour is wanted
+            click.echo(text if text.endswith("\n") or not text else text + "\n", nl=False, color=True)
+        else:
+            write_output(spec, text)
     exit_with(exit_code(run), exit_code_flag)

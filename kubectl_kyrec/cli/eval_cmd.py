@@ -71,6 +71,8 @@ def parse_selector(text: str | None) -> dict[str, object] | None:
 @click.option("--kind", "kinds", multiple=True, help="Only resources of this kind.")
 @click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
+@click.option("--base-policy", "base_policy_paths", multiple=True,
+              help="The policies before the change: print what the change does (exit 1 when anything does).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
 @kubectl_flags
@@ -79,8 +81,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
-                 policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str, exit_code_flag: bool,
-                 **kube: object) -> None:
+                 policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
+                 base_policy_paths: tuple[str, ...], exit_code_flag: bool, **kube: object) -> None:
     """Evaluate policies against resources offline.
 
     Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
@@ -88,10 +90,12 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.cli.diff_cmd import generate_for_inputs, impact_for
     from kubectl_kyrec.cli.inputs import read_inputs
     from kubectl_kyrec.cli.providers import provider_for
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-    from kubectl_kyrec.render import eval_output
+    from kubectl_kyrec.evaluate.pipeline import EvalError, EvalOptions, run_eval
+    from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
+    from kubectl_kyrec.render import diff_output, eval_output
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
@@ -110,19 +114,31 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = EvalOptions(now=now, operation=inputs.values.operation, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, selector=parse_selector(selector),
                           policy_names=policy_names, kinds=kinds, report_api=report_api)
-    outcome = run_eval(inputs.policies, subjects, inputs.state, kinds=inputs.kinds,
-                       libraries=library_factory(LibraryContext(now=now, provider=provider)), options=options)
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices]]
+    libraries = library_factory(LibraryContext(now=now, provider=provider))
+    outcome = run_eval(inputs.policies, subjects, inputs.state, kinds=inputs.kinds, libraries=libraries,
+                       options=options)
+    # generating policies: their results join the others, their downstreams are listed (render.diff_output)
+    generated = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=str(namespace or "") or None,
+                                    kinds=kinds, selector=options.selector)
+    results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    errors = [*outcome.errors, *(EvalError(e.message, e.source) for e in generated.errors)]
+    impact = impact_for(inputs, base_policy_paths, subjects, head_results=results, head_generated=generated,
+                        now=now, options=options, libraries=libraries,
+                        namespace=str(namespace or "") or None) if base_policy_paths else None
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
     for notice in notices:
         click.echo(f"notice: {notice}", err=True)
-    for error in outcome.errors:
+    for error in errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
-    doc = eval_output.eval_document(outcome.results, outcome.reports, [],
-                                    [(e.message, e.source) for e in outcome.errors], notices)
+    doc = eval_output.eval_document(results, outcome.reports, diff_output.downstreams_json(generated),
+                                    [(e.message, e.source) for e in errors], notices,
+                                    {"impact": impact.to_json()} if impact is not None else None)
     for spec in specs:
         if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-            text = eval_output.render_table(outcome.results, wide=spec.format is OutputFormat.WIDE)
+            text = eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE)
+            text += "".join("\n" + t for t in (diff_output.render_downstreams(generated),
+                                               render_impact_table(impact) if impact is not None else "") if t)
         elif spec.format is OutputFormat.JSON:
             text = eval_output.render_json(doc)
         elif spec.format is OutputFormat.YAML:
@@ -130,11 +146,14 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.REPORTS:
             text = eval_output.render_reports(outcome.reports)
         else:
-            text = eval_output.render_github(outcome.results)
+            text = eval_output.render_github(results)
+            if impact is not None:
+                text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
     code = ExitCode.CLEAN
-    if outcome.errors:
+    if errors:
         code = ExitCode.INPUT
-    if counts_as_failure(outcome.results, fail_on, fail_on_actions):
+    # with --base-policy the question is what the change does; otherwise whether results fail
+    if impact.changed if impact is not None else counts_as_failure(results, fail_on, fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
     exit_with(code, exit_code_flag)

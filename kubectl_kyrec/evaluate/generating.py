@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl, variable_references
+from kubectl_kyrec.cel.context import LibraryContext
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.cel.context import LibraryContext
 from kubectl_kyrec.cel.generator_lib import GENERATOR_VALUE, GenerateRefused, GeneratorSink, generator_extra
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions

@@ -4,7 +4,8 @@ the objects of the state, scoped per trigger uid.
 =============  ===================  =========================================================================
 class          reason               condition
 =============  ===================  =========================================================================
-missing                             desired, nothing at that identity
+missing                             desired, nothing at that identity (enforced when Kyverno would
+                                    write it: a new trigger, sync on, or generateExisting on)
 missing        predates-policy      same, but the trigger existed before the policy and generateExisting
                                     is off: Kyverno owes it nothing (enforced: false)
 drifted        changed-fields       desired, owned, a field the policy sets differs from live (or a field
@@ -13,7 +14,8 @@ drifted        foreign-fields       desired, owned, live carries fields another 
                                     policy does not set: Kyverno's full replace would remove them
                                     (not for useServerSideApply policies, whose apply leaves them)
 in-sync                             desired, owned, no difference
-conflict       unowned              desired, the object there is not Kyverno's
+conflict       unowned              desired, the object there is not Kyverno's (not enforced when the
+                                    trigger is owed nothing: predates the policy)
 conflict       other-policy         desired, the object there is another policy's
 conflict       other-trigger        desired, the object there is this policy's for another trigger
 orphan         trigger-gone         owned, trigger uid absent from a state that lists the trigger's kind
@@ -299,13 +301,16 @@ class _Owners:
 def diff_downstreams(generating: GeneratingOutcome, state: Iterable[Mapping[str, Any]] | StateIndex, *,
                      complete_policy_set: bool = False, trigger_uids: Collection[str] | None = None,
                      namespace: str | None = None, known_policies: Collection[str] = (),
+                     cluster_policies: Mapping[str, GeneratingPolicy] | None = None,
                      kyverno_managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS) -> DownstreamDiff:
     """Classify every desired and every owned downstream of the run.
 
     `trigger_uids`: the triggers given as manifests (their downstreams only); None when triggers come
     from the state. `namespace`: only downstreams in this namespace (`-n`). `known_policies`: names of
     generating policies in the policy set that this run did not evaluate (filtered out, or broken): their
-    downstreams are out of scope, never policy-gone.
+    downstreams are out of scope, never policy-gone. `cluster_policies`: the state's copies of generating
+    policies by name; a policy-gone downstream whose policy the cluster still has is deleted with it only
+    when that copy has sync on and orphanDownstreamOnPolicyDelete off.
     """
     index = state if isinstance(state, StateIndex) else StateIndex.build(state)
     owners = _Owners(generating.policies)
@@ -338,7 +343,7 @@ def diff_downstreams(generating: GeneratingOutcome, state: Iterable[Mapping[str,
         if policy is None:
             if complete_policy_set and owner.policy_name not in known_policies:
                 seen.add(key)
-                changes.append(_policy_gone(obj))
+                changes.append(_policy_gone(obj, (cluster_policies or {}).get(owner.policy_name)))
             else:
                 out_of_scope += 1
             continue
@@ -373,7 +378,9 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
             return DownstreamChange(DownstreamClass.MISSING, Reason.PREDATES_POLICY, False, policy.key, trigger,
                                     ref_of(expected), expected=expected,
                                     message="the trigger predates the policy and generateExisting is off")
-        enforced = sync or not trigger_exists
+        # Kyverno writes it on the trigger's admission, and for existing triggers only through sync (the
+        # watcher recreates deleted downstreams) or generateExisting (when the policy is created or updated)
+        enforced = sync or policy.generate_existing or not trigger_exists
         return DownstreamChange(DownstreamClass.MISSING, None, enforced, policy.key, trigger, ref_of(expected),
                                 expected=expected)
     obj_ref = ref_of(live)
@@ -382,9 +389,11 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
              and (owner.policy_namespace is None or owner.policy_namespace == _policy_ns(policy)))
     if not owned:
         conflict = _conflict_reason(live, policy)
-        return DownstreamChange(DownstreamClass.CONFLICT, conflict, True, policy.key, trigger, obj_ref,
-                                expected=expected, actual=live,
-                                message=_conflict_message(conflict, live))
+        message = _conflict_message(conflict, live)
+        if not outcome.owed:
+            message += "; the trigger predates the policy, so Kyverno never tries to write it"
+        return DownstreamChange(DownstreamClass.CONFLICT, conflict, outcome.owed, policy.key, trigger, obj_ref,
+                                expected=expected, actual=live, message=message)
     reason, fields, diff = compare(expected, live, server_side_apply=policy.use_server_side_apply,
                                    kyverno_managers=kyverno_managers)
     if reason is None:
@@ -403,13 +412,24 @@ def _conflict_message(reason: Reason, live: Mapping[str, Any]) -> str:
     return f"owned by trigger uid {owner.trigger_uid!r} ({owner.trigger_kind} {owner.trigger_name})"
 
 
-def _policy_gone(obj: Mapping[str, Any]) -> DownstreamChange:
+def _policy_gone(obj: Mapping[str, Any], in_cluster: GeneratingPolicy | None) -> DownstreamChange:
+    """A downstream of a policy outside the complete set. Kyverno deletes the data ones (no source-uid)
+    of a policy it tracked; clones stay (#17596). A copy of the policy still in the cluster says more:
+    with sync off or orphanDownstreamOnPolicyDelete on, its deletion leaves everything."""
     owner = owner_of(obj)
     clone = bool(owner.source_uid)
+    if clone:
+        message = "a clone: Kyverno leaves clones of a deleted policy (#17596)"
+    elif in_cluster is not None and not in_cluster.synchronize:
+        message = "the cluster's copy of the policy has sync off: deleting it leaves its downstreams"
+    elif in_cluster is not None and in_cluster.orphan_on_policy_delete:
+        message = "the cluster's copy of the policy orphans its downstreams on delete"
+    else:
+        message = ""
+    enforced = not message
     return DownstreamChange(
-        DownstreamClass.ORPHAN, Reason.POLICY_GONE, not clone, owner.policy_name, _trigger_ref_from_labels(obj),
-        ref_of(obj), actual=obj, prune=not clone,
-        message="a clone: Kyverno leaves clones of a deleted policy (#17596)" if clone else "")
+        DownstreamClass.ORPHAN, Reason.POLICY_GONE, enforced, owner.policy_name, _trigger_ref_from_labels(obj),
+        ref_of(obj), actual=obj, prune=not clone, message=message)
 
 
 def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: TriggerOutcome | None,

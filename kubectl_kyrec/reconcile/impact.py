@@ -209,12 +209,12 @@ def render_impact_table(impact: Impact) -> str:
     if impact.downstreams:
         rows = [[d.change, d.policy, d.trigger.display(), d.object.display(), str(d.location or "-"), d.note]
                 for d in impact.downstreams]
-        parts.append("Downstreams:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "TRIGGER", "DOWNSTREAM",
+        parts.append("Downstream changes:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "TRIGGER", "DOWNSTREAM",
                                                                 "LOCATION", "NOTE"], tablefmt="plain"))
     if impact.results:
         rows = [[r.change, r.policy, r.subject.display(), r.before or "-", r.after or "-",
                  str(r.location or "-"), " ".join(r.message.split())[:80]] for r in impact.results]
-        parts.append("Results:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "SUBJECT", "BEFORE", "AFTER",
+        parts.append("Result changes:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "SUBJECT", "BEFORE", "AFTER",
                                                             "LOCATION", "MESSAGE"], tablefmt="plain"))
     diffs = "".join(d.diff for d in impact.downstreams if d.diff)
     text = "\n\n".join(parts) + "\n"

@@ -103,10 +103,3 @@ def element_key(spec: ListSpec, element: Any) -> tuple[Any, ...] | None:
         return None
     return tuple(element.get(k, spec.key_defaults.get(k)) for k in spec.keys)
 
-
-def key_json(spec: ListSpec, element: Any) -> dict[str, Any]:
-    """The key as managedFields writes it (`k:{"name":"x"}`), absent keys left out."""
-    if not isinstance(element, Mapping):
-        return {}
-    return {k: element.get(k, spec.key_defaults.get(k)) for k in spec.keys
-            if k in element or k in spec.key_defaults}

@@ -11,8 +11,10 @@ from typing import Any
 
 from tabulate import tabulate
 
+from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerStatus
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
+from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
 
 _RESET = "\x1b[0m"
@@ -112,3 +114,32 @@ def render_json(doc: dict[str, Any]) -> str:
 
 def render_yaml(doc: dict[str, Any]) -> str:
     return to_yaml(doc)
+
+
+# ---- `eval`: the downstreams the policies generate ---------------------------------------------------------
+
+def downstreams_json(generated: GeneratingOutcome) -> list[dict[str, Any]]:
+    """`eval`'s `downstreams`: {policy, trigger, object}, objects masked (no Secret value, no last-applied)."""
+    return [{"policy": o.policy.key, "trigger": o.trigger.ref.to_json(), "object": mask_object(obj)}
+            for o, obj in generated.downstreams]
+
+
+def _object_display(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
+    return f"{obj.get('kind', '')} {namespace}{meta.get('name', '')}"
+
+
+def render_downstreams(generated: GeneratingOutcome) -> str:
+    """`eval`'s table of downstreams, and a line per trigger whose output could not be determined."""
+    rows = [[o.policy.key, o.trigger.ref.display(), _object_display(obj)] for o, obj in generated.downstreams]
+    lines = []
+    if rows:
+        lines.append("Generated downstreams:\n" + tabulate(rows, headers=["POLICY", "TRIGGER", "DOWNSTREAM"],
+                                                            tablefmt="plain"))
+    for o in generated.outcomes:
+        if o.status is TriggerStatus.NEEDS_REQUEST:
+            lines.append(f"undetermined: {o.policy.key} for {o.trigger.ref.display()}: {o.message}")
+    if not lines:
+        return ""
+    return "\n".join(lines) + "\n"

@@ -76,3 +76,11 @@ def test_or_value_on_plain_values_is_the_value() -> None:
     assert c.compile("object.spec.?missing.orValue('d')", "e").evaluate(act).value == "d"
     text = "'x.orValue(1)' + string(size(object.spec.vols.orValue(1)))"
     assert c.compile(text, "e").evaluate(act).value == 'x.orValue(1)0'
+
+
+def test_has_on_a_declared_variable() -> None:
+    c = compiler(("resp", "object.?missing"), ("m", "{'a': 1}"))
+    act = ENV.activation({"object": {}})
+    assert c.compile("has(variables.resp) && has(variables.m.a)", "e").evaluate(act).value is True
+    with pytest.raises(InputError, match="undefined field 'nope'"):
+        c.compile("has(variables.nope)", "e")

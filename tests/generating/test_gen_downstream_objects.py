@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubectl_kyrec.cel.generator_lib import GenerateRefused
@@ -27,7 +29,7 @@ LABELS = {
     "generate.kyverno.io/trigger-group": "",
     "generate.kyverno.io/trigger-version": "v1",
 }
-SOURCE = {
+SOURCE: dict[str, Any] = {
     "apiVersion": "v1", "kind": "Secret",
     "metadata": {"name": "regcred", "namespace": "default", "uid": "src-uid", "resourceVersion": "42",
                  "creationTimestamp": "2026-01-01T00:00:00Z", "selfLink": "/x", "generation": 1,

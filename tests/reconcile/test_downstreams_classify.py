@@ -97,6 +97,7 @@ def test_a_new_trigger_from_manifests_gets_missing_downstreams() -> None:
     diff = diff_downstreams(outcome, [d.obj for d in objects], trigger_uids={t.ref.uid for t in outcome.triggers})
     (change,) = diff.changes
     # sync off, but Kyverno generates for a trigger on its creation: enforced
+    assert change.trigger is not None
     assert (str(change.klass), change.enforced, change.trigger.synthetic) == ("missing", True, True)
 
 
@@ -144,3 +145,27 @@ def test_every_class_and_reason_appears_in_the_summary() -> None:
     outcome = evaluate(docs(POLICY.format(name="p", sync="true")), [], [])
     summary = diff_downstreams(outcome, []).summary()
     assert summary == {c.value: 0 for c in DownstreamClass}
+
+
+def test_a_gone_policy_the_cluster_still_has_tells_whether_kyverno_deletes() -> None:
+    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+
+    objects = state(namespace("a", "ua"), configmap("a", "old", labels("removed", "ua", "a"), name="old"))
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)
+
+    def gone(sync: str, orphan: bool) -> tuple[bool, str]:
+        text = POLICY.format(name="removed", sync=sync)
+        if orphan:
+            text = text.replace("evaluation: {synchronize: {enabled: true}}",
+                                "evaluation: {synchronize: {enabled: true}, "
+                                "orphanDownstreamOnPolicyDelete: {enabled: true}}")
+        copy = parse_generating_policy(docs(text)[0])
+        diff = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True,
+                                cluster_policies={"removed": copy})
+        (change,) = [c for c in diff.changes if c.reason is Reason.POLICY_GONE]
+        return change.enforced, change.message
+
+    assert gone("true", False) == (True, "")
+    assert gone("false", False)[0] is False
+    enforced, message = gone("true", True)
+    assert not enforced and "orphans its downstreams" in message

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubectl_kyrec.reconcile.masking import MASK, MASK_AFTER, MASK_BEFORE, leaks, mask_object, mask_pair
 
-SECRET = {"apiVersion": "v1", "kind": "Secret",
+SECRET: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret",
           "metadata": {"name": "s", "annotations": {
               "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"a":"c2VjcmV0"}}', "keep": "me"}},
           "data": {"a": "c2VjcmV0", "b": "b3RoZXI="}, "stringData": {"c": "plain-secret"}}

@@ -65,7 +65,7 @@ def test_missing_keyed_element() -> None:
 def test_other_lists_compare_whole() -> None:
     policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "d"},
               "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}}
-    live = {**policy, "spec": {"podSelector": {}, "policyTypes": ["Egress", "Ingress"]}}
+    live: dict[str, Any] = {**policy, "spec": {"podSelector": {}, "policyTypes": ["Egress", "Ingress"]}}
     assert pointers(policy, live) == ["/spec/policyTypes/0", "/spec/policyTypes/1"]
     live["spec"]["policyTypes"] = ["Ingress"]
     assert pointers(policy, live) == ["/spec/policyTypes"]
@@ -107,8 +107,8 @@ def test_numbers_compare_by_value_but_not_with_booleans() -> None:
 def test_secret_data_and_string_data_compare_by_bytes() -> None:
     expected = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"password": "bar"},
                 "data": {"user": "YWxpY2U="}}
-    live = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
-            "data": {"password": "YmFy", "user": "YWxpY2U=", "extra": "eA=="}}
+    live: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                            "data": {"password": "YmFy", "user": "YWxpY2U=", "extra": "eA=="}}
     assert pointers(expected, live) == []
     live["data"]["password"] = "YmF6"
     assert pointers(expected, live) == ["/data/password"]
@@ -116,7 +116,8 @@ def test_secret_data_and_string_data_compare_by_bytes() -> None:
 
 def test_labels_and_annotations_compare_as_subsets() -> None:
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1"}}}
-    live = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}}
+    live: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "c", "labels": {"a": "1", "b": "2"}}}
     assert pointers(cm, live) == []
     live["metadata"]["labels"]["a"] = "3"
     assert pointers(cm, live) == ["/metadata/labels/a"]

@@ -1,0 +1,250 @@
+"""How fast `kyrec diff` classifies downstreams: a state of 20,000 objects, as JSON and as YAML.
+
+    /tmp/venv/bin/python bench/diff.py [--namespaces 2000] [--unrelated 10000] [--keep DIR]
+
+The state: N namespaces (the triggers), 4 downstreams each of one GeneratingPolicy (a ConfigMap, a
+Secret, a NetworkPolicy and a ResourceQuota, each with a managedFields entry as the API serves it), and
+unrelated objects (Deployments and ConfigMaps no policy generated). A tenth of the downstreams are not in
+sync: half drifted (edited data), half orphaned (a tenth of the namespaces are labelled `lite`, for which
+the policy generates only two of the four).
+
+Each measurement runs in a fresh interpreter, so its peak RSS (ru_maxrss) is its own. Printed:
+- load: `load_state` of the JSON file and of the YAML file;
+- diff: evaluating the policy for every trigger plus classifying every downstream, state already loaded
+  (the diff's own cost), with the counts per class as a check;
+- whole run: `kubectl-kyrec diff -p policy.yaml --state state.json -o json` end to end, as a user runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+POLICY = """apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: tenant-baseline
+  creationTimestamp: "2026-01-01T00:00:00Z"
+spec:
+  evaluation:
+    synchronize:
+      enabled: true
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [namespaces]
+  matchConditions:
+  - name: tenants
+    expression: object.metadata.?labels["tenant"].orValue("") != ""
+  variables:
+  - name: ns
+    expression: object.metadata.name
+  - name: lite
+    expression: object.metadata.?labels["lite"].orValue("") == "true"
+  - name: base
+    expression: >-
+      [{"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"), "metadata": dyn({"name": "tenant-settings"}),
+        "data": dyn({"tenant": object.metadata.labels["tenant"], "log-level": "info"})},
+       {"apiVersion": dyn("v1"), "kind": dyn("Secret"), "metadata": dyn({"name": "tenant-token"}),
+        "type": dyn("Opaque"), "stringData": dyn({"token": "t-" + variables.ns})}]
+  - name: full
+    expression: >-
+      [{"apiVersion": dyn("networking.k8s.io/v1"), "kind": dyn("NetworkPolicy"),
+        "metadata": dyn({"name": "default-deny"}),
+        "spec": dyn({"podSelector": dyn({}), "policyTypes": dyn(["Ingress", "Egress"])})},
+       {"apiVersion": dyn("v1"), "kind": dyn("ResourceQuota"), "metadata": dyn({"name": "tenant-quota"}),
+        "spec": dyn({"hard": dyn({"requests.cpu": "4", "requests.memory": "16Gi"})})}]
+  generate:
+  - expression: >-
+      generator.apply(variables.ns, variables.lite ? variables.base : variables.base + variables.full)
+"""
+
+
+def _labels(ns: str, uid: str) -> dict[str, str]:
+    return {"app.kubernetes.io/managed-by": "kyverno", "generate.kyverno.io/policy-name": "tenant-baseline",
+            "generate.kyverno.io/trigger-name": ns, "generate.kyverno.io/trigger-namespace": "",
+            "generate.kyverno.io/trigger-uid": uid, "generate.kyverno.io/trigger-kind": "Namespace",
+            "generate.kyverno.io/trigger-group": "", "generate.kyverno.io/trigger-version": "v1"}
+
+
+def _meta(name: str, ns: str, uid: str, labels: dict[str, str], fields: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "namespace": ns, "uid": uid, "resourceVersion": "5000",
+            "creationTimestamp": "2026-02-01T00:00:00Z", "labels": dict(labels),
+            "managedFields": [{"manager": "kyverno", "operation": "Update", "apiVersion": "v1",
+                               "time": "2026-02-01T00:00:00Z", "fieldsType": "FieldsV1",
+                               "fieldsV1": {**fields, "f:metadata": {"f:labels": {
+                                   ".": {}, **{f"f:{k}": {} for k in labels}}}}}]}
+
+
+def state(namespaces: int, unrelated: int) -> list[dict[str, Any]]:
+    import base64
+
+    out: list[dict[str, Any]] = []
+    for i in range(namespaces):
+        ns, uid = f"tenant-{i:05d}", f"ns-{i:08d}"
+        lite = i % 10 == 0
+        labels = {"kubernetes.io/metadata.name": ns, "tenant": f"t{i}"}
+        if lite:
+            labels["lite"] = "true"
+        out.append({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": ns, "uid": uid, "resourceVersion": "100",
+                                 "creationTimestamp": "2026-02-01T00:00:00Z", "labels": labels},
+                    "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+        own = _labels(ns, uid)
+        data = {"tenant": f"t{i}", "log-level": "info"}
+        # two namespaces in ten have their ConfigMap edited, one in ten is `lite` (two orphans):
+        # a twentieth of the downstreams drifted, a twentieth orphaned
+        if i % 10 in (5, 6):
+            data = {**data, "log-level": "debug"}
+        out.append({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": _meta("tenant-settings", ns, f"cm-{i}", own, {"f:data": {".": {}, "f:tenant": {},
+                                                                                    "f:log-level": {}}}),
+                    "data": data})
+        out.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                    "metadata": _meta("tenant-token", ns, f"s-{i}", own, {"f:type": {}, "f:data": {".": {}}}),
+                    "data": {"token": base64.b64encode(f"t-{ns}".encode()).decode()}})
+        out.append({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                    "metadata": _meta("default-deny", ns, f"np-{i}", own, {"f:spec": {"f:podSelector": {},
+                                                                                   "f:policyTypes": {}}}),
+                    "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}})
+        out.append({"apiVersion": "v1", "kind": "ResourceQuota",
+                    "metadata": _meta("tenant-quota", ns, f"rq-{i}", own, {"f:spec": {"f:hard": {
+                        ".": {}, "f:requests.cpu": {}, "f:requests.memory": {}}}}),
+                    "spec": {"hard": {"requests.cpu": "4", "requests.memory": "16Gi"}},
+                    "status": {"hard": {"requests.cpu": "4", "requests.memory": "16Gi"},
+                               "used": {"requests.cpu": "0", "requests.memory": "0"}}})
+    for j in range(unrelated):
+        ns = f"tenant-{j % namespaces:05d}"
+        if j % 2:
+            out.append({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": f"app-config-{j}", "namespace": ns, "uid": f"u-{j}",
+                                     "resourceVersion": "7", "labels": {"app": f"a{j}"}},
+                        "data": {"config.yaml": f"replicas: {j % 5}\nname: a{j}\n"}})
+        else:
+            out.append({"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": f"app-{j}", "namespace": ns, "uid": f"d-{j}", "resourceVersion": "9",
+                                     "generation": 1, "labels": {"app": f"a{j}"}},
+                        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": f"a{j}"}},
+                                 "template": {"metadata": {"labels": {"app": f"a{j}"}}, "spec": {"containers": [
+                                     {"name": "main", "image": f"example.com/a{j}:1",
+                                      "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]}}},
+                        "status": {"replicas": 1, "readyReplicas": 1}})
+    return out
+
+
+CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+what, path, policy = sys.argv[1], sys.argv[2], sys.argv[3]
+from kubectl_kyrec.load.state import load_state
+start = time.perf_counter()
+docs = load_state([path])
+loaded = time.perf_counter() - start
+out = {{"objects": len(docs), "load_s": loaded}}
+if what == "diff":
+    import datetime
+    from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
+    from kubectl_kyrec.cli.providers import kinds_adapters
+    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
+    now = datetime.datetime(2026, 9, 1, tzinfo=datetime.timezone.utc)
+    policies = load_documents([policy])
+    start = time.perf_counter()
+    kinds = KindTable()
+    resource_of, kind_of = kinds_adapters(kinds)
+    provider = ObjectsProvider([d.obj for d in docs], resource_of, kind_of=kind_of)
+    envs, sink = generating_environments(LibraryContext(now=now, provider=provider))
+    generated = run_generating(policies, docs, docs, kinds=kinds, envs=envs, sink=sink,
+                               options=GenerateOptions(now=now))
+    evaluated = time.perf_counter()
+    diff = diff_downstreams(generated, StateIndex.build(d.obj for d in docs))
+    classified = time.perf_counter()
+    out.update(evaluate_s=evaluated - start, classify_s=classified - evaluated, diff_s=classified - start,
+               summary=diff.summary(), triggers=len(generated.triggers))
+out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def child(what: str, path: str, policy: str) -> dict[str, Any]:
+    code = CHILD.format(root=ROOT)
+    done = subprocess.run([sys.executable, "-c", code, what, path, policy], capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"bench child ({what}) failed:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def whole_run(path: str, policy: str) -> tuple[float, float, int]:
+    # the CLI in a fresh interpreter that reports its own peak RSS on the way out
+    script = "\n".join([
+        "import atexit, resource, sys",
+        f"sys.path.insert(0, {ROOT!r})",
+        "sys.argv = ['kubectl-kyrec'] + sys.argv[1:]",
+        "atexit.register(lambda: sys.stderr.write(f'MAXRSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))",
+        "from kubectl_kyrec.cli.main import main",
+        "main()"])
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", script, "diff", "-p", policy, "--state", path, "-o", "json",
+                           "--now", "2026-09-01T00:00:00Z"], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    lines = [line for line in done.stderr.splitlines() if line.startswith("MAXRSS ")]
+    rss = int(lines[-1].split()[1]) / 1024 if lines else float("nan")
+    return elapsed, rss, done.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--namespaces", type=int, default=2000)
+    parser.add_argument("--unrelated", type=int, default=10000)
+    parser.add_argument("--keep", help="write the files here and keep them")
+    args = parser.parse_args()
+    workdir = args.keep or tempfile.mkdtemp(prefix="kyrec-bench-diff-")
+    os.makedirs(workdir, exist_ok=True)
+    objects = state(args.namespaces, args.unrelated)
+    listing = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": objects}
+    json_path = os.path.join(workdir, "state.json")
+    yaml_path = os.path.join(workdir, "state.yaml")
+    policy_path = os.path.join(workdir, "policy.yaml")
+    with open(json_path, "w") as fh:
+        json.dump(listing, fh, indent=2)
+    with open(yaml_path, "w") as fh:
+        yaml.dump(listing, fh, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
+    with open(policy_path, "w") as fh:
+        fh.write(POLICY)
+    print(f"state: {len(objects)} objects ({args.namespaces} namespaces, {4 * args.namespaces} downstreams, "
+          f"{args.unrelated} unrelated) in {workdir}")
+    print(f"{'step':<28}{'size MB':>9}{'seconds':>10}{'peak RSS MB':>13}")
+    for label, path in (("load JSON", json_path), ("load YAML", yaml_path)):
+        res = child("load", path, policy_path)
+        print(f"{label:<28}{os.path.getsize(path) / 1e6:>9.1f}{res['load_s']:>10.2f}{res['maxrss_mb']:>13.0f}")
+    res = child("diff", json_path, policy_path)
+    print(f"{'diff: evaluate triggers':<28}{'':>9}{res['evaluate_s']:>10.2f}")
+    print(f"{'diff: classify downstreams':<28}{'':>9}{res['classify_s']:>10.2f}")
+    print(f"{'diff (own cost, total)':<28}{'':>9}{res['diff_s']:>10.2f}{res['maxrss_mb']:>13.0f}")
+    elapsed, rss, code = whole_run(json_path, policy_path)
+    print(f"{'whole run from JSON (CLI)':<28}{os.path.getsize(json_path) / 1e6:>9.1f}{elapsed:>10.2f}{rss:>13.0f}"
+          f"   exit {code}")
+    print("classes:", ", ".join(f"{k} {v}" for k, v in res["summary"].items()),
+          f"({res['triggers']} objects looked at as triggers)")
+    if not args.keep:
+        for path in (json_path, yaml_path, policy_path):
+            os.remove(path)
+        os.rmdir(workdir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""`kyrec diff` as a command: flags, formats, exit codes, the report domain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "testdata" / "diff"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["diff", "--now", "2026-09-01T12:00:00Z", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def case(name: str) -> list[str]:
+    d = CASES / name
+    return ["-p", str(d / "policy.yaml"), "--state", str(d / ("state.json" if (d / "state.json").exists()
+                                                                else "state.yaml"))]
+
+
+def test_needs_a_state_and_policies() -> None:
+    code, _, err = invoke("-p", str(CASES / "trigger-gone" / "policy.yaml"))
+    assert code == 2 and err.strip() == "error: diff needs a state: --state PATH"
+    code, _, err = invoke("--state", str(CASES / "trigger-gone" / "state.yaml"))
+    assert code == 2 and "diff needs policies" in err
+
+
+def test_live_is_refused_with_a_way_out() -> None:
+    code, _, err = invoke("--live", "-p", str(CASES / "trigger-gone" / "policy.yaml"))
+    assert code == 2 and "--state state.json" in err
+
+
+def test_findings_exit_1_unless_exit_code_false() -> None:
+    assert invoke(*case("trigger-gone"))[0] == 1
+    assert invoke(*case("trigger-gone"), "--exit-code=false")[0] == 0
+
+
+def test_a_policy_that_does_not_compile_is_an_input_error(tmp_path: Path) -> None:
+    bad = (CASES / "trigger-gone" / "policy.yaml").read_text().replace("generator.apply(", "generator.nope(")
+    (tmp_path / "bad.yaml").write_text(bad)
+    code, out, err = invoke("-p", str(tmp_path / "bad.yaml"), "--state", str(CASES / "trigger-gone" / "state.yaml"),
+                            "-o", "json")
+    assert code == 3
+    assert err.startswith(f"error: {tmp_path / 'bad.yaml'}:1: GeneratingPolicy 'team-config': spec.generate[0]")
+    doc = json.loads(out)
+    assert doc["errors"] and doc["errors"][0]["location"] == {"file": str(tmp_path / "bad.yaml"), "line": 1}
+    # the broken policy's downstreams are not mistaken for a deleted policy's
+    assert not [c for c in doc["changes"] if c["reason"] == "policy-gone"]
+
+
+def test_table_marks_what_kyverno_would_not_enforce() -> None:
+    code, out, _ = invoke(*case("sync-off-edited-downstream"))
+    assert code == 0
+    assert "drifted (not enforced)  changed-fields  team-config" in out
+    assert out.startswith("Downstreams: 0 missing, 1 drifted, 0 in-sync")
+    assert "--- live/v1.ConfigMap.team-a.team-config\n+++ merged/v1.ConfigMap.team-a.team-config\n" in out
+    assert "-  tier: premium\n+  tier: standard\n" in out
+
+
+def test_diff_format_and_colour() -> None:
+    _, plain, _ = invoke(*case("sync-off-edited-downstream"), "-o", "diff")
+    assert plain.startswith("--- live/v1.ConfigMap.team-a.team-config") and "\x1b[" not in plain
+    _, coloured, _ = invoke(*case("sync-off-edited-downstream"), "-o", "diff", "--color", "always")
+    assert "\x1b[31m-  tier: premium\x1b[0m" in coloured and "\x1b[32m+  tier: standard\x1b[0m" in coloured
+    _, none, _ = invoke(*case("trigger-gone"), "-o", "diff")
+    assert none.strip() == ""
+
+
+def test_json_and_yaml_are_the_same_document() -> None:
+    _, out_json, _ = invoke(*case("foreign-field-added"), "-o", "json")
+    _, out_yaml, _ = invoke(*case("foreign-field-added"), "-o", "yaml")
+    doc = json.loads(out_json)
+    assert yaml.safe_load(out_yaml) == doc
+    assert (doc["apiVersion"], doc["kind"]) == ("kyrec/v1", "DiffResult")
+    (change,) = doc["changes"]
+    assert set(change) >= {"domain", "class", "reason", "enforced", "policy", "trigger", "subject", "object",
+                           "fields", "diff"}
+    assert change["diff"].startswith("--- live/v1.ConfigMap.team-a.team-config")
+    assert doc["summary"]["downstream"]["drifted"] == 1 and set(doc["summary"]["report"]) == {
+        "current", "missing", "stale", "orphan", "duplicate", "misnamed"}
+
+
+def test_output_to_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "diff.json"
+    code, out, _ = invoke(*case("trigger-gone"), "-o", f"json={target}", "-o", "table")
+    assert code == 1 and out.startswith("Downstreams:")
+    assert json.loads(target.read_text())["summary"]["downstream"]["orphan"] == 1
+
+
+def test_namespace_flag(tmp_path: Path) -> None:
+    _, out, _ = invoke(*case("two-triggers-one-set-empties"), "-n", "team-b", "-o", "json")
+    assert [c["object"]["namespace"] for c in json.loads(out)["changes"]] == ["team-b"]
+
+
+VPOL = """apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: require-team}
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  validations:
+  - expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+    message: a team label is required
+"""
+
+
+@pytest.mark.parametrize("flags, domains", [([], {"downstream", "report"}), (["--reports"], {"report"}),
+                                            (["--downstreams"], {"downstream"})])
+def test_report_domain(tmp_path: Path, flags: list[str], domains: set[str]) -> None:
+    (tmp_path / "vpol.yaml").write_text(VPOL)
+    d = CASES / "trigger-gone"
+    code, out, err = invoke("-p", str(d / "policy.yaml"), "-p", str(tmp_path / "vpol.yaml"), "--state",
+                            str(d / "state.yaml"), "-o", "json", *flags)
+    doc = json.loads(out)
+    assert {c["domain"] for c in doc["changes"]} == domains, err
+    if "report" in domains:
+        # the ConfigMaps have no team label and no report: their reports are missing
+        missing = [c for c in doc["changes"] if c["domain"] == "report" and c["class"] == "missing"]
+        assert {c["subject"]["name"] for c in missing} == {"team-config"}
+        assert doc["summary"]["report"]["missing"] == 2
+    assert code == 1
+
+
+def test_triggers_that_cannot_be_evaluated_are_noticed() -> None:
+    _, out, err = invoke(*case("evaluation-error"), "-o", "json")
+    assert "notice: quota-config: Namespace team-b: failed to evaluate policy: no such key: annotations" in err
+    assert json.loads(out)["notices"] == ["quota-config: Namespace team-b: failed to evaluate policy: no such key: "
+                                          "annotations"]
+    _, _, err = invoke(*case("needs-request"))
+    assert "creator-binding: the downstreams of 1 trigger(s) depend on request.userInfo" in err
