@@ -19,6 +19,7 @@ REPORT_KINDS = {
     OPENREPORTS: ("Report", "ClusterReport"),
 }
 STATUSES = ("pass", "fail", "warn", "error", "skip")
+SYNTHETIC_UID_ANNOTATION = "kyrec.io/uid-synthetic"
 
 
 def report_result(result: Result, now: datetime.datetime) -> dict[str, Any]:
@@ -64,6 +65,9 @@ def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime
     if subject.namespace:
         metadata["namespace"] = subject.namespace
     metadata["labels"] = {"app.kubernetes.io/managed-by": "kyverno"}
+    if subject.synthetic:
+        # the subject came from a manifest without a uid: the name is kyrec's stand-in, not a real uid
+        metadata["annotations"] = {SYNTHETIC_UID_ANNOTATION: "true"}
     metadata["ownerReferences"] = [{"apiVersion": subject.api_version, "kind": subject.kind,
                                     "name": subject.name, "uid": subject.uid}]
     scope: dict[str, Any] = {"apiVersion": subject.api_version, "kind": subject.kind, "name": subject.name}

@@ -65,6 +65,8 @@ def test_reports_output_is_one_report_per_subject_named_by_uid() -> None:
         assert report["kind"] == "PolicyReport"
         assert report["metadata"]["name"] == report["scope"]["uid"]
         assert report["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kyverno"}
+        # the examples carry no uids: the stand-in is marked as such
+        assert report["metadata"]["annotations"] == {"kyrec.io/uid-synthetic": "true"}
         assert report["metadata"]["ownerReferences"][0]["uid"] == report["scope"]["uid"]
         assert sum(report["summary"].values()) == len(report["results"]) == 2
 
