@@ -107,12 +107,13 @@ def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
                         namespace_obj: Mapping[str, Any] | None, *, rules_checked: bool = False) -> bool:
     """True when the policy applies; raises MatchError for a bad selector on a matching request.
 
-    `rules_checked`: the caller already knows `may_match` is true for this request's kind.
+    `rules_checked`: the caller knows `may_match` holds for this request's kind and that the rules have
+    no resourceNames (`rules_decided_by_kind`), so only the selectors are left to check.
     """
     if constraints is None:
         return False
     # rules first: cheap and memoised; selectors only matter (errors included) when the rules match
-    if not (rules_checked and rules_decided_by_kind(constraints)):
+    if not rules_checked:
         if matches_rules(constraints.exclude_resource_rules, req):
             return False
         if constraints.resource_rules and not matches_rules(constraints.resource_rules, req):

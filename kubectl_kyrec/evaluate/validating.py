@@ -7,6 +7,7 @@ exceptions, matchConditions, validations stopping at the first false, auditAnnot
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from kubectl_kyrec.evaluate.exceptions import (
     evaluate_exceptions,
     selected_report_result,
 )
-from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.load.policies import PolicyException, PolicyMeta, ValidatingPolicy
 from kubectl_kyrec.model import Result
@@ -42,6 +43,7 @@ class CompiledVariant:
     conditions: tuple[Program, ...]
     validations: tuple[CompiledValidation, ...]
     audit_annotations: tuple[tuple[str, Program], ...]
+    rules_by_kind: bool          # no resourceNames: the kind alone decides the rules (see may_match)
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,10 @@ class CompiledValidatingPolicy:
     env: Environment
     variants: tuple[CompiledVariant, ...]
     exceptions: tuple[CompiledException, ...]
+
+    @functools.cached_property
+    def facts(self) -> tuple[str, bool, str, str]:
+        return _facts(self.policy.meta)
 
 
 def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
@@ -68,7 +74,8 @@ def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environmen
     audits = tuple((a.key, compiler.compile(a.value_expression, f"spec.auditAnnotations[{i}].valueExpression",
                                             ("string", "null")))
                    for i, a in enumerate(variant.audit_annotations))
-    return CompiledVariant(variant, conditions, tuple(validations), audits)
+    by_kind = variant.match_constraints is not None and rules_decided_by_kind(variant.match_constraints)
+    return CompiledVariant(variant, conditions, tuple(validations), audits, by_kind)
 
 
 def compile_validating_policy(policy: ValidatingPolicy, envs: Environments,
@@ -100,9 +107,9 @@ _PROCESS = {True: "background scan", False: "admission review"}
 
 def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
                 message: str, properties: Mapping[str, str], actions: Sequence[str], background: bool,
-                binding: str = "") -> Result:
+                binding: str = "", facts: tuple[str, bool, str, str] | None = None) -> Result:
     """A Result with Kyverno's report fields (ToPolicyReportResult, SEMANTICS D.1)."""
-    key, scored, category, severity = _facts(policy_meta)
+    key, scored, category, severity = facts or _facts(policy_meta)
     props = {"process": _PROCESS[background]}
     if properties:
         props.update(properties)
@@ -150,7 +157,7 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
         # a namespaced policy only ever sees requests in its own namespace
         return results
     for variant in (cp.variants if candidates is None else candidates):
-        result = _evaluate_variant(cp, variant, ctx, candidates is not None)
+        result = _evaluate_variant(cp, variant, ctx, candidates is not None and variant.rules_by_kind)
         if result is not None:
             results.append(result)
     return results
@@ -163,7 +170,7 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
 
     def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
         return make_result(meta, policy.source_kind, ctx, rule, status, message, props or {},
-                           policy.validation_actions, policy.background)
+                           policy.validation_actions, policy.background, facts=cp.facts)
 
     try:
         if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,

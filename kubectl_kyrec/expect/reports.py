@@ -22,8 +22,13 @@ STATUSES = ("pass", "fail", "warn", "error", "skip")
 SYNTHETIC_UID_ANNOTATION = "kyrec.io/uid-synthetic"
 
 
-def report_result(result: Result, now: datetime.datetime) -> dict[str, Any]:
-    """One `results[]` entry as Kyverno's ToPolicyReportResult writes it (empty fields omitted)."""
+def report_result(result: Result, now: datetime.datetime,
+                  timestamp: dict[str, int] | None = None) -> dict[str, Any]:
+    """One `results[]` entry as Kyverno's ToPolicyReportResult writes it (empty fields omitted).
+
+    Entries share `timestamp` and the result's properties mapping: reports are built in bulk and never
+    modified afterwards.
+    """
     out: dict[str, Any] = {"source": result.source, "policy": result.policy}
     if result.rule:
         out["rule"] = result.rule
@@ -35,8 +40,8 @@ def report_result(result: Result, now: datetime.datetime) -> dict[str, Any]:
     if result.severity:
         out["severity"] = result.severity
     if result.properties:
-        out["properties"] = dict(result.properties)
-    out["timestamp"] = {"seconds": int(now.timestamp()), "nanos": 0}
+        out["properties"] = result.properties
+    out["timestamp"] = timestamp if timestamp is not None else {"seconds": int(now.timestamp()), "nanos": 0}
     return out
 
 
@@ -60,7 +65,8 @@ def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime
     keyed: dict[tuple[str, str], Result] = {}
     for r in results:
         keyed[(r.source, r.policy)] = r
-    entries = sorted((report_result(r, now) for r in keyed.values()), key=_sort_key)
+    stamp = {"seconds": int(now.timestamp()), "nanos": 0}
+    entries = sorted((report_result(r, now, stamp) for r in keyed.values()), key=_sort_key)
     metadata: dict[str, Any] = {"name": subject.uid}
     if subject.namespace:
         metadata["namespace"] = subject.namespace

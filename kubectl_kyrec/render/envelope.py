@@ -20,7 +20,14 @@ def to_json(doc: Any) -> str:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style, key order kept, multi-line strings as literal blocks (diffs stay readable)."""
+    """Block style, key order kept, multi-line strings as literal blocks (diffs stay readable).
+
+    Objects shared between entries (reports reuse one timestamp) are written out in full, never as
+    YAML anchors and aliases.
+    """
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
 
 
 def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
