@@ -25,10 +25,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from kubectl_kyrec.gojson import UnsupportedValue, marshal_float, marshal_string
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -167,56 +168,12 @@ def _encode_into(v: Any, out: list[str]) -> None:
 
 
 def _go_string(s: str) -> str:
-    text = json.dumps(_go_decoded(s), ensure_ascii=False)
-    return _GO_EXTRA_RE.sub(lambda m: _GO_EXTRA_ESCAPES[m.group()], text)
+    return marshal_string(_go_decoded(s))
 
 
 def go_float(f: float) -> str:
     """encoding/json's float64 encoder: ES6-like shortest form."""
-    if math.isnan(f) or math.isinf(f):
-        raise GoJSONError(f"unsupported value: {f}")
-    a = abs(f)
-    if a != 0 and (a < 1e-6 or a >= 1e21):
-        return _format_e(f)
-    return _format_f(f)
-
-
-def _shortest_digits(f: float) -> tuple[str, str, int]:
-    """(sign, digits, exponent) with value = 0.digits * 10**exponent, digits shortest round-trip."""
-    # repr gives the shortest round-trip digits, as strconv's -1 precision does
-    r = repr(f)
-    sign = ""
-    if r.startswith("-"):
-        sign, r = "-", r[1:]
-    mantissa, _, exp_text = r.partition("e")
-    exp = int(exp_text) if exp_text else 0
-    int_part, _, frac_part = mantissa.partition(".")
-    digits = (int_part + frac_part).lstrip("0")
-    if not digits:
-        return sign, "0", 1
-    # position of the decimal point relative to the first significant digit
-    lead_zeros = len(int_part + frac_part) - len((int_part + frac_part).lstrip("0"))
-    point = len(int_part) - lead_zeros + exp
-    return sign, digits.rstrip("0") or "0", point
-
-
-def _format_f(f: float) -> str:
-    sign, digits, point = _shortest_digits(f)
-    if digits == "0":
-        return sign + "0"
-    if point <= 0:
-        return sign + "0." + "0" * (-point) + digits
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return sign + digits[:point] + "." + digits[point:]
-
-
-def _format_e(f: float) -> str:
-    sign, digits, point = _shortest_digits(f)
-    exp = point - 1
-    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    # strconv pads the exponent to two digits; encoding/json then strips the pad of a negative one
-    exp_text = f"{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0 and abs(exp) < 10:
-        exp_text = f"-{abs(exp)}"
-    return f"{sign}{mant}e{exp_text}"
+    try:
+        return marshal_float(f)
+    except UnsupportedValue as exc:
+        raise GoJSONError(str(exc)) from None
