@@ -15,14 +15,16 @@ _IDENT_CHARS = re.compile(r"[A-Za-z0-9_]")
 _CALL = ".orValue("
 
 
-def _skip_string_forward(text: str, i: int) -> int:
+def skip_string(text: str, i: int) -> int:
+    """Index just past the CEL string literal starting at text[i] (after any r/b prefixes)."""
     quote = text[i]
+    raw = i > 0 and text[i - 1] in "rR"
     if text.startswith(quote * 3, i):
         end = text.find(quote * 3, i + 3)
         return len(text) if end < 0 else end + 3
     j = i + 1
     while j < len(text):
-        if text[j] == "\\":
+        if text[j] == "\\" and not raw:
             j += 2
             continue
         if text[j] == quote:
@@ -36,7 +38,7 @@ def _string_spans(text: str) -> list[tuple[int, int]]:
     i = 0
     while i < len(text):
         if text[i] in "'\"":
-            end = _skip_string_forward(text, i)
+            end = skip_string(text, i)
             spans.append((i, end))
             i = end
         else:

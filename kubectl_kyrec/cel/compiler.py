@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_kyrec.cel.compat import may_be_optional, rewrite_or_value
+from kubectl_kyrec.cel.compat import may_be_optional, rewrite_or_value, skip_string
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Source
@@ -33,25 +33,6 @@ class _Ref:
     name: str
 
 
-def _skip_string(text: str, i: int) -> int:
-    """Index just past the string literal starting at text[i] (after any r/b prefixes)."""
-    quote = text[i]
-    triple = text.startswith(quote * 3, i)
-    raw = i > 0 and text[i - 1] in "rR"
-    if triple:
-        end = text.find(quote * 3, i + 3)
-        return len(text) if end < 0 else end + 3
-    j = i + 1
-    while j < len(text):
-        if text[j] == "\\" and not raw:
-            j += 2
-            continue
-        if text[j] == quote:
-            return j + 1
-        j += 1
-    return j
-
-
 def variable_references(text: str) -> list[_Ref]:
     """Spans of `variables.name` and `variables['name']` outside string literals."""
     refs: list[_Ref] = []
@@ -60,7 +41,7 @@ def variable_references(text: str) -> list[_Ref]:
     while i < n:
         ch = text[i]
         if ch in "'\"":
-            i = _skip_string(text, i)
+            i = skip_string(text, i)
             continue
         m = _IDENT.match(text, i)
         if not m:

@@ -18,6 +18,7 @@ from kubectl_kyrec.cli.common import (
     parse_outputs,
     write_output,
 )
+from kubectl_kyrec.cli.providers import kinds_adapters
 from kubectl_kyrec.errors import ExitCode, InputError, worst
 from kubectl_kyrec.model import Source
 
@@ -137,14 +138,7 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime
     except InputError as exc:
         loaded.error = loaded.error or exc
 
-    def resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
-        info = kinds.by_kind(api_version, kind)
-        return (info.resource, info.namespaced) if info is not None else None
-
-    def kind_of(api_version: str, resource: str) -> str | None:
-        group, _, version = api_version.rpartition("/")
-        info = kinds.by_resource(group, version, resource)
-        return info.kind if info is not None else None
+    resource_of, kind_of = kinds_adapters(kinds)
 
     def read_file(path: str) -> Any:
         # files a Context names are relative to the Context file

@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, com
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
-from kubectl_kyrec.evaluate.validating import make_result
+from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_result
 from kubectl_kyrec.expect.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
@@ -273,22 +273,6 @@ def _apply_template(cp: CompiledGeneratingPolicy, template: Template, activation
     return None
 
 
-def _audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation
-                       ) -> tuple[dict[str, str], str | None]:
-    out: dict[str, str] = {}
-    for key, program in audits:
-        outcome = program.evaluate(activation)
-        if not outcome.ok:
-            return {}, f'failed to evaluate auditAnnotation "{key}": {outcome.error}'
-        if outcome.value is None or outcome.value == "":
-            continue
-        if not isinstance(outcome.value, str):
-            return {}, (f'failed to convert auditAnnotation "{key}" expression: type conversion error from '
-                        f"'{type(outcome.value).__name__}' to 'string'")
-        out[key] = outcome.value
-    return out, None
-
-
 def _exceptions(cp: CompiledGeneratingPolicy, ctx: SubjectContext
                 ) -> tuple[list[CompiledException], bool, dict[str, list[str]], str | None]:
     """compiler/policy.go: a later exception's error is ignored once a full exemption is found."""
@@ -390,7 +374,7 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
                 return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
     finally:
         sink.release()
-    audits, audit_error = _audit_annotations(cp.audit_annotations, activation)
+    audits, audit_error = evaluate_audit_annotations(cp.audit_annotations, activation, quote='"')
     if audit_error is not None:
         message = f"failed to evaluate policy: {audit_error}"
         return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))

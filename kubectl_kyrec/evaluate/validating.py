@@ -124,18 +124,22 @@ def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule:
                   tuple(actions), ctx.subject.source, policy_meta.source, binding)
 
 
-def _audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation
-                       ) -> tuple[dict[str, str], str | None]:
+def evaluate_audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation, quote: str = "'"
+                               ) -> tuple[dict[str, str], str | None]:
+    """auditAnnotations as Kyverno evaluates them: empty values omitted, a non-string an error.
+
+    `quote` wraps the key in error texts: the vpol compiler writes '%s', the gpol one "%s".
+    """
     out: dict[str, str] = {}
     for key, program in audits:
         outcome = program.evaluate(activation)
         if not outcome.ok:
-            return {}, f"failed to evaluate auditAnnotation '{key}': {outcome.error}"
+            return {}, f"failed to evaluate auditAnnotation {quote}{key}{quote}: {outcome.error}"
         if outcome.value is None or outcome.value == "":
             continue
         if not isinstance(outcome.value, str):
-            return {}, (f"failed to convert auditAnnotation '{key}' expression: type conversion error "
-                        f"from '{type(outcome.value).__name__}' to 'string'")
+            return {}, (f"failed to convert auditAnnotation {quote}{key}{quote} expression: type conversion "
+                        f"error from '{type(outcome.value).__name__}' to 'string'")
         out[key] = outcome.value
     return out, None
 
@@ -211,11 +215,11 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         if outcome.value:
             continue
         message = _message(validation, activation, index)
-        audits, audit_error = _audit_annotations(cv.audit_annotations, activation)
+        audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
         if audit_error is not None:
             return result("evaluation", "error", f"failed to load context: {audit_error}")
         return result("", "fail", message, {**audits, "cel.validationIndex": str(index)})
-    audits, audit_error = _audit_annotations(cv.audit_annotations, activation)
+    audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
     if audit_error is not None:
         return result("evaluation", "error", f"failed to load context: {audit_error}")
     return result("", "pass", "success", audits)
