@@ -153,33 +153,18 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
 
 def run_reports(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...], report_api: str | None,
                 kyverno_config: str | None, namespace: str | None, kinds: tuple[str, ...],
-                selector: dict[str, Any] | None) -> tuple[ReportDiff | None, list[tuple[str, Any]], list[str]]:
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.cli.providers import provider_for
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
-    from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
+                selector: dict[str, Any] | None, all_policies: bool = False
+                ) -> tuple[ReportDiff | None, list[tuple[str, Any]], list[str]]:
+    """The report domain of `diff`: the same comparison `coverage` makes."""
+    from kubectl_kyrec.cli.report_inputs import report_diff_for
 
     if not (inputs.policies.validating or inputs.policies.admission):
         return None, [], []
-    state_objs = [d.obj for d in inputs.state]
-    api = report_api or detect_report_api(state_objs)
-    subjects = inputs.resources if inputs.resources else inputs.state
-    if namespace:
-        subjects = [d for d in subjects if d.namespace == namespace]
-    options = EvalOptions(now=now, operation=inputs.values.operation, user_info=inputs.values.user_info,
-                          namespace_labels=inputs.values.namespace_labels, selector=selector,
-                          policy_names=policy_names, kinds=kinds, report_api=api)
-    outcome = run_eval(inputs.policies, subjects, inputs.state, kinds=inputs.kinds,
-                       libraries=library_factory(LibraryContext(now=now, provider=provider_for(inputs))),
-                       options=options)
-    config = load_kyverno_config(kyverno_config) if kyverno_config else kyverno_config_for(state_objs)
-    names = {p.meta.key for p in inputs.policies.validating} | {p.meta.name for p in inputs.policies.admission}
-    diff = diff_reports(outcome.reports, outcome.subjects, state_objs, now=now, report_api=api,
-                        resource_filters=config.background_scan_filters(), policies=names,
-                        evaluated_uids={s.ref.uid for s in outcome.subjects})
-    return diff, [(e.message, e.source) for e in outcome.errors], [str(n) for n in outcome.notices]
+    diff, scope = report_diff_for(inputs, now=now, report_api=report_api, kyverno_config_path=kyverno_config,
+                                  all_policies=all_policies, namespace=namespace or "",
+                                  policy_names=policy_names, kinds=kinds, selector=selector)
+    return (diff, [(e.message, e.source) for e in scope.outcome.errors],
+            [str(n) for n in scope.outcome.notices])
 
 
 def _color(spec: OutputSpec, color: str) -> bool:
@@ -297,7 +282,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     if both or only_reports:
         run.reports, errors, notices = run_reports(inputs, now=now, policy_names=policy_names,
                                                    report_api=report_api, kyverno_config=kyverno_config,
-                                                   namespace=namespace, kinds=kinds, selector=label_selector)
+                                                   namespace=namespace, kinds=kinds, selector=label_selector,
+                                                   all_policies=all_policies)
         run.errors.extend(errors)
         run.notices.extend(notices)
     for notice in dict.fromkeys(run.notices):
