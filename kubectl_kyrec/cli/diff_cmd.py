@@ -181,15 +181,18 @@ def render(run: DiffRun, spec: OutputSpec, *, color: str) -> str:
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
     wide = spec.format is OutputFormat.WIDE
+    report_diffs = "".join(c.diff for c in run.reports.changes if c.diff) if run.reports is not None else ""
+    if report_diffs and _color(spec, color):
+        report_diffs = diff_output.colorize(report_diffs)
     if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
         report_table = render_report_diff(run.reports, wide=wide) if run.reports is not None else None
-        return diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color))
+        table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color))
+        # like the downstreams' unified diffs, each stale report's results follow the table
+        return table + ("\n" + report_diffs if report_diffs else "")
     if spec.format is OutputFormat.DIFF:
         parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
                  if run.downstreams is not None else ""]
-        if run.reports is not None:
-            texts = "".join(c.diff for c in run.reports.changes if c.diff)
-            parts.append(diff_output.colorize(texts) if _color(spec, color) else texts)
+        parts.append(report_diffs)
         return "".join(parts)
     report_summary = (run.reports.summary() if run.reports is not None
                       else {str(c): 0 for c in ReportClass})

@@ -58,3 +58,20 @@ def test_expired_exclusion_is_an_input_error(tmp_path: Path) -> None:
     code, _, err = run("--exclusions", str(bad))
     assert code == 3
     assert err.startswith(f"error: {bad}:3: exclusions[0]: expired at 2020-01-01T00:00:00Z")
+
+
+def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None:
+    result = CliRunner().invoke(cli, ["diff", "--reports", "-p", str(CASE / "policy.yaml"), "--state",
+                                      str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "-o", "json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["kind"] == "DiffResult"
+    assert doc["summary"]["report"] == {"current": 1, "missing": 2, "stale": 1, "orphan": 1, "duplicate": 0,
+                                        "misnamed": 1}
+    stale = next(c for c in doc["changes"] if c["class"] == "stale")
+    assert stale["domain"] == "report" and stale["reason"] == "outcome-changed"
+    assert "-  result: fail\n-  message: pods need a team label\n+  result: pass\n" in stale["diff"]
+    table = CliRunner().invoke(cli, ["diff", "--reports", "-p", str(CASE / "policy.yaml"), "--state",
+                                     str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "--color", "never"])
+    assert table.stdout.startswith("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 2 missing, 1 stale")
+    assert "--- expected/shop/11111111-0000-0000-0000-000000000002" in table.stdout
