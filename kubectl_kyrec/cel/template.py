@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from kubectl_kyrec.cel.engine import Activation, Program
+from kubectl_kyrec.gojson import format_float
 
 
 class TemplateError(Exception):
@@ -268,29 +269,7 @@ def go_format_v(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return sign + "0"
-    text = repr(abs(value))
-    m, _, e = text.partition("e")
-    int_part, _, frac = m.partition(".")
-    digits = (int_part + frac).lstrip("0")
-    lead = len(int_part + frac) - len(digits)
-    point = len(int_part) - lead + (int(e) if e else 0)    # value = 0.digits * 10**point
-    digits = digits.rstrip("0") or "0"
-    exp = point - 1
-    if exp < -4 or exp >= 6:
-        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return sign + "0." + "0" * (-point) + digits
-    if point >= len(digits):
-        return sign + digits + "0" * (point - len(digits))
-    return sign + digits[:point] + "." + digits[point:]
+    return format_float(value, "g")
 
 
 class _Node:
