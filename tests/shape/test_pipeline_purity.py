@@ -1,0 +1,45 @@
+"""The pure stages stay pure (DESIGN section 2): no click, no kubernetes client, no file reading, no
+printing; and only the engine adapter talks to cel-expr-python."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
+PURE = ("evaluate", "expect", "reconcile", "cel", "render")
+FORBIDDEN_IMPORTS = ("click", "kubernetes", "kubectl_kyrec.cli", "kubectl_kyrec.load.documents",
+                     "kubectl_kyrec.load.state", "kubectl_kyrec.load.files")
+FORBIDDEN_CALLS = ("open", "print", "input")
+
+
+def _modules(*packages: str) -> list[Path]:
+    return sorted(p for pkg in packages for p in (PACKAGE / pkg).glob("*.py"))
+
+
+def _imports(tree: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+    return names
+
+
+@pytest.mark.parametrize("path", _modules(*PURE), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_pure_stage_module(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    bad = [n for n in _imports(tree) if any(n == f or n.startswith(f + ".") for f in FORBIDDEN_IMPORTS)]
+    assert bad == []
+    calls = [n.func.id for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in FORBIDDEN_CALLS]
+    assert calls == []
+
+
+def test_only_the_adapter_imports_the_engine() -> None:
+    users = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
+             if any(n.startswith("cel_expr_python") for n in _imports(ast.parse(p.read_text())))]
+    assert users == ["cel/engine.py"]
