@@ -30,6 +30,7 @@ class OutputFormat(enum.Enum):
     DIFF = "diff"
     JUNIT = "junit"
     GITHUB = "github"
+    SARIF = "sarif"
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,12 @@ def handle_errors(func: F) -> F:
             sys.exit(130)
         except BrokenPipeError:
             sys.exit(int(ExitCode.CLEAN))
+        except Exception as exc:  # a bug in kyrec: still one line, no traceback (KYREC_DEBUG=1 shows it)
+            if os.environ.get("KYREC_DEBUG"):
+                raise
+            click.echo(f"error: internal error: {type(exc).__name__}: {exc} (set KYREC_DEBUG=1 for the "
+                       "traceback and please report it)", err=True)
+            sys.exit(int(ExitCode.INPUT))
 
     return wrapper  # type: ignore[return-value]
 

@@ -19,7 +19,7 @@ from kubectl_kyrec.errors import ExitCode, UsageError, worst
 from kubectl_kyrec.model import Result
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
-                OutputFormat.REPORTS, OutputFormat.GITHUB)
+                OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
 
 
@@ -61,7 +61,7 @@ def parse_selector(text: str | None) -> dict[str, object] | None:
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
 @click.option("--now", "now_text", help="The time for time.now(), exception expiry (RFC 3339).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, reports, github; repeatable.")
+              help="table (default), wide, yaml, json, reports, github, junit, sarif; repeatable.")
 @click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="fail", show_default=True,
               help="Which results make the exit code 1.")
 @click.option("--fail-on-actions", multiple=True, type=click.Choice(["Deny", "Audit", "Warn"]),
@@ -95,7 +95,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.cli.providers import provider_for
     from kubectl_kyrec.evaluate.pipeline import EvalError, EvalOptions, run_eval
     from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
-    from kubectl_kyrec.render import diff_output, eval_output
+    from kubectl_kyrec.render import diff_output, eval_ci, eval_output
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
@@ -145,6 +145,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
             text = eval_output.render_reports(outcome.reports)
+        elif spec.format is OutputFormat.JUNIT:
+            text = eval_ci.render_junit(results)
+        elif spec.format is OutputFormat.SARIF:
+            text = eval_ci.render_sarif(results)
         else:
             text = eval_output.render_github(results)
             if impact is not None:

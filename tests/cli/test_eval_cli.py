@@ -127,7 +127,7 @@ def test_missing_file_and_usage_errors(tmp_path: Path) -> None:
     code, _, err = run("eval", "-p", str(tmp_path / "nope.yaml"), "-r", RESOURCES)
     assert code == 3 and err.startswith("error: ") and "nope.yaml" in err
     assert run("eval", "-r", RESOURCES)[0] == 2
-    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "sarif")[0] == 2
+    assert run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "diff")[0] == 2   # a diff-only format
 
 
 def test_filters() -> None:
@@ -154,3 +154,37 @@ def test_static_completions_match_the_command() -> None:
         code, out, _ = run("completion", shell)
         assert code == 0
         assert (ROOT / "completions" / f"kubectl-kyrec.{shell}").read_text() == out
+
+
+def test_junit_output() -> None:
+    import xml.etree.ElementTree as ET
+
+    _, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "junit")
+    root = ET.fromstring(out.split("\n", 1)[1])
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("6", "2", "0")
+    failed = [(s.get("name"), c.get("name"), c.get("line")) for s in root for c in s if c.find("failure") is not None]
+    assert sorted(failed) == [("limit-memory", "Pod shop/batch", "16"), ("require-owner-label", "Pod shop/batch", "16")]
+
+
+def test_sarif_output() -> None:
+    _, out, _ = run("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "sarif")
+    doc = json.loads(out)
+    assert doc["version"] == "2.1.0"
+    run0 = doc["runs"][0]
+    assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["limit-memory", "require-owner-label"]
+    findings = run0["results"]
+    assert len(findings) == 2 and {f["level"] for f in findings} == {"error"}
+    loc = findings[0]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith("workloads.yaml") and loc["region"]["startLine"] == 16
+
+
+def test_internal_errors_are_one_line(monkeypatch: object) -> None:
+    import kubectl_kyrec.render.eval_output as eval_output
+
+    def boom(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(eval_output, "render_table", boom)  # type: ignore[attr-defined]
+    code, _, err = run("eval", "-p", POLICIES, "-r", RESOURCES)
+    assert code == 3
+    assert err.startswith("error: internal error: RuntimeError: kaboom") and "Traceback" not in err
