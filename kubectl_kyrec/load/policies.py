@@ -432,8 +432,13 @@ def parse_exception(doc: Document) -> PolicyException:
     if not refs:
         raise r.fail("spec.policyRefs", "required field is missing")
     report_result = r.string(spec.get("reportResult"), "spec.reportResult") or "skip"
+    meta = r.meta()
+    if not meta.namespace:
+        # PolicyException is namespaced: applied without a namespace it lands in `default`, and Kyverno
+        # names it `default/<name>` in messages
+        meta = PolicyMeta(**{**meta.__dict__, "namespace": "default"})
     return PolicyException(
-        meta=r.meta(), policy_refs=tuple(refs),
+        meta=meta, policy_refs=tuple(refs),
         match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
         images=r.strings(spec.get("images"), "spec.images"),
         allowed_values=r.strings(spec.get("allowedValues"), "spec.allowedValues"),
