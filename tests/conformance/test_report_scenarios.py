@@ -1,0 +1,75 @@
+"""Kyverno's own report scenarios (../shared/corpus/kyverno-conformance/validating-policies/report, read
+in place): every report their chainsaw steps assert is a subset of the report kyrec expects for that
+resource, with chainsaw's assert semantics (maps: the asserted keys; lists: same length, item by item)."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.load.documents import load_documents
+from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.policies import classify
+
+ROOT = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "kyverno-conformance" / "validating-policies"
+NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+SCENARIOS = ["report/admission", "report/message-exp", "report/background/standard",
+             "report/with-exception", "report/with-exception-pass-result", "report/with-exception-skip-result"]
+
+pytestmark = pytest.mark.skipif(not ROOT.is_dir(), reason=f"conformance corpus not present at {ROOT}")
+
+
+def subset(expected: Any, actual: Any, path: str = "") -> list[str]:
+    """Where `actual` does not satisfy the partial `expected` (chainsaw assert)."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{path}: expected a mapping"]
+        out = []
+        for key, value in expected.items():
+            if key not in actual:
+                out.append(f"{path}/{key}: missing")
+            else:
+                out.extend(subset(value, actual[key], f"{path}/{key}"))
+        return out
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return [f"{path}: expected {len(expected)} items, got {actual!r}"]
+        return [d for i, (e, a) in enumerate(zip(expected, actual)) for d in subset(e, a, f"{path}/{i}")]
+    return [] if expected == actual else [f"{path}: {expected!r} != {actual!r}"]
+
+
+def _is_assert(path: Path) -> bool:
+    return path.name == "chainsaw-test.yaml" or "assert" in path.name or path.name.startswith("report")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_asserted_reports_match(scenario: str) -> None:
+    folder = ROOT / scenario
+    files = sorted(p for p in folder.glob("*.yaml") if not _is_assert(p))
+    docs = load_documents([str(p) for p in files])
+    policies = classify([d for d in docs if d.api_version.startswith("policies.kyverno.io/")])
+    resources = [d for d in docs if not d.api_version.startswith("policies.kyverno.io/")]
+    outcome = run_eval(policies, resources, [], kinds=KindTable(),
+                       libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
+                       options=EvalOptions(now=NOW))
+    by_name = {r["scope"]["name"]: r for r in outcome.reports}
+    asserted = []
+    for p in sorted(folder.glob("*.yaml")):
+        if p.name.startswith("report") or p.name.endswith("report-assert.yaml"):
+            # assert files may be bare `items:` lists without a kind: read them as plain YAML
+            for doc in yaml.safe_load_all(p.read_text()):
+                asserted.extend(doc.get("items") or [] if "items" in doc else [doc])
+    assert asserted, "the scenario asserts at least one report"
+    for report in asserted:
+        # the API server sets metadata.generation; Kyverno does not write it
+        (report.get("metadata") or {}).pop("generation", None)
+        name = report["scope"]["name"]
+        assert name in by_name, f"no expected report for {name}"
+        assert subset(report, by_name[name]) == []
