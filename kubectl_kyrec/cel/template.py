@@ -13,6 +13,7 @@ Messages repeat Kyverno's, so `kyrec eval` shows what the policy's status would:
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import math
 import re
@@ -272,9 +273,11 @@ def go_format_v(value: Any) -> str:
     return format_float(value, "g")
 
 
-class _Node:
-    def render(self, activation: Activation) -> Any:
-        raise NotImplementedError
+class _Node(abc.ABC):
+    """A compiled piece of a template value."""
+
+    @abc.abstractmethod
+    def render(self, activation: Activation) -> Any: ...
 
 
 @dataclass
