@@ -290,7 +290,8 @@ class ObjectsProvider:
             self.skipped.append((api_version, kind, name))
             return False
         plural, namespaced = mapping
-        namespace = str(metadata.get("namespace") or "") if namespaced else ""
+        # a namespaced manifest without a namespace is where `kubectl apply` puts it
+        namespace = str(metadata.get("namespace") or "default") if namespaced else ""
         self._kinds[(api_version, plural)] = (kind, namespaced)
         self._store.setdefault((api_version, plural), {})[(namespace, name)] = obj
         self._ordered.pop((api_version, plural), None)

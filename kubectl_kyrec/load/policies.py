@@ -367,12 +367,17 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
     if failure_policy not in ("Fail", "Ignore"):
         raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
+    match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
+    if mode != "JSON" and (match_constraints is None or not match_constraints.resource_rules):
+        # Kyverno's policy webhook refuses such a policy, so it never exists in a cluster
+        raise r.fail("spec.matchConstraints",
+                     "Required value: a matchConstraints with at least one resource rule is required")
     return ValidatingPolicy(
         meta=meta, validation_actions=actions,
         validations=r.validations(spec.get("validations"), "spec.validations"),
         audit_annotations=r.audit_annotations(spec.get("auditAnnotations"), "spec.auditAnnotations"),
         variables=r.named_expressions(spec.get("variables"), "spec.variables"),
-        match_constraints=r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints"),
+        match_constraints=match_constraints,
         match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
         failure_policy=failure_policy,
         background=r.boolean(background.get("enabled"), "spec.evaluation.background.enabled", True),

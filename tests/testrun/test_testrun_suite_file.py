@@ -162,6 +162,8 @@ def test_load_suite_resolves_paths_dedupes_resources_and_reads_userinfo(tmp_path
         kind: ValidatingPolicy
         metadata: {name: p}
         spec:
+          matchConstraints:
+            resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
           validations: [{expression: "true"}]
         """,
     )

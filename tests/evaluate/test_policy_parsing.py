@@ -1,4 +1,4 @@
-"""PolicyException parsing: defaults and shape errors."""
+"""Policy and PolicyException parsing: defaults and the shape errors Kyverno's webhook would refuse."""
 
 from __future__ import annotations
 
@@ -34,3 +34,15 @@ def test_priority_label_counts_only_positive_integers() -> None:
 def test_policy_refs_are_required() -> None:
     with pytest.raises(InputError, match=r"e.yaml:3: PolicyException 'e': spec.policyRefs: required"):
         parse_exception(exc({}))
+
+
+def test_validating_policy_needs_resource_rules() -> None:
+    from kubectl_kyrec.load.policies import parse_validating_policy
+
+    doc = Document({"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "p"},
+                    "spec": {"validations": [{"expression": "true"}]}}, Source("p.yaml", 1))
+    # Kyverno's policy webhook refuses it; JSON-mode policies take no matchConstraints
+    with pytest.raises(InputError, match="spec.matchConstraints: Required value: a matchConstraints with at least"):
+        parse_validating_policy(doc)
+    doc.obj["spec"]["evaluation"] = {"mode": "JSON"}
+    assert parse_validating_policy(doc).match_constraints is None
