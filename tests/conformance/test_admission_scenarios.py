@@ -1,4 +1,4 @@
-"""Kyverno's ValidatingPolicy chainsaw scenarios (../shared/corpus/kyverno-conformance, read in place),
+"""Kyverno's ValidatingPolicy and NamespacedValidatingPolicy chainsaw scenarios (../shared/corpus/kyverno-conformance, read in place),
 replayed offline: for every object a scenario creates, kyrec's verdict (denied when a Deny policy fails or
 errors on it) must be the verdict the scenario expects from a real cluster. Objects created earlier in a
 scenario are the cluster state later steps see (for `resource.Get`)."""
@@ -40,7 +40,8 @@ NEEDS_OUTSIDE_DATA = {
 def _scenarios() -> list[Path]:
     if not ROOT.is_dir():
         return []
-    return sorted(p.parent for p in (ROOT / "validating-policies").rglob("chainsaw-test.yaml"))
+    return sorted(p.parent for sub in ("validating-policies", "namespaced-validating-policies")
+                  for p in (ROOT / sub).rglob("chainsaw-test.yaml"))
 
 
 def _expects_error(op: dict[str, Any]) -> bool:
