@@ -1,7 +1,7 @@
-"""Kyverno's ValidatingPolicy and NamespacedValidatingPolicy chainsaw scenarios
-(../shared/corpus/kyverno-conformance, read in place), replayed offline: for every object a scenario creates, kyrec's verdict (denied when a Deny policy fails or
-errors on it) must be the verdict the scenario expects from a real cluster. Objects created earlier in a
-scenario are the cluster state later steps see (for `resource.Get`)."""
+"""Kyverno's ValidatingPolicy and NamespacedValidatingPolicy chainsaw scenarios (../shared/corpus/kyverno-
+conformance, read in place), replayed offline: for every object a scenario creates, kyrec's verdict (denied
+when a Deny policy fails or errors on it) must be the verdict the scenario expects from a real cluster.
+Objects created earlier in a scenario are the cluster state later steps see (for `resource.Get`)."""
 
 from __future__ import annotations
 
