@@ -34,9 +34,15 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, selector=selector,
                           policy_names=policy_names, kinds=kinds, report_api=api)
+    generating = None
+    if inputs.policies.generating:
+        from kubectl_kyrec.cli.diff_cmd import generate_for_inputs
+
+        generating = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace or None,
+                                         kinds=kinds, selector=selector)
     scope = report_scope(inputs.policies, subjects, inputs.state, kinds=inputs.kinds,
                          libraries=library_factory(LibraryContext(now=now, provider=provider_for(inputs))),
-                         options=options)
+                         options=options, generating=generating)
     config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(state_objs)
     diff = diff_reports(scope.expected, scope.subjects, state_objs, now=now,
                         policy_versions=scope.policy_versions, scan_interval=scan_interval, report_api=api,

@@ -55,6 +55,8 @@ class EvalOutcome:
     errors: list[EvalError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     policy_count: int = 0
+    # every result with whether the background scan would report it (the input of `reports`)
+    pairs: list[tuple[Result, bool]] = field(default_factory=list)
 
 
 def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str, str]]
@@ -150,5 +152,6 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             for result in evaluate_vap(ap, ctx, state=state, kinds=kinds):
                 out.results.append(result)
                 pairs.append((result, reportable(result, True, False)))
+    out.pairs = pairs
     out.reports = expected_reports(pairs, options.now, options.report_api)
     return out

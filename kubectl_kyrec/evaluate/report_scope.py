@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.cel.environment import LibraryFactory
+from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, Subject
+from kubectl_kyrec.expect.reports import expected_reports
+from kubectl_kyrec.model import Document, Result, Subject
 
 # report and bookkeeping kinds are never scanned subjects
 NOT_SUBJECTS = {
@@ -61,13 +63,41 @@ def policy_versions(policies: PolicySet, state: Sequence[Document]) -> dict[str,
     return out
 
 
+def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]:
+    """GeneratingPolicy results as reports carry them (SEMANTICS A.6).
+
+    Kyverno writes one when it processes the trigger's UpdateRequest and the policy gave a result:
+    generated (pass), exempted (pass/skip), or failed (error). A trigger that predates a policy without
+    generateExisting is never processed; a policy labelled `reports.kyverno.io/disabled` reports nothing.
+    """
+    out = []
+    for o in generating.outcomes:
+        if o.result is None:
+            continue
+        reportable = o.owed and "reports.kyverno.io/disabled" not in o.policy.meta.labels
+        out.append((o.result, reportable))
+    return out
+
+
 def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Sequence[Document], *,
-                 kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions) -> ReportScope:
+                 kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
+                 generating: GeneratingOutcome | None = None) -> ReportScope:
+    """Expected reports for `subjects`; `generating` (the GeneratingPolicies run over the same subjects)
+    adds their results to the triggers' reports."""
     candidates = [d for d in subjects if is_subject(d)]
     outcome = run_eval(policies, candidates, state, kinds=kinds, libraries=libraries, options=options)
     expected = outcome.reports
+    gen_keys: list[str] = []
+    if generating is not None and generating.outcomes:
+        expected = expected_reports([*outcome.pairs, *generating_pairs(generating)], options.now,
+                                    options.report_api)
+        gen_keys = [p.key for p in generating.policies]
     owed = {str(r["metadata"]["name"]) for r in expected}
-    in_scope = [s for s in outcome.subjects if s.ref.uid in owed]
-    keys = frozenset([*(p.meta.key for p in policies.validating), *(p.meta.key for p in policies.admission)])
-    return ReportScope(outcome, expected, in_scope, frozenset(s.ref.uid for s in outcome.subjects),
-                       policy_versions(policies, state), keys)
+    by_uid = {s.ref.uid: s for s in outcome.subjects}
+    if generating is not None:
+        for trigger in generating.triggers:
+            by_uid.setdefault(trigger.ref.uid, trigger)
+    in_scope = [s for uid, s in by_uid.items() if uid in owed]
+    keys = frozenset([*(p.meta.key for p in policies.validating), *(p.meta.key for p in policies.admission),
+                      *gen_keys])
+    return ReportScope(outcome, expected, in_scope, frozenset(by_uid), policy_versions(policies, state), keys)

@@ -157,8 +157,19 @@ def _namespaced(kinds: ScopeLookup | None, api_version: str, kind: str) -> bool:
     # Kyverno's isNamespacedResource answers true whenever the REST mapping is unknown
     if kinds is None or not api_version or not kind:
         return True
+    if api_version.count("/") > 1:
+        # schema.ParseGroupVersion refuses it before any request is made
+        raise GenerateRefused(f"unexpected GroupVersion string: {api_version}")
     info = kinds.by_kind(api_version, kind)
-    return True if info is None else bool(getattr(info, "namespaced", True))
+    if info is None:
+        group = api_version.rpartition("/")[0]
+        serves_group = getattr(kinds, "serves_group", None)
+        if serves_group is not None and serves_group(group):
+            # a group the cluster serves, but not this version or kind: the API server refuses the write.
+            # An unknown group is taken for a CRD kyrec was not given (namespaced, as Kyverno assumes).
+            raise GenerateRefused(f'no matches for kind "{kind}" in version "{api_version}"')
+        return True
+    return bool(getattr(info, "namespaced", True))
 
 
 def normalize_numbers(value: Any) -> Any:

@@ -230,6 +230,10 @@ class KindTable:
             out.append(info)
         return out
 
+    def serves_group(self, group: str) -> bool:
+        """Whether any kind of this API group is known (built in or from a CRD)."""
+        return any(info.group == group for info in self._by_kind.values())
+
     def is_namespaced(self, api_version: str, kind: str) -> bool | None:
         info = self.by_kind(api_version, kind)
         return None if info is None else info.namespaced

@@ -124,10 +124,11 @@ def test_report_domain(tmp_path: Path, flags: list[str], domains: set[str]) -> N
     doc = json.loads(out)
     assert {c["domain"] for c in doc["changes"]} == domains, err
     if "report" in domains:
-        # the ConfigMaps have no team label and no report: their reports are missing
+        # the ConfigMaps have no team label and no report: their reports are missing; so is the report of
+        # Namespace team-a, which Kyverno writes for the GeneratingPolicy's result when it generates
         missing = [c for c in doc["changes"] if c["domain"] == "report" and c["class"] == "missing"]
-        assert {c["subject"]["name"] for c in missing} == {"team-config"}
-        assert doc["summary"]["report"]["missing"] == 2
+        assert {c["subject"]["name"] for c in missing} == {"team-config", "team-a"}
+        assert doc["summary"]["report"]["missing"] == 3
     assert code == 1
 
 

@@ -45,8 +45,16 @@ def subset(expected: Any, actual: Any, path: str = "") -> list[str]:
     return [] if expected == actual else [f"{path}: {expected!r} != {actual!r}"]
 
 
+def _checked_files(folder: Path) -> set[str]:
+    """Files the scenario's steps assert (or assert the absence of) rather than create."""
+    spec = yaml.safe_load((folder / "chainsaw-test.yaml").read_text())
+    return {op[verb]["file"] for step in spec["spec"]["steps"] for op in step.get("try") or []
+            for verb in ("assert", "error") if verb in op and "file" in op[verb]}
+
+
 def _is_assert(path: Path) -> bool:
-    return path.name == "chainsaw-test.yaml" or "assert" in path.name or path.name.startswith("report")
+    return (path.name == "chainsaw-test.yaml" or "assert" in path.name or path.name.startswith("report")
+            or path.name in _checked_files(path.parent))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -70,6 +78,41 @@ def test_asserted_reports_match(scenario: str) -> None:
     for report in asserted:
         # the API server sets metadata.generation; Kyverno does not write it
         (report.get("metadata") or {}).pop("generation", None)
+        name = report["scope"]["name"]
+        assert name in by_name, f"no expected report for {name}"
+        assert subset(report, by_name[name]) == []
+
+
+GEN_ROOT = ROOT.parent / "generating-policies" / "reports"
+
+
+def _gen_scenarios() -> list[str]:
+    return sorted(p.name for p in GEN_ROOT.iterdir() if p.is_dir()) if GEN_ROOT.is_dir() else []
+
+
+@pytest.mark.parametrize("scenario", _gen_scenarios())
+def test_asserted_generating_reports_match(scenario: str) -> None:
+    """GeneratingPolicy results in the triggers' reports (SEMANTICS A.6), as Kyverno's scenarios assert them."""
+    from kubectl_kyrec.cel.context import ObjectsProvider
+    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
+    from kubectl_kyrec.evaluate.report_scope import report_scope
+
+    folder = GEN_ROOT / scenario
+    files = sorted(p for p in folder.glob("*.yaml") if not _is_assert(p) and p.name != "permissions.yaml")
+    docs = load_documents([str(p) for p in files])
+    policies = classify([d for d in docs if d.api_version.startswith("policies.kyverno.io/")])
+    objects = [d for d in docs if not d.api_version.startswith("policies.kyverno.io/")]
+    provider = ObjectsProvider([d.obj for d in objects])
+    envs, sink = generating_environments(LibraryContext(now=NOW, provider=provider))
+    generating = run_generating(policies.generating, objects, objects, kinds=KindTable(), envs=envs, sink=sink,
+                                options=GenerateOptions(now=NOW), exceptions=policies.exceptions)
+    scope = report_scope(policies, objects, objects, kinds=KindTable(),
+                         libraries=library_factory(LibraryContext(now=NOW, provider=provider)),
+                         options=EvalOptions(now=NOW), generating=generating)
+    by_name = {r["scope"]["name"]: r for r in scope.expected}
+    asserted = [d for p in sorted(folder.glob("*report-assert.yaml")) for d in yaml.safe_load_all(p.read_text())]
+    assert asserted
+    for report in asserted:
         name = report["scope"]["name"]
         assert name in by_name, f"no expected report for {name}"
         assert subset(report, by_name[name]) == []

@@ -128,3 +128,17 @@ def test_ownership_check() -> None:
     assert not is_owned_by(obj, "other", "", "uid-1")
     obj["metadata"]["labels"]["generate.kyverno.io/policy-namespace"] = "ns"
     assert not is_owned_by(obj, "pol", "", "uid-1") and is_owned_by(obj, "pol", "ns", "uid-1")
+
+
+def test_a_kind_its_group_does_not_serve_is_refused() -> None:
+    # the group is one the cluster serves, so the API server would answer "no matches for kind"
+    with pytest.raises(GenerateRefused, match='no matches for kind "NetworkPolicy" in version "networking.k8s.io/v2"'):
+        write({"apiVersion": "networking.k8s.io/v2", "kind": "NetworkPolicy", "metadata": {"name": "n"}}, "team-a")
+    with pytest.raises(GenerateRefused, match="unexpected GroupVersion string: networking.k8s.io/apps/v1"):
+        write({"apiVersion": "networking.k8s.io/apps/v1", "kind": "NetworkPolicy", "metadata": {"name": "n"}},
+              "team-a")
+
+
+def test_a_kind_of_an_unknown_group_is_taken_for_a_namespaced_crd() -> None:
+    obj = write({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}, "team-a")
+    assert obj["metadata"]["namespace"] == "team-a"
