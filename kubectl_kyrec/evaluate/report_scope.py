@@ -14,8 +14,8 @@ from kubectl_kyrec.cel.environment import LibraryFactory
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.expect.reports import expected_reports
+from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, Result, Subject
 
 # report and bookkeeping kinds are never scanned subjects
