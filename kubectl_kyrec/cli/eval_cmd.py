@@ -94,6 +94,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.cli.inputs import read_inputs
     from kubectl_kyrec.cli.providers import provider_for
     from kubectl_kyrec.evaluate.pipeline import EvalError, EvalOptions, run_eval
+    from kubectl_kyrec.evaluate.report_scope import generating_pairs
+    from kubectl_kyrec.expect.reports import expected_reports
     from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
     from kubectl_kyrec.render import diff_output, eval_ci, eval_output
 
@@ -121,6 +123,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     generated = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=str(namespace or "") or None,
                                     kinds=kinds, selector=options.selector)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    reports = outcome.reports
+    if generated.outcomes:
+        # Kyverno reports a GeneratingPolicy's result in the trigger's report too
+        reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, report_api)
     errors = [*outcome.errors, *(EvalError(e.message, e.source) for e in generated.errors)]
     impact = impact_for(inputs, base_policy_paths, subjects, head_results=results, head_generated=generated,
                         now=now, options=options, libraries=libraries,
@@ -131,7 +137,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for error in errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
-    doc = eval_output.eval_document(results, outcome.reports, diff_output.downstreams_json(generated),
+    doc = eval_output.eval_document(results, reports, diff_output.downstreams_json(generated),
                                     [(e.message, e.source) for e in errors], notices,
                                     {"impact": impact.to_json()} if impact is not None else None)
     for spec in specs:
@@ -144,7 +150,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.YAML:
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
-            text = eval_output.render_reports(outcome.reports)
+            text = eval_output.render_reports(reports)
         elif spec.format is OutputFormat.JUNIT:
             text = eval_ci.render_junit(results)
         elif spec.format is OutputFormat.SARIF:
