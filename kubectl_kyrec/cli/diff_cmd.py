@@ -151,6 +151,13 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
     return outcome, diff
 
 
+def is_report(obj: Mapping[str, Any]) -> bool:
+    """A PolicyReport or ClusterPolicyReport of either report API."""
+    from kubectl_kyrec.expect.reports import REPORT_KINDS
+
+    return obj.get("kind") in REPORT_KINDS.get(str(obj.get("apiVersion", "")), ())
+
+
 def run_reports(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...], report_api: str | None,
                 kyverno_config: str | None, namespace: str | None, kinds: tuple[str, ...],
                 selector: dict[str, Any] | None, all_policies: bool = False
@@ -158,7 +165,7 @@ def run_reports(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[s
     """The report domain of `diff`: the same comparison `coverage` makes."""
     from kubectl_kyrec.cli.report_inputs import report_diff_for
 
-    if not (inputs.policies.validating or inputs.policies.admission):
+    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
         return None, [], []
     diff, scope = report_diff_for(inputs, now=now, report_api=report_api, kyverno_config_path=kyverno_config,
                                   all_policies=all_policies, namespace=namespace or "",
@@ -282,7 +289,12 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         run.errors.extend((e.message, e.source) for e in outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
-    if both or only_reports:
+    has_reports = any(is_report(d.obj) for d in inputs.state)
+    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
+        # the default diff compares reports only when the state holds some (a dump without them would
+        # make every report "missing"); --reports asks for the comparison regardless
+        run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
+    if only_reports or (both and has_reports):
         run.reports, errors, notices = run_reports(inputs, now=now, policy_names=policy_names,
                                                    report_api=report_api, kyverno_config=kyverno_config,
                                                    namespace=namespace, kinds=kinds, selector=label_selector,

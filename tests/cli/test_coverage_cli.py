@@ -75,3 +75,11 @@ def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None
                                      str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "--color", "never"])
     assert table.stdout.startswith("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 2 missing, 1 stale")
     assert "--- expected/shop/11111111-0000-0000-0000-000000000002" in table.stdout
+
+
+def test_default_diff_compares_reports_when_the_state_has_some() -> None:
+    result = CliRunner().invoke(cli, ["diff", "-p", str(CASE / "policy.yaml"), "--state", str(CASE / "state.json"),
+                                      "--now", "2026-11-29T00:00:00Z", "-o", "json"])
+    doc = json.loads(result.stdout)
+    assert {c["domain"] for c in doc["changes"]} == {"report"}
+    assert "report checks skipped" not in result.stderr
