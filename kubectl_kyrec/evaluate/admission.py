@@ -48,7 +48,8 @@ class RequestInfo:
             "name": self.name,
             "namespace": self.namespace,
             "operation": self.operation,
-            "userInfo": dict(self.user_info),
+            # a typed authenticationv1.UserInfo: absent fields read as their zero values
+            "userInfo": {"username": "", "uid": "", "groups": [], "extra": {}, **self.user_info},
             "object": self.obj,
             "oldObject": self.old_obj,
             "dryRun": False,

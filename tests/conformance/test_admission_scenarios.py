@@ -24,6 +24,8 @@ from kubectl_kyrec.model import Document
 
 ROOT = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "kyverno-conformance"
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+# chainsaw creates the objects with the kind cluster's admin credentials: that is the requesting user
+ADMIN = {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
 
 # scenarios whose verdict depends on data no offline run has: an HTTP endpoint, an image registry, or a
 # GlobalContextEntry that Kyverno fills from the cluster
@@ -102,7 +104,7 @@ def test_admission_verdicts(folder: Path) -> None:
         provider = ObjectsProvider([d.obj for d in state])
         outcome = run_eval(policies, docs, state, kinds=KindTable(),
                            libraries=library_factory(LibraryContext(now=NOW, provider=provider)),
-                           options=EvalOptions(now=NOW))
+                           options=EvalOptions(now=NOW, user_info=ADMIN))
         names = {d.name for d in docs}
         denied = [(r.policy, r.result, r.message) for r in outcome.results
                   if r.policy in deny and r.result in ("fail", "error") and r.subject.name in names]

@@ -46,3 +46,4 @@ def test_validating_policy_needs_resource_rules() -> None:
         parse_validating_policy(doc)
     doc.obj["spec"]["evaluation"] = {"mode": "JSON"}
     assert parse_validating_policy(doc).match_constraints is None
+
