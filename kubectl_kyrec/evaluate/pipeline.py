@@ -70,8 +70,7 @@ def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str
             meta["labels"] = {"kubernetes.io/metadata.name": doc.name, **(meta.get("labels") or {})}
             out[doc.name] = {**doc.obj, "metadata": meta}
     for name, extra in labels.items():
-        base = out.get(name) or {"apiVersion": "v1", "kind": "Namespace",
-                                 "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+        base = out.get(name) or _default_namespace(name)
         meta = dict(base.get("metadata") or {})
         meta["labels"] = {**(meta.get("labels") or {}), **extra}
         out[name] = {**base, "metadata": meta}
@@ -79,9 +78,11 @@ def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str
 
 
 def _default_namespace(name: str) -> dict[str, Any]:
-    # every namespace of a real cluster carries this label; a manifest-only run has no other
+    # the namespace of a namespaced object always exists in a cluster, labelled with its name and Active;
+    # a manifest-only run has nothing better to offer
     return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
 
 
 def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
