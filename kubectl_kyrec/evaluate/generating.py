@@ -33,6 +33,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import RequestInfo, build_request
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_result
@@ -427,29 +428,6 @@ def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created:
     return policy_time is None or trigger_created >= policy_time
 
 
-def _namespace_object(name: str, namespaces: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    found = namespaces.get(name)
-    if found is not None:
-        return dict(found)
-    # every namespace of a real cluster carries this label; a manifest-only run has no other
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
-
-
-def namespace_index(docs: Sequence[Document], labels: Mapping[str, Mapping[str, str]]
-                    ) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for doc in docs:
-        if doc.kind == "Namespace" and doc.api_version == "v1":
-            out[doc.name] = doc.obj
-    for name, extra in labels.items():
-        base = _namespace_object(name, out)
-        meta = dict(base.get("metadata") or {})
-        meta["labels"] = {**(meta.get("labels") or {}), **extra}
-        out[name] = {**base, "metadata": meta}
-    return out
-
-
 def _contexts(subject: Subject, options: GenerateOptions, namespaces: Mapping[str, Mapping[str, Any]],
               needs_update: bool) -> tuple[SubjectContext, SubjectContext | None]:
     def make(operation: str) -> SubjectContext:
@@ -457,7 +435,7 @@ def _contexts(subject: Subject, options: GenerateOptions, namespaces: Mapping[st
                                 operation=operation, user_info=options.user_info)
         ns_obj = None
         if request.namespace and subject.namespaced:
-            ns_obj = _namespace_object(request.namespace, namespaces)
+            ns_obj = namespace_object(request.namespace, namespaces)
         return SubjectContext(subject, request, ns_obj)
 
     create = make(options.operation)
@@ -496,7 +474,7 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
                 for d in state if (d.obj.get("metadata") or {}).get("uid")}
     subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
     out.notices.extend(subject_set.notices)
-    namespaces = namespace_index([*state, *triggers], options.namespace_labels)
+    namespaces = namespace_objects([*state, *triggers], options.namespace_labels)
     created = {cp.policy.key: policy_created(cp.policy, state) for cp in compiled}
     any_update_only = any(_update_only(cp.policy) for cp in compiled)
     for subject in subject_set.subjects:

@@ -15,6 +15,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
+from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.selectors import matches_selector
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
@@ -57,32 +58,6 @@ class EvalOutcome:
     policy_count: int = 0
     # every result with whether the background scan would report it (the input of `reports`)
     pairs: list[tuple[Result, bool]] = field(default_factory=list)
-
-
-def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str, str]]
-                      ) -> dict[str, dict[str, Any]]:
-    """Namespaces by name from the state/resources; `--values` labels add or override."""
-    out: dict[str, dict[str, Any]] = {}
-    for doc in docs:
-        if doc.kind == "Namespace" and doc.api_version == "v1":
-            meta = dict(doc.obj.get("metadata") or {})
-            # the API server labels every namespace with its name; manifests often lack it
-            meta["labels"] = {"kubernetes.io/metadata.name": doc.name, **(meta.get("labels") or {})}
-            out[doc.name] = {**doc.obj, "metadata": meta}
-    for name, extra in labels.items():
-        base = out.get(name) or _default_namespace(name)
-        meta = dict(base.get("metadata") or {})
-        meta["labels"] = {**(meta.get("labels") or {}), **extra}
-        out[name] = {**base, "metadata": meta}
-    return out
-
-
-def _default_namespace(name: str) -> dict[str, Any]:
-    # the namespace of a namespaced object always exists in a cluster, labelled with its name and Active;
-    # a manifest-only run has nothing better to offer
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
 
 
 def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
@@ -138,7 +113,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                                 operation=options.operation, user_info=options.user_info)
         ns_obj = None
         if request.namespace and subject.namespaced:
-            ns_obj = namespaces.get(request.namespace) or _default_namespace(request.namespace)
+            ns_obj = namespace_object(request.namespace, namespaces)
         ctx = SubjectContext(subject, request, ns_obj)
         key = (request.group, request.version, request.resource, request.subresource, request.operation,
                bool(request.namespace))

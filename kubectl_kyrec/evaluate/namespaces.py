@@ -1,0 +1,39 @@
+"""The Namespace objects `namespaceObject` and namespaceSelectors see, for validating and generating alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubectl_kyrec.model import Document
+
+
+def default_namespace(name: str) -> dict[str, Any]:
+    """A namespace absent from the inputs: in a cluster it exists, labelled with its name, and Active."""
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
+
+
+def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str, str]]
+                      ) -> dict[str, dict[str, Any]]:
+    """Namespaces by name from the state/resources; `--values` labels add or override."""
+    out: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        if doc.kind == "Namespace" and doc.api_version == "v1":
+            meta = dict(doc.obj.get("metadata") or {})
+            # the API server labels every namespace with its name; manifests often lack it
+            meta["labels"] = {"kubernetes.io/metadata.name": doc.name, **(meta.get("labels") or {})}
+            out[doc.name] = {**doc.obj, "metadata": meta}
+    for name, extra in labels.items():
+        base = out.get(name) or default_namespace(name)
+        meta = dict(base.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), **extra}
+        out[name] = {**base, "metadata": meta}
+    return out
+
+
+def namespace_object(name: str, namespaces: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The namespace called `name`: from the inputs, else the one a cluster would have."""
+    found = namespaces.get(name)
+    return dict(found) if found is not None else default_namespace(name)
