@@ -13,14 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kubectl_kyrec.load.policies import (
-    KYVERNO_VERSIONS,
-    NAMESPACED_ONLY_V1BETA1,
     AuditAnnotation,
     MatchResources,
     NamedExpression,
     PolicyMeta,
-    _check_version,
     _Reader,
+    read_kyverno_policy,
+    require_resource_rules,
 )
 from kubectl_kyrec.model import Document, Obj
 
@@ -107,22 +106,12 @@ def _generations(r: _Reader, value: object) -> tuple[Generation, ...]:
 
 def parse_generating_policy(doc: Document) -> GeneratingPolicy:
     """A typed policy; InputError (file:line, field) for what Kyverno's webhook would refuse."""
-    allowed = ("v1beta1", "v1") if doc.kind in NAMESPACED_ONLY_V1BETA1 else KYVERNO_VERSIONS
-    _check_version(doc, allowed)
-    r = _Reader(doc)
-    meta = r.meta()
-    if doc.kind == "NamespacedGeneratingPolicy" and not meta.namespace:
-        # kubectl puts a namespaced object without a namespace into `default`
-        meta = PolicyMeta(**{**meta.__dict__, "namespace": "default"})
-    elif doc.kind == "GeneratingPolicy" and meta.namespace:
-        meta = PolicyMeta(**{**meta.__dict__, "namespace": ""})
+    r, meta = read_kyverno_policy(doc)
     spec = r.mapping(doc.obj.get("spec"), "spec")
     evaluation = spec.get("evaluation")
     constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
     generate = _generations(r, spec.get("generate"))
-    if constraints is None or not constraints.resource_rules:
-        raise r.fail("spec.matchConstraints",
-                     "Required value: a matchConstraints with at least one resource rule is required")
+    constraints = require_resource_rules(r, constraints)
     return GeneratingPolicy(
         meta=meta, match_constraints=constraints,
         match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),

@@ -6,6 +6,7 @@ for ValidatingAdmissionPolicy. Shape errors raise InputError naming the document
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -343,13 +344,33 @@ def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
                          f"(known: {', '.join(versions)})", doc.source)
 
 
-def parse_validating_policy(doc: Document) -> ValidatingPolicy:
+def read_kyverno_policy(doc: Document) -> tuple[_Reader, PolicyMeta]:
+    """Version check and metadata of a policies.kyverno.io policy kind.
+
+    A namespaced kind applied without a namespace lands in `default` (as kubectl puts it); a cluster
+    kind has no namespace whatever its manifest says.
+    """
     allowed = ("v1beta1", "v1") if doc.kind in NAMESPACED_ONLY_V1BETA1 else KYVERNO_VERSIONS
     _check_version(doc, allowed)
     r = _Reader(doc)
     meta = r.meta()
-    if doc.kind == "NamespacedValidatingPolicy" and not meta.namespace:
-        meta = PolicyMeta(**{**meta.__dict__, "namespace": "default"})
+    if doc.kind.startswith("Namespaced") and not meta.namespace:
+        meta = dataclasses.replace(meta, namespace="default")
+    elif not doc.kind.startswith("Namespaced") and meta.namespace:
+        meta = dataclasses.replace(meta, namespace="")
+    return r, meta
+
+
+def require_resource_rules(r: _Reader, constraints: MatchResources | None) -> MatchResources:
+    """Kyverno's policy webhook refuses a policy without resource rules, so it never exists in a cluster."""
+    if constraints is None or not constraints.resource_rules:
+        raise r.fail("spec.matchConstraints",
+                     "Required value: a matchConstraints with at least one resource rule is required")
+    return constraints
+
+
+def parse_validating_policy(doc: Document) -> ValidatingPolicy:
+    r, meta = read_kyverno_policy(doc)
     spec = r.mapping(doc.obj.get("spec"), "spec")
     evaluation = r.mapping(spec.get("evaluation"), "spec.evaluation")
     background = r.mapping(evaluation.get("background"), "spec.evaluation.background")
@@ -368,10 +389,8 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
         raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
-    if mode != "JSON" and (match_constraints is None or not match_constraints.resource_rules):
-        # Kyverno's policy webhook refuses such a policy, so it never exists in a cluster
-        raise r.fail("spec.matchConstraints",
-                     "Required value: a matchConstraints with at least one resource rule is required")
+    if mode != "JSON":
+        require_resource_rules(r, match_constraints)
     return ValidatingPolicy(
         meta=meta, validation_actions=actions,
         validations=r.validations(spec.get("validations"), "spec.validations"),
@@ -441,7 +460,7 @@ def parse_exception(doc: Document) -> PolicyException:
     if not meta.namespace:
         # PolicyException is namespaced: applied without a namespace it lands in `default`, and Kyverno
         # names it `default/<name>` in messages
-        meta = PolicyMeta(**{**meta.__dict__, "namespace": "default"})
+        meta = dataclasses.replace(meta, namespace="default")
     return PolicyException(
         meta=meta, policy_refs=tuple(refs),
         match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
