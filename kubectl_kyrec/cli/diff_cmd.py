@@ -76,8 +76,9 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
     policies = policies if policies is not None else inputs.policies
     envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
     values = inputs.values
-    options = GenerateOptions(now=now, operation=values.operation, user_info=values.user_info,
+    options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
+                              namespaces=values.namespaces,
                               policy_names=policy_names)
     triggers = inputs.resources if inputs.resources else inputs.state
     return run_generating(policies.generating, triggers, inputs.state, kinds=inputs.kinds, envs=envs, sink=sink,

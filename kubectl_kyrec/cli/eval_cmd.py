@@ -113,8 +113,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
     provider = provider_for(inputs)
-    options = EvalOptions(now=now, operation=inputs.values.operation, user_info=inputs.values.user_info,
-                          namespace_labels=inputs.values.namespace_labels, selector=parse_selector(selector),
+    options = EvalOptions(now=now, operation=inputs.values.request_operation, user_info=inputs.values.user_info,
+                          namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
+                          selector=parse_selector(selector),
                           policy_names=policy_names, kinds=kinds, report_api=report_api)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = run_eval(inputs.policies, subjects, inputs.state, kinds=inputs.kinds, libraries=libraries,

@@ -32,7 +32,8 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
-                          namespace_labels=inputs.values.namespace_labels, selector=selector,
+                          namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
+                          selector=selector,
                           policy_names=policy_names, kinds=kinds, report_api=api)
     generating = None
     if inputs.policies.generating:

@@ -97,6 +97,7 @@ class GenerateOptions:
     user_info: Mapping[str, Any] = field(default_factory=dict)
     user_info_known: bool = False
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
     policy_names: tuple[str, ...] = ()
 
 
@@ -474,7 +475,7 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
                 for d in state if (d.obj.get("metadata") or {}).get("uid")}
     subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
     out.notices.extend(subject_set.notices)
-    namespaces = namespace_objects([*state, *triggers], options.namespace_labels)
+    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
     created = {cp.policy.key: policy_created(cp.policy, state) for cp in compiled}
     any_update_only = any(_update_only(cp.policy) for cp in compiled)
     for subject in subject_set.subjects:

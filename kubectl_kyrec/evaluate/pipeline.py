@@ -36,6 +36,7 @@ class EvalOptions:
     operation: str = "CREATE"
     user_info: Mapping[str, Any] = field(default_factory=dict)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
     selector: Mapping[str, Any] | None = None
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
@@ -96,7 +97,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             for d in state if (d.obj.get("metadata") or {}).get("uid")}
     subject_set = make_subjects(resources, kinds, uid_from=uids)
     out.notices.extend(subject_set.notices)
-    namespaces = namespace_objects([*state, *resources], options.namespace_labels)
+    namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
     pairs: list[tuple[Result, bool]] = []
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
     by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}

@@ -18,12 +18,12 @@ from typing import Any
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.values import OPERATIONS, Values, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 TEST_API_VERSION = "cli.kyverno.io/v1alpha1"
 DEFAULT_FILE_NAME = "kyverno-test.yaml"
 RESULTS = ("pass", "fail", "warn", "error", "skip")
-OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 
 # results[].is<Kind> flags -> the policy kind they announce
 POLICY_FLAGS = {
@@ -275,19 +275,6 @@ def parse_test_file(path: str) -> TestSuite:
 
 
 @dataclass
-class SuiteValues:
-    """The parts of a Kyverno `Values` document that CEL policies see (kk: cmd/cli/kubectl-kyverno/variables).
-
-    Kyverno's CLI takes the operation of CEL policies from the row, then `globalValues.request.operation`,
-    then CREATE (processor/operation.go); per-resource values feed only ClusterPolicy variables.
-    """
-
-    operation: str = ""
-    namespaces: list[Document] = field(default_factory=list)
-    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
-
-
-@dataclass
 class LoadedSuite:
     suite: TestSuite
     policies: PolicySet = field(default_factory=PolicySet)
@@ -295,7 +282,7 @@ class LoadedSuite:
     cluster_objects: list[Document] = field(default_factory=list)   # clusterResources' resources
     param_objects: list[Document] = field(default_factory=list)
     crds: list[Obj] = field(default_factory=list)
-    values: SuiteValues = field(default_factory=SuiteValues)
+    values: Values = field(default_factory=Values)
     user_info: dict[str, Any] = field(default_factory=dict)
     context: Obj | None = None
     context_source: Source | None = None
@@ -312,32 +299,6 @@ def _default_loader(paths: list[str]) -> list[Document]:
     from kubectl_kyrec.load.documents import load_documents
 
     return load_documents(paths)
-
-
-def parse_values(doc_obj: Mapping[str, Any], source: Source) -> SuiteValues:
-    out = SuiteValues()
-    global_values = doc_obj.get("globalValues") or {}
-    if not isinstance(global_values, Mapping):
-        raise InputError("values: globalValues must be a mapping", source)
-    op = global_values.get("request.operation")
-    if op:
-        if str(op).upper() not in OPERATIONS:
-            raise InputError(f"values: unknown request.operation {op!r} ({', '.join(OPERATIONS)})", source)
-        out.operation = str(op).upper()
-    for i, ns in enumerate(doc_obj.get("namespaces") or []):
-        meta = ns.get("metadata") if isinstance(ns, Mapping) else None
-        if not isinstance(meta, Mapping) or not meta.get("name"):
-            raise InputError(f"values: namespaces[{i}] needs metadata.name", source)
-        # decoded as a core/v1 Namespace whatever apiVersion/kind it was written with (`kind: namespace`)
-        out.namespaces.append(Document({**ns, "apiVersion": "v1", "kind": "Namespace"}, source))
-    listed = {d.name for d in out.namespaces}
-    for i, entry in enumerate(doc_obj.get("namespaceSelector") or []):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
-            raise InputError(f"values: namespaceSelector[{i}] needs a name", source)
-        if entry["name"] not in listed:     # `namespaces` take precedence, as in Kyverno
-            labels = entry.get("labels") or {}
-            out.namespace_labels[entry["name"]] = {str(k): str(v) for k, v in labels.items()}
-    return out
 
 
 def load_suite(suite: TestSuite, loader: DocumentLoader | None = None) -> LoadedSuite:
@@ -383,12 +344,12 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
             out.cluster_objects.append(doc)
     if suite.values is not None:
         # inline values win over the variables file (kk: variables.New)
-        out.values = parse_values(suite.values, suite.source)
+        out.values = parse_values_object(suite.values, suite.source)
     elif suite.variables:
         value_docs = docs([suite.variables])
         if len(value_docs) != 1:
             raise InputError("variables: expected one Values document", suite.source)
-        out.values = parse_values(value_docs[0].obj, value_docs[0].source)
+        out.values = parse_values_object(value_docs[0].obj, value_docs[0].source)
     if suite.userinfo:
         info_docs = docs([suite.userinfo])
         if len(info_docs) != 1 or not info_docs[0].api_version or not info_docs[0].kind:

@@ -1,58 +1,82 @@
-"""`--values FILE`: request fields and namespace labels, in the Kyverno CLI's `Values` format.
+"""Kyverno CLI `Values` (for `--values` and for test suites): request fields and namespaces.
 
-Read (kk: cmd/cli/kubectl-kyverno/apis/v1alpha1/values.go): `namespaceSelector: [{name, labels}]` gives
-namespace labels; `globalValues` may set `request.operation`. kyrec also reads a top-level
-`request: {operation, userInfo}`, which the Kyverno format has no place for.
+Read (kk: cmd/cli/kubectl-kyverno/apis/v1alpha1/values.go): `globalValues` may set `request.operation`;
+`namespaces` are whole Namespace objects (decoded as core/v1 whatever apiVersion/kind they were written
+with); `namespaceSelector: [{name, labels}]` gives labels to namespaces `namespaces` does not list (those
+win, as in Kyverno). kyrec also reads a top-level `request: {operation, userInfo}`, which the Kyverno
+format has no place for. Per-resource values feed only ClusterPolicy variables, so they are not read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.model import Document
+from kubectl_kyrec.model import Document, Source
 
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 
 
 @dataclass(frozen=True)
 class Values:
-    operation: str = "CREATE"
+    operation: str = ""                     # "" when the values do not say (CREATE, unless a test row does)
     user_info: Mapping[str, Any] = field(default_factory=dict)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    namespaces: tuple[Document, ...] = ()
     given_user_info: bool = False
 
+    @property
+    def request_operation(self) -> str:
+        return self.operation or "CREATE"
 
-def parse_values(docs: list[Document]) -> Values:
-    operation = "CREATE"
+
+def _operation(value: Any, source: Source | None) -> str:
+    if str(value).upper() not in OPERATIONS:
+        raise InputError(f"values: unknown request.operation {value!r} ({', '.join(OPERATIONS)})", source)
+    return str(value).upper()
+
+
+def parse_values_object(obj: Mapping[str, Any], source: Source | None) -> Values:
+    """One Values document (or a test's inline `values:`)."""
+    global_values = obj.get("globalValues") or {}
+    if not isinstance(global_values, Mapping):
+        raise InputError("values: globalValues must be a mapping", source)
+    request = obj.get("request") or {}
+    if not isinstance(request, Mapping):
+        raise InputError("values: request must be a mapping", source)
+    op = request.get("operation", global_values.get("request.operation"))
+    operation = _operation(op, source) if op else ""
     user_info: dict[str, Any] = {}
-    given_user_info = False
+    if "userInfo" in request:
+        if not isinstance(request["userInfo"], Mapping):
+            raise InputError("values: request.userInfo must be a mapping", source)
+        user_info = dict(request["userInfo"])
+    namespaces = []
+    for i, ns in enumerate(obj.get("namespaces") or []):
+        meta = ns.get("metadata") if isinstance(ns, Mapping) else None
+        if not isinstance(meta, Mapping) or not meta.get("name"):
+            raise InputError(f"values: namespaces[{i}] needs metadata.name", source)
+        namespaces.append(Document({**ns, "apiVersion": "v1", "kind": "Namespace"}, source or Source("values")))
+    listed = {d.name for d in namespaces}
     labels: dict[str, dict[str, str]] = {}
+    for i, entry in enumerate(obj.get("namespaceSelector") or []):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            raise InputError(f"values: namespaceSelector[{i}] needs a name", source)
+        if entry["name"] not in listed:
+            labels[entry["name"]] = {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}
+    return Values(operation, user_info, labels, tuple(namespaces), "userInfo" in request)
+
+
+def parse_values(docs: Sequence[Document]) -> Values:
+    """`--values FILE`: one or more Values documents, later ones adding to earlier ones."""
+    out = Values()
     for doc in docs:
-        obj = doc.obj
         if doc.kind not in ("Value", "Values", ""):
             raise InputError(f"--values: expected kind Value, got {doc.kind!r}", doc.source)
-        for i, entry in enumerate(obj.get("namespaceSelector") or []):
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
-                raise InputError(f"--values: namespaceSelector[{i}] needs a name", doc.source)
-            labels[entry["name"]] = {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}
-        global_values = obj.get("globalValues") or {}
-        if not isinstance(global_values, Mapping):
-            raise InputError("--values: globalValues must be a mapping", doc.source)
-        op = global_values.get("request.operation")
-        request = obj.get("request") or {}
-        if not isinstance(request, Mapping):
-            raise InputError("--values: request must be a mapping", doc.source)
-        op = request.get("operation", op)
-        if op is not None:
-            if str(op).upper() not in OPERATIONS:
-                raise InputError(f"--values: unknown operation {op!r} ({', '.join(OPERATIONS)})", doc.source)
-            operation = str(op).upper()
-        if "userInfo" in request:
-            if not isinstance(request["userInfo"], Mapping):
-                raise InputError("--values: request.userInfo must be a mapping", doc.source)
-            user_info = dict(request["userInfo"])
-            given_user_info = True
-    return Values(operation, user_info, labels, given_user_info)
+        one = parse_values_object(doc.obj, doc.source)
+        out = Values(one.operation or out.operation, one.user_info if one.given_user_info else out.user_info,
+                     {**out.namespace_labels, **one.namespace_labels}, (*out.namespaces, *one.namespaces),
+                     out.given_user_info or one.given_user_info)
+    return out

@@ -31,10 +31,10 @@ from kubectl_kyrec.load.policies import classify, parse_validating_policy
 from kubectl_kyrec.load.test_suite import (
     LoadedSuite,
     ResourceSpec,
-    SuiteValues,
     TestResultEntry,
     TestSuite,
 )
+from kubectl_kyrec.load.values import Values as SuiteValues
 from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC)

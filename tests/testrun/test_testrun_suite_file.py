@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.test_suite import find_test_files, load_suite, parse_test_file, parse_values
+from kubectl_kyrec.load.test_suite import find_test_files, load_suite, parse_test_file
+from kubectl_kyrec.load.values import parse_values_object as parse_values
 from kubectl_kyrec.model import Source
 
 HEADER = "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n"
