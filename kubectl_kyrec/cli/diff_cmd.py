@@ -161,16 +161,21 @@ def is_report(obj: Mapping[str, Any]) -> bool:
 
 def run_reports(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...], report_api: str | None,
                 kyverno_config: str | None, namespace: str | None, kinds: tuple[str, ...],
-                selector: dict[str, Any] | None, all_policies: bool = False
+                selector: dict[str, Any] | None, all_policies: bool = False,
+                generating: GeneratingOutcome | None = None
                 ) -> tuple[ReportDiff | None, list[tuple[str, Any]], list[str]]:
-    """The report domain of `diff`: the same comparison `coverage` makes."""
+    """The report domain of `diff`: the same comparison `coverage` makes.
+
+    `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
+    """
     from kubectl_kyrec.cli.report_inputs import report_diff_for
 
     if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
         return None, [], []
     diff, scope = report_diff_for(inputs, now=now, report_api=report_api, kyverno_config_path=kyverno_config,
                                   all_policies=all_policies, namespace=namespace or "",
-                                  policy_names=policy_names, kinds=kinds, selector=selector)
+                                  policy_names=policy_names, kinds=kinds, selector=selector,
+                                  generating=generating)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
             [str(n) for n in scope.outcome.notices])
 
@@ -283,6 +288,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     label_selector = parse_selector(selector)
     both = only_downstreams == only_reports
     run = DiffRun(notices=[str(n) for n in inputs.notices])
+    outcome = None
     if both or only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=now, policy_names=policy_names,
                                                    complete=all_policies, namespace=namespace, kinds=kinds,
@@ -299,7 +305,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         run.reports, errors, notices = run_reports(inputs, now=now, policy_names=policy_names,
                                                    report_api=report_api, kyverno_config=kyverno_config,
                                                    namespace=namespace, kinds=kinds, selector=label_selector,
-                                                   all_policies=all_policies)
+                                                   all_policies=all_policies, generating=outcome)
         run.errors.extend(errors)
         run.notices.extend(notices)
     for notice in dict.fromkeys(run.notices):

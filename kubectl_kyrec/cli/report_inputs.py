@@ -8,6 +8,7 @@ from typing import Any
 
 from kubectl_kyrec.cli.inputs import Inputs
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.report_scope import ReportScope
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportDiff
 
@@ -16,8 +17,12 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                     kyverno_config_path: str | None, all_policies: bool,
                     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL, namespace: str = "",
                     policy_names: tuple[str, ...] = (), kinds: tuple[str, ...] = (),
-                    selector: dict[str, Any] | None = None) -> tuple[ReportDiff, ReportScope]:
-    """Evaluate the subjects as the background scan would and classify every report against that."""
+                    selector: dict[str, Any] | None = None, generating: GeneratingOutcome | None = None
+                    ) -> tuple[ReportDiff, ReportScope]:
+    """Evaluate the subjects as the background scan would and classify every report against that.
+
+    `generating`: the GeneratingPolicies already evaluated over the same subjects (else done here).
+    """
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.cli.providers import provider_for
@@ -35,8 +40,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                           namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
                           selector=selector,
                           policy_names=policy_names, kinds=kinds, report_api=api)
-    generating = None
-    if inputs.policies.generating:
+    if generating is None and inputs.policies.generating:
         from kubectl_kyrec.cli.diff_cmd import generate_for_inputs
 
         generating = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace or None,
