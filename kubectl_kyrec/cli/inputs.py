@@ -23,6 +23,8 @@ class Inputs:
     kinds: Any
     context_file: dict[str, Any] | None = None
     notices: list[Notice] = field(default_factory=list)
+    # the context provider over the state, built once per run (see providers.provider_for)
+    provider: Any = field(default=None, repr=False)
 
 
 def _docs(paths: Sequence[str]) -> list[Document]:

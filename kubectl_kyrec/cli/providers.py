@@ -27,6 +27,21 @@ def kinds_adapters(kinds: Any) -> tuple[Any, Any]:
 
 def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = None,
                  base_dir: str | None = None) -> ObjectsProvider:
+    """The provider answering `resource.*`, images and global context: the state and the Context file.
+
+    Indexing a large state costs time, and several stages of one run ask: the plain one is built once.
+    """
+    plain = extra_objects is None and base_dir is None
+    if plain and inputs.provider is not None:
+        return inputs.provider  # type: ignore[no-any-return]
+    provider = _build_provider(inputs, extra_objects, base_dir)
+    if plain:
+        inputs.provider = provider
+    return provider
+
+
+def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
+                    base_dir: str | None) -> ObjectsProvider:
     resource_of, kind_of = kinds_adapters(inputs.kinds)
 
     def read_file(path: str) -> Any:
