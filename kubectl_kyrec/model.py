@@ -138,3 +138,11 @@ class Notice:
 
     def __str__(self) -> str:
         return f"{self.source}: {self.message}" if self.source else self.message
+
+
+@dataclass(frozen=True)
+class EvalError:
+    """A policy that cannot be used (does not compile, wrong shape): reported, and the run goes on."""
+
+    message: str
+    source: Source | None

@@ -93,7 +93,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.cli.diff_cmd import generate_for_inputs, impact_for
     from kubectl_kyrec.cli.inputs import read_inputs
     from kubectl_kyrec.cli.providers import provider_for
-    from kubectl_kyrec.evaluate.pipeline import EvalError, EvalOptions, run_eval
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
     from kubectl_kyrec.evaluate.report_scope import generating_pairs
     from kubectl_kyrec.expect.reports import expected_reports
     from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
@@ -128,7 +128,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
         reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, report_api)
-    errors = [*outcome.errors, *(EvalError(e.message, e.source) for e in generated.errors)]
+    errors = [*outcome.errors, *generated.errors]
     impact = impact_for(inputs, base_policy_paths, subjects, head_results=results, head_generated=generated,
                         now=now, options=options, libraries=libraries,
                         namespace=str(namespace or "") or None) if base_policy_paths else None

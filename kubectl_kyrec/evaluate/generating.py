@@ -40,7 +40,7 @@ from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_r
 from kubectl_kyrec.expect.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
-from kubectl_kyrec.model import Document, Notice, Result, Source, Subject
+from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
 _USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
@@ -101,12 +101,6 @@ class GenerateOptions:
     policy_names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class GenerateError:
-    message: str
-    source: Source | None
-
-
 @dataclass
 class GeneratingOutcome:
     """Every (policy, trigger) that matched, and which triggers were looked at at all."""
@@ -115,7 +109,7 @@ class GeneratingOutcome:
     outcomes: list[TriggerOutcome] = field(default_factory=list)
     evaluated_uids: set[str] = field(default_factory=set)
     triggers: list[Subject] = field(default_factory=list)
-    errors: list[GenerateError] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
 
     def by_key(self) -> dict[tuple[str, str], TriggerOutcome]:
@@ -453,8 +447,12 @@ def _update_only(policy: GeneratingPolicy) -> bool:
 def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], triggers: Sequence[Document],
                    state: Sequence[Document], *, kinds: KindLookup, envs: Environments, sink: GeneratorSink,
                    options: GenerateOptions, exceptions: Sequence[PolicyException] = (),
-                   trigger_filter: Callable[[Subject], bool] | None = None) -> GeneratingOutcome:
-    """Every policy against every trigger: the desired downstreams of each (policy, trigger)."""
+                   trigger_filter: Callable[[Subject], bool] | None = None,
+                   locate: Callable[[InputError], InputError] | None = None) -> GeneratingOutcome:
+    """Every policy against every trigger: the desired downstreams of each (policy, trigger).
+
+    `locate` moves an error to the line of the field it names (PolicySet.locate).
+    """
     out = GeneratingOutcome()
     compiled: list[CompiledGeneratingPolicy] = []
     for item in policies:
@@ -466,7 +464,8 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
             out.policies.append(policy)
             compiled.append(compile_generating_policy(policy, envs, exceptions))
         except InputError as exc:
-            out.errors.append(GenerateError(exc.message, exc.source))
+            located = locate(exc) if locate is not None else exc
+            out.errors.append(EvalError(located.message, located.source))
     if not compiled:
         return out
     state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state

@@ -27,7 +27,7 @@ from kubectl_kyrec.evaluate.validating import (
 )
 from kubectl_kyrec.expect.reports import WGPOLICY, expected_reports, reportable
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, Notice, Result, Source, Subject
+from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,6 @@ class EvalOptions:
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     report_api: str = WGPOLICY
-
-
-@dataclass(frozen=True)
-class EvalError:
-    message: str
-    source: Source | None
 
 
 @dataclass
