@@ -83,7 +83,7 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
     triggers = inputs.resources if inputs.resources else inputs.state
     return run_generating(policies.generating, triggers, inputs.state, kinds=inputs.kinds, envs=envs, sink=sink,
                           options=options, exceptions=policies.exceptions,
-                          trigger_filter=_filter(namespace, kinds, selector))
+                          trigger_filter=_filter(namespace, kinds, selector), locate=policies.locate)
 
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,

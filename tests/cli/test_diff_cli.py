@@ -49,9 +49,10 @@ def test_a_policy_that_does_not_compile_is_an_input_error(tmp_path: Path) -> Non
     code, out, err = invoke("-p", str(tmp_path / "bad.yaml"), "--state", str(CASES / "trigger-gone" / "state.yaml"),
                             "-o", "json")
     assert code == 3
-    assert err.startswith(f"error: {tmp_path / 'bad.yaml'}:1: GeneratingPolicy 'team-config': spec.generate[0]")
+    # the line of the field, as for every policy kind
+    assert err.startswith(f"error: {tmp_path / 'bad.yaml'}:17: GeneratingPolicy 'team-config': spec.generate[0]")
     doc = json.loads(out)
-    assert doc["errors"] and doc["errors"][0]["location"] == {"file": str(tmp_path / "bad.yaml"), "line": 1}
+    assert doc["errors"] and doc["errors"][0]["location"] == {"file": str(tmp_path / "bad.yaml"), "line": 17}
     # the broken policy's downstreams are not mistaken for a deleted policy's
     assert not [c for c in doc["changes"] if c["reason"] == "policy-gone"]
 
