@@ -148,7 +148,9 @@ CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
 what, path, policy = sys.argv[1], sys.argv[2], sys.argv[3]
+from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.state import load_state
+gc_paused().__enter__()   # as the CLI runs: the collector is off for the whole command
 start = time.perf_counter()
 docs = load_state([path])
 loaded = time.perf_counter() - start

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from kubectl_kyrec.errors import ExitCode, KyrecError, UsageError
+from kubectl_kyrec.load.gc_pause import gc_paused
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -106,7 +107,12 @@ def handle_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
+            # A run builds many small objects that live until it ends (documents, results, reports), and
+            # the cyclic collector keeps walking them: in an eval of 10,000 subjects x 102 policies its
+            # passes took 5.0 s of 19.4 s (measured with gc.callbacks). Nothing kyrec builds forms
+            # cycles and the process ends with the command, so the collector stays off for the run.
+            with gc_paused():
+                return func(*args, **kwargs)
         except KyrecError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(int(exc.exit_code))
