@@ -313,10 +313,6 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for message, source in run.errors:
         click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)
     for spec in specs:
-        text = render(run, spec, color=color)
-        if spec.path is None and _color(spec, color):
-            # click strips escape sequences off a pipe unless told the colour is wanted
-            click.echo(text if text.endswith("\n") or not text else text + "\n", nl=False, color=True)
-        else:
-            write_output(spec, text)
+        # click strips escape sequences off a pipe unless told the colour is wanted
+        write_output(spec, render(run, spec, color=color), color=_color(spec, color))
     exit_with(exit_code(run), exit_code_flag)

@@ -1,0 +1,121 @@
+"""Where rendered text goes: stdout, or the path of `-o FORMAT=FILE` exactly as the user gave it.
+
+A path is written the way a shell's `>` would write it, so symlinks, devices, FIFOs, `/dev/fd/N` and
+process substitution (`-o junit=>(wc -c)`) all receive the text. Only a regular file (or a path that does
+not exist yet) is replaced atomically: the text goes to a temporary beside the real file and is renamed
+over it, so a failed write never leaves a half-written report where a good one was. Every failure is an
+`OutputError` naming the path (exit 74), never an internal error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable
+
+import click
+
+from kubectl_kyrec.errors import OutputError
+
+Write = Callable[[int, bytes], int]
+
+
+def write_text(path: str | None, text: str, *, color: bool = False, write: Write = os.write) -> None:
+    """Write `text` (a newline added when missing) to stdout (`path` None) or to `path`.
+
+    `color`: keep escape sequences on a stdout that is not a terminal (click strips them otherwise).
+    `write`: the low-level writer, so tests can simulate a full disk on a regular file.
+    """
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if path is None:
+        _to_stdout(text, color)
+        return
+    data = text.encode("utf-8")
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _failed(path, exc) from None
+    if info is None or stat.S_ISREG(info.st_mode):
+        _replace(path, data, info, write)
+    else:
+        _through(path, data, write)
+
+
+def _to_stdout(text: str, color: bool) -> None:
+    try:
+        click.echo(text, nl=False, color=True if color else None)
+    except BrokenPipeError:
+        raise              # the reader went away: the CLI edge exits quietly with 141
+    except OSError as exc:
+        raise OutputError(f"standard output: cannot write: {exc.strerror or exc}") from None
+
+
+def _failed(path: str, exc: OSError) -> OutputError:
+    return OutputError(f"{path}: cannot write: {exc.strerror or exc}")
+
+
+def _write_all(fd: int, data: bytes, write: Write) -> None:
+    view = memoryview(data)
+    while view:
+        done = write(fd, view[:1 << 20].tobytes())
+        view = view[done:]
+
+
+def _through(path: str, data: bytes, write: Write) -> None:
+    """Devices, FIFOs, sockets, `/dev/fd/N`: open the path itself, as `>` does, and write into it."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _failed(path, exc) from None
+    try:
+        _write_all(fd, data, write)
+    except OSError as exc:
+        raise _failed(path, exc) from None
+    finally:
+        os.close(fd)
+
+
+def _replace(path: str, data: bytes, info: os.stat_result | None, write: Write) -> None:
+    """A regular file, or a new one: temporary beside the real file (symlinks resolved), then rename."""
+    real = os.path.realpath(path)
+    directory = os.path.dirname(real) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".kyrec-tmp", dir=directory)
+    except OSError as exc:
+        raise _failed(path, exc) from None
+    try:
+        try:
+            _write_all(fd, data, write)
+            # the file keeps the mode it had; a new one gets what `>` would give it (0666 minus the umask)
+            os.fchmod(fd, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, real)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _failed(path, exc) from None
+
+
+def _umask() -> int:
+    # reading the umask means setting it; this process is single-threaded while it writes its outputs
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def flush_stdout_quietly() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
