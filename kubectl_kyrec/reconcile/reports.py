@@ -141,7 +141,7 @@ class ReportChange:
     in_scope: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry; `next_scan_reason` and `inScope` are additions."""
+        """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions."""
         return {
             "domain": "report",
             "class": str(self.klass),
@@ -153,9 +153,9 @@ class ReportChange:
             "object": self.report.to_json(),
             "fields": list(self.fields),
             "diff": self.diff,
-            "next_scan": str(self.next_scan) if self.next_scan else None,
-            "next_scan_reason": self.next_scan_reason,
-            "oldest_ephemeral_age_s": self.oldest_ephemeral_age_s,
+            "nextScan": str(self.next_scan) if self.next_scan else None,
+            "nextScanReason": self.next_scan_reason,
+            "oldestEphemeralAgeSeconds": self.oldest_ephemeral_age_s,
             "inScope": self.in_scope,
         }
 

@@ -24,7 +24,7 @@ def test_coverage_json_classifies_every_subject() -> None:
     assert code == 1
     doc = json.loads(out)
     assert doc["kind"] == "CoverageResult"
-    assert doc["counts"] == {"in_scope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
+    assert doc["counts"] == {"inScope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
                              "misnamed": 1, "excluded": 1, "orphan": 1}
     status = {s["subject"]["name"]: (s["status"], s["reason"]) for s in doc["subjects"]}
     assert status["good"][0] == "current"
@@ -34,9 +34,9 @@ def test_coverage_json_classifies_every_subject() -> None:
     assert status["excluded"][0] == "excluded"
     # the kube-system pod is filtered by Kyverno's default resourceFilters: not in scope at all
     assert "coredns" not in status
-    assert doc["derived_from"] == {"subjects": 1, "of": 5}
+    assert doc["derivedFrom"] == {"subjects": 1, "of": 5}
     assert doc["totals"]["pass"] == 1 and doc["totals"]["fail"] == 0
-    assert [u["index"] for u in doc["unused_exclusions"]] == [1]
+    assert [u["index"] for u in doc["unusedExclusions"]] == [1]
 
 
 def test_without_exclusions_the_batch_pod_is_missing() -> None:

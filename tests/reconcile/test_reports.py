@@ -97,7 +97,7 @@ def test_change_json_is_the_design_contract() -> None:
     diff = run_case(CASES / "stale-outcome-changed")
     doc = diff.changes_json()[0]
     assert list(doc) == ["domain", "class", "reason", "enforced", "policy", "trigger", "subject", "object",
-                         "fields", "diff", "next_scan", "next_scan_reason", "oldest_ephemeral_age_s",
+                         "fields", "diff", "nextScan", "nextScanReason", "oldestEphemeralAgeSeconds",
                          "inScope"]
     assert doc["domain"] == "report" and doc["enforced"] is True and doc["trigger"] is None
     assert doc["object"] == {"apiVersion": WGPOLICY, "kind": "PolicyReport", "namespace": "shop",
