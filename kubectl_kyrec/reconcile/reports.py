@@ -60,6 +60,7 @@ from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
 from kubectl_kyrec.model import Ref, Subject, ref_of
+from kubectl_kyrec.reconcile.downstreams import diff_name
 
 WGPOLICY = "wgpolicyk8s.io/v1alpha2"
 OPENREPORTS = "openreports.io/v1alpha1"
@@ -314,10 +315,10 @@ def _ordered(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def results_diff(expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]],
+def results_diff(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
                  from_name: str, to_name: str) -> str | None:
-    a = results_yaml(expected).splitlines(keepends=True)
-    b = results_yaml(actual).splitlines(keepends=True)
+    a = results_yaml(before).splitlines(keepends=True)
+    b = results_yaml(after).splitlines(keepends=True)
     text = "".join(difflib.unified_diff(a, b, fromfile=from_name, tofile=to_name))
     return text or None
 
@@ -576,8 +577,11 @@ def _classify_uid(ref: Ref, exp_results: Sequence[Mapping[str, Any]], reports: S
     comparison = compare_results(exp_results, act_results)
     diff = None
     if comparison.reasons:
-        where = f"{keeper_ref.namespace}/{keeper_ref.name}" if keeper_ref.namespace else keeper_ref.name
-        diff = results_diff(exp_results, act_results, f"expected/{where}", f"actual/{where}")
+        # kubectl diff's direction and names, as the downstreams' diffs: from the cluster's report to the
+        # report the next scan writes
+        where = diff_name({"apiVersion": keeper_ref.api_version, "kind": keeper_ref.kind,
+                           "metadata": {"namespace": keeper_ref.namespace, "name": keeper_ref.name}})
+        diff = results_diff(act_results, exp_results, f"live/{where}", f"merged/{where}")
     if not _same_identity(keeper_ref, identity):
         klass, reason = ReportClass.MISNAMED, EXPECTED_NAME
     elif comparison.reasons:

@@ -70,11 +70,13 @@ def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None
                                         "misnamed": 1}
     stale = next(c for c in doc["changes"] if c["class"] == "stale")
     assert stale["domain"] == "report" and stale["reason"] == "outcome-changed"
-    assert "-  result: fail\n-  message: pods need a team label\n+  result: pass\n" in stale["diff"]
+    # kubectl diff's direction: from the cluster's report (pass) to the one the next scan writes (fail)
+    assert ("-  result: pass\n-  message: success\n+  result: fail\n+  message: pods need a team label\n"
+            in stale["diff"])
     table = CliRunner().invoke(cli, ["diff", "--reports", "-p", str(CASE / "policy.yaml"), "--state",
                                      str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "--color", "never"])
     assert table.stdout.startswith("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 2 missing, 1 stale")
-    assert "--- expected/shop/11111111-0000-0000-0000-000000000002" in table.stdout
+    assert "--- live/wgpolicyk8s.io.v1alpha2.PolicyReport.shop.11111111-0000-0000-0000-000000000002" in table.stdout
 
 
 def test_default_diff_compares_reports_when_the_state_has_some() -> None:
