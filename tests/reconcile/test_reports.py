@@ -25,10 +25,11 @@ from kubectl_kyrec.reconcile.reports import (
     diff_reports,
 )
 from kubectl_kyrec.render.report_diff_table import render_report_diff
+from tests.shared_inputs import require, shared
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "testdata" / "reports"
-CORPUS = REPO.parent / "shared" / "corpus" / "kyverno-conformance" / "validating-policies" / "report"
+CORPUS = shared("corpus/kyverno-conformance/validating-policies/report")
 NOW = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)
 
 
@@ -325,9 +326,10 @@ def test_table_leads_with_counts_and_lists_what_differs() -> None:
 # --- the conformance corpus: Kyverno's own report asserts read as actual reports ---------------------------
 
 def _corpus(rel: str) -> Path:
+    require(CORPUS, "Kyverno's report asserts compared as current reports")
     path = CORPUS / rel
-    if not path.exists():
-        pytest.skip(f"conformance corpus not found at {path}")
+    # the corpus is present: a file missing from it is a broken test, not a skip
+    assert path.exists(), f"{path} does not exist"
     return path
 
 
