@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
-from kubectl_kyrec.cli.providers import kinds_adapters
 from kubectl_kyrec.evaluate.generating import (
     GenerateOptions,
     GeneratingOutcome,
@@ -18,6 +17,7 @@ from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import PolicyException
 from kubectl_kyrec.model import Document
+from kubectl_kyrec.run.providers import kinds_adapters
 from tests.shared_inputs import shared
 
 NOW = datetime.datetime(2026, 9, 1, 12, 0, tzinfo=datetime.UTC)
