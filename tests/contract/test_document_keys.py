@@ -225,3 +225,12 @@ def test_test_result_keys() -> None:
 ])
 def test_key_paths(value: dict[str, Any], paths: set[str]) -> None:
     assert key_paths(value) == paths
+
+
+def test_docs_name_every_key_of_the_contract() -> None:
+    # docs/output.md is the contract's prose: every key of every snapshot is written there as `key`
+    text = (ROOT / "docs" / "output.md").read_text()
+    keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
+            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *COVERAGE_RESULT, *TEST_RESULT]}
+    keys.discard("<key>")
+    assert sorted(k for k in keys if f"`{k}`" not in text) == []
