@@ -1,7 +1,8 @@
 """Where rendered text goes: stdout, or the path of `-o FORMAT=FILE` exactly as the user gave it.
 
 A path is written the way a shell's `>` would write it, so symlinks, devices, FIFOs, `/dev/fd/N` and
-process substitution (`-o junit=>(wc -c)`) all receive the text. Only a regular file (or a path that does
+process substitution (`-o junit=>(wc -c)`) all receive the text; a path naming one of this process's open
+descriptors (`/dev/fd/N`, `/dev/stdout`) is written through that descriptor. Only a regular file (or a path that does
 not exist yet) is replaced atomically: the text goes to a temporary beside the real file and is renamed
 over it, so a failed write never leaves a half-written report where a good one was. Every failure is an
 `OutputError` naming the path (exit 74), never an internal error.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -35,6 +37,10 @@ def write_text(path: str | None, text: str, *, color: bool = False, write: Write
         _to_stdout(text, color)
         return
     data = text.encode("utf-8")
+    fd = _open_descriptor(path)
+    if fd is not None:
+        _to_descriptor(path, fd, data, write)
+        return
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -45,6 +51,41 @@ def write_text(path: str | None, text: str, *, color: bool = False, write: Write
         _replace(path, data, info, write)
     else:
         _through(path, data, write)
+
+
+# names of this process's open descriptors: /dev/fd/3, /proc/self/fd/3, /dev/stdout, /dev/stderr
+_DESCRIPTOR = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+_STANDARD = {"/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def _open_descriptor(path: str) -> int | None:
+    """The descriptor a path names, when it names one this process has open.
+
+    Reopening `/dev/fd/3` would truncate a `3>>log` the shell opened for appending, and renaming over
+    what it resolves to would leave the descriptor on a deleted file: such paths are written through the
+    descriptor itself, at its offset and with its flags, as the shell set them up.
+    """
+    found = _DESCRIPTOR.match(path)
+    fd = int(found.group(1)) if found else _STANDARD.get(path)
+    if fd is None:
+        return None
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None          # not open here: the path is opened like any other, and fails like one
+    return fd
+
+
+def _to_descriptor(path: str, fd: int, data: bytes, write: Write) -> None:
+    if fd in (1, 2):
+        # keep the order of what was printed before through Python's buffered streams
+        (sys.stdout if fd == 1 else sys.stderr).flush()
+    try:
+        _write_all(fd, data, write)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _failed(path, exc) from None
 
 
 def _to_stdout(text: str, color: bool) -> None:

@@ -87,6 +87,23 @@ def test_a_dev_fd_path_is_written_into() -> None:
         assert fh.read() == b"via fd\n"
 
 
+@pytest.mark.parametrize("form", ["/dev/fd/{fd}", "/proc/self/fd/{fd}"])
+def test_a_descriptor_on_a_regular_file_is_written_where_it_points(tmp_path: Path, form: str) -> None:
+    # `3>>log.txt` then `-o json=/dev/fd/3`: the text lands at the descriptor's offset, in append mode, in the
+    # same file; the file is neither truncated nor replaced by another inode
+    log = tmp_path / "log.txt"
+    log.write_text("kept\n")
+    inode = log.stat().st_ino
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+    try:
+        write_text(form.format(fd=fd), "appended\n")
+    finally:
+        os.close(fd)
+    assert log.read_text() == "kept\nappended\n"
+    assert log.stat().st_ino == inode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt"]
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 def test_dev_full_is_one_line_error_and_stays_a_device() -> None:
     with pytest.raises(OutputError) as caught:
