@@ -80,6 +80,14 @@ def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]
     return out
 
 
+def undetermined_pairs(generating: GeneratingOutcome | None) -> frozenset[tuple[str, str]]:
+    """(policy, trigger uid) whose GeneratingPolicy result kyrec cannot decide (it needs request data)."""
+    if generating is None:
+        return frozenset()
+    return frozenset((o.result.policy, o.trigger.ref.uid) for o in generating.outcomes
+                     if o.result is not None and o.result.result == UNDETERMINED)
+
+
 def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Sequence[Document], *,
                  kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
                  generating: GeneratingOutcome | None = None) -> ReportScope:

@@ -179,6 +179,8 @@ class ReportDiff:
     subjects: tuple[SubjectStatus, ...]
     filtered_subjects: tuple[Ref, ...] = ()
     ignored_reports: tuple[Ref, ...] = ()
+    # (policy, subject) whose result kyrec cannot decide: left out of the comparison, named in a notice
+    undetermined: tuple[tuple[str, Ref], ...] = ()
 
     def summary(self) -> dict[str, int]:
         """Count of changes per class, every class present."""
@@ -452,6 +454,7 @@ def diff_reports(
     resource_filters: Sequence[ResourceFilter] = (),
     policies: Collection[str] | None = None,
     evaluated_uids: Collection[str] | None = None,
+    undetermined: Collection[tuple[str, str]] = (),
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -459,7 +462,9 @@ def diff_reports(
     those `resource_filters` filter are taken out of scope. `policy_versions`: every label the background
     controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
     (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
-    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made).
+    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made). `undetermined`:
+    (policy, subject uid) pairs whose result kyrec cannot decide; the cluster's entries for them are not
+    compared (the report holds a result there that kyrec can neither confirm nor call stale).
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -491,6 +496,17 @@ def diff_reports(
     def keep_result(r: Mapping[str, Any]) -> bool:
         return policies is None or str(r.get("policy") or "") in policies
 
+    undecided = set(undetermined)
+    left_out: list[tuple[str, Ref]] = []
+
+    def keeper(ref: Ref) -> Callable[[Mapping[str, Any]], bool]:
+        """`keep_result` for one subject's reports, without the results kyrec cannot decide."""
+        if not any(uid == ref.uid for _, uid in undecided):
+            return keep_result
+        for policy in sorted(p for p, uid in undecided if uid == ref.uid):
+            left_out.append((policy, ref))
+        return lambda r: keep_result(r) and (str(r.get("policy") or ""), ref.uid) not in undecided
+
     expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
     for report in expected:
         expected_by_uid[described_uid(report)] = [r for r in _results(report) if keep_result(r)]
@@ -517,7 +533,7 @@ def diff_reports(
                                 scan_interval=scan_interval)
         exp_results = expected_by_uid.get(ref.uid, [])
         reports = actual_by_uid.pop(ref.uid, [])
-        subject_changes, status = _classify_uid(ref, exp_results, reports, api, keep_result, scan,
+        subject_changes, status = _classify_uid(ref, exp_results, reports, api, keeper(ref), scan,
                                                 in_scope=True)
         changes.extend(subject_changes)
         owed = tuple((str(r.get("policy") or ""), str(r.get("result") or "")) for r in exp_results)
@@ -527,20 +543,22 @@ def diff_reports(
     # reports left over: about objects outside the scope, or about nothing that exists
     for uid, reports in actual_by_uid.items():
         found = existing.get(uid)
+        keep = keeper(ref_of(found)) if found is not None else keep_result
         if found is None:
             changes.extend(ReportChange(ReportClass.ORPHAN, _orphan_reason(r, listed_kinds), None,
                                         _report_ref(r), in_scope=False) for r in reports)
         elif (evaluated_uids is not None and uid not in evaluated_uids) or not any(
-                keep_result(res) for r in reports for res in _results(r)):
+                keep(res) for r in reports for res in _results(r)):
             # not looked at by this run, or carrying nothing of the policies in the run
             ignored.extend(_report_ref(r) for r in reports)
         else:
             scan = ScanDecision(NextScan.NONE, "not-in-scope", None)
-            subject_changes, _ = _classify_uid(ref_of(found), [], reports, api, keep_result, scan,
+            subject_changes, _ = _classify_uid(ref_of(found), [], reports, api, keep, scan,
                                                in_scope=False)
             changes.extend(subject_changes)
 
-    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored))
+    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
+                      tuple(dict.fromkeys(left_out)))
 
 
 def described_kind(report: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -38,7 +38,7 @@ class CoverageResult:
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.load.exclusions import load_exclusions
     from kubectl_kyrec.reconcile.coverage import compute_coverage
-    from kubectl_kyrec.run.reports import report_diff_for
+    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
     inputs = source.read()
@@ -46,4 +46,4 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   namespace=options.namespace)
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions))
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), undetermined_notices(diff))

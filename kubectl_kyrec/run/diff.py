@@ -142,7 +142,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
 
     `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
     """
-    from kubectl_kyrec.run.reports import report_diff_for
+    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
         return None, [], []
@@ -152,4 +152,4 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   policy_names=options.policy_names, kinds=options.kinds,
                                   selector=options.selector, generating=generating)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
-            [str(n) for n in scope.outcome.notices])
+            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

@@ -75,3 +75,31 @@ def test_reports_say_which_result_they_cannot_hold() -> None:
     for doc in yaml.safe_load_all(out):
         for entry in (doc or {}).get("results") or []:
             assert entry["result"] != "undetermined"
+
+
+REPORT = """\
+apiVersion: wgpolicyk8s.io/v1alpha2
+kind: ClusterPolicyReport
+metadata:
+  name: ns-a
+  labels: {app.kubernetes.io/managed-by: kyverno}
+scope: {apiVersion: v1, kind: Namespace, name: team-a, uid: ns-a}
+results:
+- {source: KyvernoGeneratingPolicy, policy: creator-binding, rule: creator-binding, result: pass, message: "",
+   scored: true, timestamp: {seconds: 1, nanos: 0}}
+summary: {pass: 1, fail: 0, warn: 0, error: 0, skip: 0}
+"""
+
+
+def test_diff_does_not_call_a_report_stale_for_a_result_it_cannot_decide(tmp_path: Path) -> None:
+    # the cluster's report holds the GeneratingPolicy's result (Kyverno saw the real userInfo); kyrec
+    # cannot decide it, so it must not call the report stale (`result-of-absent-policy`) over it
+    report = tmp_path / "report.yaml"
+    report.write_text(REPORT)
+    result = CliRunner().invoke(cli, ["diff", "--reports", "--now", "2026-11-29T00:00:00Z", "-p",
+                                      str(CASE / "policy.yaml"), "--state", str(CASE / "state.yaml"),
+                                      "--state", str(report), "-o", "json"])
+    doc = json.loads(result.stdout)
+    assert [(c["class"], c["reason"]) for c in doc["changes"] if c["domain"] == "report"
+            and c["class"] != "current"] == []
+    assert any("undetermined" in n and "creator-binding" in n for n in doc["notices"]), doc["notices"]
