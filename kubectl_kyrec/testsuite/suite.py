@@ -5,7 +5,7 @@ test_result.go; SEMANTICS E.2). Paths inside a test are relative to the test fil
 Kyverno, a file without apiVersion/kind or with the deprecated top-level `name` is a hard error, and so is
 a userinfo file without apiVersion/kind (kk: cmd/cli/kubectl-kyverno/deprecations).
 
-Loading is the only I/O of `kyrec test`; evaluate/test_rows.py gets everything as data.
+Loading is the only I/O of `kyrec test`; testsuite/rows.py gets everything as data.
 """
 
 from __future__ import annotations
