@@ -58,8 +58,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
     background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
     """
-    from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
     from kubectl_kyrec.render import diff_output, eval_ci, eval_output
+    from kubectl_kyrec.render.impact_output import github_annotations, render_impact_table
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
 
