@@ -88,7 +88,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                                     {"impact": impact.to_json()} if impact is not None else None)
     for spec in specs:
         if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-            text = eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE)
+            text = (eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE) if results
+                    else run.empty_reason + "\n")
             text += "".join("\n" + t for t in (diff_output.render_downstreams(generated),
                                                render_impact_table(impact) if impact is not None else "") if t)
         elif spec.format is OutputFormat.JSON:

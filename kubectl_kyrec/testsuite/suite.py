@@ -325,8 +325,9 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
 
     if not suite.policies:
         raise InputError("the test names no policies", suite.source)
-    out.policies = classify(docs(suite.policies))
-    exceptions = classify(docs(suite.exceptions))
+    # one bad policy makes the whole test file unloadable, as in Kyverno's CLI
+    out.policies = classify(docs(suite.policies)).raise_errors()
+    exceptions = classify(docs(suite.exceptions)).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.resources, duplicates = _unique(docs(suite.resources))
     for dup in duplicates:

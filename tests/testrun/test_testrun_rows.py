@@ -390,7 +390,11 @@ def test_an_existing_managed_by_label_is_kept_so_it_must_match() -> None:
 
 def generated_suite(expected: list[Document], **extra: Any) -> LoadedSuite:
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}
-    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"}}
+    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                              "operations": ["CREATE"],
+                                                              "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "true"}]}}
     return suite(
         [gpol],
         [ns],
@@ -469,7 +473,11 @@ def test_a_generating_skip_is_a_response_only_in_strict_mode() -> None:
         return GenerationRun([Generated("g", ref, "skip", "skip", (), skipped=True)])
 
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}
-    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"}}
+    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                              "operations": ["CREATE"],
+                                                              "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "true"}]}}
     loaded = suite([gpol], [ns], [entry("g", "skip", "n", kind="Namespace", flags=("GeneratingPolicy",))])
     assert brief(run(loaded, generate=skipped)) == [("pass", "ok", "Namespace", "n", "skip")]
     assert brief(run(loaded, Mode.KYVERNO, generate=skipped)) == [("fail", "not-found", "Namespace", "n", "")]
