@@ -75,7 +75,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     current reports. Exit 1 while any subject is neither current nor excluded.
     """
     from kubectl_kyrec.render.coverage_table import render_coverage
-    from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+    from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
+    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -96,12 +97,14 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
         click.echo(f"notice: {notice}", err=True)
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
-    doc = envelope("CoverageResult", run.coverage.to_json())
     for spec in specs:
+        # the document only for the formats that print it, written part by part
         if spec.format is OutputFormat.JSON:
-            write_output(spec, to_json(doc))
+            write_stream(spec.path, lambda stream: write_json_document(
+                "CoverageResult", run.coverage.to_json().items(), stream.write))
         elif spec.format is OutputFormat.YAML:
-            write_output(spec, to_yaml(doc))
+            write_stream(spec.path, lambda stream: write_yaml_document(
+                "CoverageResult", run.coverage.to_json().items(), stream.write))
         else:
             write_output(spec, render_coverage(run.coverage))
     exit_with(run.exit_code, exit_code_flag)

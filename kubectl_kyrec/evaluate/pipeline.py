@@ -49,13 +49,23 @@ class EvalOptions:
 @dataclass
 class EvalOutcome:
     results: list[Result] = field(default_factory=list)
-    reports: list[dict[str, Any]] = field(default_factory=list)
     subjects: list[Subject] = field(default_factory=list)
     errors: list[EvalError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     policy_count: int = 0
     # every result with whether the background scan would report it (the input of `reports`)
     pairs: list[tuple[Result, bool]] = field(default_factory=list)
+    now: datetime.datetime | None = None
+    report_api: str = WGPOLICY
+    _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def reports(self) -> list[dict[str, Any]]:
+        """The expected reports, built on first use: a run that prints none never pays for them."""
+        if self._reports is None:
+            assert self.now is not None
+            self._reports = expected_reports(self.pairs, self.now, self.report_api)
+        return self._reports
 
 
 def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
@@ -65,7 +75,7 @@ def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None) -> EvalOutcome:
-    out = EvalOutcome(notices=list(policies.notices))
+    out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     envs = Environments(libraries)
     compiled: list[CompiledValidatingPolicy] = []
     for policy in policies.validating:
@@ -127,5 +137,4 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                 out.results.append(result)
                 pairs.append((result, reportable(result, True, False)))
     out.pairs = pairs
-    out.reports = expected_reports(pairs, options.now, options.report_api)
     return out
