@@ -42,7 +42,7 @@ import struct
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,10 @@ class LoggedRequest:
     status: int = 0
     verb: str = ""
     resource: str = ""                   # "deployments.apps", "" for discovery
+    header_lines: list[tuple[str, str]] = field(default_factory=list)   # as sent, repeated names kept
+
+    def header_values(self, name: str) -> list[str]:
+        return [v for k, v in self.header_lines if k.lower() == name.lower()]
 
     @property
     def is_write(self) -> bool:
@@ -252,7 +256,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
-        entry = LoggedRequest(self.command, parts.path, query, headers, body)
+        entry = LoggedRequest(self.command, parts.path, query, headers, body,
+                              header_lines=list(self.headers.items()))
         self.api._record(entry)
         try:
             if self._fault(entry):
