@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,7 @@ from kubectl_kyrec.cli.common import (
     parse_selector,
     write_output,
 )
+from kubectl_kyrec.cluster.exit import live_exit_code
 from kubectl_kyrec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -108,16 +109,19 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)
     now = parse_now(now_text)
-    if live:
-        raise UsageError("--live: reading a live cluster is not available in this build; capture the state "
-                         "with `kubectl get <kinds> -A -o json > state.json` and pass --state state.json")
-    if not state_paths:
-        raise UsageError("diff needs a state: --state PATH")
-    if not policy_paths:
+    if live and state_paths:
+        raise UsageError("--live and --state exclude each other")
+    if state_paths and not policy_paths:
         raise UsageError("diff needs policies: -p PATH")
-    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                        state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
-                        context_path=context_path)
+    files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                       state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
+                       context_path=context_path)
+    source: Any = files
+    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports)
+        all_policies = all_policies or not policy_paths
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
@@ -130,4 +134,4 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for spec in specs:
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))
-    exit_with(run.exit_code, exit_code_flag)
+    exit_with(live_exit_code(run.exit_code, source), exit_code_flag)

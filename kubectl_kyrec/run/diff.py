@@ -123,7 +123,10 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
                                   selector=selector)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
-    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs), complete_policy_set=complete,
+    index = StateIndex.build(inputs.state.objs)
+    # a kind listed with no objects is known empty too (a live read or a capture records it)
+    index.listed_kinds |= {(k.api_version.rpartition("/")[0], k.kind) for k in inputs.state.listed if not k.namespace}
+    diff = diff_downstreams(outcome, index, complete_policy_set=complete,
                             trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
                             cluster_policies=cluster_policies(inputs.state.objects))
     return outcome, diff
