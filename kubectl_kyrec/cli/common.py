@@ -12,12 +12,15 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
 from kubectl_kyrec.load.gc_pause import gc_paused
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.k8s.labels import Selector
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,24 +78,17 @@ def parse_now(value: str | None) -> datetime.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
-def parse_selector(text: str | None) -> dict[str, object] | None:
-    """`-l a=b,c!=d,e` in kubectl's equality/existence syntax -> a LabelSelector."""
-    if not text:
+def parse_selector(text: str | None) -> Selector | None:
+    """`-l TEXT` in kubectl's whole grammar; a malformed selector is a usage error (exit 2), as in kubectl."""
+    from kubectl_kyrec.k8s.labels import SelectorError
+    from kubectl_kyrec.k8s.labels import parse_selector as parse
+
+    if text is None:
         return None
-    labels: dict[str, str] = {}
-    exprs: list[dict[str, object]] = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        if "!=" in part:
-            k, v = part.split("!=", 1)
-            exprs.append({"key": k.strip(), "operator": "NotIn", "values": [v.strip()]})
-        elif "==" in part or "=" in part:
-            k, v = part.replace("==", "=").split("=", 1)
-            labels[k.strip()] = v.strip()
-        elif part.startswith("!"):
-            exprs.append({"key": part[1:].strip(), "operator": "DoesNotExist"})
-        else:
-            exprs.append({"key": part, "operator": "Exists"})
-    return {"matchLabels": labels, "matchExpressions": exprs}
+    try:
+        return parse(text)
+    except SelectorError as exc:
+        raise UsageError(f"-l {text!r}: {exc}") from None
 
 
 def kubectl_flags(func: F) -> F:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.report_scope import ReportScope
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportDiff
 from kubectl_kyrec.run.inputs import Inputs
 
+if TYPE_CHECKING:
+    from kubectl_kyrec.k8s.labels import Selector
+
 
 def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str | None,
                     kyverno_config_path: str | None, all_policies: bool,
                     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL, namespace: str = "",
                     policy_names: tuple[str, ...] = (), kinds: tuple[str, ...] = (),
-                    selector: dict[str, Any] | None = None, generating: GeneratingOutcome | None = None
+                    selector: Selector | None = None, generating: GeneratingOutcome | None = None
                     ) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
 

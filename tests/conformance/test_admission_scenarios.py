@@ -117,7 +117,7 @@ def test_admission_verdicts(folder: Path) -> None:
             docs = load_documents([str(path)])
             if kind == "policy" or any(d.api_version.startswith("policies.kyverno.io/") for d in docs):
                 # Kyverno's admission webhook refuses an invalid policy or exception; kyrec refuses to load it
-                classify([*policy_docs, *docs])
+                classify([*policy_docs, *docs]).raise_errors()
                 policy_docs.extend(docs)
                 assert not expects_error, f"{path.name}: Kyverno rejects this policy object, kyrec accepted it"
                 continue

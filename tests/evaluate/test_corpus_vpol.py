@@ -39,7 +39,7 @@ def test_every_sample_policy_compiles() -> None:
     envs = Environments(library_factory(LibraryContext(now=NOW, provider=EmptyProvider())))
     compiled = 0
     for path in _policy_files():
-        for policy in classify(load_documents([str(path)])).validating:
+        for policy in classify(load_documents([str(path)])).raise_errors().validating:
             compile_validating_policy(policy, envs, [], NOW)
             compiled += 1
     assert compiled >= 100
@@ -50,7 +50,7 @@ def test_every_sample_policy_compiles() -> None:
 def test_no_unexpected_error_results(test_file: Path) -> None:
     spec = yaml.safe_load(test_file.read_text())
     base = test_file.parent
-    policies = classify(load_documents([str(base / p) for p in spec.get("policies") or []]))
+    policies = classify(load_documents([str(base / p) for p in spec.get("policies") or []])).raise_errors()
     if not policies.validating:
         pytest.skip("no ValidatingPolicy in this test")
     resources = load_documents([str(base / r) for r in spec.get("resources") or []])

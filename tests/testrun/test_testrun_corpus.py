@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kyrec.evaluate.test_rows import Mode
-from kubectl_kyrec.load.test_suite import find_test_files
-from kubectl_kyrec.run.test import run_files
+from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.runner import run_files
+from kubectl_kyrec.testsuite.suite import find_test_files
 from tests.shared_inputs import require, shared
 
 ROOT = Path(__file__).resolve().parents[2]
