@@ -46,7 +46,7 @@ def _end_progress(progress: Progress | None) -> None:
 def policy_docs_of(inputs: Inputs) -> list[Mapping[str, Any]]:
     """The raw policy documents of a run (their resourceRules and expressions say what to read)."""
     pols = inputs.policies
-    return [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission), *(d.obj for d in pols.generating),
+    return [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission), *(g.raw for g in pols.generating),
             *(b.raw for b in pols.bindings if hasattr(b, "raw"))]
 
 
