@@ -17,6 +17,7 @@ from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOption
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
+    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.cluster.state import ClusterState
     from kubectl_kyrec.model import Ref, Source
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
@@ -29,7 +30,7 @@ class ApplyRunOptions:
     plan: PlanOptions = field(default_factory=PlanOptions)
     dry_run: DryRun = DryRun.NONE
     namespace: str | None = None
-    selector: dict[str, Any] | None = None
+    selector: Selector | None = None
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     all_policies: bool = False
