@@ -82,14 +82,14 @@ def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-class _Interrupt:
+class Interrupt:
     """SIGINT sets a flag instead of raising, so the request in flight completes; a second one raises."""
 
     def __init__(self) -> None:
         self.requested = False
 
     @contextlib.contextmanager
-    def deferred(self) -> Iterator[_Interrupt]:
+    def deferred(self) -> Iterator[Interrupt]:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
@@ -109,10 +109,10 @@ class _Interrupt:
 
 def execute(client: KubeClient | None, plan: Plan, *, resolve_kind: Callable[[str, str], ResourceInfo | None],
             dry_run: DryRun = DryRun.NONE, on_outcome: Callable[[Outcome], None] | None = None,
-            interrupt: _Interrupt | None = None) -> list[Outcome]:
+            interrupt: Interrupt | None = None) -> list[Outcome]:
     """Carry out `plan`; `client` may be None only for a client-side dry run."""
     outcomes: list[Outcome] = []
-    guard = interrupt or _Interrupt()
+    guard = interrupt or Interrupt()
     with guard.deferred():
         for change in plan.changes:
             if guard.requested and change.writes:

@@ -69,6 +69,7 @@ class LoggedRequest:
     verb: str = ""
     resource: str = ""                   # "deployments.apps", "" for discovery
     header_lines: list[tuple[str, str]] = field(default_factory=list)   # as sent, repeated names kept
+    elapsed: float = 0.0                 # seconds the double spent answering (benchmarks subtract it)
 
     def header_values(self, name: str) -> list[str]:
         return [v for k, v in self.header_lines if k.lower() == name.lower()]
@@ -251,6 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
     # ---- plumbing -----------------------------------------------------------------------------------
 
     def _handle(self) -> None:
+        started = time.perf_counter()
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         length = int(self.headers.get("Content-Length") or 0)
@@ -267,6 +269,7 @@ class _Handler(BaseHTTPRequestHandler):
             code, payload, extra = err.code, err.body, err.headers
         entry.status = code
         self._send(code, payload, extra)
+        entry.elapsed = time.perf_counter() - started
 
     def _fault(self, entry: LoggedRequest) -> bool:
         api = self.api
