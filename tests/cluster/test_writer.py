@@ -8,7 +8,7 @@ from typing import Any
 
 from kubectl_kyrec.cluster.client import KubeClient
 from kubectl_kyrec.cluster.discovery import discover
-from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, Interrupt, execute
+from kubectl_kyrec.cluster.writer import DryRun, Interrupt, Outcome, Status, execute
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange
 from tests.kubeapi.server import ApiServer
