@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -124,10 +123,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     if table:
         summary = result.summary()
         click.echo("summary: " + ", ".join(f"{k}: {v}" for k, v in summary.items()))
-    elif output == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        import yaml
+        from kubectl_kyrec.render.envelope import to_json, to_yaml
 
-        click.echo(yaml.safe_dump(result.to_json(), sort_keys=False), nl=False)
+        click.echo(to_json(result.to_json()) if output == "json" else to_yaml(result.to_json()), nl=False)
     exit_with(live_exit_code(result.exit_code, source))

@@ -52,7 +52,8 @@ class Outcome:
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"action": str(self.change.action), "class": self.change.klass, "object": self.change.object.to_json(),
+        return {"action": str(self.change.action), "class": str(self.change.klass),
+                "object": self.change.object.to_json(),
                 "status": str(self.status), "httpStatus": self.http_status,
                 "conflicts": [{"manager": m, "field": f} for m, f in self.conflicts], "message": self.message}
 

@@ -277,3 +277,32 @@ def test_documented_roles_suffice(cluster: ApiServer, tmp_path: Path) -> None:
     cluster.kubeconfig(tmp_path / "kubeconfig", user="fixer", token="f")
     assert kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes").exit_code == 0
     assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 0
+
+
+APPLY_KEYS = {
+    "apiVersion", "kind", "kyrecVersion", "fieldManager", "force", "summary", "errors", "notices", "outcomes",
+    "outcomes[].action", "outcomes[].class", "outcomes[].object", "outcomes[].status", "outcomes[].httpStatus",
+    "outcomes[].conflicts", "outcomes[].message", "outcomes[].conflicts[].manager", "outcomes[].conflicts[].field",
+    *(f"outcomes[].object.{k}" for k in ("apiVersion", "kind", "namespace", "name", "uid")),
+    *(f"summary.{s}" for s in ("done", "dry-run", "failed", "refused", "not-attempted")),
+}
+
+
+def test_apply_result_keys_are_the_documented_contract(cluster: ApiServer, tmp_path: Path) -> None:
+    from tests.contract.test_document_keys import key_paths
+
+    kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    cluster.store.mutate("v1", "ConfigMap", "team-a", "base", lambda o: o["data"].update(a="x"), manager="edit")
+    cluster.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-c"}})
+    cluster.seed({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "base", "namespace": "team-c"}})
+    result = kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes", "--no-force", "--field-manager", "me",
+                   "-o", "json")
+    doc = json.loads(result.stdout)
+    assert key_paths(doc) == APPLY_KEYS
+    documented = (ROOT / "docs" / "output.md").read_text()
+    for key in {p.rsplit(".", 1)[-1].removesuffix("[]") for p in APPLY_KEYS}:
+        assert f"`{key}`" in documented, key
+    as_yaml = kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--dry-run=client", "-o", "yaml")
+    import yaml
+
+    assert yaml.safe_load(as_yaml.stdout)["kind"] == "ApplyResult"
