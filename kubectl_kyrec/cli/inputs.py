@@ -66,6 +66,8 @@ def read_inputs(*, policy_paths: Sequence[str], resource_paths: Sequence[str], e
     policies.exceptions.extend(extra.exceptions)
     policies.admission.extend(extra.admission)
     policies.bindings.extend(extra.bindings)
+    policies.classic.extend(extra.classic)
+    policies.classic_exceptions.extend(extra.classic_exceptions)
     for doc in resource_docs:
         if not _is_policy_kind(doc):
             resources.append(doc)
@@ -89,6 +91,10 @@ _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
 
 
 def _is_policy_kind(doc: Document) -> bool:
+    from kubectl_kyrec.load.classic_policies import is_classic_exception, is_classic_policy
+
+    if is_classic_policy(doc) or is_classic_exception(doc):
+        return True
     return doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
         "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
         "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")

@@ -9,10 +9,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Document, Notice, Obj, Source
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
@@ -194,6 +197,8 @@ class PolicySet:
     bindings: list[AdmissionBinding] = field(default_factory=list)
     exceptions: list[PolicyException] = field(default_factory=list)
     generating: list[Document] = field(default_factory=list)   # parsed by the generating stage
+    classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
+    classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
     others: list[Document] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     # the lines of nested fields, per document (from the loader), so errors can point at the field
@@ -471,6 +476,8 @@ def parse_exception(doc: Document) -> PolicyException:
 
 def classify(docs: Iterable[Document]) -> PolicySet:
     """Sort documents into the policy kinds kyrec evaluates; anything else lands in `others`."""
+    from kubectl_kyrec.load import classic_policies as classic
+
     out = PolicySet()
     for doc in docs:
         group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
@@ -480,6 +487,10 @@ def classify(docs: Iterable[Document]) -> PolicySet:
             out.generating.append(doc)
         elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
             out.exceptions.append(parse_exception(doc))
+        elif classic.is_classic_policy(doc):
+            out.classic.append(classic.parse_classic_policy(doc))
+        elif classic.is_classic_exception(doc):
+            out.classic_exceptions.append(classic.parse_classic_exception(doc))
         elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
             out.admission.append(parse_admission_policy(doc))
         elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":

@@ -328,6 +328,7 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     out.policies = classify(docs(suite.policies))
     exceptions = classify(docs(suite.exceptions))
     out.policies.exceptions = list(exceptions.exceptions)
+    out.policies.classic_exceptions = list(exceptions.classic_exceptions)
     out.resources, duplicates = _unique(docs(suite.resources))
     for dup in duplicates:
         out.notices.append(Notice(f"duplicate resource {dup.kind} {dup.namespace}/{dup.name} ignored "
