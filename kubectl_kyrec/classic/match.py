@@ -247,4 +247,4 @@ def matches_resources(statement: Mapping[str, Any], facts: RequestFacts) -> bool
         return any(filter_ok(b) for b in statement["any"])
     if statement.get("all"):
         return all(filter_ok(b) for b in statement["all"])
-    return True
+    return False

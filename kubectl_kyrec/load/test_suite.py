@@ -36,6 +36,7 @@ POLICY_FLAGS = {
     "isMutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
+# (apiCallResponses and globalContextEntries are honoured for ClusterPolicy/Policy context entries only)
 UNEVALUATED_FIELDS = ("jsonPayload", "jsonPayloads", "httpPayloads", "envoyPayloads", "targetResources",
                       "checks", "apiCallResponses", "globalContextEntries")
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
@@ -102,6 +103,7 @@ class TestSuite:
     param_resources: tuple[str, ...]
     results: tuple[TestResultEntry, ...]
     notices: tuple[Notice, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)    # the Test as written (apiCallResponses, ...)
 
     @property
     def directory(self) -> str:
@@ -267,7 +269,7 @@ def parse_test_file(path: str) -> TestSuite:
         resources=f.strings("resources"), exceptions=f.strings("exceptions"), variables=f.string("variables"),
         values=values, userinfo=f.string("userinfo"), context=f.string("context"),
         cluster_resources=f.strings("clusterResources"), param_resources=f.strings("paramResources"),
-        results=tuple(entries), notices=tuple(notices))
+        results=tuple(entries), notices=tuple(notices), raw=root)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -284,6 +286,8 @@ class LoadedSuite:
     crds: list[Obj] = field(default_factory=list)
     values: Values = field(default_factory=Values)
     user_info: dict[str, Any] = field(default_factory=dict)
+    roles: tuple[str, ...] = ()              # the userinfo file's roles / clusterRoles (classic match)
+    cluster_roles: tuple[str, ...] = ()
     context: Obj | None = None
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
@@ -361,6 +365,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
         if not isinstance(user, Mapping):
             raise InputError("userinfo: userInfo must be a mapping", info_docs[0].source)
         out.user_info = dict(user)
+        out.roles = tuple(str(r) for r in info_docs[0].obj.get("roles") or [])
+        out.cluster_roles = tuple(str(r) for r in info_docs[0].obj.get("clusterRoles") or [])
     if suite.context:
         ctx_docs = docs([suite.context])
         if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":
