@@ -80,9 +80,27 @@ def _params(compiled: CompiledCel, namespace: str, state: Sequence[Document]) ->
                 found.append(doc.obj)
         elif matches_selector(ref.get("selector") or {}, (doc.obj.get("metadata") or {}).get("labels") or {}):
             found.append(doc.obj)
-    if not found and str(ref.get("parameterNotFoundAction") or "Deny") != "Allow":
+    if ref.get("name") and not found:
+        # a GET of a missing object (the plural as the RESTMapper would name it, close enough offline)
+        return [], f"{kind.lower()}s \"{ref.get('name')}\" not found"
+    if not found and ref.get("parameterNotFoundAction") == "Deny":
         return [], "no params found"
     return found, ""
+
+
+_LAST: list[Any] = [None, None, None]     # (subject context, env, activation) of the last param-less call
+
+
+def _activation(env: Environment, sctx: SubjectContext, param: Any, ns_obj: Any) -> Any:
+    """One activation per (subject, environment) for rules without params: converting the object into
+    CEL values is the expensive part, and every classic CEL rule of a subject shares it."""
+    if param is not None:
+        return sctx.activation(env, extra={"params": param, "namespaceObject": ns_obj})
+    if _LAST[0] is sctx and _LAST[1] is env:
+        return _LAST[2]
+    activation = sctx.activation(env, extra={"params": None, "namespaceObject": ns_obj})
+    _LAST[:] = [sctx, env, activation]
+    return activation
 
 
 def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
@@ -94,7 +112,7 @@ def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectCon
     if problem:
         return Response(ERROR, f"error in parameterized resource: {problem}")
     for param in params if params is not None else [None]:
-        activation = sctx.activation(compiled.env, extra={"params": param, "namespaceObject": ns_obj})
+        activation = _activation(compiled.env, sctx, param, ns_obj)
         for program in compiled.conditions:
             # k8s matchconditions: a false condition or an evaluation error both leave Matches false, and
             # Kyverno reads the empty ValidateResult as a skip

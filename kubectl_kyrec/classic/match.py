@@ -211,11 +211,42 @@ def _exclude_helper(block: Mapping[str, Any], facts: RequestFacts) -> list[str]:
     return []
 
 
+_KIND_ONLY = frozenset(("kinds", "operations"))
+_BY_KIND: dict[tuple[int, int, str, str, str, str, str], tuple[Any, Any, bool]] = {}
+
+
+def _kind_only(block: Mapping[str, Any] | None) -> bool:
+    """A match/exclude whose answer depends on the request's kind and operation alone."""
+    if not block:
+        return True
+    for b in [block, *(block.get("any") or []), *(block.get("all") or [])]:
+        if not isinstance(b, Mapping) or any(k not in ("any", "all", "resources") for k in b):
+            return False
+        if not set(b.get("resources") or {}) <= _KIND_ONLY:
+            return False
+    return True
+
+
 def rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts,
                  policy_namespace: str = "") -> bool:
-    """True when the rule applies to the request (kk: MatchesResourceDescription returns nil)."""
+    """True when the rule applies to the request (kk: MatchesResourceDescription returns nil).
+
+    Scans ask the same question for every subject of a kind: a rule whose blocks name only kinds and
+    operations is answered once per (kind, operation) and remembered.
+    """
     if policy_namespace and policy_namespace != str(_meta(facts.obj).get("namespace") or ""):
         return False
+    key = (id(match), id(exclude), facts.group, facts.version, facts.kind, facts.subresource, facts.operation)
+    cached = _BY_KIND.get(key)
+    if cached is not None and cached[0] is match and cached[1] is exclude:
+        return cached[2]
+    answer = _rule_matches(match, exclude, facts)
+    if _kind_only(match) and _kind_only(exclude):
+        _BY_KIND[key] = (match, exclude, answer)
+    return answer
+
+
+def _rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts) -> bool:
     if match.get("any"):
         if not any(not _match_helper(b, facts) for b in match["any"]):
             return False

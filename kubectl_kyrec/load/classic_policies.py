@@ -79,6 +79,9 @@ class ClassicPolicy:
     def failure_action(self, rule: ClassicRule, namespace: str = "") -> str:
         """validate.failureAction, then the overrides for the namespace, then the policy's action."""
         v = rule.validate
+        if not v.get("failureActionOverrides") and not (self.raw.get("spec") or {}).get(
+                "validationFailureActionOverrides"):
+            return _normal_action(str(v.get("failureAction") or "")) or self.validation_failure_action
         action = str(v.get("failureAction") or "")
         overrides = v.get("failureActionOverrides")
         if overrides is None:
