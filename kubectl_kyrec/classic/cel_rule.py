@@ -18,8 +18,8 @@ from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
-from kubectl_kyrec.evaluate.selectors import matches_selector
 from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import Document
 

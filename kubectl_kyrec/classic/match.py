@@ -16,7 +16,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.wildcard import contains_wildcard
 from kubectl_kyrec.classic.wildcard import match as wildcard
-from kubectl_kyrec.evaluate.selectors import SelectorError, matches_selector
+from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 
 VERSION = re.compile(r"^(v\d+((alpha|beta)\d+)?|\*)$")
 

@@ -24,12 +24,12 @@ from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.match import RequestFacts, matches_resources, rule_matches
 from kubectl_kyrec.classic.request import images
-from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
+from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
-from kubectl_kyrec.model import Document, EvalError, Notice, Result
+from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result
 
 _ACTIONS = {"Enforce": ("Deny",), "Audit": ("Audit",)}
 
@@ -141,7 +141,7 @@ class ClassicEvaluator:
             disabled = "reports.kyverno.io/disabled" in policy.meta.labels
             if not values and not compiled.needs_context:
                 for result in self._policy(compiled, sctx, facts, None):
-                    out.append((result, policy.background and not disabled))
+                    out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
                 continue
             ctx = make_context()
             ctx.checkpoint()
@@ -149,7 +149,7 @@ class ClassicEvaluator:
                 for key, value in values.items():
                     ctx.add_variable(key, value)
                 for result in self._policy(compiled, sctx, facts, ctx):
-                    out.append((result, policy.background and not disabled))
+                    out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
             finally:
                 ctx.restore()
         return out
@@ -174,7 +174,7 @@ class ClassicEvaluator:
                     response, properties = self._rule(compiled, rule, sctx, facts, ctx)
                 finally:
                     ctx.restore()
-            if response is None or response is _UNDETERMINED:
+            if response is None:
                 continue
             results.append(self._result(policy, rule, sctx, response, properties))
             if policy.apply_rules == "One" and response.status in (PASS, FAIL):
@@ -276,11 +276,11 @@ class ClassicEvaluator:
         return response
 
     def _undetermined(self, policy: ClassicPolicy, rule: ClassicRule, loader: ContextLoader) -> Response | None:
+        """A rule that read a context entry kyrec cannot answer: shown as undetermined, never reported."""
         if not loader.unanswerable:
             return None
-        self._notice(policy, rule, f"not evaluated: {loader.unanswerable}, which kyrec cannot answer offline "
-                                   "(undetermined; give it with apiCallResponses or values)")
-        return _UNDETERMINED
+        return Response(UNDETERMINED, f"{loader.unanswerable}, which kyrec cannot answer offline (give it with "
+                                      "--values or a test's apiCallResponses)")
 
     def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                     ctx: Any) -> list[ClassicException]:
@@ -325,13 +325,6 @@ def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
         return True
     return bool(rule.report_properties)
 
-
-# a rule whose outcome depends on data kyrec cannot get: left out of the results (a notice says why)
-_UNDETERMINED = Response(ERROR, "undetermined")
-
-
-def is_undetermined(response: Response | None) -> bool:
-    return response is _UNDETERMINED
 
 
 def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
 from kubectl_kyrec.classic.rules import ClassicOptions
-from kubectl_kyrec.load.test_suite import LoadedSuite
+from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 
 def suite_options(loaded: LoadedSuite, kinds: Any) -> ClassicOptions:

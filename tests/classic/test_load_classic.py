@@ -10,7 +10,7 @@ from kubectl_kyrec.load.policies import PolicySet, classify
 
 
 def _classify(text: str) -> PolicySet:
-    return classify(documents_from_text(text, "p.yaml"))
+    return classify(documents_from_text(text, "p.yaml")).raise_errors()
 
 
 POLICY = """\
@@ -95,8 +95,8 @@ def test_bad_field_error_points_at_its_line() -> None:
         located = load_documents_with_lines([path])
         lines = {d.document.source: d.lines for d in located}
         with pytest.raises(InputError) as info:
-            classify([d.document for d in located])
-        err = PolicySet(lines=lines).locate(info.value)
+            classify([d.document for d in located], lines).raise_errors()
+        err = info.value
     assert err.source is not None and err.source.line == 14   # the `kinds: Pod` line
 
 
