@@ -5,6 +5,7 @@ validate.MatchPattern uses to tell a missing anchored key from a mismatch."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import posixpath
 import re
 from typing import Any
@@ -30,6 +31,7 @@ class Anchor:
         return f"{_SYMBOLS[self.type]}({self.key})"
 
 
+@functools.lru_cache(maxsize=8192)
 def parse(text: str) -> Anchor | None:
     """anchor.Parse: None when `text` is not an anchor (surrounding spaces are trimmed first)."""
     m = _REGEX.match(text.strip(" \t\n\r\v\f"))

@@ -8,6 +8,7 @@ its exponent keeps the scale Go's inf.Dec would carry, which division rounds to.
 from __future__ import annotations
 
 import decimal
+import functools
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -49,6 +50,15 @@ def _format_of(text: str) -> str:
 def parse(text: str) -> Quantity:
     """resource.ParseQuantity: the exact value and the Format its suffix implies; QuantityError otherwise."""
     return Quantity(parse_quantity(text), _format_of(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def try_parse_value(text: str) -> Decimal | None:
+    """The value ParseQuantity gives `text`, or None when it fails (cached: patterns repeat)."""
+    try:
+        return parse_quantity(text)
+    except QuantityError:
+        return None
 
 
 def _canonical_decimal(value: Decimal) -> tuple[int, int]:

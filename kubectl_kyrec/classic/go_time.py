@@ -8,6 +8,7 @@ Durations are integer nanoseconds; times are aware datetimes (microsecond precis
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 
 from kubectl_kyrec.cel.k8s_gostrings import go_quote
@@ -29,10 +30,19 @@ class GoTimeError(ValueError):
     """str() is Go's error text."""
 
 
+class _DurationError(GoTimeError):
+    # the message is built only when read: failed parses are the common case in pattern matching
+    def __init__(self, template: str, text: str, unit: str = "") -> None:
+        super().__init__(template)
+        self.template, self.text, self.unit = template, text, unit
+
+    def __str__(self) -> str:
+        return self.template.format(quoted=go_quote(self.text), unit=go_quote(self.unit))
+
+
 def parse_duration(text: str) -> int:
     """time.ParseDuration: nanoseconds, or GoTimeError with Go's message."""
     orig = text
-    quoted = go_quote(orig)
     neg = False
     if text and text[0] in "+-":
         neg = text[0] == "-"
@@ -40,11 +50,11 @@ def parse_duration(text: str) -> int:
     if text == "0":
         return 0
     if text == "":
-        raise GoTimeError(f"time: invalid duration {quoted}")
+        raise _DurationError("time: invalid duration {quoted}", orig)
     total = 0
     while text:
         if not (text[0] == "." or text[0].isdigit()):
-            raise GoTimeError(f"time: invalid duration {quoted}")
+            raise _DurationError("time: invalid duration {quoted}", orig)
         m = re.match(r"[0-9]*", text)
         assert m is not None
         int_part = m.group(0)
@@ -60,20 +70,20 @@ def parse_duration(text: str) -> int:
             text = text[len(frac_part):]
             post = frac_part != ""
         if not pre and not post:
-            raise GoTimeError(f"time: invalid duration {quoted}")
+            raise _DurationError("time: invalid duration {quoted}", orig)
         i = 0
         while i < len(text) and text[i] != "." and not text[i].isdigit():
             i += 1
         unit_text = text[:i]
         text = text[i:]
         if unit_text == "":
-            raise GoTimeError(f"time: missing unit in duration {quoted}")
+            raise _DurationError("time: missing unit in duration {quoted}", orig)
         if unit_text not in _UNITS:
-            raise GoTimeError(f"time: unknown unit {go_quote(unit_text)} in duration {quoted}")
+            raise _DurationError("time: unknown unit {unit} in duration {quoted}", orig, unit_text)
         unit = _UNITS[unit_text]
         value = int(int_part or "0")
         if value > _MAX_INT64 // unit:
-            raise GoTimeError(f"time: invalid duration {quoted}")
+            raise _DurationError("time: invalid duration {quoted}", orig)
         v = value * unit
         if frac_part:
             # Go accumulates the fraction as a float64 scaled by the unit, truncated toward zero
@@ -81,8 +91,17 @@ def parse_duration(text: str) -> int:
             v += int(float(int(frac_part)) * (unit / scale))
         total += v
         if total > _MAX_INT64:
-            raise GoTimeError(f"time: invalid duration {quoted}")
+            raise _DurationError("time: invalid duration {quoted}", orig)
     return -total if neg else total
+
+
+@functools.lru_cache(maxsize=8192)
+def try_parse_duration(text: str) -> int | None:
+    """parse_duration, or None when Go's ParseDuration would fail (cached: patterns repeat)."""
+    try:
+        return parse_duration(text)
+    except GoTimeError:
+        return None
 
 
 def _frac(value: int, digits: int) -> tuple[str, int]:

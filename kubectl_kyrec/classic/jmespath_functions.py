@@ -648,7 +648,7 @@ def jp_object_from_lists(*args: Any) -> dict[str, Any]:
 
 
 def jp_x509_decode(*args: Any) -> Any:
-    from kubectl_kyrec.cel.kyverno_x509 import x509_decode
+    from kubectl_kyrec.classic.x509_certificate import x509_decode
 
     text = _arg("x509_decode", args, 0, str)
     try:

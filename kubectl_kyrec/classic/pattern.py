@@ -179,31 +179,27 @@ def _cmp_result(cmp: int, op: str) -> bool | None:
 
 
 def _compare_duration(value: Any, pattern: str, op: str) -> bool | None:
-    try:
-        want = go_time.parse_duration(pattern)
-    except go_time.GoTimeError:
+    want = go_time.try_parse_duration(pattern)
+    if want is None:
         return None
     text = convert_number_to_string(value)
     if text is None:
         return None
-    try:
-        have = go_time.parse_duration(text)
-    except go_time.GoTimeError:
+    have = go_time.try_parse_duration(text)
+    if have is None:
         return None
     return _cmp_result((have > want) - (have < want), op)
 
 
 def _compare_quantity(value: Any, pattern: str, op: str) -> bool | None:
-    try:
-        want = go_quantity.parse(pattern).value
-    except go_quantity.QuantityError:
+    want = go_quantity.try_parse_value(pattern)
+    if want is None:
         return None
     text = convert_number_to_string(value)
     if text is None:
         return None
-    try:
-        have = go_quantity.parse(text).value
-    except go_quantity.QuantityError:
+    have = go_quantity.try_parse_value(text)
+    if have is None:
         return None
     return _cmp_result((have > want) - (have < want), op)
 

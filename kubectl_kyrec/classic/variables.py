@@ -76,12 +76,40 @@ def _replace_braces_and_trim(v: str) -> tuple[str, bool]:
 Action = Callable[[Any, Any, str], Any]
 
 
-def _traverse(document: Any, action: Action) -> Any:
-    """jsonutils.Traversal with OnlyForLeafsAndKeys: the action sees leaves and map keys (at the map's path)."""
+def _marked(document: Any, out: set[int]) -> bool:
+    """Collect the ids of the maps and lists that hold a `{{`/`$(` somewhere (keys included)."""
+    if isinstance(document, str):
+        return "{{" in document or "$(" in document
+    found = False
+    if isinstance(document, dict):
+        for key, value in document.items():
+            # no short-circuit: every marked container below must be recorded
+            found = _marked(value, out) | ("{{" in key or "$(" in key) | found
+    elif isinstance(document, list):
+        for value in document:
+            found = _marked(value, out) | found
+    if found:
+        out.add(id(document))
+    return found
+
+
+def _traverse(document: Any, action: Action, *, only_marked: bool = False) -> Any:
+    """jsonutils.Traversal with OnlyForLeafsAndKeys: the action sees leaves and map keys (at the map's path).
+
+    With `only_marked`, maps and lists without any `{{`/`$(` are returned as they are (the action would leave
+    every leaf of them unchanged), which spares rebuilding large patterns for one message variable."""
+    marked: set[int] = set()
+    if only_marked:
+        _marked(document, marked)
 
     def visit(element: Any, path: str, is_key: bool = False) -> Any:
         if is_key or not isinstance(element, (dict, list)):
+            original = element
             element = action(document, element, path)
+            if only_marked and element is not original and isinstance(element, (dict, list)):
+                _marked(element, marked)
+        if isinstance(element, (dict, list)) and only_marked and id(element) not in marked:
+            return element
         if isinstance(element, dict):
             out: dict[str, Any] = {}
             for key, value in element.items():
@@ -173,7 +201,21 @@ def _substitute_references(document: Any) -> Any:
             value = value.replace(v, v[1:])
         return value
 
-    return _traverse(document, action)
+    if not any("$(" in s for s in _strings(document)):
+        return document
+    return _traverse(document, action, only_marked=True)
+
+
+def _strings(document: Any) -> Any:
+    if isinstance(document, str):
+        yield document
+    elif isinstance(document, dict):
+        for key, value in document.items():
+            yield key
+            yield from _strings(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from _strings(value)
 
 
 # ---------------------------------------------------------------------------------------------- variables
@@ -287,7 +329,7 @@ def _substitute_variables(ctx: EvalContext, document: Any) -> Any:
                     raise SubstitutionError(f"failed to resolve {variable} at path {path}: {exc}",
                                             not_found=isinstance(exc.cause, NotFoundError)) from None
                 if original == v:
-                    return substituted
+                    return go_json_numbers(substituted)
                 prefix = "" if initial else old[0]
                 if shallow and substituted is not None:
                     if not isinstance(substituted, str):
@@ -306,11 +348,37 @@ def _substitute_variables(ctx: EvalContext, document: Any) -> Any:
             variables = [] if shallow else _find_all(REGEX_VARIABLES, value)
         return value.replace("\\{{", "{{")
 
-    return _traverse(document, action)
+    return _traverse(document, action, only_marked=True)
+
+
+def go_json_numbers(value: Any) -> Any:
+    """Numbers as Kyverno's context holds them: it json-decodes what it stores, so every number a query
+    returns is a float64 (kyrec keeps resources' ints as Python ints until they leave the context)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: go_json_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [go_json_numbers(v) for v in value]
+    return value
+
+
+def _has_markers(document: Any) -> bool:
+    """Whether any string or key holds `{{`, `$(` or `\\{{`: without one, substitution changes nothing."""
+    if isinstance(document, str):
+        return "{{" in document or "$(" in document
+    if isinstance(document, dict):
+        return any(_has_markers(k) or _has_markers(v) for k, v in document.items())
+    if isinstance(document, list):
+        return any(_has_markers(v) for v in document)
+    return False
 
 
 def substitute_all(ctx: EvalContext, document: Any) -> Any:
-    """Kyverno SubstituteAll: references `$(...)` then variables; returns a new document."""
+    """Kyverno SubstituteAll: references `$(...)` then variables. The result shares unchanged parts with
+    `document` (a document without variables or references comes back as is): do not mutate it."""
+    if not _has_markers(document):
+        return document
     return _substitute_variables(ctx, _substitute_references(document))
 
 
