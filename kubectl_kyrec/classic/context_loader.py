@@ -34,6 +34,9 @@ class Unanswerable(Exception):
 class ContextSources:
     cluster: Any | None = None                         # a cel.context.ContextProvider, or None (disabled)
     configmaps: bool = True                            # the ConfigMap loader is enabled
+    # False: the image registry loader is disabled, as in Kyverno's CLI without --registry (the entry is
+    # absent, values may stand in); True: a registry would be asked, which kyrec cannot do (undetermined)
+    registry: bool = True
     api_mocks: Mapping[str, tuple[int, Any]] = field(default_factory=dict)   # "GET:url" / url -> (code, body)
     global_entries: Mapping[str, Any] = field(default_factory=dict)          # name -> data (or Exception)
     state_global_entries: Callable[[str], Any] | None = None                  # name -> data, None if absent
@@ -83,6 +86,8 @@ class ContextLoader:
             return not self.sources.configmaps or self.sources.cluster is None
         if entry.get("globalReference") is not None:
             return not self.sources.global_entries and self.sources.state_global_entries is None
+        if entry.get("imageRegistry") is not None:
+            return not self.sources.registry
         return False
 
     def _load(self, name: str, entry: Mapping[str, Any], ctx: JsonContext) -> None:  # noqa: C901

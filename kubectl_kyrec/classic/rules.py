@@ -12,6 +12,7 @@ object fails too" into a skip.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -148,11 +149,26 @@ class ClassicEvaluator:
             try:
                 for key, value in values.items():
                     ctx.add_variable(key, value)
-                for result in self._policy(compiled, sctx, facts, ctx):
+                policy_facts = self._values_operation(values, facts, ctx)
+                for result in self._policy(compiled, sctx, policy_facts, ctx):
                     out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
             finally:
                 ctx.restore()
         return out
+
+    @staticmethod
+    def _values_operation(values: Mapping[str, Any], facts: RequestFacts, ctx: Any) -> RequestFacts:
+        """The CLI's values may set `request.operation` per resource: UPDATE makes the resource its own
+        oldObject, DELETE makes it the oldObject of an empty request (kk: processor makePolicyContext)."""
+        op = values.get("request.operation")
+        if not isinstance(op, str) or op.upper() == facts.operation or op.upper() not in ("UPDATE", "DELETE"):
+            return facts
+        op = op.upper()
+        ctx.add_old_resource(facts.obj)
+        if op == "DELETE":
+            ctx.add_resource(None)
+        ctx.add_operation(op)
+        return dataclasses.replace(facts, operation=op)
 
     def _policy(self, compiled: _Compiled, sctx: SubjectContext, facts: RequestFacts, ctx: Any) -> list[Result]:
         policy = compiled.policy

@@ -3,7 +3,8 @@
 - Values: `globalValues` and `policies[].resources[].values` become variables of every matching resource's
   context; `policies[].rules[].values` / `foreachValues` are added when the rule's context loads.
 - Context loaders: without clusterResources the CLI has no cluster, so configMap and apiCall entries are
-  absent; with them its fake client answers (here: a provider over the clusterResources).
+  absent; with them its fake client answers (here: a provider over the clusterResources). The CLI runs
+  without registry access: imageRegistry entries are absent too.
 - `apiCallResponses` answer apiCall entries first; `globalContextEntries` answer globalReference entries.
 """
 
@@ -61,7 +62,7 @@ def suite_options(loaded: LoadedSuite, kinds: Any) -> ClassicOptions:
     for entry in test.get("globalContextEntries") or []:
         if isinstance(entry, Mapping) and entry.get("name"):
             globals_[str(entry["name"])] = _mock_data(entry)
-    sources = ContextSources(cluster=cluster, api_mocks=mocks, global_entries=globals_,
+    sources = ContextSources(cluster=cluster, registry=False, api_mocks=mocks, global_entries=globals_,
                              rule_values=rule_values, foreach_values=foreach_values)
     return ClassicOptions(roles=loaded.roles, cluster_roles=loaded.cluster_roles, resource_values=resource_values,
                           sources=sources)

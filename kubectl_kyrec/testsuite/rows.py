@@ -402,7 +402,8 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         reason = OK if passed else RESULT_MISMATCH
         return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
     policy = ctx.validating.get(name)
-    if results or (policy is not None and is_complex(policy)):
+    # the CLI keeps every classic policy's (possibly empty) response: no rule answering is "Excluded"
+    if results or (policy is not None and is_complex(policy)) or name in ctx.classic:
         return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
 
@@ -415,6 +416,10 @@ def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:
 
 def _classic_unevaluated(policy: Any, rule: str) -> str:
     """Why kyrec does not check a row of a classic rule ("" when it does)."""
+    for prefix in ("autogen-cronjob-", "autogen-"):
+        if rule.startswith(prefix) and all(r.name != rule for r in policy.rules):
+            rule = rule[len(prefix):]
+            break
     for r in policy.rules:
         if r.name == rule and r.type != "validate":
             return f"rule {rule!r} is a {r.type} rule, which kyrec does not evaluate"
