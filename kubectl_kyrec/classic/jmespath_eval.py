@@ -51,13 +51,18 @@ class FunctionError(JMESPathError):
 # ---------------------------------------------------------------------------------------------- parsing
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
+
+
 class _StrictLexer(jp_lexer.Lexer):  # type: ignore[misc]
     # go-jmespath json.Unmarshals a `literal` strictly; jmespath.py falls back to a string (JEP-12 deprecation).
     def _consume_literal(self) -> dict[str, Any]:
         start = self._position
         lexeme = self._consume_until("`").replace("\\`", "`")
         try:
-            parsed_json = json.loads(lexeme, parse_int=float)  # go-jmespath numbers are float64
+            # go-jmespath numbers are float64; Go's decoder has no NaN/Infinity
+            parsed_json = json.loads(lexeme, parse_int=float, parse_constant=_no_constant)
         except ValueError as exc:
             raise jp_exceptions.LexerError(lexer_position=start, lexer_value=lexeme,
                                            message=f"invalid JSON literal: {exc}") from None

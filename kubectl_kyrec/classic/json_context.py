@@ -7,7 +7,6 @@ Holds `request` (object, oldObject, operation, namespace, userInfo), `serviceAcc
 
 from __future__ import annotations
 
-import copy
 import csv
 import io
 import re
@@ -25,6 +24,15 @@ class ContextError(Exception):
     def __init__(self, message: str, cause: Exception | None = None) -> None:
         super().__init__(message)
         self.cause = cause
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of decoded JSON (runtime.DeepCopyJSONValue), much faster than copy.deepcopy."""
+    if isinstance(value, dict):
+        return {k: copy_json(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) if isinstance(v, (dict, list)) else v for v in value]
+    return value
 
 
 def _merge(src: Mapping[str, Any], dest: dict[str, Any], overwrite_maps: bool) -> None:
@@ -67,7 +75,7 @@ class EvalContext:
         self._data: dict[str, Any] = dict(data) if data is not None else {}
         self._checkpoints: list[dict[str, Any]] = []
         self._deferred: list[_Deferred] = []
-        self._loading = False
+        self._loading_bound: tuple[int, int] | None = None
         self._operation = ""
         self.engine = engine or default_engine()
 
@@ -160,7 +168,7 @@ class EvalContext:
 
     # -- checkpoints --
     def checkpoint(self) -> None:
-        self._checkpoints.append(copy.deepcopy(self._data))
+        self._checkpoints.append(copy_json(self._data))
 
     def restore(self) -> None:
         """Back to the last checkpoint and drop it."""
@@ -177,7 +185,7 @@ class EvalContext:
         if restore:
             self._data = self._checkpoints.pop()
         else:
-            self._data = copy.deepcopy(self._checkpoints[-1])
+            self._data = copy_json(self._checkpoints[-1])
         # Kyverno's deferredLoaders.Reset: loaders above the level go; loaded ones at or below reload
         for d in self._deferred:
             d.matched = False
@@ -196,21 +204,23 @@ class EvalContext:
         self._deferred = kept
 
     def _run_loader(self, d: _Deferred) -> None:
-        was_loading = self._loading
-        self._loading = True
+        # while a loader runs, only loaders declared before it (at its level or below) may load, as
+        # Kyverno's deferredLoaders bound the search by the running loader's index and level
+        outer = self._loading_bound
+        self._loading_bound = (self._deferred.index(d), d.level)
         try:
             d.load(self)
             d.loaded = True
         finally:
-            self._loading = was_loading
+            self._loading_bound = outer
 
     def _load_deferred(self, query: str) -> None:
-        if self._loading:
-            # a loader's own queries may only load entries declared before it (Kyverno's index bound)
-            return
-        level = len(self._checkpoints)
+        if self._loading_bound is not None:
+            index, level = self._loading_bound
+        else:
+            index, level = len(self._deferred), len(self._checkpoints)
         while True:
-            pending = next((d for d in self._deferred
+            pending = next((d for d in self._deferred[:index]
                             if not d.matched and not d.loaded and d.level <= level and d.matcher.search(query)),
                            None)
             if pending is None:

@@ -254,6 +254,8 @@ def _jsonpointer_path(raw: str) -> list[str]:
     return parts
 
 
+_POINTER_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                    "\t": "\\t"}
 _UNQUOTED_FIRST = re.compile(r"[(A-Z_a-z]")
 _UNQUOTED_REST = re.compile(r"[)0-9A-Z_a-z(]*")
 
@@ -274,11 +276,10 @@ def _pointer_jmespath(parts: list[str]) -> str:
         escaped = []
         for ch in component:
             code = ord(ch)
-            if ch in '"\\/\b\f\n\r\t':
-                escaped.append({'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n",
-                                "\r": "\\r", "\t": "\\t"}[ch])
-            elif code >= 0x20:
-                escaped.append(ch)
+            if code >= 0x20 and ch not in '"\\':
+                escaped.append(ch)  # jsonpointer's unescaped range (it keeps `/` as is)
+            elif ch in _POINTER_ESCAPES:
+                escaped.append(_POINTER_ESCAPES[ch])
             else:
                 escaped.append(f"\\u{code:04x}")
         out.append('"' + "".join(escaped) + '"')
