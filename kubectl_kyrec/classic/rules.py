@@ -145,6 +145,11 @@ class ClassicEvaluator:
                     out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
                 continue
             ctx = make_context()
+            if not values:
+                # rules that add to the context checkpoint themselves; the policy adds nothing
+                for result in self._policy(compiled, sctx, facts, ctx):
+                    out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
+                continue
             ctx.checkpoint()
             try:
                 for key, value in values.items():
@@ -182,7 +187,8 @@ class ClassicEvaluator:
                 continue
             if rule.type != "validate":
                 continue        # mutate and generate rules have no validate handler: no response
-            if ctx is None:
+            if ctx is None or not self._adds_to_context(policy, rule):
+                # nothing of the rule's own lands in the context: no checkpoint (a deep copy) needed
                 response, properties = self._rule(compiled, rule, sctx, facts, ctx)
             else:
                 ctx.checkpoint()
@@ -196,6 +202,11 @@ class ClassicEvaluator:
             if policy.apply_rules == "One" and response.status in (PASS, FAIL):
                 break
         return results
+
+    def _adds_to_context(self, policy: ClassicPolicy, rule: ClassicRule) -> bool:
+        """Whether evaluating the rule adds to the JSON context (context entries, the CLI's rule values)."""
+        key = (policy.meta.name, rule.name)
+        return bool(rule.raw.get("context")) or key in self.sources.rule_values or key in self.sources.foreach_values
 
     def _rule(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext, facts: RequestFacts,
               ctx: Any) -> tuple[Response | None, dict[str, str]]:
