@@ -48,7 +48,11 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   namespace=options.namespace)
+    from kubectl_kyrec.run.capture import run_gaps
+
+    gaps = run_gaps(inputs, options.namespace)
     errors = [(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend((e.message, e.source) for e in scope.outcome.errors)
     return CoverageResult(compute_coverage(diff, scope.subjects, exclusions),
-                          [str(n) for n in [*inputs.notices, *scope.outcome.notices]], errors)
+                          [str(n) for n in [*inputs.notices, *scope.outcome.notices, *([gaps] if gaps else [])]],
+                          errors)

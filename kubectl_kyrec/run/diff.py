@@ -85,6 +85,14 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
         run.errors.extend(errors)
         run.notices.extend(notices)
+    from kubectl_kyrec.reconcile.downstreams import Reason
+    from kubectl_kyrec.run.capture import run_gaps
+
+    not_captured = [(c.object.api_version, c.object.kind) for c in (run.downstreams.changes if run.downstreams
+                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED]
+    gaps = run_gaps(inputs, options.namespace or "", not_captured)
+    if gaps:
+        run.notices.append(gaps)
     filters = filters_text(options.namespace, options.kinds, options.selector)
     if filters and (outcome is None or not outcome.triggers) and (
             run.reports is None or not any(c.in_scope for c in run.reports.changes)):
@@ -135,7 +143,8 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
                                   selector=selector)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
-    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs), complete_policy_set=complete,
+    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs, inputs.state.is_listed),
+                            complete_policy_set=complete,
                             trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
                             cluster_policies=cluster_policies(inputs.state.objects))
     return outcome, diff

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
@@ -34,3 +35,47 @@ def test_known_policy_age_gives_no_notice() -> None:
     code, _, err = run("diff", "-p", str(case / "policy.yaml"), "--state", str(case / "state.yaml"))
     assert code == 0
     assert "creationTimestamp" not in err
+
+
+# --- a state lacking whole kinds --------------------------------------------------------------------
+
+COVERAGE = ROOT / "testdata" / "coverage-cli"
+LACKS = ROOT / "testdata" / "diff" / "state-lacks-downstream-kind"
+
+
+def _reports_only(tmp_path: Path) -> Path:
+    """The coverage state without its Pods: what the README's old capture command gave."""
+    doc = json.loads((COVERAGE / "state.json").read_text())
+    doc["items"] = [i for i in doc["items"] if i["kind"] != "Pod"]
+    path = tmp_path / "reports-only.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_coverage_names_the_kinds_the_state_never_captured(tmp_path: Path) -> None:
+    code, _, err = run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(_reports_only(tmp_path)))
+    gaps = [line for line in err.splitlines() if "no record of listing" in line]
+    assert len(gaps) == 1
+    assert "Pod" in gaps[0] and "kubectl get pods -A -o json --show-managed-fields" in gaps[0]
+
+
+def test_a_capture_record_of_zero_pods_is_not_a_gap(tmp_path: Path) -> None:
+    doc = json.loads(_reports_only(tmp_path).read_text())
+    doc["metadata"] = {"annotations": {"kyrec.io/listed": json.dumps(
+        [{"apiVersion": "v1", "kind": "Pod", "namespace": ""}])}}
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(doc))
+    _, _, err = run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(path))
+    assert "no record of listing" not in err
+
+
+def test_diff_marks_downstreams_of_uncaptured_kinds_and_says_how_to_capture() -> None:
+    policy = (ROOT.parent / "shared" / "corpus" / "kyverno-conformance" / "generating-policies" / "data" / "sync"
+              / "sync-delete-downstream" / "policy.yaml")
+    if not policy.exists():
+        pytest.skip(f"conformance corpus not present: {policy} (this check was not run)")
+    code, out, err = run("diff", "-p", str(policy), "--state", str(LACKS / "state.yaml"), "-o", "json")
+    assert code == 0
+    assert {c["reason"] for c in json.loads(out)["changes"]} == {"kind-not-captured"}
+    gaps = [line for line in err.splitlines() if "no record of listing" in line]
+    assert len(gaps) == 1 and "ConfigMap" in gaps[0] and "configmaps" in gaps[0]
