@@ -76,6 +76,12 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.errors.extend((e.message, e.source) for e in outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
+        compared = any(c.actual is not None and c.expected is not None for c in run.downstreams.changes)
+        if compared and not inputs.state.has_managed_fields:
+            # kubectl hides managedFields unless asked; without them no field can be told to be foreign
+            run.notices.append("the state has no managedFields, so fields another manager added to a generated "
+                               "object (foreign-fields drift) cannot be seen: in-sync may hide them. Capture with "
+                               "kubectl get ... -o json --show-managed-fields")
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
     if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
         # the default diff compares reports only when the state holds some (a dump without them would

@@ -79,3 +79,30 @@ def test_diff_marks_downstreams_of_uncaptured_kinds_and_says_how_to_capture() ->
     assert {c["reason"] for c in json.loads(out)["changes"]} == {"kind-not-captured"}
     gaps = [line for line in err.splitlines() if "no record of listing" in line]
     assert len(gaps) == 1 and "ConfigMap" in gaps[0] and "configmaps" in gaps[0]
+
+
+# --- a state without managedFields -----------------------------------------------------------------
+
+FOREIGN = ROOT / "testdata" / "diff" / "foreign-field-added"
+
+
+def _without_managed_fields(tmp_path: Path) -> Path:
+    doc = json.loads((FOREIGN / "state.json").read_text())
+    for item in doc["items"]:
+        item["metadata"].pop("managedFields", None)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_state_without_managed_fields_says_foreign_drift_cannot_be_seen(tmp_path: Path) -> None:
+    code, _, err = run("diff", "-p", str(FOREIGN / "policy.yaml"), "--state", str(_without_managed_fields(tmp_path)))
+    notices = [line for line in err.splitlines() if "managedFields" in line]
+    assert len(notices) == 1
+    assert "--show-managed-fields" in notices[0]
+
+
+def test_state_with_managed_fields_gives_no_such_notice() -> None:
+    code, _, err = run("diff", "-p", str(FOREIGN / "policy.yaml"), "--state", str(FOREIGN / "state.json"))
+    assert code == 1
+    assert "managedFields" not in err
