@@ -24,6 +24,7 @@ class CoverageRunOptions:
     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL
     all_policies: bool = False
     exclusions_path: str | None = None
+    skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
 
 
 @dataclass
@@ -47,7 +48,8 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
-                                  namespace=options.namespace)
+                                  namespace=options.namespace,
+                                  skip_resource_filters=options.skip_resource_filters)
     from kubectl_kyrec.run.capture import run_gaps
 
     gaps = run_gaps(inputs, options.namespace)

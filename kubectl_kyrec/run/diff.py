@@ -36,6 +36,7 @@ class DiffRunOptions:
     all_policies: bool = False
     report_api: str | None = None
     kyverno_config_path: str | None = None
+    skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
 
 
 @dataclass
@@ -177,6 +178,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, namespace=options.namespace or "",
                                   policy_names=options.policy_names, kinds=options.kinds,
-                                  selector=options.selector, generating=generating)
+                                  selector=options.selector, generating=generating,
+                                  skip_resource_filters=options.skip_resource_filters)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
             [str(n) for n in scope.outcome.notices])
