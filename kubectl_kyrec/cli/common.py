@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kubectl_kyrec.errors import ExitCode, KyrecError, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
 from kubectl_kyrec.load.gc_pause import gc_paused
 
 if TYPE_CHECKING:
@@ -62,20 +62,10 @@ def parse_outputs(values: Sequence[str], allowed: Sequence[OutputFormat],
     return specs
 
 
-def write_output(spec: OutputSpec, text: str) -> None:
-    if not text.endswith("\n"):
-        text += "\n"
-    if spec.path is None:
-        click.echo(text, nl=False)
-        return
-    # write beside the target then rename, so a failure never leaves a half-written file behind
-    tmp = f"{spec.path}.kyrec-tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, spec.path)
-    except OSError as exc:
-        raise KyrecError(f"cannot write {spec.path}: {exc.strerror}") from None
+def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
+    from kubectl_kyrec.render.sink import write_text
+
+    write_text(spec.path, text, color=color)
 
 
 def parse_now(value: str | None) -> datetime.datetime:
@@ -136,13 +126,17 @@ def handle_errors(func: F) -> F:
             click.echo("interrupted", err=True)
             sys.exit(130)
         except BrokenPipeError:
-            sys.exit(int(ExitCode.CLEAN))
+            # the reader went away (`| head`): quiet, and not 0, so `set -o pipefail` still sees it
+            from kubectl_kyrec.render.sink import flush_stdout_quietly
+
+            flush_stdout_quietly()
+            sys.exit(int(ExitCode.BROKEN_PIPE))
         except Exception as exc:  # a bug in kyrec: still one line, no traceback (KYREC_DEBUG=1 shows it)
             if os.environ.get("KYREC_DEBUG"):
                 raise
-            click.echo(f"error: internal error: {type(exc).__name__}: {exc} (set KYREC_DEBUG=1 for the "
-                       "traceback and please report it)", err=True)
-            sys.exit(int(ExitCode.INPUT))
+            click.echo(f"error: internal error: {type(exc).__name__}: {exc} (a bug in kyrec, not in your "
+                       f"input; {REPORT_BUGS})", err=True)
+            sys.exit(int(ExitCode.INTERNAL))
 
     return wrapper  # type: ignore[return-value]
 

@@ -97,7 +97,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.YAML:
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
-            text = eval_output.render_reports(run.reports)
+            text = eval_output.render_reports(run.reports, results)
         elif spec.format is OutputFormat.JUNIT:
             text = eval_ci.render_junit(results)
         elif spec.format is OutputFormat.SARIF:

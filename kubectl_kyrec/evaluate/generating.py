@@ -41,7 +41,7 @@ from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_r
 from kubectl_kyrec.expect.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
-from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject
+from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
 _USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
@@ -342,8 +342,8 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
         if matched:
             exceptions = partial
     if cp.conditions_use_user_info and not user_info_known:
-        return outcome(TriggerStatus.NEEDS_REQUEST, "matchConditions read request.userInfo, which --values "
-                                                    "does not give")
+        message = "matchConditions read request.userInfo, which --values does not give"
+        return outcome(TriggerStatus.NEEDS_REQUEST, message, result=result(meta.name, UNDETERMINED, message))
     activation = ctx.activation(cp.env, exceptions=exceptions)
     ok, error = conditions_hold(cp.conditions, activation, False)
     if error is not None:
@@ -352,8 +352,8 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     if not ok:
         return outcome(TriggerStatus.SKIPPED)
     if cp.generation_uses_user_info and not user_info_known:
-        return outcome(TriggerStatus.NEEDS_REQUEST, "the generated objects depend on request.userInfo, which "
-                                                    "--values does not give")
+        message = "the generated objects depend on request.userInfo, which --values does not give"
+        return outcome(TriggerStatus.NEEDS_REQUEST, message, result=result(meta.name, UNDETERMINED, message))
     owner = Owner(meta.name, meta.namespace if policy.namespaced else "",
                   trigger_info(ctx.request, ctx.subject.ref.uid))
     collect = _Collector(owner, kinds, policy.namespaced)

@@ -41,7 +41,8 @@ class CoverageResult:
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.load.exclusions import load_exclusions
     from kubectl_kyrec.reconcile.coverage import compute_coverage
-    from kubectl_kyrec.run.reports import report_diff_for
+    from kubectl_kyrec.run.capture import run_gaps
+    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
     inputs = source.read()
@@ -50,11 +51,10 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   namespace=options.namespace,
                                   skip_resource_filters=options.skip_resource_filters)
-    from kubectl_kyrec.run.capture import run_gaps
-
     gaps = run_gaps(inputs, options.namespace)
     errors = [(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend((e.message, e.source) for e in scope.outcome.errors)
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions),
-                          [str(n) for n in [*inputs.notices, *scope.outcome.notices, *([gaps] if gaps else [])]],
-                          errors)
+    notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
+    if gaps:
+        notices.append(gaps)
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors)

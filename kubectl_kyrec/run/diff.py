@@ -170,7 +170,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
 
     `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
     """
-    from kubectl_kyrec.run.reports import report_diff_for
+    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
         return None, [], []
@@ -181,4 +181,4 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   selector=options.selector, generating=generating,
                                   skip_resource_filters=options.skip_resource_filters)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
-            [str(n) for n in scope.outcome.notices])
+            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

@@ -27,7 +27,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.evaluate.report_scope import report_scope
+    from kubectl_kyrec.evaluate.report_scope import report_scope, undetermined_pairs
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
     from kubectl_kyrec.run.providers import provider_for
@@ -55,5 +55,14 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         # a default install's reports controller runs with --skipResourceFilters=true
                         resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
-                        evaluated_uids=scope.evaluated_uids)
+                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
     return diff, scope
+
+
+def undetermined_notices(diff: ReportDiff) -> list[str]:
+    """One notice per policy whose report results kyrec could not decide, and so did not compare."""
+    by_policy: dict[str, int] = {}
+    for policy, _ in diff.undetermined:
+        by_policy[policy] = by_policy.get(policy, 0) + 1
+    return [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
+            "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
