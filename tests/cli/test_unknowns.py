@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
+from tests.shared_inputs import require, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 AGE = ROOT / "testdata" / "diff" / "policy-age-unknown"
@@ -70,10 +70,8 @@ def test_a_capture_record_of_zero_pods_is_not_a_gap(tmp_path: Path) -> None:
 
 
 def test_diff_marks_downstreams_of_uncaptured_kinds_and_says_how_to_capture() -> None:
-    policy = (ROOT.parent / "shared" / "corpus" / "kyverno-conformance" / "generating-policies" / "data" / "sync"
-              / "sync-delete-downstream" / "policy.yaml")
-    if not policy.exists():
-        pytest.skip(f"conformance corpus not present: {policy} (this check was not run)")
+    policy = require(shared("corpus/kyverno-conformance/generating-policies/data/sync/sync-delete-downstream/"
+                            "policy.yaml"), "diff of a state lacking a downstream kind")
     code, out, err = run("diff", "-p", str(policy), "--state", str(LACKS / "state.yaml"), "-o", "json")
     assert code == 0
     assert {c["reason"] for c in json.loads(out)["changes"]} == {"kind-not-captured"}
