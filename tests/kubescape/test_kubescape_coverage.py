@@ -218,3 +218,17 @@ def test_identities() -> None:
     digest = "sha256:" + "a" * 64
     assert image_identity(f"docker-pullable://reg.example/web@{digest}") == image_identity(
         f"reg.example/web@{digest}") == digest
+
+
+def test_table_refuses_totals_and_names_the_gaps() -> None:
+    from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
+
+    text = render_vulnerability_coverage(_coverage(_state("seed-001")))
+    lines = text.splitlines()
+    assert [line.split()[-1] for line in lines[1:5]] == ["79", "57", "9", "13"]
+    assert "split summaries          31" in text
+    assert ("Totals refused: incomplete, 79 of 79 subjects in scope are not current, intact and paired "
+            "(unpaired 57, stale 13, missing 9).") in text
+    assert "not-found (resolves in kubescape)" in text
+    complete = render_vulnerability_coverage(_coverage(_complete_state()))
+    assert "Totals from all 2 subjects in scope:" in complete and "refused" not in complete
