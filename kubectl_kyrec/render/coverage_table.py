@@ -108,8 +108,8 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage) -> str:
         sections.append("Out of scope by rule (containers): "
                         + ", ".join(f"{k} {v}" for k, v in cov.out_of_scope))
     if cov.unused_exclusions:
-        rows = [[u.index, str(u.source), " ".join(f"{k}={_value(v)}" for k, v in u.match), u.reason]
-                for u in cov.unused_exclusions]
+        unused = [[u.index, str(u.source), " ".join(f"{k}={_value(v)}" for k, v in u.match), u.reason]
+                  for u in cov.unused_exclusions]
         sections.append("Unused exclusions (match no subject in scope):\n" + tabulate(
-            rows, headers=["INDEX", "LOCATION", "MATCH", "REASON"], tablefmt="plain"))
+            unused, headers=["INDEX", "LOCATION", "MATCH", "REASON"], tablefmt="plain"))
     return "\n\n".join(sections) + "\n"
