@@ -28,7 +28,11 @@ payload copy only.
 
 - `image-changed`: `kubescape.io/image-id` is none of the running image ids (compared by digest when both
   carry one, after dropping a `docker-pullable://`-style scheme);
-- `scan-failed`: `kubescape.io/status` is a failure value (`FAILURE_STATUSES`);
+- `scan-failed`: `kubescape.io/status` is a failure value (`FAILURE_STATUSES`; storage itself writes
+  `too-large` and clears the spec of an object it cannot store);
+- `no-result`: a stub: both reads return it with an empty spec (kubevuln's `StoreCVESummaryStub` writes one,
+  status `initializing` or `ready`, before a scan has a result). Only knowable when the state holds a
+  fullSpec read (some copy is filled); with the plain read alone every copy is empty;
 - `not-rescanned`: `now - kubescape.io/timestamp` exceeds the scan period plus the grace (or the timestamp is
   absent or not Unix seconds). The period defaults from the `kubevuln-scheduler` CronJob's schedule when the
   state holds it, else daily (kubevuln's default schedule);
@@ -37,8 +41,9 @@ payload copy only.
 - pairing: `spec.vulnerabilitiesRef.all` (and `.relevant` when set) must name a `VulnerabilityManifest` that
   exists at the namespace and name given. When it does not, the summary is unpaired (`not-found`) and
   `resolvesIn` lists the namespaces where a manifest of that name does exist (kubevuln writes manifests to the
-  scanner's namespace but points the reference at the workload's: the seed's symptom). No payload copy:
-  `payload-not-read`; no manifest in the state at all: `manifests-not-read`.
+  scanner's namespace but points the reference at the workload's: the seed's symptom). A stub, or a
+  payload without an `all` reference: `no-reference`. Undetermined (`paired` null, never assumed paired):
+  no payload copy (`payload-not-read`), or no manifest in the state at all (`manifests-not-read`).
 
 **Leftovers.** A summary whose key is an out-of-scope container (rule above) is ignored; one whose workload
 has no running Pod is an orphan `workload-gone`; one whose workload runs without that container,
@@ -164,6 +169,7 @@ class SummaryCopies:
 
     metadata: Mapping[str, Any] | None
     payload: Mapping[str, Any] | None
+    stub: bool = False         # both reads empty: kubevuln's stub written before (or instead of) a result
 
     @property
     def shown(self) -> Mapping[str, Any]:
@@ -389,15 +395,21 @@ def classify_vulnerabilities(state: Sequence[Mapping[str, Any]], options: Kubesc
         elif obj.get("kind") == MANIFEST_KIND:
             manifests.setdefault(key[1], set()).add(key[0])
 
+    # a fullSpec read happened when any copy is filled; only then can two empty copies be a stub's two reads
+    payload_read = any(is_payload(c) for group in copies.values() for c in group)
     summaries: dict[Ref, SummaryCopies] = {}
     for group in copies.values():
-        meta_copy = next((c for c in group if not is_payload(c)), None)
-        payload_copy = next((c for c in group if is_payload(c)), None)
-        pair = SummaryCopies(meta_copy, payload_copy)
+        filled = [c for c in group if is_payload(c)]
+        empty = [c for c in group if not is_payload(c)]
+        if filled:
+            pair = SummaryCopies(empty[0] if empty else None, filled[0])
+        elif len(empty) >= 2 and payload_read:
+            pair = SummaryCopies(empty[0], empty[1], stub=True)
+        else:
+            pair = SummaryCopies(empty[0], None)
         summaries[_ref(pair.shown)] = pair
     has_metadata = any(p.metadata is not None for p in summaries.values())
     has_payload = any(p.payload is not None for p in summaries.values())
-    both_reads = has_metadata and has_payload
 
     expectations = [
         Expectation(s.key, s.workload,
@@ -409,15 +421,18 @@ def classify_vulnerabilities(state: Sequence[Mapping[str, Any]], options: Kubesc
     running_workloads = {k.rsplit("/", 1)[0] for k in subjects}
 
     def integrity(pair: SummaryCopies) -> Integrity:
+        # both copies at hand means both reads were made; one copy alone can never prove agreement
         if pair.metadata is None or pair.payload is None:
             return Integrity.UNDETERMINED
         if str(_meta(pair.metadata).get("resourceVersion")) != str(_meta(pair.payload).get("resourceVersion")):
             return Integrity.SPLIT
-        return Integrity.INTACT if both_reads else Integrity.UNDETERMINED
+        return Integrity.INTACT
 
     def pairing(pair: SummaryCopies) -> Pairing:
         if pair.payload is None:
-            return Pairing(False, None, "payload-not-read")
+            return Pairing(None, None, "payload-not-read")
+        if pair.stub:
+            return Pairing(False, None, "no-reference")
         refs = _map(_map(pair.payload.get("spec")).get("vulnerabilitiesRef"))
         for which in ("all", "relevant"):
             target = _map(refs.get(which))
@@ -428,7 +443,7 @@ def classify_vulnerabilities(state: Sequence[Mapping[str, Any]], options: Kubesc
                 continue
             ref = Ref(GROUP_VERSION, MANIFEST_KIND, str(target.get("namespace") or ""), name, "")
             if not manifests:
-                return Pairing(False, ref, "manifests-not-read")
+                return Pairing(None, ref, "manifests-not-read")
             where = manifests.get(name, set())
             if ref.namespace not in where:
                 return Pairing(False, ref, "not-found", tuple(sorted(where)))
@@ -449,6 +464,8 @@ def classify_vulnerabilities(state: Sequence[Mapping[str, Any]], options: Kubesc
                 reasons.append("image-changed")
         if str(ann.get(ANNOTATION_STATUS) or "") in FAILURE_STATUSES:
             reasons.append("scan-failed")
+        elif pair.stub:
+            reasons.append("no-result")
         written = _unix(ann.get(ANNOTATION_TIMESTAMP))
         limit = options.schedule.period + options.schedule.grace
         if written is None or options.now - written > limit:

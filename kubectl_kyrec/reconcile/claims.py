@@ -68,9 +68,12 @@ class Integrity(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Pairing:
-    """The detail object a claim references: `ref` where the reference says, `resolves_in` where it is."""
+    """The detail object a claim references: `ref` where the reference says, `resolves_in` where it is.
 
-    paired: bool = True
+    `paired` None: undetermined (the read that would tell was not made); never assumed paired.
+    """
+
+    paired: bool | None = True
     ref: Ref | None = None
     reason: str | None = None
     resolves_in: tuple[str, ...] = ()
@@ -148,7 +151,7 @@ class Verdict:
             return False
         if self.claim is None or self.judgement is None:
             return True
-        return self.judgement.integrity == Integrity.INTACT and self.judgement.pairing.paired
+        return self.judgement.integrity == Integrity.INTACT and self.judgement.pairing.paired is True
 
 
 @dataclass(frozen=True)
@@ -181,7 +184,7 @@ class Classification:
                        and f.judgement.integrity == Integrity.SPLIT)
         if klass == ClaimClass.UNPAIRED:
             return sum(1 for f in self.findings
-                       if f.claim is not None and f.judgement is not None and not f.judgement.pairing.paired)
+                       if f.claim is not None and f.judgement is not None and f.judgement.pairing.paired is False)
         return sum(1 for f in self.findings if f.klass == klass)
 
     def count_undetermined(self) -> int:
@@ -346,6 +349,8 @@ def completeness(rows: Sequence[Covered]) -> Completeness:
         elif verdict.integrity == Integrity.UNDETERMINED:
             why = "split-undetermined"
             undetermined += 1
+        elif verdict.pairing is not None and verdict.pairing.paired is None:
+            why = "pairing-undetermined"
         else:
             why = str(ClaimClass.UNPAIRED)
         tally[why] = tally.get(why, 0) + 1

@@ -89,7 +89,7 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage) -> str:
         if s.verdict.complete:
             continue
         pairing = s.verdict.pairing
-        paired = "" if pairing is None or pairing.paired else (
+        paired = "" if pairing is None or pairing.paired is True else (
             (pairing.reason or "") + (f" (resolves in {','.join(pairing.resolves_in)})"
                                       if pairing.resolves_in else ""))
         claim = s.verdict.claim

@@ -71,11 +71,12 @@ def pod(ns: str, name: str, owner: Obj | None, containers: dict[str, str], *, ph
 def summary(ns: str, kind: str, name: str, container: str, image: str, *, written: datetime.datetime,
             rv: str = "100", payload_rv: str | None = None, status: str = "ready", object_name: str | None = None,
             ref_namespace: str | None = None, severities: tuple[int, int, int, int] = (1, 2, 0, 1),
-            relevant: bool = True, wlid: str | None = None, reads: str = "both") -> list[Obj]:
+            relevant: bool = True, wlid: str | None = None, reads: str = "both", stub: bool = False) -> list[Obj]:
     """The copies of one summary as the reads return them (`reads`: both, metadata, payload).
 
     `payload_rv` different from `rv` makes the summary split. `ref_namespace`: where its references point
-    (kubevuln points them at the workload namespace).
+    (kubevuln points them at the workload namespace). `stub`: the payload is as empty as the metadata row
+    (kubevuln's StoreCVESummaryStub, or storage's too-large).
     """
     obj_name = object_name or f"{kind}-{name}-{container}".lower()
     annotations = {
@@ -107,6 +108,8 @@ def summary(ns: str, kind: str, name: str, container: str, image: str, *, writte
                          "all": {"kind": "vulnerabilitymanifests", "name": manifest, "namespace": where},
                          "relevant": ({"kind": "vulnerabilitymanifests", "name": f"{manifest}-r",
                                        "namespace": where} if relevant else dict(blank))}}}
+    if stub:
+        full = dict(plain, metadata=full_meta)
     return {"both": [plain, full], "metadata": [plain], "payload": [full]}[reads]
 
 
@@ -204,6 +207,11 @@ def classes_state(reads: str = "both") -> list[Obj]:
     items += deployment(ns, "starting", {"app": ""}, phase="Pending")
     items += deployment("kube-system", "coredns", {"coredns": img("coredns")})
     add_summary("kube-system", "deployment", "coredns", "coredns", img("coredns"), written=fresh)
+    # stubs: no result yet (initializing), and storage's too-large (a failure status)
+    items += deployment(ns, "fresh", {"app": img("fresh")})
+    add_summary(ns, "deployment", "fresh", "app", img("fresh"), written=fresh, status="initializing", stub=True)
+    items += deployment(ns, "huge", {"app": img("huge")})
+    add_summary(ns, "deployment", "huge", "app", img("huge"), written=fresh, status="too-large", stub=True)
     # excluded (missing, with reason and evidence in the exclusions file)
     items += deployment(ns, "legacy", {"app": img("legacy")}, labels={"tier": "legacy"})
     # orphans: workload gone, container gone, unkeyed

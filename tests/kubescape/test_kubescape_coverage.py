@@ -110,21 +110,27 @@ def test_stale_reasons_follow_the_annotations() -> None:
     assert {s["subject"]["name"]: s["reason"] for s in later["subjects"] if s["status"] == "stale"} == {
         "web": "not-rescanned", "cart": "image-changed", "db": "scan-failed", "search": "not-rescanned",
         "queue": "not-rescanned", "cache": "not-rescanned", "auth": "not-rescanned", "report": "not-rescanned",
-        "toolbox": "not-rescanned"}
+        "toolbox": "not-rescanned", "fresh": "no-result", "huge": "scan-failed"}
 
 
 def test_one_read_leaves_split_undetermined_never_absent() -> None:
     cov = _coverage(_state("one-read"))
     doc = cov.to_json()
     assert doc["counts"]["split"] == 0
-    assert doc["counts"]["splitUndetermined"] == 15
+    assert doc["counts"]["splitUndetermined"] == 17
+    # pairing cannot be told either: undetermined, not counted unpaired, never assumed paired
+    assert doc["counts"]["unpaired"] == 0
+    assert {(s["pairing"]["paired"], s["pairing"]["reason"]) for s in doc["subjects"] if s["report"]} == {
+        (None, "payload-not-read")}
     assert {s["integrity"] for s in doc["subjects"] if s["report"]} == {"undetermined"}
     assert doc["reads"] == {"metadata": True, "payload": False, "manifests": False}
     assert doc["totals"]["complete"] is False and doc["totals"]["critical"] is None
-    assert doc["totals"]["incompleteBy"]["split-undetermined"] == 5
-    # freshness is still judged from the metadata rows
-    assert [s["status"] for s in doc["subjects"]] == [s["status"] for s in _coverage(_state("classes")).to_json()[
-        "subjects"]][:13]
+    assert doc["totals"]["incompleteBy"]["split-undetermined"] == 6
+    # freshness is still judged from the metadata rows; only a stub cannot be told from a metadata row
+    both = {s["subject"]["name"]: s["status"] for s in _coverage(_state("classes")).to_json()["subjects"]}
+    one = {s["subject"]["name"]: s["status"] for s in doc["subjects"]}
+    assert {name for name in both if both[name] != one[name]} == {"fresh"}
+    assert (both["fresh"], one["fresh"]) == ("stale", "current")
 
 
 def test_payload_read_alone_pairs_but_cannot_rule_out_a_split() -> None:

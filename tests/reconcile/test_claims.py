@@ -98,3 +98,13 @@ def test_exclusions_cover_gaps_only_and_keep_their_evidence() -> None:
     assert used == {3}
     done = completeness(rows)
     assert (done.complete_subjects, done.in_scope, done.complete) == (1, 2, False)
+
+
+def test_undetermined_pairing_is_neither_paired_nor_counted_unpaired() -> None:
+    out = classify([_exp("a")], [_claim("a", "claim-a")],
+                   lambda e, c: Judgement(pairing=Pairing(None, None, "not-read")), _orphans)
+    [verdict] = out.verdicts
+    assert verdict.status == ClaimClass.CURRENT and not verdict.complete
+    assert out.count_claims(ClaimClass.UNPAIRED) == 0
+    rows, _ = cover(out.verdicts, lambda v: [])
+    assert dict(completeness(rows).reasons) == {"pairing-undetermined": 1}
