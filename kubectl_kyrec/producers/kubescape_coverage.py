@@ -10,6 +10,11 @@ any subject in scope is not complete (excluded ones included), the totals are re
 and `relevant` are null, `complete` is false, `incompleteSubjects` says how many and `incompleteBy` why;
 `partial` carries the sums over the complete subjects, labelled with of how many they are made.
 
+Exclusions (the `--exclusions` file; `container` narrows an entry to one container, `evidence` is kept in
+the output next to the reason) cover a gap in status: missing, stale, duplicate, misnamed. They do not
+cover a current subject whose summary is split or unpaired: that is the scanner's storage to repair, and it
+keeps the totals refused.
+
 Exit code 1 while any subject in scope is neither complete nor excluded.
 """
 
