@@ -238,3 +238,13 @@ def test_table_refuses_totals_and_names_the_gaps() -> None:
     assert "not-found (resolves in kubescape)" in text
     complete = render_vulnerability_coverage(_coverage(_complete_state()))
     assert "Totals from all 2 subjects in scope:" in complete and "refused" not in complete
+
+
+def test_without_the_manifest_list_pairing_is_undetermined() -> None:
+    state = [o for o in _state("classes") if o.get("kind") != "VulnerabilityManifest"]
+    doc = _coverage(state).to_json()
+    web = next(s for s in doc["subjects"] if s["subject"]["name"] == "web")
+    assert (web["pairing"]["paired"], web["pairing"]["reason"]) == (None, "manifests-not-read")
+    assert web["pairing"]["ref"]["kind"] == "VulnerabilityManifest"
+    assert doc["counts"]["unpaired"] == 2          # the two stubs have no reference at all
+    assert doc["totals"]["incompleteBy"]["pairing-undetermined"] == 4
