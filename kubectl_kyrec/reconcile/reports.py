@@ -49,7 +49,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import enum
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,6 +71,7 @@ from kubectl_kyrec.reconcile.claims import (
     Verdict,
     classify,
 )
+from kubectl_kyrec.reconcile.downstreams import diff_name
 
 WGPOLICY = "wgpolicyk8s.io/v1alpha2"
 OPENREPORTS = "openreports.io/v1alpha1"
@@ -149,7 +150,7 @@ class ReportChange:
     in_scope: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry; `next_scan_reason` and `inScope` are additions."""
+        """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions."""
         return {
             "domain": "report",
             "class": str(self.klass),
@@ -161,9 +162,9 @@ class ReportChange:
             "object": self.report.to_json(),
             "fields": list(self.fields),
             "diff": self.diff,
-            "next_scan": str(self.next_scan) if self.next_scan else None,
-            "next_scan_reason": self.next_scan_reason,
-            "oldest_ephemeral_age_s": self.oldest_ephemeral_age_s,
+            "nextScan": str(self.next_scan) if self.next_scan else None,
+            "nextScanReason": self.next_scan_reason,
+            "oldestEphemeralAgeSeconds": self.oldest_ephemeral_age_s,
             "inScope": self.in_scope,
         }
 
@@ -186,6 +187,8 @@ class ReportDiff:
     subjects: tuple[SubjectStatus, ...]
     filtered_subjects: tuple[Ref, ...] = ()
     ignored_reports: tuple[Ref, ...] = ()
+    # (policy, subject) whose result kyrec cannot decide: left out of the comparison, named in a notice
+    undetermined: tuple[tuple[str, Ref], ...] = ()
     verdicts: tuple[Verdict, ...] = ()          # the engine's, one per subject in scope (as `subjects`)
 
     def summary(self) -> dict[str, int]:
@@ -323,10 +326,10 @@ def _ordered(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def results_diff(expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]],
+def results_diff(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
                  from_name: str, to_name: str) -> str | None:
-    a = results_yaml(expected).splitlines(keepends=True)
-    b = results_yaml(actual).splitlines(keepends=True)
+    a = results_yaml(before).splitlines(keepends=True)
+    b = results_yaml(after).splitlines(keepends=True)
     text = "".join(difflib.unified_diff(a, b, fromfile=from_name, tofile=to_name))
     return text or None
 
@@ -443,6 +446,7 @@ def diff_reports(
     resource_filters: Sequence[ResourceFilter] = (),
     policies: Collection[str] | None = None,
     evaluated_uids: Collection[str] | None = None,
+    undetermined: Collection[tuple[str, str]] = (),
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -450,7 +454,9 @@ def diff_reports(
     those `resource_filters` filter are taken out of scope. `policy_versions`: every label the background
     controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
     (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
-    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made).
+    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made). `undetermined`:
+    (policy, subject uid) pairs whose result kyrec cannot decide; the cluster's entries for them are not
+    compared (the report holds a result there that kyrec can neither confirm nor call stale).
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -482,6 +488,17 @@ def diff_reports(
     def keep_result(r: Mapping[str, Any]) -> bool:
         return policies is None or str(r.get("policy") or "") in policies
 
+    undecided = set(undetermined)
+    left_out: list[tuple[str, Ref]] = []
+
+    def keeper(ref: Ref) -> Callable[[Mapping[str, Any]], bool]:
+        """`keep_result` for one subject's reports, without the results kyrec cannot decide."""
+        if not any(uid == ref.uid for _, uid in undecided):
+            return keep_result
+        for policy in sorted(p for p, uid in undecided if uid == ref.uid):
+            left_out.append((policy, ref))
+        return lambda r: keep_result(r) and (str(r.get("policy") or ""), ref.uid) not in undecided
+
     expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
     for report in expected:
         expected_by_uid[described_uid(report)] = [r for r in _results(report) if keep_result(r)]
@@ -501,6 +518,7 @@ def diff_reports(
         in_scope.append(subject)
 
     scans: dict[str, ScanDecision] = {}
+    keeps: dict[str, Callable[[Mapping[str, Any]], bool]] = {}
     expectations: list[Expectation] = []
     for subject in in_scope:
         ref = subject.ref
@@ -508,6 +526,7 @@ def diff_reports(
                                           scan_interval=scan_interval)
         expectations.append(Expectation(ref.uid, ref, expected_identity(ref, api),
                                         owed=bool(expected_by_uid.get(ref.uid))))
+        keeps[ref.uid] = keeper(ref)
 
     # the engine hands claims back; their report objects are found by identity, not equality
     report_of: dict[int, Mapping[str, Any]] = {}
@@ -521,24 +540,30 @@ def diff_reports(
     def judge(expectation: Expectation, claim: Claim) -> Judgement:
         # an object outside the scope (filtered, or owed nothing) is owed no result, whatever was expected
         exp_results = expected_by_uid.get(expectation.key, []) if expectation.in_scope else []
-        act_results = [r for r in _results(report_of[id(claim)]) if keep_result(r)]
+        keep = keeps.get(expectation.key, keep_result)
+        act_results = [r for r in _results(report_of[id(claim)]) if keep(r)]
         comparison = compare_results(exp_results, act_results)
         diff = None
         if comparison.reasons:
-            where = f"{claim.ref.namespace}/{claim.ref.name}" if claim.ref.namespace else claim.ref.name
-            diff = results_diff(exp_results, act_results, f"expected/{where}", f"actual/{where}")
+            # kubectl diff's direction and names, as the downstreams' diffs: from the cluster's report to the
+            # report the next scan writes
+            where = diff_name({"apiVersion": claim.ref.api_version, "kind": claim.ref.kind,
+                               "metadata": {"namespace": claim.ref.namespace, "name": claim.ref.name}})
+            diff = results_diff(act_results, exp_results, f"live/{where}", f"merged/{where}")
         return Judgement(tuple(str(r) for r in comparison.reasons), comparison.fields, diff)
 
     def leftover(uid: str, reports: Sequence[Claim]) -> Leftover:
         # reports left over: about objects outside the scope, or about nothing that exists
         found = existing.get(uid)
+        keep = keeper(ref_of(found)) if found is not None else keep_result
         if found is None:
             return Leftover(orphan_reasons=tuple(_orphan_reason(report_of[id(c)], listed_kinds)
                                                  for c in reports))
         if (evaluated_uids is not None and uid not in evaluated_uids) or not any(
-                keep_result(res) for c in reports for res in _results(report_of[id(c)])):
+                keep(res) for c in reports for res in _results(report_of[id(c)])):
             # not looked at by this run, or carrying nothing of the policies in the run
             return IGNORED
+        keeps[uid] = keep
         ref = ref_of(found)
         return Leftover(subject=Expectation(uid, ref, expected_identity(ref, api), owed=False, in_scope=False))
 
@@ -551,7 +576,7 @@ def diff_reports(
                               v.claim.ref if v.claim is not None else None, owed_of[v.subject.key])
                 for v in outcome.verdicts]
     return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
-                      outcome.verdicts)
+                      undetermined=tuple(dict.fromkeys(left_out)), verdicts=outcome.verdicts)
 
 
 _NOT_IN_SCOPE = ScanDecision(NextScan.NONE, "not-in-scope", None)
