@@ -34,7 +34,10 @@ from kubectl_kyrec.reconcile.reports import (
 )
 
 EXCLUDED = "excluded"
-COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan")
+# split and unpaired are the claims engine's integrity classes: a policy report has one read and no detail
+# object to pair, so they are always zero here (present, so both producers' counts have the same keys)
+COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan", "split",
+              "unpaired")
 
 
 @dataclass(frozen=True)
