@@ -71,3 +71,30 @@ def test_usage_errors() -> None:
     assert code == 2 and "--state" in err
     result = CliRunner().invoke(cli, ["coverage", "--scan-period", "1h", "-p", "x", "--state", "y"])
     assert result.exit_code == 2 and "--scan-period is for --producer kubescape" in result.stderr
+
+
+def test_the_two_reads_as_kubectl_writes_them(tmp_path: Path) -> None:
+    """`kubectl get -o json` (a List of metadata rows) and `kubectl get --raw '...?resourceVersion=fullSpec'`
+    (a typed list whose items carry no apiVersion or kind) given as two --state files."""
+    items = json.loads((CASES / "seed-001" / "state.json").read_text())["items"]
+    kind = "VulnerabilityManifestSummary"
+
+    def filled(o: dict) -> bool:
+        return bool(o["spec"]["vulnerabilitiesRef"]["all"]["name"])
+
+    rest = [o for o in items if o.get("kind") != kind]
+    plain = [o for o in items if o.get("kind") == kind and not filled(o)]
+    full = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")}
+            for o in items if o.get("kind") == kind and filled(o)]
+    (tmp_path / "cluster.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": rest}))
+    (tmp_path / "plain.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": plain}))
+    (tmp_path / "full.json").write_text(json.dumps({
+        "apiVersion": "spdx.softwarecomposition.kubescape.io/v1beta1", "kind": "VulnerabilityManifestSummaryList",
+        "metadata": {"resourceVersion": "9000"}, "items": full}))
+    code, out, err = run("--state", str(tmp_path / "cluster.json"), "--state", str(tmp_path / "plain.json"),
+                         "--state", str(tmp_path / "full.json"), "-o", "json")
+    doc = json.loads(out)
+    assert (code, err) == (1, "")
+    assert {k: doc["counts"][k] for k in ("inScope", "current", "missing", "stale", "split")} == {
+        "inScope": 79, "current": 57, "missing": 9, "stale": 13, "split": 31}
+    assert doc["reads"] == {"metadata": True, "payload": True, "manifests": True}
