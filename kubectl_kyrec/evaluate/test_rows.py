@@ -8,9 +8,10 @@ A row is one (results entry, resource). Two ways to decide it:
 - **kyverno**: Kyverno's own test runner (kk: cmd/cli/kubectl-kyverno/commands/test/output.go
   printTestResult): names select resources of any kind, a name list matching nothing checks every
   resource, a resource without a response passes "Excluded" when the policy is a ValidatingPolicy with
-  complex matchConstraints (the CLI keeps an empty response only for those) and fails "Not found"
-  otherwise, and an entry without any `is<Kind>Policy` flag looks rules up by name and counts every
-  mismatch as a success when it expects `fail`.
+  complex matchConstraints (the CLI keeps an empty response only for those) or a
+  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise, and an entry without any
+  `is<Kind>Policy` flag looks rules up by name and counts every mismatch as a success when it expects
+  `fail`. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
 
 Evaluation itself is Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
 """
@@ -28,6 +29,7 @@ import yaml
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
+from kubectl_kyrec.evaluate.admission_policy import VapRunner
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.selectors import selector_is_empty
 from kubectl_kyrec.evaluate.subjects import KindLookup
@@ -155,7 +157,9 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
         options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
-                              namespace_labels=loaded.values.namespace_labels)
+                              namespace_labels=loaded.values.namespace_labels,
+                              vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
+                              vap_params=tuple(loaded.param_objects))
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
         results: dict[tuple[str, Ref], list[Result]] = {}
@@ -387,7 +391,8 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         reason = OK if passed else RESULT_MISMATCH
         return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
     policy = ctx.validating.get(name)
-    if results or (policy is not None and is_complex(policy)):
+    # the CLI keeps every ValidatingAdmissionPolicy response, empty ones too (policy_processor.go)
+    if results or (policy is not None and is_complex(policy)) or name in ctx.admission:
         return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
 
