@@ -226,7 +226,16 @@ _DEPRECATED_SCHEMA = ("the test uses Kyverno's deprecated schema (no apiVersion/
 
 
 def parse_test_file(path: str) -> TestSuite:
-    """Read one test file; InputError (file:line) when it is unreadable or not a valid Test."""
+    """Read a test file holding one Test; InputError (file:line) when it is unreadable or not a valid Test."""
+    suites = parse_test_documents(path)
+    if len(suites) != 1:
+        raise InputError(f"expected one Test document, found {len(suites)}", Source(path, 1))
+    return suites[0]
+
+
+def parse_test_documents(path: str) -> list[TestSuite]:
+    """Every `---`-separated Test of a file, in order: Kyverno runs each as its own test
+    (kk: cmd/cli/kubectl-kyverno/test/load.go LoadTest). InputError (file:line) on the first bad one."""
     from kubectl_kyrec.load.documents import load_documents_with_lines
 
     try:
@@ -235,9 +244,12 @@ def parse_test_file(path: str) -> TestSuite:
         if exc.message in ("missing apiVersion", "missing kind"):
             raise InputError(_DEPRECATED_SCHEMA, exc.source) from None
         raise
-    if len(docs) != 1:
-        raise InputError(f"expected one Test document, found {len(docs)}", Source(path, 1))
-    doc, lines = docs[0].document, docs[0].lines
+    if not docs:
+        raise InputError("expected a Test document, found none", Source(path, 1))
+    return [_parse_test_document(path, d.document, d.lines) for d in docs]
+
+
+def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuite:
     root = doc.obj
     f = _Fields(path, root, (), lines)
     if "name" in root:
