@@ -33,7 +33,7 @@ from kubectl_kyrec.evaluate.admission_policy import VapRunner
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.selectors import selector_is_empty
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.load.policies import ValidatingPolicy
+from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.load.test_suite import LoadedSuite, ResourceSpec, TestResultEntry
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Result, Source, Subject, group_version
 
@@ -51,6 +51,7 @@ NOT_FOUND = "not-found"
 RESULT_MISMATCH = "result-mismatch"
 GENERATED_MISMATCH = "generated-mismatch"
 LOAD_ERROR = "load-error"
+NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
 
@@ -71,7 +72,13 @@ class Row:
     diff: str | None = None
 
     @property
+    def evaluated(self) -> bool:
+        return self.reason != NOT_EVALUATED
+
+    @property
     def status(self) -> str:
+        if not self.evaluated:
+            return NOT_EVALUATED
         return "pass" if self.passed else "fail"
 
 
@@ -125,6 +132,7 @@ class _Context:
     admission: set[str]
     generating: set[str]
     others: dict[str, str]
+    unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
 
 
@@ -140,9 +148,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     out = SuiteRun(suite.path, suite.name, notices=list(loaded.notices))
     if loaded.error is not None:
         out.errors.append((loaded.error.message, loaded.error.source))
-        out.rows = [_row(loaded, entry, label, entry.kind, "", False, LOAD_ERROR,
-                         f"the test's inputs could not be loaded: {loaded.error}")
-                    for entry in suite.results for label in (_labels(entry) or ["*"])]
+        out.rows = [_unloaded_row(loaded, entry, label) for entry in suite.results
+                    for label in (_labels(entry) or ["*"])]
         return out
     policies = loaded.policies
     ctx = _Context(
@@ -151,6 +158,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         admission={p.meta.name for p in policies.admission},
         generating={d.name for d in policies.generating},
         others={d.name: d.kind for d in policies.others if d.name},
+        unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None)
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
@@ -188,6 +196,16 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     for entry in suite.results:
         out.rows.extend(_entry_rows(ctx, entry))
     return out
+
+
+def _unloaded_row(loaded: LoadedSuite, entry: TestResultEntry, label: str) -> Row:
+    unsupported = [k for k in entry.flags if k not in EVALUATED_KINDS]
+    if unsupported:
+        # kyrec would not have evaluated it anyway; the file's load error is reported on its own
+        return _row(loaded, entry, label, entry.kind, "", True, NOT_EVALUATED,
+                    f"kyrec does not evaluate {', '.join(unsupported)} policies")
+    return _row(loaded, entry, label, entry.kind, "", False, LOAD_ERROR,
+                f"the test's inputs could not be loaded: {loaded.error}")
 
 
 def owner_of(where: Source | None, starts: Sequence[tuple[Source, str]]) -> str:
@@ -304,6 +322,10 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
     evaluation = ctx.runs[_operation(loaded, entry)]
     unsupported = [k for k in entry.flags if k not in EVALUATED_KINDS]
     problem = _policy_problem(ctx, entry, unsupported)
+    if problem is not None and problem[0] == NOT_EVALUATED:
+        # whatever the entry names (targetResources, payloads...), each row is not evaluated
+        return [_row(loaded, entry, label, entry.kind, "", True, NOT_EVALUATED, problem[1])
+                for label in (_labels(entry) or ["*"])]
     if ctx.mode is Mode.STRICT:
         rows = []
         for label, subject, missing in _strict_targets(entry, evaluation.subjects):
@@ -328,8 +350,11 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
+    if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
+                                        or name in ctx.generating):
+        return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
     if unsupported:
-        return LOAD_ERROR, f"kyrec does not evaluate {', '.join(unsupported)} policies"
+        return NOT_EVALUATED, f"kyrec does not evaluate {', '.join(unsupported)} policies"
     if name in ctx.policy_errors:
         return LOAD_ERROR, ctx.policy_errors[name]
     if name in ctx.generating and not ctx.generation_available:

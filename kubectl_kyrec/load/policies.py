@@ -31,6 +31,31 @@ REPORT_SOURCE = {
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
 }
 
+# Policy kinds kyrec recognises but does not evaluate, by API group, with the report `source` their
+# results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
+# (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
+UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
+    (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
+    (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
+    (KYVERNO_GROUP, "DeletingPolicy"): "KyvernoDeletingPolicy",
+    (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
+    ("kyverno.io", "ClusterPolicy"): "kyverno",
+    ("kyverno.io", "Policy"): "kyverno",
+    ("kyverno.io", "ClusterCleanupPolicy"): "",
+    ("kyverno.io", "CleanupPolicy"): "",
+}
+UNEVALUATED_SOURCES = frozenset(s for s in UNEVALUATED_KINDS.values() if s)
+
+
+def unevaluated_kind(doc: Document) -> str | None:
+    """The kind of a policy kyrec recognises and does not evaluate, else None."""
+    group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+    return doc.kind if (group, doc.kind) in UNEVALUATED_KINDS else None
+
 
 @dataclass(frozen=True)
 class NamedExpression:
