@@ -59,6 +59,7 @@ from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
+from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
 from kubectl_kyrec.model import Ref, Subject, ref_of
 
 WGPOLICY = "wgpolicyk8s.io/v1alpha2"
@@ -178,6 +179,14 @@ class ReportDiff:
     subjects: tuple[SubjectStatus, ...]
     filtered_subjects: tuple[Ref, ...] = ()
     ignored_reports: tuple[Ref, ...] = ()
+    # report sources of policy kinds kyrec does not evaluate whose results were left out of the comparison
+    left_out_sources: tuple[str, ...] = ()
+
+    def left_out_notice(self) -> str | None:
+        if not self.left_out_sources:
+            return None
+        return ("report results of policy kinds kyrec does not evaluate were left out of the comparison: "
+                + ", ".join(self.left_out_sources))
 
     def summary(self) -> dict[str, int]:
         """Count of changes per class, every class present."""
@@ -451,6 +460,7 @@ def diff_reports(
     resource_filters: Sequence[ResourceFilter] = (),
     policies: Collection[str] | None = None,
     evaluated_uids: Collection[str] | None = None,
+    unevaluated_sources: Collection[str] = UNEVALUATED_SOURCES,
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -459,6 +469,8 @@ def diff_reports(
     controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
     (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
     VAP/MAP binding labels; None when unknown (then no partial-scan decision is made).
+    `unevaluated_sources`: report sources of policy kinds kyrec does not evaluate (MutatingPolicy, ...):
+    their results are left out on both sides, so they are never stale, orphan or missing.
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -487,7 +499,13 @@ def diff_reports(
             existing[str(uid)] = obj
     ephemeral = _index_ephemeral(state)
 
+    left_out: set[str] = set()
+
     def keep_result(r: Mapping[str, Any]) -> bool:
+        source = str(r.get("source") or "")
+        if source in unevaluated_sources:
+            left_out.add(source)
+            return False
         return policies is None or str(r.get("policy") or "") in policies
 
     expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
@@ -526,7 +544,12 @@ def diff_reports(
     # reports left over: about objects outside the scope, or about nothing that exists
     for uid, reports in actual_by_uid.items():
         found = existing.get(uid)
-        if found is None:
+        carried = [res for r in reports for res in _results(r)]
+        if carried and all(str(res.get("source") or "") in unevaluated_sources for res in carried):
+            # only results of policy kinds kyrec does not evaluate: never orphan or stale
+            left_out.update(str(res.get("source") or "") for res in carried)
+            ignored.extend(_report_ref(r) for r in reports)
+        elif found is None:
             changes.extend(ReportChange(ReportClass.ORPHAN, _orphan_reason(r, listed_kinds), None,
                                         _report_ref(r), in_scope=False) for r in reports)
         elif (evaluated_uids is not None and uid not in evaluated_uids) or not any(
@@ -539,7 +562,8 @@ def diff_reports(
                                                in_scope=False)
             changes.extend(subject_changes)
 
-    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored))
+    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
+                      tuple(sorted(left_out)))
 
 
 def described_kind(report: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -46,4 +46,5 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   namespace=options.namespace)
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions))
+    left_out = diff.left_out_notice()
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), [left_out] if left_out else [])

@@ -151,5 +151,8 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   all_policies=options.all_policies, namespace=options.namespace or "",
                                   policy_names=options.policy_names, kinds=options.kinds,
                                   selector=options.selector, generating=generating)
-    return (diff, [(e.message, e.source) for e in scope.outcome.errors],
-            [str(n) for n in scope.outcome.notices])
+    notices = [str(n) for n in scope.outcome.notices]
+    left_out = diff.left_out_notice()
+    if left_out:
+        notices.append(left_out)
+    return (diff, [(e.message, e.source) for e in scope.outcome.errors], notices)

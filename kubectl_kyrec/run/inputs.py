@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
-from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.policies import PolicySet, classify, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice
 
@@ -98,6 +98,7 @@ class FileSource:
         policies.exceptions.extend(extra.exceptions)
         policies.admission.extend(extra.admission)
         policies.bindings.extend(extra.bindings)
+        policies.others.extend(extra.others)      # kinds recognised and not evaluated (MutatingPolicy, ...)
         for doc in resource_docs:
             if not _is_policy_kind(doc):
                 resources.append(doc)
@@ -122,6 +123,7 @@ _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
 
 
 def _is_policy_kind(doc: Document) -> bool:
-    return doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
+    return (doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
         "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
         "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+        or unevaluated_kind(doc) is not None)
