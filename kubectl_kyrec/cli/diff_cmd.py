@@ -128,10 +128,6 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for message, source_at in run.errors:
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
     for spec in specs:
-        text = render(run, spec, color=color)
-        if spec.path is None and _color(spec, color):
-            # click strips escape sequences off a pipe unless told the colour is wanted
-            click.echo(text if text.endswith("\n") or not text else text + "\n", nl=False, color=True)
-        else:
-            write_output(spec, text)
+        # click strips escape sequences off a pipe unless told the colour is wanted
+        write_output(spec, render(run, spec, color=color), color=_color(spec, color))
     exit_with(run.exit_code, exit_code_flag)

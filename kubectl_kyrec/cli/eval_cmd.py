@@ -58,8 +58,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
     background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
     """
-    from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
     from kubectl_kyrec.render import diff_output, eval_ci, eval_output
+    from kubectl_kyrec.render.impact_output import github_annotations, render_impact_table
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -88,7 +88,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                                     {"impact": impact.to_json()} if impact is not None else None)
     for spec in specs:
         if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-            text = eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE)
+            text = (eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE) if results
+                    else run.empty_reason + "\n")
             text += "".join("\n" + t for t in (diff_output.render_downstreams(generated),
                                                render_impact_table(impact) if impact is not None else "") if t)
         elif spec.format is OutputFormat.JSON:
@@ -96,7 +97,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.YAML:
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
-            text = eval_output.render_reports(run.reports)
+            text = eval_output.render_reports(run.reports, results)
         elif spec.format is OutputFormat.JUNIT:
             text = eval_ci.render_junit(results)
         elif spec.format is OutputFormat.SARIF:

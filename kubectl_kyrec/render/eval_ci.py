@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubectl_kyrec import __version__
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.model import UNDETERMINED, Result
 
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {"fail": "error", "error": "error", "warn": "warning"}
@@ -28,7 +28,7 @@ def render_junit(results: Sequence[Result]) -> str:
         rs = by_policy[policy]
         counts = {"failures": sum(r.result in ("fail", "warn") for r in rs),
                   "errors": sum(r.result == "error" for r in rs),
-                  "skipped": sum(r.result == "skip" for r in rs)}
+                  "skipped": sum(r.result in ("skip", UNDETERMINED) for r in rs)}
         for key, value in counts.items():
             totals[key] += value
         suite = ET.SubElement(root, "testsuite", {"name": policy, "tests": str(len(rs)),
@@ -45,6 +45,9 @@ def render_junit(results: Sequence[Result]) -> str:
                 ET.SubElement(case, "error", message=r.message, type="error").text = r.message
             elif r.result == "skip":
                 ET.SubElement(case, "skipped", message=r.message)
+            elif r.result == UNDETERMINED:
+                # JUnit has no "unknown": skipped, typed, so a CI view shows it was not decided
+                ET.SubElement(case, "skipped", message=f"{UNDETERMINED}: {r.message}", type=UNDETERMINED)
     for key, value in totals.items():
         root.set(key, str(value))
     ET.indent(root)
@@ -52,8 +55,9 @@ def render_junit(results: Sequence[Result]) -> str:
 
 
 def render_sarif(results: Sequence[Result]) -> str:
-    """SARIF 2.1.0: a rule per policy, a result per failing, erroring or warning (policy, subject)."""
-    findings = [r for r in results if r.result in _SARIF_LEVEL]
+    """SARIF 2.1.0: a rule per policy, a result per failing, erroring or warning (policy, subject), and one
+    of kind `review` (level `none`, as SARIF requires for it) per undetermined result."""
+    findings = [r for r in results if r.result in _SARIF_LEVEL or r.result == UNDETERMINED]
     rules: dict[str, dict[str, Any]] = {}
     for r in results:
         if r.policy in rules:
@@ -72,7 +76,9 @@ def render_sarif(results: Sequence[Result]) -> str:
     out_results = []
     for r in findings:
         entry: dict[str, Any] = {
-            "ruleId": r.policy, "ruleIndex": order[r.policy], "level": _SARIF_LEVEL[r.result],
+            "ruleId": r.policy, "ruleIndex": order[r.policy],
+            **({"kind": "review", "level": "none"} if r.result == UNDETERMINED
+               else {"level": _SARIF_LEVEL[r.result]}),
             "message": {"text": f"{r.subject.display()}: {r.message}"},
             "properties": {"result": r.result, "subject": r.subject.to_json()},
         }

@@ -8,9 +8,9 @@ from typing import Any
 
 from tabulate import tabulate
 
-from kubectl_kyrec.evaluate.test_rows import Mode, Row, SuiteRun
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+from kubectl_kyrec.testsuite.rows import Mode, Row, SuiteRun
 
 
 def _loc(source: Source | None) -> dict[str, Any] | None:
@@ -23,13 +23,11 @@ def all_rows(runs: Sequence[SuiteRun], fail_only: bool = False) -> list[Row]:
 
 def counts(runs: Sequence[SuiteRun]) -> dict[str, int]:
     rows = all_rows(runs)
-    out = {"passed": sum(1 for r in rows if r.passed and r.evaluated), "failed": sum(1 for r in rows if not r.passed),
-           "errors": sum(1 for run in runs if run.errors)}
-    not_evaluated = sum(1 for r in rows if not r.evaluated)
-    if not_evaluated:
-        # rows of policy kinds kyrec does not evaluate: neither passed nor failed
-        out["notEvaluated"] = not_evaluated
-    return out
+    # rows of policy kinds kyrec does not evaluate are neither passed nor failed
+    return {"passed": sum(1 for r in rows if r.passed and r.evaluated),
+            "failed": sum(1 for r in rows if not r.passed),
+            "errors": sum(1 for run in runs if run.errors),
+            "notEvaluated": sum(1 for r in rows if not r.evaluated)}
 
 
 def row_json(row: Row) -> dict[str, Any]:
@@ -89,7 +87,7 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False) -> str:
             parts.append(f"{r.location}: {r.policy} {r.kind} {r.resource}:\n" + r.diff.rstrip("\n"))
     total = counts(runs)
     parts.append(f"{total['passed']} passed, {total['failed']} failed"
-                 + (f", {total['notEvaluated']} not evaluated" if "notEvaluated" in total else ""))
+                 + (f", {total['notEvaluated']} not evaluated" if total["notEvaluated"] else ""))
     return "\n\n".join(parts) + "\n"
 
 
