@@ -74,9 +74,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     for policy in policies.validating:
         if not _selected(policy.meta.key, policy.meta.name, options.policy_names):
             continue
-        if policy.mode == "JSON":
-            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode JSON "
-                                      "applies to JSON payloads, not Kubernetes resources; skipped",
+        if policy.mode != "Kubernetes":
+            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
+                                      "applies to payloads, not Kubernetes resources; skipped",
                                       policy.meta.source))
             continue
         try:

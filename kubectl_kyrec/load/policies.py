@@ -21,6 +21,8 @@ KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
 NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
+# spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
+EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
@@ -447,7 +449,10 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
         raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
-    if mode != "JSON":
+    if mode not in EVALUATION_MODES:
+        raise r.fail("spec.evaluation.mode", f"unknown mode {mode!r} ({', '.join(EVALUATION_MODES)})")
+    if mode == "Kubernetes":
+        # JSON, HTTP and Envoy policies evaluate payloads, not resources: no matchConstraints needed
         require_resource_rules(r, match_constraints)
     return ValidatingPolicy(
         meta=meta, validation_actions=actions,

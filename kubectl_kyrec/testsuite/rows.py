@@ -30,6 +30,7 @@ import yaml
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
 from kubectl_kyrec.evaluate.admission_policy import VapRunner
+from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.k8s.labels import selector_is_empty
@@ -54,6 +55,7 @@ LOAD_ERROR = "load-error"
 NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
+EVALUATED_MODES = ("Kubernetes", "JSON")      # ValidatingPolicy evaluation modes
 
 
 @dataclass(frozen=True)
@@ -170,8 +172,16 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                               vap_params=tuple(loaded.param_objects))
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
+        subjects = list(outcome.subjects)
+        all_results = list(outcome.results)
+        errors = list(outcome.errors)
+        if loaded.payloads:
+            payload_run = evaluate_json_payloads(policies, loaded.payloads, libraries=libraries, now=now)
+            subjects.extend(payload_run.subjects)
+            all_results.extend(payload_run.results)
+            errors.extend(e for e in payload_run.errors if e not in errors)
         results: dict[tuple[str, Ref], list[Result]] = {}
-        for r in outcome.results:
+        for r in all_results:
             results.setdefault((_name_part(r.policy), r.subject), []).append(r)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
@@ -183,7 +193,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                     ctx.policy_errors.setdefault(policy, f"{where}: {message}" if where else message)
                 if (message, where) not in out.errors:
                     out.errors.append((message, where))
-        for error in outcome.errors:
+        for error in errors:
             name = owner_of(error.source, starts)
             text = f"{error.source}: {error.message}" if error.source else error.message
             if name:
@@ -192,7 +202,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
         out.notices.extend(n for n in outcome.notices if n not in out.notices)
-        ctx.runs[operation] = _Evaluation(outcome.subjects, results, generated)
+        ctx.runs[operation] = _Evaluation(subjects, results, generated)
     for entry in suite.results:
         out.rows.extend(_entry_rows(ctx, entry))
     return out
@@ -250,8 +260,11 @@ def _display(subject: Subject) -> str:
 
 
 def _name_matches(name: str, subject: Subject, mode: Mode) -> bool:
-    namespace, _, plain = name.rpartition("/")
     ref = subject.ref
+    if not ref.kind:
+        # a JSON payload is named as the test names it, a path perhaps
+        return name == ref.name
+    namespace, _, plain = name.rpartition("/")
     if ref.name != plain:
         return False
     if not namespace:
@@ -350,6 +363,10 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
+    policy = ctx.validating.get(name)
+    if policy is not None and policy.mode not in EVALUATED_MODES:
+        return NOT_EVALUATED, (f"kyrec does not evaluate {policy.meta.kind} evaluation mode {policy.mode} "
+                               "(httpPayloads, envoyPayloads)")
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
                                         or name in ctx.generating):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
