@@ -157,7 +157,11 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.SARIF:
             text = eval_ci.render_sarif(results)
         else:
-            text = eval_output.render_github(results)
+            text = eval_ci.render_github(results)
+            from kubectl_kyrec.cli.ci_outputs import append_step_summary
+            from kubectl_kyrec.reconcile.findings import from_results
+
+            append_step_summary(from_results(results), title="kyrec eval")
             if impact is not None:
                 text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
