@@ -85,6 +85,26 @@ def parse_now(value: str | None) -> datetime.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
+def parse_selector(text: str | None) -> dict[str, object] | None:
+    """`-l a=b,c!=d,e` in kubectl's equality/existence syntax -> a LabelSelector."""
+    if not text:
+        return None
+    labels: dict[str, str] = {}
+    exprs: list[dict[str, object]] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        if "!=" in part:
+            k, v = part.split("!=", 1)
+            exprs.append({"key": k.strip(), "operator": "NotIn", "values": [v.strip()]})
+        elif "==" in part or "=" in part:
+            k, v = part.replace("==", "=").split("=", 1)
+            labels[k.strip()] = v.strip()
+        elif part.startswith("!"):
+            exprs.append({"key": part[1:].strip(), "operator": "DoesNotExist"})
+        else:
+            exprs.append({"key": part, "operator": "Exists"})
+    return {"matchLabels": labels, "matchExpressions": exprs}
+
+
 def kubectl_flags(func: F) -> F:
     """The kubectl connection flags (accepted everywhere; used by commands that reach a cluster)."""
     options = [

@@ -74,28 +74,32 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     is current, or named missing, stale, duplicate, misnamed, or excluded. Totals come only from the
     current reports. Exit 1 while any subject is neither current nor excluded.
     """
-    from kubectl_kyrec.cli.report_inputs import compute_report_diff
-    from kubectl_kyrec.load.exclusions import load_exclusions
-    from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+    from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
+    from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), FORMATS)
     now = parse_now(now_text)
     interval = parse_duration(scan_interval)
-    exclusions = load_exclusions(exclusions_path, now=now) if exclusions_path else ()
-    diff, scope = compute_report_diff(
-        policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-        state_paths=state_paths, crd_paths=crd_paths, context_path=context_path,
-        kyverno_config_path=kyverno_config_path, report_api=report_api, scan_interval=interval,
-        all_policies=all_policies, now=now, namespace=str(kube.get("namespace") or ""))
-    cov = compute_coverage(diff, scope.subjects, exclusions)
-    doc = envelope("CoverageResult", cov.to_json())
+    if not policy_paths:
+        raise UsageError("needs policies: -p PATH")
+    if not state_paths:
+        raise UsageError("needs the cluster state: --state PATH")
+    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                        state_paths=state_paths, crd_paths=crd_paths, context_path=context_path)
+    options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
+                                 kyverno_config_path=kyverno_config_path, scan_interval=interval,
+                                 all_policies=all_policies, exclusions_path=exclusions_path)
+    run = run_coverage(options, source)
+    for notice in run.notices:
+        click.echo(f"notice: {notice}", err=True)
+    doc = envelope("CoverageResult", run.coverage.to_json())
     for spec in specs:
         if spec.format is OutputFormat.JSON:
             write_output(spec, to_json(doc))
         elif spec.format is OutputFormat.YAML:
             write_output(spec, to_yaml(doc))
         else:
-            write_output(spec, render_coverage(cov))
-    exit_with(cov.exit_code, exit_code_flag)
+            write_output(spec, render_coverage(run.coverage))
+    exit_with(run.exit_code, exit_code_flag)

@@ -1,14 +1,9 @@
-"""`kubectl kyrec diff`: what the policies say should exist against a state. Read-only.
-
-Two domains: downstreams of generating policies (DESIGN section 4) and policy reports of validating
-policies (section 5). Both by default; `--downstreams` or `--reports` narrows to one.
-"""
+"""`kubectl kyrec diff`: what the policies say should exist against a state (run.diff). Read-only."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,164 +15,15 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    parse_selector,
     write_output,
 )
-from kubectl_kyrec.errors import ExitCode, UsageError, worst
+from kubectl_kyrec.errors import UsageError
 
 if TYPE_CHECKING:
-    import datetime
-    from collections.abc import Mapping, Sequence
-
-    from kubectl_kyrec.cel.environment import LibraryFactory
-    from kubectl_kyrec.cli.inputs import Inputs
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-    from kubectl_kyrec.load.policies import PolicySet
-    from kubectl_kyrec.model import Document, Result, Subject
-    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
-    from kubectl_kyrec.reconcile.impact import Impact
-    from kubectl_kyrec.reconcile.reports import ReportDiff
+    from kubectl_kyrec.run.diff import DiffResult
 
 DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF)
-
-
-@dataclass
-class DiffRun:
-    downstreams: DownstreamDiff | None = None
-    reports: ReportDiff | None = None
-    errors: list[tuple[str, Any]] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-
-
-def _filter(namespace: str | None, kinds: tuple[str, ...], selector: Mapping[str, Any] | None) -> Any:
-    from kubectl_kyrec.evaluate.selectors import matches_selector
-
-    def keep(subject: Subject) -> bool:
-        ref = subject.ref
-        if namespace and ref.namespace != namespace and not (ref.kind == "Namespace" and ref.name == namespace):
-            return False
-        if kinds and ref.kind not in kinds:
-            return False
-        labels = (subject.obj.get("metadata") or {}).get("labels") or {}
-        return selector is None or matches_selector(selector, labels)
-
-    return keep
-
-
-def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
-                        policy_names: tuple[str, ...] = (), namespace: str | None = None,
-                        kinds: tuple[str, ...] = (), selector: Mapping[str, Any] | None = None) -> GeneratingOutcome:
-    """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cli.providers import provider_for
-    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
-
-    policies = policies if policies is not None else inputs.policies
-    envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
-    values = inputs.values
-    options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
-                              user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
-                              namespaces=values.namespaces,
-                              policy_names=policy_names)
-    triggers = inputs.resources if inputs.resources else inputs.state
-    return run_generating(policies.generating, triggers, inputs.state, kinds=inputs.kinds, envs=envs, sink=sink,
-                          options=options, exceptions=policies.exceptions,
-                          trigger_filter=_filter(namespace, kinds, selector), locate=policies.locate)
-
-
-def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
-               head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory, namespace: str | None = None) -> Impact:
-    """`eval --base-policy`: the same resources under the base policies, compared with the head's."""
-    from kubectl_kyrec.evaluate.pipeline import run_eval
-    from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.load.policies import classify
-    from kubectl_kyrec.reconcile.impact import compute_impact
-
-    base = classify(load_documents(list(base_policy_paths), stdin=sys.stdin))
-    base.exceptions.extend(inputs.policies.exceptions)
-    base_outcome = run_eval(base, subjects, inputs.state, kinds=inputs.kinds, libraries=libraries, options=options)
-    base_generated = generate_for_inputs(inputs, base, now=now, policy_names=options.policy_names,
-                                         namespace=namespace, kinds=options.kinds, selector=options.selector)
-    base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
-    return compute_impact(base_results, head_results, base_generated, head_generated)
-
-
-def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
-    """The generating policies a state captured from the cluster holds, by name (unreadable ones left out)."""
-    from kubectl_kyrec.errors import InputError
-    from kubectl_kyrec.load.generating_policies import parse_generating_policy
-
-    out: dict[str, GeneratingPolicy] = {}
-    for doc in state:
-        if doc.kind in ("GeneratingPolicy", "NamespacedGeneratingPolicy") and \
-                doc.api_version.startswith("policies.kyverno.io/"):
-            try:
-                out[doc.name] = parse_generating_policy(doc)
-            except InputError:
-                continue
-    return out
-
-
-def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
-    """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
-    needing request data (their owned downstreams are `undetermined`; nothing is reported missing)."""
-    from kubectl_kyrec.evaluate.generating import TriggerStatus
-
-    notices = []
-    needs: dict[str, int] = {}
-    for o in outcome.outcomes:
-        if o.status is TriggerStatus.ERROR:
-            notices.append(f"{o.policy.key}: {o.trigger.ref.display()}: {o.message}")
-        elif o.status is TriggerStatus.NEEDS_REQUEST:
-            needs[o.policy.key] = needs.get(o.policy.key, 0) + 1
-    notices.extend(f"{policy}: the downstreams of {count} trigger(s) depend on request.userInfo; give it with "
-                   "--values to evaluate them" for policy, count in needs.items())
-    return notices
-
-
-def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
-                    complete: bool, namespace: str | None, kinds: tuple[str, ...],
-                    selector: dict[str, Any] | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
-    from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
-
-    outcome = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace, kinds=kinds,
-                                  selector=selector)
-    trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
-    names = {d.name for d in inputs.policies.generating}
-    diff = diff_downstreams(outcome, StateIndex.build(d.obj for d in inputs.state), complete_policy_set=complete,
-                            trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
-                            cluster_policies=cluster_policies(inputs.state))
-    return outcome, diff
-
-
-def is_report(obj: Mapping[str, Any]) -> bool:
-    """A PolicyReport or ClusterPolicyReport of either report API."""
-    from kubectl_kyrec.expect.reports import REPORT_KINDS
-
-    return obj.get("kind") in REPORT_KINDS.get(str(obj.get("apiVersion", "")), ())
-
-
-def run_reports(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...], report_api: str | None,
-                kyverno_config: str | None, namespace: str | None, kinds: tuple[str, ...],
-                selector: dict[str, Any] | None, all_policies: bool = False,
-                generating: GeneratingOutcome | None = None
-                ) -> tuple[ReportDiff | None, list[tuple[str, Any]], list[str]]:
-    """The report domain of `diff`: the same comparison `coverage` makes.
-
-    `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
-    """
-    from kubectl_kyrec.cli.report_inputs import report_diff_for
-
-    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
-        return None, [], []
-    diff, scope = report_diff_for(inputs, now=now, report_api=report_api, kyverno_config_path=kyverno_config,
-                                  all_policies=all_policies, namespace=namespace or "",
-                                  policy_names=policy_names, kinds=kinds, selector=selector,
-                                  generating=generating)
-    return (diff, [(e.message, e.source) for e in scope.outcome.errors],
-            [str(n) for n in scope.outcome.notices])
 
 
 def _color(spec: OutputSpec, color: str) -> bool:
@@ -188,7 +34,7 @@ def _color(spec: OutputSpec, color: str) -> bool:
     return sys.stdout.isatty()
 
 
-def render(run: DiffRun, spec: OutputSpec, *, color: str) -> str:
+def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
     from kubectl_kyrec.reconcile.reports import ReportClass
     from kubectl_kyrec.render import diff_output
     from kubectl_kyrec.render.report_diff_table import render_report_diff
@@ -214,18 +60,6 @@ def render(run: DiffRun, spec: OutputSpec, *, color: str) -> str:
         [{"message": m, "location": s.as_location() if s is not None else None} for m, s in run.errors],
         run.notices)
     return diff_output.render_json(doc) if spec.format is OutputFormat.JSON else diff_output.render_yaml(doc)
-
-
-def exit_code(run: DiffRun) -> ExitCode:
-    from kubectl_kyrec.reconcile.reports import ReportClass
-
-    code = ExitCode.INPUT if run.errors else ExitCode.CLEAN
-    findings = bool(run.downstreams and run.downstreams.findings)
-    if run.reports is not None:
-        # orphan reports describe nothing in scope; everything else that is not current is a finding
-        findings = findings or any(c.klass not in (ReportClass.CURRENT, ReportClass.ORPHAN) and c.in_scope
-                                   for c in run.reports.changes)
-    return worst(code, ExitCode.FINDINGS) if findings else code
 
 
 @click.command("diff")
@@ -269,8 +103,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     current, missing, stale, orphan, duplicate or misnamed. Exit 1 on findings Kyverno would act on,
     3 on bad input, 0 when everything is as the policies say.
     """
-    from kubectl_kyrec.cli.eval_cmd import parse_selector
-    from kubectl_kyrec.cli.inputs import read_inputs
+    from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
+    from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)
     now = parse_now(now_text)
@@ -281,37 +115,18 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         raise UsageError("diff needs a state: --state PATH")
     if not policy_paths:
         raise UsageError("diff needs policies: -p PATH")
-    inputs = read_inputs(policy_paths=policy_paths, resource_paths=resource_paths,
-                         exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                         values_path=values_path, context_path=context_path)
-    namespace = str(kube.get("namespace") or "") or None
-    label_selector = parse_selector(selector)
-    both = only_downstreams == only_reports
-    run = DiffRun(notices=[str(n) for n in inputs.notices])
-    outcome = None
-    if both or only_downstreams:
-        outcome, run.downstreams = run_downstreams(inputs, now=now, policy_names=policy_names,
-                                                   complete=all_policies, namespace=namespace, kinds=kinds,
-                                                   selector=label_selector)
-        run.errors.extend((e.message, e.source) for e in outcome.errors)
-        run.notices.extend(str(n) for n in outcome.notices)
-        run.notices.extend(evaluation_notices(outcome))
-    has_reports = any(is_report(d.obj) for d in inputs.state)
-    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
-        # the default diff compares reports only when the state holds some (a dump without them would
-        # make every report "missing"); --reports asks for the comparison regardless
-        run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
-    if only_reports or (both and has_reports):
-        run.reports, errors, notices = run_reports(inputs, now=now, policy_names=policy_names,
-                                                   report_api=report_api, kyverno_config=kyverno_config,
-                                                   namespace=namespace, kinds=kinds, selector=label_selector,
-                                                   all_policies=all_policies, generating=outcome)
-        run.errors.extend(errors)
-        run.notices.extend(notices)
+    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                        state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
+                        context_path=context_path)
+    options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
+                             selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
+                             only_downstreams=only_downstreams, only_reports=only_reports,
+                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config)
+    run = run_diff(options, source)
     for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)
-    for message, source in run.errors:
-        click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)
+    for message, source_at in run.errors:
+        click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
     for spec in specs:
         text = render(run, spec, color=color)
         if spec.path is None and _color(spec, color):
@@ -319,4 +134,4 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             click.echo(text if text.endswith("\n") or not text else text + "\n", nl=False, color=True)
         else:
             write_output(spec, text)
-    exit_with(exit_code(run), exit_code_flag)
+    exit_with(run.exit_code, exit_code_flag)

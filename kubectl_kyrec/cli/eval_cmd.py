@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import click
 
 from kubectl_kyrec.cli.common import (
@@ -13,42 +11,14 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    parse_selector,
     write_output,
 )
-from kubectl_kyrec.errors import ExitCode, UsageError, worst
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.run.eval import FAIL_ON
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
                 OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
-FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
-
-
-def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
-    """Kyverno's CLI counts every vpol `fail` whatever its validationActions; `--fail-on-actions` narrows."""
-    statuses = FAIL_ON[fail_on]
-    return any(r.result in statuses and (not actions or set(actions) & set(r.validation_actions))
-               for r in results)
-
-
-def parse_selector(text: str | None) -> dict[str, object] | None:
-    """`-l a=b,c!=d,e` in kubectl's equality/existence syntax -> a LabelSelector."""
-    if not text:
-        return None
-    labels: dict[str, str] = {}
-    exprs: list[dict[str, object]] = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        if "!=" in part:
-            k, v = part.split("!=", 1)
-            exprs.append({"key": k.strip(), "operator": "NotIn", "values": [v.strip()]})
-        elif "==" in part or "=" in part:
-            k, v = part.replace("==", "=").split("=", 1)
-            labels[k.strip()] = v.strip()
-        elif part.startswith("!"):
-            exprs.append({"key": part[1:].strip(), "operator": "DoesNotExist"})
-        else:
-            exprs.append({"key": part, "operator": "Exists"})
-    return {"matchLabels": labels, "matchExpressions": exprs}
-
 
 @click.command("eval")
 @click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories ('-' for stdin).")
@@ -88,16 +58,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
     background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
     """
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.cli.diff_cmd import generate_for_inputs, impact_for
-    from kubectl_kyrec.cli.inputs import read_inputs
-    from kubectl_kyrec.cli.providers import provider_for
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-    from kubectl_kyrec.evaluate.report_scope import generating_pairs
-    from kubectl_kyrec.expect.reports import expected_reports
     from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
     from kubectl_kyrec.render import diff_output, eval_ci, eval_output
+    from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
+    from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
@@ -105,41 +69,22 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         raise UsageError("eval needs policies: -p PATH")
     if not resource_paths and not state_paths:
         raise UsageError("eval needs resources: -r PATH, or --state PATH")
-    inputs = read_inputs(policy_paths=policy_paths, resource_paths=resource_paths,
-                         exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                         values_path=values_path, context_path=context_path)
-    subjects = inputs.resources if resource_paths else inputs.state
-    namespace = kube.get("namespace")
-    if namespace:
-        subjects = [d for d in subjects if d.namespace == namespace]
-    provider = provider_for(inputs)
-    options = EvalOptions(now=now, operation=inputs.values.request_operation, user_info=inputs.values.user_info,
-                          namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
-                          selector=parse_selector(selector),
-                          policy_names=policy_names, kinds=kinds, report_api=report_api)
-    libraries = library_factory(LibraryContext(now=now, provider=provider))
-    outcome = run_eval(inputs.policies, subjects, inputs.state, kinds=inputs.kinds, libraries=libraries,
-                       options=options)
-    # generating policies: their results join the others, their downstreams are listed (render.diff_output)
-    generated = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=str(namespace or "") or None,
-                                    kinds=kinds, selector=options.selector)
-    results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
-    reports = outcome.reports
-    if generated.outcomes:
-        # Kyverno reports a GeneratingPolicy's result in the trigger's report too
-        reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, report_api)
-    errors = [*outcome.errors, *generated.errors]
-    impact = impact_for(inputs, base_policy_paths, subjects, head_results=results, head_generated=generated,
-                        now=now, options=options, libraries=libraries,
-                        namespace=str(namespace or "") or None) if base_policy_paths else None
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
-    for notice in notices:
+    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                        state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
+                        context_path=context_path)
+    options = EvalRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
+                             selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
+                             report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
+                             base_policy_paths=base_policy_paths)
+    run = run_eval(options, source)
+    results, generated, impact = run.results, run.generated, run.impact
+    for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)
-    for error in errors:
+    for error in run.errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
-    doc = eval_output.eval_document(results, reports, diff_output.downstreams_json(generated),
-                                    [(e.message, e.source) for e in errors], notices,
+    doc = eval_output.eval_document(results, run.reports, diff_output.downstreams_json(generated),
+                                    [(e.message, e.source) for e in run.errors], run.notices,
                                     {"impact": impact.to_json()} if impact is not None else None)
     for spec in specs:
         if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
@@ -151,7 +96,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.YAML:
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
-            text = eval_output.render_reports(reports)
+            text = eval_output.render_reports(run.reports)
         elif spec.format is OutputFormat.JUNIT:
             text = eval_ci.render_junit(results)
         elif spec.format is OutputFormat.SARIF:
@@ -165,10 +110,4 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             if impact is not None:
                 text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
-    code = ExitCode.CLEAN
-    if errors:
-        code = ExitCode.INPUT
-    # with --base-policy the question is what the change does; otherwise whether results fail
-    if impact.changed if impact is not None else counts_as_failure(results, fail_on, fail_on_actions):
-        code = worst(code, ExitCode.FINDINGS)
-    exit_with(code, exit_code_flag)
+    exit_with(run.exit_code, exit_code_flag)

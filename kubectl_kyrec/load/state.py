@@ -5,13 +5,20 @@ JSON goes through the json module (a List, one object, several concatenated obje
 of objects). YAML goes through libyaml's C composer with go-yaml's scalar rules (`yaml_nodes`); timestamps
 stay strings and `yes`/`on` are booleans, as kubectl reads them. No YAML nodes are kept after a document is
 converted. Errors are InputErrors with file:line, as for manifests.
+
+`read_state` builds the run's ClusterState: a kind with at least one object counts as listed cluster-wide
+(`kubectl get` lists whole kinds), and a capture file (`kyrec.io/listed`, `kyrec.io/unreadable` on its
+List) records the kinds it listed, including those that came back empty.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.cluster.state import ClusterState, ListedKind
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
@@ -20,36 +27,85 @@ from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
 
-__all__ = ["load_state", "state_from_text"]
+__all__ = ["LISTED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state", "state_from_text"]
+
+LISTED_ANNOTATION = "kyrec.io/listed"
+UNREADABLE_ANNOTATION = "kyrec.io/unreadable"
+
+
+@dataclass
+class _Read:
+    objects: list[Document] = field(default_factory=list)
+    listed: set[ListedKind] = field(default_factory=set)
+    unreadable: dict[ListedKind, str] = field(default_factory=dict)
+
+
+def read_state(paths: Sequence[str]) -> ClusterState:
+    """The ClusterState of the state files and directories `paths` (objects in reading order)."""
+    read = _Read()
+    for path in expand_paths(paths):
+        name, text = read_text(path)
+        with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
+            _read_text(text, name, read)
+    # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
+    listed = read.listed | {ListedKind(d.api_version, d.kind, "") for d in read.objects}
+    return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files")
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
     """Every object in the state files and directories `paths`, in reading order."""
-    out: list[Document] = []
-    for path in expand_paths(paths):
-        name, text = read_text(path)
-        out.extend(state_from_text(text, name))
-    return out
+    return read_state(paths).objects
 
 
 def state_from_text(text: str, file: str) -> list[Document]:
     """The objects of one state file already read; `file` is the name messages use."""
-    with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
-        return _state_documents(text, file)
+    read = _Read()
+    with gc_paused():
+        _read_text(text, file, read)
+    return read.objects
 
 
-def _state_documents(text: str, file: str) -> list[Document]:
-    out: list[Document] = []
+def _read_text(text: str, file: str, read: _Read) -> None:
+    out = read.objects
     if looks_like_json(text):
         for value, line in iter_json_documents(text, file):
+            _read_records(value, line, file, read)
             for item in _top_level_items(value, line, file):
                 out.extend(Document(obj, Source(file, obj_line)) for obj, obj_line, _ in
                            iter_objects(item, line, None, file))
     else:
         for doc in iter_yaml_documents(text, file):
+            _read_records(doc.value, doc.line, file, read)
             out.extend(Document(obj, Source(file, obj_line)) for obj, obj_line, _ in
                        iter_objects(doc.value, doc.line, doc.node, file))
-    return out
+
+
+def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
+    """The capture file's record of what was listed: annotations on the top-level List."""
+    if not isinstance(value, dict) or value.get("kind") != "List":
+        return
+    annotations = (value.get("metadata") or {}).get("annotations") or {}
+    if not isinstance(annotations, dict):
+        return
+    for key, unreadable in ((LISTED_ANNOTATION, False), (UNREADABLE_ANNOTATION, True)):
+        text = annotations.get(key)
+        if text is None:
+            continue
+        try:
+            entries = json.loads(text) if isinstance(text, str) else None
+        except ValueError:
+            entries = None
+        if not isinstance(entries, list) or not all(
+                isinstance(e, dict) and isinstance(e.get("apiVersion"), str) and isinstance(e.get("kind"), str)
+                and isinstance(e.get("namespace", ""), str) for e in entries):
+            raise InputError(f"annotation {key} must be a JSON array of {{apiVersion, kind, namespace}}",
+                             Source(file, line))
+        for entry in entries:
+            kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
+            if unreadable:
+                read.unreadable[kind] = str(entry.get("message") or "")
+            else:
+                read.listed.add(kind)
 
 
 def _top_level_items(value: Any, line: int, file: str) -> Iterator[Any]:

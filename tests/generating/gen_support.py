@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
-from kubectl_kyrec.cli.providers import kinds_adapters
 from kubectl_kyrec.evaluate.generating import (
     GenerateOptions,
     GeneratingOutcome,
@@ -19,6 +18,7 @@ from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import PolicyException
 from kubectl_kyrec.model import Document
+from kubectl_kyrec.run.providers import kinds_adapters
 
 NOW = datetime.datetime(2026, 9, 1, 12, 0, tzinfo=datetime.UTC)
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"

@@ -43,3 +43,26 @@ def test_only_the_adapter_imports_the_engine() -> None:
     users = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
              if any(n.startswith("cel_expr_python") for n in _imports(ast.parse(p.read_text())))]
     assert users == ["cel/engine.py"]
+
+
+CLI_SHARED = ("kubectl_kyrec.cli.common", "kubectl_kyrec.cli.main")
+
+
+@pytest.mark.parametrize("path", _modules("cli"), ids=lambda p: f"cli/{p.name}")
+def test_cli_modules_import_no_other_command(path: Path) -> None:
+    # the pipeline lives in run/: a command module that needs another one's code has grown a pipeline
+    own = f"kubectl_kyrec.cli.{path.stem}"
+    bad = [n for n in _imports(ast.parse(path.read_text()))
+           if n.startswith("kubectl_kyrec.cli") and n not in (own, *CLI_SHARED)]
+    if path.stem in ("main", "completion_cmd"):
+        bad = [n for n in bad if n != "kubectl_kyrec.cli.completion_cmd"]
+    assert bad == []
+
+
+@pytest.mark.parametrize("path", _modules("run"), ids=lambda p: f"run/{p.name}")
+def test_run_layer_knows_no_cli(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    bad = [n for n in _imports(tree) if n == "click" or n.startswith(("kubectl_kyrec.cli", "click."))]
+    assert bad == []
+    assert [n.func.id for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "exit")] == []

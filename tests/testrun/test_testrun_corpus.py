@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kyrec.cli.test_cmd import run_files
 from kubectl_kyrec.evaluate.test_rows import Mode
 from kubectl_kyrec.load.test_suite import find_test_files
+from kubectl_kyrec.run.test import run_files
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"

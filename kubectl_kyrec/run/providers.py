@@ -1,4 +1,6 @@
-"""The context provider a run's CEL functions consult: the state (as the cluster) and a Context file."""
+"""The context provider a run's CEL functions consult: the state (as the cluster) and a Context file.
+
+`resource.Get/List` are answered from the run's ClusterState objects."""
 
 from __future__ import annotations
 
@@ -6,8 +8,8 @@ import os
 from typing import Any
 
 from kubectl_kyrec.cel.context import ObjectsProvider
-from kubectl_kyrec.cli.inputs import Inputs
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.run.inputs import Inputs
 
 
 def kinds_adapters(kinds: Any) -> tuple[Any, Any]:
@@ -51,7 +53,7 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
         docs = load_documents([full])
         return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
 
-    objects = [d.obj for d in inputs.state] + list(extra_objects or [])
+    objects = inputs.state.objs + list(extra_objects or [])
     try:
         return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file)
     except ValueError as exc:

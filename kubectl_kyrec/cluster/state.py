@@ -1,0 +1,107 @@
+"""The cluster as one run sees it: the objects read, and which kinds and scopes were LISTED to get them.
+
+A state that holds no Deployment either comes from a cluster without Deployments or from a capture that
+never asked for them; only a record of what was listed tells the two apart, so the record travels with the
+objects instead of being guessed from which objects happen to be present. Readers (files now, a live
+cluster next) decide what counts as listed; this module only keeps and answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kubectl_kyrec.model import Document
+
+StateSource = Literal["files", "live"]
+
+
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+@dataclass(frozen=True, order=True)
+class ListedKind:
+    """One kind listed in one scope; namespace "" means all namespaces (or a cluster-scoped kind)."""
+
+    api_version: str
+    kind: str
+    namespace: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace}
+
+
+@dataclass
+class ClusterState:
+    """Objects plus the record of what was listed (and what could not be read) to get them."""
+
+    objects: list[Document] = field(default_factory=list)
+    listed: set[ListedKind] = field(default_factory=set)
+    unreadable: dict[ListedKind, str] = field(default_factory=dict)
+    source: StateSource = "files"
+    has_managed_fields: bool = False
+    _by_kind: dict[tuple[str, str], list[Document]] = field(default_factory=dict, init=False, repr=False)
+    _by_name: dict[tuple[str, str, str, str], Document] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # indexed by group, not apiVersion: every served version of a kind shows the same objects
+        for doc in self.objects:
+            group = _group(doc.api_version)
+            self._by_kind.setdefault((group, doc.kind), []).append(doc)
+            self._by_name.setdefault((group, doc.kind, doc.namespace, doc.name), doc)
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Document], *, listed: Iterable[ListedKind] = (),
+                     unreadable: Mapping[ListedKind, str] | None = None, source: StateSource = "files",
+                     has_managed_fields: bool | None = None) -> ClusterState:
+        """`has_managed_fields` defaults to whether any object carries metadata.managedFields (kubectl
+        strips them unless asked with --show-managed-fields)."""
+        docs = list(objects)
+        if has_managed_fields is None:
+            has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
+        return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self.objects)
+
+    def __len__(self) -> int:
+        return len(self.objects)
+
+    def __bool__(self) -> bool:
+        return bool(self.objects) or bool(self.listed) or bool(self.unreadable)
+
+    @property
+    def objs(self) -> list[dict[str, Any]]:
+        """The plain objects, in reading order."""
+        return [d.obj for d in self.objects]
+
+    def is_listed(self, api_version: str, kind: str, namespace: str = "") -> bool | None:
+        """True: listed in this scope (or cluster-wide); False: known unreadable there; None: no record.
+
+        The version is not compared: a list of apps/v1 Deployments holds every Deployment."""
+        group = _group(api_version)
+        scopes = ("", namespace) if namespace else ("",)
+        if any(_group(k.api_version) == group and k.kind == kind and k.namespace in scopes for k in self.listed):
+            return True
+        if any(_group(k.api_version) == group and k.kind == kind and k.namespace in scopes
+               for k in self.unreadable):
+            return False
+        return None
+
+    def unreadable_message(self, api_version: str, kind: str, namespace: str = "") -> str | None:
+        group = _group(api_version)
+        for key, message in self.unreadable.items():
+            if _group(key.api_version) == group and key.kind == kind and key.namespace in ("", namespace):
+                return message
+        return None
+
+    def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Document | None:
+        """The object, or None (cluster-scoped kinds: namespace "")."""
+        return self._by_name.get((_group(api_version), kind, namespace, name))
+
+    def list_objects(self, api_version: str, kind: str, namespace: str = "") -> list[Document]:
+        """The objects of a kind, in reading order; namespace "" = all namespaces."""
+        docs = self._by_kind.get((_group(api_version), kind), [])
+        return docs if not namespace else [d for d in docs if d.namespace == namespace]

@@ -1,0 +1,49 @@
+"""`coverage`: every subject in scope has exactly one current report, or says why not."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.reconcile.coverage import Coverage
+    from kubectl_kyrec.run.inputs import InputSource
+
+
+@dataclass(frozen=True)
+class CoverageRunOptions:
+    now: datetime.datetime
+    namespace: str = ""
+    report_api: str | None = None
+    kyverno_config_path: str | None = None
+    scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL
+    all_policies: bool = False
+    exclusions_path: str | None = None
+
+
+@dataclass
+class CoverageResult:
+    coverage: Coverage
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return self.coverage.exit_code
+
+
+def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
+    from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.reconcile.coverage import compute_coverage
+    from kubectl_kyrec.run.reports import report_diff_for
+
+    exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
+    inputs = source.read()
+    diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
+                                  kyverno_config_path=options.kyverno_config_path,
+                                  all_policies=options.all_policies, scan_interval=options.scan_interval,
+                                  namespace=options.namespace)
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions))

@@ -1,0 +1,155 @@
+"""`diff`: what the policies say should exist against a state. Read-only.
+
+Two domains: downstreams of generating policies (DESIGN section 4) and policy reports of validating
+policies (section 5). Both by default; `only_downstreams` or `only_reports` narrows to one.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubectl_kyrec.errors import ExitCode, worst
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+    from kubectl_kyrec.model import Document, Source
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+    from kubectl_kyrec.reconcile.reports import ReportDiff
+    from kubectl_kyrec.run.inputs import Inputs, InputSource
+
+
+@dataclass(frozen=True)
+class DiffRunOptions:
+    now: datetime.datetime
+    namespace: str | None = None
+    selector: dict[str, Any] | None = None
+    policy_names: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    only_downstreams: bool = False
+    only_reports: bool = False
+    all_policies: bool = False
+    report_api: str | None = None
+    kyverno_config_path: str | None = None
+
+
+@dataclass
+class DiffResult:
+    downstreams: DownstreamDiff | None = None
+    reports: ReportDiff | None = None
+    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        from kubectl_kyrec.reconcile.reports import ReportClass
+
+        code = ExitCode.INPUT if self.errors else ExitCode.CLEAN
+        findings = bool(self.downstreams and self.downstreams.findings)
+        if self.reports is not None:
+            # orphan reports describe nothing in scope; everything else that is not current is a finding
+            findings = findings or any(c.klass not in (ReportClass.CURRENT, ReportClass.ORPHAN) and c.in_scope
+                                       for c in self.reports.changes)
+        return worst(code, ExitCode.FINDINGS) if findings else code
+
+
+def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
+    inputs = source.read()
+    both = options.only_downstreams == options.only_reports
+    run = DiffResult(notices=[str(n) for n in inputs.notices])
+    outcome = None
+    if both or options.only_downstreams:
+        outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
+                                                   complete=options.all_policies, namespace=options.namespace,
+                                                   kinds=options.kinds, selector=options.selector)
+        run.errors.extend((e.message, e.source) for e in outcome.errors)
+        run.notices.extend(str(n) for n in outcome.notices)
+        run.notices.extend(evaluation_notices(outcome))
+    has_reports = any(is_report(d.obj) for d in inputs.state.objects)
+    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
+        # the default diff compares reports only when the state holds some (a dump without them would
+        # make every report "missing"); --reports asks for the comparison regardless
+        run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
+    if options.only_reports or (both and has_reports):
+        run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
+        run.errors.extend(errors)
+        run.notices.extend(notices)
+    return run
+
+
+def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
+    """The generating policies a state captured from the cluster holds, by name (unreadable ones left out)."""
+    from kubectl_kyrec.errors import InputError
+    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+
+    out: dict[str, GeneratingPolicy] = {}
+    for doc in state:
+        if doc.kind in ("GeneratingPolicy", "NamespacedGeneratingPolicy") and \
+                doc.api_version.startswith("policies.kyverno.io/"):
+            try:
+                out[doc.name] = parse_generating_policy(doc)
+            except InputError:
+                continue
+    return out
+
+
+def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
+    """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
+    needing request data (their owned downstreams are `undetermined`; nothing is reported missing)."""
+    from kubectl_kyrec.evaluate.generating import TriggerStatus
+
+    notices = []
+    needs: dict[str, int] = {}
+    for o in outcome.outcomes:
+        if o.status is TriggerStatus.ERROR:
+            notices.append(f"{o.policy.key}: {o.trigger.ref.display()}: {o.message}")
+        elif o.status is TriggerStatus.NEEDS_REQUEST:
+            needs[o.policy.key] = needs.get(o.policy.key, 0) + 1
+    notices.extend(f"{policy}: the downstreams of {count} trigger(s) depend on request.userInfo; give it with "
+                   "--values to evaluate them" for policy, count in needs.items())
+    return notices
+
+
+def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
+                    complete: bool, namespace: str | None, kinds: tuple[str, ...],
+                    selector: dict[str, Any] | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
+    from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
+    from kubectl_kyrec.run.generate import generate_for_inputs
+
+    outcome = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace, kinds=kinds,
+                                  selector=selector)
+    trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
+    names = {d.name for d in inputs.policies.generating}
+    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs), complete_policy_set=complete,
+                            trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
+                            cluster_policies=cluster_policies(inputs.state.objects))
+    return outcome, diff
+
+
+def is_report(obj: Mapping[str, Any]) -> bool:
+    """A PolicyReport or ClusterPolicyReport of either report API."""
+    from kubectl_kyrec.expect.reports import REPORT_KINDS
+
+    return obj.get("kind") in REPORT_KINDS.get(str(obj.get("apiVersion", "")), ())
+
+
+def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingOutcome | None = None
+                ) -> tuple[ReportDiff | None, list[tuple[str, Source | None]], list[str]]:
+    """The report domain of `diff`: the same comparison `coverage` makes.
+
+    `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
+    """
+    from kubectl_kyrec.run.reports import report_diff_for
+
+    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
+        return None, [], []
+    diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
+                                  kyverno_config_path=options.kyverno_config_path,
+                                  all_policies=options.all_policies, namespace=options.namespace or "",
+                                  policy_names=options.policy_names, kinds=options.kinds,
+                                  selector=options.selector, generating=generating)
+    return (diff, [(e.message, e.source) for e in scope.outcome.errors],
+            [str(n) for n in scope.outcome.notices])

@@ -1,0 +1,121 @@
+"""`eval`: policies x resources -> results, downstreams, expected reports, and what a change does."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.model import EvalError, Result
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cel.environment import LibraryFactory
+    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.model import Document
+    from kubectl_kyrec.reconcile.impact import Impact
+    from kubectl_kyrec.run.inputs import Inputs, InputSource
+
+FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
+
+
+@dataclass(frozen=True)
+class EvalRunOptions:
+    now: datetime.datetime
+    namespace: str | None = None
+    selector: dict[str, Any] | None = None
+    policy_names: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    report_api: str = "wgpolicyk8s.io/v1alpha2"
+    fail_on: str = "fail"
+    fail_on_actions: tuple[str, ...] = ()
+    base_policy_paths: tuple[str, ...] = ()
+
+
+@dataclass
+class EvalResult:
+    results: list[Result]
+    reports: list[dict[str, Any]]
+    generated: GeneratingOutcome
+    errors: list[EvalError] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    impact: Impact | None = None
+    exit_code: ExitCode = ExitCode.CLEAN
+
+
+def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
+    """Kyverno's CLI counts every vpol `fail` whatever its validationActions; `--fail-on-actions` narrows."""
+    statuses = FAIL_ON[fail_on]
+    return any(r.result in statuses and (not actions or set(actions) & set(r.validation_actions))
+               for r in results)
+
+
+def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
+    from kubectl_kyrec.evaluate.report_scope import generating_pairs
+    from kubectl_kyrec.expect.reports import expected_reports
+    from kubectl_kyrec.run.generate import generate_for_inputs
+    from kubectl_kyrec.run.providers import provider_for
+
+    now = options.now
+    inputs = source.read()
+    # -r given: its manifests are the subjects, even when all of them turned out to be policies
+    subjects = inputs.resources if inputs.resources_named else inputs.state.objects
+    namespace = options.namespace or None
+    if namespace:
+        subjects = [d for d in subjects if d.namespace == namespace]
+    provider = provider_for(inputs)
+    eval_options = EvalOptions(now=now, operation=inputs.values.request_operation,
+                               user_info=inputs.values.user_info,
+                               namespace_labels=inputs.values.namespace_labels,
+                               namespaces=inputs.values.namespaces, selector=options.selector,
+                               policy_names=options.policy_names, kinds=options.kinds,
+                               report_api=options.report_api)
+    libraries = library_factory(LibraryContext(now=now, provider=provider))
+    outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
+                       options=eval_options)
+    # generating policies: their results join the others, their downstreams are listed
+    generated = generate_for_inputs(inputs, now=now, policy_names=options.policy_names, namespace=namespace,
+                                    kinds=options.kinds, selector=eval_options.selector)
+    results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    reports = outcome.reports
+    if generated.outcomes:
+        # Kyverno reports a GeneratingPolicy's result in the trigger's report too
+        reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, options.report_api)
+    errors = [*outcome.errors, *generated.errors]
+    impact = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
+                        head_generated=generated, now=now, options=eval_options, libraries=libraries,
+                        namespace=namespace) if options.base_policy_paths else None
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    code = ExitCode.INPUT if errors else ExitCode.CLEAN
+    # with --base-policy the question is what the change does; otherwise whether results fail
+    if impact.changed if impact is not None else counts_as_failure(results, options.fail_on,
+                                                                     options.fail_on_actions):
+        code = worst(code, ExitCode.FINDINGS)
+    return EvalResult(results, reports, generated, errors, notices, impact, code)
+
+
+def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
+               head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
+               options: EvalOptions, libraries: LibraryFactory, namespace: str | None = None) -> Impact:
+    """`eval --base-policy`: the same resources under the base policies, compared with the head's."""
+    from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.reconcile.impact import compute_impact
+    from kubectl_kyrec.run.generate import generate_for_inputs
+
+    base = classify(load_documents(list(base_policy_paths), stdin=sys.stdin))
+    base.exceptions.extend(inputs.policies.exceptions)
+    base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
+                            options=options)
+    base_generated = generate_for_inputs(inputs, base, now=now, policy_names=options.policy_names,
+                                         namespace=namespace, kinds=options.kinds, selector=options.selector)
+    base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
+    return compute_impact(base_results, head_results, base_generated, head_generated)

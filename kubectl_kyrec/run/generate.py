@@ -1,0 +1,51 @@
+"""The GeneratingPolicies of a run over its triggers (shared by eval, diff and the report checks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import datetime
+
+    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.model import Subject
+    from kubectl_kyrec.run.inputs import Inputs
+
+
+def subject_filter(namespace: str | None, kinds: tuple[str, ...],
+                   selector: Mapping[str, Any] | None) -> Callable[[Subject], bool]:
+    """-n, --kind and -l over triggers (a Namespace passes -n for itself)."""
+    from kubectl_kyrec.evaluate.selectors import matches_selector
+
+    def keep(subject: Subject) -> bool:
+        ref = subject.ref
+        if namespace and ref.namespace != namespace and not (ref.kind == "Namespace" and ref.name == namespace):
+            return False
+        if kinds and ref.kind not in kinds:
+            return False
+        labels = (subject.obj.get("metadata") or {}).get("labels") or {}
+        return selector is None or matches_selector(selector, labels)
+
+    return keep
+
+
+def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
+                        policy_names: tuple[str, ...] = (), namespace: str | None = None,
+                        kinds: tuple[str, ...] = (), selector: Mapping[str, Any] | None = None) -> GeneratingOutcome:
+    """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
+    from kubectl_kyrec.run.providers import provider_for
+
+    policies = policies if policies is not None else inputs.policies
+    envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
+    values = inputs.values
+    options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
+                              user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
+                              namespaces=values.namespaces,
+                              policy_names=policy_names)
+    return run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
+                          envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
+                          trigger_filter=subject_filter(namespace, kinds, selector), locate=policies.locate)

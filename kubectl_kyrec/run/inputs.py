@@ -1,0 +1,127 @@
+"""Read every input a command names (the loading edge of the pipeline), through an input source.
+
+A source turns what the user named into `Inputs`. `FileSource` reads files; a live source (reading the
+cluster for the state) replaces only `read_state`, so policies, resources and values load the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kubectl_kyrec.cluster.state import ClusterState
+from kubectl_kyrec.errors import InputError, UsageError
+from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.values import Values, parse_values
+from kubectl_kyrec.model import Document, Notice
+
+
+@dataclass
+class Inputs:
+    policies: PolicySet
+    resources: list[Document]
+    state: ClusterState
+    values: Values
+    kinds: Any
+    context_file: dict[str, Any] | None = None
+    notices: list[Notice] = field(default_factory=list)
+    # the context provider over the state, built once per run (see providers.provider_for)
+    provider: Any = field(default=None, repr=False)
+    # -r was given (its manifests may all have turned out to be policies)
+    resources_named: bool = False
+
+    @property
+    def subjects(self) -> list[Document]:
+        """What a command evaluates: the -r manifests, else the objects of the state."""
+        return self.resources if self.resources else self.state.objects
+
+
+class InputSource(Protocol):
+    """Where a run's inputs come from."""
+
+    def read(self) -> Inputs:
+        """Load everything; raise KyrecError (InputError, UsageError) on bad input."""
+
+
+def _docs(paths: Sequence[str]) -> list[Document]:
+    from kubectl_kyrec.load.documents import load_documents
+
+    return load_documents(list(paths), stdin=sys.stdin) if paths else []
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """Inputs named on the command line: files, directories, '-' for stdin."""
+
+    policy_paths: Sequence[str] = ()
+    resource_paths: Sequence[str] = ()
+    exception_paths: Sequence[str] = ()
+    state_paths: Sequence[str] = ()
+    crd_paths: Sequence[str] = ()
+    values_path: str | None = None
+    context_path: str | None = None
+
+    def read_state(self) -> ClusterState:
+        from kubectl_kyrec.load.state import read_state
+
+        return read_state(list(self.state_paths)) if self.state_paths else ClusterState()
+
+    def read(self) -> Inputs:
+        from kubectl_kyrec.load.documents import load_documents_with_lines
+        from kubectl_kyrec.load.kinds import KindTable
+
+        if sum(1 for paths in (self.policy_paths, self.resource_paths, self.exception_paths, self.crd_paths)
+               for p in paths if p == "-") > 1:
+            raise UsageError("only one input can be read from stdin ('-')")
+        named = [*self.policy_paths, *self.exception_paths]
+        located = load_documents_with_lines(named, stdin=sys.stdin) if named else []
+        lines = {item.document.source: item.lines for item in located}
+        policy_exception_docs = [item.document for item in located]
+        resource_docs = _docs(self.resource_paths)
+        state = self.read_state()
+        kinds = KindTable()
+        for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
+            if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
+                kinds.add_crd(doc.obj, source=doc.source)
+        try:
+            policies = classify(policy_exception_docs)
+        except InputError as exc:
+            raise PolicySet(lines=lines).locate(exc) from None
+        policies.lines = lines
+        # manifests given with -r may carry policies too (a directory of everything): sort them out
+        resources: list[Document] = []
+        extra = classify([d for d in resource_docs if _is_policy_kind(d)])
+        policies.validating.extend(extra.validating)
+        policies.generating.extend(extra.generating)
+        policies.exceptions.extend(extra.exceptions)
+        policies.admission.extend(extra.admission)
+        policies.bindings.extend(extra.bindings)
+        for doc in resource_docs:
+            if not _is_policy_kind(doc):
+                resources.append(doc)
+        notices = []
+        skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
+        if skipped:
+            notices.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
+                                  f"evaluate as policies: {', '.join(skipped)}"))
+        values = parse_values(_docs([self.values_path])) if self.values_path else Values()
+        context = None
+        if self.context_path:
+            ctx_docs = _docs([self.context_path])
+            if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":
+                raise InputError("--context-file: expected one cli.kyverno.io/v1alpha1 Context document",
+                                 ctx_docs[0].source if ctx_docs else None)
+            context = ctx_docs[0].obj
+        return Inputs(policies, resources, state, values, kinds, context, notices,
+                      resources_named=bool(self.resource_paths))
+
+
+_POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
+
+
+def _is_policy_kind(doc: Document) -> bool:
+    return doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
+        "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
+        "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
