@@ -7,6 +7,7 @@ import re
 
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
@@ -18,7 +19,8 @@ from kubectl_kyrec.cli.common import (
 )
 from kubectl_kyrec.errors import UsageError
 
-FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
+FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
+           OutputFormat.GITHUB)
 
 
 def parse_duration(text: str) -> datetime.timedelta:
@@ -58,9 +60,11 @@ def report_options(func):  # type: ignore[no-untyped-def]
 @click.command("coverage")
 @report_options
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]", help="table (default), json, yaml.")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
+              help="table (default), json, yaml, junit, sarif, github; repeatable.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: gaps do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
@@ -74,6 +78,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     is current, or named missing, stale, duplicate, misnamed, or excluded. Totals come only from the
     current reports. Exit 1 while any subject is neither current nor excluded.
     """
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
@@ -95,11 +100,15 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)
     doc = envelope("CoverageResult", run.coverage.to_json())
+    ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
-        if spec.format is OutputFormat.JSON:
+        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
+            write_output(spec, ci.render(spec.format.value))
+        elif spec.format is OutputFormat.JSON:
             write_output(spec, to_json(doc))
         elif spec.format is OutputFormat.YAML:
             write_output(spec, to_yaml(doc))
         else:
             write_output(spec, render_coverage(run.coverage))
-    exit_with(run.exit_code, exit_code_flag)
+    ci.finish()
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag)

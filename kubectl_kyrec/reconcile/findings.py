@@ -8,11 +8,12 @@ One type for all four lets `-o junit|sarif|github` and `--baseline` be written o
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kubectl_kyrec.model import Ref, Result, Source, group_version
+from kubectl_kyrec.model import Document, Ref, Result, Source, group_version
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.test_rows import SuiteRun
@@ -103,7 +104,8 @@ def from_downstreams(diff: DownstreamDiff, locate: Locate = _no_location) -> lis
     out = []
     for c in diff.changes:
         klass = str(c.klass)
-        outcome = "pass" if klass == "in-sync" else ("fail" if c.enforced else "warn")
+        # as DiffResult.exit_code counts them: enforced changes fail; sync-off ones are shown as warnings
+        outcome = "fail" if c.finding else ("pass" if klass == "in-sync" else "warn")
         reason = f" ({c.reason})" if c.reason else ""
         message = c.message or f"downstream {klass}{reason}"
         if c.fields:
@@ -128,8 +130,10 @@ def from_reports(diff: ReportDiff, locate: Locate = _no_location) -> list[Findin
         message = f"policy report {klass}{reason}"
         if c.fields:
             message += ": " + ", ".join(c.fields)
+        # an orphan report describes nothing in scope: shown, not failing (as DiffResult.exit_code)
+        outcome = "pass" if klass == "current" else ("warn" if klass == "orphan" else "fail")
         out.append(Finding(command="diff", suite="reports", policy="", rule="", subject=subject,
-                           outcome="pass" if klass == "current" else "fail", message=message,
+                           outcome=outcome, message=message,
                            message_class=f"report-{klass}{'-' + str(c.reason) if c.reason else ''}",
                            location=locate(subject)))
     return out
@@ -168,6 +172,32 @@ def from_test_runs(runs: Sequence[SuiteRun]) -> list[Finding]:
             out.append(Finding(command="test", suite=suite, policy="", rule="", subject=None, outcome="error",
                                message=message, message_class="error", location=where or Source(run.file)))
     return out
+
+
+def locator(documents: Iterable[Document]) -> Locate:
+    """Where each object was read (kind, namespace, name -> file:line), indexed on first use only: most
+    runs never ask."""
+    index: dict[tuple[str, str, str], Source] = {}
+    pending = [documents]
+
+    def locate(ref: Ref) -> Source | None:
+        if pending:
+            docs = list(pending.pop())
+            # items of a JSON List loaded on the fast path all carry the List's line, not their own:
+            # a line shared by several objects is dropped, the file still says where
+            shared = Counter(d.source for d in docs)
+            for doc in docs:
+                where = doc.source if shared[doc.source] == 1 or not doc.source.line else Source(doc.source.file)
+                index.setdefault((doc.kind, doc.namespace, doc.name), where)
+        return index.get((ref.kind, ref.namespace, ref.name))
+
+    return locate
+
+
+def locator_for(resources: Sequence[Document], state: Sequence[Document], state_from_files: bool) -> Locate:
+    """Manifests first (a -r file is where a reviewer edits), then the state when it was read from files:
+    objects read from a cluster have no file, and SARIF names them by a logical location instead."""
+    return locator([*resources, *(state if state_from_files else [])])
 
 
 def summary(findings: Iterable[Finding]) -> dict[str, int]:

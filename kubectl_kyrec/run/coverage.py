@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ class CoverageRunOptions:
 class CoverageResult:
     coverage: Coverage
     notices: list[str] = field(default_factory=list)
+    # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
+    locate: Locate | None = field(default=None, repr=False, compare=False)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -46,4 +49,5 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   namespace=options.namespace)
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions))
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions),
+                          locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
