@@ -5,6 +5,11 @@ Exit codes, first match wins when several apply:
 =====  ==========================================================================
 code   meaning
 =====  ==========================================================================
+70     internal error: a bug in kyrec, not in the input (sysexits EX_SOFTWARE)
+74     output error: a `-o FORMAT=FILE` target or stdout could not be written
+       (no space, no permission, missing directory; sysexits EX_IOERR)
+141    stdout closed early (a pipe reader such as `head` exited): 128 + SIGPIPE,
+       what a shell reports for a CLI killed by SIGPIPE; nothing is printed
 2      usage error (bad flags; `apply` without `--yes` and without a terminal)
 3      input error (unreadable file, bad YAML, a policy that does not compile, ...)
 5      cluster error (unreachable, forbidden, retries exhausted)
@@ -12,6 +17,9 @@ code   meaning
 1      findings (failing results, drift, coverage gaps, failing test rows)
 0      clean
 =====  ==========================================================================
+
+Codes 70, 74 and 141 end the run at once, so they are never weighed against the others. None of them
+is 1 or 3: a bug or a full disk must neither look like findings nor blame the user's input.
 """
 
 from __future__ import annotations
@@ -28,7 +36,14 @@ class ExitCode(enum.IntEnum):
     INPUT = 3
     APPLY_FAILED = 4
     CLUSTER = 5
+    INTERNAL = 70
+    OUTPUT = 74
+    BROKEN_PIPE = 141
 
+
+# Where an internal error asks to be reported (one place, so every message says the same).
+REPORT_BUGS = ("please report it on the kubectl-kyrec issue tracker with the command line and the traceback "
+               "that KYREC_DEBUG=1 prints")
 
 # Precedence when several outcomes apply to one run (DESIGN section 3).
 PRECEDENCE = (ExitCode.USAGE, ExitCode.INPUT, ExitCode.CLUSTER, ExitCode.APPLY_FAILED,
@@ -70,3 +85,9 @@ class UsageError(KyrecError):
 
 class ClusterError(KyrecError):
     exit_code = ExitCode.CLUSTER
+
+
+class OutputError(KyrecError):
+    """An output could not be written: `path: cannot write: reason`."""
+
+    exit_code = ExitCode.OUTPUT

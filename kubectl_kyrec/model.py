@@ -111,6 +111,11 @@ class Subject:
     namespaced: bool = True
 
 
+# A result kyrec cannot decide offline (it depends on request data the inputs do not give). Kyverno has no
+# such result: it is shown in every output format, and never written into an expected PolicyReport.
+UNDETERMINED = "undetermined"
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """One policy result, with Kyverno's report fields (SEMANTICS D.1)."""
@@ -118,7 +123,7 @@ class Result:
     policy: str                  # `name`, or `ns/name` for namespaced policies
     source: str                  # KyvernoValidatingPolicy, ValidatingAdmissionPolicy, ...
     rule: str
-    result: str                  # pass | fail | warn | error | skip
+    result: str                  # pass | fail | warn | error | skip, or UNDETERMINED
     message: str
     subject: Ref
     scored: bool = True

@@ -12,12 +12,15 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from kubectl_kyrec.errors import ExitCode, KyrecError, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
 from kubectl_kyrec.load.gc_pause import gc_paused
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.k8s.labels import Selector
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,20 +62,10 @@ def parse_outputs(values: Sequence[str], allowed: Sequence[OutputFormat],
     return specs
 
 
-def write_output(spec: OutputSpec, text: str) -> None:
-    if not text.endswith("\n"):
-        text += "\n"
-    if spec.path is None:
-        click.echo(text, nl=False)
-        return
-    # write beside the target then rename, so a failure never leaves a half-written file behind
-    tmp = f"{spec.path}.kyrec-tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, spec.path)
-    except OSError as exc:
-        raise KyrecError(f"cannot write {spec.path}: {exc.strerror}") from None
+def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
+    from kubectl_kyrec.render.sink import write_text
+
+    write_text(spec.path, text, color=color)
 
 
 def parse_now(value: str | None) -> datetime.datetime:
@@ -85,24 +78,17 @@ def parse_now(value: str | None) -> datetime.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
 
 
-def parse_selector(text: str | None) -> dict[str, object] | None:
-    """`-l a=b,c!=d,e` in kubectl's equality/existence syntax -> a LabelSelector."""
-    if not text:
+def parse_selector(text: str | None) -> Selector | None:
+    """`-l TEXT` in kubectl's whole grammar; a malformed selector is a usage error (exit 2), as in kubectl."""
+    from kubectl_kyrec.k8s.labels import SelectorError
+    from kubectl_kyrec.k8s.labels import parse_selector as parse
+
+    if text is None:
         return None
-    labels: dict[str, str] = {}
-    exprs: list[dict[str, object]] = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
-        if "!=" in part:
-            k, v = part.split("!=", 1)
-            exprs.append({"key": k.strip(), "operator": "NotIn", "values": [v.strip()]})
-        elif "==" in part or "=" in part:
-            k, v = part.replace("==", "=").split("=", 1)
-            labels[k.strip()] = v.strip()
-        elif part.startswith("!"):
-            exprs.append({"key": part[1:].strip(), "operator": "DoesNotExist"})
-        else:
-            exprs.append({"key": part, "operator": "Exists"})
-    return {"matchLabels": labels, "matchExpressions": exprs}
+    try:
+        return parse(text)
+    except SelectorError as exc:
+        raise UsageError(f"-l {text!r}: {exc}") from None
 
 
 def kubectl_flags(func: F) -> F:
@@ -140,13 +126,17 @@ def handle_errors(func: F) -> F:
             click.echo("interrupted", err=True)
             sys.exit(130)
         except BrokenPipeError:
-            sys.exit(int(ExitCode.CLEAN))
+            # the reader went away (`| head`): quiet, and not 0, so `set -o pipefail` still sees it
+            from kubectl_kyrec.render.sink import flush_stdout_quietly
+
+            flush_stdout_quietly()
+            sys.exit(int(ExitCode.BROKEN_PIPE))
         except Exception as exc:  # a bug in kyrec: still one line, no traceback (KYREC_DEBUG=1 shows it)
             if os.environ.get("KYREC_DEBUG"):
                 raise
-            click.echo(f"error: internal error: {type(exc).__name__}: {exc} (set KYREC_DEBUG=1 for the "
-                       "traceback and please report it)", err=True)
-            sys.exit(int(ExitCode.INPUT))
+            click.echo(f"error: internal error: {type(exc).__name__}: {exc} (a bug in kyrec, not in your "
+                       f"input; {REPORT_BUGS})", err=True)
+            sys.exit(int(ExitCode.INTERNAL))
 
     return wrapper  # type: ignore[return-value]
 

@@ -97,8 +97,10 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path)
     run = run_coverage(options, source)
-    for notice in run.notices:
+    for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)
+    for message, where in run.errors:
+        click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     doc = envelope("CoverageResult", run.coverage.to_json())
     ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
     for spec in specs:

@@ -136,11 +136,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_output(spec, ci.render(spec.format.value))
             continue
-        text = render(run, spec, color=color)
-        if spec.path is None and _color(spec, color):
-            # click strips escape sequences off a pipe unless told the colour is wanted
-            click.echo(text if text.endswith("\n") or not text else text + "\n", nl=False, color=True)
-        else:
-            write_output(spec, text)
+        # click strips escape sequences off a pipe unless told the colour is wanted
+        write_output(spec, render(run, spec, color=color), color=_color(spec, color))
     ci.finish()
     exit_with(ci.exit_code(run.exit_code), exit_code_flag)

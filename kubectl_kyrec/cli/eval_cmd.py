@@ -62,8 +62,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
     from kubectl_kyrec.reconcile.findings import from_results
-    from kubectl_kyrec.reconcile.impact import github_annotations, render_impact_table
     from kubectl_kyrec.render import diff_output, eval_output
+    from kubectl_kyrec.render.impact_output import github_annotations, render_impact_table
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -93,7 +93,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                                     {"impact": impact.to_json()} if impact is not None else None)
     for spec in specs:
         if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-            text = eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE)
+            text = (eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE) if results
+                    else run.empty_reason + "\n")
             text += "".join("\n" + t for t in (diff_output.render_downstreams(generated),
                                                render_impact_table(impact) if impact is not None else "") if t)
         elif spec.format is OutputFormat.JSON:
@@ -101,7 +102,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         elif spec.format is OutputFormat.YAML:
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
-            text = eval_output.render_reports(run.reports)
+            text = eval_output.render_reports(run.reports, results)
         else:
             text = ci.render(spec.format.value)
             if spec.format is OutputFormat.GITHUB and impact is not None:

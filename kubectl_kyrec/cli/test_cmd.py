@@ -42,9 +42,9 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     for fails (not-matched); --compat kyverno decides rows as Kyverno's CLI does. Exit 1 when a row
     fails, 3 when a test file cannot be loaded, 0 otherwise.
     """
-    from kubectl_kyrec.evaluate.test_rows import Mode
     from kubectl_kyrec.render import test_output
     from kubectl_kyrec.run.test import TestRunOptions, run_test
+    from kubectl_kyrec.testsuite.rows import Mode
 
     specs = parse_outputs(list(outputs), TEST_FORMATS)
     options = TestRunOptions(now=parse_now(now_text), mode=Mode.KYVERNO if compat == "kyverno" else Mode.STRICT,

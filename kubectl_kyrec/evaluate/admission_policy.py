@@ -18,10 +18,10 @@ from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.selectors import matches_selector
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating import make_result
+from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import AdmissionBinding, AdmissionPolicy, Validation
 from kubectl_kyrec.model import Document, Result
 

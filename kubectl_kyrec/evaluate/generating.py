@@ -15,6 +15,7 @@ Where kyrec decides what Kyverno leaves to the moment of admission:
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 import re
@@ -40,7 +41,7 @@ from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_r
 from kubectl_kyrec.expect.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
-from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject
+from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
 _USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
@@ -84,6 +85,9 @@ class TriggerOutcome:
     result: Result | None = None
     owed: bool = True
     operation: str = "CREATE"
+    # False: the trigger is in the state and the policy's creation time is unknown, so whether the trigger
+    # predates the policy (and is owed nothing) cannot be told; `owed` is then True (assume the worst)
+    age_known: bool = True
 
     @property
     def key(self) -> tuple[str, str]:
@@ -338,8 +342,8 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
         if matched:
             exceptions = partial
     if cp.conditions_use_user_info and not user_info_known:
-        return outcome(TriggerStatus.NEEDS_REQUEST, "matchConditions read request.userInfo, which --values "
-                                                    "does not give")
+        message = "matchConditions read request.userInfo, which --values does not give"
+        return outcome(TriggerStatus.NEEDS_REQUEST, message, result=result(meta.name, UNDETERMINED, message))
     activation = ctx.activation(cp.env, exceptions=exceptions)
     ok, error = conditions_hold(cp.conditions, activation, False)
     if error is not None:
@@ -348,8 +352,8 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     if not ok:
         return outcome(TriggerStatus.SKIPPED)
     if cp.generation_uses_user_info and not user_info_known:
-        return outcome(TriggerStatus.NEEDS_REQUEST, "the generated objects depend on request.userInfo, which "
-                                                    "--values does not give")
+        message = "the generated objects depend on request.userInfo, which --values does not give"
+        return outcome(TriggerStatus.NEEDS_REQUEST, message, result=result(meta.name, UNDETERMINED, message))
     owner = Owner(meta.name, meta.namespace if policy.namespaced else "",
                   trigger_info(ctx.request, ctx.subject.ref.uid))
     collect = _Collector(owner, kinds, policy.namespaced)
@@ -411,15 +415,20 @@ def _parse_time(text: str) -> datetime.datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
 
 
-def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created: str,
-            now: datetime.datetime) -> bool:
-    """generateExisting off: a trigger that existed before the policy is owed nothing (DESIGN 4)."""
+def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created: str) -> bool | None:
+    """generateExisting off: a trigger that existed before the policy is owed nothing (DESIGN 4).
+
+    None when that cannot be told: the trigger exists and the policy's creation time is unknown (a
+    manifest from git has none, and the state holds no copy). It is never taken to be now: that would
+    make every existing trigger predate the policy and hide every missing downstream."""
     if policy.generate_existing or not in_state:
         return True
     trigger_created = _parse_time(str((trigger.obj.get("metadata") or {}).get("creationTimestamp") or ""))
     if trigger_created is None:
         return True
-    policy_time = _parse_time(created) if created else now
+    if not created:
+        return None
+    policy_time = _parse_time(created)
     return policy_time is None or trigger_created >= policy_time
 
 
@@ -477,6 +486,7 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
     namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
     created = {cp.policy.key: policy_created(cp.policy, state) for cp in compiled}
     any_update_only = any(_update_only(cp.policy) for cp in compiled)
+    unknown_age: dict[str, int] = {}
     for subject in subject_set.subjects:
         if trigger_filter is not None and not trigger_filter(subject):
             continue
@@ -485,12 +495,21 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
         ctx, update_ctx = _contexts(subject, options, namespaces, any_update_only)
         in_state = subject.ref.uid in state_uids
         for cp in compiled:
-            owed = is_owed(cp.policy, subject, in_state, created[cp.policy.key], options.now)
+            owed = is_owed(cp.policy, subject, in_state, created[cp.policy.key])
             result = evaluate_trigger(cp, ctx, sink, kinds=kinds, user_info_known=options.user_info_known,
-                                      owed=owed)
+                                      owed=owed is not False)
             if result.status is TriggerStatus.NO_MATCH and update_ctx is not None and _update_only(cp.policy):
                 result = evaluate_trigger(cp, update_ctx, sink, kinds=kinds,
-                                          user_info_known=options.user_info_known, owed=owed)
+                                          user_info_known=options.user_info_known, owed=owed is not False)
             if result.status is not TriggerStatus.NO_MATCH:
+                if owed is None:
+                    result = dataclasses.replace(result, age_known=False)
+                    unknown_age[cp.policy.key] = unknown_age.get(cp.policy.key, 0) + 1
                 out.outcomes.append(result)
+    for key, count in unknown_age.items():
+        out.notices.append(Notice(
+            f"{key}: the policy has no creationTimestamp and the state holds no copy of it, so whether {count} "
+            "existing trigger(s) predate it is unknown (generateExisting is off); their downstreams are marked "
+            "policy-age-unknown. Give the policy as the cluster has it (kubectl get generatingpolicy "
+            f"{key.rpartition('/')[2]} -o yaml) or include it in --state"))
     return out

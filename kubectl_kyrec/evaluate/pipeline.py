@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
@@ -16,7 +16,6 @@ from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
-from kubectl_kyrec.evaluate.selectors import matches_selector
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import (
@@ -26,8 +25,12 @@ from kubectl_kyrec.evaluate.validating import (
     evaluate_validating,
 )
 from kubectl_kyrec.expect.reports import WGPOLICY, expected_reports, reportable
+from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.k8s.labels import Selector
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class EvalOptions:
     user_info: Mapping[str, Any] = field(default_factory=dict)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
-    selector: Mapping[str, Any] | None = None
+    selector: Selector | None = None
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     report_api: str = WGPOLICY

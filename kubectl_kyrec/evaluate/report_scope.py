@@ -16,7 +16,7 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, Result, Subject
+from kubectl_kyrec.model import UNDETERMINED, Document, Result, Subject
 
 # report and bookkeeping kinds are never scanned subjects
 NOT_SUBJECTS = {
@@ -72,11 +72,20 @@ def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]
     """
     out = []
     for o in generating.outcomes:
-        if o.result is None:
+        if o.result is None or o.result.result == UNDETERMINED:
+            # Kyverno's report holds a result here that kyrec cannot decide: `eval` shows it, reports cannot
             continue
         reportable = o.owed and "reports.kyverno.io/disabled" not in o.policy.meta.labels
         out.append((o.result, reportable))
     return out
+
+
+def undetermined_pairs(generating: GeneratingOutcome | None) -> frozenset[tuple[str, str]]:
+    """(policy, trigger uid) whose GeneratingPolicy result kyrec cannot decide (it needs request data)."""
+    if generating is None:
+        return frozenset()
+    return frozenset((o.result.policy, o.trigger.ref.uid) for o in generating.outcomes
+                     if o.result is not None and o.result.result == UNDETERMINED)
 
 
 def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Sequence[Document], *,

@@ -8,14 +8,15 @@ text. Pass `errors=[]` to collect them and keep going instead of stopping at the
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.files import STDIN_NAME, expand_paths, read_text
+from kubectl_kyrec.load.files import STDIN, STDIN_NAME, expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
@@ -23,7 +24,8 @@ from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents, node_line
 from kubectl_kyrec.model import Document, Source
 
 __all__ = [
-    "LocatedDocument", "documents_from_text", "iter_objects", "load_documents", "load_documents_with_lines",
+    "LocatedDocument", "PolicyFiles", "documents_from_text", "iter_objects", "load_documents",
+    "load_documents_with_lines", "load_policy_documents",
 ]
 
 
@@ -74,6 +76,50 @@ def _load(paths: Sequence[str], stdin: TextIO | None, errors: list[InputError] |
                 errors.append(err)
                 continue
             out.extend(_located_from_text(text, name, errors, keep_nodes))
+    return out
+
+
+@dataclass
+class PolicyFiles:
+    """What `-p` named: the policy documents, and what was passed over in its directories."""
+
+    documents: list[LocatedDocument] = field(default_factory=list)
+    skipped: int = 0                                   # documents below directories that are no policies
+    skipped_kinds: set[str] = field(default_factory=set)
+
+
+def load_policy_documents(paths: Sequence[str], is_policy: Callable[[Document], bool], *,
+                          stdin: TextIO | None = None) -> PolicyFiles:
+    """Policy documents with their lines. A file named explicitly (or `-`) must hold policies only: any
+    other document is an InputError at its line. Below a directory (a checkout of a policy library),
+    hidden folders are not read, and documents that are not policies (other kinds, YAML that is no
+    Kubernetes object such as artifacthub-pkg.yml) are counted in `skipped` and passed over."""
+    out = PolicyFiles()
+    for given in paths:
+        in_directory = given != STDIN and os.path.isdir(given)
+        for path in expand_paths([given], skip_hidden=True):
+            name, text = read_text(path, stdin)
+            with gc_paused():
+                for raw in _raw_documents(text, name):
+                    try:
+                        objects = list(iter_objects(raw.value, raw.line, raw.node, name))
+                    except InputError:
+                        if not in_directory:
+                            raise
+                        out.skipped += 1
+                        out.skipped_kinds.add("not a Kubernetes object")
+                        continue
+                    for obj, line, node in objects:
+                        doc = Document(obj, Source(name, line))
+                        if is_policy(doc):
+                            out.documents.append(LocatedDocument(doc, LineIndex(line, node)))
+                        elif in_directory:
+                            out.skipped += 1
+                            out.skipped_kinds.add(f"{doc.api_version}/{doc.kind}")
+                        else:
+                            raise InputError(f"{doc.kind} {doc.name!r} is not a policy (a file named with -p "
+                                             "holds policies and exceptions only; give resources with -r)",
+                                             doc.source)
     return out
 
 

@@ -2,7 +2,8 @@
 
 A directory is walked recursively in lexical order (like `kubectl apply -R -f DIR`), taking files ending
 `.yaml`, `.yml` or `.json`; `.git` directories are skipped, other hidden directories (`.kyverno-test`) are
-not. A file named explicitly is read whatever its extension. `-` means standard input.
+not, except for policies (`skip_hidden`). A file named explicitly is read whatever its extension. `-` means
+standard input.
 """
 
 from __future__ import annotations
@@ -22,14 +23,17 @@ MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = frozenset({".git"})
 
 
-def expand_paths(paths: Sequence[str]) -> list[str]:
-    """Files (and `-`) in reading order; raises InputError for a path that does not exist."""
+def expand_paths(paths: Sequence[str], *, skip_hidden: bool = False) -> list[str]:
+    """Files (and `-`) in reading order; raises InputError for a path that does not exist.
+
+    `skip_hidden`: below a directory, leave out hidden folders and files (`.chainsaw-test/`, `.github/`),
+    as a checkout of a policy library holds test fixtures there that are no policies."""
     out: list[str] = []
     for path in paths:
         if path == STDIN:
             out.append(path)
         elif os.path.isdir(path):
-            out.extend(_walk(path))
+            out.extend(_walk(path, skip_hidden))
         elif os.path.exists(path):
             out.append(path)
         else:
@@ -37,15 +41,16 @@ def expand_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def _walk(root: str) -> list[str]:
+def _walk(root: str, skip_hidden: bool = False) -> list[str]:
     found: list[str] = []
 
     def fail(err: OSError) -> None:
         raise InputError(f"cannot read directory: {err.strerror or err}", Source(err.filename or root))
 
     for current, dirs, files in os.walk(root, onerror=fail):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS)
-        found.extend(os.path.join(current, f) for f in sorted(files) if f.endswith(MANIFEST_EXTENSIONS))
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not (skip_hidden and d.startswith(".")))
+        found.extend(os.path.join(current, f) for f in sorted(files)
+                     if f.endswith(MANIFEST_EXTENSIONS) and not (skip_hidden and f.startswith(".")))
     # os.walk yields a directory before its subdirectories; sort whole paths so that `a/x.yaml`,
     # `a/sub/y.yaml`, `b.yaml` come in the order kubectl's filepath.Walk gives.
     found.sort(key=lambda p: os.path.relpath(p, root).split(os.sep))

@@ -21,7 +21,7 @@ from kubectl_kyrec.load.policies import (
     read_kyverno_policy,
     require_resource_rules,
 )
-from kubectl_kyrec.model import Document, Obj
+from kubectl_kyrec.model import Document, Obj, Source
 
 INTERPOLATION_MODES = ("none", "cel")
 
@@ -72,6 +72,10 @@ class GeneratingPolicy:
     @property
     def name(self) -> str:
         return self.meta.name
+
+    @property
+    def source(self) -> Source:
+        return self.meta.source
 
 
 def _enabled(r: _Reader, evaluation: object, name: str, default: bool) -> bool:

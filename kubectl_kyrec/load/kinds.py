@@ -25,6 +25,12 @@ class ResourceInfo:
     resource: str                       # plural, e.g. "deployments"
     namespaced: bool
     subresources: tuple[str, ...] = ()  # e.g. ("scale", "status")
+    singular: str = ""                  # CRD spec.names.singular; "" = the kind in lower case
+    short_names: tuple[str, ...] = ()   # e.g. ("deploy",), as discovery lists them
+
+    def names(self) -> tuple[str, ...]:
+        """Every lower-case name kubectl accepts for this resource: plural, singular, short names."""
+        return (self.resource, self.singular or self.kind.lower(), *self.short_names)
 
     @property
     def api_version(self) -> str:
@@ -136,6 +142,40 @@ openreports.io v1alpha1 ClusterReport clusterreports C -
 """
 
 
+# (group, plural) -> short names, as the API server's discovery documents them (kubectl api-resources)
+_SHORT_NAMES = {
+    ("", "componentstatuses"): ("cs",), ("", "configmaps"): ("cm",), ("", "endpoints"): ("ep",),
+    ("", "events"): ("ev",), ("", "limitranges"): ("limits",), ("", "namespaces"): ("ns",),
+    ("", "nodes"): ("no",), ("", "persistentvolumeclaims"): ("pvc",), ("", "persistentvolumes"): ("pv",),
+    ("", "pods"): ("po",), ("", "replicationcontrollers"): ("rc",), ("", "resourcequotas"): ("quota",),
+    ("", "serviceaccounts"): ("sa",), ("", "services"): ("svc",),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): ("crd", "crds"),
+    ("apps", "daemonsets"): ("ds",), ("apps", "deployments"): ("deploy",), ("apps", "replicasets"): ("rs",),
+    ("apps", "statefulsets"): ("sts",), ("autoscaling", "horizontalpodautoscalers"): ("hpa",),
+    ("batch", "cronjobs"): ("cj",), ("certificates.k8s.io", "certificatesigningrequests"): ("csr",),
+    ("events.k8s.io", "events"): ("ev",), ("networking.k8s.io", "ingresses"): ("ing",),
+    ("networking.k8s.io", "networkpolicies"): ("netpol",), ("policy", "poddisruptionbudgets"): ("pdb",),
+    ("scheduling.k8s.io", "priorityclasses"): ("pc",), ("storage.k8s.io", "storageclasses"): ("sc",),
+    ("kyverno.io", "clusterpolicies"): ("cpol",), ("kyverno.io", "policies"): ("pol",),
+    ("kyverno.io", "cleanuppolicies"): ("cleanpol",), ("kyverno.io", "clustercleanuppolicies"): ("ccleanpol",),
+    ("kyverno.io", "policyexceptions"): ("polex",), ("kyverno.io", "updaterequests"): ("ur",),
+    ("kyverno.io", "globalcontextentries"): ("gctxentry",), ("kyverno.io", "admissionreports"): ("admr",),
+    ("kyverno.io", "clusteradmissionreports"): ("cadmr",), ("kyverno.io", "backgroundscanreports"): ("bgscanr",),
+    ("kyverno.io", "clusterbackgroundscanreports"): ("cbgscanr",),
+    ("policies.kyverno.io", "validatingpolicies"): ("vpol",),
+    ("policies.kyverno.io", "namespacedvalidatingpolicies"): ("nvpol",),
+    ("policies.kyverno.io", "generatingpolicies"): ("gpol",),
+    ("policies.kyverno.io", "namespacedgeneratingpolicies"): ("ngpol",),
+    ("policies.kyverno.io", "mutatingpolicies"): ("mpol",),
+    ("policies.kyverno.io", "imagevalidatingpolicies"): ("ivpol",),
+    ("policies.kyverno.io", "deletingpolicies"): ("dpol",),
+    ("policies.kyverno.io", "policyexceptions"): ("polex",),
+    ("wgpolicyk8s.io", "policyreports"): ("polr",), ("wgpolicyk8s.io", "clusterpolicyreports"): ("cpolr",),
+    ("reports.kyverno.io", "ephemeralreports"): ("ephr",),
+    ("reports.kyverno.io", "clusterephemeralreports"): ("cephr",),
+}
+
+
 def _parse_builtins() -> list[ResourceInfo]:
     out: list[ResourceInfo] = []
     # A row may be wrapped: an indented line continues the one before it.
@@ -144,8 +184,10 @@ def _parse_builtins() -> list[ResourceInfo]:
             continue
         group, versions, kind, plural, scope, subs = row.split()
         for version in versions.split(","):
-            out.append(ResourceInfo("" if group == "core" else group, version, kind, plural, scope == "N",
-                                    () if subs == "-" else tuple(subs.split(","))))
+            group = "" if group == "core" else group
+            out.append(ResourceInfo(group, version, kind, plural, scope == "N",
+                                    () if subs == "-" else tuple(subs.split(",")),
+                                    short_names=_SHORT_NAMES.get((group, plural), ())))
     return out
 
 
@@ -234,6 +276,26 @@ class KindTable:
         """Whether any kind of this API group is known (built in or from a CRD)."""
         return any(info.group == group for info in self._by_kind.values())
 
+    def resolve(self, name: str) -> list[ResourceInfo]:
+        """What `kubectl get NAME` would list: NAME is a kind, plural, singular or short name in any case,
+        optionally qualified as `name.group` or `name.version.group` (`pods.` is the core group)."""
+        wanted = name.strip().lower()
+        resource, dot, rest = wanted.partition(".")
+        candidates: list[tuple[str, str | None, str | None]] = [(wanted, None, None)]
+        if dot:
+            candidates = []
+            head, dot2, tail = rest.partition(".")
+            if dot2:
+                candidates.append((resource, head, tail))        # resource.version.group
+            candidates.append((resource, None, rest))            # resource.group
+        for res, want_version, want_group in candidates:
+            found = [i for i in self._by_kind.values()
+                     if res in i.names() and (want_group is None or i.group == want_group)
+                     and (want_version is None or i.version == want_version)]
+            if found:
+                return found
+        return []
+
     def is_namespaced(self, api_version: str, kind: str) -> bool | None:
         info = self.by_kind(api_version, kind)
         return None if info is None else info.namespaced
@@ -258,7 +320,11 @@ class KindTable:
             raise InputError(
                 f"CustomResourceDefinition spec.scope must be Namespaced or Cluster, not {scope!r}", source)
         assert isinstance(group, str) and isinstance(kind, str) and isinstance(plural, str)
-        infos = [ResourceInfo(group, version, kind, plural, scope == "Namespaced", subs)
+        singular = names.get("singular") if isinstance(names.get("singular"), str) else ""
+        short = names.get("shortNames")
+        short_names = tuple(str(n).lower() for n in short) if isinstance(short, list) else ()
+        infos = [ResourceInfo(group, version, kind, plural, scope == "Namespaced", subs, str(singular).lower(),
+                              short_names)
                  for version, subs in _served_versions(spec)]
         for old in self.versions_of(group, kind):
             del self._by_kind[(old.group, old.version, old.kind)]

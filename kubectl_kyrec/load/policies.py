@@ -9,10 +9,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Document, Notice, Obj, Source
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
@@ -20,6 +23,7 @@ NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPo
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
+POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
 VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
 
 # Report `source` per policy kind (SEMANTICS D.1).
@@ -193,11 +197,38 @@ class PolicySet:
     admission: list[AdmissionPolicy] = field(default_factory=list)
     bindings: list[AdmissionBinding] = field(default_factory=list)
     exceptions: list[PolicyException] = field(default_factory=list)
-    generating: list[Document] = field(default_factory=list)   # parsed by the generating stage
+    generating: list[GeneratingPolicy] = field(default_factory=list)
     others: list[Document] = field(default_factory=list)
+    # policies of any kind that do not parse: each one reported, the rest still evaluated
+    errors: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     # the lines of nested fields, per document (from the loader), so errors can point at the field
     lines: dict[Source, Any] = field(default_factory=dict)
+
+    @property
+    def has_policies(self) -> bool:
+        """Whether anything was given that could produce a result (bad policies count: they are reported)."""
+        return bool(self.validating or self.admission or self.generating or self.errors)
+
+    def extend(self, other: PolicySet) -> None:
+        self.validating.extend(other.validating)
+        self.admission.extend(other.admission)
+        self.bindings.extend(other.bindings)
+        self.exceptions.extend(other.exceptions)
+        self.generating.extend(other.generating)
+        self.others.extend(other.others)
+        self.errors.extend(other.errors)
+        self.notices.extend(other.notices)
+        self.lines.update(other.lines)
+
+    def located_errors(self) -> list[InputError]:
+        return [self.locate(e) for e in self.errors]
+
+    def raise_errors(self) -> PolicySet:
+        """Self, or the first bad policy's error raised (for callers where one bad policy stops all)."""
+        if self.errors:
+            raise self.locate(self.errors[0])
+        return self
 
     def locate(self, error: InputError) -> InputError:
         """The error with its source moved to the line of the field it names, when that is known."""
@@ -469,21 +500,35 @@ def parse_exception(doc: Document) -> PolicyException:
         report_result=report_result, expires_at=r.string(spec.get("expiresAt"), "spec.expiresAt"))
 
 
-def classify(docs: Iterable[Document]) -> PolicySet:
-    """Sort documents into the policy kinds kyrec evaluates; anything else lands in `others`."""
-    out = PolicySet()
+def is_policy_document(doc: Document) -> bool:
+    """A document of a policy API: Kyverno's groups, or admission policies and their bindings."""
+    group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+    return group in POLICY_GROUPS or (group == VAP_GROUP and doc.kind.endswith(("Policy", "PolicyBinding")))
+
+
+def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None) -> PolicySet:
+    """Parse documents into the policy kinds kyrec evaluates; anything else lands in `others`.
+
+    A policy that does not parse, of whatever kind, is kept in `errors` (not raised), so that every bad
+    policy is reported and the others still run."""
+    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+
+    out = PolicySet(lines=dict(lines or {}))
     for doc in docs:
         group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
-        if group == KYVERNO_GROUP and doc.kind in VALIDATING_KINDS:
-            out.validating.append(parse_validating_policy(doc))
-        elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
-            out.generating.append(doc)
-        elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
-            out.exceptions.append(parse_exception(doc))
-        elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
-            out.admission.append(parse_admission_policy(doc))
-        elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":
-            out.bindings.append(parse_binding(doc))
-        else:
-            out.others.append(doc)
+        try:
+            if group == KYVERNO_GROUP and doc.kind in VALIDATING_KINDS:
+                out.validating.append(parse_validating_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
+                out.generating.append(parse_generating_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
+                out.exceptions.append(parse_exception(doc))
+            elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
+                out.admission.append(parse_admission_policy(doc))
+            elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":
+                out.bindings.append(parse_binding(doc))
+            else:
+                out.others.append(doc)
+        except InputError as exc:
+            out.errors.append(exc)
     return out

@@ -33,7 +33,7 @@ from kubectl_kyrec.reconcile.reports import (
 )
 
 EXCLUDED = "excluded"
-COUNT_KEYS = ("in_scope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan")
+COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan")
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class CoverageSubject:
         out: dict[str, Any] = {"subject": self.subject.to_json(), "status": self.status,
                                "reason": self.reason, "report": report}
         if self.excluded_by is not None:
-            out["excluded_by"] = self.excluded_by
+            out["excludedBy"] = self.excluded_by
             out["gap"] = self.gap
         return out
 
@@ -117,17 +117,17 @@ class Coverage:
         return ExitCode.FINDINGS if self.gaps else ExitCode.CLEAN
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN section 3 coverage fields; `report_api`, `filtered_subjects`, `orphans` are additions."""
+        """The CoverageResult body (docs/output.md); `reportAPI`, `filteredSubjects`, `orphans` are additions."""
         current, of = self.derived_from
         return {
             "counts": dict(self.counts),
             "subjects": [s.to_json() for s in self.subjects],
             "totals": self.totals.to_json(),
-            "per_policy": {policy: counts.to_json() for policy, counts in self.per_policy},
-            "derived_from": {"subjects": current, "of": of},
-            "unused_exclusions": [u.to_json() for u in self.unused_exclusions],
-            "report_api": self.report_api,
-            "filtered_subjects": self.filtered_subjects,
+            "perPolicy": {policy: counts.to_json() for policy, counts in self.per_policy},
+            "derivedFrom": {"subjects": current, "of": of},
+            "unusedExclusions": [u.to_json() for u in self.unused_exclusions],
+            "reportAPI": self.report_api,
+            "filteredSubjects": self.filtered_subjects,
             "orphans": [r.to_json() for r in self.orphans],
         }
 
@@ -161,7 +161,7 @@ def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
             rows.append(CoverageSubject(status.subject, str(status.status), status.reason, status.report))
 
     tallies = dict.fromkeys(COUNT_KEYS, 0)
-    tallies["in_scope"] = len(rows)
+    tallies["inScope"] = len(rows)
     for row in rows:
         tallies[row.status] += 1
     orphans = tuple(c.report for c in diff.changes if c.klass == ReportClass.ORPHAN)
@@ -177,7 +177,7 @@ def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
         subjects=tuple(rows),
         totals=_count([r for _, r in current_results]),
         per_policy=tuple((p, _count(rs)) for p, rs in sorted(per_policy.items())),
-        derived_from=(tallies["current"], tallies["in_scope"]),
+        derived_from=(tallies["current"], tallies["inScope"]),
         unused_exclusions=unused,
         report_api=diff.report_api,
         filtered_subjects=len(diff.filtered_subjects),

@@ -8,6 +8,8 @@ missing                             desired, nothing at that identity (enforced 
                                     write it: a new trigger, sync on, or generateExisting on)
 missing        predates-policy      same, but the trigger existed before the policy and generateExisting
                                     is off: Kyverno owes it nothing (enforced: false)
+missing        policy-age-unknown   same, but whether the trigger predates the policy cannot be told (no
+                                    creationTimestamp anywhere): enforced as if it were owed
 drifted        changed-fields       desired, owned, a field the policy sets differs from live (or a field
                                     only Kyverno's managers own is no longer set by the policy)
 drifted        foreign-fields       desired, owned, live carries fields another manager set that the
@@ -80,6 +82,7 @@ class DownstreamClass(enum.StrEnum):
 
 class Reason(enum.StrEnum):
     PREDATES_POLICY = "predates-policy"
+    POLICY_AGE_UNKNOWN = "policy-age-unknown"
     CHANGED_FIELDS = "changed-fields"
     FOREIGN_FIELDS = "foreign-fields"
     UNOWNED = "unowned"
@@ -381,6 +384,11 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
         # Kyverno writes it on the trigger's admission, and for existing triggers only through sync (the
         # watcher recreates deleted downstreams) or generateExisting (when the policy is created or updated)
         enforced = sync or policy.generate_existing or not trigger_exists
+        if not outcome.age_known:
+            return DownstreamChange(DownstreamClass.MISSING, Reason.POLICY_AGE_UNKNOWN, enforced, policy.key,
+                                    trigger, ref_of(expected), expected=expected,
+                                    message="the policy's creation time is unknown: if the trigger predates it, "
+                                            "Kyverno owes it nothing")
         return DownstreamChange(DownstreamClass.MISSING, None, enforced, policy.key, trigger, ref_of(expected),
                                 expected=expected)
     obj_ref = ref_of(live)
@@ -392,6 +400,8 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
         message = _conflict_message(conflict, live)
         if not outcome.owed:
             message += "; the trigger predates the policy, so Kyverno never tries to write it"
+        elif not outcome.age_known:
+            message += "; the policy's creation time is unknown (if the trigger predates it, Kyverno never tries)"
         return DownstreamChange(DownstreamClass.CONFLICT, conflict, outcome.owed, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live, message=message)
     reason, fields, diff = compare(expected, live, server_side_apply=policy.use_server_side_apply,

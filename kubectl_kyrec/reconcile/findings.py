@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kubectl_kyrec.model import Document, Ref, Result, Source, group_version
+from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Result, Source, group_version
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.test_rows import SuiteRun
@@ -21,14 +21,15 @@ if TYPE_CHECKING:
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
 
-# what each outcome is in CI terms; `pass` and `skip` are test cases, not findings
+# what each outcome is in CI terms; `pass` and `skip` are test cases, not findings, and an undetermined
+# result (kyrec cannot decide it offline) asks for review without failing
 FINDING_OUTCOMES = ("fail", "error", "warn")
 Locate = Callable[[Ref], Source | None]
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One row of a command's outcome. `outcome` is pass | fail | warn | error | skip."""
+    """One row of a command's outcome. `outcome` is pass | fail | warn | error | skip | undetermined."""
 
     command: str                 # eval | diff | coverage | test
     suite: str                   # the JUnit test suite: the policy, or the domain when there is none
@@ -51,6 +52,10 @@ class Finding:
     @property
     def is_finding(self) -> bool:
         return self.outcome in FINDING_OUTCOMES
+
+    @property
+    def undetermined(self) -> bool:
+        return self.outcome == UNDETERMINED
 
     @property
     def counts(self) -> bool:
@@ -201,7 +206,7 @@ def locator_for(resources: Sequence[Document], state: Sequence[Document], state_
 
 
 def summary(findings: Iterable[Finding]) -> dict[str, int]:
-    counts = dict.fromkeys(("pass", "fail", "warn", "error", "skip", "baselined"), 0)
+    counts = dict.fromkeys(("pass", "fail", "warn", "error", "skip", UNDETERMINED, "baselined"), 0)
     for f in findings:
         counts[f.outcome] = counts.get(f.outcome, 0) + 1
         if f.baselined:

@@ -24,8 +24,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tabulate import tabulate
-
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.expect.downstreams import LABEL_SOURCE_UID, identity, labels_of
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
@@ -199,37 +197,3 @@ def compute_impact(base_results: Sequence[Result], head_results: Sequence[Result
                    base_generated: GeneratingOutcome, head_generated: GeneratingOutcome) -> Impact:
     return Impact(tuple(compare_downstreams(base_generated, head_generated)),
                   tuple(compare_results(base_results, head_results)))
-
-
-def render_impact_table(impact: Impact) -> str:
-    """Two tables (downstreams, results), then the diff of every changed downstream."""
-    if not impact.changed:
-        return "The policy change changes nothing for these resources.\n"
-    parts = []
-    if impact.downstreams:
-        rows = [[d.change, d.policy, d.trigger.display(), d.object.display(), str(d.location or "-"), d.note]
-                for d in impact.downstreams]
-        parts.append("Downstream changes:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "TRIGGER", "DOWNSTREAM",
-                                                                "LOCATION", "NOTE"], tablefmt="plain"))
-    if impact.results:
-        rows = [[r.change, r.policy, r.subject.display(), r.before or "-", r.after or "-",
-                 str(r.location or "-"), " ".join(r.message.split())[:80]] for r in impact.results]
-        parts.append("Result changes:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "SUBJECT", "BEFORE", "AFTER",
-                                                            "LOCATION", "MESSAGE"], tablefmt="plain"))
-    diffs = "".join(d.diff for d in impact.downstreams if d.diff)
-    text = "\n\n".join(parts) + "\n"
-    return text + ("\n" + diffs if diffs else "")
-
-
-def github_annotations(impact: Impact) -> list[str]:
-    """Workflow annotations for what changes, at the resource's file:line."""
-    lines = []
-    for d in impact.downstreams:
-        where = f"file={d.location.file},line={d.location.line or 1}," if d.location else ""
-        lines.append(f"::notice {where}title={d.policy}::downstream {d.object.display()} would {d.change}")
-    for r in impact.results:
-        level = "error" if r.change in (PASS_TO_FAIL, NEW) and r.after == "fail" else "notice"
-        where = f"file={r.location.file},line={r.location.line or 1}," if r.location else ""
-        lines.append(f"::{level} {where}title={r.policy}::{r.subject.display()}: {r.change} "
-                     f"({r.before or '-'} -> {r.after or '-'})")
-    return lines

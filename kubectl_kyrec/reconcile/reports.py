@@ -60,6 +60,7 @@ from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
 from kubectl_kyrec.model import Ref, Subject, ref_of
+from kubectl_kyrec.reconcile.downstreams import diff_name
 
 WGPOLICY = "wgpolicyk8s.io/v1alpha2"
 OPENREPORTS = "openreports.io/v1alpha1"
@@ -141,7 +142,7 @@ class ReportChange:
     in_scope: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry; `next_scan_reason` and `inScope` are additions."""
+        """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions."""
         return {
             "domain": "report",
             "class": str(self.klass),
@@ -153,9 +154,9 @@ class ReportChange:
             "object": self.report.to_json(),
             "fields": list(self.fields),
             "diff": self.diff,
-            "next_scan": str(self.next_scan) if self.next_scan else None,
-            "next_scan_reason": self.next_scan_reason,
-            "oldest_ephemeral_age_s": self.oldest_ephemeral_age_s,
+            "nextScan": str(self.next_scan) if self.next_scan else None,
+            "nextScanReason": self.next_scan_reason,
+            "oldestEphemeralAgeSeconds": self.oldest_ephemeral_age_s,
             "inScope": self.in_scope,
         }
 
@@ -178,6 +179,8 @@ class ReportDiff:
     subjects: tuple[SubjectStatus, ...]
     filtered_subjects: tuple[Ref, ...] = ()
     ignored_reports: tuple[Ref, ...] = ()
+    # (policy, subject) whose result kyrec cannot decide: left out of the comparison, named in a notice
+    undetermined: tuple[tuple[str, Ref], ...] = ()
 
     def summary(self) -> dict[str, int]:
         """Count of changes per class, every class present."""
@@ -314,10 +317,10 @@ def _ordered(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def results_diff(expected: Sequence[Mapping[str, Any]], actual: Sequence[Mapping[str, Any]],
+def results_diff(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
                  from_name: str, to_name: str) -> str | None:
-    a = results_yaml(expected).splitlines(keepends=True)
-    b = results_yaml(actual).splitlines(keepends=True)
+    a = results_yaml(before).splitlines(keepends=True)
+    b = results_yaml(after).splitlines(keepends=True)
     text = "".join(difflib.unified_diff(a, b, fromfile=from_name, tofile=to_name))
     return text or None
 
@@ -451,6 +454,7 @@ def diff_reports(
     resource_filters: Sequence[ResourceFilter] = (),
     policies: Collection[str] | None = None,
     evaluated_uids: Collection[str] | None = None,
+    undetermined: Collection[tuple[str, str]] = (),
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -458,7 +462,9 @@ def diff_reports(
     those `resource_filters` filter are taken out of scope. `policy_versions`: every label the background
     controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
     (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
-    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made).
+    VAP/MAP binding labels; None when unknown (then no partial-scan decision is made). `undetermined`:
+    (policy, subject uid) pairs whose result kyrec cannot decide; the cluster's entries for them are not
+    compared (the report holds a result there that kyrec can neither confirm nor call stale).
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -490,6 +496,17 @@ def diff_reports(
     def keep_result(r: Mapping[str, Any]) -> bool:
         return policies is None or str(r.get("policy") or "") in policies
 
+    undecided = set(undetermined)
+    left_out: list[tuple[str, Ref]] = []
+
+    def keeper(ref: Ref) -> Callable[[Mapping[str, Any]], bool]:
+        """`keep_result` for one subject's reports, without the results kyrec cannot decide."""
+        if not any(uid == ref.uid for _, uid in undecided):
+            return keep_result
+        for policy in sorted(p for p, uid in undecided if uid == ref.uid):
+            left_out.append((policy, ref))
+        return lambda r: keep_result(r) and (str(r.get("policy") or ""), ref.uid) not in undecided
+
     expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
     for report in expected:
         expected_by_uid[described_uid(report)] = [r for r in _results(report) if keep_result(r)]
@@ -516,7 +533,7 @@ def diff_reports(
                                 scan_interval=scan_interval)
         exp_results = expected_by_uid.get(ref.uid, [])
         reports = actual_by_uid.pop(ref.uid, [])
-        subject_changes, status = _classify_uid(ref, exp_results, reports, api, keep_result, scan,
+        subject_changes, status = _classify_uid(ref, exp_results, reports, api, keeper(ref), scan,
                                                 in_scope=True)
         changes.extend(subject_changes)
         owed = tuple((str(r.get("policy") or ""), str(r.get("result") or "")) for r in exp_results)
@@ -526,20 +543,22 @@ def diff_reports(
     # reports left over: about objects outside the scope, or about nothing that exists
     for uid, reports in actual_by_uid.items():
         found = existing.get(uid)
+        keep = keeper(ref_of(found)) if found is not None else keep_result
         if found is None:
             changes.extend(ReportChange(ReportClass.ORPHAN, _orphan_reason(r, listed_kinds), None,
                                         _report_ref(r), in_scope=False) for r in reports)
         elif (evaluated_uids is not None and uid not in evaluated_uids) or not any(
-                keep_result(res) for r in reports for res in _results(r)):
+                keep(res) for r in reports for res in _results(r)):
             # not looked at by this run, or carrying nothing of the policies in the run
             ignored.extend(_report_ref(r) for r in reports)
         else:
             scan = ScanDecision(NextScan.NONE, "not-in-scope", None)
-            subject_changes, _ = _classify_uid(ref_of(found), [], reports, api, keep_result, scan,
+            subject_changes, _ = _classify_uid(ref_of(found), [], reports, api, keep, scan,
                                                in_scope=False)
             changes.extend(subject_changes)
 
-    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored))
+    return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
+                      tuple(dict.fromkeys(left_out)))
 
 
 def described_kind(report: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -576,8 +595,11 @@ def _classify_uid(ref: Ref, exp_results: Sequence[Mapping[str, Any]], reports: S
     comparison = compare_results(exp_results, act_results)
     diff = None
     if comparison.reasons:
-        where = f"{keeper_ref.namespace}/{keeper_ref.name}" if keeper_ref.namespace else keeper_ref.name
-        diff = results_diff(exp_results, act_results, f"expected/{where}", f"actual/{where}")
+        # kubectl diff's direction and names, as the downstreams' diffs: from the cluster's report to the
+        # report the next scan writes
+        where = diff_name({"apiVersion": keeper_ref.api_version, "kind": keeper_ref.kind,
+                           "metadata": {"namespace": keeper_ref.namespace, "name": keeper_ref.name}})
+        diff = results_diff(act_results, exp_results, f"live/{where}", f"merged/{where}")
     if not _same_identity(keeper_ref, identity):
         klass, reason = ReportClass.MISNAMED, EXPECTED_NAME
     elif comparison.reasons:

@@ -10,7 +10,7 @@ from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.coverage import Coverage
 from kubectl_kyrec.reconcile.reports import STATUSES
 
-_COUNT_LABELS = (("in_scope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
+_COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
                  ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("excluded", "excluded"),
                  ("orphan", "orphan reports"))
 

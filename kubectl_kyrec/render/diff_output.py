@@ -11,7 +11,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
@@ -131,15 +131,13 @@ def _object_display(obj: dict[str, Any]) -> str:
 
 
 def render_downstreams(generated: GeneratingOutcome) -> str:
-    """`eval`'s table of downstreams, and a line per trigger whose output could not be determined."""
+    """`eval`'s table of downstreams (triggers whose output could not be determined are `undetermined`
+    results in the results table)."""
     rows = [[o.policy.key, o.trigger.ref.display(), _object_display(obj)] for o, obj in generated.downstreams]
     lines = []
     if rows:
         lines.append("Generated downstreams:\n" + tabulate(rows, headers=["POLICY", "TRIGGER", "DOWNSTREAM"],
                                                             tablefmt="plain"))
-    for o in generated.outcomes:
-        if o.status is TriggerStatus.NEEDS_REQUEST:
-            lines.append(f"undetermined: {o.policy.key} for {o.trigger.ref.display()}: {o.message}")
     if not lines:
         return ""
     return "\n".join(lines) + "\n"

@@ -7,10 +7,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from kubectl_kyrec.model import Result, Source
+from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml, to_yaml_stream
 
-STATUS_ORDER = {"error": 0, "fail": 1, "warn": 2, "skip": 3, "pass": 4}
+STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 
 
 def _loc(source: Source | None) -> dict[str, Any] | None:
@@ -27,7 +27,7 @@ def result_json(r: Result) -> dict[str, Any]:
 
 
 def summary(results: Sequence[Result]) -> dict[str, int]:
-    counts = dict.fromkeys(("pass", "fail", "warn", "error", "skip"), 0)
+    counts = dict.fromkeys(("pass", "fail", "warn", "error", "skip", UNDETERMINED), 0)
     for r in results:
         counts[r.result] = counts.get(r.result, 0) + 1
     return counts
@@ -57,8 +57,13 @@ def render_yaml(doc: dict[str, Any]) -> str:
     return to_yaml(doc)
 
 
-def render_reports(reports: Sequence[dict[str, Any]]) -> str:
-    return to_yaml_stream(list(reports)) if reports else ""
+def render_reports(reports: Sequence[dict[str, Any]], results: Sequence[Result] = ()) -> str:
+    """The expected reports; a comment first for each result they cannot hold (undetermined: Kyverno's
+    report has a pass/fail/... there that kyrec could not decide)."""
+    notes = "".join(f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
+                    "(the report holds a result for it that kyrec cannot decide)\n"
+                    for r in _sorted(results) if r.result == UNDETERMINED)
+    return notes + (to_yaml_stream(list(reports)) if reports else "")
 
 
 def _sorted(results: Sequence[Result]) -> list[Result]:
@@ -86,7 +91,7 @@ def render_table(results: Sequence[Result], *, wide: bool = False) -> str:
     headers = (["POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION"] if wide
                else ["POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"])
     counts = summary(results)
-    tail = ", ".join(f"{k}: {v}" for k, v in counts.items())
+    tail = ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
     return tabulate(rows, headers=headers, tablefmt="plain") + "\n\n" + tail + "\n"
 
 
@@ -95,13 +100,15 @@ def _escape(text: str) -> str:
 
 
 def render_github(results: Sequence[Result]) -> str:
-    """GitHub workflow commands: one annotation per failing/erroring/warning result, at file:line."""
-    level = {"fail": "error", "error": "error", "warn": "warning"}
+    """GitHub workflow commands: one annotation per failing/erroring/warning result, at file:line; a notice
+    for each undetermined one."""
+    level = {"fail": "error", "error": "error", "warn": "warning", UNDETERMINED: "notice"}
     lines = []
     for r in _sorted(results):
         if r.result not in level:
             continue
         where = f"file={r.location.file},line={r.location.line or 1}," if r.location else ""
         title = _escape(f"{r.policy}: {r.subject.display()}")
-        lines.append(f"::{level[r.result]} {where}title={title}::{_escape(r.message)}")
+        message = f"{UNDETERMINED}: {r.message}" if r.result == UNDETERMINED else r.message
+        lines.append(f"::{level[r.result]} {where}title={title}::{_escape(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

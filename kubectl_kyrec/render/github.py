@@ -10,7 +10,7 @@ is an `::error`: Kyverno would refuse the change. A `fail` of an Audit-only or W
 `::warning`: at admission Kyverno lets such a request through (Audit records it in a report, Warn returns
 an admission warning), so the reviewer sees it as what it will be in the cluster. The exit code is not
 changed by this: it follows `--fail-on` and `--fail-on-actions`, as Kyverno's CLI does. Findings accepted by
-a `--baseline` are `::notice`s.
+a `--baseline`, and results kyrec cannot decide offline (`undetermined`), are `::notice`s.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ def escape_property(text: str) -> str:
 
 
 def level_of(f: Finding) -> str | None:
+    if f.undetermined:
+        return "notice"
     if not f.is_finding:
         return None
     if f.baselined:
@@ -62,7 +64,10 @@ def annotation(f: Finding, level: str) -> str:
     if f.baselined:
         title += " (baselined)"
     props.append(f"title={escape_property(title)}")
-    return f"::{level} {','.join(props)}::{escape_data(f.message or f.message_class)}"
+    message = f.message or f.message_class
+    if f.undetermined:
+        message = f"{f.outcome}: {message}"
+    return f"::{level} {','.join(props)}::{escape_data(message)}"
 
 
 def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT) -> list[str]:
@@ -96,7 +101,7 @@ def _cell(text: str) -> str:
 def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = ()) -> str:
     """Markdown for `$GITHUB_STEP_SUMMARY`: counts, then every finding (and baseline entries now fixed)."""
     counts = count_findings(findings)
-    shown = sorted((f for f in findings if f.is_finding), key=_sort_key)
+    shown = sorted((f for f in findings if f.is_finding or f.undetermined), key=_sort_key)
     out = [f"### {title}", "", "| outcome | count |", "|---|---:|"]
     out += [f"| {key} | {value} |" for key, value in counts.items()]
     out.append("")

@@ -48,7 +48,8 @@ def junit_tree(findings: Sequence[Finding], *, name: str) -> ET.Element:
             totals[key] += value
         suite = ET.SubElement(root, "testsuite", {"name": _clean(suite_name) or "kyrec",
                                                   **{k: str(v) for k, v in counts.items()},
-                                                  "skipped": str(sum(f.outcome == "skip" for f in cases)),
+                                                  "skipped": str(sum(f.outcome == "skip" or f.undetermined
+                                                                     for f in cases)),
                                                   "time": "0"})
         policy_file = next((f.policy_location.file for f in cases if f.policy_location), None)
         if policy_file:
@@ -64,6 +65,9 @@ def junit_tree(findings: Sequence[Finding], *, name: str) -> ET.Element:
                 ET.SubElement(case, "error", message=_message(f), type=f.message_class).text = _message(f)
             elif f.outcome == "skip":
                 ET.SubElement(case, "skipped", message=_message(f))
+            elif f.undetermined:
+                # JUnit has no "unknown": skipped, typed, so a CI view shows it was not decided
+                ET.SubElement(case, "skipped", message=f"{f.outcome}: {_message(f)}", type=f.outcome)
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", "0")

@@ -117,7 +117,9 @@ def _logical(f: Finding) -> list[dict[str, Any]]:
 def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> dict[str, Any]:
     text = f"{f.subject_display()}: {f.message}" if f.subject else f.message
     entry: dict[str, Any] = {
-        "ruleId": rule_id(f), "ruleIndex": index, "level": LEVEL[f.outcome],
+        "ruleId": rule_id(f), "ruleIndex": index,
+        # an undetermined result is neither pass nor fail: SARIF's `review` kind, which requires level none
+        **({"kind": "review", "level": "none"} if f.undetermined else {"level": LEVEL[f.outcome]}),
         "message": {"text": text or f.message_class},
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
     }
@@ -138,7 +140,7 @@ def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> di
         entry["locations"] = [location]
     if baseline_used:
         entry["baselineState"] = "unchanged" if f.baselined else "new"
-    properties: dict[str, Any] = {"outcome": f.outcome, "command": f.command}
+    properties: dict[str, Any] = {"result": f.outcome, "command": f.command}
     if f.subject is not None:
         properties["subject"] = f.subject.to_json()
     if f.rule:
@@ -151,7 +153,7 @@ def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> di
 
 def sarif_document(findings: Sequence[Finding], *, root: str | None = None,
                    baseline_used: bool = False) -> dict[str, Any]:
-    shown = [f for f in findings if f.is_finding]
+    shown = [f for f in findings if f.is_finding or f.undetermined]
     rules: dict[str, dict[str, Any]] = {}
     # every policy that ran is a rule, also those that found nothing: code scanning then knows a rule
     # that stops reporting was fixed, not dropped

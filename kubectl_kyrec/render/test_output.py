@@ -8,9 +8,9 @@ from typing import Any
 
 from tabulate import tabulate
 
-from kubectl_kyrec.evaluate.test_rows import Mode, Row, SuiteRun
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+from kubectl_kyrec.testsuite.rows import Mode, Row, SuiteRun
 
 
 def _loc(source: Source | None) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ policies (section 5). Both by default; `only_downstreams` or `only_reports` narr
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from kubectl_kyrec.reconcile.findings import Locate, locator_for
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.model import Document, Source
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 class DiffRunOptions:
     now: datetime.datetime
     namespace: str | None = None
-    selector: dict[str, Any] | None = None
+    selector: Selector | None = None
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     only_downstreams: bool = False
@@ -60,9 +62,15 @@ class DiffResult:
 
 
 def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
+    from kubectl_kyrec.run.select import check_policy_names, filters_text, nothing_selected, resolve_kinds
+
     inputs = source.read()
+    check_policy_names(options.policy_names, inputs.policies)
+    if options.kinds:
+        options = dataclasses.replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     both = options.only_downstreams == options.only_reports
-    run = DiffResult(notices=[str(n) for n in inputs.notices],
+    run = DiffResult(errors=[(e.message, e.source) for e in inputs.policies.located_errors()],
+                     notices=[str(n) for n in inputs.notices],
                      locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
     outcome = None
     if both or options.only_downstreams:
@@ -81,6 +89,10 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
         run.errors.extend(errors)
         run.notices.extend(notices)
+    filters = filters_text(options.namespace, options.kinds, options.selector)
+    if filters and (outcome is None or not outcome.triggers) and (
+            run.reports is None or not any(c.in_scope for c in run.reports.changes)):
+        run.notices.append(nothing_selected(filters, len(inputs.subjects)))
     return run
 
 
@@ -119,7 +131,7 @@ def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
 
 def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
                     complete: bool, namespace: str | None, kinds: tuple[str, ...],
-                    selector: dict[str, Any] | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
+                    selector: Selector | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
     from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
     from kubectl_kyrec.run.generate import generate_for_inputs
 
@@ -146,7 +158,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
 
     `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
     """
-    from kubectl_kyrec.run.reports import report_diff_for
+    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
         return None, [], []
@@ -156,4 +168,4 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   policy_names=options.policy_names, kinds=options.kinds,
                                   selector=options.selector, generating=generating)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
-            [str(n) for n in scope.outcome.notices])
+            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

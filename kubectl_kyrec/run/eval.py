@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import Impact
     from kubectl_kyrec.run.inputs import Inputs, InputSource
@@ -26,7 +28,7 @@ FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fa
 class EvalRunOptions:
     now: datetime.datetime
     namespace: str | None = None
-    selector: dict[str, Any] | None = None
+    selector: Selector | None = None
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     report_api: str = "wgpolicyk8s.io/v1alpha2"
@@ -44,6 +46,8 @@ class EvalResult:
     notices: list[str] = field(default_factory=list)
     impact: Impact | None = None
     exit_code: ExitCode = ExitCode.CLEAN
+    # why `results` is empty, for the table (never "no policy matched" when a filter or an error is why)
+    empty_reason: str = "No policy matched any resource."
 
 
 def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
@@ -62,11 +66,15 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
     from kubectl_kyrec.expect.reports import expected_reports
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.select import check_policy_names, filters_text, nothing_selected, resolve_kinds
 
     now = options.now
     inputs = source.read()
+    check_policy_names(options.policy_names, inputs.policies)
     # -r given: its manifests are the subjects, even when all of them turned out to be policies
     subjects = inputs.resources if inputs.resources_named else inputs.state.objects
+    read = len(subjects)
+    kinds = resolve_kinds(options.kinds, inputs.kinds, subjects)
     namespace = options.namespace or None
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
@@ -75,47 +83,66 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
                                user_info=inputs.values.user_info,
                                namespace_labels=inputs.values.namespace_labels,
                                namespaces=inputs.values.namespaces, selector=options.selector,
-                               policy_names=options.policy_names, kinds=options.kinds,
+                               policy_names=options.policy_names, kinds=kinds,
                                report_api=options.report_api)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options)
     # generating policies: their results join the others, their downstreams are listed
     generated = generate_for_inputs(inputs, now=now, policy_names=options.policy_names, namespace=namespace,
-                                    kinds=options.kinds, selector=eval_options.selector)
+                                    kinds=kinds, selector=eval_options.selector)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
     reports = outcome.reports
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
         reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, options.report_api)
-    errors = [*outcome.errors, *generated.errors]
-    impact = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
-                        head_generated=generated, now=now, options=eval_options, libraries=libraries,
-                        namespace=namespace) if options.base_policy_paths else None
+    errors = [*policy_errors(inputs.policies), *outcome.errors, *generated.errors]
+    impact = None
+    if options.base_policy_paths:
+        impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
+                                         head_generated=generated, now=now, options=eval_options,
+                                         libraries=libraries, namespace=namespace)
+        errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    empty_reason = EvalResult.empty_reason
+    filters = filters_text(namespace, options.kinds, options.selector)
+    if filters and not outcome.subjects and not generated.triggers:
+        empty_reason = nothing_selected(filters, read)
+        notices.append(empty_reason)
+    elif errors:
+        empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     # with --base-policy the question is what the change does; otherwise whether results fail
     if impact.changed if impact is not None else counts_as_failure(results, options.fail_on,
                                                                      options.fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
-    return EvalResult(results, reports, generated, errors, notices, impact, code)
+    return EvalResult(results, reports, generated, errors, notices, impact, code, empty_reason)
+
+
+def policy_errors(policies: PolicySet) -> list[EvalError]:
+    """The policies that did not parse, each at its file:line (one entry per bad policy)."""
+    return [EvalError(e.message, e.source) for e in policies.located_errors()]
 
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
                head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory, namespace: str | None = None) -> Impact:
-    """`eval --base-policy`: the same resources under the base policies, compared with the head's."""
+               options: EvalOptions, libraries: LibraryFactory, namespace: str | None = None
+               ) -> tuple[Impact, list[EvalError]]:
+    """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
+    the base policies that did not parse."""
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
-    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.documents import load_documents_with_lines
     from kubectl_kyrec.load.policies import classify
     from kubectl_kyrec.reconcile.impact import compute_impact
     from kubectl_kyrec.run.generate import generate_for_inputs
 
-    base = classify(load_documents(list(base_policy_paths), stdin=sys.stdin))
+    located = load_documents_with_lines(list(base_policy_paths), stdin=sys.stdin)
+    base = classify([d.document for d in located], {d.document.source: d.lines for d in located})
     base.exceptions.extend(inputs.policies.exceptions)
     base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                             options=options)
     base_generated = generate_for_inputs(inputs, base, now=now, policy_names=options.policy_names,
                                          namespace=namespace, kinds=options.kinds, selector=options.selector)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
-    return compute_impact(base_results, head_results, base_generated, head_generated)
+    return (compute_impact(base_results, head_results, base_generated, head_generated),
+            policy_errors(base))

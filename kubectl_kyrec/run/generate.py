@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import datetime
 
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Subject
     from kubectl_kyrec.run.inputs import Inputs
 
 
 def subject_filter(namespace: str | None, kinds: tuple[str, ...],
-                   selector: Mapping[str, Any] | None) -> Callable[[Subject], bool]:
+                   selector: Selector | None) -> Callable[[Subject], bool]:
     """-n, --kind and -l over triggers (a Namespace passes -n for itself)."""
-    from kubectl_kyrec.evaluate.selectors import matches_selector
+    from kubectl_kyrec.k8s.labels import matches_selector
 
     def keep(subject: Subject) -> bool:
         ref = subject.ref
@@ -33,7 +34,7 @@ def subject_filter(namespace: str | None, kinds: tuple[str, ...],
 
 def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
                         policy_names: tuple[str, ...] = (), namespace: str | None = None,
-                        kinds: tuple[str, ...] = (), selector: Mapping[str, Any] | None = None) -> GeneratingOutcome:
+                        kinds: tuple[str, ...] = (), selector: Selector | None = None) -> GeneratingOutcome:
     """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
-from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice
 
@@ -69,39 +69,29 @@ class FileSource:
         return read_state(list(self.state_paths)) if self.state_paths else ClusterState()
 
     def read(self) -> Inputs:
-        from kubectl_kyrec.load.documents import load_documents_with_lines
+        from kubectl_kyrec.load.documents import load_policy_documents
         from kubectl_kyrec.load.kinds import KindTable
 
         if sum(1 for paths in (self.policy_paths, self.resource_paths, self.exception_paths, self.crd_paths)
                for p in paths if p == "-") > 1:
             raise UsageError("only one input can be read from stdin ('-')")
         named = [*self.policy_paths, *self.exception_paths]
-        located = load_documents_with_lines(named, stdin=sys.stdin) if named else []
-        lines = {item.document.source: item.lines for item in located}
-        policy_exception_docs = [item.document for item in located]
+        files = load_policy_documents(named, is_policy_document, stdin=sys.stdin)
+        lines = {item.document.source: item.lines for item in files.documents}
         resource_docs = _docs(self.resource_paths)
         state = self.read_state()
         kinds = KindTable()
         for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
             if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
                 kinds.add_crd(doc.obj, source=doc.source)
-        try:
-            policies = classify(policy_exception_docs)
-        except InputError as exc:
-            raise PolicySet(lines=lines).locate(exc) from None
-        policies.lines = lines
+        policies = classify([item.document for item in files.documents], lines)
         # manifests given with -r may carry policies too (a directory of everything): sort them out
-        resources: list[Document] = []
-        extra = classify([d for d in resource_docs if _is_policy_kind(d)])
-        policies.validating.extend(extra.validating)
-        policies.generating.extend(extra.generating)
-        policies.exceptions.extend(extra.exceptions)
-        policies.admission.extend(extra.admission)
-        policies.bindings.extend(extra.bindings)
-        for doc in resource_docs:
-            if not _is_policy_kind(doc):
-                resources.append(doc)
+        policies.extend(classify([d for d in resource_docs if _is_policy_kind(d)]))
+        resources = [doc for doc in resource_docs if not _is_policy_kind(doc)]
         notices = []
+        if files.skipped:
+            notices.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
+                                  f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
         skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
         if skipped:
             notices.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
@@ -114,6 +104,9 @@ class FileSource:
                 raise InputError("--context-file: expected one cli.kyverno.io/v1alpha1 Context document",
                                  ctx_docs[0].source if ctx_docs else None)
             context = ctx_docs[0].obj
+        if self.policy_paths and not policies.has_policies:
+            raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
+                             + (f" ({notices[0]})" if notices else ""))
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths))
 

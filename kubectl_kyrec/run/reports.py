@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.report_scope import ReportScope
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportDiff
 from kubectl_kyrec.run.inputs import Inputs
 
+if TYPE_CHECKING:
+    from kubectl_kyrec.k8s.labels import Selector
+
 
 def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str | None,
                     kyverno_config_path: str | None, all_policies: bool,
                     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL, namespace: str = "",
                     policy_names: tuple[str, ...] = (), kinds: tuple[str, ...] = (),
-                    selector: dict[str, Any] | None = None, generating: GeneratingOutcome | None = None
+                    selector: Selector | None = None, generating: GeneratingOutcome | None = None
                     ) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
 
@@ -24,7 +27,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.evaluate.report_scope import report_scope
+    from kubectl_kyrec.evaluate.report_scope import report_scope, undetermined_pairs
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
     from kubectl_kyrec.run.providers import provider_for
@@ -51,5 +54,14 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         policy_versions=scope.policy_versions, scan_interval=scan_interval, report_api=api,
                         resource_filters=config.resource_filters,
                         policies=None if all_policies else scope.policy_keys,
-                        evaluated_uids=scope.evaluated_uids)
+                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
     return diff, scope
+
+
+def undetermined_notices(diff: ReportDiff) -> list[str]:
+    """One notice per policy whose report results kyrec could not decide, and so did not compare."""
+    by_policy: dict[str, int] = {}
+    for policy, _ in diff.undetermined:
+        by_policy[policy] = by_policy.get(policy, 0) + 1
+    return [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
+            "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]

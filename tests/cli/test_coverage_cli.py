@@ -24,7 +24,7 @@ def test_coverage_json_classifies_every_subject() -> None:
     assert code == 1
     doc = json.loads(out)
     assert doc["kind"] == "CoverageResult"
-    assert doc["counts"] == {"in_scope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
+    assert doc["counts"] == {"inScope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
                              "misnamed": 1, "excluded": 1, "orphan": 1}
     status = {s["subject"]["name"]: (s["status"], s["reason"]) for s in doc["subjects"]}
     assert status["good"][0] == "current"
@@ -34,9 +34,9 @@ def test_coverage_json_classifies_every_subject() -> None:
     assert status["excluded"][0] == "excluded"
     # the kube-system pod is filtered by Kyverno's default resourceFilters: not in scope at all
     assert "coredns" not in status
-    assert doc["derived_from"] == {"subjects": 1, "of": 5}
+    assert doc["derivedFrom"] == {"subjects": 1, "of": 5}
     assert doc["totals"]["pass"] == 1 and doc["totals"]["fail"] == 0
-    assert [u["index"] for u in doc["unused_exclusions"]] == [1]
+    assert [u["index"] for u in doc["unusedExclusions"]] == [1]
 
 
 def test_without_exclusions_the_batch_pod_is_missing() -> None:
@@ -70,11 +70,13 @@ def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None
                                         "misnamed": 1}
     stale = next(c for c in doc["changes"] if c["class"] == "stale")
     assert stale["domain"] == "report" and stale["reason"] == "outcome-changed"
-    assert "-  result: fail\n-  message: pods need a team label\n+  result: pass\n" in stale["diff"]
+    # kubectl diff's direction: from the cluster's report (pass) to the one the next scan writes (fail)
+    assert ("-  result: pass\n-  message: success\n+  result: fail\n+  message: pods need a team label\n"
+            in stale["diff"])
     table = CliRunner().invoke(cli, ["diff", "--reports", "-p", str(CASE / "policy.yaml"), "--state",
                                      str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "--color", "never"])
     assert table.stdout.startswith("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 2 missing, 1 stale")
-    assert "--- expected/shop/11111111-0000-0000-0000-000000000002" in table.stdout
+    assert "--- live/wgpolicyk8s.io.v1alpha2.PolicyReport.shop.11111111-0000-0000-0000-000000000002" in table.stdout
 
 
 def test_default_diff_compares_reports_when_the_state_has_some() -> None:

@@ -2,8 +2,8 @@
 manifests (-r), values and flags, and the expected changes (every examined object) and exit code.
 
 Policies written `corpus:<path>` are read in place from ../shared/corpus/kyverno-conformance (Kyverno's
-chainsaw scenarios); the states beside them were written for kyrec from each scenario's steps. Cases
-that need the corpus are skipped, with a reason, when it is absent.
+chainsaw scenarios); the states beside them were written for kyrec from each scenario's steps. When the
+corpus is absent, the cases that need it are one skip (a failure under CI=true: tests/shared_inputs.py).
 
 KYREC_UPDATE_GOLDEN=1 rewrites `changes` and `exit` from what kyrec prints (review the result!).
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +23,30 @@ from click.testing import CliRunner
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.reconcile.masking import leaks
+from tests.shared_inputs import cases, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "testdata" / "diff"
-CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-conformance"
+CORPUS = shared("corpus/kyverno-conformance")
 UPDATE = os.environ.get("KYREC_UPDATE_GOLDEN") == "1"
 
 
 def _cases() -> list[Path]:
     return sorted(p.parent for p in CASES.glob("*/case.yaml"))
+
+
+def _needs_corpus(case: Path) -> bool:
+    return "corpus:" in (case / "case.yaml").read_text()
+
+
+def _params(keep: Callable[[Path], bool] = lambda case: True) -> list[Any]:
+    """The cases of this directory; those built on the corpus collapse to one skip when it is absent."""
+    local = [pytest.param(c, id=c.name) for c in _cases() if keep(c) and not _needs_corpus(c)]
+    on_corpus = [c for c in _cases() if keep(c) and _needs_corpus(c)]
+    if not on_corpus:
+        return local
+    return [*local, *cases(CORPUS, "diff golden cases built on the conformance corpus", lambda: on_corpus,
+                           ids=lambda p: p.name)]
 
 
 def _path(case: Path, name: str) -> Path:
@@ -42,8 +58,8 @@ def _args(case: Path, spec: dict[str, Any]) -> list[str]:
     for flag, key in (("-p", "policies"), ("-r", "resources"), ("--state", "state"), ("-e", "exceptions")):
         for name in spec.get(key) or []:
             path = _path(case, name)
-            if name.startswith("corpus:") and not path.exists():
-                pytest.skip(f"corpus not found: {path}")
+            # the corpus is present (else the case was not collected): a missing file is a broken case
+            assert path.exists(), f"{case.name}: {path} does not exist"
             args += [flag, str(path)]
     if spec.get("values"):
         args += ["--values", str(case / spec["values"])]
@@ -69,7 +85,7 @@ def run(case: Path, extra: list[str]) -> Any:
     return spec, CliRunner().invoke(cli, _args(case, spec) + extra, catch_exceptions=False)
 
 
-@pytest.mark.parametrize("case", _cases(), ids=lambda p: p.name)
+@pytest.mark.parametrize("case", _params())
 def test_diff_golden(case: Path) -> None:
     spec, result = run(case, ["-o", "json"])
     doc = json.loads(result.stdout)
@@ -99,7 +115,7 @@ def _secrets(case: Path, spec: dict[str, Any]) -> list[dict[str, Any]]:
     return secrets
 
 
-@pytest.mark.parametrize("case", [c for c in _cases() if "secret" in c.name], ids=lambda p: p.name)
+@pytest.mark.parametrize("case", _params(lambda c: "secret" in c.name))
 @pytest.mark.parametrize("output", ["table", "wide", "json", "yaml", "diff"])
 def test_no_format_leaks_a_secret(case: Path, output: str) -> None:
     spec, result = run(case, ["-o", output, "--color", "always"])

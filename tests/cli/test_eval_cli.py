@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "testdata" / "examples"
@@ -47,7 +48,7 @@ def test_json_contract() -> None:
     doc = json.loads(out)
     assert (doc["apiVersion"], doc["kind"]) == ("kyrec/v1", "EvalResult")
     assert set(doc) >= {"kyrecVersion", "results", "downstreams", "reports", "errors", "notices", "summary"}
-    assert doc["summary"] == {"pass": 4, "fail": 2, "warn": 0, "error": 0, "skip": 0}
+    assert doc["summary"] == {"pass": 4, "fail": 2, "warn": 0, "error": 0, "skip": 0, "undetermined": 0}
     first = next(r for r in doc["results"] if r["result"] == "fail" and r["policy"] == "limit-memory")
     assert first["subject"]["uidSynthetic"] is True
     assert first["subject"]["namespace"] == "shop"
@@ -189,5 +190,19 @@ def test_internal_errors_are_one_line(monkeypatch: object) -> None:
 
     monkeypatch.setattr(eval_output, "render_table", boom)  # type: ignore[attr-defined]
     code, _, err = run("eval", "-p", POLICIES, "-r", RESOURCES)
-    assert code == 3
+    # not 3: a bug in kyrec must not blame the user's input; not 1: it must not pass for findings
+    assert code == int(ExitCode.INTERNAL) == 70
     assert err.startswith("error: internal error: RuntimeError: kaboom") and "Traceback" not in err
+    assert len(err.splitlines()) == 1 and "issue tracker" in err
+
+
+def test_a_closed_pipe_is_not_a_clean_exit() -> None:
+    # `kyrec eval ... | head -0` under `set -o pipefail`: the reader leaves before kyrec writes
+    proc = subprocess.Popen([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", POLICIES, "-r", RESOURCES,
+                             "-o", "json", "--exit-code", "false"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == int(ExitCode.BROKEN_PIPE) == 141
+    assert err == b""

@@ -17,13 +17,12 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
+from tests.shared_inputs import cases, shared
 
-ROOT = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "kyverno-conformance" / "validating-policies"
+ROOT = shared("corpus/kyverno-conformance/validating-policies")
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 SCENARIOS = ["report/admission", "report/message-exp", "report/background/standard",
              "report/with-exception", "report/with-exception-pass-result", "report/with-exception-skip-result"]
-
-pytestmark = pytest.mark.skipif(not ROOT.is_dir(), reason=f"conformance corpus not present at {ROOT}")
 
 
 def subset(expected: Any, actual: Any, path: str = "") -> list[str]:
@@ -57,7 +56,7 @@ def _is_assert(path: Path) -> bool:
             or path.name in _checked_files(path.parent))
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", cases(ROOT, "Kyverno's ValidatingPolicy report scenarios", lambda: SCENARIOS))
 def test_asserted_reports_match(scenario: str) -> None:
     folder = ROOT / scenario
     files = sorted(p for p in folder.glob("*.yaml") if not _is_assert(p))
@@ -87,10 +86,10 @@ GEN_ROOT = ROOT.parent / "generating-policies" / "reports"
 
 
 def _gen_scenarios() -> list[str]:
-    return sorted(p.name for p in GEN_ROOT.iterdir() if p.is_dir()) if GEN_ROOT.is_dir() else []
+    return sorted(p.name for p in GEN_ROOT.iterdir() if p.is_dir())
 
 
-@pytest.mark.parametrize("scenario", _gen_scenarios())
+@pytest.mark.parametrize("scenario", cases(GEN_ROOT, "Kyverno's GeneratingPolicy report scenarios", _gen_scenarios))
 def test_asserted_generating_reports_match(scenario: str) -> None:
     """GeneratingPolicy results in the triggers' reports (SEMANTICS A.6), as Kyverno's scenarios assert them."""
     from kubectl_kyrec.cel.context import ObjectsProvider

@@ -18,40 +18,39 @@ from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.load.values import Values, parse_values
+from tests.shared_inputs import cases, present, shared
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "kyverno-policies"
+CORPUS = shared("corpus/kyverno-policies")
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
-
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not present at {CORPUS}")
 
 
 def _policy_files() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
     return sorted(p for p in CORPUS.glob("*-vpol/**/*.yaml")
                   if ".kyverno-test" not in p.parts and ".chainsaw-test" not in p.parts
                   and p.name not in ("artifacthub-pkg.yaml", "kustomization.yaml"))
 
 
 def _test_files() -> list[Path]:
-    return sorted(CORPUS.glob("*-vpol/**/kyverno-test.yaml")) if CORPUS.is_dir() else []
+    return sorted(CORPUS.glob("*-vpol/**/kyverno-test.yaml"))
 
 
+@present(CORPUS, "corpus ValidatingPolicy samples compile")
 def test_every_sample_policy_compiles() -> None:
     envs = Environments(library_factory(LibraryContext(now=NOW, provider=EmptyProvider())))
     compiled = 0
     for path in _policy_files():
-        for policy in classify(load_documents([str(path)])).validating:
+        for policy in classify(load_documents([str(path)])).raise_errors().validating:
             compile_validating_policy(policy, envs, [], NOW)
             compiled += 1
     assert compiled >= 100
 
 
-@pytest.mark.parametrize("test_file", _test_files(), ids=lambda p: str(p.relative_to(CORPUS).parent))
+@pytest.mark.parametrize("test_file", cases(CORPUS, "corpus ValidatingPolicy kyverno-test.yaml files", _test_files,
+                                             ids=lambda p: str(p.relative_to(CORPUS).parent)))
 def test_no_unexpected_error_results(test_file: Path) -> None:
     spec = yaml.safe_load(test_file.read_text())
     base = test_file.parent
-    policies = classify(load_documents([str(base / p) for p in spec.get("policies") or []]))
+    policies = classify(load_documents([str(base / p) for p in spec.get("policies") or []])).raise_errors()
     if not policies.validating:
         pytest.skip("no ValidatingPolicy in this test")
     resources = load_documents([str(base / r) for r in spec.get("resources") or []])

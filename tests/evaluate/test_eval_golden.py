@@ -35,7 +35,7 @@ def run_case(case: Path) -> tuple[Any, dict[str, Any]]:
     paths = [str(case / "policies.yaml")]
     if (case / "exceptions.yaml").exists():
         paths.append(str(case / "exceptions.yaml"))
-    policies = classify(load_documents(paths))
+    policies = classify(load_documents(paths)).raise_errors()
     resources = load_documents([str(case / "resources.yaml")])
     state = load_documents([str(case / "state.yaml")]) if (case / "state.yaml").exists() else []
     kinds = KindTable()

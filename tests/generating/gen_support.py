@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
@@ -19,9 +18,10 @@ from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import PolicyException
 from kubectl_kyrec.model import Document
 from kubectl_kyrec.run.providers import kinds_adapters
+from tests.shared_inputs import shared
 
 NOW = datetime.datetime(2026, 9, 1, 12, 0, tzinfo=datetime.UTC)
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = shared("corpus")
 
 
 def docs(text: str, name: str = "test.yaml") -> list[Document]:

@@ -12,22 +12,22 @@ from kubectl_kyrec.evaluate.generating import TriggerStatus
 from kubectl_kyrec.expect.downstreams import identity
 from kubectl_kyrec.load.documents import load_documents
 from tests.generating.gen_support import CORPUS, evaluate, strip_ownership
+from tests.shared_inputs import cases, present
 
 POLICIES = CORPUS / "kyverno-policies"
-needs_corpus = pytest.mark.skipif(not POLICIES.is_dir(), reason=f"corpus not found at {POLICIES}")
 
 
 def _suites() -> list[Path]:
-    return sorted(POLICIES.glob("*-gpol/*/.kyverno-test/kyverno-test.yaml")) if POLICIES.is_dir() else []
+    return sorted(POLICIES.glob("*-gpol/*/.kyverno-test/kyverno-test.yaml"))
 
 
-@needs_corpus
+@present(POLICIES, "corpus GeneratingPolicy suites (count)")
 def test_corpus_has_generating_suites() -> None:
     assert len(_suites()) >= 2
 
 
-@needs_corpus
-@pytest.mark.parametrize("suite", _suites(), ids=lambda p: p.parts[-3])
+@pytest.mark.parametrize("suite", cases(POLICIES, "corpus GeneratingPolicy kyverno-test.yaml suites", _suites,
+                                        ids=lambda p: p.parts[-3]))
 def test_kyverno_test_generated_resources(suite: Path) -> None:
     test = yaml.safe_load(suite.read_text())
     base = suite.parent
@@ -54,7 +54,7 @@ def test_kyverno_test_generated_resources(suite: Path) -> None:
     assert checked
 
 
-@needs_corpus
+@present(POLICIES, "corpus GeneratingPolicy samples without a test file")
 @pytest.mark.parametrize("sample", ["best-practices-gpol/add-ns-quota", "kubevirt-gpol/add-services"])
 def test_samples_without_a_test_file(sample: str) -> None:
     # these directories carry resource.yaml and generated*.yaml but no kyverno-test.yaml

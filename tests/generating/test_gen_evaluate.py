@@ -7,6 +7,7 @@ import pytest
 from kubectl_kyrec.evaluate.generating import TriggerStatus
 from kubectl_kyrec.load.policies import parse_exception
 from tests.generating.gen_support import CORPUS, docs, evaluate, only
+from tests.shared_inputs import present
 
 HEAD = """apiVersion: policies.kyverno.io/v1
 kind: {kind}
@@ -68,7 +69,7 @@ def test_cluster_policy_cannot_use_the_namespaced_form() -> None:
     assert "spec.generate[0].expression" in outcome.errors[0].message
 
 
-@pytest.mark.skipif(not (CORPUS / "kyverno-conformance").is_dir(), reason="corpus not found")
+@present(CORPUS / "kyverno-conformance", "conformance NamespacedGeneratingPolicy cross-namespace-denied")
 def test_conformance_cross_namespace_denied() -> None:
     path = CORPUS / "kyverno-conformance/namespaced-generating-policies/data/cross-namespace-denied/policy.yaml"
     # the namespaced library has no two-argument apply: the policy does not compile (rejected at admission)

@@ -9,6 +9,7 @@ import pytest
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.generating_policies import parse_generating_policy
 from tests.generating.gen_support import CORPUS, docs
+from tests.shared_inputs import present
 
 CONFORMANCE = CORPUS / "kyverno-conformance" / "generating-policies"
 
@@ -88,7 +89,7 @@ def test_errors_name_file_line_and_field() -> None:
     assert str(info.value) == "pol.yaml:2: GeneratingPolicy 'p': spec.generate: Required value"
 
 
-@pytest.mark.skipif(not CONFORMANCE.is_dir(), reason=f"corpus not found at {CONFORMANCE}")
+@present(CONFORMANCE, "conformance GeneratingPolicy validation cases")
 @pytest.mark.parametrize("case, message", [
     ("missing-generate", "spec.generate: Required value"),
     ("missing-match-constraints", "spec.matchConstraints: Required value: a matchConstraints with at least "

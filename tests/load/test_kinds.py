@@ -141,7 +141,8 @@ def test_add_crd_registers_every_served_version() -> None:
     assert table.by_kind("gateway.networking.k8s.io/v1", "Gateway") is None
     table.add_crd(CRD)
     v1 = table.by_kind("gateway.networking.k8s.io/v1", "Gateway")
-    assert v1 == ResourceInfo("gateway.networking.k8s.io", "v1", "Gateway", "gateways", True, ("status",))
+    assert v1 == ResourceInfo("gateway.networking.k8s.io", "v1", "Gateway", "gateways", True, ("status",),
+                              "gateway")
     beta = table.by_kind("gateway.networking.k8s.io/v1beta1", "Gateway")
     assert beta is not None and beta.subresources == ("scale", "status")
     assert table.by_kind("gateway.networking.k8s.io/v1alpha2", "Gateway") is None

@@ -47,26 +47,26 @@ def test_coverage_golden() -> None:
     assert {s["subject"]["kind"] + " " + s["subject"]["namespace"] + "/" + s["subject"]["name"]:
             [s["status"], s["reason"]] for s in doc["subjects"]} == want["subjects"]
     assert doc["totals"] == want["totals"]
-    assert doc["per_policy"] == want["per_policy"]
-    assert doc["derived_from"] == want["derived_from"]
-    assert doc["unused_exclusions"] == want["unused_exclusions"]
+    assert doc["perPolicy"] == want["perPolicy"]
+    assert doc["derivedFrom"] == want["derivedFrom"]
+    assert doc["unusedExclusions"] == want["unusedExclusions"]
     assert cov.exit_code == ExitCode.FINDINGS
 
 
 def test_counts_lead_in_the_documented_order() -> None:
     expected, subjects, state = _inputs()
     doc = coverage(expected, subjects, state, now=NOW).to_json()
-    assert list(doc["counts"]) == ["in_scope", "current", "missing", "stale", "duplicate", "misnamed",
+    assert list(doc["counts"]) == ["inScope", "current", "missing", "stale", "duplicate", "misnamed",
                                    "excluded", "orphan"]
-    assert list(doc)[:6] == ["counts", "subjects", "totals", "per_policy", "derived_from",
-                             "unused_exclusions"]
+    assert list(doc)[:6] == ["counts", "subjects", "totals", "perPolicy", "derivedFrom",
+                             "unusedExclusions"]
 
 
 def test_excluded_subject_names_what_it_covers() -> None:
     expected, subjects, state = _inputs()
     cov = coverage(expected, subjects, state, now=NOW, exclusions=_exclusions())
     [job] = [s for s in cov.to_json()["subjects"] if s["status"] == "excluded"]
-    assert (job["excluded_by"], job["gap"], job["report"]) == (0, "missing", None)
+    assert (job["excludedBy"], job["gap"], job["report"]) == (0, "missing", None)
 
 
 def test_exclusion_matching_a_current_subject_is_used_but_changes_nothing() -> None:
@@ -180,10 +180,10 @@ def test_kube_system_pod_under_default_filters_is_out_of_scope() -> None:
     cov = coverage(expected, subjects, state, now=NOW, resource_filters=config.resource_filters)
     assert [s.subject.display() for s in cov.subjects] == ["Pod shop/web-5d8f-xyz"]
     assert cov.filtered_subjects == 2
-    assert cov.count("in_scope") == 1 and cov.count("missing") == 1
+    assert cov.count("inScope") == 1 and cov.count("missing") == 1
     # the reports controller's own default (--skipResourceFilters=true) keeps them in scope
     cov = coverage(expected, subjects, state, now=NOW, resource_filters=config.background_scan_filters())
-    assert cov.count("in_scope") == 3 and cov.filtered_subjects == 0
+    assert cov.count("inScope") == 3 and cov.filtered_subjects == 0
 
 
 def test_compute_coverage_takes_an_existing_diff() -> None:

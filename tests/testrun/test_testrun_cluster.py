@@ -6,9 +6,9 @@ import datetime
 import textwrap
 from pathlib import Path
 
-from kubectl_kyrec.evaluate.test_rows import Mode
-from kubectl_kyrec.load.test_suite import load_suite, parse_test_file
-from kubectl_kyrec.run.test import run_files
+from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.runner import run_files
+from kubectl_kyrec.testsuite.suite import load_suite, parse_test_file
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kyrec.evaluate.test_rows import Mode
-from kubectl_kyrec.load.test_suite import find_test_files
-from kubectl_kyrec.run.test import run_files
+from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.runner import run_files
+from kubectl_kyrec.testsuite.suite import find_test_files
+from tests.shared_inputs import require, shared
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"
+CORPUS = shared("corpus/kyverno-policies")
 DOC = ROOT / "docs" / "compatibility.md"
 NOW = datetime.datetime(2026, 8, 1, tzinfo=datetime.UTC)
 MODE_NAMES = {"strict": Mode.STRICT, "kyverno": Mode.KYVERNO}
@@ -48,8 +49,7 @@ def listed_rows(text: str) -> dict[Mode, set[Key]]:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[Mode, tuple[int, int, set[Key], list[str]]]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the corpus is absent ({CORPUS})")
+    require(CORPUS, "kyrec test over the kyverno-policies corpus")
     files = find_test_files([str(CORPUS)])
     out = {}
     for mode in Mode:

@@ -1,4 +1,4 @@
-"""Deciding rows (kubectl_kyrec.evaluate.test_rows), on in-memory suites: no files, no CLI."""
+"""Deciding rows (kubectl_kyrec.testsuite.rows), on in-memory suites: no files, no CLI."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ from kubectl_kyrec.cel.decl import Library
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subjects import make_subjects
-from kubectl_kyrec.evaluate.test_rows import (
+from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.policies import classify, parse_validating_policy
+from kubectl_kyrec.load.values import Values as SuiteValues
+from kubectl_kyrec.model import Document, Source
+from kubectl_kyrec.testsuite.rows import (
     Generated,
     GenerateFn,
     GenerationRun,
@@ -26,16 +30,12 @@ from kubectl_kyrec.evaluate.test_rows import (
     run_suite,
     tidy,
 )
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify, parse_validating_policy
-from kubectl_kyrec.load.test_suite import (
+from kubectl_kyrec.testsuite.suite import (
     LoadedSuite,
     ResourceSpec,
     TestResultEntry,
     TestSuite,
 )
-from kubectl_kyrec.load.values import Values as SuiteValues
-from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 1, 2, tzinfo=datetime.UTC)
 K8S = list(kubernetes_libraries())
@@ -390,7 +390,11 @@ def test_an_existing_managed_by_label_is_kept_so_it_must_match() -> None:
 
 def generated_suite(expected: list[Document], **extra: Any) -> LoadedSuite:
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}
-    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"}}
+    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                              "operations": ["CREATE"],
+                                                              "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "true"}]}}
     return suite(
         [gpol],
         [ns],
@@ -469,7 +473,11 @@ def test_a_generating_skip_is_a_response_only_in_strict_mode() -> None:
         return GenerationRun([Generated("g", ref, "skip", "skip", (), skipped=True)])
 
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}
-    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"}}
+    gpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                              "operations": ["CREATE"],
+                                                              "resources": ["namespaces"]}]},
+                     "generate": [{"expression": "true"}]}}
     loaded = suite([gpol], [ns], [entry("g", "skip", "n", kind="Namespace", flags=("GeneratingPolicy",))])
     assert brief(run(loaded, generate=skipped)) == [("pass", "ok", "Namespace", "n", "skip")]
     assert brief(run(loaded, Mode.KYVERNO, generate=skipped)) == [("fail", "not-found", "Namespace", "n", "")]

@@ -1,4 +1,4 @@
-"""Test-file discovery, parsing and loading (kubectl_kyrec.load.test_suite)."""
+"""Test-file discovery, parsing and loading (kubectl_kyrec.testsuite.suite)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.test_suite import find_test_files, load_suite, parse_test_file
 from kubectl_kyrec.load.values import parse_values_object as parse_values
 from kubectl_kyrec.model import Source
+from kubectl_kyrec.testsuite.suite import find_test_files, load_suite, parse_test_file
 
 HEADER = "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata:\n  name: t\n"
 

@@ -29,11 +29,11 @@ import yaml
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-from kubectl_kyrec.evaluate.selectors import selector_is_empty
 from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import ValidatingPolicy
-from kubectl_kyrec.load.test_suite import LoadedSuite, ResourceSpec, TestResultEntry
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Result, Source, Subject, group_version
+from kubectl_kyrec.testsuite.suite import LoadedSuite, ResourceSpec, TestResultEntry
 
 
 class Mode(enum.Enum):

@@ -5,7 +5,7 @@ test_result.go; SEMANTICS E.2). Paths inside a test are relative to the test fil
 Kyverno, a file without apiVersion/kind or with the deprecated top-level `name` is a hard error, and so is
 a userinfo file without apiVersion/kind (kk: cmd/cli/kubectl-kyverno/deprecations).
 
-Loading is the only I/O of `kyrec test`; evaluate/test_rows.py gets everything as data.
+Loading is the only I/O of `kyrec test`; testsuite/rows.py gets everything as data.
 """
 
 from __future__ import annotations
@@ -325,8 +325,9 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
 
     if not suite.policies:
         raise InputError("the test names no policies", suite.source)
-    out.policies = classify(docs(suite.policies))
-    exceptions = classify(docs(suite.exceptions))
+    # one bad policy makes the whole test file unloadable, as in Kyverno's CLI
+    out.policies = classify(docs(suite.policies)).raise_errors()
+    exceptions = classify(docs(suite.exceptions)).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.resources, duplicates = _unique(docs(suite.resources))
     for dup in duplicates:

@@ -1,0 +1,65 @@
+"""What the filters (`--policy-name`, `--kind`, `-l`, `-n`) select, checked so that a typo never passes as
+"nothing to report": a policy name that names no policy and a kind name no table knows are errors, and a
+filter that matches no resource says so."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from kubectl_kyrec.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.model import Document
+
+
+def check_policy_names(names: Sequence[str], policies: PolicySet) -> None:
+    """Every `--policy-name` names a given policy (by name, or ns/name for a namespaced one)."""
+    known: dict[str, str] = {}
+    for meta in [*(p.meta for p in policies.validating), *(p.meta for p in policies.admission),
+                 *(p.meta for p in policies.generating)]:
+        known[meta.name] = meta.key
+        known[meta.key] = meta.key
+    missing = [n for n in names if n not in known]
+    if missing:
+        given = ", ".join(sorted(set(known.values()))) or "none"
+        raise InputError(f"--policy-name {', '.join(missing)}: no such policy among those given ({given})")
+
+
+def resolve_kinds(names: Sequence[str], table: KindTable, subjects: Sequence[Document]) -> tuple[str, ...]:
+    """The kinds `--kind` names, resolved as kubectl resolves a resource type: kind, plural, singular or
+    short name, any case, optionally `.group` or `.version.group` qualified. Kinds no table knows (custom
+    kinds given without their CRD) resolve by their kind name or its plural, from the resources read."""
+    from kubectl_kyrec.load.kinds import guess_plural
+
+    out: list[str] = []
+    for name in names:
+        found = {info.kind for info in table.resolve(name)}
+        if not found:
+            wanted = name.strip().lower()
+            found = {d.kind for d in subjects if wanted in (d.kind.lower(), guess_plural(d.kind))}
+        if not found:
+            raise UsageError(f"--kind {name}: no such resource type (kubectl's names are accepted: kind, "
+                             "plural, singular or short name; add --crd for a custom kind)")
+        out.extend(sorted(found - set(out)))
+    return tuple(out)
+
+
+def filters_text(namespace: str | None, kinds: Sequence[str], selector: Selector | None) -> str:
+    """The filters given, as flags; "" when there are none."""
+    parts = []
+    if namespace:
+        parts.append(f"-n {namespace}")
+    if kinds:
+        parts.append("--kind " + ",".join(kinds))
+    if selector is not None and not selector.empty:
+        parts.append(f"-l {selector}")
+    return " ".join(parts)
+
+
+def nothing_selected(filters: str, read: int) -> str:
+    """The notice for filters that left no resource: what was asked, out of how many."""
+    return f"no resource matched {filters} (of {read} read)"

@@ -1,0 +1,90 @@
+"""Each test file: parsed, loaded, given its own cluster and CEL libraries, and run row by row."""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.model import Source
+from kubectl_kyrec.run.providers import kinds_adapters
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cel.environment import LibraryFactory
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.testsuite.rows import GenerateFn, Mode, SuiteRun
+    from kubectl_kyrec.testsuite.suite import LoadedSuite
+
+
+def run_files(files: Sequence[str], *, now: datetime.datetime,
+              mode: Mode) -> tuple[list[SuiteRun], list[tuple[str, Source | None]]]:
+    """Parse, load and run each test file; files that do not parse are returned as load errors."""
+    from kubectl_kyrec.testsuite.rows import run_suite
+    from kubectl_kyrec.testsuite.suite import load_suite, parse_test_file
+
+    runs: list[SuiteRun] = []
+    load_errors: list[tuple[str, Source | None]] = []
+    for path in files:
+        try:
+            suite = parse_test_file(path)
+        except InputError as exc:
+            load_errors.append((exc.message, exc.source))
+            continue
+        loaded = load_suite(suite)
+        kinds, libraries, generate = suite_environment(loaded, now)
+        runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
+                              generate=generate))
+    return runs, load_errors
+
+
+def suite_environment(loaded: LoadedSuite, now: datetime.datetime
+                      ) -> tuple[KindTable, LibraryFactory, GenerateFn | None]:
+    """The kind table, CEL libraries and generation hook one suite evaluates with.
+
+    `resource.Get/List` see the Context file's resources, the clusterResources and paramResources, and,
+    when the test sets clusterResources, its resources too: the objects Kyverno's CLI puts in its fake
+    cluster (SEMANTICS E.1). A Context file that does not load becomes the suite's load error.
+    """
+    from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext, ObjectsProvider
+    from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.testsuite.rows import generating_hook
+
+    kinds = KindTable()
+    try:
+        for crd in loaded.crds:
+            kinds.add_crd(crd)
+        for doc in loaded.resources:
+            if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
+                kinds.add_crd(doc.obj, doc.source)
+    except InputError as exc:
+        loaded.error = loaded.error or exc
+
+    resource_of, kind_of = kinds_adapters(kinds)
+
+    def read_file(path: str) -> Any:
+        # files a Context names are relative to the Context file
+        base = loaded.context_source.file if loaded.context_source else loaded.suite.path
+        docs = load_documents([os.path.join(os.path.dirname(base), path)])
+        return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
+
+    objects = [d.obj for d in [*loaded.cluster_objects, *loaded.param_objects]]
+    if loaded.suite.cluster_resources:
+        objects.extend(d.obj for d in loaded.resources)
+    provider: ContextProvider = EmptyProvider(resource_of, kind_of=kind_of)
+    if loaded.error is None:
+        try:
+            provider = ObjectsProvider(objects, resource_of, loaded.context, kind_of=kind_of,
+                                       read_file=read_file)
+        except (ValueError, InputError) as exc:
+            loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
+    context = LibraryContext(now=now, provider=provider)
+    sink = GeneratorSink()
+    generate = generating_hook(kinds=kinds, libraries=library_factory(context, extra=generator_extra(sink)),
+                               sink=sink, now=now)
+    return kinds, library_factory(context), generate
+

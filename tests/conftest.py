@@ -1,0 +1,15 @@
+"""Session-wide test settings: say at the end which groups over ../shared did not run (tests/shared_inputs.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.shared_inputs import NOT_RUN
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not NOT_RUN:
+        return
+    terminalreporter.section("not run: ../shared inputs missing", sep="-", yellow=True)
+    for what, path in sorted(NOT_RUN.items()):
+        terminalreporter.write_line(f"{what}: {path} is missing (CI=true makes this a failure)")

@@ -1,0 +1,236 @@
+"""The `kyrec/v1` machine output contract (docs/output.md), held by exact keys: one snapshot per document kind.
+
+Each test runs the command on fixtures that exercise every optional key and compares the set of key
+paths in its JSON with the snapshot below. A renamed, dropped or added key fails here, so the contract
+changes only on purpose (and docs/output.md with it). YAML is the same data (checked once per kind).
+
+Paths: `a.b` nests, `a[]` is every element of a list, `changes[report]` the elements whose `domain` is
+`report`. Kubernetes objects carried whole (generated downstreams, PolicyReports, result properties,
+exclusion matches) are user data: their keys are not the contract, so the snapshot stops at them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "testdata"
+NOW = ["--now", "2026-11-29T00:00:00Z"]
+
+# subtrees that are user or Kubernetes data, not kyrec's keys
+OPAQUE = {"downstreams[].object", "reports", "results[].properties", "unusedExclusions[].match"}
+# maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
+# checked as vocabulary, not as field names
+KEYED_BY_NAME = {"perPolicy"}
+VOCABULARY = {"summary.downstream", "summary.report", "impact.summary.downstream", "impact.summary.result"}
+CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
+
+
+def key_paths(value: Any, prefix: str = "") -> set[str]:
+    out: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = "<key>" if prefix in KEYED_BY_NAME else key
+            path = f"{prefix}.{name}" if prefix else name
+            out.add(path)
+            if path not in OPAQUE:
+                out |= key_paths(item, path)
+    elif isinstance(value, list):
+        for item in value:
+            tag = f"[{item['domain']}]" if isinstance(item, dict) and "domain" in item else "[]"
+            out |= key_paths(item, prefix + tag)
+    return out
+
+
+def invoke(*args: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    as_json = CliRunner().invoke(cli, [*args, "-o", "json"])
+    as_yaml = CliRunner().invoke(cli, [*args, "-o", "yaml"])
+    assert as_json.stdout, as_json.stderr
+    return json.loads(as_json.stdout), yaml.safe_load(as_yaml.stdout)
+
+
+def field_names(paths: set[str]) -> list[str]:
+    """Every key that names a field of the contract (not vocabulary, not a name)."""
+    names = []
+    for path in paths:
+        parent, _, last = path.rpartition(".")
+        if re.sub(r"\[[a-z]*\]", "", parent) in VOCABULARY or last == "<key>":
+            continue
+        names.append(re.sub(r"\[[a-z]*\]$", "", last))
+    return names
+
+
+REF = ["apiVersion", "kind", "name", "namespace", "uid"]
+LOCATION = ["file", "line"]
+
+
+def _ref(prefix: str, synthetic: bool = False) -> list[str]:
+    return [prefix, *(f"{prefix}.{k}" for k in [*REF, *(["uidSynthetic"] if synthetic else [])])]
+
+
+def _loc(prefix: str) -> list[str]:
+    return [prefix, *(f"{prefix}.{k}" for k in LOCATION)]
+
+
+ENVELOPE = ["apiVersion", "kind", "kyrecVersion", "errors", "notices", "summary"]
+ERRORS = ["errors[].message", *_loc("errors[].location")]
+RESULT_KEYS = ["category", "message", "policy", "properties", "result", "rule", "scored", "severity", "source",
+               "validationActions"]
+
+EVAL_RESULT = sorted({
+    *ENVELOPE, *ERRORS, "results", "downstreams", "reports",
+    *(f"results[].{k}" for k in RESULT_KEYS), *_ref("results[].subject", synthetic=True),
+    *_loc("results[].location"), *_loc("results[].policyLocation"),
+    "downstreams[].policy", "downstreams[].object", *_ref("downstreams[].trigger"),
+    *(f"summary.{k}" for k in ("pass", "fail", "warn", "error", "skip", "undetermined")),
+})
+
+IMPACT = sorted({
+    "impact", "impact.downstreams", "impact.results", "impact.summary",
+    *(f"impact.downstreams[downstream].{k}" for k in ("change", "diff", "domain", "note", "policy")),
+    *_ref("impact.downstreams[downstream].trigger"), *_ref("impact.downstreams[downstream].object", True),
+    *(f"impact.results[result].{k}" for k in ("after", "before", "change", "domain", "message", "policy",
+                                               "rule")),
+    *_ref("impact.results[result].subject"), *_loc("impact.results[result].location"),
+    *_loc("impact.results[result].policyLocation"),
+    *_loc("impact.downstreams[downstream].location"), *_loc("impact.downstreams[downstream].policyLocation"),
+    "impact.summary.downstream", "impact.summary.result",
+    *(f"impact.summary.downstream.{k}" for k in ("appear", "change", "disappear", "orphaned", "undetermined")),
+    *(f"impact.summary.result.{k}" for k in ("changed", "fail-to-pass", "gone", "new", "pass-to-fail")),
+})
+
+CHANGE_KEYS = ["class", "diff", "domain", "enforced", "fields", "policy", "reason", "subject", "trigger"]
+DIFF_RESULT = sorted({
+    *ENVELOPE, "changes",
+    *(f"changes[downstream].{k}" for k in [*CHANGE_KEYS, "message"]),
+    *_ref("changes[downstream].trigger"), *_ref("changes[downstream].object"),
+    *(f"changes[report].{k}" for k in [*CHANGE_KEYS, "inScope", "nextScan", "nextScanReason",
+                                        "oldestEphemeralAgeSeconds"]),
+    *_ref("changes[report].subject"), *_ref("changes[report].object"),
+    "summary.downstream", "summary.report",
+    *(f"summary.downstream.{k}" for k in ("conflict", "drifted", "in-sync", "missing", "orphan", "undetermined")),
+    *(f"summary.report.{k}" for k in ("current", "duplicate", "misnamed", "missing", "orphan", "stale")),
+})
+
+COVERAGE_RESULT = sorted({
+    "apiVersion", "kind", "kyrecVersion", "counts",
+    *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
+                              "orphan")),
+    "subjects", "subjects[].status", "subjects[].reason", "subjects[].excludedBy", "subjects[].gap",
+    *_ref("subjects[].subject"), *_ref("subjects[].report"),
+    "totals", *(f"totals.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
+    "perPolicy", "perPolicy.<key>", *(f"perPolicy.<key>.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
+    "derivedFrom", "derivedFrom.subjects", "derivedFrom.of",
+    "unusedExclusions", "unusedExclusions[].index", "unusedExclusions[].match", "unusedExclusions[].reason",
+    *_loc("unusedExclusions[].location"),
+    "reportAPI", "filteredSubjects", "orphans", *(f"orphans[].{k}" for k in REF),
+})
+
+TEST_RESULT = sorted({
+    *ENVELOPE, *ERRORS, "mode", "rows",
+    *(f"rows[].{k}" for k in ("actual", "diff", "expected", "file", "kind", "message", "policy", "reason",
+                              "resource", "status", "test")),
+    *_loc("rows[].location"),
+    *(f"summary.{k}" for k in ("passed", "failed", "errors")),
+})
+
+
+# a GeneratingPolicy whose CEL does not compile: one entry in errors[], and the run goes on
+BROKEN_POLICY = """\
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: broken
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [namespaces]
+  generate:
+  - expression: "generator.apply(object.metadata.name, [1 +])"
+"""
+
+
+def _eval_args(*extra: str) -> list[str]:
+    return ["eval", *NOW, "-p", str(DATA / "examples" / "policies"),
+            "-p", str(DATA / "diff" / "needs-request" / "policy.yaml"),
+            "-p", str(DATA / "diff" / "secret-drift-masked" / "policy.yaml"),
+            "--state", str(DATA / "examples" / "resources"),
+            "--state", str(DATA / "diff" / "needs-request" / "state.yaml"),
+            "--state", str(DATA / "diff" / "secret-drift-masked" / "state.yaml"), *extra]
+
+
+def _check(doc: dict[str, Any], as_yaml: dict[str, Any], kind: str, want: list[str]) -> None:
+    assert doc["apiVersion"] == "kyrec/v1" and doc["kind"] == kind
+    got = key_paths(doc)
+    assert sorted(got) == want
+    assert key_paths(as_yaml) == got
+    assert [n for n in field_names(got) if not CAMEL.match(n)] == []
+
+
+def test_eval_result_keys(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN_POLICY)
+    doc, as_yaml = invoke(*_eval_args("-p", str(broken)))
+    assert doc["errors"], "the fixture must exercise errors[]"
+    assert any(r["result"] == "undetermined" for r in doc["results"])
+    _check(doc, as_yaml, "EvalResult", EVAL_RESULT)
+
+
+def test_eval_result_with_impact_keys() -> None:
+    doc, as_yaml = invoke(*_eval_args("--base-policy", str(DATA / "examples" / "policies")))
+    assert doc["impact"]["downstreams"] and doc["impact"]["results"]
+    want = [p for p in EVAL_RESULT if not p.startswith("errors[]")]
+    _check(doc, as_yaml, "EvalResult", sorted([*want, *IMPACT]))
+
+
+def test_diff_result_keys() -> None:
+    doc, as_yaml = invoke("diff", "--now", "2026-11-29T00:00:00Z",
+                          "-p", str(DATA / "coverage-cli" / "policy.yaml"),
+                          "-p", str(DATA / "diff" / "secret-drift-masked" / "policy.yaml"),
+                          "--state", str(DATA / "coverage-cli" / "state.json"),
+                          "--state", str(DATA / "diff" / "secret-drift-masked" / "state.yaml"))
+    assert {c["domain"] for c in doc["changes"]} == {"downstream", "report"}
+    _check(doc, as_yaml, "DiffResult", DIFF_RESULT)
+
+
+def test_coverage_result_keys() -> None:
+    case = DATA / "coverage-cli"
+    doc, as_yaml = invoke("coverage", *NOW, "-p", str(case / "policy.yaml"), "--state", str(case / "state.json"),
+                          "--exclusions", str(case / "exclusions.yaml"))
+    _check(doc, as_yaml, "CoverageResult", COVERAGE_RESULT)
+
+
+def test_test_result_keys() -> None:
+    doc, as_yaml = invoke("test", str(DATA / "testrun"))
+    _check(doc, as_yaml, "TestResult", TEST_RESULT)
+
+
+@pytest.mark.parametrize("value, paths", [
+    ({"a": {"b": 1}, "c": [{"d": 1}, {"e": 2}]}, {"a", "a.b", "c", "c[].d", "c[].e"}),
+    ({"changes": [{"domain": "report", "x": 1}]}, {"changes", "changes[report].domain", "changes[report].x"}),
+    ({"reports": [{"kind": "PolicyReport"}]}, {"reports"}),
+    ({"perPolicy": {"my-policy": {"pass": 1}}}, {"perPolicy", "perPolicy.<key>", "perPolicy.<key>.pass"}),
+])
+def test_key_paths(value: dict[str, Any], paths: set[str]) -> None:
+    assert key_paths(value) == paths
+
+
+def test_docs_name_every_key_of_the_contract() -> None:
+    # docs/output.md is the contract's prose: every key of every snapshot is written there as `key`
+    text = (ROOT / "docs" / "output.md").read_text()
+    keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
+            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *COVERAGE_RESULT, *TEST_RESULT]}
+    keys.discard("<key>")
+    assert sorted(k for k in keys if f"`{k}`" not in text) == []
