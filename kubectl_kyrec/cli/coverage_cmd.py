@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cli.common import OutputSpec
     from kubectl_kyrec.run.coverage import StateSource
 
-FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
+FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
+           OutputFormat.GITHUB)
 
 
 def parse_duration(text: str, flag: str = "--scan-interval") -> datetime.timedelta:
@@ -77,9 +79,11 @@ def report_options(func):  # type: ignore[no-untyped-def]
 @click.option("--scanner-namespace", default="kubescape", show_default=True,
               help="kubescape: where the scanner runs (its kubevuln-scheduler CronJob).")
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]", help="table (default), json, yaml.")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
+              help="table (default), json, yaml, junit, sarif, github; repeatable.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: gaps do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
@@ -100,6 +104,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     get -o json, and get --raw '...?resourceVersion=fullSpec') so split summaries are found. Totals
     (critical, high, relevant) are refused while any subject is not current, intact and paired.
     """
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
@@ -141,14 +146,18 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     doc = envelope("CoverageResult", run.coverage.to_json())
+    ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
-        if spec.format is OutputFormat.JSON:
+        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
+            write_output(spec, ci.render(spec.format.value))
+        elif spec.format is OutputFormat.JSON:
             write_output(spec, to_json(doc))
         elif spec.format is OutputFormat.YAML:
             write_output(spec, to_yaml(doc))
         else:
             write_output(spec, render_coverage(run.coverage))
-    exit_with(run.exit_code, exit_code_flag)
+    ci.finish()
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag)
 
 
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
@@ -165,6 +174,11 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         skip_namespaces=tuple(n.strip() for n in skip_namespaces.split(",") if n.strip())
         if skip_namespaces is not None else None,
         scanner_namespace=scanner_namespace)
+    unsupported = [spec.format.value for spec in specs
+                   if spec.format not in (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)]
+    if unsupported:
+        # the CI formats speak of policies and rules; vulnerability summaries have neither yet
+        raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, json, yaml)")
     run = run_vulnerability_coverage(options, source)
     for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)

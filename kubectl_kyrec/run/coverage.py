@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import Source
+from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ class CoverageResult:
     coverage: Coverage
     notices: list[str] = field(default_factory=list)
     errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
+    locate: Locate | None = field(default=None, repr=False, compare=False)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -59,7 +62,8 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
     if gaps:
         notices.append(gaps)
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors)
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors,
+                          locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
 
 
 @dataclass(frozen=True)
