@@ -245,6 +245,9 @@ def test_table_refuses_totals_and_names_the_gaps() -> None:
     assert ("Totals refused: incomplete, 79 of 79 subjects in scope are not current, intact and paired "
             "(unpaired 57, stale 13, missing 9).") in text
     assert "not-found (resolves in kubescape)" in text
+    excluded = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"))
+    assert "Evidence recorded with the exclusions:" in excluded
+    assert "0  Deployment shop/legacy  app          kubevuln log 2026-10-02T01:14Z" in excluded
     complete = render_vulnerability_coverage(_coverage(_complete_state()))
     assert "Totals from all 2 subjects in scope:" in complete and "refused" not in complete
 
