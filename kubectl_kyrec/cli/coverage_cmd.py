@@ -47,6 +47,9 @@ def report_options(func):  # type: ignore[no-untyped-def]
         click.option("--context-file", "context_path", help="Kyverno CLI Context file."),
         click.option("--kyverno-config", "kyverno_config_path",
                      help="Kyverno's ConfigMap (resourceFilters); default: the state's, else Kyverno's defaults."),
+        click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
+                     help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes "
+                          "reports whatever the ConfigMap's resourceFilters say; false applies them."),
         click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
                      help="Report API (default: detected from the state)."),
         click.option("--scan-interval", default="1h", show_default=True,
@@ -84,7 +87,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                      context_path: str | None, kyverno_config_path: str | None, report_api: str | None,
                      scan_interval: str, all_policies: bool, now_text: str | None, producer: str,
                      scan_period: str | None, scan_grace: str | None, skip_namespaces: str | None,
-                     scanner_namespace: str, exclusions_path: str | None,
+                     scanner_namespace: str, exclusions_path: str | None, skip_resource_filters: bool,
                      outputs: tuple[str, ...], exit_code_flag: bool, **kube: object) -> None:
     """Check policy-report (or vulnerability-summary) coverage of a cluster state.
 
@@ -130,7 +133,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                         state_paths=state_paths, crd_paths=crd_paths, context_path=context_path)
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
-                                 all_policies=all_policies, exclusions_path=exclusions_path)
+                                 all_policies=all_policies, exclusions_path=exclusions_path,
+                                 skip_resource_filters=skip_resource_filters)
     run = run_coverage(options, source)
     for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)

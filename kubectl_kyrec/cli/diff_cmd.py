@@ -73,6 +73,9 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
 @click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering lookups.")
 @click.option("--kyverno-config", "kyverno_config", help="Kyverno's ConfigMap (resourceFilters).")
+@click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
+              help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes reports "
+                   "whatever the ConfigMap's resourceFilters say; false applies them.")
 @click.option("--now", "now_text", help="The time for time.now(), expiry and scan age (RFC 3339).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
               help="table (default), wide, yaml, json, diff; repeatable.")
@@ -93,7 +96,8 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
 @handle_errors
 def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                  state_paths: tuple[str, ...], live: bool, crd_paths: tuple[str, ...], values_path: str | None,
-                 context_path: str | None, kyverno_config: str | None, now_text: str | None,
+                 context_path: str | None, kyverno_config: str | None, skip_resource_filters: bool,
+                 now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
                  report_api: str | None, color: str, exit_code_flag: bool, **kube: object) -> None:
@@ -121,7 +125,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
-                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config)
+                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
+                             skip_resource_filters=skip_resource_filters)
     run = run_diff(options, source)
     for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)

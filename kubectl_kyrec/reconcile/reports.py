@@ -64,6 +64,7 @@ from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
+from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
 from kubectl_kyrec.model import Ref, Subject, ref_of
 from kubectl_kyrec.reconcile.claims import (
     EXPECTED_NAME,  # noqa: F401  (re-exported: the misnamed reason belongs to this table too)
@@ -195,6 +196,14 @@ class ReportDiff:
     # (policy, subject) whose result kyrec cannot decide: left out of the comparison, named in a notice
     undetermined: tuple[tuple[str, Ref], ...] = ()
     verdicts: tuple[Verdict, ...] = ()          # the engine's, one per subject in scope (as `subjects`)
+    # report sources of policy kinds kyrec does not evaluate whose results were left out
+    left_out_sources: tuple[str, ...] = ()
+
+    def left_out_notice(self) -> str | None:
+        if not self.left_out_sources:
+            return None
+        return ("report results of policy kinds kyrec does not evaluate were left out of the comparison: "
+                + ", ".join(self.left_out_sources))
 
     def __post_init__(self) -> None:
         # coverage reads the verdicts: a diff built without them would cover no subject at all
@@ -457,6 +466,7 @@ def diff_reports(
     policies: Collection[str] | None = None,
     evaluated_uids: Collection[str] | None = None,
     undetermined: Collection[tuple[str, str]] = (),
+    unevaluated_sources: Collection[str] = UNEVALUATED_SOURCES,
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -467,6 +477,8 @@ def diff_reports(
     VAP/MAP binding labels; None when unknown (then no partial-scan decision is made). `undetermined`:
     (policy, subject uid) pairs whose result kyrec cannot decide; the cluster's entries for them are not
     compared (the report holds a result there that kyrec can neither confirm nor call stale).
+    `unevaluated_sources`: report sources of policy kinds kyrec does not evaluate (MutatingPolicy, ...):
+    their results are left out on both sides, so they are never stale, orphan or missing.
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -495,7 +507,13 @@ def diff_reports(
             existing[str(uid)] = obj
     ephemeral = _index_ephemeral(state)
 
+    left_out_kinds: set[str] = set()
+
     def keep_result(r: Mapping[str, Any]) -> bool:
+        source = str(r.get("source") or "")
+        if source in unevaluated_sources:
+            left_out_kinds.add(source)
+            return False
         return policies is None or str(r.get("policy") or "") in policies
 
     undecided = set(undetermined)
@@ -566,6 +584,11 @@ def diff_reports(
         # reports left over: about objects outside the scope, or about nothing that exists
         found = existing.get(uid)
         keep = keeper(ref_of(found)) if found is not None else keep_result
+        carried = [res for c in reports for res in _results(report_of[id(c)])]
+        if carried and all(str(res.get("source") or "") in unevaluated_sources for res in carried):
+            # only results of policy kinds kyrec does not evaluate: never orphan or stale
+            left_out_kinds.update(str(res.get("source") or "") for res in carried)
+            return IGNORED
         if found is None:
             return Leftover(orphan_reasons=tuple(_orphan_reason(report_of[id(c)], listed_kinds)
                                                  for c in reports))
@@ -586,7 +609,8 @@ def diff_reports(
                               v.claim.ref if v.claim is not None else None, owed_of[v.subject.key])
                 for v in outcome.verdicts]
     return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
-                      undetermined=tuple(dict.fromkeys(left_out)), verdicts=outcome.verdicts)
+                      undetermined=tuple(dict.fromkeys(left_out)), verdicts=outcome.verdicts,
+                      left_out_sources=tuple(sorted(left_out_kinds)))
 
 
 _NOT_IN_SCOPE = ScanDecision(NextScan.NONE, "not-in-scope", None)

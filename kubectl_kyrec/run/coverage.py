@@ -26,6 +26,7 @@ class CoverageRunOptions:
     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL
     all_policies: bool = False
     exclusions_path: str | None = None
+    skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
 
 
 @dataclass
@@ -42,6 +43,7 @@ class CoverageResult:
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.load.exclusions import load_exclusions
     from kubectl_kyrec.reconcile.coverage import compute_coverage
+    from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
@@ -49,10 +51,14 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
-                                  namespace=options.namespace)
+                                  namespace=options.namespace,
+                                  skip_resource_filters=options.skip_resource_filters)
+    gaps = run_gaps(inputs, options.namespace)
     errors = [(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend((e.message, e.source) for e in scope.outcome.errors)
     notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
+    if gaps:
+        notices.append(gaps)
     return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors)
 
 

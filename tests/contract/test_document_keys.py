@@ -170,7 +170,7 @@ TEST_RESULT = sorted({
     *(f"rows[].{k}" for k in ("actual", "diff", "expected", "file", "kind", "message", "policy", "reason",
                               "resource", "status", "test")),
     *_loc("rows[].location"),
-    *(f"summary.{k}" for k in ("passed", "failed", "errors")),
+    *(f"summary.{k}" for k in ("passed", "failed", "errors", "notEvaluated")),
 })
 
 
