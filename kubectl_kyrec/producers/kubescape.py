@@ -2,7 +2,8 @@
 
 **Subjects.** One per (namespace, top-level workload, container) of the running Pods in the state. The top
 workload is found by following `ownerReferences` (the controller reference, else the first) through the
-objects the state holds: Pod -> ReplicaSet -> Deployment, Pod -> Job -> CronJob, Pod -> StatefulSet; an
+objects the state holds: Pod -> ReplicaSet -> Deployment, Pod -> Job -> CronJob, Pod -> StatefulSet (a
+Node's reference on a mirror Pod is not followed, as k8s-interface ignores it); an
 owner the state does not hold ends the walk at the reference's kind and name (kyrec does not guess a
 Deployment from a ReplicaSet's name). That is the workload `kubescape.io/wlid` names
 (`wlid://cluster-<c>/namespace-<ns>/<kind>-<name>`, kind in lower case). The expected image identity is
@@ -283,7 +284,9 @@ class _Owners:
 
 
 def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    owners = [o for o in _meta(obj).get("ownerReferences") or [] if isinstance(o, Mapping)]
+    # k8s-interface's IgnoreOwnerReference: a Node owns mirror Pods but is no workload, the Pod is its own top
+    owners = [o for o in _meta(obj).get("ownerReferences") or []
+              if isinstance(o, Mapping) and o.get("kind") != "Node"]
     for owner in owners:
         if owner.get("controller"):
             return owner

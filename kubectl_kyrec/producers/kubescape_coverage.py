@@ -10,8 +10,9 @@ any subject in scope is not complete (excluded ones included), the totals are re
 and `relevant` are null, `complete` is false, `incompleteSubjects` says how many and `incompleteBy` why;
 `partial` carries the sums over the complete subjects, labelled with of how many they are made.
 
-Exclusions (the `--exclusions` file; `container` narrows an entry to one container, `evidence` is kept in
-the output next to the reason) cover a gap in status: missing, stale, duplicate, misnamed. They do not
+Exclusions (the `--exclusions` file; `kind`, `namespace`, `name` match the top workload, `container` narrows
+an entry to one container, `selector` matches the labels of the workload's first running Pod, `evidence` is
+kept in the output next to the reason) cover a gap in status: missing, stale, duplicate, misnamed. They do not
 cover a current subject whose summary is split or unpaired: that is the scanner's storage to repair, and it
 keeps the totals refused.
 

@@ -5,7 +5,8 @@ status from `reconcile.reports`), or `excluded` by the first entry of the exclus
 An exclusion only ever covers a gap: a subject whose report is current stays `current` (and counts in the
 totals) even when an entry matches it. An entry that matches no subject in scope is listed as unused.
 
-Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
+Exclusions and the current set are the claims engine's (`reconcile.claims.cover`), shared with the other
+producers. Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
 and `derived_from` says of how many subjects in scope (excluded included) they are made: totals from an
 incomplete set are labelled as such, never passed off as cluster-wide (seed 001).
 

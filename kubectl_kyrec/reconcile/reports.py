@@ -1,5 +1,10 @@
 """Report reconciliation (DESIGN section 5): expected policy reports against the reports in the state.
 
+This is the Kyverno adapter of the claims engine (`reconcile.claims`): subjects are the resources in scope
+(keyed by uid, the claim identity their report's name), claims the reports (keyed by the uid they
+describe), and the judgement the result comparison below. Keeper choice, precedence, duplicates, misnamed
+and leftovers are the engine's; what is Kyverno's stays here.
+
 Inputs are plain dicts as Kubernetes serves them. Every subject in scope and every Kyverno report of the
 active API (objects labelled `app.kubernetes.io/managed-by: kyverno`) is classified once:
 
@@ -199,6 +204,11 @@ class ReportDiff:
             return None
         return ("report results of policy kinds kyrec does not evaluate were left out of the comparison: "
                 + ", ".join(self.left_out_sources))
+
+    def __post_init__(self) -> None:
+        # coverage reads the verdicts: a diff built without them would cover no subject at all
+        if len(self.verdicts) != len(self.subjects):
+            raise ValueError(f"ReportDiff: {len(self.verdicts)} verdicts for {len(self.subjects)} subjects")
 
     def summary(self) -> dict[str, int]:
         """Count of changes per class, every class present."""

@@ -99,6 +99,11 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage) -> str:
         sections.append("Subjects without a complete result:\n" + tabulate(
             rows, headers=["STATUS", "COVERS", "REASON", "INTEGRITY", "UNPAIRED", "WORKLOAD", "CONTAINER",
                            "SUMMARY"], tablefmt="plain"))
+    evidence = [[s.row.excluded_by, _ref(s.verdict.subject.subject), s.container, s.row.evidence]
+                for s in cov.subjects if s.row.evidence]
+    if evidence:
+        sections.append("Evidence recorded with the exclusions:\n" + tabulate(
+            evidence, headers=["INDEX", "WORKLOAD", "CONTAINER", "EVIDENCE"], tablefmt="plain"))
     if cov.orphans:
         sections.append("Orphan summaries:\n" + "\n".join(f"  {_ref(r)}  {why}" for r, why in cov.orphans))
     if cov.split:

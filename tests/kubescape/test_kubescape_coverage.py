@@ -202,6 +202,15 @@ def test_top_owner_walk_stops_where_the_state_stops() -> None:
         "Deployment", "x", deploy["metadata"]["uid"])
 
 
+def test_a_mirror_pod_is_its_own_top_owner() -> None:
+    image = build.image_id("reg.example/etcd", "e")
+    mirror = build.pod("infra", "etcd-node-1", None, {"etcd": image})
+    mirror["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": "node-1",
+                                              "uid": "n-1", "controller": True}]
+    [subject] = classify_vulnerabilities([mirror], KubescapeOptions(NOW)).subjects.values()
+    assert (subject.workload.kind, subject.workload.name) == ("Pod", "etcd-node-1")
+
+
 @pytest.mark.parametrize(("schedule", "hours"), [
     ("12 1 * * *", 24), ("0 * * * *", 1), ("5 */6 * * *", 6), ("0 3 * * 1", 168), ("*/5 * * * *", None),
     ("0 0 1 * *", None), ("bad", None)])
@@ -236,6 +245,9 @@ def test_table_refuses_totals_and_names_the_gaps() -> None:
     assert ("Totals refused: incomplete, 79 of 79 subjects in scope are not current, intact and paired "
             "(unpaired 57, stale 13, missing 9).") in text
     assert "not-found (resolves in kubescape)" in text
+    excluded = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"))
+    assert "Evidence recorded with the exclusions:" in excluded
+    assert "0  Deployment shop/legacy  app          kubevuln log 2026-10-02T01:14Z" in excluded
     complete = render_vulnerability_coverage(_coverage(_complete_state()))
     assert "Totals from all 2 subjects in scope:" in complete and "refused" not in complete
 
