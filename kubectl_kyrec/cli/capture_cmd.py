@@ -27,7 +27,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     """
     from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
-    from kubectl_kyrec.run.capture import run_capture
+    from kubectl_kyrec.run.capture_state import run_capture
     from kubectl_kyrec.run.inputs import FileSource
 
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)

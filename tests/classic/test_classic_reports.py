@@ -1,0 +1,78 @@
+"""Classic results in the expected reports (kk: pkg/utils/report/results.go ToPolicyReportResult)."""
+
+from __future__ import annotations
+
+import datetime
+
+from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.evaluate.report_scope import policy_versions
+from kubectl_kyrec.load.documents import documents_from_text
+from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.policies import classify
+
+NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+
+POLICIES = """\
+apiVersion: kyverno.io/v1
+kind: Policy
+metadata:
+  name: two-rules
+  namespace: app
+  resourceVersion: "42"
+  annotations:
+    policies.kyverno.io/scored: "false"
+spec:
+  rules:
+  - name: replicas
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      cel:
+        expressions: [{expression: "object.spec.replicas < 3", message: too many}]
+  - name: labelled
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      cel:
+        expressions: [{expression: "has(object.metadata.labels)"}]
+---
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: admission-only, resourceVersion: "7"}
+spec:
+  background: false
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Deployment]}}]}
+    validate:
+      cel:
+        expressions: [{expression: "true"}]
+"""
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: app, uid: 11111111-2222-3333-4444-555555555555, labels: {a: b}}
+spec: {replicas: 5, template: {spec: {containers: [{name: c, image: nginx}]}}}
+"""
+
+
+def test_one_result_per_rule_named_ns_name_scored_false_is_warn() -> None:
+    policies = classify(documents_from_text(POLICIES, "p.yaml"))
+    outcome = run_eval(policies, documents_from_text(DEPLOYMENT, "r.yaml"), [], kinds=KindTable(),
+                       libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
+                       options=EvalOptions(now=NOW))
+    assert sorted((r.policy, r.rule, r.result) for r in outcome.results) == [
+        ("admission-only", "r", "pass"), ("app/two-rules", "labelled", "pass"), ("app/two-rules", "replicas", "warn")]
+    [report] = outcome.reports
+    assert report["metadata"]["name"] == "11111111-2222-3333-4444-555555555555"
+    # background: false policies are admission-only: not in the report
+    results = {(e["policy"], e["rule"]): e for e in report["results"]}
+    assert sorted(results) == [("app/two-rules", "labelled"), ("app/two-rules", "replicas")]
+    assert results[("app/two-rules", "replicas")]["source"] == "kyverno"
+    assert results[("app/two-rules", "replicas")]["message"] == "too many"
+    assert results[("app/two-rules", "replicas")]["scored"] is False
+    assert results[("app/two-rules", "labelled")]["properties"] == {"process": "background scan"}
+    assert report["summary"] == {"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0}
+    # the scan labels reports with the policy's resourceVersion; background: false policies are not scanned
+    assert policy_versions(policies, []) == {"pol.kyverno.io/two-rules": "42"}
