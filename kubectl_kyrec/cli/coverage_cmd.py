@@ -130,8 +130,6 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     if kubescape_only:
         raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
     interval = parse_duration(scan_interval)
-    if state_paths and not policy_paths:
-        raise UsageError("needs policies: -p PATH")
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              context_path=context_path)
@@ -140,6 +138,11 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 
         source = live_source(source, kube, reports=True, downstreams=False)
         all_policies = all_policies or not policy_paths
+    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source)
+        all_policies = True
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path,

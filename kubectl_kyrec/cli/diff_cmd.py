@@ -118,8 +118,6 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     now = parse_now(now_text)
     if live and state_paths:
         raise UsageError("--live and --state exclude each other")
-    if state_paths and not policy_paths:
-        raise UsageError("diff needs policies: -p PATH")
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
@@ -128,6 +126,11 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
         source = live_source(source, kube, reports=not only_downstreams, downstreams=not only_reports)
         all_policies = all_policies or not policy_paths
+    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source, "diff needs policies: -p PATH")
+        all_policies = True
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,

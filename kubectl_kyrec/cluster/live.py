@@ -35,7 +35,8 @@ POLICY_KINDS = (("policies.kyverno.io", "ValidatingPolicy"), ("policies.kyverno.
                 ("policies.kyverno.io", "GeneratingPolicy"), ("policies.kyverno.io", "NamespacedGeneratingPolicy"),
                 ("policies.kyverno.io", "PolicyException"),
                 ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-                ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"))
+                ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+                ("kyverno.io", "ClusterPolicy"), ("kyverno.io", "Policy"), ("kyverno.io", "PolicyException"))
 REPORT_KINDS = (("wgpolicyk8s.io", "PolicyReport"), ("wgpolicyk8s.io", "ClusterPolicyReport"),
                 ("openreports.io", "Report"), ("openreports.io", "ClusterReport"),
                 ("reports.kyverno.io", "EphemeralReport"), ("reports.kyverno.io", "ClusterEphemeralReport"))
@@ -104,6 +105,38 @@ def kinds_from_rules(docs: Iterable[Mapping[str, Any]], found: Discovered) -> li
     return list(out.values())
 
 
+def _classic_kinds(doc: Mapping[str, Any]) -> Iterable[str]:
+    """`kinds` of a ClusterPolicy/Policy's match and exclude blocks (`Pod`, `apps/v1/Deployment`, `*`)."""
+    for rule in (doc.get("spec") or {}).get("rules") or []:
+        if not isinstance(rule, Mapping):
+            continue
+        for key in ("match", "exclude"):
+            block = rule.get(key) or {}
+            if not isinstance(block, Mapping):
+                continue
+            filters = [block, *(block.get("any") or []), *(block.get("all") or [])]
+            for f in filters:
+                resources = f.get("resources") if isinstance(f, Mapping) else None
+                if isinstance(resources, Mapping):
+                    yield from (str(k) for k in resources.get("kinds") or [])
+
+
+def classic_kinds(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
+    """The kinds classic policies name (`Kind`, `group/version/Kind`, `*` for every kind)."""
+    out: dict[tuple[str, str], ResourceInfo] = {}
+    for doc in docs:
+        if doc.get("kind") not in ("ClusterPolicy", "Policy") or not str(doc.get("apiVersion", "")).startswith(
+                "kyverno.io/"):
+            continue
+        for text in _classic_kinds(doc):
+            kind = text.rsplit("/", 1)[-1].split(".")[0]
+            for info in found.resources:
+                if kind in ("*", info.kind) and "/" not in info.resource:
+                    best = found.preferred_for(info.group, info.kind) or info
+                    out.setdefault((best.group, best.kind), best)
+    return list(out.values())
+
+
 def kinds_named_by_generators(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
     """Kinds a GeneratingPolicy names as literals in its expressions, and its clone sources."""
     out: dict[tuple[str, str], ResourceInfo] = {}
@@ -154,7 +187,7 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
             add(found.find(str(param.get("apiVersion") or ""), str(param["kind"])))
     add(found.preferred_for("", "Namespace"))
     kyverno_cm = found.preferred_for("", "ConfigMap")
-    for info in kinds_from_rules(needs.policy_docs, found):
+    for info in [*kinds_from_rules(needs.policy_docs, found), *classic_kinds(needs.policy_docs, found)]:
         add(info, needs.namespace)
     if needs.downstreams:
         for info in kinds_named_by_generators(needs.policy_docs, found):

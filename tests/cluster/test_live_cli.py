@@ -306,3 +306,21 @@ def test_apply_result_keys_are_the_documented_contract(cluster: ApiServer, tmp_p
     import yaml
 
     assert yaml.safe_load(as_yaml.stdout)["kind"] == "ApplyResult"
+
+
+def test_a_capture_carries_its_policies(cluster: ApiServer, tmp_path: Path) -> None:
+    # the cluster's own policies: no -p live, and no -p on the capture either
+    cluster.seed(yaml_doc(POLICY))
+    live = kyrec(cluster, tmp_path, "diff", "-o", "json")
+    assert kyrec(cluster, tmp_path, "capture", "-o", str(tmp_path / "state.json")).exit_code == 0
+    offline = kyrec(cluster, tmp_path, "diff", "--state", str(tmp_path / "state.json"), "-o", "json")
+    assert live.exit_code == offline.exit_code == 1, offline.stderr
+    assert changes(live) == changes(offline) == {("team-a", "base"): "missing", ("team-b", "base"): "missing"}
+
+
+def yaml_doc(path: str) -> dict[str, Any]:
+    import yaml
+
+    doc = yaml.safe_load(Path(path).read_text())
+    assert isinstance(doc, dict)
+    return doc
