@@ -25,6 +25,8 @@ Where it deviates from a real API server (on purpose, to stay small):
   without conversion (a CRD with `conversion: None`).
 - Deleting a namespace deletes its objects at once (no Terminating phase, no finalizers, no graceful
   deletion, no garbage collection of dependants).
+- An apply that creates its object is authorized as `patch` only (a real API server also asks for
+  `create`); docs/rbac.yaml grants both.
 - Only the RBAC authorizer; discovery and /version are open to any authenticated user. Impersonating needs
   `impersonate` on `users` / `groups` (resourceNames honoured); impersonated users gain
   `system:authenticated`.
