@@ -374,6 +374,22 @@ def _has_markers(document: Any) -> bool:
     return False
 
 
+# Rules substitute the same pattern objects for every resource: whether one holds a marker is remembered. The
+# cache keeps the object so that its id is not reused while the entry lives.
+_MARKERS: dict[int, tuple[Any, bool]] = {}
+
+
+def _has_markers_cached(document: Any) -> bool:
+    entry = _MARKERS.get(id(document))
+    if entry is not None and entry[0] is document:
+        return entry[1]
+    found = _has_markers(document)
+    if len(_MARKERS) > 20000:
+        _MARKERS.clear()
+    _MARKERS[id(document)] = (document, found)
+    return found
+
+
 def substitute_all(ctx: EvalContext, document: Any) -> Any:
     """Kyverno SubstituteAll: references `$(...)` then variables. The result shares unchanged parts with
     `document` (a document without variables or references comes back as is): do not mutate it."""
@@ -386,7 +402,7 @@ def substitute_all(ctx: EvalContext, document: Any) -> Any:
             if not isinstance(document, str):
                 return document
         return _substitute_string(ctx, document, "", _is_delete(ctx))
-    if not _has_markers(document):
+    if not _has_markers_cached(document):
         return document
     return _substitute_variables(ctx, _substitute_references(document))
 
