@@ -8,6 +8,7 @@ Holds `request` (object, oldObject, operation, namespace, userInfo), `serviceAcc
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from collections.abc import Callable, Mapping
@@ -56,13 +57,18 @@ def _push(value: Any, tags: list[str]) -> dict[str, Any]:
     return value
 
 
+@functools.lru_cache(maxsize=65536)
+def _names(name: str, query: str) -> bool:
+    """Whether `query` names the context entry `name`: Kyverno's deferred matcher, on ASCII word
+    boundaries and not after a `.` (`x` matches `x.y` but not `y.x`). Cached: rules repeat their queries."""
+    return re.search(r"(?:\A|\Z|\s|[^.0-9A-Za-z])" + name + r"\b", query) is not None
+
+
 class _Deferred:
-    __slots__ = ("name", "matcher", "load", "level", "loaded", "matched")
+    __slots__ = ("name", "load", "level", "loaded", "matched")
 
     def __init__(self, name: str, load: Callable[[EvalContext], None], level: int) -> None:
         self.name = name
-        # match on ASCII word boundaries, not after a `.`: `x` matches `x.y` but not `y.x`
-        self.matcher = re.compile(r"(?:\A|\Z|\s|[^.0-9A-Za-z])" + name + r"\b")
         self.load = load
         self.level = level
         self.loaded = False
@@ -225,13 +231,15 @@ class EvalContext:
             self._loading_bound = outer
 
     def _load_deferred(self, query: str) -> None:
+        if not self._deferred:
+            return
         if self._loading_bound is not None:
             index, level = self._loading_bound
         else:
             index, level = len(self._deferred), len(self._checkpoints)
         while True:
             pending = next((d for d in self._deferred[:index]
-                            if not d.matched and not d.loaded and d.level <= level and d.matcher.search(query)),
+                            if not d.matched and not d.loaded and d.level <= level and _names(d.name, query)),
                            None)
             if pending is None:
                 return

@@ -412,7 +412,20 @@ def substitute_all_in_preconditions(ctx: EvalContext, document: Any) -> Any:
     int64 where integral, as the k8s decoder gives them); a failed lookup is an error here too."""
     if isinstance(document, str):
         return substitute_all(ctx, document)
-    return substitute_all(ctx, _json_roundtrip(document))
+    if has_integral_floats(document):
+        document = _json_roundtrip(document)
+    return substitute_all(ctx, document)
+
+
+def has_integral_floats(value: Any) -> bool:
+    """Whether a JSON round trip through the Kubernetes decoder would turn a float into an int64."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(has_integral_floats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_integral_floats(v) for v in value)
+    return False
 
 
 def _json_roundtrip(value: Any) -> Any:
