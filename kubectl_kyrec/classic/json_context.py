@@ -197,11 +197,12 @@ class EvalContext:
     def _reset(self, restore: bool) -> None:
         if not self._checkpoints:
             return
-        level = len(self._checkpoints) - 1
         if restore:
             self._data = self._checkpoints.pop()
         else:
             self._data = self._checkpoints[-1]
+        # Kyverno passes the number of checkpoints left: one less after a restore, unchanged after a reset
+        level = len(self._checkpoints)
         # Kyverno's deferredLoaders.Reset: loaders above the level go; loaded ones at or below reload
         for d in self._deferred:
             d.matched = False

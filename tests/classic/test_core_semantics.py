@@ -133,3 +133,22 @@ def test_pattern_failure_paths_and_messages() -> None:
                          {"metadata": {"labels": {"app.io/*": "?*"}}}) is None
     assert match_pattern({"spec": {"replicas": 10}}, {"spec": {"replicas": "<=5"}}) is not None
     assert match_pattern({"spec": {"cpu": "1500m"}}, {"spec": {"cpu": "1-2"}}) is None
+
+
+def test_a_rule_level_entry_survives_foreach_resets() -> None:
+    # a rule's context entry is declared after the rule's checkpoint; a foreach checkpoints again and resets
+    # to it before each element (Kyverno: Reset(false, len(checkpoints)) keeps loaders of lower levels)
+    ctx = EvalContext()
+    ctx.checkpoint()
+    ctx.add_deferred_loader("caps", lambda c: c.add_context_entry("caps", ["CHOWN"]))
+    ctx.checkpoint()
+    for index, element in enumerate([{"name": "a"}, {"name": "b"}]):
+        ctx.reset()
+        ctx.add_element(element, index, 0)
+        assert ctx.query("caps") == ["CHOWN"]
+        assert ctx.query("element.name") == element["name"]
+    ctx.restore()
+    assert ctx.query("caps") == ["CHOWN"]
+    ctx.restore()
+    with pytest.raises(ContextError):
+        ctx.query("caps")
