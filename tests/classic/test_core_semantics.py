@@ -152,3 +152,15 @@ def test_a_rule_level_entry_survives_foreach_resets() -> None:
     ctx.restore()
     with pytest.raises(ContextError):
         ctx.query("caps")
+
+
+def test_condition_error_text_matches_kyverno_validation_test() -> None:
+    # kk pkg/engine/validation_test.go:2010 (the rule layer prefixes "failed to check deny conditions: ")
+    ctx = EvalContext()
+    ctx.add_resource({"spec": {"sourceRef": {"kind": "GitRepository", "name": "dev-team"}}})
+    with pytest.raises(ConditionError) as err:
+        evaluate_conditions(ctx, {"any": [{"key": "{{request.object.spec.sourceRef.namespace}}",
+                                           "operator": "NotEquals", "value": "apps"}]})
+    assert str(err.value) == ('failed to substitute variables in condition key: failed to resolve '
+                              'request.object.spec.sourceRef.namespace at path : JMESPath query failed: '
+                              'Unknown key "namespace" in path')
