@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
@@ -12,9 +15,10 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     parse_selector,
+    write_output,
 )
 from kubectl_kyrec.errors import UsageError
-from kubectl_kyrec.run.eval import FAIL_ON
+from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
                 OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
@@ -25,6 +29,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("-e", "--exception", "exception_paths", multiple=True,
               help="PolicyExceptions (applied whatever their namespace).")
 @click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@click.option("--live", is_flag=True, help="Read the cluster of the current context (kubeconfig) as the state.")
 @click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
 @click.option("--values", "values_path", help="Request fields and namespace labels (Kyverno CLI Values).")
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
@@ -46,10 +51,12 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               help="Table: list passing and skipped results too (by default they are counted, not listed).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
-                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
+                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], live: bool,
+                 crd_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
@@ -63,7 +70,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     import functools
 
-    from kubectl_kyrec.render import eval_ci, eval_output
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
+    from kubectl_kyrec.reconcile.findings import from_results
+    from kubectl_kyrec.render import eval_output
+    from kubectl_kyrec.render.impact_output import github_annotations
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
@@ -71,13 +81,19 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
-    if not policy_paths:
+    if live and state_paths:
+        raise UsageError("--live and --state exclude each other")
+    if not policy_paths and not live:
         raise UsageError("eval needs policies: -p PATH")
-    if not resource_paths and not state_paths:
-        raise UsageError("eval needs resources: -r PATH, or --state PATH")
-    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                        state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
-                        context_path=context_path)
+    if not resource_paths and not state_paths and not live:
+        raise UsageError("eval needs resources: -r PATH, or --state PATH, or --live")
+    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
+                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
+                             values_path=values_path, context_path=context_path)
+    if live:                # eval reads the cluster only when asked (DESIGN section 3)
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        source = live_source(source, kube, reports=False, downstreams=True)
     options = EvalRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
@@ -89,16 +105,28 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for error in run.errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
+    results, impact = run.results, run.impact
+    ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     writers: dict[OutputFormat, eval_output.Writer] = {
         OutputFormat.TABLE: functools.partial(eval_output.write_table, show_all=show_all),
         OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True),
         OutputFormat.JSON: eval_output.write_json,
         OutputFormat.YAML: eval_output.write_yaml,
         OutputFormat.REPORTS: eval_output.write_reports,
-        OutputFormat.JUNIT: eval_ci.write_junit,
-        OutputFormat.SARIF: eval_ci.write_sarif,
-        OutputFormat.GITHUB: eval_output.write_github,
     }
     for spec in specs:
-        write_stream(spec.path, functools.partial(writers[spec.format], run))
-    exit_with(run.exit_code, exit_code_flag)
+        if spec.format in writers:
+            write_stream(spec.path, functools.partial(writers[spec.format], run))
+            continue
+        text = ci.render(spec.format.value)
+        if spec.format is OutputFormat.GITHUB and impact is not None:
+            text += "".join(line + "\n" for line in github_annotations(impact))
+        write_output(spec, text)
+    ci.finish()
+    # a baseline accepts findings, not what a --base-policy change does
+    unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined]
+    code = run.exit_code if impact is not None else \
+        ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
+    from kubectl_kyrec.cluster.exit import live_exit_code
+
+    exit_with(live_exit_code(code, source), exit_code_flag)

@@ -218,6 +218,11 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
                 (r.policy, r.rule or "-", r.subject.display(), r.result, " ".join(r.message.split()),
                  ",".join(r.validation_actions), r.severity or "-", str(r.location) if r.location else "")
                 for r in shown)
+        elif any(r.source == "kyverno" for r in results):
+            # ClusterPolicy/Policy answer per rule: the plain table names the rule too when any of them answered
+            headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
+            rows = ((r.policy, r.rule or "-", r.subject.display(), r.result, _short(r.message, 80),
+                     str(r.location) if r.location else "") for r in shown)
         else:
             headers = ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
             rows = ((r.policy, r.subject.display(), r.result, _short(r.message, 80),
@@ -258,7 +263,7 @@ _GITHUB_LEVEL = {"fail": "error", "error": "error", "warn": "warning", UNDETERMI
 def _github_lines(results: Sequence[Result]) -> Iterator[str]:
     for r in _sorted(r for r in results if r.result in _GITHUB_LEVEL):
         where = f"file={r.location.file},line={r.location.line or 1}," if r.location else ""
-        title = _escape(f"{r.policy}: {r.subject.display()}")
+        title = _escape(f"{r.policy}{'/' + r.rule if r.source == 'kyverno' else ''}: {r.subject.display()}")
         message = f"{UNDETERMINED}: {r.message}" if r.result == UNDETERMINED else r.message
         yield f"::{_GITHUB_LEVEL[r.result]} {where}title={title}::{_escape(message)}\n"
 
