@@ -37,8 +37,23 @@ def _quoted(text: str) -> str:
     return _UNPRINTABLE.sub(_escape, json.dumps(text, ensure_ascii=False)[1:-1]).join('""')
 
 
+# Documents repeat the same strings (keys, policy names, kinds, messages): each is examined once. The cache
+# is emptied when it grows large, so a document of unique strings costs no more than without it.
+_SCALARS: dict[str, str] = {}
+_SCALARS_MAX = 100_000
+
+
 def scalar(text: str) -> str:
     """A string as a one-line YAML scalar: plain when nothing could misread it, else quoted."""
+    found = _SCALARS.get(text)
+    if found is None:
+        if len(_SCALARS) >= _SCALARS_MAX:
+            _SCALARS.clear()
+        found = _SCALARS[text] = _scalar(text)
+    return found
+
+
+def _scalar(text: str) -> str:
     if _PLAIN.match(text) and text not in _RESERVED:
         return text
     if "\n" in text or _UNPRINTABLE.search(text):
@@ -60,6 +75,11 @@ def _literal(text: str, indent: str) -> str | None:
 
 def _leaf(value: Any, indent: str) -> str | None:
     """The text of a scalar or an empty collection after `key: ` or `- `; None for a non-empty collection."""
+    kind = type(value)
+    if kind is str and "\n" not in value:
+        return scalar(value)
+    if kind is dict or kind is list:
+        return None if value else ("{}" if kind is dict else "[]")
     if isinstance(value, str):
         if "\n" in value:
             block = _literal(value, indent)
@@ -97,7 +117,7 @@ def _float(value: float) -> str:
 
 
 def _key(key: Any) -> str:
-    return scalar(key) if isinstance(key, str) else scalar(str(key))
+    return scalar(key if type(key) is str else str(key))
 
 
 def emit(value: Any, out: list[str], indent: str = "") -> None:
@@ -106,11 +126,23 @@ def emit(value: Any, out: list[str], indent: str = "") -> None:
     `indent` is where its lines start. Scalars at the top are written as one line.
     """
     if isinstance(value, Mapping) and value:
+        scalars = _SCALARS
         for key, item in value.items():
-            leaf = _leaf(item, indent)
+            # the common cases inline (a one-line string seen before, a number, a boolean): this loop is
+            # where a large document spends its time
+            kind = type(item)
+            if kind is str:
+                leaf = scalars.get(item) or _leaf(item, indent)
+            elif kind is bool:
+                leaf = "true" if item else "false"
+            elif kind is int:
+                leaf = str(item)
+            else:
+                leaf = _leaf(item, indent)
             if leaf is not None:
-                out.append(f"{indent}{_key(key)}: {leaf}\n")
-            elif isinstance(item, Mapping):
+                out.append(f"{indent}{scalars.get(key) or _key(key)}: {leaf}\n")
+                continue
+            if isinstance(item, Mapping):
                 out.append(f"{indent}{_key(key)}:\n")
                 emit(item, out, indent + "  ")
             else:
