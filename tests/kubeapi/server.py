@@ -232,6 +232,9 @@ class ApiServer:
 class _Handler(BaseHTTPRequestHandler):
     api: ApiServer
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY each answer waits ~40 ms for the
+    # client's delayed ACK (Nagle), which a real API server does not do
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass
