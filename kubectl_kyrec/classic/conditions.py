@@ -12,7 +12,7 @@ from typing import Any
 
 from kubectl_kyrec.classic import operators
 from kubectl_kyrec.classic.json_context import EvalContext
-from kubectl_kyrec.classic.variables import SubstitutionError, substitute_all_in_preconditions
+from kubectl_kyrec.classic.variables import SubstitutionError, has_integral_floats, substitute_all_in_preconditions
 
 
 class ConditionError(Exception):
@@ -32,6 +32,8 @@ def _decoded(value: Any) -> Any:
         return float(value)
     if isinstance(value, float):
         return value
+    if isinstance(value, (dict, list)) and not has_integral_floats(value):
+        return value  # nothing the decoders would change: keep the object (and the substitution caches)
     return _ints(value)
 
 

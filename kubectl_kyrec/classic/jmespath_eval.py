@@ -364,16 +364,21 @@ def _contains(search: Any, el: Any) -> bool:
     return False
 
 
-def _length(arg: Any) -> int:
-    return len(arg)
+def _length(arg: Any) -> float:
+    return float(len(arg))
+
+
+def _floats(items: list[Any]) -> list[Any]:
+    # go-jmespath converts an array[number] to []float64 before max/min/sort
+    return [float(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in items]
 
 
 def _max(items: list[Any]) -> Any:
-    return max(items) if items else None
+    return max(_floats(items)) if items else None
 
 
 def _min(items: list[Any]) -> Any:
-    return min(items) if items else None
+    return min(_floats(items)) if items else None
 
 
 def _by(items: list[Any], ref: _ExpRef, pick_max: bool) -> Any:
@@ -401,7 +406,7 @@ def _by(items: list[Any], ref: _ExpRef, pick_max: bool) -> Any:
 
 
 def _sort(items: list[Any]) -> list[Any]:
-    return sorted(items)
+    return sorted(_floats(items))
 
 
 def _sort_by(items: list[Any], ref: _ExpRef) -> list[Any]:
@@ -455,7 +460,7 @@ def _to_string(arg: Any) -> str:
 
 def _to_number(arg: Any) -> Any:
     if is_number(arg):
-        return arg
+        return float(arg)
     if isinstance(arg, str):
         from kubectl_kyrec.classic.go_strconv import parse_float
 
@@ -492,7 +497,7 @@ def _avg(items: list[Any]) -> Any:
 
 
 def _go_sum(items: list[Any]) -> Any:
-    return sum(items) if items else 0.0
+    return float(sum(items))
 
 
 def _map(ref: _ExpRef, items: list[Any]) -> list[Any]:
@@ -505,7 +510,7 @@ def builtin_functions() -> dict[str, Function]:
     fns = [
         Function("length", [[STRING, ARRAY, OBJECT]], _length),
         Function("starts_with", [s, s], lambda x, y: x.startswith(y)),
-        Function("abs", [n], abs),
+        Function("abs", [n], lambda x: float(abs(x))),
         Function("avg", [[ARRAY_NUMBER]], _avg),
         Function("ceil", [n], lambda x: float(math.ceil(x))),
         Function("contains", [[ARRAY, STRING], [ANY]], _contains),
@@ -536,17 +541,38 @@ def builtin_functions() -> dict[str, Function]:
 # ---------------------------------------------------------------------------------------------- engine
 
 
+def _field_chain(ast: dict[str, Any]) -> tuple[str, ...] | None:
+    """The names of a plain `a.b.c` path (the most common Kyverno variable), else None."""
+    if ast["type"] == "field":
+        return (ast["value"],)
+    if ast["type"] == "subexpression" and all(c["type"] == "field" for c in ast["children"]):
+        return tuple(c["value"] for c in ast["children"])
+    return None
+
+
 class Compiled:
     """A parsed expression bound to an engine's functions."""
 
-    __slots__ = ("expression", "_ast", "_interpreter")
+    __slots__ = ("expression", "_ast", "_interpreter", "_fields")
 
     def __init__(self, expression: str, ast: dict[str, Any], interpreter: _Interpreter) -> None:
         self.expression = expression
         self._ast = ast
         self._interpreter = interpreter
+        self._fields = _field_chain(ast)
 
     def search(self, data: Any) -> Any:
+        if self._fields is not None:
+            # the interpreter's visit_field, unrolled: missing key raises, a non-map gives null
+            node = data
+            for name in self._fields:
+                if isinstance(node, dict):
+                    if name not in node:
+                        raise NotFoundError(name)
+                    node = node[name]
+                else:
+                    node = None
+            return node
         try:
             return self._interpreter.visit(self._ast, data)
         except JMESPathError:
@@ -569,10 +595,17 @@ class Engine:
         self.functions = builtin_functions()
         self.functions.update(kyverno_functions(self))
         self._interpreter = _Interpreter(self.functions)
+        self._compiled: dict[str, Compiled] = {}
 
     def compile(self, expression: str) -> Compiled:
         """Parse once; the result has `.search(data) -> Any`. Raises JMESPathCompileError."""
-        return Compiled(expression, _parse(expression), self._interpreter)
+        compiled = self._compiled.get(expression)
+        if compiled is None:
+            compiled = Compiled(expression, _parse(expression), self._interpreter)
+            if len(self._compiled) > 8192:
+                self._compiled.clear()
+            self._compiled[expression] = compiled
+        return compiled
 
     def search(self, expression: str, data: Any) -> Any:
         """Evaluate `expression` over `data` (plain JSON values). Raises JMESPathError subclasses."""

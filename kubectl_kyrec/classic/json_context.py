@@ -8,6 +8,7 @@ Holds `request` (object, oldObject, operation, namespace, userInfo), `serviceAcc
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from collections.abc import Callable, Mapping
@@ -35,17 +36,18 @@ def copy_json(value: Any) -> Any:
     return value
 
 
-def _merge(src: Mapping[str, Any], dest: dict[str, Any], overwrite_maps: bool) -> None:
-    """Kyverno's mergeMaps: nested maps merge unless overwriteMaps; everything else replaces."""
+def _merged(src: Mapping[str, Any], dest: Mapping[str, Any], overwrite_maps: bool) -> dict[str, Any]:
+    """Kyverno's mergeMaps (nested maps merge unless overwriteMaps; everything else replaces), without
+    touching `dest`: the maps along the merged paths are copied, the rest is shared. The context's data is
+    therefore never changed in place, so a checkpoint is a reference to it, not a deep copy."""
+    out = dict(dest)
     for key, value in src.items():
         if isinstance(value, dict) and not overwrite_maps:
-            existing = dest.get(key)
-            if isinstance(existing, dict):
-                _merge(value, existing, overwrite_maps)
-            else:
-                dest[key] = value
+            existing = out.get(key)
+            out[key] = _merged(value, existing, False) if isinstance(existing, dict) else value
         else:
-            dest[key] = value
+            out[key] = value
+    return out
 
 
 def _push(value: Any, tags: list[str]) -> dict[str, Any]:
@@ -55,13 +57,18 @@ def _push(value: Any, tags: list[str]) -> dict[str, Any]:
     return value
 
 
+@functools.lru_cache(maxsize=65536)
+def _names(name: str, query: str) -> bool:
+    """Whether `query` names the context entry `name`: Kyverno's deferred matcher, on ASCII word
+    boundaries and not after a `.` (`x` matches `x.y` but not `y.x`). Cached: rules repeat their queries."""
+    return re.search(r"(?:\A|\Z|\s|[^.0-9A-Za-z])" + name + r"\b", query) is not None
+
+
 class _Deferred:
-    __slots__ = ("name", "matcher", "load", "level", "loaded", "matched")
+    __slots__ = ("name", "load", "level", "loaded", "matched")
 
     def __init__(self, name: str, load: Callable[[EvalContext], None], level: int) -> None:
         self.name = name
-        # match on ASCII word boundaries, not after a `.`: `x` matches `x.y` but not `y.x`
-        self.matcher = re.compile(r"(?:\A|\Z|\s|[^.0-9A-Za-z])" + name + r"\b")
         self.load = load
         self.level = level
         self.loaded = False
@@ -81,24 +88,32 @@ class EvalContext:
 
     @property
     def data(self) -> dict[str, Any]:
-        """The raw JSON document (live, not a copy)."""
+        """The raw JSON document (the live one, shared with checkpoints: read it, never change it in place)."""
         return self._data
 
     # -- adding data (all merge as Kyverno's addToContext/mergeMaps) --
     def _add(self, value: Any, *tags: str, overwrite_maps: bool = False) -> None:
-        _merge(_push(value, list(tags)), self._data, overwrite_maps)
+        self._data = _merged(_push(value, list(tags)), self._data, overwrite_maps)
 
     def _clear_leaf(self, *tags: str) -> None:
-        node: Any = self._data
-        for tag in tags[:-1]:
-            node = node.get(tag) if isinstance(node, dict) else None
-            if not isinstance(node, dict):
-                return
-        node.pop(tags[-1], None)
+        def cleared(node: dict[str, Any], rest: tuple[str, ...]) -> dict[str, Any] | None:
+            if len(rest) == 1:
+                if rest[0] not in node:
+                    return None
+                return {k: v for k, v in node.items() if k != rest[0]}
+            child = node.get(rest[0])
+            if not isinstance(child, dict):
+                return None
+            new_child = cleared(child, rest[1:])
+            return None if new_child is None else {**node, rest[0]: new_child}
+
+        new = cleared(self._data, tags)
+        if new is not None:
+            self._data = new
 
     def add_json(self, data: Mapping[str, Any]) -> None:
         """Merge a map at the root (AddJSONObject)."""
-        _merge(data, self._data, False)
+        self._data = _merged(data, self._data, False)
 
     def add_request(self, request: Mapping[str, Any]) -> None:
         """An AdmissionRequest's JSON merged under `request` (AddRequest)."""
@@ -168,7 +183,8 @@ class EvalContext:
 
     # -- checkpoints --
     def checkpoint(self) -> None:
-        self._checkpoints.append(copy_json(self._data))
+        # the data is never mutated in place (see _merged), so the current root is the snapshot
+        self._checkpoints.append(self._data)
 
     def restore(self) -> None:
         """Back to the last checkpoint and drop it."""
@@ -181,11 +197,12 @@ class EvalContext:
     def _reset(self, restore: bool) -> None:
         if not self._checkpoints:
             return
-        level = len(self._checkpoints) - 1
         if restore:
             self._data = self._checkpoints.pop()
         else:
-            self._data = copy_json(self._checkpoints[-1])
+            self._data = self._checkpoints[-1]
+        # Kyverno passes the number of checkpoints left: one less after a restore, unchanged after a reset
+        level = len(self._checkpoints)
         # Kyverno's deferredLoaders.Reset: loaders above the level go; loaded ones at or below reload
         for d in self._deferred:
             d.matched = False
@@ -215,13 +232,15 @@ class EvalContext:
             self._loading_bound = outer
 
     def _load_deferred(self, query: str) -> None:
+        if not self._deferred:
+            return
         if self._loading_bound is not None:
             index, level = self._loading_bound
         else:
             index, level = len(self._deferred), len(self._checkpoints)
         while True:
             pending = next((d for d in self._deferred[:index]
-                            if not d.matched and not d.loaded and d.level <= level and d.matcher.search(query)),
+                            if not d.matched and not d.loaded and d.level <= level and _names(d.name, query)),
                            None)
             if pending is None:
                 return

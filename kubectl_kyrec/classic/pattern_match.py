@@ -118,27 +118,34 @@ def _validate_element(resource: Any, pattern_: Any, origin: Any, path: str, ac: 
 
 # Patterns are evaluated against many resources: the key order of a pattern map is worked out once. The cache
 # holds the map itself so that its id cannot be reused by another object while the entry lives.
-_PLANS: dict[int, tuple[dict[str, Any], list[str], list[str]]] = {}
+_PLANS: dict[int, tuple[dict[str, Any], list[str], list[str], bool]] = {}
 
 
-def _plan(pattern_: dict[str, Any]) -> tuple[list[str], list[str]]:
+def _plan(pattern_: dict[str, Any]) -> tuple[list[str], list[str], bool]:
+    """(anchored keys in order, other keys in order, whether wildcard metadata keys may need expanding)."""
     entry = _PLANS.get(id(pattern_))
     if entry is not None and entry[0] is pattern_:
-        return entry[1], entry[2]
+        return entry[1], entry[2], entry[3]
     anchored, plain = anchors.split_anchors(pattern_)
     anchor_keys, plain_keys = sorted(anchored), _sorted_resource_keys(plain)
+    # ExpandInMetadata changes the pattern only where labels/annotations have wildcard keys, or values that
+    # are not strings (it keeps the string ones only)
+    _, metadata = _pattern_value("metadata", pattern_)
+    expandable = isinstance(metadata, dict) and any(
+        isinstance(data, dict) and any(wildcard.contains_wildcard(k) or not isinstance(v, str)
+                                       for k, v in data.items())
+        for data in (_pattern_value("labels", metadata)[1], _pattern_value("annotations", metadata)[1]))
     if len(_PLANS) > 20000:
         _PLANS.clear()
-    _PLANS[id(pattern_)] = (pattern_, anchor_keys, plain_keys)
-    return anchor_keys, plain_keys
+    _PLANS[id(pattern_)] = (pattern_, anchor_keys, plain_keys, expandable)
+    return anchor_keys, plain_keys, expandable
 
 
 def _validate_map(resource: dict[str, Any], pattern_: dict[str, Any], origin: Any, path: str,
                   ac: AnchorMap) -> Result:
-    expanded = expand_in_metadata(pattern_, resource)
-    if expanded is pattern_:
-        anchor_keys, plain_keys = _plan(pattern_)
-    else:
+    anchor_keys, plain_keys, expandable = _plan(pattern_)
+    expanded = expand_in_metadata(pattern_, resource) if expandable else pattern_
+    if expanded is not pattern_:
         pattern_ = expanded
         anchored, plain = anchors.split_anchors(pattern_)
         anchor_keys, plain_keys = sorted(anchored), _sorted_resource_keys(plain)

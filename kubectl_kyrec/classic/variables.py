@@ -8,6 +8,7 @@ embedded values go through Go's json.Marshal. Map keys are substituted too. A fa
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -303,65 +304,63 @@ def _is_delete(ctx: EvalContext | None) -> bool:
     return ctx is not None and ctx.query_operation() == "DELETE"
 
 
+@functools.lru_cache(maxsize=16384)
+def _variables_in(value: str) -> tuple[str, ...]:
+    return tuple(m.group(0) for m in REGEX_VARIABLES.finditer(value))
+
+
 def _substitute_variables(ctx: EvalContext, document: Any) -> Any:
     delete = _is_delete(ctx)
 
     def action(_doc: Any, element: Any, path: str) -> Any:
         if not isinstance(element, str):
             return element
-        value = element
-        variables = _find_all(REGEX_VARIABLES, value)
-        while variables:
-            original = value
-            shallow = False
-            for v in variables:
-                initial = REGEX_VARIABLE_INIT.search(v) is not None
-                old = v
-                if not initial:
-                    v = v[1:]
-                variable, shallow = _replace_braces_and_trim(v)
-                if variable == "@":
-                    variable = _at_path(ctx, path)
-                if delete:
-                    variable = variable.replace("request.object", "request.oldObject")
-                try:
-                    substituted = ctx.query(variable)
-                except ContextError as exc:
-                    raise SubstitutionError(f"failed to resolve {variable} at path {path}: {exc}",
-                                            not_found=isinstance(exc.cause, NotFoundError)) from None
-                if original == v:
-                    return go_json_numbers(substituted)
-                prefix = "" if initial else old[0]
-                if shallow and substituted is not None:
-                    if not isinstance(substituted, str):
-                        raise SubstitutionError(f"failed to resolve {variable} at path {path}: shallow "
-                                                f"substitution of a non-string value")
-                    substituted = substituted.replace("{{", "\\{{")
-                if isinstance(substituted, str):
-                    text = substituted
-                else:
-                    try:
-                        text = marshal(substituted)
-                    except MarshalError:
-                        raise SubstitutionError(f"failed to resolve {variable} at path {path}: failed to marshal "
-                                                f"{type(substituted).__name__}: {sprint(substituted)}") from None
-                value = value.replace(prefix + v, prefix + text, 1)
-            variables = [] if shallow else _find_all(REGEX_VARIABLES, value)
-        return value.replace("\\{{", "{{")
+        return _substitute_string(ctx, element, path, delete)
 
     return _traverse(document, action, only_marked=True)
 
 
-def go_json_numbers(value: Any) -> Any:
-    """Numbers as Kyverno's context holds them: it json-decodes what it stores, so every number a query
-    returns is a float64 (kyrec keeps resources' ints as Python ints until they leave the context)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, dict):
-        return {k: go_json_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [go_json_numbers(v) for v in value]
-    return value
+def _substitute_string(ctx: EvalContext, element: str, path: str, delete: bool) -> Any:
+    """substituteVariablesIfAny's action on one string leaf or key."""
+    value = element
+    variables = _variables_in(value)
+    while variables:
+        original = value
+        shallow = False
+        for v in variables:
+            initial = REGEX_VARIABLE_INIT.search(v) is not None
+            old = v
+            if not initial:
+                v = v[1:]
+            variable, shallow = _replace_braces_and_trim(v)
+            if variable == "@":
+                variable = _at_path(ctx, path)
+            if delete:
+                variable = variable.replace("request.object", "request.oldObject")
+            try:
+                substituted = ctx.query(variable)
+            except ContextError as exc:
+                raise SubstitutionError(f"failed to resolve {variable} at path {path}: {exc}",
+                                        not_found=isinstance(exc.cause, NotFoundError)) from None
+            if original == v:
+                return substituted
+            prefix = "" if initial else old[0]
+            if shallow and substituted is not None:
+                if not isinstance(substituted, str):
+                    raise SubstitutionError(f"failed to resolve {variable} at path {path}: shallow "
+                                            f"substitution of a non-string value")
+                substituted = substituted.replace("{{", "\\{{")
+            if isinstance(substituted, str):
+                text = substituted
+            else:
+                try:
+                    text = marshal(substituted)
+                except MarshalError:
+                    raise SubstitutionError(f"failed to resolve {variable} at path {path}: failed to marshal "
+                                            f"{type(substituted).__name__}: {sprint(substituted)}") from None
+            value = value.replace(prefix + v, prefix + text, 1)
+        variables = () if shallow else _variables_in(value)
+    return value.replace("\\{{", "{{")
 
 
 def _has_markers(document: Any) -> bool:
@@ -375,10 +374,35 @@ def _has_markers(document: Any) -> bool:
     return False
 
 
+# Rules substitute the same pattern objects for every resource: whether one holds a marker is remembered. The
+# cache keeps the object so that its id is not reused while the entry lives.
+_MARKERS: dict[int, tuple[Any, bool]] = {}
+
+
+def _has_markers_cached(document: Any) -> bool:
+    entry = _MARKERS.get(id(document))
+    if entry is not None and entry[0] is document:
+        return entry[1]
+    found = _has_markers(document)
+    if len(_MARKERS) > 20000:
+        _MARKERS.clear()
+    _MARKERS[id(document)] = (document, found)
+    return found
+
+
 def substitute_all(ctx: EvalContext, document: Any) -> Any:
     """Kyverno SubstituteAll: references `$(...)` then variables. The result shares unchanged parts with
     `document` (a document without variables or references comes back as is): do not mutate it."""
-    if not _has_markers(document):
+    if isinstance(document, str):
+        # the common case (a message, a condition key): no traversal needed
+        if "{{" not in document:
+            return _substitute_references(document) if "$(" in document else document
+        if "$(" in document:
+            document = _substitute_references(document)
+            if not isinstance(document, str):
+                return document
+        return _substitute_string(ctx, document, "", _is_delete(ctx))
+    if not _has_markers_cached(document):
         return document
     return _substitute_variables(ctx, _substitute_references(document))
 
@@ -386,7 +410,22 @@ def substitute_all(ctx: EvalContext, document: Any) -> Any:
 def substitute_all_in_preconditions(ctx: EvalContext, document: Any) -> Any:
     """SubstituteAllInPreconditions: the document goes through a JSON round trip first (numbers become Go
     int64 where integral, as the k8s decoder gives them); a failed lookup is an error here too."""
-    return substitute_all(ctx, _json_roundtrip(document))
+    if isinstance(document, str):
+        return substitute_all(ctx, document)
+    if has_integral_floats(document):
+        document = _json_roundtrip(document)
+    return substitute_all(ctx, document)
+
+
+def has_integral_floats(value: Any) -> bool:
+    """Whether a JSON round trip through the Kubernetes decoder would turn a float into an int64."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(has_integral_floats(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_integral_floats(v) for v in value)
+    return False
 
 
 def _json_roundtrip(value: Any) -> Any:

@@ -162,15 +162,18 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         generating={d.name for d in policies.generating},
         others={d.name: d.kind for d in policies.others if d.name},
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
-        generation_available=generate is not None)
+        generation_available=generate is not None,
+        classic={p.meta.name: p for p in policies.classic})
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
         options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
                               namespace_labels=loaded.values.namespace_labels,
                               vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
-                              vap_params=tuple(loaded.param_objects))
+                              vap_params=tuple(loaded.param_objects),
+                              classic=_classic_options(loaded, kinds) if policies.classic else None)
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
         subjects = list(outcome.subjects)
@@ -400,7 +403,7 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
     if name in ctx.classic:
         unevaluated = _classic_unevaluated(ctx.classic[name], entry.rule)
         if unevaluated:
-            return _row(ctx.loaded, entry, resource, kind, "", False, NOT_EVALUATED, unevaluated)
+            return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
         # a classic policy answers per rule; `kyverno test` accepts the base name for autogen rules
         wanted = (entry.rule, f"autogen-{entry.rule}", f"autogen-cronjob-{entry.rule}")
         results = [r for r in results if r.rule in wanted]
@@ -430,7 +433,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
     if name in ctx.classic:
         unevaluated = _classic_unevaluated(ctx.classic[name], entry.rule)
         if unevaluated:
-            return _row(ctx.loaded, entry, resource, kind, "", False, NOT_EVALUATED, unevaluated)
+            return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
     if entry.flags:
         checked = results
     else:
@@ -445,8 +448,9 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         reason = OK if passed else RESULT_MISMATCH
         return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
     policy = ctx.validating.get(name)
-    # the CLI keeps every ValidatingAdmissionPolicy response, empty ones too (policy_processor.go)
-    if results or (policy is not None and is_complex(policy)) or name in ctx.admission:
+    # the CLI keeps every ValidatingAdmissionPolicy and classic policy response, empty ones too
+    # (policy_processor.go): no rule answering is "Excluded"
+    if results or (policy is not None and is_complex(policy)) or name in ctx.admission or name in ctx.classic:
         return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
 

@@ -274,7 +274,10 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
     notices = []
     unevaluated = [k for k in UNEVALUATED_FIELDS if root.get(k)]
     if unevaluated:
-        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}", doc.source))
+        mocks = [k for k in unevaluated if k in ("apiCallResponses", "globalContextEntries")]
+        note = f" ({' and '.join(mocks)} answer ClusterPolicy/Policy context entries only)" if mocks else ""
+        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}{note}",
+                              doc.source))
     unknown = sorted(str(k) for k in root if str(k) not in KNOWN_FIELDS)
     if unknown:
         notices.append(Notice(f"test {name!r}: unknown field(s) {', '.join(unknown)} ignored", doc.source))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
@@ -76,3 +77,32 @@ def test_one_result_per_rule_named_ns_name_scored_false_is_warn() -> None:
     assert report["summary"] == {"pass": 1, "fail": 0, "warn": 1, "error": 0, "skip": 0}
     # the scan labels reports with the policy's resourceVersion; background: false policies are not scanned
     assert policy_versions(policies, []) == {"pol.kyverno.io/two-rules": "42"}
+
+
+def test_diff_reports_round_trip_and_a_missing_rule_result(tmp_path: Any) -> None:
+    """`eval -o reports` output put back into the state is current; dropping one rule's result is stale."""
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import cli
+
+    policy = tmp_path / "p.yaml"
+    policy.write_text(POLICIES)
+    state = tmp_path / "state.yaml"
+    state.write_text(DEPLOYMENT)
+    now = ["--now", "2026-11-29T00:00:00Z"]
+    made = CliRunner().invoke(cli, ["eval", "-p", str(policy), "--state", str(state), "-o", "reports", *now])
+    reports = [d for d in yaml.safe_load_all(made.stdout) if d]
+    assert len(reports) == 1 and len(reports[0]["results"]) == 2
+    state.write_text(DEPLOYMENT + "---\n" + yaml.safe_dump(reports[0]))
+    args = ["diff", "--reports", "-p", str(policy), "--state", str(state), "-o", "json", *now]
+    result = CliRunner().invoke(cli, args)
+    assert json.loads(result.stdout)["summary"]["report"]["current"] == 1, result.stdout
+    reports[0]["results"] = [r for r in reports[0]["results"] if r["rule"] != "labelled"]
+    state.write_text(DEPLOYMENT + "---\n" + yaml.safe_dump(reports[0]))
+    result = CliRunner().invoke(cli, args)
+    changes = [c for c in json.loads(result.stdout)["changes"] if c["domain"] == "report"]
+    assert [(c["class"], c["reason"]) for c in changes] == [("stale", "result-missing")]
+    assert result.exit_code == 1

@@ -58,8 +58,9 @@ def test_whole_variable_keeps_its_type_and_embedded_ones_are_go_json() -> None:
     ctx.add_resource({"spec": {"n": 3, "m": {"b": "<x>", "a": 1.5}}})
     got = substitute_all(ctx, {"n": "{{request.object.spec.n}}", "m": "m={{request.object.spec.m}}",
                                "e": "\\{{ not.a.variable }}"})
-    assert got == {"n": 3.0, "m": 'm={"a":1.5,"b":"\\u003cx\\u003e"}', "e": "{{ not.a.variable }}"}
-    assert isinstance(got["n"], float)  # Kyverno's context decodes numbers as float64
+    assert got == {"n": 3, "m": 'm={"a":1.5,"b":"\\u003cx\\u003e"}', "e": "{{ not.a.variable }}"}
+    # AddResource merges the unstructured object as is, so a resource's integer stays an int64
+    assert isinstance(got["n"], int)
 
 
 def test_delete_reads_the_old_object() -> None:
@@ -132,3 +133,34 @@ def test_pattern_failure_paths_and_messages() -> None:
                          {"metadata": {"labels": {"app.io/*": "?*"}}}) is None
     assert match_pattern({"spec": {"replicas": 10}}, {"spec": {"replicas": "<=5"}}) is not None
     assert match_pattern({"spec": {"cpu": "1500m"}}, {"spec": {"cpu": "1-2"}}) is None
+
+
+def test_a_rule_level_entry_survives_foreach_resets() -> None:
+    # a rule's context entry is declared after the rule's checkpoint; a foreach checkpoints again and resets
+    # to it before each element (Kyverno: Reset(false, len(checkpoints)) keeps loaders of lower levels)
+    ctx = EvalContext()
+    ctx.checkpoint()
+    ctx.add_deferred_loader("caps", lambda c: c.add_context_entry("caps", ["CHOWN"]))
+    ctx.checkpoint()
+    for index, element in enumerate([{"name": "a"}, {"name": "b"}]):
+        ctx.reset()
+        ctx.add_element(element, index, 0)
+        assert ctx.query("caps") == ["CHOWN"]
+        assert ctx.query("element.name") == element["name"]
+    ctx.restore()
+    assert ctx.query("caps") == ["CHOWN"]
+    ctx.restore()
+    with pytest.raises(ContextError):
+        ctx.query("caps")
+
+
+def test_condition_error_text_matches_kyverno_validation_test() -> None:
+    # kk pkg/engine/validation_test.go:2010 (the rule layer prefixes "failed to check deny conditions: ")
+    ctx = EvalContext()
+    ctx.add_resource({"spec": {"sourceRef": {"kind": "GitRepository", "name": "dev-team"}}})
+    with pytest.raises(ConditionError) as err:
+        evaluate_conditions(ctx, {"any": [{"key": "{{request.object.spec.sourceRef.namespace}}",
+                                           "operator": "NotEquals", "value": "apps"}]})
+    assert str(err.value) == ('failed to substitute variables in condition key: failed to resolve '
+                              'request.object.spec.sourceRef.namespace at path : JMESPath query failed: '
+                              'Unknown key "namespace" in path')
