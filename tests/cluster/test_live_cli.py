@@ -324,3 +324,44 @@ def yaml_doc(path: str) -> dict[str, Any]:
     doc = yaml.safe_load(Path(path).read_text())
     assert isinstance(doc, dict)
     return doc
+
+
+SECRET_POLICY = str(DATA / "gpol-secret-trigger.yaml")
+
+
+def test_a_kind_listed_empty_is_known_empty_and_an_unreadable_one_is_unknown(cluster: ApiServer,
+                                                                             tmp_path: Path) -> None:
+    cluster.seed({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "only", "namespace": "team-a"},
+                  "data": {"k": "dg=="}})
+    assert kyrec(cluster, tmp_path, "apply", "-p", SECRET_POLICY, "--yes").exit_code == 0
+    cluster.store.delete(cluster.catalogue.by_kind("v1", "Secret"), "v1", "team-a", "only")  # type: ignore[arg-type]
+    # Secrets were listed and none is left: the trigger is gone, and Kyverno would delete the downstream
+    gone = kyrec(cluster, tmp_path, "diff", "-p", SECRET_POLICY, "-o", "json")
+    assert changes(gone) == {("default", "index-only"): "orphan/trigger-gone"}
+    # Secrets cannot be read: nothing is known about the trigger; said, exit 5, and apply leaves it alone
+    cluster.inject(r"^/api/v1/secrets$", status=403, times=None)
+    unknown = kyrec(cluster, tmp_path, "diff", "-p", SECRET_POLICY, "-o", "json")
+    assert unknown.exit_code == 5
+    assert changes(unknown) == {("default", "index-only"): "orphan/trigger-unknown"}
+    assert "error: forbidden: cannot list secrets cluster-wide" in unknown.stderr
+    cluster.clear_log()
+    refused = kyrec(cluster, tmp_path, "apply", "-p", SECRET_POLICY, "--yes", "--prune")
+    assert refused.exit_code == 5 and cluster.writes() == []
+
+
+def test_impersonation_flags_reach_the_server(cluster: ApiServer, tmp_path: Path) -> None:
+    cluster.add_user("alice", "a")
+    cluster.load_rbac((ROOT / "docs" / "rbac.yaml").read_text() + _bind("kyrec-read", "bob") + """---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: impersonator}
+rules:
+- {apiGroups: [""], resources: [users, groups], verbs: [impersonate]}
+""" + _bind("impersonator", "alice"))
+    cluster.kubeconfig(tmp_path / "kubeconfig", user="alice", token="a")
+    assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 5        # alice herself may not list
+    cluster.clear_log()
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "--as", "bob", "--as-group", "team", "--as-group", "ops")
+    assert result.exit_code == 1, result.stderr
+    req = cluster.requests()[-1]
+    assert req.headers["impersonate-user"] == "bob" and req.header_values("Impersonate-Group") == ["team", "ops"]
