@@ -58,8 +58,9 @@ def test_diff_reads_the_current_context_and_never_writes(cluster: ApiServer, tmp
     lists = [r for r in gets if r.verb == "list"]
     assert len(discovery) == 2 and len(discovery) + len(lists) == len(cluster.requests())
     assert all(r.query.get("limit") == "500" for r in lists)         # paginated, no per-object GET
-    # one LIST per type and scope
+    # one LIST per type and scope, none of a kind that cannot be listed
     assert len({(r.path, r.query.get("labelSelector")) for r in lists}) == len(lists)
+    assert not [r for r in gets if "tokenreviews" in r.path] and all(r.status == 200 for r in gets)
 
 
 def test_discovery_is_cached_between_runs(cluster: ApiServer, tmp_path: Path) -> None:
