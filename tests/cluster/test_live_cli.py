@@ -366,3 +366,18 @@ rules:
     assert result.exit_code == 1, result.stderr
     req = cluster.requests()[-1]
     assert req.headers["impersonate-user"] == "bob" and req.header_values("Impersonate-Group") == ["team", "ops"]
+
+
+def test_offline_runs_never_import_the_kubernetes_client(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    case = ROOT / "testdata" / "diff" / "trigger-gone"
+    script = ("import sys\nfrom kubectl_kyrec.cli.main import cli\n"
+              "try:\n    cli(['diff', '-p', sys.argv[1], '--state', sys.argv[2]], prog_name='kubectl-kyrec')\n"
+              "except SystemExit:\n    pass\n"
+              "sys.stderr.write('IMPORTED ' + str(any(m.split('.')[0] in ('kubernetes', 'urllib3') "
+              "for m in sys.modules)) + '\\n')\n")
+    done = subprocess.run([sys.executable, "-c", script, str(case / "policy.yaml"), str(case / "state.yaml")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "IMPORTED False" in done.stderr, done.stderr
