@@ -26,6 +26,8 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("-e", "--exception", "exception_paths", multiple=True,
               help="PolicyExceptions (applied whatever their namespace).")
 @click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@click.option("--json", "json_paths", multiple=True,
+              help="JSON/YAML documents (any shape) for ValidatingPolicies with evaluation.mode JSON.")
 @click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
 @click.option("--values", "values_path", help="Request fields and namespace labels (Kyverno CLI Values).")
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
@@ -48,7 +50,8 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @kubectl_flags
 @handle_errors
 def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
-                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
+                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], json_paths: tuple[str, ...],
+                 crd_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
@@ -67,15 +70,15 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     now = parse_now(now_text)
     if not policy_paths:
         raise UsageError("eval needs policies: -p PATH")
-    if not resource_paths and not state_paths:
-        raise UsageError("eval needs resources: -r PATH, or --state PATH")
+    if not resource_paths and not state_paths and not json_paths:
+        raise UsageError("eval needs resources: -r PATH, --state PATH, or JSON payloads: --json PATH")
     source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                         state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
                         context_path=context_path)
     options = EvalRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
-                             base_policy_paths=base_policy_paths)
+                             base_policy_paths=base_policy_paths, json_paths=json_paths)
     run = run_eval(options, source)
     results, generated, impact = run.results, run.generated, run.impact
     for notice in run.notices:

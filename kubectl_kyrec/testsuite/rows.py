@@ -169,7 +169,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
                               namespace_labels=loaded.values.namespace_labels,
                               vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
-                              vap_params=tuple(loaded.param_objects))
+                              vap_params=tuple(loaded.param_objects),
+                              payload_modes=("JSON",) if loaded.payloads else ())
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
         subjects = list(outcome.subjects)
