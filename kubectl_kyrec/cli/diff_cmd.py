@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
@@ -23,7 +24,8 @@ from kubectl_kyrec.errors import UsageError
 if TYPE_CHECKING:
     from kubectl_kyrec.run.diff import DiffResult
 
-DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF)
+DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF,
+                OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
 def _color(spec: OutputSpec, color: str) -> bool:
@@ -73,9 +75,12 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
 @click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering lookups.")
 @click.option("--kyverno-config", "kyverno_config", help="Kyverno's ConfigMap (resourceFilters).")
+@click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
+              help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes reports "
+                   "whatever the ConfigMap's resourceFilters say; false applies them.")
 @click.option("--now", "now_text", help="The time for time.now(), expiry and scan age (RFC 3339).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, diff; repeatable.")
+              help="table (default), wide, yaml, json, diff, junit, sarif, github; repeatable.")
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams.")
 @click.option("--reports", "only_reports", is_flag=True, help="Only policy reports.")
 @click.option("--all-policies", is_flag=True,
@@ -89,11 +94,13 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
               help="Colour unified diffs (auto: on a terminal).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                  state_paths: tuple[str, ...], live: bool, crd_paths: tuple[str, ...], values_path: str | None,
-                 context_path: str | None, kyverno_config: str | None, now_text: str | None,
+                 context_path: str | None, kyverno_config: str | None, skip_resource_filters: bool,
+                 now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
                  report_api: str | None, color: str, exit_code_flag: bool, **kube: object) -> None:
@@ -103,6 +110,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     current, missing, stale, orphan, duplicate or misnamed. Exit 1 on findings Kyverno would act on,
     3 on bad input, 0 when everything is as the policies say.
     """
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -121,13 +129,19 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
-                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config)
+                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
+                             skip_resource_filters=skip_resource_filters)
     run = run_diff(options, source)
     for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)
     for message, source_at in run.errors:
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
+    ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
+        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
+            write_output(spec, ci.render(spec.format.value))
+            continue
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))
-    exit_with(run.exit_code, exit_code_flag)
+    ci.finish()
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.reconcile.findings import Locate, locator_for
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
@@ -36,6 +37,7 @@ class DiffRunOptions:
     all_policies: bool = False
     report_api: str | None = None
     kyverno_config_path: str | None = None
+    skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
 
 
 @dataclass
@@ -44,6 +46,8 @@ class DiffResult:
     reports: ReportDiff | None = None
     errors: list[tuple[str, Source | None]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
+    locate: Locate | None = field(default=None, repr=False, compare=False)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -67,7 +71,8 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         options = dataclasses.replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     both = options.only_downstreams == options.only_reports
     run = DiffResult(errors=[(e.message, e.source) for e in inputs.policies.located_errors()],
-                     notices=[str(n) for n in inputs.notices])
+                     notices=[str(n) for n in inputs.notices],
+                     locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
@@ -76,6 +81,12 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.errors.extend((e.message, e.source) for e in outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
+        compared = any(c.actual is not None and c.expected is not None for c in run.downstreams.changes)
+        if compared and not inputs.state.has_managed_fields:
+            # kubectl hides managedFields unless asked; without them no field can be told to be foreign
+            run.notices.append("the state has no managedFields, so fields another manager added to a generated "
+                               "object (foreign-fields drift) cannot be seen: in-sync may hide them. Capture with "
+                               "kubectl get ... -o json --show-managed-fields")
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
     if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
         # the default diff compares reports only when the state holds some (a dump without them would
@@ -85,6 +96,14 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
         run.errors.extend(errors)
         run.notices.extend(notices)
+    from kubectl_kyrec.reconcile.downstreams import Reason
+    from kubectl_kyrec.run.capture import run_gaps
+
+    not_captured = [(c.object.api_version, c.object.kind) for c in (run.downstreams.changes if run.downstreams
+                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED]
+    gaps = run_gaps(inputs, options.namespace or "", not_captured)
+    if gaps:
+        run.notices.append(gaps)
     filters = filters_text(options.namespace, options.kinds, options.selector)
     if filters and (outcome is None or not outcome.triggers) and (
             run.reports is None or not any(c.in_scope for c in run.reports.changes)):
@@ -135,7 +154,8 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
                                   selector=selector)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
-    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs), complete_policy_set=complete,
+    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs, inputs.state.is_listed),
+                            complete_policy_set=complete,
                             trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
                             cluster_policies=cluster_policies(inputs.state.objects))
     return outcome, diff
@@ -162,6 +182,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, namespace=options.namespace or "",
                                   policy_names=options.policy_names, kinds=options.kinds,
-                                  selector=options.selector, generating=generating)
+                                  selector=options.selector, generating=generating,
+                                  skip_resource_filters=options.skip_resource_filters)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
             [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

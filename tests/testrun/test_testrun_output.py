@@ -111,5 +111,5 @@ def test_file_name_picks_other_test_files(tmp_path: Path) -> None:
 
 
 def test_unknown_output_format_is_a_usage_error() -> None:
-    result = invoke(str(CASES / "passing-suite"), "-o", "sarif")
-    assert result.exit_code == 2 and "unknown output format 'sarif'" in result.stderr
+    result = invoke(str(CASES / "passing-suite"), "-o", "reports")
+    assert result.exit_code == 2 and "unknown output format 'reports'" in result.stderr
