@@ -276,7 +276,8 @@ class ClassicEvaluator:
                              facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:
         """kk: validate(): Enforce + UPDATE + allowExistingViolations: the old object failing too is a skip."""
         policy = compiled.policy
-        if policy.failure_action(rule, facts.obj.get("metadata", {}).get("namespace") or "") != "Enforce":
+        if policy.failure_action(rule, facts.obj.get("metadata", {}).get("namespace") or "",
+                                 facts.namespace_labels) != "Enforce":
             return response
         if sctx.request.operation != "UPDATE" or sctx.request.old_obj is None:
             return response
@@ -340,7 +341,8 @@ class ClassicEvaluator:
     def _result(self, policy: ClassicPolicy, rule: ClassicRule, sctx: SubjectContext, response: Response,
                 properties: Mapping[str, str]) -> Result:
         namespace = sctx.request.namespace
-        actions = _ACTIONS[policy.failure_action(rule, namespace)]
+        labels = (sctx.namespace_obj.get("metadata") or {}).get("labels") if sctx.namespace_obj else None
+        actions = _ACTIONS[policy.failure_action(rule, namespace, labels)]
         return make_result(policy.meta, policy.source_kind, sctx, rule.name, response.status, response.message,
                            properties, actions, policy.background)
 
