@@ -1,9 +1,9 @@
 """The classic-policy corpus (kyverno/policies: classic directories and `*-cel` ones) through `kyrec test`.
 
 The evaluated rows that fail must be exactly those listed in the `| legacy modes | row |` table of
-docs/compatibility.md with their causes; strict mode must pass at least 97% of the evaluated rows of each half. Rows of rule types
-kyrec does not evaluate (mutate, generate, verifyImages, podSecurity) are `not-evaluated`, neither passed
-nor failed, and counted apart. The corpus is read in place from ../shared/corpus.
+docs/compatibility.md with their causes; strict mode must pass at least 97% of the evaluated rows of each
+half. Rows of rule types kyrec does not evaluate (mutate, generate, verifyImages, podSecurity) are
+`not-evaluated`, neither passed nor failed, and counted apart. The corpus is read in place.
 """
 
 from __future__ import annotations
