@@ -220,12 +220,14 @@ class ClassicEvaluator:
                 keys = ", ".join(e.key for e in matched)
                 return Response(SKIP, f"rule is skipped due to policy exceptions{keys}"), properties
             return self._cel(compiled, rule, sctx), properties
-        loader = ContextLoader(self.core, self.sources, policy.meta.name,
-                               policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
-        try:
-            loader(rule.raw.get("context") or [], ctx)
-        except Exception as exc:
-            return error("failed to load context", exc), properties
+        loader: Any = _NO_LOADER
+        if self._adds_to_context(policy, rule) or rule.validate.get("foreach"):
+            loader = ContextLoader(self.core, self.sources, policy.meta.name,
+                                   policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
+            try:
+                loader(rule.raw.get("context") or [], ctx)
+            except Exception as exc:
+                return error("failed to load context", exc), properties
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"), "preconditions")
         except Exception as exc:
@@ -276,10 +278,10 @@ class ClassicEvaluator:
                              facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:
         """kk: validate(): Enforce + UPDATE + allowExistingViolations: the old object failing too is a skip."""
         policy = compiled.policy
+        if sctx.request.operation != "UPDATE" or sctx.request.old_obj is None:
+            return response
         if policy.failure_action(rule, facts.obj.get("metadata", {}).get("namespace") or "",
                                  facts.namespace_labels) != "Enforce":
-            return response
-        if sctx.request.operation != "UPDATE" or sctx.request.old_obj is None:
             return response
         if rule.validate.get("allowExistingViolations") is False:
             return response
@@ -345,6 +347,18 @@ class ClassicEvaluator:
         actions = _ACTIONS[policy.failure_action(rule, namespace, labels)]
         return make_result(policy.meta, policy.source_kind, sctx, rule.name, response.status, response.message,
                            properties, actions, policy.background)
+
+
+class _NoLoader:
+    """The loader of a rule with no context entries and no values anywhere: nothing to load."""
+
+    unanswerable = ""
+
+    def __call__(self, entries: Sequence[Any], ctx: Any) -> None:
+        return None
+
+
+_NO_LOADER = _NoLoader()
 
 
 def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:

@@ -81,12 +81,16 @@ class ClassicPolicy:
         """validate.failureAction with its overrides, else the policy's (kk: ComputeValidationFailureAction:
         an override applies when a namespace in it matches (wildcards) and its namespaceSelector, if any,
         matches the namespace's labels; without namespaces, its namespaceSelector alone decides)."""
+        cached = _ACTIONS.get((id(self), rule.name))
+        if cached is not None and cached[0] is self:
+            return cached[1]
         v = rule.validate
         overrides = v.get("failureActionOverrides")
         if overrides is None:
             overrides = (self.raw.get("spec") or {}).get("validationFailureActionOverrides")
         own = _normal_action(str(v.get("failureAction") or "")) or self.validation_failure_action
         if not overrides or not isinstance(overrides, list):
+            _ACTIONS[(id(self), rule.name)] = (self, own)   # the same for every namespace: asked per result
             return own
         from kubectl_kyrec.classic.wildcard import match as wildcard_match
         from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
@@ -115,6 +119,9 @@ class ClassicPolicy:
                                                            or selected(override.get("namespaceSelector"))):
                     return action
         return own
+
+
+_ACTIONS: dict[tuple[int, str], tuple[ClassicPolicy, str]] = {}
 
 
 @dataclass(frozen=True)
