@@ -45,6 +45,7 @@ class ClassicOptions:
     # (policy name, resource name) -> values; ("", "") holds the global ones
     resource_values: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     sources: ContextSources | None = None          # None: the state answers (see ClassicEvaluator)
+    cli: bool = False                              # evaluate as Kyverno's CLI does (kyrec test)
 
 
 @dataclass
@@ -272,7 +273,7 @@ class ClassicEvaluator:
             except InputError as exc:
                 return error("Error while creating composited compiler", exc.message)
             compiled.cel[rule.name] = cel
-        return evaluate_cel_rule(cel, rule, sctx, self.state)
+        return evaluate_cel_rule(cel, rule, sctx, self.state, cli=self.options.cli)
 
     def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,
                              facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:

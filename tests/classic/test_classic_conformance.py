@@ -50,9 +50,6 @@ KNOWN = {
     "validate/clusterpolicy/standard/enforce/validate-existing-with-precondition": _UPDATE,
     "validate/clusterpolicy/standard/operations/only-update": _UPDATE,
     "validate/clusterpolicy/standard/operations/only-update(deprecated)": _UPDATE,
-    "validate/clusterpolicy/standard/cel/cel-variables": "kyrec bug: a validate.cel variable evaluates wrongly",
-    "validate/clusterpolicy/standard/cel-deprecated/cel-variables":
-        "kyrec bug: a validate.cel variable evaluates wrongly",
     "validate/clusterpolicy/standard/enforce/operator-allnotin-01": "kyrec bug: a pattern fails at path /",
     "validate/clusterpolicy/standard/enforce-deprecated/operator-allnotin-01": "kyrec bug: a pattern fails at path /",
     "validate/clusterpolicy/standard/variables/lazyload/conditions":
