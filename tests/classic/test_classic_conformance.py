@@ -6,8 +6,8 @@ place), replayed offline as tests/conformance does for the CEL kinds:
   state later steps see.
 - reports/background/: every report a scenario asserts is a subset of the report kyrec expects.
 
-Scenarios kyrec cannot decide yet are listed with the reason and expected to fail (xfail, not strict:
-one that starts passing is reported, so the list can shrink).
+Scenarios kyrec cannot decide yet are listed with the reason and expected to fail (xfail); a scenario
+listed by its exact name that passes fails the test, so the list stays true.
 """
 
 from __future__ import annotations
@@ -50,8 +50,6 @@ KNOWN = {
     "validate/clusterpolicy/standard/enforce/validate-existing-with-precondition": _UPDATE,
     "validate/clusterpolicy/standard/operations/only-update": _UPDATE,
     "validate/clusterpolicy/standard/operations/only-update(deprecated)": _UPDATE,
-    "validate/clusterpolicy/standard/enforce/operator-allnotin-01": "kyrec bug: a pattern fails at path /",
-    "validate/clusterpolicy/standard/enforce-deprecated/operator-allnotin-01": "kyrec bug: a pattern fails at path /",
     "validate/clusterpolicy/standard/variables/lazyload/conditions":
         "kyrec bug: lazily loaded context entries in preconditions (engine core)",
     "validate/clusterpolicy/standard/variables/lazyload/conditions-deprecated":
@@ -154,6 +152,7 @@ def test_admission_verdicts(folder: Path) -> None:
     why = _known(scenario)
     if why is not None and (problems or not checked):
         pytest.xfail(why)
+    assert scenario not in KNOWN, f"{scenario} is listed as failing ({why}) but passes: remove it from KNOWN"
     if not checked:
         pytest.skip("the scenario asserts only background reports or configuration, no admission verdict")
     assert problems == []
@@ -190,6 +189,7 @@ def test_asserted_reports_are_subsets(folder: Path) -> None:
     why = _known(scenario)
     if why is not None and (problems or not asserted):
         pytest.xfail(why)
+    assert scenario not in KNOWN, f"{scenario} is listed as failing ({why}) but passes: remove it from KNOWN"
     if not asserted:
         pytest.skip("the scenario asserts no report kyrec can compare")
     assert problems == []
