@@ -395,4 +395,4 @@ def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
                                          str(res.get("namespace") or ""), None)
         return listed.get("items") or []
 
-    return ContextSources(cluster=provider, state_global_entries=global_entry)
+    return ContextSources(cluster=provider, state_global_entries=global_entry, implicit_namespaces=True)
