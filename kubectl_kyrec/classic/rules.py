@@ -30,7 +30,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
-from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result
+from kubectl_kyrec.model import UNDETERMINED, Document, Notice, Result
 
 _ACTIONS = {"Enforce": ("Deny",), "Audit": ("Audit",)}
 
@@ -69,7 +69,7 @@ class ClassicEvaluator:
         self.core = Core()
         self.now = now
         self._engine: Any = None
-        self.errors: list[EvalError] = []
+        self.errors: list[InputError] = []        # policies that do not compile (the field's path kept)
         self.notices: list[Notice] = []
         self._noticed: set[tuple[str, str]] = set()
         self.compiled: list[_Compiled] = []
@@ -80,7 +80,7 @@ class ClassicEvaluator:
                     try:
                         c.cel[rule.name] = compile_cel_rule(policy, rule, envs)
                     except InputError as exc:
-                        self.errors.append(EvalError(exc.message, exc.source))
+                        self.errors.append(exc)
                         c.broken = True
                         break
             if not c.broken:
