@@ -25,7 +25,7 @@ ACCEPT_AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDis
                      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
                      "application/json")
 CACHE_TTL_SECONDS = 6 * 3600
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,11 @@ class Discovered:
     preferred: Mapping[str, str]          # group ("" = core) -> preferred version
     requests: int = 0                     # discovery requests this run made (0 when the cache answered)
     from_cache: bool = False
+    # (group, resource) served without the `list` verb (tokenreviews, bindings, ...): never LISTed
+    unlistable: frozenset[tuple[str, str]] = frozenset()
+
+    def listable(self, info: ResourceInfo) -> bool:
+        return (info.group, info.resource) not in self.unlistable
 
     def kind_table(self) -> KindTable:
         table = KindTable(builtins=False)
@@ -69,8 +74,9 @@ def discover(client: KubeClient, *, cache_dir: Path | None = None, ttl: float = 
     found = _aggregated(client)
     if not isinstance(found, tuple):
         found = _legacy(client, found)
-    resources, preferred = found
-    result = Discovered(tuple(resources), preferred, client.counts["discovery"] - before)
+    resources, preferred, unlistable = found
+    result = Discovered(tuple(resources), preferred, client.counts["discovery"] - before,
+                        unlistable=frozenset(unlistable))
     if cache_file is not None:
         _write_cache(cache_file, result, now())
     return result
@@ -78,10 +84,12 @@ def discover(client: KubeClient, *, cache_dir: Path | None = None, ttl: float = 
 
 # ---- aggregated -----------------------------------------------------------------------------------------
 
-def _aggregated(client: KubeClient) -> tuple[list[ResourceInfo], dict[str, str]] | Any:
-    """Resources and preferred versions; or, from an older server, its legacy /api document."""
+def _aggregated(client: KubeClient) -> tuple[list[ResourceInfo], dict[str, str], set[tuple[str, str]]] | Any:
+    """Resources, preferred versions, unlistable resources; or, from an older server, its legacy /api
+    document."""
     resources: list[ResourceInfo] = []
     preferred: dict[str, str] = {}
+    unlistable: set[tuple[str, str]] = set()
     for path in ("/api", "/apis"):
         response = client.request("GET", path, accept=ACCEPT_AGGREGATED, category="discovery")
         if not response.ok:
@@ -103,19 +111,22 @@ def _aggregated(client: KubeClient) -> tuple[list[ResourceInfo], dict[str, str]]
                     subs = tuple(str(s.get("subresource")) for s in res.get("subresources") or [])
                     resources.append(ResourceInfo(group, version, kind, str(res.get("resource")),
                                                   res.get("scope") == "Namespaced", subs))
-    return resources, preferred
+                    if "list" not in (res.get("verbs") or []):
+                        unlistable.add((group, str(res.get("resource"))))
+    return resources, preferred, unlistable
 
 
 # ---- legacy -------------------------------------------------------------------------------------------------
 
-def _legacy(client: KubeClient, core: Any) -> tuple[list[ResourceInfo], dict[str, str]]:
+def _legacy(client: KubeClient, core: Any) -> tuple[list[ResourceInfo], dict[str, str], set[tuple[str, str]]]:
     resources: list[ResourceInfo] = []
     preferred: dict[str, str] = {}
+    unlistable: set[tuple[str, str]] = set()
     versions = [str(v) for v in core.get("versions") or []]
     if versions:
         preferred[""] = versions[0]
     for version in versions:
-        resources.extend(_resource_list(client, "", version, f"/api/{version}"))
+        resources.extend(_resource_list(client, "", version, f"/api/{version}", unlistable))
     groups = client.get_json("/apis", category="discovery")
     for group in groups.get("groups") or []:
         name = str(group.get("name"))
@@ -124,11 +135,12 @@ def _legacy(client: KubeClient, core: Any) -> tuple[list[ResourceInfo], dict[str
             preferred[name] = str(pref)
         for v in group.get("versions") or []:
             version = str(v.get("version"))
-            resources.extend(_resource_list(client, name, version, f"/apis/{name}/{version}"))
-    return resources, preferred
+            resources.extend(_resource_list(client, name, version, f"/apis/{name}/{version}", unlistable))
+    return resources, preferred, unlistable
 
 
-def _resource_list(client: KubeClient, group: str, version: str, path: str) -> Iterable[ResourceInfo]:
+def _resource_list(client: KubeClient, group: str, version: str, path: str,
+                   unlistable: set[tuple[str, str]]) -> Iterable[ResourceInfo]:
     doc = client.get_json(path, category="discovery")
     entries = doc.get("resources") or []
     subs: dict[str, list[str]] = {}
@@ -141,6 +153,8 @@ def _resource_list(client: KubeClient, group: str, version: str, path: str) -> I
         name = str(res.get("name"))
         if "/" in name:
             continue
+        if "list" not in (res.get("verbs") or []):
+            unlistable.add((group, name))
         yield ResourceInfo(group, version, str(res.get("kind")), name, bool(res.get("namespaced")),
                            tuple(subs.get(name, ())))
 
@@ -164,7 +178,8 @@ def _read_cache(path: Path, ttl: float, now: float) -> Discovered | None:
         return None
     try:
         resources = tuple(ResourceInfo(g, v, k, r, bool(n), tuple(s)) for g, v, k, r, n, s in data["resources"])
-        return Discovered(resources, dict(data["preferred"]), 0, True)
+        unlistable = frozenset((str(g), str(r)) for g, r in data["unlistable"])
+        return Discovered(resources, dict(data["preferred"]), 0, True, unlistable)
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -174,6 +189,7 @@ def _write_cache(path: Path, found: Discovered, now: float) -> None:
         "format": _CACHE_FORMAT, "fetchedAt": now, "preferred": dict(found.preferred),
         "resources": [[r.group, r.version, r.kind, r.resource, r.namespaced, list(r.subresources)]
                       for r in found.resources],
+        "unlistable": sorted([g, r] for g, r in found.unlistable),
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -174,7 +174,7 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     full: dict[tuple[str, str], ListRequest] = {}
 
     def add(info: ResourceInfo | None, namespace: str = "") -> None:
-        if info is None or (info.group, info.kind) in full:
+        if info is None or (info.group, info.kind) in full or not found.listable(info):
             return
         ns = namespace if info.namespaced else ""
         full[(info.group, info.kind)] = ListRequest(info, namespace=ns)
@@ -202,7 +202,7 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
         seen = set(full)
         for info in found.resources:
             key = (info.group, info.kind)
-            if key in seen or "/" in info.resource:
+            if key in seen or "/" in info.resource or not found.listable(info):
                 continue
             seen.add(key)
             best = found.preferred_for(info.group, info.kind) or info

@@ -98,3 +98,26 @@ def test_forbidden_names_verb_resource_and_who(api: ApiServer, tmp_path: Path) -
     err = kube.fail(response, "list", "deployments.apps", "", "/apis/apps/v1/deployments")
     assert str(err).startswith('forbidden: cannot list deployments.apps cluster-wide as user "alice" of context '
                                '"ctx": deployments.apps is forbidden')
+
+
+def test_tls_failure_is_one_line_and_exit_5(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=double",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    with ApiServer(tls=(str(cert), str(key))) as api:
+        # the kubeconfig names no CA: the server's self-signed certificate cannot be verified
+        path = api.kubeconfig(tmp_path / "k", context="secure")
+        url = api.url
+        kube = connect(ConnectionOptions(kubeconfig=str(path), request_timeout=5), sleep=lambda s: None)
+        with pytest.raises(ClusterError) as err:
+            kube.get_json("/api/v1/namespaces")
+    message = str(err.value)
+    assert url.startswith("https://")
+    assert message.startswith(f'TLS failure talking to {url} (context "secure"): ')
+    assert "\n" not in message and "CERTIFICATE_VERIFY_FAILED" in message
+    assert err.value.exit_code == ExitCode.CLUSTER

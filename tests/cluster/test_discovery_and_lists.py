@@ -27,6 +27,8 @@ def test_aggregated_discovery_is_two_requests(api: ApiServer, kube: KubeClient) 
     gpol = found.preferred_for("policies.kyverno.io", "GeneratingPolicy")
     assert gpol is not None and gpol.version == "v1"
     assert found.kind_table().by_kind("wgpolicyk8s.io/v1alpha2", "PolicyReport") is not None
+    review = found.find("authentication.k8s.io/v1", "TokenReview")
+    assert review is not None and not found.listable(review) and found.listable(deploy)
 
 
 def test_legacy_discovery_on_older_servers(api: ApiServer, kube: KubeClient) -> None:
@@ -36,6 +38,7 @@ def test_legacy_discovery_on_older_servers(api: ApiServer, kube: KubeClient) -> 
     legacy = discover(kube)
     assert set(legacy.resources) == set(aggregated.resources)
     assert dict(legacy.preferred) == dict(aggregated.preferred)
+    assert legacy.unlistable == aggregated.unlistable == {("authentication.k8s.io", "tokenreviews")}
     group_versions = sum(len(v) for _, v in api.catalogue.groups()) + 1
     assert legacy.requests == 2 + group_versions
 
@@ -46,7 +49,7 @@ def test_discovery_cache_per_context_with_expiry(api: ApiServer, kube: KubeClien
     api.clear_log()
     again = discover(kube, cache_dir=tmp_path, now=lambda: clock[0] + 60)
     assert again.from_cache and again.requests == 0 and api.requests() == []
-    assert set(again.resources) == set(first.resources)
+    assert set(again.resources) == set(first.resources) and again.unlistable == first.unlistable
     expired = discover(kube, cache_dir=tmp_path, now=lambda: clock[0] + CACHE_TTL_SECONDS + 1)
     assert not expired.from_cache and expired.requests == 2
 

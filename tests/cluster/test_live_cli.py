@@ -58,8 +58,9 @@ def test_diff_reads_the_current_context_and_never_writes(cluster: ApiServer, tmp
     lists = [r for r in gets if r.verb == "list"]
     assert len(discovery) == 2 and len(discovery) + len(lists) == len(cluster.requests())
     assert all(r.query.get("limit") == "500" for r in lists)         # paginated, no per-object GET
-    # one LIST per type and scope
+    # one LIST per type and scope, none of a kind that cannot be listed
     assert len({(r.path, r.query.get("labelSelector")) for r in lists}) == len(lists)
+    assert not [r for r in gets if "tokenreviews" in r.path] and all(r.status == 200 for r in gets)
 
 
 def test_discovery_is_cached_between_runs(cluster: ApiServer, tmp_path: Path) -> None:
@@ -324,3 +325,59 @@ def yaml_doc(path: str) -> dict[str, Any]:
     doc = yaml.safe_load(Path(path).read_text())
     assert isinstance(doc, dict)
     return doc
+
+
+SECRET_POLICY = str(DATA / "gpol-secret-trigger.yaml")
+
+
+def test_a_kind_listed_empty_is_known_empty_and_an_unreadable_one_is_unknown(cluster: ApiServer,
+                                                                             tmp_path: Path) -> None:
+    cluster.seed({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "only", "namespace": "team-a"},
+                  "data": {"k": "dg=="}})
+    assert kyrec(cluster, tmp_path, "apply", "-p", SECRET_POLICY, "--yes").exit_code == 0
+    cluster.store.delete(cluster.catalogue.by_kind("v1", "Secret"), "v1", "team-a", "only")  # type: ignore[arg-type]
+    # Secrets were listed and none is left: the trigger is gone, and Kyverno would delete the downstream
+    gone = kyrec(cluster, tmp_path, "diff", "-p", SECRET_POLICY, "-o", "json")
+    assert changes(gone) == {("default", "index-only"): "orphan/trigger-gone"}
+    # Secrets cannot be read: nothing is known about the trigger; said, exit 5, and apply leaves it alone
+    cluster.inject(r"^/api/v1/secrets$", status=403, times=None)
+    unknown = kyrec(cluster, tmp_path, "diff", "-p", SECRET_POLICY, "-o", "json")
+    assert unknown.exit_code == 5
+    assert changes(unknown) == {("default", "index-only"): "orphan/trigger-unknown"}
+    assert "error: forbidden: cannot list secrets cluster-wide" in unknown.stderr
+    cluster.clear_log()
+    refused = kyrec(cluster, tmp_path, "apply", "-p", SECRET_POLICY, "--yes", "--prune")
+    assert refused.exit_code == 5 and cluster.writes() == []
+
+
+def test_impersonation_flags_reach_the_server(cluster: ApiServer, tmp_path: Path) -> None:
+    cluster.add_user("alice", "a")
+    cluster.load_rbac((ROOT / "docs" / "rbac.yaml").read_text() + _bind("kyrec-read", "bob") + """---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: impersonator}
+rules:
+- {apiGroups: [""], resources: [users, groups], verbs: [impersonate]}
+""" + _bind("impersonator", "alice"))
+    cluster.kubeconfig(tmp_path / "kubeconfig", user="alice", token="a")
+    assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 5        # alice herself may not list
+    cluster.clear_log()
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "--as", "bob", "--as-group", "team", "--as-group", "ops")
+    assert result.exit_code == 1, result.stderr
+    req = cluster.requests()[-1]
+    assert req.headers["impersonate-user"] == "bob" and req.header_values("Impersonate-Group") == ["team", "ops"]
+
+
+def test_offline_runs_never_import_the_kubernetes_client(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    case = ROOT / "testdata" / "diff" / "trigger-gone"
+    script = ("import sys\nfrom kubectl_kyrec.cli.main import cli\n"
+              "try:\n    cli(['diff', '-p', sys.argv[1], '--state', sys.argv[2]], prog_name='kubectl-kyrec')\n"
+              "except SystemExit:\n    pass\n"
+              "sys.stderr.write('IMPORTED ' + str(any(m.split('.')[0] in ('kubernetes', 'urllib3') "
+              "for m in sys.modules)) + '\\n')\n")
+    done = subprocess.run([sys.executable, "-c", script, str(case / "policy.yaml"), str(case / "state.yaml")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert "IMPORTED False" in done.stderr, done.stderr

@@ -90,7 +90,8 @@ class ResourceType:
 
 
 def default_types() -> list[ResourceType]:
-    out = []
+    # a create-only kind, as a real server has several (tokenreviews, subjectaccessreviews, bindings)
+    out = [ResourceType("authentication.k8s.io", ("v1",), "TokenReview", "tokenreviews", False, verbs=("create",))]
     for row in _TABLE.strip().splitlines():
         group, versions, kind, plural, scope, status, crd = row.split()
         out.append(ResourceType("" if group == "core" else group, tuple(versions.split(",")), kind, plural,

@@ -135,11 +135,12 @@ class ApiServer:
     """Start with `with ApiServer() as api:`; `api.kubeconfig(path)` writes a kubeconfig pointing at it."""
 
     def __init__(self, *, rbac: Rbac | None = None, aggregated_discovery: bool = True,
-                 catalogue: Catalogue | None = None) -> None:
+                 catalogue: Catalogue | None = None, tls: tuple[str, str] | None = None) -> None:
         self.catalogue = catalogue or Catalogue()
         self.store = Store(self.catalogue)
         self.rbac = rbac
         self.aggregated_discovery = aggregated_discovery
+        self.tls = tls                           # (certificate file, key file): serve HTTPS
         self.users: dict[str, User] = {}         # bearer token -> user
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
@@ -157,6 +158,12 @@ class ApiServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        if self.tls is not None:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="kubeapi-double", daemon=True)
         self._thread.start()
         return self
@@ -177,7 +184,7 @@ class ApiServer:
     def url(self) -> str:
         assert self._httpd is not None, "server not started"
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host!s}:{port}"
 
     # ---- configuration -------------------------------------------------------------------------------
 
@@ -232,6 +239,9 @@ class ApiServer:
 class _Handler(BaseHTTPRequestHandler):
     api: ApiServer
     protocol_version = "HTTP/1.1"
+    # headers and body go out in two writes: without TCP_NODELAY each answer waits ~40 ms for the
+    # client's delayed ACK (Nagle), which a real API server does not do
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass
