@@ -205,3 +205,30 @@ def merge(into: GeneratingOutcome, classic: GeneratingOutcome) -> GeneratingOutc
     into.errors.extend(classic.errors)
     into.notices.extend(n for n in classic.notices if n not in into.notices)
     return into
+
+
+def suite_generated(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any) -> list[Any]:
+    """A test suite's classic generate rules as its rows read them (testsuite.rows.Generated): the CLI's
+    fake cluster is the trigger plus each row's cloneSourceResource (kk: processor/generate.go)."""
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.testsuite.rows import Generated
+
+    suite = loaded.suite
+    clone_sources = [load_documents([suite.resolve(r.clone_source)]) for r in suite.results
+                     if getattr(r, "clone_source", "")]
+    state = [*loaded.values.namespaces, *loaded.cluster_objects, *(d for docs in clone_sources for d in docs)]
+    out = run_classic_generate(loaded.policies.classic, loaded.resources, state, kinds=kinds,
+                               options=GenerateOptions(now=now, operation=operation, user_info=loaded.user_info,
+                                                       user_info_known=True,
+                                                       namespace_labels=loaded.values.namespace_labels),
+                               exceptions=loaded.policies.classic_exceptions, sources=classic_options.sources,
+                               resource_values=classic_options.resource_values)
+    rows = []
+    for o in out.outcomes:
+        unit = o.policy
+        assert isinstance(unit, ClassicGenerateRule)
+        result = o.result.result if o.result is not None else "error"
+        message = o.result.message if o.result is not None else o.message
+        rows.append(Generated(unit.meta.name, o.trigger.ref, result, message or o.message, tuple(o.objects),
+                              o.status is TriggerStatus.SKIPPED, unit.rule_name))
+    return rows
