@@ -360,3 +360,46 @@ def test_classic_corpus_generated_resource_rows(row: tuple[Path, dict[str, Any]]
     assert objects
     for obj in objects:
         assert compare_generated(obj, expected) is None
+
+
+# ---- through the commands ------------------------------------------------------------------------------------
+
+def test_eval_lists_and_diff_classifies_classic_downstreams(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import cli
+
+    created = 'metadata: {name: cm-per-ns, creationTimestamp: "2026-01-01T00:00:00Z"}'
+    (tmp_path / "pol.yaml").write_text(DATA.replace("metadata: {name: cm-per-ns}", created))
+    later = 'uid: ns-uid-1, creationTimestamp: "2026-02-01T00:00:00Z"'
+    (tmp_path / "state.yaml").write_text(NS.replace("uid: ns-uid-1", later) + """---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm-blue, namespace: blue, uid: x}
+data: {owner: someone}
+""")
+    run = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "pol.yaml"), "-r", str(tmp_path / "state.yaml"),
+                                   "-o", "json"])
+    doc = json.loads(run.stdout)
+    assert [(d["policy"], d["object"]["metadata"]["name"]) for d in doc["downstreams"]] == [
+        ("cm-per-ns", "cm-blue")]
+    run = CliRunner().invoke(cli, ["diff", "-p", str(tmp_path / "pol.yaml"), "--state",
+                                   str(tmp_path / "state.yaml"), "-o", "json"])
+    changes = [c for c in json.loads(run.stdout)["changes"] if c["domain"] == "downstream"]
+    assert [(c["class"], c["reason"], c["enforced"]) for c in changes] == [
+        ("conflict", "kyverno-would-overwrite", True)]
+    assert run.exit_code == 1
+
+
+def test_kyrec_test_checks_classic_generated_resource_rows() -> None:
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import cli
+
+    folder = LEGACY / "best-practices" / "add-ns-quota"
+    if not folder.exists():
+        pytest.skip("classic corpus missing")
+    run = CliRunner().invoke(cli, ["test", str(folder)])
+    assert "2 passed, 0 failed" in run.output
