@@ -109,7 +109,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     out.policy_count = len(compiled) + len(admission)
     classic = _classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
-        out.errors.extend(classic.errors)
+        for error in classic.errors:
+            located = policies.locate(error)
+            out.errors.append(EvalError(located.message, located.source))
         out.policy_count += len(classic.compiled)
 
     uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
