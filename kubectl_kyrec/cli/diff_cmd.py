@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -29,11 +28,11 @@ DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 
 
 def _color(spec: OutputSpec, color: str) -> bool:
-    if color == "always":
-        return True
-    if color == "never" or spec.path is not None:
+    from kubectl_kyrec.cli.terminal import color_enabled
+
+    if spec.path is not None and color != "always":
         return False
-    return sys.stdout.isatty()
+    return color_enabled(color)
 
 
 def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
@@ -88,7 +87,8 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
 @click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
               help="API of the reports (default: what the state uses).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour unified diffs (auto: on a terminal).")
+              help="Colour unified diffs (auto: on a terminal, not with NO_COLOR set or TERM=dumb).")
+@click.option("--no-color", "color", flag_value="never", help="Same as --color=never.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
 @ci_flags

@@ -9,6 +9,7 @@ from tabulate import tabulate
 
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml, to_yaml_stream
+from kubectl_kyrec.render.fit import END, MIDDLE, START, fit_rows
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 
@@ -90,6 +91,8 @@ def render_table(results: Sequence[Result], *, wide: bool = False) -> str:
             rows.append([r.policy, subject, r.result, _short(r.message, 80), where])
     headers = (["POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION"] if wide
                else ["POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"])
+    if not wide:
+        rows = fit_rows(headers, rows, {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20})
     counts = summary(results)
     tail = ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
     return tabulate(rows, headers=headers, tablefmt="plain") + "\n\n" + tail + "\n"
