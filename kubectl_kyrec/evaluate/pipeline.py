@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
+from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -44,6 +44,10 @@ class EvalOptions:
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     report_api: str = WGPOLICY
+    # ValidatingAdmissionPolicy: Kyverno's scan (default) or its CLI, with the test's paramResources
+    vap_runner: VapRunner = VapRunner.SCAN
+    vap_params: tuple[Document, ...] = ()
+    classic: Any = None         # classic.rules.ClassicOptions (values, mocks, roles); None: the state answers
 
 
 @dataclass
@@ -71,9 +75,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     for policy in policies.validating:
         if not _selected(policy.meta.key, policy.meta.name, options.policy_names):
             continue
-        if policy.mode == "JSON":
-            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode JSON "
-                                      "applies to JSON payloads, not Kubernetes resources; skipped",
+        if policy.mode != "Kubernetes":
+            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
+                                      "applies to payloads, not Kubernetes resources; skipped",
                                       policy.meta.source))
             continue
         try:
@@ -89,6 +93,10 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         located = policies.locate(exc)
         out.errors.append(EvalError(located.message, located.source))
     out.policy_count = len(compiled) + len(admission)
+    classic = _classic_evaluator(policies, state, kinds, envs, options)
+    if classic is not None:
+        out.errors.extend(classic.errors)
+        out.policy_count += len(classic.compiled)
 
     uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
             for d in state if (d.obj.get("metadata") or {}).get("uid")}
@@ -123,9 +131,30 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                 out.results.append(result)
                 pairs.append((result, reportable(result, cp.policy.background, disabled)))
         for ap in admission:
-            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds):
+            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                       params=options.vap_params):
                 out.results.append(result)
                 pairs.append((result, reportable(result, True, False)))
+        if classic is not None:
+            for result, ok in classic.evaluate(ctx):
+                out.results.append(result)
+                pairs.append((result, ok))
+    if classic is not None:
+        out.notices.extend(classic.notices)
     out.pairs = pairs
     out.reports = expected_reports(pairs, options.now, options.report_api)
     return out
+
+
+def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
+                       options: EvalOptions) -> Any:
+    """The evaluator of the run's ClusterPolicies/Policies (kubectl_kyrec.classic), or None without any."""
+    selected = [p for p in policies.classic if _selected(p.meta.key, p.meta.name, options.policy_names)]
+    if not selected:
+        return None
+    from kubectl_kyrec.classic.rules import ClassicEvaluator, ClassicOptions, state_sources
+
+    classic = options.classic if options.classic is not None else ClassicOptions()
+    sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
+    return ClassicEvaluator(selected, policies.classic_exceptions, state=state, envs=envs, now=options.now,
+                            sources=sources, options=classic)

@@ -12,6 +12,8 @@ exclusions:
       matchLabels: {app: report-job}
     reason: short-lived Jobs finish before the hourly background scan   # required, not blank
     expires: 2026-12-31T00:00:00Z                                       # optional, RFC 3339
+    evidence: "kubectl get jobs -n batch: every run completes in < 5m"  # optional, kept in the output
+    container: istio-proxy    # optional, for producers whose subjects are containers (Kubescape)
 ```
 
 An entry matches a subject when every matcher it gives matches (at least one is required: an entry that
@@ -39,7 +41,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.kyverno_config import wildcard_match
 from kubectl_kyrec.model import Ref, Source
 
-_KEYS = {"kind", "apiVersion", "namespace", "name", "selector", "reason", "expires"}
+_KEYS = {"kind", "apiVersion", "namespace", "name", "selector", "reason", "expires", "evidence", "container"}
 _MATCHERS = ("apiVersion", "kind", "namespace", "name")
 _OPERATORS = {"In", "NotIn", "Exists", "DoesNotExist"}
 
@@ -96,8 +98,14 @@ class Exclusion:
     match_expressions: tuple[Requirement, ...] = ()
     has_selector: bool = False
     expires: datetime.datetime | None = None
+    evidence: str | None = None
+    container: str | None = None
 
-    def matches(self, ref: Ref, labels: Mapping[str, str] | None) -> bool:
+    def matches(self, ref: Ref, labels: Mapping[str, str] | None, container: str | None = None) -> bool:
+        """`container`: the subject's container, None for subjects that are whole objects (which an entry
+        naming a container never matches)."""
+        if self.container is not None and (container is None or not wildcard_match(self.container, container)):
+            return False
         for pattern, value in ((self.api_version, ref.api_version), (self.kind, ref.kind),
                                (self.namespace, ref.namespace), (self.name, ref.name)):
             if pattern is not None and not wildcard_match(pattern, value):
@@ -201,8 +209,11 @@ def _parse_entry(index: int, entry: Any, where: Source, now: datetime.datetime) 
     if not isinstance(reason, str) or not reason.strip():
         raise InputError(f"{label}: reason is required: say why this subject may lack a current report",
                          _key_source(entry, "reason", where))
+    evidence = entry.get("evidence")
+    if evidence is not None and not isinstance(evidence, str):
+        raise InputError(f"{label}: evidence must be a string", _key_source(entry, "evidence", where))
     matchers: dict[str, str] = {}
-    for key in _MATCHERS:
+    for key in (*_MATCHERS, "container"):
         if key in entry:
             value = entry[key]
             if not isinstance(value, str):
@@ -214,7 +225,8 @@ def _parse_entry(index: int, entry: Any, where: Source, now: datetime.datetime) 
     if has_selector:
         labels, expressions = _parse_selector(entry["selector"], label, _key_source(entry, "selector", where))
     if not matchers and not has_selector:
-        raise InputError(f"{label}: give at least one of kind, namespace, name, apiVersion, selector", where)
+        raise InputError(f"{label}: give at least one of kind, namespace, name, apiVersion, container, selector",
+                         where)
     expires = None
     if "expires" in entry:
         expires = _parse_expires(entry["expires"], label, _key_source(entry, "expires", where))
@@ -225,7 +237,8 @@ def _parse_entry(index: int, entry: Any, where: Source, now: datetime.datetime) 
                      api_version=matchers.get("apiVersion"), kind=matchers.get("kind"),
                      namespace=matchers.get("namespace"), name=matchers.get("name"),
                      match_labels=labels, match_expressions=expressions, has_selector=has_selector,
-                     expires=expires)
+                     expires=expires, evidence=evidence.strip() if evidence else None,
+                     container=matchers.get("container"))
 
 
 def _utc(moment: datetime.datetime) -> str:

@@ -15,12 +15,15 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
 NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
+# spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
+EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
@@ -34,6 +37,29 @@ REPORT_SOURCE = {
     "NamespacedGeneratingPolicy": "KyvernoGeneratingPolicy",
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
 }
+
+# Policy kinds kyrec recognises but does not evaluate, by API group, with the report `source` their
+# results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
+# (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
+UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
+    (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
+    (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
+    (KYVERNO_GROUP, "DeletingPolicy"): "KyvernoDeletingPolicy",
+    (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
+    ("kyverno.io", "ClusterCleanupPolicy"): "",
+    ("kyverno.io", "CleanupPolicy"): "",
+}
+UNEVALUATED_SOURCES = frozenset(s for s in UNEVALUATED_KINDS.values() if s)
+
+
+def unevaluated_kind(doc: Document) -> str | None:
+    """The kind of a policy kyrec recognises and does not evaluate, else None."""
+    group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+    return doc.kind if (group, doc.kind) in UNEVALUATED_KINDS else None
 
 
 @dataclass(frozen=True)
@@ -198,6 +224,8 @@ class PolicySet:
     bindings: list[AdmissionBinding] = field(default_factory=list)
     exceptions: list[PolicyException] = field(default_factory=list)
     generating: list[GeneratingPolicy] = field(default_factory=list)
+    classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
+    classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
     others: list[Document] = field(default_factory=list)
     # policies of any kind that do not parse: each one reported, the rest still evaluated
     errors: list[InputError] = field(default_factory=list)
@@ -208,7 +236,7 @@ class PolicySet:
     @property
     def has_policies(self) -> bool:
         """Whether anything was given that could produce a result (bad policies count: they are reported)."""
-        return bool(self.validating or self.admission or self.generating or self.errors)
+        return bool(self.validating or self.admission or self.generating or self.classic or self.errors)
 
     def extend(self, other: PolicySet) -> None:
         self.validating.extend(other.validating)
@@ -216,6 +244,8 @@ class PolicySet:
         self.bindings.extend(other.bindings)
         self.exceptions.extend(other.exceptions)
         self.generating.extend(other.generating)
+        self.classic.extend(other.classic)
+        self.classic_exceptions.extend(other.classic_exceptions)
         self.others.extend(other.others)
         self.errors.extend(other.errors)
         self.notices.extend(other.notices)
@@ -420,7 +450,10 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
         raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
-    if mode != "JSON":
+    if mode not in EVALUATION_MODES:
+        raise r.fail("spec.evaluation.mode", f"unknown mode {mode!r} ({', '.join(EVALUATION_MODES)})")
+    if mode == "Kubernetes":
+        # JSON, HTTP and Envoy policies evaluate payloads, not resources: no matchConstraints needed
         require_resource_rules(r, match_constraints)
     return ValidatingPolicy(
         meta=meta, validation_actions=actions,
@@ -511,6 +544,7 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
 
     A policy that does not parse, of whatever kind, is kept in `errors` (not raised), so that every bad
     policy is reported and the others still run."""
+    from kubectl_kyrec.load import classic_policies as classic
     from kubectl_kyrec.load.generating_policies import parse_generating_policy
 
     out = PolicySet(lines=dict(lines or {}))
@@ -523,6 +557,10 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                 out.generating.append(parse_generating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
                 out.exceptions.append(parse_exception(doc))
+            elif classic.is_classic_policy(doc):
+                out.classic.append(classic.parse_classic_policy(doc))
+            elif classic.is_classic_exception(doc):
+                out.classic_exceptions.append(classic.parse_classic_exception(doc))
             elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
                 out.admission.append(parse_admission_policy(doc))
             elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":

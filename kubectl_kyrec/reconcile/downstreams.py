@@ -28,6 +28,8 @@ orphan         policy-gone          labelled for a policy absent from a complete
 undetermined   needs-request        the output depends on request data --values does not give
 undetermined   evaluation-error     evaluating the policy failed for this trigger: Kyverno writes nothing
                                     and cleans nothing up
+undetermined   kind-not-captured    desired, not in the state, and the state never listed its kind (no
+                                    object of it, no capture record): it may well exist
 =============  ===================  =========================================================================
 
 `enforced: false` marks what Kyverno would not act on: drift and orphans of sync-off policies, a missing
@@ -46,7 +48,7 @@ import base64
 import copy
 import difflib
 import enum
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,6 +97,7 @@ class Reason(enum.StrEnum):
     POLICY_GONE = "policy-gone"
     NEEDS_REQUEST = "needs-request"
     EVALUATION_ERROR = "evaluation-error"
+    KIND_NOT_CAPTURED = "kind-not-captured"
 
 
 @dataclass(frozen=True)
@@ -156,16 +159,28 @@ class DownstreamDiff:
 
 # ---- the state, indexed once ------------------------------------------------------------------------------
 
+ListedCheck = Callable[[str, str, str], "bool | None"]
+"""(apiVersion, kind, namespace) -> listed (True), known unreadable (False), no record (None)."""
+
+
 @dataclass
 class StateIndex:
     by_identity: dict[Identity, Mapping[str, Any]] = field(default_factory=dict)
     uids: set[str] = field(default_factory=set)
     listed_kinds: set[tuple[str, str]] = field(default_factory=set)      # (group, kind)
     generated: list[Mapping[str, Any]] = field(default_factory=list)     # labelled by some gpol
+    # the state's record of what it listed (ClusterState.is_listed); None: kinds with objects were listed
+    is_listed: ListedCheck | None = None
+
+    def lists(self, group: str, version: str, kind: str, namespace: str) -> bool:
+        """Whether the state listed this kind where the object would be (its absence then means something)."""
+        if self.is_listed is not None:
+            return self.is_listed(f"{group}/{version}" if group else version, kind, namespace) is True
+        return (group, kind) in self.listed_kinds
 
     @classmethod
-    def build(cls, objects: Iterable[Mapping[str, Any]]) -> StateIndex:
-        index = cls()
+    def build(cls, objects: Iterable[Mapping[str, Any]], is_listed: ListedCheck | None = None) -> StateIndex:
+        index = cls(is_listed=is_listed)
         for obj in objects:
             key = identity(obj)
             index.by_identity[key] = obj
@@ -377,6 +392,12 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
     trigger_exists = trigger.uid in index.uids
     sync = policy.synchronize
     if live is None:
+        group, version = group_version(str(expected.get("apiVersion") or ""))
+        key = identity(expected)
+        if not index.lists(group, version, key[1], key[2]):
+            return DownstreamChange(DownstreamClass.UNDETERMINED, Reason.KIND_NOT_CAPTURED, False, policy.key,
+                                    trigger, ref_of(expected), expected=expected,
+                                    message=f"the state never listed {key[1]} objects: it may exist")
         if not outcome.owed:
             return DownstreamChange(DownstreamClass.MISSING, Reason.PREDATES_POLICY, False, policy.key, trigger,
                                     ref_of(expected), expected=expected,
@@ -472,7 +493,8 @@ def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: T
     if evaluated:
         return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
                       "the policy's matchConstraints no longer select the trigger")
-    if owner.trigger_uid and (owner.trigger_group, owner.trigger_kind) in index.listed_kinds:
+    if owner.trigger_uid and index.lists(owner.trigger_group, owner.trigger_version, owner.trigger_kind,
+                                         owner.trigger_namespace):
         return change(DownstreamClass.ORPHAN, Reason.TRIGGER_GONE, sync,
                       "no object with the trigger's uid in the state")
     return change(DownstreamClass.ORPHAN, Reason.TRIGGER_UNKNOWN, False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import Source
@@ -12,6 +12,8 @@ from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.state import ClusterState
+    from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
     from kubectl_kyrec.run.inputs import InputSource
 
@@ -25,6 +27,7 @@ class CoverageRunOptions:
     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL
     all_policies: bool = False
     exclusions_path: str | None = None
+    skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
 
 
 @dataclass
@@ -43,6 +46,7 @@ class CoverageResult:
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.load.exclusions import load_exclusions
     from kubectl_kyrec.reconcile.coverage import compute_coverage
+    from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
@@ -50,9 +54,68 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
-                                  namespace=options.namespace)
+                                  namespace=options.namespace,
+                                  skip_resource_filters=options.skip_resource_filters)
+    gaps = run_gaps(inputs, options.namespace)
     errors = [(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend((e.message, e.source) for e in scope.outcome.errors)
     notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
+    if gaps:
+        notices.append(gaps)
     return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors,
                           locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
+
+
+@dataclass(frozen=True)
+class VulnerabilityRunOptions:
+    """`coverage --producer kubescape`: the scan period and grace default from the scanner's schedule."""
+
+    now: datetime.datetime
+    namespace: str = ""
+    exclusions_path: str | None = None
+    scan_period: datetime.timedelta | None = None
+    scan_grace: datetime.timedelta | None = None
+    skip_namespaces: tuple[str, ...] | None = None
+    scanner_namespace: str = "kubescape"
+
+
+class StateSource(Protocol):
+    def read_state(self) -> ClusterState:
+        """The cluster state only: this producer needs no policies."""
+
+
+@dataclass
+class VulnerabilityResult:
+    coverage: VulnerabilityCoverage
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return self.coverage.exit_code
+
+
+def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSource) -> VulnerabilityResult:
+    from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.producers.kubescape import (
+        DEFAULT_SKIP_NAMESPACES,
+        KubescapeOptions,
+        schedule_from,
+    )
+    from kubectl_kyrec.producers.kubescape_coverage import vulnerability_coverage
+
+    exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
+    state = source.read_state()
+    objects = state.objs
+    schedule = schedule_from(objects, scanner_namespace=options.scanner_namespace, period=options.scan_period,
+                             grace=options.scan_grace)
+    skip = options.skip_namespaces if options.skip_namespaces is not None else DEFAULT_SKIP_NAMESPACES
+    kube_options = KubescapeOptions(options.now, schedule, frozenset(skip), options.namespace)
+    cov = vulnerability_coverage(objects, kube_options, exclusions)
+    notices: list[str] = []
+    reads = dict(cov.reads)
+    if not (reads["metadata"] and reads["payload"]):
+        notices.append("the state holds only one read of the summaries (plain LIST or fullSpec LIST): split is "
+                       "undetermined; give both to detect it")
+    if not reads["manifests"]:
+        notices.append("the state holds no VulnerabilityManifest: pairing cannot be checked")
+    return VulnerabilityResult(cov, notices)

@@ -37,6 +37,7 @@ class DiffRunOptions:
     all_policies: bool = False
     report_api: str | None = None
     kyverno_config_path: str | None = None
+    skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
 
 
 @dataclass
@@ -80,8 +81,15 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.errors.extend((e.message, e.source) for e in outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
+        compared = any(c.actual is not None and c.expected is not None for c in run.downstreams.changes)
+        if compared and not inputs.state.has_managed_fields:
+            # kubectl hides managedFields unless asked; without them no field can be told to be foreign
+            run.notices.append("the state has no managedFields, so fields another manager added to a generated "
+                               "object (foreign-fields drift) cannot be seen: in-sync may hide them. Capture with "
+                               "kubectl get ... -o json --show-managed-fields")
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
-    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
+    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission
+                                     or inputs.policies.classic):
         # the default diff compares reports only when the state holds some (a dump without them would
         # make every report "missing"); --reports asks for the comparison regardless
         run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
@@ -89,6 +97,14 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
         run.errors.extend(errors)
         run.notices.extend(notices)
+    from kubectl_kyrec.reconcile.downstreams import Reason
+    from kubectl_kyrec.run.capture import run_gaps
+
+    not_captured = [(c.object.api_version, c.object.kind) for c in (run.downstreams.changes if run.downstreams
+                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED]
+    gaps = run_gaps(inputs, options.namespace or "", not_captured)
+    if gaps:
+        run.notices.append(gaps)
     filters = filters_text(options.namespace, options.kinds, options.selector)
     if filters and (outcome is None or not outcome.triggers) and (
             run.reports is None or not any(c.in_scope for c in run.reports.changes)):
@@ -139,7 +155,8 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
                                   selector=selector)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
-    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs), complete_policy_set=complete,
+    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs, inputs.state.is_listed),
+                            complete_policy_set=complete,
                             trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
                             cluster_policies=cluster_policies(inputs.state.objects))
     return outcome, diff
@@ -160,12 +177,14 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
     """
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
-    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
+    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating
+            or inputs.policies.classic):
         return None, [], []
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, namespace=options.namespace or "",
                                   policy_names=options.policy_names, kinds=options.kinds,
-                                  selector=options.selector, generating=generating)
+                                  selector=options.selector, generating=generating,
+                                  skip_resource_filters=options.skip_resource_filters)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
             [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

@@ -64,6 +64,7 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.report_scope import generating_pairs
     from kubectl_kyrec.expect.reports import expected_reports
+    from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import provider_for
     from kubectl_kyrec.run.select import check_policy_names, filters_text, nothing_selected, resolve_kinds
@@ -104,6 +105,9 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
                                          libraries=libraries, namespace=namespace)
         errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    gaps = run_gaps(inputs, namespace or "")
+    if gaps:
+        notices.append(gaps)
     empty_reason = EvalResult.empty_reason
     filters = filters_text(namespace, options.kinds, options.selector)
     if filters and not outcome.subjects and not generated.triggers:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
-from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice
 
@@ -115,6 +115,11 @@ _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
 
 
 def _is_policy_kind(doc: Document) -> bool:
-    return doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
+    from kubectl_kyrec.load.classic_policies import is_classic_exception, is_classic_policy
+
+    if is_classic_policy(doc) or is_classic_exception(doc):
+        return True
+    return (doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
         "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
         "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+        or unevaluated_kind(doc) is not None)

@@ -18,8 +18,8 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                     kyverno_config_path: str | None, all_policies: bool,
                     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL, namespace: str = "",
                     policy_names: tuple[str, ...] = (), kinds: tuple[str, ...] = (),
-                    selector: Selector | None = None, generating: GeneratingOutcome | None = None
-                    ) -> tuple[ReportDiff, ReportScope]:
+                    selector: Selector | None = None, generating: GeneratingOutcome | None = None,
+                    skip_resource_filters: bool = True) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
 
     `generating`: the GeneratingPolicies already evaluated over the same subjects (else done here).
@@ -52,16 +52,20 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(state_objs)
     diff = diff_reports(scope.expected, scope.subjects, state_objs, now=now,
                         policy_versions=scope.policy_versions, scan_interval=scan_interval, report_api=api,
-                        resource_filters=config.resource_filters,
+                        # a default install's reports controller runs with --skipResourceFilters=true
+                        resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
                         evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
     return diff, scope
 
 
 def undetermined_notices(diff: ReportDiff) -> list[str]:
-    """One notice per policy whose report results kyrec could not decide, and so did not compare."""
+    """One notice per policy whose report results kyrec could not decide, and so did not compare; one naming
+    the policy kinds kyrec does not evaluate whose results were left out."""
     by_policy: dict[str, int] = {}
     for policy, _ in diff.undetermined:
         by_policy[policy] = by_policy.get(policy, 0) + 1
-    return [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
-            "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
+    notices = [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
+               "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
+    left_out = diff.left_out_notice()       # results of policy kinds kyrec does not evaluate
+    return [*notices, left_out] if left_out else notices

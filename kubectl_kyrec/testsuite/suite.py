@@ -17,6 +17,7 @@ from typing import Any
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.line_index import LineIndex
+from kubectl_kyrec.load.payloads import Payload, load_payloads
 from kubectl_kyrec.load.policies import PolicySet, classify
 from kubectl_kyrec.load.values import OPERATIONS, Values, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
@@ -36,11 +37,12 @@ POLICY_FLAGS = {
     "isMutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
-UNEVALUATED_FIELDS = ("jsonPayload", "jsonPayloads", "httpPayloads", "envoyPayloads", "targetResources",
+# (apiCallResponses and globalContextEntries are honoured for ClusterPolicy/Policy context entries only)
+UNEVALUATED_FIELDS = ("httpPayloads", "envoyPayloads", "targetResources",
                       "checks", "apiCallResponses", "globalContextEntries")
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
                           "variables", "values", "userinfo", "context", "clusterResources", "paramResources",
-                          "results", *UNEVALUATED_FIELDS))
+                          "results", "jsonPayload", "jsonPayloads", *UNEVALUATED_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class TestSuite:
     param_resources: tuple[str, ...]
     results: tuple[TestResultEntry, ...]
     notices: tuple[Notice, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)    # the Test as written (apiCallResponses, ...)
+    json_payloads: tuple[str, ...] = ()       # jsonPayloads (and the older jsonPayload)
 
     @property
     def directory(self) -> str:
@@ -226,7 +230,16 @@ _DEPRECATED_SCHEMA = ("the test uses Kyverno's deprecated schema (no apiVersion/
 
 
 def parse_test_file(path: str) -> TestSuite:
-    """Read one test file; InputError (file:line) when it is unreadable or not a valid Test."""
+    """Read a test file holding one Test; InputError (file:line) when it is unreadable or not a valid Test."""
+    suites = parse_test_documents(path)
+    if len(suites) != 1:
+        raise InputError(f"expected one Test document, found {len(suites)}", Source(path, 1))
+    return suites[0]
+
+
+def parse_test_documents(path: str) -> list[TestSuite]:
+    """Every `---`-separated Test of a file, in order: Kyverno runs each as its own test
+    (kk: cmd/cli/kubectl-kyverno/test/load.go LoadTest). InputError (file:line) on the first bad one."""
     from kubectl_kyrec.load.documents import load_documents_with_lines
 
     try:
@@ -235,9 +248,12 @@ def parse_test_file(path: str) -> TestSuite:
         if exc.message in ("missing apiVersion", "missing kind"):
             raise InputError(_DEPRECATED_SCHEMA, exc.source) from None
         raise
-    if len(docs) != 1:
-        raise InputError(f"expected one Test document, found {len(docs)}", Source(path, 1))
-    doc, lines = docs[0].document, docs[0].lines
+    if not docs:
+        raise InputError("expected a Test document, found none", Source(path, 1))
+    return [_parse_test_document(path, d.document, d.lines) for d in docs]
+
+
+def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuite:
     root = doc.obj
     f = _Fields(path, root, (), lines)
     if "name" in root:
@@ -258,7 +274,10 @@ def parse_test_file(path: str) -> TestSuite:
     notices = []
     unevaluated = [k for k in UNEVALUATED_FIELDS if root.get(k)]
     if unevaluated:
-        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}", doc.source))
+        mocks = [k for k in unevaluated if k in ("apiCallResponses", "globalContextEntries")]
+        note = f" ({' and '.join(mocks)} answer ClusterPolicy/Policy context entries only)" if mocks else ""
+        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}{note}",
+                              doc.source))
     unknown = sorted(str(k) for k in root if str(k) not in KNOWN_FIELDS)
     if unknown:
         notices.append(Notice(f"test {name!r}: unknown field(s) {', '.join(unknown)} ignored", doc.source))
@@ -267,7 +286,10 @@ def parse_test_file(path: str) -> TestSuite:
         resources=f.strings("resources"), exceptions=f.strings("exceptions"), variables=f.string("variables"),
         values=values, userinfo=f.string("userinfo"), context=f.string("context"),
         cluster_resources=f.strings("clusterResources"), param_resources=f.strings("paramResources"),
-        results=tuple(entries), notices=tuple(notices))
+        results=tuple(entries), notices=tuple(notices), raw=root,
+        # the older single jsonPayload counts when jsonPayloads is empty (kk: test/load.go cleanTest)
+        json_payloads=tuple(dict.fromkeys(f.strings("jsonPayloads") or
+                                          ((f.string("jsonPayload"),) if f.string("jsonPayload") else ()))))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -284,10 +306,13 @@ class LoadedSuite:
     crds: list[Obj] = field(default_factory=list)
     values: Values = field(default_factory=Values)
     user_info: dict[str, Any] = field(default_factory=dict)
+    roles: tuple[str, ...] = ()              # the userinfo file's roles / clusterRoles (classic match)
+    cluster_roles: tuple[str, ...] = ()
     context: Obj | None = None
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
     entry_errors: dict[int, str] = field(default_factory=dict)
+    payloads: list[Payload] = field(default_factory=list)
     error: InputError | None = None        # the inputs could not be loaded: every row is a load-error
     notices: list[Notice] = field(default_factory=list)
 
@@ -329,11 +354,14 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     out.policies = classify(docs(suite.policies)).raise_errors()
     exceptions = classify(docs(suite.exceptions)).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
+    out.policies.classic_exceptions = list(exceptions.classic_exceptions)
     out.resources, duplicates = _unique(docs(suite.resources))
     for dup in duplicates:
         out.notices.append(Notice(f"duplicate resource {dup.kind} {dup.namespace}/{dup.name} ignored "
                                   "(the first one is used, as Kyverno does)", dup.source))
     out.param_objects = docs(suite.param_resources)
+    for name in suite.json_payloads:
+        out.payloads.extend(load_payloads(suite.resolve(name), name))
     for doc in docs(suite.cluster_resources):
         spec = doc.obj.get("spec") or {}
         if doc.kind == "ClusterResource":
@@ -361,6 +389,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
         if not isinstance(user, Mapping):
             raise InputError("userinfo: userInfo must be a mapping", info_docs[0].source)
         out.user_info = dict(user)
+        out.roles = tuple(str(r) for r in info_docs[0].obj.get("roles") or [])
+        out.cluster_roles = tuple(str(r) for r in info_docs[0].obj.get("clusterRoles") or [])
     if suite.context:
         ctx_docs = docs([suite.context])
         if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":

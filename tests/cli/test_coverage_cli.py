@@ -20,30 +20,42 @@ def run(*extra: str) -> tuple[int, str, str]:
 
 
 def test_coverage_json_classifies_every_subject() -> None:
-    code, out, _ = run("--exclusions", str(CASE / "exclusions.yaml"), "-o", "json")
+    # a reports controller obeying the ConfigMap's resourceFilters (not a default install: see below)
+    code, out, _ = run("--exclusions", str(CASE / "exclusions.yaml"), "-o", "json", "--skip-resource-filters=false")
     assert code == 1
     doc = json.loads(out)
     assert doc["kind"] == "CoverageResult"
     assert doc["counts"] == {"inScope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
-                             "misnamed": 1, "excluded": 1, "orphan": 1}
+                             "misnamed": 1, "excluded": 1, "orphan": 1, "split": 0, "unpaired": 0}
     status = {s["subject"]["name"]: (s["status"], s["reason"]) for s in doc["subjects"]}
     assert status["good"][0] == "current"
     assert status["changed"] == ("stale", "outcome-changed")
     assert status["new"][0] == "missing"
     assert status["renamed"] == ("misnamed", "expected-name")
     assert status["excluded"][0] == "excluded"
-    # the kube-system pod is filtered by Kyverno's default resourceFilters: not in scope at all
+    # the kube-system pod is filtered by the chart's resourceFilters: not in scope at all
     assert "coredns" not in status
     assert doc["derivedFrom"] == {"subjects": 1, "of": 5}
     assert doc["totals"]["pass"] == 1 and doc["totals"]["fail"] == 0
     assert [u["index"] for u in doc["unusedExclusions"]] == [1]
 
 
+def test_a_default_install_reports_kube_system_too() -> None:
+    # the reports controller's --skipResourceFilters defaults to true: the kube-system pod owes a report
+    code, out, _ = run("--exclusions", str(CASE / "exclusions.yaml"), "-o", "json")
+    assert code == 1
+    doc = json.loads(out)
+    status = {s["subject"]["name"]: (s["status"], s["reason"]) for s in doc["subjects"]}
+    assert status["coredns"][0] == "missing"
+    assert doc["counts"]["inScope"] == 6 and doc["counts"]["missing"] == 2
+
+
 def test_without_exclusions_the_batch_pod_is_missing() -> None:
     code, out, _ = run("-o", "json")
     assert code == 1
     doc = json.loads(out)
-    assert doc["counts"]["missing"] == 2 and doc["counts"]["excluded"] == 0
+    # new, the batch pod, and the kube-system pod a default install reports too
+    assert doc["counts"]["missing"] == 3 and doc["counts"]["excluded"] == 0
 
 
 def test_exit_code_false_reports_but_exits_zero() -> None:
@@ -62,7 +74,8 @@ def test_expired_exclusion_is_an_input_error(tmp_path: Path) -> None:
 
 def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None:
     result = CliRunner().invoke(cli, ["diff", "--reports", "-p", str(CASE / "policy.yaml"), "--state",
-                                      str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "-o", "json"])
+                                      str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "-o", "json",
+                                      "--skip-resource-filters=false"])
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert doc["kind"] == "DiffResult"
@@ -74,7 +87,8 @@ def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None
     assert ("-  result: pass\n-  message: success\n+  result: fail\n+  message: pods need a team label\n"
             in stale["diff"])
     table = CliRunner().invoke(cli, ["diff", "--reports", "-p", str(CASE / "policy.yaml"), "--state",
-                                     str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "--color", "never"])
+                                     str(CASE / "state.json"), "--now", "2026-11-29T00:00:00Z", "--color", "never",
+                                     "--skip-resource-filters=false"])
     assert table.stdout.startswith("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 2 missing, 1 stale")
     assert "--- live/wgpolicyk8s.io.v1alpha2.PolicyReport.shop.11111111-0000-0000-0000-000000000002" in table.stdout
 

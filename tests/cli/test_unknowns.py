@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
+from tests.shared_inputs import require, shared
 
 ROOT = Path(__file__).resolve().parents[2]
 AGE = ROOT / "testdata" / "diff" / "policy-age-unknown"
@@ -34,3 +35,72 @@ def test_known_policy_age_gives_no_notice() -> None:
     code, _, err = run("diff", "-p", str(case / "policy.yaml"), "--state", str(case / "state.yaml"))
     assert code == 0
     assert "creationTimestamp" not in err
+
+
+# --- a state lacking whole kinds --------------------------------------------------------------------
+
+COVERAGE = ROOT / "testdata" / "coverage-cli"
+LACKS = ROOT / "testdata" / "diff" / "state-lacks-downstream-kind"
+
+
+def _reports_only(tmp_path: Path) -> Path:
+    """The coverage state without its Pods: what the README's old capture command gave."""
+    doc = json.loads((COVERAGE / "state.json").read_text())
+    doc["items"] = [i for i in doc["items"] if i["kind"] != "Pod"]
+    path = tmp_path / "reports-only.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_coverage_names_the_kinds_the_state_never_captured(tmp_path: Path) -> None:
+    code, _, err = run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(_reports_only(tmp_path)))
+    gaps = [line for line in err.splitlines() if "no record of listing" in line]
+    assert len(gaps) == 1
+    assert "Pod" in gaps[0] and "kubectl get pods -A -o json --show-managed-fields" in gaps[0]
+
+
+def test_a_capture_record_of_zero_pods_is_not_a_gap(tmp_path: Path) -> None:
+    doc = json.loads(_reports_only(tmp_path).read_text())
+    doc["metadata"] = {"annotations": {"kyrec.io/listed": json.dumps(
+        [{"apiVersion": "v1", "kind": "Pod", "namespace": ""}])}}
+    path = tmp_path / "capture.json"
+    path.write_text(json.dumps(doc))
+    _, _, err = run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(path))
+    assert "no record of listing" not in err
+
+
+def test_diff_marks_downstreams_of_uncaptured_kinds_and_says_how_to_capture() -> None:
+    policy = require(shared("corpus/kyverno-conformance/generating-policies/data/sync/sync-delete-downstream/"
+                            "policy.yaml"), "diff of a state lacking a downstream kind")
+    code, out, err = run("diff", "-p", str(policy), "--state", str(LACKS / "state.yaml"), "-o", "json")
+    assert code == 0
+    assert {c["reason"] for c in json.loads(out)["changes"]} == {"kind-not-captured"}
+    gaps = [line for line in err.splitlines() if "no record of listing" in line]
+    assert len(gaps) == 1 and "ConfigMap" in gaps[0] and "configmaps" in gaps[0]
+
+
+# --- a state without managedFields -----------------------------------------------------------------
+
+FOREIGN = ROOT / "testdata" / "diff" / "foreign-field-added"
+
+
+def _without_managed_fields(tmp_path: Path) -> Path:
+    doc = json.loads((FOREIGN / "state.json").read_text())
+    for item in doc["items"]:
+        item["metadata"].pop("managedFields", None)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_state_without_managed_fields_says_foreign_drift_cannot_be_seen(tmp_path: Path) -> None:
+    code, _, err = run("diff", "-p", str(FOREIGN / "policy.yaml"), "--state", str(_without_managed_fields(tmp_path)))
+    notices = [line for line in err.splitlines() if "managedFields" in line]
+    assert len(notices) == 1
+    assert "--show-managed-fields" in notices[0]
+
+
+def test_state_with_managed_fields_gives_no_such_notice() -> None:
+    code, _, err = run("diff", "-p", str(FOREIGN / "policy.yaml"), "--state", str(FOREIGN / "state.json"))
+    assert code == 1
+    assert "managedFields" not in err

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from kubectl_kyrec.cluster.state import ClusterState, ListedKind
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-from kubectl_kyrec.reconcile.downstreams import DownstreamClass, Reason, diff_downstreams
+from kubectl_kyrec.reconcile.downstreams import DownstreamClass, Reason, StateIndex, diff_downstreams
 from tests.generating.gen_support import docs, evaluate
 
 POLICY = """apiVersion: policies.kyverno.io/v1
@@ -94,11 +95,26 @@ def test_a_new_trigger_from_manifests_gets_missing_downstreams() -> None:
     objects = state(namespace("a", "ua"))
     manifest = docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: new}\n")
     outcome = evaluate(docs(POLICY.format(name="p", sync="false")), manifest, objects)
-    diff = diff_downstreams(outcome, [d.obj for d in objects], trigger_uids={t.ref.uid for t in outcome.triggers})
+    listed = ClusterState.from_objects(objects, listed=[ListedKind("v1", "ConfigMap")])
+    diff = diff_downstreams(outcome, StateIndex.build([d.obj for d in objects], listed.is_listed),
+                            trigger_uids={t.ref.uid for t in outcome.triggers})
     (change,) = diff.changes
     # sync off, but Kyverno generates for a trigger on its creation: enforced
     assert change.trigger is not None
     assert (str(change.klass), change.enforced, change.trigger.synthetic) == ("missing", True, True)
+
+
+def test_a_downstream_of_a_kind_the_state_never_listed_is_not_called_missing() -> None:
+    objects = state(namespace("a", "ua"))
+    manifest = docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: new}\n")
+    outcome = evaluate(docs(POLICY.format(name="p", sync="true")), manifest, objects)
+    unlisted = ClusterState.from_objects(objects)      # Namespaces only: ConfigMaps were never listed
+    diff = diff_downstreams(outcome, StateIndex.build([d.obj for d in objects], unlisted.is_listed),
+                            trigger_uids={t.ref.uid for t in outcome.triggers})
+    (change,) = diff.changes
+    assert (change.klass, change.reason, change.enforced) == (
+        DownstreamClass.UNDETERMINED, Reason.KIND_NOT_CAPTURED, False)
+    assert not diff.findings
 
 
 def test_policy_gone_needs_a_complete_policy_set() -> None:

@@ -283,7 +283,8 @@ def test_only_the_name_part_of_the_policy_is_compared() -> None:
 
 
 def test_unknown_unevaluated_and_uncompilable_policies() -> None:
-    cpol = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "legacy"}}
+    # ClusterPolicy is evaluated since issue 12; a cleanup policy still is not
+    cpol = {"apiVersion": "kyverno.io/v2", "kind": "ClusterCleanupPolicy", "metadata": {"name": "legacy"}}
     broken = vpol("broken", expression="object.spec.containers.all(")
     loaded = suite(
         [cpol, broken],
@@ -298,10 +299,12 @@ def test_unknown_unevaluated_and_uncompilable_policies() -> None:
     result = run_suite(loaded, kinds=KindTable(), libraries=libraries, now=NOW)
     assert [(r.reason, r.message.split(":")[0]) for r in result.rows] == [
         ("not-found", "policy 'absent' is not among the test's policies"),
-        ("load-error", "policy 'legacy' is a ClusterPolicy, which kyrec does not evaluate"),
+        ("not-evaluated", "kyrec does not evaluate ClusterCleanupPolicy policies"),
         ("load-error", "in-memory.yaml"),
-        ("load-error", "kyrec does not evaluate MutatingPolicy policies"),
+        ("not-evaluated", "kyrec does not evaluate MutatingPolicy policies"),
     ]
+    # neither passed nor failed
+    assert [r.status for r in result.rows] == ["fail", "not-evaluated", "fail", "not-evaluated"]
     assert "spec.validations[0].expression" in result.rows[2].message
     assert result.errors and result.errors[0][1] == Source("in-memory.yaml", 2)
 
