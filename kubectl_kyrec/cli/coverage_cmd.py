@@ -103,6 +103,12 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     and claims their VulnerabilityManifestSummaries; give both reads of the summaries in --state (kubectl
     get -o json, and get --raw '...?resourceVersion=fullSpec') so split summaries are found. Totals
     (critical, high, relevant) are refused while any subject is not current, intact and paired.
+
+    COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...).
+
+    \b
+    Example:
+      kubectl kyrec coverage -p policies/ --state state.json --exclusions exclusions.yaml
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage

@@ -109,6 +109,16 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Downstreams are missing, drifted, in-sync, conflict, orphan or undetermined (with a reason); reports
     current, missing, stale, orphan, duplicate or misnamed. Exit 1 on findings Kyverno would act on,
     3 on bad input, 0 when everything is as the policies say.
+
+    Report columns: NEXT SCAN is what Kyverno's background controller will do for the subject at its
+    next pass (full: evaluate every policy again, partial: only policies whose version changed, none:
+    nothing yet); OLDEST EPHEMERAL is the age of the oldest ephemeral report for the subject that the
+    aggregator has not merged into its report yet (-: none waiting).
+
+    \b
+    Example:
+      kubectl kyrec diff -p policies/ --state state.json
+      kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff

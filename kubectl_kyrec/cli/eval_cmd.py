@@ -63,6 +63,11 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
     background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
+
+    \b
+    Example:
+      kubectl kyrec eval -p policies/ -r manifests/
+      kubectl kyrec eval -p policies/ -r manifests/ -o github -o sarif=kyrec.sarif --baseline kyrec-baseline.json
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
     from kubectl_kyrec.reconcile.findings import from_results
