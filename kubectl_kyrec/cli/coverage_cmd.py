@@ -169,7 +169,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
             write_output(spec, to_yaml(doc))
         else:
             write_output(spec, render_coverage(run.coverage))
-    ci.finish()
+    ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)

@@ -158,7 +158,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             continue
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))
-    ci.finish()
+    ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)

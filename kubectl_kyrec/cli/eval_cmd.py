@@ -123,7 +123,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             if spec.format is OutputFormat.GITHUB and impact is not None:
                 text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
-    ci.finish()
+    ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined]
     code = run.exit_code if impact is not None else \
