@@ -73,6 +73,10 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     (as kyverno-generate, with force, as Kyverno writes them); orphans deleted only with --prune, each
     delete conditional on the uid and resourceVersion read. Never touches conflict, undetermined,
     trigger-unknown or unenforced objects. Exit 4 when a write failed, 5 on a cluster error.
+
+    \b
+    Example:
+      kubectl kyrec apply -p policies/ --dry-run=server
     """
     from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source

@@ -24,6 +24,10 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     records which kinds and scopes were listed, with managedFields kept:
     `kubectl kyrec capture -p policies/ > state.json`, then `kubectl kyrec diff -p policies/ --state
     state.json` answers as `diff --live` did.
+
+    \b
+    Example:
+      kubectl kyrec capture -p policies/ -o state.json && kubectl kyrec diff -p policies/ --state state.json
     """
     from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source

@@ -25,6 +25,7 @@ from kubectl_kyrec.reconcile.baseline import (
     parse_baseline,
 )
 from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render import github
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -122,8 +123,14 @@ class CiRun:
             return github.render(self.findings)
         raise ValueError(fmt)
 
-    def finish(self) -> None:
-        """After the outputs: the baseline's news on stderr, and --write-baseline."""
+    def finish(self, specs: Sequence[Any] = ()) -> None:
+        """After the outputs: a summary line when every output went to a file (else nothing would reach
+        the terminal), the baseline's news on stderr, and --write-baseline."""
+        if specs and all(spec.path is not None for spec in specs):
+            counts = count_findings(self.findings)
+            shown = ", ".join(f"{value} {key}" for key, value in counts.items()
+                              if value or key in ("pass", "fail"))
+            click.echo(f"{self.title()}: {shown}; wrote {', '.join(str(spec.path) for spec in specs)}", err=True)
         if self.baseline_used:
             accepted = sum(f.baselined for f in self.findings)
             new = sum(f.is_finding and not f.baselined for f in self.findings)

@@ -81,16 +81,18 @@ def _command(name: str) -> click.Command | None:
         return None
 
 
-def output_formats(command: click.Command) -> list[str]:
-    """The `-o` values a command accepts: the tuple of OutputFormat its module declares."""
+def output_formats(command: click.Command) -> list[str] | None:
+    """The `-o` values a command accepts: the tuple of OutputFormat its module declares; None when it
+    declares none (`capture -o` names a file)."""
     from kubectl_kyrec.cli.common import OutputFormat
 
     module = inspect.getmodule(command.callback) if command.callback else None
     tuples = [value for value in vars(module).values()
               if isinstance(value, tuple) and value and all(isinstance(v, OutputFormat) for v in value)] \
         if module else []
-    chosen = tuples[0] if len(tuples) == 1 else tuple(OutputFormat)
-    return [f.value for f in chosen]
+    if len(tuples) != 1:
+        return None
+    return [f.value for f in tuples[0]]
 
 
 def kubeconfig_paths(words: Sequence[str]) -> list[str]:
@@ -200,14 +202,15 @@ def _value_candidates(command: click.Command, param: click.Option, words: Sequen
     names = set(param.opts)
     if names & PATH_FLAGS:
         return Candidates([], DIRECTIVE_DEFAULT)
-    if "--output" in names:
-        return _match([(f, "") for f in output_formats(command)], partial)
     if "--context" in names:
         return _match(kube_contexts(words), partial)
     if "--namespace" in names:
         return _match([(n, "") for n in namespaces(words)], partial)
     if isinstance(param.type, click.Choice):
         return _match([(str(c), "") for c in param.type.choices], partial)
+    if "--output" in names:
+        formats = output_formats(command)
+        return Candidates([], DIRECTIVE_DEFAULT) if formats is None else _match([(f, "") for f in formats], partial)
     if isinstance(param.type, click.types.BoolParamType):
         return _match([("true", ""), ("false", "")], partial)
     return Candidates([], DIRECTIVE_NO_FILES)

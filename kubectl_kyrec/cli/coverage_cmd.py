@@ -104,6 +104,12 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     and claims their VulnerabilityManifestSummaries; give both reads of the summaries in --state (kubectl
     get -o json, and get --raw '...?resourceVersion=fullSpec') so split summaries are found. Totals
     (critical, high, relevant) are refused while any subject is not current, intact and paired.
+
+    COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...).
+
+    \b
+    Example:
+      kubectl kyrec coverage -p policies/ --state state.json --exclusions exclusions.yaml
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage
@@ -160,7 +166,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
             _write_document(spec, run.coverage.to_json)
         else:
             write_output(spec, render_coverage(run.coverage))
-    ci.finish()
+    ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)

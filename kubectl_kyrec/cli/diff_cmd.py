@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -29,11 +28,11 @@ DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 
 
 def _color(spec: OutputSpec, color: str) -> bool:
-    if color == "always":
-        return True
-    if color == "never" or spec.path is not None:
+    from kubectl_kyrec.cli.terminal import color_enabled
+
+    if spec.path is not None and color != "always":
         return False
-    return sys.stdout.isatty()
+    return color_enabled(color)
 
 
 def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
@@ -91,7 +90,8 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
 @click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
               help="API of the reports (default: what the state uses).")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour unified diffs (auto: on a terminal).")
+              help="Colour unified diffs (auto: on a terminal, not with NO_COLOR set or TERM=dumb).")
+@click.option("--no-color", "color", flag_value="never", help="Same as --color=never.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
 @ci_flags
@@ -109,6 +109,16 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Downstreams are missing, drifted, in-sync, conflict, orphan or undetermined (with a reason); reports
     current, missing, stale, orphan, duplicate or misnamed. Exit 1 on findings Kyverno would act on,
     3 on bad input, 0 when everything is as the policies say.
+
+    Report columns: NEXT SCAN is what Kyverno's background controller will do for the subject at its
+    next pass (full: evaluate every policy again, partial: only policies whose version changed, none:
+    nothing yet); OLDEST EPHEMERAL is the age of the oldest ephemeral report for the subject that the
+    aggregator has not merged into its report yet (-: none waiting).
+
+    \b
+    Example:
+      kubectl kyrec diff -p policies/ --state state.json
+      kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
@@ -148,7 +158,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             continue
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))
-    ci.finish()
+    ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)

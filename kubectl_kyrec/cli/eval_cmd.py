@@ -70,6 +70,11 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Prints a row per result that fails, errs or warns, then the counts per policy (every result with
     -o wide or --show-all); `-o reports` prints the PolicyReports Kyverno's background scan would write.
     Exit 1 when a result fails (see --fail-on), 3 on bad input.
+
+    \b
+    Example:
+      kubectl kyrec eval -p policies/ -r manifests/
+      kubectl kyrec eval -p policies/ -r manifests/ -o github -o sarif=kyrec.sarif --baseline kyrec-baseline.json
     """
     import functools
 
@@ -125,7 +130,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         if spec.format is OutputFormat.GITHUB and impact is not None:
             text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
-    ci.finish()
+    ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined]
     code = run.exit_code if impact is not None else \

@@ -155,5 +155,8 @@ def complete() -> None:
     words = sys.argv[1:]
     if words and words[0] in ("__complete", "__completeNoDesc"):
         words = words[1:]
-    for line in complete_words(words):
-        click.echo(line)
+    try:
+        for line in complete_words(words):
+            click.echo(line)
+    except BrokenPipeError:     # the shell stopped reading: nothing to say
+        sys.stderr.close()

@@ -41,6 +41,10 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     A row is one (results entry, resource). Strict by default: a resource the policy gave no response
     for fails (not-matched); --compat kyverno decides rows as Kyverno's CLI does. Exit 1 when a row
     fails, 3 when a test file cannot be loaded, 0 otherwise.
+
+    \b
+    Example:
+      kubectl kyrec test policies/ -o junit=test-results.xml
     """
     from kubectl_kyrec.render import test_output
     from kubectl_kyrec.run.test import TestRunOptions, run_test

@@ -10,6 +10,7 @@ from kubectl_kyrec.model import Ref
 from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
 from kubectl_kyrec.reconcile.coverage import Coverage
 from kubectl_kyrec.reconcile.reports import STATUSES
+from kubectl_kyrec.render.fit import END, MIDDLE, fit_rows
 
 _COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
                  ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("excluded", "excluded"),
@@ -45,13 +46,15 @@ def render_coverage(cov: Coverage) -> str:
     gaps = [s for s in cov.subjects if s.status != "current"]
     if gaps:
         rows = [[s.status, s.gap or "", s.reason or "", _ref(s.subject), _ref(s.report)] for s in gaps]
-        sections.append("Subjects without a current report:\n" + tabulate(
-            rows, headers=["STATUS", "COVERS", "REASON", "SUBJECT", "REPORT"], tablefmt="plain"))
+        headers = ["STATUS", "COVERS", "REASON", "SUBJECT", "REPORT"]
+        rows = fit_rows(headers, rows, {2: END, 3: MIDDLE, 4: MIDDLE}, floors={2: 12, 3: 20, 4: 16})
+        sections.append("Subjects without a current report:\n" + tabulate(rows, headers=headers, tablefmt="plain"))
     if cov.orphans:
         sections.append("Orphan reports:\n" + "\n".join(f"  {_ref(r)}" for r in cov.orphans))
     if cov.unused_exclusions:
         rows = [[u.index, str(u.source), " ".join(f"{k}={_value(v)}" for k, v in u.match), u.reason]
                 for u in cov.unused_exclusions]
+        # not cut to fit: the match is what to look for in the exclusions file, and coverage has no `wide`
         sections.append("Unused exclusions (match no subject in scope):\n" + tabulate(
             rows, headers=["INDEX", "LOCATION", "MATCH", "REASON"], tablefmt="plain"))
     return "\n\n".join(sections) + "\n"

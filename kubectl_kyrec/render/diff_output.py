@@ -16,6 +16,7 @@ from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+from kubectl_kyrec.render.fit import END, MIDDLE, fit_rows
 
 _RESET = "\x1b[0m"
 _COLORS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
@@ -59,6 +60,8 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False) -> str:
     headers = ["CLASS", "REASON", "POLICY", "TRIGGER", "DOWNSTREAM"]
     if wide:
         headers += ["ENFORCED", "FIELDS"]
+    else:
+        rows = fit_rows(headers, rows, {1: END, 2: MIDDLE, 3: MIDDLE, 4: MIDDLE}, floors={1: 17, 3: 16, 4: 20})
     lines = [head]
     if rows:
         lines += ["", tabulate(rows, headers=headers, tablefmt="plain")]

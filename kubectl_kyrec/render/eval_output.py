@@ -23,6 +23,7 @@ from kubectl_kyrec.render.text_table import write_rows
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
+from kubectl_kyrec.render.fit import END, MIDDLE, START, fit_rows
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 # what the default table lists: the results that need attention; passing and skipped ones are counted
@@ -221,12 +222,15 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
         elif any(r.source == "kyverno" for r in results):
             # ClusterPolicy/Policy answer per rule: the plain table names the rule too when any of them answered
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-            rows = ((r.policy, r.rule or "-", r.subject.display(), r.result, _short(r.message, 80),
-                     str(r.location) if r.location else "") for r in shown)
+            rows = fit_rows(headers, [(r.policy, r.rule or "-", r.subject.display(), r.result, r.message,
+                                       str(r.location) if r.location else "") for r in shown],
+                            {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 4: END, 5: START}, floors={0: 16, 1: 16, 2: 16, 5: 20})
         else:
             headers = ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-            rows = ((r.policy, r.subject.display(), r.result, _short(r.message, 80),
-                     str(r.location) if r.location else "") for r in shown)
+            # fitted to 80 columns: names cut in the middle, messages at the end, paths from the start
+            rows = fit_rows(headers, [(r.policy, r.subject.display(), r.result, r.message,
+                                       str(r.location) if r.location else "") for r in shown],
+                            {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20})
         write_rows(stream, headers, list(rows))
     else:
         stream.write("No result fails, errs or warns.\n")
@@ -240,17 +244,6 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     if hidden:
         stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")
     stream.write(_summary_line(counts) + "\n")
-
-
-def render_table(results: Sequence[Result], *, wide: bool = False, show_all: bool = False) -> str:
-    """The table of `results` as one text (see `write_table`)."""
-    import io
-
-    if not results:
-        return "No policy matched any resource.\n"
-    out = io.StringIO()
-    _write_results_table(results, out, wide=wide, show_all=show_all or wide)
-    return out.getvalue()
 
 
 def _escape(text: str) -> str:

@@ -6,6 +6,7 @@ from tabulate import tabulate
 
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
+from kubectl_kyrec.render.fit import END, MIDDLE, fit_rows
 
 
 def _ref(ref: Ref | None) -> str:
@@ -38,6 +39,8 @@ def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool =
     headers = ["CLASS", "REASON", "SUBJECT", "REPORT", "NEXT SCAN", "OLDEST EPHEMERAL"]
     if wide:
         headers += ["SCAN REASON", "FIELDS"]
+    if not wide:
+        rows = fit_rows(headers, rows, {1: END, 2: MIDDLE, 3: MIDDLE}, floors={2: 16, 3: 20})
     lines = [head]
     if rows:
         lines += ["", tabulate(rows, headers=headers, tablefmt="plain")]

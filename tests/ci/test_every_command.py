@@ -82,3 +82,15 @@ def test_test_command_sarif_points_at_the_test_file() -> None:
     results = json.loads(out)["runs"][0]["results"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results}
     assert uris and all(u.endswith(".yaml") for u in uris)
+
+
+def test_only_file_outputs_still_say_something_on_stderr(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "out.json"
+    result = CliRunner().invoke(cli, ["eval", "-p", str(ROOT / "testdata" / "examples" / "policies"), "-r",
+                                      str(ROOT / "testdata" / "examples" / "resources"), "-o", f"json={target}"])
+    assert result.stdout == ""
+    assert result.stderr.strip() == f"kyrec eval: 4 pass, 2 fail; wrote {target}"
+    both = CliRunner().invoke(cli, ["eval", "-p", str(ROOT / "testdata" / "examples" / "policies"), "-r",
+                                    str(ROOT / "testdata" / "examples" / "resources"), "-o", f"json={target}",
+                                    "-o", "table"])
+    assert both.stderr == ""

@@ -174,3 +174,9 @@ def test_committed_scripts_equal_the_printed_ones(shell: str) -> None:
     assert completion_cmd.completion_script(shell) + "\n" == committed, (
         f"completions/kubectl-kyrec.{shell} drifted: regenerate with "
         f"`kubectl-kyrec completion {shell} > completions/kubectl-kyrec.{shell}`")
+
+
+def test_output_that_names_a_file_completes_paths() -> None:
+    found = complete(["capture", "-o", ""])
+    assert found.values == [] and found.directive == completion_cmd.DIRECTIVE_DEFAULT
+    assert values(["version", "-o", ""]) == ["text", "json", "yaml"]

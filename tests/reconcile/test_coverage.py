@@ -202,7 +202,7 @@ def test_table_leads_with_the_counts() -> None:
         "in scope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan reports"]
     assert lines[10] == ("Totals from 2 of 7 subjects in scope; 5 have no current report "
                          "(excluded included): not cluster-wide.")
-    assert "excluded   missing   nightly Jobs finish" in text
+    assert "excluded   missing   nightly Jobs" in text     # cut to fit 80 columns
     assert 'exclusions.yaml:11  kind=CronJob selector={"matchLabels":{"app":"legacy-reports"}}' in text
     assert text == (CASE / "want-table.txt").read_text()
 

@@ -1,0 +1,78 @@
+"""Tables that fit a terminal: the widest cuttable columns are cut first, names in the middle.
+
+kubectl's own tables do not cut, but kyrec's rows hold long generated names, file paths and messages; a
+140-column row wraps into noise on an 80-column terminal. Names and paths keep their start and end (the
+distinguishing parts: `PolicyReport shop/1111...0002`), paths keep their end (`...manifests/web.yaml:16`),
+messages keep their start.
+`-o wide` shows every cell whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+TABLE_WIDTH = 80
+GAP = 2                 # tabulate's "plain" format puts two spaces between columns
+HEADER_PAD = 2          # and makes a column at least its header plus two wide
+ELLIPSIS = "..."
+MIDDLE, END, START = "middle", "end", "start"     # where the cut goes
+
+
+def cut_middle(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    if width <= len(ELLIPSIS):
+        return text[:width]
+    keep = width - len(ELLIPSIS)
+    head = (keep + 1) // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (keep - head):]
+
+
+def cut_end(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    return text[:width] if width <= len(ELLIPSIS) else text[: width - len(ELLIPSIS)] + ELLIPSIS
+
+
+def cut_start(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    return text[len(text) - width:] if width <= len(ELLIPSIS) else ELLIPSIS + text[len(text) - width + len(ELLIPSIS):]
+
+
+_CUT = {MIDDLE: cut_middle, END: cut_end, START: cut_start}
+
+
+def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[Any]], cuttable: Mapping[int, str], *,
+             width: int = TABLE_WIDTH, floor: int = 12,
+             floors: Mapping[int, int] | None = None) -> list[list[Any]]:
+    """`rows` with cells of the `cuttable` columns (index -> MIDDLE, END or START) cut to fit `width`.
+
+    The columns are cut down to a common cap, widest first, each no narrower than its header and its
+    floor (`floors[i]`, else `floor`); when even that does not fit, the floors are what is left.
+    """
+    if not rows:
+        return [list(r) for r in rows]
+    widths = [max(len(str(h)) + HEADER_PAD, *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    total = sum(widths) + GAP * (len(widths) - 1)
+    if total <= width:
+        return [list(r) for r in rows]
+    fixed = sum(w for i, w in enumerate(widths) if i not in cuttable) + GAP * (len(widths) - 1)
+    least = {i: min(widths[i], max(len(str(headers[i])) + HEADER_PAD, (floors or {}).get(i, floor)))
+             for i in cuttable}
+
+    def used(cap: int) -> int:
+        return fixed + sum(max(least[i], min(widths[i], cap)) for i in cuttable)
+
+    cap = max(widths)
+    while cap > 0 and used(cap) > width:
+        cap -= 1
+    limits = {i: max(least[i], min(widths[i], cap)) for i in cuttable}
+    out = []
+    for row in rows:
+        cells = list(row)
+        for i, mode in cuttable.items():
+            cells[i] = _CUT[mode](str(cells[i]), limits[i])
+        out.append(cells)
+    return out
