@@ -187,3 +187,34 @@ def test_policy_directory_skips_hidden_folders_and_counts_non_policies(tmp_path:
     notices = [line for line in err.splitlines() if "not policies" in line]
     assert len(notices) == 1 and "passed over 2 document(s)" in notices[0]
     assert "Kustomization" in notices[0]
+
+
+# --- the same object twice in -r: the first one counts, everywhere, with a notice ------------------------
+
+POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: twin\n  namespace: shop\n  labels: {{owner: {owner}}}\n"
+       "spec:\n  containers: [{{name: c, image: nginx}}]\n")
+
+
+def test_the_same_object_twice_in_resources_is_evaluated_once(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(POD.format(owner="team-a"))
+    second.write_text(POD.format(owner="''"))
+    policy = str(EXAMPLES / "policies" / "require-owner-label.yaml")
+    code, out, err = run("eval", "-p", policy, "-r", str(first), "-r", str(second), "-o", "json")
+    doc = json.loads(out)
+    assert [(r["subject"]["name"], r["result"]) for r in doc["results"]] == [("twin", "pass")]
+    assert code == 0
+    notices = [line for line in err.splitlines() if "twin" in line]
+    assert len(notices) == 1 and f"{second}:1" in notices[0] and f"{first}:1" in notices[0]
+    _, reports, _ = run("eval", "-p", policy, "-r", str(first), "-r", str(second), "-o", "reports")
+    assert "result: pass" in reports and "result: fail" not in reports
+
+
+def test_the_same_object_in_two_state_files_is_one_subject(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(POD.format(owner="team-a"))
+    second.write_text(POD.format(owner="''"))
+    policy = str(EXAMPLES / "policies" / "require-owner-label.yaml")
+    code, out, err = run("eval", "-p", policy, "--state", str(first), "--state", str(second), "-o", "json")
+    assert [(r["subject"]["name"], r["result"]) for r in json.loads(out)["results"]] == [("twin", "pass")]
+    assert "appear more than once in the state" in err
