@@ -215,7 +215,10 @@ def guess_plural(kind: str) -> str:
 class KindTable:
     """Lookups between (apiVersion, kind) and (group, version, resource)."""
 
-    def __init__(self, *, builtins: bool = True) -> None:
+    def __init__(self, *, builtins: bool = True,
+                 crd_hint: str = "give its CustomResourceDefinition with --crd") -> None:
+        # how the command that built the table takes CRDs, for messages about an unknown kind
+        self.crd_hint = crd_hint
         self._by_kind: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_resource: dict[tuple[str, str, str], ResourceInfo] = {}
         if builtins:

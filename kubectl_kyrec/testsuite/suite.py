@@ -19,7 +19,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.policies import PolicySet, classify
-from kubectl_kyrec.load.values import OPERATIONS, Values, parse_values_object
+from kubectl_kyrec.load.values import OPERATIONS, Values, parse_user_info, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 TEST_API_VERSION = "cli.kyverno.io/v1alpha1"
@@ -356,10 +356,7 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
             raise InputError("userinfo: expected one cli.kyverno.io/v1alpha1 UserInfo document (Kyverno "
                              "refuses the deprecated schema without apiVersion/kind)",
                              info_docs[0].source if info_docs else suite.source)
-        user = info_docs[0].obj.get("userInfo") or {}
-        if not isinstance(user, Mapping):
-            raise InputError("userinfo: userInfo must be a mapping", info_docs[0].source)
-        out.user_info = dict(user)
+        out.user_info = parse_user_info(info_docs[0])
     if suite.context:
         ctx_docs = docs([suite.context])
         if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":
