@@ -70,3 +70,22 @@ def test_run_layer_knows_no_cli(path: Path) -> None:
     assert bad == []
     assert [n.func.id for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "exit")] == []
+
+
+# declared dependency -> the module name it is imported as
+IMPORT_NAMES = {"click": "click", "PyYAML": "yaml", "tabulate": "tabulate", "kubernetes": "kubernetes",
+                "cel-expr-python": "cel_expr_python"}
+# declared and not imported yet, with why (an entry can go once its user has landed)
+NOT_YET_IMPORTED = {"kubernetes": "the live cluster reader (branch `live`) is its user"}
+
+
+def test_every_declared_dependency_is_used() -> None:
+    import re
+    import tomllib
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]
+    declared = [re.split(r"[<>=!~ \[]", d, maxsplit=1)[0] for d in project["dependencies"]]
+    assert sorted(declared) == sorted(IMPORT_NAMES), "a dependency was added or removed: update IMPORT_NAMES"
+    imported = {n.split(".")[0] for p in PACKAGE.rglob("*.py") for n in _imports(ast.parse(p.read_text()))}
+    unused = [d for d in declared if IMPORT_NAMES[d] not in imported and d not in NOT_YET_IMPORTED]
+    assert unused == []
