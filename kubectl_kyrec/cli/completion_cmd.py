@@ -1,12 +1,28 @@
 """Shell completion: `kyrec completion bash|zsh|fish`, and kubectl's plugin completion protocol.
 
 kubectl (>= 1.26) runs `kubectl_complete-kyrec __complete <words...> <partial>` and expects Cobra's
-format: one candidate per line, then `:<directive>` (4 = no file completion, 0 = default).
+format: one candidate per line (`value<TAB>help`), then `:<directive>`. The shell scripts printed by
+`completion` are click's; they reach the same `complete_words` through `ClickAdapter`, so the plugin
+and the standalone executable complete alike.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
 import click
+from click.shell_completion import (
+    BashComplete,
+    CompletionItem,
+    FishComplete,
+    ShellComplete,
+    ZshComplete,
+    add_completion_class,
+)
 
 SHELLS = {
     "bash": "bash_source",
@@ -14,46 +30,311 @@ SHELLS = {
     "fish": "fish_source",
 }
 
-_DIRECTIVE_NO_FILES = 4
-_DIRECTIVE_DEFAULT = 0
-_PATH_FLAGS = {"-p", "--policy", "-r", "--resource", "-e", "--exception", "--state", "--crd", "--values",
-               "--context-file", "--kyverno-config", "--exclusions", "--base-policy", "--kubeconfig"}
+# Cobra's ShellCompDirective values
+DIRECTIVE_DEFAULT = 0          # the shell completes file names
+DIRECTIVE_NO_FILES = 4
+DIRECTIVE_NO_SPACE = 2
+
+PATH_FLAGS = frozenset({
+    "-p", "--policy", "-r", "--resource", "-e", "--exception", "--state", "--crd", "--values",
+    "--context-file", "--kyverno-config", "--exclusions", "--base-policy", "--kubeconfig", "--baseline",
+    "--write-baseline", "--sarif-root", "--capture", "-f", "--filename",
+})
+
+# Commands that other branches add: completion offers them as soon as the name is typed, and their flags
+# once their module is installed (the table in main.py lists only commands present).
+LATER_COMMANDS = {
+    "apply": "Carry out the plan with server-side apply and preconditioned deletes.",
+    "capture": "Write the state a later offline run needs, as one JSON List.",
+}
+
+# The cluster may be slow or absent: namespaces are offered only when it answers within this time.
+NAMESPACE_TIMEOUT_S = 1.0
+SETUP_TIMEOUT_S = 3.0
 
 
-def complete_words(words: list[str]) -> list[str]:
-    """Candidates for the last word given the ones before it (kubectl's __complete protocol)."""
-    from kubectl_kyrec.cli.main import COMMANDS, cli
+@dataclass(frozen=True)
+class Candidates:
+    values: list[tuple[str, str]]      # (value, help)
+    directive: int
 
-    partial = words[-1] if words else ""
-    before = words[:-1]
-    if before and before[-1] in _PATH_FLAGS:
-        return [f":{_DIRECTIVE_DEFAULT}"]
-    command_name = next((w for w in before if not w.startswith("-")), None)
-    if command_name is None:
-        names = [f"{n}\t{COMMANDS[n][2]}" for n in COMMANDS if n.startswith(partial)]
-        return [*names, f":{_DIRECTIVE_NO_FILES}"]
-    ctx = click.Context(cli)
-    command = cli.get_command(ctx, command_name)
-    if command is None:
-        return [f":{_DIRECTIVE_NO_FILES}"]
+    def lines(self) -> list[str]:
+        return [f"{v}\t{h}" if h else v for v, h in self.values] + [f":{self.directive}"]
+
+
+def command_table() -> dict[str, str]:
+    """Every subcommand name -> one-line help, including those not installed yet."""
+    from kubectl_kyrec.cli.main import COMMANDS
+
+    table = {name: entry[2] for name, entry in COMMANDS.items()}
+    for name, text in LATER_COMMANDS.items():
+        table.setdefault(name, text)
+    return table
+
+
+def _command(name: str) -> click.Command | None:
+    from kubectl_kyrec.cli.main import cli
+
+    try:
+        return cli.get_command(click.Context(cli), name)
+    except Exception:   # a command module that fails to import must not break completion of the others
+        return None
+
+
+def output_formats(command: click.Command) -> list[str]:
+    """The `-o` values a command accepts: the tuple of OutputFormat its module declares."""
+    from kubectl_kyrec.cli.common import OutputFormat
+
+    module = inspect.getmodule(command.callback) if command.callback else None
+    tuples = [value for value in vars(module).values()
+              if isinstance(value, tuple) and value and all(isinstance(v, OutputFormat) for v in value)] \
+        if module else []
+    chosen = tuples[0] if len(tuples) == 1 else tuple(OutputFormat)
+    return [f.value for f in chosen]
+
+
+def kubeconfig_paths(words: Sequence[str]) -> list[str]:
+    """--kubeconfig from the words typed, else $KUBECONFIG (a path list), else ~/.kube/config."""
+    for i, word in enumerate(words):
+        if word == "--kubeconfig" and i + 1 < len(words):
+            return [words[i + 1]]
+        if word.startswith("--kubeconfig="):
+            return [word.split("=", 1)[1]]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [p for p in env.split(os.pathsep) if p]
+    return [os.path.expanduser("~/.kube/config")]
+
+
+def kube_contexts(words: Sequence[str]) -> list[tuple[str, str]]:
+    """Context names (with their cluster) from the kubeconfig files; quietly none when unreadable."""
+    import yaml
+
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for path in kubeconfig_paths(words):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                config = yaml.safe_load(fh) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        contexts = config.get("contexts") if isinstance(config, dict) else None
+        for entry in contexts if isinstance(contexts, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            name = str(entry.get("name") or "")
+            if name and name not in seen:
+                seen.add(name)
+                out.append((name, str((entry.get("context") or {}).get("cluster", ""))))
+    return out
+
+
+def _flag_value(words: Sequence[str], *names: str) -> str | None:
+    for i, word in enumerate(words):
+        if word in names and i + 1 < len(words):
+            return words[i + 1]
+        for name in names:
+            if name.startswith("--") and word.startswith(name + "="):
+                return word.split("=", 1)[1]
+    return None
+
+
+def live_namespace_lister(kubeconfig: str | None, context: str | None) -> Callable[[], list[str]]:
+    """Set up a client (the `kubernetes` package is imported only here); the returned call lists namespaces."""
+    from kubernetes import client, config  # type: ignore[import-untyped]
+
+    api = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig, context=context))
+
+    def names() -> list[str]:
+        items = api.list_namespace(_request_timeout=NAMESPACE_TIMEOUT_S).items
+        return sorted(str(ns.metadata.name) for ns in items if ns.metadata is not None)
+
+    return names
+
+
+def cluster_namespaces(words: Sequence[str], *,
+                       prepare: Callable[[str | None, str | None], Callable[[], list[str]]] | None = None,
+                       timeout: float = NAMESPACE_TIMEOUT_S, setup_timeout: float = SETUP_TIMEOUT_S) -> list[str]:
+    """Namespaces when the cluster answers within `timeout`; nothing otherwise, and nothing printed.
+
+    Importing the Kubernetes client alone takes about a second on a busy machine, so it has its own
+    budget; the cluster gets `timeout` from the moment the request can be sent.
+    """
+    prepare = prepare or live_namespace_lister
+    paths = kubeconfig_paths(words)
+    kubeconfig = paths[0] if len(paths) == 1 else None
+    context = _flag_value(words, "--context")
+    found: list[str] = []
+    ready = threading.Event()
+
+    def run() -> None:
+        try:
+            lister = prepare(kubeconfig, context)
+            ready.set()
+            found.extend(lister())
+        except Exception:   # no kubeconfig, unreachable, forbidden: completion stays quiet
+            ready.set()
+
+    # a daemon thread: a cluster that does not answer must not hold the shell past the timeout
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    if not ready.wait(setup_timeout):
+        return []
+    worker.join(timeout)
+    return list(found) if not worker.is_alive() else []
+
+
+def _option_for(command: click.Command, flag: str) -> click.Option | None:
+    for param in command.params:
+        if isinstance(param, click.Option) and flag in (*param.opts, *param.secondary_opts):
+            return param
+    return None
+
+
+def _flag_help(param: click.Option) -> str:
+    return (param.help or "").splitlines()[0] if param.help else ""
+
+
+def _value_candidates(command: click.Command, param: click.Option, words: Sequence[str], partial: str,
+                      namespaces: Callable[[Sequence[str]], list[str]]) -> Candidates:
+    names = set(param.opts)
+    if names & PATH_FLAGS:
+        return Candidates([], DIRECTIVE_DEFAULT)
+    if "--output" in names:
+        return _match([(f, "") for f in output_formats(command)], partial)
+    if "--context" in names:
+        return _match(kube_contexts(words), partial)
+    if "--namespace" in names:
+        return _match([(n, "") for n in namespaces(words)], partial)
+    if isinstance(param.type, click.Choice):
+        return _match([(str(c), "") for c in param.type.choices], partial)
+    if isinstance(param.type, click.types.BoolParamType):
+        return _match([("true", ""), ("false", "")], partial)
+    return Candidates([], DIRECTIVE_NO_FILES)
+
+
+def _match(values: list[tuple[str, str]], partial: str) -> Candidates:
+    return Candidates([(v, h) for v, h in values if v.startswith(partial)], DIRECTIVE_NO_FILES)
+
+
+def _flags(command: click.Command, before: Sequence[str], partial: str) -> Candidates:
     out = []
     for param in command.params:
-        if isinstance(param, click.Option):
-            for opt in param.opts:
-                if opt.startswith(partial) and opt.startswith("--"):
-                    out.append(f"{opt}\t{(param.help or '').splitlines()[0] if param.help else ''}".rstrip())
-    return [*out, f":{_DIRECTIVE_NO_FILES if partial.startswith('-') else _DIRECTIVE_DEFAULT}"]
+        if not isinstance(param, click.Option) or param.hidden:
+            continue
+        # a flag already given once is not offered again unless it repeats
+        if not param.multiple and any(w in param.opts or w.split("=", 1)[0] in param.opts for w in before):
+            continue
+        for opt in param.opts:
+            if opt.startswith("--") and opt.startswith(partial):
+                out.append((opt, _flag_help(param)))
+    for opt in ("--help",):
+        if opt.startswith(partial):
+            out.append((opt, "Show the help and an example."))
+    return Candidates(out, DIRECTIVE_NO_FILES)
 
 
-@click.command("completion")
-@click.argument("shell", type=click.Choice(sorted(SHELLS)))
-def completion_command(shell: str) -> None:
-    """Print the completion script for SHELL (source it, or save it under completions/)."""
+def _argument(command: click.Command, partial: str) -> Candidates | None:
+    """The first positional argument: its choices, or file names; None when the command takes none."""
+    for param in command.params:
+        if isinstance(param, click.Argument):
+            if isinstance(param.type, click.Choice):
+                return _match([(str(c), "") for c in param.type.choices], partial)
+            return Candidates([], DIRECTIVE_DEFAULT)
+    return None
+
+
+def complete_words(words: list[str], *,
+                   namespaces: Callable[[Sequence[str]], list[str]] | None = None) -> list[str]:
+    """Candidates for the last word given the ones before it, as Cobra prints them."""
+    return complete(words, namespaces=namespaces).lines()
+
+
+def complete(words: list[str], *, namespaces: Callable[[Sequence[str]], list[str]] | None = None) -> Candidates:
+    namespaces = namespaces or cluster_namespaces
+    partial = words[-1] if words else ""
+    before = list(words[:-1])
+    table = command_table()
+    name = next((w for w in before if not w.startswith("-")), None)
+    if name is None:
+        return _match(list(table.items()), partial)
+    command = _command(name) if name in table else None
+    if command is None:
+        return Candidates([], DIRECTIVE_NO_FILES)
+    rest = before[before.index(name) + 1:]
+    # `--flag=partial`: complete the value after the equals sign
+    if partial.startswith("--") and "=" in partial:
+        flag, _, value = partial.partition("=")
+        param = _option_for(command, flag)
+        if param is None or param.is_flag:
+            return Candidates([], DIRECTIVE_NO_FILES)
+        found = _value_candidates(command, param, rest, value, namespaces)
+        return Candidates([(f"{flag}={v}", h) for v, h in found.values], found.directive)
+    if rest:
+        param = _option_for(command, rest[-1])
+        if param is not None and not param.is_flag and not param.count:
+            return _value_candidates(command, param, rest, partial, namespaces)
+    if partial.startswith("-"):
+        return _flags(command, rest, partial)
+    argument = _argument(command, partial)
+    if argument is not None:
+        return argument
+    return _flags(command, rest, partial)
+
+
+def _items(words: list[str], incomplete: str) -> list[CompletionItem]:
+    found = complete([*words, incomplete])
+    if found.directive == DIRECTIVE_DEFAULT and not found.values:
+        return [CompletionItem(incomplete, type="file")]
+    return [CompletionItem(v, help=h or None) for v, h in found.values]
+
+
+class _Adapter(ShellComplete):
+    """click's shell scripts, answered by `complete` (so both entry points offer the same words)."""
+
+    def get_completions(self, args: list[str], incomplete: str) -> list[CompletionItem]:
+        return _items(args, incomplete)
+
+
+class BashAdapter(_Adapter, BashComplete):
+    pass
+
+
+class ZshAdapter(_Adapter, ZshComplete):
+    pass
+
+
+class FishAdapter(_Adapter, FishComplete):
+    pass
+
+
+def register_adapters() -> None:
+    for cls in (BashAdapter, ZshAdapter, FishAdapter):
+        add_completion_class(cls, cls.name)  # type: ignore[arg-type]
+
+
+def completion_script(shell: str) -> str:
+    """The script `completion SHELL` prints; the copies under completions/ must equal it."""
     from click.shell_completion import get_completion_class
 
     from kubectl_kyrec.cli.main import cli
 
     cls = get_completion_class(shell)
     assert cls is not None
-    comp = cls(cli, {}, "kubectl-kyrec", "_KUBECTL_KYREC_COMPLETE")
-    click.echo(comp.source())
+    return str(cls(cli, {}, "kubectl-kyrec", "_KUBECTL_KYREC_COMPLETE").source())
+
+
+@click.command("completion")
+@click.argument("shell", type=click.Choice(sorted(SHELLS)))
+def completion_command(shell: str) -> None:
+    """Print the completion script for SHELL.
+
+    \b
+    Example:
+      source <(kubectl kyrec completion bash)
+      kubectl kyrec completion zsh > "${fpath[1]}/_kubectl-kyrec"
+
+    kubectl >= 1.26 also completes `kubectl kyrec ...` through the `kubectl_complete-kyrec` executable,
+    installed beside `kubectl-kyrec`.
+    """
+    click.echo(completion_script(shell))

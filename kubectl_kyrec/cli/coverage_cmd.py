@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import TYPE_CHECKING
 
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
@@ -18,14 +20,19 @@ from kubectl_kyrec.cli.common import (
 )
 from kubectl_kyrec.errors import UsageError
 
-FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
+if TYPE_CHECKING:
+    from kubectl_kyrec.cli.common import OutputSpec
+    from kubectl_kyrec.run.coverage import StateSource
+
+FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
+           OutputFormat.GITHUB)
 
 
-def parse_duration(text: str) -> datetime.timedelta:
+def parse_duration(text: str, flag: str = "--scan-interval") -> datetime.timedelta:
     """Go-style durations as Kyverno's flags take them: `1h`, `30m`, `1h30m`, `90s`."""
     parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s)", text)
     if not parts or "".join(n + u for n, u in parts) != text:
-        raise UsageError(f"--scan-interval: {text!r} is not a duration like 1h or 30m")
+        raise UsageError(f"{flag}: {text!r} is not a duration like 1h or 30m")
     scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
     return datetime.timedelta(seconds=sum(float(n) * scale[u] for n, u in parts))
 
@@ -60,24 +67,44 @@ def report_options(func):  # type: ignore[no-untyped-def]
 
 @click.command("coverage")
 @report_options
+@click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
+              help="Whose results: Kyverno policy reports, or Kubescape vulnerability summaries.")
+@click.option("--scan-period", "scan_period", help="kubescape: how often the scanner rescans "
+              "(default: the kubevuln-scheduler CronJob's schedule in the state, else 24h).")
+@click.option("--scan-grace", "scan_grace", help="kubescape: how late a rescan may be (default: a quarter of "
+              "the period).")
+@click.option("--skip-namespaces", "skip_namespaces",
+              help="kubescape: namespaces the scanner does not scan, comma-separated (the operator's "
+                   "excludeNamespaces; default kubescape,kube-system,kube-public).")
+@click.option("--scanner-namespace", default="kubescape", show_default=True,
+              help="kubescape: where the scanner runs (its kubevuln-scheduler CronJob).")
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]", help="table (default), json, yaml.")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
+              help="table (default), json, yaml, junit, sarif, github; repeatable.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: gaps do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                      exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
                      context_path: str | None, kyverno_config_path: str | None, report_api: str | None,
-                     scan_interval: str, all_policies: bool, now_text: str | None, exclusions_path: str | None,
-                     skip_resource_filters: bool,
+                     scan_interval: str, all_policies: bool, now_text: str | None, producer: str,
+                     scan_period: str | None, scan_grace: str | None, skip_namespaces: str | None,
+                     scanner_namespace: str, exclusions_path: str | None, skip_resource_filters: bool,
                      outputs: tuple[str, ...], exit_code_flag: bool, **kube: object) -> None:
-    """Check policy-report coverage of a cluster state.
+    """Check policy-report (or vulnerability-summary) coverage of a cluster state.
 
     Each subject in scope (a resource owed at least one report result, after Kyverno's resourceFilters)
     is current, or named missing, stale, duplicate, misnamed, or excluded. Totals come only from the
     current reports. Exit 1 while any subject is neither current nor excluded.
+
+    With --producer kubescape, subjects are the running containers (namespace, top workload, container)
+    and claims their VulnerabilityManifestSummaries; give both reads of the summaries in --state (kubectl
+    get -o json, and get --raw '...?resourceVersion=fullSpec') so split summaries are found. Totals
+    (critical, high, relevant) are refused while any subject is not current, intact and paired.
     """
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
@@ -85,6 +112,23 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 
     specs = parse_outputs(list(outputs), FORMATS)
     now = parse_now(now_text)
+    if producer == "kubescape":
+        given = [flag for flag, value in (("-p", policy_paths), ("-r", resource_paths), ("-e", exception_paths),
+                                          ("--report-api", report_api), ("--context-file", context_path),
+                                          ("--kyverno-config", kyverno_config_path)) if value]
+        if given:
+            raise UsageError(f"{given[0]} is for --producer kyverno")
+        if not state_paths:
+            raise UsageError("needs the cluster state: --state PATH")
+        _vulnerability_coverage(
+            FileSource(state_paths=state_paths), specs, now=now, namespace=str(kube.get("namespace") or ""),
+            exclusions_path=exclusions_path, scan_period=scan_period, scan_grace=scan_grace,
+            skip_namespaces=skip_namespaces, scanner_namespace=scanner_namespace, exit_code_flag=exit_code_flag)
+        return
+    kubescape_only = [flag for flag, value in (("--scan-period", scan_period), ("--scan-grace", scan_grace),
+                                               ("--skip-namespaces", skip_namespaces)) if value]
+    if kubescape_only:
+        raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
     interval = parse_duration(scan_interval)
     if not policy_paths:
         raise UsageError("needs policies: -p PATH")
@@ -102,11 +146,48 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     doc = envelope("CoverageResult", run.coverage.to_json())
+    ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
+    for spec in specs:
+        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
+            write_output(spec, ci.render(spec.format.value))
+        elif spec.format is OutputFormat.JSON:
+            write_output(spec, to_json(doc))
+        elif spec.format is OutputFormat.YAML:
+            write_output(spec, to_yaml(doc))
+        else:
+            write_output(spec, render_coverage(run.coverage))
+    ci.finish()
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag)
+
+
+def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
+                            exclusions_path: str | None, scan_period: str | None, scan_grace: str | None,
+                            skip_namespaces: str | None, scanner_namespace: str, exit_code_flag: bool) -> None:
+    from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
+    from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+    from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage
+
+    options = VulnerabilityRunOptions(
+        now=now, namespace=namespace, exclusions_path=exclusions_path,
+        scan_period=parse_duration(scan_period, "--scan-period") if scan_period else None,
+        scan_grace=parse_duration(scan_grace, "--scan-grace") if scan_grace else None,
+        skip_namespaces=tuple(n.strip() for n in skip_namespaces.split(",") if n.strip())
+        if skip_namespaces is not None else None,
+        scanner_namespace=scanner_namespace)
+    unsupported = [spec.format.value for spec in specs
+                   if spec.format not in (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)]
+    if unsupported:
+        # the CI formats speak of policies and rules; vulnerability summaries have neither yet
+        raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, json, yaml)")
+    run = run_vulnerability_coverage(options, source)
+    for notice in run.notices:
+        click.echo(f"notice: {notice}", err=True)
+    doc = envelope("CoverageResult", run.coverage.to_json())
     for spec in specs:
         if spec.format is OutputFormat.JSON:
             write_output(spec, to_json(doc))
         elif spec.format is OutputFormat.YAML:
             write_output(spec, to_yaml(doc))
         else:
-            write_output(spec, render_coverage(run.coverage))
+            write_output(spec, render_vulnerability_coverage(run.coverage))
     exit_with(run.exit_code, exit_code_flag)

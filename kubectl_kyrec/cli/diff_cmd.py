@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
@@ -23,7 +24,8 @@ from kubectl_kyrec.errors import UsageError
 if TYPE_CHECKING:
     from kubectl_kyrec.run.diff import DiffResult
 
-DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF)
+DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF,
+                OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
 def _color(spec: OutputSpec, color: str) -> bool:
@@ -78,7 +80,7 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
                    "whatever the ConfigMap's resourceFilters say; false applies them.")
 @click.option("--now", "now_text", help="The time for time.now(), expiry and scan age (RFC 3339).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, diff; repeatable.")
+              help="table (default), wide, yaml, json, diff, junit, sarif, github; repeatable.")
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams.")
 @click.option("--reports", "only_reports", is_flag=True, help="Only policy reports.")
 @click.option("--all-policies", is_flag=True,
@@ -92,6 +94,7 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
               help="Colour unified diffs (auto: on a terminal).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
@@ -107,6 +110,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     current, missing, stale, orphan, duplicate or misnamed. Exit 1 on findings Kyverno would act on,
     3 on bad input, 0 when everything is as the policies say.
     """
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -132,7 +136,12 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         click.echo(f"notice: {notice}", err=True)
     for message, source_at in run.errors:
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
+    ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
+        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
+            write_output(spec, ci.render(spec.format.value))
+            continue
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))
-    exit_with(run.exit_code, exit_code_flag)
+    ci.finish()
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
@@ -15,7 +16,7 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
-from kubectl_kyrec.run.eval import FAIL_ON
+from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
                 OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
@@ -45,6 +46,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               help="The policies before the change: print what the change does (exit 1 when anything does).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
+@ci_flags
 @kubectl_flags
 @handle_errors
 def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
@@ -58,7 +60,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
     background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
     """
-    from kubectl_kyrec.render import diff_output, eval_ci, eval_output
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
+    from kubectl_kyrec.reconcile.findings import from_results
+    from kubectl_kyrec.render import diff_output, eval_output
     from kubectl_kyrec.render.impact_output import github_annotations, render_impact_table
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
@@ -83,6 +87,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for error in run.errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
+    ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     doc = eval_output.eval_document(results, run.reports, diff_output.downstreams_json(generated),
                                     [(e.message, e.source) for e in run.errors], run.notices,
                                     {"impact": impact.to_json()} if impact is not None else None)
@@ -98,13 +103,14 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             text = eval_output.render_yaml(doc)
         elif spec.format is OutputFormat.REPORTS:
             text = eval_output.render_reports(run.reports, results)
-        elif spec.format is OutputFormat.JUNIT:
-            text = eval_ci.render_junit(results)
-        elif spec.format is OutputFormat.SARIF:
-            text = eval_ci.render_sarif(results)
         else:
-            text = eval_output.render_github(results)
-            if impact is not None:
+            text = ci.render(spec.format.value)
+            if spec.format is OutputFormat.GITHUB and impact is not None:
                 text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
-    exit_with(run.exit_code, exit_code_flag)
+    ci.finish()
+    # a baseline accepts findings, not what a --base-policy change does
+    unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined]
+    code = run.exit_code if impact is not None else \
+        ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
+    exit_with(code, exit_code_flag)

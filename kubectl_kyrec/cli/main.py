@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from typing import Any
 
@@ -60,7 +61,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="kubectl-kyrec", message="%(prog)s %(version)s")
+@click.version_option(__version__, "--version", message="%(prog)s %(version)s")
 def cli() -> None:
     """kyrec: what Kyverno should have produced, and whether your cluster has it.
 
@@ -70,11 +71,13 @@ def cli() -> None:
     """
 
 
-@click.command("version")
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text")
-def version_command(output: str) -> None:
-    """Print versions."""
-    import json
+# The Kyverno behaviour kyrec reproduces: the source read for SEMANTICS.md (kyverno/kyverno main, August 2026,
+# after v1.19). Bump both together when kyrec follows a newer release.
+KYVERNO_RELEASE = "v1.19"
+KYVERNO_SOURCE = "kyverno/kyverno@111e07bbec (main, 2026-08)"
+
+
+def version_info() -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as dist_version
 
@@ -82,23 +85,63 @@ def version_command(output: str) -> None:
         engine = dist_version("cel-expr-python")
     except PackageNotFoundError:
         engine = "not installed"
-    info: dict[str, Any] = {
+    return {
         "kyrec": __version__,
+        "kyverno": {"release": KYVERNO_RELEASE, "source": KYVERNO_SOURCE},
         "celEngine": f"cel-expr-python {engine}",
         "kyvernoAPIs": ["policies.kyverno.io/v1", "policies.kyverno.io/v1beta1", "policies.kyverno.io/v1alpha1",
                         "admissionregistration.k8s.io/v1", "wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1",
                         "reports.kyverno.io/v1", "cli.kyverno.io/v1alpha1"],
     }
+
+
+@click.command("version")
+@click.option("-o", "--output", type=click.Choice(["text", "json", "yaml"]), default="text", show_default=True,
+              help="text, json or yaml.")
+def version_command(output: str) -> None:
+    """Print the versions of kyrec, its CEL engine, the Kyverno release it follows and the APIs it reads.
+
+    \b
+    Example:
+      kubectl kyrec version -o yaml
+    """
+    import json
+
+    info = version_info()
     if output == "json":
         click.echo(json.dumps(info, indent=2))
         return
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(info, sort_keys=False), nl=False)
+        return
     click.echo(f"kyrec {info['kyrec']}")
+    click.echo(f"Kyverno: behaves as release {KYVERNO_RELEASE} ({KYVERNO_SOURCE})")
     click.echo(f"CEL engine: {info['celEngine']}")
     click.echo("Kyverno APIs: " + ", ".join(info["kyvernoAPIs"]))
 
 
+def prog_name(environ: dict[str, str] | None = None) -> str:
+    """`kubectl kyrec` when kubectl started us, `kubectl-kyrec` when the user typed that.
+
+    kubectl execs a plugin without telling it (no environment variable, same argv[0] as a direct run), but
+    the shell that started the command records its path in `$_` and kubectl passes the environment on: it
+    names kubectl for `kubectl kyrec ...` and kubectl-kyrec for `kubectl-kyrec ...`. When `$_` names
+    neither (a script, `python -m`), the plugin spelling is the documented one.
+    """
+    env = os.environ if environ is None else environ
+    last = os.path.basename(env.get("_", ""))
+    return "kubectl-kyrec" if last == "kubectl-kyrec" else "kubectl kyrec"
+
+
 def main() -> None:
-    cli(prog_name="kubectl-kyrec")
+    if "_KUBECTL_KYREC_COMPLETE" in os.environ:
+        # the scripts of `completion bash|zsh|fish` call back here: answer with kyrec's own completion
+        from kubectl_kyrec.cli.completion_cmd import register_adapters
+
+        register_adapters()
+    cli(prog_name=prog_name(), complete_var="_KUBECTL_KYREC_COMPLETE")
 
 
 def complete() -> None:

@@ -14,7 +14,8 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 
-TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT)
+TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
+                OutputFormat.GITHUB)
 
 
 @click.command("test")
@@ -24,7 +25,7 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, Output
 @click.option("--compat", type=click.Choice(["kyverno"]),
               help="Decide rows the way Kyverno's own `kyverno test` does (see docs/compatibility.md).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), json, yaml, junit; repeatable.")
+              help="table (default), json, yaml, junit, sarif, github; repeatable.")
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
 @click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
 @click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
@@ -61,8 +62,11 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
             text = test_output.render_json(doc)
         elif spec.format is OutputFormat.YAML:
             text = test_output.render_yaml(doc)
-        elif spec.format is OutputFormat.JUNIT:
-            text = test_output.render_junit(runs, fail_only=fail_only, load_errors=load_errors)
+        elif spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
+            from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, test_findings
+
+            findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
+            text = CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
         else:
             text = test_output.render_table(runs, fail_only=fail_only)
         write_output(spec, text)

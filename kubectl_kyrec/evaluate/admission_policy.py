@@ -1,14 +1,27 @@
-"""ValidatingAdmissionPolicy with its bindings, as Kyverno reports them (kk: pkg/admissionpolicy/validate.go).
+"""ValidatingAdmissionPolicy with its bindings, as Kyverno evaluates them (kk: pkg/admissionpolicy/validate.go).
 
-The first binding whose matchResources match is used; its params come from the state per paramRef (the
-API server's semantics: by name, or every object matching the selector; `parameterNotFoundAction`).
-Kyverno names the rule after the policy: fail carries the validation's message (or
-`failed expression: <expr>`), pass has an empty message, unmet matchConditions give
-`match conditions aren't met`.
+Kyverno has two paths, and they disagree; `VapRunner` picks one:
+
+- SCAN (kyrec's default; the background scan, `processVAPWithClient`): the policy's matchConstraints are
+  checked first (rules need `operations`, as in the API server), then every binding in order; each
+  matching binding (no matchResources matches everything) is evaluated and the **last** one's answer
+  stands. Params come from the cluster (`CollectParams`): by name, or every object matching the selector,
+  in paramRef.namespace else the object's namespace; a missing param (or a namespaced paramKind for a
+  cluster-scoped object) is an error the scan only logs, so the policy gives no result.
+- CLI (`kyverno test`, `processVAPWithoutClient`): the policy's matchConstraints are **not** checked when
+  it has bindings, only each binding's matchResources (Kyverno's CEL matcher); params are the test's
+  paramResources (selector: every object whose labels match; else the first one with the referenced
+  name), and none found evaluates with `params` null.
+
+Both: a policy without bindings is evaluated when its matchConstraints match (`processVAPNoBindings`);
+the request is always a CREATE without oldObject; validationActions do not change the result. The rule is
+named after the policy: fail carries the validation's message (or `failed expression: <expr>`), pass
+has an empty message, unmet matchConditions give skip `match conditions aren't met`.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +29,7 @@ from typing import Any
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -26,6 +40,11 @@ from kubectl_kyrec.load.policies import AdmissionBinding, AdmissionPolicy, Valid
 from kubectl_kyrec.model import Document, Result
 
 SOURCE = "ValidatingAdmissionPolicy"
+
+
+class VapRunner(enum.Enum):
+    SCAN = "scan"   # Kyverno's background scan (reports); kyrec's default
+    CLI = "cli"     # Kyverno's CLI (`kyverno test`): `kyrec test --compat kyverno`
 
 
 @dataclass(frozen=True)
@@ -56,72 +75,125 @@ def compile_admission_policies(policies: Sequence[AdmissionPolicy], bindings: Se
     return out
 
 
-def _params(cp: CompiledAdmissionPolicy, binding: AdmissionBinding, ctx: SubjectContext,
-            state: Sequence[Document], kinds: KindLookup) -> tuple[list[Any] | None, str | None]:
-    """The param objects to evaluate with; (None, None) means "no params needed"."""
+def _param_kind_namespaced(cp: CompiledAdmissionPolicy, kinds: KindLookup) -> bool:
     kind = cp.policy.param_kind
-    if kind is None:
-        return None, None
+    info = kinds.by_kind(kind.api_version, kind.kind) if kind is not None else None
+    return bool(info.namespaced) if info is not None else True
+
+
+def _doc_namespace(doc: Document, namespaced: bool) -> str:
+    # a namespaced manifest without a namespace is in `default`, where `kubectl apply` puts it
+    return (doc.namespace or "default") if namespaced else ""
+
+
+def _as_list(found: list[Any]) -> Any:
+    # several params (a selector) reach CEL as one UnstructuredList: only `items` is set
+    return {"items": found}
+
+
+def _scan_params(cp: CompiledAdmissionPolicy, binding: AdmissionBinding, ctx: SubjectContext,
+                 state: Sequence[Document], kinds: KindLookup) -> tuple[Any, bool]:
+    """CollectParams (kk: pkg/admissionpolicy/utils.go): (params, ok); not ok = the scan's logged error."""
+    kind = cp.policy.param_kind
+    ref = binding.param_ref
+    if kind is None or ref is None:
+        return None, True
+    namespaced = _param_kind_namespaced(cp, kinds)
+    if namespaced:
+        namespace = ref.namespace or ctx.request.namespace
+        if not namespace:
+            return None, False      # can't use namespaced paramRef to match cluster-scoped resources
+    elif ref.namespace:
+        return None, False          # paramRef.namespace must not be provided for a cluster-scoped paramKind
+    else:
+        namespace = ""
+    candidates = [d for d in state if d.api_version == kind.api_version and d.kind == kind.kind
+                  and _doc_namespace(d, namespaced) == namespace]
+    if ref.name:
+        named = [d.obj for d in candidates if d.name == ref.name]
+        return (named[0], True) if named else (None, False)     # GetResource: not found is an error
+    if ref.selector is None:
+        return None, False
+    found = [d.obj for d in candidates
+             if matches_selector(ref.selector, (d.obj.get("metadata") or {}).get("labels") or {})]
+    if not found:
+        # Deny: "no params found"; Allow (or unset): params[0] on an empty list, which the scan does not
+        # survive either; the API server would admit. No result in both cases.
+        return None, False
+    return (found[0] if len(found) == 1 else _as_list(found)), True
+
+
+def _cli_params(binding: AdmissionBinding, params: Sequence[Document]) -> Any:
+    """processVAPWithoutClient: the test's paramResources, whatever the paramKind."""
     ref = binding.param_ref
     if ref is None:
-        return [], "failed to configure binding: paramKind is set but the binding has no paramRef"
-    info = kinds.by_kind(kind.api_version, kind.kind)
-    namespaced = bool(info.namespaced) if info is not None else True
-    namespace = ref.namespace or (ctx.request.namespace if namespaced else "")
-    found = []
-    for doc in state:
-        if doc.api_version != kind.api_version or doc.kind != kind.kind:
-            continue
-        if namespaced and doc.namespace != namespace:
-            continue
-        if ref.name:
-            if doc.name == ref.name:
-                found.append(doc.obj)
-        elif matches_selector(ref.selector or {}, (doc.obj.get("metadata") or {}).get("labels") or {}):
-            found.append(doc.obj)
-    if not found and ref.not_found_action != "Allow":
-        return [], "no params found for policy binding with `Deny` parameterNotFoundAction"
-    return found, None
+        return None
+    if ref.selector is not None:
+        found = [d.obj for d in params
+                 if matches_selector(ref.selector, (d.obj.get("metadata") or {}).get("labels") or {})]
+        return _as_list(found) if found else None
+    for doc in params:
+        # matchesSelector (kk: pkg/admissionpolicy/mutate.go): a name, when set, decides alone
+        if (ref.name and doc.name == ref.name) or (not ref.name and ref.namespace and doc.namespace == ref.namespace):
+            return doc.obj
+    return None
+
+
+def _create_context(ctx: SubjectContext) -> SubjectContext:
+    """Kyverno builds the admission attributes as a CREATE (no oldObject) whatever the test's operation."""
+    req = ctx.request
+    if req.operation == "CREATE":
+        return ctx
+    subject = ctx.subject
+    request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                            operation="CREATE", user_info=req.user_info)
+    return SubjectContext(subject, request, ctx.namespace_obj)
+
+
+def _binding_matches(binding: AdmissionBinding, ctx: SubjectContext) -> bool:
+    try:
+        return binding.match_resources is None or matches_constraints(binding.match_resources, ctx.request,
+                                                                      ctx.namespace_obj)
+    except MatchError:
+        return False        # logged and skipped by both paths
 
 
 def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, state: Sequence[Document],
-                       kinds: KindLookup) -> list[Result]:
+                       kinds: KindLookup, runner: VapRunner = VapRunner.SCAN,
+                       params: Sequence[Document] = ()) -> list[Result]:
+    """`state` is the cluster the scan reads params from; `params` the test's paramResources (CLI)."""
     meta = cp.policy.meta
-    try:
-        if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
-            return []
-    except MatchError:
-        return []
-    binding = None
-    for candidate in cp.bindings:
-        try:
-            if candidate.match_resources is None or matches_constraints(candidate.match_resources, ctx.request,
-                                                                        ctx.namespace_obj):
-                binding = candidate
-                break
-        except MatchError:
-            continue
-    if binding is None:
-        return []
-    actions = binding.validation_actions or ("Deny",)
+    ctx = _create_context(ctx)
 
-    def result(status: str, message: str) -> Result:
+    def result(status: str, message: str, binding: AdmissionBinding | None) -> Result:
+        if binding is None:
+            return make_result(meta, SOURCE, ctx, meta.name, status, message, {}, ("Deny",), True)
         return make_result(meta, SOURCE, ctx, meta.name, status, message, {"binding": binding.meta.name},
-                           actions, True, binding=binding.meta.name)
+                           binding.validation_actions or ("Deny",), True, binding=binding.meta.name)
 
-    params, error = _params(cp, binding, ctx, state, kinds)
-    if error is not None:
-        return [result("error", error)]
-    if params == []:
-        return []       # parameterNotFoundAction: Allow
-    for param in (params if params is not None else [None]):
-        outcome = _validate(cp, ctx, param)
-        if outcome is not None:
-            return [result(*outcome)]
-    return [result("pass", "")]
+    if not cp.bindings or runner is VapRunner.SCAN:
+        try:
+            if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
+                return []
+        except MatchError:
+            return []
+    if not cp.bindings:
+        return [result(*_validate(cp, ctx, None), None)]
+    out: list[Result] = []
+    for binding in cp.bindings:
+        if not _binding_matches(binding, ctx):
+            continue
+        if runner is VapRunner.SCAN:
+            param, ok = _scan_params(cp, binding, ctx, state, kinds)
+            if not ok:
+                return out          # the scan returns the answer it had so far
+        else:
+            param = _cli_params(binding, params)
+        out = [result(*_validate(cp, ctx, param), binding)]
+    return out
 
 
-def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any) -> tuple[str, str] | None:
+def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any) -> tuple[str, str]:
     activation = ctx.activation(cp.env, extra={"params": param})
     ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
     if error is not None:
@@ -140,4 +212,4 @@ def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any) -> t
             if m.ok and isinstance(m.value, str) and m.value.strip():
                 message = m.value
         return "fail", message
-    return None
+    return "pass", ""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
+from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -44,6 +44,9 @@ class EvalOptions:
     policy_names: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()
     report_api: str = WGPOLICY
+    # ValidatingAdmissionPolicy: Kyverno's scan (default) or its CLI, with the test's paramResources
+    vap_runner: VapRunner = VapRunner.SCAN
+    vap_params: tuple[Document, ...] = ()
 
 
 @dataclass
@@ -71,9 +74,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     for policy in policies.validating:
         if not _selected(policy.meta.key, policy.meta.name, options.policy_names):
             continue
-        if policy.mode == "JSON":
-            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode JSON "
-                                      "applies to JSON payloads, not Kubernetes resources; skipped",
+        if policy.mode != "Kubernetes":
+            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
+                                      "applies to payloads, not Kubernetes resources; skipped",
                                       policy.meta.source))
             continue
         try:
@@ -123,7 +126,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                 out.results.append(result)
                 pairs.append((result, reportable(result, cp.policy.background, disabled)))
         for ap in admission:
-            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds):
+            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                       params=options.vap_params):
                 out.results.append(result)
                 pairs.append((result, reportable(result, True, False)))
     out.pairs = pairs

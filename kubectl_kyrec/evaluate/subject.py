@@ -19,14 +19,16 @@ NO_EXCEPTIONS: Mapping[str, list[str]] = {"allowedImages": [], "allowedValues": 
 class SubjectContext:
     __slots__ = ("subject", "request", "namespace_obj", "_data", "_activations")
 
-    def __init__(self, subject: Subject, request: RequestInfo, namespace_obj: Mapping[str, Any] | None) -> None:
+    def __init__(self, subject: Subject, request: RequestInfo, namespace_obj: Mapping[str, Any] | None,
+                 *, payload: bool = False) -> None:
         self.subject = subject
         self.request = request
         self.namespace_obj = namespace_obj
         self._data: dict[str, Any] = {
             "object": request.obj,
             "oldObject": request.old_obj,
-            "request": request.as_cel_request(),
+            # a JSON payload (JSON-mode policies) is bound as `object` alone (kk: vpol policy.go evaluateJson)
+            "request": None if payload else request.as_cel_request(),
             "namespaceObject": dict(namespace_obj) if namespace_obj is not None else None,
         }
         self._activations: dict[tuple[int, int], Activation] = {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.admission import RequestInfo
+from kubectl_kyrec.evaluate.admission import RequestInfo, build_request
 from kubectl_kyrec.evaluate.autogen import Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -27,7 +27,7 @@ from kubectl_kyrec.evaluate.exceptions import (
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.load.policies import PolicyException, PolicyMeta, ValidatingPolicy
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.model import Obj, Result, Subject
 
 
 @dataclass(frozen=True)
@@ -176,12 +176,16 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         return make_result(meta, policy.source_kind, ctx, rule, status, message, props or {},
                            policy.validation_actions, policy.background, facts=cp.facts)
 
+    json_mode = policy.mode == "JSON"
     try:
-        if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,
-                                   rules_checked=rules_checked):
+        # JSON mode applies no matchConstraints (kk: vpol compiler.go compileForJSON)
+        if not json_mode and not matches_constraints(cv.variant.match_constraints, ctx.request,
+                                                     ctx.namespace_obj, rules_checked=rules_checked):
             return None
     except MatchError as exc:
         return result("match", "error", f"failed to execute matching: {exc}")
+    # ... and compiles no auditAnnotations (SEMANTICS H.6)
+    audit_annotations = () if json_mode else cv.audit_annotations
     ignore = policy.failure_policy == "Ignore"
     exceptions = NO_EXCEPTIONS
     if cp.exceptions:
@@ -215,14 +219,21 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         if outcome.value:
             continue
         message = _message(validation, activation, index)
-        audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
+        audits, audit_error = evaluate_audit_annotations(audit_annotations, activation)
         if audit_error is not None:
             return result("evaluation", "error", f"failed to load context: {audit_error}")
         return result("", "fail", message, {**audits, "cel.validationIndex": str(index)})
-    audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
+    audits, audit_error = evaluate_audit_annotations(audit_annotations, activation)
     if audit_error is not None:
         return result("evaluation", "error", f"failed to load context: {audit_error}")
     return result("", "pass", "success", audits)
+
+
+def evaluate_payload(cp: CompiledValidatingPolicy, subject: Subject, obj: Obj) -> Result | None:
+    """A JSON-mode policy's response for one JSON payload: `object` is the payload, nothing else is bound."""
+    request = build_request(obj, resource="", namespaced=False)
+    ctx = SubjectContext(subject, request, None, payload=True)
+    return _evaluate_variant(cp, cp.variants[0], ctx, False) if cp.variants else None
 
 
 def _message(validation: CompiledValidation, activation: Activation, index: int) -> str:

@@ -12,6 +12,8 @@ exclusions:
       matchLabels: {app: report-job}
     reason: short-lived Jobs finish before the hourly background scan   # required, not blank
     expires: 2026-12-31T00:00:00Z                                       # optional, RFC 3339
+    evidence: "kubectl get jobs -n batch: every run completes in < 5m"  # optional, kept in the output
+    container: istio-proxy    # optional, for producers whose subjects are containers (Kubescape)
 ```
 
 An entry matches a subject when every matcher it gives matches (at least one is required: an entry that
@@ -41,7 +43,7 @@ from kubectl_kyrec.model import Ref, Source
 
 __all__ = ["Exclusion", "load_exclusions", "parse_exclusions", "parse_rfc3339"]
 
-_KEYS = {"kind", "apiVersion", "namespace", "name", "selector", "reason", "expires"}
+_KEYS = {"kind", "apiVersion", "namespace", "name", "selector", "reason", "expires", "evidence", "container"}
 _MATCHERS = ("apiVersion", "kind", "namespace", "name")
 _OPERATORS = {"In", "NotIn", "Exists", "DoesNotExist"}
 
@@ -59,6 +61,8 @@ class Exclusion:
     name: str | None = None
     selector: Mapping[str, Any] | None = None      # the label selector as written
     expires: datetime.datetime | None = None
+    evidence: str | None = None
+    container: str | None = None
 
     @property
     def has_selector(self) -> bool:
@@ -68,7 +72,11 @@ class Exclusion:
     def _selector(self) -> Selector:
         return from_label_selector(self.selector)
 
-    def matches(self, ref: Ref, labels: Mapping[str, str] | None) -> bool:
+    def matches(self, ref: Ref, labels: Mapping[str, str] | None, container: str | None = None) -> bool:
+        """`container`: the subject's container, None for subjects that are whole objects (which an entry
+        naming a container never matches)."""
+        if self.container is not None and (container is None or not wildcard_match(self.container, container)):
+            return False
         for pattern, value in ((self.api_version, ref.api_version), (self.kind, ref.kind),
                                (self.namespace, ref.namespace), (self.name, ref.name)):
             if pattern is not None and not wildcard_match(pattern, value):
@@ -151,8 +159,11 @@ def _parse_entry(index: int, entry: Any, lines: _Lines, path: tuple[str | int, .
     if not isinstance(reason, str) or not reason.strip():
         raise InputError(f"{label}: reason is required: say why this subject may lack a current report",
                          key_source("reason"))
+    evidence = entry.get("evidence")
+    if evidence is not None and not isinstance(evidence, str):
+        raise InputError(f"{label}: evidence must be a string", key_source("evidence"))
     matchers: dict[str, str] = {}
-    for key in _MATCHERS:
+    for key in (*_MATCHERS, "container"):
         if key in entry:
             value = entry[key]
             if not isinstance(value, str):
@@ -161,7 +172,8 @@ def _parse_entry(index: int, entry: Any, lines: _Lines, path: tuple[str | int, .
     has_selector = "selector" in entry
     selector = _parse_selector(entry["selector"], label, key_source("selector")) if has_selector else None
     if not matchers and not has_selector:
-        raise InputError(f"{label}: give at least one of kind, namespace, name, apiVersion, selector", where)
+        raise InputError(f"{label}: give at least one of kind, namespace, name, apiVersion, container, selector",
+                         where)
     expires = None
     if "expires" in entry:
         expires = _parse_expires(entry["expires"], label, key_source("expires"))
@@ -171,7 +183,8 @@ def _parse_entry(index: int, entry: Any, lines: _Lines, path: tuple[str | int, .
     return Exclusion(index=index, reason=reason.strip(), source=where,
                      api_version=matchers.get("apiVersion"), kind=matchers.get("kind"),
                      namespace=matchers.get("namespace"), name=matchers.get("name"),
-                     selector=selector, expires=expires)
+                     selector=selector, expires=expires, evidence=evidence.strip() if evidence else None,
+                     container=matchers.get("container"))
 
 
 def _parse_expires(value: Any, label: str, where: Source) -> datetime.datetime:

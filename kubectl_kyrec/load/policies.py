@@ -21,6 +21,8 @@ KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
 NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
+# spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
+EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
@@ -34,6 +36,33 @@ REPORT_SOURCE = {
     "NamespacedGeneratingPolicy": "KyvernoGeneratingPolicy",
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
 }
+
+# Policy kinds kyrec recognises but does not evaluate, by API group, with the report `source` their
+# results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
+# (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
+UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
+    (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
+    (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
+    (KYVERNO_GROUP, "DeletingPolicy"): "KyvernoDeletingPolicy",
+    (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
+    # ClusterPolicy/Policy are being built (their evaluator lands separately), so their report source
+    # `kyverno` is not left out of report comparisons here
+    ("kyverno.io", "ClusterPolicy"): "",
+    ("kyverno.io", "Policy"): "",
+    ("kyverno.io", "ClusterCleanupPolicy"): "",
+    ("kyverno.io", "CleanupPolicy"): "",
+}
+UNEVALUATED_SOURCES = frozenset(s for s in UNEVALUATED_KINDS.values() if s)
+
+
+def unevaluated_kind(doc: Document) -> str | None:
+    """The kind of a policy kyrec recognises and does not evaluate, else None."""
+    group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+    return doc.kind if (group, doc.kind) in UNEVALUATED_KINDS else None
 
 
 @dataclass(frozen=True)
@@ -420,7 +449,10 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
         raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
-    if mode != "JSON":
+    if mode not in EVALUATION_MODES:
+        raise r.fail("spec.evaluation.mode", f"unknown mode {mode!r} ({', '.join(EVALUATION_MODES)})")
+    if mode == "Kubernetes":
+        # JSON, HTTP and Envoy policies evaluate payloads, not resources: no matchConstraints needed
         require_resource_rules(r, match_constraints)
     return ValidatingPolicy(
         meta=meta, validation_actions=actions,

@@ -5,7 +5,8 @@ status from `reconcile.reports`), or `excluded` by the first entry of the exclus
 An exclusion only ever covers a gap: a subject whose report is current stays `current` (and counts in the
 totals) even when an entry matches it. An entry that matches no subject in scope is listed as unused.
 
-Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
+Exclusions and the current set are the claims engine's (`reconcile.claims.cover`), shared with the other
+producers. Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
 and `derived_from` says of how many subjects in scope (excluded included) they are made: totals from an
 incomplete set are labelled as such, never passed off as cluster-wide (seed 001).
 
@@ -24,6 +25,7 @@ from kubectl_kyrec.errors import ExitCode
 from kubectl_kyrec.load.exclusions import Exclusion
 from kubectl_kyrec.load.kyverno_config import ResourceFilter
 from kubectl_kyrec.model import Ref, Source, Subject
+from kubectl_kyrec.reconcile.claims import Acceptance, Verdict, cover
 from kubectl_kyrec.reconcile.reports import (
     DEFAULT_SCAN_INTERVAL,
     STATUSES,
@@ -33,7 +35,10 @@ from kubectl_kyrec.reconcile.reports import (
 )
 
 EXCLUDED = "excluded"
-COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan")
+# split and unpaired are the claims engine's integrity classes: a policy report has one read and no detail
+# object to pair, so they are always zero here (present, so both producers' counts have the same keys)
+COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan", "split",
+              "unpaired")
 
 
 @dataclass(frozen=True)
@@ -142,23 +147,19 @@ def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
                      exclusions: Sequence[Exclusion] = ()) -> Coverage:
     """Coverage from a report diff; `subjects` give the labels exclusion selectors look at."""
     by_uid = {s.ref.uid: s for s in subjects}
-    used: set[int] = set()
-    rows: list[CoverageSubject] = []
-    current_results: list[tuple[str, str]] = []
-    for status in diff.subjects:
-        subject = by_uid.get(status.subject.uid)
+    owed = {status.subject.uid: status.results for status in diff.subjects}
+
+    def accepting(verdict: Verdict) -> list[Acceptance]:
+        subject = by_uid.get(verdict.subject.key)
         labels = _labels(subject) if subject is not None else {}
-        matching = [e for e in exclusions if e.matches(status.subject, labels)]
-        used.update(e.index for e in matching)
-        if status.status == ReportClass.CURRENT:
-            rows.append(CoverageSubject(status.subject, str(status.status), status.reason, status.report))
-            current_results.extend(status.results)
-        elif matching:
-            first = matching[0]
-            rows.append(CoverageSubject(status.subject, EXCLUDED, first.reason, status.report,
-                                        excluded_by=first.index, gap=str(status.status)))
-        else:
-            rows.append(CoverageSubject(status.subject, str(status.status), status.reason, status.report))
+        return [Acceptance(e.index, e.reason, e.evidence) for e in exclusions
+                if e.matches(verdict.subject.subject, labels)]
+
+    covered, used = cover(diff.verdicts, accepting)
+    rows = [CoverageSubject(c.verdict.subject.subject, c.status, c.reason,
+                            c.verdict.claim.ref if c.verdict.claim is not None else None,
+                            excluded_by=c.excluded_by, gap=c.gap) for c in covered]
+    current_results = [r for c in covered if c.verdict.complete for r in owed[c.verdict.subject.key]]
 
     tallies = dict.fromkeys(COUNT_KEYS, 0)
     tallies["inScope"] = len(rows)

@@ -1,5 +1,10 @@
 """Report reconciliation (DESIGN section 5): expected policy reports against the reports in the state.
 
+This is the Kyverno adapter of the claims engine (`reconcile.claims`): subjects are the resources in scope
+(keyed by uid, the claim identity their report's name), claims the reports (keyed by the uid they
+describe), and the judgement the result comparison below. Keeper choice, precedence, duplicates, misnamed
+and leftovers are the engine's; what is Kyverno's stays here.
+
 Inputs are plain dicts as Kubernetes serves them. Every subject in scope and every Kyverno report of the
 active API (objects labelled `app.kubernetes.io/managed-by: kyverno`) is classified once:
 
@@ -50,7 +55,7 @@ import datetime
 import difflib
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -59,7 +64,19 @@ from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
+from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
 from kubectl_kyrec.model import Ref, Subject, ref_of
+from kubectl_kyrec.reconcile.claims import (
+    EXPECTED_NAME,  # noqa: F401  (re-exported: the misnamed reason belongs to this table too)
+    IGNORED,
+    Claim,
+    Expectation,
+    Finding,
+    Judgement,
+    Leftover,
+    Verdict,
+    classify,
+)
 from kubectl_kyrec.reconcile.downstreams import diff_name
 
 WGPOLICY = "wgpolicyk8s.io/v1alpha2"
@@ -108,9 +125,6 @@ class StaleReason(enum.StrEnum):
     OUTCOME_CHANGED = "outcome-changed"
     RESULT_OF_ABSENT_POLICY = "result-of-absent-policy"
     RESULT_MISSING = "result-missing"
-
-
-EXPECTED_NAME = "expected-name"
 
 
 class NextScan(enum.StrEnum):
@@ -181,6 +195,20 @@ class ReportDiff:
     ignored_reports: tuple[Ref, ...] = ()
     # (policy, subject) whose result kyrec cannot decide: left out of the comparison, named in a notice
     undetermined: tuple[tuple[str, Ref], ...] = ()
+    verdicts: tuple[Verdict, ...] = ()          # the engine's, one per subject in scope (as `subjects`)
+    # report sources of policy kinds kyrec does not evaluate whose results were left out
+    left_out_sources: tuple[str, ...] = ()
+
+    def left_out_notice(self) -> str | None:
+        if not self.left_out_sources:
+            return None
+        return ("report results of policy kinds kyrec does not evaluate were left out of the comparison: "
+                + ", ".join(self.left_out_sources))
+
+    def __post_init__(self) -> None:
+        # coverage reads the verdicts: a diff built without them would cover no subject at all
+        if len(self.verdicts) != len(self.subjects):
+            raise ValueError(f"ReportDiff: {len(self.verdicts)} verdicts for {len(self.subjects)} subjects")
 
     def summary(self) -> dict[str, int]:
         """Count of changes per class, every class present."""
@@ -363,11 +391,6 @@ def expected_identity(subject: Ref, api: str) -> Ref:
     return Ref(api, kind, subject.namespace, subject.uid, "")
 
 
-def _same_identity(report: Ref, expected: Ref) -> bool:
-    return (report.api_version, report.kind, report.namespace, report.name) == (
-        expected.api_version, expected.kind, expected.namespace, expected.name)
-
-
 @dataclass
 class _EphemeralIndex:
     by_name: dict[tuple[str, str, str], Mapping[str, Any]]       # (kind, namespace, name)
@@ -430,18 +453,6 @@ def decide_next_scan(subject: Subject, ephemeral: _EphemeralIndex, *, now: datet
     return ScanDecision(NextScan.NONE, None, oldest)
 
 
-def _pick_keeper(reports: Sequence[Mapping[str, Any]], expected: Ref) -> int:
-    for i, r in enumerate(reports):
-        if _same_identity(_report_ref(r), expected):
-            return i
-    epoch = datetime.datetime.min.replace(tzinfo=datetime.UTC)
-
-    def newest(i: int) -> tuple[datetime.datetime, str]:
-        return (_created(reports[i]) or epoch, str(_meta(reports[i]).get("name") or ""))
-
-    return max(range(len(reports)), key=newest)
-
-
 def diff_reports(
     expected: Sequence[Mapping[str, Any]],
     subjects: Sequence[Subject],
@@ -455,6 +466,7 @@ def diff_reports(
     policies: Collection[str] | None = None,
     evaluated_uids: Collection[str] | None = None,
     undetermined: Collection[tuple[str, str]] = (),
+    unevaluated_sources: Collection[str] = UNEVALUATED_SOURCES,
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -465,6 +477,8 @@ def diff_reports(
     VAP/MAP binding labels; None when unknown (then no partial-scan decision is made). `undetermined`:
     (policy, subject uid) pairs whose result kyrec cannot decide; the cluster's entries for them are not
     compared (the report holds a result there that kyrec can neither confirm nor call stale).
+    `unevaluated_sources`: report sources of policy kinds kyrec does not evaluate (MutatingPolicy, ...):
+    their results are left out on both sides, so they are never stale, orphan or missing.
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -493,7 +507,13 @@ def diff_reports(
             existing[str(uid)] = obj
     ephemeral = _index_ephemeral(state)
 
+    left_out_kinds: set[str] = set()
+
     def keep_result(r: Mapping[str, Any]) -> bool:
+        source = str(r.get("source") or "")
+        if source in unevaluated_sources:
+            left_out_kinds.add(source)
+            return False
         return policies is None or str(r.get("policy") or "") in policies
 
     undecided = set(undetermined)
@@ -525,40 +545,92 @@ def diff_reports(
             continue
         in_scope.append(subject)
 
-    changes: list[ReportChange] = []
-    statuses: list[SubjectStatus] = []
+    scans: dict[str, ScanDecision] = {}
+    keeps: dict[str, Callable[[Mapping[str, Any]], bool]] = {}
+    expectations: list[Expectation] = []
     for subject in in_scope:
         ref = subject.ref
-        scan = decide_next_scan(subject, ephemeral, now=now, policy_versions=policy_versions,
-                                scan_interval=scan_interval)
-        exp_results = expected_by_uid.get(ref.uid, [])
-        reports = actual_by_uid.pop(ref.uid, [])
-        subject_changes, status = _classify_uid(ref, exp_results, reports, api, keeper(ref), scan,
-                                                in_scope=True)
-        changes.extend(subject_changes)
-        owed = tuple((str(r.get("policy") or ""), str(r.get("result") or "")) for r in exp_results)
-        statuses.append(SubjectStatus(ref, status.klass, status.reason,
-                                      status.report if reports else None, owed))
+        scans[ref.uid] = decide_next_scan(subject, ephemeral, now=now, policy_versions=policy_versions,
+                                          scan_interval=scan_interval)
+        expectations.append(Expectation(ref.uid, ref, expected_identity(ref, api),
+                                        owed=bool(expected_by_uid.get(ref.uid))))
+        keeps[ref.uid] = keeper(ref)
 
-    # reports left over: about objects outside the scope, or about nothing that exists
+    # the engine hands claims back; their report objects are found by identity, not equality
+    report_of: dict[int, Mapping[str, Any]] = {}
+    claims: list[Claim] = []
     for uid, reports in actual_by_uid.items():
+        for report in reports:
+            claim = Claim(uid, _report_ref(report), _created(report))
+            report_of[id(claim)] = report
+            claims.append(claim)
+
+    def judge(expectation: Expectation, claim: Claim) -> Judgement:
+        # an object outside the scope (filtered, or owed nothing) is owed no result, whatever was expected
+        exp_results = expected_by_uid.get(expectation.key, []) if expectation.in_scope else []
+        keep = keeps.get(expectation.key, keep_result)
+        act_results = [r for r in _results(report_of[id(claim)]) if keep(r)]
+        comparison = compare_results(exp_results, act_results)
+        diff = None
+        if comparison.reasons:
+            # kubectl diff's direction and names, as the downstreams' diffs: from the cluster's report to the
+            # report the next scan writes
+            where = diff_name({"apiVersion": claim.ref.api_version, "kind": claim.ref.kind,
+                               "metadata": {"namespace": claim.ref.namespace, "name": claim.ref.name}})
+            diff = results_diff(act_results, exp_results, f"live/{where}", f"merged/{where}")
+        return Judgement(tuple(str(r) for r in comparison.reasons), comparison.fields, diff)
+
+    def leftover(uid: str, reports: Sequence[Claim]) -> Leftover:
+        # reports left over: about objects outside the scope, or about nothing that exists
         found = existing.get(uid)
         keep = keeper(ref_of(found)) if found is not None else keep_result
+        carried = [res for c in reports for res in _results(report_of[id(c)])]
+        if carried and all(str(res.get("source") or "") in unevaluated_sources for res in carried):
+            # only results of policy kinds kyrec does not evaluate: never orphan or stale
+            left_out_kinds.update(str(res.get("source") or "") for res in carried)
+            return IGNORED
         if found is None:
-            changes.extend(ReportChange(ReportClass.ORPHAN, _orphan_reason(r, listed_kinds), None,
-                                        _report_ref(r), in_scope=False) for r in reports)
-        elif (evaluated_uids is not None and uid not in evaluated_uids) or not any(
-                keep(res) for r in reports for res in _results(r)):
+            return Leftover(orphan_reasons=tuple(_orphan_reason(report_of[id(c)], listed_kinds)
+                                                 for c in reports))
+        if (evaluated_uids is not None and uid not in evaluated_uids) or not any(
+                keep(res) for c in reports for res in _results(report_of[id(c)])):
             # not looked at by this run, or carrying nothing of the policies in the run
-            ignored.extend(_report_ref(r) for r in reports)
-        else:
-            scan = ScanDecision(NextScan.NONE, "not-in-scope", None)
-            subject_changes, _ = _classify_uid(ref_of(found), [], reports, api, keep, scan,
-                                               in_scope=False)
-            changes.extend(subject_changes)
+            return IGNORED
+        keeps[uid] = keep
+        ref = ref_of(found)
+        return Leftover(subject=Expectation(uid, ref, expected_identity(ref, api), owed=False, in_scope=False))
 
+    outcome = classify(expectations, claims, judge, leftover)
+    ignored.extend(c.ref for c in outcome.ignored)
+    changes = [_change(f, scans) for f in outcome.findings]
+    owed_of = {e.key: tuple((str(r.get("policy") or ""), str(r.get("result") or ""))
+                            for r in expected_by_uid.get(e.key, [])) for e in expectations}
+    statuses = [SubjectStatus(v.subject.subject, ReportClass(str(v.status)), v.reason,
+                              v.claim.ref if v.claim is not None else None, owed_of[v.subject.key])
+                for v in outcome.verdicts]
     return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
-                      tuple(dict.fromkeys(left_out)))
+                      undetermined=tuple(dict.fromkeys(left_out)), verdicts=outcome.verdicts,
+                      left_out_sources=tuple(sorted(left_out_kinds)))
+
+
+_NOT_IN_SCOPE = ScanDecision(NextScan.NONE, "not-in-scope", None)
+
+
+def _change(finding: Finding, scans: Mapping[str, ScanDecision]) -> ReportChange:
+    """The engine's finding as a `changes[]` entry, with the background-scan decision of its subject."""
+    klass = ReportClass(str(finding.klass))
+    expectation = finding.subject
+    if expectation is None:
+        assert finding.claim is not None    # only orphans have no subject, and they are claims
+        return ReportChange(klass, finding.reason, None, finding.claim.ref, in_scope=False)
+    scan = scans.get(expectation.key, _NOT_IN_SCOPE) if expectation.in_scope else _NOT_IN_SCOPE
+    report = finding.claim.ref if finding.claim is not None else expectation.identity
+    judged = finding.judgement if klass != ReportClass.DUPLICATE else None
+    return ReportChange(klass, finding.reason, expectation.subject, report,
+                        fields=judged.fields if judged is not None else (),
+                        diff=judged.diff if judged is not None else None,
+                        next_scan=scan.next_scan, next_scan_reason=scan.reason,
+                        oldest_ephemeral_age_s=scan.oldest_ephemeral_age_s, in_scope=expectation.in_scope)
 
 
 def described_kind(report: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -576,38 +648,3 @@ def _orphan_reason(report: Mapping[str, Any], listed_kinds: set[tuple[str, str]]
     """`subject-gone` when the state lists that kind (so the uid would be there), else `subject-unknown`."""
     kind = described_kind(report)
     return "subject-gone" if kind is not None and kind in listed_kinds else "subject-unknown"
-
-
-def _classify_uid(ref: Ref, exp_results: Sequence[Mapping[str, Any]], reports: Sequence[Mapping[str, Any]],
-                  api: str, keep_result: Callable[[Mapping[str, Any]], bool], scan: ScanDecision, *,
-                  in_scope: bool) -> tuple[list[ReportChange], ReportChange]:
-    """Changes for one uid's reports; the second value names the subject's status (and kept report)."""
-    identity = expected_identity(ref, api)
-    base = ReportChange(ReportClass.CURRENT, None, ref, identity, next_scan=scan.next_scan,
-                        next_scan_reason=scan.reason, oldest_ephemeral_age_s=scan.oldest_ephemeral_age_s,
-                        in_scope=in_scope)
-    if not reports:
-        change = replace(base, klass=ReportClass.MISSING) if exp_results else base
-        return [change], change
-    keeper_index = _pick_keeper(reports, identity)
-    keeper_ref = _report_ref(reports[keeper_index])
-    act_results = [r for r in _results(reports[keeper_index]) if keep_result(r)]
-    comparison = compare_results(exp_results, act_results)
-    diff = None
-    if comparison.reasons:
-        # kubectl diff's direction and names, as the downstreams' diffs: from the cluster's report to the
-        # report the next scan writes
-        where = diff_name({"apiVersion": keeper_ref.api_version, "kind": keeper_ref.kind,
-                           "metadata": {"namespace": keeper_ref.namespace, "name": keeper_ref.name}})
-        diff = results_diff(act_results, exp_results, f"live/{where}", f"merged/{where}")
-    if not _same_identity(keeper_ref, identity):
-        klass, reason = ReportClass.MISNAMED, EXPECTED_NAME
-    elif comparison.reasons:
-        klass, reason = ReportClass.STALE, str(comparison.reasons[0])
-    else:
-        klass, reason = ReportClass.CURRENT, None
-    keeper = replace(base, klass=klass, reason=reason, report=keeper_ref, fields=comparison.fields, diff=diff)
-    duplicates = [replace(base, klass=ReportClass.DUPLICATE, report=_report_ref(r))
-                  for i, r in enumerate(reports) if i != keeper_index]
-    status = replace(base, klass=ReportClass.DUPLICATE, report=keeper_ref) if duplicates else keeper
-    return [keeper, *duplicates], status

@@ -7,6 +7,7 @@ import json
 from tabulate import tabulate
 
 from kubectl_kyrec.model import Ref
+from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
 from kubectl_kyrec.reconcile.coverage import Coverage
 from kubectl_kyrec.reconcile.reports import STATUSES
 
@@ -53,4 +54,67 @@ def render_coverage(cov: Coverage) -> str:
                 for u in cov.unused_exclusions]
         sections.append("Unused exclusions (match no subject in scope):\n" + tabulate(
             rows, headers=["INDEX", "LOCATION", "MATCH", "REASON"], tablefmt="plain"))
+    return "\n\n".join(sections) + "\n"
+
+
+_VULN_COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
+                      ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("excluded", "excluded"),
+                      ("orphan", "orphan summaries"), ("split", "split summaries"),
+                      ("unpaired", "unpaired summaries"), ("splitUndetermined", "split undetermined"))
+
+
+def render_vulnerability_coverage(cov: VulnerabilityCoverage) -> str:
+    """Subjects are containers; totals are stated only from a complete set, else refused with the count."""
+    counts = dict(cov.counts)
+    sections = [tabulate([[label, counts[key]] for key, label in _VULN_COUNT_LABELS],
+                         headers=["SUBJECTS", "COUNT"], tablefmt="plain", colalign=("left", "right"))]
+    totals = cov.totals.to_json()
+    derived = totals["derivedFrom"]
+    if totals["complete"]:
+        relevant = totals["relevant"]
+        sections.append(f"Totals from all {derived['of']} subjects in scope:\n" + tabulate(
+            [[totals["critical"], totals["high"], relevant["critical"], relevant["high"]]],
+            headers=["CRITICAL", "HIGH", "RELEVANT CRITICAL", "RELEVANT HIGH"], tablefmt="plain"))
+    else:
+        why = ", ".join(f"{k} {v}" for k, v in totals["incompleteBy"].items())
+        partial = totals["partial"]
+        sections.append(
+            f"Totals refused: incomplete, {totals['incompleteSubjects']} of {derived['of']} subjects in scope "
+            f"are not current, intact and paired ({why}).\n"
+            f"Partial sums from {partial['subjects']} complete subjects (not cluster-wide): "
+            f"critical {partial['critical']}, high {partial['high']}, relevant critical "
+            f"{partial['relevant']['critical']}, relevant high {partial['relevant']['high']}.")
+    rows = []
+    for s in cov.subjects:
+        if s.verdict.complete:
+            continue
+        pairing = s.verdict.pairing
+        paired = "" if pairing is None or pairing.paired is True else (
+            (pairing.reason or "") + (f" (resolves in {','.join(pairing.resolves_in)})"
+                                      if pairing.resolves_in else ""))
+        claim = s.verdict.claim
+        rows.append([s.row.status, s.row.gap or "", s.row.reason or "", str(s.verdict.integrity or ""), paired,
+                     _ref(s.verdict.subject.subject), s.container, claim.ref.name if claim else "-"])
+    if rows:
+        sections.append("Subjects without a complete result:\n" + tabulate(
+            rows, headers=["STATUS", "COVERS", "REASON", "INTEGRITY", "UNPAIRED", "WORKLOAD", "CONTAINER",
+                           "SUMMARY"], tablefmt="plain"))
+    evidence = [[s.row.excluded_by, _ref(s.verdict.subject.subject), s.container, s.row.evidence]
+                for s in cov.subjects if s.row.evidence]
+    if evidence:
+        sections.append("Evidence recorded with the exclusions:\n" + tabulate(
+            evidence, headers=["INDEX", "WORKLOAD", "CONTAINER", "EVIDENCE"], tablefmt="plain"))
+    if cov.orphans:
+        sections.append("Orphan summaries:\n" + "\n".join(f"  {_ref(r)}  {why}" for r, why in cov.orphans))
+    if cov.split:
+        sections.append("Split summaries (listed metadata behind the stored payload):\n"
+                        + "\n".join(f"  {_ref(r)}" for r in cov.split))
+    if cov.out_of_scope:
+        sections.append("Out of scope by rule (containers): "
+                        + ", ".join(f"{k} {v}" for k, v in cov.out_of_scope))
+    if cov.unused_exclusions:
+        unused = [[u.index, str(u.source), " ".join(f"{k}={_value(v)}" for k, v in u.match), u.reason]
+                  for u in cov.unused_exclusions]
+        sections.append("Unused exclusions (match no subject in scope):\n" + tabulate(
+            unused, headers=["INDEX", "LOCATION", "MATCH", "REASON"], tablefmt="plain"))
     return "\n\n".join(sections) + "\n"

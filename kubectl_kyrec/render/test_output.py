@@ -23,8 +23,11 @@ def all_rows(runs: Sequence[SuiteRun], fail_only: bool = False) -> list[Row]:
 
 def counts(runs: Sequence[SuiteRun]) -> dict[str, int]:
     rows = all_rows(runs)
-    return {"passed": sum(1 for r in rows if r.passed), "failed": sum(1 for r in rows if not r.passed),
-            "errors": sum(1 for run in runs if run.errors)}
+    # rows of policy kinds kyrec does not evaluate are neither passed nor failed
+    return {"passed": sum(1 for r in rows if r.passed and r.evaluated),
+            "failed": sum(1 for r in rows if not r.passed),
+            "errors": sum(1 for run in runs if run.errors),
+            "notEvaluated": sum(1 for r in rows if not r.evaluated)}
 
 
 def row_json(row: Row) -> dict[str, Any]:
@@ -72,7 +75,8 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False) -> str:
     rows = all_rows(runs, fail_only)
     ordered = [r for r in rows if not r.passed] + [r for r in rows if r.passed]
     table = [[r.status.upper(), str(r.location) if r.location else r.file, r.policy, r.kind, r.resource,
-              r.expected, r.actual or "-", r.reason, _one_line(r.message, 70) if not r.passed else ""]
+              r.expected, r.actual or "-", r.reason,
+              _one_line(r.message, 70) if not r.passed or not r.evaluated else ""]
              for r in ordered]
     parts = []
     if table:
@@ -82,7 +86,8 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False) -> str:
         if r.diff:
             parts.append(f"{r.location}: {r.policy} {r.kind} {r.resource}:\n" + r.diff.rstrip("\n"))
     total = counts(runs)
-    parts.append(f"{total['passed']} passed, {total['failed']} failed")
+    parts.append(f"{total['passed']} passed, {total['failed']} failed"
+                 + (f", {total['notEvaluated']} not evaluated" if total["notEvaluated"] else ""))
     return "\n\n".join(parts) + "\n"
 
 
@@ -110,7 +115,9 @@ def render_junit(runs: Sequence[SuiteRun], *, fail_only: bool = False,
                                  name=f"{r.policy} {r.kind} {r.resource}")
             if r.location is not None:
                 case.set("line", str(r.location.line))
-            if not r.passed:
+            if not r.evaluated:
+                ET.SubElement(case, "skipped", message=r.message)
+            elif not r.passed:
                 summary = f"{r.reason}: expected {r.expected}, got {r.actual or 'no result'}"
                 failure = ET.SubElement(case, "failure", message=summary, type=r.reason)
                 failure.text = r.message + (f"\n{r.diff}" if r.diff else "")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import Source
+from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.state import ClusterState
+    from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
     from kubectl_kyrec.run.inputs import InputSource
 
@@ -32,6 +35,8 @@ class CoverageResult:
     coverage: Coverage
     notices: list[str] = field(default_factory=list)
     errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
+    locate: Locate | None = field(default=None, repr=False, compare=False)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -57,4 +62,60 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
     if gaps:
         notices.append(gaps)
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors)
+    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors,
+                          locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
+
+
+@dataclass(frozen=True)
+class VulnerabilityRunOptions:
+    """`coverage --producer kubescape`: the scan period and grace default from the scanner's schedule."""
+
+    now: datetime.datetime
+    namespace: str = ""
+    exclusions_path: str | None = None
+    scan_period: datetime.timedelta | None = None
+    scan_grace: datetime.timedelta | None = None
+    skip_namespaces: tuple[str, ...] | None = None
+    scanner_namespace: str = "kubescape"
+
+
+class StateSource(Protocol):
+    def read_state(self) -> ClusterState:
+        """The cluster state only: this producer needs no policies."""
+
+
+@dataclass
+class VulnerabilityResult:
+    coverage: VulnerabilityCoverage
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return self.coverage.exit_code
+
+
+def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSource) -> VulnerabilityResult:
+    from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.producers.kubescape import (
+        DEFAULT_SKIP_NAMESPACES,
+        KubescapeOptions,
+        schedule_from,
+    )
+    from kubectl_kyrec.producers.kubescape_coverage import vulnerability_coverage
+
+    exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
+    state = source.read_state()
+    objects = state.objs
+    schedule = schedule_from(objects, scanner_namespace=options.scanner_namespace, period=options.scan_period,
+                             grace=options.scan_grace)
+    skip = options.skip_namespaces if options.skip_namespaces is not None else DEFAULT_SKIP_NAMESPACES
+    kube_options = KubescapeOptions(options.now, schedule, frozenset(skip), options.namespace)
+    cov = vulnerability_coverage(objects, kube_options, exclusions)
+    notices: list[str] = []
+    reads = dict(cov.reads)
+    if not (reads["metadata"] and reads["payload"]):
+        notices.append("the state holds only one read of the summaries (plain LIST or fullSpec LIST): split is "
+                       "undetermined; give both to detect it")
+    if not reads["manifests"]:
+        notices.append("the state holds no VulnerabilityManifest: pairing cannot be checked")
+    return VulnerabilityResult(cov, notices)

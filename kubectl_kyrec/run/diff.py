@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.reconcile.findings import Locate, locator_for
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
@@ -45,6 +46,8 @@ class DiffResult:
     reports: ReportDiff | None = None
     errors: list[tuple[str, Source | None]] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
+    locate: Locate | None = field(default=None, repr=False, compare=False)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -68,7 +71,8 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         options = dataclasses.replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     both = options.only_downstreams == options.only_reports
     run = DiffResult(errors=[(e.message, e.source) for e in inputs.policies.located_errors()],
-                     notices=[str(n) for n in inputs.notices])
+                     notices=[str(n) for n in inputs.notices],
+                     locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.duplicates import first_of_each
-from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice
 
@@ -100,13 +100,15 @@ class FileSource:
             notices.append(Notice(f"{len(state_repeats)} object(s) appear more than once in the state; the first "
                                   f"of each is used (first: {state_repeats[0]})"))
             state = dataclasses.replace(state, objects=state_objects)
+        passed_over = []
         if files.skipped:
-            notices.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
-                                  f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
+            passed_over.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
+                                      f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
         skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
         if skipped:
-            notices.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
-                                  f"evaluate as policies: {', '.join(skipped)}"))
+            passed_over.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
+                                      f"evaluate as policies: {', '.join(skipped)}"))
+        notices.extend(passed_over)
         values = parse_values(_docs([self.values_path])) if self.values_path else Values()
         context = None
         if self.context_path:
@@ -117,7 +119,7 @@ class FileSource:
             context = ctx_docs[0].obj
         if self.policy_paths and not policies.has_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
-                             + (f" ({notices[0]})" if notices else ""))
+                             + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths))
 
@@ -126,6 +128,7 @@ _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
 
 
 def _is_policy_kind(doc: Document) -> bool:
-    return doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
+    return (doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
         "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
         "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+        or unevaluated_kind(doc) is not None)

@@ -60,9 +60,12 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
 
 
 def undetermined_notices(diff: ReportDiff) -> list[str]:
-    """One notice per policy whose report results kyrec could not decide, and so did not compare."""
+    """One notice per policy whose report results kyrec could not decide, and so did not compare; one naming
+    the policy kinds kyrec does not evaluate whose results were left out."""
     by_policy: dict[str, int] = {}
     for policy, _ in diff.undetermined:
         by_policy[policy] = by_policy.get(policy, 0) + 1
-    return [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
-            "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
+    notices = [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
+               "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
+    left_out = diff.left_out_notice()       # results of policy kinds kyrec does not evaluate
+    return [*notices, left_out] if left_out else notices

@@ -8,9 +8,10 @@ A row is one (results entry, resource). Two ways to decide it:
 - **kyverno**: Kyverno's own test runner (kk: cmd/cli/kubectl-kyverno/commands/test/output.go
   printTestResult): names select resources of any kind, a name list matching nothing checks every
   resource, a resource without a response passes "Excluded" when the policy is a ValidatingPolicy with
-  complex matchConstraints (the CLI keeps an empty response only for those) and fails "Not found"
-  otherwise, and an entry without any `is<Kind>Policy` flag looks rules up by name and counts every
-  mismatch as a success when it expects `fail`.
+  complex matchConstraints (the CLI keeps an empty response only for those) or a
+  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise, and an entry without any
+  `is<Kind>Policy` flag looks rules up by name and counts every mismatch as a success when it expects
+  `fail`. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
 
 Evaluation itself is Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
 """
@@ -28,10 +29,12 @@ import yaml
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
+from kubectl_kyrec.evaluate.admission_policy import VapRunner
+from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.k8s.labels import selector_is_empty
-from kubectl_kyrec.load.policies import ValidatingPolicy
+from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Result, Source, Subject, group_version
 from kubectl_kyrec.testsuite.suite import LoadedSuite, ResourceSpec, TestResultEntry
 
@@ -49,8 +52,10 @@ NOT_FOUND = "not-found"
 RESULT_MISMATCH = "result-mismatch"
 GENERATED_MISMATCH = "generated-mismatch"
 LOAD_ERROR = "load-error"
+NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
+EVALUATED_MODES = ("Kubernetes", "JSON")      # ValidatingPolicy evaluation modes
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,13 @@ class Row:
     diff: str | None = None
 
     @property
+    def evaluated(self) -> bool:
+        return self.reason != NOT_EVALUATED
+
+    @property
     def status(self) -> str:
+        if not self.evaluated:
+            return NOT_EVALUATED
         return "pass" if self.passed else "fail"
 
 
@@ -123,6 +134,7 @@ class _Context:
     admission: set[str]
     generating: set[str]
     others: dict[str, str]
+    unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
 
 
@@ -138,9 +150,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     out = SuiteRun(suite.path, suite.name, notices=list(loaded.notices))
     if loaded.error is not None:
         out.errors.append((loaded.error.message, loaded.error.source))
-        out.rows = [_row(loaded, entry, label, entry.kind, "", False, LOAD_ERROR,
-                         f"the test's inputs could not be loaded: {loaded.error}")
-                    for entry in suite.results for label in (_labels(entry) or ["*"])]
+        out.rows = [_unloaded_row(loaded, entry, label) for entry in suite.results
+                    for label in (_labels(entry) or ["*"])]
         return out
     policies = loaded.policies
     ctx = _Context(
@@ -149,17 +160,28 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         admission={p.meta.name for p in policies.admission},
         generating={d.name for d in policies.generating},
         others={d.name: d.kind for d in policies.others if d.name},
+        unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None)
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
         options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
-                              namespace_labels=loaded.values.namespace_labels)
+                              namespace_labels=loaded.values.namespace_labels,
+                              vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
+                              vap_params=tuple(loaded.param_objects))
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
+        subjects = list(outcome.subjects)
+        all_results = list(outcome.results)
+        errors = list(outcome.errors)
+        if loaded.payloads:
+            payload_run = evaluate_json_payloads(policies, loaded.payloads, libraries=libraries, now=now)
+            subjects.extend(payload_run.subjects)
+            all_results.extend(payload_run.results)
+            errors.extend(e for e in payload_run.errors if e not in errors)
         results: dict[tuple[str, Ref], list[Result]] = {}
-        for r in outcome.results:
+        for r in all_results:
             results.setdefault((_name_part(r.policy), r.subject), []).append(r)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
@@ -171,7 +193,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                     ctx.policy_errors.setdefault(policy, f"{where}: {message}" if where else message)
                 if (message, where) not in out.errors:
                     out.errors.append((message, where))
-        for error in outcome.errors:
+        for error in errors:
             name = owner_of(error.source, starts)
             text = f"{error.source}: {error.message}" if error.source else error.message
             if name:
@@ -180,10 +202,20 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
         out.notices.extend(n for n in outcome.notices if n not in out.notices)
-        ctx.runs[operation] = _Evaluation(outcome.subjects, results, generated)
+        ctx.runs[operation] = _Evaluation(subjects, results, generated)
     for entry in suite.results:
         out.rows.extend(_entry_rows(ctx, entry))
     return out
+
+
+def _unloaded_row(loaded: LoadedSuite, entry: TestResultEntry, label: str) -> Row:
+    unsupported = [k for k in entry.flags if k not in EVALUATED_KINDS]
+    if unsupported:
+        # kyrec would not have evaluated it anyway; the file's load error is reported on its own
+        return _row(loaded, entry, label, entry.kind, "", True, NOT_EVALUATED,
+                    f"kyrec does not evaluate {', '.join(unsupported)} policies")
+    return _row(loaded, entry, label, entry.kind, "", False, LOAD_ERROR,
+                f"the test's inputs could not be loaded: {loaded.error}")
 
 
 def owner_of(where: Source | None, starts: Sequence[tuple[Source, str]]) -> str:
@@ -228,8 +260,11 @@ def _display(subject: Subject) -> str:
 
 
 def _name_matches(name: str, subject: Subject, mode: Mode) -> bool:
-    namespace, _, plain = name.rpartition("/")
     ref = subject.ref
+    if not ref.kind:
+        # a JSON payload is named as the test names it, a path perhaps
+        return name == ref.name
+    namespace, _, plain = name.rpartition("/")
     if ref.name != plain:
         return False
     if not namespace:
@@ -300,6 +335,10 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
     evaluation = ctx.runs[_operation(loaded, entry)]
     unsupported = [k for k in entry.flags if k not in EVALUATED_KINDS]
     problem = _policy_problem(ctx, entry, unsupported)
+    if problem is not None and problem[0] == NOT_EVALUATED:
+        # whatever the entry names (targetResources, payloads...), each row is not evaluated
+        return [_row(loaded, entry, label, entry.kind, "", True, NOT_EVALUATED, problem[1])
+                for label in (_labels(entry) or ["*"])]
     if ctx.mode is Mode.STRICT:
         rows = []
         for label, subject, missing in _strict_targets(entry, evaluation.subjects):
@@ -324,8 +363,15 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
+    policy = ctx.validating.get(name)
+    if policy is not None and policy.mode not in EVALUATED_MODES:
+        return NOT_EVALUATED, (f"kyrec does not evaluate {policy.meta.kind} evaluation mode {policy.mode} "
+                               "(httpPayloads, envoyPayloads)")
+    if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
+                                        or name in ctx.generating):
+        return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
     if unsupported:
-        return LOAD_ERROR, f"kyrec does not evaluate {', '.join(unsupported)} policies"
+        return NOT_EVALUATED, f"kyrec does not evaluate {', '.join(unsupported)} policies"
     if name in ctx.policy_errors:
         return LOAD_ERROR, ctx.policy_errors[name]
     if name in ctx.generating and not ctx.generation_available:
@@ -387,7 +433,8 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         reason = OK if passed else RESULT_MISMATCH
         return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
     policy = ctx.validating.get(name)
-    if results or (policy is not None and is_complex(policy)):
+    # the CLI keeps every ValidatingAdmissionPolicy response, empty ones too (policy_processor.go)
+    if results or (policy is not None and is_complex(policy)) or name in ctx.admission:
         return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
 

@@ -22,20 +22,21 @@ def run_files(files: Sequence[str], *, now: datetime.datetime,
               mode: Mode) -> tuple[list[SuiteRun], list[tuple[str, Source | None]]]:
     """Parse, load and run each test file; files that do not parse are returned as load errors."""
     from kubectl_kyrec.testsuite.rows import run_suite
-    from kubectl_kyrec.testsuite.suite import load_suite, parse_test_file
+    from kubectl_kyrec.testsuite.suite import load_suite, parse_test_documents
 
     runs: list[SuiteRun] = []
     load_errors: list[tuple[str, Source | None]] = []
     for path in files:
         try:
-            suite = parse_test_file(path)
+            suites = parse_test_documents(path)
         except InputError as exc:
             load_errors.append((exc.message, exc.source))
             continue
-        loaded = load_suite(suite)
-        kinds, libraries, generate = suite_environment(loaded, now)
-        runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
-                              generate=generate))
+        for suite in suites:        # a file may hold several Test documents; each is its own test
+            loaded = load_suite(suite)
+            kinds, libraries, generate = suite_environment(loaded, now)
+            runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
+                                  generate=generate))
     return runs, load_errors
 
 

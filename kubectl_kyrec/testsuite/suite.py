@@ -18,6 +18,7 @@ from typing import Any
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.line_index import LineIndex
+from kubectl_kyrec.load.payloads import Payload, load_payloads
 from kubectl_kyrec.load.policies import PolicySet, classify
 from kubectl_kyrec.load.values import OPERATIONS, Values, parse_user_info, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
@@ -37,11 +38,11 @@ POLICY_FLAGS = {
     "isMutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
-UNEVALUATED_FIELDS = ("jsonPayload", "jsonPayloads", "httpPayloads", "envoyPayloads", "targetResources",
+UNEVALUATED_FIELDS = ("httpPayloads", "envoyPayloads", "targetResources",
                       "checks", "apiCallResponses", "globalContextEntries")
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
                           "variables", "values", "userinfo", "context", "clusterResources", "paramResources",
-                          "results", *UNEVALUATED_FIELDS))
+                          "results", "jsonPayload", "jsonPayloads", *UNEVALUATED_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class TestSuite:
     param_resources: tuple[str, ...]
     results: tuple[TestResultEntry, ...]
     notices: tuple[Notice, ...] = ()
+    json_payloads: tuple[str, ...] = ()       # jsonPayloads (and the older jsonPayload)
 
     @property
     def directory(self) -> str:
@@ -227,7 +229,16 @@ _DEPRECATED_SCHEMA = ("the test uses Kyverno's deprecated schema (no apiVersion/
 
 
 def parse_test_file(path: str) -> TestSuite:
-    """Read one test file; InputError (file:line) when it is unreadable or not a valid Test."""
+    """Read a test file holding one Test; InputError (file:line) when it is unreadable or not a valid Test."""
+    suites = parse_test_documents(path)
+    if len(suites) != 1:
+        raise InputError(f"expected one Test document, found {len(suites)}", Source(path, 1))
+    return suites[0]
+
+
+def parse_test_documents(path: str) -> list[TestSuite]:
+    """Every `---`-separated Test of a file, in order: Kyverno runs each as its own test
+    (kk: cmd/cli/kubectl-kyverno/test/load.go LoadTest). InputError (file:line) on the first bad one."""
     from kubectl_kyrec.load.documents import load_documents_with_lines
 
     try:
@@ -236,9 +247,12 @@ def parse_test_file(path: str) -> TestSuite:
         if exc.message in ("missing apiVersion", "missing kind"):
             raise InputError(_DEPRECATED_SCHEMA, exc.source) from None
         raise
-    if len(docs) != 1:
-        raise InputError(f"expected one Test document, found {len(docs)}", Source(path, 1))
-    doc, lines = docs[0].document, docs[0].lines
+    if not docs:
+        raise InputError("expected a Test document, found none", Source(path, 1))
+    return [_parse_test_document(path, d.document, d.lines) for d in docs]
+
+
+def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuite:
     root = doc.obj
     f = _Fields(path, root, (), lines)
     if "name" in root:
@@ -268,7 +282,10 @@ def parse_test_file(path: str) -> TestSuite:
         resources=f.strings("resources"), exceptions=f.strings("exceptions"), variables=f.string("variables"),
         values=values, userinfo=f.string("userinfo"), context=f.string("context"),
         cluster_resources=f.strings("clusterResources"), param_resources=f.strings("paramResources"),
-        results=tuple(entries), notices=tuple(notices))
+        results=tuple(entries), notices=tuple(notices),
+        # the older single jsonPayload counts when jsonPayloads is empty (kk: test/load.go cleanTest)
+        json_payloads=tuple(dict.fromkeys(f.strings("jsonPayloads") or
+                                          ((f.string("jsonPayload"),) if f.string("jsonPayload") else ()))))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -289,6 +306,7 @@ class LoadedSuite:
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
     entry_errors: dict[int, str] = field(default_factory=dict)
+    payloads: list[Payload] = field(default_factory=list)
     error: InputError | None = None        # the inputs could not be loaded: every row is a load-error
     notices: list[Notice] = field(default_factory=list)
 
@@ -333,6 +351,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     out.resources, duplicates = first_of_each(docs(suite.resources))
     out.notices.extend(duplicates)
     out.param_objects = docs(suite.param_resources)
+    for name in suite.json_payloads:
+        out.payloads.extend(load_payloads(suite.resolve(name), name))
     for doc in docs(suite.cluster_resources):
         spec = doc.obj.get("spec") or {}
         if doc.kind == "ClusterResource":

@@ -31,7 +31,8 @@ OPAQUE = {"downstreams[].object", "reports", "results[].properties", "unusedExcl
 # maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
 # checked as vocabulary, not as field names
 KEYED_BY_NAME = {"perPolicy"}
-VOCABULARY = {"summary.downstream", "summary.report", "impact.summary.downstream", "impact.summary.result"}
+VOCABULARY = {"summary.downstream", "summary.report", "impact.summary.downstream", "impact.summary.result",
+              "outOfScope", "totals.incompleteBy"}
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 
 
@@ -124,7 +125,7 @@ DIFF_RESULT = sorted({
 COVERAGE_RESULT = sorted({
     "apiVersion", "kind", "kyrecVersion", "counts",
     *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
-                              "orphan")),
+                              "orphan", "split", "unpaired")),
     "subjects", "subjects[].status", "subjects[].reason", "subjects[].excludedBy", "subjects[].gap",
     *_ref("subjects[].subject"), *_ref("subjects[].report"),
     "totals", *(f"totals.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
@@ -135,12 +136,41 @@ COVERAGE_RESULT = sorted({
     "reportAPI", "filteredSubjects", "orphans", *(f"orphans[].{k}" for k in REF),
 })
 
+# `coverage --producer kubescape` on the classes golden state (every class, reason and optional key)
+COVERAGE_RESULT_KUBESCAPE = sorted({
+    "apiVersion", "kind", "kyrecVersion", "producer", "counts",
+    *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
+                              "orphan", "split", "unpaired", "splitUndetermined")),
+    "subjects", *(f"subjects[].{k}" for k in ("status", "reason", "integrity", "imageIds", "excludedBy", "gap",
+                                                "evidence")),
+    *_ref("subjects[].subject"), "subjects[].subject.container", *_ref("subjects[].report"),
+    "subjects[].observed", *(f"subjects[].observed.{k}" for k in ("imageId", "timestamp", "status")),
+    "subjects[].pairing", *(f"subjects[].pairing.{k}" for k in ("paired", "reason", "resolvesIn")),
+    *_ref("subjects[].pairing.ref"),
+    "totals", *(f"totals.{k}" for k in ("critical", "high", "relevant", "complete", "incompleteSubjects",
+                                        "incompleteBy", "derivedFrom", "partial")),
+    "totals.derivedFrom.subjects", "totals.derivedFrom.of",
+    *(f"totals.incompleteBy.{k}" for k in ("missing", "stale", "split", "unpaired", "duplicate", "misnamed",
+                                           "excluded")),
+    *(f"totals.partial.{k}" for k in ("critical", "high", "relevant", "subjects")),
+    "totals.partial.relevant.critical", "totals.partial.relevant.high",
+    "derivedFrom", "derivedFrom.subjects", "derivedFrom.of",
+    "unusedExclusions", "unusedExclusions[].index", "unusedExclusions[].match", "unusedExclusions[].reason",
+    *_loc("unusedExclusions[].location"),
+    "orphans", *(f"orphans[].{k}" for k in [*REF, "reason"]),
+    "split", *(f"split[].{k}" for k in REF), "ignoredSummaries", *(f"ignoredSummaries[].{k}" for k in REF),
+    "outOfScope", *(f"outOfScope.{k}" for k in ("completed-pod", "ephemeral-container", "init-container",
+                                                "not-running", "unscanned-namespace")),
+    "reads", "reads.metadata", "reads.payload", "reads.manifests",
+    "scan", "scan.period", "scan.grace", "scan.source",
+})
+
 TEST_RESULT = sorted({
     *ENVELOPE, *ERRORS, "mode", "rows",
     *(f"rows[].{k}" for k in ("actual", "diff", "expected", "file", "kind", "message", "policy", "reason",
                               "resource", "status", "test")),
     *_loc("rows[].location"),
-    *(f"summary.{k}" for k in ("passed", "failed", "errors")),
+    *(f"summary.{k}" for k in ("passed", "failed", "errors", "notEvaluated")),
 })
 
 
@@ -212,6 +242,13 @@ def test_coverage_result_keys() -> None:
     _check(doc, as_yaml, "CoverageResult", COVERAGE_RESULT)
 
 
+def test_coverage_result_kubescape_keys() -> None:
+    case = DATA / "kubescape" / "classes"
+    doc, as_yaml = invoke("coverage", "--producer", "kubescape", "--now", "2026-10-02T15:30:00Z",
+                          "--state", str(case / "state.json"), "--exclusions", str(case / "exclusions.yaml"))
+    _check(doc, as_yaml, "CoverageResult", COVERAGE_RESULT_KUBESCAPE)
+
+
 def test_test_result_keys() -> None:
     doc, as_yaml = invoke("test", str(DATA / "testrun"))
     _check(doc, as_yaml, "TestResult", TEST_RESULT)
@@ -231,6 +268,7 @@ def test_docs_name_every_key_of_the_contract() -> None:
     # docs/output.md is the contract's prose: every key of every snapshot is written there as `key`
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
-            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *COVERAGE_RESULT, *TEST_RESULT]}
+            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *COVERAGE_RESULT, *COVERAGE_RESULT_KUBESCAPE,
+                      *TEST_RESULT]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []

@@ -57,7 +57,7 @@ def test_counts_lead_in_the_documented_order() -> None:
     expected, subjects, state = _inputs()
     doc = coverage(expected, subjects, state, now=NOW).to_json()
     assert list(doc["counts"]) == ["inScope", "current", "missing", "stale", "duplicate", "misnamed",
-                                   "excluded", "orphan"]
+                                   "excluded", "orphan", "split", "unpaired"]
     assert list(doc)[:6] == ["counts", "subjects", "totals", "perPolicy", "derivedFrom",
                              "unusedExclusions"]
 

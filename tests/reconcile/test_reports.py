@@ -374,3 +374,27 @@ def test_unknown_report_api_is_a_usage_error() -> None:
     c = load_case(CASES / "current")
     with pytest.raises(UsageError, match="unknown report API 'v1'"):
         diff_reports(c["expected"], c["subjects"], c["state"], now=c["now"], report_api="v1")
+
+
+def test_results_of_kinds_kyrec_does_not_evaluate_are_left_out_with_one_notice() -> None:
+    # A MutatingPolicy's result beside the ValidatingPolicy's: kyrec owes none, and the report stays current
+    c = load_case(CASES / "current")
+    report = next(o for o in c["state"] if o["kind"] == "PolicyReport")
+    report["results"].append({"source": "KyvernoMutatingPolicy", "policy": "add-labels", "result": "pass"})
+    # a report about an object that is gone, carrying only an ImageValidatingPolicy result: not an orphan
+    gone = yaml.safe_load(yaml.safe_dump(report))
+    gone["metadata"]["name"] = gone["scope"]["uid"] = "99999999-0000-0000-0000-000000000009"
+    gone["results"] = [{"source": "KyvernoImageValidatingPolicy", "policy": "signed", "result": "fail"}]
+    diff = diff_reports(c["expected"], c["subjects"], [*c["state"], gone], now=c["now"],
+                        policy_versions=c["policy_versions"])
+    assert [str(ch.klass) for ch in diff.changes] == ["current"]
+    assert [r.display() for r in diff.ignored_reports] == [
+        "PolicyReport shop/99999999-0000-0000-0000-000000000009"]
+    assert diff.left_out_sources == ("KyvernoImageValidatingPolicy", "KyvernoMutatingPolicy")
+    notice = diff.left_out_notice()
+    assert notice is not None and notice.endswith("KyvernoImageValidatingPolicy, KyvernoMutatingPolicy")
+    # the same report with a ValidatingPolicy result kyrec does not owe is still an orphan
+    gone["results"].append({"source": "KyvernoValidatingPolicy", "policy": "x", "result": "pass"})
+    diff = diff_reports(c["expected"], c["subjects"], [*c["state"], gone], now=c["now"],
+                        policy_versions=c["policy_versions"])
+    assert sorted(str(ch.klass) for ch in diff.changes) == ["current", "orphan"]

@@ -49,7 +49,7 @@ def test_only_the_adapter_imports_the_engine() -> None:
     assert users == ["cel/engine.py"]
 
 
-CLI_SHARED = ("kubectl_kyrec.cli.common", "kubectl_kyrec.cli.main")
+CLI_SHARED = ("kubectl_kyrec.cli.common", "kubectl_kyrec.cli.main", "kubectl_kyrec.cli.ci_outputs")
 
 
 @pytest.mark.parametrize("path", _modules("cli"), ids=lambda p: f"cli/{p.name}")

@@ -49,7 +49,7 @@ def test_table_shows_the_diff_of_a_generated_resource() -> None:
 def test_json_follows_the_contract() -> None:
     doc = json.loads(invoke(str(CASES / "not-matched"), "-o", "json").stdout)
     assert set(doc) >= {"apiVersion", "kind", "kyrecVersion", "mode", "summary", "rows"}
-    assert doc["summary"] == {"passed": 1, "failed": 2, "errors": 0}
+    assert doc["summary"] == {"passed": 1, "failed": 2, "errors": 0, "notEvaluated": 0}
     for row in doc["rows"]:
         assert set(row) >= CONTRACT_ROW_KEYS
         assert row["location"]["file"].endswith("not-matched/kyverno-test.yaml")
@@ -79,7 +79,7 @@ def test_several_outputs_at_once(tmp_path: Path) -> None:
     result = invoke(str(CASES / "passing-suite"), "-o", "table", "-o", f"json={target}")
     assert result.exit_code == 0
     assert result.stdout.rstrip().endswith("4 passed, 0 failed")
-    assert json.loads(target.read_text())["summary"] == {"passed": 4, "failed": 0, "errors": 0}
+    assert json.loads(target.read_text())["summary"] == {"passed": 4, "failed": 0, "errors": 0, "notEvaluated": 0}
 
 
 def test_a_file_that_does_not_load_wins_over_failing_rows_and_the_rest_still_runs() -> None:
@@ -111,5 +111,5 @@ def test_file_name_picks_other_test_files(tmp_path: Path) -> None:
 
 
 def test_unknown_output_format_is_a_usage_error() -> None:
-    result = invoke(str(CASES / "passing-suite"), "-o", "sarif")
-    assert result.exit_code == 2 and "unknown output format 'sarif'" in result.stderr
+    result = invoke(str(CASES / "passing-suite"), "-o", "reports")
+    assert result.exit_code == 2 and "unknown output format 'reports'" in result.stderr

@@ -298,10 +298,12 @@ def test_unknown_unevaluated_and_uncompilable_policies() -> None:
     result = run_suite(loaded, kinds=KindTable(), libraries=libraries, now=NOW)
     assert [(r.reason, r.message.split(":")[0]) for r in result.rows] == [
         ("not-found", "policy 'absent' is not among the test's policies"),
-        ("load-error", "policy 'legacy' is a ClusterPolicy, which kyrec does not evaluate"),
+        ("not-evaluated", "kyrec does not evaluate ClusterPolicy policies"),
         ("load-error", "in-memory.yaml"),
-        ("load-error", "kyrec does not evaluate MutatingPolicy policies"),
+        ("not-evaluated", "kyrec does not evaluate MutatingPolicy policies"),
     ]
+    # neither passed nor failed
+    assert [r.status for r in result.rows] == ["fail", "not-evaluated", "fail", "not-evaluated"]
     assert "spec.validations[0].expression" in result.rows[2].message
     assert result.errors and result.errors[0][1] == Source("in-memory.yaml", 2)
 

@@ -1,0 +1,195 @@
+"""What CI needs around a run, for every command: `--baseline`, `--write-baseline`, `--sarif-root`, the
+`junit|sarif|github` formats over the run's findings, and GitHub's step summary.
+
+Commands call `ci_flags` (the options), `CiRun.prepare` (findings marked against the baseline) and
+`CiRun.render` / `CiRun.finish`; the formats and the baseline logic themselves are pure modules
+(render/junit.py, render/sarif.py, render/github.py, reconcile/baseline.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import click
+
+from kubectl_kyrec.errors import ExitCode, InputError, KyrecError
+from kubectl_kyrec.model import Source
+from kubectl_kyrec.reconcile.baseline import (
+    BaselineEntry,
+    apply_baseline,
+    baseline_document,
+    parse_baseline,
+)
+from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.render import github
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def ci_flags(func: F) -> F:
+    """The CI options shared by eval, diff and coverage."""
+    options = [
+        click.option("--baseline", "baseline_path", metavar="FILE",
+                     help="Accepted findings (from --write-baseline): shown as baselined, not failing."),
+        click.option("--write-baseline", "write_baseline_path", metavar="FILE",
+                     help="Record this run's findings as the accepted ones (entries of other commands kept)."),
+        click.option("--sarif-root", metavar="DIR",
+                     help="Repository root: SARIF paths are made relative to it (for code scanning)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@dataclass(frozen=True)
+class CiOptions:
+    baseline_path: str | None = None
+    write_baseline_path: str | None = None
+    sarif_root: str | None = None
+
+    @classmethod
+    def from_flags(cls, flags: Mapping[str, Any]) -> CiOptions:
+        return cls(flags.get("baseline_path"), flags.get("write_baseline_path"), flags.get("sarif_root"))
+
+
+def read_baseline(path: str) -> list[BaselineEntry]:
+    """A baseline file (JSON, or YAML by hand); a missing file is an input error, not an empty baseline."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read baseline: {exc.strerror}", Source(path)) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        import yaml
+
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise InputError(f"not JSON: {exc.msg}", Source(path, exc.lineno)) from None
+    return parse_baseline(doc, Source(path))
+
+
+@dataclass
+class CiRun:
+    """A command's findings after the baseline, and what it says about the exit code."""
+
+    command: str
+    options: CiOptions
+    findings: list[Finding]
+    fixed: list[BaselineEntry] = field(default_factory=list)
+    kept: list[BaselineEntry] = field(default_factory=list)     # other commands' entries of the baseline file
+
+    @classmethod
+    def prepare(cls, command: str, findings: Sequence[Finding], options: CiOptions) -> CiRun:
+        if not options.baseline_path:
+            return cls(command, options, list(findings))
+        entries = read_baseline(options.baseline_path)
+        outcome = apply_baseline(findings, entries, command)
+        return cls(command, options, outcome.findings, outcome.fixed,
+                   [e for e in entries if e.command != command])
+
+    @property
+    def baseline_used(self) -> bool:
+        return bool(self.options.baseline_path)
+
+    def exit_code(self, code: ExitCode, still_failing: bool | None = None) -> ExitCode:
+        """The run's code with baselined findings no longer counted: FINDINGS becomes CLEAN when every
+        failing finding is in the baseline. `still_failing` is the command's own answer (eval: --fail-on)."""
+        if not self.baseline_used or code is not ExitCode.FINDINGS:
+            return code
+        if still_failing is None:
+            still_failing = any(f.outcome in ("fail", "error") and not f.baselined for f in self.findings)
+        return ExitCode.FINDINGS if still_failing else ExitCode.CLEAN
+
+    def title(self) -> str:
+        return f"kyrec {self.command}"
+
+    def render(self, fmt: str) -> str:
+        from kubectl_kyrec.render import junit, sarif
+
+        if fmt == "junit":
+            return junit.render(self.findings, name=self.title())
+        if fmt == "sarif":
+            return sarif.render(self.findings, root=self.options.sarif_root, baseline_used=self.baseline_used)
+        if fmt == "github":
+            append_step_summary(self.findings, title=self.title(), fixed=[e.display() for e in self.fixed])
+            return github.render(self.findings)
+        raise ValueError(fmt)
+
+    def finish(self) -> None:
+        """After the outputs: the baseline's news on stderr, and --write-baseline."""
+        if self.baseline_used:
+            accepted = sum(f.baselined for f in self.findings)
+            new = sum(f.is_finding and not f.baselined for f in self.findings)
+            click.echo(f"baseline: {accepted} finding(s) baselined, {new} new, {len(self.fixed)} baseline "
+                       "entr" + ("y" if len(self.fixed) == 1 else "ies") + " fixed", err=True)
+            for entry in self.fixed:
+                click.echo(f"baseline: fixed (no longer found): {entry.display()}", err=True)
+        if self.options.write_baseline_path:
+            kept = self.kept
+            if not self.baseline_used and os.path.exists(self.options.write_baseline_path):
+                kept = [e for e in read_baseline(self.options.write_baseline_path) if e.command != self.command]
+            text = json.dumps(baseline_document(self.findings, keep=kept), indent=2) + "\n"
+            _write_atomically(self.options.write_baseline_path, text)
+
+
+def _write_atomically(path: str, text: str) -> None:
+    tmp = f"{path}.kyrec-tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise KyrecError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
+                        environ: Mapping[str, str] | None = None) -> None:
+    """Append the Markdown summary to `$GITHUB_STEP_SUMMARY` when GitHub set it (other steps write there too)."""
+    path = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(github.step_summary(findings, title=title, fixed=fixed))
+    except OSError as exc:
+        raise KyrecError(f"cannot write $GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None
+
+
+def _located(locate: Callable[..., Source | None] | None) -> Callable[..., Source | None]:
+    return locate if locate is not None else (lambda _ref: None)
+
+
+def diff_findings(run: Any) -> list[Finding]:
+    """A `run.diff.DiffResult` as findings: downstream changes, then report changes."""
+    from kubectl_kyrec.reconcile.findings import from_downstreams, from_reports
+
+    locate = _located(run.locate)
+    out = from_downstreams(run.downstreams, locate) if run.downstreams is not None else []
+    if run.reports is not None:
+        out += from_reports(run.reports, locate)
+    out += [Finding(command="diff", suite="errors", policy="", rule="", subject=None, outcome="error",
+                    message=message, message_class="error", location=where) for message, where in run.errors]
+    return out
+
+
+def coverage_findings(run: Any) -> list[Finding]:
+    from kubectl_kyrec.reconcile.findings import from_coverage
+
+    return from_coverage(run.coverage, _located(run.locate))
+
+
+def test_findings(run: Any) -> list[Finding]:
+    from kubectl_kyrec.reconcile.findings import from_test_runs
+
+    out = from_test_runs(run.runs)
+    out += [Finding(command="test", suite=str(where.file) if where else "test files", policy="", rule="",
+                    subject=None, outcome="error", message=message, message_class="load-error", location=where)
+            for message, where in run.load_errors]
+    return out

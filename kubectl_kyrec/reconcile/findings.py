@@ -1,0 +1,214 @@
+"""Every command's outcome as one list of `Finding`s, the shape the CI formats and the baseline read.
+
+eval results, diff changes, coverage subjects and test rows differ in what they say, but a pull-request
+check needs the same few things from each: which policy, which object, how bad, what message, where.
+One type for all four lets `-o junit|sarif|github` and `--baseline` be written once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Result, Source, group_version
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.test_rows import SuiteRun
+    from kubectl_kyrec.reconcile.coverage import Coverage
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+    from kubectl_kyrec.reconcile.reports import ReportDiff
+
+# what each outcome is in CI terms; `pass` and `skip` are test cases, not findings, and an undetermined
+# result (kyrec cannot decide it offline) asks for review without failing
+FINDING_OUTCOMES = ("fail", "error", "warn")
+Locate = Callable[[Ref], Source | None]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One row of a command's outcome. `outcome` is pass | fail | warn | error | skip | undetermined."""
+
+    command: str                 # eval | diff | coverage | test
+    suite: str                   # the JUnit test suite: the policy, or the domain when there is none
+    policy: str
+    rule: str
+    subject: Ref | None
+    outcome: str
+    message: str
+    # what kind of finding it is, stable across runs and edits: a result status, a change class, a
+    # coverage status. Messages are not used: they carry values (counts, field paths) that drift.
+    message_class: str
+    location: Source | None = None          # where the object was read; None for cluster objects
+    policy_location: Source | None = None
+    policy_kind: str = ""                  # KyvernoValidatingPolicy, ValidatingAdmissionPolicy, ...
+    category: str = ""
+    severity: str = ""
+    validation_actions: tuple[str, ...] = ()
+    baselined: bool = False
+
+    @property
+    def is_finding(self) -> bool:
+        return self.outcome in FINDING_OUTCOMES
+
+    @property
+    def undetermined(self) -> bool:
+        return self.outcome == UNDETERMINED
+
+    @property
+    def counts(self) -> bool:
+        """A finding that makes the exit code 1 (baselined ones are shown, and do not)."""
+        return self.is_finding and not self.baselined
+
+    @property
+    def audit_only(self) -> bool:
+        """Kyverno admits the request: the policy records (Audit) or warns (Warn), it does not deny."""
+        return bool(self.validation_actions) and "Deny" not in self.validation_actions
+
+    @property
+    def subject_key(self) -> str:
+        """The object's identity without version or uid: both change when nothing about the finding did."""
+        if self.subject is None:
+            return ""
+        group, _ = group_version(self.subject.api_version)
+        return "/".join((group, self.subject.kind, self.subject.namespace, self.subject.name))
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        """(command, policy, rule, subject identity, message class): the baseline key, and the fingerprint's."""
+        return (self.command, self.policy, self.rule, self.subject_key, self.message_class)
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256("\x1f".join(self.key).encode()).hexdigest()[:32]
+
+    @property
+    def where(self) -> str:
+        return str(self.location) if self.location else ""
+
+    def subject_display(self) -> str:
+        return self.subject.display() if self.subject else ""
+
+
+def from_results(results: Iterable[Result], command: str = "eval") -> list[Finding]:
+    return [Finding(command=command, suite=r.policy, policy=r.policy, rule=r.rule, subject=r.subject,
+                    outcome=r.result, message=r.message, message_class=r.result, location=r.location,
+                    policy_location=r.policy_location, policy_kind=r.source, category=r.category,
+                    severity=r.severity, validation_actions=tuple(r.validation_actions))
+            for r in results]
+
+
+def _no_location(_: Ref) -> Source | None:
+    return None
+
+
+def from_downstreams(diff: DownstreamDiff, locate: Locate = _no_location) -> list[Finding]:
+    """A downstream change is a failure when Kyverno would act on it, a warning when it would not (sync off)."""
+    out = []
+    for c in diff.changes:
+        klass = str(c.klass)
+        # as DiffResult.exit_code counts them: enforced changes fail; sync-off ones are shown as warnings
+        outcome = "fail" if c.finding else ("pass" if klass == "in-sync" else "warn")
+        reason = f" ({c.reason})" if c.reason else ""
+        message = c.message or f"downstream {klass}{reason}"
+        if c.fields:
+            message += ": " + ", ".join(c.fields)
+        where = locate(c.trigger) if c.trigger else None
+        out.append(Finding(command="diff", suite=c.policy or "downstreams", policy=c.policy, rule="",
+                           subject=c.object, outcome=outcome, message=message,
+                           message_class=f"downstream-{klass}{'-' + str(c.reason) if c.reason else ''}",
+                           location=where or locate(c.object)))
+    return out
+
+
+def from_reports(diff: ReportDiff, locate: Locate = _no_location) -> list[Finding]:
+    """A report that is not current is a failure of its subject (or of the report itself when orphaned)."""
+    out = []
+    for c in diff.changes:
+        if not c.in_scope:
+            continue
+        klass = str(c.klass)
+        subject = c.subject or c.report
+        reason = f" ({c.reason})" if c.reason else ""
+        message = f"policy report {klass}{reason}"
+        if c.fields:
+            message += ": " + ", ".join(c.fields)
+        # an orphan report describes nothing in scope: shown, not failing (as DiffResult.exit_code)
+        outcome = "pass" if klass == "current" else ("warn" if klass == "orphan" else "fail")
+        out.append(Finding(command="diff", suite="reports", policy="", rule="", subject=subject,
+                           outcome=outcome, message=message,
+                           message_class=f"report-{klass}{'-' + str(c.reason) if c.reason else ''}",
+                           location=locate(subject)))
+    return out
+
+
+def from_coverage(cov: Coverage, locate: Locate = _no_location) -> list[Finding]:
+    """Every in-scope subject: current passes, excluded is skipped, anything else is a gap."""
+    out = []
+    for s in cov.subjects:
+        if s.status == "current":
+            outcome, message = "pass", "one current report"
+        elif s.status == "excluded":
+            outcome, message = "skip", f"excluded ({s.gap or 'gap'}): {s.reason or ''}".rstrip(": ")
+        else:
+            outcome = "fail"
+            message = f"report {s.status}" + (f" ({s.reason})" if s.reason else "")
+        out.append(Finding(command="coverage", suite="coverage", policy="", rule="", subject=s.subject,
+                           outcome=outcome, message=message, message_class=s.status, location=locate(s.subject)))
+    return out
+
+
+def from_test_runs(runs: Sequence[SuiteRun]) -> list[Finding]:
+    """A test row is a case of its test; its location is the results entry in the test file."""
+    out = []
+    for run in runs:
+        suite = f"{run.file}: {run.test}" if run.test else run.file
+        for row in run.rows:
+            subject = Ref("", row.kind, "", row.resource, "")
+            outcome = "pass" if row.passed else "fail"
+            message = row.message or (f"expected {row.expected}, got {row.actual}"
+                                      + (f" ({row.reason})" if row.reason else ""))
+            out.append(Finding(command="test", suite=suite, policy=row.policy, rule="", subject=subject,
+                               outcome=outcome, message=message, message_class=row.reason or outcome,
+                               location=row.location or Source(run.file)))
+        for message, where in run.errors:
+            out.append(Finding(command="test", suite=suite, policy="", rule="", subject=None, outcome="error",
+                               message=message, message_class="error", location=where or Source(run.file)))
+    return out
+
+
+def locator(documents: Iterable[Document]) -> Locate:
+    """Where each object was read (kind, namespace, name -> file:line), indexed on first use only: most
+    runs never ask."""
+    index: dict[tuple[str, str, str], Source] = {}
+    pending = [documents]
+
+    def locate(ref: Ref) -> Source | None:
+        if pending:
+            docs = list(pending.pop())
+            # items of a JSON List loaded on the fast path all carry the List's line, not their own:
+            # a line shared by several objects is dropped, the file still says where
+            shared = Counter(d.source for d in docs)
+            for doc in docs:
+                where = doc.source if shared[doc.source] == 1 or not doc.source.line else Source(doc.source.file)
+                index.setdefault((doc.kind, doc.namespace, doc.name), where)
+        return index.get((ref.kind, ref.namespace, ref.name))
+
+    return locate
+
+
+def locator_for(resources: Sequence[Document], state: Sequence[Document], state_from_files: bool) -> Locate:
+    """Manifests first (a -r file is where a reviewer edits), then the state when it was read from files:
+    objects read from a cluster have no file, and SARIF names them by a logical location instead."""
+    return locator([*resources, *(state if state_from_files else [])])
+
+
+def summary(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = dict.fromkeys(("pass", "fail", "warn", "error", "skip", UNDETERMINED, "baselined"), 0)
+    for f in findings:
+        counts[f.outcome] = counts.get(f.outcome, 0) + 1
+        if f.baselined:
+            counts["baselined"] += 1
+    return counts

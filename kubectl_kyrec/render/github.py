@@ -1,0 +1,129 @@
+"""GitHub Actions: workflow-command annotations at file:line, and the whole list in the step summary.
+
+GitHub shows at most 10 annotations of each level (error, warning, notice) per step and drops the rest
+silently. So kyrec prints the first 10 of each level, most severe first, ends with a notice saying how many
+were left out, and, when `$GITHUB_STEP_SUMMARY` is set, appends every finding to that file as a Markdown
+table with the counts (`step_summary`; the file is written by cli.ci_outputs, renderers write no files).
+
+Levels. A `fail` of a policy whose validationActions hold `Deny` (or that has none, as in Kyverno's CLI)
+is an `::error`: Kyverno would refuse the change. A `fail` of an Audit-only or Warn-only policy is a
+`::warning`: at admission Kyverno lets such a request through (Audit records it in a report, Warn returns
+an admission warning), so the reviewer sees it as what it will be in the cluster. The exit code is not
+changed by this: it follows `--fail-on` and `--fail-on-actions`, as Kyverno's CLI does. Findings accepted by
+a `--baseline`, and results kyrec cannot decide offline (`undetermined`), are `::notice`s.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import IO
+
+from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.reconcile.findings import summary as count_findings
+
+GITHUB_LIMIT = 10          # annotations shown per level and step
+LEVEL_ORDER = ("error", "warning", "notice")
+
+
+def escape_data(text: str) -> str:
+    """The message part of a workflow command (after `::`)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A property value (file, title): also `:` and `,`, which would end the value."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def level_of(f: Finding) -> str | None:
+    if f.undetermined:
+        return "notice"
+    if not f.is_finding:
+        return None
+    if f.baselined:
+        return "notice"
+    if f.outcome == "error":
+        return "error"
+    if f.outcome == "warn" or f.audit_only:
+        return "warning"
+    return "error"
+
+
+def _sort_key(f: Finding) -> tuple[int, str, str, str]:
+    return (LEVEL_ORDER.index(level_of(f) or "notice"), f.policy, f.subject_display(), f.where)
+
+
+def annotation(f: Finding, level: str) -> str:
+    props = []
+    if f.location is not None:
+        props.append(f"file={escape_property(f.location.file)}")
+        if f.location.line:
+            props.append(f"line={f.location.line}")
+    title = ": ".join(p for p in (f.policy or f.command, f.subject_display()) if p)
+    if f.baselined:
+        title += " (baselined)"
+    props.append(f"title={escape_property(title)}")
+    message = f.message or f.message_class
+    if f.undetermined:
+        message = f"{f.outcome}: {message}"
+    return f"::{level} {','.join(props)}::{escape_data(message)}"
+
+
+def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT) -> list[str]:
+    by_level: dict[str, list[Finding]] = {level: [] for level in LEVEL_ORDER}
+    for f in sorted(findings, key=_sort_key):
+        level = level_of(f)
+        if level is not None:
+            by_level[level].append(f)
+    left_out = {level: max(0, len(fs) - limit) for level, fs in by_level.items()}
+    # the closing notice is itself a notice: keep room for it among the 10
+    notice_room = limit - 1 if any(left_out.values()) else limit
+    if len(by_level["notice"]) > notice_room:
+        left_out["notice"] = len(by_level["notice"]) - notice_room
+    lines: list[str] = []
+    for level in LEVEL_ORDER:
+        room = notice_room if level == "notice" else limit
+        lines.extend(annotation(f, level) for f in by_level[level][:room])
+    total = sum(left_out.values())
+    if total:
+        parts = ", ".join(f"{n} {level}{'s' if n > 1 else ''}" for level, n in left_out.items() if n)
+        lines.append(f"::notice title=kyrec::{total} more finding{'s' if total > 1 else ''} not annotated "
+                     f"({parts}): GitHub shows {limit} annotations per level and step; the step summary "
+                     "lists them all")
+    return lines
+
+
+def _cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = ()) -> str:
+    """Markdown for `$GITHUB_STEP_SUMMARY`: counts, then every finding (and baseline entries now fixed)."""
+    counts = count_findings(findings)
+    shown = sorted((f for f in findings if f.is_finding or f.undetermined), key=_sort_key)
+    out = [f"### {title}", "", "| outcome | count |", "|---|---:|"]
+    out += [f"| {key} | {value} |" for key, value in counts.items()]
+    out.append("")
+    if shown:
+        out += ["| level | policy | subject | file:line | message |", "|---|---|---|---|---|"]
+        out += [f"| {level_of(f)} | {_cell(f.policy or f.command)} | {_cell(f.subject_display())} | "
+                f"{_cell(f.where)} | {_cell(f.message or f.message_class)} |" for f in shown]
+    else:
+        out.append("No findings.")
+    if fixed:
+        out += ["", f"Baseline entries no longer found ({len(fixed)}), which the baseline file can drop:", ""]
+        out += [f"- {_cell(entry)}" for entry in fixed]
+    return "\n".join(out) + "\n"
+
+
+def write(findings: Sequence[Finding], stream: IO[str]) -> None:
+    """The annotations; the caller appends `step_summary` to `$GITHUB_STEP_SUMMARY` (cli.ci_outputs)."""
+    for line in annotation_lines(findings):
+        stream.write(line + "\n")
+
+
+def render(findings: Sequence[Finding]) -> str:
+    out = io.StringIO()
+    write(findings, out)
+    return out.getvalue()

@@ -1,0 +1,159 @@
+"""--baseline / --write-baseline: accepted findings do not fail, new ones do, fixed ones are reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.model import Source
+from kubectl_kyrec.reconcile.baseline import apply_baseline, baseline_document, parse_baseline
+from tests.ci.findings_support import ROOT, finding
+
+EXAMPLES = ROOT / "testdata" / "examples"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def roundtrip(doc: dict) -> list:  # type: ignore[type-arg]
+    return parse_baseline(json.loads(json.dumps(doc)), Source("b.json"))
+
+
+def test_key_ignores_lines_and_messages_but_not_identity() -> None:
+    entries = roundtrip(baseline_document([finding("web", line=3, message="old text")]))
+    moved = apply_baseline([finding("web", line=90, message="new text")], entries, "eval")
+    assert [f.baselined for f in moved.findings] == [True] and moved.fixed == []
+    other_ns = apply_baseline([finding("web", namespace="prod")], entries, "eval")
+    assert [f.baselined for f in other_ns.findings] == [False]
+    assert [e.subject for e in other_ns.fixed] == ["apps/Deployment/shop/web"]
+    other_class = apply_baseline([finding("web", outcome="error")], entries, "eval")
+    assert [f.baselined for f in other_class.findings] == [False]
+
+
+def test_entries_of_another_command_neither_match_nor_count_as_fixed() -> None:
+    entries = roundtrip(baseline_document([finding("web", command="diff")]))
+    outcome = apply_baseline([finding("web")], entries, "eval")
+    assert [f.baselined for f in outcome.findings] == [False] and outcome.fixed == []
+
+
+def test_passes_are_not_recorded() -> None:
+    doc = baseline_document([finding("a", outcome="pass"), finding("b"), finding("c", outcome="skip")])
+    assert [e["subject"] for e in doc["entries"]] == ["apps/Deployment/shop/b"]
+
+
+def test_a_file_that_is_not_a_baseline_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="not a kyrec baseline"):
+        parse_baseline({"kind": "List"}, Source("b.json"))
+    with pytest.raises(InputError, match=r"entries\[0\]"):
+        parse_baseline({"apiVersion": "kyrec/v1", "kind": "Baseline", "entries": [{"policy": "p"}]}, Source("b"))
+
+
+PODS = """---
+apiVersion: v1
+kind: Pod
+metadata: {name: %s, namespace: shop}
+spec: {containers: [{name: c, image: nginx, resources: {limits: {memory: 4Gi}}}]}
+"""
+
+
+def test_eval_with_a_manifest_edited_between_runs(tmp_path: Path) -> None:
+    manifests = tmp_path / "pods.yaml"
+    baseline = tmp_path / "baseline.json"
+    manifests.write_text(PODS % "old-a" + PODS % "old-b")
+    policies = str(EXAMPLES / "policies")
+    code, _, _ = run("eval", "-p", policies, "-r", str(manifests), "--write-baseline", str(baseline))
+    assert code == 1                                   # writing a baseline does not accept anything yet
+    recorded = json.loads(baseline.read_text())
+    assert recorded["kind"] == "Baseline" and len(recorded["entries"]) == 4     # 2 pods x 2 policies
+
+    # edit: a comment block on top moves every line; nothing new fails
+    manifests.write_text("# owners: team shop\n# reviewed\n\n" + PODS % "old-a" + PODS % "old-b")
+    code, out, err = run("eval", "-p", policies, "-r", str(manifests), "--baseline", str(baseline), "-o", "sarif")
+    assert code == 0, err
+    assert "baseline: 4 finding(s) baselined, 0 new, 0 baseline entries fixed" in err
+    states = {r["baselineState"] for r in json.loads(out)["runs"][0]["results"]}
+    assert states == {"unchanged"}
+
+    # edit: a new pod fails; old-b is fixed (removed)
+    manifests.write_text(PODS % "old-a" + PODS % "new-c")
+    code, out, err = run("eval", "-p", policies, "-r", str(manifests), "--baseline", str(baseline), "-o", "github")
+    assert code == 1
+    assert "2 finding(s) baselined, 2 new, 2 baseline entries fixed" in err
+    assert "baseline: fixed (no longer found): limit-memory /Pod/shop/old-b (fail)" in err
+    errors = [line for line in out.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 1 and "new-c" in errors[0]
+    assert sum("(baselined)" in line for line in out.splitlines()) == 2
+
+    # the table still shows every result; --write-baseline over the old file shrinks it to what is found now
+    code, _, _ = run("eval", "-p", policies, "-r", str(manifests), "--baseline", str(baseline),
+                     "--write-baseline", str(baseline))
+    assert code == 1
+    subjects = sorted(e["subject"] for e in json.loads(baseline.read_text())["entries"])
+    assert subjects == ["/Pod/shop/new-c", "/Pod/shop/new-c", "/Pod/shop/old-a", "/Pod/shop/old-a"]
+
+
+def test_missing_baseline_file_is_an_input_error(tmp_path: Path) -> None:
+    code, _, err = run("eval", "-p", str(EXAMPLES / "policies"), "-r", str(EXAMPLES / "resources"),
+                       "--baseline", str(tmp_path / "nope.json"))
+    assert code == 3 and err.startswith(f"error: {tmp_path / 'nope.json'}: cannot read baseline")
+
+
+DIFF_CASE = ROOT / "testdata" / "diff" / "trigger-gone"
+
+
+def test_diff_with_a_state_edited_between_runs(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    baseline = tmp_path / "baseline.json"
+    original = (DIFF_CASE / "state.yaml").read_text()
+    state.write_text(original)
+    args = ["diff", "--now", "2026-09-01T12:00:00Z", "-p", str(DIFF_CASE / "policy.yaml"), "--state", str(state)]
+    assert run(*args, "--write-baseline", str(baseline))[0] == 1
+    assert [e["class"] for e in json.loads(baseline.read_text())["entries"]] == ["downstream-orphan-trigger-gone"]
+
+    # edit: lines move (a leading comment), the orphan is still there: accepted
+    state.write_text("# captured again\n" + original)
+    code, out, err = run(*args, "--baseline", str(baseline), "-o", "junit")
+    assert code == 0, err
+    assert "baselined" in out and "<failure" not in out
+
+    # edit: team-a's ConfigMap drifts: a new finding fails the run
+    state.write_text(original.replace("tier: standard", "tier: gold", 1))
+    code, out, err = run(*args, "--baseline", str(baseline), "-o", "sarif")
+    assert code == 1
+    results = json.loads(out)["runs"][0]["results"]
+    assert sorted((r["properties"]["subject"]["namespace"], r["baselineState"]) for r in results) == \
+        [("team-a", "new"), ("team-b", "unchanged")]
+
+
+COVERAGE = ROOT / "testdata" / "coverage-cli"
+
+
+def test_coverage_baseline_and_fixed_gaps(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    args = ["coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(COVERAGE / "state.json"),
+            "--now", "2026-11-29T00:00:00Z"]
+    assert run(*args, "--write-baseline", str(baseline))[0] == 1
+    classes = sorted(e["class"] for e in json.loads(baseline.read_text())["entries"])
+    # the kube-system Pod is in scope: a default install writes its report (--skipResourceFilters=true)
+    assert classes == ["misnamed", "missing", "missing", "missing", "stale"]
+    code, _, err = run(*args, "--baseline", str(baseline))
+    assert code == 0 and "5 finding(s) baselined, 0 new" in err
+    # the exclusions file accepts one gap another way: its baseline entry is now reported fixed
+    code, _, err = run(*args, "--baseline", str(baseline), "--exclusions", str(COVERAGE / "exclusions.yaml"))
+    assert code == 0 and "1 baseline entry fixed" in err
+
+
+def test_one_file_serves_several_commands(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(COVERAGE / "state.json"),
+        "--now", "2026-11-29T00:00:00Z", "--write-baseline", str(baseline))
+    run("eval", "-p", str(EXAMPLES / "policies"), "-r", str(EXAMPLES / "resources"), "--write-baseline", str(baseline))
+    commands = sorted({e["command"] for e in json.loads(baseline.read_text())["entries"]})
+    assert commands == ["coverage", "eval"]

@@ -1,0 +1,88 @@
+"""`-o github`: escaping, GitHub's 10-per-level limit, and the step summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.ci_outputs import append_step_summary
+from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.render import github
+from tests.ci.findings_support import ROOT, finding
+
+EXAMPLES = ROOT / "testdata" / "examples"
+
+
+def test_escaping_of_data_and_properties() -> None:
+    f = finding("web", file="dir,with:odd/x.yaml", message="100% bad\r\nsecond line")
+    line = github.annotation_lines([f])[0]
+    assert line == ("::error file=dir%2Cwith%3Aodd/x.yaml,line=3,title=require-labels%3A Deployment shop/web"
+                    "::100%25 bad%0D%0Asecond line")
+
+
+def test_levels_audit_only_is_a_warning() -> None:
+    lines = github.annotation_lines([finding("deny"), finding("audit", actions=("Audit",)),
+                                finding("warn-action", actions=("Warn",)), finding("none", actions=()),
+                                finding("warned", outcome="warn"), finding("errored", outcome="error"),
+                                finding("accepted", baselined=True), finding("ok", outcome="pass")])
+    level = {line.split("title=")[1].split("::")[0].split("/")[-1].replace(" (baselined)", ""): line.split(" ")[0]
+             for line in lines}
+    assert level == {"deny": "::error", "none": "::error", "errored": "::error", "audit": "::warning",
+                     "warn-action": "::warning", "warned": "::warning", "accepted": "::notice"}
+
+
+def test_cluster_object_has_no_file_property() -> None:
+    assert github.annotation_lines([finding(file=None)])[0].startswith("::error title=")
+
+
+def test_more_than_ten_per_level_are_cut_with_a_closing_line(tmp_path: Path) -> None:
+    findings = [finding(f"e{i:02}") for i in range(13)] + [finding(f"w{i}", outcome="warn") for i in range(4)]
+    summary = tmp_path / "summary.md"
+    text = github.render(findings)
+    append_step_summary(findings, title="kyrec eval", environ={"GITHUB_STEP_SUMMARY": str(summary)})
+    lines = text.splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert sum(line.startswith("::warning ") for line in lines) == 4
+    assert "e12" not in text and "e09" in text
+    assert lines[-1].startswith("::notice title=kyrec::3 more findings not annotated (3 errors)")
+    md = summary.read_text()
+    assert "| fail | 13 |" in md and "| warn | 4 |" in md
+    rows = [row for row in md.splitlines() if row.count(" | ") == 4]     # the findings table has 5 columns
+    assert len(rows) == 1 + 17
+    assert "| error | require-labels | Deployment shop/e12 | m.yaml:3 | label 'team' is required |" in md
+
+
+def test_summary_appends_and_escapes_pipes(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    append_step_summary([finding(message="a | b")], title="kyrec eval",
+                        environ={"GITHUB_STEP_SUMMARY": str(summary)}, fixed=["require-labels Deployment shop/gone"])
+    md = summary.read_text()
+    assert md.startswith("earlier step\n### kyrec eval")
+    assert "a \\| b" in md and "- require-labels Deployment shop/gone" in md
+
+
+def test_notices_keep_room_for_the_closing_line() -> None:
+    lines = github.annotation_lines([finding(f"b{i:02}", baselined=True) for i in range(12)])
+    assert sum(line.startswith("::notice file=") for line in lines) == 9
+    assert lines[-1].startswith("::notice title=kyrec::3 more findings not annotated (3 notices)")
+
+
+def test_eval_github_over_ten_findings_writes_the_summary(tmp_path: Path) -> None:
+    manifests = tmp_path / "pods.yaml"
+    manifests.write_text("".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i:02}, namespace: shop}}\n"
+        "spec: {containers: [{name: c, image: nginx}]}\n" for i in range(12)))
+    summary = tmp_path / "summary.md"
+    result = CliRunner().invoke(cli, ["eval", "-p", str(EXAMPLES / "policies"), "-r", str(manifests), "-o", "github"],
+                                env={"GITHUB_STEP_SUMMARY": str(summary)})
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 1
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert lines[-1].startswith("::notice title=kyrec::")
+    rows = [row.split(" | ")[0:2] for row in summary.read_text().splitlines() if row.count(" | ") == 4][1:]
+    # each Pod fails both example policies; require-owner-label is Audit-only, so those are warnings
+    assert sorted(rows) == [["| error", "limit-memory"]] * 12 + [["| warning", "require-owner-label"]] * 12
+    assert sum(line.startswith("::warning ") for line in lines) == 10
+    assert "(2 errors, 2 warnings)" in lines[-1]

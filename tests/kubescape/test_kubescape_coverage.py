@@ -1,0 +1,262 @@
+"""Kubescape vulnerability summaries through the claims engine: golden states in testdata/kubescape/."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.load.exclusions import load_exclusions
+from kubectl_kyrec.producers.kubescape import (
+    KubescapeOptions,
+    classify_vulnerabilities,
+    cron_period,
+    image_identity,
+    parse_wlid,
+    schedule_from,
+)
+from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage, vulnerability_coverage
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "testdata" / "kubescape"
+NOW = datetime.datetime(2026, 10, 2, 15, 30, tzinfo=datetime.UTC)
+
+
+def _build() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kubescape_build", CASES / "build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _build()
+
+
+def _state(case: str) -> list[dict[str, Any]]:
+    return list(json.loads((CASES / case / "state.json").read_text())["items"])
+
+
+def _coverage(state: list[dict[str, Any]], exclusions: str | None = None) -> VulnerabilityCoverage:
+    options = KubescapeOptions(NOW, schedule_from(state))
+    excl = load_exclusions(str(CASES / "classes" / exclusions), now=NOW) if exclusions else ()
+    return vulnerability_coverage(state, options, excl)
+
+
+def _subject_table(doc: dict[str, Any]) -> dict[str, list[Any]]:
+    out = {}
+    for s in doc["subjects"]:
+        ref = s["subject"]
+        pairing = s["pairing"]
+        out[f"{ref['kind']} {ref['name']} {ref['container']}"] = [
+            s["status"], s["reason"], s["integrity"],
+            pairing["reason"] if pairing is not None and not pairing["paired"] else None]
+    return out
+
+
+def test_states_are_what_build_py_writes(tmp_path: Path) -> None:
+    # the committed states are the builder's output, so the builder documents them
+    build.HERE = tmp_path
+    build.main()
+    for case in ("classes", "one-read", "seed-001"):
+        assert (tmp_path / case / "state.json").read_text() == (CASES / case / "state.json").read_text(), case
+
+
+def test_classes_golden() -> None:
+    cov = _coverage(_state("classes"), "exclusions.yaml")
+    doc = cov.to_json()
+    want = yaml.safe_load((CASES / "classes" / "want.yaml").read_text())
+    assert doc["counts"] == want["counts"]
+    assert list(doc["counts"]) == list(want["counts"])
+    assert _subject_table(doc) == want["subjects"]
+    assert {o["name"]: o["reason"] for o in doc["orphans"]} == want["orphans"]
+    assert [r["name"] for r in doc["split"]] == want["split"]
+    assert [r["name"] for r in doc["ignoredSummaries"]] == want["ignoredSummaries"]
+    assert doc["outOfScope"] == want["outOfScope"]
+    assert doc["totals"] == want["totals"]
+    assert [u["index"] for u in doc["unusedExclusions"]] == want["unusedExclusions"]
+    assert cov.exit_code == ExitCode.FINDINGS
+
+
+def test_subject_ref_carries_the_container_and_the_exclusion_its_evidence() -> None:
+    doc = _coverage(_state("classes"), "exclusions.yaml").to_json()
+    legacy = next(s for s in doc["subjects"] if s["subject"]["name"] == "legacy")
+    assert legacy["subject"]["container"] == "app" and legacy["subject"]["kind"] == "Deployment"
+    assert (legacy["excludedBy"], legacy["gap"]) == (0, "missing")
+    assert legacy["evidence"].startswith("kubevuln log 2026-10-02T01:14Z")
+
+
+def test_unpaired_says_where_the_manifest_does_resolve() -> None:
+    doc = _coverage(_state("classes")).to_json()
+    auth = next(s for s in doc["subjects"] if s["subject"]["name"] == "auth")
+    assert auth["pairing"]["ref"]["namespace"] == "shop"
+    assert auth["pairing"]["resolvesIn"] == ["kubescape"]
+
+
+def test_stale_reasons_follow_the_annotations() -> None:
+    state = _state("classes")
+    doc = _coverage(state).to_json()
+    cart = next(s for s in doc["subjects"] if s["subject"]["name"] == "cart")
+    assert cart["observed"]["imageId"] != cart["imageIds"][0]
+    # the same state a week later: every summary is past the daily period plus grace
+    later = vulnerability_coverage(state, KubescapeOptions(NOW + datetime.timedelta(days=7))).to_json()
+    assert {s["subject"]["name"]: s["reason"] for s in later["subjects"] if s["status"] == "stale"} == {
+        "web": "not-rescanned", "cart": "image-changed", "db": "scan-failed", "search": "not-rescanned",
+        "queue": "not-rescanned", "cache": "not-rescanned", "auth": "not-rescanned", "report": "not-rescanned",
+        "toolbox": "not-rescanned", "fresh": "no-result", "huge": "scan-failed"}
+
+
+def test_one_read_leaves_split_undetermined_never_absent() -> None:
+    cov = _coverage(_state("one-read"))
+    doc = cov.to_json()
+    assert doc["counts"]["split"] == 0
+    assert doc["counts"]["splitUndetermined"] == 17
+    # pairing cannot be told either: undetermined, not counted unpaired, never assumed paired
+    assert doc["counts"]["unpaired"] == 0
+    assert {(s["pairing"]["paired"], s["pairing"]["reason"]) for s in doc["subjects"] if s["report"]} == {
+        (None, "payload-not-read")}
+    assert {s["integrity"] for s in doc["subjects"] if s["report"]} == {"undetermined"}
+    assert doc["reads"] == {"metadata": True, "payload": False, "manifests": False}
+    assert doc["totals"]["complete"] is False and doc["totals"]["critical"] is None
+    assert doc["totals"]["incompleteBy"]["split-undetermined"] == 6
+    # freshness is still judged from the metadata rows; only a stub cannot be told from a metadata row
+    both = {s["subject"]["name"]: s["status"] for s in _coverage(_state("classes")).to_json()["subjects"]}
+    one = {s["subject"]["name"]: s["status"] for s in doc["subjects"]}
+    assert {name for name in both if both[name] != one[name]} == {"fresh"}
+    assert (both["fresh"], one["fresh"]) == ("stale", "current")
+
+
+def test_payload_read_alone_pairs_but_cannot_rule_out_a_split() -> None:
+    state = [o for o in _state("classes")
+             if o.get("kind") != "VulnerabilityManifestSummary" or o["spec"]["vulnerabilitiesRef"]["all"]["name"]]
+    doc = _coverage(state).to_json()
+    web = next(s for s in doc["subjects"] if s["subject"]["name"] == "web")
+    assert (web["status"], web["integrity"], web["pairing"]["paired"]) == ("current", "undetermined", True)
+    assert doc["counts"]["split"] == 0 and doc["totals"]["complete"] is False
+
+
+def _complete_state() -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for name in ("a", "b"):
+        image = build.image_id(f"reg.example/{name}", name)
+        items += build.deployment("shop", name, {"app": image}, replicas=2)
+        copies = build.summary("shop", "deployment", name, "app", image, written=build.days_ago(0.1),
+                               severities=(1, 4, 1, 2))
+        items += copies + build.manifests_for(copies)
+    return items
+
+
+def test_totals_only_when_every_subject_is_current_intact_and_paired() -> None:
+    cov = _coverage(_complete_state())
+    totals = cov.to_json()["totals"]
+    assert totals == {"critical": 2, "high": 8, "relevant": {"critical": 2, "high": 4}, "complete": True,
+                      "incompleteSubjects": 0, "incompleteBy": {}, "derivedFrom": {"subjects": 2, "of": 2},
+                      "partial": None}
+    assert cov.exit_code == ExitCode.CLEAN
+
+
+def test_seed_001_figures_classified_exactly_with_totals_refused() -> None:
+    state = _state("seed-001")
+    cov = _coverage(state)
+    doc = cov.to_json()
+    counts = doc["counts"]
+    assert (counts["inScope"], counts["current"], counts["missing"], counts["stale"], counts["split"]) == (
+        79, 57, 9, 13, 31)
+    assert (counts["duplicate"], counts["misnamed"], counts["excluded"], counts["orphan"]) == (0, 0, 0, 56)
+    summaries = [o for o in state if o.get("kind") == "VulnerabilityManifestSummary"]
+    assert len({(o["metadata"]["namespace"], o["metadata"]["name"]) for o in summaries}) == 126
+    # every reference points at the workload namespace; the manifests are in the scanner's
+    assert counts["unpaired"] == 126
+    paired = {(s["pairing"]["reason"], tuple(s["pairing"]["resolvesIn"])) for s in doc["subjects"] if s["pairing"]}
+    assert paired == {("not-found", ("kubescape",))}
+    assert {s["reason"] for s in doc["subjects"] if s["status"] == "stale"} == {"not-rescanned"}
+    assert sum(1 for s in doc["subjects"] if s["integrity"] == "split") == 13
+    totals = doc["totals"]
+    assert (totals["critical"], totals["high"], totals["relevant"], totals["complete"]) == (None, None, None, False)
+    assert totals["incompleteSubjects"] == 79
+    assert totals["incompleteBy"] == {"unpaired": 57, "stale": 13, "missing": 9}
+    assert doc["scan"]["source"] == "CronJob kubescape/kubevuln-scheduler '12 1 * * *'"
+    # about 286 running containers, the rest in namespaces the scanner skips
+    assert doc["outOfScope"] == {"unscanned-namespace": 143}
+    assert cov.exit_code == ExitCode.FINDINGS
+
+
+def test_top_owner_walk_stops_where_the_state_stops() -> None:
+    image = build.image_id("reg.example/x", "x")
+    deploy, rs, pod = build.deployment("shop", "x", {"app": image})
+    # without the ReplicaSet, its name does not say which Deployment owns it: the walk ends there
+    result = classify_vulnerabilities([pod], KubescapeOptions(NOW))
+    [subject] = result.subjects.values()
+    assert (subject.workload.kind, subject.workload.name) == ("ReplicaSet", "x-5d8f7c")
+    # the ReplicaSet's own reference names the Deployment, whether or not the state holds it
+    result = classify_vulnerabilities([rs, pod], KubescapeOptions(NOW))
+    [subject] = result.subjects.values()
+    assert (subject.workload.kind, subject.workload.name, subject.workload.uid) == (
+        "Deployment", "x", deploy["metadata"]["uid"])
+
+
+def test_a_mirror_pod_is_its_own_top_owner() -> None:
+    image = build.image_id("reg.example/etcd", "e")
+    mirror = build.pod("infra", "etcd-node-1", None, {"etcd": image})
+    mirror["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": "node-1",
+                                              "uid": "n-1", "controller": True}]
+    [subject] = classify_vulnerabilities([mirror], KubescapeOptions(NOW)).subjects.values()
+    assert (subject.workload.kind, subject.workload.name) == ("Pod", "etcd-node-1")
+
+
+@pytest.mark.parametrize(("schedule", "hours"), [
+    ("12 1 * * *", 24), ("0 * * * *", 1), ("5 */6 * * *", 6), ("0 3 * * 1", 168), ("*/5 * * * *", None),
+    ("0 0 1 * *", None), ("bad", None)])
+def test_cron_period(schedule: str, hours: int | None) -> None:
+    got = cron_period(schedule)
+    assert (got.total_seconds() / 3600 if got else None) == hours
+
+
+def test_schedule_flags_override_the_cronjob() -> None:
+    state = _state("seed-001")
+    sched = schedule_from(state, period=datetime.timedelta(hours=12))
+    assert (sched.period, sched.grace, sched.source) == (
+        datetime.timedelta(hours=12), datetime.timedelta(hours=3), "flag")
+    assert schedule_from([]).source == "default (daily)"
+
+
+def test_identities() -> None:
+    assert parse_wlid("wlid://cluster-prod/namespace-shop/deployment-web-api") == ("shop", "deployment", "web-api")
+    assert parse_wlid("wlid://cluster-prod/deployment-web") is None
+    digest = "sha256:" + "a" * 64
+    assert image_identity(f"docker-pullable://reg.example/web@{digest}") == image_identity(
+        f"reg.example/web@{digest}") == digest
+
+
+def test_table_refuses_totals_and_names_the_gaps() -> None:
+    from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
+
+    text = render_vulnerability_coverage(_coverage(_state("seed-001")))
+    lines = text.splitlines()
+    assert [line.split()[-1] for line in lines[1:5]] == ["79", "57", "9", "13"]
+    assert "split summaries          31" in text
+    assert ("Totals refused: incomplete, 79 of 79 subjects in scope are not current, intact and paired "
+            "(unpaired 57, stale 13, missing 9).") in text
+    assert "not-found (resolves in kubescape)" in text
+    excluded = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"))
+    assert "Evidence recorded with the exclusions:" in excluded
+    assert "0  Deployment shop/legacy  app          kubevuln log 2026-10-02T01:14Z" in excluded
+    complete = render_vulnerability_coverage(_coverage(_complete_state()))
+    assert "Totals from all 2 subjects in scope:" in complete and "refused" not in complete
+
+
+def test_without_the_manifest_list_pairing_is_undetermined() -> None:
+    state = [o for o in _state("classes") if o.get("kind") != "VulnerabilityManifest"]
+    doc = _coverage(state).to_json()
+    web = next(s for s in doc["subjects"] if s["subject"]["name"] == "web")
+    assert (web["pairing"]["paired"], web["pairing"]["reason"]) == (None, "manifests-not-read")
+    assert web["pairing"]["ref"]["kind"] == "VulnerabilityManifest"
+    assert doc["counts"]["unpaired"] == 2          # the two stubs have no reference at all
+    assert doc["totals"]["incompleteBy"]["pairing-undetermined"] == 4
