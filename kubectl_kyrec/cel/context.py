@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+from kubectl_kyrec.k8s.labels import matches_label_map
 
 ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]
 """(apiVersion, kind) -> (resource plural, namespaced), or None when the kind is unknown."""
@@ -188,10 +189,7 @@ def load_context_file(obj: Mapping[str, Any], *,
 
 
 def _labels_match(obj: Mapping[str, Any], selector: Mapping[str, str] | None) -> bool:
-    if not selector:
-        return True
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return all(labels.get(key) == value for key, value in selector.items())
+    return matches_label_map(selector, (obj.get("metadata") or {}).get("labels"))
 
 
 class ObjectsProvider:
