@@ -40,7 +40,7 @@ from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_result
 from kubectl_kyrec.expect.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
+from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
@@ -446,7 +446,7 @@ def _update_only(policy: GeneratingPolicy) -> bool:
                for r in rules)
 
 
-def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], triggers: Sequence[Document],
+def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Document],
                    state: Sequence[Document], *, kinds: KindLookup, envs: Environments, sink: GeneratorSink,
                    options: GenerateOptions, exceptions: Sequence[PolicyException] = (),
                    trigger_filter: Callable[[Subject], bool] | None = None,
@@ -457,9 +457,8 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
     """
     out = GeneratingOutcome()
     compiled: list[CompiledGeneratingPolicy] = []
-    for item in policies:
+    for policy in policies:
         try:
-            policy = parse_generating_policy(item) if isinstance(item, Document) else item
             if options.policy_names and not (policy.name in options.policy_names
                                              or policy.key in options.policy_names):
                 continue
