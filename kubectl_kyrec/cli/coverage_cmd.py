@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -130,12 +130,19 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     if kubescape_only:
         raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
     interval = parse_duration(scan_interval)
-    if not policy_paths:
-        raise UsageError("needs policies: -p PATH")
-    if not state_paths:
-        raise UsageError("needs the cluster state: --state PATH")
-    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                        state_paths=state_paths, crd_paths=crd_paths, context_path=context_path)
+    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
+                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
+                             context_path=context_path)
+    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        source = live_source(source, kube, reports=True, downstreams=False)
+        all_policies = all_policies or not policy_paths
+    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source)
+        all_policies = True
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path,
@@ -157,7 +164,9 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
         else:
             write_output(spec, render_coverage(run.coverage))
     ci.finish()
-    exit_with(ci.exit_code(run.exit_code), exit_code_flag)
+    from kubectl_kyrec.cluster.exit import live_exit_code
+
+    exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)
 
 
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,

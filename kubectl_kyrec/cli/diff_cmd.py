@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -116,16 +116,21 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)
     now = parse_now(now_text)
-    if live:
-        raise UsageError("--live: reading a live cluster is not available in this build; capture the state "
-                         "with `kubectl get <kinds> -A -o json > state.json` and pass --state state.json")
-    if not state_paths:
-        raise UsageError("diff needs a state: --state PATH")
-    if not policy_paths:
-        raise UsageError("diff needs policies: -p PATH")
-    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                        state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
-                        context_path=context_path)
+    if live and state_paths:
+        raise UsageError("--live and --state exclude each other")
+    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
+                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
+                             values_path=values_path, context_path=context_path)
+    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        source = live_source(source, kube, reports=not only_downstreams, downstreams=not only_reports)
+        all_policies = all_policies or not policy_paths
+    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source, "diff needs policies: -p PATH")
+        all_policies = True
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
@@ -144,4 +149,6 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))
     ci.finish()
-    exit_with(ci.exit_code(run.exit_code), exit_code_flag)
+    from kubectl_kyrec.cluster.exit import live_exit_code
+
+    exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)

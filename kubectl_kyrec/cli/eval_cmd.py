@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from kubectl_kyrec.cli.ci_outputs import ci_flags
@@ -27,6 +29,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("-e", "--exception", "exception_paths", multiple=True,
               help="PolicyExceptions (applied whatever their namespace).")
 @click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@click.option("--live", is_flag=True, help="Read the cluster of the current context (kubeconfig) as the state.")
 @click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
 @click.option("--values", "values_path", help="Request fields and namespace labels (Kyverno CLI Values).")
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
@@ -50,7 +53,8 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @kubectl_flags
 @handle_errors
 def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
-                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
+                 exception_paths: tuple[str, ...], state_paths: tuple[str, ...], live: bool,
+                 crd_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
@@ -69,13 +73,19 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
-    if not policy_paths:
+    if live and state_paths:
+        raise UsageError("--live and --state exclude each other")
+    if not policy_paths and not live:
         raise UsageError("eval needs policies: -p PATH")
-    if not resource_paths and not state_paths:
-        raise UsageError("eval needs resources: -r PATH, or --state PATH")
-    source = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                        state_paths=state_paths, crd_paths=crd_paths, values_path=values_path,
-                        context_path=context_path)
+    if not resource_paths and not state_paths and not live:
+        raise UsageError("eval needs resources: -r PATH, or --state PATH, or --live")
+    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
+                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
+                             values_path=values_path, context_path=context_path)
+    if live:                # eval reads the cluster only when asked (DESIGN section 3)
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        source = live_source(source, kube, reports=False, downstreams=True)
     options = EvalRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
@@ -113,4 +123,6 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined]
     code = run.exit_code if impact is not None else \
         ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
-    exit_with(code, exit_code_flag)
+    from kubectl_kyrec.cluster.exit import live_exit_code
+
+    exit_with(live_exit_code(code, source), exit_code_flag)

@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                    "Print a shell completion script (bash, zsh, fish)."),
     "version": ("kubectl_kyrec.cli.main", "version_command",
                 "Print the versions of kyrec, its CEL engine and the Kyverno APIs it understands."),
+    "apply": ("kubectl_kyrec.cli.apply_cmd", "apply_command",
+              "Correct drift on the live cluster: server-side apply as kyverno-generate, guarded deletes."),
+    "capture": ("kubectl_kyrec.cli.capture_cmd", "capture_command",
+                "Write the cluster state an offline run needs (the LISTs a live diff makes), as one JSON List."),
 }
 
 

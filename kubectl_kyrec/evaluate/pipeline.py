@@ -47,6 +47,7 @@ class EvalOptions:
     # ValidatingAdmissionPolicy: Kyverno's scan (default) or its CLI, with the test's paramResources
     vap_runner: VapRunner = VapRunner.SCAN
     vap_params: tuple[Document, ...] = ()
+    classic: Any = None         # classic.rules.ClassicOptions (values, mocks, roles); None: the state answers
 
 
 @dataclass
@@ -92,6 +93,10 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         located = policies.locate(exc)
         out.errors.append(EvalError(located.message, located.source))
     out.policy_count = len(compiled) + len(admission)
+    classic = _classic_evaluator(policies, state, kinds, envs, options)
+    if classic is not None:
+        out.errors.extend(classic.errors)
+        out.policy_count += len(classic.compiled)
 
     uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
             for d in state if (d.obj.get("metadata") or {}).get("uid")}
@@ -130,6 +135,26 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                                        params=options.vap_params):
                 out.results.append(result)
                 pairs.append((result, reportable(result, True, False)))
+        if classic is not None:
+            for result, ok in classic.evaluate(ctx):
+                out.results.append(result)
+                pairs.append((result, ok))
+    if classic is not None:
+        out.notices.extend(classic.notices)
     out.pairs = pairs
     out.reports = expected_reports(pairs, options.now, options.report_api)
     return out
+
+
+def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
+                       options: EvalOptions) -> Any:
+    """The evaluator of the run's ClusterPolicies/Policies (kubectl_kyrec.classic), or None without any."""
+    selected = [p for p in policies.classic if _selected(p.meta.key, p.meta.name, options.policy_names)]
+    if not selected:
+        return None
+    from kubectl_kyrec.classic.rules import ClassicEvaluator, ClassicOptions, state_sources
+
+    classic = options.classic if options.classic is not None else ClassicOptions()
+    sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
+    return ClassicEvaluator(selected, policies.classic_exceptions, state=state, envs=envs, now=options.now,
+                            sources=sources, options=classic)

@@ -27,6 +27,8 @@ NOT_SUBJECTS = {
 }
 
 LABEL_PREFIX = {
+    "ClusterPolicy": "cpol.kyverno.io/",
+    "Policy": "pol.kyverno.io/",
     "ValidatingPolicy": "vpol.kyverno.io/",
     # Kyverno's PolicyLabelPrefix only checks the cluster kinds (SEMANTICS D.2 quirk)
     "NamespacedValidatingPolicy": "validatingadmissionpolicy.apiserver.io/",
@@ -51,15 +53,17 @@ def is_subject(doc: Document) -> bool:
 def policy_versions(policies: PolicySet, state: Sequence[Document]) -> dict[str, str] | None:
     """The policy resourceVersion labels the background controller would write; None when unknown."""
     stored = {(d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("resourceVersion") or "")
-              for d in state if d.api_version.startswith("policies.kyverno.io/")}
+              for d in state if d.api_version.startswith(("policies.kyverno.io/", "kyverno.io/"))}
     out: dict[str, str] = {}
-    for p in policies.validating:
-        if not p.background:
+    metas = [(p.meta, p.background) for p in policies.validating]
+    metas.extend((p.meta, p.background) for p in policies.classic)
+    for meta, background in metas:
+        if not background:
             continue
-        rv = p.meta.resource_version or stored.get((p.meta.kind, p.meta.namespace, p.meta.name), "")
+        rv = meta.resource_version or stored.get((meta.kind, meta.namespace, meta.name), "")
         if not rv:
             return None
-        out[LABEL_PREFIX[p.meta.kind] + p.meta.name] = rv
+        out[LABEL_PREFIX[meta.kind] + meta.name] = rv
     return out
 
 
@@ -108,5 +112,6 @@ def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Seque
             by_uid.setdefault(trigger.ref.uid, trigger)
     in_scope = [s for uid, s in by_uid.items() if uid in owed]
     keys = frozenset([*(p.meta.key for p in policies.validating), *(p.meta.key for p in policies.admission),
+                      *(p.meta.key for p in policies.classic),
                       *gen_keys])
     return ReportScope(outcome, expected, in_scope, frozenset(by_uid), policy_versions(policies, state), keys)

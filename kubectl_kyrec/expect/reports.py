@@ -61,10 +61,11 @@ def summary(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime,
                  api: str = WGPOLICY) -> dict[str, Any]:
     namespaced_kind, cluster_kind = REPORT_KINDS[api]
-    # CEL sources are keyed by source/policy/uid: one result per policy per resource; later wins
-    keyed: dict[tuple[str, str], Result] = {}
+    # CEL sources are keyed by source/policy/uid: one result per policy per resource; later wins.
+    # Classic policies (source kyverno) by source/policy/rule/uid: one per rule.
+    keyed: dict[tuple[str, str, str], Result] = {}
     for r in results:
-        keyed[(r.source, r.policy)] = r
+        keyed[(r.source, r.policy, r.rule if r.source == "kyverno" else "")] = r
     stamp = {"seconds": int(now.timestamp()), "nanos": 0}
     entries = sorted((report_result(r, now, stamp) for r in keyed.values()), key=_sort_key)
     metadata: dict[str, Any] = {"name": subject.uid}

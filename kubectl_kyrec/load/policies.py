@@ -15,6 +15,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 
 KYVERNO_GROUP = "policies.kyverno.io"
@@ -49,10 +50,6 @@ UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
     (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
     (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
     (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
-    # ClusterPolicy/Policy are being built (their evaluator lands separately), so their report source
-    # `kyverno` is not left out of report comparisons here
-    ("kyverno.io", "ClusterPolicy"): "",
-    ("kyverno.io", "Policy"): "",
     ("kyverno.io", "ClusterCleanupPolicy"): "",
     ("kyverno.io", "CleanupPolicy"): "",
 }
@@ -227,6 +224,8 @@ class PolicySet:
     bindings: list[AdmissionBinding] = field(default_factory=list)
     exceptions: list[PolicyException] = field(default_factory=list)
     generating: list[GeneratingPolicy] = field(default_factory=list)
+    classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
+    classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
     others: list[Document] = field(default_factory=list)
     # policies of any kind that do not parse: each one reported, the rest still evaluated
     errors: list[InputError] = field(default_factory=list)
@@ -237,7 +236,7 @@ class PolicySet:
     @property
     def has_policies(self) -> bool:
         """Whether anything was given that could produce a result (bad policies count: they are reported)."""
-        return bool(self.validating or self.admission or self.generating or self.errors)
+        return bool(self.validating or self.admission or self.generating or self.classic or self.errors)
 
     def extend(self, other: PolicySet) -> None:
         self.validating.extend(other.validating)
@@ -245,6 +244,8 @@ class PolicySet:
         self.bindings.extend(other.bindings)
         self.exceptions.extend(other.exceptions)
         self.generating.extend(other.generating)
+        self.classic.extend(other.classic)
+        self.classic_exceptions.extend(other.classic_exceptions)
         self.others.extend(other.others)
         self.errors.extend(other.errors)
         self.notices.extend(other.notices)
@@ -553,6 +554,7 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
 
     A policy that does not parse, of whatever kind, is kept in `errors` (not raised), so that every bad
     policy is reported and the others still run."""
+    from kubectl_kyrec.load import classic_policies as classic
     from kubectl_kyrec.load.generating_policies import parse_generating_policy
 
     out = PolicySet(lines=dict(lines or {}))
@@ -565,6 +567,10 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                 out.generating.append(parse_generating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
                 out.exceptions.append(parse_exception(doc))
+            elif classic.is_classic_policy(doc):
+                out.classic.append(classic.parse_classic_policy(doc))
+            elif classic.is_classic_exception(doc):
+                out.classic_exceptions.append(classic.parse_classic_exception(doc))
             elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
                 out.admission.append(parse_admission_policy(doc))
             elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":

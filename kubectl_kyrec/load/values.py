@@ -26,6 +26,7 @@ class Values:
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     namespaces: tuple[Document, ...] = ()
     given_user_info: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict)   # the document as written (classic policies' values)
 
     @property
     def request_operation(self) -> str:
@@ -66,7 +67,7 @@ def parse_values_object(obj: Mapping[str, Any], source: Source | None) -> Values
             raise InputError(f"values: namespaceSelector[{i}] needs a name", source)
         if entry["name"] not in listed:
             labels[entry["name"]] = {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}
-    return Values(operation, user_info, labels, tuple(namespaces), "userInfo" in request)
+    return Values(operation, user_info, labels, tuple(namespaces), "userInfo" in request, raw=obj)
 
 
 def parse_user_info(doc: Document) -> dict[str, Any]:

@@ -80,15 +80,20 @@ def render_table(results: Sequence[Result], *, wide: bool = False) -> str:
     if not results:
         return "No policy matched any resource.\n"
     rows = []
+    # ClusterPolicy/Policy answer per rule: the plain table names the rule too when any of them answered
+    rules = any(r.source == "kyverno" for r in results)
     for r in _sorted(results):
         subject = r.subject.display()
         where = str(r.location) if r.location else ""
         if wide:
             rows.append([r.policy, r.rule or "-", subject, r.result, r.message, ",".join(r.validation_actions),
                          r.severity or "-", where])
+        elif rules:
+            rows.append([r.policy, r.rule or "-", subject, r.result, _short(r.message, 80), where])
         else:
             rows.append([r.policy, subject, r.result, _short(r.message, 80), where])
     headers = (["POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION"] if wide
+               else ["POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"] if rules
                else ["POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"])
     counts = summary(results)
     tail = ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
@@ -108,7 +113,7 @@ def render_github(results: Sequence[Result]) -> str:
         if r.result not in level:
             continue
         where = f"file={r.location.file},line={r.location.line or 1}," if r.location else ""
-        title = _escape(f"{r.policy}: {r.subject.display()}")
+        title = _escape(f"{r.policy}{'/' + r.rule if r.source == 'kyverno' else ''}: {r.subject.display()}")
         message = f"{UNDETERMINED}: {r.message}" if r.result == UNDETERMINED else r.message
         lines.append(f"::{level[r.result]} {where}title={title}::{_escape(message)}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -88,7 +88,8 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
                                "object (foreign-fields drift) cannot be seen: in-sync may hide them. Capture with "
                                "kubectl get ... -o json --show-managed-fields")
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
-    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission):
+    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission
+                                     or inputs.policies.classic):
         # the default diff compares reports only when the state holds some (a dump without them would
         # make every report "missing"); --reports asks for the comparison regardless
         run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
@@ -176,7 +177,8 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
     """
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
-    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating):
+    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating
+            or inputs.policies.classic):
         return None, [], []
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,

@@ -128,6 +128,10 @@ _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
 
 
 def _is_policy_kind(doc: Document) -> bool:
+    from kubectl_kyrec.load.classic_policies import is_classic_exception, is_classic_policy
+
+    if is_classic_policy(doc) or is_classic_exception(doc):
+        return True
     return (doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
         "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
         "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")

@@ -38,6 +38,7 @@ POLICY_FLAGS = {
     "isMutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
+# (apiCallResponses and globalContextEntries are honoured for ClusterPolicy/Policy context entries only)
 UNEVALUATED_FIELDS = ("httpPayloads", "envoyPayloads", "targetResources",
                       "checks", "apiCallResponses", "globalContextEntries")
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
@@ -104,6 +105,7 @@ class TestSuite:
     param_resources: tuple[str, ...]
     results: tuple[TestResultEntry, ...]
     notices: tuple[Notice, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)    # the Test as written (apiCallResponses, ...)
     json_payloads: tuple[str, ...] = ()       # jsonPayloads (and the older jsonPayload)
 
     @property
@@ -273,7 +275,10 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
     notices = []
     unevaluated = [k for k in UNEVALUATED_FIELDS if root.get(k)]
     if unevaluated:
-        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}", doc.source))
+        mocks = [k for k in unevaluated if k in ("apiCallResponses", "globalContextEntries")]
+        note = f" ({' and '.join(mocks)} answer ClusterPolicy/Policy context entries only)" if mocks else ""
+        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}{note}",
+                              doc.source))
     unknown = sorted(str(k) for k in root if str(k) not in KNOWN_FIELDS)
     if unknown:
         notices.append(Notice(f"test {name!r}: unknown field(s) {', '.join(unknown)} ignored", doc.source))
@@ -282,7 +287,7 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
         resources=f.strings("resources"), exceptions=f.strings("exceptions"), variables=f.string("variables"),
         values=values, userinfo=f.string("userinfo"), context=f.string("context"),
         cluster_resources=f.strings("clusterResources"), param_resources=f.strings("paramResources"),
-        results=tuple(entries), notices=tuple(notices),
+        results=tuple(entries), notices=tuple(notices), raw=root,
         # the older single jsonPayload counts when jsonPayloads is empty (kk: test/load.go cleanTest)
         json_payloads=tuple(dict.fromkeys(f.strings("jsonPayloads") or
                                           ((f.string("jsonPayload"),) if f.string("jsonPayload") else ()))))
@@ -302,6 +307,8 @@ class LoadedSuite:
     crds: list[Obj] = field(default_factory=list)
     values: Values = field(default_factory=Values)
     user_info: dict[str, Any] = field(default_factory=dict)
+    roles: tuple[str, ...] = ()              # the userinfo file's roles / clusterRoles (classic match)
+    cluster_roles: tuple[str, ...] = ()
     context: Obj | None = None
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
@@ -348,6 +355,7 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     out.policies = classify(docs(suite.policies)).raise_errors()
     exceptions = classify(docs(suite.exceptions)).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
+    out.policies.classic_exceptions = list(exceptions.classic_exceptions)
     out.resources, duplicates = first_of_each(docs(suite.resources))
     out.notices.extend(duplicates)
     out.param_objects = docs(suite.param_resources)
@@ -377,6 +385,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
                              "refuses the deprecated schema without apiVersion/kind)",
                              info_docs[0].source if info_docs else suite.source)
         out.user_info = parse_user_info(info_docs[0])
+        out.roles = tuple(str(r) for r in info_docs[0].obj.get("roles") or [])
+        out.cluster_roles = tuple(str(r) for r in info_docs[0].obj.get("clusterRoles") or [])
     if suite.context:
         ctx_docs = docs([suite.context])
         if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":

@@ -26,16 +26,18 @@ def case(name: str) -> list[str]:
                                                                 else "state.yaml"))]
 
 
-def test_needs_a_state_and_policies() -> None:
-    code, _, err = invoke("-p", str(CASES / "trigger-gone" / "policy.yaml"))
-    assert code == 2 and err.strip() == "error: diff needs a state: --state PATH"
+def test_without_a_state_diff_reads_the_cluster(tmp_path: Path) -> None:
+    # as kubectl does: no --state means the current context (here: no kubeconfig at all, exit 5)
+    result = CliRunner().invoke(cli, ["diff", "-p", str(CASES / "trigger-gone" / "policy.yaml")],
+                                env={"KUBECONFIG": str(tmp_path / "none")})
+    assert result.exit_code == 5 and result.stderr.startswith("error: no kubeconfig found")
     code, _, err = invoke("--state", str(CASES / "trigger-gone" / "state.yaml"))
     assert code == 2 and "diff needs policies" in err
 
 
-def test_live_is_refused_with_a_way_out() -> None:
-    code, _, err = invoke("--live", "-p", str(CASES / "trigger-gone" / "policy.yaml"))
-    assert code == 2 and "--state state.json" in err
+def test_live_and_state_exclude_each_other() -> None:
+    code, _, err = invoke("--live", *case("trigger-gone"))
+    assert code == 2 and "--live and --state exclude each other" in err
 
 
 def test_findings_exit_1_unless_exit_code_false() -> None:

@@ -283,7 +283,8 @@ def test_only_the_name_part_of_the_policy_is_compared() -> None:
 
 
 def test_unknown_unevaluated_and_uncompilable_policies() -> None:
-    cpol = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "legacy"}}
+    # ClusterPolicy is evaluated since issue 12; a cleanup policy still is not
+    cpol = {"apiVersion": "kyverno.io/v2", "kind": "ClusterCleanupPolicy", "metadata": {"name": "legacy"}}
     broken = vpol("broken", expression="object.spec.containers.all(")
     loaded = suite(
         [cpol, broken],
@@ -298,7 +299,7 @@ def test_unknown_unevaluated_and_uncompilable_policies() -> None:
     result = run_suite(loaded, kinds=KindTable(), libraries=libraries, now=NOW)
     assert [(r.reason, r.message.split(":")[0]) for r in result.rows] == [
         ("not-found", "policy 'absent' is not among the test's policies"),
-        ("not-evaluated", "kyrec does not evaluate ClusterPolicy policies"),
+        ("not-evaluated", "kyrec does not evaluate ClusterCleanupPolicy policies"),
         ("load-error", "in-memory.yaml"),
         ("not-evaluated", "kyrec does not evaluate MutatingPolicy policies"),
     ]

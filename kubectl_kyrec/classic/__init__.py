@@ -1,0 +1,1 @@
+"""Kyverno classic policies (ClusterPolicy / Policy): the JMESPath dialect, variables, conditions, patterns, rules."""

@@ -1,0 +1,134 @@
+"""`validate.cel` rules of ClusterPolicy / Policy (kk: pkg/engine/handlers/validation/validate_cel.go).
+
+Kyverno runs them through the Kubernetes ValidatingAdmissionPolicy validator: `celPreconditions` are its
+matchConditions (not met, or an error: skip `cel preconditions not met`), then every validation; the first denial is the
+rule's failure with the validation's message (`validate.message` when it has none, else `failed
+expression: <expr>`; a non-empty messageExpression wins), an evaluation error is a denial too (failure
+policy Fail), and a pass says `Validation rule '<rule>' passed.`. Params come from paramKind/paramRef.
+`namespaceObject` carries only the name, as Kyverno builds it outside a cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+from kubectl_kyrec.cel.engine import Environment, Program
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.k8s.labels import matches_selector
+from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.model import Document
+
+
+@dataclass(frozen=True)
+class CompiledCel:
+    env: Environment
+    conditions: tuple[Program, ...]
+    validations: tuple[tuple[str, str, Program, Program | None], ...]   # (expression, message, ...)
+    param_kind: Mapping[str, Any] | None
+    param_ref: Mapping[str, Any] | None
+
+
+def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -> CompiledCel:
+    """Compile a rule's expressions; InputError (file:line of the field) for one that does not compile."""
+    env, check_env = envs.get("ValidatingAdmissionPolicy")
+    cel = rule.validate.get("cel") or {}
+    base = f"spec.rules[{rule.index}]"
+    variables = [VariableDecl(str(v.get("name", "")), str(v.get("expression", "")))
+                 for v in cel.get("variables") or [] if isinstance(v, Mapping)]
+    compiler = PolicyCompiler(env, check_env, variables, policy.meta.source,
+                              f"{policy.meta.kind} {policy.meta.name!r} rule {rule.name!r}")
+    conditions = tuple(compiler.compile(str(m.get("expression", "")), f"{base}.celPreconditions[{i}].expression",
+                                        ("bool",))
+                       for i, m in enumerate(rule.raw.get("celPreconditions") or []) if isinstance(m, Mapping))
+    default_message = str(rule.validate.get("message") or "")
+    validations = []
+    for i, v in enumerate(cel.get("expressions") or []):
+        if not isinstance(v, Mapping):
+            continue
+        path = f"{base}.validate.cel.expressions[{i}]"
+        expression = str(v.get("expression", ""))
+        program = compiler.compile(expression, f"{path}.expression", ("bool",))
+        message_program = (compiler.compile(str(v["messageExpression"]), f"{path}.messageExpression", ("string",))
+                           if v.get("messageExpression") else None)
+        validations.append((expression, str(v.get("message") or "") or default_message, program, message_program))
+    param_kind = cel.get("paramKind") if isinstance(cel.get("paramKind"), Mapping) else None
+    param_ref = cel.get("paramRef") if isinstance(cel.get("paramRef"), Mapping) else None
+    return CompiledCel(env, conditions, tuple(validations), param_kind, param_ref)
+
+
+def _params(compiled: CompiledCel, namespace: str, state: Sequence[Document]) -> tuple[list[Any] | None, str]:
+    """kk: admissionpolicy.CollectParams over the state; (None, "") when the rule has no params."""
+    if compiled.param_kind is None or compiled.param_ref is None:
+        return None, ""
+    api_version = str(compiled.param_kind.get("apiVersion", ""))
+    kind = str(compiled.param_kind.get("kind", ""))
+    ref = compiled.param_ref
+    ns = str(ref.get("namespace") or "") or namespace
+    found = []
+    for doc in state:
+        if doc.api_version != api_version or doc.kind != kind:
+            continue
+        if ns and doc.namespace and doc.namespace != ns:
+            continue
+        if ref.get("name"):
+            if doc.name == ref.get("name"):
+                found.append(doc.obj)
+        elif matches_selector(ref.get("selector") or {}, (doc.obj.get("metadata") or {}).get("labels") or {}):
+            found.append(doc.obj)
+    if ref.get("name") and not found:
+        # a GET of a missing object (the plural as the RESTMapper would name it, close enough offline)
+        return [], f"{kind.lower()}s \"{ref.get('name')}\" not found"
+    if not found and ref.get("parameterNotFoundAction") == "Deny":
+        return [], "no params found"
+    return found, ""
+
+
+_LAST: list[Any] = [None, None, None]     # (subject context, env, activation) of the last param-less call
+
+
+def _activation(env: Environment, sctx: SubjectContext, param: Any, ns_obj: Any) -> Any:
+    """One activation per (subject, environment) for rules without params: converting the object into
+    CEL values is the expensive part, and every classic CEL rule of a subject shares it."""
+    if param is not None:
+        return sctx.activation(env, extra={"params": param, "namespaceObject": ns_obj})
+    if _LAST[0] is sctx and _LAST[1] is env:
+        return _LAST[2]
+    activation = sctx.activation(env, extra={"params": None, "namespaceObject": ns_obj})
+    _LAST[:] = [sctx, env, activation]
+    return activation
+
+
+def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
+                      state: Sequence[Document]) -> Response:
+    req = sctx.request
+    namespace = "" if (req.kind == "Namespace" and req.group == "") else req.namespace
+    ns_obj = {"metadata": {"name": namespace}} if namespace else None
+    params, problem = _params(compiled, namespace, state)
+    if problem:
+        return Response(ERROR, f"error in parameterized resource: {problem}")
+    for param in params if params is not None else [None]:
+        activation = _activation(compiled.env, sctx, param, ns_obj)
+        for program in compiled.conditions:
+            # k8s matchconditions: a false condition or an evaluation error both leave Matches false, and
+            # Kyverno reads the empty ValidateResult as a skip
+            outcome = program.evaluate(activation)
+            if not outcome.ok or outcome.value is not True:
+                return Response(SKIP, "cel preconditions not met")
+        for expression, message, program, message_program in compiled.validations:
+            outcome = program.evaluate(activation)
+            if not outcome.ok:
+                return Response(FAIL, f"expression '{expression}' resulted in error: {outcome.error}")
+            if outcome.value is True:
+                continue
+            text = message.strip() if message else f"failed expression: {expression.strip()}"
+            if message_program is not None:
+                m = message_program.evaluate(activation)
+                if m.ok and isinstance(m.value, str) and m.value.strip():
+                    text = m.value.strip()
+            return Response(FAIL, text)
+    return Response(PASS, f"Validation rule '{rule.name}' passed.")

@@ -1,0 +1,281 @@
+"""match / exclude of a classic rule, as kk pkg/engine/utils/match.go MatchesResourceDescription decides.
+
+A block (`any`, `all`, or the old `resources`/`subjects`/`roles`/`clusterRoles` form) is AND across the
+attributes it sets and OR inside a list attribute; userInfo attributes are OR'ed into the same error list.
+Exclude is looked at only when the match succeeded. When the request carries no user information (the
+background scan), Kyverno drops the userInfo part of *match* blocks (so they match) while an exclude
+block that needs user information never excludes: reproduced here, as kyrec predicts that scan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.classic.wildcard import contains_wildcard
+from kubectl_kyrec.classic.wildcard import match as wildcard
+from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
+
+VERSION = re.compile(r"^(v\d+((alpha|beta)\d+)?|\*)$")
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    """What matching needs to know about one request."""
+
+    obj: Mapping[str, Any]                    # the resource (the old one on DELETE)
+    group: str
+    version: str
+    kind: str
+    subresource: str
+    operation: str
+    namespace_labels: Mapping[str, str] | None
+    roles: tuple[str, ...] = ()
+    cluster_roles: tuple[str, ...] = ()
+    user_info: Mapping[str, Any] = field(default_factory=dict)   # {username, groups, ...}
+
+    @property
+    def has_user_info(self) -> bool:
+        """False reads as Kyverno's empty RequestInfo (background scan)."""
+        return bool(self.roles or self.cluster_roles or self.user_info.get("username")
+                    or self.user_info.get("groups") or self.user_info.get("uid"))
+
+
+def parse_kind_selector(text: str) -> tuple[str, str, str, str]:
+    """kk: pkg/utils/kube ParseKindSelector -> (group, version, kind, subresource)."""
+    parts = text.split("/")
+    parts = [*parts[:-1], *parts[-1].split(".")]
+    if len(parts) == 1:
+        return "*", "*", parts[0], ""
+    if len(parts) == 2:
+        if parts[0] == "*" and parts[1] == "*":
+            return "*", "*", "*", "*"
+        if parts[0] == "*" and parts[1].lower() == parts[1]:
+            return "*", "*", parts[0], parts[1]
+        if VERSION.match(parts[0]):
+            return "*", parts[0], parts[1], ""
+        return "*", "*", parts[0], parts[1]
+    if len(parts) == 3:
+        if VERSION.match(parts[0]):
+            return "*", parts[0], parts[1], parts[2]
+        return parts[0], parts[1], parts[2], ""
+    if len(parts) == 4:
+        return parts[0], parts[1], parts[2], parts[3]
+    return "", "", "", ""
+
+
+def check_kind(kinds: Sequence[str], facts: RequestFacts, allow_ephemeral: bool = True) -> bool:
+    for k in kinds:
+        group, version, kind, sub = parse_kind_selector(str(k))
+        if wildcard(group, facts.group) and wildcard(version, facts.version) and wildcard(kind, facts.kind):
+            if wildcard(sub, facts.subresource):
+                return True
+            if (allow_ephemeral and (facts.group, facts.version, facts.kind) == ("", "v1", "Pod")
+                    and facts.subresource == "ephemeralcontainers"):
+                return True
+    return False
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def _expand_selector(selector: Mapping[str, Any], labels: Mapping[str, str]) -> Mapping[str, Any]:
+    """kk: wildcards.ReplaceInSelector: wildcard matchLabels take the first label they match, else '0's."""
+    match_labels = selector.get("matchLabels")
+    if not isinstance(match_labels, Mapping):
+        return selector
+    out: dict[str, str] = {}
+    for k, v in match_labels.items():
+        k, v = str(k), str(v)
+        if contains_wildcard(k) or contains_wildcard(v):
+            hit = next(((k1, v1) for k1, v1 in labels.items() if wildcard(k, k1) and wildcard(v, str(v1))), None)
+            if hit is not None:
+                out[hit[0]] = str(hit[1])
+            else:
+                out[re.sub(r"[*?]", "0", k)] = re.sub(r"[*?]", "0", v)
+        else:
+            out[k] = v
+    return {**selector, "matchLabels": out}
+
+
+def _selector(selector: Mapping[str, Any], labels: Mapping[str, str], what: str) -> str | None:
+    try:
+        if matches_selector(_expand_selector(selector, labels), labels):
+            return None
+        return f"{what} does not match"
+    except SelectorError as exc:
+        return f"failed to parse {what}: {exc}"
+
+
+def _subjects(subjects: Sequence[Any], user: Mapping[str, Any]) -> bool:
+    username = str(user.get("username") or "")
+    groups = [str(g) for g in user.get("groups") or []]
+    for s in subjects:
+        if not isinstance(s, Mapping):
+            continue
+        kind, name = s.get("kind"), str(s.get("name") or "")
+        if kind == "ServiceAccount":
+            if wildcard(f"system:serviceaccount:{s.get('namespace') or ''}:{name}", username):
+                return True
+        elif kind == "Group":
+            if any(wildcard(name, g) for g in groups):
+                return True
+        elif kind == "User" and wildcard(name, username):
+            return True
+    return False
+
+
+def _block_errors(desc: Mapping[str, Any], user: Mapping[str, Any], facts: RequestFacts) -> list[str]:
+    """kk: doesResourceMatchConditionBlock; an empty list means the block matches."""
+    operations = desc.get("operations") or []
+    if operations and facts.operation not in operations:
+        return ["operation does not match"]
+    errs = []
+    obj = facts.obj
+    meta = _meta(obj)
+    kinds = desc.get("kinds") or []
+    if kinds and not check_kind(kinds, facts):
+        errs.append(f"kind does not match {kinds}")
+    name = str(meta.get("name") or "") or str(meta.get("generateName") or "")
+    if desc.get("name") and not wildcard(str(desc["name"]), name):
+        errs.append("name does not match")
+    names = desc.get("names") or []
+    if names and not any(wildcard(str(n), name) for n in names):
+        errs.append("none of the names match")
+    namespaces = desc.get("namespaces") or []
+    if namespaces:
+        ns = str(meta.get("name") or "") if obj.get("kind") == "Namespace" else str(meta.get("namespace") or "")
+        if not any(wildcard(str(n), ns) for n in namespaces):
+            errs.append("namespace does not match")
+    annotations = desc.get("annotations")
+    if annotations:
+        actual = meta.get("annotations") or {}
+        for k, v in annotations.items():
+            if not any(wildcard(str(k), str(k1)) and wildcard(str(v), str(v1)) for k1, v1 in actual.items()):
+                errs.append("annotations does not match")
+                break
+    selector = desc.get("selector")
+    if selector is not None:
+        err = _selector(selector, meta.get("labels") or {}, "selector")
+        if err:
+            errs.append(err)
+    ns_selector = desc.get("namespaceSelector")
+    if ns_selector is not None:
+        if obj.get("kind") == "Namespace":
+            errs.append("namespace selector is not applicable for namespace resource")
+        elif obj.get("kind"):
+            err = _selector(ns_selector, facts.namespace_labels or {}, "namespace selector")
+            if err:
+                errs.append(err)
+    roles = user.get("roles") or []
+    if roles and not set(map(str, roles)) & set(facts.roles):
+        errs.append("user info does not match roles for the given conditionBlock")
+    cluster_roles = user.get("clusterRoles") or []
+    if cluster_roles and not set(map(str, cluster_roles)) & set(facts.cluster_roles):
+        errs.append("user info does not match clustersRoles for the given conditionBlock")
+    subjects = user.get("subjects") or []
+    if subjects and not _subjects(subjects, facts.user_info):
+        errs.append("user info does not match subject for the given conditionBlock")
+    return errs
+
+
+def _user_part(block: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: block.get(k) for k in ("roles", "clusterRoles", "subjects") if block.get(k)}
+
+
+def _is_empty(desc: Mapping[str, Any], user: Mapping[str, Any]) -> bool:
+    return not any(v not in (None, "", [], {}) for v in desc.values()) and not user
+
+
+def _match_helper(block: Mapping[str, Any], facts: RequestFacts) -> list[str]:
+    desc = block.get("resources") or {}
+    user = _user_part(block)
+    if not facts.has_user_info:
+        user = {}
+    if _is_empty(desc, user):
+        return ["match cannot be empty"]
+    return _block_errors(desc, user, facts)
+
+
+def _exclude_helper(block: Mapping[str, Any], facts: RequestFacts) -> list[str]:
+    desc = block.get("resources") or {}
+    user = _user_part(block)
+    if _is_empty(desc, user):
+        return []
+    if not _block_errors(desc, user, facts):
+        return ["resource excluded since one of the criteria excluded it"]
+    return []
+
+
+_KIND_ONLY = frozenset(("kinds", "operations"))
+_BY_KIND: dict[tuple[int, int, str, str, str, str, str], tuple[Any, Any, bool]] = {}
+
+
+def _kind_only(block: Mapping[str, Any] | None) -> bool:
+    """A match/exclude whose answer depends on the request's kind and operation alone."""
+    if not block:
+        return True
+    for b in [block, *(block.get("any") or []), *(block.get("all") or [])]:
+        if not isinstance(b, Mapping) or any(k not in ("any", "all", "resources") for k in b):
+            return False
+        if not set(b.get("resources") or {}) <= _KIND_ONLY:
+            return False
+    return True
+
+
+def rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts,
+                 policy_namespace: str = "") -> bool:
+    """True when the rule applies to the request (kk: MatchesResourceDescription returns nil).
+
+    Scans ask the same question for every subject of a kind: a rule whose blocks name only kinds and
+    operations is answered once per (kind, operation) and remembered.
+    """
+    if policy_namespace and policy_namespace != str(_meta(facts.obj).get("namespace") or ""):
+        return False
+    key = (id(match), id(exclude), facts.group, facts.version, facts.kind, facts.subresource, facts.operation)
+    cached = _BY_KIND.get(key)
+    if cached is not None and cached[0] is match and cached[1] is exclude:
+        return cached[2]
+    answer = _rule_matches(match, exclude, facts)
+    if _kind_only(match) and _kind_only(exclude):
+        _BY_KIND[key] = (match, exclude, answer)
+    return answer
+
+
+def _rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts) -> bool:
+    if match.get("any"):
+        if not any(not _match_helper(b, facts) for b in match["any"]):
+            return False
+    elif match.get("all"):
+        if any(_match_helper(b, facts) for b in match["all"]):
+            return False
+    elif _match_helper(match, facts):
+        return False
+    if not exclude:
+        return True
+    if exclude.get("any"):
+        return not any(_exclude_helper(b, facts) for b in exclude["any"])
+    if exclude.get("all"):
+        # excluded only when every block excludes it
+        return not all(_exclude_helper(b, facts) for b in exclude["all"])
+    return not _exclude_helper(exclude, facts)
+
+
+def matches_resources(statement: Mapping[str, Any], facts: RequestFacts) -> bool:
+    """A PolicyException's `match` (kk: pkg/utils/match CheckMatchesResources): any/all, no old form."""
+    def filter_ok(block: Mapping[str, Any]) -> bool:
+        desc = block.get("resources") or {}
+        user = _user_part(block)
+        if _is_empty(desc, user):
+            return False
+        return not _block_errors(desc, user, facts)
+
+    if statement.get("any"):
+        return any(filter_ok(b) for b in statement["any"])
+    if statement.get("all"):
+        return all(filter_ok(b) for b in statement["all"])
+    return False

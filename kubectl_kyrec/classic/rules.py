@@ -1,0 +1,381 @@
+"""Classic policies x one subject -> results, step for step as Kyverno's engine (kk: pkg/engine/validation.go,
+engine.go invokeRuleHandler, handlers/validation).
+
+Per rule of autogen's ComputeRules for the resource's kind: match/exclude; a rule without a validate
+handler gives no response (mutate and generate; verifyImages is recorded as not evaluated); the rule's
+context entries (lazily loaded) and preconditions (`preconditions not met[; msg]`); reportProperties
+substituted; kyverno.io/v2 PolicyExceptions (`rule is skipped due to policy exceptions<ns/name>`); then the
+handler: podSecurity > cel > resource (deny > pattern/anyPattern > foreach). `applyRules: One` stops after
+the first pass or fail. With Enforce on UPDATE, `allowExistingViolations` (default true) turns "the old
+object fails too" into a skip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.classic.autogen import compute_rules
+from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evaluate_cel_rule
+from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
+from kubectl_kyrec.classic.core_adapter import Core
+from kubectl_kyrec.classic.match import RequestFacts, matches_resources, rule_matches
+from kubectl_kyrec.classic.request import images
+from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.validating import make_result
+from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
+from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result
+
+_ACTIONS = {"Enforce": ("Deny",), "Audit": ("Audit",)}
+
+
+@dataclass(frozen=True)
+class ClassicOptions:
+    """What the classic engine needs beyond EvalOptions."""
+
+    roles: tuple[str, ...] = ()
+    cluster_roles: tuple[str, ...] = ()
+    # variables added to every resource's context (the CLI's globalValues and per-resource values):
+    # (policy name, resource name) -> values; ("", "") holds the global ones
+    resource_values: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
+    sources: ContextSources | None = None          # None: the state answers (see ClassicEvaluator)
+
+
+@dataclass
+class _Compiled:
+    policy: ClassicPolicy
+    cel: dict[str, CompiledCel] = field(default_factory=dict)
+    broken: bool = False
+    needs_context: bool = True      # some rule reads the JSON context (all but plain CEL rules do)
+
+
+class ClassicEvaluator:
+    """Evaluates every classic policy of a run against one subject at a time."""
+
+    def __init__(self, policies: Sequence[ClassicPolicy], exceptions: Sequence[ClassicException], *,
+                 state: Sequence[Document], envs: Environments, now: datetime.datetime,
+                 sources: ContextSources, options: ClassicOptions | None = None) -> None:
+        self.options = options or ClassicOptions()
+        self.state = state
+        self.sources = sources
+        self.exceptions = list(exceptions)
+        self.core = Core()
+        self.now = now
+        self._engine: Any = None
+        self.errors: list[EvalError] = []
+        self.notices: list[Notice] = []
+        self._noticed: set[tuple[str, str]] = set()
+        self.compiled: list[_Compiled] = []
+        for policy in policies:
+            c = _Compiled(policy)
+            for rule in policy.rules:
+                if rule.type == "validate" and rule.validate_kind == "cel":
+                    try:
+                        c.cel[rule.name] = compile_cel_rule(policy, rule, envs)
+                    except InputError as exc:
+                        self.errors.append(EvalError(exc.message, exc.source))
+                        c.broken = True
+                        break
+            if not c.broken:
+                c.needs_context = (any(e.conditions is not None for e in exceptions)
+                                   or any(_reads_context(policy, r) for r in policy.rules)
+                                   or any(k[0] == policy.meta.name for k in sources.rule_values))
+                self.compiled.append(c)
+        self._envs = envs
+
+    # -----------------------------------------------------------------------------------------------------
+
+    def evaluate(self, sctx: SubjectContext) -> list[tuple[Result, bool]]:
+        """(result, reportable by the background scan) for every classic rule answering for the subject."""
+        from kubectl_kyrec.classic.json_context import EvalContext
+
+        req = sctx.request
+        obj = req.obj if req.obj is not None else (req.old_obj or {})
+        ns_labels = None
+        if sctx.namespace_obj is not None:
+            ns_labels = (sctx.namespace_obj.get("metadata") or {}).get("labels") or {}
+        user = dict(req.user_info)
+        facts = RequestFacts(obj=obj, group=req.group, version=req.version, kind=req.kind,
+                             subresource=req.subresource, operation=req.operation, namespace_labels=ns_labels,
+                             roles=self.options.roles, cluster_roles=self.options.cluster_roles, user_info=user)
+        context: list[Any] = []
+
+        def make_context() -> Any:
+            # built on first need: CEL-only policies never read the JSON context
+            if not context:
+                if self._engine is None:
+                    from kubectl_kyrec.classic.jmespath_eval import Engine
+
+                    self._engine = Engine(now=lambda: self.now)
+                ctx = EvalContext(engine=self._engine)
+                ctx.add_resource(req.obj)
+                if req.old_obj is not None:
+                    ctx.add_old_resource(req.old_obj)
+                info: dict[str, Any] = {"userInfo": {k: v for k, v in user.items() if v not in (None, "", [], {})}}
+                if self.options.roles:
+                    info["roles"] = list(self.options.roles)
+                if self.options.cluster_roles:
+                    info["clusterRoles"] = list(self.options.cluster_roles)
+                ctx.add_user_info(info)
+                ctx.add_service_account(str(user.get("username") or ""))
+                ctx.add_namespace(str((obj.get("metadata") or {}).get("namespace") or ""))
+                found = images(obj)
+                if found is not None:
+                    ctx.add_json({"images": found})
+                ctx.add_operation(req.operation)
+                context.append(ctx)
+            return context[0]
+
+        out: list[tuple[Result, bool]] = []
+        for compiled in self.compiled:
+            policy = compiled.policy
+            if policy.meta.kind == "Policy" and policy.meta.namespace != req.namespace:
+                continue
+            values = {**self.options.resource_values.get(("", ""), {}),
+                      **self.options.resource_values.get((policy.meta.name, sctx.subject.ref.name), {})}
+            disabled = "reports.kyverno.io/disabled" in policy.meta.labels
+            if not values and not compiled.needs_context:
+                for result in self._policy(compiled, sctx, facts, None):
+                    out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
+                continue
+            ctx = make_context()
+            if not values:
+                # rules that add to the context checkpoint themselves; the policy adds nothing
+                for result in self._policy(compiled, sctx, facts, ctx):
+                    out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
+                continue
+            ctx.checkpoint()
+            try:
+                for key, value in values.items():
+                    ctx.add_variable(key, value)
+                policy_facts = self._values_operation(values, facts, ctx)
+                for result in self._policy(compiled, sctx, policy_facts, ctx):
+                    out.append((result, policy.background and not disabled and result.result != UNDETERMINED))
+            finally:
+                ctx.restore()
+        return out
+
+    @staticmethod
+    def _values_operation(values: Mapping[str, Any], facts: RequestFacts, ctx: Any) -> RequestFacts:
+        """The CLI's values may set `request.operation` per resource: UPDATE makes the resource its own
+        oldObject, DELETE makes it the oldObject of an empty request (kk: processor makePolicyContext)."""
+        op = values.get("request.operation")
+        if not isinstance(op, str) or op.upper() == facts.operation or op.upper() not in ("UPDATE", "DELETE"):
+            return facts
+        op = op.upper()
+        ctx.add_old_resource(facts.obj)
+        if op == "DELETE":
+            ctx.add_resource(None)
+        ctx.add_operation(op)
+        return dataclasses.replace(facts, operation=op)
+
+    def _policy(self, compiled: _Compiled, sctx: SubjectContext, facts: RequestFacts, ctx: Any) -> list[Result]:
+        policy = compiled.policy
+        results: list[Result] = []
+        namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
+        for rule in compute_rules(policy, facts.kind):
+            if not rule_matches(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace):
+                continue
+            if rule.type == "verifyImages":
+                self._notice(policy, rule, "verifyImages rules are not evaluated (they need image registries)")
+                continue
+            if rule.type != "validate":
+                continue        # mutate and generate rules have no validate handler: no response
+            if ctx is None or not self._adds_to_context(policy, rule):
+                # nothing of the rule's own lands in the context: no checkpoint (a deep copy) needed
+                response, properties = self._rule(compiled, rule, sctx, facts, ctx)
+            else:
+                ctx.checkpoint()
+                try:
+                    response, properties = self._rule(compiled, rule, sctx, facts, ctx)
+                finally:
+                    ctx.restore()
+            if response is None:
+                continue
+            results.append(self._result(policy, rule, sctx, response, properties))
+            if policy.apply_rules == "One" and response.status in (PASS, FAIL):
+                break
+        return results
+
+    def _adds_to_context(self, policy: ClassicPolicy, rule: ClassicRule) -> bool:
+        """Whether evaluating the rule adds to the JSON context (context entries, the CLI's rule values)."""
+        key = (policy.meta.name, rule.name)
+        return bool(rule.raw.get("context")) or key in self.sources.rule_values or key in self.sources.foreach_values
+
+    def _rule(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext, facts: RequestFacts,
+              ctx: Any) -> tuple[Response | None, dict[str, str]]:
+        policy = compiled.policy
+        properties = dict(rule.report_properties)
+        if ctx is None:
+            # a CEL rule with nothing that reads the JSON context (see _Compiled.needs_context)
+            matched = self._exceptions(policy, rule, facts, ctx)
+            if matched:
+                properties["exceptions"] = ",".join(e.meta.name for e in matched)
+                keys = ", ".join(e.key for e in matched)
+                return Response(SKIP, f"rule is skipped due to policy exceptions{keys}"), properties
+            return self._cel(compiled, rule, sctx), properties
+        loader = ContextLoader(self.core, self.sources, policy.meta.name,
+                               policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
+        try:
+            loader(rule.raw.get("context") or [], ctx)
+        except Exception as exc:
+            return error("failed to load context", exc), properties
+        try:
+            ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"), "preconditions")
+        except Exception as exc:
+            return self._undetermined(policy, rule, loader) or \
+                error("failed to evaluate preconditions", exc), properties
+        if not ok:
+            return Response(SKIP, join_non_empty(["preconditions not met", msg], "; ")), properties
+        if properties:
+            try:
+                substituted = self.core.substitute(ctx, properties)
+                properties = {str(k): str(v) for k, v in substituted.items()}
+            except Exception:
+                pass        # Kyverno logs the failure and keeps the properties as written
+        matched = self._exceptions(policy, rule, facts, ctx)
+        if matched and rule.validate_kind != "podSecurity":
+            keys = ", ".join(e.key for e in matched)
+            properties["exceptions"] = ",".join(e.meta.name for e in matched)
+            return Response(SKIP, f"rule is skipped due to policy exceptions{keys}"), properties
+        kind = rule.validate_kind
+        if kind == "manifests":
+            self._notice(policy, rule, "validate.manifests rules are not evaluated (they need signatures)")
+            return None, properties
+        if kind == "podSecurity":
+            self._notice(policy, rule, "validate.podSecurity rules are not evaluated yet")
+            return None, properties
+        if kind == "cel":
+            return self._cel(compiled, rule, sctx), properties
+        validator = root_validator(self.core, rule.name, rule.validate, loader)
+        response = validator.validate(ctx)
+        undetermined = self._undetermined(policy, rule, loader)
+        if undetermined is not None:
+            return undetermined, properties
+        response = self._existing_violations(compiled, rule, sctx, facts, ctx, response)
+        return response, properties
+
+    def _cel(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext) -> Response:
+        cel = compiled.cel.get(rule.name)
+        if cel is None:
+            # an autogen rule: its rewritten expressions are compiled the first time it is needed
+            try:
+                cel = compile_cel_rule(compiled.policy, rule, self._envs)
+            except InputError as exc:
+                return error("Error while creating composited compiler", exc.message)
+            compiled.cel[rule.name] = cel
+        return evaluate_cel_rule(cel, rule, sctx, self.state)
+
+    def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,
+                             facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:
+        """kk: validate(): Enforce + UPDATE + allowExistingViolations: the old object failing too is a skip."""
+        policy = compiled.policy
+        if policy.failure_action(rule, facts.obj.get("metadata", {}).get("namespace") or "") != "Enforce":
+            return response
+        if sctx.request.operation != "UPDATE" or sctx.request.old_obj is None:
+            return response
+        if rule.validate.get("allowExistingViolations") is False:
+            return response
+        if response is None or response.status != FAIL:
+            return response
+        old = sctx.request.old_obj
+        old_facts = RequestFacts(obj=old, group=facts.group, version=facts.version, kind=facts.kind,
+                                 subresource=facts.subresource, operation="CREATE",
+                                 namespace_labels=facts.namespace_labels)
+        namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
+        if not rule_matches(rule.raw.get("match") or {}, rule.raw.get("exclude"), old_facts, namespace):
+            return response
+        ctx.checkpoint()
+        try:
+            ctx.add_resource(old)
+            ctx.add_operation("CREATE")
+            prior = root_validator(self.core, rule.name, rule.validate, lambda entries, c: None).validate(ctx)
+        finally:
+            ctx.restore()
+        if prior is not None and prior.status == FAIL:
+            return Response(SKIP, "skipping the rule evaluation as pre-existing violations are allowed")
+        return response
+
+    def _undetermined(self, policy: ClassicPolicy, rule: ClassicRule, loader: ContextLoader) -> Response | None:
+        """A rule that read a context entry kyrec cannot answer: shown as undetermined, never reported."""
+        if not loader.unanswerable:
+            return None
+        return Response(UNDETERMINED, f"{loader.unanswerable}, which kyrec cannot answer offline (give it with "
+                                      "--values or a test's apiCallResponses)")
+
+    def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
+                    ctx: Any) -> list[ClassicException]:
+        """kk: GetPolicyExceptions + MatchesException."""
+        matched = []
+        for exc in self.exceptions:
+            if not exc.contains(policy.meta.key, rule.name):
+                continue
+            if not matches_resources(exc.match, facts):
+                continue
+            if exc.conditions is not None:
+                if ctx is None:
+                    continue        # cannot happen: needs_context holds when an exception has conditions
+                try:
+                    ok, _ = self.core.conditions(ctx, exc.conditions, "")
+                except Exception:
+                    continue
+                if not ok:
+                    continue
+            matched.append(exc)
+        return matched
+
+    def _notice(self, policy: ClassicPolicy, rule: ClassicRule, text: str) -> None:
+        key = (policy.meta.key, rule.name)
+        if key not in self._noticed:
+            self._noticed.add(key)
+            self.notices.append(Notice(f"{policy.meta.kind} {policy.meta.key!r} rule {rule.name!r}: {text}",
+                                       policy.meta.source))
+
+    def _result(self, policy: ClassicPolicy, rule: ClassicRule, sctx: SubjectContext, response: Response,
+                properties: Mapping[str, str]) -> Result:
+        namespace = sctx.request.namespace
+        actions = _ACTIONS[policy.failure_action(rule, namespace)]
+        return make_result(policy.meta, policy.source_kind, sctx, rule.name, response.status, response.message,
+                           properties, actions, policy.background)
+
+
+def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
+    if rule.type != "validate":
+        return False
+    if rule.validate_kind != "cel" or rule.raw.get("context") or rule.raw.get("preconditions"):
+        return True
+    return bool(rule.report_properties)
+
+
+
+def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
+    """Context sources for `eval`/`diff`: the state stands for the cluster (configMap, apiCall.urlPath,
+    GlobalContextEntries of kind kubernetesResource)."""
+    from kubectl_kyrec.cel.context import ObjectsProvider
+    from kubectl_kyrec.run.providers import kinds_adapters
+
+    resource_of, kind_of = kinds_adapters(kinds)
+    provider = ObjectsProvider([d.obj for d in state], resource_of, None, kind_of=kind_of)
+    entries = {d.name: d.obj for d in state
+               if d.kind == "GlobalContextEntry" and d.api_version.startswith("kyverno.io/")}
+
+    def global_entry(name: str) -> Any:
+        entry = entries.get(name)
+        if entry is None:
+            return None
+        res = (entry.get("spec") or {}).get("kubernetesResource") or {}
+        if not res:
+            return None
+        group, version = str(res.get("group") or ""), str(res.get("version") or "")
+        api_version = f"{group}/{version}" if group else version
+        listed = provider.list_resources(api_version, str(res.get("resource") or ""),
+                                         str(res.get("namespace") or ""), None)
+        return listed.get("items") or []
+
+    return ContextSources(cluster=provider, state_global_entries=global_entry)

@@ -1,0 +1,84 @@
+"""What a Kyverno CLI test suite gives classic policies (kk: cmd/cli/kubectl-kyverno/store, variables, test.go).
+
+- Values: `globalValues` and `policies[].resources[].values` become variables of every matching resource's
+  context; `policies[].rules[].values` / `foreachValues` are added when the rule's context loads.
+- Context loaders: without clusterResources the CLI has no cluster, so configMap and apiCall entries are
+  absent; with them its fake client answers (here: a provider over the clusterResources). The CLI runs
+  without registry access: imageRegistry entries are absent too.
+- `apiCallResponses` answer apiCall entries first; `globalContextEntries` answer globalReference entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubectl_kyrec.classic.context_loader import ContextSources
+from kubectl_kyrec.classic.rules import ClassicOptions
+from kubectl_kyrec.testsuite.suite import LoadedSuite
+
+
+def suite_options(loaded: LoadedSuite, kinds: Any) -> ClassicOptions:
+    raw = loaded.values.raw or {}
+    resource_values: dict[tuple[str, str], dict[str, Any]] = {}
+    rule_values: dict[tuple[str, str], Mapping[str, Any]] = {}
+    foreach_values: dict[tuple[str, str], Mapping[str, Any]] = {}
+    global_values = raw.get("globalValues")
+    if isinstance(global_values, Mapping):
+        resource_values[("", "")] = dict(global_values)
+    for policy in raw.get("policies") or []:
+        if not isinstance(policy, Mapping):
+            continue
+        name = str(policy.get("name") or "")
+        for res in policy.get("resources") or []:
+            if isinstance(res, Mapping) and isinstance(res.get("values"), Mapping):
+                resource_values[(name, str(res.get("name") or ""))] = dict(res["values"])
+        for rule in policy.get("rules") or []:
+            if not isinstance(rule, Mapping):
+                continue
+            key = (name, str(rule.get("name") or ""))
+            if isinstance(rule.get("values"), Mapping):
+                rule_values[key] = rule["values"]
+            if isinstance(rule.get("foreachValues"), Mapping):
+                foreach_values[key] = rule["foreachValues"]
+    cluster = None
+    if loaded.suite.cluster_resources:
+        from kubectl_kyrec.cel.context import ObjectsProvider
+        from kubectl_kyrec.run.providers import kinds_adapters
+
+        resource_of, kind_of = kinds_adapters(kinds)
+        objects = [d.obj for d in [*loaded.cluster_objects, *loaded.resources]]
+        cluster = ObjectsProvider(objects, resource_of, None, kind_of=kind_of)
+    test = loaded.suite.raw
+    mocks: dict[str, tuple[int, Any]] = {}
+    for entry in test.get("apiCallResponses") or []:
+        if not isinstance(entry, Mapping):
+            continue
+        url = str(entry.get("url") or entry.get("urlPath") or "").strip()
+        method = str(entry.get("method") or "").strip().upper()
+        response: Mapping[str, Any] = entry["response"] if isinstance(entry.get("response"), Mapping) else {}
+        mocks[f"{method}:{url}" if method else url] = (int(response.get("statusCode") or 200), response.get("body"))
+    globals_: dict[str, Any] = {}
+    for entry in test.get("globalContextEntries") or []:
+        if isinstance(entry, Mapping) and entry.get("name"):
+            globals_[str(entry["name"])] = _mock_data(entry)
+    sources = ContextSources(cluster=cluster, registry=False, api_mocks=mocks, global_entries=globals_,
+                             rule_values=rule_values, foreach_values=foreach_values)
+    return ClassicOptions(roles=loaded.roles, cluster_roles=loaded.cluster_roles, resource_values=resource_values,
+                          sources=sources)
+
+
+def _mock_data(entry: Mapping[str, Any]) -> Any:
+    """kk: ResolveGlobalContextMockData: data, or the resources as a list; fieldPath; named projections."""
+    from kubectl_kyrec.classic.jmespath_eval import search
+
+    root: Any = entry.get("data") if entry.get("data") is not None else list(entry.get("resources") or [])
+    try:
+        if entry.get("fieldPath"):
+            root = search(str(entry["fieldPath"]), root)
+        projections = [p for p in entry.get("projections") or [] if isinstance(p, Mapping)]
+        if projections:
+            return {str(p.get("name")): search(str(p.get("jmesPath") or "@"), root) for p in projections}
+    except Exception as exc:
+        return ValueError(f"global context mock {entry.get('name')!r}: {exc}")
+    return root

@@ -1,0 +1,130 @@
+"""`kubectl kyrec apply`: carry out the plan `diff` implies, on the live cluster (run.apply)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from kubectl_kyrec.cli.common import exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
+from kubectl_kyrec.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.writer import Outcome
+    from kubectl_kyrec.reconcile.plan import Plan
+    from kubectl_kyrec.run.apply import ApplyResult
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    writes = plan.writes
+    head = (f"plan: {len(writes)} write(s) as field manager {plan.field_manager}"
+            + (" with force" if plan.force else " without force") + f", {len(plan.changes) - len(writes)} skipped")
+    lines = [head]
+    for change in plan.changes:
+        ref = change.object
+        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        reason = f"{change.klass}" + (f"/{change.reason}" if change.reason else "")
+        lines.append(f"  {change.action:<7} {ref.kind} {where} ({reason}): {change.message}")
+    return lines
+
+
+def outcome_line(outcome: Outcome) -> str:
+    ref = outcome.change.object
+    where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+    code = f" [{outcome.http_status}]" if outcome.http_status else ""
+    return f"{outcome.status:<13} {outcome.change.action:<7} {ref.kind} {where}{code}: {outcome.message}"
+
+
+@click.command("apply")
+@click.option("-p", "--policy", "policy_paths", multiple=True,
+              help="Policy files or directories; default: the cluster's policies (the complete set).")
+@click.option("-r", "--resource", "resource_paths", multiple=True, help="Triggers as manifests (default: cluster).")
+@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
+@click.option("--state", "state_paths", multiple=True, hidden=True)
+@click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
+@click.option("--now", "now_text", help="The time for time.now() and expiry (RFC 3339).")
+@click.option("--prune", is_flag=True, help="Delete orphaned downstreams (with uid/resourceVersion preconditions).")
+@click.option("--reports", "reports", is_flag=True, help="Delete orphan and duplicate policy reports.")
+@click.option("--write-reports", is_flag=True, help="Also create missing reports (never overwrites one).")
+@click.option("--field-manager", default="kyverno-generate", show_default=True,
+              help="Field manager of the server-side applies.")
+@click.option("--force/--no-force", default=True, show_default=True,
+              help="Take fields over from other managers (as Kyverno does); --no-force reports 409 conflicts.")
+@click.option("--dry-run", "dry_run", type=click.Choice(["none", "server", "client"]), default="none",
+              show_default=True, help="server: send dryRun=All; client: send nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before writing (needed without a terminal).")
+@click.option("--all-policies", is_flag=True, help="The policies given are all there are.")
+@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies.")
+@click.option("--kind", "kinds", multiple=True, help="Only triggers of this kind.")
+@click.option("-l", "--selector", help="Only triggers with these labels.")
+@click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
+              show_default=True)
+@kubectl_flags
+@handle_errors
+def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
+                  state_paths: tuple[str, ...], values_path: str | None, now_text: str | None, prune: bool,
+                  reports: bool, write_reports: bool, field_manager: str, force: bool, dry_run: str, yes: bool,
+                  all_policies: bool, policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
+                  output: str, **kube: object) -> None:
+    """Correct drift on the cluster of the current context.
+
+    Computes the plan `diff` shows and carries it out: missing and drifted downstreams by server-side apply
+    (as kyverno-generate, with force, as Kyverno writes them); orphans deleted only with --prune, each
+    delete conditional on the uid and resourceVersion read. Never touches conflict, undetermined,
+    trigger-unknown or unenforced objects. Exit 4 when a write failed, 5 on a cluster error.
+    """
+    from kubectl_kyrec.cluster.exit import live_exit_code
+    from kubectl_kyrec.cluster.live_source import live_source
+    from kubectl_kyrec.cluster.writer import DryRun
+    from kubectl_kyrec.reconcile.plan import PlanOptions
+    from kubectl_kyrec.run.apply import ApplyRunOptions, run_apply
+    from kubectl_kyrec.run.inputs import FileSource
+
+    if state_paths:
+        raise UsageError("apply works on the live cluster, not on --state files: a plan from files could "
+                         "overwrite changes made since they were written; drop --state")
+    mode = DryRun(dry_run)
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    if mode is DryRun.NONE and not yes and not interactive:
+        raise UsageError("apply writes to the cluster and there is no terminal to ask on: pass --yes, or "
+                         "--dry-run=server|client to see what it would do")
+    files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                       values_path=values_path)
+    source = live_source(files, kube, reports=reports or write_reports, downstreams=True)
+    options = ApplyRunOptions(
+        now=parse_now(now_text), dry_run=mode, namespace=str(kube.get("namespace") or "") or None,
+        selector=parse_selector(selector), policy_names=policy_names, kinds=kinds, all_policies=all_policies,
+        plan=PlanOptions(prune=prune, reports=reports, write_reports=write_reports, field_manager=field_manager,
+                         force=force))
+    table = output == "table"
+
+    def confirm(result: ApplyResult) -> bool:
+        if yes:
+            return True
+        context = source.client.config.context if source.client else "?"
+        return click.confirm(f"apply {len(result.plan.writes)} write(s) to context {context}?", err=True)
+
+    def show_plan(result: ApplyResult) -> None:
+        for line in plan_lines(result.plan):
+            click.echo(line, err=not table)
+
+    def on_outcome(outcome: Outcome) -> None:
+        if table:
+            click.echo(outcome_line(outcome))
+
+    result = run_apply(options, source, confirm=confirm, on_plan=show_plan, on_outcome=on_outcome)
+    for notice in dict.fromkeys(result.notices):
+        click.echo(f"notice: {notice}", err=True)
+    for message, where in result.errors:
+        click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
+    if result.declined:
+        click.echo("declined: nothing written", err=True)
+    if table:
+        summary = result.summary()
+        click.echo("summary: " + ", ".join(f"{k}: {v}" for k, v in summary.items()))
+    else:
+        from kubectl_kyrec.render.envelope import to_json, to_yaml
+
+        click.echo(to_json(result.to_json()) if output == "json" else to_yaml(result.to_json()), nl=False)
+    exit_with(live_exit_code(result.exit_code, source))

@@ -1,0 +1,310 @@
+"""The one HTTP client kyrec has: raw JSON requests to the Kubernetes API with bounded retries and one-line
+errors.
+
+The `kubernetes` package is used for what it does well and kyrec should not redo: kubeconfig loading (exec
+plugins, OIDC, client certificates, several files merged), TLS and the HTTP call itself. Its model classes
+are not used: bodies come back as bytes and are decoded with the same fast JSON path as state files. It is
+imported only by `connect()`, so offline runs and `--help` never load it.
+
+Retry rules (DESIGN section 7, issue 9), per request:
+- 429: wait for Retry-After (capped) and try again, for reads and writes alike (the server did nothing);
+- 5xx, connection resets and read timeouts: reads only, bounded exponential backoff, then the caller fails
+  that one resource type;
+- unreachable, TLS failures and 401: no retry; one line naming the server or the context and user.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+from kubectl_kyrec import __version__
+from kubectl_kyrec.cluster.connection import OFFLINE_HINT, ConnectionOptions, ResolvedConfig, resolve
+from kubectl_kyrec.errors import ClusterError
+from kubectl_kyrec.load.json_stream import iter_json_documents
+
+JSON = "application/json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+@dataclass(frozen=True)
+class Response:
+    status: int
+    headers: Mapping[str, str]
+    data: bytes
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status <= 299
+
+    def header(self, name: str) -> str | None:
+        lower = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == lower), None)
+
+    def json(self, what: str = "response") -> Any:
+        """The body, decoded as state files are (json module, Go's number rules)."""
+        try:
+            text = self.data.decode("utf-8")
+            return next(iter_json_documents(text, what))[0] if text.strip() else None
+        except (UnicodeDecodeError, StopIteration) as exc:
+            raise ClusterError(f"{what}: the server answered with something that is not JSON ({exc})") from None
+
+    def status_message(self) -> str:
+        """The `message` of a Status body, else the start of the body, else the HTTP code."""
+        try:
+            body = self.json()
+        except Exception:  # noqa: BLE001 - any undecodable error body falls back to its text
+            body = None
+        if isinstance(body, Mapping) and body.get("message"):
+            return str(body["message"])
+        text = self.data.decode("utf-8", "replace").strip()
+        return text.splitlines()[0][:200] if text else f"HTTP {self.status}"
+
+
+class TransportError(Exception):
+    """The request got no HTTP answer. `kind`: unreachable | tls | timeout | reset."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class Transport(Protocol):
+    base_url: str
+
+    def send(self, method: str, url: str, headers: Mapping[str, str], body: Any,
+             timeout: float | None) -> Response: ...
+
+    def auth_headers(self) -> dict[str, str]: ...
+
+
+class StatusError(ClusterError):
+    """A final non-2xx answer, with the Status message; `status` is the HTTP code."""
+
+    def __init__(self, message: str, status: int, response: Response | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.response = response
+
+
+class ForbiddenError(StatusError):
+    """403 on one request: the caller records what could not be read and goes on."""
+
+
+class RetriesExhausted(ClusterError):
+    """Timeouts or resets on every try of one read: that read fails, the run goes on."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5               # tries in all for one request
+    base_delay: float = 0.2         # seconds, doubled each retry
+    max_delay: float = 3.0
+    max_retry_after: float = 30.0   # a Retry-After above this is shortened to it
+
+
+@dataclass
+class KubeClient:
+    """Requests against one cluster as one user. `counts` tallies requests by category (`discovery`,
+    `list`, `get`, `apply`, `create`, `delete`) so that runs can report what they cost."""
+
+    transport: Transport
+    config: ResolvedConfig
+    options: ConnectionOptions = field(default_factory=ConnectionOptions)
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    sleep: Callable[[float], None] = time.sleep
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
+                content_type: str | None = None, accept: str = JSON, category: str = "") -> Response:
+        """One API request with the retry rules above; any HTTP answer is returned (the caller maps non-2xx
+        codes with `fail`), except 401, which ends the run."""
+        url = self.transport.base_url.rstrip("/") + path
+        params = {k: v for k, v in (query or {}).items() if v not in (None, "")}
+        if params:
+            url += "?" + urlencode(params)
+        read = method == "GET"
+        delay = self.policy.base_delay
+        attempt = 0
+        while True:
+            attempt += 1
+            headers = self._headers(accept, content_type)
+            self.counts[category or method.lower()] += 1
+            try:
+                response = self.transport.send(method, url, headers, body, self.options.request_timeout)
+            except TransportError as exc:
+                if exc.kind in ("unreachable", "tls"):
+                    raise self._connection_error(exc) from None
+                if not read or attempt >= self.policy.attempts:
+                    what = "timed out" if exc.kind == "timeout" else "connection reset"
+                    raise RetriesExhausted(f"{method} {path}: {what} ({exc.detail}); gave up after {attempt} "
+                                       f"attempt{'s' if attempt > 1 else ''}") from None
+                self.sleep(delay)
+                delay = min(delay * 2, self.policy.max_delay)
+                continue
+            if response.status == 401:
+                raise ClusterError(
+                    f'the cluster rejected the credentials of user "{self.config.user}" (context '
+                    f'"{self.config.context}"): 401 {response.status_message()}; log in again or pick another '
+                    f"context with --context")
+            if response.status == 429 and attempt < self.policy.attempts:
+                self.sleep(self._retry_after(response, delay))
+                delay = min(delay * 2, self.policy.max_delay)
+                continue
+            if read and response.status >= 500 and attempt < self.policy.attempts:
+                self.sleep(self._retry_after(response, delay) if response.header("Retry-After") else delay)
+                delay = min(delay * 2, self.policy.max_delay)
+                continue
+            return response
+
+    def _headers(self, accept: str, content_type: str | None) -> Any:
+        from urllib3 import HTTPHeaderDict  # multiple Impersonate-Group headers need a multi-dict
+
+        headers = HTTPHeaderDict()
+        headers["Accept"] = accept
+        headers["User-Agent"] = f"kubectl-kyrec/{__version__}"
+        if content_type:
+            headers["Content-Type"] = content_type
+        for k, v in self.transport.auth_headers().items():
+            headers[k] = v
+        if self.options.as_user:
+            headers["Impersonate-User"] = self.options.as_user
+        for group in self.options.as_groups:
+            headers.add("Impersonate-Group", group)
+        return headers
+
+    def _retry_after(self, response: Response, fallback: float) -> float:
+        value = response.header("Retry-After")
+        try:
+            seconds = float(value) if value is not None else fallback
+        except ValueError:
+            seconds = fallback
+        return max(0.0, min(seconds, self.policy.max_retry_after))
+
+    def _connection_error(self, exc: TransportError) -> ClusterError:
+        where = self.config.server or self.transport.base_url
+        if exc.kind == "tls":
+            return ClusterError(f'TLS failure talking to {where} (context "{self.config.context}"): {exc.detail}')
+        return ClusterError(f'cannot reach the cluster at {where} (context "{self.config.context}"): '
+                            f"{exc.detail}; check the network, or {OFFLINE_HINT}")
+
+    def get_json(self, path: str, *, query: Mapping[str, Any] | None = None, category: str = "get",
+                 verb: str = "get", resource: str = "", namespace: str = "") -> Any:
+        response = self.request("GET", path, query=query, category=category)
+        if not response.ok:
+            raise self.fail(response, verb, resource, namespace, path)
+        return response.json(path)
+
+    def fail(self, response: Response, verb: str, resource: str, namespace: str, path: str) -> StatusError:
+        """The one-line error for a final non-2xx answer."""
+        message = response.status_message()
+        if response.status == 403:
+            where = f' in namespace "{namespace}"' if namespace else (" cluster-wide" if resource else "")
+            return ForbiddenError(f"forbidden: cannot {verb} {resource or path}{where} as "
+                                  f"{self._who()}: {message}", 403, response)
+        if response.status == 429:
+            return StatusError(f"{verb} {resource or path}: the server kept answering 429 Too Many Requests; "
+                               f"gave up after {self.policy.attempts} attempts", 429, response)
+        return StatusError(f"{verb} {resource or path}: {response.status} {message}", response.status, response)
+
+    def _who(self) -> str:
+        if self.options.as_user:
+            return f'"{self.options.as_user}" (impersonated)'
+        return f'user "{self.config.user}" of context "{self.config.context}"'
+
+
+# ---- the kubernetes-backed transport --------------------------------------------------------------------
+
+class _KubernetesTransport:
+    def __init__(self, api_client: Any) -> None:
+        import inspect
+
+        self._api_client = api_client
+        self._rest = api_client.rest_client
+        self.base_url = str(api_client.configuration.host)
+        # kubernetes < 34 has `_preload_content` on the REST layer and raises on non-2xx answers; later
+        # versions never preload there and return every answer
+        self._legacy = "_preload_content" in inspect.signature(self._rest.request).parameters
+
+    def auth_headers(self) -> dict[str, str]:
+        out = {}
+        for setting in self._api_client.configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                out[str(setting["key"])] = str(setting["value"])
+        return out
+
+    def send(self, method: str, url: str, headers: Mapping[str, str], body: Any,
+             timeout: float | None) -> Response:
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
+        kwargs: dict[str, Any] = {"headers": headers, "body": body,
+                                  "_request_timeout": timeout if timeout else (30.0, None)}
+        if self._legacy:
+            kwargs["_preload_content"] = False
+        try:
+            resp = self._rest.request(method, url, **kwargs)
+        except ApiException as exc:
+            if exc.status:
+                raw = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
+                return Response(int(exc.status), dict(exc.headers or {}), raw)
+            raise TransportError("tls" if "SSL" in str(exc.reason) else "unreachable",
+                                 _first_line(str(exc.reason))) from None
+        except urllib3.exceptions.SSLError as exc:
+            raise TransportError("tls", _first_line(str(exc))) from None
+        except urllib3.exceptions.NewConnectionError as exc:
+            raise TransportError("unreachable", _reason(exc)) from None
+        except urllib3.exceptions.ConnectTimeoutError as exc:
+            raise TransportError("unreachable", f"connect timed out ({_reason(exc)})") from None
+        except urllib3.exceptions.ReadTimeoutError as exc:
+            raise TransportError("timeout", _reason(exc)) from None
+        except urllib3.exceptions.ProtocolError as exc:
+            raise TransportError("reset", _reason(exc)) from None
+        except urllib3.exceptions.HTTPError as exc:
+            raise TransportError("unreachable", _reason(exc)) from None
+        raw_response = getattr(resp, "response", resp)
+        data = raw_response.data
+        release = getattr(raw_response, "release_conn", None)
+        if release is not None:
+            release()
+        return Response(int(resp.status), dict(raw_response.headers), bytes(data or b""))
+
+
+def _reason(exc: BaseException) -> str:
+    inner = getattr(exc, "reason", None) or (exc.args[1] if len(exc.args) > 1 else None)
+    text = str(inner) if inner else str(exc)
+    for marker in ("Connection refused", "Connection reset by peer", "timed out", "Name or service not known"):
+        if marker in text:
+            return marker.lower() if marker != "Connection reset by peer" else "connection reset by peer"
+    return _first_line(text)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[-1][:200] if text.strip() else "no detail"
+
+
+def connect(options: ConnectionOptions, **kwargs: Any) -> KubeClient:
+    """A client for the context `options` name (kubeconfig flags, KUBECONFIG, ~/.kube/config)."""
+    resolved = resolve(options)
+    try:
+        from kubernetes import client as k8s_client
+        from kubernetes import config as k8s_config
+    except ImportError:  # pragma: no cover - a dependency of the package
+        raise ClusterError("the `kubernetes` package is not installed; install kubectl-kyrec with its "
+                           "dependencies, or " + OFFLINE_HINT) from None
+    configuration = k8s_client.Configuration()
+    configuration.retries = False        # kyrec retries itself, by its own rules, and counts every request
+    try:
+        api_client = k8s_config.new_client_from_config(
+            config_file=os.pathsep.join(resolved.paths), context=resolved.context, persist_config=False,
+            client_configuration=configuration)
+    except Exception as exc:  # noqa: BLE001 - ConfigException, exec plugin failures, bad certificates...
+        raise ClusterError(f'cannot use context "{resolved.context}" of {", ".join(resolved.paths)}: '
+                           f"{_first_line(str(exc))}") from None
+    return KubeClient(_KubernetesTransport(api_client), resolved, options, **kwargs)

@@ -1,0 +1,245 @@
+"""Reading a live cluster into a ClusterState: which LISTs a run needs, and the record of what they gave.
+
+The reads a run needs (DESIGN section 7), each one paginated LIST per resource type and scope:
+- the policy kinds kyrec evaluates (always: the cluster's copies tell policy age and sync settings; without
+  `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds;
+- namespaces; the kinds the policies' resourceRules name (triggers and subjects);
+- kinds the GeneratingPolicies name as literals (`"kind": "NetworkPolicy"`) and clone sources
+  (`resource.Get("v1", "secrets", ...)`), in full, so that an unowned object at a desired identity is seen;
+- every other kind with the selector `app.kubernetes.io/managed-by=kyverno`, so that owned downstreams of
+  any kind are found (policy-gone, kinds a policy stopped generating);
+- reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
+- Kyverno's ConfigMap namespace (`kyverno`) for resourceFilters.
+A full LIST records its kind as listed in its scope; a LIST narrowed by a selector records nothing (it
+cannot tell that an object is absent); a failed LIST records the kind as unreadable with its message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.cluster.client import KubeClient
+from kubectl_kyrec.cluster.discovery import Discovered
+from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
+from kubectl_kyrec.cluster.state import ClusterState, ListedKind
+from kubectl_kyrec.load.kinds import ResourceInfo
+from kubectl_kyrec.model import Document, Source
+
+OWNED_SELECTOR = "app.kubernetes.io/managed-by=kyverno"
+KYVERNO_NAMESPACE = "kyverno"
+
+POLICY_KINDS = (("policies.kyverno.io", "ValidatingPolicy"), ("policies.kyverno.io", "NamespacedValidatingPolicy"),
+                ("policies.kyverno.io", "GeneratingPolicy"), ("policies.kyverno.io", "NamespacedGeneratingPolicy"),
+                ("policies.kyverno.io", "PolicyException"),
+                ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+                ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+                ("kyverno.io", "ClusterPolicy"), ("kyverno.io", "Policy"), ("kyverno.io", "PolicyException"))
+REPORT_KINDS = (("wgpolicyk8s.io", "PolicyReport"), ("wgpolicyk8s.io", "ClusterPolicyReport"),
+                ("openreports.io", "Report"), ("openreports.io", "ClusterReport"),
+                ("reports.kyverno.io", "EphemeralReport"), ("reports.kyverno.io", "ClusterEphemeralReport"))
+
+_KIND_LITERAL = re.compile(r"""["']?kind["']?\s*:\s*(?:dyn\(\s*)?["']([A-Z][A-Za-z0-9]*)["']""")
+_CLONE_SOURCE = re.compile(r"""resource\.(?:Get|List|get|list)\(\s*["']([^"']+)["']\s*,\s*["']([a-z0-9.-]+)["']""")
+
+
+@dataclass(frozen=True)
+class ReadNeeds:
+    """What a run will look at, in terms the read plan turns into LISTs."""
+
+    policy_docs: tuple[Mapping[str, Any], ...] = ()      # the policies of the run (files or, later, cluster)
+    policies_from_cluster: bool = False
+    reports: bool = True
+    downstreams: bool = True
+    namespace: str = ""                                  # -n: namespaced subject kinds read there only
+
+
+@dataclass
+class LiveRead:
+    state: ClusterState
+    outcomes: list[ListOutcome] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def list_requests(self) -> int:
+        return sum(o.pages for o in self.outcomes)
+
+
+def _rules(doc: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    spec = doc.get("spec") or {}
+    for key in ("matchConstraints", "matchResources"):
+        block = spec.get(key) or {}
+        if isinstance(block, Mapping):
+            for rule in block.get("resourceRules") or []:
+                if isinstance(rule, Mapping):
+                    yield rule
+
+
+# Kyverno's autogen default: a policy on Pods also applies to the pod controllers' templates
+AUTOGEN_KINDS = (("apps", "DaemonSet"), ("apps", "Deployment"), ("batch", "Job"), ("apps", "StatefulSet"),
+                 ("apps", "ReplicaSet"), ("", "ReplicationController"), ("batch", "CronJob"))
+
+
+def kinds_from_rules(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
+    """The kinds the policies' resourceRules select (`*` expanded through discovery), one version each;
+    the pod controllers too when a ValidatingPolicy selects Pods (autogen)."""
+    table = found.kind_table()
+    out: dict[tuple[str, str], ResourceInfo] = {}
+    for doc in docs:
+        if doc.get("kind") in ("ValidatingPolicy", "NamespacedValidatingPolicy") and any(
+                "pods" in (r.get("resources") or []) and "" in (r.get("apiGroups") or [""]) for r in _rules(doc)):
+            for group, kind in AUTOGEN_KINDS:
+                info = found.preferred_for(group, kind)
+                if info is not None:
+                    out.setdefault((group, kind), info)
+        for rule in _rules(doc):
+            for group in rule.get("apiGroups") or ["*"]:
+                for version in rule.get("apiVersions") or ["*"]:
+                    for resource in rule.get("resources") or []:
+                        name = str(resource).split("/", 1)[0]
+                        for info in table.kinds_for_resource(str(group), str(version), name):
+                            out.setdefault((info.group, info.kind), found.preferred_for(info.group, info.kind)
+                                           or info)
+    return list(out.values())
+
+
+def _classic_kinds(doc: Mapping[str, Any]) -> Iterable[str]:
+    """`kinds` of a ClusterPolicy/Policy's match and exclude blocks (`Pod`, `apps/v1/Deployment`, `*`)."""
+    for rule in (doc.get("spec") or {}).get("rules") or []:
+        if not isinstance(rule, Mapping):
+            continue
+        for key in ("match", "exclude"):
+            block = rule.get(key) or {}
+            if not isinstance(block, Mapping):
+                continue
+            filters = [block, *(block.get("any") or []), *(block.get("all") or [])]
+            for f in filters:
+                resources = f.get("resources") if isinstance(f, Mapping) else None
+                if isinstance(resources, Mapping):
+                    yield from (str(k) for k in resources.get("kinds") or [])
+
+
+def classic_kinds(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
+    """The kinds classic policies name (`Kind`, `group/version/Kind`, `*` for every kind)."""
+    out: dict[tuple[str, str], ResourceInfo] = {}
+    for doc in docs:
+        if doc.get("kind") not in ("ClusterPolicy", "Policy") or not str(doc.get("apiVersion", "")).startswith(
+                "kyverno.io/"):
+            continue
+        for text in _classic_kinds(doc):
+            kind = text.rsplit("/", 1)[-1].split(".")[0]
+            for info in found.resources:
+                if kind in ("*", info.kind) and "/" not in info.resource:
+                    best = found.preferred_for(info.group, info.kind) or info
+                    out.setdefault((best.group, best.kind), best)
+    return list(out.values())
+
+
+def kinds_named_by_generators(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
+    """Kinds a GeneratingPolicy names as literals in its expressions, and its clone sources."""
+    out: dict[tuple[str, str], ResourceInfo] = {}
+    for doc in docs:
+        if doc.get("kind") not in ("GeneratingPolicy", "NamespacedGeneratingPolicy"):
+            continue
+        text = "\n".join(_strings(doc.get("spec")))
+        for kind in _KIND_LITERAL.findall(text):
+            for info in found.resources:
+                if info.kind == kind:
+                    best = found.preferred_for(info.group, kind) or info
+                    out.setdefault((best.group, best.kind), best)
+        for api_version, resource in _CLONE_SOURCE.findall(text):
+            group, _, version = api_version.rpartition("/")
+            source = found.kind_table().by_resource(group, version, resource)
+            if source is not None:
+                out.setdefault((source.group, source.kind), source)
+    return list(out.values())
+
+
+def _strings(value: Any) -> Iterable[str]:
+    """Every string in a document (the expressions a kind literal hides in)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
+    """The LISTs a run makes, each (kind, scope) once; full lists before selector-narrowed ones."""
+    full: dict[tuple[str, str], ListRequest] = {}
+
+    def add(info: ResourceInfo | None, namespace: str = "") -> None:
+        if info is None or (info.group, info.kind) in full or not found.listable(info):
+            return
+        ns = namespace if info.namespaced else ""
+        full[(info.group, info.kind)] = ListRequest(info, namespace=ns)
+
+    for group, kind in POLICY_KINDS:
+        add(found.preferred_for(group, kind))
+    for doc in needs.policy_docs:
+        param = (doc.get("spec") or {}).get("paramKind") if doc.get("kind") == "ValidatingAdmissionPolicy" else None
+        if isinstance(param, Mapping) and param.get("kind"):
+            add(found.find(str(param.get("apiVersion") or ""), str(param["kind"])))
+    add(found.preferred_for("", "Namespace"))
+    kyverno_cm = found.preferred_for("", "ConfigMap")
+    for info in [*kinds_from_rules(needs.policy_docs, found), *classic_kinds(needs.policy_docs, found)]:
+        add(info, needs.namespace)
+    if needs.downstreams:
+        for info in kinds_named_by_generators(needs.policy_docs, found):
+            add(info)
+    if needs.reports:
+        for group, kind in REPORT_KINDS:
+            add(found.preferred_for(group, kind), needs.namespace)
+    requests = list(full.values())
+    if kyverno_cm is not None and (kyverno_cm.group, kyverno_cm.kind) not in full:
+        requests.append(ListRequest(kyverno_cm, namespace=KYVERNO_NAMESPACE))
+    if needs.downstreams:
+        seen = set(full)
+        for info in found.resources:
+            key = (info.group, info.kind)
+            if key in seen or "/" in info.resource or not found.listable(info):
+                continue
+            seen.add(key)
+            best = found.preferred_for(info.group, info.kind) or info
+            requests.append(ListRequest(best, label_selector=OWNED_SELECTOR))
+    return requests
+
+
+def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: str,
+               progress: Progress | None = None) -> LiveRead:
+    """Carry out the LISTs and record what was listed and what could not be read."""
+    outcomes = list_many(client, requests, progress=progress)
+    objects: list[Document] = []
+    seen: set[str] = set()
+    listed: set[ListedKind] = set()
+    unreadable: dict[ListedKind, str] = {}
+    notices: list[str] = []
+    for outcome in outcomes:
+        req = outcome.request
+        key = ListedKind(req.info.api_version, req.info.kind, req.namespace)
+        if not outcome.ok:
+            if not req.label_selector:
+                unreadable[key] = outcome.error or "unreadable"
+            else:
+                # a search for owned downstreams of a kind nothing else needs: said, not fatal
+                notices.append(f"owned downstreams of {req.info.kind} not searched: {outcome.error}")
+            continue
+        if not req.label_selector:
+            listed.add(key)
+        for obj in outcome.items:
+            uid = str((obj.get("metadata") or {}).get("uid") or "")
+            if uid and uid in seen:
+                continue
+            if uid:
+                seen.add(uid)
+            meta = obj.get("metadata") or {}
+            where = f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else meta.get("name")
+            objects.append(Document(obj, Source(f"{context}:{req.info.kind}/{where}")))
+    state = ClusterState.from_objects(objects, listed=listed, unreadable=unreadable, source="live",
+                                      has_managed_fields=True)
+    return LiveRead(state, outcomes, notices)

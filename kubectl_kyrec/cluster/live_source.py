@@ -1,0 +1,132 @@
+"""The live input source: files for what the user named, the cluster for the state (and, without `-p`, for
+the policies, which are then the complete set).
+
+It replaces only how the state is read (run/inputs.py); everything past `Inputs` is the same as offline.
+After `read()`, `last` holds what was read (requests made, unreadable kinds) for the command's exit code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kubectl_kyrec.cluster.connection import ConnectionOptions
+from kubectl_kyrec.cluster.lister import Progress
+from kubectl_kyrec.model import Notice
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.client import KubeClient
+    from kubectl_kyrec.cluster.discovery import Discovered
+    from kubectl_kyrec.cluster.live import LiveRead
+    from kubectl_kyrec.run.inputs import FileSource, Inputs
+
+
+def terminal_progress() -> Progress | None:
+    """A one-line progress display on stderr, only on a terminal (DESIGN section 3)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(message: str) -> None:
+        sys.stderr.write("\r\033[K" + message[:120])
+        sys.stderr.flush()
+
+    return show
+
+
+def _end_progress(progress: Progress | None) -> None:
+    if progress is not None:
+        sys.stderr.write("\r\033[K")
+        sys.stderr.flush()
+
+
+def policy_docs_of(inputs: Inputs) -> list[Mapping[str, Any]]:
+    """The raw policy documents of a run (their resourceRules and expressions say what to read)."""
+    pols = inputs.policies
+    return [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission), *(g.raw for g in pols.generating),
+            *(b.raw for b in pols.bindings if hasattr(b, "raw")), *(c.raw for c in getattr(pols, "classic", ()))]
+
+
+@dataclass
+class LiveSource:
+    files: FileSource
+    connection: ConnectionOptions
+    namespace: str = ""
+    reports: bool = True
+    downstreams: bool = True
+    progress: Progress | None = None
+    cache_dir: Path | None = None
+    connect: Callable[..., KubeClient] | None = None
+    client: KubeClient | None = field(default=None, init=False)
+    discovered: Discovered | None = field(default=None, init=False)
+    last: LiveRead | None = field(default=None, init=False)
+    policies_from_cluster: bool = field(default=False, init=False)
+
+    def open(self) -> tuple[KubeClient, Discovered]:
+        from kubectl_kyrec.cluster.client import connect
+        from kubectl_kyrec.cluster.discovery import default_cache_dir, discover
+
+        if self.client is None or self.discovered is None:
+            self.client = (self.connect or connect)(self.connection)
+            self.discovered = discover(self.client, cache_dir=self.cache_dir or default_cache_dir())
+        return self.client, self.discovered
+
+    def read(self) -> Inputs:
+        from kubectl_kyrec.cluster.live import POLICY_KINDS, ReadNeeds, plan_reads, read_state
+        from kubectl_kyrec.cluster.state import ClusterState
+        from kubectl_kyrec.load.kinds import KindTable
+        from kubectl_kyrec.load.policies import classify
+
+        inputs = self.files.read()
+        client, found = self.open()
+        context = client.config.context
+        self.policies_from_cluster = not self.files.policy_paths
+        # first the policy kinds: without -p they decide every other read
+        policy_reqs = [r for r in plan_reads(ReadNeeds(downstreams=False, reports=False), found)
+                       if (r.info.group, r.info.kind) in POLICY_KINDS]
+        first = read_state(client, policy_reqs, context=context, progress=self.progress)
+        policies = inputs.policies
+        if self.policies_from_cluster:
+            policies = classify(first.state.objects)
+            inputs = dataclasses.replace(inputs, policies=policies)
+        needs = ReadNeeds(policy_docs=tuple(policy_docs_of(inputs)), policies_from_cluster=self.policies_from_cluster,
+                          reports=self.reports, downstreams=self.downstreams, namespace=self.namespace)
+        done = {(r.info.group, r.info.kind) for r in policy_reqs}
+        rest = [r for r in plan_reads(needs, found) if r.label_selector or (r.info.group, r.info.kind) not in done]
+        second = read_state(client, rest, context=context, progress=self.progress)
+        _end_progress(self.progress)
+        state = ClusterState.from_objects(
+            [*first.state.objects, *second.state.objects], listed=first.state.listed | second.state.listed,
+            unreadable={**first.state.unreadable, **second.state.unreadable}, source="live",
+            has_managed_fields=True)
+        from kubectl_kyrec.cluster.live import LiveRead
+
+        self.last = LiveRead(state, [*first.outcomes, *second.outcomes], [*first.notices, *second.notices])
+        kinds = KindTable()
+        for info in found.resources:
+            kinds.add(info)
+        notices = list(inputs.notices) + [Notice(n) for n in self.last.notices]
+        return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices)
+
+    @property
+    def unreadable(self) -> dict[Any, str]:
+        return dict(self.last.state.unreadable) if self.last is not None else {}
+
+
+def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:
+    """kubectl's flags as the CLI parsed them (cli.common.kubectl_flags) -> ConnectionOptions."""
+    from kubectl_kyrec.cluster.connection import parse_request_timeout
+
+    return ConnectionOptions(kubeconfig=kube.get("kubeconfig") or None, context=kube.get("kube_context") or None,
+                             as_user=kube.get("as_user") or None, as_groups=tuple(kube.get("as_group") or ()),
+                             request_timeout=parse_request_timeout(str(kube.get("request_timeout") or "0")))
+
+
+def live_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool = True,
+                downstreams: bool = True) -> LiveSource:
+    namespace = str(kube.get("namespace") or "")
+    return LiveSource(files, connection_options(kube), namespace=namespace, reports=reports,
+                      downstreams=downstreams, progress=terminal_progress())

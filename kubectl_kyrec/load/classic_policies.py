@@ -1,0 +1,250 @@
+"""Kyverno's classic kinds: `kyverno.io/v1` ClusterPolicy and Policy, `kyverno.io/v2` PolicyException.
+
+Shapes follow kk: api/kyverno/v1 (spec, rules, match/exclude) and api/kyverno/v2 (PolicyException) at the
+commit SEMANTICS-CLASSIC.md cites. The policy kinds are read as v1 and as v2beta1, which Kyverno's CLI
+still converts to v1 (cmd/cli/kubectl-kyverno/policy/load.go) though the CRDs no longer serve it;
+PolicyException is served as v2 and v2beta1. The rule bodies (patterns, conditions, context entries) stay
+plain data: their meaning is the evaluator's, and Kyverno itself keeps them as raw JSON. What the API server
+or Kyverno's policy webhook refuses is an InputError naming the field, so the CLI points at its line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.policies import PolicyMeta, _Reader
+from kubectl_kyrec.model import Document, Obj
+
+CLASSIC_GROUP = "kyverno.io"
+POLICY_KINDS = ("ClusterPolicy", "Policy")
+POLICY_VERSIONS = ("v1", "v2beta1")
+EXCEPTION_VERSIONS = ("v2", "v2beta1")
+REPORT_SOURCE = "kyverno"
+
+# the rule types a rule may have exactly one of (kk: api/kyverno/v1 rule_types.go)
+RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")
+# validate sub-kinds, in the order Kyverno's handler factory picks them (engine/validation.go)
+VALIDATE_KINDS = ("manifests", "podSecurity", "cel", "deny", "pattern", "anyPattern", "foreach")
+FAILURE_ACTIONS = ("Audit", "Enforce")
+_MATCH_FIELDS = ("any", "all", "resources", "subjects", "roles", "clusterRoles")
+
+
+@dataclass(frozen=True)
+class ClassicRule:
+    """One rule as written. `type` is validate, mutate, generate or verifyImages."""
+
+    name: str
+    index: int
+    type: str
+    raw: Mapping[str, Any]
+
+    @property
+    def validate(self) -> Mapping[str, Any]:
+        value = self.raw.get("validate")
+        return value if isinstance(value, Mapping) else {}
+
+    @property
+    def validate_kind(self) -> str:
+        """Which validate handler Kyverno runs: manifests > podSecurity > cel > deny > pattern > ... ."""
+        v = self.validate
+        for kind in VALIDATE_KINDS:
+            if v.get(kind) is not None:
+                return kind
+        return ""
+
+    @property
+    def report_properties(self) -> Mapping[str, str]:
+        value = self.raw.get("reportProperties")
+        return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class ClassicPolicy:
+    meta: PolicyMeta
+    rules: tuple[ClassicRule, ...]
+    validation_failure_action: str        # Audit | Enforce (spec.validationFailureAction, default Audit)
+    background: bool
+    admission: bool
+    apply_rules: str                      # All | One
+    raw: Obj
+
+    @property
+    def source_kind(self) -> str:
+        return REPORT_SOURCE
+
+    def failure_action(self, rule: ClassicRule, namespace: str = "") -> str:
+        """validate.failureAction, then the overrides for the namespace, then the policy's action."""
+        v = rule.validate
+        if not v.get("failureActionOverrides") and not (self.raw.get("spec") or {}).get(
+                "validationFailureActionOverrides"):
+            return _normal_action(str(v.get("failureAction") or "")) or self.validation_failure_action
+        action = str(v.get("failureAction") or "")
+        overrides = v.get("failureActionOverrides")
+        if overrides is None:
+            overrides = (self.raw.get("spec") or {}).get("validationFailureActionOverrides")
+        if namespace and isinstance(overrides, list):
+            from kubectl_kyrec.classic.wildcard import match as wildcard_match
+
+            for override in overrides:
+                if not isinstance(override, Mapping):
+                    continue
+                if any(wildcard_match(str(ns), namespace) for ns in override.get("namespaces") or []):
+                    return _normal_action(str(override.get("action") or "")) or self.validation_failure_action
+        return _normal_action(action) or self.validation_failure_action
+
+
+@dataclass(frozen=True)
+class ExceptionEntry:
+    policy_name: str                      # `name` or `ns/name`
+    rule_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClassicException:
+    """A `kyverno.io/v2` (or v2beta1) PolicyException."""
+
+    meta: PolicyMeta
+    entries: tuple[ExceptionEntry, ...]
+    match: Mapping[str, Any]
+    conditions: Any
+    pod_security: tuple[Mapping[str, Any], ...]
+    background: bool
+
+    @property
+    def key(self) -> str:
+        return f"{self.meta.namespace}/{self.meta.name}" if self.meta.namespace else self.meta.name
+
+    def contains(self, policy_key: str, rule: str) -> bool:
+        """kk: Exception.Contains: the policy name (ns/name for a Policy) and a rule name, wildcards allowed."""
+        from kubectl_kyrec.classic.wildcard import match as wildcard_match
+
+        for entry in self.entries:
+            if entry.policy_name == policy_key and any(wildcard_match(r, rule) for r in entry.rule_names):
+                return True
+        return False
+
+
+def _normal_action(value: str) -> str:
+    # the CRD accepts audit/enforce in lower case too (Kyverno compares case-insensitively)
+    return {"audit": "Audit", "enforce": "Enforce"}.get(value.lower(), "")
+
+
+def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
+    version = doc.api_version.split("/", 1)[-1]
+    if version not in versions:
+        raise InputError(f"{doc.kind} {doc.name!r}: unknown version {doc.api_version!r} "
+                         f"(known: {', '.join(CLASSIC_GROUP + '/' + v for v in versions)})", doc.source)
+
+
+def _check_match(r: _Reader, value: Any, path: str, *, required: bool) -> Mapping[str, Any]:
+    if value is None:
+        if required:
+            raise r.fail(path, "required field is missing")
+        return {}
+    m = r.mapping(value, path)
+    if m.get("any") and m.get("all"):
+        raise r.fail(path, "Invalid value: can't specify any and all together")
+    for block in ("any", "all"):
+        for i, item in enumerate(r.seq(m.get(block), f"{path}.{block}")):
+            f = r.mapping(item, f"{path}.{block}[{i}]")
+            _check_description(r, f.get("resources"), f"{path}.{block}[{i}].resources")
+    _check_description(r, m.get("resources"), f"{path}.resources")
+    unknown = [k for k in m if k not in _MATCH_FIELDS]
+    if unknown:
+        raise r.fail(f"{path}.{unknown[0]}", "unknown field")
+    return m
+
+
+def _check_description(r: _Reader, value: Any, path: str) -> None:
+    d = r.mapping(value, path)
+    for key in ("kinds", "names", "namespaces", "operations"):
+        r.strings(d.get(key), f"{path}.{key}")
+    r.string(d.get("name"), f"{path}.name")
+    for key in ("selector", "namespaceSelector", "annotations"):
+        if d.get(key) is not None:
+            r.mapping(d.get(key), f"{path}.{key}")
+
+
+def parse_classic_policy(doc: Document) -> ClassicPolicy:
+    _check_version(doc, POLICY_VERSIONS)
+    r = _Reader(doc)
+    meta = r.meta()
+    if doc.kind == "Policy" and not meta.namespace:
+        meta = dataclasses.replace(meta, namespace="default")   # where kubectl puts it
+    elif doc.kind == "ClusterPolicy" and meta.namespace:
+        meta = dataclasses.replace(meta, namespace="")
+    spec = r.mapping(doc.obj.get("spec"), "spec")
+    action = r.string(spec.get("validationFailureAction"), "spec.validationFailureAction")
+    if action and not _normal_action(action):
+        raise r.fail("spec.validationFailureAction", f"Unsupported value: {action!r} (Audit, Enforce)")
+    apply_rules = r.string(spec.get("applyRules"), "spec.applyRules") or "All"
+    if apply_rules not in ("All", "One"):
+        raise r.fail("spec.applyRules", f"Unsupported value: {apply_rules!r} (All, One)")
+    rules = []
+    seen: set[str] = set()
+    for i, item in enumerate(r.seq(spec.get("rules"), "spec.rules")):
+        path = f"spec.rules[{i}]"
+        raw = r.mapping(item, path)
+        name = r.string(raw.get("name"), f"{path}.name", required=True)
+        if name in seen:
+            raise r.fail(f"{path}.name", f"Invalid value: {name!r}: duplicate rule name")
+        seen.add(name)
+        if len(name) > 63:
+            raise r.fail(f"{path}.name", "Invalid value: rule name is longer than 63 characters")
+        types = [t for t in RULE_TYPES if raw.get(t) is not None and raw.get(t) != []]
+        if len(types) != 1:
+            raise r.fail(path, f"rule {name!r} must have exactly one of {', '.join(RULE_TYPES)} "
+                               f"(found {', '.join(types) or 'none'})")
+        _check_match(r, raw.get("match"), f"{path}.match", required=True)
+        _check_match(r, raw.get("exclude"), f"{path}.exclude", required=False)
+        r.seq(raw.get("context"), f"{path}.context")
+        if types[0] == "validate":
+            v = r.mapping(raw.get("validate"), f"{path}.validate")
+            r.string(v.get("message"), f"{path}.validate.message")
+            fa = r.string(v.get("failureAction"), f"{path}.validate.failureAction")
+            if fa and not _normal_action(fa):
+                raise r.fail(f"{path}.validate.failureAction", f"Unsupported value: {fa!r} (Audit, Enforce)")
+            if v.get("anyPattern") is not None:
+                r.seq(v.get("anyPattern"), f"{path}.validate.anyPattern")
+            r.seq(v.get("foreach"), f"{path}.validate.foreach")
+        rules.append(ClassicRule(name, i, types[0], raw))
+    if not rules:
+        raise r.fail("spec.rules", "Required value: a policy needs at least one rule")
+    return ClassicPolicy(
+        meta=meta, rules=tuple(rules), validation_failure_action=_normal_action(action) or "Audit",
+        background=r.boolean(spec.get("background"), "spec.background", True),
+        admission=r.boolean(spec.get("admission"), "spec.admission", True),
+        apply_rules=apply_rules, raw=doc.obj)
+
+
+def parse_classic_exception(doc: Document) -> ClassicException:
+    _check_version(doc, EXCEPTION_VERSIONS)
+    r = _Reader(doc)
+    meta = r.meta()
+    if not meta.namespace:
+        meta = dataclasses.replace(meta, namespace="default")
+    spec = r.mapping(doc.obj.get("spec"), "spec")
+    entries = []
+    for i, item in enumerate(r.seq(spec.get("exceptions"), "spec.exceptions")):
+        m = r.mapping(item, f"spec.exceptions[{i}]")
+        entries.append(ExceptionEntry(
+            r.string(m.get("policyName"), f"spec.exceptions[{i}].policyName", required=True),
+            r.strings(m.get("ruleNames"), f"spec.exceptions[{i}].ruleNames")))
+    match = _check_match(r, spec.get("match"), "spec.match", required=True)
+    pss = tuple(r.mapping(p, f"spec.podSecurity[{i}]") for i, p in enumerate(r.seq(spec.get("podSecurity"),
+                                                                                     "spec.podSecurity")))
+    return ClassicException(meta=meta, entries=tuple(entries), match=match, conditions=spec.get("conditions"),
+                            pod_security=pss,
+                            background=r.boolean(spec.get("background"), "spec.background", True))
+
+
+def is_classic_policy(doc: Document) -> bool:
+    return doc.api_version.startswith(CLASSIC_GROUP + "/") and doc.kind in POLICY_KINDS
+
+
+def is_classic_exception(doc: Document) -> bool:
+    return doc.api_version.startswith(CLASSIC_GROUP + "/") and doc.kind == "PolicyException"

@@ -1,0 +1,209 @@
+"""The plan `apply` carries out, computed from a diff; pure (DESIGN section 6).
+
+=====================================  ==========  ===============================================================
+change                                  action      rule
+=====================================  ==========  ===============================================================
+downstream missing (enforced)           create      server-side apply of what Kyverno would write
+downstream drifted (enforced)           apply       server-side apply (re-apply)
+downstream orphan, prunable             delete      only with --prune; preconditions {uid, resourceVersion}
+report orphan (subject-gone), dup.      delete      only with --reports; same preconditions
+report missing                          create      only with --write-reports; a create, never an overwrite
+conflict, undetermined, trigger-unknown skip        never written, whatever the flags
+anything with enforced: false           skip        Kyverno itself would not act on it
+=====================================  ==========  ===============================================================
+
+Order: CRDs, namespaces, other cluster-scoped kinds, then namespaced kinds by a rank table (what others
+refer to first); deletes last, in the reverse order (namespaced objects before their namespace).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, DownstreamDiff, Reason
+from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, ReportDiff
+
+KYVERNO_FIELD_MANAGER = "kyverno-generate"
+
+# metadata the API server owns; Kyverno strips these before it writes (SEMANTICS A.3 step 5)
+_SERVER_METADATA = ("uid", "selfLink", "creationTimestamp", "managedFields", "resourceVersion", "generation",
+                    "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+class Action(enum.StrEnum):
+    CREATE = "create"
+    APPLY = "apply"
+    DELETE = "delete"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    prune: bool = False              # --prune: delete prunable orphan downstreams
+    reports: bool = False            # --reports: delete orphan and duplicate reports
+    write_reports: bool = False      # --write-reports: create missing reports
+    field_manager: str = KYVERNO_FIELD_MANAGER
+    force: bool = True
+
+
+@dataclass(frozen=True)
+class PlannedChange:
+    action: Action
+    domain: str                      # "downstream" | "report"
+    klass: str
+    reason: str | None
+    object: Ref
+    body: Mapping[str, Any] | None = None          # what create/apply sends
+    precondition_uid: str = ""                      # deletes: from the read
+    precondition_resource_version: str = ""
+    message: str = ""                               # why a skip is a skip; what a write does
+
+    @property
+    def writes(self) -> bool:
+        return self.action is not Action.SKIP
+
+
+@dataclass(frozen=True)
+class Plan:
+    changes: tuple[PlannedChange, ...]
+    field_manager: str = KYVERNO_FIELD_MANAGER
+    force: bool = True
+
+    @property
+    def writes(self) -> tuple[PlannedChange, ...]:
+        return tuple(c for c in self.changes if c.writes)
+
+
+# ---- order ----------------------------------------------------------------------------------------------
+
+# namespaced kinds that others refer to go first (lightkube's sort_objects has the same idea)
+_NAMESPACED_RANK = {
+    "ServiceAccount": 0, "Secret": 0, "ConfigMap": 0, "LimitRange": 0, "ResourceQuota": 0,
+    "PersistentVolumeClaim": 1, "Role": 1, "RoleBinding": 2, "NetworkPolicy": 2, "Service": 3,
+}
+
+
+def rank(ref: Ref) -> int:
+    """Lower goes first: CRDs 0, Namespaces 1, other cluster-scoped 2, namespaced 3-8 (reports last)."""
+    if ref.kind == "CustomResourceDefinition":
+        return 0
+    if ref.kind == "Namespace":
+        return 1
+    if not ref.namespace:
+        return 2
+    if ref.kind in ("PolicyReport", "Report"):
+        return 8
+    return 3 + _NAMESPACED_RANK.get(ref.kind, 4)
+
+
+def _order(change: PlannedChange) -> tuple[int, int, str, str, str]:
+    ref = change.object
+    if change.action is Action.DELETE:
+        return (2, -rank(ref), ref.kind, ref.namespace, ref.name)
+    if change.action is Action.SKIP:
+        return (3, rank(ref), ref.kind, ref.namespace, ref.name)
+    return (1, rank(ref), ref.kind, ref.namespace, ref.name)
+
+
+# ---- planning -----------------------------------------------------------------------------------------------
+
+def apply_body(expected: Mapping[str, Any]) -> dict[str, Any]:
+    """The object as sent: what Kyverno would write, without the metadata the server owns."""
+    body = dict(expected)
+    meta = body.get("metadata")
+    if isinstance(meta, Mapping):
+        body["metadata"] = {k: v for k, v in meta.items() if k not in _SERVER_METADATA}
+    body.pop("status", None)
+    return body
+
+
+def _skip(domain: str, klass: str, reason: str | None, ref: Ref, message: str) -> PlannedChange:
+    return PlannedChange(Action.SKIP, domain, klass, reason, ref, message=message)
+
+
+def _delete(domain: str, klass: str, reason: str | None, ref: Ref, actual: Mapping[str, Any] | None,
+            message: str) -> PlannedChange:
+    meta = (actual or {}).get("metadata") or {}
+    uid, rv = str(meta.get("uid") or ""), str(meta.get("resourceVersion") or "")
+    if not uid or not rv:
+        return _skip(domain, klass, reason, ref, "not deleted: the read gave no uid and resourceVersion to "
+                                                 "make the delete conditional on")
+    return PlannedChange(Action.DELETE, domain, klass, reason, ref, precondition_uid=uid,
+                         precondition_resource_version=rv, message=message)
+
+
+def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedChange | None:
+    klass, reason = change.klass, str(change.reason) if change.reason else None
+    ref = change.object
+    if klass is DownstreamClass.IN_SYNC:
+        return None
+    if klass is DownstreamClass.CONFLICT:
+        return _skip("downstream", klass, reason, ref, "never written: the object there is not this policy's "
+                                                       "and trigger's (no adoption)")
+    if klass is DownstreamClass.UNDETERMINED:
+        return _skip("downstream", klass, reason, ref, "never written: kyrec cannot tell what Kyverno would write")
+    if change.reason is Reason.TRIGGER_UNKNOWN:
+        return _skip("downstream", klass, reason, ref, "never deleted: the state does not list the trigger's kind")
+    if not change.enforced:
+        return _skip("downstream", klass, reason, ref, "not written: Kyverno itself would not act on it"
+                     + (f" ({change.message})" if change.message else ""))
+    if klass in (DownstreamClass.MISSING, DownstreamClass.DRIFTED):
+        if change.expected is None:
+            return _skip("downstream", klass, reason, ref, "not written: the expected object is not known")
+        action = Action.CREATE if klass is DownstreamClass.MISSING else Action.APPLY
+        return PlannedChange(action, "downstream", klass, reason, ref, body=apply_body(change.expected),
+                             message=f"server-side apply as {options.field_manager}"
+                                     + (" (force)" if options.force else ""))
+    if klass is DownstreamClass.ORPHAN:
+        if not change.prune:
+            return _skip("downstream", klass, reason, ref, "not deleted: " + (change.message or
+                                                                             "Kyverno would leave it"))
+        if not options.prune:
+            return _skip("downstream", klass, reason, ref, "not deleted without --prune")
+        return _delete("downstream", klass, reason, ref, change.actual, "delete with preconditions")
+    return None
+
+
+def plan_report(change: ReportChange, options: PlanOptions, *,
+                actual_of: Callable[[Ref], Mapping[str, Any] | None],
+                expected_of: Callable[[Ref], Mapping[str, Any] | None]) -> PlannedChange | None:
+    klass, reason, ref = change.klass, change.reason, change.report
+    if klass is ReportClass.CURRENT or (not change.in_scope and klass is not ReportClass.ORPHAN):
+        return None
+    if klass is ReportClass.MISSING:
+        if not options.write_reports:
+            return _skip("report", klass, reason, ref, "not created without --write-reports")
+        expected = expected_of(ref)
+        if expected is None:
+            return _skip("report", klass, reason, ref, "not created: the expected report is not known")
+        return PlannedChange(Action.CREATE, "report", klass, reason, ref, body=apply_body(expected),
+                             message="create (never overwrites an existing report)")
+    if klass in (ReportClass.ORPHAN, ReportClass.DUPLICATE):
+        if klass is ReportClass.ORPHAN and reason != "subject-gone":
+            return _skip("report", klass, reason, ref, "never deleted: the state does not list the subject's kind")
+        if not options.reports:
+            return _skip("report", klass, reason, ref, "not deleted without --reports")
+        return _delete("report", klass, reason, ref, actual_of(ref), "delete with preconditions")
+    return _skip("report", klass, reason, ref, "not rewritten: Kyverno's reports controller owns existing "
+                                               "reports; kyrec never overwrites one")
+
+
+def plan_changes(downstreams: DownstreamDiff | None, reports: ReportDiff | None, options: PlanOptions, *,
+                 actual_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None,
+                 expected_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None) -> Plan:
+    """The ordered plan for a diff. `actual_of` finds a report's live object (for its resourceVersion),
+    `expected_of` a missing report's expected object."""
+    planned: list[PlannedChange] = []
+    for change in downstreams.changes if downstreams else ():
+        item = plan_downstream(change, options)
+        if item is not None:
+            planned.append(item)
+    for rchange in reports.changes if reports else ():
+        item = plan_report(rchange, options, actual_of=actual_of, expected_of=expected_of)
+        if item is not None:
+            planned.append(item)
+    return Plan(tuple(sorted(planned, key=_order)), options.field_manager, options.force)

@@ -1,0 +1,31 @@
+"""A `--state` that holds policies needs no `-p`: its policies are the complete set, as the cluster's are for
+a live run (a capture of a cluster carries its policies)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kubectl_kyrec.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.run.inputs import FileSource, Inputs
+
+_POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/", "kyverno.io/")
+
+
+@dataclass
+class StatePoliciesSource:
+    files: FileSource
+    what: str = "needs policies: -p PATH"
+
+    def read(self) -> Inputs:
+        from kubectl_kyrec.load.policies import classify
+
+        inputs = self.files.read()
+        docs = [d for d in inputs.state.objects if d.api_version.startswith(_POLICY_GROUPS)]
+        policies = classify(docs)
+        if not (policies.validating or policies.generating or policies.admission or getattr(policies, "classic", None)):
+            raise UsageError(f"{self.what} (the state holds no policies)")
+        return dataclasses.replace(inputs, policies=policies)

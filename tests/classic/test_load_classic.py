@@ -1,0 +1,122 @@
+"""Loading kyverno.io ClusterPolicy / Policy / PolicyException documents."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.documents import documents_from_text
+from kubectl_kyrec.load.policies import PolicySet, classify
+
+
+def _classify(text: str) -> PolicySet:
+    return classify(documents_from_text(text, "p.yaml")).raise_errors()
+
+
+POLICY = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: require-labels
+  annotations:
+    policies.kyverno.io/category: Best Practices
+spec:
+  validationFailureAction: enforce
+  rules:
+  - name: check
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: label required
+      pattern:
+        metadata:
+          labels:
+            app: "?*"
+  - name: add
+    match:
+      resources:
+        kinds: [Pod]
+    mutate:
+      patchStrategicMerge: {}
+"""
+
+
+def test_cluster_policy_is_classified_with_its_rules() -> None:
+    ps = _classify(POLICY)
+    assert not ps.others and len(ps.classic) == 1
+    policy = ps.classic[0]
+    assert policy.meta.key == "require-labels"
+    assert policy.source_kind == "kyverno"
+    # the CRD accepts lower-case actions; Kyverno treats them as Enforce
+    assert policy.validation_failure_action == "Enforce"
+    assert [(r.name, r.type, r.validate_kind) for r in policy.rules] == [("check", "validate", "pattern"),
+                                                                         ("add", "mutate", "")]
+    assert policy.background and policy.admission and policy.apply_rules == "All"
+    assert policy.meta.category == "Best Practices"
+
+
+def test_policy_lands_in_default_and_is_keyed_ns_name() -> None:
+    ps = _classify(POLICY.replace("kind: ClusterPolicy", "kind: Policy"))
+    assert ps.classic[0].meta.key == "default/require-labels"
+
+
+def test_v2beta1_is_read_as_the_cli_does() -> None:
+    ps = _classify(POLICY.replace("kyverno.io/v1", "kyverno.io/v2beta1"))
+    assert len(ps.classic) == 1
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("kyverno.io/v1", "kyverno.io/v9"), "unknown version 'kyverno.io/v9'"),
+    (("validationFailureAction: enforce", "validationFailureAction: block"), "spec.validationFailureAction"),
+    (("  - name: add\n", "  - name: check\n"), "duplicate rule name"),
+    (("    mutate:\n      patchStrategicMerge: {}\n", ""), "must have exactly one of"),
+    (("      any:\n      - resources:\n          kinds: [Pod]\n",
+      "      any:\n      - resources:\n          kinds: Pod\n"), "spec.rules[0].match.any[0].resources.kinds"),
+])
+def test_bad_shapes_name_the_field(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(InputError) as info:
+        _classify(POLICY.replace(*change))
+    assert message in str(info.value)
+    assert info.value.source is not None and info.value.source.file == "p.yaml"
+
+
+def test_bad_field_error_points_at_its_line() -> None:
+    from kubectl_kyrec.load.documents import load_documents_with_lines
+
+    text = POLICY.replace("kinds: [Pod]\n    validate", "kinds: Pod\n    validate")
+    import os
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p.yaml")
+        with open(path, "w") as fh:
+            fh.write(text)
+        located = load_documents_with_lines([path])
+        lines = {d.document.source: d.lines for d in located}
+        with pytest.raises(InputError) as info:
+            classify([d.document for d in located], lines).raise_errors()
+        err = info.value
+    assert err.source is not None and err.source.line == 14   # the `kinds: Pod` line
+
+
+def test_policy_exception_v2() -> None:
+    ps = _classify("""\
+apiVersion: kyverno.io/v2
+kind: PolicyException
+metadata: {name: ex, namespace: team}
+spec:
+  exceptions:
+  - policyName: require-labels
+    ruleNames: [check, autogen-check]
+  match:
+    any:
+    - resources:
+        kinds: [Pod]
+        namespaces: [team]
+""")
+    exc = ps.classic_exceptions[0]
+    assert exc.key == "team/ex"
+    assert exc.contains("require-labels", "autogen-check")
+    assert not exc.contains("require-labels", "other")
+    assert not exc.contains("other", "check")

@@ -1,0 +1,112 @@
+"""match / exclude of classic rules (kk: pkg/engine/utils/match.go, pkg/utils/match)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubectl_kyrec.classic.match import RequestFacts, parse_kind_selector, rule_matches
+
+
+def facts(obj: dict[str, Any], *, group: str = "", version: str = "v1", sub: str = "", op: str = "CREATE",
+          ns_labels: dict[str, str] | None = None, **user: Any) -> RequestFacts:
+    return RequestFacts(obj=obj, group=group, version=version, kind=str(obj.get("kind")), subresource=sub,
+                        operation=op, namespace_labels=ns_labels, **user)
+
+
+POD = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "web-1", "namespace": "prod", "labels": {"app": "web", "tier": "front"},
+                    "annotations": {"team.io/owner": "alice"}}}
+
+
+@pytest.mark.parametrize(("text", "parsed"), [
+    ("Pod", ("*", "*", "Pod", "")),
+    ("v1/Pod", ("*", "v1", "Pod", "")),
+    ("Pod/status", ("*", "*", "Pod", "status")),
+    ("Pod.status", ("*", "*", "Pod", "status")),
+    ("*/*", ("*", "*", "*", "*")),
+    ("*/scale", ("*", "*", "*", "scale")),
+    ("apps/v1/Deployment", ("apps", "v1", "Deployment", "")),
+    ("v1/Pod/ephemeralcontainers", ("*", "v1", "Pod", "ephemeralcontainers")),
+    ("apps/v1/Deployment/scale", ("apps", "v1", "Deployment", "scale")),
+])
+def test_kind_selectors(text: str, parsed: tuple[str, str, str, str]) -> None:
+    assert parse_kind_selector(text) == parsed
+
+
+@pytest.mark.parametrize(("match", "matched"), [
+    ({"resources": {"kinds": ["Pod"]}}, True),
+    ({"resources": {"kinds": ["apps/v1/Deployment"]}}, False),
+    ({"resources": {"kinds": ["*"]}}, True),
+    ({"resources": {"kinds": ["Pod/status"]}}, False),         # no subresource in the request
+    ({"resources": {"kinds": ["Pod"], "names": ["web-*"]}}, True),
+    ({"resources": {"kinds": ["Pod"], "name": "web-?"}}, True),
+    ({"resources": {"kinds": ["Pod"], "names": ["db-*"]}}, False),
+    ({"resources": {"kinds": ["Pod"], "namespaces": ["pr*"]}}, True),
+    ({"resources": {"kinds": ["Pod"], "namespaces": ["dev"]}}, False),
+    ({"resources": {"kinds": ["Pod"], "selector": {"matchLabels": {"app": "w*"}}}}, True),
+    ({"resources": {"kinds": ["Pod"], "selector": {"matchLabels": {"app": "db"}}}}, False),
+    ({"resources": {"kinds": ["Pod"], "annotations": {"team.io/*": "ali*"}}}, True),
+    ({"resources": {"kinds": ["Pod"], "annotations": {"team.io/*": "bob"}}}, False),
+    ({"resources": {"kinds": ["Pod"], "operations": ["UPDATE"]}}, False),
+    ({"resources": {"kinds": ["Pod"], "namespaceSelector": {"matchLabels": {"env": "prod"}}}}, True),
+    ({"resources": {"kinds": ["Pod"], "namespaceSelector": {"matchLabels": {"env": "dev"}}}}, False),
+    ({"any": [{"resources": {"kinds": ["Service"]}}, {"resources": {"kinds": ["Pod"]}}]}, True),
+    ({"all": [{"resources": {"kinds": ["Service"]}}, {"resources": {"kinds": ["Pod"]}}]}, False),
+    ({"all": [{"resources": {"kinds": ["Pod"]}}, {"resources": {"namespaces": ["prod"]}}]}, True),
+    ({"resources": {}}, False),                                # "match cannot be empty"
+])
+def test_match(match: dict[str, Any], matched: bool) -> None:
+    assert rule_matches(match, None, facts(POD, ns_labels={"env": "prod"})) is matched
+
+
+@pytest.mark.parametrize(("exclude", "matched"), [
+    ({"resources": {"namespaces": ["prod"]}}, False),
+    ({"resources": {"namespaces": ["dev"]}}, True),
+    ({"any": [{"resources": {"namespaces": ["dev"]}}, {"resources": {"names": ["web-1"]}}]}, False),
+    # all: excluded only when every block excludes
+    ({"all": [{"resources": {"namespaces": ["prod"]}}, {"resources": {"names": ["other"]}}]}, True),
+    ({"all": [{"resources": {"namespaces": ["prod"]}}, {"resources": {"names": ["web-*"]}}]}, False),
+])
+def test_exclude(exclude: dict[str, Any], matched: bool) -> None:
+    assert rule_matches({"resources": {"kinds": ["Pod"]}}, exclude, facts(POD)) is matched
+
+
+def test_user_info_is_ignored_in_match_and_never_excludes_without_request_info() -> None:
+    # the background scan has no user information: Kyverno drops userInfo from match blocks ...
+    match = {"any": [{"resources": {"kinds": ["Pod"]}, "clusterRoles": ["cluster-admin"]}]}
+    assert rule_matches(match, None, facts(POD))
+    # ... and an exclude that needs it does not exclude
+    exclude = {"any": [{"subjects": [{"kind": "User", "name": "alice"}]}]}
+    assert rule_matches({"resources": {"kinds": ["Pod"]}}, exclude, facts(POD))
+
+
+def test_user_info_given() -> None:
+    match = {"any": [{"resources": {"kinds": ["Pod"]}, "clusterRoles": ["cluster-admin"]}]}
+    assert not rule_matches(match, None, facts(POD, user_info={"username": "bob"}, cluster_roles=("view",)))
+    assert rule_matches(match, None, facts(POD, user_info={"username": "bob"}, cluster_roles=("cluster-admin",)))
+    exclude = {"any": [{"subjects": [{"kind": "ServiceAccount", "name": "ci", "namespace": "tools"}]}]}
+    who = {"username": "system:serviceaccount:tools:ci"}
+    assert not rule_matches({"resources": {"kinds": ["Pod"]}}, exclude, facts(POD, user_info=who))
+    group = {"any": [{"subjects": [{"kind": "Group", "name": "system:*"}]}]}
+    assert not rule_matches({"resources": {"kinds": ["Pod"]}}, group,
+                            facts(POD, user_info={"username": "x", "groups": ["system:masters"]}))
+
+
+def test_namespaced_policy_sees_only_its_namespace() -> None:
+    assert rule_matches({"resources": {"kinds": ["Pod"]}}, None, facts(POD), policy_namespace="prod")
+    assert not rule_matches({"resources": {"kinds": ["Pod"]}}, None, facts(POD), policy_namespace="dev")
+
+
+def test_namespace_kind_matches_namespaces_by_its_name() -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}}
+    assert rule_matches({"resources": {"kinds": ["Namespace"], "namespaces": ["prod"]}}, None, facts(ns))
+    # a namespaceSelector never matches a Namespace
+    assert not rule_matches({"resources": {"kinds": ["Namespace"], "namespaceSelector": {}}}, None, facts(ns))
+
+
+def test_ephemeral_containers_match_pod_rules() -> None:
+    assert rule_matches({"resources": {"kinds": ["Pod"]}}, None, facts(POD, sub="ephemeralcontainers"))
+    assert not rule_matches({"resources": {"kinds": ["Pod"]}}, None, facts(POD, sub="status"))
+    assert rule_matches({"resources": {"kinds": ["Pod/status"]}}, None, facts(POD, sub="status"))

@@ -1,0 +1,123 @@
+"""The client against the API server double: retries, one-line errors, impersonation, timeouts."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from kubectl_kyrec.cluster.client import KubeClient, RetriesExhausted, connect
+from kubectl_kyrec.cluster.connection import ConnectionOptions
+from kubectl_kyrec.errors import ClusterError, ExitCode
+from tests.kubeapi.server import ApiServer
+
+
+def test_raw_json_request(api: ApiServer, kube: KubeClient) -> None:
+    doc = kube.get_json("/api/v1/namespaces")
+    assert doc["kind"] == "NamespaceList" and doc["items"][0]["metadata"]["name"] == "default"
+    [req] = api.requests()
+    assert req.headers["accept"] == "application/json" and req.headers["user-agent"].startswith("kubectl-kyrec/")
+
+
+def test_401_names_context_and_user(api: ApiServer, tmp_path: Path) -> None:
+    api.add_user("alice", "good")
+    path = api.kubeconfig(tmp_path / "k", user="alice", token="stale", context="prod")
+    kube = connect(ConnectionOptions(kubeconfig=str(path)), sleep=lambda s: None)
+    with pytest.raises(ClusterError) as err:
+        kube.get_json("/api/v1/namespaces")
+    assert err.value.exit_code == ExitCode.CLUSTER
+    assert str(err.value).startswith('the cluster rejected the credentials of user "alice" (context "prod"): '
+                                     "401 Unauthorized")
+    assert len(api.requests()) == 1          # never retried
+
+
+def test_429_waits_for_retry_after(api: ApiServer, kube: KubeClient) -> None:
+    api.inject("/namespaces$", status=429, retry_after=7, times=2)
+    assert kube.get_json("/api/v1/namespaces")["kind"] == "NamespaceList"
+    assert kube.sleeps == [7.0, 7.0]  # type: ignore[attr-defined]
+    assert [r.status for r in api.requests()] == [429, 429, 200]
+
+
+def test_5xx_and_resets_retry_with_bounded_backoff(api: ApiServer, kube: KubeClient) -> None:
+    api.inject("/namespaces$", status=500, times=1)
+    api.inject("/namespaces$", reset=True, times=1)
+    assert kube.get_json("/api/v1/namespaces")["kind"] == "NamespaceList"
+    assert kube.sleeps == [0.2, 0.4]  # type: ignore[attr-defined]
+    api.inject("/configmaps$", reset=True, times=None)
+    with pytest.raises(RetriesExhausted, match="connection reset .*gave up after 5 attempts"):
+        kube.get_json("/api/v1/configmaps")
+    assert len(api.requests("GET", "/configmaps$")) == 5
+    assert max(kube.sleeps) <= 3.0  # type: ignore[attr-defined]
+
+
+def test_writes_are_not_retried_on_5xx(api: ApiServer, kube: KubeClient) -> None:
+    api.inject("/configmaps/a$", status=500, times=None)
+    response = kube.request("PATCH", "/api/v1/namespaces/default/configmaps/a", body={}, query={"fieldManager": "m"},
+                            content_type="application/apply-patch+yaml")
+    assert response.status == 500 and len(api.requests("PATCH")) == 1
+
+
+def test_read_timeout(api: ApiServer, kubeconfig: Path) -> None:
+    api.inject("/namespaces$", delay=0.5, times=None)
+    kube = connect(ConnectionOptions(kubeconfig=str(kubeconfig), request_timeout=0.1), sleep=lambda s: None)
+    with pytest.raises(RetriesExhausted, match="timed out"):
+        kube.get_json("/api/v1/namespaces")
+
+
+def test_unreachable_server_is_one_line_and_exit_5(api: ApiServer, tmp_path: Path) -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()          # nothing listens there now
+    path = api.kubeconfig(tmp_path / "k", server=f"http://127.0.0.1:{port}", context="gone")
+    kube = connect(ConnectionOptions(kubeconfig=str(path)), sleep=lambda s: None)
+    with pytest.raises(ClusterError) as err:
+        kube.get_json("/api/v1/namespaces")
+    message = str(err.value)
+    assert message.startswith(f'cannot reach the cluster at http://127.0.0.1:{port} (context "gone"): ')
+    assert "\n" not in message and "--state" in message
+    assert err.value.exit_code == ExitCode.CLUSTER
+
+
+def test_impersonation_headers(api: ApiServer, kubeconfig: Path) -> None:
+    kube = connect(ConnectionOptions(kubeconfig=str(kubeconfig), as_user="bob", as_groups=("g1", "g2")))
+    kube.get_json("/api/v1/namespaces")
+    [req] = api.requests()
+    assert req.headers["impersonate-user"] == "bob"
+    # two header lines, not one comma-joined value: the API server would read "g1,g2" as one group
+    assert req.header_values("Impersonate-Group") == ["g1", "g2"]
+
+
+def test_forbidden_names_verb_resource_and_who(api: ApiServer, tmp_path: Path) -> None:
+    api.add_user("alice", "tok")
+    api.load_rbac("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: none}\nrules: []\n")
+    path = api.kubeconfig(tmp_path / "k", user="alice", token="tok", context="ctx")
+    kube = connect(ConnectionOptions(kubeconfig=str(path)))
+    response = kube.request("GET", "/apis/apps/v1/deployments")
+    err = kube.fail(response, "list", "deployments.apps", "", "/apis/apps/v1/deployments")
+    assert str(err).startswith('forbidden: cannot list deployments.apps cluster-wide as user "alice" of context '
+                               '"ctx": deployments.apps is forbidden')
+
+
+def test_tls_failure_is_one_line_and_exit_5(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=double",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    with ApiServer(tls=(str(cert), str(key))) as api:
+        # the kubeconfig names no CA: the server's self-signed certificate cannot be verified
+        path = api.kubeconfig(tmp_path / "k", context="secure")
+        url = api.url
+        kube = connect(ConnectionOptions(kubeconfig=str(path), request_timeout=5), sleep=lambda s: None)
+        with pytest.raises(ClusterError) as err:
+            kube.get_json("/api/v1/namespaces")
+    message = str(err.value)
+    assert url.startswith("https://")
+    assert message.startswith(f'TLS failure talking to {url} (context "secure"): ')
+    assert "\n" not in message and "CERTIFICATE_VERIFY_FAILED" in message
+    assert err.value.exit_code == ExitCode.CLUSTER

@@ -1,0 +1,65 @@
+"""Which LISTs a live run makes, from the policies alone (cluster/live.py's read plan; no server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_kyrec.cluster.discovery import Discovered
+from kubectl_kyrec.cluster.live import OWNED_SELECTOR, ReadNeeds, plan_reads
+from kubectl_kyrec.load.kinds import ResourceInfo
+
+FOUND = Discovered(
+    (ResourceInfo("", "v1", "Namespace", "namespaces", False), ResourceInfo("", "v1", "Pod", "pods", True),
+     ResourceInfo("", "v1", "ConfigMap", "configmaps", True), ResourceInfo("", "v1", "Secret", "secrets", True),
+     ResourceInfo("apps", "v1", "Deployment", "deployments", True),
+     ResourceInfo("batch", "v1", "CronJob", "cronjobs", True),
+     ResourceInfo("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True),
+     ResourceInfo("policies.kyverno.io", "v1", "GeneratingPolicy", "generatingpolicies", False),
+     ResourceInfo("policies.kyverno.io", "v1beta1", "GeneratingPolicy", "generatingpolicies", False),
+     ResourceInfo("kyverno.io", "v1", "ClusterPolicy", "clusterpolicies", False),
+     ResourceInfo("wgpolicyk8s.io", "v1alpha2", "PolicyReport", "policyreports", True)),
+    {"": "v1", "apps": "v1", "batch": "v1", "networking.k8s.io": "v1", "policies.kyverno.io": "v1",
+     "kyverno.io": "v1", "wgpolicyk8s.io": "v1alpha2"})
+
+
+def _reads(*docs: dict[str, Any], **needs: Any) -> dict[tuple[str, str], str]:
+    return {(r.info.kind, r.namespace): r.label_selector for r in plan_reads(ReadNeeds(policy_docs=docs, **needs),
+                                                                              FOUND)}
+
+
+GPOL = {"apiVersion": "policies.kyverno.io/v1", "kind": "GeneratingPolicy", "metadata": {"name": "g"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                         "resources": ["namespaces"]}]},
+                 "generate": [{"expression": 'generator.Apply(object.metadata.name, [{"kind": dyn("NetworkPolicy")}'
+                                             ', resource.Get("v1", "secrets", "base", "token")])'}]}}
+
+
+def test_triggers_downstream_kinds_and_clone_sources_are_listed_in_full() -> None:
+    reads = _reads(GPOL, reports=False)
+    assert reads[("Namespace", "")] == "" and reads[("NetworkPolicy", "")] == "" and reads[("Secret", "")] == ""
+    # the policy kinds, always (at the preferred version), and Kyverno's ConfigMap namespace
+    assert reads[("GeneratingPolicy", "")] == "" and reads[("ConfigMap", "kyverno")] == ""
+    # any other kind: only its Kyverno-owned objects
+    assert reads[("Deployment", "")] == OWNED_SELECTOR and reads[("Pod", "")] == OWNED_SELECTOR
+    assert reads[("PolicyReport", "")] == OWNED_SELECTOR      # no full list of reports without the report domain
+    assert [r.info.version for r in plan_reads(ReadNeeds(policy_docs=(GPOL,)), FOUND)
+            if r.info.kind == "GeneratingPolicy"] == ["v1"]
+
+
+def test_validating_policies_on_pods_read_the_pod_controllers_and_reports() -> None:
+    vpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "v"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                             "resources": ["pods"]}]}}}
+    reads = _reads(vpol, downstreams=False, namespace="team")
+    assert reads[("Pod", "team")] == "" and reads[("Deployment", "team")] == "" and reads[("CronJob", "team")] == ""
+    assert reads[("PolicyReport", "team")] == ""
+    assert not [k for k, sel in reads.items() if sel]          # no owned-downstream search without downstreams
+
+
+def test_classic_policies_name_their_kinds() -> None:
+    cpol = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "c"},
+            "spec": {"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["apps/v1/Deployment"]}}]},
+                                "exclude": {"resources": {"kinds": ["Pod"]}}}]}}
+    reads = _reads(cpol, downstreams=False)
+    assert reads[("Deployment", "")] == "" and reads[("Pod", "")] == ""
+    assert ("NetworkPolicy", "") not in reads
