@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "testdata" / "kubescape"))
 
-import build  # noqa: E402  (the golden states' builder: one way to write a summary)
+import build  # noqa: E402, I001  (order depends on whether a build/ directory exists; the golden states' builder: one way to write a summary)
 
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage  # noqa: E402

@@ -8,11 +8,15 @@ Engine facts this adapter works around (measured on cel-expr-python 0.1.3):
 - a missing map key is an ERROR *value*, not an exception, so every result is checked for its type;
 - `transformMap`/`transformList` compile but the runtime lacks `cel.@mapInsert`: they evaluate to an error;
 - error texts are cel-cpp's (`Key not found in map : "x"`); Kyverno prints cel-go's (`no such key: x`),
-  so the common ones are translated in :func:`_cel_go_message`.
+  so they are translated here, and only here (:func:`_cel_go_message`, and :func:`_missing_field` for a
+  field selected on null or on a scalar, whose cel-cpp text does not name the field). The cel-go texts
+  are those of cel-go's interpreter (interpreter/attributes.go resolutionError, types/*.go); what stays
+  different is listed in docs/compatibility.md.
 """
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import re
 from collections.abc import Mapping, Sequence
@@ -96,6 +100,17 @@ _STATUS_PREFIX = re.compile(r"^(?:[A-Z_]+: )+")
 _LOCATION = re.compile(r"<input>:(\d+):(\d+): (.*)")
 
 
+SELECT_ON_NON_MAP = "Applying SELECT to non-message type"
+
+# cel-cpp text -> cel-go text (the texts cel-go's interpreter produces for the same failure)
+_CONVERSIONS = {
+    # types/string.go ConvertToType falls through to this error when parsing fails
+    "cannot convert string to int": "type conversion error from 'string' to 'int'",
+    "cannot convert string to uint": "type conversion error from 'string' to 'uint'",
+    "cannot convert string to double": "type conversion error from 'string' to 'double'",
+}
+
+
 def _cel_go_message(text: str) -> str:
     text = _STATUS_PREFIX.sub("", text.strip())
     m = re.match(r'Key not found in map : "?(.*?)"?$', text)
@@ -107,13 +122,74 @@ def _cel_go_message(text: str) -> str:
         return "division by zero"
     m = re.match(r"Index error: index=(-?\d+) size=(\d+)", text)
     if m:
-        return f"index '{m.group(1)}' out of range in list size '{m.group(2)}'"
-    return text
+        # an index out of range is a missing index of the attribute (interpreter/attributes.go)
+        return f"index out of bounds: {m.group(1)}"
+    m = re.match(r"Index error: expected integer type, got (\w+)", text)
+    if m:
+        return f"unsupported index type '{m.group(1)}' in list"
+    return _CONVERSIONS.get(text, text)
+
+
+_SELECTION = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
+
+
+def _bind_frame(text: str) -> tuple[str, str]:
+    """The `cel.bind(...)` frames the policy compiler wraps around an expression (its variables), as a
+    prefix and suffix that put any sub-expression back in their scope."""
+    from kubectl_kyrec.cel.compat import _call_end, _string_spans
+
+    prefix, depth, rest = "", 0, text
+    while rest.startswith("cel.bind("):
+        comma = rest.find(", (")
+        if comma < 0:
+            break
+        init_close = _call_end(rest, comma + 2, _string_spans(rest))
+        if init_close < 0 or not rest.startswith(", (", init_close + 1):
+            break
+        body_open = init_close + 3
+        prefix += rest[:body_open + 1]
+        rest = rest[body_open + 1:-2]
+        depth += 1
+    return prefix, "))" * depth
+
+
+def _missing_field(program: Program, activation: Activation) -> str | None:
+    """The field cel-go would name in `no such key: <field>` for a selection on null or a scalar.
+
+    cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
+    the receivers of the expression's selections, in text order, until one is neither a map nor fails.
+    """
+    from kubectl_kyrec.cel.compat import _inside, _receiver_start, _string_spans
+
+    text = program.text
+    spans = _string_spans(text)
+    prefix, suffix = _bind_frame(text)
+    for m in _SELECTION.finditer(text):
+        dot = m.start()
+        if _inside(spans, dot):
+            continue
+        start = _receiver_start(text, dot, spans)
+        receiver = text[start:dot].strip()
+        if not receiver or receiver.startswith("cel.bind") or receiver[0].isdigit():
+            continue
+        try:
+            raw = program.env._env.compile(prefix + receiver + suffix).eval(activation.raw)
+            value = _plain(raw)
+        except Exception:
+            continue        # undeclared comprehension variables, errors of their own: not this one
+        if value is None or isinstance(value, (bool, int, float, str, bytes, list)):
+            return m.group(1)
+    return None
 
 
 def _plain(value: Any) -> Any:
     """Convert an engine result to plain Python (timestamps stay datetimes)."""
-    if value.type() == cel.Type.ERROR:
+    kind = value.type()
+    if kind == cel.Type.NULL:
+        # the engine's plain_value() returns None without a reference of its own: each call would drop
+        # one from None, and Python 3.11 aborts once None's count reaches zero
+        return None
+    if kind == cel.Type.ERROR:
         # optional values also report ERROR as their type, but have no value() at all
         try:
             text = str(value.value())
@@ -121,9 +197,35 @@ def _plain(value: Any) -> Any:
             raise _EvalError("unsupported result type optional_type") from None
         raise _EvalError(_cel_go_message(text))
     try:
-        return value.plain_value()
+        plain = value.plain_value()
     except Exception as exc:  # other engine-only types have no plain form
         raise _EvalError(f"unsupported result type {_type_name(value.type())}") from exc
+    _restore_none_references(plain)
+    return plain
+
+
+_INCREF = ctypes.pythonapi.Py_IncRef
+_INCREF.argtypes = [ctypes.py_object]
+_INCREF.restype = None
+
+
+def _restore_none_references(value: Any) -> None:
+    """plain_value() hands out every None inside its result without taking a reference to it (measured
+    on cel-expr-python 0.1.3: one reference lost per None, e.g. a map holding two nulls loses two). Left
+    alone, None's count reaches zero after enough evaluations and Python 3.11 aborts (`none_dealloc`);
+    so one reference is given back per None found. (An extra one would only keep None alive.)"""
+    if value is None:
+        _INCREF(None)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k is None:
+                _INCREF(None)
+            if v is None or isinstance(v, (dict, list)):
+                _restore_none_references(v)
+    elif isinstance(value, list):
+        for v in value:
+            if v is None or isinstance(v, (dict, list)):
+                _restore_none_references(v)
 
 
 class _EvalError(Exception):
@@ -133,21 +235,29 @@ class _EvalError(Exception):
 class Program:
     """A compiled expression; evaluate it on activations built by the same :class:`Environment`."""
 
-    __slots__ = ("_expr", "text", "result_type")
+    __slots__ = ("_expr", "text", "result_type", "env")
 
-    def __init__(self, expr: Any, text: str, result_type: str) -> None:
+    def __init__(self, expr: Any, text: str, result_type: str, env: Environment) -> None:
         self._expr = expr
         self.text = text
         self.result_type = result_type
+        self.env = env
 
     def evaluate(self, activation: Activation) -> Outcome:
         try:
             raw = self._expr.eval(activation.raw)
             return Outcome(value=_plain(raw))
         except _EvalError as exc:
-            return Outcome(error=str(exc))
+            return Outcome(error=self._cel_go(str(exc), activation))
         except RuntimeError as exc:
-            return Outcome(error=_cel_go_message(str(exc)))
+            return Outcome(error=self._cel_go(_cel_go_message(str(exc)), activation))
+
+    def _cel_go(self, message: str, activation: Activation) -> str:
+        if message == SELECT_ON_NON_MAP:
+            field = _missing_field(self, activation)
+            if field is not None:
+                return f"no such key: {field}"
+        return message
 
 
 class Activation:
@@ -191,7 +301,7 @@ class Environment:
             expr = self._env.compile(text)
         except RuntimeError as exc:
             raise _compile_error(str(exc)) from None
-        return Program(expr, text, _type_name(expr.return_type()))
+        return Program(expr, text, _type_name(expr.return_type()), self)
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
         return Activation(self._env.Activation(dict(data)))

@@ -47,6 +47,8 @@ class EvalOptions:
     # ValidatingAdmissionPolicy: Kyverno's scan (default) or its CLI, with the test's paramResources
     vap_runner: VapRunner = VapRunner.SCAN
     vap_params: tuple[Document, ...] = ()
+    # evaluation modes whose payloads the caller evaluates (JSON with --json/jsonPayloads): no notice for them
+    payload_modes: tuple[str, ...] = ()
     classic: Any = None         # classic.rules.ClassicOptions (values, mocks, roles); None: the state answers
 
 
@@ -76,6 +78,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         if not _selected(policy.meta.key, policy.meta.name, options.policy_names):
             continue
         if policy.mode != "Kubernetes":
+            if policy.mode in options.payload_modes:
+                continue
             out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
                                       "applies to payloads, not Kubernetes resources; skipped",
                                       policy.meta.source))

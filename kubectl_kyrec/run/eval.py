@@ -35,6 +35,7 @@ class EvalRunOptions:
     fail_on: str = "fail"
     fail_on_actions: tuple[str, ...] = ()
     base_policy_paths: tuple[str, ...] = ()
+    json_paths: tuple[str, ...] = ()        # payloads for JSON-mode ValidatingPolicies (`--json`)
 
 
 @dataclass
@@ -85,7 +86,8 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
                                namespace_labels=inputs.values.namespace_labels,
                                namespaces=inputs.values.namespaces, selector=options.selector,
                                policy_names=options.policy_names, kinds=kinds,
-                               report_api=options.report_api)
+                               report_api=options.report_api,
+                               payload_modes=("JSON",) if options.json_paths else ())
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options)
@@ -93,11 +95,16 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
     generated = generate_for_inputs(inputs, now=now, policy_names=options.policy_names, namespace=namespace,
                                     kinds=kinds, selector=eval_options.selector)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    payload_errors: list[EvalError] = []
+    if options.json_paths:
+        payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
+        # a payload is no Kubernetes object: its results are listed, never put in a PolicyReport
+        results.extend(payload_results)
     reports = outcome.reports
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
         reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, options.report_api)
-    errors = [*policy_errors(inputs.policies), *outcome.errors, *generated.errors]
+    errors = [*policy_errors(inputs.policies), *outcome.errors, *generated.errors, *payload_errors]
     impact = None
     if options.base_policy_paths:
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
@@ -121,6 +128,17 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
                                                                      options.fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
     return EvalResult(results, reports, generated, errors, notices, impact, code, empty_reason)
+
+
+def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
+                   ) -> tuple[list[Result], list[EvalError]]:
+    from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
+    from kubectl_kyrec.load.payloads import load_payloads
+
+    payloads = [p for path in options.json_paths for p in load_payloads(path, path)]
+    outcome = evaluate_json_payloads(policies, payloads, libraries=libraries, now=options.now,
+                                     policy_names=options.policy_names)
+    return outcome.results, outcome.errors
 
 
 def policy_errors(policies: PolicySet) -> list[EvalError]:

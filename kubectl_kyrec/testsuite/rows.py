@@ -173,6 +173,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                               namespace_labels=loaded.values.namespace_labels,
                               vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
                               vap_params=tuple(loaded.param_objects),
+                              payload_modes=("JSON",) if loaded.payloads else (),
                               classic=_classic_options(loaded, kinds) if policies.classic else None)
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
