@@ -91,7 +91,7 @@ def run(kind: str, subjects: list[Document]) -> None:
         outcome = run_eval(policy_set, subjects, [], kinds=KindTable(), libraries=libraries,
                            options=EvalOptions(now=NOW))
         elapsed = time.perf_counter() - start
-    pairs = len({(r.policy, r.subject.uid) for r in outcome.results})
+    pairs = len({(r.policy_location, r.policy, r.subject.uid) for r in outcome.results})
     counts = Counter(r.result for r in outcome.results)
     print(f"{kind:8} policies {len(policies):4}  pods {len(subjects):6}  pairs {pairs:8}  results "
           f"{len(outcome.results):8}  {elapsed:7.2f} s  {pairs / elapsed:9.0f} pairs/s  "

@@ -5,7 +5,7 @@ matchConditions (not met, or an error: skip `cel preconditions not met`), then e
 rule's failure with the validation's message (`validate.message` when it has none, else `failed
 expression: <expr>`; a non-empty messageExpression wins), an evaluation error is a denial too (failure
 policy Fail), and a pass says `Validation rule '<rule>' passed.`. Params come from paramKind/paramRef.
-`namespaceObject` carries only the name, as Kyverno builds it outside a cluster.
+`namespaceObject` is the Namespace in a cluster and carries only the name in Kyverno's CLI.
 """
 
 from __future__ import annotations
@@ -104,10 +104,14 @@ def _activation(env: Environment, sctx: SubjectContext, param: Any, ns_obj: Any)
 
 
 def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
-                      state: Sequence[Document]) -> Response:
+                      state: Sequence[Document], cli: bool = False) -> Response:
+    """`cli`: as Kyverno's CLI runs it (no cluster): `namespaceObject` carries only the name; in a cluster
+    it is the Namespace itself."""
     req = sctx.request
     namespace = "" if (req.kind == "Namespace" and req.group == "") else req.namespace
-    ns_obj = {"metadata": {"name": namespace}} if namespace else None
+    ns_obj: Any = None
+    if namespace:
+        ns_obj = {"metadata": {"name": namespace}} if cli or sctx.namespace_obj is None else sctx.namespace_obj
     params, problem = _params(compiled, namespace, state)
     if problem:
         return Response(ERROR, f"error in parameterized resource: {problem}")

@@ -37,6 +37,9 @@ class ContextSources:
     # False: the image registry loader is disabled, as in Kyverno's CLI without --registry (the entry is
     # absent, values may stand in); True: a registry would be asked, which kyrec cannot do (undetermined)
     registry: bool = True
+    # a Namespace absent from the state reads as the Active one a cluster would have (kyrec's rule for the
+    # state everywhere); Kyverno's CLI fake client has only what the test gives
+    implicit_namespaces: bool = False
     api_mocks: Mapping[str, tuple[int, Any]] = field(default_factory=dict)   # "GET:url" / url -> (code, body)
     global_entries: Mapping[str, Any] = field(default_factory=dict)          # name -> data (or Exception)
     state_global_entries: Callable[[str], Any] | None = None                  # name -> data, None if absent
@@ -273,6 +276,11 @@ class ContextLoader:
         try:
             if name:
                 obj = cluster.get_resource(api_version, resource, namespace, name)
+                if obj is None and self.sources.implicit_namespaces and (api_version, resource) == ("v1",
+                                                                                                    "namespaces"):
+                    from kubectl_kyrec.evaluate.namespaces import default_namespace
+
+                    obj = default_namespace(name)
                 if obj is None:
                     raise ContextLoadError(f"failed to GET resource with raw url: {raw}: {resource} "
                                            f"\"{name}\" not found")

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.classic import conditions as cond
+from kubectl_kyrec.classic import jmespath_eval, pattern_match, variables
 from kubectl_kyrec.classic.json_context import EvalContext
 
 JsonContext = EvalContext
@@ -30,27 +32,19 @@ class Core:
         return ctx.query(expression)
 
     def search(self, expression: str, data: Any) -> Any:
-        from kubectl_kyrec.classic import jmespath_eval
-
         return jmespath_eval.search(expression, data)
 
     def substitute(self, ctx: EvalContext, value: Any) -> Any:
         """kk: variables.SubstituteAll."""
-        from kubectl_kyrec.classic import variables
-
         return variables.substitute_all(ctx, value)
 
     def conditions(self, ctx: EvalContext, conditions: Any, what: str) -> tuple[bool, str]:
         """kk: EvaluateConditionsWithContext: (passed, message). No conditions pass."""
         if conditions is None:
             return True, ""
-        from kubectl_kyrec.classic import conditions as cond
-
         return cond.evaluate_conditions(ctx, conditions, what)
 
     def match_pattern(self, resource: Mapping[str, Any], pattern: Any) -> PatternFailure | None:
-        from kubectl_kyrec.classic import pattern_match
-
         err = pattern_match.match_pattern(resource, pattern)
         if err is None:
             return None

@@ -138,11 +138,6 @@ def format_duration(ns: int) -> str:
     return f"{sign}{seconds}{frac}s"
 
 
-def duration_seconds(ns: int) -> float:
-    """Duration.Seconds()."""
-    return ns / 1e9
-
-
 def to_timedelta(ns: int) -> datetime.timedelta:
     return datetime.timedelta(microseconds=ns // 1000 if ns >= 0 else -((-ns) // 1000))
 

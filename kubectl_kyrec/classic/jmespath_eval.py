@@ -343,11 +343,6 @@ def _f(value: Any) -> float:
     return float(value)
 
 
-def _num(value: float) -> Any:
-    # go-jmespath numbers are float64; integral results print as integers either way
-    return value
-
-
 def _contains(search: Any, el: Any) -> bool:
     if isinstance(search, str):
         return isinstance(el, str) and el in search

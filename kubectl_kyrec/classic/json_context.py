@@ -27,15 +27,6 @@ class ContextError(Exception):
         self.cause = cause
 
 
-def copy_json(value: Any) -> Any:
-    """A deep copy of decoded JSON (runtime.DeepCopyJSONValue), much faster than copy.deepcopy."""
-    if isinstance(value, dict):
-        return {k: copy_json(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) if isinstance(v, (dict, list)) else v for v in value]
-    return value
-
-
 def _merged(src: Mapping[str, Any], dest: Mapping[str, Any], overwrite_maps: bool) -> dict[str, Any]:
     """Kyverno's mergeMaps (nested maps merge unless overwriteMaps; everything else replaces), without
     touching `dest`: the maps along the merged paths are copied, the rest is shared. The context's data is

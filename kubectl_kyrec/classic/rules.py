@@ -30,7 +30,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
-from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result
+from kubectl_kyrec.model import UNDETERMINED, Document, Notice, Result
 
 _ACTIONS = {"Enforce": ("Deny",), "Audit": ("Audit",)}
 
@@ -45,6 +45,7 @@ class ClassicOptions:
     # (policy name, resource name) -> values; ("", "") holds the global ones
     resource_values: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     sources: ContextSources | None = None          # None: the state answers (see ClassicEvaluator)
+    cli: bool = False                              # evaluate as Kyverno's CLI does (kyrec test)
 
 
 @dataclass
@@ -68,7 +69,7 @@ class ClassicEvaluator:
         self.core = Core()
         self.now = now
         self._engine: Any = None
-        self.errors: list[EvalError] = []
+        self.errors: list[InputError] = []        # policies that do not compile (the field's path kept)
         self.notices: list[Notice] = []
         self._noticed: set[tuple[str, str]] = set()
         self.compiled: list[_Compiled] = []
@@ -79,7 +80,7 @@ class ClassicEvaluator:
                     try:
                         c.cel[rule.name] = compile_cel_rule(policy, rule, envs)
                     except InputError as exc:
-                        self.errors.append(EvalError(exc.message, exc.source))
+                        self.errors.append(exc)
                         c.broken = True
                         break
             if not c.broken:
@@ -220,12 +221,14 @@ class ClassicEvaluator:
                 keys = ", ".join(e.key for e in matched)
                 return Response(SKIP, f"rule is skipped due to policy exceptions{keys}"), properties
             return self._cel(compiled, rule, sctx), properties
-        loader = ContextLoader(self.core, self.sources, policy.meta.name,
-                               policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
-        try:
-            loader(rule.raw.get("context") or [], ctx)
-        except Exception as exc:
-            return error("failed to load context", exc), properties
+        loader: Any = _NO_LOADER
+        if self._adds_to_context(policy, rule) or rule.validate.get("foreach"):
+            loader = ContextLoader(self.core, self.sources, policy.meta.name,
+                                   policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
+            try:
+                loader(rule.raw.get("context") or [], ctx)
+            except Exception as exc:
+                return error("failed to load context", exc), properties
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"), "preconditions")
         except Exception as exc:
@@ -270,15 +273,16 @@ class ClassicEvaluator:
             except InputError as exc:
                 return error("Error while creating composited compiler", exc.message)
             compiled.cel[rule.name] = cel
-        return evaluate_cel_rule(cel, rule, sctx, self.state)
+        return evaluate_cel_rule(cel, rule, sctx, self.state, cli=self.options.cli)
 
     def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,
                              facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:
         """kk: validate(): Enforce + UPDATE + allowExistingViolations: the old object failing too is a skip."""
         policy = compiled.policy
-        if policy.failure_action(rule, facts.obj.get("metadata", {}).get("namespace") or "") != "Enforce":
-            return response
         if sctx.request.operation != "UPDATE" or sctx.request.old_obj is None:
+            return response
+        if policy.failure_action(rule, facts.obj.get("metadata", {}).get("namespace") or "",
+                                 facts.namespace_labels) != "Enforce":
             return response
         if rule.validate.get("allowExistingViolations") is False:
             return response
@@ -340,9 +344,22 @@ class ClassicEvaluator:
     def _result(self, policy: ClassicPolicy, rule: ClassicRule, sctx: SubjectContext, response: Response,
                 properties: Mapping[str, str]) -> Result:
         namespace = sctx.request.namespace
-        actions = _ACTIONS[policy.failure_action(rule, namespace)]
+        labels = (sctx.namespace_obj.get("metadata") or {}).get("labels") if sctx.namespace_obj else None
+        actions = _ACTIONS[policy.failure_action(rule, namespace, labels)]
         return make_result(policy.meta, policy.source_kind, sctx, rule.name, response.status, response.message,
                            properties, actions, policy.background)
+
+
+class _NoLoader:
+    """The loader of a rule with no context entries and no values anywhere: nothing to load."""
+
+    unanswerable = ""
+
+    def __call__(self, entries: Sequence[Any], ctx: Any) -> None:
+        return None
+
+
+_NO_LOADER = _NoLoader()
 
 
 def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
@@ -378,4 +395,4 @@ def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
                                          str(res.get("namespace") or ""), None)
         return listed.get("items") or []
 
-    return ContextSources(cluster=provider, state_global_entries=global_entry)
+    return ContextSources(cluster=provider, state_global_entries=global_entry, implicit_namespaces=True)

@@ -65,7 +65,7 @@ def suite_options(loaded: LoadedSuite, kinds: Any) -> ClassicOptions:
     sources = ContextSources(cluster=cluster, registry=False, api_mocks=mocks, global_entries=globals_,
                              rule_values=rule_values, foreach_values=foreach_values)
     return ClassicOptions(roles=loaded.roles, cluster_roles=loaded.cluster_roles, resource_values=resource_values,
-                          sources=sources)
+                          sources=sources, cli=True)
 
 
 def _mock_data(entry: Mapping[str, Any]) -> Any:

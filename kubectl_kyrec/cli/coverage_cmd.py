@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -106,7 +107,6 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage
-    from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -152,15 +152,12 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
         click.echo(f"notice: {notice}", err=True)
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
-    doc = envelope("CoverageResult", run.coverage.to_json())
     ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_output(spec, ci.render(spec.format.value))
-        elif spec.format is OutputFormat.JSON:
-            write_output(spec, to_json(doc))
-        elif spec.format is OutputFormat.YAML:
-            write_output(spec, to_yaml(doc))
+        elif spec.format in (OutputFormat.JSON, OutputFormat.YAML):
+            _write_document(spec, run.coverage.to_json)
         else:
             write_output(spec, render_coverage(run.coverage))
     ci.finish()
@@ -173,7 +170,6 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
                             exclusions_path: str | None, scan_period: str | None, scan_grace: str | None,
                             skip_namespaces: str | None, scanner_namespace: str, exit_code_flag: bool) -> None:
     from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
-    from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
     from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage
 
     options = VulnerabilityRunOptions(
@@ -191,12 +187,18 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
     run = run_vulnerability_coverage(options, source)
     for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)
-    doc = envelope("CoverageResult", run.coverage.to_json())
     for spec in specs:
-        if spec.format is OutputFormat.JSON:
-            write_output(spec, to_json(doc))
-        elif spec.format is OutputFormat.YAML:
-            write_output(spec, to_yaml(doc))
+        if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
+            _write_document(spec, run.coverage.to_json)
         else:
             write_output(spec, render_vulnerability_coverage(run.coverage))
     exit_with(run.exit_code, exit_code_flag)
+
+
+def _write_document(spec: OutputSpec, document: Callable[[], dict[str, Any]]) -> None:
+    """The CoverageResult as JSON or YAML: built only for these formats, written part by part."""
+    from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
+    from kubectl_kyrec.render.sink import write_stream
+
+    write = write_json_document if spec.format is OutputFormat.JSON else write_yaml_document
+    write_stream(spec.path, lambda stream: write("CoverageResult", document().items(), stream.write))

@@ -49,6 +49,8 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
 @click.option("--base-policy", "base_policy_paths", multiple=True,
               help="The policies before the change: print what the change does (exit 1 when anything does).")
+@click.option("--show-all", is_flag=True,
+              help="Table: list passing and skipped results too (by default they are counted, not listed).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
 @ci_flags
@@ -61,16 +63,22 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
-                 base_policy_paths: tuple[str, ...], exit_code_flag: bool, **kube: object) -> None:
+                 base_policy_paths: tuple[str, ...], show_all: bool, exit_code_flag: bool,
+                 **kube: object) -> None:
     """Evaluate policies against resources offline.
 
-    Prints one row per (policy, resource) result; `-o reports` prints the PolicyReports Kyverno's
-    background scan would write. Exit 1 when a result fails (see --fail-on), 3 on bad input.
+    Prints a row per result that fails, errs or warns, then the counts per policy (every result with
+    -o wide or --show-all); `-o reports` prints the PolicyReports Kyverno's background scan would write.
+    Exit 1 when a result fails (see --fail-on), 3 on bad input.
     """
+    import functools
+
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
     from kubectl_kyrec.reconcile.findings import from_results
-    from kubectl_kyrec.render import diff_output, eval_output
-    from kubectl_kyrec.render.impact_output import github_annotations, render_impact_table
+    from kubectl_kyrec.render import eval_output
+    from kubectl_kyrec.render.impact_output import github_annotations
+    from kubectl_kyrec.render.progress import Progress
+    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -93,33 +101,29 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
                              base_policy_paths=base_policy_paths, json_paths=json_paths)
-    run = run_eval(options, source)
-    results, generated, impact = run.results, run.generated, run.impact
+    with Progress.on_terminal("evaluated") as progress:
+        run = run_eval(options, source, on_subject=progress.tick)
     for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)
     for error in run.errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
+    results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
-    doc = eval_output.eval_document(results, run.reports, diff_output.downstreams_json(generated),
-                                    [(e.message, e.source) for e in run.errors], run.notices,
-                                    {"impact": impact.to_json()} if impact is not None else None)
+    writers: dict[OutputFormat, eval_output.Writer] = {
+        OutputFormat.TABLE: functools.partial(eval_output.write_table, show_all=show_all),
+        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True),
+        OutputFormat.JSON: eval_output.write_json,
+        OutputFormat.YAML: eval_output.write_yaml,
+        OutputFormat.REPORTS: eval_output.write_reports,
+    }
     for spec in specs:
-        if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-            text = (eval_output.render_table(results, wide=spec.format is OutputFormat.WIDE) if results
-                    else run.empty_reason + "\n")
-            text += "".join("\n" + t for t in (diff_output.render_downstreams(generated),
-                                               render_impact_table(impact) if impact is not None else "") if t)
-        elif spec.format is OutputFormat.JSON:
-            text = eval_output.render_json(doc)
-        elif spec.format is OutputFormat.YAML:
-            text = eval_output.render_yaml(doc)
-        elif spec.format is OutputFormat.REPORTS:
-            text = eval_output.render_reports(run.reports, results)
-        else:
-            text = ci.render(spec.format.value)
-            if spec.format is OutputFormat.GITHUB and impact is not None:
-                text += "".join(line + "\n" for line in github_annotations(impact))
+        if spec.format in writers:
+            write_stream(spec.path, functools.partial(writers[spec.format], run))
+            continue
+        text = ci.render(spec.format.value)
+        if spec.format is OutputFormat.GITHUB and impact is not None:
+            text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
     ci.finish()
     # a baseline accepts findings, not what a --base-policy change does

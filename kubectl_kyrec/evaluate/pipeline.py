@@ -55,13 +55,23 @@ class EvalOptions:
 @dataclass
 class EvalOutcome:
     results: list[Result] = field(default_factory=list)
-    reports: list[dict[str, Any]] = field(default_factory=list)
     subjects: list[Subject] = field(default_factory=list)
     errors: list[EvalError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     policy_count: int = 0
     # every result with whether the background scan would report it (the input of `reports`)
     pairs: list[tuple[Result, bool]] = field(default_factory=list)
+    now: datetime.datetime | None = None
+    report_api: str = WGPOLICY
+    _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def reports(self) -> list[dict[str, Any]]:
+        """The expected reports, built on first use: a run that prints none never pays for them."""
+        if self._reports is None:
+            assert self.now is not None
+            self._reports = expected_reports(self.pairs, self.now, self.report_api)
+        return self._reports
 
 
 def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
@@ -71,7 +81,7 @@ def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None) -> EvalOutcome:
-    out = EvalOutcome(notices=list(policies.notices))
+    out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     envs = Environments(libraries)
     compiled: list[CompiledValidatingPolicy] = []
     for policy in policies.validating:
@@ -99,7 +109,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     out.policy_count = len(compiled) + len(admission)
     classic = _classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
-        out.errors.extend(classic.errors)
+        for error in classic.errors:
+            located = policies.locate(error)
+            out.errors.append(EvalError(located.message, located.source))
         out.policy_count += len(classic.compiled)
 
     uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
@@ -146,7 +158,6 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     if classic is not None:
         out.notices.extend(classic.notices)
     out.pairs = pairs
-    out.reports = expected_reports(pairs, options.now, options.report_api)
     return out
 
 

@@ -57,6 +57,10 @@ class CompiledValidatingPolicy:
     def facts(self) -> tuple[str, bool, str, str]:
         return _facts(self.policy.meta)
 
+    @functools.cached_property
+    def source_kind(self) -> str:
+        return self.policy.source_kind
+
 
 def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
                      check_env: Environment) -> CompiledVariant:
@@ -103,6 +107,8 @@ def _facts(meta: PolicyMeta) -> tuple[str, bool, str, str]:
 
 
 _PROCESS = {True: "background scan", False: "admission review"}
+# the properties of a result that has no others: one mapping per value, shared (results never modify them)
+_PROCESS_ONLY = {background: {"process": process} for background, process in _PROCESS.items()}
 
 
 def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
@@ -110,18 +116,22 @@ def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule:
                 binding: str = "", facts: tuple[str, bool, str, str] | None = None) -> Result:
     """A Result with Kyverno's report fields (ToPolicyReportResult, SEMANTICS D.1)."""
     key, scored, category, severity = facts or _facts(policy_meta)
-    props = {"process": _PROCESS[background]}
     if properties:
+        props = {"process": _PROCESS[background]}
         props.update(properties)
         # properties named like a status override the message (reportutils ToPolicyReportResult)
         if "message" in props:
             message = props["message"]
         elif f"{status}Message" in props:
             message = props[f"{status}Message"]
+    else:
+        props = _PROCESS_ONLY[background]
     if status == "fail" and not scored:
         status = "warn"
-    return Result(key, source, rule, status, message, ctx.subject.ref, scored, category, severity, props,
-                  tuple(actions), ctx.subject.source, policy_meta.source, binding)
+    subject = ctx.subject
+    return Result(key, source, rule, status, message, subject.ref, scored, category, severity, props,
+                  actions if type(actions) is tuple else tuple(actions), subject.source, policy_meta.source,
+                  binding)
 
 
 def evaluate_audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation, quote: str = "'"
@@ -167,13 +177,17 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
     return results
 
 
+_NO_PROPERTIES: Mapping[str, str] = {}
+
+
 def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
                       rules_checked: bool) -> Result | None:
     policy = cp.policy
     meta = policy.meta
+    source_kind = cp.source_kind
 
     def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
-        return make_result(meta, policy.source_kind, ctx, rule, status, message, props or {},
+        return make_result(meta, source_kind, ctx, rule, status, message, props or _NO_PROPERTIES,
                            policy.validation_actions, policy.background, facts=cp.facts)
 
     json_mode = policy.mode == "JSON"

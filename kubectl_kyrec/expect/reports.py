@@ -7,7 +7,7 @@ matchConditions skips (the scan filters them), nothing from policies labelled re
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.model import Ref, Result
@@ -99,12 +99,23 @@ def reportable(result: Result, background: bool, disabled: bool) -> bool:
     return not (result.result == "skip" and result.rule == "" and result.message == "skip")
 
 
-def expected_reports(results: Sequence[tuple[Result, bool]], now: datetime.datetime,
+def expected_reports(results: Iterable[tuple[Result, bool]], now: datetime.datetime,
                      api: str = WGPOLICY) -> list[dict[str, Any]]:
     """Reports for every subject with at least one reportable result; input pairs (result, reportable)."""
+    return list(iter_expected_reports(results, now, api))
+
+
+def iter_expected_reports(results: Iterable[tuple[Result, bool]], now: datetime.datetime,
+                          api: str = WGPOLICY) -> Iterator[dict[str, Any]]:
+    """`expected_reports` one report at a time, so a writer never holds them all (one pass to group)."""
     by_subject: dict[str, tuple[Ref, list[Result]]] = {}
     for result, ok in results:
         if not ok:
             continue
-        by_subject.setdefault(result.subject.uid, (result.subject, []))[1].append(result)
-    return [build_report(ref, rs, now, api) for ref, rs in by_subject.values()]
+        found = by_subject.get(result.subject.uid)
+        if found is None:
+            by_subject[result.subject.uid] = (result.subject, [result])
+        else:
+            found[1].append(result)
+    for ref, rs in by_subject.values():
+        yield build_report(ref, rs, now, api)

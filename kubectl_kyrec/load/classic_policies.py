@@ -76,25 +76,52 @@ class ClassicPolicy:
     def source_kind(self) -> str:
         return REPORT_SOURCE
 
-    def failure_action(self, rule: ClassicRule, namespace: str = "") -> str:
-        """validate.failureAction, then the overrides for the namespace, then the policy's action."""
+    def failure_action(self, rule: ClassicRule, namespace: str = "",
+                       namespace_labels: Mapping[str, str] | None = None) -> str:
+        """validate.failureAction with its overrides, else the policy's (kk: ComputeValidationFailureAction:
+        an override applies when a namespace in it matches (wildcards) and its namespaceSelector, if any,
+        matches the namespace's labels; without namespaces, its namespaceSelector alone decides)."""
+        cached = _ACTIONS.get((id(self), rule.name))
+        if cached is not None and cached[0] is self:
+            return cached[1]
         v = rule.validate
-        if not v.get("failureActionOverrides") and not (self.raw.get("spec") or {}).get(
-                "validationFailureActionOverrides"):
-            return _normal_action(str(v.get("failureAction") or "")) or self.validation_failure_action
-        action = str(v.get("failureAction") or "")
         overrides = v.get("failureActionOverrides")
         if overrides is None:
             overrides = (self.raw.get("spec") or {}).get("validationFailureActionOverrides")
-        if namespace and isinstance(overrides, list):
-            from kubectl_kyrec.classic.wildcard import match as wildcard_match
+        own = _normal_action(str(v.get("failureAction") or "")) or self.validation_failure_action
+        if not overrides or not isinstance(overrides, list):
+            _ACTIONS[(id(self), rule.name)] = (self, own)   # the same for every namespace: asked per result
+            return own
+        from kubectl_kyrec.classic.wildcard import match as wildcard_match
+        from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 
-            for override in overrides:
-                if not isinstance(override, Mapping):
-                    continue
-                if any(wildcard_match(str(ns), namespace) for ns in override.get("namespaces") or []):
-                    return _normal_action(str(override.get("action") or "")) or self.validation_failure_action
-        return _normal_action(action) or self.validation_failure_action
+        def selected(selector: Any) -> bool:
+            if not isinstance(selector, Mapping):
+                return False        # kk CheckSelector: a nil selector matches nothing
+            try:
+                return matches_selector(selector, namespace_labels or {})
+            except SelectorError:
+                return False
+
+        for override in overrides:
+            if not isinstance(override, Mapping):
+                continue
+            action = _normal_action(str(override.get("action") or ""))
+            if not action:
+                continue
+            namespaces = override.get("namespaces")
+            if namespaces is None:
+                if selected(override.get("namespaceSelector")):
+                    return action
+                continue
+            for ns in namespaces:
+                if wildcard_match(str(ns), namespace) and (override.get("namespaceSelector") is None
+                                                           or selected(override.get("namespaceSelector"))):
+                    return action
+        return own
+
+
+_ACTIONS: dict[tuple[int, str], tuple[ClassicPolicy, str]] = {}
 
 
 @dataclass(frozen=True)

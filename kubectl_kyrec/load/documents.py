@@ -176,9 +176,11 @@ def _raw_documents(text: str, file: str) -> Iterator[_Raw]:
         yield _Raw(doc.value, doc.line, doc.node)
 
 
-def iter_objects(value: Any, line: int, node: Node | None,
-                 file: str) -> Iterator[tuple[dict[str, Any], int, Node | None]]:
+def iter_objects(value: Any, line: int, node: Node | None, file: str,
+                 item_lines: Sequence[int] | None = None) -> Iterator[tuple[dict[str, Any], int, Node | None]]:
     """(object, line, node) for the Kubernetes objects of one document: itself, or a List's items.
+
+    `item_lines`: the line of each of a JSON List's items (json_stream), where no YAML node gives it.
 
     Lists nest (kubectl flattens them recursively). Raises InputError for a document that is not an
     object: not a mapping, or without apiVersion or kind.
@@ -196,7 +198,12 @@ def iter_objects(value: Any, line: int, node: Node | None,
         item_nodes = _item_nodes(node, len(items))
         for index, item in enumerate(items):
             item_node = item_nodes[index] if item_nodes else None
-            item_line = node_line(item_node) if item_node is not None else line
+            if item_node is not None:
+                item_line = node_line(item_node)
+            elif item_lines is not None and index < len(item_lines):
+                item_line = item_lines[index]
+            else:
+                item_line = line
             bare = isinstance(item, dict) and not item.get("apiVersion") and not item.get("kind")
             if kind != "List" and bare:
                 # A typed list straight from the API (DeploymentList) leaves the kind to the list, as

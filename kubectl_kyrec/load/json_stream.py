@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
@@ -46,6 +47,17 @@ def looks_like_json(text: str) -> bool:
 
 def iter_json_documents(text: str, file: str) -> Iterator[tuple[Any, int]]:
     """(value, line) for each top-level value; the line is that of an object's first key."""
+    for value, line, _ in iter_json_documents_with_items(text, file):
+        yield value, line
+
+
+def iter_json_documents_with_items(text: str, file: str) -> Iterator[tuple[Any, int, list[int] | None]]:
+    """(value, line, item lines) for each top-level value: when the value is an object with an `items`
+    array (a List, as `kubectl get -o json` writes it), the line of each item's first key, else None.
+
+    The lines come from the positions where the C decoder starts each item: the newlines before them are
+    counted once, in order, so a List of 10,000 objects costs one pass over the text, not one per item.
+    """
     text = text.lstrip("\ufeff")
     counted_to, line = 0, 1   # newlines are counted incrementally so many values stay linear
 
@@ -60,16 +72,90 @@ def iter_json_documents(text: str, file: str) -> Iterator[tuple[Any, int]]:
     while pos < len(text):
         try:
             with gc_paused():
-                value, end = _DECODER.raw_decode(text, pos)
+                value, end, starts = _decode(text, pos)
         except json.JSONDecodeError as err:
             raise InputError(f"invalid JSON: {err.msg} (column {err.colno})",
                              Source(file, err.lineno)) from None
         except _BadNumber as err:
             raise InputError(f"invalid JSON: {err}", Source(file, line_at(pos))) from None
-        first = pos
-        if text[pos] == "{":
-            inner = _SPACE.match(text, pos + 1)
-            first = inner.end() if inner else pos
-        yield value, line_at(first)
+        first = line_at(_first_key(text, pos))
+        yield value, first, None if starts is None else [line_at(_first_key(text, p)) for p in starts]
         m = _SPACE.match(text, end)
         pos = m.end() if m else end
+
+
+def _first_key(text: str, pos: int) -> int:
+    """Where an object's first key starts (an object's line is that of its first key); other values: pos."""
+    if text[pos] == "{":
+        inner = _SPACE.match(text, pos + 1)
+        return inner.end() if inner else pos
+    return pos
+
+
+def _decode(text: str, pos: int) -> tuple[Any, int, list[int] | None]:
+    """The value at `pos`, where it ends, and the start of each element of its `items` array (or None).
+
+    The top-level object is walked key by key with the C scanner decoding each value, so the items'
+    positions are known; anything unexpected is handed to `raw_decode`, whose errors are the json module's.
+    """
+    if text[pos] == "{":
+        try:
+            return _decode_object(text, pos)
+        except (StopIteration, IndexError, ValueError) as exc:
+            if isinstance(exc, _BadNumber):
+                raise
+    value, end = _DECODER.raw_decode(text, pos)
+    return value, end, None
+
+
+def _skip(text: str, pos: int) -> int:
+    m = _SPACE.match(text, pos)
+    return m.end() if m else pos
+
+
+def _decode_object(text: str, pos: int) -> tuple[dict[str, Any], int, list[int] | None]:
+    scan = _DECODER.scan_once  # type: ignore[attr-defined]
+    obj: dict[str, Any] = {}
+    starts: list[int] | None = None
+    i = _skip(text, pos + 1)
+    if text[i] == "}":
+        return obj, i + 1, None
+    while True:
+        if text[i] != '"':
+            raise ValueError("expected a key")
+        key, i = scanstring(text, i + 1, True)
+        i = _skip(text, i)
+        if text[i] != ":":
+            raise ValueError("expected ':'")
+        i = _skip(text, i + 1)
+        if key == "items" and text[i] == "[":
+            value, i, starts = _decode_array(text, i, scan)
+        else:
+            value, i = scan(text, i)
+        obj[key] = value   # a repeated key: the last one wins, as in json.loads
+        i = _skip(text, i)
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+            continue
+        if text[i] == "}":
+            return obj, i + 1, starts
+        raise ValueError("expected ',' or '}'")
+
+
+def _decode_array(text: str, pos: int, scan: Any) -> tuple[list[Any], int, list[int]]:
+    items: list[Any] = []
+    starts: list[int] = []
+    i = _skip(text, pos + 1)
+    if text[i] == "]":
+        return items, i + 1, starts
+    while True:
+        starts.append(i)
+        value, i = scan(text, i)
+        items.append(value)
+        i = _skip(text, i)
+        if text[i] == ",":
+            i = _skip(text, i + 1)
+            continue
+        if text[i] == "]":
+            return items, i + 1, starts
+        raise ValueError("expected ',' or ']'")

@@ -23,7 +23,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
-from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
+from kubectl_kyrec.load.json_stream import iter_json_documents_with_items, looks_like_json
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
 
@@ -68,11 +68,12 @@ def state_from_text(text: str, file: str) -> list[Document]:
 def _read_text(text: str, file: str, read: _Read) -> None:
     out = read.objects
     if looks_like_json(text):
-        for value, line in iter_json_documents(text, file):
+        for value, line, item_lines in iter_json_documents_with_items(text, file):
             _read_records(value, line, file, read)
             for item in _top_level_items(value, line, file):
+                # each item of a List at its own line (json_stream found where each starts)
                 out.extend(Document(obj, Source(file, obj_line)) for obj, obj_line, _ in
-                           iter_objects(item, line, None, file))
+                           iter_objects(item, line, None, file, item_lines if item is value else None))
     else:
         for doc in iter_yaml_documents(text, file):
             _read_records(doc.value, doc.line, file, read)

@@ -97,6 +97,8 @@ class Reason(enum.StrEnum):
     POLICY_GONE = "policy-gone"
     NEEDS_REQUEST = "needs-request"
     EVALUATION_ERROR = "evaluation-error"
+    # a classic generate rule with sync on updates an existing target without an ownership check
+    KYVERNO_WOULD_OVERWRITE = "kyverno-would-overwrite"
     KIND_NOT_CAPTURED = "kind-not-captured"
 
 

@@ -1,16 +1,33 @@
-"""Renderers for `eval`: table, wide, json/yaml (the contract), reports, GitHub annotations."""
+"""Renderers for `eval`: table, wide, json/yaml (the contract), reports, GitHub annotations.
+
+Each format is a `write_*(run, stream)` that writes as it goes: nothing builds a document the format does
+not need, the JSON and YAML documents are written result by result (never held whole), the summary is
+counted on the way, and the expected reports are built only by the formats that print them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
-from tabulate import tabulate
+from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
+from kubectl_kyrec.render.envelope import (
+    envelope,
+    to_json,
+    to_yaml,
+    to_yaml_stream,
+    write_json_document,
+    write_yaml_document,
+)
+from kubectl_kyrec.render.text_table import write_rows
 
-from kubectl_kyrec.model import UNDETERMINED, Result, Source
-from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml, to_yaml_stream
+if TYPE_CHECKING:
+    from kubectl_kyrec.run.eval import EvalResult
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
+# what the default table lists: the results that need attention; passing and skipped ones are counted
+ATTENTION = frozenset(("error", "fail", UNDETERMINED, "warn"))
+SUMMARY_KEYS = ("pass", "fail", "warn", "error", "skip", UNDETERMINED)
 
 
 def _loc(source: Source | None) -> dict[str, Any] | None:
@@ -26,16 +43,78 @@ def result_json(r: Result) -> dict[str, Any]:
     }
 
 
-def summary(results: Sequence[Result]) -> dict[str, int]:
-    counts = dict.fromkeys(("pass", "fail", "warn", "error", "skip", UNDETERMINED), 0)
+class _ResultsJson:
+    """`results` entries, result by result, counting the summary on the way.
+
+    A subject's ref and a location are shared by many results: their JSON is made once and reused (the
+    encoders write a shared mapping like any other).
+    """
+
+    def __init__(self, results: Sequence[Result]) -> None:
+        self.results = results
+        self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        refs: dict[Ref, dict[str, Any]] = {}
+        locations: dict[Source, dict[str, Any]] = {}
+        counts = self.counts
+        for r in self.results:
+            counts[r.result] = counts.get(r.result, 0) + 1
+            subject = refs.get(r.subject)
+            if subject is None:
+                subject = refs[r.subject] = r.subject.to_json()
+            loc = r.location
+            location = None if loc is None else locations.get(loc)
+            if loc is not None and location is None:
+                location = locations[loc] = loc.as_location()
+            ploc = r.policy_location
+            policy_location = None if ploc is None else locations.get(ploc)
+            if ploc is not None and policy_location is None:
+                policy_location = locations[ploc] = ploc.as_location()
+            properties = r.properties
+            # the encoders write a tuple as a list and a shared dict as it is: no copies
+            yield {"policy": r.policy, "source": r.source, "rule": r.rule, "subject": subject,
+                   "result": r.result, "message": r.message, "scored": r.scored, "category": r.category,
+                   "severity": r.severity, "validationActions": r.validation_actions,
+                   "properties": properties if type(properties) is dict else dict(properties),
+                   "location": location, "policyLocation": policy_location}
+
+
+def summary(results: Iterable[Result]) -> dict[str, int]:
+    counts = dict.fromkeys(SUMMARY_KEYS, 0)
     for r in results:
         counts[r.result] = counts.get(r.result, 0) + 1
     return counts
 
 
+def _parts(run: EvalResult) -> Iterator[tuple[str, Any]]:
+    """The EvalResult document's keys after the envelope, in contract order; `summary` comes after the
+    results were written, counted while writing them."""
+    from kubectl_kyrec.render.diff_output import downstreams_json
+
+    results = _ResultsJson(run.results)
+    yield "results", iter(results)
+    yield "downstreams", downstreams_json(run.generated)
+    yield "reports", run.iter_reports()
+    yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
+    yield "notices", list(run.notices)
+    yield "summary", results.counts
+    if run.impact is not None:
+        yield "impact", run.impact.to_json()
+
+
+def write_json(run: EvalResult, stream: TextIO) -> None:
+    write_json_document("EvalResult", _parts(run), stream.write)
+
+
+def write_yaml(run: EvalResult, stream: TextIO) -> None:
+    write_yaml_document("EvalResult", _parts(run), stream.write)
+
+
 def eval_document(results: Sequence[Result], reports: Sequence[dict[str, Any]], downstreams: Sequence[Any],
                   errors: Sequence[tuple[str, Source | None]], notices: Sequence[str],
                   extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole EvalResult document as one mapping (for callers that want the data, not the text)."""
     body: dict[str, Any] = {
         "results": [result_json(r) for r in results],
         "downstreams": list(downstreams),
@@ -57,18 +136,39 @@ def render_yaml(doc: dict[str, Any]) -> str:
     return to_yaml(doc)
 
 
+def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
+    for r in _sorted(r for r in results if r.result == UNDETERMINED):
+        yield (f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
+               "(the report holds a result for it that kyrec cannot decide)\n")
+
+
 def render_reports(reports: Sequence[dict[str, Any]], results: Sequence[Result] = ()) -> str:
     """The expected reports; a comment first for each result they cannot hold (undetermined: Kyverno's
     report has a pass/fail/... there that kyrec could not decide)."""
-    notes = "".join(f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
-                    "(the report holds a result for it that kyrec cannot decide)\n"
-                    for r in _sorted(results) if r.result == UNDETERMINED)
-    return notes + (to_yaml_stream(list(reports)) if reports else "")
+    return "".join(_undetermined_notes(results)) + (to_yaml_stream(list(reports)) if reports else "")
 
 
-def _sorted(results: Sequence[Result]) -> list[Result]:
-    return sorted(results, key=lambda r: (STATUS_ORDER.get(r.result, 9), r.policy, r.subject.kind,
-                                          r.subject.namespace, r.subject.name))
+def write_reports(run: EvalResult, stream: TextIO) -> None:
+    """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
+    for note in _undetermined_notes(run.results):
+        stream.write(note)
+    out: list[str] = []
+    for i, report in enumerate(run.iter_reports()):
+        if i:
+            out.append("---\n")
+        out.append(to_yaml(report))
+        if len(out) >= 200:
+            stream.write("".join(out))
+            out.clear()
+    stream.write("".join(out))
+
+
+def _sort_key(r: Result) -> tuple[int, str, str, str, str]:
+    return (STATUS_ORDER.get(r.result, 9), r.policy, r.subject.kind, r.subject.namespace, r.subject.name)
+
+
+def _sorted(results: Iterable[Result]) -> list[Result]:
+    return sorted(results, key=_sort_key)
 
 
 def _short(text: str, width: int) -> str:
@@ -76,44 +176,116 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def render_table(results: Sequence[Result], *, wide: bool = False) -> str:
+def _summary_line(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
+
+
+def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False) -> None:
+    """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
+    per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`."""
+    from kubectl_kyrec.render.diff_output import render_downstreams
+    from kubectl_kyrec.render.impact_output import render_impact_table
+
+    results = run.results
+    if not results:
+        stream.write(run.empty_reason + "\n")
+    else:
+        _write_results_table(results, stream, wide=wide, show_all=show_all or wide)
+    for extra in (render_downstreams(run.generated),
+                  render_impact_table(run.impact) if run.impact is not None else ""):
+        if extra:
+            stream.write("\n" + extra)
+
+
+def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool) -> None:
+    per_policy: dict[str, dict[str, int]] = {}
+    counts = dict.fromkeys(SUMMARY_KEYS, 0)
+    shown: list[Result] = []
+    for r in results:
+        counts[r.result] = counts.get(r.result, 0) + 1
+        policy = per_policy.get(r.policy)
+        if policy is None:
+            policy = per_policy[r.policy] = dict.fromkeys(SUMMARY_KEYS, 0)
+        policy[r.result] = policy.get(r.result, 0) + 1
+        if show_all or r.result in ATTENTION:
+            shown.append(r)
+    if shown:
+        shown.sort(key=_sort_key)
+        headers: tuple[str, ...]
+        if wide:
+            headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
+            rows: Iterable[Sequence[str]] = (
+                (r.policy, r.rule or "-", r.subject.display(), r.result, " ".join(r.message.split()),
+                 ",".join(r.validation_actions), r.severity or "-", str(r.location) if r.location else "")
+                for r in shown)
+        elif any(r.source == "kyverno" for r in results):
+            # ClusterPolicy/Policy answer per rule: the plain table names the rule too when any of them answered
+            headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
+            rows = ((r.policy, r.rule or "-", r.subject.display(), r.result, _short(r.message, 80),
+                     str(r.location) if r.location else "") for r in shown)
+        else:
+            headers = ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
+            rows = ((r.policy, r.subject.display(), r.result, _short(r.message, 80),
+                     str(r.location) if r.location else "") for r in shown)
+        write_rows(stream, headers, list(rows))
+    else:
+        stream.write("No result fails, errs or warns.\n")
+    keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]
+    stream.write("\n")
+    write_rows(stream, ("POLICY", *(k.upper() for k in keys)),
+               [(policy, *(str(c[k]) for k in keys)) for policy, c in sorted(per_policy.items())],
+               right=range(1, len(keys) + 1))
+    hidden = len(results) - len(shown)
+    stream.write("\n")
+    if hidden:
+        stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")
+    stream.write(_summary_line(counts) + "\n")
+
+
+def render_table(results: Sequence[Result], *, wide: bool = False, show_all: bool = False) -> str:
+    """The table of `results` as one text (see `write_table`)."""
+    import io
+
     if not results:
         return "No policy matched any resource.\n"
-    rows = []
-    # ClusterPolicy/Policy answer per rule: the plain table names the rule too when any of them answered
-    rules = any(r.source == "kyverno" for r in results)
-    for r in _sorted(results):
-        subject = r.subject.display()
-        where = str(r.location) if r.location else ""
-        if wide:
-            rows.append([r.policy, r.rule or "-", subject, r.result, r.message, ",".join(r.validation_actions),
-                         r.severity or "-", where])
-        elif rules:
-            rows.append([r.policy, r.rule or "-", subject, r.result, _short(r.message, 80), where])
-        else:
-            rows.append([r.policy, subject, r.result, _short(r.message, 80), where])
-    headers = (["POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION"] if wide
-               else ["POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"] if rules
-               else ["POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION"])
-    counts = summary(results)
-    tail = ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
-    return tabulate(rows, headers=headers, tablefmt="plain") + "\n\n" + tail + "\n"
+    out = io.StringIO()
+    _write_results_table(results, out, wide=wide, show_all=show_all or wide)
+    return out.getvalue()
 
 
 def _escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def render_github(results: Sequence[Result]) -> str:
-    """GitHub workflow commands: one annotation per failing/erroring/warning result, at file:line; a notice
-    for each undetermined one."""
-    level = {"fail": "error", "error": "error", "warn": "warning", UNDETERMINED: "notice"}
-    lines = []
-    for r in _sorted(results):
-        if r.result not in level:
-            continue
+_GITHUB_LEVEL = {"fail": "error", "error": "error", "warn": "warning", UNDETERMINED: "notice"}
+
+
+def _github_lines(results: Sequence[Result]) -> Iterator[str]:
+    for r in _sorted(r for r in results if r.result in _GITHUB_LEVEL):
         where = f"file={r.location.file},line={r.location.line or 1}," if r.location else ""
         title = _escape(f"{r.policy}{'/' + r.rule if r.source == 'kyverno' else ''}: {r.subject.display()}")
         message = f"{UNDETERMINED}: {r.message}" if r.result == UNDETERMINED else r.message
-        lines.append(f"::{level[r.result]} {where}title={title}::{_escape(message)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+        yield f"::{_GITHUB_LEVEL[r.result]} {where}title={title}::{_escape(message)}\n"
+
+
+def render_github(results: Sequence[Result]) -> str:
+    """GitHub workflow commands: one annotation per failing/erroring/warning result, at file:line; a notice
+    for each undetermined one."""
+    return "".join(_github_lines(results))
+
+
+def write_github(run: EvalResult, stream: TextIO) -> None:
+    from kubectl_kyrec.render.impact_output import github_annotations
+
+    out: list[str] = []
+    for line in _github_lines(run.results):
+        out.append(line)
+        if len(out) >= 2000:
+            stream.write("".join(out))
+            out.clear()
+    stream.write("".join(out))
+    if run.impact is not None:
+        stream.write("".join(line + "\n" for line in github_annotations(run.impact)))
+
+
+Writer = Callable[["EvalResult", TextIO], None]

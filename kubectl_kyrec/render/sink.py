@@ -17,12 +17,16 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
+from typing import TextIO
 
 import click
 
 from kubectl_kyrec.errors import OutputError
 
 Write = Callable[[int, bytes], int]
+# a renderer: writes one output, piece by piece, into a text stream (see `write_stream`)
+Writer = Callable[[TextIO], None]
+_BUFFER = 1 << 20
 
 
 def write_text(path: str | None, text: str, *, color: bool = False, write: Write = os.write) -> None:
@@ -51,6 +55,79 @@ def write_text(path: str | None, text: str, *, color: bool = False, write: Write
         _replace(path, data, info, write)
     else:
         _through(path, data, write)
+
+
+def write_stream(path: str | None, writer: Writer) -> None:
+    """Run `writer` on a text stream to stdout (`path` None) or to `path`, with `write_text`'s rules.
+
+    The renderer writes as it goes, so no output is ever held whole in memory; a regular file is still
+    replaced atomically (the temporary is renamed over it only once the renderer has finished).
+    """
+    if path is None:
+        _stream_to_stdout(writer)
+        return
+    fd = _open_descriptor(path)
+    if fd is not None:
+        if fd in (1, 2):
+            (sys.stdout if fd == 1 else sys.stderr).flush()
+        _stream_to_fd(path, os.dup(fd), writer, broken_pipe=True)
+        return
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise _failed(path, exc) from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_CLOEXEC)
+        except OSError as exc:
+            raise _failed(path, exc) from None
+        _stream_to_fd(path, fd, writer)
+        return
+    real = os.path.realpath(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", suffix=".kyrec-tmp",
+                                   dir=os.path.dirname(real) or ".")
+    except OSError as exc:
+        raise _failed(path, exc) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", buffering=_BUFFER, newline="") as stream:
+            writer(stream)
+            stream.flush()
+            os.fchmod(fd, stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask())
+            os.fsync(fd)
+        os.replace(tmp, real)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _failed(path, exc) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _stream_to_fd(path: str, fd: int, writer: Writer, *, broken_pipe: bool = False) -> None:
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", buffering=_BUFFER, newline="") as stream:
+            writer(stream)
+    except BrokenPipeError:
+        if broken_pipe:
+            raise
+        raise _failed(path, BrokenPipeError(32, "Broken pipe")) from None
+    except OSError as exc:
+        raise _failed(path, exc) from None
+
+
+def _stream_to_stdout(writer: Writer) -> None:
+    try:
+        writer(sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise              # the reader went away: the CLI edge exits quietly with 141
+    except OSError as exc:
+        raise OutputError(f"standard output: cannot write: {exc.strerror or exc}") from None
 
 
 # names of this process's open descriptors: /dev/fd/3, /proc/self/fd/3, /dev/stdout, /dev/stderr

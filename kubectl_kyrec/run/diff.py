@@ -148,17 +148,35 @@ def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
 def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
                     complete: bool, namespace: str | None, kinds: tuple[str, ...],
                     selector: Selector | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
-    from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
+    from kubectl_kyrec.classic.generate_diff import (
+        classic_outcomes,
+        cluster_classic_policies,
+        diff_classic_downstreams,
+        is_classic_downstream,
+    )
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex, diff_downstreams
+    from kubectl_kyrec.reconcile.downstreams import _order as change_order
     from kubectl_kyrec.run.generate import generate_for_inputs
 
     outcome = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace, kinds=kinds,
                                   selector=selector)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
-    diff = diff_downstreams(outcome, StateIndex.build(inputs.state.objs, inputs.state.is_listed),
-                            complete_policy_set=complete,
+    gpol, classic = classic_outcomes(outcome)
+    index = StateIndex.build(inputs.state.objs, inputs.state.is_listed)
+    # classic downstreams (labelled with a rule-name) are the classic diff's, never the GeneratingPolicies'
+    classic_objs = [o for o in index.generated if is_classic_downstream(o)]
+    index.generated = [o for o in index.generated if not is_classic_downstream(o)]
+    diff = diff_downstreams(gpol, index, complete_policy_set=complete,
                             trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
                             cluster_policies=cluster_policies(inputs.state.objects))
+    changes, out_of_scope = diff_classic_downstreams(
+        classic, index, classic_objs, complete_policy_set=complete, trigger_uids=trigger_uids, namespace=namespace,
+        known_policies={p.meta.key for p in inputs.policies.classic},
+        cluster_policies=cluster_classic_policies(inputs.state.objects))
+    if changes or out_of_scope:
+        diff = DownstreamDiff(tuple(sorted((*diff.changes, *changes), key=change_order)),
+                              diff.out_of_scope + out_of_scope)
     return outcome, diff
 
 

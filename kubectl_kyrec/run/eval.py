@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
-from kubectl_kyrec.model import EvalError, Result
+from kubectl_kyrec.model import EvalError, Result, Subject
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
@@ -41,7 +41,8 @@ class EvalRunOptions:
 @dataclass
 class EvalResult:
     results: list[Result]
-    reports: list[dict[str, Any]]
+    # every result with whether the background scan would report it: what `reports` are built from
+    report_pairs: Sequence[tuple[Result, bool]]
     generated: GeneratingOutcome
     errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
@@ -49,6 +50,26 @@ class EvalResult:
     exit_code: ExitCode = ExitCode.CLEAN
     # why `results` is empty, for the table (never "no policy matched" when a filter or an error is why)
     empty_reason: str = "No policy matched any resource."
+    now: datetime.datetime | None = None
+    report_api: str = "wgpolicyk8s.io/v1alpha2"
+    _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def reports(self) -> list[dict[str, Any]]:
+        """The expected PolicyReports, built on first use (lazily: only `-o reports`, `-o json` and `-o yaml`
+        ask for them, and those write them one at a time through `iter_reports`)."""
+        if self._reports is None:
+            self._reports = list(self.iter_reports())
+        return self._reports
+
+    def iter_reports(self) -> Iterator[dict[str, Any]]:
+        """The reports one at a time; built afresh unless `reports` already holds them (never kept)."""
+        from kubectl_kyrec.expect.reports import iter_expected_reports
+
+        if self._reports is not None:
+            return iter(self._reports)
+        now = self.now or datetime.datetime.now(datetime.timezone.utc)
+        return iter_expected_reports(self.report_pairs, now, self.report_api)
 
 
 def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
@@ -58,13 +79,14 @@ def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence
                for r in results)
 
 
-def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
+def run_eval(options: EvalRunOptions, source: InputSource,
+             on_subject: Callable[[Subject], None] | None = None) -> EvalResult:
+    """`on_subject`: called once per subject as it is evaluated (progress on a terminal)."""
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.report_scope import generating_pairs
-    from kubectl_kyrec.expect.reports import expected_reports
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import provider_for
@@ -90,7 +112,7 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
                                payload_modes=("JSON",) if options.json_paths else ())
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
-                       options=eval_options)
+                       options=eval_options, on_subject=on_subject)
     # generating policies: their results join the others, their downstreams are listed
     generated = generate_for_inputs(inputs, now=now, policy_names=options.policy_names, namespace=namespace,
                                     kinds=kinds, selector=eval_options.selector)
@@ -100,10 +122,10 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
         payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
         # a payload is no Kubernetes object: its results are listed, never put in a PolicyReport
         results.extend(payload_results)
-    reports = outcome.reports
+    report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
-        reports = expected_reports([*outcome.pairs, *generating_pairs(generated)], now, options.report_api)
+        report_pairs = [*outcome.pairs, *generating_pairs(generated)]
     errors = [*policy_errors(inputs.policies), *outcome.errors, *generated.errors, *payload_errors]
     impact = None
     if options.base_policy_paths:
@@ -127,7 +149,8 @@ def run_eval(options: EvalRunOptions, source: InputSource) -> EvalResult:
     if impact.changed if impact is not None else counts_as_failure(results, options.fail_on,
                                                                      options.fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
-    return EvalResult(results, reports, generated, errors, notices, impact, code, empty_reason)
+    return EvalResult(results, report_pairs, generated, errors, notices, impact, code, empty_reason, now,
+                      options.report_api)
 
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory

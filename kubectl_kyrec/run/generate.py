@@ -47,6 +47,15 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
                               namespaces=values.namespaces,
                               policy_names=policy_names)
-    return run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
-                          envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
-                          trigger_filter=subject_filter(namespace, kinds, selector), locate=policies.locate)
+    outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
+                             envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
+                             trigger_filter=subject_filter(namespace, kinds, selector), locate=policies.locate)
+    if policies.classic:
+        # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
+        from kubectl_kyrec.classic.generate_run import merge, run_classic_generate
+
+        merge(outcome, run_classic_generate(policies.classic, inputs.subjects, inputs.state.objects,
+                                            kinds=inputs.kinds, options=options,
+                                            exceptions=policies.classic_exceptions,
+                                            trigger_filter=subject_filter(namespace, kinds, selector)))
+    return outcome

@@ -94,6 +94,7 @@ class Generated:
     message: str
     objects: tuple[Obj, ...] = ()
     skipped: bool = False         # matchConditions were false: Kyverno keeps no response
+    rule: str = ""                # a classic generate rule's name ("" for a GeneratingPolicy)
 
 
 @dataclass
@@ -198,6 +199,11 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                     ctx.policy_errors.setdefault(policy, f"{where}: {message}" if where else message)
                 if (message, where) not in out.errors:
                     out.errors.append((message, where))
+        if any(r.type == "generate" for p in policies.classic for r in p.rules):
+            from kubectl_kyrec.classic.generate_run import suite_generated
+
+            for g in suite_generated(loaded, operation, kinds, now, _classic_options(loaded, kinds)):
+                generated.setdefault((g.policy, g.trigger), []).append(g)
         for error in errors:
             name = owner_of(error.source, starts)
             text = f"{error.source}: {error.message}" if error.source else error.message
@@ -402,6 +408,8 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
         return _generating_row(ctx, evaluation, entry, subject)
     results = evaluation.results.get((name, subject.ref), [])
     if name in ctx.classic:
+        if _classic_generate_rule(ctx.classic[name], entry.rule):
+            return _generating_row(ctx, evaluation, entry, subject)
         unevaluated = _classic_unevaluated(ctx.classic[name], entry.rule)
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
@@ -432,6 +440,8 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         return _generating_row(ctx, evaluation, entry, subject)
     results = evaluation.results.get((name, subject.ref), [])
     if name in ctx.classic:
+        if _classic_generate_rule(ctx.classic[name], entry.rule):
+            return _generating_row(ctx, evaluation, entry, subject)
         unevaluated = _classic_unevaluated(ctx.classic[name], entry.rule)
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
@@ -460,6 +470,10 @@ def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:
     from kubectl_kyrec.classic.suite import suite_options
 
     return suite_options(loaded, kinds)
+
+
+def _classic_generate_rule(policy: Any, rule: str) -> bool:
+    return any(r.name == rule and r.type == "generate" for r in policy.rules)
 
 
 def _classic_unevaluated(policy: Any, rule: str) -> str:
@@ -521,7 +535,7 @@ def _generating_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEnt
     name = entry.policy_name
     loaded = ctx.loaded
     resource, kind = _display(subject), subject.ref.kind
-    outcomes = evaluation.generated.get((name, subject.ref), [])
+    outcomes = [g for g in evaluation.generated.get((name, subject.ref), []) if not g.rule or g.rule == entry.rule]
     if ctx.mode is Mode.KYVERNO:
         return _kyverno_generating_row(ctx, entry, subject, outcomes)
     if not outcomes:

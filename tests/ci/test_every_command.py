@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -71,8 +72,9 @@ def test_coverage_junit_names_gaps_and_skips_exclusions() -> None:
 def test_coverage_github_points_at_the_state_file() -> None:
     _, out = run("coverage", "github")
     lines = [line for line in out.splitlines() if line.startswith("::error ")]
-    # a JSON List's items have no line of their own (the fast loader gives the List's): the file alone
-    assert len(lines) == 4 and all("state.json,title=" in line for line in lines)
+    # each item of a JSON List is at its own line: the annotation points at the subject in the state file
+    assert len(lines) == 4 and all(re.search(r"state\.json,line=\d+,title=", line) for line in lines)
+    assert len({re.search(r"line=(\d+)", line).group(1) for line in lines}) == 4  # type: ignore[union-attr]
 
 
 def test_test_command_sarif_points_at_the_test_file() -> None:

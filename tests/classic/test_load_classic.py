@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubectl_kyrec.errors import InputError
@@ -120,3 +122,41 @@ spec:
     assert exc.contains("require-labels", "autogen-check")
     assert not exc.contains("require-labels", "other")
     assert not exc.contains("other", "check")
+
+
+def test_a_cel_rule_that_does_not_compile_names_the_line_of_its_expression(tmp_path: Any) -> None:
+    import datetime
+
+    from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+    from kubectl_kyrec.load.documents import load_documents_with_lines
+    from kubectl_kyrec.load.kinds import KindTable
+
+    path = tmp_path / "p.yaml"
+    path.write_text(POLICY.replace("""      pattern:
+        metadata:
+          labels:
+            app: "?*"
+""", """      cel:
+        expressions:
+        - expression: "object.spec.containers.all(c, "
+"""))
+    located = load_documents_with_lines([str(path)])
+    policies = classify([d.document for d in located], {d.document.source: d.lines for d in located})
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    outcome = run_eval(policies, documents_from_text(POD, "r.yaml"), [], kinds=KindTable(),
+                       libraries=library_factory(LibraryContext(now=now, provider=EmptyProvider())),
+                       options=EvalOptions(now=now))
+    [error] = outcome.errors
+    assert error.source is not None and error.source.line == 19      # the `- expression:` line
+    assert "spec.rules[0].validate.cel.expressions[0].expression" in error.message
+    assert outcome.results == []     # a policy that does not compile gives no results
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: d}
+spec: {containers: [{name: c, image: nginx}]}
+"""

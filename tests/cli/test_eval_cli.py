@@ -188,7 +188,7 @@ def test_internal_errors_are_one_line(monkeypatch: object) -> None:
     def boom(*args: object, **kwargs: object) -> str:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(eval_output, "render_table", boom)  # type: ignore[attr-defined]
+    monkeypatch.setattr(eval_output, "write_table", boom)  # type: ignore[attr-defined]
     code, _, err = run("eval", "-p", POLICIES, "-r", RESOURCES)
     # not 3: a bug in kyrec must not blame the user's input; not 1: it must not pass for findings
     assert code == int(ExitCode.INTERNAL) == 70

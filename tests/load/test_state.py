@@ -7,7 +7,6 @@ import yaml
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.state import load_state, state_from_text
-from kubectl_kyrec.model import Source
 
 
 def deployment(i: int) -> dict:
@@ -34,8 +33,24 @@ def test_kubectl_get_json_list(tmp_path: Path) -> None:
     docs = load_state([str(path)])
     assert [d.name for d in docs] == ["app-0", "app-1", "app-2"]
     assert docs[1].obj == deployment(1)
-    # JSON items carry the line of the List they came in
-    assert {d.source for d in docs} == {Source(str(path), 2)}
+    # each item of a JSON List is at its own line (that of its first key), as YAML items are
+    lines = path.read_text().splitlines()
+    assert [d.source.file for d in docs] == [str(path)] * 3
+    for doc in docs:
+        assert lines[doc.source.line - 1].strip() == '"apiVersion": "apps/v1",'
+    assert lines[docs[1].source.line + 2].strip() == '"name": "app-1",'
+
+
+def test_json_list_item_lines_compact_repeated_keys_and_nested(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    # one line per item, a repeated `items` key (the last one wins, as json.loads), a typed List
+    path.write_text('{"kind": "List", "apiVersion": "v1", "items": [],\n"items": [\n'
+                    + ",\n".join(json.dumps(deployment(i)) for i in range(3)) + "\n]}\n"
+                    + json.dumps({"apiVersion": "v1", "kind": "PodList", "items": [
+                        {"metadata": {"name": "p"}}]}, indent=1))
+    docs = load_state([str(path)])
+    assert [(d.name, d.source.line) for d in docs] == [("app-0", 3), ("app-1", 4), ("app-2", 5), ("p", 12)]
+    assert [d.obj for d in docs[:3]] == [deployment(i) for i in range(3)]
 
 
 def test_json_and_yaml_state_are_equal(tmp_path: Path) -> None:

@@ -27,8 +27,10 @@ def run(fmt: str) -> tuple[int, str]:
 
 def test_table() -> None:
     code, out = run("table")
-    [row] = [line for line in out.splitlines() if "creator-binding" in line]
+    # its result row, then its counts in the per-policy table
+    row, counts = [line for line in out.splitlines() if "creator-binding" in line]
     assert row.split()[:4] == ["creator-binding", "Namespace", "team-a", "undetermined"]
+    assert counts.split() == ["creator-binding", "0", "0", "0", "0", "0", "1"]
     assert "undetermined: 1" in out
     # undetermined is not a failure: the exit code follows --fail-on as before
     assert code == 0

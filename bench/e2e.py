@@ -1,0 +1,352 @@
+"""End to end: the real `kubectl-kyrec` command, as a user runs it, beside the raw engine (issue 10).
+
+    python bench/e2e.py [--pods 10000] [--formats json,table,...] [--keep DIR] [--skip-diff] [--skip-coverage]
+
+eval: the first 24 corpus ValidatingPolicies (by path) that match Pods x N generated Pods, written as the
+`kubectl get pods -A -o json` List kubectl prints (4-space indent). For each output format the console
+script `kubectl-kyrec` of this interpreter's environment runs as a child process: wall time, and that
+child's peak RSS from `os.wait4`'s rusage. In the same run, in this process, the raw engine compiles the
+same policies and evaluates the same programs on the same (Pod, policy) pairs, one activation per Pod, no
+kyrec bookkeeping; each ratio is the command's time over the raw engine's compile + evaluate time, as wall
+time and as CPU time (user + system: on a machine shared with other work, wall time measures the neighbours
+too, CPU time much less so).
+
+diff (bench/diff.py's 20,000-object state) and coverage (bench/coverage.py's 50,000 subjects): the same
+child-process measurement, plus the share of the run's CPU time spent rendering. That share is measured by running
+the same entry point (`kubectl_kyrec.cli.main:main`) in a child whose renderers are wrapped in timers
+(every function of `kubectl_kyrec.render.*`, the sink, and the `to_json`/`changes_json` methods that build
+documents), outermost calls only.
+
+Reads the policies from ../shared/corpus/kyverno-policies in place; writes its inputs to a temporary
+directory (or --keep DIR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext  # noqa: E402
+from kubectl_kyrec.cel.environment import Environments  # noqa: E402
+from kubectl_kyrec.cel.libraries import library_factory  # noqa: E402
+from kubectl_kyrec.evaluate.admission import build_request  # noqa: E402
+from kubectl_kyrec.evaluate.match import matches_constraints  # noqa: E402
+from kubectl_kyrec.evaluate.subject import SubjectContext  # noqa: E402
+from kubectl_kyrec.evaluate.subjects import make_subjects  # noqa: E402
+from kubectl_kyrec.evaluate.validating import candidate_variants, compile_validating_policy  # noqa: E402
+from kubectl_kyrec.load.documents import load_documents  # noqa: E402
+from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
+from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
+from kubectl_kyrec.load.policies import classify  # noqa: E402
+from kubectl_kyrec.load.state import load_state  # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"
+NOW = "2026-11-29T00:00:00Z"
+NOW_DT = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+FORMATS = ("json", "table", "yaml", "junit", "sarif", "reports")
+
+
+def _bench_module(name: str) -> Any:
+    """bench/<name>.py as a module (bench/ is not a package): its generators are reused, not copied."""
+    spec = importlib.util.spec_from_file_location(f"kyrec_bench_{name}", ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# ---- inputs ------------------------------------------------------------------------------------------------
+
+def pod_policy_files(count: int) -> list[Path]:
+    """The first `count` corpus ValidatingPolicy files (by path) whose policy can match a Pod CREATE."""
+    envs = Environments(library_factory(LibraryContext(now=NOW_DT, provider=EmptyProvider())))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
+    request = build_request(pod, resource="pods", namespaced=True)
+    chosen = []
+    for path in sorted(CORPUS.glob("*-vpol/**/*.yaml")):
+        if (".kyverno-test" in path.parts or ".chainsaw-test" in path.parts
+                or path.name in ("artifacthub-pkg.yaml", "kustomization.yaml")):
+            continue
+        policies = classify(load_documents([str(path)]))
+        if len(policies.validating) != 1 or policies.admission:
+            continue
+        cp = compile_validating_policy(policies.validating[0], envs, [], NOW_DT)
+        if candidate_variants(cp, request):
+            chosen.append(path)
+            if len(chosen) == count:
+                break
+    return chosen
+
+
+def write_pods(path: Path, n: int) -> None:
+    """`kubectl get pods -A -o json`: a List of Pods, 4-space indent as kubectl prints it."""
+    bench_eval = _bench_module("eval")
+    import random
+
+    rng = random.Random(7)
+    items = []
+    for i in range(n):
+        labels = {"app": f"app-{i}"}
+        if rng.random() < 0.5:
+            labels["app.kubernetes.io/name"] = f"app-{i}"
+        items.append({"apiVersion": "v1", "kind": "Pod",
+                      "metadata": {"name": f"app-{i}-5d8f7c-x{i % 97:02d}", "namespace": f"ns-{i % 50}",
+                                   "uid": f"00000000-0000-4000-8000-{i:012d}", "resourceVersion": str(1000 + i),
+                                   "creationTimestamp": "2026-11-01T00:00:00Z", "labels": labels},
+                      "spec": bench_eval.pod_spec(rng, i),
+                      "status": {"phase": "Running", "podIP": f"10.1.{i // 250 % 256}.{i % 250}"}})
+    with path.open("w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items,
+                   "metadata": {"resourceVersion": ""}}, fh, indent=4)
+
+
+# ---- the raw engine ----------------------------------------------------------------------------------------
+
+def raw_engine_seconds(policy_files: list[Path], state: Path) -> tuple[float, float, int]:
+    """Compile + evaluate with the engine alone: the same programs on the same (Pod, variant) pairs.
+
+    The pairs are decided outside the timed part; compile and the evaluation loop are timed, as wall
+    seconds and as this process's CPU seconds.
+    """
+    policies = classify(load_documents([str(p) for p in policy_files]))
+    docs = load_state([str(state)])
+    with gc_paused():
+        start, cpu_start = time.perf_counter(), time.process_time()
+        envs = Environments(library_factory(LibraryContext(now=NOW_DT, provider=EmptyProvider())))
+        compiled = [compile_validating_policy(p, envs, [], NOW_DT) for p in policies.validating]
+        compile_s, compile_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        work = []
+        for s in make_subjects(docs, KindTable()).subjects:
+            req = build_request(s.obj, resource=s.resource, namespaced=s.namespaced)
+            ctx = SubjectContext(s, req, None)
+            pairs = [(cp, cv) for cp in compiled for cv in cp.variants
+                     if matches_constraints(cv.variant.match_constraints, req, None)]
+            work.append((ctx, pairs))
+        evaluated = 0
+        start, cpu_start = time.perf_counter(), time.process_time()
+        for ctx, pairs in work:
+            for cp, cv in pairs:
+                activation = ctx.activation(cp.env)
+                evaluated += 1
+                if not all(p.evaluate(activation).value is True for p in cv.conditions):
+                    continue
+                for v in cv.validations:
+                    if v.program.evaluate(activation).value is not True:
+                        break
+        return (compile_s + time.perf_counter() - start, compile_cpu + time.process_time() - cpu_start,
+                evaluated)
+
+
+# ---- child processes ---------------------------------------------------------------------------------------
+
+def console_script() -> str:
+    found = Path(sys.executable).parent / "kubectl-kyrec"
+    if found.exists():
+        return str(found)
+    which = shutil.which("kubectl-kyrec")
+    if which is None:
+        sys.exit("kubectl-kyrec not found: pip install -e . in this environment first")
+    return which
+
+
+def run_child(argv: list[str], out: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run argv with stdout to `out`: wall seconds, CPU seconds (user + system) and peak RSS (MiB) of that
+    child, its exit code and stderr."""
+    err_path = out.with_suffix(out.suffix + ".stderr")
+    with out.open("wb") as stdout, err_path.open("wb") as stderr:
+        start = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=stdout, stderr=stderr, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+            "code": child.returncode,
+            "bytes": out.stat().st_size, "stderr": err_path.read_text(errors="replace")}
+
+
+# A child running the CLI's own entry point with its renderers wrapped in timers: the rendering share.
+TIMED = r"""
+import functools, importlib, pkgutil, sys, time, atexit
+sys.argv = ["kubectl-kyrec", *sys.argv[1:]]
+import kubectl_kyrec.render as render_pkg
+spent = [0.0]
+depth = [0]
+def timed(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        depth[0] += 1
+        start = time.process_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+            if depth[0] == 0:
+                spent[0] += time.process_time() - start
+    return wrapper
+for info in pkgutil.iter_modules(render_pkg.__path__):
+    module = importlib.import_module(f"kubectl_kyrec.render.{info.name}")
+    for name, value in list(vars(module).items()):
+        if callable(value) and getattr(value, "__module__", None) == module.__name__ and not isinstance(value, type) \
+                and not name.startswith("_"):
+            setattr(module, name, timed(value))
+for modname, cls, meth in (("kubectl_kyrec.reconcile.coverage", "Coverage", "to_json"),
+                           ("kubectl_kyrec.reconcile.downstreams", "DownstreamDiff", "changes_json"),
+                           ("kubectl_kyrec.reconcile.reports", "ReportDiff", "changes_json")):
+    try:
+        klass = getattr(importlib.import_module(modname), cls)
+        setattr(klass, meth, timed(getattr(klass, meth)))
+    except (ImportError, AttributeError):
+        pass
+start = time.process_time()
+atexit.register(lambda: sys.stderr.write(f"KYREC-RENDER {spent[0]:.4f} {time.process_time() - start:.4f}\n"))
+from kubectl_kyrec.cli.main import main
+main()
+"""
+
+
+def run_timed(args: list[str], out: Path) -> dict[str, Any]:
+    res = run_child([sys.executable, "-c", TIMED, *args], out)
+    line = [x for x in res["stderr"].splitlines() if x.startswith("KYREC-RENDER ")]
+    render_s, inner_s = (float(v) for v in line[-1].split()[1:]) if line else (float("nan"), float("nan"))
+    res["render_s"] = render_s
+    res["inner_s"] = inner_s
+    return res
+
+
+# ---- the three measurements --------------------------------------------------------------------------------
+
+def bench_eval(work: Path, pods: int, policies: int, formats: list[str]) -> list[tuple[str, ...]]:
+    files = pod_policy_files(policies)
+    state = work / "pods.json"
+    write_pods(state, pods)
+    print(f"eval: {len(files)} corpus ValidatingPolicies that match Pods x {pods:,} Pods "
+          f"({state.stat().st_size / 1e6:.1f} MB state)", flush=True)
+    # in a forked child: this process stays small, and a child's peak RSS (ru_maxrss) counts the memory of
+    # the process it was forked from, so a large bench process would hide the command's own figure
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        raw_s, raw_cpu, pairs = pool.apply(raw_engine_seconds, (files, state))
+    print(f"raw engine, compile + evaluate: {raw_s:.2f} s wall, {raw_cpu:.2f} s CPU on {pairs:,} pairs",
+          flush=True)
+    exe = console_script()
+    policy_args = [a for f in files for a in ("-p", str(f))]
+    rows = [("eval -o FORMAT", "wall s", "x raw", "CPU s", "x raw CPU", "peak RSS MiB", "output MB", "exit")]
+    for fmt in formats:
+        res = run_child([exe, "eval", *policy_args, "--state", str(state), "--now", NOW, "-o", fmt],
+                        work / f"eval.{fmt}")
+        if res["code"] not in (0, 1):
+            print(res["stderr"][-2000:], file=sys.stderr)
+        rows.append((fmt, f"{res['wall']:.2f}", f"{res['wall'] / raw_s:.2f}x", f"{res['cpu']:.2f}",
+                     f"{res['cpu'] / raw_cpu:.2f}x", f"{res['rss_mib']:.0f}", f"{res['bytes'] / 1e6:.1f}",
+                     str(res["code"])))
+        print("  " + "  ".join(rows[-1]), flush=True)
+    rows.append(("raw engine", f"{raw_s:.2f}", "1.00x", f"{raw_cpu:.2f}", "1.00x", "", "", ""))
+    return rows
+
+
+def bench_diff(work: Path) -> list[tuple[str, ...]]:
+    bench_diff_module = _bench_module("diff")
+    objects = bench_diff_module.state(2000, 10000)
+    state, policy = work / "diff-state.json", work / "diff-policy.yaml"
+    with state.open("w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": objects}, fh, indent=2)
+    policy.write_text(bench_diff_module.POLICY)
+    print(f"diff: {len(objects):,} objects ({state.stat().st_size / 1e6:.1f} MB)", flush=True)
+    rows = []
+    for fmt in ("json", "table"):
+        args = ["diff", "-p", str(policy), "--state", str(state), "--now", "2026-09-01T00:00:00Z", "-o", fmt]
+        rows.append(_timed_row(f"diff -o {fmt}", args, work / f"diff.{fmt}"))
+    return rows
+
+
+def bench_coverage(work: Path, subjects: int) -> list[tuple[str, ...]]:
+    import multiprocessing
+
+    import yaml
+
+    cov = _bench_module("coverage")
+    state, policy = work / "coverage-state.json", work / "coverage-policies.yaml"
+    # generated in a forked child (its memory is not this process's), the function passed as is
+    child = multiprocessing.get_context("fork").Process(target=cov.generate_state, args=(subjects, state))
+    child.start()
+    child.join()
+    if child.exitcode:
+        sys.exit("coverage state generation failed")
+    policy.write_text(yaml.safe_dump_all([d.obj for d in cov.policy_docs()], sort_keys=False))
+    print(f"coverage: {subjects:,} subjects ({state.stat().st_size / 1e6:.1f} MB)", flush=True)
+    now = cov.NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows = []
+    for fmt in ("json", "table"):
+        args = ["coverage", "-p", str(policy), "--state", str(state), "--now", now, "-o", fmt]
+        rows.append(_timed_row(f"coverage -o {fmt}", args, work / f"coverage.{fmt}"))
+    return rows
+
+
+def _timed_row(label: str, args: list[str], out: Path) -> tuple[str, ...]:
+    res = run_timed(args, out)
+    if res["code"] not in (0, 1):
+        print(res["stderr"][-2000:], file=sys.stderr)
+    share = res["render_s"] / res["cpu"]
+    row = (label, f"{res['wall']:.2f}", f"{res['cpu']:.2f}", f"{res['render_s']:.2f}", f"{share:.1%}",
+           f"{res['rss_mib']:.0f}",
+           f"{res['bytes'] / 1e6:.1f}", str(res["code"]))
+    print("  " + "  ".join(row), flush=True)
+    return row
+
+
+def table(rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+                     for r in rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, default=10_000)
+    parser.add_argument("--policies", type=int, default=24, help="corpus ValidatingPolicies that match Pods")
+    parser.add_argument("--subjects", type=int, default=50_000, help="coverage subjects")
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--keep", help="write the inputs and outputs here and keep them")
+    parser.add_argument("--skip-diff", action="store_true")
+    parser.add_argument("--skip-coverage", action="store_true")
+    args = parser.parse_args()
+    if not CORPUS.is_dir():
+        sys.exit(f"corpus not found at {CORPUS}")
+    work = Path(args.keep or tempfile.mkdtemp(prefix="kyrec-e2e-"))
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
+          f"{os.cpu_count()} cores, python {sys.version.split()[0]}", flush=True)
+    eval_rows = bench_eval(work, args.pods, args.policies, [f for f in args.formats.split(",") if f])
+    other = [("command", "wall s", "CPU s", "render s", "render share", "peak RSS MiB", "output MB", "exit")]
+    if not args.skip_diff:
+        other += bench_diff(work)
+    if not args.skip_coverage:
+        other += bench_coverage(work, args.subjects)
+    print()
+    print(table(eval_rows))
+    if len(other) > 1:
+        print()
+        print(table(other))
+    print(f"\nbench process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB; "
+          f"load at the end {os.getloadavg()[0]:.2f}")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()

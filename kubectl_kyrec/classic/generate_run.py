@@ -1,0 +1,234 @@
+"""Every classic generate rule of a run over its triggers: one TriggerOutcome per (policy, rule, trigger)
+whose rule matches (kk: engine/background.go filterRule for the match, exceptions and preconditions, then
+background/generate ApplyGeneratePolicy; see classic/generate.py for the objects).
+
+Decisions kyrec makes where Kyverno acts at admission (as for GeneratingPolicies, evaluate/generating.py):
+the operation is `--values`' (CREATE by default); a rule whose variables read request.userInfo (or the
+service account, roles) is `needs-request` unless `--values` gives a userInfo; a trigger created before the
+policy is owed nothing unless the rule's generateExisting (else the spec's) is on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kubectl_kyrec.classic.generate import (
+    ClassicGenerateRule,
+    ObjectStore,
+    RuleRun,
+    evaluate_rule,
+    generate_rules,
+    outcome,
+    trigger_labels,
+    uses_user_info,
+)
+from kubectl_kyrec.evaluate.admission import build_request
+from kubectl_kyrec.evaluate.generating import (
+    GenerateOptions,
+    GeneratingOutcome,
+    TriggerStatus,
+    is_owed,
+    policy_created,
+)
+from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
+from kubectl_kyrec.model import Document, Notice, Subject
+
+
+def _namespaced(kinds: KindLookup | None) -> Callable[[str, str], bool]:
+    def namespaced(api_version: str, kind: str) -> bool:
+        # isNamespacedResource: true whenever the mapping is unknown
+        if kinds is None or not kind:
+            return True
+        info = kinds.by_kind(api_version, kind) if api_version else None
+        return True if info is None else bool(getattr(info, "namespaced", True))
+    return namespaced
+
+
+def _json_context(subject: Subject, operation: str, user_info: Mapping[str, Any], engine: Any) -> Any:
+    """The trigger's policy context: request.object (and oldObject on UPDATE), userInfo, namespace,
+    images, operation (kk: common.NewBackgroundContext)."""
+    from kubectl_kyrec.classic.json_context import EvalContext
+    from kubectl_kyrec.classic.request import images
+
+    obj = subject.obj
+    ctx = EvalContext(engine=engine)
+    ctx.add_resource(obj)
+    if operation == "UPDATE":
+        ctx.add_old_resource(obj)
+    ctx.add_user_info({"userInfo": {k: v for k, v in user_info.items() if v not in (None, "", [], {})}})
+    ctx.add_service_account(str(user_info.get("username") or ""))
+    ctx.add_namespace(str((obj.get("metadata") or {}).get("namespace") or ""))
+    found = images(obj)
+    if found is not None:
+        ctx.add_json({"images": found})
+    ctx.add_operation(operation)
+    return ctx
+
+
+def _exception_for(unit: ClassicGenerateRule, exceptions: Sequence[ClassicException], facts: Any, ctx: Any,
+                   core: Any) -> list[ClassicException]:
+    from kubectl_kyrec.classic.match import matches_resources
+
+    out = []
+    for exc in exceptions:
+        if not exc.contains(unit.meta.key, unit.rule_name) or not matches_resources(exc.match, facts):
+            continue
+        if exc.conditions is not None:
+            try:
+                ok, _ = core.conditions(ctx, exc.conditions, "")
+            except Exception:
+                continue
+            if not ok:
+                continue
+        out.append(exc)
+    return out
+
+
+def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[Document],
+                         state: Sequence[Document], *, kinds: KindLookup, options: GenerateOptions,
+                         exceptions: Sequence[ClassicException] = (),
+                         trigger_filter: Callable[[Subject], bool] | None = None,
+                         sources: Any = None,
+                         resource_values: Mapping[tuple[str, str], Mapping[str, Any]] | None = None
+                         ) -> GeneratingOutcome:
+    """The desired downstreams of every classic generate rule for every trigger.
+
+    `sources`: the context sources (default: the state answers); `resource_values`: a test's variables by
+    (policy name, resource name), ("", "") the global ones (classic.rules.ClassicOptions)."""
+    from kubectl_kyrec.classic.context_loader import ContextLoader
+    from kubectl_kyrec.classic.core_adapter import Core
+    from kubectl_kyrec.classic.jmespath_eval import Engine
+    from kubectl_kyrec.classic.match import RequestFacts, rule_matches
+    from kubectl_kyrec.classic.rules import state_sources
+
+    out = GeneratingOutcome()
+    units: list[ClassicGenerateRule] = []
+    for policy in policies:
+        if options.policy_names and not (policy.meta.name in options.policy_names
+                                         or policy.meta.key in options.policy_names):
+            continue
+        units.extend(generate_rules(policy))
+    if not units:
+        return out
+    out.policies.extend(units)
+    sources = sources if sources is not None else state_sources(state, kinds)
+    core = Core()
+    engine = Engine(now=lambda: options.now)
+    namespaced = _namespaced(kinds)
+    store = ObjectStore([*(d.obj for d in state), *(d.obj for d in triggers)])
+    state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state
+                  if (d.obj.get("metadata") or {}).get("uid")}
+    uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+                for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
+    out.notices.extend(subject_set.notices)
+    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
+    created = {u.meta.key: policy_created(u, state) for u in units}
+    needs_user = {id(u): uses_user_info(u.rule) for u in units if u.rule is not None}
+    unknown_age: dict[str, int] = {}
+    user = dict(options.user_info)
+    for subject in subject_set.subjects:
+        if trigger_filter is not None and not trigger_filter(subject):
+            continue
+        out.triggers.append(subject)
+        out.evaluated_uids.add(subject.ref.uid)
+        request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                                operation=options.operation, user_info=user)
+        ns_obj = None
+        if request.namespace and subject.namespaced:
+            ns_obj = namespace_object(request.namespace, namespaces)
+        sctx = SubjectContext(subject, request, ns_obj)
+        ns_labels = (ns_obj.get("metadata") or {}).get("labels") or {} if ns_obj is not None else None
+        facts = RequestFacts(obj=subject.obj, group=request.group, version=request.version, kind=request.kind,
+                             subresource=request.subresource, operation=request.operation,
+                             namespace_labels=ns_labels, user_info=user)
+        in_state = subject.ref.uid in state_uids
+        labels = trigger_labels(subject.obj, request.kind, subject.ref.uid)
+        ctx = None
+        for unit in units:
+            assert unit.rule is not None
+            policy_ns = unit.meta.namespace if unit.namespaced else ""
+            if policy_ns and policy_ns != request.namespace:
+                continue
+            raw = unit.rule.raw
+            if not rule_matches(raw.get("match") or {}, raw.get("exclude"), facts, policy_ns):
+                continue
+            if ctx is None:
+                ctx = _json_context(subject, request.operation, user, engine)
+            owed = is_owed(unit, subject, in_state, created[unit.meta.key])
+            ctx.checkpoint()
+            try:
+                values = {**(resource_values or {}).get(("", ""), {}),
+                          **(resource_values or {}).get((unit.meta.name, subject.ref.name), {})}
+                for name, value in values.items():
+                    ctx.add_variable(name, value)
+                matched = _exception_for(unit, exceptions, facts, ctx, core)
+                if matched:
+                    keys = ", ".join(e.key for e in matched)
+                    run = RuleRun(TriggerStatus.EXEMPT, message=f"rule is skipped due to policy exception {keys}")
+                elif needs_user[id(unit)] and not options.user_info_known:
+                    run = RuleRun(TriggerStatus.NEEDS_REQUEST,
+                                  message="the rule reads request.userInfo, which --values does not give")
+                else:
+                    loader = ContextLoader(core, sources, unit.meta.name, policy_ns, unit.rule_name)
+                    run = evaluate_rule(unit, ctx, core, loader, labels, store, namespaced)
+                    if loader.unanswerable and run.status is not TriggerStatus.GENERATED:
+                        run = RuleRun(TriggerStatus.NEEDS_REQUEST, message=f"{loader.unanswerable}, which kyrec "
+                                      "cannot answer offline")
+            finally:
+                ctx.restore()
+            result = outcome(unit, sctx, run, owed=owed is not False)
+            if owed is None:
+                result = dataclasses.replace(result, age_known=False)
+                unknown_age[unit.meta.key] = unknown_age.get(unit.meta.key, 0) + 1
+            out.outcomes.append(result)
+    for key, count in unknown_age.items():
+        out.notices.append(Notice(
+            f"{key}: the policy has no creationTimestamp and the state holds no copy of it, so whether {count} "
+            "existing trigger(s) predate it is unknown (generateExisting is off); their downstreams are marked "
+            "policy-age-unknown. Give the policy as the cluster has it or include it in --state"))
+    return out
+
+
+def merge(into: GeneratingOutcome, classic: GeneratingOutcome) -> GeneratingOutcome:
+    """GeneratingPolicy and classic outcomes in one: eval lists both, the report checks read both."""
+    into.policies.extend(classic.policies)
+    into.outcomes.extend(classic.outcomes)
+    seen = {s.ref.uid for s in into.triggers}
+    into.triggers.extend(s for s in classic.triggers if s.ref.uid not in seen)
+    into.evaluated_uids |= classic.evaluated_uids
+    into.errors.extend(classic.errors)
+    into.notices.extend(n for n in classic.notices if n not in into.notices)
+    return into
+
+
+def suite_generated(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any) -> list[Any]:
+    """A test suite's classic generate rules as its rows read them (testsuite.rows.Generated): the CLI's
+    fake cluster is the trigger plus each row's cloneSourceResource (kk: processor/generate.go)."""
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.testsuite.rows import Generated
+
+    suite = loaded.suite
+    clone_sources = [load_documents([suite.resolve(r.clone_source)]) for r in suite.results
+                     if getattr(r, "clone_source", "")]
+    state = [*loaded.values.namespaces, *loaded.cluster_objects, *(d for docs in clone_sources for d in docs)]
+    out = run_classic_generate(loaded.policies.classic, loaded.resources, state, kinds=kinds,
+                               options=GenerateOptions(now=now, operation=operation, user_info=loaded.user_info,
+                                                       user_info_known=True,
+                                                       namespace_labels=loaded.values.namespace_labels),
+                               exceptions=loaded.policies.classic_exceptions, sources=classic_options.sources,
+                               resource_values=classic_options.resource_values)
+    rows = []
+    for o in out.outcomes:
+        unit = o.policy
+        assert isinstance(unit, ClassicGenerateRule)
+        result = o.result.result if o.result is not None else "error"
+        message = o.result.message if o.result is not None else o.message
+        rows.append(Generated(unit.meta.name, o.trigger.ref, result, message or o.message, tuple(o.objects),
+                              o.status is TriggerStatus.SKIPPED, unit.rule_name))
+    return rows

@@ -1,0 +1,65 @@
+"""Progress of a long run on stderr: on a terminal only, never on a pipe or a file (DESIGN section 3)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+
+class Progress:
+    """`tick` once per object; a line `evaluated N objects (R/s)` is redrawn at most every `interval` s."""
+
+    def __init__(self, label: str, stream: TextIO, interval: float = 0.25) -> None:
+        self.label = label
+        self.stream = stream
+        self.interval = interval
+        self.count = 0
+        self.start = time.monotonic()
+        self._next = self.start + interval
+        self._shown = False
+
+    def tick(self, _item: Any = None) -> None:
+        self.count += 1
+        if self.count & 63:      # the clock is read once per 64 objects: ticking stays cheap
+            return
+        now = time.monotonic()
+        if now >= self._next:
+            self._next = now + self.interval
+            rate = self.count / max(now - self.start, 1e-9)
+            self.stream.write(f"\r{self.label} {self.count:,} objects ({rate:,.0f}/s)\x1b[K")
+            self.stream.flush()
+            self._shown = True
+
+    def close(self) -> None:
+        if self._shown:
+            self.stream.write("\r\x1b[K")     # the line goes: what follows is the output
+            self.stream.flush()
+
+    @staticmethod
+    @contextmanager
+    def on_terminal(label: str, stream: TextIO | None = None) -> Iterator[_Handle]:
+        """A handle whose `tick` is None unless `stream` (stderr) is a terminal: nothing to call otherwise."""
+        stream = stream if stream is not None else sys.stderr
+        progress = Progress(label, stream) if _is_terminal(stream) else None
+        try:
+            yield _Handle(progress.tick if progress is not None else None)
+        finally:
+            if progress is not None:
+                progress.close()
+
+
+class _Handle:
+    __slots__ = ("tick",)
+
+    def __init__(self, tick: Callable[[Any], None] | None) -> None:
+        self.tick = tick
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,195 @@
+"""Kyverno's chainsaw scenarios for classic policies (../shared/corpus/kyverno-conformance-legacy, read in
+place), replayed offline as tests/conformance does for the CEL kinds:
+
+- validate/: for every object a scenario creates, kyrec's verdict (denied when an Enforce rule fails or
+  errors on it) must be the one the scenario expects from a real cluster; objects created earlier are the
+  state later steps see.
+- reports/background/: every report a scenario asserts is a subset of the report kyrec expects.
+
+Scenarios kyrec cannot decide yet are listed with the reason and expected to fail (xfail); a scenario
+listed by its exact name that passes fails the test, so the list stays true.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
+from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.load.documents import load_documents
+from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.model import Document
+from tests.conformance.test_report_scenarios import _is_assert, subset
+from tests.shared_inputs import cases, shared
+
+ROOT = shared("corpus/kyverno-conformance-legacy")
+NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+ADMIN = {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
+POLICY_GROUPS = ("kyverno.io/", "policies.kyverno.io/")
+
+_PSS = "validate.podSecurity rules are not evaluated yet"
+_UPDATE = "a later step updates an object; the replay creates every object (operation CREATE)"
+KNOWN = {
+    "validate/clusterpolicy/cornercases/psa-run-as-non-root": _PSS,
+    "validate/clusterpolicy/standard/psa": _PSS,
+    "validate/clusterpolicy/standard/psa-deprecated": _PSS,
+    "validate/clusterpolicy/standard/apicalls/subjectaccessreview": "POSTs a SubjectAccessReview (undetermined)",
+    "validate/clusterpolicy/standard/apicalls-deprecated/subjectaccessreview":
+        "POSTs a SubjectAccessReview (undetermined)",
+    "validate/e2e/trusted-images": "reads image data from a registry (undetermined)",
+    "validate/e2e/trusted-images-deprecated": "reads image data from a registry (undetermined)",
+    "validate/clusterpolicy/standard/enforce/validate-existing-with-precondition": _UPDATE,
+    "validate/clusterpolicy/standard/operations/only-update": _UPDATE,
+    "validate/clusterpolicy/standard/operations/only-update(deprecated)": _UPDATE,
+    "validate/clusterpolicy/standard/variables/lazyload/conditions":
+        "kyrec bug: lazily loaded context entries in preconditions (engine core)",
+    "validate/clusterpolicy/standard/variables/lazyload/conditions-deprecated":
+        "kyrec bug: lazily loaded context entries in preconditions (engine core)",
+    "validate/clusterpolicy/standard/wildcard/block-verifyimage":
+        "Kyverno refuses the policy (verifyImages validation), kyrec accepts it",
+    "validate/clusterpolicy/standard/wildcard/block-verifyimage-deprecated":
+        "Kyverno refuses the policy (verifyImages validation), kyrec accepts it",
+    "reports/background/exception": "the exception matches by a userInfo/namespace kyrec's replay does not give",
+    "reports/background/exception-with-podsecurity": _PSS,
+    "reports/background/multiple-exceptions-with-pod-security": _PSS,
+    "reports/background/test-report-background-mode": _PSS,
+    "reports/background/generate": "generate rules are the next issue",
+    "reports/background/mutate-existing": "mutate rules are not evaluated",
+    "reports/background/report-deletion": "the scenario deletes objects between its assertions",
+    "reports/background/verify-image-fail": "verifyImages rules are not evaluated",
+    "reports/background/verify-image-pass": "verifyImages rules are not evaluated",
+}
+
+
+def _known(scenario: str) -> str | None:
+    for prefix, why in KNOWN.items():
+        if scenario == prefix or scenario.startswith(prefix + "/"):
+            return why
+    return None
+
+
+def _expects_error(op: dict[str, Any]) -> bool:
+    for entry in op.get("expect") or []:
+        check = entry.get("check") or {}
+        if check.get("($error != null)") is True or check.get("($error)"):
+            return True
+    return False
+
+
+def _steps(folder: Path) -> list[tuple[str, Path, bool]]:
+    """(policy|object, file, expects an error), in order; a script whose check looks for a message in
+    stderr expects the request to be refused."""
+    spec = yaml.safe_load((folder / "chainsaw-test.yaml").read_text())
+    out = []
+    for step in spec["spec"]["steps"]:
+        use = step.get("use")
+        if use and "policy" in use.get("template", ""):
+            for binding in use.get("with", {}).get("bindings", []):
+                if binding["name"] == "file":
+                    out.append(("policy", folder / binding["value"], False))
+        for op in step.get("try") or []:
+            for verb in ("apply", "create"):
+                if verb in op and "file" in op[verb]:
+                    out.append(("object", folder / op[verb]["file"], _expects_error(op[verb])))
+            script = op.get("script") or {}
+            found = re.fullmatch(r"\s*kubectl (?:apply|create) -f (\S+)\s*", script.get("content") or "")
+            if found:
+                check = script.get("check") or {}
+                refused = check.get("($error != null)") is True or any(
+                    "contains($stderr" in str(k) and v is True for k, v in check.items())
+                out.append(("object", folder / found.group(1), refused))
+    return out
+
+
+def _validate_scenarios() -> list[Path]:
+    return sorted(p.parent for p in (ROOT / "validate").rglob("chainsaw-test.yaml"))
+
+
+@pytest.mark.parametrize("folder", cases(ROOT, "Kyverno's classic validate scenarios", _validate_scenarios,
+                                          ids=lambda p: str(p.relative_to(ROOT))))
+def test_admission_verdicts(folder: Path) -> None:
+    scenario = str(folder.relative_to(ROOT))
+    policy_docs: list[Document] = []
+    state: list[Document] = []
+    checked = 0
+    problems: list[Any] = []
+    for kind, path, expects_error in _steps(folder):
+        try:
+            docs = load_documents([str(path)])
+            if kind == "policy" or any(d.api_version.startswith(POLICY_GROUPS) for d in docs):
+                classify([*policy_docs, *docs]).raise_errors()
+                policy_docs.extend(docs)
+                if expects_error:
+                    problems.append(f"{path.name}: Kyverno rejects this policy object, kyrec accepted it")
+                continue
+        except InputError:
+            if not expects_error:
+                problems.append(f"{path.name}: kyrec refused a policy object Kyverno accepts")
+            checked += 1
+            continue
+        policies = classify(policy_docs)
+        outcome = run_eval(policies, docs, state, kinds=KindTable(),
+                           libraries=library_factory(LibraryContext(now=NOW, provider=ObjectsProvider(
+                               [d.obj for d in state]))),
+                           options=EvalOptions(now=NOW, user_info=ADMIN))
+        names = {d.name for d in docs}
+        denied = [(r.policy, r.rule, r.result, r.message) for r in outcome.results
+                  if "Deny" in r.validation_actions and r.result in ("fail", "error") and r.subject.name in names]
+        if bool(denied) != expects_error:
+            problems.append((path.name, expects_error, denied))
+        checked += 1
+        if not denied:
+            state.extend(docs)
+    why = _known(scenario)
+    if why is not None and (problems or not checked):
+        pytest.xfail(why)
+    assert scenario not in KNOWN, f"{scenario} is listed as failing ({why}) but passes: remove it from KNOWN"
+    if not checked:
+        pytest.skip("the scenario asserts only background reports or configuration, no admission verdict")
+    assert problems == []
+
+
+def _report_scenarios() -> list[Path]:
+    return sorted(p.parent for p in (ROOT / "reports" / "background").rglob("chainsaw-test.yaml"))
+
+
+@pytest.mark.parametrize("folder", cases(ROOT, "Kyverno's classic report scenarios", _report_scenarios,
+                                          ids=lambda p: str(p.relative_to(ROOT))))
+def test_asserted_reports_are_subsets(folder: Path) -> None:
+    scenario = str(folder.relative_to(ROOT))
+    files = sorted(p for p in folder.glob("*.yaml") if not _is_assert(p))
+    docs = load_documents([str(p) for p in files])
+    policy_docs = [d for d in docs if d.api_version.startswith(POLICY_GROUPS)]
+    resources = [d for d in docs if not d.api_version.startswith(POLICY_GROUPS)]
+    outcome = run_eval(classify(policy_docs).raise_errors(), resources, resources, kinds=KindTable(),
+                       libraries=library_factory(LibraryContext(now=NOW, provider=ObjectsProvider(
+                           [d.obj for d in resources]))),
+                       options=EvalOptions(now=NOW))
+    by_name = {r["scope"]["name"]: r for r in outcome.reports}
+    asserted = [doc for p in sorted(folder.glob("*.yaml")) if _is_assert(p) and p.name != "chainsaw-test.yaml"
+                for doc in yaml.safe_load_all(p.read_text())
+                if doc and doc.get("kind") in ("PolicyReport", "ClusterPolicyReport")]
+    problems: list[str] = []
+    for report in asserted:
+        (report.get("metadata") or {}).pop("generation", None)
+        name = (report.get("scope") or {}).get("name")
+        if name not in by_name:
+            problems.append(f"no expected report for {name}")
+        else:
+            problems.extend(subset(report, by_name[name]))
+    why = _known(scenario)
+    if why is not None and (problems or not asserted):
+        pytest.xfail(why)
+    assert scenario not in KNOWN, f"{scenario} is listed as failing ({why}) but passes: remove it from KNOWN"
+    if not asserted:
+        pytest.skip("the scenario asserts no report kyrec can compare")
+    assert problems == []
