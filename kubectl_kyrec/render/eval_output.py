@@ -12,10 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
 from kubectl_kyrec.render.envelope import (
-    envelope,
-    to_json,
     to_yaml,
-    to_yaml_stream,
     write_json_document,
     write_yaml_document,
 )
@@ -112,41 +109,10 @@ def write_yaml(run: EvalResult, stream: TextIO) -> None:
     write_yaml_document("EvalResult", _parts(run), stream.write)
 
 
-def eval_document(results: Sequence[Result], reports: Sequence[dict[str, Any]], downstreams: Sequence[Any],
-                  errors: Sequence[tuple[str, Source | None]], notices: Sequence[str],
-                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The whole EvalResult document as one mapping (for callers that want the data, not the text)."""
-    body: dict[str, Any] = {
-        "results": [result_json(r) for r in results],
-        "downstreams": list(downstreams),
-        "reports": list(reports),
-        "errors": [{"message": m, "location": _loc(s)} for m, s in errors],
-        "notices": list(notices),
-        "summary": summary(results),
-    }
-    if extra:
-        body.update(extra)
-    return envelope("EvalResult", body)
-
-
-def render_json(doc: dict[str, Any]) -> str:
-    return to_json(doc)
-
-
-def render_yaml(doc: dict[str, Any]) -> str:
-    return to_yaml(doc)
-
-
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
     for r in _sorted(r for r in results if r.result == UNDETERMINED):
         yield (f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
                "(the report holds a result for it that kyrec cannot decide)\n")
-
-
-def render_reports(reports: Sequence[dict[str, Any]], results: Sequence[Result] = ()) -> str:
-    """The expected reports; a comment first for each result they cannot hold (undetermined: Kyverno's
-    report has a pass/fail/... there that kyrec could not decide)."""
-    return "".join(_undetermined_notes(results)) + (to_yaml_stream(list(reports)) if reports else "")
 
 
 def write_reports(run: EvalResult, stream: TextIO) -> None:
@@ -170,11 +136,6 @@ def _sort_key(r: Result) -> tuple[int, str, str, str, str]:
 
 def _sorted(results: Iterable[Result]) -> list[Result]:
     return sorted(results, key=_sort_key)
-
-
-def _short(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _summary_line(counts: dict[str, int]) -> str:
@@ -244,41 +205,6 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     if hidden:
         stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")
     stream.write(_summary_line(counts) + "\n")
-
-
-def _escape(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-_GITHUB_LEVEL = {"fail": "error", "error": "error", "warn": "warning", UNDETERMINED: "notice"}
-
-
-def _github_lines(results: Sequence[Result]) -> Iterator[str]:
-    for r in _sorted(r for r in results if r.result in _GITHUB_LEVEL):
-        where = f"file={r.location.file},line={r.location.line or 1}," if r.location else ""
-        title = _escape(f"{r.policy}{'/' + r.rule if r.source == 'kyverno' else ''}: {r.subject.display()}")
-        message = f"{UNDETERMINED}: {r.message}" if r.result == UNDETERMINED else r.message
-        yield f"::{_GITHUB_LEVEL[r.result]} {where}title={title}::{_escape(message)}\n"
-
-
-def render_github(results: Sequence[Result]) -> str:
-    """GitHub workflow commands: one annotation per failing/erroring/warning result, at file:line; a notice
-    for each undetermined one."""
-    return "".join(_github_lines(results))
-
-
-def write_github(run: EvalResult, stream: TextIO) -> None:
-    from kubectl_kyrec.render.impact_output import github_annotations
-
-    out: list[str] = []
-    for line in _github_lines(run.results):
-        out.append(line)
-        if len(out) >= 2000:
-            stream.write("".join(out))
-            out.clear()
-    stream.write("".join(out))
-    if run.impact is not None:
-        stream.write("".join(line + "\n" for line in github_annotations(run.impact)))
 
 
 Writer = Callable[["EvalResult", TextIO], None]

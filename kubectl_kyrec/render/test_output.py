@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,41 +90,3 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def render_junit(runs: Sequence[SuiteRun], *, fail_only: bool = False,
-                 load_errors: Sequence[tuple[str, Source | None]] = ()) -> str:
-    """JUnit XML: a testsuite per test file, a testcase per row; load errors are `error` testcases."""
-    root = ET.Element("testsuites")
-    total_tests = total_failures = total_errors = 0
-    for message, source in load_errors:
-        suite = ET.SubElement(root, "testsuite", name=source.file if source else "kyverno-test",
-                              tests="1", failures="0", errors="1")
-        case = ET.SubElement(suite, "testcase", name="load", classname=source.file if source else "")
-        ET.SubElement(case, "error", message=message).text = f"{source}: {message}" if source else message
-        total_tests += 1
-        total_errors += 1
-    for run in runs:
-        rows = [r for r in run.rows if not (fail_only and r.passed)]
-        failures = sum(1 for r in rows if not r.passed)
-        suite = ET.SubElement(root, "testsuite", name=run.test or run.file, file=run.file,
-                              tests=str(len(rows)), failures=str(failures), errors=str(len(run.errors)))
-        for message, source in run.errors:
-            ET.SubElement(suite, "system-err").text = f"{source}: {message}" if source else message
-        for r in rows:
-            case = ET.SubElement(suite, "testcase", classname=run.file,
-                                 name=f"{r.policy} {r.kind} {r.resource}")
-            if r.location is not None:
-                case.set("line", str(r.location.line))
-            if not r.evaluated:
-                ET.SubElement(case, "skipped", message=r.message)
-            elif not r.passed:
-                summary = f"{r.reason}: expected {r.expected}, got {r.actual or 'no result'}"
-                failure = ET.SubElement(case, "failure", message=summary, type=r.reason)
-                failure.text = r.message + (f"\n{r.diff}" if r.diff else "")
-        total_tests += len(rows)
-        total_failures += failures
-        total_errors += len(run.errors)
-    root.set("tests", str(total_tests))
-    root.set("failures", str(total_failures))
-    root.set("errors", str(total_errors))
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
