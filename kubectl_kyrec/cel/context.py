@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+from kubectl_kyrec.k8s.labels import matches_label_map
 
 ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]
 """(apiVersion, kind) -> (resource plural, namespaced), or None when the kind is unknown."""
@@ -84,74 +85,17 @@ def parse_group_version(api_version: str) -> tuple[str, str]:
     raise CelFunctionError(f"unexpected GroupVersion string: {api_version}")
 
 
-# (group, kind, plural, namespaced) for the kinds every cluster serves. A REST mapper built from
-# discovery or CRDs can replace this table through `resource_of` / `kind_of`.
-BUILTIN_KINDS: tuple[tuple[str, str, str, bool], ...] = (
-    ("", "Binding", "bindings", True),
-    ("", "ComponentStatus", "componentstatuses", False),
-    ("", "ConfigMap", "configmaps", True),
-    ("", "Endpoints", "endpoints", True),
-    ("", "Event", "events", True),
-    ("", "LimitRange", "limitranges", True),
-    ("", "Namespace", "namespaces", False),
-    ("", "Node", "nodes", False),
-    ("", "PersistentVolume", "persistentvolumes", False),
-    ("", "PersistentVolumeClaim", "persistentvolumeclaims", True),
-    ("", "Pod", "pods", True),
-    ("", "PodTemplate", "podtemplates", True),
-    ("", "ReplicationController", "replicationcontrollers", True),
-    ("", "ResourceQuota", "resourcequotas", True),
-    ("", "Secret", "secrets", True),
-    ("", "Service", "services", True),
-    ("", "ServiceAccount", "serviceaccounts", True),
-    ("apps", "ControllerRevision", "controllerrevisions", True),
-    ("apps", "DaemonSet", "daemonsets", True),
-    ("apps", "Deployment", "deployments", True),
-    ("apps", "ReplicaSet", "replicasets", True),
-    ("apps", "StatefulSet", "statefulsets", True),
-    ("batch", "CronJob", "cronjobs", True),
-    ("batch", "Job", "jobs", True),
-    ("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True),
-    ("policy", "PodDisruptionBudget", "poddisruptionbudgets", True),
-    ("networking.k8s.io", "Ingress", "ingresses", True),
-    ("networking.k8s.io", "IngressClass", "ingressclasses", False),
-    ("networking.k8s.io", "NetworkPolicy", "networkpolicies", True),
-    ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles", False),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", False),
-    ("rbac.authorization.k8s.io", "Role", "roles", True),
-    ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings", True),
-    ("storage.k8s.io", "StorageClass", "storageclasses", False),
-    ("storage.k8s.io", "CSIDriver", "csidrivers", False),
-    ("storage.k8s.io", "VolumeAttachment", "volumeattachments", False),
-    ("scheduling.k8s.io", "PriorityClass", "priorityclasses", False),
-    ("coordination.k8s.io", "Lease", "leases", True),
-    ("discovery.k8s.io", "EndpointSlice", "endpointslices", True),
-    ("node.k8s.io", "RuntimeClass", "runtimeclasses", False),
-    ("certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests", False),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions", False),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
-     False),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", False),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings",
-     False),
-    ("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", False),
-    ("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews", False),
-    ("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", True),
-)
-_BY_KIND = {(g, k): (p, n) for g, k, p, n in BUILTIN_KINDS}
-_BY_PLURAL = {(g, p): k for g, k, p, _ in BUILTIN_KINDS}
-
-
 def builtin_resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
-    """The built-in table's (plural, namespaced) for a kind, ignoring the version."""
-    group = api_version.split("/")[0] if "/" in api_version else ""
-    return _BY_KIND.get((group, kind))
+    """(plural, namespaced) from the project's one kind table (load.kinds), built-in kinds only."""
+    from kubectl_kyrec.load.kinds import builtin_kinds
+
+    return builtin_kinds().resource_of(api_version, kind)
 
 
 def builtin_kind_of(api_version: str, resource: str) -> str | None:
-    group = api_version.split("/")[0] if "/" in api_version else ""
-    return _BY_PLURAL.get((group, resource))
+    from kubectl_kyrec.load.kinds import builtin_kinds
+
+    return builtin_kinds().kind_of(api_version, resource)
 
 
 @dataclass(frozen=True)
@@ -245,10 +189,7 @@ def load_context_file(obj: Mapping[str, Any], *,
 
 
 def _labels_match(obj: Mapping[str, Any], selector: Mapping[str, str] | None) -> bool:
-    if not selector:
-        return True
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return all(labels.get(key) == value for key, value in selector.items())
+    return matches_label_map(selector, (obj.get("metadata") or {}).get("labels"))
 
 
 class ObjectsProvider:

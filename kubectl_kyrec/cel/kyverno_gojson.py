@@ -14,8 +14,9 @@ import json
 import math
 from typing import Any
 
+from kubectl_kyrec import gojson
 from kubectl_kyrec.cel.decl import CelFunctionError
-from kubectl_kyrec.gojson import UnsupportedValue, format_float, marshal_string
+from kubectl_kyrec.gojson import UnsupportedType, UnsupportedValue, format_float, marshal_string
 from kubectl_kyrec.gojson import marshal_float as _marshal_float
 
 
@@ -302,58 +303,35 @@ def cel_type_name(value: Any) -> str:
 
 
 def marshal(value: Any) -> str:
-    """`json.Marshal` of a CEL value converted the way Kyverno's json library converts it."""
-    parts: list[str] = []
-    _encode(value, parts)
-    return "".join(parts)
+    """`json.Marshal` of a CEL value converted the way Kyverno's json library converts it (gojson's
+    encoder, with CEL's own values: timestamps, durations, Kyverno's native types)."""
+    try:
+        return gojson.marshal(value, _cel_special)
+    except UnsupportedValue as exc:
+        raise GoJSONError(str(exc)) from None
+    except UnsupportedType as exc:
+        raise GoJSONError(f"json: unsupported type: {cel_type_name(exc.value)}") from None
 
 
-def _encode(value: Any, out: list[str]) -> None:
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        out.append(marshal_float(value))
-    elif isinstance(value, str):
-        out.append(marshal_string(value))
-    elif isinstance(value, (bytes, bytearray)):
-        out.append('"' + base64.b64encode(bytes(value)).decode("ascii") + '"')
-    elif isinstance(value, datetime.datetime):
-        out.append('"' + _rfc3339nano(value) + '"')
-    elif isinstance(value, datetime.timedelta):
+def _cel_special(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)           # a CEL uint is a Go uint64: written whole, never as a float
+    if isinstance(value, datetime.datetime):
+        return '"' + _rfc3339nano(value) + '"'
+    if isinstance(value, datetime.timedelta):
         # a CEL duration is a Go time.Duration: an integer count of nanoseconds
-        out.append(str((value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1000))
-    elif isinstance(value, dict):
+        return str((value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1000)
+    if isinstance(value, dict):
         special = _tagged_json(value)
         if special is not None:
-            out.append(special)
-            return
+            return special
         for key in value:
             if not isinstance(key, str):
                 raise GoJSONError("json: failed to convert CEL map to native map: "
                                   f"type conversion error from {cel_type_name(key)} to 'string'")
-        out.append("{")
-        for i, key in enumerate(sorted(value)):
-            if i:
-                out.append(",")
-            out.append(marshal_string(key))
-            out.append(":")
-            _encode(value[key], out)
-        out.append("}")
-    elif isinstance(value, (list, tuple)):
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _encode(item, out)
-        out.append("]")
-    else:
-        raise GoJSONError(f"json: unsupported type: {cel_type_name(value)}")
+    return None
 
 
 def _tagged_json(value: dict[Any, Any]) -> str | None:

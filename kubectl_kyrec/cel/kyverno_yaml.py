@@ -10,103 +10,23 @@ from __future__ import annotations
 
 import base64
 import binascii
-import math
-import re
 from typing import Any
 
 import yaml
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.kyverno_gojson import GoJSONError, format_float, roundtrip
+from kubectl_kyrec.load.yaml_scalars import resolve_plain
 
 _PLAIN = "tag:kyrec.go-yaml,plain"
 _MERGE = "tag:yaml.org,2002:merge"
 
-_BOOLS = {**{w: True for w in ("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON")},
-          **{w: False for w in ("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF")}}
-_NULLS = {"", "~", "null", "Null", "NULL"}
-_SPECIAL_FLOATS = {**{w: math.nan for w in (".nan", ".NaN", ".NAN")},
-                   **{w: math.inf for w in (".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF")},
-                   **{w: -math.inf for w in ("-.inf", "-.Inf", "-.INF")}}
-_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+\.?[0-9]*)([eE][-+]?[0-9]+)?$")
-
-
-def _go_parse_int(text: str, signed: bool) -> int | None:
-    """strconv.ParseInt/ParseUint(text, 0, 64): 0x/0o/0b prefixes and a leading 0 for octal."""
-    body = text
-    negative = False
-    if signed and body[:1] in ("+", "-"):
-        negative = body[0] == "-"
-        body = body[1:]
-    if not body:
-        return None
-    base = 10
-    lower = body.lower()
-    if lower.startswith("0x"):
-        base, body = 16, body[2:]
-    elif lower.startswith("0o"):
-        base, body = 8, body[2:]
-    elif lower.startswith("0b"):
-        base, body = 2, body[2:]
-    elif len(body) > 1 and body[0] == "0":
-        base, body = 8, body[1:]
-    if not body or not body.isascii() or not body.isalnum():
-        return None
-    try:
-        value = int(body, base)
-    except ValueError:
-        return None
-    if negative:
-        value = -value
-    if signed and not -(1 << 63) <= value < (1 << 63):
-        return None
-    if not signed and value >= (1 << 64):
-        return None
-    return value
-
-
-def _go_parse_float(text: str) -> float | None:
-    # strconv.ParseFloat on the shapes go-yaml hands it; out-of-range values are errors there.
-    if not _GO_FLOAT.match(text):
-        return None
-    value = float(text)
-    return None if math.isinf(value) else value
 
 
 def _resolve_plain(text: str) -> Any:
-    """go-yaml v2 `resolve("", text)` for a plain scalar, decoded into interface{}."""
-    if text in _BOOLS:
-        return _BOOLS[text]
-    if text in _NULLS:
-        return None
-    if text in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[text]
-    hint = text[0]
-    if hint == ".":
-        value = _go_parse_float(text)
-        return text if value is None else value
-    if hint in "+-" or hint.isdigit():
-        # a timestamp-looking scalar decodes to its own text when the target is interface{}
-        plain = text.replace("_", "")
-        as_int = _go_parse_int(plain, signed=True)
-        if as_int is not None:
-            return as_int
-        as_uint = _go_parse_int(plain, signed=False) if plain[:1] not in "+-" else None
-        if as_uint is not None:
-            return as_uint
-        if _YAML_STYLE_FLOAT.match(plain):
-            value = _go_parse_float(plain)
-            if value is not None:
-                return value
-        if plain.startswith("0b") or plain.startswith("-0b"):
-            digits = plain.lstrip("-")[2:]
-            try:
-                value = int(digits, 2)
-            except ValueError:
-                return text
-            return -value if plain.startswith("-") else value
-    return text
+    """go-yaml v2 `resolve("", text)` for a plain scalar: the project's one reading of such scalars
+    (load.yaml_scalars, which manifests are read with too); numbers become float64 later (`roundtrip`)."""
+    return resolve_plain(text)
 
 
 class _GoYamlLoader(yaml.SafeLoader):

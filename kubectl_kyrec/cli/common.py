@@ -71,11 +71,12 @@ def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
 def parse_now(value: str | None) -> datetime.datetime:
     if not value:
         return datetime.datetime.now(datetime.timezone.utc)
-    try:
-        parsed = datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--now: {value!r} is not an RFC 3339 time (e.g. 2026-01-02T03:04:05Z)") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.timezone.utc)
+    from kubectl_kyrec.k8s.times import parse_rfc3339
+
+    parsed = parse_rfc3339(value)
+    if parsed is None:
+        raise UsageError(f"--now: {value!r} is not an RFC 3339 time (e.g. 2026-01-02T03:04:05Z)")
+    return parsed
 
 
 def parse_selector(text: str | None) -> Selector | None:

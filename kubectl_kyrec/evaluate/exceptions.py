@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
 from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policies import PolicyException
 
 
@@ -29,14 +30,6 @@ class CompiledException:
         return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
 
-def parse_time(text: str) -> datetime.datetime | None:
-    try:
-        value = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
-
-
 def applicable(exceptions: Sequence[PolicyException], policy_name: str, policy_kind: str,
                now: datetime.datetime, *, check_expiry: bool = True) -> list[PolicyException]:
     out = []
@@ -44,7 +37,7 @@ def applicable(exceptions: Sequence[PolicyException], policy_name: str, policy_k
         if not any(ref.name == policy_name and ref.kind == policy_kind for ref in exc.policy_refs):
             continue
         if check_expiry and exc.expires_at:
-            expires = parse_time(exc.expires_at)
+            expires = parse_rfc3339(exc.expires_at)
             if expires is not None and expires <= now:
                 continue
         out.append(exc)

@@ -39,7 +39,8 @@ from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_result
 from kubectl_kyrec.expect.downstreams import Owner, TriggerInfo, generate_downstreams, identity
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
+from kubectl_kyrec.k8s.times import parse_rfc3339
+from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
@@ -407,14 +408,6 @@ def policy_created(policy: GeneratingPolicy, state: Sequence[Document]) -> str:
     return ""
 
 
-def _parse_time(text: str) -> datetime.datetime | None:
-    try:
-        value = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
-
-
 def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created: str) -> bool | None:
     """generateExisting off: a trigger that existed before the policy is owed nothing (DESIGN 4).
 
@@ -423,12 +416,12 @@ def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created:
     make every existing trigger predate the policy and hide every missing downstream."""
     if policy.generate_existing or not in_state:
         return True
-    trigger_created = _parse_time(str((trigger.obj.get("metadata") or {}).get("creationTimestamp") or ""))
+    trigger_created = parse_rfc3339(str((trigger.obj.get("metadata") or {}).get("creationTimestamp") or ""))
     if trigger_created is None:
         return True
     if not created:
         return None
-    policy_time = _parse_time(created)
+    policy_time = parse_rfc3339(created)
     return policy_time is None or trigger_created >= policy_time
 
 
@@ -453,7 +446,7 @@ def _update_only(policy: GeneratingPolicy) -> bool:
                for r in rules)
 
 
-def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], triggers: Sequence[Document],
+def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Document],
                    state: Sequence[Document], *, kinds: KindLookup, envs: Environments, sink: GeneratorSink,
                    options: GenerateOptions, exceptions: Sequence[PolicyException] = (),
                    trigger_filter: Callable[[Subject], bool] | None = None,
@@ -464,9 +457,8 @@ def run_generating(policies: Sequence[GeneratingPolicy] | Sequence[Document], tr
     """
     out = GeneratingOutcome()
     compiled: list[CompiledGeneratingPolicy] = []
-    for item in policies:
+    for policy in policies:
         try:
-            policy = parse_generating_policy(item) if isinstance(item, Document) else item
             if options.policy_names and not (policy.name in options.policy_names
                                              or policy.key in options.policy_names):
                 continue

@@ -54,7 +54,8 @@ def make_subject(obj: Obj, source: Any, kinds: KindLookup, *, uid_from: Mapping[
         namespaced = bool(meta.get("namespace"))
         resource = guess_plural(kind)
         notice = Notice(f"unknown kind {api_version}/{kind}: assuming resource {resource!r}, "
-                        f"{'namespaced' if namespaced else 'cluster-scoped'} (give its CRD with --crd)", source)
+                        f"{'namespaced' if namespaced else 'cluster-scoped'} "
+                        f"({getattr(kinds, 'crd_hint', 'its CustomResourceDefinition was not given')})", source)
     else:
         namespaced, resource = bool(info.namespaced), str(info.resource)
     namespace_default = "default" if namespaced else ""

@@ -14,7 +14,7 @@ from kubectl_kyrec.model import Ref, Result
 
 WGPOLICY = "wgpolicyk8s.io/v1alpha2"
 OPENREPORTS = "openreports.io/v1alpha1"
-REPORT_KINDS = {
+REPORT_KINDS: dict[str, tuple[str, str]] = {
     WGPOLICY: ("PolicyReport", "ClusterPolicyReport"),
     OPENREPORTS: ("Report", "ClusterReport"),
 }

@@ -22,14 +22,13 @@ equals the Go result; `resource_hash_from_json_text` is that, with Go's treatmen
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from kubectl_kyrec.gojson import UnsupportedValue, marshal_float, marshal_string
+from kubectl_kyrec.gojson import MarshalError, UnsupportedValue, marshal, marshal_float
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -95,13 +94,6 @@ def go_json(value: Any) -> str:
     return _GO_EXTRA_RE.sub(lambda m: _GO_EXTRA_ESCAPES[m.group()], text)
 
 
-def _go_decoded(text: str) -> str:
-    """What Go's decoder holds for this text: surrogate pairs joined, lone surrogates U+FFFD."""
-    if not _SURROGATE_RE.search(text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-
-
 def _needs_slow_path(value: Any) -> bool:
     """Floats and ints outside int64 are written differently by Python; bytes need base64."""
     stack = [value]
@@ -122,53 +114,10 @@ def _needs_slow_path(value: Any) -> bool:
 
 
 def _go_encode(value: Any) -> str:
-    parts: list[str] = []
-    _encode_into(value, parts)
-    return "".join(parts)
-
-
-def _encode_into(v: Any, out: list[str]) -> None:
-    if v is None:
-        out.append("null")
-    elif v is True:
-        out.append("true")
-    elif v is False:
-        out.append("false")
-    elif isinstance(v, str):
-        out.append(_go_string(v))
-    elif isinstance(v, int):
-        out.append(str(v) if _INT64_MIN <= v <= _INT64_MAX else go_float(float(v)))
-    elif isinstance(v, float):
-        out.append(go_float(v))
-    elif isinstance(v, Mapping):
-        out.append("{")
-        first = True
-        for key in sorted(v, key=_go_decoded):
-            if not isinstance(key, str):
-                raise GoJSONError(f"map key {key!r} is not a string")
-            if not first:
-                out.append(",")
-            first = False
-            out.append(_go_string(key))
-            out.append(":")
-            _encode_into(v[key], out)
-        out.append("}")
-    elif isinstance(v, list | tuple):
-        out.append("[")
-        for i, item in enumerate(v):
-            if i:
-                out.append(",")
-            _encode_into(item, out)
-        out.append("]")
-    elif isinstance(v, bytes | bytearray):
-        # Go marshals []byte as base64; only reachable from YAML !!binary
-        out.append('"' + base64.b64encode(bytes(v)).decode("ascii") + '"')
-    else:
-        raise GoJSONError(f"cannot encode {type(v).__name__}")
-
-
-def _go_string(s: str) -> str:
-    return marshal_string(_go_decoded(s))
+    try:
+        return marshal(value)
+    except MarshalError as exc:
+        raise GoJSONError(str(exc)) from None
 
 
 def go_float(f: float) -> str:

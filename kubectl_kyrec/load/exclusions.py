@@ -29,58 +29,23 @@ reported as unused, so stale entries do not pile up.
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector
+from kubectl_kyrec.k8s.times import format_rfc3339, lacks_offset, parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import wildcard_match
+from kubectl_kyrec.load.line_index import LineIndex
+from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Ref, Source
+
+__all__ = ["Exclusion", "load_exclusions", "parse_exclusions", "parse_rfc3339"]
 
 _KEYS = {"kind", "apiVersion", "namespace", "name", "selector", "reason", "expires", "evidence", "container"}
 _MATCHERS = ("apiVersion", "kind", "namespace", "name")
 _OPERATORS = {"In", "NotIn", "Exists", "DoesNotExist"}
-
-# Go's time.RFC3339 layout: upper-case T and Z, optional fraction, offset hh:mm
-_RFC3339_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
-
-
-def parse_rfc3339(text: str) -> datetime.datetime | None:
-    """Parse as Go's `time.Parse(time.RFC3339, text)` accepts it; None when Go would fail."""
-    m = _RFC3339_RE.match(text)
-    if not m:
-        return None
-    zone = m.group(8)
-    if zone != "Z" and (int(zone[1:3]) > 23 or int(zone[4:6]) > 59):
-        return None
-    frac = m.group(7)
-    # fromisoformat takes at most 6 fraction digits; Go keeps nanoseconds, kyrec needs no more than micro
-    head = text[:19] + ((frac + "000000")[:7] if frac else "")
-    try:
-        return datetime.datetime.fromisoformat(head + ("+00:00" if zone == "Z" else zone))
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class Requirement:
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.operator == "Exists":
-            return self.key in labels
-        if self.operator == "DoesNotExist":
-            return self.key not in labels
-        if self.operator == "In":
-            return self.key in labels and labels[self.key] in self.values
-        return self.key not in labels or labels[self.key] not in self.values   # NotIn
 
 
 @dataclass(frozen=True)
@@ -94,12 +59,18 @@ class Exclusion:
     kind: str | None = None
     namespace: str | None = None
     name: str | None = None
-    match_labels: tuple[tuple[str, str], ...] = ()
-    match_expressions: tuple[Requirement, ...] = ()
-    has_selector: bool = False
+    selector: Mapping[str, Any] | None = None      # the label selector as written
     expires: datetime.datetime | None = None
     evidence: str | None = None
     container: str | None = None
+
+    @property
+    def has_selector(self) -> bool:
+        return self.selector is not None
+
+    @property
+    def _selector(self) -> Selector:
+        return from_label_selector(self.selector)
 
     def matches(self, ref: Ref, labels: Mapping[str, str] | None, container: str | None = None) -> bool:
         """`container`: the subject's container, None for subjects that are whole objects (which an entry
@@ -110,13 +81,7 @@ class Exclusion:
                                (self.namespace, ref.namespace), (self.name, ref.name)):
             if pattern is not None and not wildcard_match(pattern, value):
                 return False
-        if self.has_selector:
-            have = labels or {}
-            if any(have.get(k) != v for k, v in self.match_labels):
-                return False
-            if not all(r.matches(have) for r in self.match_expressions):
-                return False
-        return True
+        return not self.has_selector or self._selector.matches(labels)
 
     def match_json(self) -> dict[str, Any]:
         """The matchers as written, for output (`unused_exclusions[].match`)."""
@@ -125,15 +90,8 @@ class Exclusion:
                            ("namespace", self.namespace), ("name", self.name)):
             if value is not None:
                 out[key] = value
-        if self.has_selector:
-            selector: dict[str, Any] = {}
-            if self.match_labels:
-                selector["matchLabels"] = dict(self.match_labels)
-            if self.match_expressions:
-                selector["matchExpressions"] = [
-                    {"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})}
-                    for r in self.match_expressions]
-            out["selector"] = selector
+        if self.selector is not None:
+            out["selector"] = {k: v for k, v in self.selector.items() if v}
         return out
 
     def describe(self) -> str:
@@ -150,118 +108,97 @@ def load_exclusions(path: str, *, now: datetime.datetime) -> tuple[Exclusion, ..
 
 
 def parse_exclusions(text: str, filename: str, *, now: datetime.datetime) -> tuple[Exclusion, ...]:
-    """Parse and validate; `now` decides expiry (DESIGN `--now`)."""
+    """Parse and validate; `now` decides expiry (DESIGN `--now`). Read as every other input is (YAML 1.1
+    with go-yaml's scalars: an unquoted time stays a string)."""
     try:
-        doc = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 0
-        raise InputError(f"bad YAML: {getattr(exc, 'problem', None) or exc}", Source(filename, line)) from exc
-    if doc is None:
+        docs = list(iter_yaml_documents(text, filename))
+    except InputError as exc:
+        raise InputError(f"bad YAML: {exc.message}", exc.source) from None
+    if not docs:
         return ()
+    if len(docs) > 1:
+        raise InputError("expected one YAML document", Source(filename, docs[1].line))
+    doc = docs[0].value
+    lines = _Lines(filename, LineIndex(docs[0].line, docs[0].node))
     entries = doc
+    prefix: tuple[str, ...] = ()
     if isinstance(doc, Mapping):
         extra = set(doc) - {"exclusions"}
         if extra:
-            raise InputError(f"unknown key {sorted(extra)[0]!r} (expected 'exclusions')",
-                             _line_of(doc, filename))
+            raise InputError(f"unknown key {sorted(extra)[0]!r} (expected 'exclusions')", lines.at())
         entries = doc.get("exclusions") or []
+        prefix = ("exclusions",)
     if not isinstance(entries, Sequence) or isinstance(entries, str):
-        raise InputError("expected a list of exclusions", _line_of(doc, filename))
-    out: list[Exclusion] = []
-    for index, entry in enumerate(entries):
-        where = _item_source(entries, index, filename)
-        out.append(_parse_entry(index, entry, where, now))
-    return tuple(out)
+        raise InputError("expected a list of exclusions", lines.at())
+    return tuple(_parse_entry(index, entry, lines, (*prefix, index), now) for index, entry in enumerate(entries))
 
 
-def _line_of(node: Any, filename: str) -> Source:
-    lc = getattr(node, "lc", None)
-    return Source(filename, lc.line + 1) if lc is not None and lc.line is not None else Source(filename)
+@dataclass(frozen=True)
+class _Lines:
+    file: str
+    index: LineIndex
+
+    def at(self, *path: str | int) -> Source:
+        return Source(self.file, self.index.line_of(list(path)))
 
 
-def _item_source(seq: Any, index: int, filename: str) -> Source:
-    lc = getattr(seq, "lc", None)
-    try:
-        line, _col = lc.item(index)  # type: ignore[union-attr]
-        return Source(filename, line + 1)
-    except (AttributeError, KeyError, TypeError):
-        return Source(filename)
-
-
-def _key_source(node: Any, key: str, fallback: Source) -> Source:
-    lc = getattr(node, "lc", None)
-    try:
-        line, _col = lc.key(key)  # type: ignore[union-attr]
-        return Source(fallback.file, line + 1)
-    except (AttributeError, KeyError, TypeError):
-        return fallback
-
-
-def _parse_entry(index: int, entry: Any, where: Source, now: datetime.datetime) -> Exclusion:
+def _parse_entry(index: int, entry: Any, lines: _Lines, path: tuple[str | int, ...],
+                 now: datetime.datetime) -> Exclusion:
     label = f"exclusions[{index}]"
+    where = lines.at(*path)
+
+    def key_source(key: str) -> Source:
+        return lines.at(*path, key)
+
     if not isinstance(entry, Mapping):
         raise InputError(f"{label}: expected a map with matchers and a reason", where)
     for key in entry:
         if key not in _KEYS:
-            raise InputError(f"{label}: unknown key {key!r}", _key_source(entry, str(key), where))
+            raise InputError(f"{label}: unknown key {key!r}", key_source(str(key)))
     reason = entry.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise InputError(f"{label}: reason is required: say why this subject may lack a current report",
-                         _key_source(entry, "reason", where))
+                         key_source("reason"))
     evidence = entry.get("evidence")
     if evidence is not None and not isinstance(evidence, str):
-        raise InputError(f"{label}: evidence must be a string", _key_source(entry, "evidence", where))
+        raise InputError(f"{label}: evidence must be a string", key_source("evidence"))
     matchers: dict[str, str] = {}
     for key in (*_MATCHERS, "container"):
         if key in entry:
             value = entry[key]
             if not isinstance(value, str):
-                raise InputError(f"{label}: {key} must be a string", _key_source(entry, key, where))
+                raise InputError(f"{label}: {key} must be a string", key_source(key))
             matchers[key] = value
     has_selector = "selector" in entry
-    labels: tuple[tuple[str, str], ...] = ()
-    expressions: tuple[Requirement, ...] = ()
-    if has_selector:
-        labels, expressions = _parse_selector(entry["selector"], label, _key_source(entry, "selector", where))
+    selector = _parse_selector(entry["selector"], label, key_source("selector")) if has_selector else None
     if not matchers and not has_selector:
         raise InputError(f"{label}: give at least one of kind, namespace, name, apiVersion, container, selector",
                          where)
     expires = None
     if "expires" in entry:
-        expires = _parse_expires(entry["expires"], label, _key_source(entry, "expires", where))
+        expires = _parse_expires(entry["expires"], label, key_source("expires"))
         if expires <= now:
-            raise InputError(f"{label}: expired at {_utc(expires)} (now {_utc(now)}); renew or remove it",
-                             _key_source(entry, "expires", where))
+            raise InputError(f"{label}: expired at {format_rfc3339(expires)} (now {format_rfc3339(now)}); "
+                             "renew or remove it", key_source("expires"))
     return Exclusion(index=index, reason=reason.strip(), source=where,
                      api_version=matchers.get("apiVersion"), kind=matchers.get("kind"),
                      namespace=matchers.get("namespace"), name=matchers.get("name"),
-                     match_labels=labels, match_expressions=expressions, has_selector=has_selector,
-                     expires=expires, evidence=evidence.strip() if evidence else None,
+                     selector=selector, expires=expires, evidence=evidence.strip() if evidence else None,
                      container=matchers.get("container"))
 
 
-def _utc(moment: datetime.datetime) -> str:
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _parse_expires(value: Any, label: str, where: Source) -> datetime.datetime:
-    if isinstance(value, datetime.datetime):
-        # an unquoted YAML timestamp; RFC 3339 requires an offset
-        if value.tzinfo is None:
-            raise InputError(f"{label}: expires needs a time zone offset (RFC 3339)", where)
-        return datetime.datetime(value.year, value.month, value.day, value.hour, value.minute, value.second,
-                                 value.microsecond, tzinfo=value.tzinfo)
     if isinstance(value, str):
         parsed = parse_rfc3339(value)
         if parsed is not None:
             return parsed
+        if lacks_offset(value):
+            raise InputError(f"{label}: expires needs a time zone offset (RFC 3339)", where)
     raise InputError(f"{label}: expires {str(value)!r} is not an RFC 3339 time "
                      f"(like 2026-12-31T00:00:00Z)", where)
 
 
-def _parse_selector(value: Any, label: str, where: Source
-                    ) -> tuple[tuple[tuple[str, str], ...], tuple[Requirement, ...]]:
+def _parse_selector(value: Any, label: str, where: Source) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise InputError(f"{label}: selector must be a map with matchLabels and/or matchExpressions", where)
     unknown = set(value) - {"matchLabels", "matchExpressions"}
@@ -271,7 +208,6 @@ def _parse_selector(value: Any, label: str, where: Source
     if not isinstance(match_labels, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in match_labels.items()):
         raise InputError(f"{label}: selector.matchLabels must map strings to strings", where)
-    requirements: list[Requirement] = []
     for i, expr in enumerate(value.get("matchExpressions") or []):
         at = f"{label}: selector.matchExpressions[{i}]"
         if not isinstance(expr, Mapping) or not isinstance(expr.get("key"), str):
@@ -287,5 +223,9 @@ def _parse_selector(value: Any, label: str, where: Source
             raise InputError(f"{at}: {op} needs values", where)
         if op in ("Exists", "DoesNotExist") and values:
             raise InputError(f"{at}: {op} takes no values", where)
-        requirements.append(Requirement(expr["key"], str(op), tuple(values)))
-    return tuple(sorted(match_labels.items())), tuple(requirements)
+    try:
+        from_label_selector(value)      # the one matcher: what it refuses, the file is refused for
+    except SelectorError as exc:
+        raise InputError(f"{label}: selector: {exc}", where) from None
+    return {"matchLabels": dict(sorted(match_labels.items())),
+            "matchExpressions": [dict(e) for e in value.get("matchExpressions") or []]}

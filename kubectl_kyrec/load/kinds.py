@@ -7,6 +7,7 @@ anything else `by_kind` returns None, and `guess_plural` is Kubernetes' own (adm
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Source, group_version
 
-__all__ = ["KindTable", "ResourceInfo", "guess_plural"]
+__all__ = ["KindTable", "ResourceInfo", "builtin_kinds", "guess_plural"]
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,10 @@ def guess_plural(kind: str) -> str:
 class KindTable:
     """Lookups between (apiVersion, kind) and (group, version, resource)."""
 
-    def __init__(self, *, builtins: bool = True) -> None:
+    def __init__(self, *, builtins: bool = True,
+                 crd_hint: str = "give its CustomResourceDefinition with --crd") -> None:
+        # how the command that built the table takes CRDs, for messages about an unknown kind
+        self.crd_hint = crd_hint
         self._by_kind: dict[tuple[str, str, str], ResourceInfo] = {}
         self._by_resource: dict[tuple[str, str, str], ResourceInfo] = {}
         if builtins:
@@ -296,6 +300,17 @@ class KindTable:
                 return found
         return []
 
+    def resource_of(self, api_version: str, kind: str) -> tuple[str, bool] | None:
+        """(plural, namespaced) of a served kind: what a REST mapper answers (cel.context.ResourceOf)."""
+        info = self.by_kind(api_version, kind)
+        return (info.resource, info.namespaced) if info is not None else None
+
+    def kind_of(self, api_version: str, resource: str) -> str | None:
+        """The kind served at apiVersion/resource (cel.context.KindOf)."""
+        group, version = group_version(api_version)
+        info = self.by_resource(group, version, resource)
+        return info.kind if info is not None else None
+
     def is_namespaced(self, api_version: str, kind: str) -> bool | None:
         info = self.by_kind(api_version, kind)
         return None if info is None else info.namespaced
@@ -331,6 +346,12 @@ class KindTable:
             self._by_resource.pop((old.group, old.version, old.resource), None)
         for info in infos:
             self.add(info)
+
+
+@functools.cache
+def builtin_kinds() -> KindTable:
+    """The table of built-in kinds alone, shared (do not add CRDs to it: build a KindTable for that)."""
+    return KindTable()
 
 
 def _served_versions(spec: Mapping[str, Any]) -> Iterator[tuple[str, tuple[str, ...]]]:

@@ -530,7 +530,17 @@ def parse_exception(doc: Document) -> PolicyException:
         match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
         images=r.strings(spec.get("images"), "spec.images"),
         allowed_values=r.strings(spec.get("allowedValues"), "spec.allowedValues"),
-        report_result=report_result, expires_at=r.string(spec.get("expiresAt"), "spec.expiresAt"))
+        report_result=report_result, expires_at=_time(r, spec.get("expiresAt"), "spec.expiresAt"))
+
+
+def _time(r: _Reader, value: Any, path: str) -> str:
+    """A metav1.Time field: RFC 3339 as Go parses it, or the API server (and Kyverno's CLI) refuses it."""
+    from kubectl_kyrec.k8s.times import parse_rfc3339
+
+    text = r.string(value, path)
+    if text and parse_rfc3339(text) is None:
+        raise r.fail(path, f"{text!r} is not an RFC 3339 time (like 2026-12-31T00:00:00Z)")
+    return text
 
 
 def is_policy_document(doc: Document) -> bool:

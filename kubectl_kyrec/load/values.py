@@ -70,13 +70,26 @@ def parse_values_object(obj: Mapping[str, Any], source: Source | None) -> Values
     return Values(operation, user_info, labels, tuple(namespaces), "userInfo" in request, raw=obj)
 
 
+def parse_user_info(doc: Document) -> dict[str, Any]:
+    """A cli.kyverno.io/v1alpha1 UserInfo document's `userInfo` (username, uid, groups, extra)."""
+    user = doc.obj.get("userInfo") or {}
+    if not isinstance(user, Mapping):
+        raise InputError("userinfo: userInfo must be a mapping", doc.source)
+    return dict(user)
+
+
 def parse_values(docs: Sequence[Document]) -> Values:
     """`--values FILE`: one or more Values documents, later ones adding to earlier ones."""
     out = Values()
     for doc in docs:
-        if doc.kind not in ("Value", "Values", ""):
-            raise InputError(f"--values: expected kind Value, got {doc.kind!r}", doc.source)
-        one = parse_values_object(doc.obj, doc.source)
+        if doc.kind == "UserInfo":
+            # a Kyverno CLI UserInfo file (`kyverno apply --userinfo`, a test's `userinfo:`) gives the
+            # request's userInfo; its roles and clusterRoles only matter to ClusterPolicies
+            one = Values(user_info=parse_user_info(doc), given_user_info=True)
+        elif doc.kind not in ("Value", "Values", ""):
+            raise InputError(f"--values: expected kind Values or UserInfo, got {doc.kind!r}", doc.source)
+        else:
+            one = parse_values_object(doc.obj, doc.source)
         out = Values(one.operation or out.operation, one.user_info if one.given_user_info else out.user_info,
                      {**out.namespace_labels, **one.namespace_labels}, (*out.namespaces, *one.namespaces),
                      out.given_user_info or one.given_user_info)

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.expect.reports import STATUSES
 from kubectl_kyrec.load.exclusions import Exclusion
 from kubectl_kyrec.load.kyverno_config import ResourceFilter
 from kubectl_kyrec.model import Ref, Source, Subject
 from kubectl_kyrec.reconcile.claims import Acceptance, Verdict, cover
 from kubectl_kyrec.reconcile.reports import (
     DEFAULT_SCAN_INTERVAL,
-    STATUSES,
     ReportClass,
     ReportDiff,
     diff_reports,

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from kubectl_kyrec.cel.k8s_quantity import QuantityError, parse_quantity
+from kubectl_kyrec.k8s.quantity import QuantityError, parse_quantity
 from kubectl_kyrec.reconcile.list_keys import ListSpec, element_key, list_spec
 
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink",

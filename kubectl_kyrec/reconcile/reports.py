@@ -61,6 +61,10 @@ from typing import Any
 import yaml
 
 from kubectl_kyrec.errors import UsageError
+
+# the report APIs, kinds and result statuses are those the expected reports are written with
+from kubectl_kyrec.expect.downstreams import LABEL_MANAGED_BY
+from kubectl_kyrec.expect.reports import OPENREPORTS, REPORT_KINDS, WGPOLICY
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
@@ -79,16 +83,9 @@ from kubectl_kyrec.reconcile.claims import (
 )
 from kubectl_kyrec.reconcile.downstreams import diff_name
 
-WGPOLICY = "wgpolicyk8s.io/v1alpha2"
-OPENREPORTS = "openreports.io/v1alpha1"
-REPORT_KINDS: dict[str, tuple[str, str]] = {
-    WGPOLICY: ("PolicyReport", "ClusterPolicyReport"),
-    OPENREPORTS: ("Report", "ClusterReport"),
-}
 EPHEMERAL_API = "reports.kyverno.io/v1"
 EPHEMERAL_KINDS = ("EphemeralReport", "ClusterEphemeralReport")
 
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 LABEL_RESOURCE_UID = "audit.kyverno.io/resource.uid"
 LABEL_RESOURCE_HASH = "audit.kyverno.io/resource.hash"
 LABEL_RESOURCE_KIND = "audit.kyverno.io/resource.kind"
@@ -106,7 +103,6 @@ POLICY_LABEL_PREFIXES = (
 )
 
 DEFAULT_SCAN_INTERVAL = datetime.timedelta(hours=1)
-STATUSES = ("pass", "fail", "warn", "error", "skip")
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _OMITEMPTY = ("message", "rule", "category", "severity", "properties", "source")
 _NOT_COMPARED = ("timestamp", "resources", "resourceSelector")

@@ -6,10 +6,10 @@ import json
 
 from tabulate import tabulate
 
+from kubectl_kyrec.expect.reports import STATUSES
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
 from kubectl_kyrec.reconcile.coverage import Coverage
-from kubectl_kyrec.reconcile.reports import STATUSES
 from kubectl_kyrec.render.fit import END, MIDDLE, fit_rows
 
 _COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),

@@ -6,6 +6,7 @@ cluster for the state) replaces only `read_state`, so policies, resources and va
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
+from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice
@@ -87,15 +89,26 @@ class FileSource:
         policies = classify([item.document for item in files.documents], lines)
         # manifests given with -r may carry policies too (a directory of everything): sort them out
         policies.extend(classify([d for d in resource_docs if _is_policy_kind(d)]))
-        resources = [doc for doc in resource_docs if not _is_policy_kind(doc)]
-        notices = []
+        # the same object twice (in one file or across several): the first counts, as in `kyverno test`
+        def namespaced(doc: Document) -> bool | None:
+            return kinds.is_namespaced(doc.api_version, doc.kind)
+
+        resources, notices = first_of_each([doc for doc in resource_docs if not _is_policy_kind(doc)], namespaced)
+        # state files that overlap (two captures of one cluster) follow the same rule
+        state_objects, state_repeats = first_of_each(state.objects, namespaced)
+        if state_repeats:
+            notices.append(Notice(f"{len(state_repeats)} object(s) appear more than once in the state; the first "
+                                  f"of each is used (first: {state_repeats[0]})"))
+            state = dataclasses.replace(state, objects=state_objects)
+        passed_over = []
         if files.skipped:
-            notices.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
-                                  f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
+            passed_over.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
+                                      f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
         skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
         if skipped:
-            notices.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
-                                  f"evaluate as policies: {', '.join(skipped)}"))
+            passed_over.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
+                                      f"evaluate as policies: {', '.join(skipped)}"))
+        notices.extend(passed_over)
         values = parse_values(_docs([self.values_path])) if self.values_path else Values()
         context = None
         if self.context_path:
@@ -106,7 +119,7 @@ class FileSource:
             context = ctx_docs[0].obj
         if self.policy_paths and not policies.has_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
-                             + (f" ({notices[0]})" if notices else ""))
+                             + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths))
 

@@ -14,17 +14,7 @@ from kubectl_kyrec.run.inputs import Inputs
 
 def kinds_adapters(kinds: Any) -> tuple[Any, Any]:
     """resource_of / kind_of callables over the run's KindTable (CRDs included)."""
-
-    def resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
-        info = kinds.by_kind(api_version, kind)
-        return (info.resource, info.namespaced) if info is not None else None
-
-    def kind_of(api_version: str, resource: str) -> str | None:
-        group, _, version = api_version.rpartition("/")
-        info = kinds.by_resource(group, version, resource)
-        return info.kind if info is not None else None
-
-    return resource_of, kind_of
+    return kinds.resource_of, kinds.kind_of
 
 
 def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = None,

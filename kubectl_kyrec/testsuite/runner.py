@@ -55,7 +55,7 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime
     from kubectl_kyrec.load.kinds import KindTable
     from kubectl_kyrec.testsuite.rows import generating_hook
 
-    kinds = KindTable()
+    kinds = KindTable(crd_hint="add its CustomResourceDefinition to the test's resources or clusterResources")
     try:
         for crd in loaded.crds:
             kinds.add_crd(crd)

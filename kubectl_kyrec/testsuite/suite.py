@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.payloads import Payload, load_payloads
 from kubectl_kyrec.load.policies import PolicySet, classify
-from kubectl_kyrec.load.values import OPERATIONS, Values, parse_values_object
+from kubectl_kyrec.load.values import OPERATIONS, Values, parse_user_info, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 TEST_API_VERSION = "cli.kyverno.io/v1alpha1"
@@ -355,10 +356,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     exceptions = classify(docs(suite.exceptions)).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.policies.classic_exceptions = list(exceptions.classic_exceptions)
-    out.resources, duplicates = _unique(docs(suite.resources))
-    for dup in duplicates:
-        out.notices.append(Notice(f"duplicate resource {dup.kind} {dup.namespace}/{dup.name} ignored "
-                                  "(the first one is used, as Kyverno does)", dup.source))
+    out.resources, duplicates = first_of_each(docs(suite.resources))
+    out.notices.extend(duplicates)
     out.param_objects = docs(suite.param_resources)
     for name in suite.json_payloads:
         out.payloads.extend(load_payloads(suite.resolve(name), name))
@@ -385,10 +384,7 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
             raise InputError("userinfo: expected one cli.kyverno.io/v1alpha1 UserInfo document (Kyverno "
                              "refuses the deprecated schema without apiVersion/kind)",
                              info_docs[0].source if info_docs else suite.source)
-        user = info_docs[0].obj.get("userInfo") or {}
-        if not isinstance(user, Mapping):
-            raise InputError("userinfo: userInfo must be a mapping", info_docs[0].source)
-        out.user_info = dict(user)
+        out.user_info = parse_user_info(info_docs[0])
         out.roles = tuple(str(r) for r in info_docs[0].obj.get("roles") or [])
         out.cluster_roles = tuple(str(r) for r in info_docs[0].obj.get("clusterRoles") or [])
     if suite.context:
@@ -397,19 +393,3 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
             raise InputError("context: expected one cli.kyverno.io/v1alpha1 Context document",
                              ctx_docs[0].source if ctx_docs else suite.source)
         out.context, out.context_source = ctx_docs[0].obj, ctx_docs[0].source
-
-
-def _unique(docs: list[Document]) -> tuple[list[Document], list[Document]]:
-    """Kyverno's RemoveDuplicates: one resource per (group, kind, namespace, name), the first wins."""
-    seen: set[tuple[str, str, str, str]] = set()
-    uniques, duplicates = [], []
-    for doc in docs:
-        group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
-        # the CLI puts every resource without a namespace in `default` before this check
-        key = (group, doc.kind, doc.namespace or "default", doc.name)
-        if key in seen:
-            duplicates.append(doc)
-        else:
-            seen.add(key)
-            uniques.append(doc)
-    return uniques, duplicates

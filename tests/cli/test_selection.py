@@ -187,3 +187,62 @@ def test_policy_directory_skips_hidden_folders_and_counts_non_policies(tmp_path:
     notices = [line for line in err.splitlines() if "not policies" in line]
     assert len(notices) == 1 and "passed over 2 document(s)" in notices[0]
     assert "Kustomization" in notices[0]
+
+
+# --- the same object twice in -r: the first one counts, everywhere, with a notice ------------------------
+
+POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: twin\n  namespace: shop\n  labels: {{owner: {owner}}}\n"
+       "spec:\n  containers: [{{name: c, image: nginx}}]\n")
+
+
+def test_the_same_object_twice_in_resources_is_evaluated_once(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(POD.format(owner="team-a"))
+    second.write_text(POD.format(owner="''"))
+    policy = str(EXAMPLES / "policies" / "require-owner-label.yaml")
+    code, out, err = run("eval", "-p", policy, "-r", str(first), "-r", str(second), "-o", "json")
+    doc = json.loads(out)
+    assert [(r["subject"]["name"], r["result"]) for r in doc["results"]] == [("twin", "pass")]
+    assert code == 0
+    notices = [line for line in err.splitlines() if "twin" in line]
+    assert len(notices) == 1 and f"{second}:1" in notices[0] and f"{first}:1" in notices[0]
+    _, reports, _ = run("eval", "-p", policy, "-r", str(first), "-r", str(second), "-o", "reports")
+    assert "result: pass" in reports and "result: fail" not in reports
+
+
+def test_the_same_object_in_two_state_files_is_one_subject(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(POD.format(owner="team-a"))
+    second.write_text(POD.format(owner="''"))
+    policy = str(EXAMPLES / "policies" / "require-owner-label.yaml")
+    code, out, err = run("eval", "-p", policy, "--state", str(first), "--state", str(second), "-o", "json")
+    assert [(r["subject"]["name"], r["result"]) for r in json.loads(out)["results"]] == [("twin", "pass")]
+    assert "appear more than once in the state" in err
+
+
+# --- times: one RFC 3339 parser, Go's strict form, for expiresAt too -----------------------------------
+
+@pytest.mark.parametrize("expires", ["2020-01-01", "2020-01-01T00:00:00", "2020-01-01t00:00:00z"])
+def test_an_expires_at_go_would_refuse_is_an_input_error(tmp_path: Path, expires: str) -> None:
+    exception = tmp_path / "e.yaml"
+    exception.write_text(
+        "apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {name: e, namespace: shop}\nspec:\n"
+        "  policyRefs: [{name: require-owner-label, kind: ValidatingPolicy}]\n"
+        f"  expiresAt: '{expires}'\n  matchConditions: [{{name: all, expression: 'true'}}]\n")
+    code, _, err = run("eval", "-p", POLICIES, "-e", str(exception), "-r", RESOURCES)
+    assert code == 3
+    assert f"{exception}:6:" in err and "spec.expiresAt" in err
+
+
+def test_an_expired_exception_no_longer_applies_and_a_live_one_does(tmp_path: Path) -> None:
+    exception = tmp_path / "e.yaml"
+    exception.write_text(
+        "apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {name: e, namespace: shop}\nspec:\n"
+        "  policyRefs: [{name: require-owner-label, kind: ValidatingPolicy}]\n"
+        "  expiresAt: '2020-01-01T00:00:00.5+01:00'\n  matchConditions: [{name: all, expression: 'true'}]\n")
+    fails = {r["subject"]["name"] for r in results("-e", str(exception), "--policy-name", "require-owner-label")
+             if r["result"] == "fail"}  # type: ignore[index]
+    assert fails == {"batch"}
+    exception.write_text(exception.read_text().replace("2020-01-01", "2099-01-01"))
+    assert not [r for r in results("-e", str(exception)) if r["result"] == "fail" and
+                r["policy"] == "require-owner-label"]

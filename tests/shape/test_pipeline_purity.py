@@ -71,3 +71,24 @@ def test_run_layer_knows_no_cli(path: Path) -> None:
     assert bad == []
     assert [n.func.id for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("print", "exit")] == []
+
+
+# declared dependencies whose module name is not the distribution name (lower case, `-` as `_`)
+IMPORT_NAMES = {"PyYAML": "yaml", "google-re2": "re2"}
+# declared and not imported, with why
+NOT_YET_IMPORTED: dict[str, str] = {}
+
+
+def test_every_declared_dependency_is_used() -> None:
+    import re
+    import tomllib
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]
+    declared = [re.split(r"[<>=!~ \[;]", d, maxsplit=1)[0] for d in project["dependencies"]]
+    imported = {n.split(".")[0] for p in PACKAGE.rglob("*.py") for n in _imports(ast.parse(p.read_text()))}
+
+    def module(dist: str) -> str:
+        return IMPORT_NAMES.get(dist, dist.lower().replace("-", "_"))
+
+    unused = [d for d in declared if module(d) not in imported and d not in NOT_YET_IMPORTED]
+    assert unused == [], "declared but imported nowhere (or imported under another name: see IMPORT_NAMES)"
