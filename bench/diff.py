@@ -13,6 +13,11 @@ Each measurement runs in a fresh interpreter, so its peak RSS (ru_maxrss) is its
 - diff: evaluating the policy for every trigger plus classifying every downstream, state already loaded
   (the diff's own cost), with the counts per class as a check;
 - whole run: `kubectl-kyrec diff -p policy.yaml --state state.json -o json` end to end, as a user runs it.
+
+`--classic` measures the same shape from a classic ClusterPolicy instead: four generate rules per namespace
+(two `data`, two `clone` whose sources sit in the state, labelled clone-source), the downstreams labelled as
+Kyverno's background controller labels them, with the same drifted and orphaned shares; the diff's own cost
+is `run_downstreams` (the path `kyrec diff` takes) after the inputs are read.
 """
 
 from __future__ import annotations
@@ -69,6 +74,67 @@ spec:
   generate:
   - expression: >-
       generator.apply(variables.ns, variables.lite ? variables.base : variables.base + variables.full)
+"""
+
+
+CLASSIC_POLICY = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: tenant-classic
+spec:
+  rules:
+  - name: settings
+    match:
+      any:
+      - resources: {kinds: [Namespace], selector: {matchExpressions: [{key: tenant, operator: Exists}]}}
+    generate:
+      synchronize: true
+      apiVersion: v1
+      kind: ConfigMap
+      name: tenant-settings
+      namespace: "{{request.object.metadata.name}}"
+      data:
+        data:
+          tenant: "{{request.object.metadata.labels.tenant}}"
+          log-level: info
+  - name: deny
+    match:
+      any:
+      - resources: {kinds: [Namespace], selector: {matchExpressions: [{key: tenant, operator: Exists},
+                                                                       {key: lite, operator: DoesNotExist}]}}
+    generate:
+      synchronize: true
+      apiVersion: networking.k8s.io/v1
+      kind: NetworkPolicy
+      name: default-deny
+      namespace: "{{request.object.metadata.name}}"
+      data:
+        spec:
+          podSelector: {}
+          policyTypes: [Ingress, Egress]
+  - name: creds
+    match:
+      any:
+      - resources: {kinds: [Namespace], selector: {matchExpressions: [{key: tenant, operator: Exists}]}}
+    generate:
+      synchronize: true
+      apiVersion: v1
+      kind: Secret
+      name: registry-creds
+      namespace: "{{request.object.metadata.name}}"
+      clone: {namespace: platform, name: registry-creds}
+  - name: ca
+    match:
+      any:
+      - resources: {kinds: [Namespace], selector: {matchExpressions: [{key: tenant, operator: Exists},
+                                                                       {key: lite, operator: DoesNotExist}]}}
+    generate:
+      synchronize: true
+      apiVersion: v1
+      kind: ConfigMap
+      name: ca-bundle
+      namespace: "{{request.object.metadata.name}}"
+      clone: {namespace: platform, name: ca-bundle}
 """
 
 
@@ -144,6 +210,51 @@ def state(namespaces: int, unrelated: int) -> list[dict[str, Any]]:
     return out
 
 
+def _classic_labels(ns_uid: str, rule: str) -> dict[str, str]:
+    return {"app.kubernetes.io/managed-by": "kyverno", "generate.kyverno.io/policy-name": "tenant-classic",
+            "generate.kyverno.io/policy-namespace": "", "generate.kyverno.io/rule-name": rule,
+            "generate.kyverno.io/trigger-group": "", "generate.kyverno.io/trigger-version": "v1",
+            "generate.kyverno.io/trigger-kind": "Namespace", "generate.kyverno.io/trigger-namespace": "",
+            "generate.kyverno.io/trigger-uid": ns_uid}
+
+
+def _source_labels(kind: str, uid: str) -> dict[str, str]:
+    return {"generate.kyverno.io/clone-source": "", "generate.kyverno.io/source-group": "",
+            "generate.kyverno.io/source-version": "v1", "generate.kyverno.io/source-kind": kind,
+            "generate.kyverno.io/source-namespace": "platform", "generate.kyverno.io/source-uid": uid}
+
+
+def classic_state(namespaces: int, unrelated: int) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The classic twin of `state`, with the drifted and orphaned downstreams it plants counted."""
+    out = [o for o in state(namespaces, unrelated) if o["kind"] == "Namespace"
+           or "generate.kyverno.io/policy-name" not in o["metadata"].get("labels", {})]
+    creds = {"kind": "Secret", "type": "Opaque", "data": {"auth": "c2VjcmV0"}}
+    ca = {"kind": "ConfigMap", "data": {"ca.crt": "-----BEGIN CERTIFICATE-----"}}
+    for src, uid in ((creds, "src-creds"), (ca, "src-ca")):
+        name = "registry-creds" if src is creds else "ca-bundle"
+        out.append({"apiVersion": "v1", **src, "metadata": {"name": name, "namespace": "platform", "uid": uid,
+                    "resourceVersion": "3", "labels": {"generate.kyverno.io/clone-source": ""}}})
+    planted = {"drifted": 0, "orphaned": 0}
+    for i in range(namespaces):
+        ns, uid = f"tenant-{i:05d}", f"ns-{i:08d}"
+        lite = i % 10 == 0  # `lite` namespaces match neither `deny` nor `ca`: those two downstreams orphaned
+        settings = {"tenant": f"t{i}", "log-level": "debug" if i % 10 in (5, 6) else "info"}
+        planted["drifted"] += i % 10 in (5, 6)
+        planted["orphaned"] += 2 * lite
+        out.append({"apiVersion": "v1", "kind": "ConfigMap", "data": settings, "metadata": {
+            "name": "tenant-settings", "namespace": ns, "uid": f"cm-{i}", "labels": _classic_labels(uid, "settings")}})
+        out.append({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {
+            "name": "default-deny", "namespace": ns, "uid": f"np-{i}", "labels": _classic_labels(uid, "deny")},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}})
+        out.append({"apiVersion": "v1", **creds, "metadata": {
+            "name": "registry-creds", "namespace": ns, "uid": f"s-{i}",
+            "labels": {**_source_labels("Secret", "src-creds"), **_classic_labels(uid, "creds")}}})
+        out.append({"apiVersion": "v1", **ca, "metadata": {
+            "name": "ca-bundle", "namespace": ns, "uid": f"ca-{i}",
+            "labels": {**_source_labels("ConfigMap", "src-ca"), **_classic_labels(uid, "ca")}}})
+    return out, planted
+
+
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
@@ -178,6 +289,19 @@ if what == "diff":
     classified = time.perf_counter()
     out.update(evaluate_s=evaluated - start, classify_s=classified - evaluated, diff_s=classified - start,
                summary=diff.summary(), triggers=len(generated.triggers))
+if what == "classic":
+    import datetime
+    from kubectl_kyrec.run.diff import run_downstreams
+    from kubectl_kyrec.run.inputs import FileSource
+    now = datetime.datetime(2026, 9, 1, tzinfo=datetime.timezone.utc)
+    start = time.perf_counter()
+    inputs = FileSource(policy_paths=[policy], state_paths=[path]).read()
+    read = time.perf_counter()
+    outcome, diff = run_downstreams(inputs, now=now, policy_names=(), complete=False, namespace=None, kinds=(),
+                                    selector=None)
+    out.update(read_s=read - start, diff_s=time.perf_counter() - read, summary=diff.summary(),
+               reasons=sorted({{str(c.reason) for c in diff.changes if c.reason is not None}}),
+               triggers=len(outcome.triggers))
 out["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
@@ -213,10 +337,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--namespaces", type=int, default=2000)
     parser.add_argument("--unrelated", type=int, default=10000)
+    parser.add_argument("--classic", action="store_true", help="the classic ClusterPolicy state instead")
     parser.add_argument("--keep", help="write the files here and keep them")
     args = parser.parse_args()
     workdir = args.keep or tempfile.mkdtemp(prefix="kyrec-bench-diff-")
     os.makedirs(workdir, exist_ok=True)
+    if args.classic:
+        classic(args.namespaces, args.unrelated, workdir, keep=bool(args.keep))
+        return
     objects = state(args.namespaces, args.unrelated)
     listing = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": objects}
     json_path = os.path.join(workdir, "state.json")
@@ -246,6 +374,29 @@ def main() -> None:
     if not args.keep:
         for path in (json_path, yaml_path, policy_path):
             os.remove(path)
+        os.rmdir(workdir)
+
+
+def classic(namespaces: int, unrelated: int, workdir: str, *, keep: bool) -> None:
+    objects, planted = classic_state(namespaces, unrelated)
+    json_path = os.path.join(workdir, "state.json")
+    policy_path = os.path.join(workdir, "policy.yaml")
+    with open(json_path, "w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": objects}, fh, indent=2)
+    with open(policy_path, "w") as fh:
+        fh.write(CLASSIC_POLICY)
+    print(f"classic state: {len(objects)} objects ({namespaces} namespaces, {4 * namespaces} downstreams of "
+          f"2 data + 2 clone rules, 2 clone sources, {unrelated} unrelated) in {workdir}")
+    res = child("classic", json_path, policy_path)
+    print(f"{'step':<28}{'size MB':>9}{'seconds':>10}{'peak RSS MB':>13}")
+    print(f"{'read inputs (JSON)':<28}{os.path.getsize(json_path) / 1e6:>9.1f}{res['read_s']:>10.2f}")
+    print(f"{'diff (own cost, total)':<28}{'':>9}{res['diff_s']:>10.2f}{res['maxrss_mb']:>13.0f}")
+    print("classes:", ", ".join(f"{k} {v}" for k, v in res["summary"].items()),
+          f"({res['triggers']} triggers); reasons: {', '.join(res['reasons'])}")
+    print(f"planted: drifted {planted['drifted']}, orphaned {planted['orphaned']}")
+    if not keep:
+        os.remove(json_path)
+        os.remove(policy_path)
         os.rmdir(workdir)
 
 
