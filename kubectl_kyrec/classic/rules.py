@@ -24,6 +24,7 @@ from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evalua
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.match import RequestFacts, matches_resources, rule_matches
+from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
 from kubectl_kyrec.errors import InputError
@@ -252,8 +253,7 @@ class ClassicEvaluator:
             self._notice(policy, rule, "validate.manifests rules are not evaluated (they need signatures)")
             return None, properties
         if kind == "podSecurity":
-            self._notice(policy, rule, "validate.podSecurity rules are not evaluated yet")
-            return None, properties
+            return evaluate_pss(rule.name, rule.validate.get("podSecurity") or {}, facts.obj), properties
         if kind == "cel":
             return self._cel(compiled, rule, sctx), properties
         validator = root_validator(self.core, rule.name, rule.validate, loader)

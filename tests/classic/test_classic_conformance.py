@@ -36,11 +36,13 @@ NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 ADMIN = {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
 POLICY_GROUPS = ("kyverno.io/", "policies.kyverno.io/")
 
-_PSS = "validate.podSecurity rules are not evaluated yet"
+_PSS = ("validate.podSecurity: restrictedField/values exclusions, Kyverno's exact messages and "
+        "PolicyException podSecurity exclusions are not reproduced yet")
 _UPDATE = "a later step updates an object; the replay creates every object (operation CREATE)"
 KNOWN = {
-    "validate/clusterpolicy/cornercases/psa-run-as-non-root": _PSS,
     "validate/clusterpolicy/standard/psa": _PSS,
+    "validate/clusterpolicy/standard/enforce/enforce-validate-existing-pss":
+        "validate.podSecurity: allowExistingViolations on UPDATE is not applied to podSecurity rules yet",
     "validate/clusterpolicy/standard/psa-deprecated": _PSS,
     "validate/clusterpolicy/standard/apicalls/subjectaccessreview": "POSTs a SubjectAccessReview (undetermined)",
     "validate/clusterpolicy/standard/apicalls-deprecated/subjectaccessreview":
