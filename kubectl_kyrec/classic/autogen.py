@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubectl_kyrec.classic.match import VERSION
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.kyverno_config import SELECTOR_VERSION as VERSION
 
 ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
 POD_CONTROLLERS = ("DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController",

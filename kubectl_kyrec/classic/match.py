@@ -17,8 +17,9 @@ from typing import Any
 from kubectl_kyrec.classic.wildcard import contains_wildcard
 from kubectl_kyrec.classic.wildcard import match as wildcard
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
-
-VERSION = re.compile(r"^(v\d+((alpha|beta)\d+)?|\*)$")
+from kubectl_kyrec.load.kyverno_config import (
+    parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters
+)
 
 
 @dataclass(frozen=True)
@@ -41,29 +42,6 @@ class RequestFacts:
         """False reads as Kyverno's empty RequestInfo (background scan)."""
         return bool(self.roles or self.cluster_roles or self.user_info.get("username")
                     or self.user_info.get("groups") or self.user_info.get("uid"))
-
-
-def parse_kind_selector(text: str) -> tuple[str, str, str, str]:
-    """kk: pkg/utils/kube ParseKindSelector -> (group, version, kind, subresource)."""
-    parts = text.split("/")
-    parts = [*parts[:-1], *parts[-1].split(".")]
-    if len(parts) == 1:
-        return "*", "*", parts[0], ""
-    if len(parts) == 2:
-        if parts[0] == "*" and parts[1] == "*":
-            return "*", "*", "*", "*"
-        if parts[0] == "*" and parts[1].lower() == parts[1]:
-            return "*", "*", parts[0], parts[1]
-        if VERSION.match(parts[0]):
-            return "*", parts[0], parts[1], ""
-        return "*", "*", parts[0], parts[1]
-    if len(parts) == 3:
-        if VERSION.match(parts[0]):
-            return "*", parts[0], parts[1], parts[2]
-        return parts[0], parts[1], parts[2], ""
-    if len(parts) == 4:
-        return parts[0], parts[1], parts[2], parts[3]
-    return "", "", "", ""
 
 
 def check_kind(kinds: Sequence[str], facts: RequestFacts, allow_ephemeral: bool = True) -> bool:

@@ -152,7 +152,7 @@ DEFAULT_RESOURCE_FILTERS = """\
 """
 
 _GROUP_RE = re.compile(r"\[([^\[\]]*)\]")
-_VERSION_RE = re.compile(r"^(v\d+((alpha|beta)\d+)?|\*)$")
+SELECTOR_VERSION = re.compile(r"^(v\d+((alpha|beta)\d+)?|\*)$")
 
 
 @dataclass(frozen=True)
@@ -179,11 +179,11 @@ def parse_kind_selector(selector: str) -> tuple[str, str, str, str]:
             return "*", "*", "*", "*"
         if parts[0] == "*" and parts[1].lower() == parts[1]:
             return "*", "*", parts[0], parts[1]
-        if _VERSION_RE.match(parts[0]):
+        if SELECTOR_VERSION.match(parts[0]):
             return "*", parts[0], parts[1], ""
         return "*", "*", parts[0], parts[1]
     if len(parts) == 3:
-        if _VERSION_RE.match(parts[0]):
+        if SELECTOR_VERSION.match(parts[0]):
             return "*", parts[0], parts[1], parts[2]
         return parts[0], parts[1], parts[2], ""
     if len(parts) == 4:
