@@ -124,10 +124,14 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                           ("--kyverno-config", kyverno_config_path)) if value]
         if given:
             raise UsageError(f"{given[0]} is for --producer kyverno")
-        if not state_paths:
-            raise UsageError("needs the cluster state: --state PATH")
+        vsource: StateSource = FileSource(state_paths=state_paths)
+        if not state_paths:     # as kubectl does: no --state means the cluster of the current context
+            from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
+
+            vsource = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
+                                          progress=terminal_progress())
         _vulnerability_coverage(
-            FileSource(state_paths=state_paths), specs, now=now, namespace=str(kube.get("namespace") or ""),
+            vsource, specs, now=now, namespace=str(kube.get("namespace") or ""),
             exclusions_path=exclusions_path, scan_period=scan_period, scan_grace=scan_grace,
             skip_namespaces=skip_namespaces, scanner_namespace=scanner_namespace, exit_code_flag=exit_code_flag)
         return

@@ -23,6 +23,8 @@ class ListRequest:
     info: ResourceInfo
     namespace: str = ""             # "" = all namespaces (or a cluster-scoped kind)
     label_selector: str = ""
+    # "fullSpec" asks Kubescape storage for its stored payloads rather than its metadata rows
+    resource_version: str = ""
 
     @property
     def path(self) -> str:
@@ -69,7 +71,8 @@ def list_all(client: KubeClient, request: ListRequest, *, page_size: int = PAGE_
     api_version, kind = info.api_version, info.kind
     token = ""
     while True:
-        query = {"limit": page_size, "continue": token, "labelSelector": request.label_selector}
+        query = {"limit": page_size, "continue": token, "labelSelector": request.label_selector,
+                 "resourceVersion": request.resource_version}
         try:
             response = client.request("GET", request.path, query=query, category="list")
         except RetriesExhausted as exc:

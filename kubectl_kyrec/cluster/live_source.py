@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cluster.client import KubeClient
     from kubectl_kyrec.cluster.discovery import Discovered
     from kubectl_kyrec.cluster.live import LiveRead
+    from kubectl_kyrec.cluster.state import ClusterState
     from kubectl_kyrec.run.inputs import FileSource, Inputs
 
 
@@ -114,6 +115,63 @@ class LiveSource:
     @property
     def unreadable(self) -> dict[Any, str]:
         return dict(self.last.state.unreadable) if self.last is not None else {}
+
+
+SUMMARY_GROUP = "spdx.softwarecomposition.kubescape.io"
+# what the Kubescape producer reads, each by LIST pages only: a GET of a split summary is the read that misleads
+KUBESCAPE_KINDS = (("", "Pod"), ("apps", "ReplicaSet"), ("batch", "Job"), ("batch", "CronJob"),
+                   (SUMMARY_GROUP, "VulnerabilityManifestSummary"), (SUMMARY_GROUP, "VulnerabilityManifest"))
+
+
+@dataclass
+class KubescapeLiveSource:
+    """The cluster as the Kubescape producer needs it: both reads of the summaries (the plain LIST, served
+    from storage's metadata rows, and the `resourceVersion=fullSpec` LIST, served from the payloads), the
+    manifests, and the workloads that own running Pods. Both summary copies are kept: a differing
+    resourceVersion between them is what `split` means."""
+    connection: ConnectionOptions
+    namespace: str = ""
+    progress: Progress | None = None
+    cache_dir: Path | None = None
+    connect: Callable[..., KubeClient] | None = None
+    last: LiveRead | None = field(default=None, init=False)
+
+    def read_state(self) -> ClusterState:
+        from kubectl_kyrec.cluster.client import connect
+        from kubectl_kyrec.cluster.discovery import default_cache_dir, discover
+        from kubectl_kyrec.cluster.lister import ListRequest, list_all
+        from kubectl_kyrec.cluster.live import LiveRead, read_state
+        from kubectl_kyrec.cluster.state import ClusterState, ListedKind
+        from kubectl_kyrec.model import Document, Source
+
+        client = (self.connect or connect)(self.connection)
+        found = discover(client, cache_dir=self.cache_dir or default_cache_dir())
+        infos = {(i.group, i.kind): i for i in found.resources}
+        requests = [ListRequest(infos[k], self.namespace) for k in KUBESCAPE_KINDS if k in infos]
+        absent = [kind for k in KUBESCAPE_KINDS if k not in infos for kind in [k[1]]]
+        context = client.config.context
+        plain = read_state(client, requests, context=context, progress=self.progress)
+        objects = list(plain.state.objects)
+        unreadable = dict(plain.state.unreadable)
+        outcomes = list(plain.outcomes)
+        summary = infos.get((SUMMARY_GROUP, "VulnerabilityManifestSummary"))
+        if summary is not None:
+            full = list_all(client, ListRequest(summary, self.namespace, resource_version="fullSpec"),
+                            progress=self.progress)
+            outcomes.append(full)
+            if full.ok:
+                for obj in full.items:
+                    meta = obj.get("metadata") or {}
+                    objects.append(Document(obj, Source(f"{context}:fullSpec:VulnerabilityManifestSummary/"
+                                                        f"{meta.get('namespace')}/{meta.get('name')}")))
+            else:
+                unreadable[ListedKind(summary.api_version, summary.kind, self.namespace)] = full.error or "unreadable"
+        _end_progress(self.progress)
+        state = ClusterState.from_objects(objects, listed=plain.state.listed, unreadable=unreadable,
+                                          source="live", has_managed_fields=True)
+        notices = [*plain.notices, *(f"{kind}: not served by the cluster" for kind in absent)]
+        self.last = LiveRead(state, outcomes, notices)
+        return state
 
 
 def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:

@@ -32,6 +32,11 @@ Where it deviates from a real API server (on purpose, to stay small):
   `system:authenticated`.
 - DELETE answers a Status for every kind (some built-in kinds answer the deleted object).
 - uids are deterministic (`00000000-0000-4000-8000-<n>`), resourceVersions one global counter.
+
+Kubescape storage (group spdx.softwarecomposition.kubescape.io), as its aggregated API server behaves: a plain
+LIST is served from its metadata rows (no `spec`), a LIST with `resourceVersion=fullSpec` from the stored
+payloads. `split[(namespace, name)] = rv` plants a payload ahead of its metadata row: the fullSpec LIST then
+serves that object with resourceVersion `rv`.
 """
 
 from __future__ import annotations
@@ -131,6 +136,9 @@ class _Target:
     name: str | None
 
 
+KUBESCAPE_STORAGE = "spdx.softwarecomposition.kubescape.io"
+
+
 class ApiServer:
     """Start with `with ApiServer() as api:`; `api.kubeconfig(path)` writes a kubeconfig pointing at it."""
 
@@ -143,6 +151,7 @@ class ApiServer:
         self.tls = tls                           # (certificate file, key file): serve HTTPS
         self.users: dict[str, User] = {}         # bearer token -> user
         self.faults: list[Fault] = []
+        self.split: dict[tuple[str, str], str] = {}   # Kubescape storage: payload resourceVersions ahead
         self.log: list[LoggedRequest] = []
         self._log_lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -407,6 +416,14 @@ class _Handler(BaseHTTPRequestHandler):
             raise _not_found_path()
         return _Target(rtype, version, namespace, name)
 
+    def _kubescape_rows(self, items: list[dict[str, Any]], *, full: bool) -> None:
+        for item in items:
+            meta = item["metadata"]
+            if not full:
+                item.pop("spec", None)
+            elif (rv := self.api.split.get((meta.get("namespace", ""), meta["name"]))) is not None:
+                meta["resourceVersion"] = rv
+
     def _resource(self, entry: LoggedRequest, user: User, t: _Target) -> tuple[int, Any, dict[str, str]]:
         store, rtype, q = self.api.store, t.rtype, entry.query
         method = entry.method
@@ -420,9 +437,12 @@ class _Handler(BaseHTTPRequestHandler):
         dry_run = _dry_run(q.get("dryRun"))
         if verb == "list":
             limit = int(q.get("limit") or 0)
-            return 200, store.list(rtype, t.version, t.namespace, label_selector=q.get("labelSelector", ""),
-                                   field_selector=q.get("fieldSelector", ""), limit=limit,
-                                   continue_token=q.get("continue", "")), {}
+            listed = store.list(rtype, t.version, t.namespace, label_selector=q.get("labelSelector", ""),
+                                field_selector=q.get("fieldSelector", ""), limit=limit,
+                                continue_token=q.get("continue", ""))
+            if rtype.group == KUBESCAPE_STORAGE:
+                self._kubescape_rows(listed["items"], full=q.get("resourceVersion") == "fullSpec")
+            return 200, listed, {}
         if verb == "get":
             assert t.name is not None
             return 200, store.get(rtype, t.version, t.namespace, t.name), {}
