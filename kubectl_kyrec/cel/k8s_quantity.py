@@ -39,17 +39,17 @@ from kubectl_kyrec.k8s.quantity import (  # noqa: F401  (ERR_FORMAT: part of thi
     ERR_FORMAT,
     QuantityError,
     QuantityTooLarge,
+    exact,
     parse_quantity,
 )
 
 
 def _exact(compute: Any) -> Decimal:
+    # the shared arithmetic, its precision error as the CEL function error the library reports
     try:
-        with decimal.localcontext(_CONTEXT):
-            result: Decimal = compute()
-            return result
-    except decimal.DecimalException:
-        raise CelFunctionError(f"kyrec: quantity exceeds {_MAX_DIGITS} significant digits") from None
+        return exact(compute)
+    except QuantityTooLarge as err:
+        raise CelFunctionError(str(err)) from None
 
 
 def canonical_text(value: Decimal) -> str:

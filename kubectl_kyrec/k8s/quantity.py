@@ -100,7 +100,8 @@ class QuantityTooLarge(QuantityError):
     """More significant digits than kyrec computes with (Go's big decimals have no such bound)."""
 
 
-def _exact(compute: Any) -> Decimal:
+def exact(compute: Any) -> Decimal:
+    """`compute()` in kyrec's decimal context; QuantityTooLarge past its precision."""
     try:
         with decimal.localcontext(_CONTEXT):
             result: Decimal = compute()
@@ -123,11 +124,11 @@ def parse_quantity(text: str) -> Decimal:
         return Decimal(0)
     amount = Decimal(digits)
     if amount != 0:
-        amount = _exact(lambda: amount.scaleb(exponent) if base == 10 else amount * (2 ** exponent))
+        amount = exact(lambda: amount.scaleb(exponent) if base == 10 else amount * (2 ** exponent))
         places = amount.as_tuple().exponent
         if isinstance(places, int) and places < -9:
             # Round up in magnitude: asking for a sliver of a resource still gets the smallest unit.
-            amount = _exact(lambda: amount.quantize(_NANO, rounding=decimal.ROUND_UP, context=_ROUNDING))
+            amount = exact(lambda: amount.quantize(_NANO, rounding=decimal.ROUND_UP, context=_ROUNDING))
         if binary and amount > _INT64_MAX:
             amount = Decimal(_INT64_MAX)
     return -amount if negative and amount else amount
