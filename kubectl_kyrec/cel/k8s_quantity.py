@@ -32,10 +32,8 @@ from typing import Any
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import NO_SUCH_OVERLOAD, QUANTITY, SharedMember, expect, tagged
 from kubectl_kyrec.k8s.quantity import (  # noqa: F401  (ERR_FORMAT: part of this library's errors)
-    _CONTEXT,
     _INT64_MAX,
     _INT64_MIN,
-    _MAX_DIGITS,
     ERR_FORMAT,
     QuantityError,
     QuantityTooLarge,
