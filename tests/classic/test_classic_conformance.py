@@ -1,7 +1,7 @@
 """Kyverno's chainsaw scenarios for classic policies (../shared/corpus/kyverno-conformance-legacy, read in
 place), replayed offline as tests/conformance does for the CEL kinds:
 
-- validate/: for every object a scenario creates, kyrec's verdict (denied when an Enforce rule fails or
+- validate/ and exceptions/: for every object a scenario creates, kyrec's verdict (denied when an Enforce rule fails or
   errors on it) must be the one the scenario expects from a real cluster; objects created earlier are the
   state later steps see.
 - reports/background/: every report a scenario asserts is a subset of the report kyrec expects.
@@ -36,14 +36,11 @@ NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 ADMIN = {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
 POLICY_GROUPS = ("kyverno.io/", "policies.kyverno.io/")
 
-_PSS = ("validate.podSecurity: restrictedField/values exclusions, Kyverno's exact messages and "
-        "PolicyException podSecurity exclusions are not reproduced yet")
 _UPDATE = "a later step updates an object; the replay creates every object (operation CREATE)"
 KNOWN = {
-    "validate/clusterpolicy/standard/psa": _PSS,
-    "validate/clusterpolicy/standard/enforce/enforce-validate-existing-pss":
-        "validate.podSecurity: allowExistingViolations on UPDATE is not applied to podSecurity rules yet",
-    "validate/clusterpolicy/standard/psa-deprecated": _PSS,
+    "validate/clusterpolicy/standard/psa/concurrent-policy-execution":
+        "installs its policies from the kyverno-policies Helm chart, which the replay does not have",
+    "validate/clusterpolicy/standard/enforce/enforce-validate-existing-pss": _UPDATE,
     "validate/clusterpolicy/standard/apicalls/subjectaccessreview": "POSTs a SubjectAccessReview (undetermined)",
     "validate/clusterpolicy/standard/apicalls-deprecated/subjectaccessreview":
         "POSTs a SubjectAccessReview (undetermined)",
@@ -61,9 +58,9 @@ KNOWN = {
     "validate/clusterpolicy/standard/wildcard/block-verifyimage-deprecated":
         "Kyverno refuses the policy (verifyImages validation), kyrec accepts it",
     "reports/background/exception": "the exception matches by a userInfo/namespace kyrec's replay does not give",
-    "reports/background/exception-with-podsecurity": _PSS,
-    "reports/background/multiple-exceptions-with-pod-security": _PSS,
-    "reports/background/test-report-background-mode": _PSS,
+    "reports/background/multiple-exceptions-with-pod-security":
+        "asserts a report before and after it deletes one of the exceptions; the replay holds both (the state "
+        "after the deletion is a golden case: testdata/classic/podsecurity-exceptions)",
     "reports/background/generate": "generate rules are the next issue",
     "reports/background/mutate-existing": "mutate rules are not evaluated",
     "reports/background/report-deletion": "the scenario deletes objects between its assertions",
@@ -113,7 +110,7 @@ def _steps(folder: Path) -> list[tuple[str, Path, bool]]:
 
 
 def _validate_scenarios() -> list[Path]:
-    return sorted(p.parent for p in (ROOT / "validate").rglob("chainsaw-test.yaml"))
+    return sorted(p.parent for top in ("validate", "exceptions") for p in (ROOT / top).rglob("chainsaw-test.yaml"))
 
 
 @pytest.mark.parametrize("folder", cases(ROOT, "Kyverno's classic validate scenarios", _validate_scenarios,
