@@ -10,6 +10,7 @@ errors (fields renamed for controllers as Kyverno's convertChecks does, `metadat
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -110,18 +111,24 @@ def _add_images(failures: Sequence[CheckFailure], images: Mapping[str, Any] | No
 
 
 def _image_reference(name: str, images: Mapping[str, Any]) -> str:
-    from kubectl_kyrec.classic.image_info import ImageError, get_image_info
-
     for kind in ("containers", "initContainers", "ephemeralContainers"):
         info = _map(images.get(kind)).get(name)
         if isinstance(info, Mapping):
             image = info.get("image")
             if isinstance(image, str):
-                try:
-                    return str(get_image_info(image))
-                except ImageError:
-                    return name
+                return _reference(image) or name
     return name
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference(image: str) -> str | None:
+    """ImageInfo.String() of a container's image (None when Kyverno cannot parse it)."""
+    from kubectl_kyrec.classic.image_info import ImageError, get_image_info
+
+    try:
+        return str(get_image_info(image))
+    except ImageError:
+        return None
 
 
 def container_images(pod_spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

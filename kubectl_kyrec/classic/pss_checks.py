@@ -11,6 +11,7 @@ failure message read them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,33 +71,38 @@ def parse_version(text: str) -> Version:
 
 # -- reading the pod as Go's typed structs see it ----------------------------------------------------------
 
+def _is_map(value: Any) -> bool:
+    # dict first: the ABC check is slow and documents are dicts
+    return value.__class__ is dict or isinstance(value, Mapping)
+
+
 def _obj(m: Any, key: str) -> Mapping[str, Any] | None:
-    if not isinstance(m, Mapping):
+    if m is None or not _is_map(m):
         return None
     value = m.get(key)
-    return value if isinstance(value, Mapping) else None
+    return value if value is not None and _is_map(value) else None
 
 
 def _bool(m: Any, key: str) -> bool | None:
-    value = m.get(key) if isinstance(m, Mapping) else None
+    value = m.get(key) if m is not None and _is_map(m) else None
     return value if isinstance(value, bool) else None
 
 
 def _str(m: Any, key: str) -> str:
-    value = m.get(key) if isinstance(m, Mapping) else None
+    value = m.get(key) if m is not None and _is_map(m) else None
     return value if isinstance(value, str) else ""
 
 
 def _int(m: Any, key: str) -> int | None:
-    value = m.get(key) if isinstance(m, Mapping) else None
+    value = m.get(key) if m is not None and _is_map(m) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value)
 
 
 def _list(m: Any, key: str) -> list[Any]:
-    value = m.get(key) if isinstance(m, Mapping) else None
-    return list(value) if isinstance(value, list) else []
+    value = m.get(key) if m is not None and _is_map(m) else None
+    return value if isinstance(value, list) else []
 
 
 def _strings(m: Any, key: str) -> list[str]:
@@ -107,15 +113,23 @@ def visit_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Any
     """policy.visitContainers: init, regular, then ephemeral containers, with their field paths."""
     for key in ("initContainers", "containers", "ephemeralContainers"):
         for i, c in enumerate(_list(spec, key)):
-            yield (c if isinstance(c, Mapping) else {}), f"spec.{key}[{i}]"
+            yield (c if _is_map(c) else {}), f"spec.{key}[{i}]"
+
+
+class Pod:
+    """The pod the checks read, its containers visited once for all checks."""
+
+    __slots__ = ("meta", "spec", "sc", "containers")
+
+    def __init__(self, meta: Mapping[str, Any], spec: Mapping[str, Any]) -> None:
+        self.meta = meta
+        self.spec = spec
+        self.sc = _obj(spec, "securityContext")
+        self.containers = list(visit_containers(spec))
 
 
 def _name(c: Mapping[str, Any]) -> str:
     return _str(c, "name")
-
-
-def _pod_sc(spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    return _obj(spec, "securityContext")
 
 
 def join_quote(items: Sequence[str]) -> str:
@@ -172,14 +186,14 @@ def _required(path: str) -> FieldError:
     return FieldError(REQUIRED, path, "")
 
 
-CheckFn = Callable[[Mapping[str, Any], Mapping[str, Any]], "CheckResult | None"]
+CheckFn = Callable[["Pod"], "CheckResult | None"]
 
 
 # -- the checks (None: allowed) -----------------------------------------------------------------------------
 
-def _allow_privilege_escalation_1_8(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _allow_privilege_escalation_1_8(pod: Pod) -> CheckResult | None:
     bad = _Violations()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         path += ".securityContext.allowPrivilegeEscalation"
         sc = _obj(c, "securityContext")
         if sc is None:
@@ -199,23 +213,23 @@ def _windows(spec: Mapping[str, Any]) -> bool:
     return _str(_obj(spec, "os"), "name") == "windows"
 
 
-def _allow_privilege_escalation_1_25(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
-    if _windows(spec):
+def _allow_privilege_escalation_1_25(pod: Pod) -> CheckResult | None:
+    if _windows(pod.spec):
         return None
-    return _allow_privilege_escalation_1_8(meta, spec)
+    return _allow_privilege_escalation_1_8(pod)
 
 
-def _app_armor_profile_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _app_armor_profile_1_0(pod: Pod) -> CheckResult | None:
     allowed_types = ("RuntimeDefault", "Localhost")
     setters = _Violations()
     bad_values: set[str] = set()
-    profile = _obj(_pod_sc(spec), "appArmorProfile")
+    profile = _obj(pod.sc, "appArmorProfile")
     if profile is not None and _str(profile, "type") not in allowed_types:
         setters.add("pod", _forbidden("spec.securityContext.appArmorProfile.type", _str(profile, "type")))
         bad_values.add(_str(profile, "type"))
     containers: list[str] = []
     errs: list[FieldError] = []
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         profile = _obj(_obj(c, "securityContext"), "appArmorProfile")
         if profile is not None and _str(profile, "type") not in allowed_types:
             containers.append(_name(c))
@@ -225,7 +239,7 @@ def _app_armor_profile_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> 
         setters.add(f"{pluralize('container', 'containers', len(containers))} {join_quote(containers)}", *errs)
     annotations = _Violations()
     # Go ranges over the annotation map in random order; kyrec takes the keys sorted
-    for key, value in sorted(_string_map(meta, "annotations").items()):
+    for key, value in sorted(_string_map(pod.meta, "annotations").items()):
         if key.startswith("container.apparmor.security.beta.kubernetes.io/") and not (
                 value == "" or value == "runtime/default" or value.startswith("localhost/")):
             annotations.add(f"{key}={_go_quote(value)}", _forbidden(f"metadata.annotations[{key}]", value))
@@ -252,10 +266,10 @@ _CAPABILITIES_1_0 = frozenset({"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER",
                                "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"})
 
 
-def _capabilities_baseline_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _capabilities_baseline_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
     non_default: set[str] = set()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         caps = _obj(_obj(c, "securityContext"), "capabilities")
         if caps is None:
             continue
@@ -270,11 +284,11 @@ def _capabilities_baseline_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any])
                        f"{join_quote(sorted(non_default))} in securityContext.capabilities.add", bad.errs)
 
 
-def _capabilities_restricted_1_22(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _capabilities_restricted_1_22(pod: Pod) -> CheckResult | None:
     forbidden_caps: set[str] = set()
     missing_drop = _Violations()
     adding = _Violations()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         caps = _obj(_obj(c, "securityContext"), "capabilities")
         if caps is None:
             missing_drop.add(_name(c), _required(f"{path}.securityContext.capabilities.drop"))
@@ -301,25 +315,25 @@ def _capabilities_restricted_1_22(meta: Mapping[str, Any], spec: Mapping[str, An
     return CheckResult("unrestricted capabilities", "; ".join(details), missing_drop.errs + adding.errs)
 
 
-def _capabilities_restricted_1_25(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
-    if _windows(spec):
+def _capabilities_restricted_1_25(pod: Pod) -> CheckResult | None:
+    if _windows(pod.spec):
         return None
-    return _capabilities_restricted_1_22(meta, spec)
+    return _capabilities_restricted_1_22(pod)
 
 
-def _host_namespaces_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _host_namespaces_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
     for key in ("hostNetwork", "hostPID", "hostIPC"):
-        if _bool(spec, key):
+        if _bool(pod.spec, key):
             bad.add(f"{key}=true", _forbidden(f"spec.{key}", True))
     if not bad:
         return None
     return CheckResult("host namespaces", ", ".join(bad.data), bad.errs)
 
 
-def _host_path_volumes_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _host_path_volumes_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
-    for i, volume in enumerate(_list(spec, "volumes")):
+    for i, volume in enumerate(_list(pod.spec, "volumes")):
         host_path = _obj(volume, "hostPath")
         if host_path is not None:
             bad.add(_str(volume, "name"), _forbidden(f"spec.volumes[{i}].hostPath", _str(host_path, "path")))
@@ -329,10 +343,10 @@ def _host_path_volumes_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> 
                        bad.errs)
 
 
-def _host_ports_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _host_ports_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
     ports: set[int] = set()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         errs = []
         for i, port in enumerate(_list(c, "ports")):
             host_port = _int(port, "hostPort") or 0
@@ -358,10 +372,10 @@ def _forbidden_hosts(handler: Mapping[str, Any] | None) -> list[str]:
     return hosts
 
 
-def _host_probes_and_host_lifecycle_1_34(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _host_probes_and_host_lifecycle_1_34(pod: Pod) -> CheckResult | None:
     containers: set[str] = set()
     hosts: set[str] = set()
-    for c, _path in visit_containers(spec):
+    for c, _path in pod.containers:
         handlers = [_obj(c, "livenessProbe"), _obj(c, "readinessProbe"), _obj(c, "startupProbe")]
         lifecycle = _obj(c, "lifecycle")
         if lifecycle is not None:
@@ -380,9 +394,9 @@ def _host_probes_and_host_lifecycle_1_34(meta: Mapping[str, Any], spec: Mapping[
                        f"{join_quote(sorted(hosts))}", None)
 
 
-def _privileged_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _privileged_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         if _bool(_obj(c, "securityContext"), "privileged"):
             bad.add(_name(c), _forbidden(f"{path}.securityContext.privileged", True))
     if not bad:
@@ -391,11 +405,11 @@ def _privileged_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckRe
                                      "must not set securityContext.privileged=true", bad.errs)
 
 
-def _proc_mount_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _proc_mount_1_0(pod: Pod) -> CheckResult | None:
     # relaxPolicyForUserNamespacePod is off: Kyverno never calls RelaxPolicyForUserNamespacePods
     bad = _Violations()
     types: set[str] = set()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         sc = _obj(c, "securityContext")
         if sc is None or not isinstance(sc.get("procMount"), str):
             continue
@@ -417,10 +431,10 @@ _RESTRICTED_VOLUMES = ("hostPath", "gcePersistentDisk", "awsElasticBlockStore", 
                        "storageos")
 
 
-def _restricted_volumes_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _restricted_volumes_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
     types: set[str] = set()
-    for i, volume in enumerate(_list(spec, "volumes")):
+    for i, volume in enumerate(_list(pod.spec, "volumes")):
         if any(_obj(volume, key) is not None for key in _ALLOWED_VOLUMES):
             continue
         kind = next((key for key in _RESTRICTED_VOLUMES if _obj(volume, key) is not None), "unknown")
@@ -435,10 +449,10 @@ def _restricted_volumes_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) ->
                        f"{join_quote(sorted(types))}", bad.errs)
 
 
-def _run_as_non_root_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _run_as_non_root_1_0(pod: Pod) -> CheckResult | None:
     setters = _Violations()
     pod_non_root = False
-    pod_value = _bool(_pod_sc(spec), "runAsNonRoot")
+    pod_value = _bool(pod.sc, "runAsNonRoot")
     if pod_value is False:
         setters.add("pod", _forbidden("spec.securityContext.runAsNonRoot", False))
     elif pod_value:
@@ -446,7 +460,7 @@ def _run_as_non_root_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> Ch
     explicit: list[str] = []
     explicit_errs: list[FieldError] = []
     implicit = _Violations()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         value = _bool(_obj(c, "securityContext"), "runAsNonRoot")
         if value is not None:
             if not value:
@@ -470,13 +484,13 @@ def _run_as_non_root_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> Ch
     return CheckResult("runAsNonRoot != true", "\n".join(details), errors)
 
 
-def _run_as_user_1_23(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _run_as_user_1_23(pod: Pod) -> CheckResult | None:
     setters = _Violations()
-    if _int(_pod_sc(spec), "runAsUser") == 0:
+    if _int(pod.sc, "runAsUser") == 0:
         setters.add("pod", _forbidden("spec.securityContext.runAsUser", 0))
     explicit: list[str] = []
     errs: list[FieldError] = []
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         if _int(_obj(c, "securityContext"), "runAsUser") == 0:
             explicit.append(_name(c))
             errs.append(_forbidden(f"{path}.securityContext.runAsUser", 0))
@@ -487,7 +501,7 @@ def _run_as_user_1_23(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> Check
     return CheckResult("runAsUser=0", f"{' and '.join(setters.data)} must not set runAsUser=0", setters.errs)
 
 
-def _se_linux_options(spec: Mapping[str, Any], allowed: frozenset[str]) -> CheckResult | None:
+def _se_linux_options(pod: Pod, allowed: frozenset[str]) -> CheckResult | None:
     setters = _Violations()
     bad_types: set[str] = set()
     flags = {"user": False, "role": False}
@@ -505,14 +519,14 @@ def _se_linux_options(spec: Mapping[str, Any], allowed: frozenset[str]) -> Check
                 errs.append(_forbidden(f"{prefix}.seLinuxOptions.{key}", _str(opts, key)))
         return ok
 
-    pod_opts = _obj(_pod_sc(spec), "seLinuxOptions")
+    pod_opts = _obj(pod.sc, "seLinuxOptions")
     if pod_opts is not None:
         pod_errs: list[FieldError] = []
         if not valid(pod_opts, "spec.securityContext", pod_errs):
             setters.add("pod", *pod_errs)
     containers: list[str] = []
     container_errs: list[FieldError] = []
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         opts = _obj(_obj(c, "securityContext"), "seLinuxOptions")
         if opts is not None and not valid(opts, f"{path}.securityContext", container_errs):
             containers.append(_name(c))
@@ -536,28 +550,28 @@ _SELINUX_1_0 = frozenset({"", "container_t", "container_init_t", "container_kvm_
 _SELINUX_1_31 = _SELINUX_1_0 | {"container_engine_t"}
 
 
-def _se_linux_options_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
-    return _se_linux_options(spec, _SELINUX_1_0)
+def _se_linux_options_1_0(pod: Pod) -> CheckResult | None:
+    return _se_linux_options(pod, _SELINUX_1_0)
 
 
-def _se_linux_options_1_31(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
-    return _se_linux_options(spec, _SELINUX_1_31)
+def _se_linux_options_1_31(pod: Pod) -> CheckResult | None:
+    return _se_linux_options(pod, _SELINUX_1_31)
 
 
 def _valid_seccomp(profile_type: str) -> bool:
     return profile_type in ("Localhost", "RuntimeDefault")
 
 
-def _seccomp_baseline_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _seccomp_baseline_1_0(pod: Pod) -> CheckResult | None:
     """Before 1.19: the alpha annotations."""
-    annotations = _string_map(meta, "annotations")
+    annotations = _string_map(pod.meta, "annotations")
 
     def valid(value: str) -> bool:
         return value in ("runtime/default", "docker/default") or value.startswith("localhost/")
 
     found: dict[str, list[FieldError]] = {}
     keys = ["seccomp.security.alpha.kubernetes.io/pod"]
-    keys += ["container.seccomp.security.alpha.kubernetes.io/" + _name(c) for c, _ in visit_containers(spec)]
+    keys += ["container.seccomp.security.alpha.kubernetes.io/" + _name(c) for c, _ in pod.containers]
     for key in keys:
         if key in annotations and not valid(annotations[key]):
             text = f"{key}={_go_quote(annotations[key])}"
@@ -573,16 +587,16 @@ def _seccomp_baseline_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> C
                                          f"{', '.join(values)}", setters.errs)
 
 
-def _seccomp_baseline_1_19(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _seccomp_baseline_1_19(pod: Pod) -> CheckResult | None:
     setters = _Violations()
     bad_values: set[str] = set()
-    profile = _obj(_pod_sc(spec), "seccompProfile")
+    profile = _obj(pod.sc, "seccompProfile")
     if profile is not None and not _valid_seccomp(_str(profile, "type")):
         setters.add("pod", _forbidden("spec.securityContext.seccompProfile.type", _str(profile, "type")))
         bad_values.add(_str(profile, "type"))
     explicit: list[str] = []
     errs: list[FieldError] = []
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         profile = _obj(_obj(c, "securityContext"), "seccompProfile")
         if profile is not None and not _valid_seccomp(_str(profile, "type")):
             explicit.append(_name(c))
@@ -597,11 +611,11 @@ def _seccomp_baseline_1_19(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> 
                                          f"{join_quote(sorted(bad_values))}", setters.errs)
 
 
-def _seccomp_restricted_1_19(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _seccomp_restricted_1_19(pod: Pod) -> CheckResult | None:
     setters = _Violations()
     bad_values: set[str] = set()
     pod_set = False
-    profile = _obj(_pod_sc(spec), "seccompProfile")
+    profile = _obj(pod.sc, "seccompProfile")
     if profile is not None:
         if not _valid_seccomp(_str(profile, "type")):
             setters.add("pod", _forbidden("spec.securityContext.seccompProfile.type", _str(profile, "type")))
@@ -611,7 +625,7 @@ def _seccomp_restricted_1_19(meta: Mapping[str, Any], spec: Mapping[str, Any]) -
     explicit: list[str] = []
     errs: list[FieldError] = []
     implicit = _Violations()
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         profile = _obj(_obj(c, "securityContext"), "seccompProfile")
         if profile is not None:
             if not _valid_seccomp(_str(profile, "type")):
@@ -634,10 +648,10 @@ def _seccomp_restricted_1_19(meta: Mapping[str, Any], spec: Mapping[str, Any]) -
     return None
 
 
-def _seccomp_restricted_1_25(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
-    if _windows(spec):
+def _seccomp_restricted_1_25(pod: Pod) -> CheckResult | None:
+    if _windows(pod.spec):
         return None
-    return _seccomp_restricted_1_19(meta, spec)
+    return _seccomp_restricted_1_19(pod)
 
 
 _SYSCTLS_1_0 = frozenset({"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.tcp_syncookies",
@@ -649,9 +663,9 @@ _SYSCTLS_1_32 = _SYSCTLS_1_29 | {"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"}
 
 
 def _sysctls(allowed: frozenset[str]) -> CheckFn:
-    def check(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+    def check(pod: Pod) -> CheckResult | None:
         bad = _Violations()
-        sc = _pod_sc(spec)
+        sc = pod.sc
         if sc is not None:
             for i, sysctl in enumerate(_list(sc, "sysctls")):
                 name = _str(sysctl, "name")
@@ -663,15 +677,15 @@ def _sysctls(allowed: frozenset[str]) -> CheckFn:
     return check
 
 
-def _windows_host_process_1_0(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> CheckResult | None:
+def _windows_host_process_1_0(pod: Pod) -> CheckResult | None:
     containers: list[str] = []
     errs: list[FieldError] = []
-    for c, path in visit_containers(spec):
+    for c, path in pod.containers:
         if _bool(_obj(_obj(c, "securityContext"), "windowsOptions"), "hostProcess"):
             containers.append(_name(c))
             errs.append(_forbidden(f"{path}.securityContext.windowsOptions.hostProcess", True))
     setters = _Violations()
-    if _bool(_obj(_pod_sc(spec), "windowsOptions"), "hostProcess"):
+    if _bool(_obj(pod.sc, "windowsOptions"), "hostProcess"):
         setters.add("pod", _forbidden("spec.securityContext.windowsOptions.hostProcess", True))
     if containers:
         setters.add(f"{pluralize('container', 'containers', len(containers))} {join_quote(containers)}", *errs)
@@ -738,11 +752,15 @@ def evaluate_pod(level: str, version: Version, meta: Mapping[str, Any],
                  spec: Mapping[str, Any]) -> list[CheckFailure]:
     """kk evaluatePSS: every check for `level` (a baseline level skips the restricted checks; any other
     level, `privileged` too, runs them all, and restricted runs the baseline checks it overrides as well)."""
+    pod = Pod(meta, spec)
     out = []
-    for check in CHECKS:
-        if level == "baseline" and check.level != "baseline":
-            continue
-        result = check.variant(version)(meta, spec)
+    for check_id, check in _selected(level, version):
+        result = check(pod)
         if result is not None:
-            out.append(CheckFailure(check.id, result))
+            out.append(CheckFailure(check_id, result))
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _selected(level: str, version: Version) -> tuple[tuple[str, CheckFn], ...]:
+    return tuple((c.id, c.variant(version)) for c in CHECKS if level != "baseline" or c.level == "baseline")
