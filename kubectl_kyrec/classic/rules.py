@@ -277,7 +277,8 @@ class ClassicEvaluator:
         policy = compiled.policy
         # kk: the rule's failureAction, else the policy's validationFailureAction (no overrides here)
         action = str(rule.validate.get("failureAction") or policy.validation_failure_action)
-        old = sctx.request.old_obj
+        # the CLI's `request.operation: UPDATE` value makes the resource its own old object
+        old = sctx.request.old_obj if sctx.request.old_obj is not None else facts.obj
         if response.status != FAIL or action.lower() != "enforce" or facts.operation != "UPDATE" or old is None \
                 or rule.validate.get("allowExistingViolations") is False:
             return response, {**properties, **outcome.properties}

@@ -7,13 +7,17 @@ conformance reports say so.
 
 from __future__ import annotations
 
+import datetime
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kubectl_kyrec.classic.podsecurity import PssException, evaluate
 from kubectl_kyrec.classic.pss_checks import evaluate_pod, parse_version
+from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.runner import run_files
 
 PREFIX = "Validation rule 'r' failed. It violates PodSecurity "
 
@@ -254,3 +258,13 @@ def test_exceptions() -> None:
         ("skip", "rule is skipped due to policy exceptions ns/a, ns/b", {"exceptions": "a,b"})
     # a pod that passes passes, whatever exceptions matched
     assert evaluate("r", spec, _pod({"containers": []}), [some]).response.status == "pass"
+
+
+def test_cli_update_value_makes_an_existing_violation() -> None:
+    suite = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "podsecurity-suite" / "kyverno-test.yaml"
+    for mode in Mode:
+        runs, load_errors = run_files([str(suite)], now=datetime.datetime(2026, 8, 1, tzinfo=datetime.UTC),
+                                      mode=mode)
+        assert load_errors == [] and runs[0].errors == []
+        assert [(r.resource, r.actual, r.passed) for r in runs[0].rows] == \
+            [("app/old", "skip", True), ("app/new", "fail", True)], mode
