@@ -16,6 +16,9 @@ import pytest
 
 from kubectl_kyrec.classic.podsecurity import PssException, evaluate
 from kubectl_kyrec.classic.pss_checks import evaluate_pod, parse_version
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.documents import documents_from_text
+from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.testsuite.rows import Mode
 from kubectl_kyrec.testsuite.runner import run_files
 
@@ -230,17 +233,60 @@ def test_removal_order_is_go_remove() -> None:
         "spec.securityContext.sysctls[1].name is forbidden, forbidden values found: kernel.b])"
 
 
-def test_pod_level_exclusion_of_a_container_control_removes_one_error() -> None:
-    # Kyverno checks a stand-in pod with one container "fake": its one error removes one matching error
-    container = {"name": "a", "securityContext": {"capabilities": {"drop": ["ALL"]}}}
-    one = _pod({**_RESTRICTED_OK, "containers": [container]})
-    spec = {"level": "restricted", "exclude": [{"controlName": "Privilege Escalation"}]}
-    assert evaluate("r", spec, one).response.status == "pass"
-    two = _pod({**one["spec"], "containers": one["spec"]["containers"] * 2})
-    out = evaluate("r", spec, two)
-    assert out.response.status == "fail"
-    assert "[spec.containers[1].securityContext.allowPrivilegeEscalation is forbidden, forbidden values " \
-           "found: nil]" in out.response.message
+def test_pod_level_exclusion_of_a_container_field_removes_one_error() -> None:
+    # Kyverno checks a stand-in pod whose containers are one empty "fake": its one error (indexes read as `*`)
+    # removes one matching error of the real pod, whichever container that is
+    container = {"name": "a", "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}
+    spec = {"level": "restricted", "exclude": [{"controlName": "Running as Non-root"}]}
+    base = {"securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}
+    assert evaluate("r", spec, _pod({**base, "containers": [container]})).response.status == "pass"
+    out = evaluate("r", spec, _pod({**base, "containers": [container, {**container, "name": "b"}]}))
+    assert out.response.message.endswith("(Forbidden reason: runAsNonRoot != true, field error list: "
+                                         "[spec.containers[1].securityContext.runAsNonRoot: Required value])")
+
+
+_POLICY = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: pss}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      podSecurity:
+        level: LEVEL
+        exclude:
+        - EXCLUDE
+"""
+
+
+@pytest.mark.parametrize(("level", "exclude", "message"), [
+    ("restricted", "{controlName: Capabilities}", "spec.rules[0].validate.podSecurity.exclude[0].controlName: "
+     "Invalid value: 'Capabilities': exclude.images must be specified for the container level control"),
+    ("restricted", "{controlName: Sysctls, images: [nginx]}", "exclude.images must not be specified for the pod "
+     "level control"),
+    ("restricted", "{controlName: Sysctls, restrictedField: 'spec.securityContext.sysctls[*].name'}",
+     "exclude[0].values: Forbidden: values is required"),
+    ("restricted", "{controlName: Sysctls, values: [a]}", "exclude[0].restrictedField: Forbidden: restrictedField "
+     "is required"),
+    ("baseline", "{controlName: Running as Non-root}", "Invalid control name defined at the given level"),
+])
+def test_kyverno_refuses_bad_exclusions(level: str, exclude: str, message: str) -> None:
+    text = _POLICY.replace("LEVEL", level).replace("EXCLUDE", exclude)
+    with pytest.raises(InputError) as info:
+        classify(documents_from_text(text, "p.yaml")).raise_errors()
+    assert message in str(info.value)
+    # the same entry in a PolicyException is refused too, the level check aside
+    if level == "restricted":
+        exception = ("apiVersion: kyverno.io/v2\nkind: PolicyException\nmetadata: {name: e, namespace: n}\nspec:\n"
+                     "  exceptions: [{policyName: pss, ruleNames: [r]}]\n"
+                     "  match: {any: [{resources: {kinds: [Pod]}}]}\n"
+                     f"  podSecurity:\n  - {exclude}\n")
+        with pytest.raises(InputError, match=r"spec\.podSecurity\[0\]"):
+            classify(documents_from_text(exception, "e.yaml")).raise_errors()
+    assert classify(documents_from_text(_POLICY.replace("LEVEL", "restricted").replace(
+        "EXCLUDE", "{controlName: Capabilities, images: ['*']}"), "p.yaml")).raise_errors().classic
 
 
 def test_exceptions() -> None:
