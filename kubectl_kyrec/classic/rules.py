@@ -326,7 +326,10 @@ class ClassicEvaluator:
         try:
             ctx.add_resource(old)
             ctx.add_operation("CREATE")
-            prior = root_validator(self.core, rule.name, rule.validate, lambda entries, c: None).validate(ctx)
+            # kk newValidator: the old object's validator checks the rule's preconditions again (as a CREATE)
+            validator = root_validator(self.core, rule.name, rule.validate, lambda entries, c: None)
+            validator = dataclasses.replace(validator, conditions=rule.raw.get("preconditions"))
+            prior = validator.validate(ctx)
         finally:
             ctx.restore()
         if prior is not None and prior.status == FAIL:
