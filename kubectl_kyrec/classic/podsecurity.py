@@ -1,177 +1,195 @@
-"""validate.podSecurity: the Pod Security Standards checks (k8s.io/pod-security-admission policy/check_*.go,
-`latest` level semantics) as Kyverno wraps them (kk: pkg/pss/evaluate.go, handlers/validation/validate_pss.go).
+"""validate.podSecurity as Kyverno's handler runs it (kk pkg/engine/handlers/validation/validate_pss.go), with
+the report properties kk pkg/utils/report/results.go addPodSecurityProperties writes.
 
-Scope (honest): the checks of the `latest` version for baseline and restricted; a v1.x `version` is evaluated
-with the same checks. `exclude` by controlName, where an entry without `images` excludes the control's
-pod-level findings and an entry with `images` (go-wildcards) the findings of containers whose image matches,
-as Kyverno splits pod- and container-level exemptions. `restrictedField`/`values` exclusions and Kyverno's
-exact failure-message detail are not reproduced; failures name the controls that failed.
+The checks are in pss_checks (PSA's, per version), the exemptions in pss_exemptions. Here: the pod read from
+a Pod, a pod controller's template or a CronJob's job template (anything else is an error, as in Kyverno),
+the rule's `exclude`, PolicyExceptions (one without `podSecurity` skips the rule; the `podSecurity` of all
+matched ones exempt controls from a failure), and the failure message with PSA's forbidden reasons and field
+errors (fields renamed for controllers as Kyverno's convertChecks does, `metadata` included).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.classic.validate import FAIL, PASS, Response
-from kubectl_kyrec.classic.wildcard import match as wildcard_match
+from kubectl_kyrec.classic.pss_checks import FORBIDDEN, CheckFailure, VersionError, evaluate_pod, parse_version
+from kubectl_kyrec.classic.pss_exemptions import CONTROL_NAMES, apply_exclusions
+from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
 
-_BASELINE_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-                  "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
-_SAFE_SYSCTLS = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-                 "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-                 "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-                 "net.ipv4.tcp_keepalive_probes"}
-_SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
-_RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
-                       "projected", "secret"}
+_TEMPLATE_KINDS = ("DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController")
+EXISTING_VIOLATIONS = "skipping the rule evaluation as pre-existing violations are allowed"
 
 
 @dataclass(frozen=True)
-class Finding:
-    control: str
-    image: str | None       # None: a pod-level finding
+class PssException:
+    """What the handler reads of a matched PolicyException."""
+
+    key: str                                    # ns/name
+    name: str
+    pod_security: tuple[Mapping[str, Any], ...]
 
 
-def _containers(spec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        for container in spec.get(key) or []:
-            if isinstance(container, Mapping):
-                yield container
+@dataclass
+class PssOutcome:
+    response: Response
+    properties: dict[str, str] = field(default_factory=dict)    # added to the rule's reportProperties
 
 
-def _sc(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    sc = obj.get("securityContext")
-    return sc if isinstance(sc, Mapping) else {}
-
-
-def _baseline(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> Iterator[Finding]:
-    psc = _sc(spec)
-    if spec.get("hostNetwork") or spec.get("hostPID") or spec.get("hostIPC"):
-        yield Finding("Host Namespaces", None)
-    if any(isinstance(v, Mapping) and v.get("hostPath") is not None for v in spec.get("volumes") or []):
-        yield Finding("HostPath Volumes", None)
-    annotations = meta.get("annotations") or {}
-    for key, value in annotations.items():
-        if str(key).startswith("container.apparmor.security.beta.kubernetes.io/") and \
-                not (value == "runtime/default" or str(value).startswith("localhost/")):
-            yield Finding("AppArmor", None)
-            break
-    if (psc.get("appArmorProfile") or {}).get("type") == "Unconfined":
-        yield Finding("AppArmor", None)
-    if not _selinux_ok(psc.get("seLinuxOptions")):
-        yield Finding("SELinux", None)
-    if (psc.get("seccompProfile") or {}).get("type") == "Unconfined":
-        yield Finding("Seccomp", None)
-    if any(isinstance(s, Mapping) and s.get("name") not in _SAFE_SYSCTLS for s in psc.get("sysctls") or []):
-        yield Finding("Sysctls", None)
-    if (psc.get("windowsOptions") or {}).get("hostProcess") is True:
-        yield Finding("HostProcess", None)
-    for c in _containers(spec):
-        image, sc = str(c.get("image", "")), _sc(c)
-        if sc.get("privileged") is True:
-            yield Finding("Privileged Containers", image)
-        added = (sc.get("capabilities") or {}).get("add") or []
-        if any(cap not in _BASELINE_CAPS for cap in added):
-            yield Finding("Capabilities", image)
-        if any(isinstance(p, Mapping) and p.get("hostPort") for p in c.get("ports") or []):
-            yield Finding("Host Ports", image)
-        if (sc.get("appArmorProfile") or {}).get("type") == "Unconfined":
-            yield Finding("AppArmor", image)
-        if not _selinux_ok(sc.get("seLinuxOptions")):
-            yield Finding("SELinux", image)
-        if sc.get("procMount") not in (None, "Default"):
-            yield Finding("/proc Mount Type", image)
-        if (sc.get("seccompProfile") or {}).get("type") == "Unconfined":
-            yield Finding("Seccomp", image)
-        if (sc.get("windowsOptions") or {}).get("hostProcess") is True:
-            yield Finding("HostProcess", image)
-
-
-def _selinux_ok(opts: Any) -> bool:
-    if not isinstance(opts, Mapping):
-        return True
-    return opts.get("type", "") in _SELINUX_TYPES and not opts.get("user") and not opts.get("role")
-
-
-def _restricted(spec: Mapping[str, Any]) -> Iterator[Finding]:
-    psc = _sc(spec)
-    for v in spec.get("volumes") or []:
-        if isinstance(v, Mapping) and not any(k in _RESTRICTED_VOLUMES for k in v if k != "name"):
-            yield Finding("Volume Types", None)
-            break
-    windows = (spec.get("os") or {}).get("name") == "windows"
-    pod_nonroot = psc.get("runAsNonRoot")
-    if pod_nonroot is False:
-        yield Finding("Running as Non-root", None)
-    if psc.get("runAsUser") == 0:
-        yield Finding("Running as Non-root user", None)
-    pod_seccomp = (psc.get("seccompProfile") or {}).get("type")
-    for c in _containers(spec):
-        image, sc = str(c.get("image", "")), _sc(c)
-        if not windows and sc.get("allowPrivilegeEscalation") is not False:
-            yield Finding("Privilege Escalation", image)
-        nonroot = sc.get("runAsNonRoot")
-        if nonroot is False or (nonroot is None and pod_nonroot is not True):
-            yield Finding("Running as Non-root", image)
-        if sc.get("runAsUser") == 0:
-            yield Finding("Running as Non-root user", image)
-        seccomp = (sc.get("seccompProfile") or {}).get("type")
-        if not windows and seccomp not in ("RuntimeDefault", "Localhost") and \
-                (seccomp is not None or pod_seccomp not in ("RuntimeDefault", "Localhost")):
-            yield Finding("Seccomp", image)
-        if not windows:
-            caps = sc.get("capabilities") or {}
-            if "ALL" not in (caps.get("drop") or []) or \
-                    any(cap != "NET_BIND_SERVICE" for cap in caps.get("add") or []):
-                yield Finding("Capabilities", image)
-
-
-def findings(pod_like: Mapping[str, Any], level: str) -> list[Finding]:
-    """The PSS findings for a Pod's metadata and spec at `level` (restricted includes baseline)."""
-    meta = pod_like.get("metadata") or {}
-    spec = pod_like.get("spec") or {}
-    found = list(_baseline(meta, spec))
-    if level == "restricted":
-        found.extend(_restricted(spec))
-    return found
-
-
-def _excluded(finding: Finding, exclude: Sequence[Mapping[str, Any]]) -> bool:
-    for entry in exclude:
-        if entry.get("controlName") != finding.control:
-            continue
-        patterns = entry.get("images") or []
-        if finding.image is None and not patterns:
-            return True
-        if finding.image is not None and any(wildcard_match(str(p), finding.image) for p in patterns):
-            return True
-    return False
-
-
-def evaluate(rule_name: str, spec: Mapping[str, Any], resource: Mapping[str, Any]) -> Response | None:
-    """kk: validatePss. None when the resource carries no pod spec (Kyverno gives no result either)."""
-    pod_like = _pod_like(resource)
-    if pod_like is None:
-        return None
-    level = str(spec.get("level") or "baseline")
-    version = str(spec.get("version") or "latest")
-    remaining = [f for f in findings(pod_like, level) if not _excluded(f, spec.get("exclude") or [])]
-    if not remaining:
-        return Response(PASS, f"Validation rule '{rule_name}' passed.")
-    controls = sorted({f.control for f in remaining})
-    return Response(FAIL, f"Validation rule '{rule_name}' failed. It violates PodSecurity \"{level}:{version}\": "
-                          f"{', '.join(controls)}")
-
-
-def _pod_like(resource: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A Pod, or the pod template of a controller (CronJob: the job template's)."""
+def _pod(resource: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]] | None:
+    """kk getSpec: (metadata, pod spec). A CronJob gives its job template's metadata, not the pod template's."""
     kind = resource.get("kind")
-    if kind == "Pod":
-        return resource
-    spec = resource.get("spec") or {}
+    spec = _map(resource.get("spec"))
+    if kind in _TEMPLATE_KINDS:
+        template = _map(spec.get("template"))
+        return _map(template.get("metadata")), _map(template.get("spec"))
     if kind == "CronJob":
-        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
-    template = spec.get("template")
-    return template if isinstance(template, Mapping) else None
+        job = _map(spec.get("jobTemplate"))
+        template = _map(_map(job.get("spec")).get("template"))
+        return _map(job.get("metadata")), _map(template.get("spec"))
+    if kind == "Pod":
+        return _map(resource.get("metadata")), spec
+    return None
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def format_checks(failures: Sequence[CheckFailure]) -> str:
+    """kk pss.FormatChecksPrint."""
+    out = []
+    for failure in failures:
+        parts = []
+        for err in failure.result.errors or []:
+            has_value = not (isinstance(err.bad_value, str) and err.bad_value == "")
+            if err.type == FORBIDDEN and has_value:
+                parts.append(f"{err.field} is forbidden, forbidden values found: {_go_value(err.bad_value)}")
+            else:
+                parts.append(err.error())
+        out.append(f"(Forbidden reason: {failure.result.reason}, field error list: [{', '.join(parts)}])")
+    return "".join(out)
+
+
+def _go_value(value: Any) -> str:
+    """fmt's %+v of the bad values the checks set."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + " ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def _convert_fields(failures: Sequence[CheckFailure], kind: str) -> None:
+    """kk convertChecks: plain string replacement, as Kyverno does (every `spec` and `metadata` in a field,
+    an annotation key's included; `metadata` becomes `spec.template.metadata` for every kind, Pods too)."""
+    for failure in failures:
+        for err in failure.result.errors or []:
+            if kind in _TEMPLATE_KINDS:
+                err.field = err.field.replace("spec", "spec.template.spec")
+            elif kind == "CronJob":
+                err.field = err.field.replace("spec", "spec.jobTemplate.spec.template.spec")
+            err.field = err.field.replace("metadata", "spec.template.metadata")
+
+
+_CONTAINER_NAMES = re.compile(r"container(?:s)?\s*(.*?)\s*must")
+
+
+def _add_images(failures: Sequence[CheckFailure], images: Mapping[str, Any] | None) -> None:
+    """kk addImages: the containers named in the forbidden detail, as their images' references (the name
+    itself when the container has no image info)."""
+    for failure in failures:
+        found = _CONTAINER_NAMES.search(failure.result.detail)
+        if found is None:
+            continue
+        names = found.group(1).replace('"', "").replace(" ", "").split(",")
+        failure.images = [_image_reference(n, images or {}) for n in names]
+
+
+def _image_reference(name: str, images: Mapping[str, Any]) -> str:
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        info = _map(images.get(kind)).get(name)
+        if isinstance(info, Mapping):
+            image = info.get("image")
+            if isinstance(image, str):
+                return _reference(image) or name
+    return name
+
+
+@functools.lru_cache(maxsize=4096)
+def _reference(image: str) -> str | None:
+    """ImageInfo.String() of a container's image (None when Kyverno cannot parse it)."""
+    from kubectl_kyrec.classic.image_info import ImageError, get_image_info
+
+    try:
+        return str(get_image_info(image))
+    except ImageError:
+        return None
+
+
+def container_images(pod_spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The containers' images by list and name (what kk's JSON context ImageInfo holds for the resource)."""
+    out: dict[str, dict[str, Any]] = {}
+    for kind in ("containers", "initContainers", "ephemeralContainers"):
+        for c in pod_spec.get(kind) or []:
+            if isinstance(c, Mapping) and isinstance(c.get("image"), str):
+                out.setdefault(kind, {})[str(c.get("name", ""))] = {"image": c["image"]}
+    return out
+
+
+def _go_json(value: Any) -> str:
+    """encoding/json.Marshal for the controls (strings only): compact, HTML characters escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
+        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def properties(level: str, version: str, failures: Sequence[CheckFailure]) -> dict[str, str]:
+    """kk addPodSecurityProperties (only when some check failed)."""
+    if not failures:
+        return {}
+    controls = [{"ID": f.id, "Name": CONTROL_NAMES.get(f.id, ""), "Images": f.images} for f in failures]
+    return {"standard": level, "version": version, "controls": ",".join(f.id for f in failures),
+            "controlsJSON": _go_json(controls)}
+
+
+def evaluate(rule_name: str, spec: Mapping[str, Any], resource: Mapping[str, Any],
+             exceptions: Sequence[PssException] = ()) -> PssOutcome:
+    """kk validatePssHandler.validate for a resource that is not being deleted, with the PolicyExceptions
+    that matched it."""
+    for exc in exceptions:
+        if not exc.pod_security:
+            return PssOutcome(Response(SKIP, "rule is skipped due to policy exception " + exc.key),
+                              {"exceptions": exc.name})
+    pod = _pod(resource)
+    if pod is None:
+        return PssOutcome(Response(ERROR, "Error while getting new resource: could not find correct resource type"))
+    meta, pod_spec = pod
+    level = str(spec.get("level") or "")
+    version_text = str(spec.get("version") or "")
+    try:
+        version = parse_version(version_text)
+    except VersionError as exc:
+        return PssOutcome(Response(ERROR, f"failed to parse pod security api version: {exc}"))
+    excludes = [e for e in spec.get("exclude") or [] if isinstance(e, Mapping)]
+    failures = evaluate_pod(level, version, meta, pod_spec)
+    if excludes and failures:
+        failures = apply_exclusions(level, version, excludes, failures, meta, pod_spec)
+    if not failures:
+        return PssOutcome(Response(PASS, f"Validation rule '{rule_name}' passed."))
+    exempting = [e for exc in exceptions for e in exc.pod_security]
+    if exempting:
+        failures = apply_exclusions(level, version, exempting, failures, meta, pod_spec)
+        if not failures:
+            return PssOutcome(Response(SKIP, "rule is skipped due to policy exceptions "
+                                       + ", ".join(e.key for e in exceptions)),
+                              {"exceptions": ",".join(e.name for e in exceptions)})
+    _convert_fields(failures, str(resource.get("kind")))
+    _add_images(failures, container_images(pod_spec))
+    message = (f"Validation rule '{rule_name}' failed. It violates PodSecurity \"{level}:{version_text}\": "
+               f"{format_checks(failures)}")
+    return PssOutcome(Response(FAIL, message), properties(level, version_text, failures))

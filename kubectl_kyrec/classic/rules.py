@@ -24,6 +24,7 @@ from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evalua
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.match import RequestFacts, matches_resources, rule_matches
+from kubectl_kyrec.classic.podsecurity import EXISTING_VIOLATIONS, PssException
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
@@ -253,7 +254,7 @@ class ClassicEvaluator:
             self._notice(policy, rule, "validate.manifests rules are not evaluated (they need signatures)")
             return None, properties
         if kind == "podSecurity":
-            return evaluate_pss(rule.name, rule.validate.get("podSecurity") or {}, facts.obj), properties
+            return self._pss(compiled, rule, sctx, facts, ctx, matched, properties)
         if kind == "cel":
             return self._cel(compiled, rule, sctx), properties
         validator = root_validator(self.core, rule.name, rule.validate, loader)
@@ -263,6 +264,32 @@ class ClassicEvaluator:
             return undetermined, properties
         response = self._existing_violations(compiled, rule, sctx, facts, ctx, response)
         return response, properties
+
+    def _pss(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext, facts: RequestFacts, ctx: Any,
+             matched: list[ClassicException], properties: dict[str, str]) -> tuple[Response | None, dict[str, str]]:
+        """kk validatePssHandler: nothing on DELETE; with Enforce on UPDATE and allowExistingViolations (default
+        true), an old object that fails too turns the failure into a skip."""
+        if facts.operation == "DELETE":
+            return None, properties
+        spec = rule.validate.get("podSecurity") or {}
+        outcome = evaluate_pss(rule.name, spec, facts.obj, _pss_exceptions(matched))
+        response = outcome.response
+        policy = compiled.policy
+        # kk: the rule's failureAction, else the policy's validationFailureAction (no overrides here)
+        action = str(rule.validate.get("failureAction") or policy.validation_failure_action)
+        # the CLI's `request.operation: UPDATE` value makes the resource its own old object
+        old = sctx.request.old_obj if sctx.request.old_obj is not None else facts.obj
+        if response.status != FAIL or action.lower() != "enforce" or facts.operation != "UPDATE" or old is None \
+                or rule.validate.get("allowExistingViolations") is False:
+            return response, {**properties, **outcome.properties}
+        old_facts = dataclasses.replace(facts, obj=old, operation="CREATE")
+        namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
+        if not rule_matches(rule.raw.get("match") or {}, rule.raw.get("exclude"), old_facts, namespace):
+            return response, {**properties, **outcome.properties}
+        prior = evaluate_pss(rule.name, spec, old, _pss_exceptions(self._exceptions(policy, rule, old_facts, ctx)))
+        if prior.response.status == FAIL:
+            return Response(SKIP, EXISTING_VIOLATIONS), properties
+        return response, {**properties, **outcome.properties}
 
     def _cel(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext) -> Response:
         cel = compiled.cel.get(rule.name)
@@ -299,7 +326,10 @@ class ClassicEvaluator:
         try:
             ctx.add_resource(old)
             ctx.add_operation("CREATE")
-            prior = root_validator(self.core, rule.name, rule.validate, lambda entries, c: None).validate(ctx)
+            # kk newValidator: the old object's validator checks the rule's preconditions again (as a CREATE)
+            validator = root_validator(self.core, rule.name, rule.validate, lambda entries, c: None)
+            validator = dataclasses.replace(validator, conditions=rule.raw.get("preconditions"))
+            prior = validator.validate(ctx)
         finally:
             ctx.restore()
         if prior is not None and prior.status == FAIL:
@@ -348,6 +378,10 @@ class ClassicEvaluator:
         actions = _ACTIONS[policy.failure_action(rule, namespace, labels)]
         return make_result(policy.meta, policy.source_kind, sctx, rule.name, response.status, response.message,
                            properties, actions, policy.background)
+
+
+def _pss_exceptions(matched: Sequence[ClassicException]) -> list[PssException]:
+    return [PssException(e.key, e.meta.name, e.pod_security) for e in matched]
 
 
 class _NoLoader:

@@ -238,6 +238,7 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
             if v.get("anyPattern") is not None:
                 r.seq(v.get("anyPattern"), f"{path}.validate.anyPattern")
             r.seq(v.get("foreach"), f"{path}.validate.foreach")
+            _check_pod_security(r, v.get("podSecurity"), f"{path}.validate.podSecurity")
         rules.append(ClassicRule(name, i, types[0], raw))
     if not rules:
         raise r.fail("spec.rules", "Required value: a policy needs at least one rule")
@@ -246,6 +247,22 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
         background=r.boolean(spec.get("background"), "spec.background", True),
         admission=r.boolean(spec.get("admission"), "spec.admission", True),
         apply_rules=apply_rules, raw=doc.obj)
+
+
+def _check_pod_security(r: _Reader, value: Any, path: str) -> None:
+    if value is None:
+        return
+    pss = r.mapping(value, path)
+    level = r.string(pss.get("level"), f"{path}.level")
+    for i, entry in enumerate(r.seq(pss.get("exclude"), f"{path}.exclude")):
+        _check_pss_exclusion(r, r.mapping(entry, f"{path}.exclude[{i}]"), f"{path}.exclude[{i}]", level)
+
+
+def _check_pss_exclusion(r: _Reader, entry: Mapping[str, Any], path: str, level: str | None) -> None:
+    from kubectl_kyrec.classic.pss_exemptions import exclusion_errors
+
+    for name, message in exclusion_errors(entry, level):
+        raise r.fail(f"{path}.{name}", message)
 
 
 def parse_classic_exception(doc: Document) -> ClassicException:
@@ -264,6 +281,8 @@ def parse_classic_exception(doc: Document) -> ClassicException:
     match = _check_match(r, spec.get("match"), "spec.match", required=True)
     pss = tuple(r.mapping(p, f"spec.podSecurity[{i}]") for i, p in enumerate(r.seq(spec.get("podSecurity"),
                                                                                      "spec.podSecurity")))
+    for i, entry in enumerate(pss):
+        _check_pss_exclusion(r, entry, f"spec.podSecurity[{i}]", None)
     return ClassicException(meta=meta, entries=tuple(entries), match=match, conditions=spec.get("conditions"),
                             pod_security=pss,
                             background=r.boolean(spec.get("background"), "spec.background", True))

@@ -1,9 +1,9 @@
 """Kyverno's chainsaw scenarios for classic policies (../shared/corpus/kyverno-conformance-legacy, read in
 place), replayed offline as tests/conformance does for the CEL kinds:
 
-- validate/: for every object a scenario creates, kyrec's verdict (denied when an Enforce rule fails or
-  errors on it) must be the one the scenario expects from a real cluster; objects created earlier are the
-  state later steps see.
+- validate/ and exceptions/: for every object a scenario applies, kyrec's verdict (denied when an Enforce rule
+  fails or errors on it) must be the one the scenario expects from a real cluster; objects admitted earlier
+  are the state later steps see, and applying one of them again is an UPDATE with it as the oldObject.
 - reports/background/: every report a scenario asserts is a subset of the report kyrec expects.
 
 Scenarios kyrec cannot decide yet are listed with the reason and expected to fail (xfail); a scenario
@@ -12,6 +12,7 @@ listed by its exact name that passes fails the test, so the list stays true.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 from pathlib import Path
@@ -23,6 +24,7 @@ import yaml
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate import pipeline
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
@@ -36,22 +38,14 @@ NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 ADMIN = {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]}
 POLICY_GROUPS = ("kyverno.io/", "policies.kyverno.io/")
 
-_PSS = ("validate.podSecurity: restrictedField/values exclusions, Kyverno's exact messages and "
-        "PolicyException podSecurity exclusions are not reproduced yet")
-_UPDATE = "a later step updates an object; the replay creates every object (operation CREATE)"
 KNOWN = {
-    "validate/clusterpolicy/standard/psa": _PSS,
-    "validate/clusterpolicy/standard/enforce/enforce-validate-existing-pss":
-        "validate.podSecurity: allowExistingViolations on UPDATE is not applied to podSecurity rules yet",
-    "validate/clusterpolicy/standard/psa-deprecated": _PSS,
+    "validate/clusterpolicy/standard/psa/concurrent-policy-execution":
+        "installs its policies from the kyverno-policies Helm chart, which the replay does not have",
     "validate/clusterpolicy/standard/apicalls/subjectaccessreview": "POSTs a SubjectAccessReview (undetermined)",
     "validate/clusterpolicy/standard/apicalls-deprecated/subjectaccessreview":
         "POSTs a SubjectAccessReview (undetermined)",
     "validate/e2e/trusted-images": "reads image data from a registry (undetermined)",
     "validate/e2e/trusted-images-deprecated": "reads image data from a registry (undetermined)",
-    "validate/clusterpolicy/standard/enforce/validate-existing-with-precondition": _UPDATE,
-    "validate/clusterpolicy/standard/operations/only-update": _UPDATE,
-    "validate/clusterpolicy/standard/operations/only-update(deprecated)": _UPDATE,
     "validate/clusterpolicy/standard/variables/lazyload/conditions":
         "kyrec bug: lazily loaded context entries in preconditions (engine core)",
     "validate/clusterpolicy/standard/variables/lazyload/conditions-deprecated":
@@ -61,9 +55,9 @@ KNOWN = {
     "validate/clusterpolicy/standard/wildcard/block-verifyimage-deprecated":
         "Kyverno refuses the policy (verifyImages validation), kyrec accepts it",
     "reports/background/exception": "the exception matches by a userInfo/namespace kyrec's replay does not give",
-    "reports/background/exception-with-podsecurity": _PSS,
-    "reports/background/multiple-exceptions-with-pod-security": _PSS,
-    "reports/background/test-report-background-mode": _PSS,
+    "reports/background/multiple-exceptions-with-pod-security":
+        "asserts a report before and after it deletes one of the exceptions; the replay holds both (the state "
+        "after the deletion is a golden case: testdata/classic/podsecurity-exceptions)",
     "reports/background/generate": "generate rules are the next issue",
     "reports/background/mutate-existing": "mutate rules are not evaluated",
     "reports/background/report-deletion": "the scenario deletes objects between its assertions",
@@ -112,8 +106,26 @@ def _steps(folder: Path) -> list[tuple[str, Path, bool]]:
     return out
 
 
+def _key(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion")), str(obj.get("kind")), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
+def _with_old_objects(existing: dict[tuple[str, str, str, str], dict[str, Any]]) -> Any:
+    """build_request whose UPDATE requests carry the object the state held as their oldObject."""
+    build = pipeline.build_request
+
+    def build_request(obj: dict[str, Any], **kwargs: Any) -> Any:
+        request = build(obj, **kwargs)
+        if request.operation == "UPDATE" and _key(obj) in existing:
+            request = dataclasses.replace(request, old_obj=existing[_key(obj)])
+        return request
+    return build_request
+
+
 def _validate_scenarios() -> list[Path]:
-    return sorted(p.parent for p in (ROOT / "validate").rglob("chainsaw-test.yaml"))
+    return sorted(p.parent for top in ("validate", "exceptions") for p in (ROOT / top).rglob("chainsaw-test.yaml"))
 
 
 @pytest.mark.parametrize("folder", cases(ROOT, "Kyverno's classic validate scenarios", _validate_scenarios,
@@ -139,18 +151,27 @@ def test_admission_verdicts(folder: Path) -> None:
             checked += 1
             continue
         policies = classify(policy_docs)
-        outcome = run_eval(policies, docs, state, kinds=KindTable(),
-                           libraries=library_factory(LibraryContext(now=NOW, provider=ObjectsProvider(
-                               [d.obj for d in state]))),
-                           options=EvalOptions(now=NOW, user_info=ADMIN))
+        # an object already in the state is applied as an UPDATE of it, the others as a CREATE
+        existing = {_key(d.obj): d.obj for d in state}
+        results = []
+        for operation, batch in (("CREATE", [d for d in docs if _key(d.obj) not in existing]),
+                                 ("UPDATE", [d for d in docs if _key(d.obj) in existing])):
+            if batch:
+                with pytest.MonkeyPatch.context() as patch:
+                    patch.setattr(pipeline, "build_request", _with_old_objects(existing))
+                    results += run_eval(policies, batch, state, kinds=KindTable(),
+                                        libraries=library_factory(LibraryContext(now=NOW, provider=ObjectsProvider(
+                                            [d.obj for d in state]))),
+                                        options=EvalOptions(now=NOW, operation=operation, user_info=ADMIN)).results
         names = {d.name for d in docs}
-        denied = [(r.policy, r.rule, r.result, r.message) for r in outcome.results
+        denied = [(r.policy, r.rule, r.result, r.message) for r in results
                   if "Deny" in r.validation_actions and r.result in ("fail", "error") and r.subject.name in names]
         if bool(denied) != expects_error:
             problems.append((path.name, expects_error, denied))
         checked += 1
         if not denied:
-            state.extend(docs)
+            keys = {_key(d.obj) for d in docs}
+            state = [d for d in state if _key(d.obj) not in keys] + docs
     why = _known(scenario)
     if why is not None and (problems or not checked):
         pytest.xfail(why)
