@@ -30,6 +30,67 @@ def test_unknown_policy_age_is_said_once_and_never_taken_as_now() -> None:
     assert all(c["enforced"] for c in changes)
 
 
+SYNC_OFF_CLASSIC = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: team-config
+spec:
+  rules:
+  - name: team-config
+    match:
+      any:
+      - resources:
+          kinds: [Namespace]
+    generate:
+      synchronize: false
+      apiVersion: v1
+      kind: ConfigMap
+      name: team-config
+      namespace: "{{request.object.metadata.name}}"
+      data:
+        data:
+          tier: standard
+"""
+
+
+def test_unknown_age_counts_even_where_kyverno_would_not_write_it(tmp_path: Path) -> None:
+    """Issue 8: "classify with a reason that says the age is unknown, counted as a finding" - also for a
+    sync-off policy (CEL and classic alike), whose missing downstream Kyverno would not write either way:
+    counted for the exit code, never written by apply."""
+    cel = (AGE / "policy.yaml").read_text().replace("enabled: true", "enabled: false")
+    assert "enabled: false" in cel
+    for name, text in (("cel.yaml", cel), ("classic.yaml", SYNC_OFF_CLASSIC)):
+        policy = tmp_path / name
+        policy.write_text(text)
+        code, out, err = run("diff", "-p", str(policy), "--state", str(AGE / "state.yaml"), "-o", "json")
+        assert code == 1, (name, err)
+        changes = json.loads(out)["changes"]
+        assert [(c["reason"], c["enforced"]) for c in changes] == [("policy-age-unknown", True)] * 2, name
+
+
+def test_apply_leaves_a_counted_unknown_age_row_alone_where_kyverno_would_not_write_it() -> None:
+    from kubectl_kyrec.model import Ref
+    from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason
+    from kubectl_kyrec.reconcile.plan import Action, PlanOptions, plan_downstream
+
+    target = Ref("v1", "ConfigMap", "team-old", "team-config", "")
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "team-config", "namespace": "team-old"}}
+
+    def row(kyverno_would_write: bool) -> DownstreamChange:
+        return DownstreamChange(DownstreamClass.MISSING, Reason.POLICY_AGE_UNKNOWN, kyverno_would_write,
+                                "team-config", None, target, expected=body)
+
+    sync_off, sync_on = row(False), row(True)
+    assert sync_off.finding and sync_off.enforced and sync_on.finding
+    planned_off, planned_on = plan_downstream(sync_off, PlanOptions()), plan_downstream(sync_on, PlanOptions())
+    assert planned_off is not None and planned_off.action is Action.SKIP
+    assert planned_on is not None and planned_on.action is Action.CREATE
+    # the rule is the age's alone: a sync-off row with a known age stays uncounted
+    plain = DownstreamChange(DownstreamClass.MISSING, None, False, "team-config", None, target, expected=body)
+    assert not plain.finding
+
+
 def test_known_policy_age_gives_no_notice() -> None:
     case = ROOT / "testdata" / "diff" / "predates-policy"
     code, _, err = run("diff", "-p", str(case / "policy.yaml"), "--state", str(case / "state.yaml"))
