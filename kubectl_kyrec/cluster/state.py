@@ -77,18 +77,30 @@ class ClusterState:
         """The plain objects, in reading order."""
         return [d.obj for d in self.objects]
 
-    def is_listed(self, api_version: str, kind: str, namespace: str = "") -> bool | None:
+    def is_listed(self, api_version: str, kind: str, namespace: str = "", *,
+                  exact_version: bool = False) -> bool | None:
         """True: listed in this scope (or cluster-wide); False: known unreadable there; None: no record.
 
-        The version is not compared: a list of apps/v1 Deployments holds every Deployment."""
+        By default any version of the group answers: a LIST of apps/v1 Deployments holds every Deployment,
+        so whether one exists is known. `exact_version`: listed at this very version, which matching needs
+        (a state object is matched at the version it was captured at, in that version's shape)."""
+        def same(k: ListedKind) -> bool:
+            if exact_version:
+                return k.api_version == api_version and k.kind == kind and k.namespace in scopes
+            return _group(k.api_version) == group and k.kind == kind and k.namespace in scopes
+
         group = _group(api_version)
         scopes = ("", namespace) if namespace else ("",)
-        if any(_group(k.api_version) == group and k.kind == kind and k.namespace in scopes for k in self.listed):
+        if any(same(k) for k in self.listed):
             return True
-        if any(_group(k.api_version) == group and k.kind == kind and k.namespace in scopes
-               for k in self.unreadable):
+        if any(same(k) for k in self.unreadable):
             return False
         return None
+
+    def listed_versions(self, api_version: str, kind: str) -> list[str]:
+        """The apiVersions this group's kind was listed at, in any scope (sorted)."""
+        group = _group(api_version)
+        return sorted({k.api_version for k in self.listed if _group(k.api_version) == group and k.kind == kind})
 
     def unreadable_message(self, api_version: str, kind: str, namespace: str = "") -> str | None:
         group = _group(api_version)
