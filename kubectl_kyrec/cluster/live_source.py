@@ -109,7 +109,8 @@ class LiveSource:
         kinds = KindTable()
         for info in found.resources:
             kinds.add(info)
-        notices = list(inputs.notices) + [Notice(n) for n in self.last.notices]
+        state, repeats = state.first_of_each(lambda doc: kinds.is_namespaced(doc.api_version, doc.kind))
+        notices = list(inputs.notices) + [Notice(n) for n in self.last.notices] + repeats
         return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices)
 
     @property

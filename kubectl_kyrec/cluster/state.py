@@ -8,11 +8,12 @@ cluster next) decide what counts as listed; this module only keeps and answers i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kubectl_kyrec.model import Document
+from kubectl_kyrec.model import Document, Notice
 
 StateSource = Literal["files", "live"]
 
@@ -62,6 +63,21 @@ class ClusterState:
         if has_managed_fields is None:
             has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
         return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields)
+
+    def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
+                      ) -> tuple[ClusterState, list[Notice]]:
+        """The state with one copy of each object (the first; load/duplicates.py's rule, the one `-r`
+        manifests and test suites follow) and one notice when there were repeats. Files that overlap (two
+        captures of one cluster) and live reads that met an object twice go through here alike; the
+        Kubescape producer does not, since its two reads of a summary are two copies on purpose."""
+        from kubectl_kyrec.load.duplicates import first_of_each
+
+        objects, repeats = first_of_each(self.objects, namespaced)
+        if not repeats:
+            return self, []
+        notice = Notice(f"{len(repeats)} object(s) appear more than once in the state; the first of each is "
+                        f"used (first: {repeats[0]})")
+        return dataclasses.replace(self, objects=objects), [notice]
 
     def __iter__(self) -> Iterator[Document]:
         return iter(self.objects)
