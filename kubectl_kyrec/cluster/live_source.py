@@ -174,6 +174,10 @@ class KubescapeLiveSource:
         self.last = LiveRead(state, outcomes, notices)
         return state
 
+    @property
+    def unreadable(self) -> dict[Any, str]:
+        return dict(self.last.state.unreadable) if self.last is not None else {}
+
 
 def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:
     """kubectl's flags as the CLI parsed them (cli.common.kubectl_flags) -> ConnectionOptions."""

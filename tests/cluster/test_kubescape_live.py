@@ -130,3 +130,27 @@ def test_the_same_two_lists_from_files_classify_as_live(cluster: ApiServer, tmp_
     assert live["api"] == ("current", "split")
     assert from_files == live
     assert again == live
+
+
+def test_capture_then_file_run_classifies_as_live(cluster: ApiServer, tmp_path: Path) -> None:
+    """`capture --producer kubescape` writes both reads of the summaries (and what was listed), so the file
+    reproduces the live classification, split included; by LIST pages only, and nothing written."""
+    live = kyrec(tmp_path)
+    cluster.clear_log()
+    captured = CliRunner().invoke(cli, ["capture", "--producer", "kubescape", "-o", str(tmp_path / "vulns.json")],
+                                  env={"KUBECONFIG": str(tmp_path / "kubeconfig"),
+                                       "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    assert captured.exit_code == 0, captured.stderr
+    assert all(r.verb == "list" for r in cluster.requests() if r.resource)
+    from_file = kyrec(tmp_path, "--state", str(tmp_path / "vulns.json"))
+    assert from_file.exit_code == live.exit_code == 1
+    doc, live_doc = json.loads(from_file.stdout), json.loads(live.stdout)
+    assert doc["counts"] == live_doc["counts"] and doc["counts"]["split"] == 1
+    assert _classes(from_file) == _classes(live)
+    assert "only one read" not in from_file.stderr
+
+
+def test_capture_for_kubescape_refuses_kyverno_flags(cluster: ApiServer, tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["capture", "--producer", "kubescape", "-p", "policy.yaml"],
+                                env={"KUBECONFIG": str(tmp_path / "kubeconfig")})
+    assert result.exit_code == 2 and "-p is for --producer kyverno" in result.stderr
