@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags, write_output
-from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.errors import ExitCode, UsageError
 
 
 @click.command("capture")
@@ -13,11 +13,15 @@ from kubectl_kyrec.errors import ExitCode
               help="Policies whose reads to make; default: the cluster's policies.")
 @click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Leave reports out.")
+@click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
+              help="Whose reads to make: kyverno (the policies' reads) or kubescape (the reads of "
+                   "`coverage --producer kubescape`: both LISTs of the vulnerability summaries, the manifests, "
+                   "Pods and their owners).")
 @click.option("-o", "--output", "output_path", help="Write to this file instead of stdout.")
 @kubectl_flags
 @handle_errors
 def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, ...], only_downstreams: bool,
-                    output_path: str | None, **kube: object) -> None:
+                    producer: str, output_path: str | None, **kube: object) -> None:
     """Capture the cluster state a later offline run needs.
 
     Makes the LISTs `diff --live` with the same policies would make and writes them as one JSON List that
@@ -25,15 +29,31 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     `kubectl kyrec capture -p policies/ > state.json`, then `kubectl kyrec diff -p policies/ --state
     state.json` answers as `diff --live` did.
 
+    With --producer kubescape it makes the reads of `coverage --producer kubescape` instead.
+
     \b
     Example:
       kubectl kyrec capture -p policies/ -o state.json && kubectl kyrec diff -p policies/ --state state.json
+      kubectl kyrec capture --producer kubescape -o vulns.json
     """
     from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.run.capture_state import run_capture
     from kubectl_kyrec.run.inputs import FileSource
 
+    if producer == "kubescape":
+        given = [flag for flag, value in (("-p", policy_paths), ("-e", exception_paths),
+                                          ("--downstreams", only_downstreams)) if value]
+        if given:
+            raise UsageError(f"{given[0]} is for --producer kyverno")
+        from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
+        from kubectl_kyrec.run.capture_state import run_kubescape_capture
+
+        ks_source = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
+                                        progress=terminal_progress())
+        write_output(OutputSpec(OutputFormat.JSON, output_path), run_kubescape_capture(ks_source).text())
+        exit_with(live_exit_code(ExitCode.CLEAN, ks_source))
+        return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True)
     result = run_capture(source)

@@ -102,7 +102,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 
     With --producer kubescape, subjects are the running containers (namespace, top workload, container)
     and claims their VulnerabilityManifestSummaries; give both reads of the summaries in --state (kubectl
-    get -o json, and get --raw '...?resourceVersion=fullSpec') so split summaries are found. Totals
+    get -o json, and get --raw '...?resourceVersion=fullSpec'; `kyrec capture --producer kubescape` writes
+    both) so split summaries are found. Totals
     (critical, high, relevant) are refused while any subject is not current, intact and paired.
 
     COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...).

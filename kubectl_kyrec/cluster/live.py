@@ -215,7 +215,6 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
     """Carry out the LISTs and record what was listed and what could not be read."""
     outcomes = list_many(client, requests, progress=progress)
     objects: list[Document] = []
-    seen: set[str] = set()
     listed: set[ListedKind] = set()
     unreadable: dict[ListedKind, str] = {}
     notices: list[str] = []
@@ -231,12 +230,9 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
             continue
         if not req.label_selector:
             listed.add(key)
+        # an object met twice (recreated between pages, or read by two requests) is kept twice here: the
+        # one-copy rule (ClusterState.first_of_each) is applied once, by the source, for files and live alike
         for obj in outcome.items:
-            uid = str((obj.get("metadata") or {}).get("uid") or "")
-            if uid and uid in seen:
-                continue
-            if uid:
-                seen.add(uid)
             meta = obj.get("metadata") or {}
             where = f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else meta.get("name")
             objects.append(Document(obj, Source(f"{context}:{req.info.kind}/{where}")))

@@ -109,7 +109,8 @@ class LiveSource:
         kinds = KindTable()
         for info in found.resources:
             kinds.add(info)
-        notices = list(inputs.notices) + [Notice(n) for n in self.last.notices]
+        state, repeats = state.first_of_each(lambda doc: kinds.is_namespaced(doc.api_version, doc.kind))
+        notices = list(inputs.notices) + [Notice(n) for n in self.last.notices] + repeats
         return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices)
 
     @property
@@ -172,6 +173,10 @@ class KubescapeLiveSource:
         notices = [*plain.notices, *(f"{kind}: not served by the cluster" for kind in absent)]
         self.last = LiveRead(state, outcomes, notices)
         return state
+
+    @property
+    def unreadable(self) -> dict[Any, str]:
+        return dict(self.last.state.unreadable) if self.last is not None else {}
 
 
 def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:

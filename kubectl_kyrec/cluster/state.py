@@ -8,11 +8,12 @@ cluster next) decide what counts as listed; this module only keeps and answers i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kubectl_kyrec.model import Document
+from kubectl_kyrec.model import Document, Notice
 
 StateSource = Literal["files", "live"]
 
@@ -63,6 +64,21 @@ class ClusterState:
             has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
         return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields)
 
+    def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
+                      ) -> tuple[ClusterState, list[Notice]]:
+        """The state with one copy of each object (the first; load/duplicates.py's rule, the one `-r`
+        manifests and test suites follow) and one notice when there were repeats. Files that overlap (two
+        captures of one cluster) and live reads that met an object twice go through here alike; the
+        Kubescape producer does not, since its two reads of a summary are two copies on purpose."""
+        from kubectl_kyrec.load.duplicates import first_of_each
+
+        objects, repeats = first_of_each(self.objects, namespaced)
+        if not repeats:
+            return self, []
+        notice = Notice(f"{len(repeats)} object(s) appear more than once in the state; the first of each is "
+                        f"used (first: {repeats[0]})")
+        return dataclasses.replace(self, objects=objects), [notice]
+
     def __iter__(self) -> Iterator[Document]:
         return iter(self.objects)
 
@@ -77,18 +93,30 @@ class ClusterState:
         """The plain objects, in reading order."""
         return [d.obj for d in self.objects]
 
-    def is_listed(self, api_version: str, kind: str, namespace: str = "") -> bool | None:
+    def is_listed(self, api_version: str, kind: str, namespace: str = "", *,
+                  exact_version: bool = False) -> bool | None:
         """True: listed in this scope (or cluster-wide); False: known unreadable there; None: no record.
 
-        The version is not compared: a list of apps/v1 Deployments holds every Deployment."""
+        By default any version of the group answers: a LIST of apps/v1 Deployments holds every Deployment,
+        so whether one exists is known. `exact_version`: listed at this very version, which matching needs
+        (a state object is matched at the version it was captured at, in that version's shape)."""
+        def same(k: ListedKind) -> bool:
+            if exact_version:
+                return k.api_version == api_version and k.kind == kind and k.namespace in scopes
+            return _group(k.api_version) == group and k.kind == kind and k.namespace in scopes
+
         group = _group(api_version)
         scopes = ("", namespace) if namespace else ("",)
-        if any(_group(k.api_version) == group and k.kind == kind and k.namespace in scopes for k in self.listed):
+        if any(same(k) for k in self.listed):
             return True
-        if any(_group(k.api_version) == group and k.kind == kind and k.namespace in scopes
-               for k in self.unreadable):
+        if any(same(k) for k in self.unreadable):
             return False
         return None
+
+    def listed_versions(self, api_version: str, kind: str) -> list[str]:
+        """The apiVersions this group's kind was listed at, in any scope (sorted)."""
+        group = _group(api_version)
+        return sorted({k.api_version for k in self.listed if _group(k.api_version) == group and k.kind == kind})
 
     def unreadable_message(self, api_version: str, kind: str, namespace: str = "") -> str | None:
         group = _group(api_version)

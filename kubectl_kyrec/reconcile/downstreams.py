@@ -9,7 +9,8 @@ missing                             desired, nothing at that identity (enforced 
 missing        predates-policy      same, but the trigger existed before the policy and generateExisting
                                     is off: Kyverno owes it nothing (enforced: false)
 missing        policy-age-unknown   same, but whether the trigger predates the policy cannot be told (no
-                                    creationTimestamp anywhere): enforced as if it were owed
+                                    creationTimestamp anywhere): always counted (enforced), even with
+                                    sync off; apply writes it only where Kyverno would if it were owed
 drifted        changed-fields       desired, owned, a field the policy sets differs from live (or a field
                                     only Kyverno's managers own is no longer set by the policy)
 drifted        foreign-fields       desired, owned, live carries fields another manager set that the
@@ -118,6 +119,16 @@ class DownstreamChange:
     actual: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     message: str = ""
     prune: bool = False          # `apply --prune` may delete it
+    # False: Kyverno itself would not write it, though it counts (see __post_init__); None: as `enforced` says
+    kyverno_writes: bool | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        # One rule for every generating path (CEL and classic build these rows apart): a downstream whose owed-ness
+        # hangs on an unknown policy age is always counted (issue 8, DESIGN 4: "counted as findings"), even where
+        # Kyverno would not write it either way (sync off, trigger existing); apply still leaves those alone.
+        if self.reason is Reason.POLICY_AGE_UNKNOWN and not self.enforced:
+            object.__setattr__(self, "enforced", True)
+            object.__setattr__(self, "kyverno_writes", False)
 
     @property
     def finding(self) -> bool:

@@ -10,6 +10,7 @@ report orphan (subject-gone), dup.      delete      only with --reports; same pr
 report missing                          create      only with --write-reports; a create, never an overwrite
 conflict, undetermined, trigger-unknown skip        never written, whatever the flags
 anything with enforced: false           skip        Kyverno itself would not act on it
+missing policy-age-unknown, sync off    skip        counted, but Kyverno would not write it whatever the age
 =====================================  ==========  ===============================================================
 
 Order: CRDs, namespaces, other cluster-scoped kinds, then namespaced kinds by a rank table (what others
@@ -148,7 +149,7 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
         return _skip("downstream", klass, reason, ref, "never written: kyrec cannot tell what Kyverno would write")
     if change.reason is Reason.TRIGGER_UNKNOWN:
         return _skip("downstream", klass, reason, ref, "never deleted: the state does not list the trigger's kind")
-    if not change.enforced:
+    if not change.enforced or change.kyverno_writes is False:
         return _skip("downstream", klass, reason, ref, "not written: Kyverno itself would not act on it"
                      + (f" ({change.message})" if change.message else ""))
     if klass in (DownstreamClass.MISSING, DownstreamClass.DRIFTED):

@@ -7,38 +7,114 @@ answering with confidence (and rows that depend on them say so themselves: kind-
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.state import ClusterState
+    from kubectl_kyrec.load.classic_policies import ClassicPolicy
     from kubectl_kyrec.load.kinds import KindTable, ResourceInfo
     from kubectl_kyrec.load.policies import MatchResources, PolicySet
     from kubectl_kyrec.run.inputs import Inputs
 
 
-def trigger_kinds(policies: PolicySet, table: KindTable) -> list[ResourceInfo]:
-    """The kinds the policies' resourceRules name outright (wildcards and subresources are left out: a
-    policy on `*` does not make every kind a capture gap)."""
+# create-only kinds (reviews, Pod bindings): nothing can list them, so a wildcard never makes them a gap
+_NOT_LISTABLE = frozenset({("", "Binding"), ("authentication.k8s.io", "TokenReview"),
+                           ("authentication.k8s.io", "SelfSubjectReview"),
+                           ("authorization.k8s.io", "SubjectAccessReview"),
+                           ("authorization.k8s.io", "LocalSubjectAccessReview"),
+                           ("authorization.k8s.io", "SelfSubjectAccessReview"),
+                           ("authorization.k8s.io", "SelfSubjectRulesReview")})
+
+
+@dataclass(frozen=True)
+class Need:
+    """A kind the run's subjects come from, and the versions a policy matches it at (None: any version).
+
+    The version counts: a state object is matched at the version it was captured at, so Deployments
+    listed as apps/v1 are no subjects for a rule that names only another version."""
+
+    info: ResourceInfo
+    versions: frozenset[str] | None
+
+
+def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
+    """The kinds the policies select: resourceRules with `*` expanded through the kind table, the pod
+    controllers of autogen (ValidatingPolicy and classic), and classic rules' `kinds`."""
+    from kubectl_kyrec.evaluate.autogen import variants
+
     constraints: list[MatchResources | None] = [
-        *(p.match_constraints for p in policies.validating), *(p.match_constraints for p in policies.admission),
-        *(p.match_constraints for p in policies.generating)]
-    out: dict[tuple[str, str], ResourceInfo] = {}
+        *(v.match_constraints for p in policies.validating for v in variants(p)),
+        *(p.match_constraints for p in policies.admission), *(p.match_constraints for p in policies.generating)]
+    versions: dict[tuple[str, str], set[str] | None] = {}
+    infos: dict[tuple[str, str], ResourceInfo] = {}
+
+    def need(info: ResourceInfo, version: str) -> None:
+        key = (info.group, info.kind)
+        if key in _NOT_LISTABLE:
+            return
+        infos.setdefault(key, info)
+        if version == "*":
+            versions[key] = None
+        elif key not in versions or versions[key] is not None:
+            known = versions.setdefault(key, set())
+            assert known is not None
+            known.add(version)
+
     for match in constraints:
         for rule in match.resource_rules if match is not None else ():
             for group in rule.api_groups:
                 for resource in rule.resources:
-                    if "*" in group or "*" in resource or "/" in resource:
+                    name, _, sub = resource.partition("/")
+                    if sub and sub != "*":      # a subresource's requests are no objects of the state
                         continue
                     for version in rule.api_versions or ("*",):
-                        for info in table.kinds_for_resource(group, version, resource):
-                            out.setdefault((info.group, info.kind), info)
-    return list(out.values())
+                        for info in table.kinds_for_resource(group, version, name):
+                            need(info, version)
+    for policy in policies.classic:
+        for kind_text in _classic_kinds(policy):
+            for info in _classic_infos(kind_text, table):
+                need(info, "*")
+    return [Need(infos[key], frozenset(v) if v is not None else None) for key, v in versions.items()]
 
 
-def uncaptured(state: ClusterState, kinds: Iterable[ResourceInfo], namespace: str = "") -> list[ResourceInfo]:
-    """The kinds the state has no listing of (in `namespace`, "" = everywhere)."""
-    return [info for info in kinds if state.is_listed(info.api_version, info.kind, namespace) is not True]
+def _classic_kinds(policy: ClassicPolicy) -> list[str]:
+    from kubectl_kyrec.classic.autogen import ANNOTATION, POD_CONTROLLERS, can_autogen
+
+    kinds: list[str] = []
+    for rule in policy.rules:
+        block = rule.raw.get("match") or {}
+        for desc in [block, *(block.get("any") or []), *(block.get("all") or [])]:
+            resources = desc.get("resources") if isinstance(desc, Mapping) else None
+            if isinstance(resources, Mapping):
+                kinds.extend(str(k) for k in resources.get("kinds") or [])
+    if can_autogen(policy):
+        annotation = policy.meta.annotations.get(ANNOTATION)
+        chosen = POD_CONTROLLERS if annotation is None else tuple(annotation.split(","))
+        kinds.extend(k for k in chosen if k in POD_CONTROLLERS)
+    return kinds
+
+
+def _classic_infos(text: str, table: KindTable) -> list[ResourceInfo]:
+    """`Kind`, `version/Kind`, `group/version/Kind` (a `/subresource` ignored), `*` for every kind."""
+    parts = text.split("/")
+    kind = parts[-1].split(".")[0] if len(parts) <= 3 else parts[2]
+    group = parts[0] if len(parts) >= 3 else None
+    return [i for i in table if kind in ("*", i.kind) and (group in (None, "*", i.group))]
+
+
+def _met(state: ClusterState, need: Need, namespace: str) -> bool:
+    info = need.info
+    if need.versions is None:
+        return state.is_listed(info.api_version, info.kind, namespace) is True
+    return any(state.is_listed(f"{info.group}/{v}" if info.group else v, info.kind, namespace,
+                               exact_version=True) is True for v in need.versions)
+
+
+def uncaptured(state: ClusterState, kinds: Iterable[Need], namespace: str = "") -> list[Need]:
+    """The kinds the state has no listing of (in `namespace`, "" = everywhere) at a version a policy matches."""
+    return [need for need in kinds if not _met(state, need, namespace)]
 
 
 def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str]] = ()) -> str | None:
@@ -53,23 +129,40 @@ def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str
         if info is None:
             group, version = group_version(api_version)
             info = ResourceInfo(group, version, kind, guess_plural(kind), True)
-        needed.append(info)
-    unique = {(i.group, i.kind): i for i in needed}
+        needed.append(Need(info, None))
+    unique: dict[tuple[str, str], Need] = {}
+    for item in needed:
+        unique.setdefault((item.info.group, item.info.kind), item)
     return capture_notice(uncaptured(inputs.state, unique.values(), namespace), inputs.state, namespace)
 
 
-def capture_notice(kinds: Sequence[ResourceInfo], state: ClusterState, namespace: str = "") -> str | None:
+def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = "") -> str | None:
     """One notice naming the kinds and the kubectl command that captures them; None when nothing lacks."""
     if not kinds:
         return None
-    names = sorted({f"{i.resource}.{i.group}" if i.group else i.resource for i in kinds})
-    unreadable = [f"{i.kind}: {msg}" for i in kinds
-                  if (msg := state.unreadable_message(i.api_version, i.kind, namespace))]
+    absent = [n for n in kinds if state.is_listed(n.info.api_version, n.info.kind, namespace) is not True]
+    elsewhere = [n for n in kinds if n not in absent]
+    names: set[str] = set()
+    for n in kinds:
+        i = n.info
+        if n in elsewhere and n.versions:       # kubectl's resource.version.group names the version
+            names.update(f"{i.resource}.{v}.{i.group}" if i.group else f"{i.resource}.{v}" for v in n.versions)
+        else:
+            names.add(f"{i.resource}.{i.group}" if i.group else i.resource)
+    unreadable = [f"{n.info.kind}: {msg}" for n in kinds
+                  if (msg := state.unreadable_message(n.info.api_version, n.info.kind, namespace))]
     scope = f"-n {namespace}" if namespace else "-A"
-    text = (f"the state holds no {', '.join(sorted({i.kind for i in kinds}))} and no record of listing them, so "
-            "what depends on them cannot be known (no object of those kinds is in scope; downstreams of them are "
-            f"kind-not-captured). Capture them with: kubectl get {','.join(names)} {scope} -o json "
-            "--show-managed-fields > more-state.json, and pass it with another --state")
+    parts = []
+    if absent:
+        parts.append(f"the state holds no {', '.join(sorted({n.info.kind for n in absent}))} and no record of "
+                     "listing them")
+    if elsewhere:
+        parts.append("the state lists " + ", ".join(sorted(
+            f"{n.info.kind} only at {', '.join(state.listed_versions(n.info.api_version, n.info.kind))} where the "
+            f"policies match {', '.join(sorted(n.versions or ()))}" for n in elsewhere)))
+    text = (f"{'; '.join(parts)}, so what depends on them cannot be known (no object of those kinds is in scope; "
+            f"downstreams of them are kind-not-captured). Capture them with: kubectl get {','.join(sorted(names))} "
+            f"{scope} -o json --show-managed-fields > more-state.json, and pass it with another --state")
     if unreadable:
         text += f" (could not be read: {'; '.join(unreadable)})"
     return text

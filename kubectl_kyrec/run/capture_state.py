@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cluster.live_source import LiveSource
+    from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, LiveSource
     from kubectl_kyrec.cluster.state import ClusterState
 
 LISTED = "kyrec.io/listed"
@@ -47,3 +47,14 @@ def run_capture(source: LiveSource) -> CaptureResult:
                   and (d.obj.get("data") or d.obj.get("stringData")))
     client = source.client
     return CaptureResult(capture_document(state), secrets, dict(client.counts) if client else {})
+
+
+def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
+    """`capture --producer kubescape`: the reads `coverage --producer kubescape` makes live, both copies of
+    every summary included (the plain LIST's metadata row and the fullSpec LIST's payload: their
+    resourceVersions are what `split` compares), so that the file classifies as the live run did."""
+    state = source.read_state()
+    requests: dict[str, int] = {}
+    if source.last is not None:
+        requests = {"list": source.last.list_requests}
+    return CaptureResult(capture_document(state), 0, requests)

@@ -6,7 +6,6 @@ cluster for the state) replaces only `read_state`, so policies, resources and va
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -95,11 +94,8 @@ class FileSource:
 
         resources, notices = first_of_each([doc for doc in resource_docs if not _is_policy_kind(doc)], namespaced)
         # state files that overlap (two captures of one cluster) follow the same rule
-        state_objects, state_repeats = first_of_each(state.objects, namespaced)
-        if state_repeats:
-            notices.append(Notice(f"{len(state_repeats)} object(s) appear more than once in the state; the first "
-                                  f"of each is used (first: {state_repeats[0]})"))
-            state = dataclasses.replace(state, objects=state_objects)
+        state, state_repeats = state.first_of_each(namespaced)
+        notices.extend(state_repeats)
         passed_over = []
         if files.skipped:
             passed_over.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "

@@ -30,6 +30,67 @@ def test_unknown_policy_age_is_said_once_and_never_taken_as_now() -> None:
     assert all(c["enforced"] for c in changes)
 
 
+SYNC_OFF_CLASSIC = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: team-config
+spec:
+  rules:
+  - name: team-config
+    match:
+      any:
+      - resources:
+          kinds: [Namespace]
+    generate:
+      synchronize: false
+      apiVersion: v1
+      kind: ConfigMap
+      name: team-config
+      namespace: "{{request.object.metadata.name}}"
+      data:
+        data:
+          tier: standard
+"""
+
+
+def test_unknown_age_counts_even_where_kyverno_would_not_write_it(tmp_path: Path) -> None:
+    """Issue 8: "classify with a reason that says the age is unknown, counted as a finding" - also for a
+    sync-off policy (CEL and classic alike), whose missing downstream Kyverno would not write either way:
+    counted for the exit code, never written by apply."""
+    cel = (AGE / "policy.yaml").read_text().replace("enabled: true", "enabled: false")
+    assert "enabled: false" in cel
+    for name, text in (("cel.yaml", cel), ("classic.yaml", SYNC_OFF_CLASSIC)):
+        policy = tmp_path / name
+        policy.write_text(text)
+        code, out, err = run("diff", "-p", str(policy), "--state", str(AGE / "state.yaml"), "-o", "json")
+        assert code == 1, (name, err)
+        changes = json.loads(out)["changes"]
+        assert [(c["reason"], c["enforced"]) for c in changes] == [("policy-age-unknown", True)] * 2, name
+
+
+def test_apply_leaves_a_counted_unknown_age_row_alone_where_kyverno_would_not_write_it() -> None:
+    from kubectl_kyrec.model import Ref
+    from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason
+    from kubectl_kyrec.reconcile.plan import Action, PlanOptions, plan_downstream
+
+    target = Ref("v1", "ConfigMap", "team-old", "team-config", "")
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "team-config", "namespace": "team-old"}}
+
+    def row(kyverno_would_write: bool) -> DownstreamChange:
+        return DownstreamChange(DownstreamClass.MISSING, Reason.POLICY_AGE_UNKNOWN, kyverno_would_write,
+                                "team-config", None, target, expected=body)
+
+    sync_off, sync_on = row(False), row(True)
+    assert sync_off.finding and sync_off.enforced and sync_on.finding
+    planned_off, planned_on = plan_downstream(sync_off, PlanOptions()), plan_downstream(sync_on, PlanOptions())
+    assert planned_off is not None and planned_off.action is Action.SKIP
+    assert planned_on is not None and planned_on.action is Action.CREATE
+    # the rule is the age's alone: a sync-off row with a known age stays uncounted
+    plain = DownstreamChange(DownstreamClass.MISSING, None, False, "team-config", None, target, expected=body)
+    assert not plain.finding
+
+
 def test_known_policy_age_gives_no_notice() -> None:
     case = ROOT / "testdata" / "diff" / "predates-policy"
     code, _, err = run("diff", "-p", str(case / "policy.yaml"), "--state", str(case / "state.yaml"))
@@ -56,17 +117,102 @@ def test_coverage_names_the_kinds_the_state_never_captured(tmp_path: Path) -> No
     code, _, err = run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(_reports_only(tmp_path)))
     gaps = [line for line in err.splitlines() if "no record of listing" in line]
     assert len(gaps) == 1
-    assert "Pod" in gaps[0] and "kubectl get pods -A -o json --show-managed-fields" in gaps[0]
+    # Pods, and ReplicaSets: the policy's autogen (podControllers: replicasets) makes them subjects too
+    assert "no Pod, ReplicaSet and" in gaps[0]
+    assert "kubectl get pods,replicasets.apps -A -o json --show-managed-fields" in gaps[0]
 
 
 def test_a_capture_record_of_zero_pods_is_not_a_gap(tmp_path: Path) -> None:
     doc = json.loads(_reports_only(tmp_path).read_text())
     doc["metadata"] = {"annotations": {"kyrec.io/listed": json.dumps(
-        [{"apiVersion": "v1", "kind": "Pod", "namespace": ""}])}}
+        [{"apiVersion": "v1", "kind": "Pod", "namespace": ""},
+         {"apiVersion": "apps/v1", "kind": "ReplicaSet", "namespace": ""}])}}
     path = tmp_path / "capture.json"
     path.write_text(json.dumps(doc))
     _, _, err = run("coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(path))
     assert "no record of listing" not in err
+
+
+def _gaps(policy: str, state: dict[str, object], tmp_path: Path) -> list[str]:
+    (tmp_path / "policy.yaml").write_text(policy)
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    _, _, err = run("eval", "-p", str(tmp_path / "policy.yaml"), "--state", str(tmp_path / "state.json"))
+    return [line for line in err.splitlines() if "Capture them with" in line]
+
+
+def _listed(*pairs: tuple[str, str]) -> dict[str, object]:
+    return {"apiVersion": "v1", "kind": "List", "items": [], "metadata": {"annotations": {"kyrec.io/listed": json.dumps(
+        [{"apiVersion": v, "kind": k, "namespace": ""} for v, k in pairs])}}}
+
+
+VPOL = """\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: p
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [{group}]
+      apiVersions: [{version}]
+      operations: [CREATE]
+      resources: [{resource}]
+  validations:
+  - expression: "true"
+"""
+
+
+def test_a_kind_listed_at_another_version_than_the_policy_matches_is_a_gap(tmp_path: Path) -> None:
+    """Issue 8 follow-up: a state object is matched at the version it was captured at, so HPAs listed as
+    autoscaling/v2 are no subjects of a rule on autoscaling/v1: said, with the versioned kubectl name."""
+    policy = VPOL.format(group="autoscaling", version="v1", resource="horizontalpodautoscalers")
+    gaps = _gaps(policy, _listed(("autoscaling/v2", "HorizontalPodAutoscaler")), tmp_path)
+    assert len(gaps) == 1
+    assert "HorizontalPodAutoscaler only at autoscaling/v2 where the policies match v1" in gaps[0]
+    assert "kubectl get horizontalpodautoscalers.v1.autoscaling -A" in gaps[0]
+    assert _gaps(policy, _listed(("autoscaling/v1", "HorizontalPodAutoscaler")), tmp_path) == []
+    every = VPOL.format(group="autoscaling", version="'*'", resource="horizontalpodautoscalers")
+    assert _gaps(every, _listed(("autoscaling/v2", "HorizontalPodAutoscaler")), tmp_path) == []
+
+
+def test_wildcard_resources_name_every_kind_they_need(tmp_path: Path) -> None:
+    policy = VPOL.format(group="apps", version="v1", resource="'*'")
+    gaps = _gaps(policy, _listed(("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet")), tmp_path)
+    assert len(gaps) == 1
+    assert "no ControllerRevision, DaemonSet, StatefulSet and no record" in gaps[0]
+    assert "kubectl get controllerrevisions.apps,daemonsets.apps,statefulsets.apps -A" in gaps[0]
+
+
+def test_autogen_controllers_are_needed_kinds(tmp_path: Path) -> None:
+    """A Pod policy also judges the pod controllers (autogen): a state of Pods alone cannot answer for them."""
+    pods = _listed(("v1", "Pod"))
+    gaps = _gaps(VPOL.format(group="''", version="v1", resource="pods"), pods, tmp_path)
+    assert len(gaps) == 1
+    assert "no CronJob, DaemonSet, Deployment, Job, ReplicaSet, StatefulSet and no record" in gaps[0]
+    classic = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: c
+  annotations:
+    pod-policies.kyverno.io/autogen-controllers: Deployment,CronJob
+spec:
+  rules:
+  - name: r
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: m
+      pattern:
+        metadata:
+          name: "?*"
+"""
+    gaps = _gaps(classic, pods, tmp_path)
+    assert len(gaps) == 1
+    assert "no CronJob, Deployment and no record" in gaps[0]
 
 
 def test_diff_marks_downstreams_of_uncaptured_kinds_and_says_how_to_capture() -> None:

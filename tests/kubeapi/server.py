@@ -418,7 +418,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _kubescape_rows(self, items: list[dict[str, Any]], *, full: bool) -> None:
         for item in items:
-            meta = item["metadata"]
+            # the store serves shallow copies: a metadata dict shared with the stored object must not be
+            # written, or the payload's resourceVersion leaks into every later plain LIST
+            meta = item["metadata"] = dict(item["metadata"])
             if not full:
                 item.pop("spec", None)
             elif (rv := self.api.split.get((meta.get("namespace", ""), meta["name"]))) is not None:
