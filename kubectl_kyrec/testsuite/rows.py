@@ -30,6 +30,7 @@ import yaml
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
 from kubectl_kyrec.evaluate.admission_policy import VapRunner
+from kubectl_kyrec.evaluate.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads
 from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
@@ -55,7 +56,6 @@ LOAD_ERROR = "load-error"
 NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
-EVALUATED_MODES = ("Kubernetes", "JSON")      # ValidatingPolicy evaluation modes
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                               namespace_labels=loaded.values.namespace_labels,
                               vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
                               vap_params=tuple(loaded.param_objects),
-                              payload_modes=("JSON",) if loaded.payloads else (),
+                              payload_modes=(("JSON",) if loaded.payloads else ()) + (
+                                  AUTHZ_MODES if loaded.authz_payloads else ()),
                               classic=_classic_options(loaded, kinds) if policies.classic else None)
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
@@ -186,6 +187,11 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             subjects.extend(payload_run.subjects)
             all_results.extend(payload_run.results)
             errors.extend(e for e in payload_run.errors if e not in errors)
+        if loaded.authz_payloads:
+            authz_run = evaluate_authz_payloads(policies, loaded.authz_payloads, libraries=libraries, now=now)
+            subjects.extend(authz_run.subjects)
+            all_results.extend(authz_run.results)
+            errors.extend(e for e in authz_run.errors if e not in errors)
         results: dict[tuple[str, Ref], list[Result]] = {}
         for r in all_results:
             results.setdefault((_name_part(r.policy), r.subject), []).append(r)
@@ -374,10 +380,6 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
-    policy = ctx.validating.get(name)
-    if policy is not None and policy.mode not in EVALUATED_MODES:
-        return NOT_EVALUATED, (f"kyrec does not evaluate {policy.meta.kind} evaluation mode {policy.mode} "
-                               "(httpPayloads, envoyPayloads)")
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
                                         or name in ctx.generating):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
