@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_kyrec.cel.compat import may_be_optional, rewrite_or_value, skip_string
+from kubectl_kyrec.cel.compat import may_be_optional, rewrite_has, rewrite_or_value, skip_string
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Source
@@ -162,9 +162,11 @@ class PolicyCompiler:
         text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
         self._check(text, path)
         needed = self._needed(text, path)
+        # cel-go's has() on a receiver that is not a map, rewritten after checking so columns stay true
+        text = rewrite_has(text)
         body = _substitute(text, variable_references(text))
         for name in reversed(needed):
-            var_text = self._vars[self._index[name]].expression
+            var_text = rewrite_has(self._vars[self._index[name]].expression)
             bound = _substitute(var_text, variable_references(var_text))
             body = f"cel.bind({_BOUND_PREFIX}{name}, ({bound}), ({body}))"
         try:
