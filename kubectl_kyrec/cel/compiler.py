@@ -158,7 +158,6 @@ class PolicyCompiler:
 
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
         """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
-        written = text
         text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
         self._check(text, path)
         needed = self._needed(text, path)
@@ -176,10 +175,6 @@ class PolicyCompiler:
         if expect and program.result_type not in (*expect, "dyn"):
             raise self._error(path, f"must evaluate to {' or '.join(expect)}, "
                                     f"found {program.result_type}", 1, 1)
-        return _with_text(program, written)
-
-
-def _with_text(program: Program, text: str) -> Program:
-    # Messages and debugging show the expression as the user wrote it, not the rewritten form.
-    program.text = text
-    return program
+        # program.text stays the compiled form, variables' cel.bind frames included: the engine adapter
+        # evaluates parts of it to name the field or index cel-go's errors name (engine._cel_go)
+        return program

@@ -96,3 +96,20 @@ def test_has_on_a_missing_receiver_stays_an_error() -> None:
     compiler = PolicyCompiler(ENV, Environment([], ("object", "x", "variables")), [], Source("p.yaml", 1), "p")
     assert compiler.compile("has(object.missing.f)", "e").evaluate(ENV.activation(DATA)).error == \
         "no such key: missing"
+
+
+@pytest.mark.parametrize("expression, message", [
+    # the policy's variables are cel.bind frames around the expression; the field or index is found inside
+    ("variables.v.k", "no such key: k"),
+    ("variables.v['k']", "no such key: k"),
+    ("variables.w", "no such key: z"),
+    ("object.l.all(i, variables.v.q)", "no such key: q"),
+])
+def test_cel_go_wording_through_policy_variables(expression: str, message: str) -> None:
+    from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+    from kubectl_kyrec.model import Source
+
+    variables = [VariableDecl("v", "object.n"), VariableDecl("w", "variables.v.z")]
+    compiler = PolicyCompiler(ENV, Environment([], ("object", "x", "variables")), variables,
+                              Source("p.yaml", 1), "p")
+    assert compiler.compile(expression, "e").evaluate(ENV.activation(DATA)).error == message
