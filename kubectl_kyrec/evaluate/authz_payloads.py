@@ -48,9 +48,16 @@ _RESPONSE = {HTTP: (RESPONSE, "*http.CheckResponse"), ENVOY: (CHECK_RESPONSE, "*
 NO_MATCH = "request does not match"
 
 
+_UID_PREFIXES = tuple(f"{mode.lower()}-payload:" for mode in AUTHZ_MODES)
+
+
 def payload_subject(payload: AuthzPayload) -> Subject:
     ref = Ref("", "", "", payload.name, f"{payload.mode.lower()}-payload:{payload.name}", synthetic=True)
     return Subject(payload.obj, ref, payload.source, resource="", namespaced=False)
+
+
+def is_authz_subject(subject: Subject) -> bool:
+    return subject.ref.synthetic and subject.ref.uid.startswith(_UID_PREFIXES)
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ _HTTP_FIELDS = {
 
 
 def _go_field(pairs: _Pairs, name: str) -> tuple[bool, Any]:
-    """encoding/json's key lookup: an exact match wins, else a case-insensitive one (the last one read)."""
+    """encoding/json's key lookup: case-insensitive, and of several keys naming one field the last wins."""
     found, value = False, None
     for key, v in pairs:
         if key == name or key.lower() == name.lower():

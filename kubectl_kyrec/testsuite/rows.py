@@ -9,9 +9,11 @@ A row is one (results entry, resource). Two ways to decide it:
   printTestResult): names select resources of any kind, a name list matching nothing checks every
   resource, a resource without a response passes "Excluded" when the policy is a ValidatingPolicy with
   complex matchConstraints (the CLI keeps an empty response only for those) or a
-  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise, and an entry without any
-  `is<Kind>Policy` flag looks rules up by name and counts every mismatch as a success when it expects
-  `fail`. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
+  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise; the CEL kinds' responses are
+  compared as they are (kk 111e07bb reads no `is<Kind>Policy` flag: command.go isRulelessPolicyKind),
+  while a classic entry without a flag looks rules up by name and counts every mismatch as a success when
+  it expects `fail`; HTTP/Envoy requests are named by their path joined to the test's directory, as the
+  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
 
 Evaluation itself is Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
 """
@@ -30,7 +32,7 @@ import yaml
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
 from kubectl_kyrec.evaluate.admission_policy import VapRunner
-from kubectl_kyrec.evaluate.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads
+from kubectl_kyrec.evaluate.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads, is_authz_subject
 from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
@@ -279,6 +281,10 @@ def _display(subject: Subject) -> str:
 def _name_matches(name: str, subject: Subject, mode: Mode) -> bool:
     ref = subject.ref
     if not ref.kind:
+        if mode is Mode.KYVERNO and is_authz_subject(subject):
+            # Kyverno's CLI keys an HTTP/Envoy request by its path joined to the test's directory
+            # (commands/test/test.go GetFullPaths): a name as written selects nothing there
+            return subject.source is not None and name == subject.source.file
         # a JSON payload is named as the test names it, a path perhaps
         return name == ref.name
     namespace, _, plain = name.rpartition("/")
@@ -447,7 +453,9 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         unevaluated = _classic_unevaluated(ctx.classic[name], entry.rule)
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
-    if entry.flags:
+    # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
+    ruleless = bool(entry.flags) or name in ctx.validating or name in ctx.admission
+    if ruleless:
         checked = results
     else:
         # without a flag the CLI looks rules up by name, and a rule response that does not match what
@@ -456,7 +464,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         checked = [r for r in results if r.rule in wanted]
     if checked:
         actual, passed, message = _compare(entry, checked)
-        if not entry.flags and entry.result == "fail":
+        if not ruleless and entry.result == "fail":
             passed = True
         reason = OK if passed else RESULT_MISMATCH
         return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
