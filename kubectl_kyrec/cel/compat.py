@@ -10,6 +10,9 @@ Receivers that may be optional are left for the engine's real `orValue`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+from kubectl_kyrec.gojson import format_float
 
 _IDENT_CHARS = re.compile(r"[A-Za-z0-9_]")
 _CALL = ".orValue("
@@ -148,3 +151,101 @@ def rewrite_or_value(text: str, plain_variables: frozenset[str] = frozenset()) -
         if end < 0:
             continue
         text = text[:dot] + text[end + 1:]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# cel-go semantics the engine does not share, closed by rewriting or by reading the expression again
+
+
+_HAS = re.compile(r"(?<![A-Za-z0-9_.])has\s*\(")
+
+
+def _last_selection(arg: str) -> int:
+    """Index of the `.` of the outermost field selection in `arg` (`a.b[0].c` -> the dot before `c`)."""
+    spans = _string_spans(arg)
+    depth = 0
+    last = -1
+    for i, ch in enumerate(arg):
+        if _inside(spans, i):
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "." and depth == 0:
+            last = i
+    return last
+
+
+def rewrite_has(text: str) -> str:
+    """`has(R.f)` -> `(type(R) == map && has(R.f))`.
+
+    In cel-go a presence test on a receiver that is not a map (null, a scalar, a list) is `false` (the
+    attribute's qualifier finds no container: interpreter/attributes.go refQualify with presenceTest);
+    cel-cpp fails with `Applying SELECT to non-message type`. `false && <error>` is false in CEL, and an
+    error in R itself stays an error, as in cel-go.
+    """
+    if "has" not in text:
+        return text
+    out = []
+    pos = 0
+    while True:
+        spans = _string_spans(text)
+        m = _HAS.search(text, pos)
+        while m is not None and _inside(spans, m.start()):
+            m = _HAS.search(text, m.end())
+        if m is None:
+            break
+        open_paren = m.end() - 1
+        close = _call_end(text, open_paren, spans)
+        arg = text[open_paren + 1:close] if close > 0 else ""
+        dot = _last_selection(arg)
+        if close < 0 or dot <= 0 or not arg[:dot].strip():
+            out.append(text[pos:m.end()])
+            pos = m.end()
+            continue
+        receiver = arg[:dot].strip()
+        out.append(text[pos:m.start()])
+        out.append(f"(type({receiver}) == map && {text[m.start():close + 1]})")
+        pos = close + 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def go_value_text(value: object) -> str:
+    """A map key as Go's `%v` prints the CEL value (cel-go missingKey: `no such key: %v`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return format_float(value, "g")
+    if isinstance(value, (bytes, bytearray)):
+        return "[" + " ".join(str(b) for b in value) + "]"
+    return "<nil>" if value is None else str(value)
+
+
+def missing_index(text: str, evaluate: Callable[[str], tuple[bool, object]]) -> str | None:
+    """The key cel-go would name in `no such key: <key>` for an index into null or a scalar.
+
+    cel-cpp only says `Invalid container type: '<type>'`; the failing index is found by evaluating the
+    receivers of the expression's indexes, in text order, until one is neither a map nor a list, and then
+    its index. `evaluate(text)` returns (ok, plain value).
+    """
+    spans = _string_spans(text)
+    for i, ch in enumerate(text):
+        if ch != "[" or _inside(spans, i):
+            continue
+        start = _receiver_start(text, i, spans)
+        receiver = text[start:i].strip()
+        if not receiver or receiver[0].isdigit() or not (receiver[-1].isalnum() or receiver[-1] in "_)]"):
+            continue
+        end = _call_end(text, i, spans)
+        index = text[i + 1:end].strip() if end > 0 else ""
+        if not index or index.startswith("?"):
+            continue
+        ok, value = evaluate(receiver)
+        if not ok or isinstance(value, (dict, list)):
+            continue
+        ok, key = evaluate(index)
+        if ok:
+            return go_value_text(key)
+    return None

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_kyrec.cel.compat import may_be_optional, rewrite_or_value, skip_string
+from kubectl_kyrec.cel.compat import may_be_optional, rewrite_has, rewrite_or_value, skip_string
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Source
@@ -158,13 +158,14 @@ class PolicyCompiler:
 
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
         """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
-        written = text
         text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
         self._check(text, path)
         needed = self._needed(text, path)
+        # cel-go's has() on a receiver that is not a map, rewritten after checking so columns stay true
+        text = rewrite_has(text)
         body = _substitute(text, variable_references(text))
         for name in reversed(needed):
-            var_text = self._vars[self._index[name]].expression
+            var_text = rewrite_has(self._vars[self._index[name]].expression)
             bound = _substitute(var_text, variable_references(var_text))
             body = f"cel.bind({_BOUND_PREFIX}{name}, ({bound}), ({body}))"
         try:
@@ -174,10 +175,6 @@ class PolicyCompiler:
         if expect and program.result_type not in (*expect, "dyn"):
             raise self._error(path, f"must evaluate to {' or '.join(expect)}, "
                                     f"found {program.result_type}", 1, 1)
-        return _with_text(program, written)
-
-
-def _with_text(program: Program, text: str) -> Program:
-    # Messages and debugging show the expression as the user wrote it, not the rewritten form.
-    program.text = text
-    return program
+        # program.text stays the compiled form, variables' cel.bind frames included: the engine adapter
+        # evaluates parts of it to name the field or index cel-go's errors name (engine._cel_go)
+        return program

@@ -101,6 +101,8 @@ _LOCATION = re.compile(r"<input>:(\d+):(\d+): (.*)")
 
 
 SELECT_ON_NON_MAP = "Applying SELECT to non-message type"
+# an index into null or a scalar; cel-go: `no such key: <index>` (interpreter/attributes.go refQualify)
+INDEX_ON_NON_CONTAINER = "Invalid container type: "
 
 # cel-cpp text -> cel-go text (the texts cel-go's interpreter produces for the same failure)
 _CONVERSIONS = {
@@ -151,6 +153,15 @@ def _bind_frame(text: str) -> tuple[str, str]:
         rest = rest[body_open + 1:-2]
         depth += 1
     return prefix, "))" * depth
+
+
+def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple[bool, Any]:
+    """(ok, plain value) of a sub-expression of `program` on the same activation, inside its variables."""
+    prefix, suffix = _bind_frame(program.text)
+    try:
+        return True, _plain(program.env._env.compile(prefix + part + suffix).eval(activation.raw))
+    except Exception:
+        return False, None
 
 
 def _missing_field(program: Program, activation: Activation) -> str | None:
@@ -257,6 +268,12 @@ class Program:
             field = _missing_field(self, activation)
             if field is not None:
                 return f"no such key: {field}"
+        elif message.startswith(INDEX_ON_NON_CONTAINER):
+            from kubectl_kyrec.cel.compat import missing_index
+
+            key = missing_index(self.text, lambda part: _evaluate_part(self, activation, part))
+            if key is not None:
+                return f"no such key: {key}"
         return message
 
 

@@ -31,6 +31,10 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
 @click.option("--json", "json_paths", multiple=True,
               help="JSON/YAML documents (any shape) for ValidatingPolicies with evaluation.mode JSON.")
+@click.option("--http-payload", "http_paths", multiple=True,
+              help="HTTP check requests (JSON) for ValidatingPolicies with evaluation.mode HTTP.")
+@click.option("--envoy-payload", "envoy_paths", multiple=True,
+              help="Envoy CheckRequests (JSON) for ValidatingPolicies with evaluation.mode Envoy.")
 @click.option("--live", is_flag=True, help="Read the cluster of the current context (kubeconfig) as the state.")
 @click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
 @click.option("--values", "values_path", help="Request fields and namespace labels (Kyverno CLI Values).")
@@ -58,7 +62,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @handle_errors
 def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  exception_paths: tuple[str, ...], state_paths: tuple[str, ...], live: bool,
-                 json_paths: tuple[str, ...],
+                 json_paths: tuple[str, ...], http_paths: tuple[str, ...], envoy_paths: tuple[str, ...],
                  crd_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
@@ -93,8 +97,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         raise UsageError("--live and --state exclude each other")
     if not policy_paths and not live:
         raise UsageError("eval needs policies: -p PATH")
-    if not resource_paths and not state_paths and not live and not json_paths:
-        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or JSON payloads: --json PATH")
+    if not resource_paths and not state_paths and not live and not json_paths and not http_paths \
+            and not envoy_paths:
+        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or payloads: --json PATH, "
+                         "--http-payload PATH, --envoy-payload PATH")
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
@@ -105,7 +111,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = EvalRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
-                             base_policy_paths=base_policy_paths, json_paths=json_paths)
+                             base_policy_paths=base_policy_paths, json_paths=json_paths,
+                             http_paths=http_paths, envoy_paths=envoy_paths)
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
     for notice in run.notices:

@@ -36,6 +36,8 @@ class EvalRunOptions:
     fail_on_actions: tuple[str, ...] = ()
     base_policy_paths: tuple[str, ...] = ()
     json_paths: tuple[str, ...] = ()        # payloads for JSON-mode ValidatingPolicies (`--json`)
+    http_paths: tuple[str, ...] = ()        # check requests for HTTP-mode ones (`--http-payload`)
+    envoy_paths: tuple[str, ...] = ()       # and for Envoy-mode ones (`--envoy-payload`)
 
 
 @dataclass
@@ -109,7 +111,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                namespaces=inputs.values.namespaces, selector=options.selector,
                                policy_names=options.policy_names, kinds=kinds,
                                report_api=options.report_api,
-                               payload_modes=("JSON",) if options.json_paths else ())
+                               payload_modes=(("JSON",) if options.json_paths else ())
+                               + (("HTTP",) if options.http_paths else ())
+                               + (("Envoy",) if options.envoy_paths else ()))
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject)
@@ -122,6 +126,10 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
         # a payload is no Kubernetes object: its results are listed, never put in a PolicyReport
         results.extend(payload_results)
+    if options.http_paths or options.envoy_paths:
+        authz_results, authz_errors = _authz_payloads(options, inputs.policies, libraries)
+        results.extend(authz_results)
+        payload_errors.extend(authz_errors)
     report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
@@ -161,6 +169,19 @@ def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: Libr
     payloads = [p for path in options.json_paths for p in load_payloads(path, path)]
     outcome = evaluate_json_payloads(policies, payloads, libraries=libraries, now=options.now,
                                      policy_names=options.policy_names)
+    return outcome.results, outcome.errors
+
+
+def _authz_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
+                    ) -> tuple[list[Result], list[EvalError]]:
+    from kubectl_kyrec.evaluate.authz_payloads import evaluate_authz_payloads
+    from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
+
+    payloads = [load_authz_payload(path, path, mode)
+                for mode, paths in ((HTTP, options.http_paths), (ENVOY, options.envoy_paths))
+                for path in dict.fromkeys(paths)]
+    outcome = evaluate_authz_payloads(policies, payloads, libraries=libraries, now=options.now,
+                                      policy_names=options.policy_names)
     return outcome.results, outcome.errors
 
 

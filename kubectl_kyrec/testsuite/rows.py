@@ -9,9 +9,11 @@ A row is one (results entry, resource). Two ways to decide it:
   printTestResult): names select resources of any kind, a name list matching nothing checks every
   resource, a resource without a response passes "Excluded" when the policy is a ValidatingPolicy with
   complex matchConstraints (the CLI keeps an empty response only for those) or a
-  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise, and an entry without any
-  `is<Kind>Policy` flag looks rules up by name and counts every mismatch as a success when it expects
-  `fail`. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
+  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise; the CEL kinds' responses are
+  compared as they are (kk 111e07bb reads no `is<Kind>Policy` flag: command.go isRulelessPolicyKind),
+  while a classic entry without a flag looks rules up by name and counts every mismatch as a success when
+  it expects `fail`; HTTP/Envoy requests are named by their path joined to the test's directory, as the
+  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
 
 Evaluation itself is Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
 """
@@ -30,6 +32,7 @@ import yaml
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
 from kubectl_kyrec.evaluate.admission_policy import VapRunner
+from kubectl_kyrec.evaluate.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads, is_authz_subject
 from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
@@ -55,7 +58,6 @@ LOAD_ERROR = "load-error"
 NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
-EVALUATED_MODES = ("Kubernetes", "JSON")      # ValidatingPolicy evaluation modes
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                               namespace_labels=loaded.values.namespace_labels,
                               vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
                               vap_params=tuple(loaded.param_objects),
-                              payload_modes=("JSON",) if loaded.payloads else (),
+                              payload_modes=(("JSON",) if loaded.payloads else ()) + (
+                                  AUTHZ_MODES if loaded.authz_payloads else ()),
                               classic=_classic_options(loaded, kinds) if policies.classic else None)
         outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
                            options=options)
@@ -186,6 +189,11 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             subjects.extend(payload_run.subjects)
             all_results.extend(payload_run.results)
             errors.extend(e for e in payload_run.errors if e not in errors)
+        if loaded.authz_payloads:
+            authz_run = evaluate_authz_payloads(policies, loaded.authz_payloads, libraries=libraries, now=now)
+            subjects.extend(authz_run.subjects)
+            all_results.extend(authz_run.results)
+            errors.extend(e for e in authz_run.errors if e not in errors)
         results: dict[tuple[str, Ref], list[Result]] = {}
         for r in all_results:
             results.setdefault((_name_part(r.policy), r.subject), []).append(r)
@@ -273,6 +281,10 @@ def _display(subject: Subject) -> str:
 def _name_matches(name: str, subject: Subject, mode: Mode) -> bool:
     ref = subject.ref
     if not ref.kind:
+        if mode is Mode.KYVERNO and is_authz_subject(subject):
+            # Kyverno's CLI keys an HTTP/Envoy request by its path joined to the test's directory
+            # (commands/test/test.go GetFullPaths): a name as written selects nothing there
+            return subject.source is not None and name == subject.source.file
         # a JSON payload is named as the test names it, a path perhaps
         return name == ref.name
     namespace, _, plain = name.rpartition("/")
@@ -374,10 +386,6 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
-    policy = ctx.validating.get(name)
-    if policy is not None and policy.mode not in EVALUATED_MODES:
-        return NOT_EVALUATED, (f"kyrec does not evaluate {policy.meta.kind} evaluation mode {policy.mode} "
-                               "(httpPayloads, envoyPayloads)")
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
                                         or name in ctx.generating):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
@@ -445,7 +453,9 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         unevaluated = _classic_unevaluated(ctx.classic[name], entry.rule)
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
-    if entry.flags:
+    # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
+    ruleless = bool(entry.flags) or name in ctx.validating or name in ctx.admission
+    if ruleless:
         checked = results
     else:
         # without a flag the CLI looks rules up by name, and a rule response that does not match what
@@ -454,7 +464,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         checked = [r for r in results if r.rule in wanted]
     if checked:
         actual, passed, message = _compare(entry, checked)
-        if not entry.flags and entry.result == "fail":
+        if not ruleless and entry.result == "fail":
             passed = True
         reason = OK if passed else RESULT_MISMATCH
         return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload, load_authz_payload
 from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.payloads import Payload, load_payloads
@@ -39,11 +40,12 @@ POLICY_FLAGS = {
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
 # (apiCallResponses and globalContextEntries are honoured for ClusterPolicy/Policy context entries only)
-UNEVALUATED_FIELDS = ("httpPayloads", "envoyPayloads", "targetResources",
+UNEVALUATED_FIELDS = ("targetResources",
                       "checks", "apiCallResponses", "globalContextEntries")
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
                           "variables", "values", "userinfo", "context", "clusterResources", "paramResources",
-                          "results", "jsonPayload", "jsonPayloads", *UNEVALUATED_FIELDS))
+                          "results", "jsonPayload", "jsonPayloads", "httpPayloads", "envoyPayloads",
+                          *UNEVALUATED_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,8 @@ class TestSuite:
     notices: tuple[Notice, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)    # the Test as written (apiCallResponses, ...)
     json_payloads: tuple[str, ...] = ()       # jsonPayloads (and the older jsonPayload)
+    http_payloads: tuple[str, ...] = ()       # httpPayloads: check requests for HTTP-mode policies
+    envoy_payloads: tuple[str, ...] = ()      # envoyPayloads: check requests for Envoy-mode policies
 
     @property
     def directory(self) -> str:
@@ -290,7 +294,10 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
         results=tuple(entries), notices=tuple(notices), raw=root,
         # the older single jsonPayload counts when jsonPayloads is empty (kk: test/load.go cleanTest)
         json_payloads=tuple(dict.fromkeys(f.strings("jsonPayloads") or
-                                          ((f.string("jsonPayload"),) if f.string("jsonPayload") else ()))))
+                                          ((f.string("jsonPayload"),) if f.string("jsonPayload") else ()))),
+        # the CLI keys each by its file: a file named twice is one request (kk: commands/test/test.go)
+        http_payloads=tuple(dict.fromkeys(f.strings("httpPayloads"))),
+        envoy_payloads=tuple(dict.fromkeys(f.strings("envoyPayloads"))))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -314,6 +321,7 @@ class LoadedSuite:
     generated: dict[int, list[Document]] = field(default_factory=dict)
     entry_errors: dict[int, str] = field(default_factory=dict)
     payloads: list[Payload] = field(default_factory=list)
+    authz_payloads: list[AuthzPayload] = field(default_factory=list)
     error: InputError | None = None        # the inputs could not be loaded: every row is a load-error
     notices: list[Notice] = field(default_factory=list)
 
@@ -361,6 +369,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     out.param_objects = docs(suite.param_resources)
     for name in suite.json_payloads:
         out.payloads.extend(load_payloads(suite.resolve(name), name))
+    for mode, names in ((HTTP, suite.http_payloads), (ENVOY, suite.envoy_payloads)):
+        out.authz_payloads.extend(load_authz_payload(suite.resolve(name), name, mode) for name in names)
     for doc in docs(suite.cluster_resources):
         spec = doc.obj.get("spec") or {}
         if doc.kind == "ClusterResource":

@@ -38,6 +38,14 @@ DATA = {"object": {"n": None, "num": 1, "s": "text", "l": [1], "m": {"k": None}}
     ("1 % (object.num - 1)", "modulus by zero"),
     ("object.num + object.s", "no such overload"),
     ("int(object.s)", "type conversion error from 'string' to 'int'"),
+    # an index into null or a scalar: cel-go names the index (cel-cpp: Invalid container type)
+    ("object.n['k']", "no such key: k"),
+    ("x[0]", "no such key: 0"),
+    ("object.s['k']", "no such key: k"),
+    ("object.m.k[1.5]", "no such key: 1.5"),
+    ("object.m['k'][true]", "no such key: true"),
+    ("object.l[0]['z']", "no such key: z"),
+    ("cel.bind(v, (object.m.k), (v['inner']))", "no such key: inner"),
 ])
 def test_cel_go_wording(expression: str, message: str) -> None:
     outcome = ENV.compile(expression).evaluate(ENV.activation(DATA))
@@ -58,3 +66,50 @@ def test_results_holding_nulls_keep_none_alive() -> None:
     finally:
         gc.enable()
     assert after >= before - 10       # was 4 lost per call: -2000
+
+
+@pytest.mark.parametrize("expression, value", [
+    # cel-go's presence test on a receiver that is not a map is false (attributes.go refQualify)
+    ("has(object.n.f)", False),
+    ("has(object.s.f)", False),
+    ("has(object.l.f)", False),
+    ("has(object.m.k.z)", False),
+    ("has(object.m.k)", True),
+    ("has(object.m.z)", False),
+    ("!has(x.spec) && has(object.m.k)", True),
+    # has() inside a string literal is text
+    ("'has(x.y)' == 'has(x.y)'", True),
+])
+def test_has_follows_cel_go(expression: str, value: bool) -> None:
+    from kubectl_kyrec.cel.compiler import PolicyCompiler
+    from kubectl_kyrec.model import Source
+
+    compiler = PolicyCompiler(ENV, Environment([], ("object", "x", "variables")), [], Source("p.yaml", 1), "p")
+    outcome = compiler.compile(expression, "e").evaluate(ENV.activation(DATA))
+    assert outcome.ok and outcome.value is value
+
+
+def test_has_on_a_missing_receiver_stays_an_error() -> None:
+    from kubectl_kyrec.cel.compiler import PolicyCompiler
+    from kubectl_kyrec.model import Source
+
+    compiler = PolicyCompiler(ENV, Environment([], ("object", "x", "variables")), [], Source("p.yaml", 1), "p")
+    assert compiler.compile("has(object.missing.f)", "e").evaluate(ENV.activation(DATA)).error == \
+        "no such key: missing"
+
+
+@pytest.mark.parametrize("expression, message", [
+    # the policy's variables are cel.bind frames around the expression; the field or index is found inside
+    ("variables.v.k", "no such key: k"),
+    ("variables.v['k']", "no such key: k"),
+    ("variables.w", "no such key: z"),
+    ("object.l.all(i, variables.v.q)", "no such key: q"),
+])
+def test_cel_go_wording_through_policy_variables(expression: str, message: str) -> None:
+    from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+    from kubectl_kyrec.model import Source
+
+    variables = [VariableDecl("v", "object.n"), VariableDecl("w", "variables.v.z")]
+    compiler = PolicyCompiler(ENV, Environment([], ("object", "x", "variables")), variables,
+                              Source("p.yaml", 1), "p")
+    assert compiler.compile(expression, "e").evaluate(ENV.activation(DATA)).error == message

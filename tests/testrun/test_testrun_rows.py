@@ -257,10 +257,12 @@ def test_a_false_match_condition_is_a_response() -> None:
     assert brief(run(loaded)) == [("pass", "ok", "Pod", "default/x", "skip")]
 
 
-def test_without_a_flag_kyverno_counts_any_mismatch_as_success_when_it_expects_fail() -> None:
+def test_without_a_flag_a_cel_kind_is_still_checked_as_it_answers() -> None:
+    # kk 111e07bb output.go: a ValidatingPolicy response is "ruleless" (command.go isRulelessPolicyKind),
+    # so every rule response is compared, whatever is<Kind>Policy flags the row carries (none are read)
     loaded = suite([vpol("p")], [pod("x")], [entry("p", "fail", "x", flags=())])
     assert brief(run(loaded)) == [("fail", "result-mismatch", "Pod", "default/x", "pass")]
-    assert brief(run(loaded, Mode.KYVERNO)) == [("pass", "ok", "Pod", "default/x", "pass")]
+    assert brief(run(loaded, Mode.KYVERNO)) == [("fail", "result-mismatch", "Pod", "default/x", "pass")]
 
 
 def test_the_operation_comes_from_the_row_then_the_values() -> None:
