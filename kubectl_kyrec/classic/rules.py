@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.classic.autogen import compute_rules
+from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
 from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
-from kubectl_kyrec.classic.match import RequestFacts, matches_resources, rule_matches
+from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources, rule_matches, user_info_paths
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
@@ -47,6 +47,9 @@ class ClassicOptions:
     resource_values: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     sources: ContextSources | None = None          # None: the state answers (see ClassicEvaluator)
     cli: bool = False                              # evaluate as Kyverno's CLI does (kyrec test)
+    # who makes the request was given (a UserInfo): rules matching on roles/clusterRoles/subjects are
+    # decided; otherwise they are undetermined (the CLI always has a RequestInfo, empty when not given)
+    user_info_known: bool = False
 
 
 @dataclass
@@ -76,6 +79,10 @@ class ClassicEvaluator:
         self.compiled: list[_Compiled] = []
         for policy in policies:
             c = _Compiled(policy)
+            refused = refused_in_background(policy)
+            if refused is not None:
+                self.errors.append(refused)
+                continue
             for rule in policy.rules:
                 if rule.type == "validate" and rule.validate_kind == "cel":
                     try:
@@ -106,6 +113,8 @@ class ClassicEvaluator:
         facts = RequestFacts(obj=obj, group=req.group, version=req.version, kind=req.kind,
                              subresource=req.subresource, operation=req.operation, namespace_labels=ns_labels,
                              roles=self.options.roles, cluster_roles=self.options.cluster_roles, user_info=user)
+        facts = dataclasses.replace(facts, user_known=self.options.cli or self.options.user_info_known
+                                    or facts.has_user_info)
         context: list[Any] = []
 
         def make_context() -> Any:
@@ -182,7 +191,8 @@ class ClassicEvaluator:
         results: list[Result] = []
         namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
         for rule in compute_rules(policy, facts.kind):
-            if not rule_matches(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace):
+            applies = match_state(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace)
+            if applies is False:
                 continue
             if rule.type == "verifyImages":
                 self._notice(policy, rule, "verifyImages rules are not evaluated (they need image registries)")
@@ -200,6 +210,8 @@ class ClassicEvaluator:
                     ctx.restore()
             if response is None:
                 continue
+            if applies is None:
+                response = _depends_on_user(rule, response)
             results.append(self._result(policy, rule, sctx, response, properties))
             if policy.apply_rules == "One" and response.status in (PASS, FAIL):
                 break
@@ -348,6 +360,51 @@ class ClassicEvaluator:
         actions = _ACTIONS[policy.failure_action(rule, namespace, labels)]
         return make_result(policy.meta, policy.source_kind, sctx, rule.name, response.status, response.message,
                            properties, actions, policy.background)
+
+
+def _user_info_field(block: Mapping[str, Any]) -> str:
+    """kk: userInfoDefined: the first of roles, clusterRoles, subjects the block sets."""
+    return next((k for k in ("roles", "clusterRoles", "subjects") if block.get(k)), "")
+
+
+def refused_in_background(policy: ClassicPolicy) -> InputError | None:
+    """kk: pkg/validation/policy/background.go hasUserMatchExclude: a background policy whose match or
+    exclude names roles/clusterRoles/subjects is refused (the admission webhook rejects it, the CLI skips
+    it), because the background scan has no user to match them against."""
+    if not policy.background:
+        return None
+    rules = policy.rules
+    if can_autogen(policy):
+        # ComputeRules(policy, "") drops rules named autogen-*; the generated ones come last and copy
+        # their source rule's blocks, so the source is always found first
+        rules = tuple(r for r in rules if not r.name.startswith("autogen-"))
+    for idx, rule in enumerate(rules):
+        for part, order in (("match", ("any", "all")), ("exclude", ("all", "any"))):
+            block = rule.raw.get(part)
+            if not isinstance(block, Mapping):
+                continue
+            found = [(f"{part}/{k}", f"{part}.{k}") for k in [_user_info_field(block)] if k]
+            for sub in order:
+                for i, b in enumerate(block.get(sub) or []):
+                    k = _user_info_field(b) if isinstance(b, Mapping) else ""
+                    if k:
+                        found.append((f"{part}/{sub}[{i}]/{k}", f"{part}.{sub}[{i}].{k}"))
+            if found:
+                path, field_name = found[0]
+                return InputError("Kyverno refuses this policy: only select variables are allowed in background "
+                                  "mode. Set spec.background=false to disable background mode for this policy "
+                                  f"rule: invalid variable used at path: spec/rules[{idx}]/{path} ",
+                                  policy.meta.source, f"spec.rules[{rule.index}].{field_name}")
+    return None
+
+
+def _depends_on_user(rule: ClassicRule, response: Response) -> Response:
+    """The rule applies or not depending on who makes the request, which was not given: undetermined,
+    with what the rule gives when it does apply."""
+    fields = [*user_info_paths(rule.raw.get("match"), "match"), *user_info_paths(rule.raw.get("exclude"), "exclude")]
+    return Response(UNDETERMINED, f"whether the rule applies depends on the requesting user ({', '.join(fields)}), "
+                                  "which is not given (pass a UserInfo with --values); if it applies: "
+                                  f"{response.status}: {response.message}")
 
 
 class _NoLoader:
