@@ -23,6 +23,7 @@ from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
 from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
+from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
 from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources, rule_matches, user_info_paths
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
@@ -262,8 +263,7 @@ class ClassicEvaluator:
             return Response(SKIP, f"rule is skipped due to policy exceptions{keys}"), properties
         kind = rule.validate_kind
         if kind == "manifests":
-            self._notice(policy, rule, "validate.manifests rules are not evaluated (they need signatures)")
-            return None, properties
+            return evaluate_manifests(rule.validate.get("manifests") or {}, facts.obj, facts.operation), properties
         if kind == "podSecurity":
             return evaluate_pss(rule.name, rule.validate.get("podSecurity") or {}, facts.obj), properties
         if kind == "cel":
