@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +30,7 @@ from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resou
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
+from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
@@ -367,12 +370,40 @@ def _user_info_field(block: Mapping[str, Any]) -> str:
     return next((k for k in ("roles", "clusterRoles", "subjects") if block.get(k)), "")
 
 
+_REFUSED = ("Kyverno refuses this policy: only select variables are allowed in background mode. Set "
+            "spec.background=false to disable background mode for this policy rule: ")
+# kk: ForbiddenUserVariables (the `.` in request.userInfo is any character there too)
+_USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", r"[^\.](serviceAccountNamespace)\b",
+                                                r"[^\.](request.userInfo)\b", r"[^\.](request.roles)\b",
+                                                r"[^\.](request.clusterRoles)\b"))
+
+
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:
-    """kk: pkg/validation/policy/background.go hasUserMatchExclude: a background policy whose match or
-    exclude names roles/clusterRoles/subjects is refused (the admission webhook rejects it, the CLI skips
-    it), because the background scan has no user to match them against."""
+    """kk: pkg/validation/policy/background.go containsUserVariables: a background policy whose match or
+    exclude names roles/clusterRoles/subjects, or that uses a user variable (`request.userInfo`,
+    `request.roles`, `serviceAccountName`, ...) anywhere, is refused (the admission webhook rejects it, the
+    CLI skips it), because the background scan has no user. Policies with a mutate-existing rule may use
+    the variables."""
     if not policy.background:
         return None
+    refused = _user_match_exclude(policy)
+    if refused is not None or any((r.raw.get("mutate") or {}).get("targets") is not None for r in policy.rules):
+        return refused
+    annotations = (policy.raw.get("metadata") or {}).get("annotations")
+    raw = dict(policy.raw)
+    if isinstance(annotations, Mapping) and "kubectl.kubernetes.io/last-applied-configuration" in annotations:
+        raw["metadata"] = {**raw["metadata"], "annotations": {
+            **annotations, "kubectl.kubernetes.io/last-applied-configuration": ""}}
+    # the policy as JSON text, as Kyverno scans it (escaping differences cannot make a user variable)
+    for found in REGEX_VARIABLES.finditer(json.dumps(raw, default=str)):
+        variable = found.group(2)
+        if any(banned.search(variable) for banned in _USER_VARIABLES):
+            return InputError(f"{_REFUSED}variable {variable} is not allowed ", policy.meta.source)
+    return None
+
+
+def _user_match_exclude(policy: ClassicPolicy) -> InputError | None:
+    """kk: hasUserMatchExclude over ComputeRules(policy, "")."""
     rules = policy.rules
     if can_autogen(policy):
         # ComputeRules(policy, "") drops rules named autogen-*; the generated ones come last and copy
@@ -391,9 +422,7 @@ def refused_in_background(policy: ClassicPolicy) -> InputError | None:
                         found.append((f"{part}/{sub}[{i}]/{k}", f"{part}.{sub}[{i}].{k}"))
             if found:
                 path, field_name = found[0]
-                return InputError("Kyverno refuses this policy: only select variables are allowed in background "
-                                  "mode. Set spec.background=false to disable background mode for this policy "
-                                  f"rule: invalid variable used at path: spec/rules[{idx}]/{path} ",
+                return InputError(f"{_REFUSED}invalid variable used at path: spec/rules[{idx}]/{path} ",
                                   policy.meta.source, f"spec.rules[{rule.index}].{field_name}")
     return None
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
+from kubectl_kyrec.classic.rules import refused_in_background
 from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.load.documents import documents_from_text
+from kubectl_kyrec.load.policies import classify
 
 CASE = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "userinfo-unknown"
 
@@ -55,3 +59,41 @@ def test_a_background_policy_matching_on_users_is_refused_at_its_field(tmp_path:
     text = (CASE / "policies.yaml").read_text().splitlines()
     number = int(line.split("policies.yaml:")[1].split(":")[0])
     assert text[number - 1].strip().startswith("clusterRoles:") and text[number - 2].strip() == "kinds: [ConfigMap]"
+
+
+def _policy(spec: dict, annotations: dict | None = None) -> Any:
+    doc = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+           "metadata": {"name": "p", **({"annotations": annotations} if annotations else {})}, "spec": spec}
+    return classify(documents_from_text(json.dumps(doc), "p.json")).classic[0]
+
+
+RULE = {"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"pattern": {"metadata": {"labels": {"who": "{{ request.userInfo.username }}"}}}}}
+
+
+def test_user_variables_refuse_a_background_policy() -> None:
+    # kk containsUserVariables: the message names the variable as written, braces included
+    refused = refused_in_background(_policy({"rules": [RULE]}))
+    assert refused is not None and refused.message == (
+        "Kyverno refuses this policy: only select variables are allowed in background mode. Set "
+        "spec.background=false to disable background mode for this policy rule: variable "
+        "{{ request.userInfo.username }} is not allowed ")
+    assert refused_in_background(_policy({"background": False, "rules": [RULE]})) is None
+    # a variable under another object (element.request.userInfo) is not the request's
+    nested = {**RULE, "validate": {"pattern": {"metadata": {"labels": {"x": "{{ element.request.userInfo }}"}}}}}
+    assert refused_in_background(_policy({"rules": [nested]})) is None
+    # kubectl's last-applied copy is not scanned; a mutate-existing rule allows the variables
+    applied = {"kubectl.kubernetes.io/last-applied-configuration": "{{request.roles}}"}
+    assert refused_in_background(_policy({"rules": [nested]}, applied)) is None
+    existing = {"name": "m", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "mutate": {"targets": [{"apiVersion": "v1", "kind": "ConfigMap"}], "patchStrategicMerge": {}}}
+    assert refused_in_background(_policy({"rules": [RULE, existing]})) is None
+
+
+def test_match_exclude_users_are_named_before_variables() -> None:
+    # rule 0 uses a user variable, rule 1 excludes by role: the blocks of every rule are checked first
+    rule = {**RULE, "name": "r2", "exclude": {"all": [{"resources": {"namespaces": ["x"]}}, {"roles": ["n:r"]}]}}
+    refused = refused_in_background(_policy({"rules": [RULE, rule]}))
+    assert refused is not None and refused.message.endswith(
+        "invalid variable used at path: spec/rules[1]/exclude/all[1]/roles ")
+    assert refused.field == "spec.rules[1].exclude.all[1].roles"
