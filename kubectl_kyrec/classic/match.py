@@ -16,7 +16,7 @@ so only admission answers them).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,12 +210,24 @@ def _block_state(block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -
     return None
 
 
-def _any(states: Sequence[bool | None]) -> bool | None:
-    return True if True in states else (None if None in states else False)
+def _any(states: Iterable[bool | None]) -> bool | None:
+    """Three-valued OR, stopping at the first True (the answer is the same as evaluating every block)."""
+    unknown = False
+    for state in states:
+        if state is True:
+            return True
+        unknown = unknown or state is None
+    return None if unknown else False
 
 
-def _all(states: Sequence[bool | None]) -> bool | None:
-    return False if False in states else (None if None in states else True)
+def _all(states: Iterable[bool | None]) -> bool | None:
+    """Three-valued AND, stopping at the first False."""
+    unknown = False
+    for state in states:
+        if state is False:
+            return False
+        unknown = unknown or state is None
+    return None if unknown else True
 
 
 def user_info_paths(block: Mapping[str, Any] | None, where: str) -> list[str]:
@@ -277,19 +289,19 @@ def _rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None,
                   facts: RequestFacts) -> bool | None:
     matched: bool | None
     if match.get("any"):
-        matched = _any([_block_state(b, facts, False) for b in match["any"]])
+        matched = _any(_block_state(b, facts, False) for b in match["any"])
     elif match.get("all"):
-        matched = _all([_block_state(b, facts, False) for b in match["all"]])
+        matched = _all(_block_state(b, facts, False) for b in match["all"])
     else:
         matched = _block_state(match, facts, False)
     if matched is False or not exclude:
         return matched
     excluded: bool | None
     if exclude.get("any"):
-        excluded = _any([_block_state(b, facts, True) for b in exclude["any"]])
+        excluded = _any(_block_state(b, facts, True) for b in exclude["any"])
     elif exclude.get("all"):
         # excluded only when every block excludes it
-        excluded = _all([_block_state(b, facts, True) for b in exclude["all"]])
+        excluded = _all(_block_state(b, facts, True) for b in exclude["all"])
     else:
         excluded = _block_state(exclude, facts, True)
     if excluded is True:
