@@ -323,3 +323,23 @@ def matches_resources(statement: Mapping[str, Any], facts: RequestFacts) -> bool
     if statement.get("all"):
         return all(filter_ok(b) for b in statement["all"])
     return False
+
+
+def exception_match_state(statement: Mapping[str, Any], facts: RequestFacts) -> bool | None:
+    """matches_resources with the user unknown (`facts.user_known` false): None where a block names
+    roles/clusterRoles/subjects and its resource part matches. (An exception's blocks always check their
+    user part, kk checkResourceFilter: the scan's empty user never matches them.)"""
+    def state(block: Mapping[str, Any]) -> bool | None:
+        desc = block.get("resources") or {}
+        user = _user_part(block)
+        if _is_empty(desc, user):
+            return False
+        if facts.user_known or not user:
+            return not _block_errors(desc, user, facts)
+        return None if not _block_errors(desc, {}, facts) else False
+
+    if statement.get("any"):
+        return _any(state(b) for b in statement["any"])
+    if statement.get("all"):
+        return _all(state(b) for b in statement["all"])
+    return False

@@ -26,7 +26,14 @@ from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evalua
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
-from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources, rule_matches, user_info_paths
+from kubectl_kyrec.classic.match import (
+    RequestFacts,
+    exception_match_state,
+    match_state,
+    matches_resources,
+    rule_matches,
+    user_info_paths,
+)
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
@@ -216,6 +223,14 @@ class ClassicEvaluator:
                 continue
             if applies is None:
                 response = _depends_on_user(rule, response)
+            elif not policy.background and not facts.user_known and response.status not in (SKIP, UNDETERMINED):
+                # admission-only: an exception that matches on users may or may not spare this request
+                pending = self._user_exceptions(policy, rule, facts, ctx)
+                if pending:
+                    response = Response(UNDETERMINED, (
+                        f"PolicyException {', '.join(e.key for e in pending)} applies depending on the requesting "
+                        "user, which is not given (pass a UserInfo with --values); if it does not: "
+                        f"{response.status}: {response.message}"))
             results.append(self._result(policy, rule, sctx, response, properties))
             if policy.apply_rules == "One" and response.status in (PASS, FAIL):
                 break
@@ -348,6 +363,23 @@ class ClassicEvaluator:
                     continue
             matched.append(exc)
         return matched
+
+    def _user_exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
+                         ctx: Any) -> list[ClassicException]:
+        """The exceptions for the rule that would match if the (unknown) user were the right one."""
+        out = []
+        for exc in self.exceptions:
+            if not exc.contains(policy.meta.key, rule.name) or exception_match_state(exc.match, facts) is not None:
+                continue
+            if exc.conditions is not None:
+                try:
+                    ok = ctx is not None and self.core.conditions(ctx, exc.conditions, "")[0]
+                except Exception:
+                    ok = False
+                if not ok:
+                    continue
+            out.append(exc)
+        return out
 
     def _notice(self, policy: ClassicPolicy, rule: ClassicRule, text: str) -> None:
         key = (policy.meta.key, rule.name)
