@@ -5,7 +5,8 @@
 `autogen-cronjob-<rule>` (CronJob); for any other kind the rules as written. The derived rule is built as
 Kyverno builds it: patterns wrapped in `spec.template` (twice more for CronJob: `spec.jobTemplate.spec.
 template`), kinds replaced, then the JSON text rewritten byte for byte (`request.object.spec` ->
-`request.object.spec.template.spec`, `object.spec` for CEL rules, ...).
+`request.object.spec.template.spec`, `object.spec` for CEL rules, ...); `$(...)` references in the message
+are shifted by the template path as Kyverno shifts them (FindAndShiftReferences).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubectl_kyrec.classic.variables import REGEX_REFERENCES
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.kyverno_config import SELECTOR_VERSION as VERSION
 
@@ -118,6 +120,24 @@ def _replace_filters(filters: list[Any], kinds: Sequence[str], only_pod: bool) -
     return out
 
 
+def shift_references(value: str, shift: str, pivot: str) -> str:
+    """kk: variables.FindAndShiftReferences: `$(...)` references in a message that name `pivot` get `shift`
+    inserted after it (after `anyPattern/<i>` for anyPattern). Kept as Kyverno has it: the anyPattern pivot
+    keeps the first reference's index for the rest of the message, and a reference without the pivot reads
+    its "index" from a fixed offset (where Go would panic past the end, this reads an empty one)."""
+    for reference in REGEX_REFERENCES.findall(value):
+        initial = reference[:2] == "$("
+        old = reference
+        if not initial:
+            reference = reference[1:]
+        index = reference.find(pivot)
+        if pivot == "anyPattern":
+            pivot = pivot + "/" + reference[index + len(pivot) + 1:].split("/")[0]
+        shifted = reference.replace(pivot, pivot + "/" + shift)
+        value = value.replace(old, ("" if initial else old[0]) + shifted, 1)
+    return value
+
+
 def _generate_rule(name: str, rule: dict[str, Any], tpl_key: str, kinds: Sequence[str],
                    only_pod: bool) -> dict[str, Any] | None:
     rule = copy.deepcopy(rule)
@@ -141,16 +161,25 @@ def _generate_rule(name: str, rule: dict[str, Any], tpl_key: str, kinds: Sequenc
     if isinstance(validate, dict):
         kept = {k: validate[k] for k in ("message", "failureAction", "failureActionOverrides",
                                          "allowExistingViolations") if k in validate}
+        shift = "spec/jobTemplate/spec/template" if tpl_key == "jobTemplate" else "spec/template"
+
+        def shifted(pivot: str) -> dict[str, Any]:
+            if isinstance(kept.get("message"), str):
+                return {**kept, "message": shift_references(kept["message"], shift, pivot)}
+            return kept
+
         if validate.get("pattern") is not None:
-            rule["validate"] = {**kept, "pattern": {"spec": {tpl_key: validate["pattern"]}}}
+            rule["validate"] = {**shifted("pattern"), "pattern": {"spec": {tpl_key: validate["pattern"]}}}
         elif validate.get("deny") is not None:
-            rule["validate"] = {**kept, "deny": validate["deny"]}
+            rule["validate"] = {**shifted("deny"), "deny": validate["deny"]}
         elif validate.get("podSecurity") is not None:
-            rule["validate"] = {**kept, "podSecurity": validate["podSecurity"]}
+            rule["validate"] = {**shifted("podSecurity"), "podSecurity": validate["podSecurity"]}
         elif validate.get("anyPattern") is not None:
-            rule["validate"] = {**kept, "anyPattern": [{"spec": {tpl_key: p}} for p in validate["anyPattern"]]}
-        elif validate.get("foreach") is not None:
-            rule["validate"] = {**kept, "foreach": validate["foreach"]}
+            rule["validate"] = {**shifted("anyPattern"),
+                                "anyPattern": [{"spec": {tpl_key: p}} for p in validate["anyPattern"]]}
+        elif validate.get("foreach"):
+            # kk passes the pivot "pattern" for foreach rules too
+            rule["validate"] = {**shifted("pattern"), "foreach": validate["foreach"]}
         elif validate.get("cel") is None:
             return None
         return rule

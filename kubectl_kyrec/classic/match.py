@@ -5,12 +5,18 @@ attributes it sets and OR inside a list attribute; userInfo attributes are OR'ed
 Exclude is looked at only when the match succeeded. When the request carries no user information (the
 background scan), Kyverno drops the userInfo part of *match* blocks (so they match) while an exclude
 block that needs user information never excludes: reproduced here, as kyrec predicts that scan.
+
+User information *not given* (`RequestFacts.user_known` false: `eval` without a UserInfo) is not the
+scan's empty RequestInfo: an admission request always names its user. `match_state` then answers None
+when the answer depends on roles/clusterRoles/subjects, so the caller can say `undetermined` instead of
+guessing (Kyverno refuses background policies with such blocks, kk pkg/validation/policy/background.go,
+so only admission answers them).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +42,7 @@ class RequestFacts:
     roles: tuple[str, ...] = ()
     cluster_roles: tuple[str, ...] = ()
     user_info: Mapping[str, Any] = field(default_factory=dict)   # {username, groups, ...}
+    user_known: bool = True     # False: who makes the request is not given (not the scan's empty user)
 
     @property
     def has_user_info(self) -> bool:
@@ -189,8 +196,54 @@ def _exclude_helper(block: Mapping[str, Any], facts: RequestFacts) -> list[str]:
     return []
 
 
+def _block_state(block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -> bool | None:
+    """Whether a match block matches (an exclude block excludes); None: it depends on the unknown user.
+
+    With the user unknown, a block naming roles/clusterRoles/subjects is decided only when its resource
+    part already fails (then the user cannot make it match)."""
+    helper = _exclude_helper if exclude else _match_helper
+    if facts.user_known or not _user_part(block):
+        return bool(helper(block, facts)) is exclude
+    desc = block.get("resources") or {}
+    if _block_errors(desc, {}, facts):
+        return False
+    return None
+
+
+def _any(states: Iterable[bool | None]) -> bool | None:
+    """Three-valued OR, stopping at the first True (the answer is the same as evaluating every block)."""
+    unknown = False
+    for state in states:
+        if state is True:
+            return True
+        unknown = unknown or state is None
+    return None if unknown else False
+
+
+def _all(states: Iterable[bool | None]) -> bool | None:
+    """Three-valued AND, stopping at the first False."""
+    unknown = False
+    for state in states:
+        if state is False:
+            return False
+        unknown = unknown or state is None
+    return None if unknown else True
+
+
+def user_info_paths(block: Mapping[str, Any] | None, where: str) -> list[str]:
+    """`exclude.any[0].clusterRoles`-style names of the userInfo fields a match/exclude sets."""
+    if not block:
+        return []
+    out = [f"{where}.{k}" for k in _user_part(block)]
+    for part in ("any", "all"):
+        for i, b in enumerate(block.get(part) or []):
+            if isinstance(b, Mapping):
+                out.extend(f"{where}.{part}[{i}].{k}" for k in _user_part(b))
+    return out
+
+
 _KIND_ONLY = frozenset(("kinds", "operations"))
-_BY_KIND: dict[tuple[int, int, str, str, str, str, str], tuple[Any, Any, bool]] = {}
+_BY_KIND: dict[tuple[int, int, str, str, str, str, str], tuple[Any, Any, bool | None]] = {}
 
 
 def _kind_only(block: Mapping[str, Any] | None) -> bool:
@@ -207,7 +260,15 @@ def _kind_only(block: Mapping[str, Any] | None) -> bool:
 
 def rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts,
                  policy_namespace: str = "") -> bool:
-    """True when the rule applies to the request (kk: MatchesResourceDescription returns nil).
+    """True when the rule applies to the request (kk: MatchesResourceDescription returns nil); an answer
+    that depends on the unknown user (see match_state) is False."""
+    return match_state(match, exclude, facts, policy_namespace) is True
+
+
+def match_state(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts,
+                policy_namespace: str = "") -> bool | None:
+    """True when the rule applies, False when not, None when that depends on who makes the request and
+    `facts.user_known` is false.
 
     Scans ask the same question for every subject of a kind: a rule whose blocks name only kinds and
     operations is answered once per (kind, operation) and remembered.
@@ -219,28 +280,33 @@ def rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, fa
     if cached is not None and cached[0] is match and cached[1] is exclude:
         return cached[2]
     answer = _rule_matches(match, exclude, facts)
-    if _kind_only(match) and _kind_only(exclude):
+    if _kind_only(match) and _kind_only(exclude) and answer is not None:
         _BY_KIND[key] = (match, exclude, answer)
     return answer
 
 
-def _rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts) -> bool:
+def _rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None,
+                  facts: RequestFacts) -> bool | None:
+    matched: bool | None
     if match.get("any"):
-        if not any(not _match_helper(b, facts) for b in match["any"]):
-            return False
+        matched = _any(_block_state(b, facts, False) for b in match["any"])
     elif match.get("all"):
-        if any(_match_helper(b, facts) for b in match["all"]):
-            return False
-    elif _match_helper(match, facts):
-        return False
-    if not exclude:
-        return True
+        matched = _all(_block_state(b, facts, False) for b in match["all"])
+    else:
+        matched = _block_state(match, facts, False)
+    if matched is False or not exclude:
+        return matched
+    excluded: bool | None
     if exclude.get("any"):
-        return not any(_exclude_helper(b, facts) for b in exclude["any"])
-    if exclude.get("all"):
+        excluded = _any(_block_state(b, facts, True) for b in exclude["any"])
+    elif exclude.get("all"):
         # excluded only when every block excludes it
-        return not all(_exclude_helper(b, facts) for b in exclude["all"])
-    return not _exclude_helper(exclude, facts)
+        excluded = _all(_block_state(b, facts, True) for b in exclude["all"])
+    else:
+        excluded = _block_state(exclude, facts, True)
+    if excluded is True:
+        return False
+    return None if excluded is None else matched
 
 
 def matches_resources(statement: Mapping[str, Any], facts: RequestFacts) -> bool:
@@ -256,4 +322,24 @@ def matches_resources(statement: Mapping[str, Any], facts: RequestFacts) -> bool
         return any(filter_ok(b) for b in statement["any"])
     if statement.get("all"):
         return all(filter_ok(b) for b in statement["all"])
+    return False
+
+
+def exception_match_state(statement: Mapping[str, Any], facts: RequestFacts) -> bool | None:
+    """matches_resources with the user unknown (`facts.user_known` false): None where a block names
+    roles/clusterRoles/subjects and its resource part matches. (An exception's blocks always check their
+    user part, kk checkResourceFilter: the scan's empty user never matches them.)"""
+    def state(block: Mapping[str, Any]) -> bool | None:
+        desc = block.get("resources") or {}
+        user = _user_part(block)
+        if _is_empty(desc, user):
+            return False
+        if facts.user_known or not user:
+            return not _block_errors(desc, user, facts)
+        return None if not _block_errors(desc, {}, facts) else False
+
+    if statement.get("any"):
+        return _any(state(b) for b in statement["any"])
+    if statement.get("all"):
+        return _all(state(b) for b in statement["all"])
     return False

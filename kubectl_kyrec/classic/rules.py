@@ -14,20 +14,31 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.classic.autogen import compute_rules
+from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
 from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
-from kubectl_kyrec.classic.match import RequestFacts, matches_resources, rule_matches
+from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
+from kubectl_kyrec.classic.match import (
+    RequestFacts,
+    exception_match_state,
+    match_state,
+    matches_resources,
+    rule_matches,
+    user_info_paths,
+)
 from kubectl_kyrec.classic.podsecurity import EXISTING_VIOLATIONS, PssException
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
+from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
@@ -48,6 +59,9 @@ class ClassicOptions:
     resource_values: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     sources: ContextSources | None = None          # None: the state answers (see ClassicEvaluator)
     cli: bool = False                              # evaluate as Kyverno's CLI does (kyrec test)
+    # who makes the request was given (a UserInfo): rules matching on roles/clusterRoles/subjects are
+    # decided; otherwise they are undetermined (the CLI always has a RequestInfo, empty when not given)
+    user_info_known: bool = False
 
 
 @dataclass
@@ -77,6 +91,10 @@ class ClassicEvaluator:
         self.compiled: list[_Compiled] = []
         for policy in policies:
             c = _Compiled(policy)
+            refused = refused_in_background(policy)
+            if refused is not None:
+                self.errors.append(refused)
+                continue
             for rule in policy.rules:
                 if rule.type == "validate" and rule.validate_kind == "cel":
                     try:
@@ -107,6 +125,8 @@ class ClassicEvaluator:
         facts = RequestFacts(obj=obj, group=req.group, version=req.version, kind=req.kind,
                              subresource=req.subresource, operation=req.operation, namespace_labels=ns_labels,
                              roles=self.options.roles, cluster_roles=self.options.cluster_roles, user_info=user)
+        facts = dataclasses.replace(facts, user_known=self.options.cli or self.options.user_info_known
+                                    or facts.has_user_info)
         context: list[Any] = []
 
         def make_context() -> Any:
@@ -183,7 +203,8 @@ class ClassicEvaluator:
         results: list[Result] = []
         namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
         for rule in compute_rules(policy, facts.kind):
-            if not rule_matches(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace):
+            applies = match_state(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace)
+            if applies is False:
                 continue
             if rule.type == "verifyImages":
                 self._notice(policy, rule, "verifyImages rules are not evaluated (they need image registries)")
@@ -201,6 +222,16 @@ class ClassicEvaluator:
                     ctx.restore()
             if response is None:
                 continue
+            if applies is None:
+                response = _depends_on_user(rule, response)
+            elif not policy.background and not facts.user_known and response.status not in (SKIP, UNDETERMINED):
+                # admission-only: an exception that matches on users may or may not spare this request
+                pending = self._user_exceptions(policy, rule, facts, ctx)
+                if pending:
+                    response = Response(UNDETERMINED, (
+                        f"PolicyException {', '.join(e.key for e in pending)} applies depending on the requesting "
+                        "user, which is not given (pass a UserInfo with --values); if it does not: "
+                        f"{response.status}: {response.message}"))
             results.append(self._result(policy, rule, sctx, response, properties))
             if policy.apply_rules == "One" and response.status in (PASS, FAIL):
                 break
@@ -251,8 +282,7 @@ class ClassicEvaluator:
             return Response(SKIP, f"rule is skipped due to policy exceptions{keys}"), properties
         kind = rule.validate_kind
         if kind == "manifests":
-            self._notice(policy, rule, "validate.manifests rules are not evaluated (they need signatures)")
-            return None, properties
+            return evaluate_manifests(rule.validate.get("manifests") or {}, facts.obj, facts.operation), properties
         if kind == "podSecurity":
             return self._pss(compiled, rule, sctx, facts, ctx, matched, properties)
         if kind == "cel":
@@ -364,6 +394,23 @@ class ClassicEvaluator:
             matched.append(exc)
         return matched
 
+    def _user_exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
+                         ctx: Any) -> list[ClassicException]:
+        """The exceptions for the rule that would match if the (unknown) user were the right one."""
+        out = []
+        for exc in self.exceptions:
+            if not exc.contains(policy.meta.key, rule.name) or exception_match_state(exc.match, facts) is not None:
+                continue
+            if exc.conditions is not None:
+                try:
+                    ok = ctx is not None and self.core.conditions(ctx, exc.conditions, "")[0]
+                except Exception:
+                    ok = False
+                if not ok:
+                    continue
+            out.append(exc)
+        return out
+
     def _notice(self, policy: ClassicPolicy, rule: ClassicRule, text: str) -> None:
         key = (policy.meta.key, rule.name)
         if key not in self._noticed:
@@ -382,6 +429,77 @@ class ClassicEvaluator:
 
 def _pss_exceptions(matched: Sequence[ClassicException]) -> list[PssException]:
     return [PssException(e.key, e.meta.name, e.pod_security) for e in matched]
+
+
+def _user_info_field(block: Mapping[str, Any]) -> str:
+    """kk: userInfoDefined: the first of roles, clusterRoles, subjects the block sets."""
+    return next((k for k in ("roles", "clusterRoles", "subjects") if block.get(k)), "")
+
+
+_REFUSED = ("Kyverno refuses this policy: only select variables are allowed in background mode. Set "
+            "spec.background=false to disable background mode for this policy rule: ")
+# kk: ForbiddenUserVariables (the `.` in request.userInfo is any character there too)
+_USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", r"[^\.](serviceAccountNamespace)\b",
+                                                r"[^\.](request.userInfo)\b", r"[^\.](request.roles)\b",
+                                                r"[^\.](request.clusterRoles)\b"))
+
+
+def refused_in_background(policy: ClassicPolicy) -> InputError | None:
+    """kk: pkg/validation/policy/background.go containsUserVariables: a background policy whose match or
+    exclude names roles/clusterRoles/subjects, or that uses a user variable (`request.userInfo`,
+    `request.roles`, `serviceAccountName`, ...) anywhere, is refused (the admission webhook rejects it, the
+    CLI skips it), because the background scan has no user. Policies with a mutate-existing rule may use
+    the variables."""
+    if not policy.background:
+        return None
+    refused = _user_match_exclude(policy)
+    if refused is not None or any((r.raw.get("mutate") or {}).get("targets") is not None for r in policy.rules):
+        return refused
+    annotations = (policy.raw.get("metadata") or {}).get("annotations")
+    raw = dict(policy.raw)
+    if isinstance(annotations, Mapping) and "kubectl.kubernetes.io/last-applied-configuration" in annotations:
+        raw["metadata"] = {**raw["metadata"], "annotations": {
+            **annotations, "kubectl.kubernetes.io/last-applied-configuration": ""}}
+    # the policy as JSON text, as Kyverno scans it (escaping differences cannot make a user variable)
+    for found in REGEX_VARIABLES.finditer(json.dumps(raw, default=str)):
+        variable = found.group(2)
+        if any(banned.search(variable) for banned in _USER_VARIABLES):
+            return InputError(f"{_REFUSED}variable {variable} is not allowed ", policy.meta.source)
+    return None
+
+
+def _user_match_exclude(policy: ClassicPolicy) -> InputError | None:
+    """kk: hasUserMatchExclude over ComputeRules(policy, "")."""
+    rules = policy.rules
+    if can_autogen(policy):
+        # ComputeRules(policy, "") drops rules named autogen-*; the generated ones come last and copy
+        # their source rule's blocks, so the source is always found first
+        rules = tuple(r for r in rules if not r.name.startswith("autogen-"))
+    for idx, rule in enumerate(rules):
+        for part, order in (("match", ("any", "all")), ("exclude", ("all", "any"))):
+            block = rule.raw.get(part)
+            if not isinstance(block, Mapping):
+                continue
+            found = [(f"{part}/{k}", f"{part}.{k}") for k in [_user_info_field(block)] if k]
+            for sub in order:
+                for i, b in enumerate(block.get(sub) or []):
+                    k = _user_info_field(b) if isinstance(b, Mapping) else ""
+                    if k:
+                        found.append((f"{part}/{sub}[{i}]/{k}", f"{part}.{sub}[{i}].{k}"))
+            if found:
+                path, field_name = found[0]
+                return InputError(f"{_REFUSED}invalid variable used at path: spec/rules[{idx}]/{path} ",
+                                  policy.meta.source, f"spec.rules[{rule.index}].{field_name}")
+    return None
+
+
+def _depends_on_user(rule: ClassicRule, response: Response) -> Response:
+    """The rule applies or not depending on who makes the request, which was not given: undetermined,
+    with what the rule gives when it does apply."""
+    fields = [*user_info_paths(rule.raw.get("match"), "match"), *user_info_paths(rule.raw.get("exclude"), "exclude")]
+    return Response(UNDETERMINED, f"whether the rule applies depends on the requesting user ({', '.join(fields)}), "
+                                  "which is not given (pass a UserInfo with --values); if it applies: "
+                                  f"{response.status}: {response.message}")
 
 
 class _NoLoader:

@@ -37,7 +37,8 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               help="Envoy CheckRequests (JSON) for ValidatingPolicies with evaluation.mode Envoy.")
 @click.option("--live", is_flag=True, help="Read the cluster of the current context (kubeconfig) as the state.")
 @click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
-@click.option("--values", "values_path", help="Request fields and namespace labels (Kyverno CLI Values).")
+@click.option("--values", "values_path",
+              help="Request fields, namespace labels and the requesting user (Kyverno CLI Values or UserInfo).")
 @click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
 @click.option("--now", "now_text", help="The time for time.now(), exception expiry (RFC 3339).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",

@@ -283,9 +283,25 @@ def parse_classic_exception(doc: Document) -> ClassicException:
                                                                                      "spec.podSecurity")))
     for i, entry in enumerate(pss):
         _check_pss_exclusion(r, entry, f"spec.podSecurity[{i}]", None)
+    background = r.boolean(spec.get("background"), "spec.background", True)
+    if background:
+        _check_no_user_info(r, match, "spec.match")
     return ClassicException(meta=meta, entries=tuple(entries), match=match, conditions=spec.get("conditions"),
-                            pod_security=pss,
-                            background=r.boolean(spec.get("background"), "spec.background", True))
+                            pod_security=pss, background=background)
+
+
+def _check_no_user_info(r: _Reader, match: Mapping[str, Any] | None, path: str) -> None:
+    """kk: PolicyExceptionSpec.Validate: an exception applied in background scans has no user to match, so
+    Kyverno's webhook refuses roles/clusterRoles/subjects in its match (MatchResources.ValidateNoUserInfo)."""
+    if not isinstance(match, Mapping):
+        return
+    for sub in ("any", "all"):
+        for i, block in enumerate(match.get(sub) or []):
+            if not isinstance(block, Mapping):
+                continue
+            for key in ("roles", "clusterRoles", "subjects"):
+                if block.get(key):
+                    raise r.fail(f"{path}.{sub}[{i}].{key}", "Usage of user info is forbidden")
 
 
 def is_classic_policy(doc: Document) -> bool:

@@ -3,8 +3,10 @@
 Read (kk: cmd/cli/kubectl-kyverno/apis/v1alpha1/values.go): `globalValues` may set `request.operation`;
 `namespaces` are whole Namespace objects (decoded as core/v1 whatever apiVersion/kind they were written
 with); `namespaceSelector: [{name, labels}]` gives labels to namespaces `namespaces` does not list (those
-win, as in Kyverno). kyrec also reads a top-level `request: {operation, userInfo}`, which the Kyverno
-format has no place for. Per-resource values feed only ClusterPolicy variables, so they are not read.
+win, as in Kyverno). kyrec also reads a top-level `request: {operation, userInfo, roles, clusterRoles}`,
+which the Kyverno format has no place for; a `UserInfo` document (kind UserInfo, Kyverno CLI's
+`--userinfo` file: `roles`, `clusterRoles`, `userInfo`) gives the request's user. Per-resource values
+feed only ClusterPolicy variables, so they are not read.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ class Values:
     namespaces: tuple[Document, ...] = ()
     given_user_info: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)   # the document as written (classic policies' values)
+    # a UserInfo's (or `request`'s) roles and clusterRoles: classic match/exclude blocks read them
+    roles: tuple[str, ...] = ()
+    cluster_roles: tuple[str, ...] = ()
 
     @property
     def request_operation(self) -> str:
@@ -67,7 +72,20 @@ def parse_values_object(obj: Mapping[str, Any], source: Source | None) -> Values
             raise InputError(f"values: namespaceSelector[{i}] needs a name", source)
         if entry["name"] not in listed:
             labels[entry["name"]] = {str(k): str(v) for k, v in (entry.get("labels") or {}).items()}
-    return Values(operation, user_info, labels, tuple(namespaces), "userInfo" in request, raw=obj)
+    roles, cluster_roles = _role_names(request, source)
+    return Values(operation, user_info, labels, tuple(namespaces), "userInfo" in request, raw=obj,
+                  roles=roles, cluster_roles=cluster_roles)
+
+
+def _role_names(request_info: Mapping[str, Any], source: Source | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A RequestInfo's `roles` and `clusterRoles` ("namespace:name" and names, kk: RequestInfo)."""
+    out = []
+    for key in ("roles", "clusterRoles"):
+        value = request_info.get(key) or []
+        if not isinstance(value, list):
+            raise InputError(f"values: {key} must be a list", source)
+        out.append(tuple(str(v) for v in value))
+    return out[0], out[1]
 
 
 def parse_user_info(doc: Document) -> dict[str, Any]:
@@ -85,12 +103,16 @@ def parse_values(docs: Sequence[Document]) -> Values:
         if doc.kind == "UserInfo":
             # a Kyverno CLI UserInfo file (`kyverno apply --userinfo`, a test's `userinfo:`) gives the
             # request's userInfo; its roles and clusterRoles only matter to ClusterPolicies
-            one = Values(user_info=parse_user_info(doc), given_user_info=True)
+            roles, cluster_roles = _role_names(doc.obj, doc.source)
+            one = Values(user_info=parse_user_info(doc), given_user_info=True, roles=roles,
+                         cluster_roles=cluster_roles)
         elif doc.kind not in ("Value", "Values", ""):
             raise InputError(f"--values: expected kind Values or UserInfo, got {doc.kind!r}", doc.source)
         else:
             one = parse_values_object(doc.obj, doc.source)
+        given = one.given_user_info or bool(one.roles or one.cluster_roles)
         out = Values(one.operation or out.operation, one.user_info if one.given_user_info else out.user_info,
                      {**out.namespace_labels, **one.namespace_labels}, (*out.namespaces, *one.namespaces),
-                     out.given_user_info or one.given_user_info)
+                     out.given_user_info or given, roles=one.roles if given else out.roles,
+                     cluster_roles=one.cluster_roles if given else out.cluster_roles)
     return out

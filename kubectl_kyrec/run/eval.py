@@ -105,7 +105,13 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
     provider = provider_for(inputs)
-    eval_options = EvalOptions(now=now, operation=inputs.values.request_operation,
+    from kubectl_kyrec.classic.rules import ClassicOptions
+
+    values = inputs.values
+    # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
+    classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
+                             user_info_known=values.given_user_info)
+    eval_options = EvalOptions(now=now, operation=inputs.values.request_operation, classic=classic,
                                user_info=inputs.values.user_info,
                                namespace_labels=inputs.values.namespace_labels,
                                namespaces=inputs.values.namespaces, selector=options.selector,

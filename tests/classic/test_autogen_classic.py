@@ -121,3 +121,43 @@ def test_cel_rules_rewrite_object_references() -> None:
     gen = compute_rules(p, "Deployment")[1].raw
     assert gen["validate"]["cel"]["expressions"][0]["expression"] == \
         "object.spec.template.spec.containers.all(c, true)"
+
+
+def _messages(validate: dict) -> tuple[str, str]:
+    p = policy([{"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate}])
+    deployment = {r.name: r for r in compute_rules(p, "Deployment")}["autogen-r"]
+    cronjob = {r.name: r for r in compute_rules(p, "CronJob")}["autogen-cronjob-r"]
+    return deployment.raw["validate"]["message"], cronjob.raw["validate"]["message"]
+
+
+# kk: variables.FindAndShiftReferences as generateRule calls it (pivot per rule type; the CronJob rule is
+# made from the controller rule, so its shift lands in front of the first one)
+def test_pattern_message_references_are_shifted() -> None:
+    message = "image $(./../../pattern/spec/containers/0/image) twice $(./../../pattern/spec/containers/0/image)."
+    assert _messages({"message": message, "pattern": {"spec": {"containers": [{"image": "*"}]}}}) == (
+        "image $(./../../pattern/spec/template/spec/containers/0/image) twice "
+        "$(./../../pattern/spec/template/spec/containers/0/image).",
+        "image $(./../../pattern/spec/jobTemplate/spec/template/spec/template/spec/containers/0/image) twice "
+        "$(./../../pattern/spec/jobTemplate/spec/template/spec/template/spec/containers/0/image).")
+
+
+def test_escaped_and_pivotless_references_stay() -> None:
+    message = r"keep \$(./../../pattern/x) and $(IMAGE)"
+    assert _messages({"message": message, "pattern": {"spec": {}}}) == (message, message)
+
+
+def test_deny_and_foreach_pivots() -> None:
+    deny = {"message": "see $(./../deny/conditions) not $(./../pattern/x)", "deny": {}}
+    assert _messages(deny)[0] == "see $(./../deny/spec/template/conditions) not $(./../pattern/x)"
+    # foreach rules shift with the pivot "pattern", as generateRule passes it
+    foreach = {"message": "at $(./../pattern/x)", "foreach": [{"list": "request.object.spec.containers",
+                                                                  "deny": {}}]}
+    assert _messages(foreach)[0] == "at $(./../pattern/spec/template/x)"
+
+
+def test_any_pattern_pivot_keeps_the_first_index_for_the_whole_message() -> None:
+    # the pivot becomes anyPattern/1 at the first reference and stays so: the second (anyPattern/0) is
+    # not found, its "index" read from the wrong offset, and it is left as written
+    message = "$(./../../anyPattern/1/spec/x) and $(./../../anyPattern/0/spec/y)"
+    assert _messages({"message": message, "anyPattern": [{"spec": {}}, {"spec": {}}]})[0] == (
+        "$(./../../anyPattern/1/spec/template/spec/x) and $(./../../anyPattern/0/spec/y)")

@@ -23,6 +23,7 @@ import yaml
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.classic.rules import refused_in_background
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate import pipeline
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
@@ -141,9 +142,15 @@ def test_admission_verdicts(folder: Path) -> None:
             docs = load_documents([str(path)])
             if kind == "policy" or any(d.api_version.startswith(POLICY_GROUPS) for d in docs):
                 classify([*policy_docs, *docs]).raise_errors()
+                # what Kyverno's policy validation refuses and kyrec's evaluator reports as an error
+                for policy in classify(docs).classic:
+                    refused = refused_in_background(policy)
+                    if refused is not None:
+                        raise refused
                 policy_docs.extend(docs)
                 if expects_error:
                     problems.append(f"{path.name}: Kyverno rejects this policy object, kyrec accepted it")
+                    checked += 1
                 continue
         except InputError:
             if not expects_error:

@@ -16,6 +16,7 @@ import yaml
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.classic.rules import ClassicOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
@@ -31,7 +32,11 @@ def _row(r: Result) -> str:
 
 
 def run_case(case: Path) -> tuple[Any, dict[str, Any]]:
+    """`inputs: <case>` in expected.yaml reads that case's files (one set of inputs, several requests);
+    `request` gives operation, userInfo, roles and clusterRoles (a UserInfo's fields)."""
     expected = yaml.safe_load((case / "expected.yaml").read_text())
+    if expected.get("inputs"):
+        case = case.parent / expected["inputs"]
     now = datetime.datetime.fromisoformat(expected.get("now", "2026-11-29T00:00:00+00:00"))
     paths = [str(case / "policies.yaml")]
     if (case / "exceptions.yaml").exists():
@@ -44,7 +49,10 @@ def run_case(case: Path) -> tuple[Any, dict[str, Any]]:
     outcome = run_eval(policies, resources, state, kinds=KindTable(),
                        libraries=library_factory(LibraryContext(now=now, provider=provider)),
                        options=EvalOptions(now=now, operation=request.get("operation", "CREATE"),
-                                           user_info=request.get("userInfo") or {}))
+                                           user_info=request.get("userInfo") or {}, classic=ClassicOptions(
+                                               roles=tuple(request.get("roles") or ()),
+                                               cluster_roles=tuple(request.get("clusterRoles") or ()),
+                                               user_info_known="userInfo" in request)))
     return outcome, expected
 
 

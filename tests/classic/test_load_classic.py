@@ -124,6 +124,33 @@ spec:
     assert not exc.contains("other", "check")
 
 
+_USER_EXCEPTION = """\
+apiVersion: kyverno.io/v2
+kind: PolicyException
+metadata: {{name: ex, namespace: team}}
+spec:
+{background}  exceptions:
+  - policyName: require-labels
+    ruleNames: [check]
+  match:
+    any:
+    - resources:
+        kinds: [Pod]
+      subjects:
+      - kind: User
+        name: chip
+"""
+
+
+def test_a_background_exception_matching_on_users_is_refused_as_kyvernos_webhook_does() -> None:
+    with pytest.raises(InputError) as info:
+        _classify(_USER_EXCEPTION.format(background=""))
+    assert "spec.match.any[0].subjects" in str(info.value)
+    assert "Usage of user info is forbidden" in str(info.value)
+    exc = _classify(_USER_EXCEPTION.format(background="  background: false\n")).classic_exceptions[0]
+    assert not exc.background
+
+
 def test_a_cel_rule_that_does_not_compile_names_the_line_of_its_expression(tmp_path: Any) -> None:
     import datetime
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_kyrec.classic.match import RequestFacts, parse_kind_selector, rule_matches
+from kubectl_kyrec.classic.match import RequestFacts, match_state, parse_kind_selector, rule_matches, user_info_paths
 
 
 def facts(obj: dict[str, Any], *, group: str = "", version: str = "v1", sub: str = "", op: str = "CREATE",
@@ -110,3 +110,42 @@ def test_ephemeral_containers_match_pod_rules() -> None:
     assert rule_matches({"resources": {"kinds": ["Pod"]}}, None, facts(POD, sub="ephemeralcontainers"))
     assert not rule_matches({"resources": {"kinds": ["Pod"]}}, None, facts(POD, sub="status"))
     assert rule_matches({"resources": {"kinds": ["Pod/status"]}}, None, facts(POD, sub="status"))
+
+
+# who makes the request not given (eval without a UserInfo): answers that depend on it are None
+@pytest.mark.parametrize(("match", "exclude", "state"), [
+    # a userInfo block whose resource part matches: depends on the user
+    ({"any": [{"resources": {"kinds": ["Pod"]}, "subjects": [{"kind": "User", "name": "alice"}]}]}, None, None),
+    # ... whose resource part fails: decided, the user cannot make it match
+    ({"any": [{"resources": {"kinds": ["Secret"]}, "clusterRoles": ["admin"]}]}, None, False),
+    # another block of `any` matches without the user: decided
+    ({"any": [{"resources": {"kinds": ["Pod"]}}, {"resources": {"kinds": ["Pod"]}, "roles": ["a:b"]}]}, None, True),
+    # `all` with one block failing on resources: decided
+    ({"all": [{"resources": {"kinds": ["Secret"]}}, {"resources": {"kinds": ["Pod"]}, "roles": ["a:b"]}]}, None,
+     False),
+    ({"all": [{"resources": {"kinds": ["Pod"]}}, {"resources": {"kinds": ["Pod"]}, "roles": ["a:b"]}]}, None, None),
+    # the old form
+    ({"resources": {"kinds": ["Pod"]}, "clusterRoles": ["admin"]}, None, None),
+    # exclude by user: undecided unless its resource part fails or another exclude block applies
+    ({"resources": {"kinds": ["Pod"]}}, {"clusterRoles": ["cluster-admin"]}, None),
+    ({"resources": {"kinds": ["Pod"]}}, {"any": [{"resources": {"kinds": ["Secret"]}, "roles": ["a:b"]}]}, True),
+    ({"resources": {"kinds": ["Pod"]}}, {"any": [{"resources": {"namespaces": ["prod"]}},
+                                                  {"clusterRoles": ["x"]}]}, False),
+    # exclude.all: one block that cannot exclude decides "not excluded"
+    ({"resources": {"kinds": ["Pod"]}}, {"all": [{"resources": {"namespaces": ["dev"]}}, {"clusterRoles": ["x"]}]},
+     True),
+    ({"resources": {"kinds": ["Pod"]}}, {"all": [{"resources": {"namespaces": ["prod"]}}, {"clusterRoles": ["x"]}]},
+     None),
+])
+def test_match_state_with_the_user_unknown(match: dict[str, Any], exclude: dict[str, Any] | None,
+                                           state: bool | None) -> None:
+    assert match_state(match, exclude, facts(POD, user_known=False)) is state
+    # known (even empty: the scan's RequestInfo) it is always decided
+    assert match_state(match, exclude, facts(POD)) is not None
+
+
+def test_user_info_paths_name_every_field() -> None:
+    block = {"clusterRoles": ["a"], "any": [{"subjects": [{"kind": "User", "name": "x"}], "roles": ["n:r"]}]}
+    assert user_info_paths(block, "exclude") == ["exclude.clusterRoles", "exclude.any[0].roles",
+                                                 "exclude.any[0].subjects"]
+    assert user_info_paths(None, "match") == []
