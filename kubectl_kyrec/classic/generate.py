@@ -216,10 +216,24 @@ class _Target:
         return "/".join(p for p in (self.api_version, self.kind, self.namespace, self.name))
 
 
+def _fresh(value: Any) -> Any:
+    """normalize_numbers(copy.deepcopy(value)) in one walk: JSON-shaped objects (dicts, lists, scalars) are
+    copied while their numbers are normalized; anything else goes the long way."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, str | bool | int | bytes) or value is None:
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2 ** 63 else value
+    return normalize_numbers(copy.deepcopy(value))
+
+
 def _clone_copy(source: Mapping[str, Any], target: _Target) -> dict[str, Any]:
     """manageClone: the source (labelled clone-source by updateSourceLabel before the copy) with source-*
     labels, ownerReferences dropped across namespaces, server metadata stripped."""
-    obj = normalize_numbers(copy.deepcopy(dict(source)))
+    obj: dict[str, Any] = _fresh(dict(source))
     meta = obj.setdefault("metadata", {})
     labels = dict(meta.get("labels") or {})
     labels[LABEL_CLONE_SOURCE] = ""
@@ -240,9 +254,10 @@ def _clone_copy(source: Mapping[str, Any], target: _Target) -> dict[str, Any]:
 
 
 def _finish(data: Mapping[str, Any], target: _Target, unit: ClassicGenerateRule, trigger_set: Mapping[str, str],
-            namespaced: Callable[[str, str], bool]) -> dict[str, Any]:
-    """generator.go: name, namespace, kind (when empty) and apiVersion from the target, then the labels."""
-    obj = normalize_numbers(copy.deepcopy(dict(data)))
+            namespaced: Callable[[str, str], bool], *, owned: bool = False) -> dict[str, Any]:
+    """generator.go: name, namespace, kind (when empty) and apiVersion from the target, then the labels.
+    `owned`: `data` is already a private copy (_clone_copy's), changed in place."""
+    obj: dict[str, Any] = data if owned and isinstance(data, dict) else _fresh(dict(data))
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         meta = {}
@@ -282,7 +297,7 @@ def pattern_downstreams(pattern: Mapping[str, Any], unit: ClassicGenerateRule, t
         if source is None:
             raise GenerateFailed(f"source resource {target.text()} not found: {target.kind} "
                                  f"{source_ns + '/' if source_ns else ''}{source_name} is not in the state")
-        return [_finish(_clone_copy(source, target), target, unit, trigger_set, namespaced)]
+        return [_finish(_clone_copy(source, target), target, unit, trigger_set, namespaced, owned=True)]
     if clone_list.get("kinds"):
         out = []
         selector = clone_list.get("selector")
@@ -299,7 +314,7 @@ def pattern_downstreams(pattern: Mapping[str, Any], unit: ClassicGenerateRule, t
                                target.namespace, str(meta.get("name") or ""))
                 if str(meta.get("namespace") or "") == each.namespace:
                     continue    # self-clone
-                out.append(_finish(_clone_copy(source, each), each, unit, trigger_set, namespaced))
+                out.append(_finish(_clone_copy(source, each), each, unit, trigger_set, namespaced, owned=True))
         return out
     data = pattern.get("data")
     if data is None:

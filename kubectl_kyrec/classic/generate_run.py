@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_object
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
-from kubectl_kyrec.model import Document, Notice, Subject
+from kubectl_kyrec.model import Document, Notice, Subject, group_version
 
 
 def _namespaced(kinds: KindLookup | None) -> Callable[[str, str], bool]:
@@ -103,7 +103,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.context_loader import ContextLoader
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
-    from kubectl_kyrec.classic.match import RequestFacts, rule_matches
+    from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
     from kubectl_kyrec.classic.rules import state_sources
 
     out = GeneratingOutcome()
@@ -132,11 +132,18 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     needs_user = {id(u): uses_user_info(u.rule) for u in units if u.rule is not None}
     unknown_age: dict[str, int] = {}
     user = dict(options.user_info)
+    # most objects of a state are of kinds no generate rule names: rejected here once per kind, still
+    # counted as evaluated (a downstream of such a trigger no longer matches)
+    gate = KindGate([(u.rule.raw.get("match") or {}) if u.rule is not None else {} for u in units])
     for subject in subject_set.subjects:
         if trigger_filter is not None and not trigger_filter(subject):
             continue
         out.triggers.append(subject)
         out.evaluated_uids.add(subject.ref.uid)
+        group, version = group_version(str(subject.obj.get("apiVersion", "")))
+        candidates = gate.candidates(group, version, str(subject.obj.get("kind", "")))
+        if not candidates:
+            continue
         request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
                                 operation=options.operation, user_info=user)
         ns_obj = None
@@ -150,7 +157,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
         in_state = subject.ref.uid in state_uids
         labels = trigger_labels(subject.obj, request.kind, subject.ref.uid)
         ctx = None
-        for unit in units:
+        for unit in (units[i] for i in candidates):
             assert unit.rule is not None
             policy_ns = unit.meta.namespace if unit.namespaced else ""
             if policy_ns and policy_ns != request.namespace:
