@@ -148,7 +148,11 @@ class ObjectStore:
     def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
         self.by_identity: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
         self.by_kind: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        seen: set[int] = set()
         for obj in objects:
+            if id(obj) in seen:
+                continue        # diff passes the state as the triggers too: the same objects twice
+            seen.add(id(obj))
             key = identity(obj)
             if key not in self.by_identity:
                 self.by_kind.setdefault((key[0], key[1]), []).append(obj)

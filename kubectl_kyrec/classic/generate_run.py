@@ -10,7 +10,6 @@ policy is owed nothing unless the rule's generateExisting (else the spec's) is o
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -34,7 +33,7 @@ from kubectl_kyrec.evaluate.generating import (
 )
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectSet, as_admitted, make_subject
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
 from kubectl_kyrec.model import Document, Notice, Subject, group_version
 
@@ -68,6 +67,28 @@ def _json_context(subject: Subject, operation: str, user_info: Mapping[str, Any]
         ctx.add_json({"images": found})
     ctx.add_operation(operation)
     return ctx
+
+
+def _gvk(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    group, version = group_version(str(obj.get("apiVersion", "")))
+    return group, version, str(obj.get("kind", ""))
+
+
+def _subjects(triggers: Sequence[Document], kinds: KindLookup,
+              uid_from: Mapping[tuple[str, str, str, str], str] | None, gate: Any) -> SubjectSet:
+    """evaluate.subjects.make_subjects, except that a trigger of a kind no rule can match keeps its object as
+    read: as_admitted (a full copy) only changes what a policy sees, and no policy looks at it."""
+    subjects: list[Subject] = []
+    notices: list[Notice] = []
+    unknown_seen: set[tuple[str, str]] = set()
+    for doc in triggers:
+        obj = as_admitted(doc.obj) if gate.candidates(*_gvk(doc.obj)) else doc.obj
+        subject, notice = make_subject(obj, doc.source, kinds, uid_from=uid_from)
+        subjects.append(subject)
+        if notice is not None and (doc.api_version, doc.kind) not in unknown_seen:
+            unknown_seen.add((doc.api_version, doc.kind))
+            notices.append(notice)
+    return SubjectSet(subjects, notices)
 
 
 def _exception_for(unit: ClassicGenerateRule, exceptions: Sequence[ClassicException], facts: Any, ctx: Any,
@@ -123,25 +144,27 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     store = ObjectStore([*(d.obj for d in state), *(d.obj for d in triggers)])
     state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state
                   if (d.obj.get("metadata") or {}).get("uid")}
-    uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
-                for d in state if (d.obj.get("metadata") or {}).get("uid")}
-    subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
+    uid_from = None
+    if any(not (d.obj.get("metadata") or {}).get("uid") for d in triggers):
+        # a trigger without a uid takes the state copy's (needed only then)
+        uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+                    for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    # most objects of a state are of kinds no generate rule names: rejected once per kind, they are still
+    # evaluated triggers (a downstream of one no longer matches), only not turned into admitted objects
+    gate = KindGate([(u.rule.raw.get("match") or {}) if u.rule is not None else {} for u in units])
+    subject_set = _subjects(triggers, kinds, uid_from, gate)
     out.notices.extend(subject_set.notices)
     namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
-    created = {u.meta.key: policy_created(u, state) for u in units}
+    created = {key: policy_created(u, state) for key, u in {u.meta.key: u for u in units}.items()}
     needs_user = {id(u): uses_user_info(u.rule) for u in units if u.rule is not None}
     unknown_age: dict[str, int] = {}
     user = dict(options.user_info)
-    # most objects of a state are of kinds no generate rule names: rejected here once per kind, still
-    # counted as evaluated (a downstream of such a trigger no longer matches)
-    gate = KindGate([(u.rule.raw.get("match") or {}) if u.rule is not None else {} for u in units])
     for subject in subject_set.subjects:
         if trigger_filter is not None and not trigger_filter(subject):
             continue
         out.triggers.append(subject)
         out.evaluated_uids.add(subject.ref.uid)
-        group, version = group_version(str(subject.obj.get("apiVersion", "")))
-        candidates = gate.candidates(group, version, str(subject.obj.get("kind", "")))
+        candidates = gate.candidates(*_gvk(subject.obj))
         if not candidates:
             continue
         request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
@@ -189,9 +212,8 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                                       "cannot answer offline")
             finally:
                 ctx.restore()
-            result = outcome(unit, sctx, run, owed=owed is not False)
+            result = outcome(unit, sctx, run, owed=owed is not False, age_known=owed is not None)
             if owed is None:
-                result = dataclasses.replace(result, age_known=False)
                 unknown_age[unit.meta.key] = unknown_age.get(unit.meta.key, 0) + 1
             out.outcomes.append(result)
     for key, count in unknown_age.items():
