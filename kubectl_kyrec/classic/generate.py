@@ -322,7 +322,10 @@ def pattern_downstreams(pattern: Mapping[str, Any], unit: ClassicGenerateRule, t
         return out
     data = pattern.get("data")
     if data is None:
-        return []           # manageData: "data is nil - skipping update"
+        # manageData's "data is nil" never fires from the generator: it passes the pattern's *JSON field, a
+        # typed nil inside a non-nil interface, which ToMap turns into an empty object, so the target is
+        # written with only apiVersion, kind and metadata (conformance existing-with-wildcard-name-matching)
+        data = {}
     if not isinstance(data, Mapping):
         raise GenerateFailed("failed to convert data: expected an object")
     return [_finish(data, target, unit, trigger_set, namespaced)]
@@ -335,6 +338,21 @@ class RuleRun:
     status: TriggerStatus
     objects: tuple[dict[str, Any], ...] = ()
     message: str = ""
+
+
+def matches_delete(rule: ClassicRule) -> bool:
+    """kk: webhooks/utils MatchDeleteOperation: DELETE among the operations of the rule's match (old form,
+    any and all blocks). On a trigger's deletion such a rule generates (from the deleted object) instead of
+    deleting its downstreams (webhooks/resource/generation syncTriggerAction)."""
+    match = rule.raw.get("match")
+    if not isinstance(match, Mapping):
+        return False
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])]
+    for block in blocks:
+        desc = block.get("resources") if isinstance(block, Mapping) else None
+        if isinstance(desc, Mapping) and "DELETE" in (desc.get("operations") or []):
+            return True
+    return False
 
 
 def uses_user_info(rule: ClassicRule) -> bool:

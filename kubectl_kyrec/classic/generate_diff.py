@@ -32,6 +32,7 @@ from kubectl_kyrec.classic.generate import (
     LABEL_SOURCE_VERSION,
     ClassicGenerateRule,
     generate_rules,
+    matches_delete,
 )
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.expect.downstreams import LABEL_POLICY_NAMESPACE, identity, labels_of, owner_of
@@ -291,6 +292,11 @@ def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome 
                       "the rule no longer matches the trigger; sync is off, so Kyverno leaves it", prune=True)
     if owner.trigger_uid and index.lists(owner.trigger_group, owner.trigger_version, owner.trigger_kind,
                                          owner.trigger_namespace):
+        if unit.rule is not None and matches_delete(unit.rule):
+            return change(DownstreamClass.ORPHAN, Reason.TRIGGER_GONE, False,
+                          "no object with the trigger's uid in the state, and the rule's match names DELETE: "
+                          "Kyverno generates it from the trigger when the trigger is deleted and does not "
+                          "delete it then, so it stays")
         return change(DownstreamClass.ORPHAN, Reason.TRIGGER_GONE, sync,
                       f"no object with the trigger's uid in the state; {CROSS_RULE}" if sync else
                       "no object with the trigger's uid in the state; sync is off, so Kyverno leaves it",

@@ -19,6 +19,7 @@ from kubectl_kyrec.classic.generate import (
     RuleRun,
     evaluate_rule,
     generate_rules,
+    matches_delete,
     outcome,
     trigger_labels,
     uses_user_info,
@@ -49,15 +50,16 @@ def _namespaced(kinds: KindLookup | None) -> Callable[[str, str], bool]:
 
 
 def _json_context(subject: Subject, operation: str, user_info: Mapping[str, Any], engine: Any) -> Any:
-    """The trigger's policy context: request.object (and oldObject on UPDATE), userInfo, namespace,
-    images, operation (kk: common.NewBackgroundContext)."""
+    """The trigger's policy context: request.object, oldObject on UPDATE and DELETE (on DELETE the trigger
+    is the deleted object and both name it), userInfo, namespace, images, operation (kk:
+    common.NewBackgroundContext)."""
     from kubectl_kyrec.classic.json_context import EvalContext
     from kubectl_kyrec.classic.request import images
 
     obj = subject.obj
     ctx = EvalContext(engine=engine)
     ctx.add_resource(obj)
-    if operation == "UPDATE":
+    if operation in ("UPDATE", "DELETE"):
         ctx.add_old_resource(obj)
     ctx.add_user_info({"userInfo": {k: v for k, v in user_info.items() if v not in (None, "", [], {})}})
     ctx.add_service_account(str(user_info.get("username") or ""))
@@ -157,6 +159,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
     created = {key: policy_created(u, state) for key, u in {u.meta.key: u for u in units}.items()}
     needs_user = {id(u): uses_user_info(u.rule) for u in units if u.rule is not None}
+    delete_rules = {id(u): matches_delete(u.rule) for u in units if u.rule is not None}
     unknown_age: dict[str, int] = {}
     user = dict(options.user_info)
     for subject in subject_set.subjects:
@@ -185,6 +188,8 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
             policy_ns = unit.meta.namespace if unit.namespaced else ""
             if policy_ns and policy_ns != request.namespace:
                 continue
+            if request.operation == "DELETE" and not delete_rules[id(unit)]:
+                continue    # on a deletion only a rule naming DELETE generates; the others clean up
             raw = unit.rule.raw
             if not rule_matches(raw.get("match") or {}, raw.get("exclude"), facts, policy_ns):
                 continue
