@@ -196,7 +196,8 @@ def _desired(o: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, 
                                     actual=live)
         return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, key, trigger, obj_ref, fields, diff,
                                 expected=expected, actual=live,
-                                message="" if sync else "sync is off: Kyverno leaves the change")
+                                message="" if sync else "sync is off: Kyverno leaves the change",
+                                replace=not unit.use_server_side_apply)
     overwrite = ("; with sync on Kyverno updates an existing target without an ownership check, so it would "
                  "overwrite it" if sync else "")
     if not owner.managed_by_kyverno or not owner.policy_name:

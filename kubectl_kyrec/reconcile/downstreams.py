@@ -118,6 +118,9 @@ class DownstreamChange:
     actual: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     message: str = ""
     prune: bool = False          # `apply --prune` may delete it
+    # Kyverno rewrites it with an update (PUT, the whole object), not server-side apply: a classic rule
+    # with useServerSideApply off (background/generate/generator.go)
+    replace: bool = field(default=False, compare=False)
 
     @property
     def finding(self) -> bool:
