@@ -433,12 +433,45 @@ def _one_pattern(pattern: Mapping[str, Any], unit: ClassicGenerateRule, ctx: Any
             raise GenerateFailed(f"failed to evaluate preconditions: {exc}") from None
         if not ok:
             return []
-    fields = {k: pattern[k] for k in PATTERN_KEYS if k in pattern}
+    constant, variable = _split_pattern(pattern)
     try:
-        substituted = core.substitute(ctx, fields)
+        substituted = {**constant, **core.substitute(ctx, variable)} if variable else constant
     except Exception as exc:
         raise GenerateFailed(str(exc)) from None
     return pattern_downstreams(substituted, unit, trigger_set, store, namespaced)
+
+
+def _has_marker(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value or "$(" in value
+    if isinstance(value, Mapping):
+        return any(_has_marker(k) or _has_marker(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_marker(v) for v in value)
+    return False
+
+
+# a rule's pattern is substituted once per trigger: which of its fields hold no variable is worked out once
+_SPLITS: dict[int, tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]] = {}
+
+
+def _split_pattern(pattern: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(fields without `{{`/`$(`, fields with one) of the GeneratePattern's substituted fields. Substitution
+    leaves the first unchanged, and each string is substituted on its own at its own path, so only the second
+    goes through it; a `$(...)` reference can point at a sibling field, so with one every field goes."""
+    entry = _SPLITS.get(id(pattern))
+    if entry is not None and entry[0] is pattern:
+        return entry[1], entry[2]
+    fields = {k: pattern[k] for k in PATTERN_KEYS if k in pattern}
+    if "$(" in json.dumps(fields, default=str):
+        constant, variable = {}, fields
+    else:
+        constant = {k: v for k, v in fields.items() if not _has_marker(v)}
+        variable = {k: v for k, v in fields.items() if k not in constant}
+    if len(_SPLITS) > 4096:
+        _SPLITS.clear()
+    _SPLITS[id(pattern)] = (pattern, constant, variable)
+    return constant, variable
 
 
 def _dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:

@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_object
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectSet, as_admitted, make_subject
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
-from kubectl_kyrec.model import Document, Notice, Subject, group_version
+from kubectl_kyrec.model import Document, Notice, Subject
 
 
 def _namespaced(kinds: KindLookup | None) -> Callable[[str, str], bool]:
@@ -71,11 +71,6 @@ def _json_context(subject: Subject, operation: str, user_info: Mapping[str, Any]
     return ctx
 
 
-def _gvk(obj: Mapping[str, Any]) -> tuple[str, str, str]:
-    group, version = group_version(str(obj.get("apiVersion", "")))
-    return group, version, str(obj.get("kind", ""))
-
-
 def _subjects(triggers: Sequence[Document], kinds: KindLookup,
               uid_from: Mapping[tuple[str, str, str, str], str] | None, gate: Any) -> SubjectSet:
     """evaluate.subjects.make_subjects, except that a trigger of a kind no rule can match keeps its object as
@@ -84,7 +79,7 @@ def _subjects(triggers: Sequence[Document], kinds: KindLookup,
     notices: list[Notice] = []
     unknown_seen: set[tuple[str, str]] = set()
     for doc in triggers:
-        obj = as_admitted(doc.obj) if gate.candidates(*_gvk(doc.obj)) else doc.obj
+        obj = as_admitted(doc.obj) if gate.for_object(doc.obj) else doc.obj
         subject, notice = make_subject(obj, doc.source, kinds, uid_from=uid_from)
         subjects.append(subject)
         if notice is not None and (doc.api_version, doc.kind) not in unknown_seen:
@@ -167,7 +162,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
             continue
         out.triggers.append(subject)
         out.evaluated_uids.add(subject.ref.uid)
-        candidates = gate.candidates(*_gvk(subject.obj))
+        candidates = gate.for_object(subject.obj)
         if not candidates:
             continue
         request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,

@@ -20,6 +20,7 @@ from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.load.kyverno_config import (
     parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters
 )
+from kubectl_kyrec.model import group_version
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,16 @@ class KindGate:
     def __init__(self, matches: Sequence[Mapping[str, Any]]) -> None:
         self._requirements = [_kind_requirements(m) for m in matches]
         self._seen: dict[tuple[str, str, str, str], tuple[int, ...]] = {}
+        self._by_object: dict[tuple[str, str], tuple[int, ...]] = {}
+
+    def for_object(self, obj: Mapping[str, Any]) -> tuple[int, ...]:
+        """candidates() for an object as read (no subresource), remembered by its apiVersion and kind."""
+        key = (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        found = self._by_object.get(key)
+        if found is None:
+            group, version = group_version(key[0])      # as build_request reads it
+            found = self._by_object[key] = self.candidates(group, version, key[1])
+        return found
 
     def candidates(self, group: str, version: str, kind: str, subresource: str = "") -> tuple[int, ...]:
         """Positions (in the order given) of the rules whose match can succeed for this kind."""
