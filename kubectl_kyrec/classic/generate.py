@@ -148,7 +148,11 @@ class ObjectStore:
     def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
         self.by_identity: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
         self.by_kind: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        seen: set[int] = set()
         for obj in objects:
+            if id(obj) in seen:
+                continue        # diff passes the state as the triggers too: the same objects twice
+            seen.add(id(obj))
             key = identity(obj)
             if key not in self.by_identity:
                 self.by_kind.setdefault((key[0], key[1]), []).append(obj)
@@ -216,10 +220,24 @@ class _Target:
         return "/".join(p for p in (self.api_version, self.kind, self.namespace, self.name))
 
 
+def _fresh(value: Any) -> Any:
+    """normalize_numbers(copy.deepcopy(value)) in one walk: JSON-shaped objects (dicts, lists, scalars) are
+    copied while their numbers are normalized; anything else goes the long way."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, str | bool | int | bytes) or value is None:
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2 ** 63 else value
+    return normalize_numbers(copy.deepcopy(value))
+
+
 def _clone_copy(source: Mapping[str, Any], target: _Target) -> dict[str, Any]:
     """manageClone: the source (labelled clone-source by updateSourceLabel before the copy) with source-*
     labels, ownerReferences dropped across namespaces, server metadata stripped."""
-    obj = normalize_numbers(copy.deepcopy(dict(source)))
+    obj: dict[str, Any] = _fresh(dict(source))
     meta = obj.setdefault("metadata", {})
     labels = dict(meta.get("labels") or {})
     labels[LABEL_CLONE_SOURCE] = ""
@@ -240,9 +258,10 @@ def _clone_copy(source: Mapping[str, Any], target: _Target) -> dict[str, Any]:
 
 
 def _finish(data: Mapping[str, Any], target: _Target, unit: ClassicGenerateRule, trigger_set: Mapping[str, str],
-            namespaced: Callable[[str, str], bool]) -> dict[str, Any]:
-    """generator.go: name, namespace, kind (when empty) and apiVersion from the target, then the labels."""
-    obj = normalize_numbers(copy.deepcopy(dict(data)))
+            namespaced: Callable[[str, str], bool], *, owned: bool = False) -> dict[str, Any]:
+    """generator.go: name, namespace, kind (when empty) and apiVersion from the target, then the labels.
+    `owned`: `data` is already a private copy (_clone_copy's), changed in place."""
+    obj: dict[str, Any] = data if owned and isinstance(data, dict) else _fresh(dict(data))
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         meta = {}
@@ -282,7 +301,7 @@ def pattern_downstreams(pattern: Mapping[str, Any], unit: ClassicGenerateRule, t
         if source is None:
             raise GenerateFailed(f"source resource {target.text()} not found: {target.kind} "
                                  f"{source_ns + '/' if source_ns else ''}{source_name} is not in the state")
-        return [_finish(_clone_copy(source, target), target, unit, trigger_set, namespaced)]
+        return [_finish(_clone_copy(source, target), target, unit, trigger_set, namespaced, owned=True)]
     if clone_list.get("kinds"):
         out = []
         selector = clone_list.get("selector")
@@ -299,11 +318,14 @@ def pattern_downstreams(pattern: Mapping[str, Any], unit: ClassicGenerateRule, t
                                target.namespace, str(meta.get("name") or ""))
                 if str(meta.get("namespace") or "") == each.namespace:
                     continue    # self-clone
-                out.append(_finish(_clone_copy(source, each), each, unit, trigger_set, namespaced))
+                out.append(_finish(_clone_copy(source, each), each, unit, trigger_set, namespaced, owned=True))
         return out
     data = pattern.get("data")
     if data is None:
-        return []           # manageData: "data is nil - skipping update"
+        # manageData's "data is nil" never fires from the generator: it passes the pattern's *JSON field, a
+        # typed nil inside a non-nil interface, which ToMap turns into an empty object, so the target is
+        # written with only apiVersion, kind and metadata (conformance existing-with-wildcard-name-matching)
+        data = {}
     if not isinstance(data, Mapping):
         raise GenerateFailed("failed to convert data: expected an object")
     return [_finish(data, target, unit, trigger_set, namespaced)]
@@ -316,6 +338,21 @@ class RuleRun:
     status: TriggerStatus
     objects: tuple[dict[str, Any], ...] = ()
     message: str = ""
+
+
+def matches_delete(rule: ClassicRule) -> bool:
+    """kk: webhooks/utils MatchDeleteOperation: DELETE among the operations of the rule's match (old form,
+    any and all blocks). On a trigger's deletion such a rule generates (from the deleted object) instead of
+    deleting its downstreams (webhooks/resource/generation syncTriggerAction)."""
+    match = rule.raw.get("match")
+    if not isinstance(match, Mapping):
+        return False
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])]
+    for block in blocks:
+        desc = block.get("resources") if isinstance(block, Mapping) else None
+        if isinstance(desc, Mapping) and "DELETE" in (desc.get("operations") or []):
+            return True
+    return False
 
 
 def uses_user_info(rule: ClassicRule) -> bool:
@@ -396,12 +433,45 @@ def _one_pattern(pattern: Mapping[str, Any], unit: ClassicGenerateRule, ctx: Any
             raise GenerateFailed(f"failed to evaluate preconditions: {exc}") from None
         if not ok:
             return []
-    fields = {k: pattern[k] for k in PATTERN_KEYS if k in pattern}
+    constant, variable = _split_pattern(pattern)
     try:
-        substituted = core.substitute(ctx, fields)
+        substituted = {**constant, **core.substitute(ctx, variable)} if variable else constant
     except Exception as exc:
         raise GenerateFailed(str(exc)) from None
     return pattern_downstreams(substituted, unit, trigger_set, store, namespaced)
+
+
+def _has_marker(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value or "$(" in value
+    if isinstance(value, Mapping):
+        return any(_has_marker(k) or _has_marker(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_marker(v) for v in value)
+    return False
+
+
+# a rule's pattern is substituted once per trigger: which of its fields hold no variable is worked out once
+_SPLITS: dict[int, tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]] = {}
+
+
+def _split_pattern(pattern: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(fields without `{{`/`$(`, fields with one) of the GeneratePattern's substituted fields. Substitution
+    leaves the first unchanged, and each string is substituted on its own at its own path, so only the second
+    goes through it; a `$(...)` reference can point at a sibling field, so with one every field goes."""
+    entry = _SPLITS.get(id(pattern))
+    if entry is not None and entry[0] is pattern:
+        return entry[1], entry[2]
+    fields = {k: pattern[k] for k in PATTERN_KEYS if k in pattern}
+    if "$(" in json.dumps(fields, default=str):
+        constant, variable = {}, fields
+    else:
+        constant = {k: v for k, v in fields.items() if not _has_marker(v)}
+        variable = {k: v for k, v in fields.items() if k not in constant}
+    if len(_SPLITS) > 4096:
+        _SPLITS.clear()
+    _SPLITS[id(pattern)] = (pattern, constant, variable)
+    return constant, variable
 
 
 def _dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:

@@ -32,6 +32,7 @@ from kubectl_kyrec.classic.generate import (
     LABEL_SOURCE_VERSION,
     ClassicGenerateRule,
     generate_rules,
+    matches_delete,
 )
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.expect.downstreams import LABEL_POLICY_NAMESPACE, identity, labels_of, owner_of
@@ -195,7 +196,8 @@ def _desired(o: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, 
                                     actual=live)
         return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, key, trigger, obj_ref, fields, diff,
                                 expected=expected, actual=live,
-                                message="" if sync else "sync is off: Kyverno leaves the change")
+                                message="" if sync else "sync is off: Kyverno leaves the change",
+                                replace=not unit.use_server_side_apply)
     overwrite = ("; with sync on Kyverno updates an existing target without an ownership check, so it would "
                  "overwrite it" if sync else "")
     if not owner.managed_by_kyverno or not owner.policy_name:
@@ -291,6 +293,11 @@ def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome 
                       "the rule no longer matches the trigger; sync is off, so Kyverno leaves it", prune=True)
     if owner.trigger_uid and index.lists(owner.trigger_group, owner.trigger_version, owner.trigger_kind,
                                          owner.trigger_namespace):
+        if unit.rule is not None and matches_delete(unit.rule):
+            return change(DownstreamClass.ORPHAN, Reason.TRIGGER_GONE, False,
+                          "no object with the trigger's uid in the state, and the rule's match names DELETE: "
+                          "Kyverno generates it from the trigger when the trigger is deleted and does not "
+                          "delete it then, so it stays")
         return change(DownstreamClass.ORPHAN, Reason.TRIGGER_GONE, sync,
                       f"no object with the trigger's uid in the state; {CROSS_RULE}" if sync else
                       "no object with the trigger's uid in the state; sync is off, so Kyverno leaves it",

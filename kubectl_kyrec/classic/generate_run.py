@@ -10,7 +10,6 @@ policy is owed nothing unless the rule's generateExisting (else the spec's) is o
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from kubectl_kyrec.classic.generate import (
     RuleRun,
     evaluate_rule,
     generate_rules,
+    matches_delete,
     outcome,
     trigger_labels,
     uses_user_info,
@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.generating import (
 )
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectSet, as_admitted, make_subject
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
 from kubectl_kyrec.model import Document, Notice, Subject
 
@@ -50,15 +50,16 @@ def _namespaced(kinds: KindLookup | None) -> Callable[[str, str], bool]:
 
 
 def _json_context(subject: Subject, operation: str, user_info: Mapping[str, Any], engine: Any) -> Any:
-    """The trigger's policy context: request.object (and oldObject on UPDATE), userInfo, namespace,
-    images, operation (kk: common.NewBackgroundContext)."""
+    """The trigger's policy context: request.object, oldObject on UPDATE and DELETE (on DELETE the trigger
+    is the deleted object and both name it), userInfo, namespace, images, operation (kk:
+    common.NewBackgroundContext)."""
     from kubectl_kyrec.classic.json_context import EvalContext
     from kubectl_kyrec.classic.request import images
 
     obj = subject.obj
     ctx = EvalContext(engine=engine)
     ctx.add_resource(obj)
-    if operation == "UPDATE":
+    if operation in ("UPDATE", "DELETE"):
         ctx.add_old_resource(obj)
     ctx.add_user_info({"userInfo": {k: v for k, v in user_info.items() if v not in (None, "", [], {})}})
     ctx.add_service_account(str(user_info.get("username") or ""))
@@ -68,6 +69,23 @@ def _json_context(subject: Subject, operation: str, user_info: Mapping[str, Any]
         ctx.add_json({"images": found})
     ctx.add_operation(operation)
     return ctx
+
+
+def _subjects(triggers: Sequence[Document], kinds: KindLookup,
+              uid_from: Mapping[tuple[str, str, str, str], str] | None, gate: Any) -> SubjectSet:
+    """evaluate.subjects.make_subjects, except that a trigger of a kind no rule can match keeps its object as
+    read: as_admitted (a full copy) only changes what a policy sees, and no policy looks at it."""
+    subjects: list[Subject] = []
+    notices: list[Notice] = []
+    unknown_seen: set[tuple[str, str]] = set()
+    for doc in triggers:
+        obj = as_admitted(doc.obj) if gate.for_object(doc.obj) else doc.obj
+        subject, notice = make_subject(obj, doc.source, kinds, uid_from=uid_from)
+        subjects.append(subject)
+        if notice is not None and (doc.api_version, doc.kind) not in unknown_seen:
+            unknown_seen.add((doc.api_version, doc.kind))
+            notices.append(notice)
+    return SubjectSet(subjects, notices)
 
 
 def _exception_for(unit: ClassicGenerateRule, exceptions: Sequence[ClassicException], facts: Any, ctx: Any,
@@ -103,7 +121,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.context_loader import ContextLoader
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
-    from kubectl_kyrec.classic.match import RequestFacts, rule_matches
+    from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
     from kubectl_kyrec.classic.rules import state_sources
 
     out = GeneratingOutcome()
@@ -123,13 +141,20 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     store = ObjectStore([*(d.obj for d in state), *(d.obj for d in triggers)])
     state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state
                   if (d.obj.get("metadata") or {}).get("uid")}
-    uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
-                for d in state if (d.obj.get("metadata") or {}).get("uid")}
-    subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
+    uid_from = None
+    if any(not (d.obj.get("metadata") or {}).get("uid") for d in triggers):
+        # a trigger without a uid takes the state copy's (needed only then)
+        uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+                    for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    # most objects of a state are of kinds no generate rule names: rejected once per kind, they are still
+    # evaluated triggers (a downstream of one no longer matches), only not turned into admitted objects
+    gate = KindGate([(u.rule.raw.get("match") or {}) if u.rule is not None else {} for u in units])
+    subject_set = _subjects(triggers, kinds, uid_from, gate)
     out.notices.extend(subject_set.notices)
     namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
-    created = {u.meta.key: policy_created(u, state) for u in units}
+    created = {key: policy_created(u, state) for key, u in {u.meta.key: u for u in units}.items()}
     needs_user = {id(u): uses_user_info(u.rule) for u in units if u.rule is not None}
+    delete_rules = {id(u): matches_delete(u.rule) for u in units if u.rule is not None}
     unknown_age: dict[str, int] = {}
     user = dict(options.user_info)
     for subject in subject_set.subjects:
@@ -137,6 +162,9 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
             continue
         out.triggers.append(subject)
         out.evaluated_uids.add(subject.ref.uid)
+        candidates = gate.for_object(subject.obj)
+        if not candidates:
+            continue
         request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
                                 operation=options.operation, user_info=user)
         ns_obj = None
@@ -150,11 +178,13 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
         in_state = subject.ref.uid in state_uids
         labels = trigger_labels(subject.obj, request.kind, subject.ref.uid)
         ctx = None
-        for unit in units:
+        for unit in (units[i] for i in candidates):
             assert unit.rule is not None
             policy_ns = unit.meta.namespace if unit.namespaced else ""
             if policy_ns and policy_ns != request.namespace:
                 continue
+            if request.operation == "DELETE" and not delete_rules[id(unit)]:
+                continue    # on a deletion only a rule naming DELETE generates; the others clean up
             raw = unit.rule.raw
             if not rule_matches(raw.get("match") or {}, raw.get("exclude"), facts, policy_ns):
                 continue
@@ -182,9 +212,8 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                                       "cannot answer offline")
             finally:
                 ctx.restore()
-            result = outcome(unit, sctx, run, owed=owed is not False)
+            result = outcome(unit, sctx, run, owed=owed is not False, age_known=owed is not None)
             if owed is None:
-                result = dataclasses.replace(result, age_known=False)
                 unknown_age[unit.meta.key] = unknown_age.get(unit.meta.key, 0) + 1
             out.outcomes.append(result)
     for key, count in unknown_age.items():
@@ -207,16 +236,43 @@ def merge(into: GeneratingOutcome, classic: GeneratingOutcome) -> GeneratingOutc
     return into
 
 
+def _is_clone_rule(unit: ClassicGenerateRule) -> bool:
+    """test.go: a rule whose top-level `clone` has a field or whose cloneList names kinds (foreach not looked at)."""
+    g = unit.generation
+    clone, clone_list = g.get("clone"), g.get("cloneList")
+    return bool((isinstance(clone, Mapping) and any(v not in (None, "") for v in clone.values()))
+                or (isinstance(clone_list, Mapping) and clone_list.get("kinds")))
+
+
+def suite_clone_sources(loaded: Any) -> list[Document]:
+    """The cloneSourceResources the Kyverno CLI reads (kk: commands/test/test.go, processor/generate.go): for
+    each clone / cloneList rule, the file of the *first* results entry naming its policy (`name` or
+    `ns/name`) and rule; a later entry's file is not read, and a first entry without one gives nothing
+    (the CLI then reads the test directory as the file and fails)."""
+    out: list[Document] = []
+    for policy in loaded.policies.classic:
+        for unit in generate_rules(policy):
+            if not _is_clone_rule(unit):
+                continue
+            for entry in loaded.suite.results:
+                namespace, _, name = entry.policy.rpartition("/")
+                if name != unit.meta.name or namespace != unit.policy_namespace or entry.rule != unit.rule_name:
+                    continue
+                out.extend(d for d in loaded.clone_sources.get(entry.index, []) if d not in out)
+                break
+    return out
+
+
 def suite_generated(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any) -> list[Any]:
-    """A test suite's classic generate rules as its rows read them (testsuite.rows.Generated): the CLI's
-    fake cluster is the trigger plus each row's cloneSourceResource (kk: processor/generate.go)."""
-    from kubectl_kyrec.load.documents import load_documents
+    """A test suite's classic generate rules as its rows read them (testsuite.rows.Generated).
+
+    The generator reads a cluster holding the test's objects and the clone sources the CLI would read
+    (suite_clone_sources). The CLI's fake cluster holds only the trigger and those sources, and one failing
+    rule drops every generated resource of the policy for that trigger; kyrec reads the objects as a
+    cluster holds them and fails only the rule (docs/compatibility.md)."""
     from kubectl_kyrec.testsuite.rows import Generated
 
-    suite = loaded.suite
-    clone_sources = [load_documents([suite.resolve(r.clone_source)]) for r in suite.results
-                     if getattr(r, "clone_source", "")]
-    state = [*loaded.values.namespaces, *loaded.cluster_objects, *(d for docs in clone_sources for d in docs)]
+    state = [*loaded.values.namespaces, *loaded.cluster_objects, *suite_clone_sources(loaded)]
     out = run_classic_generate(loaded.policies.classic, loaded.resources, state, kinds=kinds,
                                options=GenerateOptions(now=now, operation=operation, user_info=loaded.user_info,
                                                        user_info_known=True,

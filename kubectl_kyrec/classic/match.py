@@ -26,6 +26,7 @@ from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.load.kyverno_config import (
     parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters
 )
+from kubectl_kyrec.model import group_version
 
 
 @dataclass(frozen=True)
@@ -343,3 +344,66 @@ def exception_match_state(statement: Mapping[str, Any], facts: RequestFacts) -> 
     if statement.get("all"):
         return _all(state(b) for b in statement["all"])
     return False
+
+
+# ---- early reject by kind ------------------------------------------------------------------------------------
+
+def _kind_requirements(match: Mapping[str, Any]) -> tuple[tuple[str, ...], ...] | None:
+    """Kind lists a request must satisfy (check_kind, each of them) for `match` to be able to succeed, read
+    the way _rule_matches reads the block; None when some way of matching names no kind (any kind can pass).
+
+    `any`: one block must match, so the union of the blocks' kinds is necessary, but only if every block
+    names kinds. `all`: every block must match, so each block's kinds is necessary. The old form: its kinds.
+    Exclude only takes matches away and is left to the full match.
+    """
+    def kinds_of(block: Any) -> tuple[str, ...] | None:
+        desc = block.get("resources") if isinstance(block, Mapping) else None
+        kinds = desc.get("kinds") if isinstance(desc, Mapping) else None
+        return tuple(str(k) for k in kinds) if kinds else None
+
+    if match.get("any"):
+        union: list[str] = []
+        for block in match["any"]:
+            kinds = kinds_of(block)
+            if kinds is None:
+                return None
+            union.extend(kinds)
+        return (tuple(union),)
+    if match.get("all"):
+        needed = tuple(k for k in (kinds_of(b) for b in match["all"]) if k is not None)
+        return needed or None
+    kinds = kinds_of(match)
+    return (kinds,) if kinds is not None else None
+
+
+class KindGate:
+    """Which of a list of rules can match a request of a given group/version/kind/subresource, asked once per
+    distinct kind (a scan meets few kinds and many objects). Exact: the answer is check_kind's on each
+    requirement, so wildcards (`*`, `apps/*/Deployment`), group/version-qualified kinds and `Kind/subresource`
+    selectors decide as in the full match; a rule the gate lets through still gets the full match."""
+
+    def __init__(self, matches: Sequence[Mapping[str, Any]]) -> None:
+        self._requirements = [_kind_requirements(m) for m in matches]
+        self._seen: dict[tuple[str, str, str, str], tuple[int, ...]] = {}
+        self._by_object: dict[tuple[str, str], tuple[int, ...]] = {}
+
+    def for_object(self, obj: Mapping[str, Any]) -> tuple[int, ...]:
+        """candidates() for an object as read (no subresource), remembered by its apiVersion and kind."""
+        key = (str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+        found = self._by_object.get(key)
+        if found is None:
+            group, version = group_version(key[0])      # as build_request reads it
+            found = self._by_object[key] = self.candidates(group, version, key[1])
+        return found
+
+    def candidates(self, group: str, version: str, kind: str, subresource: str = "") -> tuple[int, ...]:
+        """Positions (in the order given) of the rules whose match can succeed for this kind."""
+        key = (group, version, kind, subresource)
+        found = self._seen.get(key)
+        if found is None:
+            facts = RequestFacts(obj={}, group=group, version=version, kind=kind, subresource=subresource,
+                                 operation="", namespace_labels=None)
+            found = tuple(i for i, reqs in enumerate(self._requirements)
+                          if reqs is None or all(check_kind(kinds, facts) for kinds in reqs))
+            self._seen[key] = found
+        return found

@@ -145,6 +145,10 @@ def _one(client: KubeClient | None, plan: Plan, change: PlannedChange,
             response = client.request("POST", object_path(info, ref.namespace, None), body=dict(change.body or {}),
                                       query={"fieldManager": REPORT_FIELD_MANAGER, **dry}, content_type=JSON,
                                       category="create")
+        elif change.action is Action.UPDATE:
+            response = client.request("PUT", object_path(info, ref.namespace, ref.name), body=dict(change.body or {}),
+                                      query={"fieldManager": plan.field_manager, **dry}, content_type=JSON,
+                                      category="update")
         else:
             query = {"fieldManager": plan.field_manager, **({"force": "true"} if plan.force else {}), **dry}
             response = client.request("PATCH", object_path(info, ref.namespace, ref.name),
@@ -170,13 +174,16 @@ def _outcome(client: KubeClient, change: PlannedChange, response: Response, dry_
     code = response.status
     if response.ok:
         status = Status.DRY_RUN if dry_run is DryRun.SERVER else Status.DONE
-        verb = {"create": "created", "apply": "applied", "delete": "deleted"}[str(change.action)]
+        verb = {"create": "created", "apply": "applied", "update": "updated", "delete": "deleted"}[str(change.action)]
         if change.action is not Action.DELETE:
             verb += f" (server answered {code})"
         return Outcome(change, status, code, message=("server dry run: " if status is Status.DRY_RUN else "") + verb)
     message = response.status_message()
     if change.action is Action.DELETE and code == 404:
         return Outcome(change, Status.DONE, code, message="already gone (404)")
+    if code == 409 and change.action is Action.UPDATE:
+        return Outcome(change, Status.FAILED, code,
+                       message=f"changed since it was read, not updated (not retried): {message}")
     if code == 409 and change.action is Action.DELETE:
         return Outcome(change, Status.FAILED, code,
                        message=f"changed since it was read, not deleted (not retried): {message}")

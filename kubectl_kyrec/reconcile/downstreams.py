@@ -121,6 +121,9 @@ class DownstreamChange:
     prune: bool = False          # `apply --prune` may delete it
     # False: Kyverno itself would not write it, though it counts (see __post_init__); None: as `enforced` says
     kyverno_writes: bool | None = field(default=None, compare=False)
+    # Kyverno rewrites it with an update (PUT, the whole object), not server-side apply: a classic rule
+    # with useServerSideApply off (background/generate/generator.go)
+    replace: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         # One rule for every generating path (CEL and classic build these rows apart): a downstream whose owed-ness

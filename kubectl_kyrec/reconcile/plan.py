@@ -5,6 +5,9 @@ change                                  action      rule
 =====================================  ==========  ===============================================================
 downstream missing (enforced)           create      server-side apply of what Kyverno would write
 downstream drifted (enforced)           apply       server-side apply (re-apply)
+drifted, classic rule without SSA       update      PUT of the whole object, conditional on the read's
+                                                    resourceVersion (Kyverno's UpdateResource): removes
+                                                    fields other managers added, which an apply cannot
 downstream orphan, prunable             delete      only with --prune; preconditions {uid, resourceVersion}
 report orphan (subject-gone), dup.      delete      only with --reports; same preconditions
 report missing                          create      only with --write-reports; a create, never an overwrite
@@ -38,6 +41,7 @@ _SERVER_METADATA = ("uid", "selfLink", "creationTimestamp", "managedFields", "re
 class Action(enum.StrEnum):
     CREATE = "create"
     APPLY = "apply"
+    UPDATE = "update"
     DELETE = "delete"
     SKIP = "skip"
 
@@ -137,6 +141,22 @@ def _delete(domain: str, klass: str, reason: str | None, ref: Ref, actual: Mappi
                          precondition_resource_version=rv, message=message)
 
 
+def _update(change: DownstreamChange, ref: Ref, options: PlanOptions) -> PlannedChange:
+    """A classic rule with useServerSideApply off: Kyverno PUTs the whole object, so fields another manager
+    added go; the read's resourceVersion makes the write fail (409) if the object changed since."""
+    assert change.expected is not None
+    klass, reason = change.klass, str(change.reason) if change.reason else None
+    rv = str(((change.actual or {}).get("metadata") or {}).get("resourceVersion") or "")
+    if not rv:
+        return _skip("downstream", klass, reason, ref, "not updated: the read gave no resourceVersion to make "
+                                                       "the update conditional on")
+    body = apply_body(change.expected)
+    body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv}
+    return PlannedChange(Action.UPDATE, "downstream", klass, reason, ref, body=body,
+                         message=f"update (the whole object, as Kyverno writes a rule without useServerSideApply) "
+                                 f"as {options.field_manager}, if still at resourceVersion {rv}")
+
+
 def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedChange | None:
     klass, reason = change.klass, str(change.reason) if change.reason else None
     ref = change.object
@@ -155,6 +175,8 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
     if klass in (DownstreamClass.MISSING, DownstreamClass.DRIFTED):
         if change.expected is None:
             return _skip("downstream", klass, reason, ref, "not written: the expected object is not known")
+        if klass is DownstreamClass.DRIFTED and change.replace:
+            return _update(change, ref, options)
         action = Action.CREATE if klass is DownstreamClass.MISSING else Action.APPLY
         return PlannedChange(action, "downstream", klass, reason, ref, body=apply_body(change.expected),
                              message=f"server-side apply as {options.field_manager}"

@@ -113,7 +113,7 @@ def _unless_unread(change: PlannedChange, state: ClusterState) -> PlannedChange:
     """A create or apply whose kind the read did not list could land on an object kyrec never saw (an
     unowned one, which Kyverno would skip): refused."""
     ref = change.object
-    if change.action in (Action.CREATE, Action.APPLY) and \
+    if change.action in (Action.CREATE, Action.APPLY, Action.UPDATE) and \
             state.is_listed(ref.api_version, ref.kind, ref.namespace) is not True:
         return replace(change, action=Action.SKIP, message=f"not written: {ref.kind} objects were not read "
                                                            "(cannot tell whether one is already there)")

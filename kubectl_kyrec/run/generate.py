@@ -37,19 +37,27 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
                         kinds: tuple[str, ...] = (), selector: Selector | None = None) -> GeneratingOutcome:
     """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
     from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
+    from kubectl_kyrec.evaluate.generating import (
+        GenerateOptions,
+        GeneratingOutcome,
+        generating_environments,
+        run_generating,
+    )
     from kubectl_kyrec.run.providers import provider_for
 
     policies = policies if policies is not None else inputs.policies
-    envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
     values = inputs.values
     options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
                               namespaces=values.namespaces,
                               policy_names=policy_names)
-    outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
-                             envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
-                             trigger_filter=subject_filter(namespace, kinds, selector), locate=policies.locate)
+    if policies.generating:
+        envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
+        outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
+                                 envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
+                                 trigger_filter=subject_filter(namespace, kinds, selector), locate=policies.locate)
+    else:
+        outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:
         # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
         from kubectl_kyrec.classic.generate_run import merge, run_classic_generate

@@ -82,6 +82,7 @@ class TestResultEntry:
     generated: tuple[str, ...]             # generatedResource, then generatedResources[]
     patched_resources: str
     source: Source
+    clone_source: str = ""                 # cloneSourceResource: a clone rule's source, for the CLI's fake cluster
 
     @property
     def policy_name(self) -> str:
@@ -226,7 +227,7 @@ def _parse_entry(results: _Fields, node: Any, index: int) -> TestResultEntry:
         result=result, resources=f.strings("resources"), resource_specs=tuple(specs), operation=operation,
         flags=tuple(kind for flag, kind in POLICY_FLAGS.items() if f.flag(flag)), generated=generated,
         patched_resources=f.string("patchedResources"),
-        source=Source(f.file, f.lines.line_of(f.path)))
+        source=Source(f.file, f.lines.line_of(f.path)), clone_source=f.string("cloneSourceResource"))
 
 
 _DEPRECATED_SCHEMA = ("the test uses Kyverno's deprecated schema (no apiVersion/kind, or a top-level name), "
@@ -319,6 +320,7 @@ class LoadedSuite:
     context: Obj | None = None
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
+    clone_sources: dict[int, list[Document]] = field(default_factory=dict)   # cloneSourceResource by entry
     entry_errors: dict[int, str] = field(default_factory=dict)
     payloads: list[Payload] = field(default_factory=list)
     authz_payloads: list[AuthzPayload] = field(default_factory=list)
@@ -350,6 +352,13 @@ def load_suite(suite: TestSuite, loader: DocumentLoader | None = None) -> Loaded
             out.generated[entry.index] = load([suite.resolve(p) for p in entry.generated])
         except InputError as exc:
             out.entry_errors[entry.index] = f"cannot load generated resources: {exc}"
+    for entry in suite.results:
+        if not entry.clone_source:
+            continue
+        try:
+            out.clone_sources[entry.index] = load([suite.resolve(entry.clone_source)])
+        except InputError as exc:
+            out.entry_errors.setdefault(entry.index, f"cannot load cloneSourceResource: {exc}")
     return out
 
 

@@ -294,17 +294,9 @@ def test_owned_downstreams_in_sync_drifted_and_orphaned() -> None:
 # replayable scenarios where kyrec's model disagrees with Kyverno's asserts, each with why (kept honest: a
 # scenario that starts agreeing fails here until it is taken off the list)
 KNOWN_DISAGREEMENTS = {
-    "clusterpolicy/cornercases/cpol-clone-create-on-trigger-deletion": "generation on a DELETE operation",
-    "clusterpolicy/cornercases/cpol-data-create-on-trigger-deletion": "generation on a DELETE operation",
-    "policy/cornercases/pol-clone-create-on-trigger-deletion": "generation on a DELETE operation",
-    "policy/cornercases/pol-data-create-on-trigger-deletion": "generation on a DELETE operation",
-    "clusterpolicy/cornercases/cpol-data-sync-create-upon-generated-resource":
-        "a downstream that is itself a trigger (chained generation) is not replayed",
-    "clusterpolicy/standard/clone/nosync/cpol-clone-nosync-delete-source": "replay model: source deletion",
+    # docs/compatibility.md, "Conformance scenarios kyrec disagrees with"
     "clusterpolicy/standard/clone/sync/cpol-clone-sync-delete-policy":
         "the scenario asserts the clone stays; the pinned code (#16329) deletes it (SEMANTICS-CLASSIC)",
-    "clusterpolicy/standard/clone/sync/cpol-clone-sync-modify-downstream-apply": "replay model: client-side apply",
-    "clusterpolicy/standard/existing/existing-with-wildcard-name-matching": "replay model: generateExisting",
 }
 
 
