@@ -112,7 +112,8 @@ def test_subject_with_odd_characters_stays_valid() -> None:
 def test_streamed_document_is_the_standard_librarys_text() -> None:
     # write() encodes result by result (orjson where it gives the same bytes); the text must be what
     # json.dump of the whole document writes, also for characters orjson writes differently
-    findings = [finding("web"), finding("api", outcome="pass"), finding("caf\u00e9", message="d\u00e9j\u00e0 \x7f \x01"),
+    findings = [finding("web"), finding("api", outcome="pass"),
+                finding("caf\u00e9", message="d\u00e9j\u00e0 \x7f \x01"),
                 finding("db", outcome="undetermined"), finding("x", policy="", command="coverage",
                                                             message_class="missing"),
                 finding("big", message="surrogate \udc80")]
