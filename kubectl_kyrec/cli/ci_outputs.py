@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -82,14 +82,14 @@ class CiRun:
 
     command: str
     options: CiOptions
-    findings: list[Finding]
+    findings: Sequence[Finding]
     fixed: list[BaselineEntry] = field(default_factory=list)
     kept: list[BaselineEntry] = field(default_factory=list)     # other commands' entries of the baseline file
 
     @classmethod
     def prepare(cls, command: str, findings: Sequence[Finding], options: CiOptions) -> CiRun:
         if not options.baseline_path:
-            return cls(command, options, list(findings))
+            return cls(command, options, findings)
         entries = read_baseline(options.baseline_path)
         outcome = apply_baseline(findings, entries, command)
         return cls(command, options, outcome.findings, outcome.fixed,
@@ -110,6 +110,17 @@ class CiRun:
 
     def title(self) -> str:
         return f"kyrec {self.command}"
+
+    def write(self, fmt: str, stream: TextIO) -> None:
+        """junit and sarif written into the stream as they are made, never held as one string."""
+        from kubectl_kyrec.render import junit, sarif
+
+        if fmt == "junit":
+            junit.write(self.findings, stream, name=self.title())
+        elif fmt == "sarif":
+            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used)
+        else:
+            stream.write(self.render(fmt))
 
     def render(self, fmt: str) -> str:
         from kubectl_kyrec.render import junit, sarif

@@ -112,8 +112,11 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     Example:
       kubectl kyrec coverage -p policies/ --state state.json --exclusions exclusions.yaml
     """
+    import functools
+
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.render.coverage_table import render_coverage
+    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -166,7 +169,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            write_output(spec, ci.render(spec.format.value))
+            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
         elif spec.format in (OutputFormat.JSON, OutputFormat.YAML):
             _write_document(spec, run.coverage.to_json)
         else:

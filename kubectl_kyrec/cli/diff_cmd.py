@@ -120,7 +120,10 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
     """
+    import functools
+
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
+    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -154,7 +157,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            write_output(spec, ci.render(spec.format.value))
+            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
             continue
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color), color=_color(spec, color))

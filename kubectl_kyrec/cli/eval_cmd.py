@@ -134,13 +134,16 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         if spec.format in writers:
             write_stream(spec.path, functools.partial(writers[spec.format], run))
             continue
+        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF):
+            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
+            continue
         text = ci.render(spec.format.value)
         if spec.format is OutputFormat.GITHUB and impact is not None:
             text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
     ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
-    unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined]
+    unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if impact is not None else \
         ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
     from kubectl_kyrec.cluster.exit import live_exit_code

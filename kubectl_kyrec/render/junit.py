@@ -8,10 +8,10 @@ object goes at the start of the failure message, where CI report viewers show it
 from __future__ import annotations
 
 import io
-import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO
 
+from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import Finding
 
 # characters XML 1.0 cannot carry at all; a message from a policy may hold them
@@ -32,56 +32,114 @@ def _message(f: Finding) -> str:
     return _clean(text + (" (baselined)" if f.baselined else ""))
 
 
-def junit_tree(findings: Sequence[Finding], *, name: str) -> ET.Element:
+def _attr(text: str) -> str:
+    """An attribute value as ElementTree escapes it (so the text stays the one the tree-built file had)."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
+    if "\n" in text:
+        text = text.replace("\n", "&#10;")
+    if "\t" in text:
+        text = text.replace("\t", "&#09;")
+    return text
+
+
+def _text(text: str) -> str:
+    """Element text as ElementTree escapes it."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+def _counts(cases: Sequence[Finding]) -> tuple[int, int, int, int]:
+    """tests, failures, errors, skipped; a baselined finding is shown as passing: the check accepted it."""
+    failures = errors = skipped = 0
+    for f in cases:
+        outcome = f.outcome
+        if outcome in ("fail", "warn"):
+            failures += not f.baselined
+        elif outcome == "error":
+            errors += not f.baselined
+        elif outcome == "skip" or outcome == UNDETERMINED:
+            skipped += 1
+    return len(cases), failures, errors, skipped
+
+
+_CASE_CHILD = "\n      "
+_CASE_END = "\n    "
+
+
+def _case(f: Finding) -> str:
+    """One `<testcase>` element, laid out as `ET.indent` lays it out at depth 2 (no tail)."""
+    head = f'<testcase name="{_attr(_clean(_case_name(f)))}" classname="{_attr(_clean(f.suite or f.command))}" time="0"'
+    outcome = f.outcome
+    if f.baselined and f.is_finding:
+        child = f"<system-out>{_text('baselined: ' + _message(f))}</system-out>"
+    elif outcome in ("fail", "warn", "error"):
+        tag = "error" if outcome == "error" else "failure"
+        message = _message(f)
+        attrs = f'<{tag} message="{_attr(message)}" type="{_attr(f.message_class)}"'
+        child = f"{attrs}>{_text(message)}</{tag}>" if message else attrs + " />"
+    elif outcome == "skip":
+        child = f'<skipped message="{_attr(_message(f))}" />'
+    elif outcome == UNDETERMINED:
+        # JUnit has no "unknown": skipped, typed, so a CI view shows it was not decided
+        child = f'<skipped message="{_attr(f"{outcome}: {_message(f)}")}" type="{_attr(outcome)}" />'
+    else:
+        return head + " />"
+    return f"{head}>{_CASE_CHILD}{child}{_CASE_END}</testcase>"
+
+
+def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500) -> None:
+    """A test suite per `Finding.suite` (sorted), its cases in the findings' order. The counts of the
+    `<testsuites>` and `<testsuite>` elements precede their cases, so the findings are grouped and counted in
+    one pass first (references only); the cases are then written as text, a chunk at a time, never built
+    as a tree. The text is the one `ET.indent` + `ET.tostring` of the whole tree wrote."""
     suites: dict[str, list[Finding]] = {}
     for f in findings:
-        suites.setdefault(f.suite, []).append(f)
-    root = ET.Element("testsuites", name=name)
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+        cases = suites.get(f.suite)
+        if cases is None:
+            cases = suites[f.suite] = []
+        cases.append(f)
+    counts = {suite: _counts(cases) for suite, cases in suites.items()}
+    totals = [sum(c[i] for c in counts.values()) for i in range(3)]
+    stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    root = (f'<testsuites name="{_attr(name)}" tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" '
+            'time="0"')
+    if not suites:
+        stream.write(root + " />\n")
+        return
+    stream.write(root + ">")
     for suite_name in sorted(suites):
         cases = suites[suite_name]
-        counts = {"tests": len(cases),
-                  # a baselined finding is shown as passing: the check accepted it
-                  "failures": sum(f.outcome in ("fail", "warn") and not f.baselined for f in cases),
-                  "errors": sum(f.outcome == "error" and not f.baselined for f in cases)}
-        for key, value in counts.items():
-            totals[key] += value
-        suite = ET.SubElement(root, "testsuite", {"name": _clean(suite_name) or "kyrec",
-                                                  **{k: str(v) for k, v in counts.items()},
-                                                  "skipped": str(sum(f.outcome == "skip" or f.undetermined
-                                                                     for f in cases)),
-                                                  "time": "0"})
+        tests, failures, errors, skipped = counts[suite_name]
         policy_file = next((f.policy_location.file for f in cases if f.policy_location), None)
-        if policy_file:
-            suite.set("file", policy_file)
+        stream.write(f'\n  <testsuite name="{_attr(_clean(suite_name) or "kyrec")}" tests="{tests}" '
+                     f'failures="{failures}" errors="{errors}" skipped="{skipped}" time="0"'
+                     + (f' file="{_attr(policy_file)}"' if policy_file else "") + ">")
+        out: list[str] = []
         for f in cases:
-            case = ET.SubElement(suite, "testcase", name=_clean(_case_name(f)),
-                                 classname=_clean(f.suite or f.command), time="0")
-            if f.baselined and f.is_finding:
-                ET.SubElement(case, "system-out").text = "baselined: " + _message(f)
-            elif f.outcome in ("fail", "warn"):
-                ET.SubElement(case, "failure", message=_message(f), type=f.message_class).text = _message(f)
-            elif f.outcome == "error":
-                ET.SubElement(case, "error", message=_message(f), type=f.message_class).text = _message(f)
-            elif f.outcome == "skip":
-                ET.SubElement(case, "skipped", message=_message(f))
-            elif f.undetermined:
-                # JUnit has no "unknown": skipped, typed, so a CI view shows it was not decided
-                ET.SubElement(case, "skipped", message=f"{f.outcome}: {_message(f)}", type=f.outcome)
-    for key, value in totals.items():
-        root.set(key, str(value))
-    root.set("time", "0")
-    ET.indent(root)
-    return root
+            out.append("\n    " + _case(f))
+            if len(out) >= chunk:
+                stream.write("".join(out))
+                out.clear()
+        out.append("\n  </testsuite>")
+        stream.write("".join(out))
+    stream.write("\n</testsuites>\n")
 
 
-def write(findings: Sequence[Finding], stream: IO[str], *, name: str) -> None:
-    stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    stream.write(ET.tostring(junit_tree(findings, name=name), encoding="unicode"))
-    stream.write("\n")
-
-
-def render(findings: Sequence[Finding], *, name: str) -> str:
+def render(findings: Iterable[Finding], *, name: str) -> str:
     out = io.StringIO()
     write(findings, out, name=name)
     return out.getvalue()

@@ -107,3 +107,17 @@ def test_subject_with_odd_characters_stays_valid() -> None:
     f = finding(message="bad: \"quotes\" and \n newline")
     object.__setattr__(f, "subject", Ref("v1", "ConfigMap", "", "a b", "u"))
     assert sarif_errors(sarif.sarif_document([f])) == []
+
+
+def test_streamed_document_is_the_standard_librarys_text() -> None:
+    # write() encodes result by result (orjson where it gives the same bytes); the text must be what
+    # json.dump of the whole document writes, also for characters orjson writes differently
+    findings = [finding("web"), finding("api", outcome="pass"),
+                finding("caf\u00e9", message="d\u00e9j\u00e0 \x7f \x01"),
+                finding("db", outcome="undetermined"), finding("x", policy="", command="coverage",
+                                                            message_class="missing"),
+                finding("big", message="surrogate \udc80")]
+    for kwargs in ({}, {"root": "/repo"}, {"baseline_used": True}):
+        for chosen in (findings, findings[1:2], []):
+            expected = json.dumps(sarif.sarif_document(chosen, **kwargs), indent=2) + "\n"  # type: ignore[arg-type]
+            assert sarif.render(chosen, **kwargs) == expected  # type: ignore[arg-type]
