@@ -153,17 +153,15 @@ def _bind_frame(text: str) -> tuple[str, str]:
     return prefix, "))" * depth
 
 
-def _missing_field(program: Program, activation: Activation) -> str | None:
-    """The field cel-go would name in `no such key: <field>` for a selection on null or a scalar.
-
-    cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
-    the receivers of the expression's selections, in text order, until one is neither a map nor fails.
-    """
+def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
+    """(field, compiled receiver) for each selection of the expression, in text order; the parsing and
+    compiling depend on the program alone, so :func:`_missing_field` does them once per program."""
     from kubectl_kyrec.cel.compat import _inside, _receiver_start, _string_spans
 
     text = program.text
     spans = _string_spans(text)
     prefix, suffix = _bind_frame(text)
+    receivers = []
     for m in _SELECTION.finditer(text):
         dot = m.start()
         if _inside(spans, dot):
@@ -173,12 +171,29 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
         if not receiver or receiver.startswith("cel.bind") or receiver[0].isdigit():
             continue
         try:
-            raw = program.env._env.compile(prefix + receiver + suffix).eval(activation.raw)
-            value = _plain(raw)
+            expr = program.env._env.compile(prefix + receiver + suffix)
         except Exception:
-            continue        # undeclared comprehension variables, errors of their own: not this one
+            continue        # undeclared comprehension variables: never this one
+        receivers.append((m.group(1), expr))
+    return tuple(receivers)
+
+
+def _missing_field(program: Program, activation: Activation) -> str | None:
+    """The field cel-go would name in `no such key: <field>` for a selection on null or a scalar.
+
+    cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
+    the receivers of the expression's selections, in text order, until one is neither a map nor fails.
+    """
+    receivers = program._receivers
+    if receivers is None:
+        receivers = program._receivers = _selection_receivers(program)
+    for field, expr in receivers:
+        try:
+            value = _plain(expr.eval(activation.raw))
+        except Exception:
+            continue        # errors of their own: not this one
         if value is None or isinstance(value, (bool, int, float, str, bytes, list)):
-            return m.group(1)
+            return field
     return None
 
 
@@ -232,20 +247,28 @@ class _EvalError(Exception):
     pass
 
 
+_BOOL = cel.Type.BOOL
+# a boolean result is by far the most common one: its two outcomes are shared (Outcome is immutable)
+_BOOL_OUTCOMES = {True: Outcome(value=True), False: Outcome(value=False)}
+
+
 class Program:
     """A compiled expression; evaluate it on activations built by the same :class:`Environment`."""
 
-    __slots__ = ("_expr", "text", "result_type", "env")
+    __slots__ = ("_expr", "text", "result_type", "env", "_receivers")
 
     def __init__(self, expr: Any, text: str, result_type: str, env: Environment) -> None:
         self._expr = expr
         self.text = text
         self.result_type = result_type
         self.env = env
+        self._receivers: tuple[tuple[str, Any], ...] | None = None     # see _missing_field
 
     def evaluate(self, activation: Activation) -> Outcome:
         try:
             raw = self._expr.eval(activation.raw)
+            if raw.type() == _BOOL:
+                return _BOOL_OUTCOMES[raw.value()]
             return Outcome(value=_plain(raw))
         except _EvalError as exc:
             return Outcome(error=self._cel_go(str(exc), activation))
