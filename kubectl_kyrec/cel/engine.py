@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import datetime
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -113,20 +114,27 @@ _CONVERSIONS = {
 }
 
 
+_KEY_NOT_FOUND = re.compile(r'Key not found in map : "?(.*?)"?$')
+_INDEX_RANGE = re.compile(r"Index error: index=(-?\d+) size=(\d+)")
+_INDEX_TYPE = re.compile(r"Index error: expected integer type, got (\w+)")
+
+
+@functools.lru_cache(maxsize=4096)
 def _cel_go_message(text: str) -> str:
+    # cached: a run meets the same few error texts on every subject
     text = _STATUS_PREFIX.sub("", text.strip())
-    m = re.match(r'Key not found in map : "?(.*?)"?$', text)
+    m = _KEY_NOT_FOUND.match(text)
     if m:
         return f"no such key: {m.group(1)}"
     if text.startswith("No matching overloads found"):
         return "no such overload"
     if text in ("divide by zero", "division by zero"):
         return "division by zero"
-    m = re.match(r"Index error: index=(-?\d+) size=(\d+)", text)
+    m = _INDEX_RANGE.match(text)
     if m:
         # an index out of range is a missing index of the attribute (interpreter/attributes.go)
         return f"index out of bounds: {m.group(1)}"
-    m = re.match(r"Index error: expected integer type, got (\w+)", text)
+    m = _INDEX_TYPE.match(text)
     if m:
         return f"unsupported index type '{m.group(1)}' in list"
     return _CONVERSIONS.get(text, text)
@@ -164,17 +172,15 @@ def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple
         return False, None
 
 
-def _missing_field(program: Program, activation: Activation) -> str | None:
-    """The field cel-go would name in `no such key: <field>` for a selection on null or a scalar.
-
-    cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
-    the receivers of the expression's selections, in text order, until one is neither a map nor fails.
-    """
+def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
+    """(field, compiled receiver) for each selection of the expression, in text order; the parsing and
+    compiling depend on the program alone, so :func:`_missing_field` does them once per program."""
     from kubectl_kyrec.cel.compat import _inside, _receiver_start, _string_spans
 
     text = program.text
     spans = _string_spans(text)
     prefix, suffix = _bind_frame(text)
+    receivers = []
     for m in _SELECTION.finditer(text):
         dot = m.start()
         if _inside(spans, dot):
@@ -184,23 +190,55 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
         if not receiver or receiver.startswith("cel.bind") or receiver[0].isdigit():
             continue
         try:
-            raw = program.env._env.compile(prefix + receiver + suffix).eval(activation.raw)
+            expr = program.env._env.compile(prefix + receiver + suffix)
+        except Exception:
+            continue        # undeclared comprehension variables: never this one
+        receivers.append((m.group(1), expr))
+    return tuple(receivers)
+
+
+def _missing_field(program: Program, activation: Activation) -> str | None:
+    """The field cel-go would name in `no such key: <field>` for a selection on null or a scalar.
+
+    cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
+    the receivers of the expression's selections, in text order, until one is neither a map nor fails.
+    """
+    receivers = program._receivers
+    if receivers is None:
+        receivers = program._receivers = _selection_receivers(program)
+    for field, expr in receivers:
+        try:
+            raw = expr.eval(activation.raw)
+            kind = _type_name(raw.type())
+            if kind in _SCALAR_RESULTS:
+                return field
+            if not kind.startswith("list"):
+                continue    # a map, a timestamp...: selectable or not this one; an error of its own
             value = _plain(raw)
         except Exception:
-            continue        # undeclared comprehension variables, errors of their own: not this one
-        if value is None or isinstance(value, (bool, int, float, str, bytes, list)):
-            return m.group(1)
+            continue
+        if isinstance(value, list):
+            return field
     return None
+
+
+# results a selection fails on (besides lists); read from the type, so the receiver (often the whole
+# object) is not converted to Python just to be looked at. Bytes convert to bytearray: not among them.
+_SCALAR_RESULTS = frozenset(("null", "bool", "int", "uint", "double", "string"))
+
+
+_NULL = cel.Type.NULL
+_ERROR = cel.Type.ERROR
 
 
 def _plain(value: Any) -> Any:
     """Convert an engine result to plain Python (timestamps stay datetimes)."""
     kind = value.type()
-    if kind == cel.Type.NULL:
+    if kind == _NULL:
         # the engine's plain_value() returns None without a reference of its own: each call would drop
         # one from None, and Python 3.11 aborts once None's count reaches zero
         return None
-    if kind == cel.Type.ERROR:
+    if kind == _ERROR:
         # optional values also report ERROR as their type, but have no value() at all
         try:
             text = str(value.value())
@@ -243,20 +281,35 @@ class _EvalError(Exception):
     pass
 
 
+# a boolean result is by far the most common one: its two outcomes are shared (Outcome is immutable)
+_BOOL_OUTCOMES = {True: Outcome(value=True), False: Outcome(value=False)}
+
+
 class Program:
     """A compiled expression; evaluate it on activations built by the same :class:`Environment`."""
 
-    __slots__ = ("_expr", "text", "result_type", "env")
+    __slots__ = ("_expr", "text", "result_type", "env", "_receivers", "_bool")
 
     def __init__(self, expr: Any, text: str, result_type: str, env: Environment) -> None:
         self._expr = expr
         self.text = text
         self.result_type = result_type
         self.env = env
+        self._receivers: tuple[tuple[str, Any], ...] | None = None     # see _missing_field
+        # typed bool: the result is a bool or an error, and value() tells them apart (an error's is its
+        # text) in one call where type() + value() take two
+        self._bool = result_type == "bool"
 
     def evaluate(self, activation: Activation) -> Outcome:
         try:
             raw = self._expr.eval(activation.raw)
+            if self._bool:
+                try:
+                    value = raw.value()
+                except TypeError:
+                    value = None
+                if value is True or value is False:
+                    return _BOOL_OUTCOMES[value]
             return Outcome(value=_plain(raw))
         except _EvalError as exc:
             return Outcome(error=self._cel_go(str(exc), activation))

@@ -31,15 +31,16 @@ class SubjectContext:
             "request": None if payload else request.as_cel_request(),
             "namespaceObject": dict(namespace_obj) if namespace_obj is not None else None,
         }
-        self._activations: dict[tuple[int, int], Activation] = {}
+        self._activations: dict[Environment, Activation] = {}
 
     def activation(self, env: Environment, *, exceptions: Mapping[str, Any] = NO_EXCEPTIONS,
                    extra: Mapping[str, Any] | None = None) -> Activation:
         """The activation for `env`; cached unless exceptions or extra bindings make it particular."""
         particular = exceptions is not NO_EXCEPTIONS or bool(extra)
-        key = (id(env), 0)
-        if not particular and key in self._activations:
-            return self._activations[key]
+        if not particular:
+            cached = self._activations.get(env)
+            if cached is not None:
+                return cached
         data = dict(self._data)
         if "exceptions" in env.variables:
             data["exceptions"] = dict(exceptions)
@@ -48,5 +49,5 @@ class SubjectContext:
         data = {k: v for k, v in data.items() if k in env.variables}
         activation = env.activation(data)
         if not particular:
-            self._activations[key] = activation
+            self._activations[env] = activation
         return activation

@@ -26,8 +26,9 @@ from kubectl_kyrec.evaluate.exceptions import (
 )
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
+from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import PolicyException, PolicyMeta, ValidatingPolicy
-from kubectl_kyrec.model import Obj, Result, Subject
+from kubectl_kyrec.model import Obj, Result, Subject, new_result
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class CompiledVariant:
     validations: tuple[CompiledValidation, ...]
     audit_annotations: tuple[tuple[str, Program], ...]
     rules_by_kind: bool          # no resourceNames: the kind alone decides the rules (see may_match)
+    # ... and no namespace or object selector: once the rules matched the kind, the variant matches
+    kind_decides: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,30 @@ class CompiledValidatingPolicy:
     @functools.cached_property
     def source_kind(self) -> str:
         return self.policy.source_kind
+
+    @functools.cached_property
+    def fixed(self) -> _Fixed:
+        return _Fixed(self)
+
+
+class _Fixed:
+    """What every result of one policy shares, worked out once: results are made per (subject, policy)."""
+
+    __slots__ = ("key", "source_kind", "scored", "category", "severity", "actions", "policy_location",
+                 "background", "process_only", "json_mode", "ignore", "own_namespace")
+
+    def __init__(self, cp: CompiledValidatingPolicy) -> None:
+        policy = cp.policy
+        self.key, self.scored, self.category, self.severity = cp.facts
+        self.source_kind = cp.source_kind
+        self.actions = tuple(policy.validation_actions)
+        self.policy_location = policy.meta.source
+        self.background = policy.background
+        self.process_only = _PROCESS_ONLY[policy.background]
+        self.json_mode = policy.mode == "JSON"
+        self.ignore = policy.failure_policy == "Ignore"
+        # a namespaced policy only ever sees requests in its own namespace
+        self.own_namespace = policy.meta.namespace if policy.meta.kind.startswith("Namespaced") else None
 
 
 def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
@@ -78,8 +105,11 @@ def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environmen
     audits = tuple((a.key, compiler.compile(a.value_expression, f"spec.auditAnnotations[{i}].valueExpression",
                                             ("string", "null")))
                    for i, a in enumerate(variant.audit_annotations))
-    by_kind = variant.match_constraints is not None and rules_decided_by_kind(variant.match_constraints)
-    return CompiledVariant(variant, conditions, tuple(validations), audits, by_kind)
+    constraints = variant.match_constraints
+    by_kind = constraints is not None and rules_decided_by_kind(constraints)
+    kind_decides = (by_kind and constraints is not None and selector_is_empty(constraints.namespace_selector)
+                    and selector_is_empty(constraints.object_selector))
+    return CompiledVariant(variant, conditions, tuple(validations), audits, by_kind, kind_decides)
 
 
 def compile_validating_policy(policy: ValidatingPolicy, envs: Environments,
@@ -129,9 +159,9 @@ def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule:
     if status == "fail" and not scored:
         status = "warn"
     subject = ctx.subject
-    return Result(key, source, rule, status, message, subject.ref, scored, category, severity, props,
-                  actions if type(actions) is tuple else tuple(actions), subject.source, policy_meta.source,
-                  binding)
+    return new_result(key, source, rule, status, message, subject.ref, scored, category, severity, props,
+                      actions if type(actions) is tuple else tuple(actions), subject.source, policy_meta.source,
+                      binding)
 
 
 def evaluate_audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation, quote: str = "'"
@@ -166,12 +196,12 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
     `candidates` (from `candidate_variants` for this subject's kind) skips re-checking the rules.
     """
     results: list[Result] = []
-    meta = cp.policy.meta
-    if meta.kind.startswith("Namespaced") and ctx.request.namespace != meta.namespace:
-        # a namespaced policy only ever sees requests in its own namespace
+    own_namespace = cp.fixed.own_namespace
+    if own_namespace is not None and ctx.request.namespace != own_namespace:
         return results
-    for variant in (cp.variants if candidates is None else candidates):
-        result = _evaluate_variant(cp, variant, ctx, candidates is not None and variant.rules_by_kind)
+    checked = candidates is not None
+    for variant in (candidates if candidates is not None else cp.variants):
+        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind)
         if result is not None:
             results.append(result)
     return results
@@ -180,67 +210,75 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
 _NO_PROPERTIES: Mapping[str, str] = {}
 
 
+def _result(cp: CompiledValidatingPolicy, ctx: SubjectContext, rule: str, status: str, message: str,
+            props: Mapping[str, str] | None = None) -> Result:
+    policy = cp.policy
+    return make_result(policy.meta, cp.source_kind, ctx, rule, status, message, props or _NO_PROPERTIES,
+                       policy.validation_actions, policy.background, facts=cp.facts)
+
+
 def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
                       rules_checked: bool) -> Result | None:
-    policy = cp.policy
-    meta = policy.meta
-    source_kind = cp.source_kind
-
-    def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
-        return make_result(meta, source_kind, ctx, rule, status, message, props or _NO_PROPERTIES,
-                           policy.validation_actions, policy.background, facts=cp.facts)
-
-    json_mode = policy.mode == "JSON"
-    try:
-        # JSON mode applies no matchConstraints (kk: vpol compiler.go compileForJSON)
-        if not json_mode and not matches_constraints(cv.variant.match_constraints, ctx.request,
-                                                     ctx.namespace_obj, rules_checked=rules_checked):
-            return None
-    except MatchError as exc:
-        return result("match", "error", f"failed to execute matching: {exc}")
-    # ... and compiles no auditAnnotations (SEMANTICS H.6)
-    audit_annotations = () if json_mode else cv.audit_annotations
-    ignore = policy.failure_policy == "Ignore"
+    fixed = cp.fixed
+    json_mode = fixed.json_mode
+    # JSON mode applies no matchConstraints (kk: vpol compiler.go compileForJSON)
+    if not json_mode and not (rules_checked and cv.kind_decides):
+        try:
+            if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,
+                                       rules_checked=rules_checked):
+                return None
+        except MatchError as exc:
+            return _result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")
+    ignore = fixed.ignore
     exceptions = NO_EXCEPTIONS
     if cp.exceptions:
         polex = evaluate_exceptions(cp.exceptions, ctx, ignore)
         if polex.error is not None:
-            return result("evaluation", "error", f"failed to load context: {polex.error}")
+            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
         if polex.full:
             keys = ", ".join(e.key for e in polex.matched)
             names = ",".join(e.exception.meta.name for e in polex.matched)
             verdict = "pass" if selected_report_result(polex.matched) == "pass" else "skip"
             word = "passed" if verdict == "pass" else "skipped"
-            return result("exception", verdict, f"rule is {word} due to policy exception: {keys}",
-                          {"exceptions": names})
+            return _result(cp, ctx, "exception", verdict, f"rule is {word} due to policy exception: {keys}",
+                           {"exceptions": names})
         if polex.matched:
             exceptions = {"allowedImages": list(polex.allowed_images),
                           "allowedValues": list(polex.allowed_values)}
     activation = ctx.activation(cp.env, exceptions=exceptions)
-    ok, error = conditions_hold(cv.conditions, activation, ignore)
-    if error is not None:
-        return result("evaluation", "error", f"failed to load context: {error}")
-    if not ok:
-        return result("", "skip", "skip")
+    if cv.conditions:
+        ok, error = conditions_hold(cv.conditions, activation, ignore)
+        if error is not None:
+            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
+        if not ok:
+            return _result(cp, ctx, "", "skip", "skip")
     for index, validation in enumerate(cv.validations):
         outcome = validation.program.evaluate(activation)
-        if not outcome.ok:
-            return result("", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
-        if not isinstance(outcome.value, bool):
-            return result("", "error", f"error: type conversion error from "
-                                       f"'{type(outcome.value).__name__}' to 'bool'",
-                          {"cel.validationIndex": str(index)})
-        if outcome.value:
+        value = outcome.value
+        if value is True:
             continue
+        if outcome.error is not None:
+            return _result(cp, ctx, "", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
+        if not isinstance(value, bool):
+            return _result(cp, ctx, "", "error", f"error: type conversion error from "
+                                                 f"'{type(value).__name__}' to 'bool'",
+                           {"cel.validationIndex": str(index)})
         message = _message(validation, activation, index)
-        audits, audit_error = evaluate_audit_annotations(audit_annotations, activation)
+        # ... and compiles no auditAnnotations (SEMANTICS H.6)
+        audits, audit_error = evaluate_audit_annotations(() if json_mode else cv.audit_annotations, activation)
         if audit_error is not None:
-            return result("evaluation", "error", f"failed to load context: {audit_error}")
-        return result("", "fail", message, {**audits, "cel.validationIndex": str(index)})
-    audits, audit_error = evaluate_audit_annotations(audit_annotations, activation)
+            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
+        return _result(cp, ctx, "", "fail", message, {**audits, "cel.validationIndex": str(index)})
+    if json_mode or not cv.audit_annotations:
+        # the common case, a pass with no audit annotations: what make_result would make, made directly
+        subject = ctx.subject
+        return new_result(fixed.key, fixed.source_kind, "", "pass", "success", subject.ref, fixed.scored,
+                          fixed.category, fixed.severity, fixed.process_only, fixed.actions, subject.source,
+                          fixed.policy_location, "")
+    audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
     if audit_error is not None:
-        return result("evaluation", "error", f"failed to load context: {audit_error}")
-    return result("", "pass", "success", audits)
+        return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
+    return _result(cp, ctx, "", "pass", "success", audits)
 
 
 def evaluate_payload(cp: CompiledValidatingPolicy, subject: Subject, obj: Obj) -> Result | None:

@@ -113,3 +113,15 @@ def test_cel_go_wording_through_policy_variables(expression: str, message: str) 
     compiler = PolicyCompiler(ENV, Environment([], ("object", "x", "variables")), variables,
                               Source("p.yaml", 1), "p")
     assert compiler.compile(expression, "e").evaluate(ENV.activation(DATA)).error == message
+
+
+def test_field_named_per_activation_by_the_same_program() -> None:
+    # the receivers of a program's selections are compiled once and kept: which one fails, and so which
+    # field is named, still depends on each activation's data
+    program = ENV.compile("object.a.b == 1 || object.c.d == 2")
+    null_a = ENV.activation({"object": {"a": None, "c": {"d": 1}}, "x": None})
+    null_c = ENV.activation({"object": {"a": {"b": 0}, "c": None}, "x": None})
+    assert program.evaluate(null_a).error == "no such key: b"
+    assert program.evaluate(null_c).error == "no such key: d"
+    assert program.evaluate(null_a).error == "no such key: b"
+    assert program.evaluate(ENV.activation({"object": {"a": {"b": 1}}, "x": None})).value is True
