@@ -36,28 +36,25 @@ def _color(spec: OutputSpec, color: str) -> bool:
 
 
 def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
-    from kubectl_kyrec.reconcile.reports import ReportClass
     from kubectl_kyrec.render import diff_output
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
     wide = spec.format is OutputFormat.WIDE
-    report_diffs = "".join(c.diff for c in run.reports.changes if c.diff) if run.reports is not None else ""
-    if report_diffs and _color(spec, color):
-        report_diffs = diff_output.colorize(report_diffs)
     if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
         report_table = render_report_diff(run.reports, wide=wide) if run.reports is not None else None
         table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color))
+        report_diffs = (diff_output.render_report_unified(run.reports, color=_color(spec, color))
+                        if run.reports is not None else "")
         # like the downstreams' unified diffs, each stale report's results follow the table
         return table + ("\n" + report_diffs if report_diffs else "")
     if spec.format is OutputFormat.DIFF:
         parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
                  if run.downstreams is not None else ""]
-        parts.append(report_diffs)
+        if run.reports is not None:
+            parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
         return "".join(parts)
-    report_summary = (run.reports.summary() if run.reports is not None
-                      else {str(c): 0 for c in ReportClass})
     doc = diff_output.diff_document(
-        run.downstreams, run.reports.changes_json() if run.reports is not None else [], report_summary,
+        run.downstreams, run.reports,
         [{"message": m, "location": s.as_location() if s is not None else None} for m, s in run.errors],
         run.notices)
     return diff_output.render_json(doc) if spec.format is OutputFormat.JSON else diff_output.render_yaml(doc)

@@ -15,6 +15,8 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
+from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
+from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
 from kubectl_kyrec.render.fit import END, MIDDLE, fit_rows
 
@@ -72,8 +74,14 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False) -> str:
 
 def render_unified(diff: DownstreamDiff, *, color: bool = False) -> str:
     """The unified diff of every drifted downstream, one after the other."""
-    texts = [c.diff for c in diff.changes if c.diff]
+    texts = [t for t in (unified.unified_diff(c.shown) for c in diff.changes if c.shown is not None) if t]
     text = "".join(t if t.endswith("\n") else t + "\n" for t in texts)
+    return colorize(text) if color else text
+
+
+def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
+    """The unified diff of every stale report's results, one after the other."""
+    text = "".join(t for t in (unified.unified_diff(c.shown) for c in reports.changes if c.shown is not None) if t)
     return colorize(text) if color else text
 
 
@@ -85,23 +93,25 @@ def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *
     if report_table:
         parts.append(report_table)
     if diff is not None:
-        unified = render_unified(diff, color=color)
-        if unified:
-            parts.append(unified)
+        texts = render_unified(diff, color=color)
+        if texts:
+            parts.append(texts)
     return "\n".join(parts)
 
 
-def diff_document(downstreams: DownstreamDiff | None, report_changes: Sequence[dict[str, Any]],
-                  report_summary: dict[str, int] | None, errors: Sequence[dict[str, Any]],
-                  notices: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The DiffResult document of DESIGN section 3: every examined object, all classes counted."""
-    changes = [*(downstreams.changes_json() if downstreams is not None else []), *report_changes]
+def diff_document(downstreams: DownstreamDiff | None, reports: ReportDiff | None,
+                  errors: Sequence[dict[str, Any]], notices: Sequence[str],
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The DiffResult document of DESIGN section 3: every examined object, all classes counted, each
+    drift's unified diff rendered here."""
+    changes = [*(downstreams.changes_json(unified.unified_diff) if downstreams is not None else []),
+               *(reports.changes_json(unified.unified_diff) if reports is not None else [])]
     body: dict[str, Any] = {
         "changes": changes,
         "summary": {
             "downstream": downstreams.summary() if downstreams is not None
             else {str(c): 0 for c in DownstreamClass},
-            "report": dict(report_summary or {}),
+            "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
         },
         "errors": list(errors),
         "notices": list(notices),

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
+from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import (
     to_yaml,
     write_json_document,
@@ -98,7 +99,7 @@ def _parts(run: EvalResult) -> Iterator[tuple[str, Any]]:
     yield "notices", list(run.notices)
     yield "summary", results.counts
     if run.impact is not None:
-        yield "impact", run.impact.to_json()
+        yield "impact", run.impact.to_json(unified.unified_diff)
 
 
 def write_json(run: EvalResult, stream: TextIO) -> None:

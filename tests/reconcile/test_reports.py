@@ -25,6 +25,7 @@ from kubectl_kyrec.reconcile.reports import (
     diff_reports,
 )
 from kubectl_kyrec.render.report_diff_table import render_report_diff
+from kubectl_kyrec.render.unified_diff import unified_diff
 from tests.shared_inputs import require, shared
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +46,7 @@ def _display(ref: Ref | None) -> str | None:
 def _project(change: ReportChange) -> dict[str, Any]:
     return {
         "class": str(change.klass), "reason": change.reason, "subject": _display(change.subject),
-        "object": _display(change.report), "fields": list(change.fields), "diff": change.diff,
+        "object": _display(change.report), "fields": list(change.fields), "diff": unified_diff(change.shown),
         "next_scan": str(change.next_scan) if change.next_scan else None,
         "next_scan_reason": change.next_scan_reason,
         "oldest_ephemeral_age_s": change.oldest_ephemeral_age_s, "in_scope": change.in_scope,
@@ -96,7 +97,7 @@ def test_golden_case(case: Path) -> None:
 
 def test_change_json_is_the_design_contract() -> None:
     diff = run_case(CASES / "stale-outcome-changed")
-    doc = diff.changes_json()[0]
+    doc = diff.changes_json(unified_diff)[0]
     assert list(doc) == ["domain", "class", "reason", "enforced", "policy", "trigger", "subject", "object",
                          "fields", "diff", "nextScan", "nextScanReason", "oldestEphemeralAgeSeconds",
                          "inScope"]
