@@ -86,13 +86,14 @@ def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
 
 
 def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
-                 color: bool = False) -> str:
+                 color: bool = False, unified: bool = True) -> str:
+    """The tables, then (`unified`) the downstreams' unified diffs."""
     parts = []
     if diff is not None:
         parts.append(render_downstream_table(diff, wide=wide))
     if report_table:
         parts.append(report_table)
-    if diff is not None:
+    if diff is not None and unified:
         texts = render_unified(diff, color=color)
         if texts:
             parts.append(texts)
