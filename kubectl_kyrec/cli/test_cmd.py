@@ -14,7 +14,7 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 
-TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
+TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
                 OutputFormat.GITHUB)
 
 
@@ -72,6 +72,6 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
             findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
             text = CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
         else:
-            text = test_output.render_table(runs, fail_only=fail_only)
+            text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE)
         write_output(spec, text)
     exit_with(run.exit_code, exit_code_flag)

@@ -62,7 +62,8 @@ def test_a_policy_that_does_not_compile_is_an_input_error(tmp_path: Path) -> Non
 def test_table_marks_what_kyverno_would_not_enforce() -> None:
     code, out, _ = invoke(*case("sync-off-edited-downstream"))
     assert code == 0
-    assert "drifted (not enforced)  changed-fields  team-config" in out
+    assert "drifted*  changed-fields  team-config" in out
+    assert "\n* not enforced: Kyverno would not act on it" in out
     assert out.startswith("Downstreams: 0 missing, 1 drifted, 0 in-sync")
     assert "--- live/v1.ConfigMap.team-a.team-config\n+++ merged/v1.ConfigMap.team-a.team-config\n" in out
     assert "-  tier: premium\n+  tier: standard\n" in out
