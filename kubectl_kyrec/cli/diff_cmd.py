@@ -51,9 +51,13 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
 
     wide = spec.format is OutputFormat.WIDE
     if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-        report_table = render_report_diff(run.reports, wide=wide) if run.reports is not None else None
+        from kubectl_kyrec.cli.terminal import output_width
+
+        width = output_width(spec.path)
+        report_table = (render_report_diff(run.reports, wide=wide, width=width)
+                        if run.reports is not None else None)
         table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color),
-                                         unified=unified)
+                                         unified=unified, width=width)
         report_diffs = (diff_output.render_report_unified(run.reports, color=_color(spec, color))
                         if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table

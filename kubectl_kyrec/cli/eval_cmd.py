@@ -79,6 +79,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
+    from kubectl_kyrec.cli.terminal import output_width
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.impact_output import github_annotations
@@ -124,7 +125,11 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     }
     for spec in specs:
         if spec.format in writers:
-            write_stream(spec.path, functools.partial(writers[spec.format], run))
+            writer = writers[spec.format]
+            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, 80 elsewhere
+                writer = functools.partial(eval_output.write_table, show_all=show_all,
+                                           width=output_width(spec.path))
+            write_stream(spec.path, functools.partial(writer, run))
             continue
         text = ci.render(spec.format.value)
         if spec.format is OutputFormat.GITHUB and impact is not None:

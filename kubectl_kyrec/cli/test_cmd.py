@@ -72,6 +72,9 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
             findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
             text = CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
         else:
-            text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE)
+            from kubectl_kyrec.cli.terminal import output_width
+
+            text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
+                                            width=output_width(spec.path))
         write_output(spec, text)
     exit_with(run.exit_code, exit_code_flag)

@@ -100,11 +100,11 @@ def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
 
 
 def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
-                 color: bool = False, unified: bool = True) -> str:
+                 color: bool = False, unified: bool = True, width: int = TABLE_WIDTH) -> str:
     """The tables, then (`unified`) the downstreams' unified diffs."""
     parts = []
     if diff is not None:
-        parts.append(render_downstream_table(diff, wide=wide))
+        parts.append(render_downstream_table(diff, wide=wide, width=width))
     if report_table:
         parts.append(report_table)
     if diff is not None and unified:

@@ -21,7 +21,7 @@ from kubectl_kyrec.render.text_table import write_rows
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
-from kubectl_kyrec.render.fit import END, MIDDLE, START, fit_rows
+from kubectl_kyrec.render.fit import END, MIDDLE, START, TABLE_WIDTH, fit_rows
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 # what the default table lists: the results that need attention; passing and skipped ones are counted
@@ -143,9 +143,11 @@ def _summary_line(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
 
 
-def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False) -> None:
+def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False,
+                width: int = TABLE_WIDTH) -> None:
     """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
-    per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`."""
+    per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`. Fitted to `width`
+    unless `wide`."""
     from kubectl_kyrec.render.diff_output import render_downstreams
     from kubectl_kyrec.render.impact_output import render_impact_table
 
@@ -153,14 +155,15 @@ def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all
     if not results:
         stream.write(run.empty_reason + "\n")
     else:
-        _write_results_table(results, stream, wide=wide, show_all=show_all or wide)
+        _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width)
     for extra in (render_downstreams(run.generated),
                   render_impact_table(run.impact) if run.impact is not None else ""):
         if extra:
             stream.write("\n" + extra)
 
 
-def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool) -> None:
+def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool,
+                         width: int) -> None:
     per_policy: dict[str, dict[str, int]] = {}
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     shown: list[Result] = []
@@ -186,13 +189,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
             rows = fit_rows(headers, [(r.policy, r.rule or "-", r.subject.display(), r.result, r.message,
                                        str(r.location) if r.location else "") for r in shown],
-                            {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 4: END, 5: START}, floors={0: 16, 1: 16, 2: 16, 5: 20})
+                            {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 4: END, 5: START}, floors={0: 16, 1: 16, 2: 16, 5: 20},
+                            width=width)
         else:
             headers = ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-            # fitted to 80 columns: names cut in the middle, messages at the end, paths from the start
+            # fitted to the width: names cut in the middle, messages at the end, paths from the start
             rows = fit_rows(headers, [(r.policy, r.subject.display(), r.result, r.message,
                                        str(r.location) if r.location else "") for r in shown],
-                            {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20})
+                            {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20}, width=width)
         write_rows(stream, headers, list(rows))
     else:
         stream.write("No result fails, errs or warns.\n")
