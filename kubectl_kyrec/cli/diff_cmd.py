@@ -43,9 +43,10 @@ def _color(spec: OutputSpec, color: str) -> bool:
 HUMAN_FORMATS = frozenset({OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.DIFF})
 
 
-def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True) -> str:
+def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True,
+           baseline: dict[str, Any] | None = None) -> str:
     """One output. `unified`: the human formats include the built-in unified diffs (False when
-    KUBECTL_EXTERNAL_DIFF shows them instead)."""
+    KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key."""
     from kubectl_kyrec.render import diff_output
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
@@ -73,7 +74,7 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
     doc = diff_output.diff_document(
         run.downstreams, run.reports,
         [{"message": m, "location": s.as_location() if s is not None else None} for m, s in run.errors],
-        run.notices)
+        run.notices, {"baseline": baseline} if baseline is not None else None)
     return diff_output.render_json(doc) if spec.format is OutputFormat.JSON else diff_output.render_yaml(doc)
 
 
@@ -170,6 +171,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
+    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -202,6 +204,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     external = external_diff_command(os.environ)
+    baseline = (baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed) if ci.baseline_used
+                else None)
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_output(spec, ci.render(spec.format.value))
@@ -210,7 +214,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             _write_with_external(run, spec, color, external)
             continue
         # click strips escape sequences off a pipe unless told the colour is wanted
-        write_output(spec, render(run, spec, color=color), color=_color(spec, color))
+        write_output(spec, render(run, spec, color=color, baseline=baseline), color=_color(spec, color))
     ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 

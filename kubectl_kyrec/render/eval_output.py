@@ -86,9 +86,9 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
     return counts
 
 
-def _parts(run: EvalResult) -> Iterator[tuple[str, Any]]:
+def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
     """The EvalResult document's keys after the envelope, in contract order; `summary` comes after the
-    results were written, counted while writing them."""
+    results were written, counted while writing them. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = _ResultsJson(run.results)
@@ -100,14 +100,16 @@ def _parts(run: EvalResult) -> Iterator[tuple[str, Any]]:
     yield "summary", results.counts
     if run.impact is not None:
         yield "impact", run.impact.to_json(unified.unified_diff)
+    if baseline is not None:
+        yield "baseline", baseline
 
 
-def write_json(run: EvalResult, stream: TextIO) -> None:
-    write_json_document("EvalResult", _parts(run), stream.write)
+def write_json(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
+    write_json_document("EvalResult", _parts(run, baseline), stream.write)
 
 
-def write_yaml(run: EvalResult, stream: TextIO) -> None:
-    write_yaml_document("EvalResult", _parts(run), stream.write)
+def write_yaml(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
+    write_yaml_document("EvalResult", _parts(run, baseline), stream.write)
 
 
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
