@@ -44,7 +44,7 @@ HUMAN_FORMATS = frozenset({OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.D
 
 
 def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True,
-           baseline: dict[str, Any] | None = None) -> str:
+           baseline: dict[str, Any] | None = None, show_all: bool = False) -> str:
     """One output. `unified`: the human formats include the built-in unified diffs (False when
     KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key."""
     from kubectl_kyrec.render import diff_output
@@ -55,10 +55,10 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
         from kubectl_kyrec.cli.terminal import output_width
 
         width = output_width(spec.path)
-        report_table = (render_report_diff(run.reports, wide=wide, width=width)
+        report_table = (render_report_diff(run.reports, wide=wide, width=width, all_rows=show_all or wide)
                         if run.reports is not None else None)
         table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color),
-                                         unified=unified, width=width)
+                                         unified=unified, width=width, show_all=show_all)
         report_diffs = (diff_output.render_report_unified(run.reports, color=_color(spec, color))
                         if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table
@@ -85,11 +85,11 @@ def _pairs(run: DiffResult) -> list[DiffPair]:
     return out
 
 
-def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command) -> None:
+def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool) -> None:
     """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables."""
     from kubectl_kyrec.cli.external_diff import can_inherit, run_external
 
-    text = render(run, spec, color=color, unified=False)
+    text = render(run, spec, color=color, unified=False, show_all=show_all)
     pairs = _pairs(run)
     if not pairs:
         write_output(spec, text, color=_color(spec, color))
@@ -134,6 +134,9 @@ def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Com
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour unified diffs (auto: on a terminal, not with NO_COLOR set or TERM=dumb).")
 @click.option("--no-color", "color", flag_value="never", help="Same as --color=never.")
+@click.option("--show-all", is_flag=True,
+              help="Table: list in-sync downstreams and current reports too (by default they are counted, "
+                   "not listed).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
 @ci_flags
@@ -145,7 +148,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
-                 report_api: str | None, color: str, exit_code_flag: bool, **kube: object) -> None:
+                 report_api: str | None, color: str, show_all: bool, exit_code_flag: bool,
+                 **kube: object) -> None:
     """Compare what the policies should have produced with a cluster state.
 
     Downstreams are missing, drifted, in-sync, conflict, orphan or undetermined (with a reason); reports
@@ -211,10 +215,11 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             write_output(spec, ci.render(spec.format.value))
             continue
         if external is not None and spec.format in HUMAN_FORMATS:
-            _write_with_external(run, spec, color, external)
+            _write_with_external(run, spec, color, external, show_all)
             continue
         # click strips escape sequences off a pipe unless told the colour is wanted
-        write_output(spec, render(run, spec, color=color, baseline=baseline), color=_color(spec, color))
+        write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all),
+                     color=_color(spec, color))
     ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 

@@ -100,11 +100,12 @@ def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
 
 
 def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
-                 color: bool = False, unified: bool = True, width: int = TABLE_WIDTH) -> str:
+                 color: bool = False, unified: bool = True, width: int = TABLE_WIDTH,
+                 show_all: bool = False) -> str:
     """The tables, then (`unified`) the downstreams' unified diffs."""
     parts = []
     if diff is not None:
-        parts.append(render_downstream_table(diff, wide=wide, width=width))
+        parts.append(render_downstream_table(diff, wide=wide, width=width, show_all=show_all))
     if report_table:
         parts.append(report_table)
     if diff is not None and unified:
