@@ -172,6 +172,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     Example:
       kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
+      KUBECTL_EXTERNAL_DIFF="diff -u -N --color=always" kubectl kyrec diff -p policies/ --state state.json
     """
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
     from kubectl_kyrec.cli.external_diff import command as external_diff_command

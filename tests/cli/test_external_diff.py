@@ -157,3 +157,27 @@ def test_without_the_variable_the_built_in_diff(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("KUBECTL_EXTERNAL_DIFF", "")
     result = CliRunner().invoke(cli, [*ARGS, "-o", "diff"], catch_exceptions=False)
     assert f"--- live/{SECRET}\n+++ merged/{SECRET}\n" in result.stdout
+
+
+def test_the_help_example_runs() -> None:
+    """`diff --help` shows a line to paste that sets the variable; its words all reach the program (none is
+    dropped by kubectl's filter) and, run with GNU diff, it shows the drifts coloured."""
+    import shlex
+    import shutil
+
+    text = CliRunner().invoke(cli, ["diff", "--help"]).stdout
+    example = text[text.index("Example:"):text.index("Options:")]
+    [line] = [ln.strip() for ln in example.splitlines() if "KUBECTL_EXTERNAL_DIFF=" in ln]
+    words = shlex.split(line)
+    assert words[1:4] == ["kubectl", "kyrec", "diff"]
+    value = words[0].removeprefix("KUBECTL_EXTERNAL_DIFF=")
+    program, extra = command({"KUBECTL_EXTERNAL_DIFF": value}) or ("", ())
+    assert [program, *extra] == value.split(" ")
+    if shutil.which(program) is None:
+        pytest.skip(f"{program} is not on PATH")
+    # as a user runs it: the program writes to kyrec's own stdout, escapes and all
+    done = subprocess.run([sys.executable, "-m", "kubectl_kyrec", *ARGS, "-o", "diff"], capture_output=True,
+                          text=True, env={**os.environ, "KUBECTL_EXTERNAL_DIFF": value}, check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"/{SECRET}\t" in done.stdout and f"/{REPORT}\t" in done.stdout     # diff -u's header lines
+    assert "\x1b[" in done.stdout
