@@ -115,6 +115,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
+    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
@@ -171,7 +172,9 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_stream(spec.path, functools.partial(ci.write, spec.format.value))
         elif spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            _write_document(spec, run.coverage.to_json)
+            _write_document(spec, run.coverage.to_json if not ci.baseline_used else lambda: {
+                **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
+                                                                    ci.fixed)})
         else:
             write_output(spec, render_coverage(run.coverage))
     ci.finish(specs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,6 +22,8 @@ from kubectl_kyrec.cli.common import (
 from kubectl_kyrec.errors import UsageError
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cli.external_diff import Command
+    from kubectl_kyrec.reconcile.diff_pair import DiffPair
     from kubectl_kyrec.run.diff import DiffResult
 
 DIFF_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON, OutputFormat.DIFF,
@@ -35,32 +38,71 @@ def _color(spec: OutputSpec, color: str) -> bool:
     return color_enabled(color)
 
 
-def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
-    from kubectl_kyrec.reconcile.reports import ReportClass
+# the outputs a person reads: where KUBECTL_EXTERNAL_DIFF shows the unified diffs (a set: completion reads the
+# one tuple of formats a command module declares as its `-o` values)
+HUMAN_FORMATS = frozenset({OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.DIFF})
+
+
+def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True,
+           baseline: dict[str, Any] | None = None, show_all: bool = False) -> str:
+    """One output. `unified`: the human formats include the built-in unified diffs (False when
+    KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key."""
     from kubectl_kyrec.render import diff_output
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
     wide = spec.format is OutputFormat.WIDE
-    report_diffs = "".join(c.diff for c in run.reports.changes if c.diff) if run.reports is not None else ""
-    if report_diffs and _color(spec, color):
-        report_diffs = diff_output.colorize(report_diffs)
     if spec.format in (OutputFormat.TABLE, OutputFormat.WIDE):
-        report_table = render_report_diff(run.reports, wide=wide) if run.reports is not None else None
-        table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color))
+        from kubectl_kyrec.cli.terminal import output_width
+
+        width = output_width(spec.path)
+        report_table = (render_report_diff(run.reports, wide=wide, width=width, all_rows=show_all or wide)
+                        if run.reports is not None else None)
+        table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color),
+                                         unified=unified, width=width, show_all=show_all)
+        report_diffs = (diff_output.render_report_unified(run.reports, color=_color(spec, color))
+                        if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table
         return table + ("\n" + report_diffs if report_diffs else "")
     if spec.format is OutputFormat.DIFF:
+        if not unified:
+            return ""
         parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
                  if run.downstreams is not None else ""]
-        parts.append(report_diffs)
+        if run.reports is not None:
+            parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
         return "".join(parts)
-    report_summary = (run.reports.summary() if run.reports is not None
-                      else {str(c): 0 for c in ReportClass})
     doc = diff_output.diff_document(
-        run.downstreams, run.reports.changes_json() if run.reports is not None else [], report_summary,
+        run.downstreams, run.reports,
         [{"message": m, "location": s.as_location() if s is not None else None} for m, s in run.errors],
-        run.notices)
+        run.notices, {"baseline": baseline} if baseline is not None else None)
     return diff_output.render_json(doc) if spec.format is OutputFormat.JSON else diff_output.render_yaml(doc)
+
+
+def _pairs(run: DiffResult) -> list[DiffPair]:
+    """What the unified diffs show, downstreams then reports (the built-in order)."""
+    out = [c.shown for c in (run.downstreams.changes if run.downstreams is not None else ()) if c.shown]
+    out += [c.shown for c in (run.reports.changes if run.reports is not None else ()) if c.shown]
+    return out
+
+
+def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool) -> None:
+    """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables."""
+    from kubectl_kyrec.cli.external_diff import can_inherit, run_external
+
+    text = render(run, spec, color=color, unified=False, show_all=show_all)
+    pairs = _pairs(run)
+    if not pairs:
+        write_output(spec, text, color=_color(spec, color))
+        return
+    if spec.path is None and can_inherit():
+        # kubectl hands the program its own stdout: a terminal stays a terminal for it (colour, pagers)
+        if text:
+            write_output(spec, text, color=_color(spec, color))
+        run_external(cmd, pairs, inherit=True)
+        return
+    shown = run_external(cmd, pairs, inherit=False)
+    joined = text + ("\n" if text and shown else "") + shown
+    write_output(spec, joined, color=_color(spec, color))
 
 
 @click.command("diff")
@@ -92,6 +134,9 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str) -> str:
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour unified diffs (auto: on a terminal, not with NO_COLOR set or TERM=dumb).")
 @click.option("--no-color", "color", flag_value="never", help="Same as --color=never.")
+@click.option("--show-all", is_flag=True,
+              help="Table: list in-sync downstreams and current reports too (by default they are counted, "
+                   "not listed).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
 @ci_flags
@@ -103,7 +148,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
-                 report_api: str | None, color: str, exit_code_flag: bool, **kube: object) -> None:
+                 report_api: str | None, color: str, show_all: bool, exit_code_flag: bool,
+                 **kube: object) -> None:
     """Compare what the policies should have produced with a cluster state.
 
     Downstreams are missing, drifted, in-sync, conflict, orphan or undetermined (with a reason); reports
@@ -115,14 +161,24 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     nothing yet); OLDEST EPHEMERAL is the age of the oldest ephemeral report for the subject that the
     aggregator has not merged into its report yet (-: none waiting).
 
+    KUBECTL_EXTERNAL_DIFF selects your own diff program for the unified diffs of the table, wide and
+    diff outputs (never json or yaml), as kubectl diff does: it is run with two directories, LIVE-* and
+    MERGED-*, holding one masked YAML file per drifted object or stale report (named
+    <group>.<version>.<Kind>.<namespace>.<name>), then the variable's other words (only letters, digits,
+    '-' and '=' are kept), e.g. KUBECTL_EXTERNAL_DIFF="colordiff -N -u". Its exit status 0 or 1 leaves
+    kyrec's exit code as the findings decide it; above 1, or a program that cannot run, is exit 74.
+
     \b
     Example:
       kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
+      KUBECTL_EXTERNAL_DIFF="diff -u -N --color=always" kubectl kyrec diff -p policies/ --state state.json
     """
     import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
+    from kubectl_kyrec.cli.external_diff import command as external_diff_command
+    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
@@ -155,12 +211,19 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for message, source_at in run.errors:
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
+    external = external_diff_command(os.environ)
+    baseline = (baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed) if ci.baseline_used
+                else None)
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_stream(spec.path, functools.partial(ci.write, spec.format.value))
             continue
+        if external is not None and spec.format in HUMAN_FORMATS:
+            _write_with_external(run, spec, color, external, show_all)
+            continue
         # click strips escape sequences off a pipe unless told the colour is wanted
-        write_output(spec, render(run, spec, color=color), color=_color(spec, color))
+        write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all),
+                     color=_color(spec, color))
     ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 

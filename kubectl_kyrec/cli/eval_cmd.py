@@ -84,8 +84,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
+    from kubectl_kyrec.cli.terminal import output_width
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render import eval_output
+    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.impact_output import github_annotations
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.render.sink import write_stream
@@ -132,7 +134,15 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     }
     for spec in specs:
         if spec.format in writers:
-            write_stream(spec.path, functools.partial(writers[spec.format], run))
+            writer = writers[spec.format]
+            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, 80 elsewhere
+                writer = functools.partial(eval_output.write_table, show_all=show_all,
+                                           width=output_width(spec.path))
+            elif spec.format in (OutputFormat.JSON, OutputFormat.YAML) and ci.baseline_used:
+                writer = functools.partial(
+                    eval_output.write_json if spec.format is OutputFormat.JSON else eval_output.write_yaml,
+                    baseline=baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed))
+            write_stream(spec.path, functools.partial(writer, run))
             continue
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF):
             write_stream(spec.path, functools.partial(ci.write, spec.format.value))

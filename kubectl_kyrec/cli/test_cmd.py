@@ -14,8 +14,8 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 
-TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
-                OutputFormat.GITHUB)
+TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
+                OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
 @click.command("test")
@@ -25,7 +25,7 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, Output
 @click.option("--compat", type=click.Choice(["kyverno"]),
               help="Decide rows the way Kyverno's own `kyverno test` does (see docs/compatibility.md).")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), json, yaml, junit, sarif, github; repeatable.")
+              help="table (default), wide (every column, cells whole), json, yaml, junit, sarif, github; repeatable.")
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
 @click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
 @click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
@@ -72,6 +72,9 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
             findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
             text = CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
         else:
-            text = test_output.render_table(runs, fail_only=fail_only)
+            from kubectl_kyrec.cli.terminal import output_width
+
+            text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
+                                            width=output_width(spec.path))
         write_output(spec, text)
     exit_with(run.exit_code, exit_code_flag)

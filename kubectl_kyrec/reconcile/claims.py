@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.diff_pair import DiffPair
 
 
 class ClaimClass(enum.StrEnum):
@@ -103,7 +104,7 @@ class Claim:
 class Judgement:
     stale: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()  # JSON pointers into the claim that differ
-    diff: str | None = None
+    shown: DiffPair | None = None  # what the claim's unified diff shows (rendered at the edge)
     integrity: Integrity = Integrity.INTACT
     pairing: Pairing = PAIRED
 

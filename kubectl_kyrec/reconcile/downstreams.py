@@ -46,19 +46,16 @@ downstreams. The state's kinds decide trigger-gone against trigger-unknown.
 from __future__ import annotations
 
 import base64
-import copy
-import difflib
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.expect.downstreams import identity, owner_of
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.model import Ref, group_version, ref_of
+from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText
 from kubectl_kyrec.reconcile.masking import mask_pair
 from kubectl_kyrec.reconcile.normalize import (
     DEFAULT_KYVERNO_MANAGERS,
@@ -114,7 +111,7 @@ class DownstreamChange:
     trigger: Ref | None
     object: Ref
     fields: tuple[str, ...] = ()
-    diff: str | None = None
+    shown: DiffPair | None = None   # what the unified diff of a drift shows (rendered at the edge)
     expected: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     actual: Mapping[str, Any] | None = field(default=None, repr=False, compare=False)
     message: str = ""
@@ -137,8 +134,8 @@ class DownstreamChange:
     def finding(self) -> bool:
         return self.klass is not DownstreamClass.IN_SYNC and self.enforced
 
-    def to_json(self) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry (`message` is an addition)."""
+    def to_json(self, diff_text: DiffText) -> dict[str, Any]:
+        """The DESIGN section 3 `changes[]` entry (`message` is an addition); `diff_text` renders `shown`."""
         return {
             "domain": "downstream",
             "class": str(self.klass),
@@ -149,7 +146,7 @@ class DownstreamChange:
             "subject": None,
             "object": self.object.to_json(),
             "fields": list(self.fields),
-            "diff": self.diff,
+            "diff": diff_text(self.shown),
             "message": self.message or None,
         }
 
@@ -165,8 +162,8 @@ class DownstreamDiff:
             counts[str(change.klass)] += 1
         return counts
 
-    def changes_json(self) -> list[dict[str, Any]]:
-        return [c.to_json() for c in self.changes]
+    def changes_json(self, diff_text: DiffText) -> list[dict[str, Any]]:
+        return [c.to_json(diff_text) for c in self.changes]
 
     @property
     def findings(self) -> list[DownstreamChange]:
@@ -210,7 +207,7 @@ class StateIndex:
         return index
 
 
-# ---- rendering a drift as a unified diff ------------------------------------------------------------------
+# ---- what the diff of a drift shows --------------------------------------------------------------------
 
 def diff_name(obj: Mapping[str, Any]) -> str:
     """kubectl diff's file name: <group>.<version>.<Kind>.<namespace>.<name> (core: v1.Kind...)."""
@@ -222,55 +219,57 @@ def diff_name(obj: Mapping[str, Any]) -> str:
 
 
 def _display(obj: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(dict(obj))
+    """`obj` without managedFields (kubectl diff hides them too); a shallow copy, the rest shared."""
+    out = dict(obj)
     meta = out.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)      # kubectl diff hides them too
+    if isinstance(meta, Mapping) and "managedFields" in meta:
+        out["metadata"] = {k: v for k, v in meta.items() if k != "managedFields"}
     return out
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _bytes_representer(dumper: yaml.SafeDumper, data: bytes) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", base64.b64encode(data).decode())
-
-
-_Dumper.add_representer(bytes, _bytes_representer)
-
-
-def yaml_text(obj: Any) -> str:
-    # kubectl prints objects through JSON, so keys come out sorted
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True)
-
-
-def unified_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
-    """`diff -u` of the live object and the object after the write, masked, named as kubectl diff names."""
+def drift_pair(before: Mapping[str, Any], after: Mapping[str, Any]) -> DiffPair:
+    """The live object and the object after the write, masked, named as kubectl diff names them."""
     masked_before, masked_after = mask_pair(_display(before), _display(after))
-    name = diff_name(after)
-    a = yaml_text(masked_before).splitlines(keepends=True)
-    b = yaml_text(masked_after).splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, fromfile=f"live/{name}", tofile=f"merged/{name}"))
+    return DiffPair(diff_name(after), masked_before, masked_after)
+
+
+def _owned_path(obj: Any, pointer: str) -> None:
+    """Replace every container on `pointer`'s path below `obj` by a copy, so that removing what it names
+    changes no object `obj` shares parts with."""
+    node = obj
+    for token in (t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:-1]):
+        if isinstance(node, dict) and isinstance(node.get(token), dict | list):
+            node[token] = child = dict(node[token]) if isinstance(node[token], dict) else list(node[token])
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node) \
+                and isinstance(node[int(token)], dict | list):
+            item = node[int(token)]
+            node[int(token)] = child = dict(item) if isinstance(item, dict) else list(item)
+        else:
+            return
+        node = child
 
 
 def after_write(expected: Mapping[str, Any], live: Mapping[str, Any], remove: Sequence[str]) -> dict[str, Any]:
-    """The live object once Kyverno writes `expected` over it, `remove` pointers gone (display only)."""
+    """The live object once Kyverno writes `expected` over it, `remove` pointers gone (display only; shares
+    unchanged parts with `live`)."""
     kind = str(expected.get("kind") or "")
+    # merge_expected copies what it merges into and deep-copies what it takes from `expected`
     merged = merge_expected(_display(live), _display(expected), (), kind)
     if is_secret(expected):
         content = secret_bytes(live)
         content.update(secret_bytes(expected))
         merged.pop("stringData", None)
         merged["data"] = {k: base64.b64encode(v).decode() for k, v in content.items()}
+    for pointer in remove:
+        _owned_path(merged, pointer)
     remove_pointers(merged, list(remove))
     return merged
 
 
 def compare(expected: Mapping[str, Any], live: Mapping[str, Any], *, server_side_apply: bool,
             kyverno_managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS
-            ) -> tuple[Reason | None, tuple[str, ...], str | None]:
-    """(reason, fields, diff) for an owned downstream: None when in sync."""
+            ) -> tuple[Reason | None, tuple[str, ...], DiffPair | None]:
+    """(reason, fields, what the diff shows) for an owned downstream: None when in sync."""
     exp = comparable(expected)
     act = comparable(live)
     changed = [d.pointer for d in changed_fields(exp, act)]
@@ -285,7 +284,7 @@ def compare(expected: Mapping[str, Any], live: Mapping[str, Any], *, server_side
         return None, (), None
     fields = tuple(dict.fromkeys([*changed, *stale, *foreign]))
     after = after_write(expected, live, [*stale, *foreign])
-    return reason, fields, unified_diff(live, after)
+    return reason, fields, drift_pair(live, after)
 
 
 # ---- classification ---------------------------------------------------------------------------------------
@@ -441,12 +440,12 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
             message += "; the policy's creation time is unknown (if the trigger predates it, Kyverno never tries)"
         return DownstreamChange(DownstreamClass.CONFLICT, conflict, outcome.owed, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live, message=message)
-    reason, fields, diff = compare(expected, live, server_side_apply=policy.use_server_side_apply,
+    reason, fields, shown = compare(expected, live, server_side_apply=policy.use_server_side_apply,
                                    kyverno_managers=kyverno_managers)
     if reason is None:
         return DownstreamChange(DownstreamClass.IN_SYNC, None, True, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live)
-    return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, policy.key, trigger, obj_ref, fields, diff,
+    return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, policy.key, trigger, obj_ref, fields, shown,
                             expected=expected, actual=live)
 
 

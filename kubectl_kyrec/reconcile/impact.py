@@ -19,7 +19,6 @@ Validation results, keyed by (policy, source, rule, subject uid): `pass-to-fail`
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +27,8 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome,
 from kubectl_kyrec.expect.downstreams import LABEL_SOURCE_UID, identity, labels_of
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.model import Ref, Result, Source, ref_of
-from kubectl_kyrec.reconcile.downstreams import diff_name, yaml_text
+from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText
+from kubectl_kyrec.reconcile.downstreams import diff_name
 from kubectl_kyrec.reconcile.masking import mask_pair
 
 APPEAR, DISAPPEAR, ORPHANED, CHANGE = "appear", "disappear", "orphaned", "change"
@@ -46,14 +46,14 @@ class DownstreamImpact:
     policy: str
     trigger: Ref
     object: Ref
-    diff: str | None = None
+    shown: DiffPair | None = None       # a `change` row's two versions (rendered at the edge)
     note: str = ""
     location: Source | None = None          # the trigger's manifest
     policy_location: Source | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, diff_text: DiffText) -> dict[str, Any]:
         return {"domain": "downstream", "change": self.change, "policy": self.policy,
-                "trigger": self.trigger.to_json(), "object": self.object.to_json(), "diff": self.diff,
+                "trigger": self.trigger.to_json(), "object": self.object.to_json(), "diff": diff_text(self.shown),
                 "note": self.note or None, "location": _loc(self.location),
                 "policyLocation": _loc(self.policy_location)}
 
@@ -86,14 +86,15 @@ class Impact:
     def changed(self) -> bool:
         return bool(self.downstreams or self.results)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, diff_text: DiffText) -> dict[str, Any]:
+        """`diff_text` renders each changed downstream's pair (render/unified_diff.py)."""
         counts: dict[str, int] = {k: 0 for k in (APPEAR, DISAPPEAR, ORPHANED, CHANGE, UNDETERMINED)}
         for d in self.downstreams:
             counts[d.change] += 1
         flips: dict[str, int] = {k: 0 for k in (PASS_TO_FAIL, FAIL_TO_PASS, NEW, GONE, CHANGED)}
         for r in self.results:
             flips[r.change] += 1
-        return {"downstreams": [d.to_json() for d in self.downstreams],
+        return {"downstreams": [d.to_json(diff_text) for d in self.downstreams],
                 "results": [r.to_json() for r in self.results],
                 "summary": {"downstream": counts, "result": flips}}
 
@@ -110,12 +111,10 @@ def _generated(outcome: GeneratingOutcome) -> dict[Key, tuple[TriggerOutcome, di
     return out
 
 
-def object_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+def object_pair(before: Mapping[str, Any], after: Mapping[str, Any]) -> DiffPair:
+    """A downstream as the base and the head policies generate it, masked."""
     masked_before, masked_after = mask_pair(before, after)
-    name = diff_name(after)
-    return "".join(difflib.unified_diff(yaml_text(masked_before).splitlines(keepends=True),
-                                        yaml_text(masked_after).splitlines(keepends=True),
-                                        fromfile=f"base/{name}", tofile=f"head/{name}"))
+    return DiffPair(diff_name(after), masked_before, masked_after, before_dir="base", after_dir="head")
 
 
 def _disappearance(obj: Mapping[str, Any], head: GeneratingPolicy | None, base: GeneratingPolicy) -> tuple[str, str]:
@@ -146,7 +145,7 @@ def compare_downstreams(base: GeneratingOutcome, head: GeneratingOutcome) -> lis
             continue
         old = before[key][1]
         if old != obj:
-            out.append(DownstreamImpact(CHANGE, o.policy.key, o.trigger.ref, ref_of(obj), object_diff(old, obj),
+            out.append(DownstreamImpact(CHANGE, o.policy.key, o.trigger.ref, ref_of(obj), object_pair(old, obj),
                                         note=note, location=o.trigger.source,
                                         policy_location=o.policy.meta.source))
     unknown = {o.key: o.message for o in head.outcomes

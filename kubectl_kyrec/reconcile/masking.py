@@ -3,13 +3,12 @@
 Masked as kubectl diff masks Secrets: each value becomes `***`; in a before/after pair, a value that
 differs becomes `*** (before)` and `*** (after)`, so a reader still sees *that* it changed. The
 last-applied annotation is masked in every kind, since it repeats the object (a Secret's data included).
-Masking works on copies; keys stay visible.
+Masking works on copies that share what they leave unchanged; keys stay visible.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,11 +29,24 @@ def _annotations(obj: Any) -> dict[str, Any] | None:
     return annotations if isinstance(annotations, dict) else None
 
 
+def _with_annotations(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """`obj`'s annotations, its metadata and annotations replaced by copies first (copy on write: the
+    rest of the object stays shared with the caller's)."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if not isinstance(annotations, Mapping) or not isinstance(meta, Mapping):
+        return None
+    own = dict(annotations)
+    obj["metadata"] = {**meta, "annotations": own}
+    return own
+
+
 def mask_object(obj: Any) -> Any:
-    """A copy with every Secret value and the last-applied annotation replaced by `***`."""
+    """A copy with every Secret value and the last-applied annotation replaced by `***` (unchanged parts
+    are shared with `obj`: read the copy, never change it)."""
     if not isinstance(obj, Mapping):
         return obj
-    out = copy.deepcopy(dict(obj))
+    out = dict(obj)
     if _is_secret(out):
         for field in SECRET_FIELDS:
             values = out.get(field)
@@ -42,7 +54,9 @@ def mask_object(obj: Any) -> Any:
                 out[field] = dict.fromkeys(values, MASK)
     annotations = _annotations(out)
     if annotations is not None and LAST_APPLIED in annotations:
-        annotations[LAST_APPLIED] = MASK
+        owned = _with_annotations(out)
+        assert owned is not None
+        owned[LAST_APPLIED] = MASK
     return out
 
 
@@ -66,9 +80,10 @@ def _mask_pair_map(before: Any, after: Any) -> tuple[Any, Any]:
 
 
 def mask_pair(before: Any, after: Any) -> tuple[Any, Any]:
-    """Copies of two versions of one object, masked so that a changed value reads as changed."""
-    b: Any = copy.deepcopy(dict(before)) if isinstance(before, Mapping) else before
-    a: Any = copy.deepcopy(dict(after)) if isinstance(after, Mapping) else after
+    """Copies of two versions of one object, masked so that a changed value reads as changed (unchanged
+    parts are shared with the inputs: read the copies, never change them)."""
+    b: Any = dict(before) if isinstance(before, Mapping) else before
+    a: Any = dict(after) if isinstance(after, Mapping) else after
     if _is_secret(b if isinstance(b, Mapping) else None) or _is_secret(a if isinstance(a, Mapping) else None):
         for field in SECRET_FIELDS:
             in_b = isinstance(b, dict) and field in b
@@ -85,9 +100,13 @@ def mask_pair(before: Any, after: Any) -> tuple[Any, Any]:
     la = ann_a.get(LAST_APPLIED) if ann_a is not None else None
     changed = lb is not None and la is not None and lb != la
     if ann_b is not None and LAST_APPLIED in ann_b:
-        ann_b[LAST_APPLIED] = MASK_BEFORE if changed else MASK
+        owned = _with_annotations(b)
+        assert owned is not None
+        owned[LAST_APPLIED] = MASK_BEFORE if changed else MASK
     if ann_a is not None and LAST_APPLIED in ann_a:
-        ann_a[LAST_APPLIED] = MASK_AFTER if changed else MASK
+        owned = _with_annotations(a)
+        assert owned is not None
+        owned[LAST_APPLIED] = MASK_AFTER if changed else MASK
     return b, a
 
 

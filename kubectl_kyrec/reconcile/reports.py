@@ -52,13 +52,10 @@ namespace and name): results still waiting for the aggregator.
 from __future__ import annotations
 
 import datetime
-import difflib
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import yaml
 
 from kubectl_kyrec.errors import UsageError
 
@@ -81,6 +78,7 @@ from kubectl_kyrec.reconcile.claims import (
     Verdict,
     classify,
 )
+from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText, Layout
 from kubectl_kyrec.reconcile.downstreams import diff_name
 
 EPHEMERAL_API = "reports.kyverno.io/v1"
@@ -103,7 +101,6 @@ POLICY_LABEL_PREFIXES = (
 )
 
 DEFAULT_SCAN_INTERVAL = datetime.timedelta(hours=1)
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _OMITEMPTY = ("message", "rule", "category", "severity", "properties", "source")
 _NOT_COMPARED = ("timestamp", "resources", "resourceSelector")
 
@@ -145,14 +142,15 @@ class ReportChange:
     subject: Ref | None
     report: Ref
     fields: tuple[str, ...] = ()
-    diff: str | None = None
+    shown: DiffPair | None = None   # a stale report's results, live and expected (rendered at the edge)
     next_scan: NextScan | None = None
     next_scan_reason: str | None = None
     oldest_ephemeral_age_s: int | None = None
     in_scope: bool = True
 
-    def to_json(self) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions."""
+    def to_json(self, diff_text: DiffText) -> dict[str, Any]:
+        """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions.
+        `diff_text` renders `shown`."""
         return {
             "domain": "report",
             "class": str(self.klass),
@@ -163,7 +161,7 @@ class ReportChange:
             "subject": self.subject.to_json() if self.subject else None,
             "object": self.report.to_json(),
             "fields": list(self.fields),
-            "diff": self.diff,
+            "diff": diff_text(self.shown),
             "nextScan": str(self.next_scan) if self.next_scan else None,
             "nextScanReason": self.next_scan_reason,
             "oldestEphemeralAgeSeconds": self.oldest_ephemeral_age_s,
@@ -213,8 +211,8 @@ class ReportDiff:
             counts[str(change.klass)] += 1
         return counts
 
-    def changes_json(self) -> list[dict[str, Any]]:
-        return [c.to_json() for c in self.changes]
+    def changes_json(self, diff_text: DiffText) -> list[dict[str, Any]]:
+        return [c.to_json(diff_text) for c in self.changes]
 
 
 def detect_report_api(objects: Iterable[Mapping[str, Any]]) -> str:
@@ -325,13 +323,9 @@ def _differing_fields(exp: Mapping[str, Any], act: Mapping[str, Any], prefix: st
     return out
 
 
-def results_yaml(results: Sequence[Mapping[str, Any]]) -> str:
-    """The results as the diff shows them: normalized, in Kyverno's report order."""
-    normalized = sorted((normalize_result(r) for r in results), key=_sort_key)
-    ordered = [_ordered(r) for r in normalized]
-    # the C dumper when built: this runs for every stale report
-    return yaml.dump(ordered, Dumper=_DUMPER, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                     width=1000)
+def shown_results(results: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The results as the diff shows them: normalized, in Kyverno's report order, keys in report order."""
+    return [_ordered(r) for r in sorted((normalize_result(r) for r in results), key=_sort_key)]
 
 
 def _ordered(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -341,12 +335,8 @@ def _ordered(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def results_diff(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
-                 from_name: str, to_name: str) -> str | None:
-    a = results_yaml(before).splitlines(keepends=True)
-    b = results_yaml(after).splitlines(keepends=True)
-    text = "".join(difflib.unified_diff(a, b, fromfile=from_name, tofile=to_name))
-    return text or None
+def results_pair(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]], name: str) -> DiffPair:
+    return DiffPair(name, shown_results(before), shown_results(after), Layout.RESULTS)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -567,14 +557,14 @@ def diff_reports(
         keep = keeps.get(expectation.key, keep_result)
         act_results = [r for r in _results(report_of[id(claim)]) if keep(r)]
         comparison = compare_results(exp_results, act_results)
-        diff = None
+        shown = None
         if comparison.reasons:
             # kubectl diff's direction and names, as the downstreams' diffs: from the cluster's report to the
             # report the next scan writes
             where = diff_name({"apiVersion": claim.ref.api_version, "kind": claim.ref.kind,
                                "metadata": {"namespace": claim.ref.namespace, "name": claim.ref.name}})
-            diff = results_diff(act_results, exp_results, f"live/{where}", f"merged/{where}")
-        return Judgement(tuple(str(r) for r in comparison.reasons), comparison.fields, diff)
+            shown = results_pair(act_results, exp_results, where)
+        return Judgement(tuple(str(r) for r in comparison.reasons), comparison.fields, shown)
 
     def leftover(uid: str, reports: Sequence[Claim]) -> Leftover:
         # reports left over: about objects outside the scope, or about nothing that exists
@@ -624,7 +614,7 @@ def _change(finding: Finding, scans: Mapping[str, ScanDecision]) -> ReportChange
     judged = finding.judgement if klass != ReportClass.DUPLICATE else None
     return ReportChange(klass, finding.reason, expectation.subject, report,
                         fields=judged.fields if judged is not None else (),
-                        diff=judged.diff if judged is not None else None,
+                        shown=judged.shown if judged is not None else None,
                         next_scan=scan.next_scan, next_scan_reason=scan.reason,
                         oldest_ephemeral_age_s=scan.oldest_ephemeral_age_s, in_scope=expectation.in_scope)
 

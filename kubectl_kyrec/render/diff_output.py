@@ -6,6 +6,7 @@ its base64, or a last-applied-configuration annotation.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -15,8 +16,11 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
+from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
+from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
-from kubectl_kyrec.render.fit import END, MIDDLE, fit_rows
+from kubectl_kyrec.render.fit import END, MIDDLE, TABLE_WIDTH, fit_rows, wrap_counts
+from kubectl_kyrec.render.text_table import write_rows
 
 _RESET = "\x1b[0m"
 _COLORS = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
@@ -42,29 +46,41 @@ def _ref(ref: Ref | None) -> str:
     return ref.display() if ref is not None else "-"
 
 
-def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False) -> str:
-    """Counts per class, then one row per change (in-sync rows only with `wide`)."""
+NOT_ENFORCED_MARK = "*"
+NOT_ENFORCED_NOTE = "* not enforced: Kyverno would not act on it (see the reason; -o wide: ENFORCED)"
+
+
+def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_all: bool = False,
+                            width: int = TABLE_WIDTH) -> str:
+    """Counts per class, then one row per change (in-sync rows only with `wide` or `show_all`). Fitted to
+    `width` (names cut in the middle, a class Kyverno would not enforce marked `*`) unless `wide`."""
     summary = diff.summary()
-    head = "Downstreams: " + ", ".join(f"{summary[str(c)]} {c}" for c in DownstreamClass)
+    counts = [f"{summary[str(c)]} {c}" for c in DownstreamClass]
+    head = "Downstreams: " + ", ".join(counts) if wide else wrap_counts("Downstreams:", counts, width)
     rows = []
     for change in diff.changes:
-        if change.klass is DownstreamClass.IN_SYNC and not wide:
+        if change.klass is DownstreamClass.IN_SYNC and not (wide or show_all):
             continue
         row = [str(change.klass), str(change.reason) if change.reason else "", change.policy, _ref(change.trigger),
                _ref(change.object)]
         if wide:
             row += ["yes" if change.enforced else "no", " ".join(change.fields)]
         elif not change.enforced:
-            row[0] += " (not enforced)"
+            row[0] += NOT_ENFORCED_MARK
         rows.append(row)
     headers = ["CLASS", "REASON", "POLICY", "TRIGGER", "DOWNSTREAM"]
     if wide:
         headers += ["ENFORCED", "FIELDS"]
     else:
-        rows = fit_rows(headers, rows, {1: END, 2: MIDDLE, 3: MIDDLE, 4: MIDDLE}, floors={1: 17, 3: 16, 4: 20})
+        rows = fit_rows(headers, rows, {1: END, 2: MIDDLE, 3: MIDDLE, 4: MIDDLE},
+                        floors={1: 17, 2: 12, 3: 14, 4: 16}, width=width, header_pad=0)
     lines = [head]
     if rows:
-        lines += ["", tabulate(rows, headers=headers, tablefmt="plain")]
+        table = io.StringIO()
+        write_rows(table, headers, rows)
+        lines += ["", table.getvalue().rstrip("\n")]
+        if any(row[0].endswith(NOT_ENFORCED_MARK) for row in rows):
+            lines.append(NOT_ENFORCED_NOTE)
     if diff.out_of_scope:
         lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run not examined"]
     return "\n".join(lines) + "\n"
@@ -72,36 +88,46 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False) -> str:
 
 def render_unified(diff: DownstreamDiff, *, color: bool = False) -> str:
     """The unified diff of every drifted downstream, one after the other."""
-    texts = [c.diff for c in diff.changes if c.diff]
+    texts = [t for t in (unified.unified_diff(c.shown) for c in diff.changes if c.shown is not None) if t]
     text = "".join(t if t.endswith("\n") else t + "\n" for t in texts)
     return colorize(text) if color else text
 
 
+def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
+    """The unified diff of every stale report's results, one after the other."""
+    text = "".join(t for t in (unified.unified_diff(c.shown) for c in reports.changes if c.shown is not None) if t)
+    return colorize(text) if color else text
+
+
 def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
-                 color: bool = False) -> str:
+                 color: bool = False, unified: bool = True, width: int = TABLE_WIDTH,
+                 show_all: bool = False) -> str:
+    """The tables, then (`unified`) the downstreams' unified diffs."""
     parts = []
     if diff is not None:
-        parts.append(render_downstream_table(diff, wide=wide))
+        parts.append(render_downstream_table(diff, wide=wide, width=width, show_all=show_all))
     if report_table:
         parts.append(report_table)
-    if diff is not None:
-        unified = render_unified(diff, color=color)
-        if unified:
-            parts.append(unified)
+    if diff is not None and unified:
+        texts = render_unified(diff, color=color)
+        if texts:
+            parts.append(texts)
     return "\n".join(parts)
 
 
-def diff_document(downstreams: DownstreamDiff | None, report_changes: Sequence[dict[str, Any]],
-                  report_summary: dict[str, int] | None, errors: Sequence[dict[str, Any]],
-                  notices: Sequence[str], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The DiffResult document of DESIGN section 3: every examined object, all classes counted."""
-    changes = [*(downstreams.changes_json() if downstreams is not None else []), *report_changes]
+def diff_document(downstreams: DownstreamDiff | None, reports: ReportDiff | None,
+                  errors: Sequence[dict[str, Any]], notices: Sequence[str],
+                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The DiffResult document of DESIGN section 3: every examined object, all classes counted, each
+    drift's unified diff rendered here."""
+    changes = [*(downstreams.changes_json(unified.unified_diff) if downstreams is not None else []),
+               *(reports.changes_json(unified.unified_diff) if reports is not None else [])]
     body: dict[str, Any] = {
         "changes": changes,
         "summary": {
             "downstream": downstreams.summary() if downstreams is not None
             else {str(c): 0 for c in DownstreamClass},
-            "report": dict(report_summary or {}),
+            "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
         },
         "errors": list(errors),
         "notices": list(notices),

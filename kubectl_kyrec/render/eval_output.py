@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
+from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import (
     to_yaml,
     write_json_document,
@@ -20,7 +21,7 @@ from kubectl_kyrec.render.text_table import write_rows
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
-from kubectl_kyrec.render.fit import END, MIDDLE, START, fit_rows
+from kubectl_kyrec.render.fit import END, MIDDLE, START, TABLE_WIDTH, fit_rows
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 # what the default table lists: the results that need attention; passing and skipped ones are counted
@@ -85,9 +86,9 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
     return counts
 
 
-def _parts(run: EvalResult) -> Iterator[tuple[str, Any]]:
+def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
     """The EvalResult document's keys after the envelope, in contract order; `summary` comes after the
-    results were written, counted while writing them."""
+    results were written, counted while writing them. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = _ResultsJson(run.results)
@@ -98,15 +99,17 @@ def _parts(run: EvalResult) -> Iterator[tuple[str, Any]]:
     yield "notices", list(run.notices)
     yield "summary", results.counts
     if run.impact is not None:
-        yield "impact", run.impact.to_json()
+        yield "impact", run.impact.to_json(unified.unified_diff)
+    if baseline is not None:
+        yield "baseline", baseline
 
 
-def write_json(run: EvalResult, stream: TextIO) -> None:
-    write_json_document("EvalResult", _parts(run), stream.write)
+def write_json(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
+    write_json_document("EvalResult", _parts(run, baseline), stream.write)
 
 
-def write_yaml(run: EvalResult, stream: TextIO) -> None:
-    write_yaml_document("EvalResult", _parts(run), stream.write)
+def write_yaml(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
+    write_yaml_document("EvalResult", _parts(run, baseline), stream.write)
 
 
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
@@ -142,9 +145,11 @@ def _summary_line(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
 
 
-def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False) -> None:
+def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False,
+                width: int = TABLE_WIDTH) -> None:
     """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
-    per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`."""
+    per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`. Fitted to `width`
+    unless `wide`."""
     from kubectl_kyrec.render.diff_output import render_downstreams
     from kubectl_kyrec.render.impact_output import render_impact_table
 
@@ -152,14 +157,15 @@ def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all
     if not results:
         stream.write(run.empty_reason + "\n")
     else:
-        _write_results_table(results, stream, wide=wide, show_all=show_all or wide)
+        _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width)
     for extra in (render_downstreams(run.generated),
                   render_impact_table(run.impact) if run.impact is not None else ""):
         if extra:
             stream.write("\n" + extra)
 
 
-def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool) -> None:
+def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool,
+                         width: int) -> None:
     per_policy: dict[str, dict[str, int]] = {}
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     shown: list[Result] = []
@@ -185,13 +191,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
             rows = fit_rows(headers, [(r.policy, r.rule or "-", r.subject.display(), r.result, r.message,
                                        str(r.location) if r.location else "") for r in shown],
-                            {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 4: END, 5: START}, floors={0: 16, 1: 16, 2: 16, 5: 20})
+                            {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 4: END, 5: START}, floors={0: 16, 1: 16, 2: 16, 5: 20},
+                            width=width)
         else:
             headers = ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-            # fitted to 80 columns: names cut in the middle, messages at the end, paths from the start
+            # fitted to the width: names cut in the middle, messages at the end, paths from the start
             rows = fit_rows(headers, [(r.policy, r.subject.display(), r.result, r.message,
                                        str(r.location) if r.location else "") for r in shown],
-                            {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20})
+                            {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20}, width=width)
         write_rows(stream, headers, list(rows))
     else:
         stream.write("No result fails, errs or warns.\n")

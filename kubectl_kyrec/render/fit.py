@@ -46,20 +46,22 @@ _CUT = {MIDDLE: cut_middle, END: cut_end, START: cut_start}
 
 def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[Any]], cuttable: Mapping[int, str], *,
              width: int = TABLE_WIDTH, floor: int = 12,
-             floors: Mapping[int, int] | None = None) -> list[list[Any]]:
+             floors: Mapping[int, int] | None = None, header_pad: int = HEADER_PAD) -> list[list[Any]]:
     """`rows` with cells of the `cuttable` columns (index -> MIDDLE, END or START) cut to fit `width`.
 
     The columns are cut down to a common cap, widest first, each no narrower than its header and its
     floor (`floors[i]`, else `floor`); when even that does not fit, the floors are what is left.
+    `header_pad`: how much wider than its header the table writer makes a column (tabulate 2,
+    text_table.write_rows 0).
     """
     if not rows:
         return [list(r) for r in rows]
-    widths = [max(len(str(h)) + HEADER_PAD, *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    widths = [max(len(str(h)) + header_pad, *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     total = sum(widths) + GAP * (len(widths) - 1)
     if total <= width:
         return [list(r) for r in rows]
     fixed = sum(w for i, w in enumerate(widths) if i not in cuttable) + GAP * (len(widths) - 1)
-    least = {i: min(widths[i], max(len(str(headers[i])) + HEADER_PAD, (floors or {}).get(i, floor)))
+    least = {i: min(widths[i], max(len(str(headers[i])) + header_pad, (floors or {}).get(i, floor)))
              for i in cuttable}
 
     def used(cap: int) -> int:
@@ -76,3 +78,15 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[Any]], cuttable: Ma
             cells[i] = _CUT[mode](str(cells[i]), limits[i])
         out.append(cells)
     return out
+
+
+def wrap_counts(head: str, counts: Sequence[str], width: int = TABLE_WIDTH) -> str:
+    """`head` then the comma-separated counts, continued on indented lines rather than past `width`."""
+    lines = [head]
+    for i, count in enumerate(counts):
+        part = count + ("," if i < len(counts) - 1 else "")
+        if len(lines[-1]) + 1 + len(part) > width and lines[-1].strip():
+            lines.append("  " + part)
+        else:
+            lines[-1] += " " + part
+    return "\n".join(lines)

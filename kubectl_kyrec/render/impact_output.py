@@ -5,6 +5,7 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from kubectl_kyrec.reconcile.impact import NEW, PASS_TO_FAIL, Impact
+from kubectl_kyrec.render import unified_diff as unified
 
 
 def render_impact_table(impact: Impact) -> str:
@@ -22,7 +23,7 @@ def render_impact_table(impact: Impact) -> str:
                  str(r.location or "-"), " ".join(r.message.split())[:80]] for r in impact.results]
         parts.append("Result changes:\n" + tabulate(rows, headers=["CHANGE", "POLICY", "SUBJECT", "BEFORE", "AFTER",
                                                             "LOCATION", "MESSAGE"], tablefmt="plain"))
-    diffs = "".join(d.diff for d in impact.downstreams if d.diff)
+    diffs = "".join(filter(None, (unified.unified_diff(d.shown) for d in impact.downstreams)))
     text = "\n\n".join(parts) + "\n"
     return text + ("\n" + diffs if diffs else "")
 

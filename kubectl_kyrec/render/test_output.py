@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
+from kubectl_kyrec.render.fit import MIDDLE, TABLE_WIDTH, cut_end, fit_rows
+from kubectl_kyrec.render.text_table import write_rows
 from kubectl_kyrec.testsuite.rows import Mode, Row, SuiteRun
 
 
@@ -64,29 +66,63 @@ def render_yaml(doc: dict[str, Any]) -> str:
     return to_yaml(doc)
 
 
-def _one_line(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 3] + "..."
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
-def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False) -> str:
-    """One line per row, failures first; diffs of generated resources below; `N passed, M failed` last."""
+def _resource(row: Row) -> str:
+    return f"{row.kind} {row.resource}" if row.kind else row.resource
+
+
+def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False, wide: bool = False,
+                 width: int = TABLE_WIDTH) -> str:
+    """One line per row, failures first; `reason: message` of the failing rows below it; diffs of generated
+    resources below; `N passed, M failed` last. `wide`: every column (KIND, REASON, MESSAGE) and cell whole.
+
+    Fitted to `width` otherwise: ROW is the row's file:line under the directory all rows share (the suites
+    given), policy and resource names are cut in the middle, the kind goes in front of the resource, and each
+    failing row's reason and message get a line of their own, cut at the end."""
     rows = all_rows(runs, fail_only)
     ordered = [r for r in rows if not r.passed] + [r for r in rows if r.passed]
-    table = [[r.status.upper(), str(r.location) if r.location else r.file, r.policy, r.kind, r.resource,
-              r.expected, r.actual or "-", r.reason,
-              _one_line(r.message, 70) if not r.passed or not r.evaluated else ""]
-             for r in ordered]
+    explained = [r for r in ordered if not r.passed or not r.evaluated]
     parts = []
-    if table:
-        parts.append(tabulate(table, headers=["STATUS", "ROW", "POLICY", "KIND", "RESOURCE", "EXPECTED",
-                                              "ACTUAL", "REASON", "MESSAGE"], tablefmt="plain"))
+    base = "" if wide else _shared_directory(ordered)
+    if ordered:
+        out = io.StringIO()
+        if wide:
+            headers = ["STATUS", "ROW", "POLICY", "KIND", "RESOURCE", "EXPECTED", "ACTUAL", "REASON", "MESSAGE"]
+            write_rows(out, headers, [[r.status.upper(), _row(r), r.policy, r.kind, r.resource, r.expected,
+                                       r.actual or "-", r.reason, _one_line(r.message) if r in explained else ""]
+                                      for r in ordered])
+            parts.append(out.getvalue().rstrip("\n"))
+        else:
+            headers = ["STATUS", "ROW", "POLICY", "RESOURCE", "EXPECTED", "ACTUAL"]
+            cells = [[r.status.upper(), _row(r, base), r.policy, _resource(r), r.expected, r.actual or "-"]
+                     for r in ordered]
+            write_rows(out, headers, fit_rows(headers, cells, {1: MIDDLE, 2: MIDDLE, 3: MIDDLE},
+                                              floors={1: 18, 2: 12, 3: 13}, width=width, header_pad=0))
+            lines = [cut_end(f"{_row(r, base)}: {r.reason}: {_one_line(r.message)}" if r.message
+                             else f"{_row(r, base)}: {r.reason}", width) for r in explained]
+            parts.append(out.getvalue().rstrip("\n") + ("\n\n" + "\n".join(lines) if lines else ""))
     for r in ordered:
         if r.diff:
-            parts.append(f"{r.location}: {r.policy} {r.kind} {r.resource}:\n" + r.diff.rstrip("\n"))
+            parts.append(f"{_row(r, base)}: {r.policy} {r.kind} {r.resource}:\n" + r.diff.rstrip("\n"))
     total = counts(runs)
     parts.append(f"{total['passed']} passed, {total['failed']} failed"
                  + (f", {total['notEvaluated']} not evaluated" if total["notEvaluated"] else ""))
     return "\n\n".join(parts) + "\n"
 
 
+def _shared_directory(rows: Sequence[Row]) -> str:
+    """The directory every row's file is under ('' when none, or a single file's own directory is all)."""
+    files = {str(r.location.file) if r.location else r.file for r in rows}
+    try:
+        base = os.path.commonpath([os.path.dirname(f) for f in files])
+    except ValueError:      # absolute and relative paths mixed
+        return ""
+    return base if len(files) > 1 or base else ""
+
+
+def _row(row: Row, base: str = "") -> str:
+    where = str(row.location) if row.location else row.file
+    return os.path.relpath(where, base) if base and where.startswith(base + os.sep) else where

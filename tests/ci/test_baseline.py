@@ -157,3 +157,47 @@ def test_one_file_serves_several_commands(tmp_path: Path) -> None:
     run("eval", "-p", str(EXAMPLES / "policies"), "-r", str(EXAMPLES / "resources"), "--write-baseline", str(baseline))
     commands = sorted({e["command"] for e in json.loads(baseline.read_text())["entries"]})
     assert commands == ["coverage", "eval"]
+
+
+def _subjects(entries: list[dict[str, str]]) -> list[str]:
+    return sorted(f"{e['policy']} {e['subject']}" for e in entries)
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_machine_output_says_what_is_baselined_and_what_is_fixed(tmp_path: Path, output: str) -> None:
+    import yaml
+
+    manifests = tmp_path / "pods.yaml"
+    baseline = tmp_path / "baseline.json"
+    manifests.write_text(PODS % "old-a" + PODS % "old-b")
+    policies = str(EXAMPLES / "policies")
+    run("eval", "-p", policies, "-r", str(manifests), "--write-baseline", str(baseline))
+    # old-b fixed, new-c added: 2 findings baselined, 2 new, 2 entries fixed
+    manifests.write_text(PODS % "old-a" + PODS % "new-c")
+    code, out, err = run("eval", "-p", policies, "-r", str(manifests), "--baseline", str(baseline), "-o", output)
+    assert code == 1
+    doc = json.loads(out) if output == "json" else yaml.safe_load(out)
+    state = doc["baseline"]
+    assert state["file"] == str(baseline)
+    assert state["summary"] == {"baselined": 2, "new": 2, "fixed": 2}
+    assert "baseline: 2 finding(s) baselined, 2 new, 2 baseline entries fixed" in err    # the same counts
+    assert _subjects(state["baselined"]) == ["limit-memory /Pod/shop/old-a", "require-owner-label /Pod/shop/old-a"]
+    assert _subjects(state["fixed"]) == ["limit-memory /Pod/shop/old-b", "require-owner-label /Pod/shop/old-b"]
+    assert {e["class"] for e in state["baselined"]} == {"fail"}
+    # without --baseline there is no baseline to speak of
+    _, out, _ = run("eval", "-p", policies, "-r", str(manifests), "-o", "json")
+    assert "baseline" not in json.loads(out)
+
+
+def test_diff_and_coverage_documents_carry_it_too(tmp_path: Path) -> None:
+    data = ROOT / "testdata" / "coverage-cli"
+    args = ["--now", "2026-11-29T00:00:00Z", "-p", str(data / "policy.yaml"), "--state", str(data / "state.json")]
+    for command in ("diff", "coverage"):
+        baseline = tmp_path / f"{command}.json"
+        run(command, *args, "--write-baseline", str(baseline))
+        code, out, _ = run(command, *args, "--baseline", str(baseline), "-o", "json")
+        state = json.loads(out)["baseline"]
+        assert code == 0, command
+        assert state["summary"]["new"] == 0 and state["summary"]["fixed"] == 0
+        assert state["summary"]["baselined"] == len(state["baselined"]) > 0
+        assert {e["command"] for e in state["baselined"]} == {command}

@@ -62,7 +62,8 @@ def test_a_policy_that_does_not_compile_is_an_input_error(tmp_path: Path) -> Non
 def test_table_marks_what_kyverno_would_not_enforce() -> None:
     code, out, _ = invoke(*case("sync-off-edited-downstream"))
     assert code == 0
-    assert "drifted (not enforced)  changed-fields  team-config" in out
+    assert "drifted*  changed-fields  team-config" in out
+    assert "\n* not enforced: Kyverno would not act on it" in out
     assert out.startswith("Downstreams: 0 missing, 1 drifted, 0 in-sync")
     assert "--- live/v1.ConfigMap.team-a.team-config\n+++ merged/v1.ConfigMap.team-a.team-config\n" in out
     assert "-  tier: premium\n+  tier: standard\n" in out
@@ -146,3 +147,20 @@ def test_triggers_that_cannot_be_evaluated_are_noticed() -> None:
     assert len(notices) == 2 and "no managedFields" in notices[1]
     _, _, err = invoke(*case("needs-request"))
     assert "creator-binding: the downstreams of 1 trigger(s) depend on request.userInfo" in err
+
+
+def test_in_sync_and_current_are_counted_not_listed_unless_asked() -> None:
+    from tests.render.test_diff_direction import ARGS
+
+    default = CliRunner().invoke(cli, [*ARGS]).stdout
+    shown = CliRunner().invoke(cli, [*ARGS, "--show-all"]).stdout
+
+    def rows(text: str, klass: str) -> list[str]:
+        return [line for line in text.split("\n--- ")[0].splitlines() if line.startswith(klass + " ")]
+
+    assert "1 in-sync" in default and rows(default, "in-sync") == []
+    assert "1 current" in default and rows(default, "current") == []
+    assert len(rows(shown, "in-sync")) == 1 and len(rows(shown, "current")) == 1
+    # the counts stay as they were; the rest of the table too
+    assert default.splitlines()[:2] == shown.splitlines()[:2]
+    assert rows(default, "drifted") == rows(shown, "drifted")

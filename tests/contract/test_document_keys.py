@@ -165,6 +165,14 @@ COVERAGE_RESULT_KUBESCAPE = sorted({
     "scan", "scan.period", "scan.grace", "scan.source",
 })
 
+# the `baseline` key of eval, diff and coverage documents, only with --baseline
+BASELINE_ENTRY = ["class", "command", "location", "message", "policy", "rule", "subject"]
+BASELINE = sorted({
+    "baseline", "baseline.file", "baseline.summary", "baseline.baselined", "baseline.fixed",
+    *(f"baseline.summary.{k}" for k in ("baselined", "new", "fixed")),
+    *(f"baseline.baselined[].{k}" for k in BASELINE_ENTRY), *(f"baseline.fixed[].{k}" for k in BASELINE_ENTRY),
+})
+
 TEST_RESULT = sorted({
     *ENVELOPE, *ERRORS, "mode", "rows",
     *(f"rows[].{k}" for k in ("actual", "diff", "expected", "file", "kind", "message", "policy", "reason",
@@ -249,6 +257,33 @@ def test_coverage_result_kubescape_keys() -> None:
     _check(doc, as_yaml, "CoverageResult", COVERAGE_RESULT_KUBESCAPE)
 
 
+def test_baseline_keys(tmp_path: Path) -> None:
+    """Eval, diff and coverage with --baseline: a baseline that accepts some findings and names one entry
+    no longer found, so both lists have elements."""
+    case = DATA / "coverage-cli"
+    stale = {"command": "", "policy": "gone-policy", "rule": "", "subject": "/Pod/shop/gone", "class": "fail",
+             "message": "", "location": ""}
+    runs = {"eval": (_eval_args(), "EvalResult", EVAL_RESULT),
+            "diff": (["diff", *NOW, "-p", str(case / "policy.yaml"), "--state", str(case / "state.json")],
+                     "DiffResult", DIFF_RESULT),
+            "coverage": (["coverage", *NOW, "-p", str(case / "policy.yaml"), "--state", str(case / "state.json"),
+                          "--exclusions", str(case / "exclusions.yaml")], "CoverageResult", COVERAGE_RESULT)}
+    for command, (args, kind, keys) in runs.items():
+        path = tmp_path / f"{command}.json"
+        CliRunner().invoke(cli, [*args, "--write-baseline", str(path)])
+        written = json.loads(path.read_text())
+        written["entries"].append({**stale, "command": command})
+        path.write_text(json.dumps(written))
+        doc, as_yaml = invoke(*args, "--baseline", str(path))
+        assert doc["baseline"]["baselined"] and doc["baseline"]["fixed"], command
+        got = sorted(p for p in key_paths(doc) if p.startswith("baseline"))
+        assert got == BASELINE, command
+        rest = {p for p in key_paths(doc) if not p.startswith("baseline")}
+        assert rest <= set(keys), command
+        assert key_paths(as_yaml) == key_paths(doc)
+        assert doc["kind"] == kind
+
+
 def test_test_result_keys() -> None:
     doc, as_yaml = invoke("test", str(DATA / "testrun"))
     _check(doc, as_yaml, "TestResult", TEST_RESULT)
@@ -269,6 +304,6 @@ def test_docs_name_every_key_of_the_contract() -> None:
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
             for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *COVERAGE_RESULT, *COVERAGE_RESULT_KUBESCAPE,
-                      *TEST_RESULT]}
+                      *TEST_RESULT, *BASELINE]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []

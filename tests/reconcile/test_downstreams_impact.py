@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.model import Ref, Result, Source
 from kubectl_kyrec.reconcile.impact import compare_downstreams, compare_results, compute_impact
+from kubectl_kyrec.render.unified_diff import unified_diff
 from tests.generating.gen_support import docs, evaluate
 
 POLICY = """apiVersion: policies.kyverno.io/v1
@@ -56,8 +57,9 @@ def test_sync_off_leaves_what_it_no_longer_generates() -> None:
 def test_changed_content_comes_with_a_diff() -> None:
     (change,) = compare_downstreams(evaluate(policy(), NS), evaluate(policy(value="w"), NS))
     assert change.change == "change"
-    assert change.diff is not None and "-  k: v\n+  k: w\n" in change.diff
-    assert change.diff.startswith("--- base/v1.ConfigMap.team-a.cm\n+++ head/v1.ConfigMap.team-a.cm\n")
+    text = unified_diff(change.shown)
+    assert text is not None and "-  k: v\n+  k: w\n" in text
+    assert text.startswith("--- base/v1.ConfigMap.team-a.cm\n+++ head/v1.ConfigMap.team-a.cm\n")
     assert change.location == Source("ns.yaml", 1)
 
 
@@ -89,7 +91,7 @@ def test_result_flips() -> None:
 
 def test_impact_document() -> None:
     impact = compute_impact([result("pass")], [result("fail")], evaluate(policy(), NS), evaluate(policy(), NS))
-    doc = impact.to_json()
+    doc = impact.to_json(unified_diff)
     assert impact.changed and doc["summary"]["result"]["pass-to-fail"] == 1
     assert doc["results"][0]["location"] == {"file": "ns.yaml", "line": 3}
     assert sum(doc["summary"]["downstream"].values()) == 0

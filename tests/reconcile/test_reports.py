@@ -25,6 +25,7 @@ from kubectl_kyrec.reconcile.reports import (
     diff_reports,
 )
 from kubectl_kyrec.render.report_diff_table import render_report_diff
+from kubectl_kyrec.render.unified_diff import unified_diff
 from tests.shared_inputs import require, shared
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +46,7 @@ def _display(ref: Ref | None) -> str | None:
 def _project(change: ReportChange) -> dict[str, Any]:
     return {
         "class": str(change.klass), "reason": change.reason, "subject": _display(change.subject),
-        "object": _display(change.report), "fields": list(change.fields), "diff": change.diff,
+        "object": _display(change.report), "fields": list(change.fields), "diff": unified_diff(change.shown),
         "next_scan": str(change.next_scan) if change.next_scan else None,
         "next_scan_reason": change.next_scan_reason,
         "oldest_ephemeral_age_s": change.oldest_ephemeral_age_s, "in_scope": change.in_scope,
@@ -96,7 +97,7 @@ def test_golden_case(case: Path) -> None:
 
 def test_change_json_is_the_design_contract() -> None:
     diff = run_case(CASES / "stale-outcome-changed")
-    doc = diff.changes_json()[0]
+    doc = diff.changes_json(unified_diff)[0]
     assert list(doc) == ["domain", "class", "reason", "enforced", "policy", "trigger", "subject", "object",
                          "fields", "diff", "nextScan", "nextScanReason", "oldestEphemeralAgeSeconds",
                          "inScope"]
@@ -312,8 +313,11 @@ def test_table_leads_with_counts_and_lists_what_differs() -> None:
     # the table is checked against the text it printed when reviewed (want-table.txt); the parts that
     # carry meaning are asserted on their own so a layout change cannot hide a content change
     text = render_report_diff(run_case(CASES / "duplicate"))
-    assert text.splitlines()[0] == ("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 0 missing, 0 stale, "
-                                    "0 orphan, 2 duplicate, 1 misnamed")
+    # the counts continue on an indented line rather than past 80 columns
+    head = text.split("\n\n")[0]
+    assert " ".join(head.split()) == ("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 0 missing, 0 stale, "
+                                      "0 orphan, 2 duplicate, 1 misnamed")
+    assert max(len(line) for line in head.splitlines()) <= 80
     # the default table cuts long cells toward 80 columns (render.fit); `wide` shows every cell whole
     wide = render_report_diff(run_case(CASES / "duplicate"), wide=True)
     rows = [line.split() for line in wide.splitlines()[3:]]
