@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.classic.variables import has_markers
 from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, generated_resources_property
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
@@ -441,16 +442,6 @@ def _one_pattern(pattern: Mapping[str, Any], unit: ClassicGenerateRule, ctx: Any
     return pattern_downstreams(substituted, unit, trigger_set, store, namespaced)
 
 
-def _has_marker(value: Any) -> bool:
-    if isinstance(value, str):
-        return "{{" in value or "$(" in value
-    if isinstance(value, Mapping):
-        return any(_has_marker(k) or _has_marker(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_marker(v) for v in value)
-    return False
-
-
 # a rule's pattern is substituted once per trigger: which of its fields hold no variable is worked out once
 _SPLITS: dict[int, tuple[Mapping[str, Any], dict[str, Any], dict[str, Any]]] = {}
 
@@ -466,7 +457,7 @@ def _split_pattern(pattern: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
     if "$(" in json.dumps(fields, default=str):
         constant, variable = {}, fields
     else:
-        constant = {k: v for k, v in fields.items() if not _has_marker(v)}
+        constant = {k: v for k, v in fields.items() if not has_markers(v)}
         variable = {k: v for k, v in fields.items() if k not in constant}
     if len(_SPLITS) > 4096:
         _SPLITS.clear()

@@ -11,7 +11,7 @@ import contextlib
 import functools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectl_kyrec.classic import anchors
@@ -363,14 +363,14 @@ def _substitute_string(ctx: EvalContext, element: str, path: str, delete: bool) 
     return value.replace("\\{{", "{{")
 
 
-def _has_markers(document: Any) -> bool:
+def has_markers(document: Any) -> bool:
     """Whether any string or key holds `{{`, `$(` or `\\{{`: without one, substitution changes nothing."""
     if isinstance(document, str):
         return "{{" in document or "$(" in document
-    if isinstance(document, dict):
-        return any(_has_markers(k) or _has_markers(v) for k, v in document.items())
+    if isinstance(document, Mapping):
+        return any(has_markers(k) or has_markers(v) for k, v in document.items())
     if isinstance(document, list):
-        return any(_has_markers(v) for v in document)
+        return any(has_markers(v) for v in document)
     return False
 
 
@@ -383,7 +383,7 @@ def _has_markers_cached(document: Any) -> bool:
     entry = _MARKERS.get(id(document))
     if entry is not None and entry[0] is document:
         return entry[1]
-    found = _has_markers(document)
+    found = has_markers(document)
     if len(_MARKERS) > 20000:
         _MARKERS.clear()
     _MARKERS[id(document)] = (document, found)

@@ -34,12 +34,7 @@ def _message(f: Finding) -> str:
 
 def _attr(text: str) -> str:
     """An attribute value as ElementTree escapes it (so the text stays the one the tree-built file had)."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
+    text = _text(text)
     if '"' in text:
         text = text.replace('"', "&quot;")
     if "\r" in text:
