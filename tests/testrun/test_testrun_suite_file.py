@@ -120,6 +120,17 @@ def test_other_kinds_are_refused(tmp_path: Path) -> None:
         parse_test_file(str(path))
 
 
+def test_kind_test_under_another_api_version_is_read_with_a_notice(tmp_path: Path) -> None:
+    # Kyverno decodes any apiVersion as its Test (its MutatingAdmissionPolicy suites use kyverno.io/v1)
+    path = write(tmp_path / "kyverno-test.yaml", "apiVersion: kyverno.io/v1\nkind: Test\nmetadata:\n  name: old\n"
+                                                 "policies: [p.yaml]\n")
+    suite = parse_test_file(str(path))
+    assert suite.policies == ("p.yaml",)
+    assert [(n.message, n.source) for n in suite.notices] == [
+        ("test 'old': apiVersion kyverno.io/v1 read as cli.kyverno.io/v1alpha1, as Kyverno does", Source(str(path), 1))]
+    assert parse_test_file(str(write(tmp_path / "b" / "kyverno-test.yaml", HEADER))).notices == ()
+
+
 def test_unevaluated_and_unknown_fields_become_notices(tmp_path: Path) -> None:
     path = write(tmp_path / "kyverno-test.yaml", HEADER + "checks: [{}]\nsurprise: 1\n")
     notes = [n.message for n in parse_test_file(str(path)).notices]
