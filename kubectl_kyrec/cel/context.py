@@ -204,7 +204,9 @@ class ObjectsProvider:
 
     def __init__(self, objects: Iterable[dict[str, Any]] = (), resource_of: ResourceOf = builtin_resource_of,
                  context_file: Mapping[str, Any] | None = None, *, kind_of: KindOf = builtin_kind_of,
-                 read_file: Callable[[str], Any] | None = None) -> None:
+                 read_file: Callable[[str], Any] | None = None,
+                 http_mocks: Mapping[str, tuple[int, Any]] | None = None,
+                 global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False) -> None:
         self._resource_of = resource_of
         self._kind_of = kind_of
         self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
@@ -217,6 +219,10 @@ class ObjectsProvider:
         self._images = dict(loaded.images)
         self._global = {name: dict(entry) for name, entry in loaded.global_context.items()}
         self._stubs = {f"{s.method} {s.url}": s for s in loaded.http_stubs}
+        # a Kyverno CLI test's apiCallResponses / globalContextEntries (testsuite/mocks.py)
+        self._http_mocks = dict(http_mocks or {})
+        self._global_mocks = dict(global_mocks or {})
+        self._cli_http_mocks = cli_http_mocks
         for obj in [*objects, *loaded.resources]:
             self.add(obj)
 
@@ -290,6 +296,17 @@ class ObjectsProvider:
         return {"group": group, "version": version, "resource": mapping[0]}
 
     def global_context(self, name: str, projection: str) -> Any:
+        if name in self._global_mocks:
+            # kk: pkg/cel/libs/fake_context.go GetGlobalReference
+            data = self._global_mocks[name]
+            if not projection:
+                return roundtrip(data)
+            if not isinstance(data, dict):
+                raise CelFunctionError(f'projection "{projection}" not found in global context entry "{name}": '
+                                       "stored value is not an object")
+            if projection not in data:
+                raise CelFunctionError(f'projection "{projection}" not found in global context entry "{name}"')
+            return roundtrip(data[projection])
         entry = self._global.get(name)
         if entry is None:
             # Kyverno answers null for an entry that does not exist (or is not synced yet)
@@ -310,6 +327,15 @@ class ObjectsProvider:
 
     def http_request(self, method: str, url: str, body: Any, headers: dict[str, str]) -> Any:
         method = method.upper()
+        # the CLI's mocks answer GET and POST (kk: pkg/cel/libs/http_mock.go); anything else goes on as
+        # without them. The CLI hands out {body, statusCode} (commands/test/test.go wrapHTTPResponse, PR
+        # kyverno/kyverno#15948); a server with that response gives the body with statusCode added.
+        mock = (self._http_mocks.get(f"{method}:{url}") or self._http_mocks.get(url)
+                if method in ("GET", "POST") else None)
+        if mock is not None:
+            if self._cli_http_mocks:
+                return {"body": roundtrip(mock[1]), "statusCode": mock[0]}
+            return _response(mock[0], roundtrip(mock[1]))
         if not self._stubs:
             raise CelFunctionError(f"http.{method.capitalize()}: needs network access "
                                    "(not available offline)")
@@ -319,11 +345,16 @@ class ObjectsProvider:
             raise CelFunctionError(f'request failed: {method.capitalize()} "{url}": no HTTP stub found for '
                                    f"{method} {url} - available stubs: [{available}]. Add a matching stub to "
                                    "your context file")
-        response = copy.deepcopy(stub.body)
-        if isinstance(response, dict):
-            response["statusCode"] = stub.status
-            return response
-        return {"body": response, "statusCode": stub.status}
+        return _response(stub.status, copy.deepcopy(stub.body))
+
+
+def _response(status: int, body: Any) -> Any:
+    """What the http library returns for a response (sdk: http impl.go executeRequest): an object body
+    with `statusCode` added, anything else as {body, statusCode}."""
+    if isinstance(body, dict):
+        body["statusCode"] = status
+        return body
+    return {"body": body, "statusCode": status}
 
 
 class EmptyProvider(ObjectsProvider):

@@ -41,7 +41,7 @@ class ContextSources:
     # state everywhere); Kyverno's CLI fake client has only what the test gives
     implicit_namespaces: bool = False
     api_mocks: Mapping[str, tuple[int, Any]] = field(default_factory=dict)   # "GET:url" / url -> (code, body)
-    global_entries: Mapping[str, Any] = field(default_factory=dict)          # name -> data (or Exception)
+    global_entries: Mapping[str, Any] = field(default_factory=dict)          # name -> resolved data
     state_global_entries: Callable[[str], Any] | None = None                  # name -> data, None if absent
     # the CLI's values: rule name -> variables added before the rule's entries (kk: WithInitializer)
     rule_values: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
@@ -309,8 +309,6 @@ class ContextLoader:
         data: Any = _ABSENT
         if entry in self.sources.global_entries:
             data = self.sources.global_entries[entry]
-            if isinstance(data, Exception):
-                raise ContextLoadError(str(data))
             if projection:
                 if not isinstance(data, Mapping):
                     raise ContextLoadError(f"global context mock: projection {projection!r} requested but value "

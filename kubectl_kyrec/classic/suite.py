@@ -5,7 +5,8 @@
 - Context loaders: without clusterResources the CLI has no cluster, so configMap and apiCall entries are
   absent; with them its fake client answers (here: a provider over the clusterResources). The CLI runs
   without registry access: imageRegistry entries are absent too.
-- `apiCallResponses` answer apiCall entries first; `globalContextEntries` answer globalReference entries.
+- `apiCallResponses` answer apiCall entries first; `globalContextEntries` answer globalReference entries
+  (both parsed in testsuite/mocks.py).
 """
 
 from __future__ import annotations
@@ -49,36 +50,9 @@ def suite_options(loaded: LoadedSuite, kinds: Any) -> ClassicOptions:
         resource_of, kind_of = kinds_adapters(kinds)
         objects = [d.obj for d in [*loaded.cluster_objects, *loaded.resources]]
         cluster = ObjectsProvider(objects, resource_of, None, kind_of=kind_of)
-    test = loaded.suite.raw
-    mocks: dict[str, tuple[int, Any]] = {}
-    for entry in test.get("apiCallResponses") or []:
-        if not isinstance(entry, Mapping):
-            continue
-        url = str(entry.get("url") or entry.get("urlPath") or "").strip()
-        method = str(entry.get("method") or "").strip().upper()
-        response: Mapping[str, Any] = entry["response"] if isinstance(entry.get("response"), Mapping) else {}
-        mocks[f"{method}:{url}" if method else url] = (int(response.get("statusCode") or 200), response.get("body"))
-    globals_: dict[str, Any] = {}
-    for entry in test.get("globalContextEntries") or []:
-        if isinstance(entry, Mapping) and entry.get("name"):
-            globals_[str(entry["name"])] = _mock_data(entry)
-    sources = ContextSources(cluster=cluster, registry=False, api_mocks=mocks, global_entries=globals_,
+    sources = ContextSources(cluster=cluster, registry=False, api_mocks=loaded.mocks.http,
+                             global_entries=loaded.mocks.global_entries,
                              rule_values=rule_values, foreach_values=foreach_values)
     return ClassicOptions(roles=loaded.roles, cluster_roles=loaded.cluster_roles, resource_values=resource_values,
                           sources=sources, cli=True)
 
-
-def _mock_data(entry: Mapping[str, Any]) -> Any:
-    """kk: ResolveGlobalContextMockData: data, or the resources as a list; fieldPath; named projections."""
-    from kubectl_kyrec.classic.jmespath_eval import search
-
-    root: Any = entry.get("data") if entry.get("data") is not None else list(entry.get("resources") or [])
-    try:
-        if entry.get("fieldPath"):
-            root = search(str(entry["fieldPath"]), root)
-        projections = [p for p in entry.get("projections") or [] if isinstance(p, Mapping)]
-        if projections:
-            return {str(p.get("name")): search(str(p.get("jmesPath") or "@"), root) for p in projections}
-    except Exception as exc:
-        return ValueError(f"global context mock {entry.get('name')!r}: {exc}")
-    return root

@@ -34,26 +34,28 @@ def run_files(files: Sequence[str], *, now: datetime.datetime,
             continue
         for suite in suites:        # a file may hold several Test documents; each is its own test
             loaded = load_suite(suite)
-            kinds, libraries, generate = suite_environment(loaded, now)
+            kinds, libraries, generate = suite_environment(loaded, now, mode)
             runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
                                   generate=generate))
     return runs, load_errors
 
 
-def suite_environment(loaded: LoadedSuite, now: datetime.datetime
+def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
                       ) -> tuple[KindTable, LibraryFactory, GenerateFn | None]:
     """The kind table, CEL libraries and generation hook one suite evaluates with.
 
     `resource.Get/List` see the Context file's resources, the clusterResources and paramResources, and,
     when the test sets clusterResources, its resources too: the objects Kyverno's CLI puts in its fake
-    cluster (SEMANTICS E.1). A Context file that does not load becomes the suite's load error.
+    cluster (SEMANTICS E.1). A Context file that does not load becomes the suite's load error. The test's
+    apiCallResponses answer `http.Get/Post` as a server would in strict mode, wrapped as Kyverno's CLI wraps
+    them with `--compat kyverno` (docs/compatibility.md).
     """
     from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext, ObjectsProvider
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.load.documents import load_documents
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.testsuite.rows import generating_hook
+    from kubectl_kyrec.testsuite.rows import Mode, generating_hook
 
     kinds = KindTable(crd_hint="add its CustomResourceDefinition to the test's resources or clusterResources")
     try:
@@ -80,7 +82,9 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime
     if loaded.error is None:
         try:
             provider = ObjectsProvider(objects, resource_of, loaded.context, kind_of=kind_of,
-                                       read_file=read_file)
+                                       read_file=read_file, http_mocks=loaded.mocks.http,
+                                       global_mocks=loaded.mocks.global_entries,
+                                       cli_http_mocks=mode is Mode.KYVERNO)
         except (ValueError, InputError) as exc:
             loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
     context = LibraryContext(now=now, provider=provider)

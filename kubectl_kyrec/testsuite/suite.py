@@ -3,7 +3,8 @@
 The format is Kyverno's `cli.kyverno.io/v1alpha1` `Test` (kk: cmd/cli/kubectl-kyverno/apis/v1alpha1/test.go,
 test_result.go; SEMANTICS E.2). Paths inside a test are relative to the test file's directory. Like
 Kyverno, a file without apiVersion/kind or with the deprecated top-level `name` is a hard error, and so is
-a userinfo file without apiVersion/kind (kk: cmd/cli/kubectl-kyverno/deprecations).
+a userinfo file without apiVersion/kind (kk: cmd/cli/kubectl-kyverno/deprecations); a `kind: Test` under
+another apiVersion is read, with a notice, since Kyverno does not check it.
 
 Loading is the only I/O of `kyrec test`; testsuite/rows.py gets everything as data.
 """
@@ -23,6 +24,7 @@ from kubectl_kyrec.load.payloads import Payload, load_payloads
 from kubectl_kyrec.load.policies import PolicySet, classify
 from kubectl_kyrec.load.values import OPERATIONS, Values, parse_user_info, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
+from kubectl_kyrec.testsuite.mocks import TestMocks, parse_mocks
 
 TEST_API_VERSION = "cli.kyverno.io/v1alpha1"
 DEFAULT_FILE_NAME = "kyverno-test.yaml"
@@ -39,13 +41,11 @@ POLICY_FLAGS = {
     "isMutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
-# (apiCallResponses and globalContextEntries are honoured for ClusterPolicy/Policy context entries only)
-UNEVALUATED_FIELDS = ("targetResources",
-                      "checks", "apiCallResponses", "globalContextEntries")
+UNEVALUATED_FIELDS = ("targetResources", "checks")
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
                           "variables", "values", "userinfo", "context", "clusterResources", "paramResources",
                           "results", "jsonPayload", "jsonPayloads", "httpPayloads", "envoyPayloads",
-                          *UNEVALUATED_FIELDS))
+                          "apiCallResponses", "globalContextEntries", *UNEVALUATED_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -264,9 +264,15 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
     f = _Fields(path, root, (), lines)
     if "name" in root:
         raise InputError(_DEPRECATED_SCHEMA, Source(path, lines.line_of(("name",))))
-    if doc.kind != "Test" or doc.api_version != TEST_API_VERSION:
+    if doc.kind != "Test":
         raise f.fail("kind", f"expected apiVersion {TEST_API_VERSION}, kind Test; "
                              f"got {doc.api_version}, {doc.kind}")
+    notices = []
+    if doc.api_version != TEST_API_VERSION:
+        # Kyverno decodes the document as a Test whatever its apiVersion (kk: test/load.go LoadTest;
+        # deprecations.CheckTest only wants it set), as its own MutatingAdmissionPolicy suites rely on
+        notices.append(Notice(f"test {doc.name!r}: apiVersion {doc.api_version} read as {TEST_API_VERSION}, "
+                              "as Kyverno does", Source(path, lines.line_of(("apiVersion",)))))
     raw_results = root.get("results")
     raw_results = [] if raw_results is None else raw_results
     if not isinstance(raw_results, list):
@@ -277,13 +283,9 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
     if values is not None and not isinstance(values, Mapping):
         raise f.fail("values", "expected a mapping")
     name = doc.name
-    notices = []
     unevaluated = [k for k in UNEVALUATED_FIELDS if root.get(k)]
     if unevaluated:
-        mocks = [k for k in unevaluated if k in ("apiCallResponses", "globalContextEntries")]
-        note = f" ({' and '.join(mocks)} answer ClusterPolicy/Policy context entries only)" if mocks else ""
-        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}{note}",
-                              doc.source))
+        notices.append(Notice(f"test {name!r}: kyrec does not evaluate {', '.join(unevaluated)}", doc.source))
     unknown = sorted(str(k) for k in root if str(k) not in KNOWN_FIELDS)
     if unknown:
         notices.append(Notice(f"test {name!r}: unknown field(s) {', '.join(unknown)} ignored", doc.source))
@@ -324,6 +326,7 @@ class LoadedSuite:
     entry_errors: dict[int, str] = field(default_factory=dict)
     payloads: list[Payload] = field(default_factory=list)
     authz_payloads: list[AuthzPayload] = field(default_factory=list)
+    mocks: TestMocks = field(default_factory=TestMocks)   # apiCallResponses, globalContextEntries
     error: InputError | None = None        # the inputs could not be loaded: every row is a load-error
     notices: list[Notice] = field(default_factory=list)
 
@@ -412,3 +415,5 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
             raise InputError("context: expected one cli.kyverno.io/v1alpha1 Context document",
                              ctx_docs[0].source if ctx_docs else suite.source)
         out.context, out.context_source = ctx_docs[0].obj, ctx_docs[0].source
+    # checked after everything else is loaded, as the CLI does (kk: commands/test/test.go runTest)
+    out.mocks = parse_mocks(suite.raw, suite.source, suite.resolve, load)
