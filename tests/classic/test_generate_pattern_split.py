@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from kubectl_kyrec.classic import core_adapter
 from kubectl_kyrec.classic.generate import ClassicGenerateRule
 from kubectl_kyrec.classic.generate_run import run_classic_generate
 from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
-from kubectl_kyrec.model import Document, Source
+from kubectl_kyrec.model import Document
 
 NOW = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
 
@@ -100,10 +100,6 @@ metadata: {name: green, uid: uid-green, labels: {team: b}}
 """
 
 
-def _docs(text: str) -> list[Document]:
-    return [Document(d, Source("test.yaml", i + 1)) for i, d in enumerate(yaml.safe_load_all(text)) if d]
-
-
 @pytest.fixture
 def substituted(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """A copy of every document classic generate hands to SubstituteAll."""
@@ -119,8 +115,9 @@ def substituted(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
 
 def _generate(policy_docs: list[Document] | None = None) -> tuple[list[Document], dict[tuple[str, str], Any]]:
-    docs = policy_docs if policy_docs is not None else _docs(POLICY)
-    out = run_classic_generate(classify(docs).classic, _docs(TRIGGERS), [], kinds=KindTable(),
+    docs = policy_docs if policy_docs is not None else documents_from_text(POLICY, "policy.yaml")
+    triggers = documents_from_text(TRIGGERS, "triggers.yaml")
+    out = run_classic_generate(classify(docs).classic, triggers, [], kinds=KindTable(),
                                options=GenerateOptions(now=NOW, user_info_known=True))
     by: dict[tuple[str, str], Any] = {}
     for o in out.outcomes:
