@@ -22,7 +22,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.wildcard import contains_wildcard
 from kubectl_kyrec.classic.wildcard import match as wildcard
-from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
+from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector
 from kubectl_kyrec.load.kyverno_config import (
     parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters
 )
@@ -88,9 +88,29 @@ def _expand_selector(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
     return {**selector, "matchLabels": out}
 
 
+# a rule's selector is asked about every object of its kinds: parsed once unless its matchLabels hold a
+# wildcard (then the labels decide what it becomes). The entry keeps the selector so its id is not reused.
+_PARSED: dict[int, tuple[Mapping[str, Any], Selector]] = {}
+
+
+def _has_wildcard_labels(selector: Mapping[str, Any]) -> bool:
+    match_labels = selector.get("matchLabels")
+    return isinstance(match_labels, Mapping) and any(
+        contains_wildcard(str(k)) or contains_wildcard(str(v)) for k, v in match_labels.items())
+
+
 def _selector(selector: Mapping[str, Any], labels: Mapping[str, str], what: str) -> str | None:
     try:
-        if matches_selector(_expand_selector(selector, labels), labels):
+        entry = _PARSED.get(id(selector))
+        if entry is not None and entry[0] is selector:
+            parsed = entry[1]
+        else:
+            parsed = from_label_selector(_expand_selector(selector, labels))
+            if not _has_wildcard_labels(selector):
+                if len(_PARSED) > 4096:
+                    _PARSED.clear()
+                _PARSED[id(selector)] = (selector, parsed)
+        if parsed.matches(labels):
             return None
         return f"{what} does not match"
     except SelectorError as exc:

@@ -16,7 +16,7 @@ import dataclasses
 import datetime
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -523,6 +523,20 @@ def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
 
 
 
+class _Deferred:
+    """An object built on first use: indexing a whole state for context lookups costs as much as a
+    diff's classification, and most policies have no context entry that would read it."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build: Callable[[], Any] | None = build
+        self._target: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._build is not None:
+            self._target, self._build = self._build(), None
+        return getattr(self._target, name)
+
+
 def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
     """Context sources for `eval`/`diff`: the state stands for the cluster (configMap, apiCall.urlPath,
     GlobalContextEntries of kind kubernetesResource)."""
@@ -530,7 +544,7 @@ def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
     from kubectl_kyrec.run.providers import kinds_adapters
 
     resource_of, kind_of = kinds_adapters(kinds)
-    provider = ObjectsProvider([d.obj for d in state], resource_of, None, kind_of=kind_of)
+    provider = _Deferred(lambda: ObjectsProvider([d.obj for d in state], resource_of, None, kind_of=kind_of))
     entries = {d.name: d.obj for d in state
                if d.kind == "GlobalContextEntry" and d.api_version.startswith("kyverno.io/")}
 

@@ -72,13 +72,16 @@ def is_secret(obj: Mapping[str, Any]) -> bool:
 
 
 def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The object without status and server metadata; a Secret's data folded into bytes under `data`."""
-    out = copy.deepcopy(dict(obj))
+    """The object without status and server metadata; a Secret's data folded into bytes under `data`.
+
+    Only the top level and `metadata` are new: the rest is shared with `obj` (every reader of this form,
+    changed_fields, resolve, unset_managed_fields, only reads it), which spares a deep copy of both sides
+    of every owned downstream."""
+    out = dict(obj)
     out.pop("status", None)
     meta = out.get("metadata")
-    if isinstance(meta, dict):
-        for key in SERVER_METADATA:
-            meta.pop(key, None)
+    if isinstance(meta, Mapping):
+        out["metadata"] = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
     if is_secret(obj):
         out.pop("stringData", None)
         content = secret_bytes(obj)

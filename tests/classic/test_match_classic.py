@@ -149,3 +149,24 @@ def test_user_info_paths_name_every_field() -> None:
     assert user_info_paths(block, "exclude") == ["exclude.clusterRoles", "exclude.any[0].roles",
                                                  "exclude.any[0].subjects"]
     assert user_info_paths(None, "match") == []
+
+
+def _labelled(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def test_one_rule_asked_about_many_objects_follows_each_objects_labels() -> None:
+    """A rule's selector is parsed once and reused, except a wildcard matchLabels, which each object's
+    labels expand (ReplaceInSelector): the same match dict must still answer per object."""
+    exprs = {"resources": {"kinds": ["Namespace"], "selector": {"matchExpressions": [
+        {"key": "tenant", "operator": "Exists"}, {"key": "lite", "operator": "DoesNotExist"}]}}}
+    wild = {"resources": {"kinds": ["Namespace"], "selector": {"matchLabels": {"app": "w*"}}}}
+    bad = {"resources": {"kinds": ["Namespace"], "selector": {"matchExpressions": [
+        {"key": "tenant", "operator": "Has"}]}}}
+    objects = [_labelled("a", {"tenant": "t", "app": "web"}), _labelled("b", {"tenant": "t", "lite": "true"}),
+               _labelled("c", {"app": "wiki"}), _labelled("d", {"app": "db"})]
+    assert [rule_matches(exprs, None, facts(o)) for o in objects] == [True, False, False, False]
+    # "web" expands w* for the first; the second must not reuse {app: web} (its "wiki" matches too)
+    assert [rule_matches(wild, None, facts(o)) for o in objects] == [True, False, True, False]
+    # a selector that does not parse fails every time, not only the first
+    assert [rule_matches(bad, None, facts(o)) for o in objects] == [False, False, False, False]

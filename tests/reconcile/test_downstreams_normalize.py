@@ -184,3 +184,28 @@ def test_remove_pointers_drops_emptied_maps() -> None:
     obj = {"metadata": {"annotations": {"a": "1"}, "name": "n"}, "items": [1, 2, 3]}
     remove_pointers(obj, ["/metadata/annotations/a", "/items/0", "/items/2"])
     assert obj == {"metadata": {"name": "n"}, "items": [2]}
+
+
+def test_comparing_leaves_both_objects_as_they_were() -> None:
+    """comparable() copies only the top level and metadata and shares the rest with its input (no deep
+    copy per downstream), so nothing on the way may write into it."""
+    import copy
+
+    from kubectl_kyrec.reconcile.downstreams import compare
+
+    secret: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "a"},
+                              "stringData": {"token": "new"}, "data": {"ca": "Y2E="}}
+    live_secret: dict[str, Any] = {
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "data": {"token": "b2xk", "ca": "Y2E=", "extra": "eA=="},
+        "metadata": {"name": "s", "namespace": "a", "uid": "u", "resourceVersion": "9",
+                     "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsType": "FieldsV1",
+                                        "fieldsV1": {"f:data": {"f:extra": {}}}}]}}
+    for expected, live in ((DEPLOY, live_deploy()), (secret, live_secret)):
+        before = copy.deepcopy((expected, live))
+        view = comparable(live)
+        assert "status" not in view and "uid" not in view["metadata"] and "managedFields" not in view["metadata"]
+        reason, fields, diff = compare(expected, live, server_side_apply=False)
+        assert (expected, live) == before
+        assert "uid" in live["metadata"]
+    assert reason is not None and "/data/token" in fields and "/data/extra" in fields
