@@ -85,13 +85,15 @@ def _label_rule_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
             str(labels.get(LABEL_RULE_NAME) or ""))
 
 
-def _trigger_ref(obj: Mapping[str, Any]) -> Ref | None:
+def _trigger_ref(obj: Mapping[str, Any], index: StateIndex) -> Ref | None:
     owner = owner_of(obj)
     if not owner.trigger_uid:
         return None
     api_version = f"{owner.trigger_group}/{owner.trigger_version}" if owner.trigger_group else owner.trigger_version
-    # classic labels carry no trigger name
-    return Ref(api_version, owner.trigger_kind, owner.trigger_namespace, "", owner.trigger_uid)
+    # classic labels carry no trigger name: the state names the trigger when it still holds it (found by uid)
+    trigger = index.by_uid.get(owner.trigger_uid)
+    name = str((trigger.get("metadata") or {}).get("name") or "") if trigger is not None else ""
+    return Ref(api_version, owner.trigger_kind, owner.trigger_namespace, name, owner.trigger_uid)
 
 
 def diff_classic_downstreams(classic: GeneratingOutcome, index: StateIndex,
@@ -141,11 +143,11 @@ def diff_classic_downstreams(classic: GeneratingOutcome, index: StateIndex,
             if (rule_key[0], rule_key[1]) in run_policies:
                 seen.add(key)
                 changes.append(_gone(obj, policy_key, rule_key[2], (cluster_policies or {}).get(policy_key),
-                                     rule_only=True))
+                                     index, rule_only=True))
             elif complete_policy_set and policy_key not in known_policies:
                 seen.add(key)
                 changes.append(_gone(obj, policy_key, rule_key[2], (cluster_policies or {}).get(policy_key),
-                                     rule_only=False))
+                                     index, rule_only=False))
             else:
                 out_of_scope += 1
             continue
@@ -154,7 +156,7 @@ def diff_classic_downstreams(classic: GeneratingOutcome, index: StateIndex,
             continue
         found = by_key.get((rule_key, owner.trigger_uid))
         evaluated = owner.trigger_uid in classic.evaluated_uids
-        if found is None and not evaluated and owner.trigger_uid in index.uids:
+        if found is None and not evaluated and owner.trigger_uid in index.by_uid:
             out_of_scope += 1       # the trigger exists but this run left it out (a filter)
             continue
         seen.add(key)
@@ -174,7 +176,7 @@ def _desired(o: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, 
                                     ref_of(expected), expected=expected,
                                     message=f"rule {unit.rule_name!r}: the trigger predates the policy and "
                                             "generateExisting is off")
-        enforced = sync or unit.generate_existing or trigger.uid not in index.uids
+        enforced = sync or unit.generate_existing or trigger.uid not in index.by_uid
         if not o.age_known:
             return DownstreamChange(DownstreamClass.MISSING, Reason.POLICY_AGE_UNKNOWN, enforced, key, trigger,
                                     ref_of(expected), expected=expected,
@@ -225,8 +227,8 @@ def _desired(o: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, 
                             message=f"owned by rule {labels.get(LABEL_RULE_NAME)!r} of the same policy{overwrite}")
 
 
-def _gone(obj: Mapping[str, Any], policy_key: str, rule: str, in_cluster: ClassicPolicy | None, *,
-          rule_only: bool) -> DownstreamChange:
+def _gone(obj: Mapping[str, Any], policy_key: str, rule: str, in_cluster: ClassicPolicy | None,
+          index: StateIndex, *, rule_only: bool) -> DownstreamChange:
     """A downstream of a policy (or of a rule) absent from the run. Kyverno deletes what a sync rule
     without orphanDownstreamOnPolicyDelete generated, clones included (#16329)."""
     old = next((u for u in generate_rules(in_cluster) if u.rule_name == rule), None) if in_cluster else None
@@ -242,8 +244,8 @@ def _gone(obj: Mapping[str, Any], policy_key: str, rule: str, in_cluster: Classi
         if old is None:
             message += "; assumes the rule had sync on and orphanDownstreamOnPolicyDelete off"
         enforced = True
-    return DownstreamChange(DownstreamClass.ORPHAN, Reason.POLICY_GONE, enforced, policy_key, _trigger_ref(obj),
-                            ref_of(obj), actual=obj, prune=enforced, message=message)
+    return DownstreamChange(DownstreamClass.ORPHAN, Reason.POLICY_GONE, enforced, policy_key,
+                            _trigger_ref(obj, index), ref_of(obj), actual=obj, prune=enforced, message=message)
 
 
 def _source_gone(obj: Mapping[str, Any], index: StateIndex) -> bool:
@@ -251,13 +253,13 @@ def _source_gone(obj: Mapping[str, Any], index: StateIndex) -> bool:
     uid = str(labels.get(LABEL_SOURCE_UID) or "")
     listed = index.lists(str(labels.get(LABEL_SOURCE_GROUP) or ""), str(labels.get(LABEL_SOURCE_VERSION) or ""),
                          str(labels.get(LABEL_SOURCE_KIND) or ""), str(labels.get(LABEL_SOURCE_NAMESPACE) or ""))
-    return bool(uid) and listed and uid not in index.uids
+    return bool(uid) and listed and uid not in index.by_uid
 
 
 def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome | None, evaluated: bool,
            index: StateIndex) -> DownstreamChange:
     owner = owner_of(obj)
-    trigger = o.trigger.ref if o is not None else _trigger_ref(obj)
+    trigger = o.trigger.ref if o is not None else _trigger_ref(obj, index)
     sync = unit.synchronize
     key = unit.meta.key
     rule = f"rule {unit.rule_name!r}: "

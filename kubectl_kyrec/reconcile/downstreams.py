@@ -179,7 +179,7 @@ ListedCheck = Callable[[str, str, str], "bool | None"]
 @dataclass
 class StateIndex:
     by_identity: dict[Identity, Mapping[str, Any]] = field(default_factory=dict)
-    uids: set[str] = field(default_factory=set)
+    by_uid: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     listed_kinds: set[tuple[str, str]] = field(default_factory=set)      # (group, kind)
     generated: list[Mapping[str, Any]] = field(default_factory=list)     # labelled by some gpol
     # the state's record of what it listed (ClusterState.is_listed); None: kinds with objects were listed
@@ -200,7 +200,7 @@ class StateIndex:
             index.listed_kinds.add((key[0], key[1]))
             uid = (obj.get("metadata") or {}).get("uid")
             if uid:
-                index.uids.add(str(uid))
+                index.by_uid[str(uid)] = obj
             owner = owner_of(obj)
             if owner.generated:
                 index.generated.append(obj)
@@ -385,7 +385,7 @@ def diff_downstreams(generating: GeneratingOutcome, state: Iterable[Mapping[str,
             continue
         outcome = outcomes.get((policy.key, owner.trigger_uid))
         evaluated = owner.trigger_uid in generating.evaluated_uids
-        if outcome is None and not evaluated and owner.trigger_uid in index.uids:
+        if outcome is None and not evaluated and owner.trigger_uid in index.by_uid:
             out_of_scope += 1       # the trigger exists but this run left it out (a filter)
             continue
         seen.add(key)
@@ -404,7 +404,7 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
                       index: StateIndex, kyverno_managers: Sequence[str]) -> DownstreamChange:
     policy = outcome.policy
     trigger = outcome.trigger.ref
-    trigger_exists = trigger.uid in index.uids
+    trigger_exists = trigger.uid in index.by_uid
     sync = policy.synchronize
     if live is None:
         group, version = group_version(str(expected.get("apiVersion") or ""))

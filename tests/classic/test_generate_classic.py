@@ -289,6 +289,20 @@ def test_owned_downstreams_in_sync_drifted_and_orphaned() -> None:
         ("orphan", "no-longer-matches", True)
 
 
+def test_an_orphans_trigger_is_named_from_the_state_when_it_still_holds_it() -> None:
+    """Classic labels carry the trigger's uid, not its name: the diff names it from the state by uid."""
+    state = NS + _downstream("ruleless", "ns-uid-1", rule="removed") + _downstream("gone", "ns-uid-9")
+    out = _run(DATA, NS, state)
+    _, classic = classic_outcomes(out)
+    objs = [d.obj for d in _docs(state)]
+    owned = [o for o in objs if is_classic_downstream(o)]
+    changes, _ = diff_classic_downstreams(classic, StateIndex.build(objs), owned)
+    triggers = {c.object.name: c.trigger for c in changes}
+    assert triggers["ruleless"] is not None and (triggers["ruleless"].name, triggers["ruleless"].uid) == \
+        ("blue", "ns-uid-1")
+    assert triggers["gone"] is not None and (triggers["gone"].name, triggers["gone"].uid) == ("", "ns-uid-9")
+
+
 # ---- corpora -------------------------------------------------------------------------------------------------
 
 # replayable scenarios where kyrec's model disagrees with Kyverno's asserts, each with why (kept honest: a
