@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cli.common import OutputSpec
     from kubectl_kyrec.run.coverage import StateSource
 
-FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
-           OutputFormat.GITHUB)
+FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
+           OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
 def parse_duration(text: str, flag: str = "--scan-interval") -> datetime.timedelta:
@@ -81,7 +81,7 @@ def report_options(func):  # type: ignore[no-untyped-def]
               help="kubescape: where the scanner runs (its kubevuln-scheduler CronJob).")
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), json, yaml, junit, sarif, github; repeatable.")
+              help="table (default), wide, json, yaml, junit, sarif, github; repeatable.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: gaps do not change the exit code.")
 @ci_flags
@@ -176,7 +176,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                 **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
                                                                     ci.fixed)})
         else:
-            write_output(spec, render_coverage(run.coverage))
+            write_output(spec, render_coverage(run.coverage, *_table_layout(spec)))
     ci.finish(specs)
     from kubectl_kyrec.cluster.exit import live_exit_code
 
@@ -197,10 +197,12 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         if skip_namespaces is not None else None,
         scanner_namespace=scanner_namespace)
     unsupported = [spec.format.value for spec in specs
-                   if spec.format not in (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)]
+                   if spec.format not in (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON,
+                                          OutputFormat.YAML)]
     if unsupported:
         # the CI formats speak of policies and rules; vulnerability summaries have neither yet
-        raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, json, yaml)")
+        raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, wide, json, "
+                         "yaml)")
     run = run_vulnerability_coverage(options, source)
     for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)
@@ -208,8 +210,16 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
             _write_document(spec, run.coverage.to_json)
         else:
-            write_output(spec, render_vulnerability_coverage(run.coverage))
+            write_output(spec, render_vulnerability_coverage(run.coverage, *_table_layout(spec)))
     exit_with(run.exit_code, exit_code_flag)
+
+
+def _table_layout(spec: OutputSpec) -> tuple[bool, int]:
+    """(wide, width): `-o wide` shows every cell whole; `-o table` is fitted to the terminal's width (80 on
+    a pipe or in a file)."""
+    from kubectl_kyrec.cli.terminal import output_width
+
+    return spec.format is OutputFormat.WIDE, output_width(spec.path)
 
 
 def _write_document(spec: OutputSpec, document: Callable[[], dict[str, Any]]) -> None:
