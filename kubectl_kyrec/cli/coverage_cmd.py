@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -106,7 +106,10 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     both) so split summaries are found. Totals
     (critical, high, relevant) are refused while any subject is not current, intact and paired.
 
-    COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...).
+    COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...). With --producer
+    kubescape, INTEGRITY says whether a summary's listed metadata and stored payload agree (split: they
+    differ; undetermined: only one read) and UNPAIRED why its VulnerabilityManifest reference finds none;
+    the table folds both into REASON to fit the terminal, -o wide shows them as columns, every cell whole.
 
     \b
     Example:
@@ -177,7 +180,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                                                     ci.fixed)})
         else:
             write_output(spec, render_coverage(run.coverage, *_table_layout(spec)))
-    ci.finish(specs)
+    ci.finish(specs, _counts(run.coverage.counts))
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)
@@ -186,6 +189,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
                             exclusions_path: str | None, scan_period: str | None, scan_grace: str | None,
                             skip_namespaces: str | None, scanner_namespace: str, exit_code_flag: bool) -> None:
+    from kubectl_kyrec.cli.ci_outputs import files_only_summary
     from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
     from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage
 
@@ -211,7 +215,24 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
             _write_document(spec, run.coverage.to_json)
         else:
             write_output(spec, render_vulnerability_coverage(run.coverage, *_table_layout(spec)))
+    files_only_summary("kyrec coverage", _counts(run.coverage.counts, "summaries"), specs)
     exit_with(run.exit_code, exit_code_flag)
+
+
+def _counts(counts: Sequence[tuple[str, int]], reports: str = "reports") -> str:
+    """`6 in scope (1 current, 3 missing), 1 orphan reports`: the counts table in one line. `reports`:
+    what the producer writes (reports, summaries)."""
+    from kubectl_kyrec.cli.ci_outputs import nonzero_counts
+
+    statuses = {key: value for key, value in counts if key in _SUBJECT_STATUSES}
+    others = {f"{key} {reports}" if key != "splitUndetermined" else "split undetermined": value
+              for key, value in counts if key != "inScope" and key not in _SUBJECT_STATUSES}
+    extra = nonzero_counts(others)
+    return (f"{dict(counts).get('inScope', 0)} in scope ({nonzero_counts(statuses, ('current',))})"
+            + (f", {extra}" if extra else ""))
+
+
+_SUBJECT_STATUSES = frozenset(("current", "missing", "stale", "duplicate", "misnamed", "excluded"))
 
 
 def _table_layout(spec: OutputSpec) -> tuple[bool, int]:

@@ -72,6 +72,12 @@ def cli() -> None:
     Evaluates Kyverno ValidatingPolicies, GeneratingPolicies, ValidatingAdmissionPolicies and CEL
     PolicyExceptions offline, and compares the expected downstream objects and policy reports with a
     cluster state.
+
+    \b
+    Example:
+      kubectl kyrec eval -p policies/ -r manifests/
+      kubectl kyrec diff -p policies/ --state state.json
+      kubectl kyrec eval --help        # each command's flags and examples
     """
 
 
@@ -123,7 +129,11 @@ def version_command(output: str) -> None:
     click.echo(f"kyrec {info['kyrec']}")
     click.echo(f"Kyverno: behaves as release {KYVERNO_RELEASE} ({KYVERNO_SOURCE})")
     click.echo(f"CEL engine: {info['celEngine']}")
-    click.echo("Kyverno APIs: " + ", ".join(info["kyvernoAPIs"]))
+    from kubectl_kyrec.cli.terminal import table_width
+    from kubectl_kyrec.render.fit import wrap_counts
+
+    # eight API versions make a 226-column line: wrapped to the width as the tables' counts are
+    click.echo(wrap_counts("Kyverno APIs:", info["kyvernoAPIs"], table_width()))
 
 
 def prog_name(environ: dict[str, str] | None = None) -> str:
