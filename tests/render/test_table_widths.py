@@ -8,6 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
+from tests.reconcile.test_downstreams_impact import POLICY
 
 DATA = Path(__file__).resolve().parents[2] / "testdata"
 REPORTS = ["diff", "--now", "2026-11-29T00:00:00Z", "-p", str(DATA / "coverage-cli" / "policy.yaml"),
@@ -54,21 +55,8 @@ def test_test_wide_shows_everything_whole() -> None:
     assert "policy 'configmaps-only' gave no response for Pod dev/web (not matched)" in result.stdout
 
 
-GENERATE = """apiVersion: policies.kyverno.io/v1
-kind: GeneratingPolicy
-metadata: {{name: generate-default-network-policy-for-every-namespace}}
-spec:
-  evaluation:
-    synchronize: {{enabled: true}}
-  matchConstraints:
-    resourceRules:
-    - {{apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [namespaces]}}
-  generate:
-  - expression: >-
-      generator.apply(object.metadata.name, [{{"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"),
-      "metadata": dyn({{"name": "default-deny-all-ingress-configuration"}}), "data": dyn({{"k": "{value}"}})}}])
----
-apiVersion: policies.kyverno.io/v1
+# the GeneratingPolicy of the impact tests, with long names, beside a ValidatingPolicy whose result flips
+VALIDATE = """apiVersion: policies.kyverno.io/v1
 kind: ValidatingPolicy
 metadata: {{name: require-a-team-label-on-every-namespace-for-the-on-call-rota}}
 spec:
@@ -88,7 +76,9 @@ def _generating_eval(tmp_path: Path, *extra: str) -> str:
     """eval over a change of policies (`--base-policy`): the results, downstreams and change tables."""
     for name, value, check in (("base", "v", "true"), ("head", "w", "has(object.metadata.labels)")):
         (tmp_path / name).mkdir(exist_ok=True)
-        (tmp_path / name / "p.yaml").write_text(GENERATE.format(value=value, check=check))
+        generate = POLICY.format(name="generate-default-network-policy-for-every-namespace", sync="true",
+                                 orphan="false", cm="default-deny-all-ingress-configuration", value=value)
+        (tmp_path / name / "p.yaml").write_text(generate + "---\n" + VALIDATE.format(check=check))
     (tmp_path / "ns.yaml").write_text(f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {NAMESPACE}}}\n")
     result = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "head"), "-r", str(tmp_path / "ns.yaml"),
                                       "--base-policy", str(tmp_path / "base"), *extra], catch_exceptions=False)
