@@ -56,6 +56,21 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            # as kubectl answers `kubectl gett`: the command meant, when one is close
+            import difflib
+
+            typed = args[0] if args else ""
+            close = difflib.get_close_matches(typed, self.list_commands(ctx), n=2)
+            if not close or typed.startswith("-"):
+                raise
+            raise click.UsageError(f"No such command '{typed}'. Did you mean "
+                                   + " or ".join(f"'{name}'" for name in close) + "?", ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # short help from the table, so listing commands imports none of them
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

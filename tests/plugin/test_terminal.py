@@ -141,3 +141,14 @@ def test_version_says_the_kyverno_release_and_fits_80_columns() -> None:
     assert yaml.safe_load(CliRunner().invoke(cli, ["version", "-o", "yaml"]).stdout) == doc
     # every API version is in the wrapped text too
     assert all(api in " ".join(text.split()) for api in doc["kyvernoAPIs"])
+
+
+def test_a_mistyped_command_is_named_as_kubectl_names_it() -> None:
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import cli
+
+    typo = CliRunner().invoke(cli, ["evl"])
+    assert typo.exit_code == 2 and "Error: No such command 'evl'. Did you mean 'eval'?" in typo.stderr
+    far = CliRunner().invoke(cli, ["zzz"])
+    assert far.exit_code == 2 and "Error: No such command 'zzz'.\n" in far.stderr and "Did you mean" not in far.stderr
