@@ -134,14 +134,13 @@ class CiRun:
             return github.render(self.findings)
         raise ValueError(fmt)
 
-    def finish(self, specs: Sequence[Any] = ()) -> None:
+    def finish(self, specs: Sequence[Any] = (), counts: str | None = None) -> None:
         """After the outputs: a summary line when every output went to a file (else nothing would reach
-        the terminal), the baseline's news on stderr, and --write-baseline."""
-        if specs and all(spec.path is not None for spec in specs):
-            counts = count_findings(self.findings)
-            shown = ", ".join(f"{value} {key}" for key, value in counts.items()
-                              if value or key in ("pass", "fail"))
-            click.echo(f"{self.title()}: {shown}; wrote {', '.join(str(spec.path) for spec in specs)}", err=True)
+        the terminal), the baseline's news on stderr, and --write-baseline. `counts`: the command's own
+        words for what it found (diff's classes, coverage's statuses); the findings' outcomes otherwise."""
+        if counts is None:
+            counts = nonzero_counts(count_findings(self.findings), ("pass", "fail"))
+        files_only_summary(self.title(), counts, specs)
         if self.baseline_used:
             accepted = sum(f.baselined for f in self.findings)
             new = sum(f.is_finding and not f.baselined for f in self.findings)
@@ -155,6 +154,18 @@ class CiRun:
                 kept = [e for e in read_baseline(self.options.write_baseline_path) if e.command != self.command]
             text = json.dumps(baseline_document(self.findings, keep=kept), indent=2) + "\n"
             _write_atomically(self.options.write_baseline_path, text)
+
+
+def files_only_summary(title: str, counts: str, specs: Sequence[Any]) -> None:
+    """`kyrec eval: 4 pass, 2 fail; wrote out.json` on stderr when every output went to a file, so that a
+    run with `-o json=FILE` alone still says something on the terminal."""
+    if specs and all(spec.path is not None for spec in specs):
+        click.echo(f"{title}: {counts}; wrote {', '.join(str(spec.path) for spec in specs)}", err=True)
+
+
+def nonzero_counts(counts: Mapping[str, int], always: Sequence[str] = ()) -> str:
+    """`3 missing, 1 stale`: the counts that are not zero (and those in `always`), in their order."""
+    return ", ".join(f"{value} {key}" for key, value in counts.items() if value or key in always)
 
 
 def _write_atomically(path: str, text: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cli.common import OutputSpec
     from kubectl_kyrec.run.coverage import StateSource
 
-FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT, OutputFormat.SARIF,
-           OutputFormat.GITHUB)
+FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
+           OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
 def parse_duration(text: str, flag: str = "--scan-interval") -> datetime.timedelta:
@@ -81,7 +81,7 @@ def report_options(func):  # type: ignore[no-untyped-def]
               help="kubescape: where the scanner runs (its kubevuln-scheduler CronJob).")
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
 @click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), json, yaml, junit, sarif, github; repeatable.")
+              help="table (default), wide, json, yaml, junit, sarif, github; repeatable.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: gaps do not change the exit code.")
 @ci_flags
@@ -106,7 +106,10 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     both) so split summaries are found. Totals
     (critical, high, relevant) are refused while any subject is not current, intact and paired.
 
-    COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...).
+    COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...). With --producer
+    kubescape, INTEGRITY says whether a summary's listed metadata and stored payload agree (split: they
+    differ; undetermined: only one read) and UNPAIRED why its VulnerabilityManifest reference finds none;
+    the table folds both into REASON to fit the terminal, -o wide shows them as columns, every cell whole.
 
     \b
     Example:
@@ -176,8 +179,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                 **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
                                                                     ci.fixed)})
         else:
-            write_output(spec, render_coverage(run.coverage))
-    ci.finish(specs)
+            write_output(spec, render_coverage(run.coverage, *_table_layout(spec)))
+    ci.finish(specs, _counts(run.coverage.counts))
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)
@@ -186,6 +189,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
                             exclusions_path: str | None, scan_period: str | None, scan_grace: str | None,
                             skip_namespaces: str | None, scanner_namespace: str, exit_code_flag: bool) -> None:
+    from kubectl_kyrec.cli.ci_outputs import files_only_summary
     from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
     from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage
 
@@ -197,10 +201,12 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         if skip_namespaces is not None else None,
         scanner_namespace=scanner_namespace)
     unsupported = [spec.format.value for spec in specs
-                   if spec.format not in (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)]
+                   if spec.format not in (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON,
+                                          OutputFormat.YAML)]
     if unsupported:
         # the CI formats speak of policies and rules; vulnerability summaries have neither yet
-        raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, json, yaml)")
+        raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, wide, json, "
+                         "yaml)")
     run = run_vulnerability_coverage(options, source)
     for notice in run.notices:
         click.echo(f"notice: {notice}", err=True)
@@ -208,8 +214,33 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
             _write_document(spec, run.coverage.to_json)
         else:
-            write_output(spec, render_vulnerability_coverage(run.coverage))
+            write_output(spec, render_vulnerability_coverage(run.coverage, *_table_layout(spec)))
+    files_only_summary("kyrec coverage", _counts(run.coverage.counts, "summaries"), specs)
     exit_with(run.exit_code, exit_code_flag)
+
+
+def _counts(counts: Sequence[tuple[str, int]], reports: str = "reports") -> str:
+    """`6 in scope (1 current, 3 missing), 1 orphan reports`: the counts table in one line. `reports`:
+    what the producer writes (reports, summaries)."""
+    from kubectl_kyrec.cli.ci_outputs import nonzero_counts
+
+    statuses = {key: value for key, value in counts if key in _SUBJECT_STATUSES}
+    others = {f"{key} {reports}" if key != "splitUndetermined" else "split undetermined": value
+              for key, value in counts if key != "inScope" and key not in _SUBJECT_STATUSES}
+    extra = nonzero_counts(others)
+    return (f"{dict(counts).get('inScope', 0)} in scope ({nonzero_counts(statuses, ('current',))})"
+            + (f", {extra}" if extra else ""))
+
+
+_SUBJECT_STATUSES = frozenset(("current", "missing", "stale", "duplicate", "misnamed", "excluded"))
+
+
+def _table_layout(spec: OutputSpec) -> tuple[bool, int]:
+    """(wide, width): `-o wide` shows every cell whole; `-o table` is fitted to the terminal's width (80 on
+    a pipe or in a file)."""
+    from kubectl_kyrec.cli.terminal import output_width
+
+    return spec.format is OutputFormat.WIDE, output_width(spec.path)
 
 
 def _write_document(spec: OutputSpec, document: Callable[[], dict[str, Any]]) -> None:

@@ -224,7 +224,16 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         # click strips escape sequences off a pipe unless told the colour is wanted
         write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all),
                      color=_color(spec, color))
-    ci.finish(specs)
+    ci.finish(specs, _counts(run))
     from kubectl_kyrec.cluster.exit import live_exit_code
 
     exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)
+
+
+def _counts(run: Any) -> str:
+    """`downstreams 2 drifted, 3 in-sync; reports 1 current, 3 missing`: the tables' counts in one line."""
+    from kubectl_kyrec.cli.ci_outputs import nonzero_counts
+
+    parts = [f"{name} {nonzero_counts(domain.summary()) or 'none'}"
+             for name, domain in (("downstreams", run.downstreams), ("reports", run.reports)) if domain is not None]
+    return "; ".join(parts)

@@ -74,7 +74,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     Prints a row per result that fails, errs or warns, then the counts per policy (every result with
     -o wide or --show-all); `-o reports` prints the PolicyReports Kyverno's background scan would write.
-    Exit 1 when a result fails (see --fail-on), 3 on bad input.
+    Exit 1 when a result fails (see --fail-on), 3 on bad input. With --base-policy, the change tables
+    follow: RESULT is the result before -> after the change (`- -> fail`: a new result; -o wide: CHANGE,
+    BEFORE, AFTER).
 
     \b
     Example:

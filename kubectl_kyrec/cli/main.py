@@ -56,6 +56,21 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                            list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            # as kubectl answers `kubectl gett`: the command meant, when one is close
+            import difflib
+
+            typed = args[0] if args else ""
+            close = difflib.get_close_matches(typed, self.list_commands(ctx), n=2)
+            if not close or typed.startswith("-"):
+                raise
+            raise click.UsageError(f"No such command '{typed}'. Did you mean "
+                                   + " or ".join(f"'{name}'" for name in close) + "?", ctx) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # short help from the table, so listing commands imports none of them
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
@@ -72,6 +87,12 @@ def cli() -> None:
     Evaluates Kyverno ValidatingPolicies, GeneratingPolicies, ValidatingAdmissionPolicies and CEL
     PolicyExceptions offline, and compares the expected downstream objects and policy reports with a
     cluster state.
+
+    \b
+    Example:
+      kubectl kyrec eval -p policies/ -r manifests/
+      kubectl kyrec diff -p policies/ --state state.json
+      kubectl kyrec eval --help        # each command's flags and examples
     """
 
 
@@ -123,7 +144,11 @@ def version_command(output: str) -> None:
     click.echo(f"kyrec {info['kyrec']}")
     click.echo(f"Kyverno: behaves as release {KYVERNO_RELEASE} ({KYVERNO_SOURCE})")
     click.echo(f"CEL engine: {info['celEngine']}")
-    click.echo("Kyverno APIs: " + ", ".join(info["kyvernoAPIs"]))
+    from kubectl_kyrec.cli.terminal import table_width
+    from kubectl_kyrec.render.fit import wrap_counts
+
+    # eight API versions make a 226-column line: wrapped to the width as the tables' counts are
+    click.echo(wrap_counts("Kyverno APIs:", info["kyvernoAPIs"], table_width()))
 
 
 def prog_name(environ: dict[str, str] | None = None) -> str:

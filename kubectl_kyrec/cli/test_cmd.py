@@ -77,4 +77,11 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
             text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
                                             width=output_width(spec.path))
         write_output(spec, text)
+    from kubectl_kyrec.cli.ci_outputs import files_only_summary, nonzero_counts
+
+    summary = doc["summary"]
+    files_only_summary("kyrec test", nonzero_counts({"passed": summary["passed"], "failed": summary["failed"],
+                                                     "not evaluated": summary["notEvaluated"],
+                                                     "test file(s) not loaded": summary["errors"]},
+                                                    ("passed", "failed")), specs)
     exit_with(run.exit_code, exit_code_flag)

@@ -10,8 +10,6 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
@@ -159,14 +157,16 @@ def _object_display(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind', '')} {namespace}{meta.get('name', '')}"
 
 
-def render_downstreams(generated: GeneratingOutcome) -> str:
+def render_downstreams(generated: GeneratingOutcome, *, wide: bool = False, width: int = TABLE_WIDTH) -> str:
     """`eval`'s table of downstreams (triggers whose output could not be determined are `undetermined`
-    results in the results table)."""
+    results in the results table). Fitted to `width`, names cut in the middle, unless `wide`."""
     rows = [[o.policy.key, o.trigger.ref.display(), _object_display(obj)] for o, obj in generated.downstreams]
-    lines = []
-    if rows:
-        lines.append("Generated downstreams:\n" + tabulate(rows, headers=["POLICY", "TRIGGER", "DOWNSTREAM"],
-                                                            tablefmt="plain"))
-    if not lines:
+    if not rows:
         return ""
-    return "\n".join(lines) + "\n"
+    headers = ["POLICY", "TRIGGER", "DOWNSTREAM"]
+    if not wide:
+        rows = fit_rows(headers, rows, {0: MIDDLE, 1: MIDDLE, 2: MIDDLE}, floors={0: 12, 1: 16, 2: 20},
+                        width=width, header_pad=0)
+    table = io.StringIO()
+    write_rows(table, headers, rows)
+    return "Generated downstreams:\n" + table.getvalue()

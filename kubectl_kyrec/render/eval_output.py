@@ -158,8 +158,8 @@ def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all
         stream.write(run.empty_reason + "\n")
     else:
         _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width)
-    for extra in (render_downstreams(run.generated),
-                  render_impact_table(run.impact) if run.impact is not None else ""):
+    for extra in (render_downstreams(run.generated, wide=wide, width=width),
+                  render_impact_table(run.impact, wide=wide, width=width) if run.impact is not None else ""):
         if extra:
             stream.write("\n" + extra)
 
@@ -204,9 +204,12 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
         stream.write("No result fails, errs or warns.\n")
     keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]
     stream.write("\n")
-    write_rows(stream, ("POLICY", *(k.upper() for k in keys)),
-               [(policy, *(str(c[k]) for k in keys)) for policy, c in sorted(per_policy.items())],
-               right=range(1, len(keys) + 1))
+    count_headers = ("POLICY", *(k.upper() for k in keys))
+    count_rows: Sequence[Sequence[str]] = [(policy, *(str(c[k]) for k in keys))
+                                           for policy, c in sorted(per_policy.items())]
+    if not wide:
+        count_rows = fit_rows(count_headers, count_rows, {0: MIDDLE}, floors={0: 16}, width=width, header_pad=0)
+    write_rows(stream, count_headers, count_rows, right=range(1, len(keys) + 1))
     hidden = len(results) - len(shown)
     stream.write("\n")
     if hidden:

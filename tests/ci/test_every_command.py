@@ -94,3 +94,27 @@ def test_only_file_outputs_still_say_something_on_stderr(tmp_path) -> None:  # t
                                     str(ROOT / "testdata" / "examples" / "resources"), "-o", f"json={target}",
                                     "-o", "table"])
     assert both.stderr == ""
+
+
+@pytest.mark.parametrize(("command", "fmt", "said"), [
+    ("diff", "json", "kyrec diff: downstreams 1 in-sync, 1 orphan; wrote "),
+    ("coverage", "yaml", "kyrec coverage: 6 in scope (1 current, 2 missing, 1 stale, 1 misnamed, 1 excluded), "
+                         "1 orphan reports; wrote "),
+    ("test", "junit", "kyrec test: 38 passed, 14 failed, 2 not evaluated, 1 test file(s) not loaded; wrote "),
+])
+def test_every_command_says_what_it_found_when_its_outputs_are_files(  # type: ignore[no-untyped-def]
+        tmp_path, command: str, fmt: str, said: str) -> None:
+    """In each command's own words (diff's classes, coverage's statuses, test's rows), matching its JSON."""
+    target = tmp_path / f"out.{fmt}"
+    result = CliRunner().invoke(cli, [*COMMANDS[command], "-o", f"{fmt}={target}"])
+    lines = [line for line in result.stderr.splitlines() if line.startswith("kyrec ")]
+    assert result.stdout == "" and lines == [f"{said}{target}"], result.stderr
+    doc = json.loads(CliRunner().invoke(cli, [*COMMANDS[command], "-o", "json"]).stdout)
+    if command == "diff":
+        assert {k: v for k, v in doc["summary"]["downstream"].items() if v} == {"in-sync": 1, "orphan": 1}
+    elif command == "coverage":
+        assert doc["counts"]["inScope"] == 6 and doc["counts"]["excluded"] == 1
+    elif command == "test":
+        assert (doc["summary"]["passed"], doc["summary"]["failed"]) == (38, 14)
+    both = CliRunner().invoke(cli, [*COMMANDS[command], "-o", f"{fmt}={target}", "-o", "table"])
+    assert not [line for line in both.stderr.splitlines() if line.startswith("kyrec ")]

@@ -97,3 +97,12 @@ def test_the_two_reads_as_kubectl_writes_them(tmp_path: Path) -> None:
     assert {k: doc["counts"][k] for k in ("inScope", "current", "missing", "stale", "split")} == {
         "inScope": 79, "current": 57, "missing": 9, "stale": 13, "split": 31}
     assert doc["reads"] == {"metadata": True, "payload": True, "manifests": True}
+
+
+def test_a_file_output_alone_says_the_counts_on_stderr(tmp_path: Path) -> None:
+    target = tmp_path / "coverage.json"
+    code, out, err = run("--state", str(CASES / "classes" / "state.json"), "-o", f"json={target}")
+    assert code == 1 and out == ""
+    assert err.strip() == ("kyrec coverage: 15 in scope (5 current, 2 missing, 6 stale, 1 duplicate, 1 misnamed), "
+                           f"3 orphan summaries, 3 split summaries, 3 unpaired summaries; wrote {target}")
+    assert json.loads(target.read_text())["counts"]["stale"] == 6

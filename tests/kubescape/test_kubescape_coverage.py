@@ -238,16 +238,30 @@ def test_identities() -> None:
 def test_table_refuses_totals_and_names_the_gaps() -> None:
     from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
 
-    text = render_vulnerability_coverage(_coverage(_state("seed-001")))
+    text = render_vulnerability_coverage(_coverage(_state("seed-001")), wide=True)
     lines = text.splitlines()
     assert [line.split()[-1] for line in lines[1:5]] == ["79", "57", "9", "13"]
     assert "split summaries          31" in text
     assert ("Totals refused: incomplete, 79 of 79 subjects in scope are not current, intact and paired "
-            "(unpaired 57, stale 13, missing 9).") in text
+            "(unpaired 57, stale 13, missing 9).") in lines
     assert "not-found (resolves in kubescape)" in text
-    excluded = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"))
+    excluded = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"), wide=True)
     assert "Evidence recorded with the exclusions:" in excluded
-    assert "0  Deployment shop/legacy  app          kubevuln log 2026-10-02T01:14Z" in excluded
+    assert "0  Deployment shop/legacy  app        kubevuln log 2026-10-02T01:14Z: 'no packages found'" in excluded
+
+
+def test_table_fits_80_columns_with_the_reasons_in_one_column() -> None:
+    from kubectl_kyrec.render.coverage_table import render_vulnerability_coverage
+
+    text = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80, "\n".join(line for line in lines if len(line) > 80)
+    header = next(line for line in lines if line.startswith("STATUS"))
+    assert header.split() == ["STATUS", "COVERS", "REASON", "WORKLOAD", "CONTAINER", "SUMMARY"]
+    # a current row is listed for its split summary: the narrow REASON says so
+    assert any(line.startswith("current ") and " split " in line for line in lines)
+    wide = render_vulnerability_coverage(_coverage(_state("classes"), "exclusions.yaml"), wide=True)
+    assert "INTEGRITY  UNPAIRED" in wide and "Deployment shop/legacy" in wide
     complete = render_vulnerability_coverage(_coverage(_complete_state()))
     assert "Totals from all 2 subjects in scope:" in complete and "refused" not in complete
 

@@ -116,3 +116,24 @@ def test_click_scripts_reach_the_same_completion(plugin_path: dict[str, str]) ->
                COMP_CWORD="3")
     out = subprocess.run(["kubectl-kyrec"], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.splitlines() == ["plain,error", "plain,fail", "plain,warn", "plain,never"]
+
+
+def _values(lines: list[str]) -> list[str]:
+    return [line.split("\t")[0] for line in lines if not line.startswith(":")]
+
+
+def test_kubectl_completes_values_where_a_new_user_found_flags(plugin_path: dict[str, str], tmp_path: Path) -> None:
+    """The words a new user tried (issue 15): values, not every flag; paths left to the shell."""
+    assert _values(complete(plugin_path, "eval", "--fail-on", "")) == ["error", "fail", "warn", "never"]
+    assert _values(complete(plugin_path, "completion", "")) == ["bash", "fish", "zsh"]
+    test_paths = complete(plugin_path, "test", "")
+    assert _values(test_paths) == [] and test_paths[-1] == ":0"      # ShellCompDirectiveDefault: files
+    # -n with a cluster that does not answer: nothing, quietly, and no flags either
+    cfg = tmp_path / "kubeconfig"
+    cfg.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                   "users: [{name: u, user: {}}]\ncontexts: [{name: dev, context: {cluster: c, user: u}}]\n"
+                   "current-context: dev\n")
+    namespaces = complete(dict(plugin_path, KUBECONFIG=str(cfg)), "eval", "-n", "")
+    assert _values(namespaces) == [] and namespaces[-1] == ":4"
+    assert _values(complete(plugin_path, "coverage", "-o", "")) == \
+        ["table", "wide", "json", "yaml", "junit", "sarif", "github"]

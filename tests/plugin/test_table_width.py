@@ -59,3 +59,20 @@ def test_diff_and_test_tables_use_it_too(monkeypatch: pytest.MonkeyPatch) -> Non
                                    "-p", str(data / "coverage-cli" / "policy.yaml"),
                                    "--state", str(data / "coverage-cli" / "state.json")]).stdout
     assert report in out.split("--- ")[0]
+
+
+def test_coverage_table_uses_it_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    data = Path(__file__).resolve().parents[2] / "testdata" / "coverage-cli"
+    args = ["coverage", "--now", "2026-11-29T00:00:00Z", "-p", str(data / "policy.yaml"),
+            "--state", str(data / "state.json"), "--exclusions", str(data / "exclusions.yaml")]
+    report = "PolicyReport shop/11111111-0000-0000-0000-000000000002"
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(terminal, "stdout_is_terminal", lambda: False)
+    assert report not in CliRunner().invoke(cli, args).stdout
+    monkeypatch.setattr(terminal, "stdout_is_terminal", lambda: True)
+    out = CliRunner().invoke(cli, args).stdout
+    assert report in out and "an entry that matches nothing is reported as unused" in out
+    assert max(len(line) for line in out.splitlines()) <= 200
+    # a file gets 80 even from a terminal
+    CliRunner().invoke(cli, [*args, "-o", f"table={tmp_path / 'coverage.txt'}"])
+    assert report not in (tmp_path / "coverage.txt").read_text()

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kubectl_kyrec.cli.terminal import color_enabled
 from kubectl_kyrec.render.fit import END, MIDDLE, START, cut_middle, fit_rows
 
@@ -93,3 +95,60 @@ def test_eval_table_fits_80_columns_and_wide_does_not_cut(tmp_path: Path) -> Non
     wide = CliRunner().invoke(cli, [*args, "-o", "wide"]).stdout
     assert "Pod team-payments-production/a-pod-with-a-very-long-generated-name-x7k2p" in wide
     assert str(manifest) in wide
+
+
+def test_every_help_has_an_example_to_paste() -> None:
+    """`kubectl kyrec --help` and each command's: an `Example:` block whose lines run kyrec as a plugin."""
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import COMMANDS, cli
+
+    for words in ([], *([name] for name in COMMANDS)):
+        text = CliRunner().invoke(cli, [*words, "--help"], prog_name="kubectl kyrec").stdout
+        assert "Example:" in text, words
+        block = text[text.index("Example:"):].split("\n\n")[0].splitlines()[1:]
+        assert block and all("kubectl kyrec " + " ".join(words) in line for line in block), (words, block)
+
+
+@pytest.mark.parametrize(("words", "columns"), [
+    (["diff"], ["NEXT SCAN", "OLDEST EPHEMERAL"]),
+    (["coverage"], ["COVERS", "INTEGRITY", "UNPAIRED", "REASON"]),
+    (["eval"], ["RESULT", "CHANGE", "BEFORE", "AFTER"]),
+])
+def test_column_names_that_need_a_word_have_it_in_the_help(words: list[str], columns: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import cli
+
+    # the words of the help, wrapped lines joined: each column is named (in capitals) where it is explained
+    text = " ".join(CliRunner().invoke(cli, [*words, "--help"]).stdout.split())
+    for column in columns:
+        assert column in text, (words, column)
+
+
+def test_version_says_the_kyverno_release_and_fits_80_columns() -> None:
+    import json
+
+    import yaml
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import KYVERNO_RELEASE, cli
+
+    text = CliRunner().invoke(cli, ["version"]).stdout
+    assert f"Kyverno: behaves as release {KYVERNO_RELEASE} (" in text
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    doc = json.loads(CliRunner().invoke(cli, ["version", "-o", "json"]).stdout)
+    assert yaml.safe_load(CliRunner().invoke(cli, ["version", "-o", "yaml"]).stdout) == doc
+    # every API version is in the wrapped text too
+    assert all(api in " ".join(text.split()) for api in doc["kyvernoAPIs"])
+
+
+def test_a_mistyped_command_is_named_as_kubectl_names_it() -> None:
+    from click.testing import CliRunner
+
+    from kubectl_kyrec.cli.main import cli
+
+    typo = CliRunner().invoke(cli, ["evl"])
+    assert typo.exit_code == 2 and "Error: No such command 'evl'. Did you mean 'eval'?" in typo.stderr
+    far = CliRunner().invoke(cli, ["zzz"])
+    assert far.exit_code == 2 and "Error: No such command 'zzz'.\n" in far.stderr and "Did you mean" not in far.stderr

@@ -200,11 +200,23 @@ def test_table_leads_with_the_counts() -> None:
     assert [line.split()[-1] for line in lines[1:9]] == ["7", "2", "1", "1", "1", "1", "1", "1"]
     assert [" ".join(line.split()[:-1]) for line in lines[1:9]] == [
         "in scope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan reports"]
-    assert lines[10] == ("Totals from 2 of 7 subjects in scope; 5 have no current report "
-                         "(excluded included): not cluster-wide.")
-    assert "excluded   missing   nightly Jobs" in text     # cut to fit 80 columns
-    assert 'exclusions.yaml:11  kind=CronJob selector={"matchLabels":{"app":"legacy-reports"}}' in text
+    # fitted to 80 columns: the sentence wrapped, names cut in the middle, reasons and matches at the end
+    assert " ".join(lines[10:12]) == ("Totals from 2 of 7 subjects in scope; 5 have no current report "
+                                      "(excluded included): not cluster-wide.")
+    assert max(len(line) for line in lines) <= 80
+    assert "excluded   missing  nightly Jobs fi...  Job shop/...rt-29500" in text
+    assert "exclusions.yaml:11  kind=CronJob selector=..." in text
     assert text == (CASE / "want-table.txt").read_text()
+
+
+def test_wide_table_shows_every_cell_whole() -> None:
+    expected, subjects, state = _inputs()
+    text = render_coverage(coverage(expected, subjects, state, now=NOW, exclusions=_exclusions()), wide=True)
+    assert ("Totals from 2 of 7 subjects in scope; 5 have no current report "
+            "(excluded included): not cluster-wide.") in text.splitlines()
+    assert "nightly Jobs finish before the hourly background scan reaches them  Job shop/nightly-export-29500" in text
+    assert 'exclusions.yaml:11  kind=CronJob selector={"matchLabels":{"app":"legacy-reports"}}' in text
+    assert "PolicyReport shop/44444444-0000-0000-0000-000000000003" in text
 
 
 def test_totals_line_says_when_they_are_cluster_wide() -> None:
