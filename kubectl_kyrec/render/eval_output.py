@@ -21,7 +21,7 @@ from kubectl_kyrec.render.text_table import write_rows
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
-from kubectl_kyrec.render.fit import END, MIDDLE, START, TABLE_WIDTH, fit_rows
+from kubectl_kyrec.render.fit import GAP, MIDDLE, START, TABLE_WIDTH, cut_end, fit_rows
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 # what the default table lists: the results that need attention; passing and skipped ones are counted
@@ -164,6 +164,34 @@ def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all
             stream.write("\n" + extra)
 
 
+MESSAGE_INDENT = "    "
+
+
+def _write_fitted(shown: Sequence[Result], stream: TextIO, *, width: int, rules: bool) -> None:
+    """The plain results table, fitted to `width`: names cut in the middle, paths from the start. Messages
+    stay in their column when every one fits whole; otherwise each goes on a line of its own under its row
+    (cut at the width only there), since the message is what a reader needs and a 12-character cut of it
+    says nothing. ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered."""
+    headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION") if rules else \
+        ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
+    cuts = {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 5: START} if rules else {0: MIDDLE, 1: MIDDLE, 4: START}
+    floors = {0: 16, 1: 16, 2: 16, 5: 20} if rules else {0: 16, 1: 16, 4: 20}
+    message_at = headers.index("MESSAGE")
+    cells = [(r.policy, *((r.rule or "-",) if rules else ()), r.subject.display(), r.result,
+              " ".join(r.message.split()), str(r.location) if r.location else "") for r in shown]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+    if sum(widths) + GAP * (len(widths) - 1) <= width:
+        write_rows(stream, headers, cells)
+        return
+    narrow = headers[:message_at] + headers[message_at + 1:]
+    rest = [c[:message_at] + c[message_at + 1:] for c in cells]
+    moved = {(i if i < message_at else i - 1): mode for i, mode in cuts.items()}
+    moved_floors = {(i if i < message_at else i - 1): f for i, f in floors.items()}
+    fitted = fit_rows(narrow, rest, moved, floors=moved_floors, width=width, header_pad=0)
+    below = [cut_end(MESSAGE_INDENT + c[message_at], width) if c[message_at] else "" for c in cells]
+    write_rows(stream, narrow, fitted, below=below)
+
+
 def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool,
                          width: int) -> None:
     per_policy: dict[str, dict[str, int]] = {}
@@ -179,27 +207,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
             shown.append(r)
     if shown:
         shown.sort(key=_sort_key)
-        headers: tuple[str, ...]
         if wide:
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
-            rows: Iterable[Sequence[str]] = (
+            write_rows(stream, headers, [
                 (r.policy, r.rule or "-", r.subject.display(), r.result, " ".join(r.message.split()),
                  ",".join(r.validation_actions), r.severity or "-", str(r.location) if r.location else "")
-                for r in shown)
-        elif any(r.source == "kyverno" for r in results):
-            # ClusterPolicy/Policy answer per rule: the plain table names the rule too when any of them answered
-            headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-            rows = fit_rows(headers, [(r.policy, r.rule or "-", r.subject.display(), r.result, r.message,
-                                       str(r.location) if r.location else "") for r in shown],
-                            {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 4: END, 5: START}, floors={0: 16, 1: 16, 2: 16, 5: 20},
-                            width=width)
+                for r in shown])
         else:
-            headers = ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-            # fitted to the width: names cut in the middle, messages at the end, paths from the start
-            rows = fit_rows(headers, [(r.policy, r.subject.display(), r.result, r.message,
-                                       str(r.location) if r.location else "") for r in shown],
-                            {0: MIDDLE, 1: MIDDLE, 3: END, 4: START}, floors={0: 16, 1: 16, 4: 20}, width=width)
-        write_rows(stream, headers, list(rows))
+            _write_fitted(shown, stream, width=width, rules=any(r.source == "kyverno" for r in results))
     else:
         stream.write("No result fails, errs or warns.\n")
     keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]

@@ -11,7 +11,9 @@ from typing import TextIO
 
 
 def write_rows(stream: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str]],
-               right: Container[int] = (), chunk: int = 2000) -> None:
+               right: Container[int] = (), chunk: int = 2000, below: Sequence[str] | None = None) -> None:
+    """`below`, when given, holds one line per row written under it (empty: none), for text too long for
+    a column (eval's messages)."""
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
@@ -26,8 +28,10 @@ def write_rows(stream: TextIO, headers: Sequence[str], rows: Sequence[Sequence[s
 
     stream.write(line(headers))
     out: list[str] = []
-    for row in rows:
+    for n, row in enumerate(rows):
         out.append(line(row))
+        if below is not None and below[n]:
+            out.append(below[n] + "\n")
         if len(out) >= chunk:
             stream.write("".join(out))
             out.clear()

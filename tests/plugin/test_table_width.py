@@ -32,19 +32,26 @@ def _eval(monkeypatch: pytest.MonkeyPatch, *, tty: bool, columns: str, extra: tu
     return CliRunner().invoke(cli, [*EVAL, *extra], catch_exceptions=False).stdout
 
 
-def test_eval_table_on_a_wide_terminal_keeps_messages_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+MESSAGE = "every container needs a memory limit below 2Gi"
+
+
+def test_eval_table_on_a_wide_terminal_keeps_messages_in_their_column(monkeypatch: pytest.MonkeyPatch) -> None:
     narrow = _eval(monkeypatch, tty=False, columns="200")
     wide = _eval(monkeypatch, tty=True, columns="200")
-    assert "every conta..." in narrow and max(len(line) for line in narrow.splitlines()) <= 80
-    rows = [line for line in wide.splitlines() if line.startswith("limit-memory ")]
-    assert rows and all("every conta..." not in row for row in rows)
+    # 80 columns: the message does not fit its column, so it is whole on a line of its own under its row
+    lines = narrow.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "MESSAGE" not in lines[0]
+    row = next(i for i, line in enumerate(lines) if line.startswith("limit-memory "))
+    assert lines[row + 1] == "    " + MESSAGE
+    rows = [line for line in wide.splitlines() if line.startswith("limit-memory ") and " fail " in line]
+    assert len(rows) == 1 and MESSAGE in rows[0] and "MESSAGE" in wide.splitlines()[0]
     assert max(len(line) for line in wide.splitlines()) <= 200
 
 
 def test_a_file_gets_80_columns_even_from_a_terminal(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     target = tmp_path / "table.txt"
     _eval(monkeypatch, tty=True, columns="200", extra=("-o", f"table={target}"))
-    assert "every conta..." in target.read_text()
+    assert "    " + MESSAGE in target.read_text().splitlines()
 
 
 def test_diff_and_test_tables_use_it_too(monkeypatch: pytest.MonkeyPatch) -> None:
