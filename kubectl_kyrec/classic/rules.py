@@ -91,7 +91,7 @@ class ClassicEvaluator:
         self.compiled: list[_Compiled] = []
         for policy in policies:
             c = _Compiled(policy)
-            refused = refused_in_background(policy)
+            refused = refused_by_kyverno(policy)
             if refused is not None:
                 self.errors.append(refused)
                 continue
@@ -442,6 +442,15 @@ _REFUSED = ("Kyverno refuses this policy: only select variables are allowed in b
 _USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", r"[^\.](serviceAccountNamespace)\b",
                                                 r"[^\.](request.userInfo)\b", r"[^\.](request.roles)\b",
                                                 r"[^\.](request.clusterRoles)\b"))
+
+
+def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
+    """What Kyverno's policy validation refuses beyond the CRD's schema, in its order (kk:
+    pkg/validation/policy/validate.go Validate: the variables first, then the kinds)."""
+    from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
+
+    refused = refused_in_background(policy)
+    return refused if refused is not None else refused_wildcard(policy)
 
 
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:
