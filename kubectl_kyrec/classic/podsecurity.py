@@ -150,9 +150,14 @@ def container_images(pod_spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+# one encoder for every call: json.dumps builds one each time it is given options
+_CONTROLS_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _go_json(value: Any) -> str:
-    """encoding/json.Marshal for the controls (strings only): compact, HTML characters escaped."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """encoding/json.Marshal of the controls, Go structs (fields in declaration order, so not gojson.marshal,
+    which sorts map keys) holding strings only: compact, HTML characters escaped."""
+    text = _CONTROLS_ENCODER.encode(value)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 

@@ -17,6 +17,7 @@ its message is random once an exclusion applied; kyrec keeps them in check order
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -88,13 +89,19 @@ def _strings(entry: Mapping[str, Any], key: str) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _parse_field(field: str) -> tuple[str, list[int], str, bool]:
+@functools.lru_cache(maxsize=4096)
+def _parse_field(field: str) -> tuple[str, tuple[int, ...], str, bool]:
     """kk parseField: the field with indexes as `*`, its indexes, its second word and whether that word is a
-    container list."""
-    indexes = [int(m) for m in _INDEX.findall(field)]
+    container list. Cached: the checks give the same few fields for every pod."""
+    indexes = tuple(int(m) for m in _INDEX.findall(field))
     words = _WORD.findall(field)
     word = words[1] if len(words) > 1 else ""
-    return _INDEX.sub("*", field), indexes, word, word in _CONTAINER_TYPES
+    return _wildcard_indexes(field), indexes, word, word in _CONTAINER_TYPES
+
+
+@functools.lru_cache(maxsize=4096)
+def _wildcard_indexes(field: str) -> str:
+    return _INDEX.sub("*", field)
 
 
 def _container_name(pod_spec: Mapping[str, Any], index: int, kind: str) -> str:
@@ -164,7 +171,7 @@ def _exempt(failures: dict[str, CheckFailure], excluded: list[CheckFailure], exc
                     if ex_is_container:
                         ex_container = _container_name(matching, ex_indexes[0], ex_kind)
                 else:
-                    ex_field = _INDEX.sub("*", ex_err.field)
+                    ex_field = _wildcard_indexes(ex_err.field)
                 if restricted_field and ex_field != restricted_field:
                     continue
                 if values and not all(_check_patterns(values, v) for v in _bad_values(ex_err)):
@@ -178,7 +185,7 @@ def _exempt(failures: dict[str, CheckFailure], excluded: list[CheckFailure], exc
                     if container_level:
                         field, indexes, kind, is_container = _parse_field(err.field)
                     else:
-                        field = _INDEX.sub("*", err.field)
+                        field = _wildcard_indexes(err.field)
                     if is_container:
                         same = ex_field == field and ex_container == _container_name(spec, indexes[0], kind)
                     else:
