@@ -375,10 +375,15 @@ def _forbidden_hosts(handler: Mapping[str, Any] | None) -> list[str]:
     return hosts
 
 
+_HANDLER_HOLDERS = ("livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
+
+
 def _host_probes_and_host_lifecycle_1_34(pod: Pod) -> CheckResult | None:
     containers: set[str] = set()
     hosts: set[str] = set()
     for c, _path, _sc in pod.containers:
+        if not any(key in c for key in _HANDLER_HOLDERS):
+            continue        # nothing to read (the common case)
         handlers = [_obj(c, "livenessProbe"), _obj(c, "readinessProbe"), _obj(c, "startupProbe")]
         lifecycle = _obj(c, "lifecycle")
         if lifecycle is not None:
