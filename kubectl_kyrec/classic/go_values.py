@@ -1,5 +1,5 @@
 """How Go prints the plain JSON values Kyverno's classic engine carries (`any` trees of float64, string, bool,
-nil, []any, map[string]any): `json.Marshal`, `fmt.Sprint`/`%v`, and `strconv.FormatFloat`.
+nil, []any, map[string]any): `fmt.Sprint`/`%v` and `strconv.FormatFloat` (`json.Marshal` is gojson's).
 
 Kyverno embeds values in messages and substituted strings with these, so kyrec must print them byte for byte.
 Python ints stand for Go numbers that are integral (Go holds them as float64 or int64; both print alike).
@@ -10,63 +10,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kubectl_kyrec.gojson import format_float, marshal_float, marshal_string
+from kubectl_kyrec.gojson import format_float
 
 
 class GoInt(int):
     """A Go `int` (not float64): what a direct Go call passes for `1`; JSON-decoded numbers are never GoInt."""
 
 
-class MarshalError(ValueError):
-    """json.Marshal refused a value (NaN, an infinity, a non-JSON type)."""
-
-
 def is_number(value: Any) -> bool:
     """A JSON number (Python's bool is an int, but never a Go number)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def marshal(value: Any) -> str:
-    """Go `json.Marshal`: compact, map keys sorted, `<>&` escaped, floats in Go's shortest form."""
-    out: list[str] = []
-    _encode(value, out)
-    return "".join(out)
-
-
-def _encode(value: Any, out: list[str]) -> None:
-    if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
-        out.append(str(value))
-    elif isinstance(value, float):
-        try:
-            out.append(marshal_float(value))
-        except ValueError as exc:
-            raise MarshalError(str(exc)) from None
-    elif isinstance(value, str):
-        out.append(marshal_string(value))
-    elif isinstance(value, dict):
-        out.append("{")
-        for i, key in enumerate(sorted(value, key=str)):
-            if i:
-                out.append(",")
-            out.append(marshal_string(str(key)))
-            out.append(":")
-            _encode(value[key], out)
-        out.append("}")
-    elif isinstance(value, (list, tuple)):
-        out.append("[")
-        for i, item in enumerate(value):
-            if i:
-                out.append(",")
-            _encode(item, out)
-        out.append("]")
-    else:
-        raise MarshalError(f"json: unsupported type: {type(value).__name__}")
 
 
 def sprint_float(value: float) -> str:

@@ -25,7 +25,8 @@ from jmespath import lexer as jp_lexer
 from jmespath import parser as jp_parser
 from jmespath import visitor as jp_visitor
 
-from kubectl_kyrec.classic.go_values import deep_equal, is_number, marshal, sprint
+from kubectl_kyrec.classic.go_values import deep_equal, is_number, sprint
+from kubectl_kyrec.gojson import marshal
 
 
 class JMESPathError(Exception):

@@ -17,7 +17,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.classic.pss_checks import FORBIDDEN, CheckFailure, VersionError, evaluate_pod, parse_version
+from kubectl_kyrec.classic.pss_checks import (
+    FORBIDDEN,
+    CheckFailure,
+    CheckResult,
+    FieldError,
+    Version,
+    VersionError,
+    evaluate_pod,
+    parse_version,
+)
 from kubectl_kyrec.classic.pss_exemptions import CONTROL_NAMES, apply_exclusions
 from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
 
@@ -141,9 +150,14 @@ def container_images(pod_spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
+# one encoder for every call: json.dumps builds one each time it is given options
+_CONTROLS_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _go_json(value: Any) -> str:
-    """encoding/json.Marshal for the controls (strings only): compact, HTML characters escaped."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """encoding/json.Marshal of the controls, Go structs (fields in declaration order, so not gojson.marshal,
+    which sorts map keys) holding strings only: compact, HTML characters escaped."""
+    text = _CONTROLS_ENCODER.encode(value)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026") \
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
@@ -157,10 +171,36 @@ def properties(level: str, version: str, failures: Sequence[CheckFailure]) -> di
             "controlsJSON": _go_json(controls)}
 
 
+# the checks' failures for (level, version, pod metadata, pod spec) of one subject (see `evaluate`)
+ChecksMemo = dict[tuple[str, str, int, int], tuple[Mapping[str, Any], Mapping[str, Any], list[CheckFailure]]]
+
+
+def _fresh(failures: Sequence[CheckFailure]) -> list[CheckFailure]:
+    """Copies the exemptions, field renaming and image listing may change (the bad values are only read)."""
+    return [CheckFailure(f.id, CheckResult(f.result.reason, f.result.detail, None if f.result.errors is None else
+                                           [FieldError(e.type, e.field, e.bad_value) for e in f.result.errors]))
+            for f in failures]
+
+
+def _checked(level: str, version: Version, version_text: str, meta: Mapping[str, Any], pod_spec: Mapping[str, Any],
+             memo: ChecksMemo | None) -> list[CheckFailure]:
+    """evaluate_pod, once per pod, level and version within a memo: several podSecurity rules of the same
+    level (a rule per exclusion is common) check the same pod. Never changed: callers copy (`_fresh`)."""
+    if memo is None:
+        return evaluate_pod(level, version, meta, pod_spec)
+    key = (level, version_text, id(meta), id(pod_spec))
+    entry = memo.get(key)
+    # the memo holds the objects, so their ids cannot be reused while it lives
+    if entry is None or entry[0] is not meta or entry[1] is not pod_spec:
+        entry = (meta, pod_spec, evaluate_pod(level, version, meta, pod_spec))
+        memo[key] = entry
+    return entry[2]
+
+
 def evaluate(rule_name: str, spec: Mapping[str, Any], resource: Mapping[str, Any],
-             exceptions: Sequence[PssException] = ()) -> PssOutcome:
+             exceptions: Sequence[PssException] = (), memo: ChecksMemo | None = None) -> PssOutcome:
     """kk validatePssHandler.validate for a resource that is not being deleted, with the PolicyExceptions
-    that matched it."""
+    that matched it. `memo`: shared by the calls for one subject (whose objects do not change meanwhile)."""
     for exc in exceptions:
         if not exc.pod_security:
             return PssOutcome(Response(SKIP, "rule is skipped due to policy exception " + exc.key),
@@ -176,8 +216,11 @@ def evaluate(rule_name: str, spec: Mapping[str, Any], resource: Mapping[str, Any
     except VersionError as exc:
         return PssOutcome(Response(ERROR, f"failed to parse pod security api version: {exc}"))
     excludes = [e for e in spec.get("exclude") or [] if isinstance(e, Mapping)]
-    failures = evaluate_pod(level, version, meta, pod_spec)
-    if excludes and failures:
+    failures = _checked(level, version, version_text, meta, pod_spec, memo)
+    if not failures:
+        return PssOutcome(Response(PASS, f"Validation rule '{rule_name}' passed."))
+    failures = _fresh(failures)
+    if excludes:
         failures = apply_exclusions(level, version, excludes, failures, meta, pod_spec)
     if not failures:
         return PssOutcome(Response(PASS, f"Validation rule '{rule_name}' passed."))

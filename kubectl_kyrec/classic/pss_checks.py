@@ -77,31 +77,34 @@ def _is_map(value: Any) -> bool:
 
 
 def _obj(m: Any, key: str) -> Mapping[str, Any] | None:
-    if m is None or not _is_map(m):
+    # the checks' hottest call: the dict case is tested first, without a function call
+    if m.__class__ is not dict and (m is None or not isinstance(m, Mapping)):
         return None
     value = m.get(key)
-    return value if value is not None and _is_map(value) else None
+    if value.__class__ is dict:
+        return value
+    return value if value is not None and isinstance(value, Mapping) else None
 
 
 def _bool(m: Any, key: str) -> bool | None:
-    value = m.get(key) if m is not None and _is_map(m) else None
+    value = m.get(key) if m.__class__ is dict or (m is not None and _is_map(m)) else None
     return value if isinstance(value, bool) else None
 
 
 def _str(m: Any, key: str) -> str:
-    value = m.get(key) if m is not None and _is_map(m) else None
+    value = m.get(key) if m.__class__ is dict or (m is not None and _is_map(m)) else None
     return value if isinstance(value, str) else ""
 
 
 def _int(m: Any, key: str) -> int | None:
-    value = m.get(key) if m is not None and _is_map(m) else None
+    value = m.get(key) if m.__class__ is dict or (m is not None and _is_map(m)) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value)
 
 
 def _list(m: Any, key: str) -> list[Any]:
-    value = m.get(key) if m is not None and _is_map(m) else None
+    value = m.get(key) if m.__class__ is dict or (m is not None and _is_map(m)) else None
     return value if isinstance(value, list) else []
 
 
@@ -117,7 +120,8 @@ def visit_containers(spec: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Any
 
 
 class Pod:
-    """The pod the checks read, its containers visited once for all checks."""
+    """The pod the checks read, its containers visited once for all checks: (container, field path, its
+    securityContext as Go reads it), since nearly every check reads the latter."""
 
     __slots__ = ("meta", "spec", "sc", "containers")
 
@@ -125,7 +129,7 @@ class Pod:
         self.meta = meta
         self.spec = spec
         self.sc = _obj(spec, "securityContext")
-        self.containers = list(visit_containers(spec))
+        self.containers = [(c, path, _obj(c, "securityContext")) for c, path in visit_containers(spec)]
 
 
 def _name(c: Mapping[str, Any]) -> str:
@@ -193,9 +197,8 @@ CheckFn = Callable[["Pod"], "CheckResult | None"]
 
 def _allow_privilege_escalation_1_8(pod: Pod) -> CheckResult | None:
     bad = _Violations()
-    for c, path in pod.containers:
+    for c, path, sc in pod.containers:
         path += ".securityContext.allowPrivilegeEscalation"
-        sc = _obj(c, "securityContext")
         if sc is None:
             bad.add(_name(c), _required(path))
         elif _bool(sc, "allowPrivilegeEscalation") is None:
@@ -229,8 +232,8 @@ def _app_armor_profile_1_0(pod: Pod) -> CheckResult | None:
         bad_values.add(_str(profile, "type"))
     containers: list[str] = []
     errs: list[FieldError] = []
-    for c, path in pod.containers:
-        profile = _obj(_obj(c, "securityContext"), "appArmorProfile")
+    for c, path, sc in pod.containers:
+        profile = _obj(sc, "appArmorProfile")
         if profile is not None and _str(profile, "type") not in allowed_types:
             containers.append(_name(c))
             errs.append(_forbidden(f"{path}.securityContext.appArmorProfile.type", _str(profile, "type")))
@@ -269,8 +272,8 @@ _CAPABILITIES_1_0 = frozenset({"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER",
 def _capabilities_baseline_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
     non_default: set[str] = set()
-    for c, path in pod.containers:
-        caps = _obj(_obj(c, "securityContext"), "capabilities")
+    for c, path, sc in pod.containers:
+        caps = _obj(sc, "capabilities")
         if caps is None:
             continue
         forbidden = {cap for cap in _strings(caps, "add") if cap not in _CAPABILITIES_1_0}
@@ -288,8 +291,8 @@ def _capabilities_restricted_1_22(pod: Pod) -> CheckResult | None:
     forbidden_caps: set[str] = set()
     missing_drop = _Violations()
     adding = _Violations()
-    for c, path in pod.containers:
-        caps = _obj(_obj(c, "securityContext"), "capabilities")
+    for c, path, sc in pod.containers:
+        caps = _obj(sc, "capabilities")
         if caps is None:
             missing_drop.add(_name(c), _required(f"{path}.securityContext.capabilities.drop"))
             continue
@@ -346,7 +349,7 @@ def _host_path_volumes_1_0(pod: Pod) -> CheckResult | None:
 def _host_ports_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
     ports: set[int] = set()
-    for c, path in pod.containers:
+    for c, path, _sc in pod.containers:
         errs = []
         for i, port in enumerate(_list(c, "ports")):
             host_port = _int(port, "hostPort") or 0
@@ -372,10 +375,15 @@ def _forbidden_hosts(handler: Mapping[str, Any] | None) -> list[str]:
     return hosts
 
 
+_HANDLER_HOLDERS = ("livenessProbe", "readinessProbe", "startupProbe", "lifecycle")
+
+
 def _host_probes_and_host_lifecycle_1_34(pod: Pod) -> CheckResult | None:
     containers: set[str] = set()
     hosts: set[str] = set()
-    for c, _path in pod.containers:
+    for c, _path, _sc in pod.containers:
+        if not any(key in c for key in _HANDLER_HOLDERS):
+            continue        # nothing to read (the common case)
         handlers = [_obj(c, "livenessProbe"), _obj(c, "readinessProbe"), _obj(c, "startupProbe")]
         lifecycle = _obj(c, "lifecycle")
         if lifecycle is not None:
@@ -396,8 +404,8 @@ def _host_probes_and_host_lifecycle_1_34(pod: Pod) -> CheckResult | None:
 
 def _privileged_1_0(pod: Pod) -> CheckResult | None:
     bad = _Violations()
-    for c, path in pod.containers:
-        if _bool(_obj(c, "securityContext"), "privileged"):
+    for c, path, sc in pod.containers:
+        if _bool(sc, "privileged"):
             bad.add(_name(c), _forbidden(f"{path}.securityContext.privileged", True))
     if not bad:
         return None
@@ -409,8 +417,7 @@ def _proc_mount_1_0(pod: Pod) -> CheckResult | None:
     # relaxPolicyForUserNamespacePod is off: Kyverno never calls RelaxPolicyForUserNamespacePods
     bad = _Violations()
     types: set[str] = set()
-    for c, path in pod.containers:
-        sc = _obj(c, "securityContext")
+    for c, path, sc in pod.containers:
         if sc is None or not isinstance(sc.get("procMount"), str):
             continue
         proc_mount = _str(sc, "procMount")
@@ -460,8 +467,8 @@ def _run_as_non_root_1_0(pod: Pod) -> CheckResult | None:
     explicit: list[str] = []
     explicit_errs: list[FieldError] = []
     implicit = _Violations()
-    for c, path in pod.containers:
-        value = _bool(_obj(c, "securityContext"), "runAsNonRoot")
+    for c, path, sc in pod.containers:
+        value = _bool(sc, "runAsNonRoot")
         if value is not None:
             if not value:
                 explicit.append(_name(c))
@@ -490,8 +497,8 @@ def _run_as_user_1_23(pod: Pod) -> CheckResult | None:
         setters.add("pod", _forbidden("spec.securityContext.runAsUser", 0))
     explicit: list[str] = []
     errs: list[FieldError] = []
-    for c, path in pod.containers:
-        if _int(_obj(c, "securityContext"), "runAsUser") == 0:
+    for c, path, sc in pod.containers:
+        if _int(sc, "runAsUser") == 0:
             explicit.append(_name(c))
             errs.append(_forbidden(f"{path}.securityContext.runAsUser", 0))
     if explicit:
@@ -526,8 +533,8 @@ def _se_linux_options(pod: Pod, allowed: frozenset[str]) -> CheckResult | None:
             setters.add("pod", *pod_errs)
     containers: list[str] = []
     container_errs: list[FieldError] = []
-    for c, path in pod.containers:
-        opts = _obj(_obj(c, "securityContext"), "seLinuxOptions")
+    for c, path, sc in pod.containers:
+        opts = _obj(sc, "seLinuxOptions")
         if opts is not None and not valid(opts, f"{path}.securityContext", container_errs):
             containers.append(_name(c))
     if containers:
@@ -571,7 +578,7 @@ def _seccomp_baseline_1_0(pod: Pod) -> CheckResult | None:
 
     found: dict[str, list[FieldError]] = {}
     keys = ["seccomp.security.alpha.kubernetes.io/pod"]
-    keys += ["container.seccomp.security.alpha.kubernetes.io/" + _name(c) for c, _ in pod.containers]
+    keys += ["container.seccomp.security.alpha.kubernetes.io/" + _name(c) for c, _, _ in pod.containers]
     for key in keys:
         if key in annotations and not valid(annotations[key]):
             text = f"{key}={_go_quote(annotations[key])}"
@@ -596,8 +603,8 @@ def _seccomp_baseline_1_19(pod: Pod) -> CheckResult | None:
         bad_values.add(_str(profile, "type"))
     explicit: list[str] = []
     errs: list[FieldError] = []
-    for c, path in pod.containers:
-        profile = _obj(_obj(c, "securityContext"), "seccompProfile")
+    for c, path, sc in pod.containers:
+        profile = _obj(sc, "seccompProfile")
         if profile is not None and not _valid_seccomp(_str(profile, "type")):
             explicit.append(_name(c))
             errs.append(_forbidden(f"{path}.securityContext.seccompProfile.type", _str(profile, "type")))
@@ -625,8 +632,8 @@ def _seccomp_restricted_1_19(pod: Pod) -> CheckResult | None:
     explicit: list[str] = []
     errs: list[FieldError] = []
     implicit = _Violations()
-    for c, path in pod.containers:
-        profile = _obj(_obj(c, "securityContext"), "seccompProfile")
+    for c, path, sc in pod.containers:
+        profile = _obj(sc, "seccompProfile")
         if profile is not None:
             if not _valid_seccomp(_str(profile, "type")):
                 explicit.append(_name(c))
@@ -680,8 +687,8 @@ def _sysctls(allowed: frozenset[str]) -> CheckFn:
 def _windows_host_process_1_0(pod: Pod) -> CheckResult | None:
     containers: list[str] = []
     errs: list[FieldError] = []
-    for c, path in pod.containers:
-        if _bool(_obj(_obj(c, "securityContext"), "windowsOptions"), "hostProcess"):
+    for c, path, sc in pod.containers:
+        if _bool(_obj(sc, "windowsOptions"), "hostProcess"):
             containers.append(_name(c))
             errs.append(_forbidden(f"{path}.securityContext.windowsOptions.hostProcess", True))
     setters = _Violations()
@@ -748,13 +755,16 @@ class CheckFailure:
     images: list[str] | None = None
 
 
-def evaluate_pod(level: str, version: Version, meta: Mapping[str, Any],
-                 spec: Mapping[str, Any]) -> list[CheckFailure]:
+def evaluate_pod(level: str, version: Version, meta: Mapping[str, Any], spec: Mapping[str, Any],
+                 only: frozenset[str] | None = None) -> list[CheckFailure]:
     """kk evaluatePSS: every check for `level` (a baseline level skips the restricted checks; any other
-    level, `privileged` too, runs them all, and restricted runs the baseline checks it overrides as well)."""
+    level, `privileged` too, runs them all, and restricted runs the baseline checks it overrides as well).
+    `only`: the IDs of the checks whose results the caller reads (the checks are independent)."""
     pod = Pod(meta, spec)
     out = []
     for check_id, check in _selected(level, version):
+        if only is not None and check_id not in only:
+            continue
         result = check(pod)
         if result is not None:
             out.append(CheckFailure(check_id, result))

@@ -17,7 +17,7 @@ its message is random once an exclusion applied; kyrec keeps them in check order
 
 from __future__ import annotations
 
-import copy
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -89,13 +89,19 @@ def _strings(entry: Mapping[str, Any], key: str) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def _parse_field(field: str) -> tuple[str, list[int], str, bool]:
+@functools.lru_cache(maxsize=4096)
+def _parse_field(field: str) -> tuple[str, tuple[int, ...], str, bool]:
     """kk parseField: the field with indexes as `*`, its indexes, its second word and whether that word is a
-    container list."""
-    indexes = [int(m) for m in _INDEX.findall(field)]
+    container list. Cached: the checks give the same few fields for every pod."""
+    indexes = tuple(int(m) for m in _INDEX.findall(field))
     words = _WORD.findall(field)
     word = words[1] if len(words) > 1 else ""
-    return _INDEX.sub("*", field), indexes, word, word in _CONTAINER_TYPES
+    return _wildcard_indexes(field), indexes, word, word in _CONTAINER_TYPES
+
+
+@functools.lru_cache(maxsize=4096)
+def _wildcard_indexes(field: str) -> str:
+    return _INDEX.sub("*", field)
 
 
 def _container_name(pod_spec: Mapping[str, Any], index: int, kind: str) -> str:
@@ -127,7 +133,8 @@ def _stand_in(exclude: Mapping[str, Any], meta: Mapping[str, Any],
     """kk GetPodWithMatchingContainers: (container-level?, metadata, spec) of the pod the exclusion checks."""
     images = _strings(exclude, "images")
     if not images:
-        pod_spec = dict(copy.deepcopy(spec))
+        # a shallow copy: the checks only read the pod (Kyverno deep-copies the typed Pod it edits)
+        pod_spec = dict(spec)
         pod_spec["containers"] = [{"name": "fake"}]
         pod_spec.pop("initContainers", None)
         pod_spec.pop("ephemeralContainers", None)
@@ -164,7 +171,7 @@ def _exempt(failures: dict[str, CheckFailure], excluded: list[CheckFailure], exc
                     if ex_is_container:
                         ex_container = _container_name(matching, ex_indexes[0], ex_kind)
                 else:
-                    ex_field = _INDEX.sub("*", ex_err.field)
+                    ex_field = _wildcard_indexes(ex_err.field)
                 if restricted_field and ex_field != restricted_field:
                     continue
                 if values and not all(_check_patterns(values, v) for v in _bad_values(ex_err)):
@@ -178,7 +185,7 @@ def _exempt(failures: dict[str, CheckFailure], excluded: list[CheckFailure], exc
                     if container_level:
                         field, indexes, kind, is_container = _parse_field(err.field)
                     else:
-                        field = _INDEX.sub("*", err.field)
+                        field = _wildcard_indexes(err.field)
                     if is_container:
                         same = ex_field == field and ex_container == _container_name(spec, indexes[0], kind)
                     else:
@@ -197,7 +204,13 @@ def apply_exclusions(level: str, version: Version, excludes: Sequence[Mapping[st
     """kk ApplyPodSecurityExclusion: the failures left once every exclusion applied, in check order."""
     remaining = {f.id: f for f in failures}
     for exclude in excludes:
+        # only the checks of the exclusion's control that still fail can be exempted (exemptExclusions
+        # reads nothing else), so the stand-in runs those alone, and none when none is left
+        checks = frozenset(c for c in CONTROL_CHECKS.get(str(exclude.get("controlName") or ""), ())
+                           if c in remaining)
+        if not checks:
+            continue
         container_level, stand_meta, stand_spec = _stand_in(exclude, meta, spec)
-        excluded = evaluate_pod(level, version, stand_meta, stand_spec)
+        excluded = evaluate_pod(level, version, stand_meta, stand_spec, checks)
         _exempt(remaining, excluded, exclude, spec, stand_spec, container_level)
     return list(remaining.values())

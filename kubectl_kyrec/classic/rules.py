@@ -34,7 +34,7 @@ from kubectl_kyrec.classic.match import (
     rule_matches,
     user_info_paths,
 )
-from kubectl_kyrec.classic.podsecurity import EXISTING_VIOLATIONS, PssException
+from kubectl_kyrec.classic.podsecurity import EXISTING_VIOLATIONS, ChecksMemo, PssException
 from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
@@ -85,13 +85,14 @@ class ClassicEvaluator:
         self.core = Core()
         self.now = now
         self._engine: Any = None
+        self._pss_memo: ChecksMemo = {}
         self.errors: list[InputError] = []        # policies that do not compile (the field's path kept)
         self.notices: list[Notice] = []
         self._noticed: set[tuple[str, str]] = set()
         self.compiled: list[_Compiled] = []
         for policy in policies:
             c = _Compiled(policy)
-            refused = refused_in_background(policy)
+            refused = refused_by_kyverno(policy)
             if refused is not None:
                 self.errors.append(refused)
                 continue
@@ -118,6 +119,8 @@ class ClassicEvaluator:
 
         req = sctx.request
         obj = req.obj if req.obj is not None else (req.old_obj or {})
+        # podSecurity rules of one level check the subject's pod once (podsecurity.evaluate's memo)
+        self._pss_memo = {}
         ns_labels = None
         if sctx.namespace_obj is not None:
             ns_labels = (sctx.namespace_obj.get("metadata") or {}).get("labels") or {}
@@ -247,8 +250,10 @@ class ClassicEvaluator:
         policy = compiled.policy
         properties = dict(rule.report_properties)
         if ctx is None:
-            # a CEL rule with nothing that reads the JSON context (see _Compiled.needs_context)
+            # a CEL or podSecurity rule with nothing that reads the JSON context (see _Compiled.needs_context)
             matched = self._exceptions(policy, rule, facts, ctx)
+            if rule.validate_kind == "podSecurity":
+                return self._pss(compiled, rule, sctx, facts, ctx, matched, properties)
             if matched:
                 properties["exceptions"] = ",".join(e.meta.name for e in matched)
                 keys = ", ".join(e.key for e in matched)
@@ -302,7 +307,7 @@ class ClassicEvaluator:
         if facts.operation == "DELETE":
             return None, properties
         spec = rule.validate.get("podSecurity") or {}
-        outcome = evaluate_pss(rule.name, spec, facts.obj, _pss_exceptions(matched))
+        outcome = evaluate_pss(rule.name, spec, facts.obj, _pss_exceptions(matched), self._pss_memo)
         response = outcome.response
         policy = compiled.policy
         # kk: the rule's failureAction, else the policy's validationFailureAction (no overrides here)
@@ -316,7 +321,8 @@ class ClassicEvaluator:
         namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
         if not rule_matches(rule.raw.get("match") or {}, rule.raw.get("exclude"), old_facts, namespace):
             return response, {**properties, **outcome.properties}
-        prior = evaluate_pss(rule.name, spec, old, _pss_exceptions(self._exceptions(policy, rule, old_facts, ctx)))
+        prior = evaluate_pss(rule.name, spec, old, _pss_exceptions(self._exceptions(policy, rule, old_facts, ctx)),
+                             self._pss_memo)
         if prior.response.status == FAIL:
             return Response(SKIP, EXISTING_VIOLATIONS), properties
         return response, {**properties, **outcome.properties}
@@ -444,6 +450,15 @@ _USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", 
                                                 r"[^\.](request.clusterRoles)\b"))
 
 
+def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
+    """What Kyverno's policy validation refuses beyond the CRD's schema, in its order (kk:
+    pkg/validation/policy/validate.go Validate: the variables first, then the kinds)."""
+    from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
+
+    refused = refused_in_background(policy)
+    return refused if refused is not None else refused_wildcard(policy)
+
+
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:
     """kk: pkg/validation/policy/background.go containsUserVariables: a background policy whose match or
     exclude names roles/clusterRoles/subjects, or that uses a user variable (`request.userInfo`,
@@ -517,7 +532,7 @@ _NO_LOADER = _NoLoader()
 def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
     if rule.type != "validate":
         return False
-    if rule.validate_kind != "cel" or rule.raw.get("context") or rule.raw.get("preconditions"):
+    if rule.validate_kind not in ("cel", "podSecurity") or rule.raw.get("context") or rule.raw.get("preconditions"):
         return True
     return bool(rule.report_properties)
 

@@ -314,3 +314,21 @@ def test_cli_update_value_makes_an_existing_violation() -> None:
         assert load_errors == [] and runs[0].errors == []
         assert [(r.resource, r.actual, r.passed) for r in runs[0].rows] == \
             [("app/old", "skip", True), ("app/new", "fail", True)], mode
+
+
+def test_rules_sharing_a_pods_checks_do_not_see_each_others_exemptions_or_renames() -> None:
+    # one memo, as for the rules of one subject: the first rule exempts Capabilities and renames the fields
+    # for the Deployment; the second, with the same level and version, still reports them as PSA gives them
+    deployment = {"kind": "Deployment", "metadata": {"name": "d"},
+                  "spec": {"template": {"metadata": {}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    memo: dict[Any, Any] = {}
+    spec = {"level": "restricted", "version": "latest"}
+    exempting = evaluate("r", {**spec, "exclude": [{"controlName": "Capabilities", "images": ["nginx"]}]},
+                         deployment, memo=memo)
+    plain = evaluate("r", spec, deployment, memo=memo)
+    alone = evaluate("r", spec, deployment)
+    assert len(memo) == 1
+    assert "capabilities" not in exempting.response.message
+    assert plain == alone
+    assert "spec.template.spec.containers[0].securityContext.capabilities.drop: Required value" in \
+        plain.response.message and "spec.template.spec.template" not in plain.response.message

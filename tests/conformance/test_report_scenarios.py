@@ -45,10 +45,14 @@ def subset(expected: Any, actual: Any, path: str = "") -> list[str]:
 
 
 def _checked_files(folder: Path) -> set[str]:
-    """Files the scenario's steps assert (or assert the absence of) rather than create."""
+    """Files the scenario's steps assert (or assert the absence of) rather than create; a file a step
+    applies and a later one asserts (that the object was admitted) is created."""
     spec = yaml.safe_load((folder / "chainsaw-test.yaml").read_text())
-    return {op[verb]["file"] for step in spec["spec"]["steps"] for op in step.get("try") or []
-            for verb in ("assert", "error") if verb in op and "file" in op[verb]}
+    ops = [op for step in spec["spec"]["steps"] for op in step.get("try") or []]
+
+    def files(verbs: tuple[str, ...]) -> set[str]:
+        return {op[verb]["file"] for op in ops for verb in verbs if verb in op and "file" in op[verb]}
+    return files(("assert", "error")) - files(("apply", "create"))
 
 
 def _is_assert(path: Path) -> bool:
