@@ -122,13 +122,17 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-    from kubectl_kyrec.classic.rules import state_sources
+    from kubectl_kyrec.classic.rules import refused_by_kyverno, state_sources
 
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []
     for policy in policies:
         if options.policy_names and not (policy.meta.name in options.policy_names
                                          or policy.meta.key in options.policy_names):
+            continue
+        if refused_by_kyverno(policy) is not None:
+            # Kyverno's webhook never admits it, so it generates nothing; the refusal is reported by the run
+            # (run/generate.py) and by the validate evaluator, once
             continue
         units.extend(generate_rules(policy))
     if not units:

@@ -95,7 +95,8 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
         run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
     if options.only_reports or (both and has_reports):
         run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
-        run.errors.extend(errors)
+        # a refused policy's error comes from the generate run and the report evaluation alike: once
+        run.errors.extend(e for e in errors if e not in run.errors)
         run.notices.extend(notices)
     from kubectl_kyrec.reconcile.downstreams import Reason
     from kubectl_kyrec.run.capture import run_gaps

@@ -140,7 +140,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
         report_pairs = [*outcome.pairs, *generating_pairs(generated)]
-    errors = [*policy_errors(inputs.policies), *outcome.errors, *generated.errors, *payload_errors]
+    # a policy Kyverno refuses is reported by the validate evaluator and by the generate run alike: once
+    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated.errors,
+                                 *payload_errors]))
     impact = None
     if options.base_policy_paths:
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,

@@ -61,7 +61,14 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
     if policies.classic:
         # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
         from kubectl_kyrec.classic.generate_run import merge, run_classic_generate
+        from kubectl_kyrec.classic.rules import refused_by_kyverno
+        from kubectl_kyrec.model import EvalError
 
+        for policy in policies.classic:
+            refused = refused_by_kyverno(policy)
+            if refused is not None and any(r.type == "generate" for r in policy.rules):
+                located = policies.locate(refused)
+                outcome.errors.append(EvalError(located.message, located.source))
         merge(outcome, run_classic_generate(policies.classic, inputs.subjects, inputs.state.objects,
                                             kinds=inputs.kinds, options=options,
                                             exceptions=policies.classic_exceptions,

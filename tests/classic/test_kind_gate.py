@@ -129,7 +129,9 @@ spec:
       namespace: "{{request.object.metadata.name}}"
       data: {data: {a: b}}
   - name: per-anything
-    match: {any: [{resources: {kinds: ["*"], names: ["keep-*"]}}]}
+    # (kinds ["*"] itself is refused for generate rules, as Kyverno's validateWildcard refuses it)
+    match: {any: [{resources: {kinds: [Namespace, "apps/*/Deployment", Secret, "batch/*/CronJob"],
+                               names: ["keep-*"]}}]}
     generate:
       apiVersion: v1
       kind: ConfigMap
