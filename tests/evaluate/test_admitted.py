@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kubectl_kyrec.evaluate.subjects import as_admitted
 
 
@@ -11,8 +13,8 @@ def test_object_without_null_metadata_is_used_as_loaded() -> None:
 
 
 def test_null_metadata_is_replaced_in_a_copy_and_the_input_left_alone() -> None:
-    inner = {"metadata": None, "keep": None}
-    obj = {"kind": "List", "items": [{"metadata": {"name": "a"}}, inner], "other": {"x": 1}}
+    inner: dict[str, Any] = {"metadata": None, "keep": None}
+    obj: dict[str, Any] = {"kind": "List", "items": [{"metadata": {"name": "a"}}, inner], "other": {"x": 1}}
     out = as_admitted(obj)
     assert out == {"kind": "List", "items": [{"metadata": {"name": "a"}}, {"metadata": {}, "keep": None}],
                    "other": {"x": 1}}
