@@ -181,6 +181,7 @@ def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
     spans = _string_spans(text)
     prefix, suffix = _bind_frame(text)
     receivers = []
+    seen: set[str] = set()
     for m in _SELECTION.finditer(text):
         dot = m.start()
         if _inside(spans, dot):
@@ -189,6 +190,11 @@ def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
         receiver = text[start:dot].strip()
         if not receiver or receiver.startswith("cel.bind") or receiver[0].isdigit():
             continue
+        # a receiver met again (`object.spec` before `.containers` and `.volumes`) gives what it gave the
+        # first time, which did not end the search: it is not evaluated twice
+        if receiver in seen:
+            continue
+        seen.add(receiver)
         try:
             expr = program.env._env.compile(prefix + receiver + suffix)
         except Exception:
