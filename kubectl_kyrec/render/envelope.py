@@ -90,10 +90,16 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
 
 
 def _array_body(batch: list[Any], indent: str) -> str:
-    """The items of a non-empty array as they stand inside it at `indent`: its text without the brackets."""
-    text = dumps(batch)         # "[\n  item,\n  item\n]": each item line already two spaces in
-    body = text[2:-2]
-    return indent + body.replace("\n", "\n" + indent) if indent else body
+    """The items of a non-empty array as they stand inside it at `indent`: its text without the brackets.
+
+    The batch is encoded nested as deep as the array stands (`{"": [...]}` for an array at two spaces), so
+    the encoder itself indents the items: no pass over the text to re-indent it.
+    """
+    value: Any = batch
+    for _ in range(len(indent) // 2):
+        value = {"": value}
+    text = dumps(value)
+    return text[text.index("[\n") + 2:text.rindex(f"\n{indent}]")]
 
 
 def write_yaml_document(kind: str, parts: Iterable[tuple[str, Any]], write: Callable[[str], object]) -> None:
