@@ -79,18 +79,19 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
     for item in items:
         batch.append(item)
         if len(batch) >= chunk:
-            write(("[\n" if not count else ",\n") + _array_body(batch, indent))
+            write(("[\n" if not count else ",\n") + array_items(batch, indent))
             count += len(batch)
             batch.clear()
     if batch:
-        write(("[\n" if not count else ",\n") + _array_body(batch, indent))
+        write(("[\n" if not count else ",\n") + array_items(batch, indent))
         count += len(batch)
     write(f"\n{indent}]" if count else "[]")
     return count
 
 
-def _array_body(batch: list[Any], indent: str) -> str:
-    """The items of a non-empty array as they stand inside it at `indent`: its text without the brackets.
+def array_items(batch: list[Any], indent: str, encode: Callable[[Any], str] = dumps) -> str:
+    """The items of a non-empty array as they stand inside it at `indent` (spaces, two a level): the
+    array's text without its brackets, as `encode` (indented by two) writes it.
 
     The batch is encoded nested as deep as the array stands (`{"": [...]}` for an array at two spaces), so
     the encoder itself indents the items: no pass over the text to re-indent it.
@@ -98,7 +99,7 @@ def _array_body(batch: list[Any], indent: str) -> str:
     value: Any = batch
     for _ in range(len(indent) // 2):
         value = {"": value}
-    text = dumps(value)
+    text = encode(value)
     return text[text.index("[\n") + 2:text.rindex(f"\n{indent}]")]
 
 
