@@ -327,6 +327,8 @@ class Program:
             return Outcome(value=_plain(raw))
         except _EvalError as exc:
             return Outcome(error=self._cel_go(str(exc), activation))
+        except RuntimeError as exc:
+            return Outcome(error=self._cel_go(_cel_go_message(str(exc)), activation))
 
     def _cel_go(self, message: str, activation: Activation) -> str:
         if message == SELECT_ON_NON_MAP:
@@ -360,8 +362,8 @@ def first_not_true(programs: Sequence[Program], activation: Activation) -> tuple
             try:
                 if raw.value() is true:
                     continue
-            except TypeError:
-                pass
+            except (TypeError, RuntimeError):
+                pass        # _outcome says what it is
         outcome = program._outcome(raw, activation)
         if outcome.value is not true:
             return index, outcome
