@@ -71,8 +71,8 @@ def write_json_document(kind: str, parts: Iterable[tuple[str, Any]], write: Call
 def write_json_array(items: Iterable[Any], write: Callable[[str], object], indent: str, chunk: int = 1000) -> int:
     """A JSON array, item by item, laid out as `json.dumps(indent=2)` would inside a document.
 
-    Items are encoded `chunk` at a time, as one array: one encoder call and one re-indent per chunk
-    rather than per item (a run writes hundreds of thousands of results).
+    Items are encoded `chunk` at a time, as one array (`array_items`): one encoder call per chunk rather
+    than per item (a run writes hundreds of thousands of results).
     """
     count = 0
     batch: list[Any] = []
