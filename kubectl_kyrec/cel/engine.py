@@ -181,6 +181,7 @@ def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
     spans = _string_spans(text)
     prefix, suffix = _bind_frame(text)
     receivers = []
+    seen: set[str] = set()
     for m in _SELECTION.finditer(text):
         dot = m.start()
         if _inside(spans, dot):
@@ -189,6 +190,11 @@ def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
         receiver = text[start:dot].strip()
         if not receiver or receiver.startswith("cel.bind") or receiver[0].isdigit():
             continue
+        # a receiver met again (`object.spec` before `.containers` and `.volumes`) gives what it gave the
+        # first time, which did not end the search: it is not evaluated twice
+        if receiver in seen:
+            continue
+        seen.add(receiver)
         try:
             expr = program.env._env.compile(prefix + receiver + suffix)
         except Exception:
@@ -229,6 +235,7 @@ _SCALAR_RESULTS = frozenset(("null", "bool", "int", "uint", "double", "string"))
 
 _NULL = cel.Type.NULL
 _ERROR = cel.Type.ERROR
+_BOOL = cel.Type.BOOL
 
 
 def _plain(value: Any) -> Any:
@@ -303,6 +310,13 @@ class Program:
     def evaluate(self, activation: Activation) -> Outcome:
         try:
             raw = self._expr.eval(activation.raw)
+        except RuntimeError as exc:
+            return Outcome(error=self._cel_go(_cel_go_message(str(exc)), activation))
+        return self._outcome(raw, activation)
+
+    def _outcome(self, raw: Any, activation: Activation) -> Outcome:
+        """The Outcome of an engine result `raw` of this program on `activation`."""
+        try:
             if self._bool:
                 try:
                     value = raw.value()
@@ -328,6 +342,32 @@ class Program:
             if key is not None:
                 return f"no such key: {key}"
         return message
+
+
+def first_not_true(programs: Sequence[Program], activation: Activation) -> tuple[int, Outcome] | None:
+    """The index and Outcome of the first program that does not evaluate to true, or None when all do.
+
+    What `evaluate` gives program by program, in one loop: a policy's validations run on every
+    (subject, policy) pair, and most of them pass, so the common case pays for the engine call alone.
+    """
+    raw_activation = activation.raw
+    true = True
+    for index, program in enumerate(programs):
+        try:
+            raw = program._expr.eval(raw_activation)
+        except RuntimeError as exc:
+            return index, Outcome(error=program._cel_go(_cel_go_message(str(exc)), activation))
+        if program._bool or raw.type() == _BOOL:
+            # (a dyn result only once its type says bool: value() of a null is not safe, see _plain)
+            try:
+                if raw.value() is true:
+                    continue
+            except (TypeError, RuntimeError):
+                pass        # _outcome says what it is
+        outcome = program._outcome(raw, activation)
+        if outcome.value is not true:
+            return index, outcome
+    return None
 
 
 class Activation:

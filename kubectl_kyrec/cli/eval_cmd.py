@@ -90,7 +90,6 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.baseline_state import baseline_json
-    from kubectl_kyrec.render.impact_output import github_annotations
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
@@ -151,6 +150,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             continue
         text = ci.render(spec.format.value)
         if spec.format is OutputFormat.GITHUB and impact is not None:
+            from kubectl_kyrec.render.impact_output import github_annotations
+
             text += "".join(line + "\n" for line in github_annotations(impact))
         write_output(spec, text)
     ci.finish(specs)

@@ -28,12 +28,42 @@ def as_admitted(value: Any) -> Any:
     so policies see `{}` there; other nulls are kept, as fields without omitempty (Role `rules`) are
     served as null.
     """
+    changed = _admitted(value)
+    return value if changed is None else changed
+
+
+def _admitted(value: Any) -> Any:
+    """`as_admitted(value)`, or None when that is `value` itself: an object with no `metadata: null`
+    (nearly all of them) is used as loaded, not copied, so a large state is not held twice. Mappings and
+    sequences of other types than dict and list are always copied into those, as before."""
     if isinstance(value, dict):
-        return {key: ({} if item is None and key == "metadata" else as_admitted(item))
-                for key, item in value.items()}
+        out = None if type(value) is dict else dict(value)
+        for key, item in value.items():
+            if item is None:
+                if key != "metadata":
+                    continue
+                new: Any = {}
+            elif isinstance(item, (dict, list)):
+                new = _admitted(item)
+                if new is None:
+                    continue
+            else:
+                continue
+            if out is None:
+                out = dict(value)
+            out[key] = new
+        return out
     if isinstance(value, list):
-        return [as_admitted(v) for v in value]
-    return value
+        copied = None if type(value) is list else list(value)
+        for index, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                new = _admitted(item)
+                if new is not None:
+                    if copied is None:
+                        copied = list(value)
+                    copied[index] = new
+        return copied
+    return None
 
 
 @dataclass(frozen=True)

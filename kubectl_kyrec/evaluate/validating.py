@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.engine import Activation, Environment, Program
+from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.evaluate.admission import RequestInfo, build_request
 from kubectl_kyrec.evaluate.autogen import Variant, variants
@@ -47,6 +47,10 @@ class CompiledVariant:
     rules_by_kind: bool          # no resourceNames: the kind alone decides the rules (see may_match)
     # ... and no namespace or object selector: once the rules matched the kind, the variant matches
     kind_decides: bool = False
+
+    @functools.cached_property
+    def validation_programs(self) -> tuple[Program, ...]:
+        return tuple(v.program for v in self.validations)
 
 
 @dataclass(frozen=True)
@@ -252,11 +256,11 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
             return _result(cp, ctx, "", "skip", "skip")
-    for index, validation in enumerate(cv.validations):
-        outcome = validation.program.evaluate(activation)
+    unmet = first_not_true(cv.validation_programs, activation)
+    if unmet is not None:
+        index, outcome = unmet
         value = outcome.value
-        if value is True:
-            continue
+        validation = cv.validations[index]
         if outcome.error is not None:
             return _result(cp, ctx, "", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
         if not isinstance(value, bool):

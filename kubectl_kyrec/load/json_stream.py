@@ -35,7 +35,26 @@ def _parse_constant(text: str) -> Any:
     raise _BadNumber(f"{text} is not valid JSON")
 
 
-_DECODER = json.JSONDecoder(parse_float=_parse_float, parse_constant=_parse_constant)
+# strings up to this length are shared between the objects of one input (keys, kinds, namespaces, statuses)
+_SHARED_MAX = 64
+
+
+def _decoder() -> json.JSONDecoder:
+    """A decoder for one input whose objects share their keys and short string values.
+
+    The C scanner shares the keys within one call only, and a List is decoded item by item (to know where
+    each starts): every item would hold its own copy of "apiVersion", "metadata", "name"... Measured on
+    bench/coverage.py's 107 MB state (109,000 objects): 760 MiB resident after loading, 413 MiB with
+    keys and short strings shared, in about the same time. Strings are immutable, so sharing is unseen.
+    """
+    shared: dict[str, str] = {}
+    share = shared.setdefault
+
+    def hook(obj: dict[str, Any]) -> dict[str, Any]:
+        return {share(k, k): (share(v, v) if type(v) is str and len(v) <= _SHARED_MAX else v)
+                for k, v in obj.items()}
+
+    return json.JSONDecoder(parse_float=_parse_float, parse_constant=_parse_constant, object_hook=hook)
 
 
 def looks_like_json(text: str) -> bool:
@@ -69,10 +88,11 @@ def iter_json_documents_with_items(text: str, file: str) -> Iterator[tuple[Any, 
 
     m = _SPACE.match(text, 0)
     pos = m.end() if m else 0
+    decoder = _decoder()
     while pos < len(text):
         try:
             with gc_paused():
-                value, end, starts = _decode(text, pos)
+                value, end, starts = _decode(text, pos, decoder)
         except json.JSONDecodeError as err:
             raise InputError(f"invalid JSON: {err.msg} (column {err.colno})",
                              Source(file, err.lineno)) from None
@@ -92,7 +112,7 @@ def _first_key(text: str, pos: int) -> int:
     return pos
 
 
-def _decode(text: str, pos: int) -> tuple[Any, int, list[int] | None]:
+def _decode(text: str, pos: int, decoder: json.JSONDecoder) -> tuple[Any, int, list[int] | None]:
     """The value at `pos`, where it ends, and the start of each element of its `items` array (or None).
 
     The top-level object is walked key by key with the C scanner decoding each value, so the items'
@@ -100,11 +120,11 @@ def _decode(text: str, pos: int) -> tuple[Any, int, list[int] | None]:
     """
     if text[pos] == "{":
         try:
-            return _decode_object(text, pos)
+            return _decode_object(text, pos, decoder)
         except (StopIteration, IndexError, ValueError) as exc:
             if isinstance(exc, _BadNumber):
                 raise
-    value, end = _DECODER.raw_decode(text, pos)
+    value, end = decoder.raw_decode(text, pos)
     return value, end, None
 
 
@@ -113,8 +133,9 @@ def _skip(text: str, pos: int) -> int:
     return m.end() if m else pos
 
 
-def _decode_object(text: str, pos: int) -> tuple[dict[str, Any], int, list[int] | None]:
-    scan = _DECODER.scan_once  # type: ignore[attr-defined]
+def _decode_object(text: str, pos: int, decoder: json.JSONDecoder
+                   ) -> tuple[dict[str, Any], int, list[int] | None]:
+    scan = decoder.scan_once  # type: ignore[attr-defined]
     obj: dict[str, Any] = {}
     starts: list[int] | None = None
     i = _skip(text, pos + 1)

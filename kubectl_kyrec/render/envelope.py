@@ -69,20 +69,38 @@ def write_json_document(kind: str, parts: Iterable[tuple[str, Any]], write: Call
 
 
 def write_json_array(items: Iterable[Any], write: Callable[[str], object], indent: str, chunk: int = 1000) -> int:
-    """A JSON array, item by item, laid out as `json.dumps(indent=2)` would inside a document."""
-    inner = indent + "  "
+    """A JSON array, item by item, laid out as `json.dumps(indent=2)` would inside a document.
+
+    Items are encoded `chunk` at a time, as one array (`array_items`): one encoder call per chunk rather
+    than per item (a run writes hundreds of thousands of results).
+    """
     count = 0
-    out: list[str] = []
+    batch: list[Any] = []
     for item in items:
-        out.append(("[\n" if not count else ",\n") + inner + dumps(item, inner))
-        count += 1
-        if len(out) >= chunk:
-            write("".join(out))
-            out.clear()
-    if out:
-        write("".join(out))
+        batch.append(item)
+        if len(batch) >= chunk:
+            write(("[\n" if not count else ",\n") + array_items(batch, indent))
+            count += len(batch)
+            batch.clear()
+    if batch:
+        write(("[\n" if not count else ",\n") + array_items(batch, indent))
+        count += len(batch)
     write(f"\n{indent}]" if count else "[]")
     return count
+
+
+def array_items(batch: list[Any], indent: str, encode: Callable[[Any], str] = dumps) -> str:
+    """The items of a non-empty array as they stand inside it at `indent` (spaces, two a level): the
+    array's text without its brackets, as `encode` (indented by two) writes it.
+
+    The batch is encoded nested as deep as the array stands (`{"": [...]}` for an array at two spaces), so
+    the encoder itself indents the items: no pass over the text to re-indent it.
+    """
+    value: Any = batch
+    for _ in range(len(indent) // 2):
+        value = {"": value}
+    text = encode(value)
+    return text[text.index("[\n") + 2:text.rindex(f"\n{indent}]")]
 
 
 def write_yaml_document(kind: str, parts: Iterable[tuple[str, Any]], write: Callable[[str], object]) -> None:

@@ -8,6 +8,7 @@ object goes at the start of the failure message, where CI report viewers show it
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterable, Sequence
 from typing import IO
 
@@ -15,11 +16,13 @@ from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import Finding
 
 # characters XML 1.0 cannot carry at all; a message from a policy may hold them
-_XML_INVALID = {c: None for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)}
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def _clean(text: str) -> str:
-    return text.translate(_XML_INVALID)
+    # a regular expression, not str.translate with a table: translate looks every character up in
+    # Python (a tenth of an -o junit run of 230,000 results), and nearly no text holds one
+    return _XML_INVALID.sub("", text) if _XML_INVALID.search(text) else text
 
 
 def _case_name(f: Finding) -> str:

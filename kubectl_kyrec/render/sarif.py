@@ -25,6 +25,7 @@ from kubectl_kyrec import __version__
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
+from kubectl_kyrec.render.envelope import array_items
 
 orjson: Any
 try:
@@ -213,27 +214,27 @@ def sarif_document(findings: Sequence[Finding], *, root: str | None = None,
 # stands for the results array in the document skeleton, which is encoded whole; the results are then
 # written one by one where it stood
 _RESULTS_MARK = "kyrec-sarif-results-7c1e0f"
-_RESULT_INDENT = " " * 8          # $.runs[0].results[i]: four levels of two spaces
+_RESULTS_INDENT = " " * 6         # $.runs[0].results: three levels of two spaces
 
 
-def _encode(value: Any, indent: str) -> str:
-    """`json.dumps(value, indent=2)` (ASCII-escaped, as the standard library writes it), lines after the
-    first indented by `indent`. orjson writes the same text ten times faster except for characters above
-    `~` (it writes them as they are): for those the standard library encodes the value."""
+def _encode(value: Any) -> str:
+    """`json.dumps(value, indent=2)` (ASCII-escaped, as the standard library writes it). orjson writes the
+    same text ten times faster except for characters above `~` (it writes them as they are): for those the
+    standard library encodes the value."""
     if orjson is not None:
         try:
             data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
         except (TypeError, orjson.JSONEncodeError):
             data = b"\x7f"             # a lone surrogate or an integer beyond 64 bits: the stdlib decides
         if data.isascii() and b"\x7f" not in data:
-            return data.decode("ascii").replace("\n", "\n" + indent)
-    return json.dumps(value, indent=2).replace("\n", "\n" + indent)
+            return data.decode("ascii")
+    return json.dumps(value, indent=2)
 
 
 def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = None,
           baseline_used: bool = False, chunk: int = 500) -> None:
-    """The document, written result by result: the rules and counts come from a first pass over the
-    findings, the results are encoded one at a time and never held together. The text is the one
+    """The document, written as the results come: the rules and counts come from a first pass over the
+    findings, the results are encoded `chunk` at a time and never held together. The text is the one
     `json.dump(sarif_document(...), indent=2)` writes."""
     rules, counts = _rules_and_summary(findings)
     order = {name: i for i, name in enumerate(rules)}
@@ -242,19 +243,23 @@ def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = No
     head, mark, tail = skeleton.partition(json.dumps(_RESULTS_MARK))
     assert mark and _RESULTS_MARK not in tail, "the results mark occurs once in the skeleton"
     stream.write(head)
-    out: list[str] = []
+    # results encoded `chunk` at a time as one nested array (envelope.array_items): one encoder call and
+    # no re-indenting pass per chunk; a chunk with a character above `~` goes through the standard
+    # library whole, which writes each of its results as it would alone
+    batch: list[dict[str, Any]] = []
     written = 0
     for f in findings:
         if f.outcome not in SHOWN:
             continue
-        out.append(("[\n" if not written else ",\n") + _RESULT_INDENT
-                   + _encode(_result(f, order[rule_id(f)], root, baseline_used), _RESULT_INDENT))
-        written += 1
-        if len(out) >= chunk:
-            stream.write("".join(out))
-            out.clear()
-    out.append(f"\n{_RESULT_INDENT[:-2]}]" if written else "[]")
-    stream.write("".join(out))
+        batch.append(_result(f, order[rule_id(f)], root, baseline_used))
+        if len(batch) >= chunk:
+            stream.write(("[\n" if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
+            written += len(batch)
+            batch.clear()
+    if batch:
+        stream.write(("[\n" if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
+        written += len(batch)
+    stream.write(f"\n{_RESULTS_INDENT}]" if written else "[]")
     stream.write(tail)
     stream.write("\n")
 

@@ -125,7 +125,9 @@ def emit(value: Any, out: list[str], indent: str = "") -> None:
 
     `indent` is where its lines start. Scalars at the top are written as one line.
     """
-    if isinstance(value, Mapping) and value:
+    kind = type(value)
+    # exact types first: isinstance against the Mapping ABC costs more than the rest of a line
+    if (kind is dict or (kind is not list and isinstance(value, Mapping))) and value:
         scalars = _SCALARS
         for key, item in value.items():
             # the common cases inline (a one-line string seen before, a number, a boolean): this loop is
@@ -142,16 +144,17 @@ def emit(value: Any, out: list[str], indent: str = "") -> None:
             if leaf is not None:
                 out.append(f"{indent}{scalars.get(key) or _key(key)}: {leaf}\n")
                 continue
-            if isinstance(item, Mapping):
+            if kind is dict or isinstance(item, Mapping):
                 out.append(f"{indent}{_key(key)}:\n")
                 emit(item, out, indent + "  ")
             else:
                 # PyYAML's layout: a sequence under a key is not indented
                 out.append(f"{indent}{_key(key)}:\n")
                 emit(item, out, indent)
-    elif isinstance(value, (list, tuple)) and value:
+    elif (kind is list or isinstance(value, (list, tuple))) and value:
+        scalars = _SCALARS
         for item in value:
-            leaf = _leaf(item, indent)
+            leaf = (scalars.get(item) if type(item) is str else None) or _leaf(item, indent)
             if leaf is not None:
                 out.append(f"{indent}- {leaf}\n")
             else:

@@ -105,12 +105,16 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
     provider = provider_for(inputs)
-    from kubectl_kyrec.classic.rules import ClassicOptions
-
     values = inputs.values
-    # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
-    classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                             user_info_known=values.given_user_info)
+    classic = None
+    if inputs.policies.classic or options.base_policy_paths:
+        # imported only for ClusterPolicies/Policies (the base policies may hold some): the classic engine
+        # takes a tenth of a second to import, on every run
+        from kubectl_kyrec.classic.rules import ClassicOptions
+
+        # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
+        classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
+                                 user_info_known=values.given_user_info)
     eval_options = EvalOptions(now=now, operation=inputs.values.request_operation, classic=classic,
                                user_info=inputs.values.user_info,
                                namespace_labels=inputs.values.namespace_labels,

@@ -125,3 +125,20 @@ def test_field_named_per_activation_by_the_same_program() -> None:
     assert program.evaluate(null_c).error == "no such key: d"
     assert program.evaluate(null_a).error == "no such key: b"
     assert program.evaluate(ENV.activation({"object": {"a": {"b": 1}}, "x": None})).value is True
+
+
+@pytest.mark.parametrize("texts", [
+    ("true", "object.num == 1", "dyn(object.num == 1)"),                # all true: None
+    ("true", "object.num == 2", "x.spec"),                              # a false before an error
+    ("object.num == 1", "dyn(true)", "x.spec", "false"),                 # an error first
+    ("true", "dyn(object.s)", "false"),                                 # a dyn string: not a bool
+    ("true", "dyn(object.n)", "false"),                                 # a dyn null
+])
+def test_first_not_true_is_evaluate_program_by_program(texts: tuple[str, ...]) -> None:
+    from kubectl_kyrec.cel.engine import first_not_true
+
+    programs = [ENV.compile(t) for t in texts]
+    activation = ENV.activation(DATA)
+    expected = next(((i, o) for i, p in enumerate(programs) if (o := p.evaluate(activation)).value is not True),
+                    None)
+    assert first_not_true(programs, activation) == expected

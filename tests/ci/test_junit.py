@@ -51,6 +51,12 @@ def test_control_characters_do_not_break_the_xml() -> None:
     text = junit.render([finding(message="bell \x07 and nul \x00")], name="kyrec eval")
     assert junit_errors(text) == []
     assert "bell  and nul " in text
+    # every character XML 1.0 cannot carry is dropped, tab, newline and carriage return are kept
+    every = "".join(chr(c) for c in range(0x30))
+    kept = junit.render([finding(message=every)], name="kyrec eval")
+    assert junit_errors(kept) == []
+    assert 'message="m.yaml:3: &#09;&#10;&#13; !&quot;#$%&amp;\'()*+,-./"' in kept
+    assert '>m.yaml:3: \t\n\r !"#$%&amp;\'()*+,-./</failure>' in kept
 
 
 def _tree_text(findings: list[Finding], name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -121,3 +122,7 @@ def test_streamed_document_is_the_standard_librarys_text() -> None:
         for chosen in (findings, findings[1:2], []):
             expected = json.dumps(sarif.sarif_document(chosen, **kwargs), indent=2) + "\n"  # type: ignore[arg-type]
             assert sarif.render(chosen, **kwargs) == expected  # type: ignore[arg-type]
+            # in chunks of two: chunks with and without characters orjson writes differently
+            out = io.StringIO()
+            sarif.write(chosen, out, chunk=2, **kwargs)  # type: ignore[arg-type]
+            assert out.getvalue() == expected

@@ -140,3 +140,20 @@ def test_the_garbage_collector_is_back_on_after_loading_and_after_errors() -> No
         assert not gc.isenabled()  # a caller's choice is left alone
     finally:
         gc.enable()
+
+
+def test_json_list_items_share_keys_and_short_strings_and_equal_json_loads(tmp_path: Path) -> None:
+    long = "x" * 100
+    objs = [deployment(i) | {"data": {"long": long}} for i in range(3)]
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(as_list(objs), indent=4))
+    loaded = [d.obj for d in load_state([str(path)])]
+    assert loaded == json.loads(path.read_text())["items"]
+    first, second = loaded[0], loaded[1]
+    key_a = next(k for k in first["metadata"] if k == "namespace")
+    key_b = next(k for k in second["metadata"] if k == "namespace")
+    assert key_a is key_b
+    assert first["metadata"]["namespace"] is second["metadata"]["namespace"]
+    # long values are left as decoded: one copy each, as before
+    assert first["data"]["long"] == second["data"]["long"]
+    assert first["data"]["long"] is not second["data"]["long"]
