@@ -67,7 +67,7 @@ def _count(results: Sequence[str]) -> ResultCounts:
     return ResultCounts(*(tally[s] for s in STATUSES))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CoverageSubject:
     subject: Ref
     status: str                   # current | missing | stale | duplicate | misnamed | excluded
