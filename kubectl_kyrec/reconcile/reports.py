@@ -462,7 +462,8 @@ def diff_reports(
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
-    `expected`: the expected reports (one per subject with results). `subjects`: the subjects in scope;
+    `expected`: the expected reports (one per subject with results); an `ExpectedReports` is read one
+    subject at a time, its reports never built. `subjects`: the subjects in scope;
     those `resource_filters` filter are taken out of scope. `policy_versions`: every label the background
     controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
     (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
@@ -484,13 +485,12 @@ def diff_reports(
     ignored: list[Ref] = []
     for obj in state:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        is_kyverno = _labels(obj).get(LABEL_MANAGED_BY) == "kyverno"
         if api_version == api and kind in kinds:
-            if is_kyverno:
+            if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
                 actual_by_uid.setdefault(described_uid(obj), []).append(obj)
             continue
         if (api_version, kind) in other_kinds:
-            if is_kyverno:
+            if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
                 ignored.append(_report_ref(obj))
             continue
         listed_kinds.add((str(api_version), str(kind)))
