@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar, overload
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -74,34 +74,6 @@ def read_baseline(path: str) -> list[BaselineEntry]:
         except yaml.YAMLError:
             raise InputError(f"not JSON: {exc.msg}", Source(path, exc.lineno)) from None
     return parse_baseline(doc, Source(path))
-
-
-class Deferred(Sequence[Finding]):
-    """Findings made on first use: a run whose outputs and flags never read them (`coverage -o json` of
-    50,000 subjects, no baseline) does not pay for a finding and a location per subject."""
-
-    def __init__(self, make: Callable[[], Sequence[Finding]]) -> None:
-        self._make: Callable[[], Sequence[Finding]] | None = make
-        self._made: Sequence[Finding] = ()
-
-    def _items(self) -> Sequence[Finding]:
-        if self._make is not None:
-            self._made, self._make = self._make(), None
-        return self._made
-
-    def __len__(self) -> int:
-        return len(self._items())
-
-    @overload
-    def __getitem__(self, index: int) -> Finding: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Finding]: ...
-
-    def __getitem__(self, index: int | slice) -> Finding | Sequence[Finding]:
-        return self._items()[index]
-
-    def __iter__(self) -> Iterator[Finding]:
-        return iter(self._items())
 
 
 @dataclass

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, Deferred
+from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
 from kubectl_kyrec.errors import ExitCode
-from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.reconcile.findings import DeferredFindings, Finding
 
 
 def _finding(outcome: str) -> Finding:
@@ -19,7 +19,7 @@ def test_findings_are_made_once_and_only_when_read() -> None:
         made.append(1)
         return [_finding("pass"), _finding("fail")]
 
-    ci = CiRun.prepare("coverage", Deferred(make), CiOptions())
+    ci = CiRun.prepare("coverage", DeferredFindings(make), CiOptions())
     # no baseline: the exit code and finishing with stdout outputs read nothing
     assert ci.exit_code(ExitCode.FINDINGS) is ExitCode.FINDINGS
     ci.finish(())
