@@ -14,7 +14,7 @@ from typing import Any
 Obj = dict[str, Any]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Source:
     """Where a document came from. `line` is 1-based; 0 means unknown (stdin JSON, cluster)."""
 
@@ -28,7 +28,7 @@ class Source:
         return {"file": self.file, "line": self.line}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Document:
     """One loaded Kubernetes-shaped document."""
 
@@ -60,7 +60,7 @@ def group_version(api_version: str) -> tuple[str, str]:
     return "", api_version
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ref:
     """The DESIGN *ref*: identity of an object. `synthetic` marks a stand-in uid for a manifest."""
 
@@ -100,7 +100,7 @@ def ref_of(obj: Mapping[str, Any], namespace_default: str = "") -> Ref:
     return Ref(api_version, kind, ns, name, synthetic_uid(api_version, kind, ns, name), synthetic=True)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Subject:
     """A resource under evaluation: the object, its identity and where it was read from."""
 

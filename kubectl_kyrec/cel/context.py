@@ -212,7 +212,7 @@ class ObjectsProvider:
         self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         self._ordered: dict[tuple[str, str], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
         self._kinds: dict[tuple[str, str], tuple[str, bool]] = {}
-        self.skipped: list[tuple[str, str, str]] = []
+        self._skipped: list[tuple[str, str, str]] = []
         loaded = ContextFile()
         if context_file is not None:
             loaded = load_context_file(context_file, read_file=read_file)
@@ -223,18 +223,34 @@ class ObjectsProvider:
         self._http_mocks = dict(http_mocks or {})
         self._global_mocks = dict(global_mocks or {})
         self._cli_http_mocks = cli_http_mocks
-        for obj in [*objects, *loaded.resources]:
-            self.add(obj)
+        # stored on the first lookup: most runs' policies never call resource.*, and indexing a state of
+        # 100,000 objects for nothing took a quarter of a second and 11 MiB
+        self._pending: list[dict[str, Any]] | None = [*objects, *loaded.resources]
+
+    def _stored(self) -> None:
+        pending, self._pending = self._pending, None
+        for obj in pending or ():
+            self._store_one(obj)
+
+    @property
+    def skipped(self) -> list[tuple[str, str, str]]:
+        """(apiVersion, kind, name) of the objects left out: their kind is unknown."""
+        self._stored()
+        return self._skipped
 
     def add(self, obj: dict[str, Any]) -> bool:
         """Store one object; False (and an entry in `skipped`) when its kind is unknown."""
+        self._stored()
+        return self._store_one(obj)
+
+    def _store_one(self, obj: dict[str, Any]) -> bool:
         api_version = str(obj.get("apiVersion", ""))
         kind = str(obj.get("kind", ""))
         metadata = obj.get("metadata") or {}
         name = str(metadata.get("name", ""))
         mapping = self._resource_of(api_version, kind)
         if mapping is None:
-            self.skipped.append((api_version, kind, name))
+            self._skipped.append((api_version, kind, name))
             return False
         plural, namespaced = mapping
         # a namespaced manifest without a namespace is where `kubectl apply` puts it
@@ -245,6 +261,7 @@ class ObjectsProvider:
         return True
 
     def _kind_info(self, api_version: str, resource: str) -> tuple[str, bool] | None:
+        self._stored()
         known = self._kinds.get((api_version, resource))
         if known is not None:
             return known
@@ -260,6 +277,7 @@ class ObjectsProvider:
         base, _, subresource = resource.partition("/")
         if subresource and subresource != "status":
             raise CelFunctionError(f"subresource {subresource!r} is not available offline")
+        self._stored()
         obj = self._store.get((api_version, base), {}).get((namespace, name))
         # a GET of the status subresource answers the whole object
         return copy.deepcopy(obj) if obj is not None else None

@@ -118,6 +118,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
+    from kubectl_kyrec.reconcile.findings import DeferredFindings
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.sink import write_stream
@@ -170,7 +171,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
         click.echo(f"notice: {notice}", err=True)
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
-    ci = CiRun.prepare("coverage", coverage_findings(run), CiOptions.from_flags(kube))
+    ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_stream(spec.path, functools.partial(ci.write, spec.format.value))

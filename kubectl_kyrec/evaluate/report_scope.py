@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from kubectl_kyrec.cel.environment import LibraryFactory
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.expect.reports import expected_reports
+from kubectl_kyrec.expect.reports import ExpectedReports
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import UNDETERMINED, Document, Result, Subject
 
@@ -38,7 +37,7 @@ LABEL_PREFIX = {
 @dataclass(frozen=True)
 class ReportScope:
     outcome: EvalOutcome
-    expected: list[dict[str, Any]]
+    expected: ExpectedReports          # built report by report when read
     subjects: list[Subject]            # subjects with at least one expected result
     evaluated_uids: frozenset[str]
     policy_versions: dict[str, str] | None
@@ -99,13 +98,13 @@ def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Seque
     adds their results to the triggers' reports."""
     candidates = [d for d in subjects if is_subject(d)]
     outcome = run_eval(policies, candidates, state, kinds=kinds, libraries=libraries, options=options)
-    expected = outcome.reports
+    pairs = outcome.pairs
     gen_keys: list[str] = []
     if generating is not None and generating.outcomes:
-        expected = expected_reports([*outcome.pairs, *generating_pairs(generating)], options.now,
-                                    options.report_api)
+        pairs = [*pairs, *generating_pairs(generating)]
         gen_keys = [p.key for p in generating.policies]
-    owed = {str(r["metadata"]["name"]) for r in expected}
+    expected = ExpectedReports(pairs, options.now, options.report_api)
+    owed = set(expected.uids())
     by_uid = {s.ref.uid: s for s in outcome.subjects}
     if generating is not None:
         for trigger in generating.triggers:

@@ -48,7 +48,7 @@ def read_state(paths: Sequence[str]) -> ClusterState:
         with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
             _read_text(text, name, read)
     # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
-    listed = read.listed | {ListedKind(d.api_version, d.kind, "") for d in read.objects}
+    listed = read.listed | {ListedKind(a, k, "") for a, k in {(d.api_version, d.kind) for d in read.objects}}
     return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files")
 
 

@@ -67,7 +67,7 @@ class Integrity(enum.StrEnum):
     UNDETERMINED = "undetermined"     # only one of the two reads was available: never assumed intact
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pairing:
     """The detail object a claim references: `ref` where the reference says, `resolves_in` where it is.
 
@@ -83,7 +83,7 @@ class Pairing:
 PAIRED = Pairing()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Expectation:
     key: str
     subject: Ref
@@ -93,14 +93,14 @@ class Expectation:
     facet: str = ""               # a part of the subject the claim is about (a container), "" for the whole
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Claim:
     key: str                      # the subject key the claim says it describes
     ref: Ref
     created: datetime.datetime | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Judgement:
     stale: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()  # JSON pointers into the claim that differ
@@ -112,7 +112,7 @@ class Judgement:
 INTACT = Judgement()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One classified claim, or a missing one (`claim` None)."""
 
@@ -127,7 +127,7 @@ class Finding:
         return self.subject is not None and self.subject.in_scope
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """Where one subject stands: its status, the kept claim and how that claim was judged."""
 
@@ -281,7 +281,7 @@ class Acceptance:
     evidence: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Covered:
     """A subject in scope after exclusions: `status` is its verdict's, or `excluded` (then `gap`)."""
 

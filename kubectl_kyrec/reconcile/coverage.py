@@ -67,7 +67,7 @@ def _count(results: Sequence[str]) -> ResultCounts:
     return ResultCounts(*(tally[s] for s in STATUSES))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CoverageSubject:
     subject: Ref
     status: str                   # current | missing | stale | duplicate | misnamed | excluded
@@ -146,10 +146,12 @@ def _labels(subject: Subject) -> Mapping[str, str]:
 def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
                      exclusions: Sequence[Exclusion] = ()) -> Coverage:
     """Coverage from a report diff; `subjects` give the labels exclusion selectors look at."""
-    by_uid = {s.ref.uid: s for s in subjects}
+    by_uid = {s.ref.uid: s for s in subjects} if exclusions else {}
     owed = {status.subject.uid: status.results for status in diff.subjects}
 
     def accepting(verdict: Verdict) -> list[Acceptance]:
+        if not exclusions:
+            return []
         subject = by_uid.get(verdict.subject.key)
         labels = _labels(subject) if subject is not None else {}
         return [Acceptance(e.index, e.reason, e.evidence) for e in exclusions

@@ -97,28 +97,21 @@ def from_results(results: Sequence[Result], command: str = "eval") -> ResultFind
     return ResultFindings(results, command)
 
 
-class ResultFindings(Sequence[Finding]):
-    """eval's results as findings, made on first use and then kept: `-o json` or `-o table` never need
-    them (and a run of 240,000 results paid a second per run building them), the CI formats read them
-    twice (SARIF: rules, then results)."""
+class DeferredFindings(Sequence[Finding]):
+    """Findings made on first use and then kept: a run whose outputs and flags never read them does not
+    pay for them, and the CI formats read them twice (SARIF: rules, then results)."""
 
-    def __init__(self, results: Sequence[Result], command: str = "eval") -> None:
-        self._results = results
-        self._command = command
+    def __init__(self, make: Callable[[], list[Finding]]) -> None:
+        self._make = make
         self._made: list[Finding] | None = None
 
     def _findings(self) -> list[Finding]:
         if self._made is None:
-            command = self._command
-            # positional, in field order: the keyword form costs a fifth more on 240,000 findings
-            self._made = [Finding(command, r.policy, r.policy, r.rule, r.subject, r.result, r.message, r.result,
-                                  r.location, r.policy_location, r.source, r.category, r.severity,
-                                  tuple(r.validation_actions))
-                          for r in self._results]
+            self._made = self._make()
         return self._made
 
     def __len__(self) -> int:
-        return len(self._results)
+        return len(self._findings())
 
     @overload
     def __getitem__(self, index: int) -> Finding: ...
@@ -131,6 +124,27 @@ class ResultFindings(Sequence[Finding]):
 
     def __iter__(self) -> Iterator[Finding]:
         return iter(self._findings())
+
+
+class ResultFindings(DeferredFindings):
+    """eval's results as findings: `-o json` or `-o table` never need them (and a run of 240,000 results
+    paid a second per run building them)."""
+
+    def __init__(self, results: Sequence[Result], command: str = "eval") -> None:
+        super().__init__(self._from_results)
+        self._results = results
+        self._command = command
+
+    def _from_results(self) -> list[Finding]:
+        command = self._command
+        # positional, in field order: the keyword form costs a fifth more on 240,000 findings
+        return [Finding(command, r.policy, r.policy, r.rule, r.subject, r.result, r.message, r.result,
+                        r.location, r.policy_location, r.source, r.category, r.severity,
+                        tuple(r.validation_actions))
+                for r in self._results]
+
+    def __len__(self) -> int:
+        return len(self._results)
 
 
 def _no_location(_: Ref) -> Source | None:

@@ -61,7 +61,7 @@ from kubectl_kyrec.errors import UsageError
 
 # the report APIs, kinds and result statuses are those the expected reports are written with
 from kubectl_kyrec.expect.downstreams import LABEL_MANAGED_BY
-from kubectl_kyrec.expect.reports import OPENREPORTS, REPORT_KINDS, WGPOLICY
+from kubectl_kyrec.expect.reports import OPENREPORTS, REPORT_KINDS, WGPOLICY, ExpectedReports
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
@@ -101,8 +101,8 @@ POLICY_LABEL_PREFIXES = (
 )
 
 DEFAULT_SCAN_INTERVAL = datetime.timedelta(hours=1)
-_OMITEMPTY = ("message", "rule", "category", "severity", "properties", "source")
-_NOT_COMPARED = ("timestamp", "resources", "resourceSelector")
+_OMITEMPTY = frozenset(("message", "rule", "category", "severity", "properties", "source"))
+_NOT_COMPARED = frozenset(("timestamp", "resources", "resourceSelector"))
 
 
 class ReportClass(enum.StrEnum):
@@ -126,14 +126,14 @@ class NextScan(enum.StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScanDecision:
     next_scan: NextScan
     reason: str | None
     oldest_ephemeral_age_s: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReportChange:
     """One classified object (a subject's report, a missing one, a duplicate or an orphan)."""
 
@@ -169,7 +169,7 @@ class ReportChange:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SubjectStatus:
     """Where one subject in scope stands; `results` are its expected (policy, result) pairs."""
 
@@ -242,10 +242,7 @@ def described_uid(report: Mapping[str, Any]) -> str:
 
 def normalize_result(result: Mapping[str, Any]) -> dict[str, Any]:
     """A result as compared: no timestamps or resource lists, omitempty fields dropped when empty."""
-    out = {k: v for k, v in result.items() if k not in _NOT_COMPARED}
-    for key in _OMITEMPTY:
-        if key in out and not out[key]:
-            del out[key]
+    out = {k: v for k, v in result.items() if k not in _NOT_COMPARED and (v or k not in _OMITEMPTY)}
     # scored is not omitempty: Go always writes it, absent means false
     out["scored"] = bool(out.get("scored", False))
     if "properties" in out and isinstance(out["properties"], Mapping):
@@ -268,12 +265,21 @@ class _Comparison:
     fields: tuple[str, ...]
 
 
+_SAME = _Comparison((), ())
+
+
 def compare_results(expected: Sequence[Mapping[str, Any]],
                     actual: Sequence[Mapping[str, Any]]) -> _Comparison:
     """Keyed by (source, policy, rule); pointers index the actual results as given."""
     exp_by_key: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in expected:
         exp_by_key.setdefault(result_key(r), []).append(normalize_result(r))
+    act_norm: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in actual:
+        act_norm.setdefault(result_key(r), []).append(normalize_result(r))
+    if act_norm == exp_by_key:
+        # the same results under the same keys, in the same order per key: nothing below would differ
+        return _SAME
     act_by_key: dict[tuple[str, str, str], list[tuple[int, dict[str, Any]]]] = {}
     for i, r in enumerate(actual):
         act_by_key.setdefault(result_key(r), []).append((i, normalize_result(r)))
@@ -456,7 +462,8 @@ def diff_reports(
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
-    `expected`: the expected reports (one per subject with results). `subjects`: the subjects in scope;
+    `expected`: the expected reports (one per subject with results); an `ExpectedReports` is read one
+    subject at a time, its reports never built. `subjects`: the subjects in scope;
     those `resource_filters` filter are taken out of scope. `policy_versions`: every label the background
     controller would set, `{label: resourceVersion}`: `<prefix><policy name>` for each background policy
     (`vpol.kyverno.io/`, `cpol.kyverno.io/`, ...), `polex.kyverno.io/<name>` for legacy PolicyExceptions,
@@ -478,13 +485,12 @@ def diff_reports(
     ignored: list[Ref] = []
     for obj in state:
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        is_kyverno = _labels(obj).get(LABEL_MANAGED_BY) == "kyverno"
         if api_version == api and kind in kinds:
-            if is_kyverno:
+            if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
                 actual_by_uid.setdefault(described_uid(obj), []).append(obj)
             continue
         if (api_version, kind) in other_kinds:
-            if is_kyverno:
+            if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
                 ignored.append(_report_ref(obj))
             continue
         listed_kinds.add((str(api_version), str(kind)))
@@ -495,12 +501,14 @@ def diff_reports(
 
     left_out_kinds: set[str] = set()
 
-    def keep_result(r: Mapping[str, Any]) -> bool:
-        source = str(r.get("source") or "")
+    def kept(source: str, policy: str) -> bool:
         if source in unevaluated_sources:
             left_out_kinds.add(source)
             return False
-        return policies is None or str(r.get("policy") or "") in policies
+        return policies is None or policy in policies
+
+    def keep_result(r: Mapping[str, Any]) -> bool:
+        return kept(str(r.get("source") or ""), str(r.get("policy") or ""))
 
     undecided = set(undetermined)
     left_out: list[tuple[str, Ref]] = []
@@ -513,9 +521,30 @@ def diff_reports(
             left_out.append((policy, ref))
         return lambda r: keep_result(r) and (str(r.get("policy") or ""), ref.uid) not in undecided
 
-    expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
-    for report in expected:
-        expected_by_uid[described_uid(report)] = [r for r in _results(report) if keep_result(r)]
+    # per subject owed a report: its expected (policy, result) pairs (for coverage's totals), and a way to
+    # its expected results (for the judge)
+    owed: dict[str, tuple[tuple[str, str], ...]] = {}
+    pairs: dict[tuple[str, str], tuple[str, str]] = {}     # one tuple per distinct pair: 50,000 share a few
+    expected_of: Callable[[str], list[Mapping[str, Any]]]
+    if isinstance(expected, ExpectedReports):
+        # built subject by subject when judged, and dropped: never every expected report at once
+        lazy = expected
+        for uid in lazy.uids():
+            owed[uid] = tuple(pairs.setdefault(pair, pair) for pair in (
+                (r.policy, r.result) for r in lazy.reported(uid) if kept(r.source, r.policy)))
+
+        def expected_of(uid: str) -> list[Mapping[str, Any]]:
+            return [r for r in lazy.entries(uid) if keep_result(r)]
+    else:
+        expected_by_uid: dict[str, list[Mapping[str, Any]]] = {}
+        for report in expected:
+            expected_by_uid[described_uid(report)] = [r for r in _results(report) if keep_result(r)]
+        for uid, rs in expected_by_uid.items():
+            owed[uid] = tuple(pairs.setdefault(pair, pair) for pair in (
+                (str(r.get("policy") or ""), str(r.get("result") or "")) for r in rs))
+
+        def expected_of(uid: str) -> list[Mapping[str, Any]]:
+            return expected_by_uid.get(uid, [])
 
     in_scope: list[Subject] = []
     filtered_out: list[Ref] = []
@@ -538,8 +567,7 @@ def diff_reports(
         ref = subject.ref
         scans[ref.uid] = decide_next_scan(subject, ephemeral, now=now, policy_versions=policy_versions,
                                           scan_interval=scan_interval)
-        expectations.append(Expectation(ref.uid, ref, expected_identity(ref, api),
-                                        owed=bool(expected_by_uid.get(ref.uid))))
+        expectations.append(Expectation(ref.uid, ref, expected_identity(ref, api), owed=bool(owed.get(ref.uid))))
         keeps[ref.uid] = keeper(ref)
 
     # the engine hands claims back; their report objects are found by identity, not equality
@@ -553,7 +581,7 @@ def diff_reports(
 
     def judge(expectation: Expectation, claim: Claim) -> Judgement:
         # an object outside the scope (filtered, or owed nothing) is owed no result, whatever was expected
-        exp_results = expected_by_uid.get(expectation.key, []) if expectation.in_scope else []
+        exp_results = expected_of(expectation.key) if expectation.in_scope else []
         keep = keeps.get(expectation.key, keep_result)
         act_results = [r for r in _results(report_of[id(claim)]) if keep(r)]
         comparison = compare_results(exp_results, act_results)
@@ -589,10 +617,8 @@ def diff_reports(
     outcome = classify(expectations, claims, judge, leftover)
     ignored.extend(c.ref for c in outcome.ignored)
     changes = [_change(f, scans) for f in outcome.findings]
-    owed_of = {e.key: tuple((str(r.get("policy") or ""), str(r.get("result") or ""))
-                            for r in expected_by_uid.get(e.key, [])) for e in expectations}
     statuses = [SubjectStatus(v.subject.subject, ReportClass(str(v.status)), v.reason,
-                              v.claim.ref if v.claim is not None else None, owed_of[v.subject.key])
+                              v.claim.ref if v.claim is not None else None, owed.get(v.subject.key, ()))
                 for v in outcome.verdicts]
     return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
                       undetermined=tuple(dict.fromkeys(left_out)), verdicts=outcome.verdicts,
