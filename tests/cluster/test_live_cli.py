@@ -381,3 +381,49 @@ def test_offline_runs_never_import_the_kubernetes_client(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", script, str(case / "policy.yaml"), str(case / "state.yaml")],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "IMPORTED False" in done.stderr, done.stderr
+
+
+CLASSIC_NETPOL = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: netpol
+  creationTimestamp: "2026-01-01T00:00:00Z"
+spec:
+  rules:
+  - name: deny-all
+    match:
+      any:
+      - resources:
+          kinds: [Namespace]
+          names: ["team-*"]
+    generate:
+      apiVersion: networking.k8s.io/v1
+      kind: NetworkPolicy
+      name: deny-all
+      namespace: "{{request.object.metadata.name}}"
+      synchronize: true
+      data:
+        spec:
+          podSelector: {}
+          policyTypes: [Ingress]
+"""
+
+
+def test_a_classic_generate_target_kind_is_read_in_full(cluster: ApiServer, tmp_path: Path) -> None:
+    # an unowned NetworkPolicy in the way in team-a: only a full LIST of NetworkPolicies shows it (the
+    # selector-narrowed search for owned downstreams cannot), so diff must not call it missing and apply
+    # must be able to create the one in team-b (it refuses creates of kinds it did not list)
+    cluster.seed({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                  "metadata": {"name": "deny-all", "namespace": "team-a"},
+                  "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}})
+    policy = tmp_path / "netpol.yaml"
+    policy.write_text(CLASSIC_NETPOL)
+    result = kyrec(cluster, tmp_path, "diff", "-p", str(policy), "-o", "json")
+    assert changes(result) == {("team-a", "deny-all"): "conflict/kyverno-would-overwrite",
+                               ("team-b", "deny-all"): "missing"}
+    lists = [r for r in cluster.requests("GET", "networkpolicies") if not r.query.get("labelSelector")]
+    assert [r.path for r in lists] == ["/apis/networking.k8s.io/v1/networkpolicies"]
+    applied = kyrec(cluster, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
+    assert applied.exit_code == 0, applied.stdout
+    assert [r.path for r in cluster.writes()] == ["/apis/networking.k8s.io/v1/namespaces/team-b/networkpolicies/"
+                                                  "deny-all"]
