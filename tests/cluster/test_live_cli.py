@@ -427,3 +427,29 @@ def test_a_classic_generate_target_kind_is_read_in_full(cluster: ApiServer, tmp_
     assert applied.exit_code == 0, applied.stdout
     assert [r.path for r in cluster.writes()] == ["/apis/networking.k8s.io/v1/namespaces/team-b/networkpolicies/"
                                                   "deny-all"]
+
+
+def test_a_type_removed_since_discovery_was_cached_is_rediscovered_not_fatal(cluster: ApiServer,
+                                                                             tmp_path: Path) -> None:
+    assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 1      # discovery cached
+    # openreports uninstalled: its LISTs now answer 404 (the type is not served), the cache says it is
+    cluster.catalogue.types = [t for t in cluster.catalogue.types if t.group != "openreports.io"]
+    cluster.clear_log()
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-o", "json")
+    assert result.exit_code == 1, result.stderr
+    assert changes(result) == {("team-a", "base"): "missing", ("team-b", "base"): "missing"}
+    failed = [r.path for r in cluster.requests() if r.status == 404]
+    assert failed and all("openreports.io" in p for p in failed)
+    assert [r.path for r in cluster.requests() if r.path in ("/api", "/apis")] == ["/api", "/apis"]
+    assert not [r for r in cluster.requests() if "openreports.io" in r.path and r.status != 404]
+    cluster.clear_log()
+    assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 1      # the refreshed cache serves
+    assert [r for r in cluster.requests() if r.path in ("/api", "/apis") or r.status == 404] == []
+
+
+def test_a_404_from_a_fresh_discovery_is_still_a_cluster_error(cluster: ApiServer, tmp_path: Path) -> None:
+    cluster.inject("/apis/openreports.io/v1alpha1/reports$", status=404, times=None)
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY)
+    assert result.exit_code == 5
+    assert "error: list reports.openreports.io: 404" in result.stderr
+    assert [r.path for r in cluster.requests() if r.path in ("/api", "/apis")] == ["/api", "/apis"]
