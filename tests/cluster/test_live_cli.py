@@ -453,3 +453,22 @@ def test_a_404_from_a_fresh_discovery_is_still_a_cluster_error(cluster: ApiServe
     assert result.exit_code == 5
     assert "error: list reports.openreports.io: 404" in result.stderr
     assert [r.path for r in cluster.requests() if r.path in ("/api", "/apis")] == ["/api", "/apis"]
+
+
+def test_the_documented_apply_role_can_correct_a_classic_rule_by_update(cluster: ApiServer, tmp_path: Path) -> None:
+    # a classic rule without useServerSideApply is corrected as Kyverno does it, by a PUT: the role needs
+    # `update` beside `patch`
+    policy = tmp_path / "netpol.yaml"
+    policy.write_text(CLASSIC_NETPOL)
+    assert kyrec(cluster, tmp_path, "apply", "-p", str(policy), "--yes").exit_code == 0
+    cluster.store.mutate("networking.k8s.io/v1", "NetworkPolicy", "team-a", "deny-all",
+                         lambda o: o["spec"].update(policyTypes=["Egress"]))
+    cluster.load_rbac((ROOT / "docs" / "rbac.yaml").read_text() + _bind("kyrec-apply", "fixer"))
+    cluster.add_user("fixer", "f")
+    cluster.kubeconfig(tmp_path / "kubeconfig", user="fixer", token="f")
+    cluster.clear_log()
+    result = kyrec(cluster, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
+    assert result.exit_code == 0, result.stdout
+    [write] = cluster.writes()
+    assert (write.method, write.status) == ("PUT", 200)
+    assert kyrec(cluster, tmp_path, "diff", "-p", str(policy)).exit_code == 0
