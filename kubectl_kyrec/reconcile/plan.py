@@ -4,7 +4,9 @@
 change                                  action      rule
 =====================================  ==========  ===============================================================
 downstream missing (enforced)           create      server-side apply of what Kyverno would write
-downstream drifted (enforced)           apply       server-side apply (re-apply)
+downstream drifted (enforced)           apply       server-side apply (re-apply), conditional on the read's
+                                                    resourceVersion (never takes over an object that
+                                                    stopped being this trigger's after the read)
 drifted, classic rule without SSA       update      PUT of the whole object, conditional on the read's
                                                     resourceVersion (Kyverno's UpdateResource): removes
                                                     fields other managers added, which an apply cannot
@@ -157,6 +159,24 @@ def _update(change: DownstreamChange, ref: Ref, options: PlanOptions) -> Planned
                                  f"as {options.field_manager}, if still at resourceVersion {rv}")
 
 
+def _reapply(change: DownstreamChange, ref: Ref, options: PlanOptions) -> PlannedChange:
+    """A drifted downstream, re-applied with the read's resourceVersion in the apply configuration: the API
+    server makes the apply conditional on it (409 if the object changed since). Without it a forced apply
+    would take over an object that stopped being this policy's and trigger's after the read (its labels
+    removed or changed: a `conflict` now), which kyrec never writes."""
+    assert change.expected is not None
+    klass, reason = change.klass, str(change.reason) if change.reason else None
+    rv = str(((change.actual or {}).get("metadata") or {}).get("resourceVersion") or "")
+    if not rv:
+        return _skip("downstream", klass, reason, ref, "not re-applied: the read gave no resourceVersion to make "
+                                                       "the apply conditional on")
+    body = apply_body(change.expected)
+    body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv}
+    return PlannedChange(Action.APPLY, "downstream", klass, reason, ref, body=body,
+                         message=f"server-side apply as {options.field_manager}"
+                                 + (" (force)" if options.force else "") + f", if still at resourceVersion {rv}")
+
+
 def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedChange | None:
     klass, reason = change.klass, str(change.reason) if change.reason else None
     ref = change.object
@@ -177,10 +197,11 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
             return _skip("downstream", klass, reason, ref, "not written: the expected object is not known")
         if klass is DownstreamClass.DRIFTED and change.replace:
             return _update(change, ref, options)
-        action = Action.CREATE if klass is DownstreamClass.MISSING else Action.APPLY
-        return PlannedChange(action, "downstream", klass, reason, ref, body=apply_body(change.expected),
-                             message=f"server-side apply as {options.field_manager}"
-                                     + (" (force)" if options.force else ""))
+        if klass is DownstreamClass.MISSING:
+            return PlannedChange(Action.CREATE, "downstream", klass, reason, ref, body=apply_body(change.expected),
+                                 message=f"server-side apply as {options.field_manager}"
+                                         + (" (force)" if options.force else ""))
+        return _reapply(change, ref, options)
     if klass is DownstreamClass.ORPHAN:
         if not change.prune:
             return _skip("downstream", klass, reason, ref, "not deleted: " + (change.message or

@@ -472,3 +472,41 @@ def test_the_documented_apply_role_can_correct_a_classic_rule_by_update(cluster:
     [write] = cluster.writes()
     assert (write.method, write.status) == ("PUT", 200)
     assert kyrec(cluster, tmp_path, "diff", "-p", str(policy)).exit_code == 0
+
+
+def test_a_reapply_never_takes_over_an_object_disowned_after_the_read(cluster: ApiServer, tmp_path: Path) -> None:
+    import datetime
+
+    from kubectl_kyrec.cluster.connection import ConnectionOptions
+    from kubectl_kyrec.cluster.live_source import LiveSource
+    from kubectl_kyrec.cluster.writer import execute
+    from kubectl_kyrec.reconcile.plan import PlanOptions
+    from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
+    from kubectl_kyrec.run.inputs import FileSource
+
+    kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    cluster.store.mutate("v1", "ConfigMap", "team-b", "base", lambda o: o["data"].update(a="drift"))
+    source = LiveSource(FileSource(policy_paths=(POLICY,)), ConnectionOptions(kubeconfig=str(tmp_path / "kubeconfig")),
+                        cache_dir=tmp_path / "cache")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    result = compute_plan(ApplyRunOptions(now=now, plan=PlanOptions()), source)
+    [reapply] = result.plan.writes
+    assert (reapply.action, reapply.object.namespace) == ("apply", "team-b")
+    read_rv = owned(cluster, "team-b")["metadata"]["resourceVersion"]
+    assert reapply.body is not None and reapply.body["metadata"]["resourceVersion"] == read_rv
+
+    def disown(obj: dict[str, Any]) -> None:      # someone takes the object over between read and write
+        obj["metadata"]["labels"] = {"owner": "team-b"}
+        obj["data"] = {"a": "mine"}
+
+    cluster.store.mutate("v1", "ConfigMap", "team-b", "base", disown)
+    client, found = source.open()
+    [outcome] = execute(client, result.plan, resolve_kind=found.find)
+    assert outcome.status == "failed" and outcome.http_status == 409
+    assert outcome.message.startswith("changed since it was read, not applied (not retried): Operation cannot be "
+                                      'fulfilled on configmaps "base": the object has been modified')
+    after = owned(cluster, "team-b")
+    assert after["data"] == {"a": "mine"} and after["metadata"]["labels"] == {"owner": "team-b"}
+    # read again, it is a conflict and is left alone
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-o", "json"))[("team-b", "base")] == \
+        "conflict/unowned"
