@@ -368,6 +368,24 @@ rules:
     assert req.headers["impersonate-user"] == "bob" and req.header_values("Impersonate-Group") == ["team", "ops"]
 
 
+def test_a_refused_impersonation_ends_the_run_with_one_line(cluster: ApiServer, tmp_path: Path) -> None:
+    cluster.add_user("alice", "a")
+    cluster.load_rbac((ROOT / "docs" / "rbac.yaml").read_text() + _bind("kyrec-read", "alice"))
+    cluster.kubeconfig(tmp_path / "kubeconfig", user="alice", token="a")
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "--as", "bob")
+    assert result.exit_code == 5
+    assert result.stderr.splitlines() == [
+        'error: cannot impersonate with --as/--as-group as user "alice" (context "double"): 403 users "bob" is '
+        'forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope']
+    assert len(cluster.requests()) == 1                 # the first request says it all: nothing more is sent
+
+
+def test_as_group_without_as_is_a_usage_error(cluster: ApiServer, tmp_path: Path) -> None:
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "--as-group", "devs")
+    assert result.exit_code == 2
+    assert "--as-group needs --as" in result.stderr and cluster.requests() == []
+
+
 def test_offline_runs_never_import_the_kubernetes_client(tmp_path: Path) -> None:
     import subprocess
     import sys
