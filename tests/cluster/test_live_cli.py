@@ -528,3 +528,10 @@ def test_a_reapply_never_takes_over_an_object_disowned_after_the_read(cluster: A
     # read again, it is a conflict and is left alone
     assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-o", "json"))[("team-b", "base")] == \
         "conflict/unowned"
+
+
+def test_all_namespaces_wins_over_a_namespace_as_in_kubectl(cluster: ApiServer, tmp_path: Path) -> None:
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-n", "team-a", "-o", "json")) == {
+        ("team-a", "base"): "missing"}
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-n", "team-a", "-A", "-o", "json")) == {
+        ("team-a", "base"): "missing", ("team-b", "base"): "missing"}
