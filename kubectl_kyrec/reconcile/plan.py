@@ -143,38 +143,24 @@ def _delete(domain: str, klass: str, reason: str | None, ref: Ref, actual: Mappi
                          precondition_resource_version=rv, message=message)
 
 
-def _update(change: DownstreamChange, ref: Ref, options: PlanOptions) -> PlannedChange:
-    """A classic rule with useServerSideApply off: Kyverno PUTs the whole object, so fields another manager
-    added go; the read's resourceVersion makes the write fail (409) if the object changed since."""
+def _conditional(change: DownstreamChange, ref: Ref, action: Action, how: str, verb: str) -> PlannedChange:
+    """A write of a drifted downstream carrying the read's resourceVersion, which the API server checks
+    (409 if the object changed since), for a PUT and a server-side apply alike:
+    - update: a classic rule with useServerSideApply off; Kyverno PUTs the whole object, so fields another
+      manager added go;
+    - apply: without the resourceVersion a forced apply would take over an object that stopped being this
+      policy's and trigger's after the read (its labels removed or changed: a `conflict` now), which kyrec
+      never writes."""
     assert change.expected is not None
     klass, reason = change.klass, str(change.reason) if change.reason else None
     rv = str(((change.actual or {}).get("metadata") or {}).get("resourceVersion") or "")
     if not rv:
-        return _skip("downstream", klass, reason, ref, "not updated: the read gave no resourceVersion to make "
-                                                       "the update conditional on")
+        return _skip("downstream", klass, reason, ref, f"not {verb}: the read gave no resourceVersion to make "
+                                                       f"the write conditional on")
     body = apply_body(change.expected)
     body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv}
-    return PlannedChange(Action.UPDATE, "downstream", klass, reason, ref, body=body,
-                         message=f"update (the whole object, as Kyverno writes a rule without useServerSideApply) "
-                                 f"as {options.field_manager}, if still at resourceVersion {rv}")
-
-
-def _reapply(change: DownstreamChange, ref: Ref, options: PlanOptions) -> PlannedChange:
-    """A drifted downstream, re-applied with the read's resourceVersion in the apply configuration: the API
-    server makes the apply conditional on it (409 if the object changed since). Without it a forced apply
-    would take over an object that stopped being this policy's and trigger's after the read (its labels
-    removed or changed: a `conflict` now), which kyrec never writes."""
-    assert change.expected is not None
-    klass, reason = change.klass, str(change.reason) if change.reason else None
-    rv = str(((change.actual or {}).get("metadata") or {}).get("resourceVersion") or "")
-    if not rv:
-        return _skip("downstream", klass, reason, ref, "not re-applied: the read gave no resourceVersion to make "
-                                                       "the apply conditional on")
-    body = apply_body(change.expected)
-    body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv}
-    return PlannedChange(Action.APPLY, "downstream", klass, reason, ref, body=body,
-                         message=f"server-side apply as {options.field_manager}"
-                                 + (" (force)" if options.force else "") + f", if still at resourceVersion {rv}")
+    return PlannedChange(action, "downstream", klass, reason, ref, body=body,
+                         message=f"{how}, if still at resourceVersion {rv}")
 
 
 def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedChange | None:
@@ -196,12 +182,14 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
         if change.expected is None:
             return _skip("downstream", klass, reason, ref, "not written: the expected object is not known")
         if klass is DownstreamClass.DRIFTED and change.replace:
-            return _update(change, ref, options)
+            return _conditional(change, ref, Action.UPDATE, "update (the whole object, as Kyverno writes a rule "
+                                f"without useServerSideApply) as {options.field_manager}", "updated")
         if klass is DownstreamClass.MISSING:
             return PlannedChange(Action.CREATE, "downstream", klass, reason, ref, body=apply_body(change.expected),
                                  message=f"server-side apply as {options.field_manager}"
                                          + (" (force)" if options.force else ""))
-        return _reapply(change, ref, options)
+        return _conditional(change, ref, Action.APPLY, f"server-side apply as {options.field_manager}"
+                            + (" (force)" if options.force else ""), "re-applied")
     if klass is DownstreamClass.ORPHAN:
         if not change.prune:
             return _skip("downstream", klass, reason, ref, "not deleted: " + (change.message or
