@@ -144,7 +144,8 @@ class KubeClient:
                     raise self._connection_error(exc) from None
                 if not read or attempt >= self.policy.attempts:
                     what = "timed out" if exc.kind == "timeout" else "connection reset"
-                    raise RetriesExhausted(f"{method} {path}: {what} ({exc.detail}); gave up after {attempt} "
+                    detail = "" if exc.detail in what else f" ({exc.detail})"
+                    raise RetriesExhausted(f"{method} {path}: {what}{detail}; gave up after {attempt} "
                                        f"attempt{'s' if attempt > 1 else ''}") from None
                 self.sleep(delay)
                 delay = min(delay * 2, self.policy.max_delay)
