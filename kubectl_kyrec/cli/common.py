@@ -103,6 +103,16 @@ def kubectl_flags(func: F) -> F:
         click.option("--as-group", multiple=True, help="Group to impersonate (repeatable)."),
         click.option("--request-timeout", default="0", help="Timeout of a single API request."),
     ]
+    inner = func
+
+    @functools.wraps(inner)
+    def all_namespaces_wins(*args: Any, **kwargs: Any) -> Any:
+        # as kubectl: with -A, a namespace from -n is ignored
+        if kwargs.get("all_namespaces"):
+            kwargs["namespace"] = None
+        return inner(*args, **kwargs)
+
+    func = all_namespaces_wins  # type: ignore[assignment]
     for option in reversed(options):
         func = option(func)
     return func

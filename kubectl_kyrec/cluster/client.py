@@ -10,7 +10,8 @@ Retry rules (DESIGN section 7, issue 9), per request:
 - 429: wait for Retry-After (capped) and try again, for reads and writes alike (the server did nothing);
 - 5xx, connection resets and read timeouts: reads only, bounded exponential backoff, then the caller fails
   that one resource type;
-- unreachable, TLS failures and 401: no retry; one line naming the server or the context and user.
+- unreachable, TLS failures, 401 and a 403 refusing the impersonation itself: no retry; one line naming
+  the server or the context and user.
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ class KubeClient:
                     raise self._connection_error(exc) from None
                 if not read or attempt >= self.policy.attempts:
                     what = "timed out" if exc.kind == "timeout" else "connection reset"
-                    raise RetriesExhausted(f"{method} {path}: {what} ({exc.detail}); gave up after {attempt} "
+                    detail = "" if exc.detail in what else f" ({exc.detail})"
+                    raise RetriesExhausted(f"{method} {path}: {what}{detail}; gave up after {attempt} "
                                        f"attempt{'s' if attempt > 1 else ''}") from None
                 self.sleep(delay)
                 delay = min(delay * 2, self.policy.max_delay)
@@ -153,6 +155,12 @@ class KubeClient:
                     f'the cluster rejected the credentials of user "{self.config.user}" (context '
                     f'"{self.config.context}"): 401 {response.status_message()}; log in again or pick another '
                     f"context with --context")
+            if response.status == 403 and (self.options.as_user or self.options.as_groups) and \
+                    "cannot impersonate" in response.status_message():
+                # the impersonation itself is refused: every request would be, so the run ends here
+                # rather than reporting each type as unreadable
+                raise ClusterError(f'cannot impersonate with --as/--as-group as user "{self.config.user}" '
+                                   f'(context "{self.config.context}"): 403 {response.status_message()}')
             if response.status == 429 and attempt < self.policy.attempts:
                 self.sleep(self._retry_after(response, delay))
                 delay = min(delay * 2, self.policy.max_delay)

@@ -94,6 +94,9 @@ def _named(configs: Sequence[Mapping[str, Any]], section: str, name: str) -> Map
 
 def resolve(options: ConnectionOptions, environ: Mapping[str, str] | None = None) -> ResolvedConfig:
     """The files and context a live run uses; ClusterError (exit 5) with one line when there are none."""
+    if options.as_groups and not options.as_user:
+        # kubectl refuses this before sending anything, and the API server answers 500 to it
+        raise UsageError("--as-group needs --as: groups cannot be impersonated without impersonating a user")
     paths = kubeconfig_paths(options.kubeconfig, environ)
     if not paths:
         looked = options.kubeconfig or (environ or os.environ).get("KUBECONFIG") or DEFAULT_KUBECONFIG

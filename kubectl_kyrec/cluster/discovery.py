@@ -64,9 +64,11 @@ def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def discover(client: KubeClient, *, cache_dir: Path | None = None, ttl: float = CACHE_TTL_SECONDS,
-             now: Callable[[], float] = time.time) -> Discovered:
+             now: Callable[[], float] = time.time, refresh: bool = False) -> Discovered:
+    """What the cluster serves, from the cache when it is younger than `ttl`; `refresh` asks the server
+    whatever the cache holds (and rewrites it)."""
     cache_file = _cache_file(client, cache_dir) if cache_dir is not None else None
-    if cache_file is not None:
+    if cache_file is not None and not refresh:
         cached = _read_cache(cache_file, ttl, now())
         if cached is not None:
             return cached

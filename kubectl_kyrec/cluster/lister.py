@@ -50,6 +50,7 @@ class ListOutcome:
     items: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None        # set when the type could not be read (403, retries exhausted, ...)
     forbidden: bool = False
+    status: int = 0                 # the HTTP code of a final error answer
     pages: int = 0
     restarts: int = 0
     resource_version: str = ""
@@ -90,6 +91,7 @@ def list_all(client: KubeClient, request: ListRequest, *, page_size: int = PAGE_
         if not response.ok:
             err: StatusError = client.fail(response, "list", request.resource, request.namespace, request.path)
             outcome.error = str(err)
+            outcome.status = response.status
             outcome.forbidden = isinstance(err, ForbiddenError)
             return outcome
         doc = response.json(request.path)

@@ -5,7 +5,8 @@ The reads a run needs (DESIGN section 7), each one paginated LIST per resource t
   `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds;
 - namespaces; the kinds the policies' resourceRules name (triggers and subjects);
 - kinds the GeneratingPolicies name as literals (`"kind": "NetworkPolicy"`) and clone sources
-  (`resource.Get("v1", "secrets", ...)`), in full, so that an unowned object at a desired identity is seen;
+  (`resource.Get("v1", "secrets", ...)`), and the kinds classic generate rules write (`generate.kind`,
+  `cloneList.kinds`), in full, so that an unowned object at a desired identity is seen;
 - every other kind with the selector `app.kubernetes.io/managed-by=kyverno`, so that owned downstreams of
   any kind are found (policy-gone, kinds a policy stopped generating);
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
@@ -137,6 +138,45 @@ def classic_kinds(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[
     return list(out.values())
 
 
+def _classic_generate_kinds(doc: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    """(apiVersion, kind) of what a ClusterPolicy/Policy's generate rules write: `generate.kind` (a clone's
+    source is of the same kind), `cloneList.kinds` (`v1/Secret`), and the same inside `generate.foreach`."""
+    for rule in (doc.get("spec") or {}).get("rules") or []:
+        gen = rule.get("generate") if isinstance(rule, Mapping) else None
+        if not isinstance(gen, Mapping):
+            continue
+        for block in [gen, *(f for f in gen.get("foreach") or [] if isinstance(f, Mapping))]:
+            if block.get("kind"):
+                yield str(block.get("apiVersion") or ""), str(block["kind"])
+            clone_list = block.get("cloneList")
+            if isinstance(clone_list, Mapping):
+                for text in clone_list.get("kinds") or []:
+                    api_version, _, kind = str(text).rpartition("/")
+                    yield api_version, kind
+
+
+def kinds_written_by_classic_generate(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
+    """The target kinds of classic generate rules, read in full like a GeneratingPolicy's kind literals:
+    without them a target that exists but is not Kyverno's would look missing, and apply could never
+    create one (it refuses a create of a kind it did not list). A kind made of a variable (`{{...}}`)
+    names nothing that can be listed ahead."""
+    out: dict[tuple[str, str], ResourceInfo] = {}
+    for doc in docs:
+        if doc.get("kind") not in ("ClusterPolicy", "Policy") or not str(doc.get("apiVersion", "")).startswith(
+                "kyverno.io/"):
+            continue
+        for api_version, kind in _classic_generate_kinds(doc):
+            if "{{" in api_version + kind:
+                continue
+            info = found.find(api_version, kind) if api_version else None
+            if info is None:
+                info = next((i for i in found.resources if i.kind == kind and "/" not in i.resource), None)
+            if info is not None:
+                best = found.preferred_for(info.group, info.kind) or info
+                out.setdefault((best.group, best.kind), best)
+    return list(out.values())
+
+
 def kinds_named_by_generators(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
     """Kinds a GeneratingPolicy names as literals in its expressions, and its clone sources."""
     out: dict[tuple[str, str], ResourceInfo] = {}
@@ -190,7 +230,8 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     for info in [*kinds_from_rules(needs.policy_docs, found), *classic_kinds(needs.policy_docs, found)]:
         add(info, needs.namespace)
     if needs.downstreams:
-        for info in kinds_named_by_generators(needs.policy_docs, found):
+        for info in [*kinds_named_by_generators(needs.policy_docs, found),
+                     *kinds_written_by_classic_generate(needs.policy_docs, found)]:
             add(info)
     if needs.reports:
         for group, kind in REPORT_KINDS:

@@ -76,6 +76,20 @@ class LiveSource:
         return self.client, self.discovered
 
     def read(self) -> Inputs:
+        inputs = self._read()
+        assert self.discovered is not None and self.last is not None
+        if self.discovered.from_cache and any(o.status == 404 for o in self.last.outcomes):
+            # a LIST of a collection answers 404 only when its type is not served: the cached discovery is
+            # out of date (a CRD removed since; kubectl re-discovers on a miss too). Ask again and read again,
+            # once, rather than failing every run until the cache expires.
+            from kubectl_kyrec.cluster.discovery import default_cache_dir, discover
+
+            assert self.client is not None
+            self.discovered = discover(self.client, cache_dir=self.cache_dir or default_cache_dir(), refresh=True)
+            inputs = self._read()
+        return inputs
+
+    def _read(self) -> Inputs:
         from kubectl_kyrec.cluster.live import POLICY_KINDS, ReadNeeds, plan_reads, read_state
         from kubectl_kyrec.cluster.state import ClusterState
         from kubectl_kyrec.load.kinds import KindTable

@@ -4,7 +4,8 @@ an outcome per object (DESIGN section 3, `apply` contract).
 - create/apply: server-side apply (`application/apply-patch+yaml`) with the plan's field manager and force;
   a missing report is a POST, so that it can never overwrite one that appeared since the read.
 - delete: DeleteOptions with preconditions {uid, resourceVersion} from the read. A 409 means the object
-  changed since; it is reported, never retried.
+  changed since; it is reported, never retried. So is a 409 without field conflicts on a re-apply, which
+  carries the read's resourceVersion.
 - `--dry-run=server` sends `dryRun=All` and reports what the server answered; `client` sends nothing.
 - One failure does not stop the others. Ctrl-C stops between objects: the object in flight finishes and
   the rest are `not-attempted`.
@@ -190,6 +191,9 @@ def _outcome(client: KubeClient, change: PlannedChange, response: Response, dry_
     if code == 409 and change.domain == "report" and change.action is Action.CREATE:
         return Outcome(change, Status.FAILED, code, message=f"a report appeared since the read; not overwritten: "
                                                             f"{message}")
+    if code == 409 and change.action is Action.APPLY and not conflicts_of(response):
+        return Outcome(change, Status.FAILED, code,
+                       message=f"changed since it was read, not applied (not retried): {message}")
     if code == 409:
         conflicts = conflicts_of(response)
         managers = sorted({m for m, _ in conflicts})

@@ -4,7 +4,9 @@
 change                                  action      rule
 =====================================  ==========  ===============================================================
 downstream missing (enforced)           create      server-side apply of what Kyverno would write
-downstream drifted (enforced)           apply       server-side apply (re-apply)
+downstream drifted (enforced)           apply       server-side apply (re-apply), conditional on the read's
+                                                    resourceVersion (never takes over an object that
+                                                    stopped being this trigger's after the read)
 drifted, classic rule without SSA       update      PUT of the whole object, conditional on the read's
                                                     resourceVersion (Kyverno's UpdateResource): removes
                                                     fields other managers added, which an apply cannot
@@ -141,20 +143,24 @@ def _delete(domain: str, klass: str, reason: str | None, ref: Ref, actual: Mappi
                          precondition_resource_version=rv, message=message)
 
 
-def _update(change: DownstreamChange, ref: Ref, options: PlanOptions) -> PlannedChange:
-    """A classic rule with useServerSideApply off: Kyverno PUTs the whole object, so fields another manager
-    added go; the read's resourceVersion makes the write fail (409) if the object changed since."""
+def _conditional(change: DownstreamChange, ref: Ref, action: Action, how: str, verb: str) -> PlannedChange:
+    """A write of a drifted downstream carrying the read's resourceVersion, which the API server checks
+    (409 if the object changed since), for a PUT and a server-side apply alike:
+    - update: a classic rule with useServerSideApply off; Kyverno PUTs the whole object, so fields another
+      manager added go;
+    - apply: without the resourceVersion a forced apply would take over an object that stopped being this
+      policy's and trigger's after the read (its labels removed or changed: a `conflict` now), which kyrec
+      never writes."""
     assert change.expected is not None
     klass, reason = change.klass, str(change.reason) if change.reason else None
     rv = str(((change.actual or {}).get("metadata") or {}).get("resourceVersion") or "")
     if not rv:
-        return _skip("downstream", klass, reason, ref, "not updated: the read gave no resourceVersion to make "
-                                                       "the update conditional on")
+        return _skip("downstream", klass, reason, ref, f"not {verb}: the read gave no resourceVersion to make "
+                                                       f"the write conditional on")
     body = apply_body(change.expected)
     body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv}
-    return PlannedChange(Action.UPDATE, "downstream", klass, reason, ref, body=body,
-                         message=f"update (the whole object, as Kyverno writes a rule without useServerSideApply) "
-                                 f"as {options.field_manager}, if still at resourceVersion {rv}")
+    return PlannedChange(action, "downstream", klass, reason, ref, body=body,
+                         message=f"{how}, if still at resourceVersion {rv}")
 
 
 def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedChange | None:
@@ -176,11 +182,14 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
         if change.expected is None:
             return _skip("downstream", klass, reason, ref, "not written: the expected object is not known")
         if klass is DownstreamClass.DRIFTED and change.replace:
-            return _update(change, ref, options)
-        action = Action.CREATE if klass is DownstreamClass.MISSING else Action.APPLY
-        return PlannedChange(action, "downstream", klass, reason, ref, body=apply_body(change.expected),
-                             message=f"server-side apply as {options.field_manager}"
-                                     + (" (force)" if options.force else ""))
+            return _conditional(change, ref, Action.UPDATE, "update (the whole object, as Kyverno writes a rule "
+                                f"without useServerSideApply) as {options.field_manager}", "updated")
+        if klass is DownstreamClass.MISSING:
+            return PlannedChange(Action.CREATE, "downstream", klass, reason, ref, body=apply_body(change.expected),
+                                 message=f"server-side apply as {options.field_manager}"
+                                         + (" (force)" if options.force else ""))
+        return _conditional(change, ref, Action.APPLY, f"server-side apply as {options.field_manager}"
+                            + (" (force)" if options.force else ""), "re-applied")
     if klass is DownstreamClass.ORPHAN:
         if not change.prune:
             return _skip("downstream", klass, reason, ref, "not deleted: " + (change.message or

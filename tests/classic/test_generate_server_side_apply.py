@@ -82,7 +82,15 @@ def test_the_plan_updates_without_and_applies_with_server_side_apply() -> None:
     assert off.body is not None and off.body["metadata"]["resourceVersion"] == "17"
     assert off.body["data"] == {"level": "info"}
     on = plan_downstream(change_for(True, EDITED), PlanOptions())
-    assert on is not None and on.action is Action.APPLY and "resourceVersion" not in on.body["metadata"]  # type: ignore[index]
+    # both conditional on the read: the apply carries its resourceVersion too (the server checks it)
+    assert on is not None and on.action is Action.APPLY and on.body is not None
+    assert on.body["metadata"]["resourceVersion"] == "17" and on.body["data"] == {"level": "info"}
+
+
+def test_a_reapply_needs_the_reads_resource_version() -> None:
+    live = {**EDITED, "metadata": {k: v for k, v in EDITED["metadata"].items() if k != "resourceVersion"}}
+    planned = plan_downstream(change_for(True, live), PlanOptions())
+    assert planned is not None and planned.action is Action.SKIP and "resourceVersion" in planned.message
 
 
 def test_an_update_needs_the_reads_resource_version() -> None:

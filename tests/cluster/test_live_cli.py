@@ -368,6 +368,24 @@ rules:
     assert req.headers["impersonate-user"] == "bob" and req.header_values("Impersonate-Group") == ["team", "ops"]
 
 
+def test_a_refused_impersonation_ends_the_run_with_one_line(cluster: ApiServer, tmp_path: Path) -> None:
+    cluster.add_user("alice", "a")
+    cluster.load_rbac((ROOT / "docs" / "rbac.yaml").read_text() + _bind("kyrec-read", "alice"))
+    cluster.kubeconfig(tmp_path / "kubeconfig", user="alice", token="a")
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "--as", "bob")
+    assert result.exit_code == 5
+    assert result.stderr.splitlines() == [
+        'error: cannot impersonate with --as/--as-group as user "alice" (context "double"): 403 users "bob" is '
+        'forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope']
+    assert len(cluster.requests()) == 1                 # the first request says it all: nothing more is sent
+
+
+def test_as_group_without_as_is_a_usage_error(cluster: ApiServer, tmp_path: Path) -> None:
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "--as-group", "devs")
+    assert result.exit_code == 2
+    assert "--as-group needs --as" in result.stderr and cluster.requests() == []
+
+
 def test_offline_runs_never_import_the_kubernetes_client(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -381,3 +399,139 @@ def test_offline_runs_never_import_the_kubernetes_client(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", script, str(case / "policy.yaml"), str(case / "state.yaml")],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert "IMPORTED False" in done.stderr, done.stderr
+
+
+CLASSIC_NETPOL = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: netpol
+  creationTimestamp: "2026-01-01T00:00:00Z"
+spec:
+  rules:
+  - name: deny-all
+    match:
+      any:
+      - resources:
+          kinds: [Namespace]
+          names: ["team-*"]
+    generate:
+      apiVersion: networking.k8s.io/v1
+      kind: NetworkPolicy
+      name: deny-all
+      namespace: "{{request.object.metadata.name}}"
+      synchronize: true
+      data:
+        spec:
+          podSelector: {}
+          policyTypes: [Ingress]
+"""
+
+
+def test_a_classic_generate_target_kind_is_read_in_full(cluster: ApiServer, tmp_path: Path) -> None:
+    # an unowned NetworkPolicy in the way in team-a: only a full LIST of NetworkPolicies shows it (the
+    # selector-narrowed search for owned downstreams cannot), so diff must not call it missing and apply
+    # must be able to create the one in team-b (it refuses creates of kinds it did not list)
+    cluster.seed({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                  "metadata": {"name": "deny-all", "namespace": "team-a"},
+                  "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}})
+    policy = tmp_path / "netpol.yaml"
+    policy.write_text(CLASSIC_NETPOL)
+    result = kyrec(cluster, tmp_path, "diff", "-p", str(policy), "-o", "json")
+    assert changes(result) == {("team-a", "deny-all"): "conflict/kyverno-would-overwrite",
+                               ("team-b", "deny-all"): "missing"}
+    lists = [r for r in cluster.requests("GET", "networkpolicies") if not r.query.get("labelSelector")]
+    assert [r.path for r in lists] == ["/apis/networking.k8s.io/v1/networkpolicies"]
+    applied = kyrec(cluster, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
+    assert applied.exit_code == 0, applied.stdout
+    assert [r.path for r in cluster.writes()] == ["/apis/networking.k8s.io/v1/namespaces/team-b/networkpolicies/"
+                                                  "deny-all"]
+
+
+def test_a_type_removed_since_discovery_was_cached_is_rediscovered_not_fatal(cluster: ApiServer,
+                                                                             tmp_path: Path) -> None:
+    assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 1      # discovery cached
+    # openreports uninstalled: its LISTs now answer 404 (the type is not served), the cache says it is
+    cluster.catalogue.types = [t for t in cluster.catalogue.types if t.group != "openreports.io"]
+    cluster.clear_log()
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-o", "json")
+    assert result.exit_code == 1, result.stderr
+    assert changes(result) == {("team-a", "base"): "missing", ("team-b", "base"): "missing"}
+    failed = [r.path for r in cluster.requests() if r.status == 404]
+    assert failed and all("openreports.io" in p for p in failed)
+    assert [r.path for r in cluster.requests() if r.path in ("/api", "/apis")] == ["/api", "/apis"]
+    assert not [r for r in cluster.requests() if "openreports.io" in r.path and r.status != 404]
+    cluster.clear_log()
+    assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 1      # the refreshed cache serves
+    assert [r for r in cluster.requests() if r.path in ("/api", "/apis") or r.status == 404] == []
+
+
+def test_a_404_from_a_fresh_discovery_is_still_a_cluster_error(cluster: ApiServer, tmp_path: Path) -> None:
+    cluster.inject("/apis/openreports.io/v1alpha1/reports$", status=404, times=None)
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY)
+    assert result.exit_code == 5
+    assert "error: list reports.openreports.io: 404" in result.stderr
+    assert [r.path for r in cluster.requests() if r.path in ("/api", "/apis")] == ["/api", "/apis"]
+
+
+def test_the_documented_apply_role_can_correct_a_classic_rule_by_update(cluster: ApiServer, tmp_path: Path) -> None:
+    # a classic rule without useServerSideApply is corrected as Kyverno does it, by a PUT: the role needs
+    # `update` beside `patch`
+    policy = tmp_path / "netpol.yaml"
+    policy.write_text(CLASSIC_NETPOL)
+    assert kyrec(cluster, tmp_path, "apply", "-p", str(policy), "--yes").exit_code == 0
+    cluster.store.mutate("networking.k8s.io/v1", "NetworkPolicy", "team-a", "deny-all",
+                         lambda o: o["spec"].update(policyTypes=["Egress"]))
+    cluster.load_rbac((ROOT / "docs" / "rbac.yaml").read_text() + _bind("kyrec-apply", "fixer"))
+    cluster.add_user("fixer", "f")
+    cluster.kubeconfig(tmp_path / "kubeconfig", user="fixer", token="f")
+    cluster.clear_log()
+    result = kyrec(cluster, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
+    assert result.exit_code == 0, result.stdout
+    [write] = cluster.writes()
+    assert (write.method, write.status) == ("PUT", 200)
+    assert kyrec(cluster, tmp_path, "diff", "-p", str(policy)).exit_code == 0
+
+
+def test_a_reapply_never_takes_over_an_object_disowned_after_the_read(cluster: ApiServer, tmp_path: Path) -> None:
+    import datetime
+
+    from kubectl_kyrec.cluster.connection import ConnectionOptions
+    from kubectl_kyrec.cluster.live_source import LiveSource
+    from kubectl_kyrec.cluster.writer import execute
+    from kubectl_kyrec.reconcile.plan import PlanOptions
+    from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
+    from kubectl_kyrec.run.inputs import FileSource
+
+    kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    cluster.store.mutate("v1", "ConfigMap", "team-b", "base", lambda o: o["data"].update(a="drift"))
+    source = LiveSource(FileSource(policy_paths=(POLICY,)), ConnectionOptions(kubeconfig=str(tmp_path / "kubeconfig")),
+                        cache_dir=tmp_path / "cache")
+    now = datetime.datetime.now(datetime.timezone.utc)
+    result = compute_plan(ApplyRunOptions(now=now, plan=PlanOptions()), source)
+    [reapply] = result.plan.writes
+    assert (reapply.action, reapply.object.namespace) == ("apply", "team-b")
+    read_rv = owned(cluster, "team-b")["metadata"]["resourceVersion"]
+    assert reapply.body is not None and reapply.body["metadata"]["resourceVersion"] == read_rv
+
+    def disown(obj: dict[str, Any]) -> None:      # someone takes the object over between read and write
+        obj["metadata"]["labels"] = {"owner": "team-b"}
+        obj["data"] = {"a": "mine"}
+
+    cluster.store.mutate("v1", "ConfigMap", "team-b", "base", disown)
+    client, found = source.open()
+    [outcome] = execute(client, result.plan, resolve_kind=found.find)
+    assert outcome.status == "failed" and outcome.http_status == 409
+    assert outcome.message.startswith("changed since it was read, not applied (not retried): Operation cannot be "
+                                      'fulfilled on configmaps "base": the object has been modified')
+    after = owned(cluster, "team-b")
+    assert after["data"] == {"a": "mine"} and after["metadata"]["labels"] == {"owner": "team-b"}
+    # read again, it is a conflict and is left alone
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-o", "json"))[("team-b", "base")] == \
+        "conflict/unowned"
+
+
+def test_all_namespaces_wins_over_a_namespace_as_in_kubectl(cluster: ApiServer, tmp_path: Path) -> None:
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-n", "team-a", "-o", "json")) == {
+        ("team-a", "base"): "missing"}
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-n", "team-a", "-A", "-o", "json")) == {
+        ("team-a", "base"): "missing", ("team-b", "base"): "missing"}

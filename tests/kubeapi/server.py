@@ -29,7 +29,7 @@ Where it deviates from a real API server (on purpose, to stay small):
   `create`); docs/rbac.yaml grants both.
 - Only the RBAC authorizer; discovery and /version are open to any authenticated user. Impersonating needs
   `impersonate` on `users` / `groups` (resourceNames honoured); impersonated users gain
-  `system:authenticated`.
+  `system:authenticated`; groups without a user are a 500 (the message names only the groups).
 - DELETE answers a Status for every kind (some built-in kinds answer the deleted object).
 - uids are deterministic (`00000000-0000-4000-8000-<n>`), resourceVersions one global counter.
 
@@ -347,7 +347,12 @@ class _Handler(BaseHTTPRequestHandler):
             user = found
         as_user = self.headers.get("Impersonate-User")
         as_groups = tuple(self.headers.get_all("Impersonate-Group") or ())
-        if as_user or as_groups:
+        if as_groups and not as_user:
+            # the impersonation filter answers InternalError (500) to groups without a user
+            raise st.status(500, f"Internal error occurred: requested groups {list(as_groups)} without "
+                                 f"impersonating a user", "InternalError",
+                            {"causes": [{"message": "requested groups without impersonating a user"}]})
+        if as_user:
             self._authorize(user, "impersonate", "", "users", "", as_user or "")
             for g in as_groups:
                 self._authorize(user, "impersonate", "", "groups", "", g)

@@ -336,6 +336,8 @@ def test_rbac_401_403_and_impersonation(api: ApiServer, tmp_path: Path) -> None:
     assert code == 403 and 'cannot impersonate resource "users"' in status["message"]
     code, _, status = _raw(c, "GET", "/api/v1/configmaps", headers={"Impersonate-User": "bob"})
     assert code == 403 and 'User "bob" cannot list' in status["message"]
+    code, _, status = _raw(c, "GET", "/api/v1/configmaps", headers={"Impersonate-Group": "devs"})
+    assert code == 500 and status["reason"] == "InternalError" and "without impersonating a user" in status["message"]
     bad = _client(api, tmp_path, user="mallory", token="wrong")
     code, _, status = _raw(bad, "GET", "/api/v1/configmaps")
     assert code == 401 and status == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
