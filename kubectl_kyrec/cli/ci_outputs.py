@@ -138,9 +138,9 @@ class CiRun:
         """After the outputs: a summary line when every output went to a file (else nothing would reach
         the terminal), the baseline's news on stderr, and --write-baseline. `counts`: the command's own
         words for what it found (diff's classes, coverage's statuses); the findings' outcomes otherwise."""
-        if counts is None:
-            counts = nonzero_counts(count_findings(self.findings), ("pass", "fail"))
-        files_only_summary(self.title(), counts, specs)
+        # the findings' counts only when the line is written: a run printing to stdout never reads them
+        files_only_summary(self.title(), counts if counts is not None else
+                           lambda: nonzero_counts(count_findings(self.findings), ("pass", "fail")), specs)
         if self.baseline_used:
             accepted = sum(f.baselined for f in self.findings)
             new = sum(f.is_finding and not f.baselined for f in self.findings)
@@ -156,10 +156,12 @@ class CiRun:
             _write_atomically(self.options.write_baseline_path, text)
 
 
-def files_only_summary(title: str, counts: str, specs: Sequence[Any]) -> None:
+def files_only_summary(title: str, counts: str | Callable[[], str], specs: Sequence[Any]) -> None:
     """`kyrec eval: 4 pass, 2 fail; wrote out.json` on stderr when every output went to a file, so that a
-    run with `-o json=FILE` alone still says something on the terminal."""
+    run with `-o json=FILE` alone still says something on the terminal. `counts`: the text, or what makes it."""
     if specs and all(spec.path is not None for spec in specs):
+        if callable(counts):
+            counts = counts()
         click.echo(f"{title}: {counts}; wrote {', '.join(str(spec.path) for spec in specs)}", err=True)
 
 
