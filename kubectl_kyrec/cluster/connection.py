@@ -74,7 +74,7 @@ def kubeconfig_paths(flag: str | None, environ: Mapping[str, str] | None = None)
 def _load(path: str) -> Mapping[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ClusterError(f"{path}: cannot read kubeconfig: {exc}") from None
     if data is None:
         return {}
