@@ -174,6 +174,9 @@ INPUT_ERRORS = [
      {"v.yaml": VALUES + "policies: [{name: vp, resources: [{name: a, values: x}]}]\n"},
      ["eval", "-p", "p.yaml", "-r", "r.yaml", "--values", "v.yaml"],
      "v.yaml:1: values: policies[0].resources[0].values must be a mapping"),
+    ("context-file-empty", {"c.yaml": ""},
+     ["eval", "-p", "p.yaml", "-r", "r.yaml", "--context-file", "c.yaml"],
+     "c.yaml: --context-file: expected one cli.kyverno.io/v1alpha1 Context document, found 0 documents"),
     ("values-policies-string", {"v.yaml": VALUES + "policies: x\n"},
      ["eval", "-p", "p.yaml", "-r", "r.yaml", "--values", "v.yaml"], "v.yaml:1: values: policies must be a list"),
 ]
