@@ -88,6 +88,9 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     if state_paths:
         raise UsageError("apply works on the live cluster, not on --state files: a plan from files could "
                          "overwrite changes made since they were written; drop --state")
+    if not field_manager.strip():
+        # the API server refuses every server-side apply without one (fieldManager is required)
+        raise UsageError("--field-manager: must not be empty")
     mode = DryRun(dry_run)
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if mode is DryRun.NONE and not yes and not interactive:

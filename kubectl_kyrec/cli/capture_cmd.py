@@ -41,6 +41,11 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     from kubectl_kyrec.run.capture_state import run_capture
     from kubectl_kyrec.run.inputs import FileSource
 
+    if output_path:
+        from kubectl_kyrec.cli.output_targets import check_output_targets
+
+        check_output_targets([(f"-o {output_path}", output_path)],
+                             {"policy_paths": policy_paths, "exception_paths": exception_paths})
     if producer == "kubescape":
         given = [flag for flag, value in (("-p", policy_paths), ("-e", exception_paths),
                                           ("--downstreams", only_downstreams)) if value]

@@ -8,6 +8,7 @@ Commands call `ci_flags` (the options), `CiRun.prepare` (findings marked against
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -16,7 +17,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from kubectl_kyrec.errors import ExitCode, InputError, KyrecError
+from kubectl_kyrec.errors import ExitCode, InputError, OutputError
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.reconcile.baseline import (
     BaselineEntry,
@@ -59,19 +60,22 @@ class CiOptions:
 
 def read_baseline(path: str) -> list[BaselineEntry]:
     """A baseline file (JSON, or YAML by hand); a missing file is an input error, not an empty baseline."""
+    from kubectl_kyrec.load.files import read_text
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read baseline: {exc.strerror}", Source(path)) from None
+        _, text = read_text(path)
+    except InputError as exc:
+        raise InputError(f"cannot read baseline: {exc.message.removeprefix('cannot read: ')}", Source(path)) from None
     try:
         doc = json.loads(text)
+    except RecursionError:
+        raise InputError("not a kyrec baseline: nested too deeply", Source(path, 1)) from None
     except json.JSONDecodeError as exc:
         import yaml
 
         try:
             doc = yaml.safe_load(text)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             raise InputError(f"not JSON: {exc.msg}", Source(path, exc.lineno)) from None
     return parse_baseline(doc, Source(path))
 
@@ -177,7 +181,9 @@ def _write_atomically(path: str, text: str) -> None:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as exc:
-        raise KyrecError(f"cannot write {path}: {exc.strerror}") from None
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
@@ -190,7 +196,7 @@ def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Seque
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(github.step_summary(findings, title=title, fixed=fixed))
     except OSError as exc:
-        raise KyrecError(f"cannot write $GITHUB_STEP_SUMMARY {path}: {exc.strerror}") from None
+        raise OutputError(f"$GITHUB_STEP_SUMMARY {path}: cannot write: {exc.strerror or exc}") from None
 
 
 def _located(locate: Callable[..., Source | None] | None) -> Callable[..., Source | None]:

@@ -59,6 +59,15 @@ def parse_outputs(values: Sequence[str], allowed: Sequence[OutputFormat],
         specs.append(OutputSpec(fmt, path or None))
     if sum(1 for s in specs if s.path is None) > 1:
         raise UsageError("only one -o format can go to stdout; give the others a file: -o FORMAT=FILE")
+    context = click.get_current_context(silent=True)
+    if context is not None:     # a command's own inputs may not be overwritten (output_targets)
+        from kubectl_kyrec.cli.output_targets import check_output_targets
+
+        targets = [(f"-o {s.format.value}={s.path}", s.path) for s in specs if s.path]
+        baseline = context.params.get("write_baseline_path")
+        if baseline:
+            targets.append((f"--write-baseline {baseline}", baseline))
+        check_output_targets(targets, context.params)
     return specs
 
 

@@ -74,8 +74,16 @@ def kubeconfig_paths(flag: str | None, environ: Mapping[str, str] | None = None)
 def _load(path: str) -> Mapping[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ClusterError(f"{path}: cannot read kubeconfig: {exc}") from None
+    except OSError as exc:
+        raise ClusterError(f"{path}: cannot read kubeconfig: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ClusterError(f"{path}: cannot read kubeconfig: not valid UTF-8: {exc.reason}") from None
+    except yaml.YAMLError as exc:
+        # PyYAML's text spans several lines (a caret under the spot): one line, at the line it names
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise ClusterError(f"{where}: cannot read kubeconfig: bad YAML: {getattr(exc, 'problem', None) or exc}"
+                           ) from None
     if data is None:
         return {}
     if not isinstance(data, Mapping):
@@ -112,5 +120,8 @@ def resolve(options: ConnectionOptions, environ: Mapping[str, str] | None = None
         raise ClusterError(f'context "{context}" is not in the kubeconfig ({", ".join(paths)})')
     cluster_name = str(ctx.get("cluster") or "")
     cluster = _named(configs, "clusters", cluster_name) or {}
+    if not cluster.get("server"):
+        raise ClusterError(f'context "{context}": cluster "{cluster_name}" has no server in the kubeconfig '
+                           f'({", ".join(paths)})')
     return ResolvedConfig(tuple(paths), context, str(ctx.get("user") or ""), cluster_name,
                           str(cluster.get("server") or ""))

@@ -293,7 +293,9 @@ def parse_selector(text: str) -> Selector:
 # --- the structured form (metav1.LabelSelector) -------------------------------------------------------
 
 def selector_is_empty(selector: Mapping[str, Any] | None) -> bool:
-    return not selector or (not selector.get("matchLabels") and not selector.get("matchExpressions"))
+    if not isinstance(selector, Mapping):
+        return not selector     # a wrong shape is not empty: from_label_selector names it
+    return not selector.get("matchLabels") and not selector.get("matchExpressions")
 
 
 _EXPRESSION_OPERATORS = {"In": IN, "NotIn": NOT_IN, "Exists": EXISTS, "DoesNotExist": DOES_NOT_EXIST}
@@ -304,9 +306,16 @@ def from_label_selector(selector: Mapping[str, Any] | None) -> Selector:
     if selector_is_empty(selector):
         return EVERYTHING
     assert selector is not None
-    requirements = [Requirement(str(k), EQUALS, (str(v),))
-                    for k, v in (selector.get("matchLabels") or {}).items()]
-    for i, expr in enumerate(selector.get("matchExpressions") or []):
+    if not isinstance(selector, Mapping):
+        raise SelectorError("a label selector must be a mapping")
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, Mapping):
+        raise SelectorError("matchLabels: expected a mapping")
+    if not isinstance(expressions, list):
+        raise SelectorError("matchExpressions: expected a list")
+    requirements = [Requirement(str(k), EQUALS, (str(v),)) for k, v in match_labels.items()]
+    for i, expr in enumerate(expressions):
         if not isinstance(expr, Mapping):
             raise SelectorError(f"matchExpressions[{i}]: expected a mapping")
         key = str(expr.get("key", ""))

@@ -47,6 +47,8 @@ def load_authz_payload(path: str, name: str, mode: str) -> AuthzPayload:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8: {exc.reason}", Source(path, 0)) from None
     except OSError as exc:
         raise InputError(f"cannot read {mode} payload {name}: {exc.strerror or exc}", Source(path, 0)) from None
     try:

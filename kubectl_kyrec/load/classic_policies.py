@@ -177,6 +177,8 @@ def _check_match(r: _Reader, value: Any, path: str, *, required: bool) -> Mappin
         raise r.fail(path, "Invalid value: can't specify any and all together")
     for block in ("any", "all"):
         for i, item in enumerate(r.seq(m.get(block), f"{path}.{block}")):
+            if item is None:    # the CRD schema refuses a null filter; matching would meet nothing to read
+                raise r.fail(f"{path}.{block}[{i}]", "expected a mapping, got null")
             f = r.mapping(item, f"{path}.{block}[{i}]")
             _check_description(r, f.get("resources"), f"{path}.{block}[{i}].resources")
     _check_description(r, m.get("resources"), f"{path}.resources")
@@ -228,7 +230,13 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
                                f"(found {', '.join(types) or 'none'})")
         _check_match(r, raw.get("match"), f"{path}.match", required=True)
         _check_match(r, raw.get("exclude"), f"{path}.exclude", required=False)
-        r.seq(raw.get("context"), f"{path}.context")
+        _check_context(r, raw.get("context"), f"{path}.context")
+        if types[0] == "verifyImages":
+            r.seq(raw.get("verifyImages"), f"{path}.verifyImages")
+        else:
+            r.mapping(raw.get(types[0]), f"{path}.{types[0]}")
+        if types[0] == "generate":
+            _check_generate(r, raw["generate"], f"{path}.generate")
         if types[0] == "validate":
             v = r.mapping(raw.get("validate"), f"{path}.validate")
             r.string(v.get("message"), f"{path}.validate.message")
@@ -247,6 +255,28 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
         background=r.boolean(spec.get("background"), "spec.background", True),
         admission=r.boolean(spec.get("admission"), "spec.admission", True),
         apply_rules=apply_rules, raw=doc.obj)
+
+
+def _check_context(r: _Reader, value: Any, path: str) -> None:
+    for i, entry in enumerate(r.seq(value, path)):
+        e = r.mapping(entry, f"{path}[{i}]")
+        r.string(e.get("name"), f"{path}[{i}].name", required=True)
+        for source in ("configMap", "apiCall", "imageRegistry", "variable", "globalReference"):
+            if e.get(source) is not None:
+                r.mapping(e.get(source), f"{path}[{i}].{source}")
+
+
+def _check_generate(r: _Reader, value: Mapping[str, Any], path: str) -> None:
+    """The typed fields of a generate rule (kyverno.io/v1 Generation): what the CRD schema refuses."""
+    for key in ("apiVersion", "kind", "name", "namespace", "uid"):
+        r.string(value.get(key), f"{path}.{key}")
+    for key in ("synchronize", "orphanDownstreamOnPolicyDelete", "generateExisting"):
+        if value.get(key) is not None:
+            r.boolean(value.get(key), f"{path}.{key}", False)
+    for key in ("clone", "cloneList"):
+        if value.get(key) is not None:
+            r.mapping(value.get(key), f"{path}.{key}")
+    r.seq(value.get("foreach"), f"{path}.foreach")
 
 
 def _check_pod_security(r: _Reader, value: Any, path: str) -> None:

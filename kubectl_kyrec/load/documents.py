@@ -213,7 +213,27 @@ def iter_objects(value: Any, line: int, node: Node | None, file: str,
         return
     _require_string(value, "apiVersion", file, line)
     _require_string(value, "kind", file, line)
+    _require_metadata(value.get("metadata"), file, line)
     yield value, line, node
+
+
+def _require_metadata(metadata: Any, file: str, line: int) -> None:
+    """The ObjectMeta fields every stage reads: the API server (and kubectl) reject any other shape when
+    decoding, so a document with them is no object any cluster could hold."""
+    if metadata is None:
+        return
+    if not isinstance(metadata, dict):
+        raise InputError(f"metadata must be a mapping, not {_describe(metadata)}", Source(file, line))
+    for key in ("name", "namespace", "generateName", "uid", "resourceVersion"):
+        # A scalar of another type (`namespace: n`, a boolean to YAML 1.1) reads as its text, as it does in
+        # Kyverno's CLI; a mapping or a list has no text at all.
+        present = metadata.get(key)
+        if isinstance(present, (dict, list)):
+            raise InputError(f"metadata.{key} must be a string, not {_describe(present)}", Source(file, line))
+    for key in ("labels", "annotations"):
+        present = metadata.get(key)
+        if present is not None and not isinstance(present, dict):
+            raise InputError(f"metadata.{key} must be a mapping, not {_describe(present)}", Source(file, line))
 
 
 def _require_string(obj: dict[str, Any], field: str, file: str, line: int) -> None:

@@ -36,6 +36,7 @@ from typing import Any
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector
 from kubectl_kyrec.k8s.times import format_rfc3339, lacks_offset, parse_rfc3339
+from kubectl_kyrec.load.files import read_text
 from kubectl_kyrec.load.kyverno_config import wildcard_match
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
@@ -99,11 +100,7 @@ class Exclusion:
 
 
 def load_exclusions(path: str, *, now: datetime.datetime) -> tuple[Exclusion, ...]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", Source(path)) from exc
+    _, text = read_text(path)     # unreadable or not UTF-8: an InputError naming the file
     return parse_exclusions(text, path, now=now)
 
 

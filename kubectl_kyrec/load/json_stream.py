@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
@@ -98,6 +99,13 @@ def iter_json_documents_with_items(text: str, file: str) -> Iterator[tuple[Any, 
                              Source(file, err.lineno)) from None
         except _BadNumber as err:
             raise InputError(f"invalid JSON: {err}", Source(file, line_at(pos))) from None
+        except ValueError:
+            # the int parser's digit limit (a number of thousands of digits, which Kubernetes' decoder
+            # refuses as out of range too); a parse_int hook would slow every number of a large state
+            raise InputError(f"invalid JSON: a number of more than {sys.get_int_max_str_digits()} digits is out of "
+                             "range", Source(file, line_at(pos))) from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply", Source(file, line_at(pos))) from None
         first = line_at(_first_key(text, pos))
         yield value, first, None if starts is None else [line_at(_first_key(text, p)) for p in starts]
         m = _SPACE.match(text, end)

@@ -326,6 +326,10 @@ def load_kyverno_config(path: str) -> KyvernoConfig:
             docs = [d for d in yaml.load_all(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8: {exc.reason}", source) from None
+    except RecursionError:
+        raise InputError("bad YAML: nested too deeply", source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = Source(path, mark.line + 1) if mark is not None else source

@@ -28,6 +28,8 @@ def load_payloads(path: str, name: str) -> list[Payload]:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not valid UTF-8: {exc.reason}", Source(path, 0)) from None
     except OSError as exc:
         raise InputError(f"cannot read JSON payload: {exc.strerror or exc}", Source(path, 0)) from None
     values: list[Any]

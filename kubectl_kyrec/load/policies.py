@@ -319,6 +319,17 @@ class _Reader:
             raise self.fail(path, f"expected a boolean, got {_type_name(value)}")
         return value
 
+    def selector(self, value: Any, path: str) -> Mapping[str, Any]:
+        """A metav1.LabelSelector: its shape is checked here so matching never meets a wrong one."""
+        m = self.mapping(value, path)
+        self.mapping(m.get("matchLabels"), f"{path}.matchLabels")
+        for i, expr in enumerate(self.seq(m.get("matchExpressions"), f"{path}.matchExpressions")):
+            e = self.mapping(expr, f"{path}.matchExpressions[{i}]")
+            self.string(e.get("key"), f"{path}.matchExpressions[{i}].key", required=True)
+            self.string(e.get("operator"), f"{path}.matchExpressions[{i}].operator", required=True)
+            self.seq(e.get("values"), f"{path}.matchExpressions[{i}].values")
+        return m
+
     def strings(self, value: Any, path: str) -> tuple[str, ...]:
         return tuple(self.string(v, f"{path}[{i}]", required=True)
                      for i, v in enumerate(self.seq(value, path)))
@@ -374,8 +385,8 @@ class _Reader:
         return MatchResources(
             resource_rules=self.rules(m.get("resourceRules"), f"{path}.resourceRules"),
             exclude_resource_rules=self.rules(m.get("excludeResourceRules"), f"{path}.excludeResourceRules"),
-            namespace_selector=self.mapping(ns_sel, f"{path}.namespaceSelector") if ns_sel is not None else None,
-            object_selector=self.mapping(obj_sel, f"{path}.objectSelector") if obj_sel is not None else None,
+            namespace_selector=self.selector(ns_sel, f"{path}.namespaceSelector") if ns_sel is not None else None,
+            object_selector=self.selector(obj_sel, f"{path}.objectSelector") if obj_sel is not None else None,
             match_policy=self.string(m.get("matchPolicy"), f"{path}.matchPolicy") or "Equivalent",
             raw=m)
 

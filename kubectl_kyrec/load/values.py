@@ -58,7 +58,8 @@ def parse_values_object(obj: Mapping[str, Any], source: Source | None) -> Values
     if "userInfo" in request:
         if not isinstance(request["userInfo"], Mapping):
             raise InputError("values: request.userInfo must be a mapping", source)
-        user_info = dict(request["userInfo"])
+        user_info = _checked_user_info(request["userInfo"], "request.userInfo", source)
+    _check_policy_values(obj.get("policies"), source)
     namespaces = []
     for i, ns in enumerate(obj.get("namespaces") or []):
         meta = ns.get("metadata") if isinstance(ns, Mapping) else None
@@ -93,7 +94,45 @@ def parse_user_info(doc: Document) -> dict[str, Any]:
     user = doc.obj.get("userInfo") or {}
     if not isinstance(user, Mapping):
         raise InputError("userinfo: userInfo must be a mapping", doc.source)
+    return _checked_user_info(user, "userInfo", doc.source)
+
+
+def _checked_user_info(user: Mapping[str, Any], where: str, source: Source | None) -> dict[str, Any]:
+    """An authenticationv1.UserInfo: the fields matching and CEL's `request.userInfo` read, in the types
+    Kyverno's CLI decodes them into (a wrong one fails its decoding)."""
+    for key in ("username", "uid"):
+        if user.get(key) is not None and not isinstance(user[key], str):
+            raise InputError(f"values: {where}.{key} must be a string", source)
+    groups = user.get("groups")
+    if groups is not None and not (isinstance(groups, list) and all(isinstance(g, str) for g in groups)):
+        raise InputError(f"values: {where}.groups must be a list of strings", source)
+    extra = user.get("extra")
+    if extra is not None and not (isinstance(extra, Mapping) and all(isinstance(v, list) for v in extra.values())):
+        raise InputError(f"values: {where}.extra must map names to lists of strings", source)
     return dict(user)
+
+
+def _check_policy_values(policies: Any, source: Source | None) -> None:
+    """`policies: [{name, rules: [{name, values}], resources: [{name, values}]}]`: only ClusterPolicy
+    variables read them, but a wrong shape is refused whatever the policies, as Kyverno's CLI does."""
+    if policies is None:
+        return
+    if not isinstance(policies, list):
+        raise InputError("values: policies must be a list", source)
+    for i, entry in enumerate(policies):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            raise InputError(f"values: policies[{i}] needs a name", source)
+        for part in ("rules", "resources"):
+            items = entry.get(part)
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                raise InputError(f"values: policies[{i}].{part} must be a list", source)
+            for j, item in enumerate(items):
+                if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+                    raise InputError(f"values: policies[{i}].{part}[{j}] needs a name", source)
+                if item.get("values") is not None and not isinstance(item["values"], Mapping):
+                    raise InputError(f"values: policies[{i}].{part}[{j}].values must be a mapping", source)
 
 
 def parse_values(docs: Sequence[Document]) -> Values:

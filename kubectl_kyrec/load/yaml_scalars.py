@@ -62,11 +62,16 @@ def _go_int(text: str) -> int | None:
     if m is None:
         return None
     sign, digits = m.groups()
-    if len(digits) > 1 and digits[0] == "0":
-        base = {"x": 16, "X": 16, "b": 2, "B": 2, "o": 8, "O": 8}.get(digits[1])
-        value = int(digits[2:], base) if base else int(digits[1:], 8)
-    else:
-        value = int(digits)
+    try:
+        if len(digits) > 1 and digits[0] == "0":
+            base = {"x": 16, "X": 16, "b": 2, "B": 2, "o": 8, "O": 8}.get(digits[1])
+            value = int(digits[2:], base) if base else int(digits[1:], 8)
+        else:
+            value = int(digits)
+    except ValueError:
+        # more digits than Python converts (sys.get_int_max_str_digits): far beyond float64, where
+        # go-yaml's ParseFloat overflows too and keeps the text as a string (the float path says so)
+        return None
     return -value if sign == "-" else value
 
 
@@ -81,7 +86,12 @@ def resolve_plain(text: str) -> Any:
         number = _go_int(plain)
         if number is not None:
             # uint64 and big ints pass through JSON as numbers Kubernetes can only hold as float64.
-            return number if _INT64_MIN <= number <= _INT64_MAX else float(number)
+            if _INT64_MIN <= number <= _INT64_MAX:
+                return number
+            try:
+                return float(number)
+            except OverflowError:   # beyond float64: go-yaml's ParseFloat fails and keeps the text
+                return text
         if _GO_FLOAT.match(plain):
             f = float(plain)
             # Go's ParseFloat fails on overflow, and go-yaml then keeps the text as a string.

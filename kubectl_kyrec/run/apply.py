@@ -72,8 +72,13 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
     """Read the cluster, diff, and plan; nothing is written."""
     from kubectl_kyrec.run.diff import evaluation_notices, run_downstreams
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
+    from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
 
     inputs = source.read()
+    # as diff does: a mistyped --policy-name or --kind is refused, not a plan that silently does nothing
+    check_policy_names(options.policy_names, inputs.policies)
+    if options.kinds:
+        options = replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     result = ApplyResult(Plan(()), notices=[str(n) for n in inputs.notices])
     complete = options.all_policies or source.policies_from_cluster
     outcome, result.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,

@@ -16,7 +16,7 @@ from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
-from kubectl_kyrec.model import Document, Notice
+from kubectl_kyrec.model import Document, Notice, Source
 
 
 @dataclass
@@ -110,8 +110,9 @@ class FileSource:
         if self.context_path:
             ctx_docs = _docs([self.context_path])
             if len(ctx_docs) != 1 or ctx_docs[0].kind != "Context":
-                raise InputError("--context-file: expected one cli.kyverno.io/v1alpha1 Context document",
-                                 ctx_docs[0].source if ctx_docs else None)
+                found = f"{len(ctx_docs)} documents" if len(ctx_docs) != 1 else f"a {ctx_docs[0].kind}"
+                raise InputError(f"--context-file: expected one cli.kyverno.io/v1alpha1 Context document, found "
+                                 f"{found}", ctx_docs[0].source if ctx_docs else Source(self.context_path))
             context = ctx_docs[0].obj
         if self.policy_paths and not policies.has_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"

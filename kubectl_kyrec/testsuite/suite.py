@@ -367,6 +367,11 @@ def load_suite(suite: TestSuite, loader: DocumentLoader | None = None) -> Loaded
 
 def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> None:
     def docs(paths: Sequence[str]) -> list[Document]:
+        for p in paths:
+            # a file the test names that is not there is the test file's mistake: point at the test
+            if not os.path.exists(suite.resolve(p)):
+                raise InputError(f"{p}: no such file or directory (the test names it; looked for "
+                                 f"{suite.resolve(p)})", suite.source)
         return load([suite.resolve(p) for p in paths]) if paths else []
 
     if not suite.policies:
