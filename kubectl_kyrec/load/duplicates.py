@@ -11,13 +11,18 @@ from collections.abc import Callable, Iterable
 
 from kubectl_kyrec.model import Document, Notice
 
+CLI_RULE = "as Kyverno's CLI does"
+# policies and exceptions too: a cluster holds one object of a kind and name, so one given twice is evaluated
+# once (kyrec's rule: its results would otherwise count twice)
+POLICY_RULE = "a cluster holds one object of a kind and name"
 
-def first_of_each(docs: Iterable[Document], namespaced: Callable[[Document], bool | None] | None = None
-                  ) -> tuple[list[Document], list[Notice]]:
+
+def first_of_each(docs: Iterable[Document], namespaced: Callable[[Document], bool | None] | None = None,
+                  *, what: str = "resource", why: str = CLI_RULE) -> tuple[list[Document], list[Notice]]:
     """(the documents without repeats, one notice per repeat at its file:line).
 
     `namespaced`: whether a document's kind is namespaced (None: unknown, taken as namespaced); a
-    cluster-scoped object is keyed without a namespace."""
+    cluster-scoped object is keyed without a namespace. `what`/`why`: the notice's words."""
     first: dict[tuple[str, str, str, str], Document] = {}
     uniques: list[Document] = []
     notices: list[Notice] = []
@@ -32,6 +37,6 @@ def first_of_each(docs: Iterable[Document], namespaced: Callable[[Document], boo
             uniques.append(doc)
             continue
         where = f"{namespace}/{doc.name}" if namespace else doc.name
-        notices.append(Notice(f"duplicate resource {doc.kind} {where} ignored: the first one, at {kept.source}, "
-                              "is used (as Kyverno's CLI does)", doc.source))
+        notices.append(Notice(f"duplicate {what} {doc.kind} {where} ignored: the first one, at {kept.source}, "
+                              f"is used ({why})", doc.source))
     return uniques, notices

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
-from kubectl_kyrec.load.duplicates import first_of_each
+from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
 from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice, Source
@@ -85,14 +85,20 @@ class FileSource:
         for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
             if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
                 kinds.add_crd(doc.obj, source=doc.source)
-        policies = classify([item.document for item in files.documents], lines)
-        # manifests given with -r may carry policies too (a directory of everything): sort them out
-        policies.extend(classify([d for d in resource_docs if _is_policy_kind(d)]))
         # the same object twice (in one file or across several): the first counts, as in `kyverno test`
         def namespaced(doc: Document) -> bool | None:
             return kinds.is_namespaced(doc.api_version, doc.kind)
 
+        # manifests given with -r may carry policies too (a directory of everything): sorted out beside -p's
+        named_docs = [item.document for item in files.documents]
+        manifest_policies = [d for d in resource_docs if _is_policy_kind(d)]
+        kept, policy_repeats = first_of_each([*named_docs, *manifest_policies], namespaced, what="policy document",
+                                             why=POLICY_RULE)
+        once = {id(d) for d in kept}
+        policies = classify([d for d in named_docs if id(d) in once], lines)
+        policies.extend(classify([d for d in manifest_policies if id(d) in once]))
         resources, notices = first_of_each([doc for doc in resource_docs if not _is_policy_kind(doc)], namespaced)
+        notices[:0] = policy_repeats
         # state files that overlap (two captures of one cluster) follow the same rule
         state, state_repeats = state.first_of_each(namespaced)
         notices.extend(state_repeats)
