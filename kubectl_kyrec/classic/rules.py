@@ -88,7 +88,7 @@ class ClassicEvaluator:
         self._pss_memo: ChecksMemo = {}
         self.errors: list[InputError] = []        # policies that do not compile (the field's path kept)
         self.notices: list[Notice] = []
-        self._noticed: set[tuple[str, str]] = set()
+        self._noticed: dict[tuple[str, str], Notice] = {}     # by (policy, rule): one notice each
         self.compiled: list[_Compiled] = []
         for policy in policies:
             c = _Compiled(policy)
@@ -420,9 +420,21 @@ class ClassicEvaluator:
     def _notice(self, policy: ClassicPolicy, rule: ClassicRule, text: str) -> None:
         key = (policy.meta.key, rule.name)
         if key not in self._noticed:
-            self._noticed.add(key)
-            self.notices.append(Notice(f"{policy.meta.kind} {policy.meta.key!r} rule {rule.name!r}: {text}",
-                                       policy.meta.source))
+            notice = Notice(f"{policy.meta.kind} {policy.meta.key!r} rule {rule.name!r}: {text}",
+                            policy.meta.source)
+            self._noticed[key] = notice
+            self.notices.append(notice)
+
+    def noticed(self) -> list[tuple[tuple[str, str], Notice]]:
+        """The notices given so far, with their keys (what a worker process hands back)."""
+        return list(self._noticed.items())
+
+    def merge_noticed(self, noticed: Sequence[tuple[tuple[str, str], Notice]]) -> None:
+        """Notices a worker gave on later subjects: each key's first one, as evaluating here would keep."""
+        for key, notice in noticed:
+            if key not in self._noticed:
+                self._noticed[key] = notice
+                self.notices.append(notice)
 
     def _result(self, policy: ClassicPolicy, rule: ClassicRule, sctx: SubjectContext, response: Response,
                 properties: Mapping[str, str]) -> Result:

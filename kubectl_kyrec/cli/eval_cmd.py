@@ -11,10 +11,12 @@ from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
     handle_errors,
+    jobs_flag,
     kubectl_flags,
     parse_now,
     parse_outputs,
     parse_selector,
+    resolve_jobs,
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
@@ -58,6 +60,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               help="Table: list passing and skipped results too (by default they are counted, not listed).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
+@jobs_flag
 @ci_flags
 @kubectl_flags
 @handle_errors
@@ -68,7 +71,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
-                 base_policy_paths: tuple[str, ...], show_all: bool, exit_code_flag: bool,
+                 base_policy_paths: tuple[str, ...], show_all: bool, exit_code_flag: bool, jobs: int,
                  **kube: object) -> None:
     """Evaluate policies against resources offline.
 
@@ -116,7 +119,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
                              base_policy_paths=base_policy_paths, json_paths=json_paths,
-                             http_paths=http_paths, envoy_paths=envoy_paths)
+                             http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
     for notice in run.notices:

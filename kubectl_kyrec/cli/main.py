@@ -170,7 +170,14 @@ def main() -> None:
         from kubectl_kyrec.cli.completion_cmd import register_adapters
 
         register_adapters()
-    cli(prog_name=prog_name(), complete_var="_KUBECTL_KYREC_COMPLETE")
+    import kubectl_kyrec.cli.quick_exit as quick_exit
+
+    quick_exit.enable()
+    try:
+        cli(prog_name=prog_name(), complete_var="_KUBECTL_KYREC_COMPLETE")
+    except SystemExit as exc:
+        quick_exit.leave(exc.code)
+    quick_exit.leave(0)
 
 
 def complete() -> None:

@@ -6,6 +6,10 @@ No files, no network, no printing: everything comes in as loaded documents and g
 from __future__ import annotations
 
 import datetime
+import functools
+import marshal
+import os
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -15,6 +19,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
+from kubectl_kyrec.evaluate.fan_out import fan_out
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
@@ -27,7 +32,7 @@ from kubectl_kyrec.evaluate.validating import (
 from kubectl_kyrec.expect.reports import WGPOLICY, expected_reports, reportable
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject
+from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Source, Subject, new_result
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
@@ -50,6 +55,8 @@ class EvalOptions:
     # evaluation modes whose payloads the caller evaluates (JSON with --json/jsonPayloads): no notice for them
     payload_modes: tuple[str, ...] = ()
     classic: Any = None         # classic.rules.ClassicOptions (values, mocks, roles); None: the state answers
+    # processes the subjects are evaluated in (evaluate/fan_out.py), for runs of PARALLEL_PAIRS pairs or more
+    jobs: int = 1
 
 
 @dataclass
@@ -72,6 +79,15 @@ class EvalOutcome:
             assert self.now is not None
             self._reports = expected_reports(self.pairs, self.now, self.report_api)
         return self._reports
+
+
+# below this many (subject, policy) pairs a second process costs more than it saves (forking a process
+# of a few hundred MiB and shipping its results back take some 20 ms)
+PARALLEL_PAIRS = 20_000
+
+# one slice of the subjects, evaluated: its (result, reportable) pairs, the classic notices it raised (with
+# their keys) and how many subjects it held
+_Slice = tuple[list[tuple[Result, bool]], list[tuple[Any, Notice]], int]
 
 
 def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
@@ -119,9 +135,6 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     subject_set = make_subjects(resources, kinds, uid_from=uids)
     out.notices.extend(subject_set.notices)
     namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
-    pairs: list[tuple[Result, bool]] = []
-    # which policies can apply depends on the request's kind and operation only: decide it once per kind
-    by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
     for subject in subject_set.subjects:
         if options.kinds and subject.ref.kind not in options.kinds:
             continue
@@ -129,32 +142,51 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         if options.selector is not None and not matches_selector(options.selector, labels):
             continue
         out.subjects.append(subject)
-        if on_subject is not None:
-            on_subject(subject)
-        request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
-                                operation=options.operation, user_info=options.user_info)
-        ns_obj = None
-        if request.namespace and subject.namespaced:
-            ns_obj = namespace_object(request.namespace, namespaces)
-        ctx = SubjectContext(subject, request, ns_obj)
-        key = (request.group, request.version, request.resource, request.subresource, request.operation,
-               bool(request.namespace))
-        if key not in by_kind:
-            by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
-        for cp, candidates in by_kind[key]:
-            disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
-            for result in evaluate_validating(cp, ctx, candidates):
-                out.results.append(result)
-                pairs.append((result, reportable(result, cp.policy.background, disabled)))
-        for ap in admission:
-            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
-                                       params=options.vap_params):
-                out.results.append(result)
-                pairs.append((result, reportable(result, True, False)))
+    # which policies can apply depends on the request's kind and operation only: decide it once per kind
+    by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
+    parent = os.getpid()
+
+    def evaluate_slice(subjects: Sequence[Subject]) -> _Slice:
+        pairs: list[tuple[Result, bool]] = []
+        tick = on_subject if os.getpid() == parent else None    # a worker's progress is told on its return
+        for subject in subjects:
+            if tick is not None:
+                tick(subject)
+            request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                                    operation=options.operation, user_info=options.user_info)
+            ns_obj = None
+            if request.namespace and subject.namespaced:
+                ns_obj = namespace_object(request.namespace, namespaces)
+            ctx = SubjectContext(subject, request, ns_obj)
+            key = (request.group, request.version, request.resource, request.subresource, request.operation,
+                   bool(request.namespace))
+            if key not in by_kind:
+                by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
+            for cp, candidates in by_kind[key]:
+                disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
+                for result in evaluate_validating(cp, ctx, candidates):
+                    pairs.append((result, reportable(result, cp.policy.background, disabled)))
+            for ap in admission:
+                for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                           params=options.vap_params):
+                    pairs.append((result, reportable(result, True, False)))
+            if classic is not None:
+                pairs.extend(classic.evaluate(ctx))
+        return pairs, (classic.noticed() if classic is not None else []), len(subjects)
+
+    evaluators = len(compiled) + len(admission) + (len(classic.compiled) if classic is not None else 0)
+    jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
+    slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
+                     decode=functools.partial(_decode_slice, out.subjects))
+    pairs = slices[0][0]
+    for more, noticed, _ in slices[1:]:
+        pairs.extend(more)
         if classic is not None:
-            for result, ok in classic.evaluate(ctx):
-                out.results.append(result)
-                pairs.append((result, ok))
+            classic.merge_noticed(noticed)
+    if on_subject is not None and len(slices) > 1:
+        for subject in out.subjects[slices[0][2]:]:      # the workers' subjects, told now
+            on_subject(subject)
+    out.results = [r for r, _ in pairs]
     if classic is not None:
         out.notices.extend(classic.notices)
     out.pairs = pairs
@@ -173,3 +205,72 @@ def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Ki
     sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
     return ClassicEvaluator(selected, policies.classic_exceptions, state=state, envs=envs, now=options.now,
                             sources=sources, options=classic)
+
+
+# A worker's slice crosses the pipe as plain tuples through marshal: pickle spends about 10 us on each
+# Result (its dataclass reduction runs in Python), as much as evaluating it did. Objects the worker shared
+# (a subject's Ref, a policy's properties) are written once and shared again on the way back.
+_MARSHAL, _PICKLE = b"m", b"p"
+
+
+def _encode_slice(answer: _Slice) -> bytes:
+    pairs, noticed, count = answer
+    refs: dict[int, tuple[Any, ...]] = {}
+    sources: dict[int, tuple[str, int] | None] = {id(None): None}
+    props: dict[int, dict[str, str]] = {}
+
+    def source(value: Source | None) -> tuple[str, int] | None:
+        found = sources.get(id(value), False)
+        if found is False:
+            assert value is not None
+            found = sources[id(value)] = (value.file, value.line)
+        return found        # type: ignore[return-value]
+
+    rows = []
+    for r, ok in pairs:
+        ref = r.subject
+        ref_row = refs.get(id(ref))
+        if ref_row is None:
+            ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
+        properties = props.get(id(r.properties))
+        if properties is None:
+            properties = props[id(r.properties)] = dict(r.properties)
+        rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
+                     properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
+                     ok))
+    notices = [(key, n.message, source(n.source)) for key, n in noticed]
+    try:
+        return _MARSHAL + marshal.dumps((rows, notices, count))
+    except ValueError:      # a str subclass somewhere (marshal takes exact types only)
+        return _PICKLE + pickle.dumps((rows, notices, count), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _decode_slice(subjects: Sequence[Subject], blob: bytes) -> _Slice:
+    rows, notices, count = (marshal.loads if blob[:1] == _MARSHAL else pickle.loads)(blob[1:])
+    # the subjects' own Ref and Source objects, as the results of a slice evaluated here hold them
+    known_refs: dict[tuple[Any, ...], Ref] = {}
+    known_sources: dict[tuple[str, int], Source] = {}
+    for s in subjects:
+        r = s.ref
+        known_refs[(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic)] = r
+        if s.source is not None:
+            known_sources[(s.source.file, s.source.line)] = s.source
+    refs: dict[int, Ref] = {}
+    sources: dict[int, Source | None] = {id(None): None}
+
+    def source(row: tuple[str, int] | None) -> Source | None:
+        found = sources.get(id(row), False)
+        if found is False:
+            assert row is not None
+            found = sources[id(row)] = known_sources.get(row) or Source(row[0], row[1])
+        return found        # type: ignore[return-value]
+
+    pairs = []
+    for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions, location,
+         policy_location, binding, ok) in rows:
+        ref = refs.get(id(ref_row))
+        if ref is None:
+            ref = refs[id(ref_row)] = known_refs.get(ref_row) or Ref(*ref_row)
+        pairs.append((new_result(policy, kind, rule, status, message, ref, scored, category, severity, properties,
+                                 actions, source(location), source(policy_location), binding), ok))
+    return pairs, [(key, Notice(message, source(at))) for key, message, at in notices], count

@@ -71,11 +71,17 @@ def fit_rows(headers: Sequence[str], rows: Sequence[Sequence[Any]], cuttable: Ma
     while cap > 0 and used(cap) > width:
         cap -= 1
     limits = {i: max(least[i], min(widths[i], cap)) for i in cuttable}
+    # the same cell text recurs down a column (a policy's name on each of its rows): cut each text once
+    cuts: list[tuple[int, Any, int, dict[str, str]]] = [(i, _CUT[mode], limits[i], {}) for i, mode in cuttable.items()]
     out = []
     for row in rows:
         cells = list(row)
-        for i, mode in cuttable.items():
-            cells[i] = _CUT[mode](str(cells[i]), limits[i])
+        for i, cut, limit, done in cuts:
+            text = str(cells[i])
+            cut_text = done.get(text)
+            if cut_text is None:
+                cut_text = done[text] = cut(text, limit)
+            cells[i] = cut_text
         out.append(cells)
     return out
 

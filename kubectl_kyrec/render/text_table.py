@@ -20,11 +20,14 @@ def write_rows(stream: TextIO, headers: Sequence[str], rows: Sequence[Sequence[s
             if len(cell) > widths[i]:
                 widths[i] = len(cell)
     last = len(headers) - 1
+    # one format for every line (str.format pads in C): text left, `right` columns right, the last
+    # column unpadded; trailing spaces stripped after
+    fmt = "  ".join("{}" if i == last and i not in right else f"{{:{'>' if i in right else '<'}{w}}}"
+                    for i, w in enumerate(widths))
+    render = fmt.format
 
     def line(cells: Sequence[str]) -> str:
-        parts = [cell.rjust(widths[i]) if i in right else (cell if i == last else cell.ljust(widths[i]))
-                 for i, cell in enumerate(cells)]
-        return "  ".join(parts).rstrip() + "\n"
+        return render(*cells).rstrip() + "\n"
 
     stream.write(line(headers))
     out: list[str] = []

@@ -38,6 +38,7 @@ class EvalRunOptions:
     json_paths: tuple[str, ...] = ()        # payloads for JSON-mode ValidatingPolicies (`--json`)
     http_paths: tuple[str, ...] = ()        # check requests for HTTP-mode ones (`--http-payload`)
     envoy_paths: tuple[str, ...] = ()       # and for Envoy-mode ones (`--envoy-payload`)
+    jobs: int = 1                           # processes to evaluate in (`--jobs`)
 
 
 @dataclass
@@ -123,7 +124,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                report_api=options.report_api,
                                payload_modes=(("JSON",) if options.json_paths else ())
                                + (("HTTP",) if options.http_paths else ())
-                               + (("Envoy",) if options.envoy_paths else ()))
+                               + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject)

@@ -209,3 +209,53 @@ def test_a_closed_pipe_is_not_a_clean_exit() -> None:
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == int(ExitCode.BROKEN_PIPE) == 141
     assert err == b""
+
+
+def _console(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
+    """The console command's own entry point (`main`, which leaves through quick_exit), in a new process."""
+    code = f"import sys\n{prelude}\nsys.argv = ['kubectl-kyrec', *sys.argv[1:]]\n" \
+           "from kubectl_kyrec.cli.main import main\nmain()\n"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_the_console_command_writes_everything_before_it_leaves(tmp_path: Path) -> None:
+    # it leaves with os._exit (the run is not taken apart first): output flushed, files whole, atexit run
+    junit = tmp_path / "results.xml"
+    done = _console("eval", "-p", POLICIES, "-r", RESOURCES, "-o", "json", "-o", f"junit={junit}",
+                    prelude="import atexit\natexit.register(lambda: sys.stderr.write('atexit ran\\n'))")
+    assert done.returncode == int(ExitCode.FINDINGS)
+    doc = json.loads(done.stdout)
+    assert doc["summary"]["fail"] == 2 and len(doc["results"]) == sum(doc["summary"].values())
+    import xml.etree.ElementTree as ET
+
+    assert ET.parse(junit).getroot().tag == "testsuites"
+    assert done.stderr.splitlines()[-1] == "atexit ran"
+    usage = _console("eval", "-p", POLICIES)
+    assert usage.returncode == int(ExitCode.USAGE) and usage.stderr.startswith("error: eval needs resources")
+
+
+def test_jobs_must_not_be_negative() -> None:
+    code, _, err = run("eval", "-p", POLICIES, "-r", RESOURCES, "--jobs", "-1")
+    assert code == int(ExitCode.USAGE)
+    assert "--jobs must be 0 (one per CPU) or more, not -1" in err
+
+
+def test_two_processes_print_what_one_prints(tmp_path: Path) -> None:
+    # 2 policies x 10,000 Pods: past the 20,000 pairs at which evaluation is split across processes
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"p{i}", "namespace": f"ns{i % 7}", "uid": f"00000000-0000-4000-8000-{i:012d}",
+                          **({"labels": {"owner": "me"}} if i % 3 else {})},
+             "spec": {"containers": [{"name": "c", "image": "nginx",
+                                      **({"resources": {"limits": {"memory": f"{i % 4}Gi"}}} if i % 5 else {})}]}}
+            for i in range(10_000)]
+    state = tmp_path / "pods.json"
+    state.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}, indent=4))
+    outs = {}
+    for jobs in ("1", "2"):
+        done = _console("eval", "-p", POLICIES, "--state", str(state), "-o", "json", "--now",
+                        "2026-11-29T00:00:00Z", "--jobs", jobs)
+        assert done.returncode == int(ExitCode.FINDINGS), done.stderr
+        outs[jobs] = done.stdout
+    assert outs["1"] == outs["2"]
+    summary = json.loads(outs["2"])["summary"]
+    assert summary["fail"] > 5_000 and summary["pass"] > 5_000

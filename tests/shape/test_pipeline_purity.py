@@ -50,7 +50,8 @@ def test_only_the_adapter_imports_the_engine() -> None:
 
 
 CLI_SHARED = ("kubectl_kyrec.cli.common", "kubectl_kyrec.cli.main", "kubectl_kyrec.cli.ci_outputs",
-              "kubectl_kyrec.cli.terminal", "kubectl_kyrec.cli.external_diff", "kubectl_kyrec.cli.output_targets")
+              "kubectl_kyrec.cli.terminal", "kubectl_kyrec.cli.external_diff", "kubectl_kyrec.cli.output_targets",
+              "kubectl_kyrec.cli.quick_exit")
 
 
 @pytest.mark.parametrize("path", _modules("cli"), ids=lambda p: f"cli/{p.name}")

@@ -1,0 +1,183 @@
+"""Evaluation split across forked processes (evaluate/fan_out.py): the same answers, in the same order, as
+one process gives; a worker's failure is an error, never a silently shorter answer."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import kubectl_kyrec.evaluate.pipeline as pipeline
+from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.evaluate.fan_out import WorkerError, can_fork, fan_out, slices
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.load.documents import load_documents
+from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.model import Document
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="fork is unavailable here, or other threads run")
+
+
+@pytest.mark.parametrize(("count", "parts"), [(0, 2), (1, 2), (2, 2), (7, 3), (10_000, 2), (10_000, 8), (5, 8)])
+def test_slices_cover_every_item_once_in_order(count: int, parts: int) -> None:
+    got = slices(count, parts)
+    assert [i for r in got for i in r] == list(range(count))
+    assert len(got) == max(1, min(parts, count))
+    if len(got) > 1:
+        # this process takes the first and a little more than the others (it does not encode)
+        assert all(len(got[0]) >= len(r) for r in got[1:])
+        assert max(len(r) for r in got[1:]) - min(len(r) for r in got[1:]) <= 1
+
+
+def _squares_with_pids(items: Any) -> list[tuple[int, int]]:
+    return [(i * i, os.getpid()) for i in items]
+
+
+def _encode(answer: list[tuple[int, int]]) -> bytes:
+    return repr(answer).encode()
+
+
+def _decode(blob: bytes) -> list[tuple[int, int]]:
+    import ast
+
+    return list(ast.literal_eval(blob.decode()))
+
+
+@needs_fork
+def test_workers_answer_in_slice_order_from_other_processes() -> None:
+    answers = fan_out(list(range(101)), _squares_with_pids, jobs=3, encode=_encode, decode=_decode)
+    assert len(answers) == 3
+    assert [v for part in answers for v, _ in part] == [i * i for i in range(101)]
+    pids = [{pid for _, pid in part} for part in answers]
+    assert pids[0] == {os.getpid()}
+    assert len(pids[1]) == 1 and len(pids[2]) == 1
+    assert len(pids[0] | pids[1] | pids[2]) == 3          # three processes did the work
+
+
+def test_one_job_runs_in_this_process() -> None:
+    answers = fan_out(list(range(5)), _squares_with_pids, jobs=1, encode=_encode, decode=_decode)
+    assert answers == [[(i * i, os.getpid()) for i in range(5)]]
+
+
+def _fails_outside_the_parent(parent: int) -> Any:
+    def work(items: Any) -> list[tuple[int, int]]:
+        if os.getpid() != parent:
+            raise ValueError("cannot evaluate item 7")
+        return _squares_with_pids(items)
+    return work
+
+
+@needs_fork
+def test_a_worker_exception_is_an_error_naming_it() -> None:
+    with pytest.raises(WorkerError, match="ValueError: cannot evaluate item 7"):
+        fan_out(list(range(10)), _fails_outside_the_parent(os.getpid()), jobs=2, encode=_encode, decode=_decode)
+
+
+@needs_fork
+def test_a_worker_that_dies_is_an_error() -> None:
+    parent = os.getpid()
+
+    def work(items: Any) -> list[tuple[int, int]]:
+        if os.getpid() != parent:
+            os._exit(9)
+        return _squares_with_pids(items)
+
+    with pytest.raises(WorkerError, match="ended without an answer .exit code 9"):
+        fan_out(list(range(10)), work, jobs=2, encode=_encode, decode=_decode)
+
+
+# ---- the pipeline: two processes give what one gives ---------------------------------------------------------
+
+_VERIFY_IMAGES = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: verify-signed}
+spec:
+  background: true
+  rules:
+    - name: check-signature
+      match: {any: [{resources: {kinds: [Pod]}}]}
+      verifyImages:
+        - imageReferences: ["*"]
+          attestors: [{entries: [{keys: {publicKeys: "-----BEGIN PUBLIC KEY-----"}}]}]
+"""
+
+
+def _many(resources: list[Document], copies: int) -> list[Document]:
+    """`copies` renamed copies of each resource, each with a uid of its own."""
+    out = []
+    for n in range(copies):
+        for i, doc in enumerate(resources):
+            obj = copy.deepcopy(doc.obj)
+            meta = obj.setdefault("metadata", {})
+            meta["name"] = f"{meta.get('name', 'x')}-{n}"
+            meta["uid"] = f"00000000-0000-4000-8000-{n * 100 + i:012d}"
+            out.append(Document(obj, doc.source))
+    return out
+
+
+def _evaluate(policies: Any, resources: list[Document], jobs: int) -> Any:
+    return run_eval(policies, resources, resources, kinds=KindTable(),
+                    libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
+                    options=EvalOptions(now=NOW, jobs=jobs))
+
+
+@needs_fork
+def test_the_pipeline_gives_the_same_results_and_notices_in_two_processes(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "verify.yaml").write_text(_VERIFY_IMAGES)
+    policy_paths = [ROOT / "testdata/examples/policies", ROOT / "testdata/eval/runtime-errors/policies.yaml",
+                    ROOT / "testdata/classic/validate/policies.yaml", tmp_path / "verify.yaml"]
+    policies = classify(load_documents([str(p) for p in policy_paths])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources"),
+                                      str(ROOT / "testdata/eval/runtime-errors/resources.yaml"),
+                                      str(ROOT / "testdata/classic/validate/resources.yaml")]), 40)
+    sliced: list[int] = []
+
+    def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
+        answers = fan_out(*args, **kwargs)
+        sliced.append(len(answers))
+        return answers
+
+    monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    alone = _evaluate(policies, resources, jobs=1)
+    split = _evaluate(policies, resources, jobs=2)
+    assert sliced == [1, 2]
+    assert len(alone.results) > 400
+    assert {r.result for r in alone.results} >= {"pass", "fail", "error"}
+    assert split.results == alone.results
+    assert [ok for _, ok in split.pairs] == [ok for _, ok in alone.pairs]
+    assert split.subjects == alone.subjects
+    # the verifyImages notices (the rule's and its autogen rule's), raised in both processes, given once each
+    assert [str(n) for n in split.notices] == [str(n) for n in alone.notices]
+    told = [str(n) for n in split.notices if "verifyImages" in str(n)]
+    assert len(told) == 2 and len(set(told)) == 2
+    # the results name the subjects' own refs and locations, as one process's do
+    refs = {id(s.ref) for s in split.subjects}
+    assert all(id(r.subject) in refs for r in split.results)
+
+
+@needs_fork
+def test_small_runs_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = load_documents([str(ROOT / "testdata/examples/resources")])
+    sliced: list[int] = []
+
+    def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
+        answers = fan_out(*args, **kwargs)
+        sliced.append(len(answers))
+        return answers
+
+    monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
+    _evaluate(policies, resources, jobs=8)
+    assert sliced == [1]
