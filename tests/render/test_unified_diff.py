@@ -102,3 +102,49 @@ def test_text_is_built_only_for_outputs_that_print_it(monkeypatch: pytest.Monkey
         assert result.exit_code == 1
         assert "v1.Secret.team-a.app-credentials" in calls, output
         calls.clear()
+
+
+# ---- an object's YAML: libyaml's emitter where it cannot differ from the pure-Python one -----------------
+
+_PIECES = ["yes", "off", "null", "~", "1", "1.0", "0x1f", "12:30", "2026-01-01", "a: b", "a #b", "-x", "x ",
+           "x\n", "x\ny\n", " x\ny", "x \ny", "it's", '"q"', "", "-", "?", "!x", "&a", "*a", "|", ".inf", "a,b",
+           "http://x.y", "plain words", "/path/to.yaml", "é", "\x85", "\u2028", "\t", "\x00", "x" * 30,
+           "a b c d e f g h", "ünï", "trailing ", "\\"]
+
+
+def _text(rng: Any) -> str:
+    roll = rng.random()
+    if roll < 0.4:
+        return str(rng.choice(_PIECES))
+    if roll < 0.7:
+        return " ".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12)))
+    return "".join(rng.choice("abc -:'\"\n#\\") for _ in range(rng.randint(0, 120)))
+
+
+def _value(rng: Any, depth: int = 0) -> Any:
+    roll = rng.random()
+    if depth > 4 or roll < 0.5:
+        return rng.choice([_text(rng), rng.randint(-5, 10**12), 1e16, 1.5, -0.0, True, False, None, _text(rng),
+                           b"bytes\x00"])
+    if roll < 0.75:
+        return {_text(rng): _value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+    return [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+
+
+def test_an_objects_text_is_the_pure_python_dumpers_whichever_emitter_wrote_it() -> None:
+    import random
+
+    import yaml
+
+    if unified._CObjectDumper is None:
+        pytest.skip("PyYAML was built without libyaml: every object goes through the pure-Python emitter")
+    rng = random.Random(11)
+    fast = 0
+    for _ in range(6000):
+        data = {"metadata": {"name": _text(rng)}, "spec": _value(rng)}
+        expected = yaml.dump(data, Dumper=unified._ObjectDumper, sort_keys=True, default_flow_style=False,
+                             allow_unicode=True)
+        assert unified.document(data, Layout.OBJECT) == expected, data
+        fast += unified._same_in_c(data) and not unified._FOLDABLE.search(expected)
+    # both paths were taken (a generator that never reached the fast one would prove nothing)
+    assert 1000 < fast < 5000
