@@ -11,7 +11,6 @@ writes the file.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -87,7 +86,7 @@ def parse_baseline(doc: Any, source: Source) -> list[BaselineEntry]:
 def apply_baseline(findings: Sequence[Finding], entries: Iterable[BaselineEntry], command: str) -> BaselineOutcome:
     """Mark the findings the baseline holds; list its entries (of this command) that no longer occur."""
     accepted = {e.key for e in entries if e.command == command}
-    marked = [dataclasses.replace(f, baselined=True) if f.is_finding and f.key in accepted else f
+    marked = [f._replace(baselined=True) if f.is_finding and f.key in accepted else f
               for f in findings]
     present = {f.key for f in findings if f.is_finding}
     fixed = sorted({e for e in entries if e.command == command and e.key not in present}, key=lambda e: e.key)

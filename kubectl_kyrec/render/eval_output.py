@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
-from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
+from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import (
     to_yaml,
@@ -18,6 +18,7 @@ from kubectl_kyrec.render.envelope import (
     write_yaml_document,
 )
 from kubectl_kyrec.render.text_table import write_rows
+from kubectl_kyrec.render.yaml_emit import SharedItems
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
@@ -54,22 +55,24 @@ class _ResultsJson:
         self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        refs: dict[Ref, dict[str, Any]] = {}
-        locations: dict[Source, dict[str, Any]] = {}
+        # by id, not by value: hashing a Ref or a Source runs dataclass code in Python, and the results
+        # keep every one alive while this runs
+        refs: dict[int, dict[str, Any]] = {}
+        locations: dict[int, dict[str, Any] | None] = {id(None): None}
         counts = self.counts
         for r in self.results:
             counts[r.result] = counts.get(r.result, 0) + 1
-            subject = refs.get(r.subject)
+            subject = refs.get(id(r.subject))
             if subject is None:
-                subject = refs[r.subject] = r.subject.to_json()
+                subject = refs[id(r.subject)] = r.subject.to_json()
             loc = r.location
-            location = None if loc is None else locations.get(loc)
-            if loc is not None and location is None:
-                location = locations[loc] = loc.as_location()
+            location = locations.get(id(loc), False)
+            if location is False:
+                location = locations[id(loc)] = loc.as_location()       # type: ignore[union-attr]
             ploc = r.policy_location
-            policy_location = None if ploc is None else locations.get(ploc)
-            if ploc is not None and policy_location is None:
-                policy_location = locations[ploc] = ploc.as_location()
+            policy_location = locations.get(id(ploc), False)
+            if policy_location is False:
+                policy_location = locations[id(ploc)] = ploc.as_location()      # type: ignore[union-attr]
             properties = r.properties
             # the encoders write a tuple as a list and a shared dict as it is: no copies
             yield {"policy": r.policy, "source": r.source, "rule": r.rule, "subject": subject,
@@ -92,7 +95,8 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = _ResultsJson(run.results)
-    yield "results", iter(results)
+    # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
+    yield "results", SharedItems(results)
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.iter_reports()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 # A string written plain must start with a letter, `_` or `/` (no indicator, no number, no date, no `.inf`),
@@ -120,10 +120,34 @@ def _key(key: Any) -> str:
     return scalar(key if type(key) is str else str(key))
 
 
-def emit(value: Any, out: list[str], indent: str = "") -> None:
+# a nested mapping or sequence's lines, by (id, indent), with the object kept alive so its id stays its own
+Blocks = dict[tuple[int, str], tuple[Any, list[str]]]
+_BLOCKS_MAX = 50_000
+
+
+def _nested(item: Any, out: list[str], indent: str, blocks: Blocks | None) -> None:
+    """emit(item) into `out`, from `blocks` when the same object was written at this indent before."""
+    if blocks is None:
+        emit(item, out, indent)
+        return
+    key = (id(item), indent)
+    found = blocks.get(key)
+    if found is None:
+        lines: list[str] = []
+        emit(item, lines, indent, blocks)
+        if len(blocks) >= _BLOCKS_MAX:
+            blocks.clear()
+        blocks[key] = (item, lines)
+    else:
+        lines = found[1]
+    out.extend(lines)
+
+
+def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = None) -> None:
     """Append the block YAML of a non-empty mapping or sequence (each line ends with a newline) to `out`.
 
-    `indent` is where its lines start. Scalars at the top are written as one line.
+    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: see
+    SharedItems (nested collections written once, their lines reused).
     """
     kind = type(value)
     # exact types first: isinstance against the Mapping ABC costs more than the rest of a line
@@ -146,11 +170,11 @@ def emit(value: Any, out: list[str], indent: str = "") -> None:
                 continue
             if kind is dict or isinstance(item, Mapping):
                 out.append(f"{indent}{_key(key)}:\n")
-                emit(item, out, indent + "  ")
+                _nested(item, out, indent + "  ", blocks)
             else:
                 # PyYAML's layout: a sequence under a key is not indented
                 out.append(f"{indent}{_key(key)}:\n")
-                emit(item, out, indent)
+                _nested(item, out, indent, blocks)
     elif (kind is list or isinstance(value, (list, tuple))) and value:
         scalars = _SCALARS
         for item in value:
@@ -160,11 +184,26 @@ def emit(value: Any, out: list[str], indent: str = "") -> None:
             else:
                 # the first line of the item goes after "- ", the rest indented to line up with it
                 start = len(out)
-                emit(item, out, indent + "  ")
+                _nested(item, out, indent + "  ", blocks)
                 out[start] = f"{indent}- {out[start][len(indent) + 2:]}"
     else:
         leaf = _leaf(value, indent)
         out.append(f"{indent}{leaf}\n")
+
+
+class SharedItems:
+    """Items written as a sequence whose nested mappings and sequences may be shared between items (one
+    subject's ref under each of its results) and are not changed once an item is yielded: the YAML
+    writer writes each shared one once and reuses its lines. Iterates as the items do (JSON takes them
+    as they are)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
 
 
 def to_yaml(value: Any) -> str:
@@ -174,13 +213,22 @@ def to_yaml(value: Any) -> str:
 
 
 def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object], *, chunk: int = 2000) -> int:
-    """`key:` and its sequence, item by item, in chunks of text; returns how many items were written."""
+    """`key:` and its sequence, item by item, in chunks of text; returns how many items were written.
+    SharedItems: their shared parts written once (see there)."""
     count = 0
     out: list[str] = []
+    blocks: Blocks | None = {} if isinstance(items, SharedItems) else None
     for item in items:
         if not count:
             write(f"{_key(key)}:\n")
-        emit([item], out)
+        # as emit([item]) writes it, the item itself not kept in `blocks` (each is a new one)
+        leaf = _leaf(item, "")
+        if leaf is not None:
+            out.append(f"- {leaf}\n")
+        else:
+            start = len(out)
+            emit(item, out, "  ", blocks)
+            out[start] = f"- {out[start][2:]}"
         count += 1
         if len(out) >= chunk:
             write("".join(out))

@@ -105,8 +105,7 @@ def test_baseline_state_when_a_baseline_was_used() -> None:
 
 
 def test_subject_with_odd_characters_stays_valid() -> None:
-    f = finding(message="bad: \"quotes\" and \n newline")
-    object.__setattr__(f, "subject", Ref("v1", "ConfigMap", "", "a b", "u"))
+    f = finding(message="bad: \"quotes\" and \n newline")._replace(subject=Ref("v1", "ConfigMap", "", "a b", "u"))
     assert sarif_errors(sarif.sarif_document([f])) == []
 
 
