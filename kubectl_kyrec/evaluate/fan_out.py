@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -133,3 +134,45 @@ def _status_text(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"signal {os.WTERMSIG(status)}"
     return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+class FileWorker:
+    """`work(file)` run in a forked child that writes into an unlinked temporary file; `join()` waits for it
+    and gives the file back, rewound. For output that is text in the end: a worker writing half of a large
+    document while this process writes the other half (a pipe would hold it back after 64 KiB, until this
+    process got round to reading)."""
+
+    def __init__(self, work: Callable[[BinaryIO], None]) -> None:
+        self.file: BinaryIO = tempfile.TemporaryFile()     # noqa: SIM115 - join() hands it on, open
+        read_end, write_end = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(read_end)
+            _child_file(work, self.file, write_end)
+        os.close(write_end)
+        self._errors = read_end
+
+    def join(self) -> BinaryIO:
+        with os.fdopen(self._errors, "rb") as errors:
+            text = errors.read()
+        _, status = os.waitpid(self.pid, 0)
+        if text or status:
+            self.file.close()
+            last = text.decode("utf-8", "replace").strip().splitlines()
+            raise WorkerError(f"output worker failed: {last[-1]}" if last
+                              else f"output worker {self.pid} ended with {_status_text(status)}")
+        self.file.seek(0)
+        return self.file
+
+
+def _child_file(work: Callable[[BinaryIO], None], file: BinaryIO, errors: int) -> None:
+    code = 0
+    try:
+        try:
+            work(file)
+            file.flush()
+        except BaseException:     # noqa: BLE001 - whatever it was, the parent must hear of it
+            code = 1
+            os.write(errors, traceback.format_exc().encode("utf-8", "replace"))
+    finally:
+        os._exit(code)

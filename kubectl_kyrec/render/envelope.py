@@ -15,6 +15,7 @@ from typing import Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.render import yaml_emit
+from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 orjson: Any
 try:
@@ -72,20 +73,34 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
     """A JSON array, item by item, laid out as `json.dumps(indent=2)` would inside a document.
 
     Items are encoded `chunk` at a time, as one array (`array_items`): one encoder call per chunk rather
-    than per item (a run writes hundreds of thousands of results).
+    than per item (a run writes hundreds of thousands of results). A large Sliced part is written by two
+    processes (render/sliced.py).
     """
+    if isinstance(items, Sliced) and items.split():
+        write("[\n")
+        count = write_in_halves(items, lambda part, out: _write_items(part, out, indent, chunk), write, ",\n")
+        write(f"\n{indent}]")
+        return count
+    write("[")
+    count = _write_items(items, write, indent, chunk, "\n")
+    write(f"\n{indent}]" if count else "]")
+    return count
+
+
+def _write_items(items: Iterable[Any], write: Callable[[str], object], indent: str, chunk: int,
+                 first: str = "") -> int:
+    """The array's items separated by `,` and a new line; `first` before the first one."""
     count = 0
     batch: list[Any] = []
     for item in items:
         batch.append(item)
         if len(batch) >= chunk:
-            write(("[\n" if not count else ",\n") + array_items(batch, indent))
+            write((first if not count else ",\n") + array_items(batch, indent))
             count += len(batch)
             batch.clear()
     if batch:
-        write(("[\n" if not count else ",\n") + array_items(batch, indent))
+        write((first if not count else ",\n") + array_items(batch, indent))
         count += len(batch)
-    write(f"\n{indent}]" if count else "[]")
     return count
 
 

@@ -17,8 +17,8 @@ from kubectl_kyrec.render.envelope import (
     write_json_document,
     write_yaml_document,
 )
+from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 from kubectl_kyrec.render.text_table import write_rows
-from kubectl_kyrec.render.yaml_emit import SharedItems
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
@@ -94,14 +94,15 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
     results were written, counted while writing them. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
 
-    results = _ResultsJson(run.results)
+    results = run.results
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
-    yield "results", SharedItems(results)
+    yield "results", Sliced(len(results), lambda start, stop: _ResultsJson(results[start:stop]), jobs=run.jobs,
+                            shared=True)
     yield "downstreams", downstreams_json(run.generated)
-    yield "reports", run.iter_reports()
+    yield "reports", run.sliced_reports()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
     yield "notices", list(run.notices)
-    yield "summary", results.counts
+    yield "summary", summary(results)
     if run.impact is not None:
         yield "impact", run.impact.to_json(unified.unified_diff)
     if baseline is not None:
@@ -126,15 +127,27 @@ def write_reports(run: EvalResult, stream: TextIO) -> None:
     """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
     for note in _undetermined_notes(run.results):
         stream.write(note)
+    reports = run.sliced_reports()
+    if reports.split():
+        write_in_halves(reports, _write_report_stream, stream.write, "---\n")
+    else:
+        _write_report_stream(reports, stream.write)
+
+
+def _write_report_stream(reports: Iterable[dict[str, Any]], write: Callable[[str], object]) -> int:
+    """Reports as YAML documents, `---` between them (none before the first); returns how many."""
     out: list[str] = []
-    for i, report in enumerate(run.iter_reports()):
-        if i:
+    count = 0
+    for report in reports:
+        if count:
             out.append("---\n")
         out.append(to_yaml(report))
+        count += 1
         if len(out) >= 200:
-            stream.write("".join(out))
+            write("".join(out))
             out.clear()
-    stream.write("".join(out))
+    write("".join(out))
+    return count
 
 
 def _sort_key(r: Result) -> tuple[int, str, str, str, str]:

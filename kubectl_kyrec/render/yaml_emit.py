@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 # A string written plain must start with a letter, `_` or `/` (no indicator, no number, no date, no `.inf`),
 # hold no `:` or `#` (no key, no comment), and end on a non-space.
@@ -146,8 +148,8 @@ def _nested(item: Any, out: list[str], indent: str, blocks: Blocks | None) -> No
 def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = None) -> None:
     """Append the block YAML of a non-empty mapping or sequence (each line ends with a newline) to `out`.
 
-    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: see
-    SharedItems (nested collections written once, their lines reused).
+    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: nested
+    collections written before, by (id, indent), whose lines are reused (render/sliced.py's Sliced.shared).
     """
     kind = type(value)
     # exact types first: isinstance against the Mapping ABC costs more than the rest of a line
@@ -191,21 +193,6 @@ def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = N
         out.append(f"{indent}{leaf}\n")
 
 
-class SharedItems:
-    """Items written as a sequence whose nested mappings and sequences may be shared between items (one
-    subject's ref under each of its results) and are not changed once an item is yielded: the YAML
-    writer writes each shared one once and reuses its lines. Iterates as the items do (JSON takes them
-    as they are)."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items: Iterable[Any]) -> None:
-        self.items = items
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.items)
-
-
 def to_yaml(value: Any) -> str:
     out: list[str] = []
     emit(value, out)
@@ -214,13 +201,26 @@ def to_yaml(value: Any) -> str:
 
 def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object], *, chunk: int = 2000) -> int:
     """`key:` and its sequence, item by item, in chunks of text; returns how many items were written.
-    SharedItems: their shared parts written once (see there)."""
+    A Sliced part: its shared parts written once (Sliced.shared), a large one by two processes."""
+    shared = isinstance(items, Sliced) and items.shared
+    if isinstance(items, Sliced) and items.split():
+        write(f"{_key(key)}:\n")
+        return write_in_halves(items, lambda part, out: _write_items(part, out, chunk, shared), write, "")
+    count = _write_items(items, write, chunk, shared, head=f"{_key(key)}:\n")
+    if not count:
+        write(f"{_key(key)}: []\n")
+    return count
+
+
+def _write_items(items: Iterable[Any], write: Callable[[str], object], chunk: int, shared: bool,
+                 head: str = "") -> int:
+    """The sequence's `- ` items (`head` before the first), in chunks of text."""
     count = 0
     out: list[str] = []
-    blocks: Blocks | None = {} if isinstance(items, SharedItems) else None
+    blocks: Blocks | None = {} if shared else None
     for item in items:
-        if not count:
-            write(f"{_key(key)}:\n")
+        if not count and head:
+            out.append(head)
         # as emit([item]) writes it, the item itself not kept in `blocks` (each is a new one)
         leaf = _leaf(item, "")
         if leaf is not None:
@@ -233,8 +233,6 @@ def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object
         if len(out) >= chunk:
             write("".join(out))
             out.clear()
-    if not count:
-        write(f"{_key(key)}: []\n")
-    elif out:
+    if out:
         write("".join(out))
     return count

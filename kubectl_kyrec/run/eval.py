@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import Impact
+    from kubectl_kyrec.render.sliced import Sliced
     from kubectl_kyrec.run.inputs import Inputs, InputSource
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
@@ -55,6 +56,7 @@ class EvalResult:
     empty_reason: str = "No policy matched any resource."
     now: datetime.datetime | None = None
     report_api: str = "wgpolicyk8s.io/v1alpha2"
+    jobs: int = 1               # processes the outputs may be written in (render/sliced.py)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -73,6 +75,18 @@ class EvalResult:
             return iter(self._reports)
         now = self.now or datetime.datetime.now(datetime.timezone.utc)
         return iter_expected_reports(self.report_pairs, now, self.report_api)
+
+    def sliced_reports(self) -> Sliced:
+        """The reports as a Sliced part (written by two processes when many): each built when written."""
+        from kubectl_kyrec.expect.reports import ExpectedReports
+        from kubectl_kyrec.render.sliced import Sliced
+
+        if self._reports is not None:
+            held = self._reports
+            return Sliced(len(held), lambda start, stop: held[start:stop], jobs=self.jobs)
+        now = self.now or datetime.datetime.now(datetime.timezone.utc)
+        reports = ExpectedReports(self.report_pairs, now, self.report_api)
+        return Sliced(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), jobs=self.jobs)
 
 
 def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
@@ -171,7 +185,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                                                      options.fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, code, empty_reason, now,
-                      options.report_api)
+                      options.report_api, options.jobs)
 
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory

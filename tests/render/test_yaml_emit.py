@@ -48,10 +48,10 @@ def test_sequence_written_in_chunks_is_one_sequence() -> None:
     assert yaml.safe_load("".join(empty)) == {"items": []}
 
 
-def test_shared_items_write_what_plain_items_write() -> None:
+def test_shared_parts_write_what_plain_items_write() -> None:
     # items sharing nested mappings and sequences (a subject's ref under each of its results), at several
     # depths: their lines are reused, and the text is the same as when each is written out
-    from kubectl_kyrec.render.yaml_emit import SharedItems
+    from kubectl_kyrec.render.sliced import Sliced
 
     rng = random.Random(3)
     shared = [value(rng, 1) for _ in range(6)] + [{"ref": {"kind": "Pod", "name": "x"}}, ["Deny", "Audit"], {}]
@@ -63,6 +63,7 @@ def test_shared_items_write_what_plain_items_write() -> None:
     plain: list[str] = []
     fast: list[str] = []
     assert write_sequence("items", iter(items), plain.append, chunk=50) == 800
-    assert write_sequence("items", SharedItems(items), fast.append, chunk=50) == 800
+    shared_items = Sliced(len(items), lambda a, b: iter(items[a:b]), shared=True)
+    assert write_sequence("items", shared_items, fast.append, chunk=50) == 800
     assert "".join(fast) == "".join(plain)
     assert yaml.safe_load("".join(fast)) == {"items": items}

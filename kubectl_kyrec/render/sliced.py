@@ -1,0 +1,80 @@
+"""A long sequence in a document, written by two processes: this one and a forked worker.
+
+Writing 230,000 results as JSON or YAML is Python work item by item (building each entry, emitting each
+line), as much as a fifth of a large eval. The items are independent and the text of a sequence is the
+text of its halves one after the other, so a forked worker (evaluate/fan_out.FileWorker) writes the
+second half into a temporary file while this process writes the first half to the output, then copies the
+worker's text after it. The bytes are the same as one process writes; only large sequences are split
+(below PARALLEL_ITEMS a fork costs more than it saves), and only when the run was given more than one job.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import io
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO
+
+from kubectl_kyrec.evaluate.fan_out import FileWorker, can_fork
+
+PARALLEL_ITEMS = 10_000
+_COPY = 1 << 20
+
+Write = Callable[[str], object]
+# writes the text of some items (no separator before the first), returns how many it wrote
+WriteItems = Callable[[Iterable[Any], Write], int]
+
+
+class Sliced:
+    """`count` items made a range at a time by `make(start, stop)`; iterates as all of them.
+
+    `shared`: the items' nested mappings and lists may be shared between items and never change
+    (yaml_emit writes each once and reuses its lines). `jobs`: the processes the run may use.
+    """
+
+    __slots__ = ("count", "make", "jobs", "shared")
+
+    def __init__(self, count: int, make: Callable[[int, int], Iterable[Any]], *, jobs: int = 1,
+                 shared: bool = False) -> None:
+        self.count = count
+        self.make = make
+        self.jobs = jobs
+        self.shared = shared
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.make(0, self.count))
+
+    def split(self) -> bool:
+        """Whether to write it in two processes."""
+        return self.jobs > 1 and self.count >= PARALLEL_ITEMS and can_fork()
+
+
+def write_in_halves(items: Sliced, write_items: WriteItems, write: Write, separator: str) -> int:
+    """`write_items(all items, write)` as two processes write it: `separator` goes between the halves."""
+    half = items.count // 2
+
+    def second_half(file: BinaryIO) -> None:
+        text = io.TextIOWrapper(file, encoding="utf-8", newline="", write_through=False)
+        write_items(items.make(half, items.count), text.write)
+        text.flush()
+        text.detach()       # the file is the parent's to read: not closed here
+
+    worker = FileWorker(second_half)
+    joined = False
+    try:
+        count = write_items(items.make(0, half), write)
+        file = worker.join()
+        joined = True
+        with file:
+            if count:
+                write(separator)
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            while chunk := file.read(_COPY):
+                write(decoder.decode(chunk))
+            write(decoder.decode(b"", final=True))
+    finally:
+        if not joined:      # this process failed first: the worker is waited for, its answer dropped
+            with contextlib.suppress(Exception):        # the first failure is the one to report
+                worker.join().close()
+    return count + (items.count - half)

@@ -1,0 +1,77 @@
+"""Long sequences written by two processes (render/sliced.py): the text is what one process writes."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+import yaml
+
+import kubectl_kyrec.render.sliced as sliced
+from kubectl_kyrec.evaluate.fan_out import WorkerError, can_fork
+from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
+from kubectl_kyrec.render.sliced import Sliced, write_in_halves
+
+pytestmark = pytest.mark.skipif(not can_fork(), reason="fork is unavailable here, or other threads run")
+
+# shared nested values (as a subject's ref is under each of its results), non-ASCII text that a 7-byte copy
+# buffer cuts inside a character, multi-line strings
+SHARED = {"kind": "Pod", "name": "é-ü-日本"}
+ITEMS = [{"n": i, "subject": SHARED, "message": "line\nnext" if i % 7 == 0 else f"naïve {i}", "tags": ["a", "ß"]}
+         for i in range(101)]
+
+
+@pytest.fixture(autouse=True)
+def _small(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sliced, "PARALLEL_ITEMS", 10)
+    monkeypatch.setattr(sliced, "_COPY", 7)
+
+
+def _parts(jobs: int) -> list[tuple[str, Any]]:
+    return [("results", Sliced(len(ITEMS), lambda a, b: iter(ITEMS[a:b]), jobs=jobs, shared=True)),
+            ("empty", Sliced(0, lambda a, b: iter(()), jobs=jobs)),
+            ("summary", {"count": len(ITEMS)})]
+
+
+@pytest.mark.parametrize("writer", [write_json_document, write_yaml_document], ids=["json", "yaml"])
+def test_two_processes_write_the_text_one_writes(writer: Any) -> None:
+    alone: list[str] = []
+    split: list[str] = []
+    writer("Test", _parts(1), alone.append)
+    writer("Test", _parts(2), split.append)
+    assert "".join(split) == "".join(alone)
+    doc = json.loads("".join(split)) if writer is write_json_document else yaml.safe_load("".join(split))
+    assert doc["results"] == ITEMS and doc["empty"] == []
+
+
+def test_a_sequence_below_the_threshold_stays_in_this_process() -> None:
+    assert Sliced(9, lambda a, b: [], jobs=2).split() is False
+    assert Sliced(10, lambda a, b: [], jobs=2).split() is True
+    assert Sliced(10_000, lambda a, b: [], jobs=1).split() is False
+
+
+def _lines(items: Any, write: Any) -> int:
+    count = 0
+    for item in items:
+        if item == 77 and os.getpid() != PARENT[0]:
+            raise RuntimeError("cannot render item 77")
+        write(f"{item}\n")
+        count += 1
+    return count
+
+
+PARENT = [0]
+
+
+def test_a_failing_worker_is_an_error_not_a_shorter_text() -> None:
+    PARENT[0] = os.getpid()
+    out: list[str] = []
+    items = Sliced(100, lambda a, b: range(a, b), jobs=2)
+    with pytest.raises(WorkerError, match="RuntimeError: cannot render item 77"):
+        write_in_halves(items, _lines, out.append, "")
+    good = Sliced(60, lambda a, b: range(a, b), jobs=2)
+    written: list[str] = []
+    assert write_in_halves(good, _lines, written.append, "") == 60
+    assert "".join(written) == "".join(f"{i}\n" for i in range(60))
