@@ -115,14 +115,16 @@ class CiRun:
     def title(self) -> str:
         return f"kyrec {self.command}"
 
-    def write(self, fmt: str, stream: TextIO) -> None:
-        """junit and sarif written into the stream as they are made, never held as one string."""
+    def write(self, fmt: str, stream: TextIO, jobs: int = 1) -> None:
+        """junit and sarif written into the stream as they are made, never held as one string (with
+        `jobs` > 1, a large one by two processes)."""
         from kubectl_kyrec.render import junit, sarif
 
         if fmt == "junit":
-            junit.write(self.findings, stream, name=self.title())
+            junit.write(self.findings, stream, name=self.title(), jobs=jobs)
         elif fmt == "sarif":
-            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used)
+            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used,
+                        jobs=jobs)
         else:
             stream.write(self.render(fmt))
 

@@ -149,7 +149,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             write_stream(spec.path, functools.partial(writer, run))
             continue
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
+            write_stream(spec.path, functools.partial(ci.write, spec.format.value, jobs=options.jobs))
             continue
         text = ci.render(spec.format.value)
         if spec.format is OutputFormat.GITHUB and impact is not None:

@@ -7,13 +7,15 @@ object goes at the start of the failure message, where CI report viewers show it
 
 from __future__ import annotations
 
+import functools
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO
 
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 # characters XML 1.0 cannot carry at all; a message from a policy may hold them
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -99,11 +101,12 @@ def _case(f: Finding) -> str:
     return f"{head}>{_CASE_CHILD}{child}{_CASE_END}</testcase>"
 
 
-def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500) -> None:
+def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500, jobs: int = 1) -> None:
     """A test suite per `Finding.suite` (sorted), its cases in the findings' order. The counts of the
     `<testsuites>` and `<testsuite>` elements precede their cases, so the findings are grouped and counted in
     one pass first (references only); the cases are then written as text, a chunk at a time, never built
-    as a tree. The text is the one `ET.indent` + `ET.tostring` of the whole tree wrote."""
+    as a tree (by two processes when many: render/sliced.py). The text is the one `ET.indent` +
+    `ET.tostring` of the whole tree wrote."""
     suites: dict[str, list[Finding]] = {}
     for f in findings:
         cases = suites.get(f.suite)
@@ -119,22 +122,37 @@ def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int
         stream.write(root + " />\n")
         return
     stream.write(root + ">")
+    # the document's body as one sequence: each suite's opening tag (text), its cases, its closing tag
+    body: list[str | Finding] = []
     for suite_name in sorted(suites):
         cases = suites[suite_name]
         tests, failures, errors, skipped = counts[suite_name]
         policy_file = next((f.policy_location.file for f in cases if f.policy_location), None)
-        stream.write(f'\n  <testsuite name="{_attr(_clean(suite_name) or "kyrec")}" tests="{tests}" '
-                     f'failures="{failures}" errors="{errors}" skipped="{skipped}" time="0"'
-                     + (f' file="{_attr(policy_file)}"' if policy_file else "") + ">")
-        out: list[str] = []
-        for f in cases:
-            out.append("\n    " + _case(f))
-            if len(out) >= chunk:
-                stream.write("".join(out))
-                out.clear()
-        out.append("\n  </testsuite>")
-        stream.write("".join(out))
+        body.append(f'\n  <testsuite name="{_attr(_clean(suite_name) or "kyrec")}" tests="{tests}" '
+                    f'failures="{failures}" errors="{errors}" skipped="{skipped}" time="0"'
+                    + (f' file="{_attr(policy_file)}"' if policy_file else "") + ">")
+        body.extend(cases)
+        body.append("\n  </testsuite>")
+    items = Sliced(len(body), lambda start, stop: body[start:stop], jobs=jobs)
+    write_items = functools.partial(_write_body, chunk=chunk)
+    if items.split():
+        write_in_halves(items, write_items, stream.write, "")
+    else:
+        write_items(body, stream.write)
     stream.write("\n</testsuites>\n")
+
+
+def _write_body(items: Iterable[str | Finding], write: Callable[[str], object], *, chunk: int) -> int:
+    out: list[str] = []
+    count = 0
+    for item in items:
+        out.append(item if type(item) is str else "\n    " + _case(item))      # type: ignore[arg-type]
+        count += 1
+        if len(out) >= chunk:
+            write("".join(out))
+            out.clear()
+    write("".join(out))
+    return count
 
 
 def render(findings: Iterable[Finding], *, name: str) -> str:

@@ -18,7 +18,7 @@ import json
 import os
 import pathlib
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 from kubectl_kyrec import __version__
@@ -26,6 +26,7 @@ from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render.envelope import array_items
+from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 orjson: Any
 try:
@@ -232,10 +233,10 @@ def _encode(value: Any) -> str:
 
 
 def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = None,
-          baseline_used: bool = False, chunk: int = 500) -> None:
+          baseline_used: bool = False, chunk: int = 500, jobs: int = 1) -> None:
     """The document, written as the results come: the rules and counts come from a first pass over the
-    findings, the results are encoded `chunk` at a time and never held together. The text is the one
-    `json.dump(sarif_document(...), indent=2)` writes."""
+    findings, the results are encoded `chunk` at a time and never held together (by two processes when
+    many: render/sliced.py). The text is the one `json.dump(sarif_document(...), indent=2)` writes."""
     rules, counts = _rules_and_summary(findings)
     order = {name: i for i, name in enumerate(rules)}
     skeleton = json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0",
@@ -243,25 +244,41 @@ def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = No
     head, mark, tail = skeleton.partition(json.dumps(_RESULTS_MARK))
     assert mark and _RESULTS_MARK not in tail, "the results mark occurs once in the skeleton"
     stream.write(head)
-    # results encoded `chunk` at a time as one nested array (envelope.array_items): one encoder call and
-    # no re-indenting pass per chunk; a chunk with a character above `~` goes through the standard
-    # library whole, which writes each of its results as it would alone
+    shown = [f for f in findings if f.outcome in SHOWN]
+    items = Sliced(len(shown), lambda start, stop: shown[start:stop], jobs=jobs)
+    write_items = functools.partial(_write_results, order=order, root=root, baseline_used=baseline_used,
+                                    chunk=chunk)
+    if items.split():
+        stream.write("[\n")
+        write_in_halves(items, write_items, stream.write, ",\n")
+        stream.write(f"\n{_RESULTS_INDENT}]")
+    else:
+        stream.write("[")
+        written = write_items(shown, stream.write, first="\n")
+        stream.write(f"\n{_RESULTS_INDENT}]" if written else "]")
+    stream.write(tail)
+    stream.write("\n")
+
+
+def _write_results(findings: Iterable[Finding], write: Callable[[str], object], *, order: dict[str, int],
+                   root: str | None, baseline_used: bool, chunk: int, first: str = "") -> int:
+    """The results array's items, `,` and a new line between them, `first` before the first.
+
+    Encoded `chunk` at a time as one nested array (envelope.array_items): one encoder call and no
+    re-indenting pass per chunk; a chunk with a character above `~` goes through the standard library
+    whole, which writes each of its results as it would alone."""
     batch: list[dict[str, Any]] = []
     written = 0
     for f in findings:
-        if f.outcome not in SHOWN:
-            continue
         batch.append(_result(f, order[rule_id(f)], root, baseline_used))
         if len(batch) >= chunk:
-            stream.write(("[\n" if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
+            write((first if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
             written += len(batch)
             batch.clear()
     if batch:
-        stream.write(("[\n" if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
+        write((first if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
         written += len(batch)
-    stream.write(f"\n{_RESULTS_INDENT}]" if written else "[]")
-    stream.write(tail)
-    stream.write("\n")
+    return written
 
 
 def render(findings: Sequence[Finding], *, root: str | None = None, baseline_used: bool = False) -> str:

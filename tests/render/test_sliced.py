@@ -75,3 +75,22 @@ def test_a_failing_worker_is_an_error_not_a_shorter_text() -> None:
     written: list[str] = []
     assert write_in_halves(good, _lines, written.append, "") == 60
     assert "".join(written) == "".join(f"{i}\n" for i in range(60))
+
+
+def test_junit_and_sarif_in_two_processes_are_the_text_of_one() -> None:
+    import io
+
+    from kubectl_kyrec.render import junit, sarif
+    from tests.ci.findings_support import finding
+
+    outcomes = ["fail", "pass", "error", "warn", "skip", "undetermined"]
+    findings = [finding(f"app-{i}", outcome=outcomes[i % 6], policy=f"policy-{i % 4}", line=i,
+                        message=f"naïve <{i}> & \"quoted\"", baselined=i % 11 == 0) for i in range(97)]
+    for module, kwargs in ((junit, {"name": "kyrec eval"}), (sarif, {"baseline_used": True})):
+        texts = []
+        for jobs in (1, 2):
+            out = io.StringIO()
+            module.write(findings, out, jobs=jobs, chunk=5, **kwargs)      # type: ignore[attr-defined]
+            texts.append(out.getvalue())
+        assert texts[0] == texts[1]
+        assert texts[0].count("app-96") >= 1
