@@ -94,3 +94,28 @@ def test_junit_and_sarif_in_two_processes_are_the_text_of_one() -> None:
             texts.append(out.getvalue())
         assert texts[0] == texts[1]
         assert texts[0].count("app-96") >= 1
+
+
+@pytest.mark.parametrize("target", ["file", "bytes"])
+def test_the_workers_text_is_copied_as_bytes_into_a_utf8_stream(target: str, tmp_path: Any) -> None:
+    # a file: os.sendfile; a stream without a descriptor: its buffer is written; both after what was written
+    import io
+
+    alone: list[str] = []
+    write_yaml_document("Test", _parts(1), alone.append)
+    if target == "file":
+        path = tmp_path / "out.yaml"
+        with path.open("w", encoding="utf-8", newline="") as stream:
+            stream.write("# before\n")
+            write_yaml_document("Test", _parts(2), stream.write)
+            stream.write("# after\n")
+        got = path.read_text(encoding="utf-8")
+    else:
+        raw = io.BytesIO()
+        stream = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+        stream.write("# before\n")
+        write_yaml_document("Test", _parts(2), stream.write)
+        stream.write("# after\n")
+        stream.flush()
+        got = raw.getvalue().decode("utf-8")
+    assert got == "# before\n" + "".join(alone) + "# after\n"
