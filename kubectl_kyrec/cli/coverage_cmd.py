@@ -14,9 +14,11 @@ from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
     handle_errors,
+    jobs_flag,
     kubectl_flags,
     parse_now,
     parse_outputs,
+    resolve_jobs,
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
@@ -84,6 +86,7 @@ def report_options(func):  # type: ignore[no-untyped-def]
               help="table (default), wide, json, yaml, junit, sarif, github; repeatable.")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: gaps do not change the exit code.")
+@jobs_flag
 @ci_flags
 @kubectl_flags
 @handle_errors
@@ -93,7 +96,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                      scan_interval: str, all_policies: bool, now_text: str | None, producer: str,
                      scan_period: str | None, scan_grace: str | None, skip_namespaces: str | None,
                      scanner_namespace: str, exclusions_path: str | None, skip_resource_filters: bool,
-                     outputs: tuple[str, ...], exit_code_flag: bool, **kube: object) -> None:
+                     outputs: tuple[str, ...], exit_code_flag: bool, jobs: int, **kube: object) -> None:
     """Check policy-report (or vulnerability-summary) coverage of a cluster state.
 
     Each subject in scope (a resource owed at least one report result, after Kyverno's resourceFilters)
@@ -165,7 +168,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path,
-                                 skip_resource_filters=skip_resource_filters)
+                                 skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
     for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)

@@ -13,10 +13,12 @@ from kubectl_kyrec.cli.common import (
     OutputSpec,
     exit_with,
     handle_errors,
+    jobs_flag,
     kubectl_flags,
     parse_now,
     parse_outputs,
     parse_selector,
+    resolve_jobs,
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
@@ -139,6 +141,7 @@ def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Com
                    "not listed).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: findings do not change the exit code.")
+@jobs_flag
 @ci_flags
 @kubectl_flags
 @handle_errors
@@ -148,7 +151,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
-                 report_api: str | None, color: str, show_all: bool, exit_code_flag: bool,
+                 report_api: str | None, color: str, show_all: bool, exit_code_flag: bool, jobs: int,
                  **kube: object) -> None:
     """Compare what the policies should have produced with a cluster state.
 
@@ -204,7 +207,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
-                             skip_resource_filters=skip_resource_filters)
+                             skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
     for notice in dict.fromkeys(run.notices):
         click.echo(f"notice: {notice}", err=True)

@@ -28,6 +28,7 @@ class CoverageRunOptions:
     all_policies: bool = False
     exclusions_path: str | None = None
     skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
+    jobs: int = 1                            # processes to evaluate in (`--jobs`)
 
 
 @dataclass
@@ -55,7 +56,7 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   namespace=options.namespace,
-                                  skip_resource_filters=options.skip_resource_filters)
+                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
     gaps = run_gaps(inputs, options.namespace)
     errors = [(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend((e.message, e.source) for e in scope.outcome.errors)

@@ -38,6 +38,7 @@ class DiffRunOptions:
     report_api: str | None = None
     kyverno_config_path: str | None = None
     skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
+    jobs: int = 1                            # processes to evaluate in (`--jobs`)
 
 
 @dataclass
@@ -204,6 +205,6 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   all_policies=options.all_policies, namespace=options.namespace or "",
                                   policy_names=options.policy_names, kinds=options.kinds,
                                   selector=options.selector, generating=generating,
-                                  skip_resource_filters=options.skip_resource_filters)
+                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
     return (diff, [(e.message, e.source) for e in scope.outcome.errors],
             [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

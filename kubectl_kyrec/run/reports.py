@@ -19,7 +19,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                     scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL, namespace: str = "",
                     policy_names: tuple[str, ...] = (), kinds: tuple[str, ...] = (),
                     selector: Selector | None = None, generating: GeneratingOutcome | None = None,
-                    skip_resource_filters: bool = True) -> tuple[ReportDiff, ReportScope]:
+                    skip_resource_filters: bool = True, jobs: int = 1) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
 
     `generating`: the GeneratingPolicies already evaluated over the same subjects (else done here).
@@ -40,7 +40,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
                           selector=selector,
-                          policy_names=policy_names, kinds=kinds, report_api=api)
+                          policy_names=policy_names, kinds=kinds, report_api=api, jobs=jobs)
     if generating is None and inputs.policies.generating:
         from kubectl_kyrec.run.generate import generate_for_inputs
 
