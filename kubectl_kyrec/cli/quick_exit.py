@@ -14,6 +14,7 @@ import contextlib
 import gc
 import os
 import sys
+from collections.abc import Iterator
 from typing import NoReturn
 
 from kubectl_kyrec.errors import ExitCode
@@ -29,6 +30,13 @@ def enable() -> None:
 
 def enabled() -> bool:
     return _state["enabled"]
+
+
+@contextlib.contextmanager
+def collector_off() -> Iterator[None]:
+    """The cyclic collector off from here until the process leaves (never turned back on)."""
+    gc.disable()
+    yield
 
 
 def keep(value: object) -> None:
