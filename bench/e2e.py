@@ -234,7 +234,8 @@ def run_timed(args: list[str], out: Path) -> dict[str, Any]:
 
 # ---- the three measurements --------------------------------------------------------------------------------
 
-def bench_eval(work: Path, pods: int, policies: int, formats: list[str]) -> list[tuple[str, ...]]:
+def bench_eval(work: Path, pods: int, policies: int, formats: list[str], jobs: str | None = None
+               ) -> list[tuple[str, ...]]:
     files = pod_policy_files(policies)
     state = work / "pods.json"
     write_pods(state, pods)
@@ -252,8 +253,8 @@ def bench_eval(work: Path, pods: int, policies: int, formats: list[str]) -> list
     policy_args = [a for f in files for a in ("-p", str(f))]
     rows = [("eval -o FORMAT", "wall s", "x raw", "CPU s", "x raw CPU", "peak RSS MiB", "output MB", "exit")]
     for fmt in formats:
-        res = run_child([exe, "eval", *policy_args, "--state", str(state), "--now", NOW, "-o", fmt],
-                        work / f"eval.{fmt}")
+        res = run_child([exe, "eval", *policy_args, "--state", str(state), "--now", NOW, "-o", fmt,
+                         *(("--jobs", jobs) if jobs is not None else ())], work / f"eval.{fmt}")
         if res["code"] not in (0, 1):
             print(res["stderr"][-2000:], file=sys.stderr)
         rows.append((fmt, f"{res['wall']:.2f}", f"{res['wall'] / raw_s:.2f}x", f"{res['cpu']:.2f}",
@@ -329,6 +330,7 @@ def main() -> None:
     parser.add_argument("--keep", help="write the inputs and outputs here and keep them")
     parser.add_argument("--skip-diff", action="store_true")
     parser.add_argument("--skip-coverage", action="store_true")
+    parser.add_argument("--jobs", help="pass --jobs N to eval (default: the command's own, one per CPU)")
     args = parser.parse_args()
     if not CORPUS.is_dir():
         sys.exit(f"corpus not found at {CORPUS}")
@@ -336,7 +338,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
           f"{os.cpu_count()} cores, python {sys.version.split()[0]}", flush=True)
-    eval_rows = bench_eval(work, args.pods, args.policies, [f for f in args.formats.split(",") if f])
+    eval_rows = bench_eval(work, args.pods, args.policies, [f for f in args.formats.split(",") if f], args.jobs)
     other = [("command", "wall s", "CPU s", "render s", "render share", "peak RSS MiB", "output MB", "exit")]
     if not args.skip_diff:
         other += bench_diff(work)

@@ -7,14 +7,15 @@ to a pipe; the calling process runs the first slice itself, then reads the other
 caller's encoding decides what crosses: pickling kyrec's results costs as much as evaluating them, so
 pipeline.py sends plain tuples through `marshal` instead.
 
-Only where fork exists (not on Windows) and only in a process that has no other threads: a forked child
-of a threaded process may inherit a lock some other thread held.
+Only on Linux (see can_fork) and only in a process that has no other threads: a forked child of a
+threaded process may inherit a lock some other thread held.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 import threading
 import traceback
@@ -40,7 +41,9 @@ def usable_cpus() -> int:
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and threading.active_count() == 1
+    # Linux only: on macOS a forked child of a process that touched some system frameworks can crash
+    # (why Python's multiprocessing spawns there), and Windows has no fork
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
 # A worker takes longer than this process on a slice of the same size: it also encodes its answer, and
