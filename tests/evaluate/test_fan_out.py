@@ -112,6 +112,20 @@ spec:
 """
 
 
+@pytest.fixture
+def sliced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many slices each evaluation of the pipeline was split into, one entry per run."""
+    counts: list[int] = []
+
+    def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
+        answers = fan_out(*args, **kwargs)
+        counts.append(len(answers))
+        return answers
+
+    monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
+    return counts
+
+
 def _many(resources: list[Document], copies: int) -> list[Document]:
     """`copies` renamed copies of each resource, each with a uid of its own."""
     out = []
@@ -132,7 +146,7 @@ def _evaluate(policies: Any, resources: list[Document], jobs: int) -> Any:
 
 
 @needs_fork
-def test_the_pipeline_gives_the_same_results_and_notices_in_two_processes(tmp_path: Path,
+def test_the_pipeline_gives_the_same_results_and_notices_in_two_processes(tmp_path: Path, sliced: list[int],
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "verify.yaml").write_text(_VERIFY_IMAGES)
     policy_paths = [ROOT / "testdata/examples/policies", ROOT / "testdata/eval/runtime-errors/policies.yaml",
@@ -141,14 +155,6 @@ def test_the_pipeline_gives_the_same_results_and_notices_in_two_processes(tmp_pa
     resources = _many(load_documents([str(ROOT / "testdata/examples/resources"),
                                       str(ROOT / "testdata/eval/runtime-errors/resources.yaml"),
                                       str(ROOT / "testdata/classic/validate/resources.yaml")]), 40)
-    sliced: list[int] = []
-
-    def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
-        answers = fan_out(*args, **kwargs)
-        sliced.append(len(answers))
-        return answers
-
-    monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
     monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
     alone = _evaluate(policies, resources, jobs=1)
     split = _evaluate(policies, resources, jobs=2)
@@ -168,16 +174,8 @@ def test_the_pipeline_gives_the_same_results_and_notices_in_two_processes(tmp_pa
 
 
 @needs_fork
-def test_small_runs_stay_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_runs_stay_in_one_process(sliced: list[int]) -> None:
     policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
     resources = load_documents([str(ROOT / "testdata/examples/resources")])
-    sliced: list[int] = []
-
-    def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
-        answers = fan_out(*args, **kwargs)
-        sliced.append(len(answers))
-        return answers
-
-    monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
     _evaluate(policies, resources, jobs=8)
     assert sliced == [1]
