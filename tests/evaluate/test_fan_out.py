@@ -24,7 +24,15 @@ from kubectl_kyrec.model import Document
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 
-needs_fork = pytest.mark.skipif(not can_fork(), reason="fork is unavailable here, or other threads run")
+@pytest.fixture
+def forkable() -> None:
+    # decided when the test runs: a thread some earlier test left running makes forking unsafe, and
+    # fan_out then (rightly) stays in one process
+    if not can_fork():
+        pytest.skip("no fork here: not Linux, or other threads run in this process")
+
+
+needs_fork = pytest.mark.usefixtures("forkable")
 
 
 @pytest.mark.parametrize(("count", "parts"), [(0, 2), (1, 2), (2, 2), (7, 3), (10_000, 2), (10_000, 8), (5, 8)])

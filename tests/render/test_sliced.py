@@ -14,7 +14,12 @@ from kubectl_kyrec.evaluate.fan_out import WorkerError, can_fork
 from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
-pytestmark = pytest.mark.skipif(not can_fork(), reason="fork is unavailable here, or other threads run")
+
+@pytest.fixture(autouse=True)
+def _forkable() -> None:
+    # decided when each test runs: a thread an earlier test left running makes forking unsafe
+    if not can_fork():
+        pytest.skip("no fork here: not Linux, or other threads run in this process")
 
 # shared nested values (as a subject's ref is under each of its results), non-ASCII text that a 7-byte copy
 # buffer cuts inside a character, multi-line strings
