@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import threading
@@ -79,6 +80,8 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
     if len(parts) == 1:
         return [work(items)]
     children: list[tuple[int, int]] = []     # (pid, read end)
+    done = False
+    reaped: set[int] = set()     # children already waited for (a pid waited for may be another's next)
     try:
         for part in parts[1:]:
             read_end, write_end = os.pipe()
@@ -90,11 +93,12 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
             children.append((pid, read_end))
         answers = [work(items[parts[0].start:parts[0].stop])]
         for pid, read_end in children:
-            answers.append(decode(_answer(pid, read_end)))
+            answers.append(decode(_answer(pid, read_end, reaped)))
+        done = True
         return answers
     finally:
         for pid, read_end in children:
-            _reap(pid, read_end)
+            _reap(pid, read_end, reaped, stop=not done)
 
 
 def _child(items: Sequence[T], work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes],
@@ -114,7 +118,7 @@ def _child(items: Sequence[T], work: Callable[[Sequence[T]], R], encode: Callabl
         os._exit(code)
 
 
-def _answer(pid: int, read_end: int) -> bytes:
+def _answer(pid: int, read_end: int, reaped: set[int]) -> bytes:
     with os.fdopen(read_end, "rb", closefd=False) as stream:
         data = stream.read()
     if data[:1] == _OK:
@@ -123,12 +127,20 @@ def _answer(pid: int, read_end: int) -> bytes:
         last = data[1:].decode("utf-8", "replace").strip().splitlines()
         raise WorkerError(f"evaluation worker failed: {last[-1] if last else 'no message'}")
     _, status = os.waitpid(pid, 0)
+    reaped.add(pid)
     raise WorkerError(f"evaluation worker {pid} ended without an answer ({_status_text(status)})")
 
 
-def _reap(pid: int, read_end: int) -> None:
+def _reap(pid: int, read_end: int, reaped: set[int], *, stop: bool = False) -> None:
+    """Close the child's pipe and wait for it; `stop`: this process failed (or was interrupted) first,
+    so the child's answer is not wanted and it is ended rather than waited out."""
     with contextlib.suppress(OSError):
         os.close(read_end)
+    if pid in reaped:
+        return
+    if stop:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):      # already reaped by _answer
         os.waitpid(pid, 0)
 
@@ -154,11 +166,28 @@ class FileWorker:
             _child_file(work, self.file, write_end)
         os.close(write_end)
         self._errors = read_end
+        self._reaped = False
+
+    def stop(self) -> None:
+        """End the worker, its answer not wanted (this process failed first), and drop its file."""
+        if not self._reaped:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self._reaped = True
+        if self._errors >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._errors)
+            self._errors = -1
+        self.file.close()
 
     def join(self) -> BinaryIO:
         with os.fdopen(self._errors, "rb") as errors:
+            self._errors = -1
             text = errors.read()
         _, status = os.waitpid(self.pid, 0)
+        self._reaped = True
         if text or status:
             self.file.close()
             last = text.decode("utf-8", "replace").strip().splitlines()

@@ -11,7 +11,6 @@ worker's text after it. The bytes are the same as one process writes; only large
 from __future__ import annotations
 
 import codecs
-import contextlib
 import errno
 import io
 import os
@@ -73,9 +72,8 @@ def write_in_halves(items: Sliced, write_items: WriteItems, write: Write, separa
                 write(separator)
             _copy(file, write)
     finally:
-        if not joined:      # this process failed first: the worker is waited for, its answer dropped
-            with contextlib.suppress(Exception):        # the first failure is the one to report
-                worker.join().close()
+        if not joined:      # this process failed (or was interrupted) first: the worker's answer is not wanted
+            worker.stop()
     return count + (items.count - half)
 
 

@@ -187,3 +187,23 @@ def test_small_runs_stay_in_one_process(sliced: list[int]) -> None:
     resources = load_documents([str(ROOT / "testdata/examples/resources")])
     _evaluate(policies, resources, jobs=8)
     assert sliced == [1]
+
+
+@needs_fork
+def test_a_failure_here_ends_the_workers_instead_of_waiting_for_them() -> None:
+    import time
+
+    parent = os.getpid()
+
+    def work(items: Any) -> list[tuple[int, int]]:
+        if os.getpid() != parent:
+            time.sleep(60)          # a worker with a long way to go
+            return []
+        raise KeyboardInterrupt     # as Ctrl-C sent to this process alone
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        fan_out(list(range(10)), work, jobs=3, encode=_encode, decode=_decode)
+    assert time.monotonic() - start < 30        # the workers were ended, not waited out
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)              # and reaped: no child of this process is left

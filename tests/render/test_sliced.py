@@ -124,3 +124,21 @@ def test_the_workers_text_is_copied_as_bytes_into_a_utf8_stream(target: str, tmp
         stream.flush()
         got = raw.getvalue().decode("utf-8")
     assert got == "# before\n" + "".join(alone) + "# after\n"
+
+
+def test_a_failure_here_ends_the_output_worker() -> None:
+    import time
+
+    parent = os.getpid()
+
+    def write_items(items: Any, write: Any) -> int:
+        if os.getpid() != parent:
+            time.sleep(60)
+        raise ValueError("disk full")
+
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="disk full"):
+        write_in_halves(Sliced(100, lambda a, b: range(a, b), jobs=2), write_items, [].append, "")
+    assert time.monotonic() - start < 30
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)
