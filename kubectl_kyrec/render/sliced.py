@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO
 
-from kubectl_kyrec.evaluate.fan_out import FileWorker, can_fork
+from kubectl_kyrec.evaluate.fan_out import FileWorker, WorkerError, can_fork
 
 PARALLEL_ITEMS = 10_000
 _COPY = 1 << 20
@@ -61,11 +61,21 @@ def write_in_halves(items: Sliced, write_items: WriteItems, write: Write, separa
         text.flush()
         text.detach()       # the file is the parent's to read: not closed here
 
-    worker = FileWorker(second_half)
+    try:
+        worker = FileWorker(second_half)
+    except OSError:         # no temporary file to be had: all of it here
+        return write_items(items.make(0, items.count), write)
     joined = False
     try:
         count = write_items(items.make(0, half), write)
-        file = worker.join()
+        try:
+            file = worker.join()
+        except WorkerError:
+            # the worker could not write its half (a full temporary directory, say): written here
+            # instead, where a bug in the writing shows as itself
+            joined = True
+            second = write_items(items.make(half, items.count), _after(separator if count else "", write))
+            return count + second
         joined = True
         with file:
             if count:
@@ -75,6 +85,17 @@ def write_in_halves(items: Sliced, write_items: WriteItems, write: Write, separa
         if not joined:      # this process failed (or was interrupted) first: the worker's answer is not wanted
             worker.stop()
     return count + (items.count - half)
+
+
+def _after(separator: str, write: Write) -> Write:
+    """`write`, with `separator` written before the first text (none when nothing follows)."""
+    pending = [separator]
+
+    def first(text: str) -> object:
+        if pending and text:
+            write(pending.pop())
+        return write(text)
+    return first
 
 
 def _copy(file: BinaryIO, write: Write) -> None:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 import kubectl_kyrec.render.sliced as sliced
-from kubectl_kyrec.evaluate.fan_out import WorkerError, can_fork
+from kubectl_kyrec.evaluate.fan_out import can_fork
 from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
@@ -60,7 +60,7 @@ def test_a_sequence_below_the_threshold_stays_in_this_process() -> None:
 def _lines(items: Any, write: Any) -> int:
     count = 0
     for item in items:
-        if item == 77 and os.getpid() != PARENT[0]:
+        if item == 77 and (os.getpid() != PARENT[0] or FAIL_HERE[0]):
             raise RuntimeError("cannot render item 77")
         write(f"{item}\n")
         count += 1
@@ -68,18 +68,21 @@ def _lines(items: Any, write: Any) -> int:
 
 
 PARENT = [0]
+FAIL_HERE = [False]
 
 
-def test_a_failing_worker_is_an_error_not_a_shorter_text() -> None:
-    PARENT[0] = os.getpid()
+def test_what_the_worker_could_not_write_is_written_here() -> None:
+    # a worker that fails (a full temporary directory, say) costs time, not text
+    PARENT[0], FAIL_HERE[0] = os.getpid(), False
     out: list[str] = []
-    items = Sliced(100, lambda a, b: range(a, b), jobs=2)
-    with pytest.raises(WorkerError, match="RuntimeError: cannot render item 77"):
-        write_in_halves(items, _lines, out.append, "")
-    good = Sliced(60, lambda a, b: range(a, b), jobs=2)
-    written: list[str] = []
-    assert write_in_halves(good, _lines, written.append, "") == 60
-    assert "".join(written) == "".join(f"{i}\n" for i in range(60))
+    assert write_in_halves(Sliced(100, lambda a, b: range(a, b), jobs=2), _lines, out.append, "--\n") == 100
+    assert "".join(out) == "".join(f"{i}\n" for i in range(50)) + "--\n" + "".join(f"{i}\n" for i in range(50, 100))
+
+
+def test_an_item_that_cannot_be_written_is_an_error_not_a_shorter_text() -> None:
+    PARENT[0], FAIL_HERE[0] = os.getpid(), True
+    with pytest.raises(RuntimeError, match="cannot render item 77"):
+        write_in_halves(Sliced(100, lambda a, b: range(a, b), jobs=2), _lines, [].append, "")
 
 
 def test_junit_and_sarif_in_two_processes_are_the_text_of_one() -> None:
