@@ -122,8 +122,10 @@ def _key(key: Any) -> str:
     return scalar(key if type(key) is str else str(key))
 
 
-# a nested mapping or sequence's lines, by (id, indent), with the object kept alive so its id stays its own
-Blocks = dict[tuple[int, str], tuple[Any, list[str]]]
+# written text kept for reuse, with the object it was written from (kept alive, so its id stays its own):
+# a nested mapping or sequence's lines by (id, indent), and a mapping key's lines by (key, id of its
+# value, indent)
+Blocks = dict[tuple[Any, ...], tuple[Any, list[str]]]
 _BLOCKS_MAX = 50_000
 
 
@@ -145,6 +147,37 @@ def _nested(item: Any, out: list[str], indent: str, blocks: Blocks | None) -> No
     out.extend(lines)
 
 
+def _shared_mapping(value: Mapping[Any, Any], out: list[str], indent: str, blocks: Blocks) -> None:
+    """A mapping's lines, key by key, each key's text taken from `blocks` when the same value object was
+    written under the same key at this indent before (a key's lines depend on nothing else). In eval's
+    results most values are shared (the policy's name, the message, the subject's ref, the location), so
+    most keys cost one lookup."""
+    for key, item in value.items():
+        chunk_key = (key, id(item), indent)
+        found = blocks.get(chunk_key)
+        if found is None:
+            lines: list[str] = []
+            _entry(key, item, lines, indent, blocks)
+            if len(blocks) >= _BLOCKS_MAX:
+                blocks.clear()
+            found = blocks[chunk_key] = (item, ["".join(lines)])
+        out.append(found[1][0])
+
+
+def _entry(key: Any, item: Any, out: list[str], indent: str, blocks: Blocks) -> None:
+    """One `key: value` of a mapping, as emit's loop writes it (kept there inline, for speed)."""
+    leaf = _leaf(item, indent)
+    if leaf is not None:
+        out.append(f"{indent}{_key(key)}: {leaf}\n")
+    elif type(item) is dict or isinstance(item, Mapping):
+        out.append(f"{indent}{_key(key)}:\n")
+        _nested(item, out, indent + "  ", blocks)
+    else:
+        # PyYAML's layout: a sequence under a key is not indented
+        out.append(f"{indent}{_key(key)}:\n")
+        _nested(item, out, indent, blocks)
+
+
 def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = None) -> None:
     """Append the block YAML of a non-empty mapping or sequence (each line ends with a newline) to `out`.
 
@@ -154,6 +187,9 @@ def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = N
     kind = type(value)
     # exact types first: isinstance against the Mapping ABC costs more than the rest of a line
     if (kind is dict or (kind is not list and isinstance(value, Mapping))) and value:
+        if blocks is not None:
+            _shared_mapping(value, out, indent, blocks)
+            return
         scalars = _SCALARS
         for key, item in value.items():
             # the common cases inline (a one-line string seen before, a number, a boolean): this loop is
