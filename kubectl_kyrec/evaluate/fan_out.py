@@ -3,7 +3,8 @@
 Evaluation is CPU-bound Python around a C++ engine, so threads do not help (the GIL); forked workers
 inherit the compiled programs and the loaded state for free, which spawned ones would have to rebuild.
 Each worker runs the loop on one contiguous slice of the items and writes its answer, encoded to bytes,
-to a pipe; the calling process runs the first slice itself, then reads the others in slice order. The
+into a temporary file (FileWorker); the calling process runs the first slice itself, then reads the
+others in slice order. The
 caller's encoding decides what crosses: pickling kyrec's results costs as much as evaluating them, so
 pipeline.py sends plain tuples through `marshal` instead.
 
@@ -14,6 +15,7 @@ threaded process may inherit a lock some other thread held.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -25,10 +27,6 @@ from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-# a worker's answer starts with one of these bytes
-_OK, _FAILED = b"+", b"!"
-
 
 class WorkerError(RuntimeError):
     """A worker failed: its exception's text (a bug in kyrec, surfaced as an internal error)."""
@@ -71,7 +69,8 @@ def slices(count: int, parts: int) -> list[range]:
 
 def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
             encode: Callable[[R], bytes], decode: Callable[[bytes], R]) -> list[R]:
-    """`[work(slice) for slice in slices(items)]`, the slices after the first worked on in forked children.
+    """`[work(slice) for slice in slices(items)]`, the slices after the first worked on in forked children
+    (FileWorker), each answering `encode(work(slice))`.
 
     With one job, or where fork is not safe, everything runs here in one slice. `work` must have no
     effect that its return value does not carry: a child's other effects die with it.
@@ -79,70 +78,27 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
     parts = slices(len(items), jobs) if jobs > 1 and can_fork() else [range(len(items))]
     if len(parts) == 1:
         return [work(items)]
-    children: list[tuple[int, int]] = []     # (pid, read end)
-    done = False
-    reaped: set[int] = set()     # children already waited for (a pid waited for may be another's next)
-    try:
-        for part in parts[1:]:
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:                       # the child: work, answer, and leave without cleanup
-                os.close(read_end)
-                _child(items[part.start:part.stop], work, encode, write_end)
-            os.close(write_end)
-            children.append((pid, read_end))
-        answers = [work(items[parts[0].start:parts[0].stop])]
-        for pid, read_end in children:
-            answers.append(decode(_answer(pid, read_end, reaped)))
-        done = True
-        return answers
-    finally:
-        for pid, read_end in children:
-            _reap(pid, read_end, reaped, stop=not done)
-
-
-def _child(items: Sequence[T], work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes],
-           write_end: int) -> None:
-    code = 0
+    workers: list[FileWorker] = []
     try:
         try:
-            payload = _OK + encode(work(items))
-        except BaseException:     # noqa: BLE001 - whatever it was, the parent must hear of it
-            payload = _FAILED + traceback.format_exc().encode("utf-8", "replace")
-            code = 1
-        with os.fdopen(write_end, "wb") as out:
-            out.write(payload)
+            for part in parts[1:]:
+                answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop])
+                workers.append(FileWorker(answer, name="evaluation"))
+        except OSError:     # no temporary file or no process to be had: all of it here
+            return [work(items)]
+        answers = [work(items[parts[0].start:parts[0].stop])]
+        for worker in workers:
+            with worker.join() as file:
+                answers.append(decode(file.read()))
+        return answers
     finally:
-        # no atexit handlers, no flushing of the parent's buffered output, no destructors: the
-        # parent owns all of that
-        os._exit(code)
+        for worker in workers:      # those not joined (this process or an earlier worker failed): ended
+            worker.stop()
 
 
-def _answer(pid: int, read_end: int, reaped: set[int]) -> bytes:
-    with os.fdopen(read_end, "rb", closefd=False) as stream:
-        data = stream.read()
-    if data[:1] == _OK:
-        return data[1:]
-    if data[:1] == _FAILED:
-        last = data[1:].decode("utf-8", "replace").strip().splitlines()
-        raise WorkerError(f"evaluation worker failed: {last[-1] if last else 'no message'}")
-    _, status = os.waitpid(pid, 0)
-    reaped.add(pid)
-    raise WorkerError(f"evaluation worker {pid} ended without an answer ({_status_text(status)})")
-
-
-def _reap(pid: int, read_end: int, reaped: set[int], *, stop: bool = False) -> None:
-    """Close the child's pipe and wait for it; `stop`: this process failed (or was interrupted) first,
-    so the child's answer is not wanted and it is ended rather than waited out."""
-    with contextlib.suppress(OSError):
-        os.close(read_end)
-    if pid in reaped:
-        return
-    if stop:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):      # already reaped by _answer
-        os.waitpid(pid, 0)
+def _write_answer(work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes], items: Sequence[T],
+                  file: BinaryIO) -> None:
+    file.write(encode(work(items)))
 
 
 def _status_text(status: int) -> str:
@@ -153,11 +109,12 @@ def _status_text(status: int) -> str:
 
 class FileWorker:
     """`work(file)` run in a forked child that writes into an unlinked temporary file; `join()` waits for it
-    and gives the file back, rewound. For output that is text in the end: a worker writing half of a large
-    document while this process writes the other half (a pipe would hold it back after 64 KiB, until this
-    process got round to reading)."""
+    and gives the file back, rewound; `stop()` ends it when its answer is not wanted. A file rather than a
+    pipe: the child would stop after 64 KiB of a pipe until this process got round to reading it, and this
+    process is busy with its own share meanwhile. `name` says which worker in its errors."""
 
-    def __init__(self, work: Callable[[BinaryIO], None]) -> None:
+    def __init__(self, work: Callable[[BinaryIO], object], *, name: str = "output") -> None:
+        self.name = name
         self.file: BinaryIO = tempfile.TemporaryFile()     # noqa: SIM115 - join() hands it on, open
         read_end, write_end = os.pipe()
         self.pid = os.fork()
@@ -191,13 +148,13 @@ class FileWorker:
         if text or status:
             self.file.close()
             last = text.decode("utf-8", "replace").strip().splitlines()
-            raise WorkerError(f"output worker failed: {last[-1]}" if last
-                              else f"output worker {self.pid} ended with {_status_text(status)}")
+            raise WorkerError(f"{self.name} worker failed: {last[-1]}" if last
+                              else f"{self.name} worker {self.pid} ended without an answer ({_status_text(status)})")
         self.file.seek(0)
         return self.file
 
 
-def _child_file(work: Callable[[BinaryIO], None], file: BinaryIO, errors: int) -> None:
+def _child_file(work: Callable[[BinaryIO], object], file: BinaryIO, errors: int) -> None:
     code = 0
     try:
         try:
@@ -207,4 +164,6 @@ def _child_file(work: Callable[[BinaryIO], None], file: BinaryIO, errors: int) -
             code = 1
             os.write(errors, traceback.format_exc().encode("utf-8", "replace"))
     finally:
+        # no atexit handlers, no flushing of the parent's buffered output, no destructors: the
+        # parent owns all of that
         os._exit(code)

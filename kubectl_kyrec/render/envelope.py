@@ -78,28 +78,29 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
     """
     if isinstance(items, Sliced) and items.split():
         write("[\n")
-        count = write_in_halves(items, lambda part, out: _write_items(part, out, indent, chunk), write, ",\n")
+        count = write_in_halves(items, lambda part, out: write_array_items(part, out, indent, chunk), write, ",\n")
         write(f"\n{indent}]")
         return count
     write("[")
-    count = _write_items(items, write, indent, chunk, "\n")
+    count = write_array_items(items, write, indent, chunk, "\n")
     write(f"\n{indent}]" if count else "]")
     return count
 
 
-def _write_items(items: Iterable[Any], write: Callable[[str], object], indent: str, chunk: int,
-                 first: str = "") -> int:
-    """The array's items separated by `,` and a new line; `first` before the first one."""
+def write_array_items(items: Iterable[Any], write: Callable[[str], object], indent: str, chunk: int,
+                      first: str = "", encode: Callable[[Any], str] = dumps) -> int:
+    """The array's items separated by `,` and a new line, `first` before the first one, `chunk` to an
+    encoder call (`array_items` with `encode`); returns how many."""
     count = 0
     batch: list[Any] = []
     for item in items:
         batch.append(item)
         if len(batch) >= chunk:
-            write((first if not count else ",\n") + array_items(batch, indent))
+            write((first if not count else ",\n") + array_items(batch, indent, encode))
             count += len(batch)
             batch.clear()
     if batch:
-        write((first if not count else ",\n") + array_items(batch, indent))
+        write((first if not count else ",\n") + array_items(batch, indent, encode))
         count += len(batch)
     return count
 

@@ -44,7 +44,7 @@ def result_json(r: Result) -> dict[str, Any]:
 
 
 class _ResultsJson:
-    """`results` entries, result by result, counting the summary on the way.
+    """`results` entries, result by result.
 
     A subject's ref and a location are shared by many results: their JSON is made once and reused (the
     encoders write a shared mapping like any other).
@@ -52,16 +52,13 @@ class _ResultsJson:
 
     def __init__(self, results: Sequence[Result]) -> None:
         self.results = results
-        self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         # by id, not by value: hashing a Ref or a Source runs dataclass code in Python, and the results
         # keep every one alive while this runs
         refs: dict[int, dict[str, Any]] = {}
         locations: dict[int, dict[str, Any] | None] = {id(None): None}
-        counts = self.counts
         for r in self.results:
-            counts[r.result] = counts.get(r.result, 0) + 1
             subject = refs.get(id(r.subject))
             if subject is None:
                 subject = refs[id(r.subject)] = r.subject.to_json()
@@ -90,8 +87,8 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
 
 
 def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
-    """The EvalResult document's keys after the envelope, in contract order; `summary` comes after the
-    results were written, counted while writing them. `baseline`: render/baseline_state.py's key."""
+    """The EvalResult document's keys after the envelope, in contract order; the results may be written
+    by two processes, so `summary` is counted from them apart. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = run.results

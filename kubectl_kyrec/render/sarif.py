@@ -25,7 +25,7 @@ from kubectl_kyrec import __version__
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
-from kubectl_kyrec.render.envelope import array_items
+from kubectl_kyrec.render.envelope import write_array_items
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 orjson: Any
@@ -262,23 +262,10 @@ def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = No
 
 def _write_results(findings: Iterable[Finding], write: Callable[[str], object], *, order: dict[str, int],
                    root: str | None, baseline_used: bool, chunk: int, first: str = "") -> int:
-    """The results array's items, `,` and a new line between them, `first` before the first.
-
-    Encoded `chunk` at a time as one nested array (envelope.array_items): one encoder call and no
-    re-indenting pass per chunk; a chunk with a character above `~` goes through the standard library
-    whole, which writes each of its results as it would alone."""
-    batch: list[dict[str, Any]] = []
-    written = 0
-    for f in findings:
-        batch.append(_result(f, order[rule_id(f)], root, baseline_used))
-        if len(batch) >= chunk:
-            write((first if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
-            written += len(batch)
-            batch.clear()
-    if batch:
-        write((first if not written else ",\n") + array_items(batch, _RESULTS_INDENT, _encode))
-        written += len(batch)
-    return written
+    """The results array's items (envelope.write_array_items). A chunk with a character above `~` goes
+    through the standard library whole, which writes each of its results as it would alone."""
+    return write_array_items((_result(f, order[rule_id(f)], root, baseline_used) for f in findings), write,
+                             _RESULTS_INDENT, chunk, first, _encode)
 
 
 def render(findings: Sequence[Finding], *, root: str | None = None, baseline_used: bool = False) -> str:

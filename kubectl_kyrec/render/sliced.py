@@ -74,8 +74,9 @@ def write_in_halves(items: Sliced, write_items: WriteItems, write: Write, separa
             # the worker could not write its half (a full temporary directory, say): written here
             # instead, where a bug in the writing shows as itself
             joined = True
-            second = write_items(items.make(half, items.count), _after(separator if count else "", write))
-            return count + second
+            if count:
+                write(separator)
+            return count + write_items(items.make(half, items.count), write)
         joined = True
         with file:
             if count:
@@ -85,17 +86,6 @@ def write_in_halves(items: Sliced, write_items: WriteItems, write: Write, separa
         if not joined:      # this process failed (or was interrupted) first: the worker's answer is not wanted
             worker.stop()
     return count + (items.count - half)
-
-
-def _after(separator: str, write: Write) -> Write:
-    """`write`, with `separator` written before the first text (none when nothing follows)."""
-    pending = [separator]
-
-    def first(text: str) -> object:
-        if pending and text:
-            write(pending.pop())
-        return write(text)
-    return first
 
 
 def _copy(file: BinaryIO, write: Write) -> None:

@@ -122,29 +122,10 @@ def _key(key: Any) -> str:
     return scalar(key if type(key) is str else str(key))
 
 
-# written text kept for reuse, with the object it was written from (kept alive, so its id stays its own):
-# a nested mapping or sequence's lines by (id, indent), and a mapping key's lines by (key, id of its
-# value, indent)
-Blocks = dict[tuple[Any, ...], tuple[Any, list[str]]]
+# a mapping key's text by (key, id of its value, indent), with the value it was written from (kept
+# alive, so its id stays its own)
+Blocks = dict[tuple[Any, int, str], tuple[Any, str]]
 _BLOCKS_MAX = 50_000
-
-
-def _nested(item: Any, out: list[str], indent: str, blocks: Blocks | None) -> None:
-    """emit(item) into `out`, from `blocks` when the same object was written at this indent before."""
-    if blocks is None:
-        emit(item, out, indent)
-        return
-    key = (id(item), indent)
-    found = blocks.get(key)
-    if found is None:
-        lines: list[str] = []
-        emit(item, lines, indent, blocks)
-        if len(blocks) >= _BLOCKS_MAX:
-            blocks.clear()
-        blocks[key] = (item, lines)
-    else:
-        lines = found[1]
-    out.extend(lines)
 
 
 def _shared_mapping(value: Mapping[Any, Any], out: list[str], indent: str, blocks: Blocks) -> None:
@@ -160,8 +141,8 @@ def _shared_mapping(value: Mapping[Any, Any], out: list[str], indent: str, block
             _entry(key, item, lines, indent, blocks)
             if len(blocks) >= _BLOCKS_MAX:
                 blocks.clear()
-            found = blocks[chunk_key] = (item, ["".join(lines)])
-        out.append(found[1][0])
+            found = blocks[chunk_key] = (item, "".join(lines))
+        out.append(found[1])
 
 
 def _entry(key: Any, item: Any, out: list[str], indent: str, blocks: Blocks) -> None:
@@ -171,18 +152,18 @@ def _entry(key: Any, item: Any, out: list[str], indent: str, blocks: Blocks) -> 
         out.append(f"{indent}{_key(key)}: {leaf}\n")
     elif type(item) is dict or isinstance(item, Mapping):
         out.append(f"{indent}{_key(key)}:\n")
-        _nested(item, out, indent + "  ", blocks)
+        emit(item, out, indent + "  ", blocks)
     else:
         # PyYAML's layout: a sequence under a key is not indented
         out.append(f"{indent}{_key(key)}:\n")
-        _nested(item, out, indent, blocks)
+        emit(item, out, indent, blocks)
 
 
 def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = None) -> None:
     """Append the block YAML of a non-empty mapping or sequence (each line ends with a newline) to `out`.
 
-    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: nested
-    collections written before, by (id, indent), whose lines are reused (render/sliced.py's Sliced.shared).
+    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: the mappings'
+    keys written before, whose text is reused (_shared_mapping; render/sliced.py's Sliced.shared).
     """
     kind = type(value)
     # exact types first: isinstance against the Mapping ABC costs more than the rest of a line
@@ -208,11 +189,11 @@ def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = N
                 continue
             if kind is dict or isinstance(item, Mapping):
                 out.append(f"{indent}{_key(key)}:\n")
-                _nested(item, out, indent + "  ", blocks)
+                emit(item, out, indent + "  ")
             else:
                 # PyYAML's layout: a sequence under a key is not indented
                 out.append(f"{indent}{_key(key)}:\n")
-                _nested(item, out, indent, blocks)
+                emit(item, out, indent)
     elif (kind is list or isinstance(value, (list, tuple))) and value:
         scalars = _SCALARS
         for item in value:
@@ -222,7 +203,7 @@ def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = N
             else:
                 # the first line of the item goes after "- ", the rest indented to line up with it
                 start = len(out)
-                _nested(item, out, indent + "  ", blocks)
+                emit(item, out, indent + "  ", blocks)
                 out[start] = f"{indent}- {out[start][len(indent) + 2:]}"
     else:
         leaf = _leaf(value, indent)
@@ -257,14 +238,7 @@ def _write_items(items: Iterable[Any], write: Callable[[str], object], chunk: in
     for item in items:
         if not count and head:
             out.append(head)
-        # as emit([item]) writes it, the item itself not kept in `blocks` (each is a new one)
-        leaf = _leaf(item, "")
-        if leaf is not None:
-            out.append(f"- {leaf}\n")
-        else:
-            start = len(out)
-            emit(item, out, "  ", blocks)
-            out[start] = f"- {out[start][2:]}"
+        emit([item], out, "", blocks)
         count += 1
         if len(out) >= chunk:
             write("".join(out))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -62,19 +62,10 @@ class EvalResult:
     @property
     def reports(self) -> list[dict[str, Any]]:
         """The expected PolicyReports, built on first use (lazily: only `-o reports`, `-o json` and `-o yaml`
-        ask for them, and those write them one at a time through `iter_reports`)."""
+        ask for them, and those write them one at a time through `sliced_reports`)."""
         if self._reports is None:
-            self._reports = list(self.iter_reports())
+            self._reports = list(self.sliced_reports())
         return self._reports
-
-    def iter_reports(self) -> Iterator[dict[str, Any]]:
-        """The reports one at a time; built afresh unless `reports` already holds them (never kept)."""
-        from kubectl_kyrec.expect.reports import iter_expected_reports
-
-        if self._reports is not None:
-            return iter(self._reports)
-        now = self.now or datetime.datetime.now(datetime.timezone.utc)
-        return iter_expected_reports(self.report_pairs, now, self.report_api)
 
     def sliced_reports(self) -> Sliced:
         """The reports as a Sliced part (written by two processes when many): each built when written."""
