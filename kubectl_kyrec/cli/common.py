@@ -188,15 +188,15 @@ AUTO_JOBS_MAX = 8
 def jobs_flag(func: F) -> F:
     return click.option(
         "--jobs", type=int, default=0, show_default=True, metavar="N",
-        help="Processes to evaluate in: 0 for one per CPU (at most 8), 1 for this process alone. "
-             "Used on runs of 20,000 (resource, policy) pairs or more; the results do not change.")(func)
+        help="Processes to evaluate in: 0 for one per CPU (at most 8), 1 for this process alone, never more "
+             "than the CPUs. Used on runs of 20,000 (resource, policy) pairs or more; the results do not "
+             "change.")(func)
 
 
 def resolve_jobs(jobs: int) -> int:
     if jobs < 0:
         raise UsageError(f"--jobs must be 0 (one per CPU) or more, not {jobs}")
-    if jobs == 0:
-        from kubectl_kyrec.evaluate.fan_out import usable_cpus
+    from kubectl_kyrec.evaluate.fan_out import usable_cpus
 
-        return min(usable_cpus(), AUTO_JOBS_MAX)
-    return jobs
+    # a process beyond the CPUs adds only its memory (each worker copies the pages it touches)
+    return min(usable_cpus(), AUTO_JOBS_MAX) if jobs == 0 else min(jobs, usable_cpus())
