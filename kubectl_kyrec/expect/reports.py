@@ -74,9 +74,11 @@ def report_entries(results: Iterable[Result], now: datetime.datetime) -> list[di
 
 
 def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime,
-                 api: str = WGPOLICY) -> dict[str, Any]:
+                 api: str = WGPOLICY, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The report of `subject`: `entries` are its `results[]` when already made from `results`."""
     namespaced_kind, cluster_kind = REPORT_KINDS[api]
-    entries = report_entries(results, now)
+    if entries is None:
+        entries = report_entries(results, now)
     metadata: dict[str, Any] = {"name": subject.uid}
     if subject.namespace:
         metadata["namespace"] = subject.namespace
@@ -149,6 +151,10 @@ class ExpectedReports(Sequence[dict[str, Any]]):
         # each subject's results already in report order (reported() of them is themselves)
         self._groups = {uid: (ref, reported(rs)) for uid, (ref, rs) in _by_subject(results).items()}
         self._uids = list(self._groups)
+        self._stamp = {"seconds": int(now.timestamp()), "nanos": 0}
+        # an entry holds nothing of its subject: the same policy outcome in 10,000 reports is one mapping
+        # (reports are never modified, report_result), made once, and written once by the YAML writer
+        self._shared: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def __len__(self) -> int:
         return len(self._uids)
@@ -168,7 +174,24 @@ class ExpectedReports(Sequence[dict[str, Any]]):
 
     def _report(self, uid: str) -> dict[str, Any]:
         ref, rs = self._groups[uid]
-        return build_report(ref, rs, self.now, self.api)
+        return build_report(ref, rs, self.now, self.api, self._entries(rs))
+
+    def _entries(self, results: list[Result]) -> list[dict[str, Any]]:
+        shared, now, stamp = self._shared, self.now, self._stamp
+        out = []
+        for r in results:
+            props = r.properties
+            key: tuple[Any, ...] = (r.source, r.policy, r.rule, r.result, r.message, r.scored, r.category,
+                                    r.severity, *props.items())
+            try:
+                entry = shared.get(key)
+            except TypeError:   # a property value that cannot be hashed: this mapping's own entry
+                key = (id(props),)
+                entry = shared.get(key)
+            if entry is None:
+                entry = shared[key] = report_result(r, now, stamp)
+            out.append(entry)
+        return out
 
     def uids(self) -> list[str]:
         """The subjects owed a report (each report is named by, and describes, its subject's uid)."""
@@ -182,4 +205,4 @@ class ExpectedReports(Sequence[dict[str, Any]]):
     def entries(self, uid: str) -> list[dict[str, Any]]:
         """The `results[]` of the uid's report, built now (the report checks drop them once compared)."""
         group = self._groups.get(uid)
-        return report_entries(group[1], self.now) if group is not None else []
+        return self._entries(group[1]) if group is not None else []

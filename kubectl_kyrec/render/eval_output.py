@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import (
-    to_yaml,
     write_json_document,
     write_yaml_document,
 )
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 from kubectl_kyrec.render.text_table import write_rows
+from kubectl_kyrec.render.yaml_emit import Blocks, Joined, to_yaml
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
@@ -79,6 +79,64 @@ class _ResultsJson:
                    "location": location, "policyLocation": policy_location}
 
 
+class _ResultsYaml:
+    """The `results` entries of `_ResultsJson`, for the YAML writer: each a Joined of six parts, each
+    part one object per distinct value, shared by every result that has it. A result's YAML is then five
+    reused texts (yaml_emit writes a part once): most results differ from the others only in which
+    subject, outcome and properties they join.
+
+    The parts' keys, in order, are result_json's: a test holds the two to the same mapping."""
+
+    def __init__(self, results: Sequence[Result]) -> None:
+        self.results = results
+
+    def __iter__(self) -> Iterator[Joined]:
+        heads: dict[tuple[str, str, str], dict[str, Any]] = {}
+        refs: dict[int, dict[str, Any]] = {}
+        outcomes: dict[tuple[Any, ...], dict[str, Any]] = {}
+        properties: dict[Any, dict[str, Any]] = {}
+        locations: dict[int, dict[str, Any]] = {}
+        policy_locations: dict[int, dict[str, Any]] = {}
+        held: list[object] = []       # what the id-keyed parts were made from, alive while their ids are keys
+        for r in self.results:
+            key = (r.policy, r.source, r.rule)
+            head = heads.get(key)
+            if head is None:
+                head = heads[key] = {"policy": r.policy, "source": r.source, "rule": r.rule}
+            subject = refs.get(id(r.subject))
+            if subject is None:
+                held.append(r.subject)
+                subject = refs[id(r.subject)] = {"subject": r.subject.to_json()}
+            okey = (r.result, r.message, r.scored, r.category, r.severity, r.validation_actions)
+            outcome = outcomes.get(okey)
+            if outcome is None:
+                outcome = outcomes[okey] = {"result": r.result, "message": r.message, "scored": r.scored,
+                                           "category": r.category, "severity": r.severity,
+                                           "validationActions": r.validation_actions}
+            props = r.properties
+            # the shared mappings of a result without properties of its own by id, others by content
+            pkey: Any = id(props) if len(props) == 1 else tuple(props.items())
+            try:
+                prop = properties.get(pkey)
+            except TypeError:   # a value that cannot be hashed: by id
+                pkey = id(props)
+                prop = properties.get(pkey)
+            if prop is None:
+                held.append(props)
+                prop = properties[pkey] = {"properties": props if type(props) is dict else dict(props)}
+            loc = r.location
+            location = locations.get(id(loc))
+            if location is None:
+                held.append(loc)
+                location = locations[id(loc)] = {"location": _loc(loc)}
+            loc = r.policy_location
+            policy_location = policy_locations.get(id(loc))
+            if policy_location is None:
+                held.append(loc)
+                policy_location = policy_locations[id(loc)] = {"policyLocation": _loc(loc)}
+            yield Joined((head, subject, outcome, prop, location, policy_location))
+
+
 def summary(results: Iterable[Result]) -> dict[str, int]:
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     for r in results:
@@ -94,7 +152,7 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
     results = run.results
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
     yield "results", Sliced(len(results), lambda start, stop: _ResultsJson(results[start:stop]), jobs=run.jobs,
-                            shared=True)
+                            shared=True, yaml=lambda start, stop: _ResultsYaml(results[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.sliced_reports()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
@@ -135,10 +193,11 @@ def _write_report_stream(reports: Iterable[dict[str, Any]], write: Callable[[str
     """Reports as YAML documents, `---` between them (none before the first); returns how many."""
     out: list[str] = []
     count = 0
+    blocks: Blocks = {}     # the reports share their entries (ExpectedReports): each written once
     for report in reports:
         if count:
             out.append("---\n")
-        out.append(to_yaml(report))
+        out.append(to_yaml(report, blocks))
         count += 1
         if len(out) >= 200:
             write("".join(out))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
@@ -82,6 +83,8 @@ def _leaf(value: Any, indent: str) -> str | None:
         return scalar(value)
     if kind is dict or kind is list:
         return None if value else ("{}" if kind is dict else "[]")
+    if kind is Joined:
+        return None if value else "{}"
     if isinstance(value, str):
         if "\n" in value:
             block = _literal(value, indent)
@@ -122,55 +125,50 @@ def _key(key: Any) -> str:
     return scalar(key if type(key) is str else str(key))
 
 
-# a mapping key's text by (key, id of its value, indent), with the value it was written from (kept
-# alive, so its id stays its own)
-Blocks = dict[tuple[Any, int, str], tuple[Any, str]]
+# the text of a Joined part or of a nested sequence item by (id, indent), with the value it was written
+# from (kept alive, so its id stays its own)
+Blocks = dict[tuple[int, str], tuple[Any, str]]
 _BLOCKS_MAX = 50_000
 
 
-def _shared_mapping(value: Mapping[Any, Any], out: list[str], indent: str, blocks: Blocks) -> None:
-    """A mapping's lines, key by key, each key's text taken from `blocks` when the same value object was
-    written under the same key at this indent before (a key's lines depend on nothing else). In eval's
-    results most values are shared (the policy's name, the message, the subject's ref, the location), so
-    most keys cost one lookup."""
-    for key, item in value.items():
-        chunk_key = (key, id(item), indent)
-        found = blocks.get(chunk_key)
-        if found is None:
-            lines: list[str] = []
-            _entry(key, item, lines, indent, blocks)
-            if len(blocks) >= _BLOCKS_MAX:
-                blocks.clear()
-            found = blocks[chunk_key] = (item, "".join(lines))
-        out.append(found[1])
+class Joined(tuple):  # type: ignore[type-arg]
+    """A mapping given as the mappings it is made of, one after the other: its keys are their keys in
+    order (none twice, none empty). A mapping's block lines are the lines of its keys one after the other,
+    and a key's lines depend on nothing else, so the YAML of a Joined is the YAML of the merged mapping.
+    When the writer is given `blocks`, a part is written once per indent and its text reused: a producer
+    that shares parts between items (eval's results share the policy's fields, the subject's ref, the
+    outcome, the locations) pays one lookup a part instead of a line a key.
+
+    For the YAML writer only: a JSON encoder would write it as an array."""
+
+    __slots__ = ()
 
 
-def _entry(key: Any, item: Any, out: list[str], indent: str, blocks: Blocks) -> None:
-    """One `key: value` of a mapping, as emit's loop writes it (kept there inline, for speed)."""
-    leaf = _leaf(item, indent)
-    if leaf is not None:
-        out.append(f"{indent}{_key(key)}: {leaf}\n")
-    elif type(item) is dict or isinstance(item, Mapping):
-        out.append(f"{indent}{_key(key)}:\n")
-        emit(item, out, indent + "  ", blocks)
-    else:
-        # PyYAML's layout: a sequence under a key is not indented
-        out.append(f"{indent}{_key(key)}:\n")
-        emit(item, out, indent, blocks)
+def _store(value: Any, indent: str, blocks: Blocks, write: Callable[[list[str]], None]) -> str:
+    """The text `write` makes of `value`, kept in `blocks` under (id, `indent`) (the callers look there
+    first, inline: a hit is the common case)."""
+    lines: list[str] = []
+    write(lines)
+    if len(blocks) >= _BLOCKS_MAX:
+        blocks.clear()
+    text = "".join(lines)
+    blocks[(id(value), indent)] = (value, text)
+    return text
 
 
 def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = None) -> None:
     """Append the block YAML of a non-empty mapping or sequence (each line ends with a newline) to `out`.
 
-    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: the mappings'
-    keys written before, whose text is reused (_shared_mapping; render/sliced.py's Sliced.shared).
+    `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: the value's
+    Joined parts and nested sequence items are shared and never change; their text is kept there and
+    reused (render/sliced.py's Sliced.shared).
     """
     kind = type(value)
+    if kind is Joined:
+        _joined(value, out, indent, blocks)
+        return
     # exact types first: isinstance against the Mapping ABC costs more than the rest of a line
     if (kind is dict or (kind is not list and isinstance(value, Mapping))) and value:
-        if blocks is not None:
-            _shared_mapping(value, out, indent, blocks)
-            return
         scalars = _SCALARS
         for key, item in value.items():
             # the common cases inline (a one-line string seen before, a number, a boolean): this loop is
@@ -187,38 +185,79 @@ def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = N
             if leaf is not None:
                 out.append(f"{indent}{scalars.get(key) or _key(key)}: {leaf}\n")
                 continue
-            if kind is dict or isinstance(item, Mapping):
+            if kind is dict or kind is Joined or isinstance(item, Mapping):
                 out.append(f"{indent}{_key(key)}:\n")
-                emit(item, out, indent + "  ")
+                emit(item, out, indent + "  ", blocks)
             else:
                 # PyYAML's layout: a sequence under a key is not indented
                 out.append(f"{indent}{_key(key)}:\n")
-                emit(item, out, indent)
+                emit(item, out, indent, blocks)
     elif (kind is list or isinstance(value, (list, tuple))) and value:
         scalars = _SCALARS
         for item in value:
             leaf = (scalars.get(item) if type(item) is str else None) or _leaf(item, indent)
             if leaf is not None:
                 out.append(f"{indent}- {leaf}\n")
+            elif blocks is not None:
+                # a nested item shared between items (a report entry in many reports): written once
+                dash = f"{indent}- "
+                found = blocks.get((id(item), dash))
+                out.append(found[1] if found is not None else
+                           _store(item, dash, blocks, partial(_item, item, indent=indent, blocks=blocks)))
             else:
-                # the first line of the item goes after "- ", the rest indented to line up with it
-                start = len(out)
-                emit(item, out, indent + "  ", blocks)
-                out[start] = f"{indent}- {out[start][len(indent) + 2:]}"
+                _item(item, out, indent, blocks)
     else:
         leaf = _leaf(value, indent)
         out.append(f"{indent}{leaf}\n")
 
 
-def to_yaml(value: Any) -> str:
+def _item(item: Any, out: list[str], indent: str, blocks: Blocks | None) -> None:
+    """A non-empty mapping or list as an item of a sequence at `indent`: its first line goes after "- ",
+    the rest indented to line up with it."""
+    start = len(out)
+    emit(item, out, indent + "  ", blocks)
+    out[start] = f"{indent}- {out[start][len(indent) + 2:]}"
+
+
+def _joined(value: Joined, out: list[str], indent: str, blocks: Blocks | None, item: bool = False) -> None:
+    """A Joined's lines at `indent`, each part's from `blocks` when written there before. `item`: as a
+    non-empty sequence item (`- ` before its first line, the rest two spaces further in)."""
+    if blocks is None:
+        if item:
+            _item(value, out, indent, None)
+        else:
+            for part in value:
+                emit(part, out, indent)
+        return
+    inner = indent + "  " if item else indent
+    parts = iter(value)
+    get = blocks.get
+    if item:
+        # the first part of an item is kept with its "- " (a key no plain indent can have)
+        first = next(parts)
+        dash = f"{indent}- "
+        found = get((id(first), dash))
+        out.append(found[1] if found is not None else
+                   _store(first, dash, blocks, partial(_item, first, indent=indent, blocks=None)))
+    for part in parts:
+        found = get((id(part), inner))
+        out.append(found[1] if found is not None else
+                   _store(part, inner, blocks, partial(emit, part, indent=inner)))
+
+
+def to_yaml(value: Any, blocks: Blocks | None = None) -> str:
+    """`value` as block YAML; `blocks` (shared between calls): its nested parts are shared and never
+    change, and their text is reused (see emit)."""
     out: list[str] = []
-    emit(value, out)
+    emit(value, out, "", blocks)
     return "".join(out)
 
 
 def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object], *, chunk: int = 2000) -> int:
     """`key:` and its sequence, item by item, in chunks of text; returns how many items were written.
     A Sliced part: its shared parts written once (Sliced.shared), a large one by two processes."""
+    if isinstance(items, Sliced) and items.yaml is not None:
+        items = Sliced(items.count, items.yaml, jobs=items.jobs, shared=True)
     shared = isinstance(items, Sliced) and items.shared
     if isinstance(items, Sliced) and items.split():
         write(f"{_key(key)}:\n")
@@ -238,7 +277,16 @@ def _write_items(items: Iterable[Any], write: Callable[[str], object], chunk: in
     for item in items:
         if not count and head:
             out.append(head)
-        emit([item], out, "", blocks)
+        # not through emit's list: the top-level items are new each time, never worth keeping in `blocks`
+        if type(item) is Joined and blocks is not None and item:
+            _joined(item, out, "", blocks, True)
+            count += 1
+            continue
+        leaf = _leaf(item, "")
+        if leaf is not None:
+            out.append(f"- {leaf}\n")
+        else:
+            _item(item, out, "", blocks)
         count += 1
         if len(out) >= chunk:
             write("".join(out))

@@ -74,10 +74,12 @@ class EvalResult:
 
         if self._reports is not None:
             held = self._reports
-            return Sliced(len(held), lambda start, stop: held[start:stop], jobs=self.jobs)
+            return Sliced(len(held), lambda start, stop: held[start:stop], jobs=self.jobs, shared=True)
         now = self.now or datetime.datetime.now(datetime.timezone.utc)
         reports = ExpectedReports(self.report_pairs, now, self.report_api)
-        return Sliced(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), jobs=self.jobs)
+        # the reports share their entries and timestamp, and are never changed
+        return Sliced(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), jobs=self.jobs,
+                      shared=True)
 
 
 def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:

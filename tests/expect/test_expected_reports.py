@@ -94,3 +94,24 @@ def test_the_report_diff_is_the_same_from_either_form() -> None:
     assert statuses == {"uid-a": ("current", None), "uid-b": ("stale", "outcome-changed"), "uid-n": ("missing", None)}
     assert {s.subject.uid: s.results for s in from_lazy.subjects}["uid-b"] == (("cpol", "fail"), ("cpol", "pass"))
     assert from_lazy.left_out_sources == ("KyvernoMutatingPolicy",)
+
+
+def test_entries_shared_between_reports_keep_each_results_own_fields() -> None:
+    # ExpectedReports makes one entry per distinct outcome, shared by the reports carrying it: subjects
+    # whose results differ in one field only (each field in turn) must still get their own entries
+    base: dict[str, Any] = {"policy": "p", "source": "KyvernoValidatingPolicy", "rule": "", "result": "fail",
+                            "message": "m", "scored": True, "category": "c", "severity": "high",
+                            "properties": {"process": "background scan"}}
+    changes: list[tuple[str, Any]] = [
+        ("policy", "q"), ("source", "kyverno"), ("rule", "r1"), ("result", "pass"), ("message", "other"),
+        ("scored", False), ("category", ""), ("severity", "low"), ("properties", {"process": "admission review"}),
+        ("properties", {"process": "background scan", "cel.validationIndex": "1"}), ("properties", {}),
+        ("properties", {"process": "background scan", "x": ["not", "hashable"]})]
+    pairs = []
+    for i, (field, value) in enumerate([("policy", "p"), *changes, *changes]):
+        ref = Ref("v1", "Pod", "shop", f"s{i}", f"uid-{i}")
+        pairs.append((Result(subject=ref, **{**base, field: value}), True))
+    lazy = ExpectedReports(pairs, NOW)
+    built = expected_reports(pairs, NOW)
+    assert list(lazy) == built
+    assert [lazy.entries(uid) for uid in lazy.uids()] == [r["results"] for r in built]

@@ -93,3 +93,46 @@ def test_progress_only_on_a_terminal() -> None:
             handle.tick(None)
     assert "evaluated 128 objects" in terminal.getvalue() and terminal.getvalue().endswith("\r\x1b[K")
     assert pipe.getvalue() == ""
+
+
+def test_yaml_results_are_the_json_results_in_parts() -> None:
+    # every field of a result reaches its entry through the YAML view's shared parts: results that differ
+    # in one field only (each in turn) keep their own values, in result_json's key order
+    import itertools
+    import random
+
+    from kubectl_kyrec.model import Ref, Result, Source
+    from kubectl_kyrec.render.eval_output import _ResultsJson, _ResultsYaml
+
+    rng = random.Random(5)
+    refs = [Ref("v1", "Pod", "ns", f"p{i}", f"uid-{i}") for i in range(3)] + [Ref("v1", "Node", "", "n", "u-n")]
+    sources = [Source("state.json", 6), Source("state.json", 40), None]
+    shared_props = {"process": "background scan"}
+    choices = {
+        "policy": ["a", "b"], "source": ["KyvernoValidatingPolicy", "ValidatingAdmissionPolicy"],
+        "rule": ["", "r1"], "result": ["pass", "fail", "error"], "message": ["", "m1", "yes"],
+        "subject": refs, "scored": [True, False], "category": ["", "Pod Security"], "severity": ["", "high"],
+        "properties": [shared_props, {"process": "background scan"}, {"process": "admission review"},
+                       {"process": "background scan", "cel.validationIndex": "0"},
+                       {"process": "background scan", "cel.validationIndex": "1"}, {},
+                       {"process": "background scan", "x": ["not", "hashable"]}],
+        "validation_actions": [(), ("Audit",), ("Deny", "Audit")],
+        "location": sources, "policy_location": sources,
+    }
+    base = {k: v[0] for k, v in choices.items()}
+    results = [Result(**base)]
+    for field, values in choices.items():        # one field changed at a time
+        results += [Result(**{**base, field: v}) for v in values[1:]]
+    for _ in range(300):                         # and mixtures
+        results.append(Result(**{k: rng.choice(v) for k, v in choices.items()}))
+    results += list(itertools.islice(itertools.cycle(results), 50))     # the same results again
+    merged = []
+    for joined in _ResultsYaml(results):
+        whole: dict[str, object] = {}
+        for part in joined:
+            assert not set(part) & set(whole)
+            whole.update(part)
+        merged.append(whole)
+    expected = [dict(entry) for entry in _ResultsJson(results)]
+    assert [list(m) for m in merged] == [list(e) for e in expected]      # the key order too
+    assert merged == expected

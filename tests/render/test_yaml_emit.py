@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 import yaml
@@ -67,3 +68,59 @@ def test_shared_parts_write_what_plain_items_write() -> None:
     assert write_sequence("items", shared_items, fast.append, chunk=50) == 800
     assert "".join(fast) == "".join(plain)
     assert yaml.safe_load("".join(fast)) == {"items": items}
+
+
+def _joined_items(rng: random.Random) -> tuple[list[Any], list[Any]]:
+    """Items as Joined mappings whose parts are shared between items, and the same items merged."""
+    from kubectl_kyrec.render.yaml_emit import Joined
+
+    keys = iter(f"k{i}" for i in range(10**6))
+    # parts with distinct keys; values of every shape, sequences and shared nested mappings among them
+    shared_value = {"ref": {"kind": "Pod", "name": "x"}}
+    pools = [[{next(keys): value(rng, 1) for _ in range(rng.randint(1, 3))} for _ in range(4)] for _ in range(4)]
+    for pool in pools:
+        pool.append({next(keys): shared_value})
+    joined: list[Any] = []
+    merged: list[Any] = []
+    for _ in range(300):
+        # in any order: a part is first in some items (after "- "), further in in others
+        parts = tuple(rng.choice(pool) for pool in rng.sample(pools, len(pools)))
+        joined.append(Joined(parts))
+        whole: dict[str, Any] = {}
+        for part in parts:
+            whole.update(part)
+        merged.append(whole)
+    return joined, merged
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_joined_mapping_is_written_as_its_parts_merged(seed: int) -> None:
+    from kubectl_kyrec.render.sliced import Sliced
+
+    joined, merged = _joined_items(random.Random(seed))
+    plain: list[str] = []
+    assert write_sequence("items", iter(merged), plain.append, chunk=50) == 300
+    for shared in (True, False):
+        fast: list[str] = []
+        items = Sliced(len(joined), lambda a, b: iter(joined[a:b]), shared=shared)
+        assert write_sequence("items", items, fast.append, chunk=50) == 300
+        assert "".join(fast) == "".join(plain)
+    # nested at depth, under a key and in a sequence, the same text as the merged mappings
+    nested = {"a": {"b": joined[:20], "c": joined[0], "d": [joined[:3], joined[1]]}}
+    expected = to_yaml({"a": {"b": merged[:20], "c": merged[0], "d": [merged[:3], merged[1]]}})
+    for blocks in (None, {}, {}):
+        assert to_yaml(nested, blocks) == expected
+    blocks = {}
+    assert to_yaml(nested, blocks) == to_yaml(nested, blocks) == expected      # a second time from `blocks`
+    assert yaml.safe_load("".join(plain)) == {"items": merged}
+
+
+def test_a_sliced_part_with_a_yaml_view_is_written_from_that_view() -> None:
+    from kubectl_kyrec.render.sliced import Sliced
+    from kubectl_kyrec.render.yaml_emit import Joined
+
+    items = Sliced(2, lambda a, b: [{"json": i} for i in range(a, b)],
+                   yaml=lambda a, b: [Joined(({"yaml": i}, {"x": i})) for i in range(a, b)])
+    out: list[str] = []
+    write_sequence("items", items, out.append)
+    assert "".join(out) == "items:\n- yaml: 0\n  x: 0\n- yaml: 1\n  x: 1\n"
