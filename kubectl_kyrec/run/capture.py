@@ -37,6 +37,9 @@ class Need:
 
     info: ResourceInfo
     versions: frozenset[str] | None
+    # the policies (report names) that select this kind through a `*` for the resource or kind: when many
+    # kinds lack, naming them says why the list is long, where naming every kind would bury the notice
+    wildcard_by: frozenset[str] = frozenset()
 
 
 def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
@@ -44,17 +47,21 @@ def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
     controllers of autogen (ValidatingPolicy and classic), and classic rules' `kinds`."""
     from kubectl_kyrec.evaluate.autogen import variants
 
-    constraints: list[MatchResources | None] = [
-        *(v.match_constraints for p in policies.validating for v in variants(p)),
-        *(p.match_constraints for p in policies.admission), *(p.match_constraints for p in policies.generating)]
+    constraints: list[tuple[str, MatchResources | None]] = [
+        *((p.meta.key, v.match_constraints) for p in policies.validating for v in variants(p)),
+        *((p.meta.key, p.match_constraints) for p in policies.admission),
+        *((p.meta.key, p.match_constraints) for p in policies.generating)]
     versions: dict[tuple[str, str], set[str] | None] = {}
     infos: dict[tuple[str, str], ResourceInfo] = {}
+    wildcard_by: dict[tuple[str, str], set[str]] = {}
 
-    def need(info: ResourceInfo, version: str) -> None:
+    def need(info: ResourceInfo, version: str, wildcard_of: str | None = None) -> None:
         key = (info.group, info.kind)
         if key in _NOT_LISTABLE:
             return
         infos.setdefault(key, info)
+        if wildcard_of is not None:
+            wildcard_by.setdefault(key, set()).add(wildcard_of)
         if version == "*":
             versions[key] = None
         elif key not in versions or versions[key] is not None:
@@ -62,7 +69,7 @@ def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
             assert known is not None
             known.add(version)
 
-    for match in constraints:
+    for policy_name, match in constraints:
         for rule in match.resource_rules if match is not None else ():
             for group in rule.api_groups:
                 for resource in rule.resources:
@@ -71,12 +78,14 @@ def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
                         continue
                     for version in rule.api_versions or ("*",):
                         for info in table.kinds_for_resource(group, version, name):
-                            need(info, version)
+                            need(info, version, policy_name if name == "*" else None)
     for policy in policies.classic:
         for kind_text in _classic_kinds(policy):
+            kind, _ = _classic_kind(kind_text)
             for info in _classic_infos(kind_text, table):
-                need(info, "*")
-    return [Need(infos[key], frozenset(v) if v is not None else None) for key, v in versions.items()]
+                need(info, "*", policy.meta.key if kind == "*" else None)
+    return [Need(infos[key], frozenset(v) if v is not None else None, frozenset(wildcard_by.get(key, ())))
+            for key, v in versions.items()]
 
 
 def _classic_kinds(policy: ClassicPolicy) -> list[str]:
@@ -96,11 +105,16 @@ def _classic_kinds(policy: ClassicPolicy) -> list[str]:
     return kinds
 
 
-def _classic_infos(text: str, table: KindTable) -> list[ResourceInfo]:
-    """`Kind`, `version/Kind`, `group/version/Kind` (a `/subresource` ignored), `*` for every kind."""
+def _classic_kind(text: str) -> tuple[str, str | None]:
+    """The kind and group (None: any) of `Kind`, `version/Kind`, `group/version/Kind` (a `/subresource`
+    ignored); the kind `*` is every kind."""
     parts = text.split("/")
     kind = parts[-1].split(".")[0] if len(parts) <= 3 else parts[2]
-    group = parts[0] if len(parts) >= 3 else None
+    return kind, parts[0] if len(parts) >= 3 else None
+
+
+def _classic_infos(text: str, table: KindTable) -> list[ResourceInfo]:
+    kind, group = _classic_kind(text)
     return [i for i in table if kind in ("*", i.kind) and (group in (None, "*", i.group))]
 
 
