@@ -37,6 +37,9 @@ class Need:
 
     info: ResourceInfo
     versions: frozenset[str] | None
+    # the policies (report names) that select this kind through a `*` for the resource or kind: when many
+    # kinds lack, naming them says why the list is long, where naming every kind would bury the notice
+    wildcard_by: frozenset[str] = frozenset()
 
 
 def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
@@ -44,17 +47,21 @@ def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
     controllers of autogen (ValidatingPolicy and classic), and classic rules' `kinds`."""
     from kubectl_kyrec.evaluate.autogen import variants
 
-    constraints: list[MatchResources | None] = [
-        *(v.match_constraints for p in policies.validating for v in variants(p)),
-        *(p.match_constraints for p in policies.admission), *(p.match_constraints for p in policies.generating)]
+    constraints: list[tuple[str, MatchResources | None]] = [
+        *((p.meta.key, v.match_constraints) for p in policies.validating for v in variants(p)),
+        *((p.meta.key, p.match_constraints) for p in policies.admission),
+        *((p.meta.key, p.match_constraints) for p in policies.generating)]
     versions: dict[tuple[str, str], set[str] | None] = {}
     infos: dict[tuple[str, str], ResourceInfo] = {}
+    wildcard_by: dict[tuple[str, str], set[str]] = {}
 
-    def need(info: ResourceInfo, version: str) -> None:
+    def need(info: ResourceInfo, version: str, wildcard_of: str | None = None) -> None:
         key = (info.group, info.kind)
         if key in _NOT_LISTABLE:
             return
         infos.setdefault(key, info)
+        if wildcard_of is not None:
+            wildcard_by.setdefault(key, set()).add(wildcard_of)
         if version == "*":
             versions[key] = None
         elif key not in versions or versions[key] is not None:
@@ -62,7 +69,7 @@ def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
             assert known is not None
             known.add(version)
 
-    for match in constraints:
+    for policy_name, match in constraints:
         for rule in match.resource_rules if match is not None else ():
             for group in rule.api_groups:
                 for resource in rule.resources:
@@ -71,12 +78,14 @@ def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
                         continue
                     for version in rule.api_versions or ("*",):
                         for info in table.kinds_for_resource(group, version, name):
-                            need(info, version)
+                            need(info, version, policy_name if name == "*" else None)
     for policy in policies.classic:
         for kind_text in _classic_kinds(policy):
+            kind, _ = _classic_kind(kind_text)
             for info in _classic_infos(kind_text, table):
-                need(info, "*")
-    return [Need(infos[key], frozenset(v) if v is not None else None) for key, v in versions.items()]
+                need(info, "*", policy.meta.key if kind == "*" else None)
+    return [Need(infos[key], frozenset(v) if v is not None else None, frozenset(wildcard_by.get(key, ())))
+            for key, v in versions.items()]
 
 
 def _classic_kinds(policy: ClassicPolicy) -> list[str]:
@@ -96,11 +105,16 @@ def _classic_kinds(policy: ClassicPolicy) -> list[str]:
     return kinds
 
 
-def _classic_infos(text: str, table: KindTable) -> list[ResourceInfo]:
-    """`Kind`, `version/Kind`, `group/version/Kind` (a `/subresource` ignored), `*` for every kind."""
+def _classic_kind(text: str) -> tuple[str, str | None]:
+    """The kind and group (None: any) of `Kind`, `version/Kind`, `group/version/Kind` (a `/subresource`
+    ignored); the kind `*` is every kind."""
     parts = text.split("/")
     kind = parts[-1].split(".")[0] if len(parts) <= 3 else parts[2]
-    group = parts[0] if len(parts) >= 3 else None
+    return kind, parts[0] if len(parts) >= 3 else None
+
+
+def _classic_infos(text: str, table: KindTable) -> list[ResourceInfo]:
+    kind, group = _classic_kind(text)
     return [i for i in table if kind in ("*", i.kind) and (group in (None, "*", i.group))]
 
 
@@ -136,33 +150,75 @@ def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str
     return capture_notice(uncaptured(inputs.state, unique.values(), namespace), inputs.state, namespace)
 
 
+# Up to 8 lacking kinds are named in full, with a kubectl command of exactly those: that keeps a Pod policy's whole
+# family explicit (Pods and the six pod controllers autogen adds: 7) and a policy on a few kinds, in a notice of a
+# few lines. More come from a `*` (one resourceRule on every kind selects the ~90 kinds, ~95 resources, the kind
+# table knows) or from many policies: their kinds and resource names (~3,000 characters) would bury the notice at
+# the top of every run, so it gives the count, the first few kinds, the policies whose `*` selects them, and a
+# command that lets kubectl list every listable kind itself.
+_NAMED_IN_FULL = 8
+_NAMED_WHEN_MANY = 5
+_POLICIES_NAMED = 3
+# kubectl's own list of the listable resource names, in place of spelling them out
+_EVERY_LISTABLE = "$(kubectl api-resources --verbs=list -o name | paste -sd, -)"
+
+
 def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = "") -> str | None:
     """One notice naming the kinds and the kubectl command that captures them; None when nothing lacks."""
     if not kinds:
         return None
     absent = [n for n in kinds if state.is_listed(n.info.api_version, n.info.kind, namespace) is not True]
     elsewhere = [n for n in kinds if n not in absent]
-    names: set[str] = set()
+    plain: set[str] = set()
+    versioned: set[str] = set()
     for n in kinds:
         i = n.info
         if n in elsewhere and n.versions:       # kubectl's resource.version.group names the version
-            names.update(f"{i.resource}.{v}.{i.group}" if i.group else f"{i.resource}.{v}" for v in n.versions)
+            versioned.update(f"{i.resource}.{v}.{i.group}" if i.group else f"{i.resource}.{v}" for v in n.versions)
         else:
-            names.add(f"{i.resource}.{i.group}" if i.group else i.resource)
+            plain.add(f"{i.resource}.{i.group}" if i.group else i.resource)
     unreadable = [f"{n.info.kind}: {msg}" for n in kinds
                   if (msg := state.unreadable_message(n.info.api_version, n.info.kind, namespace))]
     scope = f"-n {namespace}" if namespace else "-A"
+    absent_kinds = sorted({n.info.kind for n in absent})
+    many = len(absent_kinds) > _NAMED_IN_FULL
+    resources = ",".join(sorted(plain | versioned))
     parts = []
-    if absent:
-        parts.append(f"the state holds no {', '.join(sorted({n.info.kind for n in absent}))} and no record of "
-                     "listing them")
+    if many:
+        parts.append(f"the state never listed {len(absent_kinds)} kinds the policies use "
+                     f"({_few(absent_kinds, _NAMED_WHEN_MANY)}{_wildcard_clause(absent, len(absent_kinds))})")
+        # api-resources gives each kind at its preferred version, which may be the very one the state lists
+        # where a policy matches another: those keep their versioned names
+        resources = ",".join([_EVERY_LISTABLE, *sorted(versioned)])
+    elif absent:
+        parts.append(f"the state holds no {', '.join(absent_kinds)} and no record of listing them")
     if elsewhere:
         parts.append("the state lists " + ", ".join(sorted(
             f"{n.info.kind} only at {', '.join(state.listed_versions(n.info.api_version, n.info.kind))} where the "
             f"policies match {', '.join(sorted(n.versions or ()))}" for n in elsewhere)))
-    text = (f"{'; '.join(parts)}, so what depends on them cannot be known (no object of those kinds is in scope; "
-            f"downstreams of them are kind-not-captured). Capture them with: kubectl get {','.join(sorted(names))} "
+    # the short form leaves out what kind-not-captured means: the rows that carry that reason say it themselves
+    unknown = ("whether any is in scope is not known" if many else "what depends on them cannot be known (no "
+               "object of those kinds is in scope; downstreams of them are kind-not-captured)")
+    text = (f"{'; '.join(parts)}, so {unknown}. Capture them with: kubectl get {resources} "
             f"{scope} -o json --show-managed-fields > more-state.json, and pass it with another --state")
     if unreadable:
         text += f" (could not be read: {'; '.join(unreadable)})"
     return text
+
+
+def _few(names: Sequence[str], shown: int) -> str:
+    """`a, b, c` or `a, b and 3 more`."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
+def _wildcard_clause(absent: Sequence[Need], total: int) -> str:
+    """Why the list is long: how many of the kinds a `*` selects, and in which policies ("" when none)."""
+    policies = sorted({p for n in absent for p in n.wildcard_by})
+    if not policies:
+        return ""
+    count = len({n.info.kind for n in absent if n.wildcard_by})
+    which = "all" if count == total else f"{count} of them"
+    named = _few(policies, _POLICIES_NAMED) + (" policies" if len(policies) > _POLICIES_NAMED else "")
+    return f"; {which} through `*` in {named}"

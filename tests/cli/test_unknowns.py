@@ -4,6 +4,7 @@ captured, a state without managedFields."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -213,6 +214,108 @@ spec:
     gaps = _gaps(classic, pods, tmp_path)
     assert len(gaps) == 1
     assert "no CronJob, Deployment and no record" in gaps[0]
+
+
+def _every_kind(name: str = "every-kind", version: str = "'*'") -> str:
+    return VPOL.format(group="'*'", version=version, resource="'*'").replace("name: p\n", f"name: {name}\n")
+
+
+def _counted(gap: str) -> int:
+    found = re.search(r"never listed (\d+) kinds", gap)
+    assert found, gap
+    return int(found.group(1))
+
+
+def test_a_wildcard_policy_gives_a_short_notice_that_says_why_and_how_to_capture(tmp_path: Path) -> None:
+    """A `*` on every kind made the notice name ~90 kinds and ~95 resource names (3,000 characters on every
+    run): the count, the first kinds, the policy whose `*` selects them and kubectl's own list instead."""
+    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.run.capture import _NOT_LISTABLE
+
+    gaps = _gaps(_every_kind(), _listed(("v1", "Pod")), tmp_path)
+    assert len(gaps) == 1
+    gap = gaps[0]
+    assert len(gap) <= 400, len(gap)
+    kinds = sorted({i.kind for i in builtin_kinds() if (i.group, i.kind) not in _NOT_LISTABLE} - {"Pod"})
+    assert _counted(gap) == len(kinds)
+    assert f"({', '.join(kinds[:5])} and {len(kinds) - 5} more; all through `*` in every-kind)" in gap
+    assert ("kubectl get $(kubectl api-resources --verbs=list -o name | paste -sd, -) -A -o json "
+            "--show-managed-fields > more-state.json") in gap
+    assert kinds[5] not in gap and "configmaps" not in gap
+
+
+def test_the_short_notice_captures_in_the_namespace_asked_and_is_the_documents_notice(tmp_path: Path) -> None:
+    (tmp_path / "policy.yaml").write_text(_every_kind())
+    (tmp_path / "state.json").write_text(json.dumps(_listed(("v1", "Pod"))))
+    code, out, err = run("eval", "-p", str(tmp_path / "policy.yaml"), "--state", str(tmp_path / "state.json"),
+                         "-n", "team-a", "-o", "json")
+    gaps = [line.removeprefix("notice: ") for line in err.splitlines() if "Capture them with" in line]
+    assert len(gaps) == 1
+    assert "paste -sd, -) -n team-a -o json --show-managed-fields" in gaps[0] and " -A " not in gaps[0]
+    # stderr and the JSON document carry the same text: the short one
+    assert [n for n in json.loads(out)["notices"] if "Capture them with" in n] == gaps
+
+
+def test_many_kinds_named_one_by_one_are_counted_too(tmp_path: Path) -> None:
+    """The cut is on the number of kinds, not on the `*`: 8 named kinds are spelled out with their own
+    command, 9 are counted (no `*` to name then)."""
+    kinds = ["ConfigMap", "Ingress", "Namespace", "NetworkPolicy", "Role", "RoleBinding", "Secret", "Service",
+             "ServiceAccount"]
+
+    def classic(named: list[str]) -> str:
+        return f"""\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: c
+spec:
+  rules:
+  - name: r
+    match:
+      any:
+      - resources:
+          kinds: [{", ".join(named)}]
+    validate:
+      message: m
+      pattern:
+        metadata:
+          name: "?*"
+"""
+
+    eight = _gaps(classic(kinds[:8]), _listed(("v1", "Pod")), tmp_path)
+    assert len(eight) == 1
+    assert f"the state holds no {', '.join(kinds[:8])} and no record of listing them" in eight[0]
+    assert "kubectl get configmaps,ingresses.networking.k8s.io,namespaces," in eight[0]
+    nine = _gaps(classic(kinds), _listed(("v1", "Pod")), tmp_path)
+    assert len(nine) == 1
+    assert f"never listed 9 kinds the policies use ({', '.join(kinds[:5])} and 4 more), so" in nine[0]
+    assert "through `*`" not in nine[0] and "api-resources --verbs=list" in nine[0]
+
+
+def test_the_short_notice_still_names_a_kind_listed_at_another_version(tmp_path: Path) -> None:
+    """api-resources lists each kind at its preferred version, maybe the very one the state holds: a kind
+    listed at another version than the policies match keeps its sentence and its versioned name."""
+    gaps = _gaps(_every_kind(version="v1"), _listed(("v1", "Pod"), ("autoscaling/v2", "HorizontalPodAutoscaler")),
+                 tmp_path)
+    assert len(gaps) == 1
+    assert _counted(gaps[0]) > 8
+    assert "; the state lists HorizontalPodAutoscaler only at autoscaling/v2 where the policies match v1, so" \
+        in gaps[0]
+    assert "paste -sd, -),horizontalpodautoscalers.v1.autoscaling -A -o json" in gaps[0]
+
+
+def test_the_short_notice_keeps_what_could_not_be_read() -> None:
+    """A live read that was refused: its message stays, whichever form the notice takes."""
+    from kubectl_kyrec.cluster.state import ClusterState, ListedKind
+    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.run.capture import Need, capture_notice, uncaptured
+
+    state = ClusterState.from_objects([], listed=[ListedKind("v1", "Pod")], unreadable={
+        ListedKind("rbac.authorization.k8s.io/v1", "ClusterRole"): "clusterroles is forbidden"})
+    needs = [Need(i, None, frozenset({"w"})) for i in builtin_kinds() if i.group in ("", "rbac.authorization.k8s.io")]
+    notice = capture_notice(uncaptured(state, needs), state)
+    assert notice is not None and "never listed" in notice
+    assert notice.endswith("(could not be read: ClusterRole: clusterroles is forbidden)")
 
 
 def test_diff_marks_downstreams_of_uncaptured_kinds_and_says_how_to_capture() -> None:
