@@ -280,13 +280,12 @@ def _write_items(items: Iterable[Any], write: Callable[[str], object], chunk: in
         # not through emit's list: the top-level items are new each time, never worth keeping in `blocks`
         if type(item) is Joined and blocks is not None and item:
             _joined(item, out, "", blocks, True)
-            count += 1
-            continue
-        leaf = _leaf(item, "")
-        if leaf is not None:
-            out.append(f"- {leaf}\n")
         else:
-            _item(item, out, "", blocks)
+            leaf = _leaf(item, "")
+            if leaf is not None:
+                out.append(f"- {leaf}\n")
+            else:
+                _item(item, out, "", blocks)
         count += 1
         if len(out) >= chunk:
             write("".join(out))

@@ -105,6 +105,7 @@ def test_a_joined_mapping_is_written_as_its_parts_merged(seed: int) -> None:
         items = Sliced(len(joined), lambda a, b: iter(joined[a:b]), shared=shared)
         assert write_sequence("items", items, fast.append, chunk=50) == 300
         assert "".join(fast) == "".join(plain)
+        assert len(fast) > 300 * 4 // 50 // 2     # written a chunk at a time, never held whole
     # nested at depth, under a key and in a sequence, the same text as the merged mappings
     nested = {"a": {"b": joined[:20], "c": joined[0], "d": [joined[:3], joined[1]]}}
     expected = to_yaml({"a": {"b": merged[:20], "c": merged[0], "d": [merged[:3], merged[1]]}})
