@@ -18,11 +18,12 @@ from kubectl_kyrec.render.envelope import (
 )
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 from kubectl_kyrec.render.text_table import write_rows
-from kubectl_kyrec.render.yaml_emit import Blocks, Joined, to_yaml
+from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
 from kubectl_kyrec.render.fit import GAP, MIDDLE, START, TABLE_WIDTH, cut_end, fit_rows
+from kubectl_kyrec.render.joined import Joined
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 # what the default table lists: the results that need attention; passing and skipped ones are counted
@@ -79,11 +80,11 @@ class _ResultsJson:
                    "location": location, "policyLocation": policy_location}
 
 
-class _ResultsYaml:
-    """The `results` entries of `_ResultsJson`, for the YAML writer: each a Joined of six parts, each
-    part one object per distinct value, shared by every result that has it. A result's YAML is then five
-    reused texts (yaml_emit writes a part once): most results differ from the others only in which
-    subject, outcome and properties they join.
+class _ResultsParts:
+    """The `results` entries of `_ResultsJson` for the YAML writer: each a Joined of six parts, each part
+    one object per distinct value, shared by every result that has it. A result's text is then six reused
+    texts (yaml_emit writes a part once): most results differ from the others only in which subject,
+    outcome and properties they join.
 
     The parts' keys, in order, are result_json's: a test holds the two to the same mapping."""
 
@@ -152,7 +153,7 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
     results = run.results
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
     yield "results", Sliced(len(results), lambda start, stop: _ResultsJson(results[start:stop]), jobs=run.jobs,
-                            shared=True, yaml=lambda start, stop: _ResultsYaml(results[start:stop]))
+                            shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.sliced_reports()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]

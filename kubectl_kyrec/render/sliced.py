@@ -31,20 +31,20 @@ class Sliced:
     """`count` items made a range at a time by `make(start, stop)`; iterates as all of them.
 
     `shared`: the items' nested mappings and lists may be shared between items and never change
-    (yaml_emit writes each once and reuses its lines). `jobs`: the processes the run may use. `yaml`: the
-    same items for the YAML writer, made by range as `make` makes them, as yaml_emit.Joined mappings whose
-    parts are shared (written once, reused), never changed.
+    (yaml_emit writes each once and reuses its lines). `jobs`: the processes the run may use. `parts`: the
+    same items, made by range as `make` makes them, as render/joined.Joined mappings whose parts are shared
+    between items and never change (the YAML writer writes each part once and reuses its text).
     """
 
-    __slots__ = ("count", "make", "jobs", "shared", "yaml")
+    __slots__ = ("count", "make", "jobs", "shared", "parts")
 
     def __init__(self, count: int, make: Callable[[int, int], Iterable[Any]], *, jobs: int = 1,
-                 shared: bool = False, yaml: Callable[[int, int], Iterable[Any]] | None = None) -> None:
+                 shared: bool = False, parts: Callable[[int, int], Iterable[Any]] | None = None) -> None:
         self.count = count
         self.make = make
         self.jobs = jobs
         self.shared = shared
-        self.yaml = yaml
+        self.parts = parts
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.make(0, self.count))

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from kubectl_kyrec.render.joined import Joined
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 # A string written plain must start with a letter, `_` or `/` (no indicator, no number, no date, no `.inf`),
@@ -131,19 +132,6 @@ Blocks = dict[tuple[int, str], tuple[Any, str]]
 _BLOCKS_MAX = 50_000
 
 
-class Joined(tuple):  # type: ignore[type-arg]
-    """A mapping given as the mappings it is made of, one after the other: its keys are their keys in
-    order (none twice, none empty). A mapping's block lines are the lines of its keys one after the other,
-    and a key's lines depend on nothing else, so the YAML of a Joined is the YAML of the merged mapping.
-    When the writer is given `blocks`, a part is written once per indent and its text reused: a producer
-    that shares parts between items (eval's results share the policy's fields, the subject's ref, the
-    outcome, the locations) pays one lookup a part instead of a line a key.
-
-    For the YAML writer only: a JSON encoder would write it as an array."""
-
-    __slots__ = ()
-
-
 def _store(value: Any, indent: str, blocks: Blocks, write: Callable[[list[str]], None]) -> str:
     """The text `write` makes of `value`, kept in `blocks` under (id, `indent`) (the callers look there
     first, inline: a hit is the common case)."""
@@ -256,8 +244,8 @@ def to_yaml(value: Any, blocks: Blocks | None = None) -> str:
 def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object], *, chunk: int = 2000) -> int:
     """`key:` and its sequence, item by item, in chunks of text; returns how many items were written.
     A Sliced part: its shared parts written once (Sliced.shared), a large one by two processes."""
-    if isinstance(items, Sliced) and items.yaml is not None:
-        items = Sliced(items.count, items.yaml, jobs=items.jobs, shared=True)
+    if isinstance(items, Sliced) and items.parts is not None:
+        items = Sliced(items.count, items.parts, jobs=items.jobs, shared=True)
     shared = isinstance(items, Sliced) and items.shared
     if isinstance(items, Sliced) and items.split():
         write(f"{_key(key)}:\n")

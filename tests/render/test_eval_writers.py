@@ -102,7 +102,7 @@ def test_yaml_results_are_the_json_results_in_parts() -> None:
     import random
 
     from kubectl_kyrec.model import Ref, Result, Source
-    from kubectl_kyrec.render.eval_output import _ResultsJson, _ResultsYaml
+    from kubectl_kyrec.render.eval_output import _ResultsJson, _ResultsParts
 
     rng = random.Random(5)
     refs = [Ref("v1", "Pod", "ns", f"p{i}", f"uid-{i}") for i in range(3)] + [Ref("v1", "Node", "", "n", "u-n")]
@@ -127,7 +127,7 @@ def test_yaml_results_are_the_json_results_in_parts() -> None:
         results.append(Result(**{k: rng.choice(v) for k, v in choices.items()}))
     results += list(itertools.islice(itertools.cycle(results), 50))     # the same results again
     merged = []
-    for joined in _ResultsYaml(results):
+    for joined in _ResultsParts(results):
         whole: dict[str, object] = {}
         for part in joined:
             assert not set(part) & set(whole)

@@ -72,7 +72,7 @@ def test_shared_parts_write_what_plain_items_write() -> None:
 
 def _joined_items(rng: random.Random) -> tuple[list[Any], list[Any]]:
     """Items as Joined mappings whose parts are shared between items, and the same items merged."""
-    from kubectl_kyrec.render.yaml_emit import Joined
+    from kubectl_kyrec.render.joined import Joined
 
     keys = iter(f"k{i}" for i in range(10**6))
     # parts with distinct keys; values of every shape, sequences and shared nested mappings among them
@@ -116,12 +116,12 @@ def test_a_joined_mapping_is_written_as_its_parts_merged(seed: int) -> None:
     assert yaml.safe_load("".join(plain)) == {"items": merged}
 
 
-def test_a_sliced_part_with_a_yaml_view_is_written_from_that_view() -> None:
+def test_a_sliced_part_with_parts_is_written_from_them() -> None:
+    from kubectl_kyrec.render.joined import Joined
     from kubectl_kyrec.render.sliced import Sliced
-    from kubectl_kyrec.render.yaml_emit import Joined
 
     items = Sliced(2, lambda a, b: [{"json": i} for i in range(a, b)],
-                   yaml=lambda a, b: [Joined(({"yaml": i}, {"x": i})) for i in range(a, b)])
+                   parts=lambda a, b: [Joined(({"yaml": i}, {"x": i})) for i in range(a, b)])
     out: list[str] = []
     write_sequence("items", items, out.append)
     assert "".join(out) == "items:\n- yaml: 0\n  x: 0\n- yaml: 1\n  x: 1\n"
