@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import mmap
 import os
 import signal
+import struct
 import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
@@ -67,22 +69,67 @@ def slices(count: int, parts: int) -> list[range]:
     return out
 
 
+# the slice the running process works on: 0 here, a worker's own number in a forked worker (_write_answer)
+_SLOT = 0
+
+
+class SliceCounts:
+    """How far the workers of a fan_out have got, so that a progress line here moves with all of them,
+    not only with this process's slice (whose end would otherwise be followed by a jump).
+
+    One 8-byte count per slice, in an anonymous shared mapping made before the workers fork; each count
+    is written by its own worker only (`advance`) and read here (`news`). A count read while being written
+    can only be off for that one redraw of a progress line."""
+
+    def __init__(self) -> None:
+        self.parts: list[range] = []
+        self._memory: mmap.mmap | None = None
+        self._told: list[int] = []
+
+    def start(self, parts: list[range]) -> None:
+        """fan_out, before forking: the slices."""
+        self.parts = parts
+        self._memory = mmap.mmap(-1, 8 * len(parts))
+        self._told = [part.start for part in parts]
+
+    def advance(self, done: int) -> None:
+        """In a worker: `done` items of its slice are finished."""
+        if self._memory is not None and _SLOT:
+            struct.pack_into("q", self._memory, 8 * _SLOT, done)
+
+    def news(self, final: bool = False) -> Iterator[int]:
+        """Here: the indexes of the items the workers finished since the last call; with `final` (the
+        workers have answered), every one not told yet."""
+        for slot in range(1, len(self.parts)):
+            part = self.parts[slot]
+            done = part.stop if final or self._memory is None else \
+                min(part.stop, part.start + struct.unpack_from("q", self._memory, 8 * slot)[0])
+            told = self._told[slot]
+            if done > told:
+                self._told[slot] = done
+                yield from range(told, done)
+
+
 def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
-            encode: Callable[[R], bytes], decode: Callable[[bytes], R]) -> list[R]:
+            encode: Callable[[R], bytes], decode: Callable[[bytes], R], counts: SliceCounts | None = None
+            ) -> list[R]:
     """`[work(slice) for slice in slices(items)]`, the slices after the first worked on in forked children
     (FileWorker), each answering `encode(work(slice))`.
 
     With one job, or where fork is not safe, everything runs here in one slice. `work` must have no
-    effect that its return value does not carry: a child's other effects die with it.
+    effect that its return value does not carry: a child's other effects die with it. `counts`: where
+    the workers say how far they are (SliceCounts.advance), for this process to read.
     """
     parts = slices(len(items), jobs) if jobs > 1 and can_fork() else [range(len(items))]
     if len(parts) == 1:
         return [work(items)]
+    if counts is not None:
+        counts.start(parts)
     workers: list[FileWorker] = []
     try:
         try:
-            for part in parts[1:]:
-                answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop])
+            for slot, part in enumerate(parts[1:], 1):
+                answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop], slot)
                 workers.append(FileWorker(answer, name="evaluation"))
         except OSError:     # no temporary file or no process to be had: all of it here
             return [work(items)]
@@ -96,8 +143,10 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
             worker.stop()
 
 
-def _write_answer(work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes], items: Sequence[T],
+def _write_answer(work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes], items: Sequence[T], slot: int,
                   file: BinaryIO) -> None:
+    global _SLOT
+    _SLOT = slot        # in the forked worker only
     file.write(encode(work(items)))
 
 

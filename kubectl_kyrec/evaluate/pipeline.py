@@ -19,7 +19,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
-from kubectl_kyrec.evaluate.fan_out import fan_out
+from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
@@ -146,12 +146,21 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
     parent = os.getpid()
 
+    # a worker's progress reaches this process's progress line through shared counts, every 64 subjects
+    counts = SliceCounts() if on_subject is not None else None
+
     def evaluate_slice(subjects: Sequence[Subject]) -> _Slice:
         pairs: list[tuple[Result, bool]] = []
-        tick = on_subject if os.getpid() == parent else None    # a worker's progress is told on its return
-        for subject in subjects:
-            if tick is not None:
-                tick(subject)
+        here = os.getpid() == parent
+        for done, subject in enumerate(subjects, 1):
+            if on_subject is not None and counts is not None and not done & 63:
+                if here:
+                    for index in counts.news():
+                        on_subject(out.subjects[index])
+                else:
+                    counts.advance(done)
+            if here and on_subject is not None:
+                on_subject(subject)
             request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
                                     operation=options.operation, user_info=options.user_info)
             ns_obj = None
@@ -177,15 +186,15 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     evaluators = len(compiled) + len(admission) + (len(classic.compiled) if classic is not None else 0)
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
     slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
-                     decode=functools.partial(_decode_slice, out.subjects))
+                     decode=functools.partial(_decode_slice, out.subjects), counts=counts)
     pairs = slices[0][0]
     for more, noticed, _ in slices[1:]:
         pairs.extend(more)
         if classic is not None:
             classic.merge_noticed(noticed)
-    if on_subject is not None and len(slices) > 1:
-        for subject in out.subjects[slices[0][2]:]:      # the workers' subjects, told now
-            on_subject(subject)
+    if on_subject is not None and counts is not None:
+        for index in counts.news(final=True):           # the workers' subjects not told yet
+            on_subject(out.subjects[index])
     out.results = [r for r, _ in pairs]
     if classic is not None:
         out.notices.extend(classic.notices)

@@ -14,7 +14,7 @@ import pytest
 import kubectl_kyrec.evaluate.pipeline as pipeline
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.fan_out import WorkerError, can_fork, fan_out, slices
+from kubectl_kyrec.evaluate.fan_out import SliceCounts, WorkerError, can_fork, fan_out, slices
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
@@ -103,6 +103,52 @@ def test_a_worker_that_dies_is_an_error() -> None:
         fan_out(list(range(10)), work, jobs=2, encode=_encode, decode=_decode)
 
 
+@needs_fork
+def test_this_process_hears_how_far_the_workers_are_while_it_works() -> None:
+    # each worker says it is halfway, then waits until this process has heard it (a file it creates),
+    # bounded: the assertion is on what was heard, not on how long anything took
+    import tempfile
+    import time
+
+    parent = os.getpid()
+    counts = SliceCounts()
+    heard: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        flag = Path(tmp) / "heard"
+
+        def work(items: Any) -> list[tuple[int, int]]:
+            if os.getpid() != parent:
+                counts.advance(len(items) // 2)
+                deadline = time.monotonic() + 30
+                while not flag.exists() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                return _squares_with_pids(items)
+            deadline = time.monotonic() + 30
+            while len(heard) < 2 * 10 and time.monotonic() < deadline:      # two workers, 10 of 20 each
+                heard.extend(counts.news())
+                time.sleep(0.01)
+            flag.touch()
+            return _squares_with_pids(items)
+
+        answers = fan_out(list(range(63)), work, jobs=3, encode=_encode, decode=_decode, counts=counts)
+    parts = counts.parts
+    assert parts == slices(63, 3) and [len(p) for p in parts[1:]] == [20, 20]
+    # the first half of each worker's slice, told while this process was working, each index once
+    assert sorted(heard) == [*range(parts[1].start, parts[1].start + 10), *range(parts[2].start, parts[2].start + 10)]
+    # then the rest, once the workers have answered
+    assert sorted(counts.news(final=True)) == [*range(parts[1].start + 10, parts[1].stop),
+                                               *range(parts[2].start + 10, parts[2].stop)]
+    assert list(counts.news(final=True)) == []
+    assert [v for part in answers for v, _ in part] == [i * i for i in range(63)]
+
+
+def test_slice_counts_tell_nothing_for_a_run_in_one_process() -> None:
+    counts = SliceCounts()
+    fan_out(list(range(5)), _squares_with_pids, jobs=1, encode=_encode, decode=_decode, counts=counts)
+    counts.advance(3)
+    assert list(counts.news()) == [] and list(counts.news(final=True)) == []
+
+
 # ---- the pipeline: two processes give what one gives ---------------------------------------------------------
 
 _VERIFY_IMAGES = """\
@@ -179,6 +225,22 @@ def test_the_pipeline_gives_the_same_results_and_notices_in_two_processes(tmp_pa
     # the results name the subjects' own refs and locations, as one process's do
     refs = {id(s.ref) for s in split.subjects}
     assert all(id(r.subject) in refs for r in split.results)
+
+
+@needs_fork
+def test_every_subject_is_ticked_once_in_two_processes(sliced: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # the progress line's ticks: each subject once, whichever process evaluated it (the workers' through
+    # SliceCounts, while they work or when they answer)
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 60)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    ticked: list[int] = []
+    out = run_eval(policies, resources, resources, kinds=KindTable(),
+                   libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
+                   options=EvalOptions(now=NOW, jobs=2), on_subject=lambda s: ticked.append(id(s)))
+    assert sliced == [2]
+    assert len(out.subjects) > 150
+    assert sorted(ticked) == sorted(id(s) for s in out.subjects)
 
 
 @needs_fork
