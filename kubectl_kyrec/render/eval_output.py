@@ -80,6 +80,9 @@ class _ResultsJson:
                    "location": location, "policyLocation": policy_location}
 
 
+_PARTS_MAX = 20_000
+
+
 class _ResultsParts:
     """The `results` entries of `_ResultsJson` for the YAML writer: each a Joined of six parts, each part
     one object per distinct value, shared by every result that has it. A result's text is then six reused
@@ -98,7 +101,8 @@ class _ResultsParts:
         properties: dict[Any, dict[str, Any]] = {}
         locations: dict[int, dict[str, Any]] = {}
         policy_locations: dict[int, dict[str, Any]] = {}
-        held: list[object] = []       # what the id-keyed parts were made from, alive while their ids are keys
+        # the id-keyed parts are of objects the results hold (alive while this runs: no id is reused);
+        # the outcome and property parts are kept up to _PARTS_MAX, for runs whose messages are all unique
         for r in self.results:
             key = (r.policy, r.source, r.rule)
             head = heads.get(key)
@@ -106,11 +110,12 @@ class _ResultsParts:
                 head = heads[key] = {"policy": r.policy, "source": r.source, "rule": r.rule}
             subject = refs.get(id(r.subject))
             if subject is None:
-                held.append(r.subject)
                 subject = refs[id(r.subject)] = {"subject": r.subject.to_json()}
             okey = (r.result, r.message, r.scored, r.category, r.severity, r.validation_actions)
             outcome = outcomes.get(okey)
             if outcome is None:
+                if len(outcomes) >= _PARTS_MAX:
+                    outcomes.clear()
                 outcome = outcomes[okey] = {"result": r.result, "message": r.message, "scored": r.scored,
                                            "category": r.category, "severity": r.severity,
                                            "validationActions": r.validation_actions}
@@ -123,17 +128,16 @@ class _ResultsParts:
                 pkey = id(props)
                 prop = properties.get(pkey)
             if prop is None:
-                held.append(props)
+                if len(properties) >= _PARTS_MAX:
+                    properties.clear()
                 prop = properties[pkey] = {"properties": props if type(props) is dict else dict(props)}
             loc = r.location
             location = locations.get(id(loc))
             if location is None:
-                held.append(loc)
                 location = locations[id(loc)] = {"location": _loc(loc)}
             loc = r.policy_location
             policy_location = policy_locations.get(id(loc))
             if policy_location is None:
-                held.append(loc)
                 policy_location = policy_locations[id(loc)] = {"policyLocation": _loc(loc)}
             yield Joined((head, subject, outcome, prop, location, policy_location))
 

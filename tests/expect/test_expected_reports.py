@@ -5,6 +5,9 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+import pytest
+
+import kubectl_kyrec.expect.reports as reports_module
 from kubectl_kyrec.expect.reports import OPENREPORTS, ExpectedReports, expected_reports
 from kubectl_kyrec.model import Ref, Result, Subject
 from kubectl_kyrec.reconcile.reports import ReportDiff, diff_reports
@@ -96,7 +99,9 @@ def test_the_report_diff_is_the_same_from_either_form() -> None:
     assert from_lazy.left_out_sources == ("KyvernoMutatingPolicy",)
 
 
-def test_entries_shared_between_reports_keep_each_results_own_fields() -> None:
+@pytest.mark.parametrize("cap", [None, 1, 3])
+def test_entries_shared_between_reports_keep_each_results_own_fields(cap: int | None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # ExpectedReports makes one entry per distinct outcome, shared by the reports carrying it: subjects
     # whose results differ in one field only (each field in turn) must still get their own entries
     base: dict[str, Any] = {"policy": "p", "source": "KyvernoValidatingPolicy", "rule": "", "result": "fail",
@@ -111,6 +116,8 @@ def test_entries_shared_between_reports_keep_each_results_own_fields() -> None:
     for i, (field, value) in enumerate([("policy", "p"), *changes, *changes]):
         ref = Ref("v1", "Pod", "shop", f"s{i}", f"uid-{i}")
         pairs.append((Result(subject=ref, **{**base, field: value}), True))
+    if cap is not None:         # the cache emptied as it fills: the same reports
+        monkeypatch.setattr(reports_module, "_SHARED_MAX", cap)
     lazy = ExpectedReports(pairs, NOW)
     built = expected_reports(pairs, NOW)
     assert list(lazy) == built

@@ -95,14 +95,19 @@ def test_progress_only_on_a_terminal() -> None:
     assert pipe.getvalue() == ""
 
 
-def test_yaml_results_are_the_json_results_in_parts() -> None:
+@pytest.mark.parametrize("cap", [None, 2])
+def test_yaml_results_are_the_json_results_in_parts(cap: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
     # every field of a result reaches its entry through the YAML view's shared parts: results that differ
     # in one field only (each in turn) keep their own values, in result_json's key order
     import itertools
     import random
 
     from kubectl_kyrec.model import Ref, Result, Source
+    from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.eval_output import _ResultsJson, _ResultsParts
+
+    if cap is not None:         # the part caches emptied as they fill: the same entries
+        monkeypatch.setattr(eval_output, "_PARTS_MAX", cap)
 
     rng = random.Random(5)
     refs = [Ref("v1", "Pod", "ns", f"p{i}", f"uid-{i}") for i in range(3)] + [Ref("v1", "Node", "", "n", "u-n")]
