@@ -30,10 +30,11 @@ WriteItems = Callable[[Iterable[Any], Write], int]
 class Sliced:
     """`count` items made a range at a time by `make(start, stop)`; iterates as all of them.
 
-    `shared`: the items' nested mappings and lists may be shared between items and never change
-    (yaml_emit writes each once and reuses its lines). `jobs`: the processes the run may use. `parts`: the
-    same items, made by range as `make` makes them, as render/joined.Joined mappings whose parts are shared
-    between items and never change (the YAML writer writes each part once and reuses its text).
+    `shared`: the items' nested sequence items (a report's entries) and Joined parts may be shared
+    between items and never change (yaml_emit writes each once and reuses its lines). `jobs`: the
+    processes the run may use. `parts`: the same items, made by range as `make` makes them, as
+    render/joined.Joined mappings whose parts are shared between items and never change (the YAML writer
+    writes each part once and reuses its text).
     """
 
     __slots__ = ("count", "make", "jobs", "shared", "parts")
