@@ -132,6 +132,8 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
                 answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop], slot)
                 workers.append(FileWorker(answer, name="evaluation"))
         except OSError:     # no temporary file or no process to be had: all of it here
+            if counts is not None:
+                counts.start([range(len(items))])       # no worker has anything to tell
             return [work(items)]
         answers = [work(items[parts[0].start:parts[0].stop])]
         for worker in workers:

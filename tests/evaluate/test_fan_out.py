@@ -142,6 +142,21 @@ def test_this_process_hears_how_far_the_workers_are_while_it_works() -> None:
     assert [v for part in answers for v, _ in part] == [i * i for i in range(63)]
 
 
+@needs_fork
+def test_no_worker_to_be_had_leaves_nothing_to_tell(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every item evaluated here after all: the progress line has already counted each, none is told again
+    import kubectl_kyrec.evaluate.fan_out as fan_out_module
+
+    def no_worker(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("no temporary file")
+
+    monkeypatch.setattr(fan_out_module, "FileWorker", no_worker)
+    counts = SliceCounts()
+    answers = fan_out(list(range(30)), _squares_with_pids, jobs=3, encode=_encode, decode=_decode, counts=counts)
+    assert answers == [[(i * i, os.getpid()) for i in range(30)]]
+    assert list(counts.news()) == [] and list(counts.news(final=True)) == []
+
+
 def test_slice_counts_tell_nothing_for_a_run_in_one_process() -> None:
     counts = SliceCounts()
     fan_out(list(range(5)), _squares_with_pids, jobs=1, encode=_encode, decode=_decode, counts=counts)
