@@ -100,10 +100,12 @@ class SliceCounts:
     def news(self, final: bool = False) -> Iterator[int]:
         """Here: the indexes of the items the workers finished since the last call; with `final` (the
         workers have answered), every one not told yet."""
+        memory = self._memory
+        if memory is None:          # never started: no worker ran
+            return
         for slot in range(1, len(self.parts)):
             part = self.parts[slot]
-            done = part.stop if final or self._memory is None else \
-                min(part.stop, part.start + struct.unpack_from("q", self._memory, 8 * slot)[0])
+            done = part.stop if final else min(part.stop, part.start + struct.unpack_from("q", memory, 8 * slot)[0])
             told = self._told[slot]
             if done > told:
                 self._told[slot] = done

@@ -6,7 +6,6 @@ No files, no network, no printing: everything comes in as loaded documents and g
 from __future__ import annotations
 
 import datetime
-import functools
 import marshal
 import os
 import pickle
@@ -151,16 +150,16 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
 
     def evaluate_slice(subjects: Sequence[Subject]) -> _Slice:
         pairs: list[tuple[Result, bool]] = []
-        here = os.getpid() == parent
+        tick = on_subject if os.getpid() == parent else None     # a worker tells through `counts`
         for done, subject in enumerate(subjects, 1):
-            if on_subject is not None and counts is not None and not done & 63:
-                if here:
+            if counts is not None and not done & 63:
+                if tick is not None:
                     for index in counts.news():
-                        on_subject(out.subjects[index])
+                        tick(out.subjects[index])
                 else:
                     counts.advance(done)
-            if here and on_subject is not None:
-                on_subject(subject)
+            if tick is not None:
+                tick(subject)
             request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
                                     operation=options.operation, user_info=options.user_info)
             ns_obj = None
@@ -186,13 +185,13 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     evaluators = len(compiled) + len(admission) + (len(classic.compiled) if classic is not None else 0)
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
     slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
-                     decode=functools.partial(_decode_slice, out.subjects), counts=counts)
+                     decode=_SliceDecoder(out.subjects), counts=counts)
     pairs = slices[0][0]
     for more, noticed, _ in slices[1:]:
         pairs.extend(more)
         if classic is not None:
             classic.merge_noticed(noticed)
-    if on_subject is not None and counts is not None:
+    if counts is not None and on_subject is not None:
         for index in counts.news(final=True):           # the workers' subjects not told yet
             on_subject(out.subjects[index])
     out.results = [r for r, _ in pairs]
@@ -254,16 +253,30 @@ def _encode_slice(answer: _Slice) -> bytes:
         return _PICKLE + pickle.dumps((rows, notices, count), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _decode_slice(subjects: Sequence[Subject], blob: bytes) -> _Slice:
+class _SliceDecoder:
+    """`_encode_slice`'s bytes back to a slice, on the subjects' own Ref and Source objects (as the results
+    of a slice evaluated here hold them). Their index is made once, for every worker's answer."""
+
+    def __init__(self, subjects: Sequence[Subject]) -> None:
+        self.subjects = subjects
+        self._known: tuple[dict[tuple[Any, ...], Ref], dict[tuple[str, int], Source]] | None = None
+
+    def __call__(self, blob: bytes) -> _Slice:
+        if self._known is None:
+            refs: dict[tuple[Any, ...], Ref] = {}
+            sources: dict[tuple[str, int], Source] = {}
+            for s in self.subjects:
+                r = s.ref
+                refs[(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic)] = r
+                if s.source is not None:
+                    sources[(s.source.file, s.source.line)] = s.source
+            self._known = refs, sources
+        return _decode_slice(*self._known, blob)
+
+
+def _decode_slice(known_refs: Mapping[tuple[Any, ...], Ref], known_sources: Mapping[tuple[str, int], Source],
+                  blob: bytes) -> _Slice:
     rows, notices, count = (marshal.loads if blob[:1] == _MARSHAL else pickle.loads)(blob[1:])
-    # the subjects' own Ref and Source objects, as the results of a slice evaluated here hold them
-    known_refs: dict[tuple[Any, ...], Ref] = {}
-    known_sources: dict[tuple[str, int], Source] = {}
-    for s in subjects:
-        r = s.ref
-        known_refs[(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic)] = r
-        if s.source is not None:
-            known_sources[(s.source.file, s.source.line)] = s.source
     refs: dict[int, Ref] = {}
     sources: dict[int, Source | None] = {id(None): None}
 
