@@ -44,8 +44,10 @@ def outcome_line(outcome: Outcome) -> str:
 @click.option("--state", "state_paths", multiple=True, hidden=True)
 @click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
 @click.option("--now", "now_text", help="The time for time.now() and expiry (RFC 3339).")
-@click.option("--prune", is_flag=True, help="Delete orphaned downstreams (with uid/resourceVersion preconditions).")
-@click.option("--reports", "reports", is_flag=True, help="Delete orphan and duplicate policy reports.")
+@click.option("--prune", is_flag=True, help="Delete orphaned downstreams, and orphan and duplicate policy reports "
+              "(with uid/resourceVersion preconditions).")
+@click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams (as in diff).")
+@click.option("--reports", "only_reports", is_flag=True, help="Only policy reports (as in diff).")
 @click.option("--write-reports", is_flag=True, help="Also create missing reports (never overwrites one).")
 @click.option("--field-manager", default="kyverno-generate", show_default=True,
               help="Field manager of the server-side applies.")
@@ -64,7 +66,8 @@ def outcome_line(outcome: Outcome) -> str:
 @handle_errors
 def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                   state_paths: tuple[str, ...], values_path: str | None, now_text: str | None, prune: bool,
-                  reports: bool, write_reports: bool, field_manager: str, force: bool, dry_run: str, yes: bool,
+                  only_downstreams: bool, only_reports: bool, write_reports: bool, field_manager: str, force: bool,
+                  dry_run: str, yes: bool,
                   all_policies: bool, policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
                   output: str, **kube: object) -> None:
     """Correct drift on the cluster of the current context.
@@ -72,7 +75,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     Computes the plan `diff` shows and carries it out: missing and drifted downstreams by server-side apply
     (as kyverno-generate, with force, as Kyverno writes them); orphans deleted only with --prune, each
     delete conditional on the uid and resourceVersion read. Never touches conflict, undetermined,
-    trigger-unknown or unenforced objects. Exit 4 when a write failed, 5 on a cluster error.
+    trigger-unknown or unenforced objects, nor anything outside -n, -l, --kind, --policy-name; never writes
+    or deletes on a read that failed. Exit 4 when a write failed, 5 on a cluster error.
 
     \b
     Example:
@@ -91,6 +95,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     if not field_manager.strip():
         # the API server refuses every server-side apply without one (fieldManager is required)
         raise UsageError("--field-manager: must not be empty")
+    if only_downstreams and write_reports:
+        raise UsageError("--write-reports creates reports: it cannot go with --downstreams")
     mode = DryRun(dry_run)
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     if mode is DryRun.NONE and not yes and not interactive:
@@ -98,11 +104,12 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
                          "--dry-run=server|client to see what it would do")
     files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                        values_path=values_path)
-    source = live_source(files, kube, reports=reports or write_reports, downstreams=True)
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports)
     options = ApplyRunOptions(
         now=parse_now(now_text), dry_run=mode, namespace=str(kube.get("namespace") or "") or None,
         selector=parse_selector(selector), policy_names=policy_names, kinds=kinds, all_policies=all_policies,
-        plan=PlanOptions(prune=prune, reports=reports, write_reports=write_reports, field_manager=field_manager,
+        only_downstreams=only_downstreams, only_reports=only_reports,
+        plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, field_manager=field_manager,
                          force=force))
     table = output == "table"
 

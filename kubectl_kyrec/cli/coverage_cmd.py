@@ -187,7 +187,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     ci.finish(specs, _counts(run.coverage.counts))
     from kubectl_kyrec.cluster.exit import live_exit_code
 
-    exit_with(live_exit_code(ci.exit_code(run.exit_code), source), exit_code_flag)
+    exit_with(live_exit_code(ci.exit_code(run.exit_code), source, run.unreadable), exit_code_flag)
 
 
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,

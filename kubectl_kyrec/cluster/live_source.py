@@ -106,7 +106,7 @@ class LiveSource:
         policies = inputs.policies
         if self.policies_from_cluster:
             policies = classify(first.state.objects)
-            inputs = dataclasses.replace(inputs, policies=policies)
+            inputs = dataclasses.replace(inputs, policies=policies, policies_from_state=True)
         needs = ReadNeeds(policy_docs=tuple(policy_docs_of(inputs)), policies_from_cluster=self.policies_from_cluster,
                           reports=self.reports, downstreams=self.downstreams, namespace=self.namespace)
         done = {(r.info.group, r.info.kind) for r in policy_reqs}

@@ -30,7 +30,10 @@ undetermined   needs-request        the output depends on request data --values 
 undetermined   evaluation-error     evaluating the policy failed for this trigger: Kyverno writes nothing
                                     and cleans nothing up
 undetermined   kind-not-captured    desired, not in the state, and the state never listed its kind (no
-                                    object of it, no capture record): it may well exist
+                                    object of it, no capture record): it may well exist; or another read
+                                    the finding depends on never happened (reconcile/reads.py)
+undetermined   read-failed          a read the finding depends on failed (403, 5xx, timeout), live or as
+                                    a capture recorded it: whatever it looked like, it is not acted on
 =============  ===================  =========================================================================
 
 `enforced: false` marks what Kyverno would not act on: drift and orphans of sync-off policies, a missing
@@ -49,7 +52,7 @@ import base64
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.expect.downstreams import identity, owner_of
@@ -67,6 +70,9 @@ from kubectl_kyrec.reconcile.normalize import (
     secret_bytes,
     unset_managed_fields,
 )
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.reconcile.reads import Read
 
 Identity = tuple[str, str, str, str]
 
@@ -98,6 +104,8 @@ class Reason(enum.StrEnum):
     # a classic generate rule with sync on updates an existing target without an ownership check
     KYVERNO_WOULD_OVERWRITE = "kyverno-would-overwrite"
     KIND_NOT_CAPTURED = "kind-not-captured"
+    # a LIST this finding depends on failed (reconcile/reads.py)
+    READ_FAILED = "read-failed"
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,8 @@ class DownstreamChange:
     # Kyverno rewrites it with an update (PUT, the whole object), not server-side apply: a classic rule
     # with useServerSideApply off (background/generate/generator.go)
     replace: bool = field(default=False, compare=False)
+    # the LISTs this finding depends on (reconcile/reads.py); the plan acts only when all were listed
+    depends_on: tuple[Read, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         # One rule for every generating path (CEL and classic build these rows apart): a downstream whose owed-ness

@@ -11,9 +11,10 @@ drifted, classic rule without SSA       update      PUT of the whole object, con
                                                     resourceVersion (Kyverno's UpdateResource): removes
                                                     fields other managers added, which an apply cannot
 downstream orphan, prunable             delete      only with --prune; preconditions {uid, resourceVersion}
-report orphan (subject-gone), dup.      delete      only with --reports; same preconditions
+report orphan (subject-gone), dup.      delete      only with --prune; same preconditions
 report missing                          create      only with --write-reports; a create, never an overwrite
 conflict, undetermined, trigger-unknown skip        never written, whatever the flags
+a read it depends on not listed         skip        never written, whatever its class (reconcile/reads.py)
 anything with enforced: false           skip        Kyverno itself would not act on it
 missing policy-age-unknown, sync off    skip        counted, but Kyverno would not write it whatever the age
 =====================================  ==========  ===============================================================
@@ -31,6 +32,7 @@ from typing import Any
 
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, DownstreamDiff, Reason
+from kubectl_kyrec.reconcile.reads import Read, ReadRecord
 from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, ReportDiff
 
 KYVERNO_FIELD_MANAGER = "kyverno-generate"
@@ -51,7 +53,7 @@ class Action(enum.StrEnum):
 @dataclass(frozen=True)
 class PlanOptions:
     prune: bool = False              # --prune: delete prunable orphan downstreams
-    reports: bool = False            # --reports: delete orphan and duplicate reports
+    reports: bool = False            # delete orphan and duplicate reports (`apply --prune`)
     write_reports: bool = False      # --write-reports: create missing reports
     field_manager: str = KYVERNO_FIELD_MANAGER
     force: bool = True
@@ -206,6 +208,9 @@ def plan_report(change: ReportChange, options: PlanOptions, *,
     klass, reason, ref = change.klass, change.reason, change.report
     if klass is ReportClass.CURRENT or (not change.in_scope and klass is not ReportClass.ORPHAN):
         return None
+    if klass is ReportClass.UNDETERMINED:
+        return _skip("report", klass, reason, ref, "never written: " + (change.message or "a read it depends on "
+                                                                                          "did not succeed"))
     if klass is ReportClass.MISSING:
         if not options.write_reports:
             return _skip("report", klass, reason, ref, "not created without --write-reports")
@@ -218,24 +223,35 @@ def plan_report(change: ReportChange, options: PlanOptions, *,
         if klass is ReportClass.ORPHAN and reason != "subject-gone":
             return _skip("report", klass, reason, ref, "never deleted: the state does not list the subject's kind")
         if not options.reports:
-            return _skip("report", klass, reason, ref, "not deleted without --reports")
+            return _skip("report", klass, reason, ref, "not deleted without --prune")
         return _delete("report", klass, reason, ref, actual_of(ref), "delete with preconditions")
     return _skip("report", klass, reason, ref, "not rewritten: Kyverno's reports controller owns existing "
                                                "reports; kyrec never overwrites one")
 
 
+def _held(item: PlannedChange, depends_on: tuple[Read, ...], record: ReadRecord | None) -> PlannedChange:
+    """The invariant, checked where the plan is made whatever the classifiers decided: a write or a delete
+    whose reads were not all listed is a skip naming the read."""
+    unread = record.unread(depends_on) if record is not None and item.writes else None
+    if unread is None:
+        return item
+    return _skip(item.domain, item.klass, item.reason, item.object, f"never written: {unread.text()}")
+
+
 def plan_changes(downstreams: DownstreamDiff | None, reports: ReportDiff | None, options: PlanOptions, *,
                  actual_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None,
-                 expected_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None) -> Plan:
+                 expected_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None,
+                 record: ReadRecord | None = None) -> Plan:
     """The ordered plan for a diff. `actual_of` finds a report's live object (for its resourceVersion),
-    `expected_of` a missing report's expected object."""
+    `expected_of` a missing report's expected object, `record` what the reads gave (the state's listed and
+    unreadable kinds): no write or delete depends on a read it does not hold as listed."""
     planned: list[PlannedChange] = []
     for change in downstreams.changes if downstreams else ():
         item = plan_downstream(change, options)
         if item is not None:
-            planned.append(item)
+            planned.append(_held(item, change.depends_on, record))
     for rchange in reports.changes if reports else ():
         item = plan_report(rchange, options, actual_of=actual_of, expected_of=expected_of)
         if item is not None:
-            planned.append(item)
+            planned.append(_held(item, rchange.depends_on, record))
     return Plan(tuple(sorted(planned, key=_order)), options.field_manager, options.force)

@@ -23,6 +23,8 @@ orphan         subject-gone               the report's scope/owner uid names no 
                                           the state lists that kind
 orphan         subject-unknown            same, but the state holds no object of that kind at all: it
                                           cannot tell (a partial state, or a kind no policy matches now)
+undetermined   read-failed                a read the finding depends on failed (reconcile/reads.py)
+undetermined   kind-not-captured          a read the finding depends on never happened
 =============  =========================  ==================================================================
 
 A subject's status is the first of duplicate, misnamed, stale, current/missing that applies. Stale reasons
@@ -55,7 +57,7 @@ import datetime
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import UsageError
 
@@ -80,6 +82,9 @@ from kubectl_kyrec.reconcile.claims import (
 )
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText, Layout
 from kubectl_kyrec.reconcile.downstreams import diff_name
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.reconcile.reads import Read
 
 EPHEMERAL_API = "reports.kyverno.io/v1"
 EPHEMERAL_KINDS = ("EphemeralReport", "ClusterEphemeralReport")
@@ -112,6 +117,8 @@ class ReportClass(enum.StrEnum):
     ORPHAN = "orphan"
     DUPLICATE = "duplicate"
     MISNAMED = "misnamed"
+    # a read the finding depends on failed or never happened (reconcile/reads.py): never acted on
+    UNDETERMINED = "undetermined"
 
 
 class StaleReason(enum.StrEnum):
@@ -147,6 +154,9 @@ class ReportChange:
     next_scan_reason: str | None = None
     oldest_ephemeral_age_s: int | None = None
     in_scope: bool = True
+    message: str = ""
+    # the LISTs this finding depends on (reconcile/reads.py); the plan acts only when all were listed
+    depends_on: tuple[Read, ...] = ()
 
     def to_json(self, diff_text: DiffText) -> dict[str, Any]:
         """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions.
@@ -166,6 +176,7 @@ class ReportChange:
             "nextScanReason": self.next_scan_reason,
             "oldestEphemeralAgeSeconds": self.oldest_ephemeral_age_s,
             "inScope": self.in_scope,
+            "message": self.message or None,
         }
 
 

@@ -29,7 +29,9 @@ def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool =
     """Counts per class, then one row per change; current ones only with `all_rows`. Fitted to `width`
     (names cut in the middle) unless `wide`."""
     summary = diff.summary()
-    counts = [f"{summary[str(c)]} {c}" for c in ReportClass]
+    # undetermined only arises from a failed or missing read: said when there are some, not as a 0 every time
+    counts = [f"{summary[str(c)]} {c}" for c in ReportClass
+              if c is not ReportClass.UNDETERMINED or summary[str(c)]]
     head = (f"Reports ({diff.report_api}): " + ", ".join(counts) if wide
             else wrap_counts(f"Reports ({diff.report_api}):", counts, width))
     rows = []

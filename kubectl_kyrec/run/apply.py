@@ -35,6 +35,10 @@ class ApplyRunOptions:
     kinds: tuple[str, ...] = ()
     all_policies: bool = False
     report_api: str | None = None
+    # --downstreams / --reports: one domain only, as in `diff`; neither: downstreams, and reports when the
+    # cluster holds some (or --write-reports asks for them)
+    only_downstreams: bool = False
+    only_reports: bool = False
 
 
 @dataclass
@@ -70,7 +74,8 @@ class ApplyResult:
 
 def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
     """Read the cluster, diff, and plan; nothing is written."""
-    from kubectl_kyrec.run.diff import evaluation_notices, run_downstreams
+    from kubectl_kyrec.reconcile.reads import ReadRecord
+    from kubectl_kyrec.run.diff import evaluation_notices, is_report, run_downstreams
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
     from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
 
@@ -81,14 +86,18 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
         options = replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     result = ApplyResult(Plan(()), notices=[str(n) for n in inputs.notices])
     complete = options.all_policies or source.policies_from_cluster
-    outcome, result.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
-                                                  complete=complete, namespace=options.namespace,
-                                                  kinds=options.kinds, selector=options.selector)
-    result.errors.extend((e.message, e.source) for e in outcome.errors)
-    result.notices.extend(str(n) for n in outcome.notices)
-    result.notices.extend(evaluation_notices(outcome))
+    both = options.only_downstreams == options.only_reports
+    outcome = None
+    if both or options.only_downstreams:
+        outcome, result.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
+                                                      complete=complete, namespace=options.namespace,
+                                                      kinds=options.kinds, selector=options.selector)
+        result.errors.extend((e.message, e.source) for e in outcome.errors)
+        result.notices.extend(str(n) for n in outcome.notices)
+        result.notices.extend(evaluation_notices(outcome))
     expected: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
-    if options.plan.reports or options.plan.write_reports:
+    if options.only_reports or (both and (options.plan.write_reports
+                                          or any(is_report(d.obj) for d in inputs.state.objects))):
         diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                       kyverno_config_path=None, all_policies=complete,
                                       namespace=options.namespace or "", policy_names=options.policy_names,
@@ -109,7 +118,7 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
         return expected.get((ref.api_version, ref.kind, ref.namespace, ref.name))
 
     plan = plan_changes(result.downstreams, result.reports, options.plan, actual_of=actual_of,
-                        expected_of=expected_of)
+                        expected_of=expected_of, record=ReadRecord(state.is_listed, state.unreadable_message))
     result.plan = Plan(tuple(_unless_unread(c, state) for c in plan.changes), plan.field_manager, plan.force)
     return result
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import Source
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cluster.state import ClusterState
     from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
-    from kubectl_kyrec.run.inputs import InputSource
+    from kubectl_kyrec.run.inputs import Inputs, InputSource
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class CoverageResult:
     errors: list[tuple[str, Source | None]] = field(default_factory=list)
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
+    # the state's record of reads that failed (a live read's, or a capture's): the run is not complete
+    unreadable: dict[Any, str] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -63,8 +65,17 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
     if gaps:
         notices.append(gaps)
+    notices.extend(unread_subject_notices(inputs))
     return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors,
-                          locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
+                          locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
+                          unreadable=dict(inputs.state.unreadable))
+
+
+def unread_subject_notices(inputs: Inputs) -> list[str]:
+    """Coverage counts only the subjects it read: a kind whose LIST failed is a gap in the scope itself,
+    said here (the exit code is 5) rather than left to look covered."""
+    return [f"coverage is incomplete: {k.kind} objects{f' in {k.namespace}' if k.namespace else ''} could not be "
+            f"read, so they are not in the scope ({message})" for k, message in sorted(inputs.state.unreadable.items())]
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.model import Document, Source
-    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
+    from kubectl_kyrec.reconcile.selection import Selection
     from kubectl_kyrec.run.inputs import Inputs, InputSource
 
 
@@ -49,6 +50,8 @@ class DiffResult:
     notices: list[str] = field(default_factory=list)
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
+    # the state's record of reads that failed (a live read's, or a capture's): the run is not complete
+    unreadable: dict[Any, str] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -73,7 +76,8 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
     both = options.only_downstreams == options.only_reports
     run = DiffResult(errors=[(e.message, e.source) for e in inputs.policies.located_errors()],
                      notices=[str(n) for n in inputs.notices],
-                     locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"))
+                     locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
+                     unreadable=dict(inputs.state.unreadable))
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
@@ -158,6 +162,7 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
     )
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex, diff_downstreams
     from kubectl_kyrec.reconcile.downstreams import _order as change_order
+    from kubectl_kyrec.reconcile.selection import Selection
     from kubectl_kyrec.run.generate import generate_for_inputs
 
     outcome = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace, kinds=kinds,
@@ -179,7 +184,60 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
     if changes or out_of_scope:
         diff = DownstreamDiff(tuple(sorted((*diff.changes, *changes), key=change_order)),
                               diff.out_of_scope + out_of_scope)
-    return outcome, diff
+    diff = held_downstreams(diff, inputs, outcome, triggers_from_state=trigger_uids is None)
+    return outcome, selected_downstreams(diff, index, Selection(policy_names, namespace, kinds, selector))
+
+
+def selected_downstreams(diff: DownstreamDiff, index: StateIndex, selection: Selection) -> DownstreamDiff:
+    """Only the findings inside the user's filters (reconcile/selection.py); the rest count as out of scope."""
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+
+    if not selection.narrows:
+        return diff
+    kept = tuple(c for c in diff.changes
+                 if selection.holds_downstream(c, index.by_uid.get(c.trigger.uid) if c.trigger else None))
+    return DownstreamDiff(kept, diff.out_of_scope + len(diff.changes) - len(kept))
+
+
+def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOutcome, *,
+                     triggers_from_state: bool) -> DownstreamDiff:
+    """Every downstream finding with the reads it depends on; undetermined where one was not listed
+    (reconcile/reads.py: the rule that keeps a failed LIST from becoming a write or a delete)."""
+    from kubectl_kyrec.classic.generate import ClassicGenerateRule
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+    from kubectl_kyrec.reconcile.reads import ReadRecord, downstream_reads, evaluation_reads, hold_unread
+
+    state = inputs.state
+    record = ReadRecord(state.is_listed, state.unreadable_message)
+    known = known_kinds(inputs)
+    policies = {p.key: p for p in outcome.policies}
+    reads_of: dict[str, tuple[Any, ...]] = {}
+    changes = []
+    for change in diff.changes:
+        policy = policies.get(change.policy)
+        if policy is not None and change.policy not in reads_of:
+            reads_of[change.policy] = evaluation_reads(policy.raw, known)
+        classic = isinstance(policy, ClassicGenerateRule) if policy is not None else \
+            _classic_labelled(change.actual)
+        namespace = change.object.namespace if (policy is None or policy.namespaced) else ""
+        depends_on = downstream_reads(change, policy_reads=reads_of.get(change.policy), classic=classic,
+                                      policy_namespace=namespace, triggers_from_state=triggers_from_state,
+                                      policies_from_state=inputs.policies_from_state)
+        changes.append(hold_unread(change, depends_on, record))
+    return DownstreamDiff(tuple(changes), diff.out_of_scope)
+
+
+def known_kinds(inputs: Inputs) -> set[tuple[str, str]]:
+    """(apiVersion, kind) to look for in a policy's text as what its evaluation reads: only those whose LIST
+    failed, since these reads are soft (reconcile/reads.py: one that succeeded, or of which the state has
+    no record, is satisfied whatever the policy says), and a policy's text is scanned once per kind."""
+    return {(k.api_version, k.kind) for k in inputs.state.unreadable}
+
+
+def _classic_labelled(obj: Mapping[str, Any] | None) -> bool:
+    from kubectl_kyrec.classic.generate_diff import is_classic_downstream
+
+    return obj is not None and is_classic_downstream(obj)
 
 
 def is_report(obj: Mapping[str, Any]) -> bool:

@@ -32,6 +32,9 @@ class Inputs:
     provider: Any = field(default=None, repr=False)
     # -r was given (its manifests may all have turned out to be policies)
     resources_named: bool = False
+    # the policies are the state's (a live cluster's, or a capture's without -p): whether one is absent then
+    # depends on the LISTs of the policy kinds (reconcile/reads.py)
+    policies_from_state: bool = False
 
     @property
     def subjects(self) -> list[Document]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.report_scope import ReportScope
-from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportDiff
+from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportDiff
 from kubectl_kyrec.run.inputs import Inputs
 
 if TYPE_CHECKING:
@@ -56,7 +57,44 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
                         evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
-    return diff, scope
+    return held_reports(diff, inputs), scope
+
+
+def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:
+    """Every report finding with the reads it depends on; undetermined where one was not listed
+    (reconcile/reads.py). What the expected results come from: the policy kinds when the policies are the
+    state's, and whatever the run's policies look at when evaluated."""
+    import dataclasses
+
+    from kubectl_kyrec.reconcile.reads import (
+        ReadRecord,
+        evaluation_reads,
+        hold_unread_report,
+        report_reads,
+        reporting_policy_reads,
+    )
+    from kubectl_kyrec.run.diff import known_kinds
+
+    state = inputs.state
+    record = ReadRecord(state.is_listed, state.unreadable_message)
+    known = known_kinds(inputs)
+    pols = inputs.policies
+    policy_reads = list(reporting_policy_reads()) if inputs.policies_from_state else []
+    docs: list[Mapping[str, Any]] = [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission),
+                                     *(p.raw for p in pols.generating), *(p.raw for p in pols.classic)]
+    for doc in docs:
+        policy_reads.extend(evaluation_reads(doc, known))
+    policy_reads = list(dict.fromkeys(policy_reads))
+
+    def actual(change: ReportChange) -> Mapping[str, Any] | None:
+        doc = state.get_object(change.report.api_version, change.report.kind, change.report.namespace,
+                               change.report.name)
+        return doc.obj if doc is not None else None
+
+    changes = tuple(hold_unread_report(c, report_reads(c, actual(c) if c.subject is None else None,
+                                                       policy_reads=policy_reads), record)
+                    for c in diff.changes)
+    return dataclasses.replace(diff, changes=changes)
 
 
 def undetermined_notices(diff: ReportDiff) -> list[str]:

@@ -28,4 +28,4 @@ class StatePoliciesSource:
         policies = classify(docs)
         if not (policies.validating or policies.generating or policies.admission or getattr(policies, "classic", None)):
             raise UsageError(f"{self.what} (the state holds no policies)")
-        return dataclasses.replace(inputs, policies=policies)
+        return dataclasses.replace(inputs, policies=policies, policies_from_state=True)

@@ -80,7 +80,7 @@ def test_diff_reports_shares_the_classification_and_shows_result_diffs() -> None
     doc = json.loads(result.stdout)
     assert doc["kind"] == "DiffResult"
     assert doc["summary"]["report"] == {"current": 1, "missing": 2, "stale": 1, "orphan": 1, "duplicate": 0,
-                                        "misnamed": 1}
+                                        "misnamed": 1, "undetermined": 0}
     stale = next(c for c in doc["changes"] if c["class"] == "stale")
     assert stale["domain"] == "report" and stale["reason"] == "outcome-changed"
     # kubectl diff's direction: from the cluster's report (pass) to the one the next scan writes (fail)

@@ -89,7 +89,7 @@ def test_json_and_yaml_are_the_same_document() -> None:
                            "fields", "diff"}
     assert change["diff"].startswith("--- live/v1.ConfigMap.team-a.team-config")
     assert doc["summary"]["downstream"]["drifted"] == 1 and set(doc["summary"]["report"]) == {
-        "current", "missing", "stale", "orphan", "duplicate", "misnamed"}
+        "current", "missing", "stale", "orphan", "duplicate", "misnamed", "undetermined"}
 
 
 def test_output_to_a_file(tmp_path: Path) -> None:

@@ -339,11 +339,16 @@ def test_a_kind_listed_empty_is_known_empty_and_an_unreadable_one_is_unknown(clu
     # Secrets were listed and none is left: the trigger is gone, and Kyverno would delete the downstream
     gone = kyrec(cluster, tmp_path, "diff", "-p", SECRET_POLICY, "-o", "json")
     assert changes(gone) == {("default", "index-only"): "orphan/trigger-gone"}
-    # Secrets cannot be read: nothing is known about the trigger; said, exit 5, and apply leaves it alone
+    # Secrets cannot be read: nothing is known about the trigger; undetermined (the failed read named),
+    # exit 5, and apply leaves it alone
     cluster.inject(r"^/api/v1/secrets$", status=403, times=None)
     unknown = kyrec(cluster, tmp_path, "diff", "-p", SECRET_POLICY, "-o", "json")
     assert unknown.exit_code == 5
-    assert changes(unknown) == {("default", "index-only"): "orphan/trigger-unknown"}
+    assert changes(unknown) == {("default", "index-only"): "undetermined/read-failed"}
+    [held] = json.loads(unknown.stdout)["changes"]
+    assert held["message"].startswith("cannot tell: the LIST of Secret in team-a failed (forbidden: cannot list "
+                                      "secrets cluster-wide")
+    assert "from what was read it looks orphan/trigger-unknown" in held["message"]
     assert "error: forbidden: cannot list secrets cluster-wide" in unknown.stderr
     cluster.clear_log()
     refused = kyrec(cluster, tmp_path, "apply", "-p", SECRET_POLICY, "--yes", "--prune")

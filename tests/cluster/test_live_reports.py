@@ -77,7 +77,12 @@ def test_reports_deletes_orphans_and_duplicates_with_preconditions(cluster: ApiS
     [orphan, _, dup] = cluster.seed(_report("00000000-dead-4000-8000-000000000000",
                                             "00000000-dead-4000-8000-000000000000", "gone"),
                                     _report(uid, uid, "good"), _report("misnamed-copy", uid, "good"))
-    result = kyrec(tmp_path, "apply", "-p", POLICY, "--reports", "--yes", *NOW, "-o", "json")
+    # deletes need --prune, as for downstreams; --reports only narrows to the report domain (as in diff)
+    without = kyrec(tmp_path, "apply", "-p", POLICY, "--reports", "--yes", *NOW, "-o", "json")
+    assert without.exit_code == 0, without.stderr
+    assert cluster.writes() == []
+    assert {o["message"] for o in json.loads(without.stdout)["outcomes"]} >= {"not deleted without --prune"}
+    result = kyrec(tmp_path, "apply", "-p", POLICY, "--reports", "--prune", "--yes", *NOW, "-o", "json")
     assert result.exit_code == 0, result.stderr
     deletes = {r.path.rsplit("/", 1)[1]: r.json_body()["preconditions"] for r in cluster.requests("DELETE")}
     assert deletes == {

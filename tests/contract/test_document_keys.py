@@ -114,12 +114,13 @@ DIFF_RESULT = sorted({
     *ENVELOPE, "changes",
     *(f"changes[downstream].{k}" for k in [*CHANGE_KEYS, "message"]),
     *_ref("changes[downstream].trigger"), *_ref("changes[downstream].object"),
-    *(f"changes[report].{k}" for k in [*CHANGE_KEYS, "inScope", "nextScan", "nextScanReason",
+    *(f"changes[report].{k}" for k in [*CHANGE_KEYS, "inScope", "message", "nextScan", "nextScanReason",
                                         "oldestEphemeralAgeSeconds"]),
     *_ref("changes[report].subject"), *_ref("changes[report].object"),
     "summary.downstream", "summary.report",
     *(f"summary.downstream.{k}" for k in ("conflict", "drifted", "in-sync", "missing", "orphan", "undetermined")),
-    *(f"summary.report.{k}" for k in ("current", "duplicate", "misnamed", "missing", "orphan", "stale")),
+    *(f"summary.report.{k}" for k in ("current", "duplicate", "misnamed", "missing", "orphan", "stale",
+                                      "undetermined")),
 })
 
 COVERAGE_RESULT = sorted({
