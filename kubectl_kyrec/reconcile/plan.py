@@ -174,7 +174,9 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
         return _skip("downstream", klass, reason, ref, "never written: the object there is not this policy's "
                                                        "and trigger's (no adoption)")
     if klass is DownstreamClass.UNDETERMINED:
-        return _skip("downstream", klass, reason, ref, "never written: kyrec cannot tell what Kyverno would write")
+        return _skip("downstream", klass, reason, ref, "never written: " + (
+            change.message if change.reason in (Reason.READ_FAILED, Reason.KIND_NOT_CAPTURED) and change.message
+            else "kyrec cannot tell what Kyverno would write"))
     if change.reason is Reason.TRIGGER_UNKNOWN:
         return _skip("downstream", klass, reason, ref, "never deleted: the state does not list the trigger's kind")
     if not change.enforced or change.kyverno_writes is False:
