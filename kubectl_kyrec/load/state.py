@@ -38,15 +38,26 @@ class _Read:
     objects: list[Document] = field(default_factory=list)
     listed: set[ListedKind] = field(default_factory=set)
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
+    records: int = 0        # entries of capture records read (listed and unreadable kinds)
 
 
 def read_state(paths: Sequence[str]) -> ClusterState:
-    """The ClusterState of the state files and directories `paths` (objects in reading order)."""
+    """The ClusterState of the state files and directories `paths` (objects in reading order).
+
+    A path that gives no object and no record of a listing is an input error: an empty file is what
+    `kubectl get ... > state.json` leaves when it fails, and a run over it would check nothing and pass.
+    A capture of an empty cluster is no such case: its record says which kinds were listed and found empty."""
     read = _Read()
-    for path in expand_paths(paths):
-        name, text = read_text(path)
-        with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
-            _read_text(text, name, read)
+    for given in paths:
+        objects, records = len(read.objects), read.records
+        for path in expand_paths([given]):
+            name, text = read_text(path)
+            with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
+                _read_text(text, name, read)
+        if len(read.objects) == objects and read.records == records:
+            named = "standard input" if given == "-" else given
+            raise InputError(f"no objects in {named} and no record of what was listed (kubectl kyrec capture "
+                             "writes one): nothing would be checked")
     # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
     listed = read.listed | {ListedKind(a, k, "") for a, k in {(d.api_version, d.kind) for d in read.objects}}
     return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files")
@@ -101,6 +112,7 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
                 and isinstance(e.get("namespace", ""), str) for e in entries):
             raise InputError(f"annotation {key} must be a JSON array of {{apiVersion, kind, namespace}}",
                              Source(file, line))
+        read.records += len(entries)
         for entry in entries:
             kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
             if unreadable:
