@@ -8,7 +8,8 @@ converted. Errors are InputErrors with file:line, as for manifests.
 
 `read_state` builds the run's ClusterState: a kind with at least one object counts as listed cluster-wide
 (`kubectl get` lists whole kinds), and a capture file (`kyrec.io/listed`, `kyrec.io/unreadable` on its
-List) records the kinds it listed, including those that came back empty.
+List) records the kinds it listed, including those that came back empty, and (`kyrec.io/served`) the kinds
+the server served.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from kubectl_kyrec.load.json_stream import iter_json_documents_with_items, looks
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
 
-__all__ = ["LISTED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state", "state_from_text"]
+__all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state",
+           "state_from_text"]
 
 LISTED_ANNOTATION = "kyrec.io/listed"
 UNREADABLE_ANNOTATION = "kyrec.io/unreadable"
+SERVED_ANNOTATION = "kyrec.io/served"
 
 
 @dataclass
@@ -39,6 +42,7 @@ class _Read:
     listed: set[ListedKind] = field(default_factory=set)
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
     records: int = 0        # entries of capture records read (listed and unreadable kinds)
+    served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
 
 
 def read_state(paths: Sequence[str]) -> ClusterState:
@@ -59,8 +63,12 @@ def read_state(paths: Sequence[str]) -> ClusterState:
             raise InputError(f"no objects in {named} and no record of what was listed (kubectl kyrec capture "
                              "writes one): nothing would be checked")
     # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
-    listed = read.listed | {ListedKind(a, k, "") for a, k in {(d.api_version, d.kind) for d in read.objects}}
-    return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files")
+    kinds = {(d.api_version, d.kind) for d in read.objects}
+    listed = read.listed | {ListedKind(a, k, "") for a, k in kinds}
+    # a kind with objects is served, whichever file holds them
+    served = read.served | kinds if read.served is not None else None
+    return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
+                                     served=served)
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
@@ -99,19 +107,16 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
     annotations = (value.get("metadata") or {}).get("annotations") or {}
     if not isinstance(annotations, dict):
         return
+    served = annotations.get(SERVED_ANNOTATION)
+    if served is not None:
+        read.served = read.served or set()
+        read.served.update((entry["apiVersion"], entry["kind"]) for entry in _entries(SERVED_ANNOTATION, served,
+                                                                                        Source(file, line)))
     for key, unreadable in ((LISTED_ANNOTATION, False), (UNREADABLE_ANNOTATION, True)):
         text = annotations.get(key)
         if text is None:
             continue
-        try:
-            entries = json.loads(text) if isinstance(text, str) else None
-        except ValueError:
-            entries = None
-        if not isinstance(entries, list) or not all(
-                isinstance(e, dict) and isinstance(e.get("apiVersion"), str) and isinstance(e.get("kind"), str)
-                and isinstance(e.get("namespace", ""), str) for e in entries):
-            raise InputError(f"annotation {key} must be a JSON array of {{apiVersion, kind, namespace}}",
-                             Source(file, line))
+        entries = _entries(key, text, Source(file, line))
         read.records += len(entries)
         for entry in entries:
             kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
@@ -119,6 +124,19 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
                 read.unreadable[kind] = str(entry.get("message") or "")
             else:
                 read.listed.add(kind)
+
+
+def _entries(key: str, text: Any, where: Source) -> list[dict[str, Any]]:
+    """A record annotation's entries: a JSON array of {apiVersion, kind, namespace} (namespace optional)."""
+    try:
+        entries = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        entries = None
+    if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("apiVersion"), str) and isinstance(e.get("kind"), str)
+            and isinstance(e.get("namespace", ""), str) for e in entries):
+        raise InputError(f"annotation {key} must be a JSON array of {{apiVersion, kind, namespace}}", where)
+    return entries
 
 
 def _top_level_items(value: Any, line: int, file: str) -> Iterator[Any]:

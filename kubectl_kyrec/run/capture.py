@@ -7,6 +7,7 @@ answering with confidence (and rows that depend on them say so themselves: kind-
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -131,6 +132,22 @@ def uncaptured(state: ClusterState, kinds: Iterable[Need], namespace: str = "") 
     return [need for need in kinds if not _met(state, need, namespace)]
 
 
+def _served(state: ClusterState, need: Need) -> Need | None:
+    """`need` cut to what the server serves (None: none of it), as far as the state knows what it serves.
+
+    A kind the server does not serve cannot be listed, so advising a capture of it gives a `kubectl get`
+    that fails; nothing of it exists in the cluster either. When the state does not know (files without a
+    `kyrec.io/served` record), every kind stays."""
+    info = need.info
+    if state.serves(info.api_version, info.kind) is False:
+        return None
+    if need.versions is None or state.served is None:
+        return need
+    versions = frozenset(v for v in need.versions
+                         if state.serves(f"{info.group}/{v}" if info.group else v, info.kind, exact_version=True))
+    return dataclasses.replace(need, versions=versions) if versions else None
+
+
 def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str]] = ()) -> str | None:
     """The capture notice of a run: the policies' trigger kinds when the subjects come from the state,
     and `extra` (apiVersion, kind) pairs a stage found missing (downstream kinds)."""
@@ -146,7 +163,9 @@ def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str
         needed.append(Need(info, None))
     unique: dict[tuple[str, str], Need] = {}
     for item in needed:
-        unique.setdefault((item.info.group, item.info.kind), item)
+        served = _served(inputs.state, item)
+        if served is not None:
+            unique.setdefault((item.info.group, item.info.kind), served)
     return capture_notice(uncaptured(inputs.state, unique.values(), namespace), inputs.state, namespace)
 
 

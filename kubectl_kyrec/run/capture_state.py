@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 LISTED = "kyrec.io/listed"
 UNREADABLE = "kyrec.io/unreadable"
+SERVED = "kyrec.io/served"
 
 
 @dataclass
@@ -34,10 +35,13 @@ class CaptureResult:
 def capture_document(state: ClusterState) -> dict[str, Any]:
     listed = [k.to_json() for k in sorted(state.listed)]
     unreadable = [{**k.to_json(), "message": m} for k, m in sorted(state.unreadable.items())]
-    return {"apiVersion": "v1", "kind": "List",
-            "metadata": {"annotations": {LISTED: json.dumps(listed, separators=(",", ":")),
-                                         UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}},
-            "items": state.objs}
+    annotations = {LISTED: json.dumps(listed, separators=(",", ":")),
+                   UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}
+    if state.served is not None:
+        # what the server served: an offline run then never advises capturing a kind that cannot be listed
+        annotations[SERVED] = json.dumps([{"apiVersion": v, "kind": k} for v, k in sorted(state.served)],
+                                         separators=(",", ":"))
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"annotations": annotations}, "items": state.objs}
 
 
 def run_capture(source: LiveSource) -> CaptureResult:
