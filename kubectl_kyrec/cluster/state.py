@@ -46,6 +46,8 @@ class ClusterState:
     # (apiVersion, kind) the server serves, from discovery (live) or a capture's record; None: not known. What
     # a server does not serve cannot be listed, so kyrec never advises capturing it
     served: frozenset[tuple[str, str]] | None = None
+    # the salts of the captures whose Secrets hold digests of their values (reconcile/secret_digests.py)
+    secret_salts: tuple[bytes, ...] = ()
     # the lookups' indexes, built on the first lookup: a run that makes none (coverage of 100,000 objects)
     # neither builds nor holds them
     _by_kind: dict[tuple[str, str], list[Document]] | None = field(default=None, init=False, repr=False,
@@ -69,14 +71,15 @@ class ClusterState:
     def from_objects(cls, objects: Iterable[Document], *, listed: Iterable[ListedKind] = (),
                      unreadable: Mapping[ListedKind, str] | None = None, source: StateSource = "files",
                      has_managed_fields: bool | None = None,
-                     served: Iterable[tuple[str, str]] | None = None) -> ClusterState:
+                     served: Iterable[tuple[str, str]] | None = None,
+                     secret_salts: Iterable[bytes] = ()) -> ClusterState:
         """`has_managed_fields` defaults to whether any object carries metadata.managedFields (kubectl
         strips them unless asked with --show-managed-fields)."""
         docs = list(objects)
         if has_managed_fields is None:
             has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
         return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields,
-                   frozenset(served) if served is not None else None)
+                   frozenset(served) if served is not None else None, tuple(dict.fromkeys(secret_salts)))
 
     def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
                       ) -> tuple[ClusterState, list[Notice]]:

@@ -27,6 +27,7 @@ from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents_with_items, looks_like_json
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
+from kubectl_kyrec.reconcile.secret_digests import PREFIX, SALT_ANNOTATION, SALT_DIGITS, has_digests, parse_salt
 
 __all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state",
            "state_from_text"]
@@ -43,6 +44,7 @@ class _Read:
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
     records: int = 0        # entries of capture records read (listed and unreadable kinds)
     served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
+    salts: list[bytes] = field(default_factory=list)    # of the captures whose Secrets hold digests
 
 
 def read_state(paths: Sequence[str]) -> ClusterState:
@@ -68,7 +70,7 @@ def read_state(paths: Sequence[str]) -> ClusterState:
     # a kind with objects is served, whichever file holds them
     served = read.served | kinds if read.served is not None else None
     return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
-                                     served=served)
+                                     served=served, secret_salts=read.salts)
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
@@ -85,6 +87,18 @@ def state_from_text(text: str, file: str) -> list[Document]:
 
 
 def _read_text(text: str, file: str, read: _Read) -> None:
+    first, salts = len(read.objects), len(read.salts)
+    _read_documents(text, file, read)
+    if len(read.salts) == salts:
+        # digests with no salt beside them cannot be compared with anything: a Secret would read as drifted
+        digested = next((d for d in read.objects[first:] if has_digests(d.obj)), None)
+        if digested is not None:
+            raise InputError(f"Secret {digested.namespace}/{digested.name} holds digests of its values "
+                             f"({PREFIX}...) but the file has no {SALT_ANNOTATION} record to compare them with",
+                             digested.source)
+
+
+def _read_documents(text: str, file: str, read: _Read) -> None:
     out = read.objects
     if looks_like_json(text):
         for value, line, item_lines in iter_json_documents_with_items(text, file):
@@ -107,6 +121,12 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
     annotations = (value.get("metadata") or {}).get("annotations") or {}
     if not isinstance(annotations, dict):
         return
+    if SALT_ANNOTATION in annotations:
+        salt = parse_salt(annotations[SALT_ANNOTATION])
+        if salt is None:
+            raise InputError(f"annotation {SALT_ANNOTATION} must be {SALT_DIGITS} hex digits",
+                             Source(file, line))
+        read.salts.append(salt)
     served = annotations.get(SERVED_ANNOTATION)
     if served is not None:
         read.served = read.served or set()

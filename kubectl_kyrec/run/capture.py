@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.state import ClusterState
@@ -241,3 +241,41 @@ def _wildcard_clause(absent: Sequence[Need], total: int) -> str:
     which = "all" if count == total else f"{count} of them"
     named = _few(policies, _POLICIES_NAMED) + (" policies" if len(policies) > _POLICIES_NAMED else "")
     return f"; {which} through `*` in {named}"
+
+
+def secret_digest_notice(policies: PolicySet, state: ClusterState) -> str | None:
+    """Said when the state's Secrets hold digests of their values (`capture`'s default) and a policy may read
+    a Secret: as a subject or trigger, through `resource.Get/List`, an apiCall or a `*`. Such a policy sees
+    `kyrec-sha256:...` strings where the values were, so what it says of them is not what it would say in the
+    cluster; kyrec cannot tell from an expression whether it reads the values, so it names the policies."""
+    from kubectl_kyrec.reconcile.secret_digests import PREFIX, has_digests
+
+    digested = sum(1 for d in state.objects if has_digests(d.obj))
+    if not digested:
+        return None
+    every: list[tuple[str, Mapping[str, Any]]] = [
+        *((p.meta.key, p.raw) for p in policies.validating), *((p.meta.key, p.raw) for p in policies.admission),
+        *((p.meta.key, p.raw) for p in policies.generating), *((p.meta.key, p.raw) for p in policies.classic)]
+    readers = sorted({key for key, raw in every if _may_read_secrets(raw.get("spec"))})
+    if not readers:
+        return None
+    return (f"the state holds {digested} Secret(s) whose values are salted digests (kubectl kyrec capture's "
+            f"default), and {_few(readers, _POLICIES_NAMED)} may read Secrets: they see {PREFIX}... strings where "
+            "the values were, so their results on Secret values are not the cluster's. Capture with "
+            "--include-secret-values for such policies")
+
+
+def _may_read_secrets(spec: Any) -> bool:
+    """Whether a policy's spec names Secrets (or `*`) outside what it generates: what it writes is compared
+    digest to digest (reconcile/secret_digests.py), what it reads is not."""
+    import json
+
+    if not isinstance(spec, Mapping):
+        return False
+    reads = {k: v for k, v in spec.items() if k != "generate"}
+    rules = reads.get("rules")
+    if isinstance(rules, list):
+        reads["rules"] = [{k: v for k, v in r.items() if k != "generate"} if isinstance(r, Mapping) else r
+                          for r in rules]
+    text = json.dumps(reads)
+    return "secret" in text.lower() or '"*"' in text

@@ -136,6 +136,11 @@ class FileSource:
                 raise InputError(f"--context-file: expected one cli.kyverno.io/v1alpha1 Context document, found "
                                  f"{found}", ctx_docs[0].source if ctx_docs else Source(self.context_path))
             context = ctx_docs[0].obj
+        from kubectl_kyrec.run.capture import secret_digest_notice
+
+        digests = secret_digest_notice(policies, state)
+        if digests:
+            notices.append(Notice(digests))
         if self.policy_paths and not policies.has_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
                              + "".join(f" ({n})" for n in passed_over))
