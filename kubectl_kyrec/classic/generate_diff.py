@@ -192,7 +192,7 @@ def _desired(o: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, 
                    and LABEL_RULE_NAME in labels)
     if same_policy and owner.trigger_uid == trigger.uid and labels.get(LABEL_RULE_NAME) == unit.rule_name:
         reason, fields, diff = compare(expected, live, server_side_apply=unit.use_server_side_apply,
-                                       kyverno_managers=kyverno_managers)
+                                       kyverno_managers=kyverno_managers, secret_salts=index.secret_salts)
         if reason is None:
             return DownstreamChange(DownstreamClass.IN_SYNC, None, True, key, trigger, obj_ref, expected=expected,
                                     actual=live)

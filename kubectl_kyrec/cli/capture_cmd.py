@@ -17,17 +17,23 @@ from kubectl_kyrec.errors import ExitCode, UsageError
               help="Whose reads to make: kyverno (the policies' reads) or kubescape (the reads of "
                    "`coverage --producer kubescape`: both LISTs of the vulnerability summaries, the manifests, "
                    "Pods and their owners).")
+@click.option("--include-secret-values", is_flag=True,
+              help="Write Secret values in clear (default: salted digests, which offline drift checks compare).")
 @click.option("-o", "--output", "output_path", help="Write to this file instead of stdout.")
 @kubectl_flags
 @handle_errors
 def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, ...], only_downstreams: bool,
-                    producer: str, output_path: str | None, **kube: object) -> None:
+                    producer: str, include_secret_values: bool, output_path: str | None, **kube: object) -> None:
     """Capture the cluster state a later offline run needs.
 
     Makes the LISTs `diff --live` with the same policies would make and writes them as one JSON List that
     records which kinds and scopes were listed, with managedFields kept:
     `kubectl kyrec capture -p policies/ > state.json`, then `kubectl kyrec diff -p policies/ --state
     state.json` answers as `diff --live` did.
+
+    Secret values (data, stringData, the last-applied annotation) are written as salted SHA-256 digests:
+    an offline diff still finds a Secret that changed, and the file holds no value. --include-secret-values
+    writes them as the cluster holds them (for policies that read them), with a warning.
 
     With --producer kubescape it makes the reads of `coverage --producer kubescape` instead.
 
@@ -48,7 +54,8 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
                              {"policy_paths": policy_paths, "exception_paths": exception_paths})
     if producer == "kubescape":
         given = [flag for flag, value in (("-p", policy_paths), ("-e", exception_paths),
-                                          ("--downstreams", only_downstreams)) if value]
+                                          ("--downstreams", only_downstreams),
+                                          ("--include-secret-values", include_secret_values)) if value]
         if given:
             raise UsageError(f"{given[0]} is for --producer kyverno")
         from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
@@ -61,9 +68,9 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True)
-    result = run_capture(source)
+    result = run_capture(source, include_secret_values=include_secret_values)
     if result.secrets:
-        click.echo(f"warning: the capture holds the data of {result.secrets} Secret(s); keep it as secret as "
-                   "the cluster's Secrets", err=True)
+        click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
+                   "in clear; keep it as secret as the cluster's Secrets", err=True)
     write_output(OutputSpec(OutputFormat.JSON, output_path), result.text())
     exit_with(live_exit_code(ExitCode.CLEAN, source))

@@ -28,19 +28,22 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Output
               help="table (default), wide (every column, cells whole), json, yaml, junit, sarif, github; repeatable.")
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
 @click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
+@click.option("--allow-not-evaluated", is_flag=True,
+              help="Rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run.")
 @click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: failing rows do not change the exit code.")
 @kubectl_flags
 @handle_errors
 def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, outputs: tuple[str, ...],
-                 fail_only: bool, require_tests: bool, now_text: str | None, exit_code_flag: bool,
-                 **kube: object) -> None:
+                 fail_only: bool, require_tests: bool, allow_not_evaluated: bool, now_text: str | None,
+                 exit_code_flag: bool, **kube: object) -> None:
     """Run every Kyverno test file below PATH... and check each row.
 
     A row is one (results entry, resource). Strict by default: a resource the policy gave no response
     for fails (not-matched); --compat kyverno decides rows as Kyverno's CLI does. Exit 1 when a row
-    fails, 3 when a test file cannot be loaded, 0 otherwise.
+    fails or could not be evaluated (a policy kind or rule kyrec does not evaluate; --allow-not-evaluated
+    accepts those), 3 when a test file cannot be loaded, 0 otherwise.
 
     \b
     Example:
@@ -52,15 +55,20 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
 
     specs = parse_outputs(list(outputs), TEST_FORMATS)
     options = TestRunOptions(now=parse_now(now_text), mode=Mode.KYVERNO if compat == "kyverno" else Mode.STRICT,
-                             file_name=file_name, require_tests=require_tests)
+                             file_name=file_name, require_tests=require_tests,
+                             allow_not_evaluated=allow_not_evaluated)
     run = run_test(options, paths)
     for notice in [run.found_none, *run.notices] if run.found_none else run.notices:
         click.echo(f"notice: {notice}", err=True)
     runs, load_errors = run.runs, run.load_errors
     for message, source in [*load_errors, *((m, s) for r in runs for m, s in r.errors)]:
         click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)
+    if run.not_evaluated and not allow_not_evaluated:
+        # the one thing that fails a run whose table shows no failing row: said where the exit code is read
+        click.echo(f"notice: {run.not_evaluated} row(s) not evaluated (kinds or rules kyrec does not evaluate) fail "
+                   "the run; --allow-not-evaluated accepts them", err=True)
     doc = test_output.test_document(runs, run.mode, fail_only=fail_only, load_errors=load_errors,
-                                    notices=run.notices)
+                                    notices=run.notices, allow_not_evaluated=allow_not_evaluated)
     for spec in specs:
         if spec.format is OutputFormat.JSON:
             text = test_output.render_json(doc)

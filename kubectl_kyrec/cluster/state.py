@@ -43,6 +43,11 @@ class ClusterState:
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
     source: StateSource = "files"
     has_managed_fields: bool = False
+    # (apiVersion, kind) the server serves, from discovery (live) or a capture's record; None: not known. What
+    # a server does not serve cannot be listed, so kyrec never advises capturing it
+    served: frozenset[tuple[str, str]] | None = None
+    # the salts of the captures whose Secrets hold digests of their values (reconcile/secret_digests.py)
+    secret_salts: tuple[bytes, ...] = ()
     # the lookups' indexes, built on the first lookup: a run that makes none (coverage of 100,000 objects)
     # neither builds nor holds them
     _by_kind: dict[tuple[str, str], list[Document]] | None = field(default=None, init=False, repr=False,
@@ -65,13 +70,16 @@ class ClusterState:
     @classmethod
     def from_objects(cls, objects: Iterable[Document], *, listed: Iterable[ListedKind] = (),
                      unreadable: Mapping[ListedKind, str] | None = None, source: StateSource = "files",
-                     has_managed_fields: bool | None = None) -> ClusterState:
+                     has_managed_fields: bool | None = None,
+                     served: Iterable[tuple[str, str]] | None = None,
+                     secret_salts: Iterable[bytes] = ()) -> ClusterState:
         """`has_managed_fields` defaults to whether any object carries metadata.managedFields (kubectl
         strips them unless asked with --show-managed-fields)."""
         docs = list(objects)
         if has_managed_fields is None:
             has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
-        return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields)
+        return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields,
+                   frozenset(served) if served is not None else None, tuple(dict.fromkeys(secret_salts)))
 
     def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
                       ) -> tuple[ClusterState, list[Notice]]:
@@ -121,6 +129,16 @@ class ClusterState:
         if any(same(k) for k in self.unreadable):
             return False
         return None
+
+    def serves(self, api_version: str, kind: str, *, exact_version: bool = False) -> bool | None:
+        """Whether the server serves this kind (any version of its group, or this very version); None when
+        the state does not know what the server serves (files without a record)."""
+        if self.served is None:
+            return None
+        if exact_version:
+            return (api_version, kind) in self.served
+        group = _group(api_version)
+        return any(k == kind and _group(v) == group for v, k in self.served)
 
     def listed_versions(self, api_version: str, kind: str) -> list[str]:
         """The apiVersions this group's kind was listed at, in any scope (sorted)."""

@@ -8,7 +8,8 @@ converted. Errors are InputErrors with file:line, as for manifests.
 
 `read_state` builds the run's ClusterState: a kind with at least one object counts as listed cluster-wide
 (`kubectl get` lists whole kinds), and a capture file (`kyrec.io/listed`, `kyrec.io/unreadable` on its
-List) records the kinds it listed, including those that came back empty.
+List) records the kinds it listed, including those that came back empty, and (`kyrec.io/served`) the kinds
+the server served.
 """
 
 from __future__ import annotations
@@ -26,11 +27,14 @@ from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents_with_items, looks_like_json
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
+from kubectl_kyrec.reconcile.secret_digests import PREFIX, SALT_ANNOTATION, SALT_DIGITS, has_digests, parse_salt
 
-__all__ = ["LISTED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state", "state_from_text"]
+__all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state",
+           "state_from_text"]
 
 LISTED_ANNOTATION = "kyrec.io/listed"
 UNREADABLE_ANNOTATION = "kyrec.io/unreadable"
+SERVED_ANNOTATION = "kyrec.io/served"
 
 
 @dataclass
@@ -38,18 +42,35 @@ class _Read:
     objects: list[Document] = field(default_factory=list)
     listed: set[ListedKind] = field(default_factory=set)
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
+    records: int = 0        # entries of capture records read (listed and unreadable kinds)
+    served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
+    salts: list[bytes] = field(default_factory=list)    # of the captures whose Secrets hold digests
 
 
 def read_state(paths: Sequence[str]) -> ClusterState:
-    """The ClusterState of the state files and directories `paths` (objects in reading order)."""
+    """The ClusterState of the state files and directories `paths` (objects in reading order).
+
+    A path that gives no object and no record of a listing is an input error: an empty file is what
+    `kubectl get ... > state.json` leaves when it fails, and a run over it would check nothing and pass.
+    A capture of an empty cluster is no such case: its record says which kinds were listed and found empty."""
     read = _Read()
-    for path in expand_paths(paths):
-        name, text = read_text(path)
-        with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
-            _read_text(text, name, read)
+    for given in paths:
+        objects, records = len(read.objects), read.records
+        for path in expand_paths([given]):
+            name, text = read_text(path)
+            with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
+                _read_text(text, name, read)
+        if len(read.objects) == objects and read.records == records:
+            named = "standard input" if given == "-" else given
+            raise InputError(f"no objects in {named} and no record of what was listed (kubectl kyrec capture "
+                             "writes one): nothing would be checked")
     # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
-    listed = read.listed | {ListedKind(a, k, "") for a, k in {(d.api_version, d.kind) for d in read.objects}}
-    return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files")
+    kinds = {(d.api_version, d.kind) for d in read.objects}
+    listed = read.listed | {ListedKind(a, k, "") for a, k in kinds}
+    # a kind with objects is served, whichever file holds them
+    served = read.served | kinds if read.served is not None else None
+    return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
+                                     served=served, secret_salts=read.salts)
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
@@ -66,6 +87,18 @@ def state_from_text(text: str, file: str) -> list[Document]:
 
 
 def _read_text(text: str, file: str, read: _Read) -> None:
+    first, salts = len(read.objects), len(read.salts)
+    _read_documents(text, file, read)
+    if len(read.salts) == salts:
+        # digests with no salt beside them cannot be compared with anything: a Secret would read as drifted
+        digested = next((d for d in read.objects[first:] if has_digests(d.obj)), None)
+        if digested is not None:
+            raise InputError(f"Secret {digested.namespace}/{digested.name} holds digests of its values "
+                             f"({PREFIX}...) but the file has no {SALT_ANNOTATION} record to compare them with",
+                             digested.source)
+
+
+def _read_documents(text: str, file: str, read: _Read) -> None:
     out = read.objects
     if looks_like_json(text):
         for value, line, item_lines in iter_json_documents_with_items(text, file):
@@ -88,25 +121,42 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
     annotations = (value.get("metadata") or {}).get("annotations") or {}
     if not isinstance(annotations, dict):
         return
+    if SALT_ANNOTATION in annotations:
+        salt = parse_salt(annotations[SALT_ANNOTATION])
+        if salt is None:
+            raise InputError(f"annotation {SALT_ANNOTATION} must be {SALT_DIGITS} hex digits",
+                             Source(file, line))
+        read.salts.append(salt)
+    served = annotations.get(SERVED_ANNOTATION)
+    if served is not None:
+        read.served = read.served or set()
+        read.served.update((entry["apiVersion"], entry["kind"]) for entry in _entries(SERVED_ANNOTATION, served,
+                                                                                        Source(file, line)))
     for key, unreadable in ((LISTED_ANNOTATION, False), (UNREADABLE_ANNOTATION, True)):
         text = annotations.get(key)
         if text is None:
             continue
-        try:
-            entries = json.loads(text) if isinstance(text, str) else None
-        except ValueError:
-            entries = None
-        if not isinstance(entries, list) or not all(
-                isinstance(e, dict) and isinstance(e.get("apiVersion"), str) and isinstance(e.get("kind"), str)
-                and isinstance(e.get("namespace", ""), str) for e in entries):
-            raise InputError(f"annotation {key} must be a JSON array of {{apiVersion, kind, namespace}}",
-                             Source(file, line))
+        entries = _entries(key, text, Source(file, line))
+        read.records += len(entries)
         for entry in entries:
             kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
             if unreadable:
                 read.unreadable[kind] = str(entry.get("message") or "")
             else:
                 read.listed.add(kind)
+
+
+def _entries(key: str, text: Any, where: Source) -> list[dict[str, Any]]:
+    """A record annotation's entries: a JSON array of {apiVersion, kind, namespace} (namespace optional)."""
+    try:
+        entries = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        entries = None
+    if not isinstance(entries, list) or not all(
+            isinstance(e, dict) and isinstance(e.get("apiVersion"), str) and isinstance(e.get("kind"), str)
+            and isinstance(e.get("namespace", ""), str) for e in entries):
+        raise InputError(f"annotation {key} must be a JSON array of {{apiVersion, kind, namespace}}", where)
+    return entries
 
 
 def _top_level_items(value: Any, line: int, file: str) -> Iterator[Any]:

@@ -48,7 +48,6 @@ downstreams. The state's kinds decide trigger-gone against trigger-unknown.
 
 from __future__ import annotations
 
-import base64
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +69,7 @@ from kubectl_kyrec.reconcile.normalize import (
     secret_bytes,
     unset_managed_fields,
 )
+from kubectl_kyrec.reconcile.secret_digests import digested_like, stored_value
 
 if TYPE_CHECKING:
     from kubectl_kyrec.reconcile.reads import Read
@@ -194,6 +194,8 @@ class StateIndex:
     generated: list[Mapping[str, Any]] = field(default_factory=list)     # labelled by some gpol
     # the state's record of what it listed (ClusterState.is_listed); None: kinds with objects were listed
     is_listed: ListedCheck | None = None
+    # the salts of a capture whose Secrets hold digests: what a policy writes is digested to compare
+    secret_salts: tuple[bytes, ...] = ()
 
     def lists(self, group: str, version: str, kind: str, namespace: str) -> bool:
         """Whether the state listed this kind where the object would be (its absence then means something)."""
@@ -202,8 +204,9 @@ class StateIndex:
         return (group, kind) in self.listed_kinds
 
     @classmethod
-    def build(cls, objects: Iterable[Mapping[str, Any]], is_listed: ListedCheck | None = None) -> StateIndex:
-        index = cls(is_listed=is_listed)
+    def build(cls, objects: Iterable[Mapping[str, Any]], is_listed: ListedCheck | None = None,
+              secret_salts: tuple[bytes, ...] = ()) -> StateIndex:
+        index = cls(is_listed=is_listed, secret_salts=secret_salts)
         for obj in objects:
             key = identity(obj)
             index.by_identity[key] = obj
@@ -269,7 +272,7 @@ def after_write(expected: Mapping[str, Any], live: Mapping[str, Any], remove: Se
         content = secret_bytes(live)
         content.update(secret_bytes(expected))
         merged.pop("stringData", None)
-        merged["data"] = {k: base64.b64encode(v).decode() for k, v in content.items()}
+        merged["data"] = {k: stored_value(v) for k, v in content.items()}
     for pointer in remove:
         _owned_path(merged, pointer)
     remove_pointers(merged, list(remove))
@@ -277,9 +280,11 @@ def after_write(expected: Mapping[str, Any], live: Mapping[str, Any], remove: Se
 
 
 def compare(expected: Mapping[str, Any], live: Mapping[str, Any], *, server_side_apply: bool,
-            kyverno_managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS
+            kyverno_managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS, secret_salts: Sequence[bytes] = ()
             ) -> tuple[Reason | None, tuple[str, ...], DiffPair | None]:
-    """(reason, fields, what the diff shows) for an owned downstream: None when in sync."""
+    """(reason, fields, what the diff shows) for an owned downstream: None when in sync. `secret_salts`: the
+    live object comes from a capture whose Secret values are digests with one of these salts."""
+    expected = digested_like(expected, live, secret_salts)
     exp = comparable(expected)
     act = comparable(live)
     changed = [d.pointer for d in changed_fields(exp, act)]
@@ -451,7 +456,7 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
         return DownstreamChange(DownstreamClass.CONFLICT, conflict, outcome.owed, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live, message=message)
     reason, fields, shown = compare(expected, live, server_side_apply=policy.use_server_side_apply,
-                                   kyverno_managers=kyverno_managers)
+                                   kyverno_managers=kyverno_managers, secret_salts=index.secret_salts)
     if reason is None:
         return DownstreamChange(DownstreamClass.IN_SYNC, None, True, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live)

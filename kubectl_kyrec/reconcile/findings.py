@@ -213,7 +213,8 @@ def from_test_runs(runs: Sequence[SuiteRun]) -> list[Finding]:
         suite = f"{run.file}: {run.test}" if run.test else run.file
         for row in run.rows:
             subject = Ref("", row.kind, "", row.resource, "")
-            outcome = "pass" if row.passed else "fail"
+            # a row kyrec could not evaluate was neither passed nor failed: a CI view shows it skipped
+            outcome = "skip" if not row.evaluated else "pass" if row.passed else "fail"
             message = row.message or (f"expected {row.expected}, got {row.actual}"
                                       + (f" ({row.reason})" if row.reason else ""))
             out.append(Finding(command="test", suite=suite, policy=row.policy, rule="", subject=subject,

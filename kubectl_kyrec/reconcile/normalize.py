@@ -53,17 +53,21 @@ def _decode_b64(text: Any) -> bytes:
         return str(text).encode()
 
 
+def secret_value_bytes(field: str, value: Any) -> bytes:
+    """One value of a Secret's `data` (base64) or `stringData` (text), as the API server stores it."""
+    if field == "data":
+        return _decode_b64(value) if value is not None else b""
+    return ("" if value is None else str(value)).encode()
+
+
 def secret_bytes(obj: Mapping[str, Any]) -> dict[str, bytes]:
     """A Secret's content per key, as the API server stores it (stringData wins over data)."""
     out: dict[str, bytes] = {}
-    data = obj.get("data")
-    if isinstance(data, Mapping):
-        for key, value in data.items():
-            out[str(key)] = _decode_b64(value) if value is not None else b""
-    string_data = obj.get("stringData")
-    if isinstance(string_data, Mapping):
-        for key, value in string_data.items():
-            out[str(key)] = ("" if value is None else str(value)).encode()
+    for field in ("data", "stringData"):
+        values = obj.get(field)
+        if isinstance(values, Mapping):
+            for key, value in values.items():
+                out[str(key)] = secret_value_bytes(field, value)
     return out
 
 

@@ -43,14 +43,16 @@ def row_json(row: Row) -> dict[str, Any]:
 
 
 def test_document(runs: Sequence[SuiteRun], mode: Mode, *, fail_only: bool = False,
-                  load_errors: Sequence[tuple[str, Source | None]] = (), notices: Sequence[str] = ()
-                  ) -> dict[str, Any]:
+                  load_errors: Sequence[tuple[str, Source | None]] = (), notices: Sequence[str] = (),
+                  allow_not_evaluated: bool = False) -> dict[str, Any]:
     """The `TestResult` envelope. `load_errors` are test files that could not even be parsed."""
     summary = counts(runs)
     summary["errors"] += len(load_errors)
     errors = [*load_errors, *((m, s) for run in runs for m, s in run.errors)]
     return envelope("TestResult", {
         "mode": mode.value,
+        # whether the rows counted in summary.notEvaluated were accepted (else they fail the run)
+        "allowNotEvaluated": allow_not_evaluated,
         "summary": summary,
         "rows": [row_json(r) for r in all_rows(runs, fail_only)],
         "errors": [{"message": m, "location": _loc(s)} for m, s in errors],

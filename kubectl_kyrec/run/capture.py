@@ -7,9 +7,10 @@ answering with confidence (and rows that depend on them say so themselves: kind-
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.state import ClusterState
@@ -131,6 +132,22 @@ def uncaptured(state: ClusterState, kinds: Iterable[Need], namespace: str = "") 
     return [need for need in kinds if not _met(state, need, namespace)]
 
 
+def _served(state: ClusterState, need: Need) -> Need | None:
+    """`need` cut to what the server serves (None: none of it), as far as the state knows what it serves.
+
+    A kind the server does not serve cannot be listed, so advising a capture of it gives a `kubectl get`
+    that fails; nothing of it exists in the cluster either. When the state does not know (files without a
+    `kyrec.io/served` record), every kind stays."""
+    info = need.info
+    if state.serves(info.api_version, info.kind) is False:
+        return None
+    if need.versions is None or state.served is None:
+        return need
+    versions = frozenset(v for v in need.versions
+                         if state.serves(f"{info.group}/{v}" if info.group else v, info.kind, exact_version=True))
+    return dataclasses.replace(need, versions=versions) if versions else None
+
+
 def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str]] = ()) -> str | None:
     """The capture notice of a run: the policies' trigger kinds when the subjects come from the state,
     and `extra` (apiVersion, kind) pairs a stage found missing (downstream kinds)."""
@@ -146,7 +163,9 @@ def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str
         needed.append(Need(info, None))
     unique: dict[tuple[str, str], Need] = {}
     for item in needed:
-        unique.setdefault((item.info.group, item.info.kind), item)
+        served = _served(inputs.state, item)
+        if served is not None:
+            unique.setdefault((item.info.group, item.info.kind), served)
     return capture_notice(uncaptured(inputs.state, unique.values(), namespace), inputs.state, namespace)
 
 
@@ -222,3 +241,41 @@ def _wildcard_clause(absent: Sequence[Need], total: int) -> str:
     which = "all" if count == total else f"{count} of them"
     named = _few(policies, _POLICIES_NAMED) + (" policies" if len(policies) > _POLICIES_NAMED else "")
     return f"; {which} through `*` in {named}"
+
+
+def secret_digest_notice(policies: PolicySet, state: ClusterState) -> str | None:
+    """Said when the state's Secrets hold digests of their values (`capture`'s default) and a policy may read
+    a Secret: as a subject or trigger, through `resource.Get/List`, an apiCall or a `*`. Such a policy sees
+    `kyrec-sha256:...` strings where the values were, so what it says of them is not what it would say in the
+    cluster; kyrec cannot tell from an expression whether it reads the values, so it names the policies."""
+    from kubectl_kyrec.reconcile.secret_digests import PREFIX, has_digests
+
+    digested = sum(1 for d in state.objects if has_digests(d.obj))
+    if not digested:
+        return None
+    every: list[tuple[str, Mapping[str, Any]]] = [
+        *((p.meta.key, p.raw) for p in policies.validating), *((p.meta.key, p.raw) for p in policies.admission),
+        *((p.meta.key, p.raw) for p in policies.generating), *((p.meta.key, p.raw) for p in policies.classic)]
+    readers = sorted({key for key, raw in every if _may_read_secrets(raw.get("spec"))})
+    if not readers:
+        return None
+    return (f"the state holds {digested} Secret(s) whose values are salted digests (kubectl kyrec capture's "
+            f"default), and {_few(readers, _POLICIES_NAMED)} may read Secrets: they see {PREFIX}... strings where "
+            "the values were, so their results on Secret values are not the cluster's. Capture with "
+            "--include-secret-values for such policies")
+
+
+def _may_read_secrets(spec: Any) -> bool:
+    """Whether a policy's spec names Secrets (or `*`) outside what it generates: what it writes is compared
+    digest to digest (reconcile/secret_digests.py), what it reads is not."""
+    import json
+
+    if not isinstance(spec, Mapping):
+        return False
+    reads = {k: v for k, v in spec.items() if k != "generate"}
+    rules = reads.get("rules")
+    if isinstance(rules, list):
+        reads["rules"] = [{k: v for k, v in r.items() if k != "generate"} if isinstance(r, Mapping) else r
+                          for r in rules]
+    text = json.dumps(reads)
+    return "secret" in text.lower() or '"*"' in text

@@ -3,7 +3,8 @@
 The same LISTs a live `diff` with the same policies makes (cluster/live.py), written in the capture format
 (INTERFACES.md) that the state reader turns back into the same ClusterState: the listed and unreadable
 kinds ride on the List's annotations, and objects keep their managedFields (kubectl hides them by default;
-the foreign-fields check needs them).
+the foreign-fields check needs them). Secret values are written as salted digests unless asked otherwise
+(reconcile/secret_digests.py): a capture is kept for later runs, and drift needs only equality.
 """
 
 from __future__ import annotations
@@ -19,34 +20,51 @@ if TYPE_CHECKING:
 
 LISTED = "kyrec.io/listed"
 UNREADABLE = "kyrec.io/unreadable"
+SERVED = "kyrec.io/served"
 
 
 @dataclass
 class CaptureResult:
     document: dict[str, Any]
-    secrets: int = 0                 # Secrets holding data, for the warning
+    secrets: int = 0                 # Secrets whose values are written in clear, for the warning
     requests: Mapping[str, int] = field(default_factory=dict)
 
     def text(self) -> str:
         return json.dumps(self.document, indent=1) + "\n"
 
 
-def capture_document(state: ClusterState) -> dict[str, Any]:
+def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> dict[str, Any]:
+    """The capture of `state`; with `secret_salt`, every Secret's values digested with it and the salt
+    recorded (the objects of `state` are left as they are)."""
+    from kubectl_kyrec.reconcile.secret_digests import SALT_ANNOTATION, digest_secret, is_secret, salt_text
+
     listed = [k.to_json() for k in sorted(state.listed)]
     unreadable = [{**k.to_json(), "message": m} for k, m in sorted(state.unreadable.items())]
-    return {"apiVersion": "v1", "kind": "List",
-            "metadata": {"annotations": {LISTED: json.dumps(listed, separators=(",", ":")),
-                                         UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}},
-            "items": state.objs}
+    annotations = {LISTED: json.dumps(listed, separators=(",", ":")),
+                   UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}
+    if state.served is not None:
+        # what the server served: an offline run then never advises capturing a kind that cannot be listed
+        annotations[SERVED] = json.dumps([{"apiVersion": v, "kind": k} for v, k in sorted(state.served)],
+                                         separators=(",", ":"))
+    items = state.objs
+    if secret_salt is not None:
+        items = [digest_secret(o, secret_salt) if is_secret(o) else o for o in items]
+        if any(is_secret(o) for o in items):
+            annotations[SALT_ANNOTATION] = salt_text(secret_salt)
+    return {"apiVersion": "v1", "kind": "List", "metadata": {"annotations": annotations}, "items": items}
 
 
-def run_capture(source: LiveSource) -> CaptureResult:
+def run_capture(source: LiveSource, include_secret_values: bool = False) -> CaptureResult:
+    """`include_secret_values`: Secrets as the server gave them (the result counts those with values, for
+    the warning); by default their values are digests."""
+    from kubectl_kyrec.reconcile.secret_digests import is_secret, new_salt
+
     inputs = source.read()
     state = inputs.state
-    secrets = sum(1 for d in state.objects if d.kind == "Secret" and d.api_version == "v1"
-                  and (d.obj.get("data") or d.obj.get("stringData")))
+    secrets = sum(1 for d in state.objects if is_secret(d.obj) and (d.obj.get("data") or d.obj.get("stringData")))
     client = source.client
-    return CaptureResult(capture_document(state), secrets, dict(client.counts) if client else {})
+    document = capture_document(state, None if include_secret_values else new_salt())
+    return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {})
 
 
 def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:

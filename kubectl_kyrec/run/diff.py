@@ -170,7 +170,7 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
     gpol, classic = classic_outcomes(outcome)
-    index = StateIndex.build(inputs.state.objs, inputs.state.is_listed)
+    index = StateIndex.build(inputs.state.objs, inputs.state.is_listed, inputs.state.secret_salts)
     # classic downstreams (labelled with a rule-name) are the classic diff's, never the GeneratingPolicies'
     classic_objs = [o for o in index.generated if is_classic_downstream(o)]
     index.generated = [o for o in index.generated if not is_classic_downstream(o)]

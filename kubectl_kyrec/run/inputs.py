@@ -67,6 +67,17 @@ class FileSource:
     values_path: str | None = None
     context_path: str | None = None
 
+    def _resource_docs(self) -> list[Document]:
+        """The -r documents. A path that holds none (an empty file or directory, empty stdin, only comments
+        and `---`) is an input error: an empty kustomize or Helm render would otherwise pass every check."""
+        docs: list[Document] = []
+        for path in self.resource_paths:
+            found = _docs([path])
+            if not found:
+                raise InputError(f"no resources in {_named([path])} (0 documents): nothing would be checked")
+            docs.extend(found)
+        return docs
+
     def read_state(self) -> ClusterState:
         from kubectl_kyrec.load.state import read_state
 
@@ -82,7 +93,7 @@ class FileSource:
         named = [*self.policy_paths, *self.exception_paths]
         files = load_policy_documents(named, is_policy_document, stdin=sys.stdin)
         lines = {item.document.source: item.lines for item in files.documents}
-        resource_docs = _docs(self.resource_paths)
+        resource_docs = self._resource_docs()
         state = self.read_state()
         kinds = KindTable()
         for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
@@ -101,6 +112,11 @@ class FileSource:
         policies = classify([d for d in named_docs if id(d) in once], lines)
         policies.extend(classify([d for d in manifest_policies if id(d) in once]))
         resources, notices = first_of_each([doc for doc in resource_docs if not _is_policy_kind(doc)], namespaced)
+        if self.resource_paths and not resources:
+            # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked
+            count = f"{len(resource_docs)} document{'s' if len(resource_docs) > 1 else ''}"
+            raise InputError(f"no resources in {_named(self.resource_paths)} ({count}, all policies): nothing "
+                             "would be checked")
         notices[:0] = policy_repeats
         # state files that overlap (two captures of one cluster) follow the same rule
         state, state_repeats = state.first_of_each(namespaced)
@@ -123,11 +139,22 @@ class FileSource:
                 raise InputError(f"--context-file: expected one cli.kyverno.io/v1alpha1 Context document, found "
                                  f"{found}", ctx_docs[0].source if ctx_docs else Source(self.context_path))
             context = ctx_docs[0].obj
+        from kubectl_kyrec.run.capture import secret_digest_notice
+
+        digests = secret_digest_notice(policies, state)
+        if digests:
+            notices.append(Notice(digests))
         if self.policy_paths and not policies.has_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
                              + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths))
+
+
+def _named(paths: Sequence[str]) -> str:
+    from kubectl_kyrec.load.files import STDIN
+
+    return ", ".join("standard input" if p == STDIN else p for p in paths)
 
 
 _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")

@@ -28,4 +28,11 @@ class StatePoliciesSource:
         policies = classify(docs)
         if not (policies.validating or policies.generating or policies.admission or getattr(policies, "classic", None)):
             raise UsageError(f"{self.what} (the state holds no policies)")
-        return dataclasses.replace(inputs, policies=policies, policies_from_state=True)
+        from kubectl_kyrec.model import Notice
+        from kubectl_kyrec.run.capture import secret_digest_notice
+
+        notices = list(inputs.notices)
+        digests = secret_digest_notice(policies, inputs.state)
+        if digests and Notice(digests) not in notices:
+            notices.append(Notice(digests))
+        return dataclasses.replace(inputs, policies=policies, notices=notices, policies_from_state=True)

@@ -20,6 +20,8 @@ class TestRunOptions:
     mode: Mode
     file_name: str = "kyverno-test.yaml"
     require_tests: bool = False
+    # rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run
+    allow_not_evaluated: bool = False
 
 
 @dataclass
@@ -33,6 +35,12 @@ class TestResult:
     load_errors: list[tuple[str, Source | None]]
     notices: list[str] = field(default_factory=list)       # the suites' notices (part of the document)
     searched: list[str] = field(default_factory=list)      # the paths searched
+    allow_not_evaluated: bool = False
+
+    @property
+    def not_evaluated(self) -> int:
+        """Rows kyrec could not evaluate: a suite that passes only because of them checked less than it says."""
+        return sum(1 for run in self.runs for row in run.rows if not row.evaluated)
 
     @property
     def found_none(self) -> str | None:
@@ -42,7 +50,8 @@ class TestResult:
     @property
     def exit_code(self) -> ExitCode:
         code = ExitCode.INPUT if self.load_errors or any(run.errors for run in self.runs) else ExitCode.CLEAN
-        if any(not row.passed for run in self.runs for row in run.rows):
+        if any(not row.passed for run in self.runs for row in run.rows) or (
+                self.not_evaluated and not self.allow_not_evaluated):
             code = worst(code, ExitCode.FINDINGS)
         return code
 
@@ -57,4 +66,5 @@ def run_test(options: TestRunOptions, paths: Sequence[str]) -> TestResult:
         raise InputError(f"no test files named {options.file_name} found below {', '.join(paths)}")
     runs, load_errors = run_files(files, now=options.now, mode=options.mode)
     notices = sorted({str(n) for run in runs for n in run.notices})
-    return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices, list(paths))
+    return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices, list(paths),
+                      options.allow_not_evaluated)

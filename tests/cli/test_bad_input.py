@@ -57,6 +57,10 @@ spec:
     namespaceSelector: SELECTOR
 """
 
+# a state of one object (an empty state is an input error of its own)
+ONE_NAMESPACE = json.dumps({"apiVersion": "v1", "kind": "List",
+                            "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}]})
+
 CLASSIC = """\
 apiVersion: kyverno.io/v1
 kind: ClusterPolicy
@@ -155,7 +159,7 @@ INPUT_ERRORS = [
     ("exclusions-binary", {"s.json": json.dumps({"apiVersion": "v1", "kind": "List", "items": []}),
                            "x.yaml": b"\x00\x01\xff\xfe\x89PNG"},
      ["coverage", "-p", "p.yaml", "--state", "s.json", "--exclusions", "x.yaml"], "x.yaml:1: not valid UTF-8"),
-    ("kyverno-config-not-utf8", {"s.json": json.dumps({"apiVersion": "v1", "kind": "List", "items": []}),
+    ("kyverno-config-not-utf8", {"s.json": ONE_NAMESPACE,
                                  "k.yaml": b"kind: ConfigMap\ndata: {a: caf\xe9}\n"},
      ["diff", "-p", "p.yaml", "--state", "s.json", "--reports", "--kyverno-config", "k.yaml"],
      "k.yaml: not valid UTF-8"),

@@ -52,7 +52,9 @@ def test_resource_file_given_as_policy_is_exit_3() -> None:
 @pytest.mark.parametrize("command", ["diff", "coverage"])
 def test_no_policy_found_in_diff_and_coverage(tmp_path: Path, command: str) -> None:
     state = tmp_path / "state.json"
-    state.write_text('{"apiVersion": "v1", "kind": "List", "items": []}')
+    # one object: an empty state is an input error of its own
+    state.write_text('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Namespace", '
+                     '"metadata": {"name": "default"}}]}')
     empty = tmp_path / "empty"
     empty.mkdir()
     code, _, err = run(command, "-p", str(empty), "--state", str(state))

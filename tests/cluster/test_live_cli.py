@@ -89,15 +89,18 @@ def test_live_and_captured_state_give_the_same_changes(cluster: ApiServer, tmp_p
     assert all(i["metadata"].get("managedFields") for i in doc["items"] if i["kind"] == "ConfigMap")
 
 
-def test_capture_warns_about_secret_data(cluster: ApiServer, tmp_path: Path) -> None:
+def test_capture_digests_secret_data_and_warns_only_when_asked_for_it(cluster: ApiServer, tmp_path: Path) -> None:
     cluster.seed({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team-a"},
-                  "data": {"k": "dg=="}})
+                  "data": {"k": "dmFsdWU="}})
     policy = tmp_path / "secrets.yaml"
     policy.write_text(Path(POLICY).read_text().replace("resources: [namespaces]", "resources: [namespaces, secrets]"))
     result = kyrec(cluster, tmp_path, "capture", "-p", str(policy))
+    assert result.exit_code == 0 and result.stderr == ""
+    assert '"kind": "Secret"' in result.stdout and "dmFsdWU=" not in result.stdout
+    result = kyrec(cluster, tmp_path, "capture", "-p", str(policy), "--include-secret-values")
     assert result.exit_code == 0
-    assert "warning: the capture holds the data of 1 Secret(s)" in result.stderr
-    assert '"kind": "Secret"' in result.stdout
+    assert "warning: --include-secret-values: the capture holds the values of 1 Secret(s) in clear" in result.stderr
+    assert "dmFsdWU=" in result.stdout
 
 
 # ---- apply -------------------------------------------------------------------------------------------------

@@ -175,7 +175,7 @@ BASELINE = sorted({
 })
 
 TEST_RESULT = sorted({
-    *ENVELOPE, *ERRORS, "mode", "rows",
+    *ENVELOPE, *ERRORS, "mode", "allowNotEvaluated", "rows",
     *(f"rows[].{k}" for k in ("actual", "diff", "expected", "file", "kind", "message", "policy", "reason",
                               "resource", "status", "test")),
     *_loc("rows[].location"),

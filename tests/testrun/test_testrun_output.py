@@ -115,3 +115,35 @@ def test_file_name_picks_other_test_files(tmp_path: Path) -> None:
 def test_unknown_output_format_is_a_usage_error() -> None:
     result = invoke(str(CASES / "passing-suite"), "-o", "reports")
     assert result.exit_code == 2 and "unknown output format 'reports'" in result.stderr
+
+
+# ---- rows kyrec cannot evaluate (issue 22, item 7) ---------------------------------------------------------
+
+def test_rows_not_evaluated_fail_the_run_and_say_so() -> None:
+    # a suite whose only evaluated row passes is no pass when two of its rows were never evaluated
+    result = invoke(str(CASES / "not-evaluated"))
+    assert result.exit_code == 1
+    assert result.stdout.rstrip().endswith("1 passed, 0 failed, 2 not evaluated")
+    assert result.stderr.splitlines() == ["notice: 2 row(s) not evaluated (kinds or rules kyrec does not evaluate) "
+                                          "fail the run; --allow-not-evaluated accepts them"]
+    doc = json.loads(invoke(str(CASES / "not-evaluated"), "-o", "json").stdout)
+    assert doc["allowNotEvaluated"] is False and doc["summary"]["notEvaluated"] == 2
+
+
+def test_allow_not_evaluated_accepts_them() -> None:
+    result = invoke(str(CASES / "not-evaluated"), "--allow-not-evaluated", "-o", "json")
+    assert result.exit_code == 0 and result.stderr == ""
+    doc = json.loads(result.stdout)
+    assert doc["allowNotEvaluated"] is True and doc["summary"]["notEvaluated"] == 2
+    # a failing row still fails
+    assert invoke(str(CASES / "failing-row"), "--allow-not-evaluated").exit_code == 1
+
+
+def test_ci_formats_show_rows_not_evaluated_as_skipped() -> None:
+    # JUnit showed them passing, which a run that exits 1 for them would contradict
+    root = ET.fromstring(invoke(str(CASES / "not-evaluated"), "-o", "junit").stdout)
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "0", "2")
+    skipped = [case.get("name") for case in root.iter("testcase") if case.find("skipped") is not None]
+    assert len(skipped) == 2 and all("ConfigMap" in str(name) for name in skipped)
