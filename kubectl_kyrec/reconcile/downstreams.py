@@ -460,8 +460,12 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
     if reason is None:
         return DownstreamChange(DownstreamClass.IN_SYNC, None, True, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live)
+    # Kyverno corrects an owned downstream of a policy without useServerSideApply by an Update of the whole
+    # object (GenerateResources: "SSA-apply, or a full Update"; SEMANTICS A.3 step 6), which removes the
+    # fields other managers added; a server-side apply cannot remove them, so a plan that applied would
+    # write the same drift on every run and never converge
     return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, policy.key, trigger, obj_ref, fields, shown,
-                            expected=expected, actual=live)
+                            expected=expected, actual=live, replace=not policy.use_server_side_apply)
 
 
 def _conflict_message(reason: Reason, live: Mapping[str, Any]) -> str:

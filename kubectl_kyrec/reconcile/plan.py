@@ -7,8 +7,8 @@ downstream missing (enforced)           create      server-side apply of what Ky
 downstream drifted (enforced)           apply       server-side apply (re-apply), conditional on the read's
                                                     resourceVersion (never takes over an object that
                                                     stopped being this trigger's after the read)
-drifted, classic rule without SSA       update      PUT of the whole object, conditional on the read's
-                                                    resourceVersion (Kyverno's UpdateResource): removes
+drifted, no useServerSideApply          update      PUT of the whole object, conditional on the read's
+(GeneratingPolicy or classic rule)                  resourceVersion (Kyverno's UpdateResource): removes
                                                     fields other managers added, which an apply cannot
 downstream orphan, prunable             delete      only with --prune; preconditions {uid, resourceVersion}
 report orphan (subject-gone), dup.      delete      only with --prune; same preconditions

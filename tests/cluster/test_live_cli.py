@@ -124,18 +124,26 @@ def test_apply_creates_as_kyverno_generate_and_second_run_writes_nothing(cluster
     assert kyrec(cluster, tmp_path, "diff", "-p", POLICY).exit_code == 0
 
 
+def _ssa_policy(tmp_path: Path) -> str:
+    """The policy with useServerSideApply: Kyverno corrects its downstreams by a forced apply, not a PUT."""
+    path = tmp_path / "ssa.yaml"
+    path.write_text(Path(POLICY).read_text().replace("spec:\n", "spec:\n  useServerSideApply: true\n", 1))
+    return str(path)
+
+
 def test_apply_takes_fields_back_with_force_and_reports_conflicts_without(cluster: ApiServer, tmp_path: Path) -> None:
-    kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    policy = _ssa_policy(tmp_path)
+    kyrec(cluster, tmp_path, "apply", "-p", policy, "--yes")
     cluster.store.mutate("v1", "ConfigMap", "team-a", "base", lambda o: o["data"].update(a="edited"),
                          manager="kubectl-edit")
-    refused = kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes", "--no-force", "--field-manager", "kyrec",
+    refused = kyrec(cluster, tmp_path, "apply", "-p", policy, "--yes", "--no-force", "--field-manager", "kyrec",
                     "-o", "json")
     assert refused.exit_code == 4
     [outcome] = [o for o in json.loads(refused.stdout)["outcomes"] if o["action"] != "skip"]
     assert outcome["status"] == "failed" and outcome["httpStatus"] == 409
     assert outcome["conflicts"] == [{"manager": "kubectl-edit", "field": ".data.a"}]
     assert owned(cluster, "team-a")["data"]["a"] == "edited"
-    forced = kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    forced = kyrec(cluster, tmp_path, "apply", "-p", policy, "--yes")
     assert forced.exit_code == 0, forced.stdout
     assert owned(cluster, "team-a")["data"]["a"] == "1"
 
@@ -295,11 +303,12 @@ APPLY_KEYS = {
 def test_apply_result_keys_are_the_documented_contract(cluster: ApiServer, tmp_path: Path) -> None:
     from tests.contract.test_document_keys import key_paths
 
-    kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    policy = _ssa_policy(tmp_path)       # a conflict needs an apply (Kyverno PUTs without useServerSideApply)
+    kyrec(cluster, tmp_path, "apply", "-p", policy, "--yes")
     cluster.store.mutate("v1", "ConfigMap", "team-a", "base", lambda o: o["data"].update(a="x"), manager="edit")
     cluster.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-c"}})
     cluster.seed({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "base", "namespace": "team-c"}})
-    result = kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes", "--no-force", "--field-manager", "me",
+    result = kyrec(cluster, tmp_path, "apply", "-p", policy, "--yes", "--no-force", "--field-manager", "me",
                    "-o", "json")
     doc = json.loads(result.stdout)
     assert key_paths(doc) == APPLY_KEYS
@@ -510,9 +519,10 @@ def test_a_reapply_never_takes_over_an_object_disowned_after_the_read(cluster: A
     from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
     from kubectl_kyrec.run.inputs import FileSource
 
-    kyrec(cluster, tmp_path, "apply", "-p", POLICY, "--yes")
+    policy = _ssa_policy(tmp_path)
+    kyrec(cluster, tmp_path, "apply", "-p", policy, "--yes")
     cluster.store.mutate("v1", "ConfigMap", "team-b", "base", lambda o: o["data"].update(a="drift"))
-    source = LiveSource(FileSource(policy_paths=(POLICY,)), ConnectionOptions(kubeconfig=str(tmp_path / "kubeconfig")),
+    source = LiveSource(FileSource(policy_paths=(policy,)), ConnectionOptions(kubeconfig=str(tmp_path / "kubeconfig")),
                         cache_dir=tmp_path / "cache")
     now = datetime.datetime.now(datetime.timezone.utc)
     result = compute_plan(ApplyRunOptions(now=now, plan=PlanOptions()), source)
@@ -534,7 +544,7 @@ def test_a_reapply_never_takes_over_an_object_disowned_after_the_read(cluster: A
     after = owned(cluster, "team-b")
     assert after["data"] == {"a": "mine"} and after["metadata"]["labels"] == {"owner": "team-b"}
     # read again, it is a conflict and is left alone
-    assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-o", "json"))[("team-b", "base")] == \
+    assert changes(kyrec(cluster, tmp_path, "diff", "-p", policy, "-o", "json"))[("team-b", "base")] == \
         "conflict/unowned"
 
 

@@ -110,7 +110,7 @@ def test_the_complete_read_plans_the_corrections(cluster: ApiServer, tmp_path: P
     result, source = _plan(tmp_path)
     assert source.unreadable == {}
     assert _writes(result) == {
-        ("apply", "ConfigMap", "team-a", "base"), ("create", "ConfigMap", "team-b", "base"),
+        ("update", "ConfigMap", "team-a", "base"), ("create", "ConfigMap", "team-b", "base"),
         ("delete", "ConfigMap", "default", "index-s2"), ("update", "NetworkPolicy", "team-b", "deny-all")}
     # what each depends on is said: the drifted one on the trigger's kind, the orphan on its trigger's, the
     # missing one on its own kind too

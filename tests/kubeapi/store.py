@@ -278,7 +278,8 @@ class Store:
             (obj.get("metadata") or {}).pop("managedFields", None)
             obj = self._finish(rtype, version, namespace, name, obj, old, old.managers)
             managers = self._updated(rtype, old.obj, obj, old.managers, manager, rtype.api_version(version))
-            obj["metadata"]["managedFields"] = [m.to_json() for m in _sorted_managers(managers)]
+            # a manager whose every field the update removed is dropped, as the API server drops it
+            obj["metadata"]["managedFields"] = [m.to_json() for m in _sorted_managers(managers) if m.fields]
             self._store(rtype, namespace, name, obj, managers, dry_run)
             return self._served(rtype, version, obj, in_list=False)
 
