@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.report_scope import ReportScope
-from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportDiff
+from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportClass, ReportDiff
+from kubectl_kyrec.reconcile.selection import Selection
 from kubectl_kyrec.run.inputs import Inputs
 
 if TYPE_CHECKING:
@@ -57,7 +59,47 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
                         evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
-    return held_reports(diff, inputs), scope
+    diff = held_reports(diff, inputs)
+    return selected_reports(diff, inputs, Selection(policy_names, namespace or None, kinds, selector)), scope
+
+
+def described_ref(report: Mapping[str, Any] | None) -> Ref | None:
+    """What a report says it is about (its scope, else its first owner), as a ref; None when it says nothing."""
+    from kubectl_kyrec.reconcile.reports import described_kind, described_uid
+
+    if report is None or (kind := described_kind(report)) is None:
+        return None
+    given = report.get("scope")
+    scope: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    meta = report.get("metadata") or {}
+    return Ref(kind[0], kind[1], str(scope.get("namespace") or meta.get("namespace") or ""),
+               str(scope.get("name") or ""), described_uid(report))
+
+
+def selected_reports(diff: ReportDiff, inputs: Inputs, selection: Selection) -> ReportDiff:
+    """Only the report findings inside the user's filters (reconcile/selection.py): the subjects were
+    filtered when evaluated; this decides the reports whose subject is gone or outside the scope, and, with
+    --policy-name, keeps a report deletion from taking other policies' results with it."""
+    import dataclasses
+
+    if not selection.narrows:
+        return diff
+    state = inputs.state
+    by_uid = {str((d.obj.get("metadata") or {}).get("uid") or ""): d.obj for d in state.objects}
+
+    def holds(change: ReportChange) -> bool:
+        report = state.get_object(change.report.api_version, change.report.kind, change.report.namespace,
+                                  change.report.name)
+        obj = report.obj if report is not None else None
+        # a report apply may delete (an orphan, a duplicate) is in only if every result in it is; the others
+        # are compared on the selected policies' results already, and their subject decides
+        deletable = change.klass in (ReportClass.ORPHAN, ReportClass.DUPLICATE)
+        policies = {str(r.get("policy") or "") for r in (obj or {}).get("results") or []
+                    if isinstance(r, Mapping)} if deletable else set()
+        subject = by_uid.get(change.subject.uid) if change.subject is not None else None
+        return selection.holds_report(change.subject or described_ref(obj), subject, obj, policies)
+
+    return dataclasses.replace(diff, changes=tuple(c for c in diff.changes if holds(c)))
 
 
 def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:

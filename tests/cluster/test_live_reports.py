@@ -90,3 +90,25 @@ def test_reports_deletes_orphans_and_duplicates_with_preconditions(cluster: ApiS
                                      "resourceVersion": orphan["metadata"]["resourceVersion"]},
         "misnamed-copy": {"uid": dup["metadata"]["uid"], "resourceVersion": dup["metadata"]["resourceVersion"]}}
     assert not [r for r in cluster.writes() if r.method != "DELETE"]
+
+
+def test_report_deletes_stay_inside_the_selection(cluster: ApiServer, tmp_path: Path) -> None:
+    """An orphan report (its subject gone) is deleted only when the selection holds it: by its own labels
+    for -l (the subject's are gone), and with --policy-name only when every result in it is of a selected
+    policy, so that a deletion never takes another policy's results with it (issue 22)."""
+    orphan = _report("00000000-dead-4000-8000-000000000000", "00000000-dead-4000-8000-000000000000", "gone")
+    orphan["results"] = [{"policy": "other-policy", "result": "pass", "source": "KyvernoValidatingPolicy"}]
+    cluster.seed(orphan)
+    args = ("apply", "-p", POLICY, "--reports", "--prune", "--dry-run=server", *NOW, "-o", "json")
+
+    def deleted(*flags: str) -> list[str]:
+        result = kyrec(tmp_path, *args, *flags)
+        assert result.exit_code == 0, result.stderr
+        return [o["object"]["name"] for o in json.loads(result.stdout)["outcomes"] if o["action"] == "delete"]
+
+    assert deleted() == [orphan["metadata"]["name"]]
+    assert deleted("--policy-name", "team-label") == []
+    assert deleted("-l", "team=a") == []
+    assert deleted("-n", "default") == []
+    assert deleted("--kind", "ConfigMap") == [orphan["metadata"]["name"]]
+    assert deleted("--kind", "Secret") == []
