@@ -105,6 +105,11 @@ def policy_family_reads(classic: bool, namespace: str) -> tuple[Read, ...]:
                  for api, kind in kinds)
 
 
+def exception_reads() -> tuple[Read, ...]:
+    """The PolicyException kinds (CEL and classic): what exempts a trigger or a subject."""
+    return tuple(Read(api, kind, soft=True) for api, kind in REPORTING_POLICY_KINDS if kind == "PolicyException")
+
+
 def reporting_policy_reads() -> tuple[Read, ...]:
     return tuple(Read(api, kind, soft=True) for api, kind in REPORTING_POLICY_KINDS)
 

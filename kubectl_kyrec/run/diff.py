@@ -205,7 +205,13 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
     (reconcile/reads.py: the rule that keeps a failed LIST from becoming a write or a delete)."""
     from kubectl_kyrec.classic.generate import ClassicGenerateRule
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
-    from kubectl_kyrec.reconcile.reads import ReadRecord, downstream_reads, evaluation_reads, hold_unread
+    from kubectl_kyrec.reconcile.reads import (
+        ReadRecord,
+        downstream_reads,
+        evaluation_reads,
+        exception_reads,
+        hold_unread,
+    )
 
     state = inputs.state
     record = ReadRecord(state.is_listed, state.unreadable_message)
@@ -216,7 +222,9 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
     for change in diff.changes:
         policy = policies.get(change.policy)
         if policy is not None and change.policy not in reads_of:
-            reads_of[change.policy] = evaluation_reads(policy.raw, known)
+            # with the cluster's policies come the cluster's exceptions: one unread could exempt a trigger
+            reads_of[change.policy] = (*evaluation_reads(policy.raw, known),
+                                       *(exception_reads() if inputs.policies_from_state else ()))
         classic = isinstance(policy, ClassicGenerateRule) if policy is not None else \
             _classic_labelled(change.actual)
         namespace = change.object.namespace if (policy is None or policy.namespaced) else ""

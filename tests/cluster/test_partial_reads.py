@@ -220,6 +220,24 @@ def test_a_failed_namespace_list_holds_what_depends_on_namespace_labels(tmp_path
         assert held == {"index-s1": ("undetermined", "read-failed"), "index-s2": ("undetermined", "read-failed")}
 
 
+def test_a_failed_exception_list_holds_what_an_exception_could_exempt(cluster: ApiServer, tmp_path: Path) -> None:
+    """With the cluster's policies come the cluster's PolicyExceptions: one that exempts team-b's trigger
+    makes its missing ConfigMap owed nothing; unread, the ConfigMap would look missing and be created."""
+    cluster.seed({"apiVersion": "policies.kyverno.io/v1", "kind": "PolicyException",
+                  "metadata": {"name": "team-b-free", "namespace": "default"},
+                  "spec": {"policyRefs": [{"name": "base-config", "kind": "GeneratingPolicy"}],
+                           "matchConditions": [{"name": "b", "expression": "object.metadata.name == 'team-b'"}]}})
+    complete, _ = _plan(tmp_path)
+    assert ("create", "ConfigMap", "team-b", "base") not in _writes(complete)
+    cluster.inject(r"^/apis/policies.kyverno.io/v1/policyexceptions$", status=403, times=None)
+    partial, source = _plan(tmp_path)
+    assert source.unreadable
+    assert ("create", "ConfigMap", "team-b", "base") not in _writes(partial)
+    held = {(c.object.namespace, c.object.name): str(c.reason) for c in partial.downstreams.changes
+            if str(c.klass) == "undetermined"} if partial.downstreams else {}
+    assert held[("team-b", "base")] == "read-failed"
+
+
 # ---- offline: a capture that recorded a failed read ------------------------------------------------------
 
 def test_a_captures_unreadable_record_makes_the_offline_run_partial_too(cluster: ApiServer, tmp_path: Path) -> None:
