@@ -167,6 +167,27 @@ def test_fault_matrix(cluster: ApiServer, tmp_path: Path, baseline: tuple[set[tu
     assert hit_kinds >= (3 if fault == "410-on-continue" else len(lists))
 
 
+@pytest.mark.parametrize("fault", ["403", "404"])
+def test_fault_matrix_through_the_cli(cluster: ApiServer, tmp_path: Path, baseline: tuple[
+        set[tuple[str, str, str, str]], dict[str, str]], fault: str) -> None:
+    """The same rule as the commands give it (the faults that cost no retry waits): `diff` and
+    `apply --prune --dry-run=server` exit 5, and the dry run sends no write the complete read would not."""
+    complete, lists = baseline
+    for resource, path in sorted(lists.items()):
+        cluster.faults.clear()
+        cluster.inject(f"^{path}$", times=None, **FAULTS[fault])
+        diff = kyrec(tmp_path, "diff", "-o", "json")
+        assert diff.exit_code == 5, (resource, diff.stderr)
+        cluster.clear_log()
+        applied = kyrec(tmp_path, "apply", "--prune", "--dry-run=server", "-o", "json")
+        assert applied.exit_code == 5, (resource, applied.stderr)
+        sent = {(str(o["action"]), o["object"]["kind"], o["object"]["namespace"], o["object"]["name"])
+                for o in json.loads(applied.stdout)["outcomes"] if o["status"] == "dry-run"}
+        assert sent <= complete, (resource, sent - complete)
+        assert all(r.query.get("dryRun") == "All" or (r.json_body() or {}).get("dryRun") == ["All"]
+                   for r in cluster.writes())
+
+
 def test_a_failed_list_of_the_policies_deletes_nothing(cluster: ApiServer, tmp_path: Path) -> None:
     """The reported case: with `list generatingpolicies` denied, every GeneratingPolicy downstream looked
     policy-gone and `apply --prune --yes` deleted them all, in-sync ones included."""
