@@ -85,6 +85,11 @@ class ReadRecord:
     is_listed: ListedCheck
     message_of: Callable[[str, str, str], str | None] = lambda api_version, kind, namespace: None
 
+    @classmethod
+    def of(cls, state: Any) -> ReadRecord:
+        """The record a ClusterState keeps (its `is_listed` and `unreadable_message`)."""
+        return cls(state.is_listed, state.unreadable_message)
+
     def unread(self, reads: Iterable[Read]) -> Unread | None:
         """The first read not listed, failed ones first (they are what the user has to fix)."""
         never: Unread | None = None

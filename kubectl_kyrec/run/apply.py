@@ -118,7 +118,7 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
         return expected.get((ref.api_version, ref.kind, ref.namespace, ref.name))
 
     plan = plan_changes(result.downstreams, result.reports, options.plan, actual_of=actual_of,
-                        expected_of=expected_of, record=ReadRecord(state.is_listed, state.unreadable_message))
+                        expected_of=expected_of, record=ReadRecord.of(state))
     result.plan = Plan(tuple(_unless_unread(c, state) for c in plan.changes), plan.field_manager, plan.force)
     return result
 

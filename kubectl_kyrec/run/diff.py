@@ -214,7 +214,7 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
     )
 
     state = inputs.state
-    record = ReadRecord(state.is_listed, state.unreadable_message)
+    record = ReadRecord.of(state)
     known = known_kinds(inputs)
     policies = {p.key: p for p in outcome.policies}
     reads_of: dict[str, tuple[Any, ...]] = {}

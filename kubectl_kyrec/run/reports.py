@@ -118,7 +118,7 @@ def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:
     from kubectl_kyrec.run.diff import known_kinds
 
     state = inputs.state
-    record = ReadRecord(state.is_listed, state.unreadable_message)
+    record = ReadRecord.of(state)
     known = known_kinds(inputs)
     pols = inputs.policies
     policy_reads = list(reporting_policy_reads()) if inputs.policies_from_state else []
