@@ -101,6 +101,15 @@ class VariableDecl:
     expression: str
 
 
+def _output_type_message(expect: Sequence[str]) -> str:
+    """kk pkg/cel/compiler/compiler.go words a result of the wrong type so, naming cel-go's type names
+    (types.NullType.TypeName() is `null_type`); the type found is not part of Kyverno's message."""
+    names = [("null_type" if t == "null" else t) for t in expect]
+    if len(names) == 1:
+        return f"output is expected to be of type {names[0]}"
+    return f"output is expected to be either of type {' or '.join(names)}"
+
+
 class PolicyCompiler:
     """Compiles the expressions of one policy against one environment, reporting errors by field."""
 
@@ -173,8 +182,7 @@ class PolicyCompiler:
         except CompileError as exc:
             raise self._error(path, exc.message, 1, 1) from None
         if expect and program.result_type not in (*expect, "dyn"):
-            raise self._error(path, f"must evaluate to {' or '.join(expect)}, "
-                                    f"found {program.result_type}", 1, 1)
+            raise self._error(path, _output_type_message(expect), 1, 1)
         # program.text stays the compiled form, variables' cel.bind frames included: the engine adapter
         # evaluates parts of it to name the field or index cel-go's errors name (engine._cel_go)
         return program

@@ -417,11 +417,22 @@ class Environment:
         return Activation(self._env.Activation(dict(data)))
 
 
+# cel-cpp checker text -> cel-go checker text (checker/errors.go), for the same type error
+_SELECT_OPERAND = re.compile(r"^expression of type '(.*)' cannot be the operand of a select operation$")
+
+
+def _cel_go_check_message(text: str) -> str:
+    m = _SELECT_OPERAND.match(text)
+    if m:
+        return f"type '{m.group(1)}' does not support field selection"
+    return text
+
+
 def _compile_error(text: str) -> CompileError:
     m = _LOCATION.search(text)
     if not m:
-        return CompileError(_STATUS_PREFIX.sub("", text.strip()).splitlines()[0])
-    first = m.group(3).strip()
+        return CompileError(_cel_go_check_message(_STATUS_PREFIX.sub("", text.strip()).splitlines()[0]))
+    first = _cel_go_check_message(m.group(3).strip())
     return CompileError(first, int(m.group(1)), int(m.group(2)))
 
 

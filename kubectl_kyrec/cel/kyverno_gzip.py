@@ -1,8 +1,8 @@
 """`gzip.compress(dyn) -> bytes` and `gzip.decompress(bytes) -> string` (sdk: gzip/).
 
-The stream is a valid gzip member with Go's header (mtime 0, OS 255), but the deflate body comes from
-zlib, not Go's compress/flate, so the bytes are not identical to Kyverno's; decompressing either
-gives the same text.
+The bytes are Go's: gzip.NewWriter's header (mtime 0, as Kyverno sets ModTime to the Unix epoch; no
+extra flags at the default level; OS 255), the body compress/flate writes at the default level
+(kyverno_deflate.py) and the CRC-32 and length trailer.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import zlib
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.cel.kyverno_deflate import go_deflate
 from kubectl_kyrec.cel.kyverno_gojson import cel_type_name
 
 # magic, deflate, no flags, mtime 0 (Kyverno sets ModTime to the Unix epoch), XFL 0, OS unknown (255)
@@ -22,8 +23,7 @@ def gzip_compress(value: Any) -> bytearray:
     if not isinstance(value, str):
         raise CelFunctionError(f"type conversion error from {cel_type_name(value)} to 'string'")
     data = value.encode("utf-8", "surrogatepass")
-    deflater = zlib.compressobj(6, zlib.DEFLATED, -15)
-    body = deflater.compress(data) + deflater.flush()
+    body = go_deflate(data)
     trailer = struct.pack("<II", zlib.crc32(data) & 0xFFFFFFFF, len(data) & 0xFFFFFFFF)
     # a bytearray: the engine cuts `bytes` results at the first NUL byte, and gzip output is full of them
     return bytearray(_HEADER + body + trailer)

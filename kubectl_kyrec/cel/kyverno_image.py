@@ -137,23 +137,14 @@ def parse_reference(text: str) -> Reference:
     raise BadName(f"could not parse reference: {text}")
 
 
-def _tag_of_tagged_digest(original: str) -> str:
-    # go-containerregistry parses repo:tag@digest as a Digest; Kyverno recovers the tag from the text
-    at = original.find("@")
-    if at < 0:
-        return ""
-    before = original[:at]
-    colon = before.rfind(":")
-    if colon < 0 or colon < before.rfind("/"):
-        return ""
-    return before[colon + 1:]
-
-
 def image_value(ref: Reference) -> dict[str, Any]:
     """The tagged dict an Image is in kyrec: every method's answer, precomputed."""
     if ref.is_digest:
-        tag = _tag_of_tagged_digest(ref.original)
-        identifier = f"{tag}@{ref.digest}" if tag else ref.digest
+        # go-containerregistry parses repo:tag@digest as a Digest, and the sdk's methods (main 376d911,
+        # image/impl.go) look only at that: tag() is empty and identifier() is the digest, the tag in
+        # the text is dropped (kyverno/kyverno#15273 asks for tag@digest; not in the sdk version followed)
+        tag = ""
+        identifier = ref.digest
         separated = "@" + ref.digest
     else:
         tag = ref.tag or _DEFAULT_TAG

@@ -8,6 +8,7 @@ The string form is what `kubectl get -l` takes (apimachinery labels.Parse): `k=v
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,38 +28,85 @@ IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT = "in", "notin", "exists", "!", "gt",
 _BINARY = (IN, NOT_IN, EQUALS, DOUBLE_EQUALS, NOT_EQUALS, GT, LT)
 
 
+def _regex_error(message: str, fmt: str, *examples: str) -> str:
+    """validation.RegexError: the message, its examples and the regular expression, in Go's layout."""
+    shown = "".join(f"{' or ' if i else ''}'{e}', " for i, e in enumerate(examples))
+    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+_QUALIFIED_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                  "alphanumeric character")
+_QUALIFIED_ERROR = _regex_error(_QUALIFIED_MSG, _QUALIFIED_FMT, "MyName", "my.name", "123-abc")
+_SUBDOMAIN_ERROR = _regex_error(
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character", r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+    "example.com")
+_VALUE_ERROR = _regex_error(
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character", f"({_QUALIFIED_FMT})?", "MyValue", "my_value", "12345")
+
+
+def _go_quote(text: str) -> str:
+    # field.Invalid prints a string value with %q; JSON's escaping agrees for the printable text of labels
+    return json.dumps(text, ensure_ascii=False)
+
+
 def _key_errors(key: str) -> list[str]:
-    """validation.IsQualifiedName."""
-    prefix, slash, name = key.rpartition("/")
+    """validation.IsQualifiedName: every problem, in apimachinery's order and words."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return [f"a qualified name {_QUALIFIED_ERROR} with an optional DNS subdomain prefix and '/' (e.g. "
+                "'example.com/MyName')"]
     errors = []
-    if slash and not prefix:
-        errors.append("prefix part must be non-empty")
-    elif slash and (len(prefix) > 253 or not _SUBDOMAIN.match(prefix)):
-        errors.append("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                      "characters, '-' or '.', and must start and end with an alphanumeric character")
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errors.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                errors.append("prefix part must be no more than 253 characters")
+            if not _SUBDOMAIN.match(prefix):
+                errors.append(f"prefix part {_SUBDOMAIN_ERROR}")
     if not name:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
         errors.append("name part must be no more than 63 characters")
-    elif not _NAME.match(name):
-        errors.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-                      "end with an alphanumeric character")
+    if not _NAME.match(name):
+        errors.append(f"name part {_QUALIFIED_ERROR}")
     return errors
 
 
-def _check_key(key: str) -> None:
+def _key_error(key: str) -> str | None:
     errors = _key_errors(key)
-    if errors:
-        raise SelectorError(f"key: Invalid value: {key!r}: {'; '.join(errors)}")
+    return f"key: Invalid value: {_go_quote(key)}: {'; '.join(errors)}" if errors else None
 
 
-def _check_value(key: str, value: str) -> None:
+def _value_error(key: str, index: int, value: str) -> str | None:
+    """validateLabelValue: the field path is values[i][key]."""
+    errors = []
     if len(value) > 63:
-        raise SelectorError(f"values[{key}]: Invalid value: {value!r}: must be no more than 63 characters")
+        errors.append("must be no more than 63 characters")
     if not _VALUE.match(value):
-        raise SelectorError(f"values[{key}]: Invalid value: {value!r}: a valid label must be an empty string or "
-                            "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                            "alphanumeric character")
+        errors.append(_VALUE_ERROR)
+    if not errors:
+        return None
+    return f"values[{index}][{key}]: Invalid value: {_go_quote(value)}: {'; '.join(errors)}"
+
+
+def _aggregate(errors: list[str]) -> None:
+    """field.ErrorList.ToAggregate().Error(): one error as itself, several in brackets."""
+    if len(errors) == 1:
+        raise SelectorError(errors[0])
+    if errors:
+        raise SelectorError("[" + ", ".join(errors) + "]")
+
+
+def _check_key(key: str) -> None:
+    error = _key_error(key)
+    if error:
+        raise SelectorError(error)
 
 
 @dataclass(frozen=True)
@@ -99,22 +147,35 @@ class Requirement:
 
 
 def requirement(key: str, operator: str, values: tuple[str, ...] = ()) -> Requirement:
-    """labels.NewRequirement: the same checks, the same messages."""
-    _check_key(key)
+    """labels.NewRequirement: the same checks, the same messages, every problem at once (an aggregate)."""
+    errors = [e for e in (_key_error(key),) if e]
     if operator in (IN, NOT_IN) and not values:
-        raise SelectorError(f"for 'in', 'notin' operators, values set can't be empty (key {key!r})")
+        errors.append(f"values: Invalid value: {_go_list(values)}: for 'in', 'notin' operators, values set can't "
+                      "be empty")
     if operator in (EQUALS, DOUBLE_EQUALS, NOT_EQUALS) and len(values) != 1:
-        raise SelectorError(f"exact-match compatibility requires one single value (key {key!r})")
+        errors.append(f"values: Invalid value: {_go_list(values)}: exact-match compatibility requires one "
+                      "single value")
     if operator in (EXISTS, DOES_NOT_EXIST) and values:
-        raise SelectorError(f"values set must be empty for exists and does not exist (key {key!r})")
+        errors.append(f"values: Invalid value: {_go_list(values)}: values set must be empty for exists and does "
+                      "not exist")
     if operator in (GT, LT):
         if len(values) != 1:
-            raise SelectorError(f"for 'Gt', 'Lt' operators, exactly one value is required (key {key!r})")
-        if not re.fullmatch(r"[+-]?[0-9]+", values[0]):
-            raise SelectorError(f"for 'Gt', 'Lt' operators, the value must be an integer (key {key!r})")
-    for value in values:
-        _check_value(key, value)
+            errors.append(f"values: Invalid value: {_go_list(values)}: for 'Gt', 'Lt' operators, exactly one "
+                          "value is required")
+        for i, value in enumerate(values):
+            if not re.fullmatch(r"[+-]?[0-9]+", value):
+                errors.append(f"values[{i}]: Invalid value: {_go_quote(value)}: for 'Gt', 'Lt' operators, the "
+                              "value must be an integer")
+    errors.extend(e for e in (_value_error(key, i, v) for i, v in enumerate(values)) if e)
+    _aggregate(errors)
     return Requirement(key, operator, values)
+
+
+def _go_list(values: tuple[str, ...]) -> str:
+    # field.Invalid prints a []string with %#v; LabelSelectorAsSelector passes nil for no values
+    if not values:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
 
 
 @dataclass(frozen=True)
@@ -314,7 +375,9 @@ def from_label_selector(selector: Mapping[str, Any] | None) -> Selector:
         raise SelectorError("matchLabels: expected a mapping")
     if not isinstance(expressions, list):
         raise SelectorError("matchExpressions: expected a list")
-    requirements = [Requirement(str(k), EQUALS, (str(v),)) for k, v in match_labels.items()]
+    # every requirement goes through NewRequirement's checks, as LabelSelectorAsSelector does: a bad key
+    # or value is an error, never a selector that silently matches nothing
+    requirements = [requirement(str(k), EQUALS, (str(v),)) for k, v in match_labels.items()]
     for i, expr in enumerate(expressions):
         if not isinstance(expr, Mapping):
             raise SelectorError(f"matchExpressions[{i}]: expected a mapping")
@@ -323,12 +386,7 @@ def from_label_selector(selector: Mapping[str, Any] | None) -> Selector:
         values = tuple(str(v) for v in (expr.get("values") or []))
         if op not in _EXPRESSION_OPERATORS:
             raise SelectorError(f"{op!r} is not a valid label selector operator")
-        operator = _EXPRESSION_OPERATORS[op]
-        if operator in (IN, NOT_IN) and not values:
-            raise SelectorError(f"for 'in', 'notin' operators, values set can't be empty (key {key!r})")
-        if operator in (EXISTS, DOES_NOT_EXIST) and values:
-            raise SelectorError(f"values set must be empty for exists and does not exist (key {key!r})")
-        requirements.append(Requirement(key, operator, values))
+        requirements.append(requirement(key, _EXPRESSION_OPERATORS[op], values))
     return Selector(tuple(requirements))
 
 

@@ -61,9 +61,14 @@ def test_variable_may_not_use_a_later_one() -> None:
         compiler(("a", "variables.b"), ("b", "1"))
 
 
-def test_result_type_is_checked() -> None:
-    with pytest.raises(InputError, match="must evaluate to bool, found string"):
+def test_result_type_is_checked_and_worded_as_kyverno() -> None:
+    # kk pkg/cel/compiler/compiler.go: CompileValidation, CompileAuditAnnotation
+    with pytest.raises(InputError, match=r"spec.validations\[0\].expression: .*output is expected to be of type bool$"):
         compiler().compile("'x'", "spec.validations[0].expression", ("bool",))
+    with pytest.raises(InputError, match="output is expected to be of type string$"):
+        compiler().compile("1", "spec.validations[0].messageExpression", ("string",))
+    with pytest.raises(InputError, match="output is expected to be either of type string or null_type$"):
+        compiler().compile("1", "spec.auditAnnotations[0].valueExpression", ("string", "null"))
 
 
 def test_or_value_on_plain_values_is_the_value() -> None:

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from kubectl_kyrec.cel.engine import Environment
+from kubectl_kyrec.cel.engine import CompileError, Environment
 
 ENV = Environment([], ("object", "x"))
 DATA = {"object": {"n": None, "num": 1, "s": "text", "l": [1], "m": {"k": None}}, "x": None}
@@ -142,3 +142,17 @@ def test_first_not_true_is_evaluate_program_by_program(texts: tuple[str, ...]) -
     expected = next(((i, o) for i, p in enumerate(programs) if (o := p.evaluate(activation)).value is not True),
                     None)
     assert first_not_true(programs, activation) == expected
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    # cel-go checker/errors.go typeDoesNotSupportFieldSelection; cel-cpp words it as an operand problem
+    ("[1][0].a", "type 'int' does not support field selection"),
+    ("'s'.f", "type 'string' does not support field selection"),
+    # the texts the engines share stay as they are
+    ('1 + "a"', "found no matching overload for '_+_' applied to '(int, string)'"),
+    ("x.bar()", "undeclared reference to 'bar' (in container '')"),
+])
+def test_compile_errors_word_as_cel_go(expression: str, message: str) -> None:
+    with pytest.raises(CompileError) as caught:
+        ENV.compile(expression)
+    assert caught.value.message == message

@@ -32,11 +32,13 @@ def run(expr: str) -> Any:
     (f'parseImageReference("{K8S}:testtag").identifier()', "testtag"),
     (f'parseImageReference("{K8S}").identifier()', "latest"),
     (f'parseImageReference("{K8S}@{DIGEST}").identifier()', DIGEST),
-    (f'parseImageReference("{K8S}:latest@{DIGEST}").identifier()', f"latest@{DIGEST}"),
+    # repo:tag@digest is a Digest to go-containerregistry; the sdk's identifier() is its digest
+    (f'parseImageReference("{K8S}:latest@{DIGEST}").identifier()', DIGEST),
     (f'parseImageReference("{K8S}:testtag").tag()', "testtag"),
     (f'parseImageReference("{K8S}").tag()', "latest"),
     (f'parseImageReference("{K8S}@{DIGEST}").tag()', ""),
-    (f'parseImageReference("{K8S}:latest@{DIGEST}").tag()', "latest"),
+    # and its tag() only answers for a Tag reference
+    (f'parseImageReference("{K8S}:latest@{DIGEST}").tag()', ""),
     (f'parseImageReference("{K8S}").digest()', ""),
     (f'parseImageReference("{K8S}:testtag").digest()', ""),
     (f'parseImageReference("{K8S}@{DIGEST}").digest()', DIGEST),
