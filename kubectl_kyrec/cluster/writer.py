@@ -74,16 +74,20 @@ def object_path(info: ResourceInfo, namespace: str, name: str | None) -> str:
 _MANAGER = re.compile(r'conflict with "((?:[^"\\]|\\.)*)"')
 
 
-def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
-    """(manager, field) from a 409 apply conflict's details.causes."""
+def _status_body(response: Response) -> Mapping[str, Any]:
     try:
         body = response.json()
     except ClusterError:
-        return ()
-    causes = ((body or {}).get("details") or {}).get("causes") or [] if isinstance(body, Mapping) else []
+        return {}
+    return body if isinstance(body, Mapping) else {}
+
+
+def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
+    """(manager, field) from a 409 apply conflict's details.causes (type FieldManagerConflict)."""
+    causes = (_status_body(response).get("details") or {}).get("causes") or []
     out = []
     for cause in causes:
-        if cause.get("type") != "FieldManagerConflict":
+        if not isinstance(cause, Mapping) or cause.get("type") != "FieldManagerConflict":
             continue
         m = _MANAGER.search(str(cause.get("message") or ""))
         out.append((m.group(1) if m else str(cause.get("message") or ""), str(cause.get("field") or "")))
@@ -221,7 +225,7 @@ def _one(client: KubeClient | None, plan: Plan, change: PlannedChange,
                                       category="apply")
     except RetriesExhausted as exc:
         return Outcome(change, Status.FAILED, message=str(exc))
-    return _outcome(client, change, response, dry_run)
+    return _outcome(client, change, info, response, dry_run)
 
 
 def _delete(client: KubeClient, info: ResourceInfo, change: PlannedChange, server_dry_run: bool) -> Response:
@@ -235,33 +239,55 @@ def _delete(client: KubeClient, info: ResourceInfo, change: PlannedChange, serve
                           content_type=JSON, category="delete")
 
 
-def _outcome(client: KubeClient, change: PlannedChange, response: Response, dry_run: DryRun) -> Outcome:
+_DONE = {"create": "created", "apply": "applied", "update": "updated", "delete": "deleted"}
+
+
+def _rbac_verb(change: PlannedChange) -> str:
+    """The verb the API server authorizes the request as (the method _one sends)."""
+    if change.action is Action.DELETE:
+        return "delete"
+    if change.action is Action.UPDATE:
+        return "update"
+    return "create" if change.domain == "report" and change.action is Action.CREATE else "patch"
+
+
+def _outcome(client: KubeClient, change: PlannedChange, info: ResourceInfo, response: Response,
+             dry_run: DryRun) -> Outcome:
     code = response.status
+    done = _DONE[str(change.action)]
     if response.ok:
         status = Status.DRY_RUN if dry_run is DryRun.SERVER else Status.DONE
-        verb = {"create": "created", "apply": "applied", "update": "updated", "delete": "deleted"}[str(change.action)]
-        if change.action is not Action.DELETE:
-            verb += f" (server answered {code})"
-        return Outcome(change, status, code, message=("server dry run: " if status is Status.DRY_RUN else "") + verb)
-    message = response.status_message()
+        text = done if change.action is Action.DELETE else f"{done} (server answered {code})"
+        return Outcome(change, status, code, message=("server dry run: " if status is Status.DRY_RUN else "") + text)
     if change.action is Action.DELETE and code == 404:
         return Outcome(change, Status.DONE, code, message="already gone (404)")
-    if code == 409 and change.action is Action.UPDATE:
-        return Outcome(change, Status.FAILED, code,
-                       message=f"changed since it was read, not updated (not retried): {message}")
-    if code == 409 and change.action is Action.DELETE:
-        return Outcome(change, Status.FAILED, code,
-                       message=f"changed since it was read, not deleted (not retried): {message}")
-    if code == 409 and change.domain == "report" and change.action is Action.CREATE:
-        return Outcome(change, Status.FAILED, code, message=f"a report appeared since the read; not overwritten: "
-                                                            f"{message}")
-    if code == 409 and change.action is Action.APPLY and not conflicts_of(response):
-        return Outcome(change, Status.FAILED, code,
-                       message=f"changed since it was read, not applied (not retried): {message}")
     if code == 409:
-        conflicts = conflicts_of(response)
-        managers = sorted({m for m, _ in conflicts})
-        hint = f"; fields owned by {', '.join(managers)}" if managers else ""
-        return Outcome(change, Status.FAILED, code, conflicts, f"{message.splitlines()[0]}{hint}")
-    err = client.fail(response, str(change.action), change.object.kind, change.object.namespace, "")
+        return _conflict(change, response, done)
+    resource = f"{info.resource}.{info.group}" if info.group else info.resource
+    err = client.fail(response, _rbac_verb(change), resource, change.object.namespace, "")
     return Outcome(change, Status.FAILED, code, message=str(err))
+
+
+def _conflict(change: PlannedChange, response: Response, done: str) -> Outcome:
+    """A 409, worded by what its Status says it is: fields other managers own (a server-side apply without
+    force: details.causes of type FieldManagerConflict), an object that appeared since the read (reason
+    AlreadyExists), or one that changed since (reason Conflict: the resourceVersion or uid precondition
+    the request carried). None of them is retried."""
+    message = response.status_message()
+    conflicts = conflicts_of(response)
+    if conflicts:
+        fields: dict[str, list[str]] = {}
+        for manager, path in conflicts:
+            fields.setdefault(manager, []).append(path)
+        owned = "; ".join(f'{", ".join(paths)} owned by "{manager}"' for manager, paths in sorted(fields.items()))
+        return Outcome(change, Status.FAILED, 409, conflicts,
+                       f"not {done}: field manager conflict: {owned} (--force takes them over, as Kyverno does)")
+    reason = _status_body(response).get("reason")
+    first = message.splitlines()[0] if message else "409"
+    if reason == "AlreadyExists":
+        what = "a report" if change.domain == "report" else "the object"
+        return Outcome(change, Status.FAILED, 409, message=f"{what} appeared since the read; not overwritten: {first}")
+    if reason == "Conflict":
+        return Outcome(change, Status.FAILED, 409,
+                       message=f"changed since it was read, not {done} (not retried): {first}")
+    return Outcome(change, Status.FAILED, 409, message=f"not {done}: 409 {first}")
