@@ -1,3 +1,3 @@
-from kubectl_kyrec.cli.main import main
+from kubectl_kyrec.cli.console import main
 
 main()

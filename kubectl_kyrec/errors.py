@@ -10,6 +10,9 @@ code   meaning
        (no space, no permission, missing directory; sysexits EX_IOERR)
 141    stdout closed early (a pipe reader such as `head` exited): 128 + SIGPIPE,
        what a shell reports for a CLI killed by SIGPIPE; nothing is printed
+130    interrupted by SIGINT (Ctrl-C): one line; `apply` prints its summary first
+143    ended by SIGTERM (`apply` only; other commands die of it, which a shell
+       reports as 143 too): `apply` prints its summary first
 2      usage error (bad flags; `apply` without `--yes` and without a terminal)
 3      input error (unreadable file, bad YAML, a policy that does not compile, ...)
 5      cluster error (unreachable, forbidden, retries exhausted)
@@ -18,7 +21,7 @@ code   meaning
 0      clean
 =====  ==========================================================================
 
-Codes 70, 74 and 141 end the run at once, so they are never weighed against the others. None of them
+Codes 70, 74, 141, 130 and 143 end the run at once, so they are never weighed against the others. None of them
 is 1 or 3: a bug or a full disk must neither look like findings nor blame the user's input.
 """
 
@@ -39,6 +42,8 @@ class ExitCode(enum.IntEnum):
     INTERNAL = 70
     OUTPUT = 74
     BROKEN_PIPE = 141
+    INTERRUPTED = 130       # 128 + SIGINT
+    TERMINATED = 143        # 128 + SIGTERM
 
 
 # Where an internal error asks to be reported (one place, so every message says the same).

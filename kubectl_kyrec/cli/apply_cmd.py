@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kubectl_kyrec.cli.common import exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
-from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.writer import Outcome
@@ -84,9 +84,10 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     """
     from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
-    from kubectl_kyrec.cluster.writer import DryRun
-    from kubectl_kyrec.reconcile.plan import PlanOptions
-    from kubectl_kyrec.run.apply import ApplyRunOptions, run_apply
+    from kubectl_kyrec.cluster.writer import DryRun, not_attempted
+    from kubectl_kyrec.interrupts import Interrupt, Interrupted
+    from kubectl_kyrec.reconcile.plan import Plan, PlanOptions
+    from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions, run_apply
     from kubectl_kyrec.run.inputs import FileSource
 
     if state_paths:
@@ -113,32 +114,72 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
                          force=force))
     table = output == "table"
 
+    prompting: list[bool] = []
+
     def confirm(result: ApplyResult) -> bool:
         if yes:
             return True
         context = source.client.config.context if source.client else "?"
-        return click.confirm(f"apply {len(result.plan.writes)} write(s) to context {context}?", err=True)
+        prompting.append(True)
+        answer = click.confirm(f"apply {len(result.plan.writes)} write(s) to context {context}?", err=True)
+        prompting.clear()
+        return answer
+
+    planned: list[ApplyResult] = []
 
     def show_plan(result: ApplyResult) -> None:
+        planned.append(result)
         for line in plan_lines(result.plan):
             click.echo(line, err=not table)
 
+    seen: list[Outcome] = []
+
     def on_outcome(outcome: Outcome) -> None:
+        seen.append(outcome)
         if table:
             click.echo(outcome_line(outcome))
 
-    result = run_apply(options, source, confirm=confirm, on_plan=show_plan, on_outcome=on_outcome)
+    # SIGINT/SIGTERM: while reading and planning they end the run at once (nothing written); from the first
+    # write on, the writer stops between objects. Either way the summary below is printed, then exit 130/143.
+    guard = Interrupt(notify=lambda line: click.echo(f"interrupted: {line}", err=True))
+    with guard.installed():
+        try:
+            guard.arm()
+            result = run_apply(options, source, confirm=confirm, on_plan=show_plan, on_outcome=on_outcome,
+                               interrupt=guard)
+            guard.defer()
+        except Interrupted:
+            if prompting:
+                click.echo(err=True)        # end the line the confirmation prompt left open
+            result = planned[-1] if planned else ApplyResult(Plan(()))
+            # a signal landing after the writer's last object still finds the outcomes it recorded
+            result.outcomes = [*seen, *(not_attempted(c, "interrupted before this object")
+                                        for c in result.plan.changes[len(seen):])]
+            for outcome in result.outcomes[len(seen):]:
+                on_outcome(outcome)
+        _print_result(result, output)
+        code = live_exit_code(result.exit_code, source)
+        if guard.signum is not None:
+            counts = result.summary()
+            detail = f"{counts['not-attempted']} not attempted" if planned else "while reading; nothing written"
+            if counts["unknown"]:
+                detail += f", {counts['unknown']} unknown (the server may or may not have written them)"
+            click.echo(f"{Interrupted(guard.signum).line}: {detail}", err=True)
+            code = ExitCode(Interrupted(guard.signum).exit_code)
+    exit_with(code)
+
+
+def _print_result(result: ApplyResult, output: str) -> None:
     for notice in dict.fromkeys(result.notices):
         click.echo(f"notice: {notice}", err=True)
     for message, where in result.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     if result.declined:
         click.echo("declined: nothing written", err=True)
-    if table:
+    if output == "table":
         summary = result.summary()
         click.echo("summary: " + ", ".join(f"{k}: {v}" for k, v in summary.items()))
     else:
         from kubectl_kyrec.render.envelope import to_json, to_yaml
 
         click.echo(to_json(result.to_json()) if output == "json" else to_yaml(result.to_json()), nl=False)
-    exit_with(live_exit_code(result.exit_code, source))

@@ -18,6 +18,7 @@ import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
 from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
+from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
 
 if TYPE_CHECKING:
@@ -151,19 +152,29 @@ def handle_errors(func: F) -> F:
                     code = exc.code
                     quick_exit.keep(exc)
             sys.exit(code)
-        except KyrecError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except Interrupted as exc:       # the console command's SIGINT (kubectl_kyrec.interrupts)
+            click.echo(exc.line, err=True)
             sys.exit(int(exc.exit_code))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:        # Python's own SIGINT handler (a command run in-process)
             click.echo("interrupted", err=True)
-            sys.exit(130)
-        except BrokenPipeError:
-            # the reader went away (`| head`): quiet, and not 0, so `set -o pipefail` still sees it
-            from kubectl_kyrec.render.sink import flush_stdout_quietly
+            sys.exit(int(ExitCode.INTERRUPTED))
+        except Exception as exc:
+            dropped = swallowed()
+            if dropped is not None:
+                # a Ctrl-C raised where Python wraps it (a class body's __set_name__ makes it a RuntimeError)
+                # or drops it, and this failure came of it: an interrupted run, not a bug nor bad input
+                click.echo(dropped.line, err=True)
+                sys.exit(int(dropped.exit_code))
+            if isinstance(exc, KyrecError):
+                click.echo(f"error: {exc}", err=True)
+                sys.exit(int(exc.exit_code))
+            if isinstance(exc, BrokenPipeError):
+                # the reader went away (`| head`): quiet, and not 0, so `set -o pipefail` still sees it
+                from kubectl_kyrec.render.sink import flush_stdout_quietly
 
-            flush_stdout_quietly()
-            sys.exit(int(ExitCode.BROKEN_PIPE))
-        except Exception as exc:  # a bug in kyrec: still one line, no traceback (KYREC_DEBUG=1 shows it)
+                flush_stdout_quietly()
+                sys.exit(int(ExitCode.BROKEN_PIPE))
+            # a bug in kyrec: still one line, no traceback (KYREC_DEBUG=1 shows it)
             if os.environ.get("KYREC_DEBUG"):
                 raise
             click.echo(f"error: internal error: {type(exc).__name__}: {exc} (a bug in kyrec, not in your "

@@ -9,12 +9,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import sys
 from typing import Any
 
 import click
 
 from kubectl_kyrec import __version__
+from kubectl_kyrec.cli.console import complete, main  # noqa: F401 - the entry points' first home
 
 # command name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -162,33 +162,3 @@ def prog_name(environ: dict[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     last = os.path.basename(env.get("_", ""))
     return "kubectl-kyrec" if last == "kubectl-kyrec" else "kubectl kyrec"
-
-
-def main() -> None:
-    if "_KUBECTL_KYREC_COMPLETE" in os.environ:
-        # the scripts of `completion bash|zsh|fish` call back here: answer with kyrec's own completion
-        from kubectl_kyrec.cli.completion_cmd import register_adapters
-
-        register_adapters()
-    import kubectl_kyrec.cli.quick_exit as quick_exit
-
-    quick_exit.enable()
-    try:
-        cli(prog_name=prog_name(), complete_var="_KUBECTL_KYREC_COMPLETE")
-    except SystemExit as exc:
-        quick_exit.leave(exc.code)
-    quick_exit.leave(0)
-
-
-def complete() -> None:
-    """`kubectl_complete-kyrec`: kubectl (>= 1.26) runs it with the words typed after `kubectl kyrec`."""
-    from kubectl_kyrec.cli.completion_cmd import complete_words
-
-    words = sys.argv[1:]
-    if words and words[0] in ("__complete", "__completeNoDesc"):
-        words = words[1:]
-    try:
-        for line in complete_words(words):
-            click.echo(line)
-    except BrokenPipeError:     # the shell stopped reading: nothing to say
-        sys.stderr.close()

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import NoReturn
 
 from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.interrupts import note_sigint
 
 _state = {"enabled": False}
 # what must not be freed before the process leaves (a command's traceback holds every frame of its run)
@@ -48,6 +49,9 @@ def keep(value: object) -> None:
 def leave(code: object) -> NoReturn:
     """End the process as `sys.exit(code)` would, without freeing the run's objects first."""
     gc.disable()        # nothing is freed from here on: a collection would only walk it all
+    # a Ctrl-C from here on must not stop an atexit handler halfway (a traceback, a temporary credentials
+    # file of the kubernetes client left behind): it is noted, and the exit is 130 all the same
+    late = note_sigint()
     if code is None:
         status = 0
     elif isinstance(code, int):
@@ -60,6 +64,10 @@ def leave(code: object) -> NoReturn:
     except (BrokenPipeError, ValueError):     # the reader left (or stdout was closed): as handle_errors says
         status = int(ExitCode.BROKEN_PIPE)
     atexit._run_exitfuncs()
+    if late and status != int(ExitCode.INTERRUPTED):
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("interrupted\n")
+        status = int(ExitCode.INTERRUPTED)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

@@ -17,6 +17,7 @@ Retry rules (DESIGN section 7, issue 9), per request:
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -65,6 +66,10 @@ class Response:
             return str(body["message"])
         text = self.data.decode("utf-8", "replace").strip()
         return text.splitlines()[0][:200] if text else f"HTTP {self.status}"
+
+
+# how the RBAC authorizer words a denial (apiserver's responsewriters.forbiddenMessage)
+_RBAC_DENIAL = re.compile(r'cannot (\S+) resource "([^"]+)" in API group "([^"]*)"')
 
 
 class TransportError(Exception):
@@ -210,12 +215,25 @@ class KubeClient:
         return response.json(path)
 
     def fail(self, response: Response, verb: str, resource: str, namespace: str, path: str) -> StatusError:
-        """The one-line error for a final non-2xx answer."""
+        """The one-line error for a final non-2xx answer. `verb` is the RBAC verb (list, patch, ...) and
+        `resource` the plural with its group (`deployments.apps`), so that a 403 can name the rule that
+        would grant the request."""
         message = response.status_message()
         if response.status == 403:
+            # the RBAC authorizer's own words name the verb it checked (an apply that creates its object is
+            # checked for create, not patch): they win over the caller's guess
+            said = _RBAC_DENIAL.search(message)
+            if said is not None:
+                verb, plural, group = said.group(1), said.group(2), said.group(3)
+            else:
+                plural, _, group = resource.partition(".")
             where = f' in namespace "{namespace}"' if namespace else (" cluster-wide" if resource else "")
-            return ForbiddenError(f"forbidden: cannot {verb} {resource or path}{where} as "
-                                  f"{self._who()}: {message}", 403, response)
+            # the authorizer's sentence says no more than ours once it is parsed; any other is kept whole
+            text = f"forbidden: cannot {verb} {resource or path}{where} as {self._who()}" + (
+                "" if said is not None else f": {message}")
+            if plural:
+                text += f'; grant: apiGroups: ["{group}"], resources: ["{plural}"], verbs: ["{verb}"]'
+            return ForbiddenError(text, 403, response)
         if response.status == 429:
             return StatusError(f"{verb} {resource or path}: the server kept answering 429 Too Many Requests; "
                                f"gave up after {self.policy.attempts} attempts", 429, response)

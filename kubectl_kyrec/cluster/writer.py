@@ -7,23 +7,28 @@ an outcome per object (DESIGN section 3, `apply` contract).
   changed since; it is reported, never retried. So is a 409 without field conflicts on a re-apply, which
   carries the read's resourceVersion.
 - `--dry-run=server` sends `dryRun=All` and reports what the server answered; `client` sends nothing.
-- One failure does not stop the others. Ctrl-C stops between objects: the object in flight finishes and
-  the rest are `not-attempted`.
+- One failure does not stop the others.
+- SIGINT or SIGTERM (kubectl_kyrec.interrupts) stop between objects: the rest are `not-attempted`. The
+  request in flight is sent from a worker thread while this one waits, so a signal is seen at once: its
+  answer is awaited for a short grace (a second signal ends the wait), and an object whose answer did not
+  come is `unknown` (the server may or may not have written it), never dropped nor counted as done.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
+import functools
+import queue
 import re
-import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.cluster.client import APPLY_PATCH, JSON, KubeClient, Response, RetriesExhausted
 from kubectl_kyrec.errors import ClusterError
+from kubectl_kyrec.interrupts import Interrupt
 from kubectl_kyrec.load.kinds import ResourceInfo
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange
 
@@ -42,6 +47,7 @@ class Status(enum.StrEnum):
     FAILED = "failed"
     REFUSED = "refused"
     NOT_ATTEMPTED = "not-attempted"
+    UNKNOWN = "unknown"             # the request was sent and its answer never came (interrupted)
 
 
 @dataclass(frozen=True)
@@ -68,45 +74,91 @@ def object_path(info: ResourceInfo, namespace: str, name: str | None) -> str:
 _MANAGER = re.compile(r'conflict with "((?:[^"\\]|\\.)*)"')
 
 
-def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
-    """(manager, field) from a 409 apply conflict's details.causes."""
+def _status_body(response: Response) -> Mapping[str, Any]:
     try:
         body = response.json()
     except ClusterError:
-        return ()
-    causes = ((body or {}).get("details") or {}).get("causes") or [] if isinstance(body, Mapping) else []
+        return {}
+    return body if isinstance(body, Mapping) else {}
+
+
+def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
+    """(manager, field) from a 409 apply conflict's details.causes (type FieldManagerConflict)."""
+    causes = (_status_body(response).get("details") or {}).get("causes") or []
     out = []
     for cause in causes:
-        if cause.get("type") != "FieldManagerConflict":
+        if not isinstance(cause, Mapping) or cause.get("type") != "FieldManagerConflict":
             continue
         m = _MANAGER.search(str(cause.get("message") or ""))
         out.append((m.group(1) if m else str(cause.get("message") or ""), str(cause.get("field") or "")))
     return tuple(out)
 
 
-class Interrupt:
-    """SIGINT sets a flag instead of raising, so the request in flight completes; a second one raises."""
+__all__ = ["DryRun", "Interrupt", "Outcome", "Status", "execute", "not_attempted"]
+
+# how often the wait for a request in flight looks at the signals recorded meanwhile
+_POLL_SECONDS = 0.05
+
+
+def not_attempted(change: PlannedChange, why: str) -> Outcome:
+    """What an object the run stopped before gets: a skip stays `refused` (it would never be written)."""
+    if change.action is Action.SKIP:
+        return Outcome(change, Status.REFUSED, message=change.message)
+    return Outcome(change, Status.NOT_ATTEMPTED, message=why)
+
+
+class _Sender:
+    """One worker thread that makes the requests while the main thread waits for each answer, so that the
+    main thread can answer a signal while a request is in flight (a signal handler runs only in the main
+    thread, and only between bytecodes: never inside a blocking socket read)."""
 
     def __init__(self) -> None:
-        self.requested = False
+        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, name="kyrec-writer", daemon=True)
+        self._thread.start()
+        self._abandoned = False
 
-    @contextlib.contextmanager
-    def deferred(self) -> Iterator[Interrupt]:
-        if threading.current_thread() is not threading.main_thread():
-            yield self
-            return
-        previous = signal.getsignal(signal.SIGINT)
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job()
 
-        def handler(signum: int, frame: Any) -> None:
-            if self.requested:
-                raise KeyboardInterrupt
-            self.requested = True
+    def send(self, call: Callable[[], Outcome], guard: Interrupt) -> Outcome | None:
+        """`call()`'s outcome, or None when a signal came and its answer did not within the grace."""
+        done = threading.Event()
+        box: list[Outcome | BaseException] = []
 
-        signal.signal(signal.SIGINT, handler)
-        try:
-            yield self
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        def job() -> None:
+            try:
+                box.append(call())
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+                box.append(exc)
+            finally:
+                done.set()
+
+        self._jobs.put(job)
+        deadline: float | None = None
+        while not done.wait(_POLL_SECONDS):
+            if guard.signum is None:
+                continue
+            if deadline is None:
+                deadline = time.monotonic() + guard.grace
+                if guard.notify is not None and not guard.hard:
+                    guard.notify(f"waiting up to {guard.grace:g} s for the answer to the request in flight "
+                                 "(interrupt again to stop waiting)")
+            if guard.hard or time.monotonic() >= deadline:
+                self._abandoned = True
+                return None
+        [value] = box
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    def close(self) -> None:
+        self._jobs.put(None)
+        if not self._abandoned:
+            # the thread ends at once; waiting for it keeps the process single-threaded afterwards (fan_out
+            # forks only then)
+            self._thread.join()
 
 
 def execute(client: KubeClient | None, plan: Plan, *, resolve_kind: Callable[[str, str], ResourceInfo | None],
@@ -115,16 +167,32 @@ def execute(client: KubeClient | None, plan: Plan, *, resolve_kind: Callable[[st
     """Carry out `plan`; `client` may be None only for a client-side dry run."""
     outcomes: list[Outcome] = []
     guard = interrupt or Interrupt()
-    with guard.deferred():
-        for change in plan.changes:
-            if guard.requested and change.writes:
-                outcome = Outcome(change, Status.NOT_ATTEMPTED, message="interrupted before this object")
-            else:
-                outcome = _one(client, plan, change, resolve_kind, dry_run)
-            outcomes.append(outcome)
-            if on_outcome is not None:
-                on_outcome(outcome)
+    with guard.installed():
+        guard.defer()
+        sender = _Sender() if client is not None and dry_run is not DryRun.CLIENT else None
+        try:
+            for change in plan.changes:
+                if guard.requested:
+                    outcome = not_attempted(change, "interrupted before this object")
+                elif sender is None or not change.writes:
+                    outcome = _one(client, plan, change, resolve_kind, dry_run)
+                else:
+                    answered = sender.send(functools.partial(_one, client, plan, change, resolve_kind, dry_run),
+                                           guard)
+                    outcome = answered if answered is not None else _unknown(change)
+                outcomes.append(outcome)
+                if on_outcome is not None:
+                    on_outcome(outcome)
+        finally:
+            if sender is not None:
+                sender.close()
     return outcomes
+
+
+def _unknown(change: PlannedChange) -> Outcome:
+    return Outcome(change, Status.UNKNOWN, message=f"interrupted while waiting for the server's answer: the "
+                                                   f"{change.action} may or may not have been made "
+                                                   "(`kubectl kyrec diff` tells)")
 
 
 def _one(client: KubeClient | None, plan: Plan, change: PlannedChange,
@@ -157,7 +225,7 @@ def _one(client: KubeClient | None, plan: Plan, change: PlannedChange,
                                       category="apply")
     except RetriesExhausted as exc:
         return Outcome(change, Status.FAILED, message=str(exc))
-    return _outcome(client, change, response, dry_run)
+    return _outcome(client, change, info, response, dry_run)
 
 
 def _delete(client: KubeClient, info: ResourceInfo, change: PlannedChange, server_dry_run: bool) -> Response:
@@ -171,33 +239,55 @@ def _delete(client: KubeClient, info: ResourceInfo, change: PlannedChange, serve
                           content_type=JSON, category="delete")
 
 
-def _outcome(client: KubeClient, change: PlannedChange, response: Response, dry_run: DryRun) -> Outcome:
+_DONE = {"create": "created", "apply": "applied", "update": "updated", "delete": "deleted"}
+
+
+def _rbac_verb(change: PlannedChange) -> str:
+    """The verb the API server authorizes the request as (the method _one sends)."""
+    if change.action is Action.DELETE:
+        return "delete"
+    if change.action is Action.UPDATE:
+        return "update"
+    return "create" if change.domain == "report" and change.action is Action.CREATE else "patch"
+
+
+def _outcome(client: KubeClient, change: PlannedChange, info: ResourceInfo, response: Response,
+             dry_run: DryRun) -> Outcome:
     code = response.status
+    done = _DONE[str(change.action)]
     if response.ok:
         status = Status.DRY_RUN if dry_run is DryRun.SERVER else Status.DONE
-        verb = {"create": "created", "apply": "applied", "update": "updated", "delete": "deleted"}[str(change.action)]
-        if change.action is not Action.DELETE:
-            verb += f" (server answered {code})"
-        return Outcome(change, status, code, message=("server dry run: " if status is Status.DRY_RUN else "") + verb)
-    message = response.status_message()
+        text = done if change.action is Action.DELETE else f"{done} (server answered {code})"
+        return Outcome(change, status, code, message=("server dry run: " if status is Status.DRY_RUN else "") + text)
     if change.action is Action.DELETE and code == 404:
         return Outcome(change, Status.DONE, code, message="already gone (404)")
-    if code == 409 and change.action is Action.UPDATE:
-        return Outcome(change, Status.FAILED, code,
-                       message=f"changed since it was read, not updated (not retried): {message}")
-    if code == 409 and change.action is Action.DELETE:
-        return Outcome(change, Status.FAILED, code,
-                       message=f"changed since it was read, not deleted (not retried): {message}")
-    if code == 409 and change.domain == "report" and change.action is Action.CREATE:
-        return Outcome(change, Status.FAILED, code, message=f"a report appeared since the read; not overwritten: "
-                                                            f"{message}")
-    if code == 409 and change.action is Action.APPLY and not conflicts_of(response):
-        return Outcome(change, Status.FAILED, code,
-                       message=f"changed since it was read, not applied (not retried): {message}")
     if code == 409:
-        conflicts = conflicts_of(response)
-        managers = sorted({m for m, _ in conflicts})
-        hint = f"; fields owned by {', '.join(managers)}" if managers else ""
-        return Outcome(change, Status.FAILED, code, conflicts, f"{message.splitlines()[0]}{hint}")
-    err = client.fail(response, str(change.action), change.object.kind, change.object.namespace, "")
+        return _conflict(change, response, done)
+    resource = f"{info.resource}.{info.group}" if info.group else info.resource
+    err = client.fail(response, _rbac_verb(change), resource, change.object.namespace, "")
     return Outcome(change, Status.FAILED, code, message=str(err))
+
+
+def _conflict(change: PlannedChange, response: Response, done: str) -> Outcome:
+    """A 409, worded by what its Status says it is: fields other managers own (a server-side apply without
+    force: details.causes of type FieldManagerConflict), an object that appeared since the read (reason
+    AlreadyExists), or one that changed since (reason Conflict: the resourceVersion or uid precondition
+    the request carried). None of them is retried."""
+    message = response.status_message()
+    conflicts = conflicts_of(response)
+    if conflicts:
+        fields: dict[str, list[str]] = {}
+        for manager, path in conflicts:
+            fields.setdefault(manager, []).append(path)
+        owned = "; ".join(f'{", ".join(paths)} owned by "{manager}"' for manager, paths in sorted(fields.items()))
+        return Outcome(change, Status.FAILED, 409, conflicts,
+                       f"not {done}: field manager conflict: {owned} (--force takes them over, as Kyverno does)")
+    reason = _status_body(response).get("reason")
+    first = message.splitlines()[0] if message else "409"
+    if reason == "AlreadyExists":
+        what = "a report" if change.domain == "report" else "the object"
+        return Outcome(change, Status.FAILED, 409, message=f"{what} appeared since the read; not overwritten: {first}")
+    if reason == "Conflict":
+        return Outcome(change, Status.FAILED, 409,
+                       message=f"changed since it was read, not {done} (not retried): {first}")
+    return Outcome(change, Status.FAILED, 409, message=f"not {done}: 409 {first}")

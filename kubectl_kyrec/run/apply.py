@@ -18,6 +18,7 @@ from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOption
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.state import ClusterState
+    from kubectl_kyrec.interrupts import Interrupt
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.model import Ref, Source
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
@@ -136,8 +137,10 @@ def _unless_unread(change: PlannedChange, state: ClusterState) -> PlannedChange:
 
 def run_apply(options: ApplyRunOptions, source: LiveSource, *, confirm: Callable[[ApplyResult], bool],
               on_plan: Callable[[ApplyResult], None] | None = None,
-              on_outcome: Callable[[Outcome], None] | None = None) -> ApplyResult:
-    """Plan, show it (`on_plan`), ask `confirm` (False declines every write), carry the plan out."""
+              on_outcome: Callable[[Outcome], None] | None = None,
+              interrupt: Interrupt | None = None) -> ApplyResult:
+    """Plan, show it (`on_plan`), ask `confirm` (False declines every write), carry the plan out; a signal
+    while writing stops between objects (`interrupt` records it, cluster/writer.py)."""
     result = compute_plan(options, source)
     if on_plan is not None:
         on_plan(result)
@@ -148,6 +151,7 @@ def run_apply(options: ApplyRunOptions, source: LiveSource, *, confirm: Callable
         return result
     client, found = source.open()
     result.outcomes = execute(client if options.dry_run is not DryRun.CLIENT else None, result.plan,
-                              resolve_kind=found.find, dry_run=options.dry_run, on_outcome=on_outcome)
+                              resolve_kind=found.find, dry_run=options.dry_run, on_outcome=on_outcome,
+                              interrupt=interrupt)
     result.requests = dict(client.counts)
     return result
