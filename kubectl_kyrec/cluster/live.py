@@ -259,6 +259,7 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
     listed: set[ListedKind] = set()
     unreadable: dict[ListedKind, str] = {}
     notices: list[str] = []
+    unsearched: list[tuple[str, str]] = []
     for outcome in outcomes:
         req = outcome.request
         key = ListedKind(req.info.api_version, req.info.kind, req.namespace)
@@ -267,7 +268,7 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
                 unreadable[key] = outcome.error or "unreadable"
             else:
                 # a search for owned downstreams of a kind nothing else needs: said, not fatal
-                notices.append(f"owned downstreams of {req.info.kind} not searched: {outcome.error}")
+                unsearched.append((req.info.kind, outcome.error or "unreadable"))
             continue
         if not req.label_selector:
             listed.add(key)
@@ -277,6 +278,11 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
             meta = obj.get("metadata") or {}
             where = f"{meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else meta.get("name")
             objects.append(Document(obj, Source(f"{context}:{req.info.kind}/{where}")))
+    if unsearched:
+        # one line, not one per kind: a narrow read-only role refuses dozens of these searches at once
+        kinds = sorted({k for k, _ in unsearched})
+        shown = ", ".join(kinds[:8]) + (f" and {len(kinds) - 8} more" if len(kinds) > 8 else "")
+        notices.append(f"owned downstreams of {len(kinds)} kind(s) not searched ({shown}): {unsearched[0][1]}")
     state = ClusterState.from_objects(objects, listed=listed, unreadable=unreadable, source="live",
                                       has_managed_fields=True)
     return LiveRead(state, outcomes, notices)

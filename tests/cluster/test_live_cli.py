@@ -553,3 +553,13 @@ def test_all_namespaces_wins_over_a_namespace_as_in_kubectl(cluster: ApiServer, 
         ("team-a", "base"): "missing"}
     assert changes(kyrec(cluster, tmp_path, "diff", "-p", POLICY, "-n", "team-a", "-A", "-o", "json")) == {
         ("team-a", "base"): "missing", ("team-b", "base"): "missing"}
+
+
+def test_refused_searches_for_owned_downstreams_are_one_notice(cluster: ApiServer, tmp_path: Path) -> None:
+    # a narrow read-only role refuses the selector-narrowed search of many kinds: said once, not per kind
+    for resource in ("deployments", "daemonsets", "statefulsets"):
+        cluster.inject(rf"^/apis/apps/v1/{resource}$", status=403, times=None)
+    result = kyrec(cluster, tmp_path, "diff", "-p", POLICY)
+    lines = [line for line in result.stderr.splitlines() if "not searched" in line]
+    assert len(lines) == 1, result.stderr
+    assert "owned downstreams of 3 kind(s) not searched (DaemonSet, Deployment, StatefulSet): " in lines[0]
