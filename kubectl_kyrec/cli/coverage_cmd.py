@@ -239,9 +239,9 @@ def _counts(counts: Sequence[tuple[str, int]], reports: str = "reports") -> str:
 _SUBJECT_STATUSES = frozenset(("current", "missing", "stale", "duplicate", "misnamed", "excluded"))
 
 
-def _table_layout(spec: OutputSpec) -> tuple[bool, int]:
-    """(wide, width): `-o wide` shows every cell whole; `-o table` is fitted to the terminal's width (80 on
-    a pipe or in a file)."""
+def _table_layout(spec: OutputSpec) -> tuple[bool, int | None]:
+    """(wide, width): `-o wide` shows every cell whole; `-o table` is fitted to the terminal's width (no
+    limit on a pipe or in a file; COLUMNS everywhere)."""
     from kubectl_kyrec.cli.terminal import output_width
 
     return spec.format is OutputFormat.WIDE, output_width(spec.path)

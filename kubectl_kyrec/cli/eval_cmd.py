@@ -139,7 +139,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for spec in specs:
         if spec.format in writers:
             writer = writers[spec.format]
-            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, 80 elsewhere
+            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, none on a pipe
                 writer = functools.partial(eval_output.write_table, show_all=show_all,
                                            width=output_width(spec.path))
             elif spec.format in (OutputFormat.JSON, OutputFormat.YAML) and ci.baseline_used:
