@@ -183,7 +183,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                 **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
                                                                     ci.fixed)})
         else:
-            write_output(spec, render_coverage(run.coverage, *_table_layout(spec)))
+            write_output(spec, render_coverage(run.coverage, *_table_layout(spec),
+                                               baselined=ci.baselined(run.coverage.subjects)))
     ci.finish(specs, _counts(run.coverage.counts))
     from kubectl_kyrec.cluster.exit import live_exit_code
 

@@ -129,9 +129,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                    err=True)
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
+    baselined = ci.baselined(results)
     writers: dict[OutputFormat, eval_output.Writer] = {
         OutputFormat.TABLE: functools.partial(eval_output.write_table, show_all=show_all),
-        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True),
+        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True, baselined=baselined),
         OutputFormat.JSON: eval_output.write_json,
         OutputFormat.YAML: eval_output.write_yaml,
         OutputFormat.REPORTS: eval_output.write_reports,
@@ -141,7 +142,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             writer = writers[spec.format]
             if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, none on a pipe
                 writer = functools.partial(eval_output.write_table, show_all=show_all,
-                                           width=output_width(spec.path))
+                                           width=output_width(spec.path), baselined=baselined)
             elif spec.format in (OutputFormat.JSON, OutputFormat.YAML) and ci.baseline_used:
                 writer = functools.partial(
                     eval_output.write_json if spec.format is OutputFormat.JSON else eval_output.write_yaml,
