@@ -78,6 +78,14 @@ def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
     write_text(spec.path, text, color=color)
 
 
+def emit_notices(notices: Sequence[object]) -> None:
+    """Each notice once, on stderr, in the order first given. Several stages of one run can notice the
+    same thing (an unknown kind is seen by the validating and by the generating pipeline, each reading
+    the same resources): what the user reads is said once."""
+    for notice in dict.fromkeys(str(n) for n in notices):
+        click.echo(f"notice: {notice}", err=True)
+
+
 def parse_now(value: str | None) -> datetime.datetime:
     if not value:
         return datetime.datetime.now(datetime.timezone.utc)

@@ -12,6 +12,7 @@ import click
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -170,8 +171,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                  all_policies=all_policies, exclusions_path=exclusions_path,
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
-    for notice in dict.fromkeys(run.notices):
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
@@ -213,8 +213,7 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, wide, json, "
                          "yaml)")
     run = run_vulnerability_coverage(options, source)
-    for notice in run.notices:
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for spec in specs:
         if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
             _write_document(spec, run.coverage.to_json)

@@ -11,6 +11,7 @@ from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
+    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -213,8 +214,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
-    for notice in dict.fromkeys(run.notices):
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for message, source_at in run.errors:
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))

@@ -9,6 +9,7 @@ import click
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -122,8 +123,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
-    for notice in run.notices:
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for error in run.errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)

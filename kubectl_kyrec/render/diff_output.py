@@ -136,7 +136,7 @@ def diff_document(downstreams: DownstreamDiff | None, reports: ReportDiff | None
             "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
         },
         "errors": list(errors),
-        "notices": list(notices),
+        "notices": list(dict.fromkeys(notices)),       # each once, as on stderr (cli emit_notices)
     }
     if extra:
         body.update(extra)

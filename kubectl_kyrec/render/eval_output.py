@@ -162,7 +162,7 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.sliced_reports()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
-    yield "notices", list(run.notices)
+    yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results)
     if run.impact is not None:
         yield "impact", run.impact.to_json(unified.unified_diff)
