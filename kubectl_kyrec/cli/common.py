@@ -110,16 +110,27 @@ def parse_selector(text: str | None) -> Selector | None:
         raise UsageError(f"-l {text!r}: {exc}") from None
 
 
-def kubectl_flags(func: F) -> F:
-    """The kubectl connection flags (accepted everywhere; used by commands that reach a cluster)."""
+def kubectl_flags(func: F | None = None, *, hidden: bool = False) -> Any:
+    """The kubectl connection flags (accepted everywhere; used by commands that reach a cluster).
+
+    `hidden`: accepted but left out of the command's help, for a command that never reads a cluster
+    (`test`): its help lists only flags that do something for it, while a kubectl habit such as `-n` in a
+    script still parses. `@kubectl_flags` or `@kubectl_flags(hidden=True)`."""
+    if func is None:
+        return functools.partial(_kubectl_flags, hidden=hidden)
+    return _kubectl_flags(func, hidden=hidden)
+
+
+def _kubectl_flags(func: F, *, hidden: bool) -> F:
     options = [
-        click.option("--kubeconfig", envvar="KUBECONFIG", help="Path to the kubeconfig file."),
-        click.option("--context", "kube_context", help="The kubeconfig context to use."),
-        click.option("-n", "--namespace", help="Only subjects in this namespace."),
-        click.option("-A", "--all-namespaces", is_flag=True, help="All namespaces (the default offline)."),
-        click.option("--as", "as_user", help="Username to impersonate."),
-        click.option("--as-group", multiple=True, help="Group to impersonate (repeatable)."),
-        click.option("--request-timeout", default="0", help="Timeout of a single API request."),
+        click.option("--kubeconfig", envvar="KUBECONFIG", help="Path to the kubeconfig file.", hidden=hidden),
+        click.option("--context", "kube_context", help="The kubeconfig context to use.", hidden=hidden),
+        click.option("-n", "--namespace", help="Only subjects in this namespace.", hidden=hidden),
+        click.option("-A", "--all-namespaces", is_flag=True, help="All namespaces (the default offline).",
+                     hidden=hidden),
+        click.option("--as", "as_user", help="Username to impersonate.", hidden=hidden),
+        click.option("--as-group", multiple=True, help="Group to impersonate (repeatable).", hidden=hidden),
+        click.option("--request-timeout", default="0", help="Timeout of a single API request.", hidden=hidden),
     ]
     inner = func
 

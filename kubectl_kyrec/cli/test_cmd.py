@@ -34,7 +34,7 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Output
 @click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: failing rows do not change the exit code.")
-@kubectl_flags
+@kubectl_flags(hidden=True)       # test never reads a cluster: the flags parse, its help does not list them
 @handle_errors
 def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, outputs: tuple[str, ...],
                  fail_only: bool, require_tests: bool, allow_not_evaluated: bool, now_text: str | None,
