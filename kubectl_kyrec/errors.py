@@ -10,8 +10,10 @@ code   meaning
        (no space, no permission, missing directory; sysexits EX_IOERR)
 141    stdout closed early (a pipe reader such as `head` exited): 128 + SIGPIPE,
        what a shell reports for a CLI killed by SIGPIPE; nothing is printed
-2      usage error (bad flags; `apply` without `--yes` and without a terminal)
-3      input error (unreadable file, bad YAML, a policy that does not compile, ...)
+2      usage error (bad flags, `--context` naming no context in the kubeconfig;
+       `apply` without `--yes` and without a terminal)
+3      input error (unreadable file, bad YAML, a policy that does not compile, a
+       `--kind` or `--policy-name` naming nothing among the inputs, ...)
 5      cluster error (unreachable, forbidden, retries exhausted)
 4      apply partly failed
 1      findings (failing results, drift, coverage gaps, failing test rows)
