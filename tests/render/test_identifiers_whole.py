@@ -1,4 +1,5 @@
-"""No table cuts an identifier (issue 27): over the golden cases of eval, diff, test and coverage, every
+"""No table cuts an identifier (issue 27): over the golden cases of eval, diff, test, coverage and kubescape
+coverage, every
 kind (or kubectl's short name for it), namespace, name, policy, rule and file path of a row the table
 lists appears whole in the table's text, on a pipe (no width limit) and fitted to 80 and 40 columns.
 
@@ -157,3 +158,17 @@ def test_test_tables_print_every_identifier_whole(columns: str | None) -> None:
         where = _location(row["location"])
         if where:       # the table names each row by its file:line under the suites' directory
             assert _whole(os.path.relpath(where, suites), text), where
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_kubescape_coverage_tables_print_every_identifier_whole(columns: str | None) -> None:
+    case = DATA / "kubescape" / "classes"
+    text, doc = _run(["coverage", "--producer", "kubescape", "--now", "2026-10-02T15:30:00Z", "--state",
+                      str(case / "state.json"), "--exclusions", str(case / "exclusions.yaml")], columns)
+    listed = [s for s in doc["subjects"] if s["status"] != "current"]
+    assert listed
+    for subject in listed:
+        _assert_ref(subject["subject"], text, subject["status"])
+        assert _whole(subject["subject"]["container"], text)
+        if subject["report"]:
+            assert _whole(subject["report"]["name"], text), subject["report"]["name"]
