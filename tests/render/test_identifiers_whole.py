@@ -1,7 +1,7 @@
 """No table cuts an identifier (issue 27): over the golden cases of eval, diff, test, coverage and kubescape
-coverage, every
-kind (or kubectl's short name for it), namespace, name, policy, rule and file path of a row the table
-lists appears whole in the table's text, on a pipe (no width limit) and fitted to 80 and 40 columns.
+coverage, every kind (or kubectl's short name for it), namespace, name, policy, rule and file path of a
+row the table lists appears whole in the table's text, on a pipe (no width limit) and fitted to 80 and 40
+columns.
 
 The identifiers are read from the same run's `-o json`, so the test needs no list of its own; a row's
 location is required whole wherever the table has a LOCATION column (fitting may drop that column, never
