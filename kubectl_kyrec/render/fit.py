@@ -107,7 +107,7 @@ class Fitted:
     the lines under it ("" for none) or None when no text was moved."""
 
     headers: list[str]
-    rows: list[list[str]]
+    rows: Sequence[Sequence[str]]
     right: list[int]
     below: list[str] | None
 
@@ -127,6 +127,8 @@ def _memo(convert: Callable[[str], str]) -> Callable[[str], str]:
 def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> Fitted:
     """`rows` (cells as text) fitted to `width` as the module says; None: every column, as it is."""
     keep = list(range(len(columns)))
+    if width is None:       # no limit: the rows as they are, not even copied (a long eval has 100,000s)
+        return Fitted([c.header for c in columns], rows, [i for i in keep if columns[i].right], None)
     cells = [list(row) for row in rows]
     widths: dict[int, int] = {}         # a column's width (header or widest cell), measured once
 
@@ -137,8 +139,9 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: i
         return found
 
     def fitted(below: list[str] | None = None) -> Fitted:
-        return Fitted([columns[i].header for i in keep], [[row[i] for i in keep] for row in cells],
-                      [n for n, i in enumerate(keep) if columns[i].right], below)
+        shown = cells if len(keep) == len(columns) else [[row[i] for i in keep] for row in cells]
+        return Fitted([columns[i].header for i in keep], shown, [n for n, i in enumerate(keep) if columns[i].right],
+                      below)
 
     def fits(moved: Sequence[int] = ()) -> bool:
         shown = [i for i in keep if i not in moved]
