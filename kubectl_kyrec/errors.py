@@ -13,8 +13,10 @@ code   meaning
 130    interrupted by SIGINT (Ctrl-C): one line; `apply` prints its summary first
 143    ended by SIGTERM (`apply` only; other commands die of it, which a shell
        reports as 143 too): `apply` prints its summary first
-2      usage error (bad flags; `apply` without `--yes` and without a terminal)
-3      input error (unreadable file, bad YAML, a policy that does not compile, ...)
+2      usage error (bad flags, `--context` naming no context in the kubeconfig;
+       `apply` without `--yes` and without a terminal)
+3      input error (unreadable file, bad YAML, a policy that does not compile, a
+       `--kind` or `--policy-name` naming nothing among the inputs, ...)
 5      cluster error (unreachable, forbidden, retries exhausted)
 4      apply partly failed
 1      findings (failing results, drift, coverage gaps, failing test rows)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kubectl_kyrec.cli.common import exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
+from kubectl_kyrec.cli.common import emit_notices, exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
 from kubectl_kyrec.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -170,8 +170,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
 
 
 def _print_result(result: ApplyResult, output: str) -> None:
-    for notice in dict.fromkeys(result.notices):
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(result.notices)
     for message, where in result.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     if result.declined:

@@ -8,6 +8,29 @@ from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle
 from kubectl_kyrec.errors import ExitCode, UsageError
 
 
+def capture_target(value: str | None) -> str | None:
+    """The file `-o` names (None: stdout), by the `-o FORMAT[=FILE]` rule of every other command: `json`
+    is stdout, `json=FILE` the file. A value without `=` that is no format name is a file, as the examples
+    have always written it (`-o state.json`). Any other format is refused: a capture is one JSON List, and
+    `-o yaml=state.yaml` writing JSON, or `-o json=state.json` writing a file named `json=state.json`,
+    would each surprise the reader."""
+    from kubectl_kyrec.cli.common import OutputFormat
+
+    if value is None:
+        return None
+    name, equals, path = value.partition("=")
+    formats = {f.value for f in OutputFormat}
+    if not equals and value.strip().lower() not in formats:
+        return value
+    if name.strip().lower() != "json":
+        shown = name.strip() if equals else value.strip()
+        raise UsageError(f"-o {value}: capture writes one JSON List; {shown!r} is not available "
+                         "(-o json=FILE or -o FILE writes a file, -o json or no -o stdout)")
+    if equals and not path:
+        raise UsageError(f"-o {value}: no file after '=' (-o json=FILE)")
+    return path or None
+
+
 @click.command("capture")
 @click.option("-p", "--policy", "policy_paths", multiple=True,
               help="Policies whose reads to make; default: the cluster's policies.")
@@ -19,7 +42,9 @@ from kubectl_kyrec.errors import ExitCode, UsageError
                    "Pods and their owners).")
 @click.option("--include-secret-values", is_flag=True,
               help="Write Secret values in clear (default: salted digests, which offline drift checks compare).")
-@click.option("-o", "--output", "output_path", help="Write to this file instead of stdout.")
+@click.option("-o", "--output", "output_path", metavar="[json=]FILE",
+              help="Write the JSON List to FILE (-o json=FILE, as other commands write, or -o FILE) instead of "
+                   "stdout.")
 @kubectl_flags
 @handle_errors
 def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, ...], only_downstreams: bool,
@@ -47,6 +72,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     from kubectl_kyrec.run.capture_state import run_capture
     from kubectl_kyrec.run.inputs import FileSource
 
+    output_path = capture_target(output_path)
     if output_path:
         from kubectl_kyrec.cli.output_targets import check_output_targets
 

@@ -112,6 +112,14 @@ class CiRun:
             still_failing = any(f.outcome in ("fail", "error") and not f.baselined for f in self.findings)
         return ExitCode.FINDINGS if still_failing else ExitCode.CLEAN
 
+    def baselined(self, rows: Sequence[object]) -> frozenset[int]:
+        """The ids of the table rows whose finding the baseline accepts, for the tables to mark them
+        `baselined`. `rows`: what the command's findings were made from, one finding per row and in the
+        same order (eval's results, diff_rows, coverage's subjects)."""
+        if not self.baseline_used:
+            return frozenset()
+        return frozenset(id(row) for row, finding in zip(rows, self.findings) if finding.baselined)
+
     def title(self) -> str:
         return f"kyrec {self.command}"
 
@@ -216,6 +224,14 @@ def diff_findings(run: Any) -> list[Finding]:
     out += [Finding(command="diff", suite="errors", policy="", rule="", subject=None, outcome="error",
                     message=message, message_class="error", location=where) for message, where in run.errors]
     return out
+
+
+def diff_rows(run: Any) -> list[object]:
+    """The changes `diff_findings` makes a finding of, in its order (report changes out of scope make none)."""
+    rows: list[object] = list(run.downstreams.changes) if run.downstreams is not None else []
+    if run.reports is not None:
+        rows += [c for c in run.reports.changes if c.in_scope]
+    return rows
 
 
 def coverage_findings(run: Any) -> list[Finding]:

@@ -79,6 +79,14 @@ def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
     write_text(spec.path, text, color=color)
 
 
+def emit_notices(notices: Sequence[object]) -> None:
+    """Each notice once, on stderr, in the order first given. Several stages of one run can notice the
+    same thing (an unknown kind is seen by the validating and by the generating pipeline, each reading
+    the same resources): what the user reads is said once."""
+    for notice in dict.fromkeys(str(n) for n in notices):
+        click.echo(f"notice: {notice}", err=True)
+
+
 def parse_now(value: str | None) -> datetime.datetime:
     if not value:
         return datetime.datetime.now(datetime.timezone.utc)
@@ -103,16 +111,27 @@ def parse_selector(text: str | None) -> Selector | None:
         raise UsageError(f"-l {text!r}: {exc}") from None
 
 
-def kubectl_flags(func: F) -> F:
-    """The kubectl connection flags (accepted everywhere; used by commands that reach a cluster)."""
+def kubectl_flags(func: F | None = None, *, hidden: bool = False) -> Any:
+    """The kubectl connection flags (accepted everywhere; used by commands that reach a cluster).
+
+    `hidden`: accepted but left out of the command's help, for a command that never reads a cluster
+    (`test`): its help lists only flags that do something for it, while a kubectl habit such as `-n` in a
+    script still parses. `@kubectl_flags` or `@kubectl_flags(hidden=True)`."""
+    if func is None:
+        return functools.partial(_kubectl_flags, hidden=hidden)
+    return _kubectl_flags(func, hidden=hidden)
+
+
+def _kubectl_flags(func: F, *, hidden: bool) -> F:
     options = [
-        click.option("--kubeconfig", envvar="KUBECONFIG", help="Path to the kubeconfig file."),
-        click.option("--context", "kube_context", help="The kubeconfig context to use."),
-        click.option("-n", "--namespace", help="Only subjects in this namespace."),
-        click.option("-A", "--all-namespaces", is_flag=True, help="All namespaces (the default offline)."),
-        click.option("--as", "as_user", help="Username to impersonate."),
-        click.option("--as-group", multiple=True, help="Group to impersonate (repeatable)."),
-        click.option("--request-timeout", default="0", help="Timeout of a single API request."),
+        click.option("--kubeconfig", envvar="KUBECONFIG", help="Path to the kubeconfig file.", hidden=hidden),
+        click.option("--context", "kube_context", help="The kubeconfig context to use.", hidden=hidden),
+        click.option("-n", "--namespace", help="Only subjects in this namespace.", hidden=hidden),
+        click.option("-A", "--all-namespaces", is_flag=True, help="All namespaces (the default offline).",
+                     hidden=hidden),
+        click.option("--as", "as_user", help="Username to impersonate.", hidden=hidden),
+        click.option("--as-group", multiple=True, help="Group to impersonate (repeatable).", hidden=hidden),
+        click.option("--request-timeout", default="0", help="Timeout of a single API request.", hidden=hidden),
     ]
     inner = func
 

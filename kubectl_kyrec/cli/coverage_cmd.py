@@ -12,6 +12,7 @@ import click
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -170,8 +171,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                  all_policies=all_policies, exclusions_path=exclusions_path,
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
-    for notice in dict.fromkeys(run.notices):
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for message, where in run.errors:
         click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
@@ -183,7 +183,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                 **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
                                                                     ci.fixed)})
         else:
-            write_output(spec, render_coverage(run.coverage, *_table_layout(spec)))
+            write_output(spec, render_coverage(run.coverage, *_table_layout(spec),
+                                               baselined=ci.baselined(run.coverage.subjects)))
     ci.finish(specs, _counts(run.coverage.counts))
     from kubectl_kyrec.cluster.exit import live_exit_code
 
@@ -212,8 +213,7 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, wide, json, "
                          "yaml)")
     run = run_vulnerability_coverage(options, source)
-    for notice in run.notices:
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for spec in specs:
         if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
             _write_document(spec, run.coverage.to_json)
@@ -239,9 +239,9 @@ def _counts(counts: Sequence[tuple[str, int]], reports: str = "reports") -> str:
 _SUBJECT_STATUSES = frozenset(("current", "missing", "stale", "duplicate", "misnamed", "excluded"))
 
 
-def _table_layout(spec: OutputSpec) -> tuple[bool, int]:
-    """(wide, width): `-o wide` shows every cell whole; `-o table` is fitted to the terminal's width (80 on
-    a pipe or in a file)."""
+def _table_layout(spec: OutputSpec) -> tuple[bool, int | None]:
+    """(wide, width): `-o wide` shows every cell whole; `-o table` is fitted to the terminal's width (no
+    limit on a pipe or in a file; COLUMNS everywhere)."""
     from kubectl_kyrec.cli.terminal import output_width
 
     return spec.format is OutputFormat.WIDE, output_width(spec.path)

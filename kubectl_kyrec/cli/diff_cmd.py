@@ -11,6 +11,7 @@ from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
+    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -46,9 +47,11 @@ HUMAN_FORMATS = frozenset({OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.D
 
 
 def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True,
-           baseline: dict[str, Any] | None = None, show_all: bool = False) -> str:
+           baseline: dict[str, Any] | None = None, show_all: bool = False,
+           baselined: frozenset[int] = frozenset()) -> str:
     """One output. `unified`: the human formats include the built-in unified diffs (False when
-    KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key."""
+    KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key; `baselined`:
+    the ids of the changes it accepts, marked in the tables."""
     from kubectl_kyrec.render import diff_output
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
@@ -57,10 +60,11 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
         from kubectl_kyrec.cli.terminal import output_width
 
         width = output_width(spec.path)
-        report_table = (render_report_diff(run.reports, wide=wide, width=width, all_rows=show_all or wide)
+        report_table = (render_report_diff(run.reports, wide=wide, width=width, all_rows=show_all or wide,
+                                           baselined=baselined)
                         if run.reports is not None else None)
         table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color),
-                                         unified=unified, width=width, show_all=show_all)
+                                         unified=unified, width=width, show_all=show_all, baselined=baselined)
         report_diffs = (diff_output.render_report_unified(run.reports, color=_color(spec, color))
                         if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table
@@ -87,11 +91,12 @@ def _pairs(run: DiffResult) -> list[DiffPair]:
     return out
 
 
-def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool) -> None:
+def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool,
+                         baselined: frozenset[int]) -> None:
     """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables."""
     from kubectl_kyrec.cli.external_diff import can_inherit, run_external
 
-    text = render(run, spec, color=color, unified=False, show_all=show_all)
+    text = render(run, spec, color=color, unified=False, show_all=show_all, baselined=baselined)
     pairs = _pairs(run)
     if not pairs:
         write_output(spec, text, color=_color(spec, color))
@@ -179,7 +184,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     import functools
 
-    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.sink import write_stream
@@ -209,11 +214,11 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
-    for notice in dict.fromkeys(run.notices):
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for message, source_at in run.errors:
         click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
+    baselined = ci.baselined(diff_rows(run))
     external = external_diff_command(os.environ)
     baseline = (baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed) if ci.baseline_used
                 else None)
@@ -222,10 +227,11 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             write_stream(spec.path, functools.partial(ci.write, spec.format.value))
             continue
         if external is not None and spec.format in HUMAN_FORMATS:
-            _write_with_external(run, spec, color, external, show_all)
+            _write_with_external(run, spec, color, external, show_all, baselined)
             continue
         # click strips escape sequences off a pipe unless told the colour is wanted
-        write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all),
+        write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all,
+                                  baselined=baselined),
                      color=_color(spec, color))
     ci.finish(specs, _counts(run))
     from kubectl_kyrec.cluster.exit import live_exit_code

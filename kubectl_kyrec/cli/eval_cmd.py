@@ -9,6 +9,7 @@ import click
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -122,16 +123,16 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
-    for notice in run.notices:
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices(run.notices)
     for error in run.errors:
         click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
                    err=True)
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
+    baselined = ci.baselined(results)
     writers: dict[OutputFormat, eval_output.Writer] = {
         OutputFormat.TABLE: functools.partial(eval_output.write_table, show_all=show_all),
-        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True),
+        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True, baselined=baselined),
         OutputFormat.JSON: eval_output.write_json,
         OutputFormat.YAML: eval_output.write_yaml,
         OutputFormat.REPORTS: eval_output.write_reports,
@@ -139,9 +140,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     for spec in specs:
         if spec.format in writers:
             writer = writers[spec.format]
-            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, 80 elsewhere
+            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, none on a pipe
                 writer = functools.partial(eval_output.write_table, show_all=show_all,
-                                           width=output_width(spec.path))
+                                           width=output_width(spec.path), baselined=baselined)
             elif spec.format in (OutputFormat.JSON, OutputFormat.YAML) and ci.baseline_used:
                 writer = functools.partial(
                     eval_output.write_json if spec.format is OutputFormat.JSON else eval_output.write_yaml,

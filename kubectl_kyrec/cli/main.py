@@ -79,9 +79,12 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# invoke_without_command: `kubectl kyrec` alone prints the help and exits 0, as `kubectl` alone does (click
+# otherwise treats a group without a command as a usage error, exit 2)
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, "--version", message="%(prog)s %(version)s")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """kyrec: what Kyverno should have produced, and whether your cluster has it.
 
     Evaluates Kyverno ValidatingPolicies, GeneratingPolicies, ValidatingAdmissionPolicies and CEL
@@ -94,6 +97,8 @@ def cli() -> None:
       kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec eval --help        # each command's flags and examples
     """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
 
 
 # The Kyverno behaviour kyrec reproduces: the source read for SEMANTICS.md (kyverno/kyverno main, August 2026,

@@ -23,7 +23,7 @@ def color_enabled(choice: str = "auto", *, is_tty: bool | None = None,
     return sys.stdout.isatty() if is_tty is None else is_tty
 
 
-TABLE_WIDTH = 80      # a pipe or a file: what a reader of a log or a CI page gets without wrapping
+FALLBACK_WIDTH = 80    # a terminal that does not say its size
 
 
 def stdout_is_terminal() -> bool:
@@ -31,23 +31,29 @@ def stdout_is_terminal() -> bool:
 
 
 def _terminal_columns() -> int:
-    return shutil.get_terminal_size((TABLE_WIDTH, 24)).columns
+    return shutil.get_terminal_size((FALLBACK_WIDTH, 24)).columns
+
+
+def _columns(environ: Mapping[str, str] | None) -> int | None:
+    columns = (os.environ if environ is None else environ).get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
 
 
 def table_width(*, is_tty: bool | None = None, environ: Mapping[str, str] | None = None,
-                size: Callable[[], int] = _terminal_columns) -> int:
-    """The width tables are fitted to: on a terminal, `COLUMNS` when it is a positive number, else the
-    terminal's own width (what shutil.get_terminal_size reads, as kubectl-like tools do); on a pipe or
-    in a file 80, so that logs and CI pages read the same whatever terminal ran them."""
+                size: Callable[[], int] | None = None) -> int | None:
+    """The width tables are fitted to (render/fit.py), as kubectl decides it: `COLUMNS` when it is a
+    positive number, wherever the output goes (it is how a user or a CI job asks for a width); else on a
+    terminal the terminal's own width (what shutil.get_terminal_size reads); else, on a pipe or in a
+    file, None: no limit, so that what a log or a script reads holds every row on one line."""
+    columns = _columns(environ)
+    if columns is not None:
+        return columns
     if not (stdout_is_terminal() if is_tty is None else is_tty):
-        return TABLE_WIDTH
-    env = os.environ if environ is None else environ
-    columns = env.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    return size() or TABLE_WIDTH
+        return None
+    return (size or _terminal_columns)() or FALLBACK_WIDTH
 
 
-def output_width(path: str | None) -> int:
-    """`table_width` for an output: a `-o table=FILE` target always gets 80."""
-    return table_width() if path is None else TABLE_WIDTH
+def output_width(path: str | None, environ: Mapping[str, str] | None = None) -> int | None:
+    """`table_width` for an output: a `-o table=FILE` target is a file, whatever stdout is (COLUMNS still
+    rules it)."""
+    return table_width(environ=environ) if path is None else _columns(environ)

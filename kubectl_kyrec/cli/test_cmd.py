@@ -6,6 +6,7 @@ import click
 
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_notices,
     exit_with,
     handle_errors,
     kubectl_flags,
@@ -33,7 +34,7 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Output
 @click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
 @click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
               help="false: failing rows do not change the exit code.")
-@kubectl_flags
+@kubectl_flags(hidden=True)       # test never reads a cluster: the flags parse, its help does not list them
 @handle_errors
 def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, outputs: tuple[str, ...],
                  fail_only: bool, require_tests: bool, allow_not_evaluated: bool, now_text: str | None,
@@ -58,8 +59,7 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
                              file_name=file_name, require_tests=require_tests,
                              allow_not_evaluated=allow_not_evaluated)
     run = run_test(options, paths)
-    for notice in [run.found_none, *run.notices] if run.found_none else run.notices:
-        click.echo(f"notice: {notice}", err=True)
+    emit_notices([run.found_none, *run.notices] if run.found_none else run.notices)
     runs, load_errors = run.runs, run.load_errors
     for message, source in [*load_errors, *((m, s) for r in runs for m, s in r.errors)]:
         click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)

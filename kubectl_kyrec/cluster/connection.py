@@ -116,6 +116,10 @@ def resolve(options: ConnectionOptions, environ: Mapping[str, str] | None = None
     if not context:
         raise ClusterError(f"{paths[0]}: no current context is set; pass --context NAME, or {OFFLINE_HINT}")
     ctx = _named(configs, "contexts", context)
+    if ctx is None and options.context:
+        # `--context nope`: the flag names nothing, a usage error (2) as in kubectl; the cluster was never
+        # reached, so it is no cluster error
+        raise UsageError(f'--context {context}: no such context in the kubeconfig ({", ".join(paths)})')
     if ctx is None:
         raise ClusterError(f'context "{context}" is not in the kubeconfig ({", ".join(paths)})')
     cluster_name = str(ctx.get("cluster") or "")

@@ -7,7 +7,7 @@ its base64, or a last-applied-configuration annotation.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
@@ -17,7 +17,8 @@ from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
-from kubectl_kyrec.render.fit import END, MIDDLE, TABLE_WIDTH, fit_rows, wrap_counts
+from kubectl_kyrec.render.fit import REF, TEXT, Column, wrap_counts
+from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
 
 _RESET = "\x1b[0m"
@@ -48,10 +49,16 @@ NOT_ENFORCED_MARK = "*"
 NOT_ENFORCED_NOTE = "* not enforced: Kyverno would not act on it (see the reason; -o wide: ENFORCED)"
 
 
+BASELINED = " (baselined)"
+_DOWNSTREAM_COLUMNS = (Column("CLASS"), Column("REASON", TEXT, label="reason"), Column("POLICY"),
+                       Column("TRIGGER", REF), Column("DOWNSTREAM", REF))
+
+
 def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_all: bool = False,
-                            width: int = TABLE_WIDTH) -> str:
+                            width: int | None = None, baselined: Collection[int] = ()) -> str:
     """Counts per class, then one row per change (in-sync rows only with `wide` or `show_all`). Fitted to
-    `width` (names cut in the middle, a class Kyverno would not enforce marked `*`) unless `wide`."""
+    `width` (render/fit.py; None: no limit; a class Kyverno would not enforce marked `*`) unless `wide`.
+    `baselined`: the ids of the changes `--baseline` accepts, whose CLASS reads `drifted (baselined)`."""
     summary = diff.summary()
     counts = [f"{summary[str(c)]} {c}" for c in DownstreamClass]
     head = "Downstreams: " + ", ".join(counts) if wide else wrap_counts("Downstreams:", counts, width)
@@ -65,19 +72,19 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
             row += ["yes" if change.enforced else "no", " ".join(change.fields)]
         elif not change.enforced:
             row[0] += NOT_ENFORCED_MARK
+        if baselined and id(change) in baselined:
+            row[0] += BASELINED
         rows.append(row)
-    headers = ["CLASS", "REASON", "POLICY", "TRIGGER", "DOWNSTREAM"]
-    if wide:
-        headers += ["ENFORCED", "FIELDS"]
-    else:
-        rows = fit_rows(headers, rows, {1: END, 2: MIDDLE, 3: MIDDLE, 4: MIDDLE},
-                        floors={1: 17, 2: 12, 3: 14, 4: 16}, width=width, header_pad=0)
     lines = [head]
     if rows:
-        table = io.StringIO()
-        write_rows(table, headers, rows)
-        lines += ["", table.getvalue().rstrip("\n")]
-        if any(row[0].endswith(NOT_ENFORCED_MARK) for row in rows):
+        if wide:
+            table = io.StringIO()
+            write_rows(table, [c.header for c in _DOWNSTREAM_COLUMNS] + ["ENFORCED", "FIELDS"], rows)
+            text = table.getvalue().rstrip("\n")
+        else:
+            text = render_fitted(_DOWNSTREAM_COLUMNS, rows, width)
+        lines += ["", text]
+        if any(NOT_ENFORCED_MARK in row[0] for row in rows) and not wide:
             lines.append(NOT_ENFORCED_NOTE)
     if diff.out_of_scope:
         lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run not examined"]
@@ -98,12 +105,13 @@ def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
 
 
 def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
-                 color: bool = False, unified: bool = True, width: int = TABLE_WIDTH,
-                 show_all: bool = False) -> str:
+                 color: bool = False, unified: bool = True, width: int | None = None,
+                 show_all: bool = False, baselined: Collection[int] = ()) -> str:
     """The tables, then (`unified`) the downstreams' unified diffs."""
     parts = []
     if diff is not None:
-        parts.append(render_downstream_table(diff, wide=wide, width=width, show_all=show_all))
+        parts.append(render_downstream_table(diff, wide=wide, width=width, show_all=show_all,
+                                             baselined=baselined))
     if report_table:
         parts.append(report_table)
     if diff is not None and unified:
@@ -128,7 +136,7 @@ def diff_document(downstreams: DownstreamDiff | None, reports: ReportDiff | None
             "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
         },
         "errors": list(errors),
-        "notices": list(notices),
+        "notices": list(dict.fromkeys(notices)),       # each once, as on stderr (cli emit_notices)
     }
     if extra:
         body.update(extra)
@@ -157,16 +165,13 @@ def _object_display(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind', '')} {namespace}{meta.get('name', '')}"
 
 
-def render_downstreams(generated: GeneratingOutcome, *, wide: bool = False, width: int = TABLE_WIDTH) -> str:
+_GENERATED_COLUMNS = (Column("POLICY"), Column("TRIGGER", REF), Column("DOWNSTREAM", REF))
+
+
+def render_downstreams(generated: GeneratingOutcome, *, wide: bool = False, width: int | None = None) -> str:
     """`eval`'s table of downstreams (triggers whose output could not be determined are `undetermined`
-    results in the results table). Fitted to `width`, names cut in the middle, unless `wide`."""
+    results in the results table). Fitted to `width` (render/fit.py; None: no limit) unless `wide`."""
     rows = [[o.policy.key, o.trigger.ref.display(), _object_display(obj)] for o, obj in generated.downstreams]
     if not rows:
         return ""
-    headers = ["POLICY", "TRIGGER", "DOWNSTREAM"]
-    if not wide:
-        rows = fit_rows(headers, rows, {0: MIDDLE, 1: MIDDLE, 2: MIDDLE}, floors={0: 12, 1: 16, 2: 20},
-                        width=width, header_pad=0)
-    table = io.StringIO()
-    write_rows(table, headers, rows)
-    return "Generated downstreams:\n" + table.getvalue()
+    return "Generated downstreams:\n" + render_fitted(_GENERATED_COLUMNS, rows, None if wide else width) + "\n"

@@ -7,7 +7,7 @@ counted on the way, and the expected reports are built only by the formats that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
@@ -22,7 +22,8 @@ from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
     from kubectl_kyrec.run.eval import EvalResult
-from kubectl_kyrec.render.fit import GAP, MIDDLE, START, TABLE_WIDTH, cut_end, fit_rows
+from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
+from kubectl_kyrec.render.fit import write_table as write_fitted
 from kubectl_kyrec.render.joined import Joined
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
@@ -161,7 +162,7 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.sliced_reports()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
-    yield "notices", list(run.notices)
+    yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results)
     if run.impact is not None:
         yield "impact", run.impact.to_json(unified.unified_diff)
@@ -223,16 +224,21 @@ def _summary_line(counts: dict[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in counts.items() if v or k != UNDETERMINED)
 
 
+BASELINED = " (baselined)"
+
+
 def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False,
-                width: int = TABLE_WIDTH) -> None:
+                width: int | None = None, baselined: Collection[int] = ()) -> None:
     """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
     per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`. Fitted to `width`
-    unless `wide`."""
+    (render/fit.py; None: no limit) unless `wide`. `baselined`: the ids of the results `--baseline`
+    accepts, whose RESULT reads `fail (baselined)`."""
     results = run.results
     if not results:
         stream.write(run.empty_reason + "\n")
     else:
-        _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width)
+        _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width,
+                             baselined=baselined)
     # their renderers are imported only for a run that has such tables (the import costs 0.06 s)
     if run.generated.downstreams:
         from kubectl_kyrec.render.diff_output import render_downstreams
@@ -246,19 +252,17 @@ def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all
             stream.write("\n" + extra)
 
 
-MESSAGE_INDENT = "    "
+# ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes
+# under its row when the row does not fit whole; then LOCATION, the file:line `-o wide` and `-o github`
+# also give, is dropped before anything else.
+_COLUMNS = (Column("POLICY"), Column("RULE"), Column("SUBJECT", REF), Column("RESULT"), Column("MESSAGE", TEXT),
+            Column("LOCATION", ID, drop=1))
+_NO_RULES = tuple(c for c in _COLUMNS if c.header != "RULE")
 
 
-def _write_fitted(shown: Sequence[Result], stream: TextIO, *, width: int, rules: bool) -> None:
-    """The plain results table, fitted to `width`: names cut in the middle, paths from the start. Messages
-    stay in their column when every one fits whole; otherwise each goes on a line of its own under its row
-    (cut at the width only there), since the message is what a reader needs and a 12-character cut of it
-    says nothing. ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered."""
-    headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "LOCATION") if rules else \
-        ("POLICY", "SUBJECT", "RESULT", "MESSAGE", "LOCATION")
-    cuts = {0: MIDDLE, 1: MIDDLE, 2: MIDDLE, 5: START} if rules else {0: MIDDLE, 1: MIDDLE, 4: START}
-    floors = {0: 16, 1: 16, 2: 16, 5: 20} if rules else {0: 16, 1: 16, 4: 20}
-    message_at = headers.index("MESSAGE")
+def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, rules: bool,
+                 baselined: Collection[int]) -> None:
+    """The results table, fitted to `width` (render/fit.py): no name or path is ever cut."""
     # messages and locations recur (one message per failing validation, one file for many rows): each
     # distinct one is flattened or formatted once
     # (by id: the results hold their subjects and locations alive, and many rows share each)
@@ -276,28 +280,13 @@ def _write_fitted(shown: Sequence[Result], stream: TextIO, *, width: int, rules:
         subject = named.get(id(r.subject))
         if subject is None:
             subject = named[id(r.subject)] = r.subject.display()
-        cells.append((r.policy, *((r.rule or "-",) if rules else ()), subject, r.result, message, location))
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    if sum(widths) + GAP * (len(widths) - 1) <= width:
-        write_rows(stream, headers, cells)
-        return
-    narrow = headers[:message_at] + headers[message_at + 1:]
-    rest = [c[:message_at] + c[message_at + 1:] for c in cells]
-    moved = {(i if i < message_at else i - 1): mode for i, mode in cuts.items()}
-    moved_floors = {(i if i < message_at else i - 1): f for i, f in floors.items()}
-    fitted = fit_rows(narrow, rest, moved, floors=moved_floors, width=width, header_pad=0)
-    under: dict[str, str] = {"": ""}
-    below = []
-    for c in cells:
-        text = under.get(c[message_at])
-        if text is None:
-            text = under[c[message_at]] = cut_end(MESSAGE_INDENT + c[message_at], width)
-        below.append(text)
-    write_rows(stream, narrow, fitted, below=below)
+        result = r.result + BASELINED if baselined and id(r) in baselined else r.result
+        cells.append((r.policy, *((r.rule or "-",) if rules else ()), subject, result, message, location))
+    write_fitted(stream, _COLUMNS if rules else _NO_RULES, cells, width)
 
 
 def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool,
-                         width: int) -> None:
+                         width: int | None, baselined: Collection[int]) -> None:
     per_policy: dict[str, dict[str, int]] = {}
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     shown: list[Result] = []
@@ -314,11 +303,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
         if wide:
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
             write_rows(stream, headers, [
-                (r.policy, r.rule or "-", r.subject.display(), r.result, " ".join(r.message.split()),
-                 ",".join(r.validation_actions), r.severity or "-", str(r.location) if r.location else "")
+                (r.policy, r.rule or "-", r.subject.display(),
+                 r.result + BASELINED if baselined and id(r) in baselined else r.result,
+                 " ".join(r.message.split()), ",".join(r.validation_actions), r.severity or "-",
+                 str(r.location) if r.location else "")
                 for r in shown])
         else:
-            _write_fitted(shown, stream, width=width, rules=any(r.source == "kyverno" for r in results))
+            _write_plain(shown, stream, width=width, rules=any(r.source == "kyverno" for r in results),
+                         baselined=baselined)
     else:
         stream.write("No result fails, errs or warns.\n")
     keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]
@@ -326,14 +318,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     count_headers = ("POLICY", *(k.upper() for k in keys))
     count_rows: Sequence[Sequence[str]] = [(policy, *(str(c[k]) for k in keys))
                                            for policy, c in sorted(per_policy.items())]
-    if not wide:
-        count_rows = fit_rows(count_headers, count_rows, {0: MIDDLE}, floors={0: 16}, width=width, header_pad=0)
+    # nothing in it can be fitted: a policy's name is printed whole, whatever the width
     write_rows(stream, count_headers, count_rows, right=range(1, len(keys) + 1))
     hidden = len(results) - len(shown)
     stream.write("\n")
     if hidden:
         stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")
-    stream.write(_summary_line(counts) + "\n")
+    accepted = sum(1 for r in results if id(r) in baselined) if baselined else 0
+    stream.write(_summary_line(counts) + (f"; baselined: {accepted}" if accepted else "") + "\n")
 
 
 Writer = Callable[["EvalResult", TextIO], None]

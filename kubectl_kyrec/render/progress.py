@@ -29,7 +29,9 @@ class Progress:
         if now >= self._next:
             self._next = now + self.interval
             rate = self.count / max(now - self.start, 1e-9)
-            self.stream.write(f"\r{self.label} {self.count:,} objects ({rate:,.0f}/s)\x1b[K")
+            # numbers as every table and summary line prints them: no thousands separator (kubectl's way;
+            # a count copies into a script or a comparison as it is)
+            self.stream.write(f"\r{self.label} {self.count} objects ({rate:.0f}/s)\x1b[K")
             self.stream.flush()
             self._shown = True
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Collection
 
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
-from kubectl_kyrec.render.fit import END, MIDDLE, TABLE_WIDTH, fit_rows, wrap_counts
+from kubectl_kyrec.render.fit import REF, TEXT, Column, render_table, wrap_counts
 from kubectl_kyrec.render.text_table import write_rows
 
 
@@ -24,10 +25,18 @@ def _age(seconds: int | None) -> str:
     return f"{seconds // 3600}h"
 
 
+BASELINED = " (baselined)"
+# NEXT SCAN and OLDEST EPHEMERAL say when the report will change: dropped (the age first) before any
+# identity when the table does not fit; -o wide shows them
+_COLUMNS = (Column("CLASS"), Column("REASON", TEXT, label="reason"), Column("SUBJECT", REF), Column("REPORT", REF),
+            Column("NEXT SCAN", drop=1), Column("OLDEST EPHEMERAL", drop=2))
+
+
 def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool = False,
-                       width: int = TABLE_WIDTH) -> str:
+                       width: int | None = None, baselined: Collection[int] = ()) -> str:
     """Counts per class, then one row per change; current ones only with `all_rows`. Fitted to `width`
-    (names cut in the middle) unless `wide`."""
+    (render/fit.py; None: no limit) unless `wide`. `baselined`: the ids of the changes `--baseline`
+    accepts, whose CLASS reads `stale (baselined)`."""
     summary = diff.summary()
     # undetermined only arises from a failed or missing read: said when there are some, not as a 0 every time
     counts = [f"{summary[str(c)]} {c}" for c in ReportClass
@@ -38,26 +47,26 @@ def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool =
     for change in diff.changes:
         if change.klass == ReportClass.CURRENT and not all_rows:
             continue
-        row = [str(change.klass), change.reason or "", _ref(change.subject), _ref(change.report),
+        row = [str(change.klass) + (BASELINED if baselined and id(change) in baselined else ""),
+               change.reason or "", _ref(change.subject), _ref(change.report),
                str(change.next_scan) if change.next_scan else "-", _age(change.oldest_ephemeral_age_s)]
         if wide:
             row += [change.next_scan_reason or "", " ".join(change.fields)]
         rows.append(row)
-    headers = ["CLASS", "REASON", "SUBJECT", "REPORT", "NEXT SCAN", "OLDEST EPHEMERAL"]
-    if wide:
-        headers += ["SCAN REASON", "FIELDS"]
+    columns = list(_COLUMNS)
     if not wide and all(row[5] == "-" for row in rows):
-        # no ephemeral report waiting anywhere: the column would spend 18 of 80 columns on dashes
-        headers.pop(5)
+        # no ephemeral report waiting anywhere: a column of dashes says nothing
+        columns.pop(5)
         rows = [row[:5] for row in rows]
-    if not wide:
-        rows = fit_rows(headers, rows, {1: END, 2: MIDDLE, 3: MIDDLE}, floors={1: 15, 2: 16, 3: 20},
-                        width=width, header_pad=0)
+    if wide:
+        out = io.StringIO()
+        write_rows(out, [c.header for c in columns] + ["SCAN REASON", "FIELDS"], rows)
+        table = out.getvalue().rstrip("\n")
+    else:
+        table = render_table(columns, rows, width)
     lines = [head]
     if rows:
-        table = io.StringIO()
-        write_rows(table, headers, rows)
-        lines += ["", table.getvalue().rstrip("\n")]
+        lines += ["", table]
     if diff.ignored_reports:
         lines += ["", f"{len(diff.ignored_reports)} report(s) not examined (other report API, or objects "
                       f"outside this run)"]

@@ -9,7 +9,8 @@ from typing import Any
 
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
-from kubectl_kyrec.render.fit import MIDDLE, TABLE_WIDTH, cut_end, fit_rows
+from kubectl_kyrec.render.fit import REF, Column, wrap
+from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
 from kubectl_kyrec.testsuite.rows import Mode, Row, SuiteRun
 
@@ -77,13 +78,13 @@ def _resource(row: Row) -> str:
 
 
 def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False, wide: bool = False,
-                 width: int = TABLE_WIDTH) -> str:
+                 width: int | None = None) -> str:
     """One line per row, failures first; `reason: message` of the failing rows below it; diffs of generated
     resources below; `N passed, M failed` last. `wide`: every column (KIND, REASON, MESSAGE) and cell whole.
 
-    Fitted to `width` otherwise: ROW is the row's file:line under the directory all rows share (the suites
-    given), policy and resource names are cut in the middle, the kind goes in front of the resource, and each
-    failing row's reason and message get a line of their own, cut at the end."""
+    Fitted to `width` otherwise (render/fit.py; None: no limit): ROW is the row's file:line under the
+    directory all rows share (the suites given), the kind goes in front of the resource, and each failing
+    row's reason and message get a line of their own, wrapped at spaces. No name or path is ever cut."""
     rows = all_rows(runs, fail_only)
     ordered = [r for r in rows if not r.passed] + [r for r in rows if r.passed]
     explained = [r for r in ordered if not r.passed or not r.evaluated]
@@ -98,14 +99,12 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False, wide: boo
                                       for r in ordered])
             parts.append(out.getvalue().rstrip("\n"))
         else:
-            headers = ["STATUS", "ROW", "POLICY", "RESOURCE", "EXPECTED", "ACTUAL"]
             cells = [[r.status.upper(), _row(r, base), r.policy, _resource(r), r.expected, r.actual or "-"]
                      for r in ordered]
-            write_rows(out, headers, fit_rows(headers, cells, {1: MIDDLE, 2: MIDDLE, 3: MIDDLE},
-                                              floors={1: 18, 2: 12, 3: 13}, width=width, header_pad=0))
-            lines = [cut_end(f"{_row(r, base)}: {r.reason}: {_one_line(r.message)}" if r.message
-                             else f"{_row(r, base)}: {r.reason}", width) for r in explained]
-            parts.append(out.getvalue().rstrip("\n") + ("\n\n" + "\n".join(lines) if lines else ""))
+            lines = [line for r in explained
+                     for line in _explained(f"{_row(r, base)}: {r.reason}: {_one_line(r.message)}" if r.message
+                                            else f"{_row(r, base)}: {r.reason}", width)]
+            parts.append(render_fitted(_COLUMNS, cells, width) + ("\n\n" + "\n".join(lines) if lines else ""))
     for r in ordered:
         if r.diff:
             parts.append(f"{_row(r, base)}: {r.policy} {r.kind} {r.resource}:\n" + r.diff.rstrip("\n"))
@@ -113,6 +112,16 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False, wide: boo
     parts.append(f"{total['passed']} passed, {total['failed']} failed"
                  + (f", {total['notEvaluated']} not evaluated" if total["notEvaluated"] else ""))
     return "\n\n".join(parts) + "\n"
+
+
+_COLUMNS = (Column("STATUS"), Column("ROW"), Column("POLICY"), Column("RESOURCE", REF), Column("EXPECTED"),
+            Column("ACTUAL"))
+
+
+def _explained(text: str, width: int | None) -> list[str]:
+    """A failing row's `file:line: reason: message`, continued on indented lines rather than past
+    `width`; broken at spaces only."""
+    return wrap(text, width, first="")
 
 
 def _shared_directory(rows: Sequence[Row]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kubectl_kyrec.errors import InputError, UsageError
+from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
@@ -42,7 +42,9 @@ def resolve_kinds(names: Sequence[str], table: KindTable, subjects: Sequence[Doc
             wanted = name.strip().lower()
             found = {d.kind for d in subjects if wanted in (d.kind.lower(), guess_plural(d.kind))}
         if not found:
-            raise UsageError(f"--kind {name}: no such resource type (kubectl's names are accepted: kind, "
+            # an input error (3), as a --policy-name that names no given policy: the name is checked
+            # against what was read (the kind table, CRDs, the resources), not against the flags' grammar
+            raise InputError(f"--kind {name}: no such resource type (kubectl's names are accepted: kind, "
                              "plural, singular or short name; add --crd for a custom kind)")
         out.extend(sorted(found - set(out)))
     return tuple(out)

@@ -201,3 +201,58 @@ def test_diff_and_coverage_documents_carry_it_too(tmp_path: Path) -> None:
         assert state["summary"]["new"] == 0 and state["summary"]["fixed"] == 0
         assert state["summary"]["baselined"] == len(state["baselined"]) > 0
         assert {e["command"] for e in state["baselined"]} == {command}
+
+
+# --- the tables say it too: a baselined finding reads `fail (baselined)`, a new one as it is --------------
+
+def _rows_with(text: str, name: str) -> list[str]:
+    return [line for line in text.splitlines() if name in line]
+
+
+def test_eval_table_shows_baselined_results(tmp_path: Path) -> None:
+    manifests = tmp_path / "pods.yaml"
+    baseline = tmp_path / "baseline.json"
+    manifests.write_text(PODS % "old-a")
+    policies = str(EXAMPLES / "policies")
+    run("eval", "-p", policies, "-r", str(manifests), "--write-baseline", str(baseline))
+    manifests.write_text(PODS % "old-a" + PODS % "new-c")
+    for output in ("table", "wide"):
+        code, out, _ = run("eval", "-p", policies, "-r", str(manifests), "--baseline", str(baseline), "-o", output)
+        assert code == 1
+        old, new = _rows_with(out, "shop/old-a"), _rows_with(out, "shop/new-c")
+        assert len(old) == 2 and all(" fail (baselined) " in line for line in old), out
+        assert len(new) == 2 and not any("baselined" in line for line in new), out
+        assert out.rstrip().splitlines()[-1].endswith("; baselined: 2")
+    # without --baseline nothing is marked
+    _, out, _ = run("eval", "-p", policies, "-r", str(manifests))
+    assert "baselined" not in out
+
+
+def test_diff_table_shows_baselined_changes(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    baseline = tmp_path / "baseline.json"
+    original = (DIFF_CASE / "state.yaml").read_text()
+    state.write_text(original)
+    args = ["diff", "--now", "2026-09-01T12:00:00Z", "-p", str(DIFF_CASE / "policy.yaml"), "--state", str(state)]
+    run(*args, "--write-baseline", str(baseline))
+    state.write_text(original.replace("tier: standard", "tier: gold", 1))
+    code, out, _ = run(*args, "--baseline", str(baseline))
+    assert code == 1
+    rows = [line.split() for line in out.splitlines() if line.startswith(("drifted", "orphan"))]
+    # the accepted orphan is marked, the new drift is not
+    assert [row[:3] for row in rows] == [["drifted", "changed-fields", "team-config"],
+                                         ["orphan", "(baselined)", "trigger-gone"]], out
+
+
+def test_coverage_and_report_tables_show_baselined_gaps(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    args = ["--now", "2026-11-29T00:00:00Z", "-p", str(COVERAGE / "policy.yaml"), "--state",
+            str(COVERAGE / "state.json")]
+    for command in ("coverage", "diff"):
+        run(command, *args, "--write-baseline", str(baseline))
+        code, out, _ = run(command, *args, "--baseline", str(baseline))
+        assert code == 0
+        gaps = [line for line in out.splitlines() if line.startswith(("missing", "stale", "misnamed"))
+                and " Pod " in line]
+        assert len(gaps) == 5 and all("(baselined)" in line for line in gaps), out
+        assert not any("(baselined)" in line for line in out.splitlines() if line.startswith("current"))

@@ -92,7 +92,7 @@ def test_grouped_and_short_kind_names(name: str) -> None:
 
 def test_unknown_kind_name_is_an_error() -> None:
     code, out, err = run("eval", "-p", POLICIES, "-r", RESOURCES, "--kind", "podz")
-    assert code == 2
+    assert code == 3        # an input error, as a --policy-name that names no given policy
     assert "podz" in err
     assert "No policy matched" not in out
 

@@ -353,3 +353,22 @@ def test_state_with_managed_fields_gives_no_such_notice() -> None:
     code, _, err = run("diff", "-p", str(FOREIGN / "policy.yaml"), "--state", str(FOREIGN / "state.json"))
     assert code == 1
     assert "managedFields" not in err
+
+
+def test_a_notice_two_pipelines_make_is_printed_once(tmp_path: Path) -> None:
+    """A ValidatingPolicy and a GeneratingPolicy both read an unknown kind: each pipeline notices it, the
+    user reads it once, on stderr and in the document."""
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(
+        "apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: v}\nspec:\n"
+        "  matchConstraints:\n    resourceRules:\n    - {apiGroups: ['*'], apiVersions: ['*'], operations: [CREATE],"
+        " resources: ['*']}\n  validations:\n  - expression: 'true'\n---\n"
+        "apiVersion: policies.kyverno.io/v1\nkind: GeneratingPolicy\nmetadata: {name: g}\nspec:\n"
+        "  matchConstraints:\n    resourceRules:\n    - {apiGroups: ['*'], apiVersions: ['*'], operations: [CREATE],"
+        " resources: ['*']}\n  generate:\n  - expression: 'true'\n")
+    widgets = tmp_path / "widgets.yaml"
+    widgets.write_text("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: shop}\n")
+    result = CliRunner().invoke(cli, ["eval", "-p", str(policies), "-r", str(widgets)])
+    assert result.stderr.count("unknown kind example.com/v1/Widget") == 1, result.stderr
+    doc = json.loads(CliRunner().invoke(cli, ["eval", "-p", str(policies), "-r", str(widgets), "-o", "json"]).stdout)
+    assert sum("unknown kind example.com/v1/Widget" in n for n in doc["notices"]) == 1

@@ -68,5 +68,10 @@ def test_unknown_context_and_no_current_context(tmp_path: Path) -> None:
     path = _config(tmp_path / "k", None, {"one": ("c", "u")}, {"c": "https://x"})
     with pytest.raises(ClusterError, match="no current context is set; pass --context NAME"):
         resolve(ConnectionOptions(kubeconfig=path))
-    with pytest.raises(ClusterError, match='context "nope" is not in the kubeconfig'):
+    # a --context that names no context is a usage error (2); a current-context naming none is the
+    # kubeconfig's fault, a cluster error (5)
+    with pytest.raises(UsageError, match="--context nope: no such context in the kubeconfig"):
         resolve(ConnectionOptions(kubeconfig=path, context="nope"))
+    broken = _config(tmp_path / "b", "gone", {"one": ("c", "u")}, {"c": "https://x"})
+    with pytest.raises(ClusterError, match='context "gone" is not in the kubeconfig'):
+        resolve(ConnectionOptions(kubeconfig=broken))

@@ -1,10 +1,13 @@
-"""Default tables fit 80 columns on realistic inputs, long names cut in the middle; `-o wide` shows them whole
-(issue 15). The unified diffs below the tables are not tables: their lines are what `diff -u` prints."""
+"""Default tables never cut a name (issue 27, replacing issue 15's 80 columns): at 80 columns they are
+fitted with kubectl's short kind names, messages under their rows and fewer columns, every identifier
+whole; on a pipe they have no width limit; `-o wide` shows every column. The unified diffs below the
+tables are not tables: their lines are what `diff -u` prints."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
@@ -23,14 +26,29 @@ def _table_part(text: str) -> list[str]:
     return lines[:end]
 
 
-def test_diff_reports_table_fits_80_columns() -> None:
+@pytest.fixture
+def columns_80(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+
+
+def test_diff_reports_table_at_80_columns_keeps_every_name_whole(columns_80: None) -> None:
     out = CliRunner().invoke(cli, REPORTS).stdout
     table = _table_part(out)
-    assert max(len(line) for line in table) <= 80, "\n".join(table)
-    assert LONG_REPORT not in out.split("--- ")[0]
-    # cut in the middle: the start and the end of the name stay
-    assert any("PolicyRep" in line and "0002" in line for line in table)
-    assert table[0].startswith("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 3 missing, 1 stale")
+    text = "\n".join(table)
+    assert "..." not in text
+    for name in ("shop po/changed", "shop polr/11111111-0000-0000-0000-000000000002", "kube-system po/coredns",
+                 "kube-system polr/11111111-0000-0000-0000-000000000006", "shop polr/pod-renamed-report"):
+        assert name in text, name
+    # the reasons under their rows, the counts continued on an indented line
+    assert table[table.index(next(line for line in table if "po/changed" in line)) + 1] == "    reason: outcome-changed"
+    assert " ".join(" ".join(table[:2]).split()) == ("Reports (wgpolicyk8s.io/v1alpha2): 1 current, 3 missing, "
+                                                     "1 stale, 1 orphan, 0 duplicate, 1 misnamed")
+
+
+def test_diff_reports_table_on_a_pipe_is_one_line_per_row() -> None:
+    table = _table_part(CliRunner().invoke(cli, REPORTS).stdout)
+    row = next(line for line in table if LONG_REPORT in line)
+    assert row.split()[:4] == ["stale", "outcome-changed", "Pod", "shop/changed"]
 
 
 def test_diff_reports_wide_shows_names_whole() -> None:
@@ -38,10 +56,17 @@ def test_diff_reports_wide_shows_names_whole() -> None:
     assert LONG_REPORT in "\n".join(_table_part(out))
 
 
-def test_test_table_fits_80_columns() -> None:
+def test_test_table_at_80_columns_keeps_every_name_whole(columns_80: None) -> None:
     result = CliRunner().invoke(cli, ["test", str(DATA / "testrun")])
+    doc = CliRunner().invoke(cli, ["test", str(DATA / "testrun"), "-o", "json"]).stdout
+    import json
+
+    rows = json.loads(doc)["rows"]
     lines = [line for line in _table_part(result.stdout) if not line.startswith((" ", "+", "-", "@"))]
-    assert max(len(line) for line in lines) <= 80, "\n".join(line for line in lines if len(line) > 80)
+    text = "\n".join(lines)
+    assert "..." not in text
+    for row in rows:
+        assert row["policy"] in text and row["resource"].rpartition("/")[2] in text
     # each failing row's message is still there, under the table, beside the row it belongs to
     assert any(line.endswith("kyverno-test.yaml:17: result-mismatch: pods need a team label") for line in lines)
     assert lines[0].split()[:3] == ["STATUS", "ROW", "POLICY"]
@@ -86,21 +111,32 @@ def _generating_eval(tmp_path: Path, *extra: str) -> str:
     return result.stdout
 
 
-def test_eval_downstream_and_change_tables_fit_80_columns(tmp_path: Path) -> None:
+def test_eval_downstream_and_change_tables_at_80_columns_keep_every_name_whole(tmp_path: Path,
+                                                                             columns_80: None) -> None:
     out = _generating_eval(tmp_path)
     table = _table_part(out)
-    assert max(len(line) for line in table) <= 80, "\n".join(line for line in table if len(line) > 80)
+    text = "\n".join(table)
     for title in ("Generated downstreams:", "Downstream changes:", "Result changes:"):
         assert title in table
-    assert DOWNSTREAM not in "\n".join(table)
-    # names cut in the middle (start and end kept), the flip as before -> after, the message cut at its end
-    assert any(line.startswith("generate-de") and "ConfigMap p" in line and line.endswith("nfiguration")
-               for line in table)
-    flip = next(line for line in table[table.index("Result changes:"):] if "pass -> fail" in line)
-    assert flip.startswith("requir") and "-rota  " in flip and flip.endswith("...") and "ns.yaml:1" in flip
-    # the per-policy counts too: a 60-character policy name is cut to leave room for the counts
-    counts = next(line for line in table if line.startswith("POLICY") and line.rstrip().endswith("SKIP"))
-    assert len(counts) <= 80
+    assert "..." not in text
+    # names whole, with kubectl's short kind names: the namespace, then TYPE/NAME
+    assert f"{NAMESPACE} cm/default-deny-all-ingress-configuration" in text
+    assert f"ns/{NAMESPACE}" in text
+    assert "generate-default-network-policy-for-every-namespace" in text
+    # the flip as before -> after, the message under its row, wrapped at spaces, every word whole
+    flip = next(i for i, line in enumerate(table) if "pass -> fail" in line and i > table.index("Result changes:"))
+    assert table[flip].startswith("require-a-team-label-on-every-namespace-for-the-on-call-rota ")
+    under = []
+    for line in table[flip + 1:]:
+        if not line.startswith("    "):
+            break
+        under.append(line.strip())
+    assert " ".join(under) == ("namespaces need a team label so that the on-call rota can be found at three in "
+                               "the morning")
+    assert all(len(line) <= 80 for line in table[flip + 1:flip + 1 + len(under)])
+    # the per-policy counts: a 60-character policy name is printed whole
+    assert any(line.startswith("require-a-team-label-on-every-namespace-for-the-on-call-rota ") and
+               line.split()[1:] == ["0", "1", "0", "0", "0"] for line in table)
     assert "+  k: w" in out         # the unified diff below the tables is whole
 
 
@@ -118,10 +154,16 @@ COVERAGE = ["coverage", "--now", "2026-11-29T00:00:00Z", "-p", str(DATA / "cover
             str(DATA / "coverage-cli" / "exclusions.yaml")]
 
 
-def test_coverage_table_fits_80_columns_and_wide_shows_it_whole() -> None:
+def test_coverage_table_at_80_columns_keeps_every_name_whole_and_wide_shows_every_column(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    pipe = CliRunner().invoke(cli, COVERAGE).stdout
+    assert LONG_REPORT in pipe and "kind=Pod name=never-matches-*" in pipe
+    monkeypatch.setenv("COLUMNS", "80")
     narrow = CliRunner().invoke(cli, COVERAGE).stdout
-    assert max(len(line) for line in narrow.splitlines()) <= 80
-    assert LONG_REPORT not in narrow and "kind=Pod name=never-..." in narrow
+    assert "..." not in narrow
+    assert "shop polr/11111111-0000-0000-0000-000000000002" in narrow and "kube-system po/coredns" in narrow
+    assert "kind=Pod name=never-matches-*" in narrow
+    assert "    reason: an entry that matches nothing is reported as unused" in narrow.splitlines()
     wide = CliRunner().invoke(cli, [*COVERAGE, "-o", "wide"]).stdout
     assert "PolicyReport shop/11111111-0000-0000-0000-000000000002" in wide
     assert "an entry that matches nothing is reported as unused" in wide
