@@ -6,6 +6,9 @@ from typing import Any
 
 from tests.shared_inputs import NOT_RUN
 
+# the real kube-apiserver (session-scoped, built on demand) and the two-back-end `backend` fixture
+pytest_plugins = ["tests.realapi.fixture", "tests.realapi.backends"]
+
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not NOT_RUN:

@@ -1,0 +1,269 @@
+"""The real kube-apiserver for the tests: one per session, built on demand (tests/realapi/build.py), started by
+the same Go program serve.sh runs, with Kyverno's CRDs from ../shared installed in place.
+
+Fixtures (registered for every test by tests/conftest.py):
+- `realapi`: the session's RealServer. Without Go this is a skip outside CI (one reason, listed again at the
+  end of the run) and a failure under CI=true, as is a failed build or start: CI must not pass by not
+  running the real server.
+- `kubectl_path`: a kubectl: the one on PATH, else one built from the pinned k8s.io/kubectl.
+
+A bare API server runs no controllers: a deleted namespace stays Terminating and nothing is
+garbage-collected. Tests therefore never share names: `realapi.unique(prefix)` gives a fresh name per call, and
+cluster-scoped objects a test creates are deleted directly (`realapi.delete`).
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.realapi import build
+from tests.shared_inputs import NOT_RUN, SHARED, in_ci
+
+CRDS = SHARED / "crds" / "kyverno"
+START_TIMEOUT = 300          # seconds from exec to "ready" (etcd, API server, 24 CRDs, discovery)
+
+APPLY_PATCH = "application/apply-patch+yaml"
+
+
+class StartError(RuntimeError):
+    pass
+
+
+def plural_path(api_version: str, plural: str, namespace: str = "", name: str = "") -> str:
+    """The REST path of a collection or object: ('v1', 'configmaps', 'ns', 'x') -> /api/v1/namespaces/ns/..."""
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    if namespace:
+        base += f"/namespaces/{namespace}"
+    base += f"/{plural}"
+    return f"{base}/{name}" if name else base
+
+
+class Answer:
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status = status
+        self.raw = body
+
+    def json(self) -> Any:
+        return json.loads(self.raw) if self.raw else None
+
+    def __repr__(self) -> str:
+        return f"Answer({self.status}, {self.raw[:300]!r})"
+
+
+class Kube:
+    """A minimal HTTP client for one kubeconfig context: the tests' own view of the server, independent of the
+    kubernetes client kyrec uses (a test must not check kyrec with kyrec's own reading)."""
+
+    def __init__(self, kubeconfig: Path, context: str = "admin") -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        ctx = next(c["context"] for c in config["contexts"] if c["name"] == context)
+        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+        user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
+        self.server = cluster["server"]
+        self.token = user.get("token", "")
+        self.ssl: ssl.SSLContext | None = None
+        if self.server.startswith("https:"):
+            ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
+            self.ssl = ssl.create_default_context(cadata=ca)
+
+    def request(self, method: str, path: str, body: Any = None, *, query: Mapping[str, str] | None = None,
+                content_type: str = "application/json") -> Answer:
+        url = self.server + path
+        if query:
+            url += "?" + urllib.parse.urlencode(query)
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        req = urllib.request.Request(url, data=data, method=method)
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, context=self.ssl, timeout=60) as resp:
+                return Answer(resp.status, resp.read())
+        except urllib.error.HTTPError as err:
+            return Answer(err.code, err.read())
+
+    def get(self, path: str, **query: str) -> Any:
+        """The object at `path`, or None when it does not exist; any other failure raises."""
+        answer = self.request("GET", path, query=query or None)
+        if answer.status == 404:
+            return None
+        assert answer.status == 200, answer
+        return answer.json()
+
+    def apply(self, path: str, obj: Mapping[str, Any], manager: str, *, force: bool = False,
+              dry_run: bool = False) -> Answer:
+        query = {"fieldManager": manager}
+        if force:
+            query["force"] = "true"
+        if dry_run:
+            query["dryRun"] = "All"
+        return self.request("PATCH", path, dict(obj), query=query, content_type=APPLY_PATCH)
+
+    def delete(self, path: str, **options: Any) -> Answer:
+        return self.request("DELETE", path, {"kind": "DeleteOptions", "apiVersion": "v1", **options})
+
+
+class RealServer:
+    """A running realapi process (`serve`), its kubeconfig (contexts admin and restricted) and helpers."""
+
+    def __init__(self, binary: Path, workdir: Path) -> None:
+        self.binary = binary
+        self.workdir = workdir
+        self.kubeconfig = workdir / "kubeconfig"
+        self.log = workdir / "server.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._names = itertools.count(1)
+        self.start_seconds = 0.0
+
+    def start(self, crds: Path, timeout: float = START_TIMEOUT) -> None:
+        started = time.monotonic()
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [str(self.binary), "serve", "--kubeconfig", str(self.kubeconfig), "--crds", str(crds),
+                 "--log", str(self.log)],
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        assert self.proc.stdout is not None
+        deadline = started + timeout
+        line = b""
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
+            if ready:
+                line = self.proc.stdout.readline()
+                if line.strip() == b"ready":
+                    self.start_seconds = time.monotonic() - started
+                    self.kube = Kube(self.kubeconfig)
+                    return
+                if not line:                       # EOF: the process ended before it was ready
+                    break
+            elif self.proc.poll() is not None:
+                break
+        self.stop()
+        raise StartError(f"the real API server did not get ready within {timeout:.0f}s "
+                         f"(exit {self.proc.returncode}); its log ends:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+    # ---- helpers for tests ---------------------------------------------------------------------------------
+
+    def unique(self, prefix: str = "t") -> str:
+        """A name no other test of the session uses (a DNS label: namespaces, objects, policies)."""
+        clean = re.sub(r"[^a-z0-9-]+", "-", prefix.lower()).strip("-")[:40] or "t"
+        return f"{clean}-{next(self._names)}"
+
+    def kube_as(self, context: str) -> Kube:
+        return Kube(self.kubeconfig, context)
+
+    def seed(self, *docs: Mapping[str, Any] | str | Path) -> None:
+        """Server-side apply objects as serve.sh's seeds are applied (the same Go code): a manager from each
+        object's first managedFields entry (default kubectl), status through the status subresource."""
+        paths: list[str] = []
+        with tempfile.TemporaryDirectory() as tmp:
+            inline = [d for d in docs if isinstance(d, Mapping)]
+            if inline:
+                seeds = Path(tmp) / "seed.yaml"
+                seeds.write_text(yaml.safe_dump_all([dict(d) for d in inline]))
+                paths.append(str(seeds))
+            for d in docs:
+                if isinstance(d, str | Path):
+                    paths.append(str(d))
+            done = subprocess.run([str(self.binary), "seed", "--kubeconfig", str(self.kubeconfig), *paths],
+                                  capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    def namespace(self, prefix: str = "ns") -> str:
+        """A fresh namespace, created now."""
+        name = self.unique(prefix)
+        self.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        return name
+
+
+def _skip_or_fail(message: str) -> None:
+    NOT_RUN["real API server"] = message
+    if in_ci():
+        pytest.fail(f"CI=true and the real API server is not available: {message}", pytrace=False)
+    pytest.skip(f"real API server not available: {message}")
+
+
+_SESSION: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="session")
+def realapi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
+    if "error" in _SESSION:                     # one attempt per session, whatever the number of tests
+        _skip_or_fail(_SESSION["error"])
+    if not CRDS.is_dir():
+        _SESSION["error"] = f"{CRDS} (Kyverno's CRDs, ../shared) is missing"
+        _skip_or_fail(_SESSION["error"])
+    try:
+        binary = build.build("server")
+    except build.BuildError as exc:
+        _SESSION["error"] = str(exc)
+        _skip_or_fail(str(exc))
+    server = RealServer(binary, tmp_path_factory.mktemp("realapi"))
+    try:
+        server.start(CRDS)
+    except StartError as exc:
+        _SESSION["error"] = str(exc)
+        _skip_or_fail(str(exc))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def kubectl_path() -> str:
+    """kubectl from PATH; where there is none, one built from the pinned k8s.io/kubectl (same rules as realapi:
+    a skip outside CI, a failure under CI=true when it cannot be had)."""
+    found = shutil.which("kubectl")
+    if found:
+        return found
+    try:
+        return str(build.build("kubectl"))
+    except build.BuildError as exc:
+        message = f"no kubectl on PATH and none could be built: {exc}"
+        NOT_RUN["kubectl"] = message
+        if in_ci():
+            pytest.fail(f"CI=true and {message}", pytrace=False)
+        pytest.skip(message)
+
+
+def kubectl_env(kubeconfig: Path, home: Path) -> dict[str, str]:
+    """An environment for kubectl against `kubeconfig`: its own HOME so no user kuberc or cache leaks in."""
+    return {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": str(home), "KUBECACHEDIR": str(home / "cache")}
