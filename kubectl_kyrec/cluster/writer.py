@@ -77,7 +77,8 @@ def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
     causes = ((body or {}).get("details") or {}).get("causes") or [] if isinstance(body, Mapping) else []
     out = []
     for cause in causes:
-        if cause.get("type") != "FieldManagerConflict":
+        # metav1.StatusCause serialises its Type as "reason" (a real server never sends "type")
+        if cause.get("reason") != "FieldManagerConflict":
             continue
         m = _MANAGER.search(str(cause.get("message") or ""))
         out.append((m.group(1) if m else str(cause.get("message") or ""), str(cause.get("field") or "")))

@@ -361,21 +361,29 @@ class Store:
                 raise st.not_found(rtype.group, rtype.resource, name)
             meta = entry.obj["metadata"]
             pre = preconditions or {}
-            failure = None
-            if pre.get("uid") is not None and pre["uid"] != meta.get("uid"):
-                failure = (f"Precondition failed: UID in precondition: {pre['uid']}, "
-                           f"UID in object meta: {meta.get('uid')}")
-            elif pre.get("resourceVersion") is not None and pre["resourceVersion"] != meta.get("resourceVersion"):
-                failure = (f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+            uid_differs = pre.get("uid") is not None and pre["uid"] != meta.get("uid")
+            rv_differs = (pre.get("resourceVersion") is not None
+                          and pre["resourceVersion"] != meta.get("resourceVersion"))
+            if (uid_differs or rv_differs) and rtype.resource == "namespaces" and not rtype.group:
+                # the namespace registry checks preconditions itself, with the storage layer's wording
+                failure = (f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                           f"{meta.get('uid')}" if uid_differs else
+                           f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                            f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
-            if failure:
-                if rtype.resource == "namespaces" and not rtype.group:
-                    # the namespace registry checks preconditions itself, without the storage wrapper
-                    raise st.conflict("", "namespaces", name, failure)
-                storage_key = f"{rtype.etcd_prefix()}/{key}"
-                raise st.conflict(rtype.group, rtype.resource, name,
-                                  f"StorageError: invalid object, Code: 4, Key: {storage_key}, ResourceVersion: 0, "
-                                  f"AdditionalErrorMsg: {failure}")
+                raise st.conflict("", "namespaces", name, failure)
+            # every other kind: rest.BeforeDelete checks them (uid first) and names the Kind, not the resource
+            # (kube-apiserver 1.36: `Operation cannot be fulfilled on ConfigMap "x": the ResourceVersion in
+            # the precondition (1) does not match ...`; the storage layer's "StorageError: invalid object" is
+            # no longer reached)
+            if uid_differs:
+                raise st.conflict(rtype.group, rtype.kind, name,
+                                  f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                                  f"({meta.get('uid')}). The object might have been deleted and then recreated")
+            if rv_differs:
+                raise st.conflict(rtype.group, rtype.kind, name,
+                                  f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not "
+                                  f"match the ResourceVersion in record ({meta.get('resourceVersion')}). The "
+                                  "object might have been modified")
             if not dry_run:
                 del self._bucket(rtype)[key]
                 self._touch(rtype)
