@@ -59,9 +59,11 @@ def plural_path(api_version: str, plural: str, namespace: str = "", name: str = 
 
 
 class Answer:
-    def __init__(self, status: int, body: bytes) -> None:
+    def __init__(self, status: int, body: bytes, warnings: list[str] | None = None) -> None:
         self.status = status
         self.raw = body
+        # the texts of the Warning headers (`299 - "text"`, quotes inside escaped), as kubectl prints them
+        self.warnings = [w[7:-1].replace('\\"', '"') if w.startswith('299 - "') else w for w in warnings or []]
 
     def json(self) -> Any:
         return json.loads(self.raw) if self.raw else None
@@ -100,9 +102,9 @@ class Kube:
             req.add_header("Content-Type", content_type)
         try:
             with urllib.request.urlopen(req, context=self.ssl, timeout=60) as resp:
-                return Answer(resp.status, resp.read())
+                return Answer(resp.status, resp.read(), resp.headers.get_all("Warning"))
         except urllib.error.HTTPError as err:
-            return Answer(err.code, err.read())
+            return Answer(err.code, err.read(), err.headers.get_all("Warning"))
 
     def get(self, path: str, **query: str) -> Any:
         """The object at `path`, or None when it does not exist; any other failure raises."""

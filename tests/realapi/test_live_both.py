@@ -80,7 +80,7 @@ def managers(obj: dict[str, Any]) -> dict[str, tuple[str, set[str]]]:
 
 def test_diff_finds_missing_and_writes_nothing(backend: Backend, tmp_path: Path) -> None:
     pol = Gpol(backend, tmp_path)
-    result = kyrec(backend, tmp_path, "diff", "-p", str(pol.path), "-o", "json")
+    result = kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path), "-o", "json")
     assert result.exit_code == 1, result.stderr
     assert changes(result) == {(pol.a, "base"): "missing", (pol.b, "base"): "missing"}
     assert base(backend, pol.a) is None and base(backend, pol.b) is None
@@ -92,12 +92,12 @@ def test_live_and_captured_state_give_the_same_changes(backend: Backend, tmp_pat
     backend.edit("v1", "configmaps", pol.a, "base", lambda o: o["data"].update(a="edited"))
     backend.edit("v1", "configmaps", pol.b, "base", lambda o: o["data"].update(extra="x"), manager="helm")
     c = backend.namespace(f"{pol.prefix}-c")
-    live = kyrec(backend, tmp_path, "diff", "-p", str(pol.path), "-o", "json")
+    live = kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path), "-o", "json")
     assert live.exit_code == 1, live.stderr
     capture = kyrec(backend, tmp_path, "capture", "-p", str(pol.path), "-o", str(tmp_path / "state.json"))
     assert capture.exit_code == 0, capture.stderr
-    offline = kyrec(backend, tmp_path, "diff", "-p", str(pol.path), "--state", str(tmp_path / "state.json"),
-                    "-o", "json")
+    offline = kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path),
+                    "--state", str(tmp_path / "state.json"), "-o", "json")
     assert changes(live) == changes(offline) == {
         (pol.a, "base"): "drifted/changed-fields", (pol.b, "base"): "drifted/foreign-fields", (c, "base"): "missing"}
     doc = json.loads((tmp_path / "state.json").read_text())
@@ -126,7 +126,7 @@ def test_apply_creates_as_kyverno_generate_and_a_second_run_changes_nothing(back
     assert again.exit_code == 0
     assert json.loads(again.stdout)["summary"]["done"] == 0
     assert {ns: base(backend, ns)["metadata"]["resourceVersion"] for ns in (pol.a, pol.b)} == versions
-    assert kyrec(backend, tmp_path, "diff", "-p", str(pol.path)).exit_code == 0
+    assert kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path)).exit_code == 0
 
 
 def test_apply_takes_fields_back_with_force_and_reports_conflicts_without(backend: Backend, tmp_path: Path) -> None:
