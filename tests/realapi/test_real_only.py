@@ -116,7 +116,7 @@ def test_the_policy_report_schema_prunes_unknown_fields_on_create_and_refuses_th
     # (kyrec POSTs missing reports) drops what the schema does not declare, with a warning; a server-side
     # apply cannot even build its typed patch and answers 500 (kyrec writes downstreams that way)
     ns = realapi.namespace("prune")
-    report = {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
+    report: dict[str, Any] = {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
               "metadata": {"name": "r", "namespace": ns}, "results": [], "bogus": {"x": 1},
               "summary": {"pass": 0, "fail": 0}}
     created = realapi.kube.request("POST", plural_path("wgpolicyk8s.io/v1alpha2", "policyreports", ns), report)
