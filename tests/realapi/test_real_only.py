@@ -346,3 +346,33 @@ def test_discovery_finds_every_installed_kyverno_kind(realapi: RealServer, tmp_p
         assert preferred is not None
         assert preferred.version in {v["name"] for v in spec["versions"] if v.get("served")}
     assert expected > 24
+
+
+# ---- the plugin through kubectl ---------------------------------------------------------------------------------
+
+def test_kubectl_kyrec_apply_then_kubectl_get(realapi: RealServer, kubectl_path: str, tmp_path: Path) -> None:
+    import os
+    import sys
+
+    policy, [a, b] = gpol(realapi, tmp_path, "plugin")
+    shim = tmp_path / "bin" / "kubectl-kyrec"
+    shim.parent.mkdir()
+    shim.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+                    "from kubectl_kyrec.cli.main import main\nmain()\n")
+    shim.chmod(0o755)
+    env = {**kubectl_env(realapi.kubeconfig, tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PATH": f"{shim.parent}{os.pathsep}{Path(kubectl_path).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([kubectl_path, *args], capture_output=True, text=True, env=env, timeout=120)
+
+    diff = run("kyrec", "diff", "--downstreams", "-p", policy, "-o", "json")
+    assert diff.returncode == 1, diff.stderr
+    applied = run("kyrec", "apply", "-p", policy, "--yes", "--context", "admin")
+    assert applied.returncode == 0, applied.stderr
+    got = run("get", "configmap", "base", "-n", b, "-o", "json", "--show-managed-fields")
+    assert got.returncode == 0, got.stderr
+    obj = json.loads(got.stdout)
+    assert obj["data"] == {"a": "1"} and [m["manager"] for m in obj["metadata"]["managedFields"]] == \
+        ["kyverno-generate"]
+    assert run("kyrec", "diff", "--downstreams", "-p", policy).returncode == 0
