@@ -37,12 +37,15 @@ import pytest
 import yaml
 
 from tests.realapi import build
-from tests.shared_inputs import NOT_RUN, SHARED, in_ci
+from tests.shared_inputs import SHARED, in_ci
 
 CRDS = SHARED / "crds" / "kyverno"
 START_TIMEOUT = 300          # seconds from exec to "ready" (etcd, API server, 24 CRDs, discovery)
 
 APPLY_PATCH = "application/apply-patch+yaml"
+
+# what could not be had this session and why: listed at the end of the run by tests/conftest.py
+UNAVAILABLE: dict[str, str] = {}
 
 
 class StartError(RuntimeError):
@@ -216,7 +219,7 @@ class RealServer:
 
 
 def _skip_or_fail(message: str) -> None:
-    NOT_RUN["real API server"] = message
+    UNAVAILABLE["real API server"] = message
     if in_ci():
         pytest.fail(f"CI=true and the real API server is not available: {message}", pytrace=False)
     pytest.skip(f"real API server not available: {message}")
@@ -260,7 +263,7 @@ def kubectl_path() -> str:
         return str(build.build("kubectl"))
     except build.BuildError as exc:
         message = f"no kubectl on PATH and none could be built: {exc}"
-        NOT_RUN["kubectl"] = message
+        UNAVAILABLE["kubectl"] = message
         if in_ci():
             pytest.fail(f"CI=true and {message}", pytrace=False)
         pytest.skip(message)

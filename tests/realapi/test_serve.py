@@ -146,3 +146,29 @@ def test_a_cached_binary_is_used_without_go(tmp_path: Path, monkeypatch: pytest.
     cached.parent.mkdir(parents=True)
     cached.write_text("#!/bin/sh\n")
     assert build.build("server") == cached
+
+
+def test_without_go_the_real_server_tests_skip_with_one_reason_and_fail_under_ci(tmp_path: Path) -> None:
+    # a pytest run of its own on a machine "without Go": no cached binary (an empty cache), KYREC_GO naming none
+    import os
+    import sys
+
+    root = HERE.parents[1]
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "KYREC_GO": str(tmp_path / "no-go")}
+    env.pop("CI", None)
+    target = "tests/realapi/test_live_both.py"
+    args = [sys.executable, "-m", "pytest", target, "-q", "-rs", "-k", "not double"]
+    outside = subprocess.run(args, capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert outside.returncode == 0, outside.stdout[-2000:]
+    reason = f"no Go toolchain: KYREC_GO={tmp_path / 'no-go'} is not an executable"
+    skipped = [line for line in outside.stdout.splitlines() if line.startswith("SKIPPED")]
+    # every real-server test skips for the one reason (one build attempt), said once more at the end
+    assert len(skipped) > 10 and all(line.endswith(f"real API server not available: {reason} (the real API "
+                                                   "server is built from k8s.io/kubernetes "
+                                                   f"{build.kubernetes_version()})") for line in skipped)
+    start = outside.stdout.index("not run: real API server tests")
+    summary = outside.stdout[start:outside.stdout.index("short test summary info", start)]
+    assert summary.count(reason) == 1 and " passed" not in outside.stdout
+    in_ci = subprocess.run(args, capture_output=True, text=True, env={**env, "CI": "true"}, cwd=root, timeout=300)
+    assert in_ci.returncode == 1, in_ci.stdout[-2000:]
+    assert f"CI=true and the real API server is not available: {reason}" in in_ci.stdout
