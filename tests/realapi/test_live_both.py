@@ -324,3 +324,24 @@ def test_written_reports_survive_the_schema_and_are_current(backend: Backend, tm
     assert diff.exit_code == 0, diff.stdout
     again = kyrec(backend, tmp_path, "apply", *pol.args(), "--write-reports", "--yes", "-o", "json")
     assert again.exit_code == 0 and json.loads(again.stdout)["summary"]["done"] == 0
+
+
+def test_apply_reports_deletes_orphans_and_duplicates_and_keeps_the_current_one(backend: Backend,
+                                                                                tmp_path: Path) -> None:
+    pol = Vpol(backend, tmp_path)
+    good = backend.get("v1", "configmaps", pol.ns, "good")["metadata"]["uid"]
+    gone = "00000000-dead-4000-8000-000000000000"
+
+    def report(name: str, uid: str, subject: str) -> dict[str, Any]:
+        return {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
+                "metadata": {"name": name, "namespace": pol.ns, "labels": {"app.kubernetes.io/managed-by": "kyverno"}},
+                "scope": {"apiVersion": "v1", "kind": "ConfigMap", "namespace": pol.ns, "name": subject, "uid": uid},
+                "results": [], "summary": {"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0}}
+
+    backend.seed(report(gone, gone, "gone"), report(good, good, "good"), report("misnamed-copy", good, "good"))
+    result = kyrec(backend, tmp_path, "apply", *pol.args(), "--reports", "--yes", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    deleted = {o["object"]["name"]: (o["status"], o["httpStatus"]) for o in json.loads(result.stdout)["outcomes"]
+               if o["action"] == "delete"}
+    assert deleted == {gone: ("done", 200), "misnamed-copy": ("done", 200)}
+    assert [r["metadata"]["name"] for r in reports(backend, pol.ns)] == [good]

@@ -376,3 +376,24 @@ def test_kubectl_kyrec_apply_then_kubectl_get(realapi: RealServer, kubectl_path:
     assert obj["data"] == {"a": "1"} and [m["manager"] for m in obj["metadata"]["managedFields"]] == \
         ["kyverno-generate"]
     assert run("kyrec", "diff", "--downstreams", "-p", policy).returncode == 0
+
+
+def test_a_generated_custom_resource_with_an_undeclared_field_fails_with_the_servers_500(
+        realapi: RealServer, tmp_path: Path) -> None:
+    # server-side apply cannot build a typed patch for a field the CRD's schema does not declare; kyrec says
+    # what the server said, per object, and creates nothing (a create would have dropped the field silently)
+    policy, [a, b] = gpol(realapi, tmp_path, "undeclared")
+    text = Path(policy).read_text().replace(
+        '"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"),',
+        '"apiVersion": dyn("wgpolicyk8s.io/v1alpha2"), "kind": dyn("PolicyReport"), "bogus": dyn("x"),')
+    Path(policy).write_text(text.replace('"data": dyn({"a": "1"})', '"results": dyn([])'))
+    result = kyrec(realapi, tmp_path, "apply", "-p", policy, "--yes", "-o", "json")
+    assert result.exit_code == 4, result.stdout
+    outcomes = json.loads(result.stdout)["outcomes"]
+    assert {(o["object"]["namespace"], o["status"], o["httpStatus"]) for o in outcomes} == {
+        (a, "failed", 500), (b, "failed", 500)}
+    for o in outcomes:
+        ns = o["object"]["namespace"]
+        assert o["message"] == (f"create PolicyReport: 500 failed to create typed patch object ({ns}/base; "
+                                "wgpolicyk8s.io/v1alpha2, Kind=PolicyReport): .bogus: field not declared in schema")
+        assert realapi.kube.get(plural_path("wgpolicyk8s.io/v1alpha2", "policyreports", ns, "base")) is None
