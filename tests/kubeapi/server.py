@@ -15,6 +15,8 @@ Where it deviates from a real API server (on purpose, to stay small):
 - No watch, no subresources (status, scale), no DeleteCollection, no strategic-merge/JSON/merge patches
   (415), no protobuf, no table output, no admission, no validation beyond names, apiVersion/kind and the
   apply-patch rules below; no defaulting except the keys of keyed lists (a port's protocol becomes TCP).
+  No schemas: a field no schema declares is kept (kube-apiserver drops it from a create or update with a
+  warning, and refuses a server-side apply carrying it with a 500; tests/realapi shows both).
 - Continue tokens are checked for staleness (`compact()` makes every issued token stale, like etcd
   compaction), but later pages read the current objects, not a snapshot at the token's revision.
 - Field ownership follows structured-merge-diff for maps, keyed lists and set lists; every other list is
