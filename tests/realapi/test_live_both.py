@@ -86,6 +86,17 @@ def test_diff_finds_missing_and_writes_nothing(backend: Backend, tmp_path: Path)
     assert base(backend, pol.a) is None and base(backend, pol.b) is None
 
 
+def test_kind_takes_the_short_names_discovery_lists(backend: Backend, tmp_path: Path) -> None:
+    # kubectl's names for a kind come from discovery (shortNames, singularResource): `ns` as kubectl takes it
+    pol = Gpol(backend, tmp_path)
+    for name in ("ns", "namespace", "Namespace", "namespaces"):
+        result = kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path), "--kind", name, "-o", "json")
+        assert result.exit_code == 1, (name, result.stderr)
+        assert changes(result) == {(pol.a, "base"): "missing", (pol.b, "base"): "missing"}
+    unknown = kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path), "--kind", "nss")
+    assert unknown.exit_code == 2 and "--kind nss: no such resource type" in unknown.stderr
+
+
 def test_live_and_captured_state_give_the_same_changes(backend: Backend, tmp_path: Path) -> None:
     pol = Gpol(backend, tmp_path)
     assert kyrec(backend, tmp_path, "apply", "-p", str(pol.path), "--yes").exit_code == 0

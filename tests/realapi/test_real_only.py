@@ -339,6 +339,8 @@ def test_discovery_finds_every_installed_kyverno_kind(realapi: RealServer, tmp_p
             info = found.find(f"{spec['group']}/{version['name']}", spec["names"]["kind"])
             assert info is not None, (path.name, version["name"])
             assert info.resource == spec["names"]["plural"]
+            assert info.singular == spec["names"]["singular"]
+            assert info.short_names == tuple(spec["names"].get("shortNames") or ())
             assert info.namespaced == (spec["scope"] == "Namespaced")
             assert ("status" in info.subresources) == ("status" in (version.get("subresources") or {}))
         # the version kyrec reads a kind at when a policy names only its group (preferred, else served)
