@@ -71,7 +71,8 @@ SHORT_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("policies.kyverno.io", "namespacedgeneratingpolicies"): ("ngpol",),
     ("policies.kyverno.io", "namespacedvalidatingpolicies"): ("nvpol",),
     ("policies.kyverno.io", "validatingpolicies"): ("vpol",),
-    ("reports.kyverno.io", "clusterephemeralreports"): ("cephr",), ("reports.kyverno.io", "ephemeralreports"): ("ephr",),
+    ("reports.kyverno.io", "clusterephemeralreports"): ("cephr",),
+    ("reports.kyverno.io", "ephemeralreports"): ("ephr",),
     ("wgpolicyk8s.io", "clusterpolicyreports"): ("cpolr",), ("wgpolicyk8s.io", "policyreports"): ("polr",),
 }
 
