@@ -138,35 +138,59 @@ class RealServer:
         self.workdir = workdir
         self.kubeconfig = workdir / "kubeconfig"
         self.log = workdir / "server.log"
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.pid = 0
         self._names = itertools.count(1)
         self.start_seconds = 0.0
 
     def start(self, crds: Path, timeout: float = START_TIMEOUT) -> None:
+        """Start detached: the server is not a child of the test process (a shell starts it in the
+        background, prints its pid and exits). Tests that check they leave no child processes behind (the
+        --jobs workers) would otherwise see this session-long server; `--watch-pid` makes it stop by itself
+        when the test run is gone, however it ended."""
         started = time.monotonic()
+        command = [str(self.binary), "serve", "--kubeconfig", str(self.kubeconfig), "--crds", str(crds),
+                   "--log", str(self.log), "--watch-pid", str(os.getpid())]
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(self.binary), "serve", "--kubeconfig", str(self.kubeconfig), "--crds", str(crds),
-                 "--log", str(self.log)],
-                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
-        assert self.proc.stdout is not None
+            shell = subprocess.Popen(["/bin/sh", "-c", '"$@" </dev/null & echo $!', "sh", *command],
+                                     stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        assert shell.stdout is not None
+        stdout = shell.stdout
+        try:
+            self.pid = int(stdout.readline())
+        finally:
+            shell.wait(timeout=30)
         deadline = started + timeout
-        line = b""
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.proc.stdout], [], [], 1.0)
+            ready, _, _ = select.select([stdout], [], [], 1.0)
             if ready:
-                line = self.proc.stdout.readline()
+                line = stdout.readline()
                 if line.strip() == b"ready":
                     self.start_seconds = time.monotonic() - started
                     self.kube = Kube(self.kubeconfig)
+                    self._stdout = stdout          # kept open: the server's stdout is this pipe
                     return
-                if not line:                       # EOF: the process ended before it was ready
+                if not line:                       # EOF: the server ended before it was ready
                     break
-            elif self.proc.poll() is not None:
+            elif not self.running():
                 break
         self.stop()
-        raise StartError(f"the real API server did not get ready within {timeout:.0f}s "
-                         f"(exit {self.proc.returncode}); its log ends:\n{self.log_tail()}")
+        stdout.close()
+        raise StartError(f"the real API server did not get ready within {timeout:.0f}s; its log ends:\n"
+                         f"{self.log_tail()}")
+
+    def running(self) -> bool:
+        """Whether the server process exists and is not a zombie (a container's init may never reap it)."""
+        if not self.pid:
+            return False
+        try:
+            state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                return False
+            return True
+        return state != "Z"
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -174,15 +198,16 @@ class RealServer:
         except OSError:
             return "(no log)"
 
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+    def stop(self, timeout: float = 40) -> None:
+        """SIGTERM to the server's own pid, a bounded wait, then SIGKILL."""
+        if not self.running():
             return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=40)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        os.kill(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while self.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self.running():
+            os.kill(self.pid, signal.SIGKILL)
 
     # ---- helpers for tests ---------------------------------------------------------------------------------
 

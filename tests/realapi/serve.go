@@ -43,6 +43,7 @@ func serveMain(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "write the kubeconfig (contexts admin and restricted) here")
 	logPath := fs.String("log", "", "server and etcd logs go here (default: stderr)")
+	watchPID := fs.Int("watch-pid", 0, "stop when the process with this id is gone (the test run that started us)")
 	var crdDirs stringList
 	fs.Var(&crdDirs, "crds", "install every CRD of this folder before the seeds (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +58,9 @@ func serveMain(args []string) error {
 	// start-up is not lost (the caller may give up waiting for "ready").
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if *watchPID > 0 {
+		ctx = stopWhenGone(ctx, *watchPID)
+	}
 
 	logOut := io.Writer(os.Stderr)
 	if *logPath != "" {
@@ -117,6 +121,27 @@ func serveMain(args []string) error {
 		return fmt.Errorf("kube-apiserver stopped: %w", err)
 	}
 	return nil
+}
+
+// stopWhenGone cancels the context once process pid no longer exists: the pytest fixture starts this
+// server detached (not as its child), and a test run killed outright must not leave it serving for ever.
+func stopWhenGone(parent context.Context, pid int) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		defer cancel()
+		for {
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				klog.Infof("process %d is gone: stopping", pid)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return ctx
 }
 
 type server struct {

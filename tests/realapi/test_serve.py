@@ -172,3 +172,37 @@ def test_without_go_the_real_server_tests_skip_with_one_reason_and_fail_under_ci
     in_ci = subprocess.run(args, capture_output=True, text=True, env={**env, "CI": "true"}, cwd=root, timeout=300)
     assert in_ci.returncode == 1, in_ci.stdout[-2000:]
     assert f"CI=true and the real API server is not available: {reason}" in in_ci.stdout
+
+
+def test_the_server_stops_when_the_watched_process_is_gone(realapi: RealServer, tmp_path: Path) -> None:
+    # what keeps a killed test run from leaving its detached server behind: --watch-pid
+    from tests.realapi.fixture import CRDS
+
+    watched = subprocess.Popen(["sleep", "600"])
+    server = RealServer(realapi.binary, tmp_path)
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        server.start(CRDS)
+        assert server.running() and server.pid != watched.pid
+        assert Kube(server.kubeconfig).get("/api/v1/namespaces/default")["metadata"]["name"] == "default"
+        # the fixture's server watches the test run; this one is told to watch `sleep` instead
+        server.stop()
+        assert not server.running()
+        server = RealServer(realapi.binary, tmp_path / "second")
+        (tmp_path / "second").mkdir()
+        command = [str(realapi.binary), "serve", "--kubeconfig", str(server.kubeconfig), "--crds", str(CRDS),
+                   "--log", str(server.log), "--watch-pid", str(watched.pid)]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 240)
+        assert ready and proc.stdout.readline() == b"ready\n"
+        watched.kill()
+        watched.wait(timeout=10)
+        assert proc.wait(timeout=60) == 0
+        assert "is gone: stopping" in server.log.read_text()
+    finally:
+        watched.kill()
+        server.stop()
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
