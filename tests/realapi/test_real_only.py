@@ -399,3 +399,27 @@ def test_a_generated_custom_resource_with_an_undeclared_field_fails_with_the_ser
         assert o["message"] == (f"create PolicyReport: 500 failed to create typed patch object ({ns}/base; "
                                 "wgpolicyk8s.io/v1alpha2, Kind=PolicyReport): .bogus: field not declared in schema")
         assert realapi.kube.get(plural_path("wgpolicyk8s.io/v1alpha2", "policyreports", ns, "base")) is None
+
+
+def test_impersonation_reaches_the_real_authorizer(realapi: RealServer, tmp_path: Path) -> None:
+    policy, _ = gpol(realapi, tmp_path, "imp")
+    # admin (system:masters) may impersonate: as the restricted user, with no rights, the reads are refused
+    impersonated = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "--as", "restricted")
+    assert impersonated.exit_code == 5
+    assert 'User "restricted" cannot list resource "namespaces"' in impersonated.stderr
+    # with a group that may read everything, the same user reads
+    as_group = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "--as", "restricted",
+                     "--as-group", "system:masters")
+    assert as_group.exit_code == 1, as_group.stderr
+    # the restricted user itself may not impersonate: one line, the server's words (1.36 words it as the
+    # legacy check does, `users "admin" is forbidden: ... cannot impersonate resource "users" ...`, or, with
+    # constrained impersonation, `forbidden: ... cannot impersonate-on:user-info:get path "/api"`)
+    refused = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "--as", "admin", context="restricted")
+    assert refused.exit_code == 5
+    [line] = refused.stderr.splitlines()
+    assert line.startswith('error: cannot impersonate with --as/--as-group as user "restricted" (context '
+                           '"restricted"): 403 ')
+    assert 'forbidden: User "restricted" cannot impersonate' in line
+    # groups without a user never leave kyrec (the server would answer 400)
+    alone = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "--as-group", "system:masters")
+    assert alone.exit_code == 2 and "--as-group needs --as" in alone.stderr
