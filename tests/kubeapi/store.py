@@ -278,6 +278,8 @@ class Store:
             (obj.get("metadata") or {}).pop("managedFields", None)
             obj = self._finish(rtype, version, namespace, name, obj, old, old.managers)
             managers = self._updated(rtype, old.obj, obj, old.managers, manager, rtype.api_version(version))
+            # a manager left owning nothing is dropped from managedFields, as kube-apiserver does
+            managers = [m for m in managers if m.fields]
             obj["metadata"]["managedFields"] = [m.to_json() for m in _sorted_managers(managers)]
             self._store(rtype, namespace, name, obj, managers, dry_run)
             return self._served(rtype, version, obj, in_list=False)

@@ -356,3 +356,56 @@ def test_apply_reports_deletes_orphans_and_duplicates_and_keeps_the_current_one(
                if o["action"] == "delete"}
     assert deleted == {gone: ("done", 200), "misnamed-copy": ("done", 200)}
     assert [r["metadata"]["name"] for r in reports(backend, pol.ns)] == [good]
+
+
+CLASSIC_NETPOL = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: {name}
+  creationTimestamp: "2026-01-01T00:00:00Z"
+spec:
+  rules:
+  - name: deny-all
+    match:
+      any:
+      - resources:
+          kinds: [Namespace]
+          names: ["{prefix}-*"]
+    generate:
+      apiVersion: networking.k8s.io/v1
+      kind: NetworkPolicy
+      name: deny-all
+      namespace: "{{{{request.object.metadata.name}}}}"
+      synchronize: true
+      data:
+        spec:
+          podSelector: {{}}
+          policyTypes: [Ingress]
+"""
+
+
+def test_a_classic_rule_is_corrected_by_an_update(backend: Backend, tmp_path: Path) -> None:
+    # a classic generate rule without useServerSideApply: created, then corrected by a PUT of the whole
+    # object, as Kyverno writes it
+    prefix, name = backend.unique("classic"), backend.unique("netpol")
+    a = backend.namespace(f"{prefix}-a")
+    policy = tmp_path / "netpol.yaml"
+    policy.write_text(CLASSIC_NETPOL.format(name=name, prefix=prefix))
+    created = kyrec(backend, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
+    assert created.exit_code == 0, created.stdout
+    obj = backend.get("networking.k8s.io/v1", "networkpolicies", a, "deny-all")
+    assert obj["spec"]["policyTypes"] == ["Ingress"]
+    assert obj["metadata"]["labels"]["generate.kyverno.io/policy-name"] == name
+    backend.edit("networking.k8s.io/v1", "networkpolicies", a, "deny-all",
+                 lambda o: o["spec"].update(policyTypes=["Egress"]))
+    result = kyrec(backend, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
+    assert result.exit_code == 0, result.stdout
+    [outcome] = [o for o in json.loads(result.stdout)["outcomes"] if o["object"]["namespace"] == a]
+    assert (outcome["action"], outcome["status"], outcome["httpStatus"]) == ("update", "done", 200)
+    after = backend.get("networking.k8s.io/v1", "networkpolicies", a, "deny-all")
+    assert after["spec"]["policyTypes"] == ["Ingress"] and after["metadata"]["uid"] == obj["metadata"]["uid"]
+    # the editor's Update lost its only field to kyrec's: the entry is gone, kyrec's Update owns the field
+    assert [(m["manager"], m["operation"], m["fieldsV1"].get("f:spec")) for m in after["metadata"]["managedFields"]
+            if m["operation"] == "Update"] == [("kyverno-generate", "Update", {"f:policyTypes": {}})]
+    assert {m["manager"] for m in after["metadata"]["managedFields"]} == {"kyverno-generate"}
+    assert kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(policy)).exit_code == 0
