@@ -423,3 +423,19 @@ def test_impersonation_reaches_the_real_authorizer(realapi: RealServer, tmp_path
     # groups without a user never leave kyrec (the server would answer 400)
     alone = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "--as-group", "system:masters")
     assert alone.exit_code == 2 and "--as-group needs --as" in alone.stderr
+
+
+def test_an_apply_that_creates_needs_create_beside_patch(realapi: RealServer, bind: Any, tmp_path: Path) -> None:
+    # docs/rbac.yaml grants create for this reason; the double authorizes such an apply as patch only
+    policy, [a, _] = gpol(realapi, tmp_path, "patchonly")
+    role = realapi.unique("read-and-patch")
+    realapi.seed({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role},
+                  "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list"]},
+                            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["patch"]}]})
+    bind(role)
+    result = kyrec(realapi, tmp_path, "apply", "-p", policy, "--yes", "-o", "json", context="restricted")
+    assert result.exit_code == 4
+    outcomes = json.loads(result.stdout)["outcomes"]
+    assert {o["httpStatus"] for o in outcomes} == {403}
+    assert all('User "restricted" cannot create resource "configmaps"' in o["message"] for o in outcomes), outcomes
+    assert cm(realapi, a) is None
