@@ -317,10 +317,19 @@ class Store:
                                                                          old.obj["metadata"]["resourceVersion"]):
                 raise st.conflict(rtype.group, rtype.resource, name, "the object has been modified; please apply "
                                   "your changes to the latest version and try again")
-            if old is not None and meta.get("uid") not in (None, "", old.obj["metadata"]["uid"]):
+            # a uid in the body, as kube-apiserver 1.36 answers it: a 409 when there is no object (so an apply
+            # naming the uid it read cannot re-create a deleted object), a 422 (immutable) when the object
+            # there has another uid
+            if old is None and meta.get("uid"):
                 raise st.conflict(rtype.group, rtype.resource, name,
-                                  f"Precondition failed: UID in precondition: {meta.get('uid')}, UID in object "
-                                  f"meta: {old.obj['metadata']['uid']}")
+                                  f"uid mismatch: the provided object specified uid {meta['uid']}, and no existing "
+                                  "object was found")
+            if old is not None and meta.get("uid") not in (None, "", old.obj["metadata"]["uid"]):
+                message = f'Invalid value: "{meta["uid"]}": field is immutable'
+                cause = {"reason": "FieldValueInvalid", "message": message, "field": "metadata.uid"}
+                raise st.status(422, f'{rtype.kind} "{name}" is invalid: metadata.uid: {message}', "Invalid",
+                                {"name": name, **({"group": rtype.group} if rtype.group else {}), "kind": rtype.kind,
+                                 "causes": [cause, cause]})      # 1.36 lists the cause twice
             api_version = rtype.api_version(version)
             applied = fp.applied_set(cfg, rtype.kind, rtype.status_subresource)
             managers = list(old.managers) if old else []

@@ -409,3 +409,23 @@ def test_a_classic_rule_is_corrected_by_an_update(backend: Backend, tmp_path: Pa
             if m["operation"] == "Update"] == [("kyverno-generate", "Update", {"f:policyTypes": {}})]
     assert {m["manager"] for m in after["metadata"]["managedFields"]} == {"kyverno-generate"}
     assert kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(policy)).exit_code == 0
+
+
+def test_a_uid_in_an_apply_body_is_a_precondition_even_for_a_deleted_object(backend: Backend) -> None:
+    # what a re-apply could carry besides the resourceVersion to be conditional on the object it read even
+    # when that object was deleted meanwhile (see the re-create test above)
+    ns = backend.namespace("uid")
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "u", "namespace": ns}, "data": {"a": "1"}}
+    made = backend.apply_as("m", cm, "configmaps")
+    assert made.status == 201, made
+    uid = made.json()["metadata"]["uid"]
+    other = backend.apply_as("m", {**cm, "metadata": {**cm["metadata"], "uid": "other"}}, "configmaps")
+    assert other.status == 422
+    assert other.json()["message"] == ('ConfigMap "u" is invalid: metadata.uid: Invalid value: "other": field is '
+                                       "immutable")
+    backend.delete("v1", "configmaps", ns, "u")
+    gone = backend.apply_as("m", {**cm, "metadata": {**cm["metadata"], "uid": uid}}, "configmaps")
+    assert gone.status == 409
+    assert gone.json()["message"] == (f'Operation cannot be fulfilled on configmaps "u": uid mismatch: the provided '
+                                      f"object specified uid {uid}, and no existing object was found")
+    assert backend.get("v1", "configmaps", ns, "u") is None
