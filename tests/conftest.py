@@ -13,8 +13,10 @@ pytest_plugins = ["tests.realapi.fixture", "tests.realapi.backends"]
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     # imported here, not above: the plugin module must be first imported by pytest (assertion rewriting)
-    from tests.realapi.fixture import UNAVAILABLE
+    from tests.realapi.fixture import TIMINGS, UNAVAILABLE
 
+    if TIMINGS:
+        terminalreporter.write_line("real API server: " + ", ".join(f"{k} {v:.1f}s" for k, v in TIMINGS.items()))
     if UNAVAILABLE:
         terminalreporter.section("not run: real API server tests", sep="-", yellow=True)
         for what, why in sorted(UNAVAILABLE.items()):

@@ -9,7 +9,7 @@ Fixtures (registered for every test by tests/conftest.py):
 
 A bare API server runs no controllers: a deleted namespace stays Terminating and nothing is
 garbage-collected. Tests therefore never share names: `realapi.unique(prefix)` gives a fresh name per call, and
-cluster-scoped objects a test creates are deleted directly (`realapi.delete`).
+cluster-scoped objects that would change other tests' outcomes are deleted directly (`realapi.kube.delete`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ APPLY_PATCH = "application/apply-patch+yaml"
 
 # what could not be had this session and why: listed at the end of the run by tests/conftest.py
 UNAVAILABLE: dict[str, str] = {}
+# how long the build lookup and the start took this session (printed at the end of the run, for CI logs)
+TIMINGS: dict[str, float] = {}
 
 
 class StartError(RuntimeError):
@@ -260,14 +262,17 @@ def realapi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealServer]:
     if not CRDS.is_dir():
         _SESSION["error"] = f"{CRDS} (Kyverno's CRDs, ../shared) is missing"
         _skip_or_fail(_SESSION["error"])
+    began = time.monotonic()
     try:
         binary = build.build("server")
+        TIMINGS["build (0 when cached)"] = time.monotonic() - began
     except build.BuildError as exc:
         _SESSION["error"] = str(exc)
         _skip_or_fail(str(exc))
     server = RealServer(binary, tmp_path_factory.mktemp("realapi"))
     try:
         server.start(CRDS)
+        TIMINGS["start to ready"] = server.start_seconds
     except StartError as exc:
         _SESSION["error"] = str(exc)
         _skip_or_fail(str(exc))

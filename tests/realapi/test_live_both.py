@@ -415,7 +415,8 @@ def test_a_uid_in_an_apply_body_is_a_precondition_even_for_a_deleted_object(back
     # what a re-apply could carry besides the resourceVersion to be conditional on the object it read even
     # when that object was deleted meanwhile (see the re-create test above)
     ns = backend.namespace("uid")
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "u", "namespace": ns}, "data": {"a": "1"}}
+    cm: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "u", "namespace": ns},
+                          "data": {"a": "1"}}
     made = backend.apply_as("m", cm, "configmaps")
     assert made.status == 201, made
     uid = made.json()["metadata"]["uid"]
