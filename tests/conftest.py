@@ -1,4 +1,5 @@
-"""Session-wide test settings: say at the end which groups over ../shared did not run (tests/shared_inputs.py)."""
+"""Session-wide test settings: say at the end which groups over ../shared did not run (tests/shared_inputs.py)
+and whether the real API server tests did not (tests/realapi/fixture.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,20 @@ import pytest
 
 from tests.shared_inputs import NOT_RUN
 
+# the real kube-apiserver (session-scoped, built on demand) and the two-back-end `backend` fixture
+pytest_plugins = ["tests.realapi.fixture", "tests.realapi.backends"]
+
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    # imported here, not above: the plugin module must be first imported by pytest (assertion rewriting)
+    from tests.realapi.fixture import TIMINGS, UNAVAILABLE
+
+    if TIMINGS:
+        terminalreporter.write_line("real API server: " + ", ".join(f"{k} {v:.1f}s" for k, v in TIMINGS.items()))
+    if UNAVAILABLE:
+        terminalreporter.section("not run: real API server tests", sep="-", yellow=True)
+        for what, why in sorted(UNAVAILABLE.items()):
+            terminalreporter.write_line(f"{what}: {why} (CI=true makes this a failure)")
     if not NOT_RUN:
         return
     terminalreporter.section("not run: ../shared inputs missing", sep="-", yellow=True)

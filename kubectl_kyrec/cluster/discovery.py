@@ -25,7 +25,7 @@ ACCEPT_AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDis
                      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
                      "application/json")
 CACHE_TTL_SECONDS = 6 * 3600
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3            # 3: singular and short names (a cache of format 2 is read again)
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,9 @@ def _aggregated(client: KubeClient) -> tuple[list[ResourceInfo], dict[str, str],
                     kind = str((res.get("responseKind") or {}).get("kind") or "")
                     subs = tuple(str(s.get("subresource")) for s in res.get("subresources") or [])
                     resources.append(ResourceInfo(group, version, kind, str(res.get("resource")),
-                                                  res.get("scope") == "Namespaced", subs))
+                                                  res.get("scope") == "Namespaced", subs,
+                                                  str(res.get("singularResource") or ""),
+                                                  _short_names(res)))
                     if "list" not in (res.get("verbs") or []):
                         unlistable.add((group, str(res.get("resource"))))
     return resources, preferred, unlistable
@@ -158,7 +160,13 @@ def _resource_list(client: KubeClient, group: str, version: str, path: str,
         if "list" not in (res.get("verbs") or []):
             unlistable.add((group, name))
         yield ResourceInfo(group, version, str(res.get("kind")), name, bool(res.get("namespaced")),
-                           tuple(subs.get(name, ())))
+                           tuple(subs.get(name, ())), str(res.get("singularName") or ""), _short_names(res))
+
+
+def _short_names(res: Mapping[str, Any]) -> tuple[str, ...]:
+    """A resource's shortNames from discovery (`ns`, `cpol`): kubectl accepts them, and so does --kind."""
+    short = res.get("shortNames")
+    return tuple(str(n).lower() for n in short) if isinstance(short, list) else ()
 
 
 # ---- the cache ------------------------------------------------------------------------------------------------
@@ -179,7 +187,8 @@ def _read_cache(path: Path, ttl: float, now: float) -> Discovered | None:
     if now - float(data.get("fetchedAt") or 0) > ttl:
         return None
     try:
-        resources = tuple(ResourceInfo(g, v, k, r, bool(n), tuple(s)) for g, v, k, r, n, s in data["resources"])
+        resources = tuple(ResourceInfo(g, v, k, r, bool(n), tuple(s), str(one), tuple(short))
+                          for g, v, k, r, n, s, one, short in data["resources"])
         unlistable = frozenset((str(g), str(r)) for g, r in data["unlistable"])
         return Discovered(resources, dict(data["preferred"]), 0, True, unlistable)
     except (KeyError, TypeError, ValueError):
@@ -189,8 +198,8 @@ def _read_cache(path: Path, ttl: float, now: float) -> Discovered | None:
 def _write_cache(path: Path, found: Discovered, now: float) -> None:
     data: dict[str, Any] = {
         "format": _CACHE_FORMAT, "fetchedAt": now, "preferred": dict(found.preferred),
-        "resources": [[r.group, r.version, r.kind, r.resource, r.namespaced, list(r.subresources)]
-                      for r in found.resources],
+        "resources": [[r.group, r.version, r.kind, r.resource, r.namespaced, list(r.subresources), r.singular,
+                       list(r.short_names)] for r in found.resources],
         "unlistable": sorted([g, r] for g, r in found.unlistable),
     }
     try:

@@ -87,7 +87,8 @@ def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
     causes = (_status_body(response).get("details") or {}).get("causes") or []
     out = []
     for cause in causes:
-        if not isinstance(cause, Mapping) or cause.get("type") != "FieldManagerConflict":
+        # metav1.StatusCause serialises its Type as "reason" (a real server never sends "type")
+        if not isinstance(cause, Mapping) or cause.get("reason") != "FieldManagerConflict":
             continue
         m = _MANAGER.search(str(cause.get("message") or ""))
         out.append((m.group(1) if m else str(cause.get("message") or ""), str(cause.get("field") or "")))

@@ -206,7 +206,7 @@ def test_prune_reports_a_409_when_the_object_changed_after_the_read(cluster: Api
     [outcome] = [o for o in execute(client, result.plan, resolve_kind=found.find) if o.change is delete]
     assert outcome.status == "failed" and outcome.http_status == 409
     assert outcome.message.startswith("changed since it was read, not deleted (not retried): Operation cannot be "
-                                      'fulfilled on configmaps "base": StorageError: invalid object')
+                                      'fulfilled on ConfigMap "base": the ResourceVersion in the precondition')
     assert len(cluster.requests("DELETE")) == 1
     assert owned(cluster, "team-b")["data"]["late"] == "edit"
 

@@ -57,6 +57,26 @@ openreports.io v1alpha1 ClusterReport clusterreports C - crd
 """
 
 
+# (group, plural) -> shortNames, as kube-apiserver 1.36 and Kyverno's CRDs list them in discovery (read from
+# the real server of tests/realapi; kubectl and kyrec accept them as resource names)
+SHORT_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "configmaps"): ("cm",), ("", "limitranges"): ("limits",), ("", "namespaces"): ("ns",),
+    ("", "nodes"): ("no",), ("", "persistentvolumeclaims"): ("pvc",), ("", "pods"): ("po",),
+    ("", "resourcequotas"): ("quota",), ("", "serviceaccounts"): ("sa",), ("", "services"): ("svc",),
+    ("apiextensions.k8s.io", "customresourcedefinitions"): ("crd", "crds"), ("apps", "daemonsets"): ("ds",),
+    ("apps", "deployments"): ("deploy",), ("apps", "replicasets"): ("rs",), ("apps", "statefulsets"): ("sts",),
+    ("batch", "cronjobs"): ("cj",), ("kyverno.io", "clusterpolicies"): ("cpol",), ("kyverno.io", "policies"): ("pol",),
+    ("kyverno.io", "policyexceptions"): ("polex",), ("networking.k8s.io", "ingresses"): ("ing",),
+    ("networking.k8s.io", "networkpolicies"): ("netpol",), ("policies.kyverno.io", "generatingpolicies"): ("gpol",),
+    ("policies.kyverno.io", "namespacedgeneratingpolicies"): ("ngpol",),
+    ("policies.kyverno.io", "namespacedvalidatingpolicies"): ("nvpol",),
+    ("policies.kyverno.io", "validatingpolicies"): ("vpol",),
+    ("reports.kyverno.io", "clusterephemeralreports"): ("cephr",),
+    ("reports.kyverno.io", "ephemeralreports"): ("ephr",),
+    ("wgpolicyk8s.io", "clusterpolicyreports"): ("cpolr",), ("wgpolicyk8s.io", "policyreports"): ("polr",),
+}
+
+
 @dataclass(frozen=True)
 class ResourceType:
     group: str
@@ -80,6 +100,10 @@ class ResourceType:
     @property
     def singular(self) -> str:
         return self.kind.lower()
+
+    @property
+    def short_names(self) -> tuple[str, ...]:
+        return SHORT_NAMES.get((self.group, self.resource), ())
 
     def api_version(self, version: str) -> str:
         return f"{self.group}/{version}" if self.group else version
@@ -154,8 +178,11 @@ class Catalogue:
             return None
         resources: list[dict[str, Any]] = []
         for t in types:
-            resources.append({"name": t.resource, "singularName": t.singular, "namespaced": t.namespaced,
-                              "kind": t.kind, "verbs": list(t.verbs)})
+            entry = {"name": t.resource, "singularName": t.singular, "namespaced": t.namespaced, "kind": t.kind,
+                     "verbs": list(t.verbs)}
+            if t.short_names:
+                entry["shortNames"] = list(t.short_names)
+            resources.append(entry)
             if t.status_subresource:
                 resources.append({"name": f"{t.resource}/status", "singularName": "", "namespaced": t.namespaced,
                                   "kind": t.kind, "verbs": ["get", "patch", "update"]})
@@ -188,6 +215,8 @@ class Catalogue:
             "singularResource": t.singular,
             "verbs": list(t.verbs),
         }
+        if t.short_names:
+            out["shortNames"] = list(t.short_names)
         if t.status_subresource:
             out["subresources"] = [{"subresource": "status",
                                     "responseKind": {"group": t.group, "version": version, "kind": t.kind},

@@ -15,6 +15,8 @@ Where it deviates from a real API server (on purpose, to stay small):
 - No watch, no subresources (status, scale), no DeleteCollection, no strategic-merge/JSON/merge patches
   (415), no protobuf, no table output, no admission, no validation beyond names, apiVersion/kind and the
   apply-patch rules below; no defaulting except the keys of keyed lists (a port's protocol becomes TCP).
+  No schemas: a field no schema declares is kept (kube-apiserver drops it from a create or update with a
+  warning, and refuses a server-side apply carrying it with a 500; tests/realapi shows both).
 - Continue tokens are checked for staleness (`compact()` makes every issued token stale, like etcd
   compaction), but later pages read the current objects, not a snapshot at the token's revision.
 - Field ownership follows structured-merge-diff for maps, keyed lists and set lists; every other list is
@@ -29,7 +31,10 @@ Where it deviates from a real API server (on purpose, to stay small):
   `create`); docs/rbac.yaml grants both.
 - Only the RBAC authorizer; discovery and /version are open to any authenticated user. Impersonating needs
   `impersonate` on `users` / `groups` (resourceNames honoured); impersonated users gain
-  `system:authenticated`; groups without a user are a 500 (the message names only the groups).
+  `system:authenticated`; groups without a user are a 400, worded as kube-apiserver 1.36 words it. A refused
+  impersonation is worded as the legacy check words it (`users "bob" is forbidden: ... cannot impersonate
+  resource "users"`); 1.36 with constrained impersonation sometimes answers `forbidden: User "alice" cannot
+  impersonate-on:user-info:get path "/api"` instead.
 - DELETE answers a Status for every kind (some built-in kinds answer the deleted object).
 - uids are deterministic (`00000000-0000-4000-8000-<n>`), resourceVersions one global counter.
 
@@ -348,10 +353,10 @@ class _Handler(BaseHTTPRequestHandler):
         as_user = self.headers.get("Impersonate-User")
         as_groups = tuple(self.headers.get_all("Impersonate-Group") or ())
         if as_groups and not as_user:
-            # the impersonation filter answers InternalError (500) to groups without a user
-            raise st.status(500, f"Internal error occurred: requested groups {list(as_groups)} without "
-                                 f"impersonating a user", "InternalError",
-                            {"causes": [{"message": "requested groups without impersonating a user"}]})
+            # kube-apiserver 1.36's impersonation filter answers 400 BadRequest, the user info printed with Go's %#v
+            groups = ", ".join(f'"{g}"' for g in as_groups)
+            raise st.status(400, f'requested &user.DefaultInfo{{Name:"", UID:"", Groups:[]string{{{groups}}}, '
+                                 "Extra:map[string][]string(nil)} without impersonating a user name", "BadRequest")
         if as_user:
             self._authorize(user, "impersonate", "", "users", "", as_user or "")
             for g in as_groups:

@@ -108,8 +108,11 @@ def invalid(group: str, kind: str, name: str, field_path: str, message: str, kin
 
 
 def apply_conflict(conflicts: list[tuple[str, str]]) -> ApiError:
-    """managedfields' NewConflictError: `conflicts` is [(printed manager, field path)], in path order."""
-    causes = [{"type": "FieldManagerConflict", "message": f"conflict with {manager}", "field": path}
+    """managedfields' NewConflictError: `conflicts` is [(printed manager, field path)], in path order.
+
+    A cause's kind is under `reason` (metav1.StatusCause's Go field Type is serialised as "reason"), as in
+    every Status the API server sends; this double once wrote "type", and kyrec read that."""
+    causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {manager}", "field": path}
               for manager, path in conflicts]
     if len(conflicts) == 1:
         message = f"Apply failed with 1 conflict: conflict with {conflicts[0][0]}: {conflicts[0][1]}"

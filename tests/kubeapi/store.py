@@ -278,8 +278,9 @@ class Store:
             (obj.get("metadata") or {}).pop("managedFields", None)
             obj = self._finish(rtype, version, namespace, name, obj, old, old.managers)
             managers = self._updated(rtype, old.obj, obj, old.managers, manager, rtype.api_version(version))
-            # a manager whose every field the update removed is dropped, as the API server drops it
-            obj["metadata"]["managedFields"] = [m.to_json() for m in _sorted_managers(managers) if m.fields]
+            # a manager left owning nothing is dropped from managedFields, as kube-apiserver does
+            managers = [m for m in managers if m.fields]
+            obj["metadata"]["managedFields"] = [m.to_json() for m in _sorted_managers(managers)]
             self._store(rtype, namespace, name, obj, managers, dry_run)
             return self._served(rtype, version, obj, in_list=False)
 
@@ -316,10 +317,19 @@ class Store:
                                                                          old.obj["metadata"]["resourceVersion"]):
                 raise st.conflict(rtype.group, rtype.resource, name, "the object has been modified; please apply "
                                   "your changes to the latest version and try again")
-            if old is not None and meta.get("uid") not in (None, "", old.obj["metadata"]["uid"]):
+            # a uid in the body, as kube-apiserver 1.36 answers it: a 409 when there is no object (so an apply
+            # naming the uid it read cannot re-create a deleted object), a 422 (immutable) when the object
+            # there has another uid
+            if old is None and meta.get("uid"):
                 raise st.conflict(rtype.group, rtype.resource, name,
-                                  f"Precondition failed: UID in precondition: {meta.get('uid')}, UID in object "
-                                  f"meta: {old.obj['metadata']['uid']}")
+                                  f"uid mismatch: the provided object specified uid {meta['uid']}, and no existing "
+                                  "object was found")
+            if old is not None and meta.get("uid") not in (None, "", old.obj["metadata"]["uid"]):
+                message = f'Invalid value: "{meta["uid"]}": field is immutable'
+                cause = {"reason": "FieldValueInvalid", "message": message, "field": "metadata.uid"}
+                raise st.status(422, f'{rtype.kind} "{name}" is invalid: metadata.uid: {message}', "Invalid",
+                                {"name": name, **({"group": rtype.group} if rtype.group else {}), "kind": rtype.kind,
+                                 "causes": [cause, cause]})      # 1.36 lists the cause twice
             api_version = rtype.api_version(version)
             applied = fp.applied_set(cfg, rtype.kind, rtype.status_subresource)
             managers = list(old.managers) if old else []
@@ -362,21 +372,29 @@ class Store:
                 raise st.not_found(rtype.group, rtype.resource, name)
             meta = entry.obj["metadata"]
             pre = preconditions or {}
-            failure = None
-            if pre.get("uid") is not None and pre["uid"] != meta.get("uid"):
-                failure = (f"Precondition failed: UID in precondition: {pre['uid']}, "
-                           f"UID in object meta: {meta.get('uid')}")
-            elif pre.get("resourceVersion") is not None and pre["resourceVersion"] != meta.get("resourceVersion"):
-                failure = (f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+            uid_differs = pre.get("uid") is not None and pre["uid"] != meta.get("uid")
+            rv_differs = (pre.get("resourceVersion") is not None
+                          and pre["resourceVersion"] != meta.get("resourceVersion"))
+            if (uid_differs or rv_differs) and rtype.resource == "namespaces" and not rtype.group:
+                # the namespace registry checks preconditions itself, with the storage layer's wording
+                failure = (f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                           f"{meta.get('uid')}" if uid_differs else
+                           f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
                            f"ResourceVersion in object meta: {meta.get('resourceVersion')}")
-            if failure:
-                if rtype.resource == "namespaces" and not rtype.group:
-                    # the namespace registry checks preconditions itself, without the storage wrapper
-                    raise st.conflict("", "namespaces", name, failure)
-                storage_key = f"{rtype.etcd_prefix()}/{key}"
-                raise st.conflict(rtype.group, rtype.resource, name,
-                                  f"StorageError: invalid object, Code: 4, Key: {storage_key}, ResourceVersion: 0, "
-                                  f"AdditionalErrorMsg: {failure}")
+                raise st.conflict("", "namespaces", name, failure)
+            # every other kind: rest.BeforeDelete checks them (uid first) and names the Kind, not the resource
+            # (kube-apiserver 1.36: `Operation cannot be fulfilled on ConfigMap "x": the ResourceVersion in
+            # the precondition (1) does not match ...`; the storage layer's "StorageError: invalid object" is
+            # no longer reached)
+            if uid_differs:
+                raise st.conflict(rtype.group, rtype.kind, name,
+                                  f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                                  f"({meta.get('uid')}). The object might have been deleted and then recreated")
+            if rv_differs:
+                raise st.conflict(rtype.group, rtype.kind, name,
+                                  f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not "
+                                  f"match the ResourceVersion in record ({meta.get('resourceVersion')}). The "
+                                  "object might have been modified")
             if not dry_run:
                 del self._bucket(rtype)[key]
                 self._touch(rtype)
