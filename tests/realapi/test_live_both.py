@@ -94,7 +94,7 @@ def test_kind_takes_the_short_names_discovery_lists(backend: Backend, tmp_path: 
         assert result.exit_code == 1, (name, result.stderr)
         assert changes(result) == {(pol.a, "base"): "missing", (pol.b, "base"): "missing"}
     unknown = kyrec(backend, tmp_path, "diff", "--downstreams", "-p", str(pol.path), "--kind", "nss")
-    assert unknown.exit_code == 2 and "--kind nss: no such resource type" in unknown.stderr
+    assert unknown.exit_code == 3 and "--kind nss: no such resource type" in unknown.stderr
 
 
 def test_live_and_captured_state_give_the_same_changes(backend: Backend, tmp_path: Path) -> None:
