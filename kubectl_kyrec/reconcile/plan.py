@@ -152,15 +152,19 @@ def _conditional(change: DownstreamChange, ref: Ref, action: Action, how: str, v
       manager added go;
     - apply: without the resourceVersion a forced apply would take over an object that stopped being this
       policy's and trigger's after the read (its labels removed or changed: a `conflict` now), which kyrec
-      never writes."""
+      never writes.
+    The read's uid goes with it: a resourceVersion is checked only against an object that exists, and an
+    apply of an object deleted since the read would create it again (kube-apiserver answers a uid naming no
+    object with 409, tests/realapi): the write is of the object read, or nothing."""
     assert change.expected is not None
     klass, reason = change.klass, str(change.reason) if change.reason else None
     rv = str(((change.actual or {}).get("metadata") or {}).get("resourceVersion") or "")
     if not rv:
         return _skip("downstream", klass, reason, ref, f"not {verb}: the read gave no resourceVersion to make "
                                                        f"the write conditional on")
+    uid = str(((change.actual or {}).get("metadata") or {}).get("uid") or "")
     body = apply_body(change.expected)
-    body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv}
+    body["metadata"] = {**(body.get("metadata") or {}), "resourceVersion": rv, **({"uid": uid} if uid else {})}
     return PlannedChange(action, "downstream", klass, reason, ref, body=body,
                          message=f"{how}, if still at resourceVersion {rv}")
 
