@@ -161,6 +161,10 @@ class ApiServer:
         self._log_lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # a request held by an injected delay wakes when the server stops: its thread must not outlive the
+        # test (a thread left running makes later tests decide that forking is unsafe)
+        self.stopping = threading.Event()
+        self._delayed: set[threading.Thread] = set()
 
     # ---- lifecycle ---------------------------------------------------------------------------------------
 
@@ -183,10 +187,13 @@ class ApiServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+        for thread in list(self._delayed):
+            thread.join(timeout=5)
 
     def __enter__(self) -> ApiServer:
         return self.start()
@@ -304,7 +311,11 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         fault.hits += 1
         if fault.delay:
-            time.sleep(fault.delay)
+            api._delayed.add(threading.current_thread())
+            try:
+                api.stopping.wait(fault.delay)
+            finally:
+                api._delayed.discard(threading.current_thread())
         if fault.reset:
             entry.status = -1
             # RST instead of FIN: the client sees "connection reset by peer"
