@@ -31,6 +31,7 @@ class CompiledCel:
     validations: tuple[tuple[str, str, Program, Program | None], ...]   # (expression, message, ...)
     param_kind: Mapping[str, Any] | None
     param_ref: Mapping[str, Any] | None
+    condition_texts: tuple[str, ...] = ()           # celPreconditions as written, for their error text
 
 
 def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -> CompiledCel:
@@ -42,9 +43,10 @@ def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environment
                  for v in cel.get("variables") or [] if isinstance(v, Mapping)]
     compiler = PolicyCompiler(env, check_env, variables, policy.meta.source,
                               f"{policy.meta.kind} {policy.meta.name!r} rule {rule.name!r}")
-    conditions = tuple(compiler.compile(str(m.get("expression", "")), f"{base}.celPreconditions[{i}].expression",
-                                        ("bool",))
-                       for i, m in enumerate(rule.raw.get("celPreconditions") or []) if isinstance(m, Mapping))
+    preconditions = [str(m.get("expression", "")) for m in rule.raw.get("celPreconditions") or []
+                     if isinstance(m, Mapping)]
+    conditions = tuple(compiler.compile(text, f"{base}.celPreconditions[{i}].expression", ("bool",))
+                       for i, text in enumerate(preconditions))
     default_message = str(rule.validate.get("message") or "")
     validations = []
     for i, v in enumerate(cel.get("expressions") or []):
@@ -58,7 +60,7 @@ def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environment
         validations.append((expression, str(v.get("message") or "") or default_message, program, message_program))
     param_kind = cel.get("paramKind") if isinstance(cel.get("paramKind"), Mapping) else None
     param_ref = cel.get("paramRef") if isinstance(cel.get("paramRef"), Mapping) else None
-    return CompiledCel(env, conditions, tuple(validations), param_kind, param_ref)
+    return CompiledCel(env, conditions, tuple(validations), param_kind, param_ref, tuple(preconditions))
 
 
 def _params(compiled: CompiledCel, namespace: str, state: Sequence[Document]) -> tuple[list[Any] | None, str]:
@@ -103,6 +105,12 @@ def _activation(env: Environment, sctx: SubjectContext, param: Any, ns_obj: Any)
     return activation
 
 
+def _aggregate(errors: Sequence[str]) -> str:
+    """apimachinery's utilerrors aggregate text: one error as itself, several deduplicated as `[a, b]`."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
 def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
                       state: Sequence[Document], cli: bool = False) -> Response:
     """`cli`: as Kyverno's CLI runs it (no cluster): `namespaceObject` carries only the name; in a cluster
@@ -117,12 +125,20 @@ def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectCon
         return Response(ERROR, f"error in parameterized resource: {problem}")
     for param in params if params is not None else [None]:
         activation = _activation(compiled.env, sctx, param, ns_obj)
-        for program in compiled.conditions:
-            # k8s matchconditions: a false condition or an evaluation error both leave Matches false, and
-            # Kyverno reads the empty ValidateResult as a skip
+        # k8s matchconditions (apiserver pkg/admission/plugin/webhook/matchconditions/matcher.go `Match`): a
+        # false condition anywhere leaves Matches false, which Kyverno reads (its empty ValidateResult) as a
+        # skip; else evaluation errors, under the Fail policy Kyverno's matcher has (NewMatcher with nil),
+        # deny with their aggregate text, which Kyverno reports as a fail (validate_cel.go, ActionDeny)
+        errors: list[str] = []
+        for index, program in enumerate(compiled.conditions):
             outcome = program.evaluate(activation)
-            if not outcome.ok or outcome.value is not True:
+            if not outcome.ok:
+                text = compiled.condition_texts[index] if index < len(compiled.condition_texts) else ""
+                errors.append(f"expression '{text}' resulted in error: {outcome.error}")
+            elif outcome.value is not True:
                 return Response(SKIP, "cel preconditions not met")
+        if errors:
+            return Response(FAIL, _aggregate(errors))
         for expression, message, program, message_program in compiled.validations:
             outcome = program.evaluate(activation)
             if not outcome.ok:
