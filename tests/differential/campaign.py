@@ -91,6 +91,8 @@ def main() -> None:
     parser.add_argument("--record", help="write the golden set here (.json.xz)")
     parser.add_argument("--work", help="keep the generated resource files here")
     parser.add_argument("--now", default="2026-11-29T00:00:00Z")
+    parser.add_argument("--kyverno-commit", default="",
+                        help="the commit the CLI was built from (a build without VCS data cannot say it)")
     parser.add_argument("--show", type=int, default=3, help="examples printed per disagreement class")
     args = parser.parse_args()
     exe = kyverno_bin()
@@ -132,7 +134,7 @@ def main() -> None:
         if not theirs:
             totals["policies with no kyverno row"] += 1
         for key in result.disagree:
-            cls = classify(key, result.theirs.get(key), result.ours.get(key), case)
+            cls = classify(key, result)
             classes[cls] += 1
             shown = examples.setdefault(cls, [])
             if len(shown) < args.show:
@@ -154,7 +156,8 @@ def main() -> None:
     for e in examples.get("(no rows on either side)", [])[:20]:
         print("  no rows: " + e)
     if args.record:
-        data = {"kyverno": version, "seed": args.seed, "variants": args.variants, "now": args.now,
+        data = {"kyverno": version, "kyvernoCommit": args.kyverno_commit, "seed": args.seed,
+                "variants": args.variants, "now": args.now,
                 "cases": recorded}
         with lzma.open(args.record, "wt", preset=9) as fh:
             json.dump(data, fh, separators=(",", ":"), sort_keys=True)
