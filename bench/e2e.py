@@ -484,6 +484,7 @@ def main() -> None:
     parser.add_argument("--skip-diff", action="store_true")
     parser.add_argument("--skip-coverage", action="store_true")
     parser.add_argument("--skip-classic", action="store_true", help="no classic-set row (Kyverno CLI column)")
+    parser.add_argument("--skip-eval", action="store_true", help="no eval table (the 24 Pod policies)")
     parser.add_argument("--classic-pods", type=int, default=10_000, help="Pods of the classic-set rows")
     parser.add_argument("--jobs", help="pass --jobs N to eval (default: the command's own, one per CPU)")
     parser.add_argument("--repeat", type=int, default=1,
@@ -496,8 +497,8 @@ def main() -> None:
     prepare_child_env(work)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
           f"{os.cpu_count()} cores, python {sys.version.split()[0]}", flush=True)
-    eval_rows = bench_eval(work, args.pods, args.policies, [f for f in args.formats.split(",") if f], args.jobs,
-                           args.repeat)
+    eval_rows = [] if args.skip_eval else bench_eval(work, args.pods, args.policies,
+                                                     [f for f in args.formats.split(",") if f], args.jobs, args.repeat)
     other: list[tuple[str, ...]] = [
         ("command", "wall s", "CPU s", "render s", "render share", "peak RSS MiB", "output MB", "exit")]
     if not args.skip_diff:
@@ -506,8 +507,9 @@ def main() -> None:
         other += bench_coverage(work, args.subjects, args.repeat)
     if not args.skip_classic:
         other += bench_classic(work, args.classic_pods, args.repeat)
-    print()
-    print(table(eval_rows))
+    if eval_rows:
+        print()
+        print(table(eval_rows))
     if len(other) > 1:
         print()
         print(table(other))
