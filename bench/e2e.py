@@ -21,6 +21,15 @@ documents), outermost calls only.
 The children run with kyrec's bytecode compiled first (as a `pip install` leaves it; see CHILD_ENV), so no
 run pays for compiling kyrec's modules where PYTHONDONTWRITEBYTECODE is set.
 
+Kyverno CLI column (issue 24): with `KYVERNO_BIN_DIR` naming a directory that holds a `kubectl-kyverno` built
+from Kyverno's repository (outside this project), `kubectl-kyverno apply POLICIES --resource PODS --policy-report
+--output-format json` runs on the same Pods and policies, measured the same way (wall, CPU, peak RSS of the
+child), and its outcome is checked against kyrec's: the pass and fail counts of every policy must be equal.
+Kyverno's CLI reads no `List`, so it is given the same Pods as a YAML stream (`pods.yaml`). The same is done
+for the classic set (bench/classic.py's ClusterPolicies whose validate rules match Pods: the JMESPath/pattern
+ones and the `validate.cel` ones) on `--classic-pods` Pods, beside `kubectl kyrec eval -o json` on them.
+Without `KYVERNO_BIN_DIR` the column is skipped, and the run says so.
+
 Reads the policies from ../shared/corpus/kyverno-policies in place; writes its inputs to a temporary
 directory (or --keep DIR).
 """
@@ -31,13 +40,16 @@ import argparse
 import datetime
 import importlib.util
 import json
+import mmap
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -142,12 +154,12 @@ def raw_engine_seconds(policy_files: list[Path], state: Path) -> tuple[float, fl
             work.append((ctx, pairs))
         # the engine's own call on the compiled expression (`Program._expr`), not kyrec's adapter
         # (`Program.evaluate`, which converts values and maps error texts to cel-go's): that is kyrec's cost
-        work = [(ctx, [(cp.env, [p._expr for p in cv.conditions], [v.program._expr for v in cv.validations])
-                       for cp, cv in pairs]) for ctx, pairs in work]
+        programs = [(ctx, [(cp.env, [p._expr for p in cv.conditions], [v.program._expr for v in cv.validations])
+                           for cp, cv in pairs]) for ctx, pairs in work]
         evaluated = 0
         true = True
         start, cpu_start = time.perf_counter(), time.process_time()
-        for ctx, exprs in work:
+        for ctx, exprs in programs:
             for env, conditions, validations in exprs:
                 activation = ctx.activation(env).raw        # one per Pod (and environment)
                 evaluated += 1
@@ -251,6 +263,74 @@ def run_timed(args: list[str], out: Path) -> dict[str, Any]:
     return res
 
 
+# ---- the Kyverno CLI ---------------------------------------------------------------------------------------
+
+def kyverno_exe() -> Path | None:
+    """`kubectl-kyverno` of KYVERNO_BIN_DIR, or None (said once on stdout: a skipped column must be visible)."""
+    directory = os.environ.get("KYVERNO_BIN_DIR")
+    exe = Path(directory) / "kubectl-kyverno" if directory else None
+    if exe is None or not exe.is_file():
+        print(f"Kyverno CLI column: skipped ({'KYVERNO_BIN_DIR not set' if exe is None else f'no {exe}'})",
+              flush=True)
+        return None
+    return exe
+
+
+def kyverno_version(exe: Path) -> str:
+    out = subprocess.run([str(exe), "version"], capture_output=True, text=True, check=False).stdout
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Version")), "?")
+
+
+def write_yaml_stream(items: list[dict[str, Any]], path: Path) -> None:
+    """The objects as a YAML stream, one document each (JSON is YAML): what Kyverno's CLI reads as resources."""
+    with path.open("w") as fh:
+        for obj in items:
+            fh.write("---\n")
+            json.dump(obj, fh)
+            fh.write("\n")
+
+
+# A result in either tool's JSON: its policy, then (before the next result) its result. Counted with a regular
+# expression over the mapped file, not parsed: the classic set's report is one JSON line of about a gigabyte.
+RESULT_RE = re.compile(rb'"policy":\s*"([^"]*)".*?"result":\s*"([a-z]+)"', re.DOTALL)
+
+
+def outcome_counts(path: Path, stop: bytes | None = None) -> Counter[tuple[str, str]]:
+    """(policy, result) -> count in a JSON output; `stop`: the counting ends where this text first occurs
+    (kyrec's `-o json` repeats its results in the reports that follow them)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    if path.stat().st_size == 0:
+        return counts
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        end = data.find(stop) if stop else -1
+        for m in RESULT_RE.finditer(data, 0, end if end >= 0 else len(data)):
+            # a namespaced policy is `ns/name` in kyrec's results, its name in Kyverno's reports
+            counts[(m.group(1).decode().split("/")[-1], m.group(2).decode())] += 1
+    return counts
+
+
+def compare_outcomes(kyrec: Counter[tuple[str, str]], kyverno: Counter[tuple[str, str]]) -> str:
+    """"agree" when every policy has the same pass and fail counts, else the policies that differ."""
+    if not kyrec or not kyverno:
+        return f"NOT COMPARED: no results from {'kyrec' if not kyrec else 'Kyverno'}"
+    policies = sorted({p for p, _ in kyrec} | {p for p, _ in kyverno})
+    differ = [f"{p}: kyrec {kyrec[(p, 'pass')]}/{kyrec[(p, 'fail')]}, "
+              f"kyverno {kyverno[(p, 'pass')]}/{kyverno[(p, 'fail')]}"
+              for p in policies if any(kyrec[(p, r)] != kyverno[(p, r)] for r in ("pass", "fail"))]
+    total = (f"{len(policies)} policies, pass {sum(v for (_, r), v in kyrec.items() if r == 'pass'):,} / "
+             f"{sum(v for (_, r), v in kyverno.items() if r == 'pass'):,}, "
+             f"fail {sum(v for (_, r), v in kyrec.items() if r == 'fail'):,} / "
+             f"{sum(v for (_, r), v in kyverno.items() if r == 'fail'):,} (kyrec / kyverno)")
+    return f"agree: {total}" if not differ else f"DIFFER on {len(differ)} ({total}): " + "; ".join(differ[:10])
+
+
+def run_kyverno(exe: Path, policy_files: list[Path], resources: Path, out: Path,
+                repeat: int = 1) -> dict[str, Any]:
+    argv = [str(exe), "apply", *map(str, policy_files), "--resource", str(resources), "--policy-report",
+            "--output-format", "json", "--remove-color"]
+    return best([run_child(argv, out, env=dict(os.environ)) for _ in range(repeat)])
+
+
 # ---- the three measurements --------------------------------------------------------------------------------
 
 def best(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -278,7 +358,8 @@ def bench_eval(work: Path, pods: int, policies: int, formats: list[str], jobs: s
           flush=True)
     exe = console_script()
     policy_args = [a for f in files for a in ("-p", str(f))]
-    rows = [("eval -o FORMAT", "wall s", "x raw", "CPU s", "x raw CPU", "peak RSS MiB", "output MB", "exit")]
+    rows: list[tuple[str, ...]] = [
+        ("eval -o FORMAT", "wall s", "x raw", "CPU s", "x raw CPU", "peak RSS MiB", "output MB", "exit")]
     for fmt in formats:
         argv = [exe, "eval", *policy_args, "--state", str(state), "--now", NOW, "-o", fmt,
                 *(("--jobs", jobs) if jobs is not None else ())]
@@ -290,6 +371,55 @@ def bench_eval(work: Path, pods: int, policies: int, formats: list[str], jobs: s
                      str(res["code"])))
         print("  " + "  ".join(rows[-1]), flush=True)
     rows.append(("raw engine", f"{raw_s:.2f}", "1.00x", f"{raw_cpu:.2f}", "1.00x", "", "", ""))
+    kyverno = kyverno_exe()
+    if kyverno is not None:
+        with state.open() as fh:
+            write_yaml_stream(json.load(fh)["items"], work / "pods.yaml")
+        if "json" not in formats:      # kyrec's outcome, to check Kyverno's against
+            run_child([exe, "eval", *policy_args, "--state", str(state), "--now", NOW, "-o", "json"],
+                      work / "eval.json")
+        res = run_kyverno(kyverno, files, work / "pods.yaml", work / "kyverno.eval.json", repeat)
+        rows.append((f"kubectl-kyverno apply (Kyverno {kyverno_version(kyverno)})", f"{res['wall']:.2f}",
+                     f"{res['wall'] / raw_s:.2f}x", f"{res['cpu']:.2f}", f"{res['cpu'] / raw_cpu:.2f}x",
+                     f"{res['rss_mib']:.0f}", f"{res['bytes'] / 1e6:.1f}", str(res["code"])))
+        print("  " + "  ".join(rows[-1]), flush=True)
+        print("  outcomes, kyrec eval -o json vs Kyverno CLI: " + compare_outcomes(
+            outcome_counts(work / "eval.json", b'"downstreams"'), outcome_counts(work / "kyverno.eval.json")),
+            flush=True)
+    return rows
+
+
+def bench_classic(work: Path, pods: int, repeat: int = 1) -> list[tuple[str, ...]]:
+    """The classic set (bench/classic.py: ClusterPolicies with a validate rule matching Pods, JMESPath/pattern
+    and `validate.cel`) x `pods` Pods: `kubectl kyrec eval -o json` beside `kubectl-kyverno apply`."""
+    exe = kyverno_exe()
+    if exe is None:
+        return []
+    classic = _bench_module("classic")
+    # Without a cluster, Kyverno's CLI v1.17.2 panics on a validate.cel rule with paramKind (a nil client in
+    # pkg/admissionpolicy CollectParams) and answers nothing: such policies are left out for both tools
+    files = sorted({Path(str(p.meta.source.file)) for kind in ("classic", "cel") for p in classic.pod_policies(kind)
+                    if p.meta.source is not None and not any(
+                        (r.validate.get("cel") or {}).get("paramKind") for r in p.rules)})
+    items = [d.obj for d in classic.pods(pods)]
+    state = work / "classic-pods.json"
+    with state.open("w") as fh:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}, fh)
+    write_yaml_stream(items, work / "classic-pods.yaml")
+    print(f"classic: {len(files)} corpus ClusterPolicy files x {pods:,} Pods", flush=True)
+    policy_args = [a for f in files for a in ("-p", str(f))]
+    argv = [console_script(), "eval", *policy_args, "--state", str(state), "--now", NOW, "-o", "json"]
+    ours = best([run_child(argv, work / "classic.json") for _ in range(repeat)])
+    theirs = run_kyverno(exe, files, work / "classic-pods.yaml", work / "kyverno.classic.json", repeat)
+    rows: list[tuple[str, ...]] = []
+    for label, res in (("kubectl kyrec eval -o json", ours),
+                       (f"kubectl-kyverno apply (Kyverno {kyverno_version(exe)})", theirs)):
+        rows.append((f"classic: {label}", f"{res['wall']:.2f}", f"{res['cpu']:.2f}", "", "",
+                     f"{res['rss_mib']:.0f}", f"{res['bytes'] / 1e6:.1f}", str(res["code"])))
+        print("  " + "  ".join(rows[-1]), flush=True)
+    print("  outcomes, kyrec eval -o json vs Kyverno CLI: " + compare_outcomes(
+        outcome_counts(work / "classic.json", b'"downstreams"'), outcome_counts(work / "kyverno.classic.json")),
+        flush=True)
     return rows
 
 
@@ -358,6 +488,9 @@ def main() -> None:
     parser.add_argument("--keep", help="write the inputs and outputs here and keep them")
     parser.add_argument("--skip-diff", action="store_true")
     parser.add_argument("--skip-coverage", action="store_true")
+    parser.add_argument("--skip-classic", action="store_true", help="no classic-set row (Kyverno CLI column)")
+    parser.add_argument("--skip-eval", action="store_true", help="no eval table (the 24 Pod policies)")
+    parser.add_argument("--classic-pods", type=int, default=10_000, help="Pods of the classic-set rows")
     parser.add_argument("--jobs", help="pass --jobs N to eval (default: the command's own, one per CPU)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each measurement N times and keep the fastest (raw engine and commands alike)")
@@ -369,15 +502,19 @@ def main() -> None:
     prepare_child_env(work)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} (1/5/15 min), "
           f"{os.cpu_count()} cores, python {sys.version.split()[0]}", flush=True)
-    eval_rows = bench_eval(work, args.pods, args.policies, [f for f in args.formats.split(",") if f], args.jobs,
-                           args.repeat)
-    other = [("command", "wall s", "CPU s", "render s", "render share", "peak RSS MiB", "output MB", "exit")]
+    eval_rows = [] if args.skip_eval else bench_eval(work, args.pods, args.policies,
+                                                     [f for f in args.formats.split(",") if f], args.jobs, args.repeat)
+    other: list[tuple[str, ...]] = [
+        ("command", "wall s", "CPU s", "render s", "render share", "peak RSS MiB", "output MB", "exit")]
     if not args.skip_diff:
         other += bench_diff(work, args.repeat)
     if not args.skip_coverage:
         other += bench_coverage(work, args.subjects, args.repeat)
-    print()
-    print(table(eval_rows))
+    if not args.skip_classic:
+        other += bench_classic(work, args.classic_pods, args.repeat)
+    if eval_rows:
+        print()
+        print(table(eval_rows))
     if len(other) > 1:
         print()
         print(table(other))

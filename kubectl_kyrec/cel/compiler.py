@@ -165,6 +165,13 @@ class PolicyCompiler:
             stack.extend(self._deps[name])
         return sorted(seen, key=self._index.__getitem__)
 
+    def variable_names(self) -> list[str]:
+        return [v.name for v in self._vars]
+
+    def dependencies(self, name: str) -> list[str]:
+        """The variables `name`'s expression reads directly, in the order it names them."""
+        return list(dict.fromkeys(self._deps.get(name, [])))
+
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
         """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
         text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
