@@ -365,30 +365,12 @@ def test_apply_reports_deletes_orphans_and_duplicates_and_keeps_the_current_one(
     assert [r["metadata"]["name"] for r in reports(backend, pol.ns)] == [good]
 
 
-CLASSIC_NETPOL = """apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: {name}
-  creationTimestamp: "2026-01-01T00:00:00Z"
-spec:
-  rules:
-  - name: deny-all
-    match:
-      any:
-      - resources:
-          kinds: [Namespace]
-          names: ["{prefix}-*"]
-    generate:
-      apiVersion: networking.k8s.io/v1
-      kind: NetworkPolicy
-      name: deny-all
-      namespace: "{{{{request.object.metadata.name}}}}"
-      synchronize: true
-      data:
-        spec:
-          podSelector: {{}}
-          policyTypes: [Ingress]
-"""
+def classic_netpol(name: str, prefix: str) -> str:
+    """tests/cluster/test_live_cli.py's classic NetworkPolicy rule, under a name and a namespace prefix of
+    the test's own (the real server is shared by the session)."""
+    from tests.cluster.test_live_cli import CLASSIC_NETPOL
+
+    return CLASSIC_NETPOL.replace("name: netpol", f"name: {name}", 1).replace('"team-*"', f'"{prefix}-*"')
 
 
 def test_a_classic_rule_is_corrected_by_an_update(backend: Backend, tmp_path: Path) -> None:
@@ -397,7 +379,7 @@ def test_a_classic_rule_is_corrected_by_an_update(backend: Backend, tmp_path: Pa
     prefix, name = backend.unique("classic"), backend.unique("netpol")
     a = backend.namespace(f"{prefix}-a")
     policy = tmp_path / "netpol.yaml"
-    policy.write_text(CLASSIC_NETPOL.format(name=name, prefix=prefix))
+    policy.write_text(classic_netpol(name, prefix))
     created = kyrec(backend, tmp_path, "apply", "-p", str(policy), "--yes", "-o", "json")
     assert created.exit_code == 0, created.stdout
     obj = backend.get("networking.k8s.io/v1", "networkpolicies", a, "deny-all")
