@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext  # noqa: E402
 from kubectl_kyrec.cel.libraries import library_factory  # noqa: E402
 from kubectl_kyrec.evaluate.pipeline import EvalOptions  # noqa: E402
-from kubectl_kyrec.evaluate.report_scope import report_scope  # noqa: E402
+from kubectl_kyrec.expect.report_scope import report_scope  # noqa: E402
 from kubectl_kyrec.expect.resource_hash import resource_hash  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.load.kinds import KindTable  # noqa: E402

@@ -269,7 +269,6 @@ out = {{"objects": len(docs), "load_s": loaded}}
 if what == "diff":
     import datetime
     from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
-    from kubectl_kyrec.run.providers import kinds_adapters
     from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
     from kubectl_kyrec.load.documents import load_documents
     from kubectl_kyrec.load.kinds import KindTable
@@ -279,7 +278,7 @@ if what == "diff":
     policies = classify(load_documents([policy])).raise_errors().generating
     start = time.perf_counter()
     kinds = KindTable()
-    resource_of, kind_of = kinds_adapters(kinds)
+    resource_of, kind_of = kinds.resource_of, kinds.kind_of
     provider = ObjectsProvider([d.obj for d in docs], resource_of, kind_of=kind_of)
     envs, sink = generating_environments(LibraryContext(now=now, provider=provider))
     generated = run_generating(policies, docs, docs, kinds=kinds, envs=envs, sink=sink,
@@ -291,9 +290,9 @@ if what == "diff":
                summary=diff.summary(), triggers=len(generated.triggers))
 if what == "classic":
     import datetime
-    import kubectl_kyrec.classic.generate_diff as generate_diff
+    import kubectl_kyrec.reconcile.classic_downstreams as generate_diff
     import kubectl_kyrec.run.diff as run_diff
-    from kubectl_kyrec.run.inputs import FileSource
+    from kubectl_kyrec.load.inputs import FileSource
     # CPU seconds of the parts, taken around the module-level names run_downstreams calls through
     parts = {{"generate": 0.0, "compare": 0.0}}
     def timed(fn, part):

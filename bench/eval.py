@@ -33,6 +33,7 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval  # noqa: E402
 from kubectl_kyrec.evaluate.subject import SubjectContext  # noqa: E402
 from kubectl_kyrec.evaluate.subjects import make_subjects  # noqa: E402
 from kubectl_kyrec.evaluate.validating import compile_validating_policy  # noqa: E402
+from kubectl_kyrec.expect.reports import expected_reports  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
@@ -160,7 +161,7 @@ def main() -> None:
         ("kyrec / raw engine", f"{kyrec_s / raw_s:.2f}x"),
         ("results pass/fail/warn/error/skip",
          "/".join(str(counts.get(k, 0)) for k in ("pass", "fail", "warn", "error", "skip"))),
-        ("expected reports", f"{len(outcome.reports):,}"),
+        ("expected reports", f"{len(expected_reports(outcome.pairs, outcome.now, outcome.report_api)):,}"),
         ("peak RSS", f"{rss_mib:,.0f} MiB"),
         ("start-up (kubectl-kyrec --help, best of 5)", f"{startup_seconds():.3f} s"),
     ]

@@ -30,6 +30,7 @@ is 1 or 3: a bug or a full disk must neither look like findings nor blame the us
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 
 from kubectl_kyrec.model import Source
 
@@ -98,3 +99,10 @@ class OutputError(KyrecError):
     """An output could not be written: `path: cannot write: reason`."""
 
     exit_code = ExitCode.OUTPUT
+
+
+def few(names: Sequence[str], shown: int) -> str:
+    """`a, b, c` or `a, b and 3 more`."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"

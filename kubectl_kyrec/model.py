@@ -119,6 +119,10 @@ class Subject:
 # such result: it is shown in every output format, and never written into an expected PolicyReport.
 UNDETERMINED = "undetermined"
 
+# the two report APIs Kyverno writes (its reports controller flag --openreportsEnabled picks)
+WGPOLICY = "wgpolicyk8s.io/v1alpha2"
+OPENREPORTS = "openreports.io/v1alpha1"
+
 
 class Result(NamedTuple):
     """One policy result, with Kyverno's report fields (SEMANTICS D.1).

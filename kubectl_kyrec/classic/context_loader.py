@@ -278,7 +278,7 @@ class ContextLoader:
                 obj = cluster.get_resource(api_version, resource, namespace, name)
                 if obj is None and self.sources.implicit_namespaces and (api_version, resource) == ("v1",
                                                                                                     "namespaces"):
-                    from kubectl_kyrec.evaluate.namespaces import default_namespace
+                    from kubectl_kyrec.k8s.namespaces import default_namespace
 
                     obj = default_namespace(name)
                 if obj is None:

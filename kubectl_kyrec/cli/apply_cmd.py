@@ -86,9 +86,9 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.cluster.writer import DryRun, not_attempted
     from kubectl_kyrec.interrupts import Interrupt, Interrupted
+    from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.plan import Plan, PlanOptions
     from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions, run_apply
-    from kubectl_kyrec.run.inputs import FileSource
 
     if state_paths:
         raise UsageError("apply works on the live cluster, not on --state files: a plan from files could "

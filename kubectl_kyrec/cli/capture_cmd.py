@@ -69,8 +69,8 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     """
     from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
+    from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.run.capture_state import run_capture
-    from kubectl_kyrec.run.inputs import FileSource
 
     output_path = capture_target(output_path)
     if output_path:

@@ -122,12 +122,12 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
+    from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.findings import DeferredFindings
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
-    from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), FORMATS)
     now = parse_now(now_text)

@@ -186,10 +186,10 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
+    from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
-    from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)
     now = parse_now(now_text)

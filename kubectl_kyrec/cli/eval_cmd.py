@@ -91,13 +91,13 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
     from kubectl_kyrec.cli.terminal import output_width
+    from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
-    from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)

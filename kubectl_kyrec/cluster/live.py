@@ -25,7 +25,7 @@ from typing import Any
 from kubectl_kyrec.cluster.client import KubeClient
 from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
-from kubectl_kyrec.cluster.state import ClusterState, ListedKind
+from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
 from kubectl_kyrec.load.kinds import ResourceInfo
 from kubectl_kyrec.model import Document, Source
 

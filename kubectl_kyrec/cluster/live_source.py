@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cluster.client import KubeClient
     from kubectl_kyrec.cluster.discovery import Discovered
     from kubectl_kyrec.cluster.live import LiveRead
-    from kubectl_kyrec.cluster.state import ClusterState
-    from kubectl_kyrec.run.inputs import FileSource, Inputs
+    from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.inputs import FileSource, Inputs
 
 
 def terminal_progress() -> Progress | None:
@@ -91,7 +91,7 @@ class LiveSource:
 
     def _read(self) -> Inputs:
         from kubectl_kyrec.cluster.live import POLICY_KINDS, ReadNeeds, plan_reads, read_state
-        from kubectl_kyrec.cluster.state import ClusterState
+        from kubectl_kyrec.load.cluster_state import ClusterState
         from kubectl_kyrec.load.kinds import KindTable
         from kubectl_kyrec.load.policies import classify
 
@@ -156,7 +156,7 @@ class KubescapeLiveSource:
         from kubectl_kyrec.cluster.discovery import default_cache_dir, discover
         from kubectl_kyrec.cluster.lister import ListRequest, list_all
         from kubectl_kyrec.cluster.live import LiveRead, read_state
-        from kubectl_kyrec.cluster.state import ClusterState, ListedKind
+        from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
         from kubectl_kyrec.model import Document, Source
 
         client = (self.connect or connect)(self.connection)

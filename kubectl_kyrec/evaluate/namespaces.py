@@ -5,14 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubectl_kyrec.k8s.namespaces import default_namespace
 from kubectl_kyrec.model import Document
-
-
-def default_namespace(name: str) -> dict[str, Any]:
-    """A namespace absent from the inputs: in a cluster it exists, labelled with its name, and Active."""
-    return {"apiVersion": "v1", "kind": "Namespace",
-            "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}
 
 
 def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str, str]]

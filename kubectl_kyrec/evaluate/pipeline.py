@@ -28,10 +28,9 @@ from kubectl_kyrec.evaluate.validating import (
     compile_validating_policy,
     evaluate_validating,
 )
-from kubectl_kyrec.expect.reports import WGPOLICY, expected_reports, reportable
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Source, Subject, new_result
+from kubectl_kyrec.model import WGPOLICY, Document, EvalError, Notice, Ref, Result, Source, Subject, new_result
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
@@ -69,15 +68,15 @@ class EvalOutcome:
     pairs: list[tuple[Result, bool]] = field(default_factory=list)
     now: datetime.datetime | None = None
     report_api: str = WGPOLICY
-    _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
-    @property
-    def reports(self) -> list[dict[str, Any]]:
-        """The expected reports, built on first use: a run that prints none never pays for them."""
-        if self._reports is None:
-            assert self.now is not None
-            self._reports = expected_reports(self.pairs, self.now, self.report_api)
-        return self._reports
+
+def reportable(result: Result, background: bool, disabled: bool) -> bool:
+    """Would the background scan put this result in a report?"""
+    if disabled or not background:
+        return False
+    # a matchConditions skip (rule "" and message "skip") is dropped by the scan
+    return not (result.result == "skip" and result.rule == "" and result.message == "skip")
+
 
 
 # below this many (subject, policy) pairs a second process costs more than it saves (forking a process
@@ -207,7 +206,7 @@ def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Ki
     selected = [p for p in policies.classic if _selected(p.meta.key, p.meta.name, options.policy_names)]
     if not selected:
         return None
-    from kubectl_kyrec.classic.rules import ClassicEvaluator, ClassicOptions, state_sources
+    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions, state_sources
 
     classic = options.classic if options.classic is not None else ClassicOptions()
     sources = classic.sources if classic.sources is not None else state_sources(state, kinds)

@@ -10,10 +10,8 @@ import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from kubectl_kyrec.model import Ref, Result
+from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Result
 
-WGPOLICY = "wgpolicyk8s.io/v1alpha2"
-OPENREPORTS = "openreports.io/v1alpha1"
 REPORT_KINDS: dict[str, tuple[str, str]] = {
     WGPOLICY: ("PolicyReport", "ClusterPolicyReport"),
     OPENREPORTS: ("Report", "ClusterReport"),
@@ -100,14 +98,6 @@ def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime
         "summary": summary(entries),
         "results": entries,
     }
-
-
-def reportable(result: Result, background: bool, disabled: bool) -> bool:
-    """Would the background scan put this result in a report?"""
-    if disabled or not background:
-        return False
-    # a matchConditions skip (rule "" and message "skip") is dropped by the scan
-    return not (result.result == "skip" and result.rule == "" and result.message == "skip")
 
 
 def expected_reports(results: Iterable[tuple[Result, bool]], now: datetime.datetime,

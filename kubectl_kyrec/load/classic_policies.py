@@ -289,7 +289,7 @@ def _check_pod_security(r: _Reader, value: Any, path: str) -> None:
 
 
 def _check_pss_exclusion(r: _Reader, entry: Mapping[str, Any], path: str, level: str | None) -> None:
-    from kubectl_kyrec.classic.pss_exemptions import exclusion_errors
+    from kubectl_kyrec.load.pss_exclusions import exclusion_errors
 
     for name, message in exclusion_errors(entry, level):
         raise r.fail(f"{path}.{name}", message)

@@ -53,9 +53,10 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubectl_kyrec.evaluate.downstreams import identity, owner_of
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
-from kubectl_kyrec.expect.downstreams import identity, owner_of
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+from kubectl_kyrec.load.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText
 from kubectl_kyrec.reconcile.masking import mask_pair
@@ -69,7 +70,6 @@ from kubectl_kyrec.reconcile.normalize import (
     secret_bytes,
     unset_managed_fields,
 )
-from kubectl_kyrec.reconcile.secret_digests import digested_like, stored_value
 
 if TYPE_CHECKING:
     from kubectl_kyrec.reconcile.reads import Read

@@ -15,8 +15,6 @@ policy set it once and sets it no more.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import copy
 import json
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,6 +23,7 @@ from decimal import Decimal
 from typing import Any
 
 from kubectl_kyrec.k8s.quantity import QuantityError, parse_quantity
+from kubectl_kyrec.k8s.secrets import is_secret, secret_bytes
 from kubectl_kyrec.reconcile.list_keys import ListSpec, element_key, list_spec
 
 SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink",
@@ -41,38 +40,6 @@ Path = tuple[tuple[str, Any], ...]     # FieldsV1 path: ("f", name) | ("k", {key
 
 def is_kyverno_manager(name: str, managers: Sequence[str] = DEFAULT_KYVERNO_MANAGERS) -> bool:
     return name in managers or name.startswith("kyverno")
-
-
-def _decode_b64(text: Any) -> bytes:
-    if isinstance(text, bytes | bytearray):
-        return bytes(text)
-    try:
-        return base64.b64decode(str(text), validate=True)
-    except (binascii.Error, ValueError):
-        # not base64: the API server would refuse it; compare what was written
-        return str(text).encode()
-
-
-def secret_value_bytes(field: str, value: Any) -> bytes:
-    """One value of a Secret's `data` (base64) or `stringData` (text), as the API server stores it."""
-    if field == "data":
-        return _decode_b64(value) if value is not None else b""
-    return ("" if value is None else str(value)).encode()
-
-
-def secret_bytes(obj: Mapping[str, Any]) -> dict[str, bytes]:
-    """A Secret's content per key, as the API server stores it (stringData wins over data)."""
-    out: dict[str, bytes] = {}
-    for field in ("data", "stringData"):
-        values = obj.get(field)
-        if isinstance(values, Mapping):
-            for key, value in values.items():
-                out[str(key)] = secret_value_bytes(field, value)
-    return out
-
-
-def is_secret(obj: Mapping[str, Any]) -> bool:
-    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
 
 
 def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:

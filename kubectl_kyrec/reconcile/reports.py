@@ -62,13 +62,13 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.errors import UsageError
 
 # the report APIs, kinds and result statuses are those the expected reports are written with
-from kubectl_kyrec.expect.downstreams import LABEL_MANAGED_BY
-from kubectl_kyrec.expect.reports import OPENREPORTS, REPORT_KINDS, WGPOLICY, ExpectedReports
+from kubectl_kyrec.evaluate.downstreams import LABEL_MANAGED_BY
+from kubectl_kyrec.expect.reports import REPORT_KINDS, ExpectedReports
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
 from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
-from kubectl_kyrec.model import Ref, Subject, ref_of
+from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Subject, ref_of
 from kubectl_kyrec.reconcile.claims import (
     EXPECTED_NAME,  # noqa: F401  (re-exported: the misnamed reason belongs to this table too)
     IGNORED,

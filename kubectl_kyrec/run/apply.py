@@ -17,9 +17,9 @@ from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOption
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
-    from kubectl_kyrec.cluster.state import ClusterState
     from kubectl_kyrec.interrupts import Interrupt
     from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.load.cluster_state import ClusterState
     from kubectl_kyrec.model import Ref, Source
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff

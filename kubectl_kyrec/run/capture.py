@@ -10,14 +10,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kubectl_kyrec.errors import few
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cluster.state import ClusterState
     from kubectl_kyrec.load.classic_policies import ClassicPolicy
+    from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.inputs import Inputs
     from kubectl_kyrec.load.kinds import KindTable, ResourceInfo
     from kubectl_kyrec.load.policies import MatchResources, PolicySet
-    from kubectl_kyrec.run.inputs import Inputs
 
 
 # create-only kinds (reviews, Pod bindings): nothing can list them, so a wildcard never makes them a gap
@@ -209,7 +211,7 @@ def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = 
     parts = []
     if many:
         parts.append(f"the state never listed {len(absent_kinds)} kinds the policies use "
-                     f"({_few(absent_kinds, _NAMED_WHEN_MANY)}{_wildcard_clause(absent, len(absent_kinds))})")
+                     f"({few(absent_kinds, _NAMED_WHEN_MANY)}{_wildcard_clause(absent, len(absent_kinds))})")
         # api-resources gives each kind at its preferred version, which may be the very one the state lists
         # where a policy matches another: those keep their versioned names
         resources = ",".join([_EVERY_LISTABLE, *sorted(versioned)])
@@ -229,13 +231,6 @@ def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = 
     return text
 
 
-def _few(names: Sequence[str], shown: int) -> str:
-    """`a, b, c` or `a, b and 3 more`."""
-    if len(names) <= shown:
-        return ", ".join(names)
-    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
-
-
 def _wildcard_clause(absent: Sequence[Need], total: int) -> str:
     """Why the list is long: how many of the kinds a `*` selects, and in which policies ("" when none)."""
     policies = sorted({p for n in absent for p in n.wildcard_by})
@@ -243,43 +238,5 @@ def _wildcard_clause(absent: Sequence[Need], total: int) -> str:
         return ""
     count = len({n.info.kind for n in absent if n.wildcard_by})
     which = "all" if count == total else f"{count} of them"
-    named = _few(policies, _POLICIES_NAMED) + (" policies" if len(policies) > _POLICIES_NAMED else "")
+    named = few(policies, _POLICIES_NAMED) + (" policies" if len(policies) > _POLICIES_NAMED else "")
     return f"; {which} through `*` in {named}"
-
-
-def secret_digest_notice(policies: PolicySet, state: ClusterState) -> str | None:
-    """Said when the state's Secrets hold digests of their values (`capture`'s default) and a policy may read
-    a Secret: as a subject or trigger, through `resource.Get/List`, an apiCall or a `*`. Such a policy sees
-    `kyrec-sha256:...` strings where the values were, so what it says of them is not what it would say in the
-    cluster; kyrec cannot tell from an expression whether it reads the values, so it names the policies."""
-    from kubectl_kyrec.reconcile.secret_digests import PREFIX, has_digests
-
-    digested = sum(1 for d in state.objects if has_digests(d.obj))
-    if not digested:
-        return None
-    every: list[tuple[str, Mapping[str, Any]]] = [
-        *((p.meta.key, p.raw) for p in policies.validating), *((p.meta.key, p.raw) for p in policies.admission),
-        *((p.meta.key, p.raw) for p in policies.generating), *((p.meta.key, p.raw) for p in policies.classic)]
-    readers = sorted({key for key, raw in every if _may_read_secrets(raw.get("spec"))})
-    if not readers:
-        return None
-    return (f"the state holds {digested} Secret(s) whose values are salted digests (kubectl kyrec capture's "
-            f"default), and {_few(readers, _POLICIES_NAMED)} may read Secrets: they see {PREFIX}... strings where "
-            "the values were, so their results on Secret values are not the cluster's. Capture with "
-            "--include-secret-values for such policies")
-
-
-def _may_read_secrets(spec: Any) -> bool:
-    """Whether a policy's spec names Secrets (or `*`) outside what it generates: what it writes is compared
-    digest to digest (reconcile/secret_digests.py), what it reads is not."""
-    import json
-
-    if not isinstance(spec, Mapping):
-        return False
-    reads = {k: v for k, v in spec.items() if k != "generate"}
-    rules = reads.get("rules")
-    if isinstance(rules, list):
-        reads["rules"] = [{k: v for k, v in r.items() if k != "generate"} if isinstance(r, Mapping) else r
-                          for r in rules]
-    text = json.dumps(reads)
-    return "secret" in text.lower() or '"*"' in text

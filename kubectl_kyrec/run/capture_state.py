@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, LiveSource
-    from kubectl_kyrec.cluster.state import ClusterState
+    from kubectl_kyrec.load.cluster_state import ClusterState
 
 LISTED = "kyrec.io/listed"
 UNREADABLE = "kyrec.io/unreadable"
@@ -36,7 +36,7 @@ class CaptureResult:
 def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> dict[str, Any]:
     """The capture of `state`; with `secret_salt`, every Secret's values digested with it and the salt
     recorded (the objects of `state` are left as they are)."""
-    from kubectl_kyrec.reconcile.secret_digests import SALT_ANNOTATION, digest_secret, is_secret, salt_text
+    from kubectl_kyrec.load.secret_digests import SALT_ANNOTATION, digest_secret, is_secret, salt_text
 
     listed = [k.to_json() for k in sorted(state.listed)]
     unreadable = [{**k.to_json(), "message": m} for k, m in sorted(state.unreadable.items())]
@@ -57,7 +57,7 @@ def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> d
 def run_capture(source: LiveSource, include_secret_values: bool = False) -> CaptureResult:
     """`include_secret_values`: Secrets as the server gave them (the result counts those with values, for
     the warning); by default their values are digests."""
-    from kubectl_kyrec.reconcile.secret_digests import is_secret, new_salt
+    from kubectl_kyrec.load.secret_digests import is_secret, new_salt
 
     inputs = source.read()
     state = inputs.state

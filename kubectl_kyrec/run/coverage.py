@@ -12,10 +12,10 @@ from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cluster.state import ClusterState
+    from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
-    from kubectl_kyrec.run.inputs import Inputs, InputSource
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+    from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.model import Document, Source
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
     from kubectl_kyrec.reconcile.selection import Selection
-    from kubectl_kyrec.run.inputs import Inputs, InputSource
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
 def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
                     complete: bool, namespace: str | None, kinds: tuple[str, ...],
                     selector: Selector | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
-    from kubectl_kyrec.classic.generate_diff import (
+    from kubectl_kyrec.reconcile.classic_downstreams import (
         classic_outcomes,
         cluster_classic_policies,
         diff_classic_downstreams,
@@ -203,7 +203,7 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
                      triggers_from_state: bool) -> DownstreamDiff:
     """Every downstream finding with the reads it depends on; undetermined where one was not listed
     (reconcile/reads.py: the rule that keeps a failed LIST from becoming a write or a delete)."""
-    from kubectl_kyrec.classic.generate import ClassicGenerateRule
+    from kubectl_kyrec.evaluate.classic_generate import ClassicGenerateRule
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reads import (
         ReadRecord,
@@ -243,7 +243,7 @@ def known_kinds(inputs: Inputs) -> set[tuple[str, str]]:
 
 
 def _classic_labelled(obj: Mapping[str, Any] | None) -> bool:
-    from kubectl_kyrec.classic.generate_diff import is_classic_downstream
+    from kubectl_kyrec.reconcile.classic_downstreams import is_classic_downstream
 
     return obj is not None and is_classic_downstream(obj)
 

@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import Impact
     from kubectl_kyrec.render.sliced import Sliced
-    from kubectl_kyrec.run.inputs import Inputs, InputSource
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
 
@@ -96,7 +96,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
-    from kubectl_kyrec.evaluate.report_scope import generating_pairs
+    from kubectl_kyrec.expect.report_scope import generating_pairs
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import provider_for
@@ -105,8 +105,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     now = options.now
     inputs = source.read()
     check_policy_names(options.policy_names, inputs.policies)
-    # -r given: its manifests are the subjects, even when all of them turned out to be policies
-    subjects = inputs.resources if inputs.resources_named else inputs.state.objects
+    subjects = inputs.subjects
     read = len(subjects)
     kinds = resolve_kinds(options.kinds, inputs.kinds, subjects)
     namespace = options.namespace or None
@@ -118,7 +117,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if inputs.policies.classic or options.base_policy_paths:
         # imported only for ClusterPolicies/Policies (the base policies may hold some): the classic engine
         # takes a tenth of a second to import, on every run
-        from kubectl_kyrec.classic.rules import ClassicOptions
+        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
 
         # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,

@@ -10,9 +10,9 @@ if TYPE_CHECKING:
 
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.load.inputs import Inputs
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Subject
-    from kubectl_kyrec.run.inputs import Inputs
 
 
 def subject_filter(namespace: str | None, kinds: tuple[str, ...],
@@ -60,8 +60,8 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
         outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:
         # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
-        from kubectl_kyrec.classic.generate_run import merge, run_classic_generate
-        from kubectl_kyrec.classic.rules import refused_by_kyverno
+        from kubectl_kyrec.evaluate.classic_generating import merge, run_classic_generate
+        from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno
         from kubectl_kyrec.model import EvalError
 
         for policy in policies.classic:

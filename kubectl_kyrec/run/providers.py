@@ -9,12 +9,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.context import ObjectsProvider
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.run.inputs import Inputs
-
-
-def kinds_adapters(kinds: Any) -> tuple[Any, Any]:
-    """resource_of / kind_of callables over the run's KindTable (CRDs included)."""
-    return kinds.resource_of, kinds.kind_of
+from kubectl_kyrec.load.inputs import Inputs
 
 
 def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = None,
@@ -34,7 +29,7 @@ def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = No
 
 def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
                     base_dir: str | None) -> ObjectsProvider:
-    resource_of, kind_of = kinds_adapters(inputs.kinds)
+    resource_of, kind_of = inputs.kinds.resource_of, inputs.kinds.kind_of
 
     def read_file(path: str) -> Any:
         from kubectl_kyrec.load.documents import load_documents

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kubectl_kyrec.errors import UsageError
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.run.inputs import FileSource, Inputs
+    from kubectl_kyrec.load.inputs import FileSource, Inputs
 
 _POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/", "kyverno.io/")
 
@@ -28,8 +28,8 @@ class StatePoliciesSource:
         policies = classify(docs)
         if not (policies.validating or policies.generating or policies.admission or getattr(policies, "classic", None)):
             raise UsageError(f"{self.what} (the state holds no policies)")
+        from kubectl_kyrec.load.secret_digests import secret_digest_notice
         from kubectl_kyrec.model import Notice
-        from kubectl_kyrec.run.capture import secret_digest_notice
 
         notices = list(inputs.notices)
         digests = secret_digest_notice(policies, inputs.state)

@@ -208,7 +208,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                 if (message, where) not in out.errors:
                     out.errors.append((message, where))
         if any(r.type == "generate" for p in policies.classic for r in p.rules):
-            from kubectl_kyrec.classic.generate_run import suite_generated
+            from kubectl_kyrec.testsuite.classic_generate import suite_generated
 
             for g in suite_generated(loaded, operation, kinds, now, _classic_options(loaded, kinds)):
                 generated.setdefault((g.policy, g.trigger), []).append(g)
@@ -477,7 +477,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
 
 
 def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:
-    from kubectl_kyrec.classic.suite import suite_options
+    from kubectl_kyrec.testsuite.classic_options import suite_options
 
     return suite_options(loaded, kinds)
 

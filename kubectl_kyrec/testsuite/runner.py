@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.model import Source
-from kubectl_kyrec.run.providers import kinds_adapters
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
@@ -67,7 +66,7 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     except InputError as exc:
         loaded.error = loaded.error or exc
 
-    resource_of, kind_of = kinds_adapters(kinds)
+    resource_of, kind_of = kinds.resource_of, kinds.kind_of
 
     def read_file(path: str) -> Any:
         # files a Context names are relative to the Context file

@@ -23,13 +23,13 @@ import yaml
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.classic.generate_run import run_classic_generate
-from kubectl_kyrec.classic.rules import refused_by_kyverno
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate import pipeline
+from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
+from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno
 from kubectl_kyrec.evaluate.generating import GenerateOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-from kubectl_kyrec.evaluate.report_scope import generating_pairs
+from kubectl_kyrec.expect.report_scope import generating_pairs
 from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable

@@ -16,8 +16,9 @@ import yaml
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.classic.rules import ClassicOptions
+from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
@@ -72,6 +73,6 @@ def test_golden(case: str) -> None:
         if "properties" in entry:
             assert dict(result.properties) == entry["properties"], entry["row"]
     if "reports" in expected:
-        assert len(outcome.reports) == expected["reports"]
+        assert len(expected_reports(outcome.pairs, outcome.now, outcome.report_api)) == expected["reports"]
     for notice in expected.get("notices", []):
         assert any(notice in str(n) for n in outcome.notices), notice

@@ -8,7 +8,8 @@ from typing import Any
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-from kubectl_kyrec.evaluate.report_scope import policy_versions
+from kubectl_kyrec.expect.report_scope import policy_versions
+from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
@@ -65,7 +66,7 @@ def test_one_result_per_rule_named_ns_name_scored_false_is_warn() -> None:
                        options=EvalOptions(now=NOW))
     assert sorted((r.policy, r.rule, r.result) for r in outcome.results) == [
         ("admission-only", "r", "pass"), ("app/two-rules", "labelled", "pass"), ("app/two-rules", "replicas", "warn")]
-    [report] = outcome.reports
+    [report] = expected_reports(outcome.pairs, outcome.now, outcome.report_api)
     assert report["metadata"]["name"] == "11111111-2222-3333-4444-555555555555"
     # background: false policies are admission-only: not in the report
     results = {(e["policy"], e["rule"]): e for e in report["results"]}

@@ -11,13 +11,17 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kyrec.classic.generate_diff import classic_outcomes, diff_classic_downstreams, is_classic_downstream
-from kubectl_kyrec.classic.generate_run import run_classic_generate
+from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
 from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import Document, Source
+from kubectl_kyrec.reconcile.classic_downstreams import (
+    classic_outcomes,
+    diff_classic_downstreams,
+    is_classic_downstream,
+)
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, Reason, StateIndex
 from kubectl_kyrec.testsuite.rows import compare_generated
 from tests.classic.generate_replay import NotReplayable, replay
@@ -345,7 +349,7 @@ def _generate_rows() -> list[tuple[Path, dict[str, Any]]]:
 def test_classic_corpus_generated_resource_rows(row: tuple[Path, dict[str, Any]]) -> None:
     """As `kyverno test` does it: the trigger (and cloneSourceResource) form the cluster, the row's rule
     generates, and the object equals generatedResource without the generate.kyverno.io labels."""
-    from kubectl_kyrec.classic.suite import suite_options
+    from kubectl_kyrec.testsuite.classic_options import suite_options
     from kubectl_kyrec.testsuite.suite import load_suite, parse_test_file
 
     test, entry = row

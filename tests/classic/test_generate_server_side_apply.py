@@ -9,12 +9,16 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.classic.generate_diff import classic_outcomes, diff_classic_downstreams, is_classic_downstream
-from kubectl_kyrec.classic.generate_run import run_classic_generate
+from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
 from kubectl_kyrec.evaluate.generating import GenerateOptions
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import Document, Ref, Source
+from kubectl_kyrec.reconcile.classic_downstreams import (
+    classic_outcomes,
+    diff_classic_downstreams,
+    is_classic_downstream,
+)
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason, StateIndex
 from kubectl_kyrec.reconcile.plan import Action, PlanOptions, plan_downstream
 

@@ -306,7 +306,7 @@ def test_the_short_notice_still_names_a_kind_listed_at_another_version(tmp_path:
 
 def test_the_short_notice_keeps_what_could_not_be_read() -> None:
     """A live read that was refused: its message stays, whichever form the notice takes."""
-    from kubectl_kyrec.cluster.state import ClusterState, ListedKind
+    from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
     from kubectl_kyrec.load.kinds import builtin_kinds
     from kubectl_kyrec.run.capture import Need, capture_notice, uncaptured
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.cluster.state import ClusterState
+from kubectl_kyrec.load.cluster_state import ClusterState
 from kubectl_kyrec.load.state import read_state
 from tests.kubeapi.server import ApiServer
 

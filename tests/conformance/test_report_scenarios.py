@@ -14,6 +14,7 @@ import yaml
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
@@ -70,7 +71,7 @@ def test_asserted_reports_match(scenario: str) -> None:
     outcome = run_eval(policies, resources, [], kinds=KindTable(),
                        libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
                        options=EvalOptions(now=NOW))
-    by_name = {r["scope"]["name"]: r for r in outcome.reports}
+    by_name = {r["scope"]["name"]: r for r in expected_reports(outcome.pairs, outcome.now, outcome.report_api)}
     asserted = []
     for p in sorted(folder.glob("*.yaml")):
         if p.name.startswith("report") or p.name.endswith("report-assert.yaml"):
@@ -98,7 +99,7 @@ def test_asserted_generating_reports_match(scenario: str) -> None:
     """GeneratingPolicy results in the triggers' reports (SEMANTICS A.6), as Kyverno's scenarios assert them."""
     from kubectl_kyrec.cel.context import ObjectsProvider
     from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
-    from kubectl_kyrec.evaluate.report_scope import report_scope
+    from kubectl_kyrec.expect.report_scope import report_scope
 
     folder = GEN_ROOT / scenario
     files = sorted(p for p in folder.glob("*.yaml") if not _is_assert(p) and p.name != "permissions.yaml")

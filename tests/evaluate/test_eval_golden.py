@@ -16,6 +16,7 @@ import yaml
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
@@ -61,8 +62,9 @@ def test_golden(case: str) -> None:
                 assert getattr(result, field) == entry[field], (entry["row"], field)
         if "properties" in entry:
             assert dict(result.properties) == entry["properties"], entry["row"]
+    reports = expected_reports(outcome.pairs, outcome.now, outcome.report_api)
     if "reports" in expected:
-        assert len(outcome.reports) == expected["reports"]
+        assert len(reports) == expected["reports"]
     for uid, policies in (expected.get("report_results") or {}).items():
-        report = next(r for r in outcome.reports if r["metadata"]["name"] == uid)
+        report = next(r for r in reports if r["metadata"]["name"] == uid)
         assert sorted(x["policy"] for x in report["results"]) == sorted(policies)

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import kubectl_kyrec.expect.reports as reports_module
-from kubectl_kyrec.expect.reports import OPENREPORTS, ExpectedReports, expected_reports
-from kubectl_kyrec.model import Ref, Result, Subject
+from kubectl_kyrec.expect.reports import ExpectedReports, expected_reports
+from kubectl_kyrec.model import OPENREPORTS, Ref, Result, Subject
 from kubectl_kyrec.reconcile.reports import ReportDiff, diff_reports
 
 NOW = datetime.datetime(2026, 3, 1, 12, 0, tzinfo=datetime.UTC)

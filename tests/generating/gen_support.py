@@ -17,7 +17,6 @@ from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import PolicyException, classify
 from kubectl_kyrec.model import Document, EvalError
-from kubectl_kyrec.run.providers import kinds_adapters
 from tests.shared_inputs import shared
 
 NOW = datetime.datetime(2026, 9, 1, 12, 0, tzinfo=datetime.UTC)
@@ -32,7 +31,7 @@ def evaluate(policies: Sequence[Document], triggers: Sequence[Document], state: 
              exceptions: Sequence[PolicyException] = (), user_info: Mapping[str, Any] | None = None,
              operation: str = "CREATE", kinds: KindTable | None = None) -> GeneratingOutcome:
     kinds = kinds or KindTable()
-    resource_of, kind_of = kinds_adapters(kinds)
+    resource_of, kind_of = kinds.resource_of, kinds.kind_of
     provider = ObjectsProvider([d.obj for d in state], resource_of, kind_of=kind_of)
     envs, sink = generating_environments(LibraryContext(now=NOW, provider=provider))
     options = GenerateOptions(now=NOW, operation=operation, user_info=dict(user_info or {}),

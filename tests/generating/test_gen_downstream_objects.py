@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.cel.generator_lib import GenerateRefused
-from kubectl_kyrec.expect.downstreams import (
+from kubectl_kyrec.evaluate.downstreams import (
     Owner,
     TriggerInfo,
     expand_items,

@@ -205,9 +205,9 @@ def test_prune_of_an_object_recreated_after_the_read_names_the_uid(realapi: Real
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.writer import execute
+    from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.plan import PlanOptions
     from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
-    from kubectl_kyrec.run.inputs import FileSource
 
     policy, [a, b] = gpol(realapi, tmp_path, "recreated")
     kyrec(realapi, tmp_path, "apply", "-p", policy, "--yes")

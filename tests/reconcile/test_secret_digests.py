@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.state import read_state
-from kubectl_kyrec.reconcile.downstreams import Reason, compare
-from kubectl_kyrec.reconcile.secret_digests import (
+from kubectl_kyrec.load.secret_digests import (
     LAST_APPLIED,
     SALT_ANNOTATION,
     digest,
@@ -23,6 +21,8 @@ from kubectl_kyrec.reconcile.secret_digests import (
     parse_salt,
     salt_text,
 )
+from kubectl_kyrec.load.state import read_state
+from kubectl_kyrec.reconcile.downstreams import Reason, compare
 
 SALT = bytes(range(16))
 OTHER = bytes(range(16, 32))

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
-from kubectl_kyrec.classic.rules import ClassicOptions
+from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
 from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 
@@ -45,9 +45,8 @@ def suite_options(loaded: LoadedSuite, kinds: Any) -> ClassicOptions:
     cluster = None
     if loaded.suite.cluster_resources:
         from kubectl_kyrec.cel.context import ObjectsProvider
-        from kubectl_kyrec.run.providers import kinds_adapters
 
-        resource_of, kind_of = kinds_adapters(kinds)
+        resource_of, kind_of = kinds.resource_of, kinds.kind_of
         objects = [d.obj for d in [*loaded.cluster_objects, *loaded.resources]]
         cluster = ObjectsProvider(objects, resource_of, None, kind_of=kind_of)
     sources = ContextSources(cluster=cluster, registry=False, api_mocks=loaded.mocks.http,

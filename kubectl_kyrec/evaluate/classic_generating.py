@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubectl_kyrec.classic.generate import (
+from kubectl_kyrec.evaluate.admission import build_request
+from kubectl_kyrec.evaluate.classic_generate import (
     ClassicGenerateRule,
     ObjectStore,
     RuleRun,
@@ -24,7 +25,6 @@ from kubectl_kyrec.classic.generate import (
     trigger_labels,
     uses_user_info,
 )
-from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.generating import (
     GenerateOptions,
     GeneratingOutcome,
@@ -122,7 +122,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-    from kubectl_kyrec.classic.rules import refused_by_kyverno, state_sources
+    from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno, state_sources
 
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []
@@ -238,57 +238,3 @@ def merge(into: GeneratingOutcome, classic: GeneratingOutcome) -> GeneratingOutc
     into.errors.extend(classic.errors)
     into.notices.extend(n for n in classic.notices if n not in into.notices)
     return into
-
-
-def _is_clone_rule(unit: ClassicGenerateRule) -> bool:
-    """test.go: a rule whose top-level `clone` has a field or whose cloneList names kinds (foreach not looked at)."""
-    g = unit.generation
-    clone, clone_list = g.get("clone"), g.get("cloneList")
-    return bool((isinstance(clone, Mapping) and any(v not in (None, "") for v in clone.values()))
-                or (isinstance(clone_list, Mapping) and clone_list.get("kinds")))
-
-
-def suite_clone_sources(loaded: Any) -> list[Document]:
-    """The cloneSourceResources the Kyverno CLI reads (kk: commands/test/test.go, processor/generate.go): for
-    each clone / cloneList rule, the file of the *first* results entry naming its policy (`name` or
-    `ns/name`) and rule; a later entry's file is not read, and a first entry without one gives nothing
-    (the CLI then reads the test directory as the file and fails)."""
-    out: list[Document] = []
-    for policy in loaded.policies.classic:
-        for unit in generate_rules(policy):
-            if not _is_clone_rule(unit):
-                continue
-            for entry in loaded.suite.results:
-                namespace, _, name = entry.policy.rpartition("/")
-                if name != unit.meta.name or namespace != unit.policy_namespace or entry.rule != unit.rule_name:
-                    continue
-                out.extend(d for d in loaded.clone_sources.get(entry.index, []) if d not in out)
-                break
-    return out
-
-
-def suite_generated(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any) -> list[Any]:
-    """A test suite's classic generate rules as its rows read them (testsuite.rows.Generated).
-
-    The generator reads a cluster holding the test's objects and the clone sources the CLI would read
-    (suite_clone_sources). The CLI's fake cluster holds only the trigger and those sources, and one failing
-    rule drops every generated resource of the policy for that trigger; kyrec reads the objects as a
-    cluster holds them and fails only the rule (docs/compatibility.md)."""
-    from kubectl_kyrec.testsuite.rows import Generated
-
-    state = [*loaded.values.namespaces, *loaded.cluster_objects, *suite_clone_sources(loaded)]
-    out = run_classic_generate(loaded.policies.classic, loaded.resources, state, kinds=kinds,
-                               options=GenerateOptions(now=now, operation=operation, user_info=loaded.user_info,
-                                                       user_info_known=True,
-                                                       namespace_labels=loaded.values.namespace_labels),
-                               exceptions=loaded.policies.classic_exceptions, sources=classic_options.sources,
-                               resource_values=classic_options.resource_values)
-    rows = []
-    for o in out.outcomes:
-        unit = o.policy
-        assert isinstance(unit, ClassicGenerateRule)
-        result = o.result.result if o.result is not None else "error"
-        message = o.result.message if o.result is not None else o.message
-        rows.append(Generated(unit.meta.name, o.trigger.ref, result, message or o.message, tuple(o.objects),
-                              o.status is TriggerStatus.SKIPPED, unit.rule_name))
-    return rows

@@ -22,7 +22,6 @@ from typing import Any
 
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
-from kubectl_kyrec.classic.cel_rule import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
@@ -40,6 +39,7 @@ from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
 from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.classic_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
@@ -568,9 +568,8 @@ def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
     """Context sources for `eval`/`diff`: the state stands for the cluster (configMap, apiCall.urlPath,
     GlobalContextEntries of kind kubernetesResource)."""
     from kubectl_kyrec.cel.context import ObjectsProvider
-    from kubectl_kyrec.run.providers import kinds_adapters
 
-    resource_of, kind_of = kinds_adapters(kinds)
+    resource_of, kind_of = kinds.resource_of, kinds.kind_of
     provider = _Deferred(lambda: ObjectsProvider([d.obj for d in state], resource_of, None, kind_of=kind_of))
     entries = {d.name: d.obj for d in state
                if d.kind == "GlobalContextEntry" and d.api_version.startswith("kyverno.io/")}

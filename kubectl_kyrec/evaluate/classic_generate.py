@@ -26,10 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.classic.variables import has_markers
-from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, generated_resources_property
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.validating import make_result
-from kubectl_kyrec.expect.downstreams import (
+from kubectl_kyrec.evaluate.downstreams import (
     LABEL_MANAGED_BY,
     LABEL_POLICY_NAME,
     LABEL_POLICY_NAMESPACE,
@@ -43,6 +40,9 @@ from kubectl_kyrec.expect.downstreams import (
     identity,
     normalize_numbers,
 )
+from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, generated_resources_property
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy

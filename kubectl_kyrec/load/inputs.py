@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_kyrec.cluster.state import ClusterState
 from kubectl_kyrec.errors import InputError, UsageError
+from kubectl_kyrec.load.cluster_state import ClusterState
 from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
 from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
 from kubectl_kyrec.load.values import Values, parse_values
@@ -38,8 +38,10 @@ class Inputs:
 
     @property
     def subjects(self) -> list[Document]:
-        """What a command evaluates: the -r manifests, else the objects of the state."""
-        return self.resources if self.resources else self.state.objects
+        """What a command evaluates and what triggers generation: the -r manifests when -r was given (even
+        when all of them turned out to be policies: the state is never evaluated in their place), else the
+        objects of the state. The one rule for every command and every policy kind."""
+        return self.resources if self.resources_named else self.state.objects
 
 
 class InputSource(Protocol):
@@ -139,7 +141,7 @@ class FileSource:
                 raise InputError(f"--context-file: expected one cli.kyverno.io/v1alpha1 Context document, found "
                                  f"{found}", ctx_docs[0].source if ctx_docs else Source(self.context_path))
             context = ctx_docs[0].obj
-        from kubectl_kyrec.run.capture import secret_digest_notice
+        from kubectl_kyrec.load.secret_digests import secret_digest_notice
 
         digests = secret_digest_notice(policies, state)
         if digests:

@@ -25,12 +25,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.reconcile.normalize import is_secret, secret_value_bytes
+from kubectl_kyrec.errors import few
+from kubectl_kyrec.k8s.secrets import is_secret, secret_value_bytes
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.policies import PolicySet
 
 PREFIX = "kyrec-sha256:"
 SALT_ANNOTATION = "kyrec.io/secret-digest-salt"
@@ -143,3 +149,41 @@ def stored_value(value: bytes) -> str:
     """A Secret's `data` value for bytes from normalize.secret_bytes: base64, except a digest, which is
     kept as its text (the object it came from held it so)."""
     return value.decode("ascii") if is_digest(value) else base64.b64encode(value).decode()
+
+
+# policies a notice names before "and N more"
+_POLICIES_NAMED = 3
+
+
+def secret_digest_notice(policies: PolicySet, state: ClusterState) -> str | None:
+    """Said when the state's Secrets hold digests of their values (`capture`'s default) and a policy may read
+    a Secret: as a subject or trigger, through `resource.Get/List`, an apiCall or a `*`. Such a policy sees
+    `kyrec-sha256:...` strings where the values were, so what it says of them is not what it would say in the
+    cluster; kyrec cannot tell from an expression whether it reads the values, so it names the policies."""
+    digested = sum(1 for d in state.objects if has_digests(d.obj))
+    if not digested:
+        return None
+    every: list[tuple[str, Mapping[str, Any]]] = [
+        *((p.meta.key, p.raw) for p in policies.validating), *((p.meta.key, p.raw) for p in policies.admission),
+        *((p.meta.key, p.raw) for p in policies.generating), *((p.meta.key, p.raw) for p in policies.classic)]
+    readers = sorted({key for key, raw in every if _may_read_secrets(raw.get("spec"))})
+    if not readers:
+        return None
+    return (f"the state holds {digested} Secret(s) whose values are salted digests (kubectl kyrec capture's "
+            f"default), and {few(readers, _POLICIES_NAMED)} may read Secrets: they see {PREFIX}... strings where "
+            "the values were, so their results on Secret values are not the cluster's. Capture with "
+            "--include-secret-values for such policies")
+
+
+def _may_read_secrets(spec: Any) -> bool:
+    """Whether a policy's spec names Secrets (or `*`) outside what it generates: what it writes is compared
+    digest to digest (load/secret_digests.py), what it reads is not."""
+    if not isinstance(spec, Mapping):
+        return False
+    reads = {k: v for k, v in spec.items() if k != "generate"}
+    rules = reads.get("rules")
+    if isinstance(rules, list):
+        reads["rules"] = [{k: v for k, v in r.items() if k != "generate"} if isinstance(r, Mapping) else r
+                          for r in rules]
+    text = json.dumps(reads)
+    return "secret" in text.lower() or '"*"' in text
