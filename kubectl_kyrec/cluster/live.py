@@ -27,17 +27,14 @@ from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
 from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
 from kubectl_kyrec.load.kinds import ResourceInfo
+from kubectl_kyrec.load.policies import EVALUATED_POLICY_KINDS
 from kubectl_kyrec.model import Document, Source
 
 OWNED_SELECTOR = "app.kubernetes.io/managed-by=kyverno"
 KYVERNO_NAMESPACE = "kyverno"
 
-POLICY_KINDS = (("policies.kyverno.io", "ValidatingPolicy"), ("policies.kyverno.io", "NamespacedValidatingPolicy"),
-                ("policies.kyverno.io", "GeneratingPolicy"), ("policies.kyverno.io", "NamespacedGeneratingPolicy"),
-                ("policies.kyverno.io", "PolicyException"),
-                ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-                ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-                ("kyverno.io", "ClusterPolicy"), ("kyverno.io", "Policy"), ("kyverno.io", "PolicyException"))
+# the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py)
+POLICY_KINDS = EVALUATED_POLICY_KINDS
 REPORT_KINDS = (("wgpolicyk8s.io", "PolicyReport"), ("wgpolicyk8s.io", "ClusterPolicyReport"),
                 ("openreports.io", "Report"), ("openreports.io", "ClusterReport"),
                 ("reports.kyverno.io", "EphemeralReport"), ("reports.kyverno.io", "ClusterEphemeralReport"))

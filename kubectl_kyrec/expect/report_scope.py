@@ -14,7 +14,7 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.expect.reports import ExpectedReports
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policies import PolicySet, is_policy_document
 from kubectl_kyrec.model import UNDETERMINED, Document, Result, Subject
 
 # report and bookkeeping kinds are never scanned subjects
@@ -52,7 +52,7 @@ def is_subject(doc: Document) -> bool:
 def policy_versions(policies: PolicySet, state: Sequence[Document]) -> dict[str, str] | None:
     """The policy resourceVersion labels the background controller would write; None when unknown."""
     stored = {(d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("resourceVersion") or "")
-              for d in state if d.api_version.startswith(("policies.kyverno.io/", "kyverno.io/"))}
+              for d in state if is_policy_document(d)}
     out: dict[str, str] = {}
     metas = [(p.meta, p.background) for p in policies.validating]
     metas.extend((p.meta, p.background) for p in policies.classic)

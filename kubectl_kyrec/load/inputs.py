@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.cluster_state import ClusterState
 from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
-from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document, unevaluated_kind
+from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice, Source
 
@@ -107,13 +107,13 @@ class FileSource:
 
         # manifests given with -r may carry policies too (a directory of everything): sorted out beside -p's
         named_docs = [item.document for item in files.documents]
-        manifest_policies = [d for d in resource_docs if _is_policy_kind(d)]
+        manifest_policies = [d for d in resource_docs if is_policy_document(d)]
         kept, policy_repeats = first_of_each([*named_docs, *manifest_policies], namespaced, what="policy document",
                                              why=POLICY_RULE)
         once = {id(d) for d in kept}
         policies = classify([d for d in named_docs if id(d) in once], lines)
         policies.extend(classify([d for d in manifest_policies if id(d) in once]))
-        resources, notices = first_of_each([doc for doc in resource_docs if not _is_policy_kind(doc)], namespaced)
+        resources, notices = first_of_each([doc for doc in resource_docs if not is_policy_document(doc)], namespaced)
         if self.resource_paths and not resources:
             # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked
             count = f"{len(resource_docs)} document{'s' if len(resource_docs) > 1 else ''}"
@@ -157,17 +157,3 @@ def _named(paths: Sequence[str]) -> str:
     from kubectl_kyrec.load.files import STDIN
 
     return ", ".join("standard input" if p == STDIN else p for p in paths)
-
-
-_POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/")
-
-
-def _is_policy_kind(doc: Document) -> bool:
-    from kubectl_kyrec.load.classic_policies import is_classic_exception, is_classic_policy
-
-    if is_classic_policy(doc) or is_classic_exception(doc):
-        return True
-    return (doc.api_version.startswith(_POLICY_GROUPS) and doc.kind in (
-        "ValidatingPolicy", "NamespacedValidatingPolicy", "GeneratingPolicy", "NamespacedGeneratingPolicy",
-        "PolicyException", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
-        or unevaluated_kind(doc) is not None)

@@ -554,10 +554,21 @@ def _time(r: _Reader, value: Any, path: str) -> str:
     return text
 
 
+# Every policy document kyrec knows, by (API group, kind): what it evaluates and what it recognises and
+# passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
+# and a live cluster's policy LISTs (those read only the evaluated kinds).
+EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
+    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, "PolicyException")),
+    (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
+    *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")))
+POLICY_KINDS: frozenset[tuple[str, str]] = frozenset(EVALUATED_POLICY_KINDS) | frozenset(UNEVALUATED_KINDS)
+
+
 def is_policy_document(doc: Document) -> bool:
-    """A document of a policy API: Kyverno's groups, or admission policies and their bindings."""
+    """A policy, exception or binding kyrec evaluates or recognises (POLICY_KINDS); anything else, of
+    Kyverno's groups too (an UpdateRequest, a report), is not one."""
     group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
-    return group in POLICY_GROUPS or (group == VAP_GROUP and doc.kind.endswith(("Policy", "PolicyBinding")))
+    return (group, doc.kind) in POLICY_KINDS
 
 
 def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None) -> PolicySet:

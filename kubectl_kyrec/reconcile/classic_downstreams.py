@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.classic_generate import (
     generate_rules,
     matches_delete,
 )
-from kubectl_kyrec.evaluate.downstreams import LABEL_POLICY_NAMESPACE, identity, labels_of, owner_of
+from kubectl_kyrec.evaluate.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.classic_policies import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
@@ -44,6 +44,7 @@ from kubectl_kyrec.reconcile.downstreams import (
     Reason,
     StateIndex,
     compare,
+    walk_downstreams,
 )
 from kubectl_kyrec.reconcile.normalize import DEFAULT_KYVERNO_MANAGERS
 
@@ -106,12 +107,6 @@ def diff_classic_downstreams(classic: GeneratingOutcome, index: StateIndex,
     """(changes, out of scope) for the classic part of a run; `generated` are the state's classic
     downstreams (is_classic_downstream). Arguments as reconcile.downstreams.diff_downstreams; policies are
     named by key (`ns/name` for a Policy)."""
-    changes: list[DownstreamChange] = []
-    seen: set[tuple[str, str, str, str]] = set()
-
-    def in_namespace(key: tuple[str, str, str, str]) -> bool:
-        return namespace is None or key[2] == namespace
-
     units = {_rule_key(u.policy_namespace, u.meta.name, u.rule_name): u for u in classic.policies
              if isinstance(u, ClassicGenerateRule)}
     run_policies = {(u.policy_namespace, u.meta.name) for u in units.values()}
@@ -119,49 +114,24 @@ def diff_classic_downstreams(classic: GeneratingOutcome, index: StateIndex,
     for o in classic.outcomes:
         u = _unit(o)
         by_key[(_rule_key(u.policy_namespace, u.meta.name, u.rule_name), o.trigger.ref.uid)] = o
-    # 1. what is desired
-    for o in classic.outcomes:
-        if o.status is not TriggerStatus.GENERATED:
-            continue
-        for expected in o.objects:
-            key = identity(expected)
-            if not in_namespace(key) or key in seen:
-                continue
-            seen.add(key)
-            changes.append(_desired(o, expected, index.by_identity.get(key), index, kyverno_managers))
-    # 2. what is owned and not desired
-    out_of_scope = 0
-    for obj in generated:
-        key = identity(obj)
-        if key in seen or not in_namespace(key):
-            continue
-        owner = owner_of(obj)
-        rule_key = _label_rule_key(obj)
-        policy_key = f"{rule_key[0]}/{rule_key[1]}" if rule_key[0] else rule_key[1]
-        unit = units.get(rule_key)
-        if unit is None:
-            if (rule_key[0], rule_key[1]) in run_policies:
-                seen.add(key)
-                changes.append(_gone(obj, policy_key, rule_key[2], (cluster_policies or {}).get(policy_key),
-                                     index, rule_only=True))
-            elif complete_policy_set and policy_key not in known_policies:
-                seen.add(key)
-                changes.append(_gone(obj, policy_key, rule_key[2], (cluster_policies or {}).get(policy_key),
-                                     index, rule_only=False))
-            else:
-                out_of_scope += 1
-            continue
-        if trigger_uids is not None and owner.trigger_uid not in trigger_uids:
-            out_of_scope += 1
-            continue
-        found = by_key.get((rule_key, owner.trigger_uid))
-        evaluated = owner.trigger_uid in classic.evaluated_uids
-        if found is None and not evaluated and owner.trigger_uid in index.by_uid:
-            out_of_scope += 1       # the trigger exists but this run left it out (a filter)
-            continue
-        seen.add(key)
-        changes.append(_owned(unit, obj, found, evaluated, index))
-    return changes, out_of_scope
+    cluster = cluster_policies or {}
+
+    def gone(obj: Mapping[str, Any]) -> DownstreamChange | None:
+        namespace, name, rule = _label_rule_key(obj)
+        policy_key = f"{namespace}/{name}" if namespace else name
+        if (namespace, name) in run_policies:
+            return _gone(obj, policy_key, rule, cluster.get(policy_key), index, rule_only=True)
+        if complete_policy_set and policy_key not in known_policies:
+            return _gone(obj, policy_key, rule, cluster.get(policy_key), index, rule_only=False)
+        return None
+
+    return walk_downstreams(
+        classic.outcomes, generated, index, namespace=namespace, trigger_uids=trigger_uids,
+        evaluated_uids=classic.evaluated_uids, unit_of=lambda obj: units.get(_label_rule_key(obj)),
+        outcome_of=lambda unit, uid: by_key.get(
+            (_rule_key(unit.policy_namespace, unit.meta.name, unit.rule_name), uid)),
+        gone=gone, desired=lambda o, expected, live: _desired(o, expected, live, index, kyverno_managers),
+        owned=lambda unit, obj, o, evaluated: _owned(unit, obj, o, evaluated, index), first_desired_only=True)
 
 
 def _desired(o: TriggerOutcome, expected: Mapping[str, Any], live: Mapping[str, Any] | None, index: StateIndex,

@@ -51,7 +51,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_kyrec.evaluate.downstreams import identity, owner_of
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
@@ -363,6 +363,44 @@ def diff_downstreams(generating: GeneratingOutcome, state: Iterable[Mapping[str,
     index = state if isinstance(state, StateIndex) else StateIndex.build(state)
     owners = _Owners(generating.policies)
     outcomes = generating.by_key()
+    cluster = cluster_policies or {}
+
+    def gone(obj: Mapping[str, Any]) -> DownstreamChange | None:
+        name = owner_of(obj).policy_name
+        if complete_policy_set and name not in known_policies:
+            return _policy_gone(obj, cluster.get(name))
+        return None
+
+    changes, out_of_scope = walk_downstreams(
+        generating.outcomes, index.generated, index, namespace=namespace, trigger_uids=trigger_uids,
+        evaluated_uids=generating.evaluated_uids, unit_of=owners.policy_of,
+        outcome_of=lambda policy, uid: outcomes.get((policy.key, uid)), gone=gone,
+        desired=lambda o, expected, live: _classify_desired(o, expected, live, index, kyverno_managers),
+        owned=lambda policy, obj, o, evaluated: _classify_owned(policy, obj, o, evaluated, index))
+    changes.sort(key=_order)
+    return DownstreamDiff(tuple(changes), out_of_scope)
+
+
+U = TypeVar("U")
+
+
+def walk_downstreams(outcomes: Iterable[TriggerOutcome], owned_objects: Iterable[Mapping[str, Any]],
+                     index: StateIndex, *, namespace: str | None, trigger_uids: Collection[str] | None,
+                     evaluated_uids: Collection[str], unit_of: Callable[[Mapping[str, Any]], U | None],
+                     outcome_of: Callable[[U, str], TriggerOutcome | None],
+                     gone: Callable[[Mapping[str, Any]], DownstreamChange | None],
+                     desired: Callable[[TriggerOutcome, Mapping[str, Any], Mapping[str, Any] | None],
+                                       DownstreamChange],
+                     owned: Callable[[U, Mapping[str, Any], TriggerOutcome | None, bool], DownstreamChange],
+                     first_desired_only: bool = False) -> tuple[list[DownstreamChange], int]:
+    """The one walk both generate families take (GeneratingPolicy units are policies, classic ones rules):
+    first every desired downstream, then every owned object the run did not desire, each in scope or
+    counted out of it. Scope is the same for both: `-n` (the object's namespace), the triggers given as
+    manifests (`trigger_uids`), and a trigger the state holds but the run left out (a filter). What differs
+    is passed in: how an owned object finds its unit (`unit_of`), its outcome (`outcome_of`), what to say
+    when its unit is not in the run (`gone`: a change, or None for out of scope) and the two classifiers.
+    `first_desired_only`: a second desire of one identity is not listed again (classic rules of one policy
+    may write one target; a GeneratingPolicy's repeats are each listed)."""
     changes: list[DownstreamChange] = []
     seen: set[Identity] = set()
 
@@ -370,43 +408,42 @@ def diff_downstreams(generating: GeneratingOutcome, state: Iterable[Mapping[str,
         return namespace is None or key[2] == namespace
 
     # 1. what is desired
-    for desired in generating.outcomes:
-        if desired.status is not TriggerStatus.GENERATED:
+    for o in outcomes:
+        if o.status is not TriggerStatus.GENERATED:
             continue
-        for expected in desired.objects:
+        for expected in o.objects:
             key = identity(expected)
-            if not in_namespace(key):
+            if not in_namespace(key) or (first_desired_only and key in seen):
                 continue
             seen.add(key)
-            changes.append(_classify_desired(desired, expected, index.by_identity.get(key), index,
-                                             kyverno_managers))
+            changes.append(desired(o, expected, index.by_identity.get(key)))
     # 2. what is owned and not desired
     out_of_scope = 0
-    for obj in index.generated:
+    for obj in owned_objects:
         key = identity(obj)
         if key in seen or not in_namespace(key):
             continue
-        policy = owners.policy_of(obj)
-        owner = owner_of(obj)
-        if policy is None:
-            if complete_policy_set and owner.policy_name not in known_policies:
-                seen.add(key)
-                changes.append(_policy_gone(obj, (cluster_policies or {}).get(owner.policy_name)))
-            else:
+        unit = unit_of(obj)
+        if unit is None:
+            change = gone(obj)
+            if change is None:
                 out_of_scope += 1
+            else:
+                seen.add(key)
+                changes.append(change)
             continue
-        if trigger_uids is not None and owner.trigger_uid not in trigger_uids:
+        trigger_uid = owner_of(obj).trigger_uid
+        if trigger_uids is not None and trigger_uid not in trigger_uids:
             out_of_scope += 1
             continue
-        outcome = outcomes.get((policy.key, owner.trigger_uid))
-        evaluated = owner.trigger_uid in generating.evaluated_uids
-        if outcome is None and not evaluated and owner.trigger_uid in index.by_uid:
+        found = outcome_of(unit, trigger_uid)
+        evaluated = trigger_uid in evaluated_uids
+        if found is None and not evaluated and trigger_uid in index.by_uid:
             out_of_scope += 1       # the trigger exists but this run left it out (a filter)
             continue
         seen.add(key)
-        changes.append(_classify_owned(policy, obj, outcome, evaluated, index))
-    changes.sort(key=_order)
-    return DownstreamDiff(tuple(changes), out_of_scope)
+        changes.append(owned(unit, obj, found, evaluated))
+    return changes, out_of_scope
 
 
 def _order(change: DownstreamChange) -> tuple[str, str, str, str, str, str]:

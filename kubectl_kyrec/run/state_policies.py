@@ -12,19 +12,16 @@ from kubectl_kyrec.errors import UsageError
 if TYPE_CHECKING:
     from kubectl_kyrec.load.inputs import FileSource, Inputs
 
-_POLICY_GROUPS = ("policies.kyverno.io/", "admissionregistration.k8s.io/", "kyverno.io/")
-
-
 @dataclass
 class StatePoliciesSource:
     files: FileSource
     what: str = "needs policies: -p PATH"
 
     def read(self) -> Inputs:
-        from kubectl_kyrec.load.policies import classify
+        from kubectl_kyrec.load.policies import classify, is_policy_document
 
         inputs = self.files.read()
-        docs = [d for d in inputs.state.objects if d.api_version.startswith(_POLICY_GROUPS)]
+        docs = [d for d in inputs.state.objects if is_policy_document(d)]
         policies = classify(docs)
         if not (policies.validating or policies.generating or policies.admission or getattr(policies, "classic", None)):
             raise UsageError(f"{self.what} (the state holds no policies)")

@@ -12,12 +12,13 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
 
-# bottom first; a group on one line is one layer whose members import none of each other's upward neighbours.
-# The bottom layer's own order is model < errors < k8s < golang < interrupts (errors carry a model.Source).
+# bottom first; members of one group import nothing of each other. The bottom is model < errors (errors
+# carry a model.Source) < golang (Go emulation) < k8s (Kubernetes' rules, written in Go's formats).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("model",),
     ("errors",),
-    ("k8s", "golang", "interrupts"),
+    ("golang",),
+    ("k8s", "interrupts"),
     ("load",),
     ("cel",),
     # classic rules embed CEL (validate.cel, celPreconditions): the classic engine sits on the CEL one
