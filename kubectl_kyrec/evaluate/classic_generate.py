@@ -40,7 +40,7 @@ from kubectl_kyrec.evaluate.downstreams import (
     identity,
     normalize_numbers,
 )
-from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, generated_resources_property
+from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, dedupe, generated_resources_property
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
@@ -416,7 +416,7 @@ def evaluate_rule(unit: ClassicGenerateRule, ctx: Any, core: Any, load_context: 
                                         foreach=False))
     except GenerateFailed as exc:
         return RuleRun(TriggerStatus.ERROR, message=str(exc))
-    return RuleRun(TriggerStatus.GENERATED, _dedupe(objects))
+    return RuleRun(TriggerStatus.GENERATED, dedupe(objects))
 
 
 def _one_pattern(pattern: Mapping[str, Any], unit: ClassicGenerateRule, ctx: Any, core: Any,
@@ -463,20 +463,6 @@ def _split_pattern(pattern: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
         _SPLITS.clear()
     _SPLITS[id(pattern)] = (pattern, constant, variable)
     return constant, variable
-
-
-def _dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    # a second write of one identity within a rule updates the first: last content, first position
-    index: dict[tuple[str, str, str, str], int] = {}
-    out: list[dict[str, Any]] = []
-    for obj in objects:
-        key = identity(obj)
-        if key in index:
-            out[index[key]] = obj
-        else:
-            index[key] = len(out)
-            out.append(obj)
-    return tuple(out)
 
 
 def rule_result(unit: ClassicGenerateRule, sctx: SubjectContext, run: RuleRun) -> Result | None:

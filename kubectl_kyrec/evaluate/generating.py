@@ -215,8 +215,9 @@ def generated_resources_property(objects: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def _dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    # a second write of one identity updates the first in place: last content, first position
+def dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    # a second write of one identity (within one GeneratingPolicy, or one classic rule) updates the first in
+    # place: last content, first position
     index: dict[tuple[str, str, str, str], int] = {}
     out: list[dict[str, Any]] = []
     for obj in objects:
@@ -379,7 +380,7 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     if audit_error is not None:
         message = f"failed to evaluate policy: {audit_error}"
         return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
-    objects = _dedupe(collect.objects)
+    objects = dedupe(collect.objects)
     props = dict(audits)
     if objects:
         props["generated-resources"] = generated_resources_property(objects)
