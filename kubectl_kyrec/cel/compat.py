@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kubectl_kyrec.gojson import format_float
+from kubectl_kyrec.golang.fmt import sprint as go_value_text  # cel-go missingKey: `no such key: %v`
 
 _IDENT_CHARS = re.compile(r"[A-Za-z0-9_]")
 _CALL = ".orValue("
@@ -210,17 +210,6 @@ def rewrite_has(text: str) -> str:
         pos = close + 1
     out.append(text[pos:])
     return "".join(out)
-
-
-def go_value_text(value: object) -> str:
-    """A map key as Go's `%v` prints the CEL value (cel-go missingKey: `no such key: %v`)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return format_float(value, "g")
-    if isinstance(value, (bytes, bytearray)):
-        return "[" + " ".join(str(b) for b in value) + "]"
-    return "<nil>" if value is None else str(value)
 
 
 def missing_index(text: str, evaluate: Callable[[str], tuple[bool, object]]) -> str | None:

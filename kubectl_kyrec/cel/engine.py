@@ -27,6 +27,7 @@ from typing import Any
 from cel_expr_python import cel
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library
+from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 ENGINE_NAME = "cel-expr-python"
 
@@ -438,7 +439,4 @@ def _compile_error(text: str) -> CompileError:
 
 def to_timestamp_text(value: datetime.datetime) -> str:
     """RFC 3339 the way Go's time.Time marshals in UTC (used when CEL returns a timestamp)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    text = value.astimezone(datetime.timezone.utc).isoformat()
-    return text.replace("+00:00", "Z")
+    return format_rfc3339(in_utc(value), nano=True)

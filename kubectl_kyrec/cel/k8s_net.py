@@ -20,7 +20,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import CIDR, IP, NO_SUCH_OVERLOAD, SharedMember, expect, tagged
-from kubectl_kyrec.cel.k8s_gostrings import go_quote
+from kubectl_kyrec.golang.strconv import quote as go_quote
 
 _V4_IN_V6 = 0xFFFF << 32
 

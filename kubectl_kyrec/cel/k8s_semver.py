@@ -14,7 +14,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import SEMVER, SharedMember, expect, tagged
-from kubectl_kyrec.cel.k8s_gostrings import go_quote
+from kubectl_kyrec.golang.strconv import quote as go_quote
 
 _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789")

@@ -22,8 +22,8 @@ from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import URL, expect, tagged
-from kubectl_kyrec.cel.k8s_gostrings import go_quote
 from kubectl_kyrec.cel.k8s_net import AddrError, parse_addr
+from kubectl_kyrec.golang.strconv import quote as go_quote
 
 # Go's escaping modes
 _PATH, _PATH_SEGMENT, _HOST, _ZONE, _USER_PASSWORD, _QUERY_COMPONENT, _FRAGMENT = range(1, 8)

@@ -8,16 +8,17 @@ report messages, so they are reproduced here rather than Python's.
 
 from __future__ import annotations
 
-import base64
 import datetime
 import json
 import math
 from typing import Any
 
-from kubectl_kyrec import gojson
 from kubectl_kyrec.cel.decl import CelFunctionError
-from kubectl_kyrec.gojson import UnsupportedType, UnsupportedValue, format_float, marshal_string
-from kubectl_kyrec.gojson import marshal_float as _marshal_float
+from kubectl_kyrec.golang import json as gojson
+from kubectl_kyrec.golang.json import UnsupportedType, UnsupportedValue, marshal_string
+from kubectl_kyrec.golang.json import marshal_float as _marshal_float
+from kubectl_kyrec.golang.strconv import quote
+from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 
 class GoJSONError(CelFunctionError):
@@ -64,15 +65,13 @@ def unmarshal(text: str) -> Any:
 
 
 def _quote_char(c: str) -> str:
-    # Go's scanner quoteChar: strconv.Quote of the rune inside single quotes.
+    # Go's scanner quoteChar: strconv.Quote of the byte, as a rune, inside single quotes (a byte of a
+    # multi-byte character is its first UTF-8 byte read as U+0080..U+00FF).
     if c == "'":
         return "'\\''"
     if c == '"':
         return "'\"'"
-    quoted = json.dumps(c, ensure_ascii=False)[1:-1]
-    if c == "\x7f" or (ord(c) < 0x20 and quoted.startswith("\\u")):
-        quoted = "\\x" + format(ord(c), "02x")
-    return "'" + quoted + "'"
+    return "'" + quote(chr(c.encode("utf-8", "surrogatepass")[0]))[1:-1] + "'"
 
 
 _WS = " \t\r\n"
@@ -237,23 +236,10 @@ def syntax_error(text: str) -> str | None:
 
 def roundtrip(value: Any) -> Any:
     """`json.Unmarshal(json.Marshal(v))`: what Kyverno's JSON round trips make of loaded data."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return float(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            raise GoJSONError(f"json: unsupported value: {format_float(value, 'g')}")
-        return value
-    if isinstance(value, dict):
-        return {str(k): roundtrip(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [roundtrip(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, datetime.datetime):
-        return _rfc3339nano(value)
-    return value
+    try:
+        return gojson.roundtrip(value)
+    except UnsupportedValue as exc:
+        raise GoJSONError(str(exc)) from None
 
 
 # ---------------------------------------------------------------------------------------------- encode
@@ -265,16 +251,6 @@ def marshal_float(value: float) -> str:
         return _marshal_float(value)
     except UnsupportedValue as exc:
         raise GoJSONError(str(exc)) from None
-
-
-def _rfc3339nano(value: datetime.datetime) -> str:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.UTC)
-    value = value.astimezone(datetime.UTC)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
-    if value.microsecond:
-        text += ("." + f"{value.microsecond:06d}").rstrip("0")
-    return text + "Z"
 
 
 def cel_type_name(value: Any) -> str:
@@ -319,7 +295,7 @@ def _cel_special(value: Any) -> str | None:
     if isinstance(value, int):
         return str(value)           # a CEL uint is a Go uint64: written whole, never as a float
     if isinstance(value, datetime.datetime):
-        return '"' + _rfc3339nano(value) + '"'
+        return '"' + format_rfc3339(in_utc(value), nano=True) + '"'
     if isinstance(value, datetime.timedelta):
         # a CEL duration is a Go time.Duration: an integer count of nanoseconds
         return str((value.days * 86_400 + value.seconds) * 1_000_000_000 + value.microseconds * 1000)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime
 import ipaddress
 import re
 import urllib.parse
@@ -19,6 +18,7 @@ from typing import Any
 from kubectl_kyrec.cel import kyverno_der as der
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 _RSA = [1, 2, 840, 113549, 1, 1, 1]
 OIDTable = dict[tuple[int, ...], int]
@@ -290,10 +290,6 @@ def _serial_int64(value: int) -> int:
     return low
 
 
-def _rfc3339(value: datetime.datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _jsonable_extensions(extensions: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     return [{"Id": e["Id"], "Critical": e["Critical"], "Value": _b64(e["Value"])} for e in extensions] or None
 
@@ -348,7 +344,8 @@ def parse_certificate(data: bytes) -> tuple[int, dict[str, Any]]:
         "Raw": _b64(data), "RawTBSCertificate": _b64(tbs.full), "RawSubjectPublicKeyInfo": _b64(raw_spki),
         "RawSubject": _b64(raw_subject), "RawIssuer": _b64(raw_issuer), "Signature": _b64(signature_bytes),
         "PublicKeyAlgorithm": algorithm, "PublicKey": public_key, "SerialNumber": _serial_int64(serial),
-        "Issuer": issuer, "NotBefore": _rfc3339(not_before), "NotAfter": _rfc3339(not_after), "KeyUsage": 0,
+        "Issuer": issuer, "NotBefore": format_rfc3339(in_utc(not_before)),
+        "NotAfter": format_rfc3339(in_utc(not_after)), "KeyUsage": 0,
         "Extensions": _jsonable_extensions(extensions), "ExtraExtensions": None, "ExtKeyUsage": None,
         "BasicConstraintsValid": False, "IsCA": False, "MaxPathLen": 0, "MaxPathLenZero": False,
         "AuthorityKeyId": None, "OCSPServer": None, "IssuingCertificateURL": None, "DNSNames": None,

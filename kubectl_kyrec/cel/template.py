@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from kubectl_kyrec.cel.engine import Activation, Program
-from kubectl_kyrec.gojson import format_float
+from kubectl_kyrec.golang.fmt import sprint as go_format_v  # fmt's %v of the scalar a placeholder prints
 
 
 class TemplateError(Exception):
@@ -258,19 +258,6 @@ def go_type_name(value: Any) -> str:
     if isinstance(value, list):
         return "[]interface {}"
     return {bool: "bool", int: "int64", float: "float64", str: "string"}.get(type(value), type(value).__name__)
-
-
-def go_format_v(value: Any) -> str:
-    """fmt's `%v` for the scalars a placeholder may print: bool, int64, float64.
-
-    A float prints as strconv.FormatFloat(f, 'g', -1, 64): shortest digits, exponent form when the
-    decimal exponent is below -4 or at least 6 (`1e+06`, `1.5e-05`), fixed form otherwise.
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return format_float(value, "g")
 
 
 class _Node(abc.ABC):

@@ -24,6 +24,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.core_adapter import Core, JsonContext
 from kubectl_kyrec.classic.validate import ContextLoadError
+from kubectl_kyrec.golang.fmt import sprint as _go_print  # fmt's %v, for error texts
 
 
 class Unanswerable(Exception):
@@ -361,15 +362,3 @@ def _json_roundtrip(value: Any) -> Any:
     """What Kyverno stores: the JSON encoding decoded again (tuples become lists, keys strings)."""
     return json.loads(json.dumps(value, default=str)) if value is not None else None
 
-
-def _go_print(value: Any) -> str:
-    """fmt's %v of a decoded JSON value, close enough for error texts."""
-    if isinstance(value, Mapping):
-        return "map[" + " ".join(f"{k}:{_go_print(v)}" for k, v in sorted(value.items())) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_print(v) for v in value) + "]"
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

@@ -25,8 +25,9 @@ from jmespath import lexer as jp_lexer
 from jmespath import parser as jp_parser
 from jmespath import visitor as jp_visitor
 
-from kubectl_kyrec.classic.go_values import deep_equal, is_number, sprint
-from kubectl_kyrec.gojson import marshal
+from kubectl_kyrec.classic.go_values import deep_equal, is_number
+from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.golang.json import marshal
 
 
 class JMESPathError(Exception):
@@ -458,7 +459,7 @@ def _to_number(arg: Any) -> Any:
     if is_number(arg):
         return float(arg)
     if isinstance(arg, str):
-        from kubectl_kyrec.classic.go_strconv import parse_float
+        from kubectl_kyrec.golang.strconv import parse_float
 
         try:
             return parse_float(arg)

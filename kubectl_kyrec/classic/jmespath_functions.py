@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
-from kubectl_kyrec.classic import go_quantity, go_time, wildcard
-from kubectl_kyrec.classic.go_values import GoInt, deep_equal, format_float_f32, is_number, sprint
+from kubectl_kyrec.classic import go_quantity
+from kubectl_kyrec.classic.go_values import GoInt, deep_equal, is_number
 from kubectl_kyrec.classic.jmespath_eval import (
     ANY,
     ARRAY,
@@ -33,6 +33,10 @@ from kubectl_kyrec.classic.jmespath_eval import (
     Function,
     FunctionError,
 )
+from kubectl_kyrec.golang import time as go_time
+from kubectl_kyrec.golang import wildcard
+from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.golang.strconv import format_float
 
 if TYPE_CHECKING:
     from kubectl_kyrec.classic.jmespath_eval import Engine
@@ -69,7 +73,7 @@ def iface_to_string(value: Any) -> str:
     if isinstance(value, GoInt):
         return str(int(value))
     if isinstance(value, (int, float)):
-        return format_float_f32(float(value))
+        return format_float(float(value), "f", 32)
     if isinstance(value, str):
         return value
     raise ValueError("error, undefined type cast")
@@ -759,7 +763,7 @@ def time_functions(engine: Engine) -> list[Function]:
         return go_time.format_rfc3339(t + go_time.to_timedelta(d))
 
     def time_parse(*args: Any) -> str:
-        from kubectl_kyrec.classic.go_strconv import parse_int
+        from kubectl_kyrec.golang.strconv import parse_int
 
         layout = _arg("time_parse", args, 0, str)
         ts = _arg("time_parse", args, 1, str)

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.classic.wildcard import contains_wildcard
-from kubectl_kyrec.classic.wildcard import match as wildcard
+from kubectl_kyrec.golang.wildcard import contains_wildcard
+from kubectl_kyrec.golang.wildcard import match as wildcard
 from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector
 from kubectl_kyrec.load.kyverno_config import (
     parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters

@@ -13,9 +13,11 @@ import math
 import re
 from typing import Any
 
-from kubectl_kyrec.classic import go_quantity, go_time, wildcard
-from kubectl_kyrec.classic.go_strconv import parse_float, parse_int
-from kubectl_kyrec.classic.go_values import GoInt, format_float_upper_e
+from kubectl_kyrec.classic import go_quantity
+from kubectl_kyrec.classic.go_values import GoInt
+from kubectl_kyrec.golang import time as go_time
+from kubectl_kyrec.golang import wildcard
+from kubectl_kyrec.golang.strconv import format_float, parse_float, parse_int
 
 EQUAL = ""
 MORE_EQUAL = ">="
@@ -211,7 +213,7 @@ def compare_string(value: Any, pattern: str, op: str) -> bool:
     if isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, float):
-        text = format_float_upper_e(value)
+        text = format_float(value, "E")
     elif isinstance(value, int):
         text = str(value)
     elif isinstance(value, str):

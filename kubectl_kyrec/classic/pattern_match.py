@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from kubectl_kyrec.classic import anchors, pattern, wildcard
+from kubectl_kyrec.classic import anchors, pattern
 from kubectl_kyrec.classic.anchors import (
     CONDITIONAL_ERR,
     GLOBAL_ERR,
@@ -19,7 +19,8 @@ from kubectl_kyrec.classic.anchors import (
     AnchorMap,
     PatternFailure,
 )
-from kubectl_kyrec.classic.go_values import sprint
+from kubectl_kyrec.golang import wildcard
+from kubectl_kyrec.golang.fmt import sprint
 
 
 @dataclasses.dataclass(frozen=True)

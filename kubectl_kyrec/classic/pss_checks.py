@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.golang.strconv import quote as _go_quote  # Go's %q, for annotation values
+
 REQUIRED, FORBIDDEN = "Required value", "Forbidden"
 
 
@@ -142,26 +144,6 @@ def join_quote(items: Sequence[str]) -> str:
 
 def pluralize(singular: str, plural: str, count: int) -> str:
     return singular if count == 1 else plural
-
-
-def _go_quote(text: str) -> str:
-    """Go's %q for the texts the checks quote (annotation values)."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 class _Violations:

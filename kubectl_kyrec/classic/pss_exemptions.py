@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.classic.pss_checks import CheckFailure, FieldError, Version, evaluate_pod
-from kubectl_kyrec.classic.wildcard import match as wildcard_match
+from kubectl_kyrec.golang.wildcard import match as wildcard_match
 
 # kk pssutils.PSS_control_name_to_ids (the check IDs a control name stands for)
 CONTROL_CHECKS: Mapping[str, tuple[str, ...]] = {

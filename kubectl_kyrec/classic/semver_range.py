@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kubectl_kyrec.cel.k8s_gostrings import go_quote
 from kubectl_kyrec.cel.k8s_semver import SemverError, Version, compare, parse
+from kubectl_kyrec.golang.strconv import quote as go_quote
 
 __all__ = ["SemverError", "parse_range", "Version", "parse"]
 

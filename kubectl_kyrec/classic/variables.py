@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectl_kyrec.classic import anchors
-from kubectl_kyrec.classic.go_values import sprint
 from kubectl_kyrec.classic.jmespath_eval import NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext
-from kubectl_kyrec.gojson import MarshalError, marshal
+from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.golang.json import MarshalError, marshal
 
 # '{{...}}' at the beginning of the string, and 'x{{...}}' where 'x' is not '\'
 REGEX_VARIABLES = re.compile(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})")

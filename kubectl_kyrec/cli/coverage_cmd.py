@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.golang import time as go_time
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cli.common import OutputSpec
@@ -32,13 +32,16 @@ FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputForma
            OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
-def parse_duration(text: str, flag: str = "--scan-interval") -> datetime.timedelta:
-    """Go-style durations as Kyverno's flags take them: `1h`, `30m`, `1h30m`, `90s`."""
-    parts = re.findall(r"(\d+(?:\.\d+)?)(h|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
+def duration_flag(text: str, flag: str = "--scan-interval") -> datetime.timedelta:
+    """A duration flag as Kyverno's take them (Go's time.ParseDuration: `1h`, `30m`, `1h30m`, `90s`); a
+    negative one is refused, as no interval or grace can be."""
+    try:
+        ns = go_time.parse_duration(text)
+    except go_time.GoTimeError:
+        ns = -1
+    if ns < 0:
         raise UsageError(f"{flag}: {text!r} is not a duration like 1h or 30m")
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0}
-    return datetime.timedelta(seconds=sum(float(n) * scale[u] for n, u in parts))
+    return go_time.to_timedelta(ns)
 
 
 def report_options(func):  # type: ignore[no-untyped-def]
@@ -152,7 +155,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                                ("--skip-namespaces", skip_namespaces)) if value]
     if kubescape_only:
         raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
-    interval = parse_duration(scan_interval)
+    interval = duration_flag(scan_interval)
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              context_path=context_path)
@@ -200,8 +203,8 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
 
     options = VulnerabilityRunOptions(
         now=now, namespace=namespace, exclusions_path=exclusions_path,
-        scan_period=parse_duration(scan_period, "--scan-period") if scan_period else None,
-        scan_grace=parse_duration(scan_grace, "--scan-grace") if scan_grace else None,
+        scan_period=duration_flag(scan_period, "--scan-period") if scan_period else None,
+        scan_grace=duration_flag(scan_grace, "--scan-grace") if scan_grace else None,
         skip_namespaces=tuple(n.strip() for n in skip_namespaces.split(",") if n.strip())
         if skip_namespaces is not None else None,
         scanner_namespace=scanner_namespace)

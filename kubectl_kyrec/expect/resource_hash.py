@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kubectl_kyrec.gojson import MarshalError, UnsupportedValue, marshal, marshal_float
+from kubectl_kyrec.golang.json import MarshalError, UnsupportedValue, marshal, marshal_float
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1

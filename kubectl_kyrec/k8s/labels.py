@@ -8,11 +8,12 @@ The string form is what `kubectl get -l` takes (apimachinery labels.Parse): `k=v
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from kubectl_kyrec.golang.strconv import quote as _go_quote  # field.Invalid prints a string value with %q
 
 
 class SelectorError(ValueError):
@@ -45,11 +46,6 @@ _SUBDOMAIN_ERROR = _regex_error(
 _VALUE_ERROR = _regex_error(
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
     "start and end with an alphanumeric character", f"({_QUALIFIED_FMT})?", "MyValue", "my_value", "12345")
-
-
-def _go_quote(text: str) -> str:
-    # field.Invalid prints a string value with %q; JSON's escaping agrees for the printable text of labels
-    return json.dumps(text, ensure_ascii=False)
 
 
 def _key_errors(key: str) -> list[str]:

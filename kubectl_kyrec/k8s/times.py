@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime
 import re
 
+from kubectl_kyrec.golang import time as go_time
+
 # Go's time.RFC3339 layout: upper-case T and Z, optional fraction, offset hh:mm
 _RFC3339_RE = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -40,4 +42,4 @@ def lacks_offset(text: str) -> bool:
 
 def format_rfc3339(moment: datetime.datetime) -> str:
     """metav1.Time's form: UTC, seconds, `Z`."""
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return go_time.format_rfc3339(moment.astimezone(datetime.UTC))

@@ -92,7 +92,7 @@ class ClassicPolicy:
         if not overrides or not isinstance(overrides, list):
             _ACTIONS[(id(self), rule.name)] = (self, own)   # the same for every namespace: asked per result
             return own
-        from kubectl_kyrec.classic.wildcard import match as wildcard_match
+        from kubectl_kyrec.golang.wildcard import match as wildcard_match
         from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 
         def selected(selector: Any) -> bool:
@@ -147,7 +147,7 @@ class ClassicException:
 
     def contains(self, policy_key: str, rule: str) -> bool:
         """kk: Exception.Contains: the policy name (ns/name for a Policy) and a rule name, wildcards allowed."""
-        from kubectl_kyrec.classic.wildcard import match as wildcard_match
+        from kubectl_kyrec.golang.wildcard import match as wildcard_match
 
         for entry in self.entries:
             if entry.policy_name == policy_key and any(wildcard_match(r, rule) for r in entry.rule_names):

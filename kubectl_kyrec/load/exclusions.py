@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.golang.wildcard import match as wildcard_match
 from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector
 from kubectl_kyrec.k8s.times import format_rfc3339, lacks_offset, parse_rfc3339
 from kubectl_kyrec.load.files import read_text
-from kubectl_kyrec.load.kyverno_config import wildcard_match
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Ref, Source

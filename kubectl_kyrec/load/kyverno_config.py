@@ -31,12 +31,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import yaml
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.golang.wildcard import match as wildcard_match
 from kubectl_kyrec.model import Source, group_version
 
 KYVERNO_NAMESPACE = "kyverno"
@@ -214,21 +214,6 @@ def parse_resource_filters(text: str) -> tuple[ResourceFilter, ...]:
         # four or more parts: Go appends the previous value of its loop variable again
         out.append(previous)
     return tuple(out)
-
-
-@lru_cache(maxsize=4096)
-def _wildcard_regex(pattern: str) -> re.Pattern[str]:
-    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.compile(body, re.DOTALL)
-
-
-def wildcard_match(pattern: str, value: str) -> bool:
-    """Kyverno's `wildcard.Match`: `*` any run (empty included), `?` exactly one character."""
-    if pattern == "*" or pattern == value:
-        return True
-    if "*" not in pattern and "?" not in pattern:
-        return False
-    return _wildcard_regex(pattern).fullmatch(value) is not None
 
 
 def filtered(kind: str, namespace: str, name: str, filters: Sequence[ResourceFilter], *,

@@ -20,8 +20,9 @@ import base64
 import binascii
 import math
 import re
-import struct
 from typing import Any
+
+from kubectl_kyrec.golang.strconv import format_float
 
 STR_TAG = "tag:yaml.org,2002:str"
 INT_TAG = "tag:yaml.org,2002:int"
@@ -141,6 +142,9 @@ def resolve_tagged(tag: str, text: str) -> Any:
     return text
 
 
+_YAML_NON_FINITE = {"+Inf": ".inf", "-Inf": "-.inf", "NaN": ".nan"}
+
+
 def key_string(key: Any) -> str:
     """A mapping key as sigs.k8s.io/yaml turns it into a JSON object key."""
     if isinstance(key, str):
@@ -152,31 +156,8 @@ def key_string(key: Any) -> str:
     if isinstance(key, int):
         return str(key)
     if isinstance(key, float):
-        return _go_float32_g(key)
+        # strconv.FormatFloat(key, 'g', -1, 32), the non-finite ones spelled as YAML spells them
+        text = format_float(key, "g", 32)
+        return _YAML_NON_FINITE.get(text, text)
     raise ValueError("a null mapping key cannot be converted to JSON")
 
-
-def _go_float32_g(value: float) -> str:
-    """Go's strconv.FormatFloat(v, 'g', -1, 32), which sigs.k8s.io/yaml uses for float keys."""
-    if math.isnan(value):
-        return ".nan"
-    if math.isinf(value):
-        return ".inf" if value > 0 else "-.inf"
-    f32 = struct.unpack("f", struct.pack("f", value))[0]
-    mantissa, exponent = "0", 0
-    for precision in range(1, 10):  # shortest digits that read back as the same float32
-        text = f"{f32:.{precision - 1}e}"
-        if struct.unpack("f", struct.pack("f", float(text)))[0] == f32:
-            mantissa, exp_text = text.split("e")
-            exponent = int(exp_text)
-            break
-    sign = "-" if mantissa.startswith("-") else ""
-    digits = mantissa.lstrip("-").replace(".", "").rstrip("0") or "0"
-    if exponent < -4 or exponent >= 6:  # Go uses %e then, with at least two exponent digits
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{body}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
-    if exponent < 0:
-        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
-    whole = digits[: exponent + 1].ljust(exponent + 1, "0")
-    frac = digits[exponent + 1:]
-    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.golang.strconv import quote as _q  # Go's %q
 from kubectl_kyrec.model import Document, Source
 
 
@@ -30,11 +31,6 @@ class TestMocks:
 
     http: Mapping[str, tuple[int, Any]] = field(default_factory=dict)
     global_entries: Mapping[str, Any] = field(default_factory=dict)
-
-
-def _q(text: str) -> str:
-    # Go's %q of a plain string
-    return json.dumps(text)
 
 
 def parse_mocks(test: Mapping[str, Any], source: Source, resolve: Callable[[str], str],

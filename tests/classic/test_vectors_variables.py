@@ -7,8 +7,9 @@ import re
 from typing import Any
 
 from kubectl_kyrec.classic import variables
-from kubectl_kyrec.classic.go_values import deep_equal, sprint
+from kubectl_kyrec.classic.go_values import deep_equal
 from kubectl_kyrec.classic.json_context import EvalContext
+from kubectl_kyrec.golang.fmt import sprint
 from tests.classic.vectors import case_id, error_matches, load, report
 
 # Cases kyrec does not reproduce, with the reason. A fixed miss or a new miss fails the test.

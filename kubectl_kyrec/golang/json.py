@@ -3,17 +3,21 @@
 Both must write exactly what Go writes: floats in strconv's shortest form (`'f'`, or `'e'` below 1e-6 and
 from 1e21, with a negative one-digit exponent unpadded), strings HTML-safe with U+2028/U+2029 escaped, map
 keys sorted by their bytes, `[]byte` as base64. `marshal` walks a value; callers with values of their own
-(CEL timestamps, Kyverno's native types) pass `special`.
+(CEL timestamps, Kyverno's native types) pass `special`. `roundtrip` is `json.Unmarshal(json.Marshal(v))`
+into Go's `any`.
 """
 
 from __future__ import annotations
 
 import base64
+import datetime
 import math
 import re
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any
+
+from kubectl_kyrec.golang.strconv import format_float
+from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -34,38 +38,6 @@ class UnsupportedType(MarshalError):
     def __init__(self, message: str, value: Any) -> None:
         super().__init__(message)
         self.value = value
-
-
-def _digits(value: float) -> tuple[str, int]:
-    """Shortest round-trip digits of |value| (no leading/trailing zeros) and Go's decimal point position."""
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
-    text = "".join(str(d) for d in digit_tuple).lstrip("0")
-    dp = len(text) + int(exponent)
-    return text.rstrip("0"), dp
-
-
-def format_float(value: float, fmt: str) -> str:
-    """strconv.FormatFloat(value, fmt, -1, 64) for fmt in 'e', 'f', 'g'."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return sign + ("0e+00" if fmt == "e" else "0")
-    digits, dp = _digits(value)
-    if fmt == "g":
-        # the shortest %g switches to %e when the exponent is < -4 or >= 6 (eprec is 6)
-        fmt = "e" if not -4 <= dp - 1 < 6 else "f"
-    if fmt == "e":
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        exp = dp - 1
-        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if dp <= 0:
-        return sign + "0." + "0" * (-dp) + digits
-    if dp >= len(digits):
-        return sign + digits + "0" * (dp - len(digits))
-    return sign + digits[:dp] + "." + digits[dp:]
 
 
 def marshal_float(value: float) -> str:
@@ -166,3 +138,27 @@ def _encode(v: Any, out: list[str], special: Special | None) -> None:
         out.append('"' + base64.b64encode(bytes(v)).decode("ascii") + '"')
     else:
         raise UnsupportedType(f"json: unsupported type: {type(v).__name__}", v)
+
+
+def roundtrip(value: Any) -> Any:
+    """`json.Unmarshal(json.Marshal(v), &any)`: every number a float64, `[]byte` base64, a time.Time its
+    RFC 3339 text (in UTC, as the values Kyverno marshals hold it), map keys strings. UnsupportedValue for
+    NaN and the infinities, as json.Marshal refuses them."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            raise UnsupportedValue(f"json: unsupported value: {format_float(value, 'g')}")
+        return value
+    if isinstance(value, dict):
+        return {str(k): roundtrip(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [roundtrip(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, datetime.datetime):
+        return format_rfc3339(in_utc(value), nano=True)
+    return value
+

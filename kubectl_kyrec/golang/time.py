@@ -1,6 +1,5 @@
-"""Go's `time` package as Kyverno's JMESPath functions and operators use it: ParseDuration, Duration.String,
-time.Parse with Go layouts (`2006-01-02T15:04:05Z07:00`, `Mon Jan _2 15:04:05 MST 2006`, ...) and
-Format(time.RFC3339).
+"""Go's `time` package as Kyverno uses it: ParseDuration, Duration.String, time.Parse with Go layouts
+(`2006-01-02T15:04:05Z07:00`, `Mon Jan _2 15:04:05 MST 2006`, ...) and Format(time.RFC3339 / RFC3339Nano).
 
 Durations are integer nanoseconds; times are aware datetimes (microsecond precision: Go's nanoseconds are cut).
 """
@@ -11,7 +10,7 @@ import datetime
 import functools
 import re
 
-from kubectl_kyrec.cel.k8s_gostrings import go_quote
+from kubectl_kyrec.golang.strconv import quote
 
 _UNITS = {
     "ns": 1,
@@ -37,7 +36,7 @@ class _DurationError(GoTimeError):
         self.template, self.text, self.unit = template, text, unit
 
     def __str__(self) -> str:
-        return self.template.format(quoted=go_quote(self.text), unit=go_quote(self.unit))
+        return self.template.format(quoted=quote(self.text), unit=quote(self.unit))
 
 
 def parse_duration(text: str) -> int:
@@ -247,8 +246,8 @@ def parse_time(layout: str, value: str) -> datetime.datetime:
     p = _Parsed()
 
     def fail(elem: str, rest: str) -> GoTimeError:
-        return GoTimeError(f"parsing time {go_quote(orig_value)} as {go_quote(layout)}: cannot parse "
-                           f"{go_quote(rest)} as {go_quote(elem)}")
+        return GoTimeError(f"parsing time {quote(orig_value)} as {quote(layout)}: cannot parse "
+                           f"{quote(rest)} as {quote(elem)}")
 
     for kind, chunk in _chunks(layout):
         if kind == "lit":
@@ -283,7 +282,7 @@ def parse_time(layout: str, value: str) -> datetime.datetime:
             elif chunk in ("01", "1"):
                 p.month, value = _getnum(value, chunk == "01")
                 if not 1 <= p.month <= 12:
-                    raise GoTimeError(f"parsing time {go_quote(orig_value)}: month out of range")
+                    raise GoTimeError(f"parsing time {quote(orig_value)}: month out of range")
             elif chunk == "Monday":
                 _, value = _lookup(_DAYS, value, None)
             elif chunk == "Mon":
@@ -297,19 +296,19 @@ def parse_time(layout: str, value: str) -> datetime.datetime:
             elif chunk == "15":
                 p.hour, value = _getnum(value, False)
                 if p.hour > 23:
-                    raise GoTimeError(f"parsing time {go_quote(orig_value)}: hour out of range")
+                    raise GoTimeError(f"parsing time {quote(orig_value)}: hour out of range")
             elif chunk in ("03", "3"):
                 p.hour, value = _getnum(value, chunk == "03")
                 if p.hour > 12:
-                    raise GoTimeError(f"parsing time {go_quote(orig_value)}: hour out of range")
+                    raise GoTimeError(f"parsing time {quote(orig_value)}: hour out of range")
             elif chunk in ("04", "4"):
                 p.minute, value = _getnum(value, chunk == "04")
                 if p.minute > 59:
-                    raise GoTimeError(f"parsing time {go_quote(orig_value)}: minute out of range")
+                    raise GoTimeError(f"parsing time {quote(orig_value)}: minute out of range")
             elif chunk in ("05", "5"):
                 p.second, value = _getnum(value, chunk == "05")
                 if p.second > 59:
-                    raise GoTimeError(f"parsing time {go_quote(orig_value)}: second out of range")
+                    raise GoTimeError(f"parsing time {quote(orig_value)}: second out of range")
                 # Go reads a fractional second the layout does not spell
                 if value[:1] in (".", ",") and value[1:2].isdigit():
                     p.nanos, value = _frac_digits(value)
@@ -364,7 +363,7 @@ def parse_time(layout: str, value: str) -> datetime.datetime:
                 raise
             raise fail(chunk, rest) from None
     if value:
-        raise GoTimeError(f"parsing time {go_quote(orig_value)}: extra text: {go_quote(value)}")
+        raise GoTimeError(f"parsing time {quote(orig_value)}: extra text: {quote(value)}")
     if p.pm is not None:
         if p.pm and p.hour < 12:
             p.hour += 12
@@ -377,20 +376,30 @@ def parse_time(layout: str, value: str) -> datetime.datetime:
             return base.replace(hour=p.hour, minute=p.minute, second=p.second, microsecond=p.nanos // 1000)
         return datetime.datetime(p.year, p.month, p.day, p.hour, p.minute, p.second, p.nanos // 1000, tzinfo=tz)
     except ValueError:
-        raise GoTimeError(f"parsing time {go_quote(orig_value)}: day out of range") from None
+        raise GoTimeError(f"parsing time {quote(orig_value)}: day out of range") from None
 
 
-def format_rfc3339(value: datetime.datetime) -> str:
-    """t.Format(time.RFC3339): seconds precision, `Z` for a zero offset, else ±hh:mm."""
+def format_rfc3339(value: datetime.datetime, *, nano: bool = False) -> str:
+    """t.Format(time.RFC3339), or time.RFC3339Nano with `nano` (the fraction's trailing zeros dropped, as
+    json.Marshal writes a time.Time): `Z` for a zero offset, else ±hh:mm. A naive datetime is UTC."""
     offset = value.utcoffset() or datetime.timedelta(0)
     base = f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:{value.minute:02d}:" \
            f"{value.second:02d}"
+    if nano and value.microsecond:
+        base += f".{value.microsecond:06d}".rstrip("0")
     seconds = int(offset.total_seconds())
     if seconds == 0:
         return base + "Z"
     sign = "-" if seconds < 0 else "+"
     seconds = abs(seconds)
     return f"{base}{sign}{seconds // 3600:02d}:{(seconds % 3600) // 60:02d}"
+
+
+def in_utc(value: datetime.datetime) -> datetime.datetime:
+    """t.UTC(); a naive datetime (YAML's, a certificate's) already stands for UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=datetime.UTC)
+    return value.astimezone(datetime.UTC)
 
 
 _GO_ZERO = datetime.datetime(1, 1, 1, tzinfo=datetime.UTC)

@@ -1,4 +1,5 @@
-"""go-wildcard v1.0.3 matching (kk: ext/wildcard), which Kyverno uses for names, namespaces, kinds, labels.
+"""go-wildcard v1.0.3 matching (kk: ext/wildcard) behind Kyverno's pkg/utils/wildcard, which Kyverno uses for
+names, namespaces, kinds, labels, resourceFilters and PodSecurity exemptions.
 
 `*` matches any sequence (the empty one too), `?` exactly one character; nothing else is special (no
 `[...]` classes, so fnmatch does not fit). An empty pattern matches only the empty string.
@@ -19,6 +20,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 def match(pattern: str, text: str) -> bool:
+    """wildcard.Match(pattern, text)."""
     if pattern == "*":
         return True
     if "*" not in pattern and "?" not in pattern:
@@ -27,4 +29,5 @@ def match(pattern: str, text: str) -> bool:
 
 
 def contains_wildcard(text: str) -> bool:
+    """wildcard.ContainsWildcard: whether text has a `*` or `?`."""
     return "*" in text or "?" in text

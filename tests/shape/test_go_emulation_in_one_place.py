@@ -1,0 +1,67 @@
+"""Go emulation lives in golang/ only (DESIGN section 2: one place per concept): no module elsewhere defines a
+function under the name of one of golang's, or under a name its old copies had."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
+GOLANG = PACKAGE / "golang"
+# names the copies golang/ replaced went by (a leading underscore is ignored when comparing)
+FORMER_COPIES = {"go_quote", "go_print", "json_roundtrip", "rfc3339", "rfc3339nano", "go_float32_g",
+                 "format_float_f32", "format_float_upper_e", "wildcard_match", "wildcard_regex", "quote_char",
+                 "go_format_v", "go_value_text"}
+# names too common to claim (other concepts own functions called so)
+GENERIC = {"match", "truncate"}
+# definitions outside golang/ under a claimed name, each with why it is not a copy
+ALLOWED = {
+    # metav1.Time's form: converts to UTC and calls golang.time.format_rfc3339
+    ("k8s/times.py", "format_rfc3339"),
+    # CEL wrappers that turn golang's errors into CEL function errors
+    ("cel/kyverno_gojson.py", "roundtrip"),
+    ("cel/kyverno_gojson.py", "marshal_float"),
+    ("cel/kyverno_gojson.py", "marshal"),
+    # its own Go scanner's quoteChar, built on golang.strconv.quote
+    ("cel/kyverno_gojson.py", "_quote_char"),
+    # the Kubernetes decoder's integral-float-to-int64 step, not a Go any round trip (numbers stay ints)
+    ("classic/variables.py", "_json_roundtrip"),
+    # Python's json round trip the classic context store keeps: ints stay ints (the classic engine's
+    # stand-in for integral float64), NaN passes; golang.json.roundtrip makes every number a float64
+    # and refuses NaN, so the two are not one yet
+    ("classic/context_loader.py", "_json_roundtrip"),
+    # url.PathUnescape's error quotes raw bytes: golang.strconv.quote of the text's Latin-1 bytes
+    ("cel/k8s_url.py", "_quote"),
+    # the JSON stream reader's parse_float hook (Python's json), not strconv.ParseFloat
+    ("load/json_stream.py", "_parse_float"),
+}
+
+
+def _functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+
+
+def _claimed() -> set[str]:
+    names = {n.name for p in GOLANG.glob("*.py") for n in ast.parse(p.read_text()).body
+             if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
+    return (names - GENERIC) | FORMER_COPIES
+
+
+def test_golang_imports_nothing_of_kyrec_outside_itself() -> None:
+    for path in GOLANG.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        outside = [m for m in modules if m.startswith("kubectl_kyrec") and not m.startswith("kubectl_kyrec.golang")]
+        assert outside == [], path.name
+
+
+def test_no_second_definition_of_a_go_helper() -> None:
+    claimed = _claimed()
+    found = sorted((p.relative_to(PACKAGE).as_posix(), name)
+                   for p in PACKAGE.rglob("*.py") if GOLANG not in p.parents
+                   for name in _functions(p) if name.lstrip("_") in claimed)
+    assert [f for f in found if f not in ALLOWED] == []
+    # an allowance whose definition is gone is stale
+    assert sorted(ALLOWED - set(found)) == []
