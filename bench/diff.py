@@ -290,7 +290,7 @@ if what == "diff":
                summary=diff.summary(), triggers=len(generated.triggers))
 if what == "classic":
     import datetime
-    import kubectl_kyrec.reconcile.classic_downstreams as generate_diff
+    import kubectl_kyrec.reconcile.classic_downstreams as classic_downstreams
     import kubectl_kyrec.run.diff as run_diff
     from kubectl_kyrec.load.inputs import FileSource
     # CPU seconds of the parts, taken around the module-level names run_downstreams calls through
@@ -303,7 +303,7 @@ if what == "classic":
             finally:
                 parts[part] += time.process_time() - begin
         return call
-    generate_diff.compare = timed(generate_diff.compare, "compare")
+    classic_downstreams.compare = timed(classic_downstreams.compare, "compare")
     import kubectl_kyrec.run.generate as run_generate
     run_generate_for_inputs = run_generate.generate_for_inputs
     run_generate.generate_for_inputs = timed(run_generate_for_inputs, "generate")

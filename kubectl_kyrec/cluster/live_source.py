@@ -1,7 +1,7 @@
 """The live input source: files for what the user named, the cluster for the state (and, without `-p`, for
 the policies, which are then the complete set).
 
-It replaces only how the state is read (run/inputs.py); everything past `Inputs` is the same as offline.
+It replaces only how the state is read (load/inputs.py); everything past `Inputs` is the same as offline.
 After `read()`, `last` holds what was read (requests made, unreadable kinds) for the command's exit code.
 """
 

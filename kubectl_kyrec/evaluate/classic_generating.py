@@ -1,6 +1,6 @@
 """Every classic generate rule of a run over its triggers: one TriggerOutcome per (policy, rule, trigger)
 whose rule matches (kk: engine/background.go filterRule for the match, exceptions and preconditions, then
-background/generate ApplyGeneratePolicy; see classic/generate.py for the objects).
+background/generate ApplyGeneratePolicy; see evaluate/classic_generate.py for the objects).
 
 Decisions kyrec makes where Kyverno acts at admission (as for GeneratingPolicies, evaluate/generating.py):
 the operation is `--values`' (CREATE by default); a rule whose variables read request.userInfo (or the
@@ -11,7 +11,7 @@ policy is owed nothing unless the rule's generateExisting (else the spec's) is o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.classic_generate import (
@@ -37,6 +37,9 @@ from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectSet, as_admitted, make_subject
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
 from kubectl_kyrec.model import Document, Notice, Subject
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.classic.context_loader import ContextSources
 
 
 def _namespaced(kinds: KindLookup | None) -> Callable[[str, str], bool]:
@@ -111,13 +114,13 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                          state: Sequence[Document], *, kinds: KindLookup, options: GenerateOptions,
                          exceptions: Sequence[ClassicException] = (),
                          trigger_filter: Callable[[Subject], bool] | None = None,
-                         sources: Any = None,
+                         sources: ContextSources | None = None,
                          resource_values: Mapping[tuple[str, str], Mapping[str, Any]] | None = None
                          ) -> GeneratingOutcome:
     """The desired downstreams of every classic generate rule for every trigger.
 
     `sources`: the context sources (default: the state answers); `resource_values`: a test's variables by
-    (policy name, resource name), ("", "") the global ones (classic.rules.ClassicOptions)."""
+    (policy name, resource name), ("", "") the global ones (evaluate.classic_validating.ClassicOptions)."""
     from kubectl_kyrec.classic.context_loader import ContextLoader
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine

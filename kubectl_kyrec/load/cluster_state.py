@@ -46,7 +46,7 @@ class ClusterState:
     # (apiVersion, kind) the server serves, from discovery (live) or a capture's record; None: not known. What
     # a server does not serve cannot be listed, so kyrec never advises capturing it
     served: frozenset[tuple[str, str]] | None = None
-    # the salts of the captures whose Secrets hold digests of their values (reconcile/secret_digests.py)
+    # the salts of the captures whose Secrets hold digests of their values (load/secret_digests.py)
     secret_salts: tuple[bytes, ...] = ()
     # the lookups' indexes, built on the first lookup: a run that makes none (coverage of 100,000 objects)
     # neither builds nor holds them

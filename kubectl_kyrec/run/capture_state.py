@@ -4,7 +4,7 @@ The same LISTs a live `diff` with the same policies makes (cluster/live.py), wri
 (INTERFACES.md) that the state reader turns back into the same ClusterState: the listed and unreadable
 kinds ride on the List's annotations, and objects keep their managedFields (kubectl hides them by default;
 the foreign-fields check needs them). Secret values are written as salted digests unless asked otherwise
-(reconcile/secret_digests.py): a capture is kept for later runs, and drift needs only equality.
+(load/secret_digests.py): a capture is kept for later runs, and drift needs only equality.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pattern split of classic generate (classic/generate.py _split_pattern): a rule's GeneratePattern is
+"""The pattern split of classic generate (evaluate/classic_generate.py _split_pattern): a rule's GeneratePattern is
 substituted per trigger, and only its fields that hold a variable go through substitution. These tests
 fail if a field with a variable anywhere inside it (nested, in a list, in a key) were taken as constant, if
 a `$(...)` reference lost the sibling field it points at, or if the constant fields ended up shared between

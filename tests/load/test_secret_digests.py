@@ -1,4 +1,4 @@
-"""The digest encoding of Secret values in captures (reconcile/secret_digests.py), comparing with it, and the
+"""The digest encoding of Secret values in captures (load/secret_digests.py), comparing with it, and the
 state reader's checks of it."""
 
 from __future__ import annotations
