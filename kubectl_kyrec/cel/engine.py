@@ -17,7 +17,6 @@ Engine facts this adapter works around (measured on cel-expr-python 0.1.3):
 from __future__ import annotations
 
 import ctypes
-import datetime
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -435,10 +434,3 @@ def _compile_error(text: str) -> CompileError:
     first = _cel_go_check_message(m.group(3).strip())
     return CompileError(first, int(m.group(1)), int(m.group(2)))
 
-
-def to_timestamp_text(value: datetime.datetime) -> str:
-    """RFC 3339 the way Go's time.Time marshals in UTC (used when CEL returns a timestamp)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=datetime.timezone.utc)
-    text = value.astimezone(datetime.timezone.utc).isoformat()
-    return text.replace("+00:00", "Z")
