@@ -32,8 +32,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext  # noqa: E402
@@ -208,16 +206,21 @@ def main() -> None:
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     counts = dict(cov.counts)
     print(f"coverage benchmark: {args.subjects} subjects, {len(state)} objects, state file {size_mb:.0f} MB")
-    print(tabulate([["generate state (not counted)", f"{t_gen:.2f} s"],
-                    ["load (json.load)", f"{t_load:.2f} s"],
-                    # the expected reports are read subject by subject by the comparison (ExpectedReports)
-                    ["evaluate: subjects and results", f"{t_subjects:.2f} s"],
-                    ["coverage (diff_reports + compute_coverage)", f"{t_cov:.2f} s"],
-                    ["load + evaluate + coverage", f"{t_load + t_subjects + t_cov:.2f} s"],
-                    ["peak memory (ru_maxrss: load, subjects, coverage)", f"{peak_mib:.0f} MiB"]],
-                   headers=["step", "value"], tablefmt="github"))
-    print(tabulate([[k, counts[k], planted.get(k, "")] for k in counts],
-                   headers=["count", "found", "planted"], tablefmt="github"))
+    print(_markdown(["step", "value"],
+                    [["generate state (not counted)", f"{t_gen:.2f} s"],
+                     ["load (json.load)", f"{t_load:.2f} s"],
+                     # the expected reports are read subject by subject by the comparison (ExpectedReports)
+                     ["evaluate: subjects and results", f"{t_subjects:.2f} s"],
+                     ["coverage (diff_reports + compute_coverage)", f"{t_cov:.2f} s"],
+                     ["load + evaluate + coverage", f"{t_load + t_subjects + t_cov:.2f} s"],
+                     ["peak memory (ru_maxrss: load, subjects, coverage)", f"{peak_mib:.0f} MiB"]]))
+    print(_markdown(["count", "found", "planted"], [[k, counts[k], planted.get(k, "")] for k in counts]))
+
+
+def _markdown(headers: list[str], rows: list[list[Any]]) -> str:
+    """A Markdown table as the README quotes them."""
+    lines = [headers, ["---"] * len(headers), *rows]
+    return "\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines)
 
 
 if __name__ == "__main__":

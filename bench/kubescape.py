@@ -27,8 +27,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tabulate import tabulate
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "testdata" / "kubescape"))
@@ -36,6 +34,7 @@ sys.path.insert(0, str(ROOT / "testdata" / "kubescape"))
 import build  # noqa: E402, I001  (order depends on whether a build/ directory exists; the golden states' builder: one way to write a summary)
 
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
+from kubectl_kyrec.render.text_table import write_rows  # noqa: E402
 from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage  # noqa: E402
 from kubectl_kyrec.load.inputs import FileSource  # noqa: E402
 
@@ -120,8 +119,9 @@ def main() -> None:
     counts = dict(cov.counts)
     print(f"state: {args.pods} Pods, {planted['objects']} objects, {size_mb:.1f} MB "
           f"(generated in {t_gen:.1f}s); planted {planted}")
-    print(tabulate([["load (state loader)", f"{t_load:.2f}"], ["coverage", f"{t_cov:.2f}"],
-                    ["total", f"{t_load + t_cov:.2f}"]], headers=["STAGE", "SECONDS"], tablefmt="plain"))
+    write_rows(sys.stdout, ["STAGE", "SECONDS"],
+               [["load (state loader)", f"{t_load:.2f}"], ["coverage", f"{t_cov:.2f}"],
+                ["total", f"{t_load + t_cov:.2f}"]], right=(1,))
     print(f"peak memory (ru_maxrss): {peak_mib:.0f} MiB")
     print("counts:", {k: counts[k] for k in ("inScope", "current", "missing", "stale", "orphan", "split",
                                              "unpaired")})

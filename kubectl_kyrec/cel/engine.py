@@ -17,7 +17,6 @@ Engine facts this adapter works around (measured on cel-expr-python 0.1.3):
 from __future__ import annotations
 
 import ctypes
-import datetime
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -27,7 +26,6 @@ from typing import Any
 from cel_expr_python import cel
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library
-from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 ENGINE_NAME = "cel-expr-python"
 
@@ -435,8 +433,3 @@ def _compile_error(text: str) -> CompileError:
         return CompileError(_cel_go_check_message(_STATUS_PREFIX.sub("", text.strip()).splitlines()[0]))
     first = _cel_go_check_message(m.group(3).strip())
     return CompileError(first, int(m.group(1)), int(m.group(2)))
-
-
-def to_timestamp_text(value: datetime.datetime) -> str:
-    """RFC 3339 the way Go's time.Time marshals in UTC (used when CEL returns a timestamp)."""
-    return format_rfc3339(in_utc(value), nano=True)

@@ -16,12 +16,12 @@ differently: Unicode classes ``\\pL``/``\\p{Greek}``, ``[[:^alpha:]]``, ``\\C`` 
 differ from RE2 only for non-ASCII text. Errors that Python reports for other reasons carry Python's
 description after ``error parsing regexp: kyrec:``.
 
-Matching runs on RE2 itself when the ``google-re2`` binding is installed (a dependency of kyrec): the
-translation above still decides which patterns are errors and with which Go text, and RE2 then matches
-with its exact semantics (Unicode classes, ``\\b``, ``(?U)``...) in linear time, so a policy's pattern
-cannot make an evaluation backtrack for ever (``(a+)+$`` on 24 characters: 0.03 ms with RE2, 6.6 s with
-``re``). The patterns only the translation cannot handle (``\\pL``, ``[[:^alpha:]]``, ``\\C``, ``(?U)``)
-are then accepted too. Without the binding, Python's ``re`` matches the translated pattern.
+Matching runs on RE2 itself (the ``google-re2`` binding, a required dependency): the translation above
+still decides which patterns are errors and with which Go text, and RE2 then matches with its exact
+semantics (Unicode classes, ``\\b``, ``(?U)``...) in linear time, so a policy's pattern cannot make an
+evaluation backtrack for ever (``(a+)+$`` on 24 characters: 0.03 ms with RE2, 6.6 s with ``re``). The
+patterns only the translation cannot handle (``\\pL``, ``[[:^alpha:]]``, ``\\C``, ``(?U)``) are then
+accepted too.
 Measurements: docs/compatibility.md ("Regular expressions").
 """
 
@@ -32,10 +32,7 @@ import re
 import warnings
 from typing import Any
 
-try:        # RE2 itself: exact syntax, linear time (see the module docstring)
-    import re2 as _re2
-except ImportError:         # pragma: no cover - kyrec declares it; a bare install still works with `re`
-    _re2 = None
+import re2
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 
@@ -322,29 +319,26 @@ def to_python_pattern(pattern: str) -> str:
 
 @functools.lru_cache(maxsize=512)
 def compile_re2(pattern: str) -> Any:
-    """A compiled pattern with `search(text, pos)`: RE2's when the binding is there, else `re`'s."""
+    """A compiled pattern with `search(text, pos)`: RE2's, or `re`'s where only Python's compile accepts it."""
     try:
         translated = to_python_pattern(pattern)
     except RegexSyntaxError as exc:
         # what only the translation cannot express, RE2 itself may accept
-        if _re2 is None or not str(exc).startswith("error parsing regexp: kyrec:"):
+        if not str(exc).startswith("error parsing regexp: kyrec:"):
             raise
         return _re2_compile(pattern, exc)
-    if _re2 is not None:
-        try:
-            return _re2_compile(pattern, None)
-        except RegexSyntaxError:
-            pass        # Python's compile below words the error as Go does
-    return _python_compile(translated)
+    try:
+        return _re2_compile(pattern, None)
+    except RegexSyntaxError:
+        return _python_compile(translated)      # Python's compile words the error as Go does
 
 
 def _re2_compile(pattern: str, error: RegexSyntaxError | None) -> Any:
-    assert _re2 is not None
-    options = _re2.Options()
+    options = re2.Options()
     options.log_errors = False      # RE2 would log every refused pattern on standard error
     try:
-        return _re2.compile(pattern, options)
-    except _re2.error:
+        return re2.compile(pattern, options)
+    except re2.error:
         if error is not None:
             raise error from None
         raise RegexSyntaxError(f"error parsing regexp: kyrec: RE2 refused the pattern: `{pattern}`") from None

@@ -106,7 +106,7 @@ def _evaluate_old(ctx: EvalContext, conditions: Sequence[Mapping[str, Any]]) -> 
     return True, _join_non_empty(true_messages, ";")
 
 
-def evaluate_conditions(ctx: EvalContext, conditions: Any, context_label: str = "") -> tuple[bool, str]:
+def evaluate_conditions(ctx: EvalContext, conditions: Any) -> tuple[bool, str]:
     """EvaluateConditionsWithContext: `conditions` is an any/all mapping (None or {} = true) or a list of
     conditions (old form). Returns (result, joined messages): the true messages joined by '; ' when true,
     the false ones when false (old form: ';'). Raises ConditionError."""
@@ -119,8 +119,7 @@ def evaluate_conditions(ctx: EvalContext, conditions: Any, context_label: str = 
     raise ConditionError("invalid condition")
 
 
-def evaluate_any_all_conditions(ctx: EvalContext, blocks: Sequence[Mapping[str, Any]],
-                                context_label: str = "") -> tuple[bool, str]:
+def evaluate_any_all_conditions(ctx: EvalContext, blocks: Sequence[Mapping[str, Any]]) -> tuple[bool, str]:
     """EvaluateAnyAllConditionsWithContext over a list of any/all blocks (foreach/preconditions lists)."""
     true_messages = []
     for block in blocks:

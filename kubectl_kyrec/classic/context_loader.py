@@ -269,8 +269,6 @@ class ContextLoader:
         if not resource:
             raise ContextLoadError(f"failed to GET resource with raw url: {raw}: the server could not find "
                                    "the requested resource")
-        if resource == "namespaces" and len(rest) == 1 and not namespace and len(parts) > 3 and False:
-            pass
         api_version = f"{group}/{version}" if group else version
         cluster = self.sources.cluster
         assert cluster is not None

@@ -38,11 +38,11 @@ class Core:
         """kk: variables.SubstituteAll."""
         return variables.substitute_all(ctx, value)
 
-    def conditions(self, ctx: EvalContext, conditions: Any, what: str) -> tuple[bool, str]:
+    def conditions(self, ctx: EvalContext, conditions: Any) -> tuple[bool, str]:
         """kk: EvaluateConditionsWithContext: (passed, message). No conditions pass."""
         if conditions is None:
             return True, ""
-        return cond.evaluate_conditions(ctx, conditions, what)
+        return cond.evaluate_conditions(ctx, conditions)
 
     def match_pattern(self, resource: Mapping[str, Any], pattern: Any) -> PatternFailure | None:
         err = pattern_match.match_pattern(resource, pattern)

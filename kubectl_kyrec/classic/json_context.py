@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubectl_kyrec.classic.go_values import deep_equal
 from kubectl_kyrec.classic.jmespath_eval import Engine, JMESPathCompileError, JMESPathError, default_engine
 
 
@@ -106,11 +105,6 @@ class EvalContext:
         """Merge a map at the root (AddJSONObject)."""
         self._data = _merged(data, self._data, False)
 
-    def add_request(self, request: Mapping[str, Any]) -> None:
-        """An AdmissionRequest's JSON merged under `request` (AddRequest)."""
-        self._add(dict(request), "request")
-        self._operation = str(request.get("operation", "") or "")
-
     def add_resource(self, obj: Mapping[str, Any] | None) -> None:
         """request.object (replaced, not merged)."""
         self._clear_leaf("request", "object")
@@ -120,11 +114,6 @@ class EvalContext:
         """request.oldObject (replaced)."""
         self._clear_leaf("request", "oldObject")
         self._add(obj, "request", "oldObject")
-
-    def set_target_resource(self, obj: Mapping[str, Any] | None) -> None:
-        """target (replaced): the object a mutate-existing/generate rule acts on."""
-        self._clear_leaf("target")
-        self._add(obj, "target")
 
     def add_operation(self, operation: str) -> None:
         """request.operation; DELETE makes `request.object.*` variables read request.oldObject."""
@@ -261,19 +250,3 @@ class EvalContext:
         if isinstance(request, dict) and isinstance(request.get("operation"), str):
             return str(request["operation"])
         return ""
-
-    def has_changed(self, path: str) -> bool:
-        """Kyverno's HasChanged(jmespath): request.object.<path> vs request.oldObject.<path>."""
-        try:
-            new = self.query("request.object." + path)
-        except ContextError as exc:
-            raise ContextError(f"failed to query request.object: {exc}", exc.cause) from None
-        if new is None:
-            raise ContextError(f"request.object.{path} not found")
-        try:
-            old = self.query("request.oldObject." + path)
-        except ContextError as exc:
-            raise ContextError(f"failed to query request.object: {exc}", exc.cause) from None
-        if old is None:
-            raise ContextError(f"request.oldObject.{path} not found")
-        return not deep_equal(new, old)

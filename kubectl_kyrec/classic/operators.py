@@ -24,31 +24,11 @@ from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.strconv import parse_float, parse_int
 
-OPERATORS = ("Equal", "Equals", "NotEqual", "NotEquals", "In", "AnyIn", "AllIn", "NotIn", "AnyNotIn", "AllNotIn",
-             "GreaterThanOrEquals", "GreaterThan", "LessThanOrEquals", "LessThan", "DurationGreaterThanOrEquals",
-             "DurationGreaterThan", "DurationLessThanOrEquals", "DurationLessThan")
-_BY_LOWER = {name.lower(): name for name in OPERATORS}
 _HANDLER = {"equal": "Equals", "equals": "Equals", "notequal": "NotEquals", "notequals": "NotEquals",
             "in": "In", "anyin": "AnyIn", "allin": "AllIn", "notin": "NotIn", "anynotin": "AnyNotIn",
             "allnotin": "AllNotIn", "greaterthanorequals": "Numeric", "greaterthan": "Numeric",
             "lessthanorequals": "Numeric", "lessthan": "Numeric", "durationgreaterthanorequals": "Duration",
             "durationgreaterthan": "Duration", "durationlessthanorequals": "Duration", "durationlessthan": "Duration"}
-DEPRECATED = ("In", "NotIn")
-
-
-def canonical_operator(name: str) -> str | None:
-    """The canonical operator name for `name` (case-insensitive), None if Kyverno has no such operator."""
-    return _BY_LOWER.get(name.lower())
-
-
-def is_valid(name: str) -> bool:
-    """IsOperatorValid: the exact spelling is one of Kyverno's ConditionOperators keys."""
-    return name in OPERATORS
-
-
-def is_deprecated(name: str) -> bool:
-    """IsOperatorDeprecated: In and NotIn (AnyIn/AllIn and AnyNotIn/AllNotIn replace them)."""
-    return name in DEPRECATED
 
 
 def handler_exists(name: str) -> bool:

@@ -61,7 +61,7 @@ class Validator:
         except ContextLoadError as exc:
             return error("failed to load context", exc)
         try:
-            ok, msg = self.core.conditions(ctx, self.conditions, "preconditions")
+            ok, msg = self.core.conditions(ctx, self.conditions)
         except Exception as exc:  # the core's evaluation errors carry Kyverno's text
             return error("failed to evaluate preconditions", exc)
         if not ok:
@@ -90,7 +90,7 @@ class Validator:
     def _deny(self, ctx: JsonContext) -> Response:
         conditions = self.deny.get("conditions") if isinstance(self.deny, Mapping) else None
         try:
-            denied, msg = self.core.conditions(ctx, conditions, "deny.conditions")
+            denied, msg = self.core.conditions(ctx, conditions)
         except Exception as exc:
             return error("failed to check deny conditions", exc)
         if not denied:

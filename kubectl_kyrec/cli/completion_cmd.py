@@ -9,8 +9,6 @@ and the standalone executable complete alike.
 from __future__ import annotations
 
 import inspect
-import os
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -47,11 +45,6 @@ LATER_COMMANDS = {
     "apply": "Carry out the plan with server-side apply and preconditioned deletes.",
     "capture": "Write the state a later offline run needs, as one JSON List.",
 }
-
-# The cluster may be slow or absent: namespaces are offered only when it answers within this time.
-NAMESPACE_TIMEOUT_S = 1.0
-SETUP_TIMEOUT_S = 3.0
-
 
 @dataclass(frozen=True)
 class Candidates:
@@ -95,40 +88,12 @@ def output_formats(command: click.Command) -> list[str] | None:
     return [f.value for f in tuples[0]]
 
 
-def kubeconfig_paths(words: Sequence[str]) -> list[str]:
-    """--kubeconfig from the words typed, else $KUBECONFIG (a path list), else ~/.kube/config."""
-    for i, word in enumerate(words):
-        if word == "--kubeconfig" and i + 1 < len(words):
-            return [words[i + 1]]
-        if word.startswith("--kubeconfig="):
-            return [word.split("=", 1)[1]]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [p for p in env.split(os.pathsep) if p]
-    return [os.path.expanduser("~/.kube/config")]
-
-
 def kube_contexts(words: Sequence[str]) -> list[tuple[str, str]]:
     """Context names (with their cluster) from the kubeconfig files; quietly none when unreadable."""
-    import yaml
+    # imported here, as below: every key press runs completion, and most never read a kubeconfig
+    from kubectl_kyrec.cluster.connection import context_names
 
-    out: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for path in kubeconfig_paths(words):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                config = yaml.safe_load(fh) or {}
-        except (OSError, yaml.YAMLError):
-            continue
-        contexts = config.get("contexts") if isinstance(config, dict) else None
-        for entry in contexts if isinstance(contexts, list) else []:
-            if not isinstance(entry, dict):
-                continue
-            name = str(entry.get("name") or "")
-            if name and name not in seen:
-                seen.add(name)
-                out.append((name, str((entry.get("context") or {}).get("cluster", ""))))
-    return out
+    return context_names(_flag_value(words, "--kubeconfig"))
 
 
 def _flag_value(words: Sequence[str], *names: str) -> str | None:
@@ -141,49 +106,18 @@ def _flag_value(words: Sequence[str], *names: str) -> str | None:
     return None
 
 
-def live_namespace_lister(kubeconfig: str | None, context: str | None) -> Callable[[], list[str]]:
-    """Set up a client (the `kubernetes` package is imported only here); the returned call lists namespaces."""
-    from kubernetes import client, config  # type: ignore[import-untyped]
-
-    api = client.CoreV1Api(config.new_client_from_config(config_file=kubeconfig, context=context))
-
-    def names() -> list[str]:
-        items = api.list_namespace(_request_timeout=NAMESPACE_TIMEOUT_S).items
-        return sorted(str(ns.metadata.name) for ns in items if ns.metadata is not None)
-
-    return names
-
-
 def cluster_namespaces(words: Sequence[str], *,
                        prepare: Callable[[str | None, str | None], Callable[[], list[str]]] | None = None,
-                       timeout: float = NAMESPACE_TIMEOUT_S, setup_timeout: float = SETUP_TIMEOUT_S) -> list[str]:
-    """Namespaces when the cluster answers within `timeout`; nothing otherwise, and nothing printed.
+                       timeout: float | None = None, setup_timeout: float | None = None) -> list[str]:
+    """The namespaces of the cluster the words name (--kubeconfig, --context), if it answers in time
+    (cluster/namespaces.py's budgets unless given)."""
+    from kubectl_kyrec.cluster import namespaces
 
-    Importing the Kubernetes client alone takes about a second on a busy machine, so it has its own
-    budget; the cluster gets `timeout` from the moment the request can be sent.
-    """
-    prepare = prepare or live_namespace_lister
-    paths = kubeconfig_paths(words)
-    kubeconfig = paths[0] if len(paths) == 1 else None
-    context = _flag_value(words, "--context")
-    found: list[str] = []
-    ready = threading.Event()
-
-    def run() -> None:
-        try:
-            lister = prepare(kubeconfig, context)
-            ready.set()
-            found.extend(lister())
-        except Exception:   # no kubeconfig, unreachable, forbidden: completion stays quiet
-            ready.set()
-
-    # a daemon thread: a cluster that does not answer must not hold the shell past the timeout
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    if not ready.wait(setup_timeout):
-        return []
-    worker.join(timeout)
-    return list(found) if not worker.is_alive() else []
+    return namespaces.namespaces_in_time(
+        _flag_value(words, "--kubeconfig"), _flag_value(words, "--context"),
+        prepare=prepare or namespaces.live_namespace_lister,
+        timeout=namespaces.NAMESPACE_TIMEOUT_S if timeout is None else timeout,
+        setup_timeout=namespaces.SETUP_TIMEOUT_S if setup_timeout is None else setup_timeout)
 
 
 def _option_for(command: click.Command, flag: str) -> click.Option | None:

@@ -91,6 +91,28 @@ def _load(path: str) -> Mapping[str, Any]:
     return data
 
 
+def context_names(flag: str | None, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(context, its cluster) for every context in the kubeconfig files, the first file to name one
+    winning; a file that cannot be read is skipped without a word (shell completion asks this)."""
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for path in kubeconfig_paths(flag, environ):
+        try:
+            config = _load(path)
+        except ClusterError:
+            continue
+        contexts = config.get("contexts")
+        for entry in contexts if isinstance(contexts, list) else []:
+            if not isinstance(entry, Mapping):
+                continue
+            name = str(entry.get("name") or "")
+            context = entry.get("context")
+            if name and name not in seen:
+                seen.add(name)
+                out.append((name, str(context.get("cluster", "")) if isinstance(context, Mapping) else ""))
+    return out
+
+
 def _named(configs: Sequence[Mapping[str, Any]], section: str, name: str) -> Mapping[str, Any] | None:
     for config in configs:               # the first file to define a name wins
         for item in config.get(section) or []:

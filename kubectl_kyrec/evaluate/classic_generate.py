@@ -375,7 +375,7 @@ def evaluate_rule(unit: ClassicGenerateRule, ctx: Any, core: Any, load_context: 
     except Exception as exc:
         return RuleRun(TriggerStatus.ERROR, message=f"failed to load rule level context: {exc}")
     try:
-        ok, msg = core.conditions(ctx, raw.get("preconditions"), "generate.preconditions")
+        ok, msg = core.conditions(ctx, raw.get("preconditions"))
     except Exception as exc:
         return RuleRun(TriggerStatus.ERROR, message=f"failed to evaluate preconditions: {exc}")
     if not ok:
@@ -429,7 +429,7 @@ def _one_pattern(pattern: Mapping[str, Any], unit: ClassicGenerateRule, ctx: Any
         except Exception as exc:
             raise GenerateFailed(f"failed to load context: {exc}") from None
         try:
-            ok, _ = core.conditions(ctx, pattern.get("preconditions"), "generate.preconditions")
+            ok, _ = core.conditions(ctx, pattern.get("preconditions"))
         except Exception as exc:
             raise GenerateFailed(f"failed to evaluate preconditions: {exc}") from None
         if not ok:

@@ -101,7 +101,7 @@ def _exception_for(unit: ClassicGenerateRule, exceptions: Sequence[ClassicExcept
             continue
         if exc.conditions is not None:
             try:
-                ok, _ = core.conditions(ctx, exc.conditions, "")
+                ok, _ = core.conditions(ctx, exc.conditions)
             except Exception:
                 continue
             if not ok:

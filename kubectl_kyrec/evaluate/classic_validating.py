@@ -268,7 +268,7 @@ class ClassicEvaluator:
             except Exception as exc:
                 return error("failed to load context", exc), properties
         try:
-            ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"), "preconditions")
+            ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
         except Exception as exc:
             return self._undetermined(policy, rule, loader) or \
                 error("failed to evaluate preconditions", exc), properties
@@ -392,7 +392,7 @@ class ClassicEvaluator:
                 if ctx is None:
                     continue        # cannot happen: needs_context holds when an exception has conditions
                 try:
-                    ok, _ = self.core.conditions(ctx, exc.conditions, "")
+                    ok, _ = self.core.conditions(ctx, exc.conditions)
                 except Exception:
                     continue
                 if not ok:
@@ -409,7 +409,7 @@ class ClassicEvaluator:
                 continue
             if exc.conditions is not None:
                 try:
-                    ok = ctx is not None and self.core.conditions(ctx, exc.conditions, "")[0]
+                    ok = ctx is not None and self.core.conditions(ctx, exc.conditions)[0]
                 except Exception:
                     ok = False
                 if not ok:

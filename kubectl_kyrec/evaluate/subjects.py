@@ -10,13 +10,6 @@ from kubectl_kyrec.load.kinds import guess_plural
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Subject, ref_of
 
 
-class ResourceLike(Protocol):
-    @property
-    def resource(self) -> str: ...
-    @property
-    def namespaced(self) -> bool: ...
-
-
 class KindLookup(Protocol):
     def by_kind(self, api_version: str, kind: str) -> Any: ...
 

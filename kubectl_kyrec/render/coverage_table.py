@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
 import textwrap
 from collections.abc import Collection, Sequence
 from typing import Any
-
-from tabulate import tabulate
 
 from kubectl_kyrec.expect.reports import STATUSES
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
 from kubectl_kyrec.reconcile.coverage import Coverage
 from kubectl_kyrec.render.fit import REF, TEXT, Column, render_table, wrap_counts
+from kubectl_kyrec.render.text_table import write_rows
 
 _COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
                  ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("excluded", "excluded"),
@@ -34,6 +34,14 @@ BASELINED = " (baselined)"
 def _fitted(rows: Sequence[Sequence[Any]], columns: Sequence[Column], *, wide: bool, width: int | None) -> str:
     """A table of the cells as text, fitted to `width` (render/fit.py) unless `wide`."""
     return render_table(columns, [[str(cell) for cell in row] for row in rows], None if wide else width)
+
+
+def _counts(headers: Sequence[str], rows: Sequence[Sequence[object]], right: range) -> str:
+    """A small table of counts, never fitted: `right` holds the count columns, each at least 2 wider than
+    its header (the layout the goldens were recorded with)."""
+    out = io.StringIO()
+    write_rows(out, headers, [[str(cell) for cell in row] for row in rows], right=right, pad=2)
+    return out.getvalue().rstrip("\n")
 
 
 def _counts_columns(first: str) -> list[Column]:
@@ -57,8 +65,7 @@ def render_coverage(cov: Coverage, wide: bool = False, width: int | None = None,
     None: no limit) unless `wide`. `baselined`: the ids of the subject rows `--baseline` accepts, whose
     STATUS reads `missing (baselined)`."""
     counts = dict(cov.counts)
-    sections = [tabulate([[label, counts[key]] for key, label in _COUNT_LABELS],
-                         headers=["SUBJECTS", "COUNT"], tablefmt="plain", colalign=("left", "right"))]
+    sections = [_counts(["SUBJECTS", "COUNT"], [[label, counts[key]] for key, label in _COUNT_LABELS], range(1, 2))]
 
     current, of = cov.derived_from
     if current == of:
@@ -67,8 +74,8 @@ def render_coverage(cov: Coverage, wide: bool = False, width: int | None = None,
         where = (f"Totals from {current} of {of} subjects in scope; {of - current} have no current "
                  f"report (excluded included): not cluster-wide.")
     totals = cov.totals.to_json()
-    sections.append(_sentence(where, wide=wide, width=width) + "\n" + tabulate([[totals[s] for s in STATUSES]],
-                                            headers=[s.upper() for s in STATUSES], tablefmt="plain"))
+    sections.append(_sentence(where, wide=wide, width=width) + "\n" + _counts(
+        [s.upper() for s in STATUSES], [[totals[s] for s in STATUSES]], range(len(STATUSES))))
     if cov.per_policy:
         rows = [[policy, *(c.to_json()[s] for s in STATUSES)] for policy, c in cov.per_policy]
         sections.append(_fitted(rows, _counts_columns("POLICY"), wide=wide, width=width))
@@ -109,15 +116,15 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage, wide: bool = False
     """Subjects are containers; totals are stated only from a complete set, else refused with the count.
     Fitted to `width` as `render_coverage` is, unless `wide`."""
     counts = dict(cov.counts)
-    sections = [tabulate([[label, counts[key]] for key, label in _VULN_COUNT_LABELS],
-                         headers=["SUBJECTS", "COUNT"], tablefmt="plain", colalign=("left", "right"))]
+    sections = [_counts(["SUBJECTS", "COUNT"], [[label, counts[key]] for key, label in _VULN_COUNT_LABELS],
+                        range(1, 2))]
     totals = cov.totals.to_json()
     derived = totals["derivedFrom"]
     if totals["complete"]:
         relevant = totals["relevant"]
-        sections.append(f"Totals from all {derived['of']} subjects in scope:\n" + tabulate(
-            [[totals["critical"], totals["high"], relevant["critical"], relevant["high"]]],
-            headers=["CRITICAL", "HIGH", "RELEVANT CRITICAL", "RELEVANT HIGH"], tablefmt="plain"))
+        sections.append(f"Totals from all {derived['of']} subjects in scope:\n" + _counts(
+            ["CRITICAL", "HIGH", "RELEVANT CRITICAL", "RELEVANT HIGH"],
+            [[totals["critical"], totals["high"], relevant["critical"], relevant["high"]]], range(4)))
     else:
         why = ", ".join(f"{k} {v}" for k, v in totals["incompleteBy"].items())
         partial = totals["partial"]

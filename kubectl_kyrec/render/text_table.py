@@ -1,7 +1,8 @@
 """Plain text tables, written row by row in one pass over rows already made (no type guessing per cell).
 
-Laid out as tabulate's "plain" format: a header line, columns two spaces apart, padded to the widest
-cell, text left-aligned and the columns named in `right` right-aligned; no trailing spaces.
+The layout of tabulate's "plain" format, which the tables were first printed with: a header line, columns
+two spaces apart, padded to the widest cell, text left-aligned and the columns named in `right`
+right-aligned; no trailing spaces.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from typing import TextIO
 
 
 def write_rows(stream: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str]],
-               right: Container[int] = (), chunk: int = 2000, below: Sequence[str] | None = None) -> None:
+               right: Container[int] = (), chunk: int = 2000, below: Sequence[str] | None = None,
+               pad: int = 0) -> None:
     """`below`, when given, holds one line per row written under it (empty: none), for text too long for
-    a column (eval's messages)."""
-    widths = [len(h) for h in headers]
+    a column (eval's messages). `pad`: each column at least that much wider than its header (coverage's
+    count tables keep the 2 tabulate gave them)."""
+    widths = [len(h) + pad for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             if len(cell) > widths[i]:

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
-from kubectl_kyrec.cel.engine import CompileError, Environment, to_timestamp_text
+from kubectl_kyrec.cel.engine import CompileError, Environment
 from kubectl_kyrec.cel.libraries import library_factory
 
 VECTORS = Path(__file__).parent / "vectors" / "kyverno_sdk_libs.yaml"
@@ -45,7 +45,9 @@ def _same(got: Any, want: Any) -> bool:
     if isinstance(want, list):
         return isinstance(got, list) and len(got) == len(want) and all(map(_same, got, want))
     if isinstance(got, datetime.datetime):
-        return to_timestamp_text(got) == want
+        # RFC 3339 in UTC, as Go marshals a time.Time
+        utc = (got if got.tzinfo else got.replace(tzinfo=datetime.UTC)).astimezone(datetime.UTC)
+        return utc.isoformat().replace("+00:00", "Z") == want
     if isinstance(got, (bytes, bytearray)):
         return bytes(got) == want
     return bool(got == want)
