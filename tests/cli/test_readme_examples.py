@@ -91,3 +91,15 @@ def test_the_example_state_holds_the_example_policies_as_they_are() -> None:
         copy = in_state[policy["metadata"]["name"]]
         assert copy["spec"] == policy["spec"]
         assert copy["metadata"]["annotations"] == policy["metadata"]["annotations"]
+
+
+def test_the_layout_names_every_package_in_layer_order() -> None:
+    """README's Layout lists each unit of kubectl_kyrec/ once, bottom layer first, as tests/shape/test_layers.py
+    orders them."""
+    from tests.shape.test_layers import LAYERS
+
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("```\nkubectl_kyrec/\n", text.index("\n## Layout\n")):]
+    block = block[:block.index("\n```")]
+    listed = [m.group(1) for m in re.finditer(r"^  (\w+)(?:/|\.py) ", block, flags=re.M)]
+    assert listed == [unit for group in LAYERS for unit in group]
