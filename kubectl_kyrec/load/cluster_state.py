@@ -2,8 +2,9 @@
 
 A state that holds no Deployment either comes from a cluster without Deployments or from a capture that
 never asked for them; only a record of what was listed tells the two apart, so the record travels with the
-objects instead of being guessed from which objects happen to be present. Readers (files now, a live
-cluster next) decide what counts as listed; this module only keeps and answers it.
+objects instead of being guessed from which objects happen to be present. Readers (load/state.py for files
+and captures, cluster/live.py for a live cluster) decide what counts as listed; this module only keeps and
+answers it.
 """
 
 from __future__ import annotations

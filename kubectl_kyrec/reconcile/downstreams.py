@@ -134,8 +134,9 @@ class DownstreamChange:
 
     def __post_init__(self) -> None:
         # One rule for every generating path (CEL and classic build these rows apart): a downstream whose owed-ness
-        # hangs on an unknown policy age is always counted (issue 8, DESIGN 4: "counted as findings"), even where
-        # Kyverno would not write it either way (sync off, trigger existing); apply still leaves those alone.
+        # hangs on an unknown policy age is always counted (DESIGN 4: "counted as findings"; what kyrec cannot
+        # decide must not pass as clean), even where Kyverno would not write it either way (sync off, trigger
+        # existing); apply still leaves those alone.
         if self.reason is Reason.POLICY_AGE_UNKNOWN and not self.enforced:
             object.__setattr__(self, "enforced", True)
             object.__setattr__(self, "kyverno_writes", False)
