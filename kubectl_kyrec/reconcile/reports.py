@@ -456,6 +456,57 @@ def decide_next_scan(subject: Subject, ephemeral: _EphemeralIndex, *, now: datet
     return ScanDecision(NextScan.NONE, None, oldest)
 
 
+@dataclass
+class _StateReports:
+    """The state as the report diff reads it: Kyverno's reports of the active API by the uid they describe,
+    those of the other API (never compared), and every other object by uid with the kinds listed."""
+
+    reports_by_uid: dict[str, list[Mapping[str, Any]]]
+    other_api: list[Ref]
+    existing: dict[str, Mapping[str, Any]]
+    listed_kinds: set[tuple[str, str]]
+
+    @classmethod
+    def of(cls, state: Sequence[Mapping[str, Any]], api: str) -> _StateReports:
+        kinds = REPORT_KINDS[api]
+        other_kinds = {(a, k) for a, ks in REPORT_KINDS.items() if a != api for k in ks}
+        out = cls({}, [], {}, set())
+        for obj in state:
+            api_version, kind = obj.get("apiVersion"), obj.get("kind")
+            if api_version == api and kind in kinds:
+                if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
+                    out.reports_by_uid.setdefault(described_uid(obj), []).append(obj)
+                continue
+            if (api_version, kind) in other_kinds:
+                if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
+                    out.other_api.append(_report_ref(obj))
+                continue
+            out.listed_kinds.add((str(api_version), str(kind)))
+            uid = _meta(obj).get("uid")
+            if uid:
+                out.existing[str(uid)] = obj
+        return out
+
+
+def _scope(subjects: Sequence[Subject], resource_filters: Sequence[ResourceFilter]
+           ) -> tuple[list[Subject], list[Ref]]:
+    """(in scope, taken out by Kyverno's resourceFilters): each subject once."""
+    in_scope: list[Subject] = []
+    filtered_out: list[Ref] = []
+    seen: set[str] = set()
+    for subject in subjects:
+        ref = subject.ref
+        if ref.uid in seen:
+            continue
+        seen.add(ref.uid)
+        if resource_filters and filtered(ref.kind, ref.namespace, ref.name, resource_filters,
+                                         api_version=ref.api_version):
+            filtered_out.append(ref)
+            continue
+        in_scope.append(subject)
+    return in_scope, filtered_out
+
+
 def diff_reports(
     expected: Sequence[Mapping[str, Any]],
     subjects: Sequence[Subject],
@@ -487,27 +538,9 @@ def diff_reports(
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
         raise UsageError(f"unknown report API {api!r} (expected {WGPOLICY} or {OPENREPORTS})")
-    kinds = REPORT_KINDS[api]
-    other_kinds = {(a, k) for a, ks in REPORT_KINDS.items() if a != api for k in ks}
-
-    existing: dict[str, Mapping[str, Any]] = {}
-    listed_kinds: set[tuple[str, str]] = set()
-    actual_by_uid: dict[str, list[Mapping[str, Any]]] = {}
-    ignored: list[Ref] = []
-    for obj in state:
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if api_version == api and kind in kinds:
-            if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
-                actual_by_uid.setdefault(described_uid(obj), []).append(obj)
-            continue
-        if (api_version, kind) in other_kinds:
-            if _labels(obj).get(LABEL_MANAGED_BY) == "kyverno":
-                ignored.append(_report_ref(obj))
-            continue
-        listed_kinds.add((str(api_version), str(kind)))
-        uid = _meta(obj).get("uid")
-        if uid:
-            existing[str(uid)] = obj
+    indexed = _StateReports.of(state, api)
+    existing, listed_kinds, actual_by_uid = indexed.existing, indexed.listed_kinds, indexed.reports_by_uid
+    ignored = indexed.other_api
     ephemeral = _index_ephemeral(state)
 
     left_out_kinds: set[str] = set()
@@ -557,19 +590,7 @@ def diff_reports(
         def expected_of(uid: str) -> list[Mapping[str, Any]]:
             return expected_by_uid.get(uid, [])
 
-    in_scope: list[Subject] = []
-    filtered_out: list[Ref] = []
-    seen: set[str] = set()
-    for subject in subjects:
-        ref = subject.ref
-        if ref.uid in seen:
-            continue
-        seen.add(ref.uid)
-        if resource_filters and filtered(ref.kind, ref.namespace, ref.name, resource_filters,
-                                         api_version=ref.api_version):
-            filtered_out.append(ref)
-            continue
-        in_scope.append(subject)
+    in_scope, filtered_out = _scope(subjects, resource_filters)
 
     scans: dict[str, ScanDecision] = {}
     keeps: dict[str, Callable[[Mapping[str, Any]], bool]] = {}
