@@ -50,7 +50,7 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     Example:
       kubectl kyrec test policies/ -o junit=test-results.xml
     """
-    from kubectl_kyrec.render import test_output
+    from kubectl_kyrec.render import suite_output
     from kubectl_kyrec.run.test import TestRunOptions, run_test
     from kubectl_kyrec.testsuite.rows import Mode
 
@@ -67,13 +67,13 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
         # the one thing that fails a run whose table shows no failing row: said where the exit code is read
         click.echo(f"notice: {run.not_evaluated} row(s) not evaluated (kinds or rules kyrec does not evaluate) fail "
                    "the run; --allow-not-evaluated accepts them", err=True)
-    doc = test_output.test_document(runs, run.mode, fail_only=fail_only, load_errors=load_errors,
+    doc = suite_output.test_document(runs, run.mode, fail_only=fail_only, load_errors=load_errors,
                                     notices=run.notices, allow_not_evaluated=allow_not_evaluated)
     for spec in specs:
         if spec.format is OutputFormat.JSON:
-            text = test_output.render_json(doc)
+            text = suite_output.render_json(doc)
         elif spec.format is OutputFormat.YAML:
-            text = test_output.render_yaml(doc)
+            text = suite_output.render_yaml(doc)
         elif spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, test_findings
 
@@ -82,7 +82,7 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
         else:
             from kubectl_kyrec.cli.terminal import output_width
 
-            text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
+            text = suite_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
                                             width=output_width(spec.path))
         write_output(spec, text)
     from kubectl_kyrec.cli.ci_outputs import files_only_summary, nonzero_counts
