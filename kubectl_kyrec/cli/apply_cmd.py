@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import emit_notices, exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
 from kubectl_kyrec.errors import ExitCode, UsageError
 
@@ -37,17 +38,16 @@ def outcome_line(outcome: Outcome) -> str:
 
 
 @click.command("apply")
-@click.option("-p", "--policy", "policy_paths", multiple=True,
-              help="Policy files or directories; default: the cluster's policies (the complete set).")
-@click.option("-r", "--resource", "resource_paths", multiple=True, help="Triggers as manifests (default: cluster).")
-@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
-@click.option("--state", "state_paths", multiple=True, hidden=True)
-@click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
-@click.option("--now", "now_text", help="The time for time.now() and expiry (RFC 3339).")
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state(hidden=True)
+@flags.values
+@flags.now
 @click.option("--prune", is_flag=True, help="Delete orphaned downstreams, and orphan and duplicate policy reports "
               "(with uid/resourceVersion preconditions).")
-@click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams (as in diff).")
-@click.option("--reports", "only_reports", is_flag=True, help="Only policy reports (as in diff).")
+@flags.only_downstreams
+@flags.only_reports
 @click.option("--write-reports", is_flag=True, help="Also create missing reports (never overwrites one).")
 @click.option("--field-manager", default="kyverno-generate", show_default=True,
               help="Field manager of the server-side applies.")
@@ -56,10 +56,10 @@ def outcome_line(outcome: Outcome) -> str:
 @click.option("--dry-run", "dry_run", type=click.Choice(["none", "server", "client"]), default="none",
               show_default=True, help="server: send dryRun=All; client: send nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before writing (needed without a terminal).")
-@click.option("--all-policies", is_flag=True, help="The policies given are all there are.")
-@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies.")
-@click.option("--kind", "kinds", multiple=True, help="Only triggers of this kind.")
-@click.option("-l", "--selector", help="Only triggers with these labels.")
+@flags.all_policies
+@flags.policy_name
+@flags.kind
+@flags.selector
 @click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
               show_default=True)
 @kubectl_flags

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags, write_output
 from kubectl_kyrec.errors import ExitCode, UsageError
 
@@ -32,9 +33,8 @@ def capture_target(value: str | None) -> str | None:
 
 
 @click.command("capture")
-@click.option("-p", "--policy", "policy_paths", multiple=True,
-              help="Policies whose reads to make; default: the cluster's policies.")
-@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
+@flags.policy
+@flags.exception
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Leave reports out.")
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
               help="Whose reads to make: kyverno (the policies' reads) or kubescape (the reads of "

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
@@ -41,36 +42,20 @@ def parse_duration(text: str, flag: str = "--scan-interval") -> datetime.timedel
     return datetime.timedelta(seconds=sum(float(n) * scale[u] for n, u in parts))
 
 
-def report_options(func):  # type: ignore[no-untyped-def]
-    """Flags shared by the report checks (`coverage`, `diff --reports`)."""
-    options = [
-        click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories."),
-        click.option("-r", "--resource", "resource_paths", multiple=True,
-                     help="Subjects as manifests (default: the objects in the state)."),
-        click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions."),
-        click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json)."),
-        click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds."),
-        click.option("--context-file", "context_path", help="Kyverno CLI Context file."),
-        click.option("--kyverno-config", "kyverno_config_path",
-                     help="Kyverno's ConfigMap (resourceFilters); default: the state's, else Kyverno's defaults."),
-        click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
-                     help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes "
-                          "reports whatever the ConfigMap's resourceFilters say; false applies them."),
-        click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
-                     help="Report API (default: detected from the state)."),
-        click.option("--scan-interval", default="1h", show_default=True,
-                     help="Kyverno's --backgroundScanInterval, for the next-scan decision."),
-        click.option("--all-policies", is_flag=True,
-                     help="The policies given are all the cluster has: results of others are stale."),
-        click.option("--now", "now_text", help="The time (RFC 3339) for scan ages and expiry."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
 @click.command("coverage")
-@report_options
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state
+@flags.crd
+@flags.context_file
+@flags.kyverno_config
+@flags.skip_resource_filters
+@flags.report_api
+@click.option("--scan-interval", default="1h", show_default=True,
+              help="Kyverno's --backgroundScanInterval, for the next-scan decision.")
+@flags.all_policies
+@flags.now
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
               help="Whose results: Kyverno policy reports, or Kubescape vulnerability summaries.")
 @click.option("--scan-period", "scan_period", help="kubescape: how often the scanner rescans "
@@ -83,10 +68,8 @@ def report_options(func):  # type: ignore[no-untyped-def]
 @click.option("--scanner-namespace", default="kubescape", show_default=True,
               help="kubescape: where the scanner runs (its kubevuln-scheduler CronJob).")
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, json, yaml, junit, sarif, github; repeatable.")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: gaps do not change the exit code.")
+@flags.outputs(FORMATS)
+@flags.exit_code
 @jobs_flag
 @ci_flags
 @kubectl_flags

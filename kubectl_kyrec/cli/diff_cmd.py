@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
@@ -113,46 +114,39 @@ def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Com
 
 
 @click.command("diff")
-@click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories ('-' for stdin).")
-@click.option("-r", "--resource", "resource_paths", multiple=True,
-              help="Triggers and subjects as manifests (joined to the state by identity); default: the state.")
-@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
-@click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state
 @click.option("--live", is_flag=True, help="Read the cluster (kubeconfig) instead of --state.")
-@click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
-@click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
-@click.option("--context-file", "context_path", help="Kyverno CLI Context file answering lookups.")
-@click.option("--kyverno-config", "kyverno_config", help="Kyverno's ConfigMap (resourceFilters).")
-@click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
-              help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes reports "
-                   "whatever the ConfigMap's resourceFilters say; false applies them.")
-@click.option("--now", "now_text", help="The time for time.now(), expiry and scan age (RFC 3339).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, diff, junit, sarif, github; repeatable.")
-@click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams.")
-@click.option("--reports", "only_reports", is_flag=True, help="Only policy reports.")
-@click.option("--all-policies", is_flag=True,
-              help="The policies given are all there are: downstreams of any other policy are policy-gone.")
-@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies (name or ns/name).")
-@click.option("--kind", "kinds", multiple=True, help="Only triggers and subjects of this kind.")
-@click.option("-l", "--selector", help="Only triggers and subjects with these labels (a=b,c!=d).")
-@click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
-              help="API of the reports (default: what the state uses).")
+@flags.crd
+@flags.values
+@flags.context_file
+@flags.kyverno_config
+@flags.skip_resource_filters
+@flags.now
+@flags.outputs(DIFF_FORMATS)
+@flags.only_downstreams
+@flags.only_reports
+@flags.all_policies
+@flags.policy_name
+@flags.kind
+@flags.selector
+@flags.report_api
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour unified diffs (auto: on a terminal, not with NO_COLOR set or TERM=dumb).")
 @click.option("--no-color", "color", flag_value="never", help="Same as --color=never.")
 @click.option("--show-all", is_flag=True,
               help="Table: list in-sync downstreams and current reports too (by default they are counted, "
                    "not listed).")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: findings do not change the exit code.")
+@flags.exit_code
 @jobs_flag
 @ci_flags
 @kubectl_flags
 @handle_errors
 def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                  state_paths: tuple[str, ...], live: bool, crd_paths: tuple[str, ...], values_path: str | None,
-                 context_path: str | None, kyverno_config: str | None, skip_resource_filters: bool,
+                 context_path: str | None, kyverno_config_path: str | None, skip_resource_filters: bool,
                  now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
@@ -211,7 +205,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
-                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
+                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
     emit_notices(run.notices)

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
@@ -27,11 +28,10 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
                 OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
 
 @click.command("eval")
-@click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories ('-' for stdin).")
-@click.option("-r", "--resource", "resource_paths", multiple=True, help="Resource manifests (files, dirs, '-').")
-@click.option("-e", "--exception", "exception_paths", multiple=True,
-              help="PolicyExceptions (applied whatever their namespace).")
-@click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state
 @click.option("--json", "json_paths", multiple=True,
               help="JSON/YAML documents (any shape) for ValidatingPolicies with evaluation.mode JSON.")
 @click.option("--http-payload", "http_paths", multiple=True,
@@ -39,28 +39,25 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("--envoy-payload", "envoy_paths", multiple=True,
               help="Envoy CheckRequests (JSON) for ValidatingPolicies with evaluation.mode Envoy.")
 @click.option("--live", is_flag=True, help="Read the cluster of the current context (kubeconfig) as the state.")
-@click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
-@click.option("--values", "values_path",
-              help="Request fields, namespace labels and the requesting user (Kyverno CLI Values or UserInfo).")
-@click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
-@click.option("--now", "now_text", help="The time for time.now(), exception expiry (RFC 3339).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, reports, github, junit, sarif; repeatable.")
+@flags.crd
+@flags.values
+@flags.context_file
+@flags.now
+@flags.outputs(EVAL_FORMATS)
 @click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="fail", show_default=True,
               help="Which results make the exit code 1.")
 @click.option("--fail-on-actions", multiple=True, type=click.Choice(["Deny", "Audit", "Warn"]),
               help="Count only results of policies with these validationActions.")
-@click.option("-l", "--selector", help="Only resources with these labels (a=b,c!=d).")
-@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies (name or ns/name).")
-@click.option("--kind", "kinds", multiple=True, help="Only resources of this kind.")
+@flags.selector
+@flags.policy_name
+@flags.kind
 @click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
 @click.option("--base-policy", "base_policy_paths", multiple=True,
               help="The policies before the change: print what the change does (exit 1 when anything does).")
 @click.option("--show-all", is_flag=True,
               help="Table: list passing and skipped results too (by default they are counted, not listed).")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: findings do not change the exit code.")
+@flags.exit_code
 @jobs_flag
 @ci_flags
 @kubectl_flags

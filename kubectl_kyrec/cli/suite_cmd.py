@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     emit_notices,
@@ -15,7 +16,7 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 
-TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
+SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
                 OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
@@ -25,15 +26,13 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Output
               help="Name of the test files to look for below the paths.")
 @click.option("--compat", type=click.Choice(["kyverno"]),
               help="Decide rows the way Kyverno's own `kyverno test` does (see docs/compatibility.md).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide (every column, cells whole), json, yaml, junit, sarif, github; repeatable.")
+@flags.outputs(SUITE_FORMATS)
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
 @click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
 @click.option("--allow-not-evaluated", is_flag=True,
               help="Rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run.")
-@click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: failing rows do not change the exit code.")
+@flags.now
+@flags.exit_code
 @kubectl_flags(hidden=True)       # test never reads a cluster: the flags parse, its help does not list them
 @handle_errors
 def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, outputs: tuple[str, ...],
@@ -54,7 +53,7 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     from kubectl_kyrec.run.test import TestRunOptions, run_test
     from kubectl_kyrec.testsuite.rows import Mode
 
-    specs = parse_outputs(list(outputs), TEST_FORMATS)
+    specs = parse_outputs(list(outputs), SUITE_FORMATS)
     options = TestRunOptions(now=parse_now(now_text), mode=Mode.KYVERNO if compat == "kyverno" else Mode.STRICT,
                              file_name=file_name, require_tests=require_tests,
                              allow_not_evaluated=allow_not_evaluated)
