@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 import click
 
 import kubectl_kyrec.cli.flags as flags
-from kubectl_kyrec.cli.common import emit_notices, exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
+from kubectl_kyrec.cli.common import (
+    emit_errors,
+    emit_notices,
+    exit_with,
+    handle_errors,
+    kubectl_flags,
+    parse_now,
+    parse_selector,
+)
 from kubectl_kyrec.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -82,13 +90,13 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     Example:
       kubectl kyrec apply -p policies/ --dry-run=server
     """
-    from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.cluster.writer import DryRun, not_attempted
     from kubectl_kyrec.interrupts import Interrupt, Interrupted
     from kubectl_kyrec.reconcile.plan import Plan, PlanOptions
     from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions, run_apply
     from kubectl_kyrec.run.inputs import FileSource
+    from kubectl_kyrec.run.unreadable import unreadable_lines
 
     if state_paths:
         raise UsageError("apply works on the live cluster, not on --state files: a plan from files could "
@@ -151,14 +159,16 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
         except Interrupted:
             if prompting:
                 click.echo(err=True)        # end the line the confirmation prompt left open
-            result = planned[-1] if planned else ApplyResult(Plan(()))
+            # interrupted while planning, after the read: its failed LISTs are still said
+            result = planned[-1] if planned else ApplyResult(
+                Plan(()), unreadable=unreadable_lines(source.last.state) if source.last is not None else [])
             # a signal landing after the writer's last object still finds the outcomes it recorded
             result.outcomes = [*seen, *(not_attempted(c, "interrupted before this object")
                                         for c in result.plan.changes[len(seen):])]
             for outcome in result.outcomes[len(seen):]:
                 on_outcome(outcome)
         _print_result(result, output)
-        code = live_exit_code(result.exit_code, source)
+        code = result.exit_code
         if guard.signum is not None:
             counts = result.summary()
             detail = f"{counts['not-attempted']} not attempted" if planned else "while reading; nothing written"
@@ -171,14 +181,16 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
 
 def _print_result(result: ApplyResult, output: str) -> None:
     emit_notices(result.notices)
-    for message, where in result.errors:
-        click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
+    emit_errors(result.errors)
     if result.declined:
         click.echo("declined: nothing written", err=True)
     if output == "table":
         summary = result.summary()
         click.echo("summary: " + ", ".join(f"{k}: {v}" for k, v in summary.items()))
     else:
-        from kubectl_kyrec.render.envelope import to_json, to_yaml
+        from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
 
-        click.echo(to_json(result.to_json()) if output == "json" else to_yaml(result.to_json()), nl=False)
+        doc = whole_document(result.document())
+        click.echo(to_json(doc) if output == "json" else to_yaml(doc), nl=False)
+    for line in result.unreadable:     # before an interruption's line, which says how the run ended
+        click.echo(line, err=True)

@@ -222,7 +222,7 @@ def diff_findings(run: Any) -> list[Finding]:
     if run.reports is not None:
         out += from_reports(run.reports, locate)
     out += [Finding(command="diff", suite="errors", policy="", rule="", subject=None, outcome="error",
-                    message=message, message_class="error", location=where) for message, where in run.errors]
+                    message=e.message, message_class="error", location=e.source) for e in run.errors]
     return out
 
 

@@ -8,21 +8,23 @@ from __future__ import annotations
 import datetime
 import enum
 import functools
+import itertools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
-from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, RunResult, UsageError
 from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.model import EvalError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,12 +81,35 @@ def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
     write_text(spec.path, text, color=color)
 
 
+def write_document(spec: OutputSpec, result: RunResult,
+                   extra: Callable[[], Mapping[str, Any]] = dict) -> None:
+    """The run's kyrec/v1 document (RunResult.document) as JSON or YAML, built only when written and written
+    part by part; `extra`: keys after the run's own (the baseline's)."""
+    from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
+    from kubectl_kyrec.render.sink import write_stream
+
+    write = write_json_document if spec.format is OutputFormat.JSON else write_yaml_document
+
+    def document(stream: TextIO) -> None:
+        kind, parts = result.document()
+        write(kind, itertools.chain(parts, extra().items()), stream.write)
+
+    write_stream(spec.path, document)
+
+
 def emit_notices(notices: Sequence[object]) -> None:
     """Each notice once, on stderr, in the order first given. Several stages of one run can notice the
     same thing (an unknown kind is seen by the validating and by the generating pipeline, each reading
     the same resources): what the user reads is said once."""
     for notice in dict.fromkeys(str(n) for n in notices):
         click.echo(f"notice: {notice}", err=True)
+
+
+def emit_errors(errors: Sequence[EvalError]) -> None:
+    """Each input the run could not use, on stderr: `error: file:line: message`."""
+    for error in errors:
+        click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
+                   err=True)
 
 
 def parse_now(value: str | None) -> datetime.datetime:
@@ -203,8 +228,11 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def exit_with(code: ExitCode, exit_code_flag: bool = True) -> None:
-    """`--exit-code=false` turns findings (1) into 0; every other code stands."""
+def exit_with(code: ExitCode, exit_code_flag: bool = True, unreadable: Sequence[str] = ()) -> None:
+    """`--exit-code=false` turns findings (1) into 0; every other code stands. `unreadable`: the run's lines
+    for reads that failed (RunResult.unreadable, counted in its code), said last, where the code is read."""
+    for line in unreadable:
+        click.echo(line, err=True)
     if code == ExitCode.FINDINGS and not exit_code_flag:
         code = ExitCode.CLEAN
     sys.exit(int(code))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,6 +13,7 @@ import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_errors,
     emit_notices,
     exit_with,
     handle_errors,
@@ -21,6 +22,7 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     resolve_jobs,
+    write_document,
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
@@ -155,23 +157,19 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
     emit_notices(run.notices)
-    for message, where in run.errors:
-        click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
+    emit_errors(run.errors)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
     for spec in specs:
         if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             write_stream(spec.path, functools.partial(ci.write, spec.format.value))
         elif spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            _write_document(spec, run.coverage.to_json if not ci.baseline_used else lambda: {
-                **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
-                                                                    ci.fixed)})
+            write_document(spec, run, lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
+                                                                         ci.fixed)} if ci.baseline_used else {})
         else:
             write_output(spec, render_coverage(run.coverage, *_table_layout(spec),
                                                baselined=ci.baselined(run.coverage.subjects)))
     ci.finish(specs, _counts(run.coverage.counts))
-    from kubectl_kyrec.cluster.exit import live_exit_code
-
-    exit_with(live_exit_code(ci.exit_code(run.exit_code), source, run.unreadable), exit_code_flag)
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 
 
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
@@ -199,7 +197,7 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
     emit_notices(run.notices)
     for spec in specs:
         if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            _write_document(spec, run.coverage.to_json)
+            write_document(spec, run)
         else:
             write_output(spec, render_vulnerability_coverage(run.coverage, *_table_layout(spec)))
     files_only_summary("kyrec coverage", _counts(run.coverage.counts, "summaries"), specs)
@@ -228,12 +226,3 @@ def _table_layout(spec: OutputSpec) -> tuple[bool, int | None]:
     from kubectl_kyrec.cli.terminal import output_width
 
     return spec.format is OutputFormat.WIDE, output_width(spec.path)
-
-
-def _write_document(spec: OutputSpec, document: Callable[[], dict[str, Any]]) -> None:
-    """The CoverageResult as JSON or YAML: built only for these formats, written part by part."""
-    from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
-    from kubectl_kyrec.render.sink import write_stream
-
-    write = write_json_document if spec.format is OutputFormat.JSON else write_yaml_document
-    write_stream(spec.path, lambda stream: write("CoverageResult", document().items(), stream.write))

@@ -12,6 +12,7 @@ from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
+    emit_errors,
     emit_notices,
     exit_with,
     handle_errors,
@@ -54,6 +55,7 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
     KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key; `baselined`:
     the ids of the changes it accepts, marked in the tables."""
     from kubectl_kyrec.render import diff_output
+    from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
     wide = spec.format is OutputFormat.WIDE
@@ -78,11 +80,8 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
         if run.reports is not None:
             parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
         return "".join(parts)
-    doc = diff_output.diff_document(
-        run.downstreams, run.reports,
-        [{"message": m, "location": s.as_location() if s is not None else None} for m, s in run.errors],
-        run.notices, {"baseline": baseline} if baseline is not None else None)
-    return diff_output.render_json(doc) if spec.format is OutputFormat.JSON else diff_output.render_yaml(doc)
+    doc = whole_document(run.document(), {"baseline": baseline} if baseline is not None else None)
+    return to_json(doc) if spec.format is OutputFormat.JSON else to_yaml(doc)
 
 
 def _pairs(run: DiffResult) -> list[DiffPair]:
@@ -209,8 +208,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
     emit_notices(run.notices)
-    for message, source_at in run.errors:
-        click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
+    emit_errors(run.errors)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     baselined = ci.baselined(diff_rows(run))
     external = external_diff_command(os.environ)
@@ -228,9 +226,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                                   baselined=baselined),
                      color=_color(spec, color))
     ci.finish(specs, _counts(run))
-    from kubectl_kyrec.cluster.exit import live_exit_code
-
-    exit_with(live_exit_code(ci.exit_code(run.exit_code), source, run.unreadable), exit_code_flag)
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 
 
 def _counts(run: Any) -> str:

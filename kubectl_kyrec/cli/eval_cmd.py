@@ -10,6 +10,7 @@ import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_errors,
     emit_notices,
     exit_with,
     handle_errors,
@@ -121,9 +122,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
     emit_notices(run.notices)
-    for error in run.errors:
-        click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
-                   err=True)
+    emit_errors(run.errors)
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     baselined = ci.baselined(results)
@@ -160,6 +159,4 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if impact is not None else \
         ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
-    from kubectl_kyrec.cluster.exit import live_exit_code
-
-    exit_with(live_exit_code(code, source), exit_code_flag)
+    exit_with(code, exit_code_flag, run.unreadable)

@@ -7,6 +7,7 @@ import click
 import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_errors,
     emit_notices,
     exit_with,
     handle_errors,
@@ -50,29 +51,25 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
       kubectl kyrec test policies/ -o junit=test-results.xml
     """
     from kubectl_kyrec.render import suite_output
+    from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
     from kubectl_kyrec.run.test import TestRunOptions, run_test
     from kubectl_kyrec.testsuite.rows import Mode
 
     specs = parse_outputs(list(outputs), SUITE_FORMATS)
     options = TestRunOptions(now=parse_now(now_text), mode=Mode.KYVERNO if compat == "kyverno" else Mode.STRICT,
                              file_name=file_name, require_tests=require_tests,
-                             allow_not_evaluated=allow_not_evaluated)
+                             allow_not_evaluated=allow_not_evaluated, fail_only=fail_only)
     run = run_test(options, paths)
     emit_notices([run.found_none, *run.notices] if run.found_none else run.notices)
-    runs, load_errors = run.runs, run.load_errors
-    for message, source in [*load_errors, *((m, s) for r in runs for m, s in r.errors)]:
-        click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)
+    emit_errors(run.errors)
     if run.not_evaluated and not allow_not_evaluated:
         # the one thing that fails a run whose table shows no failing row: said where the exit code is read
         click.echo(f"notice: {run.not_evaluated} row(s) not evaluated (kinds or rules kyrec does not evaluate) fail "
                    "the run; --allow-not-evaluated accepts them", err=True)
-    doc = suite_output.test_document(runs, run.mode, fail_only=fail_only, load_errors=load_errors,
-                                    notices=run.notices, allow_not_evaluated=allow_not_evaluated)
+    doc = whole_document(run.document())
     for spec in specs:
-        if spec.format is OutputFormat.JSON:
-            text = suite_output.render_json(doc)
-        elif spec.format is OutputFormat.YAML:
-            text = suite_output.render_yaml(doc)
+        if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
+            text = to_json(doc) if spec.format is OutputFormat.JSON else to_yaml(doc)
         elif spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
             from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, test_findings
 
@@ -81,7 +78,7 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
         else:
             from kubectl_kyrec.cli.terminal import output_width
 
-            text = suite_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
+            text = suite_output.render_table(run.runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
                                             width=output_width(spec.path))
         write_output(spec, text)
     from kubectl_kyrec.cli.ci_outputs import files_only_summary, nonzero_counts

@@ -28,6 +28,14 @@ def envelope(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "kyrec/v1", "kind": kind, "kyrecVersion": __version__, **body}
 
 
+def whole_document(document: tuple[str, Iterable[tuple[str, Any]]],
+                   extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A run's document (errors.RunResult.document) as one mapping, for the outputs written as one text;
+    `extra`: keys after the run's own (the baseline's)."""
+    kind, parts = document
+    return envelope(kind, {**dict(parts), **(extra or {})})
+
+
 def _default(value: Any) -> Any:
     return str(value)
 

@@ -150,7 +150,7 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
     return counts
 
 
-def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
+def eval_parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
     """The EvalResult document's keys after the envelope, in contract order; the results may be written
     by two processes, so `summary` is counted from them apart. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
@@ -171,11 +171,11 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
 
 
 def write_json(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
-    write_json_document("EvalResult", _parts(run, baseline), stream.write)
+    write_json_document("EvalResult", eval_parts(run, baseline), stream.write)
 
 
 def write_yaml(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
-    write_yaml_document("EvalResult", _parts(run, baseline), stream.write)
+    write_yaml_document("EvalResult", eval_parts(run, baseline), stream.write)
 
 
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:

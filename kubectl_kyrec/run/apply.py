@@ -6,21 +6,22 @@ from __future__ import annotations
 
 import datetime
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec import __version__
 from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, execute
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.state import ClusterState
     from kubectl_kyrec.interrupts import Interrupt
     from kubectl_kyrec.k8s.labels import Selector
-    from kubectl_kyrec.model import Ref, Source
+    from kubectl_kyrec.model import Ref
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
 
@@ -48,10 +49,12 @@ class ApplyResult:
     outcomes: list[Outcome] = field(default_factory=list)
     downstreams: DownstreamDiff | None = None
     reports: ReportDiff | None = None
-    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     requests: Mapping[str, int] = field(default_factory=dict)
     declined: bool = False
+    # the live read's LISTs that failed: nothing was written on them (reconcile/reads.py), and exit 5
+    unreadable: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {str(s): 0 for s in Status}
@@ -63,14 +66,15 @@ class ApplyResult:
         code = ExitCode.INPUT if self.errors else ExitCode.CLEAN
         if any(o.status is Status.FAILED for o in self.outcomes):
             code = worst(code, ExitCode.APPLY_FAILED)
-        return code
+        return with_unreadable(code, self.unreadable)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"apiVersion": "kyrec/v1", "kind": "ApplyResult", "kyrecVersion": __version__,
-                "fieldManager": self.plan.field_manager, "force": self.plan.force,
-                "outcomes": [o.to_json() for o in self.outcomes], "summary": self.summary(),
-                "errors": [{"message": m, "location": s.as_location() if s else None} for m, s in self.errors],
-                "notices": list(self.notices)}
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        return "ApplyResult", [
+            ("fieldManager", self.plan.field_manager), ("force", self.plan.force),
+            ("outcomes", [o.to_json() for o in self.outcomes]), ("summary", self.summary()),
+            ("errors", [{"message": e.message, "location": e.source.as_location() if e.source else None}
+                        for e in self.errors]),
+            ("notices", list(self.notices))]
 
 
 def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
@@ -85,7 +89,7 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
     check_policy_names(options.policy_names, inputs.policies)
     if options.kinds:
         options = replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
-    result = ApplyResult(Plan(()), notices=[str(n) for n in inputs.notices])
+    result = ApplyResult(Plan(()), notices=[str(n) for n in inputs.notices], unreadable=unreadable_lines(inputs.state))
     complete = options.all_policies or source.policies_from_cluster
     both = options.only_downstreams == options.only_reports
     outcome = None
@@ -93,7 +97,7 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
         outcome, result.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
                                                       complete=complete, namespace=options.namespace,
                                                       kinds=options.kinds, selector=options.selector)
-        result.errors.extend((e.message, e.source) for e in outcome.errors)
+        result.errors.extend(outcome.errors)
         result.notices.extend(str(n) for n in outcome.notices)
         result.notices.extend(evaluation_notices(outcome))
     expected: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}

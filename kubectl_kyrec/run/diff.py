@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-    from kubectl_kyrec.model import Document, Source
+    from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
     from kubectl_kyrec.reconcile.selection import Selection
@@ -46,12 +48,12 @@ class DiffRunOptions:
 class DiffResult:
     downstreams: DownstreamDiff | None = None
     reports: ReportDiff | None = None
-    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
-    # the state's record of reads that failed (a live read's, or a capture's): the run is not complete
-    unreadable: dict[Any, str] = field(default_factory=dict)
+    # reads that failed (a live read's, or a capture's record of them): the run is not complete (exit 5)
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -63,7 +65,12 @@ class DiffResult:
             # orphan reports describe nothing in scope; everything else that is not current is a finding
             findings = findings or any(c.klass not in (ReportClass.CURRENT, ReportClass.ORPHAN) and c.in_scope
                                        for c in self.reports.changes)
-        return worst(code, ExitCode.FINDINGS) if findings else code
+        return with_unreadable(worst(code, ExitCode.FINDINGS) if findings else code, self.unreadable)
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.render.diff_output import diff_parts
+
+        return "DiffResult", diff_parts(self.downstreams, self.reports, self.errors, self.notices)
 
 
 def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
@@ -74,16 +81,16 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
     if options.kinds:
         options = dataclasses.replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     both = options.only_downstreams == options.only_reports
-    run = DiffResult(errors=[(e.message, e.source) for e in inputs.policies.located_errors()],
+    run = DiffResult(errors=[EvalError(e.message, e.source) for e in inputs.policies.located_errors()],
                      notices=[str(n) for n in inputs.notices],
                      locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
-                     unreadable=dict(inputs.state.unreadable))
+                     unreadable=unreadable_lines(inputs.state))
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
                                                    complete=options.all_policies, namespace=options.namespace,
                                                    kinds=options.kinds, selector=options.selector)
-        run.errors.extend((e.message, e.source) for e in outcome.errors)
+        run.errors.extend(outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
         compared = any(c.actual is not None and c.expected is not None for c in run.downstreams.changes)
@@ -256,7 +263,7 @@ def is_report(obj: Mapping[str, Any]) -> bool:
 
 
 def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingOutcome | None = None
-                ) -> tuple[ReportDiff | None, list[tuple[str, Source | None]], list[str]]:
+                ) -> tuple[ReportDiff | None, list[EvalError], list[str]]:
     """The report domain of `diff`: the same comparison `coverage` makes.
 
     `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
@@ -272,5 +279,5 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   policy_names=options.policy_names, kinds=options.kinds,
                                   selector=options.selector, generating=generating,
                                   skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
-    return (diff, [(e.message, e.source) for e in scope.outcome.errors],
+    return (diff, list(scope.outcome.errors),
             [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])

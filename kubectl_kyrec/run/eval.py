@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import EvalError, Result, Subject
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
@@ -57,6 +58,8 @@ class EvalResult:
     now: datetime.datetime | None = None
     report_api: str = "wgpolicyk8s.io/v1alpha2"
     jobs: int = 1               # processes the outputs may be written in (render/sliced.py)
+    # a live read's LISTs that failed (counted in exit_code; eval never counted a capture's record of them)
+    unreadable: list[str] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -66,6 +69,11 @@ class EvalResult:
         if self._reports is None:
             self._reports = list(self.sliced_reports())
         return self._reports
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.render.eval_output import eval_parts
+
+        return "EvalResult", eval_parts(self)
 
     def sliced_reports(self) -> Sliced:
         """The reports as a Sliced part (written by two processes when many): each built when written."""
@@ -177,8 +185,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if impact.changed if impact is not None else counts_as_failure(results, options.fail_on,
                                                                      options.fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
-    return EvalResult(results, report_pairs, generated, errors, notices, impact, code, empty_reason, now,
-                      options.report_api, options.jobs)
+    unreadable = unreadable_lines(inputs.state, recorded=False)
+    return EvalResult(results, report_pairs, generated, errors, notices, impact, with_unreadable(code, unreadable),
+                      empty_reason, now, options.report_api, options.jobs, unreadable)
 
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
