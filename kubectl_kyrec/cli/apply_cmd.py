@@ -51,6 +51,8 @@ def outcome_line(outcome: Outcome) -> str:
 @flags.exception
 @flags.state(hidden=True)
 @flags.values
+@flags.kyverno_config
+@flags.skip_resource_filters
 @flags.now
 @click.option("--prune", is_flag=True, help="Delete orphaned downstreams, and orphan and duplicate policy reports "
               "(with uid/resourceVersion preconditions).")
@@ -73,7 +75,8 @@ def outcome_line(outcome: Outcome) -> str:
 @kubectl_flags
 @handle_errors
 def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
-                  state_paths: tuple[str, ...], values_path: str | None, now_text: str | None, prune: bool,
+                  state_paths: tuple[str, ...], values_path: str | None, kyverno_config_path: str | None,
+                  skip_resource_filters: bool, now_text: str | None, prune: bool,
                   only_downstreams: bool, only_reports: bool, write_reports: bool, field_manager: str, force: bool,
                   dry_run: str, yes: bool,
                   all_policies: bool, policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
@@ -117,7 +120,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     options = ApplyRunOptions(
         now=parse_now(now_text), dry_run=mode, namespace=str(kube.get("namespace") or "") or None,
         selector=parse_selector(selector), policy_names=policy_names, kinds=kinds, all_policies=all_policies,
-        only_downstreams=only_downstreams, only_reports=only_reports,
+        only_downstreams=only_downstreams, only_reports=only_reports, kyverno_config_path=kyverno_config_path,
+        skip_resource_filters=skip_resource_filters,
         plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, field_manager=field_manager,
                          force=force))
     table = output == "table"

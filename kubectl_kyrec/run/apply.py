@@ -14,7 +14,7 @@ from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, execute
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
-from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+from kubectl_kyrec.run.unreadable import with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.model import Ref
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
+    from kubectl_kyrec.run.diff import DiffRunOptions
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,21 @@ class ApplyRunOptions:
     # cluster holds some (or --write-reports asks for them)
     only_downstreams: bool = False
     only_reports: bool = False
+    kyverno_config_path: str | None = None
+    skip_resource_filters: bool = True
+    jobs: int = 1
+
+    def diff_options(self, *, complete: bool) -> DiffRunOptions:
+        """What `diff` with the same flags compares: the plan's scope is the diff's. `complete`: the policies
+        are all there are (--all-policies, or the cluster's own)."""
+        from kubectl_kyrec.run.diff import DiffRunOptions
+
+        return DiffRunOptions(now=self.now, namespace=self.namespace, selector=self.selector,
+                              policy_names=self.policy_names, kinds=self.kinds, only_downstreams=self.only_downstreams,
+                              only_reports=self.only_reports, all_policies=complete, report_api=self.report_api,
+                              kyverno_config_path=self.kyverno_config_path,
+                              skip_resource_filters=self.skip_resource_filters, jobs=self.jobs,
+                              compare_reports=self.plan.write_reports)
 
 
 @dataclass
@@ -78,41 +94,16 @@ class ApplyResult:
 
 
 def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
-    """Read the cluster, diff, and plan; nothing is written."""
+    """Read the cluster, diff it as `diff` does (run.diff: the same scope, filters and Kyverno
+    configuration), and plan; nothing is written."""
     from kubectl_kyrec.reconcile.reads import ReadRecord
-    from kubectl_kyrec.run.diff import evaluation_notices, is_report, run_downstreams
-    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
-    from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
+    from kubectl_kyrec.run.diff import diff_inputs
 
     inputs = source.read()
-    # as diff does: a mistyped --policy-name or --kind is refused, not a plan that silently does nothing
-    check_policy_names(options.policy_names, inputs.policies)
-    if options.kinds:
-        options = replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
-    result = ApplyResult(Plan(()), notices=[str(n) for n in inputs.notices], unreadable=unreadable_lines(inputs.state))
-    complete = options.all_policies or source.policies_from_cluster
-    both = options.only_downstreams == options.only_reports
-    outcome = None
-    if both or options.only_downstreams:
-        outcome, result.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
-                                                      complete=complete, namespace=options.namespace,
-                                                      kinds=options.kinds, selector=options.selector)
-        result.errors.extend(outcome.errors)
-        result.notices.extend(str(n) for n in outcome.notices)
-        result.notices.extend(evaluation_notices(outcome))
-    expected: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
-    if options.only_reports or (both and (options.plan.write_reports
-                                          or any(is_report(d.obj) for d in inputs.state.objects))):
-        diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
-                                      kyverno_config_path=None, all_policies=complete,
-                                      namespace=options.namespace or "", policy_names=options.policy_names,
-                                      kinds=options.kinds, selector=options.selector, generating=outcome)
-        result.reports = diff
-        result.notices.extend(undetermined_notices(diff))
-        for report in scope.expected:
-            meta = report.get("metadata") or {}
-            expected[(str(report.get("apiVersion")), str(report.get("kind")), str(meta.get("namespace") or ""),
-                      str(meta.get("name")))] = report
+    diff = diff_inputs(options.diff_options(complete=options.all_policies or source.policies_from_cluster), inputs)
+    result = ApplyResult(Plan(()), downstreams=diff.downstreams, reports=diff.reports, errors=diff.errors,
+                         notices=diff.notices, unreadable=diff.unreadable)
+    expected = diff.expected_reports()
     state = inputs.state
 
     def actual_of(ref: Ref) -> Mapping[str, Any] | None:
