@@ -9,6 +9,7 @@ Commands call `ci_flags` (the options), `CiRun.prepare` (findings marked against
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from kubectl_kyrec.reconcile.baseline import (
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render import github
+from kubectl_kyrec.render.dispatch import Output, OutputFormat
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -135,6 +137,12 @@ class CiRun:
                         jobs=jobs)
         else:
             stream.write(self.render(fmt))
+
+    def outputs(self, formats: Sequence[str] = ("junit", "sarif", "github"), jobs: int = 1
+                ) -> dict[OutputFormat, Output]:
+        """The CI formats as the output seam takes them (render/dispatch.py), each written as it is made."""
+        return {OutputFormat(fmt): lambda spec: functools.partial(self.write, spec.format.value, jobs=jobs)
+                for fmt in formats}
 
     def render(self, fmt: str) -> str:
         from kubectl_kyrec.render import junit, sarif

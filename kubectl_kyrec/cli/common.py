@@ -6,45 +6,25 @@ kubectl passes nothing to a plugin, so the kubectl connection flags are parsed h
 from __future__ import annotations
 
 import datetime
-import enum
 import functools
-import itertools
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
-from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, RunResult, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
 from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
+from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.model import EvalError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class OutputFormat(enum.Enum):
-    TABLE = "table"
-    WIDE = "wide"
-    YAML = "yaml"
-    JSON = "json"
-    REPORTS = "reports"
-    DIFF = "diff"
-    JUNIT = "junit"
-    GITHUB = "github"
-    SARIF = "sarif"
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    format: OutputFormat
-    path: str | None      # None: stdout
 
 
 def parse_outputs(values: Sequence[str], allowed: Sequence[OutputFormat],
@@ -79,22 +59,6 @@ def write_output(spec: OutputSpec, text: str, *, color: bool = False) -> None:
     from kubectl_kyrec.render.sink import write_text
 
     write_text(spec.path, text, color=color)
-
-
-def write_document(spec: OutputSpec, result: RunResult,
-                   extra: Callable[[], Mapping[str, Any]] = dict) -> None:
-    """The run's kyrec/v1 document (RunResult.document) as JSON or YAML, built only when written and written
-    part by part; `extra`: keys after the run's own (the baseline's)."""
-    from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
-    from kubectl_kyrec.render.sink import write_stream
-
-    write = write_json_document if spec.format is OutputFormat.JSON else write_yaml_document
-
-    def document(stream: TextIO) -> None:
-        kind, parts = result.document()
-        write(kind, itertools.chain(parts, extra().items()), stream.write)
-
-    write_stream(spec.path, document)
 
 
 def emit_notices(notices: Sequence[object]) -> None:

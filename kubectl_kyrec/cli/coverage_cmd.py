@@ -22,13 +22,11 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     resolve_jobs,
-    write_document,
-    write_output,
 )
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cli.common import OutputSpec
     from kubectl_kyrec.run.coverage import StateSource
 
 FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
@@ -104,13 +102,11 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     Example:
       kubectl kyrec coverage -p policies/ --state state.json --exclusions exclusions.yaml
     """
-    import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.reconcile.findings import DeferredFindings
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.coverage_table import render_coverage
-    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -159,15 +155,12 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     emit_notices(run.notices)
     emit_errors(run.errors)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
-    for spec in specs:
-        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
-        elif spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            write_document(spec, run, lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
-                                                                         ci.fixed)} if ci.baseline_used else {})
-        else:
-            write_output(spec, render_coverage(run.coverage, *_table_layout(spec),
-                                               baselined=ci.baselined(run.coverage.subjects)))
+    def table(spec: OutputSpec) -> str:
+        return render_coverage(run.coverage, *_table_layout(spec), baselined=ci.baselined(run.coverage.subjects))
+
+    write_outputs(run, specs, {**ci.outputs(), OutputFormat.TABLE: table, OutputFormat.WIDE: table},
+                  extra=lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed)}
+                  if ci.baseline_used else {})
     ci.finish(specs, _counts(run.coverage.counts))
     exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 
@@ -195,11 +188,10 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
                          "yaml)")
     run = run_vulnerability_coverage(options, source)
     emit_notices(run.notices)
-    for spec in specs:
-        if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            write_document(spec, run)
-        else:
-            write_output(spec, render_vulnerability_coverage(run.coverage, *_table_layout(spec)))
+    def table(spec: OutputSpec) -> str:
+        return render_vulnerability_coverage(run.coverage, *_table_layout(spec))
+
+    write_outputs(run, specs, {OutputFormat.TABLE: table, OutputFormat.WIDE: table})
     files_only_summary("kyrec coverage", _counts(run.coverage.counts, "summaries"), specs)
     exit_with(run.exit_code, exit_code_flag)
 

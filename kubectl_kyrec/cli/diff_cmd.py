@@ -25,6 +25,7 @@ from kubectl_kyrec.cli.common import (
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.render.dispatch import write_outputs
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cli.external_diff import Command
@@ -48,14 +49,12 @@ def _color(spec: OutputSpec, color: str) -> bool:
 HUMAN_FORMATS = frozenset({OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.DIFF})
 
 
-def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True,
-           baseline: dict[str, Any] | None = None, show_all: bool = False,
+def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True, show_all: bool = False,
            baselined: frozenset[int] = frozenset()) -> str:
-    """One output. `unified`: the human formats include the built-in unified diffs (False when
-    KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key; `baselined`:
-    the ids of the changes it accepts, marked in the tables."""
+    """One human output (table, wide, diff). `unified`: they include the built-in unified diffs (False when
+    KUBECTL_EXTERNAL_DIFF shows them instead). `baselined`: the ids of the changes the baseline accepts,
+    marked in the tables."""
     from kubectl_kyrec.render import diff_output
-    from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
     wide = spec.format is OutputFormat.WIDE
@@ -72,16 +71,13 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
                         if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table
         return table + ("\n" + report_diffs if report_diffs else "")
-    if spec.format is OutputFormat.DIFF:
-        if not unified:
-            return ""
-        parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
-                 if run.downstreams is not None else ""]
-        if run.reports is not None:
-            parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
-        return "".join(parts)
-    doc = whole_document(run.document(), {"baseline": baseline} if baseline is not None else None)
-    return to_json(doc) if spec.format is OutputFormat.JSON else to_yaml(doc)
+    if not unified:
+        return ""
+    parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
+             if run.downstreams is not None else ""]
+    if run.reports is not None:
+        parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
+    return "".join(parts)
 
 
 def _pairs(run: DiffResult) -> list[DiffPair]:
@@ -91,25 +87,24 @@ def _pairs(run: DiffResult) -> list[DiffPair]:
     return out
 
 
-def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool,
-                         baselined: frozenset[int]) -> None:
-    """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables."""
+def _with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool,
+                   baselined: frozenset[int]) -> str | None:
+    """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables:
+    its text, or None when the program was handed stdout itself (and kyrec's text written before it)."""
     from kubectl_kyrec.cli.external_diff import can_inherit, run_external
 
     text = render(run, spec, color=color, unified=False, show_all=show_all, baselined=baselined)
     pairs = _pairs(run)
     if not pairs:
-        write_output(spec, text, color=_color(spec, color))
-        return
+        return text
     if spec.path is None and can_inherit():
         # kubectl hands the program its own stdout: a terminal stays a terminal for it (colour, pagers)
         if text:
             write_output(spec, text, color=_color(spec, color))
         run_external(cmd, pairs, inherit=True)
-        return
+        return None
     shown = run_external(cmd, pairs, inherit=False)
-    joined = text + ("\n" if text and shown else "") + shown
-    write_output(spec, joined, color=_color(spec, color))
+    return text + ("\n" if text and shown else "") + shown
 
 
 @click.command("diff")
@@ -175,12 +170,10 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
       KUBECTL_EXTERNAL_DIFF="diff -u -N --color=always" kubectl kyrec diff -p policies/ --state state.json
     """
-    import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
     from kubectl_kyrec.render.baseline_state import baseline_json
-    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -212,19 +205,16 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     baselined = ci.baselined(diff_rows(run))
     external = external_diff_command(os.environ)
-    baseline = (baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed) if ci.baseline_used
-                else None)
-    for spec in specs:
-        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
-            continue
-        if external is not None and spec.format in HUMAN_FORMATS:
-            _write_with_external(run, spec, color, external, show_all, baselined)
-            continue
-        # click strips escape sequences off a pipe unless told the colour is wanted
-        write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all,
-                                  baselined=baselined),
-                     color=_color(spec, color))
+
+    def human(spec: OutputSpec) -> str | None:
+        if external is not None:
+            return _with_external(run, spec, color, external, show_all, baselined)
+        return render(run, spec, color=color, show_all=show_all, baselined=baselined)
+
+    # click strips escape sequences off a pipe unless told the colour is wanted
+    write_outputs(run, specs, {**ci.outputs(), **dict.fromkeys(HUMAN_FORMATS, human)},
+                  extra=lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed)}
+                  if ci.baseline_used else {}, color=lambda spec: _color(spec, color))
     ci.finish(specs, _counts(run))
     exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 

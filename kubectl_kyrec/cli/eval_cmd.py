@@ -20,9 +20,9 @@ from kubectl_kyrec.cli.common import (
     parse_outputs,
     parse_selector,
     resolve_jobs,
-    write_output,
 )
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
 from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
@@ -93,7 +93,6 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.progress import Progress
-    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -126,34 +125,22 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     baselined = ci.baselined(results)
-    writers: dict[OutputFormat, eval_output.Writer] = {
-        OutputFormat.TABLE: functools.partial(eval_output.write_table, show_all=show_all),
-        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True, baselined=baselined),
-        OutputFormat.JSON: eval_output.write_json,
-        OutputFormat.YAML: eval_output.write_yaml,
-        OutputFormat.REPORTS: eval_output.write_reports,
-    }
-    for spec in specs:
-        if spec.format in writers:
-            writer = writers[spec.format]
-            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, none on a pipe
-                writer = functools.partial(eval_output.write_table, show_all=show_all,
-                                           width=output_width(spec.path), baselined=baselined)
-            elif spec.format in (OutputFormat.JSON, OutputFormat.YAML) and ci.baseline_used:
-                writer = functools.partial(
-                    eval_output.write_json if spec.format is OutputFormat.JSON else eval_output.write_yaml,
-                    baseline=baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed))
-            write_stream(spec.path, functools.partial(writer, run))
-            continue
-        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value, jobs=options.jobs))
-            continue
-        text = ci.render(spec.format.value)
-        if spec.format is OutputFormat.GITHUB and impact is not None:
-            from kubectl_kyrec.render.impact_output import github_annotations
+    def github(spec: OutputSpec) -> str:
+        from kubectl_kyrec.render.impact_output import github_annotations
 
-            text += "".join(line + "\n" for line in github_annotations(impact))
-        write_output(spec, text)
+        text = ci.render("github")
+        return text + "".join(line + "\n" for line in github_annotations(impact)) if impact is not None else text
+
+    write_outputs(run, specs, {
+        # the table: the terminal's width on a terminal, none on a pipe
+        OutputFormat.TABLE: lambda spec: functools.partial(eval_output.write_table, run, show_all=show_all,
+                                                           width=output_width(spec.path), baselined=baselined),
+        OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
+                                                          baselined=baselined),
+        OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
+        **ci.outputs(("junit", "sarif"), jobs=options.jobs), OutputFormat.GITHUB: github,
+    }, extra=lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed)}
+        if ci.baseline_used else {})
     ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results

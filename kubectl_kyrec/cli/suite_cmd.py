@@ -14,7 +14,6 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
-    write_output,
 )
 
 SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
@@ -50,8 +49,10 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     Example:
       kubectl kyrec test policies/ -o junit=test-results.xml
     """
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, files_only_summary, nonzero_counts, test_findings
+    from kubectl_kyrec.cli.terminal import output_width
     from kubectl_kyrec.render import suite_output
-    from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
+    from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
     from kubectl_kyrec.run.test import TestRunOptions, run_test
     from kubectl_kyrec.testsuite.rows import Mode
 
@@ -66,24 +67,18 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
         # the one thing that fails a run whose table shows no failing row: said where the exit code is read
         click.echo(f"notice: {run.not_evaluated} row(s) not evaluated (kinds or rules kyrec does not evaluate) fail "
                    "the run; --allow-not-evaluated accepts them", err=True)
-    doc = whole_document(run.document())
-    for spec in specs:
-        if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            text = to_json(doc) if spec.format is OutputFormat.JSON else to_yaml(doc)
-        elif spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, test_findings
 
-            findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
-            text = CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
-        else:
-            from kubectl_kyrec.cli.terminal import output_width
+    def table(spec: OutputSpec) -> str:
+        return suite_output.render_table(run.runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
+                                         width=output_width(spec.path))
 
-            text = suite_output.render_table(run.runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
-                                            width=output_width(spec.path))
-        write_output(spec, text)
-    from kubectl_kyrec.cli.ci_outputs import files_only_summary, nonzero_counts
+    def ci(spec: OutputSpec) -> str:
+        findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
+        return CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
 
-    summary = doc["summary"]
+    write_outputs(run, specs, {OutputFormat.TABLE: table, OutputFormat.WIDE: table,
+                               **dict.fromkeys((OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB), ci)})
+    summary = suite_output.suite_summary(run.runs, run.load_errors)
     files_only_summary("kyrec test", nonzero_counts({"passed": summary["passed"], "failed": summary["failed"],
                                                      "not evaluated": summary["notEvaluated"],
                                                      "test file(s) not loaded": summary["errors"]},

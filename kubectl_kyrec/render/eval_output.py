@@ -12,10 +12,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
-from kubectl_kyrec.render.envelope import (
-    write_json_document,
-    write_yaml_document,
-)
 from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 from kubectl_kyrec.render.text_table import write_rows
 from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
@@ -170,14 +166,6 @@ def eval_parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Itera
         yield "baseline", baseline
 
 
-def write_json(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
-    write_json_document("EvalResult", eval_parts(run, baseline), stream.write)
-
-
-def write_yaml(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
-    write_yaml_document("EvalResult", eval_parts(run, baseline), stream.write)
-
-
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
     for r in _sorted(r for r in results if r.result == UNDETERMINED):
         yield (f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
@@ -327,5 +315,3 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     accepted = sum(1 for r in results if id(r) in baselined) if baselined else 0
     stream.write(_summary_line(counts) + (f"; baselined: {accepted}" if accepted else "") + "\n")
 
-
-Writer = Callable[["EvalResult", TextIO], None]

@@ -42,13 +42,19 @@ def row_json(row: Row) -> dict[str, Any]:
     return out
 
 
+def suite_summary(runs: Sequence[SuiteRun], load_errors: Sequence[object] = ()) -> dict[str, int]:
+    """The document's `summary`: rows by outcome, and test files that did not load counted as errors."""
+    summary = counts(runs)
+    summary["errors"] += len(load_errors)
+    return summary
+
+
 def suite_parts(runs: Sequence[SuiteRun], mode: Mode, *, fail_only: bool = False,
                 load_errors: Sequence[tuple[str, Source | None]] = (), notices: Sequence[str] = (),
                 allow_not_evaluated: bool = False) -> list[tuple[str, Any]]:
     """The `TestResult` document after its envelope. `load_errors` are test files that could not even be
     parsed."""
-    summary = counts(runs)
-    summary["errors"] += len(load_errors)
+    summary = suite_summary(runs, load_errors)
     errors = [*load_errors, *((m, s) for run in runs for m, s in run.errors)]
     return [
         ("mode", mode.value),
