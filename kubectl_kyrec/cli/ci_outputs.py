@@ -122,6 +122,14 @@ class CiRun:
             return frozenset()
         return frozenset(id(row) for row, finding in zip(rows, self.findings) if finding.baselined)
 
+    def document_extra(self) -> dict[str, Any]:
+        """The documents' keys after the run's own: `baseline` when one was given."""
+        from kubectl_kyrec.render.baseline_state import baseline_json
+
+        if not self.baseline_used:
+            return {}
+        return {"baseline": baseline_json(str(self.options.baseline_path), self.findings, self.fixed)}
+
     def title(self) -> str:
         return f"kyrec {self.command}"
 

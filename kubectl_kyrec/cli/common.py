@@ -9,13 +9,13 @@ import datetime
 import functools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
-from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, RunResult, UsageError
 from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
@@ -23,6 +23,7 @@ from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.model import EvalError
+    from kubectl_kyrec.run.inputs import FileSource
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -67,6 +68,31 @@ def emit_notices(notices: Sequence[object]) -> None:
     the same resources): what the user reads is said once."""
     for notice in dict.fromkeys(str(n) for n in notices):
         click.echo(f"notice: {notice}", err=True)
+
+
+def state_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool, downstreams: bool,
+                 all_policies: bool, needs: str = "needs policies: -p PATH") -> tuple[Any, bool]:
+    """Where `diff` and `coverage` read the state, and whether the policies are the complete set.
+
+    As kubectl does, no --state means the cluster of the current context (its policies without -p); a state
+    that holds policies (a capture) needs no -p either: they are the complete set. `needs`: the usage error
+    when neither -p nor the state gives a policy."""
+    if not files.state_paths:
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        return (live_source(files, kube, reports=reports, downstreams=downstreams),
+                all_policies or not files.policy_paths)
+    if not files.policy_paths:
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        return StatePoliciesSource(files, needs), True
+    return files, all_policies
+
+
+def report_run(result: RunResult) -> None:
+    """What the run has to say before its outputs: its notices, then the inputs it could not use."""
+    emit_notices(result.notices)
+    emit_errors(result.errors)
 
 
 def emit_errors(errors: Sequence[EvalError]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,15 +13,15 @@ import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
-    emit_errors,
-    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
     kubectl_flags,
     parse_now,
     parse_outputs,
+    report_run,
     resolve_jobs,
+    state_source,
 )
 from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
@@ -105,7 +105,6 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.reconcile.findings import DeferredFindings
-    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
     from kubectl_kyrec.run.inputs import FileSource
@@ -134,33 +133,22 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     if kubescape_only:
         raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
     interval = parse_duration(scan_interval)
-    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
-                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             context_path=context_path)
-    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
-        from kubectl_kyrec.cluster.live_source import live_source
-
-        source = live_source(source, kube, reports=True, downstreams=False)
-        all_policies = all_policies or not policy_paths
-    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
-        from kubectl_kyrec.run.state_policies import StatePoliciesSource
-
-        source = StatePoliciesSource(source)
-        all_policies = True
+    source, all_policies = state_source(
+        FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                   state_paths=state_paths, crd_paths=crd_paths, context_path=context_path),
+        kube, reports=True, downstreams=False, all_policies=all_policies)
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path,
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
-    emit_notices(run.notices)
-    emit_errors(run.errors)
+    report_run(run)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
     def table(spec: OutputSpec) -> str:
         return render_coverage(run.coverage, *_table_layout(spec), baselined=ci.baselined(run.coverage.subjects))
 
     write_outputs(run, specs, {**ci.outputs(), OutputFormat.TABLE: table, OutputFormat.WIDE: table},
-                  extra=lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed)}
-                  if ci.baseline_used else {})
+                  extra=ci.document_extra)
     ci.finish(specs, _counts(run.coverage.counts))
     exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 
@@ -187,7 +175,8 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, wide, json, "
                          "yaml)")
     run = run_vulnerability_coverage(options, source)
-    emit_notices(run.notices)
+    report_run(run)
+
     def table(spec: OutputSpec) -> str:
         return render_vulnerability_coverage(run.coverage, *_table_layout(spec))
 

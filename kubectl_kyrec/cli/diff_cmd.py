@@ -12,8 +12,6 @@ from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
-    emit_errors,
-    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -21,7 +19,9 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     parse_selector,
+    report_run,
     resolve_jobs,
+    state_source,
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
@@ -173,7 +173,6 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
-    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
     from kubectl_kyrec.run.inputs import FileSource
 
@@ -181,27 +180,18 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     now = parse_now(now_text)
     if live and state_paths:
         raise UsageError("--live and --state exclude each other")
-    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
-                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             values_path=values_path, context_path=context_path)
-    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
-        from kubectl_kyrec.cluster.live_source import live_source
-
-        source = live_source(source, kube, reports=not only_downstreams, downstreams=not only_reports)
-        all_policies = all_policies or not policy_paths
-    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
-        from kubectl_kyrec.run.state_policies import StatePoliciesSource
-
-        source = StatePoliciesSource(source, "diff needs policies: -p PATH")
-        all_policies = True
+    source, all_policies = state_source(
+        FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                   state_paths=state_paths, crd_paths=crd_paths, values_path=values_path, context_path=context_path),
+        kube, reports=not only_downstreams, downstreams=not only_reports, all_policies=all_policies,
+        needs="diff needs policies: -p PATH")
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
-    emit_notices(run.notices)
-    emit_errors(run.errors)
+    report_run(run)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     baselined = ci.baselined(diff_rows(run))
     external = external_diff_command(os.environ)
@@ -213,8 +203,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     # click strips escape sequences off a pipe unless told the colour is wanted
     write_outputs(run, specs, {**ci.outputs(), **dict.fromkeys(HUMAN_FORMATS, human)},
-                  extra=lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed)}
-                  if ci.baseline_used else {}, color=lambda spec: _color(spec, color))
+                  extra=ci.document_extra, color=lambda spec: _color(spec, color))
     ci.finish(specs, _counts(run))
     exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,8 +11,6 @@ import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
-    emit_errors,
-    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -19,11 +18,16 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     parse_selector,
+    report_run,
     resolve_jobs,
 )
 from kubectl_kyrec.errors import UsageError
-from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
+from kubectl_kyrec.render.dispatch import Output, OutputSpec, write_outputs
 from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cli.ci_outputs import CiRun
+    from kubectl_kyrec.run.eval import EvalResult
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
                 OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
@@ -85,27 +89,15 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       kubectl kyrec eval -p policies/ -r manifests/
       kubectl kyrec eval -p policies/ -r manifests/ -o github -o sarif=kyrec.sarif --baseline kyrec-baseline.json
     """
-    import functools
-
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
-    from kubectl_kyrec.cli.terminal import output_width
     from kubectl_kyrec.reconcile.findings import from_results
-    from kubectl_kyrec.render import eval_output
-    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
     from kubectl_kyrec.run.inputs import FileSource
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
-    if live and state_paths:
-        raise UsageError("--live and --state exclude each other")
-    if not policy_paths and not live:
-        raise UsageError("eval needs policies: -p PATH")
-    if not resource_paths and not state_paths and not live and not json_paths and not http_paths \
-            and not envoy_paths:
-        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or payloads: --json PATH, "
-                         "--http-payload PATH, --envoy-payload PATH")
+    _check_inputs(live, policy_paths, resource_paths, state_paths, (*json_paths, *http_paths, *envoy_paths))
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
@@ -120,30 +112,52 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
-    emit_notices(run.notices)
-    emit_errors(run.errors)
+    report_run(run)
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
-    baselined = ci.baselined(results)
-    def github(spec: OutputSpec) -> str:
-        from kubectl_kyrec.render.impact_output import github_annotations
-
-        text = ci.render("github")
-        return text + "".join(line + "\n" for line in github_annotations(impact)) if impact is not None else text
-
-    write_outputs(run, specs, {
-        # the table: the terminal's width on a terminal, none on a pipe
-        OutputFormat.TABLE: lambda spec: functools.partial(eval_output.write_table, run, show_all=show_all,
-                                                           width=output_width(spec.path), baselined=baselined),
-        OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
-                                                          baselined=baselined),
-        OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
-        **ci.outputs(("junit", "sarif"), jobs=options.jobs), OutputFormat.GITHUB: github,
-    }, extra=lambda: {"baseline": baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed)}
-        if ci.baseline_used else {})
+    write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
     ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if impact is not None else \
         ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
     exit_with(code, exit_code_flag, run.unreadable)
+
+
+def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Sequence[str],
+                  state_paths: Sequence[str], payload_paths: Sequence[str]) -> None:
+    """Usage errors before anything is read. `payload_paths`: --json, --http-payload, --envoy-payload."""
+    if live and state_paths:
+        raise UsageError("--live and --state exclude each other")
+    if not policy_paths and not live:
+        raise UsageError("eval needs policies: -p PATH")
+    if not resource_paths and not state_paths and not live and not payload_paths:
+        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or payloads: --json PATH, "
+                         "--http-payload PATH, --envoy-payload PATH")
+
+
+def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool) -> dict[OutputFormat, Output]:
+    """eval's own formats for the output seam (JSON and YAML are the run's document)."""
+    import functools
+
+    from kubectl_kyrec.cli.terminal import output_width
+    from kubectl_kyrec.render import eval_output
+
+    baselined = ci.baselined(run.results)
+
+    def github(spec: OutputSpec) -> str:
+        from kubectl_kyrec.render.impact_output import github_annotations
+
+        text = ci.render("github")
+        return text + "".join(line + "\n" for line in github_annotations(run.impact)) \
+            if run.impact is not None else text
+
+    return {
+        # the table: the terminal's width on a terminal, none on a pipe
+        OutputFormat.TABLE: lambda spec: functools.partial(eval_output.write_table, run, show_all=show_all,
+                                                           width=output_width(spec.path), baselined=baselined),
+        OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
+                                                          baselined=baselined),
+        OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
+        **ci.outputs(("junit", "sarif"), jobs=run.jobs), OutputFormat.GITHUB: github,
+    }
