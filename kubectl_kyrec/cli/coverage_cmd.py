@@ -112,26 +112,15 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     specs = parse_outputs(list(outputs), FORMATS)
     now = parse_now(now_text)
     if producer == "kubescape":
-        given = [flag for flag, value in (("-p", policy_paths), ("-r", resource_paths), ("-e", exception_paths),
-                                          ("--report-api", report_api), ("--context-file", context_path),
-                                          ("--kyverno-config", kyverno_config_path)) if value]
-        if given:
-            raise UsageError(f"{given[0]} is for --producer kyverno")
-        vsource: StateSource = FileSource(state_paths=state_paths)
-        if not state_paths:     # as kubectl does: no --state means the cluster of the current context
-            from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
-
-            vsource = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
-                                          progress=terminal_progress())
+        _refuse((("-p", policy_paths), ("-r", resource_paths), ("-e", exception_paths), ("--report-api", report_api),
+                 ("--context-file", context_path), ("--kyverno-config", kyverno_config_path)), "kyverno")
         _vulnerability_coverage(
-            vsource, specs, now=now, namespace=str(kube.get("namespace") or ""),
+            _kubescape_source(state_paths, kube), specs, now=now, namespace=str(kube.get("namespace") or ""),
             exclusions_path=exclusions_path, scan_period=scan_period, scan_grace=scan_grace,
             skip_namespaces=skip_namespaces, scanner_namespace=scanner_namespace, exit_code_flag=exit_code_flag)
         return
-    kubescape_only = [flag for flag, value in (("--scan-period", scan_period), ("--scan-grace", scan_grace),
-                                               ("--skip-namespaces", skip_namespaces)) if value]
-    if kubescape_only:
-        raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
+    _refuse((("--scan-period", scan_period), ("--scan-grace", scan_grace), ("--skip-namespaces", skip_namespaces)),
+            "kubescape")
     interval = parse_duration(scan_interval)
     source, all_policies = state_source(
         FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
@@ -144,6 +133,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     run = run_coverage(options, source)
     report_run(run)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
+
     def table(spec: OutputSpec) -> str:
         return render_coverage(run.coverage, *_table_layout(spec), baselined=ci.baselined(run.coverage.subjects))
 
@@ -151,6 +141,25 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                   extra=ci.document_extra)
     ci.finish(specs, _counts(run.coverage.counts))
     exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
+
+
+def _refuse(flags: Sequence[tuple[str, object]], producer: str) -> None:
+    """A usage error for the first of `flags` given: each is for `producer` only."""
+    given = [flag for flag, value in flags if value]
+    if given:
+        raise UsageError(f"{given[0]} is for --producer {producer}")
+
+
+def _kubescape_source(state_paths: tuple[str, ...], kube: dict[str, object]) -> StateSource:
+    """The files given, or (as kubectl does: no --state) the cluster of the current context."""
+    from kubectl_kyrec.run.inputs import FileSource
+
+    if state_paths:
+        return FileSource(state_paths=state_paths)
+    from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
+
+    return KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
+                               progress=terminal_progress())
 
 
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
