@@ -133,23 +133,20 @@ class CiRun:
     def title(self) -> str:
         return f"kyrec {self.command}"
 
-    def write(self, fmt: str, stream: TextIO, jobs: int = 1) -> None:
-        """junit and sarif written into the stream as they are made, never held as one string (with
-        `jobs` > 1, a large one by two processes)."""
+    def write(self, fmt: str, stream: TextIO) -> None:
+        """junit and sarif written into the stream as they are made, never held as one string."""
         from kubectl_kyrec.render import junit, sarif
 
         if fmt == "junit":
-            junit.write(self.findings, stream, name=self.title(), jobs=jobs)
+            junit.write(self.findings, stream, name=self.title())
         elif fmt == "sarif":
-            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used,
-                        jobs=jobs)
+            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used)
         else:
             stream.write(self.render(fmt))
 
-    def outputs(self, formats: Sequence[str] = ("junit", "sarif", "github"), jobs: int = 1
-                ) -> dict[OutputFormat, Output]:
+    def outputs(self, formats: Sequence[str] = ("junit", "sarif", "github")) -> dict[OutputFormat, Output]:
         """The CI formats as the output seam takes them (render/dispatch.py), each written as it is made."""
-        return {OutputFormat(fmt): lambda spec: functools.partial(self.write, spec.format.value, jobs=jobs)
+        return {OutputFormat(fmt): lambda spec: functools.partial(self.write, spec.format.value)
                 for fmt in formats}
 
     def render(self, fmt: str) -> str:

@@ -159,5 +159,5 @@ def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool) -> dict[OutputFormat
         OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
                                                           baselined=baselined),
         OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
-        **ci.outputs(("junit", "sarif"), jobs=run.jobs), OutputFormat.GITHUB: github,
+        **ci.outputs(("junit", "sarif")), OutputFormat.GITHUB: github,
     }

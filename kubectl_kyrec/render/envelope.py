@@ -15,7 +15,6 @@ from typing import Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.render import yaml_emit
-from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 orjson: Any
 try:
@@ -81,14 +80,8 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
     """A JSON array, item by item, laid out as `json.dumps(indent=2)` would inside a document.
 
     Items are encoded `chunk` at a time, as one array (`array_items`): one encoder call per chunk rather
-    than per item (a run writes hundreds of thousands of results). A large Sliced part is written by two
-    processes (render/sliced.py).
+    than per item (a run writes hundreds of thousands of results).
     """
-    if isinstance(items, Sliced) and items.split():
-        write("[\n")
-        count = write_in_halves(items, lambda part, out: write_array_items(part, out, indent, chunk), write, ",\n")
-        write(f"\n{indent}]")
-        return count
     write("[")
     count = write_array_items(items, write, indent, chunk, "\n")
     write(f"\n{indent}]" if count else "]")
