@@ -30,9 +30,10 @@ is 1 or 3: a bug or a full disk must neither look like findings nor blame the us
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
-from kubectl_kyrec.model import Source
+from kubectl_kyrec.model import EvalError, Source
 
 
 class ExitCode(enum.IntEnum):
@@ -64,6 +65,30 @@ def worst(*codes: ExitCode) -> ExitCode:
         if code in codes:
             return code
     return ExitCode.CLEAN
+
+
+class RunResult(Protocol):
+    """What every command's run (run/) hands the output seam, whatever else it carries.
+
+    `errors`: inputs that could not be used, each at its file:line (the run went on without them);
+    `notices`: what the user should know, once each; `unreadable`: the `error: ...` lines of reads that
+    failed (a live LIST, or one a capture records), already counted in `exit_code`, the run's code by the
+    table above; `document()`: the kyrec/v1 document's kind and its (key, value) parts after the envelope,
+    in contract order (a value may be an iterator, written item by item: render/envelope.py)."""
+
+    @property
+    def errors(self) -> Sequence[EvalError]: ...
+
+    @property
+    def notices(self) -> Sequence[str]: ...
+
+    @property
+    def unreadable(self) -> Sequence[str]: ...
+
+    @property
+    def exit_code(self) -> ExitCode: ...
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]: ...
 
 
 class KyrecError(Exception):

@@ -7,13 +7,23 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kubectl_kyrec.cli.common import emit_notices, exit_with, handle_errors, kubectl_flags, parse_now, parse_selector
+import kubectl_kyrec.cli.flags as flags
+from kubectl_kyrec.cli.common import (
+    emit_errors,
+    emit_notices,
+    exit_with,
+    handle_errors,
+    kubectl_flags,
+    parse_now,
+    parse_selector,
+)
 from kubectl_kyrec.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.writer import Outcome
     from kubectl_kyrec.reconcile.plan import Plan
-    from kubectl_kyrec.run.apply import ApplyResult
+    from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions
 
 
 def plan_lines(plan: Plan) -> list[str]:
@@ -37,17 +47,18 @@ def outcome_line(outcome: Outcome) -> str:
 
 
 @click.command("apply")
-@click.option("-p", "--policy", "policy_paths", multiple=True,
-              help="Policy files or directories; default: the cluster's policies (the complete set).")
-@click.option("-r", "--resource", "resource_paths", multiple=True, help="Triggers as manifests (default: cluster).")
-@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
-@click.option("--state", "state_paths", multiple=True, hidden=True)
-@click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
-@click.option("--now", "now_text", help="The time for time.now() and expiry (RFC 3339).")
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state(hidden=True)
+@flags.values
+@flags.kyverno_config
+@flags.skip_resource_filters
+@flags.now
 @click.option("--prune", is_flag=True, help="Delete orphaned downstreams, and orphan and duplicate policy reports "
               "(with uid/resourceVersion preconditions).")
-@click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams (as in diff).")
-@click.option("--reports", "only_reports", is_flag=True, help="Only policy reports (as in diff).")
+@flags.only_downstreams
+@flags.only_reports
 @click.option("--write-reports", is_flag=True, help="Also create missing reports (never overwrites one).")
 @click.option("--field-manager", default="kyverno-generate", show_default=True,
               help="Field manager of the server-side applies.")
@@ -56,16 +67,17 @@ def outcome_line(outcome: Outcome) -> str:
 @click.option("--dry-run", "dry_run", type=click.Choice(["none", "server", "client"]), default="none",
               show_default=True, help="server: send dryRun=All; client: send nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before writing (needed without a terminal).")
-@click.option("--all-policies", is_flag=True, help="The policies given are all there are.")
-@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies.")
-@click.option("--kind", "kinds", multiple=True, help="Only triggers of this kind.")
-@click.option("-l", "--selector", help="Only triggers with these labels.")
+@flags.all_policies
+@flags.policy_name
+@flags.kind
+@flags.selector
 @click.option("-o", "--output", "output", type=click.Choice(["table", "json", "yaml"]), default="table",
               show_default=True)
 @kubectl_flags
 @handle_errors
 def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
-                  state_paths: tuple[str, ...], values_path: str | None, now_text: str | None, prune: bool,
+                  state_paths: tuple[str, ...], values_path: str | None, kyverno_config_path: str | None,
+                  skip_resource_filters: bool, now_text: str | None, prune: bool,
                   only_downstreams: bool, only_reports: bool, write_reports: bool, field_manager: str, force: bool,
                   dry_run: str, yes: bool,
                   all_policies: bool, policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
@@ -82,103 +94,135 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     Example:
       kubectl kyrec apply -p policies/ --dry-run=server
     """
-    from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
-    from kubectl_kyrec.cluster.writer import DryRun, not_attempted
-    from kubectl_kyrec.interrupts import Interrupt, Interrupted
+    from kubectl_kyrec.cluster.writer import DryRun
     from kubectl_kyrec.load.inputs import FileSource
-    from kubectl_kyrec.reconcile.plan import Plan, PlanOptions
-    from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions, run_apply
+    from kubectl_kyrec.reconcile.plan import PlanOptions
+    from kubectl_kyrec.run.apply import ApplyRunOptions
 
-    if state_paths:
-        raise UsageError("apply works on the live cluster, not on --state files: a plan from files could "
-                         "overwrite changes made since they were written; drop --state")
-    if not field_manager.strip():
-        # the API server refuses every server-side apply without one (fieldManager is required)
-        raise UsageError("--field-manager: must not be empty")
-    if only_downstreams and write_reports:
-        raise UsageError("--write-reports creates reports: it cannot go with --downstreams")
     mode = DryRun(dry_run)
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    if mode is DryRun.NONE and not yes and not interactive:
-        raise UsageError("apply writes to the cluster and there is no terminal to ask on: pass --yes, or "
-                         "--dry-run=server|client to see what it would do")
+    _check_flags(state_paths, field_manager, only_downstreams and write_reports, mode is DryRun.NONE and not yes)
     files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                        values_path=values_path)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports)
     options = ApplyRunOptions(
         now=parse_now(now_text), dry_run=mode, namespace=str(kube.get("namespace") or "") or None,
         selector=parse_selector(selector), policy_names=policy_names, kinds=kinds, all_policies=all_policies,
-        only_downstreams=only_downstreams, only_reports=only_reports,
+        only_downstreams=only_downstreams, only_reports=only_reports, kyverno_config_path=kyverno_config_path,
+        skip_resource_filters=skip_resource_filters,
         plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, field_manager=field_manager,
                          force=force))
-    table = output == "table"
+    exit_with(_Session(source, yes=yes, output=output).carry_out(options))
 
-    prompting: list[bool] = []
 
-    def confirm(result: ApplyResult) -> bool:
-        if yes:
+def _check_flags(state_paths: tuple[str, ...], field_manager: str, downstreams_and_write_reports: bool,
+                 would_ask: bool) -> None:
+    """Usage errors before anything is read. `would_ask`: the run writes and --yes was not given."""
+    if state_paths:
+        raise UsageError("apply works on the live cluster, not on --state files: a plan from files could "
+                         "overwrite changes made since they were written; drop --state")
+    if not field_manager.strip():
+        # the API server refuses every server-side apply without one (fieldManager is required)
+        raise UsageError("--field-manager: must not be empty")
+    if downstreams_and_write_reports:
+        raise UsageError("--write-reports creates reports: it cannot go with --downstreams")
+    if would_ask and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UsageError("apply writes to the cluster and there is no terminal to ask on: pass --yes, or "
+                         "--dry-run=server|client to see what it would do")
+
+
+class _Session:
+    """One apply on a terminal or in a script: the plan shown, the question asked, each outcome printed as
+    it comes, and what a signal leaves behind."""
+
+    def __init__(self, source: LiveSource, *, yes: bool, output: str) -> None:
+        self.source = source
+        self.yes = yes
+        self.output = output
+        self.table = output == "table"
+        self.prompting = False
+        self.planned: list[ApplyResult] = []
+        self.seen: list[Outcome] = []
+
+    def confirm(self, result: ApplyResult) -> bool:
+        if self.yes:
             return True
-        context = source.client.config.context if source.client else "?"
-        prompting.append(True)
+        context = self.source.client.config.context if self.source.client else "?"
+        self.prompting = True
         answer = click.confirm(f"apply {len(result.plan.writes)} write(s) to context {context}?", err=True)
-        prompting.clear()
+        self.prompting = False
         return answer
 
-    planned: list[ApplyResult] = []
-
-    def show_plan(result: ApplyResult) -> None:
-        planned.append(result)
+    def show_plan(self, result: ApplyResult) -> None:
+        self.planned.append(result)
         for line in plan_lines(result.plan):
-            click.echo(line, err=not table)
+            click.echo(line, err=not self.table)
 
-    seen: list[Outcome] = []
-
-    def on_outcome(outcome: Outcome) -> None:
-        seen.append(outcome)
-        if table:
+    def on_outcome(self, outcome: Outcome) -> None:
+        self.seen.append(outcome)
+        if self.table:
             click.echo(outcome_line(outcome))
 
-    # SIGINT/SIGTERM: while reading and planning they end the run at once (nothing written); from the first
-    # write on, the writer stops between objects. Either way the summary below is printed, then exit 130/143.
-    guard = Interrupt(notify=lambda line: click.echo(f"interrupted: {line}", err=True))
-    with guard.installed():
-        try:
-            guard.arm()
-            result = run_apply(options, source, confirm=confirm, on_plan=show_plan, on_outcome=on_outcome,
-                               interrupt=guard)
-            guard.defer()
-        except Interrupted:
-            if prompting:
-                click.echo(err=True)        # end the line the confirmation prompt left open
-            result = planned[-1] if planned else ApplyResult(Plan(()))
-            # a signal landing after the writer's last object still finds the outcomes it recorded
-            result.outcomes = [*seen, *(not_attempted(c, "interrupted before this object")
-                                        for c in result.plan.changes[len(seen):])]
-            for outcome in result.outcomes[len(seen):]:
-                on_outcome(outcome)
-        _print_result(result, output)
-        code = live_exit_code(result.exit_code, source)
-        if guard.signum is not None:
+    def carry_out(self, options: ApplyRunOptions) -> ExitCode:
+        """Run the apply; the result printed, the exit code returned."""
+        from kubectl_kyrec.interrupts import Interrupt, Interrupted
+        from kubectl_kyrec.run.apply import run_apply
+
+        # SIGINT/SIGTERM: while reading and planning they end the run at once (nothing written); from the first
+        # write on, the writer stops between objects. Either way the summary below is printed, then exit 130/143.
+        guard = Interrupt(notify=lambda line: click.echo(f"interrupted: {line}", err=True))
+        with guard.installed():
+            try:
+                guard.arm()
+                result = run_apply(options, self.source, confirm=self.confirm, on_plan=self.show_plan,
+                                   on_outcome=self.on_outcome, interrupt=guard)
+                guard.defer()
+            except Interrupted:
+                result = self._interrupted()
+            _print_result(result, self.output)
+            if guard.signum is None:
+                return result.exit_code
             counts = result.summary()
-            detail = f"{counts['not-attempted']} not attempted" if planned else "while reading; nothing written"
+            detail = f"{counts['not-attempted']} not attempted" if self.planned else "while reading; nothing written"
             if counts["unknown"]:
                 detail += f", {counts['unknown']} unknown (the server may or may not have written them)"
             click.echo(f"{Interrupted(guard.signum).line}: {detail}", err=True)
-            code = ExitCode(Interrupted(guard.signum).exit_code)
-    exit_with(code)
+            return ExitCode(Interrupted(guard.signum).exit_code)
+
+    def _interrupted(self) -> ApplyResult:
+        """What an interrupted run did: the plan's objects past the last outcome not attempted."""
+        from kubectl_kyrec.cluster.writer import not_attempted
+        from kubectl_kyrec.reconcile.plan import Plan
+        from kubectl_kyrec.run.apply import ApplyResult
+        from kubectl_kyrec.run.unreadable import unreadable_lines
+
+        if self.prompting:
+            click.echo(err=True)        # end the line the confirmation prompt left open
+        # interrupted while planning, after the read: its failed LISTs are still said
+        source = self.source
+        result = self.planned[-1] if self.planned else ApplyResult(
+            Plan(()), unreadable=unreadable_lines(source.last.state) if source.last is not None else [])
+        # a signal landing after the writer's last object still finds the outcomes it recorded
+        seen = len(self.seen)
+        result.outcomes = [*self.seen, *(not_attempted(c, "interrupted before this object")
+                                         for c in result.plan.changes[seen:])]
+        for outcome in result.outcomes[seen:]:
+            self.on_outcome(outcome)
+        return result
 
 
 def _print_result(result: ApplyResult, output: str) -> None:
     emit_notices(result.notices)
-    for message, where in result.errors:
-        click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
+    emit_errors(result.errors)
     if result.declined:
         click.echo("declined: nothing written", err=True)
     if output == "table":
         summary = result.summary()
         click.echo("summary: " + ", ".join(f"{k}: {v}" for k, v in summary.items()))
     else:
-        from kubectl_kyrec.render.envelope import to_json, to_yaml
+        from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
 
-        click.echo(to_json(result.to_json()) if output == "json" else to_yaml(result.to_json()), nl=False)
+        doc = whole_document(result.document())
+        click.echo(to_json(doc) if output == "json" else to_yaml(doc), nl=False)
+    for line in result.unreadable:     # before an interruption's line, which says how the run ended
+        click.echo(line, err=True)

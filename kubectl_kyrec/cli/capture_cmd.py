@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags, write_output
-from kubectl_kyrec.errors import ExitCode, UsageError
+from kubectl_kyrec.errors import UsageError
 
 
 def capture_target(value: str | None) -> str | None:
@@ -32,9 +33,8 @@ def capture_target(value: str | None) -> str | None:
 
 
 @click.command("capture")
-@click.option("-p", "--policy", "policy_paths", multiple=True,
-              help="Policies whose reads to make; default: the cluster's policies.")
-@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
+@flags.policy
+@flags.exception
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Leave reports out.")
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
               help="Whose reads to make: kyverno (the policies' reads) or kubescape (the reads of "
@@ -67,7 +67,6 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
       kubectl kyrec capture -p policies/ -o state.json && kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec capture --producer kubescape -o vulns.json
     """
-    from kubectl_kyrec.cluster.exit import live_exit_code
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.run.capture_state import run_capture
@@ -89,8 +88,9 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
 
         ks_source = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
                                         progress=terminal_progress())
-        write_output(OutputSpec(OutputFormat.JSON, output_path), run_kubescape_capture(ks_source).text())
-        exit_with(live_exit_code(ExitCode.CLEAN, ks_source))
+        captured = run_kubescape_capture(ks_source)
+        write_output(OutputSpec(OutputFormat.JSON, output_path), captured.text())
+        exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True)
@@ -99,4 +99,4 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
                    "in clear; keep it as secret as the cluster's Secrets", err=True)
     write_output(OutputSpec(OutputFormat.JSON, output_path), result.text())
-    exit_with(live_exit_code(ExitCode.CLEAN, source))
+    exit_with(result.exit_code, unreadable=result.unreadable)

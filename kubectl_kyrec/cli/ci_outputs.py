@@ -9,6 +9,7 @@ Commands call `ci_flags` (the options), `CiRun.prepare` (findings marked against
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +29,7 @@ from kubectl_kyrec.reconcile.baseline import (
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render import github
+from kubectl_kyrec.render.dispatch import Output, OutputFormat
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,21 +122,32 @@ class CiRun:
             return frozenset()
         return frozenset(id(row) for row, finding in zip(rows, self.findings) if finding.baselined)
 
+    def document_extra(self) -> dict[str, Any]:
+        """The documents' keys after the run's own: `baseline` when one was given."""
+        from kubectl_kyrec.render.baseline_state import baseline_json
+
+        if not self.baseline_used:
+            return {}
+        return {"baseline": baseline_json(str(self.options.baseline_path), self.findings, self.fixed)}
+
     def title(self) -> str:
         return f"kyrec {self.command}"
 
-    def write(self, fmt: str, stream: TextIO, jobs: int = 1) -> None:
-        """junit and sarif written into the stream as they are made, never held as one string (with
-        `jobs` > 1, a large one by two processes)."""
+    def write(self, fmt: str, stream: TextIO) -> None:
+        """junit and sarif written into the stream as they are made, never held as one string."""
         from kubectl_kyrec.render import junit, sarif
 
         if fmt == "junit":
-            junit.write(self.findings, stream, name=self.title(), jobs=jobs)
+            junit.write(self.findings, stream, name=self.title())
         elif fmt == "sarif":
-            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used,
-                        jobs=jobs)
+            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used)
         else:
             stream.write(self.render(fmt))
+
+    def outputs(self, formats: Sequence[str] = ("junit", "sarif", "github")) -> dict[OutputFormat, Output]:
+        """The CI formats as the output seam takes them (render/dispatch.py), each written as it is made."""
+        return {OutputFormat(fmt): lambda spec: functools.partial(self.write, spec.format.value)
+                for fmt in formats}
 
     def render(self, fmt: str) -> str:
         from kubectl_kyrec.render import junit, sarif
@@ -222,7 +235,7 @@ def diff_findings(run: Any) -> list[Finding]:
     if run.reports is not None:
         out += from_reports(run.reports, locate)
     out += [Finding(command="diff", suite="errors", policy="", rule="", subject=None, outcome="error",
-                    message=message, message_class="error", location=where) for message, where in run.errors]
+                    message=e.message, message_class="error", location=e.source) for e in run.errors]
     return out
 
 

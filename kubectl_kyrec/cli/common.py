@@ -6,43 +6,26 @@ kubectl passes nothing to a plugin, so the kubectl connection flags are parsed h
 from __future__ import annotations
 
 import datetime
-import enum
 import functools
 import os
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
-from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, RunResult, UsageError
 from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
+from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
+    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.model import EvalError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class OutputFormat(enum.Enum):
-    TABLE = "table"
-    WIDE = "wide"
-    YAML = "yaml"
-    JSON = "json"
-    REPORTS = "reports"
-    DIFF = "diff"
-    JUNIT = "junit"
-    GITHUB = "github"
-    SARIF = "sarif"
-
-
-@dataclass(frozen=True)
-class OutputSpec:
-    format: OutputFormat
-    path: str | None      # None: stdout
 
 
 def parse_outputs(values: Sequence[str], allowed: Sequence[OutputFormat],
@@ -85,6 +68,38 @@ def emit_notices(notices: Sequence[object]) -> None:
     the same resources): what the user reads is said once."""
     for notice in dict.fromkeys(str(n) for n in notices):
         click.echo(f"notice: {notice}", err=True)
+
+
+def state_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool, downstreams: bool,
+                 all_policies: bool, needs: str = "needs policies: -p PATH") -> tuple[Any, bool]:
+    """Where `diff` and `coverage` read the state, and whether the policies are the complete set.
+
+    As kubectl does, no --state means the cluster of the current context (its policies without -p); a state
+    that holds policies (a capture) needs no -p either: they are the complete set. `needs`: the usage error
+    when neither -p nor the state gives a policy."""
+    if not files.state_paths:
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        return (live_source(files, kube, reports=reports, downstreams=downstreams),
+                all_policies or not files.policy_paths)
+    if not files.policy_paths:
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        return StatePoliciesSource(files, needs), True
+    return files, all_policies
+
+
+def report_run(result: RunResult) -> None:
+    """What the run has to say before its outputs: its notices, then the inputs it could not use."""
+    emit_notices(result.notices)
+    emit_errors(result.errors)
+
+
+def emit_errors(errors: Sequence[EvalError]) -> None:
+    """Each input the run could not use, on stderr: `error: file:line: message`."""
+    for error in errors:
+        click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
+                   err=True)
 
 
 def parse_now(value: str | None) -> datetime.datetime:
@@ -203,8 +218,11 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def exit_with(code: ExitCode, exit_code_flag: bool = True) -> None:
-    """`--exit-code=false` turns findings (1) into 0; every other code stands."""
+def exit_with(code: ExitCode, exit_code_flag: bool = True, unreadable: Sequence[str] = ()) -> None:
+    """`--exit-code=false` turns findings (1) into 0; every other code stands. `unreadable`: the run's lines
+    for reads that failed (RunResult.unreadable, counted in its code), said last, where the code is read."""
+    for line in unreadable:
+        click.echo(line, err=True)
     if code == ExitCode.FINDINGS and not exit_code_flag:
         code = ExitCode.CLEAN
     sys.exit(int(code))

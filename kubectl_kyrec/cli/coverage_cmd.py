@@ -3,29 +3,30 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
-    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
     kubectl_flags,
     parse_now,
     parse_outputs,
+    report_run,
     resolve_jobs,
-    write_output,
+    state_source,
 )
 from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.golang import time as go_time
+from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cli.common import OutputSpec
     from kubectl_kyrec.run.coverage import StateSource
 
 FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
@@ -44,36 +45,20 @@ def duration_flag(text: str, flag: str = "--scan-interval") -> datetime.timedelt
     return go_time.to_timedelta(ns)
 
 
-def report_options(func):  # type: ignore[no-untyped-def]
-    """Flags shared by the report checks (`coverage`, `diff --reports`)."""
-    options = [
-        click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories."),
-        click.option("-r", "--resource", "resource_paths", multiple=True,
-                     help="Subjects as manifests (default: the objects in the state)."),
-        click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions."),
-        click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json)."),
-        click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds."),
-        click.option("--context-file", "context_path", help="Kyverno CLI Context file."),
-        click.option("--kyverno-config", "kyverno_config_path",
-                     help="Kyverno's ConfigMap (resourceFilters); default: the state's, else Kyverno's defaults."),
-        click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
-                     help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes "
-                          "reports whatever the ConfigMap's resourceFilters say; false applies them."),
-        click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
-                     help="Report API (default: detected from the state)."),
-        click.option("--scan-interval", default="1h", show_default=True,
-                     help="Kyverno's --backgroundScanInterval, for the next-scan decision."),
-        click.option("--all-policies", is_flag=True,
-                     help="The policies given are all the cluster has: results of others are stale."),
-        click.option("--now", "now_text", help="The time (RFC 3339) for scan ages and expiry."),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
 @click.command("coverage")
-@report_options
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state
+@flags.crd
+@flags.context_file
+@flags.kyverno_config
+@flags.skip_resource_filters
+@flags.report_api
+@click.option("--scan-interval", default="1h", show_default=True,
+              help="Kyverno's --backgroundScanInterval, for the next-scan decision.")
+@flags.all_policies
+@flags.now
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
               help="Whose results: Kyverno policy reports, or Kubescape vulnerability summaries.")
 @click.option("--scan-period", "scan_period", help="kubescape: how often the scanner rescans "
@@ -86,10 +71,8 @@ def report_options(func):  # type: ignore[no-untyped-def]
 @click.option("--scanner-namespace", default="kubescape", show_default=True,
               help="kubescape: where the scanner runs (its kubevuln-scheduler CronJob).")
 @click.option("--exclusions", "exclusions_path", help="YAML: subjects allowed to lack a current report, with a reason.")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, json, yaml, junit, sarif, github; repeatable.")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: gaps do not change the exit code.")
+@flags.outputs(FORMATS)
+@flags.exit_code
 @jobs_flag
 @ci_flags
 @kubectl_flags
@@ -122,76 +105,64 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     Example:
       kubectl kyrec coverage -p policies/ --state state.json --exclusions exclusions.yaml
     """
-    import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.findings import DeferredFindings
-    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.coverage_table import render_coverage
-    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
 
     specs = parse_outputs(list(outputs), FORMATS)
     now = parse_now(now_text)
     if producer == "kubescape":
-        given = [flag for flag, value in (("-p", policy_paths), ("-r", resource_paths), ("-e", exception_paths),
-                                          ("--report-api", report_api), ("--context-file", context_path),
-                                          ("--kyverno-config", kyverno_config_path)) if value]
-        if given:
-            raise UsageError(f"{given[0]} is for --producer kyverno")
-        vsource: StateSource = FileSource(state_paths=state_paths)
-        if not state_paths:     # as kubectl does: no --state means the cluster of the current context
-            from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
-
-            vsource = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
-                                          progress=terminal_progress())
+        _refuse((("-p", policy_paths), ("-r", resource_paths), ("-e", exception_paths), ("--report-api", report_api),
+                 ("--context-file", context_path), ("--kyverno-config", kyverno_config_path)), "kyverno")
         _vulnerability_coverage(
-            vsource, specs, now=now, namespace=str(kube.get("namespace") or ""),
+            _kubescape_source(state_paths, kube), specs, now=now, namespace=str(kube.get("namespace") or ""),
             exclusions_path=exclusions_path, scan_period=scan_period, scan_grace=scan_grace,
             skip_namespaces=skip_namespaces, scanner_namespace=scanner_namespace, exit_code_flag=exit_code_flag)
         return
-    kubescape_only = [flag for flag, value in (("--scan-period", scan_period), ("--scan-grace", scan_grace),
-                                               ("--skip-namespaces", skip_namespaces)) if value]
-    if kubescape_only:
-        raise UsageError(f"{kubescape_only[0]} is for --producer kubescape")
+    _refuse((("--scan-period", scan_period), ("--scan-grace", scan_grace), ("--skip-namespaces", skip_namespaces)),
+            "kubescape")
     interval = duration_flag(scan_interval)
-    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
-                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             context_path=context_path)
-    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
-        from kubectl_kyrec.cluster.live_source import live_source
-
-        source = live_source(source, kube, reports=True, downstreams=False)
-        all_policies = all_policies or not policy_paths
-    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
-        from kubectl_kyrec.run.state_policies import StatePoliciesSource
-
-        source = StatePoliciesSource(source)
-        all_policies = True
+    source, all_policies = state_source(
+        FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                   state_paths=state_paths, crd_paths=crd_paths, context_path=context_path),
+        kube, reports=True, downstreams=False, all_policies=all_policies)
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path,
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
-    emit_notices(run.notices)
-    for message, where in run.errors:
-        click.echo(f"error: {where}: {message}" if where else f"error: {message}", err=True)
+    report_run(run)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
-    for spec in specs:
-        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
-        elif spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            _write_document(spec, run.coverage.to_json if not ci.baseline_used else lambda: {
-                **run.coverage.to_json(), "baseline": baseline_json(str(ci.options.baseline_path), ci.findings,
-                                                                    ci.fixed)})
-        else:
-            write_output(spec, render_coverage(run.coverage, *_table_layout(spec),
-                                               baselined=ci.baselined(run.coverage.subjects)))
-    ci.finish(specs, _counts(run.coverage.counts))
-    from kubectl_kyrec.cluster.exit import live_exit_code
 
-    exit_with(live_exit_code(ci.exit_code(run.exit_code), source, run.unreadable), exit_code_flag)
+    def table(spec: OutputSpec) -> str:
+        return render_coverage(run.coverage, *_table_layout(spec), baselined=ci.baselined(run.coverage.subjects))
+
+    write_outputs(run, specs, {**ci.outputs(), OutputFormat.TABLE: table, OutputFormat.WIDE: table},
+                  extra=ci.document_extra)
+    ci.finish(specs, _counts(run.coverage.counts))
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
+
+
+def _refuse(flags: Sequence[tuple[str, object]], producer: str) -> None:
+    """A usage error for the first of `flags` given: each is for `producer` only."""
+    given = [flag for flag, value in flags if value]
+    if given:
+        raise UsageError(f"{given[0]} is for --producer {producer}")
+
+
+def _kubescape_source(state_paths: tuple[str, ...], kube: dict[str, object]) -> StateSource:
+    """The files given, or (as kubectl does: no --state) the cluster of the current context."""
+    from kubectl_kyrec.load.inputs import FileSource
+
+    if state_paths:
+        return FileSource(state_paths=state_paths)
+    from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
+
+    return KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
+                               progress=terminal_progress())
 
 
 def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now: datetime.datetime, namespace: str,
@@ -216,12 +187,12 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
         raise UsageError(f"-o {unsupported[0]} is not available with --producer kubescape (table, wide, json, "
                          "yaml)")
     run = run_vulnerability_coverage(options, source)
-    emit_notices(run.notices)
-    for spec in specs:
-        if spec.format in (OutputFormat.JSON, OutputFormat.YAML):
-            _write_document(spec, run.coverage.to_json)
-        else:
-            write_output(spec, render_vulnerability_coverage(run.coverage, *_table_layout(spec)))
+    report_run(run)
+
+    def table(spec: OutputSpec) -> str:
+        return render_vulnerability_coverage(run.coverage, *_table_layout(spec))
+
+    write_outputs(run, specs, {OutputFormat.TABLE: table, OutputFormat.WIDE: table})
     files_only_summary("kyrec coverage", _counts(run.coverage.counts, "summaries"), specs)
     exit_with(run.exit_code, exit_code_flag)
 
@@ -248,12 +219,3 @@ def _table_layout(spec: OutputSpec) -> tuple[bool, int | None]:
     from kubectl_kyrec.cli.terminal import output_width
 
     return spec.format is OutputFormat.WIDE, output_width(spec.path)
-
-
-def _write_document(spec: OutputSpec, document: Callable[[], dict[str, Any]]) -> None:
-    """The CoverageResult as JSON or YAML: built only for these formats, written part by part."""
-    from kubectl_kyrec.render.envelope import write_json_document, write_yaml_document
-    from kubectl_kyrec.render.sink import write_stream
-
-    write = write_json_document if spec.format is OutputFormat.JSON else write_yaml_document
-    write_stream(spec.path, lambda stream: write("CoverageResult", document().items(), stream.write))

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
-    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -19,10 +19,13 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     parse_selector,
+    report_run,
     resolve_jobs,
+    state_source,
     write_output,
 )
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.render.dispatch import write_outputs
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cli.external_diff import Command
@@ -46,12 +49,11 @@ def _color(spec: OutputSpec, color: str) -> bool:
 HUMAN_FORMATS = frozenset({OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.DIFF})
 
 
-def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True,
-           baseline: dict[str, Any] | None = None, show_all: bool = False,
+def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = True, show_all: bool = False,
            baselined: frozenset[int] = frozenset()) -> str:
-    """One output. `unified`: the human formats include the built-in unified diffs (False when
-    KUBECTL_EXTERNAL_DIFF shows them instead). `baseline`: the documents' `baseline` key; `baselined`:
-    the ids of the changes it accepts, marked in the tables."""
+    """One human output (table, wide, diff). `unified`: they include the built-in unified diffs (False when
+    KUBECTL_EXTERNAL_DIFF shows them instead). `baselined`: the ids of the changes the baseline accepts,
+    marked in the tables."""
     from kubectl_kyrec.render import diff_output
     from kubectl_kyrec.render.report_diff_table import render_report_diff
 
@@ -69,19 +71,13 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
                         if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table
         return table + ("\n" + report_diffs if report_diffs else "")
-    if spec.format is OutputFormat.DIFF:
-        if not unified:
-            return ""
-        parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
-                 if run.downstreams is not None else ""]
-        if run.reports is not None:
-            parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
-        return "".join(parts)
-    doc = diff_output.diff_document(
-        run.downstreams, run.reports,
-        [{"message": m, "location": s.as_location() if s is not None else None} for m, s in run.errors],
-        run.notices, {"baseline": baseline} if baseline is not None else None)
-    return diff_output.render_json(doc) if spec.format is OutputFormat.JSON else diff_output.render_yaml(doc)
+    if not unified:
+        return ""
+    parts = [diff_output.render_unified(run.downstreams, color=_color(spec, color))
+             if run.downstreams is not None else ""]
+    if run.reports is not None:
+        parts.append(diff_output.render_report_unified(run.reports, color=_color(spec, color)))
+    return "".join(parts)
 
 
 def _pairs(run: DiffResult) -> list[DiffPair]:
@@ -91,68 +87,60 @@ def _pairs(run: DiffResult) -> list[DiffPair]:
     return out
 
 
-def _write_with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool,
-                         baselined: frozenset[int]) -> None:
-    """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables."""
+def _with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, show_all: bool,
+                   baselined: frozenset[int]) -> str | None:
+    """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables:
+    its text, or None when the program was handed stdout itself (and kyrec's text written before it)."""
     from kubectl_kyrec.cli.external_diff import can_inherit, run_external
 
     text = render(run, spec, color=color, unified=False, show_all=show_all, baselined=baselined)
     pairs = _pairs(run)
     if not pairs:
-        write_output(spec, text, color=_color(spec, color))
-        return
+        return text
     if spec.path is None and can_inherit():
         # kubectl hands the program its own stdout: a terminal stays a terminal for it (colour, pagers)
         if text:
             write_output(spec, text, color=_color(spec, color))
         run_external(cmd, pairs, inherit=True)
-        return
+        return None
     shown = run_external(cmd, pairs, inherit=False)
-    joined = text + ("\n" if text and shown else "") + shown
-    write_output(spec, joined, color=_color(spec, color))
+    return text + ("\n" if text and shown else "") + shown
 
 
 @click.command("diff")
-@click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories ('-' for stdin).")
-@click.option("-r", "--resource", "resource_paths", multiple=True,
-              help="Triggers and subjects as manifests (joined to the state by identity); default: the state.")
-@click.option("-e", "--exception", "exception_paths", multiple=True, help="PolicyExceptions.")
-@click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state
 @click.option("--live", is_flag=True, help="Read the cluster (kubeconfig) instead of --state.")
-@click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
-@click.option("--values", "values_path", help="Request fields (userInfo, operation) and namespace labels.")
-@click.option("--context-file", "context_path", help="Kyverno CLI Context file answering lookups.")
-@click.option("--kyverno-config", "kyverno_config", help="Kyverno's ConfigMap (resourceFilters).")
-@click.option("--skip-resource-filters", type=bool, default=True, show_default=True,
-              help="Kyverno's reports controller --skipResourceFilters: true (a default install) writes reports "
-                   "whatever the ConfigMap's resourceFilters say; false applies them.")
-@click.option("--now", "now_text", help="The time for time.now(), expiry and scan age (RFC 3339).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, diff, junit, sarif, github; repeatable.")
-@click.option("--downstreams", "only_downstreams", is_flag=True, help="Only generated downstreams.")
-@click.option("--reports", "only_reports", is_flag=True, help="Only policy reports.")
-@click.option("--all-policies", is_flag=True,
-              help="The policies given are all there are: downstreams of any other policy are policy-gone.")
-@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies (name or ns/name).")
-@click.option("--kind", "kinds", multiple=True, help="Only triggers and subjects of this kind.")
-@click.option("-l", "--selector", help="Only triggers and subjects with these labels (a=b,c!=d).")
-@click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
-              help="API of the reports (default: what the state uses).")
+@flags.crd
+@flags.values
+@flags.context_file
+@flags.kyverno_config
+@flags.skip_resource_filters
+@flags.now
+@flags.outputs(DIFF_FORMATS)
+@flags.only_downstreams
+@flags.only_reports
+@flags.all_policies
+@flags.policy_name
+@flags.kind
+@flags.selector
+@flags.report_api
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour unified diffs (auto: on a terminal, not with NO_COLOR set or TERM=dumb).")
 @click.option("--no-color", "color", flag_value="never", help="Same as --color=never.")
 @click.option("--show-all", is_flag=True,
               help="Table: list in-sync downstreams and current reports too (by default they are counted, "
                    "not listed).")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: findings do not change the exit code.")
+@flags.exit_code
 @jobs_flag
 @ci_flags
 @kubectl_flags
 @handle_errors
 def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                  state_paths: tuple[str, ...], live: bool, crd_paths: tuple[str, ...], values_path: str | None,
-                 context_path: str | None, kyverno_config: str | None, skip_resource_filters: bool,
+                 context_path: str | None, kyverno_config_path: str | None, skip_resource_filters: bool,
                  now_text: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
@@ -182,61 +170,42 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       kubectl kyrec diff -p policies/ --reports -o wide        # the cluster of the current context
       KUBECTL_EXTERNAL_DIFF="diff -u -N --color=always" kubectl kyrec diff -p policies/ --state state.json
     """
-    import functools
 
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
     from kubectl_kyrec.load.inputs import FileSource
-    from kubectl_kyrec.render.baseline_state import baseline_json
-    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)
     now = parse_now(now_text)
     if live and state_paths:
         raise UsageError("--live and --state exclude each other")
-    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
-                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             values_path=values_path, context_path=context_path)
-    if not state_paths:     # as kubectl does: no --state means the cluster of the current context
-        from kubectl_kyrec.cluster.live_source import live_source
-
-        source = live_source(source, kube, reports=not only_downstreams, downstreams=not only_reports)
-        all_policies = all_policies or not policy_paths
-    elif not policy_paths:  # a state that holds policies (a capture) needs no -p: they are the complete set
-        from kubectl_kyrec.run.state_policies import StatePoliciesSource
-
-        source = StatePoliciesSource(source, "diff needs policies: -p PATH")
-        all_policies = True
+    source, all_policies = state_source(
+        FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
+                   state_paths=state_paths, crd_paths=crd_paths, values_path=values_path, context_path=context_path),
+        kube, reports=not only_downstreams, downstreams=not only_reports, all_policies=all_policies,
+        needs="diff needs policies: -p PATH")
     options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
                              selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
                              only_downstreams=only_downstreams, only_reports=only_reports,
-                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config,
+                             all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
-    emit_notices(run.notices)
-    for message, source_at in run.errors:
-        click.echo(f"error: {source_at}: {message}" if source_at else f"error: {message}", err=True)
+    report_run(run)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
     baselined = ci.baselined(diff_rows(run))
     external = external_diff_command(os.environ)
-    baseline = (baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed) if ci.baseline_used
-                else None)
-    for spec in specs:
-        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value))
-            continue
-        if external is not None and spec.format in HUMAN_FORMATS:
-            _write_with_external(run, spec, color, external, show_all, baselined)
-            continue
-        # click strips escape sequences off a pipe unless told the colour is wanted
-        write_output(spec, render(run, spec, color=color, baseline=baseline, show_all=show_all,
-                                  baselined=baselined),
-                     color=_color(spec, color))
-    ci.finish(specs, _counts(run))
-    from kubectl_kyrec.cluster.exit import live_exit_code
 
-    exit_with(live_exit_code(ci.exit_code(run.exit_code), source, run.unreadable), exit_code_flag)
+    def human(spec: OutputSpec) -> str | None:
+        if external is not None:
+            return _with_external(run, spec, color, external, show_all, baselined)
+        return render(run, spec, color=color, show_all=show_all, baselined=baselined)
+
+    # click strips escape sequences off a pipe unless told the colour is wanted
+    write_outputs(run, specs, {**ci.outputs(), **dict.fromkeys(HUMAN_FORMATS, human)},
+                  extra=ci.document_extra, color=lambda spec: _color(spec, color))
+    ci.finish(specs, _counts(run))
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
 
 
 def _counts(run: Any) -> str:

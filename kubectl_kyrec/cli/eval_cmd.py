@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
-    emit_notices,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -17,21 +18,25 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
     parse_selector,
+    report_run,
     resolve_jobs,
-    write_output,
 )
 from kubectl_kyrec.errors import UsageError
+from kubectl_kyrec.render.dispatch import Output, OutputSpec, write_outputs
 from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cli.ci_outputs import CiRun
+    from kubectl_kyrec.run.eval import EvalResult
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
                 OutputFormat.REPORTS, OutputFormat.GITHUB, OutputFormat.JUNIT, OutputFormat.SARIF)
 
 @click.command("eval")
-@click.option("-p", "--policy", "policy_paths", multiple=True, help="Policy files or directories ('-' for stdin).")
-@click.option("-r", "--resource", "resource_paths", multiple=True, help="Resource manifests (files, dirs, '-').")
-@click.option("-e", "--exception", "exception_paths", multiple=True,
-              help="PolicyExceptions (applied whatever their namespace).")
-@click.option("--state", "state_paths", multiple=True, help="The cluster as files (kubectl get -o json/yaml).")
+@flags.policy
+@flags.resource
+@flags.exception
+@flags.state
 @click.option("--json", "json_paths", multiple=True,
               help="JSON/YAML documents (any shape) for ValidatingPolicies with evaluation.mode JSON.")
 @click.option("--http-payload", "http_paths", multiple=True,
@@ -39,28 +44,25 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("--envoy-payload", "envoy_paths", multiple=True,
               help="Envoy CheckRequests (JSON) for ValidatingPolicies with evaluation.mode Envoy.")
 @click.option("--live", is_flag=True, help="Read the cluster of the current context (kubeconfig) as the state.")
-@click.option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")
-@click.option("--values", "values_path",
-              help="Request fields, namespace labels and the requesting user (Kyverno CLI Values or UserInfo).")
-@click.option("--context-file", "context_path", help="Kyverno CLI Context file answering resource/image lookups.")
-@click.option("--now", "now_text", help="The time for time.now(), exception expiry (RFC 3339).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide, yaml, json, reports, github, junit, sarif; repeatable.")
+@flags.crd
+@flags.values
+@flags.context_file
+@flags.now
+@flags.outputs(EVAL_FORMATS)
 @click.option("--fail-on", type=click.Choice(list(FAIL_ON)), default="fail", show_default=True,
               help="Which results make the exit code 1.")
 @click.option("--fail-on-actions", multiple=True, type=click.Choice(["Deny", "Audit", "Warn"]),
               help="Count only results of policies with these validationActions.")
-@click.option("-l", "--selector", help="Only resources with these labels (a=b,c!=d).")
-@click.option("--policy-name", "policy_names", multiple=True, help="Only these policies (name or ns/name).")
-@click.option("--kind", "kinds", multiple=True, help="Only resources of this kind.")
+@flags.selector
+@flags.policy_name
+@flags.kind
 @click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
 @click.option("--base-policy", "base_policy_paths", multiple=True,
               help="The policies before the change: print what the change does (exit 1 when anything does).")
 @click.option("--show-all", is_flag=True,
               help="Table: list passing and skipped results too (by default they are counted, not listed).")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: findings do not change the exit code.")
+@flags.exit_code
 @jobs_flag
 @ci_flags
 @kubectl_flags
@@ -87,28 +89,15 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       kubectl kyrec eval -p policies/ -r manifests/
       kubectl kyrec eval -p policies/ -r manifests/ -o github -o sarif=kyrec.sarif --baseline kyrec-baseline.json
     """
-    import functools
-
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
-    from kubectl_kyrec.cli.terminal import output_width
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
-    from kubectl_kyrec.render import eval_output
-    from kubectl_kyrec.render.baseline_state import baseline_json
     from kubectl_kyrec.render.progress import Progress
-    from kubectl_kyrec.render.sink import write_stream
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
-    if live and state_paths:
-        raise UsageError("--live and --state exclude each other")
-    if not policy_paths and not live:
-        raise UsageError("eval needs policies: -p PATH")
-    if not resource_paths and not state_paths and not live and not json_paths and not http_paths \
-            and not envoy_paths:
-        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or payloads: --json PATH, "
-                         "--http-payload PATH, --envoy-payload PATH")
+    _check_inputs(live, policy_paths, resource_paths, state_paths, (*json_paths, *http_paths, *envoy_paths))
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
@@ -123,46 +112,52 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick)
-    emit_notices(run.notices)
-    for error in run.errors:
-        click.echo(f"error: {error.source}: {error.message}" if error.source else f"error: {error.message}",
-                   err=True)
+    report_run(run)
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
-    baselined = ci.baselined(results)
-    writers: dict[OutputFormat, eval_output.Writer] = {
-        OutputFormat.TABLE: functools.partial(eval_output.write_table, show_all=show_all),
-        OutputFormat.WIDE: functools.partial(eval_output.write_table, wide=True, baselined=baselined),
-        OutputFormat.JSON: eval_output.write_json,
-        OutputFormat.YAML: eval_output.write_yaml,
-        OutputFormat.REPORTS: eval_output.write_reports,
-    }
-    for spec in specs:
-        if spec.format in writers:
-            writer = writers[spec.format]
-            if spec.format is OutputFormat.TABLE:     # the terminal's width on a terminal, none on a pipe
-                writer = functools.partial(eval_output.write_table, show_all=show_all,
-                                           width=output_width(spec.path), baselined=baselined)
-            elif spec.format in (OutputFormat.JSON, OutputFormat.YAML) and ci.baseline_used:
-                writer = functools.partial(
-                    eval_output.write_json if spec.format is OutputFormat.JSON else eval_output.write_yaml,
-                    baseline=baseline_json(str(ci.options.baseline_path), ci.findings, ci.fixed))
-            write_stream(spec.path, functools.partial(writer, run))
-            continue
-        if spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF):
-            write_stream(spec.path, functools.partial(ci.write, spec.format.value, jobs=options.jobs))
-            continue
-        text = ci.render(spec.format.value)
-        if spec.format is OutputFormat.GITHUB and impact is not None:
-            from kubectl_kyrec.render.impact_output import github_annotations
-
-            text += "".join(line + "\n" for line in github_annotations(impact))
-        write_output(spec, text)
+    write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
     ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if impact is not None else \
         ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
-    from kubectl_kyrec.cluster.exit import live_exit_code
+    exit_with(code, exit_code_flag, run.unreadable)
 
-    exit_with(live_exit_code(code, source), exit_code_flag)
+
+def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Sequence[str],
+                  state_paths: Sequence[str], payload_paths: Sequence[str]) -> None:
+    """Usage errors before anything is read. `payload_paths`: --json, --http-payload, --envoy-payload."""
+    if live and state_paths:
+        raise UsageError("--live and --state exclude each other")
+    if not policy_paths and not live:
+        raise UsageError("eval needs policies: -p PATH")
+    if not resource_paths and not state_paths and not live and not payload_paths:
+        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or payloads: --json PATH, "
+                         "--http-payload PATH, --envoy-payload PATH")
+
+
+def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool) -> dict[OutputFormat, Output]:
+    """eval's own formats for the output seam (JSON and YAML are the run's document)."""
+    import functools
+
+    from kubectl_kyrec.cli.terminal import output_width
+    from kubectl_kyrec.render import eval_output
+
+    baselined = ci.baselined(run.results)
+
+    def github(spec: OutputSpec) -> str:
+        from kubectl_kyrec.render.impact_output import github_annotations
+
+        text = ci.render("github")
+        return text + "".join(line + "\n" for line in github_annotations(run.impact)) \
+            if run.impact is not None else text
+
+    return {
+        # the table: the terminal's width on a terminal, none on a pipe
+        OutputFormat.TABLE: lambda spec: functools.partial(eval_output.write_table, run, show_all=show_all,
+                                                           width=output_width(spec.path), baselined=baselined),
+        OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
+                                                          baselined=baselined),
+        OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
+        **ci.outputs(("junit", "sarif")), OutputFormat.GITHUB: github,
+    }

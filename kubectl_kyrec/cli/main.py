@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Compare what policies should have produced with a cluster state (read-only)."),
     "coverage": ("kubectl_kyrec.cli.coverage_cmd", "coverage_command",
                  "Check that every subject in scope has exactly one current policy report."),
-    "test": ("kubectl_kyrec.cli.test_cmd", "test_command",
+    "test": ("kubectl_kyrec.cli.suite_cmd", "test_command",
              "Run Kyverno CLI test suites (kyverno-test.yaml) unchanged."),
     "completion": ("kubectl_kyrec.cli.completion_cmd", "completion_command",
                    "Print a shell completion script (bash, zsh, fish)."),

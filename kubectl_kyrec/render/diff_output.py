@@ -11,12 +11,11 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-from kubectl_kyrec.model import Ref
+from kubectl_kyrec.model import EvalError, Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
 from kubectl_kyrec.render import unified_diff as unified
-from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
 from kubectl_kyrec.render.fit import REF, TEXT, Column, wrap_counts
 from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
@@ -121,34 +120,23 @@ def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *
     return "\n".join(parts)
 
 
-def diff_document(downstreams: DownstreamDiff | None, reports: ReportDiff | None,
-                  errors: Sequence[dict[str, Any]], notices: Sequence[str],
-                  extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The DiffResult document of DESIGN section 3: every examined object, all classes counted, each
-    drift's unified diff rendered here."""
+def diff_parts(downstreams: DownstreamDiff | None, reports: ReportDiff | None, errors: Sequence[EvalError],
+               notices: Sequence[str]) -> list[tuple[str, Any]]:
+    """The DiffResult document of DESIGN section 3 after its envelope: every examined object, all classes
+    counted, each drift's unified diff rendered here."""
     changes = [*(downstreams.changes_json(unified.unified_diff) if downstreams is not None else []),
                *(reports.changes_json(unified.unified_diff) if reports is not None else [])]
-    body: dict[str, Any] = {
-        "changes": changes,
-        "summary": {
+    return [
+        ("changes", changes),
+        ("summary", {
             "downstream": downstreams.summary() if downstreams is not None
             else {str(c): 0 for c in DownstreamClass},
             "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
-        },
-        "errors": list(errors),
-        "notices": list(dict.fromkeys(notices)),       # each once, as on stderr (cli emit_notices)
-    }
-    if extra:
-        body.update(extra)
-    return envelope("DiffResult", body)
-
-
-def render_json(doc: dict[str, Any]) -> str:
-    return to_json(doc)
-
-
-def render_yaml(doc: dict[str, Any]) -> str:
-    return to_yaml(doc)
+        }),
+        ("errors", [{"message": e.message, "location": e.source.as_location() if e.source is not None else None}
+                    for e in errors]),
+        ("notices", list(dict.fromkeys(notices))),       # each once, as on stderr (cli emit_notices)
+    ]
 
 
 # ---- `eval`: the downstreams the policies generate ---------------------------------------------------------

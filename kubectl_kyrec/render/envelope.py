@@ -15,7 +15,6 @@ from typing import Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.render import yaml_emit
-from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 orjson: Any
 try:
@@ -26,6 +25,14 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the fallback k
 
 def envelope(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "kyrec/v1", "kind": kind, "kyrecVersion": __version__, **body}
+
+
+def whole_document(document: tuple[str, Iterable[tuple[str, Any]]],
+                   extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A run's document (errors.RunResult.document) as one mapping, for the outputs written as one text;
+    `extra`: keys after the run's own (the baseline's)."""
+    kind, parts = document
+    return envelope(kind, {**dict(parts), **(extra or {})})
 
 
 def _default(value: Any) -> Any:
@@ -73,14 +80,8 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
     """A JSON array, item by item, laid out as `json.dumps(indent=2)` would inside a document.
 
     Items are encoded `chunk` at a time, as one array (`array_items`): one encoder call per chunk rather
-    than per item (a run writes hundreds of thousands of results). A large Sliced part is written by two
-    processes (render/sliced.py).
+    than per item (a run writes hundreds of thousands of results).
     """
-    if isinstance(items, Sliced) and items.split():
-        write("[\n")
-        count = write_in_halves(items, lambda part, out: write_array_items(part, out, indent, chunk), write, ",\n")
-        write(f"\n{indent}]")
-        return count
     write("[")
     count = write_array_items(items, write, indent, chunk, "\n")
     write(f"\n{indent}]" if count else "]")

@@ -12,11 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
-from kubectl_kyrec.render.envelope import (
-    write_json_document,
-    write_yaml_document,
-)
-from kubectl_kyrec.render.sliced import Sliced, write_in_halves
+from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.text_table import write_rows
 from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
@@ -150,17 +146,17 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
     return counts
 
 
-def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
-    """The EvalResult document's keys after the envelope, in contract order; the results may be written
-    by two processes, so `summary` is counted from them apart. `baseline`: render/baseline_state.py's key."""
+def eval_parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
+    """The EvalResult document's keys after the envelope, in contract order; the results are made as they
+    are written, so `summary` is counted from them apart. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = run.results
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
-    yield "results", Sliced(len(results), lambda start, stop: _ResultsJson(results[start:stop]), jobs=run.jobs,
+    yield "results", Items(len(results), lambda start, stop: _ResultsJson(results[start:stop]),
                             shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
-    yield "reports", run.sliced_reports()
+    yield "reports", run.report_items()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results)
@@ -168,14 +164,6 @@ def _parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[
         yield "impact", run.impact.to_json(unified.unified_diff)
     if baseline is not None:
         yield "baseline", baseline
-
-
-def write_json(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
-    write_json_document("EvalResult", _parts(run, baseline), stream.write)
-
-
-def write_yaml(run: EvalResult, stream: TextIO, *, baseline: dict[str, Any] | None = None) -> None:
-    write_yaml_document("EvalResult", _parts(run, baseline), stream.write)
 
 
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
@@ -188,11 +176,7 @@ def write_reports(run: EvalResult, stream: TextIO) -> None:
     """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
     for note in _undetermined_notes(run.results):
         stream.write(note)
-    reports = run.sliced_reports()
-    if reports.split():
-        write_in_halves(reports, _write_report_stream, stream.write, "---\n")
-    else:
-        _write_report_stream(reports, stream.write)
+    _write_report_stream(run.report_items(), stream.write)
 
 
 def _write_report_stream(reports: Iterable[dict[str, Any]], write: Callable[[str], object]) -> int:
@@ -327,5 +311,3 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     accepted = sum(1 for r in results if id(r) in baselined) if baselined else 0
     stream.write(_summary_line(counts) + (f"; baselined: {accepted}" if accepted else "") + "\n")
 
-
-Writer = Callable[["EvalResult", TextIO], None]

@@ -18,6 +18,6 @@ class Joined(tuple):  # type: ignore[type-arg]
     other, and a key's lines depend on nothing else, so a Joined is written as the merged mapping would be.
 
     Only the writers that know it may be given one (a JSON encoder would write a tuple as an array):
-    Sliced.parts is where it is offered, beside the plain items of the same sequence."""
+    Items.parts (render/items.py) is where it is offered, beside the plain items of the same sequence."""
 
     __slots__ = ()

@@ -7,7 +7,6 @@ object goes at the start of the failure message, where CI report viewers show it
 
 from __future__ import annotations
 
-import functools
 import io
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -15,7 +14,6 @@ from typing import IO
 
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import Finding
-from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 # characters XML 1.0 cannot carry at all; a message from a policy may hold them
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -101,11 +99,11 @@ def _case(f: Finding) -> str:
     return f"{head}>{_CASE_CHILD}{child}{_CASE_END}</testcase>"
 
 
-def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500, jobs: int = 1) -> None:
+def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500) -> None:
     """A test suite per `Finding.suite` (sorted), its cases in the findings' order. The counts of the
     `<testsuites>` and `<testsuite>` elements precede their cases, so the findings are grouped and counted in
     one pass first (references only); the cases are then written as text, a chunk at a time, never built
-    as a tree (by two processes when many: render/sliced.py). The text is the one `ET.indent` +
+    as a tree. The text is the one `ET.indent` +
     `ET.tostring` of the whole tree wrote."""
     suites: dict[str, list[Finding]] = {}
     for f in findings:
@@ -133,12 +131,7 @@ def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int
                     + (f' file="{_attr(policy_file)}"' if policy_file else "") + ">")
         body.extend(cases)
         body.append("\n  </testsuite>")
-    items = Sliced(len(body), lambda start, stop: body[start:stop], jobs=jobs)
-    write_items = functools.partial(_write_body, chunk=chunk)
-    if items.split():
-        write_in_halves(items, write_items, stream.write, "")
-    else:
-        write_items(body, stream.write)
+    _write_body(body, stream.write, chunk=chunk)
     stream.write("\n</testsuites>\n")
 
 

@@ -26,7 +26,6 @@ from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render.envelope import write_array_items
-from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 orjson: Any
 try:
@@ -233,10 +232,10 @@ def _encode(value: Any) -> str:
 
 
 def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = None,
-          baseline_used: bool = False, chunk: int = 500, jobs: int = 1) -> None:
+          baseline_used: bool = False, chunk: int = 500) -> None:
     """The document, written as the results come: the rules and counts come from a first pass over the
-    findings, the results are encoded `chunk` at a time and never held together (by two processes when
-    many: render/sliced.py). The text is the one `json.dump(sarif_document(...), indent=2)` writes."""
+    findings, the results are encoded `chunk` at a time and never held together. The text is the one
+    `json.dump(sarif_document(...), indent=2)` writes."""
     rules, counts = _rules_and_summary(findings)
     order = {name: i for i, name in enumerate(rules)}
     skeleton = json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0",
@@ -245,17 +244,10 @@ def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = No
     assert mark and _RESULTS_MARK not in tail, "the results mark occurs once in the skeleton"
     stream.write(head)
     shown = [f for f in findings if f.outcome in SHOWN]
-    items = Sliced(len(shown), lambda start, stop: shown[start:stop], jobs=jobs)
-    write_items = functools.partial(_write_results, order=order, root=root, baseline_used=baseline_used,
-                                    chunk=chunk)
-    if items.split():
-        stream.write("[\n")
-        write_in_halves(items, write_items, stream.write, ",\n")
-        stream.write(f"\n{_RESULTS_INDENT}]")
-    else:
-        stream.write("[")
-        written = write_items(shown, stream.write, first="\n")
-        stream.write(f"\n{_RESULTS_INDENT}]" if written else "]")
+    stream.write("[")
+    written = _write_results(shown, stream.write, order=order, root=root, baseline_used=baseline_used, chunk=chunk,
+                             first="\n")
+    stream.write(f"\n{_RESULTS_INDENT}]" if written else "]")
     stream.write(tail)
     stream.write("\n")
 

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.joined import Joined
-from kubectl_kyrec.render.sliced import Sliced, write_in_halves
 
 # A string written plain must start with a letter, `_` or `/` (no indicator, no number, no date, no `.inf`),
 # hold no `:` or `#` (no key, no comment), and end on a non-space.
@@ -149,7 +149,7 @@ def emit(value: Any, out: list[str], indent: str = "", blocks: Blocks | None = N
 
     `indent` is where its lines start. Scalars at the top are written as one line. `blocks`: the value's
     Joined parts and nested sequence items are shared and never change; their text is kept there and
-    reused (render/sliced.py's Sliced.shared).
+    reused (render/items.py's Items.shared).
     """
     kind = type(value)
     if kind is Joined:
@@ -243,13 +243,10 @@ def to_yaml(value: Any, blocks: Blocks | None = None) -> str:
 
 def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object], *, chunk: int = 2000) -> int:
     """`key:` and its sequence, item by item, in chunks of text; returns how many items were written.
-    A Sliced part: its shared parts written once (Sliced.shared), a large one by two processes."""
-    if isinstance(items, Sliced) and items.parts is not None:
-        items = Sliced(items.count, items.parts, jobs=items.jobs, shared=True)
-    shared = isinstance(items, Sliced) and items.shared
-    if isinstance(items, Sliced) and items.split():
-        write(f"{_key(key)}:\n")
-        return write_in_halves(items, lambda part, out: _write_items(part, out, chunk, shared), write, "")
+    An Items part: its shared parts written once (Items.shared)."""
+    if isinstance(items, Items) and items.parts is not None:
+        items = Items(items.count, items.parts, shared=True)
+    shared = isinstance(items, Items) and items.shared
     count = _write_items(items, write, chunk, shared, head=f"{_key(key)}:\n")
     if not count:
         write(f"{_key(key)}: []\n")

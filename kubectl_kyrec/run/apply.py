@@ -6,23 +6,25 @@ from __future__ import annotations
 
 import datetime
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec import __version__
 from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, execute
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
+from kubectl_kyrec.run.unreadable import with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.interrupts import Interrupt
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.model import Ref, Source
+    from kubectl_kyrec.model import Ref
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
+    from kubectl_kyrec.run.diff import DiffRunOptions
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,21 @@ class ApplyRunOptions:
     # cluster holds some (or --write-reports asks for them)
     only_downstreams: bool = False
     only_reports: bool = False
+    kyverno_config_path: str | None = None
+    skip_resource_filters: bool = True
+    jobs: int = 1
+
+    def diff_options(self, *, complete: bool) -> DiffRunOptions:
+        """What `diff` with the same flags compares: the plan's scope is the diff's. `complete`: the policies
+        are all there are (--all-policies, or the cluster's own)."""
+        from kubectl_kyrec.run.diff import DiffRunOptions
+
+        return DiffRunOptions(now=self.now, namespace=self.namespace, selector=self.selector,
+                              policy_names=self.policy_names, kinds=self.kinds, only_downstreams=self.only_downstreams,
+                              only_reports=self.only_reports, all_policies=complete, report_api=self.report_api,
+                              kyverno_config_path=self.kyverno_config_path,
+                              skip_resource_filters=self.skip_resource_filters, jobs=self.jobs,
+                              compare_reports=self.plan.write_reports)
 
 
 @dataclass
@@ -48,10 +65,12 @@ class ApplyResult:
     outcomes: list[Outcome] = field(default_factory=list)
     downstreams: DownstreamDiff | None = None
     reports: ReportDiff | None = None
-    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     requests: Mapping[str, int] = field(default_factory=dict)
     declined: bool = False
+    # the live read's LISTs that failed: nothing was written on them (reconcile/reads.py), and exit 5
+    unreadable: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {str(s): 0 for s in Status}
@@ -63,52 +82,28 @@ class ApplyResult:
         code = ExitCode.INPUT if self.errors else ExitCode.CLEAN
         if any(o.status is Status.FAILED for o in self.outcomes):
             code = worst(code, ExitCode.APPLY_FAILED)
-        return code
+        return with_unreadable(code, self.unreadable)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"apiVersion": "kyrec/v1", "kind": "ApplyResult", "kyrecVersion": __version__,
-                "fieldManager": self.plan.field_manager, "force": self.plan.force,
-                "outcomes": [o.to_json() for o in self.outcomes], "summary": self.summary(),
-                "errors": [{"message": m, "location": s.as_location() if s else None} for m, s in self.errors],
-                "notices": list(self.notices)}
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        return "ApplyResult", [
+            ("fieldManager", self.plan.field_manager), ("force", self.plan.force),
+            ("outcomes", [o.to_json() for o in self.outcomes]), ("summary", self.summary()),
+            ("errors", [{"message": e.message, "location": e.source.as_location() if e.source else None}
+                        for e in self.errors]),
+            ("notices", list(self.notices))]
 
 
 def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
-    """Read the cluster, diff, and plan; nothing is written."""
+    """Read the cluster, diff it as `diff` does (run.diff: the same scope, filters and Kyverno
+    configuration), and plan; nothing is written."""
     from kubectl_kyrec.reconcile.reads import ReadRecord
-    from kubectl_kyrec.run.diff import evaluation_notices, is_report, run_downstreams
-    from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
-    from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
+    from kubectl_kyrec.run.diff import diff_inputs
 
     inputs = source.read()
-    # as diff does: a mistyped --policy-name or --kind is refused, not a plan that silently does nothing
-    check_policy_names(options.policy_names, inputs.policies)
-    if options.kinds:
-        options = replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
-    result = ApplyResult(Plan(()), notices=[str(n) for n in inputs.notices])
-    complete = options.all_policies or source.policies_from_cluster
-    both = options.only_downstreams == options.only_reports
-    outcome = None
-    if both or options.only_downstreams:
-        outcome, result.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
-                                                      complete=complete, namespace=options.namespace,
-                                                      kinds=options.kinds, selector=options.selector)
-        result.errors.extend((e.message, e.source) for e in outcome.errors)
-        result.notices.extend(str(n) for n in outcome.notices)
-        result.notices.extend(evaluation_notices(outcome))
-    expected: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
-    if options.only_reports or (both and (options.plan.write_reports
-                                          or any(is_report(d.obj) for d in inputs.state.objects))):
-        diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
-                                      kyverno_config_path=None, all_policies=complete,
-                                      namespace=options.namespace or "", policy_names=options.policy_names,
-                                      kinds=options.kinds, selector=options.selector, generating=outcome)
-        result.reports = diff
-        result.notices.extend(undetermined_notices(diff))
-        for report in scope.expected:
-            meta = report.get("metadata") or {}
-            expected[(str(report.get("apiVersion")), str(report.get("kind")), str(meta.get("namespace") or ""),
-                      str(meta.get("name")))] = report
+    diff = diff_inputs(options.diff_options(complete=options.all_policies or source.policies_from_cluster), inputs)
+    result = ApplyResult(Plan(()), downstreams=diff.downstreams, reports=diff.reports, errors=diff.errors,
+                         notices=diff.notices, unreadable=diff.unreadable)
+    expected = diff.expected_reports()
     state = inputs.state
 
     def actual_of(ref: Ref) -> Mapping[str, Any] | None:

@@ -188,7 +188,7 @@ def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = 
     """One notice naming the kinds and the kubectl command that captures them; None when nothing lacks."""
     if state.source == "live":
         # a kind the cluster refused to list needs a permission, not a capture: its error (printed with
-        # the exit code, cluster/exit.py) names the verb, the resource and the rule that grants them
+        # the exit code, run/unreadable.py) names the verb, the resource and the rule that grants them
         kinds = [n for n in kinds if not state.unreadable_message(n.info.api_version, n.info.kind, namespace)]
     if not kinds:
         return None

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, LiveSource
     from kubectl_kyrec.load.cluster_state import ClusterState
@@ -28,6 +31,12 @@ class CaptureResult:
     document: dict[str, Any]
     secrets: int = 0                 # Secrets whose values are written in clear, for the warning
     requests: Mapping[str, int] = field(default_factory=dict)
+    # the LISTs that failed: recorded in the file too, and the capture exits 5 (not a complete state)
+    unreadable: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return with_unreadable(ExitCode.CLEAN, self.unreadable)
 
     def text(self) -> str:
         return json.dumps(self.document, indent=1) + "\n"
@@ -64,7 +73,8 @@ def run_capture(source: LiveSource, include_secret_values: bool = False) -> Capt
     secrets = sum(1 for d in state.objects if is_secret(d.obj) and (d.obj.get("data") or d.obj.get("stringData")))
     client = source.client
     document = capture_document(state, None if include_secret_values else new_salt())
-    return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {})
+    return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {},
+                         unreadable_lines(state))
 
 
 def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
@@ -75,4 +85,4 @@ def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
     requests: dict[str, int] = {}
     if source.last is not None:
         requests = {"list": source.last.list_requests}
-    return CaptureResult(capture_document(state), 0, requests)
+    return CaptureResult(capture_document(state), 0, requests, unreadable_lines(state))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectl_kyrec.errors import ExitCode, worst
-from kubectl_kyrec.model import Source
+from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.cluster_state import ClusterState
@@ -35,15 +37,19 @@ class CoverageRunOptions:
 class CoverageResult:
     coverage: Coverage
     notices: list[str] = field(default_factory=list)
-    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
-    # the state's record of reads that failed (a live read's, or a capture's): the run is not complete
-    unreadable: dict[Any, str] = field(default_factory=dict)
+    # reads that failed (a live read's, or a capture's record of them): the run is not complete (exit 5)
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
-        return worst(self.coverage.exit_code, ExitCode.INPUT) if self.errors else self.coverage.exit_code
+        code = worst(self.coverage.exit_code, ExitCode.INPUT) if self.errors else self.coverage.exit_code
+        return with_unreadable(code, self.unreadable)
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        return "CoverageResult", self.coverage.to_json().items()
 
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
@@ -60,15 +66,15 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   namespace=options.namespace,
                                   skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
     gaps = run_gaps(inputs, options.namespace)
-    errors = [(e.message, e.source) for e in inputs.policies.located_errors()]
-    errors.extend((e.message, e.source) for e in scope.outcome.errors)
+    errors = [EvalError(e.message, e.source) for e in inputs.policies.located_errors()]
+    errors.extend(scope.outcome.errors)
     notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
     if gaps:
         notices.append(gaps)
     notices.extend(unread_subject_notices(inputs))
     return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors,
                           locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
-                          unreadable=dict(inputs.state.unreadable))
+                          unreadable=unreadable_lines(inputs.state))
 
 
 def unread_subject_notices(inputs: Inputs) -> list[str]:
@@ -100,10 +106,17 @@ class StateSource(Protocol):
 class VulnerabilityResult:
     coverage: VulnerabilityCoverage
     notices: list[str] = field(default_factory=list)
+    # empty: this run has never refused an input, nor counted a failed LIST in its exit code (the kubescape
+    # capture does: a gap left as it was, behaviour-preserving)
+    errors: list[EvalError] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
         return self.coverage.exit_code
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        return "CoverageResult", self.coverage.to_json().items()
 
 
 def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSource) -> VulnerabilityResult:

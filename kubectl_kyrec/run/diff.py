@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
-    from kubectl_kyrec.model import Document, Source
+    from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
     from kubectl_kyrec.reconcile.selection import Selection
@@ -40,18 +42,25 @@ class DiffRunOptions:
     kyverno_config_path: str | None = None
     skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
     jobs: int = 1                            # processes to evaluate in (`--jobs`)
+    # compare reports even when the state holds none and --reports was not given (`apply --write-reports`
+    # creates the missing ones)
+    compare_reports: bool = False
 
 
 @dataclass
 class DiffResult:
     downstreams: DownstreamDiff | None = None
     reports: ReportDiff | None = None
-    errors: list[tuple[str, Source | None]] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
-    # the state's record of reads that failed (a live read's, or a capture's): the run is not complete
-    unreadable: dict[Any, str] = field(default_factory=dict)
+    # reads that failed (a live read's, or a capture's record of them): the run is not complete (exit 5)
+    unreadable: list[str] = field(default_factory=list)
+    # the reports the policies imply, by (apiVersion, kind, namespace, name), built when first read: what
+    # `apply` writes for a missing or stale one
+    expected_reports: Callable[[], Mapping[tuple[str, str, str, str], Mapping[str, Any]]] = field(
+        default=dict, repr=False, compare=False)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -63,27 +72,36 @@ class DiffResult:
             # orphan reports describe nothing in scope; everything else that is not current is a finding
             findings = findings or any(c.klass not in (ReportClass.CURRENT, ReportClass.ORPHAN) and c.in_scope
                                        for c in self.reports.changes)
-        return worst(code, ExitCode.FINDINGS) if findings else code
+        return with_unreadable(worst(code, ExitCode.FINDINGS) if findings else code, self.unreadable)
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.render.diff_output import diff_parts
+
+        return "DiffResult", diff_parts(self.downstreams, self.reports, self.errors, self.notices)
 
 
 def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
+    return diff_inputs(options, source.read())
+
+
+def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
+    """`diff` on what a source read (`apply` plans from the same result, over the same scope)."""
     from kubectl_kyrec.run.select import check_policy_names, filters_text, nothing_selected, resolve_kinds
 
-    inputs = source.read()
     check_policy_names(options.policy_names, inputs.policies)
     if options.kinds:
         options = dataclasses.replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
     both = options.only_downstreams == options.only_reports
-    run = DiffResult(errors=[(e.message, e.source) for e in inputs.policies.located_errors()],
+    run = DiffResult(errors=[EvalError(e.message, e.source) for e in inputs.policies.located_errors()],
                      notices=[str(n) for n in inputs.notices],
                      locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
-                     unreadable=dict(inputs.state.unreadable))
+                     unreadable=unreadable_lines(inputs.state))
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
                                                    complete=options.all_policies, namespace=options.namespace,
                                                    kinds=options.kinds, selector=options.selector)
-        run.errors.extend((e.message, e.source) for e in outcome.errors)
+        run.errors.extend(outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
         compared = any(c.actual is not None and c.expected is not None for c in run.downstreams.changes)
@@ -93,13 +111,13 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
                                "object (foreign-fields drift) cannot be seen: in-sync may hide them. Capture with "
                                "kubectl get ... -o json --show-managed-fields")
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
-    if both and not has_reports and (inputs.policies.validating or inputs.policies.admission
-                                     or inputs.policies.classic):
+    if both and not has_reports and not options.compare_reports and (
+            inputs.policies.validating or inputs.policies.admission or inputs.policies.classic):
         # the default diff compares reports only when the state holds some (a dump without them would
         # make every report "missing"); --reports asks for the comparison regardless
         run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
-    if options.only_reports or (both and has_reports):
-        run.reports, errors, notices = run_reports(inputs, options, generating=outcome)
+    if options.only_reports or (both and (has_reports or options.compare_reports)):
+        run.reports, errors, notices, run.expected_reports = run_reports(inputs, options, generating=outcome)
         # a refused policy's error comes from the generate run and the report evaluation alike: once
         run.errors.extend(e for e in errors if e not in run.errors)
         run.notices.extend(notices)
@@ -256,8 +274,10 @@ def is_report(obj: Mapping[str, Any]) -> bool:
 
 
 def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingOutcome | None = None
-                ) -> tuple[ReportDiff | None, list[tuple[str, Source | None]], list[str]]:
-    """The report domain of `diff`: the same comparison `coverage` makes.
+                ) -> tuple[ReportDiff | None, list[EvalError], list[str],
+                           Callable[[], Mapping[tuple[str, str, str, str], Mapping[str, Any]]]]:
+    """The report domain of `diff`: the same comparison `coverage` makes; and the expected reports by
+    name, built when asked for.
 
     `generating`: the downstream domain's evaluation of the GeneratingPolicies, reused for their results.
     """
@@ -265,12 +285,20 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
 
     if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating
             or inputs.policies.classic):
-        return None, [], []
+        return None, [], [], dict
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, namespace=options.namespace or "",
                                   policy_names=options.policy_names, kinds=options.kinds,
                                   selector=options.selector, generating=generating,
                                   skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
-    return (diff, [(e.message, e.source) for e in scope.outcome.errors],
-            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)])
+    def expected() -> dict[tuple[str, str, str, str], Mapping[str, Any]]:
+        out: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
+        for report in scope.expected:
+            meta = report.get("metadata") or {}
+            out[(str(report.get("apiVersion")), str(report.get("kind")), str(meta.get("namespace") or ""),
+                 str(meta.get("name")))] = report
+        return out
+
+    return (diff, list(scope.outcome.errors),
+            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)], expected)

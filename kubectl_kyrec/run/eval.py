@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
 from kubectl_kyrec.model import EvalError, Result, Subject
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import Impact
-    from kubectl_kyrec.render.sliced import Sliced
+    from kubectl_kyrec.render.items import Items
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
 
@@ -56,30 +57,35 @@ class EvalResult:
     empty_reason: str = "No policy matched any resource."
     now: datetime.datetime | None = None
     report_api: str = "wgpolicyk8s.io/v1alpha2"
-    jobs: int = 1               # processes the outputs may be written in (render/sliced.py)
+    # a live read's LISTs that failed (counted in exit_code; eval never counted a capture's record of them)
+    unreadable: list[str] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
     def reports(self) -> list[dict[str, Any]]:
         """The expected PolicyReports, built on first use (lazily: only `-o reports`, `-o json` and `-o yaml`
-        ask for them, and those write them one at a time through `sliced_reports`)."""
+        ask for them, and those write them one at a time through `report_items`)."""
         if self._reports is None:
-            self._reports = list(self.sliced_reports())
+            self._reports = list(self.report_items())
         return self._reports
 
-    def sliced_reports(self) -> Sliced:
-        """The reports as a Sliced part (written by two processes when many): each built when written."""
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.render.eval_output import eval_parts
+
+        return "EvalResult", eval_parts(self)
+
+    def report_items(self) -> Items:
+        """The reports as a document part: each built when written."""
         from kubectl_kyrec.expect.reports import ExpectedReports
-        from kubectl_kyrec.render.sliced import Sliced
+        from kubectl_kyrec.render.items import Items
 
         if self._reports is not None:
             held = self._reports
-            return Sliced(len(held), lambda start, stop: held[start:stop], jobs=self.jobs, shared=True)
+            return Items(len(held), lambda start, stop: held[start:stop], shared=True)
         now = self.now or datetime.datetime.now(datetime.timezone.utc)
         reports = ExpectedReports(self.report_pairs, now, self.report_api)
         # the reports share their entries and timestamp, and are never changed
-        return Sliced(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), jobs=self.jobs,
-                      shared=True)
+        return Items(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), shared=True)
 
 
 def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence[str]) -> bool:
@@ -176,8 +182,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if impact.changed if impact is not None else counts_as_failure(results, options.fail_on,
                                                                      options.fail_on_actions):
         code = worst(code, ExitCode.FINDINGS)
-    return EvalResult(results, report_pairs, generated, errors, notices, impact, code, empty_reason, now,
-                      options.report_api, options.jobs)
+    unreadable = unreadable_lines(inputs.state, recorded=False)
+    return EvalResult(results, report_pairs, generated, errors, notices, impact, with_unreadable(code, unreadable),
+                      empty_reason, now, options.report_api, unreadable)
 
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, InputError, worst
-from kubectl_kyrec.model import Source
+from kubectl_kyrec.model import EvalError, Source
 
 if TYPE_CHECKING:
     from kubectl_kyrec.testsuite.rows import Mode, SuiteRun
@@ -22,6 +22,7 @@ class TestRunOptions:
     require_tests: bool = False
     # rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run
     allow_not_evaluated: bool = False
+    fail_only: bool = False         # the document lists failing rows only (`--fail-only`)
 
 
 @dataclass
@@ -36,6 +37,19 @@ class TestResult:
     notices: list[str] = field(default_factory=list)       # the suites' notices (part of the document)
     searched: list[str] = field(default_factory=list)      # the paths searched
     allow_not_evaluated: bool = False
+    fail_only: bool = False
+    unreadable: list[str] = field(default_factory=list)     # a test run reads no cluster
+
+    @property
+    def errors(self) -> list[EvalError]:
+        """Test files that did not load, then each suite's errors (policies, resources), in that order."""
+        return [EvalError(m, s) for m, s in [*self.load_errors, *((m, s) for r in self.runs for m, s in r.errors)]]
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.render.suite_output import suite_parts
+
+        return "TestResult", suite_parts(self.runs, self.mode, fail_only=self.fail_only, load_errors=self.load_errors,
+                                         notices=self.notices, allow_not_evaluated=self.allow_not_evaluated)
 
     @property
     def not_evaluated(self) -> int:
@@ -67,4 +81,4 @@ def run_test(options: TestRunOptions, paths: Sequence[str]) -> TestResult:
     runs, load_errors = run_files(files, now=options.now, mode=options.mode)
     notices = sorted({str(n) for run in runs for n in run.notices})
     return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices, list(paths),
-                      options.allow_not_evaluated)
+                      options.allow_not_evaluated, options.fail_only)

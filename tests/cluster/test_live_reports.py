@@ -112,3 +112,26 @@ def test_report_deletes_stay_inside_the_selection(cluster: ApiServer, tmp_path: 
     assert deleted("-n", "default") == []
     assert deleted("--kind", "ConfigMap") == [orphan["metadata"]["name"]]
     assert deleted("--kind", "Secret") == []
+
+
+def test_apply_plans_over_the_scope_diff_compares(cluster: ApiServer, tmp_path: Path) -> None:
+    """`apply` plans from `diff`'s own result (run.diff), so the two see one scope: with a Kyverno ConfigMap
+    whose resourceFilters exclude team-a's ConfigMaps, and a reports controller obeying them, neither owes
+    those ConfigMaps a report; the default install (--skip-resource-filters=true) owes both of them one."""
+    config = tmp_path / "kyverno.yaml"
+    config.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kyverno\n  namespace: kyverno\n"
+                      "data:\n  resourceFilters: '[Event,*,*] [ConfigMap,team-a,*]'\n")
+    scope = ("--kyverno-config", str(config), "--skip-resource-filters=false")
+
+    def missing(*flags: str) -> tuple[int, int]:
+        diff = kyrec(tmp_path, "diff", "-p", POLICY, "--reports", *NOW, "-o", "json", *flags)
+        assert diff.exit_code in (0, 1), diff.stderr
+        plan = kyrec(tmp_path, "apply", "-p", POLICY, "--reports", "--write-reports", "--dry-run=client", *NOW,
+                     "-o", "json", *flags)
+        assert plan.exit_code == 0, plan.stderr
+        creates = [o for o in json.loads(plan.stdout)["outcomes"] if o["action"] == "create"]
+        return json.loads(diff.stdout)["summary"]["report"]["missing"], len(creates)
+
+    assert missing() == (2, 2)
+    assert missing(*scope) == (0, 0)
+    assert cluster.writes() == []

@@ -52,7 +52,7 @@ def test_sequence_written_in_chunks_is_one_sequence() -> None:
 def test_shared_parts_write_what_plain_items_write() -> None:
     # items sharing nested mappings and sequences (a subject's ref under each of its results), at several
     # depths: their lines are reused, and the text is the same as when each is written out
-    from kubectl_kyrec.render.sliced import Sliced
+    from kubectl_kyrec.render.items import Items
 
     rng = random.Random(3)
     shared = [value(rng, 1) for _ in range(6)] + [{"ref": {"kind": "Pod", "name": "x"}}, ["Deny", "Audit"], {}]
@@ -64,7 +64,7 @@ def test_shared_parts_write_what_plain_items_write() -> None:
     plain: list[str] = []
     fast: list[str] = []
     assert write_sequence("items", iter(items), plain.append, chunk=50) == 800
-    shared_items = Sliced(len(items), lambda a, b: iter(items[a:b]), shared=True)
+    shared_items = Items(len(items), lambda a, b: iter(items[a:b]), shared=True)
     assert write_sequence("items", shared_items, fast.append, chunk=50) == 800
     assert "".join(fast) == "".join(plain)
     assert yaml.safe_load("".join(fast)) == {"items": items}
@@ -95,14 +95,14 @@ def _joined_items(rng: random.Random) -> tuple[list[Any], list[Any]]:
 
 @pytest.mark.parametrize("seed", range(3))
 def test_a_joined_mapping_is_written_as_its_parts_merged(seed: int) -> None:
-    from kubectl_kyrec.render.sliced import Sliced
+    from kubectl_kyrec.render.items import Items
 
     joined, merged = _joined_items(random.Random(seed))
     plain: list[str] = []
     assert write_sequence("items", iter(merged), plain.append, chunk=50) == 300
     for shared in (True, False):
         fast: list[str] = []
-        items = Sliced(len(joined), lambda a, b: iter(joined[a:b]), shared=shared)
+        items = Items(len(joined), lambda a, b: iter(joined[a:b]), shared=shared)
         assert write_sequence("items", items, fast.append, chunk=50) == 300
         assert "".join(fast) == "".join(plain)
         assert len(fast) > 300 * 4 // 50 // 2     # written a chunk at a time, never held whole
@@ -116,11 +116,11 @@ def test_a_joined_mapping_is_written_as_its_parts_merged(seed: int) -> None:
     assert yaml.safe_load("".join(plain)) == {"items": merged}
 
 
-def test_a_sliced_part_with_parts_is_written_from_them() -> None:
+def test_an_items_part_with_parts_is_written_from_them() -> None:
+    from kubectl_kyrec.render.items import Items
     from kubectl_kyrec.render.joined import Joined
-    from kubectl_kyrec.render.sliced import Sliced
 
-    items = Sliced(2, lambda a, b: [{"json": i} for i in range(a, b)],
+    items = Items(2, lambda a, b: [{"json": i} for i in range(a, b)],
                    parts=lambda a, b: [Joined(({"yaml": i}, {"x": i})) for i in range(a, b)])
     out: list[str] = []
     write_sequence("items", items, out.append)

@@ -49,7 +49,8 @@ def test_only_the_adapter_imports_the_engine() -> None:
     assert users == ["cel/engine.py"]
 
 
-CLI_SHARED = ("kubectl_kyrec.cli.common", "kubectl_kyrec.cli.main", "kubectl_kyrec.cli.ci_outputs",
+CLI_SHARED = ("kubectl_kyrec.cli.common", "kubectl_kyrec.cli.flags", "kubectl_kyrec.cli.main",
+              "kubectl_kyrec.cli.ci_outputs",
               "kubectl_kyrec.cli.terminal", "kubectl_kyrec.cli.external_diff", "kubectl_kyrec.cli.output_targets",
               "kubectl_kyrec.cli.quick_exit", "kubectl_kyrec.cli.console")
 

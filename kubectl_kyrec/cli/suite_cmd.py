@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_errors,
     emit_notices,
     exit_with,
     handle_errors,
     kubectl_flags,
     parse_now,
     parse_outputs,
-    write_output,
 )
 
-TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
+SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
                 OutputFormat.SARIF, OutputFormat.GITHUB)
 
 
@@ -25,15 +26,13 @@ TEST_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Output
               help="Name of the test files to look for below the paths.")
 @click.option("--compat", type=click.Choice(["kyverno"]),
               help="Decide rows the way Kyverno's own `kyverno test` does (see docs/compatibility.md).")
-@click.option("-o", "--output", "outputs", multiple=True, metavar="FORMAT[=FILE]",
-              help="table (default), wide (every column, cells whole), json, yaml, junit, sarif, github; repeatable.")
+@flags.outputs(SUITE_FORMATS)
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
 @click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
 @click.option("--allow-not-evaluated", is_flag=True,
               help="Rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run.")
-@click.option("--now", "now_text", help="The time for time.now() and exception expiry (RFC 3339).")
-@click.option("--exit-code", "exit_code_flag", type=bool, default=True, show_default=True,
-              help="false: failing rows do not change the exit code.")
+@flags.now
+@flags.exit_code
 @kubectl_flags(hidden=True)       # test never reads a cluster: the flags parse, its help does not list them
 @handle_errors
 def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, outputs: tuple[str, ...],
@@ -50,44 +49,36 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     Example:
       kubectl kyrec test policies/ -o junit=test-results.xml
     """
-    from kubectl_kyrec.render import test_output
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, files_only_summary, nonzero_counts, test_findings
+    from kubectl_kyrec.cli.terminal import output_width
+    from kubectl_kyrec.render import suite_output
+    from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
     from kubectl_kyrec.run.test import TestRunOptions, run_test
     from kubectl_kyrec.testsuite.rows import Mode
 
-    specs = parse_outputs(list(outputs), TEST_FORMATS)
+    specs = parse_outputs(list(outputs), SUITE_FORMATS)
     options = TestRunOptions(now=parse_now(now_text), mode=Mode.KYVERNO if compat == "kyverno" else Mode.STRICT,
                              file_name=file_name, require_tests=require_tests,
-                             allow_not_evaluated=allow_not_evaluated)
+                             allow_not_evaluated=allow_not_evaluated, fail_only=fail_only)
     run = run_test(options, paths)
     emit_notices([run.found_none, *run.notices] if run.found_none else run.notices)
-    runs, load_errors = run.runs, run.load_errors
-    for message, source in [*load_errors, *((m, s) for r in runs for m, s in r.errors)]:
-        click.echo(f"error: {source}: {message}" if source else f"error: {message}", err=True)
+    emit_errors(run.errors)
     if run.not_evaluated and not allow_not_evaluated:
         # the one thing that fails a run whose table shows no failing row: said where the exit code is read
         click.echo(f"notice: {run.not_evaluated} row(s) not evaluated (kinds or rules kyrec does not evaluate) fail "
                    "the run; --allow-not-evaluated accepts them", err=True)
-    doc = test_output.test_document(runs, run.mode, fail_only=fail_only, load_errors=load_errors,
-                                    notices=run.notices, allow_not_evaluated=allow_not_evaluated)
-    for spec in specs:
-        if spec.format is OutputFormat.JSON:
-            text = test_output.render_json(doc)
-        elif spec.format is OutputFormat.YAML:
-            text = test_output.render_yaml(doc)
-        elif spec.format in (OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB):
-            from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, test_findings
 
-            findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
-            text = CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
-        else:
-            from kubectl_kyrec.cli.terminal import output_width
+    def table(spec: OutputSpec) -> str:
+        return suite_output.render_table(run.runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
+                                         width=output_width(spec.path))
 
-            text = test_output.render_table(runs, fail_only=fail_only, wide=spec.format is OutputFormat.WIDE,
-                                            width=output_width(spec.path))
-        write_output(spec, text)
-    from kubectl_kyrec.cli.ci_outputs import files_only_summary, nonzero_counts
+    def ci(spec: OutputSpec) -> str:
+        findings = [f for f in test_findings(run) if not (fail_only and f.outcome == "pass")]
+        return CiRun.prepare("test", findings, CiOptions()).render(spec.format.value)
 
-    summary = doc["summary"]
+    write_outputs(run, specs, {OutputFormat.TABLE: table, OutputFormat.WIDE: table,
+                               **dict.fromkeys((OutputFormat.JUNIT, OutputFormat.SARIF, OutputFormat.GITHUB), ci)})
+    summary = suite_output.suite_summary(run.runs, run.load_errors)
     files_only_summary("kyrec test", nonzero_counts({"passed": summary["passed"], "failed": summary["failed"],
                                                      "not evaluated": summary["notEvaluated"],
                                                      "test file(s) not loaded": summary["errors"]},

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubectl_kyrec.model import Source
-from kubectl_kyrec.render.envelope import envelope, to_json, to_yaml
 from kubectl_kyrec.render.fit import REF, Column, wrap
 from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
@@ -43,30 +42,29 @@ def row_json(row: Row) -> dict[str, Any]:
     return out
 
 
-def test_document(runs: Sequence[SuiteRun], mode: Mode, *, fail_only: bool = False,
-                  load_errors: Sequence[tuple[str, Source | None]] = (), notices: Sequence[str] = (),
-                  allow_not_evaluated: bool = False) -> dict[str, Any]:
-    """The `TestResult` envelope. `load_errors` are test files that could not even be parsed."""
+def suite_summary(runs: Sequence[SuiteRun], load_errors: Sequence[object] = ()) -> dict[str, int]:
+    """The document's `summary`: rows by outcome, and test files that did not load counted as errors."""
     summary = counts(runs)
     summary["errors"] += len(load_errors)
+    return summary
+
+
+def suite_parts(runs: Sequence[SuiteRun], mode: Mode, *, fail_only: bool = False,
+                load_errors: Sequence[tuple[str, Source | None]] = (), notices: Sequence[str] = (),
+                allow_not_evaluated: bool = False) -> list[tuple[str, Any]]:
+    """The `TestResult` document after its envelope. `load_errors` are test files that could not even be
+    parsed."""
+    summary = suite_summary(runs, load_errors)
     errors = [*load_errors, *((m, s) for run in runs for m, s in run.errors)]
-    return envelope("TestResult", {
-        "mode": mode.value,
+    return [
+        ("mode", mode.value),
         # whether the rows counted in summary.notEvaluated were accepted (else they fail the run)
-        "allowNotEvaluated": allow_not_evaluated,
-        "summary": summary,
-        "rows": [row_json(r) for r in all_rows(runs, fail_only)],
-        "errors": [{"message": m, "location": _loc(s)} for m, s in errors],
-        "notices": list(notices),
-    })
-
-
-def render_json(doc: dict[str, Any]) -> str:
-    return to_json(doc)
-
-
-def render_yaml(doc: dict[str, Any]) -> str:
-    return to_yaml(doc)
+        ("allowNotEvaluated", allow_not_evaluated),
+        ("summary", summary),
+        ("rows", [row_json(r) for r in all_rows(runs, fail_only)]),
+        ("errors", [{"message": m, "location": _loc(s)} for m, s in errors]),
+        ("notices", list(notices)),
+    ]
 
 
 def _one_line(text: str) -> str:
