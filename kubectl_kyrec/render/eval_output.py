@@ -8,19 +8,35 @@ counted on the way, and the expected reports are built only by the formats that 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
+from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
+from kubectl_kyrec.render.fit import write_table as write_fitted
 from kubectl_kyrec.render.items import Items
+from kubectl_kyrec.render.joined import Joined
 from kubectl_kyrec.render.text_table import write_rows
 from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.run.eval import EvalResult
-from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
-from kubectl_kyrec.render.fit import write_table as write_fitted
-from kubectl_kyrec.render.joined import Joined
+    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.model import EvalError
+    from kubectl_kyrec.reconcile.impact import Impact
+
+
+class EvalView(Protocol):
+    """What the eval renderers read of a run (run/eval.py EvalResult is one): render sits below run, so it
+    names the fields it needs instead of the run's type."""
+
+    results: list[Result]
+    generated: GeneratingOutcome
+    errors: list[EvalError]
+    notices: list[str]
+    impact: Impact | None
+    empty_reason: str
+
+    def report_items(self) -> Items: ...
 
 STATUS_ORDER = {"error": 0, "fail": 1, UNDETERMINED: 2, "warn": 3, "skip": 4, "pass": 5}
 # what the default table lists: the results that need attention; passing and skipped ones are counted
@@ -146,7 +162,7 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
     return counts
 
 
-def eval_parts(run: EvalResult, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
+def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
     """The EvalResult document's keys after the envelope, in contract order; the results are made as they
     are written, so `summary` is counted from them apart. `baseline`: render/baseline_state.py's key."""
     from kubectl_kyrec.render.diff_output import downstreams_json
@@ -172,7 +188,7 @@ def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
                "(the report holds a result for it that kyrec cannot decide)\n")
 
 
-def write_reports(run: EvalResult, stream: TextIO) -> None:
+def write_reports(run: EvalView, stream: TextIO) -> None:
     """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
     for note in _undetermined_notes(run.results):
         stream.write(note)
@@ -211,7 +227,7 @@ def _summary_line(counts: dict[str, int]) -> str:
 BASELINED = " (baselined)"
 
 
-def write_table(run: EvalResult, stream: TextIO, *, wide: bool = False, show_all: bool = False,
+def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: bool = False,
                 width: int | None = None, baselined: Collection[int] = ()) -> None:
     """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
     per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`. Fitted to `width`
