@@ -291,6 +291,7 @@ if what == "diff":
 if what == "classic":
     import datetime
     import kubectl_kyrec.reconcile.classic_downstreams as classic_downstreams
+    from kubectl_kyrec.load.selection import Selection
     import kubectl_kyrec.run.diff as run_diff
     from kubectl_kyrec.load.inputs import FileSource
     # CPU seconds of the parts, taken around the module-level names run_downstreams calls through
@@ -312,8 +313,7 @@ if what == "classic":
     inputs = FileSource(policy_paths=[policy], state_paths=[path]).read()
     read = time.perf_counter()
     cpu = time.process_time()
-    outcome, diff = run_diff.run_downstreams(inputs, now=now, policy_names=(), complete=False, namespace=None,
-                                             kinds=(), selector=None)
+    outcome, diff = run_diff.run_downstreams(inputs, now=now, selection=Selection(), complete=False)
     out.update(read_s=read - start, diff_s=time.perf_counter() - read, diff_cpu_s=time.process_time() - cpu,
                generate_cpu_s=parts["generate"], compare_cpu_s=parts["compare"], summary=diff.summary(),
                reasons=sorted({{str(c.reason) for c in diff.changes if c.reason is not None}}),

@@ -15,7 +15,7 @@ from kubectl_kyrec.cli.common import (
     handle_errors,
     kubectl_flags,
     parse_now,
-    parse_selector,
+    selection_of,
 )
 from kubectl_kyrec.errors import ExitCode, UsageError
 
@@ -106,8 +106,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
                        values_path=values_path)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports)
     options = ApplyRunOptions(
-        now=parse_now(now_text), dry_run=mode, namespace=str(kube.get("namespace") or "") or None,
-        selector=parse_selector(selector), policy_names=policy_names, kinds=kinds, all_policies=all_policies,
+        now=parse_now(now_text), dry_run=mode, selection=selection_of(kube, selector, policy_names, kinds),
+        all_policies=all_policies,
         only_downstreams=only_downstreams, only_reports=only_reports, kyverno_config_path=kyverno_config_path,
         skip_resource_filters=skip_resource_filters,
         plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, field_manager=field_manager,

@@ -18,9 +18,9 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
-    parse_selector,
     report_run,
     resolve_jobs,
+    selection_of,
     state_source,
     write_output,
 )
@@ -185,8 +185,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                    state_paths=state_paths, crd_paths=crd_paths, values_path=values_path, context_path=context_path),
         kube, reports=not only_downstreams, downstreams=not only_reports, all_policies=all_policies,
         needs="diff needs policies: -p PATH")
-    options = DiffRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
-                             selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
+    options = DiffRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              only_downstreams=only_downstreams, only_reports=only_reports,
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))

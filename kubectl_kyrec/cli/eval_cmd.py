@@ -17,9 +17,9 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
-    parse_selector,
     report_run,
     resolve_jobs,
+    selection_of,
 )
 from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.render.dispatch import Output, OutputSpec, write_outputs
@@ -105,8 +105,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         from kubectl_kyrec.cluster.live_source import live_source
 
         source = live_source(source, kube, reports=False, downstreams=True)
-    options = EvalRunOptions(now=now, namespace=str(kube.get("namespace") or "") or None,
-                             selector=parse_selector(selector), policy_names=policy_names, kinds=kinds,
+    options = EvalRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
                              base_policy_paths=base_policy_paths, json_paths=json_paths,
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))

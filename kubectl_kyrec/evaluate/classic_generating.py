@@ -130,8 +130,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []
     for policy in policies:
-        if options.policy_names and not (policy.meta.name in options.policy_names
-                                         or policy.meta.key in options.policy_names):
+        if not options.selection.holds_policy(policy.meta.key):
             continue
         if refused_by_kyverno(policy) is not None:
             # Kyverno's webhook never admits it, so it generates nothing; the refusal is reported by the run

@@ -42,6 +42,7 @@ from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_r
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
@@ -103,7 +104,7 @@ class GenerateOptions:
     user_info_known: bool = False
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
-    policy_names: tuple[str, ...] = ()
+    selection: Selection = Selection()          # its policy names (the triggers are chosen by the caller)
 
 
 @dataclass
@@ -460,8 +461,7 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
     compiled: list[CompiledGeneratingPolicy] = []
     for policy in policies:
         try:
-            if options.policy_names and not (policy.name in options.policy_names
-                                             or policy.key in options.policy_names):
+            if not options.selection.holds_policy(policy.key):
                 continue
             out.policies.append(policy)
             compiled.append(compile_generating_policy(policy, envs, exceptions))

@@ -30,11 +30,11 @@ from kubectl_kyrec.evaluate.validating import (
 )
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import WGPOLICY, Document, EvalError, Notice, Ref, Result, Source, Subject, new_result
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions
-    from kubectl_kyrec.k8s.labels import Selector
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,7 @@ class EvalOptions:
     user_info: Mapping[str, Any] = field(default_factory=dict)
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
-    selector: Selector | None = None
-    policy_names: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
+    selection: Selection = Selection()      # subjects by kind and labels, policies by name
     report_api: str = WGPOLICY
     # ValidatingAdmissionPolicy: Kyverno's scan (default) or its CLI, with the test's paramResources
     vap_runner: VapRunner = VapRunner.SCAN
@@ -89,10 +87,6 @@ PARALLEL_PAIRS = 20_000
 _Slice = tuple[list[tuple[Result, bool]], list[tuple[Any, Notice]], int]
 
 
-def _selected(policy_key: str, name: str, wanted: Sequence[str]) -> bool:
-    return not wanted or name in wanted or policy_key in wanted
-
-
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None) -> EvalOutcome:
@@ -100,7 +94,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     envs = Environments(libraries)
     compiled: list[CompiledValidatingPolicy] = []
     for policy in policies.validating:
-        if not _selected(policy.meta.key, policy.meta.name, options.policy_names):
+        if not options.selection.holds_policy(policy.meta.key):
             continue
         if policy.mode != "Kubernetes":
             if policy.mode in options.payload_modes:
@@ -117,7 +111,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     admission: list[CompiledAdmissionPolicy] = []
     try:
         admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
-                     if _selected(a.policy.meta.key, a.policy.meta.name, options.policy_names)]
+                     if options.selection.holds_policy(a.policy.meta.key)]
     except InputError as exc:
         located = policies.locate(exc)
         out.errors.append(EvalError(located.message, located.source))
@@ -135,10 +129,10 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     out.notices.extend(subject_set.notices)
     namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
     for subject in subject_set.subjects:
-        if options.kinds and subject.ref.kind not in options.kinds:
+        if options.selection.kinds and subject.ref.kind not in options.selection.kinds:
             continue
         labels = (subject.obj.get("metadata") or {}).get("labels") or {}
-        if options.selector is not None and not matches_selector(options.selector, labels):
+        if options.selection.selector is not None and not matches_selector(options.selection.selector, labels):
             continue
         out.subjects.append(subject)
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
@@ -205,7 +199,7 @@ def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Ki
                        options: EvalOptions) -> ClassicEvaluator | None:
     """The evaluator of the run's ClusterPolicies/Policies (evaluate/classic_validating.py on the classic
     engine), or None without any: imported only then, as the classic engine takes a tenth of a second to."""
-    selected = [p for p in policies.classic if _selected(p.meta.key, p.meta.name, options.policy_names)]
+    selected = [p for p in policies.classic if options.selection.holds_policy(p.meta.key)]
     if not selected:
         return None
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions, state_sources

@@ -14,10 +14,9 @@ evaluated trigger, orphans above all, whose policy may not be in the run and who
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from kubectl_kyrec.k8s.labels import Selector
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange
 
@@ -26,46 +25,32 @@ def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return ((obj or {}).get("metadata") or {}).get("labels") or {}
 
 
-@dataclass(frozen=True)
-class Selection:
-    policy_names: tuple[str, ...] = ()
-    namespace: str | None = None
-    kinds: tuple[str, ...] = ()
-    selector: Selector | None = None
+def _holds_subject(selection: Selection, ref: Ref | None, subject: Mapping[str, Any] | None,
+                   fallback_labels: Mapping[str, Any]) -> bool:
+    if selection.kinds and (ref is None or ref.kind not in selection.kinds):
+        return False
+    if selection.selector is None or selection.selector.empty:
+        return True
+    return selection.selector.matches(_labels(subject) if subject is not None else fallback_labels)
 
-    @property
-    def narrows(self) -> bool:
-        return bool(self.policy_names or self.namespace or self.kinds
-                    or (self.selector is not None and not self.selector.empty))
 
-    def holds_policy(self, key: str) -> bool:
-        """`key` is `name` or `namespace/name`; `--policy-name` takes either form."""
-        return not self.policy_names or key in self.policy_names or key.rpartition("/")[2] in self.policy_names
+def holds_downstream(selection: Selection, change: DownstreamChange, trigger: Mapping[str, Any] | None) -> bool:
+    """`trigger`: the trigger object as the state holds it, None when it is not there."""
+    if not selection.holds_policy(change.policy):
+        return False
+    if selection.namespace is not None and change.object.namespace != selection.namespace:
+        return False
+    return _holds_subject(selection, change.trigger, trigger, _labels(change.actual))
 
-    def _holds_subject(self, ref: Ref | None, subject: Mapping[str, Any] | None,
-                       fallback_labels: Mapping[str, Any]) -> bool:
-        if self.kinds and (ref is None or ref.kind not in self.kinds):
-            return False
-        if self.selector is None or self.selector.empty:
-            return True
-        return self.selector.matches(_labels(subject) if subject is not None else fallback_labels)
 
-    def holds_downstream(self, change: DownstreamChange, trigger: Mapping[str, Any] | None) -> bool:
-        """`trigger`: the trigger object as the state holds it, None when it is not there."""
-        if not self.holds_policy(change.policy):
-            return False
-        if self.namespace is not None and change.object.namespace != self.namespace:
-            return False
-        return self._holds_subject(change.trigger, trigger, _labels(change.actual))
-
-    def holds_report(self, subject_ref: Ref | None, subject: Mapping[str, Any] | None,
-                     report: Mapping[str, Any] | None, result_policies: set[str]) -> bool:
-        """A report finding: `subject` as the state holds it (None when gone), the report as read (None when
-        missing), the policies its results name."""
-        if self.policy_names and not all(self.holds_policy(p) for p in result_policies):
-            return False
-        namespace = subject_ref.namespace if subject_ref is not None else \
-            str(((report or {}).get("metadata") or {}).get("namespace") or "")
-        if self.namespace is not None and namespace != self.namespace:
-            return False
-        return self._holds_subject(subject_ref, subject, _labels(report))
+def holds_report(selection: Selection, subject_ref: Ref | None, subject: Mapping[str, Any] | None,
+                 report: Mapping[str, Any] | None, result_policies: set[str]) -> bool:
+    """A report finding: `subject` as the state holds it (None when gone), the report as read (None when
+    missing), the policies its results name."""
+    if selection.policy_names and not all(selection.holds_policy(p) for p in result_policies):
+        return False
+    namespace = subject_ref.namespace if subject_ref is not None else \
+        str(((report or {}).get("metadata") or {}).get("namespace") or "")
+    if selection.namespace is not None and namespace != selection.namespace:
+        return False
+    return _holds_subject(selection, subject_ref, subject, _labels(report))

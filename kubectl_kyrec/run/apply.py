@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, execute
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
 from kubectl_kyrec.run.unreadable import with_unreadable
@@ -19,7 +20,6 @@ from kubectl_kyrec.run.unreadable import with_unreadable
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.interrupts import Interrupt
-    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.cluster_state import ClusterState
     from kubectl_kyrec.model import Ref
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
@@ -32,10 +32,7 @@ class ApplyRunOptions:
     now: datetime.datetime
     plan: PlanOptions = field(default_factory=PlanOptions)
     dry_run: DryRun = DryRun.NONE
-    namespace: str | None = None
-    selector: Selector | None = None
-    policy_names: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
+    selection: Selection = Selection()      # -n, --kind, -l, --policy-name: every action stays inside
     all_policies: bool = False
     report_api: str | None = None
     # --downstreams / --reports: one domain only, as in `diff`; neither: downstreams, and reports when the
@@ -51,8 +48,7 @@ class ApplyRunOptions:
         are all there are (--all-policies, or the cluster's own)."""
         from kubectl_kyrec.run.diff import DiffRunOptions
 
-        return DiffRunOptions(now=self.now, namespace=self.namespace, selector=self.selector,
-                              policy_names=self.policy_names, kinds=self.kinds, only_downstreams=self.only_downstreams,
+        return DiffRunOptions(now=self.now, selection=self.selection, only_downstreams=self.only_downstreams,
                               only_reports=self.only_reports, all_policies=complete, report_api=self.report_api,
                               kyverno_config_path=self.kyverno_config_path,
                               skip_resource_filters=self.skip_resource_filters, jobs=self.jobs,

@@ -54,6 +54,7 @@ class CoverageResult:
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
@@ -63,7 +64,7 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
-                                  namespace=options.namespace,
+                                  selection=Selection(namespace=options.namespace),
                                   skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
     gaps = run_gaps(inputs, options.namespace)
     errors = [EvalError(e.message, e.source) for e in inputs.policies.located_errors()]

@@ -13,28 +13,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
-    from kubectl_kyrec.reconcile.selection import Selection
 
 
 @dataclass(frozen=True)
 class DiffRunOptions:
     now: datetime.datetime
-    namespace: str | None = None
-    selector: Selector | None = None
-    policy_names: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
+    selection: Selection = Selection()      # -n, --kind, -l, --policy-name
     only_downstreams: bool = False
     only_reports: bool = False
     all_policies: bool = False
@@ -86,11 +82,13 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
 
 def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     """`diff` on what a source read (`apply` plans from the same result, over the same scope)."""
-    from kubectl_kyrec.run.select import check_policy_names, filters_text, nothing_selected, resolve_kinds
+    from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds
 
-    check_policy_names(options.policy_names, inputs.policies)
-    if options.kinds:
-        options = dataclasses.replace(options, kinds=resolve_kinds(options.kinds, inputs.kinds, inputs.subjects))
+    selection = options.selection
+    check_policy_names(selection.policy_names, inputs.policies)
+    if selection.kinds:
+        selection = dataclasses.replace(selection, kinds=resolve_kinds(selection.kinds, inputs.kinds, inputs.subjects))
+        options = dataclasses.replace(options, selection=selection)
     both = options.only_downstreams == options.only_reports
     run = DiffResult(errors=[EvalError(e.message, e.source) for e in inputs.policies.located_errors()],
                      notices=[str(n) for n in inputs.notices],
@@ -98,9 +96,8 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
                      unreadable=unreadable_lines(inputs.state))
     outcome = None
     if both or options.only_downstreams:
-        outcome, run.downstreams = run_downstreams(inputs, now=options.now, policy_names=options.policy_names,
-                                                   complete=options.all_policies, namespace=options.namespace,
-                                                   kinds=options.kinds, selector=options.selector)
+        outcome, run.downstreams = run_downstreams(inputs, now=options.now, selection=selection,
+                                                   complete=options.all_policies)
         run.errors.extend(outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
         run.notices.extend(evaluation_notices(outcome))
@@ -126,10 +123,10 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
 
     not_captured = [(c.object.api_version, c.object.kind) for c in (run.downstreams.changes if run.downstreams
                     else ()) if c.reason is Reason.KIND_NOT_CAPTURED]
-    gaps = run_gaps(inputs, options.namespace or "", not_captured)
+    gaps = run_gaps(inputs, selection.namespace or "", not_captured)
     if gaps:
         run.notices.append(gaps)
-    filters = filters_text(options.namespace, options.kinds, options.selector)
+    filters = selection.text()
     if filters and (outcome is None or not outcome.triggers) and (
             run.reports is None or not any(c.in_scope for c in run.reports.changes)):
         run.notices.append(nothing_selected(filters, len(inputs.subjects)))
@@ -169,9 +166,8 @@ def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
     return notices
 
 
-def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tuple[str, ...],
-                    complete: bool, namespace: str | None, kinds: tuple[str, ...],
-                    selector: Selector | None) -> tuple[GeneratingOutcome, DownstreamDiff]:
+def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Selection,
+                    complete: bool) -> tuple[GeneratingOutcome, DownstreamDiff]:
     from kubectl_kyrec.reconcile.classic_downstreams import (
         classic_outcomes,
         cluster_classic_policies,
@@ -180,11 +176,10 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
     )
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex, diff_downstreams
     from kubectl_kyrec.reconcile.downstreams import _order as change_order
-    from kubectl_kyrec.reconcile.selection import Selection
     from kubectl_kyrec.run.generate import generate_for_inputs
 
-    outcome = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace, kinds=kinds,
-                                  selector=selector)
+    namespace = selection.namespace
+    outcome = generate_for_inputs(inputs, now=now, selection=selection)
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
     gpol, classic = classic_outcomes(outcome)
@@ -203,17 +198,18 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, policy_names: tup
         diff = DownstreamDiff(tuple(sorted((*diff.changes, *changes), key=change_order)),
                               diff.out_of_scope + out_of_scope)
     diff = held_downstreams(diff, inputs, outcome, triggers_from_state=trigger_uids is None)
-    return outcome, selected_downstreams(diff, index, Selection(policy_names, namespace, kinds, selector))
+    return outcome, selected_downstreams(diff, index, selection)
 
 
 def selected_downstreams(diff: DownstreamDiff, index: StateIndex, selection: Selection) -> DownstreamDiff:
     """Only the findings inside the user's filters (reconcile/selection.py); the rest count as out of scope."""
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
+    from kubectl_kyrec.reconcile.selection import holds_downstream
 
     if not selection.narrows:
         return diff
     kept = tuple(c for c in diff.changes
-                 if selection.holds_downstream(c, index.by_uid.get(c.trigger.uid) if c.trigger else None))
+                 if holds_downstream(selection, c, index.by_uid.get(c.trigger.uid) if c.trigger else None))
     return DownstreamDiff(kept, diff.out_of_scope + len(diff.changes) - len(kept))
 
 
@@ -288,9 +284,8 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
         return None, [], [], dict
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
-                                  all_policies=options.all_policies, namespace=options.namespace or "",
-                                  policy_names=options.policy_names, kinds=options.kinds,
-                                  selector=options.selector, generating=generating,
+                                  all_policies=options.all_policies, selection=options.selection,
+                                  generating=generating,
                                   skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
     def expected() -> dict[tuple[str, str, str, str], Mapping[str, Any]]:
         out: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError, Result, Subject
 from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
@@ -16,7 +18,6 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
@@ -29,10 +30,7 @@ FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fa
 @dataclass(frozen=True)
 class EvalRunOptions:
     now: datetime.datetime
-    namespace: str | None = None
-    selector: Selector | None = None
-    policy_names: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
+    selection: Selection = Selection()      # -n, --kind, -l, --policy-name
     report_api: str = "wgpolicyk8s.io/v1alpha2"
     fail_on: str = "fail"
     fail_on_actions: tuple[str, ...] = ()
@@ -106,15 +104,16 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import provider_for
-    from kubectl_kyrec.run.select import check_policy_names, filters_text, nothing_selected, resolve_kinds
+    from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds
 
     now = options.now
     inputs = source.read()
-    check_policy_names(options.policy_names, inputs.policies)
+    check_policy_names(options.selection.policy_names, inputs.policies)
     subjects = inputs.subjects
     read = len(subjects)
-    kinds = resolve_kinds(options.kinds, inputs.kinds, subjects)
-    namespace = options.namespace or None
+    selection = dataclasses.replace(options.selection,
+                                    kinds=resolve_kinds(options.selection.kinds, inputs.kinds, subjects))
+    namespace = selection.namespace
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
     provider = provider_for(inputs)
@@ -131,8 +130,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     eval_options = EvalOptions(now=now, operation=inputs.values.request_operation, classic=classic,
                                user_info=inputs.values.user_info,
                                namespace_labels=inputs.values.namespace_labels,
-                               namespaces=inputs.values.namespaces, selector=options.selector,
-                               policy_names=options.policy_names, kinds=kinds,
+                               namespaces=inputs.values.namespaces, selection=selection,
                                report_api=options.report_api,
                                payload_modes=(("JSON",) if options.json_paths else ())
                                + (("HTTP",) if options.http_paths else ())
@@ -141,8 +139,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject)
     # generating policies: their results join the others, their downstreams are listed
-    generated = generate_for_inputs(inputs, now=now, policy_names=options.policy_names, namespace=namespace,
-                                    kinds=kinds, selector=eval_options.selector)
+    generated = generate_for_inputs(inputs, now=now, selection=selection)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
     payload_errors: list[EvalError] = []
     if options.json_paths:
@@ -164,14 +161,14 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if options.base_policy_paths:
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
                                          head_generated=generated, now=now, options=eval_options,
-                                         libraries=libraries, namespace=namespace)
+                                         libraries=libraries)
         errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
     gaps = run_gaps(inputs, namespace or "")
     if gaps:
         notices.append(gaps)
     empty_reason = EvalResult.empty_reason
-    filters = filters_text(namespace, options.kinds, options.selector)
+    filters = options.selection.text()      # as typed: the kinds before they were resolved
     if filters and not outcome.subjects and not generated.triggers:
         empty_reason = nothing_selected(filters, read)
         notices.append(empty_reason)
@@ -194,7 +191,7 @@ def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: Libr
 
     payloads = [p for path in options.json_paths for p in load_payloads(path, path)]
     outcome = evaluate_json_payloads(policies, payloads, libraries=libraries, now=options.now,
-                                     policy_names=options.policy_names)
+                                     policy_names=options.selection.policy_names)
     return outcome.results, outcome.errors
 
 
@@ -207,7 +204,7 @@ def _authz_payloads(options: EvalRunOptions, policies: PolicySet, libraries: Lib
                 for mode, paths in ((HTTP, options.http_paths), (ENVOY, options.envoy_paths))
                 for path in dict.fromkeys(paths)]
     outcome = evaluate_authz_payloads(policies, payloads, libraries=libraries, now=options.now,
-                                      policy_names=options.policy_names)
+                                      policy_names=options.selection.policy_names)
     return outcome.results, outcome.errors
 
 
@@ -218,7 +215,7 @@ def policy_errors(policies: PolicySet) -> list[EvalError]:
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
                head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory, namespace: str | None = None
+               options: EvalOptions, libraries: LibraryFactory
                ) -> tuple[Impact, list[EvalError]]:
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
     the base policies that did not parse."""
@@ -233,8 +230,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     base.exceptions.extend(inputs.policies.exceptions)
     base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                             options=options)
-    base_generated = generate_for_inputs(inputs, base, now=now, policy_names=options.policy_names,
-                                         namespace=namespace, kinds=options.kinds, selector=options.selector)
+    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
     return (compute_impact(base_results, head_results, base_generated, head_generated),
             policy_errors(base))

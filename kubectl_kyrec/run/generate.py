@@ -9,16 +9,17 @@ if TYPE_CHECKING:
     import datetime
 
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.inputs import Inputs
     from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.model import Subject
 
 
-def subject_filter(namespace: str | None, kinds: tuple[str, ...],
-                   selector: Selector | None) -> Callable[[Subject], bool]:
+def subject_filter(selection: Selection) -> Callable[[Subject], bool]:
     """-n, --kind and -l over triggers (a Namespace passes -n for itself)."""
     from kubectl_kyrec.k8s.labels import matches_selector
+
+    namespace, kinds, selector = selection.namespace, selection.kinds, selection.selector
 
     def keep(subject: Subject) -> bool:
         ref = subject.ref
@@ -33,8 +34,7 @@ def subject_filter(namespace: str | None, kinds: tuple[str, ...],
 
 
 def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
-                        policy_names: tuple[str, ...] = (), namespace: str | None = None,
-                        kinds: tuple[str, ...] = (), selector: Selector | None = None) -> GeneratingOutcome:
+                        selection: Selection) -> GeneratingOutcome:
     """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.evaluate.generating import (
@@ -50,12 +50,12 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
     options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
                               namespaces=values.namespaces,
-                              policy_names=policy_names)
+                              selection=selection)
     if policies.generating:
         envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
         outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
                                  envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
-                                 trigger_filter=subject_filter(namespace, kinds, selector), locate=policies.locate)
+                                 trigger_filter=subject_filter(selection), locate=policies.locate)
     else:
         outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:
@@ -72,5 +72,5 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
         merge(outcome, run_classic_generate(policies.classic, inputs.subjects, inputs.state.objects,
                                             kinds=inputs.kinds, options=options,
                                             exceptions=policies.classic_exceptions,
-                                            trigger_filter=subject_filter(namespace, kinds, selector)))
+                                            trigger_filter=subject_filter(selection)))
     return outcome

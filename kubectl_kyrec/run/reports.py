@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
 from kubectl_kyrec.load.inputs import Inputs
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportClass, ReportDiff
-from kubectl_kyrec.reconcile.selection import Selection
+from kubectl_kyrec.reconcile.selection import holds_report
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.k8s.labels import Selector
+    pass
 
 
 def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str | None,
                     kyverno_config_path: str | None, all_policies: bool,
-                    scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL, namespace: str = "",
-                    policy_names: tuple[str, ...] = (), kinds: tuple[str, ...] = (),
-                    selector: Selector | None = None, generating: GeneratingOutcome | None = None,
+                    selection: Selection, scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL,
+                    generating: GeneratingOutcome | None = None,
                     skip_resource_filters: bool = True, jobs: int = 1) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
 
@@ -38,17 +38,15 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     state_objs = inputs.state.objs
     api = report_api or detect_report_api(state_objs)
     subjects = inputs.subjects
-    if namespace:
-        subjects = [d for d in subjects if d.namespace == namespace]
+    if selection.namespace:
+        subjects = [d for d in subjects if d.namespace == selection.namespace]
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
-                          selector=selector,
-                          policy_names=policy_names, kinds=kinds, report_api=api, jobs=jobs)
+                          selection=selection, report_api=api, jobs=jobs)
     if generating is None and inputs.policies.generating:
         from kubectl_kyrec.run.generate import generate_for_inputs
 
-        generating = generate_for_inputs(inputs, now=now, policy_names=policy_names, namespace=namespace or None,
-                                         kinds=kinds, selector=selector)
+        generating = generate_for_inputs(inputs, now=now, selection=selection)
     scope = report_scope(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds,
                          libraries=library_factory(LibraryContext(now=now, provider=provider_for(inputs))),
                          options=options, generating=generating)
@@ -60,7 +58,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         policies=None if all_policies else scope.policy_keys,
                         evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
     diff = held_reports(diff, inputs)
-    return selected_reports(diff, inputs, Selection(policy_names, namespace or None, kinds, selector)), scope
+    return selected_reports(diff, inputs, selection), scope
 
 
 def described_ref(report: Mapping[str, Any] | None) -> Ref | None:
@@ -97,7 +95,7 @@ def selected_reports(diff: ReportDiff, inputs: Inputs, selection: Selection) -> 
         policies = {str(r.get("policy") or "") for r in (obj or {}).get("results") or []
                     if isinstance(r, Mapping)} if deletable else set()
         subject = by_uid.get(change.subject.uid) if change.subject is not None else None
-        return selection.holds_report(change.subject or described_ref(obj), subject, obj, policies)
+        return holds_report(selection, change.subject or described_ref(obj), subject, obj, policies)
 
     return dataclasses.replace(diff, changes=tuple(c for c in diff.changes if holds(c)))
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.k8s.labels import Selector
     from kubectl_kyrec.load.kinds import KindTable
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
@@ -48,18 +47,6 @@ def resolve_kinds(names: Sequence[str], table: KindTable, subjects: Sequence[Doc
                              "plural, singular or short name; add --crd for a custom kind)")
         out.extend(sorted(found - set(out)))
     return tuple(out)
-
-
-def filters_text(namespace: str | None, kinds: Sequence[str], selector: Selector | None) -> str:
-    """The filters given, as flags; "" when there are none."""
-    parts = []
-    if namespace:
-        parts.append(f"-n {namespace}")
-    if kinds:
-        parts.append("--kind " + ",".join(kinds))
-    if selector is not None and not selector.empty:
-        parts.append(f"-l {selector}")
-    return " ".join(parts)
 
 
 def nothing_selected(filters: str, read: int) -> str:
