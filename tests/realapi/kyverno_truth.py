@@ -363,7 +363,7 @@ class Context:
         code, _, err = self.kyrec("capture", "-o", str(state))
         assert code == 0, err
         captured = strip_state(json.loads(state.read_text()))
-        state.write_text(json.dumps(captured, indent=1, sort_keys=True) + "\n")
+        state.write_text(json.dumps(captured, sort_keys=True, separators=(",", ":")) + "\n")
         if self.record_to is not None:
             shutil.copy(state, self.workdir / state.name)
         wanted = expect(found)
