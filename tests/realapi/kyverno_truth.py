@@ -444,13 +444,16 @@ def apply_policy(kube: Kube, doc: Mapping[str, Any]) -> None:
     assert answer.status < 300, answer
 
 
-def hand_update_request(kube: Kube, policy: str, trigger: Mapping[str, Any], *, delete_downstream: bool) -> None:
+def hand_update_request(kube: Kube, policy: str, trigger: Mapping[str, Any], *, delete_downstream: bool,
+                        operation: str = "DELETE") -> None:
     """The UpdateRequest Kyverno's admission controller makes for a GeneratingPolicy's trigger (v1.17.2
     pkg/webhooks/resource/gpol/handler.go and utils.go buildURSpecNew: type CELGenerate, one rule context named
     by the policy; on a DELETE of a trigger of a sync-on policy whose operations lack DELETE,
     deleteDownstream true; pkg/webhooks/updaterequest/generator.go: generateName ur-, in Kyverno's namespace,
-    then status Pending). The admission request it carries is left out: for deleteDownstream the background
-    controller does not read it (pkg/background/gpol/generate_controller.go ProcessUR)."""
+    then status Pending; on a CREATE, deleteDownstream false). The admission request it carries is left out:
+    for deleteDownstream the background controller does not read it, and without one it evaluates the trigger
+    as a CREATE by nobody (pkg/background/gpol/generate_controller.go ProcessUR), which is what a policy that
+    reads no request data gives either way."""
     md = trigger["metadata"]
     ur = {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
           "metadata": {"generateName": "ur-", "namespace": "kyverno"},
@@ -463,7 +466,7 @@ def hand_update_request(kube: Kube, policy: str, trigger: Mapping[str, Any], *, 
                                     "trigger": {"apiVersion": trigger["apiVersion"], "kind": trigger["kind"],
                                                 "namespace": md.get("namespace", ""), "name": md["name"],
                                                 "uid": md["uid"]}}],
-                   "context": {"userInfo": {"userInfo": {}}, "admissionRequestInfo": {"operation": "DELETE"}}}}
+                   "context": {"userInfo": {"userInfo": {}}, "admissionRequestInfo": {"operation": operation}}}}
     answer = kube.request("POST", UR_PATH, ur)
     assert answer.status == 201, answer
     created = answer.json()
@@ -648,7 +651,8 @@ def classic_generate(ctx: Context) -> None:
 def trigger_deleted(ctx: Context) -> None:
     """A sync-on GeneratingPolicy on ConfigMap triggers (label truth-trigger=yes) in team-a; two triggers
     deleted: one with the UpdateRequest the admission controller would make (Kyverno deletes the downstream),
-    one without (the admission controller down): an orphan kyrec finds and prunes."""
+    one without (the admission controller down): an orphan kyrec finds and prunes. A trigger created later:
+    missing until the UpdateRequest of its CREATE, made by hand as the admission controller would, is processed."""
     ctx.seed(ns("team-a"), *[cm("team-a", f"app-{i}", {"v": str(i)}, **{"truth-trigger": "yes"}) for i in (1, 2, 3)])
     ctx.kyverno.start()
     apply_policy(ctx.kube, gpol(
@@ -673,6 +677,27 @@ def trigger_deleted(ctx: Context) -> None:
                    lambda f: {**all_as(f, "in-sync"),
                               **({} if gone else {"downstream ConfigMap/team-a/app-1-child": "orphan/trigger-gone"}),
                               **({"downstream ConfigMap/team-a/app-2-child": "orphan/trigger-gone"} if kept2 else {})})
+    # a trigger created after the policy: Kyverno generates for it on admission only
+    ctx.seed(cm("team-a", "app-4", {"v": "4"}, **{"truth-trigger": "yes"}))
+    time.sleep(2)
+    settle(ctx.kube)
+    made = ctx.kube.get(cmpath("team-a", "app-4-child")) is not None
+    ctx.notes.append(f"trigger app-4 created after the policy, no admission controller: downstream "
+                     f"{'made' if made else 'not made'} by the background controller")
+    ctx.checkpoint("trigger-created", "a new trigger, no UpdateRequest yet (admission down)",
+                   lambda f: {**all_as(f, "in-sync"),
+                              **({} if made else {"downstream ConfigMap/team-a/app-4-child": "missing"}),
+                              "downstream ConfigMap/team-a/app-2-child": "orphan/trigger-gone"})
+    hand_update_request(ctx.kube, "per-app", ctx.kube.get(cmpath("team-a", "app-4")), delete_downstream=False,
+                        operation="CREATE")
+    settle(ctx.kube)
+    made = ctx.kube.get(cmpath("team-a", "app-4-child")) is not None
+    ctx.notes.append(f"after the admission controller's CREATE UpdateRequest made by hand: app-4-child "
+                     f"{'made' if made else 'not made'} by Kyverno")
+    ctx.checkpoint("trigger-created-ur", "after Kyverno processed the UpdateRequest of the CREATE",
+                   lambda f: {**all_as(f, "in-sync"),
+                              **({} if made else {"downstream ConfigMap/team-a/app-4-child": "missing"}),
+                              "downstream ConfigMap/team-a/app-2-child": "orphan/trigger-gone"})
     with stopped(ctx):
         code, _, err = ctx.kyrec("apply", "--downstreams", "--prune", "--yes")
         assert code == 0, err
