@@ -383,7 +383,9 @@ class Context:
 # whose every differing field is one of these is not a finding against that version.
 VERSION_ONLY_FIELDS = {
     # main writes the index of the failing validation into a ValidatingPolicy result's properties
-    # (pkg/cel/policies/vpol/engine/engine.go withValidationIndex); v1.17.2 does not. kyrec follows main.
+    # (pkg/cel/policies/vpol/engine/engine.go withValidationIndex); v1.17.2 does not. kyrec writes it and, since
+    # reconcile/reports.py RELEASE_PROPERTIES, no longer calls a result without it stale: kept for a recorder run
+    # on a kyrec from before that.
     "version: cel.validationIndex": "/properties/cel.validationIndex",
 }
 

@@ -413,3 +413,19 @@ def test_results_of_kinds_kyrec_does_not_evaluate_are_left_out_with_one_notice()
     diff = diff_reports(c["expected"], c["subjects"], [*c["state"], gone], now=c["now"],
                         policy_versions=c["policy_versions"])
     assert sorted(str(ch.klass) for ch in diff.changes) == ["current", "orphan"]
+
+
+def test_a_property_a_later_kyverno_release_adds_is_not_stale_when_the_cluster_lacks_it() -> None:
+    # Kyverno main writes cel.validationIndex on a failed ValidatingPolicy validation, v1.17.2 does not: a
+    # v1.17 report without it is what that cluster's controller writes (recorded in testdata/kyverno-truth)
+    expected = [_result("p", "fail", properties={"process": "background scan", "cel.validationIndex": "1"})]
+    without = [_result("p", "fail", properties={"process": "background scan"})]
+    assert compare_results(expected, without).reasons == ()
+    # carried, it is compared like any other property
+    other = [_result("p", "fail", properties={"process": "background scan", "cel.validationIndex": "0"})]
+    comparison = compare_results(expected, other)
+    assert comparison.reasons == (StaleReason.OUTCOME_CHANGED,)
+    assert comparison.fields == ("/results/0/properties/cel.validationIndex",)
+    # and only the release's own properties are spared: another missing property is stale
+    assert compare_results([_result("p", "fail", properties={"process": "background scan", "x": "1"})],
+                           without).reasons == (StaleReason.OUTCOME_CHANGED,)
