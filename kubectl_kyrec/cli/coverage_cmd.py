@@ -93,8 +93,9 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     With --producer kubescape, subjects are the running containers (namespace, top workload, container)
     and claims their VulnerabilityManifestSummaries; give both reads of the summaries in --state (kubectl
     get -o json, and get --raw '...?resourceVersion=fullSpec'; `kyrec capture --producer kubescape` writes
-    both) so split summaries are found. Totals
-    (critical, high, relevant) are refused while any subject is not current, intact and paired.
+    both) so split summaries are found. A subject is current only when its summary is also intact and
+    paired (else split or unpaired); totals (critical, high, relevant) are refused while any subject is
+    neither current nor excluded.
 
     COVERS (excluded subjects) names the gap an exclusion accepts (missing, stale, ...). With --producer
     kubescape, INTEGRITY says whether a summary's listed metadata and stored payload agree (split: they
@@ -203,14 +204,16 @@ def _counts(counts: Sequence[tuple[str, int]], reports: str = "reports") -> str:
     from kubectl_kyrec.cli.ci_outputs import nonzero_counts
 
     statuses = {key: value for key, value in counts if key in _SUBJECT_STATUSES}
-    others = {f"{key} {reports}" if key != "splitUndetermined" else "split undetermined": value
+    others = {f"{key.removesuffix('Summaries')} {reports}" if key != "splitUndetermined"
+              else "split undetermined": value
               for key, value in counts if key != "inScope" and key not in _SUBJECT_STATUSES}
     extra = nonzero_counts(others)
     return (f"{dict(counts).get('inScope', 0)} in scope ({nonzero_counts(statuses, ('current',))})"
             + (f", {extra}" if extra else ""))
 
 
-_SUBJECT_STATUSES = frozenset(("current", "missing", "stale", "duplicate", "misnamed", "excluded"))
+_SUBJECT_STATUSES = frozenset(("current", "missing", "stale", "duplicate", "misnamed", "split", "unpaired",
+                               "excluded"))
 
 
 def _table_layout(spec: OutputSpec) -> tuple[bool, int | None]:

@@ -1,22 +1,28 @@
 """`kyrec coverage --producer kubescape`: every running container has one current, paired summary, or says why.
 
-Counts: `inScope` and one per status (current, missing, stale, duplicate, misnamed, excluded) count subjects;
-`orphan` counts orphan summaries; `split`, `unpaired` and `splitUndetermined` count summaries of any class
+Each subject (namespace, workload, container) has one status, by the claims engine's precedence
+(`reconcile.claims.subject_status`, the same rule as for policy reports): missing > duplicate > misnamed >
+stale > split > unpaired > current, or `excluded`. `current` means current, intact and paired: its numbers
+are in the totals. The other axes stay as fields of the subject (`integrity`, `pairing`), so a stale
+subject whose summary is also split says so.
+
+Counts: `inScope` and one per status count subjects (they add up to `inScope`); `orphan` counts orphan
+summaries; `splitSummaries`, `unpairedSummaries` and `splitUndetermined` count summaries of any class
 (orphans included: the seed's 31 split are "among the summaries", not among the subjects).
 
 Totals (`critical`, `high` from `spec.severities.*.all`; `relevant.critical`, `relevant.high` from
-`*.relevant`, the reachable ones) are summed over complete subjects only: current, intact and paired. While
-any subject in scope is not complete (excluded ones included), the totals are refused: `critical`, `high`
-and `relevant` are null, `complete` is false, `incompleteSubjects` says how many and `incompleteBy` why;
-`partial` carries the sums over the complete subjects, labelled with of how many they are made.
+`*.relevant`, the reachable ones) are summed over the current subjects only. They are complete when every
+subject in scope is current or excluded; `derivedFrom` says of how many subjects they are made and how many
+were excluded, by reason. While any subject is neither, the totals are refused: `critical`, `high` and
+`relevant` are null, `complete` is false, `incompleteSubjects` says how many and `incompleteBy` why;
+`partial` carries the sums over the current subjects, labelled with of how many they are made.
 
 Exclusions (the `--exclusions` file; `kind`, `namespace`, `name` match the top workload, `container` narrows
 an entry to one container, `selector` matches the labels of the workload's first running Pod, `evidence` is
-kept in the output next to the reason) cover a gap in status: missing, stale, duplicate, misnamed. They do not
-cover a current subject whose summary is split or unpaired: that is the scanner's storage to repair, and it
-keeps the totals refused.
+kept in the output next to the reason) replace the gap they excuse, whatever its status (a split or unpaired
+summary too): the seed's "excluded with a narrow, evidence-backed reason".
 
-Exit code 1 while any subject in scope is neither complete nor excluded.
+Exit code 1 while any subject in scope is neither current nor excluded.
 """
 
 from __future__ import annotations
@@ -51,8 +57,10 @@ from kubectl_kyrec.reconcile.claims import (
 from kubectl_kyrec.reconcile.coverage import UnusedExclusion
 
 PRODUCER = "kubescape"
+# subjects (in scope, one per status: split and unpaired after orphan, where they have always been), and
+# summaries: orphan, split or unpaired (of any class, orphans included), with one read only
 COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan", "split",
-              "unpaired", "splitUndetermined")
+              "unpaired", "splitSummaries", "unpairedSummaries", "splitUndetermined")
 
 
 def _duration(delta: datetime.timedelta) -> str:
@@ -109,11 +117,10 @@ class VulnTotals:
             "relevant": relevant if complete else None,
             "complete": complete,
             "incompleteSubjects": self.done.incomplete_subjects,
-            "incompleteBy": dict(self.done.reasons),
-            "derivedFrom": {"subjects": self.done.complete_subjects, "of": self.done.in_scope},
+            "incompleteBy": dict(self.done.gaps),
+            "derivedFrom": self.done.to_json(),
             "partial": None if complete else {"critical": self.sums.critical, "high": self.sums.high,
-                                              "relevant": relevant,
-                                              "subjects": self.done.complete_subjects},
+                                              "relevant": relevant, "subjects": self.done.current},
         }
 
 
@@ -135,9 +142,8 @@ class VulnerabilityCoverage:
 
     @property
     def gaps(self) -> tuple[VulnSubject, ...]:
-        """Subjects neither complete nor excluded: what fails the check."""
-        return tuple(s for s in self.subjects
-                     if s.row.status != ClaimClass.EXCLUDED and not s.verdict.complete)
+        """Subjects neither current nor excluded: what fails the check."""
+        return tuple(s for s in self.subjects if s.row.is_gap)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -148,7 +154,7 @@ class VulnerabilityCoverage:
             "counts": dict(self.counts),
             "subjects": [s.to_json() for s in self.subjects],
             "totals": self.totals.to_json(),
-            "derivedFrom": self.totals.to_json()["derivedFrom"],
+            "derivedFrom": self.totals.done.to_json(),
             "unusedExclusions": [u.to_json() for u in self.unused_exclusions],
             "producer": PRODUCER,
             "orphans": [{**r.to_json(), "reason": why} for r, why in self.orphans],
@@ -188,14 +194,14 @@ def compute_vulnerability_coverage(result: KubescapeClassification,
     for row in rows:
         tallies[row.status] += 1
     tallies["orphan"] = outcome.count_claims(ClaimClass.ORPHAN)
-    tallies["split"] = outcome.count_claims(ClaimClass.SPLIT)
-    tallies["unpaired"] = outcome.count_claims(ClaimClass.UNPAIRED)
+    tallies["splitSummaries"] = outcome.count_claims(ClaimClass.SPLIT)
+    tallies["unpairedSummaries"] = outcome.count_claims(ClaimClass.UNPAIRED)
     tallies["splitUndetermined"] = outcome.count_undetermined()
 
     sums = Severities()
     for row in rows:
         claim = row.verdict.claim
-        if row.verdict.complete and claim is not None and claim.ref in result.severities:
+        if row.status == ClaimClass.CURRENT and claim is not None and claim.ref in result.severities:
             s = result.severities[claim.ref]
             sums = Severities(sums.critical + s.critical, sums.high + s.high,
                               sums.relevant_critical + s.relevant_critical, sums.relevant_high + s.relevant_high)

@@ -14,7 +14,7 @@ its inputs into three things this module compares without knowing who produced t
 Classes, per claim (`Finding`) and per subject (`Verdict`):
 
 =============  ==================================================================================
-current        one claim for the subject, named as its consumer looks it up, nothing stale
+current        one claim for the subject, named as its consumer looks it up, nothing stale, intact, paired
 missing        no claim for a subject that is owed one
 stale          the kept claim differs from what is expected (adapter's reasons)
 orphan         a claim whose subject is not there (adapter's reason)
@@ -26,11 +26,20 @@ unpaired       the detail object the claim references does not resolve where the
 excluded       a gap an exclusion entry accepts, with its reason and evidence (`cover`)
 =============  ==================================================================================
 
-A subject's `status` is the first of duplicate, misnamed, stale, current/missing that applies. `split`
-and `unpaired` are a second axis: they describe the claim's integrity, not its freshness, so a subject can
-be current and unpaired at once (its result is fresh but its detail cannot be read where it says). Only a
-subject that is current, intact and paired is *complete*: totals are derived from complete subjects only,
-and any other subject in scope makes them incomplete (`Coverage.incomplete_subjects`).
+A subject has one `status`, by one rule (`subject_status`), the first that applies in this precedence:
+
+    missing > duplicate > misnamed > stale > split > unpaired > current
+
+(duplicate and misnamed, the identity classes of policy reports, rank with stale among the gaps of a claim
+that exists, as they always did: the first of duplicate, misnamed, stale names the status). `current` thus
+means the subject's numbers are in the totals: its claim is fresh, intact and paired. The other axes stay
+on the verdict as fields (`integrity`, `pairing`), so a stale subject whose claim is split still says so.
+A claim whose integrity or pairing could not be checked (one read missing) is never assumed intact or
+paired: it is `split` (reason `undetermined`) or `unpaired` (the pairing's reason: `payload-not-read`,
+`manifests-not-read`).
+
+An exclusion replaces the gap it excuses (`cover`): totals are complete when every subject in scope is
+current or excluded, and say how many were excluded and why (`completeness`).
 """
 
 from __future__ import annotations
@@ -38,7 +47,8 @@ from __future__ import annotations
 import datetime
 import enum
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.diff_pair import DiffPair
@@ -145,14 +155,6 @@ class Verdict:
     def pairing(self) -> Pairing | None:
         return self.judgement.pairing if self.judgement is not None and self.claim is not None else None
 
-    @property
-    def complete(self) -> bool:
-        """Current, and its claim (if any) intact and paired: the only subjects totals come from."""
-        if self.status != ClaimClass.CURRENT:
-            return False
-        if self.claim is None or self.judgement is None:
-            return True
-        return self.judgement.integrity == Integrity.INTACT and self.judgement.pairing.paired is True
 
 
 @dataclass(frozen=True)
@@ -209,28 +211,51 @@ def pick_keeper(claims: Sequence[Claim], identity: Ref) -> int:
     return max(range(len(claims)), key=lambda i: (claims[i].created or _EPOCH, claims[i].ref.name))
 
 
+# the one precedence of a subject's status (module docstring); `subject_status` applies it
+STATUS_PRECEDENCE = (ClaimClass.MISSING, ClaimClass.DUPLICATE, ClaimClass.MISNAMED, ClaimClass.STALE,
+                     ClaimClass.SPLIT, ClaimClass.UNPAIRED, ClaimClass.CURRENT)
+UNDETERMINED = "undetermined"
+
+
+def subject_status(expectation: Expectation, claim: Claim | None, judgement: Judgement | None,
+                   duplicated: bool = False) -> tuple[ClaimClass, str | None]:
+    """The status and reason of a subject (or of its kept claim: `duplicated` False): the first class of
+    `STATUS_PRECEDENCE` that applies."""
+    if claim is None or judgement is None:
+        return (ClaimClass.MISSING, None) if expectation.owed else (ClaimClass.CURRENT, None)
+    integrity, pairing = judgement.integrity, judgement.pairing
+    # each class of a claim that exists: (whether it applies, its reason)
+    tests: dict[ClaimClass, tuple[bool, str | None]] = {
+        ClaimClass.DUPLICATE: (duplicated, None),
+        ClaimClass.MISNAMED: (not _same_identity(claim.ref, expectation.identity), EXPECTED_NAME),
+        ClaimClass.STALE: (bool(judgement.stale), judgement.stale[0] if judgement.stale else None),
+        ClaimClass.SPLIT: (integrity != Integrity.INTACT,
+                           UNDETERMINED if integrity == Integrity.UNDETERMINED else None),
+        ClaimClass.UNPAIRED: (pairing.paired is not True, pairing.reason),
+    }
+    for klass in STATUS_PRECEDENCE:
+        applies, reason = tests.get(klass, (False, None))
+        if applies:
+            return klass, reason
+    return ClaimClass.CURRENT, None
+
+
 def judge_subject(expectation: Expectation, claims: Sequence[Claim],
                   judge: Callable[[Expectation, Claim], Judgement]) -> tuple[list[Finding], Verdict]:
     """Findings for one subject's claims (kept first, then duplicates) and the subject's verdict."""
     if not claims:
-        klass = ClaimClass.MISSING if expectation.owed else ClaimClass.CURRENT
-        finding = Finding(klass, None, expectation, None)
-        return [finding], Verdict(expectation, klass, None, None)
+        klass, reason = subject_status(expectation, None, None)
+        return [Finding(klass, reason, expectation, None)], Verdict(expectation, klass, reason, None)
     keeper_index = pick_keeper(claims, expectation.identity)
     keeper = claims[keeper_index]
     judgement = judge(expectation, keeper)
-    if not _same_identity(keeper.ref, expectation.identity):
-        klass, reason = ClaimClass.MISNAMED, EXPECTED_NAME
-    elif judgement.stale:
-        klass, reason = ClaimClass.STALE, judgement.stale[0]
-    else:
-        klass, reason = ClaimClass.CURRENT, None
+    klass, reason = subject_status(expectation, keeper, judgement)
     findings = [Finding(klass, reason, expectation, keeper, judgement)]
     duplicates = [Finding(ClaimClass.DUPLICATE, None, expectation, c, judge(expectation, c))
                   for i, c in enumerate(claims) if i != keeper_index]
     findings.extend(duplicates)
     if duplicates:
-        return findings, Verdict(expectation, ClaimClass.DUPLICATE, None, keeper, judgement)
+        klass, reason = subject_status(expectation, keeper, judgement, duplicated=True)
     return findings, Verdict(expectation, klass, reason, keeper, judgement)
 
 
@@ -299,7 +324,8 @@ class Covered:
 
 def cover(verdicts: Iterable[Verdict],
           accepting: Callable[[Verdict], Sequence[Acceptance]]) -> tuple[list[Covered], set[int]]:
-    """Exclusions only ever cover a gap: a current subject stays current even when an entry matches it.
+    """An exclusion replaces the gap it excuses (any status but current: a split or unpaired claim too); a
+    current subject stays current even when an entry matches it.
 
     Returns the rows and the indexes of the entries that matched some subject (used), gap or not.
     """
@@ -319,41 +345,54 @@ def cover(verdicts: Iterable[Verdict],
 
 @dataclass(frozen=True)
 class Completeness:
-    """Of how many subjects in scope totals are made; totals are complete only when that is all of them."""
+    """What totals are made of: the current subjects, of how many in scope. They are complete when every
+    other subject in scope is excluded; `gaps` names the rest by status, `excluded` the exclusions by reason."""
 
-    complete_subjects: int
+    current: int
     in_scope: int
-    undetermined: int = 0          # subjects whose claim's integrity could not be checked
-    reasons: tuple[tuple[str, int], ...] = field(default=())
+    gaps: tuple[tuple[str, int], ...] = ()
+    excluded: tuple[tuple[str, int], ...] = ()     # (an exclusion's reason, the subjects it excuses)
 
     @property
     def incomplete_subjects(self) -> int:
-        return self.in_scope - self.complete_subjects
+        return sum(n for _, n in self.gaps)
+
+    @property
+    def excluded_subjects(self) -> int:
+        return sum(n for _, n in self.excluded)
 
     @property
     def complete(self) -> bool:
-        return self.incomplete_subjects == 0
+        return not self.gaps
+
+    def to_json(self) -> dict[str, Any]:
+        """The `derivedFrom` object both producers' documents carry."""
+        return {"subjects": self.current, "of": self.in_scope, "complete": self.complete,
+                "excluded": self.excluded_subjects,
+                "excludedFor": [{"reason": reason, "subjects": n} for reason, n in self.excluded]}
+
+
+def _gap(row: Covered) -> tuple[int, str]:
+    """A gap's place in `STATUS_PRECEDENCE` and its name: the status, the unproven ones apart (a read that
+    was not given is a gap of the input, not yet one of the producer's storage)."""
+    name = row.status
+    pairing = row.verdict.pairing
+    if row.status == ClaimClass.SPLIT and row.reason == UNDETERMINED:
+        name = "split-undetermined"
+    elif row.status == ClaimClass.UNPAIRED and pairing is not None and pairing.paired is None:
+        name = "pairing-undetermined"
+    return STATUS_PRECEDENCE.index(ClaimClass(row.status)), name
 
 
 def completeness(rows: Sequence[Covered]) -> Completeness:
-    """Every subject that is not complete (excluded included) is named by why, in class order."""
-    tally: dict[str, int] = {}
-    undetermined = 0
+    """Gaps in the order of `STATUS_PRECEDENCE`; exclusions by reason, in the order they first excuse one."""
+    gaps: dict[tuple[int, str], int] = {}
+    excluded: dict[str, int] = {}
     for row in rows:
-        verdict = row.verdict
-        if verdict.complete:
-            continue
-        if row.status != ClaimClass.CURRENT:
-            why = row.status
-        elif verdict.integrity == Integrity.SPLIT:
-            why = str(ClaimClass.SPLIT)
-        elif verdict.integrity == Integrity.UNDETERMINED:
-            why = "split-undetermined"
-            undetermined += 1
-        elif verdict.pairing is not None and verdict.pairing.paired is None:
-            why = "pairing-undetermined"
-        else:
-            why = str(ClaimClass.UNPAIRED)
-        tally[why] = tally.get(why, 0) + 1
-    done = sum(1 for r in rows if r.verdict.complete)
-    return Completeness(done, len(rows), undetermined, tuple(tally.items()))
+        if row.status == ClaimClass.EXCLUDED:
+            excluded[row.reason or ""] = excluded.get(row.reason or "", 0) + 1
+        elif row.is_gap:
+            gaps[_gap(row)] = gaps.get(_gap(row), 0) + 1
+    current = sum(1 for r in rows if r.status == ClaimClass.CURRENT)
+    return Completeness(current, len(rows), tuple((name, n) for (_, name), n in sorted(gaps.items())),
+                        tuple(excluded.items()))

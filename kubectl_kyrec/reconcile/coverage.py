@@ -1,13 +1,16 @@
 """`kyrec coverage`: does every subject in scope have exactly one current report? (DESIGN section 5)
 
-Each subject in scope is `current`, or named `missing`, `stale`, `duplicate`, `misnamed` (its report
-status from `reconcile.reports`), or `excluded` by the first entry of the exclusions file that matches it.
-An exclusion only ever covers a gap: a subject whose report is current stays `current` (and counts in the
-totals) even when an entry matches it. An entry that matches no subject in scope is listed as unused.
+Each subject in scope has one status, by the claims engine's precedence (`reconcile.claims.subject_status`,
+shared with the other producers): `missing`, `duplicate`, `misnamed`, `stale` (its report status from
+`reconcile.reports`), else `current`; or `excluded` by the first entry of the exclusions file that matches
+it. A policy report has one read and no detail object, so `split` and `unpaired` never apply here (counted,
+as zero, so both producers' counts have the same keys). An exclusion only ever covers a gap: a subject whose
+report is current stays `current` (and counts in the totals) even when an entry matches it. An entry that
+matches no subject in scope is listed as unused.
 
-Exclusions and the current set are the claims engine's (`reconcile.claims.cover`), shared with the other
-producers. Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
-and `derived_from` says of how many subjects in scope (excluded included) they are made: totals from an
+Totals (pass, fail, warn, error, skip; overall and per policy) are summed from the current subjects only,
+and `derivedFrom` says of how many subjects in scope they are made, and whether that is complete: every
+subject in scope current or excluded, the excluded ones counted by their exclusion's reason. Totals from an
 incomplete set are labelled as such, never passed off as cluster-wide (seed 001).
 
 Exit code: 1 (findings) while any subject in scope is neither current nor excluded, else 0. Orphan
@@ -26,7 +29,7 @@ from kubectl_kyrec.expect.reports import STATUSES
 from kubectl_kyrec.load.exclusions import Exclusion
 from kubectl_kyrec.load.kyverno_config import ResourceFilter
 from kubectl_kyrec.model import Ref, Source, Subject
-from kubectl_kyrec.reconcile.claims import Acceptance, Verdict, cover
+from kubectl_kyrec.reconcile.claims import Acceptance, ClaimClass, Completeness, Verdict, completeness, cover
 from kubectl_kyrec.reconcile.reports import (
     DEFAULT_SCAN_INTERVAL,
     ReportClass,
@@ -34,9 +37,8 @@ from kubectl_kyrec.reconcile.reports import (
     diff_reports,
 )
 
-EXCLUDED = "excluded"
-# split and unpaired are the claims engine's integrity classes: a policy report has one read and no detail
-# object to pair, so they are always zero here (present, so both producers' counts have the same keys)
+# one per status (subjects) and orphan (reports); split and unpaired never apply to a policy report (one read,
+# no detail object to pair): always zero here, present so both producers' counts have the same keys
 COUNT_KEYS = ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan", "split",
               "unpaired")
 
@@ -75,6 +77,7 @@ class CoverageSubject:
     report: Ref | None
     excluded_by: int | None = None
     gap: str | None = None        # for excluded subjects: the status the exclusion covers
+    evidence: str | None = None   # for excluded subjects: what the exclusion records as its evidence
 
     def to_json(self) -> dict[str, Any]:
         report = self.report.to_json() if self.report else None
@@ -83,6 +86,7 @@ class CoverageSubject:
         if self.excluded_by is not None:
             out["excludedBy"] = self.excluded_by
             out["gap"] = self.gap
+            out["evidence"] = self.evidence
         return out
 
 
@@ -104,7 +108,7 @@ class Coverage:
     subjects: tuple[CoverageSubject, ...]
     totals: ResultCounts
     per_policy: tuple[tuple[str, ResultCounts], ...]
-    derived_from: tuple[int, int]            # (current subjects, subjects in scope)
+    derived_from: Completeness               # current subjects of those in scope; excluded by reason
     unused_exclusions: tuple[UnusedExclusion, ...]
     report_api: str
     filtered_subjects: int = 0
@@ -115,7 +119,7 @@ class Coverage:
 
     @property
     def gaps(self) -> tuple[CoverageSubject, ...]:
-        return tuple(s for s in self.subjects if s.status not in (str(ReportClass.CURRENT), EXCLUDED))
+        return tuple(s for s in self.subjects if s.status not in (ClaimClass.CURRENT, ClaimClass.EXCLUDED))
 
     @property
     def exit_code(self) -> ExitCode:
@@ -123,13 +127,12 @@ class Coverage:
 
     def to_json(self) -> dict[str, Any]:
         """The CoverageResult body (docs/output.md); `reportAPI`, `filteredSubjects`, `orphans` are additions."""
-        current, of = self.derived_from
         return {
             "counts": dict(self.counts),
             "subjects": [s.to_json() for s in self.subjects],
             "totals": self.totals.to_json(),
             "perPolicy": {policy: counts.to_json() for policy, counts in self.per_policy},
-            "derivedFrom": {"subjects": current, "of": of},
+            "derivedFrom": self.derived_from.to_json(),
             "unusedExclusions": [u.to_json() for u in self.unused_exclusions],
             "reportAPI": self.report_api,
             "filteredSubjects": self.filtered_subjects,
@@ -160,8 +163,8 @@ def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
     covered, used = cover(diff.verdicts, accepting)
     rows = [CoverageSubject(c.verdict.subject.subject, c.status, c.reason,
                             c.verdict.claim.ref if c.verdict.claim is not None else None,
-                            excluded_by=c.excluded_by, gap=c.gap) for c in covered]
-    current_results = [r for c in covered if c.verdict.complete for r in owed[c.verdict.subject.key]]
+                            excluded_by=c.excluded_by, gap=c.gap, evidence=c.evidence) for c in covered]
+    current_results = [r for c in covered if c.status == ClaimClass.CURRENT for r in owed[c.verdict.subject.key]]
 
     tallies = dict.fromkeys(COUNT_KEYS, 0)
     tallies["inScope"] = len(rows)
@@ -180,7 +183,7 @@ def compute_coverage(diff: ReportDiff, subjects: Sequence[Subject],
         subjects=tuple(rows),
         totals=_count([r for _, r in current_results]),
         per_policy=tuple((p, _count(rs)) for p, rs in sorted(per_policy.items())),
-        derived_from=(tallies["current"], tallies["inScope"]),
+        derived_from=completeness(covered),
         unused_exclusions=unused,
         report_api=diff.report_api,
         filtered_subjects=len(diff.filtered_subjects),

@@ -11,6 +11,7 @@ from typing import Any
 from kubectl_kyrec.expect.reports import STATUSES
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
+from kubectl_kyrec.reconcile.claims import ClaimClass, Completeness
 from kubectl_kyrec.reconcile.coverage import Coverage
 from kubectl_kyrec.render.fit import REF, TEXT, Column, render_table, wrap_counts
 from kubectl_kyrec.render.text_table import write_rows
@@ -67,12 +68,12 @@ def render_coverage(cov: Coverage, wide: bool = False, width: int | None = None,
     counts = dict(cov.counts)
     sections = [_counts(["SUBJECTS", "COUNT"], [[label, counts[key]] for key, label in _COUNT_LABELS], range(1, 2))]
 
-    current, of = cov.derived_from
-    if current == of:
-        where = f"Totals from all {of} subjects in scope:"
+    done = cov.derived_from
+    if done.complete:
+        where = _complete(done)
     else:
-        where = (f"Totals from {current} of {of} subjects in scope; {of - current} have no current "
-                 f"report (excluded included): not cluster-wide.")
+        where = (f"Totals from {done.current} of {done.in_scope} subjects in scope; {_gaps(done)}: not "
+                 f"cluster-wide." + (f" {_excluded(done)}." if done.excluded else ""))
     totals = cov.totals.to_json()
     sections.append(_sentence(where, wide=wide, width=width) + "\n" + _counts(
         [s.upper() for s in STATUSES], [[totals[s] for s in STATUSES]], range(len(STATUSES))))
@@ -99,6 +100,25 @@ _UNUSED_COLUMNS = (Column("INDEX", right=True), Column("LOCATION"), Column("MATC
                    Column("REASON", TEXT, label="reason"))
 
 
+def _complete(done: Completeness) -> str:
+    """The line over complete totals: every subject in scope current, or excluded (then how many and why)."""
+    if not done.excluded:
+        return f"Totals from all {done.in_scope} subjects in scope:"
+    return f"Totals complete: from {done.current} current subjects of {done.in_scope} in scope, {_excluded(done)}:"
+
+
+def _gaps(done: Completeness, whole: bool = False) -> str:
+    """`4 are neither current nor excluded (missing 1, stale 3)`; `whole`: `4 of 9 subjects in scope are ...`."""
+    who = f"{done.incomplete_subjects} of {done.in_scope} subjects in scope" if whole else str(done.incomplete_subjects)
+    return f"{who} are neither current nor excluded ({', '.join(f'{status} {n}' for status, n in done.gaps)})"
+
+
+def _excluded(done: Completeness) -> str:
+    """`2 excluded: <reason> (1); <reason> (1)`: the exclusions' reasons, each with the number of subjects it
+    excuses."""
+    return f"{done.excluded_subjects} excluded: " + "; ".join(f"{reason} ({n})" for reason, n in done.excluded)
+
+
 def _unused_exclusions(unused: Sequence[Any], *, wide: bool, width: int | None) -> str:
     rows = [[u.index, str(u.source), " ".join(f"{k}={_value(v)}" for k, v in u.match), u.reason] for u in unused]
     return "Unused exclusions (match no subject in scope):\n" + _fitted(rows, _UNUSED_COLUMNS, wide=wide,
@@ -106,9 +126,10 @@ def _unused_exclusions(unused: Sequence[Any], *, wide: bool, width: int | None) 
 
 
 _VULN_COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
-                      ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("excluded", "excluded"),
-                      ("orphan", "orphan summaries"), ("split", "split summaries"),
-                      ("unpaired", "unpaired summaries"), ("splitUndetermined", "split undetermined"))
+                      ("duplicate", "duplicate"), ("misnamed", "misnamed"), ("split", "split"),
+                      ("unpaired", "unpaired"), ("excluded", "excluded"), ("orphan", "orphan summaries"),
+                      ("splitSummaries", "split summaries"), ("unpairedSummaries", "unpaired summaries"),
+                      ("splitUndetermined", "split undetermined"))
 
 
 def render_vulnerability_coverage(cov: VulnerabilityCoverage, wide: bool = False,
@@ -119,25 +140,24 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage, wide: bool = False
     sections = [_counts(["SUBJECTS", "COUNT"], [[label, counts[key]] for key, label in _VULN_COUNT_LABELS],
                         range(1, 2))]
     totals = cov.totals.to_json()
-    derived = totals["derivedFrom"]
-    if totals["complete"]:
+    done = cov.totals.done
+    if done.complete:
         relevant = totals["relevant"]
-        sections.append(f"Totals from all {derived['of']} subjects in scope:\n" + _counts(
+        sections.append(_sentence(_complete(done), wide=wide, width=width) + "\n" + _counts(
             ["CRITICAL", "HIGH", "RELEVANT CRITICAL", "RELEVANT HIGH"],
             [[totals["critical"], totals["high"], relevant["critical"], relevant["high"]]], range(4)))
     else:
-        why = ", ".join(f"{k} {v}" for k, v in totals["incompleteBy"].items())
         partial = totals["partial"]
         sections.append(_sentence(
-            f"Totals refused: incomplete, {totals['incompleteSubjects']} of {derived['of']} subjects in scope "
-            f"are not current, intact and paired ({why}).", wide=wide, width=width) + "\n" + _sentence(
-            f"Partial sums from {partial['subjects']} complete subjects (not cluster-wide): "
+            f"Totals refused: incomplete, {_gaps(done, whole=True)}."
+            + (f" {_excluded(done)}." if done.excluded else ""), wide=wide, width=width) + "\n" + _sentence(
+            f"Partial sums from {partial['subjects']} current subjects (not cluster-wide): "
             f"critical {partial['critical']}, high {partial['high']}, relevant critical "
             f"{partial['relevant']['critical']}, relevant high {partial['relevant']['high']}.",
             wide=wide, width=width))
     rows = []
     for s in cov.subjects:
-        if s.verdict.complete:
+        if s.row.status == ClaimClass.CURRENT:
             continue
         pairing = s.verdict.pairing
         paired = "" if pairing is None or pairing.paired is True else (
@@ -147,10 +167,11 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage, wide: bool = False
         integrity = str(s.verdict.integrity or "")
         reasons = [s.row.reason or "", integrity, paired]
         if not wide:
-            # fewer columns: the reason, a summary that is not intact and why it is unpaired share one
-            # column (a current row is listed only for the last two); -o wide shows the three
-            reasons = [", ".join(part for part in (reasons[0], "" if integrity == "intact" else integrity, paired)
-                                 if part)]
+            # fewer columns: the reason, a summary that is not intact and why it is unpaired share one column,
+            # each said once (the STATUS split or unpaired already says which axis); -o wide shows the three
+            own = "" if s.row.status == ClaimClass.UNPAIRED else reasons[0]
+            shown = "" if integrity == "intact" or s.row.status == ClaimClass.SPLIT else integrity
+            reasons = [", ".join(part for part in (own, shown, paired) if part)]
         rows.append([s.row.status, s.row.gap or "", *reasons, _ref(s.verdict.subject.subject), s.container,
                      claim.ref.name if claim else "-"])
     if rows:
@@ -159,7 +180,7 @@ def render_vulnerability_coverage(cov: VulnerabilityCoverage, wide: bool = False
             headers[2:5] = ["REASON"]
         columns = [Column(h, TEXT, label=h.lower()) if h in ("REASON", "INTEGRITY", "UNPAIRED")
                    else Column(h, REF) if h == "WORKLOAD" else Column(h) for h in headers]
-        sections.append("Subjects without a complete result:\n" + _fitted(rows, columns, wide=wide, width=width))
+        sections.append("Subjects without a current summary:\n" + _fitted(rows, columns, wide=wide, width=width))
     evidence = [[s.row.excluded_by, _ref(s.verdict.subject.subject), s.container, s.row.evidence]
                 for s in cov.subjects if s.row.evidence]
     if evidence:

@@ -35,7 +35,9 @@ def test_coverage_json_classifies_every_subject() -> None:
     assert status["excluded"][0] == "excluded"
     # the kube-system pod is filtered by the chart's resourceFilters: not in scope at all
     assert "coredns" not in status
-    assert doc["derivedFrom"] == {"subjects": 1, "of": 5}
+    assert doc["derivedFrom"] == {"subjects": 1, "of": 5, "complete": False, "excluded": 1,
+                                  "excludedFor": [{"reason": "batch pods finish before the hourly scan",
+                                                   "subjects": 1}]}
     assert doc["totals"]["pass"] == 1 and doc["totals"]["fail"] == 0
     assert [u["index"] for u in doc["unusedExclusions"]] == [1]
 

@@ -123,15 +123,19 @@ DIFF_RESULT = sorted({
                                       "undetermined")),
 })
 
+# what totals are made of, both producers: the current subjects, of how many, complete, excluded by reason
+DERIVED_FROM = ["subjects", "of", "complete", "excluded", "excludedFor", "excludedFor[].reason",
+                "excludedFor[].subjects"]
+
 COVERAGE_RESULT = sorted({
     "apiVersion", "kind", "kyrecVersion", "counts",
     *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
                               "orphan", "split", "unpaired")),
     "subjects", "subjects[].status", "subjects[].reason", "subjects[].excludedBy", "subjects[].gap",
-    *_ref("subjects[].subject"), *_ref("subjects[].report"),
+    "subjects[].evidence", *_ref("subjects[].subject"), *_ref("subjects[].report"),
     "totals", *(f"totals.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
     "perPolicy", "perPolicy.<key>", *(f"perPolicy.<key>.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
-    "derivedFrom", "derivedFrom.subjects", "derivedFrom.of",
+    "derivedFrom", *(f"derivedFrom.{k}" for k in DERIVED_FROM),
     "unusedExclusions", "unusedExclusions[].index", "unusedExclusions[].match", "unusedExclusions[].reason",
     *_loc("unusedExclusions[].location"),
     "reportAPI", "filteredSubjects", "orphans", *(f"orphans[].{k}" for k in REF),
@@ -141,7 +145,8 @@ COVERAGE_RESULT = sorted({
 COVERAGE_RESULT_KUBESCAPE = sorted({
     "apiVersion", "kind", "kyrecVersion", "producer", "counts",
     *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
-                              "orphan", "split", "unpaired", "splitUndetermined")),
+                              "orphan", "split", "unpaired", "splitSummaries", "unpairedSummaries",
+                              "splitUndetermined")),
     "subjects", *(f"subjects[].{k}" for k in ("status", "reason", "integrity", "imageIds", "excludedBy", "gap",
                                                 "evidence")),
     *_ref("subjects[].subject"), "subjects[].subject.container", *_ref("subjects[].report"),
@@ -150,12 +155,11 @@ COVERAGE_RESULT_KUBESCAPE = sorted({
     *_ref("subjects[].pairing.ref"),
     "totals", *(f"totals.{k}" for k in ("critical", "high", "relevant", "complete", "incompleteSubjects",
                                         "incompleteBy", "derivedFrom", "partial")),
-    "totals.derivedFrom.subjects", "totals.derivedFrom.of",
-    *(f"totals.incompleteBy.{k}" for k in ("missing", "stale", "split", "unpaired", "duplicate", "misnamed",
-                                           "excluded")),
+    *(f"totals.derivedFrom.{k}" for k in DERIVED_FROM),
+    *(f"totals.incompleteBy.{k}" for k in ("missing", "stale", "split", "unpaired", "duplicate", "misnamed")),
     *(f"totals.partial.{k}" for k in ("critical", "high", "relevant", "subjects")),
     "totals.partial.relevant.critical", "totals.partial.relevant.high",
-    "derivedFrom", "derivedFrom.subjects", "derivedFrom.of",
+    "derivedFrom", *(f"derivedFrom.{k}" for k in DERIVED_FROM),
     "unusedExclusions", "unusedExclusions[].index", "unusedExclusions[].match", "unusedExclusions[].reason",
     *_loc("unusedExclusions[].location"),
     "orphans", *(f"orphans[].{k}" for k in [*REF, "reason"]),

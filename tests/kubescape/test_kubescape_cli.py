@@ -23,8 +23,10 @@ def test_json_keeps_the_coverage_contract_with_containers_and_refused_totals() -
     assert code == 1, err
     doc = json.loads(out)
     assert (doc["apiVersion"], doc["kind"]) == ("kyrec/v1", "CoverageResult")
-    assert {k: doc["counts"][k] for k in ("inScope", "current", "missing", "stale", "split", "unpaired")} == {
-        "inScope": 79, "current": 57, "missing": 9, "stale": 13, "split": 31, "unpaired": 126}
+    assert {k: doc["counts"][k] for k in ("inScope", "current", "missing", "stale", "split", "unpaired",
+                                          "splitSummaries", "unpairedSummaries")} == {
+        "inScope": 79, "current": 0, "missing": 9, "stale": 13, "split": 0, "unpaired": 57, "splitSummaries": 31,
+        "unpairedSummaries": 126}
     assert all({"status", "reason"} <= set(s) and s["subject"]["container"] == "app" for s in doc["subjects"])
     assert doc["totals"]["complete"] is False and doc["totals"]["incompleteSubjects"] == 79
     assert doc["totals"]["critical"] is None
@@ -94,8 +96,8 @@ def test_the_two_reads_as_kubectl_writes_them(tmp_path: Path) -> None:
                          "--state", str(tmp_path / "full.json"), "-o", "json")
     doc = json.loads(out)
     assert (code, err) == (1, "")
-    assert {k: doc["counts"][k] for k in ("inScope", "current", "missing", "stale", "split")} == {
-        "inScope": 79, "current": 57, "missing": 9, "stale": 13, "split": 31}
+    assert {k: doc["counts"][k] for k in ("inScope", "unpaired", "missing", "stale", "splitSummaries")} == {
+        "inScope": 79, "unpaired": 57, "missing": 9, "stale": 13, "splitSummaries": 31}
     assert doc["reads"] == {"metadata": True, "payload": True, "manifests": True}
 
 
@@ -103,6 +105,7 @@ def test_a_file_output_alone_says_the_counts_on_stderr(tmp_path: Path) -> None:
     target = tmp_path / "coverage.json"
     code, out, err = run("--state", str(CASES / "classes" / "state.json"), "-o", f"json={target}")
     assert code == 1 and out == ""
-    assert err.strip() == ("kyrec coverage: 15 in scope (5 current, 2 missing, 6 stale, 1 duplicate, 1 misnamed), "
-                           f"3 orphan summaries, 3 split summaries, 3 unpaired summaries; wrote {target}")
+    assert err.strip() == ("kyrec coverage: 15 in scope (3 current, 2 missing, 6 stale, 1 duplicate, 1 misnamed, "
+                           "1 split, 1 unpaired), 3 orphan summaries, 3 split summaries, 3 unpaired summaries; "
+                           f"wrote {target}")
     assert json.loads(target.read_text())["counts"]["stale"] == 6

@@ -87,6 +87,15 @@ def test_exit_is_clean_only_when_everything_in_scope_is_current_or_excluded() ->
     cov = coverage(expected, some, state, now=NOW, exclusions=_exclusions())
     assert cov.exit_code == ExitCode.CLEAN
     assert cov.count("orphan") == 1           # orphans are counted, they do not fail the check
+    # the exclusion completes coverage for its subject: totals from the 2 current ones are complete
+    assert cov.to_json()["derivedFrom"] == {
+        "subjects": 2, "of": 3, "complete": True, "excluded": 1,
+        "excludedFor": [{"reason": "nightly Jobs finish before the hourly background scan reaches them",
+                         "subjects": 1}]}
+    assert ("Totals complete: from 2 current subjects of 3 in scope, 1 excluded: nightly Jobs finish before the "
+            "hourly background scan reaches them (1):") in render_coverage(cov).splitlines()
+    [job] = [s for s in cov.to_json()["subjects"] if s["status"] == "excluded"]
+    assert job["evidence"] is None            # the entry records none; the reason is required, evidence not
     without = coverage(expected, some, state, now=NOW)
     assert without.exit_code == ExitCode.FINDINGS
     assert [g.subject.name for g in without.gaps] == ["nightly-export-29500"]
@@ -97,7 +106,7 @@ def test_totals_come_only_from_current_subjects() -> None:
     cov = coverage(expected, subjects, state, now=NOW)
     # alpha (pass+fail) and foxtrot (pass) are current; the other five owe two results each
     assert cov.totals.to_json() == {"pass": 2, "fail": 1, "warn": 0, "error": 0, "skip": 0}
-    assert cov.derived_from == (2, 7)
+    assert (cov.derived_from.current, cov.derived_from.in_scope, cov.derived_from.complete) == (2, 7, False)
 
 
 def test_expired_entry_is_an_input_error_at_its_line() -> None:
@@ -205,8 +214,10 @@ def test_table_leads_with_the_counts() -> None:
         "in scope", "current", "missing", "stale", "duplicate", "misnamed", "excluded", "orphan reports"]
     # fitted to 80 columns: the sentence wrapped; names whole with kubectl's short kind names, reasons and
     # matches under their rows (render.fit)
-    assert " ".join(lines[10:12]) == ("Totals from 2 of 7 subjects in scope; 5 have no current report "
-                                      "(excluded included): not cluster-wide.")
+    assert " ".join(lines[10:13]) == (
+        "Totals from 2 of 7 subjects in scope; 4 are neither current nor excluded (missing 1, duplicate 1, "
+        "misnamed 1, stale 1): not cluster-wide. 1 excluded: nightly Jobs finish before the hourly background "
+        "scan reaches them (1).")
     assert "..." not in text
     gaps = lines.index("Subjects without a current report:")
     row = next(i for i in range(gaps, len(lines)) if lines[i].startswith("excluded "))
@@ -221,8 +232,9 @@ def test_table_leads_with_the_counts() -> None:
 def test_wide_table_shows_every_cell_whole() -> None:
     expected, subjects, state = _inputs()
     text = render_coverage(coverage(expected, subjects, state, now=NOW, exclusions=_exclusions()), wide=True)
-    assert ("Totals from 2 of 7 subjects in scope; 5 have no current report "
-            "(excluded included): not cluster-wide.") in text.splitlines()
+    assert ("Totals from 2 of 7 subjects in scope; 4 are neither current nor excluded (missing 1, duplicate 1, "
+            "misnamed 1, stale 1): not cluster-wide. 1 excluded: nightly Jobs finish before the hourly "
+            "background scan reaches them (1).") in text.splitlines()
     assert "nightly Jobs finish before the hourly background scan reaches them  Job shop/nightly-export-29500" in text
     assert 'exclusions.yaml:11  kind=CronJob selector={"matchLabels":{"app":"legacy-reports"}}' in text
     assert "PolicyReport shop/44444444-0000-0000-0000-000000000003" in text
