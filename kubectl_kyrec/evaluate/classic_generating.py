@@ -29,6 +29,7 @@ from kubectl_kyrec.evaluate.generating import (
     GenerateOptions,
     GeneratingOutcome,
     TriggerStatus,
+    age_unknown_notice,
     is_owed,
     policy_created,
 )
@@ -222,11 +223,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
             if owed is None:
                 unknown_age[unit.meta.key] = unknown_age.get(unit.meta.key, 0) + 1
             out.outcomes.append(result)
-    for key, count in unknown_age.items():
-        out.notices.append(Notice(
-            f"{key}: the policy has no creationTimestamp and the state holds no copy of it, so whether {count} "
-            "existing trigger(s) predate it is unknown (generateExisting is off); their downstreams are marked "
-            "policy-age-unknown. Give the policy as the cluster has it or include it in --state"))
+    out.notices.extend(age_unknown_notice(key, count) for key, count in unknown_age.items())
     return out
 
 

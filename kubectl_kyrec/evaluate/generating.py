@@ -499,10 +499,15 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
                     result = dataclasses.replace(result, age_known=False)
                     unknown_age[cp.policy.key] = unknown_age.get(cp.policy.key, 0) + 1
                 out.outcomes.append(result)
-    for key, count in unknown_age.items():
-        out.notices.append(Notice(
-            f"{key}: the policy has no creationTimestamp and the state holds no copy of it, so whether {count} "
-            "existing trigger(s) predate it is unknown (generateExisting is off); their downstreams are marked "
-            "policy-age-unknown. Give the policy as the cluster has it (kubectl get generatingpolicy "
-            f"{key.rpartition('/')[2]} -o yaml) or include it in --state"))
+    out.notices.extend(age_unknown_notice(key, count, f" (kubectl get generatingpolicy {key.rpartition('/')[2]} "
+                                                      "-o yaml)") for key, count in unknown_age.items())
     return out
+
+
+def age_unknown_notice(key: str, count: int, how: str = "") -> Notice:
+    """Said once per policy whose age decides what it owes and is unknown (GeneratingPolicy and classic
+    generate rule alike); `how`: how to get the policy as the cluster has it."""
+    return Notice(f"{key}: the policy has no creationTimestamp and the state holds no copy of it, so whether "
+                  f"{count} existing trigger(s) predate it is unknown (generateExisting is off); their downstreams "
+                  f"are marked policy-age-unknown. Give the policy as the cluster has it{how} or include it in "
+                  "--state")
