@@ -43,11 +43,7 @@ def level_of(f: Finding) -> str | None:
         return None
     if f.baselined:
         return "notice"
-    if f.outcome == "error":
-        return "error"
-    if f.outcome == "warn" or f.audit_only:
-        return "warning"
-    return "error"
+    return f.level
 
 
 def _sort_key(f: Finding) -> tuple[int, str, str, str]:
