@@ -217,7 +217,9 @@ def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Seque
         return
     try:
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(github.step_summary(findings, title=title, fixed=fixed))
+            # GitHub's 1 MiB holds for the step: what earlier commands of the step wrote counts too
+            limit = max(0, github.STEP_SUMMARY_BYTES - os.fstat(fh.fileno()).st_size)
+            fh.write(github.step_summary(findings, title=title, fixed=fixed, limit=limit))
     except OSError as exc:
         raise OutputError(f"$GITHUB_STEP_SUMMARY {path}: cannot write: {exc.strerror or exc}") from None
 

@@ -34,7 +34,7 @@ DIRECTIVE_NO_FILES = 4
 DIRECTIVE_NO_SPACE = 2
 
 PATH_FLAGS = frozenset({
-    "-p", "--policy", "-r", "--resource", "-e", "--exception", "--state", "--crd", "--values",
+    "-p", "--policy", "-r", "--resource", "-k", "--kustomize", "-e", "--exception", "--state", "--crd", "--values",
     "--context-file", "--kyverno-config", "--exclusions", "--base-policy", "--kubeconfig", "--baseline",
     "--write-baseline", "--sarif-root", "--capture", "-f", "--filename",
 })

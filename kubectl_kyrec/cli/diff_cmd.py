@@ -110,6 +110,7 @@ def _with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, 
 @click.command("diff")
 @flags.policy
 @flags.resource
+@flags.kustomize
 @flags.exception
 @flags.state
 @click.option("--live", is_flag=True, help="Read the cluster (kubeconfig) instead of --state.")
@@ -182,7 +183,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         raise UsageError("--live and --state exclude each other")
     source, all_policies = state_source(
         FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                   state_paths=state_paths, crd_paths=crd_paths, values_path=values_path, context_path=context_path),
+                   state_paths=state_paths, crd_paths=crd_paths, values_path=values_path, context_path=context_path,
+                   kustomize_dirs=kube.get("kustomize_dirs", ())),  # type: ignore[arg-type]
         kube, reports=not only_downstreams, downstreams=not only_reports, all_policies=all_policies,
         needs="diff needs policies: -p PATH")
     options = DiffRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),

@@ -35,6 +35,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.command("eval")
 @flags.policy
 @flags.resource
+@flags.kustomize
 @flags.exception
 @flags.state
 @click.option("--json", "json_paths", multiple=True,
@@ -97,8 +98,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
     now = parse_now(now_text)
-    _check_inputs(live, policy_paths, resource_paths, state_paths, (*json_paths, *http_paths, *envoy_paths))
-    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
+    kustomize_dirs: Any = kube.get("kustomize_dirs", ())
+    _check_inputs(live, policy_paths, (*resource_paths, *kustomize_dirs), state_paths,
+                  (*json_paths, *http_paths, *envoy_paths))
+    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
     if live:                # eval reads the cluster only when asked (DESIGN section 3)
@@ -131,7 +134,7 @@ def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Seque
     if not policy_paths and not live:
         raise UsageError("eval needs policies: -p PATH")
     if not resource_paths and not state_paths and not live and not payload_paths:
-        raise UsageError("eval needs resources: -r PATH, --state PATH or --live, or payloads: --json PATH, "
+        raise UsageError("eval needs resources: -r PATH, -k DIR, --state PATH or --live, or payloads: --json PATH, "
                          "--http-payload PATH, --envoy-payload PATH")
 
 

@@ -39,6 +39,9 @@ policy = _option("-p", "--policy", "policy_paths", multiple=True,
 resource = _option("-r", "--resource", "resource_paths", multiple=True,
                    help="Triggers and subjects as manifests (files, dirs, '-'); default: the objects of the "
                         "cluster or --state.")
+kustomize = _option("-k", "--kustomize", "kustomize_dirs", multiple=True, metavar="DIR",
+                    help="A kustomization: its rendered objects are resources, as -r reads them (kustomize build "
+                         "when on PATH, else kubectl kustomize).")
 exception = _option("-e", "--exception", "exception_paths", multiple=True,
                     help="PolicyExceptions (applied whatever their namespace).")
 crd = _option("--crd", "crd_paths", multiple=True, help="CustomResourceDefinitions for custom kinds.")

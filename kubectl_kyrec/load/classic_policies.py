@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policies import PolicyMeta, _Reader
+from kubectl_kyrec.load.policies import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
 from kubectl_kyrec.model import Document, Obj
 
 CLASSIC_GROUP = "kyverno.io"
 POLICY_KINDS = ("ClusterPolicy", "Policy")
 POLICY_VERSIONS = ("v1", "v2beta1")
 EXCEPTION_VERSIONS = ("v2", "v2beta1")
-REPORT_SOURCE = "kyverno"
+REPORT_SOURCE = CLASSIC_REPORT_SOURCE
 
 # the rule types a rule may have exactly one of (kk: api/kyverno/v1 rule_types.go)
 RULE_TYPES = ("validate", "mutate", "generate", "verifyImages")

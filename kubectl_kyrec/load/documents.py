@@ -21,6 +21,7 @@ from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents, node_line
+from kubectl_kyrec.load.yaml_peek import blank_plain_non_policies
 from kubectl_kyrec.model import Document, Source
 
 __all__ = [
@@ -93,12 +94,22 @@ def load_policy_documents(paths: Sequence[str], is_policy: Callable[[Document], 
     """Policy documents with their lines. A file named explicitly (or `-`) must hold policies only: any
     other document is an InputError at its line. Below a directory (a checkout of a policy library),
     hidden folders are not read, and documents that are not policies (other kinds, YAML that is no
-    Kubernetes object such as artifacthub-pkg.yml) are counted in `skipped` and passed over."""
+    Kubernetes object such as artifacthub-pkg.yml) are counted in `skipped` and passed over; a YAML
+    document whose own apiVersion and kind say it is no policy is passed over without being composed
+    (load/yaml_peek.py: a multi-MB `-o yaml` or state in the directory costs no parse)."""
     out = PolicyFiles()
+
+    def policy_kind(api_version: str, kind: str) -> bool:
+        return is_policy(Document({"apiVersion": api_version, "kind": kind}, Source("")))
+
     for given in paths:
         in_directory = given != STDIN and os.path.isdir(given)
         for path in expand_paths([given], skip_hidden=True):
             name, text = read_text(path, stdin)
+            if in_directory:
+                text, blanked = blank_plain_non_policies(text, policy_kind)
+                out.skipped += len(blanked)
+                out.skipped_kinds.update(blanked)
             with gc_paused():
                 for raw in _raw_documents(text, name):
                     try:

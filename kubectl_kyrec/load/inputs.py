@@ -68,15 +68,25 @@ class FileSource:
     crd_paths: Sequence[str] = ()
     values_path: str | None = None
     context_path: str | None = None
+    kustomize_dirs: Sequence[str] = ()          # -k: kustomizations, rendered (load/kustomize.py)
 
     def _resource_docs(self) -> list[Document]:
-        """The -r documents. A path that holds none (an empty file or directory, empty stdin, only comments
-        and `---`) is an input error: an empty kustomize or Helm render would otherwise pass every check."""
+        """The -r documents, then the objects each -k kustomization renders. A path that holds none (an empty
+        file or directory, empty stdin, only comments and `---`) is an input error: an empty kustomize or
+        Helm render would otherwise pass every check."""
         docs: list[Document] = []
         for path in self.resource_paths:
             found = _docs([path])
             if not found:
                 raise InputError(f"no resources in {_named([path])} (0 documents): nothing would be checked")
+            docs.extend(found)
+        for directory in self.kustomize_dirs:
+            from kubectl_kyrec.load import kustomize
+            from kubectl_kyrec.load.documents import documents_from_text
+
+            found = documents_from_text(kustomize.render(directory), kustomize.stream_name(directory))
+            if not found:
+                raise InputError(f"no resources in -k {directory} (0 documents): nothing would be checked")
             docs.extend(found)
         return docs
 
@@ -114,11 +124,11 @@ class FileSource:
         policies = classify([d for d in named_docs if id(d) in once], lines)
         policies.extend(classify([d for d in manifest_policies if id(d) in once]))
         resources, notices = first_of_each([doc for doc in resource_docs if not is_policy_document(doc)], namespaced)
-        if self.resource_paths and not resources:
+        if (self.resource_paths or self.kustomize_dirs) and not resources:
             # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked
             count = f"{len(resource_docs)} document{'s' if len(resource_docs) > 1 else ''}"
-            raise InputError(f"no resources in {_named(self.resource_paths)} ({count}, all policies): nothing "
-                             "would be checked")
+            raise InputError(f"no resources in {_named([*self.resource_paths, *self.kustomize_dirs])} ({count}, all "
+                             "policies): nothing would be checked")
         notices[:0] = policy_repeats
         # state files that overlap (two captures of one cluster) follow the same rule
         state, state_repeats = state.first_of_each(namespaced)
@@ -150,7 +160,7 @@ class FileSource:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
                              + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,
-                      resources_named=bool(self.resource_paths))
+                      resources_named=bool(self.resource_paths or self.kustomize_dirs))
 
 
 def _named(paths: Sequence[str]) -> str:

@@ -38,6 +38,49 @@ REPORT_SOURCE = {
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
 }
 
+# the report `source` of ClusterPolicy and Policy results (load/classic_policies.py parses them)
+CLASSIC_REPORT_SOURCE = "kyverno"
+
+
+def result_policy_kind(source: str, policy: str) -> str:
+    """The kind of the policy a result came from, by its report `source` and its name (`ns/name` for the
+    namespaced kinds): a result names its policy by name and source only, as reports do."""
+    namespaced = "/" in policy
+    if source == CLASSIC_REPORT_SOURCE:
+        return "Policy" if namespaced else "ClusterPolicy"
+    if source.startswith("Kyverno"):
+        kind = source.removeprefix("Kyverno")
+        return f"Namespaced{kind}" if namespaced else kind
+    return source
+
+
+def policy_labels(pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """How outputs name the policies of one run where a name alone would make two policies one: during a
+    move to the CEL kinds a ValidatingPolicy often shares its ClusterPolicy's name. For each (source, name)
+    held by more than one kind, the label `Kind/name` (`ValidatingPolicy/require-labels`); the
+    ClusterPolicy or Policy keeps its bare name, the one its baseline entries and code-scanning alerts were
+    recorded under before the move. Names held by one kind are absent: they stay as they are."""
+    sources: dict[str, set[str]] = {}
+    for source, name in pairs:
+        held = sources.get(name)
+        if held is None:
+            held = sources[name] = set()
+        held.add(source)
+    return {(source, name): f"{result_policy_kind(source, name)}/{name}"
+            for name, held in sources.items() if len(held) > 1
+            for source in held if source != CLASSIC_REPORT_SOURCE}
+
+
+def split_policy_label(source: str, shown: str) -> tuple[str, str]:
+    """(kind, name) of a policy as a result names it: its bare name, or its `policy_labels` label. A
+    `Kind/` prefix is never a name's: Kubernetes names and namespaces are lower case."""
+    for namespaced in ("n/", ""):
+        kind = result_policy_kind(source, namespaced + "x")
+        if shown.startswith(kind + "/"):
+            return kind, shown[len(kind) + 1:]
+    return result_policy_kind(source, shown), shown
+
+
 # Policy kinds kyrec recognises but does not evaluate, by API group, with the report `source` their
 # results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
 # (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.

@@ -7,9 +7,10 @@ counted on the way, and the expected reports are built only by the formats that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from kubectl_kyrec.load.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
@@ -261,7 +262,7 @@ _NO_RULES = tuple(c for c in _COLUMNS if c.header != "RULE")
 
 
 def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, rules: bool,
-                 baselined: Collection[int]) -> None:
+                 baselined: Collection[int], labels: Mapping[tuple[str, str], str]) -> None:
     """The results table, fitted to `width` (render/fit.py): no name or path is ever cut."""
     # messages and locations recur (one message per failing validation, one file for many rows): each
     # distinct one is flattened or formatted once
@@ -281,7 +282,8 @@ def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, 
         if subject is None:
             subject = named[id(r.subject)] = r.subject.display()
         result = r.result + BASELINED if baselined and id(r) in baselined else r.result
-        cells.append((r.policy, *((r.rule or "-",) if rules else ()), subject, result, message, location))
+        policy = labels.get((r.source, r.policy), r.policy) if labels else r.policy
+        cells.append((policy, *((r.rule or "-",) if rules else ()), subject, result, message, location))
     write_fitted(stream, _COLUMNS if rules else _NO_RULES, cells, width)
 
 
@@ -290,11 +292,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     per_policy: dict[str, dict[str, int]] = {}
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     shown: list[Result] = []
+    # a ValidatingPolicy and a ClusterPolicy of one name are two rows of counts (load/policies.policy_labels)
+    labels = policy_labels({(r.source, r.policy) for r in results})
     for r in results:
         counts[r.result] = counts.get(r.result, 0) + 1
-        policy = per_policy.get(r.policy)
+        name = labels.get((r.source, r.policy), r.policy) if labels else r.policy
+        policy = per_policy.get(name)
         if policy is None:
-            policy = per_policy[r.policy] = dict.fromkeys(SUMMARY_KEYS, 0)
+            policy = per_policy[name] = dict.fromkeys(SUMMARY_KEYS, 0)
         policy[r.result] = policy.get(r.result, 0) + 1
         if show_all or r.result in ATTENTION:
             shown.append(r)
@@ -303,14 +308,14 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
         if wide:
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
             write_rows(stream, headers, [
-                (r.policy, r.rule or "-", r.subject.display(),
+                (labels.get((r.source, r.policy), r.policy), r.rule or "-", r.subject.display(),
                  r.result + BASELINED if baselined and id(r) in baselined else r.result,
                  " ".join(r.message.split()), ",".join(r.validation_actions), r.severity or "-",
                  str(r.location) if r.location else "")
                 for r in shown])
         else:
             _write_plain(shown, stream, width=width, rules=any(r.source == "kyverno" for r in results),
-                         baselined=baselined)
+                         baselined=baselined, labels=labels)
     else:
         stream.write("No result fails, errs or warns.\n")
     keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]

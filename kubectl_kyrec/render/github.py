@@ -4,6 +4,8 @@ GitHub shows at most 10 annotations of each level (error, warning, notice) per s
 silently. So kyrec prints the first 10 of each level, most severe first, ends with a notice saying how many
 were left out, and, when `$GITHUB_STEP_SUMMARY` is set, appends every finding to that file as a Markdown
 table with the counts (`step_summary`; the file is written by cli.ci_outputs, renderers write no files).
+GitHub refuses a step summary over 1 MiB, so the table stops below it; its last line says how many rows it
+left out.
 
 Levels. A `fail` of a policy whose validationActions hold `Deny` (or that has none, as in Kyverno's CLI)
 is an `::error`: Kyverno would refuse the change. A `fail` of an Audit-only or Warn-only policy is a
@@ -43,11 +45,7 @@ def level_of(f: Finding) -> str | None:
         return None
     if f.baselined:
         return "notice"
-    if f.outcome == "error":
-        return "error"
-    if f.outcome == "warn" or f.audit_only:
-        return "warning"
-    return "error"
+    return f.level
 
 
 def _sort_key(f: Finding) -> tuple[int, str, str, str]:
@@ -98,22 +96,52 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = ()) -> str:
-    """Markdown for `$GITHUB_STEP_SUMMARY`: counts, then every finding (and baseline entries now fixed)."""
+# GitHub refuses a step summary over 1 MiB (and shows none of it); kyrec stays this far below
+STEP_SUMMARY_BYTES = 1024 * 1024 - 64 * 1024
+
+
+def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
+                 limit: int = STEP_SUMMARY_BYTES) -> str:
+    """Markdown for `$GITHUB_STEP_SUMMARY`: counts, then every finding (and baseline entries now fixed),
+    in at most `limit` bytes of UTF-8: rows that would pass it are left out, and a last line says how many."""
     counts = count_findings(findings)
     shown = sorted((f for f in findings if f.is_finding or f.undetermined), key=_sort_key)
     out = [f"### {title}", "", "| outcome | count |", "|---|---:|"]
     out += [f"| {key} | {value} |" for key, value in counts.items()]
     out.append("")
+    used = sum(len(line.encode()) + 1 for line in out)
+    # the closing line's room is kept from the start: it is written when anything is left out
+    room = limit - used - 200
+    rows = len(shown) + len(fixed)
+    written = 0
+
+    def add(line: str) -> bool:
+        nonlocal room
+        size = len(line.encode()) + 1
+        if size > room:
+            return False
+        room -= size
+        out.append(line)
+        return True
+
     if shown:
-        out += ["| level | policy | subject | file:line | message |", "|---|---|---|---|---|"]
-        out += [f"| {level_of(f)} | {_cell(f.policy or f.command)} | {_cell(f.subject_display())} | "
-                f"{_cell(f.where)} | {_cell(f.message or f.message_class)} |" for f in shown]
+        if add("| level | policy | subject | file:line | message |") and add("|---|---|---|---|---|"):
+            for f in shown:
+                if not add(f"| {level_of(f)} | {_cell(f.policy or f.command)} | {_cell(f.subject_display())} | "
+                           f"{_cell(f.where)} | {_cell(f.message or f.message_class)} |"):
+                    break
+                written += 1
     else:
         out.append("No findings.")
-    if fixed:
-        out += ["", f"Baseline entries no longer found ({len(fixed)}), which the baseline file can drop:", ""]
-        out += [f"- {_cell(entry)}" for entry in fixed]
+    heading = f"Baseline entries no longer found ({len(fixed)}), which the baseline file can drop:"
+    if fixed and written == len(shown) and add("") and add(heading) and add(""):
+        for entry in fixed:
+            if not add(f"- {_cell(entry)}"):
+                break
+            written += 1
+    if written < rows:
+        out += ["", f"{rows - written} of {rows} rows left out: GitHub takes at most 1 MiB of step summary "
+                "(-o sarif or -o junit to a file holds them all)."]
     return "\n".join(out) + "\n"
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 from kubectl_kyrec import __version__
+from kubectl_kyrec.load.policies import split_policy_label
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
@@ -35,7 +36,6 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the standard l
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-LEVEL = {"fail": "error", "error": "error", "warn": "warning"}
 FINGERPRINT_KEY = "kyrecFinding/v1"
 
 # where each policy kind is documented: SARIF's helpUri must be an absolute URI
@@ -82,7 +82,11 @@ def rule_id(f: Finding) -> str:
 
 def _rule(f: Finding) -> dict[str, Any]:
     if f.policy:
-        what = f"Kyverno {f.policy_kind or 'policy'} {f.policy}"
+        if f.policy_kind:
+            # a policy of a name another kind shares is labelled `Kind/name` (load/policies.policy_labels)
+            what = " ".join(split_policy_label(f.policy_kind, f.policy))
+        else:
+            what = f"Kyverno policy {f.policy}"
         text = what + (f", defined at {f.policy_location}." if f.policy_location else ".")
         if f.category:
             text += f" Category: {f.category}."
@@ -130,7 +134,8 @@ def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> di
     entry: dict[str, Any] = {
         "ruleId": rule_id(f), "ruleIndex": index,
         # an undetermined result is neither pass nor fail: SARIF's `review` kind, which requires level none
-        **({"kind": "review", "level": "none"} if f.undetermined else {"level": LEVEL[f.outcome]}),
+        # the level `-o github` gives it too: an Audit-only failure is a warning in both
+        **({"kind": "review", "level": "none"} if f.undetermined else {"level": f.level}),
         "message": {"text": text or f.message_class},
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
     }

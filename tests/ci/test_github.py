@@ -86,3 +86,25 @@ def test_eval_github_over_ten_findings_writes_the_summary(tmp_path: Path) -> Non
     assert sorted(rows) == [["| error", "limit-memory"]] * 12 + [["| warning", "require-owner-label"]] * 12
     assert sum(line.startswith("::warning ") for line in lines) == 10
     assert "(2 errors, 2 warnings)" in lines[-1]
+
+
+def test_summary_stays_below_githubs_limit_and_says_what_it_left_out(tmp_path: Path) -> None:
+    # 20,000 findings with long messages make several MiB of table: GitHub would refuse the whole summary
+    findings = [finding(f"pod-{i:05}", message="x" * 300) for i in range(20_000)]
+    summary = tmp_path / "summary.md"
+    summary.write_text("e" * 100_000 + "\n")        # an earlier command of the step: its bytes count too
+    append_step_summary(findings, title="kyrec eval", environ={"GITHUB_STEP_SUMMARY": str(summary)},
+                        fixed=["require-labels Deployment shop/gone"])
+    size = summary.stat().st_size
+    assert 900_000 < size < github.STEP_SUMMARY_BYTES <= 1024 * 1024
+    md = summary.read_text()
+    rows = sum(1 for row in md.splitlines() if row.startswith("| error | require-labels | "))
+    last = md.splitlines()[-1]
+    assert last == (f"{20_001 - rows} of 20001 rows left out: GitHub takes at most 1 MiB of step summary "
+                    "(-o sarif or -o junit to a file holds them all).")
+    assert "| fail | 20000 |" in md        # the counts are whole
+
+
+def test_summary_within_the_limit_is_whole() -> None:
+    md = github.step_summary([finding(f"p{i}") for i in range(3)], title="kyrec eval", fixed=["a"])
+    assert "left out" not in md and md.endswith("- a\n")

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.model import Ref
-from kubectl_kyrec.render import sarif
+from kubectl_kyrec.render import github, sarif
 from tests.ci.findings_support import ROOT, finding, sarif_errors
 
 EXAMPLES = ROOT / "testdata" / "examples"
@@ -35,8 +35,12 @@ def test_eval_sarif_is_valid_and_complete() -> None:
         assert rule["helpUri"].startswith("https://")
         assert rule["help"]["text"] and rule["fullDescription"]["text"]
     for result in doc["runs"][0]["results"]:
-        assert result["level"] == "error"
+        # require-owner-label is Audit-only: Kyverno admits the Pod, so a warning, as `-o github` says
+        assert result["level"] == ("warning" if result["ruleId"] == "require-owner-label" else "error")
         assert len(result["partialFingerprints"]["kyrecFinding/v1"]) == 32
+    short = {r["id"]: r["shortDescription"]["text"] for r in rules}
+    assert short == {"limit-memory": "ValidatingPolicy limit-memory",
+                     "require-owner-label": "ValidatingPolicy require-owner-label"}
 
 
 def test_rule_carries_category_severity_and_help() -> None:
@@ -56,6 +60,18 @@ def test_levels_follow_the_result() -> None:
     assert sarif_errors(doc) == []
     levels = {r["properties"]["subject"]["name"]: r["level"] for r in doc["runs"][0]["results"]}
     assert levels == {"a": "error", "b": "warning", "c": "error"}
+
+
+def test_levels_agree_with_github() -> None:
+    # an Audit-only (or Warn-only) failure is admitted by Kyverno: a warning in SARIF and in `-o github`
+    findings = [finding("a", actions=("Audit",)), finding("b", actions=("Warn",)), finding("c", actions=("Deny",)),
+                finding("d", actions=("Audit", "Warn")), finding("e", actions=()), finding("f", outcome="warn"),
+                finding("g", outcome="error", actions=("Audit",))]
+    results = sarif.sarif_document(findings)["runs"][0]["results"]
+    sarif_levels = {r["properties"]["subject"]["name"]: r["level"] for r in results}
+    github_levels = {f.subject.name: github.level_of(f) for f in findings if f.subject is not None}
+    assert sarif_levels == github_levels == {"a": "warning", "b": "warning", "c": "error", "d": "warning",
+                                             "e": "error", "f": "warning", "g": "error"}
 
 
 def test_fingerprints_survive_line_moves_and_differ_by_subject() -> None:

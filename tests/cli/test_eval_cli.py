@@ -180,7 +180,9 @@ def test_sarif_output() -> None:
     run0 = doc["runs"][0]
     assert [r["id"] for r in run0["tool"]["driver"]["rules"]] == ["limit-memory", "require-owner-label"]
     findings = run0["results"]
-    assert len(findings) == 2 and {f["level"] for f in findings} == {"error"}
+    # require-owner-label is Audit-only: a warning, as in `-o github`
+    assert len(findings) == 2 and {f["ruleId"]: f["level"] for f in findings} == {
+        "limit-memory": "error", "require-owner-label": "warning"}
     loc = findings[0]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"].endswith("workloads.yaml") and loc["region"]["startLine"] == 16
 

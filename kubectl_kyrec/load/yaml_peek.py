@@ -1,0 +1,85 @@
+"""The top-level apiVersion and kind of each document of a YAML stream, read from its lines, not composed.
+
+Below a `-p` directory most files are no policies (an earlier `-o yaml`, a state, CI files); composing a
+multi-MB one to find that out costs seconds. A block-style document's own `apiVersion:` and `kind:` stand
+at column 0 (content of a block scalar or a nested node under a top-level key is indented), so a plain
+look at the lines decides it, and only documents that may be policies are composed.
+
+Whatever this cannot read plainly is left to the composer: JSON, directives, text after `---`, a
+top-level merge key, a key given twice, a value that is quoted oddly, an alias or a tag, and Lists (their
+items may be policies).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# a document marker (`---`, `...`); a text where one is followed by more than a comment is left whole
+_ANY_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
+_BARE_MARKER = re.compile(r"(?:---|\.\.\.)[ \t]*(?:#.*)?\r?$", re.MULTILINE)
+_DIRECTIVE = re.compile(r"^%", re.MULTILINE)
+_TOP_KEY = {key: re.compile(rf"^{key}[ \t]*:(.*)$", re.MULTILINE) for key in ("apiVersion", "kind")}
+_UNSURE = re.compile(r"^(?:<<|[\"'{\[&*!?|>])", re.MULTILINE)
+_VALUE = re.compile(r"""^(?:"([\w./-]+)"|'([\w./-]+)'|([\w./-]+))[ \t]*(?:#.*)?\r?$""")
+
+
+# plain scalars YAML 1.1 reads as no string (go-yaml's rules): the composer says what such a document is
+_NOT_TEXT = re.compile(r"^(?:[-+.\d].*|~|null|true|false|yes|no|on|off|y|n)$", re.IGNORECASE)
+
+
+def _value(raw: str) -> str | None:
+    match = _VALUE.match(raw.strip())
+    if match is None:
+        return None
+    quoted = match.group(1) or match.group(2)
+    if quoted is not None:
+        return quoted
+    plain = match.group(3)
+    return None if _NOT_TEXT.match(plain) else plain
+
+
+def _kind_of(chunk: str) -> tuple[str, str] | None:
+    """(apiVersion, kind) when the chunk is plainly a block mapping that states each once; else None."""
+    if _UNSURE.search(chunk):
+        return None
+    found = []
+    for pattern in _TOP_KEY.values():
+        matches = pattern.findall(chunk)
+        if len(matches) != 1:
+            return None
+        value = _value(matches[0])
+        if value is None:
+            return None
+        found.append(value)
+    return found[0], found[1]
+
+
+def blank_plain_non_policies(text: str, is_policy: Callable[[str, str], bool]) -> tuple[str, list[str]]:
+    """`text` with every document that plainly is no policy (`is_policy(apiVersion, kind)` false, not a
+    List) replaced by as many empty lines, so that the composer reads only the rest, at the same lines;
+    and the `apiVersion/kind` of each document blanked. Text this cannot read plainly comes back whole."""
+    if _DIRECTIVE.search(text) or text.lstrip().startswith(("{", "[")):
+        return text, []
+    markers = list(_ANY_MARKER.finditer(text))
+    if any(_BARE_MARKER.match(text, m.start()) is None for m in markers):
+        return text, []
+    # each document: from after its marker line to the next marker
+    bounds = [0, *(text.find("\n", m.start()) + 1 or len(text) for m in markers)]
+    starts = [m.start() for m in markers] + [len(text)]
+    out: list[str] = []
+    blanked: list[str] = []
+    position = 0
+    for begin, end in zip(bounds, starts, strict=True):
+        chunk = text[begin:end]
+        found = _kind_of(chunk) if chunk.strip() else None
+        if found is None or found[1].endswith("List") or is_policy(*found):
+            continue
+        out.append(text[position:begin])
+        out.append("\n" * chunk.count("\n"))
+        position = end
+        blanked.append(f"{found[0]}/{found[1]}")
+    if not blanked:
+        return text, []
+    out.append(text[position:])
+    return "".join(out), blanked
