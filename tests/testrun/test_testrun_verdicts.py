@@ -4,6 +4,7 @@ names each row the two decide differently and each vacuous row, which `--strict`
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,17 @@ def test_a_cluster_difference_warns_in_both_modes() -> None:
         assert [w["reason"] for w in difference] == ["cluster-difference"]
         assert difference[0]["message"].startswith("Kyverno's CLI: pass (ok); in a cluster: fail (not-matched: ")
         assert "ns-name-no-ops Namespace team-a: cluster-difference: " in stderr
+
+
+def test_junit_names_policy_and_rule_and_says_expected_and_got(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["test", str(suite(tmp_path, "checked", "fail-met-by-skip")), "--strict",
+                                      "-o", "junit"])
+    root = ET.fromstring(result.stdout.split("\n", 1)[1])
+    cases = {c.get("name"): c.find("failure") for c in root.iter("testcase")}
+    assert set(cases) == {"require-team/check-team Pod apps/good", "require-team/check-team Pod apps/skipped"}
+    failure = cases["require-team/check-team Pod apps/skipped"]
+    assert failure is not None and "expected fail, got skip (result-mismatch)" in str(failure.get("message"))
+    assert cases["require-team/check-team Pod apps/good"] is None
 
 
 def test_compat_kyverno_is_the_default_under_its_old_name(tmp_path: Path) -> None:
