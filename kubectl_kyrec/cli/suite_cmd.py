@@ -15,6 +15,7 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     parse_outputs,
 )
+from kubectl_kyrec.errors import UsageError
 
 SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, OutputFormat.YAML, OutputFormat.JUNIT,
                 OutputFormat.SARIF, OutputFormat.GITHUB)
@@ -24,8 +25,11 @@ SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Outpu
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--file-name", default="kyverno-test.yaml", show_default=True,
               help="Name of the test files to look for below the paths.")
-@click.option("--compat", type=click.Choice(["kyverno"]),
-              help="Decide rows the way Kyverno's own `kyverno test` does (see docs/compatibility.md).")
+@click.option("--strict", is_flag=True,
+              help="Decide rows as a cluster would, not as Kyverno's CLI does: vacuous rows fail "
+                   "(see docs/compatibility.md).")
+# the default since issue 27; kept so that scripts written for the old default still run
+@click.option("--compat", type=click.Choice(["kyverno"]), hidden=True)
 @flags.outputs(SUITE_FORMATS)
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
 @click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
@@ -35,15 +39,18 @@ SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Outpu
 @flags.exit_code
 @kubectl_flags(hidden=True)       # test never reads a cluster: the flags parse, its help does not list them
 @handle_errors
-def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, outputs: tuple[str, ...],
+def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: str | None, outputs: tuple[str, ...],
                  fail_only: bool, require_tests: bool, allow_not_evaluated: bool, now_text: str | None,
                  exit_code_flag: bool, **kube: object) -> None:
     """Run every Kyverno test file below PATH... and check each row.
 
-    A row is one (results entry, resource). Strict by default: a resource the policy gave no response
-    for fails (not-matched); --compat kyverno decides rows as Kyverno's CLI does. Exit 1 when a row
-    fails or could not be evaluated (a policy kind or rule kyrec does not evaluate; --allow-not-evaluated
-    accepts those), 3 when a test file cannot be loaded, 0 otherwise.
+    A row is one (results entry, resource), decided as Kyverno's own `kyverno test` decides it; --strict
+    decides it as a cluster would (a resource the policy gave no response for fails, not-matched). Either
+    way, a warning names each row the other way decides differently, and each vacuous row (passed by
+    Kyverno's CLI without checking anything: no response, a rule or resource that does not exist, a fail
+    met by skip), which --strict fails. Exit 1 when a row fails or could not be evaluated (a policy kind
+    or rule kyrec does not evaluate; --allow-not-evaluated accepts those), 3 when a test file cannot be
+    loaded, 0 otherwise.
 
     \b
     Example:
@@ -56,13 +63,19 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     from kubectl_kyrec.run.test import TestRunOptions, run_test
     from kubectl_kyrec.testsuite.rows import Mode
 
+    if strict and compat:
+        raise UsageError("--strict and --compat kyverno contradict each other")
+    if compat:
+        click.echo("notice: --compat kyverno is deprecated: Kyverno's CLI verdict is the default", err=True)
     specs = parse_outputs(list(outputs), SUITE_FORMATS)
-    options = TestRunOptions(now=parse_now(now_text), mode=Mode.KYVERNO if compat == "kyverno" else Mode.STRICT,
+    options = TestRunOptions(now=parse_now(now_text), mode=Mode.STRICT if strict else Mode.KYVERNO,
                              file_name=file_name, require_tests=require_tests,
                              allow_not_evaluated=allow_not_evaluated, fail_only=fail_only)
     run = run_test(options, paths)
     emit_notices([run.found_none, *run.notices] if run.found_none else run.notices)
     emit_errors(run.errors)
+    for line in suite_output.warning_lines(run.runs):
+        click.echo(f"warning: {line}", err=True)
     if run.not_evaluated and not allow_not_evaluated:
         # the one thing that fails a run whose table shows no failing row: said where the exit code is read
         click.echo(f"notice: {run.not_evaluated} row(s) not evaluated (kinds or rules kyrec does not evaluate) fail "
@@ -81,6 +94,7 @@ def test_command(paths: tuple[str, ...], file_name: str, compat: str | None, out
     summary = suite_output.suite_summary(run.runs, run.load_errors)
     files_only_summary("kyrec test", nonzero_counts({"passed": summary["passed"], "failed": summary["failed"],
                                                      "not evaluated": summary["notEvaluated"],
+                                                     "warning(s)": len(suite_output.all_warnings(run.runs)),
                                                      "test file(s) not loaded": summary["errors"]},
                                                     ("passed", "failed")), specs)
     exit_with(run.exit_code, exit_code_flag)

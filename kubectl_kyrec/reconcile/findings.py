@@ -232,9 +232,11 @@ def from_test_runs(runs: Sequence[SuiteRun]) -> list[Finding]:
             subject = Ref("", row.kind, "", row.resource, "")
             # a row kyrec could not evaluate was neither passed nor failed: a CI view shows it skipped
             outcome = "skip" if not row.evaluated else "pass" if row.passed else "fail"
-            message = row.message or (f"expected {row.expected}, got {row.actual}"
-                                      + (f" ({row.reason})" if row.reason else ""))
-            out.append(Finding(command="test", suite=suite, policy=row.policy, rule="", subject=subject,
+            # a decided row says what it expected and what it got first, as a test runner's assertion does
+            message = row.message if not row.evaluated else (
+                f"expected {row.expected}, got {row.actual or 'no result'} ({row.reason})"
+                + (f": {row.message}" if row.message else ""))
+            out.append(Finding(command="test", suite=suite, policy=row.policy, rule=row.rule, subject=subject,
                                outcome=outcome, message=message, message_class=row.reason or outcome,
                                location=row.location or Source(run.file)))
         for message, where in run.errors:

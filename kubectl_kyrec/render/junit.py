@@ -27,6 +27,9 @@ def _clean(text: str) -> str:
 
 def _case_name(f: Finding) -> str:
     name = f.subject_display() or f.message_class
+    if f.command == "test" and f.policy:
+        # a test row is named as its results entry names it: policy/rule, then the resource it checks
+        return f"{f.policy}/{f.rule} {name}" if f.rule else f"{f.policy} {name}"
     return f"{name} [{f.rule}]" if f.rule and f.rule != f.policy else name
 
 

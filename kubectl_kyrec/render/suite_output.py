@@ -11,7 +11,7 @@ from kubectl_kyrec.model import Source
 from kubectl_kyrec.render.fit import REF, Column, wrap
 from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
-from kubectl_kyrec.testsuite.rows import Mode, Row, SuiteRun
+from kubectl_kyrec.testsuite.rows import Mode, Row, RowWarning, SuiteRun
 
 
 def _loc(source: Source | None) -> dict[str, Any] | None:
@@ -33,13 +33,33 @@ def counts(runs: Sequence[SuiteRun]) -> dict[str, int]:
 
 def row_json(row: Row) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "file": row.file, "test": row.test, "policy": row.policy, "kind": row.kind, "resource": row.resource,
+        "file": row.file, "test": row.test, "policy": row.policy, "rule": row.rule, "kind": row.kind,
+        "resource": row.resource,
         "expected": row.expected, "actual": row.actual, "status": row.status, "reason": row.reason,
         "location": _loc(row.location), "message": row.message,
     }
     if row.diff is not None:
         out["diff"] = row.diff
     return out
+
+
+def all_warnings(runs: Sequence[SuiteRun]) -> list[RowWarning]:
+    return [w for run in runs for w in run.warnings]
+
+
+def warning_json(warning: RowWarning) -> dict[str, Any]:
+    return {"reason": warning.reason, "policy": warning.policy, "rule": warning.rule, "kind": warning.kind,
+            "resource": warning.resource, "location": _loc(warning.location), "message": warning.message}
+
+
+def warning_lines(runs: Sequence[SuiteRun]) -> list[str]:
+    """`file:line: policy[/rule] Kind ns/name: reason: message`, one per warning, where the row is written."""
+    lines = []
+    for w in all_warnings(runs):
+        policy = f"{w.policy}/{w.rule}" if w.rule else w.policy
+        resource = f"{w.kind} {w.resource}" if w.kind else w.resource
+        lines.append(f"{w.location}: {policy} {resource}: {w.reason}: {w.message}")
+    return lines
 
 
 def suite_summary(runs: Sequence[SuiteRun], load_errors: Sequence[object] = ()) -> dict[str, int]:
@@ -64,6 +84,8 @@ def suite_parts(runs: Sequence[SuiteRun], mode: Mode, *, fail_only: bool = False
         ("rows", [row_json(r) for r in all_rows(runs, fail_only)]),
         ("errors", [{"message": m, "location": _loc(s)} for m, s in errors]),
         ("notices", list(notices)),
+        # rows the cluster decides differently from Kyverno's CLI, and vacuous rows (testsuite/verdicts.py)
+        ("warnings", [warning_json(w) for w in all_warnings(runs)]),
     ]
 
 
@@ -107,8 +129,10 @@ def render_table(runs: Sequence[SuiteRun], *, fail_only: bool = False, wide: boo
         if r.diff:
             parts.append(f"{_row(r, base)}: {r.policy} {r.kind} {r.resource}:\n" + r.diff.rstrip("\n"))
     total = counts(runs)
+    warnings = len(all_warnings(runs))
     parts.append(f"{total['passed']} passed, {total['failed']} failed"
-                 + (f", {total['notEvaluated']} not evaluated" if total["notEvaluated"] else ""))
+                 + (f", {total['notEvaluated']} not evaluated" if total["notEvaluated"] else "")
+                 + (f", {warnings} warning(s)" if warnings else ""))
     return "\n\n".join(parts) + "\n"
 
 

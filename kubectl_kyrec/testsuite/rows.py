@@ -1,21 +1,24 @@
 """Run one loaded Kyverno test suite and check each of its rows (SEMANTICS E.2). Pure: data in, rows out.
 
-A row is one (results entry, resource). Two ways to decide it:
+A row is one (results entry, resource). Two ways to decide it (issue 27):
 
-- **strict** (the default): the resource must be in the test (`kind` and `ns/name` respected) and the
-  policy must have answered for it; a resource the policy gave no response for fails `not-matched`
-  (a matchConditions skip is a response).
-- **kyverno**: Kyverno's own test runner (kk: cmd/cli/kubectl-kyverno/commands/test/output.go
-  printTestResult): names select resources of any kind, a name list matching nothing checks every
-  resource, a resource without a response passes "Excluded" when the policy is a ValidatingPolicy with
-  complex matchConstraints (the CLI keeps an empty response only for those) or a
-  ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise; the CEL kinds' responses are
+- **kyverno** (the default): Kyverno's own test runner (kk: cmd/cli/kubectl-kyverno/commands/test/output.go
+  printTestResult), since suites are written against it: names select resources of any kind, a name list
+  matching nothing checks every resource, a resource without a response passes "Excluded" when the policy
+  is a ValidatingPolicy with complex matchConstraints (the CLI keeps an empty response only for those) or
+  a ValidatingAdmissionPolicy (always kept), and fails "Not found" otherwise; the CEL kinds' responses are
   compared as they are (kk 111e07bb reads no `is<Kind>Policy` flag: command.go isRulelessPolicyKind),
   while a classic entry without a flag looks rules up by name and counts every mismatch as a success when
   it expects `fail`; HTTP/Envoy requests are named by their path joined to the test's directory, as the
-  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner).
+  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner),
+  and mocked HTTP responses are wrapped as the CLI wraps them.
+- **strict** (`--strict`, cluster semantics): the resource must be in the test (`kind` and `ns/name`
+  respected) and the policy must have answered for it; a resource the policy gave no response for fails
+  `not-matched` (a matchConditions skip is a response).
 
-Evaluation itself is Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
+Every row is decided both ways; where the two verdicts differ, or the CLI's pass checks nothing (a vacuous
+row), the suite carries a warning for it, in both modes (testsuite/verdicts.py). Evaluation itself is
+Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import datetime
 import difflib
 import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -38,13 +41,17 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
-from kubectl_kyrec.model import Document, Notice, Obj, Ref, Result, Source, Subject, group_version
+from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Source, Subject, group_version
 from kubectl_kyrec.testsuite.suite import LoadedSuite, ResourceSpec, TestResultEntry
 
 
 class Mode(enum.Enum):
     STRICT = "strict"
     KYVERNO = "kyverno"
+
+    @property
+    def other(self) -> Mode:
+        return Mode.STRICT if self is Mode.KYVERNO else Mode.KYVERNO
 
 
 # row reasons (DESIGN section 3, `test` contract)
@@ -56,6 +63,15 @@ RESULT_MISMATCH = "result-mismatch"
 GENERATED_MISMATCH = "generated-mismatch"
 LOAD_ERROR = "load-error"
 NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
+
+# warnings (RowWarning.reason): the cluster would decide the row differently from Kyverno's CLI, or the row
+# is vacuous, passed by the CLI without checking anything
+CLUSTER_DIFFERENCE = "cluster-difference"
+MATCHED_NOTHING = "matched-nothing"         # the policy gave the resource no response: "Excluded"
+MISSING_RULE = "missing-rule"               # the entry names a rule the (classic) policy does not have
+MISSING_RESOURCE = "missing-resource"       # the entry names a resource the test does not have
+FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy answered with `skip`
+VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP)
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
 
@@ -74,6 +90,10 @@ class Row:
     message: str = ""
     location: Source | None = None      # the results entry in the test file
     diff: str | None = None
+    rule: str = ""                      # the entry's rule ("" for most CEL-kind entries)
+    # set by the CLI's deciding when its pass checks nothing (verdicts.VACUOUS): the row would pass
+    # whatever it expects
+    vacuous: str = ""
 
     @property
     def evaluated(self) -> bool:
@@ -109,6 +129,21 @@ class GenerationRun:
 GenerateFn = Callable[[LoadedSuite, str], GenerationRun]
 
 
+@dataclass(frozen=True)
+class RowWarning:
+    """A row the cluster would decide differently from Kyverno's CLI, or one whose pass checks nothing
+    (`reason`: verdicts.CLUSTER_DIFFERENCE or one of verdicts.VACUOUS). `resource` is the row's, or the
+    name as the entry writes it when that name selects nothing."""
+
+    reason: str
+    policy: str
+    rule: str
+    kind: str
+    resource: str
+    message: str
+    location: Source | None = None      # the results entry in the test file
+
+
 @dataclass
 class SuiteRun:
     file: str
@@ -116,6 +151,7 @@ class SuiteRun:
     rows: list[Row] = field(default_factory=list)
     errors: list[tuple[str, Source | None]] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
+    warnings: list[RowWarning] = field(default_factory=list)
 
 
 @dataclass
@@ -143,13 +179,18 @@ class _Context:
 
 
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
-              mode: Mode = Mode.STRICT, generate: GenerateFn | None = None) -> SuiteRun:
-    """Evaluate the suite once per operation its rows need, then decide every row.
+              mode: Mode = Mode.KYVERNO, generate: GenerateFn | None = None,
+              other_libraries: LibraryFactory | None = None) -> SuiteRun:
+    """Evaluate the suite once per operation its rows need, then decide every row in `mode`, and again in
+    the other mode for the suite's warnings (verdicts.entry_warnings).
 
     `libraries` serve the validating kinds; `generate` (see generating_hook) the generating ones, whose
-    rows are load errors without it. A policy that does not compile fails its rows with `load-error`
-    and is a suite error too.
+    rows are load errors without it. `other_libraries` are the other mode's, when they differ (the test
+    mocks HTTP responses, which Kyverno's CLI wraps): `libraries` otherwise. A policy that does not compile
+    fails its rows with `load-error` and is a suite error too.
     """
+    from kubectl_kyrec.testsuite.verdicts import entry_warnings
+
     suite = loaded.suite
     out = SuiteRun(suite.path, suite.name, notices=list(loaded.notices))
     if loaded.error is not None:
@@ -167,36 +208,15 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None,
         classic={p.meta.name: p for p in policies.classic})
-    state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
+    # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
+    evaluates_alike = not policies.admission and other_libraries is None
+    other = replace(ctx, mode=mode.other, runs={})
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
-        options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
-                              namespace_labels=loaded.values.namespace_labels,
-                              vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
-                              vap_params=tuple(loaded.param_objects),
-                              payload_modes=(("JSON",) if loaded.payloads else ()) + (
-                                  AUTHZ_MODES if loaded.authz_payloads else ()),
-                              classic=_classic_options(loaded, kinds) if policies.classic else None)
-        outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries,
-                           options=options)
-        subjects = list(outcome.subjects)
-        all_results = list(outcome.results)
-        errors = list(outcome.errors)
-        if loaded.payloads:
-            payload_run = evaluate_json_payloads(policies, loaded.payloads, libraries=libraries, now=now)
-            subjects.extend(payload_run.subjects)
-            all_results.extend(payload_run.results)
-            errors.extend(e for e in payload_run.errors if e not in errors)
-        if loaded.authz_payloads:
-            authz_run = evaluate_authz_payloads(policies, loaded.authz_payloads, libraries=libraries, now=now)
-            subjects.extend(authz_run.subjects)
-            all_results.extend(authz_run.results)
-            errors.extend(e for e in authz_run.errors if e not in errors)
-        results: dict[tuple[str, Ref], list[Result]] = {}
-        for r in all_results:
-            results.setdefault((_name_part(r.policy), r.subject), []).append(r)
+        subjects, results, errors, notices = _evaluate(loaded, operation, mode, kinds=kinds,
+                                                       libraries=libraries, now=now)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
@@ -220,11 +240,56 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             # a policy that does not compile makes the test file unloadable too (exit 3)
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
-        out.notices.extend(n for n in outcome.notices if n not in out.notices)
+        out.notices.extend(n for n in notices if n not in out.notices)
         ctx.runs[operation] = _Evaluation(subjects, results, generated)
+        if evaluates_alike:
+            other.runs[operation] = ctx.runs[operation]
+        else:
+            # generation does not depend on the mode; the other evaluation's errors and notices are this
+            # one's, or the CLI's shortcuts: the suite reports its own mode's
+            other_subjects, other_results, _, _ = _evaluate(loaded, operation, mode.other, kinds=kinds,
+                                                            libraries=other_libraries or libraries, now=now)
+            other.runs[operation] = _Evaluation(other_subjects, other_results, generated)
     for entry in suite.results:
-        out.rows.extend(_entry_rows(ctx, entry))
+        rows = _entry_rows(ctx, entry)
+        out.rows.extend(rows)
+        out.warnings.extend(entry_warnings(entry, mode, rows, _entry_rows(other, entry),
+                                           _missing_names(entry, ctx.runs[_operation(loaded, entry)].subjects)))
     return out
+
+
+def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLookup, libraries: LibraryFactory,
+              now: datetime.datetime
+              ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice]]:
+    """One operation's validating results (resources, JSON and HTTP/Envoy payloads), by policy name and
+    subject, with the run's errors and notices."""
+    policies = loaded.policies
+    state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
+    options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
+                          namespace_labels=loaded.values.namespace_labels,
+                          vap_runner=VapRunner.CLI if mode is Mode.KYVERNO else VapRunner.SCAN,
+                          vap_params=tuple(loaded.param_objects),
+                          payload_modes=(("JSON",) if loaded.payloads else ()) + (
+                              AUTHZ_MODES if loaded.authz_payloads else ()),
+                          classic=_classic_options(loaded, kinds) if policies.classic else None)
+    outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries, options=options)
+    subjects = list(outcome.subjects)
+    all_results = list(outcome.results)
+    errors = list(outcome.errors)
+    if loaded.payloads:
+        payload_run = evaluate_json_payloads(policies, loaded.payloads, libraries=libraries, now=now)
+        subjects.extend(payload_run.subjects)
+        all_results.extend(payload_run.results)
+        errors.extend(e for e in payload_run.errors if e not in errors)
+    if loaded.authz_payloads:
+        authz_run = evaluate_authz_payloads(policies, loaded.authz_payloads, libraries=libraries, now=now)
+        subjects.extend(authz_run.subjects)
+        all_results.extend(authz_run.results)
+        errors.extend(e for e in authz_run.errors if e not in errors)
+    results: dict[tuple[str, Ref], list[Result]] = {}
+    for r in all_results:
+        results.setdefault((_name_part(r.policy), r.subject), []).append(r)
+    return subjects, results, errors, list(outcome.notices)
 
 
 def _unloaded_row(loaded: LoadedSuite, entry: TestResultEntry, label: str) -> Row:
@@ -263,10 +328,10 @@ def _labels(entry: TestResultEntry) -> list[str]:
 
 
 def _row(loaded: LoadedSuite, entry: TestResultEntry, resource: str, kind: str, actual: str, passed: bool,
-         reason: str, message: str = "", diff: str | None = None) -> Row:
+         reason: str, message: str = "", diff: str | None = None, vacuous: str = "") -> Row:
     return Row(file=loaded.suite.path, test=loaded.suite.name, policy=entry.policy, kind=kind,
                resource=resource, expected=entry.result, actual=actual, passed=passed, reason=reason,
-               message=message, location=entry.source, diff=diff)
+               message=message, location=entry.source, diff=diff, rule=entry.rule, vacuous=vacuous)
 
 
 def _display(subject: Subject) -> str:
@@ -336,6 +401,16 @@ def _strict_targets(entry: TestResultEntry, subjects: Sequence[Subject]
             yield from ((spec.display(), s, "") for s in hits)
         else:
             yield spec.display(), None, f"no resource {spec.display()} in the test"
+
+
+def _missing_names(entry: TestResultEntry, subjects: Sequence[Subject]) -> list[str]:
+    """The names and resourceSpecs of the entry that select nothing, even as Kyverno's CLI selects (any
+    kind, cluster-scoped resources in `default`): the CLI drops them silently, or checks every resource
+    when none of them selects anything."""
+    names = [n for n in entry.resources if not any(_name_matches(n, s, Mode.KYVERNO) for s in subjects)]
+    specs = [s.display() for s in entry.resource_specs
+             if not any(_spec_matches(s, subject, Mode.KYVERNO) for subject in subjects)]
+    return names + specs
 
 
 def _kyverno_targets(entry: TestResultEntry, subjects: Sequence[Subject]) -> list[Subject]:
@@ -464,15 +539,19 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         checked = [r for r in results if r.rule in wanted]
     if checked:
         actual, passed, message = _compare(entry, checked)
-        if not ruleless and entry.result == "fail":
+        vacuous = ""
+        if not ruleless and entry.result == "fail" and not passed:
             passed = True
+            vacuous = FAIL_MET_BY_SKIP if actual == "skip" else ""
         reason = OK if passed else RESULT_MISMATCH
-        return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message)
+        return _row(ctx.loaded, entry, resource, kind, actual, passed, reason, message, vacuous=vacuous)
     policy = ctx.validating.get(name)
     # the CLI keeps every ValidatingAdmissionPolicy and classic policy response, empty ones too
     # (policy_processor.go): no rule answering is "Excluded"
     if results or (policy is not None and is_complex(policy)) or name in ctx.admission or name in ctx.classic:
-        return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded")
+        missing_rule = name in ctx.classic and not _has_rule(ctx.classic[name], entry.rule)
+        return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded",
+                    vacuous=MISSING_RULE if missing_rule else MATCHED_NOTHING)
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
 
 
@@ -480,6 +559,12 @@ def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:
     from kubectl_kyrec.testsuite.classic_options import suite_options
 
     return suite_options(loaded, kinds)
+
+
+def _has_rule(policy: Any, rule: str) -> bool:
+    """Whether a classic policy has the rule, or the rule is an autogen variant of one it has."""
+    names = {r.name for r in policy.rules}
+    return rule in names or any(rule == f"{prefix}{n}" for n in names for prefix in ("autogen-", "autogen-cronjob-"))
 
 
 def _classic_generate_rule(policy: Any, rule: str) -> bool:

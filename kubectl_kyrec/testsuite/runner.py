@@ -33,21 +33,22 @@ def run_files(files: Sequence[str], *, now: datetime.datetime,
             continue
         for suite in suites:        # a file may hold several Test documents; each is its own test
             loaded = load_suite(suite)
-            kinds, libraries, generate = suite_environment(loaded, now, mode)
+            kinds, libraries, generate, other_libraries = suite_environment(loaded, now, mode)
             runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
-                                  generate=generate))
+                                  generate=generate, other_libraries=other_libraries))
     return runs, load_errors
 
 
 def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
-                      ) -> tuple[KindTable, LibraryFactory, GenerateFn | None]:
-    """The kind table, CEL libraries and generation hook one suite evaluates with.
+                      ) -> tuple[KindTable, LibraryFactory, GenerateFn | None, LibraryFactory | None]:
+    """The kind table, CEL libraries and generation hook one suite evaluates with, and the libraries of the
+    other mode when they differ (None when they do not).
 
     `resource.Get/List` see the Context file's resources, the clusterResources and paramResources, and,
     when the test sets clusterResources, its resources too: the objects Kyverno's CLI puts in its fake
     cluster (SEMANTICS E.1). A Context file that does not load becomes the suite's load error. The test's
     apiCallResponses answer `http.Get/Post` as a server would in strict mode, wrapped as Kyverno's CLI wraps
-    them with `--compat kyverno` (docs/compatibility.md).
+    them by default (docs/compatibility.md).
     """
     from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext, ObjectsProvider
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
@@ -77,18 +78,22 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     objects = [d.obj for d in [*loaded.cluster_objects, *loaded.param_objects]]
     if loaded.suite.cluster_resources:
         objects.extend(d.obj for d in loaded.resources)
-    provider: ContextProvider = EmptyProvider(resource_of, kind_of=kind_of)
-    if loaded.error is None:
-        try:
-            provider = ObjectsProvider(objects, resource_of, loaded.context, kind_of=kind_of,
-                                       read_file=read_file, http_mocks=loaded.mocks.http,
-                                       global_mocks=loaded.mocks.global_entries,
+    def provider_for(mode: Mode) -> ContextProvider:
+        if loaded.error is None:
+            try:
+                return ObjectsProvider(objects, resource_of, loaded.context, kind_of=kind_of, read_file=read_file,
+                                       http_mocks=loaded.mocks.http, global_mocks=loaded.mocks.global_entries,
                                        cli_http_mocks=mode is Mode.KYVERNO)
-        except (ValueError, InputError) as exc:
-            loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
-    context = LibraryContext(now=now, provider=provider)
+            except (ValueError, InputError) as exc:
+                loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
+        return EmptyProvider(resource_of, kind_of=kind_of)
+
+    context = LibraryContext(now=now, provider=provider_for(mode))
     sink = GeneratorSink()
     generate = generating_hook(kinds=kinds, libraries=library_factory(context, extra=generator_extra(sink)),
                                sink=sink, now=now)
-    return kinds, library_factory(context), generate
+    # only mocked HTTP responses read differently in the other mode (the CLI wraps them)
+    other = (library_factory(LibraryContext(now=now, provider=provider_for(mode.other)))
+             if loaded.mocks.http and loaded.error is None else None)
+    return kinds, library_factory(context), generate, other
 

@@ -21,7 +21,7 @@ COMMANDS = {
              str(DIFF / "state.yaml")],
     "coverage": ["coverage", "-p", str(COVERAGE / "policy.yaml"), "--state", str(COVERAGE / "state.json"),
                  "--now", "2026-11-29T00:00:00Z", "--exclusions", str(COVERAGE / "exclusions.yaml")],
-    "test": ["test", str(TESTS)],
+    "test": ["test", "--strict", str(TESTS)],
 }
 
 
@@ -100,7 +100,8 @@ def test_only_file_outputs_still_say_something_on_stderr(tmp_path) -> None:  # t
     ("diff", "json", "kyrec diff: downstreams 1 in-sync, 1 orphan; wrote "),
     ("coverage", "yaml", "kyrec coverage: 6 in scope (1 current, 2 missing, 1 stale, 1 misnamed, 1 excluded), "
                          "1 orphan reports; wrote "),
-    ("test", "junit", "kyrec test: 47 passed, 15 failed, 2 not evaluated, 1 test file(s) not loaded; wrote "),
+    ("test", "junit", "kyrec test: 47 passed, 15 failed, 2 not evaluated, 18 warning(s), 1 test file(s) not loaded; "
+                     "wrote "),
 ])
 def test_every_command_says_what_it_found_when_its_outputs_are_files(  # type: ignore[no-untyped-def]
         tmp_path, command: str, fmt: str, said: str) -> None:

@@ -181,8 +181,11 @@ BASELINE = sorted({
 TEST_RESULT = sorted({
     *ENVELOPE, *ERRORS, "mode", "allowNotEvaluated", "rows",
     *(f"rows[].{k}" for k in ("actual", "diff", "expected", "file", "kind", "message", "policy", "reason",
-                              "resource", "status", "test")),
+                              "resource", "rule", "status", "test")),
     *_loc("rows[].location"),
+    # issue 27: rows the two modes decide differently, and vacuous rows
+    "warnings", *(f"warnings[].{k}" for k in ("kind", "message", "policy", "reason", "resource", "rule")),
+    *_loc("warnings[].location"),
     *(f"summary.{k}" for k in ("passed", "failed", "errors", "notEvaluated")),
 })
 

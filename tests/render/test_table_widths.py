@@ -73,7 +73,7 @@ def test_test_table_at_80_columns_keeps_every_name_whole(columns_80: None) -> No
 
 
 def test_test_wide_shows_everything_whole() -> None:
-    result = CliRunner().invoke(cli, ["test", str(DATA / "testrun"), "-o", "wide"])
+    result = CliRunner().invoke(cli, ["test", str(DATA / "testrun"), "--strict", "-o", "wide"])
     header = result.stdout.splitlines()[0].split()
     assert header == ["STATUS", "ROW", "POLICY", "KIND", "RESOURCE", "EXPECTED", "ACTUAL", "REASON", "MESSAGE"]
     assert "testdata/testrun/generated-mismatch/kyverno-test.yaml:10" in result.stdout

@@ -20,7 +20,7 @@ from kubectl_kyrec.cli.main import cli
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "testdata" / "testrun"
 UPDATE = os.environ.get("KYREC_UPDATE_GOLDEN") == "1"
-MODES = {"strict": [], "kyverno": ["--compat", "kyverno"]}
+MODES = {"strict": ["--strict"], "kyverno": []}
 
 
 def case_names() -> list[str]:
@@ -44,12 +44,16 @@ def observe(case: Path, mode: str) -> dict[str, Any]:
     result = CliRunner().invoke(cli, ["test", str(case), "-o", "json", *MODES[mode]])
     doc = json.loads(result.stdout)
     assert doc["apiVersion"] == "kyrec/v1" and doc["kind"] == "TestResult" and doc["mode"] == mode
-    return {
+    observed = {
         "exit": result.exit_code,
         "summary": doc["summary"],
         "rows": [row_line(r) for r in doc["rows"]],
         "errors": [f"{relative(e['location'], case)}: {e['message']}" for e in doc["errors"]],
     }
+    if doc["warnings"]:     # cases without warnings keep the expectations they had before warnings existed
+        observed["warnings"] = [f"{relative(w['location'], case)}: {w['reason']} {w['policy']} {w['kind']} "
+                                f"{w['resource']}: {w['message']}" for w in doc["warnings"]]
+    return observed
 
 
 @pytest.mark.parametrize("name", case_names())

@@ -20,7 +20,7 @@ def invoke(*args: str) -> Result:
 
 
 def test_table_lists_failures_first_and_ends_with_the_counts() -> None:
-    result = invoke(str(CASES / "failing-row"))
+    result = invoke(str(CASES / "failing-row"), "--strict")
     assert result.exit_code == 1
     lines = result.stdout.rstrip("\n").splitlines()
     assert lines[0].split()[:3] == ["STATUS", "ROW", "POLICY"]
@@ -30,15 +30,15 @@ def test_table_lists_failures_first_and_ends_with_the_counts() -> None:
     assert failing.startswith("FAIL") and "yaml:24" in failing and " pass " in failing
     # the reason and message of a failing row have a line of their own under the table
     assert "kyverno-test.yaml:24: not-found: no resource named 'missing-pod' in the test" in lines
-    assert lines[-1] == "2 passed, 2 failed"
+    assert lines[-1] == "2 passed, 2 failed, 1 warning(s)"
 
 
 def test_fail_only_hides_passing_rows_but_not_the_counts() -> None:
-    result = invoke(str(CASES / "failing-row"), "--fail-only")
+    result = invoke(str(CASES / "failing-row"), "--fail-only", "--strict")
     rows = [line for line in result.stdout.splitlines() if line.startswith(("PASS", "FAIL"))]
     assert [r.split()[0] for r in rows] == ["FAIL", "FAIL"]
-    assert result.stdout.rstrip().endswith("2 passed, 2 failed")
-    doc = json.loads(invoke(str(CASES / "failing-row"), "--fail-only", "-o", "json").stdout)
+    assert result.stdout.rstrip().endswith("2 passed, 2 failed, 1 warning(s)")
+    doc = json.loads(invoke(str(CASES / "failing-row"), "--fail-only", "--strict", "-o", "json").stdout)
     assert {r["status"] for r in doc["rows"]} == {"fail"} and doc["summary"]["passed"] == 2
 
 
@@ -49,7 +49,7 @@ def test_table_shows_the_diff_of_a_generated_resource() -> None:
 
 
 def test_json_follows_the_contract() -> None:
-    doc = json.loads(invoke(str(CASES / "not-matched"), "-o", "json").stdout)
+    doc = json.loads(invoke(str(CASES / "not-matched"), "--strict", "-o", "json").stdout)
     assert set(doc) >= {"apiVersion", "kind", "kyrecVersion", "mode", "summary", "rows"}
     assert doc["summary"] == {"passed": 1, "failed": 2, "errors": 0, "notEvaluated": 0}
     for row in doc["rows"]:
@@ -60,7 +60,7 @@ def test_json_follows_the_contract() -> None:
 
 
 def test_junit_has_a_testcase_per_row_and_a_failure_per_failing_row() -> None:
-    result = invoke(str(CASES / "failing-row"), "-o", "junit")
+    result = invoke(str(CASES / "failing-row"), "--strict", "-o", "junit")
     root = ET.fromstring(result.stdout.split("\n", 1)[1])
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("4", "2", "0")
     cases = root.findall("./testsuite/testcase")

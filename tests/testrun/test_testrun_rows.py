@@ -298,7 +298,7 @@ def test_unknown_unevaluated_and_uncompilable_policies() -> None:
             entry("mut", "pass", "x", index=3, flags=("MutatingPolicy",)),
         ],
     )
-    result = run_suite(loaded, kinds=KindTable(), libraries=libraries, now=NOW)
+    result = run_suite(loaded, kinds=KindTable(), libraries=libraries, now=NOW, mode=Mode.STRICT)
     assert [(r.reason, r.message.split(":")[0]) for r in result.rows] == [
         ("not-found", "policy 'absent' is not among the test's policies"),
         ("not-evaluated", "kyrec does not evaluate ClusterCleanupPolicy policies"),
