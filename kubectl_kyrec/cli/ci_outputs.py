@@ -256,7 +256,7 @@ def coverage_findings(run: Any) -> list[Finding]:
 
 
 def test_findings(run: Any) -> list[Finding]:
-    from kubectl_kyrec.reconcile.findings import from_test_runs
+    from kubectl_kyrec.testsuite.findings import from_test_runs
 
     out = from_test_runs(run.runs)
     out += [Finding(command="test", suite=str(where.file) if where else "test files", policy="", rule="",

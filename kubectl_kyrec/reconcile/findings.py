@@ -16,7 +16,6 @@ from kubectl_kyrec.load.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Result, Source, group_version
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.test_rows import SuiteRun
     from kubectl_kyrec.reconcile.coverage import Coverage
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
@@ -220,28 +219,6 @@ def from_coverage(cov: Coverage, locate: Locate = _no_location) -> list[Finding]
             message = f"report {s.status}" + (f" ({s.reason})" if s.reason else "")
         out.append(Finding(command="coverage", suite="coverage", policy="", rule="", subject=s.subject,
                            outcome=outcome, message=message, message_class=s.status, location=locate(s.subject)))
-    return out
-
-
-def from_test_runs(runs: Sequence[SuiteRun]) -> list[Finding]:
-    """A test row is a case of its test; its location is the results entry in the test file."""
-    out = []
-    for run in runs:
-        suite = f"{run.file}: {run.test}" if run.test else run.file
-        for row in run.rows:
-            subject = Ref("", row.kind, "", row.resource, "")
-            # a row kyrec could not evaluate was neither passed nor failed: a CI view shows it skipped
-            outcome = "skip" if not row.evaluated else "pass" if row.passed else "fail"
-            # a decided row says what it expected and what it got first, as a test runner's assertion does
-            message = row.message if not row.evaluated else (
-                f"expected {row.expected}, got {row.actual or 'no result'} ({row.reason})"
-                + (f": {row.message}" if row.message else ""))
-            out.append(Finding(command="test", suite=suite, policy=row.policy, rule=row.rule, subject=subject,
-                               outcome=outcome, message=message, message_class=row.reason or outcome,
-                               location=row.location or Source(run.file)))
-        for message, where in run.errors:
-            out.append(Finding(command="test", suite=suite, policy="", rule="", subject=None, outcome="error",
-                               message=message, message_class="error", location=where or Source(run.file)))
     return out
 
 
