@@ -113,7 +113,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              base_policy_paths=base_policy_paths, json_paths=json_paths,
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
     with Progress.on_terminal("evaluated") as progress:
-        run = run_eval(options, source, on_subject=progress.tick)
+        run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     report_run(run)
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))

@@ -89,7 +89,10 @@ _Slice = tuple[list[tuple[Result, bool]], list[tuple[Any, Notice]], int]
 
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
-             on_subject: Callable[[Subject], None] | None = None) -> EvalOutcome:
+             on_subject: Callable[[Subject], None] | None = None,
+             on_total: Callable[[int], None] | None = None) -> EvalOutcome:
+    """`on_subject`: called once per subject evaluated; `on_total`: told how many there will be, once the
+    filters have chosen them (a progress line's total and estimate)."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     envs = Environments(libraries)
     compiled: list[CompiledValidatingPolicy] = []
@@ -135,6 +138,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         if options.selection.selector is not None and not matches_selector(options.selection.selector, labels):
             continue
         out.subjects.append(subject)
+    if on_total is not None:
+        on_total(len(out.subjects))
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
     by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
     parent = os.getpid()

@@ -8,9 +8,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from kubectl_kyrec.golang.time import format_duration
+
 
 class Progress:
-    """`tick` once per object; a line `evaluated N objects (R/s)` is redrawn at most every `interval` s."""
+    """`tick` once per object; a line `evaluated N objects (R/s)` is redrawn at most every `interval` s, and
+    once `expect` has said how many there are, `evaluated N of T objects (R/s, about 1m20s left)`."""
 
     def __init__(self, label: str, stream: TextIO, interval: float = 0.25) -> None:
         self.label = label
@@ -20,6 +23,10 @@ class Progress:
         self.start = time.monotonic()
         self._next = self.start + interval
         self._shown = False
+        self.total: int | None = None
+
+    def expect(self, total: int) -> None:
+        self.total = total
 
     def tick(self, _item: Any = None) -> None:
         self.count += 1
@@ -31,9 +38,16 @@ class Progress:
             rate = self.count / max(now - self.start, 1e-9)
             # numbers as every table and summary line prints them: no thousands separator (kubectl's way;
             # a count copies into a script or a comparison as it is)
-            self.stream.write(f"\r{self.label} {self.count} objects ({rate:.0f}/s)\x1b[K")
+            self.stream.write(f"\r{self.label} {self._progress(rate)}\x1b[K")
             self.stream.flush()
             self._shown = True
+
+    def _progress(self, rate: float) -> str:
+        if not self.total or self.count > self.total:
+            return f"{self.count} objects ({rate:.0f}/s)"
+        # the time left at the rate so far, to the second as Go prints a duration (`1m20s`)
+        left = format_duration(round((self.total - self.count) / rate) * 1_000_000_000 if rate > 0 else 0)
+        return f"{self.count} of {self.total} objects ({rate:.0f}/s, about {left} left)"
 
     def close(self) -> None:
         if self._shown:
@@ -47,17 +61,19 @@ class Progress:
         stream = stream if stream is not None else sys.stderr
         progress = Progress(label, stream) if _is_terminal(stream) else None
         try:
-            yield _Handle(progress.tick if progress is not None else None)
+            yield _Handle(progress)
         finally:
             if progress is not None:
                 progress.close()
 
 
 class _Handle:
-    __slots__ = ("tick",)
+    __slots__ = ("expect", "tick")
 
-    def __init__(self, tick: Callable[[Any], None] | None) -> None:
-        self.tick = tick
+    def __init__(self, progress: Progress | None) -> None:
+        self.tick: Callable[[Any], None] | None = progress.tick if progress is not None else None
+        self.expect: Callable[[int], None] | None = progress.expect if progress is not None else None
+
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -94,8 +94,10 @@ def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence
 
 
 def run_eval(options: EvalRunOptions, source: InputSource,
-             on_subject: Callable[[Subject], None] | None = None) -> EvalResult:
-    """`on_subject`: called once per subject as it is evaluated (progress on a terminal)."""
+             on_subject: Callable[[Subject], None] | None = None,
+             on_total: Callable[[int], None] | None = None) -> EvalResult:
+    """`on_subject`: called once per subject as it is evaluated, `on_total` with how many there are (progress
+    on a terminal)."""
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
@@ -137,7 +139,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
-                       options=eval_options, on_subject=on_subject)
+                       options=eval_options, on_subject=on_subject, on_total=on_total)
     # generating policies: their results join the others, their downstreams are listed
     generated = generate_for_inputs(inputs, now=now, selection=selection)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]

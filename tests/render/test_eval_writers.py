@@ -3,6 +3,7 @@ nothing is built for a format that does not print it."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 import re
@@ -95,6 +96,47 @@ def test_progress_only_on_a_terminal() -> None:
     assert "evaluated 1280 objects" in terminal.getvalue() and terminal.getvalue().endswith("\r\x1b[K")
     assert "," not in terminal.getvalue()
     assert pipe.getvalue() == ""
+
+
+def test_progress_says_the_total_and_the_time_left_once_it_knows_the_total() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    with Progress.on_terminal("evaluated", terminal) as handle:
+        assert handle.tick is not None and handle.expect is not None
+        progress = handle.tick.__self__  # type: ignore[attr-defined]
+        progress.interval = progress._next = 0.0
+        handle.expect(1000)
+        progress.start -= 10.0           # 64 objects in about 10 s: 6/s, 936 left
+        for _ in range(64):
+            handle.tick(None)
+    line = terminal.getvalue().split("\r")[1]
+    assert line.startswith("evaluated 64 of 1000 objects (6/s, about 2m")
+    assert line.endswith(" left)\x1b[K")
+    # past the total (a total that undercounted), no estimate: the count alone
+    late = Progress("evaluated", Terminal(), interval=0.0)
+    late.expect(10)
+    for _ in range(64):
+        late.tick(None)
+    assert "of 10" not in late.stream.getvalue() and "evaluated 64 objects" in late.stream.getvalue()
+
+
+def test_the_eval_pipeline_tells_the_total_after_its_filters(tmp_path: Path) -> None:
+    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
+
+    pods = "\n---\n".join(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: a}}" for i in range(3))
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\n"
+    (tmp_path / "r.yaml").write_text(f"{pods}\n---\n{config_map}")
+    told: list[int] = []
+    now = datetime.datetime(2026, 11, 29, tzinfo=datetime.UTC)
+    run_eval(EvalRunOptions(now=now, selection=Selection(kinds=("Pod",))),
+             FileSource(policy_paths=[str(EXAMPLES / "policies")], resource_paths=[str(tmp_path / "r.yaml")]),
+             on_total=told.append)
+    assert told == [3]
 
 
 @pytest.mark.parametrize("cap", [None, 2])
