@@ -25,6 +25,9 @@ class ListRequest:
     label_selector: str = ""
     # "fullSpec" asks Kubescape storage for its stored payloads rather than its metadata rows
     resource_version: str = ""
+    # evidence only (UpdateRequests, for a finding's cause): no finding depends on it, so a refusal is said
+    # in a notice and the run goes on, complete
+    evidence: bool = False
 
     @property
     def path(self) -> str:

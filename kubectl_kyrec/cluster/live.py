@@ -11,6 +11,8 @@ The reads a run needs (DESIGN section 7), each one paginated LIST per resource t
   any kind are found (policy-gone, kinds a policy stopped generating);
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
 - Kyverno's ConfigMap namespace (`kyverno`) for resourceFilters.
+- with downstreams, Kyverno's UpdateRequests (namespace `kyverno`): evidence for a finding's cause only, so
+  a refused LIST of them is a notice, not an unreadable kind.
 A full LIST records its kind as listed in its scope; a LIST narrowed by a selector records nothing (it
 cannot tell that an object is absent); a failed LIST records the kind as unreadable with its message.
 """
@@ -236,8 +238,11 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     requests = list(full.values())
     if kyverno_cm is not None and (kyverno_cm.group, kyverno_cm.kind) not in full:
         requests.append(ListRequest(kyverno_cm, namespace=KYVERNO_NAMESPACE))
+    update_requests = found.preferred_for("kyverno.io", "UpdateRequest")
+    if needs.downstreams and update_requests is not None and found.listable(update_requests):
+        requests.append(ListRequest(update_requests, namespace=KYVERNO_NAMESPACE, evidence=True))
     if needs.downstreams:
-        seen = set(full)
+        seen = set(full) | {("kyverno.io", "UpdateRequest")}     # listed whole above, where Kyverno keeps them
         for info in found.resources:
             key = (info.group, info.kind)
             if key in seen or "/" in info.resource or not found.listable(info):
@@ -261,7 +266,10 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
         req = outcome.request
         key = ListedKind(req.info.api_version, req.info.kind, req.namespace)
         if not outcome.ok:
-            if not req.label_selector:
+            if req.evidence:
+                notices.append(f"{req.info.kind}s in {req.namespace or 'all namespaces'} not read "
+                               f"({outcome.error or 'unreadable'}): causes cannot name them")
+            elif not req.label_selector:
                 unreadable[key] = outcome.error or "unreadable"
             else:
                 # a search for owned downstreams of a kind nothing else needs: said, not fatal

@@ -223,6 +223,13 @@ def filtered(kind: str, namespace: str, name: str, filters: Sequence[ResourceFil
     `api_version` None means unknown: then only filters whose group and version are `*` can match, and
     a `Namespace` kind is taken to be core/v1 (the only Namespace there is).
     """
+    return matching_filter(kind, namespace, name, filters, api_version=api_version,
+                           subresource=subresource) is not None
+
+
+def matching_filter(kind: str, namespace: str, name: str, filters: Sequence[ResourceFilter], *,
+                    api_version: str | None = None, subresource: str = "") -> ResourceFilter | None:
+    """The first filter entry that skips this resource (`filtered`'s rule; a cause names the entry)."""
     if api_version is None:
         group, version = ("", "v1") if kind == "Namespace" else (None, None)
     else:
@@ -233,11 +240,11 @@ def filtered(kind: str, namespace: str, name: str, filters: Sequence[ResourceFil
                 and wildcard_match(f.kind, kind) and wildcard_match(f.subresource, subresource)):
             continue
         if wildcard_match(f.namespace, namespace) and wildcard_match(f.name, name):
-            return True
+            return f
         # [Namespace,kube-system,*] and [*,kube-system,*] also filter the kube-system Namespace itself
         if is_namespace and wildcard_match(f.namespace, name):
-            return True
-    return False
+            return f
+    return None
 
 
 def _gv_match(pattern: str, value: str | None) -> bool:

@@ -58,6 +58,7 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome,
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.load.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of
+from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText
 from kubectl_kyrec.reconcile.masking import mask_pair
 from kubectl_kyrec.reconcile.normalize import (
@@ -131,6 +132,8 @@ class DownstreamChange:
     replace: bool = field(default=False, compare=False)
     # the LISTs this finding depends on (reconcile/reads.py); the plan acts only when all were listed
     depends_on: tuple[Read, ...] = field(default=(), compare=False)
+    # why it is not in sync (reconcile/causes.py); None until the run asks, and for in-sync
+    cause: Cause | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # One rule for every generating path (CEL and classic build these rows apart): a downstream whose owed-ness
@@ -159,6 +162,7 @@ class DownstreamChange:
             "fields": list(self.fields),
             "diff": diff_text(self.shown),
             "message": self.message or None,
+            "cause": self.cause.to_json() if self.cause else None,
         }
 
 

@@ -69,6 +69,7 @@ from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
 from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
 from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Subject, ref_of
+from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.claims import (
     EXPECTED_NAME,  # noqa: F401  (re-exported: the misnamed reason belongs to this table too)
     IGNORED,
@@ -157,6 +158,8 @@ class ReportChange:
     message: str = ""
     # the LISTs this finding depends on (reconcile/reads.py); the plan acts only when all were listed
     depends_on: tuple[Read, ...] = ()
+    # why it is not current (reconcile/causes.py); None until the run asks, and for current
+    cause: Cause | None = None
 
     def to_json(self, diff_text: DiffText) -> dict[str, Any]:
         """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions.
@@ -177,6 +180,7 @@ class ReportChange:
             "oldestEphemeralAgeSeconds": self.oldest_ephemeral_age_s,
             "inScope": self.in_scope,
             "message": self.message or None,
+            "cause": self.cause.to_json() if self.cause else None,
         }
 
 

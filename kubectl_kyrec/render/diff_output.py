@@ -16,7 +16,7 @@ from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
 from kubectl_kyrec.render import unified_diff as unified
-from kubectl_kyrec.render.fit import REF, TEXT, Column, wrap_counts
+from kubectl_kyrec.render.fit import REF, TEXT, Column, cause_header, cause_lines, with_causes, wrap_counts
 from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
 
@@ -62,11 +62,13 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
     counts = [f"{summary[str(c)]} {c}" for c in DownstreamClass]
     head = "Downstreams: " + ", ".join(counts) if wide else wrap_counts("Downstreams:", counts, width)
     rows = []
+    causes = []
     for change in diff.changes:
         if change.klass is DownstreamClass.IN_SYNC and not (wide or show_all):
             continue
         row = [str(change.klass), str(change.reason) if change.reason else "", change.policy, _ref(change.trigger),
                _ref(change.object)]
+        causes.append(change.cause.text if change.cause else "")
         if wide:
             row += ["yes" if change.enforced else "no", " ".join(change.fields)]
         elif not change.enforced:
@@ -78,10 +80,11 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
     if rows:
         if wide:
             table = io.StringIO()
-            write_rows(table, [c.header for c in _DOWNSTREAM_COLUMNS] + ["ENFORCED", "FIELDS"], rows)
+            write_rows(table, [c.header for c in _DOWNSTREAM_COLUMNS] + ["ENFORCED", "FIELDS"] + cause_header(causes),
+                       with_causes(rows, causes))
             text = table.getvalue().rstrip("\n")
         else:
-            text = render_fitted(_DOWNSTREAM_COLUMNS, rows, width)
+            text = render_fitted(_DOWNSTREAM_COLUMNS, rows, width, cause_lines(causes))
         lines += ["", text]
         if any(NOT_ENFORCED_MARK in row[0] for row in rows) and not wide:
             lines.append(NOT_ENFORCED_NOTE)

@@ -124,11 +124,14 @@ def _memo(convert: Callable[[str], str]) -> Callable[[str], str]:
     return once
 
 
-def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> Fitted:
-    """`rows` (cells as text) fitted to `width` as the module says; None: every column, as it is."""
+def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None,
+              under: Sequence[str] | None = None) -> Fitted:
+    """`rows` (cells as text) fitted to `width` as the module says; None: every column, as it is. `under`:
+    a text per row ("" for none) always printed under it, wrapped at `width`, after any text moved there."""
     keep = list(range(len(columns)))
+    extra = None if under is None else ["\n".join(wrap(text, width)) if text else "" for text in under]
     if width is None:       # no limit: the rows as they are, not even copied (a long eval has 100,000s)
-        return Fitted([c.header for c in columns], rows, [i for i in keep if columns[i].right], None)
+        return Fitted([c.header for c in columns], rows, [i for i in keep if columns[i].right], extra)
     cells = [list(row) for row in rows]
     widths: dict[int, int] = {}         # a column's width (header or widest cell), measured once
 
@@ -140,6 +143,8 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: i
 
     def fitted(below: list[str] | None = None) -> Fitted:
         shown = cells if len(keep) == len(columns) else [[row[i] for i in keep] for row in cells]
+        if extra is not None:
+            below = ["\n".join(t for t in pair if t) for pair in zip(below or [""] * len(extra), extra, strict=True)]
         return Fitted([columns[i].header for i in keep], shown, [n for n, i in enumerate(keep) if columns[i].right],
                       below)
 
@@ -197,13 +202,30 @@ def _lines(column: Column, width: int | None) -> _Lines:
     return lines
 
 
-def write_table(stream: TextIO, columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> None:
-    table = fit_table(columns, rows, width)
+def write_table(stream: TextIO, columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None,
+                under: Sequence[str] | None = None) -> None:
+    table = fit_table(columns, rows, width, under)
     write_rows(stream, table.headers, table.rows, right=table.right, below=table.below)
 
 
-def render_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> str:
+def render_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None,
+                 under: Sequence[str] | None = None) -> str:
     """`write_table` as text, without the last newline."""
     out = io.StringIO()
-    write_table(out, columns, rows, width)
+    write_table(out, columns, rows, width, under)
     return out.getvalue().rstrip("\n")
+
+
+# ---- a change's cause (reconcile/causes.py): a CAUSE column in -o wide, a line under its row otherwise ------
+
+def cause_header(causes: Sequence[str]) -> list[str]:
+    """["CAUSE"] when some row has one (a table of changes made without causes keeps its columns)."""
+    return ["CAUSE"] if any(causes) else []
+
+
+def with_causes(rows: Sequence[list[str]], causes: Sequence[str]) -> Sequence[list[str]]:
+    return [[*row, cause] for row, cause in zip(rows, causes, strict=True)] if any(causes) else rows
+
+
+def cause_lines(causes: Sequence[str]) -> list[str] | None:
+    return [f"cause: {cause}" if cause else "" for cause in causes] if any(causes) else None

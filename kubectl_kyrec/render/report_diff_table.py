@@ -7,7 +7,16 @@ from collections.abc import Collection
 
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
-from kubectl_kyrec.render.fit import REF, TEXT, Column, render_table, wrap_counts
+from kubectl_kyrec.render.fit import (
+    REF,
+    TEXT,
+    Column,
+    cause_header,
+    cause_lines,
+    render_table,
+    with_causes,
+    wrap_counts,
+)
 from kubectl_kyrec.render.text_table import write_rows
 
 
@@ -44,12 +53,14 @@ def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool =
     head = (f"Reports ({diff.report_api}): " + ", ".join(counts) if wide
             else wrap_counts(f"Reports ({diff.report_api}):", counts, width))
     rows = []
+    causes = []
     for change in diff.changes:
         if change.klass == ReportClass.CURRENT and not all_rows:
             continue
         row = [str(change.klass) + (BASELINED if baselined and id(change) in baselined else ""),
                change.reason or "", _ref(change.subject), _ref(change.report),
                str(change.next_scan) if change.next_scan else "-", _age(change.oldest_ephemeral_age_s)]
+        causes.append(change.cause.text if change.cause else "")
         if wide:
             row += [change.next_scan_reason or "", " ".join(change.fields)]
         rows.append(row)
@@ -60,10 +71,11 @@ def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool =
         rows = [row[:5] for row in rows]
     if wide:
         out = io.StringIO()
-        write_rows(out, [c.header for c in columns] + ["SCAN REASON", "FIELDS"], rows)
+        write_rows(out, [c.header for c in columns] + ["SCAN REASON", "FIELDS"] + cause_header(causes),
+                   with_causes(rows, causes))
         table = out.getvalue().rstrip("\n")
     else:
-        table = render_table(columns, rows, width)
+        table = render_table(columns, rows, width, cause_lines(causes))
     lines = [head]
     if rows:
         lines += ["", table]

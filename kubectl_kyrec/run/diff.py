@@ -118,6 +118,7 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
         # a refused policy's error comes from the generate run and the report evaluation alike: once
         run.errors.extend(e for e in errors if e not in run.errors)
         run.notices.extend(notices)
+    with_causes(run, inputs, options)
     from kubectl_kyrec.reconcile.downstreams import Reason
     from kubectl_kyrec.run.capture import run_gaps
 
@@ -131,6 +132,37 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
             run.reports is None or not any(c.in_scope for c in run.reports.changes)):
         run.notices.append(nothing_selected(filters, len(inputs.subjects)))
     return run
+
+
+def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> None:
+    """Every change that is not in-sync or current with its cause (reconcile/causes.py), from the state's
+    UpdateRequests and policies and Kyverno's configuration."""
+    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
+    from kubectl_kyrec.reconcile.causes import Evidence, downstream_cause, report_cause
+    from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
+    from kubectl_kyrec.reconcile.reports import ReportClass
+
+    if run.downstreams is None and run.reports is None:
+        return
+    objs = inputs.state.objs
+    config = load_kyverno_config(options.kyverno_config_path) if options.kyverno_config_path \
+        else kyverno_config_for(objs)
+    evidence = Evidence.of(objs, now=options.now, admission_filters=config.resource_filters,
+                           scan_filters=config.background_scan_filters(
+                               skip_resource_filters=options.skip_resource_filters))
+    if run.downstreams is not None:
+        run.downstreams = DownstreamDiff(tuple(
+            c if c.klass is DownstreamClass.IN_SYNC else dataclasses.replace(c, cause=downstream_cause(
+                klass=str(c.klass), reason=str(c.reason) if c.reason else None, enforced=c.enforced,
+                policy=c.policy, trigger=c.trigger, actual=c.actual, ev=evidence))
+            for c in run.downstreams.changes), run.downstreams.out_of_scope)
+    if run.reports is not None:
+        run.reports = dataclasses.replace(run.reports, changes=tuple(
+            c if c.klass is ReportClass.CURRENT else dataclasses.replace(c, cause=report_cause(
+                subject=c.subject, next_scan=str(c.next_scan) if c.next_scan else None,
+                next_scan_reason=c.next_scan_reason, oldest_ephemeral_age_s=c.oldest_ephemeral_age_s,
+                ev=evidence))
+            for c in run.reports.changes))
 
 
 def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:

@@ -30,6 +30,9 @@ EXPECTED: dict[str, tuple[int, tuple[str, ...]]] = {
         1, ("Downstreams: 1 missing, 1 drifted, 1 in-sync, 0 conflict, 0 orphan, 0 undetermined",
             "Reports (wgpolicyk8s.io/v1alpha2): 4 current, 1 missing, 1 stale, 0 orphan, 0 duplicate, 0 misnamed",
             "-  result: pass", "+  result: fail")),
+    "kubectl-kyrec diff --state testdata/examples/cluster.yaml --downstreams -o wide": (
+        1, ("drifted  changed-fields  add-networkpolicy  Namespace team-a  NetworkPolicy team-a/default-deny  yes  "
+            "     /spec/policyTypes  changed by kubectl-edit (Update) at 2026-08-02T15:30:00Z",)),
     "kubectl-kyrec eval -p testdata/examples/policies --state testdata/examples/cluster.yaml": (
         1, ("pass: 4, fail: 2, warn: 0, error: 0, skip: 0",)),
 }

@@ -63,3 +63,29 @@ def test_classic_policies_name_their_kinds() -> None:
     reads = _reads(cpol, downstreams=False)
     assert reads[("Deployment", "")] == "" and reads[("Pod", "")] == ""
     assert ("NetworkPolicy", "") not in reads
+
+
+UR_FOUND = Discovered(
+    (*FOUND.resources, ResourceInfo("kyverno.io", "v2", "UpdateRequest", "updaterequests", True)),
+    {"": "v1", "kyverno.io": "v1"})
+
+
+def test_update_requests_are_read_in_kyverno_s_namespace_with_downstreams_only() -> None:
+    plan = plan_reads(ReadNeeds(policy_docs=(GPOL,), reports=False), UR_FOUND)
+    urs = [r for r in plan if r.info.kind == "UpdateRequest"]
+    assert [(r.namespace, r.label_selector, r.evidence) for r in urs] == [("kyverno", "", True)]
+    assert not [r for r in plan_reads(ReadNeeds(policy_docs=(GPOL,), downstreams=False), UR_FOUND)
+                if r.info.kind == "UpdateRequest"]
+
+
+def test_a_refused_update_request_read_is_a_notice_not_an_unreadable_kind(monkeypatch: Any) -> None:
+    from kubectl_kyrec.cluster import live
+    from kubectl_kyrec.cluster.lister import ListOutcome
+
+    [request] = [r for r in plan_reads(ReadNeeds(policy_docs=(GPOL,), reports=False), UR_FOUND)
+                 if r.info.kind == "UpdateRequest"]
+    monkeypatch.setattr(live, "list_many", lambda client, requests, progress=None: [
+        ListOutcome(r, error="forbidden", forbidden=True, status=403) for r in requests])
+    read = live.read_state(None, [request], context="ctx")  # type: ignore[arg-type]
+    assert not read.state.unreadable
+    assert read.notices == ["UpdateRequests in kyverno not read (forbidden): causes cannot name them"]

@@ -117,6 +117,9 @@ DIFF_RESULT = sorted({
     *(f"changes[report].{k}" for k in [*CHANGE_KEYS, "inScope", "message", "nextScan", "nextScanReason",
                                         "oldestEphemeralAgeSeconds"]),
     *_ref("changes[report].subject"), *_ref("changes[report].object"),
+    # why a change is not in-sync/current (issue 28); `evidence` a list of refs
+    *(f"changes[{domain}].{k}" for domain in ("downstream", "report")
+      for k in ("cause", "cause.kind", "cause.message", "cause.evidence")),
     "summary.downstream", "summary.report",
     *(f"summary.downstream.{k}" for k in ("conflict", "drifted", "in-sync", "missing", "orphan", "undetermined")),
     *(f"summary.report.{k}" for k in ("current", "duplicate", "misnamed", "missing", "orphan", "stale",

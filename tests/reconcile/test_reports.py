@@ -102,7 +102,7 @@ def test_change_json_is_the_design_contract() -> None:
     doc = diff.changes_json(unified_diff)[0]
     assert list(doc) == ["domain", "class", "reason", "enforced", "policy", "trigger", "subject", "object",
                          "fields", "diff", "nextScan", "nextScanReason", "oldestEphemeralAgeSeconds",
-                         "inScope", "message"]
+                         "inScope", "message", "cause"]
     assert doc["domain"] == "report" and doc["enforced"] is True and doc["trigger"] is None
     assert doc["object"] == {"apiVersion": WGPOLICY, "kind": "PolicyReport", "namespace": "shop",
                              "name": "11111111-0000-0000-0000-000000000003",
