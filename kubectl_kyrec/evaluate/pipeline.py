@@ -126,18 +126,10 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             out.errors.append(EvalError(located.message, located.source))
         out.policy_count += len(classic.compiled)
 
-    uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
-            for d in state if (d.obj.get("metadata") or {}).get("uid")}
-    subject_set = make_subjects(resources, kinds, uid_from=uids)
-    out.notices.extend(subject_set.notices)
+    subjects, notices = select_subjects(resources, state, kinds, options.selection)
+    out.notices.extend(notices)
+    out.subjects.extend(subjects)
     namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
-    for subject in subject_set.subjects:
-        if options.selection.kinds and subject.ref.kind not in options.selection.kinds:
-            continue
-        labels = (subject.obj.get("metadata") or {}).get("labels") or {}
-        if options.selection.selector is not None and not matches_selector(options.selection.selector, labels):
-            continue
-        out.subjects.append(subject)
     if on_total is not None:
         on_total(len(out.subjects))
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
@@ -159,12 +151,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                     counts.advance(done)
             if tick is not None:
                 tick(subject)
-            request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
-                                    operation=options.operation, user_info=options.user_info)
-            ns_obj = None
-            if request.namespace and subject.namespaced:
-                ns_obj = namespace_object(request.namespace, namespaces)
-            ctx = SubjectContext(subject, request, ns_obj)
+            ctx = subject_context(subject, namespaces, options)
+            request = ctx.request
             key = (request.group, request.version, request.resource, request.subresource, request.operation,
                    bool(request.namespace))
             if key not in by_kind:
@@ -198,6 +186,35 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         out.notices.extend(classic.notices)
     out.pairs = pairs
     return out
+
+
+def select_subjects(resources: Sequence[Document], state: Sequence[Document], kinds: KindLookup,
+                    selection: Selection) -> tuple[list[Subject], list[Notice]]:
+    """The subjects a run evaluates (uids from the state, --kind and -l applied), and the notices making
+    them raised; `eval` and `explain` alike."""
+    uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+            for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    subject_set = make_subjects(resources, kinds, uid_from=uids)
+    subjects = []
+    for subject in subject_set.subjects:
+        if selection.kinds and subject.ref.kind not in selection.kinds:
+            continue
+        labels = (subject.obj.get("metadata") or {}).get("labels") or {}
+        if selection.selector is not None and not matches_selector(selection.selector, labels):
+            continue
+        subjects.append(subject)
+    return subjects, list(subject_set.notices)
+
+
+def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]], options: EvalOptions
+                    ) -> SubjectContext:
+    """The admission request a subject makes, with its namespace: what every policy kind is evaluated on."""
+    request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                            operation=options.operation, user_info=options.user_info)
+    ns_obj = None
+    if request.namespace and subject.namespaced:
+        ns_obj = namespace_object(request.namespace, namespaces)
+    return SubjectContext(subject, request, ns_obj)
 
 
 def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
