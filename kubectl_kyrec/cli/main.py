@@ -20,6 +20,8 @@ from kubectl_kyrec.cli.console import complete, main  # noqa: F401 - the entry p
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "eval": ("kubectl_kyrec.cli.eval_cmd", "eval_command",
              "Evaluate policies against resources offline: results, downstreams, expected reports."),
+    "explain": ("kubectl_kyrec.cli.explain_cmd", "explain_command",
+                "Explain why a policy did (or did not) apply to a resource: its decisions as a tree."),
     "diff": ("kubectl_kyrec.cli.diff_cmd", "diff_command",
              "Compare what policies should have produced with a cluster state (read-only)."),
     "coverage": ("kubectl_kyrec.cli.coverage_cmd", "coverage_command",

@@ -1,0 +1,116 @@
+"""`explain`: for each policy x subject picked, the tree of decisions that gave its result (issue 27).
+
+The inputs, the subjects, their requests and the compiled policies are made as `eval` makes them
+(evaluate/pipeline.py), so each tree ends in the result `eval` gives for the pair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.model import EvalError
+from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.explain import Explanation
+    from kubectl_kyrec.load.inputs import InputSource
+
+
+@dataclass(frozen=True)
+class ExplainOptions:
+    now: datetime.datetime
+    selection: Selection = Selection()      # -n, --kind, -l, --policy-name
+    subject: str = ""                       # KIND/NAME: the one subject to explain ("" for every one)
+
+
+@dataclass
+class ExplainResult:
+    explanations: list[Explanation]
+    errors: list[EvalError] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    exit_code: ExitCode = ExitCode.CLEAN
+
+    def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        return "ExplainResult", [("explanations", [e.to_json() for e in self.explanations])]
+
+
+def parse_subject(text: str) -> tuple[str, str]:
+    """`KIND/NAME` (kubectl's form) -> (kind, name)."""
+    kind, sep, name = text.partition("/")
+    if not sep or not kind or not name or "/" in name:
+        raise InputError(f"subject {text!r}: expected KIND/NAME (e.g. pod/nginx; the namespace with -n)")
+    return kind, name
+
+
+def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.explain_validating import explain_validating
+    from kubectl_kyrec.evaluate.namespaces import namespace_objects
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions, select_subjects, subject_context
+    from kubectl_kyrec.evaluate.validating import compile_validating_policy
+    from kubectl_kyrec.run.eval import policy_errors
+    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
+
+    now = options.now
+    inputs = source.read()
+    check_policy_names(options.selection.policy_names, inputs.policies)
+    documents = inputs.subjects
+    kinds = options.selection.kinds
+    name = ""
+    if options.subject:
+        kind, name = parse_subject(options.subject)
+        kinds = (*kinds, kind)
+    selection = dataclasses.replace(options.selection, kinds=resolve_kinds(kinds, inputs.kinds, documents))
+    if selection.namespace:
+        documents = [d for d in documents if d.namespace == selection.namespace]
+    # the Namespaces among the resources label their namespace whichever subject is picked, as in eval
+    namespaces_from = documents
+    if name:
+        documents = [d for d in documents if d.name == name]
+    values = inputs.values
+    eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
+                               namespace_labels=values.namespace_labels, namespaces=values.namespaces,
+                               selection=selection)
+    subjects, notices = select_subjects(documents, inputs.state.objects, inputs.kinds, selection)
+    if options.subject and not subjects:
+        raise InputError(f"subject {options.subject}: no such resource among those given"
+                         + (f" in namespace {selection.namespace}" if selection.namespace else ""))
+    libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
+    envs = Environments(libraries)
+    policies = inputs.policies
+    errors = list(policy_errors(policies))
+    out_notices = [str(n) for n in [*inputs.notices, *notices]]
+    compiled = []
+    for policy in policies.validating:
+        if not selection.holds_policy(policy.meta.key):
+            continue
+        if policy.mode != "Kubernetes":
+            out_notices.append(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} applies "
+                               "to payloads, not Kubernetes resources; not explained")
+            continue
+        try:
+            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, now))
+        except InputError as exc:
+            located = policies.locate(exc)
+            errors.append(EvalError(located.message, located.source))
+    namespaces = namespace_objects([*inputs.state.objects, *namespaces_from, *values.namespaces],
+                                   values.namespace_labels)
+    explanations = []
+    for subject in subjects:
+        ctx = subject_context(subject, namespaces, eval_options)
+        for cp in compiled:
+            explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, now))
+    errors = list(dict.fromkeys(errors))
+    unreadable = unreadable_lines(inputs.state, recorded=False)
+    code = ExitCode.INPUT if errors else ExitCode.CLEAN
+    return ExplainResult(explanations, errors, out_notices, unreadable, with_unreadable(code, unreadable))
