@@ -8,7 +8,7 @@ evaluator compiled, read-only, to show the values, and takes the final result fr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,10 +135,3 @@ _SPACE = re.compile(r"\s+")
 def one_line(text: str) -> str:
     """An expression as a node names it: on one line."""
     return _SPACE.sub(" ", text).strip()
-
-
-def by_subject(explanations: Sequence[Explanation]) -> dict[Ref, list[Explanation]]:
-    out: dict[Ref, list[Explanation]] = {}
-    for e in explanations:
-        out.setdefault(e.subject, []).append(e)
-    return out

@@ -51,12 +51,9 @@ def parse_subject(text: str) -> tuple[str, str]:
 
 def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.explain_validating import explain_validating
-    from kubectl_kyrec.evaluate.namespaces import namespace_objects
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions, select_subjects, subject_context
-    from kubectl_kyrec.evaluate.validating import compile_validating_policy
+    from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
     from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
@@ -76,41 +73,19 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     # the Namespaces among the resources label their namespace whichever subject is picked, as in eval
     namespaces_from = documents
     if name:
-        documents = [d for d in documents if d.name == name]
+        documents = [d for d in documents if d.name == name and d.kind in selection.kinds]
+        if not documents:
+            where = f" in namespace {selection.namespace}" if selection.namespace else ""
+            raise InputError(f"subject {options.subject}: no such resource among those given{where}")
     values = inputs.values
     eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                                namespace_labels=values.namespace_labels, namespaces=values.namespaces,
                                selection=selection)
-    subjects, notices = select_subjects(documents, inputs.state.objects, inputs.kinds, selection)
-    if options.subject and not subjects:
-        raise InputError(f"subject {options.subject}: no such resource among those given"
-                         + (f" in namespace {selection.namespace}" if selection.namespace else ""))
     libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
-    envs = Environments(libraries)
-    policies = inputs.policies
-    errors = list(policy_errors(policies))
-    out_notices = [str(n) for n in [*inputs.notices, *notices]]
-    compiled = []
-    for policy in policies.validating:
-        if not selection.holds_policy(policy.meta.key):
-            continue
-        if policy.mode != "Kubernetes":
-            out_notices.append(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} applies "
-                               "to payloads, not Kubernetes resources; not explained")
-            continue
-        try:
-            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, now))
-        except InputError as exc:
-            located = policies.locate(exc)
-            errors.append(EvalError(located.message, located.source))
-    namespaces = namespace_objects([*inputs.state.objects, *namespaces_from, *values.namespaces],
-                                   values.namespace_labels)
-    explanations = []
-    for subject in subjects:
-        ctx = subject_context(subject, namespaces, eval_options)
-        for cp in compiled:
-            explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, now))
-    errors = list(dict.fromkeys(errors))
+    outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
+                            libraries=libraries, options=eval_options, namespaces_from=namespaces_from)
+    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors]))
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices]]
     unreadable = unreadable_lines(inputs.state, recorded=False)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
-    return ExplainResult(explanations, errors, out_notices, unreadable, with_unreadable(code, unreadable))
+    return ExplainResult(outcome.explanations, errors, notices, unreadable, with_unreadable(code, unreadable))

@@ -1,0 +1,57 @@
+"""The pure middle of `explain`: policies x subjects -> one decision tree per pair, made as `run_eval`
+(pipeline.py) makes its results: the same subjects, requests, namespaces and compiled policies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.explain import Explanation
+from kubectl_kyrec.evaluate.explain_validating import explain_validating
+from kubectl_kyrec.evaluate.namespaces import namespace_objects
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, select_subjects, subject_context
+from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.validating import compile_validating_policy
+from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.model import Document, EvalError, Notice
+
+
+@dataclass
+class ExplainOutcome:
+    explanations: list[Explanation] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+
+def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
+                  kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
+                  namespaces_from: Sequence[Document] | None = None) -> ExplainOutcome:
+    """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
+    narrowed to a picked subject (default: `resources`, as in run_eval)."""
+    out = ExplainOutcome()
+    envs = Environments(libraries)
+    compiled = []
+    for policy in policies.validating:
+        if not options.selection.holds_policy(policy.meta.key):
+            continue
+        if policy.mode != "Kubernetes":
+            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
+                                      "applies to payloads, not Kubernetes resources; not explained",
+                                      policy.meta.source))
+            continue
+        try:
+            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, options.now))
+        except InputError as exc:
+            located = policies.locate(exc)
+            out.errors.append(EvalError(located.message, located.source))
+    subjects, notices = select_subjects(resources, state, kinds, options.selection)
+    out.notices.extend(notices)
+    namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
+                                    *options.namespaces], options.namespace_labels)
+    for subject in subjects:
+        ctx = subject_context(subject, namespaces, options)
+        for cp in compiled:
+            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
+    return out
