@@ -8,15 +8,23 @@ evaluator compiled, read-only, to show the values, and takes the final result fr
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
+from kubectl_kyrec.cel.engine import Activation, Program
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission import RequestInfo
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matches_rules, namespace_labels
+from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
+from kubectl_kyrec.load.policies import MatchResources, NamedExpression, ResourceRule, Validation
 from kubectl_kyrec.model import Ref, Result
 
 # the outcomes a node states; a value (a CEL result) is shown as its JSON text instead
 MATCHED, NOT_MATCHED, ERROR, NONE, NOT_EVALUATED = "matched", "not matched", "error", "none", "not evaluated"
+ALL_TRUE = "all true"
 
 
 @dataclass
@@ -135,3 +143,130 @@ _SPACE = re.compile(r"\s+")
 def one_line(text: str) -> str:
     """An expression as a node names it: on one line."""
     return _SPACE.sub(" ", text).strip()
+
+
+def _rule_text(rule: ResourceRule) -> str:
+    text = (f"groups {show(list(rule.api_groups))} versions {show(list(rule.api_versions))} "
+            f"operations {show(list(rule.operations))} resources {show(list(rule.resources))}")
+    if rule.scope not in ("", "*"):
+        text += f" scope {rule.scope}"
+    if rule.resource_names:
+        text += f" names {show(list(rule.resource_names))}"
+    return text
+
+
+def request_text(req: RequestInfo) -> str:
+    resource = req.resource + (f"/{req.subresource}" if req.subresource else "")
+    gv = f"{req.group}/{req.version}" if req.group else req.version
+    where = f" in namespace {req.namespace}" if req.namespace else " (cluster-scoped)"
+    return f"request {req.operation} {gv} {resource} {req.name!r}{where}"
+
+
+def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, name: str = "matchConstraints",
+                     absent: str = "none: a policy without matchConstraints matches nothing") -> Node:
+    """matchConstraints (or a binding's matchResources) against the request, as evaluate/match.py decides."""
+    req = ctx.request
+    if constraints is None:
+        return Node(name, NOT_MATCHED if "nothing" in absent else MATCHED, absent)
+    try:
+        outcome = matched(matches_constraints(constraints, req, ctx.namespace_obj))
+        detail = request_text(req)
+    except MatchError as exc:
+        outcome, detail = ERROR, f"failed to execute matching: {exc}"
+    node = Node(name, outcome, detail)
+    rules = Node("resourceRules")
+    if constraints.resource_rules:
+        for i, rule in enumerate(constraints.resource_rules):
+            rules.children.append(Node(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
+        rules.outcome = matched(matches_rules(constraints.resource_rules, req))
+    else:
+        rules.outcome, rules.detail = MATCHED, "empty: every request"
+    node.children.append(rules)
+    if rules.outcome != MATCHED:
+        return node         # the selectors count only when the rules match (evaluate/match.py)
+    if constraints.exclude_resource_rules:
+        excludes = Node("excludeResourceRules")
+        for i, rule in enumerate(constraints.exclude_resource_rules):
+            excludes.children.append(Node(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
+        hit = matches_rules(constraints.exclude_resource_rules, req)
+        excludes.outcome = "excluded" if hit else NOT_MATCHED
+        node.children.append(excludes)
+        if hit:
+            return node
+    labels = namespace_labels(req, ctx.namespace_obj)
+    node.children.append(selector_node("namespaceSelector", constraints.namespace_selector, labels,
+                                       f"namespace {req.namespace!r}" if labels is not None and req.namespace
+                                       else "a cluster-scoped request" if labels is None else "the Namespace's"))
+    obj_labels = ((req.obj or req.old_obj or {}).get("metadata") or {}).get("labels") or {}
+    node.children.append(selector_node("objectSelector", constraints.object_selector, obj_labels, "the object's"))
+    return node
+
+
+def value_node(name: str, program: Program, activation: Activation) -> Node:
+    outcome = program.evaluate(activation)
+    if outcome.error is not None:
+        return Node(name, ERROR, str(outcome.error))
+    return Node(name, show(outcome.value))
+
+
+def value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: str) -> Node:
+    """The value of an expression the policy does not hold whole (a variable, an operand), compiled with
+    the policy's own variables; never a decision, only shown."""
+    try:
+        program = compiler.compile(text, "explain")
+    except InputError as exc:
+        return Node(name, NOT_EVALUATED, f"cannot be evaluated apart: {exc.message}")
+    return value_node(name, program, activation)
+
+
+def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program], activation: Activation,
+                    unmet: str) -> Node:
+    """matchConditions, each with its value; `unmet`: what the policy does when one is not true."""
+    if not programs:
+        return Node("matchConditions", NONE)
+    node = Node("matchConditions")
+    held = True
+    for i, (condition, program) in enumerate(zip(named, programs)):
+        child = value_node(f"[{i}] {condition.name}", program, activation)
+        child.detail = one_line(condition.expression)
+        held = held and child.outcome == "true"
+        node.children.append(child)
+    node.outcome = ALL_TRUE if held else f"not all true: {unmet}"
+    return node
+
+
+def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression], activation: Activation) -> Node:
+    node = Node("variables")
+    for v in variables:
+        child = value_of(compiler, f"variables.{v.name}", activation, v.name)
+        if not child.detail:
+            child.detail = one_line(v.expression)
+        node.children.append(child)
+    return node
+
+
+def validations_node(validations: Sequence[tuple[Validation, Program]], compiler: PolicyCompiler,
+                     activation: Activation) -> Node:
+    """Each validation with its value, up to the first not true (the evaluators stop there); the one that
+    decided shows its message, the values of its top-level operands and of the variables it reads."""
+    node = Node("validations", ALL_TRUE)
+    failed = False
+    for i, (validation, program) in enumerate(validations):
+        name = f"[{i}] {one_line(validation.expression)}"
+        if failed:
+            node.children.append(Node(name, NOT_EVALUATED, "an earlier validation decided"))
+            continue
+        child = value_node(name, program, activation)
+        if child.outcome != "true":
+            failed = True
+            node.outcome = f"[{i}] not true"
+            if validation.message or validation.message_expression:
+                child.detail = "message: " + (validation.message or one_line(validation.message_expression))
+        op, operands = top_level_operands(validation.expression)
+        if op:
+            for operand in operands:
+                child.children.append(value_of(compiler, operand, activation, f"{op} {one_line(operand)}"))
+        for var in dict.fromkeys(r.name for r in variable_references(validation.expression)):
+            child.children.append(value_of(compiler, f"variables.{var}", activation, f"variables.{var}"))
+        node.children.append(child)
+    return node

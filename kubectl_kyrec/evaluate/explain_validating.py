@@ -11,33 +11,33 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl, variable_references
-from kubectl_kyrec.cel.engine import Activation, Program
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission import RequestInfo
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS
 from kubectl_kyrec.evaluate.exceptions import evaluate_exceptions
 from kubectl_kyrec.evaluate.explain import (
+    ALL_TRUE,
     ERROR,
     MATCHED,
     NONE,
-    NOT_EVALUATED,
     NOT_MATCHED,
     Explanation,
     Node,
+    conditions_node,
+    constraints_node,
     matched,
     one_line,
     result_node,
-    selector_node,
     show,
-    top_level_operands,
+    validations_node,
+    value_node,
+    variables_node,
 )
-from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matches_rules, may_match, namespace_labels
+from kubectl_kyrec.evaluate.match import may_match
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.evaluate.validating import CompiledValidatingPolicy, CompiledVariant, evaluate_validating
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.policies import MatchResources, PolicyException, ResourceRule
+from kubectl_kyrec.load.policies import PolicyException
 from kubectl_kyrec.model import Result
 
 
@@ -91,7 +91,7 @@ def _variant_node(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Subjec
     if cp.fixed.json_mode:
         steps.append(Node("matchConstraints", NONE, "evaluation mode JSON applies no matchConstraints"))
     else:
-        match = _constraints_node(variant.match_constraints, ctx)
+        match = constraints_node(variant.match_constraints, ctx)
         steps.append(match)
         if match.outcome != MATCHED:
             steps.append(result_node(result))
@@ -103,78 +103,14 @@ def _variant_node(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Subjec
         return node
     activation = ctx.activation(cp.env, exceptions=allowed)
     compiler = _compiler(cp, cv, envs)
-    held = True
-    if cv.conditions:
-        conditions = Node("matchConditions")
-        for i, (named, program) in enumerate(zip(variant.match_conditions, cv.conditions)):
-            child = _value_node(f"[{i}] {named.name}", program, activation)
-            child.detail = one_line(named.expression)
-            held = held and child.outcome == "true"
-            conditions.children.append(child)
-        conditions.outcome = "all true" if held else "not all true: the policy skips the subject"
-        steps.append(conditions)
-    else:
-        steps.append(Node("matchConditions", NONE))
+    conditions = conditions_node(variant.match_conditions, cv.conditions, activation, "the policy skips the subject")
+    steps.append(conditions)
     if variant.variables:
-        steps.append(_variables_node(compiler, variant.variables, activation))
-    if held:
-        steps.append(_validations_node(cv, compiler, activation))
+        steps.append(variables_node(compiler, variant.variables, activation))
+    if conditions.outcome in (ALL_TRUE, NONE):
+        steps.append(validations_node([(v, c.program) for v, c in zip(variant.validations, cv.validations)],
+                                      compiler, activation))
     steps.append(result_node(result, "no result"))
-    return node
-
-
-def _rule_text(rule: ResourceRule) -> str:
-    text = (f"groups {show(list(rule.api_groups))} versions {show(list(rule.api_versions))} "
-            f"operations {show(list(rule.operations))} resources {show(list(rule.resources))}")
-    if rule.scope not in ("", "*"):
-        text += f" scope {rule.scope}"
-    if rule.resource_names:
-        text += f" names {show(list(rule.resource_names))}"
-    return text
-
-
-def _request_text(req: RequestInfo) -> str:
-    resource = req.resource + (f"/{req.subresource}" if req.subresource else "")
-    gv = f"{req.group}/{req.version}" if req.group else req.version
-    where = f" in namespace {req.namespace}" if req.namespace else " (cluster-scoped)"
-    return f"request {req.operation} {gv} {resource} {req.name!r}{where}"
-
-
-def _constraints_node(constraints: MatchResources | None, ctx: SubjectContext) -> Node:
-    req = ctx.request
-    if constraints is None:
-        return Node("matchConstraints", NOT_MATCHED, "none: a policy without matchConstraints matches nothing")
-    try:
-        outcome = matched(matches_constraints(constraints, req, ctx.namespace_obj))
-        detail = _request_text(req)
-    except MatchError as exc:
-        outcome, detail = ERROR, f"failed to execute matching: {exc}"
-    node = Node("matchConstraints", outcome, detail)
-    rules = Node("resourceRules")
-    if constraints.resource_rules:
-        for i, rule in enumerate(constraints.resource_rules):
-            rules.children.append(Node(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
-        rules.outcome = matched(matches_rules(constraints.resource_rules, req))
-    else:
-        rules.outcome, rules.detail = MATCHED, "empty: every request"
-    node.children.append(rules)
-    if rules.outcome != MATCHED:
-        return node         # the selectors count only when the rules match (evaluate/match.py)
-    if constraints.exclude_resource_rules:
-        excludes = Node("excludeResourceRules")
-        for i, rule in enumerate(constraints.exclude_resource_rules):
-            excludes.children.append(Node(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
-        hit = matches_rules(constraints.exclude_resource_rules, req)
-        excludes.outcome = "excluded" if hit else NOT_MATCHED
-        node.children.append(excludes)
-        if hit:
-            return node
-    labels = namespace_labels(req, ctx.namespace_obj)
-    node.children.append(selector_node("namespaceSelector", constraints.namespace_selector, labels,
-                                       f"namespace {req.namespace!r}" if labels is not None and req.namespace
-                                       else "a cluster-scoped request" if labels is None else "the Namespace's"))
-    obj_labels = ((req.obj or req.old_obj or {}).get("metadata") or {}).get("labels") or {}
-    node.children.append(selector_node("objectSelector", constraints.object_selector, obj_labels, "the object's"))
     return node
 
 
@@ -204,7 +140,7 @@ def _exceptions_node(cp: CompiledValidatingPolicy, ctx: SubjectContext, exceptio
         child = Node(key, matched(id(exc) in hit))
         activation = ctx.activation(ce.env)
         for i, (named, program) in enumerate(zip(exc.match_conditions, ce.conditions)):
-            value = _value_node(f"matchConditions[{i}] {named.name}", program, activation)
+            value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
             value.detail = one_line(named.expression)
             child.children.append(value)
         if not exc.match_conditions:
@@ -235,51 +171,3 @@ def _compiler(cp: CompiledValidatingPolicy, cv: CompiledVariant, envs: Environme
                           meta.source, f"{meta.kind} {meta.name!r}")
 
 
-def _value_node(name: str, program: Program, activation: Activation) -> Node:
-    outcome = program.evaluate(activation)
-    if outcome.error is not None:
-        return Node(name, ERROR, str(outcome.error))
-    return Node(name, show(outcome.value))
-
-
-def _value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: str) -> Node:
-    try:
-        program = compiler.compile(text, "explain")
-    except InputError as exc:
-        return Node(name, NOT_EVALUATED, f"cannot be evaluated apart: {exc.message}")
-    return _value_node(name, program, activation)
-
-
-def _variables_node(compiler: PolicyCompiler, variables: Sequence[Any], activation: Activation) -> Node:
-    node = Node("variables")
-    for v in variables:
-        child = _value_of(compiler, f"variables.{v.name}", activation, v.name)
-        if not child.detail:
-            child.detail = one_line(v.expression)
-        node.children.append(child)
-    return node
-
-
-def _validations_node(cv: CompiledVariant, compiler: PolicyCompiler, activation: Activation) -> Node:
-    node = Node("validations", "all true")
-    failed = False
-    for i, (validation, compiled) in enumerate(zip(cv.variant.validations, cv.validations)):
-        name = f"[{i}] {one_line(validation.expression)}"
-        if failed:
-            node.children.append(Node(name, NOT_EVALUATED, "an earlier validation decided"))
-            continue
-        child = _value_node(name, compiled.program, activation)
-        if child.outcome != "true":
-            failed = True
-            node.outcome = f"[{i}] not true"
-            if validation.message or validation.message_expression:
-                child.detail = "message: " + (validation.message or one_line(validation.message_expression))
-        op, operands = top_level_operands(validation.expression)
-        if op:
-            for operand in operands:
-                child.children.append(_value_of(compiler, operand, activation, f"{op} {one_line(operand)}"))
-        used = list(dict.fromkeys(r.name for r in variable_references(validation.expression)))
-        for var in used:
-            child.children.append(_value_of(compiler, f"variables.{var}", activation, f"variables.{var}"))
-        node.children.append(child)
-    return node
