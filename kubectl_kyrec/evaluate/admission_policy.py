@@ -91,7 +91,7 @@ def _as_list(found: list[Any]) -> Any:
     return {"items": found}
 
 
-def _scan_params(cp: CompiledAdmissionPolicy, binding: AdmissionBinding, ctx: SubjectContext,
+def scan_params(cp: CompiledAdmissionPolicy, binding: AdmissionBinding, ctx: SubjectContext,
                  state: Sequence[Document], kinds: KindLookup) -> tuple[Any, bool]:
     """CollectParams (kk: pkg/admissionpolicy/utils.go): (params, ok); not ok = the scan's logged error."""
     kind = cp.policy.param_kind
@@ -123,7 +123,7 @@ def _scan_params(cp: CompiledAdmissionPolicy, binding: AdmissionBinding, ctx: Su
     return (found[0] if len(found) == 1 else _as_list(found)), True
 
 
-def _cli_params(binding: AdmissionBinding, params: Sequence[Document]) -> Any:
+def cli_params(binding: AdmissionBinding, params: Sequence[Document]) -> Any:
     """processVAPWithoutClient: the test's paramResources, whatever the paramKind."""
     ref = binding.param_ref
     if ref is None:
@@ -139,7 +139,7 @@ def _cli_params(binding: AdmissionBinding, params: Sequence[Document]) -> Any:
     return None
 
 
-def _create_context(ctx: SubjectContext) -> SubjectContext:
+def as_create(ctx: SubjectContext) -> SubjectContext:
     """Kyverno builds the admission attributes as a CREATE (no oldObject) whatever the test's operation."""
     req = ctx.request
     if req.operation == "CREATE":
@@ -150,7 +150,7 @@ def _create_context(ctx: SubjectContext) -> SubjectContext:
     return SubjectContext(subject, request, ctx.namespace_obj)
 
 
-def _binding_matches(binding: AdmissionBinding, ctx: SubjectContext) -> bool:
+def binding_matches(binding: AdmissionBinding, ctx: SubjectContext) -> bool:
     try:
         return binding.match_resources is None or matches_constraints(binding.match_resources, ctx.request,
                                                                       ctx.namespace_obj)
@@ -163,7 +163,7 @@ def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, stat
                        params: Sequence[Document] = ()) -> list[Result]:
     """`state` is the cluster the scan reads params from; `params` the test's paramResources (CLI)."""
     meta = cp.policy.meta
-    ctx = _create_context(ctx)
+    ctx = as_create(ctx)
 
     def result(status: str, message: str, binding: AdmissionBinding | None) -> Result:
         if binding is None:
@@ -181,14 +181,14 @@ def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, stat
         return [result(*_validate(cp, ctx, None), None)]
     out: list[Result] = []
     for binding in cp.bindings:
-        if not _binding_matches(binding, ctx):
+        if not binding_matches(binding, ctx):
             continue
         if runner is VapRunner.SCAN:
-            param, ok = _scan_params(cp, binding, ctx, state, kinds)
+            param, ok = scan_params(cp, binding, ctx, state, kinds)
             if not ok:
                 return out          # the scan returns the answer it had so far
         else:
-            param = _cli_params(binding, params)
+            param = cli_params(binding, params)
         out = [result(*_validate(cp, ctx, param), binding)]
     return out
 

@@ -82,8 +82,10 @@ def matched(ok: bool) -> str:
 def result_node(result: Result | None, absent: str = "no result: the policy does not apply") -> Node:
     if result is None:
         return Node("result", NONE, absent)
-    rule = f"rule {result.rule!r}: " if result.rule else ""
-    return Node("result", result.result, f"{rule}{result.message}")
+    said = [f"rule {result.rule!r}"] if result.rule else []
+    if result.message:
+        said.append(result.message)
+    return Node("result", result.result, ": ".join(said))
 
 
 def selector_node(name: str, selector: Mapping[str, Any] | None, labels: Mapping[str, Any] | None,

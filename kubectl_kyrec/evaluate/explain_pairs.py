@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
 from kubectl_kyrec.evaluate.explain import Explanation
+from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, select_subjects, subject_context
@@ -46,6 +48,13 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         except InputError as exc:
             located = policies.locate(exc)
             out.errors.append(EvalError(located.message, located.source))
+    admission: list[CompiledAdmissionPolicy] = []
+    try:
+        admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
+                     if options.selection.holds_policy(a.policy.meta.key)]
+    except InputError as exc:
+        located = policies.locate(exc)
+        out.errors.append(EvalError(located.message, located.source))
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
@@ -54,4 +63,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         ctx = subject_context(subject, namespaces, options)
         for cp in compiled:
             out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
+        for ap in admission:
+            out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
+                                                      runner=options.vap_runner, params=options.vap_params))
     return out

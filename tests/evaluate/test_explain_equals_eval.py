@@ -4,23 +4,26 @@ them), the results at the leaves of explain's trees are eval's results, pair for
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
 import yaml
 
-from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
+from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.explain import Node
 from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policies import PolicySet, classify
 from kubectl_kyrec.load.values import Values, parse_values
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.model import Document, Result
 from tests.evaluate.test_corpus_vpol import CORPUS, NOW, _test_files
 from tests.shared_inputs import cases
+
+EVAL_CASES = Path(__file__).resolve().parents[2] / "testdata" / "eval"
 
 
 def _row(r: Result) -> tuple[str, str, str, str, str, str, str]:
@@ -52,12 +55,34 @@ def test_explain_results_equal_eval(test_file: Path) -> None:
     if spec.get("userinfo"):
         user_info = yaml.safe_load((base / spec["userinfo"]).read_text()).get("userInfo") or {}
     options = EvalOptions(now=NOW, namespace_labels=values.namespace_labels, user_info=user_info)
-    libraries = library_factory(LibraryContext(now=NOW, provider=provider))
-    evaluated = run_eval(policies, resources, [], kinds=KindTable(), libraries=libraries, options=options)
-    explained = explain_pairs(policies, resources, [], kinds=KindTable(), libraries=libraries, options=options)
+    _assert_equal(policies, resources, [], LibraryContext(now=NOW, provider=provider), options)
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in EVAL_CASES.iterdir() if (p / "expected.yaml").exists()))
+def test_explain_results_equal_eval_on_golden_cases(case: str) -> None:
+    """testdata/eval's cases: ValidatingAdmissionPolicies with bindings and params, exceptions, autogen."""
+    directory = EVAL_CASES / case
+    expected = yaml.safe_load((directory / "expected.yaml").read_text())
+    now = datetime.datetime.fromisoformat(expected.get("now", "2026-11-29T00:00:00+00:00").replace("Z", "+00:00"))
+    paths = [str(directory / "policies.yaml")]
+    if (directory / "exceptions.yaml").exists():
+        paths.append(str(directory / "exceptions.yaml"))
+    policies = classify(load_documents(paths)).raise_errors()
+    resources = load_documents([str(directory / "resources.yaml")])
+    state = load_documents([str(directory / "state.yaml")]) if (directory / "state.yaml").exists() else []
+    provider = ObjectsProvider([d.obj for d in state]) if state else EmptyProvider()
+    _assert_equal(policies, resources, state, LibraryContext(now=now, provider=provider), EvalOptions(now=now))
+
+
+def _assert_equal(policies: PolicySet, resources: list[Document], state: list[Document], context: LibraryContext,
+                  options: EvalOptions) -> None:
+    libraries = library_factory(context)
+    evaluated = run_eval(policies, resources, state, kinds=KindTable(), libraries=libraries, options=options)
+    explained = explain_pairs(policies, resources, state, kinds=KindTable(), libraries=libraries, options=options)
     assert explained.errors == evaluated.errors
-    # eval's results besides the ValidatingPolicies' (an admission policy in the same test) are not explained yet
-    explained_kinds = {(p.meta.key, p.source_kind) for p in policies.validating}
+    # the kinds explain draws; eval's results of the others (classic, generating) are not compared here
+    explained_kinds = {(p.meta.key, p.source_kind) for p in policies.validating} | \
+        {(p.meta.key, "ValidatingAdmissionPolicy") for p in policies.admission}
     want = sorted(_row(r) for r in evaluated.results if (r.policy, r.source) in explained_kinds)
     got = sorted(_row(r) for e in explained.explanations for r in e.results)
     assert got == want
