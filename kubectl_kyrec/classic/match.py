@@ -231,6 +231,16 @@ def _block_state(block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -
     return None
 
 
+def block_reasons(block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -> tuple[bool | None, list[str]]:
+    """One match (or exclude) block as the rule's answer takes it (`_block_state`: matches, excludes, None
+    when it depends on the unknown user), with Kyverno's reasons for a block that does not match; an
+    exclude block's reasons are the criteria it does not meet (none: it excludes). For `explain`."""
+    state = _block_state(block, facts, exclude)
+    reasons = _block_errors(block.get("resources") or {}, _user_part(block), facts) if exclude \
+        else _match_helper(block, facts)
+    return state, reasons
+
+
 def _any(states: Iterable[bool | None]) -> bool | None:
     """Three-valued OR, stopping at the first True (the answer is the same as evaluating every block)."""
     unknown = False

@@ -118,18 +118,10 @@ class ClassicEvaluator:
         from kubectl_kyrec.classic.json_context import EvalContext
 
         req = sctx.request
-        obj = req.obj if req.obj is not None else (req.old_obj or {})
         # podSecurity rules of one level check the subject's pod once (podsecurity.evaluate's memo)
         self._pss_memo = {}
-        ns_labels = None
-        if sctx.namespace_obj is not None:
-            ns_labels = (sctx.namespace_obj.get("metadata") or {}).get("labels") or {}
-        user = dict(req.user_info)
-        facts = RequestFacts(obj=obj, group=req.group, version=req.version, kind=req.kind,
-                             subresource=req.subresource, operation=req.operation, namespace_labels=ns_labels,
-                             roles=self.options.roles, cluster_roles=self.options.cluster_roles, user_info=user)
-        facts = dataclasses.replace(facts, user_known=self.options.cli or self.options.user_info_known
-                                    or facts.has_user_info)
+        facts = self.request_facts(sctx)
+        obj, user = facts.obj, facts.user_info
         context: list[Any] = []
 
         def make_context() -> Any:
@@ -186,6 +178,20 @@ class ClassicEvaluator:
             finally:
                 ctx.restore()
         return out
+
+    def request_facts(self, sctx: SubjectContext) -> RequestFacts:
+        """What match/exclude blocks read of the subject's request (`explain` shows them the same)."""
+        req = sctx.request
+        obj = req.obj if req.obj is not None else (req.old_obj or {})
+        ns_labels = None
+        if sctx.namespace_obj is not None:
+            ns_labels = (sctx.namespace_obj.get("metadata") or {}).get("labels") or {}
+        facts = RequestFacts(obj=obj, group=req.group, version=req.version, kind=req.kind,
+                             subresource=req.subresource, operation=req.operation, namespace_labels=ns_labels,
+                             roles=self.options.roles, cluster_roles=self.options.cluster_roles,
+                             user_info=dict(req.user_info))
+        return dataclasses.replace(facts, user_known=self.options.cli or self.options.user_info_known
+                                   or facts.has_user_info)
 
     @staticmethod
     def _values_operation(values: Mapping[str, Any], facts: RequestFacts, ctx: Any) -> RequestFacts:

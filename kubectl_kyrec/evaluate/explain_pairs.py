@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
@@ -13,11 +14,15 @@ from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
-from kubectl_kyrec.evaluate.pipeline import EvalOptions, select_subjects, subject_context
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, classic_evaluator, select_subjects, subject_context
+from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating import compile_validating_policy
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
 
 
 @dataclass
@@ -55,6 +60,11 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     except InputError as exc:
         located = policies.locate(exc)
         out.errors.append(EvalError(located.message, located.source))
+    classic = classic_evaluator(policies, state, kinds, envs, options)
+    if classic is not None:
+        for error in classic.errors:
+            located = policies.locate(error)
+            out.errors.append(EvalError(located.message, located.source))
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
@@ -66,4 +76,20 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for ap in admission:
             out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
                                                       runner=options.vap_runner, params=options.vap_params))
+        if classic is not None:
+            _explain_classic(classic, ctx, out)
+    if classic is not None:
+        out.notices.extend(classic.notices)
     return out
+
+
+def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome) -> None:
+    """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
+    policy's tree ends in its results."""
+    from kubectl_kyrec.evaluate.explain_classic import explain_classic
+
+    results = [r for r, _ in classic.evaluate(ctx)]
+    for compiled in classic.compiled:
+        policy = compiled.policy
+        mine = [r for r in results if r.policy == policy.meta.key and r.source == policy.source_kind]
+        out.explanations.append(explain_classic(classic, policy, ctx, mine))

@@ -119,7 +119,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         located = policies.locate(exc)
         out.errors.append(EvalError(located.message, located.source))
     out.policy_count = len(compiled) + len(admission)
-    classic = _classic_evaluator(policies, state, kinds, envs, options)
+    classic = classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
         for error in classic.errors:
             located = policies.locate(error)
@@ -217,7 +217,7 @@ def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]
     return SubjectContext(subject, request, ns_obj)
 
 
-def _classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
+def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
                        options: EvalOptions) -> ClassicEvaluator | None:
     """The evaluator of the run's ClusterPolicies/Policies (evaluate/classic_validating.py on the classic
     engine), or None without any: imported only then, as the classic engine takes a tenth of a second to."""

@@ -78,9 +78,16 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
             where = f" in namespace {selection.namespace}" if selection.namespace else ""
             raise InputError(f"subject {options.subject}: no such resource among those given{where}")
     values = inputs.values
+    classic = None
+    if inputs.policies.classic:
+        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+
+        # as eval: match/exclude on roles/clusterRoles/subjects decided only when --values says who asks
+        classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
+                                 user_info_known=values.given_user_info)
     eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                                namespace_labels=values.namespace_labels, namespaces=values.namespaces,
-                               selection=selection)
+                               selection=selection, classic=classic)
     libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
                             libraries=libraries, options=eval_options, namespaces_from=namespaces_from)

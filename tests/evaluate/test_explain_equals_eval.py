@@ -21,7 +21,7 @@ from kubectl_kyrec.load.policies import PolicySet, classify
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Result
 from tests.evaluate.test_corpus_vpol import CORPUS, NOW, _test_files
-from tests.shared_inputs import cases
+from tests.shared_inputs import cases, shared
 
 EVAL_CASES = Path(__file__).resolve().parents[2] / "testdata" / "eval"
 
@@ -82,7 +82,8 @@ def _assert_equal(policies: PolicySet, resources: list[Document], state: list[Do
     assert explained.errors == evaluated.errors
     # the kinds explain draws; eval's results of the others (classic, generating) are not compared here
     explained_kinds = {(p.meta.key, p.source_kind) for p in policies.validating} | \
-        {(p.meta.key, "ValidatingAdmissionPolicy") for p in policies.admission}
+        {(p.meta.key, "ValidatingAdmissionPolicy") for p in policies.admission} | \
+        {(p.meta.key, p.source_kind) for p in policies.classic}
     want = sorted(_row(r) for r in evaluated.results if (r.policy, r.source) in explained_kinds)
     got = sorted(_row(r) for e in explained.explanations for r in e.results)
     assert got == want
@@ -90,3 +91,24 @@ def _assert_equal(policies: PolicySet, resources: list[Document], state: list[Do
     for e in explained.explanations:
         said = [leaf.outcome for leaf in _leaves(e.tree) if leaf.outcome != "none"]
         assert said == [r.result for r in e.results]
+
+
+CLASSIC_CORPUS = shared("corpus/kyverno-policies-legacy")
+
+
+def _classic_test_files() -> list[Path]:
+    return sorted(CLASSIC_CORPUS.glob("**/kyverno-test.yaml"))
+
+
+@pytest.mark.parametrize("test_file", cases(CLASSIC_CORPUS, "corpus classic kyverno-test.yaml files",
+                                             _classic_test_files,
+                                             ids=lambda p: str(p.relative_to(CLASSIC_CORPUS).parent)))
+def test_explain_results_equal_eval_on_classic_corpus(test_file: Path) -> None:
+    """kyverno/policies' ClusterPolicies (and their -cel twins) with the resources each test names."""
+    spec = yaml.safe_load(test_file.read_text())
+    base = test_file.parent
+    policies = classify(load_documents([str(base / p) for p in spec.get("policies") or []]))
+    if not policies.classic:
+        pytest.skip("no classic policy in this test")
+    resources = load_documents([str(base / r) for r in spec.get("resources") or []])
+    _assert_equal(policies, resources, [], LibraryContext(now=NOW, provider=EmptyProvider()), EvalOptions(now=NOW))
