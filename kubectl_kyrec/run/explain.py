@@ -91,8 +91,32 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
                             libraries=libraries, options=eval_options, namespaces_from=namespaces_from)
-    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors]))
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices]]
+    explanations = outcome.explanations
+    generated_errors: list[EvalError] = []
+    generated_notices: list[Any] = []
+    if inputs.policies.generating:
+        # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
+        from kubectl_kyrec.evaluate.explain_generating import explain_generating
+        from kubectl_kyrec.evaluate.namespaces import namespace_objects
+        from kubectl_kyrec.evaluate.pipeline import subject_context
+        from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+        from kubectl_kyrec.run.generate import generate_for_inputs
+
+        generated = generate_for_inputs(inputs, now=now, selection=selection)
+        generated_errors, generated_notices = generated.errors, generated.notices
+        # (classic generate rules' outcomes are merged in the same list: only the GeneratingPolicies' here)
+        found = {(o.policy.key, o.trigger.ref.uid): o for o in generated.outcomes
+                 if isinstance(o.policy, GeneratingPolicy)}
+        namespaces = namespace_objects([*inputs.state.objects, *inputs.subjects, *values.namespaces],
+                                       values.namespace_labels)
+        for trigger in generated.triggers:
+            if name and trigger.ref.name != name:
+                continue
+            ctx = subject_context(trigger, namespaces, eval_options)
+            for policy in generated.policies:
+                explanations.append(explain_generating(policy, ctx, found.get((policy.key, trigger.ref.uid))))
+    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
     unreadable = unreadable_lines(inputs.state, recorded=False)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
-    return ExplainResult(outcome.explanations, errors, notices, unreadable, with_unreadable(code, unreadable))
+    return ExplainResult(explanations, errors, notices, unreadable, with_unreadable(code, unreadable))
