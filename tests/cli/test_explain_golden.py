@@ -35,3 +35,16 @@ def test_explain_json(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     document = json.loads(_run(case, ["-o", "json"], monkeypatch))
     document.pop("kyrecVersion")
     assert document == json.loads((case / "expected.json").read_text())
+
+
+def test_readme_example_is_what_explain_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's `explain` example shows the command's output as it is."""
+    root = CASES.parents[1]
+    monkeypatch.chdir(root)
+    command = "kubectl kyrec explain -p testdata/examples/policies -r testdata/examples/resources pod/batch -n shop " \
+              "--policy-name limit-memory"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert command in readme
+    result = CliRunner().invoke(cli, shlex.split(command)[2:])
+    assert result.exit_code == 0, result.output
+    assert f"```\n{result.stdout}```\n" in readme
