@@ -13,11 +13,12 @@ from kubectl_kyrec.evaluate.explain import (
     NOT_MATCHED,
     Explanation,
     Node,
+    conditions_node,
     constraints_node,
     one_line,
     result_node,
 )
-from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 
@@ -30,9 +31,10 @@ _STATUS = {
 }
 
 
-def explain_generating(policy: GeneratingPolicy, ctx: SubjectContext, outcome: TriggerOutcome | None
-                       ) -> Explanation:
-    """`outcome`: the run's outcome for this (policy, trigger), None when the policy does not match it."""
+def explain_generating(policy: GeneratingPolicy, ctx: SubjectContext, outcome: TriggerOutcome | None,
+                       compiled: CompiledGeneratingPolicy | None = None) -> Explanation:
+    """`outcome`: the run's outcome for this (policy, trigger), None when the policy does not match it;
+    `compiled`: the policy compiled as the run compiles it, for its matchConditions' values."""
     meta = policy.meta
     root = Node(f"{meta.kind} {meta.key}")
     results = [outcome.result] if outcome is not None and outcome.result is not None else []
@@ -54,11 +56,10 @@ def explain_generating(policy: GeneratingPolicy, ctx: SubjectContext, outcome: T
     if outcome is None:
         steps.append(result_node(None, "no downstreams: the policy does not apply"))
         return done
-    if policy.match_conditions:
-        conditions = Node("matchConditions", "all true" if outcome.status is TriggerStatus.GENERATED else "")
-        for i, condition in enumerate(policy.match_conditions):
-            conditions.children.append(Node(f"[{i}] {condition.name}", "", one_line(condition.expression)))
-        steps.append(conditions)
+    if policy.match_conditions and compiled is not None:
+        # evaluated without the `exceptions` a partial PolicyException binds (the conditions seldom read it)
+        steps.append(conditions_node(policy.match_conditions, compiled.conditions, ctx.activation(compiled.env),
+                                     "nothing is generated"))
     steps.append(Node("evaluation", outcome.status.value, outcome.message or _STATUS.get(outcome.status, "")))
     if outcome.status is TriggerStatus.GENERATED:
         steps.append(_downstreams_node(policy, ctx, outcome))

@@ -6,6 +6,7 @@ The inputs, the subjects, their requests and the compiled policies are made as `
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 from collections.abc import Iterable
@@ -97,6 +98,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     if inputs.policies.generating:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
         from kubectl_kyrec.evaluate.explain_generating import explain_generating
+        from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
         from kubectl_kyrec.evaluate.namespaces import namespace_objects
         from kubectl_kyrec.evaluate.pipeline import subject_context
         from kubectl_kyrec.load.generating_policies import GeneratingPolicy
@@ -109,12 +111,18 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                  if isinstance(o.policy, GeneratingPolicy)}
         namespaces = namespace_objects([*inputs.state.objects, *inputs.subjects, *values.namespaces],
                                        values.namespace_labels)
+        envs, _ = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
+        compiled = {}
+        for policy in generated.policies:
+            with contextlib.suppress(InputError):      # the run reported it (generated.errors)
+                compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions)
         for trigger in generated.triggers:
             if name and trigger.ref.name != name:
                 continue
             ctx = subject_context(trigger, namespaces, eval_options)
             for policy in generated.policies:
-                explanations.append(explain_generating(policy, ctx, found.get((policy.key, trigger.ref.uid))))
+                explanations.append(explain_generating(policy, ctx, found.get((policy.key, trigger.ref.uid)),
+                                                       compiled.get(policy.key)))
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
     unreadable = unreadable_lines(inputs.state, recorded=False)
