@@ -8,16 +8,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, compile_admission_policies
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
-from kubectl_kyrec.evaluate.pipeline import EvalOptions, classic_evaluator, select_subjects, subject_context
+from kubectl_kyrec.evaluate.pipeline import (
+    EvalOptions,
+    classic_evaluator,
+    compile_selected,
+    select_subjects,
+    subject_context,
+)
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.evaluate.validating import compile_validating_policy
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice
 
@@ -39,27 +42,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     narrowed to a picked subject (default: `resources`, as in run_eval)."""
     out = ExplainOutcome()
     envs = Environments(libraries)
-    compiled = []
-    for policy in policies.validating:
-        if not options.selection.holds_policy(policy.meta.key):
-            continue
-        if policy.mode != "Kubernetes":
-            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
-                                      "applies to payloads, not Kubernetes resources; not explained",
-                                      policy.meta.source))
-            continue
-        try:
-            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, options.now))
-        except InputError as exc:
-            located = policies.locate(exc)
-            out.errors.append(EvalError(located.message, located.source))
-    admission: list[CompiledAdmissionPolicy] = []
-    try:
-        admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
-                     if options.selection.holds_policy(a.policy.meta.key)]
-    except InputError as exc:
-        located = policies.locate(exc)
-        out.errors.append(EvalError(located.message, located.source))
+    compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
     classic = classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
         for error in classic.errors:

@@ -87,6 +87,38 @@ PARALLEL_PAIRS = 20_000
 _Slice = tuple[list[tuple[Result, bool]], list[tuple[Any, Notice]], int]
 
 
+def compile_selected(policies: PolicySet, envs: Environments, options: EvalOptions, notices: list[Notice],
+                     errors: list[EvalError], passed_over: str
+                     ) -> tuple[list[CompiledValidatingPolicy], list[CompiledAdmissionPolicy]]:
+    """The selected ValidatingPolicies and admission policies of the run, compiled once; a policy of a
+    payload mode is noted (`passed_over`: what the command does with it) unless the run evaluates that
+    mode's payloads, and a policy that does not compile is an error at its file:line."""
+    compiled: list[CompiledValidatingPolicy] = []
+    for policy in policies.validating:
+        if not options.selection.holds_policy(policy.meta.key):
+            continue
+        if policy.mode != "Kubernetes":
+            if policy.mode in options.payload_modes:
+                continue
+            notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
+                                  f"applies to payloads, not Kubernetes resources; {passed_over}",
+                                  policy.meta.source))
+            continue
+        try:
+            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, options.now))
+        except InputError as exc:
+            located = policies.locate(exc)
+            errors.append(EvalError(located.message, located.source))
+    admission: list[CompiledAdmissionPolicy] = []
+    try:
+        admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
+                     if options.selection.holds_policy(a.policy.meta.key)]
+    except InputError as exc:
+        located = policies.locate(exc)
+        errors.append(EvalError(located.message, located.source))
+    return compiled, admission
+
+
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
@@ -95,29 +127,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     filters have chosen them (a progress line's total and estimate)."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     envs = Environments(libraries)
-    compiled: list[CompiledValidatingPolicy] = []
-    for policy in policies.validating:
-        if not options.selection.holds_policy(policy.meta.key):
-            continue
-        if policy.mode != "Kubernetes":
-            if policy.mode in options.payload_modes:
-                continue
-            out.notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
-                                      "applies to payloads, not Kubernetes resources; skipped",
-                                      policy.meta.source))
-            continue
-        try:
-            compiled.append(compile_validating_policy(policy, envs, policies.exceptions, options.now))
-        except InputError as exc:
-            located = policies.locate(exc)
-            out.errors.append(EvalError(located.message, located.source))
-    admission: list[CompiledAdmissionPolicy] = []
-    try:
-        admission = [a for a in compile_admission_policies(policies.admission, policies.bindings, envs)
-                     if options.selection.holds_policy(a.policy.meta.key)]
-    except InputError as exc:
-        located = policies.locate(exc)
-        out.errors.append(EvalError(located.message, located.source))
+    compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "skipped")
     out.policy_count = len(compiled) + len(admission)
     classic = classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
