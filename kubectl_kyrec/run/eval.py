@@ -16,6 +16,7 @@ from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
+    from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.inputs import Inputs, InputSource
@@ -39,6 +40,10 @@ class EvalRunOptions:
     http_paths: tuple[str, ...] = ()        # check requests for HTTP-mode ones (`--http-payload`)
     envoy_paths: tuple[str, ...] = ()       # and for Envoy-mode ones (`--envoy-payload`)
     jobs: int = 1                           # processes to evaluate in (`--jobs`)
+    # manifests go through the admission chain (defaulting, mutation) before validation; `--no-mutate`: not
+    mutate: bool = True
+    old_paths: tuple[str, ...] = ()         # `--old`: the manifests before the change
+    old_ref: str | None = None              # `--old-ref`: the -r paths as a git ref holds them
 
 
 @dataclass
@@ -57,6 +62,9 @@ class EvalResult:
     report_api: str = "wgpolicyk8s.io/v1alpha2"
     # a live read's LISTs that failed (counted in exit_code; eval never counted a capture's record of them)
     unreadable: list[str] = field(default_factory=list)
+    # what admission made of each manifest (defaults, mutations), in subject order; empty when the subjects
+    # were read from a cluster or with --no-mutate
+    admissions: list[Admission] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -118,6 +126,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     namespace = selection.namespace
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
+    old = _old_manifests(options, source)
+    if old is not None and namespace:
+        old = tuple(d for d in old if d.namespace == namespace)
     provider = provider_for(inputs)
     values = inputs.values
     classic = None
@@ -136,7 +147,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                report_api=options.report_api,
                                payload_modes=(("JSON",) if options.json_paths else ())
                                + (("HTTP",) if options.http_paths else ())
-                               + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs)
+                               + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs,
+                               # objects read from a cluster were admitted already
+                               admit=options.mutate and inputs.resources_named, old=old)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total)
@@ -183,7 +196,21 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         code = worst(code, ExitCode.FINDINGS)
     unreadable = unreadable_lines(inputs.state, recorded=False)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_unreadable(code, unreadable),
-                      empty_reason, now, options.report_api, unreadable)
+                      empty_reason, now, options.report_api, unreadable, outcome.admissions)
+
+
+def _old_manifests(options: EvalRunOptions, source: InputSource) -> tuple[Document, ...] | None:
+    """The objects before the change (`--old` or `--old-ref`), policies left out; None without either."""
+    from kubectl_kyrec.load.old_manifests import read_old_paths, read_old_ref
+    from kubectl_kyrec.load.policies import is_policy_document
+
+    if options.old_ref is not None:
+        docs = read_old_ref(options.old_ref, getattr(source, "resource_paths", ()))
+    elif options.old_paths:
+        docs = read_old_paths(options.old_paths)
+    else:
+        return None
+    return tuple(d for d in docs if not is_policy_document(d))
 
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory

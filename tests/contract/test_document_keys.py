@@ -27,7 +27,7 @@ DATA = ROOT / "testdata"
 NOW = ["--now", "2026-11-29T00:00:00Z"]
 
 # subtrees that are user or Kubernetes data, not kyrec's keys
-OPAQUE = {"downstreams[].object", "reports", "results[].properties", "unusedExclusions[].match"}
+OPAQUE = {"downstreams[].object", "admission[].object", "admission[].mutations[].patch", "reports", "results[].properties", "unusedExclusions[].match"}
 # maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
 # checked as vocabulary, not as field names
 KEYED_BY_NAME = {"perPolicy"}
@@ -88,7 +88,7 @@ RESULT_KEYS = ["category", "message", "policy", "properties", "result", "rule", 
                "validationActions"]
 
 EVAL_RESULT = sorted({
-    *ENVELOPE, *ERRORS, "results", "downstreams", "reports",
+    *ENVELOPE, *ERRORS, "results", "admission", "downstreams", "reports",
     *(f"results[].{k}" for k in RESULT_KEYS), *_ref("results[].subject", synthetic=True),
     *_loc("results[].location"), *_loc("results[].policyLocation"),
     "downstreams[].policy", "downstreams[].object", *_ref("downstreams[].trigger"),
