@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -179,6 +180,11 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                          libraries=libraries)
         errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    if old is not None:
+        operations = Counter(a.operation for a in outcome.admissions) if outcome.admissions else \
+            Counter(s.operation for s in outcome.subjects)
+        notices.append("requests the change makes: " + ", ".join(f"{operations[op]} {op}" for op in
+                                                                  ("CREATE", "UPDATE", "DELETE") if operations[op]))
     gaps = run_gaps(inputs, namespace or "")
     if gaps:
         notices.append(gaps)
