@@ -294,6 +294,20 @@ class PolicySet:
         self.notices.extend(other.notices)
         self.lines.update(other.lines)
 
+    def failure_policies(self) -> dict[tuple[str, str], str]:
+        """(report source, policy as results name it) -> the policy's failurePolicy (Fail unless it says
+        Ignore): what an admission webhook does when the policy errs."""
+        out: dict[tuple[str, str], str] = {}
+        for p in self.validating:
+            out[(p.source_kind, p.meta.key)] = p.failure_policy
+        for a in self.admission:
+            out[("ValidatingAdmissionPolicy", a.meta.key)] = a.failure_policy
+        for c in self.classic:
+            spec = c.raw.get("spec") if isinstance(c.raw.get("spec"), Mapping) else c.raw
+            value = spec.get("failurePolicy") if isinstance(spec, Mapping) else None
+            out[(c.source_kind, c.meta.key)] = "Ignore" if value == "Ignore" else "Fail"
+        return out
+
     def located_errors(self) -> list[InputError]:
         return [self.locate(e) for e in self.errors]
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
-    from kubectl_kyrec.reconcile.impact import Impact
+    from kubectl_kyrec.reconcile.impact import AdmissionSide, Impact
     from kubectl_kyrec.render.items import Items
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
@@ -177,7 +177,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if options.base_policy_paths:
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
                                          head_generated=generated, now=now, options=eval_options,
-                                         libraries=libraries)
+                                         libraries=libraries, head_admissions=outcome.admissions)
         errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
     if old is not None:
@@ -250,7 +250,7 @@ def policy_errors(policies: PolicySet) -> list[EvalError]:
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
                head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory
+               options: EvalOptions, libraries: LibraryFactory, head_admissions: Sequence[Admission] = ()
                ) -> tuple[Impact, list[EvalError]]:
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
     the base policies that did not parse."""
@@ -267,5 +267,20 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
                             options=options)
     base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
-    return (compute_impact(base_results, head_results, base_generated, head_generated),
+    admission = None
+    if options.admit:
+        admission = (admission_side(base_outcome.results, base_outcome.admissions, base),
+                     admission_side(head_results, head_admissions, inputs.policies))
+    return (compute_impact(base_results, head_results, base_generated, head_generated, admission),
             policy_errors(base))
+
+
+def admission_side(results: Sequence[Result], admissions: Sequence[Admission], policies: PolicySet
+                   ) -> AdmissionSide:
+    """One side of `--base-policy`'s admission comparison."""
+    from kubectl_kyrec.evaluate.mutation import MUTATION_SOURCES
+    from kubectl_kyrec.reconcile.impact import AdmissionSide
+
+    stored = {a.subject.ref.uid: (a.subject.ref, a.operation, None if a.operation == "DELETE" else a.subject.obj,
+                                  a.subject.source) for a in admissions}
+    return AdmissionSide(results, stored, policies.failure_policies(), MUTATION_SOURCES)
