@@ -55,21 +55,20 @@ class AdmissionChain:
         self.engines = list(engines)
         self.default = default
 
-    def admit(self, subjects: Sequence[Subject],
-              context_of: Callable[[Subject], SubjectContext]) -> ChainOutcome:
+    def admit(self, subjects: Sequence[Subject], context_of: Callable[[Subject], SubjectContext],
+              operation: str = "CREATE") -> ChainOutcome:
         """Each subject through the chain; `context_of` makes the request a subject stands for (with its
-        namespace), as validation will."""
+        namespace), as validation will; `operation`: the request's unless the subject says (`--old`)."""
         out = ChainOutcome()
         for subject in subjects:
-            admitted, admission, results = self._admit_one(subject, context_of)
+            admitted, admission, results = self._admit_one(subject, context_of, subject.operation or operation)
             out.subjects.append(admitted)
             out.admissions.append(admission)
             out.results.extend(results)
         return out
 
-    def _admit_one(self, subject: Subject, context_of: Callable[[Subject], SubjectContext]
+    def _admit_one(self, subject: Subject, context_of: Callable[[Subject], SubjectContext], operation: str
                    ) -> tuple[Subject, Admission, list[Result]]:
-        operation = context_of(subject).request.operation if not subject.operation else subject.operation
         if operation == "DELETE":
             # nothing is stored: the request carries the stored object as oldObject, unmutated
             return subject, Admission(subject, operation), []

@@ -161,7 +161,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         old_subjects, _ = select_subjects(options.old, state, kinds, options.selection)
         subjects = paired_with_old(subjects, old_subjects, chain.default if chain is not None else None)
     if chain is not None:
-        chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options))
+        chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         subjects = chained.subjects
         out.admissions = chained.admissions
         # a mutation's result is an admission's: the background scan reports none
