@@ -61,8 +61,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
 @click.option("--base-policy", "base_policy_paths", multiple=True,
               help="The policies before the change: print what the change does (exit 1 when anything does).")
-@click.option("--no-mutate", is_flag=True,
-              help="Validate the manifests as written: no API-server defaults, no mutating policies first.")
+@flags.no_mutate
 @click.option("--write-mutated", "write_mutated_dir", metavar="DIR",
               help="Write the manifests as admission would store them (defaulted, mutated) under DIR.")
 @click.option("--old", "old_paths", multiple=True,
