@@ -51,11 +51,15 @@ def _atomic_map(kind: str, path: tuple[str, ...]) -> bool:
             and path[-1] in _ATOMIC_POD_SPEC_MAPS)
 
 
-def apply_configuration(live: Mapping[str, Any], patch: Mapping[str, Any], kind: str) -> dict[str, Any]:
+def apply_configuration(live: Mapping[str, Any], patch: Mapping[str, Any], kind: str, *,
+                        deduced: bool = False) -> dict[str, Any]:
     """`live` with the apply configuration `patch` merged in (a new object; neither input is changed).
 
+    `deduced`: merge with managedfields' deduced type converter (typed/parser.go DeducedParseableType:
+    every map granular, every list atomic), as Kyverno's CLI does for MutatingAdmissionPolicies
+    (pkg/admissionpolicy/mutate.go mutateResource), rather than with the kind's schema.
     Raises MergeError where Kubernetes refuses the patch, NeedsSchema where kyrec cannot tell."""
-    atomics = _find_atomics(patch, kind, ())
+    atomics = _deduced_atomics(patch, ()) if deduced else _find_atomics(patch, kind, ())
     if atomics:
         raise MergeError("invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: "
                          + ", ".join(atomics))
@@ -78,6 +82,14 @@ def _find_atomics(value: Any, kind: str, path: tuple[str, ...]) -> list[str]:
         for item in value:
             found.extend(_find_atomics(item, kind, path))
     return found
+
+
+def _deduced_atomics(value: Any, path: tuple[str, ...]) -> list[str]:
+    if isinstance(value, list):
+        return ["".join(f".{p}" for p in path)]
+    if isinstance(value, Mapping):
+        return [a for key, item in value.items() for a in _deduced_atomics(item, (*path, str(key)))]
+    return []
 
 
 _ABSENT = object()
