@@ -218,9 +218,9 @@ def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Policy
                                           {"exceptions": names})])
     env = cp.env
     if cp.conditions:
-        ok, error = conditions_hold(cp.conditions, ctx.activation(env), policy.failure_policy == "Ignore")
-        if error is not None:
-            return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
+        ok, failed = conditions_hold(cp.conditions, ctx.activation(env), policy.failure_policy == "Ignore")
+        if failed is not None:
+            return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {failed}")])
         if not ok:
             return PolicyOutcome([_result(cp, ctx, "", "skip", "skip")])
     try:

@@ -219,7 +219,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         mutating_admission={p.meta.name for p in policies.mutating_admission},
         mutate_existing={p.meta.name for p in policies.mutating if p.mutate_existing})
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
-    starts.extend((p.meta.source, p.meta.name) for p in [*policies.mutating, *policies.mutating_admission])
+    starts.extend((p.meta.source, p.meta.name) for p in policies.mutating)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.mutating_admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
     # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
