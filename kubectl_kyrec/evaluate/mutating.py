@@ -31,15 +31,17 @@ from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import TypedValueError, decode_json_patch, decode_object, rewrite_typed_literals
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.autogen import CONTROLLERS
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
 from kubectl_kyrec.load.mutating_policies import MutatingPolicy
-from kubectl_kyrec.load.policies import PolicyException, PolicySet
+from kubectl_kyrec.load.mutating_policies import Mutation as MutationSpec
+from kubectl_kyrec.load.policies import MatchResources, NamedExpression, PolicyException, PolicySet, ResourceRule
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Obj, Result
 
@@ -75,6 +77,85 @@ def _compile(compiler: PolicyCompiler, text: str, path: str, expect: tuple[str, 
     except CompileError as exc:
         raise compiler._error(path, exc.message, exc.line, exc.column) from None
     return compiler.compile(rewritten, path, expect)
+
+
+def can_autogen(match: MatchResources | None) -> bool:
+    """kk: pkg/cel/autogen/support.go CanAutoGen: one rule on v1 pods, no names, no selectors, no excludes."""
+    if match is None or match.exclude_resource_rules or len(match.resource_rules) != 1:
+        return False
+    for selector in (match.namespace_selector, match.object_selector):
+        if selector and (selector.get("matchLabels") or selector.get("matchExpressions")):
+            return False
+    rule = match.resource_rules[0]
+    return (not rule.resource_names and rule.api_groups == ("",) and rule.api_versions == ("v1",)
+            and rule.resources == ("pods",))
+
+
+_TEMPLATE_PATHS = {"defaults": ("spec.template.spec", "spec.template.metadata"),
+                   "cronjobs": ("spec.jobTemplate.spec.template.spec", "spec.jobTemplate.spec.template.metadata")}
+_WRAPPERS = {
+    "defaults": ("Object{spec: Object.spec{template: Object.spec.template{", "}}}"),
+    "cronjobs": ("Object{spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: Object.spec.jobTemplate.spec"
+                 "{template: Object.spec.jobTemplate.spec.template{", "}}}}}"),
+}
+
+
+def pod_to_template_expression(expression: str, config: str) -> str:
+    """kk: pkg/cel/policies/mpol/autogen/autogen.go convertPodToTemplateExpression, text for text: plain
+    substring replacements (so `oldObject.spec` moves too, through `Object.spec`), then an expression that
+    starts with `Object{` has its first literal's content wrapped in the template's Object path."""
+    spec, metadata = _TEMPLATE_PATHS[config]
+    expression = expression.replace("object.spec", "object." + spec)
+    expression = expression.replace("Object.spec", "Object." + spec)
+    for root in ("object", "Object"):
+        for part in ("labels", "annotations"):
+            expression = expression.replace(f"{root}.metadata.{part}", f"{root}.{metadata}.{part}")
+    content = expression.strip()
+    if content.startswith("Object{"):
+        content = content[len("Object{"):]
+        depth, end = 1, 0
+        for i, ch in enumerate(content):
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end > 0:
+            wrapper, closing = _WRAPPERS[config]
+            return wrapper + content[:end] + closing + content[end + 1:]
+    return expression
+
+
+def autogen_variants(policy: MutatingPolicy) -> list[MutatingPolicy]:
+    """The pod-controller copies of a MutatingPolicy on pods (kk: pkg/cel/policies/mpol/autogen Autogen,
+    generateRuleForControllers), in Kyverno's order (replacement sets sorted: cronjobs, defaults). Only
+    matchConstraints, matchConditions and ApplyConfiguration expressions are rewritten; JSONPatch
+    expressions and variables are kept as written."""
+    match = policy.match_constraints
+    if not can_autogen(match):
+        return []
+    assert match is not None
+    controllers = policy.autogen_controllers if policy.autogen_controllers is not None else tuple(CONTROLLERS)
+    groups: dict[str, list[str]] = {}
+    for resource in controllers:
+        if resource in CONTROLLERS:
+            groups.setdefault(CONTROLLERS[resource][3], []).append(resource)
+    operations = match.resource_rules[0].operations
+    out = []
+    for config in sorted(groups):
+        by_gv: dict[tuple[str, str], set[str]] = {}
+        for resource in groups[config]:
+            by_gv.setdefault((CONTROLLERS[resource][0], CONTROLLERS[resource][1]), set()).add(resource)
+        rules = tuple(ResourceRule((g,), (v,), operations, tuple(sorted(res))) for (g, v), res in sorted(by_gv.items()))
+        conditions = tuple(NamedExpression(m.name, pod_to_template_expression(m.expression, config) if m.expression
+                                           else m.expression) for m in policy.match_conditions)
+        mutations = tuple(MutationSpec(m.patch_type, pod_to_template_expression(m.expression, config))
+                          if m.patch_type == "ApplyConfiguration" else m for m in policy.mutations)
+        out.append(dataclasses.replace(policy, match_constraints=MatchResources(resource_rules=rules),
+                                       match_conditions=conditions, mutations=mutations))
+    return out
 
 
 def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptions: Sequence[PolicyException],
@@ -278,9 +359,13 @@ class MutatingPolicyEngine:
         return MutationStep(run.obj, run.mutations, run.results, undetermined)
 
     def _order_dependence(self, ctx: SubjectContext, run: _Run) -> str:
-        """ORDER_DEPENDENT naming the policies whose order changes the admitted object, or ""."""
-        changed = [cp for cp in self.compiled if cp.key in run.changed]
-        others = [cp for cp in self.compiled if cp.key not in run.changed]
+        """ORDER_DEPENDENT naming the policies whose order changes the admitted object, or "". A policy
+        and its autogen copies are one entry of the reconciler's map: they move together."""
+        groups: dict[str, list[CompiledMutatingPolicy]] = {}
+        for cp in self.compiled:
+            groups.setdefault(cp.key, []).append(cp)
+        changed = [key for key in groups if key in run.changed]
+        rest = [cp for key, cps in groups.items() if key not in run.changed for cp in cps]
         if len(changed) <= _ALL_ORDERS_UP_TO:
             orders = list(itertools.permutations(changed))[1:]
         else:
@@ -290,9 +375,9 @@ class MutatingPolicyEngine:
         for order in orders:
             # the policies that changed nothing keep their place after those that did: they could only
             # change the outcome by matching a mutated object, which the permutation then also shows
-            other = _run_in_order([*order, *others], ctx)
+            other = _run_in_order([*(cp for key in order for cp in groups[key]), *rest], ctx)
             if other.obj != run.obj:
-                differing.update(cp.key for cp in order)
+                differing.update(order)
         if not differing:
             return ""
         names = ", ".join(sorted(differing))
@@ -319,13 +404,12 @@ def mutating_engine(policies: PolicySet, envs: Environments, now: datetime.datet
         if policy.mutate_existing or not (policy.admission or fixed_order):
             continue
         try:
-            compiled.append(compile_mutating_policy(policy, envs, policies.exceptions, now))
+            # the policy, then its autogen copies under the same name (provider.go NewProvider)
+            for variant in (policy, *autogen_variants(policy)):
+                compiled.append(compile_mutating_policy(variant, envs, policies.exceptions, now))
         except InputError as exc:
             errors.append(policies.locate(exc))
     if not compiled:
         return None, errors
     return MutatingPolicyEngine(compiled, fixed_order=fixed_order), errors
 
-
-__all__ = ["NEEDS_REGISTRY", "NEEDS_SCHEMA", "CompiledMutatingPolicy", "MutatingPolicyEngine", "PolicyOutcome",
-           "compile_mutating_policy", "evaluate_mutating", "mutating_engine", "run_mutations", "with_object"]

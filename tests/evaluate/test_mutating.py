@@ -98,3 +98,32 @@ def test_a_matching_exception_skips_the_policy() -> None:
     assert [(r.result, r.rule, r.message) for r in step.results] == [
         ("skip", "exception", "rule is skipped due to policy exception: dev/x")]
     assert step.obj == POD
+
+
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "dev"},
+              "spec": {"template": {"metadata": {"labels": {"app": "x"}},
+                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def _deployment_ctx() -> SubjectContext:
+    ref = Ref("apps/v1", "Deployment", "dev", "d", "uid")
+    request = build_request(DEPLOYMENT, resource="deployments", namespaced=True)
+    return SubjectContext(Subject(DEPLOYMENT, ref, None, "deployments", True), request, None)
+
+
+def test_autogen_applies_a_pod_policy_to_the_template_of_a_controller() -> None:
+    doc = _policy("sc", [_apply("Object{spec: Object.spec{securityContext: "
+                                "Object.spec.securityContext{runAsNonRoot: true}}}")],
+                  matchConditions=[{"name": "n", "expression": "size(object.spec.containers) > 0"}])
+    step = _engine(doc).mutate(_deployment_ctx())
+    assert step.obj["spec"]["template"]["spec"]["securityContext"] == {"runAsNonRoot": True}
+    assert [(r.policy, r.result) for r in step.results] == [("sc", "pass")]
+
+
+def test_autogen_leaves_object_metadata_literals_as_kyverno_does_which_fails_the_type_check() -> None:
+    # convertPodToTemplateExpression rewrites `Object.metadata.labels` but not `Object.metadata{`: the
+    # wrapped literal's type names no longer match their path (Kyverno v1.17.2 answers the same error)
+    step = _engine(_policy("lbl", [_label("team", "a")])).mutate(_deployment_ctx())
+    assert [r.result for r in step.results] == ["error"]
+    assert 'unexpected type name "Object.metadata", expected "Object.spec.template.metadata"' in step.results[0].message
+    assert step.obj == DEPLOYMENT
