@@ -13,8 +13,9 @@ Kyverno's CLI (pkg/admissionpolicy/mutate.go Mutate, used by `kyverno test` and 
 a policy without bindings is applied when its matchConstraints match; with bindings, the policy's
 matchConstraints are not looked at, each binding whose matchResources match (or that has none) mutates
 the resource as it was when the policy started (the attributes record is built once), and the last
-binding's response is the policy's; merges use the deduced type converter (every list atomic); a patch
-error gives an empty response; params are the test's paramResources (matchesSelector).
+binding's response is the policy's; merges use the deduced type converter (a list is replaced whole,
+nothing is refused as atomic); a patch error gives an empty response; params are the test's
+paramResources (matchesSelector).
 """
 
 from __future__ import annotations

@@ -39,8 +39,9 @@ def test_a_list_kyrec_has_no_schema_for_needs_one() -> None:
     assert info.value.path == "spec.tolerations"
 
 
-def test_deduced_types_refuse_every_list_and_merge_maps() -> None:
-    with pytest.raises(MergeError, match=r"atomic arrays, maps or structs: .spec.containers"):
-        apply_configuration(POD, {"spec": {"containers": [{"name": "a"}]}}, "Pod", deduced=True)
+def test_deduced_types_replace_lists_whole_and_merge_maps() -> None:
+    out = apply_configuration(POD, {"spec": {"containers": [{"name": "z"}], "nodeSelector": {"a": "b"}}}, "Pod",
+                              deduced=True)
+    assert out["spec"]["containers"] == [{"name": "z"}] and out["spec"]["nodeSelector"] == {"a": "b"}
     out = apply_configuration(POD, {"spec": {"securityContext": {"runAsUser": 1}}}, "Pod", deduced=True)
     assert out["spec"]["securityContext"] == {"runAsUser": 1} and len(out["spec"]["containers"]) == 2
