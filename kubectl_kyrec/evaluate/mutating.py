@@ -34,7 +34,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.mutation import NEEDS_SCHEMA, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
@@ -46,8 +46,6 @@ from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Obj, Result
 
 SOURCE = "KyvernoMutatingPolicy"
-# the reason an admitted object needs a schema kyrec does not hold (a list structured merge cannot place)
-NEEDS_SCHEMA = "needs-schema"
 # beyond this many applying policies the orders are not all tried: neighbours are swapped instead
 _ALL_ORDERS_UP_TO = 4
 

@@ -33,13 +33,14 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating import CompiledMutation, MutationFailure, run_mutations, with_object
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.mutation import NEEDS_SCHEMA, ORDER_DEPENDENT, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
 from kubectl_kyrec.load.mutating_policies import MutatingAdmissionBinding, MutatingAdmissionPolicy
 from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Result
 
 SOURCE = "MutatingAdmissionPolicy"
@@ -254,7 +255,7 @@ class MutatingAdmissionEngine:
                         step.results.append(self._result(cp, ctx, binding, "error", str(exc)))
                     continue
                 except NeedsSchema as exc:
-                    step.undetermined.append(f"needs-schema: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
+                    step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
                                              f"sets {exc.path}, a list whose merge needs the kind's schema")
                     continue
                 mutation = mutation_of(cp.policy.meta.name, KIND, binding.meta.name, before, obj,
@@ -268,7 +269,7 @@ class MutatingAdmissionEngine:
 
 
 def mutating_admission_engine(policies: PolicySet, envs: Environments, *, params: Sequence[Document] = (),
-                              in_cli: bool = False
+                              selection: Selection | None = None, in_cli: bool = False
                               ) -> tuple[MutatingAdmissionEngine | None, list[InputError]]:
     """The engine of the run's MutatingAdmissionPolicies (None without any), with the errors of those that
     do not compile (located at file:line; the others still run). `params`: the objects a binding's
@@ -276,6 +277,8 @@ def mutating_admission_engine(policies: PolicySet, envs: Environments, *, params
     compiled: list[CompiledMutatingAdmissionPolicy] = []
     errors: list[InputError] = []
     for policy in policies.mutating_admission:
+        if selection is not None and not selection.holds_policy(policy.meta.key):
+            continue
         try:
             compiled.append(compile_mutating_admission_policy(policy, policies.mutating_bindings, envs))
         except InputError as exc:

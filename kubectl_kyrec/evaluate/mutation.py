@@ -25,6 +25,8 @@ from kubectl_kyrec.model import Result, Source
 # why a subject's admitted object cannot be known offline
 ORDER_DEPENDENT = "order-dependent"
 NEEDS_REGISTRY = "needs-registry"
+# an apply configuration sets a list whose merge depends on the kind's OpenAPI schema, which kyrec lacks
+NEEDS_SCHEMA = "needs-schema"
 
 
 @dataclass(frozen=True)
