@@ -46,6 +46,8 @@ from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Obj, Result
 
 SOURCE = "KyvernoMutatingPolicy"
+# a policy errored in admission: which patches Kyverno's webhook still returns depends on its webhook calls
+WEBHOOK_ERROR = "webhook-error"
 # beyond this many applying policies the orders are not all tried: neighbours are swapped instead
 _ALL_ORDERS_UP_TO = 4
 
@@ -350,10 +352,18 @@ class MutatingPolicyEngine:
     def mutate(self, ctx: SubjectContext) -> MutationStep:
         run = _run_in_order(self.compiled, ctx)
         undetermined = list(run.undetermined)
-        if not self.fixed_order and len(run.changed) > 1:
-            reason = self._order_dependence(ctx, run)
-            if reason:
-                undetermined.append(reason)
+        if not self.fixed_order:
+            failed = sorted({r.policy for r in run.results if r.result == "error"})
+            if failed and run.mutations:
+                # handler.go admissionResponse: an error in a webhook call answers success with no patch at
+                # all, dropping the other policies' patches of that call; which policies share a call
+                # depends on Kyverno's webhook grouping (docs/admission.md), not modelled here
+                undetermined.append(f"{WEBHOOK_ERROR}: MutatingPolicies {', '.join(failed)} failed, and Kyverno's "
+                                    "webhook then drops every patch of the webhook call holding them")
+            if len(run.changed) > 1:
+                reason = self._order_dependence(ctx, run)
+                if reason:
+                    undetermined.append(reason)
         return MutationStep(run.obj, run.mutations, run.results, undetermined)
 
     def _order_dependence(self, ctx: SubjectContext, run: _Run) -> str:

@@ -127,3 +127,12 @@ def test_autogen_leaves_object_metadata_literals_as_kyverno_does_which_fails_the
     assert [r.result for r in step.results] == ["error"]
     assert 'unexpected type name "Object.metadata", expected "Object.spec.template.metadata"' in step.results[0].message
     assert step.obj == DEPLOYMENT
+
+
+def test_in_admission_an_error_beside_applied_patches_is_not_claimed_as_admitted() -> None:
+    # Kyverno's webhook answers a call with an error without any patch (handler.go admissionResponse)
+    bad = _policy("e", [{"patchType": "JSONPatch", "jsonPatch": {"expression":
+                   '[JSONPatch{op: "replace", path: "/nope/x", value: 1}]'}}])
+    step = _engine(_policy("ok", [_label("a", "1")]), bad).mutate(_ctx())
+    assert [u.split(":")[0] for u in step.undetermined] == ["webhook-error"]
+    assert not _engine(_policy("ok", [_label("a", "1")]), bad, fixed_order=True).mutate(_ctx()).undetermined
