@@ -245,8 +245,23 @@ def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: list[tuple[
 def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],
                     kinds: KindLookup, notices: list[Notice], errors: list[EvalError]) -> AdmissionChain:
     """The run's admission chain: the API server's defaults, then its mutating admission in the API server's
-    plugin order (docs/admission.md, "Mutation order")."""
+    plugin order (docs/admission.md, "Mutation order"): the in-tree MutatingAdmissionPolicy plugin, then the
+    webhooks (Kyverno's MutatingPolicies). A policy that does not compile is an error at its file:line."""
+    from kubectl_kyrec.evaluate.mutating import mutating_engine
+    from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+
     engines: list[MutationEngine] = []
+    failed: list[InputError] = []
+    admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state],
+                                               selection=options.selection)
+    failed.extend(bad)
+    if admission is not None:
+        engines.append(admission)
+    mutating, bad = mutating_engine(policies, envs, options.now, options.selection)
+    failed.extend(bad)
+    if mutating is not None:
+        engines.append(mutating)
+    errors.extend(EvalError(e.message, e.source) for e in failed)
     return AdmissionChain(engines, default=None)
 
 
