@@ -43,7 +43,8 @@ def doc(obj: dict[str, Any], line: int = 1) -> Document:
 
 
 def dpol(name: str = "clean", *, kind: str = "DeletingPolicy", namespace: str = "", schedule: str = "*/5 * * * *",
-         conditions: Sequence[str] = (), resources: Sequence[str] = ("configmaps",), operations: Sequence[str] = ("CREATE",),
+         conditions: Sequence[str] = (), resources: Sequence[str] = ("configmaps",),
+         operations: Sequence[str] = ("CREATE",),
          selector: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     constraints: dict[str, Any] = {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                                                       "operations": list(operations), "resources": list(resources)}]}
@@ -128,7 +129,8 @@ def test_a_condition_error_is_an_error_unless_another_is_false() -> None:
 def test_namespace_object_and_variables() -> None:
     policy = dpol(conditions=["namespaceObject.metadata.labels.env == variables.wanted"],
                   spec={"variables": [{"name": "wanted", "expression": "'dev'"}]})
-    namespaces = {"apps": {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps", "labels": {"env": "dev"}}}}
+    namespaces = {"apps": {"apiVersion": "v1", "kind": "Namespace",
+                           "metadata": {"name": "apps", "labels": {"env": "dev"}}}}
     assert status_of(policy, cm("a"), namespaces=namespaces) is DeletionStatus.DELETE
     namespaces["apps"]["metadata"]["labels"]["env"] = "prod"
     assert status_of(policy, cm("a"), namespaces=namespaces) is DeletionStatus.KEEP
@@ -143,7 +145,8 @@ def test_an_exception_naming_the_policy_keeps_the_object() -> None:
                           "expiresAt": "2000-01-01T00:00:00Z"}}
     assert status_of(dpol(), cm("a"), [exception]) is DeletionStatus.EXEMPT
     assert status_of(dpol(), cm("b"), [exception]) is DeletionStatus.DELETE
-    other_kind = {**exception, "spec": {**exception["spec"], "policyRefs": [{"name": "clean", "kind": "ValidatingPolicy"}]}}
+    other_kind = {**exception, "spec": {**exception["spec"],
+                                        "policyRefs": [{"name": "clean", "kind": "ValidatingPolicy"}]}}
     assert status_of(dpol(), cm("a"), [other_kind]) is DeletionStatus.DELETE
 
 
