@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import datetime
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ class DeletionStatus(enum.StrEnum):
     KEEP = "keep"              # a condition is false
     EXEMPT = "exempt"          # a PolicyException's conditions hold
     ERROR = "error"            # matching or a condition failed: the run leaves it (and reports the error)
+    OTHER_VERSION = "other-version"   # held at another version than Kyverno LISTs: not evaluated
 
 
 @dataclass(frozen=True)
@@ -176,18 +177,20 @@ class NextRun:
     error: str = ""
 
 
-def next_run(policy: DeletingPolicy, now: datetime.datetime, created: str = "") -> NextRun:
+def next_run(policy: DeletingPolicy, now: datetime.datetime, cluster: tuple[str, str] = ("", "")) -> NextRun:
     """kyverno/api GetExecutionTime: Next(lastExecutionTime, else creationTimestamp) of the schedule. Without
-    either (a manifest not yet applied) the policy would be created now: Next(now). `created`: the
-    creationTimestamp of the policy as the cluster has it, when the policy itself lacks one."""
+    either (a manifest not yet applied) the policy would be created now: Next(now). `cluster`: the
+    (creationTimestamp, status.lastExecutionTime) of the policy as the cluster has it, for a manifest that
+    lacks them."""
     try:
         expr = parse_cron(policy.schedule)
     except CronError as exc:
         return NextRun(None, error=f"failed to get the policy execution time: {exc}")
-    reference = parse_rfc3339(policy.last_execution_time) if policy.last_execution_time else None
+    created = policy.meta.creation_timestamp or cluster[0]
+    last = policy.last_execution_time or (cluster[1] if not policy.meta.creation_timestamp else "")
+    reference = parse_rfc3339(last) if last else None
     if reference is None:
-        reference = parse_rfc3339(policy.meta.creation_timestamp or created) \
-            if (policy.meta.creation_timestamp or created) else None
+        reference = parse_rfc3339(created) if created else None
     utc = datetime.UTC
     at = expr.next_after((reference or now).astimezone(utc))
     if at is None:
@@ -262,21 +265,31 @@ class DeletingOutcome:
         return [o for o in self.outcomes if o.deletes]
 
 
-def _in_list(subject: Subject, lst: ListedResource) -> bool:
+def _list_of(subject: Subject, lists: Sequence[ListedResource]) -> tuple[ListedResource | None, bool]:
+    """The LIST that returns the object, and whether it returns it at the version the state holds."""
     group, version = group_version(subject.ref.api_version)
-    if (group, version, subject.resource) != (lst.group, lst.version, lst.resource):
-        return False
-    return not lst.namespace or subject.ref.namespace == lst.namespace
+    found = None
+    for lst in lists:
+        if (group, subject.resource) != (lst.group, lst.resource):
+            continue
+        if lst.namespace and subject.ref.namespace != lst.namespace:
+            continue
+        if lst.version == version:
+            return lst, True
+        found = found or lst
+    return found, False
 
 
 def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], *, kinds: KindLookup,
                  envs: Environments, options: DeleteOptions, exceptions: Sequence[PolicyException] = (),
-                 created: Mapping[str, str] | None = None) -> DeletingOutcome:
+                 cluster_times: Mapping[str, tuple[str, str]] | None = None,
+                 locate: Callable[[InputError], InputError] | None = None) -> DeletingOutcome:
     """Each policy's next run over the objects of `state`, as the deleting controller would make it.
 
-    `created`: creationTimestamps of the policies as the cluster has them, by key (for manifests that
-    lack one). Objects are the state's own: Kyverno would LIST each resource at the version the rule names;
-    an object the state holds at another version of its kind is not looked at (it may be at the next run).
+    `cluster_times`: (creationTimestamp, status.lastExecutionTime) of the policies as the cluster has them,
+    by key (for manifests that lack them). `locate` moves an error to the line of the field it names.
+    Objects are the state's own: Kyverno LISTs each resource at the version the rule names; an object the
+    state holds only at another version of its kind is OTHER_VERSION, not evaluated.
     """
     out = DeletingOutcome()
     subjects = make_subjects([d for d in state if d.obj.get("metadata")], kinds).subjects
@@ -284,7 +297,7 @@ def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], 
     for policy in policies:
         out.policies.append(policy)
         key = policy.key
-        run = next_run(policy, options.now, (created or {}).get(key, ""))
+        run = next_run(policy, options.now, (cluster_times or {}).get(key, ("", "")))
         out.runs[key] = run
         if run.error:
             out.errors.append(EvalError(f"{policy.meta.kind} {key}: {run.error}", policy.source))
@@ -297,14 +310,16 @@ def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], 
         try:
             cp = compile_deleting_policy(policy, envs, exceptions)
         except InputError as exc:
-            out.errors.append(EvalError(exc.message, exc.source))
+            located = locate(exc) if locate is not None else exc
+            out.errors.append(EvalError(located.message, located.source))
             continue
         lists, skipped = listed_resources(policy)
         out.lists[key] = lists
         out.notices.extend(Notice(f"{key}: {text}", policy.source) for text in skipped)
         seen: set[str] = set()
         for subject in subjects:
-            if subject.ref.uid in seen or not any(_in_list(subject, lst) for lst in lists):
+            lst, same_version = _list_of(subject, lists)
+            if subject.ref.uid in seen or lst is None:
                 continue
             if policy.namespaced and not subject.namespaced:
                 continue
@@ -315,6 +330,12 @@ def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], 
                                                                  ref.api_version):
                 continue
             seen.add(ref.uid)
+            if not same_version:
+                # a LIST at another version returns the object converted: what the policy sees is not known
+                out.outcomes.append(DeletionOutcome(
+                    policy, subject, DeletionStatus.OTHER_VERSION,
+                    f"the state holds it as {ref.api_version}; Kyverno LISTs it as {lst.api_version}"))
+                continue
             out.outcomes.append(evaluate_object(cp, subject_context(subject, namespaces)))
     return out
 

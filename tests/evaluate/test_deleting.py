@@ -172,8 +172,10 @@ def test_next_run_counts_from_the_last_run_else_the_creation() -> None:
 def test_next_run_of_a_manifest_without_times_is_from_now() -> None:
     run = next_run(parse_deleting_policy(doc(dpol(schedule="*/5 * * * *"))), NOW)
     assert run.at == datetime.datetime(2026, 12, 4, 22, 40, tzinfo=datetime.UTC) and not run.due
-    assert next_run(parse_deleting_policy(doc(dpol(schedule="*/5 * * * *"))), NOW,
-                    "2026-12-04T22:00:00Z").due
+    # the cluster's copy of the policy says when it was created and last ran
+    policy = parse_deleting_policy(doc(dpol(schedule="*/5 * * * *")))
+    assert next_run(policy, NOW, ("2026-12-04T22:00:00Z", "")).due
+    assert not next_run(policy, NOW, ("2026-12-04T22:00:00Z", "2026-12-04T22:35:00Z")).due
 
 
 def test_a_schedule_that_does_not_parse_is_an_error() -> None:
