@@ -31,7 +31,8 @@ OPAQUE = {"downstreams[].object", "reports", "results[].properties", "unusedExcl
 # maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
 # checked as vocabulary, not as field names
 KEYED_BY_NAME = {"perPolicy"}
-VOCABULARY = {"summary.downstream", "summary.report", "summary.deletion", "impact.summary.downstream", "impact.summary.result",
+VOCABULARY = {"summary.downstream", "summary.report", "summary.deletion", "impact.summary.downstream",
+              "impact.summary.result",
               "outOfScope", "totals.incompleteBy"}
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 
@@ -336,7 +337,7 @@ def test_docs_name_every_key_of_the_contract() -> None:
     # docs/output.md is the contract's prose: every key of every snapshot is written there as `key`
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
-            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT, *COVERAGE_RESULT_KUBESCAPE,
-                      *TEST_RESULT, *BASELINE]}
+            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT,
+                      *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []
