@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,13 +139,14 @@ def _base(policy: DeletingPolicy, run: NextRun) -> dict[str, Any]:
 
 def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: KindOf,
                    known_unreadable: Iterable[tuple[str, str]] = (), policies_from_state: bool = False,
-                   keep: Callable[[DeletionOutcome], bool] | None = None) -> DeletionDiff:
+                   keep: Callable[[DeletionOutcome], bool] | None = None,
+                   keep_kind: Callable[[Ref], bool] | None = None) -> DeletionDiff:
     """Every deletion the policies' next runs make, and what kyrec cannot tell, with the reads each depends
     on: a finding whose reads were not all listed is `undetermined`, naming the read.
 
     `known_unreadable`: the (apiVersion, kind) whose LIST failed, looked for in each policy's text as what its
-    conditions read; `keep`: the run's filters over the objects (-n, --kind, -l); the rest count as out of
-    scope."""
+    conditions read; `keep`: the run's filters over the objects (-n, --kind, -l), `keep_kind` over the
+    kind-level findings of LISTs that failed; the rest count as out of scope."""
     changes: list[DeletionChange] = []
     out_of_scope = 0
     unreadable = list(known_unreadable)
@@ -167,7 +168,10 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
             read = Read(lst.api_version, kind, lst.namespace)
             list_reads[lst] = read
             unread = record.unread([read])
-            if unread is not None:
+            if unread is not None and keep_kind is not None and not keep_kind(Ref(lst.api_version, kind,
+                                                                                  lst.namespace, "", "")):
+                out_of_scope += 1
+            elif unread is not None:
                 changes.append(DeletionChange(
                     DeletionClass.UNDETERMINED, _reason(unread), object=Ref(lst.api_version, kind, lst.namespace,
                                                                             "", ""),
@@ -218,10 +222,3 @@ def _order(change: DeletionChange) -> tuple[str, str, str, str, str]:
     return (change.policy, ref.kind, ref.namespace, ref.name, ref.api_version)
 
 
-def selected(diff: DeletionDiff, holds: Callable[[Ref], bool]) -> DeletionDiff:
-    kept = tuple(c for c in diff.changes if not c.object.name or holds(c.object))
-    return DeletionDiff(kept, diff.out_of_scope + len(diff.changes) - len(kept))
-
-
-def policies_of(changes: Sequence[DeletionChange]) -> list[str]:
-    return list(dict.fromkeys(c.policy for c in changes))

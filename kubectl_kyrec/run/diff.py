@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
-    from kubectl_kyrec.model import Document
+    from kubectl_kyrec.model import Document, Ref
     from kubectl_kyrec.reconcile.deletions import DeletionDiff
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
@@ -204,9 +204,15 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
                            exceptions=inputs.policies.exceptions, cluster_times=cluster_policy_times(state.objects),
                            locate=inputs.policies.locate)
     keep = subject_filter(selection)
+
+    def keep_kind(ref: Ref) -> bool:
+        # a LIST the run could not make: shown unless it lies wholly outside -n or --kind
+        return not ((selection.namespace and ref.namespace and ref.namespace != selection.namespace)
+                    or (selection.kinds and ref.kind not in selection.kinds))
+
     diff = diff_deletions(outcome, ReadRecord.of(state), kind_of=inputs.kinds.kind_of,
                           known_unreadable=known_kinds(inputs), policies_from_state=inputs.policies_from_state,
-                          keep=lambda o: keep(o.subject))
+                          keep=lambda o: keep(o.subject), keep_kind=keep_kind)
     return diff, list(outcome.errors), [str(n) for n in outcome.notices]
 
 
