@@ -93,14 +93,21 @@ class DeletionOutcome:
 
 def compile_deleting_policy(policy: DeletingPolicy, envs: Environments,
                             exceptions: Sequence[PolicyException]) -> CompiledDeletingPolicy:
-    """Compile conditions, variables and the exceptions naming the policy; InputError (file:line, field) on
-    the first bad one (the CLI then fails the policy: `failed to compile policy`)."""
+    """Compile conditions, variables and the exceptions naming the policy, in Kyverno's order; InputError
+    (file:line, field) on the first bad one (the CLI then fails: `failed to compile policy`; the admission
+    webhook refuses the policy).
+
+    The dpol compiler compiles the conditions before it declares the variables (compiler.go Compile), so a
+    condition cannot read `variables.<name>` in Kyverno: "undefined field '<name>'" (v1.17.2's CLI says so);
+    the variables are compiled after, their errors refuse the policy all the same, and nothing reads them."""
     meta = policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
-    compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables],
-                              meta.source, f"{meta.kind} {meta.name!r}")
+    label = f"{meta.kind} {meta.name!r}"
+    compiler = PolicyCompiler(env, check_env, [], meta.source, label)
     conditions = tuple(compiler.compile(c.expression, f"spec.conditions[{i}].expression", ("bool",))
                        for i, c in enumerate(policy.conditions))
+    PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables], meta.source,
+                   label)
     exc_env, exc_check = envs.get("PolicyException")
     candidates = applicable(exceptions, meta.name, meta.kind, datetime.datetime.now(datetime.UTC),
                             check_expiry=False)

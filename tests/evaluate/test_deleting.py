@@ -126,9 +126,21 @@ def test_a_condition_error_is_an_error_unless_another_is_false() -> None:
     assert status_of(dpol(conditions=["object.data.absent == 'x'", "false"]), cm("a")) is DeletionStatus.KEEP
 
 
-def test_namespace_object_and_variables() -> None:
-    policy = dpol(conditions=["namespaceObject.metadata.labels.env == variables.wanted"],
-                  spec={"variables": [{"name": "wanted", "expression": "'dev'"}]})
+def test_conditions_cannot_read_variables_as_in_kyverno() -> None:
+    # the dpol compiler compiles conditions before it declares the variables: Kyverno v1.17.2's CLI fails
+    # "undefined field 'wanted'" (and its webhook refuses the policy)
+    obj = dpol(conditions=["namespaceObject.metadata.labels.env == variables.wanted"],
+               spec={"variables": [{"name": "wanted", "expression": "'dev'"}]})
+    with pytest.raises(InputError, match=r"spec\.conditions\[0\]\.expression: .*undefined field 'wanted'"):
+        compile_deleting_policy(parse_deleting_policy(doc(obj)), Environments(libraries), [])
+    # a variable that does not compile refuses the policy all the same
+    obj = dpol(spec={"variables": [{"name": "bad", "expression": "object.metadata.name =="}]})
+    with pytest.raises(InputError, match=r"spec\.variables\[0\]\.expression"):
+        compile_deleting_policy(parse_deleting_policy(doc(obj)), Environments(libraries), [])
+
+
+def test_namespace_object() -> None:
+    policy = dpol(conditions=["namespaceObject.metadata.labels.env == 'dev'"])
     namespaces = {"apps": {"apiVersion": "v1", "kind": "Namespace",
                            "metadata": {"name": "apps", "labels": {"env": "dev"}}}}
     assert status_of(policy, cm("a"), namespaces=namespaces) is DeletionStatus.DELETE
