@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.evaluate.deleting import DeletingOutcome, DeletionOutcome, DeletionStatus, ListedResource, NextRun
+from kubectl_kyrec.evaluate.deleting import DeletingOutcome, DeletionOutcome, DeletionStatus, NextRun
 from kubectl_kyrec.k8s.times import format_rfc3339
 from kubectl_kyrec.load.deleting_policies import DeletingPolicy
 from kubectl_kyrec.model import Ref
@@ -140,13 +140,15 @@ def _base(policy: DeletingPolicy, run: NextRun) -> dict[str, Any]:
 def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: KindOf,
                    known_unreadable: Iterable[tuple[str, str]] = (), policies_from_state: bool = False,
                    keep: Callable[[DeletionOutcome], bool] | None = None,
-                   keep_kind: Callable[[Ref], bool] | None = None) -> DeletionDiff:
+                   keep_kind: Callable[[Ref], bool] | None = None, scope_namespace: str = "") -> DeletionDiff:
     """Every deletion the policies' next runs make, and what kyrec cannot tell, with the reads each depends
     on: a finding whose reads were not all listed is `undetermined`, naming the read.
 
     `known_unreadable`: the (apiVersion, kind) whose LIST failed, looked for in each policy's text as what its
     conditions read; `keep`: the run's filters over the objects (-n, --kind, -l), `keep_kind` over the
-    kind-level findings of LISTs that failed; the rest count as out of scope."""
+    kind-level findings of LISTs that failed; the rest count as out of scope. `scope_namespace` (-n): the
+    run read namespaced kinds there only, and looks at nothing else, so a cluster-wide LIST is needed there
+    only; an object's deletion needs its kind listed where the object is."""
     changes: list[DeletionChange] = []
     out_of_scope = 0
     unreadable = list(known_unreadable)
@@ -160,13 +162,11 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
         base = _base(policy, run)
         policy_reads = (*evaluation_reads(policy.raw, unreadable),
                         *(exception_reads() if policies_from_state else ()))
-        list_reads: dict[ListedResource, Read] = {}
         for lst in outcome.lists[policy.key]:
             kind = kind_of(lst.api_version, lst.resource)
             if kind is None:
                 continue        # the API server serves no such resource: Kyverno's LIST fails and is skipped
-            read = Read(lst.api_version, kind, lst.namespace)
-            list_reads[lst] = read
+            read = Read(lst.api_version, kind, lst.namespace or scope_namespace)
             unread = record.unread([read])
             if unread is not None and keep_kind is not None and not keep_kind(Ref(lst.api_version, kind,
                                                                                   lst.namespace, "", "")):
@@ -184,9 +184,8 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
                 out_of_scope += 1
                 continue
             ref = o.subject.ref
-            own = next((r for lst, r in list_reads.items() if lst.resource == o.subject.resource
-                        and r.kind == ref.kind), None)
-            depends_on = tuple(dict.fromkeys([*((own,) if own is not None else ()), *policy_reads]))
+            own = Read(ref.api_version, ref.kind, ref.namespace)
+            depends_on = tuple(dict.fromkeys([own, *policy_reads]))
             if o.status is DeletionStatus.ERROR:
                 changes.append(DeletionChange(DeletionClass.UNDETERMINED, DeletionReason.EVALUATION_ERROR,
                                               object=ref, message=o.message, actual=o.subject.obj,

@@ -140,7 +140,8 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
         run.notices.append(gaps)
     filters = selection.text()
     if filters and (outcome is None or not outcome.triggers) and (
-            run.reports is None or not any(c.in_scope for c in run.reports.changes)):
+            run.reports is None or not any(c.in_scope for c in run.reports.changes)) and (
+            run.deletions is None or not run.deletions.changes):
         run.notices.append(nothing_selected(filters, len(inputs.subjects)))
     return run
 
@@ -212,7 +213,8 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
 
     diff = diff_deletions(outcome, ReadRecord.of(state), kind_of=inputs.kinds.kind_of,
                           known_unreadable=known_kinds(inputs), policies_from_state=inputs.policies_from_state,
-                          keep=lambda o: keep(o.subject), keep_kind=keep_kind)
+                          keep=lambda o: keep(o.subject), keep_kind=keep_kind,
+                          scope_namespace=selection.namespace or "")
     return diff, list(outcome.errors), [str(n) for n in outcome.notices]
 
 
