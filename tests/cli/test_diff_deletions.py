@@ -71,3 +71,18 @@ def test_the_table_shows_when_and_how() -> None:
     line = next(line for line in text.splitlines() if line.startswith("scheduled-deletion"))
     assert line.split() == ["scheduled-deletion", "expire-scratch", "ConfigMap", "dev/old", "2026-09-02T03:00:00Z",
                             "Foreground"]
+
+
+def test_ci_formats_and_the_baseline_see_scheduled_deletions(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    # the same state without its failed LIST of Jobs, so that the exit code is the findings' alone
+    state.write_text("\n".join(line for line in (CASE / "state.yaml").read_text().splitlines()
+                               if "kyrec.io/unreadable" not in line) + "\n")
+    args = ["diff", "--now", "2026-09-01T12:00:00Z", "-p", str(CASE / "policies.yaml"), "--state", str(state)]
+    github = CliRunner().invoke(cli, [*args, "-o", "github"])
+    assert github.exit_code == 1
+    assert "::error" in github.stdout and "ConfigMap dev/old::scheduled-deletion" in github.stdout
+    baseline = tmp_path / "baseline.json"
+    assert CliRunner().invoke(cli, [*args, "--write-baseline", str(baseline)]).exit_code == 1
+    assert "deletion-scheduled-deletion" in baseline.read_text()
+    assert CliRunner().invoke(cli, [*args, "--baseline", str(baseline)]).exit_code == 0
