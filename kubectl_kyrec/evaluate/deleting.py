@@ -39,6 +39,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_object
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
+from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.deleting_policies import DeletingPolicy
 from kubectl_kyrec.load.policies import MatchResources, PolicyException, ResourceRule
@@ -320,6 +321,13 @@ def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], 
             located = locate(exc) if locate is not None else exc
             out.errors.append(EvalError(located.message, located.source))
             continue
+        selector_error = _selector_error(policy.match_constraints)
+        if selector_error is not None:
+            # metav1.LabelSelectorAsSelector fails before any LIST: the run does nothing (controller.go)
+            out.refused[key] = selector_error
+            out.errors.append(EvalError(f"{policy.meta.kind} {key}: spec.matchConstraints.objectSelector: "
+                                        f"{selector_error}", policy.source))
+            continue
         lists, skipped = listed_resources(policy)
         out.lists[key] = lists
         out.notices.extend(Notice(f"{key}: {text}", policy.source) for text in skipped)
@@ -347,15 +355,20 @@ def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], 
     return out
 
 
-def _selected(constraints: MatchResources, subject: Subject) -> bool:
-    """The LIST's label selector (the objectSelector): an object it leaves out is never seen. A selector
-    that does not parse makes the LIST fail: nothing is seen (the controller errors)."""
-    from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
+def _selector_error(constraints: MatchResources) -> str | None:
+    if selector_is_empty(constraints.object_selector):
+        return None
+    try:
+        matches_selector(constraints.object_selector, {})
+    except SelectorError as exc:
+        return str(exc)
+    return None
 
+
+def _selected(constraints: MatchResources, subject: Subject) -> bool:
+    """The LIST's label selector (the objectSelector, checked to parse first): an object it leaves out is
+    never seen."""
     if selector_is_empty(constraints.object_selector):
         return True
     labels = (subject.obj.get("metadata") or {}).get("labels") or {}
-    try:
-        return matches_selector(constraints.object_selector, labels)
-    except SelectorError:
-        return False
+    return matches_selector(constraints.object_selector, labels)

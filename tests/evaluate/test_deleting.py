@@ -226,3 +226,11 @@ def test_a_policy_without_match_constraints_does_not_run() -> None:
     out = run_deleting([parse_deleting_policy(doc(obj))], [doc(cm("a"))], kinds=KINDS, envs=Environments(libraries),
                        options=DeleteOptions(now=NOW))
     assert out.outcomes == [] and "matchConstraints is required" in out.errors[0].message
+
+
+def test_an_object_selector_that_does_not_parse_stops_the_run() -> None:
+    # LabelSelectorAsSelector fails before any LIST: Kyverno's run deletes nothing
+    bad = {"matchExpressions": [{"key": "tmp", "operator": "Exists", "values": ["x"]}]}
+    out = run_deleting([parse_deleting_policy(doc(dpol(selector=bad)))], [doc(cm("a", tmp="x"))], kinds=KINDS,
+                       envs=Environments(libraries), options=DeleteOptions(now=NOW))
+    assert out.outcomes == [] and "objectSelector" in out.errors[0].message
