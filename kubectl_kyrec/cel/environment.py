@@ -22,6 +22,11 @@ POLICY_VARIABLES: dict[str, tuple[str, ...]] = {
     "NamespacedDeletingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
     "ValidatingAdmissionPolicy": ("object", "oldObject", "request", "namespaceObject", "params",
                                   "authorizer"),
+    # kk: pkg/cel/policies/mpol/compiler/compiler.go (no `exceptions`: a MutatingPolicy has no
+    # allowedValues); MutatingAdmissionPolicy as k8s.io/apiserver admission/plugin/cel compiles it
+    "MutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
+    "NamespacedMutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
+    "MutatingAdmissionPolicy": ("object", "oldObject", "request", "namespaceObject", "params", "authorizer"),
     # exceptions' matchConditions see no variables (SEMANTICS B.4)
     "PolicyException": ("object", "oldObject", "request", "namespaceObject"),
 }

@@ -21,6 +21,13 @@ class PatchError(ValueError):
     """A patch that cannot be applied: a path that does not resolve, a failed `test`, a bad op."""
 
 
+class TestFailed(PatchError):
+    """A `test` operation that did not hold (evanphx/json-patch ErrTestFailed): Kubernetes' JSONPatch
+    patcher then leaves the object as it was, where any other error fails the patch."""
+
+    __test__ = False        # not a pytest test class
+
+
 def escape(token: str) -> str:
     """One JSON-pointer reference token: `~` as `~0`, `/` as `~1` (RFC 6901)."""
     return token.replace("~", "~0").replace("/", "~1")
@@ -113,7 +120,7 @@ def _apply_one(doc: Any, op: Mapping[str, Any], ensure: bool) -> Any:
     if kind == "test":
         found = _get(doc, pointer_tokens(path))
         if not _equal(found, _value(op)):
-            raise PatchError(f"test failed at {path!r}")
+            raise TestFailed(f"test failed at {path!r}")
         return doc
     raise PatchError(f"unknown patch op {kind!r}")
 

@@ -73,7 +73,9 @@ MISSING_RESOURCE = "missing-resource"       # the entry names a resource the tes
 FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy answered with `skip`
 VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP)
 
-EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "DeletingPolicy")
+EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "MutatingPolicy",
+                   "MutatingAdmissionPolicy", "DeletingPolicy")
+PATCHED_MISMATCH = "patched-mismatch"
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,8 @@ class _Evaluation:
     subjects: list[Subject]
     results: dict[tuple[str, Ref], list[Result]]
     generated: dict[tuple[str, Ref], list[Generated]]
+    # (mutating policy name, subject) -> the resource Kyverno's CLI compares with patchedResources
+    patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
 
 
 @dataclass
@@ -177,6 +181,9 @@ class _Context:
     unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
     classic: dict[str, Any] = field(default_factory=dict)     # ClusterPolicy/Policy by name
+    mutating: set[str] = field(default_factory=set)           # MutatingPolicy names (mutateExisting aside)
+    mutating_admission: set[str] = field(default_factory=set)
+    mutate_existing: set[str] = field(default_factory=set)    # MutatingPolicies that mutate targets
 
 
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
@@ -209,8 +216,13 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         deleting={p.meta.name for p in policies.deleting},
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None,
-        classic={p.meta.name: p for p in policies.classic})
+        classic={p.meta.name: p for p in policies.classic},
+        mutating={p.meta.name for p in policies.mutating if not p.mutate_existing},
+        mutating_admission={p.meta.name for p in policies.mutating_admission},
+        mutate_existing={p.meta.name for p in policies.mutating if p.mutate_existing})
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
+    starts.extend((p.meta.source, p.meta.name) for p in policies.mutating)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.mutating_admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
     starts.extend((p.meta.source, p.meta.name) for p in policies.deleting)
@@ -218,8 +230,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     evaluates_alike = not policies.admission and other_libraries is None
     other = replace(ctx, mode=mode.other, runs={})
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
-        subjects, results, errors, notices = _evaluate(loaded, operation, mode, kinds=kinds,
-                                                       libraries=libraries, now=now)
+        subjects, results, errors, notices, patched = _evaluate(loaded, operation, mode, kinds=kinds,
+                                                                libraries=libraries, now=now)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
@@ -244,15 +256,15 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
         out.notices.extend(n for n in notices if n not in out.notices)
-        ctx.runs[operation] = _Evaluation(subjects, results, generated)
+        ctx.runs[operation] = _Evaluation(subjects, results, generated, patched)
         if evaluates_alike:
             other.runs[operation] = ctx.runs[operation]
         else:
             # generation does not depend on the mode; the other evaluation's errors and notices are this
             # one's, or the CLI's shortcuts: the suite reports its own mode's
-            other_subjects, other_results, _, _ = _evaluate(loaded, operation, mode.other, kinds=kinds,
-                                                            libraries=other_libraries or libraries, now=now)
-            other.runs[operation] = _Evaluation(other_subjects, other_results, generated)
+            other_subjects, other_results, _, _, other_patched = _evaluate(
+                loaded, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries, now=now)
+            other.runs[operation] = _Evaluation(other_subjects, other_results, generated, other_patched)
     for entry in suite.results:
         rows = _entry_rows(ctx, entry)
         out.rows.extend(rows)
@@ -263,9 +275,10 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
 
 def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLookup, libraries: LibraryFactory,
               now: datetime.datetime
-              ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice]]:
-    """One operation's validating results (resources, JSON and HTTP/Envoy payloads), by policy name and
-    subject, with the run's errors and notices."""
+              ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice],
+                         dict[tuple[str, Ref], Obj]]:
+    """One operation's validating and mutating results (resources, JSON and HTTP/Envoy payloads), by
+    policy name and subject, with the run's errors and notices, and the mutated resources."""
     policies = loaded.policies
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
@@ -295,10 +308,18 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
         deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries)
         all_results.extend(deletions)
         errors.extend(e for e in deleting_errors if e not in errors)
+    patched: dict[tuple[str, Ref], Obj] = {}
+    if policies.mutating or policies.mutating_admission:
+        from kubectl_kyrec.testsuite.mutating import suite_mutations
+
+        mutations = suite_mutations(loaded, outcome.subjects, kinds=kinds, libraries=libraries, now=now)
+        all_results.extend(mutations.results)
+        errors.extend(e for e in mutations.errors if e not in errors)
+        patched = mutations.patched
     results: dict[tuple[str, Ref], list[Result]] = {}
     for r in all_results:
         results.setdefault((_name_part(r.policy), r.subject), []).append(r)
-    return subjects, results, errors, list(outcome.notices)
+    return subjects, results, errors, list(outcome.notices), patched
 
 
 def _unloaded_row(loaded: LoadedSuite, entry: TestResultEntry, label: str) -> Row:
@@ -473,14 +494,16 @@ def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
                                         or name in ctx.generating or name in ctx.deleting):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
+    if name in ctx.mutate_existing and not (name in ctx.validating or name in ctx.admission):
+        return NOT_EVALUATED, "kyrec does not evaluate mutateExisting MutatingPolicies (targets)"
     if unsupported:
         return NOT_EVALUATED, f"kyrec does not evaluate {', '.join(unsupported)} policies"
     if name in ctx.policy_errors:
         return LOAD_ERROR, ctx.policy_errors[name]
     if name in ctx.generating and not ctx.generation_available:
         return LOAD_ERROR, "generating policies not supported yet"
-    if name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic \
-            or name in ctx.deleting:
+    if (name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic
+            or name in ctx.mutating or name in ctx.mutating_admission or name in ctx.deleting):
         return None
     if name in ctx.others:
         return LOAD_ERROR, f"policy {name!r} is a {ctx.others[name]}, which kyrec does not evaluate"
@@ -513,6 +536,9 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
         return _row(ctx.loaded, entry, resource, kind, "", False, NOT_MATCHED,
                     f"policy {name!r} gave no response for {kind} {resource} (not matched)")
     actual, passed, message = _compare(entry, results)
+    mismatch = _patched_mismatch(ctx, evaluation, entry, subject)
+    if mismatch is not None and mismatch is not _ABSENT:
+        return _row(ctx.loaded, entry, resource, kind, actual, False, PATCHED_MISMATCH, *mismatch)
     return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
 
 
@@ -539,7 +565,10 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
     # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
-    ruleless = bool(entry.flags) or name in ctx.validating or name in ctx.admission or name in ctx.deleting
+    ruleless = (bool(entry.flags) or name in ctx.validating or name in ctx.admission or name in ctx.mutating
+                or name in ctx.mutating_admission or name in ctx.deleting)
+    if results and (name in ctx.mutating or name in ctx.mutating_admission):
+        return _kyverno_mutating_row(ctx, evaluation, entry, subject, results)
     if ruleless:
         checked = results
     else:
@@ -558,11 +587,74 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
     policy = ctx.validating.get(name)
     # the CLI keeps every ValidatingAdmissionPolicy and classic policy response, empty ones too
     # (policy_processor.go): no rule answering is "Excluded"
-    if results or (policy is not None and is_complex(policy)) or name in ctx.admission or name in ctx.classic:
+    # ... and every MutatingPolicy response (mpol engine.go Handle appends one per policy, empty too)
+    if (results or (policy is not None and is_complex(policy)) or name in ctx.admission or name in ctx.classic
+            or name in ctx.mutating):
         missing_rule = name in ctx.classic and not _has_rule(ctx.classic[name], entry.rule)
         return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded",
                     vacuous=MISSING_RULE if missing_rule else MATCHED_NOTHING)
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
+
+
+_ABSENT: Any = object()     # the patchedResources hold no document for the resource
+
+
+def _patched_mismatch(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject
+                      ) -> tuple[str, str | None] | Any | None:
+    """checkResult's patchedResources step: None when the patched resource equals the expected one (or
+    the row names none); _ABSENT when the file holds no document for it ("not found in manifest");
+    else (message, diff). kk: commands/test/compare.go getAndCompareResource, resource.Compare (tidy)."""
+    if not entry.patched_resources:
+        return None
+    actual = evaluation.patched.get((entry.policy_name, subject.ref), subject.obj)
+    expected_docs = ctx.loaded.patched.get(entry.index)
+    if expected_docs is None:
+        return (ctx.loaded.entry_errors.get(entry.index, "cannot load patched resources"), None)
+    actual = _cli_namespaced(actual)
+    identity = _identity(actual)
+    match = next((d for d in expected_docs if _identity(_cli_namespaced(d.obj)) == identity), None)
+    if match is None:
+        return _ABSENT
+    want, got = tidy(_cli_namespaced(match.obj)), tidy(actual)
+    if want == got:
+        return None
+    diff = "".join(difflib.unified_diff(
+        _dump(want).splitlines(keepends=True), _dump(got).splitlines(keepends=True),
+        fromfile=f"expected ({match.source})", tofile="patched"))
+    return "Patched resource didn't match the patched resource in the test result", diff
+
+
+def _cli_namespaced(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The CLI reads every resource document, a cluster-scoped one too, into namespace `default` when it
+    names none (kk: cmd/cli/kubectl-kyverno/resource/resource.go YamlToUnstructured): the resources it
+    mutates and the expected patched ones alike."""
+    meta = dict(obj.get("metadata") or {})
+    if meta.get("namespace"):
+        return dict(obj)
+    meta["namespace"] = "default"
+    return {**obj, "metadata": meta}
+
+
+def _kyverno_mutating_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject,
+                          checked: Sequence[Result]) -> Row:
+    """printTestResult for a mutating policy's responses: the patched resource first, then the result. A
+    MutatingAdmissionPolicy row goes through the classic branch (output.go: not among the ruleless kinds
+    there), where any mismatch counts as a success when the row expects `fail`."""
+    resource, kind = _display(subject), subject.ref.kind
+    actual, passed, message = _compare(entry, checked)
+    lenient = entry.policy_name in ctx.mutating_admission and entry.result == "fail"
+    mismatch = _patched_mismatch(ctx, evaluation, entry, subject)
+    if mismatch is _ABSENT:
+        return _row(ctx.loaded, entry, resource, kind, actual, True, EXCLUDED,
+                    "not found in manifest: the CLI skips the row", vacuous=MATCHED_NOTHING)
+    if mismatch is not None:
+        text, diff = mismatch
+        return _row(ctx.loaded, entry, resource, kind, actual, lenient, OK if lenient else PATCHED_MISMATCH,
+                    text, diff)
+    if not passed and lenient:
+        return _row(ctx.loaded, entry, resource, kind, actual, True, OK, message, vacuous=FAIL_MET_BY_SKIP
+                    if actual == "skip" else "")
+    return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
 
 
 def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:

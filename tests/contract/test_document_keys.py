@@ -27,12 +27,13 @@ DATA = ROOT / "testdata"
 NOW = ["--now", "2026-11-29T00:00:00Z"]
 
 # subtrees that are user or Kubernetes data, not kyrec's keys
-OPAQUE = {"downstreams[].object", "reports", "results[].properties", "unusedExclusions[].match"}
+OPAQUE = {"downstreams[].object", "admission[].object", "admission[].mutations[].patch",
+          "reports", "results[].properties", "unusedExclusions[].match"}
 # maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
 # checked as vocabulary, not as field names
 KEYED_BY_NAME = {"perPolicy"}
 VOCABULARY = {"summary.downstream", "summary.report", "summary.deletion", "impact.summary.downstream",
-              "impact.summary.result",
+              "impact.summary.result", "impact.summary.admission",
               "outOfScope", "totals.incompleteBy"}
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 
@@ -89,7 +90,7 @@ RESULT_KEYS = ["category", "message", "policy", "properties", "result", "rule", 
                "validationActions"]
 
 EVAL_RESULT = sorted({
-    *ENVELOPE, *ERRORS, "results", "downstreams", "reports",
+    *ENVELOPE, *ERRORS, "results", "admission", "downstreams", "reports",
     *(f"results[].{k}" for k in RESULT_KEYS), *_ref("results[].subject", synthetic=True),
     *_loc("results[].location"), *_loc("results[].policyLocation"),
     "downstreams[].policy", "downstreams[].object", *_ref("downstreams[].trigger"),
@@ -105,7 +106,8 @@ IMPACT = sorted({
     *_ref("impact.results[result].subject"), *_loc("impact.results[result].location"),
     *_loc("impact.results[result].policyLocation"),
     *_loc("impact.downstreams[downstream].location"), *_loc("impact.downstreams[downstream].policyLocation"),
-    "impact.summary.downstream", "impact.summary.result",
+    "impact.summary.downstream", "impact.summary.result", "impact.admission", "impact.summary.admission",
+    *(f"impact.summary.admission.{k}" for k in ("admitted", "mutated-differently", "rejected")),
     *(f"impact.summary.downstream.{k}" for k in ("appear", "change", "disappear", "orphaned", "undetermined")),
     *(f"impact.summary.result.{k}" for k in ("changed", "fail-to-pass", "gone", "new", "pass-to-fail")),
 })
@@ -252,6 +254,24 @@ def test_eval_result_with_impact_keys() -> None:
     assert doc["impact"]["downstreams"] and doc["impact"]["results"]
     want = [p for p in EVAL_RESULT if not p.startswith("errors[]")]
     _check(doc, as_yaml, "EvalResult", sorted([*want, *IMPACT]))
+
+
+def test_eval_result_admission_keys() -> None:
+    case = DATA / "admission" / "impact"
+    doc, as_yaml = invoke("eval", *NOW, "-p", str(case / "head.yaml"), "-r", str(case / "pods.yaml"),
+                          "--base-policy", str(case / "base.yaml"))
+    assert doc["admission"] and doc["impact"]["admission"]
+    got = key_paths(doc)
+    assert sorted(p for p in got if p.startswith(("admission", "impact.admission"))) == sorted({
+        "admission", *(f"admission[].{k}" for k in ("defaulted", "mutations", "object", "operation", "subject",
+                                                     "undetermined", "location")),
+        *_ref("admission[].subject", synthetic=True), *_loc("admission[].location"),
+        "impact.admission", *(f"impact.admission[admission].{k}" for k in ("change", "deniedBy", "diff", "domain",
+                                                                           "operation", "subject", "location")),
+        *_ref("impact.admission[admission].subject", synthetic=True), *_loc("impact.admission[admission].location"),
+    })
+    assert key_paths(as_yaml) == got
+    assert [n for n in field_names(got) if not CAMEL.match(n)] == []
 
 
 def test_diff_result_keys() -> None:
