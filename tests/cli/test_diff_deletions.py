@@ -86,3 +86,10 @@ def test_ci_formats_and_the_baseline_see_scheduled_deletions(tmp_path: Path) -> 
     assert CliRunner().invoke(cli, [*args, "--write-baseline", str(baseline)]).exit_code == 1
     assert "deletion-scheduled-deletion" in baseline.read_text()
     assert CliRunner().invoke(cli, [*args, "--baseline", str(baseline)]).exit_code == 0
+
+
+def test_eval_says_it_leaves_deleting_policies_to_diff_and_test() -> None:
+    result = CliRunner().invoke(cli, ["eval", "-p", str(CASE / "policies.yaml"), "-r", str(CASE / "state.yaml")])
+    assert result.exit_code == 0
+    assert "notice: 2 DeletingPolicy(ies) not evaluated by eval: `diff` lists what their next scheduled runs " \
+           "delete, `test` checks their rows" in result.stderr
