@@ -7,6 +7,10 @@
 |                               | fail unless allowed; globalContext lookups fail                        |
 | GeneratingPolicy              | every library except `parseServiceAccount` (no user library)           |
 | NamespacedGeneratingPolicy    | as GeneratingPolicy, with the namespaced restrictions above            |
+| DeletingPolicy                | as GeneratingPolicy (kk: pkg/cel/policies/dpol/compiler/compiler.go)   |
+| NamespacedDeletingPolicy      | the same, `resource.*` without a namespace argument (the policy's);    |
+|                               | HTTP and globalContext are not confined: the deleting controller binds |
+|                               | its context as it is (dpol compiler/policy.go Evaluate)                |
 | MutatingPolicy                | every library but hash and gzip; `resource.*` of a namespaced one      |
 |                               | without namespace argument, with no HTTP/globalContext restriction     |
 |                               | (kk: pkg/cel/policies/mpol/compiler/compiler.go)                       |
@@ -35,9 +39,12 @@ from kubectl_kyrec.cel.kyverno_yaml import yaml_library
 
 VALIDATING_KINDS = frozenset({"ValidatingPolicy", "NamespacedValidatingPolicy"})
 GENERATING_KINDS = frozenset({"GeneratingPolicy", "NamespacedGeneratingPolicy"})
+DELETING_KINDS = frozenset({"DeletingPolicy", "NamespacedDeletingPolicy"})
 MUTATING_KINDS = frozenset({"MutatingPolicy", "NamespacedMutatingPolicy"})
-NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy"})
-POLICY_KINDS = VALIDATING_KINDS | GENERATING_KINDS | MUTATING_KINDS | {"ValidatingAdmissionPolicy"}
+NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy"})
+# the namespaced kinds whose HTTP and globalContext calls are confined
+CONFINED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy"})
+POLICY_KINDS = VALIDATING_KINDS | GENERATING_KINDS | MUTATING_KINDS | DELETING_KINDS | {"ValidatingAdmissionPolicy"}
 
 
 def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
@@ -58,9 +65,10 @@ def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
     if namespaced and not ctx.policy_namespace:
         raise ValueError(f"{policy_kind} needs the policy's namespace in LibraryContext.policy_namespace")
     provider = ctx.provider
+    confined = policy_kind in CONFINED_KINDS
     libraries = [
-        global_context_library(provider, denied=namespaced),
-        http_library(provider, denied=namespaced and not allow_http_in_namespaced_policies),
+        global_context_library(provider, denied=confined),
+        http_library(provider, denied=confined and not allow_http_in_namespaced_policies),
         image_library(),
         image_data_library(provider),
         resource_library(provider, ctx.policy_namespace if namespaced else ""),

@@ -16,6 +16,7 @@ from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
+    from kubectl_kyrec.load.deleting_policies import DeletingPolicy
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.mutating_policies import (
         MutatingAdmissionBinding,
@@ -25,11 +26,12 @@ if TYPE_CHECKING:
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
-NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
+NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
+DELETING_KINDS = ("DeletingPolicy", "NamespacedDeletingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
 VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
@@ -95,13 +97,13 @@ def split_policy_label(source: str, shown: str) -> tuple[str, str]:
 UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
     (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
     (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
-    (KYVERNO_GROUP, "DeletingPolicy"): "KyvernoDeletingPolicy",
-    (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
     ("kyverno.io", "ClusterCleanupPolicy"): "",
     ("kyverno.io", "CleanupPolicy"): "",
 }
+# a DeletingPolicy is evaluated (evaluate/deleting.py) but writes no report results: any a report held
+# under its source would be none of kyrec's to compare
 UNEVALUATED_SOURCES = frozenset(s for s in (*UNEVALUATED_KINDS.values(), "KyvernoMutatingPolicy",
-                                             "MutatingAdmissionPolicy") if s)
+                                             "MutatingAdmissionPolicy", "KyvernoDeletingPolicy") if s)
 
 
 def unevaluated_kind(doc: Document) -> str | None:
@@ -274,6 +276,7 @@ class PolicySet:
     generating: list[GeneratingPolicy] = field(default_factory=list)
     classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
     classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
+    deleting: list[DeletingPolicy] = field(default_factory=list)   # DeletingPolicy / NamespacedDeletingPolicy
     mutating: list[MutatingPolicy] = field(default_factory=list)   # (Namespaced)MutatingPolicy
     mutating_admission: list[MutatingAdmissionPolicy] = field(default_factory=list)
     mutating_bindings: list[MutatingAdmissionBinding] = field(default_factory=list)
@@ -288,7 +291,7 @@ class PolicySet:
     def has_policies(self) -> bool:
         """Whether anything was given that could produce a result (bad policies count: they are reported)."""
         return bool(self.validating or self.admission or self.generating or self.classic or self.mutating
-                    or self.mutating_admission or self.errors)
+                    or self.mutating_admission or self.deleting or self.errors)
 
     def extend(self, other: PolicySet) -> None:
         self.validating.extend(other.validating)
@@ -298,6 +301,7 @@ class PolicySet:
         self.generating.extend(other.generating)
         self.classic.extend(other.classic)
         self.classic_exceptions.extend(other.classic_exceptions)
+        self.deleting.extend(other.deleting)
         self.mutating.extend(other.mutating)
         self.mutating_admission.extend(other.mutating_admission)
         self.mutating_bindings.extend(other.mutating_bindings)
@@ -627,7 +631,7 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 # passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
 # and a live cluster's policy LISTs (those read only the evaluated kinds).
 EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
-    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, "PolicyException")),
+    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *DELETING_KINDS, "PolicyException")),
     (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
     *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")))
 # the mutating kinds (load/mutating_policies.py): parsed and evaluated by their engines, which `eval` does
@@ -656,6 +660,7 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
     policy is reported and the others still run."""
     from kubectl_kyrec.load import classic_policies as classic
     from kubectl_kyrec.load import mutating_policies as mutating
+    from kubectl_kyrec.load.deleting_policies import parse_deleting_policy
     from kubectl_kyrec.load.generating_policies import parse_generating_policy
 
     out = PolicySet(lines=dict(lines or {}))
@@ -666,6 +671,8 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                 out.validating.append(parse_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
                 out.generating.append(parse_generating_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind in DELETING_KINDS:
+                out.deleting.append(parse_deleting_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in mutating.MUTATING_KINDS:
                 out.mutating.append(mutating.parse_mutating_policy(doc))
             elif group == VAP_GROUP and doc.kind == mutating.MAP_KIND:

@@ -74,7 +74,7 @@ FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy an
 VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP)
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "MutatingPolicy",
-                   "MutatingAdmissionPolicy")
+                   "MutatingAdmissionPolicy", "DeletingPolicy")
 PATCHED_MISMATCH = "patched-mismatch"
 
 
@@ -177,6 +177,7 @@ class _Context:
     admission: set[str]
     generating: set[str]
     others: dict[str, str]
+    deleting: set[str]
     unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
     classic: dict[str, Any] = field(default_factory=dict)     # ClusterPolicy/Policy by name
@@ -212,6 +213,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         admission={p.meta.name for p in policies.admission},
         generating={d.name for d in policies.generating},
         others={d.name: d.kind for d in policies.others if d.name},
+        deleting={p.meta.name for p in policies.deleting},
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None,
         classic={p.meta.name: p for p in policies.classic},
@@ -223,6 +225,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     starts.extend((p.meta.source, p.meta.name) for p in policies.mutating_admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.deleting)
     # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
     evaluates_alike = not policies.admission and other_libraries is None
     other = replace(ctx, mode=mode.other, runs={})
@@ -299,6 +302,12 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
         subjects.extend(authz_run.subjects)
         all_results.extend(authz_run.results)
         errors.extend(e for e in authz_run.errors if e not in errors)
+    if policies.deleting:
+        from kubectl_kyrec.testsuite.deleting import suite_deletions
+
+        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries)
+        all_results.extend(deletions)
+        errors.extend(e for e in deleting_errors if e not in errors)
     patched: dict[tuple[str, Ref], Obj] = {}
     if policies.mutating or policies.mutating_admission:
         from kubectl_kyrec.testsuite.mutating import suite_mutations
@@ -483,7 +492,7 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
-                                        or name in ctx.generating):
+                                        or name in ctx.generating or name in ctx.deleting):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
     if name in ctx.mutate_existing and not (name in ctx.validating or name in ctx.admission):
         return NOT_EVALUATED, "kyrec does not evaluate mutateExisting MutatingPolicies (targets)"
@@ -494,7 +503,7 @@ def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str
     if name in ctx.generating and not ctx.generation_available:
         return LOAD_ERROR, "generating policies not supported yet"
     if (name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic
-            or name in ctx.mutating or name in ctx.mutating_admission):
+            or name in ctx.mutating or name in ctx.mutating_admission or name in ctx.deleting):
         return None
     if name in ctx.others:
         return LOAD_ERROR, f"policy {name!r} is a {ctx.others[name]}, which kyrec does not evaluate"
@@ -557,7 +566,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
     # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
     ruleless = (bool(entry.flags) or name in ctx.validating or name in ctx.admission or name in ctx.mutating
-                or name in ctx.mutating_admission)
+                or name in ctx.mutating_admission or name in ctx.deleting)
     if results and (name in ctx.mutating or name in ctx.mutating_admission):
         return _kyverno_mutating_row(ctx, evaluation, entry, subject, results)
     if ruleless:
