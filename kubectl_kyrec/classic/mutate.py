@@ -158,9 +158,8 @@ def _validate_conditions(pattern: Any, resource: Any) -> None:
 def _recursive(pattern: Any, resource: Any) -> None:
     if isinstance(pattern, dict):
         _walk_map(pattern, resource)
-    elif isinstance(pattern, list):
-        if pattern and isinstance(pattern[0], dict):
-            _process_list_of_maps(pattern, resource)
+    elif isinstance(pattern, list) and pattern and isinstance(pattern[0], dict):
+        _process_list_of_maps(pattern, resource)
 
 
 def _walk_map(pattern: dict[str, Any], resource: Any) -> None:
