@@ -61,6 +61,7 @@ NOT_MATCHED = "not-matched"
 NOT_FOUND = "not-found"
 RESULT_MISMATCH = "result-mismatch"
 GENERATED_MISMATCH = "generated-mismatch"
+PATCHED_MISMATCH = "patched-mismatch"     # the policy's patched resource differs from patchedResources
 LOAD_ERROR = "load-error"
 NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
@@ -161,6 +162,7 @@ class _Evaluation:
     subjects: list[Subject]
     results: dict[tuple[str, Ref], list[Result]]
     generated: dict[tuple[str, Ref], list[Generated]]
+    mutated: Any = None         # classic mutate policies' patched resources (testsuite.classic_mutate)
 
 
 @dataclass
@@ -241,7 +243,13 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
         out.notices.extend(n for n in notices if n not in out.notices)
-        ctx.runs[operation] = _Evaluation(subjects, results, generated)
+        mutated = None
+        if any(r.type == "mutate" for p in policies.classic for r in p.rules):
+            from kubectl_kyrec.testsuite.classic_mutate import suite_mutations
+
+            mutated = suite_mutations(loaded, operation, kinds, now, _classic_options(loaded, kinds))
+            results = _with_mutations(results, mutated)
+        ctx.runs[operation] = _Evaluation(subjects, results, generated, mutated)
         if evaluates_alike:
             other.runs[operation] = ctx.runs[operation]
         else:
@@ -249,7 +257,9 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             # one's, or the CLI's shortcuts: the suite reports its own mode's
             other_subjects, other_results, _, _ = _evaluate(loaded, operation, mode.other, kinds=kinds,
                                                             libraries=other_libraries or libraries, now=now)
-            other.runs[operation] = _Evaluation(other_subjects, other_results, generated)
+            if mutated is not None:
+                other_results = _with_mutations(other_results, mutated)
+            other.runs[operation] = _Evaluation(other_subjects, other_results, generated, mutated)
     for entry in suite.results:
         rows = _entry_rows(ctx, entry)
         out.rows.extend(rows)
@@ -290,6 +300,15 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
     for r in all_results:
         results.setdefault((_name_part(r.policy), r.subject), []).append(r)
     return subjects, results, errors, list(outcome.notices)
+
+
+def _with_mutations(results: dict[tuple[str, Ref], list[Result]], mutated: Any
+                    ) -> dict[tuple[str, Ref], list[Result]]:
+    """The validating results with the classic mutate rules' added (the CLI's mutate responses come first)."""
+    out = {key: list(found) for key, found in results.items()}
+    for key, found in mutated.results.items():
+        out[key] = [*found, *out.get(key, [])]
+    return out
 
 
 def _unloaded_row(loaded: LoadedSuite, entry: TestResultEntry, label: str) -> Row:
@@ -503,6 +522,9 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
         return _row(ctx.loaded, entry, resource, kind, "", False, NOT_MATCHED,
                     f"policy {name!r} gave no response for {kind} {resource} (not matched)")
     actual, passed, message = _compare(entry, results)
+    patched = _patched_check(ctx, evaluation, entry, subject)
+    if patched is not None and patched[0] != OK:
+        return _row(ctx.loaded, entry, resource, kind, actual, False, patched[0], patched[1], patched[2])
     return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
 
 
@@ -539,6 +561,14 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         checked = [r for r in results if r.rule in wanted]
     if checked:
         actual, passed, message = _compare(entry, checked)
+        patched = _patched_check(ctx, evaluation, entry, subject)
+        if patched is not None and patched[0] == MISSING_RESOURCE:
+            # checkResult's "not found in manifest": the CLI makes no row, and checks nothing
+            return _row(ctx.loaded, entry, resource, kind, actual, True, OK, patched[1], vacuous=MISSING_RESOURCE)
+        if patched is not None and patched[0] != OK:
+            # a mismatch fails the row, unless it expects `fail` (output.go: ok || result == fail)
+            return _row(ctx.loaded, entry, resource, kind, actual, entry.result == "fail", patched[0],
+                        patched[1], patched[2])
         vacuous = ""
         if not ruleless and entry.result == "fail" and not passed:
             passed = True
@@ -571,6 +601,35 @@ def _classic_generate_rule(policy: Any, rule: str) -> bool:
     return any(r.name == rule and r.type == "generate" for r in policy.rules)
 
 
+def _patched_check(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject
+                   ) -> tuple[str, str, str | None] | None:
+    """The check of a classic mutate row's patchedResources: None when there is none to make, else
+    (OK | MISSING_RESOURCE | PATCHED_MISMATCH | LOAD_ERROR, message, diff)."""
+    from kubectl_kyrec.testsuite.classic_mutate import compare_patched
+
+    mutated = evaluation.mutated
+    name = entry.policy_name
+    if not entry.patched_resources or mutated is None or name not in ctx.classic:
+        return None
+    rule = entry.rule
+    for prefix in ("autogen-cronjob-", "autogen-"):
+        if rule.startswith(prefix) and (name, rule) not in mutated.rule_types:
+            rule = rule[len(prefix):]
+    if mutated.rule_types.get((name, rule)) != "mutate":
+        return None
+    if entry.index in ctx.loaded.entry_errors:
+        return LOAD_ERROR, ctx.loaded.entry_errors[entry.index], None
+    actual = mutated.patched.get((name, subject.ref))
+    if actual is None:
+        return None
+    found, message, diff = compare_patched(actual, ctx.loaded.patched.get(entry.index, []))
+    if not found:
+        return MISSING_RESOURCE, message, None
+    if message:
+        return PATCHED_MISMATCH, message, diff
+    return OK, "", None
+
+
 def _classic_unevaluated(policy: Any, rule: str) -> str:
     """Why kyrec does not check a row of a classic rule ("" when it does)."""
     for prefix in ("autogen-cronjob-", "autogen-"):
@@ -578,7 +637,9 @@ def _classic_unevaluated(policy: Any, rule: str) -> str:
             rule = rule[len(prefix):]
             break
     for r in policy.rules:
-        if r.name == rule and r.type != "validate":
+        if r.name == rule and r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets"):
+            return f"rule {rule!r} is a mutate-existing rule (targets), which kyrec does not evaluate yet"
+        if r.name == rule and r.type not in ("validate", "mutate"):
             return f"rule {rule!r} is a {r.type} rule, which kyrec does not evaluate"
         if r.name == rule and r.validate_kind in ("manifests",):
             return f"rule {rule!r} is a validate.{r.validate_kind} rule, which kyrec does not evaluate yet"

@@ -323,6 +323,7 @@ class LoadedSuite:
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
     clone_sources: dict[int, list[Document]] = field(default_factory=dict)   # cloneSourceResource by entry
+    patched: dict[int, list[Document]] = field(default_factory=dict)   # patchedResources by entry
     entry_errors: dict[int, str] = field(default_factory=dict)
     payloads: list[Payload] = field(default_factory=list)
     authz_payloads: list[AuthzPayload] = field(default_factory=list)
@@ -355,6 +356,13 @@ def load_suite(suite: TestSuite, loader: DocumentLoader | None = None) -> Loaded
             out.generated[entry.index] = load([suite.resolve(p) for p in entry.generated])
         except InputError as exc:
             out.entry_errors[entry.index] = f"cannot load generated resources: {exc}"
+    for entry in suite.results:
+        if not entry.patched_resources:
+            continue
+        try:
+            out.patched[entry.index] = load([suite.resolve(entry.patched_resources)])
+        except InputError as exc:
+            out.entry_errors.setdefault(entry.index, f"cannot load patchedResources: {exc}")
     for entry in suite.results:
         if not entry.clone_source:
             continue

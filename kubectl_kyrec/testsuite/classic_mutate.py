@@ -1,0 +1,127 @@
+"""A Kyverno CLI test suite's classic mutate rules, run as the CLI runs them (kk: cmd/cli/kubectl-kyverno/
+processor/policy_processor.go ApplyPoliciesOnResource: every policy with a mutate rule, in the order loaded,
+each on the previous one's PatchedResource), and the patched-resource check of its rows (commands/test/
+command.go checkResult, compare.go getAndCompareResource, resource/compare.go Compare).
+
+A row's `patchedResources` file is searched for the document with the policy's patched resource's
+apiVersion, kind, namespace and name (both sides read as the CLI reads resources: an empty namespace is
+`default`); none found, the CLI checks nothing for that rule response ("not found in manifest"). Found,
+both sides lose their generate.kyverno.io/* labels and gain `app.kubernetes.io/managed-by: kyverno` when
+absent (FixupGenerateLabels), are tidied (nulls, then empty maps and lists, dropped), and must be equal
+as JSON merge patch sees them (numbers by value).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.evaluate.admission import build_request
+from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator, has_mutate
+from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+from kubectl_kyrec.evaluate.pipeline import select_subjects
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.model import Document, Obj, Ref, Result
+
+
+@dataclass
+class SuiteMutations:
+    """Every classic mutate policy's rule results, by (policy name, subject), and the PatchedResource of
+    its engine response (an error leaves {}, as Kyverno's empty object)."""
+
+    results: dict[tuple[str, Ref], list[Result]] = field(default_factory=dict)
+    patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
+    rule_types: dict[tuple[str, str], str] = field(default_factory=dict)     # (policy, rule) -> type
+
+
+def suite_mutations(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any
+                    ) -> SuiteMutations:
+    out = SuiteMutations()
+    policies = [p for p in loaded.policies.classic if has_mutate(p)]
+    if not policies:
+        return out
+    state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
+    mutator = ClassicMutator(policies, loaded.policies.classic_exceptions, state=state, now=now,
+                             sources=classic_options.sources, options=classic_options)
+    subjects, _ = select_subjects(loaded.resources, state, kinds, Selection())
+    namespaces = namespace_objects([*state, *loaded.resources], loaded.values.namespace_labels)
+    for subject in subjects:
+        request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                                operation=operation, user_info=loaded.user_info)
+        ns_obj = namespace_object(request.namespace, namespaces) if request.namespace and subject.namespaced \
+            else None
+        sctx = SubjectContext(subject, request, ns_obj)
+        for run in mutator.policy_responses(sctx, mutator.policies):
+            key = (run.policy.meta.name, subject.ref)
+            out.results.setdefault(key, []).extend(run.results)
+            out.patched[key] = dict(run.after) if run.after is not None else {}
+    for policy in policies:
+        for rule in policy.rules:
+            out.rule_types[(policy.meta.name, rule.name)] = rule.type
+    return out
+
+
+def _cli_namespace(obj: Mapping[str, Any]) -> Obj:
+    """YamlToUnstructured: a resource without a namespace is put in `default`."""
+    meta = dict(obj.get("metadata") or {})
+    if not meta.get("namespace"):
+        meta["namespace"] = "default"
+    return {**obj, "metadata": meta}
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
+def _numbers(value: Any) -> Any:
+    """JSON merge patch compares decoded values: 1 and 1.0 are one number."""
+    if isinstance(value, Mapping):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def compare_patched(actual: Mapping[str, Any], expected: Sequence[Document]) -> tuple[bool, str, str | None]:
+    """(found, message, diff): found False when the file has no document for the patched resource (the
+    CLI then checks nothing); else an empty message when they are equal."""
+    from kubectl_kyrec.testsuite.rows import normalize_generated
+
+    got = _cli_namespace(actual)
+    identity = _identity(got)
+    match = next((d for d in expected if _identity(_cli_namespace(d.obj)) == identity), None)
+    if match is None:
+        return False, (f"resource with name {identity[3]} not found in manifest (the patched resource "
+                       f"{identity[1]} {identity[2]}/{identity[3]} has no document in the patchedResources "
+                       "file; Kyverno's CLI checks nothing)"), None
+    want_n = _numbers(normalize_generated(_cli_namespace(match.obj)))
+    got_n = _numbers(normalize_generated(got))
+    if want_n == got_n and _types(want_n) == _types(got_n):
+        return True, "", None
+    diff = "".join(difflib.unified_diff(
+        _dump(want_n).splitlines(keepends=True), _dump(got_n).splitlines(keepends=True),
+        fromfile=f"expected ({match.source})", tofile="patched"))
+    return True, "Patched resource didn't match the patched resource in the test result", diff
+
+
+def _types(value: Any) -> Any:
+    """The value's shape with bools told from numbers (Python's True == 1)."""
+    if isinstance(value, Mapping):
+        return {k: _types(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    return type(value).__name__ if isinstance(value, bool) else None
+
+
+def _dump(value: Any) -> str:
+    return yaml.safe_dump(value, sort_keys=True, default_flow_style=False, allow_unicode=True)
