@@ -157,6 +157,10 @@ def _index(token: str, size: int, *, insert: bool, neg: bool = False) -> int:
     return i
 
 
+def _is_int(token: str) -> bool:
+    return token.lstrip("-").isdigit() and token.count("-") <= 1 and not token.endswith("-")
+
+
 def _get(doc: Any, tokens: list[str], neg: bool = False) -> Any:
     for token in tokens:
         if isinstance(doc, Mapping):
@@ -175,7 +179,8 @@ def _set(doc: Any, tokens: list[str], value: Any, *, insert: bool, ensure: bool,
         return value
     head, rest = tokens[0], tokens[1:]
     if doc is None and ensure:
-        doc = [] if head in ("0", "-") else {}
+        # evanphx ensurePathExists: a list when the token is an index or "-", else an object
+        doc = [] if head == "-" or _is_int(head) else {}
     if isinstance(doc, Mapping):
         out = dict(doc)
         if rest:
@@ -188,11 +193,20 @@ def _set(doc: Any, tokens: list[str], value: Any, *, insert: bool, ensure: bool,
     if isinstance(doc, list):
         out_list = list(doc)
         if rest:
-            i = _index(head, len(doc), insert=ensure, neg=neg)
-            if i == len(out_list):
+            try:
+                i = _index(head, len(doc), insert=False, neg=neg)
+            except PatchError:
+                if not ensure:
+                    raise
+                # ensurePathExists: pad with nulls up to the index, then a new container at the end
+                # (an index past -1 from the end cannot be made)
+                if _is_int(head) and int(head) < 0 and (not neg or int(head) < -1):
+                    raise PatchError(f"unable to ensure path for invalid index {head}") from None
+                if _is_int(head) and int(head) > len(out_list):
+                    out_list.extend([None] * (int(head) - len(out_list)))
                 out_list.append(_set(None, rest, value, insert=insert, ensure=ensure, neg=neg))
-            else:
-                out_list[i] = _set(out_list[i], rest, value, insert=insert, ensure=ensure, neg=neg)
+                return out_list
+            out_list[i] = _set(out_list[i], rest, value, insert=insert, ensure=ensure, neg=neg)
         else:
             i = _index(head, len(doc), insert=insert, neg=neg)
             if insert:

@@ -72,7 +72,9 @@ MATCHED_NOTHING = "matched-nothing"         # the policy gave the resource no re
 MISSING_RULE = "missing-rule"               # the entry names a rule the (classic) policy does not have
 MISSING_RESOURCE = "missing-resource"       # the entry names a resource the test does not have
 FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy answered with `skip`
-VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP)
+# the patchedResources file has no document for the patched resource: the CLI checks nothing
+MISSING_PATCHED = "missing-patched-resource"
+VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP, MISSING_PATCHED)
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
 
@@ -522,7 +524,7 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
         return _row(ctx.loaded, entry, resource, kind, "", False, NOT_MATCHED,
                     f"policy {name!r} gave no response for {kind} {resource} (not matched)")
     actual, passed, message = _compare(entry, results)
-    patched = _patched_check(ctx, evaluation, entry, subject)
+    patched = _patched_check(ctx, evaluation, entry, subject) if passed else None
     if patched is not None and patched[0] != OK:
         return _row(ctx.loaded, entry, resource, kind, actual, False, patched[0], patched[1], patched[2])
     return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
@@ -562,9 +564,9 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
     if checked:
         actual, passed, message = _compare(entry, checked)
         patched = _patched_check(ctx, evaluation, entry, subject)
-        if patched is not None and patched[0] == MISSING_RESOURCE:
+        if patched is not None and patched[0] == MISSING_PATCHED:
             # checkResult's "not found in manifest": the CLI makes no row, and checks nothing
-            return _row(ctx.loaded, entry, resource, kind, actual, True, OK, patched[1], vacuous=MISSING_RESOURCE)
+            return _row(ctx.loaded, entry, resource, kind, actual, True, OK, patched[1], vacuous=MISSING_PATCHED)
         if patched is not None and patched[0] != OK:
             # a mismatch fails the row, unless it expects `fail` (output.go: ok || result == fail)
             return _row(ctx.loaded, entry, resource, kind, actual, entry.result == "fail", patched[0],
@@ -604,7 +606,7 @@ def _classic_generate_rule(policy: Any, rule: str) -> bool:
 def _patched_check(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject
                    ) -> tuple[str, str, str | None] | None:
     """The check of a classic mutate row's patchedResources: None when there is none to make, else
-    (OK | MISSING_RESOURCE | PATCHED_MISMATCH | LOAD_ERROR, message, diff)."""
+    (OK | MISSING_PATCHED | PATCHED_MISMATCH | LOAD_ERROR, message, diff)."""
     from kubectl_kyrec.testsuite.classic_mutate import compare_patched
 
     mutated = evaluation.mutated
@@ -624,7 +626,7 @@ def _patched_check(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntr
         return None
     found, message, diff = compare_patched(actual, ctx.loaded.patched.get(entry.index, []))
     if not found:
-        return MISSING_RESOURCE, message, None
+        return MISSING_PATCHED, message, None
     if message:
         return PATCHED_MISMATCH, message, diff
     return OK, "", None
