@@ -21,12 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from kubectl_kyrec.classic import anchors
 from kubectl_kyrec.classic.merge2 import MergeError, merge, scalar_value
 from kubectl_kyrec.classic.pattern_match import match_pattern
+from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.k8s.json_patch import PatchError, apply_patch
+from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 
 PASS, SKIP, ERROR = "pass", "skip", "error"
 
@@ -307,9 +307,11 @@ def decode_json6902(text: str) -> list[Any]:
     if not text:
         raise PatchError("failed to decode patches: unexpected end of JSON input")
     try:
-        ops = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise PatchError(f"failed to convert patchesJSON6902 to JSON: {exc}") from None
+        # sigs.k8s.io/yaml YAMLToJSON: go-yaml v2 scalars (`y`, `on` are booleans), as manifests are read
+        documents = list(iter_yaml_documents(text, "patchesJson6902"))
+    except InputError as exc:
+        raise PatchError(f"failed to convert patchesJSON6902 to JSON: {exc.message}") from None
+    ops = documents[0].value if documents else None
     if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
         raise PatchError("failed to decode patches: json: cannot unmarshal into Go value of type jsonpatch.Patch")
     return ops
@@ -353,3 +355,40 @@ def apply(strategic: Any, json6902: str | None, resource: Any) -> Outcome:
     if not isinstance(patched, dict):
         return error("failed to unmarshal patched resource", "Object 'Kind' is missing")
     return Outcome(PASS, patched, "resource patched")
+
+
+LABELS_REFUSED = ('labels and annotations supports only string values, "use double quotes around the non string '
+                  'values"')
+
+
+def label_values_refused(rule: Any) -> bool:
+    """kk: pkg/validation/policy/validate.go isLabelAndAnnotationsString, for a mutate rule: its
+    patchStrategicMerge (a foreach rule's first map one) may give metadata labels and annotations only string
+    values, at `metadata` or at `spec.template.metadata`. Kyverno checks whichever of the two keys its map
+    iteration meets first; kyrec refuses only when every one present fails, so no order could admit it."""
+    mutate = rule.get("mutate") if isinstance(rule, dict) else None
+    if not isinstance(mutate, dict):
+        return False
+    patch: Any = None
+    if mutate.get("foreach") is not None:
+        patch = next((f.get("patchStrategicMerge") for f in mutate.get("foreach") or []
+                      if isinstance(f, dict) and isinstance(f.get("patchStrategicMerge"), dict)), None)
+    else:
+        patch = mutate.get("patchStrategicMerge")
+    if not isinstance(patch, dict):
+        return False
+
+    def strings_only(meta: Any) -> bool:
+        if not isinstance(meta, dict):
+            return True
+        return all(not isinstance(meta.get(k), dict) or all(isinstance(v, str) for v in meta[k].values())
+                   for k in ("labels", "annotations"))
+
+    outcomes = []
+    if isinstance(patch.get("metadata"), dict):
+        outcomes.append(strings_only(patch["metadata"]))
+    if "spec" in patch:
+        spec = patch.get("spec")
+        template = spec.get("template") if isinstance(spec, dict) else None
+        outcomes.append(strings_only(template.get("metadata") if isinstance(template, dict) else None))
+    return bool(outcomes) and not any(outcomes)

@@ -473,8 +473,17 @@ def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
     pkg/validation/policy/validate.go Validate: the variables first, then the kinds)."""
     from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
 
+    from kubectl_kyrec.classic.mutate import LABELS_REFUSED, label_values_refused
+
     refused = refused_in_background(policy)
-    return refused if refused is not None else refused_wildcard(policy)
+    if refused is not None:
+        return refused
+    for rule in policy.rules:
+        # kk: Validate's per-rule checks, after the background ones (isLabelAndAnnotationsString)
+        if rule.type == "mutate" and label_values_refused(dict(rule.raw)):
+            return InputError(f"Kyverno refuses this policy: {LABELS_REFUSED}", policy.meta.source,
+                              f"spec.rules[{rule.index}].mutate")
+    return refused_wildcard(policy)
 
 
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:
