@@ -471,9 +471,8 @@ _USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", 
 def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
     """What Kyverno's policy validation refuses beyond the CRD's schema, in its order (kk:
     pkg/validation/policy/validate.go Validate: the variables first, then the kinds)."""
-    from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
-
     from kubectl_kyrec.classic.mutate import LABELS_REFUSED, label_values_refused
+    from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
 
     refused = refused_in_background(policy)
     if refused is not None:
