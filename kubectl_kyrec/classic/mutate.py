@@ -17,7 +17,7 @@ Kyverno's message otherwise.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -366,29 +366,29 @@ def label_values_refused(rule: Any) -> bool:
     patchStrategicMerge (a foreach rule's first map one) may give metadata labels and annotations only string
     values, at `metadata` or at `spec.template.metadata`. Kyverno checks whichever of the two keys its map
     iteration meets first; kyrec refuses only when every one present fails, so no order could admit it."""
-    mutate = rule.get("mutate") if isinstance(rule, dict) else None
-    if not isinstance(mutate, dict):
+    mutate = rule.get("mutate") if isinstance(rule, Mapping) else None
+    if not isinstance(mutate, Mapping):
         return False
     patch: Any = None
     if mutate.get("foreach") is not None:
         patch = next((f.get("patchStrategicMerge") for f in mutate.get("foreach") or []
-                      if isinstance(f, dict) and isinstance(f.get("patchStrategicMerge"), dict)), None)
+                      if isinstance(f, Mapping) and isinstance(f.get("patchStrategicMerge"), Mapping)), None)
     else:
         patch = mutate.get("patchStrategicMerge")
-    if not isinstance(patch, dict):
+    if not isinstance(patch, Mapping):
         return False
 
     def strings_only(meta: Any) -> bool:
-        if not isinstance(meta, dict):
+        if not isinstance(meta, Mapping):
             return True
-        return all(not isinstance(meta.get(k), dict) or all(isinstance(v, str) for v in meta[k].values())
+        return all(not isinstance(meta.get(k), Mapping) or all(isinstance(v, str) for v in meta[k].values())
                    for k in ("labels", "annotations"))
 
     outcomes = []
-    if isinstance(patch.get("metadata"), dict):
+    if isinstance(patch.get("metadata"), Mapping):
         outcomes.append(strings_only(patch["metadata"]))
     if "spec" in patch:
         spec = patch.get("spec")
-        template = spec.get("template") if isinstance(spec, dict) else None
-        outcomes.append(strings_only(template.get("metadata") if isinstance(template, dict) else None))
+        template = spec.get("template") if isinstance(spec, Mapping) else None
+        outcomes.append(strings_only(template.get("metadata") if isinstance(template, Mapping) else None))
     return bool(outcomes) and not any(outcomes)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
+from kubectl_kyrec.classic.autogen import can_autogen, compute_rules, compute_rules_every_controller
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
@@ -477,9 +477,10 @@ def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
     refused = refused_in_background(policy)
     if refused is not None:
         return refused
-    for rule in policy.rules:
-        # kk: Validate's per-rule checks, after the background ones (isLabelAndAnnotationsString)
-        if rule.type == "mutate" and label_values_refused(dict(rule.raw)):
+    for rule in compute_rules_every_controller(policy):
+        # kk: Validate's per-rule checks over ComputeRules(policy, ""), autogen rules included, after the
+        # background ones (isLabelAndAnnotationsString)
+        if rule.type == "mutate" and label_values_refused(rule.raw):
             return InputError(f"Kyverno refuses this policy: {LABELS_REFUSED}", policy.meta.source,
                               f"spec.rules[{rule.index}].mutate")
     return refused_wildcard(policy)

@@ -1,0 +1,41 @@
+"""`patchedResources` rows of classic mutate rules (kk: cmd/cli/kubectl-kyverno/commands/test/command.go
+checkResult, compare.go): testdata/classic/mutate-suite, whose verdicts are those of Kyverno v1.17.2's CLI
+(rows 1-3 pass, row 4 fails "Resource diff", row 5 gets no row: its file has no cm3, "not found in
+manifest")."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.runner import run_files
+
+SUITE = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "mutate-suite"
+NOW = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
+
+
+def _run(mode: Mode) -> tuple[list[tuple[int, str, str, bool, str]], list[str]]:
+    runs, load_errors = run_files([str(SUITE / "kyverno-test.yaml")], now=NOW, mode=mode)
+    assert load_errors == [] and runs[0].errors == []
+    rows = [(r.location.line if r.location else 0, r.resource, r.actual, r.passed, r.reason) for r in runs[0].rows]
+    return rows, [w.reason for w in runs[0].warnings]
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_patched_resources_are_compared_as_the_cli_compares_them(mode: Mode) -> None:
+    rows, warnings = _run(mode)
+    assert rows[:4] == [
+        (10, "ns1/cm1", "pass", True, "ok"),                      # patched as patched.yaml says
+        (16, "ns1/cm2", "skip", True, "ok"),                     # preconditions not met: unchanged
+        (22, "default/cm3", "pass", True, "ok"),                 # no namespace: `default`, both sides
+        (28, "ns1/cm1", "pass", False, "patched-mismatch"),      # patched-wrong.yaml wants team: other
+    ]
+    if mode is Mode.KYVERNO:
+        # the CLI finds no cm3 in patched-wrong.yaml and checks nothing
+        assert rows[4] == (34, "default/cm3", "pass", True, "ok")
+    else:
+        assert rows[4] == (34, "default/cm3", "pass", False, "missing-patched-resource")
+    assert warnings == ["missing-patched-resource"]
