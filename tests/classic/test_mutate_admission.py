@@ -97,8 +97,9 @@ def test_rules_chain_within_a_policy_and_read_the_patched_object() -> None:
 def test_a_later_policy_reads_the_requests_object_until_one_of_its_rules_ran() -> None:
     # one webhook call: `b` patches a's output, but its first rule reads the request's object (the JSON
     # context is restored after each policy) and its second rule reads what its first made
-    rules = (_rule("first", "        metadata: {annotations: {before: \"{{ request.object.metadata.labels.x || 'none' }}\"}}")
-             + _rule("second", "        metadata: {annotations: {after: \"{{ request.object.metadata.labels.x || 'none' }}\"}}"))
+    x = "\"{{ request.object.metadata.labels.x || 'none' }}\""
+    rules = (_rule("first", f"        metadata: {{annotations: {{before: {x}}}}}")
+             + _rule("second", f"        metadata: {{annotations: {{after: {x}}}}}"))
     step = _step(_policy("a", _rule("r", "        metadata: {labels: {x: '1'}}")) + _policy("b", rules))
     # b before a would give before=none, after=none: two outcomes
     assert len(step.undetermined) == 1 and step.undetermined[0].startswith(ORDER_DEPENDENT)
@@ -116,8 +117,9 @@ def test_each_webhook_call_reads_the_object_the_previous_one_admitted() -> None:
 
 
 def test_apply_rules_one_stops_after_the_first_rule_that_applied() -> None:
-    rules = (_rule("noop", "        metadata: {labels: {app: a}}") + _rule("first", "        metadata: {labels: {x: '1'}}")
-             + _rule("second", "        metadata: {labels: {y: '2'}}"))
+    rules = (_rule("noop", "        metadata: {labels: {app: a}}")
+             + _rule("first", "        metadata: {labels: {x: '1'}}")
+             + _rule("second", "        metadata: {labels: {z: '2'}}"))
     step = _step(_policy("a", rules, extra="  applyRules: One\n"))
     assert _labels(step) == {"app": "a", "x": "1"}
     assert [(r.rule, r.result) for r in step.results] == [("noop", "skip"), ("first", "pass")]
