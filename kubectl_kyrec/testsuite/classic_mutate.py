@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from kubectl_kyrec.classic.mutate import same_json
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator, has_mutate
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
@@ -38,6 +39,9 @@ class SuiteMutations:
     results: dict[tuple[str, Ref], list[Result]] = field(default_factory=dict)
     patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
     rule_types: dict[tuple[str, str], str] = field(default_factory=dict)     # (policy, rule) -> type
+    # the test's resources as the CLI validates them: each after every mutate policy (the resource as
+    # given when a policy ended in an error, where the CLI would validate an empty object)
+    admitted: list[Document] = field(default_factory=list)
 
 
 def suite_mutations(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any
@@ -51,16 +55,26 @@ def suite_mutations(loaded: Any, operation: str, kinds: KindLookup, now: Any, cl
                              sources=classic_options.sources, options=classic_options)
     subjects, _ = select_subjects(loaded.resources, state, kinds, Selection())
     namespaces = namespace_objects([*state, *loaded.resources], loaded.values.namespace_labels)
-    for subject in subjects:
+    if len(subjects) != len(loaded.resources):
+        return out
+    for doc, subject in zip(loaded.resources, subjects):
         request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
                                 operation=operation, user_info=loaded.user_info)
         ns_obj = namespace_object(request.namespace, namespaces) if request.namespace and subject.namespaced \
             else None
         sctx = SubjectContext(subject, request, ns_obj)
+        final: Any = subject.obj
+        errored = False
         for run in mutator.policy_responses(sctx, mutator.policies):
             key = (run.policy.meta.name, subject.ref)
             out.results.setdefault(key, []).extend(run.results)
             out.patched[key] = dict(run.after) if run.after is not None else {}
+            if run.after is None:
+                errored = True
+            else:
+                final = run.after
+        changed = not errored and not same_json(final, subject.obj)
+        out.admitted.append(Document(dict(final), doc.source) if changed else doc)
     for policy in policies:
         for rule in policy.rules:
             out.rule_types[(policy.meta.name, rule.name)] = rule.type

@@ -219,7 +219,16 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     evaluates_alike = not policies.admission and other_libraries is None
     other = replace(ctx, mode=mode.other, runs={})
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
-        subjects, results, errors, notices = _evaluate(loaded, operation, mode, kinds=kinds,
+        mutated = None
+        evaluated = loaded
+        if any(r.type == "mutate" for p in policies.classic for r in p.rules):
+            from kubectl_kyrec.testsuite.classic_mutate import suite_mutations
+
+            mutated = suite_mutations(loaded, operation, kinds, now, _classic_options(loaded, kinds))
+            if mutated.admitted:
+                # the CLI validates each resource as its mutate policies left it (ApplyPoliciesOnResource)
+                evaluated = replace(loaded, resources=mutated.admitted)
+        subjects, results, errors, notices = _evaluate(evaluated, operation, mode, kinds=kinds,
                                                        libraries=libraries, now=now)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
@@ -245,11 +254,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
         out.notices.extend(n for n in notices if n not in out.notices)
-        mutated = None
-        if any(r.type == "mutate" for p in policies.classic for r in p.rules):
-            from kubectl_kyrec.testsuite.classic_mutate import suite_mutations
-
-            mutated = suite_mutations(loaded, operation, kinds, now, _classic_options(loaded, kinds))
+        if mutated is not None:
             results = _with_mutations(results, mutated)
         ctx.runs[operation] = _Evaluation(subjects, results, generated, mutated)
         if evaluates_alike:
@@ -257,7 +262,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         else:
             # generation does not depend on the mode; the other evaluation's errors and notices are this
             # one's, or the CLI's shortcuts: the suite reports its own mode's
-            other_subjects, other_results, _, _ = _evaluate(loaded, operation, mode.other, kinds=kinds,
+            other_subjects, other_results, _, _ = _evaluate(evaluated, operation, mode.other, kinds=kinds,
                                                             libraries=other_libraries or libraries, now=now)
             if mutated is not None:
                 other_results = _with_mutations(other_results, mutated)

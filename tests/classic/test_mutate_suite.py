@@ -1,7 +1,7 @@
 """`patchedResources` rows of classic mutate rules (kk: cmd/cli/kubectl-kyverno/commands/test/command.go
 checkResult, compare.go): testdata/classic/mutate-suite, whose verdicts are those of Kyverno v1.17.2's CLI
 (rows 1-3 pass, row 4 fails "Resource diff", row 5 gets no row: its file has no cm3, "not found in
-manifest")."""
+manifest"; the require-team rows pass, cm1 validated as add-team patched it)."""
 
 from __future__ import annotations
 
@@ -38,4 +38,6 @@ def test_patched_resources_are_compared_as_the_cli_compares_them(mode: Mode) -> 
         assert rows[4] == (34, "default/cm3", "pass", True, "ok")
     else:
         assert rows[4] == (34, "default/cm3", "pass", False, "missing-patched-resource")
+    # validation sees each resource as the mutate policies left it: cm1 has its team label now
+    assert rows[5:] == [(41, "ns1/cm1", "pass", True, "ok"), (46, "ns1/cm2", "fail", True, "ok")]
     assert warnings == ["missing-patched-resource"]
