@@ -28,16 +28,16 @@ def _run(mode: Mode) -> tuple[list[tuple[int, str, str, bool, str]], list[str]]:
 def test_patched_resources_are_compared_as_the_cli_compares_them(mode: Mode) -> None:
     rows, warnings = _run(mode)
     assert rows[:4] == [
-        (10, "ns1/cm1", "pass", True, "ok"),                      # patched as patched.yaml says
-        (16, "ns1/cm2", "skip", True, "ok"),                     # preconditions not met: unchanged
-        (22, "default/cm3", "pass", True, "ok"),                 # no namespace: `default`, both sides
-        (28, "ns1/cm1", "pass", False, "patched-mismatch"),      # patched-wrong.yaml wants team: other
+        (11, "ns1/cm1", "pass", True, "ok"),                      # patched as patched.yaml says
+        (17, "ns1/cm2", "skip", True, "ok"),                     # preconditions not met: unchanged
+        (23, "default/cm3", "pass", True, "ok"),                 # no namespace: `default`, both sides
+        (29, "ns1/cm1", "pass", False, "patched-mismatch"),      # patched-wrong.yaml wants team: other
     ]
     if mode is Mode.KYVERNO:
         # the CLI finds no cm3 in patched-wrong.yaml and checks nothing
-        assert rows[4] == (34, "default/cm3", "pass", True, "ok")
+        assert rows[4] == (35, "default/cm3", "pass", True, "ok")
     else:
-        assert rows[4] == (34, "default/cm3", "pass", False, "missing-patched-resource")
+        assert rows[4] == (35, "default/cm3", "pass", False, "missing-patched-resource")
     # validation sees each resource as the mutate policies left it: cm1 has its team label now
-    assert rows[5:] == [(41, "ns1/cm1", "pass", True, "ok"), (46, "ns1/cm2", "fail", True, "ok")]
+    assert rows[5:] == [(42, "ns1/cm1", "pass", True, "ok"), (47, "ns1/cm2", "fail", True, "ok")]
     assert warnings == ["missing-patched-resource"]
