@@ -39,5 +39,5 @@ def test_patched_resources_are_compared_as_the_cli_compares_them(mode: Mode) -> 
     else:
         assert rows[4] == (35, "default/cm3", "pass", False, "missing-patched-resource")
     # validation sees each resource as the mutate policies left it: cm1 has its team label now
-    assert rows[5:] == [(42, "ns1/cm1", "pass", True, "ok"), (47, "ns1/cm2", "fail", True, "ok")]
+    assert rows[5:] == [(41, "ns1/cm1", "pass", True, "ok"), (46, "ns1/cm2", "fail", True, "ok")]
     assert warnings == ["missing-patched-resource"]
