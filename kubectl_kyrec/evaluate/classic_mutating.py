@@ -90,6 +90,68 @@ def success_message(obj: Mapping[str, Any] | None) -> str:
     return f"mutated {kind}/{name} in namespace {namespace}"
 
 
+@dataclass(frozen=True)
+class TargetChange:
+    """One target of a mutate-existing rule for one trigger: the background controller's rule response
+    (`pass` with the patched target, `skip`, `error`) and the JSON patch it applies to the target."""
+
+    policy: str
+    policy_kind: str
+    rule: str
+    target: tuple[str, str, str, str]         # apiVersion, kind, namespace, name ("" x4: the rule's own error)
+    result: str
+    message: str
+    before: Mapping[str, Any] | None = None
+    after: Mapping[str, Any] | None = None
+    patch: tuple[Mapping[str, Any], ...] = ()
+
+
+def _identity(obj: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
+    if obj is None:
+        return ("", "", "", "")
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
+def _select_targets(spec: Any, policy_namespace: str, objects: Sequence[Document]
+                    ) -> tuple[list[Mapping[str, Any]], str]:
+    """loadTargets/getTargets over `objects` (dclient.GetResources): a GET when namespace and name are both
+    given without wildcards (not found: an error), else a LIST filtered by the label selector and by the
+    namespace and name patterns (kk: load_targets.go match). A namespaced policy's targets are in its
+    namespace."""
+    from kubectl_kyrec.golang.wildcard import match as wildcard_match
+    from kubectl_kyrec.k8s.labels import matches_selector
+
+    if not isinstance(spec, Mapping):
+        return [], "invalid target"
+    api_version, kind = str(spec.get("apiVersion") or ""), str(spec.get("kind") or "")
+    namespace, name = str(spec.get("namespace") or ""), str(spec.get("name") or "")
+    if policy_namespace:
+        namespace = policy_namespace
+    of_kind = [d for d in objects if d.kind == kind and (not api_version or d.api_version == api_version)]
+    if namespace and name and not any(c in namespace + name for c in "*?"):
+        hit: list[Mapping[str, Any]] = [d.obj for d in of_kind if d.namespace == namespace and d.name == name]
+        if not hit:
+            return [], f'{kind.lower()}s "{name}" not found'
+        return hit[:1], ""
+    selector = spec.get("selector")
+    out: list[Mapping[str, Any]] = []
+    for d in of_kind:
+        labels = (d.obj.get("metadata") or {}).get("labels") or {}
+        if selector is not None and not matches_selector(selector, labels):
+            continue
+        if not namespace and not name:
+            ok = True
+        elif not namespace:
+            ok = wildcard_match(name, d.name)
+        else:
+            ok = wildcard_match(namespace, d.namespace) and (not name or wildcard_match(name, d.name))
+        if ok:
+            out.append(d.obj)
+    return out, ""
+
+
 @dataclass
 class PolicyRun:
     """engine.Mutate for one policy: its rule results, its output (None: an error left Kyverno's empty
@@ -232,6 +294,115 @@ class ClassicMutator:
             runs.append(run)
             current = run.after if run.after is not None else {}
         return runs
+
+    # -----------------------------------------------------------------------------------------------------
+    # mutate-existing rules: what the background controller would change on each target
+
+    def mutate_existing(self, ctx: SubjectContext, targets: Sequence[Document]) -> list[TargetChange]:
+        """The changes Kyverno's background controller makes for the trigger `ctx` (kk: pkg/background/
+        mutate ProcessUR -> engine.Mutate outside admission -> handlers/mutation mutate_existing.go): per
+        policy, per rule with `targets` matching the trigger, after the rule's context, preconditions and
+        exceptions, each target the rule's target specs select among `targets` (the cluster's objects, for
+        the state) gets its own result: `pass` with the patched target, `skip` (target preconditions, or
+        "no patches applied"), or `error`. A target spec that selects nothing by exact name is the rule's
+        error (the client's GET fails). Policies chain nothing here: each target change is computed from
+        the target as it is."""
+        req = ctx.request
+        obj = req.obj if req.obj is not None else req.old_obj
+        out: list[TargetChange] = []
+        if obj is None:
+            return out
+        for policy in self.policies:
+            if not any(_targets(r) for r in policy.rules):
+                continue
+            if policy.meta.kind == "Policy" and policy.meta.namespace != req.namespace:
+                continue
+            json_ctx = self._json_context(ctx, obj)
+            facts = dataclasses.replace(self._request_facts(ctx), obj=obj)
+            namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
+            for rule in compute_rules_every_controller(policy):
+                if rule.type != "mutate" or not _targets(rule):
+                    continue
+                if match_state(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace) is False:
+                    continue
+                json_ctx.checkpoint()
+                try:
+                    out.extend(self._existing_rule(policy, rule, facts, json_ctx, targets))
+                finally:
+                    json_ctx.restore()
+        return out
+
+    def _existing_rule(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts, ctx: Any,
+                       targets: Sequence[Document]) -> list[TargetChange]:
+        namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
+        loader = ContextLoader(self.core, self.sources, policy.meta.name, namespace, rule.name)
+
+        def change(status: str, message: str, target: Mapping[str, Any] | None = None,
+                   after: Mapping[str, Any] | None = None) -> TargetChange:
+            patch: tuple[Mapping[str, Any], ...] = ()
+            if target is not None and after is not None:
+                m = mutation_of(policy.meta.key, policy.meta.kind, rule.name, target, after, policy.meta.source)
+                patch = m.patch if m is not None else ()
+            return TargetChange(policy.meta.key, policy.meta.kind, rule.name, _identity(target), status, message,
+                                target, after, patch)
+
+        try:
+            loader(rule.raw.get("context") or [], ctx)
+        except Exception as exc:
+            return [change(ERROR, f"failed to load context: {exc}")]
+        try:
+            ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
+        except Exception as exc:
+            return [change(ERROR, f"failed to evaluate preconditions: {exc}")]
+        if not ok:
+            return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "))]
+        matched = self._exceptions(policy, rule, facts, ctx)
+        if matched:
+            return [change(SKIP, "rule is skipped due to policy exceptions" + ", ".join(e.key for e in matched))]
+        out: list[TargetChange] = []
+        found: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
+        for index, spec in enumerate((rule.raw.get("mutate") or {}).get("targets") or []):
+            if not isinstance(spec, Mapping):
+                continue
+            try:
+                selector = self.core.substitute(ctx, {k: v for k, v in spec.items()
+                                                      if k not in ("context", "preconditions")})
+            except Exception as exc:
+                out.append(change(ERROR, f": failed to substitute variables in target[{index}]: {exc}"))
+                continue
+            objs, problem = _select_targets(selector, namespace, targets)
+            if problem:
+                out.append(change(ERROR, f": {problem}"))
+                continue
+            found.extend((o, spec) for o in objs)
+        for target, spec in found:
+            ctx.replace_context_entry("target", dict(target))
+            try:
+                loader(spec.get("context") or [], ctx)
+            except Exception as exc:
+                out.append(change(ERROR, f"failed to load context: {exc}", target))
+                continue
+            try:
+                ok, msg = self.core.conditions(ctx, spec.get("preconditions"))
+            except Exception as exc:
+                out.append(change(ERROR, f"failed to evaluate preconditions: {exc}", target))
+                continue
+            if not ok:
+                out.append(change(SKIP, join_non_empty(["preconditions not met", msg], "; "), target))
+                continue
+            mutate = rule.raw.get("mutate") or {}
+            if mutate.get("foreach"):
+                outcome = self._foreach(loader, list(mutate["foreach"]), ctx, target, 0)
+            else:
+                outcome = self._mutate(rule, ctx, target)
+                if outcome.status == PASS:
+                    # mutate.Mutate: a mutate-existing rule's patched target becomes `target`
+                    ctx.replace_context_entry("target", dict(outcome.resource))
+            if outcome.status == PASS:
+                out.append(change(PASS, success_message(outcome.resource), target, outcome.resource))
+            else:
+                out.append(change(outcome.status, outcome.message, target))
+        return out
 
     # -----------------------------------------------------------------------------------------------------
     # one policy
