@@ -22,7 +22,7 @@ import yaml
 
 from kubectl_kyrec.classic.mutate import same_json
 from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator, has_mutate
+from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator, TargetChange, has_mutate
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.pipeline import select_subjects
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -42,6 +42,8 @@ class SuiteMutations:
     # the test's resources as the CLI validates them: each after every mutate policy (the resource as
     # given when a policy ended in an error, where the CLI would validate an empty object)
     admitted: list[Document] = field(default_factory=list)
+    # mutate-existing rules: each trigger's target changes (every policy's), by trigger
+    existing: dict[Ref, list[TargetChange]] = field(default_factory=dict)
 
 
 def suite_mutations(loaded: Any, operation: str, kinds: KindLookup, now: Any, classic_options: Any
@@ -74,6 +76,9 @@ def suite_mutations(loaded: Any, operation: str, kinds: KindLookup, now: Any, cl
             else:
                 final = run.after
         changed = not errored and not same_json(final, subject.obj)
+        if any(r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets") for p in policies for r in p.rules):
+            # the CLI's fake cluster holds the targetResources (and the clusterResources)
+            out.existing[subject.ref] = mutator.mutate_existing(sctx, [*loaded.target_objects, *state])
         out.admitted.append(Document(dict(final), doc.source) if changed else doc)
     for policy in policies:
         for rule in policy.rules:

@@ -270,8 +270,12 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     for entry in suite.results:
         rows = _entry_rows(ctx, entry)
         out.rows.extend(rows)
-        out.warnings.extend(entry_warnings(entry, mode, rows, _entry_rows(other, entry),
-                                           _missing_names(entry, ctx.runs[_operation(loaded, entry)].subjects)))
+        missing = _missing_names(entry, ctx.runs[_operation(loaded, entry)].subjects)
+        if missing and loaded.target_objects:
+            # a mutate-existing entry names its targets (targetResources), which are not resources
+            targets = {(d.namespace, d.name) for d in loaded.target_objects}
+            missing = [n for n in missing if not any(n == name or n == f"{ns}/{name}" for ns, name in targets)]
+        out.warnings.extend(entry_warnings(entry, mode, rows, _entry_rows(other, entry), missing))
     return out
 
 
@@ -463,6 +467,9 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
         # whatever the entry names (targetResources, payloads...), each row is not evaluated
         return [_row(loaded, entry, label, entry.kind, "", True, NOT_EVALUATED, problem[1])
                 for label in (_labels(entry) or ["*"])]
+    if problem is None and entry.policy_name in ctx.classic and evaluation.mutated is not None \
+            and _classic_existing_rule(ctx.classic[entry.policy_name], entry.rule):
+        return _existing_rows(ctx, evaluation, entry)
     if ctx.mode is Mode.STRICT:
         rows = []
         for label, subject, missing in _strict_targets(entry, evaluation.subjects):
@@ -637,6 +644,108 @@ def _patched_check(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntr
     return OK, "", None
 
 
+def _classic_existing_rule(policy: Any, rule: str) -> bool:
+    return any(r.name == rule and r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets")
+               for r in policy.rules)
+
+
+def _existing_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry) -> list[Row]:
+    """A mutate-existing rule's rows (kk: output.go printTestResult over responses.Trigger and
+    responses.Target). The CLI keys a target by what any policy's rule patched on it (test.go: every
+    response whose rule has that patched target, whatever the entry's policy), checks the patched target
+    against `patchedResources` and that rule's result; a trigger's rows compare the trigger itself, which
+    the file seldom holds ("not found in manifest": no row), and pass "Excluded" when the rule gave it no
+    response. `--strict`: one row per target this policy's rule patched (or the entry names), its result
+    and patched object both checked; a named trigger is checked by its rule responses' results."""
+    from kubectl_kyrec.testsuite.classic_mutate import compare_patched
+
+    loaded = ctx.loaded
+    name = entry.policy_name
+    changes = [c for found in evaluation.mutated.existing.values() for c in found]
+    own = {ref: [c for c in found if c.policy.rsplit("/", 1)[-1] == name
+                 and c.rule in (entry.rule, f"autogen-{entry.rule}", f"autogen-cronjob-{entry.rule}")]
+           for ref, found in evaluation.mutated.existing.items()}
+    target_docs = {_target_key(d.obj): d.obj for d in loaded.target_objects}
+    patched_on = {key: [c for c in changes if c.result == "pass" and c.after is not None
+                        and _target_key(c.after) == key] for key in target_docs}
+    patched_on = {k: v for k, v in patched_on.items() if v}
+
+    def named(key: tuple[str, str, str, str]) -> bool:
+        for text in entry.resources:
+            namespace, _, plain = text.rpartition("/")
+            if plain == key[3] and (not namespace or namespace == (key[2] or "default")):
+                return True
+        return False
+
+    triggers = [s for s in evaluation.subjects if s.ref in own]
+    target_keys = list(patched_on) if ctx.mode is Mode.KYVERNO else \
+        [k for k in target_docs if any(_target_key(c.before) == k for found in own.values() for c in found
+                                       if c.before is not None)]
+    chosen_targets = [k for k in target_keys if named(k)]
+    chosen_triggers = [s for s in triggers if named(_target_key(s.obj))]
+    if not entry.resources or not (chosen_targets or chosen_triggers):
+        chosen_targets, chosen_triggers = target_keys, triggers
+    rows: list[Row] = []
+    expected = loaded.patched.get(entry.index, [])
+    for key in chosen_targets:
+        resource = f"{key[2]}/{key[3]}" if key[2] else key[3]
+        found = patched_on.get(key, []) if ctx.mode is Mode.KYVERNO else \
+            [c for cs in own.values() for c in cs if c.before is not None and _target_key(c.before) == key]
+        if not found:
+            rows.append(_row(loaded, entry, resource, key[1], "", False, NOT_MATCHED,
+                             f"rule {entry.rule!r} changed nothing on {key[1]} {resource}"))
+            continue
+        actual = ",".join(dict.fromkeys(c.result for c in found))
+        passed, reason, message, diff = True, OK, "; ".join(dict.fromkeys(c.message for c in found)), None
+        for change in found:
+            if entry.patched_resources and change.after is not None:
+                hit, text, delta = compare_patched(change.after, expected)
+                if not hit or text:
+                    passed, reason, message, diff = False, (PATCHED_MISMATCH if hit else MISSING_PATCHED), text, delta
+                    break
+            if change.result != entry.result:
+                passed, reason, message = False, RESULT_MISMATCH, change.message
+                break
+        if ctx.mode is Mode.KYVERNO and not passed and entry.result == "fail":
+            passed = True
+        rows.append(_row(loaded, entry, resource, key[1], actual, passed, reason, message, diff))
+    for subject in chosen_triggers:
+        resource, kind = _display(subject), subject.ref.kind
+        found = own.get(subject.ref, [])
+        if ctx.mode is Mode.STRICT:
+            if not found:
+                rows.append(_row(loaded, entry, resource, kind, "", False, NOT_MATCHED,
+                                 f"policy {name!r} gave no response for {kind} {resource} (not matched)"))
+                continue
+            actual = ",".join(dict.fromkeys(c.result for c in found))
+            passed = all(c.result == entry.result for c in found)
+            rows.append(_row(loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH,
+                             "; ".join(dict.fromkeys(c.message for c in found))))
+            continue
+        if not found:
+            rows.append(_row(loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded", vacuous=MATCHED_NOTHING))
+            continue
+        hit, text, delta = compare_patched(subject.obj, expected) if entry.patched_resources else (True, "", None)
+        if not hit:
+            continue        # "not found in manifest": the CLI makes no row for the trigger
+        actual = ",".join(dict.fromkeys(c.result for c in found))
+        ok = not text and all(c.result == entry.result for c in found)
+        rows.append(_row(loaded, entry, resource, kind, actual, ok or entry.result == "fail",
+                         OK if ok else (PATCHED_MISMATCH if text else RESULT_MISMATCH), text or found[0].message,
+                         delta))
+    if not rows:
+        rows.append(_row(loaded, entry, entry.resources[0] if entry.resources else "*", entry.kind, "", True, OK,
+                         "Kyverno's CLI makes no row: no target was patched and the triggers are not in "
+                         "the patchedResources file", vacuous=MISSING_PATCHED))
+    return rows
+
+
+def _target_key(obj: Any) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
 def _classic_unevaluated(policy: Any, rule: str) -> str:
     """Why kyrec does not check a row of a classic rule ("" when it does)."""
     for prefix in ("autogen-cronjob-", "autogen-"):
@@ -644,8 +753,6 @@ def _classic_unevaluated(policy: Any, rule: str) -> str:
             rule = rule[len(prefix):]
             break
     for r in policy.rules:
-        if r.name == rule and r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets"):
-            return f"rule {rule!r} is a mutate-existing rule (targets), which kyrec does not evaluate yet"
         if r.name == rule and r.type not in ("validate", "mutate"):
             return f"rule {rule!r} is a {r.type} rule, which kyrec does not evaluate"
         if r.name == rule and r.validate_kind in ("manifests",):
