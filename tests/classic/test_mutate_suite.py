@@ -41,3 +41,50 @@ def test_patched_resources_are_compared_as_the_cli_compares_them(mode: Mode) -> 
     # validation sees each resource as the mutate policies left it: cm1 has its team label now
     assert rows[5:] == [(41, "ns1/cm1", "pass", True, "ok"), (46, "ns1/cm2", "fail", True, "ok")]
     assert warnings == ["missing-patched-resource"]
+
+
+EXISTING = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "mutate-existing-suite"
+
+
+def test_mutate_existing_rows_check_the_patched_targets() -> None:
+    """Kyverno v1.17.2's CLI on testdata/classic/mutate-existing-suite: row 1 passes on app-one; row 2 names
+    app-two, which no rule patched (its target precondition fails), so the CLI checks every patched target
+    instead and fails app-one "Want skip, got pass"; the trigger is not in patched.yaml: no row."""
+    def rows(mode: Mode) -> list[tuple[int, str, str, str, bool, str]]:
+        runs, load_errors = run_files([str(EXISTING / "kyverno-test.yaml")], now=NOW, mode=mode)
+        assert load_errors == [] and runs[0].errors == []
+        return [(r.location.line if r.location else 0, r.kind, r.resource, r.actual, r.passed, r.reason)
+                for r in runs[0].rows]
+
+    assert rows(Mode.KYVERNO) == [(12, "Secret", "team/app-one", "pass", True, "ok"),
+                                  (18, "Secret", "team/app-one", "pass", False, "result-mismatch")]
+    # strict: the named target's own response (skip: its precondition fails)
+    assert rows(Mode.STRICT) == [(12, "Secret", "team/app-one", "pass", True, "ok"),
+                                 (18, "Secret", "team/app-two", "skip", True, "ok")]
+
+
+def test_mutate_existing_changes_for_a_trigger() -> None:
+    from kubectl_kyrec.classic.context_loader import ContextSources
+    from kubectl_kyrec.evaluate.admission import build_request
+    from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
+    from kubectl_kyrec.evaluate.subject import SubjectContext
+    from kubectl_kyrec.evaluate.subjects import make_subject
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.policies import classify
+
+    policies = classify(load_documents([str(EXISTING / "policy.yaml")])).raise_errors().classic
+    targets = load_documents([str(EXISTING / "targets.yaml")])
+    trigger = load_documents([str(EXISTING / "trigger.yaml")])[0]
+    subject, _ = make_subject(trigger.obj, trigger.source, KindTable())
+    request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced)
+    mutator = ClassicMutator(policies, [], state=[], now=NOW, sources=ContextSources())
+    changes = mutator.mutate_existing(SubjectContext(subject, request, None), targets)
+    # app-three is in another namespace, db does not match app-*
+    assert [(c.target[2:], c.result) for c in changes] == [(("team", "app-one"), "pass"),
+                                                           (("team", "app-two"), "skip")]
+    assert changes[0].patch == ({"op": "add", "path": "/metadata/annotations",
+                                 "value": {"stamped-by": "trigger", "target-name": "app-one"}},)
+    assert changes[1].message == "preconditions not met" and changes[1].after is None
+    # at admission the rule does nothing to the trigger
+    assert mutator.mutate(SubjectContext(subject, request, None)).results == []
