@@ -18,7 +18,7 @@ output. The order comes from the policy cache (pkg/policycache/store.go get), wh
 failurePolicy Ignore webhook's policies, then the Fail one's (pkg/controllers/webhook buildForPoliciesMutation
 registers them in that order), each group cluster-wide policies first, then the request namespace's, in no
 fixed order within. When two or more policies of one such group answer the subject, every order is
-evaluated (up to `MAX_PERMUTED` policies): one outcome is the answer; several make the step
+evaluated (up to `MAX_PERMUTED` policies, 120 orders): one outcome is the answer; several make the step
 ORDER_DEPENDENT (its `obj` is then the outcome of kyrec's listing order, for display only). As in the
 webhook, a policy's rules read `request.object` as the request gave it until one of them has run (the JSON
 context is the request's, restored after each policy), while patches apply to the chained object.
@@ -57,7 +57,7 @@ from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy,
 from kubectl_kyrec.model import UNDETERMINED, Document, Result
 
 # more policies than this answering one subject in one unordered group: their orders are not all tried
-MAX_PERMUTED = 6
+MAX_PERMUTED = 5
 _ACTIONS = ("Audit",)
 
 
@@ -216,10 +216,12 @@ class ClassicMutator:
                     f"{label}: {names} ended in an error; Kyverno then denies the request (failurePolicy Fail) "
                     "or goes on from an empty object (Ignore), so the admitted object is not known")
             if len(outcomes) > 1:
-                names = ", ".join(sorted(r.policy.meta.key for r in runs if r.answered))
+                answering = sorted(r.policy.meta.key for r in runs if r.answered)
+                names = ", ".join(answering)
+                why = (f"more than {MAX_PERMUTED} of them answer, so kyrec did not try every order"
+                       if len(answering) > MAX_PERMUTED else "the order changes the object")
                 step.undetermined.append(
-                    f"{ORDER_DEPENDENT}: {label}: Kyverno applies {names} in an order it does not fix, and "
-                    "the order changes the object")
+                    f"{ORDER_DEPENDENT}: {label}: Kyverno applies {names} in an order it does not fix, and {why}")
             last = runs[-1].after if runs else current
             current = last if last is not None else current
         step.obj = current

@@ -477,7 +477,8 @@ def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
     refused = refused_in_background(policy)
     if refused is not None:
         return refused
-    for rule in compute_rules_every_controller(policy):
+    mutates = any(r.type == "mutate" for r in policy.rules)
+    for rule in compute_rules_every_controller(policy) if mutates else ():
         # kk: Validate's per-rule checks over ComputeRules(policy, ""), autogen rules included, after the
         # background ones (isLabelAndAnnotationsString)
         if rule.type == "mutate" and label_values_refused(rule.raw):
