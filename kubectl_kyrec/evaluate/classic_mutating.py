@@ -58,7 +58,7 @@ from kubectl_kyrec.model import UNDETERMINED, Document, Result
 
 # more policies than this answering one subject in one unordered group: their orders are not all tried
 MAX_PERMUTED = 5
-_ACTIONS = ("Audit",)
+_ACTIONS: tuple[str, ...] = ()      # mutation results carry no validation action
 
 
 def has_mutate_standard(policy: ClassicPolicy) -> bool:
