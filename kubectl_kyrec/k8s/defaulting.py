@@ -52,6 +52,7 @@ Not done here, because it is not defaulting (docs/compatibility.md, "API-server 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
 import json
@@ -185,6 +186,7 @@ def _container(container: Obj) -> None:
         source = _dict(env, "valueFrom")
         _field_ref(_dict(source, "fieldRef"))
         _default(_dict(source, "fileKeyRef"), "optional", False)
+    _struct(container, "resources")                     # a struct field: written as {} when empty
     _requirements(container)
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
         _probe(_dict(container, probe))
@@ -253,6 +255,8 @@ def _pod_spec(spec: Obj | None) -> None:
     _default(spec, "dnsPolicy", "ClusterFirst", "")
     _default(spec, "restartPolicy", "Always", "")
     _default(spec, "securityContext", {})
+    for sysctl in _dicts(_dict(spec, "securityContext"), "sysctls"):
+        _default(sysctl, "value", "")                   # no omitempty: written as "" when unset
     _default(spec, "terminationGracePeriodSeconds", 30)
     _default(spec, "schedulerName", "default-scheduler", "")
     for volume in _dicts(spec, "volumes"):
@@ -262,12 +266,18 @@ def _pod_spec(spec: Obj | None) -> None:
             _container(container)
     _resource_list(spec, "overhead")
     _requirements(spec)
+    # conversion.go Convert_v1_PodSpec_To_core_PodSpec reads the deprecated serviceAccount when
+    # serviceAccountName is empty, and Convert_core_PodSpec_To_v1_PodSpec writes the name back to both
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if isinstance(account, str) and account:
+        spec["serviceAccountName"] = spec["serviceAccount"] = account
 
 
 def _pod_template(parent: Obj | None, key: str = "template") -> None:
     """A PodTemplateSpec field (a value struct in every workload but ReplicationController)."""
     template = _struct(parent, key) if parent is not None else None
     if template is not None:
+        _struct(template, "metadata")                   # ObjectMeta, a struct: written as {} when empty
         _pod_spec(_struct(template, "spec"))
 
 
@@ -443,7 +453,28 @@ def _namespace(namespace: Obj) -> None:
 
 
 def _secret(secret: Obj) -> None:
-    _default(secret, "type", "Opaque", "")              # SetDefaults_Secret
+    """SetDefaults_Secret; and conversion.go Convert_v1_Secret_To_core_Secret, which writes stringData over
+    data (v1 has no way back: the object webhooks see holds only data, base64-encoded)."""
+    _default(secret, "type", "Opaque", "")
+    string_data = _dict(secret, "stringData")
+    if string_data is not None:
+        if string_data and all(isinstance(v, str) for v in string_data.values()):
+            data = _struct(secret, "data")
+            for key, value in string_data.items():
+                if data is not None:
+                    data[key] = base64.b64encode(value.encode()).decode()
+        secret.pop("stringData")
+
+
+def _event(event: Obj) -> None:
+    """core/v1 Event has no defaulter, but several fields without omitempty (or structs, which omitempty
+    does not drop): the server writes them even when unset, so webhooks see them."""
+    _struct(event, "involvedObject")
+    _struct(event, "source")
+    for key in ("firstTimestamp", "lastTimestamp", "eventTime"):
+        event.setdefault(key, None)                     # a zero metav1.Time / MicroTime is written as null
+    for key in ("reportingComponent", "reportingInstance"):
+        _default(event, key, "")
 
 
 def _endpoints(endpoints: Obj) -> None:
@@ -454,7 +485,10 @@ def _endpoints(endpoints: Obj) -> None:
 
 def _limit_range(limit_range: Obj) -> None:
     """SetDefaults_LimitRangeItem: for Container limits, default <- max, defaultRequest <- default <- min."""
-    for item in _dicts(_dict(limit_range, "spec"), "limits"):
+    spec = _struct(limit_range, "spec")
+    if spec is not None and "limits" not in spec:
+        spec["limits"] = None                           # no omitempty: a LimitRange without limits reads null
+    for item in _dicts(spec, "limits"):
         if item.get("type") == "Container":
             default = dict(_dict(item, "default") or {})
             request = dict(_dict(item, "defaultRequest") or {})
@@ -581,6 +615,7 @@ def _stateful_set(stateful_set: Obj) -> None:
     if spec is None:
         return
     _default(spec, "podManagementPolicy", "OrderedReady", "")
+    _default(spec, "serviceName", "")                   # no omitempty: written as "" when unset
     strategy = _struct(spec, "updateStrategy")
     if strategy is not None:
         if _unset(strategy, "type", ""):
@@ -597,6 +632,8 @@ def _stateful_set(stateful_set: Obj) -> None:
     _pod_template(spec)
     for claim in _dicts(spec, "volumeClaimTemplates"):
         _pvc(claim)
+        # apps/v1 conversion.go Convert_apps_StatefulSetSpec_To_v1_StatefulSetSpec (issue 87583)
+        claim["apiVersion"], claim["kind"] = "v1", "PersistentVolumeClaim"
 
 
 def _replica_set(replica_set: Obj) -> None:
@@ -650,6 +687,8 @@ def _cron_job(cron_job: Obj) -> None:
     _default(spec, "successfulJobsHistoryLimit", 3)
     _default(spec, "failedJobsHistoryLimit", 1)
     job_template = _struct(spec, "jobTemplate")
+    if job_template is not None:
+        _struct(job_template, "metadata")               # ObjectMeta: written as {} when empty
     job_spec = _struct(job_template, "spec") if job_template is not None else None
     _pod_failure_policy(job_spec)
     _pod_template(job_spec)
@@ -662,6 +701,7 @@ def _network_policy(policy: Obj) -> None:
     spec = _struct(policy, "spec")
     if spec is None:
         return
+    _struct(spec, "podSelector")                        # a LabelSelector struct: written as {} when empty
     if not spec.get("policyTypes"):
         spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
     for direction in ("ingress", "egress"):
@@ -683,7 +723,14 @@ def _role_binding(binding: Obj) -> None:
 
 
 def _hpa_v1(hpa: Obj) -> None:
-    _default(_struct(hpa, "spec"), "minReplicas", 1)    # autoscaling/v1 SetDefaults_HorizontalPodAutoscaler
+    """autoscaling/v1 SetDefaults_HorizontalPodAutoscaler (minReplicas 1); and conversion.go, which gives an HPA
+    without a CPU target or other metrics (the autoscaling.alpha.kubernetes.io/metrics annotation, not
+    followed here) the DefaultCPUUtilization metric, written back as targetCPUUtilizationPercentage 80."""
+    spec = _struct(hpa, "spec")
+    _default(spec, "minReplicas", 1)
+    annotations = _dict(_dict(hpa, "metadata"), "annotations") or {}
+    if "autoscaling.alpha.kubernetes.io/metrics" not in annotations:
+        _default(spec, "targetCPUUtilizationPercentage", 80)
 
 
 _SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
@@ -716,6 +763,12 @@ def _hpa_v2(hpa: Obj) -> None:
     if behavior is not None:
         _scaling_rules(behavior, "scaleUp", _SCALE_UP)
         _scaling_rules(behavior, "scaleDown", _SCALE_DOWN)
+
+
+def _role(role: Obj) -> None:
+    """Role and ClusterRole have no defaulter; `rules` has no omitempty, so a role without rules reads null."""
+    if "rules" not in role:
+        role["rules"] = None
 
 
 def _priority_class(priority_class: Obj) -> None:
@@ -812,6 +865,7 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("v1", "Namespace"): _namespace,
     ("v1", "Secret"): _secret,
     ("v1", "Endpoints"): _endpoints,
+    ("v1", "Event"): _event,
     ("v1", "LimitRange"): _limit_range,
     ("v1", "ResourceQuota"): _resource_quota,
     ("v1", "PersistentVolume"): _persistent_volume,
@@ -825,6 +879,8 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("batch/v1", "CronJob"): _cron_job,
     ("networking.k8s.io/v1", "NetworkPolicy"): _network_policy,
     ("networking.k8s.io/v1", "IngressClass"): _ingress_class,
+    ("rbac.authorization.k8s.io/v1", "Role"): _role,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): _role_binding,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _role_binding,
     ("autoscaling/v1", "HorizontalPodAutoscaler"): _hpa_v1,
