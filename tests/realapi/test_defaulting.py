@@ -356,3 +356,23 @@ def test_default_object_matches_the_real_api_server(realapi: RealServer) -> None
     print("\n".join(lines))
     assert len(refused) <= REFUSED_SHARE * len(outcomes), "\n".join(lines)
     assert not differing, "\n".join(lines)
+
+
+QUANTITIES = ("0", "500m", "1000m", "0.5", "1.0", "1.5Gi", "1024Ki", "1025Ki", "0.5Ki", "1e3", "1.5e3", "12E6",
+              "100u", "0.0001", "+1", "01", "2000000k", "123456789123456789", "1.000000001", "8Ki", 3, 0.25)
+
+
+def test_quantities_are_written_back_as_the_server_writes_them(realapi: RealServer) -> None:
+    """k8s.quantity.quantity_json against a Pod with one container per text as its cpu limit (a ResourceList:
+    SetDefaults_ResourceList rounds it, SetDefaults_Pod copies it to the requests, MarshalJSON writes both)."""
+    namespace = realapi.namespace("quantities")
+    containers = [{"name": f"c{i}", "image": "x:1", "resources": {"limits": {"cpu": text}}}
+                  for i, text in enumerate(QUANTITIES)]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q", "namespace": namespace},
+           "spec": {"containers": containers}}
+    answer = realapi.kube.request("POST", plural_path("v1", "pods", namespace), pod, query={"dryRun": "All"})
+    assert answer.status == 201, answer
+    written = [c["resources"] for c in answer.json()["spec"]["containers"]]
+    mine = [c["resources"] for c in default_object(pod)["spec"]["containers"]]
+    assert [(text, m) for text, m in zip(QUANTITIES, mine, strict=True)] == [
+        (text, w) for text, w in zip(QUANTITIES, written, strict=True)]
