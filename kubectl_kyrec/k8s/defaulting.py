@@ -13,24 +13,33 @@ PodTemplate gets SetDefaults_PodSpec and every container, volume and probe defau
 (requests from limits, enableServiceLinks, host ports): those are for Pods only.
 
 Covered (apiVersion, kind):
-- v1: Pod, PodTemplate, ReplicationController, Service, Namespace, Secret, Endpoints, LimitRange,
+- v1: Pod, PodTemplate, ReplicationController, Service, Namespace, Secret, Endpoints, Event, LimitRange,
   ResourceQuota, PersistentVolume, PersistentVolumeClaim, Node (status.allocatable)
 - apps/v1: Deployment, DaemonSet, StatefulSet, ReplicaSet
 - batch/v1: Job, CronJob
 - networking.k8s.io/v1: NetworkPolicy, IngressClass
-- rbac.authorization.k8s.io/v1: RoleBinding, ClusterRoleBinding
+- rbac.authorization.k8s.io/v1: RoleBinding, ClusterRoleBinding (and Role, ClusterRole: `rules: null`)
 - autoscaling/v1 and autoscaling/v2: HorizontalPodAutoscaler
 - scheduling.k8s.io/v1: PriorityClass; storage.k8s.io/v1: StorageClass, CSIDriver
 - admissionregistration.k8s.io/v1: Validating/MutatingWebhookConfiguration, Validating/MutatingAdmissionPolicy
   and their bindings
 - apiextensions.k8s.io/v1: CustomResourceDefinition
-Kinds whose group registers no defaulter (ConfigMap's is invisible, see below; Role, ClusterRole,
-ServiceAccount, Ingress, PodDisruptionBudget, RuntimeClass, CertificateSigningRequest, Event, ...) come back
-unchanged, as do custom resources and versions the server does not serve.
+Kinds whose group registers no defaulter (ConfigMap's is invisible, see below; ServiceAccount, Ingress,
+PodDisruptionBudget, RuntimeClass, CertificateSigningRequest, ...) come back unchanged, as do custom resources
+and versions the server does not serve.
 
-Quantities: every ResourceList the defaulters visit is rounded up to a multiple of 1m (SetDefaults_ResourceList)
-and, like the emptyDir sizeLimit, written back as the server writes it (`1000m` becomes `1`, `0.5` becomes
-`500m`: k8s.quantity.quantity_json).
+Also written, because the server's decode/encode round trip writes them the same way every time and a webhook
+sees them (each cited where it is done):
+- quantities: every ResourceList the defaulters visit is rounded up to a multiple of 1m
+  (SetDefaults_ResourceList) and, like an emptyDir's sizeLimit, written as MarshalJSON writes it (`1000m` ->
+  `1`, `0.5` -> `500m`: k8s.quantity.quantity_json);
+- conversions: Secret stringData folded into data, the deprecated PodSpec serviceAccount alias,
+  autoscaling/v1's default CPU target, StatefulSet claim templates' apiVersion/kind;
+- zero values of fields Go writes without omitempty (or structs, which omitempty never drops): a container's
+  `resources: {}`, a template's `metadata: {}`, NetworkPolicy `podSelector: {}`, StatefulSet `serviceName: ""`,
+  a sysctl's `value: ""`, Event timestamps as null, LimitRange and role `null` lists.
+The kinds and shapes of the shared corpus are checked against the real server by
+tests/realapi/test_defaulting.py; a zero-value field of another kind or shape may still be missing.
 
 Feature gates are their v1.36 defaults: PodLevelResources on (pod-level requests and hugepage limits),
 ImageVolume on (image volumes' pullPolicy), JobPodReplacementPolicy on, MaxUnavailableStatefulSet off (no
