@@ -182,6 +182,18 @@ def _field_ref(ref: Obj | None) -> None:
     _default(ref, "apiVersion", "v1", "")
 
 
+def _resource_field_ref(ref: Obj | None) -> None:
+    """A resourceFieldRef's divisor is a Quantity value (not a pointer): written as "0" when unset."""
+    _default(ref, "divisor", "0")
+    _quantity(ref, "divisor")
+
+
+def _downward_items(items: list[Obj]) -> None:
+    for item in items:
+        _field_ref(_dict(item, "fieldRef"))
+        _resource_field_ref(_dict(item, "resourceFieldRef"))
+
+
 def _container(container: Obj) -> None:
     """SetDefaults_Container (and EphemeralContainer), the ports' `+default="TCP"` protocol, env sources,
     resource lists, probes and lifecycle hooks."""
@@ -194,6 +206,7 @@ def _container(container: Obj) -> None:
     for env in _dicts(container, "env"):
         source = _dict(env, "valueFrom")
         _field_ref(_dict(source, "fieldRef"))
+        _resource_field_ref(_dict(source, "resourceFieldRef"))
         _default(_dict(source, "fileKeyRef"), "optional", False)
     _struct(container, "resources")                     # a struct field: written as {} when empty
     _requirements(container)
@@ -243,17 +256,16 @@ def _volume(volume: Obj) -> None:
     _default(_dict(volume, "configMap"), "defaultMode", _FILE_MODE)
     downward = _dict(volume, "downwardAPI")
     _default(downward, "defaultMode", _FILE_MODE)
-    for item in _dicts(downward, "items"):
-        _field_ref(_dict(item, "fieldRef"))
+    _downward_items(_dicts(downward, "items"))
     projected = _dict(volume, "projected")
     _default(projected, "defaultMode", _FILE_MODE)
     for source in _dicts(projected, "sources"):
-        for item in _dicts(_dict(source, "downwardAPI"), "items"):
-            _field_ref(_dict(item, "fieldRef"))
+        _downward_items(_dicts(_dict(source, "downwardAPI"), "items"))
         _default(_dict(source, "serviceAccountToken"), "expirationSeconds", 3600)  # ServiceAccountTokenProjection
     _quantity(_dict(volume, "emptyDir"), "sizeLimit")
     claim = _dict(_dict(volume, "ephemeral"), "volumeClaimTemplate")
     if claim is not None:
+        _struct(claim, "metadata")                      # ObjectMeta: written as {} when empty
         _pvc_spec(_dict(claim, "spec"))
 
 

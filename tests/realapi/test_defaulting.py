@@ -31,6 +31,7 @@ from tests.realapi.fixture import Answer, Kube, RealServer, plural_path
 from tests.shared_inputs import require, shared
 
 CORPUS = shared("corpus")
+OWN = Path(__file__).resolve().parents[2] / "testdata" / "defaulting" / "objects.yaml"   # shapes the corpus lacks
 PER_KIND = 400           # shapes sent per kind at most (chosen by a stable hash): the test stays under a minute
 REFUSED_SHARE = 0.10     # the corpus holds deliberately invalid objects (policies that must reject them)
 
@@ -326,6 +327,10 @@ def test_default_object_matches_the_real_api_server(realapi: RealServer) -> None
     namespace = realapi.namespace("defaulting")
     served, crd_groups = discover(realapi.kube)
     chosen, not_served = select(served, crd_groups)
+    own = [(f"testdata/defaulting/objects.yaml#{i}", d.value)
+           for i, d in enumerate(iter_yaml_documents(OWN.read_text(), str(OWN)))]
+    assert all((o["apiVersion"], o["kind"]) in served for _, o in own), "an object of ours the server does not serve"
+    chosen += own
     jobs = []
     for source, obj in chosen:
         resource = served[(obj["apiVersion"], obj["kind"])]
@@ -342,6 +347,8 @@ def test_default_object_matches_the_real_api_server(realapi: RealServer) -> None
         counts = per_kind[kind]
         lines.append(f"  {kind:32} sent {sum(counts.values()):3}  equal {counts['equal']:3}  "
                      f"differs {counts['differs']:3}  refused {counts['refused']:3}")
+    skipped: Counter[str] = sum((o.skipped for o in outcomes), Counter())
+    lines.append("  fields not compared, by rule: " + ", ".join(f"{rule} {n}" for rule, n in skipped.most_common()))
     for key in sorted(not_served):
         lines.append(f"  not served by v1.36: {key[0]} {key[1]} ({len(not_served[key])} objects, e.g. "
                      f"{not_served[key][0]})")
@@ -355,6 +362,7 @@ def test_default_object_matches_the_real_api_server(realapi: RealServer) -> None
             lines.append(f"      {path}: kyrec {_show(mine)}  server {_show(theirs)}")
     print("\n".join(lines))
     assert len(refused) <= REFUSED_SHARE * len(outcomes), "\n".join(lines)
+    assert not [o for o in refused if o.source.startswith("testdata/")], "\n".join(lines)
     assert not differing, "\n".join(lines)
 
 
