@@ -24,7 +24,7 @@ Covered (apiVersion, kind):
 - scheduling.k8s.io/v1: PriorityClass; storage.k8s.io/v1: StorageClass, CSIDriver
 - admissionregistration.k8s.io/v1: Validating/MutatingWebhookConfiguration, Validating/MutatingAdmissionPolicy
   and their bindings
-- apiextensions.k8s.io/v1: CustomResourceDefinition
+- apiextensions.k8s.io/v1: CustomResourceDefinition; apiregistration.k8s.io/v1: APIService
 Kinds whose group registers no defaulter (ConfigMap's is invisible, see below; ServiceAccount, Ingress,
 PodDisruptionBudget, RuntimeClass, CertificateSigningRequest, ...) come back unchanged, as do custom resources
 and versions the server does not serve.
@@ -533,6 +533,11 @@ def _crd(crd: Obj) -> None:
             status["storedVersions"] = stored
 
 
+def _api_service(api_service: Obj) -> None:
+    """kube-aggregator apiregistration/v1 SetDefaults_ServiceReference: port 443."""
+    set_default(map_at(map_at(api_service, "spec"), "service"), "port", 443)
+
+
 _DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("v1", "Pod"): default_pod,
     ("v1", "PodTemplate"): _pod_template_kind,
@@ -571,6 +576,7 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[Obj], None]] = {
     ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"): _admission_binding,
     ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding"): _admission_binding,
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): _crd,
+    ("apiregistration.k8s.io/v1", "APIService"): _api_service,
 }
 
 # (apiVersion, kind) pairs default_object changes; any other object comes back as a plain copy

@@ -316,6 +316,20 @@ def test_webhook_and_admission_policy_defaults() -> None:
     assert vap["matchConstraints"]["resourceRules"][0]["scope"] == "*"
 
 
+def test_api_service_and_crd_defaults() -> None:
+    api = default_object({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                          "spec": {"service": {"name": "m", "namespace": "n"}}})
+    assert api["spec"]["service"]["port"] == 443
+    crd = default_object({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                          "spec": {"group": "example.com", "names": {"plural": "widgets", "kind": "Widget"},
+                                   "versions": [{"name": "v1", "served": True, "storage": False},
+                                                {"name": "v2", "served": True, "storage": True}]}})
+    assert crd["spec"]["names"] == {"plural": "widgets", "kind": "Widget", "singular": "widget",
+                                    "listKind": "WidgetList"}
+    assert crd["spec"]["conversion"] == {"strategy": "None"}
+    assert crd["status"] == {"storedVersions": ["v2"]}
+
+
 def test_storage_scheduling_and_volume_kinds() -> None:
     sc = default_object({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "p"})
     assert (sc["reclaimPolicy"], sc["volumeBindingMode"]) == ("Delete", "Immediate")

@@ -277,6 +277,10 @@ def prepare(obj: dict[str, Any], served: Served, namespace: str, name: str) -> d
         sent["spec"]["group"] = group
         plural = (sent["spec"].get("names") or {}).get("plural", "things")
         metadata["name"] = f"{plural}.{group}"
+    elif sent["kind"] == "APIService" and isinstance(sent.get("spec"), dict):
+        group = f"{name}.{sent['spec'].get('group', 'example.com')}"          # the name must be <version>.<group>
+        sent["spec"]["group"] = group
+        metadata["name"] = f"{sent['spec'].get('version', 'v1')}.{group}"
     else:
         metadata["name"] = name
     if served.namespaced:
