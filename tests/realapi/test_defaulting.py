@@ -368,7 +368,8 @@ def test_default_object_matches_the_real_api_server(realapi: RealServer) -> None
         lines.append(f"  {kind:32} sent {sum(counts.values()):3}  equal {counts['equal']:3}  "
                      f"differs {counts['differs']:3}  refused {counts['refused']:3}")
     skipped: Counter[str] = sum((o.skipped for o in outcomes), Counter())
-    lines.append("  leaf fields not compared, by rule: " + ", ".join(f"{rule} {n}" for rule, n in skipped.most_common()))
+    lines.append("  leaf fields not compared, by rule: "
+                 + ", ".join(f"{rule} {n}" for rule, n in skipped.most_common()))
     for key in sorted(not_served):
         lines.append(f"  not served by v1.36: {key[0]} {key[1]} ({len(not_served[key])} objects, e.g. "
                      f"{not_served[key][0]})")
