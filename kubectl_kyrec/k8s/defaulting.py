@@ -71,7 +71,6 @@ from kubectl_kyrec.k8s.go_fields import Obj, map_at, maps_at, resource_list, set
 from kubectl_kyrec.k8s.pod_defaulting import (
     default_persistent_sources,
     default_pod,
-    default_pod_spec,
     default_pod_template,
     default_pvc_spec,
 )
@@ -88,7 +87,7 @@ def default_object(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# ---- core/v1: other kinds --------------------------------------------------------------------------------------
+# ---- core/v1 (pkg/apis/core/v1/defaults.go; Pods and pod specs are k8s.pod_defaulting's) ---------------------
 
 def _service(service: Obj) -> None:
     """SetDefaults_Service (plus the ports' `+default="TCP"`)."""
@@ -220,7 +219,8 @@ def _persistent_volume(volume: Obj) -> None:
 def _node(node: Obj) -> None:
     """SetDefaults_NodeStatus: allocatable defaults to capacity."""
     status = map_at(node, "status")
-    if status is not None and status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
+    capacity = status.get("capacity") if status is not None else None
+    if status is not None and status.get("allocatable") is None and isinstance(capacity, dict) and capacity:
         status["allocatable"] = copy.deepcopy(status["capacity"])
     resource_list(status, "capacity")
     resource_list(status, "allocatable")
@@ -240,8 +240,8 @@ def _replication_controller(controller: Obj) -> None:
         if metadata is not None and not metadata.get("labels"):
             metadata["labels"] = copy.deepcopy(labels)
     set_default(spec, "replicas", 1)
-    if template is not None:
-        default_pod_spec(struct_at(template, "spec"))
+    if template is not None:                            # a pointer here, unlike the other workloads' templates
+        default_pod_template(spec)
 
 
 def _pod_template_kind(pod_template: Obj) -> None:
