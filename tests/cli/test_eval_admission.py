@@ -74,3 +74,46 @@ def test_a_changed_mutation_is_part_of_the_impact(tmp_path: Path) -> None:
     (change,) = json.loads(out)["impact"]["admission"]
     assert (change["change"], change["subject"]["name"]) == ("mutated-differently", "batch")
     assert "-    owner: ops" in change["diff"] and "+    owner: platform" in change["diff"]
+
+
+SERVICE_POLICY = """\
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: no-nodeport
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [services]
+  validations:
+  - expression: object.spec.type != 'NodePort'
+    message: NodePort services are not allowed
+"""
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+"""
+
+
+def test_the_api_servers_defaults_come_first(tmp_path: Path) -> None:
+    (tmp_path / "policy.yaml").write_text(SERVICE_POLICY)
+    (tmp_path / "service.yaml").write_text(SERVICE)
+    args = ("eval", "-p", str(tmp_path / "policy.yaml"), "-r", str(tmp_path / "service.yaml"), "-o", "json")
+    code, out, _ = run(*args)
+    # spec.type is ClusterIP once stored (SetDefaults_Service): the policy passes
+    assert code == ExitCode.CLEAN and _results(out) == {("no-nodeport", "web"): "pass"}
+    (admission,) = json.loads(out)["admission"]
+    assert admission["defaulted"] and admission["mutations"] == []
+    assert admission["object"]["spec"]["type"] == "ClusterIP"
+    assert admission["object"]["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    # as written, the manifest has no spec.type: the expression errs
+    code, out, _ = run(*args, "--no-mutate")
+    assert _results(out) == {("no-nodeport", "web"): "error"}
