@@ -35,6 +35,8 @@ class Admission:
     mutations: tuple[Mutation, ...] = ()
     undetermined: tuple[str, ...] = ()
     defaulted: bool = False         # the API server's defaults changed the manifest
+    # the object after the defaults, before any mutation (`explain` shows what the defaults set)
+    before_mutations: Obj | None = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
@@ -88,7 +90,7 @@ class AdmissionChain:
             reasons.extend(step.undetermined)
             if step.obj is not None and step.obj is not current.obj:
                 current = replace(current, obj=dict(step.obj))
-        admission = Admission(current, operation, tuple(mutations), tuple(reasons), defaulted)
+        admission = Admission(current, operation, tuple(mutations), tuple(reasons), defaulted, obj)
         return current, admission, results
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_admission import explain_admission
+from kubectl_kyrec.evaluate.explain_chain import explain_chain
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
@@ -53,11 +54,20 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
+    chained = None
     if options.admit:
-        # the objects eval validates: the manifests as admission would store them
+        # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
-        subjects = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation).subjects
-    for subject in subjects:
+        chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
+        written = subjects
+        subjects = chained.subjects
+    for index, subject in enumerate(subjects):
+        if chained is not None:
+            admitted_as = chained.admissions[index]
+            mine = [r for r in chained.results if r.subject is subject.ref]
+            # (the defaults alone are no policy's doing: listed in eval -o json, not given a tree of their own)
+            if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
+                out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
         for cp in compiled:
             out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))

@@ -165,7 +165,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         subjects = chained.subjects
         out.admissions = chained.admissions
         # a mutation's result is an admission's: the background scan reports none
-        chain_results = [(r, False) for r in chained.results]
+        chain_results = [(r, False) for r in chained.results if options.selection.holds_policy(r.policy)]
     out.subjects.extend(subjects)
     if on_total is not None:
         on_total(len(out.subjects))
@@ -254,17 +254,17 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
 
     engines: list[MutationEngine] = []
     failed: list[InputError] = []
-    admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state],
-                                               selection=options.selection)
+    # every mutating policy of the run, whatever --policy-name picks: the stored object is the cluster's
+    # admission of it, and the selection narrows the results shown (run_eval), not the object validated
+    admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state])
     failed.extend(bad)
     if admission is not None:
         engines.append(admission)
-    mutating, bad = mutating_engine(policies, envs, options.now, options.selection)
+    mutating, bad = mutating_engine(policies, envs, options.now)
     failed.extend(bad)
     if mutating is not None:
         engines.append(mutating)
-    classic = [p for p in policies.classic if options.selection.holds_policy(p.meta.key)
-               and any(r.type == "mutate" for r in p.rules)]
+    classic = [p for p in policies.classic if any(r.type == "mutate" for r in p.rules)]
     if classic:
         # imported only then: the classic engine takes a tenth of a second to import
         from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator

@@ -117,3 +117,24 @@ def test_the_api_servers_defaults_come_first(tmp_path: Path) -> None:
     # as written, the manifest has no spec.type: the expression errs
     code, out, _ = run(*args, "--no-mutate")
     assert _results(out) == {("no-nodeport", "web"): "error"}
+
+
+def test_policy_name_narrows_the_results_not_the_admission() -> None:
+    # the cluster admits batch through every mutating policy, whichever results are asked for
+    code, out, _ = run(*ARGS, "--policy-name", "require-owner-label", "-o", "json")
+    assert code == ExitCode.CLEAN
+    assert _results(out) == {("require-owner-label", "web"): "pass", ("require-owner-label", "batch"): "pass",
+                             ("require-owner-label", "api"): "pass"}
+
+
+def test_explain_says_how_the_manifest_was_admitted() -> None:
+    code, out, _ = run("explain", "-p", str(EXAMPLES / "policies"), "-p", str(EXAMPLES / "admission"), "-r",
+                       str(EXAMPLES / "resources"), "pod/batch", "-n", "shop", "--policy-name", "require-owner-label")
+    assert code == ExitCode.CLEAN
+    lines = out.splitlines()
+    assert lines[0] == "admission CREATE  x  Pod shop/batch"
+    assert "├─ API-server defaults: applied" in lines
+    assert '│  ├─ add /spec/restartPolicy: "Always"' in lines
+    assert "└─ KyvernoMutatingPolicy default-owner" in lines
+    assert '   ├─ add /metadata/labels: {"owner": "platform"}' in lines
+    assert "│  └─ result: pass  (success)" in lines      # require-owner-label, on the admitted Pod
