@@ -17,6 +17,7 @@ from kubectl_kyrec.model import Document, Notice, Obj, Source
 if TYPE_CHECKING:
     from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+    from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
@@ -25,6 +26,7 @@ VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
+IMAGE_VALIDATING_KINDS = ("ImageValidatingPolicy", "NamespacedImageValidatingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
 VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
@@ -36,6 +38,8 @@ REPORT_SOURCE = {
     "GeneratingPolicy": "KyvernoGeneratingPolicy",
     "NamespacedGeneratingPolicy": "KyvernoGeneratingPolicy",
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
+    "ImageValidatingPolicy": "KyvernoImageValidatingPolicy",
+    "NamespacedImageValidatingPolicy": "KyvernoImageValidatingPolicy",
 }
 
 # the report `source` of ClusterPolicy and Policy results (load/classic_policies.py parses them)
@@ -87,8 +91,6 @@ def split_policy_label(source: str, shown: str) -> tuple[str, str]:
 UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
     (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
     (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
-    (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
-    (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
     (KYVERNO_GROUP, "DeletingPolicy"): "KyvernoDeletingPolicy",
     (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
     (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
@@ -267,6 +269,7 @@ class PolicySet:
     bindings: list[AdmissionBinding] = field(default_factory=list)
     exceptions: list[PolicyException] = field(default_factory=list)
     generating: list[GeneratingPolicy] = field(default_factory=list)
+    image_validating: list[ImageValidatingPolicy] = field(default_factory=list)
     classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
     classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
     others: list[Document] = field(default_factory=list)
@@ -279,7 +282,8 @@ class PolicySet:
     @property
     def has_policies(self) -> bool:
         """Whether anything was given that could produce a result (bad policies count: they are reported)."""
-        return bool(self.validating or self.admission or self.generating or self.classic or self.errors)
+        return bool(self.validating or self.admission or self.generating or self.image_validating or self.classic
+                    or self.errors)
 
     def extend(self, other: PolicySet) -> None:
         self.validating.extend(other.validating)
@@ -287,6 +291,7 @@ class PolicySet:
         self.bindings.extend(other.bindings)
         self.exceptions.extend(other.exceptions)
         self.generating.extend(other.generating)
+        self.image_validating.extend(other.image_validating)
         self.classic.extend(other.classic)
         self.classic_exceptions.extend(other.classic_exceptions)
         self.others.extend(other.others)
@@ -601,7 +606,8 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 # passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
 # and a live cluster's policy LISTs (those read only the evaluated kinds).
 EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
-    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, "PolicyException")),
+    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *IMAGE_VALIDATING_KINDS,
+                                   "PolicyException")),
     (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
     *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")))
 POLICY_KINDS: frozenset[tuple[str, str]] = frozenset(EVALUATED_POLICY_KINDS) | frozenset(UNEVALUATED_KINDS)
@@ -621,6 +627,7 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
     policy is reported and the others still run."""
     from kubectl_kyrec.load import classic_policies as classic
     from kubectl_kyrec.load.generating_policies import parse_generating_policy
+    from kubectl_kyrec.load.image_validating_policies import parse_image_validating_policy
 
     out = PolicySet(lines=dict(lines or {}))
     for doc in docs:
@@ -630,6 +637,8 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                 out.validating.append(parse_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
                 out.generating.append(parse_generating_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind in IMAGE_VALIDATING_KINDS:
+                out.image_validating.append(parse_image_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
                 out.exceptions.append(parse_exception(doc))
             elif classic.is_classic_policy(doc):

@@ -73,7 +73,7 @@ MISSING_RESOURCE = "missing-resource"       # the entry names a resource the tes
 FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy answered with `skip`
 VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP)
 
-EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
+EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "ImageValidatingPolicy")
 
 
 @dataclass(frozen=True)
@@ -172,6 +172,7 @@ class _Context:
     validating: dict[str, ValidatingPolicy]
     admission: set[str]
     generating: set[str]
+    image_validating: set[str]
     others: dict[str, str]
     unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
@@ -204,6 +205,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         validating={p.meta.name: p for p in policies.validating},
         admission={p.meta.name for p in policies.admission},
         generating={d.name for d in policies.generating},
+        image_validating={p.meta.name for p in policies.image_validating},
         others={d.name: d.kind for d in policies.others if d.name},
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None,
@@ -211,6 +213,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.image_validating)
     # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
     evaluates_alike = not policies.admission and other_libraries is None
     other = replace(ctx, mode=mode.other, runs={})
@@ -462,7 +465,7 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
-                                        or name in ctx.generating):
+                                        or name in ctx.generating or name in ctx.image_validating):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
     if unsupported:
         return NOT_EVALUATED, f"kyrec does not evaluate {', '.join(unsupported)} policies"
@@ -470,7 +473,8 @@ def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str
         return LOAD_ERROR, ctx.policy_errors[name]
     if name in ctx.generating and not ctx.generation_available:
         return LOAD_ERROR, "generating policies not supported yet"
-    if name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic:
+    if (name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic
+            or name in ctx.image_validating):
         return None
     if name in ctx.others:
         return LOAD_ERROR, f"policy {name!r} is a {ctx.others[name]}, which kyrec does not evaluate"
@@ -529,7 +533,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
     # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
-    ruleless = bool(entry.flags) or name in ctx.validating or name in ctx.admission
+    ruleless = bool(entry.flags) or name in ctx.validating or name in ctx.admission or name in ctx.image_validating
     if ruleless:
         checked = results
     else:
