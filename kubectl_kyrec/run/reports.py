@@ -56,7 +56,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         # a default install's reports controller runs with --skipResourceFilters=true
                         resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
-                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
+                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating, scope.outcome))
     diff = held_reports(diff, inputs)
     return selected_reports(diff, inputs, selection), scope
 
