@@ -121,7 +121,8 @@ def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:
     pols = inputs.policies
     policy_reads = list(reporting_policy_reads()) if inputs.policies_from_state else []
     docs: list[Mapping[str, Any]] = [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission),
-                                     *(p.raw for p in pols.generating), *(p.raw for p in pols.classic)]
+                                     *(p.raw for p in pols.generating), *(p.raw for p in pols.classic),
+                                     *(p.raw for p in pols.image_validating)]
     for doc in docs:
         policy_reads.extend(evaluation_reads(doc, known))
     policy_reads = list(dict.fromkeys(policy_reads))
