@@ -255,7 +255,10 @@ def _evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVarian
         if ok:
             matched.append(candidate)
     if matched:
-        keys = ", ".join(e.key for e in matched)
+        # kk engine.go keys each exception with cache.MetaNamespaceKeyFunc(&result.Exceptions[i]), a pointer to
+        # a pointer, which it cannot key: every key is "" (the error it returns is overwritten by the skip).
+        # Kyverno's CLI v1.17.2 prints `rule is skipped due to policy exception: ` so
+        keys = ", ".join("" for _ in matched)
         return _result(cp, ctx, "exception", "skip", f"rule is skipped due to policy exception: {keys}",
                        {"exceptions": ",".join(e.exception.meta.name for e in matched)})
     images, error = _extract_images(cp, cv, ctx, activation)

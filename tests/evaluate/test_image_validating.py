@@ -114,7 +114,9 @@ def test_exception_skips_before_any_image_is_fetched() -> None:
                                    "matchConditions": [{"name": "n", "expression": "object.metadata.name == 'p'"}]}},
                          Source("e.yaml", 1))
     outcome = run(ivpol(), pod("p", "ghcr.io/a/b:1"), extra=(exception,))
-    assert only(outcome) == ("exception", "skip", "rule is skipped due to policy exception: default/e")
+    # Kyverno keys the exception through a pointer to a pointer, which MetaNamespaceKeyFunc cannot key: ""
+    # (v1.17.2's CLI: `rule is skipped due to policy exception: `)
+    assert only(outcome) == ("exception", "skip", "rule is skipped due to policy exception: ")
     assert outcome.results[0].properties["exceptions"] == "e"
 
 
