@@ -14,7 +14,8 @@ ImageVerification.Convert (the deprecated `image` field).
 - Validate phase (an entry with `verifyDigest` or `required`, both default true), over every image of the
   resource: an image an entry does not reference ends the phase with no response; `verifyDigest` without a
   digest fails (`missing digest for <img>`); `required` reads the `kyverno.io/verify-images` annotation the
-  mutate phase writes (for an entry without attestors it writes nothing, so only the resource's own counts).
+  mutate phase writes: with no rule of the run checking signatures of the resource's images, the resource's
+  own annotation; else what the registry said (needs the registry).
 
 Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermined`, never a guess.
 """
@@ -22,7 +23,7 @@ Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ class Outcome:
 
     responses: list[tuple[str, str]] = field(default_factory=list)
     needs_registry: list[str] = field(default_factory=list)
+    what: str = "signatures, attestations, digests"      # what the registry would answer
     order_dependent: str = ""       # why the answer depends on an order Kyverno does not fix
 
 
@@ -108,9 +110,18 @@ def _refers(patterns: tuple[str, ...], image: str) -> bool:
     return any(match(p, image) for p in patterns)
 
 
+def attesting_references(rules: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The imageReferences of every verifyImages entry that checks signatures or attestations (its mutate
+    phase writes the `kyverno.io/verify-images` annotation a `required` check reads)."""
+    return tuple(dict.fromkeys(ref for rule in rules for e in _entries(rule) if e.verifies for ref in e.references))
+
+
 def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
-             policy_name: str, rule_name: str) -> Outcome | None:
-    """None when no image matches (no response); else the rule's outcome. `old`: the old object on UPDATE."""
+             policy_name: str, rule_name: str, attesting: tuple[str, ...] = ()) -> Outcome | None:
+    """None when no image matches (no response); else the rule's outcome. `old`: the old object on UPDATE.
+    `attesting`: attesting_references of every verifyImages rule of the run: Kyverno's CLI runs every
+    policy's mutate phase before any validate phase, each that verified something replacing the annotation,
+    so when one of them references an image of the resource, what `required` reads is the registry's."""
     if rule.get("imageExtractors"):
         # custom extractors read fields kyrec does not extract: which images they find is not known here
         return Outcome(needs_registry=["the images its imageExtractors find"])
@@ -135,6 +146,11 @@ def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mappin
             if entry.mutate_digest and not image.digest and image.text not in out.needs_registry:
                 out.needs_registry.append(image.text)
     if out.needs_registry or not any(e.verify_digest or e.required for e in entries):
+        return out
+    if any(e.required for e in entries) and any(_refers(attesting, i.text) for i in images):
+        out.needs_registry.extend(i.text for i in images if _refers(attesting, i.text)
+                                  and i.text not in out.needs_registry)
+        out.what = "`required` reads the verification a signature-checking verifyImages rule records"
         return out
     validated = _validate(entries, images, obj)
     if isinstance(validated, str):

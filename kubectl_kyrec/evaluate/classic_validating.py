@@ -39,6 +39,7 @@ from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
 from kubectl_kyrec.classic.variables import REGEX_VARIABLES
+from kubectl_kyrec.classic.verify_images import attesting_references
 from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_images
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.classic_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
@@ -113,6 +114,8 @@ class ClassicEvaluator:
                                    or any(k[0] == policy.meta.name for k in sources.rule_values))
                 self.compiled.append(c)
         self._envs = envs
+        # the imageReferences of the run's signature-checking verifyImages entries, worked out on first need
+        self._attesting: tuple[str, ...] | None = None
 
     # -----------------------------------------------------------------------------------------------------
 
@@ -327,7 +330,10 @@ class ClassicEvaluator:
         if facts.operation == "DELETE":
             return []
         old = sctx.request.old_obj if facts.operation == "UPDATE" else None
-        outcome = evaluate_verify_images(rule.raw, facts.obj, old, policy.meta.name, rule.name)
+        if self._attesting is None:
+            self._attesting = attesting_references(r.raw for c in self.compiled for r in c.policy.rules
+                                                   if r.type == "verifyImages")
+        outcome = evaluate_verify_images(rule.raw, facts.obj, old, policy.meta.name, rule.name, self._attesting)
         if outcome is None:
             return []
         if ctx is not None and (rule.raw.get("context") or rule.raw.get("preconditions")):
@@ -347,9 +353,9 @@ class ClassicEvaluator:
         if matched:
             return [Response(SKIP, f"rule is skipped due to policy exceptions{', '.join(e.key for e in matched)}")]
         if outcome.needs_registry:
-            return [Response(UNDETERMINED, f"{NEEDS_REGISTRY}: verifyImages: Kyverno checks "
-                                           f"{', '.join(outcome.needs_registry)} against the registry (signatures, "
-                                           "attestations, digests); kyrec has no registry access")]
+            images = ", ".join(outcome.needs_registry)
+            return [Response(UNDETERMINED, f"{NEEDS_REGISTRY}: verifyImages: Kyverno checks {images} against the "
+                                           f"registry ({outcome.what}); kyrec has no registry access")]
         if outcome.order_dependent:
             return [Response(UNDETERMINED, f"{ORDER_DEPENDENT}: verifyImages: {outcome.order_dependent}")]
         return [Response(status, message) for status, message in outcome.responses]

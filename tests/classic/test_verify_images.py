@@ -5,12 +5,16 @@ handlers/mutation/mutate_image.go, internal/imageverifier.go, handlers/validatio
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.classic.verify_images import evaluate
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import UNDETERMINED, Document, Source
@@ -98,3 +102,39 @@ def test_the_rule_result_is_undetermined_and_an_exception_still_skips() -> None:
     assert got == [("p", "r", UNDETERMINED, False), ("spared", "r", "skip", True)]
     [undetermined] = [r for r in out.results if r.result == UNDETERMINED]
     assert undetermined.message.startswith("needs-registry: verifyImages: Kyverno checks ghcr.io/a/b:1 against")
+
+
+GOLDEN = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "verify-images-offline"
+
+
+def _eval(*files: str) -> list[tuple[str, str, str, str, str]]:
+    policies = classify(load_documents([str(GOLDEN / f) for f in files])).raise_errors()
+    resources = load_documents([str(GOLDEN / "resources.yaml")])
+    now = datetime.datetime(2026, 12, 4, tzinfo=datetime.timezone.utc)
+    out = run_eval(policies, resources, resources, kinds=KindTable(),
+                   libraries=library_factory(LibraryContext(now=now, provider=EmptyProvider())),
+                   options=EvalOptions(now=now))
+    assert not out.errors
+    return sorted((r.policy, r.subject.name, r.rule, r.result, r.message) for r in out.results)
+
+
+def test_digest_and_required_checks_give_kyvernos_results() -> None:
+    # testdata/classic/verify-images-offline/kyverno-v1.17.2.yaml: Kyverno's CLI over the same files
+    report = yaml.safe_load((GOLDEN / "kyverno-v1.17.2.yaml").read_text())
+    theirs = sorted((r["policy"], r["resources"][0]["name"], r["rule"], r["result"], r["message"])
+                    for r in report["results"])
+    assert _eval("policies.yaml") == theirs
+
+
+def test_a_signature_checking_rule_makes_required_undetermined() -> None:
+    # with attesting.yaml in the run, Kyverno's CLI writes the annotation `required` reads from what the
+    # registry said (offline: `unverified image ...` for every image but the skipped one)
+    got = {(policy, name): (result, message) for policy, name, _, result, message in
+           _eval("policies.yaml", "attesting.yaml") if policy != "digests"}
+    assert got[("skipped", "legacy")] == (
+        "skip", "skipping image reference image ghcr.io/acme/legacy:2, policy skipped ruleName skip-legacy")
+    undecided = sorted(key for key, (result, _) in got.items() if result == UNDETERMINED)
+    assert undecided == [("skipped", "marked"), ("skipped", "pinned"), ("skipped", "tagged"),
+                         ("verified", "legacy"), ("verified", "marked"), ("verified", "pinned"),
+                         ("verified", "tagged")]
+    assert "`required` reads the verification" in got[("verified", "tagged")][1]
