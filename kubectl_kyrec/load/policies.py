@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
-NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
+# served from v1beta1 only (their CRDs: config/crds/policies.kyverno.io)
+NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy",
+                           "NamespacedImageValidatingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")

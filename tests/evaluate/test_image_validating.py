@@ -161,3 +161,13 @@ def test_bad_glob_and_missing_reference_are_load_errors() -> None:
     assert [e.message for e in outcome.errors] == [
         "ImageValidatingPolicy 'iv': spec.matchImageReferences[0].glob: Invalid value: 'ghcr.io/[a': "
         "unexpected end of input: unclosed '['"]
+
+
+def test_the_namespaced_kind_is_served_from_v1beta1_only() -> None:
+    doc = ivpol()
+    doc.obj.update(kind="NamespacedImageValidatingPolicy", apiVersion="policies.kyverno.io/v1alpha1")
+    with pytest.raises(InputError, match="unknown version 'policies.kyverno.io/v1alpha1'"):
+        parse_image_validating_policy(Document(doc.obj, doc.source))
+    doc.obj["apiVersion"] = "policies.kyverno.io/v1beta1"
+    policy = parse_image_validating_policy(Document(doc.obj, doc.source))
+    assert policy.meta.namespace == "default"     # applied without one, as kubectl puts it
