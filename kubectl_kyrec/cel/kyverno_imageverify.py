@@ -6,8 +6,9 @@ pkg/cel/libs/imageverify lib.go and impl.go): `verifyImageSignatures(image, atte
 Each of them, in Kyverno, fetches the image's manifest and signatures from its registry and checks them
 with cosign or notation; kyrec does neither offline. What Kyverno decides before it reaches a registry is
 decided here as it does: an image no `matchImageReferences` entry matches counts 0 verified attestors, an
-empty attestor list counts 0, and an attestation the policy does not declare is Kyverno's error. Anything
-past that point raises a CelFunctionError carrying NEEDS_REGISTRY: the expression evaluates to an error,
+empty attestor list counts 0, and an attestation the policy does not declare is Kyverno's error;
+`getImageData` answers with image data the run was given (a kyrec extension: Kyverno's CLI asks the registry
+even then). Anything past that point raises a CelFunctionError carrying NEEDS_REGISTRY: the expression evaluates to an error,
 and the ivpol evaluator turns an error carrying it into `undetermined` (never a pass). CEL's logical
 operators absorb an error where the other side decides the answer, so a value that survives one is the
 value whatever the registry would have said.
@@ -37,9 +38,15 @@ def _offline(call: str, what: str) -> CelFunctionError:
     return CelFunctionError(f"{call}: {NEEDS_REGISTRY} to {what} (kyrec verifies no signature offline)")
 
 
-def imageverify_library(matches: ImageMatcher, attestations: Collection[str]) -> Library:
+ImageData = Callable[[str], Any]
+"""The image data the run was given for an image (what `image.GetMetadata` answers), or None."""
+
+
+def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
+                        supplied: ImageData = lambda image: None) -> Library:
     """The functions for one policy: `matches` decides its matchImageReferences, `attestations` are the
-    names it declares."""
+    names it declares, `supplied` gives image data the run was given: `getImageData` answers with it, as
+    Kyverno's answer has the same fields (imagedataloader ImageDescriptor) as `image.GetMetadata`'s."""
 
     def verify_images(image: str, attestors: list[Any]) -> int:
         if not matches(image) or not attestors:
@@ -59,7 +66,10 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str]) ->
         raise _offline(f"extractPayload({image!r}, {attestation!r})", "fetch the attestation's payload")
 
     def image_data(image: str) -> Any:
-        raise _offline(f"getImageData({image!r})", "fetch its manifest and config")
+        data = supplied(image)
+        if data is None:
+            raise _offline(f"getImageData({image!r})", "fetch its manifest and config")
+        return data
 
     return Library("kyverno.imageverify", [
         fn("verifyImageSignatures", Overload("verify_image_signature_string_stringarray", ["string", "list<dyn>"],

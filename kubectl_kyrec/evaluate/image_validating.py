@@ -111,13 +111,19 @@ class CompiledImageValidatingPolicy:
                 return True
         return False
 
-    def supplied(self, image: str, activation: Activation) -> bool:
-        """Whether the run was given the image's data (what `image.GetMetadata` answers from)."""
+    def supplied_data(self, image: str) -> Any:
+        """The image data the run was given for `image` (what `image.GetMetadata` answers from), or None;
+        asked through that function, as the provider behind it is the libraries' own."""
         probe = self._probes.get(image)
         if probe is None:
             probe = self._probes[image] = self.env.compile(f"image.GetMetadata({json.dumps(image)})")
-        return probe.evaluate(activation).ok
+        outcome = probe.evaluate(_NO_BINDINGS.get(self.env) or _NO_BINDINGS.setdefault(self.env,
+                                                                                     self.env.activation({})))
+        return outcome.value if outcome.ok else None
 
+
+# an activation binding nothing, per environment: the image data probes read no variable
+_NO_BINDINGS: dict[Environment, Activation] = {}
 
 # kk: compiler.NewMatchImageEnv: the base environment, `ref` and the image library
 _REFERENCE_ENV = Environment([*kubernetes_libraries(), image_library()], ("ref",))
@@ -158,7 +164,10 @@ def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environ
     def matches(image: str) -> bool:
         return holder[0].matches_image(image)
 
-    library = imageverify_library(matches, frozenset(policy.attestations))
+    def supplied(image: str) -> Any:
+        return holder[0].supplied_data(image)
+
+    library = imageverify_library(matches, frozenset(policy.attestations), supplied)
     env, check_env = envs.extended(policy.meta.kind, policy.meta.namespace, [library])
     label = f"{policy.meta.kind} {policy.meta.name!r}"
     defaults = {}
@@ -275,7 +284,7 @@ def _evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVarian
         "attestors": {a.name: dict(a.raw) for a in policy.attestors},
         "attestations": {name: name for name in policy.attestations},
     })
-    missing = [image for image in dict.fromkeys(fetched) if not cp.supplied(image, bound)]
+    missing = [image for image in dict.fromkeys(fetched) if cp.supplied_data(image) is None]
     result = _validate(cp, cv, ctx, bound)
     if not missing:
         return result

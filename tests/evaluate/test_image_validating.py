@@ -96,6 +96,9 @@ def test_supplied_image_data_lets_the_rest_be_decided() -> None:
     assert only(run(policy, pod("p", "ghcr.io/a/b:1"), provider=provider)) == ("iv", "pass", "success")
     # data for one image does not answer for another
     assert only(run(policy, pod("p", "ghcr.io/a/b:1", "ghcr.io/c/d:2"), provider=provider))[1] == UNDETERMINED
+    # getImageData answers with the same data (Kyverno's has image.GetMetadata's fields)
+    fetched = ivpol(validations=[{"expression": "getImageData(images.containers[0]).config.config.User == '1000'"}])
+    assert only(run(fetched, pod("p", "ghcr.io/a/b:1"), provider=provider)) == ("iv", "pass", "success")
     # and a signature check stays undetermined with the data
     signed = ivpol(validations=[{"expression": "verifyImageSignatures(images.containers[0], [attestors.notary]) > 0"}])
     assert only(run(signed, pod("p", "ghcr.io/a/b:1"), provider=provider))[1] == UNDETERMINED
