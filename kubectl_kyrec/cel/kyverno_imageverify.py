@@ -7,11 +7,11 @@ Each of them, in Kyverno, fetches the image's manifest and signatures from its r
 with cosign or notation; kyrec does neither offline. What Kyverno decides before it reaches a registry is
 decided here as it does: an image no `matchImageReferences` entry matches counts 0 verified attestors, an
 empty attestor list counts 0, and an attestation the policy does not declare is Kyverno's error;
-`getImageData` answers with image data the run was given (a kyrec extension: Kyverno's CLI asks the registry
-even then). Anything past that point raises a CelFunctionError carrying NEEDS_REGISTRY: the expression
-evaluates to an error, and the ivpol evaluator turns an error carrying it into `undetermined` (never a pass). CEL's logical
-operators absorb an error where the other side decides the answer, so a value that survives one is the
-value whatever the registry would have said.
+`getImageData` answers with image data the run was given (a kyrec extension: Kyverno's CLI asks the
+registry even then). Anything past that point raises a CelFunctionError carrying NEEDS_REGISTRY: the
+expression evaluates to an error, and the ivpol evaluator turns an error carrying it into `undetermined`
+(never a pass). CEL's logical operators absorb an error where the other side decides the answer, so a
+value that survives one is the value whatever the registry would have said.
 """
 
 from __future__ import annotations
