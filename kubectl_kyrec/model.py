@@ -113,6 +113,11 @@ class Subject:
     source: Source | None
     resource: str = ""          # plural, e.g. "deployments"
     namespaced: bool = True
+    # the admission request the subject stands for, when the run says (`eval --old`): "" takes the run's
+    # operation (CREATE unless --values says); old_obj is UPDATE's oldObject, the stored object (for DELETE
+    # `obj` is the stored object and the request's object is null)
+    operation: str = ""
+    old_obj: Obj | None = None
 
 
 # A result kyrec cannot decide offline (it depends on request data the inputs do not give). Kyverno has no

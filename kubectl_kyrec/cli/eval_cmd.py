@@ -61,6 +61,13 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
 @click.option("--base-policy", "base_policy_paths", multiple=True,
               help="The policies before the change: print what the change does (exit 1 when anything does).")
+@flags.no_mutate
+@click.option("--write-mutated", "write_mutated_dir", metavar="DIR",
+              help="Write the manifests as admission would store them (defaulted, mutated) under DIR.")
+@click.option("--old", "old_paths", multiple=True,
+              help="The manifests before the change: changed ones are evaluated as UPDATE, removed ones as DELETE.")
+@click.option("--old-ref", metavar="REF",
+              help="Like --old, with the -r paths as the git ref REF holds them (e.g. origin/main).")
 @click.option("--show-all", is_flag=True,
               help="Table: list passing and skipped results too (by default they are counted, not listed).")
 @flags.exit_code
@@ -75,7 +82,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
-                 base_policy_paths: tuple[str, ...], show_all: bool, exit_code_flag: bool, jobs: int,
+                 base_policy_paths: tuple[str, ...], no_mutate: bool, write_mutated_dir: str | None,
+                 old_paths: tuple[str, ...], old_ref: str | None, show_all: bool, exit_code_flag: bool, jobs: int,
                  **kube: object) -> None:
     """Evaluate policies against resources offline.
 
@@ -101,6 +109,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     kustomize_dirs: Any = kube.get("kustomize_dirs", ())
     _check_inputs(live, policy_paths, (*resource_paths, *kustomize_dirs), state_paths,
                   (*json_paths, *http_paths, *envoy_paths))
+    _check_admission(resource_paths, kustomize_dirs, no_mutate, write_mutated_dir, old_paths, old_ref)
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
@@ -111,10 +120,16 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = EvalRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
                              base_policy_paths=base_policy_paths, json_paths=json_paths,
-                             http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs))
+                             http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
+                             mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref)
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     report_run(run)
+    if write_mutated_dir is not None:
+        from kubectl_kyrec.render.mutated_manifests import HEADER, mutated_files
+        from kubectl_kyrec.render.sink import write_owned_files
+
+        write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
@@ -136,6 +151,20 @@ def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Seque
     if not resource_paths and not state_paths and not live and not payload_paths:
         raise UsageError("eval needs resources: -r PATH, -k DIR, --state PATH or --live, or payloads: --json PATH, "
                          "--http-payload PATH, --envoy-payload PATH")
+
+
+def _check_admission(resource_paths: Sequence[str], kustomize_dirs: Sequence[str], no_mutate: bool,
+                     write_mutated_dir: str | None, old_paths: Sequence[str], old_ref: str | None) -> None:
+    """Usage errors of the admission flags: they are about manifests (-r, -k)."""
+    manifests = bool(resource_paths or kustomize_dirs)
+    if old_paths and old_ref is not None:
+        raise UsageError("--old and --old-ref exclude each other")
+    if (old_paths or old_ref is not None) and not manifests:
+        raise UsageError("--old and --old-ref compare manifests: give them with -r or -k")
+    if old_ref is not None and not resource_paths:
+        raise UsageError("--old-ref reads the -r paths at the ref: give the manifests with -r")
+    if write_mutated_dir is not None and (no_mutate or not manifests):
+        raise UsageError("--write-mutated writes admitted manifests: it needs -r or -k, and not --no-mutate")
 
 
 def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool) -> dict[OutputFormat, Output]:

@@ -35,6 +35,7 @@ EXPLAIN_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
 @flags.crd
 @flags.values
 @flags.context_file
+@flags.no_mutate
 @flags.now
 @flags.outputs(EXPLAIN_FORMATS)
 @flags.policy_name
@@ -45,7 +46,7 @@ EXPLAIN_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
 def explain_command(subject_arg: str | None, subject_opt: str | None, policy_paths: tuple[str, ...],
                     resource_paths: tuple[str, ...], exception_paths: tuple[str, ...], state_paths: tuple[str, ...],
                     live: bool, crd_paths: tuple[str, ...], values_path: str | None, context_path: str | None,
-                    now_text: str | None, outputs: tuple[str, ...], policy_names: tuple[str, ...],
+                    no_mutate: bool, now_text: str | None, outputs: tuple[str, ...], policy_names: tuple[str, ...],
                     kinds: tuple[str, ...], selector: str | None, **kube: object) -> None:
     """Explain why policies did (or did not) apply to resources: for each policy and resource, the tree of
     decisions (match constraints, exceptions, conditions, variables, each validation's value) and the
@@ -77,7 +78,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
 
         source = live_source(source, kube, reports=False, downstreams=True)
     options = ExplainOptions(now=parse_now(now_text), selection=selection_of(kube, selector, policy_names, kinds),
-                             subject=subject_arg or subject_opt or "")
+                             subject=subject_arg or subject_opt or "", mutate=not no_mutate)
     run = run_explain(options, source)
     report_run(run)
     write_outputs(run, specs, {OutputFormat.TABLE: lambda spec: functools.partial(explain_output.write_text,

@@ -57,6 +57,8 @@ skip_resource_filters = _option(
          "the ConfigMap's resourceFilters say; false applies them.")
 report_api = _option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
                      help="API of the reports (default: what the state uses).")
+no_mutate = _option("--no-mutate", is_flag=True,
+                    help="Validate the manifests as written: no API-server defaults, no mutating policies first.")
 now = _option("--now", "now_text", help="The time for time.now(), exception expiry and scan ages (RFC 3339).")
 kind = _option("--kind", "kinds", multiple=True, help="Only triggers and subjects of this kind.")
 policy_name = _option("--policy-name", "policy_names", multiple=True,

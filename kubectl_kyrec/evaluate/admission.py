@@ -58,7 +58,11 @@ class RequestInfo:
 
 
 def build_request(obj: Obj, *, resource: str, namespaced: bool, operation: str = "CREATE",
-                  user_info: Mapping[str, Any] | None = None, subresource: str = "") -> RequestInfo:
+                  user_info: Mapping[str, Any] | None = None, subresource: str = "",
+                  old_obj: Obj | None = None) -> RequestInfo:
+    """`old_obj`: UPDATE's stored object when the run knows it (`eval --old`); without it an UPDATE's
+    oldObject is the object itself, as Kyverno's CLI makes it (kk: cmd/cli/kubectl-kyverno/processor
+    policy_processor.go makePolicyContext)."""
     group, version = group_version(str(obj.get("apiVersion", "")))
     meta = obj.get("metadata") or {}
     kind = str(obj.get("kind", ""))
@@ -71,7 +75,7 @@ def build_request(obj: Obj, *, resource: str, namespaced: bool, operation: str =
     new: Obj | None = obj
     old: Obj | None = None
     if operation == "UPDATE":
-        old = obj
+        old = old_obj if old_obj is not None else obj
     elif operation == "DELETE":
         new, old = None, obj
     return RequestInfo(obj=new, old_obj=old, group=group, version=version, kind=kind, resource=resource,

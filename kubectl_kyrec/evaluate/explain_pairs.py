@@ -14,6 +14,7 @@ from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
+    admission_chain,
     classic_evaluator,
     compile_selected,
     select_subjects,
@@ -52,6 +53,10 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
+    if options.admit:
+        # the objects eval validates: the manifests as admission would store them
+        chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
+        subjects = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation).subjects
     for subject in subjects:
         ctx = subject_context(subject, namespaces, options)
         for cp in compiled:

@@ -22,9 +22,15 @@ from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.model import Result, Source
 
+# the report sources of mutation results: an error of one of these policies with failurePolicy Fail denies
+# the request (reconcile/impact.py)
+MUTATION_SOURCES = frozenset({"KyvernoMutatingPolicy", "MutatingAdmissionPolicy"})
+
 # why a subject's admitted object cannot be known offline
 ORDER_DEPENDENT = "order-dependent"
 NEEDS_REGISTRY = "needs-registry"
+# an apply configuration sets a list whose merge depends on the kind's OpenAPI schema, which kyrec lacks
+NEEDS_SCHEMA = "needs-schema"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission import build_request
+from kubectl_kyrec.evaluate.admission_chain import (
+    Admission,
+    AdmissionChain,
+    paired_with_old,
+    undetermined_by_admission,
+)
 from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
@@ -24,6 +30,7 @@ from kubectl_kyrec.evaluate.image_validating import (
     compile_image_validating_policy,
     evaluate_image_validating,
 )
+from kubectl_kyrec.evaluate.mutation import MutationEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
@@ -70,6 +77,12 @@ class EvalOptions:
     classic: ClassicOptions | None = None   # values, mocks, roles; None: the state answers
     # processes the subjects are evaluated in (evaluate/fan_out.py), for runs of PARALLEL_PAIRS pairs or more
     jobs: int = 1
+    # the subjects are manifests to be admitted: defaulting and mutation first (evaluate/admission_chain.py);
+    # False for objects read from a cluster (stored already) and for `--no-mutate`
+    admit: bool = False
+    # `eval --old`: the manifests before the change; the subjects become the requests the change makes
+    # (CREATE, UPDATE with oldObject, DELETE). None: every subject is a request of `operation`
+    old: tuple[Document, ...] | None = None
 
 
 @dataclass
@@ -83,6 +96,8 @@ class EvalOutcome:
     pairs: list[tuple[Result, bool]] = field(default_factory=list)
     now: datetime.datetime | None = None
     report_api: str = WGPOLICY
+    # what the admission chain made of each subject (EvalOptions.admit), in subject order
+    admissions: list[Admission] = field(default_factory=list)
 
 
 def reportable(result: Result, background: bool, disabled: bool) -> bool:
@@ -176,8 +191,20 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
 
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
-    out.subjects.extend(subjects)
     namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
+    chain_results: list[tuple[Result, bool]] = []
+    chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors) \
+        if options.admit else None
+    if options.old is not None:
+        old_subjects, _ = select_subjects(options.old, state, kinds, options.selection)
+        subjects = paired_with_old(subjects, old_subjects, chain.default if chain is not None else None)
+    if chain is not None:
+        chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
+        subjects = chained.subjects
+        out.admissions = chained.admissions
+        # a mutation's result is an admission's: the background scan reports none
+        chain_results = [(r, False) for r in chained.results]
+    out.subjects.extend(subjects)
     if on_total is not None:
         on_total(len(out.subjects))
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
@@ -236,11 +263,51 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     if counts is not None and on_subject is not None:
         for index in counts.news(final=True):           # the workers' subjects not told yet
             on_subject(out.subjects[index])
+    if out.admissions:
+        pairs = _admitted_pairs(chain_results, pairs, out.admissions)
     out.results = [r for r, _ in pairs]
     if classic is not None:
         out.notices.extend(classic.notices)
     out.pairs = pairs
     return out
+
+
+def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: list[tuple[Result, bool]],
+                    admissions: Sequence[Admission]) -> list[tuple[Result, bool]]:
+    """The mutation results first, then the validation results, those of a subject whose stored object is
+    not known made undetermined (never reported), and none of a deleted object reported (it has no report
+    once deleted)."""
+    deleted = {id(a.subject.ref) for a in admissions if a.operation == "DELETE"}
+    unknown = {id(a.subject.ref) for a in admissions if a.undetermined}
+    if unknown:
+        validated = undetermined_by_admission([r for r, _ in pairs], admissions)
+        pairs = [(r, ok and id(r.subject) not in unknown) for r, (_, ok) in zip(validated, pairs)]
+    if deleted:
+        pairs = [(r, ok and id(r.subject) not in deleted) for r, ok in pairs]
+    return [*chain_results, *pairs]
+
+
+def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],
+                    kinds: KindLookup, notices: list[Notice], errors: list[EvalError]) -> AdmissionChain:
+    """The run's admission chain: the API server's defaults, then its mutating admission in the API server's
+    plugin order (docs/admission.md, "Mutation order"): the in-tree MutatingAdmissionPolicy plugin, then the
+    webhooks (Kyverno's MutatingPolicies). A policy that does not compile is an error at its file:line."""
+    from kubectl_kyrec.evaluate.mutating import mutating_engine
+    from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+
+    engines: list[MutationEngine] = []
+    failed: list[InputError] = []
+    admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state],
+                                               selection=options.selection)
+    failed.extend(bad)
+    if admission is not None:
+        engines.append(admission)
+    mutating, bad = mutating_engine(policies, envs, options.now, options.selection)
+    failed.extend(bad)
+    if mutating is not None:
+        engines.append(mutating)
+    errors.extend(EvalError(e.message, e.source) for e in failed)
+    return AdmissionChain(engines, default=None)
 
 
 def select_subjects(resources: Sequence[Document], state: Sequence[Document], kinds: KindLookup,
@@ -265,7 +332,8 @@ def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]
                     ) -> SubjectContext:
     """The admission request a subject makes, with its namespace: what every policy kind is evaluated on."""
     request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
-                            operation=options.operation, user_info=options.user_info)
+                            operation=subject.operation or options.operation, user_info=options.user_info,
+                            old_obj=subject.old_obj)
     ns_obj = None
     if request.namespace and subject.namespaced:
         ns_obj = namespace_object(request.namespace, namespaces)

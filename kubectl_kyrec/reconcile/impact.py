@@ -15,6 +15,15 @@ created or updated from now on, which the row's note says.
 
 Validation results, keyed by (policy, source, rule, subject uid): `pass-to-fail`, `fail-to-pass`, `new`,
 `gone`, or `changed` for any other change of result (e.g. pass to error), with the subject's file:line.
+
+Admission, per manifest (when the manifests went through the admission chain): `rejected` (the base
+admits it, the head's policies would deny the request), `admitted` (the other way round), and
+`mutated-differently` (admitted both ways, stored differently: a mutate rule or MutatingPolicy changed; with
+the diff). A request is denied when a result is `fail` from a policy whose validationActions hold Deny
+(a classic policy in Enforce mode), or `error` from one whose failurePolicy is Fail and which either denies
+or mutates (an admission webhook's failure blocks the request; kk: pkg/webhooks/resource/vpol and
+mutation handlers, `failurePolicy`). A change of `validationActions` from Audit to Deny, or of
+`failurePolicy`, leaves every result as it was and changes this.
 """
 
 from __future__ import annotations
@@ -77,14 +86,33 @@ class ResultFlip:
                 "policyLocation": _loc(self.policy_location)}
 
 
+REJECTED, ADMITTED, MUTATED_DIFFERENTLY = "rejected", "admitted", "mutated-differently"
+
+
+@dataclass(frozen=True)
+class AdmissionChange:
+    change: str
+    subject: Ref
+    operation: str
+    denied_by: tuple[str, ...]      # the policies that deny the request where it is denied (head, else base)
+    location: Source | None
+    shown: DiffPair | None = None   # a mutated-differently row's two stored objects
+
+    def to_json(self, diff_text: DiffText) -> dict[str, Any]:
+        return {"domain": "admission", "change": self.change, "subject": self.subject.to_json(),
+                "operation": self.operation, "deniedBy": list(self.denied_by), "diff": diff_text(self.shown),
+                "location": _loc(self.location)}
+
+
 @dataclass(frozen=True)
 class Impact:
     downstreams: tuple[DownstreamImpact, ...]
     results: tuple[ResultFlip, ...]
+    admission: tuple[AdmissionChange, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.downstreams or self.results)
+        return bool(self.downstreams or self.results or self.admission)
 
     def to_json(self, diff_text: DiffText) -> dict[str, Any]:
         """`diff_text` renders each changed downstream's pair (render/unified_diff.py)."""
@@ -94,9 +122,13 @@ class Impact:
         flips: dict[str, int] = {k: 0 for k in (PASS_TO_FAIL, FAIL_TO_PASS, NEW, GONE, CHANGED)}
         for r in self.results:
             flips[r.change] += 1
+        admitted: dict[str, int] = {k: 0 for k in (REJECTED, ADMITTED, MUTATED_DIFFERENTLY)}
+        for a in self.admission:
+            admitted[a.change] += 1
         return {"downstreams": [d.to_json(diff_text) for d in self.downstreams],
                 "results": [r.to_json() for r in self.results],
-                "summary": {"downstream": counts, "result": flips}}
+                "admission": [a.to_json(diff_text) for a in self.admission],
+                "summary": {"downstream": counts, "result": flips, "admission": admitted}}
 
 
 Key = tuple[str, str, tuple[str, str, str, str]]
@@ -192,7 +224,65 @@ def compare_results(base: Sequence[Result], head: Sequence[Result]) -> list[Resu
     return out
 
 
+# a policy (report source, name) -> its failurePolicy, for the policies that deny or mutate at admission
+FailurePolicies = Mapping[tuple[str, str], str]
+
+
+@dataclass(frozen=True)
+class AdmissionSide:
+    """One side (base or head) of a run through the admission chain: its results, the stored object of each
+    manifest (by subject uid; None for a DELETE), and its policies' failurePolicy."""
+
+    results: Sequence[Result]
+    stored: Mapping[str, tuple[Ref, str, Mapping[str, Any] | None, Source | None]]
+    failure: FailurePolicies
+    mutating_sources: frozenset[str] = frozenset()
+
+
+def denied_by(results: Sequence[Result], failure: FailurePolicies, mutating_sources: frozenset[str]
+              ) -> dict[str, list[str]]:
+    """Subject uid -> the policies that would deny its request."""
+    out: dict[str, list[str]] = {}
+    for r in results:
+        if r.result == "fail":
+            denies = "Deny" in r.validation_actions
+        elif r.result == "error":
+            denies = failure.get((r.source, r.policy), "Fail") == "Fail" and (
+                "Deny" in r.validation_actions or r.source in mutating_sources)
+        else:
+            continue
+        if denies:
+            found = out.setdefault(r.subject.uid, [])
+            if r.policy not in found:
+                found.append(r.policy)
+    return out
+
+
+def compare_admission(base: AdmissionSide, head: AdmissionSide) -> list[AdmissionChange]:
+    before = denied_by(base.results, base.failure, base.mutating_sources)
+    after = denied_by(head.results, head.failure, head.mutating_sources)
+    out: list[AdmissionChange] = []
+    for uid, (ref, operation, obj, location) in head.stored.items():
+        was, now = before.get(uid), after.get(uid)
+        if now and not was:
+            out.append(AdmissionChange(REJECTED, ref, operation, tuple(now), location))
+        elif was and not now:
+            out.append(AdmissionChange(ADMITTED, ref, operation, tuple(was), location))
+        elif not now and uid in base.stored:
+            old = base.stored[uid][2]
+            if old is not None and obj is not None and old != obj:
+                masked_before, masked_after = mask_pair(old, obj)
+                out.append(AdmissionChange(MUTATED_DIFFERENTLY, ref, operation, (), location,
+                                           DiffPair(diff_name(obj), masked_before, masked_after,
+                                                    before_dir="base", after_dir="head")))
+    out.sort(key=lambda a: (a.subject.kind, a.subject.namespace, a.subject.name, a.change))
+    return out
+
+
 def compute_impact(base_results: Sequence[Result], head_results: Sequence[Result],
-                   base_generated: GeneratingOutcome, head_generated: GeneratingOutcome) -> Impact:
+                   base_generated: GeneratingOutcome, head_generated: GeneratingOutcome,
+                   admission: tuple[AdmissionSide, AdmissionSide] | None = None) -> Impact:
+    """`admission`: the base and head sides when the manifests went through the admission chain."""
     return Impact(tuple(compare_downstreams(base_generated, head_generated)),
-                  tuple(compare_results(base_results, head_results)))
+                  tuple(compare_results(base_results, head_results)),
+                  tuple(compare_admission(*admission)) if admission is not None else ())

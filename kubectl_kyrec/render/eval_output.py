@@ -21,6 +21,7 @@ from kubectl_kyrec.render.text_table import write_rows
 from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.model import EvalError
     from kubectl_kyrec.reconcile.impact import Impact
@@ -36,6 +37,7 @@ class EvalView(Protocol):
     notices: list[str]
     impact: Impact | None
     empty_reason: str
+    admissions: list[Admission]
 
     def report_items(self) -> Items: ...
 
@@ -172,6 +174,8 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
     yield "results", Items(len(results), lambda start, stop: _ResultsJson(results[start:stop]),
                             shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
+    admissions = run.admissions
+    yield "admission", Items(len(admissions), lambda start, stop: (admission_json(a) for a in admissions[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.report_items()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
@@ -181,6 +185,21 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
         yield "impact", run.impact.to_json(unified.unified_diff)
     if baseline is not None:
         yield "baseline", baseline
+
+
+def admission_json(admission: Admission) -> dict[str, Any]:
+    """One `admission` entry: what the API server's admission chain made of a manifest (docs/output.md)."""
+    subject = admission.subject
+    return {
+        "subject": subject.ref.to_json(),
+        "operation": admission.operation,
+        "location": _loc(subject.source),
+        "defaulted": admission.defaulted,
+        "mutations": [m.as_dict() for m in admission.mutations],
+        "undetermined": list(admission.undetermined),
+        # as it would be stored; a DELETE stores nothing
+        "object": None if admission.operation == "DELETE" else subject.obj,
+    }
 
 
 def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
@@ -240,6 +259,9 @@ def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: 
     else:
         _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width,
                              baselined=baselined)
+    if any(a.mutations for a in run.admissions):
+        stream.write("\n")
+        _write_mutations(run.admissions, stream, width=None if wide else width)
     # their renderers are imported only for a run that has such tables (the import costs 0.06 s)
     if run.generated.downstreams:
         from kubectl_kyrec.render.diff_output import render_downstreams
@@ -251,6 +273,23 @@ def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: 
         extra = render_impact_table(run.impact, wide=wide, width=width)
         if extra:
             stream.write("\n" + extra)
+
+
+_MUTATION_COLUMNS = (Column("MUTATED", REF), Column("POLICY"), Column("RULE"), Column("CHANGE", TEXT, label="change"))
+
+
+def _write_mutations(admissions: Sequence[Admission], stream: TextIO, *, width: int | None) -> None:
+    """One row per mutation, in admission order: the subject, the policy (and rule or binding), and the
+    patch's ops as `op path` (the values are in -o json)."""
+    rules = any(m.rule for a in admissions for m in a.mutations)
+    cells = []
+    for a in admissions:
+        for m in a.mutations:
+            ops = ", ".join(f"{op.get('op')} {op.get('path')}" for op in m.patch)
+            cells.append((a.subject.ref.display(), m.policy, *((m.rule or "-",) if rules else ()), ops))
+    # RULE only when a classic rule or a binding mutated: the CEL kinds have none
+    write_fitted(stream, _MUTATION_COLUMNS if rules else tuple(c for c in _MUTATION_COLUMNS if c.header != "RULE"),
+                 cells, width)
 
 
 # ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -16,12 +17,13 @@ from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
+    from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.model import Document
-    from kubectl_kyrec.reconcile.impact import Impact
+    from kubectl_kyrec.reconcile.impact import AdmissionSide, Impact
     from kubectl_kyrec.render.items import Items
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
@@ -39,6 +41,10 @@ class EvalRunOptions:
     http_paths: tuple[str, ...] = ()        # check requests for HTTP-mode ones (`--http-payload`)
     envoy_paths: tuple[str, ...] = ()       # and for Envoy-mode ones (`--envoy-payload`)
     jobs: int = 1                           # processes to evaluate in (`--jobs`)
+    # manifests go through the admission chain (defaulting, mutation) before validation; `--no-mutate`: not
+    mutate: bool = True
+    old_paths: tuple[str, ...] = ()         # `--old`: the manifests before the change
+    old_ref: str | None = None              # `--old-ref`: the -r paths as a git ref holds them
 
 
 @dataclass
@@ -57,6 +63,9 @@ class EvalResult:
     report_api: str = "wgpolicyk8s.io/v1alpha2"
     # a live read's LISTs that failed (counted in exit_code; eval never counted a capture's record of them)
     unreadable: list[str] = field(default_factory=list)
+    # what admission made of each manifest (defaults, mutations), in subject order; empty when the subjects
+    # were read from a cluster or with --no-mutate
+    admissions: list[Admission] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -118,6 +127,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     namespace = selection.namespace
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
+    old = _old_manifests(options, source)
+    if old is not None and namespace:
+        old = tuple(d for d in old if d.namespace == namespace)
     provider = provider_for(inputs)
     values = inputs.values
     classic = None
@@ -136,7 +148,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                report_api=options.report_api,
                                payload_modes=(("JSON",) if options.json_paths else ())
                                + (("HTTP",) if options.http_paths else ())
-                               + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs)
+                               + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs,
+                               # objects read from a cluster were admitted already
+                               admit=options.mutate and inputs.resources_named, old=old)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total)
@@ -163,12 +177,21 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if options.base_policy_paths:
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
                                          head_generated=generated, now=now, options=eval_options,
-                                         libraries=libraries)
+                                         libraries=libraries, head_admissions=outcome.admissions)
         errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    if old is not None:
+        operations = Counter(a.operation for a in outcome.admissions) if outcome.admissions else \
+            Counter(s.operation for s in outcome.subjects)
+        notices.append("requests the change makes: " + ", ".join(f"{operations[op]} {op}" for op in
+                                                                  ("CREATE", "UPDATE", "DELETE") if operations[op]))
     gaps = run_gaps(inputs, namespace or "")
     if gaps:
         notices.append(gaps)
+    if inputs.policies.deleting:
+        # a DeletingPolicy answers no admission request: what it deletes is the state's business
+        notices.append(f"{len(inputs.policies.deleting)} DeletingPolicy(ies) not evaluated by eval: `diff` lists "
+                       "what their next scheduled runs delete, `test` checks their rows")
     empty_reason = EvalResult.empty_reason
     filters = options.selection.text()      # as typed: the kinds before they were resolved
     if filters and not outcome.subjects and not generated.triggers:
@@ -183,7 +206,21 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         code = worst(code, ExitCode.FINDINGS)
     unreadable = unreadable_lines(inputs.state, recorded=False)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_unreadable(code, unreadable),
-                      empty_reason, now, options.report_api, unreadable)
+                      empty_reason, now, options.report_api, unreadable, outcome.admissions)
+
+
+def _old_manifests(options: EvalRunOptions, source: InputSource) -> tuple[Document, ...] | None:
+    """The objects before the change (`--old` or `--old-ref`), policies left out; None without either."""
+    from kubectl_kyrec.load.old_manifests import read_old_paths, read_old_ref
+    from kubectl_kyrec.load.policies import is_policy_document
+
+    if options.old_ref is not None:
+        docs = read_old_ref(options.old_ref, getattr(source, "resource_paths", ()))
+    elif options.old_paths:
+        docs = read_old_paths(options.old_paths)
+    else:
+        return None
+    return tuple(d for d in docs if not is_policy_document(d))
 
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
@@ -217,7 +254,7 @@ def policy_errors(policies: PolicySet) -> list[EvalError]:
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
                head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory
+               options: EvalOptions, libraries: LibraryFactory, head_admissions: Sequence[Admission] = ()
                ) -> tuple[Impact, list[EvalError]]:
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
     the base policies that did not parse."""
@@ -234,5 +271,20 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
                             options=options)
     base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
-    return (compute_impact(base_results, head_results, base_generated, head_generated),
+    admission = None
+    if options.admit:
+        admission = (admission_side(base_outcome.results, base_outcome.admissions, base),
+                     admission_side(head_results, head_admissions, inputs.policies))
+    return (compute_impact(base_results, head_results, base_generated, head_generated, admission),
             policy_errors(base))
+
+
+def admission_side(results: Sequence[Result], admissions: Sequence[Admission], policies: PolicySet
+                   ) -> AdmissionSide:
+    """One side of `--base-policy`'s admission comparison."""
+    from kubectl_kyrec.evaluate.mutation import MUTATION_SOURCES
+    from kubectl_kyrec.reconcile.impact import AdmissionSide
+
+    stored = {a.subject.ref.uid: (a.subject.ref, a.operation, None if a.operation == "DELETE" else a.subject.obj,
+                                  a.subject.source) for a in admissions}
+    return AdmissionSide(results, stored, policies.failure_policies(), MUTATION_SOURCES)

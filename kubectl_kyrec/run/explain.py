@@ -28,6 +28,7 @@ class ExplainOptions:
     now: datetime.datetime
     selection: Selection = Selection()      # -n, --kind, -l, --policy-name
     subject: str = ""                       # KIND/NAME: the one subject to explain ("" for every one)
+    mutate: bool = True                     # manifests admitted first, as eval admits them (`--no-mutate`)
 
 
 @dataclass
@@ -88,7 +89,9 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                                  user_info_known=values.given_user_info)
     eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                                namespace_labels=values.namespace_labels, namespaces=values.namespaces,
-                               selection=selection, classic=classic)
+                               selection=selection, classic=classic,
+                               # as eval: manifests are validated as admission would store them
+                               admit=options.mutate and inputs.resources_named)
     libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
                             libraries=libraries, options=eval_options, namespaces_from=namespaces_from)

@@ -20,7 +20,7 @@ def check_policy_names(names: Sequence[str], policies: PolicySet) -> None:
     known: dict[str, str] = {}
     for meta in [*(p.meta for p in policies.validating), *(p.meta for p in policies.admission),
                  *(p.meta for p in policies.generating), *(p.meta for p in policies.classic),
-                 *(p.meta for p in policies.image_validating)]:
+                 *(p.meta for p in policies.image_validating), *(p.meta for p in policies.deleting)]:
         known[meta.name] = meta.key
         known[meta.key] = meta.key
     missing = [n for n in names if n not in known]

@@ -1,0 +1,140 @@
+"""The admission chain for manifests: defaulting, then mutating admission, then (the caller's) validation.
+
+An API server stores what its admission chain makes of a manifest, not the manifest: it applies its
+defaults for built-in kinds first (k8s/defaulting.py), then the mutating admission plugins in its plugin
+order (the in-tree MutatingAdmissionPolicy plugin, then the webhooks: Kyverno), and only then do validating
+policies see the object. `eval` on manifests runs this chain so that a Pod a mutate rule makes compliant
+passes and a Service without `spec.type` is validated as ClusterIP (docs/admission.md). Objects read from
+a cluster were admitted already: the chain is for manifests only, and background-scan outputs (reports as
+the scan writes them, coverage, `diff`) never mutate.
+
+The chain runs before the subjects are evaluated (in this process, ahead of any fan-out): each subject is
+replaced by its admitted object, and what the chain did is kept per subject (`Admission`) for the outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from kubectl_kyrec.evaluate.mutation import Mutation, MutationEngine
+from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.model import UNDETERMINED, Obj, Result, Subject
+
+Defaulter = Callable[[Obj], Obj]
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the chain made of one subject: the object as the API server would store it (None for a
+    DELETE), the request's operation, each mutation in order, and why the stored object cannot be known
+    (`undetermined`; validation results of the subject are undetermined then)."""
+
+    subject: Subject                # the admitted subject (its `obj` is the stored object)
+    operation: str
+    mutations: tuple[Mutation, ...] = ()
+    undetermined: tuple[str, ...] = ()
+    defaulted: bool = False         # the API server's defaults changed the manifest
+
+    @property
+    def changed(self) -> bool:
+        return self.defaulted or bool(self.mutations)
+
+
+@dataclass
+class ChainOutcome:
+    subjects: list[Subject] = field(default_factory=list)       # in the order given, each as admitted
+    admissions: list[Admission] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)         # the mutation engines' own results
+
+
+class AdmissionChain:
+    """Defaulting (when `default` is given) and then each engine, in the order given."""
+
+    def __init__(self, engines: Sequence[MutationEngine], default: Defaulter | None) -> None:
+        self.engines = list(engines)
+        self.default = default
+
+    def admit(self, subjects: Sequence[Subject], context_of: Callable[[Subject], SubjectContext],
+              operation: str = "CREATE") -> ChainOutcome:
+        """Each subject through the chain; `context_of` makes the request a subject stands for (with its
+        namespace), as validation will; `operation`: the request's unless the subject says (`--old`)."""
+        out = ChainOutcome()
+        for subject in subjects:
+            admitted, admission, results = self._admit_one(subject, context_of, subject.operation or operation)
+            out.subjects.append(admitted)
+            out.admissions.append(admission)
+            out.results.extend(results)
+        return out
+
+    def _admit_one(self, subject: Subject, context_of: Callable[[Subject], SubjectContext], operation: str
+                   ) -> tuple[Subject, Admission, list[Result]]:
+        if operation == "DELETE":
+            # nothing is stored: the request carries the stored object as oldObject, unmutated
+            return subject, Admission(subject, operation), []
+        obj: Obj = subject.obj
+        defaulted = False
+        if self.default is not None:
+            obj = self.default(obj)
+            defaulted = obj != subject.obj
+        current = replace(subject, obj=obj) if defaulted else subject
+        mutations: list[Mutation] = []
+        results: list[Result] = []
+        reasons: list[str] = []
+        for engine in self.engines:
+            step = engine.mutate(context_of(current))
+            results.extend(step.results)
+            mutations.extend(step.mutations)
+            reasons.extend(step.undetermined)
+            if step.obj is not None and step.obj is not current.obj:
+                current = replace(current, obj=dict(step.obj))
+        admission = Admission(current, operation, tuple(mutations), tuple(reasons), defaulted)
+        return current, admission, results
+
+
+def undetermined_by_admission(results: Sequence[Result], admissions: Sequence[Admission]) -> list[Result]:
+    """`results` with every result about a subject whose stored object cannot be known turned
+    undetermined, the reason in its message: validating such a subject would pick one of its possible
+    objects at random."""
+    reasons: dict[int, str] = {}
+    for a in admissions:
+        if a.undetermined:
+            reasons[id(a.subject.ref)] = "; ".join(dict.fromkeys(a.undetermined))
+    if not reasons:
+        return list(results)
+    out = []
+    for r in results:
+        reason = reasons.get(id(r.subject))
+        if reason is None:
+            out.append(r)
+        else:
+            out.append(r._replace(result=UNDETERMINED,
+                                  message=f"the admitted object is not known ({reason}); the policy would "
+                                          f"have said: {r.result}" + (f" ({r.message})" if r.message else "")))
+    return out
+
+
+def _identity(subject: Subject) -> tuple[str, str, str, str]:
+    # one object across API versions of its group (apps/v1beta2 and apps/v1 Deployment are one object)
+    group = subject.ref.api_version.rpartition("/")[0]
+    return group, subject.ref.kind, subject.ref.namespace, subject.ref.name
+
+
+def paired_with_old(subjects: Sequence[Subject], old: Sequence[Subject], default: Defaulter | None
+                    ) -> list[Subject]:
+    """The requests a change makes (`eval --old`): a manifest with an old one is an UPDATE whose oldObject is
+    the old manifest as stored (defaulted), one without is a CREATE, and an old manifest with no new one is
+    a DELETE of it as stored; the deletions follow the manifests, in the old manifests' order."""
+    by_identity = {_identity(s): s for s in old}
+    out: list[Subject] = []
+    for subject in subjects:
+        before = by_identity.pop(_identity(subject), None)
+        if before is None:
+            out.append(replace(subject, operation="CREATE"))
+        else:
+            stored = default(before.obj) if default is not None else before.obj
+            out.append(replace(subject, operation="UPDATE", old_obj=stored))
+    for before in by_identity.values():
+        stored = default(before.obj) if default is not None else before.obj
+        out.append(replace(before, obj=stored, operation="DELETE"))
+    return out
