@@ -89,6 +89,7 @@ class CompiledImageValidatingPolicy:
     defaults: Mapping[str, tuple[tuple[str, Program], ...]]      # default extractors by resource family
     references: tuple[Any, ...]                                  # compiled globs (re.Pattern) or Programs
     _probes: dict[str, Program] = field(default_factory=dict)
+    _blank: Activation | None = None
 
     @property
     def source_kind(self) -> str:
@@ -117,13 +118,11 @@ class CompiledImageValidatingPolicy:
         probe = self._probes.get(image)
         if probe is None:
             probe = self._probes[image] = self.env.compile(f"image.GetMetadata({json.dumps(image)})")
-        outcome = probe.evaluate(_NO_BINDINGS.get(self.env) or _NO_BINDINGS.setdefault(self.env,
-                                                                                     self.env.activation({})))
+        if self._blank is None:
+            self._blank = self.env.activation({})      # the probes read no variable
+        outcome = probe.evaluate(self._blank)
         return outcome.value if outcome.ok else None
 
-
-# an activation binding nothing, per environment: the image data probes read no variable
-_NO_BINDINGS: dict[Environment, Activation] = {}
 
 # kk: compiler.NewMatchImageEnv: the base environment, `ref` and the image library
 _REFERENCE_ENV = Environment([*kubernetes_libraries(), image_library()], ("ref",))
