@@ -22,6 +22,11 @@ POLICY_VARIABLES: dict[str, tuple[str, ...]] = {
     "NamespacedDeletingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
     "ValidatingAdmissionPolicy": ("object", "oldObject", "request", "namespaceObject", "params",
                                   "authorizer"),
+    # kk: pkg/imageverification/evaluator/compiler.go createBaseIvpolEnv; the JSON mode binds `object` only
+    "ImageValidatingPolicy": ("object", "oldObject", "request", "namespaceObject", "images", "attestors",
+                              "attestations"),
+    "NamespacedImageValidatingPolicy": ("object", "oldObject", "request", "namespaceObject", "images",
+                                        "attestors", "attestations"),
     # kk: pkg/cel/policies/mpol/compiler/compiler.go (no `exceptions`: a MutatingPolicy has no
     # allowedValues); MutatingAdmissionPolicy as k8s.io/apiserver admission/plugin/cel compiles it
     "MutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
@@ -52,3 +57,10 @@ class Environments:
             names = POLICY_VARIABLES[kind]
             self._cache[key] = (Environment(libs, names), Environment(libs, (*names, "variables")))
         return self._cache[key]
+
+    def extended(self, kind: str, namespace: str, extra: Sequence[Library]) -> tuple[Environment, Environment]:
+        """The pair for `kind` with `extra` libraries added, not cached: a library bound to one policy (an
+        ImageValidatingPolicy's image verification functions know its matchImageReferences)."""
+        libs = [*self._libraries(kind, namespace), *extra]
+        names = POLICY_VARIABLES[kind]
+        return Environment(libs, names), Environment(libs, (*names, "variables"))

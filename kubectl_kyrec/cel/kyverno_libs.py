@@ -15,6 +15,10 @@
 |                               | without namespace argument, with no HTTP/globalContext restriction     |
 |                               | (kk: pkg/cel/policies/mpol/compiler/compiler.go)                       |
 | ValidatingAdmissionPolicy     | none: Kubernetes evaluates VAPs with its own libraries only            |
+| ImageValidatingPolicy (and    | globalContext, http, image, imagedata, resource, user, math, hash,     |
+| its Namespaced form)          | json, yaml, random, time, transform (no x509, no gzip: kk              |
+|                               | imageverification/evaluator/compiler.go); the image verification       |
+|                               | functions are bound per policy (cel/kyverno_imageverify.py)            |
 
 `generator.Apply` belongs to the generating-policy engine and is not built here.
 """
@@ -41,10 +45,13 @@ VALIDATING_KINDS = frozenset({"ValidatingPolicy", "NamespacedValidatingPolicy"})
 GENERATING_KINDS = frozenset({"GeneratingPolicy", "NamespacedGeneratingPolicy"})
 DELETING_KINDS = frozenset({"DeletingPolicy", "NamespacedDeletingPolicy"})
 MUTATING_KINDS = frozenset({"MutatingPolicy", "NamespacedMutatingPolicy"})
-NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy"})
+IMAGE_VALIDATING_KINDS = frozenset({"ImageValidatingPolicy", "NamespacedImageValidatingPolicy"})
+NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy",
+                              "NamespacedImageValidatingPolicy"})
 # the namespaced kinds whose HTTP and globalContext calls are confined
 CONFINED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy"})
-POLICY_KINDS = VALIDATING_KINDS | GENERATING_KINDS | MUTATING_KINDS | DELETING_KINDS | {"ValidatingAdmissionPolicy"}
+POLICY_KINDS = (VALIDATING_KINDS | GENERATING_KINDS | MUTATING_KINDS | DELETING_KINDS | IMAGE_VALIDATING_KINDS
+                | {"ValidatingAdmissionPolicy"})
 
 
 def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
@@ -65,6 +72,23 @@ def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
     if namespaced and not ctx.policy_namespace:
         raise ValueError(f"{policy_kind} needs the policy's namespace in LibraryContext.policy_namespace")
     provider = ctx.provider
+    if policy_kind in IMAGE_VALIDATING_KINDS:
+        # the ivpol compiler confines neither globalContext nor http for its namespaced kind
+        return [
+            global_context_library(provider),
+            http_library(provider),
+            image_library(),
+            image_data_library(provider),
+            resource_library(provider, ctx.policy_namespace if namespaced else ""),
+            user_library(),
+            math_library(),
+            hash_library(),
+            json_library(),
+            yaml_library(),
+            random_library(ctx.rng),
+            time_library(ctx.now),
+            transform_library(),
+        ]
     confined = policy_kind in CONFINED_KINDS
     libraries = [
         global_context_library(provider, denied=confined),

@@ -12,7 +12,7 @@ _POD_SPEC_PATHS = {
 }
 
 
-def _pod_spec(obj: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
+def pod_spec(obj: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
     """The pod spec of a Pod or pod controller and its JSON pointer (Kyverno's default image extractors)."""
     kind = str(obj.get("kind", ""))
     path = _POD_SPEC_PATHS.get(kind, ("spec", "template", "spec") if kind in (
@@ -31,7 +31,7 @@ def images(obj: Mapping[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]
         return None
     from kubectl_kyrec.classic.image_info import ImageError, get_image_info
 
-    spec, pointer = _pod_spec(obj)
+    spec, pointer = pod_spec(obj)
     if spec is None:
         return None
     out: dict[str, dict[str, dict[str, Any]]] = {}

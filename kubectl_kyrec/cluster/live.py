@@ -84,11 +84,11 @@ AUTOGEN_KINDS = (("apps", "DaemonSet"), ("apps", "Deployment"), ("batch", "Job")
 
 def kinds_from_rules(docs: Iterable[Mapping[str, Any]], found: Discovered) -> list[ResourceInfo]:
     """The kinds the policies' resourceRules select (`*` expanded through discovery), one version each;
-    the pod controllers too when a ValidatingPolicy selects Pods (autogen)."""
+    the pod controllers too when a ValidatingPolicy or an ImageValidatingPolicy selects Pods (autogen)."""
     table = found.kind_table()
     out: dict[tuple[str, str], ResourceInfo] = {}
     for doc in docs:
-        if doc.get("kind") in ("ValidatingPolicy", "NamespacedValidatingPolicy") and any(
+        if doc.get("kind") in ("ValidatingPolicy", "NamespacedValidatingPolicy", "ImageValidatingPolicy") and any(
                 "pods" in (r.get("resources") or []) and "" in (r.get("apiGroups") or [""]) for r in _rules(doc)):
             for group, kind in AUTOGEN_KINDS:
                 info = found.preferred_for(group, kind)

@@ -75,20 +75,35 @@ def _precondition(resources: list[str]) -> str:
     return "||".join(parts)
 
 
-def variants(policy: ValidatingPolicy) -> list[Variant]:
-    """The policy itself, then its autogen variants in Kyverno's order (replacement sets sorted)."""
-    base = Variant("", policy.match_constraints, policy.match_conditions, policy.validations,
-                   policy.audit_annotations, policy.variables)
-    out = [base]
-    if not can_autogen(policy.match_constraints):
-        return out
-    assert policy.match_constraints is not None
-    chosen = [c for c in (policy.autogen_controllers if policy.autogen_controllers is not None
-                          else CONTROLLERS) if c in CONTROLLERS]
+@dataclass(frozen=True)
+class AutogenTarget:
+    """One replacement set's controllers: the matchConstraints Kyverno gives them and its text rewrite."""
+
+    ref: str                        # "defaults" or "cronjobs" (kk: autogen.ReplacementsMap)
+    resources: tuple[str, ...]
+    match: MatchResources
+
+    @property
+    def prefix(self) -> str:
+        return "autogen" if self.ref == "defaults" else f"autogen-{self.ref}"
+
+    def rewrite(self, text: str) -> str:
+        return _rewrite(text, _REPLACEMENTS[self.ref])
+
+
+def autogen_targets(match: MatchResources | None, controllers: tuple[str, ...] | None) -> list[AutogenTarget]:
+    """The pod-controller targets of a Pod-matching policy, in Kyverno's order (replacement sets sorted);
+    `controllers` is the policy's autogen.podControllers.controllers (None: every one). The vpol and ivpol
+    autogen alike (kk: pkg/cel/autogen CreateMatchConstraints)."""
+    if not can_autogen(match):
+        return []
+    assert match is not None
+    chosen = [c for c in (controllers if controllers is not None else CONTROLLERS) if c in CONTROLLERS]
     groups: dict[str, list[str]] = {}
     for resource in chosen:
         groups.setdefault(CONTROLLERS[resource][3], []).append(resource)
-    operations = policy.match_constraints.resource_rules[0].operations
+    operations = match.resource_rules[0].operations
+    out = []
     for ref in sorted(groups):
         resources = groups[ref]
         by_gv: dict[tuple[str, str], set[str]] = {}
@@ -96,19 +111,26 @@ def variants(policy: ValidatingPolicy) -> list[Variant]:
             by_gv.setdefault((CONTROLLERS[r][0], CONTROLLERS[r][1]), set()).add(r)
         rules = tuple(ResourceRule((g,), (v,), operations, tuple(sorted(res)))
                       for (g, v), res in sorted(by_gv.items()))
-        match = MatchResources(resource_rules=rules,
-                               namespace_selector=policy.match_constraints.namespace_selector)
-        repl = _REPLACEMENTS[ref]
-        prefix = "autogen" if ref == "defaults" else f"autogen-{ref}"
-        pre = _precondition(resources)
-        conditions = tuple(NamedExpression(f"{prefix}-{m.name}",
-                                           _rewrite(f"!({pre}) || ({m.expression})", repl))
+        out.append(AutogenTarget(ref, tuple(resources),
+                                 MatchResources(resource_rules=rules, namespace_selector=match.namespace_selector)))
+    return out
+
+
+def variants(policy: ValidatingPolicy) -> list[Variant]:
+    """The policy itself, then its autogen variants in Kyverno's order (replacement sets sorted)."""
+    base = Variant("", policy.match_constraints, policy.match_conditions, policy.validations,
+                   policy.audit_annotations, policy.variables)
+    out = [base]
+    for target in autogen_targets(policy.match_constraints, policy.autogen_controllers):
+        rewrite = target.rewrite
+        prefix = target.prefix
+        pre = _precondition(list(target.resources))
+        conditions = tuple(NamedExpression(f"{prefix}-{m.name}", rewrite(f"!({pre}) || ({m.expression})"))
                            for m in policy.match_conditions)
         out.append(Variant(
-            f"{prefix}-{policy.meta.name}", match, conditions,
-            tuple(Validation(_rewrite(v.expression, repl), _rewrite(v.message, repl),
-                             _rewrite(v.message_expression, repl)) for v in policy.validations),
-            tuple(AuditAnnotation(a.key, _rewrite(a.value_expression, repl))
-                  for a in policy.audit_annotations),
-            tuple(NamedExpression(v.name, _rewrite(v.expression, repl)) for v in policy.variables)))
+            f"{prefix}-{policy.meta.name}", target.match, conditions,
+            tuple(Validation(rewrite(v.expression), rewrite(v.message), rewrite(v.message_expression))
+                  for v in policy.validations),
+            tuple(AuditAnnotation(a.key, rewrite(a.value_expression)) for a in policy.audit_annotations),
+            tuple(NamedExpression(v.name, rewrite(v.expression)) for v in policy.variables)))
     return out

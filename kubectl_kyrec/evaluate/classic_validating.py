@@ -2,7 +2,8 @@
 engine.go invokeRuleHandler, handlers/validation).
 
 Per rule of autogen's ComputeRules for the resource's kind: match/exclude; a rule without a validate
-handler gives no response (mutate and generate; verifyImages is recorded as not evaluated); the rule's
+handler gives no response (mutate and generate; a verifyImages rule none of the resource's images matches
+gives none either, one that some image matches is `undetermined`: it needs the registry); the rule's
 context entries (lazily loaded) and preconditions (`preconditions not met[; msg]`); reportProperties
 substituted; kyverno.io/v2 PolicyExceptions (`rule is skipped due to policy exceptions<ns/name>`); then the
 handler: podSecurity > cel > resource (deny > pattern/anyPattern > foreach). `applyRules: One` stops after
@@ -38,8 +39,11 @@ from kubectl_kyrec.classic.podsecurity import evaluate as evaluate_pss
 from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, join_non_empty, root_validator
 from kubectl_kyrec.classic.variables import REGEX_VARIABLES
+from kubectl_kyrec.classic.verify_images import attesting_references
+from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_images
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.classic_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
+from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
@@ -110,6 +114,8 @@ class ClassicEvaluator:
                                    or any(k[0] == policy.meta.name for k in sources.rule_values))
                 self.compiled.append(c)
         self._envs = envs
+        # the imageReferences of the run's signature-checking verifyImages entries, worked out on first need
+        self._attesting: tuple[str, ...] | None = None
 
     # -----------------------------------------------------------------------------------------------------
 
@@ -216,7 +222,15 @@ class ClassicEvaluator:
             if applies is False:
                 continue
             if rule.type == "verifyImages":
-                self._notice(policy, rule, "verifyImages rules are not evaluated (they need image registries)")
+                if ctx is None or not self._adds_to_context(policy, rule):
+                    responses = self._verify_images(compiled, rule, sctx, facts, ctx)
+                else:
+                    ctx.checkpoint()
+                    try:
+                        responses = self._verify_images(compiled, rule, sctx, facts, ctx)
+                    finally:
+                        ctx.restore()
+                results.extend(self._result(policy, rule, sctx, r, dict(rule.report_properties)) for r in responses)
                 continue
             if rule.type != "validate":
                 continue        # mutate and generate rules have no validate handler: no response
@@ -305,6 +319,46 @@ class ClassicEvaluator:
             return undetermined, properties
         response = self._existing_violations(compiled, rule, sctx, facts, ctx, response)
         return response, properties
+
+    def _verify_images(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext, facts: RequestFacts,
+                       ctx: Any) -> list[Response]:
+        """A verifyImages rule offline (classic/verify_images.py; kk: engine.go invokeRuleHandler around
+        handlers/mutation/mutate_image.go and handlers/validation/validate_image.go): no image matching its
+        imageReferences, no response; then context, preconditions and exceptions as for any rule; then what
+        the two handlers decide without a registry, or `undetermined` (needs-registry) when they need one."""
+        policy = compiled.policy
+        if facts.operation == "DELETE":
+            return []
+        old = sctx.request.old_obj if facts.operation == "UPDATE" else None
+        if self._attesting is None:
+            self._attesting = attesting_references(r.raw for c in self.compiled for r in c.policy.rules
+                                                   if r.type == "verifyImages")
+        outcome = evaluate_verify_images(rule.raw, facts.obj, old, policy.meta.name, rule.name, self._attesting)
+        if outcome is None:
+            return []
+        if ctx is not None and (rule.raw.get("context") or rule.raw.get("preconditions")):
+            loader = ContextLoader(self.core, self.sources, policy.meta.name,
+                                   policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
+            try:
+                loader(rule.raw.get("context") or [], ctx)
+            except Exception as exc:
+                return [error("failed to load context", exc)]
+            try:
+                ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
+            except Exception as exc:
+                return [self._undetermined(policy, rule, loader) or error("failed to evaluate preconditions", exc)]
+            if not ok:
+                return [Response(SKIP, join_non_empty(["preconditions not met", msg], "; "))]
+        matched = self._exceptions(policy, rule, facts, ctx)
+        if matched:
+            return [Response(SKIP, f"rule is skipped due to policy exceptions{', '.join(e.key for e in matched)}")]
+        if outcome.needs_registry:
+            images = ", ".join(outcome.needs_registry)
+            return [Response(UNDETERMINED, f"{NEEDS_REGISTRY}: verifyImages: Kyverno checks {images} against the "
+                                           f"registry ({outcome.what}); kyrec has no registry access")]
+        if outcome.order_dependent:
+            return [Response(UNDETERMINED, f"{ORDER_DEPENDENT}: verifyImages: {outcome.order_dependent}")]
+        return [Response(status, message) for status, message in outcome.responses]
 
     def _pss(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext, facts: RequestFacts, ctx: Any,
              matched: list[ClassicException], properties: dict[str, str]) -> tuple[Response | None, dict[str, str]]:
@@ -558,6 +612,8 @@ _NO_LOADER = _NoLoader()
 
 
 def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
+    if rule.type == "verifyImages":
+        return bool(rule.raw.get("context") or rule.raw.get("preconditions"))
     if rule.type != "validate":
         return False
     if rule.validate_kind not in ("cel", "podSecurity") or rule.raw.get("context") or rule.raw.get("preconditions"):

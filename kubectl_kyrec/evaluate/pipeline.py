@@ -25,6 +25,11 @@ from kubectl_kyrec.evaluate.admission_chain import (
 from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
 from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
+from kubectl_kyrec.evaluate.image_validating import (
+    CompiledImageValidatingPolicy,
+    compile_image_validating_policy,
+    evaluate_image_validating,
+)
 from kubectl_kyrec.evaluate.mutation import MutationEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -38,7 +43,18 @@ from kubectl_kyrec.evaluate.validating import (
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.load.selection import Selection
-from kubectl_kyrec.model import WGPOLICY, Document, EvalError, Notice, Ref, Result, Source, Subject, new_result
+from kubectl_kyrec.model import (
+    UNDETERMINED,
+    WGPOLICY,
+    Document,
+    EvalError,
+    Notice,
+    Ref,
+    Result,
+    Source,
+    Subject,
+    new_result,
+)
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions
@@ -134,6 +150,27 @@ def compile_selected(policies: PolicySet, envs: Environments, options: EvalOptio
     return compiled, admission
 
 
+def compile_image_validating(policies: PolicySet, envs: Environments, options: EvalOptions,
+                             notices: list[Notice], errors: list[EvalError]) -> list[CompiledImageValidatingPolicy]:
+    """The selected ImageValidatingPolicies of the run, compiled once; a JSON-mode one is noted and passed
+    over (kyrec evaluates no JSON payload with them yet), one that does not compile is an error."""
+    compiled: list[CompiledImageValidatingPolicy] = []
+    for policy in policies.image_validating:
+        if not options.selection.holds_policy(policy.meta.key):
+            continue
+        if policy.mode != "Kubernetes":
+            notices.append(Notice(f"{policy.meta.kind} {policy.meta.name!r}: evaluation mode {policy.mode} "
+                                  "applies to payloads, not Kubernetes resources; kyrec does not evaluate "
+                                  "JSON payloads with ImageValidatingPolicies (skipped)", policy.meta.source))
+            continue
+        try:
+            compiled.append(compile_image_validating_policy(policy, envs, policies.exceptions, options.now))
+        except InputError as exc:
+            located = policies.locate(exc)
+            errors.append(EvalError(located.message, located.source))
+    return compiled
+
+
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
@@ -143,7 +180,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "skipped")
-    out.policy_count = len(compiled) + len(admission)
+    images = compile_image_validating(policies, envs, options, out.notices, out.errors)
+    out.policy_count = len(compiled) + len(admission) + len(images)
     classic = classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
         for error in classic.errors:
@@ -198,6 +236,13 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                 disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
                 for result in evaluate_validating(cp, ctx, candidates):
                     pairs.append((result, reportable(result, cp.policy.background, disabled)))
+            for ip in images:
+                disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
+                for result in evaluate_image_validating(ip, ctx):
+                    # the background scan runs the cluster-scoped kind only (kk: report/utils/scanner.go
+                    # AsImageValidatingPolicy); undetermined is never reported
+                    scanned = ip.policy.background and ip.policy.meta.kind == "ImageValidatingPolicy"
+                    pairs.append((result, result.result != UNDETERMINED and reportable(result, scanned, disabled)))
             for ap in admission:
                 for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
                                            params=options.vap_params):
@@ -206,7 +251,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                 pairs.extend(classic.evaluate(ctx))
         return pairs, (classic.noticed() if classic is not None else []), len(subjects)
 
-    evaluators = len(compiled) + len(admission) + (len(classic.compiled) if classic is not None else 0)
+    evaluators = len(compiled) + len(admission) + len(images) + (len(classic.compiled) if classic is not None else 0)
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
     slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
                      decode=_SliceDecoder(out.subjects), counts=counts)

@@ -14,7 +14,7 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.expect.reports import ExpectedReports
-from kubectl_kyrec.load.policies import PolicySet, is_policy_document
+from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicySet, is_policy_document
 from kubectl_kyrec.model import UNDETERMINED, Document, Result, Subject
 
 # report and bookkeeping kinds are never scanned subjects
@@ -25,12 +25,16 @@ NOT_SUBJECTS = {
     "kyverno.io": {"UpdateRequest"},
 }
 
+IMAGE_VALIDATING_SOURCE = REPORT_SOURCE["ImageValidatingPolicy"]
+
 LABEL_PREFIX = {
     "ClusterPolicy": "cpol.kyverno.io/",
     "Policy": "pol.kyverno.io/",
     "ValidatingPolicy": "vpol.kyverno.io/",
+    "ImageValidatingPolicy": "ivpol.kyverno.io/",
     # Kyverno's PolicyLabelPrefix only checks the cluster kinds (SEMANTICS D.2 quirk)
     "NamespacedValidatingPolicy": "validatingadmissionpolicy.apiserver.io/",
+    "NamespacedImageValidatingPolicy": "validatingadmissionpolicy.apiserver.io/",
 }
 
 
@@ -56,6 +60,7 @@ def policy_versions(policies: PolicySet, state: Sequence[Document]) -> dict[str,
     out: dict[str, str] = {}
     metas = [(p.meta, p.background) for p in policies.validating]
     metas.extend((p.meta, p.background) for p in policies.classic)
+    metas.extend((p.meta, p.background) for p in policies.image_validating)
     for meta, background in metas:
         if not background:
             continue
@@ -83,12 +88,21 @@ def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]
     return out
 
 
-def undetermined_pairs(generating: GeneratingOutcome | None) -> frozenset[tuple[str, str]]:
-    """(policy, trigger uid) whose GeneratingPolicy result kyrec cannot decide (it needs request data)."""
-    if generating is None:
-        return frozenset()
-    return frozenset((o.result.policy, o.trigger.ref.uid) for o in generating.outcomes
+def undetermined_pairs(generating: GeneratingOutcome | None, outcome: EvalOutcome | None = None
+                       ) -> frozenset[tuple[str, str]]:
+    """(policy, subject uid) whose result kyrec cannot decide: a GeneratingPolicy's that needs request data,
+    and an ImageValidatingPolicy's `undetermined` result in `outcome` (it needs a registry): the cluster's
+    report may hold a result there that kyrec can neither confirm nor call stale. Both kinds answer once per
+    subject; a classic policy's rules answer one by one, and leaving out the policy would leave out its
+    decided rules too, so its undetermined rules are not listed here."""
+    pairs: set[tuple[str, str]] = set()
+    if generating is not None:
+        pairs.update((o.result.policy, o.trigger.ref.uid) for o in generating.outcomes
                      if o.result is not None and o.result.result == UNDETERMINED)
+    if outcome is not None:
+        pairs.update((r.policy, r.subject.uid) for r in outcome.results
+                     if r.result == UNDETERMINED and r.source == IMAGE_VALIDATING_SOURCE)
+    return frozenset(pairs)
 
 
 def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Sequence[Document], *,
@@ -112,5 +126,5 @@ def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Seque
     in_scope = [s for uid, s in by_uid.items() if uid in owed]
     keys = frozenset([*(p.meta.key for p in policies.validating), *(p.meta.key for p in policies.admission),
                       *(p.meta.key for p in policies.classic),
-                      *gen_keys])
+                      *(p.meta.key for p in policies.image_validating), *gen_keys])
     return ReportScope(outcome, expected, in_scope, frozenset(by_uid), policy_versions(policies, state), keys)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
     from kubectl_kyrec.load.deleting_policies import DeletingPolicy
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+    from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy
     from kubectl_kyrec.load.mutating_policies import (
         MutatingAdmissionBinding,
         MutatingAdmissionPolicy,
@@ -26,11 +27,14 @@ if TYPE_CHECKING:
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
-NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy")
+# served from v1beta1 only (their CRDs: config/crds/policies.kyverno.io)
+NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy",
+                           "NamespacedImageValidatingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
+IMAGE_VALIDATING_KINDS = ("ImageValidatingPolicy", "NamespacedImageValidatingPolicy")
 DELETING_KINDS = ("DeletingPolicy", "NamespacedDeletingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
@@ -43,6 +47,8 @@ REPORT_SOURCE = {
     "GeneratingPolicy": "KyvernoGeneratingPolicy",
     "NamespacedGeneratingPolicy": "KyvernoGeneratingPolicy",
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
+    "ImageValidatingPolicy": "KyvernoImageValidatingPolicy",
+    "NamespacedImageValidatingPolicy": "KyvernoImageValidatingPolicy",
     "MutatingPolicy": "KyvernoMutatingPolicy",
     "NamespacedMutatingPolicy": "KyvernoMutatingPolicy",
     "MutatingAdmissionPolicy": "MutatingAdmissionPolicy",
@@ -95,8 +101,6 @@ def split_policy_label(source: str, shown: str) -> tuple[str, str]:
 # results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
 # (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
 UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
-    (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
-    (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
     ("kyverno.io", "ClusterCleanupPolicy"): "",
     ("kyverno.io", "CleanupPolicy"): "",
 }
@@ -274,6 +278,7 @@ class PolicySet:
     bindings: list[AdmissionBinding] = field(default_factory=list)
     exceptions: list[PolicyException] = field(default_factory=list)
     generating: list[GeneratingPolicy] = field(default_factory=list)
+    image_validating: list[ImageValidatingPolicy] = field(default_factory=list)
     classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
     classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
     deleting: list[DeletingPolicy] = field(default_factory=list)   # DeletingPolicy / NamespacedDeletingPolicy
@@ -291,7 +296,7 @@ class PolicySet:
     def has_policies(self) -> bool:
         """Whether anything was given that could produce a result (bad policies count: they are reported)."""
         return bool(self.validating or self.admission or self.generating or self.classic or self.mutating
-                    or self.mutating_admission or self.deleting or self.errors)
+                    or self.mutating_admission or self.deleting or self.image_validating or self.errors)
 
     def extend(self, other: PolicySet) -> None:
         self.validating.extend(other.validating)
@@ -299,6 +304,7 @@ class PolicySet:
         self.bindings.extend(other.bindings)
         self.exceptions.extend(other.exceptions)
         self.generating.extend(other.generating)
+        self.image_validating.extend(other.image_validating)
         self.classic.extend(other.classic)
         self.classic_exceptions.extend(other.classic_exceptions)
         self.deleting.extend(other.deleting)
@@ -631,7 +637,8 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 # passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
 # and a live cluster's policy LISTs (those read only the evaluated kinds).
 EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
-    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *DELETING_KINDS, "PolicyException")),
+    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *DELETING_KINDS, *IMAGE_VALIDATING_KINDS,
+                                   "PolicyException")),
     (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
     *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")))
 # the mutating kinds (load/mutating_policies.py): parsed and evaluated by their engines, which `eval` does
@@ -662,6 +669,7 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
     from kubectl_kyrec.load import mutating_policies as mutating
     from kubectl_kyrec.load.deleting_policies import parse_deleting_policy
     from kubectl_kyrec.load.generating_policies import parse_generating_policy
+    from kubectl_kyrec.load.image_validating_policies import parse_image_validating_policy
 
     out = PolicySet(lines=dict(lines or {}))
     for doc in docs:
@@ -671,6 +679,8 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                 out.validating.append(parse_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
                 out.generating.append(parse_generating_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind in IMAGE_VALIDATING_KINDS:
+                out.image_validating.append(parse_image_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in DELETING_KINDS:
                 out.deleting.append(parse_deleting_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in mutating.MUTATING_KINDS:

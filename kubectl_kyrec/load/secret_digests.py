@@ -165,7 +165,8 @@ def secret_digest_notice(policies: PolicySet, state: ClusterState) -> str | None
         return None
     every: list[tuple[str, Mapping[str, Any]]] = [
         *((p.meta.key, p.raw) for p in policies.validating), *((p.meta.key, p.raw) for p in policies.admission),
-        *((p.meta.key, p.raw) for p in policies.generating), *((p.meta.key, p.raw) for p in policies.classic)]
+        *((p.meta.key, p.raw) for p in policies.generating), *((p.meta.key, p.raw) for p in policies.classic),
+        *((p.meta.key, p.raw) for p in policies.image_validating)]
     readers = sorted({key for key, raw in every if _may_read_secrets(raw.get("spec"))})
     if not readers:
         return None

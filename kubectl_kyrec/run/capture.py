@@ -47,13 +47,16 @@ class Need:
 
 def trigger_kinds(policies: PolicySet, table: KindTable) -> list[Need]:
     """The kinds the policies select: resourceRules with `*` expanded through the kind table, the pod
-    controllers of autogen (ValidatingPolicy and classic), and classic rules' `kinds`."""
-    from kubectl_kyrec.evaluate.autogen import variants
+    controllers of autogen (ValidatingPolicy, ImageValidatingPolicy and classic), and classic rules' `kinds`."""
+    from kubectl_kyrec.evaluate.autogen import autogen_targets, variants
 
     constraints: list[tuple[str, MatchResources | None]] = [
         *((p.meta.key, v.match_constraints) for p in policies.validating for v in variants(p)),
         *((p.meta.key, p.match_constraints) for p in policies.admission),
-        *((p.meta.key, p.match_constraints) for p in policies.generating)]
+        *((p.meta.key, p.match_constraints) for p in policies.generating),
+        *((p.meta.key, p.match_constraints) for p in policies.image_validating),
+        *((p.meta.key, t.match) for p in policies.image_validating if p.meta.kind == "ImageValidatingPolicy"
+          for t in autogen_targets(p.match_constraints, p.autogen_controllers))]
     versions: dict[tuple[str, str], set[str] | None] = {}
     infos: dict[tuple[str, str], ResourceInfo] = {}
     wildcard_by: dict[tuple[str, str], set[str]] = {}

@@ -120,7 +120,8 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
         run.notices.extend(notices)
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
     if both and not has_reports and not options.compare_reports and (
-            inputs.policies.validating or inputs.policies.admission or inputs.policies.classic):
+            inputs.policies.validating or inputs.policies.admission or inputs.policies.classic
+            or inputs.policies.image_validating):
         # the default diff compares reports only when the state holds some (a dump without them would
         # make every report "missing"); --reports asks for the comparison regardless
         run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
@@ -380,7 +381,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating
-            or inputs.policies.classic):
+            or inputs.policies.classic or inputs.policies.image_validating):
         return None, [], [], dict
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,

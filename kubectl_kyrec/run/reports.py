@@ -56,7 +56,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         # a default install's reports controller runs with --skipResourceFilters=true
                         resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
-                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating))
+                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating, scope.outcome))
     diff = held_reports(diff, inputs)
     return selected_reports(diff, inputs, selection), scope
 
@@ -121,7 +121,8 @@ def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:
     pols = inputs.policies
     policy_reads = list(reporting_policy_reads()) if inputs.policies_from_state else []
     docs: list[Mapping[str, Any]] = [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission),
-                                     *(p.raw for p in pols.generating), *(p.raw for p in pols.classic)]
+                                     *(p.raw for p in pols.generating), *(p.raw for p in pols.classic),
+                                     *(p.raw for p in pols.image_validating)]
     for doc in docs:
         policy_reads.extend(evaluation_reads(doc, known))
     policy_reads = list(dict.fromkeys(policy_reads))

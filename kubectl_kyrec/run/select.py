@@ -20,8 +20,8 @@ def check_policy_names(names: Sequence[str], policies: PolicySet) -> None:
     known: dict[str, str] = {}
     for meta in [*(p.meta for p in policies.validating), *(p.meta for p in policies.admission),
                  *(p.meta for p in policies.generating), *(p.meta for p in policies.classic),
-                 *(p.meta for p in policies.deleting), *(p.meta for p in policies.mutating),
-                 *(p.meta for p in policies.mutating_admission)]:
+                 *(p.meta for p in policies.image_validating), *(p.meta for p in policies.deleting),
+                 *(p.meta for p in policies.mutating), *(p.meta for p in policies.mutating_admission)]:
         known[meta.name] = meta.key
         known[meta.key] = meta.key
     missing = [n for n in names if n not in known]

@@ -23,7 +23,8 @@ class StatePoliciesSource:
         inputs = self.files.read()
         docs = [d for d in inputs.state.objects if is_policy_document(d)]
         policies = classify(docs)
-        if not (policies.validating or policies.generating or policies.admission or getattr(policies, "classic", None)):
+        if not (policies.validating or policies.generating or policies.admission or policies.image_validating
+                or getattr(policies, "classic", None)):
             raise UsageError(f"{self.what} (the state holds no policies)")
         from kubectl_kyrec.load.secret_digests import secret_digest_notice
         from kubectl_kyrec.model import Notice

@@ -77,7 +77,7 @@ MISSING_PATCHED = "missing-patched-resource"
 VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP, MISSING_PATCHED)
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "MutatingPolicy",
-                   "MutatingAdmissionPolicy", "DeletingPolicy")
+                   "MutatingAdmissionPolicy", "DeletingPolicy", "ImageValidatingPolicy")
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,7 @@ class _Context:
     validating: dict[str, ValidatingPolicy]
     admission: set[str]
     generating: set[str]
+    image_validating: set[str]
     others: dict[str, str]
     deleting: set[str]
     unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
@@ -215,6 +216,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         validating={p.meta.name: p for p in policies.validating},
         admission={p.meta.name for p in policies.admission},
         generating={d.name for d in policies.generating},
+        image_validating={p.meta.name for p in policies.image_validating},
         others={d.name: d.kind for d in policies.others if d.name},
         deleting={p.meta.name for p in policies.deleting},
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
@@ -228,6 +230,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     starts.extend((p.meta.source, p.meta.name) for p in policies.mutating_admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.image_validating)
     starts.extend((p.meta.source, p.meta.name) for p in policies.deleting)
     # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
     evaluates_alike = not policies.admission and other_libraries is None
@@ -524,7 +527,8 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
-                                        or name in ctx.generating or name in ctx.deleting):
+                                        or name in ctx.generating or name in ctx.deleting
+                                        or name in ctx.image_validating):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
     if name in ctx.mutate_existing and not (name in ctx.validating or name in ctx.admission):
         return NOT_EVALUATED, "kyrec does not evaluate mutateExisting MutatingPolicies (targets)"
@@ -535,7 +539,8 @@ def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str
     if name in ctx.generating and not ctx.generation_available:
         return LOAD_ERROR, "generating policies not supported yet"
     if (name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic
-            or name in ctx.mutating or name in ctx.mutating_admission or name in ctx.deleting):
+            or name in ctx.mutating or name in ctx.mutating_admission or name in ctx.deleting
+            or name in ctx.image_validating):
         return None
     if name in ctx.others:
         return LOAD_ERROR, f"policy {name!r} is a {ctx.others[name]}, which kyrec does not evaluate"
@@ -602,7 +607,7 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
     # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
     ruleless = (bool(entry.flags) or name in ctx.validating or name in ctx.admission or name in ctx.mutating
-                or name in ctx.mutating_admission or name in ctx.deleting)
+                or name in ctx.mutating_admission or name in ctx.deleting or name in ctx.image_validating)
     if results and (name in ctx.mutating or name in ctx.mutating_admission):
         return _kyverno_mutating_row(ctx, evaluation, entry, subject, results)
     if ruleless:
@@ -844,7 +849,7 @@ def _classic_unevaluated(policy: Any, rule: str) -> str:
             rule = rule[len(prefix):]
             break
     for r in policy.rules:
-        if r.name == rule and r.type not in ("validate", "mutate"):
+        if r.name == rule and r.type not in ("validate", "mutate", "verifyImages"):
             return f"rule {rule!r} is a {r.type} rule, which kyrec does not evaluate"
         if r.name == rule and r.validate_kind in ("manifests",):
             return f"rule {rule!r} is a validate.{r.validate_kind} rule, which kyrec does not evaluate yet"

@@ -396,18 +396,18 @@ def test_results_of_kinds_kyrec_does_not_evaluate_are_left_out_with_one_notice()
     c = load_case(CASES / "current")
     report = next(o for o in c["state"] if o["kind"] == "PolicyReport")
     report["results"].append({"source": "KyvernoMutatingPolicy", "policy": "add-labels", "result": "pass"})
-    # a report about an object that is gone, carrying only an ImageValidatingPolicy result: not an orphan
+    # a report about an object that is gone, carrying only a MutatingAdmissionPolicy result: not an orphan
     gone = yaml.safe_load(yaml.safe_dump(report))
     gone["metadata"]["name"] = gone["scope"]["uid"] = "99999999-0000-0000-0000-000000000009"
-    gone["results"] = [{"source": "KyvernoImageValidatingPolicy", "policy": "signed", "result": "fail"}]
+    gone["results"] = [{"source": "MutatingAdmissionPolicy", "policy": "set-owner", "result": "fail"}]
     diff = diff_reports(c["expected"], c["subjects"], [*c["state"], gone], now=c["now"],
                         policy_versions=c["policy_versions"])
     assert [str(ch.klass) for ch in diff.changes] == ["current"]
     assert [r.display() for r in diff.ignored_reports] == [
         "PolicyReport shop/99999999-0000-0000-0000-000000000009"]
-    assert diff.left_out_sources == ("KyvernoImageValidatingPolicy", "KyvernoMutatingPolicy")
+    assert diff.left_out_sources == ("KyvernoMutatingPolicy", "MutatingAdmissionPolicy")
     notice = diff.left_out_notice()
-    assert notice is not None and notice.endswith("KyvernoImageValidatingPolicy, KyvernoMutatingPolicy")
+    assert notice is not None and notice.endswith("KyvernoMutatingPolicy, MutatingAdmissionPolicy")
     # the same report with a ValidatingPolicy result kyrec does not owe is still an orphan
     gone["results"].append({"source": "KyvernoValidatingPolicy", "policy": "x", "result": "pass"})
     diff = diff_reports(c["expected"], c["subjects"], [*c["state"], gone], now=c["now"],

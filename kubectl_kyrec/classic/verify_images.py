@@ -1,0 +1,219 @@
+"""A classic verifyImages rule offline: what Kyverno's two handlers decide before a registry is needed.
+
+kk: pkg/engine/utils/image.go (ExtractMatchingImages, GetMatchingImages, IsImageVerified),
+handlers/mutation/mutate_image.go with internal/imageverifier.go (Verify, verifyImage: the mutate phase),
+handlers/validation/validate_image.go (the verifyDigest / required checks), and api/kyverno/v1
+ImageVerification.Convert (the deprecated `image` field).
+
+- No image of the resource matches an entry's `imageReferences`: neither handler exists, no response.
+- Mutate phase, per matched image and entry: an entry without attestors or attestations answers nothing;
+  else an image the entry does not reference, or one of its `skipImageReferences`, is skipped (`skipping
+  image reference image <img>, policy <p> ruleName <r>`); anything else is a signature or attestation
+  check against the registry. `mutateDigest` (default true) on an image without a digest looks the digest
+  up in the registry. An image an UPDATE leaves unchanged is not checked again.
+- Validate phase (an entry with `verifyDigest` or `required`, both default true), over every image of the
+  resource: an image an entry does not reference ends the phase with no response; `verifyDigest` without a
+  digest fails (`missing digest for <img>`); `required` reads the `kyverno.io/verify-images` annotation the
+  mutate phase writes: with no rule of the run checking signatures of the resource's images, the resource's
+  own annotation; else what the registry said (needs the registry).
+
+Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermined`, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.classic.image_info import ImageError, get_image_info
+from kubectl_kyrec.classic.request import pod_spec
+from kubectl_kyrec.golang.wildcard import match
+
+ANNOTATION_IMAGE_VERIFY = "kyverno.io/verify-images"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    references: tuple[str, ...]
+    skip_references: tuple[str, ...]
+    verifies: bool                  # attestors or attestations: a signature check
+    mutate_digest: bool
+    verify_digest: bool
+    required: bool
+
+
+@dataclass(frozen=True)
+class _Image:
+    text: str                       # ImageInfo.String()
+    digest: str
+    pointer: tuple[str | int, ...]
+
+
+@dataclass
+class Outcome:
+    """The rule's responses as (status, message), or the images whose answer needs the registry."""
+
+    responses: list[tuple[str, str]] = field(default_factory=list)
+    needs_registry: list[str] = field(default_factory=list)
+    what: str = "signatures, attestations, digests"      # what the registry would answer
+    order_dependent: str = ""       # why the answer depends on an order Kyverno does not fix
+
+
+def _entries(rule: Mapping[str, Any]) -> list[_Entry]:
+    out = []
+    for e in rule.get("verifyImages") or []:
+        if not isinstance(e, Mapping):
+            continue
+        refs = [str(r) for r in e.get("imageReferences") or []]
+        if e.get("image"):
+            refs.append(str(e["image"]))
+        # Convert turns the deprecated key / issuer / annotations into an attestor
+        verifies = bool(e.get("attestors") or e.get("attestations") or e.get("key") or e.get("issuer")
+                        or e.get("annotations"))
+        out.append(_Entry(tuple(refs), tuple(str(r) for r in e.get("skipImageReferences") or []), verifies,
+                          e.get("mutateDigest") is not False, e.get("verifyDigest") is not False,
+                          e.get("required") is not False))
+    return out
+
+
+def _images(obj: Mapping[str, Any]) -> list[_Image]:
+    spec, pointer = pod_spec(obj)
+    if spec is None:
+        return []
+    base = tuple(p for p in pointer.split("/") if p)
+    out = []
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for index, container in enumerate(spec.get(key) or []):
+            if not isinstance(container, Mapping) or not isinstance(container.get("image"), str):
+                continue
+            try:
+                info = get_image_info(container["image"])
+            except ImageError:
+                continue
+            out.append(_Image(str(info), info.digest, (*base, key, index, "image")))
+    return out
+
+
+def _at(obj: Mapping[str, Any] | None, pointer: tuple[str | int, ...]) -> Any:
+    node: Any = obj
+    for step in pointer:
+        if isinstance(step, int):
+            node = node[step] if isinstance(node, list) and step < len(node) else None
+        else:
+            node = node.get(step) if isinstance(node, Mapping) else None
+    return node
+
+
+def _refers(patterns: tuple[str, ...], image: str) -> bool:
+    return any(match(p, image) for p in patterns)
+
+
+def attesting_references(rules: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The imageReferences of every verifyImages entry that checks signatures or attestations (its mutate
+    phase writes the `kyverno.io/verify-images` annotation a `required` check reads)."""
+    return tuple(dict.fromkeys(ref for rule in rules for e in _entries(rule) if e.verifies for ref in e.references))
+
+
+def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
+             policy_name: str, rule_name: str, attesting: tuple[str, ...] = ()) -> Outcome | None:
+    """None when no image matches (no response); else the rule's outcome. `old`: the old object on UPDATE.
+    `attesting`: attesting_references of every verifyImages rule of the run: Kyverno's CLI runs every
+    policy's mutate phase before any validate phase, each that verified something replacing the annotation,
+    so when one of them references an image of the resource, what `required` reads is the registry's."""
+    if rule.get("imageExtractors"):
+        # custom extractors read fields kyrec does not extract: which images they find is not known here
+        return Outcome(needs_registry=["the images its imageExtractors find"])
+    if not obj:
+        return None
+    entries = _entries(rule)
+    images = _images(obj)
+    matched = [i for i in images for e in entries if _refers(e.references, i.text)]
+    if not matched:
+        return None
+    out = Outcome()
+    for entry in entries:
+        for image in matched:
+            if old is not None and _at(old, image.pointer) == _at(obj, image.pointer):
+                continue            # kk: imageverifier.go Verify: HasChanged is false
+            if entry.verifies:
+                if not _refers(entry.references, image.text) or _refers(entry.skip_references, image.text):
+                    out.responses.append(("skip", f"skipping image reference image {image.text}, policy "
+                                                  f"{policy_name} ruleName {rule_name}"))
+                elif image.text not in out.needs_registry:
+                    out.needs_registry.append(image.text)
+            if entry.mutate_digest and not image.digest and image.text not in out.needs_registry:
+                out.needs_registry.append(image.text)
+    if out.needs_registry or not any(e.verify_digest or e.required for e in entries):
+        return out
+    if any(e.required for e in entries) and any(_refers(attesting, i.text) for i in images):
+        out.needs_registry.extend(i.text for i in images if _refers(attesting, i.text)
+                                  and i.text not in out.needs_registry)
+        out.what = "`required` reads the verification a signature-checking verifyImages rule records"
+        return out
+    validated = _validate(entries, images, obj)
+    if isinstance(validated, str):
+        out.order_dependent = validated
+    elif validated is not None:
+        out.responses.append(validated)
+    return out
+
+
+def _validate(entries: list[_Entry], images: list[_Image], obj: Mapping[str, Any]) -> tuple[str, str] | str | None:
+    """kk: validate_image.go Process and validateImage, for a resource the mutate phase left as it was.
+
+    Kyverno walks each entry's images in Go map order (by container list, then container name), stopping
+    at the first image the entry does not reference (no response) or the first that fails: when an entry
+    has both, which comes first is not fixed, and the answer is a str saying so. Several failing images
+    give the first in container order (Kyverno names whichever its map meets first)."""
+    skipped: list[str] = []
+    passed: list[str] = []
+    for entry in entries:
+        unreferenced = [i.text for i in images if not _refers(entry.references, i.text)]
+        failures: list[str] = []
+        statuses: list[tuple[str, str]] = []
+        for image in images:
+            if not _refers(entry.references, image.text):
+                continue
+            if entry.verify_digest and not image.digest:
+                failures.append(f"missing digest for {image.text}")
+                continue
+            if entry.required:
+                status, problem = _verified(obj, image.text)
+                if problem:
+                    failures.append(problem)
+                    continue
+                statuses.append((status, image.text))
+        if unreferenced and failures:
+            return (f"Kyverno stops at whichever it meets first in Go map order: {unreferenced[0]}, which no "
+                    f"imageReferences entry names (no response), or {failures[0]}")
+        if unreferenced:
+            return None
+        if failures:
+            return "fail", failures[0]
+        skipped.extend(text for status, text in statuses if status == "skip")
+        passed.extend(text for status, text in statuses if status == "pass")
+    if passed or not skipped:
+        if skipped:
+            return "pass", " ".join(["image verified, skipped images:", *skipped])
+        return "pass", "image verified"
+    return "skip", " ".join(["image skipped, skipped images:", *skipped])
+
+
+def _verified(obj: Mapping[str, Any], image: str) -> tuple[str, str]:
+    """kk: IsImageVerified and the caller's `unverified image` (status, failure message or "")."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if not annotations:
+        return "fail", f"unverified image {image}"
+    data = annotations.get(ANNOTATION_IMAGE_VERIFY)
+    if data is None:
+        return "fail", "image is not verified"
+    try:
+        parsed = json.loads(str(data))
+    except ValueError as exc:
+        return "fail", f"failed to parse image metadata: {exc}"
+    status = parsed.get(image, "fail") if isinstance(parsed, dict) else "fail"
+    if status == "fail":
+        return "fail", f"unverified image {image}"
+    return str(status), ""
