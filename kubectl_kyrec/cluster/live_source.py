@@ -125,7 +125,10 @@ class LiveSource:
             kinds.add(info)
         state, repeats = state.first_of_each(lambda doc: kinds.is_namespaced(doc.api_version, doc.kind))
         notices = list(inputs.notices) + [Notice(n) for n in self.last.notices] + repeats
-        return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices)
+        from kubectl_kyrec.cluster.access_review import SubjectAccessReviews
+
+        return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices,
+                                   access=SubjectAccessReviews(client) if self.downstreams or self.reports else None)
 
     @property
     def unreadable(self) -> dict[Any, str]:

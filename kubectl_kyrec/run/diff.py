@@ -136,7 +136,8 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
 
 def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> None:
     """Every change that is not in-sync or current with its cause (reconcile/causes.py), from the state's
-    UpdateRequests and policies and Kyverno's configuration."""
+    UpdateRequests, policies, RBAC objects and Kyverno's Deployments, Kyverno's configuration, and (live)
+    the cluster's answers to access reviews."""
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.causes import Evidence, downstream_cause, report_cause
     from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
@@ -147,22 +148,46 @@ def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> Non
     objs = inputs.state.objs
     config = load_kyverno_config(options.kyverno_config_path) if options.kyverno_config_path \
         else kyverno_config_for(objs)
+    kinds = inputs.kinds
+
+    def resource_of(api_version: str, kind: str) -> tuple[str, str] | None:
+        info = kinds.by_kind(api_version, kind) if kinds is not None else None
+        return (info.group, info.resource) if info is not None else None
+
+    def listed(api_version: str, kind: str, namespace: str) -> bool | None:
+        return inputs.state.is_listed(api_version, kind, namespace)
+
     evidence = Evidence.of(objs, now=options.now, admission_filters=config.resource_filters,
                            scan_filters=config.background_scan_filters(
-                               skip_resource_filters=options.skip_resource_filters))
+                               skip_resource_filters=options.skip_resource_filters),
+                           listed=listed, access=inputs.access.allowed if inputs.access is not None else None,
+                           resource_of=resource_of)
     if run.downstreams is not None:
         run.downstreams = DownstreamDiff(tuple(
             c if c.klass is DownstreamClass.IN_SYNC else dataclasses.replace(c, cause=downstream_cause(
                 klass=str(c.klass), reason=str(c.reason) if c.reason else None, enforced=c.enforced,
-                policy=c.policy, trigger=c.trigger, actual=c.actual, ev=evidence))
+                policy=c.policy, trigger=c.trigger, actual=c.actual, ev=evidence, obj=c.object))
             for c in run.downstreams.changes), run.downstreams.out_of_scope)
     if run.reports is not None:
+        built: list[Mapping[tuple[str, str, str, str], Mapping[str, Any]]] = []
+
+        def owing(report: Any) -> list[str]:
+            """The policies the expected report gives results of, in their order (built once, when asked)."""
+            if not built:
+                built.append(run.expected_reports())
+            found = built[0].get((report.api_version, report.kind, report.namespace, report.name)) or {}
+            names = [str(r.get("policy") or "") for r in found.get("results") or [] if isinstance(r, Mapping)]
+            return list(dict.fromkeys(n for n in names if n))
+
         run.reports = dataclasses.replace(run.reports, changes=tuple(
             c if c.klass is ReportClass.CURRENT else dataclasses.replace(c, cause=report_cause(
                 subject=c.subject, next_scan=str(c.next_scan) if c.next_scan else None,
                 next_scan_reason=c.next_scan_reason, oldest_ephemeral_age_s=c.oldest_ephemeral_age_s,
-                ev=evidence))
+                ev=evidence, policies=owing(c.report)))
             for c in run.reports.changes))
+    if inputs.access is not None and inputs.access.failure:
+        run.notices.append(f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): "
+                           "causes name them only from the RBAC objects read")
 
 
 def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
