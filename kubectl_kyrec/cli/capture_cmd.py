@@ -93,7 +93,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
-    source = live_source(files, kube, reports=not only_downstreams, downstreams=True)
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True)
     result = run_capture(source, include_secret_values=include_secret_values)
     if result.secrets:
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
