@@ -1,0 +1,106 @@
+"""Kyverno's own permissions as the cause of a missing downstream (issue 28), answered by the real API server's
+RBAC authorizer through SubjectAccessReviews (the server runs --authorization-mode=Node,RBAC): a live diff
+names the verb the background controller's service account lacks, and says so no more once it is granted.
+A user without `create subjectaccessreviews` gets a notice and no guess; docs/rbac.yaml's
+kyrec-review-kyverno-permissions is the role that grants it.
+
+The bare server runs no controller-manager, so no ClusterRole is aggregated here: the roles below carry their
+rules themselves (aggregation is decided offline, tests/k8s/test_rbac.py and the cause-rbac-* diff goldens)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.realapi.fixture import RealServer, plural_path
+from tests.realapi.test_real_only import ROOT, gpol, kyrec
+
+RBAC = "rbac.authorization.k8s.io/v1"
+SA = "kyverno-background-controller"
+
+
+@pytest.fixture()
+def cluster_scoped(realapi: RealServer) -> Iterator[list[tuple[str, str]]]:
+    """ClusterRoles and ClusterRoleBindings made by the test, deleted at its end (the session shares them)."""
+    made: list[tuple[str, str]] = []
+    yield made
+    for plural, name in made:
+        realapi.kube.delete(plural_path(RBAC, plural, "", name))
+
+
+def _causes(result: Any, namespaces: list[str]) -> dict[str, dict[str, Any]]:
+    doc = json.loads(result.stdout)
+    return {c["object"]["namespace"]: c["cause"] for c in doc["changes"]
+            if c["domain"] == "downstream" and c["object"]["namespace"] in namespaces}
+
+
+def test_the_background_controller_s_missing_verb_is_named_by_a_subject_access_review(
+        realapi: RealServer, cluster_scoped: list[tuple[str, str]], tmp_path: Path) -> None:
+    policy, namespaces = gpol(realapi, tmp_path, "causes-rbac")
+    role, binding = realapi.unique("kyverno-bg-test"), realapi.unique("kyverno-bg-test")
+    realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}},
+                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SA, "namespace": "kyverno"}})
+    # every verb Kyverno checks for a synchronized generate rule but create
+    realapi.seed({"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": role},
+                  "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                             "verbs": ["get", "list", "watch", "update", "delete"]}]},
+                 {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": {"name": binding},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                  "subjects": [{"kind": "ServiceAccount", "name": SA, "namespace": "kyverno"}]})
+    cluster_scoped += [("clusterroles", role), ("clusterrolebindings", binding)]
+
+    diff = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json")
+    assert diff.exit_code == 1, diff.stderr
+    causes = _causes(diff, namespaces)
+    assert set(causes) == set(namespaces)
+    for ns, cause in causes.items():
+        assert cause["kind"] == "rbac", cause
+        assert cause["message"] == (
+            f"Kyverno's background controller (service account kyverno/{SA}) may not create configmaps in "
+            f'namespace {ns} (SubjectAccessReview); grant: apiGroups: [""], resources: ["configmaps"], '
+            'verbs: ["create"]')
+
+    # granted: Kyverno's permissions are no longer the cause, and nothing else the cluster holds says why
+    realapi.seed({"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": role},
+                  "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                             "verbs": ["get", "list", "watch", "create", "update", "delete"]}]})
+    granted = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json")
+    assert {c["kind"] for c in _causes(granted, namespaces).values()} == {"unknown"}
+
+
+def test_a_reader_without_review_rights_gets_a_notice_and_no_guess(
+        realapi: RealServer, cluster_scoped: list[tuple[str, str]], tmp_path: Path) -> None:
+    policy, namespaces = gpol(realapi, tmp_path, "causes-reader")
+    realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}})
+    realapi.seed(*[d for d in yaml.safe_load_all((ROOT / "docs" / "rbac.yaml").read_text()) if d])
+
+    def bind(to: str) -> None:
+        name = realapi.unique(f"restricted-{to}")
+        realapi.seed({"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": {"name": name},
+                      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": to},
+                      "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                                    "name": "restricted-users"}]})
+        cluster_scoped.append(("clusterrolebindings", name))
+
+    bind("kyrec-read")
+    reader = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json", context="restricted")
+    assert reader.exit_code == 1, reader.stderr
+    notices = json.loads(reader.stdout)["notices"]
+    assert any(n.startswith("Kyverno's permissions were not asked of the cluster (forbidden: cannot create "
+                            "subjectaccessreviews.authorization.k8s.io") for n in notices), notices
+    # the live diff reads no RBAC objects: without the review nothing decides, and nothing is guessed
+    assert {c["kind"] for c in _causes(reader, namespaces).values()} == {"unknown"}
+
+    bind("kyrec-review-kyverno-permissions")
+    reviewer = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json", context="restricted")
+    causes = _causes(reviewer, namespaces)
+    # nothing in the session grants Kyverno's service account create on ConfigMaps (the first test's role
+    # lacks it, and goes at its end): named, with the review as the evidence's source
+    assert {c["kind"] for c in causes.values()} == {"rbac"}, causes
+    assert all("create configmaps in namespace" in c["message"] and "(SubjectAccessReview)" in c["message"]
+               for c in causes.values()), causes
