@@ -319,6 +319,10 @@ def report_rbac_cause(subject: Ref | None, ev: Evidence) -> Cause | None:
 # ---- 3. the policy ----------------------------------------------------------------------------------------
 
 def policy_status_cause(policy: str, ev: Evidence) -> Cause | None:
+    """A policy the state's copy says is not ready: classic policies keep a `Ready` condition (and
+    `status.ready`); the CEL kinds a `conditionStatus` whose `ready` is false when a condition is not True
+    (kk: pkg/controllers/policystatus, e.g. RBACPermissionsGranted "Policy is not ready for reporting,
+    missing permissions: ...", WebhookConfigured), and the first such condition is named."""
     obj = (ev.policies or {}).get(policy)
     if obj is None:
         return None
@@ -330,6 +334,12 @@ def policy_status_cause(policy: str, ev: Evidence) -> Cause | None:
             return Cause("policy", f"policy {policy} is not ready: {detail}", (ref_of(obj),))
     if status.get("ready") is False:
         return Cause("policy", f"policy {policy} is not ready", (ref_of(obj),))
+    conditions = _map(status.get("conditionStatus"))
+    if conditions.get("ready") is False:
+        failing = [_map(c) for c in conditions.get("conditions") or [] if str(_map(c).get("status")) != "True"]
+        detail = f"{failing[0].get('type')}: {failing[0].get('message') or failing[0].get('reason') or 'no message'}" \
+            if failing else str(conditions.get("message") or "no condition says why")
+        return Cause("policy", f"policy {policy} is not ready: {detail}", (ref_of(obj),))
     return None
 
 
@@ -467,15 +477,19 @@ def downstream_cause(*, klass: str, reason: str | None, enforced: bool, policy: 
 
 
 def report_cause(*, subject: Ref | None, next_scan: str | None, next_scan_reason: str | None,
-                 oldest_ephemeral_age_s: int | None, ev: Evidence, policies: Sequence[str] = ()) -> Cause:
+                 oldest_ephemeral_age_s: int | None, ev: Evidence, policies: Sequence[str] = (),
+                 klass: str | None = None) -> Cause:
     """The cause of a report change (not current), in the module's order: no UpdateRequest makes a report.
-    `policies`: those that owe the subject results (the expected report's)."""
-    found = controller_flag_cause(ev, subject)
+    `policies`: those that owe the subject results (the expected report's). What keeps Kyverno from
+    writing a report (its flags, its permissions, the cluster's policy) is said of a `missing` or `stale`
+    one only: it does not explain an orphan, a duplicate or a misnamed report."""
+    writes = klass in (None, "missing", "stale")
+    found = controller_flag_cause(ev, subject) if writes else None
     if found is None:
         found = filter_cause(subject, ev.scan_filters, "the reports controller")
-    if found is None:
+    if found is None and writes:
         found = report_rbac_cause(subject, ev)
-    if found is None:
+    if found is None and writes:
         found = report_policy_cause(policies, ev)
     if found is None and oldest_ephemeral_age_s is not None:
         found = Cause("rescan", f"results wait in ephemeral reports for the aggregator, the oldest "

@@ -183,7 +183,7 @@ def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> Non
             c if c.klass is ReportClass.CURRENT else dataclasses.replace(c, cause=report_cause(
                 subject=c.subject, next_scan=str(c.next_scan) if c.next_scan else None,
                 next_scan_reason=c.next_scan_reason, oldest_ephemeral_age_s=c.oldest_ephemeral_age_s,
-                ev=evidence, policies=owing(c.report)))
+                ev=evidence, policies=owing(c.report), klass=str(c.klass)))
             for c in run.reports.changes))
     if inputs.access is not None and inputs.access.failure:
         run.notices.append(f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): "
