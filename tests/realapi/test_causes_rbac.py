@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
 
 from tests.realapi.fixture import RealServer, plural_path
 from tests.realapi.test_real_only import ROOT, gpol, kyrec
@@ -64,6 +67,17 @@ def test_the_background_controller_s_missing_verb_is_named_by_a_subject_access_r
             f"Kyverno's background controller (service account kyverno/{SA}) may not create configmaps in "
             f'namespace {ns} (SubjectAccessReview); grant: apiGroups: [""], resources: ["configmaps"], '
             'verbs: ["create"]')
+
+    # a capture records the RBAC objects: offline, kyrec's own RBAC evaluation must answer as the server did
+    state = tmp_path / "state.json"
+    captured = kyrec(realapi, tmp_path, "capture", "-p", policy, "-o", str(state))
+    assert captured.exit_code == 0, captured.output
+    offline = CliRunner().invoke(cli, ["diff", "--downstreams", "-p", policy, "--state", str(state), "-o", "json"])
+    assert offline.exit_code == 1, offline.output
+    for ns, cause in _causes(offline, namespaces).items():
+        assert cause["kind"] == "rbac" and cause["message"] == causes[ns]["message"].replace(
+            "(SubjectAccessReview)", "(the state's RBAC objects)")
+        assert f"ClusterRoleBinding {binding}" in [f"{e['kind']} {e['name']}" for e in cause["evidence"]]
 
     # granted: Kyverno's permissions are no longer the cause, and nothing else the cluster holds says why
     realapi.seed({"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": role},
