@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.model import Document
+    from kubectl_kyrec.reconcile.causes import Evidence
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
 
@@ -134,20 +135,16 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     return run
 
 
-def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> None:
-    """Every change that is not in-sync or current with its cause (reconcile/causes.py), from the state's
-    UpdateRequests, policies, RBAC objects and Kyverno's Deployments, Kyverno's configuration, and (live)
-    the cluster's answers to access reviews."""
+def cause_evidence(inputs: Inputs, *, now: datetime.datetime, kyverno_config_path: str | None,
+                   skip_resource_filters: bool) -> Evidence:
+    """What the causes of a run's findings are read from (reconcile/causes.py): the state's UpdateRequests,
+    policies, RBAC objects and Kyverno's Deployments, Kyverno's configuration, and (live) the cluster's
+    answers to access reviews."""
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
-    from kubectl_kyrec.reconcile.causes import Evidence, downstream_cause, report_cause
-    from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
-    from kubectl_kyrec.reconcile.reports import ReportClass
+    from kubectl_kyrec.reconcile.causes import Evidence
 
-    if run.downstreams is None and run.reports is None:
-        return
     objs = inputs.state.objs
-    config = load_kyverno_config(options.kyverno_config_path) if options.kyverno_config_path \
-        else kyverno_config_for(objs)
+    config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(objs)
     kinds = inputs.kinds
 
     def resource_of(api_version: str, kind: str) -> tuple[str, str] | None:
@@ -157,11 +154,31 @@ def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> Non
     def listed(api_version: str, kind: str, namespace: str) -> bool | None:
         return inputs.state.is_listed(api_version, kind, namespace)
 
-    evidence = Evidence.of(objs, now=options.now, admission_filters=config.resource_filters,
-                           scan_filters=config.background_scan_filters(
-                               skip_resource_filters=options.skip_resource_filters),
-                           listed=listed, access=inputs.access.allowed if inputs.access is not None else None,
-                           resource_of=resource_of)
+    return Evidence.of(objs, now=now, admission_filters=config.resource_filters,
+                       scan_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
+                       listed=listed, access=inputs.access.allowed if inputs.access is not None else None,
+                       resource_of=resource_of)
+
+
+def review_notice(inputs: Inputs) -> list[str]:
+    """A live run whose access reviews were refused says so: its causes name Kyverno's permissions only
+    from RBAC objects it read."""
+    if inputs.access is not None and inputs.access.failure:
+        return [f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): causes name them "
+                "only from the RBAC objects read"]
+    return []
+
+
+def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> None:
+    """Every change that is not in-sync or current with its cause (reconcile/causes.py)."""
+    from kubectl_kyrec.reconcile.causes import downstream_cause, report_cause
+    from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
+    from kubectl_kyrec.reconcile.reports import ReportClass
+
+    if run.downstreams is None and run.reports is None:
+        return
+    evidence = cause_evidence(inputs, now=options.now, kyverno_config_path=options.kyverno_config_path,
+                              skip_resource_filters=options.skip_resource_filters)
     if run.downstreams is not None:
         run.downstreams = DownstreamDiff(tuple(
             c if c.klass is DownstreamClass.IN_SYNC else dataclasses.replace(c, cause=downstream_cause(
@@ -169,25 +186,21 @@ def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> Non
                 policy=c.policy, trigger=c.trigger, actual=c.actual, ev=evidence, obj=c.object))
             for c in run.downstreams.changes), run.downstreams.out_of_scope)
     if run.reports is not None:
-        built: list[Mapping[tuple[str, str, str, str], Mapping[str, Any]]] = []
-
-        def owing(report: Any) -> list[str]:
-            """The policies the expected report gives results of, in their order (built once, when asked)."""
-            if not built:
-                built.append(run.expected_reports())
-            found = built[0].get((report.api_version, report.kind, report.namespace, report.name)) or {}
-            names = [str(r.get("policy") or "") for r in found.get("results") or [] if isinstance(r, Mapping)]
-            return list(dict.fromkeys(n for n in names if n))
-
+        owed = {status.subject.uid: status.results for status in run.reports.subjects}
         run.reports = dataclasses.replace(run.reports, changes=tuple(
             c if c.klass is ReportClass.CURRENT else dataclasses.replace(c, cause=report_cause(
                 subject=c.subject, next_scan=str(c.next_scan) if c.next_scan else None,
                 next_scan_reason=c.next_scan_reason, oldest_ephemeral_age_s=c.oldest_ephemeral_age_s,
-                ev=evidence, policies=owing(c.report), klass=str(c.klass)))
+                ev=evidence, policies=owing(owed, c.subject), klass=str(c.klass)))
             for c in run.reports.changes))
-    if inputs.access is not None and inputs.access.failure:
-        run.notices.append(f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): "
-                           "causes name them only from the RBAC objects read")
+    run.notices.extend(review_notice(inputs))
+
+
+def owing(owed: Mapping[str, Sequence[tuple[str, str]]], subject: Any) -> list[str]:
+    """The policies that owe `subject` results (its expected (policy, result) pairs), in their order."""
+    if subject is None:
+        return []
+    return list(dict.fromkeys(policy for policy, _ in owed.get(subject.uid, ())))
 
 
 def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:

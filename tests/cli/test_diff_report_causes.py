@@ -48,8 +48,9 @@ def test_the_reports_controller_s_switches_read_from_its_deployment(tmp_path: Pa
     writing = _writing(causes)
     assert set(writing) == {"changed", "new", "excluded", "coredns"}
     for cause in writing.values():
-        assert cause == {"kind": "controller-flag", "message": "the reports controller runs with --backgroundScan=false: "
-                         "no background scan reports on existing objects",
+        assert cause == {"kind": "controller-flag",
+                         "message": "the reports controller runs with --backgroundScan=false: no background scan "
+                                    "reports on existing objects",
                          "evidence": [{"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "kyverno",
                                        "name": "kyverno-reports-controller", "uid": "deploy-reports-controller"}]}
     # the controller's switches keep no report from being an orphan, a misnamed one or a duplicate
@@ -101,3 +102,20 @@ def test_the_cluster_s_copy_of_a_policy_with_background_off(tmp_path: Path) -> N
     assert {c["message"] for c in writing.values()} == {
         "the cluster's policy require-team has spec.evaluation.background.enabled: false: the background scan "
         "skips it"}
+
+
+def test_coverage_gaps_carry_the_same_causes() -> None:
+    args = ["coverage", "--now", "2026-11-29T00:00:00Z", "-p", str(DATA / "coverage-cli" / "policy.yaml"),
+            "--state", str(DATA / "coverage-cli" / "state.json"), "--state", str(CAUSES / "reports-controller.yaml")]
+    doc = json.loads(CliRunner().invoke(cli, [*args, "-o", "json"]).stdout)
+    by_status = {(s["status"], s["subject"]["name"]): s["cause"] for s in doc["subjects"]}
+    assert by_status[("current", "good")] is None
+    flagged = "the reports controller runs with --backgroundScan=false: no background scan reports on existing objects"
+    assert {k: c["message"] for k, c in by_status.items() if k[0] in ("missing", "stale")} == {
+        ("stale", "changed"): flagged, ("missing", "new"): flagged, ("missing", "excluded"): flagged,
+        ("missing", "coredns"): flagged}
+    table = CliRunner().invoke(cli, args).stdout.splitlines()
+    row = next(i for i, line in enumerate(table) if "Pod shop/new" in line)
+    assert table[row + 1] == f"    cause: {flagged}"
+    wide = CliRunner().invoke(cli, [*args, "-o", "wide"]).stdout
+    assert "CAUSE" in wide and next(line for line in wide.splitlines() if "Pod shop/new" in line).endswith(flagged)

@@ -23,7 +23,8 @@ def _role(name: str, rules: list[dict[str, Any]] | None = None, *, labels: dict[
     return obj
 
 
-def _binding(name: str, role_kind: str, role: str, subjects: list[dict[str, str]], namespace: str = "") -> dict[str, Any]:
+def _binding(name: str, role_kind: str, role: str, subjects: list[dict[str, str]],
+             namespace: str = "") -> dict[str, Any]:
     meta = {"name": name, **({"namespace": namespace} if namespace else {})}
     return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding" if namespace else "ClusterRoleBinding",
             "metadata": meta, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},

@@ -19,7 +19,6 @@ import yaml
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
-
 from tests.realapi.fixture import RealServer, plural_path
 from tests.realapi.test_real_only import ROOT, gpol, kyrec
 
