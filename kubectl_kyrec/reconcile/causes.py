@@ -4,7 +4,8 @@ current, chosen from the evidence the state holds, the most certain first:
 1. UpdateRequests (`kyverno.io/v2`, `v1beta1`) of the policy for the trigger: a Failed one with its
    message, a Pending or Skip one with its age and retry count; else a queue of Pending ones for the
    policy ("N update requests pending for this policy, the oldest M old");
-2. Kyverno's configuration: the reports controller's flags read from its Deployment
+2. Kyverno's configuration: `updateRequestThreshold` (its ConfigMap's), when as many requests as it allows
+   were made before the trigger and still exist; the reports controller's flags read from its Deployment
    (`--backgroundScan=false`, `--policyReports=false`, `--aggregateReports=false`, the
    `--maxBackgroundReports` breaker, `--skipResourceFilters=false` with the entry that then skips the
    subject), and the `resourceFilters` entry that skips the trigger (admission) or the report's subject;
@@ -35,7 +36,12 @@ from typing import Any
 
 from kubectl_kyrec.k8s.rbac import RBAC_API, AccessRequest, StateRBAC, service_account_user
 from kubectl_kyrec.load.exclusions import parse_rfc3339
-from kubectl_kyrec.load.kyverno_config import ResourceFilter, matching_filter
+from kubectl_kyrec.load.kyverno_config import (
+    UPDATE_REQUEST_THRESHOLD,
+    ResourceFilter,
+    find_kyverno_configmap,
+    matching_filter,
+)
 from kubectl_kyrec.load.kyverno_install import BACKGROUND, REPORTS, KyvernoInstall
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.normalize import DEFAULT_KYVERNO_MANAGERS, is_kyverno_manager
@@ -47,8 +53,8 @@ LABEL_REPORTS_DISABLED = "reports.kyverno.io/disabled"  # kk: api/kyverno/consta
 
 @dataclass(frozen=True, slots=True)
 class Cause:
-    """`kind`: update-request | update-request-queue | controller-flag | resource-filter | rbac | policy |
-    rescan | history | managed-fields | unknown; `evidence`: the objects that say so."""
+    """`kind`: update-request | update-request-queue | kyverno-config | controller-flag | resource-filter | rbac |
+    policy | rescan | history | managed-fields | unknown; `evidence`: the objects that say so."""
 
     kind: str
     message: str
@@ -118,12 +124,15 @@ class Evidence:
     access: AccessCheck | None = None
     resource_of: ResourceOf | None = None
     background_ephemeral: int = 0        # ephemeral reports of the background scan the state holds
+    update_request_threshold: int = UPDATE_REQUEST_THRESHOLD   # the ConfigMap's updateRequestThreshold
+    config_ref: Ref | None = None        # Kyverno's ConfigMap, when the state holds it
 
     @classmethod
     def of(cls, objects: Iterable[Mapping[str, Any]], *, now: datetime.datetime,
            admission_filters: Sequence[ResourceFilter] = (), scan_filters: Sequence[ResourceFilter] = (),
            listed: Callable[[str, str, str], bool | None] | None = None, access: AccessCheck | None = None,
-           resource_of: ResourceOf | None = None) -> Evidence:
+           resource_of: ResourceOf | None = None, update_request_threshold: int = UPDATE_REQUEST_THRESHOLD
+           ) -> Evidence:
         """`listed(apiVersion, kind, namespace)`: the state's record of its LISTs (ClusterState.is_listed)."""
         objects = list(objects)
         urs: list[Mapping[str, Any]] = []
@@ -146,8 +155,10 @@ class Evidence:
                 ephemeral += 1
         rbac = StateRBAC.of(objects, lambda kind, namespace: listed(RBAC_API, kind, namespace)) \
             if listed is not None else None
+        configmap = find_kyverno_configmap(objects)
         return cls(now, tuple(urs), policies, tuple(admission_filters), tuple(scan_filters), by_uid,
-                   KyvernoInstall.of(objects), rbac, access, resource_of, ephemeral)
+                   KyvernoInstall.of(objects), rbac, access, resource_of, ephemeral, update_request_threshold,
+                   ref_of(configmap) if configmap is not None else None)
 
 
 # ---- 1. UpdateRequests ------------------------------------------------------------------------------------
@@ -203,6 +214,24 @@ def update_request_cause(policy: str, trigger: Ref | None, ev: Evidence) -> Caus
     oldest = f", the oldest {age((ev.now - min(times)).total_seconds())} old" if times else ""
     return Cause("update-request-queue", f"{len(pending)} update request(s) pending for this policy{oldest}",
                  tuple(ref_of(ur) for ur in pending))
+
+
+def update_request_threshold_cause(trigger: Ref | None, ev: Evidence) -> Cause | None:
+    """Kyverno's admission creates no UpdateRequest while `updateRequestThreshold` or more exist (kk:
+    pkg/utils/generator/updaterequests.go). Proved for a trigger's creation only by the requests the state
+    holds that were made before it: each of them existed then, so its admission found at least as many."""
+    obj = ev.by_uid.get(trigger.uid) if trigger is not None and trigger.uid and not trigger.synthetic else None
+    created = _created(obj) if obj is not None else None
+    if created is None:
+        return None
+    before = [ur for ur in ev.update_requests if (t := _created(ur)) is not None and t < created]
+    if len(before) < ev.update_request_threshold:
+        return None
+    assert trigger is not None
+    return Cause("kyverno-config", f"Kyverno creates no update request while {ev.update_request_threshold} or more "
+                                   f"exist (updateRequestThreshold): {len(before)} the state holds were made before "
+                                   f"{trigger.display()}, so its admission made none",
+                 (ev.config_ref,) if ev.config_ref is not None else ())
 
 
 # ---- 2. Kyverno's configuration ---------------------------------------------------------------------------
@@ -456,6 +485,9 @@ def downstream_cause(*, klass: str, reason: str | None, enforced: bool, policy: 
                      actual: Mapping[str, Any] | None, ev: Evidence, obj: Ref | None = None) -> Cause:
     """The cause of a downstream change (`klass` not in-sync), in the module's order."""
     found = update_request_cause(policy, trigger, ev)
+    if (found is None or found.kind == "update-request-queue") and klass == "missing":
+        # a trigger whose admission met the threshold has no request of its own to wait in the queue
+        found = update_request_threshold_cause(trigger, ev) or found
     if found is None and klass == "missing":
         found = filter_cause(trigger, ev.admission_filters, "Kyverno's admission webhook")
     if found is None:

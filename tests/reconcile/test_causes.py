@@ -235,3 +235,32 @@ def test_an_unowned_object_kyverno_once_wrote_names_who_changed_it_since() -> No
                              "2026-08-06T00:00:00Z: its labels no longer mark it as Kyverno's")
     live["metadata"]["managedFields"] = live["metadata"]["managedFields"][1:]     # never Kyverno's: no history
     assert _cause(klass="conflict", reason="unowned", actual=live) is UNKNOWN
+
+
+def test_the_update_request_threshold_is_named_when_the_requests_made_before_the_trigger_reach_it() -> None:
+    trigger = {"apiVersion": "v1", "kind": "Namespace",
+               "metadata": {"name": "team-a", "uid": "ns-a", "creationTimestamp": "2026-09-01T10:00:00Z"}}
+    queue = [_ur("Pending", name=f"t{i}", created=f"2026-09-01T0{i}:00:00Z") for i in range(3)]
+    for i, ur in enumerate(queue):
+        ur["metadata"]["name"] = f"ur-{i}"
+    ev = Evidence.of([trigger, *queue], now=NOW, update_request_threshold=3)
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=ev)
+    assert (cause.kind, cause.message) == (
+        "kyverno-config", "Kyverno creates no update request while 3 or more exist (updateRequestThreshold): 3 the "
+                          "state holds were made before Namespace team-a, so its admission made none")
+    # one of them made after the trigger: its admission may have found fewer; the queue is what is known
+    queue[2]["metadata"]["creationTimestamp"] = "2026-09-01T11:00:00Z"
+    ev = Evidence.of([trigger, *queue], now=NOW, update_request_threshold=3)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=ev).kind == "update-request-queue"
+
+
+def test_the_threshold_is_read_from_kyverno_s_configmap() -> None:
+    from kubectl_kyrec.load.kyverno_config import kyverno_config_from_configmap
+
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kyverno", "namespace": "kyverno"},
+          "data": {"updateRequestThreshold": "50"}}
+    assert kyverno_config_from_configmap(cm).update_request_threshold == 50
+    cm["data"]["updateRequestThreshold"] = "lots"           # strconv.ParseInt fails: Kyverno keeps its default
+    assert kyverno_config_from_configmap(cm).update_request_threshold == 1000
