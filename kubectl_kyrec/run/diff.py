@@ -161,11 +161,11 @@ def cause_evidence(inputs: Inputs, *, now: datetime.datetime, kyverno_config_pat
 
 
 def review_notice(inputs: Inputs) -> list[str]:
-    """A live run whose access reviews were refused says so: its causes name Kyverno's permissions only
-    from RBAC objects it read."""
+    """A live run whose access reviews were refused says so: no cause names Kyverno's permissions then (a
+    live run reads no RBAC objects; `capture` does, for an offline run to decide them)."""
     if inputs.access is not None and inputs.access.failure:
-        return [f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): causes name them "
-                "only from the RBAC objects read"]
+        return [f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): no cause names "
+                "them (grant the role kyrec-review-kyverno-permissions of docs/rbac.yaml)"]
     return []
 
 
