@@ -1,5 +1,5 @@
 """k8s/rbac.py: the RBAC authorizer over a state's objects, each rule of Kubernetes' on the smallest state that
-shows it (the realapi test tests/realapi/test_causes_rbac.py compares the live answer with a real server's)."""
+shows it (the realapi test tests/realapi/test_causes.py compares the live answer with a real server's)."""
 
 from __future__ import annotations
 

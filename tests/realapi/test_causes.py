@@ -1,15 +1,21 @@
-"""Kyverno's own permissions as the cause of a missing downstream (issue 28), answered by the real API server's
+"""Causes of findings (issue 28) on the real API server. Kyverno's own permissions as the cause of a missing
+downstream, answered by the real API server's
 RBAC authorizer through SubjectAccessReviews (the server runs --authorization-mode=Node,RBAC): a live diff
 names the verb the background controller's service account lacks, and says so no more once it is granted.
 A user without `create subjectaccessreviews` gets a notice and no guess; docs/rbac.yaml's
 kyrec-review-kyverno-permissions is the role that grants it.
 
 The bare server runs no controller-manager, so no ClusterRole is aggregated here: the roles below carry their
-rules themselves (aggregation is decided offline, tests/k8s/test_rbac.py and the cause-rbac-* diff goldens)."""
+rules themselves (aggregation is decided offline, tests/k8s/test_rbac.py and the cause-rbac-* diff goldens).
+
+And the managedFields a real server keeps when someone edits Kyverno's labels off a downstream: named when
+Kyverno's manager still owns a field, `unknown` when the edit took every field it wrote (the server then
+drops its entry, and nothing records that Kyverno wrote the object)."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,3 +123,40 @@ def test_a_reader_without_review_rights_gets_a_notice_and_no_guess(
     assert {c["kind"] for c in causes.values()} == {"rbac"}, causes
     assert all("create configmaps in namespace" in c["message"] and "(SubjectAccessReview)" in c["message"]
                for c in causes.values()), causes
+
+
+def test_a_downstream_whose_kyverno_labels_were_edited_away_names_the_edit(realapi: RealServer,
+                                                                           tmp_path: Path) -> None:
+    policy, [a, b] = gpol(realapi, tmp_path, "causes-relabel")
+    assert kyrec(realapi, tmp_path, "apply", "-p", policy, "--yes").exit_code == 0
+    # managedFields times have a resolution of one second: an edit in the same second as Kyverno's write
+    # cannot be told to come after it (and is not named)
+    time.sleep(1.1)
+
+    def edit(ns: str, data: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """As `kubectl edit` does it: a PUT of the whole object, Kyverno's labels replaced by another."""
+        path = plural_path("v1", "configmaps", ns, "base")
+        obj = realapi.kube.get(path)
+        obj["metadata"]["labels"] = {"team": "a"}
+        obj["data"] = data
+        answer = realapi.kube.request("PUT", path, obj, query={"fieldManager": "kubectl-edit"})
+        assert answer.status == 200, answer
+        return obj, {m["manager"]: m for m in answer.json()["metadata"]["managedFields"]}
+
+    # a: the labels only; Kyverno's manager keeps the data it wrote, and so its entry
+    edited, managers = edit(a, {"a": "1"})
+    assert set(managers) == {"kyverno-generate", "kubectl-edit"}
+    # b: every field Kyverno wrote changed too: the server drops its entry, nothing records Kyverno wrote it
+    _, others = edit(b, {"a": "2"})
+    assert set(others) == {"kubectl-edit"}
+    diff = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json")
+    changes = {c["object"]["namespace"]: c for c in json.loads(diff.stdout)["changes"] if c["object"]["namespace"]
+               in (a, b)}
+    assert {(c["class"], c["reason"]) for c in changes.values()} == {("conflict", "unowned")}
+    assert changes[a]["cause"] == {
+        "kind": "history",
+        "message": f"written by Kyverno (kyverno-generate), then changed by kubectl-edit (Update) at "
+                   f"{managers['kubectl-edit']['time']}: its labels no longer mark it as Kyverno's",
+        "evidence": [{"apiVersion": "v1", "kind": "ConfigMap", "namespace": a, "name": "base",
+                      "uid": edited["metadata"]["uid"]}]}
+    assert changes[b]["cause"]["kind"] == "unknown"
