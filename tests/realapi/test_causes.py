@@ -160,3 +160,42 @@ def test_a_downstream_whose_kyverno_labels_were_edited_away_names_the_edit(reala
         "evidence": [{"apiVersion": "v1", "kind": "ConfigMap", "namespace": a, "name": "base",
                       "uid": edited["metadata"]["uid"]}]}
     assert changes[b]["cause"]["kind"] == "unknown"
+
+
+def test_a_trigger_relabelled_out_of_the_policy_names_the_relabelling(
+        realapi: RealServer, cluster_scoped: list[tuple[str, str]], tmp_path: Path) -> None:
+    policy, [a, b] = gpol(realapi, tmp_path, "causes-optin")
+    # Kyverno's permissions as its chart grants them (else, on this cluster without Kyverno, the cause of the
+    # orphan's staying would be that its service account may not delete it)
+    role = realapi.unique("kyverno-bg-chart")
+    realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}},
+                 {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": role},
+                  "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}]},
+                 {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": {"name": role},
+                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                  "subjects": [{"kind": "ServiceAccount", "name": SA, "namespace": "kyverno"}]})
+    cluster_scoped += [("clusterroles", role), ("clusterrolebindings", role)]
+    text = Path(policy).read_text()
+    # the fixture policy selects by name; this one by label, as Kyverno's sync-trigger-stops-matching does
+    selects = text[text.index("    expression: object.metadata.name.startsWith("):].splitlines()[0]
+    Path(policy).write_text(text.replace(
+        selects, '    expression: object.metadata.?labels["opt-in"].orValue("") == "true"'))
+    for ns in (a, b):
+        realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"opt-in": "true"}}})
+    assert kyrec(realapi, tmp_path, "apply", "-p", policy, "--yes").exit_code == 0
+    time.sleep(1.1)         # one second apart: the relabelling comes after the downstream's creation
+    path = plural_path("v1", "namespaces", "", a)
+    answer = realapi.kube.request("PATCH", path, {"metadata": {"labels": {"opt-in": "false"}}},
+                                  query={"fieldManager": "kubectl-label"}, content_type="application/merge-patch+json")
+    assert answer.status == 200, answer
+    [label_entry] = [m for m in answer.json()["metadata"]["managedFields"] if m["manager"] == "kubectl-label"]
+    diff = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json")
+    changes = {c["object"]["namespace"]: c for c in json.loads(diff.stdout)["changes"]
+               if c["object"]["namespace"] in (a, b)}
+    assert (changes[a]["class"], changes[a]["reason"]) == ("orphan", "no-longer-matches")
+    assert changes[a]["cause"]["kind"] == "history"
+    assert changes[a]["cause"]["message"] == (
+        f"Namespace {a} no longer matches: changed by kubectl-label (Update) at {label_entry['time']}, which owns "
+        "its labels opt-in, after the downstream was made")
+    assert changes[b]["class"] == "in-sync" and changes[b]["cause"] is None
