@@ -126,6 +126,12 @@ class KyvernoInstall:
     def controller(self, component: str) -> Controller | None:
         return self.controllers.get(component)
 
+    def account_seen(self, component: str) -> bool:
+        """Whether a Deployment of the state says which account `component` runs as (rather than the chart's
+        defaults standing in for it)."""
+        admission = self.controllers.get(ADMISSION)
+        return component in self.controllers or bool(admission and admission.flag(_ACCOUNT_FLAGS[component]))
+
     def account(self, component: str) -> tuple[str, str]:
         """(namespace, name) of the service account `component` (BACKGROUND or REPORTS) runs as."""
         admission = self.controllers.get(ADMISSION)

@@ -294,13 +294,18 @@ def _allowed(ev: Evidence, req: AccessRequest) -> tuple[bool | None, str]:
 def rbac_cause(ev: Evidence, component: str, requests: Sequence[tuple[str, str]], api_version: str, kind: str,
                namespace: str) -> Cause | None:
     """The verbs of `requests` ((verb, name) pairs) the controller's service account may not use on the
-    kind in `namespace` ("" cluster-wide); None when all are allowed or none is known to be denied."""
+    kind in `namespace` ("" cluster-wide); None when all are allowed or none is known to be denied, and when
+    nothing in the state confirms the account (a Deployment of Kyverno's, or a binding that names it)."""
     found = ev.resource_of(api_version, kind) if ev.resource_of is not None else None
     if found is None:
         return None
     group, plural = found
     sa_namespace, sa_name = ev.install.account(component)
     user, groups = service_account_user(sa_namespace, sa_name)
+    if not ev.install.account_seen(component) and not (ev.rbac and ev.rbac.bindings_for(user, groups)):
+        # neither a Deployment of Kyverno's nor a binding names this account: the chart's default name may not
+        # be the one Kyverno runs as (or Kyverno may not run at all), and a denial to it would say nothing
+        return None
     denied: list[str] = []
     said_by = ""
     for verb, name in requests:

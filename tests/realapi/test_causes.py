@@ -41,6 +41,27 @@ def cluster_scoped(realapi: RealServer) -> Iterator[list[tuple[str, str]]]:
         realapi.kube.delete(plural_path(RBAC, plural, "", name))
 
 
+@pytest.fixture()
+def background_controller(realapi: RealServer) -> Iterator[None]:
+    """Kyverno's background controller Deployment as its chart names it, so that the account a review asks
+    about is the one Kyverno runs as (a bare server runs no pod of it); deleted at the test's end, so that no
+    other test's state holds it."""
+    pod = {"serviceAccountName": SA,
+           "containers": [{"name": "controller", "image": "reg.kyverno.io/kyverno/background-controller:v1.17.2"}]}
+    realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}},
+                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SA, "namespace": "kyverno"}},
+                 {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+                     "name": "kyverno-background-controller", "namespace": "kyverno", "labels": LABELS},
+                  "spec": {"selector": {"matchLabels": LABELS},
+                           "template": {"metadata": {"labels": LABELS}, "spec": pod}}})
+    yield
+    realapi.kube.delete(plural_path("apps/v1", "deployments", "kyverno", "kyverno-background-controller"))
+
+
+LABELS = {"app.kubernetes.io/component": "background-controller", "app.kubernetes.io/instance": "kyverno",
+          "app.kubernetes.io/part-of": "kyverno"}
+
+
 def _causes(result: Any, namespaces: list[str]) -> dict[str, dict[str, Any]]:
     doc = json.loads(result.stdout)
     return {c["object"]["namespace"]: c["cause"] for c in doc["changes"]
@@ -48,11 +69,10 @@ def _causes(result: Any, namespaces: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def test_the_background_controller_s_missing_verb_is_named_by_a_subject_access_review(
-        realapi: RealServer, cluster_scoped: list[tuple[str, str]], tmp_path: Path) -> None:
+        realapi: RealServer, cluster_scoped: list[tuple[str, str]], background_controller: None,
+        tmp_path: Path) -> None:
     policy, namespaces = gpol(realapi, tmp_path, "causes-rbac")
     role, binding = realapi.unique("kyverno-bg-test"), realapi.unique("kyverno-bg-test")
-    realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}},
-                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SA, "namespace": "kyverno"}})
     # every verb Kyverno checks for a synchronized generate rule but create
     realapi.seed({"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": role},
                   "rules": [{"apiGroups": [""], "resources": ["configmaps"],
@@ -93,7 +113,8 @@ def test_the_background_controller_s_missing_verb_is_named_by_a_subject_access_r
 
 
 def test_a_reader_without_review_rights_gets_a_notice_and_no_guess(
-        realapi: RealServer, cluster_scoped: list[tuple[str, str]], tmp_path: Path) -> None:
+        realapi: RealServer, cluster_scoped: list[tuple[str, str]], background_controller: None,
+        tmp_path: Path) -> None:
     policy, namespaces = gpol(realapi, tmp_path, "causes-reader")
     realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}})
     realapi.seed(*[d for d in yaml.safe_load_all((ROOT / "docs" / "rbac.yaml").read_text()) if d])
@@ -162,20 +183,8 @@ def test_a_downstream_whose_kyverno_labels_were_edited_away_names_the_edit(reala
     assert changes[b]["cause"]["kind"] == "unknown"
 
 
-def test_a_trigger_relabelled_out_of_the_policy_names_the_relabelling(
-        realapi: RealServer, cluster_scoped: list[tuple[str, str]], tmp_path: Path) -> None:
+def test_a_trigger_relabelled_out_of_the_policy_names_the_relabelling(realapi: RealServer, tmp_path: Path) -> None:
     policy, [a, b] = gpol(realapi, tmp_path, "causes-optin")
-    # Kyverno's permissions as its chart grants them (else, on this cluster without Kyverno, the cause of the
-    # orphan's staying would be that its service account may not delete it)
-    role = realapi.unique("kyverno-bg-chart")
-    realapi.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kyverno"}},
-                 {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": role},
-                  "rules": [{"apiGroups": [""], "resources": ["configmaps"],
-                             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}]},
-                 {"apiVersion": RBAC, "kind": "ClusterRoleBinding", "metadata": {"name": role},
-                  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                  "subjects": [{"kind": "ServiceAccount", "name": SA, "namespace": "kyverno"}]})
-    cluster_scoped += [("clusterroles", role), ("clusterrolebindings", role)]
     text = Path(policy).read_text()
     # the fixture policy selects by name; this one by label, as Kyverno's sync-trigger-stops-matching does
     selects = text[text.index("    expression: object.metadata.name.startsWith("):].splitlines()[0]

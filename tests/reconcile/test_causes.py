@@ -103,6 +103,12 @@ def _resource_of(api_version: str, kind: str) -> tuple[str, str] | None:
 
 
 CM = Ref("v1", "ConfigMap", "team-a", "team-config", "cm-1")
+# Kyverno's background controller as its chart installs it: the account it runs as is confirmed
+BACKGROUND = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+    "name": "kyverno-background-controller", "namespace": "kyverno",
+    "labels": {"app.kubernetes.io/component": "background-controller", "app.kubernetes.io/part-of": "kyverno"}},
+    "spec": {"template": {"spec": {"serviceAccountName": "kyverno-background-controller",
+                                   "containers": [{"name": "controller"}]}}}}
 
 
 def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied_verbs() -> None:
@@ -112,7 +118,7 @@ def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied
         asked.append((req.user, req.verb, req.resource, req.namespace, req.name))
         return req.verb != "create"
 
-    ev = Evidence.of([], now=NOW, access=review, resource_of=_resource_of, listed=lambda *a: None)
+    ev = Evidence.of([BACKGROUND], now=NOW, access=review, resource_of=_resource_of, listed=lambda *a: None)
     cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
                              ev=ev, obj=CM)
     assert cause.kind == "rbac" and cause.evidence == ()
@@ -124,14 +130,20 @@ def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied
     assert asked == [(user, "get", "configmaps", "team-a", "team-config"), (user, "create", "configmaps", "team-a", "")]
 
 
-def test_no_answer_anywhere_is_no_rbac_cause() -> None:
-    ev = Evidence.of([], now=NOW, access=lambda req: None, resource_of=_resource_of, listed=lambda *a: None)
+def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() -> None:
+    ev = Evidence.of([BACKGROUND], now=NOW, access=lambda req: None, resource_of=_resource_of,
+                     listed=lambda *a: None)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=ev, obj=CM) is UNKNOWN
+    # denied, but to the chart's default account that no Deployment and no binding of the state names: Kyverno
+    # may run as another one (or not at all), so the denial says nothing
+    ev = Evidence.of([], now=NOW, access=lambda req: False, resource_of=_resource_of, listed=lambda *a: None)
     assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
                             ev=ev, obj=CM) is UNKNOWN
 
 
 def test_a_drift_needs_update_an_orphan_delete_and_only_when_kyverno_would_act() -> None:
-    denied = Evidence.of([], now=NOW, access=lambda req: False, resource_of=_resource_of)
+    denied = Evidence.of([BACKGROUND], now=NOW, access=lambda req: False, resource_of=_resource_of)
     drift = downstream_cause(klass="drifted", reason="changed-fields", enforced=True, policy="p", trigger=TRIGGER,
                              actual=None, ev=denied, obj=CM)
     assert "may not get/update configmaps" in drift.message
