@@ -309,7 +309,11 @@ def rbac_cause(ev: Evidence, component: str, requests: Sequence[tuple[str, str]]
     denied: list[str] = []
     said_by = ""
     for verb, name in requests:
-        answer, by = _allowed(ev, AccessRequest(user, groups, verb, group, plural, namespace, name))
+        # allowed for every name first: one review per verb, resource and namespace however many objects ask,
+        # and only a refusal is asked again for the object's own name (a rule with resourceNames may allow it)
+        answer, by = _allowed(ev, AccessRequest(user, groups, verb, group, plural, namespace, ""))
+        if answer is not True and name:
+            answer, by = _allowed(ev, AccessRequest(user, groups, verb, group, plural, namespace, name))
         if answer is False and verb not in denied:
             denied.append(verb)
             said_by = by

@@ -116,7 +116,7 @@ def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied
 
     def review(req: Any) -> bool | None:
         asked.append((req.user, req.verb, req.resource, req.namespace, req.name))
-        return req.verb != "create"
+        return req.verb == "get" and req.name == "team-config"      # a rule with resourceNames: [team-config]
 
     ev = Evidence.of([BACKGROUND], now=NOW, access=review, resource_of=_resource_of, listed=lambda *a: None)
     cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
@@ -126,8 +126,9 @@ def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied
                                      "kyverno/kyverno-background-controller) may not create configmaps in namespace "
                                      "team-a (SubjectAccessReview)")
     user = "system:serviceaccount:kyverno:kyverno-background-controller"
-    # get names the object, create does not (a POST to the collection)
-    assert asked == [(user, "get", "configmaps", "team-a", "team-config"), (user, "create", "configmaps", "team-a", "")]
+    # every name first; a refused get again for the object's own name; a create names none (a POST)
+    assert asked == [(user, "get", "configmaps", "team-a", ""), (user, "get", "configmaps", "team-a", "team-config"),
+                     (user, "create", "configmaps", "team-a", "")]
 
 
 def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() -> None:
