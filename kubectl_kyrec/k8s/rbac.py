@@ -102,6 +102,7 @@ class StateRBAC:
     role_bindings: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
     listed: Callable[[str, str], bool | None] = lambda kind, namespace: None
     _rules: dict[str, list[Mapping[str, Any]]] = field(default_factory=dict)
+    _answers: dict[AccessRequest, bool | None] = field(default_factory=dict)   # a run asks the same often
 
     @classmethod
     def of(cls, objects: Iterable[Mapping[str, Any]], listed: Callable[[str, str], bool | None]) -> StateRBAC:
@@ -164,6 +165,11 @@ class StateRBAC:
 
     def allowed(self, req: AccessRequest) -> bool | None:
         """True or False as the RBAC authorizer answers; None when the state lacks a LIST the answer needs."""
+        if req not in self._answers:
+            self._answers[req] = self._decide(req)
+        return self._answers[req]
+
+    def _decide(self, req: AccessRequest) -> bool | None:
         needed = [("ClusterRoleBinding", ""), ("ClusterRole", "")]
         if req.namespace:
             needed += [("RoleBinding", req.namespace), ("Role", req.namespace)]

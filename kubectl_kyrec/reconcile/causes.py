@@ -3,7 +3,8 @@ current, chosen from the evidence the state holds, the most certain first:
 
 1. UpdateRequests (`kyverno.io/v2`, `v1beta1`) of the policy for the trigger: a Failed one with its
    message, a Pending or Skip one with its age and retry count; else a queue of Pending ones for the
-   policy ("N update requests pending for this policy, the oldest M old");
+   policy ("N update requests pending for this policy, the oldest M old"), unless the threshold below
+   proves the trigger never had one;
 2. Kyverno's configuration: `updateRequestThreshold` (its ConfigMap's), when as many requests as it allows
    were made before the trigger and still exist; the reports controller's flags read from its Deployment
    (`--backgroundScan=false`, `--policyReports=false`, `--aggregateReports=false`, the
