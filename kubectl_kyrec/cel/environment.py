@@ -16,8 +16,17 @@ POLICY_VARIABLES: dict[str, tuple[str, ...]] = {
     "NamespacedValidatingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
     "GeneratingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
     "NamespacedGeneratingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
+    # declared as the dpol compiler declares them (kk: pkg/cel/policies/dpol/compiler/compiler.go); only
+    # object and namespaceObject are bound when it evaluates (policy.go Evaluate)
+    "DeletingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
+    "NamespacedDeletingPolicy": ("object", "oldObject", "request", "namespaceObject", "exceptions"),
     "ValidatingAdmissionPolicy": ("object", "oldObject", "request", "namespaceObject", "params",
                                   "authorizer"),
+    # kk: pkg/cel/policies/mpol/compiler/compiler.go (no `exceptions`: a MutatingPolicy has no
+    # allowedValues); MutatingAdmissionPolicy as k8s.io/apiserver admission/plugin/cel compiles it
+    "MutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
+    "NamespacedMutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
+    "MutatingAdmissionPolicy": ("object", "oldObject", "request", "namespaceObject", "params", "authorizer"),
     # exceptions' matchConditions see no variables (SEMANTICS B.4)
     "PolicyException": ("object", "oldObject", "request", "namespaceObject"),
 }

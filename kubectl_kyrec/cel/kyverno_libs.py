@@ -7,6 +7,13 @@
 |                               | fail unless allowed; globalContext lookups fail                        |
 | GeneratingPolicy              | every library except `parseServiceAccount` (no user library)           |
 | NamespacedGeneratingPolicy    | as GeneratingPolicy, with the namespaced restrictions above            |
+| DeletingPolicy                | as GeneratingPolicy (kk: pkg/cel/policies/dpol/compiler/compiler.go)   |
+| NamespacedDeletingPolicy      | the same, `resource.*` without a namespace argument (the policy's);    |
+|                               | HTTP and globalContext are not confined: the deleting controller binds |
+|                               | its context as it is (dpol compiler/policy.go Evaluate)                |
+| MutatingPolicy                | every library but hash and gzip; `resource.*` of a namespaced one      |
+|                               | without namespace argument, with no HTTP/globalContext restriction     |
+|                               | (kk: pkg/cel/policies/mpol/compiler/compiler.go)                       |
 | ValidatingAdmissionPolicy     | none: Kubernetes evaluates VAPs with its own libraries only            |
 
 `generator.Apply` belongs to the generating-policy engine and is not built here.
@@ -32,8 +39,12 @@ from kubectl_kyrec.cel.kyverno_yaml import yaml_library
 
 VALIDATING_KINDS = frozenset({"ValidatingPolicy", "NamespacedValidatingPolicy"})
 GENERATING_KINDS = frozenset({"GeneratingPolicy", "NamespacedGeneratingPolicy"})
-NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy"})
-POLICY_KINDS = VALIDATING_KINDS | GENERATING_KINDS | {"ValidatingAdmissionPolicy"}
+DELETING_KINDS = frozenset({"DeletingPolicy", "NamespacedDeletingPolicy"})
+MUTATING_KINDS = frozenset({"MutatingPolicy", "NamespacedMutatingPolicy"})
+NAMESPACED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy"})
+# the namespaced kinds whose HTTP and globalContext calls are confined
+CONFINED_KINDS = frozenset({"NamespacedValidatingPolicy", "NamespacedGeneratingPolicy"})
+POLICY_KINDS = VALIDATING_KINDS | GENERATING_KINDS | MUTATING_KINDS | DELETING_KINDS | {"ValidatingAdmissionPolicy"}
 
 
 def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
@@ -48,13 +59,16 @@ def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
                          f"{', '.join(sorted(POLICY_KINDS))}")
     if policy_kind == "ValidatingAdmissionPolicy":
         return []
+    if policy_kind in MUTATING_KINDS:
+        return _mutating_libraries(ctx, namespaced=policy_kind == "NamespacedMutatingPolicy")
     namespaced = policy_kind in NAMESPACED_KINDS
     if namespaced and not ctx.policy_namespace:
         raise ValueError(f"{policy_kind} needs the policy's namespace in LibraryContext.policy_namespace")
     provider = ctx.provider
+    confined = policy_kind in CONFINED_KINDS
     libraries = [
-        global_context_library(provider, denied=namespaced),
-        http_library(provider, denied=namespaced and not allow_http_in_namespaced_policies),
+        global_context_library(provider, denied=confined),
+        http_library(provider, denied=confined and not allow_http_in_namespaced_policies),
         image_library(),
         image_data_library(provider),
         resource_library(provider, ctx.policy_namespace if namespaced else ""),
@@ -71,3 +85,26 @@ def kyverno_libraries(ctx: LibraryContext, *, policy_kind: str,
     if policy_kind in VALIDATING_KINDS:
         libraries.append(user_library())
     return libraries
+
+
+def _mutating_libraries(ctx: LibraryContext, *, namespaced: bool) -> list[Library]:
+    """The mpol compiler's list (compiler.go Compile): no hash or gzip library; a namespaced policy's
+    `resource.*` reads its own namespace, and its HTTP and globalContext calls are not restricted."""
+    if namespaced and not ctx.policy_namespace:
+        raise ValueError("NamespacedMutatingPolicy needs the policy's namespace in LibraryContext.policy_namespace")
+    provider = ctx.provider
+    return [
+        global_context_library(provider, denied=False),
+        http_library(provider, denied=False),
+        image_library(),
+        image_data_library(provider),
+        math_library(),
+        resource_library(provider, ctx.policy_namespace if namespaced else ""),
+        user_library(),
+        json_library(),
+        yaml_library(),
+        random_library(ctx.rng),
+        x509_library(),
+        time_library(ctx.now),
+        transform_library(),
+    ]

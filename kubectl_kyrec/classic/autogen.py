@@ -183,6 +183,22 @@ def _generate_rule(name: str, rule: dict[str, Any], tpl_key: str, kinds: Sequenc
         elif validate.get("cel") is None:
             return None
         return rule
+    mutate = rule.get("mutate")
+    if isinstance(mutate, dict):
+        # kk: a patchStrategicMerge wrapped in the template (the rule's other mutate fields dropped); else
+        # each foreach's, keeping only its list, context and preconditions (a foreach without a patch gets
+        # a null template)
+        if mutate.get("patchStrategicMerge") is not None:
+            rule["mutate"] = {"patchStrategicMerge": {"spec": {tpl_key: mutate["patchStrategicMerge"]}}}
+            return rule
+        if mutate.get("foreach"):
+            entries = []
+            for foreach in mutate["foreach"]:
+                entry = {k: foreach[k] for k in ("list", "context", "preconditions") if foreach.get(k)}
+                entry["patchStrategicMerge"] = {"spec": {tpl_key: foreach.get("patchStrategicMerge")}}
+                entries.append(entry)
+            rule["mutate"] = {"foreach": entries}
+            return rule
     if rule.get("verifyImages") or rule.get("mutate"):
         return rule
     return None
@@ -264,4 +280,20 @@ def compute_rules(policy: ClassicPolicy, kind: str) -> tuple[ClassicRule, ...]:
         if generated:
             rules = (*(r for r in policy.rules if not r.name.startswith("autogen-")), *generated)
     _CACHE[(id(policy), kind)] = (policy, rules)
+    return rules
+
+
+def compute_rules_every_controller(policy: ClassicPolicy) -> tuple[ClassicRule, ...]:
+    """kk: ComputeRules(policy, ""), as the mutate engine calls it: the rules plus the autogen rules of every
+    controller the policy generates for (whatever the resource's kind)."""
+    cached = _CACHE.get((id(policy), ""))
+    if cached is not None and cached[0] is policy:
+        return cached[1]
+    controllers = _controllers(policy)
+    rules = policy.rules
+    if "none" not in controllers:
+        generated = _generate(policy, ",".join(sorted(controllers)))
+        if generated:
+            rules = (*(r for r in policy.rules if not r.name.startswith("autogen-")), *generated)
+    _CACHE[(id(policy), "")] = (policy, rules)
     return rules

@@ -57,6 +57,8 @@ def outcome_line(outcome: Outcome) -> str:
 @flags.now
 @click.option("--prune", is_flag=True, help="Delete orphaned downstreams, and orphan and duplicate policy reports "
               "(with uid/resourceVersion preconditions).")
+@click.option("--deletions", is_flag=True, help="Carry out the DeletingPolicies' scheduled deletions now, each "
+              "conditional on the uid and resourceVersion read, with the policy's propagation policy.")
 @flags.only_downstreams
 @flags.only_reports
 @click.option("--write-reports", is_flag=True, help="Also create missing reports (never overwrites one).")
@@ -77,7 +79,7 @@ def outcome_line(outcome: Outcome) -> str:
 @handle_errors
 def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                   state_paths: tuple[str, ...], values_path: str | None, kyverno_config_path: str | None,
-                  skip_resource_filters: bool, now_text: str | None, prune: bool,
+                  skip_resource_filters: bool, now_text: str | None, prune: bool, deletions: bool,
                   only_downstreams: bool, only_reports: bool, write_reports: bool, field_manager: str, force: bool,
                   dry_run: str, yes: bool,
                   all_policies: bool, policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
@@ -86,7 +88,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
 
     Computes the plan `diff` shows and carries it out: missing and drifted downstreams by server-side apply
     (as kyverno-generate, with force, as Kyverno writes them); orphans deleted only with --prune, each
-    delete conditional on the uid and resourceVersion read. Never touches conflict, undetermined,
+    delete conditional on the uid and resourceVersion read; what DeletingPolicies' next runs delete only with
+    --deletions. Never touches conflict, undetermined,
     trigger-unknown or unenforced objects, nor anything outside -n, -l, --kind, --policy-name; never writes
     or deletes on a read that failed. Exit 4 when a write failed, 5 on a cluster error.
 
@@ -110,8 +113,8 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
         all_policies=all_policies,
         only_downstreams=only_downstreams, only_reports=only_reports, kyverno_config_path=kyverno_config_path,
         skip_resource_filters=skip_resource_filters,
-        plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, field_manager=field_manager,
-                         force=force))
+        plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, deletions=deletions,
+                         field_manager=field_manager, force=force))
     exit_with(_Session(source, yes=yes, output=output).carry_out(options))
 
 

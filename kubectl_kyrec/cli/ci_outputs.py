@@ -229,11 +229,13 @@ def _located(locate: Callable[..., Source | None] | None) -> Callable[..., Sourc
 
 
 def diff_findings(run: Any) -> list[Finding]:
-    """A `run.diff.DiffResult` as findings: downstream changes, then report changes."""
-    from kubectl_kyrec.reconcile.findings import from_downstreams, from_reports
+    """A `run.diff.DiffResult` as findings: downstream changes, scheduled deletions, then report changes."""
+    from kubectl_kyrec.reconcile.findings import from_deletions, from_downstreams, from_reports
 
     locate = _located(run.locate)
     out = from_downstreams(run.downstreams, locate) if run.downstreams is not None else []
+    if run.deletions is not None:
+        out += from_deletions(run.deletions, locate)
     if run.reports is not None:
         out += from_reports(run.reports, locate)
     out += [Finding(command="diff", suite="errors", policy="", rule="", subject=None, outcome="error",
@@ -244,6 +246,8 @@ def diff_findings(run: Any) -> list[Finding]:
 def diff_rows(run: Any) -> list[object]:
     """The changes `diff_findings` makes a finding of, in its order (report changes out of scope make none)."""
     rows: list[object] = list(run.downstreams.changes) if run.downstreams is not None else []
+    if run.deletions is not None:
+        rows += list(run.deletions.changes)
     if run.reports is not None:
         rows += [c for c in run.reports.changes if c.in_scope]
     return rows

@@ -66,7 +66,8 @@ def render(run: DiffResult, spec: OutputSpec, *, color: str, unified: bool = Tru
                                            baselined=baselined)
                         if run.reports is not None else None)
         table = diff_output.render_table(run.downstreams, report_table, wide=wide, color=_color(spec, color),
-                                         unified=unified, width=width, show_all=show_all, baselined=baselined)
+                                         unified=unified, width=width, show_all=show_all, baselined=baselined,
+                                         deletions=run.deletions)
         report_diffs = (diff_output.render_report_unified(run.reports, color=_color(spec, color))
                         if run.reports is not None and unified else "")
         # like the downstreams' unified diffs, each stale report's results follow the table

@@ -126,9 +126,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     report_run(run)
     if write_mutated_dir is not None:
-        from kubectl_kyrec.render.mutated_manifests import mutated_files, write_mutated
+        from kubectl_kyrec.render.mutated_manifests import HEADER, mutated_files
+        from kubectl_kyrec.render.sink import write_owned_files
 
-        write_mutated(write_mutated_dir, mutated_files(run.admissions))
+        write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results, impact = run.results, run.impact
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)

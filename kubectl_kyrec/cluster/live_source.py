@@ -48,7 +48,8 @@ def policy_docs_of(inputs: Inputs) -> list[Mapping[str, Any]]:
     """The raw policy documents of a run (their resourceRules and expressions say what to read)."""
     pols = inputs.policies
     return [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission), *(g.raw for g in pols.generating),
-            *(b.raw for b in pols.bindings if hasattr(b, "raw")), *(c.raw for c in getattr(pols, "classic", ()))]
+            *(b.raw for b in pols.bindings if hasattr(b, "raw")), *(c.raw for c in getattr(pols, "classic", ())),
+            *(d.raw for d in pols.deleting)]
 
 
 @dataclass

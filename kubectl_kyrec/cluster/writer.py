@@ -234,6 +234,9 @@ def _delete(client: KubeClient, info: ResourceInfo, change: PlannedChange, serve
     options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1",
                                "preconditions": {"uid": change.precondition_uid,
                                                  "resourceVersion": change.precondition_resource_version}}
+    if change.propagation_policy:
+        # a DeletingPolicy's deletionPropagationPolicy (kk: pkg/controllers/deleting/controller.go)
+        options["propagationPolicy"] = change.propagation_policy
     if server_dry_run:
         options["dryRun"] = ["All"]
     return client.request("DELETE", object_path(info, ref.namespace, ref.name), body=options,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
+from kubectl_kyrec.classic.autogen import can_autogen, compute_rules, compute_rules_every_controller
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
@@ -471,10 +471,20 @@ _USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", 
 def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
     """What Kyverno's policy validation refuses beyond the CRD's schema, in its order (kk:
     pkg/validation/policy/validate.go Validate: the variables first, then the kinds)."""
+    from kubectl_kyrec.classic.mutate import LABELS_REFUSED, label_values_refused
     from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
 
     refused = refused_in_background(policy)
-    return refused if refused is not None else refused_wildcard(policy)
+    if refused is not None:
+        return refused
+    mutates = any(r.type == "mutate" for r in policy.rules)
+    for rule in compute_rules_every_controller(policy) if mutates else ():
+        # kk: Validate's per-rule checks over ComputeRules(policy, ""), autogen rules included, after the
+        # background ones (isLabelAndAnnotationsString)
+        if rule.type == "mutate" and label_values_refused(rule.raw):
+            return InputError(f"Kyverno refuses this policy: {LABELS_REFUSED}", policy.meta.source,
+                              f"spec.rules[{rule.index}].mutate")
+    return refused_wildcard(policy)
 
 
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:

@@ -29,6 +29,8 @@ MUTATION_SOURCES = frozenset({"KyvernoMutatingPolicy", "MutatingAdmissionPolicy"
 # why a subject's admitted object cannot be known offline
 ORDER_DEPENDENT = "order-dependent"
 NEEDS_REGISTRY = "needs-registry"
+# an apply configuration sets a list whose merge depends on the kind's OpenAPI schema, which kyrec lacks
+NEEDS_SCHEMA = "needs-schema"
 
 
 @dataclass(frozen=True)

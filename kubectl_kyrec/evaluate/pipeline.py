@@ -245,9 +245,37 @@ def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: list[tuple[
 def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],
                     kinds: KindLookup, notices: list[Notice], errors: list[EvalError]) -> AdmissionChain:
     """The run's admission chain: the API server's defaults, then its mutating admission in the API server's
-    plugin order (docs/admission.md, "Mutation order")."""
+    plugin order (docs/admission.md, "Mutation order"): the in-tree MutatingAdmissionPolicy plugin, then the
+    webhooks, Kyverno's in the order of their names (`mpol.*` for MutatingPolicies before `mutate.*` for
+    ClusterPolicy/Policy mutate rules). A policy that does not compile is an error at its file:line."""
+    from kubectl_kyrec.evaluate.mutating import mutating_engine
+    from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+    from kubectl_kyrec.k8s.defaulting import default_object
+
     engines: list[MutationEngine] = []
-    return AdmissionChain(engines, default=None)
+    failed: list[InputError] = []
+    admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state],
+                                               selection=options.selection)
+    failed.extend(bad)
+    if admission is not None:
+        engines.append(admission)
+    mutating, bad = mutating_engine(policies, envs, options.now, options.selection)
+    failed.extend(bad)
+    if mutating is not None:
+        engines.append(mutating)
+    classic = [p for p in policies.classic if options.selection.holds_policy(p.meta.key)
+               and any(r.type == "mutate" for r in p.rules)]
+    if classic:
+        # imported only then: the classic engine takes a tenth of a second to import
+        from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
+        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions, state_sources
+
+        settings = options.classic if options.classic is not None else ClassicOptions()
+        sources = settings.sources if settings.sources is not None else state_sources(state, kinds)
+        engines.append(ClassicMutator(classic, policies.classic_exceptions, state=state, now=options.now,
+                                      sources=sources, options=settings))
+    errors.extend(EvalError(e.message, e.source) for e in failed)
+    return AdmissionChain(engines, default=default_object)
 
 
 def select_subjects(resources: Sequence[Document], state: Sequence[Document], kinds: KindLookup,

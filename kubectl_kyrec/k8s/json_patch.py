@@ -21,6 +21,13 @@ class PatchError(ValueError):
     """A patch that cannot be applied: a path that does not resolve, a failed `test`, a bad op."""
 
 
+class TestFailed(PatchError):
+    """A `test` operation that did not hold (evanphx/json-patch ErrTestFailed): Kubernetes' JSONPatch
+    patcher then leaves the object as it was, where any other error fails the patch."""
+
+    __test__ = False        # not a pytest test class
+
+
 def escape(token: str) -> str:
     """One JSON-pointer reference token: `~` as `~0`, `/` as `~1` (RFC 6901)."""
     return token.replace("~", "~0").replace("/", "~1")
@@ -79,41 +86,49 @@ def _diff(a: Any, b: Any, path: str, ops: list[dict[str, Any]]) -> None:
         ops.append({"op": "replace", "path": path, "value": b})
 
 
-def apply_patch(doc: Any, ops: Sequence[Mapping[str, Any]], *, ensure_path_exists_on_add: bool = False) -> Any:
+def apply_patch(doc: Any, ops: Sequence[Mapping[str, Any]], *, ensure_path_exists_on_add: bool = False,
+                support_negative_indices: bool = False, allow_missing_path_on_remove: bool = False) -> Any:
     """`doc` with `ops` applied in order. `ensure_path_exists_on_add`: an `add` whose parents are missing
     creates them (objects, or a list for a `0`/`-` token), as evanphx/json-patch does with its option of that
-    name; without it such an add is an error, as RFC 6902 says."""
+    name; without it such an add is an error, as RFC 6902 says. `support_negative_indices`: a list index -n
+    counts from the end (for `add`, from the end of the list one longer). `allow_missing_path_on_remove`: a
+    `remove` of a path that does not exist does nothing (evanphx/json-patch v5 ApplyOptions of those names)."""
     for op in ops:
-        doc = _apply_one(doc, op, ensure_path_exists_on_add)
+        doc = _apply_one(doc, op, ensure_path_exists_on_add, allow_missing_path_on_remove, support_negative_indices)
     return doc
 
 
-def _apply_one(doc: Any, op: Mapping[str, Any], ensure: bool) -> Any:
+def _apply_one(doc: Any, op: Mapping[str, Any], ensure: bool, allow_missing: bool = False, neg: bool = False) -> Any:
     kind = op.get("op")
     path = op.get("path")
     if not isinstance(path, str):
         raise PatchError(f"patch op {kind!r} has no path")
     if kind == "add":
-        return _set(doc, pointer_tokens(path), _value(op), insert=True, ensure=ensure)
+        return _set(doc, pointer_tokens(path), _value(op), insert=True, ensure=ensure, neg=neg)
     if kind == "replace":
-        _get(doc, pointer_tokens(path))     # must exist
-        return _set(doc, pointer_tokens(path), _value(op), insert=False, ensure=False)
+        _get(doc, pointer_tokens(path), neg)     # must exist
+        return _set(doc, pointer_tokens(path), _value(op), insert=False, ensure=False, neg=neg)
     if kind == "remove":
-        return _remove(doc, pointer_tokens(path))
+        if allow_missing:
+            try:
+                _get(doc, pointer_tokens(path), neg)
+            except PatchError:
+                return doc
+        return _remove(doc, pointer_tokens(path), neg)
     if kind in ("move", "copy"):
         source = op.get("from")
         if not isinstance(source, str):
             raise PatchError(f"patch op {kind!r} has no from")
-        value = _get(doc, pointer_tokens(source))
+        value = _get(doc, pointer_tokens(source), neg)
         if kind == "move":
             if path.startswith(source + "/"):
                 raise PatchError(f"cannot move {source!r} into its own child {path!r}")
-            doc = _remove(doc, pointer_tokens(source))
-        return _set(doc, pointer_tokens(path), value, insert=True, ensure=False)
+            doc = _remove(doc, pointer_tokens(source), neg)
+        return _set(doc, pointer_tokens(path), value, insert=True, ensure=False, neg=neg)
     if kind == "test":
-        found = _get(doc, pointer_tokens(path))
+        found = _get(doc, pointer_tokens(path), neg)
         if not _equal(found, _value(op)):
-            raise PatchError(f"test failed at {path!r}")
+            raise TestFailed(f"test failed at {path!r}")
         return doc
     raise PatchError(f"unknown patch op {kind!r}")
 
@@ -132,9 +147,15 @@ def _equal(a: Any, b: Any) -> bool:
     return _same(a, b)
 
 
-def _index(token: str, size: int, *, insert: bool) -> int:
+def _index(token: str, size: int, *, insert: bool, neg: bool = False) -> int:
     if token == "-" and insert:
         return size
+    if neg and token.startswith("-") and token[1:].isdigit() and not token[1:].startswith("0"):
+        i = int(token)
+        bound = size + 1 if insert else size
+        if i < -bound:
+            raise PatchError(f"list index {i} out of range")
+        return i + bound
     if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
         raise PatchError(f"invalid list index {token!r}")
     i = int(token)
@@ -143,44 +164,58 @@ def _index(token: str, size: int, *, insert: bool) -> int:
     return i
 
 
-def _get(doc: Any, tokens: list[str]) -> Any:
+def _is_int(token: str) -> bool:
+    return token.lstrip("-").isdigit() and token.count("-") <= 1 and not token.endswith("-")
+
+
+def _get(doc: Any, tokens: list[str], neg: bool = False) -> Any:
     for token in tokens:
         if isinstance(doc, Mapping):
             if token not in doc:
                 raise PatchError(f"path element {token!r} not found")
             doc = doc[token]
         elif isinstance(doc, list):
-            doc = doc[_index(token, len(doc), insert=False)]
+            doc = doc[_index(token, len(doc), insert=False, neg=neg)]
         else:
             raise PatchError(f"path element {token!r} not found")
     return doc
 
 
-def _set(doc: Any, tokens: list[str], value: Any, *, insert: bool, ensure: bool) -> Any:
+def _set(doc: Any, tokens: list[str], value: Any, *, insert: bool, ensure: bool, neg: bool = False) -> Any:
     if not tokens:
         return value
     head, rest = tokens[0], tokens[1:]
     if doc is None and ensure:
-        doc = [] if head in ("0", "-") else {}
+        # evanphx ensurePathExists: a list when the token is an index or "-", else an object
+        doc = [] if head == "-" or _is_int(head) else {}
     if isinstance(doc, Mapping):
         out = dict(doc)
         if rest:
             if head not in doc and not ensure:
                 raise PatchError(f"path element {head!r} not found")
-            out[head] = _set(doc.get(head), rest, value, insert=insert, ensure=ensure)
+            out[head] = _set(doc.get(head), rest, value, insert=insert, ensure=ensure, neg=neg)
         else:
             out[head] = value
         return out
     if isinstance(doc, list):
         out_list = list(doc)
         if rest:
-            i = _index(head, len(doc), insert=ensure)
-            if i == len(out_list):
-                out_list.append(_set(None, rest, value, insert=insert, ensure=ensure))
-            else:
-                out_list[i] = _set(out_list[i], rest, value, insert=insert, ensure=ensure)
+            try:
+                i = _index(head, len(doc), insert=False, neg=neg)
+            except PatchError:
+                if not ensure:
+                    raise
+                # ensurePathExists: pad with nulls up to the index, then a new container at the end
+                # (an index past -1 from the end cannot be made)
+                if _is_int(head) and int(head) < 0 and (not neg or int(head) < -1):
+                    raise PatchError(f"unable to ensure path for invalid index {head}") from None
+                if _is_int(head) and int(head) > len(out_list):
+                    out_list.extend([None] * (int(head) - len(out_list)))
+                out_list.append(_set(None, rest, value, insert=insert, ensure=ensure, neg=neg))
+                return out_list
+            out_list[i] = _set(out_list[i], rest, value, insert=insert, ensure=ensure, neg=neg)
         else:
-            i = _index(head, len(doc), insert=insert)
+            i = _index(head, len(doc), insert=insert, neg=neg)
             if insert:
                 out_list.insert(i, value)
             else:
@@ -189,7 +224,7 @@ def _set(doc: Any, tokens: list[str], value: Any, *, insert: bool, ensure: bool)
     raise PatchError(f"path element {head!r} not found")
 
 
-def _remove(doc: Any, tokens: list[str]) -> Any:
+def _remove(doc: Any, tokens: list[str], neg: bool = False) -> Any:
     if not tokens:
         raise PatchError("cannot remove the whole document")
     head, rest = tokens[0], tokens[1:]
@@ -198,15 +233,15 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
             raise PatchError(f"path element {head!r} not found")
         out = dict(doc)
         if rest:
-            out[head] = _remove(doc[head], rest)
+            out[head] = _remove(doc[head], rest, neg)
         else:
             del out[head]
         return out
     if isinstance(doc, list):
-        i = _index(head, len(doc), insert=False)
+        i = _index(head, len(doc), insert=False, neg=neg)
         out_list = list(doc)
         if rest:
-            out_list[i] = _remove(doc[i], rest)
+            out_list[i] = _remove(doc[i], rest, neg)
         else:
             del out_list[i]
         return out_list

@@ -132,3 +132,104 @@ def parse_quantity(text: str) -> Decimal:
         if binary and amount > _INT64_MAX:
             amount = Decimal(_INT64_MAX)
     return -amount if negative and amount else amount
+
+
+# ---- Quantity.String(): the canonical text (moved here from classic/go_quantity for the API server's defaulting)
+
+DECIMAL_SI = "DecimalSI"
+BINARY_SI = "BinarySI"
+DECIMAL_EXPONENT = "DecimalExponent"
+
+_DEC_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BIN_SUFFIX = {0: "", 10: "Ki", 20: "Mi", 30: "Gi", 40: "Ti", 50: "Pi", 60: "Ei"}
+
+
+def format_of(text: str) -> str:
+    """The Format ParseQuantity gives `text` by its suffix (before the small-binary-fraction case)."""
+    body = text.lstrip("+-")
+    i = 0
+    while i < len(body) and (body[i].isdigit() or body[i] == "."):
+        i += 1
+    suffix = body[i:]
+    if suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+        return BINARY_SI
+    if suffix[:1] in ("e", "E") and len(suffix) > 1:
+        return DECIMAL_EXPONENT
+    return DECIMAL_SI
+
+
+def _canonical_decimal(value: Decimal) -> tuple[int, int]:
+    """(mantissa, exponent) with the exponent a multiple of 3 and no factor of 10 left that could move."""
+    sign, digits, exp = value.as_tuple()
+    assert isinstance(exp, int)
+    mantissa = int("".join(map(str, digits)) or "0")
+    while mantissa and mantissa % 10 == 0:
+        mantissa //= 10
+        exp += 1
+    shift = exp % 3
+    mantissa *= 10**shift
+    exp -= shift
+    return (-mantissa if sign else mantissa), exp
+
+
+def format_quantity(value: Decimal, fmt: str) -> str:
+    """Quantity.String() (CanonicalizeBytes): `1Ki`, `1500m`, `2k`, `1e3`, `0`."""
+    if value == 0:
+        return "0"
+    if fmt == BINARY_SI:
+        if -1024 < value < 1024 or value != value.to_integral_value():
+            fmt = DECIMAL_SI
+        else:
+            amount = int(value)
+            exponent = 0
+            while amount and amount % 1024 == 0:
+                amount //= 1024
+                exponent += 10
+            if exponent in _BIN_SUFFIX:
+                return f"{amount}{_BIN_SUFFIX[exponent]}"
+            fmt = DECIMAL_SI
+    mantissa, exponent = _canonical_decimal(value)
+    if fmt == DECIMAL_SI and exponent in _DEC_SUFFIX:
+        return f"{mantissa}{_DEC_SUFFIX[exponent]}"
+    if exponent == 0:
+        return str(mantissa)
+    return f"{mantissa}e{exponent}"
+
+
+def _kept_text(text: str) -> bool:
+    """Whether ParseQuantity keeps `text` itself as the Quantity's string (its fast path, when it judges the
+    text canonical): MarshalJSON then writes `text` back unchanged, sign and all."""
+    number, num_len, denom_len, suffix = _scan(text)
+    base, exponent, binary = _interpret(suffix)
+    if not _takes_int64_path(num_len, denom_len, exponent, binary):
+        return False
+    body = number.lstrip("+-")
+    whole, _, fraction = body.partition(".")
+    shifted = (whole.lstrip("0") or "0") + fraction
+    if not shifted.isdigit() or len(shifted) > 19 or int(shifted) > _INT64_MAX:
+        return False
+    value = int(shifted)
+    if binary:
+        return value * (2 ** exponent) <= _INT64_MAX and value & 0x07 != 0
+    scale = exponent - denom_len
+    return scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
+
+
+def quantity_json(text: str, *, round_to_milli: bool = False) -> str:
+    """The text the API server writes back for a quantity it read as `text` (UnmarshalJSON, then MarshalJSON):
+    Quantity.String()'s canonical form unless ParseQuantity kept the text (quantity.go ParseQuantity, the
+    "if the number is in canonical form, reuse the string" branch). `round_to_milli` first applies
+    pkg/apis/core/v1/defaults.go SetDefaults_ResourceList (RoundUp(-3): away from zero, to a multiple of 1m),
+    which every ResourceList of a built-in kind gets. QuantityError when the server would refuse `text`."""
+    if text == "0":
+        return text
+    value = parse_quantity(text)
+    fmt = format_of(text)
+    rounded = value
+    if round_to_milli:
+        rounded = exact(lambda: value.quantize(Decimal("0.001"), rounding=decimal.ROUND_UP, context=_ROUNDING))
+    if rounded == value and _kept_text(text):
+        return text
+    if fmt == BINARY_SI and 0 < abs(value) < 1:
+        fmt = DECIMAL_SI          # ParseQuantity's own switch for binary fractions
+    return format_quantity(rounded.normalize(_CONTEXT) if rounded else Decimal(0), fmt)

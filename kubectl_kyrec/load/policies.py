@@ -16,15 +16,22 @@ from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
+    from kubectl_kyrec.load.deleting_policies import DeletingPolicy
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+    from kubectl_kyrec.load.mutating_policies import (
+        MutatingAdmissionBinding,
+        MutatingAdmissionPolicy,
+        MutatingPolicy,
+    )
 
 KYVERNO_GROUP = "policies.kyverno.io"
 KYVERNO_VERSIONS = ("v1alpha1", "v1beta1", "v1")
-NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy")
+NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPolicy", "NamespacedDeletingPolicy")
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
+DELETING_KINDS = ("DeletingPolicy", "NamespacedDeletingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
 VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
@@ -36,6 +43,9 @@ REPORT_SOURCE = {
     "GeneratingPolicy": "KyvernoGeneratingPolicy",
     "NamespacedGeneratingPolicy": "KyvernoGeneratingPolicy",
     "ValidatingAdmissionPolicy": "ValidatingAdmissionPolicy",
+    "MutatingPolicy": "KyvernoMutatingPolicy",
+    "NamespacedMutatingPolicy": "KyvernoMutatingPolicy",
+    "MutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 
 # the report `source` of ClusterPolicy and Policy results (load/classic_policies.py parses them)
@@ -85,18 +95,15 @@ def split_policy_label(source: str, shown: str) -> tuple[str, str]:
 # results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
 # (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
 UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
-    (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
-    (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
     (KYVERNO_GROUP, "ImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
     (KYVERNO_GROUP, "NamespacedImageValidatingPolicy"): "KyvernoImageValidatingPolicy",
-    (KYVERNO_GROUP, "DeletingPolicy"): "KyvernoDeletingPolicy",
-    (KYVERNO_GROUP, "NamespacedDeletingPolicy"): "KyvernoDeletingPolicy",
-    (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
-    (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
     ("kyverno.io", "ClusterCleanupPolicy"): "",
     ("kyverno.io", "CleanupPolicy"): "",
 }
-UNEVALUATED_SOURCES = frozenset(s for s in UNEVALUATED_KINDS.values() if s)
+# a DeletingPolicy is evaluated (evaluate/deleting.py) but writes no report results: any a report held
+# under its source would be none of kyrec's to compare
+UNEVALUATED_SOURCES = frozenset(s for s in (*UNEVALUATED_KINDS.values(), "KyvernoMutatingPolicy",
+                                             "MutatingAdmissionPolicy", "KyvernoDeletingPolicy") if s)
 
 
 def unevaluated_kind(doc: Document) -> str | None:
@@ -269,6 +276,10 @@ class PolicySet:
     generating: list[GeneratingPolicy] = field(default_factory=list)
     classic: list[ClassicPolicy] = field(default_factory=list)     # kyverno.io ClusterPolicy / Policy
     classic_exceptions: list[ClassicException] = field(default_factory=list)   # kyverno.io/v2 exceptions
+    deleting: list[DeletingPolicy] = field(default_factory=list)   # DeletingPolicy / NamespacedDeletingPolicy
+    mutating: list[MutatingPolicy] = field(default_factory=list)   # (Namespaced)MutatingPolicy
+    mutating_admission: list[MutatingAdmissionPolicy] = field(default_factory=list)
+    mutating_bindings: list[MutatingAdmissionBinding] = field(default_factory=list)
     others: list[Document] = field(default_factory=list)
     # policies of any kind that do not parse: each one reported, the rest still evaluated
     errors: list[InputError] = field(default_factory=list)
@@ -279,7 +290,8 @@ class PolicySet:
     @property
     def has_policies(self) -> bool:
         """Whether anything was given that could produce a result (bad policies count: they are reported)."""
-        return bool(self.validating or self.admission or self.generating or self.classic or self.errors)
+        return bool(self.validating or self.admission or self.generating or self.classic or self.mutating
+                    or self.mutating_admission or self.deleting or self.errors)
 
     def extend(self, other: PolicySet) -> None:
         self.validating.extend(other.validating)
@@ -289,6 +301,10 @@ class PolicySet:
         self.generating.extend(other.generating)
         self.classic.extend(other.classic)
         self.classic_exceptions.extend(other.classic_exceptions)
+        self.deleting.extend(other.deleting)
+        self.mutating.extend(other.mutating)
+        self.mutating_admission.extend(other.mutating_admission)
+        self.mutating_bindings.extend(other.mutating_bindings)
         self.others.extend(other.others)
         self.errors.extend(other.errors)
         self.notices.extend(other.notices)
@@ -615,10 +631,19 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 # passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
 # and a live cluster's policy LISTs (those read only the evaluated kinds).
 EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
-    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, "PolicyException")),
+    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *DELETING_KINDS, "PolicyException")),
     (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
     *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")))
-POLICY_KINDS: frozenset[tuple[str, str]] = frozenset(EVALUATED_POLICY_KINDS) | frozenset(UNEVALUATED_KINDS)
+# the mutating kinds (load/mutating_policies.py): parsed and evaluated by their engines, which `eval` does
+# not run yet, so a live read does not LIST them and report comparisons leave their results out
+MUTATING_POLICY_KINDS: dict[tuple[str, str], str] = {
+    (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
+    (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
+    (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
+}
+POLICY_KINDS: frozenset[tuple[str, str]] = (frozenset(EVALUATED_POLICY_KINDS) | frozenset(UNEVALUATED_KINDS)
+                                            | frozenset(MUTATING_POLICY_KINDS))
 
 
 def is_policy_document(doc: Document) -> bool:
@@ -634,6 +659,8 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
     A policy that does not parse, of whatever kind, is kept in `errors` (not raised), so that every bad
     policy is reported and the others still run."""
     from kubectl_kyrec.load import classic_policies as classic
+    from kubectl_kyrec.load import mutating_policies as mutating
+    from kubectl_kyrec.load.deleting_policies import parse_deleting_policy
     from kubectl_kyrec.load.generating_policies import parse_generating_policy
 
     out = PolicySet(lines=dict(lines or {}))
@@ -644,6 +671,14 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                 out.validating.append(parse_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
                 out.generating.append(parse_generating_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind in DELETING_KINDS:
+                out.deleting.append(parse_deleting_policy(doc))
+            elif group == KYVERNO_GROUP and doc.kind in mutating.MUTATING_KINDS:
+                out.mutating.append(mutating.parse_mutating_policy(doc))
+            elif group == VAP_GROUP and doc.kind == mutating.MAP_KIND:
+                out.mutating_admission.append(mutating.parse_mutating_admission_policy(doc))
+            elif group == VAP_GROUP and doc.kind == mutating.MAP_BINDING_KIND:
+                out.mutating_bindings.append(mutating.parse_mutating_binding(doc))
             elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
                 out.exceptions.append(parse_exception(doc))
             elif classic.is_classic_policy(doc):

@@ -39,6 +39,7 @@ from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome,
 from kubectl_kyrec.load.classic_policies import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.downstreams import (
+    UNKNOWN_ORPHANING,
     DownstreamChange,
     DownstreamClass,
     Reason,
@@ -211,11 +212,13 @@ def _gone(obj: Mapping[str, Any], policy_key: str, rule: str, in_cluster: Classi
         clone = LABEL_SOURCE_UID in labels_of(obj)
         message = what + ("; a clone: Kyverno deletes it too since #16329 (its docs say clones stay)" if clone
                           else "")
-        if old is None:
-            message += "; assumes the rule had sync on and orphanDownstreamOnPolicyDelete off"
         enforced = True
+    # without the cluster's copy of the rule, whether it orphaned its downstreams is not known: never pruned
+    prune = enforced and old is not None
+    if old is None:
+        message += "; " + UNKNOWN_ORPHANING
     return DownstreamChange(DownstreamClass.ORPHAN, Reason.POLICY_GONE, enforced, policy_key,
-                            _trigger_ref(obj, index), ref_of(obj), actual=obj, prune=enforced, message=message)
+                            _trigger_ref(obj, index), ref_of(obj), actual=obj, prune=prune, message=message)
 
 
 def _source_gone(obj: Mapping[str, Any], index: StateIndex) -> bool:

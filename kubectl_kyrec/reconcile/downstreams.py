@@ -522,9 +522,15 @@ def _conflict_message(reason: Reason, live: Mapping[str, Any]) -> str:
 def _policy_gone(obj: Mapping[str, Any], in_cluster: GeneratingPolicy | None) -> DownstreamChange:
     """A downstream of a policy outside the complete set. Kyverno deletes the data ones (no source-uid)
     of a policy it tracked; clones stay (#17596). A copy of the policy still in the cluster says more:
-    with sync off or orphanDownstreamOnPolicyDelete on, its deletion leaves everything."""
+    with sync off or orphanDownstreamOnPolicyDelete on, its deletion leaves everything.
+
+    Without that copy (the policy is gone from the cluster too) nothing says whether the deleted policy
+    orphaned its downstreams on purpose: Kyverno keeps them then (recorded from Kyverno itself,
+    testdata/kyverno-truth/policy-deleted), and only a policy without orphanDownstreamOnPolicyDelete has
+    them deleted. The finding stays counted, but `apply --prune` never deletes on that unknown."""
     owner = owner_of(obj)
     clone = bool(owner.source_uid)
+    prune = not clone
     if clone:
         message = "a clone: Kyverno leaves clones of a deleted policy (#17596)"
     elif in_cluster is not None and not in_cluster.synchronize:
@@ -534,9 +540,17 @@ def _policy_gone(obj: Mapping[str, Any], in_cluster: GeneratingPolicy | None) ->
     else:
         message = ""
     enforced = not message
+    if in_cluster is None and not clone:
+        message, prune = UNKNOWN_ORPHANING, False
     return DownstreamChange(
         DownstreamClass.ORPHAN, Reason.POLICY_GONE, enforced, owner.policy_name, _trigger_ref_from_labels(obj),
-        ref_of(obj), actual=obj, prune=not clone, message=message)
+        ref_of(obj), actual=obj, prune=prune, message=message)
+
+
+# a policy-gone downstream whose policy the cluster no longer has: why --prune leaves it
+UNKNOWN_ORPHANING = ("the policy is gone from the cluster, so whether it orphaned its downstreams on delete "
+                     "(orphanDownstreamOnPolicyDelete) is not known: Kyverno keeps them if it did; --prune "
+                     "leaves it (delete it by hand if it should go)")
 
 
 def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: TriggerOutcome | None,

@@ -17,6 +17,7 @@ from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Result, Source, gro
 
 if TYPE_CHECKING:
     from kubectl_kyrec.reconcile.coverage import Coverage
+    from kubectl_kyrec.reconcile.deletions import DeletionDiff
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
 
@@ -182,6 +183,21 @@ def from_downstreams(diff: DownstreamDiff, locate: Locate = _no_location) -> lis
                            subject=c.object, outcome=outcome, message=message,
                            message_class=f"downstream-{klass}{'-' + str(c.reason) if c.reason else ''}",
                            location=where or locate(c.object)))
+    return out
+
+
+def from_deletions(diff: DeletionDiff, locate: Locate = _no_location) -> list[Finding]:
+    """A scheduled deletion is a failure (Kyverno will delete the object); what kyrec cannot tell is shown as
+    a warning, as an undetermined downstream is."""
+    out = []
+    for c in diff.changes:
+        klass = str(c.klass)
+        reason = f" ({c.reason})" if c.reason else ""
+        message = c.message or f"{klass}{reason}: {c.cause.message}"
+        out.append(Finding(command="diff", suite=c.policy, policy=c.policy, rule="", subject=c.object,
+                           outcome="fail" if c.finding else "warn", message=message,
+                           message_class=f"deletion-{klass}{'-' + str(c.reason) if c.reason else ''}",
+                           location=locate(c.object) if c.object.name else None))
     return out
 
 

@@ -13,6 +13,8 @@ drifted, no useServerSideApply          update      PUT of the whole object, con
 downstream orphan, prunable             delete      only with --prune; preconditions {uid, resourceVersion}
 report orphan (subject-gone), dup.      delete      only with --prune; same preconditions
 report missing                          create      only with --write-reports; a create, never an overwrite
+scheduled-deletion (DeletingPolicy)     delete      only with --deletions; preconditions {uid, resourceVersion},
+                                                    the policy's deletionPropagationPolicy
 conflict, undetermined, trigger-unknown skip        never written, whatever the flags
 a read it depends on not listed         skip        never written, whatever its class (reconcile/reads.py)
 anything with enforced: false           skip        Kyverno itself would not act on it
@@ -27,10 +29,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubectl_kyrec.model import Ref
+from kubectl_kyrec.reconcile.deletions import DeletionChange, DeletionClass, DeletionDiff
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, DownstreamDiff, Reason
 from kubectl_kyrec.reconcile.reads import Read, ReadRecord
 from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, ReportDiff
@@ -55,6 +58,7 @@ class PlanOptions:
     prune: bool = False              # --prune: delete prunable orphan downstreams
     reports: bool = False            # delete orphan and duplicate reports (`apply --prune`)
     write_reports: bool = False      # --write-reports: create missing reports
+    deletions: bool = False          # --deletions: carry out the DeletingPolicies' scheduled deletions now
     field_manager: str = KYVERNO_FIELD_MANAGER
     force: bool = True
 
@@ -62,7 +66,7 @@ class PlanOptions:
 @dataclass(frozen=True)
 class PlannedChange:
     action: Action
-    domain: str                      # "downstream" | "report"
+    domain: str                      # "downstream" | "deletion" | "report"
     klass: str
     reason: str | None
     object: Ref
@@ -70,6 +74,7 @@ class PlannedChange:
     precondition_uid: str = ""                      # deletes: from the read
     precondition_resource_version: str = ""
     message: str = ""                               # why a skip is a skip; what a write does
+    propagation_policy: str = ""                    # deletes: DeleteOptions.propagationPolicy ("" : default)
 
     @property
     def writes(self) -> bool:
@@ -208,6 +213,21 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
     return None
 
 
+def plan_deletion(change: DeletionChange, options: PlanOptions) -> PlannedChange:
+    """A DeletingPolicy's scheduled deletion, carried out ahead of its schedule only when asked; what kyrec
+    cannot tell never."""
+    klass, reason, ref = str(change.klass), str(change.reason) if change.reason else None, change.object
+    if change.klass is DeletionClass.UNDETERMINED:
+        return _skip("deletion", klass, reason, ref, "never deleted: " + (change.message or "kyrec cannot tell"))
+    if not options.deletions:
+        return _skip("deletion", klass, reason, ref, f"not deleted without --deletions (the policy's next run "
+                                                     f"deletes it: {change.when()})")
+    item = _delete("deletion", klass, reason, ref, change.actual,
+                   f"delete with preconditions (propagation {change.propagation_policy or 'default'}), as "
+                   f"{change.policy} would")
+    return replace(item, propagation_policy=change.propagation_policy) if item.action is Action.DELETE else item
+
+
 def plan_report(change: ReportChange, options: PlanOptions, *,
                 actual_of: Callable[[Ref], Mapping[str, Any] | None],
                 expected_of: Callable[[Ref], Mapping[str, Any] | None]) -> PlannedChange | None:
@@ -247,7 +267,7 @@ def _held(item: PlannedChange, depends_on: tuple[Read, ...], record: ReadRecord 
 def plan_changes(downstreams: DownstreamDiff | None, reports: ReportDiff | None, options: PlanOptions, *,
                  actual_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None,
                  expected_of: Callable[[Ref], Mapping[str, Any] | None] = lambda ref: None,
-                 record: ReadRecord | None = None) -> Plan:
+                 record: ReadRecord | None = None, deletions: DeletionDiff | None = None) -> Plan:
     """The ordered plan for a diff. `actual_of` finds a report's live object (for its resourceVersion),
     `expected_of` a missing report's expected object, `record` what the reads gave (the state's listed and
     unreadable kinds): no write or delete depends on a read it does not hold as listed."""
@@ -256,6 +276,8 @@ def plan_changes(downstreams: DownstreamDiff | None, reports: ReportDiff | None,
         item = plan_downstream(change, options)
         if item is not None:
             planned.append(_held(item, change.depends_on, record))
+    for dchange in deletions.changes if deletions else ():
+        planned.append(_held(plan_deletion(dchange, options), dchange.depends_on, record))
     for rchange in reports.changes if reports else ():
         item = plan_report(rchange, options, actual_of=actual_of, expected_of=expected_of)
         if item is not None:

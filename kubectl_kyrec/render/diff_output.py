@@ -12,6 +12,7 @@ from typing import Any
 
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome
 from kubectl_kyrec.model import EvalError, Ref
+from kubectl_kyrec.reconcile.deletions import DeletionDiff, empty_summary
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
@@ -93,6 +94,44 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
     return "\n".join(lines) + "\n"
 
 
+_DELETION_COLUMNS = (Column("CLASS"), Column("REASON", TEXT, label="reason"), Column("POLICY"),
+                     Column("OBJECT", REF), Column("NEXT RUN"), Column("PROPAGATION"))
+
+
+def render_deletion_table(diff: DeletionDiff, *, wide: bool = False, width: int | None = None) -> str:
+    """What the DeletingPolicies' next runs delete: counts per class, then one row per object (a failed
+    LIST as a row for its kind); the MESSAGE column with `wide`, a message under each row otherwise."""
+    summary = diff.summary()
+    counts = [f"{n} {c}" for c, n in summary.items()]
+    head = "Scheduled deletions: " + ", ".join(counts) if wide else wrap_counts("Scheduled deletions:", counts,
+                                                                               width)
+    rows = []
+    notes = []
+    for change in diff.changes:
+        ref = change.object
+        shown = ref.display() if ref.name else f"{ref.kind} {ref.namespace + '/' if ref.namespace else ''}*"
+        row = [str(change.klass), str(change.reason) if change.reason else "", change.policy, shown,
+               change.when(), change.propagation_policy or "(default)"]
+        notes.append(change.message)
+        if not change.enforced and not wide:
+            row[0] += NOT_ENFORCED_MARK
+        rows.append(row)
+    lines = [head]
+    if rows:
+        if wide:
+            table = io.StringIO()
+            write_rows(table, [c.header for c in _DELETION_COLUMNS] + ["MESSAGE"],
+                       [row + [note] for row, note in zip(rows, notes, strict=True)])
+            lines += ["", table.getvalue().rstrip("\n")]
+        else:
+            lines += ["", render_fitted(_DELETION_COLUMNS, rows, width, cause_lines(notes))]
+            if any(NOT_ENFORCED_MARK in row[0] for row in rows):
+                lines.append("* undetermined: kyrec cannot tell; never deleted by apply")
+    if diff.out_of_scope:
+        lines += ["", f"{diff.out_of_scope} deletion(s) outside this run's filters not shown"]
+    return "\n".join(lines) + "\n"
+
+
 def render_unified(diff: DownstreamDiff, *, color: bool = False) -> str:
     """The unified diff of every drifted downstream, one after the other."""
     texts = [t for t in (unified.unified_diff(c.shown) for c in diff.changes if c.shown is not None) if t]
@@ -108,12 +147,16 @@ def render_report_unified(reports: ReportDiff, *, color: bool = False) -> str:
 
 def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *, wide: bool = False,
                  color: bool = False, unified: bool = True, width: int | None = None,
-                 show_all: bool = False, baselined: Collection[int] = ()) -> str:
-    """The tables, then (`unified`) the downstreams' unified diffs."""
+                 show_all: bool = False, baselined: Collection[int] = (),
+                 deletions: DeletionDiff | None = None) -> str:
+    """The tables (downstreams, scheduled deletions, reports), then (`unified`) the downstreams' unified
+    diffs."""
     parts = []
     if diff is not None:
         parts.append(render_downstream_table(diff, wide=wide, width=width, show_all=show_all,
                                              baselined=baselined))
+    if deletions is not None:
+        parts.append(render_deletion_table(deletions, wide=wide, width=width))
     if report_table:
         parts.append(report_table)
     if diff is not None and unified:
@@ -124,10 +167,11 @@ def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *
 
 
 def diff_parts(downstreams: DownstreamDiff | None, reports: ReportDiff | None, errors: Sequence[EvalError],
-               notices: Sequence[str]) -> list[tuple[str, Any]]:
+               notices: Sequence[str], deletions: DeletionDiff | None = None) -> list[tuple[str, Any]]:
     """The DiffResult document of DESIGN section 3 after its envelope: every examined object, all classes
-    counted, each drift's unified diff rendered here."""
+    counted, each drift's unified diff rendered here; the scheduled deletions after the downstreams."""
     changes = [*(downstreams.changes_json(unified.unified_diff) if downstreams is not None else []),
+               *(deletions.changes_json() if deletions is not None else []),
                *(reports.changes_json(unified.unified_diff) if reports is not None else [])]
     return [
         ("changes", changes),
@@ -135,6 +179,7 @@ def diff_parts(downstreams: DownstreamDiff | None, reports: ReportDiff | None, e
             "downstream": downstreams.summary() if downstreams is not None
             else {str(c): 0 for c in DownstreamClass},
             "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
+            "deletion": deletions.summary() if deletions is not None else empty_summary(),
         }),
         ("errors", [{"message": e.message, "location": e.source.as_location() if e.source is not None else None}
                     for e in errors]),

@@ -281,12 +281,15 @@ _MUTATION_COLUMNS = (Column("MUTATED", REF), Column("POLICY"), Column("RULE"), C
 def _write_mutations(admissions: Sequence[Admission], stream: TextIO, *, width: int | None) -> None:
     """One row per mutation, in admission order: the subject, the policy (and rule or binding), and the
     patch's ops as `op path` (the values are in -o json)."""
+    rules = any(m.rule for a in admissions for m in a.mutations)
     cells = []
     for a in admissions:
         for m in a.mutations:
             ops = ", ".join(f"{op.get('op')} {op.get('path')}" for op in m.patch)
-            cells.append((a.subject.ref.display(), m.policy, m.rule or "-", ops))
-    write_fitted(stream, _MUTATION_COLUMNS, cells, width)
+            cells.append((a.subject.ref.display(), m.policy, *((m.rule or "-",) if rules else ()), ops))
+    # RULE only when a classic rule or a binding mutated: the CEL kinds have none
+    write_fitted(stream, _MUTATION_COLUMNS if rules else tuple(c for c in _MUTATION_COLUMNS if c.header != "RULE"),
+                 cells, width)
 
 
 # ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes

@@ -42,29 +42,3 @@ def mutated_files(admissions: Sequence[Admission]) -> dict[str, str]:
         by_file.setdefault(name, []).append(to_yaml(admission.subject.obj))
     return {name: HEADER + "---\n".join(docs) for name, docs in by_file.items()}
 
-
-def write_mutated(directory: str, files: dict[str, str]) -> list[str]:
-    """Write `files` under `directory` (made when missing); the paths written. Every target is checked before
-    any is written: one that exists and was not written by this option (no HEADER) is an OutputError, and
-    nothing is written."""
-    from kubectl_kyrec.errors import OutputError
-    from kubectl_kyrec.render.sink import write_text
-
-    targets = {os.path.join(directory, name): text for name, text in files.items()}
-    for path in targets:
-        if os.path.lexists(path):
-            try:
-                with open(path, encoding="utf-8", errors="replace") as existing:
-                    first = existing.readline()
-            except OSError as exc:
-                raise OutputError(f"--write-mutated: cannot read {path}: {exc.strerror}") from None
-            if first != HEADER:
-                raise OutputError(f"--write-mutated: {path} exists and was not written by --write-mutated; "
-                                  "not overwritten (nothing was written): choose another directory")
-    for path, text in targets.items():
-        try:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        except OSError as exc:
-            raise OutputError(f"--write-mutated: cannot create {os.path.dirname(path)}: {exc.strerror}") from None
-        write_text(path, text)
-    return list(targets)

@@ -237,3 +237,27 @@ def flush_stdout_quietly() -> None:
         os.close(devnull)
     except (OSError, ValueError):
         pass
+
+
+def write_owned_files(directory: str, files: dict[str, str], header: str, flag: str) -> list[str]:
+    """Write `files` (relative path -> text, each starting with `header`) under `directory`, made when
+    missing; returns the paths written. Every target is checked before any is written: one that exists and
+    does not start with `header` (so `flag` did not write it) is an OutputError, and nothing is written."""
+    targets = {os.path.join(directory, name): text for name, text in files.items()}
+    for path in targets:
+        if os.path.lexists(path):
+            try:
+                with open(path, encoding="utf-8", errors="replace") as existing:
+                    first = existing.readline()
+            except OSError as exc:
+                raise OutputError(f"{flag}: cannot read {path}: {exc.strerror}") from None
+            if first != header.splitlines(keepends=True)[0]:
+                raise OutputError(f"{flag}: {path} exists and was not written by {flag}; not overwritten "
+                                  "(nothing was written): choose another directory")
+    for path, text in targets.items():
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{flag}: cannot create {os.path.dirname(path)}: {exc.strerror}") from None
+        write_text(path, text)
+    return list(targets)

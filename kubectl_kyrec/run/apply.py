@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.interrupts import Interrupt
     from kubectl_kyrec.load.cluster_state import ClusterState
     from kubectl_kyrec.model import Ref
+    from kubectl_kyrec.reconcile.deletions import DeletionDiff
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportDiff
     from kubectl_kyrec.run.diff import DiffRunOptions
@@ -61,6 +62,7 @@ class ApplyResult:
     outcomes: list[Outcome] = field(default_factory=list)
     downstreams: DownstreamDiff | None = None
     reports: ReportDiff | None = None
+    deletions: DeletionDiff | None = None
     errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     requests: Mapping[str, int] = field(default_factory=dict)
@@ -97,8 +99,8 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
 
     inputs = source.read()
     diff = diff_inputs(options.diff_options(complete=options.all_policies or source.policies_from_cluster), inputs)
-    result = ApplyResult(Plan(()), downstreams=diff.downstreams, reports=diff.reports, errors=diff.errors,
-                         notices=diff.notices, unreadable=diff.unreadable)
+    result = ApplyResult(Plan(()), downstreams=diff.downstreams, reports=diff.reports, deletions=diff.deletions,
+                         errors=diff.errors, notices=diff.notices, unreadable=diff.unreadable)
     expected = diff.expected_reports()
     state = inputs.state
 
@@ -110,7 +112,7 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
         return expected.get((ref.api_version, ref.kind, ref.namespace, ref.name))
 
     plan = plan_changes(result.downstreams, result.reports, options.plan, actual_of=actual_of,
-                        expected_of=expected_of, record=ReadRecord.of(state))
+                        expected_of=expected_of, record=ReadRecord.of(state), deletions=result.deletions)
     result.plan = Plan(tuple(_unless_unread(c, state) for c in plan.changes), plan.field_manager, plan.force)
     return result
 

@@ -1,7 +1,9 @@
 """`diff`: what the policies say should exist against a state. Read-only.
 
 Two domains: downstreams of generating policies (DESIGN section 4) and policy reports of validating
-policies (section 5). Both by default; `only_downstreams` or `only_reports` narrows to one.
+policies (section 5). Both by default; `only_downstreams` or `only_reports` narrows to one. Beside the
+downstreams (a downstream-like domain of its own, `deletion`): what each DeletingPolicy's next scheduled run
+would delete from the state (reconcile/deletions.py).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
-    from kubectl_kyrec.model import Document
+    from kubectl_kyrec.model import Document, Ref
     from kubectl_kyrec.reconcile.causes import Evidence
+    from kubectl_kyrec.reconcile.deletions import DeletionDiff
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
 
@@ -48,6 +51,8 @@ class DiffRunOptions:
 class DiffResult:
     downstreams: DownstreamDiff | None = None
     reports: ReportDiff | None = None
+    # what the DeletingPolicies' next runs delete (None: the run has none, or compares reports only)
+    deletions: DeletionDiff | None = None
     errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
@@ -64,7 +69,8 @@ class DiffResult:
         from kubectl_kyrec.reconcile.reports import ReportClass
 
         code = ExitCode.INPUT if self.errors else ExitCode.CLEAN
-        findings = bool(self.downstreams and self.downstreams.findings)
+        findings = bool(self.downstreams and self.downstreams.findings) or bool(
+            self.deletions and self.deletions.findings)
         if self.reports is not None:
             # orphan reports describe nothing in scope; everything else that is not current is a finding
             findings = findings or any(c.klass not in (ReportClass.CURRENT, ReportClass.ORPHAN) and c.in_scope
@@ -74,7 +80,7 @@ class DiffResult:
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
         from kubectl_kyrec.render.diff_output import diff_parts
 
-        return "DiffResult", diff_parts(self.downstreams, self.reports, self.errors, self.notices)
+        return "DiffResult", diff_parts(self.downstreams, self.reports, self.errors, self.notices, self.deletions)
 
 
 def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
@@ -108,6 +114,11 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
             run.notices.append("the state has no managedFields, so fields another manager added to a generated "
                                "object (foreign-fields drift) cannot be seen: in-sync may hide them. Capture with "
                                "kubectl get ... -o json --show-managed-fields")
+    if (both or options.only_downstreams) and inputs.policies.deleting:
+        run.deletions, errors, notices = run_deletions(inputs, now=options.now, selection=selection,
+                                                       kyverno_config_path=options.kyverno_config_path)
+        run.errors.extend(e for e in errors if e not in run.errors)
+        run.notices.extend(notices)
     has_reports = any(is_report(d.obj) for d in inputs.state.objects)
     if both and not has_reports and not options.compare_reports and (
             inputs.policies.validating or inputs.policies.admission or inputs.policies.classic):
@@ -130,7 +141,8 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
         run.notices.append(gaps)
     filters = selection.text()
     if filters and (outcome is None or not outcome.triggers) and (
-            run.reports is None or not any(c.in_scope for c in run.reports.changes)):
+            run.reports is None or not any(c.in_scope for c in run.reports.changes)) and (
+            run.deletions is None or not run.deletions.changes):
         run.notices.append(nothing_selected(filters, len(inputs.subjects)))
     return run
 
@@ -201,6 +213,62 @@ def owing(owed: Mapping[str, Sequence[tuple[str, str]]], subject: Any) -> list[s
     if subject is None:
         return []
     return list(dict.fromkeys(policy for policy, _ in owed.get(subject.uid, ())))
+
+
+def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selection,
+                  kyverno_config_path: str | None = None) -> tuple[DeletionDiff, list[EvalError], list[str]]:
+    """Each DeletingPolicy's next run over the state's objects (never -r manifests: a deletion is of what
+    exists), held to the reads it depends on, inside the run's filters."""
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.deleting import DeleteOptions, run_deleting
+    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
+    from kubectl_kyrec.reconcile.deletions import diff_deletions
+    from kubectl_kyrec.reconcile.reads import ReadRecord
+    from kubectl_kyrec.run.generate import subject_filter
+    from kubectl_kyrec.run.providers import provider_for
+
+    state = inputs.state
+    policies = [p for p in inputs.policies.deleting if selection.holds_policy(p.key)]
+    config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(state.objs)
+
+    def filtered(kind: str, namespace: str, name: str, api_version: str) -> bool:
+        return config.filtered(kind, namespace, name, api_version=api_version)
+
+    envs = Environments(library_factory(LibraryContext(now=now, provider=provider_for(inputs))))
+    outcome = run_deleting(policies, state.objects, kinds=inputs.kinds, envs=envs,
+                           options=DeleteOptions(now=now, namespace_labels=inputs.values.namespace_labels,
+                                                 filtered=filtered),
+                           exceptions=inputs.policies.exceptions, cluster_times=cluster_policy_times(state.objects),
+                           locate=inputs.policies.locate)
+    keep = subject_filter(selection)
+
+    def keep_kind(ref: Ref) -> bool:
+        # a LIST the run could not make: shown unless it lies wholly outside -n or --kind
+        return not ((selection.namespace and ref.namespace and ref.namespace != selection.namespace)
+                    or (selection.kinds and ref.kind not in selection.kinds))
+
+    diff = diff_deletions(outcome, ReadRecord.of(state), kind_of=inputs.kinds.kind_of,
+                          known_unreadable=known_kinds(inputs), policies_from_state=inputs.policies_from_state,
+                          keep=lambda o: keep(o.subject), keep_kind=keep_kind,
+                          scope_namespace=selection.namespace or "")
+    return diff, list(outcome.errors), [str(n) for n in outcome.notices]
+
+
+def cluster_policy_times(state: Sequence[Document]) -> dict[str, tuple[str, str]]:
+    """(creationTimestamp, status.lastExecutionTime) of the DeletingPolicies the state holds, by key: when
+    a policy given as a manifest runs next is the cluster's copy's business."""
+    out: dict[str, tuple[str, str]] = {}
+    for doc in state:
+        if doc.kind in ("DeletingPolicy", "NamespacedDeletingPolicy") and \
+                doc.api_version.startswith("policies.kyverno.io/"):
+            meta = doc.obj.get("metadata") or {}
+            status = doc.obj.get("status") or {}
+            key = f"{doc.namespace}/{doc.name}" if doc.kind.startswith("Namespaced") else doc.name
+            out[key] = (str(meta.get("creationTimestamp") or ""),
+                        str(status.get("lastExecutionTime") or "") if isinstance(status, dict) else "")
+    return out
 
 
 def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:

@@ -188,6 +188,10 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     gaps = run_gaps(inputs, namespace or "")
     if gaps:
         notices.append(gaps)
+    if inputs.policies.deleting:
+        # a DeletingPolicy answers no admission request: what it deletes is the state's business
+        notices.append(f"{len(inputs.policies.deleting)} DeletingPolicy(ies) not evaluated by eval: `diff` lists "
+                       "what their next scheduled runs delete, `test` checks their rows")
     empty_reason = EvalResult.empty_reason
     filters = options.selection.text()      # as typed: the kinds before they were resolved
     if filters and not outcome.subjects and not generated.triggers:

@@ -19,7 +19,8 @@ def check_policy_names(names: Sequence[str], policies: PolicySet) -> None:
     """Every `--policy-name` names a given policy (by name, or ns/name for a namespaced one)."""
     known: dict[str, str] = {}
     for meta in [*(p.meta for p in policies.validating), *(p.meta for p in policies.admission),
-                 *(p.meta for p in policies.generating), *(p.meta for p in policies.classic)]:
+                 *(p.meta for p in policies.generating), *(p.meta for p in policies.classic),
+                 *(p.meta for p in policies.deleting)]:
         known[meta.name] = meta.key
         known[meta.key] = meta.key
     missing = [n for n in names if n not in known]

@@ -61,6 +61,7 @@ NOT_MATCHED = "not-matched"
 NOT_FOUND = "not-found"
 RESULT_MISMATCH = "result-mismatch"
 GENERATED_MISMATCH = "generated-mismatch"
+PATCHED_MISMATCH = "patched-mismatch"     # the policy's patched resource differs from patchedResources
 LOAD_ERROR = "load-error"
 NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
 
@@ -71,9 +72,12 @@ MATCHED_NOTHING = "matched-nothing"         # the policy gave the resource no re
 MISSING_RULE = "missing-rule"               # the entry names a rule the (classic) policy does not have
 MISSING_RESOURCE = "missing-resource"       # the entry names a resource the test does not have
 FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy answered with `skip`
-VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP)
+# the patchedResources file has no document for the patched resource: the CLI checks nothing
+MISSING_PATCHED = "missing-patched-resource"
+VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP, MISSING_PATCHED)
 
-EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy")
+EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "MutatingPolicy",
+                   "MutatingAdmissionPolicy", "DeletingPolicy")
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,9 @@ class _Evaluation:
     subjects: list[Subject]
     results: dict[tuple[str, Ref], list[Result]]
     generated: dict[tuple[str, Ref], list[Generated]]
+    # (mutating policy name, subject) -> the resource Kyverno's CLI compares with patchedResources
+    patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
+    mutated: Any = None         # classic mutate policies' patched resources (testsuite.classic_mutate)
 
 
 @dataclass
@@ -173,9 +180,13 @@ class _Context:
     admission: set[str]
     generating: set[str]
     others: dict[str, str]
+    deleting: set[str]
     unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
     classic: dict[str, Any] = field(default_factory=dict)     # ClusterPolicy/Policy by name
+    mutating: set[str] = field(default_factory=set)           # MutatingPolicy names (mutateExisting aside)
+    mutating_admission: set[str] = field(default_factory=set)
+    mutate_existing: set[str] = field(default_factory=set)    # MutatingPolicies that mutate targets
 
 
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
@@ -205,18 +216,34 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         admission={p.meta.name for p in policies.admission},
         generating={d.name for d in policies.generating},
         others={d.name: d.kind for d in policies.others if d.name},
+        deleting={p.meta.name for p in policies.deleting},
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None,
-        classic={p.meta.name: p for p in policies.classic})
+        classic={p.meta.name: p for p in policies.classic},
+        mutating={p.meta.name for p in policies.mutating if not p.mutate_existing},
+        mutating_admission={p.meta.name for p in policies.mutating_admission},
+        mutate_existing={p.meta.name for p in policies.mutating if p.mutate_existing})
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
+    starts.extend((p.meta.source, p.meta.name) for p in policies.mutating)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.mutating_admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.admission)
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
+    starts.extend((p.meta.source, p.meta.name) for p in policies.deleting)
     # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
     evaluates_alike = not policies.admission and other_libraries is None
     other = replace(ctx, mode=mode.other, runs={})
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
-        subjects, results, errors, notices = _evaluate(loaded, operation, mode, kinds=kinds,
-                                                       libraries=libraries, now=now)
+        mutated = None
+        evaluated = loaded
+        if any(r.type == "mutate" for p in policies.classic for r in p.rules):
+            from kubectl_kyrec.testsuite.classic_mutate import suite_mutations
+
+            mutated = suite_mutations(loaded, operation, kinds, now, _classic_options(loaded, kinds))
+            if mutated.admitted:
+                # the CLI validates each resource as its mutate policies left it (ApplyPoliciesOnResource)
+                evaluated = replace(loaded, resources=mutated.admitted)
+        subjects, results, errors, notices, patched = _evaluate(evaluated, operation, mode, kinds=kinds,
+                                                                libraries=libraries, now=now)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
@@ -241,28 +268,37 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if (error.message, error.source) not in out.errors:
                 out.errors.append((error.message, error.source))
         out.notices.extend(n for n in notices if n not in out.notices)
-        ctx.runs[operation] = _Evaluation(subjects, results, generated)
+        if mutated is not None:
+            results = _with_mutations(results, mutated)
+        ctx.runs[operation] = _Evaluation(subjects, results, generated, patched, mutated)
         if evaluates_alike:
             other.runs[operation] = ctx.runs[operation]
         else:
             # generation does not depend on the mode; the other evaluation's errors and notices are this
             # one's, or the CLI's shortcuts: the suite reports its own mode's
-            other_subjects, other_results, _, _ = _evaluate(loaded, operation, mode.other, kinds=kinds,
-                                                            libraries=other_libraries or libraries, now=now)
-            other.runs[operation] = _Evaluation(other_subjects, other_results, generated)
+            other_subjects, other_results, _, _, other_patched = _evaluate(
+                evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries, now=now)
+            if mutated is not None:
+                other_results = _with_mutations(other_results, mutated)
+            other.runs[operation] = _Evaluation(other_subjects, other_results, generated, other_patched, mutated)
     for entry in suite.results:
         rows = _entry_rows(ctx, entry)
         out.rows.extend(rows)
-        out.warnings.extend(entry_warnings(entry, mode, rows, _entry_rows(other, entry),
-                                           _missing_names(entry, ctx.runs[_operation(loaded, entry)].subjects)))
+        missing = _missing_names(entry, ctx.runs[_operation(loaded, entry)].subjects)
+        if missing and loaded.target_objects:
+            # a mutate-existing entry names its targets (targetResources), which are not resources
+            targets = {(d.namespace, d.name) for d in loaded.target_objects}
+            missing = [n for n in missing if not any(n == name or n == f"{ns}/{name}" for ns, name in targets)]
+        out.warnings.extend(entry_warnings(entry, mode, rows, _entry_rows(other, entry), missing))
     return out
 
 
 def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLookup, libraries: LibraryFactory,
               now: datetime.datetime
-              ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice]]:
-    """One operation's validating results (resources, JSON and HTTP/Envoy payloads), by policy name and
-    subject, with the run's errors and notices."""
+              ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice],
+                         dict[tuple[str, Ref], Obj]]:
+    """One operation's validating and mutating results (resources, JSON and HTTP/Envoy payloads), by
+    policy name and subject, with the run's errors and notices, and the mutated resources."""
     policies = loaded.policies
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
@@ -286,10 +322,33 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
         subjects.extend(authz_run.subjects)
         all_results.extend(authz_run.results)
         errors.extend(e for e in authz_run.errors if e not in errors)
+    if policies.deleting:
+        from kubectl_kyrec.testsuite.deleting import suite_deletions
+
+        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries)
+        all_results.extend(deletions)
+        errors.extend(e for e in deleting_errors if e not in errors)
+    patched: dict[tuple[str, Ref], Obj] = {}
+    if policies.mutating or policies.mutating_admission:
+        from kubectl_kyrec.testsuite.mutating import suite_mutations
+
+        mutations = suite_mutations(loaded, outcome.subjects, kinds=kinds, libraries=libraries, now=now)
+        all_results.extend(mutations.results)
+        errors.extend(e for e in mutations.errors if e not in errors)
+        patched = mutations.patched
     results: dict[tuple[str, Ref], list[Result]] = {}
     for r in all_results:
         results.setdefault((_name_part(r.policy), r.subject), []).append(r)
-    return subjects, results, errors, list(outcome.notices)
+    return subjects, results, errors, list(outcome.notices), patched
+
+
+def _with_mutations(results: dict[tuple[str, Ref], list[Result]], mutated: Any
+                    ) -> dict[tuple[str, Ref], list[Result]]:
+    """The validating results with the classic mutate rules' added (the CLI's mutate responses come first)."""
+    out = {key: list(found) for key, found in results.items()}
+    for key, found in mutated.results.items():
+        out[key] = [*found, *out.get(key, [])]
+    return out
 
 
 def _unloaded_row(loaded: LoadedSuite, entry: TestResultEntry, label: str) -> Row:
@@ -437,6 +496,9 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
         # whatever the entry names (targetResources, payloads...), each row is not evaluated
         return [_row(loaded, entry, label, entry.kind, "", True, NOT_EVALUATED, problem[1])
                 for label in (_labels(entry) or ["*"])]
+    if problem is None and entry.policy_name in ctx.classic and evaluation.mutated is not None \
+            and _classic_existing_rule(ctx.classic[entry.policy_name], entry.rule):
+        return _existing_rows(ctx, evaluation, entry)
     if ctx.mode is Mode.STRICT:
         rows = []
         for label, subject, missing in _strict_targets(entry, evaluation.subjects):
@@ -462,15 +524,18 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
 def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str]) -> tuple[str, str] | None:
     name = entry.policy_name
     if name in ctx.unevaluated and not (name in ctx.validating or name in ctx.admission
-                                        or name in ctx.generating):
+                                        or name in ctx.generating or name in ctx.deleting):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
+    if name in ctx.mutate_existing and not (name in ctx.validating or name in ctx.admission):
+        return NOT_EVALUATED, "kyrec does not evaluate mutateExisting MutatingPolicies (targets)"
     if unsupported:
         return NOT_EVALUATED, f"kyrec does not evaluate {', '.join(unsupported)} policies"
     if name in ctx.policy_errors:
         return LOAD_ERROR, ctx.policy_errors[name]
     if name in ctx.generating and not ctx.generation_available:
         return LOAD_ERROR, "generating policies not supported yet"
-    if name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic:
+    if (name in ctx.validating or name in ctx.admission or name in ctx.generating or name in ctx.classic
+            or name in ctx.mutating or name in ctx.mutating_admission or name in ctx.deleting):
         return None
     if name in ctx.others:
         return LOAD_ERROR, f"policy {name!r} is a {ctx.others[name]}, which kyrec does not evaluate"
@@ -503,6 +568,13 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
         return _row(ctx.loaded, entry, resource, kind, "", False, NOT_MATCHED,
                     f"policy {name!r} gave no response for {kind} {resource} (not matched)")
     actual, passed, message = _compare(entry, results)
+    # (a classic policy's rows are checked against what its mutate rules made: _patched_check)
+    mismatch = _patched_mismatch(ctx, evaluation, entry, subject) if name not in ctx.classic else None
+    if mismatch is not None and mismatch is not _ABSENT:
+        return _row(ctx.loaded, entry, resource, kind, actual, False, PATCHED_MISMATCH, *mismatch)
+    patched = _patched_check(ctx, evaluation, entry, subject) if passed else None
+    if patched is not None and patched[0] != OK:
+        return _row(ctx.loaded, entry, resource, kind, actual, False, patched[0], patched[1], patched[2])
     return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
 
 
@@ -529,7 +601,10 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         if unevaluated:
             return _row(ctx.loaded, entry, resource, kind, "", True, NOT_EVALUATED, unevaluated)
     # the CEL kinds are "ruleless": every rule response is checked as it is (command.go isRulelessPolicyKind)
-    ruleless = bool(entry.flags) or name in ctx.validating or name in ctx.admission
+    ruleless = (bool(entry.flags) or name in ctx.validating or name in ctx.admission or name in ctx.mutating
+                or name in ctx.mutating_admission or name in ctx.deleting)
+    if results and (name in ctx.mutating or name in ctx.mutating_admission):
+        return _kyverno_mutating_row(ctx, evaluation, entry, subject, results)
     if ruleless:
         checked = results
     else:
@@ -539,6 +614,14 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
         checked = [r for r in results if r.rule in wanted]
     if checked:
         actual, passed, message = _compare(entry, checked)
+        patched = _patched_check(ctx, evaluation, entry, subject)
+        if patched is not None and patched[0] == MISSING_PATCHED:
+            # checkResult's "not found in manifest": the CLI makes no row, and checks nothing
+            return _row(ctx.loaded, entry, resource, kind, actual, True, OK, patched[1], vacuous=MISSING_PATCHED)
+        if patched is not None and patched[0] != OK:
+            # a mismatch fails the row, unless it expects `fail` (output.go: ok || result == fail)
+            return _row(ctx.loaded, entry, resource, kind, actual, entry.result == "fail", patched[0],
+                        patched[1], patched[2])
         vacuous = ""
         if not ruleless and entry.result == "fail" and not passed:
             passed = True
@@ -548,11 +631,66 @@ def _kyverno_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry,
     policy = ctx.validating.get(name)
     # the CLI keeps every ValidatingAdmissionPolicy and classic policy response, empty ones too
     # (policy_processor.go): no rule answering is "Excluded"
-    if results or (policy is not None and is_complex(policy)) or name in ctx.admission or name in ctx.classic:
+    # ... and every MutatingPolicy response (mpol engine.go Handle appends one per policy, empty too)
+    if (results or (policy is not None and is_complex(policy)) or name in ctx.admission or name in ctx.classic
+            or name in ctx.mutating):
         missing_rule = name in ctx.classic and not _has_rule(ctx.classic[name], entry.rule)
         return _row(ctx.loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded",
                     vacuous=MISSING_RULE if missing_rule else MATCHED_NOTHING)
     return _row(ctx.loaded, entry, resource, kind, "", False, NOT_FOUND, "Not found")
+
+
+_ABSENT: Any = object()     # the patchedResources hold no document for the resource
+
+
+def _patched_mismatch(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject
+                      ) -> tuple[str, str | None] | Any | None:
+    """checkResult's patchedResources step for a mutating policy's row: None when the patched resource
+    equals the expected one (or the row names none); _ABSENT when the file holds no document for it ("not
+    found in manifest"); else (message, diff)."""
+    if not entry.patched_resources:
+        return None
+    actual = evaluation.patched.get((entry.policy_name, subject.ref), subject.obj)
+    expected_docs = ctx.loaded.patched.get(entry.index)
+    if expected_docs is None:
+        return (ctx.loaded.entry_errors.get(entry.index, "cannot load patched resources"), None)
+    found, message, diff = compare_patched(actual, expected_docs)
+    if not found:
+        return _ABSENT
+    return (message, diff) if message else None
+
+
+def _cli_namespaced(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The CLI reads every resource document, a cluster-scoped one too, into namespace `default` when it
+    names none (kk: cmd/cli/kubectl-kyverno/resource/resource.go YamlToUnstructured): the resources it
+    mutates and the expected patched ones alike."""
+    meta = dict(obj.get("metadata") or {})
+    if meta.get("namespace"):
+        return dict(obj)
+    meta["namespace"] = "default"
+    return {**obj, "metadata": meta}
+
+
+def _kyverno_mutating_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject,
+                          checked: Sequence[Result]) -> Row:
+    """printTestResult for a mutating policy's responses: the patched resource first, then the result. A
+    MutatingAdmissionPolicy row goes through the classic branch (output.go: not among the ruleless kinds
+    there), where any mismatch counts as a success when the row expects `fail`."""
+    resource, kind = _display(subject), subject.ref.kind
+    actual, passed, message = _compare(entry, checked)
+    lenient = entry.policy_name in ctx.mutating_admission and entry.result == "fail"
+    mismatch = _patched_mismatch(ctx, evaluation, entry, subject)
+    if mismatch is _ABSENT:
+        return _row(ctx.loaded, entry, resource, kind, actual, True, EXCLUDED,
+                    "not found in manifest: the CLI skips the row", vacuous=MATCHED_NOTHING)
+    if mismatch is not None:
+        text, diff = mismatch
+        return _row(ctx.loaded, entry, resource, kind, actual, lenient, OK if lenient else PATCHED_MISMATCH,
+                    text, diff)
+    if not passed and lenient:
+        return _row(ctx.loaded, entry, resource, kind, actual, True, OK, message, vacuous=FAIL_MET_BY_SKIP
+                    if actual == "skip" else "")
+    return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
 
 
 def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:
@@ -571,6 +709,134 @@ def _classic_generate_rule(policy: Any, rule: str) -> bool:
     return any(r.name == rule and r.type == "generate" for r in policy.rules)
 
 
+def _patched_check(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject
+                   ) -> tuple[str, str, str | None] | None:
+    """The check of a classic mutate row's patchedResources: None when there is none to make, else
+    (OK | MISSING_PATCHED | PATCHED_MISMATCH | LOAD_ERROR, message, diff)."""
+    mutated = evaluation.mutated
+    name = entry.policy_name
+    if not entry.patched_resources or mutated is None or name not in ctx.classic:
+        return None
+    rule = entry.rule
+    for prefix in ("autogen-cronjob-", "autogen-"):
+        if rule.startswith(prefix) and (name, rule) not in mutated.rule_types:
+            rule = rule[len(prefix):]
+    if mutated.rule_types.get((name, rule)) != "mutate":
+        return None
+    if entry.index in ctx.loaded.entry_errors:
+        return LOAD_ERROR, ctx.loaded.entry_errors[entry.index], None
+    actual = mutated.patched.get((name, subject.ref))
+    if actual is None:
+        return None
+    found, message, diff = compare_patched(actual, ctx.loaded.patched.get(entry.index, []))
+    if not found:
+        return MISSING_PATCHED, message, None
+    if message:
+        return PATCHED_MISMATCH, message, diff
+    return OK, "", None
+
+
+def _classic_existing_rule(policy: Any, rule: str) -> bool:
+    return any(r.name == rule and r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets")
+               for r in policy.rules)
+
+
+def _existing_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry) -> list[Row]:
+    """A mutate-existing rule's rows (kk: output.go printTestResult over responses.Trigger and
+    responses.Target). The CLI keys a target by what any policy's rule patched on it (test.go: every
+    response whose rule has that patched target, whatever the entry's policy), checks the patched target
+    against `patchedResources` and that rule's result; a trigger's rows compare the trigger itself, which
+    the file seldom holds ("not found in manifest": no row), and pass "Excluded" when the rule gave it no
+    response. `--strict`: one row per target this policy's rule patched (or the entry names), its result
+    and patched object both checked; a named trigger is checked by its rule responses' results."""
+
+    loaded = ctx.loaded
+    name = entry.policy_name
+    changes = [c for found in evaluation.mutated.existing.values() for c in found]
+    own = {ref: [c for c in found if c.policy.rsplit("/", 1)[-1] == name
+                 and c.rule in (entry.rule, f"autogen-{entry.rule}", f"autogen-cronjob-{entry.rule}")]
+           for ref, found in evaluation.mutated.existing.items()}
+    target_docs = {_target_key(d.obj): d.obj for d in loaded.target_objects}
+    patched_on = {key: [c for c in changes if c.result == "pass" and c.after is not None
+                        and _target_key(c.after) == key] for key in target_docs}
+    patched_on = {k: v for k, v in patched_on.items() if v}
+
+    def named(key: tuple[str, str, str, str]) -> bool:
+        for text in entry.resources:
+            namespace, _, plain = text.rpartition("/")
+            if plain == key[3] and (not namespace or namespace == (key[2] or "default")):
+                return True
+        return False
+
+    triggers = [s for s in evaluation.subjects if s.ref in own]
+    target_keys = list(patched_on) if ctx.mode is Mode.KYVERNO else \
+        [k for k in target_docs if any(_target_key(c.before) == k for found in own.values() for c in found
+                                       if c.before is not None)]
+    chosen_targets = [k for k in target_keys if named(k)]
+    chosen_triggers = [s for s in triggers if named(_target_key(s.obj))]
+    if not entry.resources or not (chosen_targets or chosen_triggers):
+        chosen_targets, chosen_triggers = target_keys, triggers
+    rows: list[Row] = []
+    expected = loaded.patched.get(entry.index, [])
+    for key in chosen_targets:
+        resource = f"{key[2]}/{key[3]}" if key[2] else key[3]
+        found = patched_on.get(key, []) if ctx.mode is Mode.KYVERNO else \
+            [c for cs in own.values() for c in cs if c.before is not None and _target_key(c.before) == key]
+        if not found:
+            rows.append(_row(loaded, entry, resource, key[1], "", False, NOT_MATCHED,
+                             f"rule {entry.rule!r} changed nothing on {key[1]} {resource}"))
+            continue
+        actual = ",".join(dict.fromkeys(c.result for c in found))
+        passed, reason, message, diff = True, OK, "; ".join(dict.fromkeys(c.message for c in found)), None
+        for change in found:
+            if entry.patched_resources and change.after is not None:
+                hit, text, delta = compare_patched(change.after, expected)
+                if not hit or text:
+                    passed, reason, message, diff = False, (PATCHED_MISMATCH if hit else MISSING_PATCHED), text, delta
+                    break
+            if change.result != entry.result:
+                passed, reason, message = False, RESULT_MISMATCH, change.message
+                break
+        if ctx.mode is Mode.KYVERNO and not passed and entry.result == "fail":
+            passed = True
+        rows.append(_row(loaded, entry, resource, key[1], actual, passed, reason, message, diff))
+    for subject in chosen_triggers:
+        resource, kind = _display(subject), subject.ref.kind
+        found = own.get(subject.ref, [])
+        if ctx.mode is Mode.STRICT:
+            if not found:
+                rows.append(_row(loaded, entry, resource, kind, "", False, NOT_MATCHED,
+                                 f"policy {name!r} gave no response for {kind} {resource} (not matched)"))
+                continue
+            actual = ",".join(dict.fromkeys(c.result for c in found))
+            passed = all(c.result == entry.result for c in found)
+            rows.append(_row(loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH,
+                             "; ".join(dict.fromkeys(c.message for c in found))))
+            continue
+        if not found:
+            rows.append(_row(loaded, entry, resource, kind, "", True, EXCLUDED, "Excluded", vacuous=MATCHED_NOTHING))
+            continue
+        hit, text, delta = compare_patched(subject.obj, expected) if entry.patched_resources else (True, "", None)
+        if not hit:
+            continue        # "not found in manifest": the CLI makes no row for the trigger
+        actual = ",".join(dict.fromkeys(c.result for c in found))
+        ok = not text and all(c.result == entry.result for c in found)
+        rows.append(_row(loaded, entry, resource, kind, actual, ok or entry.result == "fail",
+                         OK if ok else (PATCHED_MISMATCH if text else RESULT_MISMATCH), text or found[0].message,
+                         delta))
+    if not rows:
+        rows.append(_row(loaded, entry, entry.resources[0] if entry.resources else "*", entry.kind, "", True, OK,
+                         "Kyverno's CLI makes no row: no target was patched and the triggers are not in "
+                         "the patchedResources file", vacuous=MISSING_PATCHED))
+    return rows
+
+
+def _target_key(obj: Any) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
 def _classic_unevaluated(policy: Any, rule: str) -> str:
     """Why kyrec does not check a row of a classic rule ("" when it does)."""
     for prefix in ("autogen-cronjob-", "autogen-"):
@@ -578,7 +844,7 @@ def _classic_unevaluated(policy: Any, rule: str) -> str:
             rule = rule[len(prefix):]
             break
     for r in policy.rules:
-        if r.name == rule and r.type != "validate":
+        if r.name == rule and r.type not in ("validate", "mutate"):
             return f"rule {rule!r} is a {r.type} rule, which kyrec does not evaluate"
         if r.name == rule and r.validate_kind in ("manifests",):
             return f"rule {rule!r} is a validate.{r.validate_kind} rule, which kyrec does not evaluate yet"
@@ -709,6 +975,50 @@ def normalize_generated(obj: Mapping[str, Any]) -> Any:
     labels.setdefault("app.kubernetes.io/managed-by", "kyverno")
     meta["labels"] = labels
     return tidy({**obj, "metadata": meta})
+
+
+def compare_patched(actual: Mapping[str, Any], expected: Sequence[Document]) -> tuple[bool, str, str | None]:
+    """A patched resource against a row's patchedResources, for the mutating kinds and classic mutate rules
+    alike: (found, message, diff), found False when the file has no document for the patched resource (the
+    CLI then checks nothing); else an empty message when they are equal. Both sides as the CLI reads them
+    (a missing namespace is `default`), FixupGenerateLabels and Tidy, numbers as decoded JSON (1 and 1.0
+    are one number, a bool is no number). kk: cmd/cli/kubectl-kyverno/commands/test/compare.go
+    getAndCompareResource, resource.Compare."""
+    got = _cli_namespaced(actual)
+    identity = _identity(got)
+    match = next((d for d in expected if _identity(_cli_namespaced(d.obj)) == identity), None)
+    if match is None:
+        return False, (f"resource with name {identity[3]} not found in manifest (the patched resource "
+                       f"{identity[1]} {identity[2]}/{identity[3]} has no document in the patchedResources "
+                       "file; Kyverno's CLI checks nothing)"), None
+    want = _numbers(normalize_generated(_cli_namespaced(match.obj)))
+    have = _numbers(normalize_generated(got))
+    if want == have and _types(want) == _types(have):
+        return True, "", None
+    diff = "".join(difflib.unified_diff(
+        _dump(want).splitlines(keepends=True), _dump(have).splitlines(keepends=True),
+        fromfile=f"expected ({match.source})", tofile="patched"))
+    return True, "Patched resource didn't match the patched resource in the test result", diff
+
+
+def _numbers(value: Any) -> Any:
+    """JSON compares decoded values: 1 and 1.0 are one number."""
+    if isinstance(value, Mapping):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _types(value: Any) -> Any:
+    """The value's shape with bools told from numbers (Python's True == 1)."""
+    if isinstance(value, Mapping):
+        return {k: _types(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    return type(value).__name__ if isinstance(value, bool) else None
 
 
 def compare_generated(actual: Obj, expected: Sequence[Document]) -> tuple[str, str | None] | None:

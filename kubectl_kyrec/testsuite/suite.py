@@ -41,11 +41,11 @@ POLICY_FLAGS = {
     "isMutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 # Test fields kyrec reads but does not evaluate; a test that uses them gets a notice.
-UNEVALUATED_FIELDS = ("targetResources", "checks")
+UNEVALUATED_FIELDS = ("checks",)
 KNOWN_FIELDS = frozenset(("apiVersion", "kind", "metadata", "policies", "resources", "exceptions",
                           "variables", "values", "userinfo", "context", "clusterResources", "paramResources",
                           "results", "jsonPayload", "jsonPayloads", "httpPayloads", "envoyPayloads",
-                          "apiCallResponses", "globalContextEntries", *UNEVALUATED_FIELDS))
+                          "apiCallResponses", "globalContextEntries", "targetResources", *UNEVALUATED_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,7 @@ class TestSuite:
     json_payloads: tuple[str, ...] = ()       # jsonPayloads (and the older jsonPayload)
     http_payloads: tuple[str, ...] = ()       # httpPayloads: check requests for HTTP-mode policies
     envoy_payloads: tuple[str, ...] = ()      # envoyPayloads: check requests for Envoy-mode policies
+    target_resources: tuple[str, ...] = ()    # targetResources: the objects mutate-existing rules change
 
     @property
     def directory(self) -> str:
@@ -294,6 +295,7 @@ def _parse_test_document(path: str, doc: Document, lines: LineIndex) -> TestSuit
         resources=f.strings("resources"), exceptions=f.strings("exceptions"), variables=f.string("variables"),
         values=values, userinfo=f.string("userinfo"), context=f.string("context"),
         cluster_resources=f.strings("clusterResources"), param_resources=f.strings("paramResources"),
+        target_resources=f.strings("targetResources"),
         results=tuple(entries), notices=tuple(notices), raw=root,
         # the older single jsonPayload counts when jsonPayloads is empty (kk: test/load.go cleanTest)
         json_payloads=tuple(dict.fromkeys(f.strings("jsonPayloads") or
@@ -313,6 +315,7 @@ class LoadedSuite:
     policies: PolicySet = field(default_factory=PolicySet)
     resources: list[Document] = field(default_factory=list)
     cluster_objects: list[Document] = field(default_factory=list)   # clusterResources' resources
+    target_objects: list[Document] = field(default_factory=list)    # targetResources' resources
     param_objects: list[Document] = field(default_factory=list)
     crds: list[Obj] = field(default_factory=list)
     values: Values = field(default_factory=Values)
@@ -322,6 +325,7 @@ class LoadedSuite:
     context: Obj | None = None
     context_source: Source | None = None
     generated: dict[int, list[Document]] = field(default_factory=dict)
+    patched: dict[int, list[Document]] = field(default_factory=dict)     # patchedResources by entry
     clone_sources: dict[int, list[Document]] = field(default_factory=dict)   # cloneSourceResource by entry
     entry_errors: dict[int, str] = field(default_factory=dict)
     payloads: list[Payload] = field(default_factory=list)
@@ -356,6 +360,13 @@ def load_suite(suite: TestSuite, loader: DocumentLoader | None = None) -> Loaded
         except InputError as exc:
             out.entry_errors[entry.index] = f"cannot load generated resources: {exc}"
     for entry in suite.results:
+        if not entry.patched_resources:
+            continue
+        try:
+            out.patched[entry.index] = load([suite.resolve(entry.patched_resources)])
+        except InputError as exc:
+            out.entry_errors.setdefault(entry.index, f"cannot load patchedResources: {exc}")
+    for entry in suite.results:
         if not entry.clone_source:
             continue
         try:
@@ -388,6 +399,7 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
         out.payloads.extend(load_payloads(suite.resolve(name), name))
     for mode, names in ((HTTP, suite.http_payloads), (ENVOY, suite.envoy_payloads)):
         out.authz_payloads.extend(load_authz_payload(suite.resolve(name), name, mode) for name in names)
+    out.target_objects.extend(docs(suite.target_resources))
     for doc in docs(suite.cluster_resources):
         spec = doc.obj.get("spec") or {}
         if doc.kind == "ClusterResource":

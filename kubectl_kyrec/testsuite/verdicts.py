@@ -26,6 +26,7 @@ from kubectl_kyrec.testsuite.rows import (
     CLUSTER_DIFFERENCE,
     FAIL_MET_BY_SKIP,
     MATCHED_NOTHING,
+    MISSING_PATCHED,
     MISSING_RESOURCE,
     MISSING_RULE,
     OK,
@@ -39,6 +40,8 @@ _WHY = {
     MATCHED_NOTHING: "the policy gave it no response, and Kyverno's CLI passes the row \"Excluded\" whatever "
                      "it expects",
     FAIL_MET_BY_SKIP: "the row expects fail and the rule answered skip, which Kyverno's CLI counts as a success",
+    MISSING_PATCHED: "the patchedResources file has no document for the patched resource (its apiVersion, kind, "
+                     "namespace and name), and Kyverno's CLI checks nothing then",
 }
 
 

@@ -100,7 +100,7 @@ def test_only_file_outputs_still_say_something_on_stderr(tmp_path) -> None:  # t
     ("diff", "json", "kyrec diff: downstreams 1 in-sync, 1 orphan; wrote "),
     ("coverage", "yaml", "kyrec coverage: 6 in scope (1 current, 2 missing, 1 stale, 1 misnamed, 1 excluded), "
                          "1 orphan reports; wrote "),
-    ("test", "junit", "kyrec test: 47 passed, 15 failed, 2 not evaluated, 18 warning(s), 1 test file(s) not loaded; "
+    ("test", "junit", "kyrec test: 54 passed, 15 failed, 2 not evaluated, 18 warning(s), 1 test file(s) not loaded; "
                      "wrote "),
 ])
 def test_every_command_says_what_it_found_when_its_outputs_are_files(  # type: ignore[no-untyped-def]
@@ -116,6 +116,6 @@ def test_every_command_says_what_it_found_when_its_outputs_are_files(  # type: i
     elif command == "coverage":
         assert doc["counts"]["inScope"] == 6 and doc["counts"]["excluded"] == 1
     elif command == "test":
-        assert (doc["summary"]["passed"], doc["summary"]["failed"]) == (47, 15)
+        assert (doc["summary"]["passed"], doc["summary"]["failed"]) == (54, 15)
     both = CliRunner().invoke(cli, [*COMMANDS[command], "-o", f"{fmt}={target}", "-o", "table"])
     assert not [line for line in both.stderr.splitlines() if line.startswith("kyrec ")]

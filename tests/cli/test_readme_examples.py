@@ -35,14 +35,18 @@ EXPECTED: dict[str, tuple[int, tuple[str, ...]]] = {
             "     /spec/policyTypes  changed by kubectl-edit (Update) at 2026-08-02T15:30:00Z",)),
     "kubectl-kyrec eval -p testdata/examples/policies --state testdata/examples/cluster.yaml": (
         1, ("pass: 4, fail: 2, warn: 0, error: 0, skip: 0",)),
+    "kubectl-kyrec eval -p testdata/examples/policies -p testdata/examples/admission -r testdata/examples/resources": (
+        1, ("pass: 6, fail: 1, warn: 0, error: 0, skip: 1", "Pod shop/batch  default-owner  add /metadata/labels")),
 }
 
 
 def _setup_section() -> str:
+    """The Set-up section, and the pre-merge admission example (the bundled examples again)."""
     text = README.read_text(encoding="utf-8")
     start = text.index("\n## Set-up\n")
     end = text.index("\n## ", start + 1)
-    return text[start:end]
+    admission = text.index("\n#### Admission first")
+    return text[start:end] + text[admission:text.index("\n`--baseline FILE`", admission)]
 
 
 def _shown() -> list[tuple[str, str | None]]:

@@ -51,7 +51,11 @@ def reader(tmp_path: Path) -> Iterator[ApiServer]:
     with ApiServer() as api:
         for name in ("default", "team-a", "team-b"):
             api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-        # an orphan to prune: Kyverno's downstream of a policy that is gone
+        # an orphan to prune: Kyverno's downstream of a policy left out of the run (--all-policies: gone)
+        # whose copy in the cluster has sync on and does not orphan its downstreams
+        gone = yaml.safe_load(Path(POLICY).read_text())
+        gone["metadata"] = {"name": "gone"}
+        api.seed(gone)
         api.seed({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
             "name": "old", "namespace": "team-a", "labels": {
                 "app.kubernetes.io/managed-by": "kyverno", "generate.kyverno.io/policy-name": "gone",

@@ -32,8 +32,8 @@ OPAQUE = {"downstreams[].object", "admission[].object", "admission[].mutations[]
 # maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
 # checked as vocabulary, not as field names
 KEYED_BY_NAME = {"perPolicy"}
-VOCABULARY = {"summary.downstream", "summary.report", "impact.summary.downstream", "impact.summary.result",
-              "impact.summary.admission",
+VOCABULARY = {"summary.downstream", "summary.report", "summary.deletion", "impact.summary.downstream",
+              "impact.summary.result", "impact.summary.admission",
               "outOfScope", "totals.incompleteBy"}
 CAMEL = re.compile(r"^[a-z][a-zA-Z0-9]*$")
 
@@ -123,10 +123,19 @@ DIFF_RESULT = sorted({
     # why a change is not in-sync/current (issue 28); `evidence` a list of refs
     *(f"changes[{domain}].{k}" for domain in ("downstream", "report")
       for k in ("cause", "cause.kind", "cause.message", "cause.evidence")),
-    "summary.downstream", "summary.report",
+    "summary.downstream", "summary.report", "summary.deletion",
     *(f"summary.downstream.{k}" for k in ("conflict", "drifted", "in-sync", "missing", "orphan", "undetermined")),
+    *(f"summary.deletion.{k}" for k in ("scheduled-deletion", "undetermined")),
     *(f"summary.report.{k}" for k in ("current", "duplicate", "misnamed", "missing", "orphan", "stale",
                                       "undetermined")),
+})
+
+# the scheduled deletions of DeletingPolicies (issue 26): a change domain of its own, in DiffResult beside the
+# downstreams when a run has DeletingPolicies
+DIFF_DELETIONS = sorted({
+    *(f"changes[deletion].{k}" for k in [*CHANGE_KEYS, "message", "cause", "cause.kind", "cause.message",
+                                         "cause.evidence", "schedule", "nextRun", "due", "propagationPolicy"]),
+    *_ref("changes[deletion].object"),
 })
 
 # what totals are made of, both producers: the current subjects, of how many, complete, excluded by reason
@@ -277,6 +286,19 @@ def test_diff_result_keys() -> None:
     _check(doc, as_yaml, "DiffResult", DIFF_RESULT)
 
 
+def test_diff_result_deletion_keys() -> None:
+    case = DATA / "deleting"
+    doc, as_yaml = invoke("diff", "--now", "2026-09-01T12:00:00Z", "-p", str(case / "policies.yaml"),
+                          "--state", str(case / "state.yaml"))
+    classes = {c["class"] for c in doc["changes"] if c["domain"] == "deletion"}
+    assert classes == {"scheduled-deletion", "undetermined"}
+    got = key_paths(doc)
+    assert sorted(p for p in got if p.startswith("changes[deletion]")) == DIFF_DELETIONS
+    assert {p for p in got if not p.startswith("changes[deletion]")} <= set(DIFF_RESULT)
+    assert key_paths(as_yaml) == got
+    assert [n for n in field_names(got) if not CAMEL.match(n)] == []
+
+
 def test_coverage_result_keys() -> None:
     case = DATA / "coverage-cli"
     doc, as_yaml = invoke("coverage", *NOW, "-p", str(case / "policy.yaml"), "--state", str(case / "state.json"),
@@ -337,7 +359,7 @@ def test_docs_name_every_key_of_the_contract() -> None:
     # docs/output.md is the contract's prose: every key of every snapshot is written there as `key`
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
-            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *COVERAGE_RESULT, *COVERAGE_RESULT_KUBESCAPE,
-                      *TEST_RESULT, *BASELINE]}
+            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT,
+                      *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []

@@ -78,3 +78,26 @@ def test_ops_in_order_with_escapes_move_copy_and_test() -> None:
         apply_patch(doc, [{"op": "replace", "path": "/zz", "value": 1}])
     with pytest.raises(PatchError):
         apply_patch(doc, [{"op": "remove", "path": "/a~1b/2"}])
+
+
+def test_kyvernos_options_negative_indices_missing_removes_and_paths_made() -> None:
+    """Kyverno applies patchesJson6902 with SupportNegativeIndices, AllowMissingPathOnRemove and
+    EnsurePathExistsOnAdd (evanphx/json-patch v5.9.11)."""
+    opts = {"ensure_path_exists_on_add": True, "support_negative_indices": True, "allow_missing_path_on_remove": True}
+    doc = {"l": [1, 2, 3]}
+    # -1 is the last element for replace/remove; for add it is the end of the list one longer
+    assert apply_patch(doc, [{"op": "replace", "path": "/l/-1", "value": 9}], **opts) == {"l": [1, 2, 9]}
+    assert apply_patch(doc, [{"op": "remove", "path": "/l/-3"}], **opts) == {"l": [2, 3]}
+    assert apply_patch(doc, [{"op": "add", "path": "/l/-1", "value": 4}], **opts) == {"l": [1, 2, 3, 4]}
+    with pytest.raises(PatchError):
+        apply_patch(doc, [{"op": "replace", "path": "/l/-1", "value": 9}])     # not without the option
+    # a remove of what is not there does nothing
+    assert apply_patch(doc, [{"op": "remove", "path": "/x/y"}, {"op": "remove", "path": "/l/7"}], **opts) == doc
+    # missing parents: a list for an index token (padded with nulls up to it, -1 its first element),
+    # an object otherwise
+    assert apply_patch({}, [{"op": "add", "path": "/a/-1/b/-1", "value": 1}], **opts) == {"a": [{"b": [1]}]}
+    assert apply_patch({}, [{"op": "add", "path": "/a/2/b", "value": 1}], **opts) == {"a": [None, None, {"b": 1}]}
+    assert apply_patch({"a": [0]}, [{"op": "add", "path": "/a/3/b", "value": 1}], **opts) == \
+        {"a": [0, None, None, {"b": 1}]}
+    with pytest.raises(PatchError):
+        apply_patch({}, [{"op": "add", "path": "/a/-2/b", "value": 1}], **opts)

@@ -44,6 +44,8 @@ policies.kyverno.io v1,v1beta1,v1alpha1 ValidatingPolicy validatingpolicies C st
 policies.kyverno.io v1,v1beta1,v1alpha1 NamespacedValidatingPolicy namespacedvalidatingpolicies N status crd
 policies.kyverno.io v1,v1beta1,v1alpha1 GeneratingPolicy generatingpolicies C status crd
 policies.kyverno.io v1,v1beta1,v1alpha1 NamespacedGeneratingPolicy namespacedgeneratingpolicies N status crd
+policies.kyverno.io v1,v1beta1,v1alpha1 DeletingPolicy deletingpolicies C status crd
+policies.kyverno.io v1,v1beta1 NamespacedDeletingPolicy namespaceddeletingpolicies N status crd
 policies.kyverno.io v1,v1beta1,v1alpha1 PolicyException policyexceptions N - crd
 kyverno.io v1 ClusterPolicy clusterpolicies C status crd
 kyverno.io v1 Policy policies N status crd
@@ -69,6 +71,8 @@ SHORT_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("kyverno.io", "policyexceptions"): ("polex",), ("networking.k8s.io", "ingresses"): ("ing",),
     ("networking.k8s.io", "networkpolicies"): ("netpol",), ("policies.kyverno.io", "generatingpolicies"): ("gpol",),
     ("policies.kyverno.io", "namespacedgeneratingpolicies"): ("ngpol",),
+    ("policies.kyverno.io", "deletingpolicies"): ("dpol",),
+    ("policies.kyverno.io", "namespaceddeletingpolicies"): ("ndpol",),
     ("policies.kyverno.io", "namespacedvalidatingpolicies"): ("nvpol",),
     ("policies.kyverno.io", "validatingpolicies"): ("vpol",),
     ("reports.kyverno.io", "clusterephemeralreports"): ("cephr",),

@@ -2,7 +2,7 @@
 
 A *path* is a tuple of elements: ("f", field name), ("k", key JSON) for an element of a keyed list, ("v",
 value JSON) for an element of a set list. Which lists are keyed, and by what, comes from kyrec's own key
-table (kubectl_kyrec/reconcile/list_keys.py), so the double and the diff agree by construction on that one
+table (kubectl_kyrec/k8s/list_keys.py), so the double and the diff agree by construction on that one
 point; everything else here is written from structured-merge-diff's behaviour.
 
 - An *applied* set holds every leaf of the applied configuration (scalars, atomic lists, empty maps) and
@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubectl_kyrec.reconcile.list_keys import ListSpec, element_key, list_spec
+from kubectl_kyrec.k8s.list_keys import ListSpec, element_key, list_spec
 
 PE = tuple[str, str]
 Path = tuple[PE, ...]

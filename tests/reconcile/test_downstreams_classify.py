@@ -125,7 +125,15 @@ def test_policy_gone_needs_a_complete_policy_set() -> None:
     assert [c.object.name for c in partial.changes] == ["cm"] and partial.out_of_scope == 1
     complete = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True)
     gone = [c for c in complete.changes if c.reason is Reason.POLICY_GONE]
-    assert [(c.object.name, c.enforced, c.prune) for c in gone] == [("old", True, True)]
+    # counted, but never pruned: whether the deleted policy orphaned its downstreams is not known
+    assert [(c.object.name, c.enforced, c.prune) for c in gone] == [("old", True, False)]
+    assert "orphanDownstreamOnPolicyDelete" in gone[0].message
+    # the cluster's copy of the removed policy decides: sync on, not orphaning -> Kyverno deletes it
+    removed = evaluate(docs(POLICY.format(name="removed", sync="true")), [], []).policies[0]
+    copied = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True,
+                              cluster_policies={"removed": removed})
+    gone = [c for c in copied.changes if c.reason is Reason.POLICY_GONE]
+    assert [(c.object.name, c.enforced, c.prune, c.message) for c in gone] == [("old", True, True, "")]
     # a policy that is in the set but was not evaluated (filtered, broken) is not gone
     known = diff_downstreams(outcome, [d.obj for d in objects], complete_policy_set=True, known_policies={"removed"})
     assert not [c for c in known.changes if c.reason is Reason.POLICY_GONE]

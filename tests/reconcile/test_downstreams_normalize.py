@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_kyrec.reconcile.list_keys import list_spec
+from kubectl_kyrec.k8s.list_keys import list_spec
 from kubectl_kyrec.reconcile.normalize import (
     changed_fields,
     comparable,

@@ -99,7 +99,7 @@ DOWNSTREAM = f"ConfigMap {NAMESPACE}/default-deny-all-ingress-configuration"
 
 def _generating_eval(tmp_path: Path, *extra: str) -> str:
     """eval over a change of policies (`--base-policy`): the results, downstreams and change tables."""
-    for name, value, check in (("base", "v", "true"), ("head", "w", "has(object.metadata.labels)")):
+    for name, value, check in (("base", "v", "true"), ("head", "w", "'team' in object.metadata.?labels.orValue({})")):
         (tmp_path / name).mkdir(exist_ok=True)
         generate = POLICY.format(name="generate-default-network-policy-for-every-namespace", sync="true",
                                  orphan="false", cm="default-deny-all-ingress-configuration", value=value)

@@ -295,7 +295,7 @@ def test_unknown_unevaluated_and_uncompilable_policies() -> None:
             entry("absent", "pass", "x"),
             entry("legacy", "pass", "x", index=1),
             entry("broken", "pass", "x", index=2),
-            entry("mut", "pass", "x", index=3, flags=("MutatingPolicy",)),
+            entry("ivp", "pass", "x", index=3, flags=("ImageValidatingPolicy",)),
         ],
     )
     result = run_suite(loaded, kinds=KindTable(), libraries=libraries, now=NOW, mode=Mode.STRICT)
@@ -303,7 +303,7 @@ def test_unknown_unevaluated_and_uncompilable_policies() -> None:
         ("not-found", "policy 'absent' is not among the test's policies"),
         ("not-evaluated", "kyrec does not evaluate ClusterCleanupPolicy policies"),
         ("load-error", "in-memory.yaml"),
-        ("not-evaluated", "kyrec does not evaluate MutatingPolicy policies"),
+        ("not-evaluated", "kyrec does not evaluate ImageValidatingPolicy policies"),
     ]
     # neither passed nor failed
     assert [r.status for r in result.rows] == ["fail", "not-evaluated", "fail", "not-evaluated"]
@@ -494,3 +494,34 @@ def test_an_entry_naming_no_resource_checks_every_resource_of_its_kind() -> None
     assert [(r.kind, r.resource) for r in run(loaded)] == [("Pod", "default/a"), ("Pod", "default/b")]
     empty = suite([vpol("p")], [cm], [entry("p", "pass")])
     assert brief(run(empty)) == [("fail", "not-found", "Pod", "*", "")]
+
+
+# --- mutating policies -----------------------------------------------------------------------------------
+
+
+def _mpol(name: str) -> dict[str, Any]:
+    return {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": name},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                             "operations": ["CREATE"], "resources": ["pods"]}]},
+                     "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                         "expression": 'Object{metadata: Object.metadata{labels: {"team": "a"}}}'}}]}}
+
+
+def _patched_entry(expected: dict[str, Any]) -> tuple[TestResultEntry, dict[int, list[Document]]]:
+    row = dataclasses.replace(entry("m", "pass", "x", flags=("MutatingPolicy",)), patched_resources="patched.yaml")
+    return row, {0: [Document(expected, Source("patched.yaml", 1))]}
+
+
+def test_a_mutating_policy_row_compares_the_patched_resource_as_the_cli_does() -> None:
+    # the CLI reads both sides into namespace `default` and tidies them (resource.Compare)
+    expected = pod("x")
+    expected["metadata"]["labels"] = {"team": "a"}
+    expected["status"] = {}
+    row, patched = _patched_entry(expected)
+    loaded = suite([_mpol("m")], [pod("x")], [row])
+    loaded.patched = patched
+    assert brief(run(loaded, Mode.KYVERNO)) == [("pass", "ok", "Pod", "default/x", "pass")]
+    expected["metadata"]["labels"] = {"team": "b"}
+    rows = run(loaded, Mode.KYVERNO)
+    assert brief(rows) == [("fail", "patched-mismatch", "Pod", "default/x", "pass")]
+    assert rows[0].diff is not None and "-    team: b" in rows[0].diff

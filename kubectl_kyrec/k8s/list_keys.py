@@ -80,7 +80,15 @@ _COMMON_LISTS: dict[tuple[str, ...], ListSpec] = {
 
 
 def list_spec(kind: str, path: tuple[str, ...]) -> ListSpec:
-    """How the list at `path` (field names, no indices) of a `kind` object compares."""
+    """How the list at `path` (field names, no indices) of a `kind` object compares: a list the table
+    does not name is atomic, as structured-merge-diff treats a list without `x-kubernetes-list-type`."""
+    known = known_list_spec(kind, path)
+    return ATOMIC if known is None else known
+
+
+def known_list_spec(kind: str, path: tuple[str, ...]) -> ListSpec | None:
+    """The table's entry for the list at `path` of a `kind` object; None when the table does not name it
+    (most such lists of the built-in kinds are atomic, but kyrec holds no schema to say which)."""
     common = _COMMON_LISTS.get(path)
     if common is not None:
         return common
@@ -94,7 +102,7 @@ def list_spec(kind: str, path: tuple[str, ...]) -> ListSpec:
             return _POD_SPEC_LISTS[rest[0]]
         if len(rest) == 2 and rest[0] in _CONTAINER_KINDS and rest[1] in _CONTAINER_LISTS:
             return _CONTAINER_LISTS[rest[1]]
-    return ATOMIC
+    return None
 
 
 def element_key(spec: ListSpec, element: Any) -> tuple[Any, ...] | None:

@@ -1,0 +1,72 @@
+"""The mutating kinds of a Kyverno test suite, run as Kyverno's CLI runs them, and their patched
+resources compared as the CLI compares them.
+
+kk: cmd/cli/kubectl-kyverno/processor/policy_processor.go ApplyPoliciesOnResource: for each resource,
+the MutatingAdmissionPolicies first (each seeing the previous one's output), then every MutatingPolicy
+(mutateExisting ones aside) through the mpol engine in load order, on a CREATE request; each MutatingPolicy
+response carries the resource after all of them (`reps.PatchedResource`), a MutatingAdmissionPolicy's
+the resource after it. commands/test/compare.go getAndCompareResource: the expected document with the
+same apiVersion, kind, namespace and name, both sides tidied (resource.Tidy), equal or not.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.evaluate.mutating import mutating_engine, with_object
+from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+from kubectl_kyrec.evaluate.namespaces import namespace_objects
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
+from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.model import EvalError, Obj, Ref, Result, Subject
+from kubectl_kyrec.testsuite.suite import LoadedSuite
+
+
+@dataclass
+class SuiteMutations:
+    results: list[Result] = field(default_factory=list)
+    # (policy name, subject) -> the resource the CLI compares with the row's patchedResources
+    patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
+    errors: list[EvalError] = field(default_factory=list)
+
+
+def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: KindLookup,
+                    libraries: LibraryFactory, now: datetime.datetime) -> SuiteMutations:
+    out = SuiteMutations()
+    policies = loaded.policies
+    if not policies.mutating and not policies.mutating_admission:
+        return out
+    envs = Environments(libraries)
+    mpol, errors = mutating_engine(policies, envs, now, fixed_order=True)
+    maps, map_errors = mutating_admission_engine(policies, envs, params=tuple(loaded.param_objects), in_cli=True)
+    for error in [*errors, *map_errors]:
+        out.errors.append(EvalError(error.message, error.source))
+    if errors:
+        # one MutatingPolicy that does not compile fails the CLI's whole run (NewProvider)
+        mpol = None
+    state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
+    options = EvalOptions(now=now, operation="CREATE", user_info=loaded.user_info,
+                          namespace_labels=loaded.values.namespace_labels)
+    namespaces = namespace_objects([*state, *loaded.resources], options.namespace_labels)
+    for subject in subjects:
+        if subject.obj is None or not subject.resource:
+            continue
+        ctx = subject_context(subject, namespaces, options)
+        if maps is not None:
+            step = maps.mutate(ctx)
+            out.results.extend(step.results)
+            for name, obj in maps.last_outputs.items():
+                out.patched[(name, subject.ref)] = obj
+            if step.obj is not None:
+                ctx = with_object(ctx, dict(step.obj))
+        if mpol is not None:
+            step = mpol.mutate(ctx)
+            out.results.extend(step.results)
+            final = dict(step.obj) if step.obj is not None else None
+            for cp in mpol.compiled:
+                if final is not None:
+                    out.patched[(cp.policy.meta.name, subject.ref)] = final
+    return out
