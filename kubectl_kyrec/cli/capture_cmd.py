@@ -54,7 +54,9 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     Makes the LISTs `diff --live` with the same policies would make and writes them as one JSON List that
     records which kinds and scopes were listed, with managedFields kept:
     `kubectl kyrec capture -p policies/ > state.json`, then `kubectl kyrec diff -p policies/ --state
-    state.json` answers as `diff --live` did.
+    state.json` answers as `diff --live` did. It also lists the RBAC objects (ClusterRoles, Roles and their
+    bindings), so that the offline run can tell whether Kyverno's own service accounts may do what a
+    finding needs, where the live run asks the cluster.
 
     Secret values (data, stringData, the last-applied annotation) are written as salted SHA-256 digests:
     an offline diff still finds a Secret that changed, and the file holds no value. --include-secret-values
