@@ -54,7 +54,9 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     Makes the LISTs `diff --live` with the same policies would make and writes them as one JSON List that
     records which kinds and scopes were listed, with managedFields kept:
     `kubectl kyrec capture -p policies/ > state.json`, then `kubectl kyrec diff -p policies/ --state
-    state.json` answers as `diff --live` did.
+    state.json` answers as `diff --live` did. It also lists the RBAC objects (ClusterRoles, Roles and their
+    bindings), so that the offline run can tell whether Kyverno's own service accounts may do what a
+    finding needs, where the live run asks the cluster.
 
     Secret values (data, stringData, the last-applied annotation) are written as salted SHA-256 digests:
     an offline diff still finds a Secret that changed, and the file holds no value. --include-secret-values
@@ -93,7 +95,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
-    source = live_source(files, kube, reports=not only_downstreams, downstreams=True)
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True)
     result = run_capture(source, include_secret_values=include_secret_values)
     if result.secrets:
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "

@@ -81,7 +81,7 @@ def state_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool, d
     if not files.state_paths:
         from kubectl_kyrec.cluster.live_source import live_source
 
-        return (live_source(files, kube, reports=reports, downstreams=downstreams),
+        return (live_source(files, kube, reports=reports, downstreams=downstreams, causes=True),
                 all_policies or not files.policy_paths)
     if not files.policy_paths:
         from kubectl_kyrec.run.state_policies import StatePoliciesSource

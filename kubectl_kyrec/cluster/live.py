@@ -12,7 +12,11 @@ The reads a run needs (DESIGN section 7), each one paginated LIST per resource t
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
 - Kyverno's ConfigMap namespace (`kyverno`) for resourceFilters.
 - with downstreams, Kyverno's UpdateRequests (namespace `kyverno`): evidence for a finding's cause only, so
-  a refused LIST of them is a notice, not an unreadable kind.
+  a refused LIST of them is a notice, not an unreadable kind; so are Kyverno's Deployments (namespace
+  `kyverno`: the reports controller's flags, the controllers' service accounts; `ReadNeeds.causes`: diff,
+  apply and capture) and, for `capture`
+  (`ReadNeeds.rbac`), the RBAC objects (ClusterRoles, ClusterRoleBindings, Roles, RoleBindings) that decide
+  Kyverno's own permissions offline; a live run asks the cluster itself (cluster/access_review.py).
 A full LIST records its kind as listed in its scope; a LIST narrowed by a selector records nothing (it
 cannot tell that an object is absent); a failed LIST records the kind as unreadable with its message.
 """
@@ -37,6 +41,8 @@ KYVERNO_NAMESPACE = "kyverno"
 
 # the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py)
 POLICY_KINDS = EVALUATED_POLICY_KINDS
+RBAC_KINDS = (("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+              ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding"))
 REPORT_KINDS = (("wgpolicyk8s.io", "PolicyReport"), ("wgpolicyk8s.io", "ClusterPolicyReport"),
                 ("openreports.io", "Report"), ("openreports.io", "ClusterReport"),
                 ("reports.kyverno.io", "EphemeralReport"), ("reports.kyverno.io", "ClusterEphemeralReport"))
@@ -54,6 +60,8 @@ class ReadNeeds:
     reports: bool = True
     downstreams: bool = True
     namespace: str = ""                                  # -n: namespaced subject kinds read there only
+    causes: bool = False                                 # Kyverno's Deployments, as evidence (diff, capture)
+    rbac: bool = False                                   # the RBAC objects, as evidence (capture)
 
 
 @dataclass
@@ -241,6 +249,16 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     update_requests = found.preferred_for("kyverno.io", "UpdateRequest")
     if needs.downstreams and update_requests is not None and found.listable(update_requests):
         requests.append(ListRequest(update_requests, namespace=KYVERNO_NAMESPACE, evidence=True))
+    deployments = found.preferred_for("apps", "Deployment")
+    if needs.causes and deployments is not None and found.listable(deployments) and \
+            (full.get(("apps", "Deployment")) is None or full[("apps", "Deployment")].namespace):
+        requests.append(ListRequest(deployments, namespace=KYVERNO_NAMESPACE, evidence=True))
+    if needs.rbac:
+        for group, kind in RBAC_KINDS:
+            rbac_info = found.preferred_for(group, kind)
+            if rbac_info is not None and (group, kind) not in full and found.listable(rbac_info):
+                full[(group, kind)] = ListRequest(rbac_info, evidence=True)
+                requests.append(full[(group, kind)])
     if needs.downstreams:
         seen = set(full) | {("kyverno.io", "UpdateRequest")}     # listed whole above, where Kyverno keeps them
         for info in found.resources:

@@ -62,6 +62,10 @@ class LiveSource:
     progress: Progress | None = None
     cache_dir: Path | None = None
     connect: Callable[..., KubeClient] | None = None
+    # the evidence of findings' causes: Kyverno's Deployments and access reviews (diff, apply, capture);
+    # `rbac_objects`: the RBAC objects too, for an offline run to decide Kyverno's permissions (capture)
+    causes: bool = False
+    rbac_objects: bool = False
     client: KubeClient | None = field(default=None, init=False)
     discovered: Discovered | None = field(default=None, init=False)
     last: LiveRead | None = field(default=None, init=False)
@@ -109,7 +113,8 @@ class LiveSource:
             policies = classify(first.state.objects)
             inputs = dataclasses.replace(inputs, policies=policies, policies_from_state=True)
         needs = ReadNeeds(policy_docs=tuple(policy_docs_of(inputs)), policies_from_cluster=self.policies_from_cluster,
-                          reports=self.reports, downstreams=self.downstreams, namespace=self.namespace)
+                          reports=self.reports, downstreams=self.downstreams, namespace=self.namespace,
+                          causes=self.causes, rbac=self.rbac_objects)
         done = {(r.info.group, r.info.kind) for r in policy_reqs}
         rest = [r for r in plan_reads(needs, found) if r.label_selector or (r.info.group, r.info.kind) not in done]
         second = read_state(client, rest, context=context, progress=self.progress)
@@ -126,7 +131,11 @@ class LiveSource:
             kinds.add(info)
         state, repeats = state.first_of_each(lambda doc: kinds.is_namespaced(doc.api_version, doc.kind))
         notices = list(inputs.notices) + [Notice(n) for n in self.last.notices] + repeats
-        return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices)
+        from kubectl_kyrec.cluster.access_review import SubjectAccessReviews
+
+        return dataclasses.replace(inputs, state=state, kinds=kinds, notices=notices,
+                                   access=SubjectAccessReviews(client) if self.causes and found.find(
+                                       "authorization.k8s.io/v1", "SubjectAccessReview") is not None else None)
 
     @property
     def unreadable(self) -> dict[Any, str]:
@@ -204,7 +213,8 @@ def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:
 
 
 def live_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool = True,
-                downstreams: bool = True) -> LiveSource:
+                downstreams: bool = True, causes: bool = False, rbac_objects: bool = False) -> LiveSource:
     namespace = str(kube.get("namespace") or "")
     return LiveSource(files, connection_options(kube), namespace=namespace, reports=reports,
-                      downstreams=downstreams, progress=terminal_progress())
+                      downstreams=downstreams, progress=terminal_progress(), causes=causes,
+                      rbac_objects=rbac_objects)

@@ -30,6 +30,9 @@ class Inputs:
     notices: list[Notice] = field(default_factory=list)
     # the context provider over the state, built once per run (see providers.provider_for)
     provider: Any = field(default=None, repr=False)
+    # a live run's access reviews (cluster/access_review.py SubjectAccessReviews: `allowed(request)`,
+    # `failure`): Kyverno's permissions as the cluster answers them, for the causes of findings
+    access: Any = field(default=None, repr=False)
     # -r was given (its manifests may all have turned out to be policies)
     resources_named: bool = False
     # the policies are the state's (a live cluster's, or a capture's without -p): whether one is absent then

@@ -41,6 +41,7 @@ from kubectl_kyrec.model import Source, group_version
 
 KYVERNO_NAMESPACE = "kyverno"
 KYVERNO_CONFIGMAP = "kyverno"
+UPDATE_REQUEST_THRESHOLD = 1000
 
 # The chart's default list (kyverno chart 3.x values.yaml `config.resourceFilters`, rendered for release
 # `kyverno` in namespace `kyverno`, excludeKyvernoNamespace: true).
@@ -260,6 +261,10 @@ class KyvernoConfig:
     resource_filters: tuple[ResourceFilter, ...]
     source: Source | None = None
     from_defaults: bool = False
+    # `updateRequestThreshold`: Kyverno creates no UpdateRequest while this many exist (kk:
+    # pkg/utils/generator/updaterequests.go Generate; pkg/config/config.go, default 1000, a value
+    # strconv.ParseInt refuses keeps the default)
+    update_request_threshold: int = UPDATE_REQUEST_THRESHOLD
 
     def background_scan_filters(self, *, skip_resource_filters: bool = True) -> tuple[ResourceFilter, ...]:
         """Filters the reports controller applies; none under its default `--skipResourceFilters=true`."""
@@ -283,7 +288,9 @@ def kyverno_config_from_configmap(obj: Mapping[str, Any], source: Source | None 
     text = data.get("resourceFilters", "")
     if not isinstance(text, str):
         raise InputError("data.resourceFilters is not a string", source)
-    return KyvernoConfig(parse_resource_filters(text), source)
+    threshold = str(data.get("updateRequestThreshold", ""))
+    return KyvernoConfig(parse_resource_filters(text), source, update_request_threshold=int(threshold)
+                         if re.fullmatch(r"[+-]?[0-9]+", threshold) else UPDATE_REQUEST_THRESHOLD)
 
 
 def find_kyverno_configmap(objects: Iterable[Mapping[str, Any]], *, namespace: str = KYVERNO_NAMESPACE,

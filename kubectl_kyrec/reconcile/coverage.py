@@ -29,6 +29,7 @@ from kubectl_kyrec.expect.reports import STATUSES
 from kubectl_kyrec.load.exclusions import Exclusion
 from kubectl_kyrec.load.kyverno_config import ResourceFilter
 from kubectl_kyrec.model import Ref, Source, Subject
+from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.claims import Acceptance, ClaimClass, Completeness, Verdict, completeness, cover
 from kubectl_kyrec.reconcile.reports import (
     DEFAULT_SCAN_INTERVAL,
@@ -78,11 +79,15 @@ class CoverageSubject:
     excluded_by: int | None = None
     gap: str | None = None        # for excluded subjects: the status the exclusion covers
     evidence: str | None = None   # for excluded subjects: what the exclusion records as its evidence
+    # why a gap (missing, stale, duplicate, misnamed) is one (reconcile/causes.py); None when current or
+    # excluded, and until the run asks
+    cause: Cause | None = None
 
     def to_json(self) -> dict[str, Any]:
         report = self.report.to_json() if self.report else None
         out: dict[str, Any] = {"subject": self.subject.to_json(), "status": self.status,
-                               "reason": self.reason, "report": report}
+                               "reason": self.reason, "report": report,
+                               "cause": self.cause.to_json() if self.cause else None}
         if self.excluded_by is not None:
             out["excludedBy"] = self.excluded_by
             out["gap"] = self.gap

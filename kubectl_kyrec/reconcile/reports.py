@@ -69,7 +69,7 @@ from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
 from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
 from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Subject, ref_of
-from kubectl_kyrec.reconcile.causes import Cause
+from kubectl_kyrec.reconcile.causes import LABEL_SOURCE, Cause
 from kubectl_kyrec.reconcile.claims import (
     EXPECTED_NAME,  # noqa: F401  (re-exported: the misnamed reason belongs to this table too)
     IGNORED,
@@ -93,7 +93,6 @@ EPHEMERAL_KINDS = ("EphemeralReport", "ClusterEphemeralReport")
 LABEL_RESOURCE_UID = "audit.kyverno.io/resource.uid"
 LABEL_RESOURCE_HASH = "audit.kyverno.io/resource.hash"
 LABEL_RESOURCE_KIND = "audit.kyverno.io/resource.kind"
-LABEL_SOURCE = "audit.kyverno.io/source"
 ANNOTATION_LAST_SCAN = "audit.kyverno.io/last-scan-time"
 ANNOTATION_RESOURCE_NAMESPACE = "audit.kyverno.io/resource.namespace"
 ANNOTATION_RESOURCE_NAME = "audit.kyverno.io/resource.name"

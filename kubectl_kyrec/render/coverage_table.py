@@ -13,7 +13,16 @@ from kubectl_kyrec.model import Ref
 from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
 from kubectl_kyrec.reconcile.claims import ClaimClass, Completeness
 from kubectl_kyrec.reconcile.coverage import Coverage
-from kubectl_kyrec.render.fit import REF, TEXT, Column, render_table, wrap_counts
+from kubectl_kyrec.render.fit import (
+    REF,
+    TEXT,
+    Column,
+    cause_header,
+    cause_lines,
+    render_table,
+    with_causes,
+    wrap_counts,
+)
 from kubectl_kyrec.render.text_table import write_rows
 
 _COUNT_LABELS = (("inScope", "in scope"), ("current", "current"), ("missing", "missing"), ("stale", "stale"),
@@ -83,9 +92,17 @@ def render_coverage(cov: Coverage, wide: bool = False, width: int | None = None,
 
     gaps = [s for s in cov.subjects if s.status != "current"]
     if gaps:
-        rows = [[s.status + (BASELINED if baselined and id(s) in baselined else ""), s.gap or "", s.reason or "",
-                 _ref(s.subject), _ref(s.report)] for s in gaps]
-        sections.append("Subjects without a current report:\n" + _fitted(rows, _GAP_COLUMNS, wide=wide, width=width))
+        gap_rows = [[str(s.status) + (BASELINED if baselined and id(s) in baselined else ""),
+                     s.gap or "", s.reason or "", _ref(s.subject), _ref(s.report)] for s in gaps]
+        # each gap's cause (reconcile/causes.py), as `diff` shows a change's: a CAUSE column in -o wide,
+        # a line under its row otherwise
+        causes = [s.cause.text if s.cause else "" for s in gaps]
+        if wide:
+            table = _fitted(with_causes(gap_rows, causes), [*_GAP_COLUMNS, *(Column(h) for h in cause_header(causes))],
+                            wide=True, width=width)
+        else:
+            table = render_table(_GAP_COLUMNS, gap_rows, width, cause_lines(causes))
+        sections.append("Subjects without a current report:\n" + table)
     if cov.orphans:
         sections.append("Orphan reports:\n" + _names([_ref(r) for r in cov.orphans]))
     if cov.unused_exclusions:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
+    from kubectl_kyrec.reconcile.reports import ReportChange, ReportDiff
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.run.capture import run_gaps
+    from kubectl_kyrec.run.diff import review_notice
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
@@ -73,9 +75,44 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     if gaps:
         notices.append(gaps)
     notices.extend(unread_subject_notices(inputs))
-    return CoverageResult(compute_coverage(diff, scope.subjects, exclusions), notices, errors,
+    cov = with_gap_causes(compute_coverage(diff, scope.subjects, exclusions), diff, inputs, options)
+    notices.extend(review_notice(inputs))
+    return CoverageResult(cov, notices, errors,
                           locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
                           unreadable=unreadable_lines(inputs.state))
+
+
+def with_gap_causes(cov: Coverage, diff: ReportDiff, inputs: Inputs, options: CoverageRunOptions) -> Coverage:
+    """Every gap (a subject neither current nor excluded) with its cause, as `diff` gives its report change
+    one (run/diff.py, reconcile/causes.py): from the subject's report change, the policies that owe it
+    results and the same evidence."""
+    import dataclasses
+
+    from kubectl_kyrec.reconcile.causes import report_cause
+    from kubectl_kyrec.reconcile.claims import ClaimClass
+    from kubectl_kyrec.run.diff import cause_evidence, owing
+
+    if not cov.gaps:
+        return cov
+    evidence = cause_evidence(inputs, now=options.now, kyverno_config_path=options.kyverno_config_path,
+                              skip_resource_filters=options.skip_resource_filters)
+    owed = {status.subject.uid: status.results for status in diff.subjects}
+    changes: dict[tuple[str, str], ReportChange] = {}
+    for each in diff.changes:
+        if each.subject is not None:
+            changes.setdefault((each.subject.uid, str(each.klass)), each)
+    rows = []
+    for row in cov.subjects:
+        if row.status in (ClaimClass.CURRENT, ClaimClass.EXCLUDED):
+            rows.append(row)
+            continue
+        change = changes.get((row.subject.uid, row.status))
+        rows.append(dataclasses.replace(row, cause=report_cause(
+            subject=row.subject, next_scan=str(change.next_scan) if change and change.next_scan else None,
+            next_scan_reason=change.next_scan_reason if change else None,
+            oldest_ephemeral_age_s=change.oldest_ephemeral_age_s if change else None, ev=evidence,
+            policies=owing(owed, row.subject), klass=row.status)))
+    return dataclasses.replace(cov, subjects=tuple(rows))
 
 
 def unread_subject_notices(inputs: Inputs) -> list[str]:

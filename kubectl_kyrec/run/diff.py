@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.model import Document, Ref
+    from kubectl_kyrec.reconcile.causes import Evidence
     from kubectl_kyrec.reconcile.deletions import DeletionDiff
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex
     from kubectl_kyrec.reconcile.reports import ReportDiff
@@ -147,35 +148,72 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     return run
 
 
-def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> None:
-    """Every change that is not in-sync or current with its cause (reconcile/causes.py), from the state's
-    UpdateRequests and policies and Kyverno's configuration."""
+def cause_evidence(inputs: Inputs, *, now: datetime.datetime, kyverno_config_path: str | None,
+                   skip_resource_filters: bool) -> Evidence:
+    """What the causes of a run's findings are read from (reconcile/causes.py): the state's UpdateRequests,
+    policies, RBAC objects and Kyverno's Deployments, Kyverno's configuration, and (live) the cluster's
+    answers to access reviews."""
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
-    from kubectl_kyrec.reconcile.causes import Evidence, downstream_cause, report_cause
+    from kubectl_kyrec.reconcile.causes import Evidence
+
+    objs = inputs.state.objs
+    config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(objs)
+    kinds = inputs.kinds
+
+    def resource_of(api_version: str, kind: str) -> tuple[str, str] | None:
+        info = kinds.by_kind(api_version, kind) if kinds is not None else None
+        return (info.group, info.resource) if info is not None else None
+
+    def listed(api_version: str, kind: str, namespace: str) -> bool | None:
+        return inputs.state.is_listed(api_version, kind, namespace)
+
+    return Evidence.of(objs, now=now, admission_filters=config.resource_filters,
+                       scan_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
+                       listed=listed, access=inputs.access.allowed if inputs.access is not None else None,
+                       resource_of=resource_of, update_request_threshold=config.update_request_threshold)
+
+
+def review_notice(inputs: Inputs) -> list[str]:
+    """A live run whose access reviews were refused says so: no cause names Kyverno's permissions then (a
+    live run reads no RBAC objects; `capture` does, for an offline run to decide them)."""
+    if inputs.access is not None and inputs.access.failure:
+        return [f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): no cause names "
+                "them (grant the role kyrec-review-kyverno-permissions of docs/rbac.yaml)"]
+    return []
+
+
+def with_causes(run: DiffResult, inputs: Inputs, options: DiffRunOptions) -> None:
+    """Every change that is not in-sync or current with its cause (reconcile/causes.py)."""
+    from kubectl_kyrec.reconcile.causes import downstream_cause, report_cause
     from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
     from kubectl_kyrec.reconcile.reports import ReportClass
 
     if run.downstreams is None and run.reports is None:
         return
-    objs = inputs.state.objs
-    config = load_kyverno_config(options.kyverno_config_path) if options.kyverno_config_path \
-        else kyverno_config_for(objs)
-    evidence = Evidence.of(objs, now=options.now, admission_filters=config.resource_filters,
-                           scan_filters=config.background_scan_filters(
-                               skip_resource_filters=options.skip_resource_filters))
+    evidence = cause_evidence(inputs, now=options.now, kyverno_config_path=options.kyverno_config_path,
+                              skip_resource_filters=options.skip_resource_filters)
     if run.downstreams is not None:
         run.downstreams = DownstreamDiff(tuple(
             c if c.klass is DownstreamClass.IN_SYNC else dataclasses.replace(c, cause=downstream_cause(
                 klass=str(c.klass), reason=str(c.reason) if c.reason else None, enforced=c.enforced,
-                policy=c.policy, trigger=c.trigger, actual=c.actual, ev=evidence))
+                policy=c.policy, trigger=c.trigger, actual=c.actual, ev=evidence, obj=c.object))
             for c in run.downstreams.changes), run.downstreams.out_of_scope)
     if run.reports is not None:
+        owed = {status.subject.uid: status.results for status in run.reports.subjects}
         run.reports = dataclasses.replace(run.reports, changes=tuple(
             c if c.klass is ReportClass.CURRENT else dataclasses.replace(c, cause=report_cause(
                 subject=c.subject, next_scan=str(c.next_scan) if c.next_scan else None,
                 next_scan_reason=c.next_scan_reason, oldest_ephemeral_age_s=c.oldest_ephemeral_age_s,
-                ev=evidence))
+                ev=evidence, policies=owing(owed, c.subject), klass=str(c.klass)))
             for c in run.reports.changes))
+    run.notices.extend(review_notice(inputs))
+
+
+def owing(owed: Mapping[str, Sequence[tuple[str, str]]], subject: Any) -> list[str]:
+    """The policies that owe `subject` results (its expected (policy, result) pairs), in their order."""
+    if subject is None:
+        return []
+    return list(dict.fromkeys(policy for policy, _ in owed.get(subject.uid, ())))
 
 
 def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selection,

@@ -89,3 +89,29 @@ def test_a_refused_update_request_read_is_a_notice_not_an_unreadable_kind(monkey
     read = live.read_state(None, [request], context="ctx")  # type: ignore[arg-type]
     assert not read.state.unreadable
     assert read.notices == ["UpdateRequests in kyverno not read (forbidden): causes cannot name them"]
+
+
+RBAC_FOUND = Discovered(
+    (*UR_FOUND.resources, *(ResourceInfo("rbac.authorization.k8s.io", "v1", kind, plural, namespaced) for kind, plural,
+                            namespaced in (("ClusterRole", "clusterroles", False),
+                                           ("ClusterRoleBinding", "clusterrolebindings", False),
+                                           ("Role", "roles", True), ("RoleBinding", "rolebindings", True)))),
+    {"": "v1", "kyverno.io": "v1", "rbac.authorization.k8s.io": "v1"})
+
+
+def test_the_evidence_of_causes_kyverno_s_deployments_and_for_capture_the_rbac_objects() -> None:
+    def evidence(**needs: Any) -> set[tuple[str, str]]:
+        return {(r.info.kind, r.namespace) for r in plan_reads(ReadNeeds(policy_docs=(GPOL,), **needs), RBAC_FOUND)
+                if r.evidence}
+
+    assert evidence() == {("UpdateRequest", "kyverno")}                   # eval --live, explain: no causes
+    assert evidence(causes=True) == {("UpdateRequest", "kyverno"), ("Deployment", "kyverno")}
+    assert evidence(causes=True, rbac=True) == {
+        ("UpdateRequest", "kyverno"), ("Deployment", "kyverno"), ("ClusterRole", ""), ("ClusterRoleBinding", ""),
+        ("Role", ""), ("RoleBinding", "")}
+    # Deployments listed in full already (a policy on Pods, autogen): no second read of Kyverno's namespace
+    vpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "v"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                             "resources": ["pods"]}]}}}
+    plan = plan_reads(ReadNeeds(policy_docs=(vpol,), causes=True), RBAC_FOUND)
+    assert [(r.namespace, r.evidence) for r in plan if r.info.kind == "Deployment"] == [("", False)]

@@ -148,6 +148,8 @@ COVERAGE_RESULT = sorted({
                               "orphan", "split", "unpaired")),
     "subjects", "subjects[].status", "subjects[].reason", "subjects[].excludedBy", "subjects[].gap",
     "subjects[].evidence", *_ref("subjects[].subject"), *_ref("subjects[].report"),
+    # why a gap is one (issue 28), as a diff change's cause
+    *(f"subjects[].{k}" for k in ("cause", "cause.kind", "cause.message", "cause.evidence")),
     "totals", *(f"totals.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
     "perPolicy", "perPolicy.<key>", *(f"perPolicy.<key>.{k}" for k in ("pass", "fail", "warn", "error", "skip")),
     "derivedFrom", *(f"derivedFrom.{k}" for k in DERIVED_FROM),

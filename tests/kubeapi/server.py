@@ -88,7 +88,8 @@ class LoggedRequest:
 
     @property
     def is_write(self) -> bool:
-        return self.method in ("POST", "PUT", "PATCH", "DELETE")
+        # a review (SubjectAccessReview, TokenReview) is a POST the API server answers and stores nothing of
+        return self.method in ("POST", "PUT", "PATCH", "DELETE") and not self.path.rstrip("/").endswith("reviews")
 
     @property
     def dry_run(self) -> bool:

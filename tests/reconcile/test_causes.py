@@ -94,3 +94,186 @@ def test_report_causes_filter_then_ephemeral_then_rescan_else_unknown() -> None:
         "Kyverno's next background scan of the subject is partial (policy-changed)"
     assert report_cause(subject=POD, next_scan="none", next_scan_reason=None, oldest_ephemeral_age_s=None,
                         ev=ev) is UNKNOWN
+
+
+# ---- Kyverno's permissions, flags, the cluster's policy, the objects' history (the remainder of issue 28) ----
+
+def _resource_of(api_version: str, kind: str) -> tuple[str, str] | None:
+    return {("v1", "ConfigMap"): ("", "configmaps"), ("v1", "Pod"): ("", "pods")}.get((api_version, kind))
+
+
+CM = Ref("v1", "ConfigMap", "team-a", "team-config", "cm-1")
+# Kyverno's background controller as its chart installs it: the account it runs as is confirmed
+BACKGROUND = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+    "name": "kyverno-background-controller", "namespace": "kyverno",
+    "labels": {"app.kubernetes.io/component": "background-controller", "app.kubernetes.io/part-of": "kyverno"}},
+    "spec": {"template": {"spec": {"serviceAccountName": "kyverno-background-controller",
+                                   "containers": [{"name": "controller"}]}}}}
+
+
+def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied_verbs() -> None:
+    asked: list[Any] = []
+
+    def review(req: Any) -> bool | None:
+        asked.append((req.user, req.verb, req.resource, req.namespace, req.name))
+        return req.verb == "get" and req.name == "team-config"      # a rule with resourceNames: [team-config]
+
+    ev = Evidence.of([BACKGROUND], now=NOW, access=review, resource_of=_resource_of, listed=lambda *a: None)
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=ev, obj=CM)
+    assert cause.kind == "rbac" and cause.evidence == ()
+    assert cause.message.startswith("Kyverno's background controller (service account "
+                                     "kyverno/kyverno-background-controller) may not create configmaps in namespace "
+                                     "team-a (SubjectAccessReview)")
+    user = "system:serviceaccount:kyverno:kyverno-background-controller"
+    # every name first; a refused get again for the object's own name; a create names none (a POST)
+    assert asked == [(user, "get", "configmaps", "team-a", ""), (user, "get", "configmaps", "team-a", "team-config"),
+                     (user, "create", "configmaps", "team-a", "")]
+
+
+def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() -> None:
+    ev = Evidence.of([BACKGROUND], now=NOW, access=lambda req: None, resource_of=_resource_of,
+                     listed=lambda *a: None)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=ev, obj=CM) is UNKNOWN
+    # denied, but to the chart's default account that no Deployment and no binding of the state names: Kyverno
+    # may run as another one (or not at all), so the denial says nothing
+    ev = Evidence.of([], now=NOW, access=lambda req: False, resource_of=_resource_of, listed=lambda *a: None)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=ev, obj=CM) is UNKNOWN
+
+
+def test_a_drift_needs_update_an_orphan_delete_and_only_when_kyverno_would_act() -> None:
+    denied = Evidence.of([BACKGROUND], now=NOW, access=lambda req: False, resource_of=_resource_of)
+    drift = downstream_cause(klass="drifted", reason="changed-fields", enforced=True, policy="p", trigger=TRIGGER,
+                             actual=None, ev=denied, obj=CM)
+    assert "may not get/update configmaps" in drift.message
+    orphan = downstream_cause(klass="orphan", reason="trigger-gone", enforced=True, policy="p", trigger=TRIGGER,
+                              actual=None, ev=denied, obj=CM)
+    assert "may not delete configmaps" in orphan.message
+    sync_off = downstream_cause(klass="drifted", reason="changed-fields", enforced=False, policy="p", trigger=TRIGGER,
+                                actual=None, ev=denied, obj=CM)
+    assert sync_off.message.endswith("does not synchronize: Kyverno leaves its downstreams as they are")
+
+
+def test_the_service_account_comes_from_the_admission_controller_s_flag() -> None:
+    admission = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+        "name": "kyverno-admission-controller", "namespace": "kyverno", "labels": {
+            "app.kubernetes.io/component": "admission-controller", "app.kubernetes.io/part-of": "kyverno"}},
+        "spec": {"template": {"spec": {"containers": [{"name": "kyverno", "args": [
+            "--backgroundServiceAccountName=system:serviceaccount:platform:kyv-bg",
+            "--reportsServiceAccountName", "system:serviceaccount:platform:kyv-rp"]}]}}}}
+    users: list[str] = []
+    ev = Evidence.of([admission], now=NOW, access=lambda req: users.append(req.user) or False,
+                     resource_of=_resource_of)
+    assert "(service account platform/kyv-bg)" in downstream_cause(
+        klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None, ev=ev, obj=CM).message
+    assert "(service account platform/kyv-rp) may not get/list/watch pods cluster-wide" in report_cause(
+        subject=POD, next_scan=None, next_scan_reason=None, oldest_ephemeral_age_s=None, ev=ev).message
+    assert set(users) == {"system:serviceaccount:platform:kyv-bg", "system:serviceaccount:platform:kyv-rp"}
+
+
+def test_a_cel_policy_s_condition_status_names_the_failing_condition() -> None:
+    policy = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "v"},
+              "status": {"conditionStatus": {"ready": False, "conditions": [
+                  {"type": "WebhookConfigured", "status": "True", "message": "Webhook configured."},
+                  {"type": "RBACPermissionsGranted", "status": "False",
+                   "message": "Policy is not ready for reporting, missing permissions: x."}]}}}
+    ev = Evidence.of([policy], now=NOW)
+    cause = report_cause(subject=POD, next_scan="full", next_scan_reason=None, oldest_ephemeral_age_s=None, ev=ev,
+                         policies=["v"], klass="missing")
+    assert cause.message == ("policy v is not ready: RBACPermissionsGranted: Policy is not ready for reporting, "
+                             "missing permissions: x.")
+
+
+def test_a_classic_policy_labelled_out_of_reporting() -> None:
+    policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy",
+              "metadata": {"name": "c", "labels": {"reports.kyverno.io/disabled": ""}}}
+    cause = report_cause(subject=POD, next_scan="full", next_scan_reason=None, oldest_ephemeral_age_s=None,
+                         ev=Evidence.of([policy], now=NOW), policies=["c"], klass="stale")
+    assert cause.message == ("the cluster's policy c has the label reports.kyverno.io/disabled: the reports "
+                             "controller leaves it out")
+    # an orphan report is no report Kyverno failed to write
+    assert report_cause(subject=POD, next_scan=None, next_scan_reason=None, oldest_ephemeral_age_s=None,
+                        ev=Evidence.of([policy], now=NOW), policies=["c"], klass="orphan") is UNKNOWN
+
+
+def _ephemeral(i: int) -> dict[str, Any]:
+    return {"apiVersion": "reports.kyverno.io/v1", "kind": "EphemeralReport",
+            "metadata": {"name": f"e{i}", "namespace": "a", "labels": {"audit.kyverno.io/source": "background-scan"}}}
+
+
+def test_the_background_reports_breaker() -> None:
+    controller = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "kyverno-reports-controller", "namespace": "kyverno"},
+                  "spec": {"template": {"spec": {"containers": [{"name": "c", "args": ["--maxBackgroundReports=2"]}]}}}}
+    full = Evidence.of([controller, *(_ephemeral(i) for i in range(3))], now=NOW)
+    assert report_cause(subject=POD, next_scan=None, next_scan_reason=None, oldest_ephemeral_age_s=None,
+                        ev=full).message == ("the reports controller creates no ephemeral report while more than 2 "
+                                             "exist (--maxBackgroundReports); the state holds 3")
+    at_limit = Evidence.of([controller, *(_ephemeral(i) for i in range(2))], now=NOW)
+    assert report_cause(subject=POD, next_scan=None, next_scan_reason=None, oldest_ephemeral_age_s=None,
+                        ev=at_limit) is UNKNOWN
+
+
+def _managed(*entries: tuple[str, str, str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"manager": m, "operation": op, "time": t, "fieldsV1": f} for m, op, t, f in entries]
+
+
+def test_a_trigger_that_stopped_matching_names_who_changed_it_after_the_downstream() -> None:
+    trigger = {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": "team-a", "uid": "ns-a", "labels": {"tier": "none"}, "managedFields": _managed(
+            ("kubectl-create", "Update", "2026-08-01T00:00:00Z", {"f:metadata": {"f:labels": {"f:tier": {}}}}),
+            ("kubectl-label", "Update", "2026-08-20T00:00:00Z", {"f:metadata": {"f:labels": {"f:tier": {}}}}))}}
+    downstream = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "c", "namespace": "team-a", "creationTimestamp": "2026-08-02T00:00:00Z"}}
+    cause = _cause(trigger, klass="orphan", reason="no-longer-matches", enforced=False, actual=downstream)
+    # sync off: the policy's setting comes first; with sync on, the history is the cause
+    assert cause.message.endswith("does not synchronize: Kyverno leaves its downstreams as they are")
+    cause = _cause(trigger, klass="orphan", reason="no-longer-matches", actual=downstream)
+    assert (cause.kind, cause.message) == ("history", "Namespace team-a no longer matches: changed by kubectl-label "
+                                                      "(Update) at 2026-08-20T00:00:00Z, which owns its labels tier, "
+                                                      "after the downstream was made")
+    # changes older than the downstream say nothing about why the trigger stopped matching
+    downstream["metadata"]["creationTimestamp"] = "2026-08-21T00:00:00Z"
+    assert _cause(trigger, klass="orphan", reason="no-longer-matches", actual=downstream) is UNKNOWN
+
+
+def test_an_unowned_object_kyverno_once_wrote_names_who_changed_it_since() -> None:
+    live = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "team-a", "managedFields":
+            _managed(("kyverno", "Update", "2026-08-05T00:00:00Z", {"f:data": {}}),
+                     ("kubectl-edit", "Update", "2026-08-06T00:00:00Z", {"f:metadata": {"f:labels": {}}}))}}
+    cause = _cause(klass="conflict", reason="unowned", actual=live)
+    assert cause.message == ("written by Kyverno (kyverno), then changed by kubectl-edit (Update) at "
+                             "2026-08-06T00:00:00Z: its labels no longer mark it as Kyverno's")
+    live["metadata"]["managedFields"] = live["metadata"]["managedFields"][1:]     # never Kyverno's: no history
+    assert _cause(klass="conflict", reason="unowned", actual=live) is UNKNOWN
+
+
+def test_the_update_request_threshold_is_named_when_the_requests_made_before_the_trigger_reach_it() -> None:
+    trigger = {"apiVersion": "v1", "kind": "Namespace",
+               "metadata": {"name": "team-a", "uid": "ns-a", "creationTimestamp": "2026-09-01T10:00:00Z"}}
+    queue = [_ur("Pending", name=f"t{i}", created=f"2026-09-01T0{i}:00:00Z") for i in range(3)]
+    for i, ur in enumerate(queue):
+        ur["metadata"]["name"] = f"ur-{i}"
+    ev = Evidence.of([trigger, *queue], now=NOW, update_request_threshold=3)
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=ev)
+    assert (cause.kind, cause.message) == (
+        "kyverno-config", "Kyverno creates no update request while 3 or more exist (updateRequestThreshold): 3 the "
+                          "state holds were made before Namespace team-a, so its admission made none")
+    # one of them made after the trigger: its admission may have found fewer; the queue is what is known
+    queue[2]["metadata"]["creationTimestamp"] = "2026-09-01T11:00:00Z"
+    ev = Evidence.of([trigger, *queue], now=NOW, update_request_threshold=3)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=ev).kind == "update-request-queue"
+
+
+def test_the_threshold_is_read_from_kyverno_s_configmap() -> None:
+    from kubectl_kyrec.load.kyverno_config import kyverno_config_from_configmap
+
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kyverno", "namespace": "kyverno"},
+          "data": {"updateRequestThreshold": "50"}}
+    assert kyverno_config_from_configmap(cm).update_request_threshold == 50
+    cm["data"]["updateRequestThreshold"] = "lots"           # strconv.ParseInt fails: Kyverno keeps its default
+    assert kyverno_config_from_configmap(cm).update_request_threshold == 1000
