@@ -25,6 +25,7 @@ import yaml
 
 from kubectl_kyrec.cel.engine import Activation, Program
 from kubectl_kyrec.golang.fmt import sprint as go_format_v  # fmt's %v of the scalar a placeholder prints
+from kubectl_kyrec.k8s.json_values import copy_json
 
 
 class TemplateError(Exception):
@@ -241,14 +242,6 @@ def extract_expressions(value: str) -> list[str]:
 
 # ---- compiled nodes -------------------------------------------------------------------------------------
 
-def _deep_copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _deep_copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deep_copy(v) for v in value]
-    return value
-
-
 def go_type_name(value: Any) -> str:
     """Go's `%T` of what a CEL result converts to (for the embedded-placeholder error)."""
     if value is None:
@@ -272,7 +265,7 @@ class _Literal(_Node):
     value: Any
 
     def render(self, activation: Activation) -> Any:
-        return _deep_copy(self.value)
+        return copy_json(self.value)
 
 
 @dataclass

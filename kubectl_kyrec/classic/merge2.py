@@ -27,6 +27,8 @@ import json
 from importlib import resources
 from typing import Any
 
+from kubectl_kyrec.k8s.json_values import copy_json
+
 
 class MergeError(Exception):
     """kyaml refuses the merge (a node of the wrong kind, an unknown `$patch` directive)."""
@@ -532,17 +534,9 @@ def _finish(value: Any) -> Any:
     return value
 
 
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
-
-
 def merge(patch: Any, resource: Any) -> Any:
     """merge2.Merge(patch, resource, Prepend) over copies of both; raises MergeError."""
-    result = _Walker([_copy(resource), _copy(patch)], None).walk()
+    result = _Walker([copy_json(resource), copy_json(patch)], None).walk()
     if result is MISSING:
         return None
     return _finish(result)

@@ -18,7 +18,6 @@ order (another order gives another object) it says so: `undetermined` ORDER_DEPE
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import datetime
 import itertools
@@ -204,7 +203,9 @@ def run_mutations(mutations: Sequence[CompiledMutation], env: Environment, ctx: 
     policy.go Evaluate; mutating/dispatcher.go for MutatingAdmissionPolicy). Raises MutationFailure with
     the patcher's error text, NeedsSchema where the merge cannot be known. `deduced`: merge without the
     kind's schema (structured_merge.apply_configuration)."""
-    obj: Obj = copy.deepcopy(dict(ctx.request.obj or {}))
+    # no copy: every patcher returns a new object and leaves its input as it was (k8s/json_patch.py,
+    # k8s/structured_merge.py), so the request's object is never changed
+    obj: Obj = dict(ctx.request.obj or {})
     kind = str(obj.get("kind", ""))
     for mutation in mutations:
         step_ctx = with_object(ctx, obj)

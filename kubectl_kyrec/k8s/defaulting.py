@@ -63,11 +63,11 @@ Not done here, because it is not defaulting (docs/compatibility.md, "API-server 
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectl_kyrec.k8s.go_fields import Obj, map_at, maps_at, resource_list, set_default, struct_at, unset
+from kubectl_kyrec.k8s.json_values import copy_json
 from kubectl_kyrec.k8s.pod_defaulting import (
     default_persistent_sources,
     default_pod,
@@ -80,7 +80,7 @@ __all__ = ["default_object", "DEFAULTED_KINDS"]
 
 def default_object(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of `obj` with the defaults the API server (v1.36.3) applies to its kind on decoding."""
-    out: Obj = copy.deepcopy(dict(obj))
+    out: Obj = copy_json(dict(obj))
     defaulter = _DEFAULTERS.get((out.get("apiVersion"), out.get("kind")))  # type: ignore[arg-type]
     if defaulter is not None:
         defaulter(out)
@@ -175,11 +175,11 @@ def _limit_range(limit_range: Obj) -> None:
             default = dict(map_at(item, "default") or {})
             request = dict(map_at(item, "defaultRequest") or {})
             for name, value in (map_at(item, "max") or {}).items():
-                default.setdefault(name, copy.deepcopy(value))
+                default.setdefault(name, copy_json(value))
             for name, value in default.items():
-                request.setdefault(name, copy.deepcopy(value))
+                request.setdefault(name, copy_json(value))
             for name, value in (map_at(item, "min") or {}).items():
-                request.setdefault(name, copy.deepcopy(value))
+                request.setdefault(name, copy_json(value))
             if default:                                 # an empty map would not be written back (omitempty)
                 item["default"] = default
             if request:
@@ -221,7 +221,7 @@ def _node(node: Obj) -> None:
     status = map_at(node, "status")
     capacity = status.get("capacity") if status is not None else None
     if status is not None and status.get("allocatable") is None and isinstance(capacity, dict) and capacity:
-        status["allocatable"] = copy.deepcopy(status["capacity"])
+        status["allocatable"] = copy_json(status["capacity"])
     resource_list(status, "capacity")
     resource_list(status, "allocatable")
 
@@ -235,10 +235,10 @@ def _replication_controller(controller: Obj) -> None:
     labels = map_at(map_at(template, "metadata"), "labels")
     if labels is not None:
         if not spec.get("selector"):
-            spec["selector"] = copy.deepcopy(labels)
+            spec["selector"] = copy_json(labels)
         metadata = struct_at(controller, "metadata")
         if metadata is not None and not metadata.get("labels"):
-            metadata["labels"] = copy.deepcopy(labels)
+            metadata["labels"] = copy_json(labels)
     set_default(spec, "replicas", 1)
     if template is not None:                            # a pointer here, unlike the other workloads' templates
         default_pod_template(spec)
@@ -342,7 +342,7 @@ def _job(job: Obj) -> None:
     labels = map_at(map_at(map_at(spec, "template"), "metadata"), "labels")
     metadata = struct_at(job, "metadata")
     if labels is not None and metadata is not None and not metadata.get("labels"):
-        metadata["labels"] = copy.deepcopy(labels)
+        metadata["labels"] = copy_json(labels)
     set_default(spec, "completionMode", "NonIndexed")
     set_default(spec, "suspend", False)
     set_default(spec, "podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") is not None
@@ -418,7 +418,7 @@ _SCALE_DOWN = {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 
 def _scaling_rules(behavior: Obj, key: str, defaults: Obj) -> None:
     """GenerateHPAScaleUp/DownRules: the defaults, overridden by each field the object sets (copyHPAScalingRules)."""
     given = map_at(behavior, key) or {}
-    rules = copy.deepcopy(defaults)
+    rules = copy_json(defaults)
     for field in ("selectPolicy", "stabilizationWindowSeconds", "policies", "tolerance"):
         if given.get(field) is not None:
             rules[field] = given[field]

@@ -6,10 +6,10 @@ them."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 from typing import Any
 
+from kubectl_kyrec.k8s.json_values import copy_json
 from kubectl_kyrec.k8s.quantity import QuantityError, quantity_json
 
 Obj = dict[str, Any]
@@ -39,7 +39,7 @@ def unset(d: Obj, key: str, zero: Any = None) -> bool:
 
 def set_default(d: Obj | None, key: str, value: Any, zero: Any = None) -> None:
     if d is not None and unset(d, key, zero):
-        d[key] = copy.deepcopy(value)
+        d[key] = copy_json(value)
 
 
 # ---- quantities ----------------------------------------------------------------------------------------------

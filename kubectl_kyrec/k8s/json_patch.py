@@ -61,6 +61,9 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _diff(a: Any, b: Any, path: str, ops: list[dict[str, Any]]) -> None:
+    if a is b:
+        # the patchers share what they leave alone with their input: nothing below changed
+        return
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         for key in a:
             if key not in b:

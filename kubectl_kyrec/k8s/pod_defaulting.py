@@ -22,6 +22,7 @@ from kubectl_kyrec.k8s.go_fields import (
     unset,
 )
 from kubectl_kyrec.k8s.image_reference import parse_normalized_named
+from kubectl_kyrec.k8s.json_values import copy_json
 from kubectl_kyrec.k8s.quantity import QuantityError, format_of, format_quantity, parse_quantity
 
 # ---- core/v1: pod specs (pkg/apis/core/v1/defaults.go; the nesting of zz_generated.defaults.go) -------------
@@ -273,7 +274,7 @@ def _pod_level_resources(spec: Obj) -> None:
             pod_requests[name] = total.out()
     for name, value in limits.items():
         if _supported_pod_level(name) and name not in pod_requests:
-            pod_requests[name] = copy.deepcopy(value)
+            pod_requests[name] = copy_json(value)
     if pod_requests:
         resources["requests"] = pod_requests
 
@@ -291,7 +292,7 @@ def default_pod(pod: Obj) -> None:
                 requests = struct_at(resources, "requests")
                 for name, value in limits.items():
                     if requests is not None and name not in requests:
-                        requests[name] = copy.deepcopy(value)
+                        requests[name] = copy_json(value)
     _pod_level_resources(spec)
     set_default(spec, "enableServiceLinks", True)
     if spec.get("hostNetwork") is True:                 # defaultHostNetworkPorts

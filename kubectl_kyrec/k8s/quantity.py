@@ -8,6 +8,7 @@ multiple of 1e-9, and capped at 2^63-1 in magnitude for binary (`Ki`..`Ei`) suff
 from __future__ import annotations
 
 import decimal
+import functools
 from decimal import Decimal
 from typing import Any
 
@@ -215,6 +216,7 @@ def _kept_text(text: str) -> bool:
     return scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
 
 
+@functools.lru_cache(maxsize=4096)
 def quantity_json(text: str, *, round_to_milli: bool = False) -> str:
     """The text the API server writes back for a quantity it read as `text` (UnmarshalJSON, then MarshalJSON):
     Quantity.String()'s canonical form unless ParseQuantity kept the text (quantity.go ParseQuantity, the

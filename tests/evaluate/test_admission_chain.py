@@ -102,3 +102,29 @@ def test_old_manifests_pair_into_create_update_and_delete() -> None:
     request = _context(web).request
     assert request.old_obj is web.old_obj and request.obj is web.obj
     assert _context(gone).request.obj is None and _context(gone).request.old_obj is gone.obj
+
+
+def test_admission_never_changes_the_manifests_it_was_given() -> None:
+    """The patchers share what they leave alone with their input instead of copying it: the manifests as
+    read (their file:line results, --write-mutated's input) must come out of a run as they went in."""
+    import copy
+    import datetime
+    from pathlib import Path
+
+    from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.policies import classify
+
+    examples = Path(__file__).resolve().parents[2] / "testdata" / "examples"
+    now = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    policies = classify(load_documents([str(examples / "policies"), str(examples / "admission")]))
+    resources = load_documents([str(examples / "resources")])
+    before = [copy.deepcopy(d.obj) for d in resources]
+    outcome = run_eval(policies, resources, [], kinds=KindTable(),
+                       libraries=library_factory(LibraryContext(now=now, provider=EmptyProvider())),
+                       options=EvalOptions(now=now, admit=True))
+    assert [a.mutations for a in outcome.admissions if a.mutations]      # the example mutates batch
+    assert [d.obj for d in resources] == before
