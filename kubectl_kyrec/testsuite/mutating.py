@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.evaluate.classic_mutating import TargetChange
 from kubectl_kyrec.evaluate.mutating import mutating_engine, with_object
-from kubectl_kyrec.evaluate.mutating_existing import TargetDiscoveryError, mutate_targets
 from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+from kubectl_kyrec.evaluate.mutating_existing import TargetDiscoveryError, mutate_targets
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
 from kubectl_kyrec.evaluate.subjects import KindLookup, as_admitted, make_subject
@@ -90,7 +90,7 @@ def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: 
                     out.existing[subject.ref] = mutate_targets(existing.compiled, ctx, final or dict(ctx.request.obj
                                                                                                   or {}), targets)
                 except TargetDiscoveryError as exc:
-                    error = EvalError(f"failed to discover CEL targets: {exc.message}", exc.source)
-                    if error not in out.errors:
-                        out.errors.append(error)
+                    failed = EvalError(f"failed to discover CEL targets: {exc.message}", exc.source)
+                    if failed not in out.errors:
+                        out.errors.append(failed)
     return out

@@ -202,8 +202,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     `libraries` serve the validating kinds; `generate` (see generating_hook) the generating ones, whose
     rows are load errors without it. `other_libraries` are the other mode's, when they differ (the test
     mocks HTTP responses, which Kyverno's CLI wraps): `libraries` otherwise. `target_libraries`: those of
-    the mutateExisting MutatingPolicies' pass on the targetResources (`libraries` by default). A policy that does not compile
-    fails its rows with `load-error` and is a suite error too.
+    the mutateExisting MutatingPolicies' pass on the targetResources (`libraries` by default). A policy
+    that does not compile fails its rows with `load-error` and is a suite error too.
     """
     from kubectl_kyrec.testsuite.verdicts import entry_warnings
 

@@ -55,7 +55,7 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.testsuite.rows import Mode, generating_hook
+    from kubectl_kyrec.testsuite.rows import generating_hook
 
     kinds = KindTable(crd_hint="add its CustomResourceDefinition to the test's resources or clusterResources")
     try:
