@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.mutating import CompiledMutatingPolicy, evaluate_mut
 from kubectl_kyrec.evaluate.mutation import mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.policies import MatchResources
-from kubectl_kyrec.model import Obj, Source, Subject
+from kubectl_kyrec.model import UNDETERMINED, Obj, Source, Subject
 
 
 class TargetDiscoveryError(Exception):
@@ -129,6 +129,10 @@ def mutate_targets(compiled: Sequence[CompiledMutatingPolicy], trigger: SubjectC
                 continue
             outcome = evaluate_mutating(cp, with_object(ctx, current), target=True)
             answered.append((cp, outcome.results))
+            if outcome.undetermined:
+                # a merge that needs the kind's schema: the target's change is not known
+                out.append(TargetChange(cp.key, cp.policy.meta.kind, "", _identity(before), UNDETERMINED,
+                                        outcome.undetermined, before))
             if outcome.obj is not None:
                 current = outcome.obj
         for cp, results in answered:
