@@ -64,6 +64,9 @@ class CompiledMutatingPolicy:
     conditions: tuple[Program, ...]
     mutations: tuple[CompiledMutation, ...]
     exceptions: tuple[CompiledException, ...]
+    # a mutateExisting policy's spec.targetMatchConditions and targetMatchConstraints.expression
+    target_conditions: tuple[Program, ...] = ()
+    target_expression: Program | None = None
 
     @property
     def key(self) -> str:
@@ -176,11 +179,19 @@ def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptio
         field = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
         mutations.append(CompiledMutation(m.patch_type,
                                           _compile(compiler, m.expression, f"spec.mutations[{i}].{field}.expression")))
+    target_conditions = tuple(_compile(compiler, m.expression, f"spec.targetMatchConditions[{i}].expression",
+                                       ("bool",)) for i, m in enumerate(policy.target_match_conditions))
+    target_expression = None
+    if policy.target_expression:
+        # compiler.go Compile: the output type must be a map (checked when it runs here: see
+        # evaluate/mutating_existing.py)
+        target_expression = _compile(compiler, policy.target_expression, "spec.targetMatchConstraints.expression")
     exc_env, exc_check = envs.get("PolicyException")
     # kk: mpol engine/provider.go NewProvider: refs by name and kind; expiry is not looked at
     candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now, check_expiry=False)
     return CompiledMutatingPolicy(policy, env, conditions, tuple(mutations),
-                                  tuple(compile_exceptions(candidates, exc_env, exc_check)))
+                                  tuple(compile_exceptions(candidates, exc_env, exc_check)),
+                                  target_conditions, target_expression)
 
 
 @dataclass
@@ -237,8 +248,7 @@ def with_object(ctx: SubjectContext, obj: Obj) -> SubjectContext:
     patched object, as mpol engine.go Handle does between policies)."""
     if ctx.request.obj is obj:
         return ctx
-    request = dataclasses.replace(ctx.request, obj=obj)
-    return SubjectContext(ctx.subject, request, ctx.namespace_obj)
+    return ctx.with_request(dataclasses.replace(ctx.request, obj=obj))
 
 
 def _result(cp: CompiledMutatingPolicy, ctx: SubjectContext, rule: str, status: str, message: str,
@@ -270,16 +280,22 @@ def _exceptions_matched(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> tupl
     return matched, "; ".join(errors)
 
 
-def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> PolicyOutcome:
-    """mpol engine.go handlePolicy for one policy on the request `ctx` makes."""
+def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target: bool = False) -> PolicyOutcome:
+    """mpol engine.go handlePolicy for one policy on the request `ctx` makes.
+
+    `target`: the policy mutating an existing target (`object`), as Kyverno's CLI runs a mutateExisting
+    policy on a targetResource (kk 111e07bb: processor/policy_processor.go, engine.go Evaluate with no
+    matcher, compiler/policy.go EvaluateTarget): no matchConstraints and no namespace check (the caller
+    picked the target), spec.targetMatchConditions in place of matchConditions."""
     policy = cp.policy
-    if policy.meta.kind == "NamespacedMutatingPolicy" and ctx.request.namespace != policy.meta.namespace:
-        return PolicyOutcome([])        # engine/predicate.go NamespacedPolicy
-    try:
-        if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
-            return PolicyOutcome([])
-    except MatchError as exc:
-        return PolicyOutcome([_result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")])
+    if not target:
+        if policy.meta.kind == "NamespacedMutatingPolicy" and ctx.request.namespace != policy.meta.namespace:
+            return PolicyOutcome([])        # engine/predicate.go NamespacedPolicy
+        try:
+            if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
+                return PolicyOutcome([])
+        except MatchError as exc:
+            return PolicyOutcome([_result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")])
     if cp.exceptions:
         matched, error = _exceptions_matched(cp, ctx)
         if error:
@@ -299,8 +315,9 @@ def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Policy
                                           f"rule is {word} due to policy exception: {keys}",
                                           {"exceptions": names})])
     env = cp.env
-    if cp.conditions:
-        ok, failed = conditions_hold(cp.conditions, ctx.activation(env), policy.failure_policy == "Ignore")
+    conditions = cp.target_conditions if target else cp.conditions
+    if conditions:
+        ok, failed = conditions_hold(conditions, ctx.activation(env), policy.failure_policy == "Ignore")
         if failed is not None:
             return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {failed}")])
         if not ok:
@@ -397,8 +414,8 @@ class MutatingPolicyEngine:
 def mutating_engine(policies: PolicySet, envs: Environments, now: datetime.datetime,
                     selection: Selection | None = None, *, fixed_order: bool = False
                     ) -> tuple[MutatingPolicyEngine | None, list[InputError]]:
-    """The engine of the selected admission MutatingPolicies (mutateExisting ones are background work on
-    targets, not admission: left out), or None without any; with the errors of those that do not compile
+    """The engine of the selected MutatingPolicies (at admission, mutateExisting ones are left out), or
+    None without any; with the errors of those that do not compile
     (each located at its file:line; the others still run).
 
     `fixed_order`: apply in load order and never report ORDER_DEPENDENT (Kyverno's CLI, `kyrec test`);
@@ -408,9 +425,11 @@ def mutating_engine(policies: PolicySet, envs: Environments, now: datetime.datet
     for policy in policies.mutating:
         if selection is not None and not selection.holds_policy(policy.meta.key):
             continue
-        # the CLI's provider keeps every non-mutateExisting policy; a webhook is registered for those
-        # with admission enabled only
-        if policy.mutate_existing or not (policy.admission or fixed_order):
+        # the CLI's provider hands every policy to Handle, mutateExisting ones too (kk 111e07bb: mpol
+        # engine/provider.go staticProvider.Fetch(ctx, false): "a mutate-existing policy still runs on
+        # admission by default"; v1.17.2 left them out); admission keeps those with admission enabled,
+        # and leaves the mutateExisting ones to their targets (not modelled at admission)
+        if not fixed_order and (policy.mutate_existing or not policy.admission):
             continue
         try:
             # the policy, then its autogen copies under the same name (provider.go NewProvider)

@@ -17,21 +17,33 @@ NO_EXCEPTIONS: Mapping[str, list[str]] = {"allowedImages": [], "allowedValues": 
 
 
 class SubjectContext:
-    __slots__ = ("subject", "request", "namespace_obj", "_data", "_activations")
+    __slots__ = ("subject", "request", "namespace_obj", "_data", "_activations", "_payload", "_cel_request")
 
     def __init__(self, subject: Subject, request: RequestInfo, namespace_obj: Mapping[str, Any] | None,
-                 *, payload: bool = False) -> None:
+                 *, payload: bool = False, cel_request: Mapping[str, Any] | None = None) -> None:
+        """`cel_request`: the `request` variable when it is not `request`'s own: a mutateExisting
+        MutatingPolicy sees its target as `object` and the trigger's admission request as `request`
+        (kk: mpol compiler/eval.go prepareData, called with the target's attributes and the trigger's
+        request)."""
         self.subject = subject
         self.request = request
         self.namespace_obj = namespace_obj
+        self._payload = payload
+        self._cel_request = cel_request
         self._data: dict[str, Any] = {
             "object": request.obj,
             "oldObject": request.old_obj,
             # a JSON payload (JSON-mode policies) is bound as `object` alone (kk: vpol policy.go evaluateJson)
-            "request": None if payload else request.as_cel_request(),
+            "request": None if payload else dict(cel_request) if cel_request is not None
+            else request.as_cel_request(),
             "namespaceObject": dict(namespace_obj) if namespace_obj is not None else None,
         }
         self._activations: dict[Environment, Activation] = {}
+
+    def with_request(self, request: RequestInfo) -> SubjectContext:
+        """This context around another request (a patched object), its other bindings kept."""
+        return SubjectContext(self.subject, request, self.namespace_obj, payload=self._payload,
+                              cel_request=self._cel_request)
 
     def activation(self, env: Environment, *, exceptions: Mapping[str, Any] = NO_EXCEPTIONS,
                    extra: Mapping[str, Any] | None = None) -> Activation:

@@ -55,6 +55,11 @@ class MutatingPolicy:
     mutate_existing: bool
     autogen_controllers: tuple[str, ...] | None
     raw: Obj
+    # spec.targetMatchConstraints (its MatchResources; None without resourceRules) and its CEL
+    # `expression`, and spec.targetMatchConditions: how a mutateExisting policy picks its targets
+    target_match_constraints: MatchResources | None = None
+    target_expression: str = ""
+    target_match_conditions: tuple[NamedExpression, ...] = ()
 
     @property
     def source_kind(self) -> str:
@@ -118,6 +123,8 @@ def parse_mutating_policy(doc: Document) -> MutatingPolicy:
         controllers = r.strings(pod_controllers["controllers"], "spec.autogen.podControllers.controllers")
     constraints = require_resource_rules(r, r.match_resources(spec.get("matchConstraints"),
                                                               "spec.matchConstraints"))
+    target = r.mapping(spec.get("targetMatchConstraints"), "spec.targetMatchConstraints")
+    target_constraints = r.match_resources(target, "spec.targetMatchConstraints") if target else None
     return MutatingPolicy(
         meta=meta, mutations=_mutations(r, spec.get("mutations")),
         variables=r.named_expressions(spec.get("variables"), "spec.variables"),
@@ -129,7 +136,11 @@ def parse_mutating_policy(doc: Document) -> MutatingPolicy:
         admission=r.boolean(admission.get("enabled"), "spec.evaluation.admission.enabled", True),
         background=r.boolean(background.get("enabled"), "spec.evaluation.background.enabled", True),
         mutate_existing=r.boolean(existing.get("enabled"), "spec.evaluation.mutateExisting.enabled", False),
-        autogen_controllers=controllers, raw=doc.obj)
+        autogen_controllers=controllers, raw=doc.obj,
+        target_match_constraints=target_constraints if target_constraints and target_constraints.resource_rules
+        else None,
+        target_expression=r.string(target.get("expression"), "spec.targetMatchConstraints.expression") or "",
+        target_match_conditions=r.named_expressions(spec.get("targetMatchConditions"), "spec.targetMatchConditions"))
 
 
 def parse_mutating_admission_policy(doc: Document) -> MutatingAdmissionPolicy:

@@ -7,6 +7,10 @@ the MutatingAdmissionPolicies first (each seeing the previous one's output), the
 response carries the resource after all of them (`reps.PatchedResource`), a MutatingAdmissionPolicy's
 the resource after it. commands/test/compare.go getAndCompareResource: the expected document with the
 same apiVersion, kind, namespace and name, both sides tidied (resource.Tidy), equal or not.
+
+With targetResources, each resource's mutateExisting MutatingPolicies then mutate the targets
+(evaluate/mutating_existing.py), with `resource.*` seeing the targets too (kk 111e07bb: the CLI adds them to
+its FakeContextProvider for that pass).
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.evaluate.classic_mutating import TargetChange
 from kubectl_kyrec.evaluate.mutating import mutating_engine, with_object
 from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+from kubectl_kyrec.evaluate.mutating_existing import TargetDiscoveryError, mutate_targets
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
-from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.subjects import KindLookup, as_admitted, make_subject
 from kubectl_kyrec.model import EvalError, Obj, Ref, Result, Subject
 from kubectl_kyrec.testsuite.suite import LoadedSuite
 
@@ -31,10 +37,15 @@ class SuiteMutations:
     # (policy name, subject) -> the resource the CLI compares with the row's patchedResources
     patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
     errors: list[EvalError] = field(default_factory=list)
+    # mutateExisting MutatingPolicies: each trigger's target changes
+    existing: dict[Ref, list[TargetChange]] = field(default_factory=dict)
 
 
 def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: KindLookup,
-                    libraries: LibraryFactory, now: datetime.datetime) -> SuiteMutations:
+                    libraries: LibraryFactory, now: datetime.datetime,
+                    target_libraries: LibraryFactory | None = None) -> SuiteMutations:
+    """`target_libraries`: the libraries of the mutateExisting pass, whose `resource.*` also sees the
+    targetResources (`libraries` without them)."""
     out = SuiteMutations()
     policies = loaded.policies
     if not policies.mutating and not policies.mutating_admission:
@@ -47,6 +58,11 @@ def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: 
     if errors:
         # one MutatingPolicy that does not compile fails the CLI's whole run (NewProvider)
         mpol = None
+    existing = None
+    targets: list[Subject] = []
+    if mpol is not None and loaded.target_objects and any(p.mutate_existing for p in policies.mutating):
+        existing, _ = mutating_engine(policies, Environments(target_libraries or libraries), now, fixed_order=True)
+        targets = [make_subject(as_admitted(d.obj), d.source, kinds)[0] for d in loaded.target_objects]
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     options = EvalOptions(now=now, operation="CREATE", user_info=loaded.user_info,
                           namespace_labels=loaded.values.namespace_labels)
@@ -69,4 +85,12 @@ def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: 
             for cp in mpol.compiled:
                 if final is not None:
                     out.patched[(cp.policy.meta.name, subject.ref)] = final
+            if existing is not None:
+                try:
+                    out.existing[subject.ref] = mutate_targets(existing.compiled, ctx, final or dict(ctx.request.obj
+                                                                                                  or {}), targets)
+                except TargetDiscoveryError as exc:
+                    failed = EvalError(f"failed to discover CEL targets: {exc.message}", exc.source)
+                    if failed not in out.errors:
+                        out.errors.append(failed)
     return out

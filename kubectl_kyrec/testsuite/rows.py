@@ -168,6 +168,8 @@ class _Evaluation:
     # (mutating policy name, subject) -> the resource Kyverno's CLI compares with patchedResources
     patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
     mutated: Any = None         # classic mutate policies' patched resources (testsuite.classic_mutate)
+    # mutateExisting MutatingPolicies' target changes, by trigger (evaluate.mutating_existing TargetChange)
+    existing: dict[Ref, list[Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -185,21 +187,23 @@ class _Context:
     unevaluated: dict[str, str]     # policy name -> a kind kyrec recognises and does not evaluate
     generation_available: bool
     classic: dict[str, Any] = field(default_factory=dict)     # ClusterPolicy/Policy by name
-    mutating: set[str] = field(default_factory=set)           # MutatingPolicy names (mutateExisting aside)
+    mutating: set[str] = field(default_factory=set)           # MutatingPolicy names
     mutating_admission: set[str] = field(default_factory=set)
     mutate_existing: set[str] = field(default_factory=set)    # MutatingPolicies that mutate targets
 
 
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
               mode: Mode = Mode.KYVERNO, generate: GenerateFn | None = None,
-              other_libraries: LibraryFactory | None = None) -> SuiteRun:
+              other_libraries: LibraryFactory | None = None,
+              target_libraries: LibraryFactory | None = None) -> SuiteRun:
     """Evaluate the suite once per operation its rows need, then decide every row in `mode`, and again in
     the other mode for the suite's warnings (verdicts.entry_warnings).
 
     `libraries` serve the validating kinds; `generate` (see generating_hook) the generating ones, whose
     rows are load errors without it. `other_libraries` are the other mode's, when they differ (the test
-    mocks HTTP responses, which Kyverno's CLI wraps): `libraries` otherwise. A policy that does not compile
-    fails its rows with `load-error` and is a suite error too.
+    mocks HTTP responses, which Kyverno's CLI wraps): `libraries` otherwise. `target_libraries`: those of
+    the mutateExisting MutatingPolicies' pass on the targetResources (`libraries` by default). A policy
+    that does not compile fails its rows with `load-error` and is a suite error too.
     """
     from kubectl_kyrec.testsuite.verdicts import entry_warnings
 
@@ -222,7 +226,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         unevaluated={d.name: kind for d in policies.others if d.name and (kind := unevaluated_kind(d))},
         generation_available=generate is not None,
         classic={p.meta.name: p for p in policies.classic},
-        mutating={p.meta.name for p in policies.mutating if not p.mutate_existing},
+        mutating={p.meta.name for p in policies.mutating},
         mutating_admission={p.meta.name for p in policies.mutating_admission},
         mutate_existing={p.meta.name for p in policies.mutating if p.mutate_existing})
     starts = [(p.meta.source, p.meta.name) for p in policies.validating]
@@ -245,8 +249,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             if mutated.admitted:
                 # the CLI validates each resource as its mutate policies left it (ApplyPoliciesOnResource)
                 evaluated = replace(loaded, resources=mutated.admitted)
-        subjects, results, errors, notices, patched = _evaluate(evaluated, operation, mode, kinds=kinds,
-                                                                libraries=libraries, now=now)
+        subjects, results, errors, notices, patched, existing = _evaluate(
+            evaluated, operation, mode, kinds=kinds, libraries=libraries, now=now, target_libraries=target_libraries)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
@@ -273,17 +277,19 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         out.notices.extend(n for n in notices if n not in out.notices)
         if mutated is not None:
             results = _with_mutations(results, mutated)
-        ctx.runs[operation] = _Evaluation(subjects, results, generated, patched, mutated)
+        ctx.runs[operation] = _Evaluation(subjects, results, generated, patched, mutated, existing)
         if evaluates_alike:
             other.runs[operation] = ctx.runs[operation]
         else:
             # generation does not depend on the mode; the other evaluation's errors and notices are this
             # one's, or the CLI's shortcuts: the suite reports its own mode's
-            other_subjects, other_results, _, _, other_patched = _evaluate(
-                evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries, now=now)
+            other_subjects, other_results, _, _, other_patched, other_existing = _evaluate(
+                evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries, now=now,
+                target_libraries=target_libraries)
             if mutated is not None:
                 other_results = _with_mutations(other_results, mutated)
-            other.runs[operation] = _Evaluation(other_subjects, other_results, generated, other_patched, mutated)
+            other.runs[operation] = _Evaluation(other_subjects, other_results, generated, other_patched, mutated,
+                                                other_existing)
     for entry in suite.results:
         rows = _entry_rows(ctx, entry)
         out.rows.extend(rows)
@@ -297,11 +303,12 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
 
 
 def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLookup, libraries: LibraryFactory,
-              now: datetime.datetime
+              now: datetime.datetime, target_libraries: LibraryFactory | None = None
               ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice],
-                         dict[tuple[str, Ref], Obj]]:
+                         dict[tuple[str, Ref], Obj], dict[Ref, list[Any]]]:
     """One operation's validating and mutating results (resources, JSON and HTTP/Envoy payloads), by
-    policy name and subject, with the run's errors and notices, and the mutated resources."""
+    policy name and subject, with the run's errors and notices, the mutated resources, and the
+    mutateExisting MutatingPolicies' target changes by trigger."""
     policies = loaded.policies
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
@@ -332,17 +339,20 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
         all_results.extend(deletions)
         errors.extend(e for e in deleting_errors if e not in errors)
     patched: dict[tuple[str, Ref], Obj] = {}
+    existing: dict[Ref, list[Any]] = {}
     if policies.mutating or policies.mutating_admission:
         from kubectl_kyrec.testsuite.mutating import suite_mutations
 
-        mutations = suite_mutations(loaded, outcome.subjects, kinds=kinds, libraries=libraries, now=now)
+        mutations = suite_mutations(loaded, outcome.subjects, kinds=kinds, libraries=libraries, now=now,
+                                    target_libraries=target_libraries)
         all_results.extend(mutations.results)
         errors.extend(e for e in mutations.errors if e not in errors)
         patched = mutations.patched
+        existing = dict(mutations.existing)
     results: dict[tuple[str, Ref], list[Result]] = {}
     for r in all_results:
         results.setdefault((_name_part(r.policy), r.subject), []).append(r)
-    return subjects, results, errors, list(outcome.notices), patched
+    return subjects, results, errors, list(outcome.notices), patched, existing
 
 
 def _with_mutations(results: dict[tuple[str, Ref], list[Result]], mutated: Any
@@ -502,6 +512,8 @@ def _entry_rows(ctx: _Context, entry: TestResultEntry) -> list[Row]:
     if problem is None and entry.policy_name in ctx.classic and evaluation.mutated is not None \
             and _classic_existing_rule(ctx.classic[entry.policy_name], entry.rule):
         return _existing_rows(ctx, evaluation, entry)
+    if problem is None and entry.policy_name in ctx.mutate_existing and loaded.target_objects:
+        return _existing_rows(ctx, evaluation, entry)
     if ctx.mode is Mode.STRICT:
         rows = []
         for label, subject, missing in _strict_targets(entry, evaluation.subjects):
@@ -530,8 +542,6 @@ def _policy_problem(ctx: _Context, entry: TestResultEntry, unsupported: list[str
                                         or name in ctx.generating or name in ctx.deleting
                                         or name in ctx.image_validating):
         return NOT_EVALUATED, f"kyrec does not evaluate {ctx.unevaluated[name]} policies"
-    if name in ctx.mutate_existing and not (name in ctx.validating or name in ctx.admission):
-        return NOT_EVALUATED, "kyrec does not evaluate mutateExisting MutatingPolicies (targets)"
     if unsupported:
         return NOT_EVALUATED, f"kyrec does not evaluate {', '.join(unsupported)} policies"
     if name in ctx.policy_errors:
@@ -753,14 +763,25 @@ def _existing_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntr
     against `patchedResources` and that rule's result; a trigger's rows compare the trigger itself, which
     the file seldom holds ("not found in manifest": no row), and pass "Excluded" when the rule gave it no
     response. `--strict`: one row per target this policy's rule patched (or the entry names), its result
-    and patched object both checked; a named trigger is checked by its rule responses' results."""
+    and patched object both checked; a named trigger is checked by its rule responses' results.
+
+    A mutateExisting MutatingPolicy's entry reads the same maps (kk 111e07bb: its target responses join
+    the classic ones in responses.Target), every rule response of the policy checked (ruleless). Its
+    triggers are every resource (the admission pass answers each one: `_kyverno_row`/`_strict_row`); the
+    target responses it also files under the trigger carry an empty PatchedResource, which a
+    patchedResources file never holds (no row), and are checked by result without one."""
 
     loaded = ctx.loaded
     name = entry.policy_name
-    changes = [c for found in evaluation.mutated.existing.values() for c in found]
-    own = {ref: [c for c in found if c.policy.rsplit("/", 1)[-1] == name
-                 and c.rule in (entry.rule, f"autogen-{entry.rule}", f"autogen-cronjob-{entry.rule}")]
-           for ref, found in evaluation.mutated.existing.items()}
+    classic = name in ctx.classic
+    existing: dict[Ref, list[Any]] = {}
+    for found_by in (evaluation.mutated.existing if evaluation.mutated is not None else {}, evaluation.existing):
+        for ref, found in found_by.items():
+            existing.setdefault(ref, []).extend(found)
+    changes = [c for found in existing.values() for c in found]
+    own = {ref: [c for c in found if c.policy.rsplit("/", 1)[-1] == name and (not classic or c.rule in (
+               entry.rule, f"autogen-{entry.rule}", f"autogen-cronjob-{entry.rule}"))]
+           for ref, found in existing.items()}
     target_docs = {_target_key(d.obj): d.obj for d in loaded.target_objects}
     patched_on = {key: [c for c in changes if c.result == "pass" and c.after is not None
                         and _target_key(c.after) == key] for key in target_docs}
@@ -773,7 +794,7 @@ def _existing_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntr
                 return True
         return False
 
-    triggers = [s for s in evaluation.subjects if s.ref in own]
+    triggers = [s for s in evaluation.subjects if s.ref in own or (not classic and s.resource)]
     target_keys = list(patched_on) if ctx.mode is Mode.KYVERNO else \
         [k for k in target_docs if any(_target_key(c.before) == k for found in own.values() for c in found
                                        if c.before is not None)]
@@ -802,12 +823,15 @@ def _existing_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntr
             if change.result != entry.result:
                 passed, reason, message = False, RESULT_MISMATCH, change.message
                 break
-        if ctx.mode is Mode.KYVERNO and not passed and entry.result == "fail":
+        if ctx.mode is Mode.KYVERNO and not passed and entry.result == "fail" and classic:
             passed = True
         rows.append(_row(loaded, entry, resource, key[1], actual, passed, reason, message, diff))
     for subject in chosen_triggers:
         resource, kind = _display(subject), subject.ref.kind
         found = own.get(subject.ref, [])
+        if not classic:
+            rows.extend(_mutate_existing_trigger_rows(ctx, evaluation, entry, subject, found))
+            continue
         if ctx.mode is Mode.STRICT:
             if not found:
                 rows.append(_row(loaded, entry, resource, kind, "", False, NOT_MATCHED,
@@ -833,6 +857,23 @@ def _existing_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntr
         rows.append(_row(loaded, entry, entry.resources[0] if entry.resources else "*", entry.kind, "", True, OK,
                          "Kyverno's CLI makes no row: no target was patched and the triggers are not in "
                          "the patchedResources file", vacuous=MISSING_PATCHED))
+    return rows
+
+
+def _mutate_existing_trigger_rows(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, subject: Subject,
+                                  found: Sequence[Any]) -> list[Row]:
+    """A mutateExisting MutatingPolicy's rows for a trigger: its admission response's (as any
+    MutatingPolicy's), then, in Kyverno's mode and without patchedResources, one per target response the
+    CLI filed under the trigger (with patchedResources their empty object is "not found in manifest")."""
+    if ctx.mode is Mode.STRICT:
+        return [_strict_row(ctx, evaluation, entry, subject)]
+    rows = [_kyverno_row(ctx, evaluation, entry, subject)]
+    if not entry.patched_resources:
+        resource, kind = _display(subject), subject.ref.kind
+        for change in found:
+            passed = change.result == entry.result
+            rows.append(_row(ctx.loaded, entry, resource, kind, change.result, passed,
+                             OK if passed else RESULT_MISMATCH, change.message))
     return rows
 
 

@@ -35,7 +35,8 @@ def run_files(files: Sequence[str], *, now: datetime.datetime,
             loaded = load_suite(suite)
             kinds, libraries, generate, other_libraries = suite_environment(loaded, now, mode)
             runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
-                                  generate=generate, other_libraries=other_libraries))
+                                  generate=generate, other_libraries=other_libraries,
+                                  target_libraries=target_libraries(loaded, kinds, now, mode)))
     return runs, load_errors
 
 
@@ -50,12 +51,11 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     apiCallResponses answer `http.Get/Post` as a server would in strict mode, wrapped as Kyverno's CLI wraps
     them by default (docs/compatibility.md).
     """
-    from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext, ObjectsProvider
+    from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.load.documents import load_documents
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.testsuite.rows import Mode, generating_hook
+    from kubectl_kyrec.testsuite.rows import generating_hook
 
     kinds = KindTable(crd_hint="add its CustomResourceDefinition to the test's resources or clusterResources")
     try:
@@ -67,26 +67,9 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     except InputError as exc:
         loaded.error = loaded.error or exc
 
-    resource_of, kind_of = kinds.resource_of, kinds.kind_of
-
-    def read_file(path: str) -> Any:
-        # files a Context names are relative to the Context file
-        base = loaded.context_source.file if loaded.context_source else loaded.suite.path
-        docs = load_documents([os.path.join(os.path.dirname(base), path)])
-        return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
-
-    objects = [d.obj for d in [*loaded.cluster_objects, *loaded.param_objects]]
-    if loaded.suite.cluster_resources:
-        objects.extend(d.obj for d in loaded.resources)
     def provider_for(mode: Mode) -> ContextProvider:
-        if loaded.error is None:
-            try:
-                return ObjectsProvider(objects, resource_of, loaded.context, kind_of=kind_of, read_file=read_file,
-                                       http_mocks=loaded.mocks.http, global_mocks=loaded.mocks.global_entries,
-                                       cli_http_mocks=mode is Mode.KYVERNO)
-            except (ValueError, InputError) as exc:
-                loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
-        return EmptyProvider(resource_of, kind_of=kind_of)
+        provider = _objects_provider(loaded, kinds, mode)
+        return provider if provider is not None else EmptyProvider(kinds.resource_of, kind_of=kinds.kind_of)
 
     context = LibraryContext(now=now, provider=provider_for(mode))
     sink = GeneratorSink()
@@ -97,3 +80,45 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
              if loaded.mocks.http and loaded.error is None else None)
     return kinds, library_factory(context), generate, other
 
+
+def target_libraries(loaded: LoadedSuite, kinds: KindTable, now: datetime.datetime, mode: Mode
+                     ) -> LibraryFactory | None:
+    """The libraries of the mutateExisting MutatingPolicies' pass on the targetResources: `resource.*` sees
+    what it sees for the other policies and the targets too (kk 111e07bb: policy_processor.go adds the
+    targets to its FakeContextProvider before that pass). None when the suite has no such pass."""
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.libraries import library_factory
+
+    if loaded.error is not None or not loaded.target_objects \
+            or not any(p.mutate_existing for p in loaded.policies.mutating):
+        return None
+    provider = _objects_provider(loaded, kinds, mode, extra=[d.obj for d in loaded.target_objects])
+    return library_factory(LibraryContext(now=now, provider=provider)) if provider is not None else None
+
+
+def _objects_provider(loaded: LoadedSuite, kinds: KindTable, mode: Mode, extra: Sequence[Any] = ()) -> Any:
+    """The suite's cluster for `resource.*` (an ObjectsProvider), with `extra` objects; None when the
+    Context file does not load (then the suite's load error)."""
+    from kubectl_kyrec.cel.context import ObjectsProvider
+    from kubectl_kyrec.load.documents import load_documents
+    from kubectl_kyrec.testsuite.rows import Mode
+
+    def read_file(path: str) -> Any:
+        # files a Context names are relative to the Context file
+        base = loaded.context_source.file if loaded.context_source else loaded.suite.path
+        docs = load_documents([os.path.join(os.path.dirname(base), path)])
+        return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
+
+    objects = [d.obj for d in [*loaded.cluster_objects, *loaded.param_objects]]
+    if loaded.suite.cluster_resources:
+        objects.extend(d.obj for d in loaded.resources)
+    objects.extend(extra)
+    if loaded.error is not None:
+        return None
+    try:
+        return ObjectsProvider(objects, kinds.resource_of, loaded.context, kind_of=kinds.kind_of, read_file=read_file,
+                               http_mocks=loaded.mocks.http, global_mocks=loaded.mocks.global_entries,
+                               cli_http_mocks=mode is Mode.KYVERNO)
+    except (ValueError, InputError) as exc:
+        loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
+    return None
