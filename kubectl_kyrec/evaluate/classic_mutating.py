@@ -47,9 +47,13 @@ from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources
 from kubectl_kyrec.classic.mutate import ERROR, PASS, SKIP, Outcome, apply, same_json
 from kubectl_kyrec.classic.mutate import error as mutate_error
-from kubectl_kyrec.classic.request import images
 from kubectl_kyrec.classic.validate import join_non_empty
-from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions, refused_by_kyverno
+from kubectl_kyrec.evaluate.classic_validating import (
+    ClassicEvaluator,
+    ClassicOptions,
+    refused_by_kyverno,
+    request_json_context,
+)
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
@@ -644,33 +648,14 @@ class ClassicMutator:
                                    or facts.has_user_info)
 
     def _json_context(self, sctx: SubjectContext, obj: Mapping[str, Any]) -> Any:
-        """The request's JSON context, with `obj` as request.object (kk: NewContextFromRaw + the
-        policyContext builder's additions, as the validating evaluator builds it)."""
-        from kubectl_kyrec.classic.json_context import EvalContext
-
+        """The request's JSON context, with `obj` as request.object (as the validating evaluator builds it)."""
         if self._engine is None:
             from kubectl_kyrec.classic.jmespath_eval import Engine
 
             self._engine = Engine(now=lambda: self.now)
         req = sctx.request
-        user = dict(req.user_info)
-        ctx = EvalContext(engine=self._engine)
-        ctx.add_resource(obj)
-        if req.old_obj is not None:
-            ctx.add_old_resource(req.old_obj)
-        info: dict[str, Any] = {"userInfo": {k: v for k, v in user.items() if v not in (None, "", [], {})}}
-        if self.options.roles:
-            info["roles"] = list(self.options.roles)
-        if self.options.cluster_roles:
-            info["clusterRoles"] = list(self.options.cluster_roles)
-        ctx.add_user_info(info)
-        ctx.add_service_account(str(user.get("username") or ""))
-        ctx.add_namespace(str((obj.get("metadata") or {}).get("namespace") or ""))
-        found = images(obj)
-        if found is not None:
-            ctx.add_json({"images": found})
-        ctx.add_operation(req.operation)
-        return ctx
+        return request_json_context(self._engine, obj, req.old_obj, dict(req.user_info), obj, req.operation,
+                                    self.options)
 
 
 def _same_outcome(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:

@@ -76,6 +76,33 @@ class _Compiled:
     needs_context: bool = True      # some rule reads the JSON context (all but plain CEL rules do)
 
 
+def request_json_context(engine: Any, resource: Any, old: Any, user: Mapping[str, Any], obj: Mapping[str, Any],
+                         operation: str, options: ClassicOptions) -> Any:
+    """The JSON context a classic rule reads for a request (kk: NewContextFromRaw and the policyContext
+    builder's additions): request.object `resource` (and oldObject), userInfo with the run's roles, the
+    service account, the namespace and the images of `obj`, the operation. The validating and mutating
+    evaluators alike."""
+    from kubectl_kyrec.classic.json_context import EvalContext
+
+    ctx = EvalContext(engine=engine)
+    ctx.add_resource(resource)
+    if old is not None:
+        ctx.add_old_resource(old)
+    info: dict[str, Any] = {"userInfo": {k: v for k, v in user.items() if v not in (None, "", [], {})}}
+    if options.roles:
+        info["roles"] = list(options.roles)
+    if options.cluster_roles:
+        info["clusterRoles"] = list(options.cluster_roles)
+    ctx.add_user_info(info)
+    ctx.add_service_account(str(user.get("username") or ""))
+    ctx.add_namespace(str((obj.get("metadata") or {}).get("namespace") or ""))
+    found = images(obj)
+    if found is not None:
+        ctx.add_json({"images": found})
+    ctx.add_operation(operation)
+    return ctx
+
+
 class ClassicEvaluator:
     """Evaluates every classic policy of a run against one subject at a time."""
 
@@ -121,7 +148,6 @@ class ClassicEvaluator:
 
     def evaluate(self, sctx: SubjectContext) -> list[tuple[Result, bool]]:
         """(result, reportable by the background scan) for every classic rule answering for the subject."""
-        from kubectl_kyrec.classic.json_context import EvalContext
 
         req = sctx.request
         # podSecurity rules of one level check the subject's pod once (podsecurity.evaluate's memo)
@@ -137,23 +163,8 @@ class ClassicEvaluator:
                     from kubectl_kyrec.classic.jmespath_eval import Engine
 
                     self._engine = Engine(now=lambda: self.now)
-                ctx = EvalContext(engine=self._engine)
-                ctx.add_resource(req.obj)
-                if req.old_obj is not None:
-                    ctx.add_old_resource(req.old_obj)
-                info: dict[str, Any] = {"userInfo": {k: v for k, v in user.items() if v not in (None, "", [], {})}}
-                if self.options.roles:
-                    info["roles"] = list(self.options.roles)
-                if self.options.cluster_roles:
-                    info["clusterRoles"] = list(self.options.cluster_roles)
-                ctx.add_user_info(info)
-                ctx.add_service_account(str(user.get("username") or ""))
-                ctx.add_namespace(str((obj.get("metadata") or {}).get("namespace") or ""))
-                found = images(obj)
-                if found is not None:
-                    ctx.add_json({"images": found})
-                ctx.add_operation(req.operation)
-                context.append(ctx)
+                context.append(request_json_context(self._engine, req.obj, req.old_obj, user, obj, req.operation,
+                                                    self.options))
             return context[0]
 
         out: list[tuple[Result, bool]] = []

@@ -45,7 +45,12 @@ from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, com
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.validating import CompiledValidation, evaluate_audit_annotations, make_result
+from kubectl_kyrec.evaluate.validating import (
+    CompiledValidation,
+    evaluate_audit_annotations,
+    make_result,
+    validation_message,
+)
 from kubectl_kyrec.golang.glob import GlobError, compile_glob
 from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy
 from kubectl_kyrec.load.policies import MatchResources, PolicyException
@@ -331,7 +336,7 @@ def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: 
             return _result(cp, ctx, name, "error", "error")
         if outcome.value:
             continue
-        message = _message(validation, activation, index)
+        message = validation_message(validation, activation, index)
         audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
         if audit_error is not None:
             return _failed(cp, ctx, audit_error)
@@ -339,15 +344,3 @@ def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: 
     return _result(cp, ctx, name, "pass", "success")
 
 
-def _message(validation: CompiledValidation, activation: Activation, index: int) -> str:
-    message = validation.message
-    if validation.message_program is not None:
-        outcome = validation.message_program.evaluate(activation)
-        if not outcome.ok:
-            message = f"failed to evaluate message expression: {outcome.error}"
-        elif not isinstance(outcome.value, str):
-            message = (f"failed to convert message expression to string: type conversion error from "
-                       f"'{type(outcome.value).__name__}' to 'string'")
-        else:
-            message = outcome.value
-    return message or f"CEL expression validation failed at index {index}"

@@ -267,7 +267,7 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
             return _result(cp, ctx, "", "error", f"error: type conversion error from "
                                                  f"'{type(value).__name__}' to 'bool'",
                            {"cel.validationIndex": str(index)})
-        message = _message(validation, activation, index)
+        message = validation_message(validation, activation, index)
         # ... and compiles no auditAnnotations (SEMANTICS H.6)
         audits, audit_error = evaluate_audit_annotations(() if json_mode else cv.audit_annotations, activation)
         if audit_error is not None:
@@ -292,7 +292,9 @@ def evaluate_payload(cp: CompiledValidatingPolicy, subject: Subject, obj: Obj) -
     return _evaluate_variant(cp, cp.variants[0], ctx, False) if cp.variants else None
 
 
-def _message(validation: CompiledValidation, activation: Activation, index: int) -> str:
+def validation_message(validation: CompiledValidation, activation: Activation, index: int) -> str:
+    """A failed validation's message: its messageExpression's value, else its message, else Kyverno's
+    default; the ValidatingPolicy and ImageValidatingPolicy engines alike."""
     message = validation.message
     if validation.message_program is not None:
         outcome = validation.message_program.evaluate(activation)

@@ -147,11 +147,8 @@ def parse_mutating_admission_policy(doc: Document) -> MutatingAdmissionPolicy:
     _check_version(doc, VAP_VERSIONS)
     r = _Reader(doc)
     spec = r.mapping(doc.obj.get("spec"), "spec")
-    pk = r.mapping(spec.get("paramKind"), "spec.paramKind")
-    param_kind = ParamKind(r.string(pk.get("apiVersion"), "spec.paramKind.apiVersion"),
-                           r.string(pk.get("kind"), "spec.paramKind.kind")) if pk else None
     return MutatingAdmissionPolicy(
-        meta=r.meta(), param_kind=param_kind, mutations=_mutations(r, spec.get("mutations")),
+        meta=r.meta(), param_kind=r.param_kind(spec), mutations=_mutations(r, spec.get("mutations")),
         variables=r.named_expressions(spec.get("variables"), "spec.variables"),
         match_constraints=r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints"),
         match_conditions=r.named_expressions(spec.get("matchConditions"), "spec.matchConditions"),
@@ -165,18 +162,7 @@ def parse_mutating_binding(doc: Document) -> MutatingAdmissionBinding:
     _check_version(doc, VAP_VERSIONS)
     r = _Reader(doc)
     spec = r.mapping(doc.obj.get("spec"), "spec")
-    pr = spec.get("paramRef")
-    param_ref = None
-    if pr is not None:
-        m = r.mapping(pr, "spec.paramRef")
-        sel = m.get("selector")
-        param_ref = ParamRef(
-            name=r.string(m.get("name"), "spec.paramRef.name"),
-            namespace=r.string(m.get("namespace"), "spec.paramRef.namespace"),
-            selector=r.mapping(sel, "spec.paramRef.selector") if sel is not None else None,
-            not_found_action=r.string(m.get("parameterNotFoundAction"),
-                                      "spec.paramRef.parameterNotFoundAction") or "Deny")
     return MutatingAdmissionBinding(
         meta=r.meta(), policy_name=r.string(spec.get("policyName"), "spec.policyName", required=True),
-        param_ref=param_ref,
+        param_ref=r.param_ref(spec),
         match_resources=r.match_resources(spec.get("matchResources"), "spec.matchResources"))

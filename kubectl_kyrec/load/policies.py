@@ -455,6 +455,28 @@ class _Reader:
                 scope=self.string(m.get("scope"), f"{p}.scope") or "*"))
         return tuple(out)
 
+    def param_kind(self, spec: Mapping[str, Any]) -> ParamKind | None:
+        """spec.paramKind of an admission policy (validating or mutating), or None."""
+        pk = self.mapping(spec.get("paramKind"), "spec.paramKind")
+        if not pk:
+            return None
+        return ParamKind(self.string(pk.get("apiVersion"), "spec.paramKind.apiVersion"),
+                         self.string(pk.get("kind"), "spec.paramKind.kind"))
+
+    def param_ref(self, spec: Mapping[str, Any]) -> ParamRef | None:
+        """spec.paramRef of an admission policy binding (validating or mutating), or None."""
+        pr = spec.get("paramRef")
+        if pr is None:
+            return None
+        m = self.mapping(pr, "spec.paramRef")
+        sel = m.get("selector")
+        return ParamRef(
+            name=self.string(m.get("name"), "spec.paramRef.name"),
+            namespace=self.string(m.get("namespace"), "spec.paramRef.namespace"),
+            selector=self.mapping(sel, "spec.paramRef.selector") if sel is not None else None,
+            not_found_action=self.string(m.get("parameterNotFoundAction"),
+                                         "spec.paramRef.parameterNotFoundAction") or "Deny")
+
     def match_resources(self, value: Any, path: str) -> MatchResources | None:
         if value is None:
             return None
@@ -562,11 +584,8 @@ def parse_admission_policy(doc: Document) -> AdmissionPolicy:
     _check_version(doc, VAP_VERSIONS)
     r = _Reader(doc)
     spec = r.mapping(doc.obj.get("spec"), "spec")
-    pk = r.mapping(spec.get("paramKind"), "spec.paramKind")
-    param_kind = ParamKind(r.string(pk.get("apiVersion"), "spec.paramKind.apiVersion"),
-                           r.string(pk.get("kind"), "spec.paramKind.kind")) if pk else None
     return AdmissionPolicy(
-        meta=r.meta(), param_kind=param_kind,
+        meta=r.meta(), param_kind=r.param_kind(spec),
         validations=r.validations(spec.get("validations"), "spec.validations"),
         audit_annotations=r.audit_annotations(spec.get("auditAnnotations"), "spec.auditAnnotations"),
         variables=r.named_expressions(spec.get("variables"), "spec.variables"),
@@ -580,20 +599,9 @@ def parse_binding(doc: Document) -> AdmissionBinding:
     _check_version(doc, VAP_VERSIONS)
     r = _Reader(doc)
     spec = r.mapping(doc.obj.get("spec"), "spec")
-    pr = spec.get("paramRef")
-    param_ref = None
-    if pr is not None:
-        m = r.mapping(pr, "spec.paramRef")
-        sel = m.get("selector")
-        param_ref = ParamRef(
-            name=r.string(m.get("name"), "spec.paramRef.name"),
-            namespace=r.string(m.get("namespace"), "spec.paramRef.namespace"),
-            selector=r.mapping(sel, "spec.paramRef.selector") if sel is not None else None,
-            not_found_action=r.string(m.get("parameterNotFoundAction"),
-                                      "spec.paramRef.parameterNotFoundAction") or "Deny")
     return AdmissionBinding(
         meta=r.meta(), policy_name=r.string(spec.get("policyName"), "spec.policyName", required=True),
-        param_ref=param_ref,
+        param_ref=r.param_ref(spec),
         validation_actions=r.strings(spec.get("validationActions"), "spec.validationActions"),
         match_resources=r.match_resources(spec.get("matchResources"), "spec.matchResources"))
 
