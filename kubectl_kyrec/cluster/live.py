@@ -2,7 +2,11 @@
 
 The reads a run needs (DESIGN section 7), each one paginated LIST per resource type and scope:
 - the policy kinds kyrec evaluates (always: the cluster's copies tell policy age and sync settings; without
-  `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds;
+  `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds, and the
+  mutating kinds `eval` admits manifests through (MutatingPolicies, MutatingAdmissionPolicies and their
+  bindings); each where the server serves it: a kind it does not serve (a cluster without Kyverno's
+  MutatingPolicy CRD, a server without admissionregistration.k8s.io/v1 MutatingAdmissionPolicy) holds no
+  policy, so it is not read and not unreadable;
 - namespaces; the kinds the policies' resourceRules name (triggers and subjects);
 - kinds the GeneratingPolicies name as literals (`"kind": "NetworkPolicy"`) and clone sources
   (`resource.Get("v1", "secrets", ...)`), and the kinds classic generate rules write (`generate.kind`,
@@ -39,7 +43,7 @@ from kubectl_kyrec.model import Document, Source
 OWNED_SELECTOR = "app.kubernetes.io/managed-by=kyverno"
 KYVERNO_NAMESPACE = "kyverno"
 
-# the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py)
+# the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py), the mutating ones included
 POLICY_KINDS = EVALUATED_POLICY_KINDS
 RBAC_KINDS = (("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
               ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding"))
@@ -229,7 +233,8 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     for group, kind in POLICY_KINDS:
         add(found.preferred_for(group, kind))
     for doc in needs.policy_docs:
-        param = (doc.get("spec") or {}).get("paramKind") if doc.get("kind") == "ValidatingAdmissionPolicy" else None
+        param = (doc.get("spec") or {}).get("paramKind") \
+            if doc.get("kind") in ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy") else None
         if isinstance(param, Mapping) and param.get("kind"):
             add(found.find(str(param.get("apiVersion") or ""), str(param["kind"])))
     add(found.preferred_for("", "Namespace"))
