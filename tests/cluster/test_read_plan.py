@@ -137,9 +137,14 @@ def test_the_mutating_policy_kinds_are_read_where_served_and_not_where_not() -> 
     assert not kinds & {r.info.kind for r in plan_reads(ReadNeeds(downstreams=False, reports=False), FOUND)}
 
 
-def test_a_mutating_admission_policy_s_param_kind_is_read() -> None:
+def test_a_mutating_admission_policy_s_param_kind_is_read_and_not_the_kinds_mutating_policies_select() -> None:
+    pods = {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                    "resources": ["pods"]}]}}
     mapol = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
-             "metadata": {"name": "m"}, "spec": {"paramKind": {"apiVersion": "v1", "kind": "Secret"}}}
-    reads = {(r.info.kind, r.namespace): r.label_selector
-             for r in plan_reads(ReadNeeds(policy_docs=(mapol,), downstreams=False, reports=False), MUTATING_FOUND)}
+             "metadata": {"name": "m"}, "spec": {**pods, "paramKind": {"apiVersion": "v1", "kind": "Secret"}}}
+    mpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "p"}, "spec": pods}
+    reads = {(r.info.kind, r.namespace): r.label_selector for r in plan_reads(
+        ReadNeeds(policy_docs=(mapol, mpol), downstreams=False, reports=False), MUTATING_FOUND)}
     assert reads[("Secret", "")] == ""
+    # they mutate manifests (eval -r), not the stored Pods: no LIST of them, nor of the pod controllers
+    assert ("Pod", "") not in reads and ("Deployment", "") not in reads
