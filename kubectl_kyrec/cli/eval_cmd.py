@@ -117,6 +117,11 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         from kubectl_kyrec.cluster.live_source import live_source
 
         source = live_source(source, kube, reports=False, downstreams=True)
+    elif not policy_paths:
+        # a state that holds policies (a capture) needs no -p: they are the complete set, as a live run's are
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source, "eval needs policies: -p PATH")
     options = EvalRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
                              base_policy_paths=base_policy_paths, json_paths=json_paths,
@@ -146,8 +151,8 @@ def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Seque
     """Usage errors before anything is read. `payload_paths`: --json, --http-payload, --envoy-payload."""
     if live and state_paths:
         raise UsageError("--live and --state exclude each other")
-    if not policy_paths and not live:
-        raise UsageError("eval needs policies: -p PATH")
+    if not policy_paths and not live and not state_paths:
+        raise UsageError("eval needs policies: -p PATH, or a --state (a capture) or --live that holds some")
     if not resource_paths and not state_paths and not live and not payload_paths:
         raise UsageError("eval needs resources: -r PATH, -k DIR, --state PATH or --live, or payloads: --json PATH, "
                          "--http-payload PATH, --envoy-payload PATH")

@@ -2,7 +2,12 @@
 
 The reads a run needs (DESIGN section 7), each one paginated LIST per resource type and scope:
 - the policy kinds kyrec evaluates (always: the cluster's copies tell policy age and sync settings; without
-  `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds;
+  `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds, and the
+  mutating kinds `eval` admits manifests through (MutatingPolicies, MutatingAdmissionPolicies and their
+  bindings); each where the server serves it: a kind it does not serve (a cluster without Kyverno's
+  MutatingPolicy CRD, a server without admissionregistration.k8s.io/v1 MutatingAdmissionPolicy) holds no
+  policy, so it is not read and not unreadable; a MutatingAdmissionPolicy's paramKind is read, the kinds a
+  mutating policy selects are not (it changes manifests, not the stored objects a run reads);
 - namespaces; the kinds the policies' resourceRules name (triggers and subjects);
 - kinds the GeneratingPolicies name as literals (`"kind": "NetworkPolicy"`) and clone sources
   (`resource.Get("v1", "secrets", ...)`), and the kinds classic generate rules write (`generate.kind`,
@@ -33,14 +38,15 @@ from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
 from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
 from kubectl_kyrec.load.kinds import ResourceInfo
-from kubectl_kyrec.load.policies import EVALUATED_POLICY_KINDS
+from kubectl_kyrec.load.policies import EVALUATED_POLICY_KINDS, MUTATING_POLICY_KINDS
 from kubectl_kyrec.model import Document, Source
 
 OWNED_SELECTOR = "app.kubernetes.io/managed-by=kyverno"
 KYVERNO_NAMESPACE = "kyverno"
 
-# the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py)
+# the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py), the mutating ones included
 POLICY_KINDS = EVALUATED_POLICY_KINDS
+MUTATING_KINDS = frozenset(kind for _, kind in MUTATING_POLICY_KINDS)
 RBAC_KINDS = (("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
               ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding"))
 REPORT_KINDS = (("wgpolicyk8s.io", "PolicyReport"), ("wgpolicyk8s.io", "ClusterPolicyReport"),
@@ -96,6 +102,10 @@ def kinds_from_rules(docs: Iterable[Mapping[str, Any]], found: Discovered) -> li
     table = found.kind_table()
     out: dict[tuple[str, str], ResourceInfo] = {}
     for doc in docs:
+        if doc.get("kind") in MUTATING_KINDS:
+            # a mutating policy changes manifests as admission does (`eval -r`), never the stored objects a
+            # run reads: the kinds it selects need no LIST (nor a grant of one in a narrow role)
+            continue
         if doc.get("kind") in ("ValidatingPolicy", "NamespacedValidatingPolicy", "ImageValidatingPolicy") and any(
                 "pods" in (r.get("resources") or []) and "" in (r.get("apiGroups") or [""]) for r in _rules(doc)):
             for group, kind in AUTOGEN_KINDS:
@@ -229,7 +239,8 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     for group, kind in POLICY_KINDS:
         add(found.preferred_for(group, kind))
     for doc in needs.policy_docs:
-        param = (doc.get("spec") or {}).get("paramKind") if doc.get("kind") == "ValidatingAdmissionPolicy" else None
+        param = (doc.get("spec") or {}).get("paramKind") \
+            if doc.get("kind") in ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy") else None
         if isinstance(param, Mapping) and param.get("kind"):
             add(found.find(str(param.get("apiVersion") or ""), str(param["kind"])))
     add(found.preferred_for("", "Namespace"))

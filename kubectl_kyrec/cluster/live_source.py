@@ -49,7 +49,8 @@ def policy_docs_of(inputs: Inputs) -> list[Mapping[str, Any]]:
     pols = inputs.policies
     return [*(p.raw for p in pols.validating), *(p.raw for p in pols.admission), *(g.raw for g in pols.generating),
             *(b.raw for b in pols.bindings if hasattr(b, "raw")), *(c.raw for c in getattr(pols, "classic", ())),
-            *(i.raw for i in pols.image_validating), *(d.raw for d in pols.deleting)]
+            *(i.raw for i in pols.image_validating), *(d.raw for d in pols.deleting),
+            *(m.raw for m in pols.mutating), *(m.raw for m in pols.mutating_admission)]
 
 
 @dataclass

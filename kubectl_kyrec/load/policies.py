@@ -104,8 +104,12 @@ UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
     ("kyverno.io", "ClusterCleanupPolicy"): "",
     ("kyverno.io", "CleanupPolicy"): "",
 }
-# a DeletingPolicy is evaluated (evaluate/deleting.py) but writes no report results: any a report held
-# under its source would be none of kyrec's to compare
+# evaluated kinds whose report results kyrec does not compute, so report comparisons leave results under
+# their sources out. A DeletingPolicy (evaluate/deleting.py) writes none. The mutating kinds do: the
+# background scan runs each background MutatingPolicy and MutatingAdmissionPolicy on the stored object and
+# reports a rule that would still change it as `fail` ("mutation is not applied"; kk:
+# pkg/controllers/report/utils/scanner.go ScanResource), which kyrec's admission chain, run on manifests
+# before they are stored, does not model: comparing those results would report kyrec's gap as drift.
 UNEVALUATED_SOURCES = frozenset(s for s in (*UNEVALUATED_KINDS.values(), "KyvernoMutatingPolicy",
                                              "MutatingAdmissionPolicy", "KyvernoDeletingPolicy") if s)
 
@@ -643,22 +647,22 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 
 # Every policy document kyrec knows, by (API group, kind): what it evaluates and what it recognises and
 # passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
-# and a live cluster's policy LISTs (those read only the evaluated kinds).
-EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
-    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *DELETING_KINDS, *IMAGE_VALIDATING_KINDS,
-                                   "PolicyException")),
-    (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
-    *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")))
-# the mutating kinds (load/mutating_policies.py): parsed and evaluated by their engines, which `eval` does
-# not run yet, so a live read does not LIST them and report comparisons leave their results out
+# and a live cluster's policy LISTs (those read the evaluated kinds, the mutating ones included).
+# the mutating kinds (load/mutating_policies.py), with their report `source`: run by `eval`'s admission chain
+# (evaluate/pipeline.py admission_chain) on manifests, the cluster's or a capture's as well as -p's
 MUTATING_POLICY_KINDS: dict[tuple[str, str], str] = {
     (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",
     (KYVERNO_GROUP, "NamespacedMutatingPolicy"): "KyvernoMutatingPolicy",
     (VAP_GROUP, "MutatingAdmissionPolicy"): "MutatingAdmissionPolicy",
     (VAP_GROUP, "MutatingAdmissionPolicyBinding"): "",
 }
-POLICY_KINDS: frozenset[tuple[str, str]] = (frozenset(EVALUATED_POLICY_KINDS) | frozenset(UNEVALUATED_KINDS)
-                                            | frozenset(MUTATING_POLICY_KINDS))
+EVALUATED_POLICY_KINDS: tuple[tuple[str, str], ...] = (
+    *((KYVERNO_GROUP, k) for k in (*VALIDATING_KINDS, *GENERATING_KINDS, *DELETING_KINDS, *IMAGE_VALIDATING_KINDS,
+                                   "PolicyException")),
+    (VAP_GROUP, "ValidatingAdmissionPolicy"), (VAP_GROUP, "ValidatingAdmissionPolicyBinding"),
+    *(("kyverno.io", k) for k in ("ClusterPolicy", "Policy", "PolicyException")),
+    *MUTATING_POLICY_KINDS)
+POLICY_KINDS: frozenset[tuple[str, str]] = frozenset(EVALUATED_POLICY_KINDS) | frozenset(UNEVALUATED_KINDS)
 
 
 def is_policy_document(doc: Document) -> bool:

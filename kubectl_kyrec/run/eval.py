@@ -215,7 +215,9 @@ def _old_manifests(options: EvalRunOptions, source: InputSource) -> tuple[Docume
     from kubectl_kyrec.load.policies import is_policy_document
 
     if options.old_ref is not None:
-        docs = read_old_ref(options.old_ref, getattr(source, "resource_paths", ()))
+        # the -r paths: a live or state-policies source wraps the FileSource that holds them
+        files = getattr(source, "files", source)
+        docs = read_old_ref(options.old_ref, getattr(files, "resource_paths", ()))
     elif options.old_paths:
         docs = read_old_paths(options.old_paths)
     else:

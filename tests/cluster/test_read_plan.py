@@ -115,3 +115,36 @@ def test_the_evidence_of_causes_kyverno_s_deployments_and_for_capture_the_rbac_o
                                                              "resources": ["pods"]}]}}}
     plan = plan_reads(ReadNeeds(policy_docs=(vpol,), causes=True), RBAC_FOUND)
     assert [(r.namespace, r.evidence) for r in plan if r.info.kind == "Deployment"] == [("", False)]
+
+
+MUTATING_FOUND = Discovered(
+    (*FOUND.resources,
+     ResourceInfo("policies.kyverno.io", "v1", "MutatingPolicy", "mutatingpolicies", False),
+     ResourceInfo("policies.kyverno.io", "v1", "NamespacedMutatingPolicy", "namespacedmutatingpolicies", True),
+     ResourceInfo("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicy", "mutatingadmissionpolicies",
+                  False),
+     ResourceInfo("admissionregistration.k8s.io", "v1", "MutatingAdmissionPolicyBinding",
+                  "mutatingadmissionpolicybindings", False)),
+    {**FOUND.preferred, "admissionregistration.k8s.io": "v1"})
+
+
+def test_the_mutating_policy_kinds_are_read_where_served_and_not_where_not() -> None:
+    # eval admits manifests through them: a live run without -p needs the cluster's
+    kinds = {"MutatingPolicy", "NamespacedMutatingPolicy", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"}
+    served = {r.info.kind: r for r in plan_reads(ReadNeeds(downstreams=False, reports=False), MUTATING_FOUND)}
+    assert kinds <= set(served) and not any(served[k].label_selector or served[k].namespace for k in kinds)
+    # a server without them (no Kyverno CRD of that kind, no MutatingAdmissionPolicy API): nothing to read
+    assert not kinds & {r.info.kind for r in plan_reads(ReadNeeds(downstreams=False, reports=False), FOUND)}
+
+
+def test_a_mutating_admission_policy_s_param_kind_is_read_and_not_the_kinds_mutating_policies_select() -> None:
+    pods = {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                    "resources": ["pods"]}]}}
+    mapol = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+             "metadata": {"name": "m"}, "spec": {**pods, "paramKind": {"apiVersion": "v1", "kind": "Secret"}}}
+    mpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "p"}, "spec": pods}
+    reads = {(r.info.kind, r.namespace): r.label_selector for r in plan_reads(
+        ReadNeeds(policy_docs=(mapol, mpol), downstreams=False, reports=False), MUTATING_FOUND)}
+    assert reads[("Secret", "")] == ""
+    # they mutate manifests (eval -r), not the stored Pods: no LIST of them, nor of the pod controllers
+    assert ("Pod", "") not in reads and ("Deployment", "") not in reads

@@ -39,6 +39,8 @@ rbac.authorization.k8s.io v1 ClusterRole clusterroles C - -
 rbac.authorization.k8s.io v1 ClusterRoleBinding clusterrolebindings C - -
 admissionregistration.k8s.io v1 ValidatingAdmissionPolicy validatingadmissionpolicies C status -
 admissionregistration.k8s.io v1 ValidatingAdmissionPolicyBinding validatingadmissionpolicybindings C - -
+admissionregistration.k8s.io v1 MutatingAdmissionPolicy mutatingadmissionpolicies C - -
+admissionregistration.k8s.io v1 MutatingAdmissionPolicyBinding mutatingadmissionpolicybindings C - -
 apiextensions.k8s.io v1 CustomResourceDefinition customresourcedefinitions C status -
 policies.kyverno.io v1,v1beta1,v1alpha1 ValidatingPolicy validatingpolicies C status crd
 policies.kyverno.io v1,v1beta1,v1alpha1 NamespacedValidatingPolicy namespacedvalidatingpolicies N status crd
@@ -46,6 +48,8 @@ policies.kyverno.io v1,v1beta1,v1alpha1 GeneratingPolicy generatingpolicies C st
 policies.kyverno.io v1,v1beta1,v1alpha1 NamespacedGeneratingPolicy namespacedgeneratingpolicies N status crd
 policies.kyverno.io v1,v1beta1,v1alpha1 DeletingPolicy deletingpolicies C status crd
 policies.kyverno.io v1,v1beta1 NamespacedDeletingPolicy namespaceddeletingpolicies N status crd
+policies.kyverno.io v1,v1beta1,v1alpha1 MutatingPolicy mutatingpolicies C status crd
+policies.kyverno.io v1,v1beta1 NamespacedMutatingPolicy namespacedmutatingpolicies N status crd
 policies.kyverno.io v1,v1beta1,v1alpha1 PolicyException policyexceptions N - crd
 kyverno.io v1 ClusterPolicy clusterpolicies C status crd
 kyverno.io v1 Policy policies N status crd
@@ -71,7 +75,8 @@ SHORT_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("kyverno.io", "policyexceptions"): ("polex",), ("networking.k8s.io", "ingresses"): ("ing",),
     ("networking.k8s.io", "networkpolicies"): ("netpol",), ("policies.kyverno.io", "generatingpolicies"): ("gpol",),
     ("policies.kyverno.io", "namespacedgeneratingpolicies"): ("ngpol",),
-    ("policies.kyverno.io", "deletingpolicies"): ("dpol",),
+    ("policies.kyverno.io", "deletingpolicies"): ("dpol",), ("policies.kyverno.io", "mutatingpolicies"): ("mpol",),
+    ("policies.kyverno.io", "namespacedmutatingpolicies"): ("nmpol",),
     ("policies.kyverno.io", "namespaceddeletingpolicies"): ("ndpol",),
     ("policies.kyverno.io", "namespacedvalidatingpolicies"): ("nvpol",),
     ("policies.kyverno.io", "validatingpolicies"): ("vpol",),

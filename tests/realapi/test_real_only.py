@@ -383,6 +383,47 @@ def test_discovery_finds_every_installed_kyverno_kind(realapi: RealServer, tmp_p
     assert expected > 24
 
 
+def test_the_mutating_policy_kinds_are_listed_as_v1_36_serves_them(realapi: RealServer, tmp_path: Path) -> None:
+    """eval admits manifests through the cluster's mutating policies: a live read and capture LIST them.
+    kube-apiserver 1.36 serves MutatingAdmissionPolicy (GA) at admissionregistration.k8s.io/v1 by default and
+    no longer at v1beta1 or v1alpha1; Kyverno's CRDs serve the (Namespaced)MutatingPolicies."""
+    from kubectl_kyrec.cluster.client import connect
+    from kubectl_kyrec.cluster.connection import ConnectionOptions
+    from kubectl_kyrec.cluster.discovery import discover
+
+    found = discover(connect(ConnectionOptions(kubeconfig=str(realapi.kubeconfig))), cache_dir=tmp_path)
+    for kind in ("MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"):
+        assert [i.version for i in found.resources if i.kind == kind] == ["v1"]
+    name, label = realapi.unique("mut"), realapi.unique("mut-ns")
+    # matched to namespaces of a label no other test sets: the session's other live runs are not changed
+    match = {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                "resources": ["configmaps"]}],
+             "namespaceSelector": {"matchLabels": {label: "yes"}}}
+    mutation = {"patchType": "ApplyConfiguration", "applyConfiguration": {
+        "expression": 'Object{metadata: Object.metadata{labels: {"mutated": "yes"}}}'}}
+    docs = [{"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": name},
+             "spec": {"matchConstraints": match, "mutations": [mutation]}},
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+             "metadata": {"name": name}, "spec": {"matchConstraints": match, "failurePolicy": "Fail",
+                                                  "reinvocationPolicy": "Never", "mutations": [mutation]}},
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+             "metadata": {"name": name}, "spec": {"policyName": name}}]
+    realapi.seed(*docs)
+    try:
+        result = kyrec(realapi, tmp_path, "capture", "-o", f"json={tmp_path / 'state.json'}")
+        assert result.exit_code == 0, result.output
+        items = json.loads((tmp_path / "state.json").read_text())["items"]
+        assert {(o["apiVersion"], o["kind"]) for o in items if o["metadata"]["name"] == name} == {
+            ("policies.kyverno.io/v1", "MutatingPolicy"),
+            ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicy"),
+            ("admissionregistration.k8s.io/v1", "MutatingAdmissionPolicyBinding")}
+    finally:
+        for path in (plural_path("admissionregistration.k8s.io/v1", "mutatingadmissionpolicybindings", name=name),
+                     plural_path("admissionregistration.k8s.io/v1", "mutatingadmissionpolicies", name=name),
+                     plural_path("policies.kyverno.io/v1", "mutatingpolicies", name=name)):
+            realapi.kube.delete(path)
+
+
 # ---- the plugin through kubectl ---------------------------------------------------------------------------------
 
 def test_kubectl_kyrec_apply_then_kubectl_get(realapi: RealServer, kubectl_path: str, tmp_path: Path) -> None:
