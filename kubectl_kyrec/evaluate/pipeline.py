@@ -202,7 +202,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         subjects = chained.subjects
         out.admissions = chained.admissions
-        # a mutation's result is an admission's: the background scan reports none
+        # a mutation's result here is admission's; Kyverno's background scan reports mutating policies its
+        # own way (a rule that would still change the stored object fails: reports controller scanner.go
+        # ScanResource), which kyrec does not model: the expected reports leave them out (docs/compatibility.md)
         chain_results = [(r, False) for r in chained.results if options.selection.holds_policy(r.policy)]
     out.subjects.extend(subjects)
     if on_total is not None:
