@@ -40,7 +40,12 @@ class ExplainResult:
     exit_code: ExitCode = ExitCode.CLEAN
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
-        return "ExplainResult", [("explanations", [e.to_json() for e in self.explanations])]
+        # errors and notices as every other document carries them (docs/output.md), after the trees
+        return "ExplainResult", [
+            ("explanations", [e.to_json() for e in self.explanations]),
+            ("errors", [{"message": e.message, "location": e.source.as_location() if e.source else None}
+                        for e in self.errors]),
+            ("notices", list(dict.fromkeys(self.notices)))]
 
 
 def parse_subject(text: str) -> tuple[str, str]:

@@ -276,6 +276,23 @@ def test_eval_result_admission_keys() -> None:
     assert [n for n in field_names(got) if not CAMEL.match(n)] == []
 
 
+def test_explain_result_keys() -> None:
+    examples = DATA / "examples"
+    doc, as_yaml = invoke("explain", *NOW, "-p", str(examples / "policies"), "-p", str(examples / "admission"),
+                          "-r", str(examples / "resources"), "pod/batch", "-n", "shop")
+    assert doc["kind"] == "ExplainResult" and doc["explanations"][0]["policyKind"] == "Admission"
+    got = key_paths(doc)
+    tree = {p for p in got if p.startswith("explanations[].tree.")}
+    assert sorted(got - tree) == sorted({
+        *(k for k in ENVELOPE if k != "summary"), "explanations",
+        *(f"explanations[].{k}" for k in ("policy", "policyKind", "subject", "tree", "results")),
+        *_ref("explanations[].subject", synthetic=True),
+        *(f"explanations[].results[].{k}" for k in ("rule", "result", "message"))})
+    # a tree's nodes nest: every key below `tree` is a node's
+    assert {p.rpartition(".")[2] for p in tree} - {"tree"} <= {"name", "outcome", "detail", "children[]", "children"}
+    assert key_paths(as_yaml) == got
+
+
 def test_diff_result_keys() -> None:
     doc, as_yaml = invoke("diff", "--now", "2026-11-29T00:00:00Z",
                           "-p", str(DATA / "coverage-cli" / "policy.yaml"),
