@@ -49,6 +49,9 @@ class Variant:
 
 
 def can_autogen(match: MatchResources | None) -> bool:
+    """kk: pkg/cel/autogen/support.go CanAutoGen, for every CEL kind (ValidatingPolicy, MutatingPolicy...): one
+    rule on v1 pods, no names, no object selector, no excludes. A namespaceSelector is kept on the copies
+    (Kyverno #16476, after v1.17.2, whose CanAutoGen still refused one: docs/compatibility.md)."""
     if match is None or match.exclude_resource_rules or len(match.resource_rules) != 1:
         return False
     sel = match.object_selector

@@ -30,7 +30,7 @@ from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import TypedValueError, decode_json_patch, decode_object, rewrite_typed_literals
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.autogen import CONTROLLERS
+from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutation import NEEDS_SCHEMA, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
@@ -40,7 +40,7 @@ from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
 from kubectl_kyrec.load.mutating_policies import MutatingPolicy
 from kubectl_kyrec.load.mutating_policies import Mutation as MutationSpec
-from kubectl_kyrec.load.policies import MatchResources, NamedExpression, PolicyException, PolicySet, ResourceRule
+from kubectl_kyrec.load.policies import NamedExpression, PolicyException, PolicySet
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Obj, Result
 
@@ -79,18 +79,6 @@ def _compile(compiler: PolicyCompiler, text: str, path: str, expect: tuple[str, 
     except CompileError as exc:
         raise compiler._error(path, exc.message, exc.line, exc.column) from None
     return compiler.compile(rewritten, path, expect)
-
-
-def can_autogen(match: MatchResources | None) -> bool:
-    """kk: pkg/cel/autogen/support.go CanAutoGen: one rule on v1 pods, no names, no selectors, no excludes."""
-    if match is None or match.exclude_resource_rules or len(match.resource_rules) != 1:
-        return False
-    for selector in (match.namespace_selector, match.object_selector):
-        if selector and (selector.get("matchLabels") or selector.get("matchExpressions")):
-            return False
-    rule = match.resource_rules[0]
-    return (not rule.resource_names and rule.api_groups == ("",) and rule.api_versions == ("v1",)
-            and rule.resources == ("pods",))
 
 
 _TEMPLATE_PATHS = {"defaults": ("spec.template.spec", "spec.template.metadata"),
@@ -132,31 +120,19 @@ def pod_to_template_expression(expression: str, config: str) -> str:
 
 def autogen_variants(policy: MutatingPolicy) -> list[MutatingPolicy]:
     """The pod-controller copies of a MutatingPolicy on pods (kk: pkg/cel/policies/mpol/autogen Autogen,
-    generateRuleForControllers), in Kyverno's order (replacement sets sorted: cronjobs, defaults). Only
-    matchConstraints, matchConditions and ApplyConfiguration expressions are rewritten; JSONPatch
+    generateRuleForControllers), in Kyverno's order (replacement sets sorted: cronjobs, defaults), with the
+    matchConstraints the other CEL kinds' copies get (evaluate/autogen.py autogen_targets: the namespaceSelector
+    kept, #16476). Only matchConditions and ApplyConfiguration expressions are rewritten; JSONPatch
     expressions and variables are kept as written."""
-    match = policy.match_constraints
-    if not can_autogen(match):
-        return []
-    assert match is not None
-    controllers = policy.autogen_controllers if policy.autogen_controllers is not None else tuple(CONTROLLERS)
-    groups: dict[str, list[str]] = {}
-    for resource in controllers:
-        if resource in CONTROLLERS:
-            groups.setdefault(CONTROLLERS[resource][3], []).append(resource)
-    operations = match.resource_rules[0].operations
     out = []
-    for config in sorted(groups):
-        by_gv: dict[tuple[str, str], set[str]] = {}
-        for resource in groups[config]:
-            by_gv.setdefault((CONTROLLERS[resource][0], CONTROLLERS[resource][1]), set()).add(resource)
-        rules = tuple(ResourceRule((g,), (v,), operations, tuple(sorted(res))) for (g, v), res in sorted(by_gv.items()))
+    for target in autogen_targets(policy.match_constraints, policy.autogen_controllers):
+        config = target.ref
         conditions = tuple(NamedExpression(m.name, pod_to_template_expression(m.expression, config) if m.expression
                                            else m.expression) for m in policy.match_conditions)
         mutations = tuple(MutationSpec(m.patch_type, pod_to_template_expression(m.expression, config))
                           if m.patch_type == "ApplyConfiguration" else m for m in policy.mutations)
-        out.append(dataclasses.replace(policy, match_constraints=MatchResources(resource_rules=rules),
-                                       match_conditions=conditions, mutations=mutations))
+        out.append(dataclasses.replace(policy, match_constraints=target.match, match_conditions=conditions,
+                                       mutations=mutations))
     return out
 
 

@@ -136,3 +136,22 @@ def test_in_admission_an_error_beside_applied_patches_is_not_claimed_as_admitted
     step = _engine(_policy("ok", [_label("a", "1")]), bad).mutate(_ctx())
     assert [u.split(":")[0] for u in step.undetermined] == ["webhook-error"]
     assert not _engine(_policy("ok", [_label("a", "1")]), bad, fixed_order=True).mutate(_ctx()).undetermined
+
+
+def test_autogen_copies_keep_the_namespace_selector() -> None:
+    """The pod-controller copies of a MutatingPolicy take their matchConstraints as every CEL kind's copies
+    do (evaluate/autogen.py): the namespaceSelector stays on them (Kyverno #16476), and an objectSelector
+    still stops autogen."""
+    from kubectl_kyrec.evaluate.mutating import autogen_variants
+
+    selector = {"matchLabels": {"team": "a"}}
+    doc = _policy("p", [_label("x", "y")])
+    doc.obj["spec"]["matchConstraints"]["namespaceSelector"] = selector
+    (policy,) = classify([doc]).mutating
+    copies = autogen_variants(policy)
+    assert [sorted(r for rule in c.match_constraints.resource_rules for r in rule.resources) for c in copies] == [
+        ["cronjobs"], ["daemonsets", "deployments", "jobs", "replicasets", "statefulsets"]]
+    assert all(c.match_constraints.namespace_selector == selector for c in copies)
+    doc.obj["spec"]["matchConstraints"]["objectSelector"] = selector
+    (policy,) = classify([doc]).mutating
+    assert autogen_variants(policy) == []
