@@ -44,13 +44,14 @@ from typing import Any
 from kubectl_kyrec.classic.autogen import compute_rules_every_controller
 from kubectl_kyrec.classic.context_loader import ContextLoader, ContextSources
 from kubectl_kyrec.classic.core_adapter import Core
-from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources
+from kubectl_kyrec.classic.match import RequestFacts, match_state
 from kubectl_kyrec.classic.mutate import ERROR, PASS, SKIP, Outcome, apply, same_json
 from kubectl_kyrec.classic.mutate import error as mutate_error
 from kubectl_kyrec.classic.validate import join_non_empty
 from kubectl_kyrec.evaluate.classic_validating import (
     ClassicEvaluator,
     ClassicOptions,
+    matching_exceptions,
     refused_by_kyverno,
     request_json_context,
 )
@@ -618,19 +619,7 @@ class ClassicMutator:
     def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                     ctx: Any) -> list[ClassicException]:
         """kk: MatchesException (the handler's first step)."""
-        matched = []
-        for exc in self.exceptions:
-            if not exc.contains(policy.meta.key, rule.name) or not matches_resources(exc.match, facts):
-                continue
-            if exc.conditions is not None:
-                try:
-                    ok, _ = self.core.conditions(ctx, exc.conditions)
-                except Exception:
-                    continue
-                if not ok:
-                    continue
-            matched.append(exc)
-        return matched
+        return matching_exceptions(self.exceptions, self.core, policy, rule, facts, ctx)
 
     # -----------------------------------------------------------------------------------------------------
 

@@ -76,6 +76,29 @@ class _Compiled:
     needs_context: bool = True      # some rule reads the JSON context (all but plain CEL rules do)
 
 
+def matching_exceptions(exceptions: Sequence[ClassicException], core: Any, policy: ClassicPolicy,
+                        rule: ClassicRule, facts: RequestFacts, ctx: Any) -> list[ClassicException]:
+    """The kyverno.io/v2 PolicyExceptions that exempt the request from the rule (kk: GetPolicyExceptions +
+    MatchesException): named for the policy and rule, matching the request, their conditions true in the
+    request's JSON context `ctx` (an exception whose conditions cannot be evaluated does not apply). The
+    validate, mutate and generate handlers alike."""
+    matched = []
+    for exc in exceptions:
+        if not exc.contains(policy.meta.key, rule.name) or not matches_resources(exc.match, facts):
+            continue
+        if exc.conditions is not None:
+            if ctx is None:
+                continue        # cannot happen: needs_context holds when an exception has conditions
+            try:
+                ok, _ = core.conditions(ctx, exc.conditions)
+            except Exception:
+                continue
+            if not ok:
+                continue
+        matched.append(exc)
+    return matched
+
+
 def request_json_context(engine: Any, resource: Any, old: Any, user: Mapping[str, Any], obj: Mapping[str, Any],
                          operation: str, options: ClassicOptions) -> Any:
     """The JSON context a classic rule reads for a request (kk: NewContextFromRaw and the policyContext
@@ -452,24 +475,7 @@ class ClassicEvaluator:
 
     def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                     ctx: Any) -> list[ClassicException]:
-        """kk: GetPolicyExceptions + MatchesException."""
-        matched = []
-        for exc in self.exceptions:
-            if not exc.contains(policy.meta.key, rule.name):
-                continue
-            if not matches_resources(exc.match, facts):
-                continue
-            if exc.conditions is not None:
-                if ctx is None:
-                    continue        # cannot happen: needs_context holds when an exception has conditions
-                try:
-                    ok, _ = self.core.conditions(ctx, exc.conditions)
-                except Exception:
-                    continue
-                if not ok:
-                    continue
-            matched.append(exc)
-        return matched
+        return matching_exceptions(self.exceptions, self.core, policy, rule, facts, ctx)
 
     def _user_exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                          ctx: Any) -> list[ClassicException]:
