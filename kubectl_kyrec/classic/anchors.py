@@ -8,7 +8,10 @@ import dataclasses
 import functools
 import posixpath
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.classic.trace import Trace
 
 CONDITION = "Condition"
 GLOBAL = "Global"
@@ -161,8 +164,10 @@ def resource_has_value_for_key(resource: Any, key: str) -> bool:
 class AnchorMap:
     """Which condition/existence/negation anchored keys were found in the resource anywhere."""
 
-    def __init__(self) -> None:
+    def __init__(self, trace: Trace | None = None) -> None:
         self.anchor_map: dict[str, bool] = {}
+        # the recorder of the walk (explain); it travels with the map because every step of the walk has it
+        self.trace = trace
 
     def keys_are_missing(self) -> bool:
         for key, found in self.anchor_map.items():

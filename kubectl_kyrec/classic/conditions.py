@@ -12,6 +12,7 @@ from typing import Any
 
 from kubectl_kyrec.classic import operators
 from kubectl_kyrec.classic.json_context import EvalContext
+from kubectl_kyrec.classic.trace import Trace, shown
 from kubectl_kyrec.classic.variables import SubstitutionError, has_integral_floats, substitute_all_in_preconditions
 
 
@@ -47,29 +48,45 @@ def _ints(value: Any) -> Any:
     return value
 
 
-def evaluate(ctx: EvalContext, condition: Mapping[str, Any]) -> tuple[bool, str]:
-    """variables.Evaluate: (result, condition message)."""
+def evaluate(ctx: EvalContext, condition: Mapping[str, Any], trace: Trace | None = None) -> tuple[bool, str]:
+    """variables.Evaluate: (result, condition message). `trace` records the condition with its key and value
+    after substitution, its operator and its result (explain)."""
     try:
         key = substitute_all_in_preconditions(ctx, _decoded(condition.get("key")))
     except SubstitutionError as exc:
-        raise ConditionError(f"failed to substitute variables in condition key: {exc}",
-                             not_found=exc.not_found) from None
+        raise _failed(trace, condition, ConditionError(f"failed to substitute variables in condition key: {exc}",
+                                                       not_found=exc.not_found)) from None
     try:
         value = substitute_all_in_preconditions(ctx, _decoded(condition.get("value")))
     except SubstitutionError as exc:
-        raise ConditionError(f"failed to substitute variables in condition value: {exc}",
-                             not_found=exc.not_found) from None
+        raise _failed(trace, condition, ConditionError(f"failed to substitute variables in condition value: {exc}",
+                                                       not_found=exc.not_found)) from None
     op = str(condition.get("operator") or "")
     if not operators.handler_exists(op):
-        raise ConditionError("failed to create handler for condition operator: %!w(<nil>)")
-    return operators.evaluate_operator(op, key, value), str(condition.get("message") or "")
+        raise _failed(trace, condition, ConditionError("failed to create handler for condition operator: %!w(<nil>)"))
+    ok = operators.evaluate_operator(op, key, value)
+    msg = str(condition.get("message") or "")
+    if trace is not None:
+        trace.add(_written(condition), str(ok).lower(), f"key {shown(key)}, value {shown(value)}"
+                  + (f"; message: {msg}" if msg else ""))
+    return ok, msg
+
+
+def _written(condition: Mapping[str, Any]) -> str:
+    return f"{shown(condition.get('key'))} {condition.get('operator') or ''} {shown(condition.get('value'))}"
+
+
+def _failed(trace: Trace | None, condition: Mapping[str, Any], err: ConditionError) -> ConditionError:
+    if trace is not None:
+        trace.add(_written(condition), "error", str(err))
+    return err
 
 
 def _join_non_empty(messages: list[str], sep: str) -> str:
     return sep.join(m for m in messages if m)
 
 
-def _evaluate_block(ctx: EvalContext, block: Mapping[str, Any]) -> tuple[bool, str]:
+def _evaluate_block(ctx: EvalContext, block: Mapping[str, Any], trace: Trace | None = None) -> tuple[bool, str]:
     any_conditions = block.get("any")
     all_conditions = block.get("all") or []
     any_result = all_result = True
@@ -77,45 +94,53 @@ def _evaluate_block(ctx: EvalContext, block: Mapping[str, Any]) -> tuple[bool, s
     true_messages: list[str] = []
     if any_conditions is not None:
         any_result = False
+        opened = trace.open("any") if trace is not None else None
         for condition in any_conditions:
-            ok, msg = evaluate(ctx, condition)
+            ok, msg = evaluate(ctx, condition, trace)
             if ok:
                 any_result = True
                 true_messages.append(msg)
                 break
             false_messages.append(msg)
+        if trace is not None and opened is not None:
+            trace.close(opened, "one true" if any_result else "none true")
+    opened = trace.open("all") if trace is not None and all_conditions else None
     for condition in all_conditions:
-        ok, msg = evaluate(ctx, condition)
+        ok, msg = evaluate(ctx, condition, trace)
         if not ok:
             all_result = False
             false_messages.append(msg)
             break
         true_messages.append(msg)
+    if trace is not None and opened is not None:
+        trace.close(opened, "all true" if all_result else "one false")
     if any_result and all_result:
         return True, _join_non_empty(true_messages, "; ")
     return False, _join_non_empty(false_messages, "; ")
 
 
-def _evaluate_old(ctx: EvalContext, conditions: Sequence[Mapping[str, Any]]) -> tuple[bool, str]:
+def _evaluate_old(ctx: EvalContext, conditions: Sequence[Mapping[str, Any]],
+                  trace: Trace | None = None) -> tuple[bool, str]:
     true_messages = []
     for condition in conditions:
-        ok, msg = evaluate(ctx, condition)
+        ok, msg = evaluate(ctx, condition, trace)
         if not ok:
             return False, msg
         true_messages.append(msg)
     return True, _join_non_empty(true_messages, ";")
 
 
-def evaluate_conditions(ctx: EvalContext, conditions: Any) -> tuple[bool, str]:
+def evaluate_conditions(ctx: EvalContext, conditions: Any, trace: Trace | None = None) -> tuple[bool, str]:
     """EvaluateConditionsWithContext: `conditions` is an any/all mapping (None or {} = true) or a list of
     conditions (old form). Returns (result, joined messages): the true messages joined by '; ' when true,
-    the false ones when false (old form: ';'). Raises ConditionError."""
+    the false ones when false (old form: ';'). Raises ConditionError. `trace` records each condition
+    evaluated, under its `any`/`all` (explain)."""
     if conditions is None:
-        return _evaluate_block(ctx, {})
+        return _evaluate_block(ctx, {}, trace)
     if isinstance(conditions, Mapping):
-        return _evaluate_block(ctx, conditions)
+        return _evaluate_block(ctx, conditions, trace)
     if isinstance(conditions, list):
-        return _evaluate_old(ctx, conditions)
+        return _evaluate_old(ctx, conditions, trace)
     raise ConditionError("invalid condition")
 
 

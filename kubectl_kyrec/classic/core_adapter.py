@@ -11,6 +11,7 @@ from typing import Any
 from kubectl_kyrec.classic import conditions as cond
 from kubectl_kyrec.classic import jmespath_eval, pattern_match, variables
 from kubectl_kyrec.classic.json_context import EvalContext
+from kubectl_kyrec.classic.trace import Trace
 
 JsonContext = EvalContext
 
@@ -27,6 +28,10 @@ class PatternFailure:
 class Core:
     """The calls into the engine core, in Kyverno's terms."""
 
+    # the recorder of `explain`'s evaluation (classic/trace.py): set only while explain runs the evaluator,
+    # None in every other evaluation (nothing is recorded then)
+    trace: Trace | None = None
+
     def query(self, ctx: EvalContext, expression: str) -> Any:
         """kk: ctx.Query: JMESPath over the whole context (deferred entries loaded); raises with Kyverno's text."""
         return ctx.query(expression)
@@ -38,14 +43,38 @@ class Core:
         """kk: variables.SubstituteAll."""
         return variables.substitute_all(ctx, value)
 
-    def conditions(self, ctx: EvalContext, conditions: Any) -> tuple[bool, str]:
-        """kk: EvaluateConditionsWithContext: (passed, message). No conditions pass."""
+    def conditions(self, ctx: EvalContext, conditions: Any, label: str = "conditions") -> tuple[bool, str]:
+        """kk: EvaluateConditionsWithContext: (passed, message). No conditions pass. `label` names the
+        conditions in a trace (preconditions, deny conditions, ...)."""
         if conditions is None:
             return True, ""
-        return cond.evaluate_conditions(ctx, conditions)
+        trace = self.trace
+        if trace is None:
+            return cond.evaluate_conditions(ctx, conditions)
+        opened = trace.open(label)
+        try:
+            ok, msg = cond.evaluate_conditions(ctx, conditions, trace)
+        except Exception as exc:
+            trace.close(opened, "error", str(exc))
+            raise
+        trace.close(opened, str(ok).lower())
+        return ok, msg
 
-    def match_pattern(self, resource: Mapping[str, Any], pattern: Any) -> PatternFailure | None:
-        err = pattern_match.match_pattern(resource, pattern)
+    def match_pattern(self, resource: Mapping[str, Any], pattern: Any,
+                      label: str = "pattern") -> PatternFailure | None:
+        trace = self.trace
+        if trace is None:
+            err = pattern_match.match_pattern(resource, pattern)
+        else:
+            opened = trace.open(label)
+            err = pattern_match.match_pattern(resource, pattern, trace)
+            if err is None:
+                trace.close(opened, "pass")
+            elif err.skip:
+                trace.close(opened, "skip", err.message)
+            else:
+                trace.close(opened, "fail" if err.path else "error",
+                            f"failed at path {err.path}" if err.path else err.message)
         if err is None:
             return None
         return PatternFailure(str(err.message), str(err.path or ""), bool(err.skip))

@@ -19,6 +19,7 @@ from kubectl_kyrec.classic.anchors import (
     AnchorMap,
     PatternFailure,
 )
+from kubectl_kyrec.classic.trace import Trace, shown
 from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
 
@@ -75,9 +76,10 @@ def _pattern_sprint(value: Any) -> str:
     return sprint(value)
 
 
-def match_pattern(resource: Any, pattern_: Any) -> PatternError | None:
-    """validate.MatchPattern(resource, pattern): None when the resource matches."""
-    ac = AnchorMap()
+def match_pattern(resource: Any, pattern_: Any, trace: Trace | None = None) -> PatternError | None:
+    """validate.MatchPattern(resource, pattern): None when the resource matches. `trace` records the walk
+    (explain): each key and anchor with how it came out, each leaf comparison."""
+    ac = AnchorMap(trace)
     elem_path, err = _validate_element(resource, pattern_, pattern_, "/", ac)
     if err is None:
         return None
@@ -107,10 +109,17 @@ def _validate_element(resource: Any, pattern_: Any, origin: Any, path: str, ac: 
         if isinstance(resource, list):
             for item in resource:
                 if not pattern.validate(item, pattern_):
+                    if ac.trace is not None:
+                        _leaf(ac.trace, path, item, pattern_, False)
                     return path, PatternFailure(f"resource value '{sprint(resource)}' does not match "
                                                 f"'{_pattern_sprint(pattern_)}' at path {path}")
+                if ac.trace is not None:
+                    _leaf(ac.trace, path, item, pattern_, True)
             return _OK
-        if not pattern.validate(resource, pattern_):
+        ok = pattern.validate(resource, pattern_)
+        if ac.trace is not None:
+            _leaf(ac.trace, path, resource, pattern_, ok)
+        if not ok:
             return path, PatternFailure(f"resource value '{sprint(resource)}' does not match "
                                         f"'{_pattern_sprint(pattern_)}' at path {path}")
         return _OK
@@ -152,8 +161,9 @@ def _validate_map(resource: dict[str, Any], pattern_: dict[str, Any], origin: An
         anchor_keys, plain_keys = sorted(anchored), _sorted_resource_keys(plain)
     skip_errors: list[PatternFailure] = []
     apply_count = 0
+    handle = _handle if ac.trace is None else _traced_handle
     for key in anchor_keys:
-        handler_path, err = _handle(key, pattern_[key], path, resource, origin, ac)
+        handler_path, err = handle(key, pattern_[key], path, resource, origin, ac)
         if err is not None:
             if _skip(err):
                 skip_errors.append(err)
@@ -167,7 +177,7 @@ def _validate_map(resource: dict[str, Any], pattern_: dict[str, Any], origin: An
         if apply_count == 0 or sibling:
             return path, _Skip(_combine(skip_errors))
     for key in plain_keys:
-        handler_path, err = _handle(key, pattern_[key], path, resource, origin, ac)
+        handler_path, err = handle(key, pattern_[key], path, resource, origin, ac)
         if err is not None:
             return handler_path, err
     return _OK
@@ -230,7 +240,11 @@ def _validate_array_of_maps(resource: list[Any], pattern_: dict[str, Any], origi
     apply_count = 0
     skip_errors: list[PatternFailure] = []
     for i, element in enumerate(resource):
-        elem_path, err = _validate_element(element, pattern_, origin, f"{path}{i}/", ac)
+        if ac.trace is None:
+            elem_path, err = _validate_element(element, pattern_, origin, f"{path}{i}/", ac)
+        else:
+            elem_path, err = _traced(ac, f"{path}{i}", "element", _validate_element,
+                                     (element, pattern_, origin, f"{path}{i}/", ac))
         if err is not None:
             if _skip(err):
                 skip_errors.append(err)
@@ -313,10 +327,74 @@ def _existence(key: str, pattern_: Any, current: str, resource: dict[str, Any], 
 def _existence_in_list(items: list[Any], pattern_map: dict[str, Any], origin: Any, path: str,
                        ac: AnchorMap) -> Result:
     for i, item in enumerate(items):
-        _, err = _validate_element(item, pattern_map, origin, f"{path}{i}/", ac)
+        if ac.trace is None:
+            _, err = _validate_element(item, pattern_map, origin, f"{path}{i}/", ac)
+        else:
+            _, err = _traced(ac, f"{path}{i}", "element", _validate_element,
+                             (item, pattern_map, origin, f"{path}{i}/", ac))
         if err is None:
             return _OK
     return path, PatternFailure(f"existence anchor validation failed at path {path}")
+
+
+# ---------------------------------------------------------------------------------------------- tracing
+# (explain only: the walk above calls these when its AnchorMap carries a recorder)
+
+_ANCHOR_KINDS = {anchors.CONDITION: "condition anchor", anchors.EQUALITY: "equality anchor",
+                 anchors.EXISTENCE: "existence anchor", anchors.NEGATION: "negation anchor",
+                 anchors.GLOBAL: "global anchor"}
+
+
+def _traced_handle(element: str, pattern_: Any, path: str, resource: dict[str, Any], origin: Any,
+                   ac: AnchorMap) -> Result:
+    """_handle, recording the key (or anchor) and how the engine's handler came out for it."""
+    a = anchors.parse(element)
+    anchored = a is not None and a.type != anchors.ADD_IF_NOT_PRESENT
+    key = a.key if a is not None and anchored else element
+    what = f"{_ANCHOR_KINDS[a.type]} {element}" if a is not None and anchored else ""
+    if key not in resource:
+        what = f"{what}, absent from the resource" if what else "absent from the resource"
+    return _traced(ac, f"{path}{key}", what, _handle, (element, pattern_, path, resource, origin, ac),
+                   a.type if a is not None and anchored else "")
+
+
+def _traced(ac: AnchorMap, name: str, what: str, step: Any, args: tuple[Any, ...], anchor_type: str = "") -> Result:
+    """step(*args), recorded as a step `name` with the outcome the engine's result means."""
+    trace = ac.trace
+    assert trace is not None
+    opened = trace.open(name, what)
+    result: Result = step(*args)
+    err = result[1]
+    if err is None:
+        outcome = "held" if anchor_type else "matched"
+    elif anchors.is_conditional_error(err):
+        outcome = "not held: the element is skipped" if anchor_type == anchors.CONDITION else "skipped"
+    elif anchors.is_global_error(err):
+        outcome = "not held: the rule is skipped" if anchor_type == anchors.GLOBAL else "skipped"
+    elif anchors.is_negation_error(err):
+        outcome = "present: not allowed" if anchor_type == anchors.NEGATION else "failed"
+    else:
+        outcome = "failed"
+    if len(opened.children) == 1 and opened.children[0].name == name and not opened.children[0].children:
+        # a key whose value is a scalar: its comparison is the step's own detail
+        leaf = opened.children.pop()
+        opened.detail = f"{opened.detail}; {leaf.detail}" if opened.detail else leaf.detail
+    # the message goes where the walk failed, not on every step above it
+    below = any(c.outcome not in ("matched", "held") for c in opened.children)
+    trace.close(opened, outcome, "" if err is None or below else str(err))
+    return result
+
+
+def _leaf(trace: Trace, path: str, value: Any, pattern_: Any, ok: bool) -> None:
+    """A comparison of a resource value with a scalar of the pattern (kk: pattern.Validate)."""
+    if isinstance(pattern_, str):
+        ops = [pattern.get_operator(p.strip(" ")) or ("wildcard" if wildcard.contains_wildcard(p) else "equals")
+               for alt in pattern_.split("|") for p in alt.split("&")]
+        how = "operator " + ", ".join(dict.fromkeys(ops))
+    else:
+        how = "equals" if pattern_ is not None else "null: empty or zero"
+    trace.add(path.rstrip("/") or "/", "matched" if ok else "does not match",
+              f"value {shown(value)} vs pattern {shown(pattern_)} ({how})")
 
 
 # ---------------------------------------------------------------------------------------------- wildcard keys

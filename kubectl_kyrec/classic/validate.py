@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.classic.core_adapter import Core, JsonContext
+from kubectl_kyrec.classic.trace import shown
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
@@ -61,7 +62,7 @@ class Validator:
         except ContextLoadError as exc:
             return error("failed to load context", exc)
         try:
-            ok, msg = self.core.conditions(ctx, self.conditions)
+            ok, msg = self.core.conditions(ctx, self.conditions, "preconditions")
         except Exception as exc:  # the core's evaluation errors carry Kyverno's text
             return error("failed to evaluate preconditions", exc)
         if not ok:
@@ -90,7 +91,7 @@ class Validator:
     def _deny(self, ctx: JsonContext) -> Response:
         conditions = self.deny.get("conditions") if isinstance(self.deny, Mapping) else None
         try:
-            denied, msg = self.core.conditions(ctx, conditions)
+            denied, msg = self.core.conditions(ctx, conditions, "deny.conditions")
         except Exception as exc:
             return error("failed to check deny conditions", exc)
         if not denied:
@@ -128,7 +129,7 @@ class Validator:
         failed: list[str] = []
         skipped: list[str] = []
         for idx, p in enumerate(any_pattern):
-            failure = self.core.match_pattern(resource, p)
+            failure = self.core.match_pattern(resource, p, f"anyPattern[{idx}]")
             if failure is None:
                 return Response(PASS, f"validation rule '{name}' anyPattern[{idx}] passed.")
             if failure.skip:
@@ -177,17 +178,24 @@ class Validator:
     def _foreach(self, ctx: JsonContext) -> Response | None:
         applied = 0
         list_error: Exception | None = None
-        for foreach in self.foreach or []:
+        trace = self.core.trace
+        for j, foreach in enumerate(self.foreach or []):
             if not isinstance(foreach, Mapping):
                 continue
             try:
                 elements = self._elements(ctx, str(foreach.get("list") or ""))
             except Exception as exc:
+                if trace is not None:
+                    trace.add(f"foreach[{j}]", "list not evaluated", f"list {foreach.get('list')!r}: {exc}")
                 if "Unknown key" in str(exc):
                     continue
                 list_error = exc
                 continue
+            opened = trace.open(f"foreach[{j}]", f"list {foreach.get('list')!r}: {len(elements)} elements") \
+                if trace is not None else None
             response, count = self._elements_response(ctx, foreach, elements)
+            if trace is not None and opened is not None:
+                trace.close(opened, response.status, f"{count} applied")
             if response.status != PASS:
                 return response
             applied += count
@@ -235,7 +243,14 @@ class Validator:
                 foreach=nested if isinstance(nested, list) else [],
                 nesting=self.nesting + 1, load_context=self.load_context,
                 element=element if scoped else self.element)
-            response = validator.validate(ctx)
+            trace = self.core.trace
+            if trace is None:
+                response = validator.validate(ctx)
+            else:
+                opened = trace.open(f"element {index}", shown(element))
+                response = validator.validate(ctx)
+                trace.close(opened, "no response" if response is None else response.status,
+                            "" if response is None else response.message)
             if response is None or response.status == SKIP:
                 continue
             if response.status != PASS:

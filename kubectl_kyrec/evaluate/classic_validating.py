@@ -90,7 +90,7 @@ def matching_exceptions(exceptions: Sequence[ClassicException], core: Any, polic
             if ctx is None:
                 continue        # cannot happen: needs_context holds when an exception has conditions
             try:
-                ok, _ = core.conditions(ctx, exc.conditions)
+                ok, _ = core.conditions(ctx, exc.conditions, f"exception {exc.key} conditions")
             except Exception:
                 continue
             if not ok:
@@ -303,6 +303,8 @@ class ClassicEvaluator:
               ctx: Any) -> tuple[Response | None, dict[str, str]]:
         policy = compiled.policy
         properties = dict(rule.report_properties)
+        if self.core.trace is not None:
+            self.core.trace.rule(policy.meta.key, rule.name)
         if ctx is None:
             # a CEL or podSecurity rule with nothing that reads the JSON context (see _Compiled.needs_context)
             matched = self._exceptions(policy, rule, facts, ctx)
@@ -322,7 +324,7 @@ class ClassicEvaluator:
             except Exception as exc:
                 return error("failed to load context", exc), properties
         try:
-            ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
+            ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"), "preconditions")
         except Exception as exc:
             return self._undetermined(policy, rule, loader) or \
                 error("failed to evaluate preconditions", exc), properties
@@ -459,7 +461,11 @@ class ClassicEvaluator:
             # kk newValidator: the old object's validator checks the rule's preconditions again (as a CREATE)
             validator = root_validator(self.core, rule.name, rule.validate, lambda entries, c: None)
             validator = dataclasses.replace(validator, conditions=rule.raw.get("preconditions"))
+            opened = self.core.trace.open("the old object (allowExistingViolations)") \
+                if self.core.trace is not None else None
             prior = validator.validate(ctx)
+            if self.core.trace is not None and opened is not None:
+                self.core.trace.close(opened, "no response" if prior is None else prior.status)
         finally:
             ctx.restore()
         if prior is not None and prior.status == FAIL:

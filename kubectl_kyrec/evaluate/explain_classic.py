@@ -2,9 +2,12 @@
 subject's kind (autogen included), its match and exclude blocks with Kyverno's reasons, the
 PolicyExceptions naming it, what its validation checks, and its result.
 
-Preconditions, context entries, patterns and deny conditions are decided inside the classic engine; the
-tree shows them as written and the engine's result says how they came out (a pattern's failing path and a
-precondition's message are in it). The results are those the evaluator gives `eval` for the subject.
+Preconditions, patterns, deny conditions and foreach elements are decided inside the classic engine: it
+records each step as it takes it (classic/trace.py) in the evaluation whose results the tree ends in, and
+the tree shows those steps under what the rule says, as written: each condition with its key and value
+after substitution and its result, the pattern's walk path by path (each key and anchor, how the engine's
+handler came out for it, each leaf comparison), each anyPattern and each foreach element with its outcome.
+The tree never decides; the results are those the evaluator gives `eval` for the subject.
 """
 
 from __future__ import annotations
@@ -14,8 +17,18 @@ from typing import Any
 
 from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, block_reasons, match_state, matches_resources
+from kubectl_kyrec.classic.trace import Step, Trace
 from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
-from kubectl_kyrec.evaluate.explain import MATCHED, NONE, NOT_MATCHED, Explanation, Node, result_node, show
+from kubectl_kyrec.evaluate.explain import (
+    MATCHED,
+    NONE,
+    NOT_EVALUATED,
+    NOT_MATCHED,
+    Explanation,
+    Node,
+    result_node,
+    show,
+)
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import Result
@@ -24,8 +37,9 @@ _STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting us
 
 
 def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: SubjectContext,
-                    results: Sequence[Result]) -> Explanation:
-    """`results`: the evaluator's results for this policy and subject (ClassicEvaluator.evaluate, as eval)."""
+                    results: Sequence[Result], trace: Trace | None = None) -> Explanation:
+    """`results`: the evaluator's results for this policy and subject (ClassicEvaluator.evaluate, as eval);
+    `trace`: what the engine recorded in that evaluation (none: the rules are shown as written only)."""
     meta = policy.meta
     facts = evaluator.request_facts(ctx)
     root = Node(f"{meta.kind} {meta.key}")
@@ -42,12 +56,17 @@ def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: Sub
     by_rule = {r.rule: r for r in results}
     namespace = meta.namespace if meta.kind == "Policy" else ""
     for rule in rules:
-        root.children.append(_rule_node(evaluator, policy, rule, facts, namespace, by_rule.get(rule.name)))
+        recorded = trace.rules.get((meta.key, rule.name)) if trace is not None else None
+        root.children.append(_rule_node(evaluator, policy, rule, facts, namespace, by_rule.get(rule.name),
+                                        recorded.children if recorded is not None else None))
     return done
 
 
 def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
-               namespace: str, result: Result | None) -> Node:
+               namespace: str, result: Result | None, recorded: Sequence[Step] | None) -> Node:
+    """`recorded`: the engine's steps for the rule; None when it did not evaluate the rule."""
+    done = recorded is not None
+    recorded = recorded or []
     what = rule.type + (f" ({rule.validate_kind})" if rule.type == "validate" and rule.validate_kind else "")
     node = Node(f"rule {rule.name}", "", what)
     steps = node.children
@@ -64,7 +83,8 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
         steps.append(Node("result", NONE, f"a {rule.type} rule gives no validation result"))
         return node
     if rule.raw.get("preconditions") is not None:
-        steps.append(Node("preconditions", "", show(rule.raw.get("preconditions"))))
+        steps.append(_with_steps(Node("preconditions", "", show(rule.raw.get("preconditions"))),
+                                 _named(recorded, "preconditions")))
     exceptions = Node("exceptions", NONE)
     for exc in evaluator.exceptions:
         if not exc.contains(policy.meta.key, rule.name):
@@ -73,10 +93,11 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
         why = "its match selects the subject" if hit else "its match does not select the subject"
         if hit and exc.conditions is not None:
             why += f"; conditions {show(exc.conditions)}"
-        exceptions.children.append(Node(exc.key, MATCHED if hit else NOT_MATCHED, why))
+        exceptions.children.append(_with_steps(Node(exc.key, MATCHED if hit else NOT_MATCHED, why),
+                                               _named(recorded, f"exception {exc.key} conditions")))
         exceptions.outcome = "considered"
     steps.append(exceptions)
-    steps.append(_validate_node(rule.validate))
+    steps.append(_validate_node(rule.validate, recorded, done))
     steps.append(result_node(result, "no result"))
     return node
 
@@ -108,10 +129,43 @@ def _block_node(name: str, block: Mapping[str, Any], facts: RequestFacts, exclud
     return node
 
 
-def _validate_node(validate: Mapping[str, Any]) -> Node:
-    """What the validation checks, as written: the engine decides it (see the result)."""
+def _validate_node(validate: Mapping[str, Any], recorded: Sequence[Step], done: bool) -> Node:
+    """What the validation checks, as written, each part with the steps the engine recorded for it (`done`:
+    the engine evaluated the rule, so a part with no step was not reached: preconditions or an exception
+    decided first)."""
     node = Node("validate", "", f"message: {validate['message']}" if validate.get("message") else "")
     for key in ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "manifests"):
-        if validate.get(key) is not None:
-            node.children.append(Node(key, "", show(validate[key])))
+        if validate.get(key) is None:
+            continue
+        part = Node(key, "", show(validate[key]))
+        if key == "pattern":
+            _with_steps(part, _named(recorded, "pattern"))
+        elif key == "deny":
+            part.children.extend(_node(s) for s in _named(recorded, "deny.conditions"))
+        else:
+            part.children.extend(_node(s) for s in recorded if s.name.startswith(f"{key}["))
+        if done and key in ("pattern", "anyPattern", "deny", "foreach") and not part.outcome and not part.children:
+            part.outcome = NOT_EVALUATED
+        node.children.append(part)
+    node.children.extend(_node(s) for s in _named(recorded, "the old object (allowExistingViolations)"))
     return node
+
+
+def _named(recorded: Sequence[Step], name: str) -> list[Step]:
+    return [s for s in recorded if s.name == name]
+
+
+def _with_steps(node: Node, steps: Sequence[Step]) -> Node:
+    """A part as written takes the outcome and the steps the engine recorded for it (the last evaluation
+    of it when there were several)."""
+    if steps:
+        step = steps[-1]
+        node.outcome = step.outcome
+        if step.detail:
+            node.detail = f"{node.detail}; {step.detail}" if node.detail else step.detail
+        node.children.extend(_node(c) for c in step.children)
+    return node
+
+
+def _node(step: Step) -> Node:
+    return Node(step.name, step.outcome, step.detail, [_node(c) for c in step.children])

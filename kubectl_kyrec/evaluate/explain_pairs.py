@@ -84,10 +84,18 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
 def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome) -> None:
     """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
     policy's tree ends in its results."""
+    from kubectl_kyrec.classic.trace import Trace
     from kubectl_kyrec.evaluate.explain_classic import explain_classic
 
-    results = [r for r, _ in classic.evaluate(ctx)]
+    # the engine records its steps (preconditions, patterns, deny conditions, foreach elements) as it takes
+    # them in this very evaluation: the tree shows them next to the results they gave
+    trace = Trace()
+    classic.core.trace = trace
+    try:
+        results = [r for r, _ in classic.evaluate(ctx)]
+    finally:
+        classic.core.trace = None
     for compiled in classic.compiled:
         policy = compiled.policy
         mine = [r for r in results if r.policy == policy.meta.key and r.source == policy.source_kind]
-        out.explanations.append(explain_classic(classic, policy, ctx, mine))
+        out.explanations.append(explain_classic(classic, policy, ctx, mine, trace))

@@ -1,0 +1,72 @@
+"""A recorder the classic engine reports its steps to when it is given one (`explain`, issue 27): the pattern
+walker (pattern_match.py), the condition evaluator (conditions.py) and the validate handler (validate.py)
+record what they decided, as they decide it. Nobody else passes one: every hook is behind an `is not None`
+check, so evaluation without a recorder does what it did before and costs one comparison per map, leaf or
+condition.
+
+The recorder only writes down; it never decides. `explain` turns the steps into its tree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Step:
+    """One thing the engine did: `name` what was checked, `outcome` how it came out, `detail` the values."""
+
+    name: str
+    outcome: str = ""
+    detail: str = ""
+    children: list[Step] = field(default_factory=list)
+
+
+class Trace:
+    """Steps nest: `open` starts a step the following ones go under, `close` ends it with its outcome. A
+    step left open by an exception is closed by the next `close` of an enclosing step (`until`)."""
+
+    def __init__(self) -> None:
+        self.root = Step("trace")
+        self._stack: list[Step] = [self.root]
+        # the steps of each rule evaluated, by (policy key, rule name); a rule evaluated twice keeps the last
+        self.rules: dict[tuple[str, str], Step] = {}
+
+    def rule(self, policy: str, rule: str) -> None:
+        """Start recording the steps of a rule (the evaluator calls this before each validate rule)."""
+        step = Step(rule)
+        self.rules[(policy, rule)] = step
+        self._stack = [step]
+
+    def open(self, name: str, detail: str = "") -> Step:
+        step = Step(name, detail=detail)
+        self._stack[-1].children.append(step)
+        self._stack.append(step)
+        return step
+
+    def close(self, step: Step, outcome: str, detail: str = "") -> None:
+        while len(self._stack) > 1:
+            top = self._stack.pop()
+            if top is step:
+                break
+            if not top.outcome:
+                top.outcome = "error"
+        step.outcome = outcome
+        if detail:
+            step.detail = f"{step.detail}; {detail}" if step.detail else detail
+
+    def add(self, name: str, outcome: str, detail: str = "") -> Step:
+        step = Step(name, outcome, detail)
+        self._stack[-1].children.append(step)
+        return step
+
+
+def shown(value: Any) -> str:
+    """A value as a step shows it: JSON, cut to be read on one line."""
+    try:
+        text = json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
