@@ -64,9 +64,19 @@ class Trace:
 
 
 def shown(value: Any) -> str:
-    """A value as a step shows it: JSON, cut to be read on one line."""
+    """A value as a step shows it: JSON as Go encodes it (a float64 2 is `2`), cut to be read on one line."""
     try:
-        text = json.dumps(value, sort_keys=True, default=str)
+        text = json.dumps(_integral(value), sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _integral(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value

@@ -191,7 +191,7 @@ class Validator:
                     continue
                 list_error = exc
                 continue
-            opened = trace.open(f"foreach[{j}]", f"list {foreach.get('list')!r}: {len(elements)} elements") \
+            opened = trace.open(f"foreach[{j}]", f"list {foreach.get('list')!r}: {len(elements)} element(s)") \
                 if trace is not None else None
             response, count = self._elements_response(ctx, foreach, elements)
             if trace is not None and opened is not None:
