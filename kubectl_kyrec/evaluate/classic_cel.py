@@ -45,15 +45,22 @@ class CompiledCel:
     validation_nulled: tuple[Program | None, ...] = ()
 
 
-def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -> CompiledCel:
-    """Compile a rule's expressions; InputError (file:line of the field) for one that does not compile."""
+def cel_compiler(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -> PolicyCompiler:
+    """The compiler of a rule's expressions, with its variables (explain compiles the operands it shows with it)."""
     env, check_env = envs.get("ValidatingAdmissionPolicy")
     cel = rule.validate.get("cel") or {}
-    base = f"spec.rules[{rule.index}]"
     variables = [VariableDecl(str(v.get("name", "")), str(v.get("expression", "")))
                  for v in cel.get("variables") or [] if isinstance(v, Mapping)]
-    compiler = PolicyCompiler(env, check_env, variables, policy.meta.source,
-                              f"{policy.meta.kind} {policy.meta.name!r} rule {rule.name!r}")
+    return PolicyCompiler(env, check_env, variables, policy.meta.source,
+                          f"{policy.meta.kind} {policy.meta.name!r} rule {rule.name!r}")
+
+
+def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -> CompiledCel:
+    """Compile a rule's expressions; InputError (file:line of the field) for one that does not compile."""
+    env, _ = envs.get("ValidatingAdmissionPolicy")
+    cel = rule.validate.get("cel") or {}
+    base = f"spec.rules[{rule.index}]"
+    compiler = cel_compiler(policy, rule, envs)
     preconditions = [str(m.get("expression", "")) for m in rule.raw.get("celPreconditions") or []
                      if isinstance(m, Mapping)]
     conditions = tuple(compiler.compile(text, f"{base}.celPreconditions[{i}].expression", ("bool",))
@@ -190,10 +197,10 @@ def _aggregate(errors: Sequence[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
-def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
-                      state: Sequence[Document], cli: bool = False) -> Response:
-    """`cli`: as Kyverno's CLI runs it (no cluster): `namespaceObject` carries only the name; in a cluster
-    it is the Namespace itself."""
+def cel_activations(compiled: CompiledCel, sctx: SubjectContext, state: Sequence[Document],
+                    cli: bool = False) -> tuple[list[Any], str]:
+    """The activations a rule is evaluated in, one per param (one without params), or a problem with the
+    params (the text after `error in parameterized resource: `). See evaluate_cel_rule for `cli`."""
     req = sctx.request
     namespace = "" if (req.kind == "Namespace" and req.group == "") else req.namespace
     ns_obj: Any = None
@@ -201,9 +208,18 @@ def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectCon
         ns_obj = {"metadata": {"name": namespace}} if cli or sctx.namespace_obj is None else sctx.namespace_obj
     params, problem = _params(compiled, namespace, state)
     if problem:
+        return [], problem
+    return [_activation(compiled.env, sctx, param, ns_obj) for param in (params if params is not None else [None])], ""
+
+
+def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
+                      state: Sequence[Document], cli: bool = False) -> Response:
+    """`cli`: as Kyverno's CLI runs it (no cluster): `namespaceObject` carries only the name; in a cluster
+    it is the Namespace itself."""
+    activations, problem = cel_activations(compiled, sctx, state, cli)
+    if problem:
         return Response(ERROR, f"error in parameterized resource: {problem}")
-    for param in params if params is not None else [None]:
-        activation = _activation(compiled.env, sctx, param, ns_obj)
+    for activation in activations:
         # k8s matchconditions (apiserver pkg/admission/plugin/webhook/matchconditions/matcher.go `Match`): a
         # false condition anywhere leaves Matches false, which Kyverno reads (its empty ValidateResult) as a
         # skip; else evaluation errors, under the Fail policy Kyverno's matcher has (NewMatcher with nil),

@@ -423,6 +423,18 @@ class ClassicEvaluator:
             return Response(SKIP, EXISTING_VIOLATIONS), properties
         return response, {**properties, **outcome.properties}
 
+    @property
+    def envs(self) -> Environments:
+        return self._envs
+
+    def compiled_cel(self, policy: ClassicPolicy, rule: ClassicRule) -> CompiledCel | None:
+        """The programs of a `validate.cel` rule as the evaluator compiled them (an autogen rule's once it
+        was evaluated); None when they are not compiled."""
+        for compiled in self.compiled:
+            if compiled.policy is policy:
+                return compiled.cel.get(rule.name)
+        return None
+
     def _cel(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext) -> Response:
         cel = compiled.cel.get(rule.name)
         if cel is None:
@@ -432,6 +444,8 @@ class ClassicEvaluator:
             except InputError as exc:
                 return error("Error while creating composited compiler", exc.message)
             compiled.cel[rule.name] = cel
+        if self.core.trace is not None:
+            self.core.trace.add("cel", "evaluated")     # explain shows the expressions' values then
         return evaluate_cel_rule(cel, rule, sctx, self.state, cli=self.options.cli)
 
     def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,

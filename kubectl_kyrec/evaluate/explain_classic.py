@@ -18,19 +18,26 @@ from typing import Any
 from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, block_reasons, match_state, matches_resources
 from kubectl_kyrec.classic.trace import Step, Trace
+from kubectl_kyrec.evaluate.classic_cel import cel_activations, cel_compiler
 from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
 from kubectl_kyrec.evaluate.explain import (
+    ALL_TRUE,
+    ERROR,
     MATCHED,
     NONE,
     NOT_EVALUATED,
     NOT_MATCHED,
     Explanation,
     Node,
+    conditions_node,
     result_node,
     show,
+    validations_node,
+    variables_node,
 )
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policies import NamedExpression, Validation
 from kubectl_kyrec.model import Result
 
 _STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting user"}
@@ -57,12 +64,13 @@ def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: Sub
     namespace = meta.namespace if meta.kind == "Policy" else ""
     for rule in rules:
         recorded = trace.rules.get((meta.key, rule.name)) if trace is not None else None
-        root.children.append(_rule_node(evaluator, policy, rule, facts, namespace, by_rule.get(rule.name),
+        root.children.append(_rule_node(evaluator, policy, rule, ctx, facts, namespace, by_rule.get(rule.name),
                                         recorded.children if recorded is not None else None))
     return done
 
 
-def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
+def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext,
+               facts: RequestFacts,
                namespace: str, result: Result | None, recorded: Sequence[Step] | None) -> Node:
     """`recorded`: the engine's steps for the rule; None when it did not evaluate the rule."""
     done = recorded is not None
@@ -97,7 +105,12 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
                                                _named(recorded, f"exception {exc.key} conditions")))
         exceptions.outcome = "considered"
     steps.append(exceptions)
-    steps.append(_validate_node(rule.validate, recorded, done))
+    validate = _validate_node(rule.validate, recorded, done)
+    if _named(recorded, "cel"):
+        for part in validate.children:
+            if part.name == "cel":
+                part.children.extend(_cel_nodes(evaluator, policy, rule, ctx))
+    steps.append(validate)
     steps.append(result_node(result, "no result"))
     return node
 
@@ -169,3 +182,39 @@ def _with_steps(node: Node, steps: Sequence[Step]) -> Node:
 
 def _node(step: Step) -> Node:
     return Node(step.name, step.outcome, step.detail, [_node(c) for c in step.children])
+
+
+def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule,
+               ctx: SubjectContext) -> list[Node]:
+    """A `validate.cel` rule the engine evaluated: its celPreconditions, variables and expressions with their
+    values, as the ValidatingPolicy tree shows them, from the programs the evaluator compiled and ran (the
+    values are re-evaluated to be shown; the result is the evaluator's)."""
+    compiled = evaluator.compiled_cel(policy, rule)
+    if compiled is None:
+        return []
+    activations, problem = cel_activations(compiled, ctx, evaluator.state, evaluator.options.cli)
+    if problem:
+        return [Node("params", ERROR, problem)]
+    cel = rule.validate.get("cel") or {}
+    preconditions = [NamedExpression(str(m.get("name", "")), str(m.get("expression", "")))
+                     for m in rule.raw.get("celPreconditions") or [] if isinstance(m, Mapping)]
+    variables = [NamedExpression(str(v.get("name", "")), str(v.get("expression", "")))
+                 for v in cel.get("variables") or [] if isinstance(v, Mapping)]
+    validations = [(Validation(expression, message, str(raw.get("messageExpression") or "")), program)
+                   for (expression, message, program, _), raw in
+                   zip(compiled.validations, [e for e in cel.get("expressions") or [] if isinstance(e, Mapping)])]
+    compiler = cel_compiler(policy, rule, evaluator.envs)
+    out: list[Node] = []
+    for i, activation in enumerate(activations):
+        steps: list[Node] = []
+        conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped")
+        conditions.name = "celPreconditions"
+        steps.append(conditions)
+        if variables:
+            steps.append(variables_node(compiler, variables, activation))
+        if conditions.outcome in (ALL_TRUE, NONE):
+            steps.append(validations_node(validations, compiler, activation))
+        if len(activations) == 1:
+            return steps
+        out.append(Node(f"params[{i}]", "", "", steps))
+    return out
