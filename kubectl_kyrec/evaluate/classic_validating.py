@@ -255,6 +255,8 @@ class ClassicEvaluator:
             applies = match_state(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace)
             if applies is False:
                 continue
+            if self.core.trace is not None:
+                self.core.trace.rule(policy.meta.key, rule.name)    # explain: the steps that follow are this rule's
             if rule.type == "verifyImages":
                 if ctx is None or not self._adds_to_context(policy, rule):
                     responses = self._verify_images(compiled, rule, sctx, facts, ctx)
@@ -303,8 +305,6 @@ class ClassicEvaluator:
               ctx: Any) -> tuple[Response | None, dict[str, str]]:
         policy = compiled.policy
         properties = dict(rule.report_properties)
-        if self.core.trace is not None:
-            self.core.trace.rule(policy.meta.key, rule.name)
         if ctx is None:
             # a CEL or podSecurity rule with nothing that reads the JSON context (see _Compiled.needs_context)
             matched = self._exceptions(policy, rule, facts, ctx)
