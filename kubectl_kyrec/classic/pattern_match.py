@@ -109,17 +109,10 @@ def _validate_element(resource: Any, pattern_: Any, origin: Any, path: str, ac: 
         if isinstance(resource, list):
             for item in resource:
                 if not pattern.validate(item, pattern_):
-                    if ac.trace is not None:
-                        _leaf(ac.trace, path, item, pattern_, False)
                     return path, PatternFailure(f"resource value '{sprint(resource)}' does not match "
                                                 f"'{_pattern_sprint(pattern_)}' at path {path}")
-                if ac.trace is not None:
-                    _leaf(ac.trace, path, item, pattern_, True)
             return _OK
-        ok = pattern.validate(resource, pattern_)
-        if ac.trace is not None:
-            _leaf(ac.trace, path, resource, pattern_, ok)
-        if not ok:
+        if not pattern.validate(resource, pattern_):
             return path, PatternFailure(f"resource value '{sprint(resource)}' does not match "
                                         f"'{_pattern_sprint(pattern_)}' at path {path}")
         return _OK
@@ -354,6 +347,12 @@ def _traced_handle(element: str, pattern_: Any, path: str, resource: dict[str, A
     what = f"{_ANCHOR_KINDS[a.type]} {element}" if a is not None and anchored else ""
     if key not in resource:
         what = f"{what}, absent from the resource" if what else "absent from the resource"
+    # a scalar of the pattern: the handler compares the resource's value with it (kk: pattern.Validate); an
+    # anchored key absent from the resource is compared with nothing, a negation anchor's value never
+    scalar = pattern_ is None or isinstance(pattern_, (str, int, float, bool))
+    if scalar and (key in resource or not anchored) and not anchors.is_negation(a):
+        compared = _comparison(resource.get(key), pattern_)
+        what = f"{what}; {compared}" if what else compared
     return _traced(ac, f"{path}{key}", what, _handle, (element, pattern_, path, resource, origin, ac),
                    a.type if a is not None and anchored else "")
 
@@ -375,26 +374,21 @@ def _traced(ac: AnchorMap, name: str, what: str, step: Any, args: tuple[Any, ...
         outcome = "present: not allowed" if anchor_type == anchors.NEGATION else "failed"
     else:
         outcome = "failed"
-    if len(opened.children) == 1 and opened.children[0].name == name and not opened.children[0].children:
-        # a key whose value is a scalar: its comparison is the step's own detail
-        leaf = opened.children.pop()
-        opened.detail = f"{opened.detail}; {leaf.detail}" if opened.detail else leaf.detail
     # the message goes where the walk failed, not on every step above it
     below = any(c.outcome not in ("matched", "held") for c in opened.children)
     trace.close(opened, outcome, "" if err is None or below else str(err))
     return result
 
 
-def _leaf(trace: Trace, path: str, value: Any, pattern_: Any, ok: bool) -> None:
-    """A comparison of a resource value with a scalar of the pattern (kk: pattern.Validate)."""
+def _comparison(value: Any, pattern_: Any) -> str:
+    """A resource value against a scalar of the pattern, with the operator the pattern's text names."""
     if isinstance(pattern_, str):
         ops = [pattern.get_operator(p.strip(" ")) or ("wildcard" if wildcard.contains_wildcard(p) else "equals")
                for alt in pattern_.split("|") for p in alt.split("&")]
         how = "operator " + ", ".join(dict.fromkeys(ops))
     else:
         how = "equals" if pattern_ is not None else "null: empty or zero"
-    trace.add(path.rstrip("/") or "/", "matched" if ok else "does not match",
-              f"value {shown(value)} vs pattern {shown(pattern_)} ({how})")
+    return f"value {shown(value)} vs pattern {shown(pattern_)} ({how})"
 
 
 # ---------------------------------------------------------------------------------------------- wildcard keys
