@@ -8,10 +8,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
+from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
+from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
+from kubectl_kyrec.evaluate.mutation import MutationStep
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
@@ -55,9 +59,12 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
     chained = None
+    recorder = None
     if options.admit:
         # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
+        # the request the chain feeds the MutatingPolicy engine, per subject: its policies' trees start there
+        recorder = _Recorder.wrap(chain)
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
@@ -69,6 +76,10 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
+        if chained is not None and recorder is not None:
+            fed = recorder.seen.get(id(subject.ref))
+            if fed is not None:
+                out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
         for cp in compiled:
             out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
         for ap in admission:
@@ -79,6 +90,27 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     if classic is not None:
         out.notices.extend(classic.notices)
     return out
+
+
+@dataclass
+class _Recorder:
+    """The chain's MutatingPolicy engine, keeping the request it was given for each subject (by its ref)."""
+
+    engine: MutatingPolicyEngine
+    seen: dict[int, SubjectContext] = field(default_factory=dict)
+
+    @classmethod
+    def wrap(cls, chain: AdmissionChain) -> _Recorder | None:
+        for i, engine in enumerate(chain.engines):
+            if isinstance(engine, MutatingPolicyEngine):
+                recorder = cls(engine)
+                chain.engines[i] = recorder
+                return recorder
+        return None
+
+    def mutate(self, ctx: SubjectContext) -> MutationStep:
+        self.seen[id(ctx.subject.ref)] = ctx
+        return self.engine.mutate(ctx)
 
 
 def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome) -> None:
