@@ -8,10 +8,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
+from kubectl_kyrec.evaluate.deleting import CompiledDeletingPolicy, compile_deleting_policy
+from kubectl_kyrec.evaluate.deleting import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
+from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
+from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
 from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
@@ -21,6 +26,7 @@ from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
     admission_chain,
     classic_evaluator,
+    compile_image_validating,
     compile_selected,
     select_subjects,
     subject_context,
@@ -54,6 +60,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for error in classic.errors:
             located = policies.locate(error)
             out.errors.append(EvalError(located.message, located.source))
+    images = compile_image_validating(policies, envs, options, out.notices, out.errors)
+    deleting = _compile_deleting(policies, envs, options, out)
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
@@ -85,11 +93,33 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for ap in admission:
             out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
                                                       runner=options.vap_runner, params=options.vap_params))
+        for ip in images:
+            out.explanations.append(explain_image_validating(ip, ctx))
         if classic is not None:
             _explain_classic(classic, ctx, out)
+        if deleting:
+            deleting_ctx = deleting_context(subject, namespaces)
+            for dp in deleting:
+                out.explanations.append(explain_deleting(dp, deleting_ctx, options.now))
     if classic is not None:
         out.notices.extend(classic.notices)
     return out
+
+
+def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOptions,
+                      out: ExplainOutcome) -> list[CompiledDeletingPolicy]:
+    """The selected DeletingPolicies, compiled as `kyrec test` compiles them (testsuite/deleting.py); one
+    that does not compile is an error at its file:line."""
+    compiled = []
+    for policy in policies.deleting:
+        if not options.selection.holds_policy(policy.meta.key):
+            continue
+        try:
+            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions))
+        except InputError as exc:
+            located = policies.locate(exc)
+            out.errors.append(EvalError(located.message, located.source))
+    return compiled
 
 
 @dataclass
