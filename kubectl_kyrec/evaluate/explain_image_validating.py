@@ -102,8 +102,8 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
         if listed:
             found.children.append(Node(name, show(listed)))
     steps.append(found)
-    fetched = Node("imageRules")
-    missing = False
+    fetched = Node("matchImageReferences")
+    missing, selected_count = False, 0
     for image in dict.fromkeys(i for listed in images.values() for i in listed):
         try:
             selected = cp.matches_image(image)
@@ -113,11 +113,12 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
         if not selected:
             fetched.children.append(Node(image, NOT_MATCHED))
             continue
+        selected_count += 1
         supplied = cp.supplied_data(image) is not None
         missing = missing or not supplied
         fetched.children.append(Node(image, MATCHED, "its data given in the context file" if supplied
                                      else "Kyverno fetches it from the registry: kyrec has no registry access"))
-    fetched.outcome = "needs registry" if missing else (MATCHED if fetched.children else NONE)
+    fetched.outcome = "needs registry" if missing else f"{selected_count} selected"
     steps.append(fetched)
     bound = ctx.activation(cp.env, extra={
         "images": images,
@@ -139,5 +140,8 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
                 child.detail = "message: " + (spec.message or one_line(spec.message_expression))
         validations.children.append(child)
     steps.append(validations)
-    steps.append(result_node(answer, "no result"))
+    # the variant's answer; the policy's result (the root's) is the last variant's that answered
+    said = result_node(answer, "no answer")
+    said.name = "answer"
+    steps.append(said)
     return node

@@ -70,24 +70,15 @@ def explain_mutating(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectCon
                                                outcome.undetermined, index))
             if outcome.obj is not None:
                 step_ctx = with_object(step_ctx, outcome.obj)
+        # each variant's node ends in its own result (none for a copy that does not match): together, the
+        # policy's results in the chain
         mine = [r for r in results if r.policy == key and r.source == SOURCE]
-        root.children.append(_results_node(mine))
         out.append(Explanation(key, meta.kind, ref, root, mine))
     return out
 
 
 def matched_word(ok: bool) -> str:
     return MATCHED if ok else NOT_MATCHED
-
-
-def _results_node(results: Sequence[Result]) -> Node:
-    if not results:
-        return result_node(None)
-    if len(results) == 1:
-        return result_node(results[0])
-    node = Node("results", str(len(results)))
-    node.children.extend(result_node(r) for r in results)
-    return node
 
 
 def _kinds(cp: CompiledMutatingPolicy) -> str:
