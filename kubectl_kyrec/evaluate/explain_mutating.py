@@ -10,10 +10,11 @@ results are those `evaluate_mutating` gives for that very request, the call `eva
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.engine import CompileError
+from kubectl_kyrec.cel.engine import CompileError, Environment
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import rewrite_typed_literals
 from kubectl_kyrec.evaluate.explain import (
@@ -35,6 +36,7 @@ from kubectl_kyrec.evaluate.explain import (
 from kubectl_kyrec.evaluate.mutating import (
     SOURCE,
     CompiledMutatingPolicy,
+    CompiledMutation,
     MutationFailure,
     _exceptions_matched,
     evaluate_mutating,
@@ -44,6 +46,7 @@ from kubectl_kyrec.evaluate.mutating import (
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
+from kubectl_kyrec.load.mutating_policies import Mutation as MutationSpec
 from kubectl_kyrec.model import Obj, Result
 
 
@@ -122,7 +125,7 @@ def _variant_node(cp: CompiledMutatingPolicy, ctx: SubjectContext, envs: Environ
     if policy.variables:
         steps.append(variables_node(_compiler(cp, envs), policy.variables, activation))
     if conditions.outcome in (ALL_TRUE, NONE):
-        steps.append(_mutations_node(cp, ctx))
+        steps.append(mutations_node(cp.policy.mutations, cp.mutations, cp.env, ctx))
     if undetermined:
         steps.append(Node("admitted object", "undetermined", undetermined))
     steps.append(result_node(result, "no result"))
@@ -149,15 +152,17 @@ def _exceptions_node(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Node:
     return node
 
 
-def _mutations_node(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Node:
-    """Each mutation in order on the previous one's output, as run_mutations applies them, with the JSON
-    patch of what it changed; up to the first that fails."""
+def mutations_node(specs: Sequence[MutationSpec], mutations: Sequence[CompiledMutation], env: Environment,
+                   ctx: SubjectContext, extra: Mapping[str, Any] | None = None) -> Node:
+    """Each mutation in order on the previous one's output, as run_mutations applies them (`extra`: the
+    variables it binds, a binding's params), with the JSON patch of what it changed; up to the first that
+    fails."""
     node = Node("mutations", "applied")
     obj: Obj = dict(ctx.request.obj or {})
-    for i, (spec, mutation) in enumerate(zip(cp.policy.mutations, cp.mutations)):
+    for i, (spec, mutation) in enumerate(zip(specs, mutations)):
         name = f"[{i}] {spec.patch_type}"
         try:
-            after = run_mutations([mutation], cp.env, with_object(ctx, obj))
+            after = run_mutations([mutation], env, with_object(ctx, obj), extra)
         except MutationFailure as exc:
             node.children.append(Node(name, ERROR, str(exc)))
             node.outcome = f"[{i}] failed"

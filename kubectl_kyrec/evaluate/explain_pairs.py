@@ -18,9 +18,11 @@ from kubectl_kyrec.evaluate.explain_chain import explain_chain
 from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
 from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
 from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
+from kubectl_kyrec.evaluate.explain_mutating_admission import explain_mutating_admission
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
-from kubectl_kyrec.evaluate.mutation import MutationStep
+from kubectl_kyrec.evaluate.mutating_admission import MutatingAdmissionEngine
+from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
@@ -67,12 +69,13 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
     chained = None
-    recorder = None
+    recorder = admission_recorder = None
     if options.admit:
         # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
         # the request the chain feeds the MutatingPolicy engine, per subject: its policies' trees start there
-        recorder = _Recorder.wrap(chain)
+        recorder = _Recorder.wrap(chain, MutatingPolicyEngine)
+        admission_recorder = _Recorder.wrap(chain, MutatingAdmissionEngine)
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
@@ -84,10 +87,12 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
-        if chained is not None and recorder is not None:
-            fed = recorder.seen.get(id(subject.ref))
-            if fed is not None:
-                out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
+        if admission_recorder is not None and (fed := admission_recorder.seen.get(id(subject.ref))) is not None:
+            assert isinstance(admission_recorder.engine, MutatingAdmissionEngine)
+            out.explanations.extend(explain_mutating_admission(admission_recorder.engine, fed))
+        if recorder is not None and (fed := recorder.seen.get(id(subject.ref))) is not None:
+            assert isinstance(recorder.engine, MutatingPolicyEngine)
+            out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
         for cp in compiled:
             out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
         for ap in admission:
@@ -124,15 +129,16 @@ def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOpti
 
 @dataclass
 class _Recorder:
-    """The chain's MutatingPolicy engine, keeping the request it was given for each subject (by its ref)."""
+    """One of the chain's engines, keeping the request it was given for each subject (by its ref): a
+    policy's tree starts from the very request its engine saw."""
 
-    engine: MutatingPolicyEngine
+    engine: MutationEngine
     seen: dict[int, SubjectContext] = field(default_factory=dict)
 
     @classmethod
-    def wrap(cls, chain: AdmissionChain) -> _Recorder | None:
+    def wrap(cls, chain: AdmissionChain, kind: type) -> _Recorder | None:
         for i, engine in enumerate(chain.engines):
-            if isinstance(engine, MutatingPolicyEngine):
+            if isinstance(engine, kind):
                 recorder = cls(engine)
                 chain.engines[i] = recorder
                 return recorder

@@ -1,5 +1,5 @@
-"""`explain` never disagrees with `eval` for the kinds whose trees came last (issue 27): MutatingPolicy
-(testdata/mutating, admitted as eval admits manifests), ImageValidatingPolicy (testdata/eval/ivpol-offline)
+"""`explain` never disagrees with `eval` for the kinds whose trees came last (issue 27): MutatingPolicy and
+MutatingAdmissionPolicy (testdata/mutating, admitted as eval admits manifests), ImageValidatingPolicy (testdata/eval/ivpol-offline)
 and DeletingPolicy (testdata/testrun/deleting-policies, whose verdicts are Kyverno v1.17.2's CLI's)."""
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from tests.evaluate.test_explain_equals_eval import _leaves, _row
 
 ROOT = Path(__file__).resolve().parents[2] / "testdata"
 NOW = datetime.datetime(2026, 12, 4, tzinfo=datetime.timezone.utc)
+SOURCES = (MPOL, "MutatingAdmissionPolicy")
+KINDS = ("MutatingPolicy", "NamespacedMutatingPolicy", "MutatingAdmissionPolicy")
 LIBRARIES = library_factory(LibraryContext(now=NOW, provider=EmptyProvider()))
 
 
@@ -36,25 +38,27 @@ def _said(explanations: list[Explanation]) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(p.name for p in (ROOT / "mutating").iterdir() if p.is_dir()))
-def test_mutating_policy_trees_end_in_the_chains_results(case: str) -> None:
+def test_mutating_trees_end_in_the_chains_results(case: str) -> None:
     directory = ROOT / "mutating" / case
     spec = yaml.safe_load((directory / "kyverno-test.yaml").read_text())
     paths = [str(directory / p) for p in [*spec.get("policies", []), *spec.get("exceptions", [])]]
     policies = classify(load_documents(paths)).raise_errors()
     resources = load_documents([str(directory / r) for r in spec["resources"]])
+    # a binding's params: from the state, as in a cluster
+    state = load_documents([str(directory / r) for r in spec.get("paramResources", [])])
     options = EvalOptions(now=NOW, admit=True)
-    evaluated = run_eval(policies, resources, [], kinds=KindTable(), libraries=LIBRARIES, options=options)
-    explained = explain_pairs(policies, resources, [], kinds=KindTable(), libraries=LIBRARIES, options=options)
+    evaluated = run_eval(policies, resources, state, kinds=KindTable(), libraries=LIBRARIES, options=options)
+    explained = explain_pairs(policies, resources, state, kinds=KindTable(), libraries=LIBRARIES, options=options)
     assert explained.errors == evaluated.errors
-    want = sorted(_row(r) for r in evaluated.results if r.source == MPOL)
-    trees = [e for e in explained.explanations if e.policy_kind in ("MutatingPolicy", "NamespacedMutatingPolicy")]
+    want = sorted(_row(r) for r in evaluated.results if r.source in SOURCES)
+    trees = [e for e in explained.explanations if e.policy_kind in KINDS]
     got = sorted(_row(r) for e in trees for r in e.results)
     assert got == want
-    if policies.mutating:
-        assert got, "a case with MutatingPolicies gives them results"
+    if policies.mutating or policies.mutating_admission:
+        assert got, "each case gives its mutating policies results"
     # the admission tree tells the same results as the policies' own trees
     chain = sorted(_row(r) for e in explained.explanations if e.policy_kind == ADMISSION for r in e.results
-                   if r.source == MPOL)
+                   if r.source in SOURCES)
     assert chain == got
     _said(trees)
 
