@@ -125,7 +125,7 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
         "attestors": {a.name: dict(a.raw) for a in cp.policy.attestors},
         "attestations": {name: name for name in cp.policy.attestations},
     })
-    validations = Node("validations", ALL_TRUE)
+    validations = Node("validations", ALL_TRUE, "as they run once the images' data is fetched" if missing else "")
     decided = False
     for i, (spec, compiled) in enumerate(zip(cp.policy.validations, cv.validations)):
         name = f"[{i}] {one_line(spec.expression)}"
@@ -136,7 +136,7 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
         if child.outcome != "true":
             decided = True
             validations.outcome = f"[{i}] not true"
-            if spec.message or spec.message_expression:
+            if child.outcome != ERROR and (spec.message or spec.message_expression):
                 child.detail = "message: " + (spec.message or one_line(spec.message_expression))
         validations.children.append(child)
     steps.append(validations)
