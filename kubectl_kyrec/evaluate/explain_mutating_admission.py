@@ -93,9 +93,9 @@ def _binding_node(engine: MutatingAdmissionEngine, cp: CompiledMutatingAdmission
               (f" in namespace {ref.namespace!r}" if ref.namespace else "")
         found = (f"; {param.get('kind')} {(param.get('metadata') or {}).get('name')}"
                  if isinstance(param, dict) and "metadata" in param else "")
+        action = f"; parameterNotFoundAction {ref.not_found_action}" if ref.not_found_action else ""
         node.children.append(Node("params", "found" if param is not None else "not found",
-                                  f"paramRef {how}{found}" +
-                                  (f"; parameterNotFoundAction {ref.not_found_action}" if ref.not_found_action else "")))
+                                  f"paramRef {how}{found}{action}"))
     node.outcome = result.result if result is not None else NONE
     if ref is not None and param is None and ref.not_found_action == "Deny":
         node.children.append(result_node(result))

@@ -1,6 +1,7 @@
 """`explain` never disagrees with `eval` for the kinds whose trees came last (issue 27): MutatingPolicy and
-MutatingAdmissionPolicy (testdata/mutating, admitted as eval admits manifests), ImageValidatingPolicy (testdata/eval/ivpol-offline)
-and DeletingPolicy (testdata/testrun/deleting-policies, whose verdicts are Kyverno v1.17.2's CLI's)."""
+MutatingAdmissionPolicy (testdata/mutating, admitted as eval admits manifests), ImageValidatingPolicy
+(testdata/eval/ivpol-offline) and DeletingPolicy (testdata/testrun/deleting-policies, whose verdicts are Kyverno
+v1.17.2's CLI's)."""
 
 from __future__ import annotations
 
