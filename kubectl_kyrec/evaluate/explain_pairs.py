@@ -70,6 +70,11 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
                                     *options.namespaces], options.namespace_labels)
     chained = None
     recorder = admission_recorder = None
+    if not options.admit and (policies.mutating or policies.mutating_admission):
+        # as in eval: a mutating policy answers at admission, and these subjects are not admitted
+        out.notices.append(Notice("MutatingPolicies and MutatingAdmissionPolicies are explained on manifests "
+                                  "admitted as eval admits them; these subjects are not (objects read from a "
+                                  "cluster, or --no-mutate)"))
     if options.admit:
         # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
