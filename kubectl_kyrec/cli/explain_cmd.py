@@ -77,6 +77,11 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
         from kubectl_kyrec.cluster.live_source import live_source
 
         source = live_source(source, kube, reports=False, downstreams=True)
+    elif not policy_paths:
+        # as eval: a state that holds policies (a capture) needs no -p
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source, "explain needs policies: -p PATH")
     options = ExplainOptions(now=parse_now(now_text), selection=selection_of(kube, selector, policy_names, kinds),
                              subject=subject_arg or subject_opt or "", mutate=not no_mutate)
     run = run_explain(options, source)

@@ -8,15 +8,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
+from kubectl_kyrec.evaluate.deleting import CompiledDeletingPolicy, compile_deleting_policy
+from kubectl_kyrec.evaluate.deleting import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
+from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
+from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
+from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
+from kubectl_kyrec.evaluate.explain_mutating_admission import explain_mutating_admission
 from kubectl_kyrec.evaluate.explain_validating import explain_validating
+from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
+from kubectl_kyrec.evaluate.mutating_admission import MutatingAdmissionEngine
+from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
     admission_chain,
     classic_evaluator,
+    compile_image_validating,
     compile_selected,
     select_subjects,
     subject_context,
@@ -50,14 +62,25 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for error in classic.errors:
             located = policies.locate(error)
             out.errors.append(EvalError(located.message, located.source))
+    images = compile_image_validating(policies, envs, options, out.notices, out.errors)
+    deleting = _compile_deleting(policies, envs, options, out)
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
     chained = None
+    recorder = admission_recorder = None
+    if not options.admit and (policies.mutating or policies.mutating_admission):
+        # as in eval: a mutating policy answers at admission, and these subjects are not admitted
+        out.notices.append(Notice("MutatingPolicies and MutatingAdmissionPolicies are explained on manifests "
+                                  "admitted as eval admits them; these subjects are not (objects read from a "
+                                  "cluster, or --no-mutate)"))
     if options.admit:
         # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
+        # the request the chain feeds the MutatingPolicy engine, per subject: its policies' trees start there
+        recorder = _Recorder.wrap(chain, MutatingPolicyEngine)
+        admission_recorder = _Recorder.wrap(chain, MutatingAdmissionEngine)
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
@@ -69,16 +92,66 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
+        if admission_recorder is not None and (fed := admission_recorder.seen.get(id(subject.ref))) is not None:
+            assert isinstance(admission_recorder.engine, MutatingAdmissionEngine)
+            out.explanations.extend(explain_mutating_admission(admission_recorder.engine, fed))
+        if recorder is not None and (fed := recorder.seen.get(id(subject.ref))) is not None:
+            assert isinstance(recorder.engine, MutatingPolicyEngine)
+            out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
         for cp in compiled:
             out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
         for ap in admission:
             out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
                                                       runner=options.vap_runner, params=options.vap_params))
+        for ip in images:
+            out.explanations.append(explain_image_validating(ip, ctx))
         if classic is not None:
             _explain_classic(classic, ctx, out)
+        if deleting:
+            deleting_ctx = deleting_context(subject, namespaces)
+            for dp in deleting:
+                out.explanations.append(explain_deleting(dp, deleting_ctx, options.now))
     if classic is not None:
         out.notices.extend(classic.notices)
     return out
+
+
+def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOptions,
+                      out: ExplainOutcome) -> list[CompiledDeletingPolicy]:
+    """The selected DeletingPolicies, compiled as `kyrec test` compiles them (testsuite/deleting.py); one
+    that does not compile is an error at its file:line."""
+    compiled = []
+    for policy in policies.deleting:
+        if not options.selection.holds_policy(policy.meta.key):
+            continue
+        try:
+            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions))
+        except InputError as exc:
+            located = policies.locate(exc)
+            out.errors.append(EvalError(located.message, located.source))
+    return compiled
+
+
+@dataclass
+class _Recorder:
+    """One of the chain's engines, keeping the request it was given for each subject (by its ref): a
+    policy's tree starts from the very request its engine saw."""
+
+    engine: MutationEngine
+    seen: dict[int, SubjectContext] = field(default_factory=dict)
+
+    @classmethod
+    def wrap(cls, chain: AdmissionChain, kind: type) -> _Recorder | None:
+        for i, engine in enumerate(chain.engines):
+            if isinstance(engine, kind):
+                recorder = cls(engine)
+                chain.engines[i] = recorder
+                return recorder
+        return None
+
+    def mutate(self, ctx: SubjectContext) -> MutationStep:
+        self.seen[id(ctx.subject.ref)] = ctx
+        return self.engine.mutate(ctx)
 
 
 def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome) -> None:

@@ -133,10 +133,6 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                                                        compiled.get(policy.key)))
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
-    if inputs.policies.image_validating:
-        names = ", ".join(sorted(p.meta.key for p in inputs.policies.image_validating))
-        notices.append(f"explain does not take ImageValidatingPolicies apart yet ({names}): `kubectl kyrec eval` "
-                       "gives their results")
     unreadable = unreadable_lines(inputs.state, recorded=False)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     return ExplainResult(explanations, errors, notices, unreadable, with_unreadable(code, unreadable))

@@ -24,7 +24,7 @@ class StatePoliciesSource:
         docs = [d for d in inputs.state.objects if is_policy_document(d)]
         policies = classify(docs)
         if not (policies.validating or policies.generating or policies.admission or policies.image_validating
-                or policies.classic or policies.mutating or policies.mutating_admission):
+                or policies.classic or policies.mutating or policies.mutating_admission or policies.deleting):
             raise UsageError(f"{self.what} (the state holds no policies)")
         from kubectl_kyrec.load.secret_digests import secret_digest_notice
         from kubectl_kyrec.model import Notice

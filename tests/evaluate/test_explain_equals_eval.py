@@ -83,9 +83,12 @@ def _assert_equal(policies: PolicySet, resources: list[Document], state: list[Do
     # the kinds explain draws; eval's results of the others (classic, generating) are not compared here
     explained_kinds = {(p.meta.key, p.source_kind) for p in policies.validating} | \
         {(p.meta.key, "ValidatingAdmissionPolicy") for p in policies.admission} | \
-        {(p.meta.key, p.source_kind) for p in policies.classic}
+        {(p.meta.key, p.source_kind) for p in policies.classic} | \
+        {(p.meta.key, p.source_kind) for p in policies.image_validating}
     want = sorted(_row(r) for r in evaluated.results if (r.policy, r.source) in explained_kinds)
-    got = sorted(_row(r) for e in explained.explanations for r in e.results)
+    # (a DeletingPolicy's tree ends in the test's verdict, which eval does not give: test_explain_equals_eval_kinds)
+    got = sorted(_row(r) for e in explained.explanations if "DeletingPolicy" not in e.policy_kind
+                 for r in e.results)
     assert got == want
     # ... and each tree's result nodes say what those results are
     for e in explained.explanations:
