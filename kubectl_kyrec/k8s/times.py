@@ -43,3 +43,19 @@ def lacks_offset(text: str) -> bool:
 def format_rfc3339(moment: datetime.datetime) -> str:
     """metav1.Time's form: UTC, seconds, `Z`."""
     return go_time.format_rfc3339(moment.astimezone(datetime.UTC))
+
+
+def kubectl_age(seconds: float | None) -> str:
+    """An age as kubectl's AGE column prints it, coarsely: 45s, 12m, 5h, 3d; `-` when unknown. One format
+    for every age kyrec prints (report tables, causes)."""
+    if seconds is None:
+        return "-"
+    s = max(int(seconds), 0)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m"
+    if s < 172800:
+        return f"{s // 3600}h"
+    return f"{s // 86400}d"
+

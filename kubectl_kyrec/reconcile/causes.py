@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.k8s.rbac import RBAC_API, AccessRequest, StateRBAC, service_account_user
+from kubectl_kyrec.k8s.times import kubectl_age
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import (
     UPDATE_REQUEST_THRESHOLD,
@@ -80,18 +81,6 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def age(seconds: float) -> str:
-    """kubectl's AGE, coarsely: 45s, 12m, 5h, 3d."""
-    s = max(int(seconds), 0)
-    if s < 120:
-        return f"{s}s"
-    if s < 7200:
-        return f"{s // 60}m"
-    if s < 172800:
-        return f"{s // 3600}h"
-    return f"{s // 86400}d"
 
 
 def _created(obj: Mapping[str, Any]) -> datetime.datetime | None:
@@ -199,7 +188,7 @@ def update_request_cause(policy: str, trigger: Ref | None, ev: Evidence) -> Caus
                 retries = f"{count} retr{'y' if count == 1 else 'ies'}"
                 name = str(_meta(ur).get("name") or "")
                 created = _created(ur)
-                old = f", {age((ev.now - created).total_seconds())} old" if created else ""
+                old = f", {kubectl_age((ev.now - created).total_seconds())} old" if created else ""
                 if wanted == "Failed":
                     message = (f"update request {name} Failed after {retries}"
                                f": {status.get('message') or 'no message'}")
@@ -212,7 +201,7 @@ def update_request_cause(policy: str, trigger: Ref | None, ev: Evidence) -> Caus
     if not pending:
         return None
     times = [t for t in (_created(ur) for ur in pending) if t is not None]
-    oldest = f", the oldest {age((ev.now - min(times)).total_seconds())} old" if times else ""
+    oldest = f", the oldest {kubectl_age((ev.now - min(times)).total_seconds())} old" if times else ""
     return Cause("update-request-queue", f"{len(pending)} update request(s) pending for this policy{oldest}",
                  tuple(ref_of(ur) for ur in pending))
 
@@ -535,7 +524,7 @@ def report_cause(*, subject: Ref | None, next_scan: str | None, next_scan_reason
         found = report_policy_cause(policies, ev)
     if found is None and oldest_ephemeral_age_s is not None:
         found = Cause("rescan", f"results wait in ephemeral reports for the aggregator, the oldest "
-                                f"{age(oldest_ephemeral_age_s)} old")
+                                f"{kubectl_age(oldest_ephemeral_age_s)} old")
     if found is None and next_scan in ("full", "partial"):
         found = Cause("rescan", f"Kyverno's next background scan of the subject is {next_scan}"
                                 + (f" ({next_scan_reason})" if next_scan_reason else ""))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Collection
 
+from kubectl_kyrec.k8s.times import kubectl_age
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
 from kubectl_kyrec.render.fit import (
@@ -22,16 +23,6 @@ from kubectl_kyrec.render.text_table import write_rows
 
 def _ref(ref: Ref | None) -> str:
     return ref.display() if ref is not None else "-"
-
-
-def _age(seconds: int | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h"
 
 
 BASELINED = " (baselined)"
@@ -59,7 +50,7 @@ def render_report_diff(diff: ReportDiff, *, wide: bool = False, all_rows: bool =
             continue
         row = [str(change.klass) + (BASELINED if baselined and id(change) in baselined else ""),
                change.reason or "", _ref(change.subject), _ref(change.report),
-               str(change.next_scan) if change.next_scan else "-", _age(change.oldest_ephemeral_age_s)]
+               str(change.next_scan) if change.next_scan else "-", kubectl_age(change.oldest_ephemeral_age_s)]
         causes.append(change.cause.text if change.cause else "")
         if wide:
             row += [change.next_scan_reason or "", " ".join(change.fields)]
