@@ -116,7 +116,7 @@ def compile_deleting_policy(policy: DeletingPolicy, envs: Environments,
                                   tuple(compile_exceptions(candidates, exc_env, exc_check)))
 
 
-def _any_operation(constraints: MatchResources) -> MatchResources:
+def any_operation(constraints: MatchResources) -> MatchResources:
     """engine.go matchPolicy: a deletion is no admission request, so every rule's operations become `*`."""
     def widen(rules: tuple[ResourceRule, ...]) -> tuple[ResourceRule, ...]:
         return tuple(ResourceRule(r.api_groups, r.api_versions, ("*",), r.resources, r.resource_names, r.scope)
@@ -140,7 +140,7 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext) -> Deletion
         if constraints is None:
             return outcome(DeletionStatus.NO_MATCH)
         try:
-            if not matches_constraints(_any_operation(constraints), ctx.request, ctx.namespace_obj):
+            if not matches_constraints(any_operation(constraints), ctx.request, ctx.namespace_obj):
                 return outcome(DeletionStatus.NO_MATCH)
         except MatchError as failure:
             return outcome(DeletionStatus.ERROR, str(failure))

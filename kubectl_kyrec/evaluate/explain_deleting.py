@@ -16,7 +16,7 @@ from kubectl_kyrec.cel.engine import Activation
 from kubectl_kyrec.evaluate.deleting import (
     CompiledDeletingPolicy,
     DeletionStatus,
-    _any_operation,
+    any_operation,
     evaluate_object,
     next_run,
 )
@@ -58,7 +58,7 @@ def explain_deleting(cp: CompiledDeletingPolicy, ctx: SubjectContext, now: datet
     if constraints is None:
         steps.append(Node("matchConstraints", NOT_MATCHED, "none: a policy without matchConstraints matches nothing"))
     else:
-        match = constraints_node(_any_operation(constraints), ctx)
+        match = constraints_node(any_operation(constraints), ctx)
         match.detail = f"{ctx.subject.ref.api_version} {ctx.request.resource} {ctx.subject.ref.name!r}" + \
             (f" in namespace {ctx.request.namespace}" if ctx.request.namespace else " (cluster-scoped)") + \
             "; every rule's operations count as *: a deletion is no admission request"

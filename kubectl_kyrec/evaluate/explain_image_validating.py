@@ -5,7 +5,7 @@ pkg/cel/policies/ivpol/engine/engine.go, compiler/policy.go Evaluate): matchCons
 with their values, the exceptions, the images extracted, which of them the policy's imageRules select and
 whether the run was given their data (Kyverno fetches them from a registry: without the data the result is
 `undetermined`, with its reason), then each validation's value up to the first not true. The results are
-those `evaluate_image_validating` gives, the call `eval` makes; a variant's own answer is `_evaluate_variant`'s.
+those `evaluate_image_validating` gives, the call `eval` makes; a variant's own answer is `evaluate_variant`'s.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from kubectl_kyrec.evaluate.explain import (
 from kubectl_kyrec.evaluate.image_validating import (
     CompiledImageValidatingPolicy,
     CompiledImageVariant,
-    _evaluate_variant,
-    _extract_images,
     evaluate_image_validating,
+    evaluate_variant,
+    extract_images,
 )
 from kubectl_kyrec.evaluate.match import may_match
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -62,7 +62,7 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
     if cv.name and not may_match(cv.match_constraints, ctx.request):
         return Node(f"autogen copy {cv.name}", NOT_MATCHED, f"the subject is a {ctx.subject.ref.kind}")
     node = Node(f"autogen copy {cv.name}" if cv.name else "policy")
-    answer = _evaluate_variant(cp, cv, ctx)
+    answer = evaluate_variant(cp, cv, ctx)
     node.outcome = answer.result if answer is not None else NONE
     steps = node.children
     match = constraints_node(cv.match_constraints, ctx)
@@ -93,7 +93,7 @@ def _variant_node(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, c
         steps.append(exceptions)
         if exceptions.outcome == MATCHED:
             return node
-    images, error = _extract_images(cp, cv, ctx, activation)
+    images, error = extract_images(cp, cv, ctx, activation)
     if images is None:
         steps.append(Node("images", ERROR, error or ""))
         return node

@@ -38,8 +38,8 @@ from kubectl_kyrec.evaluate.mutating import (
     CompiledMutatingPolicy,
     CompiledMutation,
     MutationFailure,
-    _exceptions_matched,
     evaluate_mutating,
+    exceptions_matched,
     run_mutations,
     with_object,
 )
@@ -135,8 +135,8 @@ def _variant_node(cp: CompiledMutatingPolicy, ctx: SubjectContext, envs: Environ
 
 def _exceptions_node(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Node:
     """The PolicyExceptions naming the policy, each with its conditions' values, and which counted (mutating.py
-    _exceptions_matched, Kyverno's quirks included: one without conditions never counts)."""
-    matched, error = _exceptions_matched(cp, ctx)
+    exceptions_matched, Kyverno's quirks included: one without conditions never counts)."""
+    matched, error = exceptions_matched(cp, ctx)
     hit = {id(e) for e in matched}
     node = Node("exceptions", ERROR if error else (MATCHED if matched else NOT_MATCHED), error)
     for ce in cp.exceptions:

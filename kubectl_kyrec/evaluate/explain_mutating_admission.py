@@ -5,7 +5,7 @@ It walks the API server's steps as evaluate/mutating_admission.py models them fo
 matchConstraints, then each binding whose matchResources match, with its params, the matchConditions with
 their values and each mutation's patch, each binding seeing the object the previous one made. The request is
 the one the chain fed the MutatingAdmissionPolicy engine; the results are those the engine's own walk
-(`_cluster_in_order`) gives for this policy on that request, the call the chain makes.
+(`cluster_in_order`) gives for this policy on that request, the call the chain makes.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def explain_mutating_admission(engine: MutatingAdmissionEngine, ctx: SubjectCont
     out = []
     for cp in engine.compiled:
         # the engine's walk for this policy alone: the walk over all of them, one policy at a time
-        step = engine._cluster_in_order([cp], ctx)
+        step = engine.cluster_in_order([cp], ctx)
         out.append(_tree(engine, cp, ctx, step.results))
         if step.obj is not None and step.obj is not ctx.request.obj:
             ctx = with_object(ctx, dict(step.obj))

@@ -226,7 +226,7 @@ def evaluate_image_validating(cp: CompiledImageValidatingPolicy, ctx: SubjectCon
         return []
     answer: Result | None = None
     for variant in cp.variants:
-        result = _evaluate_variant(cp, variant, ctx)
+        result = evaluate_variant(cp, variant, ctx)
         if result is not None:
             answer = result
     return [answer] if answer is not None else []
@@ -244,7 +244,7 @@ def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str) 
     return _result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")
 
 
-def _evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant,
+def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant,
                       ctx: SubjectContext) -> Result | None:
     policy = cp.policy
     try:
@@ -274,7 +274,7 @@ def _evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVarian
         keys = ", ".join("" for _ in matched)
         return _result(cp, ctx, "exception", "skip", f"rule is skipped due to policy exception: {keys}",
                        {"exceptions": ",".join(e.exception.meta.name for e in matched)})
-    images, error = _extract_images(cp, cv, ctx, activation)
+    images, error = extract_images(cp, cv, ctx, activation)
     if error is not None:
         return _failed(cp, ctx, error)
     assert images is not None
@@ -300,7 +300,7 @@ def _evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVarian
     return _result(cp, ctx, policy.meta.name, UNDETERMINED, why)
 
 
-def _extract_images(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
+def extract_images(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
                     activation: Activation) -> tuple[dict[str, list[str]] | None, str | None]:
     """kk: compiler.ExtractImages: the request resource's defaults, then the policy's (a name given twice:
     the policy's wins, as in Kyverno's map)."""

@@ -233,7 +233,7 @@ def _result(cp: CompiledMutatingPolicy, ctx: SubjectContext, rule: str, status: 
     return make_result(policy.meta, SOURCE, ctx, rule, status, message, properties or {}, (), policy.background)
 
 
-def _exceptions_matched(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> tuple[list[CompiledException], str]:
+def exceptions_matched(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> tuple[list[CompiledException], str]:
     """mpol policy.go matchExceptions, quirks included: an exception counts once for each of its
     conditions that is true before the first false one, and only while no condition has failed; one
     with no conditions never counts. Errors are joined as multierr does."""
@@ -273,7 +273,7 @@ def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target
         except MatchError as exc:
             return PolicyOutcome([_result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")])
     if cp.exceptions:
-        matched, error = _exceptions_matched(cp, ctx)
+        matched, error = exceptions_matched(cp, ctx)
         if error:
             return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
         if matched:

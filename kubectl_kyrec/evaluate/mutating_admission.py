@@ -205,13 +205,13 @@ class MutatingAdmissionEngine:
     # --- the API server ------------------------------------------------------------------------------------
 
     def _cluster(self, ctx: SubjectContext) -> MutationStep:
-        step = self._cluster_in_order(self.compiled, ctx)
+        step = self.cluster_in_order(self.compiled, ctx)
         changed = [cp for cp in self.compiled if any(m.policy == cp.policy.meta.name for m in step.mutations)]
         if len(changed) > 1:
             others = [cp for cp in self.compiled if cp not in changed]
             differing: set[str] = set()
             for order in list(itertools.permutations(changed))[1:24]:
-                if self._cluster_in_order([*order, *others], ctx).obj != step.obj:
+                if self.cluster_in_order([*order, *others], ctx).obj != step.obj:
                     differing.update(cp.policy.meta.name for cp in order)
             if differing:
                 step.undetermined.append(
@@ -219,7 +219,7 @@ class MutatingAdmissionEngine:
                     "objects in different orders, and the API server applies them in Go map order")
         return step
 
-    def _cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy],
+    def cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy],
                           ctx: SubjectContext) -> MutationStep:
         step = MutationStep(ctx.request.obj)
         for cp in compiled:
