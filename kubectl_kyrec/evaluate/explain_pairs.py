@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice
+from kubectl_kyrec.model import Document, EvalError, Notice, Result
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
@@ -84,10 +84,14 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
+    # the mutation results of each subject, grouped once (by its Ref, which the results share)
+    mutation_results: dict[int, list[Result]] = {}
+    for r in chained.results if chained is not None else ():
+        mutation_results.setdefault(id(r.subject), []).append(r)
     for index, subject in enumerate(subjects):
         if chained is not None:
             admitted_as = chained.admissions[index]
-            mine = [r for r in chained.results if r.subject is subject.ref]
+            mine = mutation_results.get(id(subject.ref), [])
             # (the defaults alone are no policy's doing: listed in eval -o json, not given a tree of their own)
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
