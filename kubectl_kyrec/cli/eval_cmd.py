@@ -126,7 +126,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
                              base_policy_paths=base_policy_paths, json_paths=json_paths,
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
-                             mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref)
+                             mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
+                             resource_paths=resource_paths)
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     report_run(run)

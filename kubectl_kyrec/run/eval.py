@@ -45,6 +45,7 @@ class EvalRunOptions:
     mutate: bool = True
     old_paths: tuple[str, ...] = ()         # `--old`: the manifests before the change
     old_ref: str | None = None              # `--old-ref`: the -r paths as a git ref holds them
+    resource_paths: tuple[str, ...] = ()    # the -r paths, which `--old-ref` reads at the ref
 
 
 @dataclass
@@ -127,7 +128,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     namespace = selection.namespace
     if namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
-    old = _old_manifests(options, source)
+    old = _old_manifests(options)
     if old is not None and namespace:
         old = tuple(d for d in old if d.namespace == namespace)
     provider = provider_for(inputs)
@@ -209,15 +210,13 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                       empty_reason, now, options.report_api, unreadable, outcome.admissions)
 
 
-def _old_manifests(options: EvalRunOptions, source: InputSource) -> tuple[Document, ...] | None:
+def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
     """The objects before the change (`--old` or `--old-ref`), policies left out; None without either."""
     from kubectl_kyrec.load.old_manifests import read_old_paths, read_old_ref
     from kubectl_kyrec.load.policies import is_policy_document
 
     if options.old_ref is not None:
-        # the -r paths: a live or state-policies source wraps the FileSource that holds them
-        files = getattr(source, "files", source)
-        docs = read_old_ref(options.old_ref, getattr(files, "resource_paths", ()))
+        docs = read_old_ref(options.old_ref, options.resource_paths)
     elif options.old_paths:
         docs = read_old_paths(options.old_paths)
     else:
