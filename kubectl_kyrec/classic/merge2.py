@@ -472,6 +472,20 @@ def _directive(patch: Any) -> str:
     raise MergeError(f"no implemented strategic merge patch strategy for {_kind(patch)}")
 
 
+def _by_directive(dest: Any, origin: Any) -> Any:
+    """A map's or associative list's merge once the destination exists: a null patch clears the field,
+    `$patch: delete` removes it, `$patch: replace` takes the patch whole, anything else merges into `dest`
+    (walked further by the caller)."""
+    if origin is not MISSING and _is_null(origin):
+        return MISSING
+    directive = _directive(origin)
+    if directive == "delete":
+        return MISSING
+    if directive == "replace":
+        return origin
+    return dest
+
+
 def _visit_map(sources: list[Any]) -> Any:
     dest, origin = sources
     if missing_or_null(dest):
@@ -484,14 +498,7 @@ def _visit_map(sources: list[Any]) -> Any:
         if origin is MISSING and dest is not MISSING:
             return KEPT_NULL
         return origin
-    if origin is not MISSING and _is_null(origin):
-        return MISSING
-    directive = _directive(origin)
-    if directive == "delete":
-        return MISSING
-    if directive == "replace":
-        return origin
-    return dest
+    return _by_directive(dest, origin)
 
 
 def _visit_scalar(sources: list[Any]) -> Any:
@@ -505,14 +512,7 @@ def _visit_list(sources: list[Any], *, associative: bool) -> Any:
         return origin if origin is not MISSING else dest
     if missing_or_null(dest):
         return origin
-    if origin is not MISSING and _is_null(origin):
-        return MISSING
-    directive = _directive(origin)
-    if directive == "delete":
-        return MISSING
-    if directive == "replace":
-        return origin
-    return dest
+    return _by_directive(dest, origin)
 
 
 def _set_field(dest: dict[str, Any], key: str, value: Any) -> None:
