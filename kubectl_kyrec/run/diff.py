@@ -288,7 +288,7 @@ def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
     return out
 
 
-def evaluation_notices(outcome: GeneratingOutcome, selection: Selection = Selection()) -> list[str]:
+def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list[str]:
     """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
     needing request data (their owned downstreams are `undetermined`; nothing is reported missing). Only
     of the triggers and policies inside the user's filters: the run evaluated all of them."""
@@ -415,6 +415,12 @@ def is_report(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") in REPORT_KINDS.get(str(obj.get("apiVersion", "")), ())
 
 
+def reporting(inputs: Inputs) -> bool:
+    """Whether the run's policies put results in reports (a GeneratingPolicy in its trigger's, too)."""
+    pols = inputs.policies
+    return bool(pols.validating or pols.admission or pols.generating or pols.classic or pols.image_validating)
+
+
 def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingOutcome | None = None
                 ) -> tuple[ReportDiff | None, list[EvalError], list[str],
                            Callable[[], Mapping[tuple[str, str, str, str], Mapping[str, Any]]]]:
@@ -425,8 +431,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
     """
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
-    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating
-            or inputs.policies.classic or inputs.policies.image_validating):
+    if not reporting(inputs):
         return None, [], [], dict
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,

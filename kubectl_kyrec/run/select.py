@@ -11,8 +11,8 @@ from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.model import Document
 
 
