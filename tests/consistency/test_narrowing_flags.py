@@ -21,8 +21,9 @@ with the un-narrowed one:
 Inputs: the bundled example (its state alone, its policies over its state, its policies over its
 manifests), the coverage example (testdata/coverage-cli), and every golden case of testdata/diff (those on
 Kyverno's conformance corpus when ../shared has it). testdata/reports holds expected reports rather than
-policies, so no command can run on it; `test` takes none of these flags; `apply` is live only, and its plan
-is checked in tests/realapi/test_real_narrowing.py.
+policies, so no command can run on it; `test` takes none of these flags; `apply` is live only: its plan,
+`diff`, `eval --live` and a read narrowed by the user's rights are checked on the real API server in
+test_narrowing_flags_live.py.
 
 Beside the matrix: a kind no table knows is exit 3 in every command that takes `--kind` (as `kubectl get
 foo`), and a namespace or label selector that matches nothing is a notice on stderr and exit 0 in every
@@ -160,6 +161,7 @@ def shown(command: str, document: Mapping[str, Any], code: int,
           objects: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> Shown:
     """`objects`: the input's objects by kind, namespace and name."""
     out = Shown(code)
+    key: Row
     if command == "diff":
         for c in document["changes"]:
             key = (c["domain"], c["policy"], _ref(c["trigger"]), _ref(c["subject"]), _ref(c["object"]))
@@ -291,7 +293,7 @@ def compare(command: str, given: Input) -> tuple[int, list[str]]:
     assert document is not None, f"{given.name} {command}: no JSON (exit {code}): {stderr}"
     labels = Labels(given.paths)
     full = shown(command, document, code, labels.objects)
-    runs, problems = 0, []
+    runs, problems = 0, list[str]()
     combinations: list[tuple[list[str], str, str, Shown]] = []
     for flag in FLAGS[command]:
         combinations.extend(([], flag, value, full) for value in values_of(flag, full, labels))
