@@ -121,3 +121,22 @@ def test_a_read_narrowed_by_rights_makes_a_row_undetermined_never_another_class(
     change = shown[f"{a}/base"]
     assert (change["class"], change["reason"]) == ("undetermined", "read-failed"), change
     assert "Namespace" in change["message"], change
+
+
+def test_live_selectors_follow_kubectl(realapi: RealServer, tmp_path: Path) -> None:
+    """The live-only commands: a kind no table knows is exit 3 (as `kubectl get foo`), and a namespace or label
+    selector that matches nothing a notice and exit 0 (as `kubectl get -n nope`)."""
+    policy, _ = gpol(realapi, tmp_path, "selectors")
+    for command in (("apply", "-p", policy, "--dry-run=server"), ("diff", "-p", policy),
+                    ("eval", "--live", "-p", policy)):
+        unknown = kyrec(realapi, tmp_path, *command, "--kind", "foo")
+        assert unknown.exit_code == 3, (command, unknown.stdout + unknown.stderr)
+        assert unknown.stderr.startswith("error: --kind foo: no such resource type"), unknown.stderr
+    for command in (("apply", "-p", policy, "--dry-run=server"), ("diff", "-p", policy),
+                    ("eval", "--live", "-p", policy), ("coverage", "-p", policy), ("capture",)):
+        for flag, value in (("-n", realapi.unique("nope")), ("-l", "nope=x")):
+            if command[0] in ("coverage", "capture") and flag == "-l":
+                continue        # they take -n only
+            nothing = kyrec(realapi, tmp_path, *command, flag, value, "-o", "json")
+            assert nothing.exit_code == 0, (command, flag, nothing.stdout[-500:] + nothing.stderr)
+            assert f"notice: no resource matched {flag} {value}" in nothing.stderr, (command, flag, nothing.stderr)
