@@ -90,7 +90,8 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
         if any(NOT_ENFORCED_MARK in row[0] for row in rows) and not wide:
             lines.append(NOT_ENFORCED_NOTE)
     if diff.out_of_scope:
-        lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run not examined"]
+        lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run or its filters "
+                      "not shown"]
     return "\n".join(lines) + "\n"
 
 

@@ -63,7 +63,13 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
-    from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
+    from kubectl_kyrec.run.select import (
+        check_policy_names,
+        holds_object,
+        nothing_selected,
+        resolve_kinds,
+        selects_any,
+    )
 
     now = options.now
     inputs = source.read()
@@ -76,7 +82,9 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         kinds = (*kinds, kind)
     selection = dataclasses.replace(options.selection, kinds=resolve_kinds(kinds, inputs.kinds, documents))
     if selection.namespace:
-        documents = [d for d in documents if d.namespace == selection.namespace]
+        # the objects in it, and the Namespace itself, as eval's triggers (run/select.py holds_object)
+        only = Selection(namespace=selection.namespace)
+        documents = [d for d in documents if holds_object(only, d.kind, d.namespace, d.name, {})]
     # the Namespaces among the resources label their namespace whichever subject is picked, as in eval
     namespaces_from = documents
     if name:
@@ -133,6 +141,9 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                                                        compiled.get(policy.key)))
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
+    if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):
+        # as `kubectl get -n nope`: a notice, not an error (a named subject that is not there is one)
+        notices.append(nothing_selected(filters, len(inputs.subjects)))
     unreadable = unreadable_lines(inputs.state, recorded=False)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     return ExplainResult(explanations, errors, notices, unreadable, with_unreadable(code, unreadable))
