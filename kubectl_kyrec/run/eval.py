@@ -112,6 +112,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.expect.report_scope import generating_pairs
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
@@ -121,6 +122,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
+    inputs = validated_inputs(inputs, now)
     subjects = inputs.subjects
     read = len(subjects)
     selection = dataclasses.replace(options.selection,
