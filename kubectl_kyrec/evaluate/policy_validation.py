@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.deleting_policies import DeletingPolicy
 from kubectl_kyrec.load.inputs import Inputs
 from kubectl_kyrec.load.policies import PolicySet
 
@@ -75,7 +77,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
                                                     for v in (p, *autogen_variants(p))]),
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
-        deleting=kept(policies.deleting, lambda p: compile_deleting_policy(p, envs, exceptions)),
+        deleting=kept(policies.deleting, lambda p: (compile_deleting_policy(p, envs, exceptions), _schedule(p))),
         classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)])
     out.errors.extend(errors)
     return out
@@ -101,3 +103,16 @@ def validated_inputs(inputs: Inputs, now: datetime.datetime) -> Inputs:
     """`inputs` with their policies validated (validate_policies): every command calls it once it has read
     them, so each refuses an invalid policy alike."""
     return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now))
+
+
+def _schedule(policy: DeletingPolicy) -> None:
+    """kk: pkg/cel/policies/dpol/validate.go: the schedule parses with the deleting controller's own parser
+    (supercronic's cronexpr), or the admission webhook refuses the policy."""
+    from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
+
+    try:
+        parse_cron(policy.schedule)
+    except CronError as exc:
+        path = "spec.schedule"
+        raise InputError(f"{policy.meta.label}: {path}: Invalid value: {json.dumps(policy.schedule)}: schedule spec "
+                         f"in the deletingPolicy is not in proper cron format: {exc}", policy.meta.source, path) from None
