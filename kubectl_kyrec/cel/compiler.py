@@ -149,6 +149,7 @@ class PolicyCompiler:
     def _check(self, text: str, path: str) -> None:
         try:
             self.check_env.compile(text)
+            check_regex_literals(text)
         except CompileError as exc:
             raise self._error(path, exc.message, exc.line, exc.column) from None
 
@@ -193,3 +194,55 @@ class PolicyCompiler:
         # program.text stays the compiled form, variables' cel.bind frames included: the engine adapter
         # evaluates parts of it to name the field or index cel-go's errors name (engine._cel_go)
         return program
+
+
+# `.matches(` and the string literal that is its one argument (r/b prefixes allowed before the quote)
+_MATCHES_CALL = re.compile(r"\.\s*matches\s*\(\s*(?=[rR]?['\"])")
+
+
+def check_regex_literals(text: str) -> None:
+    """cel-go's ValidateRegexLiterals, one of the AST validators of Kubernetes' base CEL environment (k8s:
+    apiserver/pkg/cel/environment/base.go, from 1.29) that Kyverno's environments build on: a constant
+    pattern given to `matches` must compile, else the expression does not (`invalid matches argument`, at
+    the literal). CompileError with the literal's line and column."""
+    import ast
+
+    from kubectl_kyrec.cel.k8s_regex import compile_re2
+
+    if "matches" not in text:
+        return
+    spans = _string_starts(text)
+    for m in _MATCHES_CALL.finditer(text):
+        if m.start() in spans:      # inside a string literal
+            continue
+        start = m.end()
+        quote = start + 1 if text[start] in "rR" else start
+        end = skip_string(text, quote)
+        if not re.match(r"\s*\)", text[end:]):
+            continue                # not the whole argument: `x.matches('a' + y)`
+        try:
+            pattern = ast.literal_eval(text[start:end])
+        except (ValueError, SyntaxError):
+            continue                # an escape Python does not read the same: left to the runtime
+        if not isinstance(pattern, str):
+            continue
+        try:
+            compile_re2(pattern)
+        except Exception:
+            line = text.count("\n", 0, start) + 1
+            column = start - (text.rfind("\n", 0, start) + 1) + 1
+            raise CompileError("invalid matches argument", line, column) from None
+
+
+def _string_starts(text: str) -> set[int]:
+    """Every index inside a string literal of `text`."""
+    inside: set[int] = set()
+    i = 0
+    while i < len(text):
+        if text[i] in "'\"":
+            end = skip_string(text, i)
+            inside.update(range(i, end))
+            i = end
+        else:
+            i += 1
+    return inside

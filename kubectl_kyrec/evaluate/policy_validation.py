@@ -77,7 +77,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
                                                     for v in (p, *autogen_variants(p))]),
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
-        deleting=kept(policies.deleting, lambda p: (compile_deleting_policy(p, envs, exceptions), _schedule(p))),
+        deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions))),
         classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)])
     out.errors.extend(errors)
     return out
@@ -105,14 +105,17 @@ def validated_inputs(inputs: Inputs, now: datetime.datetime) -> Inputs:
     return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now))
 
 
-def _schedule(policy: DeletingPolicy) -> None:
+def _schedule(policy: DeletingPolicy, compiled: Any) -> Any:
     """kk: pkg/cel/policies/dpol/validate.go: the schedule parses with the deleting controller's own parser
-    (supercronic's cronexpr), or the admission webhook refuses the policy."""
+    (supercronic's cronexpr), or the admission webhook refuses the policy. Checked after the expressions were
+    compiled (`compiled`, handed back), in Kyverno's order."""
     from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
 
     try:
         parse_cron(policy.schedule)
+        return compiled
     except CronError as exc:
         path = "spec.schedule"
-        raise InputError(f"{policy.meta.label}: {path}: Invalid value: {json.dumps(policy.schedule)}: schedule spec "
-                         f"in the deletingPolicy is not in proper cron format: {exc}", policy.meta.source, path) from None
+        raise InputError(f"{policy.meta.label}: {path}: Invalid value: {json.dumps(policy.schedule)}: schedule "
+                         f"spec in the deletingPolicy is not in proper cron format: {exc}", policy.meta.source,
+                         path) from None

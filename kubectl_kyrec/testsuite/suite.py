@@ -404,6 +404,7 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     exceptions = policies(suite.exceptions).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.policies.classic_exceptions = list(exceptions.classic_exceptions)
+    out.policies.lines.update(exceptions.lines)
     out.resources, duplicates = first_of_each(docs(suite.resources))
     out.notices.extend(duplicates)
     out.param_objects = docs(suite.param_resources)

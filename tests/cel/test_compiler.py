@@ -15,7 +15,7 @@ CHECK = Environment([], ["object", "variables"])
 
 def compiler(*variables: tuple[str, str]) -> PolicyCompiler:
     return PolicyCompiler(ENV, CHECK, [VariableDecl(n, e) for n, e in variables], Source("p.yaml", 7),
-                          "ValidatingPolicy 'p'")
+                          "ValidatingPolicy \"p\"")
 
 
 def test_references_skip_strings_and_member_access() -> None:
@@ -47,7 +47,7 @@ def test_compile_error_names_file_field_and_column() -> None:
     with pytest.raises(InputError) as info:
         compiler().compile("object.a ==", "spec.validations[2].expression")
     text = str(info.value)
-    assert text.startswith("p.yaml:7: ValidatingPolicy 'p': spec.validations[2].expression: column ")
+    assert text.startswith("p.yaml:7: ValidatingPolicy \"p\": spec.validations[2].expression: column ")
     assert "Syntax error" in text
 
 
