@@ -26,6 +26,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.deleting_policies import DeletingPolicy
 from kubectl_kyrec.load.inputs import Inputs
 from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.model import Document
 
 T = TypeVar("T")
 
@@ -78,7 +79,8 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
         deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions))),
-        classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)])
+        classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)],
+        others=kept(policies.others, _cleanup_schedule))
     out.errors.extend(errors)
     return out
 
@@ -119,3 +121,24 @@ def _schedule(policy: DeletingPolicy, compiled: Any) -> Any:
         raise InputError(f"{policy.meta.label}: {path}: Invalid value: {json.dumps(policy.schedule)}: schedule "
                          f"spec in the deletingPolicy is not in proper cron format: {exc}", policy.meta.source,
                          path) from None
+
+
+def _cleanup_schedule(doc: Document) -> None:
+    """kk: api/kyverno/v2 cleanup_policy_types.go ValidateSchedule: a CleanupPolicy's or ClusterCleanupPolicy's
+    schedule parses with robfig/cron's ParseStandard (kyrec evaluates neither kind, but the cluster would
+    refuse the policy)."""
+    from kubectl_kyrec.golang.robfig_cron import CronSpecError, parse_standard
+    from kubectl_kyrec.load.policies import policy_label, unevaluated_kind
+
+    if unevaluated_kind(doc) not in ("CleanupPolicy", "ClusterCleanupPolicy"):
+        return
+    spec = doc.obj.get("spec")
+    schedule = spec.get("schedule") if isinstance(spec, dict) else None
+    if not isinstance(schedule, str):
+        return      # a missing or mistyped schedule is the schema's to report
+    try:
+        parse_standard(schedule)
+    except CronSpecError:
+        path = "spec.schedule"
+        raise InputError(f"{policy_label(doc.kind, doc.name)}: {path}: Invalid value: {json.dumps(schedule)}: "
+                         "schedule spec in the cleanupPolicy is not in proper cron format", doc.source, path) from None
