@@ -569,7 +569,21 @@ def kyverno_refusals(policy: ClassicPolicy) -> list[InputError]:
     """What Kyverno's policy validation refuses beyond the CRD's schema, in its order (kk:
     pkg/validation/policy/validate.go Validate: the variables first, then the kinds, then each rule's
     checks). Kyverno stops at the first; each variable problem is listed here, so all are shown at once.
-    Each error reads `Kind "name": <field>: <Kyverno's message>` and names its field."""
+    Each error reads `Kind "name": <field>: <Kyverno's message>` and names its field. Worked out once per
+    policy: the load-time validation and each classic engine of the run ask."""
+    cached = _REFUSALS.get(id(policy))
+    if cached is not None and cached[0] is policy:
+        return list(cached[1])
+    refusals = _kyverno_refusals(policy)
+    _REFUSALS[id(policy)] = (policy, tuple(refusals))
+    return refusals
+
+
+# by id(policy), with the policy kept so that its id is not reused while the entry lives
+_REFUSALS: dict[int, tuple[ClassicPolicy, tuple[InputError, ...]]] = {}
+
+
+def _kyverno_refusals(policy: ClassicPolicy) -> list[InputError]:
     from kubectl_kyrec.classic.mutate import LABELS_REFUSED, label_values_refused
     from kubectl_kyrec.classic.variable_checks import variable_problems
     from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
