@@ -10,11 +10,11 @@ Invariants (each combination below checks all of them):
 4. standard output shows no result of the refused policy (no `error` row per resource), and with `-o json`
    the document's `errors` carries the same message.
 
-Left out, with why: `apply` (its plan loads -p files through `diff`'s path, diff_inputs, which this matrix
-covers; it needs a cluster); `capture` (loads no policy files); `test` with a bad DeletingPolicy or
-ClusterCleanupPolicy schedule (Kyverno's CLI does not validate a schedule: only its admission webhook does,
-and `test` follows the CLI); `-o json` of `explain` (it has none) and of `coverage` (its document has no
-`errors` yet: the failure channel of issue 33 adds it).
+`apply` is the sixth command: its plan, against the API double of tests/kubeapi, refuses the policy and
+writes nothing (every kind of error). Left out, with why: `capture` (loads no policy files); `test` with a
+bad DeletingPolicy or ClusterCleanupPolicy schedule (Kyverno's CLI does not validate a schedule: only its
+admission webhook does, and `test` follows the CLI); `-o json` of `explain` (it has none) and of `coverage`
+(its document has no `errors` yet: the failure channel of issue 33 adds it).
 """
 
 from __future__ import annotations
@@ -210,3 +210,24 @@ def test_json_names_the_error(tmp_path: Path, case: str, command: str) -> None:
 def test_the_combinations_are_counted() -> None:
     # the note of issue 33 reports these numbers: keep them true
     assert (len(CASES), len(COMMANDS), len(COMBINATIONS), len(JSON_COMBINATIONS)) == (17, 5, 83, 49)
+    # and apply: one per kind (test_apply_plans_nothing_from_a_refused_policy), 100 combinations in all
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_apply_plans_nothing_from_a_refused_policy(tmp_path: Path, case: str) -> None:
+    """`apply -p` against a cluster (the API double of tests/kubeapi): the plan loads the files through
+    `diff`'s path and refuses the policy the same way, writing nothing."""
+    from tests.kubeapi.server import ApiServer
+
+    expected = _expected_line(tmp_path, case, "apply")
+    with ApiServer() as api:
+        for name in ("default", "kube-system"):
+            api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        api.kubeconfig(tmp_path / "kubeconfig")
+        api.clear_log()
+        result = CliRunner().invoke(cli, ["apply", "-p", str(tmp_path / "policy.yaml"), "--yes"],
+                                    env={"KUBECONFIG": str(tmp_path / "kubeconfig"),
+                                         "XDG_CACHE_HOME": str(tmp_path / "cache")})
+        assert result.exit_code == 3, (result.exit_code, result.stdout, result.stderr)
+        assert any(line.startswith("error: " + expected) for line in result.stderr.splitlines()), result.stderr
+        assert api.writes() == []
