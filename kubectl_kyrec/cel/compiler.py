@@ -13,8 +13,10 @@ Column numbers in compile errors refer to the text as written: each expression i
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compat import may_be_optional, rewrite_has, rewrite_or_value, skip_string
@@ -110,6 +112,22 @@ def _output_type_message(expect: Sequence[str]) -> str:
     return f"output is expected to be either of type {' or '.join(names)}"
 
 
+_COLLECTED: contextvars.ContextVar[list[InputError] | None] = contextvars.ContextVar("collected", default=None)
+
+
+@contextlib.contextmanager
+def collecting_errors() -> Iterator[list[InputError]]:
+    """Within, every PolicyCompiler records an expression that does not compile (its variables' too) and
+    goes on with null in its place, so one compile of a policy finds each bad expression, as Kyverno's
+    compilers return them all (a field.ErrorList); the programs made then serve nothing else."""
+    found: list[InputError] = []
+    token = _COLLECTED.set(found)
+    try:
+        yield found
+    finally:
+        _COLLECTED.reset(token)
+
+
 class PolicyCompiler:
     """Compiles the expressions of one policy against one environment, reporting errors by field."""
 
@@ -135,11 +153,20 @@ class PolicyCompiler:
         self._deps: dict[str, list[str]] = {}
         for i, var in enumerate(self._vars):
             path = f"spec.variables[{i}].expression"
-            self._check(var.expression, path)
             deps = [r.name for r in variable_references(var.expression)]
-            for dep in deps:
-                if self._index.get(dep, len(self._vars)) >= i:
-                    raise self._error(path, f"undefined field '{dep}'", 1, 1)
+            try:
+                self._check(var.expression, path)
+                for dep in deps:
+                    if self._index.get(dep, len(self._vars)) >= i:
+                        raise self._error(path, f"undefined field '{dep}'", 1, 1)
+            except InputError as exc:
+                collected = _COLLECTED.get()
+                if collected is None:
+                    raise
+                collected.append(exc)
+                # null where it is read, so that no expression reading it reports its error again
+                self._vars[i] = VariableDecl(var.name, "dyn(null)")
+                deps = []
             self._deps[var.name] = deps
 
     def _error(self, path: str, message: str, line: int, column: int) -> InputError:
@@ -174,7 +201,18 @@ class PolicyCompiler:
         return list(dict.fromkeys(self._deps.get(name, [])))
 
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
-        """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
+        """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is).
+        Within collecting_errors, an expression that does not compile is recorded and stands as null."""
+        try:
+            return self._compile(text, path, expect)
+        except InputError as exc:
+            collected = _COLLECTED.get()
+            if collected is None:
+                raise
+            collected.append(exc)
+            return self.env.compile("dyn(null)")
+
+    def _compile(self, text: str, path: str, expect: Sequence[str]) -> Program:
         text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
         self._check(text, path)
         needed = self._needed(text, path)

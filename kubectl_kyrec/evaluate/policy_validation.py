@@ -33,6 +33,7 @@ T = TypeVar("T")
 
 def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     """The set without the policies Kyverno would refuse, their problems added to its errors (located)."""
+    from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
@@ -54,12 +55,24 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     def kept(items: Sequence[T], check: Callable[[T], Any]) -> list[T]:
         out = []
         for item in items:
-            try:
-                check(item)
-            except InputError as exc:
-                errors.append(policies.locate(exc))
+            with collecting_errors() as found:
+                try:
+                    check(item)
+                except InputError as exc:
+                    found.append(exc)
+                except Exception:
+                    # null in place of a bad expression may trip what follows: the errors found say enough
+                    if not found:
+                        raise
+            if not found:
+                out.append(item)
                 continue
-            out.append(item)
+            # one error per field: an autogen variant repeats its policy's expressions
+            fields: set[str] = set()
+            for error in found:
+                if (error.field or error.message) not in fields:
+                    fields.add(error.field or error.message)
+                    errors.append(policies.locate(error))
         return out
 
     exc_env, exc_check = envs.get("PolicyException")
@@ -86,6 +99,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
 
 
 def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[InputError]) -> bool:
+    from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.evaluate.classic_cel import compile_cel_rule
     from kubectl_kyrec.evaluate.classic_validating import kyverno_refusals
 
@@ -93,10 +107,15 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
     if not found:
         for rule in policy.rules:
             if rule.type == "validate" and rule.validate_kind == "cel":
-                try:
-                    compile_cel_rule(policy, rule, envs)
-                except InputError as exc:
-                    found.append(exc)
+                with collecting_errors() as bad:
+                    try:
+                        compile_cel_rule(policy, rule, envs)
+                    except InputError as exc:
+                        bad.append(exc)
+                    except Exception:
+                        if not bad:     # null in place of a bad expression may trip what follows
+                            raise
+                found.extend(bad)
     errors.extend(policies.locate(e) for e in found)
     return bool(found)
 
