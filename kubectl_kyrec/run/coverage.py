@@ -54,6 +54,7 @@ class CoverageResult:
 
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.load.exclusions import load_exclusions
     from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
@@ -63,7 +64,7 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     from kubectl_kyrec.run.select import nothing_selected, selects_any
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
-    inputs = source.read()
+    inputs = validated_inputs(source.read(), options.now)
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,

@@ -89,10 +89,12 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
 
 def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     """`diff` on what a source read (`apply` plans from the same result, over the same scope)."""
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds, selects_any
 
     selection = options.selection
     check_policy_names(selection.policy_names, inputs.policies)
+    inputs = validated_inputs(inputs, options.now)
     if selection.kinds:
         selection = dataclasses.replace(selection, kinds=resolve_kinds(selection.kinds, inputs.kinds, inputs.subjects))
         options = dataclasses.replace(options, selection=selection)

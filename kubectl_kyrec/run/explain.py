@@ -61,6 +61,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
     from kubectl_kyrec.run.select import (
@@ -74,6 +75,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
+    inputs = validated_inputs(inputs, now)
     documents = inputs.subjects
     kinds = options.selection.kinds
     name = ""
