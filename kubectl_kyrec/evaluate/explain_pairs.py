@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Result
+from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
@@ -51,10 +51,15 @@ class ExplainOutcome:
 
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
-                  namespaces_from: Sequence[Document] | None = None) -> ExplainOutcome:
+                  namespaces_from: Sequence[Document] | None = None,
+                  generated: Sequence[Result] = ()) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
-    narrowed to a picked subject (default: `resources`, as in run_eval)."""
+    narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the results of the
+    run's classic generate rules (run/generate.py, as eval lists them), which their policies' trees end in."""
     out = ExplainOutcome()
+    generated_for: dict[Ref, list[Result]] = {}
+    for r in generated:
+        generated_for.setdefault(r.subject, []).append(r)
     envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
     classic = classic_evaluator(policies, state, kinds, envs, options)
@@ -89,9 +94,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     for r in chained.results if chained is not None else ():
         mutation_results.setdefault(id(r.subject), []).append(r)
     for index, subject in enumerate(subjects):
+        mine = mutation_results.get(id(subject.ref), [])
         if chained is not None:
             admitted_as = chained.admissions[index]
-            mine = mutation_results.get(id(subject.ref), [])
             # (the defaults alone are no policy's doing: listed in eval -o json, not given a tree of their own)
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
@@ -110,7 +115,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for ip in images:
             out.explanations.append(explain_image_validating(ip, ctx))
         if classic is not None:
-            _explain_classic(classic, ctx, out)
+            # a mutate rule's results are the admission chain's, a generate rule's the generate run's
+            _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
@@ -158,9 +164,11 @@ class _Recorder:
         return self.engine.mutate(ctx)
 
 
-def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome) -> None:
+def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome,
+                     others: Sequence[Result]) -> None:
     """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
-    policy's tree ends in its results."""
+    policy's tree ends in its results and in those of `others` (the subject's results from the other
+    engines: mutate and generate rules) that are the policy's."""
     from kubectl_kyrec.classic.trace import Trace
     from kubectl_kyrec.evaluate.explain_classic import explain_classic
 
@@ -169,7 +177,7 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
     trace = Trace()
     classic.core.trace = trace
     try:
-        results = [r for r, _ in classic.evaluate(ctx)]
+        results = [*(r for r, _ in classic.evaluate(ctx)), *others]
     finally:
         classic.core.trace = None
     for compiled in classic.compiled:

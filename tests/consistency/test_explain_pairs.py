@@ -1,0 +1,121 @@
+"""Consistency matrix, leg (c) of issue 33: `explain` vs `eval` for every pair of policy kinds loaded together.
+
+testdata/consistency/kinds/ holds one small file per kind kyrec evaluates (the CEL kinds, ValidatingAdmission-
+and MutatingAdmissionPolicy with their bindings, ClusterPolicy and Policy with each rule type, and each
+PolicyException kind with the policy it exempts a Pod from); testdata/consistency/resources.yaml the
+subjects: a Namespace, two Pods and a ConfigMap (each matched by some kinds; a Pod and the ConfigMap share a
+name) and a Service no kind matches. For every unordered pair of those files, on the same inputs:
+
+- neither `eval` nor `explain` exits 70;
+- `explain -o json`'s results (policy, subject, rule, result, message) are `eval -o json`'s, and so are its
+  errors; each tree's `result` nodes say what its results are;
+- `explain KIND/NAME` for each subject gives exactly eval's results for that subject, the Service none.
+
+DeletingPolicies are the one difference by design: `eval` does not evaluate them (it says so in a notice) and
+`explain` shows the verdict of their next scheduled run, as `test` gives it; their results are checked apart.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.errors import ExitCode
+from kubectl_kyrec.load.policies import DELETING_KINDS
+
+DATA = Path(__file__).resolve().parents[2] / "testdata" / "consistency"
+KINDS = sorted((DATA / "kinds").glob("*.yaml"))
+RESOURCES = DATA / "resources.yaml"
+PAIRS = list(itertools.combinations(KINDS, 2))
+NOW = ["--now", "2026-08-01T00:00:00Z"]
+# the subjects of resources.yaml as `explain` picks them (-n for the namespaced ones)
+SUBJECTS = (("Namespace", "", "team"), ("Pod", "team", "web"), ("Pod", "team", "legacy"),
+            ("ConfigMap", "team", "web"), ("Service", "team", "lonely"))
+UNMATCHED = ("Service", "team", "lonely")
+# what explain draws that is not a policy's result of its own: the admission of a manifest, whose results are
+# the mutating policies' (their own trees give them too)
+ADMISSION = "Admission"
+
+Row = tuple[str, str, str, str, str, str, str]
+
+
+def kyrec(*args: str) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code != ExitCode.INTERNAL, f"{' '.join(args)}\n{result.stderr}"
+    assert result.exit_code in (ExitCode.CLEAN, ExitCode.FINDINGS), f"{' '.join(args)}\n{result.output}"
+    return result.exit_code, json.loads(result.stdout)
+
+
+def policy_args(files: Sequence[Path]) -> list[str]:
+    return [arg for f in files for arg in ("-p", str(f))]
+
+
+def _subject(ref: Mapping[str, Any]) -> tuple[str, str, str]:
+    return ref["kind"], ref.get("namespace") or "", ref["name"]
+
+
+def eval_rows(document: Mapping[str, Any]) -> list[Row]:
+    return sorted((r["policy"], *_subject(r["subject"]), r["rule"], r["result"], r["message"])
+                  for r in document["results"])
+
+
+def explain_rows(document: Mapping[str, Any], *, deleting: bool = False) -> list[Row]:
+    """The results of explain's trees (the admission trees left out: they repeat the mutating policies'
+    results); `deleting`: the DeletingPolicies' trees only, else all others."""
+    return sorted((e["policy"], *_subject(e["subject"]), r["rule"], r["result"], r["message"])
+                  for e in document["explanations"] if e["policyKind"] != ADMISSION
+                  and (e["policyKind"] in DELETING_KINDS) == deleting for r in e["results"])
+
+
+def _leaves(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if node["name"] == "result":
+        return [node]
+    return [leaf for child in node.get("children", ()) for leaf in _leaves(child)]
+
+
+def assert_trees_say_their_results(document: Mapping[str, Any]) -> None:
+    for e in document["explanations"]:
+        said = [leaf.get("outcome") for leaf in _leaves(e["tree"]) if leaf.get("outcome") != "none"]
+        assert said == [r["result"] for r in e["results"]], (e["policy"], e["subject"])
+
+
+def test_the_matrix_covers_every_kind() -> None:
+    """22 fixtures (12 CEL kinds with the admission policies, 8 classic kind x rule type, 2 exception kinds):
+    231 pairs."""
+    assert len(KINDS) == 22
+    assert len(PAIRS) == 231
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: "+".join(p.stem for p in pair))
+def test_explain_gives_evals_results(pair: tuple[Path, Path]) -> None:
+    inputs = [*policy_args(pair), "-r", str(RESOURCES), *NOW, "-o", "json"]
+    _, evaluated = kyrec("eval", *inputs)
+    code, explained = kyrec("explain", *inputs)
+    assert code == ExitCode.CLEAN       # explain finds nothing: it explains
+    assert explained["errors"] == evaluated["errors"]
+    want = eval_rows(evaluated)
+    assert explain_rows(explained) == want
+    assert not [r for r in want if r[1:4] == UNMATCHED]
+    assert_trees_say_their_results(explained)
+    # the DeletingPolicies: no result from eval (a notice says why), their next run's verdict from explain
+    deleting = explain_rows(explained, deleting=True)
+    if any("deleting" in p.stem for p in pair):
+        assert deleting
+        assert any("DeletingPolicy(ies) not evaluated by eval" in n for n in evaluated["notices"])
+    else:
+        assert not deleting
+    # each subject picked alone: eval's results for it, nothing of another subject of the same name
+    for kind, namespace, name in SUBJECTS:
+        where = ["-n", namespace] if namespace else []
+        _, picked = kyrec("explain", *inputs, f"{kind}/{name}", *where)
+        subject = (kind, namespace, name)
+        assert {_subject(e["subject"]) for e in picked["explanations"]} <= {subject}
+        assert explain_rows(picked) == [r for r in want if r[1:4] == subject], subject
+        assert_trees_say_their_results(picked)
