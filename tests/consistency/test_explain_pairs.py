@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.errors import ExitCode
 from kubectl_kyrec.load.policies import DELETING_KINDS
+from tests.realapi.fixture import RealServer
 
 DATA = Path(__file__).resolve().parents[2] / "testdata" / "consistency"
 KINDS = sorted((DATA / "kinds").glob("*.yaml"))
@@ -46,8 +49,8 @@ ADMISSION = "Admission"
 Row = tuple[str, str, str, str, str, str, str]
 
 
-def kyrec(*args: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(cli, list(args))
+def kyrec(*args: str, env: Mapping[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(cli, list(args), env=env)
     assert result.exit_code != ExitCode.INTERNAL, f"{' '.join(args)}\n{result.stderr}"
     assert result.exit_code in (ExitCode.CLEAN, ExitCode.FINDINGS), f"{' '.join(args)}\n{result.output}"
     return result.exit_code, json.loads(result.stdout)
@@ -117,5 +120,58 @@ def test_explain_gives_evals_results(pair: tuple[Path, Path]) -> None:
         _, picked = kyrec("explain", *inputs, f"{kind}/{name}", *where)
         subject = (kind, namespace, name)
         assert {_subject(e["subject"]) for e in picked["explanations"]} <= {subject}
+        assert explain_rows(picked) == [r for r in want if r[1:4] == subject], subject
+        assert_trees_say_their_results(picked)
+
+
+def test_a_generating_policy_beside_a_classic_generate_rule() -> None:
+    """Issue 33 item 3 as reported: a GeneratingPolicy and a ClusterPolicy generate rule loaded together, a
+    Namespace the GeneratingPolicy matches and one its matchCondition leaves out, each picked alone: explain
+    exited 70 (the classic rule compiled as a GeneratingPolicy)."""
+    gpol = DATA.parent / "explain" / "generatingpolicy"
+    inputs = ["-p", str(gpol / "policy.yaml"), "-p", str(DATA / "kinds" / "clusterpolicy-generate.yaml"),
+              "-r", str(gpol / "resources.yaml"), *NOW, "-o", "json"]
+    _, evaluated = kyrec("eval", *inputs)
+    want = eval_rows(evaluated)
+    for namespace, generated in (("shop", True), ("kube-extra", False)):
+        _, picked = kyrec("explain", *inputs, f"Namespace/{namespace}")
+        rows = explain_rows(picked)
+        assert rows == [r for r in want if r[1:4] == ("Namespace", "", namespace)]
+        assert [r[0] for r in rows] == (["cpol-generate-netpol", "team-config"] if generated
+                                        else ["cpol-generate-netpol"])
+        assert_trees_say_their_results(picked)
+
+
+# the pairs run again on the real API server through --live: the item 3 pair, and two mixes of a classic and
+# a CEL kind (in a namespace of the test's own: the server is shared by the session)
+LIVE_PAIRS = (("clusterpolicy-generate", "generatingpolicy"), ("clusterpolicy-verifyimages", "imagevalidatingpolicy"),
+              ("policy-validate", "validatingadmissionpolicy"))
+
+
+def _in_namespace(text: str, namespace: str) -> str:
+    """A fixture's text with the namespace `team` renamed."""
+    return re.sub(r"^(\s*(?:namespace|name): )team$", rf"\g<1>{namespace}", text, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize("pair", LIVE_PAIRS, ids="+".join)
+def test_explain_live_gives_evals_results(pair: tuple[str, str], realapi: RealServer, tmp_path: Path) -> None:
+    namespace = realapi.unique("pairs")
+    resources = _in_namespace(RESOURCES.read_text(), namespace)
+    realapi.seed(*(d for d in yaml.safe_load_all(resources) if d))
+    files = []
+    for stem in pair:
+        path = tmp_path / f"{stem}.yaml"
+        path.write_text(_in_namespace((DATA / "kinds" / f"{stem}.yaml").read_text(), namespace))
+        files.append(path)
+    env = {"KUBECONFIG": str(realapi.kubeconfig), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    inputs = [*policy_args(files), "--live", *NOW, "-o", "json"]
+    # -n: the shared server holds other tests' objects (the Namespace itself is a trigger of the generate rules)
+    _, evaluated = kyrec("eval", *inputs, "-n", namespace, env=env)
+    want = eval_rows(evaluated)
+    assert want, "each live pair gives results"
+    for kind, where, name in SUBJECTS:
+        subject = (kind, namespace if where else "", namespace if kind == "Namespace" else name)
+        picked_args = [f"{kind}/{subject[2]}", *(["-n", namespace] if where else [])]
+        _, picked = kyrec("explain", *inputs, *picked_args, env=env)
         assert explain_rows(picked) == [r for r in want if r[1:4] == subject], subject
         assert_trees_say_their_results(picked)
