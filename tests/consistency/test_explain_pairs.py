@@ -132,6 +132,10 @@ def assert_explain_gives_evals_results(files: Sequence[Path]) -> None:
     assert explain_rows(explained) == want
     assert not [r for r in want if r[1:4] == UNMATCHED]
     assert_trees_say_their_results(explained)
+    # what the admission trees say the mutating policies did, their own trees say too
+    admitted = [(*_subject(e["subject"]), r["rule"], r["result"], r["message"])
+                for e in explained["explanations"] if e["policyKind"] == ADMISSION for r in e["results"]]
+    assert {row[1:] for row in want} >= set(admitted)
     # the DeletingPolicies: no result from eval (a notice says why), their next run's verdict from explain
     deleting = explain_rows(explained, deleting=True)
     if any("deleting" in p.stem for p in files):
