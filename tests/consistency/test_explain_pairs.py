@@ -9,7 +9,8 @@ name) and a Service no kind matches. For every unordered pair of those files, on
 - neither `eval` nor `explain` exits 70;
 - `explain -o json`'s results (policy, subject, rule, result, message) are `eval -o json`'s, and so are its
   errors; each tree's `result` nodes say what its results are;
-- `explain KIND/NAME` for each subject gives exactly eval's results for that subject, the Service none.
+- `explain KIND/NAME` for each subject gives exactly eval's results for that subject, the Service none;
+- the same with the subjects as a state (--state, objects read from a cluster: not admitted).
 
 DeletingPolicies are the one difference by design: `eval` does not evaluate them (it says so in a notice) and
 `explain` shows the verdict of their next scheduled run, as `test` gives it; their results are checked apart.
@@ -114,6 +115,19 @@ def test_each_kind_gives_results(kind: Path) -> None:
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: "+".join(p.stem for p in pair))
 def test_explain_gives_evals_results(pair: tuple[Path, Path]) -> None:
     assert_explain_gives_evals_results(pair)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda pair: "+".join(p.stem for p in pair))
+def test_explain_gives_evals_results_on_a_state(pair: tuple[Path, Path]) -> None:
+    """The same subjects as objects read from a cluster (--state): not admitted, so no mutating policy
+    answers, in eval as in explain."""
+    inputs = [*policy_args(pair), "--state", str(RESOURCES), *NOW, "-o", "json"]
+    _, evaluated = kyrec("eval", *inputs)
+    code, explained = kyrec("explain", *inputs)
+    assert code == ExitCode.CLEAN
+    assert explained["errors"] == evaluated["errors"]
+    assert explain_rows(explained) == eval_rows(evaluated)
+    assert_trees_say_their_results(explained)
 
 
 def test_every_kind_at_once() -> None:
