@@ -185,6 +185,27 @@ def test_a_generating_policy_beside_a_classic_generate_rule() -> None:
         assert_trees_say_their_results(picked)
 
 
+@pytest.mark.parametrize("where", ["-r", "--state"])
+def test_an_exception_for_every_kind(where: str) -> None:
+    """Every kind loaded with PolicyExceptions (CEL and kyverno.io/v2) exempting its subject `web` (and the
+    Namespace from the classic generate rule): explain's skips are eval's, for every kind."""
+    files = [f for f in KINDS if "exception" not in f.stem]
+    inputs = [*policy_args(files), "-e", str(DATA / "exceptions-all.yaml"), where, str(RESOURCES), *NOW, "-o", "json"]
+    _, evaluated = kyrec("eval", *inputs)
+    _, explained = kyrec("explain", *inputs)
+    assert explained["errors"] == evaluated["errors"]
+    want = eval_rows(evaluated)
+    assert explain_rows(explained) == want
+    assert_trees_say_their_results(explained)
+    skipped = {r[0] for r in want if r[5] == "skip"}
+    # every policy with a result is exempted somewhere (the mutating ones only where manifests are admitted),
+    # but the admission policies (no Kyverno exception applies to them) and the GeneratingPolicy (its one
+    # trigger, the Namespace, is not named web)
+    assert skipped == {r[0] for r in want} - {"vap-app-label", "map-env", "gpol-team-config"}
+    mutating = {"mpol-stamp", "team/nmpol-tier", "cpol-mutate-owner", "team/pol-mutate-note"}
+    assert mutating & skipped == (mutating if where == "-r" else set())
+
+
 # the pairs run again on the real API server through --live: the item 3 pair, and two mixes of a classic and
 # a CEL kind (in a namespace of the test's own: the server is shared by the session)
 LIVE_PAIRS = (("clusterpolicy-generate", "generatingpolicy"), ("clusterpolicy-verifyimages", "imagevalidatingpolicy"),
