@@ -44,14 +44,16 @@ _STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting us
 
 
 def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: SubjectContext,
-                    results: Sequence[Result], trace: Trace | None = None) -> Explanation:
+                    results: Sequence[Result], trace: Trace | None = None,
+                    rule_types: Sequence[str] = ()) -> Explanation:
     """`results`: eval's results for this policy and subject: the evaluator's (ClassicEvaluator.evaluate:
     validate and verifyImages rules), the admission chain's (mutate rules) and the generate run's (generate
-    rules); `trace`: what the engine recorded in the evaluation (none: the rules are shown as written only)."""
+    rules); `trace`: what the engine recorded in the evaluation (none: the rules are shown as written only);
+    `rule_types`: only the rules of these types (a generate trigger no other rule is evaluated on)."""
     meta = policy.meta
     facts = evaluator.request_facts(ctx)
     root = Node(f"{meta.kind} {meta.key}")
-    rules = compute_rules(policy, facts.kind)
+    rules = [r for r in compute_rules(policy, facts.kind) if not rule_types or r.type in rule_types]
     # in the order of the rules, as the tree shows them: the results come from several engines
     order = {rule.name: i for i, rule in enumerate(rules)}
     done = Explanation(meta.key, meta.kind, ctx.subject.ref, root,

@@ -36,10 +36,11 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result
+from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
+    from kubectl_kyrec.evaluate.generating import TriggerOutcome
 
 
 @dataclass
@@ -52,14 +53,18 @@ class ExplainOutcome:
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
                   namespaces_from: Sequence[Document] | None = None,
-                  generated: Sequence[Result] = ()) -> ExplainOutcome:
+                  generated: Sequence[TriggerOutcome] = ()) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
-    narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the results of the
-    run's classic generate rules (run/generate.py, as eval lists them), which their policies' trees end in."""
+    narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the outcomes of the
+    run's classic generate rules (run/generate.py, as eval lists them), whose results their policies' trees
+    end in."""
     out = ExplainOutcome()
     generated_for: dict[Ref, list[Result]] = {}
-    for r in generated:
-        generated_for.setdefault(r.subject, []).append(r)
+    triggers: dict[Ref, Subject] = {}
+    for o in generated:
+        triggers[o.trigger.ref] = o.trigger
+        if o.result is not None:
+            generated_for.setdefault(o.trigger.ref, []).append(o.result)
     envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
     classic = classic_evaluator(policies, state, kinds, envs, options)
@@ -122,6 +127,18 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             for dp in deleting:
                 out.explanations.append(explain_deleting(dp, deleting_ctx, options.now))
     if classic is not None:
+        # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
+        # keeps as eval's does): the trees of its generate rules, ending in their results
+        from kubectl_kyrec.evaluate.explain_classic import explain_classic
+
+        explained = {s.ref for s in subjects}
+        for ref in [ref for ref in generated_for if ref not in explained]:
+            ctx = subject_context(triggers[ref], namespaces, options)
+            for unit in classic.compiled:
+                policy = unit.policy
+                mine = [r for r in generated_for[ref] if r.policy == policy.meta.key and r.source == policy.source_kind]
+                if mine:
+                    out.explanations.append(explain_classic(classic, policy, ctx, mine, rule_types=("generate",)))
         out.notices.extend(classic.notices)
     return out
 

@@ -106,8 +106,8 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         generated = generate_for_inputs(inputs, now=now, selection=selection)
     # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic_generate.py): each
     # drawn by its own kind's tree
-    classic_generated = [o.result for o in generated.outcomes if o.result is not None
-                         and o.policy.meta.kind not in GENERATING_KINDS] if generated is not None else []
+    classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
+                         and (not name or o.trigger.ref.name == name)] if generated is not None else []
     libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
                             libraries=libraries, options=eval_options, namespaces_from=namespaces_from,

@@ -136,6 +136,19 @@ def test_every_kind_at_once() -> None:
     assert_explain_gives_evals_results(KINDS)
 
 
+@pytest.mark.parametrize("where", ["-r", "--state"])
+def test_every_kind_at_once_in_a_namespace(where: str) -> None:
+    """-n team: the generate rules still see the Namespace team itself as a trigger (run/generate.py's
+    filter), in eval and so in explain, whose classic trees missed it."""
+    inputs = [*policy_args(KINDS), where, str(RESOURCES), "-n", "team", *NOW, "-o", "json"]
+    _, evaluated = kyrec("eval", *inputs)
+    _, explained = kyrec("explain", *inputs)
+    want = eval_rows(evaluated)
+    assert explain_rows(explained) == want
+    assert {r[0] for r in want if r[1:4] == ("Namespace", "", "team")} == {"cpol-generate-netpol", "gpol-team-config"}
+    assert_trees_say_their_results(explained)
+
+
 def assert_explain_gives_evals_results(files: Sequence[Path]) -> None:
     inputs = [*policy_args(files), "-r", str(RESOURCES), *NOW, "-o", "json"]
     _, evaluated = kyrec("eval", *inputs)
@@ -178,6 +191,7 @@ def test_a_generating_policy_beside_a_classic_generate_rule() -> None:
     want = eval_rows(evaluated)
     for namespace, generated in (("shop", True), ("kube-extra", False)):
         _, picked = kyrec("explain", *inputs, f"Namespace/{namespace}")
+        assert {_subject(e["subject"]) for e in picked["explanations"]} == {("Namespace", "", namespace)}
         rows = explain_rows(picked)
         assert rows == [r for r in want if r[1:4] == ("Namespace", "", namespace)]
         assert [r[0] for r in rows] == (["cpol-generate-netpol", "team-config"] if generated
