@@ -33,7 +33,7 @@ def capture_target(value: str | None) -> str | None:
 
 
 @click.command("capture")
-@flags.policy
+@flags.live_policy
 @flags.exception
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Leave reports out.")
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
@@ -88,14 +88,15 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
         from kubectl_kyrec.run.capture_state import run_kubescape_capture
 
-        ks_source = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
-                                        progress=terminal_progress())
+        ks_source = KubescapeLiveSource(connection_options(kube, offline=False),
+                                        namespace=str(kube.get("namespace") or ""), progress=terminal_progress())
         captured = run_kubescape_capture(ks_source)
         write_output(OutputSpec(OutputFormat.JSON, output_path), captured.text())
         exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
-    source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True)
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True,
+                         offline=False)
     result = run_capture(source, include_secret_values=include_secret_values)
     if result.secrets:
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "

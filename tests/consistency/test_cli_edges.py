@@ -61,3 +61,51 @@ def test_version_lists_every_api_version_and_kind_read() -> None:
     text = _words(CliRunner().invoke(cli, ["version"], env={"COLUMNS": "80"}).stdout)
     for api, kinds in doc["kinds"].items():
         assert f"{api}: {', '.join(kinds)}" in text, api
+
+
+# ---- c) each command's help and errors name only what it accepts ---------------------------------------------
+
+LIVE_ONLY = ("apply", "capture")
+
+
+def _closed_port_kubeconfig(tmp_path: Path) -> str:
+    import socket
+
+    with socket.socket() as s:          # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "kubeconfig"
+    path.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{token: x}}}}]
+contexts: [{{name: ctx, context: {{cluster: c, user: u}}}}]
+current-context: ctx
+""")
+    return str(path)
+
+
+@pytest.mark.parametrize("command", LIVE_ONLY)
+def test_live_only_commands_help_names_no_state(command: str) -> None:
+    text = CliRunner().invoke(cli, [command, "--help"]).stdout
+    assert "--state" not in text.replace("kubectl kyrec diff -p policies/ --state", ""), text
+
+
+@pytest.mark.parametrize("command", ["apply", "capture", "diff", "coverage"])
+def test_connection_refused_suggests_state_only_where_it_is_accepted(command: str, tmp_path: Path) -> None:
+    args = [command, "--kubeconfig", _closed_port_kubeconfig(tmp_path)]
+    if command == "apply":
+        args.append("--dry-run=server")
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 5, result.output
+    assert "connection refused; check the network" in result.stderr
+    assert ("--state" in result.stderr) is (command not in LIVE_ONLY), result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["apply", "capture", "diff"])
+def test_a_missing_kubeconfig_suggests_state_only_where_it_is_accepted(command: str, tmp_path: Path) -> None:
+    args = [command, "--kubeconfig", str(tmp_path / "absent")] + (["--dry-run=server"] if command == "apply" else [])
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 5 and "no kubeconfig found" in result.stderr
+    assert ("--state" in result.stderr) is (command not in LIVE_ONLY), result.stderr
