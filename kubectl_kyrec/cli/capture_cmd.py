@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags, write_output
 from kubectl_kyrec.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.run.capture_state import CaptureResult
 
 
 def capture_target(value: str | None) -> str | None:
@@ -91,7 +96,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         ks_source = KubescapeLiveSource(connection_options(kube, offline=False),
                                         namespace=str(kube.get("namespace") or ""), progress=terminal_progress())
         captured = run_kubescape_capture(ks_source)
-        write_output(OutputSpec(OutputFormat.JSON, output_path), captured.text())
+        _write(captured, output_path)
         exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
@@ -101,5 +106,14 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     if result.secrets:
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
                    "in clear; keep it as secret as the cluster's Secrets", err=True)
-    write_output(OutputSpec(OutputFormat.JSON, output_path), result.text())
+    _write(result, output_path)
     exit_with(result.exit_code, unreadable=result.unreadable)
+
+
+def _write(result: CaptureResult, output_path: str | None) -> None:
+    """The List to stdout or the file; written to a file, the summary line every command prints then."""
+    from kubectl_kyrec.cli.ci_outputs import files_only_summary
+
+    spec = OutputSpec(OutputFormat.JSON, output_path)
+    write_output(spec, result.text())
+    files_only_summary("kyrec capture", result.counts, [spec])

@@ -109,3 +109,39 @@ def test_a_missing_kubeconfig_suggests_state_only_where_it_is_accepted(command: 
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 5 and "no kubeconfig found" in result.stderr
     assert ("--state" in result.stderr) is (command not in LIVE_ONLY), result.stderr
+
+
+# ---- d) a capture to a file and --write-baseline say what they wrote, where ----------------------------------
+
+def test_capture_to_a_file_prints_the_summary_line(tmp_path: Path) -> None:
+    from tests.cluster.test_live_cli import POLICY, kyrec
+    from tests.kubeapi.server import ApiServer
+
+    with ApiServer() as api:
+        for name in ("default", "team-a"):
+            api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        api.kubeconfig(tmp_path / "kubeconfig")
+        target = tmp_path / "state.json"
+        result = kyrec(api, tmp_path, "capture", "-p", POLICY, "-o", f"json={target}")
+        assert result.exit_code == 0, result.stderr
+        doc = json.loads(target.read_text())
+        listed = len(json.loads(doc["metadata"]["annotations"]["kyrec.io/listed"]))
+        # the README's line: what was found, in the command's own words, and where it went
+        assert result.stderr.splitlines()[-1] == (
+            f"kyrec capture: {len(doc['items'])} objects, {listed} kinds listed; wrote {target}")
+        # to stdout, the List alone and no summary (stdout says it all)
+        to_stdout = kyrec(api, tmp_path, "capture", "-p", POLICY)
+        assert "kyrec capture:" not in to_stdout.stderr and json.loads(to_stdout.stdout)["kind"] == "List"
+
+
+def test_write_baseline_says_where_the_baseline_went(tmp_path: Path) -> None:
+    baseline = tmp_path / "kyrec-baseline.json"
+    first = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", RESOURCES, "--write-baseline", str(baseline)])
+    assert first.exit_code == 1 and baseline.exists()
+    assert f"baseline: wrote 2 eval entries to {baseline}" in first.stderr.splitlines()
+    second = CliRunner().invoke(cli, ["diff", "--state", STATE, "--write-baseline", str(baseline), "-o",
+                                      f"json={tmp_path / 'diff.json'}"])
+    entries = json.loads(baseline.read_text())["entries"]
+    own = sum(e["command"] == "diff" for e in entries)
+    assert f"baseline: wrote {own} diff entries to {baseline} (2 of other commands kept)" in \
+        second.stderr.splitlines()
