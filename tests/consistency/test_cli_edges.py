@@ -145,3 +145,20 @@ def test_write_baseline_says_where_the_baseline_went(tmp_path: Path) -> None:
     own = sum(e["command"] == "diff" for e in entries)
     assert f"baseline: wrote {own} diff entries to {baseline} (2 of other commands kept)" in \
         second.stderr.splitlines()
+
+
+# ---- e) test with no suites: a notice and 0, or 3 with --require-tests ----------------------------------------
+
+def test_no_suites_is_a_notice_in_every_output_and_require_tests_refuses(tmp_path: Path) -> None:
+    plain = CliRunner().invoke(cli, ["test", str(tmp_path), "-o", "json"])
+    assert plain.exit_code == 0
+    notice = f"no kyverno-test.yaml found below {tmp_path}"
+    # the document says so too: a script reading it must not take `0 passed, 0 failed` for a clean run
+    assert json.loads(plain.stdout)["notices"] == [notice]
+    assert plain.stderr.splitlines() == [f"notice: {notice}"]
+    # 3, not 1 (errors.py): the paths hold nothing to check, an input error as an empty -r is; 1 says rows
+    # were checked and failed. One line, starting with the path, as every input error does.
+    required = CliRunner().invoke(cli, ["test", str(tmp_path), "--require-tests"])
+    assert required.exit_code == 3
+    assert required.stderr.splitlines() == [
+        f"error: {tmp_path}: no kyverno-test.yaml found (--require-tests: nothing would be checked)"]
