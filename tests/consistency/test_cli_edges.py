@@ -162,3 +162,40 @@ def test_no_suites_is_a_notice_in_every_output_and_require_tests_refuses(tmp_pat
     assert required.exit_code == 3
     assert required.stderr.splitlines() == [
         f"error: {tmp_path}: no kyverno-test.yaml found (--require-tests: nothing would be checked)"]
+
+
+# ---- f) kyrec's own outputs inside an -r directory are no resources -------------------------------------------
+
+def test_outputs_written_into_an_r_directory_are_passed_over_on_the_next_run(tmp_path: Path) -> None:
+    import shutil
+
+    manifests = tmp_path / "manifests"
+    shutil.copytree(RESOURCES, manifests)
+    outputs = ["-o", f"json={manifests / 'out.json'}", "-o", f"yaml={manifests / 'out.yaml'}",
+               "-o", f"sarif={manifests / 'kyrec.sarif.json'}", "--write-baseline", str(manifests / 'base.json')]
+    first = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", str(manifests), *outputs])
+    assert first.exit_code == 1, first.stderr
+    before = json.loads((manifests / "out.json").read_text())
+    # the same command again: the outputs are neither read as resources nor refused as inputs
+    again = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", str(manifests), *outputs])
+    assert again.exit_code == 1, again.stderr
+    after = json.loads((manifests / "out.json").read_text())
+    assert after["results"] == before["results"] and after["summary"] == before["summary"]
+    notice = next(n for n in after["notices"] if "kyrec's own output" in n)
+    for name, what in (("out.json", "kyrec/v1 EvalResult"), ("out.yaml", "kyrec/v1 EvalResult"),
+                       ("kyrec.sarif.json", "SARIF log"), ("base.json", "kyrec/v1 Baseline")):
+        assert f"{manifests / name} ({what})" in notice, name
+    assert f"notice: {notice}" in again.stderr.splitlines()
+    # a manifest of the user's below the directory is still refused as an output target
+    refused = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", str(manifests), "-o",
+                                       f"json={manifests / 'workloads.yaml'}"])
+    assert refused.exit_code == 2
+
+
+def test_an_output_named_as_a_resource_file_is_an_input_error(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", RESOURCES, "-o", f"json={out}"])
+    result = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", str(out)])
+    assert result.exit_code == 3
+    assert result.stderr.splitlines() == [
+        f"error: {out}:1: this is kyrec's own output (kyrec/v1 EvalResult), not a manifest: give -r the manifests"]
