@@ -199,3 +199,58 @@ def test_an_output_named_as_a_resource_file_is_an_input_error(tmp_path: Path) ->
     assert result.exit_code == 3
     assert result.stderr.splitlines() == [
         f"error: {out}:1: this is kyrec's own output (kyrec/v1 EvalResult), not a manifest: give -r the manifests"]
+
+
+# ---- g) --base-policy: failing results keep failing; --only-changes counts the change alone ------------------
+
+def _policies(tmp_path: Path, name: str, limit: str) -> str:
+    """The example policies with limit-memory's limit set to `limit` (batch asks for 4Gi)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for policy in (EXAMPLES / "policies").iterdir():
+        (folder / policy.name).write_text(policy.read_text().replace("quantity('2Gi')", f"quantity('{limit}')"))
+    return str(folder)
+
+
+def _eval_change(head: str, base: str, *more: str) -> tuple[int, dict, str]:
+    result = CliRunner().invoke(cli, ["eval", "-p", head, "--base-policy", base, "-r", RESOURCES, *more])
+    as_json = "-o" in more
+    flags = [m for m in more if m not in ("-o", "json")]
+    table = CliRunner().invoke(cli, ["eval", "-p", head, "--base-policy", base, "-r", RESOURCES, *flags])
+    assert table.exit_code == result.exit_code         # the table and the document agree
+    return result.exit_code, json.loads(result.stdout)["impact"] if as_json else {}, table.stdout
+
+
+def test_failing_results_keep_failing_a_base_policy_run(tmp_path: Path) -> None:
+    same = _policies(tmp_path, "same", "2Gi")
+    # no change, two failing results (batch): exit 1 as without --base-policy, and the table says why
+    code, impact, table = _eval_change(POLICIES, same, "-o", "json")
+    assert code == 1 and impact["exitOn"] == "results-and-changes" and impact["introduced"] is False
+    assert table.rstrip().splitlines()[-1] == (
+        "Exit code: failing results (--fail-on) and the policy change's failures count; the change introduces "
+        "none.")
+    # --only-changes: the change alone, which introduces nothing
+    code, impact, table = _eval_change(POLICIES, same, "--only-changes", "-o", "json")
+    assert code == 0 and impact["exitOn"] == "changes"
+    assert table.rstrip().splitlines()[-1] == (
+        "Exit code: only the policy change's failures count (--only-changes); the change introduces none.")
+    # --fail-on keeps its meaning: fail results do not count under --fail-on error
+    assert _eval_change(POLICIES, same, "--fail-on", "error")[0] == 0
+
+
+def test_only_changes_fails_on_what_the_change_introduces_only(tmp_path: Path) -> None:
+    lax = _policies(tmp_path, "lax", "8Gi")        # before: batch's 4Gi passes limit-memory
+    strict = _policies(tmp_path, "strict", "1Mi")  # after: every Pod fails it
+    # tightening 8Gi -> 2Gi makes batch pass-to-fail: introduced, so exit 1 either way
+    code, impact, _ = _eval_change(POLICIES, lax, "--only-changes", "-o", "json")
+    assert code == 1 and impact["introduced"] is True
+    assert [(r["change"], r["subject"]["name"]) for r in impact["results"]] == [("pass-to-fail", "batch")]
+    # loosening 1Mi -> 2Gi fixes two Pods (fail-to-pass): the change fails nothing; batch still fails
+    code, impact, _ = _eval_change(POLICIES, strict, "--only-changes", "-o", "json")
+    assert code == 0 and impact["introduced"] is False and impact["summary"]["result"]["fail-to-pass"] == 2
+    assert _eval_change(POLICIES, strict)[0] == 1
+
+
+def test_only_changes_needs_a_base_policy() -> None:
+    result = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", RESOURCES, "--only-changes"])
+    assert result.exit_code == 2 and "--only-changes" in result.stderr and "--base-policy" in result.stderr
