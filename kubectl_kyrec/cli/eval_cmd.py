@@ -142,7 +142,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         from kubectl_kyrec.render.sink import write_owned_files
 
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
-    results, impact = run.results, run.impact
+    results = run.results
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
     ci.finish(specs)
