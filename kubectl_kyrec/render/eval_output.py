@@ -311,10 +311,10 @@ def _write_mutations(admissions: Sequence[Admission], stream: TextIO, *, width: 
 
 
 # ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes
-# under its row when the row does not fit whole; then LOCATION, the file:line `-o wide` and `-o github`
-# also give, is dropped before anything else.
+# under its row when the row does not fit whole; then LOCATION, the file:line a terminal user opens in an
+# editor, goes under it too, on a line of its own (never dropped: the row's most useful cell there).
 _COLUMNS = (Column("POLICY"), Column("RULE"), Column("SUBJECT", REF), Column("RESULT"), Column("MESSAGE", TEXT),
-            Column("LOCATION", ID, drop=1))
+            Column("LOCATION", ID, drop=1, under=True))
 _NO_RULES = tuple(c for c in _COLUMNS if c.header != "RULE")
 
 

@@ -254,3 +254,36 @@ def test_only_changes_fails_on_what_the_change_introduces_only(tmp_path: Path) -
 def test_only_changes_needs_a_base_policy() -> None:
     result = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-r", RESOURCES, "--only-changes"])
     assert result.exit_code == 2 and "--only-changes" in result.stderr and "--base-policy" in result.stderr
+
+
+# ---- h) a narrow terminal keeps eval's LOCATION, under the row ------------------------------------------------
+
+@pytest.mark.parametrize("columns", ["80", "60"])
+def test_eval_at_80_columns_keeps_each_location_under_its_row(columns: str) -> None:
+    args = ["eval", "-p", POLICIES, "-r", "testdata/examples/resources"]
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": columns})
+    doc = json.loads(CliRunner().invoke(cli, [*args, "-o", "json"]).stdout)
+    lines = result.stdout.splitlines()
+    table = lines[:lines.index("")]
+    assert "LOCATION" not in lines[0] and all(len(line) <= int(columns) for line in table)
+    failing = [r for r in doc["results"] if r["result"] == "fail"]
+    assert failing
+    for r in failing:
+        row = next(i for i, line in enumerate(lines) if line.startswith(r["policy"] + " "))
+        block = [line.strip() for line in lines[row + 1:row + 4]]
+        # the message under the row, then the file:line whole on a line of its own
+        where = f"{r['location']['file']}:{r['location']['line']}"
+        assert where == "testdata/examples/resources/workloads.yaml:16" and where in block, block
+
+
+def test_a_location_column_moves_under_its_row_where_another_is_dropped() -> None:
+    from kubectl_kyrec.render.fit import TEXT, Column, fit_table
+
+    row = ["policy", "fail", "a message long enough to move", "a/rather/long/path/to/the/manifests.yaml:16"]
+    for under in (False, True):
+        columns = (Column("POLICY"), Column("RESULT"), Column("MESSAGE", TEXT),
+                   Column("LOCATION", drop=1, under=under))
+        fitted = fit_table(columns, [row], 20)
+        assert fitted.headers == ["POLICY", "RESULT"]
+        assert fitted.below is not None
+        assert (f"    {row[3]}" in fitted.below[0].splitlines()) is under
