@@ -94,7 +94,8 @@ class FileSource:
             from kubectl_kyrec.load import kustomize
             from kubectl_kyrec.load.documents import documents_from_text
 
-            found = documents_from_text(kustomize.render(directory), kustomize.stream_name(directory))
+            found = kustomize.locate(directory, documents_from_text(kustomize.render(directory),
+                                                                    kustomize.stream_name(directory)))
             if not found:
                 raise InputError(f"no resources in -k {directory} (0 documents): nothing would be checked")
             docs.extend(found)

@@ -287,3 +287,125 @@ def test_a_location_column_moves_under_its_row_where_another_is_dropped() -> Non
         assert fitted.headers == ["POLICY", "RESULT"]
         assert fitted.below is not None
         assert (f"    {row[3]}" in fitted.below[0].splitlines()) is under
+
+
+# ---- 7) -k: every output locates a finding at a file of the repository, at its document's line ---------------
+
+APP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  a: b
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+    - name: c
+      image: nginx
+"""
+EXTRA = """\
+# a Pod only the prod overlay adds
+apiVersion: v1
+kind: Pod
+metadata:
+  name: extra
+spec:
+  containers:
+    - name: c
+      image: nginx
+"""
+
+
+def _kustomize_repo(root: Path, own_origins: bool = False) -> Path:
+    (root / "base").mkdir(parents=True)
+    (root / "base" / "kustomization.yaml").write_text(
+        "resources: [app.yaml]\nconfigMapGenerator:\n- name: other\n  literals: [x=y]\n- name: gen\n"
+        "  literals: [a=b]\n")
+    (root / "base" / "app.yaml").write_text(APP)
+    (root / "overlays" / "prod").mkdir(parents=True)
+    (root / "overlays" / "prod" / "kustomization.yaml").write_text(
+        "namespace: prod\nnamePrefix: p-\nresources: [../../base, extra.yaml]\n"
+        + ("buildMetadata: [originAnnotations]\n" if own_origins else ""))
+    (root / "overlays" / "prod" / "extra.yaml").write_text(EXTRA)
+    return root
+
+
+@pytest.fixture
+def kubectl_on_path(kubectl_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kubectl").symlink_to(kubectl_path)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")      # kubectl kustomize, not a kustomize elsewhere
+
+
+EXPECTED = {"p-web": ("base/app.yaml", 8), "p-extra": ("overlays/prod/extra.yaml", 2)}
+
+
+@pytest.mark.parametrize("own_origins", [False, True], ids=["kyrec-asks", "kustomization-asks"])
+def test_kustomize_findings_are_located_alike_in_every_format(kubectl_on_path: None, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 own_origins: bool) -> None:
+    monkeypatch.chdir(_kustomize_repo(tmp_path / "repo", own_origins))
+    args = ["eval", "-p", POLICIES, "-k", "overlays/prod"]
+    doc = json.loads(CliRunner().invoke(cli, [*args, "-o", "json"]).stdout)
+    located = {(r["subject"]["name"], r["policy"]): (r["location"]["file"], r["location"]["line"])
+               for r in doc["results"] if r["result"] == "fail"}
+    assert located and {where for where in located.values()} == set(EXPECTED.values())
+    assert all(located[(name, policy)] == EXPECTED[name] for name, policy in located)
+    # -o github: file= and line= of a real file, the same as the JSON's
+    github = CliRunner().invoke(cli, [*args, "-o", "github"]).stdout.splitlines()
+    annotated = [line for line in github if line.startswith(("::error", "::warning"))]
+    assert len(annotated) == len(located) and not any("kustomize" in line for line in github)
+    for line in annotated:
+        file = line.split("file=", 1)[1].split(",", 1)[0]
+        number = int(line.split("line=", 1)[1].split(",", 1)[0])
+        assert (file, number) in EXPECTED.values(), line
+        assert Path(file).is_file()
+    # SARIF: the same file and line
+    sarif = json.loads(CliRunner().invoke(cli, [*args, "-o", "sarif", "--sarif-root", "."]).stdout)
+    places = {(loc["physicalLocation"]["artifactLocation"]["uri"], loc["physicalLocation"]["region"]["startLine"])
+              for r in sarif["runs"][0]["results"] for loc in r["locations"]}
+    assert places == set(EXPECTED.values())
+    # the table's LOCATION
+    table = CliRunner().invoke(cli, args).stdout
+    for file, line in EXPECTED.values():
+        assert f"{file}:{line}" in table
+
+
+def test_kustomize_generated_objects_and_overlay_names(kubectl_on_path: None, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubectl_kyrec.load import kustomize
+    from kubectl_kyrec.load.documents import documents_from_text
+
+    monkeypatch.chdir(_kustomize_repo(tmp_path / "repo"))
+    docs = kustomize.locate("overlays/prod", documents_from_text(kustomize.render("overlays/prod"),
+                                                                 kustomize.stream_name("overlays/prod")))
+    where = {(d.kind, d.name.rsplit("-", 1)[0] if d.name.startswith("p-gen") else d.name):
+             (d.source.file, d.source.line, d.source.via) for d in docs}
+    via = "<kustomize overlays/prod>"
+    assert where[("ConfigMap", "p-settings")] == ("base/app.yaml", 1, via)
+    # a generated ConfigMap: the generator's entry in the base's kustomization
+    assert where[("ConfigMap", "p-gen")] == ("base/kustomization.yaml", 5, via)
+    assert where[("Pod", "p-extra")] == ("overlays/prod/extra.yaml", 2, via)
+    # --write-mutated still writes one file per overlay render (the location's `via`)
+    out = tmp_path / "mutated"
+    result = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-k", "overlays/prod", "--write-mutated", str(out)])
+    assert result.exit_code == 1, result.stderr
+    assert [p.name for p in out.iterdir()] == ["kustomize-overlays-prod.yaml"]
+
+
+def test_a_location_read_through_a_render_keeps_its_stream_across_worker_processes() -> None:
+    # results evaluated in --jobs workers come back as tuples: the overlay (`via`) rides with file and line
+    from kubectl_kyrec.evaluate.pipeline import _decode_slice, _encode_slice
+    from kubectl_kyrec.model import Ref, Result
+
+    where = Source("base/app.yaml", 8, "<kustomize overlays/prod>")
+    result = Result("p", "KyvernoValidatingPolicy", "r", "fail", "m", Ref("v1", "Pod", "prod", "web", "u1"),
+                    location=where)
+    pairs, _, _ = _decode_slice({}, {}, _encode_slice(([(result, True)], [], 1)))
+    assert pairs[0][0].location == where
