@@ -35,7 +35,6 @@ class TestResult:
     runs: list[SuiteRun]
     load_errors: list[tuple[str, Source | None]]
     notices: list[str] = field(default_factory=list)       # the suites' notices (part of the document)
-    searched: list[str] = field(default_factory=list)      # the paths searched
     allow_not_evaluated: bool = False
     fail_only: bool = False
     unreadable: list[str] = field(default_factory=list)     # a test run reads no cluster
@@ -83,5 +82,5 @@ def run_test(options: TestRunOptions, paths: Sequence[str]) -> TestResult:
     if not files:
         # in the document too: a JSON or JUnit reader otherwise sees `0 passed, 0 failed`, a clean run
         notices.insert(0, f"no {options.file_name} found below {', '.join(paths)}")
-    return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices, list(paths),
-                      options.allow_not_evaluated, options.fail_only)
+    return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices,
+                      allow_not_evaluated=options.allow_not_evaluated, fail_only=options.fail_only)
