@@ -20,10 +20,13 @@ _NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
 
 @dataclass(frozen=True, order=True, slots=True)
 class Source:
-    """Where a document came from. `line` is 1-based; 0 means unknown (stdin JSON, cluster)."""
+    """Where a document came from. `line` is 1-based; 0 means unknown (stdin JSON, cluster). `via`: the
+    stream the document was read from when that is not `file` (`<kustomize DIR>`: an object a kustomization
+    renders is located at its source file, and read from the overlay's render; load/kustomize.py)."""
 
     file: str
     line: int = 0
+    via: str = ""
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file

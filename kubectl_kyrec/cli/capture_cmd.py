@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags, write_output
 from kubectl_kyrec.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.run.capture_state import CaptureResult
 
 
 def capture_target(value: str | None) -> str | None:
@@ -33,7 +38,7 @@ def capture_target(value: str | None) -> str | None:
 
 
 @click.command("capture")
-@flags.policy
+@flags.live_policy
 @flags.exception
 @click.option("--downstreams", "only_downstreams", is_flag=True, help="Leave reports out.")
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
@@ -88,19 +93,29 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, connection_options, terminal_progress
         from kubectl_kyrec.run.capture_state import run_kubescape_capture
 
-        ks_source = KubescapeLiveSource(connection_options(kube), namespace=str(kube.get("namespace") or ""),
-                                        progress=terminal_progress())
+        ks_source = KubescapeLiveSource(connection_options(kube, offline=False),
+                                        namespace=str(kube.get("namespace") or ""), progress=terminal_progress())
         captured = run_kubescape_capture(ks_source)
-        write_output(OutputSpec(OutputFormat.JSON, output_path), captured.text())
+        _write(captured, output_path)
         exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
-    source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True)
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True,
+                         offline=False)
     result = run_capture(source, include_secret_values=include_secret_values)
     if result.secrets:
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
                    "in clear; keep it as secret as the cluster's Secrets", err=True)
     for notice in result.notices:
         click.echo(f"notice: {notice}", err=True)
-    write_output(OutputSpec(OutputFormat.JSON, output_path), result.text())
+    _write(result, output_path)
     exit_with(result.exit_code, unreadable=result.unreadable)
+
+
+def _write(result: CaptureResult, output_path: str | None) -> None:
+    """The List to stdout or the file; written to a file, the summary line every command prints then."""
+    from kubectl_kyrec.cli.ci_outputs import files_only_summary
+
+    spec = OutputSpec(OutputFormat.JSON, output_path)
+    write_output(spec, result.text())
+    files_only_summary("kyrec capture", result.counts, [spec])

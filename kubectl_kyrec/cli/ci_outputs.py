@@ -179,8 +179,13 @@ class CiRun:
             kept = self.kept
             if not self.baseline_used and os.path.exists(self.options.write_baseline_path):
                 kept = [e for e in read_baseline(self.options.write_baseline_path) if e.command != self.command]
-            text = json.dumps(baseline_document(self.findings, keep=kept), indent=2) + "\n"
-            _write_atomically(self.options.write_baseline_path, text)
+            document = baseline_document(self.findings, keep=kept)
+            _write_atomically(self.options.write_baseline_path, json.dumps(document, indent=2) + "\n")
+            own = sum(1 for e in document["entries"] if e.get("command") == self.command)
+            others = len(document["entries"]) - own
+            click.echo(f"baseline: wrote {own} {self.command} entr{'y' if own == 1 else 'ies'} to "
+                       f"{self.options.write_baseline_path}"
+                       + (f" ({others} of other commands kept)" if others else ""), err=True)
 
 
 def files_only_summary(title: str, counts: str | Callable[[], str], specs: Sequence[Any]) -> None:

@@ -60,7 +60,11 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @click.option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"]),
               default="wgpolicyk8s.io/v1alpha2", show_default=True, help="API of the expected reports.")
 @click.option("--base-policy", "base_policy_paths", multiple=True,
-              help="The policies before the change: print what the change does (exit 1 when anything does).")
+              help="The policies before the change: print what the change does. Exit 1 when a result fails "
+                   "(--fail-on) or the change introduces a failure, a downstream change or a denied request.")
+@click.option("--only-changes", is_flag=True,
+              help="With --base-policy: exit 1 only on what the change introduces, not on results that fail "
+                   "before and after it.")
 @flags.no_mutate
 @click.option("--write-mutated", "write_mutated_dir", metavar="DIR",
               help="Write the manifests as admission would store them (defaulted, mutated) under DIR.")
@@ -82,7 +86,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
-                 base_policy_paths: tuple[str, ...], no_mutate: bool, write_mutated_dir: str | None,
+                 base_policy_paths: tuple[str, ...], only_changes: bool, no_mutate: bool, write_mutated_dir: str | None,
                  old_paths: tuple[str, ...], old_ref: str | None, show_all: bool, exit_code_flag: bool, jobs: int,
                  **kube: object) -> None:
     """Evaluate policies against resources offline.
@@ -91,7 +95,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     -o wide or --show-all); `-o reports` prints the PolicyReports Kyverno's background scan would write.
     Exit 1 when a result fails (see --fail-on), 3 on bad input. With --base-policy, the change tables
     follow: RESULT is the result before -> after the change (`- -> fail`: a new result; -o wide: CHANGE,
-    BEFORE, AFTER).
+    BEFORE, AFTER); what the change introduces fails the run too, and with --only-changes only that does.
 
     \b
     Example:
@@ -110,6 +114,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     _check_inputs(live, policy_paths, (*resource_paths, *kustomize_dirs), state_paths,
                   (*json_paths, *http_paths, *envoy_paths))
     _check_admission(resource_paths, kustomize_dirs, no_mutate, write_mutated_dir, old_paths, old_ref)
+    if only_changes and not base_policy_paths:
+        raise UsageError("--only-changes counts what a policy change introduces: it needs --base-policy")
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
@@ -124,7 +130,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         source = StatePoliciesSource(source, "eval needs policies: -p PATH")
     options = EvalRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
-                             base_policy_paths=base_policy_paths, json_paths=json_paths,
+                             base_policy_paths=base_policy_paths, only_changes=only_changes, json_paths=json_paths,
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths)
@@ -136,14 +142,14 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         from kubectl_kyrec.render.sink import write_owned_files
 
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
-    results, impact = run.results, run.impact
+    results = run.results
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
     write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
     ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
-    code = run.exit_code if impact is not None else \
-        ci.exit_code(run.exit_code, counts_as_failure(unaccepted, fail_on, fail_on_actions))
+    code = run.exit_code if run.only_changes else ci.exit_code(
+        run.exit_code, run.change_fails or counts_as_failure(unaccepted, fail_on, fail_on_actions))
     exit_with(code, exit_code_flag, run.unreadable)
 
 

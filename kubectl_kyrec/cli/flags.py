@@ -39,6 +39,14 @@ policy = _option("-p", "--policy", "policy_paths", multiple=True,
 resource = _option("-r", "--resource", "resource_paths", multiple=True,
                    help="Triggers and subjects as manifests (files, dirs, '-'); default: the objects of the "
                         "cluster or --state.")
+# the same flags for the commands that work on the live cluster alone (apply, capture): their help names no
+# --state, which they refuse
+live_policy = _option("-p", "--policy", "policy_paths", multiple=True,
+                      help="Policy files or directories ('-' for stdin); none given: the policies the cluster "
+                           "holds, as the complete set.")
+live_resource = _option("-r", "--resource", "resource_paths", multiple=True,
+                        help="Triggers and subjects as manifests (files, dirs, '-'); default: the objects of the "
+                             "cluster.")
 kustomize = _option("-k", "--kustomize", "kustomize_dirs", multiple=True, metavar="DIR",
                     help="A kustomization: its rendered objects are resources, as -r reads them (kustomize build "
                          "when on PATH, else kubectl kustomize).")

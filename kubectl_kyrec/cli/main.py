@@ -87,20 +87,25 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, "--version", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """kyrec: what Kyverno should have produced, and whether your cluster has it.
-
-    Evaluates Kyverno ValidatingPolicies, GeneratingPolicies, ValidatingAdmissionPolicies and CEL
-    PolicyExceptions offline, and compares the expected downstream objects and policy reports with a
-    cluster state.
-
-    \b
-    Example:
-      kubectl kyrec eval -p policies/ -r manifests/
-      kubectl kyrec diff -p policies/ --state state.json
-      kubectl kyrec eval --help        # each command's flags and examples
-    """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
+
+
+def _top_help() -> str:
+    """The group's help, its kinds from the one table of what kyrec evaluates (load/policies.py)."""
+    from kubectl_kyrec.load.policies import evaluated_policy_kinds
+
+    return ("kyrec: what Kyverno should have produced, and whether your cluster has it.\n\n"
+            f"Evaluates Kyverno's policies offline ({', '.join(evaluated_policy_kinds())}, with their "
+            "bindings and PolicyExceptions), and compares the expected downstream objects and policy reports "
+            "with a cluster state.\n\n"
+            "\b\nExample:\n"
+            "  kubectl kyrec eval -p policies/ -r manifests/\n"
+            "  kubectl kyrec diff -p policies/ --state state.json\n"
+            "  kubectl kyrec eval --help        # each command's flags and examples\n")
+
+
+cli.help = _top_help()
 
 
 # The Kyverno behaviour kyrec reproduces: the source read for SEMANTICS.md (kyverno/kyverno main, August 2026,
@@ -117,14 +122,30 @@ def version_info() -> dict[str, Any]:
         engine = dist_version("cel-expr-python")
     except PackageNotFoundError:
         engine = "not installed"
+    apis = read_apis()
     return {
         "kyrec": __version__,
         "kyverno": {"release": KYVERNO_RELEASE, "source": KYVERNO_SOURCE},
         "celEngine": f"cel-expr-python {engine}",
-        "kyvernoAPIs": ["policies.kyverno.io/v1", "policies.kyverno.io/v1beta1", "policies.kyverno.io/v1alpha1",
-                        "admissionregistration.k8s.io/v1", "wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1",
-                        "reports.kyverno.io/v1", "cli.kyverno.io/v1alpha1"],
+        "kyvernoAPIs": list(apis),
+        "kinds": {api: list(kinds) for api, kinds in apis.items()},
     }
+
+
+def read_apis() -> dict[str, tuple[str, ...]]:
+    """Every apiVersion kyrec reads -> the kinds it reads there: the policies (load/policies.py's table),
+    the reports it compares, the UpdateRequests its causes read and the Kyverno CLI's files."""
+    from kubectl_kyrec.expect.reports import REPORT_KINDS
+    from kubectl_kyrec.load.policies import policy_apis
+
+    apis = dict(policy_apis())
+    apis.update(REPORT_KINDS)
+    apis["reports.kyverno.io/v1"] = ("EphemeralReport", "ClusterEphemeralReport")
+    # reconcile/causes.py UPDATE_REQUEST_APIS (not imported here: `version` loads no evaluation code)
+    for api in ("kyverno.io/v2", "kyverno.io/v1beta1"):
+        apis[api] = (*apis.get(api, ()), "UpdateRequest")
+    apis["cli.kyverno.io/v1alpha1"] = ("Test", "Values", "UserInfo", "Context")
+    return apis
 
 
 @click.command("version")
@@ -154,8 +175,11 @@ def version_command(output: str) -> None:
     from kubectl_kyrec.cli.terminal import table_width
     from kubectl_kyrec.render.fit import wrap_counts
 
-    # eight API versions make a 226-column line: wrapped to the width as the tables' counts are
-    click.echo(wrap_counts("Kyverno APIs:", info["kyvernoAPIs"], table_width()))
+    # the API versions make a long line: wrapped to the width as the tables' counts are, one line each
+    width = table_width()
+    click.echo("Kyverno APIs and the kinds read:")
+    for api, kinds in info["kinds"].items():
+        click.echo(wrap_counts(f"  {api}:", kinds, width).replace("\n  ", "\n      "))
 
 
 def prog_name(environ: dict[str, str] | None = None) -> str:

@@ -57,5 +57,18 @@ def _overwrites(real: str, given: str) -> bool:
         return False
     if os.path.isdir(given):
         root = os.path.realpath(given)
-        return real.startswith(root + os.sep) and real.endswith(MANIFEST_EXTENSIONS) and os.path.exists(real)
+        return real.startswith(root + os.sep) and real.endswith(MANIFEST_EXTENSIONS) and os.path.exists(real) \
+            and not _kyrec_output(real)
     return os.path.exists(real) and os.path.samefile(real, given)
+
+
+def _kyrec_output(path: str) -> bool:
+    """An earlier output of kyrec's, which the loader passes over below a directory (load/documents.py
+    load_manifests): writing it again loses no input."""
+    from kubectl_kyrec.load.yaml_peek import kyrec_output
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return kyrec_output(fh.read(4096)) is not None
+    except OSError:
+        return False

@@ -32,7 +32,8 @@ SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Outpu
 @click.option("--compat", type=click.Choice(["kyverno"]), hidden=True)
 @flags.outputs(SUITE_FORMATS)
 @click.option("--fail-only", is_flag=True, help="Show failing rows only.")
-@click.option("--require-tests", is_flag=True, help="Exit 3 when no test file is found.")
+@click.option("--require-tests", is_flag=True,
+              help="Exit 3 when no test file is found below the paths (default: a notice, exit 0).")
 @click.option("--allow-not-evaluated", is_flag=True,
               help="Rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run.")
 @flags.now
@@ -50,7 +51,7 @@ def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: s
     Kyverno's CLI without checking anything: no response, a rule or resource that does not exist, a fail
     met by skip), which --strict fails. Exit 1 when a row fails or could not be evaluated (a policy kind
     or rule kyrec does not evaluate; --allow-not-evaluated accepts those), 3 when a test file cannot be
-    loaded, 0 otherwise.
+    loaded (or, with --require-tests, when there is none), 0 otherwise (no test file found: a notice).
 
     \b
     Example:
@@ -72,7 +73,7 @@ def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: s
                              file_name=file_name, require_tests=require_tests,
                              allow_not_evaluated=allow_not_evaluated, fail_only=fail_only)
     run = run_test(options, paths)
-    emit_notices([run.found_none, *run.notices] if run.found_none else run.notices)
+    emit_notices(run.notices)
     emit_errors(run.errors)
     for line in suite_output.warning_lines(run.runs):
         click.echo(f"warning: {line}", err=True)

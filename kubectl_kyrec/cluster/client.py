@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from kubectl_kyrec import __version__
-from kubectl_kyrec.cluster.connection import OFFLINE_HINT, ConnectionOptions, ResolvedConfig, resolve
+from kubectl_kyrec.cluster.connection import ConnectionOptions, ResolvedConfig, or_offline, resolve
 from kubectl_kyrec.errors import ClusterError
 from kubectl_kyrec.load.json_stream import iter_json_documents
 
@@ -204,8 +204,8 @@ class KubeClient:
         where = self.config.server or self.transport.base_url
         if exc.kind == "tls":
             return ClusterError(f'TLS failure talking to {where} (context "{self.config.context}"): {exc.detail}')
-        return ClusterError(f'cannot reach the cluster at {where} (context "{self.config.context}"): '
-                            f"{exc.detail}; check the network, or {OFFLINE_HINT}")
+        return ClusterError(or_offline(self.options, f'cannot reach the cluster at {where} (context '
+                                                     f'"{self.config.context}"): {exc.detail}; check the network'))
 
     def get_json(self, path: str, *, query: Mapping[str, Any] | None = None, category: str = "get",
                  verb: str = "get", resource: str = "", namespace: str = "") -> Any:
@@ -322,8 +322,8 @@ def connect(options: ConnectionOptions, **kwargs: Any) -> KubeClient:
         from kubernetes import client as k8s_client
         from kubernetes import config as k8s_config
     except ImportError:  # pragma: no cover - a dependency of the package
-        raise ClusterError("the `kubernetes` package is not installed; install kubectl-kyrec with its "
-                           "dependencies, or " + OFFLINE_HINT) from None
+        raise ClusterError(or_offline(options, "the `kubernetes` package is not installed; install kubectl-kyrec "
+                                      "with its dependencies")) from None
     configuration = k8s_client.Configuration()
     configuration.retries = False        # kyrec retries itself, by its own rules, and counts every request
     try:

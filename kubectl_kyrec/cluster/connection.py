@@ -29,6 +29,13 @@ class ConnectionOptions:
     as_user: str | None = None
     as_groups: tuple[str, ...] = ()
     request_timeout: float | None = None  # seconds; None = no limit (kubectl's "0")
+    offline: bool = True                  # the command can run offline (--state) instead: errors say so
+
+
+def or_offline(options: ConnectionOptions, advice: str) -> str:
+    """`advice`, and the offline way round it when the command has one: `apply` and `capture` work on the
+    live cluster alone, so their errors never suggest the --state they refuse."""
+    return f"{advice}, or {OFFLINE_HINT}" if options.offline else advice
 
 
 @dataclass(frozen=True)
@@ -130,13 +137,13 @@ def resolve(options: ConnectionOptions, environ: Mapping[str, str] | None = None
     paths = kubeconfig_paths(options.kubeconfig, environ)
     if not paths:
         looked = options.kubeconfig or (environ or os.environ).get("KUBECONFIG") or DEFAULT_KUBECONFIG
-        raise ClusterError(f"no kubeconfig found (looked at {looked}); point --kubeconfig or KUBECONFIG at "
-                           f"one, or {OFFLINE_HINT}")
+        raise ClusterError(or_offline(options, f"no kubeconfig found (looked at {looked}); point --kubeconfig "
+                                               "or KUBECONFIG at one"))
     configs = [_load(p) for p in paths]
     context = options.context or next((str(c["current-context"]) for c in configs if c.get("current-context")),
                                       "")
     if not context:
-        raise ClusterError(f"{paths[0]}: no current context is set; pass --context NAME, or {OFFLINE_HINT}")
+        raise ClusterError(or_offline(options, f"{paths[0]}: no current context is set; pass --context NAME"))
     ctx = _named(configs, "contexts", context)
     if ctx is None and options.context:
         # `--context nope`: the flag names nothing, a usage error (2) as in kubectl; the cluster was never

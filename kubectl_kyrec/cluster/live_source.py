@@ -205,19 +205,21 @@ class KubescapeLiveSource:
         return dict(self.last.state.unreadable) if self.last is not None else {}
 
 
-def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:
-    """kubectl's flags as the CLI parsed them (cli.common.kubectl_flags) -> ConnectionOptions."""
+def connection_options(kube: Mapping[str, Any], *, offline: bool = True) -> ConnectionOptions:
+    """kubectl's flags as the CLI parsed them (cli.common.kubectl_flags) -> ConnectionOptions. `offline`:
+    the command can run on a --state instead (its connection errors say so)."""
     from kubectl_kyrec.cluster.connection import parse_request_timeout
 
     return ConnectionOptions(kubeconfig=kube.get("kubeconfig") or None, context=kube.get("kube_context") or None,
                              as_user=kube.get("as_user") or None, as_groups=tuple(kube.get("as_group") or ()),
-                             request_timeout=parse_request_timeout(str(kube.get("request_timeout") or "0")))
+                             request_timeout=parse_request_timeout(str(kube.get("request_timeout") or "0")),
+                             offline=offline)
 
 
 def live_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool = True,
                 downstreams: bool = True, causes: bool = False, rbac_objects: bool = False,
-                kinds: tuple[str, ...] = ()) -> LiveSource:
+                kinds: tuple[str, ...] = (), offline: bool = True) -> LiveSource:
     namespace = str(kube.get("namespace") or "")
-    return LiveSource(files, connection_options(kube), namespace=namespace, reports=reports,
+    return LiveSource(files, connection_options(kube, offline=offline), namespace=namespace, reports=reports,
                       downstreams=downstreams, progress=terminal_progress(), causes=causes,
                       rbac_objects=rbac_objects, kinds=kinds)

@@ -379,14 +379,14 @@ _MARSHAL, _PICKLE = b"m", b"p"
 def _encode_slice(answer: _Slice) -> bytes:
     pairs, noticed, count = answer
     refs: dict[int, tuple[Any, ...]] = {}
-    sources: dict[int, tuple[str, int] | None] = {id(None): None}
+    sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
     props: dict[int, dict[str, str]] = {}
 
-    def source(value: Source | None) -> tuple[str, int] | None:
+    def source(value: Source | None) -> tuple[str, int, str] | None:
         found = sources.get(id(value), False)
         if found is False:
             assert value is not None
-            found = sources[id(value)] = (value.file, value.line)
+            found = sources[id(value)] = (value.file, value.line, value.via)
         return found        # type: ignore[return-value]
 
     rows = []
@@ -414,32 +414,32 @@ class _SliceDecoder:
 
     def __init__(self, subjects: Sequence[Subject]) -> None:
         self.subjects = subjects
-        self._known: tuple[dict[tuple[Any, ...], Ref], dict[tuple[str, int], Source]] | None = None
+        self._known: tuple[dict[tuple[Any, ...], Ref], dict[tuple[str, int, str], Source]] | None = None
 
     def __call__(self, blob: bytes) -> _Slice:
         if self._known is None:
             refs: dict[tuple[Any, ...], Ref] = {}
-            sources: dict[tuple[str, int], Source] = {}
+            sources: dict[tuple[str, int, str], Source] = {}
             for s in self.subjects:
                 r = s.ref
                 refs[(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic)] = r
                 if s.source is not None:
-                    sources[(s.source.file, s.source.line)] = s.source
+                    sources[(s.source.file, s.source.line, s.source.via)] = s.source
             self._known = refs, sources
         return _decode_slice(*self._known, blob)
 
 
-def _decode_slice(known_refs: Mapping[tuple[Any, ...], Ref], known_sources: Mapping[tuple[str, int], Source],
+def _decode_slice(known_refs: Mapping[tuple[Any, ...], Ref], known_sources: Mapping[tuple[str, int, str], Source],
                   blob: bytes) -> _Slice:
     rows, notices, count = (marshal.loads if blob[:1] == _MARSHAL else pickle.loads)(blob[1:])
     refs: dict[int, Ref] = {}
     sources: dict[int, Source | None] = {id(None): None}
 
-    def source(row: tuple[str, int] | None) -> Source | None:
+    def source(row: tuple[str, int, str] | None) -> Source | None:
         found = sources.get(id(row), False)
         if found is False:
             assert row is not None
-            found = sources[id(row)] = known_sources.get(row) or Source(row[0], row[1])
+            found = sources[id(row)] = known_sources.get(row) or Source(*row)
         return found        # type: ignore[return-value]
 
     pairs = []

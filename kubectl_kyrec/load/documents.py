@@ -21,12 +21,12 @@ from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents, node_line
-from kubectl_kyrec.load.yaml_peek import blank_plain_non_policies
+from kubectl_kyrec.load.yaml_peek import KYREC_API_VERSION, blank_plain_non_policies, kyrec_output
 from kubectl_kyrec.model import Document, Source
 
 __all__ = [
     "LocatedDocument", "PolicyFiles", "documents_from_text", "iter_objects", "load_documents",
-    "load_documents_with_lines", "load_policy_documents",
+    "load_documents_with_lines", "load_manifests", "load_policy_documents",
 ]
 
 
@@ -78,6 +78,36 @@ def _load(paths: Sequence[str], stdin: TextIO | None, errors: list[InputError] |
                 continue
             out.extend(_located_from_text(text, name, errors, keep_nodes))
     return out
+
+
+def load_manifests(given: str, *, stdin: TextIO | None = None) -> tuple[list[Document], list[str]]:
+    """The -r documents of one path, and `file (what)` for each of kyrec's own outputs passed over below it.
+
+    kyrec's outputs (`-o json=FILE`, `-o yaml=FILE`, `-o sarif=FILE`, a `--write-baseline`) are no manifests:
+    one written into an -r directory would otherwise be read back as a resource on the next run (or, a
+    SARIF log having no apiVersion, refuse it). Below a directory they are passed over, by their first
+    lines (not parsed) or, written by hand in another key order, by their apiVersion; a file named
+    explicitly is the user's choice of input and is an InputError at its line instead."""
+    in_directory = given != STDIN and os.path.isdir(given)
+    docs: list[Document] = []
+    passed_over: list[str] = []
+    for path in expand_paths([given]):
+        name, text = read_text(path, stdin)
+        what = kyrec_output(text)
+        if what is None:
+            found = [located.document for located in _located_from_text(text, name, None, keep_nodes=False)]
+            own = [d for d in found if d.api_version == KYREC_API_VERSION]
+            if not own:
+                docs.extend(found)
+                continue
+            what, where = f"{KYREC_API_VERSION} {own[0].kind}", own[0].source
+            docs.extend(d for d in found if d.api_version != KYREC_API_VERSION)
+        else:
+            where = Source(name, 1)
+        if not in_directory:
+            raise InputError(f"this is kyrec's own output ({what}), not a manifest: give -r the manifests", where)
+        passed_over.append(f"{name} ({what})")
+    return docs, passed_over
 
 
 @dataclass

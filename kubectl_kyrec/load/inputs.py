@@ -73,13 +73,20 @@ class FileSource:
     context_path: str | None = None
     kustomize_dirs: Sequence[str] = ()          # -k: kustomizations, rendered (load/kustomize.py)
 
-    def _resource_docs(self) -> list[Document]:
-        """The -r documents, then the objects each -k kustomization renders. A path that holds none (an empty
-        file or directory, empty stdin, only comments and `---`) is an input error: an empty kustomize or
-        Helm render would otherwise pass every check."""
+    def _resource_docs(self) -> tuple[list[Document], list[Notice]]:
+        """The -r documents, then the objects each -k kustomization renders, and a notice per -r directory
+        holding kyrec's own outputs (passed over). A path that holds none (an empty file or directory, empty
+        stdin, only comments and `---`) is an input error: an empty kustomize or Helm render would otherwise
+        pass every check."""
+        from kubectl_kyrec.load.documents import load_manifests
+
         docs: list[Document] = []
+        notices: list[Notice] = []
         for path in self.resource_paths:
-            found = _docs([path])
+            found, outputs = load_manifests(path, stdin=sys.stdin)
+            if outputs:
+                notices.append(Notice(f"passed over {len(outputs)} of kyrec's own output file(s) below "
+                                      f"-r {path}, which are no manifests: {', '.join(outputs)}"))
             if not found:
                 raise InputError(f"no resources in {_named([path])} (0 documents): nothing would be checked")
             docs.extend(found)
@@ -87,11 +94,12 @@ class FileSource:
             from kubectl_kyrec.load import kustomize
             from kubectl_kyrec.load.documents import documents_from_text
 
-            found = documents_from_text(kustomize.render(directory), kustomize.stream_name(directory))
+            found = kustomize.locate(directory, documents_from_text(kustomize.render(directory),
+                                                                    kustomize.stream_name(directory)))
             if not found:
                 raise InputError(f"no resources in -k {directory} (0 documents): nothing would be checked")
             docs.extend(found)
-        return docs
+        return docs, notices
 
     def read_state(self) -> ClusterState:
         from kubectl_kyrec.load.state import read_state
@@ -108,7 +116,7 @@ class FileSource:
         named = [*self.policy_paths, *self.exception_paths]
         files = load_policy_documents(named, is_policy_document, stdin=sys.stdin)
         lines = {item.document.source: item.lines for item in files.documents}
-        resource_docs = self._resource_docs()
+        resource_docs, output_notices = self._resource_docs()
         state = self.read_state()
         kinds = KindTable()
         for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
@@ -145,6 +153,7 @@ class FileSource:
             passed_over.append(Notice(f"passed over {len(policies.others)} document(s) of kinds kyrec does not "
                                       f"evaluate as policies: {', '.join(skipped)}"))
         notices.extend(passed_over)
+        notices.extend(output_notices)
         values = parse_values(_docs([self.values_path])) if self.values_path else Values()
         context = None
         if self.context_path:

@@ -735,3 +735,34 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
         except InputError as exc:
             out.errors.append(exc)
     return out
+
+
+def policy_apis() -> dict[str, tuple[str, ...]]:
+    """Each apiVersion `classify` reads policies of -> the kinds it evaluates there, as the parsers' version
+    checks accept them: one table for `version`, the top-level help and the test that holds them to
+    `classify`. Exceptions and bindings are read with their policies."""
+    from kubectl_kyrec.load import classic_policies as classic
+    from kubectl_kyrec.load import mutating_policies as mutating
+
+    cel_kinds = (*VALIDATING_KINDS, *GENERATING_KINDS, *IMAGE_VALIDATING_KINDS, *DELETING_KINDS,
+                 *mutating.MUTATING_KINDS, "PolicyException")
+    apis: dict[str, list[str]] = {}
+    for version in reversed(KYVERNO_VERSIONS):    # newest first
+        apis[f"{KYVERNO_GROUP}/{version}"] = [
+            k for k in cel_kinds if version in ("v1beta1", "v1") or k not in NAMESPACED_ONLY_V1BETA1]
+    for version in VAP_VERSIONS:
+        apis[f"{VAP_GROUP}/{version}"] = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                                          mutating.MAP_KIND, mutating.MAP_BINDING_KIND]
+    for version in classic.POLICY_VERSIONS:
+        apis.setdefault(f"{classic.CLASSIC_GROUP}/{version}", []).extend(classic.POLICY_KINDS)
+    for version in classic.EXCEPTION_VERSIONS:
+        apis.setdefault(f"{classic.CLASSIC_GROUP}/{version}", []).append("PolicyException")
+    return {api: tuple(kinds) for api, kinds in apis.items()}
+
+
+def evaluated_policy_kinds() -> tuple[str, ...]:
+    """The policy kinds kyrec evaluates (bindings and exceptions, which are read with them, left out), in
+    `policy_apis` order."""
+    kinds = dict.fromkeys(k for ks in policy_apis().values() for k in ks
+                          if not k.endswith("Binding") and k != "PolicyException")
+    return tuple(kinds)

@@ -83,3 +83,24 @@ def blank_plain_non_policies(text: str, is_policy: Callable[[str, str], bool]) -
         return text, []
     out.append(text[position:])
     return "".join(out), blanked
+
+
+# kyrec's own outputs, by their first lines as kyrec writes them (render/envelope.py puts apiVersion and kind
+# first; render/sarif.py `$schema` first): `-o json=FILE` below an -r directory is no manifest of the user's
+KYREC_API_VERSION = "kyrec/v1"
+_KYREC_HEAD = re.compile(r'\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*(?:---[ \t]*\r?\n[ \t]*)?'
+                         r'(?:\{\s*"apiVersion"\s*:\s*"kyrec/v1"\s*,\s*"kind"\s*:\s*"(\w+)"'
+                         r'|apiVersion:[ \t]*["\']?kyrec/v1["\']?[ \t]*\r?\nkind:[ \t]*["\']?(\w+))')
+_SARIF_HEAD = re.compile(r'\A\s*\{\s*"\$schema"\s*:\s*"[^"]*sarif[^"]*"')
+
+
+def kyrec_output(text: str) -> str | None:
+    """What kyrec output `text` is (`kyrec/v1 EvalResult`, `SARIF log`), read from its first lines as kyrec
+    writes them, without parsing the rest; None for anything else."""
+    head = text[:4096]
+    match = _KYREC_HEAD.match(head)
+    if match is not None:
+        return f"{KYREC_API_VERSION} {match.group(1) or match.group(2)}"
+    if _SARIF_HEAD.match(head):
+        return "SARIF log"
+    return None

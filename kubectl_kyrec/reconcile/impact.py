@@ -28,7 +28,7 @@ mutation handlers, `failurePolicy`). A change of `validationActions` from Audit 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,6 +113,17 @@ class Impact:
     @property
     def changed(self) -> bool:
         return bool(self.downstreams or self.results or self.admission)
+
+    def introduced(self, head_results: Sequence[Result], counts: Callable[[Sequence[Result]], bool]) -> bool:
+        """Whether the change introduces what fails a run: a result it makes or changes (new, pass-to-fail,
+        changed) that `counts` (the command's --fail-on) counts, a downstream it creates, removes or changes,
+        a request it makes the cluster deny or store differently. What it fixes (fail-to-pass, gone, a request
+        now admitted) fails nothing. `head_results`: the run's results, whose validationActions `counts`
+        may weigh (a flip carries only the outcomes)."""
+        made = {(f.policy, f.rule, f.subject) for f in self.results if f.change in (NEW, PASS_TO_FAIL, CHANGED)}
+        if made and counts([r for r in head_results if (r.policy, r.rule, r.subject) in made]):
+            return True
+        return bool(self.downstreams) or any(a.change != ADMITTED for a in self.admission)
 
     def to_json(self, diff_text: DiffText) -> dict[str, Any]:
         """`diff_text` renders each changed downstream's pair (render/unified_diff.py)."""

@@ -36,6 +36,8 @@ class EvalView(Protocol):
     errors: list[EvalError]
     notices: list[str]
     impact: Impact | None
+    change_fails: bool
+    only_changes: bool
     empty_reason: str
     admissions: list[Admission]
 
@@ -182,7 +184,9 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results)
     if run.impact is not None:
-        yield "impact", run.impact.to_json(unified.unified_diff)
+        # what the exit code counted (`exitOn`) and whether the change itself fails the run (`introduced`)
+        yield "impact", {**run.impact.to_json(unified.unified_diff), "exitOn": exit_on(run),
+                         "introduced": run.change_fails}
     if baseline is not None:
         yield "baseline", baseline
 
@@ -273,6 +277,20 @@ def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: 
         extra = render_impact_table(run.impact, wide=wide, width=width)
         if extra:
             stream.write("\n" + extra)
+        stream.write("\n" + exit_rule(run) + "\n")
+
+
+def exit_on(run: EvalView) -> str:
+    """With --base-policy, what the exit code counts: `changes` (--only-changes) or `results-and-changes`."""
+    return "changes" if run.only_changes else "results-and-changes"
+
+
+def exit_rule(run: EvalView) -> str:
+    """The table's last line with --base-policy: which rule decided the exit code, and what it found."""
+    found = "the change introduces some" if run.change_fails else "the change introduces none"
+    if run.only_changes:
+        return f"Exit code: only the policy change's failures count (--only-changes); {found}."
+    return f"Exit code: failing results (--fail-on) and the policy change's failures count; {found}."
 
 
 _MUTATION_COLUMNS = (Column("MUTATED", REF), Column("POLICY"), Column("RULE"), Column("CHANGE", TEXT, label="change"))
@@ -293,10 +311,10 @@ def _write_mutations(admissions: Sequence[Admission], stream: TextIO, *, width: 
 
 
 # ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes
-# under its row when the row does not fit whole; then LOCATION, the file:line `-o wide` and `-o github`
-# also give, is dropped before anything else.
+# under its row when the row does not fit whole; then LOCATION, the file:line a terminal user opens in an
+# editor, goes under it too, on a line of its own (never dropped: the row's most useful cell there).
 _COLUMNS = (Column("POLICY"), Column("RULE"), Column("SUBJECT", REF), Column("RESULT"), Column("MESSAGE", TEXT),
-            Column("LOCATION", ID, drop=1))
+            Column("LOCATION", ID, drop=1, under=True))
 _NO_RULES = tuple(c for c in _COLUMNS if c.header != "RULE")
 
 

@@ -9,7 +9,9 @@ costs the reader more than the one before):
    `Deployment shop/web` (the namespace, then kubectl's TYPE/NAME), `ns/team-a` for `Namespace team-a`;
 2. free text (messages, reasons) moved under its row, indented and wrapped at spaces (a word, which may
    be a name, is never broken);
-3. optional columns dropped, the least needed first (`-o wide` shows them).
+3. optional columns dropped, the least needed first (`-o wide` shows them); a column that says where
+   the row is (eval's LOCATION, `file:line`, which a terminal user opens in an editor) is moved under its
+   row instead, whole on a line of its own.
 
 What still does not fit is printed whole: the terminal wraps the line, as it wraps kubectl's. A width of
 None is no limit at all: on a pipe or in a file kubectl does not fit its tables either.
@@ -39,13 +41,15 @@ class Column:
     role: ID (printed as it is), REF (object identities, `Kind ns/name`: may take kubectl's short kind
     names), TEXT (free text: may move under its row). drop: 0 for a column always shown; otherwise the
     column may be dropped when the table does not fit, the highest number first. label: how text moved
-    under its row is introduced (`reason: ...`); "" for none (a message reads as itself)."""
+    under its row is introduced (`reason: ...`); "" for none (a message reads as itself). under: at its
+    turn to be dropped, the column moves under its row instead (never wrapped: an identifier)."""
 
     header: str
     role: str = ID
     drop: int = 0
     right: bool = False
     label: str = ""
+    under: bool = False
 
 
 @functools.cache
@@ -173,11 +177,14 @@ def fit_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: i
         if fits(moved):
             break
         moved.append(i)
-    # 3. optional columns, the highest `drop` first
+    # 3. optional columns, the highest `drop` first: dropped, or moved under the row
     for i in sorted((i for i in keep if columns[i].drop and i not in moved), key=lambda i: -columns[i].drop):
         if fits(moved):
             break
-        keep.remove(i)
+        if columns[i].under:
+            moved.append(i)
+        else:
+            keep.remove(i)
     if not moved:
         return fitted()
     moved.sort()            # under the row in the table's order
@@ -197,7 +204,8 @@ def _lines(column: Column, width: int | None) -> _Lines:
     def lines(text: str) -> list[str]:
         out = done.get(text)
         if out is None:
-            out = done[text] = wrap(label + text, width)
+            # an identifier (a file:line) on one line whole; free text wrapped at spaces
+            out = done[text] = [INDENT + label + text] if column.role != TEXT else wrap(label + text, width)
         return out
     return lines
 

@@ -13,11 +13,12 @@ def _table(title: str, columns: Sequence[Column], rows: list[list[str]], *, wide
     return f"{title}:\n" + render_table(columns, rows, None if wide else width)
 
 
-# LOCATION (the trigger's or subject's file:line, which -o github also gives) is the column dropped first
+# LOCATION (the trigger's or subject's file:line) is the first column to leave a narrow table: under its
+# row, on a line of its own, as in eval's results table
 _DOWNSTREAM_COLUMNS = (Column("CHANGE"), Column("POLICY"), Column("TRIGGER", REF), Column("DOWNSTREAM", REF),
-                       Column("LOCATION", drop=1), Column("NOTE", TEXT, label="note"))
-_RESULT_COLUMNS = (Column("POLICY"), Column("SUBJECT", REF), Column("RESULT"), Column("LOCATION", drop=1),
-                   Column("MESSAGE", TEXT))
+                       Column("LOCATION", drop=1, under=True), Column("NOTE", TEXT, label="note"))
+_RESULT_COLUMNS = (Column("POLICY"), Column("SUBJECT", REF), Column("RESULT"),
+                   Column("LOCATION", drop=1, under=True), Column("MESSAGE", TEXT))
 _WIDE_RESULT_COLUMNS = tuple(Column(h) for h in ("CHANGE", "POLICY", "RULE", "SUBJECT", "BEFORE", "AFTER",
                                                  "LOCATION", "MESSAGE"))
 
@@ -25,7 +26,7 @@ _WIDE_RESULT_COLUMNS = tuple(Column(h) for h in ("CHANGE", "POLICY", "RULE", "SU
 # DENIED BY: the policies that deny the request where it is denied (after the change for `rejected`, before
 # it for `admitted`)
 _ADMISSION_COLUMNS = (Column("CHANGE"), Column("SUBJECT", REF), Column("OPERATION", drop=2),
-                      Column("LOCATION", drop=1), Column("DENIED BY", TEXT, label="denied by"))
+                      Column("LOCATION", drop=1, under=True), Column("DENIED BY", TEXT, label="denied by"))
 
 
 def render_impact_table(impact: Impact, *, wide: bool = False, width: int | None = None) -> str:

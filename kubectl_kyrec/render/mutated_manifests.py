@@ -38,7 +38,7 @@ def mutated_files(admissions: Sequence[Admission]) -> dict[str, str]:
         if admission.operation == "DELETE":
             continue
         source = admission.subject.source
-        name = target_name(source.file if source is not None else "<stdin>")
+        name = target_name((source.via or source.file) if source is not None else "<stdin>")
         by_file.setdefault(name, []).append(to_yaml(admission.subject.obj))
     return {name: HEADER + "---\n".join(docs) for name, docs in by_file.items()}
 

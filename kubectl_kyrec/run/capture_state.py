@@ -43,6 +43,17 @@ class CaptureResult:
     def text(self) -> str:
         return json.dumps(self.document, indent=1) + "\n"
 
+    def counts(self) -> str:
+        """What was captured, for the summary line of a capture written to a file (`12 objects, 9 kinds
+        listed`; the reads that failed too)."""
+        annotations = self.document.get("metadata", {}).get("annotations", {})
+        listed = len(json.loads(annotations.get(LISTED, "[]")))
+        objects = len(self.document.get("items") or [])
+        parts = [f"{objects} object{'s' if objects != 1 else ''}", f"{listed} kind{'s' if listed != 1 else ''} listed"]
+        if self.unreadable:
+            parts.append(f"{len(self.unreadable)} read{'s' if len(self.unreadable) != 1 else ''} failed")
+        return ", ".join(parts)
+
 
 def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> dict[str, Any]:
     """The capture of `state`; with `secret_salt`, every Secret's values digested with it and the salt

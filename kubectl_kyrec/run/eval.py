@@ -37,6 +37,9 @@ class EvalRunOptions:
     fail_on: str = "fail"
     fail_on_actions: tuple[str, ...] = ()
     base_policy_paths: tuple[str, ...] = ()
+    # with base_policy_paths: only what the policy change introduces fails the run (`--only-changes`), not
+    # the results that fail before and after it
+    only_changes: bool = False
     json_paths: tuple[str, ...] = ()        # payloads for JSON-mode ValidatingPolicies (`--json`)
     http_paths: tuple[str, ...] = ()        # check requests for HTTP-mode ones (`--http-payload`)
     envoy_paths: tuple[str, ...] = ()       # and for Envoy-mode ones (`--envoy-payload`)
@@ -58,6 +61,10 @@ class EvalResult:
     notices: list[str] = field(default_factory=list)
     impact: Impact | None = None
     exit_code: ExitCode = ExitCode.CLEAN
+    # with --base-policy: whether what the change introduces fails the run (Impact.introduced), and whether
+    # only that counts (--only-changes) or the failing results too
+    change_fails: bool = False
+    only_changes: bool = False
     # why `results` is empty, for the table (never "no policy matched" when a filter or an error is why)
     empty_reason: str = "No policy matched any resource."
     now: datetime.datetime | None = None
@@ -203,13 +210,20 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     elif errors:
         empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
-    # with --base-policy the question is what the change does; otherwise whether results fail
-    if impact.changed if impact is not None else counts_as_failure(results, options.fail_on,
-                                                                     options.fail_on_actions):
+
+    def counted(some: Sequence[Result]) -> bool:
+        return counts_as_failure(some, options.fail_on, options.fail_on_actions)
+
+    # with --base-policy, what the change introduces fails the run too; the results that fail before and after
+    # it still do, unless --only-changes asks about the change alone
+    change_fails = impact is not None and impact.introduced(results, counted)
+    only_changes = impact is not None and options.only_changes
+    if change_fails or (not only_changes and counted(results)):
         code = worst(code, ExitCode.FINDINGS)
     unreadable = unreadable_lines(inputs.state, recorded=False)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_unreadable(code, unreadable),
-                      empty_reason, now, options.report_api, unreadable, outcome.admissions)
+                      change_fails, only_changes, empty_reason, now, options.report_api, unreadable,
+                      outcome.admissions)
 
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:

@@ -35,7 +35,6 @@ class TestResult:
     runs: list[SuiteRun]
     load_errors: list[tuple[str, Source | None]]
     notices: list[str] = field(default_factory=list)       # the suites' notices (part of the document)
-    searched: list[str] = field(default_factory=list)      # the paths searched
     allow_not_evaluated: bool = False
     fail_only: bool = False
     unreadable: list[str] = field(default_factory=list)     # a test run reads no cluster
@@ -56,10 +55,6 @@ class TestResult:
         """Rows kyrec could not evaluate: a suite that passes only because of them checked less than it says."""
         return sum(1 for run in self.runs for row in run.rows if not row.evaluated)
 
-    @property
-    def found_none(self) -> str | None:
-        """The notice that no test file was found, or None."""
-        return None if self.files else f"no {self.file_name} found below {', '.join(self.searched)}"
 
     @property
     def exit_code(self) -> ExitCode:
@@ -77,8 +72,15 @@ def run_test(options: TestRunOptions, paths: Sequence[str]) -> TestResult:
 
     files = find_test_files(list(paths), options.file_name)
     if not files and options.require_tests:
-        raise InputError(f"no test files named {options.file_name} found below {', '.join(paths)}")
+        # exit 3, an input error (errors.py): the paths given hold nothing to check, as an -r path that
+        # holds no document; 1 would say rows were checked and failed
+        where = Source(paths[0]) if len(paths) == 1 else None
+        below = "" if where else f" below {', '.join(paths)}"
+        raise InputError(f"no {options.file_name} found{below} (--require-tests: nothing would be checked)", where)
     runs, load_errors = run_files(files, now=options.now, mode=options.mode)
     notices = sorted({str(n) for run in runs for n in run.notices})
-    return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices, list(paths),
-                      options.allow_not_evaluated, options.fail_only)
+    if not files:
+        # in the document too: a JSON or JUnit reader otherwise sees `0 passed, 0 failed`, a clean run
+        notices.insert(0, f"no {options.file_name} found below {', '.join(paths)}")
+    return TestResult(options.mode, options.file_name, list(files), runs, load_errors, notices,
+                      allow_not_evaluated=options.allow_not_evaluated, fail_only=options.fail_only)

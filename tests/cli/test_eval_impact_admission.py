@@ -21,9 +21,9 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def _impact(head: Path, base: Path) -> tuple[int, dict]:
+def _impact(head: Path, base: Path, *more: str) -> tuple[int, dict]:
     code, out, err = run("eval", "-p", str(head), "-r", str(CASE / "pods.yaml"), "--base-policy", str(base),
-                         "-o", "json")
+                         "-o", "json", *more)
     assert out, err
     return code, json.loads(out)["impact"]
 
@@ -60,7 +60,10 @@ def test_failure_policy_decides_whether_an_error_denies(tmp_path: Path) -> None:
 
 def test_the_same_policies_change_nothing() -> None:
     code, impact = _impact(CASE / "head.yaml", CASE / "head.yaml")
-    assert code == ExitCode.CLEAN and impact["admission"] == []
+    # the results that fail before and after still fail the run (issue 33); the change introduces nothing
+    assert code == ExitCode.FINDINGS and impact["admission"] == [] and impact["introduced"] is False
+    code, impact = _impact(CASE / "head.yaml", CASE / "head.yaml", "--only-changes")
+    assert code == ExitCode.CLEAN and impact["exitOn"] == "changes"
 
 
 def test_table_names_the_rejected_request_and_the_policy() -> None:

@@ -98,7 +98,7 @@ EVAL_RESULT = sorted({
 })
 
 IMPACT = sorted({
-    "impact", "impact.downstreams", "impact.results", "impact.summary",
+    "impact", "impact.downstreams", "impact.results", "impact.summary", "impact.exitOn", "impact.introduced",
     *(f"impact.downstreams[downstream].{k}" for k in ("change", "diff", "domain", "note", "policy")),
     *_ref("impact.downstreams[downstream].trigger"), *_ref("impact.downstreams[downstream].object", True),
     *(f"impact.results[result].{k}" for k in ("after", "before", "change", "domain", "message", "policy",

@@ -1,6 +1,6 @@
 """`-k DIR` renders a kustomization and evaluates what it renders; `helm template ... | kyrec eval -r -`
-reads a Helm render from stdin. Locations name the rendered stream and its line: `<kustomize DIR>:N` is
-line N of `kubectl kustomize DIR`, `<stdin>:N` line N of standard input.
+reads a Helm render from stdin. A -k object is located at its source file and line in the repository (by
+kustomize's origin annotations, load/kustomize.py); `<stdin>:N` is line N of standard input.
 
 Rendering needs kubectl (or kustomize): `kubectl_path` is the one on PATH or one built from the pinned
 k8s.io/kubectl (a visible skip without Go, a failure under CI=true: tests/realapi/fixture.py)."""
@@ -68,25 +68,28 @@ def test_kustomize_build_is_preferred_to_kubectl() -> None:
         render_command("d", {}.get)
 
 
-def test_each_result_names_the_overlay_and_the_line_of_its_render(with_kubectl: str, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_result_is_located_at_its_source_file_and_line(with_kubectl: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 33 item 7: a file of the repository (the base's app.yaml), at the line its document starts,
+    # for each overlay that renders it (the subject says which: its namespace)
     monkeypatch.chdir(_repo(tmp_path))
     monkeypatch.delenv("KUBECONFIG", raising=False)
     result = CliRunner().invoke(cli, ["eval", "-p", POLICIES, "-k", "overlays/prod", "-k", "overlays/staging",
                                       "-o", "json"])
     assert result.exit_code == 1, result.output
     results = json.loads(result.stdout)["results"]
-    rendered = subprocess.run([with_kubectl, "kustomize", "overlays/prod"], capture_output=True, text=True,
-                              check=True).stdout.splitlines()
-    pod_line = next(i for i, line in enumerate(rendered, 1)
-                    if line == "kind: Pod") - 1                          # the document starts at apiVersion
-    assert rendered[pod_line - 1] == "apiVersion: v1"
+    pod_line = POD.splitlines().index("kind: Pod")           # 1-based: the apiVersion line before it
+    assert POD.splitlines()[pod_line - 1] == "apiVersion: v1"
     where = {(r["subject"]["namespace"], r["policy"]): (r["location"]["file"], r["location"]["line"])
              for r in results}
-    assert where[("prod", "limit-memory")] == ("<kustomize overlays/prod>", pod_line)
-    assert where[("staging", "limit-memory")] == ("<kustomize overlays/staging>", pod_line)
+    assert where[("prod", "limit-memory")] == (os.path.join("base", "app.yaml"), pod_line)
+    assert where[("staging", "limit-memory")] == (os.path.join("base", "app.yaml"), pod_line)
     # the kustomization file itself is no resource: only what it renders is evaluated
     assert {r["subject"]["kind"] for r in results} == {"Pod"}
+    # the objects evaluated are the overlay's render as it is: no annotation of kyrec's asking
+    rendered = subprocess.run([with_kubectl, "kustomize", "overlays/prod"], capture_output=True, text=True,
+                              check=True).stdout
+    assert "config.kubernetes.io/origin" not in rendered
 
 
 def test_a_kustomization_that_does_not_render_is_an_input_error(with_kubectl: str, tmp_path: Path) -> None:

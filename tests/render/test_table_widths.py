@@ -131,8 +131,10 @@ def test_eval_downstream_and_change_tables_at_80_columns_keep_every_name_whole(t
         if not line.startswith("    "):
             break
         under.append(line.strip())
-    assert " ".join(under) == ("namespaces need a team label so that the on-call rota can be found at three in "
-                               "the morning")
+    # LOCATION first (the table's order), whole on its own line: moved under the row, not dropped
+    assert under[0] == f"{tmp_path / 'ns.yaml'}:1"
+    assert " ".join(under[1:]) == ("namespaces need a team label so that the on-call rota can be found at three "
+                                   "in the morning")
     assert all(len(line) <= 80 for line in table[flip + 1:flip + 1 + len(under)])
     # the per-policy counts: a 60-character policy name is printed whole
     assert any(line.startswith("require-a-team-label-on-every-namespace-for-the-on-call-rota ") and
