@@ -92,7 +92,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
                                         progress=terminal_progress())
         captured = run_kubescape_capture(ks_source)
         write_output(OutputSpec(OutputFormat.JSON, output_path), captured.text())
-        exit_with(captured.exit_code, unreadable=captured.unreadable)
+        exit_with(captured.exit_code, failed_reads=captured.failed_reads)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True)
@@ -101,4 +101,4 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
                    "in clear; keep it as secret as the cluster's Secrets", err=True)
     write_output(OutputSpec(OutputFormat.JSON, output_path), result.text())
-    exit_with(result.exit_code, unreadable=result.unreadable)
+    exit_with(result.exit_code, failed_reads=result.failed_reads)
