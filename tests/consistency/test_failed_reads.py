@@ -19,10 +19,17 @@ The faults are injected into the double (tests/kubeapi) on the LIST of Namespace
 makes; the real API server's `restricted` context (no rights: every LIST is a 403) is the real leg, and runs
 under CI=true (the `realapi` fixture fails there rather than skip; outside CI it skips saying why).
 
-Combinations: 4 faults x 26 (command, format) pairs = 104 on the double (eval --live, diff and coverage x
-table, wide, json, yaml, sarif, junit, github = 21; explain --live x table, json, yaml = 3; capture x its
-JSON List = 1; apply --dry-run=client x table, json, yaml = 3; that is 28 pairs: 104 + 8 below), and
-12 (command, format) pairs on the real server.
+Combinations: 28 (command, format) pairs (eval --live, diff and coverage x table, wide, json, yaml, sarif,
+junit, github = 21; explain --live x table, json, yaml = 3; capture x its JSON List = 1; apply
+--dry-run=client x table, json, yaml = 3) x 4 faults = 112 on the double; the same 28 pairs once more with
+nothing failing (the control); 24 pairs of eval, diff, coverage and explain offline on a capture that recorded
+the failure; 12 (command, format) pairs on the real server.
+
+Left out: `test` reads no cluster (its document has no `failedReads`); `-o diff` and eval's `-o reports`
+(unified diffs and PolicyReports for other tools to read, with no place for a line about the run: stderr
+and exit 5 say it); evidence-only reads (UpdateRequests, Deployments, RBAC objects, SubjectAccessReviews,
+the owned-downstream search), which decide no verdict and stay notices; a failed discovery, which ends the
+run with one line and exit 5 before any output.
 """
 
 from __future__ import annotations
