@@ -97,7 +97,8 @@ class FailedRead:
     def status_text(self) -> str:
         """`403 Forbidden`, `500 Internal Server Error`, `timeout`: how the read ended, in a few words."""
         if self.status is None:
-            return (self.reason or "no answer").lower()
+            # no HTTP answer came (cluster/lister.py), or a capture recorded the failure without its status
+            return {"Timeout": "timeout", "ConnectionReset": "connection reset"}.get(self.reason, "status unknown")
         try:
             return f"{self.status} {http.HTTPStatus(self.status).phrase}"
         except ValueError:

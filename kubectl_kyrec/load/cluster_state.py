@@ -36,6 +36,19 @@ class ListedKind:
         return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace}
 
 
+def failed_list(kind: ListedKind, message: str, *, recorded: bool, status: int | None = None, reason: str = "",
+                resource: str = "") -> FailedRead:
+    """A LIST of `kind` that failed. Without `resource` (a capture written before its record carried the
+    read), the resource is named as the API server most likely names it."""
+    from kubectl_kyrec.load.kinds import guess_plural
+
+    if not resource:
+        group, plural = _group(kind.api_version), guess_plural(kind.kind)
+        resource = f"{plural}.{group}" if group else plural
+    return FailedRead("list", kind.api_version, kind.kind, resource, kind.namespace, status, reason, message,
+                      recorded=recorded)
+
+
 @dataclass
 class ClusterState:
     """Objects plus the record of what was listed (and what could not be read) to get them."""
@@ -83,9 +96,7 @@ class ClusterState:
         docs = list(objects)
         if has_managed_fields is None:
             has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
-        failed = {k: v if isinstance(v, FailedRead) else
-                  FailedRead("list", k.api_version, k.kind, k.kind.lower(), k.namespace, message=v,
-                             recorded=source == "files")
+        failed = {k: v if isinstance(v, FailedRead) else failed_list(k, v, recorded=source == "files")
                   for k, v in (unreadable or {}).items()}
         return cls(docs, set(listed), failed, source, has_managed_fields,
                    frozenset(served) if served is not None else None, tuple(dict.fromkeys(secret_salts)))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import FailedRead, InputError
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind, failed_list
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
@@ -150,10 +150,9 @@ def _recorded_failure(kind: ListedKind, entry: dict[str, Any]) -> FailedRead:
     """A capture's record of a LIST that failed (run/capture_state.py writes it); a capture written before
     the record carried the read's status says only its message."""
     status = entry.get("status")
-    return FailedRead(str(entry.get("verb") or "list"), kind.api_version, kind.kind,
-                      str(entry.get("resource") or kind.kind.lower()), kind.namespace,
-                      status if isinstance(status, int) and not isinstance(status, bool) else None,
-                      str(entry.get("reason") or ""), str(entry.get("message") or ""), recorded=True)
+    return failed_list(kind, str(entry.get("message") or ""), recorded=True,
+                       status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+                       reason=str(entry.get("reason") or ""), resource=str(entry.get("resource") or ""))
 
 
 def _entries(key: str, text: Any, where: Source) -> list[dict[str, Any]]:

@@ -199,9 +199,10 @@ SHOWN = frozenset((*FINDING_OUTCOMES, UNDETERMINED))
 
 def _notification(read: FailedRead) -> dict[str, Any]:
     """A read that failed as a tool execution notification (SARIF 2.1.0 section 3.58)."""
-    return {"level": "error", "message": {"text": f"{read.short()}: {read.line().removeprefix('error: ')}"},
+    entry = read.to_json()
+    return {"level": "error", "message": {"text": f"{read.short()}: {entry['message']}"},
             "descriptor": {"id": "kyrec/read-failed"},
-            "properties": {"read": read.to_json()["read"], "status": read.to_json()["status"]}}
+            "properties": {"read": entry["read"], "status": entry["status"]}}
 
 
 def _run(rules: dict[str, dict[str, Any]], results: Any, counts: dict[str, int], root: str | None,

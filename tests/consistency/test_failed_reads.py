@@ -309,3 +309,19 @@ def test_reports_that_could_not_be_read_are_not_said_to_be_absent(double: ApiSer
     assert "holds no policy reports" not in result.stderr, result.stderr
     assert "notice: the policy reports could not be read (ClusterPolicyReport, PolicyReport): report checks " \
            "skipped" in result.stderr
+
+
+def test_a_capture_recorded_before_reads_had_a_status_still_names_the_read() -> None:
+    """testdata/deleting/state.yaml records its failed LIST with a message only (as captures did before the
+    record carried the read's status): the run still names the read, with no status code."""
+    case = ROOT / "testdata" / "deleting"
+    result = CliRunner().invoke(cli, ["diff", "--now", "2026-09-01T12:00:00Z", "-p", str(case / "policies.yaml"),
+                                      "--state", str(case / "state.yaml"), "-o", "json"])
+    assert result.exit_code == 5, result.stderr
+    [entry] = [e for e in json.loads(result.stdout)["errors"] if "read" in e]
+    assert entry["read"] == {"verb": "list", "apiVersion": "batch/v1", "kind": "Job", "resource": "jobs.batch",
+                             "namespace": "dev", "recorded": True}
+    assert entry["status"] == {"code": None, "reason": ""}
+    table = CliRunner().invoke(cli, ["diff", "--now", "2026-09-01T12:00:00Z", "-p", str(case / "policies.yaml"),
+                                     "--state", str(case / "state.yaml")])
+    assert table.stdout.startswith("INCOMPLETE: 1 read failed (list jobs.batch in dev: status unknown); ")
