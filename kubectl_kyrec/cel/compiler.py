@@ -13,8 +13,10 @@ Column numbers in compile errors refer to the text as written: each expression i
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compat import may_be_optional, rewrite_has, rewrite_or_value, skip_string
@@ -110,6 +112,22 @@ def _output_type_message(expect: Sequence[str]) -> str:
     return f"output is expected to be either of type {' or '.join(names)}"
 
 
+_COLLECTED: contextvars.ContextVar[list[InputError] | None] = contextvars.ContextVar("collected", default=None)
+
+
+@contextlib.contextmanager
+def collecting_errors() -> Iterator[list[InputError]]:
+    """Within, every PolicyCompiler records an expression that does not compile (its variables' too) and
+    goes on with null in its place, so one compile of a policy finds each bad expression, as Kyverno's
+    compilers return them all (a field.ErrorList); the programs made then serve nothing else."""
+    found: list[InputError] = []
+    token = _COLLECTED.set(found)
+    try:
+        yield found
+    finally:
+        _COLLECTED.reset(token)
+
+
 class PolicyCompiler:
     """Compiles the expressions of one policy against one environment, reporting errors by field."""
 
@@ -135,11 +153,20 @@ class PolicyCompiler:
         self._deps: dict[str, list[str]] = {}
         for i, var in enumerate(self._vars):
             path = f"spec.variables[{i}].expression"
-            self._check(var.expression, path)
             deps = [r.name for r in variable_references(var.expression)]
-            for dep in deps:
-                if self._index.get(dep, len(self._vars)) >= i:
-                    raise self._error(path, f"undefined field '{dep}'", 1, 1)
+            try:
+                self._check(var.expression, path)
+                for dep in deps:
+                    if self._index.get(dep, len(self._vars)) >= i:
+                        raise self._error(path, f"undefined field '{dep}'", 1, 1)
+            except InputError as exc:
+                collected = _COLLECTED.get()
+                if collected is None:
+                    raise
+                collected.append(exc)
+                # null where it is read, so that no expression reading it reports its error again
+                self._vars[i] = VariableDecl(var.name, "dyn(null)")
+                deps = []
             self._deps[var.name] = deps
 
     def _error(self, path: str, message: str, line: int, column: int) -> InputError:
@@ -149,6 +176,7 @@ class PolicyCompiler:
     def _check(self, text: str, path: str) -> None:
         try:
             self.check_env.compile(text)
+            check_regex_literals(text)
         except CompileError as exc:
             raise self._error(path, exc.message, exc.line, exc.column) from None
 
@@ -173,7 +201,18 @@ class PolicyCompiler:
         return list(dict.fromkeys(self._deps.get(name, [])))
 
     def compile(self, text: str, path: str, expect: Sequence[str] = ()) -> Program:
-        """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is)."""
+        """Compile `text` (the field at `path`); `expect` lists acceptable result types (dyn always is).
+        Within collecting_errors, an expression that does not compile is recorded and stands as null."""
+        try:
+            return self._compile(text, path, expect)
+        except InputError as exc:
+            collected = _COLLECTED.get()
+            if collected is None:
+                raise
+            collected.append(exc)
+            return self.env.compile("dyn(null)")
+
+    def _compile(self, text: str, path: str, expect: Sequence[str]) -> Program:
         text = _declared_tests(rewrite_or_value(text, self._plain), frozenset(self._index))
         self._check(text, path)
         needed = self._needed(text, path)
@@ -193,3 +232,55 @@ class PolicyCompiler:
         # program.text stays the compiled form, variables' cel.bind frames included: the engine adapter
         # evaluates parts of it to name the field or index cel-go's errors name (engine._cel_go)
         return program
+
+
+# `.matches(` and the string literal that is its one argument (r/b prefixes allowed before the quote)
+_MATCHES_CALL = re.compile(r"\.\s*matches\s*\(\s*(?=[rR]?['\"])")
+
+
+def check_regex_literals(text: str) -> None:
+    """cel-go's ValidateRegexLiterals, one of the AST validators of Kubernetes' base CEL environment (k8s:
+    apiserver/pkg/cel/environment/base.go, from 1.29) that Kyverno's environments build on: a constant
+    pattern given to `matches` must compile, else the expression does not (`invalid matches argument`, at
+    the literal). CompileError with the literal's line and column."""
+    import ast
+
+    from kubectl_kyrec.cel.k8s_regex import compile_re2
+
+    if "matches" not in text:
+        return
+    spans = _string_starts(text)
+    for m in _MATCHES_CALL.finditer(text):
+        if m.start() in spans:      # inside a string literal
+            continue
+        start = m.end()
+        quote = start + 1 if text[start] in "rR" else start
+        end = skip_string(text, quote)
+        if not re.match(r"\s*\)", text[end:]):
+            continue                # not the whole argument: `x.matches('a' + y)`
+        try:
+            pattern = ast.literal_eval(text[start:end])
+        except (ValueError, SyntaxError):
+            continue                # an escape Python does not read the same: left to the runtime
+        if not isinstance(pattern, str):
+            continue
+        try:
+            compile_re2(pattern)
+        except Exception:
+            line = text.count("\n", 0, start) + 1
+            column = start - (text.rfind("\n", 0, start) + 1) + 1
+            raise CompileError("invalid matches argument", line, column) from None
+
+
+def _string_starts(text: str) -> set[int]:
+    """Every index inside a string literal of `text`."""
+    inside: set[int] = set()
+    i = 0
+    while i < len(text):
+        if text[i] in "'\"":
+            end = skip_string(text, i)
+            inside.update(range(i, end))
+            i = end
+        else:
+            i += 1
+    return inside

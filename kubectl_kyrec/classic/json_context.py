@@ -26,6 +26,11 @@ class ContextError(Exception):
         self.cause = cause
 
 
+class InvalidVariableError(ContextError):
+    """kk: context.InvalidVariableError: a variable Kyverno's policy validation does not allow (its mock
+    context's query, pkg/engine/context/mock_context.go). Substitution passes it on unwrapped."""
+
+
 def _merged(src: Mapping[str, Any], dest: Mapping[str, Any], overwrite_maps: bool) -> dict[str, Any]:
     """Kyverno's mergeMaps (nested maps merge unless overwriteMaps; everything else replaces), without
     touching `dest`: the maps along the merged paths are copied, the rest is shared. The context's data is

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubectl_kyrec.classic import anchors
 from kubectl_kyrec.classic.jmespath_eval import NotFoundError
-from kubectl_kyrec.classic.json_context import ContextError, EvalContext
+from kubectl_kyrec.classic.json_context import ContextError, EvalContext, InvalidVariableError
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.json import MarshalError, marshal
 
@@ -340,6 +340,8 @@ def _substitute_string(ctx: EvalContext, element: str, path: str, delete: bool) 
                 variable = variable.replace("request.object", "request.oldObject")
             try:
                 substituted = ctx.query(variable)
+            except InvalidVariableError as exc:
+                raise SubstitutionError(str(exc)) from None     # kk: returned as it is, not wrapped
             except ContextError as exc:
                 raise SubstitutionError(f"failed to resolve {variable} at path {path}: {exc}",
                                         not_found=isinstance(exc.cause, NotFoundError)) from None
@@ -437,3 +439,67 @@ def _json_roundtrip(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_roundtrip(v) for v in value]
     return value
+
+
+# a position in a document: map keys and list indexes, from its root
+Position = tuple[str | int, ...]
+
+
+def substitution_errors(ctx: EvalContext, document: Any) -> list[tuple[Position, str]]:
+    """Every string (value or key) of `document` whose variables do not substitute in `ctx`, with its
+    position and Kyverno's text (`failed to resolve X at path /p: ...`). Kyverno's SubstituteAll stops at
+    the first failure it meets (in Go's random map order); a policy's validation reports each one, so that
+    every problem is shown at once. The `$(...)` references go first, over the whole document, as there."""
+    try:
+        document = _substitute_references(document)
+    except SubstitutionError as exc:
+        return [((), str(exc))]
+    out: list[tuple[Position, str]] = []
+
+    def check(text: str, path: str, where: Position) -> None:
+        try:
+            _substitute_string(ctx, text, path, False)
+        except SubstitutionError as exc:
+            out.append((where, str(exc)))
+
+    def visit(element: Any, path: str, where: Position) -> None:
+        if isinstance(element, str):
+            if "{{" in element:
+                check(element, path, where)
+        elif isinstance(element, Mapping):
+            for key, value in element.items():
+                if isinstance(key, str) and "{{" in key:
+                    check(key, path, where)      # a key is substituted at its map's path
+                visit(value, path + "/" + str(key).replace("/", "\\/"), (*where, str(key)))
+        elif isinstance(element, list):
+            for i, value in enumerate(element):
+                visit(value, f"{path}/{i}", (*where, i))
+
+    visit(document, "", ())
+    return out
+
+
+def elements_outside_foreach(document: Any) -> list[tuple[Position, str]]:
+    """kk: ValidateElementInForEach: an `element...` or `elementIndex` variable outside a foreach, with
+    Kyverno's text (`variable 'element.name' present outside of foreach at path /validate/message`)."""
+    out: list[tuple[Position, str]] = []
+
+    def visit(element: Any, path: str, where: Position) -> None:
+        if isinstance(element, str):
+            for v in _variables_in(element):
+                if REGEX_VARIABLE_INIT.search(v) is None:
+                    v = v[1:]
+                variable, _ = _replace_braces_and_trim(v)
+                if (variable.startswith("element") or variable == "elementIndex") and "/foreach/" not in path:
+                    out.append((where, f"variable '{variable}' present outside of foreach at path {path}"))
+                    return
+        elif isinstance(element, Mapping):
+            for key, value in element.items():
+                visit(key, path, where)
+                visit(value, path + "/" + str(key).replace("/", "\\/"), (*where, str(key)))
+        elif isinstance(element, list):
+            for i, value in enumerate(element):
+                visit(value, f"{path}/{i}", (*where, i))
+
+    visit(document, "", ())
+    return out

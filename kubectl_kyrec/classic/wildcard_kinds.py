@@ -78,5 +78,5 @@ def refused_wildcard(policy: ClassicPolicy) -> InputError | None:
                 continue
             message = _wildcard_error(kinds, policy.background, rule)
             if message is not None:
-                return InputError(f"Kyverno refuses this policy: path: {path}: {message}", policy.meta.source, path)
+                return InputError(f"{policy.meta.label}: {path}: {message}", policy.meta.source, path)
     return None

@@ -100,5 +100,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     if result.secrets:
         click.echo(f"warning: --include-secret-values: the capture holds the values of {result.secrets} Secret(s) "
                    "in clear; keep it as secret as the cluster's Secrets", err=True)
+    for notice in result.notices:
+        click.echo(f"notice: {notice}", err=True)
     write_output(OutputSpec(OutputFormat.JSON, output_path), result.text())
     exit_with(result.exit_code, failed_reads=result.failed_reads)

@@ -59,7 +59,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
     """
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.render import explain_output
-    from kubectl_kyrec.run.explain import ExplainOptions, run_explain
+    from kubectl_kyrec.run.explain import ExplainOptions, parse_subject, run_explain
 
     if subject_arg and subject_opt:
         raise UsageError("give the subject once: KIND/NAME or --subject KIND/NAME")
@@ -73,17 +73,20 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path)
+    subject = subject_arg or subject_opt or ""
     if live:
         from kubectl_kyrec.cluster.live_source import live_source
 
-        source = live_source(source, kube, reports=False, downstreams=True)
+        # the subject's kind is read though no policy matches it: its trees then say so, as offline
+        source = live_source(source, kube, reports=False, downstreams=True,
+                             kinds=(parse_subject(subject)[0],) if subject else ())
     elif not policy_paths:
         # as eval: a state that holds policies (a capture) needs no -p
         from kubectl_kyrec.run.state_policies import StatePoliciesSource
 
         source = StatePoliciesSource(source, "explain needs policies: -p PATH")
     options = ExplainOptions(now=parse_now(now_text), selection=selection_of(kube, selector, policy_names, kinds),
-                             subject=subject_arg or subject_opt or "", mutate=not no_mutate)
+                             subject=subject, mutate=not no_mutate)
     run = run_explain(options, source)
     report_run(run)
     write_outputs(run, specs, {OutputFormat.TABLE: lambda spec: functools.partial(explain_output.write_text,

@@ -69,6 +69,9 @@ class ReadNeeds:
     namespace: str = ""                                  # -n: namespaced subject kinds read there only
     causes: bool = False                                 # Kyverno's Deployments, as evidence (diff, capture)
     rbac: bool = False                                   # the RBAC objects, as evidence (capture)
+    # kinds the user names as kubectl names them (explain's KIND/NAME): read whether a policy matches them or
+    # not, so the subject is found and its trees say "not matched", as offline
+    kinds: tuple[str, ...] = ()
 
 
 @dataclass
@@ -246,7 +249,8 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
             add(found.find(str(param.get("apiVersion") or ""), str(param["kind"])))
     add(found.preferred_for("", "Namespace"))
     kyverno_cm = found.preferred_for("", "ConfigMap")
-    for info in [*kinds_from_rules(needs.policy_docs, found), *classic_kinds(needs.policy_docs, found)]:
+    named = [found.preferred_for(i.group, i.kind) for name in needs.kinds for i in found.kind_table().resolve(name)]
+    for info in [*kinds_from_rules(needs.policy_docs, found), *classic_kinds(needs.policy_docs, found), *named]:
         add(info, needs.namespace)
     if needs.downstreams:
         for info in [*kinds_named_by_generators(needs.policy_docs, found),

@@ -68,6 +68,7 @@ class LiveSource:
     # `rbac_objects`: the RBAC objects too, for an offline run to decide Kyverno's permissions (capture)
     causes: bool = False
     rbac_objects: bool = False
+    kinds: tuple[str, ...] = ()             # read whatever the policies match (ReadNeeds.kinds)
     client: KubeClient | None = field(default=None, init=False)
     discovered: Discovered | None = field(default=None, init=False)
     last: LiveRead | None = field(default=None, init=False)
@@ -116,7 +117,7 @@ class LiveSource:
             inputs = dataclasses.replace(inputs, policies=policies, policies_from_state=True)
         needs = ReadNeeds(policy_docs=tuple(policy_docs_of(inputs)), policies_from_cluster=self.policies_from_cluster,
                           reports=self.reports, downstreams=self.downstreams, namespace=self.namespace,
-                          causes=self.causes, rbac=self.rbac_objects)
+                          causes=self.causes, rbac=self.rbac_objects, kinds=self.kinds)
         done = {(r.info.group, r.info.kind) for r in policy_reqs}
         rest = [r for r in plan_reads(needs, found) if r.label_selector or (r.info.group, r.info.kind) not in done]
         second = read_state(client, rest, context=context, progress=self.progress)
@@ -215,8 +216,9 @@ def connection_options(kube: Mapping[str, Any]) -> ConnectionOptions:
 
 
 def live_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool = True,
-                downstreams: bool = True, causes: bool = False, rbac_objects: bool = False) -> LiveSource:
+                downstreams: bool = True, causes: bool = False, rbac_objects: bool = False,
+                kinds: tuple[str, ...] = ()) -> LiveSource:
     namespace = str(kube.get("namespace") or "")
     return LiveSource(files, connection_options(kube), namespace=namespace, reports=reports,
                       downstreams=downstreams, progress=terminal_progress(), causes=causes,
-                      rbac_objects=rbac_objects)
+                      rbac_objects=rbac_objects, kinds=kinds)

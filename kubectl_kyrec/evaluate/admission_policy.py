@@ -62,7 +62,7 @@ def compile_admission_policies(policies: Sequence[AdmissionPolicy], bindings: Se
     out = []
     for policy in policies:
         compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables],
-                                  policy.meta.source, f"ValidatingAdmissionPolicy {policy.meta.name!r}")
+                                  policy.meta.source, policy.meta.label)
         conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
                            for i, m in enumerate(policy.match_conditions))
         validations = tuple(

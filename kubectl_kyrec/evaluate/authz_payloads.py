@@ -75,7 +75,7 @@ def authz_libraries(libraries: LibraryFactory, mode: str, now: datetime.datetime
 
 
 def _compile(policy: ValidatingPolicy, env: Environment, check_env: Environment) -> _Compiled:
-    label = f"{policy.meta.kind} {policy.meta.name!r}"
+    label = policy.meta.label
     compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables],
                               policy.meta.source, label)
     conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))

@@ -52,7 +52,7 @@ def cel_compiler(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -
     variables = [VariableDecl(str(v.get("name", "")), str(v.get("expression", "")))
                  for v in cel.get("variables") or [] if isinstance(v, Mapping)]
     return PolicyCompiler(env, check_env, variables, policy.meta.source,
-                          f"{policy.meta.kind} {policy.meta.name!r} rule {rule.name!r}")
+                          policy.meta.label)
 
 
 def compile_cel_rule(policy: ClassicPolicy, rule: ClassicRule, envs: Environments) -> CompiledCel:

@@ -146,9 +146,9 @@ class ClassicEvaluator:
         self.compiled: list[_Compiled] = []
         for policy in policies:
             c = _Compiled(policy)
-            refused = refused_by_kyverno(policy)
-            if refused is not None:
-                self.errors.append(refused)
+            refused = kyverno_refusals(policy)
+            if refused:
+                self.errors.extend(refused)
                 continue
             for rule in policy.rules:
                 if rule.type == "validate" and rule.validate_kind == "cel":
@@ -551,7 +551,7 @@ def _user_info_field(block: Mapping[str, Any]) -> str:
     return next((k for k in ("roles", "clusterRoles", "subjects") if block.get(k)), "")
 
 
-_REFUSED = ("Kyverno refuses this policy: only select variables are allowed in background mode. Set "
+_REFUSED = ("only select variables are allowed in background mode. Set "
             "spec.background=false to disable background mode for this policy rule: ")
 # kk: ForbiddenUserVariables (the `.` in request.userInfo is any character there too)
 _USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", r"[^\.](serviceAccountNamespace)\b",
@@ -560,22 +560,49 @@ _USER_VARIABLES = tuple(re.compile(p) for p in (r"[^\.](serviceAccountName)\b", 
 
 
 def refused_by_kyverno(policy: ClassicPolicy) -> InputError | None:
+    """The first of kyverno_refusals, or None."""
+    refusals = kyverno_refusals(policy)
+    return refusals[0] if refusals else None
+
+
+def kyverno_refusals(policy: ClassicPolicy) -> list[InputError]:
     """What Kyverno's policy validation refuses beyond the CRD's schema, in its order (kk:
-    pkg/validation/policy/validate.go Validate: the variables first, then the kinds)."""
+    pkg/validation/policy/validate.go Validate: the variables first, then the kinds, then each rule's
+    checks). Kyverno stops at the first; each variable problem is listed here, so all are shown at once.
+    Each error reads `Kind "name": <field>: <Kyverno's message>` and names its field. Worked out once per
+    policy: the load-time validation and each classic engine of the run ask."""
+    cached = _REFUSALS.get(id(policy))
+    if cached is not None and cached[0] is policy:
+        return list(cached[1])
+    refusals = _kyverno_refusals(policy)
+    _REFUSALS[id(policy)] = (policy, tuple(refusals))
+    return refusals
+
+
+# by id(policy), with the policy kept so that its id is not reused while the entry lives
+_REFUSALS: dict[int, tuple[ClassicPolicy, tuple[InputError, ...]]] = {}
+
+
+def _kyverno_refusals(policy: ClassicPolicy) -> list[InputError]:
     from kubectl_kyrec.classic.mutate import LABELS_REFUSED, label_values_refused
+    from kubectl_kyrec.classic.variable_checks import variable_problems
     from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
 
     refused = refused_in_background(policy)
     if refused is not None:
-        return refused
+        return [refused]
+    problems = variable_problems(policy)
+    if problems:
+        return problems
     mutates = any(r.type == "mutate" for r in policy.rules)
     for rule in compute_rules_every_controller(policy) if mutates else ():
         # kk: Validate's per-rule checks over ComputeRules(policy, ""), autogen rules included, after the
         # background ones (isLabelAndAnnotationsString)
         if rule.type == "mutate" and label_values_refused(rule.raw):
-            return InputError(f"Kyverno refuses this policy: {LABELS_REFUSED}", policy.meta.source,
-                              f"spec.rules[{rule.index}].mutate")
-    return refused_wildcard(policy)
+            path = f"spec.rules[{rule.index}].mutate"
+            return [InputError(f"{policy.meta.label}: {path}: {LABELS_REFUSED}", policy.meta.source, path)]
+    wildcard = refused_wildcard(policy)
+    return [wildcard] if wildcard is not None else []
 
 
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:
@@ -598,7 +625,8 @@ def refused_in_background(policy: ClassicPolicy) -> InputError | None:
     for found in REGEX_VARIABLES.finditer(json.dumps(raw, default=str)):
         variable = found.group(2)
         if any(banned.search(variable) for banned in _USER_VARIABLES):
-            return InputError(f"{_REFUSED}variable {variable} is not allowed ", policy.meta.source)
+            return InputError(f"{policy.meta.label}: {_REFUSED}variable {variable} is not allowed ",
+                              policy.meta.source)
     return None
 
 
@@ -622,8 +650,9 @@ def _user_match_exclude(policy: ClassicPolicy) -> InputError | None:
                         found.append((f"{part}/{sub}[{i}]/{k}", f"{part}.{sub}[{i}].{k}"))
             if found:
                 path, field_name = found[0]
-                return InputError(f"{_REFUSED}invalid variable used at path: spec/rules[{idx}]/{path} ",
-                                  policy.meta.source, f"spec.rules[{rule.index}].{field_name}")
+                where = f"spec.rules[{rule.index}].{field_name}"
+                return InputError(f"{policy.meta.label}: {where}: {_REFUSED}invalid variable used at path: "
+                                  f"spec/rules[{idx}]/{path} ", policy.meta.source, where)
     return None
 
 

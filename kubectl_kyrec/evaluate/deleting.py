@@ -103,7 +103,7 @@ def compile_deleting_policy(policy: DeletingPolicy, envs: Environments,
     the variables are compiled after, their errors refuse the policy all the same, and nothing reads them."""
     meta = policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
-    label = f"{meta.kind} {meta.name!r}"
+    label = meta.label
     compiler = PolicyCompiler(env, check_env, [], meta.source, label)
     conditions = tuple(compiler.compile(c.expression, f"spec.conditions[{i}].expression", ("bool",))
                        for i, c in enumerate(policy.conditions))

@@ -49,7 +49,7 @@ def compile_exceptions(exceptions: Sequence[PolicyException], env: Environment,
     out = []
     for exc in exceptions:
         compiler = PolicyCompiler(env, check_env, (), exc.meta.source,
-                                  f"PolicyException {exc.meta.name!r}")
+                                  exc.meta.label)
         conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
                            for i, m in enumerate(exc.match_conditions))
         out.append(CompiledException(exc, conditions, env))

@@ -114,7 +114,7 @@ def _evaluation(cp: CompiledAdmissionPolicy, ctx: SubjectContext, envs: Environm
     activation = ctx.activation(cp.env, extra={"params": param})
     env, check_env = envs.get("ValidatingAdmissionPolicy")
     compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables],
-                              policy.meta.source, f"ValidatingAdmissionPolicy {policy.meta.name!r}")
+                              policy.meta.source, policy.meta.label)
     conditions = conditions_node(policy.match_conditions, cp.conditions, activation, "the policy skips the subject")
     out = [conditions]
     if policy.variables:

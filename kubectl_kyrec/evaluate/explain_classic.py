@@ -44,18 +44,24 @@ _STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting us
 
 
 def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: SubjectContext,
-                    results: Sequence[Result], trace: Trace | None = None) -> Explanation:
-    """`results`: the evaluator's results for this policy and subject (ClassicEvaluator.evaluate, as eval);
-    `trace`: what the engine recorded in that evaluation (none: the rules are shown as written only)."""
+                    results: Sequence[Result], trace: Trace | None = None,
+                    rule_types: Sequence[str] = ()) -> Explanation:
+    """`results`: eval's results for this policy and subject: the evaluator's (ClassicEvaluator.evaluate:
+    validate and verifyImages rules), the admission chain's (mutate rules) and the generate run's (generate
+    rules); `trace`: what the engine recorded in the evaluation (none: the rules are shown as written only);
+    `rule_types`: only the rules of these types (a generate trigger no other rule is evaluated on)."""
     meta = policy.meta
     facts = evaluator.request_facts(ctx)
     root = Node(f"{meta.kind} {meta.key}")
-    done = Explanation(meta.key, meta.kind, ctx.subject.ref, root, list(results))
+    rules = [r for r in compute_rules(policy, facts.kind) if not rule_types or r.type in rule_types]
+    # in the order of the rules, as the tree shows them: the results come from several engines
+    order = {rule.name: i for i, rule in enumerate(rules)}
+    done = Explanation(meta.key, meta.kind, ctx.subject.ref, root,
+                       sorted(results, key=lambda r: order.get(r.rule, len(order))))
     if meta.kind == "Policy" and meta.namespace != ctx.request.namespace:
         root.children.append(Node("namespace", NOT_MATCHED, f"a Policy applies only in its namespace "
                                                             f"{meta.namespace!r}"))
         return done
-    rules = compute_rules(policy, facts.kind)
     generated = [r.name for r in rules if r.name.startswith("autogen-") and r not in policy.rules]
     if generated:
         root.children.append(Node("autogen", "expanded", f"the Pod rules rewritten for a {facts.kind}: "
@@ -88,7 +94,7 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
     if state is False:
         return node
     if rule.type != "validate":
-        steps.append(Node("result", NONE, f"a {rule.type} rule gives no validation result"))
+        steps.append(result_node(result, f"no result: the {rule.type} rule gave none for the subject"))
         return node
     if rule.raw.get("preconditions") is not None:
         steps.append(_with_steps(Node("preconditions", "", show(rule.raw.get("preconditions"))),

@@ -191,4 +191,4 @@ def _compiler(cp: CompiledMutatingPolicy, envs: Environments) -> PolicyCompiler:
             variables.append(VariableDecl(v.name, rewrite_typed_literals(v.expression)))
         except CompileError:
             variables.append(VariableDecl(v.name, v.expression))
-    return PolicyCompiler(env, check_env, variables, meta.source, f"{meta.kind} {meta.name!r}")
+    return PolicyCompiler(env, check_env, variables, meta.source, meta.label)

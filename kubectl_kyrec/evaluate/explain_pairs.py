@@ -36,10 +36,11 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Result
+from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
+    from kubectl_kyrec.evaluate.generating import TriggerOutcome
 
 
 @dataclass
@@ -51,10 +52,19 @@ class ExplainOutcome:
 
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
-                  namespaces_from: Sequence[Document] | None = None) -> ExplainOutcome:
+                  namespaces_from: Sequence[Document] | None = None,
+                  generated: Sequence[TriggerOutcome] = ()) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
-    narrowed to a picked subject (default: `resources`, as in run_eval)."""
+    narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the outcomes of the
+    run's classic generate rules (run/generate.py, as eval lists them), whose results their policies' trees
+    end in."""
     out = ExplainOutcome()
+    generated_for: dict[Ref, list[Result]] = {}
+    triggers: dict[Ref, Subject] = {}
+    for o in generated:
+        triggers[o.trigger.ref] = o.trigger
+        if o.result is not None:
+            generated_for.setdefault(o.trigger.ref, []).append(o.result)
     envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
     classic = classic_evaluator(policies, state, kinds, envs, options)
@@ -89,9 +99,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     for r in chained.results if chained is not None else ():
         mutation_results.setdefault(id(r.subject), []).append(r)
     for index, subject in enumerate(subjects):
+        mine = mutation_results.get(id(subject.ref), [])
         if chained is not None:
             admitted_as = chained.admissions[index]
-            mine = mutation_results.get(id(subject.ref), [])
             # (the defaults alone are no policy's doing: listed in eval -o json, not given a tree of their own)
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
@@ -110,12 +120,25 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for ip in images:
             out.explanations.append(explain_image_validating(ip, ctx))
         if classic is not None:
-            _explain_classic(classic, ctx, out)
+            # a mutate rule's results are the admission chain's, a generate rule's the generate run's
+            _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
                 out.explanations.append(explain_deleting(dp, deleting_ctx, options.now))
     if classic is not None:
+        # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
+        # keeps as eval's does): the trees of its generate rules, ending in their results
+        from kubectl_kyrec.evaluate.explain_classic import explain_classic
+
+        explained = {s.ref for s in subjects}
+        for ref in [ref for ref in generated_for if ref not in explained]:
+            ctx = subject_context(triggers[ref], namespaces, options)
+            for unit in classic.compiled:
+                policy = unit.policy
+                mine = [r for r in generated_for[ref] if r.policy == policy.meta.key and r.source == policy.source_kind]
+                if mine:
+                    out.explanations.append(explain_classic(classic, policy, ctx, mine, rule_types=("generate",)))
         out.notices.extend(classic.notices)
     return out
 
@@ -158,9 +181,11 @@ class _Recorder:
         return self.engine.mutate(ctx)
 
 
-def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome) -> None:
+def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome,
+                     others: Sequence[Result]) -> None:
     """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
-    policy's tree ends in its results."""
+    policy's tree ends in its results and in those of `others` (the subject's results from the other
+    engines: mutate and generate rules) that are the policy's."""
     from kubectl_kyrec.classic.trace import Trace
     from kubectl_kyrec.evaluate.explain_classic import explain_classic
 
@@ -169,7 +194,7 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
     trace = Trace()
     classic.core.trace = trace
     try:
-        results = [r for r, _ in classic.evaluate(ctx)]
+        results = [*(r for r, _ in classic.evaluate(ctx)), *others]
     finally:
         classic.core.trace = None
     for compiled in classic.compiled:

@@ -168,6 +168,6 @@ def _compiler(cp: CompiledValidatingPolicy, cv: CompiledVariant, envs: Environme
     meta = cp.policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
     return PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in cv.variant.variables],
-                          meta.source, f"{meta.kind} {meta.name!r}")
+                          meta.source, meta.label)
 
 

@@ -147,7 +147,7 @@ def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
     """Compile every expression and template once; InputError (file:line, field) on the first bad one."""
     meta = policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
-    label = f"{meta.kind} {meta.name!r}"
+    label = meta.label
     compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables],
                               meta.source, label)
     conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))

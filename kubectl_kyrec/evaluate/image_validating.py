@@ -154,7 +154,7 @@ def _compile_references(policy: ImageValidatingPolicy) -> tuple[Any, ...]:
 
 
 def _error(policy: ImageValidatingPolicy, path: str, message: str) -> InputError:
-    return InputError(f"{policy.meta.kind} {policy.meta.name!r}: {path}: {message}", policy.meta.source,
+    return InputError(f"{policy.meta.label}: {path}: {message}", policy.meta.source,
                       field=path)
 
 
@@ -173,7 +173,7 @@ def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environ
 
     library = imageverify_library(matches, frozenset(policy.attestations), supplied)
     env, check_env = envs.extended(policy.meta.kind, policy.meta.namespace, [library])
-    label = f"{policy.meta.kind} {policy.meta.name!r}"
+    label = policy.meta.label
     defaults = {}
     for family, path in _SPEC_PATHS.items():
         plain = PolicyCompiler(env, check_env, (), policy.meta.source, label)

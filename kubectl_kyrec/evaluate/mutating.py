@@ -140,7 +140,7 @@ def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptio
                             now: datetime.datetime) -> CompiledMutatingPolicy:
     """Compile every expression once; raises InputError (file:line, field) on the first bad one."""
     env, check_env = envs.get(policy.meta.kind, policy.meta.namespace)
-    label = f"{policy.meta.kind} {policy.meta.name!r}"
+    label = policy.meta.label
     variables = []
     for v in policy.variables:
         try:

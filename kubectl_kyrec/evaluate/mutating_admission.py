@@ -67,7 +67,7 @@ def _compile(compiler: PolicyCompiler, text: str, path: str, expect: tuple[str, 
 def compile_mutating_admission_policy(policy: MutatingAdmissionPolicy, bindings: Sequence[MutatingAdmissionBinding],
                                       envs: Environments) -> CompiledMutatingAdmissionPolicy:
     env, check_env = envs.get(KIND)
-    label = f"{KIND} {policy.meta.name!r}"
+    label = policy.meta.label
     variables = [VariableDecl(v.name, rewrite_typed_literals(v.expression)) for v in policy.variables]
     compiler = PolicyCompiler(env, check_env, variables, policy.meta.source, label)
     conditions = tuple(_compile(compiler, m.expression, f"spec.matchConditions[{i}].expression", ("bool",))

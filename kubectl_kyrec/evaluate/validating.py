@@ -95,7 +95,7 @@ class _Fixed:
 
 def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
                      check_env: Environment) -> CompiledVariant:
-    label = f"{policy.meta.kind} {policy.meta.name!r}" + (f" (autogen {variant.name})" if variant.name else "")
+    label = policy.meta.label + (f" (autogen {variant.name})" if variant.name else "")
     compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in variant.variables],
                               policy.meta.source, label)
     conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))

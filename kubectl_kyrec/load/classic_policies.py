@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policies import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
+from kubectl_kyrec.load.policies import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader, policy_label
 from kubectl_kyrec.model import Document, Obj
 
 CLASSIC_GROUP = "kyverno.io"
@@ -163,7 +163,7 @@ def _normal_action(value: str) -> str:
 def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
     version = doc.api_version.split("/", 1)[-1]
     if version not in versions:
-        raise InputError(f"{doc.kind} {doc.name!r}: unknown version {doc.api_version!r} "
+        raise InputError(f"{policy_label(doc.kind, doc.name)}: unknown version {doc.api_version!r} "
                          f"(known: {', '.join(CLASSIC_GROUP + '/' + v for v in versions)})", doc.source)
 
 

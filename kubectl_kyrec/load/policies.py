@@ -7,6 +7,7 @@ for ValidatingAdmissionPolicy. Shape errors raise InputError naming the document
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,11 @@ class PolicyMeta:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
     @property
+    def label(self) -> str:
+        """How an error names the policy: `ValidatingPolicy "name"` (see policy_label)."""
+        return policy_label(self.kind, self.name)
+
+    @property
     def category(self) -> str:
         return self.annotations.get("policies.kyverno.io/category", "")
 
@@ -295,6 +301,8 @@ class PolicySet:
     notices: list[Notice] = field(default_factory=list)
     # the lines of nested fields, per document (from the loader), so errors can point at the field
     lines: dict[Source, Any] = field(default_factory=dict)
+    # Kyverno's own validation ran (evaluate/policy_validation.py): the policies Kyverno refuses are in errors
+    validated: bool = False
 
     @property
     def has_policies(self) -> bool:
@@ -319,6 +327,7 @@ class PolicySet:
         self.errors.extend(other.errors)
         self.notices.extend(other.notices)
         self.lines.update(other.lines)
+        self.validated = self.validated and other.validated
 
     def failure_policies(self) -> dict[tuple[str, str], str]:
         """(report source, policy as results name it) -> the policy's failurePolicy (Fail unless it says
@@ -351,15 +360,25 @@ class PolicySet:
         return InputError(error.message, Source(error.source.file, line), error.field)
 
 
+def policy_label(kind: str, name: str) -> str:
+    """`Kind "name"`, as the API server names an object it refuses: every error about a policy starts
+    `file:line: Kind "name": <field>: <message>`."""
+    return f'{kind} "{name}"' if name else kind
+
+
 def field_path(text: str) -> list[str | int]:
-    """`spec.validations[2].expression` -> ["spec", "validations", 2, "expression"]."""
+    """`spec.validations[2].expression` -> ["spec", "validations", 2, "expression"]; a bracketed key that
+    is not a number is a map key, dots and all (`metadata.labels[app.kubernetes.io/name]`)."""
     out: list[str | int] = []
-    for part in text.split("."):
-        name, *indexes = part.split("[")
+    for name, bracket in _FIELD_STEP.findall(text):
         if name:
             out.append(name)
-        out.extend(int(i.rstrip("]")) for i in indexes if i.rstrip("]").isdigit())
+        elif bracket:
+            out.append(int(bracket) if bracket.isdigit() else bracket)
     return out
+
+
+_FIELD_STEP = re.compile(r"([^.\[\]]+)|\[([^\]]*)\]")
 
 
 class _Reader:
@@ -369,8 +388,8 @@ class _Reader:
         self.doc = doc
 
     def fail(self, path: str, message: str) -> InputError:
-        prefix = f"{self.doc.kind} {self.doc.name!r}: " if self.doc.name else f"{self.doc.kind}: "
-        return InputError(f"{prefix}{path}: {message}", self.doc.source, field=path)
+        return InputError(f"{policy_label(self.doc.kind, self.doc.name)}: {path}: {message}", self.doc.source,
+                          field=path)
 
     def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
         if value is None:
@@ -517,7 +536,7 @@ def _type_name(value: Any) -> str:
 def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
     version = doc.api_version.split("/", 1)[-1]
     if version not in versions:
-        raise InputError(f"{doc.kind} {doc.name!r}: unknown version {doc.api_version!r} "
+        raise InputError(f"{policy_label(doc.kind, doc.name)}: unknown version {doc.api_version!r} "
                          f"(known: {', '.join(versions)})", doc.source)
 
 

@@ -169,7 +169,7 @@ class DownstreamChange:
 @dataclass(frozen=True)
 class DownstreamDiff:
     changes: tuple[DownstreamChange, ...]
-    out_of_scope: int = 0       # Kyverno downstreams of policies not in the run, not examined
+    out_of_scope: int = 0       # Kyverno downstreams of policies not in the run, or outside its filters: not shown
 
     def summary(self) -> dict[str, int]:
         counts = {str(c): 0 for c in DownstreamClass}

@@ -1,14 +1,17 @@
 """What the user's filters select among the findings (`--policy-name`, `-n`, `--kind`, `-l`), so that every
-row of `diff` and every action of `apply` stays inside them (DESIGN section 6).
+row of `diff` and every action of `apply` stays inside them.
 
-Evaluation already narrows the triggers and subjects; this decides the findings that do not come from an
-evaluated trigger, orphans above all, whose policy may not be in the run and whose trigger may be gone:
+The filters never narrow what is evaluated (every policy over every trigger and subject read): a finding
+kept has the class, reason and cause it has without them. This decides which findings are kept, including
+those that do not come from a trigger, orphans above all, whose policy may not be in the run and whose
+trigger may be gone:
 - a downstream is selected when its policy and its trigger are: the policy by the finding's policy (an
   orphan's by its `policy-name` label), the trigger by its kind and, for `-l`, its labels as the state holds
   them; an orphan whose trigger is not in the state is judged by its own labels (the trigger's are gone);
 - a report is selected when its subject is (kind, namespace, labels as the state holds them); one whose
-  subject is not in the state by its own labels; with `--policy-name`, only a report whose every result is of
-  a selected policy (deleting it must not take other policies' results with it).
+  subject is not in the state by its own labels; with `--policy-name`, a report that concerns a selected
+  policy (owed or holding its results), and a report apply may delete only when every result in it is of a
+  selected policy (deleting it must not take other policies' results with it).
 """
 
 from __future__ import annotations
@@ -44,10 +47,11 @@ def holds_downstream(selection: Selection, change: DownstreamChange, trigger: Ma
 
 
 def holds_report(selection: Selection, subject_ref: Ref | None, subject: Mapping[str, Any] | None,
-                 report: Mapping[str, Any] | None, result_policies: set[str]) -> bool:
+                 report: Mapping[str, Any] | None, policies: set[str], *, deletable: bool = False) -> bool:
     """A report finding: `subject` as the state holds it (None when gone), the report as read (None when
-    missing), the policies its results name."""
-    if selection.policy_names and not all(selection.holds_policy(p) for p in result_policies):
+    missing), the policies it concerns (`policies`). With --policy-name, one of them is selected; a report
+    that may be deleted (`deletable`) only when all of them are."""
+    if selection.policy_names and not (all if deletable else any)(selection.holds_policy(p) for p in policies):
         return False
     namespace = subject_ref.namespace if subject_ref is not None else \
         str(((report or {}).get("metadata") or {}).get("namespace") or "")

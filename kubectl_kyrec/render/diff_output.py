@@ -96,7 +96,8 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
         if any(row[0].startswith(str(DownstreamClass.UNDETERMINED)) for row in rows):
             lines.append(UNDETERMINED_NOTE)
     if diff.out_of_scope:
-        lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run not examined"]
+        lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run or its filters "
+                      "not shown"]
     return "\n".join(lines) + "\n"
 
 

@@ -33,6 +33,8 @@ class CaptureResult:
     requests: Mapping[str, int] = field(default_factory=dict)
     # the LISTs that failed: recorded in the file too, and the capture exits 5 (not a complete state)
     failed_reads: list[FailedRead] = field(default_factory=list)
+    # what the command says beside the file: a -n that matched nothing (as `kubectl get -n nope`)
+    notices: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -69,14 +71,19 @@ def run_capture(source: LiveSource, include_secret_values: bool = False) -> Capt
     """`include_secret_values`: Secrets as the server gave them (the result counts those with values, for
     the warning); by default their values are digests."""
     from kubectl_kyrec.load.secret_digests import is_secret, new_salt
+    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.run.select import nothing_selected, selects_any
 
     inputs = source.read()
     state = inputs.state
     secrets = sum(1 for d in state.objects if is_secret(d.obj) and (d.obj.get("data") or d.obj.get("stringData")))
     client = source.client
     document = capture_document(state, None if include_secret_values else new_salt())
+    notices = []
+    if source.namespace and not selects_any(Selection(namespace=source.namespace), state.objects):
+        notices.append(nothing_selected(f"-n {source.namespace}", len(state.objects)))
     return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {},
-                         failed_reads(state))
+                         failed_reads(state), notices)
 
 
 def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:

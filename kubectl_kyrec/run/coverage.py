@@ -59,15 +59,17 @@ def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
 
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.load.exclusions import load_exclusions
     from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.diff import review_notice
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
+    from kubectl_kyrec.run.select import nothing_selected, selects_any
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
-    inputs = source.read()
+    inputs = validated_inputs(source.read(), options.now)
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
@@ -80,6 +82,9 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     if gaps:
         notices.append(gaps)
     notices.extend(unread_subject_notices(inputs))
+    if options.namespace and not selects_any(Selection(namespace=options.namespace), inputs.subjects):
+        # as `kubectl get -n nope`: a notice, not an error
+        notices.append(nothing_selected(f"-n {options.namespace}", len(inputs.subjects)))
     cov = with_gap_causes(compute_coverage(diff, scope.subjects, exclusions), diff, inputs, options)
     notices.extend(review_notice(inputs))
     return CoverageResult(cov, notices, errors,

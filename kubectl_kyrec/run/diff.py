@@ -89,10 +89,12 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
 
 def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     """`diff` on what a source read (`apply` plans from the same result, over the same scope)."""
-    from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
+    from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds, selects_any
 
     selection = options.selection
     check_policy_names(selection.policy_names, inputs.policies)
+    inputs = validated_inputs(inputs, options.now)
     if selection.kinds:
         selection = dataclasses.replace(selection, kinds=resolve_kinds(selection.kinds, inputs.kinds, inputs.subjects))
         options = dataclasses.replace(options, selection=selection)
@@ -107,7 +109,7 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
                                                    complete=options.all_policies)
         run.errors.extend(outcome.errors)
         run.notices.extend(str(n) for n in outcome.notices)
-        run.notices.extend(evaluation_notices(outcome))
+        run.notices.extend(evaluation_notices(outcome, selection))
         compared = any(c.actual is not None and c.expected is not None for c in run.downstreams.changes)
         if compared and not inputs.state.has_managed_fields:
             # kubectl hides managedFields unless asked; without them no field can be told to be foreign
@@ -145,7 +147,7 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     if gaps:
         run.notices.append(gaps)
     filters = selection.text()
-    if filters and (outcome is None or not outcome.triggers) and (
+    if filters and not selects_any(selection, inputs.subjects) and (
             run.reports is None or not any(c.in_scope for c in run.reports.changes)) and (
             run.deletions is None or not run.deletions.changes):
         run.notices.append(nothing_selected(filters, len(inputs.subjects)))
@@ -292,14 +294,19 @@ def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
     return out
 
 
-def evaluation_notices(outcome: GeneratingOutcome) -> list[str]:
+def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list[str]:
     """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
-    needing request data (their owned downstreams are `undetermined`; nothing is reported missing)."""
+    needing request data (their owned downstreams are `undetermined`; nothing is reported missing). Only
+    of the triggers and policies inside the user's filters: the run evaluated all of them."""
     from kubectl_kyrec.evaluate.generating import TriggerStatus
+    from kubectl_kyrec.run.generate import subject_filter
 
     notices = []
     needs: dict[str, int] = {}
+    keep = subject_filter(selection)
     for o in outcome.outcomes:
+        if not (selection.holds_policy(o.policy.key) and keep(o.trigger)):
+            continue
         if o.status is TriggerStatus.ERROR:
             notices.append(f"{o.policy.key}: {o.trigger.ref.display()}: {o.message}")
         elif o.status is TriggerStatus.NEEDS_REQUEST:
@@ -321,8 +328,10 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Select
     from kubectl_kyrec.reconcile.downstreams import _order as change_order
     from kubectl_kyrec.run.generate import generate_for_inputs
 
-    namespace = selection.namespace
-    outcome = generate_for_inputs(inputs, now=now, selection=selection)
+    # every policy over every trigger, whatever the filters: whether a downstream is an orphan, a conflict
+    # or a duplicate depends on what the other triggers and policies generate; the filters choose the
+    # findings shown and acted on (selected_downstreams), never their class
+    outcome = generate_for_inputs(inputs, now=now, selection=Selection())
     trigger_uids = {s.ref.uid for s in outcome.triggers} if inputs.resources else None
     names = {d.name for d in inputs.policies.generating}
     gpol, classic = classic_outcomes(outcome)
@@ -331,10 +340,10 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Select
     classic_objs = [o for o in index.generated if is_classic_downstream(o)]
     index.generated = [o for o in index.generated if not is_classic_downstream(o)]
     diff = diff_downstreams(gpol, index, complete_policy_set=complete,
-                            trigger_uids=trigger_uids, namespace=namespace, known_policies=names,
+                            trigger_uids=trigger_uids, known_policies=names,
                             cluster_policies=cluster_policies(inputs.state.objects))
     changes, out_of_scope = diff_classic_downstreams(
-        classic, index, classic_objs, complete_policy_set=complete, trigger_uids=trigger_uids, namespace=namespace,
+        classic, index, classic_objs, complete_policy_set=complete, trigger_uids=trigger_uids,
         known_policies={p.meta.key for p in inputs.policies.classic},
         cluster_policies=cluster_classic_policies(inputs.state.objects))
     if changes or out_of_scope:
@@ -420,6 +429,12 @@ def is_report(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") in REPORT_KINDS.get(str(obj.get("apiVersion", "")), ())
 
 
+def reporting(inputs: Inputs) -> bool:
+    """Whether the run's policies put results in reports (a GeneratingPolicy in its trigger's, too)."""
+    pols = inputs.policies
+    return bool(pols.validating or pols.admission or pols.generating or pols.classic or pols.image_validating)
+
+
 def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingOutcome | None = None
                 ) -> tuple[ReportDiff | None, list[EvalError], list[str],
                            Callable[[], Mapping[tuple[str, str, str, str], Mapping[str, Any]]]]:
@@ -430,8 +445,7 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
     """
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
 
-    if not (inputs.policies.validating or inputs.policies.admission or inputs.policies.generating
-            or inputs.policies.classic or inputs.policies.image_validating):
+    if not reporting(inputs):
         return None, [], [], dict
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,

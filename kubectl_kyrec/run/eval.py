@@ -112,6 +112,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.expect.report_scope import generating_pairs
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
@@ -121,6 +122,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
+    inputs = validated_inputs(inputs, now)
     subjects = inputs.subjects
     read = len(subjects)
     selection = dataclasses.replace(options.selection,
@@ -260,6 +262,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
     the base policies that did not parse."""
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
+    from kubectl_kyrec.evaluate.policy_validation import validate_policies
     from kubectl_kyrec.load.documents import load_documents_with_lines
     from kubectl_kyrec.load.policies import classify
     from kubectl_kyrec.reconcile.impact import compute_impact
@@ -268,6 +271,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     located = load_documents_with_lines(list(base_policy_paths), stdin=sys.stdin)
     base = classify([d.document for d in located], {d.document.source: d.lines for d in located})
     base.exceptions.extend(inputs.policies.exceptions)
+    base = validate_policies(base, now)
     base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                             options=options)
     base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection)

@@ -61,13 +61,22 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
+    from kubectl_kyrec.load.policies import GENERATING_KINDS
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
-    from kubectl_kyrec.run.select import check_policy_names, resolve_kinds
+    from kubectl_kyrec.run.select import (
+        check_policy_names,
+        holds_object,
+        nothing_selected,
+        resolve_kinds,
+        selects_any,
+    )
 
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
+    inputs = validated_inputs(inputs, now)
     documents = inputs.subjects
     kinds = options.selection.kinds
     name = ""
@@ -76,7 +85,9 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         kinds = (*kinds, kind)
     selection = dataclasses.replace(options.selection, kinds=resolve_kinds(kinds, inputs.kinds, documents))
     if selection.namespace:
-        documents = [d for d in documents if d.namespace == selection.namespace]
+        # the objects in it, and the Namespace itself, as eval's triggers (run/select.py holds_object)
+        only = Selection(namespace=selection.namespace)
+        documents = [d for d in documents if holds_object(only, d.kind, d.namespace, d.name, {})]
     # the Namespaces among the resources label their namespace whichever subject is picked, as in eval
     namespaces_from = documents
     if name:
@@ -97,42 +108,51 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                                selection=selection, classic=classic,
                                # as eval: manifests are validated as admission would store them
                                admit=options.mutate and inputs.resources_named)
+    generated = None
+    if inputs.policies.generating or inputs.policies.classic:
+        # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
+        from kubectl_kyrec.run.generate import generate_for_inputs
+
+        generated = generate_for_inputs(inputs, now=now, selection=selection)
+    # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic_generate.py): each
+    # drawn by its own kind's tree
+    classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
+                         and (not name or o.trigger.ref.name == name)] if generated is not None else []
     libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
-                            libraries=libraries, options=eval_options, namespaces_from=namespaces_from)
+                            libraries=libraries, options=eval_options, namespaces_from=namespaces_from,
+                            generated=classic_generated)
     explanations = outcome.explanations
-    generated_errors: list[EvalError] = []
-    generated_notices: list[Any] = []
-    if inputs.policies.generating:
-        # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
+    generated_errors: list[EvalError] = generated.errors if generated is not None else []
+    generated_notices: list[Any] = generated.notices if generated is not None else []
+    if generated is not None and inputs.policies.generating:
         from kubectl_kyrec.evaluate.explain_generating import explain_generating
         from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
         from kubectl_kyrec.evaluate.namespaces import namespace_objects
         from kubectl_kyrec.evaluate.pipeline import subject_context
-        from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-        from kubectl_kyrec.run.generate import generate_for_inputs
 
-        generated = generate_for_inputs(inputs, now=now, selection=selection)
-        generated_errors, generated_notices = generated.errors, generated.notices
-        # (classic generate rules' outcomes are merged in the same list: only the GeneratingPolicies' here)
+        policies = [p for p in generated.policies if p.meta.kind in GENERATING_KINDS]
         found = {(o.policy.key, o.trigger.ref.uid): o for o in generated.outcomes
-                 if isinstance(o.policy, GeneratingPolicy)}
+                 if o.policy.meta.kind in GENERATING_KINDS}
         namespaces = namespace_objects([*inputs.state.objects, *inputs.subjects, *values.namespaces],
                                        values.namespace_labels)
         envs, _ = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
         compiled = {}
-        for policy in generated.policies:
+        for policy in policies:
             with contextlib.suppress(InputError):      # the run reported it (generated.errors)
                 compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions)
         for trigger in generated.triggers:
             if name and trigger.ref.name != name:
                 continue
             ctx = subject_context(trigger, namespaces, eval_options)
-            for policy in generated.policies:
+            for policy in policies:
                 explanations.append(explain_generating(policy, ctx, found.get((policy.key, trigger.ref.uid)),
                                                        compiled.get(policy.key)))
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
+    if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):
+        # as `kubectl get -n nope`: a notice, not an error (a named subject that is not there is one)
+        notices.append(nothing_selected(filters, len(inputs.subjects)))
     reads = failed_reads(inputs.state)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     return ExplainResult(explanations, errors, notices, reads, with_failed_reads(code, reads))

@@ -17,18 +17,12 @@ if TYPE_CHECKING:
 
 def subject_filter(selection: Selection) -> Callable[[Subject], bool]:
     """-n, --kind and -l over triggers (a Namespace passes -n for itself)."""
-    from kubectl_kyrec.k8s.labels import matches_selector
-
-    namespace, kinds, selector = selection.namespace, selection.kinds, selection.selector
+    from kubectl_kyrec.run.select import holds_object
 
     def keep(subject: Subject) -> bool:
         ref = subject.ref
-        if namespace and ref.namespace != namespace and not (ref.kind == "Namespace" and ref.name == namespace):
-            return False
-        if kinds and ref.kind not in kinds:
-            return False
-        labels = (subject.obj.get("metadata") or {}).get("labels") or {}
-        return selector is None or matches_selector(selector, labels)
+        return holds_object(selection, ref.kind, ref.namespace, ref.name,
+                            (subject.obj.get("metadata") or {}).get("labels") or {})
 
     return keep
 

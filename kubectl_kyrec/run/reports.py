@@ -25,7 +25,8 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                     skip_resource_filters: bool = True, jobs: int = 1) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
 
-    `generating`: the GeneratingPolicies already evaluated over the same subjects (else done here).
+    `generating`: the generating policies (GeneratingPolicies, classic generate rules) already evaluated
+    over every trigger (else done here): their results are in the triggers' reports.
     """
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
@@ -37,17 +38,17 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
 
     state_objs = inputs.state.objs
     api = report_api or detect_report_api(state_objs)
-    subjects = inputs.subjects
-    if selection.namespace:
-        subjects = [d for d in subjects if d.namespace == selection.namespace]
+    # every subject by every policy, whatever the filters: a report holds the results of all the policies,
+    # and whether it is current, stale or missing depends on all of them; the filters choose the findings
+    # shown and acted on (selected_reports), never their class
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
-                          selection=selection, report_api=api, jobs=jobs)
-    if generating is None and inputs.policies.generating:
+                          report_api=api, jobs=jobs)
+    if generating is None and generates(inputs):
         from kubectl_kyrec.run.generate import generate_for_inputs
 
-        generating = generate_for_inputs(inputs, now=now, selection=selection)
-    scope = report_scope(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds,
+        generating = generate_for_inputs(inputs, now=now, selection=Selection())
+    scope = report_scope(inputs.policies, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
                          libraries=library_factory(LibraryContext(now=now, provider=provider_for(inputs))),
                          options=options, generating=generating)
     config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(state_objs)
@@ -59,6 +60,13 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating, scope.outcome))
     diff = held_reports(diff, inputs)
     return selected_reports(diff, inputs, selection), scope
+
+
+def generates(inputs: Inputs) -> bool:
+    """Whether the run has a generating policy: a GeneratingPolicy or a classic generate rule, each of which
+    puts a result in its trigger's report."""
+    return bool(inputs.policies.generating) or any(r.type == "generate" for p in inputs.policies.classic
+                                                   for r in p.rules)
 
 
 def described_ref(report: Mapping[str, Any] | None) -> Ref | None:
@@ -75,29 +83,40 @@ def described_ref(report: Mapping[str, Any] | None) -> Ref | None:
 
 
 def selected_reports(diff: ReportDiff, inputs: Inputs, selection: Selection) -> ReportDiff:
-    """Only the report findings inside the user's filters (reconcile/selection.py): the subjects were
-    filtered when evaluated; this decides the reports whose subject is gone or outside the scope, and, with
-    --policy-name, keeps a report deletion from taking other policies' results with it."""
+    """Only the report findings, and the subjects in scope, inside the user's filters (reconcile/selection.py).
+    Every subject was evaluated by every policy, so a finding kept has the class it has unfiltered; this
+    decides which are kept: by the subject (or, when it is gone, the report itself) and, with --policy-name,
+    by the policies the report concerns: those that owe the subject results or whose results it holds, and
+    for a report apply may delete (an orphan, a duplicate) every policy of its results (deleting it must not
+    take other policies' results with it)."""
     import dataclasses
 
     if not selection.narrows:
         return diff
     state = inputs.state
     by_uid = {str((d.obj.get("metadata") or {}).get("uid") or ""): d.obj for d in state.objects}
+    owed = {status.subject.uid: {policy for policy, _ in status.results} for status in diff.subjects}
 
-    def holds(change: ReportChange) -> bool:
-        report = state.get_object(change.report.api_version, change.report.kind, change.report.namespace,
-                                  change.report.name)
-        obj = report.obj if report is not None else None
-        # a report apply may delete (an orphan, a duplicate) is in only if every result in it is; the others
-        # are compared on the selected policies' results already, and their subject decides
-        deletable = change.klass in (ReportClass.ORPHAN, ReportClass.DUPLICATE)
-        policies = {str(r.get("policy") or "") for r in (obj or {}).get("results") or []
-                    if isinstance(r, Mapping)} if deletable else set()
-        subject = by_uid.get(change.subject.uid) if change.subject is not None else None
-        return holds_report(selection, change.subject or described_ref(obj), subject, obj, policies)
+    def report_of(ref: Ref | None) -> Mapping[str, Any] | None:
+        doc = state.get_object(ref.api_version, ref.kind, ref.namespace, ref.name) if ref is not None else None
+        return doc.obj if doc is not None else None
 
-    return dataclasses.replace(diff, changes=tuple(c for c in diff.changes if holds(c)))
+    def holds(subject_ref: Ref | None, report_ref: Ref | None, deletable: bool) -> bool:
+        obj = report_of(report_ref)
+        policies = {str(r.get("policy") or "") for r in (obj or {}).get("results") or [] if isinstance(r, Mapping)}
+        if not deletable and subject_ref is not None:
+            policies |= owed.get(subject_ref.uid, set())
+        subject = by_uid.get(subject_ref.uid) if subject_ref is not None else None
+        return holds_report(selection, subject_ref or described_ref(obj), subject, obj, policies,
+                            deletable=deletable)
+
+    changes = tuple(c for c in diff.changes
+                    if holds(c.subject, c.report, c.klass in (ReportClass.ORPHAN, ReportClass.DUPLICATE)))
+    kept = [i for i, status in enumerate(diff.subjects) if holds(status.subject, status.report, False)]
+    return dataclasses.replace(
+        diff, changes=changes, subjects=tuple(diff.subjects[i] for i in kept),
+        verdicts=tuple(diff.verdicts[i] for i in kept),
+        filtered_subjects=tuple(r for r in diff.filtered_subjects if holds(r, None, False)))
 
 
 def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:

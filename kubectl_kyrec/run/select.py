@@ -4,14 +4,15 @@ filter that matches no resource says so."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.kinds import KindTable
     from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.model import Document
 
 
@@ -54,3 +55,24 @@ def resolve_kinds(names: Sequence[str], table: KindTable, subjects: Sequence[Doc
 def nothing_selected(filters: str, read: int) -> str:
     """The notice for filters that left no resource: what was asked, out of how many."""
     return f"no resource matched {filters} (of {read} read)"
+
+
+
+def holds_object(selection: Selection, kind: str, namespace: str, name: str, labels: Mapping[str, Any]) -> bool:
+    """-n, --kind and -l over one object read, as `kubectl get` lists it; a Namespace passes -n for itself
+    (its triggers' downstreams live in it)."""
+    from kubectl_kyrec.k8s.labels import matches_selector
+
+    if selection.namespace and namespace != selection.namespace and not (
+            kind == "Namespace" and name == selection.namespace):
+        return False
+    if selection.kinds and kind not in selection.kinds:
+        return False
+    return selection.selector is None or matches_selector(selection.selector, labels)
+
+
+def selects_any(selection: Selection, documents: Sequence[Document]) -> bool:
+    """Whether -n, --kind and -l leave any object read (else the run says so, as `kubectl get -n nope`
+    says `No resources found`)."""
+    return any(holds_object(selection, d.kind, d.namespace, d.name, (d.obj.get("metadata") or {}).get("labels") or {})
+               for d in documents)

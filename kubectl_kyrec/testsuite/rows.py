@@ -918,7 +918,8 @@ def generating_hook(*, kinds: KindLookup, libraries: LibraryFactory, sink: Gener
                                   user_info_known=True, namespace_labels=loaded.values.namespace_labels)
         state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
         outcome = run_generating(loaded.policies.generating, loaded.resources, state, kinds=kinds, envs=envs,
-                                 sink=sink, options=options, exceptions=loaded.policies.exceptions)
+                                 sink=sink, options=options, exceptions=loaded.policies.exceptions,
+                                 locate=loaded.policies.locate)
         run = GenerationRun()
         starts = [(d.source, d.name) for d in loaded.policies.generating]
         for error in outcome.errors:

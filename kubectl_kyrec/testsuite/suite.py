@@ -377,21 +377,34 @@ def load_suite(suite: TestSuite, loader: DocumentLoader | None = None) -> Loaded
 
 
 def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> None:
-    def docs(paths: Sequence[str]) -> list[Document]:
+    def named(paths: Sequence[str]) -> list[str]:
         for p in paths:
             # a file the test names that is not there is the test file's mistake: point at the test
             if not os.path.exists(suite.resolve(p)):
                 raise InputError(f"{p}: no such file or directory (the test names it; looked for "
                                  f"{suite.resolve(p)})", suite.source)
-        return load([suite.resolve(p) for p in paths]) if paths else []
+        return [suite.resolve(p) for p in paths]
+
+    def docs(paths: Sequence[str]) -> list[Document]:
+        return load(named(paths)) if paths else []
+
+    def policies(paths: Sequence[str]) -> PolicySet:
+        if load is not _default_loader:
+            return classify(docs(paths))
+        # the lines of their fields kept, so that a policy Kyverno refuses is shown at the offending field
+        from kubectl_kyrec.load.documents import load_documents_with_lines
+
+        located = load_documents_with_lines(named(paths))
+        return classify([d.document for d in located], {d.document.source: d.lines for d in located})
 
     if not suite.policies:
         raise InputError("the test names no policies", suite.source)
     # one bad policy makes the whole test file unloadable, as in Kyverno's CLI
-    out.policies = classify(docs(suite.policies)).raise_errors()
-    exceptions = classify(docs(suite.exceptions)).raise_errors()
+    out.policies = policies(suite.policies).raise_errors()
+    exceptions = policies(suite.exceptions).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.policies.classic_exceptions = list(exceptions.classic_exceptions)
+    out.policies.lines.update(exceptions.lines)
     out.resources, duplicates = first_of_each(docs(suite.resources))
     out.notices.extend(duplicates)
     out.param_objects = docs(suite.param_resources)

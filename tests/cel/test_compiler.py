@@ -15,7 +15,7 @@ CHECK = Environment([], ["object", "variables"])
 
 def compiler(*variables: tuple[str, str]) -> PolicyCompiler:
     return PolicyCompiler(ENV, CHECK, [VariableDecl(n, e) for n, e in variables], Source("p.yaml", 7),
-                          "ValidatingPolicy 'p'")
+                          "ValidatingPolicy \"p\"")
 
 
 def test_references_skip_strings_and_member_access() -> None:
@@ -47,7 +47,7 @@ def test_compile_error_names_file_field_and_column() -> None:
     with pytest.raises(InputError) as info:
         compiler().compile("object.a ==", "spec.validations[2].expression")
     text = str(info.value)
-    assert text.startswith("p.yaml:7: ValidatingPolicy 'p': spec.validations[2].expression: column ")
+    assert text.startswith("p.yaml:7: ValidatingPolicy \"p\": spec.validations[2].expression: column ")
     assert "Syntax error" in text
 
 
@@ -89,3 +89,26 @@ def test_has_on_a_declared_variable() -> None:
     assert c.compile("has(variables.resp) && has(variables.m.a)", "e").evaluate(act).value is True
     with pytest.raises(InputError, match="undefined field 'nope'"):
         c.compile("has(variables.nope)", "e")
+
+
+@pytest.mark.parametrize(("text", "column"), [
+    ("object.metadata.name.matches('[')", 30),
+    ("object.metadata.name.matches(r'\\d[')", 30),
+    ("object.metadata.name.matches( \"(\" )", 31),
+])
+def test_a_constant_regex_that_does_not_compile_is_a_compile_error(text: str, column: int) -> None:
+    # cel-go ValidateRegexLiterals (Kubernetes' base environment): `invalid matches argument` at the literal
+    with pytest.raises(InputError) as info:
+        compiler().compile(text, "spec.validations[0].expression")
+    assert info.value.message == (f"ValidatingPolicy \"p\": spec.validations[0].expression: column {column}: "
+                                  "invalid matches argument")
+
+
+@pytest.mark.parametrize("text", [
+    "object.metadata.name.matches('^a\\\\d+$')",
+    "object.metadata.name.matches('[' + 'a]')",       # not a constant: left to the runtime
+    "'x.matches(\"[\")' == object.metadata.name",      # inside a string
+    "object.metadata.name.matches(object.metadata.namespace)",
+])
+def test_other_matches_calls_compile(text: str) -> None:
+    compiler().compile(text, "spec.validations[0].expression")

@@ -43,7 +43,7 @@ spec:
             team: "?*"
 """
 NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata: {name: blue, uid: u1}\n"
-REFUSED = "Kyverno refuses this policy: only select variables are allowed in background mode"
+REFUSED = "only select variables are allowed in background mode"
 
 
 def _files(tmp_path: Path, background: str) -> tuple[str, str]:

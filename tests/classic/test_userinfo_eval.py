@@ -54,7 +54,7 @@ def test_values_request_roles_decide_them(tmp_path: Path) -> None:
 def test_a_background_policy_matching_on_users_is_refused_at_its_field(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["eval", "-p", str(CASE / "policies.yaml"), "-r", str(CASE / "resources.yaml")])
     assert result.exit_code == 3
-    line = next(x for x in result.stderr.splitlines() if "Kyverno refuses this policy" in x)
+    line = next(x for x in result.stderr.splitlines() if "only select variables are allowed in background mode" in x)
     # located at the offending field: spec.rules[1].match.any[1].clusterRoles
     text = (CASE / "policies.yaml").read_text().splitlines()
     number = int(line.split("policies.yaml:")[1].split(":")[0])
@@ -75,7 +75,7 @@ def test_user_variables_refuse_a_background_policy() -> None:
     # kk containsUserVariables: the message names the variable as written, braces included
     refused = refused_in_background(_policy({"rules": [RULE]}))
     assert refused is not None and refused.message == (
-        "Kyverno refuses this policy: only select variables are allowed in background mode. Set "
+        'ClusterPolicy "p": only select variables are allowed in background mode. Set '
         "spec.background=false to disable background mode for this policy rule: variable "
         "{{ request.userInfo.username }} is not allowed ")
     assert refused_in_background(_policy({"background": False, "rules": [RULE]})) is None

@@ -27,26 +27,26 @@ METADATA = {"validate": {"pattern": {"metadata": {"labels": {"a": "?*"}}}}}
 
 
 @pytest.mark.parametrize(("rule", "background", "expected"), [
-    ({"match": ANY, **METADATA}, True, "spec.rules[1].match.any[0].kinds Kyverno refuses this policy: path: "
+    ({"match": ANY, **METADATA}, True, "spec.rules[1].match.any[0].kinds ClusterPolicy \"p\": "
      "spec.rules[1].match.any[0].kinds: wildcard policy not allowed in background mode. Set spec.background=false "
      "to disable background mode for this policy rule "),
     ({"match": {"all": [{"resources": {"kinds": ["*", "Pod"]}}]}, **METADATA}, False,
-     "spec.rules[1].match.all[0].kinds Kyverno refuses this policy: path: spec.rules[1].match.all[0].kinds: "
+     "spec.rules[1].match.all[0].kinds ClusterPolicy \"p\": spec.rules[1].match.all[0].kinds: "
      "wildcard policy can not deal with more than one kind"),
     ({"match": ANY, "verifyImages": [{"imageReferences": ["*"]}]}, False,
-     "spec.rules[1].match.any[0].kinds Kyverno refuses this policy: path: spec.rules[1].match.any[0].kinds: "
+     "spec.rules[1].match.any[0].kinds ClusterPolicy \"p\": spec.rules[1].match.any[0].kinds: "
      "wildcard policy does not support rule type"),
     ({"match": {"resources": {"kinds": ["*"]}}, "validate": {"foreach": [{"list": "x", "deny": {}}]}}, False,
-     "spec.rules[1].match.kinds Kyverno refuses this policy: path: spec.rules[1].match.kinds: "
+     "spec.rules[1].match.kinds ClusterPolicy \"p\": spec.rules[1].match.kinds: "
      "wildcard policy does not support rule type"),
     ({"match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "exclude": ANY,
       "validate": {"anyPattern": [{"metadata": {}}, {"spec": {}}]}}, False,
-     "spec.rules[1].exclude.any[0].kinds Kyverno refuses this policy: path: spec.rules[1].exclude.any[0].kinds: "
+     "spec.rules[1].exclude.any[0].kinds ClusterPolicy \"p\": spec.rules[1].exclude.any[0].kinds: "
      "policy can only deal with the metadata field of the resource if the rule does not match any kind"),
     # the old list form of deny conditions may read only metadata or request fields
     ({"match": ANY, "validate": {"deny": {"conditions": [{"key": "{{ request.object.spec.x }}",
                                                           "operator": "Equals", "value": 1}]}}}, False,
-     "spec.rules[1].match.any[0].kinds Kyverno refuses this policy: path: spec.rules[1].match.any[0].kinds: "
+     "spec.rules[1].match.any[0].kinds ClusterPolicy \"p\": spec.rules[1].match.any[0].kinds: "
      "policy can only deal with the metadata field of the resource if the rule does not match any kind"),
 ])
 def test_refused(rule: dict[str, Any], background: bool, expected: str) -> None:

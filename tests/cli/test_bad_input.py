@@ -118,39 +118,39 @@ INPUT_ERRORS = [
      ["diff", "-p", "p.yaml", "--state", "s.json"], "s.json:1: metadata must be a mapping, not a number"),
     ("binding-matchlabels-number", {"p.yaml": VAP.replace("SELECTOR", "{matchLabels: 5}")},
      ["eval", "-p", "p.yaml", "-r", "r.yaml"],
-     "p.yaml:18: ValidatingAdmissionPolicyBinding 'vapb': spec.matchResources.namespaceSelector.matchLabels: "
+     "p.yaml:18: ValidatingAdmissionPolicyBinding \"vapb\": spec.matchResources.namespaceSelector.matchLabels: "
      "expected a mapping, got an integer"),
     ("binding-selector-string", {"p.yaml": VAP.replace("SELECTOR", "x")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:18: ValidatingAdmissionPolicyBinding 'vapb': "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:18: ValidatingAdmissionPolicyBinding \"vapb\": "
                                                "spec.matchResources.namespaceSelector: expected a mapping"),
     ("binding-expression-scalar", {"p.yaml": VAP.replace("SELECTOR", "{matchExpressions: [5]}")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:18: ValidatingAdmissionPolicyBinding 'vapb': "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:18: ValidatingAdmissionPolicyBinding \"vapb\": "
                                                "spec.matchResources.namespaceSelector.matchExpressions[0]"),
     ("classic-null-filter", {"p.yaml": classic(any_="null")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:9: ClusterPolicy 'cp': spec.rules[0].match.any[0]: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:9: ClusterPolicy \"cp\": spec.rules[0].match.any[0]: "
                                                "expected a mapping, got null"),
     ("classic-generate-scalar", {"p.yaml": classic(rule="generate: 5")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy 'cp': spec.rules[0].generate: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].generate: "
                                                "expected a mapping, got an integer"),
     ("classic-generate-kind-list", {"p.yaml": classic(rule="generate: {apiVersion: v1, kind: [x], name: cfg, "
                                                            "data: {}}")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy 'cp': spec.rules[0].generate.kind: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].generate.kind: "
                                                "expected a string, got a list"),
     ("classic-generate-synchronize-string", {"p.yaml": classic(rule="generate: {kind: ConfigMap, name: cfg, "
                                                                     "synchronize: x, data: {}}")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy 'cp': spec.rules[0].generate.synchronize: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].generate.synchronize: "
                                                "expected a boolean"),
     ("classic-validate-list", {"p.yaml": classic(rule="validate: [x]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy 'cp': spec.rules[0].validate: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].validate: "
                                                "expected a mapping, got a list"),
     ("classic-context-entry-number", {"p.yaml": classic(context="[5]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy 'cp': spec.rules[0].context[0]: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy \"cp\": spec.rules[0].context[0]: "
                                                "expected a mapping"),
     ("classic-context-without-name", {"p.yaml": classic(context="[{variable: {value: 1}}]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy 'cp': spec.rules[0].context[0].name: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy \"cp\": spec.rules[0].context[0].name: "
                                                "required field is missing"),
     ("classic-context-variable-string", {"p.yaml": classic(context="[{name: c, variable: x}]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy 'cp': spec.rules[0].context[0].variable: "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy \"cp\": spec.rules[0].context[0].variable: "
                                                "expected a mapping"),
     ("baseline-not-utf8", {"b.json": b"{\"apiVersion\": \"caf\xe9\"}"},
      ["eval", "-p", "p.yaml", "-r", "r.yaml", "--baseline", "b.json"], "b.json: cannot read baseline: not valid UTF-8"),

@@ -52,7 +52,7 @@ def test_a_policy_that_does_not_compile_is_an_input_error(tmp_path: Path) -> Non
                             "-o", "json")
     assert code == 3
     # the line of the field, as for every policy kind
-    assert err.startswith(f"error: {tmp_path / 'bad.yaml'}:17: GeneratingPolicy 'team-config': spec.generate[0]")
+    assert err.startswith(f"error: {tmp_path / 'bad.yaml'}:17: GeneratingPolicy \"team-config\": spec.generate[0]")
     doc = json.loads(out)
     assert doc["errors"] and doc["errors"][0]["location"] == {"file": str(tmp_path / "bad.yaml"), "line": 17}
     # the broken policy's downstreams are not mistaken for a deleted policy's

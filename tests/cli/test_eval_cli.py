@@ -116,7 +116,7 @@ def test_cel_that_does_not_compile_names_file_field_and_column(tmp_path: Path) -
         "  - expression: 'object.metadata.name =='\n")
     code, _, err = run("eval", "-p", str(policy), "-r", RESOURCES)
     assert code == 3
-    assert err.startswith(f"error: {policy}:14: ValidatingPolicy 'broken': spec.validations[1].expression: column ")
+    assert err.startswith(f"error: {policy}:14: ValidatingPolicy \"broken\": spec.validations[1].expression: column ")
 
 
 def test_unknown_policy_version(tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_unknown_policy_version(tmp_path: Path) -> None:
     policy.write_text("apiVersion: policies.kyverno.io/v9\nkind: ValidatingPolicy\nmetadata:\n  name: x\n")
     code, _, err = run("eval", "-p", str(policy), "-r", RESOURCES)
     assert code == 3
-    assert err == (f"error: {policy}:1: ValidatingPolicy 'x': unknown version 'policies.kyverno.io/v9' "
+    assert err == (f"error: {policy}:1: ValidatingPolicy \"x\": unknown version 'policies.kyverno.io/v9' "
                    "(known: v1alpha1, v1beta1, v1)\n")
 
 

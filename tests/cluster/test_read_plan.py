@@ -148,3 +148,13 @@ def test_a_mutating_admission_policy_s_param_kind_is_read_and_not_the_kinds_muta
     assert reads[("Secret", "")] == ""
     # they mutate manifests (eval -r), not the stored Pods: no LIST of them, nor of the pod controllers
     assert ("Pod", "") not in reads and ("Deployment", "") not in reads
+
+
+def test_a_kind_the_user_names_is_read_though_no_policy_matches_it() -> None:
+    """`explain --live KIND/NAME`: the subject is read (in -n's namespace), its trees then say no policy
+    matched, as offline; named as kubectl names it."""
+    reads = _reads(GPOL, downstreams=False, reports=False, namespace="team", kinds=("secret",))
+    assert reads[("Secret", "team")] == ""
+    assert ("Pod", "team") not in reads and ("Pod", "") not in reads
+    assert _reads(GPOL, downstreams=False, reports=False, kinds=("no-such-kind",)) == \
+        _reads(GPOL, downstreams=False, reports=False)

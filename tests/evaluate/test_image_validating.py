@@ -162,7 +162,7 @@ def test_bad_glob_and_missing_reference_are_load_errors() -> None:
         parse_image_validating_policy(ivpol(matchImageReferences=[{}]))
     outcome = run(ivpol(matchImageReferences=[{"glob": "ghcr.io/[a"}]), pod("p", "nginx"))
     assert [e.message for e in outcome.errors] == [
-        "ImageValidatingPolicy 'iv': spec.matchImageReferences[0].glob: Invalid value: 'ghcr.io/[a': "
+        "ImageValidatingPolicy \"iv\": spec.matchImageReferences[0].glob: Invalid value: 'ghcr.io/[a': "
         "unexpected end of input: unclosed '['"]
 
 

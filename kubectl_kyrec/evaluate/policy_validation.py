@@ -1,0 +1,163 @@
+"""Kyverno's own validation of every policy a run loaded, before anything is evaluated: what its admission
+webhook refuses (so the policy never exists in a cluster) and its CLI skips.
+
+- the CEL kinds: every expression compiles (kk: each kind's compiler, pkg/cel/policies/*/compiler; the
+  admission webhook's validators in pkg/cel/policies/*/validate.go run them), autogen variants included;
+  a CEL PolicyException's too, on its own (kk: pkg/validation/exception);
+- the classic kinds: evaluate/classic_validating.py kyverno_refusals (variables, background mode, kinds)
+  and the CEL of `validate.cel` rules (kk: pkg/validation/policy/validate.go; the CLI compiles them before
+  it evaluates).
+
+A policy that fails leaves its list for `PolicySet.errors`, each problem at the line of its field, so every
+command refuses it the same way (exit 3, `file:line: Kind "name": <field>: <message>`) whether or not its
+own work would have compiled it (`diff` and `coverage` evaluate only what they compare), and the others
+still run. Parse errors (load/policies.py) are already there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.deleting_policies import DeletingPolicy
+from kubectl_kyrec.load.inputs import Inputs
+from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.model import Document
+
+T = TypeVar("T")
+
+
+def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
+    """The set without the policies Kyverno would refuse, their problems added to its errors (located)."""
+    from kubectl_kyrec.cel.compiler import collecting_errors
+    from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.admission_policy import compile_admission_policies
+    from kubectl_kyrec.evaluate.deleting import compile_deleting_policy
+    from kubectl_kyrec.evaluate.exceptions import compile_exceptions
+    from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
+    from kubectl_kyrec.evaluate.image_validating import compile_image_validating_policy
+    from kubectl_kyrec.evaluate.mutating import autogen_variants, compile_mutating_policy
+    from kubectl_kyrec.evaluate.mutating_admission import compile_mutating_admission_policy
+    from kubectl_kyrec.evaluate.validating import compile_validating_policy
+
+    if policies.validated:
+        return policies
+    errors: list[InputError] = []
+    context = LibraryContext(now=now, provider=EmptyProvider())
+    envs = Environments(library_factory(context))
+
+    def kept(items: Sequence[T], check: Callable[[T], Any]) -> list[T]:
+        out = []
+        for item in items:
+            with collecting_errors() as found:
+                try:
+                    check(item)
+                except InputError as exc:
+                    found.append(exc)
+                except Exception:
+                    # null in place of a bad expression may trip what follows: the errors found say enough
+                    if not found:
+                        raise
+            if not found:
+                out.append(item)
+                continue
+            # one error per field: an autogen variant repeats its policy's expressions
+            fields: set[str] = set()
+            for error in found:
+                if (error.field or error.message) not in fields:
+                    fields.add(error.field or error.message)
+                    errors.append(policies.locate(error))
+        return out
+
+    exc_env, exc_check = envs.get("PolicyException")
+    exceptions = kept(policies.exceptions, lambda e: compile_exceptions([e], exc_env, exc_check))
+    generating_envs, _ = generating_environments(context)
+    out = dataclasses.replace(
+        policies, exceptions=exceptions, errors=list(policies.errors), validated=True,
+        # JSON, HTTP and Envoy policies are compiled by the payload evaluators, against their own variables
+        validating=kept(policies.validating, lambda p: p.mode != "Kubernetes"
+                        or compile_validating_policy(p, envs, exceptions, now)),
+        admission=kept(policies.admission, lambda p: compile_admission_policies([p], policies.bindings, envs)),
+        generating=kept(policies.generating, lambda p: compile_generating_policy(p, generating_envs, exceptions)),
+        image_validating=kept(policies.image_validating, lambda p: p.mode != "Kubernetes"
+                              or compile_image_validating_policy(p, envs, exceptions, now)),
+        mutating=kept(policies.mutating, lambda p: [compile_mutating_policy(v, envs, exceptions, now)
+                                                    for v in (p, *autogen_variants(p))]),
+        mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
+            p, policies.mutating_bindings, envs)),
+        deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions))),
+        classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)],
+        others=kept(policies.others, _cleanup_schedule))
+    out.errors.extend(errors)
+    return out
+
+
+def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[InputError]) -> bool:
+    from kubectl_kyrec.cel.compiler import collecting_errors
+    from kubectl_kyrec.evaluate.classic_cel import compile_cel_rule
+    from kubectl_kyrec.evaluate.classic_validating import kyverno_refusals
+
+    found = kyverno_refusals(policy)
+    if not found:
+        for rule in policy.rules:
+            if rule.type == "validate" and rule.validate_kind == "cel":
+                with collecting_errors() as bad:
+                    try:
+                        compile_cel_rule(policy, rule, envs)
+                    except InputError as exc:
+                        bad.append(exc)
+                    except Exception:
+                        if not bad:     # null in place of a bad expression may trip what follows
+                            raise
+                found.extend(bad)
+    errors.extend(policies.locate(e) for e in found)
+    return bool(found)
+
+
+def validated_inputs(inputs: Inputs, now: datetime.datetime) -> Inputs:
+    """`inputs` with their policies validated (validate_policies): every command calls it once it has read
+    them, so each refuses an invalid policy alike."""
+    return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now))
+
+
+def _schedule(policy: DeletingPolicy, compiled: Any) -> Any:
+    """kk: pkg/cel/policies/dpol/validate.go: the schedule parses with the deleting controller's own parser
+    (supercronic's cronexpr), or the admission webhook refuses the policy. Checked after the expressions were
+    compiled (`compiled`, handed back), in Kyverno's order."""
+    from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
+
+    try:
+        parse_cron(policy.schedule)
+        return compiled
+    except CronError as exc:
+        path = "spec.schedule"
+        raise InputError(f"{policy.meta.label}: {path}: Invalid value: {json.dumps(policy.schedule)}: schedule "
+                         f"spec in the deletingPolicy is not in proper cron format: {exc}", policy.meta.source,
+                         path) from None
+
+
+def _cleanup_schedule(doc: Document) -> None:
+    """kk: api/kyverno/v2 cleanup_policy_types.go ValidateSchedule: a CleanupPolicy's or ClusterCleanupPolicy's
+    schedule parses with robfig/cron's ParseStandard (kyrec evaluates neither kind, but the cluster would
+    refuse the policy)."""
+    from kubectl_kyrec.golang.robfig_cron import CronSpecError, parse_standard
+    from kubectl_kyrec.load.policies import policy_label, unevaluated_kind
+
+    if unevaluated_kind(doc) not in ("CleanupPolicy", "ClusterCleanupPolicy"):
+        return
+    spec = doc.obj.get("spec")
+    schedule = spec.get("schedule") if isinstance(spec, dict) else None
+    if not isinstance(schedule, str):
+        return      # a missing or mistyped schedule is the schema's to report
+    try:
+        parse_standard(schedule)
+    except CronSpecError:
+        path = "spec.schedule"
+        raise InputError(f"{policy_label(doc.kind, doc.name)}: {path}: Invalid value: {json.dumps(schedule)}: "
+                         "schedule spec in the cleanupPolicy is not in proper cron format", doc.source, path) from None
