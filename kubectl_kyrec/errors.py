@@ -30,7 +30,9 @@ is 1 or 3: a bug or a full disk must neither look like findings nor blame the us
 from __future__ import annotations
 
 import enum
+import http
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kubectl_kyrec.model import EvalError, Source
@@ -67,13 +69,74 @@ def worst(*codes: ExitCode) -> ExitCode:
     return ExitCode.CLEAN
 
 
+@dataclass(frozen=True)
+class FailedRead:
+    """One read a run needed that failed: the one record of it, carried from the read (cluster/lister.py, or
+    a capture file's record, load/state.py) through the run result to every output (docs/output.md: the
+    `errors` of each document, SARIF's notifications, JUnit's and GitHub's errors, the table's first line).
+
+    `verb` is the RBAC verb (`list`), `resource` the plural with its group (`deployments.apps`), `namespace`
+    "" for all namespaces or a cluster-scoped kind; `status` the HTTP code of the final answer (None: none
+    came, a timeout or a reset on every try), `reason` the Status reason (`Forbidden`, `NotFound`,
+    `InternalError`) or `Timeout`; `recorded`: the read failed when a capture was made, not in this run."""
+
+    verb: str
+    api_version: str
+    kind: str
+    resource: str
+    namespace: str = ""
+    status: int | None = None
+    reason: str = ""
+    message: str = ""
+    recorded: bool = False
+
+    def what(self) -> str:
+        """`list configmaps in kyverno`, `list namespaces`: the read, as kubectl's RBAC words it."""
+        return f"{self.verb} {self.resource or self.kind}" + (f" in {self.namespace}" if self.namespace else "")
+
+    def status_text(self) -> str:
+        """`403 Forbidden`, `500 Internal Server Error`, `timeout`: how the read ended, in a few words."""
+        if self.status is None:
+            # no HTTP answer came (cluster/lister.py), or a capture recorded the failure without its status
+            return {"Timeout": "timeout", "ConnectionReset": "connection reset"}.get(self.reason, "status unknown")
+        try:
+            return f"{self.status} {http.HTTPStatus(self.status).phrase}"
+        except ValueError:
+            return f"{self.status} {self.reason}".rstrip()
+
+    def short(self) -> str:
+        return f"{self.what()}: {self.status_text()}"
+
+    def line(self) -> str:
+        """The `error: ...` line on stderr, where the exit code is read."""
+        if self.recorded:
+            return f"error: the state records a read that failed when it was captured: {self.message}"
+        return f"error: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The documents' *error* entry (docs/output.md): `message` and `location` as every error, then the
+        read and how it ended."""
+        return {"message": self.line().removeprefix("error: "), "location": None,
+                "read": {"verb": self.verb, "apiVersion": self.api_version, "kind": self.kind,
+                         "resource": self.resource, "namespace": self.namespace, "recorded": self.recorded},
+                "status": {"code": self.status, "reason": self.reason}}
+
+
+def incomplete_line(reads: Sequence[FailedRead], shown: int = 3) -> str:
+    """The first line of a table when reads failed: the picture is incomplete, and what was not read."""
+    said = [r.short() for r in reads]
+    return (f"INCOMPLETE: {len(reads)} read{'s' if len(reads) != 1 else ''} failed ({'; '.join(said[:shown])}"
+            + (f"; and {len(said) - shown} more" if len(said) > shown else "")
+            + "); the results below cover only what was read")
+
+
 class RunResult(Protocol):
     """What every command's run (run/) hands the output seam, whatever else it carries.
 
     `errors`: inputs that could not be used, each at its file:line (the run went on without them);
-    `notices`: what the user should know, once each; `unreadable`: the `error: ...` lines of reads that
-    failed (a live LIST, or one a capture records), already counted in `exit_code`, the run's code by the
-    table above; `document()`: the kyrec/v1 document's kind and its (key, value) parts after the envelope,
+    `notices`: what the user should know, once each; `failed_reads`: the reads that failed (a live LIST, or
+    one a capture records), already counted in `exit_code`, the run's code by the table above, and shown by
+    every output; `document()`: the kyrec/v1 document's kind and its (key, value) parts after the envelope,
     in contract order (a value may be an iterator, written item by item: render/envelope.py)."""
 
     @property
@@ -83,7 +146,7 @@ class RunResult(Protocol):
     def notices(self) -> Sequence[str]: ...
 
     @property
-    def unreadable(self) -> Sequence[str]: ...
+    def failed_reads(self) -> Sequence[FailedRead]: ...
 
     @property
     def exit_code(self) -> ExitCode: ...

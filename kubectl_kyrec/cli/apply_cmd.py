@@ -158,7 +158,12 @@ class _Session:
         return answer
 
     def show_plan(self, result: ApplyResult) -> None:
+        from kubectl_kyrec.errors import incomplete_line
+
         self.planned.append(result)
+        if result.failed_reads and self.table:
+            # the first line on stdout, as every command's table starts when reads failed (render/dispatch.py)
+            click.echo(incomplete_line(result.failed_reads))
         for line in plan_lines(result.plan):
             click.echo(line, err=not self.table)
 
@@ -198,14 +203,14 @@ class _Session:
         from kubectl_kyrec.cluster.writer import not_attempted
         from kubectl_kyrec.reconcile.plan import Plan
         from kubectl_kyrec.run.apply import ApplyResult
-        from kubectl_kyrec.run.unreadable import unreadable_lines
+        from kubectl_kyrec.run.unreadable import failed_reads
 
         if self.prompting:
             click.echo(err=True)        # end the line the confirmation prompt left open
         # interrupted while planning, after the read: its failed LISTs are still said
         source = self.source
         result = self.planned[-1] if self.planned else ApplyResult(
-            Plan(()), unreadable=unreadable_lines(source.last.state) if source.last is not None else [])
+            Plan(()), failed_reads=failed_reads(source.last.state) if source.last is not None else [])
         # a signal landing after the writer's last object still finds the outcomes it recorded
         seen = len(self.seen)
         result.outcomes = [*self.seen, *(not_attempted(c, "interrupted before this object")
@@ -224,9 +229,9 @@ def _print_result(result: ApplyResult, output: str) -> None:
         summary = result.summary()
         click.echo("summary: " + ", ".join(f"{k}: {v}" for k, v in summary.items()))
     else:
-        from kubectl_kyrec.render.envelope import to_json, to_yaml, whole_document
+        from kubectl_kyrec.render.envelope import run_document, to_json, to_yaml, whole_document
 
-        doc = whole_document(result.document())
+        doc = whole_document(run_document(result))
         click.echo(to_json(doc) if output == "json" else to_yaml(doc), nl=False)
-    for line in result.unreadable:     # before an interruption's line, which says how the run ended
-        click.echo(line, err=True)
+    for read in result.failed_reads:     # before an interruption's line, which says how the run ended
+        click.echo(read.line(), err=True)

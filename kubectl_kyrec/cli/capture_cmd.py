@@ -97,7 +97,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
                                         namespace=str(kube.get("namespace") or ""), progress=terminal_progress())
         captured = run_kubescape_capture(ks_source)
         _write(captured, output_path)
-        exit_with(captured.exit_code, unreadable=captured.unreadable)
+        exit_with(captured.exit_code, failed_reads=captured.failed_reads)
         return
     files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True,
@@ -109,7 +109,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     for notice in result.notices:
         click.echo(f"notice: {notice}", err=True)
     _write(result, output_path)
-    exit_with(result.exit_code, unreadable=result.unreadable)
+    exit_with(result.exit_code, failed_reads=result.failed_reads)
 
 
 def _write(result: CaptureResult, output_path: str | None) -> None:

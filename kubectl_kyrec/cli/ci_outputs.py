@@ -18,7 +18,7 @@ from typing import Any, TextIO, TypeVar
 
 import click
 
-from kubectl_kyrec.errors import ExitCode, InputError, OutputError
+from kubectl_kyrec.errors import ExitCode, FailedRead, InputError, OutputError
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.reconcile.baseline import (
     BaselineEntry,
@@ -91,15 +91,19 @@ class CiRun:
     findings: Sequence[Finding]
     fixed: list[BaselineEntry] = field(default_factory=list)
     kept: list[BaselineEntry] = field(default_factory=list)     # other commands' entries of the baseline file
+    # the run's reads that failed (errors.RunResult.failed_reads): every CI format says the run is incomplete;
+    # they are no findings, so a baseline never accepts one
+    failed_reads: Sequence[FailedRead] = ()
 
     @classmethod
-    def prepare(cls, command: str, findings: Sequence[Finding], options: CiOptions) -> CiRun:
+    def prepare(cls, command: str, findings: Sequence[Finding], options: CiOptions,
+                failed_reads: Sequence[FailedRead] = ()) -> CiRun:
         if not options.baseline_path:
-            return cls(command, options, findings)
+            return cls(command, options, findings, failed_reads=failed_reads)
         entries = read_baseline(options.baseline_path)
         outcome = apply_baseline(findings, entries, command)
         return cls(command, options, outcome.findings, outcome.fixed,
-                   [e for e in entries if e.command != command])
+                   [e for e in entries if e.command != command], failed_reads)
 
     @property
     def baseline_used(self) -> bool:
@@ -138,9 +142,10 @@ class CiRun:
         from kubectl_kyrec.render import junit, sarif
 
         if fmt == "junit":
-            junit.write(self.findings, stream, name=self.title())
+            junit.write(self.findings, stream, name=self.title(), failed_reads=self.failed_reads)
         elif fmt == "sarif":
-            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used)
+            sarif.write(self.findings, stream, root=self.options.sarif_root, baseline_used=self.baseline_used,
+                        failed_reads=self.failed_reads)
         else:
             stream.write(self.render(fmt))
 
@@ -153,12 +158,14 @@ class CiRun:
         from kubectl_kyrec.render import junit, sarif
 
         if fmt == "junit":
-            return junit.render(self.findings, name=self.title())
+            return junit.render(self.findings, name=self.title(), failed_reads=self.failed_reads)
         if fmt == "sarif":
-            return sarif.render(self.findings, root=self.options.sarif_root, baseline_used=self.baseline_used)
+            return sarif.render(self.findings, root=self.options.sarif_root, baseline_used=self.baseline_used,
+                                failed_reads=self.failed_reads)
         if fmt == "github":
-            append_step_summary(self.findings, title=self.title(), fixed=[e.display() for e in self.fixed])
-            return github.render(self.findings)
+            append_step_summary(self.findings, title=self.title(), fixed=[e.display() for e in self.fixed],
+                                failed_reads=self.failed_reads)
+            return github.render(self.findings, self.failed_reads)
         raise ValueError(fmt)
 
     def finish(self, specs: Sequence[Any] = (), counts: str | None = None) -> None:
@@ -215,7 +222,7 @@ def _write_atomically(path: str, text: str) -> None:
 
 
 def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
-                        environ: Mapping[str, str] | None = None) -> None:
+                        environ: Mapping[str, str] | None = None, failed_reads: Sequence[FailedRead] = ()) -> None:
     """Append the Markdown summary to `$GITHUB_STEP_SUMMARY` when GitHub set it (other steps write there too)."""
     path = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")
     if not path:
@@ -224,7 +231,7 @@ def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Seque
         with open(path, "a", encoding="utf-8") as fh:
             # GitHub's 1 MiB holds for the step: what earlier commands of the step wrote counts too
             limit = max(0, github.STEP_SUMMARY_BYTES - os.fstat(fh.fileno()).st_size)
-            fh.write(github.step_summary(findings, title=title, fixed=fixed, limit=limit))
+            fh.write(github.step_summary(findings, title=title, fixed=fixed, limit=limit, failed_reads=failed_reads))
     except OSError as exc:
         raise OutputError(f"$GITHUB_STEP_SUMMARY {path}: cannot write: {exc.strerror or exc}") from None
 

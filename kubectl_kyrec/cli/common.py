@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
-from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, KyrecError, RunResult, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, FailedRead, KyrecError, RunResult, UsageError
 from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
@@ -228,11 +228,11 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def exit_with(code: ExitCode, exit_code_flag: bool = True, unreadable: Sequence[str] = ()) -> None:
-    """`--exit-code=false` turns findings (1) into 0; every other code stands. `unreadable`: the run's lines
-    for reads that failed (RunResult.unreadable, counted in its code), said last, where the code is read."""
-    for line in unreadable:
-        click.echo(line, err=True)
+def exit_with(code: ExitCode, exit_code_flag: bool = True, failed_reads: Sequence[FailedRead] = ()) -> None:
+    """`--exit-code=false` turns findings (1) into 0; every other code stands. `failed_reads`: the run's
+    reads that failed (RunResult.failed_reads, counted in its code), said last, where the code is read."""
+    for read in failed_reads:
+        click.echo(read.line(), err=True)
     if code == ExitCode.FINDINGS and not exit_code_flag:
         code = ExitCode.CLEAN
     sys.exit(int(code))

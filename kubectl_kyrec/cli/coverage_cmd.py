@@ -136,7 +136,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_coverage(options, source)
     report_run(run)
-    ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube))
+    ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube),
+                       run.failed_reads)
 
     def table(spec: OutputSpec) -> str:
         return render_coverage(run.coverage, *_table_layout(spec), baselined=ci.baselined(run.coverage.subjects))
@@ -144,7 +145,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     write_outputs(run, specs, {**ci.outputs(), OutputFormat.TABLE: table, OutputFormat.WIDE: table},
                   extra=ci.document_extra)
     ci.finish(specs, _counts(run.coverage.counts))
-    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.failed_reads)
 
 
 def _refuse(flags: Sequence[tuple[str, object]], producer: str) -> None:
@@ -195,7 +196,7 @@ def _vulnerability_coverage(source: StateSource, specs: list[OutputSpec], *, now
 
     write_outputs(run, specs, {OutputFormat.TABLE: table, OutputFormat.WIDE: table})
     files_only_summary("kyrec coverage", _counts(run.coverage.counts, "summaries"), specs)
-    exit_with(run.exit_code, exit_code_flag)
+    exit_with(run.exit_code, exit_code_flag, run.failed_reads)
 
 
 def _counts(counts: Sequence[tuple[str, int]], reports: str = "reports") -> str:

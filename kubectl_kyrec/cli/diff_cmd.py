@@ -93,13 +93,18 @@ def _with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, 
     """A human output whose unified diffs the KUBECTL_EXTERNAL_DIFF program shows, after kyrec's tables:
     its text, or None when the program was handed stdout itself (and kyrec's text written before it)."""
     from kubectl_kyrec.cli.external_diff import can_inherit, run_external
+    from kubectl_kyrec.errors import incomplete_line
+    from kubectl_kyrec.render.dispatch import TABLES
 
     text = render(run, spec, color=color, unified=False, show_all=show_all, baselined=baselined)
     pairs = _pairs(run)
     if not pairs:
         return text
     if spec.path is None and can_inherit():
-        # kubectl hands the program its own stdout: a terminal stays a terminal for it (colour, pagers)
+        # kubectl hands the program its own stdout: a terminal stays a terminal for it (colour, pagers); kyrec
+        # writes its tables first, so they start with the line write_outputs gives a partial run's tables
+        if run.failed_reads and spec.format in TABLES:
+            text = f"{incomplete_line(run.failed_reads)}\n{text}"
         if text:
             write_output(spec, text, color=_color(spec, color))
         run_external(cmd, pairs, inherit=True)
@@ -194,7 +199,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
     report_run(run)
-    ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube))
+    ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube), run.failed_reads)
     baselined = ci.baselined(diff_rows(run))
     external = external_diff_command(os.environ)
 
@@ -207,7 +212,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     write_outputs(run, specs, {**ci.outputs(), **dict.fromkeys(HUMAN_FORMATS, human)},
                   extra=ci.document_extra, color=lambda spec: _color(spec, color))
     ci.finish(specs, _counts(run))
-    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.unreadable)
+    exit_with(ci.exit_code(run.exit_code), exit_code_flag, run.failed_reads)
 
 
 def _counts(run: Any) -> str:

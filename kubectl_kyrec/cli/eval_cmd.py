@@ -143,14 +143,14 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results = run.results
-    ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube))
+    ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube), run.failed_reads)
     write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
     ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if run.only_changes else ci.exit_code(
         run.exit_code, run.change_fails or counts_as_failure(unaccepted, fail_on, fail_on_actions))
-    exit_with(code, exit_code_flag, run.unreadable)
+    exit_with(code, exit_code_flag, run.failed_reads)
 
 
 def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Sequence[str],

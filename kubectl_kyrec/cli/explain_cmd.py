@@ -91,4 +91,4 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
     report_run(run)
     write_outputs(run, specs, {OutputFormat.TABLE: lambda spec: functools.partial(explain_output.write_text,
                                                                                   run.explanations)})
-    exit_with(run.exit_code, True, run.unreadable)
+    exit_with(run.exit_code, True, run.failed_reads)

@@ -67,6 +67,14 @@ class Response:
         text = self.data.decode("utf-8", "replace").strip()
         return text.splitlines()[0][:200] if text else f"HTTP {self.status}"
 
+    def status_reason(self) -> str:
+        """The `reason` of a Status body (`Forbidden`, `NotFound`, `InternalError`), else ""."""
+        try:
+            body = self.json()
+        except Exception:  # noqa: BLE001 - an undecodable error body has no reason to give
+            return ""
+        return str(body.get("reason") or "") if isinstance(body, Mapping) else ""
+
 
 # how the RBAC authorizer words a denial (apiserver's responsewriters.forbiddenMessage)
 _RBAC_DENIAL = re.compile(r'cannot (\S+) resource "([^"]+)" in API group "([^"]*)"')

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cluster.client import ForbiddenError, KubeClient, RetriesExhausted, StatusError
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.load.kinds import ResourceInfo
 
 PAGE_SIZE = 500
@@ -54,6 +55,7 @@ class ListOutcome:
     error: str | None = None        # set when the type could not be read (403, retries exhausted, ...)
     forbidden: bool = False
     status: int = 0                 # the HTTP code of a final error answer
+    reason: str = ""                # its Status reason (Forbidden, ...), or Timeout when no answer came
     pages: int = 0
     restarts: int = 0
     resource_version: str = ""
@@ -61,6 +63,12 @@ class ListOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def failed_read(self) -> FailedRead:
+        """The record every output gives of this LIST, when it failed."""
+        req = self.request
+        return FailedRead("list", req.info.api_version, req.info.kind, req.resource, req.namespace,
+                          self.status or None, self.reason, self.error or "unreadable")
 
 
 Progress = Callable[[str], None]
@@ -81,11 +89,13 @@ def list_all(client: KubeClient, request: ListRequest, *, page_size: int = PAGE_
             response = client.request("GET", request.path, query=query, category="list")
         except RetriesExhausted as exc:
             outcome.error = str(exc)
+            outcome.reason = "Timeout" if "timed out" in str(exc) else "ConnectionReset"
             return outcome
         outcome.pages += 1
         if response.status == 410 and token:
             if outcome.restarts >= 1:
                 outcome.error = f"list {request.describe()}: the continue token expired again after a restart (410)"
+                outcome.status, outcome.reason = 410, "Expired"
                 return outcome
             outcome.restarts += 1
             outcome.items.clear()
@@ -95,6 +105,7 @@ def list_all(client: KubeClient, request: ListRequest, *, page_size: int = PAGE_
             err: StatusError = client.fail(response, "list", request.resource, request.namespace, request.path)
             outcome.error = str(err)
             outcome.status = response.status
+            outcome.reason = response.status_reason() or ("Forbidden" if response.status == 403 else "")
             outcome.forbidden = isinstance(err, ForbiddenError)
             return outcome
         doc = response.json(request.path)

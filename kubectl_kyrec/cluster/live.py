@@ -36,6 +36,7 @@ from typing import Any
 from kubectl_kyrec.cluster.client import KubeClient
 from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
 from kubectl_kyrec.load.kinds import ResourceInfo
 from kubectl_kyrec.load.policies import EVALUATED_POLICY_KINDS, MUTATING_POLICY_KINDS
@@ -292,7 +293,7 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
     outcomes = list_many(client, requests, progress=progress)
     objects: list[Document] = []
     listed: set[ListedKind] = set()
-    unreadable: dict[ListedKind, str] = {}
+    unreadable: dict[ListedKind, FailedRead] = {}
     notices: list[str] = []
     unsearched: list[tuple[str, str]] = []
     for outcome in outcomes:
@@ -303,7 +304,7 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
                 notices.append(f"{req.info.kind}s in {req.namespace or 'all namespaces'} not read "
                                f"({outcome.error or 'unreadable'}): causes cannot name them")
             elif not req.label_selector:
-                unreadable[key] = outcome.error or "unreadable"
+                unreadable[key] = outcome.failed_read()
             else:
                 # a search for owned downstreams of a kind nothing else needs: said, not fatal
                 unsearched.append((req.info.kind, outcome.error or "unreadable"))

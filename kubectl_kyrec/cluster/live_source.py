@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cluster.connection import ConnectionOptions
 from kubectl_kyrec.cluster.lister import Progress
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.model import Notice
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class LiveSource:
                                        "authorization.k8s.io/v1", "SubjectAccessReview") is not None else None)
 
     @property
-    def unreadable(self) -> dict[Any, str]:
+    def unreadable(self) -> dict[Any, FailedRead]:
         return dict(self.last.state.unreadable) if self.last is not None else {}
 
 
@@ -192,7 +193,7 @@ class KubescapeLiveSource:
                     objects.append(Document(obj, Source(f"{context}:fullSpec:VulnerabilityManifestSummary/"
                                                         f"{meta.get('namespace')}/{meta.get('name')}")))
             else:
-                unreadable[ListedKind(summary.api_version, summary.kind, self.namespace)] = full.error or "unreadable"
+                unreadable[ListedKind(summary.api_version, summary.kind, self.namespace)] = full.failed_read()
         _end_progress(self.progress)
         state = ClusterState.from_objects(objects, listed=plain.state.listed, unreadable=unreadable,
                                           source="live", has_managed_fields=True)
@@ -201,7 +202,7 @@ class KubescapeLiveSource:
         return state
 
     @property
-    def unreadable(self) -> dict[Any, str]:
+    def unreadable(self) -> dict[Any, FailedRead]:
         return dict(self.last.state.unreadable) if self.last is not None else {}
 
 

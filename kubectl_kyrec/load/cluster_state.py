@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.model import Document, Notice
 
 StateSource = Literal["files", "live"]
@@ -35,13 +36,27 @@ class ListedKind:
         return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace}
 
 
+def failed_list(kind: ListedKind, message: str, *, recorded: bool, status: int | None = None, reason: str = "",
+                resource: str = "") -> FailedRead:
+    """A LIST of `kind` that failed. Without `resource` (a capture written before its record carried the
+    read), the resource is named as the API server most likely names it."""
+    from kubectl_kyrec.load.kinds import guess_plural
+
+    if not resource:
+        group, plural = _group(kind.api_version), guess_plural(kind.kind)
+        resource = f"{plural}.{group}" if group else plural
+    return FailedRead("list", kind.api_version, kind.kind, resource, kind.namespace, status, reason, message,
+                      recorded=recorded)
+
+
 @dataclass
 class ClusterState:
     """Objects plus the record of what was listed (and what could not be read) to get them."""
 
     objects: list[Document] = field(default_factory=list)
     listed: set[ListedKind] = field(default_factory=set)
-    unreadable: dict[ListedKind, str] = field(default_factory=dict)
+    # the LISTs that failed, each with how (errors.FailedRead: what every output says of it)
+    unreadable: dict[ListedKind, FailedRead] = field(default_factory=dict)
     source: StateSource = "files"
     has_managed_fields: bool = False
     # (apiVersion, kind) the server serves, from discovery (live) or a capture's record; None: not known. What
@@ -70,16 +85,20 @@ class ClusterState:
 
     @classmethod
     def from_objects(cls, objects: Iterable[Document], *, listed: Iterable[ListedKind] = (),
-                     unreadable: Mapping[ListedKind, str] | None = None, source: StateSource = "files",
+                     unreadable: Mapping[ListedKind, FailedRead | str] | None = None,
+                     source: StateSource = "files",
                      has_managed_fields: bool | None = None,
                      served: Iterable[tuple[str, str]] | None = None,
                      secret_salts: Iterable[bytes] = ()) -> ClusterState:
         """`has_managed_fields` defaults to whether any object carries metadata.managedFields (kubectl
-        strips them unless asked with --show-managed-fields)."""
+        strips them unless asked with --show-managed-fields). An `unreadable` entry given as a message alone
+        is a LIST of that kind that failed in an unknown way."""
         docs = list(objects)
         if has_managed_fields is None:
             has_managed_fields = any((d.obj.get("metadata") or {}).get("managedFields") for d in docs)
-        return cls(docs, set(listed), dict(unreadable or {}), source, has_managed_fields,
+        failed = {k: v if isinstance(v, FailedRead) else failed_list(k, v, recorded=source == "files")
+                  for k, v in (unreadable or {}).items()}
+        return cls(docs, set(listed), failed, source, has_managed_fields,
                    frozenset(served) if served is not None else None, tuple(dict.fromkeys(secret_salts)))
 
     def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
@@ -150,7 +169,7 @@ class ClusterState:
         group = _group(api_version)
         for key, message in self.unreadable.items():
             if _group(key.api_version) == group and key.kind == kind and key.namespace in ("", namespace):
-                return message
+                return message.message
         return None
 
     def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Document | None:

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.errors import FailedRead, InputError
+from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind, failed_list
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
@@ -41,7 +41,7 @@ SERVED_ANNOTATION = "kyrec.io/served"
 class _Read:
     objects: list[Document] = field(default_factory=list)
     listed: set[ListedKind] = field(default_factory=set)
-    unreadable: dict[ListedKind, str] = field(default_factory=dict)
+    unreadable: dict[ListedKind, FailedRead] = field(default_factory=dict)
     records: int = 0        # entries of capture records read (listed and unreadable kinds)
     served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
     salts: list[bytes] = field(default_factory=list)    # of the captures whose Secrets hold digests
@@ -141,9 +141,18 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
         for entry in entries:
             kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
             if unreadable:
-                read.unreadable[kind] = str(entry.get("message") or "")
+                read.unreadable[kind] = _recorded_failure(kind, entry)
             else:
                 read.listed.add(kind)
+
+
+def _recorded_failure(kind: ListedKind, entry: dict[str, Any]) -> FailedRead:
+    """A capture's record of a LIST that failed (run/capture_state.py writes it); a capture written before
+    the record carried the read's status says only its message."""
+    status = entry.get("status")
+    return failed_list(kind, str(entry.get("message") or ""), recorded=True,
+                       status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+                       reason=str(entry.get("reason") or ""), resource=str(entry.get("resource") or ""))
 
 
 def _entries(key: str, text: Any, where: Source) -> list[dict[str, Any]]:

@@ -204,9 +204,13 @@ class StateIndex:
 
     def lists(self, group: str, version: str, kind: str, namespace: str) -> bool:
         """Whether the state listed this kind where the object would be (its absence then means something)."""
+        return self.listing(group, version, kind, namespace) is True
+
+    def listing(self, group: str, version: str, kind: str, namespace: str) -> bool | None:
+        """Listed there (True), its LIST failed (False), or no record of one (None)."""
         if self.is_listed is not None:
-            return self.is_listed(f"{group}/{version}" if group else version, kind, namespace) is True
-        return (group, kind) in self.listed_kinds
+            return self.is_listed(f"{group}/{version}" if group else version, kind, namespace)
+        return True if (group, kind) in self.listed_kinds else None
 
     @classmethod
     def build(cls, objects: Iterable[Mapping[str, Any]], is_listed: ListedCheck | None = None,
@@ -466,7 +470,14 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
     if live is None:
         group, version = group_version(str(expected.get("apiVersion") or ""))
         key = identity(expected)
-        if not index.lists(group, version, key[1], key[2]):
+        listing = index.listing(group, version, key[1], key[2])
+        if listing is False:
+            # the LIST was made and failed: not a kind a capture left out, and no capture advice fixes it
+            where = f" in {key[2]}" if key[2] else ""
+            return DownstreamChange(DownstreamClass.UNDETERMINED, Reason.READ_FAILED, False, policy.key,
+                                    trigger, ref_of(expected), expected=expected,
+                                    message=f"cannot tell: the LIST of {key[1]} objects{where} failed: it may exist")
+        if listing is not True:
             return DownstreamChange(DownstreamClass.UNDETERMINED, Reason.KIND_NOT_CAPTURED, False, policy.key,
                                     trigger, ref_of(expected), expected=expected,
                                     message=f"the state never listed {key[1]} objects: it may exist")

@@ -47,6 +47,9 @@ def _ref(ref: Ref | None) -> str:
 
 NOT_ENFORCED_MARK = "*"
 NOT_ENFORCED_NOTE = "* not enforced: Kyverno would not act on it (see the reason; -o wide: ENFORCED)"
+# an undetermined row is no claim about Kyverno: kyrec cannot tell what it is, so it is not marked as one
+# Kyverno would leave alone (its ENFORCED is `unknown`), and this line says what the class means
+UNDETERMINED_NOTE = "undetermined: kyrec cannot tell (the reason says why); not counted, and apply never acts on it"
 
 
 BASELINED = " (baselined)"
@@ -70,9 +73,10 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
         row = [str(change.klass), str(change.reason) if change.reason else "", change.policy, _ref(change.trigger),
                _ref(change.object)]
         causes.append(change.cause.text if change.cause else "")
+        undetermined = change.klass is DownstreamClass.UNDETERMINED
         if wide:
-            row += ["yes" if change.enforced else "no", " ".join(change.fields)]
-        elif not change.enforced:
+            row += ["unknown" if undetermined else "yes" if change.enforced else "no", " ".join(change.fields)]
+        elif not change.enforced and not undetermined:
             row[0] += NOT_ENFORCED_MARK
         if baselined and id(change) in baselined:
             row[0] += BASELINED
@@ -89,6 +93,8 @@ def render_downstream_table(diff: DownstreamDiff, *, wide: bool = False, show_al
         lines += ["", text]
         if any(NOT_ENFORCED_MARK in row[0] for row in rows) and not wide:
             lines.append(NOT_ENFORCED_NOTE)
+        if any(row[0].startswith(str(DownstreamClass.UNDETERMINED)) for row in rows):
+            lines.append(UNDETERMINED_NOTE)
     if diff.out_of_scope:
         lines += ["", f"{diff.out_of_scope} downstream(s) of policies or triggers outside this run or its filters "
                       "not shown"]

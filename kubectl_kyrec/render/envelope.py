@@ -10,11 +10,14 @@ YAML goes through `yaml_emit`, which writes JSON-shaped data without PyYAML's no
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.render import yaml_emit
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.errors import FailedRead, RunResult
 
 orjson: Any
 try:
@@ -25,6 +28,28 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the fallback k
 
 def envelope(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "kyrec/v1", "kind": kind, "kyrecVersion": __version__, **body}
+
+
+# the documents whose `summary` (coverage: `counts`) counts the failed reads; a test run reads no cluster
+COUNTS_READS = frozenset(("EvalResult", "DiffResult", "CoverageResult", "ApplyResult"))
+
+
+def run_document(result: RunResult) -> tuple[str, Iterable[tuple[str, Any]]]:
+    """A run's document (errors.RunResult.document) with its failed reads in it, the same way for every
+    command (docs/output.md): each read an entry of `errors` (errors.FailedRead.to_json), after the inputs
+    that could not be used, and `failedReads`, how many, in the `summary` (`counts` for coverage)."""
+    kind, parts = result.document()
+    return kind, _with_reads(kind, parts, list(result.failed_reads))
+
+
+def _with_reads(kind: str, parts: Iterable[tuple[str, Any]], reads: list[FailedRead]) -> Iterator[tuple[str, Any]]:
+    counted = "counts" if kind == "CoverageResult" else "summary"
+    for key, value in parts:
+        if key == "errors":
+            value = [*value, *(r.to_json() for r in reads)]
+        elif key == counted and kind in COUNTS_READS and isinstance(value, Mapping):
+            value = {**value, "failedReads": len(reads)}
+        yield key, value
 
 
 def whole_document(document: tuple[str, Iterable[tuple[str, Any]]],

@@ -13,6 +13,9 @@ is an `::error`: Kyverno would refuse the change. A `fail` of an Audit-only or W
 an admission warning), so the reviewer sees it as what it will be in the cluster. The exit code is not
 changed by this: it follows `--fail-on` and `--fail-on-actions`, as Kyverno's CLI does. Findings accepted by
 a `--baseline`, and results kyrec cannot decide offline (`undetermined`), are `::notice`s.
+
+A read the run needed that failed is an `::error` of its own, before the findings' (they cover only what was
+read), and the step summary says the run is incomplete before its counts.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import io
 from collections.abc import Sequence
 from typing import IO
 
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 
@@ -68,8 +72,18 @@ def annotation(f: Finding, level: str) -> str:
     return f"::{level} {','.join(props)}::{escape_data(message)}"
 
 
-def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT) -> list[str]:
-    by_level: dict[str, list[Finding]] = {level: [] for level in LEVEL_ORDER}
+def read_annotation(read: FailedRead) -> str:
+    """A read that failed: an `::error` with no file (it is about the cluster, not a line of the repository)."""
+    return (f"::error title={escape_property('kyrec: read failed: ' + read.short())}::"
+            f"{escape_data(read.line().removeprefix('error: '))}")
+
+
+def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT,
+                     failed_reads: Sequence[FailedRead] = ()) -> list[str]:
+    """The annotations, most severe first: the failed reads, then the findings by level, at most `limit`
+    of each level (the failed reads count among the errors)."""
+    by_level: dict[str, list[Finding | FailedRead]] = {level: [] for level in LEVEL_ORDER}
+    by_level["error"].extend(failed_reads)
     for f in sorted(findings, key=_sort_key):
         level = level_of(f)
         if level is not None:
@@ -82,7 +96,8 @@ def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT) -> 
     lines: list[str] = []
     for level in LEVEL_ORDER:
         room = notice_room if level == "notice" else limit
-        lines.extend(annotation(f, level) for f in by_level[level][:room])
+        lines.extend(read_annotation(f) if isinstance(f, FailedRead) else annotation(f, level)
+                     for f in by_level[level][:room])
     total = sum(left_out.values())
     if total:
         parts = ", ".join(f"{n} {level}{'s' if n > 1 else ''}" for level, n in left_out.items() if n)
@@ -101,12 +116,17 @@ STEP_SUMMARY_BYTES = 1024 * 1024 - 64 * 1024
 
 
 def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
-                 limit: int = STEP_SUMMARY_BYTES) -> str:
-    """Markdown for `$GITHUB_STEP_SUMMARY`: counts, then every finding (and baseline entries now fixed),
-    in at most `limit` bytes of UTF-8: rows that would pass it are left out, and a last line says how many."""
+                 limit: int = STEP_SUMMARY_BYTES, failed_reads: Sequence[FailedRead] = ()) -> str:
+    """Markdown for `$GITHUB_STEP_SUMMARY`: whether the run is incomplete (`failed_reads`), counts, then every
+    finding (and baseline entries now fixed), in at most `limit` bytes of UTF-8: rows that would pass it are
+    left out, and a last line says how many."""
     counts = count_findings(findings)
     shown = sorted((f for f in findings if f.is_finding or f.undetermined), key=_sort_key)
-    out = [f"### {title}", "", "| outcome | count |", "|---|---:|"]
+    out = [f"### {title}", ""]
+    if failed_reads:
+        out += [f"**Incomplete**: {len(failed_reads)} read(s) failed; the results below cover only what was read.",
+                "", *(f"- {_cell(r.short())}: {_cell(r.message)}" for r in failed_reads), ""]
+    out += ["| outcome | count |", "|---|---:|"]
     out += [f"| {key} | {value} |" for key, value in counts.items()]
     out.append("")
     used = sum(len(line.encode()) + 1 for line in out)
@@ -145,13 +165,13 @@ def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str
     return "\n".join(out) + "\n"
 
 
-def write(findings: Sequence[Finding], stream: IO[str]) -> None:
+def write(findings: Sequence[Finding], stream: IO[str], failed_reads: Sequence[FailedRead] = ()) -> None:
     """The annotations; the caller appends `step_summary` to `$GITHUB_STEP_SUMMARY` (cli.ci_outputs)."""
-    for line in annotation_lines(findings):
+    for line in annotation_lines(findings, failed_reads=failed_reads):
         stream.write(line + "\n")
 
 
-def render(findings: Sequence[Finding]) -> str:
+def render(findings: Sequence[Finding], failed_reads: Sequence[FailedRead] = ()) -> str:
     out = io.StringIO()
-    write(findings, out)
+    write(findings, out, failed_reads)
     return out.getvalue()

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO
 
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import Finding
 
@@ -102,12 +103,25 @@ def _case(f: Finding) -> str:
     return f"{head}>{_CASE_CHILD}{child}{_CASE_END}</testcase>"
 
 
-def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500) -> None:
+# the suite of the reads that failed, before every other: the run's results cover only what was read
+READS_SUITE = "kyrec: failed reads"
+
+
+def _read_case(read: FailedRead) -> str:
+    """A read that failed as an `<error>` test case (type `read-failed`), named by the read."""
+    message = _clean(f"{read.short()}: {read.line().removeprefix('error: ')}")
+    return (f'<testcase name="{_attr(_clean(read.what()))}" classname="{_attr(READS_SUITE)}" time="0">'
+            f'{_CASE_CHILD}<error message="{_attr(message)}" type="read-failed">{_text(message)}</error>'
+            f"{_CASE_END}</testcase>")
+
+
+def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500,
+          failed_reads: Sequence[FailedRead] = ()) -> None:
     """A test suite per `Finding.suite` (sorted), its cases in the findings' order. The counts of the
     `<testsuites>` and `<testsuite>` elements precede their cases, so the findings are grouped and counted in
     one pass first (references only); the cases are then written as text, a chunk at a time, never built
     as a tree. The text is the one `ET.indent` +
-    `ET.tostring` of the whole tree wrote."""
+    `ET.tostring` of the whole tree wrote. `failed_reads`: a suite of their own first, an error case each."""
     suites: dict[str, list[Finding]] = {}
     for f in findings:
         cases = suites.get(f.suite)
@@ -116,15 +130,22 @@ def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int
         cases.append(f)
     counts = {suite: _counts(cases) for suite, cases in suites.items()}
     totals = [sum(c[i] for c in counts.values()) for i in range(3)]
+    totals[0] += len(failed_reads)
+    totals[2] += len(failed_reads)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     root = (f'<testsuites name="{_attr(name)}" tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" '
             'time="0"')
-    if not suites:
+    if not suites and not failed_reads:
         stream.write(root + " />\n")
         return
     stream.write(root + ">")
     # the document's body as one sequence: each suite's opening tag (text), its cases, its closing tag
     body: list[str | Finding] = []
+    if failed_reads:
+        body.append(f'\n  <testsuite name="{_attr(READS_SUITE)}" tests="{len(failed_reads)}" failures="0" '
+                    f'errors="{len(failed_reads)}" skipped="0" time="0">')
+        body.extend("\n    " + _read_case(read) for read in failed_reads)
+        body.append("\n  </testsuite>")
     for suite_name in sorted(suites):
         cases = suites[suite_name]
         tests, failures, errors, skipped = counts[suite_name]
@@ -151,7 +172,7 @@ def _write_body(items: Iterable[str | Finding], write: Callable[[str], object], 
     return count
 
 
-def render(findings: Iterable[Finding], *, name: str) -> str:
+def render(findings: Iterable[Finding], *, name: str, failed_reads: Sequence[FailedRead] = ()) -> str:
     out = io.StringIO()
-    write(findings, out, name=name)
+    write(findings, out, name=name, failed_reads=failed_reads)
     return out.getvalue()

@@ -8,6 +8,9 @@ What code scanning needs and why each field is here:
   code scanning resolves paths from the repository root, not from where kyrec ran.
 - objects read from a cluster have no file: a `logicalLocation` names them instead.
 - `baselineState` says which findings a `--baseline` file already held (`unchanged`) and which are `new`.
+- `invocations[0].executionSuccessful` is false when a read the run needed failed, with a
+  `toolExecutionNotifications` entry per read: the results cover only what was read, and a code-scanning
+  view must not take the run for a clean one.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 from kubectl_kyrec import __version__
+from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.load.policies import split_policy_label
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
@@ -193,10 +197,23 @@ def _rules_and_summary(findings: Iterable[Finding]) -> tuple[dict[str, dict[str,
 SHOWN = frozenset((*FINDING_OUTCOMES, UNDETERMINED))
 
 
-def _run(rules: dict[str, dict[str, Any]], results: Any, counts: dict[str, int], root: str | None) -> dict[str, Any]:
+def _notification(read: FailedRead) -> dict[str, Any]:
+    """A read that failed as a tool execution notification (SARIF 2.1.0 section 3.58)."""
+    entry = read.to_json()
+    return {"level": "error", "message": {"text": f"{read.short()}: {entry['message']}"},
+            "descriptor": {"id": "kyrec/read-failed"},
+            "properties": {"read": entry["read"], "status": entry["status"]}}
+
+
+def _run(rules: dict[str, dict[str, Any]], results: Any, counts: dict[str, int], root: str | None,
+         failed_reads: Sequence[FailedRead] = ()) -> dict[str, Any]:
+    invocation: dict[str, Any] = {"executionSuccessful": not failed_reads}
+    if failed_reads:
+        invocation["toolExecutionNotifications"] = [_notification(r) for r in failed_reads]
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "kyrec", "version": __version__, "semanticVersion": __version__,
                             "informationUri": "https://kyverno.io/", "rules": list(rules.values())}},
+        "invocations": [invocation],
         "results": results,
         "columnKind": "unicodeCodePoints",
         "properties": {"summary": counts},
@@ -207,13 +224,14 @@ def _run(rules: dict[str, dict[str, Any]], results: Any, counts: dict[str, int],
     return run
 
 
-def sarif_document(findings: Sequence[Finding], *, root: str | None = None,
-                   baseline_used: bool = False) -> dict[str, Any]:
+def sarif_document(findings: Sequence[Finding], *, root: str | None = None, baseline_used: bool = False,
+                   failed_reads: Sequence[FailedRead] = ()) -> dict[str, Any]:
     """The whole document as data (what `write` streams)."""
     rules, counts = _rules_and_summary(findings)
     order = {name: i for i, name in enumerate(rules)}
     results = [_result(f, order[rule_id(f)], root, baseline_used) for f in findings if f.outcome in SHOWN]
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [_run(rules, results, counts, root)]}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0",
+            "runs": [_run(rules, results, counts, root, failed_reads)]}
 
 
 # stands for the results array in the document skeleton, which is encoded whole; the results are then
@@ -237,14 +255,14 @@ def _encode(value: Any) -> str:
 
 
 def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = None,
-          baseline_used: bool = False, chunk: int = 500) -> None:
+          baseline_used: bool = False, chunk: int = 500, failed_reads: Sequence[FailedRead] = ()) -> None:
     """The document, written as the results come: the rules and counts come from a first pass over the
     findings, the results are encoded `chunk` at a time and never held together. The text is the one
     `json.dump(sarif_document(...), indent=2)` writes."""
     rules, counts = _rules_and_summary(findings)
     order = {name: i for i, name in enumerate(rules)}
     skeleton = json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0",
-                           "runs": [_run(rules, _RESULTS_MARK, counts, root)]}, indent=2)
+                           "runs": [_run(rules, _RESULTS_MARK, counts, root, failed_reads)]}, indent=2)
     head, mark, tail = skeleton.partition(json.dumps(_RESULTS_MARK))
     assert mark and _RESULTS_MARK not in tail, "the results mark occurs once in the skeleton"
     stream.write(head)
@@ -265,7 +283,8 @@ def _write_results(findings: Iterable[Finding], write: Callable[[str], object], 
                              _RESULTS_INDENT, chunk, first, _encode)
 
 
-def render(findings: Sequence[Finding], *, root: str | None = None, baseline_used: bool = False) -> str:
+def render(findings: Sequence[Finding], *, root: str | None = None, baseline_used: bool = False,
+           failed_reads: Sequence[FailedRead] = ()) -> str:
     out = io.StringIO()
-    write(findings, out, root=root, baseline_used=baseline_used)
+    write(findings, out, root=root, baseline_used=baseline_used, failed_reads=failed_reads)
     return out.getvalue()

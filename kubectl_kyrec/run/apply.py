@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, execute
-from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
-from kubectl_kyrec.run.unreadable import with_unreadable
+from kubectl_kyrec.run.unreadable import with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
@@ -68,7 +68,7 @@ class ApplyResult:
     requests: Mapping[str, int] = field(default_factory=dict)
     declined: bool = False
     # the live read's LISTs that failed: nothing was written on them (reconcile/reads.py), and exit 5
-    unreadable: list[str] = field(default_factory=list)
+    failed_reads: list[FailedRead] = field(default_factory=list)
 
     def summary(self) -> dict[str, int]:
         counts = {str(s): 0 for s in Status}
@@ -80,7 +80,7 @@ class ApplyResult:
         code = ExitCode.INPUT if self.errors else ExitCode.CLEAN
         if any(o.status is Status.FAILED for o in self.outcomes):
             code = worst(code, ExitCode.APPLY_FAILED)
-        return with_unreadable(code, self.unreadable)
+        return with_failed_reads(code, self.failed_reads)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
         return "ApplyResult", [
@@ -100,7 +100,7 @@ def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
     inputs = source.read()
     diff = diff_inputs(options.diff_options(complete=options.all_policies or source.policies_from_cluster), inputs)
     result = ApplyResult(Plan(()), downstreams=diff.downstreams, reports=diff.reports, deletions=diff.deletions,
-                         errors=diff.errors, notices=diff.notices, unreadable=diff.unreadable)
+                         errors=diff.errors, notices=diff.notices, failed_reads=diff.failed_reads)
     expected = diff.expected_reports()
     state = inputs.state
 

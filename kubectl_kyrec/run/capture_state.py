@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.errors import ExitCode
-from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+from kubectl_kyrec.errors import ExitCode, FailedRead
+from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, LiveSource
@@ -32,13 +32,13 @@ class CaptureResult:
     secrets: int = 0                 # Secrets whose values are written in clear, for the warning
     requests: Mapping[str, int] = field(default_factory=dict)
     # the LISTs that failed: recorded in the file too, and the capture exits 5 (not a complete state)
-    unreadable: list[str] = field(default_factory=list)
+    failed_reads: list[FailedRead] = field(default_factory=list)
     # what the command says beside the file: a -n that matched nothing (as `kubectl get -n nope`)
     notices: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
-        return with_unreadable(ExitCode.CLEAN, self.unreadable)
+        return with_failed_reads(ExitCode.CLEAN, self.failed_reads)
 
     def text(self) -> str:
         return json.dumps(self.document, indent=1) + "\n"
@@ -50,8 +50,9 @@ class CaptureResult:
         listed = len(json.loads(annotations.get(LISTED, "[]")))
         objects = len(self.document.get("items") or [])
         parts = [f"{objects} object{'s' if objects != 1 else ''}", f"{listed} kind{'s' if listed != 1 else ''} listed"]
-        if self.unreadable:
-            parts.append(f"{len(self.unreadable)} read{'s' if len(self.unreadable) != 1 else ''} failed")
+        if self.failed_reads:
+            failed = len(self.failed_reads)
+            parts.append(f"{failed} read{'s' if failed != 1 else ''} failed")
         return ", ".join(parts)
 
 
@@ -61,7 +62,9 @@ def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> d
     from kubectl_kyrec.load.secret_digests import SALT_ANNOTATION, digest_secret, is_secret, salt_text
 
     listed = [k.to_json() for k in sorted(state.listed)]
-    unreadable = [{**k.to_json(), "message": m} for k, m in sorted(state.unreadable.items())]
+    # each failed read with how it ended, so that an offline run on the file says it as the live run did
+    unreadable = [{**k.to_json(), "verb": r.verb, "resource": r.resource, "status": r.status, "reason": r.reason,
+                   "message": r.message} for k, r in sorted(state.unreadable.items())]
     annotations = {LISTED: json.dumps(listed, separators=(",", ":")),
                    UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}
     if state.served is not None:
@@ -92,7 +95,7 @@ def run_capture(source: LiveSource, include_secret_values: bool = False) -> Capt
     if source.namespace and not selects_any(Selection(namespace=source.namespace), state.objects):
         notices.append(nothing_selected(f"-n {source.namespace}", len(state.objects)))
     return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {},
-                         unreadable_lines(state), notices)
+                         failed_reads(state), notices)
 
 
 def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
@@ -103,4 +106,4 @@ def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
     requests: dict[str, int] = {}
     if source.last is not None:
         requests = {"list": source.last.list_requests}
-    return CaptureResult(capture_document(state), 0, requests, unreadable_lines(state))
+    return CaptureResult(capture_document(state), 0, requests, failed_reads(state))

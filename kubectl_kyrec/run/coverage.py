@@ -7,11 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
-from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.cluster_state import ClusterState
@@ -42,15 +42,20 @@ class CoverageResult:
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
     # reads that failed (a live read's, or a capture's record of them): the run is not complete (exit 5)
-    unreadable: list[str] = field(default_factory=list)
+    failed_reads: list[FailedRead] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
         code = worst(self.coverage.exit_code, ExitCode.INPUT) if self.errors else self.coverage.exit_code
-        return with_unreadable(code, self.unreadable)
+        return with_failed_reads(code, self.failed_reads)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
-        return "CoverageResult", self.coverage.to_json().items()
+        return "CoverageResult", [*self.coverage.to_json().items(), ("errors", error_entries(self.errors))]
+
+
+def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
+    """The document's `errors` (docs/output.md's *error*): the inputs that could not be used."""
+    return [{"message": e.message, "location": e.source.as_location() if e.source else None} for e in errors]
 
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
@@ -84,7 +89,7 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     notices.extend(review_notice(inputs))
     return CoverageResult(cov, notices, errors,
                           locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
-                          unreadable=unreadable_lines(inputs.state))
+                          failed_reads=failed_reads(inputs.state))
 
 
 def with_gap_causes(cov: Coverage, diff: ReportDiff, inputs: Inputs, options: CoverageRunOptions) -> Coverage:
@@ -124,7 +129,8 @@ def unread_subject_notices(inputs: Inputs) -> list[str]:
     """Coverage counts only the subjects it read: a kind whose LIST failed is a gap in the scope itself,
     said here (the exit code is 5) rather than left to look covered."""
     return [f"coverage is incomplete: {k.kind} objects{f' in {k.namespace}' if k.namespace else ''} could not be "
-            f"read, so they are not in the scope ({message})" for k, message in sorted(inputs.state.unreadable.items())]
+            f"read, so they are not in the scope ({read.message})"
+            for k, read in sorted(inputs.state.unreadable.items())]
 
 
 @dataclass(frozen=True)
@@ -149,17 +155,17 @@ class StateSource(Protocol):
 class VulnerabilityResult:
     coverage: VulnerabilityCoverage
     notices: list[str] = field(default_factory=list)
-    # empty: this run has never refused an input, nor counted a failed LIST in its exit code (the kubescape
-    # capture does: a gap left as it was, behaviour-preserving)
+    # empty: this run never refuses an input
     errors: list[EvalError] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
+    # the LISTs that failed, as in every other run: shown by every output, exit 5
+    failed_reads: list[FailedRead] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
-        return self.coverage.exit_code
+        return with_failed_reads(self.coverage.exit_code, self.failed_reads)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
-        return "CoverageResult", self.coverage.to_json().items()
+        return "CoverageResult", [*self.coverage.to_json().items(), ("errors", error_entries(self.errors))]
 
 
 def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSource) -> VulnerabilityResult:
@@ -186,4 +192,4 @@ def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSo
                        "undetermined; give both to detect it")
     if not reads["manifests"]:
         notices.append("the state holds no VulnerabilityManifest: pairing cannot be checked")
-    return VulnerabilityResult(cov, notices)
+    return VulnerabilityResult(cov, notices, failed_reads=failed_reads(state))

@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
-from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
@@ -58,7 +58,7 @@ class DiffResult:
     # where each object was read, for the file:line of CI formats (reconcile.findings.locator)
     locate: Locate | None = field(default=None, repr=False, compare=False)
     # reads that failed (a live read's, or a capture's record of them): the run is not complete (exit 5)
-    unreadable: list[str] = field(default_factory=list)
+    failed_reads: list[FailedRead] = field(default_factory=list)
     # the reports the policies imply, by (apiVersion, kind, namespace, name), built when first read: what
     # `apply` writes for a missing or stale one
     expected_reports: Callable[[], Mapping[tuple[str, str, str, str], Mapping[str, Any]]] = field(
@@ -75,7 +75,7 @@ class DiffResult:
             # orphan reports describe nothing in scope; everything else that is not current is a finding
             findings = findings or any(c.klass not in (ReportClass.CURRENT, ReportClass.ORPHAN) and c.in_scope
                                        for c in self.reports.changes)
-        return with_unreadable(worst(code, ExitCode.FINDINGS) if findings else code, self.unreadable)
+        return with_failed_reads(worst(code, ExitCode.FINDINGS) if findings else code, self.failed_reads)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
         from kubectl_kyrec.render.diff_output import diff_parts
@@ -102,7 +102,7 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     run = DiffResult(errors=[EvalError(e.message, e.source) for e in inputs.policies.located_errors()],
                      notices=[str(n) for n in inputs.notices],
                      locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
-                     unreadable=unreadable_lines(inputs.state))
+                     failed_reads=failed_reads(inputs.state))
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, selection=selection,
@@ -126,8 +126,12 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
             inputs.policies.validating or inputs.policies.admission or inputs.policies.classic
             or inputs.policies.image_validating):
         # the default diff compares reports only when the state holds some (a dump without them would
-        # make every report "missing"); --reports asks for the comparison regardless
-        run.notices.append("the state holds no policy reports: report checks skipped (use --reports to run them)")
+        # make every report "missing"); --reports asks for the comparison regardless. Reports that could not
+        # be read are no evidence that there are none: that is said instead (and the run exits 5)
+        unread = unread_report_kinds(inputs)
+        run.notices.append(f"the policy reports could not be read ({', '.join(unread)}): report checks skipped"
+                           if unread else
+                           "the state holds no policy reports: report checks skipped (use --reports to run them)")
     if options.only_reports or (both and (has_reports or options.compare_reports)):
         run.reports, errors, notices, run.expected_reports = run_reports(inputs, options, generating=outcome)
         # a refused policy's error comes from the generate run and the report evaluation alike: once
@@ -395,6 +399,14 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
                                       policies_from_state=inputs.policies_from_state)
         changes.append(hold_unread(change, depends_on, record))
     return DownstreamDiff(tuple(changes), diff.out_of_scope)
+
+
+def unread_report_kinds(inputs: Inputs) -> list[str]:
+    """The report kinds whose LIST failed (live, or as a capture recorded it), by kind."""
+    from kubectl_kyrec.expect.reports import REPORT_KINDS
+
+    kinds = {(api.rpartition("/")[0], kind) for api, pair in REPORT_KINDS.items() for kind in pair}
+    return sorted({k.kind for k in inputs.state.unreadable if (k.api_version.rpartition("/")[0], k.kind) in kinds})
 
 
 def known_kinds(inputs: Inputs) -> set[tuple[str, str]]:

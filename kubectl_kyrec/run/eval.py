@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError, Result, Subject
-from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
@@ -69,8 +69,8 @@ class EvalResult:
     empty_reason: str = "No policy matched any resource."
     now: datetime.datetime | None = None
     report_api: str = "wgpolicyk8s.io/v1alpha2"
-    # a live read's LISTs that failed (counted in exit_code; eval never counted a capture's record of them)
-    unreadable: list[str] = field(default_factory=list)
+    # the reads that failed, live or as a capture recorded them (counted in exit_code, shown by every output)
+    failed_reads: list[FailedRead] = field(default_factory=list)
     # what admission made of each manifest (defaults, mutations), in subject order; empty when the subjects
     # were read from a cluster or with --no-mutate
     admissions: list[Admission] = field(default_factory=list)
@@ -220,10 +220,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     only_changes = impact is not None and options.only_changes
     if change_fails or (not only_changes and counted(results)):
         code = worst(code, ExitCode.FINDINGS)
-    unreadable = unreadable_lines(inputs.state, recorded=False)
-    return EvalResult(results, report_pairs, generated, errors, notices, impact, with_unreadable(code, unreadable),
-                      change_fails, only_changes, empty_reason, now, options.report_api, unreadable,
-                      outcome.admissions)
+    reads = failed_reads(inputs.state)
+    return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
+                      change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions)
 
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
-from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
+from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.explain import Explanation
@@ -36,7 +36,7 @@ class ExplainResult:
     explanations: list[Explanation]
     errors: list[EvalError] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
+    failed_reads: list[FailedRead] = field(default_factory=list)
     exit_code: ExitCode = ExitCode.CLEAN
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
@@ -153,6 +153,6 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):
         # as `kubectl get -n nope`: a notice, not an error (a named subject that is not there is one)
         notices.append(nothing_selected(filters, len(inputs.subjects)))
-    unreadable = unreadable_lines(inputs.state, recorded=False)
+    reads = failed_reads(inputs.state)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
-    return ExplainResult(explanations, errors, notices, unreadable, with_unreadable(code, unreadable))
+    return ExplainResult(explanations, errors, notices, reads, with_failed_reads(code, reads))

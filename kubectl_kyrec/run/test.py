@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.errors import ExitCode, InputError, worst
+from kubectl_kyrec.errors import ExitCode, FailedRead, InputError, worst
 from kubectl_kyrec.model import EvalError, Source
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class TestResult:
     notices: list[str] = field(default_factory=list)       # the suites' notices (part of the document)
     allow_not_evaluated: bool = False
     fail_only: bool = False
-    unreadable: list[str] = field(default_factory=list)     # a test run reads no cluster
+    failed_reads: list[FailedRead] = field(default_factory=list)     # a test run reads no cluster
 
     @property
     def errors(self) -> list[EvalError]:

@@ -1,29 +1,28 @@
-"""A run that could not read everything ends with exit 5 (DESIGN section 3), after the results it could
-compute: a live read that met unreadable kinds, and an offline run on a capture that recorded such reads (the
-capture exited 5 too; the file keeps the record, and a run on it must not look complete). Each run result
-carries the lines saying so (errors.RunResult.unreadable) and counts them in its exit code."""
+"""A run that could not read everything ends with exit 5 (docs/output.md, exit codes), after the results it
+could compute: a live read that met unreadable kinds, and an offline run on a capture that recorded such
+reads (the capture exited 5 too; the file keeps the record, and a run on it must not look complete). Each
+run result carries the reads (errors.FailedRead, errors.RunResult.failed_reads): every output shows them,
+and the exit code counts them."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubectl_kyrec.errors import ExitCode, worst
+from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.state import ClusterState
+    from kubectl_kyrec.load.cluster_state import ClusterState
 
 
-def unreadable_lines(state: ClusterState, *, recorded: bool = True) -> list[str]:
-    """The `error: ...` lines for the reads `state` could not make, each message once. `recorded`: also a
-    capture file's record of them (False: only a live read's, as `eval` has always counted them)."""
-    if state.source == "files":
-        if not recorded:
-            return []
-        return [f"error: the state records a read that failed when it was captured: {message}"
-                for message in dict.fromkeys(state.unreadable.values())]
-    return [f"error: {message}" for message in dict.fromkeys(state.unreadable.values())]
+def failed_reads(state: ClusterState) -> list[FailedRead]:
+    """The reads `state` could not make, each once (in the order they were made, or recorded), a capture
+    file's record of them included."""
+    out: dict[tuple[str, str], FailedRead] = {}
+    for read in state.unreadable.values():
+        out.setdefault((read.what(), read.message), read)
+    return list(out.values())
 
 
-def with_unreadable(code: ExitCode, unreadable: list[str]) -> ExitCode:
+def with_failed_reads(code: ExitCode, reads: list[FailedRead]) -> ExitCode:
     """`code`, or 5 by the table's precedence when a read failed."""
-    return worst(code, ExitCode.CLUSTER) if unreadable else code
+    return worst(code, ExitCode.CLUSTER) if reads else code

@@ -26,7 +26,8 @@ def test_coverage_json_classifies_every_subject() -> None:
     doc = json.loads(out)
     assert doc["kind"] == "CoverageResult"
     assert doc["counts"] == {"inScope": 5, "current": 1, "missing": 1, "stale": 1, "duplicate": 0,
-                             "misnamed": 1, "excluded": 1, "orphan": 1, "split": 0, "unpaired": 0}
+                             "misnamed": 1, "excluded": 1, "orphan": 1, "split": 0, "unpaired": 0,
+                             "failedReads": 0}
     status = {s["subject"]["name"]: (s["status"], s["reason"]) for s in doc["subjects"]}
     assert status["good"][0] == "current"
     assert status["changed"] == ("stale", "outcome-changed")

@@ -51,7 +51,8 @@ def test_json_contract() -> None:
     doc = json.loads(out)
     assert (doc["apiVersion"], doc["kind"]) == ("kyrec/v1", "EvalResult")
     assert set(doc) >= {"kyrecVersion", "results", "downstreams", "reports", "errors", "notices", "summary"}
-    assert doc["summary"] == {"pass": 4, "fail": 2, "warn": 0, "error": 0, "skip": 0, "undetermined": 0}
+    assert doc["summary"] == {"pass": 4, "fail": 2, "warn": 0, "error": 0, "skip": 0, "undetermined": 0,
+                              "failedReads": 0}
     first = next(r for r in doc["results"] if r["result"] == "fail" and r["policy"] == "limit-memory")
     assert first["subject"]["uidSynthetic"] is True
     assert first["subject"]["namespace"] == "shop"

@@ -63,7 +63,7 @@ def test_a_signal_between_writes_stops_there_and_prints_the_summary(api: ApiServ
     assert returncode == code, err
     doc = json.loads(out)
     summary = doc["summary"]
-    assert set(summary) == {"done", "dry-run", "failed", "refused", "not-attempted", "unknown"}
+    assert set(summary) == {"done", "dry-run", "failed", "refused", "not-attempted", "unknown", "failedReads"}
     done = {ns for ns, status in statuses(doc).items() if status == "done"}
     # each answer came within the grace: nothing unknown, and what is done is what the server holds
     assert summary["unknown"] == 0 and done == created(api)

@@ -296,7 +296,7 @@ APPLY_KEYS = {
     "outcomes[].action", "outcomes[].class", "outcomes[].object", "outcomes[].status", "outcomes[].httpStatus",
     "outcomes[].conflicts", "outcomes[].message", "outcomes[].conflicts[].manager", "outcomes[].conflicts[].field",
     *(f"outcomes[].object.{k}" for k in ("apiVersion", "kind", "namespace", "name", "uid")),
-    *(f"summary.{s}" for s in ("done", "dry-run", "failed", "refused", "not-attempted", "unknown")),
+    *(f"summary.{s}" for s in ("done", "dry-run", "failed", "refused", "not-attempted", "unknown", "failedReads")),
 }
 
 

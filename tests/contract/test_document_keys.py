@@ -86,6 +86,11 @@ def _loc(prefix: str) -> list[str]:
 
 ENVELOPE = ["apiVersion", "kind", "kyrecVersion", "errors", "notices", "summary"]
 ERRORS = ["errors[].message", *_loc("errors[].location")]
+# an *error* that is a read which failed (errors.FailedRead): the read and how it ended, after message/location
+FAILED_READ_ERROR = ["errors[].read", "errors[].status",
+                     *(f"errors[].read.{k}" for k in ("verb", "apiVersion", "kind", "resource", "namespace",
+                                                      "recorded")),
+                     *(f"errors[].status.{k}" for k in ("code", "reason"))]
 RESULT_KEYS = ["category", "message", "policy", "properties", "result", "rule", "scored", "severity", "source",
                "validationActions"]
 
@@ -94,7 +99,7 @@ EVAL_RESULT = sorted({
     *(f"results[].{k}" for k in RESULT_KEYS), *_ref("results[].subject", synthetic=True),
     *_loc("results[].location"), *_loc("results[].policyLocation"),
     "downstreams[].policy", "downstreams[].object", *_ref("downstreams[].trigger"),
-    *(f"summary.{k}" for k in ("pass", "fail", "warn", "error", "skip", "undetermined")),
+    *(f"summary.{k}" for k in ("pass", "fail", "warn", "error", "skip", "undetermined", "failedReads")),
 })
 
 IMPACT = sorted({
@@ -123,7 +128,7 @@ DIFF_RESULT = sorted({
     # why a change is not in-sync/current (issue 28); `evidence` a list of refs
     *(f"changes[{domain}].{k}" for domain in ("downstream", "report")
       for k in ("cause", "cause.kind", "cause.message", "cause.evidence")),
-    "summary.downstream", "summary.report", "summary.deletion",
+    "summary.downstream", "summary.report", "summary.deletion", "summary.failedReads",
     *(f"summary.downstream.{k}" for k in ("conflict", "drifted", "in-sync", "missing", "orphan", "undetermined")),
     *(f"summary.deletion.{k}" for k in ("scheduled-deletion", "undetermined")),
     *(f"summary.report.{k}" for k in ("current", "duplicate", "misnamed", "missing", "orphan", "stale",
@@ -143,9 +148,9 @@ DERIVED_FROM = ["subjects", "of", "complete", "excluded", "excludedFor", "exclud
                 "excludedFor[].subjects"]
 
 COVERAGE_RESULT = sorted({
-    "apiVersion", "kind", "kyrecVersion", "counts",
+    "apiVersion", "kind", "kyrecVersion", "counts", "errors",
     *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
-                              "orphan", "split", "unpaired")),
+                              "orphan", "split", "unpaired", "failedReads")),
     "subjects", "subjects[].status", "subjects[].reason", "subjects[].excludedBy", "subjects[].gap",
     "subjects[].evidence", *_ref("subjects[].subject"), *_ref("subjects[].report"),
     # why a gap is one (issue 28), as a diff change's cause
@@ -160,10 +165,10 @@ COVERAGE_RESULT = sorted({
 
 # `coverage --producer kubescape` on the classes golden state (every class, reason and optional key)
 COVERAGE_RESULT_KUBESCAPE = sorted({
-    "apiVersion", "kind", "kyrecVersion", "producer", "counts",
+    "apiVersion", "kind", "kyrecVersion", "producer", "counts", "errors",
     *(f"counts.{k}" for k in ("inScope", "current", "missing", "stale", "duplicate", "misnamed", "excluded",
                               "orphan", "split", "unpaired", "splitSummaries", "unpairedSummaries",
-                              "splitUndetermined")),
+                              "splitUndetermined", "failedReads")),
     "subjects", *(f"subjects[].{k}" for k in ("status", "reason", "integrity", "imageIds", "excludedBy", "gap",
                                                 "evidence")),
     *_ref("subjects[].subject"), "subjects[].subject.container", *_ref("subjects[].report"),
@@ -311,7 +316,8 @@ def test_diff_result_deletion_keys() -> None:
     assert classes == {"scheduled-deletion", "undetermined"}
     got = key_paths(doc)
     assert sorted(p for p in got if p.startswith("changes[deletion]")) == DIFF_DELETIONS
-    assert {p for p in got if not p.startswith("changes[deletion]")} <= set(DIFF_RESULT)
+    # the state records a LIST that failed when it was captured: one of the undetermined deletions
+    assert {p for p in got if not p.startswith("changes[deletion]")} <= {*DIFF_RESULT, *ERRORS, *FAILED_READ_ERROR}
     assert key_paths(as_yaml) == got
     assert [n for n in field_names(got) if not CAMEL.match(n)] == []
 
@@ -357,6 +363,35 @@ def test_baseline_keys(tmp_path: Path) -> None:
         assert doc["kind"] == kind
 
 
+# a capture that recorded a failed LIST of Pods: every document of a run on it carries the read in `errors`
+FAILED_CAPTURE = {"apiVersion": "v1", "kind": "List", "metadata": {"annotations": {
+    "kyrec.io/listed": json.dumps([{"apiVersion": "v1", "kind": "Namespace", "namespace": ""}]),
+    "kyrec.io/unreadable": json.dumps([{"apiVersion": "v1", "kind": "Pod", "namespace": "", "verb": "list",
+                                       "resource": "pods", "status": 403, "reason": "Forbidden",
+                                       "message": "forbidden: cannot list pods cluster-wide"}])}},
+    "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "uid": "u-1"}}]}
+
+
+@pytest.mark.parametrize("command, kind", [("eval", "EvalResult"), ("diff", "DiffResult"),
+                                           ("coverage", "CoverageResult"), ("explain", "ExplainResult")])
+def test_failed_read_error_keys(tmp_path: Path, command: str, kind: str) -> None:
+    state = tmp_path / "capture.json"
+    state.write_text(json.dumps(FAILED_CAPTURE))
+    doc, as_yaml = invoke(command, *NOW, "-p", str(DATA / "examples" / "policies"), "--state", str(state))
+    assert doc["kind"] == kind
+    errors = {p for p in key_paths(doc) if p.startswith("errors[]")}
+    # a read has no file: its location is null
+    assert sorted(errors) == sorted({"errors[].message", "errors[].location", *FAILED_READ_ERROR}), command
+    [entry] = doc["errors"]
+    assert entry["read"] == {"verb": "list", "apiVersion": "v1", "kind": "Pod", "resource": "pods",
+                             "namespace": "", "recorded": True}
+    assert entry["status"] == {"code": 403, "reason": "Forbidden"}
+    counted = doc.get("counts" if kind == "CoverageResult" else "summary")
+    if counted is not None:
+        assert counted["failedReads"] == 1
+    assert key_paths(as_yaml) == key_paths(doc)
+
+
 def test_test_result_keys() -> None:
     doc, as_yaml = invoke("test", str(DATA / "testrun"))
     _check(doc, as_yaml, "TestResult", TEST_RESULT)
@@ -377,6 +412,6 @@ def test_docs_name_every_key_of_the_contract() -> None:
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
             for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT,
-                      *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE]}
+                      *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE, *FAILED_READ_ERROR]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []
