@@ -285,16 +285,18 @@ def rbac_cause(ev: Evidence, component: str, requests: Sequence[tuple[str, str]]
                namespace: str) -> Cause | None:
     """The verbs of `requests` ((verb, name) pairs) the controller's service account may not use on the
     kind in `namespace` ("" cluster-wide); None when all are allowed or none is known to be denied, and when
-    nothing in the state confirms the account (a Deployment of Kyverno's, or a binding that names it)."""
+    no Deployment of Kyverno's names the account: a binding cannot stand in for one, since the built-in ones
+    name every authenticated user (`system:basic-user` to `system:authenticated`) and so every account, whether
+    Kyverno runs as it or runs at all; a live run and an offline run of its capture then answer alike."""
     found = ev.resource_of(api_version, kind) if ev.resource_of is not None else None
     if found is None:
         return None
     group, plural = found
     sa_namespace, sa_name = ev.install.account(component)
     user, groups = service_account_user(sa_namespace, sa_name)
-    if not ev.install.account_seen(component) and not (ev.rbac and ev.rbac.bindings_for(user, groups)):
-        # neither a Deployment of Kyverno's nor a binding names this account: the chart's default name may not
-        # be the one Kyverno runs as (or Kyverno may not run at all), and a denial to it would say nothing
+    if not ev.install.account_seen(component):
+        # no Deployment of Kyverno's names this account: the chart's default name may not be the one Kyverno runs
+        # as (or Kyverno may not run at all), and a denial to it would say nothing
         return None
     denied: list[str] = []
     said_by = ""

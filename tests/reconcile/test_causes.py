@@ -143,6 +143,34 @@ def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() ->
                             ev=ev, obj=CM) is UNKNOWN
 
 
+# Kubernetes' bootstrap binding (k8s: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): every
+# authenticated user, so every service account, may create self-reviews. It names no account of Kyverno's.
+BASIC_USER = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:basic-user"},
+               "rules": [{"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews"],
+                          "verbs": ["create"]}]},
+              {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "system:basic-user"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:basic-user"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                             "name": "system:authenticated"}]}]
+
+
+def test_a_binding_to_every_authenticated_user_is_no_proof_that_kyverno_runs_as_the_account() -> None:
+    """Issue 33 item 4: a capture of a cluster without Kyverno holds the bootstrap RBAC objects; the binding of
+    system:basic-user to system:authenticated applies to the chart's default account as to every other, and was
+    taken as proof that the account exists ("may not get/create configmaps"), where the live run said nothing."""
+    listed = lambda api, kind, ns: True      # noqa: E731  every RBAC kind listed everywhere, as a capture does
+    without = Evidence.of(BASIC_USER, now=NOW, resource_of=_resource_of, listed=listed)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=without, obj=CM).kind != "rbac"
+    # with Kyverno's Deployment naming the account, the same objects decide: nothing grants it configmaps
+    running = Evidence.of([*BASIC_USER, BACKGROUND], now=NOW, resource_of=_resource_of, listed=listed)
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=running, obj=CM)
+    assert cause.kind == "rbac" and "may not get/create configmaps in namespace team-a" in cause.message
+    assert [r.name for r in cause.evidence] == ["system:basic-user"]
+
+
 def test_a_drift_needs_update_an_orphan_delete_and_only_when_kyverno_would_act() -> None:
     denied = Evidence.of([BACKGROUND], now=NOW, access=lambda req: False, resource_of=_resource_of)
     drift = downstream_cause(klass="drifted", reason="changed-fields", enforced=True, policy="p", trigger=TRIGGER,
