@@ -43,6 +43,7 @@ class _Read:
     listed: set[ListedKind] = field(default_factory=set)
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
     records: int = 0        # entries of capture records read (listed and unreadable kinds)
+    empty_lists: int = 0    # top-level Lists with no items and no record: kubectl get's answer for an empty kind
     served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
     salts: list[bytes] = field(default_factory=list)    # of the captures whose Secrets hold digests
 
@@ -55,13 +56,19 @@ def read_state(paths: Sequence[str]) -> ClusterState:
     A capture of an empty cluster is no such case: its record says which kinds were listed and found empty."""
     read = _Read()
     for given in paths:
-        objects, records = len(read.objects), read.records
+        objects, records, empty_lists = len(read.objects), read.records, read.empty_lists
         for path in expand_paths([given]):
             name, text = read_text(path)
             with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
                 _read_text(text, name, read)
         if len(read.objects) == objects and read.records == records:
             named = "standard input" if given == "-" else given
+            if read.empty_lists > empty_lists:
+                # kubectl's List of a kind with no objects carries no kind, so it cannot say what was listed:
+                # accepting it would let any empty file stand for any kind
+                raise InputError(f"{named} is an empty List, which names no kind (kubectl get writes one for a kind "
+                                 "with no objects): nothing would be checked. Capture the kinds with kubectl kyrec "
+                                 "capture --kind KIND... -o FILE, which records each kind it lists, even when empty")
             raise InputError(f"no objects in {named} and no record of what was listed (kubectl kyrec capture "
                              "writes one): nothing would be checked")
     # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
@@ -118,6 +125,8 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
     """The capture file's record of what was listed: annotations on the top-level List."""
     if not isinstance(value, dict) or value.get("kind") != "List":
         return
+    if not value.get("items"):
+        read.empty_lists += 1
     annotations = (value.get("metadata") or {}).get("annotations") or {}
     if not isinstance(annotations, dict):
         return

@@ -187,6 +187,15 @@ _POLICIES_NAMED = 3
 _EVERY_LISTABLE = "$(kubectl api-resources --verbs=list -o name | paste -sd, -)"
 
 
+MORE_STATE = "more-state.json"
+
+
+def capture_command(resources: str, scope: str = "-A", output: str = MORE_STATE) -> str:
+    """The command that captures `resources` (kubectl's comma-separated resource names) in `scope` (`-A`,
+    `-n NS`) so that a later --state knows each was listed, even when the cluster has none of it."""
+    return f"kubectl kyrec capture --kind {resources} {scope} -o {output}"
+
+
 def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = "") -> str | None:
     """One notice naming the kinds and the kubectl command that captures them; None when nothing lacks."""
     if state.source == "live":
@@ -227,8 +236,10 @@ def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = 
     # the short form leaves out what kind-not-captured means: the rows that carry that reason say it themselves
     unknown = ("whether any is in scope is not known" if many else "what depends on them cannot be known (no "
                "object of those kinds is in scope; downstreams of them are kind-not-captured)")
-    text = (f"{'; '.join(parts)}, so {unknown}. Capture them with: kubectl get {resources} "
-            f"{scope} -o json --show-managed-fields > more-state.json, and pass it with another --state")
+    # kyrec's own capture, not `kubectl get`: kubectl's List of a kind with no objects is empty and names no kind,
+    # so a later run could not tell that the kind was listed; capture records each LIST, empty or not
+    text = (f"{'; '.join(parts)}, so {unknown}. Capture them with: {capture_command(resources, scope)}, and pass "
+            "it with another --state")
     if unreadable:
         text += f" (could not be read: {'; '.join(unreadable)})"
     return text

@@ -18,7 +18,7 @@ from kubectl_kyrec.errors import ExitCode
 from kubectl_kyrec.run.unreadable import unreadable_lines, with_unreadable
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, LiveSource
+    from kubectl_kyrec.cluster.live_source import KindsLiveSource, KubescapeLiveSource, LiveSource
     from kubectl_kyrec.load.cluster_state import ClusterState
 
 LISTED = "kyrec.io/listed"
@@ -86,3 +86,17 @@ def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
     if source.last is not None:
         requests = {"list": source.last.list_requests}
     return CaptureResult(capture_document(state), 0, requests, unreadable_lines(state))
+
+
+def run_kinds_capture(source: KindsLiveSource, include_secret_values: bool = False) -> CaptureResult:
+    """`capture --kind KIND...`: the named kinds only, each LIST recorded as listed even when it found nothing
+    (what `kubectl get -o json` cannot record: its empty List names no kind). What a run's notice advises
+    capturing, so that the finding it left undecided is decided by passing the file with another --state."""
+    from kubectl_kyrec.load.secret_digests import is_secret, new_salt
+
+    state = source.read_state()
+    secrets = sum(1 for d in state.objects if is_secret(d.obj) and (d.obj.get("data") or d.obj.get("stringData")))
+    client = source.client
+    document = capture_document(state, None if include_secret_values else new_salt())
+    return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {},
+                         unreadable_lines(state))

@@ -145,7 +145,8 @@ def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() ->
 
 # Kubernetes' bootstrap binding (k8s: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): every
 # authenticated user, so every service account, may create self-reviews. It names no account of Kyverno's.
-BASIC_USER = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "system:basic-user"},
+BASIC_USER = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": "system:basic-user"},
                "rules": [{"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews"],
                           "verbs": ["create"]}]},
               {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
