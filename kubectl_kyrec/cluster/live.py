@@ -289,6 +289,7 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
     objects: list[Document] = []
     listed: set[ListedKind] = set()
     unreadable: dict[ListedKind, str] = {}
+    evidence_unread: dict[ListedKind, str] = {}
     notices: list[str] = []
     unsearched: list[tuple[str, str]] = []
     for outcome in outcomes:
@@ -296,6 +297,8 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
         key = ListedKind(req.info.api_version, req.info.kind, req.namespace)
         if not outcome.ok:
             if req.evidence:
+                # kept, so that a cause it could have given is said to be unknowable, live and in a capture alike
+                evidence_unread[key] = outcome.error or "unreadable"
                 notices.append(f"{req.info.kind}s in {req.namespace or 'all namespaces'} not read "
                                f"({outcome.error or 'unreadable'}): causes cannot name them")
             elif not req.label_selector:
@@ -318,5 +321,5 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
         shown = ", ".join(kinds[:8]) + (f" and {len(kinds) - 8} more" if len(kinds) > 8 else "")
         notices.append(f"owned downstreams of {len(kinds)} kind(s) not searched ({shown}): {unsearched[0][1]}")
     state = ClusterState.from_objects(objects, listed=listed, unreadable=unreadable, source="live",
-                                      has_managed_fields=True)
+                                      has_managed_fields=True, evidence_unread=evidence_unread)
     return LiveRead(state, outcomes, notices)

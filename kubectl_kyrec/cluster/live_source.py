@@ -124,7 +124,8 @@ class LiveSource:
         state = ClusterState.from_objects(
             [*first.state.objects, *second.state.objects], listed=first.state.listed | second.state.listed,
             unreadable={**first.state.unreadable, **second.state.unreadable}, source="live",
-            has_managed_fields=True, served=[(i.api_version, i.kind) for i in found.resources])
+            has_managed_fields=True, served=[(i.api_version, i.kind) for i in found.resources],
+            evidence_unread={**first.state.evidence_unread, **second.state.evidence_unread})
         from kubectl_kyrec.cluster.live import LiveRead
 
         self.last = LiveRead(state, [*first.outcomes, *second.outcomes], [*first.notices, *second.notices])

@@ -35,6 +35,7 @@ __all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "l
 LISTED_ANNOTATION = "kyrec.io/listed"
 UNREADABLE_ANNOTATION = "kyrec.io/unreadable"
 SERVED_ANNOTATION = "kyrec.io/served"
+EVIDENCE_UNREAD_ANNOTATION = "kyrec.io/evidence-unread"
 
 
 @dataclass
@@ -42,6 +43,7 @@ class _Read:
     objects: list[Document] = field(default_factory=list)
     listed: set[ListedKind] = field(default_factory=set)
     unreadable: dict[ListedKind, str] = field(default_factory=dict)
+    evidence_unread: dict[ListedKind, str] = field(default_factory=dict)
     records: int = 0        # entries of capture records read (listed and unreadable kinds)
     empty_lists: int = 0    # top-level Lists with no items and no record: kubectl get's answer for an empty kind
     served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
@@ -77,7 +79,7 @@ def read_state(paths: Sequence[str]) -> ClusterState:
     # a kind with objects is served, whichever file holds them
     served = read.served | kinds if read.served is not None else None
     return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
-                                     served=served, secret_salts=read.salts)
+                                     served=served, secret_salts=read.salts, evidence_unread=read.evidence_unread)
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
@@ -141,7 +143,8 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
         read.served = read.served or set()
         read.served.update((entry["apiVersion"], entry["kind"]) for entry in _entries(SERVED_ANNOTATION, served,
                                                                                         Source(file, line)))
-    for key, unreadable in ((LISTED_ANNOTATION, False), (UNREADABLE_ANNOTATION, True)):
+    for key, into in ((LISTED_ANNOTATION, None), (UNREADABLE_ANNOTATION, read.unreadable),
+                      (EVIDENCE_UNREAD_ANNOTATION, read.evidence_unread)):
         text = annotations.get(key)
         if text is None:
             continue
@@ -149,8 +152,8 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
         read.records += len(entries)
         for entry in entries:
             kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
-            if unreadable:
-                read.unreadable[kind] = str(entry.get("message") or "")
+            if into is not None:
+                into[kind] = str(entry.get("message") or "")
             else:
                 read.listed.add(kind)
 

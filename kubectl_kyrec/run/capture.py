@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.errors import few
+from kubectl_kyrec.load.cluster_state import capture_command
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.classic_policies import ClassicPolicy
@@ -185,15 +186,6 @@ _NAMED_WHEN_MANY = 5
 _POLICIES_NAMED = 3
 # kubectl's own list of the listable resource names, in place of spelling them out
 _EVERY_LISTABLE = "$(kubectl api-resources --verbs=list -o name | paste -sd, -)"
-
-
-MORE_STATE = "more-state.json"
-
-
-def capture_command(resources: str, scope: str = "-A", output: str = MORE_STATE) -> str:
-    """The command that captures `resources` (kubectl's comma-separated resource names) in `scope` (`-A`,
-    `-n NS`) so that a later --state knows each was listed, even when the cluster has none of it."""
-    return f"kubectl kyrec capture --kind {resources} {scope} -o {output}"
 
 
 def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = "") -> str | None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 LISTED = "kyrec.io/listed"
 UNREADABLE = "kyrec.io/unreadable"
 SERVED = "kyrec.io/served"
+EVIDENCE_UNREAD = "kyrec.io/evidence-unread"
 
 
 @dataclass
@@ -51,6 +52,11 @@ def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> d
     unreadable = [{**k.to_json(), "message": m} for k, m in sorted(state.unreadable.items())]
     annotations = {LISTED: json.dumps(listed, separators=(",", ":")),
                    UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}
+    if state.evidence_unread:
+        # the evidence reads that failed (a restricted reader's Deployments in kyverno): an offline run names
+        # them where a cause could not be decided, as the live run did
+        annotations[EVIDENCE_UNREAD] = json.dumps([{**k.to_json(), "message": m} for k, m in
+                                                   sorted(state.evidence_unread.items())], separators=(",", ":"))
     if state.served is not None:
         # what the server served: an offline run then never advises capturing a kind that cannot be listed
         annotations[SERVED] = json.dumps([{"apiVersion": v, "kind": k} for v, k in sorted(state.served)],

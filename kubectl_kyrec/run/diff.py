@@ -170,7 +170,8 @@ def cause_evidence(inputs: Inputs, *, now: datetime.datetime, kyverno_config_pat
     return Evidence.of(objs, now=now, admission_filters=config.resource_filters,
                        scan_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                        listed=listed, access=inputs.access.allowed if inputs.access is not None else None,
-                       resource_of=resource_of, update_request_threshold=config.update_request_threshold)
+                       resource_of=resource_of, update_request_threshold=config.update_request_threshold,
+                       read_failure=inputs.state.read_failure, serves=inputs.state.serves)
 
 
 def review_notice(inputs: Inputs) -> list[str]:
