@@ -18,7 +18,8 @@ from click.testing import CliRunner, Result
 
 from kubectl_kyrec.cli.main import cli
 from tests.realapi.fixture import RealServer, kubectl_env
-from tests.realapi.test_real_only import DATA, ROOT
+from tests.realapi.test_causes import background_controller  # noqa: F401  (a fixture)
+from tests.realapi.test_real_only import DATA, ROOT, gpol
 
 ADVICE = re.compile(r"Capture them with: (.+), and pass it with another --state")
 
@@ -108,3 +109,40 @@ def test_capture_kind_resolves_kubectl_s_names_and_refuses_an_unknown_one(realap
     assert unknown.returncode == 3, unknown.stderr
     assert unknown.stderr.strip() == ("error: --kind nosuchthings: the server doesn't have a resource type "
                                       '"nosuchthings"')
+
+
+def test_the_advice_of_an_unknown_cause_decides_it(realapi: RealServer, kubectl_path: str,
+                                                     background_controller: None, tmp_path: Path) -> None:
+    """Issue 33 item 9: a plain dump holds the downstream kind, Kyverno's Deployment and the cluster-wide RBAC,
+    but no RoleBinding and no UpdateRequest: a grant in the downstream's namespace cannot be ruled out, and
+    the cause says so with a capture command. Run as printed, that command makes the cause decided."""
+    policy, namespaces = gpol(realapi, tmp_path, "advice-rbac")
+    env = shell_env(realapi, tmp_path, kubectl_path)
+    dump = subprocess.run("kubectl get namespaces,configmaps,deployments,clusterroles,clusterrolebindings -A -o json "
+                          "--show-managed-fields > dump.json", shell=True, cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert dump.returncode == 0, dump.stderr
+    before = offline("diff", "--downstreams", "-p", policy, "--state", str(tmp_path / "dump.json"), "-o", "json")
+    causes = {c["object"]["namespace"]: c["cause"] for c in json.loads(before.stdout)["changes"]
+              if c["object"]["namespace"] in namespaces}
+    assert set(causes) == set(namespaces)
+    advised = set()
+    for ns, cause in causes.items():
+        assert cause["kind"] == "unknown", cause
+        assert (f"lacks evidence that could: UpdateRequests in namespace kyverno, RoleBindings in namespace {ns}, "
+                f"Roles in namespace {ns}; capture them with: ") in cause["message"]
+        advised.add(ADVICE.search(cause["message"].replace("capture them with", "Capture them with")).group(1))
+    # one command for all of them: it captures the kinds in every namespace
+    [advice] = advised
+    assert advice == ("kubectl kyrec capture --kind updaterequests.kyverno.io,"
+                      "rolebindings.rbac.authorization.k8s.io,roles.rbac.authorization.k8s.io -A -o more-state.json")
+    ran = subprocess.run(advice, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    after = offline("diff", "--downstreams", "-p", policy, "--state", str(tmp_path / "dump.json"),
+                    "--state", str(tmp_path / "more-state.json"), "-o", "json")
+    decided = {c["object"]["namespace"]: c["cause"] for c in json.loads(after.stdout)["changes"]
+               if c["object"]["namespace"] in namespaces}
+    for ns, cause in decided.items():
+        # nothing in the session grants Kyverno's background controller ConfigMaps
+        assert cause["kind"] == "rbac" and f"may not get/create configmaps in namespace {ns}" in cause["message"], \
+            cause
