@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from kubectl_kyrec.cli.main import cli
@@ -111,8 +112,8 @@ def test_capture_kind_resolves_kubectl_s_names_and_refuses_an_unknown_one(realap
                                       '"nosuchthings"')
 
 
-def test_the_advice_of_an_unknown_cause_decides_it(realapi: RealServer, kubectl_path: str,
-                                                     background_controller: None, tmp_path: Path) -> None:
+@pytest.mark.usefixtures("background_controller")
+def test_the_advice_of_an_unknown_cause_decides_it(realapi: RealServer, kubectl_path: str, tmp_path: Path) -> None:
     """Issue 33 item 9: a plain dump holds the downstream kind, Kyverno's Deployment and the cluster-wide RBAC,
     but no RoleBinding and no UpdateRequest: a grant in the downstream's namespace cannot be ruled out, and
     the cause says so with a capture command. Run as printed, that command makes the cause decided."""
