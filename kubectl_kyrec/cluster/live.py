@@ -19,9 +19,10 @@ The reads a run needs (DESIGN section 7), each one paginated LIST per resource t
 - with downstreams, Kyverno's UpdateRequests (namespace `kyverno`): evidence for a finding's cause only, so
   a refused LIST of them is a notice, not an unreadable kind; so are Kyverno's Deployments (namespace
   `kyverno`: the reports controller's flags, the controllers' service accounts; `ReadNeeds.causes`: diff,
-  apply and capture) and, for `capture`
-  (`ReadNeeds.rbac`), the RBAC objects (ClusterRoles, ClusterRoleBindings, Roles, RoleBindings) that decide
-  Kyverno's own permissions offline; a live run asks the cluster itself (cluster/access_review.py).
+  coverage, apply and capture) and (`ReadNeeds.rbac`, the same commands) the RBAC objects (ClusterRoles,
+  ClusterRoleBindings, Roles, RoleBindings) that decide Kyverno's own permissions offline, and live where the
+  cluster answers no SubjectAccessReview (cluster/access_review.py), so that a live run and an offline run
+  of its capture decide from the same evidence.
 A full LIST records its kind as listed in its scope; a LIST narrowed by a selector records nothing (it
 cannot tell that an object is absent); a failed LIST records the kind as unreadable with its message.
 """

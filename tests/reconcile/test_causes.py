@@ -132,19 +132,22 @@ def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied
 
 
 def _live_listed(api_version: str, kind: str, namespace: str) -> bool | None:
-    """What a live diff lists as evidence: Kyverno's UpdateRequests, ConfigMaps and Deployments; no RBAC kind."""
+    """A live diff of a reader refused the RBAC kinds: Kyverno's UpdateRequests, ConfigMaps and Deployments read,
+    the RBAC objects not (their LISTs failed)."""
     return None if api_version.startswith("rbac.") else True
 
 
 def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() -> None:
     ev = Evidence.of([BACKGROUND], now=NOW, access=lambda req: None, resource_of=_resource_of,
-                     listed=_live_listed)
+                     listed=_live_listed, read_failure=lambda api, kind, ns: "forbidden"
+                     if api.startswith("rbac.") else None)
     cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
                              ev=ev, obj=CM)
-    # no guess; but the permission it could not rule out is named (issue 33 item 9)
-    assert (cause.kind, cause.message) == ("unknown", "nothing the state holds says why, and it lacks evidence that "
-                                           "could: Kyverno's permissions (the cluster answered no "
-                                           "SubjectAccessReview)")
+    # no guess; but the reads that could have decided are named, with their failure (issue 33 item 9)
+    assert (cause.kind, cause.message) == (
+        "unknown", "nothing the state holds says why, and it lacks evidence that could: ClusterRoleBindings (could "
+                   "not be read: forbidden), ClusterRoles (could not be read: forbidden), RoleBindings in namespace "
+                   "team-a (could not be read: forbidden), Roles in namespace team-a (could not be read: forbidden)")
     # denied, but to the chart's default account that no Deployment and no binding of the state names: Kyverno
     # may run as another one (or not at all), so the denial says nothing
     ev = Evidence.of([], now=NOW, access=lambda req: False, resource_of=_resource_of, listed=_live_listed)
