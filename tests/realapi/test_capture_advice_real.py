@@ -95,8 +95,9 @@ def test_the_advised_capture_decides_a_downstream_of_a_kind_with_no_objects(
 def test_capture_kind_resolves_kubectl_s_names_and_refuses_an_unknown_one(realapi: RealServer, kubectl_path: str,
                                                                           tmp_path: Path) -> None:
     env = shell_env(realapi, tmp_path, kubectl_path)
-    # plural, short name, kind.group, singular, comma-separated and repeated: one LIST each
-    ran = subprocess.run("kubectl kyrec capture --kind limitranges,quota --kind deployments.apps --kind gpol "
+    # singular, short names, Kind.group, plural.group, comma-separated and repeated: one LIST per kind
+    ran = subprocess.run("kubectl kyrec capture --kind limitrange,quota --kind Deployment.apps,deployments.apps "
+                         "--kind gpol "
                          "-n kube-system -o kinds.json", shell=True, cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
