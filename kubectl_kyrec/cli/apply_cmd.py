@@ -108,7 +108,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                        values_path=values_path)
     source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports, causes=True,
-                         offline=False)
+                         rbac_objects=True, offline=False)
     options = ApplyRunOptions(
         now=parse_now(now_text), dry_run=mode, selection=selection_of(kube, selector, policy_names, kinds),
         all_policies=all_policies,

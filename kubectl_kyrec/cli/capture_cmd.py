@@ -45,6 +45,10 @@ def capture_target(value: str | None) -> str | None:
               help="Whose reads to make: kyverno (the policies' reads) or kubescape (the reads of "
                    "`coverage --producer kubescape`: both LISTs of the vulnerability summaries, the manifests, "
                    "Pods and their owners).")
+@click.option("--kind", "kinds", multiple=True, metavar="KIND[,KIND...]",
+              help="Capture only these resource types (repeatable, or comma-separated; kubectl's names: plural, "
+                   "singular, short name, kind.group), each recorded as listed even when it has no objects: what "
+                   "kyrec advises when a state lacks a kind.")
 @click.option("--include-secret-values", is_flag=True,
               help="Write Secret values in clear (default: salted digests, which offline drift checks compare).")
 @click.option("-o", "--output", "output_path", metavar="[json=]FILE",
@@ -53,7 +57,8 @@ def capture_target(value: str | None) -> str | None:
 @kubectl_flags
 @handle_errors
 def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, ...], only_downstreams: bool,
-                    producer: str, include_secret_values: bool, output_path: str | None, **kube: object) -> None:
+                    producer: str, kinds: tuple[str, ...], include_secret_values: bool, output_path: str | None,
+                    **kube: object) -> None:
     """Capture the cluster state a later offline run needs.
 
     Makes the LISTs `diff --live` with the same policies would make and writes them as one JSON List that
@@ -67,12 +72,17 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     an offline diff still finds a Secret that changed, and the file holds no value. --include-secret-values
     writes them as the cluster holds them (for policies that read them), with a warning.
 
-    With --producer kubescape it makes the reads of `coverage --producer kubescape` instead.
+    With --producer kubescape it makes the reads of `coverage --producer kubescape` instead. With --kind it
+    lists only the kinds named (all namespaces, or -n's), and records each as listed even when the cluster
+    has none of it, so that a later run knows the kind is empty rather than never read: `kubectl kyrec
+    capture --kind limitranges -A -o more-state.json`, passed with another --state, completes a state that
+    lacked them (kubectl get's empty List cannot: it names no kind).
 
     \b
     Example:
       kubectl kyrec capture -p policies/ -o state.json && kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec capture --producer kubescape -o vulns.json
+      kubectl kyrec capture --kind limitranges,resourcequotas -A -o more-state.json
     """
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.load.inputs import FileSource
@@ -84,6 +94,24 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
 
         check_output_targets([(f"-o {output_path}", output_path)],
                              {"policy_paths": policy_paths, "exception_paths": exception_paths})
+    if kinds:
+        given = [flag for flag, value in (("-p", policy_paths), ("-e", exception_paths),
+                                          ("--downstreams", only_downstreams),
+                                          ("--producer kubescape", producer == "kubescape")) if value]
+        if given:
+            raise UsageError(f"{given[0]} cannot be combined with --kind (which captures the named kinds only)")
+        from kubectl_kyrec.cluster.live_source import KindsLiveSource, connection_options, terminal_progress
+        from kubectl_kyrec.run.capture_state import run_kinds_capture
+
+        kinds_source = KindsLiveSource(connection_options(kube, offline=False), kinds, namespace=str(kube.get("namespace") or ""),
+                                       progress=terminal_progress())
+        captured = run_kinds_capture(kinds_source, include_secret_values=include_secret_values)
+        if captured.secrets:
+            click.echo(f"warning: --include-secret-values: the capture holds the values of {captured.secrets} "
+                       "Secret(s) in clear; keep it as secret as the cluster's Secrets", err=True)
+        _write(captured, output_path)
+        exit_with(captured.exit_code, failed_reads=captured.failed_reads)
+        return
     if producer == "kubescape":
         given = [flag for flag, value in (("-p", policy_paths), ("-e", exception_paths),
                                           ("--downstreams", only_downstreams),

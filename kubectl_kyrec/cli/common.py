@@ -81,7 +81,9 @@ def state_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool, d
     if not files.state_paths:
         from kubectl_kyrec.cluster.live_source import live_source
 
-        return (live_source(files, kube, reports=reports, downstreams=downstreams, causes=True),
+        # the RBAC objects too: where the cluster answers no SubjectAccessReview, Kyverno's permissions are decided
+        # from them, as an offline run of a capture (which holds them) decides them
+        return (live_source(files, kube, reports=reports, downstreams=downstreams, causes=True, rbac_objects=True),
                 all_policies or not files.policy_paths)
     if not files.policy_paths:
         from kubectl_kyrec.run.state_policies import StatePoliciesSource

@@ -19,9 +19,10 @@ The reads a run needs (DESIGN section 7), each one paginated LIST per resource t
 - with downstreams, Kyverno's UpdateRequests (namespace `kyverno`): evidence for a finding's cause only, so
   a refused LIST of them is a notice, not an unreadable kind; so are Kyverno's Deployments (namespace
   `kyverno`: the reports controller's flags, the controllers' service accounts; `ReadNeeds.causes`: diff,
-  apply and capture) and, for `capture`
-  (`ReadNeeds.rbac`), the RBAC objects (ClusterRoles, ClusterRoleBindings, Roles, RoleBindings) that decide
-  Kyverno's own permissions offline; a live run asks the cluster itself (cluster/access_review.py).
+  coverage, apply and capture) and (`ReadNeeds.rbac`, the same commands) the RBAC objects (ClusterRoles,
+  ClusterRoleBindings, Roles, RoleBindings) that decide Kyverno's own permissions offline, and live where the
+  cluster answers no SubjectAccessReview (cluster/access_review.py), so that a live run and an offline run
+  of its capture decide from the same evidence.
 A full LIST records its kind as listed in its scope; a LIST narrowed by a selector records nothing (it
 cannot tell that an object is absent); a failed LIST records the kind as unreadable with its message.
 """
@@ -294,6 +295,7 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
     objects: list[Document] = []
     listed: set[ListedKind] = set()
     unreadable: dict[ListedKind, FailedRead] = {}
+    evidence_unread: dict[ListedKind, str] = {}
     notices: list[str] = []
     unsearched: list[tuple[str, str]] = []
     for outcome in outcomes:
@@ -301,6 +303,8 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
         key = ListedKind(req.info.api_version, req.info.kind, req.namespace)
         if not outcome.ok:
             if req.evidence:
+                # kept, so that a cause it could have given is said to be unknowable, live and in a capture alike
+                evidence_unread[key] = outcome.error or "unreadable"
                 notices.append(f"{req.info.kind}s in {req.namespace or 'all namespaces'} not read "
                                f"({outcome.error or 'unreadable'}): causes cannot name them")
             elif not req.label_selector:
@@ -323,5 +327,5 @@ def read_state(client: KubeClient, requests: Iterable[ListRequest], *, context: 
         shown = ", ".join(kinds[:8]) + (f" and {len(kinds) - 8} more" if len(kinds) > 8 else "")
         notices.append(f"owned downstreams of {len(kinds)} kind(s) not searched ({shown}): {unsearched[0][1]}")
     state = ClusterState.from_objects(objects, listed=listed, unreadable=unreadable, source="live",
-                                      has_managed_fields=True)
+                                      has_managed_fields=True, evidence_unread=evidence_unread)
     return LiveRead(state, outcomes, notices)

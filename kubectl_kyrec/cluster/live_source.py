@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live import LiveRead
     from kubectl_kyrec.load.cluster_state import ClusterState
     from kubectl_kyrec.load.inputs import FileSource, Inputs
+    from kubectl_kyrec.load.kinds import ResourceInfo
 
 
 def terminal_progress() -> Progress | None:
@@ -125,7 +126,8 @@ class LiveSource:
         state = ClusterState.from_objects(
             [*first.state.objects, *second.state.objects], listed=first.state.listed | second.state.listed,
             unreadable={**first.state.unreadable, **second.state.unreadable}, source="live",
-            has_managed_fields=True, served=[(i.api_version, i.kind) for i in found.resources])
+            has_managed_fields=True, served=[(i.api_version, i.kind) for i in found.resources],
+            evidence_unread={**first.state.evidence_unread, **second.state.evidence_unread})
         from kubectl_kyrec.cluster.live import LiveRead
 
         self.last = LiveRead(state, [*first.outcomes, *second.outcomes], [*first.notices, *second.notices])
@@ -199,6 +201,77 @@ class KubescapeLiveSource:
                                           source="live", has_managed_fields=True)
         notices = [*plain.notices, *(f"{kind}: not served by the cluster" for kind in absent)]
         self.last = LiveRead(state, outcomes, notices)
+        return state
+
+    @property
+    def unreadable(self) -> dict[Any, FailedRead]:
+        return dict(self.last.state.unreadable) if self.last is not None else {}
+
+
+@dataclass
+class KindsLiveSource:
+    """`capture --kind`: one LIST per named kind, nothing else. Each name is resolved as `kubectl get NAME`
+    resolves it (plural, singular, short name or kind, any case, `.group` or `.version.group` qualified),
+    against discovery (asked again once when the cached discovery does not know a name, as kubectl does).
+    A LIST that answers is recorded as listed even when it is empty, which is what a later `--state` needs to
+    know that the kind has no objects; kubectl's own empty List records no kind at all."""
+
+    connection: ConnectionOptions
+    kinds: tuple[str, ...]
+    namespace: str = ""
+    progress: Progress | None = None
+    cache_dir: Path | None = None
+    connect: Callable[..., KubeClient] | None = None
+    client: KubeClient | None = field(default=None, init=False)
+    last: LiveRead | None = field(default=None, init=False)
+
+    @staticmethod
+    def _resolve(found: Discovered, name: str) -> ResourceInfo | None:
+        hits = found.kind_table().resolve(name)
+        if not hits:
+            return None
+        # the first group discovery lists (kubectl's priority: the core group first), at the version the name
+        # gives (`deployments.v1.apps`), else at the group's preferred one
+        first = hits[0]
+        if name.count(".") >= 2 and len({h.version for h in hits}) == 1:
+            return first
+        return found.preferred_for(first.group, first.kind) or first
+
+    def read_state(self) -> ClusterState:
+        from kubectl_kyrec.cluster.client import connect
+        from kubectl_kyrec.cluster.discovery import default_cache_dir, discover
+        from kubectl_kyrec.cluster.lister import ListRequest
+        from kubectl_kyrec.cluster.live import read_state
+        from kubectl_kyrec.errors import InputError
+        from kubectl_kyrec.load.cluster_state import ClusterState
+
+        client = self.client = (self.connect or connect)(self.connection)
+        cache_dir = self.cache_dir or default_cache_dir()
+        found = discover(client, cache_dir=cache_dir)
+        names = [n.strip() for given in self.kinds for n in given.split(",") if n.strip()]
+        if not names:
+            raise InputError("--kind: no resource type named")
+        # by version too: a kind named at a version (`horizontalpodautoscalers.v1.autoscaling`) is listed at it,
+        # beside its preferred version when that is named as well (a policy matches the version it names)
+        requests: dict[tuple[str, str, str], ListRequest] = {}
+        for name in names:
+            info = self._resolve(found, name)
+            if info is None and found.from_cache:
+                found = discover(client, cache_dir=cache_dir, refresh=True)
+                info = self._resolve(found, name)
+            if info is None:
+                raise InputError(f'--kind {name}: the server doesn\'t have a resource type "{name}"')
+            if not found.listable(info):
+                raise InputError(f"--kind {name}: the server does not list {info.resource}"
+                                 f"{'.' + info.group if info.group else ''} (no list verb)")
+            requests.setdefault((info.group, info.version, info.kind), ListRequest(
+                info, namespace=self.namespace if info.namespaced else ""))
+        read = read_state(client, list(requests.values()), context=client.config.context, progress=self.progress)
+        _end_progress(self.progress)
+        state = ClusterState.from_objects(read.state.objects, listed=read.state.listed,
+                                          unreadable=read.state.unreadable, source="live", has_managed_fields=True,
+                                          served=[(i.api_version, i.kind) for i in found.resources])
+        self.last = dataclasses.replace(read, state=state)
         return state
 
     @property

@@ -64,6 +64,10 @@ class ClusterState:
     served: frozenset[tuple[str, str]] | None = None
     # the salts of the captures whose Secrets hold digests of their values (load/secret_digests.py)
     secret_salts: tuple[bytes, ...] = ()
+    # reads made as evidence of findings' causes only (Kyverno's Deployments, UpdateRequests) that failed: not
+    # unreadable kinds (no finding depends on them), but a cause they could have given cannot be ruled out, and
+    # an offline run of a capture must say so as the live run did
+    evidence_unread: dict[ListedKind, str] = field(default_factory=dict)
     # the lookups' indexes, built on the first lookup: a run that makes none (coverage of 100,000 objects)
     # neither builds nor holds them
     _by_kind: dict[tuple[str, str], list[Document]] | None = field(default=None, init=False, repr=False,
@@ -89,7 +93,8 @@ class ClusterState:
                      source: StateSource = "files",
                      has_managed_fields: bool | None = None,
                      served: Iterable[tuple[str, str]] | None = None,
-                     secret_salts: Iterable[bytes] = ()) -> ClusterState:
+                     secret_salts: Iterable[bytes] = (),
+                     evidence_unread: Mapping[ListedKind, str] | None = None) -> ClusterState:
         """`has_managed_fields` defaults to whether any object carries metadata.managedFields (kubectl
         strips them unless asked with --show-managed-fields). An `unreadable` entry given as a message alone
         is a LIST of that kind that failed in an unknown way."""
@@ -99,7 +104,8 @@ class ClusterState:
         failed = {k: v if isinstance(v, FailedRead) else failed_list(k, v, recorded=source == "files")
                   for k, v in (unreadable or {}).items()}
         return cls(docs, set(listed), failed, source, has_managed_fields,
-                   frozenset(served) if served is not None else None, tuple(dict.fromkeys(secret_salts)))
+                   frozenset(served) if served is not None else None, tuple(dict.fromkeys(secret_salts)),
+                   dict(evidence_unread or {}))
 
     def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
                       ) -> tuple[ClusterState, list[Notice]]:
@@ -172,6 +178,17 @@ class ClusterState:
                 return message.message
         return None
 
+    def read_failure(self, api_version: str, kind: str, namespace: str = "") -> str | None:
+        """Why a LIST of the kind there failed, as a subject's read or as evidence; None when none did."""
+        found = self.unreadable_message(api_version, kind, namespace)
+        if found is not None:
+            return found
+        group = _group(api_version)
+        for key, message in self.evidence_unread.items():
+            if _group(key.api_version) == group and key.kind == kind and key.namespace in ("", namespace):
+                return message
+        return None
+
     def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Document | None:
         """The object, or None (cluster-scoped kinds: namespace "")."""
         return self._indexes()[1].get((_group(api_version), kind, namespace, name))
@@ -180,3 +197,13 @@ class ClusterState:
         """The objects of a kind, in reading order; namespace "" = all namespaces."""
         docs = self._indexes()[0].get((_group(api_version), kind), [])
         return docs if not namespace else [d for d in docs if d.namespace == namespace]
+
+
+MORE_STATE = "more-state.json"
+
+
+def capture_command(resources: str, scope: str = "-A", output: str = MORE_STATE) -> str:
+    """The command that captures `resources` (kubectl's comma-separated resource names) in `scope` (`-A`,
+    `-n NS`) so that a later --state knows each was listed, even when the cluster has none of it (kubectl's
+    List of a kind with no objects names no kind, so `kubectl get` cannot record that)."""
+    return f"kubectl kyrec capture --kind {resources} {scope} -o {output}"

@@ -35,6 +35,7 @@ __all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "l
 LISTED_ANNOTATION = "kyrec.io/listed"
 UNREADABLE_ANNOTATION = "kyrec.io/unreadable"
 SERVED_ANNOTATION = "kyrec.io/served"
+EVIDENCE_UNREAD_ANNOTATION = "kyrec.io/evidence-unread"
 
 
 @dataclass
@@ -42,7 +43,9 @@ class _Read:
     objects: list[Document] = field(default_factory=list)
     listed: set[ListedKind] = field(default_factory=set)
     unreadable: dict[ListedKind, FailedRead] = field(default_factory=dict)
+    evidence_unread: dict[ListedKind, str] = field(default_factory=dict)
     records: int = 0        # entries of capture records read (listed and unreadable kinds)
+    empty_lists: int = 0    # top-level Lists with no items and no record: kubectl get's answer for an empty kind
     served: set[tuple[str, str]] | None = None      # (apiVersion, kind) a capture recorded as served
     salts: list[bytes] = field(default_factory=list)    # of the captures whose Secrets hold digests
 
@@ -55,13 +58,19 @@ def read_state(paths: Sequence[str]) -> ClusterState:
     A capture of an empty cluster is no such case: its record says which kinds were listed and found empty."""
     read = _Read()
     for given in paths:
-        objects, records = len(read.objects), read.records
+        objects, records, empty_lists = len(read.objects), read.records, read.empty_lists
         for path in expand_paths([given]):
             name, text = read_text(path)
             with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
                 _read_text(text, name, read)
         if len(read.objects) == objects and read.records == records:
             named = "standard input" if given == "-" else given
+            if read.empty_lists > empty_lists:
+                # kubectl's List of a kind with no objects carries no kind, so it cannot say what was listed:
+                # accepting it would let any empty file stand for any kind
+                raise InputError(f"{named} is an empty List, which names no kind (kubectl get writes one for a kind "
+                                 "with no objects): nothing would be checked. Capture the kinds with kubectl kyrec "
+                                 "capture --kind KIND... -o FILE, which records each kind it lists, even when empty")
             raise InputError(f"no objects in {named} and no record of what was listed (kubectl kyrec capture "
                              "writes one): nothing would be checked")
     # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
@@ -70,7 +79,7 @@ def read_state(paths: Sequence[str]) -> ClusterState:
     # a kind with objects is served, whichever file holds them
     served = read.served | kinds if read.served is not None else None
     return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
-                                     served=served, secret_salts=read.salts)
+                                     served=served, secret_salts=read.salts, evidence_unread=read.evidence_unread)
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
@@ -118,6 +127,8 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
     """The capture file's record of what was listed: annotations on the top-level List."""
     if not isinstance(value, dict) or value.get("kind") != "List":
         return
+    if not value.get("items"):
+        read.empty_lists += 1
     annotations = (value.get("metadata") or {}).get("annotations") or {}
     if not isinstance(annotations, dict):
         return
@@ -132,7 +143,7 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
         read.served = read.served or set()
         read.served.update((entry["apiVersion"], entry["kind"]) for entry in _entries(SERVED_ANNOTATION, served,
                                                                                         Source(file, line)))
-    for key, unreadable in ((LISTED_ANNOTATION, False), (UNREADABLE_ANNOTATION, True)):
+    for key in (LISTED_ANNOTATION, UNREADABLE_ANNOTATION, EVIDENCE_UNREAD_ANNOTATION):
         text = annotations.get(key)
         if text is None:
             continue
@@ -140,8 +151,10 @@ def _read_records(value: Any, line: int, file: str, read: _Read) -> None:
         read.records += len(entries)
         for entry in entries:
             kind = ListedKind(entry["apiVersion"], entry["kind"], entry.get("namespace") or "")
-            if unreadable:
+            if key == UNREADABLE_ANNOTATION:
                 read.unreadable[kind] = _recorded_failure(kind, entry)
+            elif key == EVIDENCE_UNREAD_ANNOTATION:
+                read.evidence_unread[kind] = str(entry.get("message") or "")
             else:
                 read.listed.add(kind)
 

@@ -25,7 +25,10 @@ current, chosen from the evidence the state holds, the most certain first:
    downstream was made (and the labels that manager owns); an unowned object at the target that Kyverno
    once wrote (its manager is in managedFields) and another manager changed since; the managedFields of a
    drifted downstream naming a manager that is not Kyverno's, the latest first (who and when);
-6. otherwise `unknown`: no guess.
+6. otherwise `unknown`: no guess. When the state lacks evidence one of the steps above reads (it never
+   listed Kyverno's UpdateRequests, ConfigMap or Deployments, or the RBAC objects that decide a permission,
+   or the LIST failed), the `unknown` names what is missing and the command that captures it (`kubectl kyrec
+   capture --kind ...`), or the failure: a cause that cannot be ruled out is not passed over in silence.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.k8s.rbac import RBAC_API, AccessRequest, StateRBAC, service_account_user
+from kubectl_kyrec.k8s.rbac import RBAC_API, RBAC_GROUP, AccessRequest, StateRBAC, service_account_user
 from kubectl_kyrec.k8s.times import kubectl_age
+from kubectl_kyrec.load.cluster_state import capture_command
 from kubectl_kyrec.load.exclusions import parse_rfc3339
 from kubectl_kyrec.load.kyverno_config import (
     UPDATE_REQUEST_THRESHOLD,
@@ -44,7 +48,7 @@ from kubectl_kyrec.load.kyverno_config import (
     find_kyverno_configmap,
     matching_filter,
 )
-from kubectl_kyrec.load.kyverno_install import BACKGROUND, REPORTS, KyvernoInstall
+from kubectl_kyrec.load.kyverno_install import BACKGROUND, KYVERNO_NAMESPACE, REPORTS, KyvernoInstall
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.normalize import DEFAULT_KYVERNO_MANAGERS, is_kyverno_manager
 
@@ -64,14 +68,17 @@ class Cause:
 
     @property
     def text(self) -> str:
-        """As a table shows it: the message, or `unknown`."""
-        return "unknown" if self.kind == "unknown" else self.message
+        """As a table shows it: the message, or `unknown` (with what the state lacks, when it lacks evidence)."""
+        if self.kind != "unknown":
+            return self.message
+        return "unknown" if self.message == UNKNOWN_MESSAGE else f"unknown: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, "evidence": [r.to_json() for r in self.evidence]}
 
 
-UNKNOWN = Cause("unknown", "nothing the state holds says why")
+UNKNOWN_MESSAGE = "nothing the state holds says why"
+UNKNOWN = Cause("unknown", UNKNOWN_MESSAGE)
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -116,14 +123,21 @@ class Evidence:
     background_ephemeral: int = 0        # ephemeral reports of the background scan the state holds
     update_request_threshold: int = UPDATE_REQUEST_THRESHOLD   # the ConfigMap's updateRequestThreshold
     config_ref: Ref | None = None        # Kyverno's ConfigMap, when the state holds it
+    # the state's record of its LISTs (ClusterState.is_listed, .read_failure, .serves): what evidence it lacks
+    listed: Callable[[str, str, str], bool | None] | None = None
+    read_failure: Callable[[str, str, str], str | None] | None = None
+    serves: Callable[[str, str], bool | None] | None = None
 
     @classmethod
     def of(cls, objects: Iterable[Mapping[str, Any]], *, now: datetime.datetime,
            admission_filters: Sequence[ResourceFilter] = (), scan_filters: Sequence[ResourceFilter] = (),
            listed: Callable[[str, str, str], bool | None] | None = None, access: AccessCheck | None = None,
-           resource_of: ResourceOf | None = None, update_request_threshold: int = UPDATE_REQUEST_THRESHOLD
-           ) -> Evidence:
-        """`listed(apiVersion, kind, namespace)`: the state's record of its LISTs (ClusterState.is_listed)."""
+           resource_of: ResourceOf | None = None, update_request_threshold: int = UPDATE_REQUEST_THRESHOLD,
+           read_failure: Callable[[str, str, str], str | None] | None = None,
+           serves: Callable[[str, str], bool | None] | None = None) -> Evidence:
+        """`listed(apiVersion, kind, namespace)`: the state's record of its LISTs (ClusterState.is_listed);
+        `read_failure(apiVersion, kind, namespace)`: why such a LIST failed; `serves(apiVersion, kind)`: whether
+        the server serves the kind (None: not known). Without `listed` no evidence is said to be missing."""
         objects = list(objects)
         urs: list[Mapping[str, Any]] = []
         policies: dict[str, Mapping[str, Any]] = {}
@@ -148,7 +162,7 @@ class Evidence:
         configmap = find_kyverno_configmap(objects)
         return cls(now, tuple(urs), policies, tuple(admission_filters), tuple(scan_filters), by_uid,
                    KyvernoInstall.of(objects), rbac, access, resource_of, ephemeral, update_request_threshold,
-                   ref_of(configmap) if configmap is not None else None)
+                   ref_of(configmap) if configmap is not None else None, listed, read_failure, serves)
 
 
 # ---- 1. UpdateRequests ------------------------------------------------------------------------------------
@@ -281,34 +295,47 @@ def _allowed(ev: Evidence, req: AccessRequest) -> tuple[bool | None, str]:
     return None, ""
 
 
-def rbac_cause(ev: Evidence, component: str, requests: Sequence[tuple[str, str]], api_version: str, kind: str,
-               namespace: str) -> Cause | None:
-    """The verbs of `requests` ((verb, name) pairs) the controller's service account may not use on the
-    kind in `namespace` ("" cluster-wide); None when all are allowed or none is known to be denied, and when
-    nothing in the state confirms the account (a Deployment of Kyverno's, or a binding that names it)."""
-    found = ev.resource_of(api_version, kind) if ev.resource_of is not None else None
-    if found is None:
-        return None
-    group, plural = found
-    sa_namespace, sa_name = ev.install.account(component)
-    user, groups = service_account_user(sa_namespace, sa_name)
-    if not ev.install.account_seen(component) and not (ev.rbac and ev.rbac.bindings_for(user, groups)):
-        # neither a Deployment of Kyverno's nor a binding names this account: the chart's default name may not
-        # be the one Kyverno runs as (or Kyverno may not run at all), and a denial to it would say nothing
-        return None
-    denied: list[str] = []
-    said_by = ""
+def _rbac_answers(ev: Evidence, component: str, requests: Sequence[tuple[str, str]], group: str, plural: str,
+                  namespace: str) -> list[tuple[str, bool | None, str]]:
+    """(verb, answer, who answered) per request; none when no Deployment of Kyverno's names the account: the
+    chart's default name may not be the one Kyverno runs as (or Kyverno may not run at all), and a denial to
+    it would say nothing."""
+    if not ev.install.account_seen(component):
+        return []
+    user, groups = service_account_user(*ev.install.account(component))
+    out: list[tuple[str, bool | None, str]] = []
     for verb, name in requests:
         # allowed for every name first: one review per verb, resource and namespace however many objects ask,
         # and only a refusal is asked again for the object's own name (a rule with resourceNames may allow it)
         answer, by = _allowed(ev, AccessRequest(user, groups, verb, group, plural, namespace, ""))
         if answer is not True and name:
             answer, by = _allowed(ev, AccessRequest(user, groups, verb, group, plural, namespace, name))
+        out.append((verb, answer, by))
+    return out
+
+
+def rbac_cause(ev: Evidence, component: str, requests: Sequence[tuple[str, str]], api_version: str, kind: str,
+               namespace: str) -> Cause | None:
+    """The verbs of `requests` ((verb, name) pairs) the controller's service account may not use on the
+    kind in `namespace` ("" cluster-wide); None when all are allowed or none is known to be denied, and when
+    no Deployment of Kyverno's names the account: a binding cannot stand in for one, since the built-in ones
+    name every authenticated user (`system:basic-user` to `system:authenticated`) and so every account, whether
+    Kyverno runs as it or runs at all; a live run and an offline run of its capture then answer alike."""
+    found = ev.resource_of(api_version, kind) if ev.resource_of is not None else None
+    if found is None:
+        return None
+    group, plural = found
+    answers = _rbac_answers(ev, component, requests, group, plural, namespace)
+    denied: list[str] = []
+    said_by = ""
+    for verb, answer, by in answers:
         if answer is False and verb not in denied:
             denied.append(verb)
             said_by = by
     if not denied:
         return None
+    sa_namespace, sa_name = ev.install.account(component)
+    user, groups = service_account_user(sa_namespace, sa_name)
     resource = f"{plural}.{group}" if group else plural
     where = f"in namespace {namespace}" if namespace else "cluster-wide"
     verbs = ", ".join(f'"{v}"' for v in denied)
@@ -478,6 +505,92 @@ def managed_fields_cause(obj: Mapping[str, Any] | None, managers: Sequence[str] 
                  (ref_of(obj),))
 
 
+# ---- what the state lacks -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Evidence a cause reads that the state lacks: `what` as said ("UpdateRequests in namespace kyverno"),
+    `resource` as `capture --kind` takes it, and `note`: why it could not be had ("could not be read: ..."),
+    "" when it was never listed (then a capture gets it)."""
+
+    what: str
+    resource: str = ""
+    note: str = ""
+
+
+# (apiVersion, kind, resource name for capture --kind) of the evidence the steps above read
+_UPDATE_REQUESTS = ("kyverno.io/v2", "UpdateRequest", "updaterequests.kyverno.io")
+_CONFIGMAPS = ("v1", "ConfigMap", "configmaps")
+_DEPLOYMENTS = ("apps/v1", "Deployment", "deployments.apps")
+_RBAC = {kind: (RBAC_API, kind, f"{kind.lower()}s.{RBAC_GROUP}")
+         for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")}
+
+
+def _gap(ev: Evidence, evidence: tuple[str, str, str], namespace: str = "") -> Gap | None:
+    api_version, kind, resource = evidence
+    if ev.listed is None or ev.listed(api_version, kind, namespace) is True:
+        return None
+    if ev.serves is not None and ev.serves(api_version, kind) is False:
+        return None         # not served, so none exists: nothing to capture
+    failure = ev.read_failure(api_version, kind, namespace) if ev.read_failure is not None else None
+    where = f" in namespace {namespace}" if namespace else ""
+    return Gap(f"{kind}s{where}", resource, f"could not be read: {failure}" if failure else "")
+
+
+def _rbac_gaps(ev: Evidence, component: str, requests: Sequence[tuple[str, str]], api_version: str, kind: str,
+               namespace: str) -> list[Gap]:
+    """What keeps Kyverno's permissions undecided: its Deployments (which account it runs as), and, where
+    neither the cluster answered (live, a SubjectAccessReview) nor the state's RBAC objects could, the RBAC
+    kinds the decision needs (a live run reads them too, so it lacks what its capture lacks)."""
+    found = ev.resource_of(api_version, kind) if ev.resource_of is not None else None
+    if found is None:
+        return []
+    deployments = _gap(ev, _DEPLOYMENTS, KYVERNO_NAMESPACE)
+    if deployments is None:
+        answers = _rbac_answers(ev, component, requests, found[0], found[1], namespace)
+        if not any(answer is None for _, answer, _ in answers):
+            return []       # decided, or no Deployment of Kyverno's names an account (Kyverno runs elsewhere or not)
+    needed = [_gap(ev, _RBAC["ClusterRoleBinding"]), _gap(ev, _RBAC["ClusterRole"])]
+    if namespace:
+        needed += [_gap(ev, _RBAC["RoleBinding"], namespace), _gap(ev, _RBAC["Role"], namespace)]
+    return [g for g in [deployments, *needed] if g is not None]
+
+
+def _unknown(gaps: Sequence[Gap | None]) -> Cause:
+    """`unknown`, naming the evidence the state lacks and how to capture it (or why its LIST failed)."""
+    unique = list(dict.fromkeys(g for g in gaps if g is not None))
+    if not unique:
+        return UNKNOWN
+    parts = [f"{g.what} ({g.note})" if g.note else g.what for g in unique]
+    message = f"nothing the state holds says why, and it lacks evidence that could: {', '.join(parts)}"
+    capture = [g.resource for g in unique if not g.note and g.resource]
+    if capture:
+        message += (f"; capture {'it' if len(capture) == 1 else 'them'} with: "
+                    f"{capture_command(','.join(dict.fromkeys(capture)))}, and pass it with another --state")
+    return Cause("unknown", message)
+
+
+def downstream_gaps(klass: str, enforced: bool, obj: Ref | None, ev: Evidence) -> list[Gap]:
+    """The evidence a downstream change's cause reads that the state lacks."""
+    gaps = [_gap(ev, _UPDATE_REQUESTS, KYVERNO_NAMESPACE)]
+    if klass == "missing":
+        gaps.append(_gap(ev, _CONFIGMAPS, KYVERNO_NAMESPACE))     # resourceFilters, updateRequestThreshold
+    verbs = _DOWNSTREAM_VERBS.get(klass)
+    if obj is not None and verbs is not None and (klass == "missing" or enforced):
+        requests = [(verb, obj.name if named else "") for verb, named in verbs]
+        gaps.extend(_rbac_gaps(ev, BACKGROUND, requests, obj.api_version, obj.kind, obj.namespace))
+    return [g for g in gaps if g is not None]
+
+
+def report_gaps(subject: Ref | None, ev: Evidence) -> list[Gap]:
+    """The evidence a missing or stale report's cause reads that the state lacks."""
+    gaps = [_gap(ev, _DEPLOYMENTS, KYVERNO_NAMESPACE), _gap(ev, _CONFIGMAPS, KYVERNO_NAMESPACE)]
+    if subject is not None:
+        gaps.extend(_rbac_gaps(ev, REPORTS, [("get", ""), ("list", ""), ("watch", "")], subject.api_version,
+                               subject.kind, ""))
+    return [g for g in gaps if g is not None]
+
+
 # ---- the choice ---------------------------------------------------------------------------------------------
 
 def downstream_cause(*, klass: str, reason: str | None, enforced: bool, policy: str, trigger: Ref | None,
@@ -504,7 +617,7 @@ def downstream_cause(*, klass: str, reason: str | None, enforced: bool, policy: 
         found = unowned_history_cause(actual)
     if found is None and klass == "drifted":
         found = managed_fields_cause(actual)
-    return found or UNKNOWN
+    return found or _unknown(downstream_gaps(klass, enforced, obj, ev))
 
 
 def report_cause(*, subject: Ref | None, next_scan: str | None, next_scan_reason: str | None,
@@ -528,4 +641,4 @@ def report_cause(*, subject: Ref | None, next_scan: str | None, next_scan_reason
     if found is None and next_scan in ("full", "partial"):
         found = Cause("rescan", f"Kyverno's next background scan of the subject is {next_scan}"
                                 + (f" ({next_scan_reason})" if next_scan_reason else ""))
-    return found or UNKNOWN
+    return found or (_unknown(report_gaps(subject, ev)) if writes else UNKNOWN)

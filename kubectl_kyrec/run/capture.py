@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.errors import few
+from kubectl_kyrec.load.cluster_state import capture_command
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.classic_policies import ClassicPolicy
@@ -227,8 +228,10 @@ def capture_notice(kinds: Sequence[Need], state: ClusterState, namespace: str = 
     # the short form leaves out what kind-not-captured means: the rows that carry that reason say it themselves
     unknown = ("whether any is in scope is not known" if many else "what depends on them cannot be known (no "
                "object of those kinds is in scope; downstreams of them are kind-not-captured)")
-    text = (f"{'; '.join(parts)}, so {unknown}. Capture them with: kubectl get {resources} "
-            f"{scope} -o json --show-managed-fields > more-state.json, and pass it with another --state")
+    # kyrec's own capture, not `kubectl get`: kubectl's List of a kind with no objects is empty and names no kind,
+    # so a later run could not tell that the kind was listed; capture records each LIST, empty or not
+    text = (f"{'; '.join(parts)}, so {unknown}. Capture them with: {capture_command(resources, scope)}, and pass "
+            "it with another --state")
     if unreadable:
         text += f" (could not be read: {'; '.join(unreadable)})"
     return text

@@ -18,12 +18,13 @@ from kubectl_kyrec.errors import ExitCode, FailedRead
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cluster.live_source import KubescapeLiveSource, LiveSource
+    from kubectl_kyrec.cluster.live_source import KindsLiveSource, KubescapeLiveSource, LiveSource
     from kubectl_kyrec.load.cluster_state import ClusterState
 
 LISTED = "kyrec.io/listed"
 UNREADABLE = "kyrec.io/unreadable"
 SERVED = "kyrec.io/served"
+EVIDENCE_UNREAD = "kyrec.io/evidence-unread"
 
 
 @dataclass
@@ -67,6 +68,11 @@ def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> d
                    "message": r.message} for k, r in sorted(state.unreadable.items())]
     annotations = {LISTED: json.dumps(listed, separators=(",", ":")),
                    UNREADABLE: json.dumps(unreadable, separators=(",", ":"))}
+    if state.evidence_unread:
+        # the evidence reads that failed (a restricted reader's Deployments in kyverno): an offline run names
+        # them where a cause could not be decided, as the live run did
+        annotations[EVIDENCE_UNREAD] = json.dumps([{**k.to_json(), "message": m} for k, m in
+                                                   sorted(state.evidence_unread.items())], separators=(",", ":"))
     if state.served is not None:
         # what the server served: an offline run then never advises capturing a kind that cannot be listed
         annotations[SERVED] = json.dumps([{"apiVersion": v, "kind": k} for v, k in sorted(state.served)],
@@ -107,3 +113,17 @@ def run_kubescape_capture(source: KubescapeLiveSource) -> CaptureResult:
     if source.last is not None:
         requests = {"list": source.last.list_requests}
     return CaptureResult(capture_document(state), 0, requests, failed_reads(state))
+
+
+def run_kinds_capture(source: KindsLiveSource, include_secret_values: bool = False) -> CaptureResult:
+    """`capture --kind KIND...`: the named kinds only, each LIST recorded as listed even when it found nothing
+    (what `kubectl get -o json` cannot record: its empty List names no kind). What a run's notice advises
+    capturing, so that the finding it left undecided is decided by passing the file with another --state."""
+    from kubectl_kyrec.load.secret_digests import is_secret, new_salt
+
+    state = source.read_state()
+    secrets = sum(1 for d in state.objects if is_secret(d.obj) and (d.obj.get("data") or d.obj.get("stringData")))
+    client = source.client
+    document = capture_document(state, None if include_secret_values else new_salt())
+    return CaptureResult(document, secrets if include_secret_values else 0, dict(client.counts) if client else {},
+                         failed_reads(state))

@@ -176,15 +176,17 @@ def cause_evidence(inputs: Inputs, *, now: datetime.datetime, kyverno_config_pat
     return Evidence.of(objs, now=now, admission_filters=config.resource_filters,
                        scan_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                        listed=listed, access=inputs.access.allowed if inputs.access is not None else None,
-                       resource_of=resource_of, update_request_threshold=config.update_request_threshold)
+                       resource_of=resource_of, update_request_threshold=config.update_request_threshold,
+                       read_failure=inputs.state.read_failure, serves=inputs.state.serves)
 
 
 def review_notice(inputs: Inputs) -> list[str]:
-    """A live run whose access reviews were refused says so: no cause names Kyverno's permissions then (a
-    live run reads no RBAC objects; `capture` does, for an offline run to decide them)."""
+    """A live run whose access reviews were refused says so: Kyverno's permissions are then decided from the
+    RBAC objects the run read, as an offline run of a capture decides them (the RBAC authorizer only)."""
     if inputs.access is not None and inputs.access.failure:
-        return [f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): no cause names "
-                "them (grant the role kyrec-review-kyverno-permissions of docs/rbac.yaml)"]
+        return [f"Kyverno's permissions were not asked of the cluster ({inputs.access.failure}): they are decided "
+                "from the RBAC objects read, as the RBAC authorizer would, where those could be read (grant the role "
+                "kyrec-review-kyverno-permissions of docs/rbac.yaml for the cluster's own answer)"]
     return []
 
 

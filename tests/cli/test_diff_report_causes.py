@@ -87,14 +87,20 @@ def test_the_reports_controller_without_its_view_binding_may_not_watch_pods(tmp_
     chart["items"] = [o for o in chart["items"] if o["metadata"]["name"] != "kyverno:reports-controller:view"]
     state = tmp_path / "rbac.yaml"
     state.write_text(yaml.safe_dump(chart))
-    writing = _writing(_causes(state))
+    # the reports controller's Deployment (its switches as installed by default) names the account it runs as
+    running = tmp_path / "reports-controller.yaml"
+    running.write_text((CAUSES / "reports-controller.yaml").read_text().replace("--backgroundScan=false",
+                                                                                "--backgroundScan=true"))
+    # without it, no RBAC object says Kyverno runs as that account: nothing is said of its permissions
+    assert {c["kind"] for c in _writing(_causes(state)).values()} == {"rescan"}
+    writing = _writing(_causes(state, running))
     assert {c["kind"] for c in writing.values()} == {"rbac"}
     assert {c["message"] for c in writing.values()} == {
         "Kyverno's reports controller (service account kyverno/kyverno-reports-controller) may not get/list/watch "
         "pods cluster-wide (the state's RBAC objects); grant: apiGroups: [\"\"], resources: [\"pods\"], "
         "verbs: [\"get\", \"list\", \"watch\"]"}
     # with the chart's view binding, `view` (aggregated from system:aggregate-to-view) grants them
-    assert {c["kind"] for c in _writing(_causes(CHART_RBAC)).values()} == {"rescan"}
+    assert {c["kind"] for c in _writing(_causes(CHART_RBAC, running)).values()} == {"rescan"}
 
 
 def test_the_cluster_s_copy_of_a_policy_with_background_off(tmp_path: Path) -> None:

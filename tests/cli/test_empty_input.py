@@ -90,13 +90,26 @@ def test_diff_and_coverage_of_empty_manifests_are_exit_3(tmp_path: Path, command
 
 
 @pytest.mark.parametrize("command", ["eval", "diff", "coverage"])
-@pytest.mark.parametrize("content", ["", '{"apiVersion": "v1", "kind": "List", "items": []}'])
-def test_a_state_with_nothing_and_no_record_is_exit_3(tmp_path: Path, command: str, content: str) -> None:
-    # what `kubectl get ... > state.json` leaves when kubectl fails, or a dump that says nothing of what it asked
-    (tmp_path / "state.json").write_text(content)
+def test_a_state_with_nothing_and_no_record_is_exit_3(tmp_path: Path, command: str) -> None:
+    # what `kubectl get ... > state.json` leaves when kubectl fails
+    (tmp_path / "state.json").write_text("")
     line = one_error(*run(tmp_path, command, "-p", POLICIES, "--state", "state.json"))
     assert line == ("error: no objects in state.json and no record of what was listed (kubectl kyrec capture "
                     "writes one): nothing would be checked")
+
+
+@pytest.mark.parametrize("command", ["eval", "diff", "coverage"])
+@pytest.mark.parametrize("indent", [None, 4])
+def test_kubectl_s_empty_list_is_refused_and_the_refusal_names_capture_kind(tmp_path: Path, command: str,
+                                                                          indent: int | None) -> None:
+    """Issue 33 item 5: `kubectl get limitranges -A -o json` on a cluster with none writes this List; it names no
+    kind, so it cannot say that LimitRanges were listed. Refused, pointing at the command that can."""
+    (tmp_path / "state.json").write_text(json.dumps(
+        {"apiVersion": "v1", "items": [], "kind": "List", "metadata": {"resourceVersion": ""}}, indent=indent))
+    line = one_error(*run(tmp_path, command, "-p", POLICIES, "--state", "state.json"))
+    assert line == ("error: state.json is an empty List, which names no kind (kubectl get writes one for a kind with "
+                    "no objects): nothing would be checked. Capture the kinds with kubectl kyrec capture --kind "
+                    "KIND... -o FILE, which records each kind it lists, even when empty")
 
 
 def test_eval_with_manifests_and_an_empty_state_is_exit_3(tmp_path: Path) -> None:

@@ -120,7 +120,7 @@ def test_coverage_names_the_kinds_the_state_never_captured(tmp_path: Path) -> No
     assert len(gaps) == 1
     # Pods, and ReplicaSets: the policy's autogen (podControllers: replicasets) makes them subjects too
     assert "no Pod, ReplicaSet and" in gaps[0]
-    assert "kubectl get pods,replicasets.apps -A -o json --show-managed-fields" in gaps[0]
+    assert "kubectl kyrec capture --kind pods,replicasets.apps -A -o more-state.json" in gaps[0]
 
 
 def test_a_capture_record_of_zero_pods_is_not_a_gap(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_a_kind_listed_at_another_version_than_the_policy_matches_is_a_gap(tmp_p
     gaps = _gaps(policy, _listed(("autoscaling/v2", "HorizontalPodAutoscaler")), tmp_path)
     assert len(gaps) == 1
     assert "HorizontalPodAutoscaler only at autoscaling/v2 where the policies match v1" in gaps[0]
-    assert "kubectl get horizontalpodautoscalers.v1.autoscaling -A" in gaps[0]
+    assert "kubectl kyrec capture --kind horizontalpodautoscalers.v1.autoscaling -A" in gaps[0]
     assert _gaps(policy, _listed(("autoscaling/v1", "HorizontalPodAutoscaler")), tmp_path) == []
     every = VPOL.format(group="autoscaling", version="'*'", resource="horizontalpodautoscalers")
     assert _gaps(every, _listed(("autoscaling/v2", "HorizontalPodAutoscaler")), tmp_path) == []
@@ -182,7 +182,7 @@ def test_wildcard_resources_name_every_kind_they_need(tmp_path: Path) -> None:
     gaps = _gaps(policy, _listed(("apps/v1", "Deployment"), ("apps/v1", "ReplicaSet")), tmp_path)
     assert len(gaps) == 1
     assert "no ControllerRevision, DaemonSet, StatefulSet and no record" in gaps[0]
-    assert "kubectl get controllerrevisions.apps,daemonsets.apps,statefulsets.apps -A" in gaps[0]
+    assert "kubectl kyrec capture --kind controllerrevisions.apps,daemonsets.apps,statefulsets.apps -A" in gaps[0]
 
 
 def test_autogen_controllers_are_needed_kinds(tmp_path: Path) -> None:
@@ -239,8 +239,8 @@ def test_a_wildcard_policy_gives_a_short_notice_that_says_why_and_how_to_capture
     kinds = sorted({i.kind for i in builtin_kinds() if (i.group, i.kind) not in _NOT_LISTABLE} - {"Pod"})
     assert _counted(gap) == len(kinds)
     assert f"({', '.join(kinds[:5])} and {len(kinds) - 5} more; all through `*` in every-kind)" in gap
-    assert ("kubectl get $(kubectl api-resources --verbs=list -o name | paste -sd, -) -A -o json "
-            "--show-managed-fields > more-state.json") in gap
+    assert ("kubectl kyrec capture --kind $(kubectl api-resources --verbs=list -o name | paste -sd, -) -A -o "
+            "more-state.json") in gap
     assert kinds[5] not in gap and "configmaps" not in gap
 
 
@@ -251,7 +251,7 @@ def test_the_short_notice_captures_in_the_namespace_asked_and_is_the_documents_n
                          "-n", "team-a", "-o", "json")
     gaps = [line.removeprefix("notice: ") for line in err.splitlines() if "Capture them with" in line]
     assert len(gaps) == 1
-    assert "paste -sd, -) -n team-a -o json --show-managed-fields" in gaps[0] and " -A " not in gaps[0]
+    assert "paste -sd, -) -n team-a -o more-state.json" in gaps[0] and " -A " not in gaps[0]
     # stderr and the JSON document carry the same text: the short one
     assert [n for n in json.loads(out)["notices"] if "Capture them with" in n] == gaps
 
@@ -285,7 +285,7 @@ spec:
     eight = _gaps(classic(kinds[:8]), _listed(("v1", "Pod")), tmp_path)
     assert len(eight) == 1
     assert f"the state holds no {', '.join(kinds[:8])} and no record of listing them" in eight[0]
-    assert "kubectl get configmaps,ingresses.networking.k8s.io,namespaces," in eight[0]
+    assert "kubectl kyrec capture --kind configmaps,ingresses.networking.k8s.io,namespaces," in eight[0]
     nine = _gaps(classic(kinds), _listed(("v1", "Pod")), tmp_path)
     assert len(nine) == 1
     assert f"never listed 9 kinds the policies use ({', '.join(kinds[:5])} and 4 more), so" in nine[0]
@@ -301,7 +301,7 @@ def test_the_short_notice_still_names_a_kind_listed_at_another_version(tmp_path:
     assert _counted(gaps[0]) > 8
     assert "; the state lists HorizontalPodAutoscaler only at autoscaling/v2 where the policies match v1, so" \
         in gaps[0]
-    assert "paste -sd, -),horizontalpodautoscalers.v1.autoscaling -A -o json" in gaps[0]
+    assert "paste -sd, -),horizontalpodautoscalers.v1.autoscaling -A -o more-state.json" in gaps[0]
 
 
 def test_the_short_notice_keeps_what_could_not_be_read() -> None:

@@ -1,6 +1,6 @@
 """The capture advice names only kinds the server serves (issue 22, item 9): live from discovery, offline from
 the `kyrec.io/served` record a capture writes. A kind the server does not serve cannot be listed: advising
-`kubectl get replicationcontrollers` there gives a command that fails."""
+`kubectl kyrec capture --kind replicationcontrollers` there gives a command that fails."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ def test_a_capture_records_what_the_server_serves_and_offline_runs_heed_it(api: 
     # a kind the server serves and the capture did not list is still advised, and only it
     secrets = policy(tmp_path, "[secrets, replicationcontrollers]")
     lines = advice(kyrec(api, tmp_path, "eval", "-p", secrets, "--state", str(state)))
-    assert len(lines) == 1 and "kubectl get secrets -A" in lines[0] and "replicationcontrollers" not in lines[0]
+    assert len(lines) == 1 and "kubectl kyrec capture --kind secrets -A" in lines[0]
+    assert "replicationcontrollers" not in lines[0]
 
 
 def test_a_state_without_the_record_knows_nothing_of_what_is_served(tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_a_state_without_the_record_knows_nothing_of_what_is_served(tmp_path: Pa
     # so offline advice is as before: every kind the policies need that the state never listed
     result = CliRunner().invoke(cli, ["eval", "-p", policy(tmp_path, "[pods, replicationcontrollers]"), "--state",
                                       str(path)])
-    assert "kubectl get replicationcontrollers -A" in result.stderr
+    assert "kubectl kyrec capture --kind replicationcontrollers -A" in result.stderr
 
 
 def test_served_record_reads_back_and_kinds_with_objects_count_as_served(tmp_path: Path) -> None:

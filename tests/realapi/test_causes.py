@@ -2,8 +2,8 @@
 downstream, answered by the real API server's
 RBAC authorizer through SubjectAccessReviews (the server runs --authorization-mode=Node,RBAC): a live diff
 names the verb the background controller's service account lacks, and says so no more once it is granted.
-A user without `create subjectaccessreviews` gets a notice and no guess; docs/rbac.yaml's
-kyrec-review-kyverno-permissions is the role that grants it.
+A user without `create subjectaccessreviews` gets a notice, and the RBAC objects the run read decide (as they do
+offline for a capture); docs/rbac.yaml's kyrec-review-kyverno-permissions is the role that grants the reviews.
 
 The bare server runs no controller-manager, so no ClusterRole is aggregated here: the roles below carry their
 rules themselves (aggregation is decided offline, tests/k8s/test_rbac.py and the cause-rbac-* diff goldens).
@@ -112,7 +112,7 @@ def test_the_background_controller_s_missing_verb_is_named_by_a_subject_access_r
     assert {c["kind"] for c in _causes(granted, namespaces).values()} == {"unknown"}
 
 
-def test_a_reader_without_review_rights_gets_a_notice_and_no_guess(
+def test_a_reader_without_review_rights_gets_a_notice_and_the_rbac_objects_decide(
         realapi: RealServer, cluster_scoped: list[tuple[str, str]], background_controller: None,
         tmp_path: Path) -> None:
     policy, namespaces = gpol(realapi, tmp_path, "causes-reader")
@@ -133,8 +133,11 @@ def test_a_reader_without_review_rights_gets_a_notice_and_no_guess(
     notices = json.loads(reader.stdout)["notices"]
     assert any(n.startswith("Kyverno's permissions were not asked of the cluster (forbidden: cannot create "
                             "subjectaccessreviews.authorization.k8s.io") for n in notices), notices
-    # the live diff reads no RBAC objects: without the review nothing decides, and nothing is guessed
-    assert {c["kind"] for c in _causes(reader, namespaces).values()} == {"unknown"}
+    # without the review, the RBAC objects the live diff read decide, as they decide offline for its capture
+    read = _causes(reader, namespaces)
+    assert {c["kind"] for c in read.values()} == {"rbac"}, read
+    assert all("create configmaps in namespace" in c["message"] and "(the state's RBAC objects)" in c["message"]
+               for c in read.values()), read
 
     bind("kyrec-review-kyverno-permissions")
     reviewer = kyrec(realapi, tmp_path, "diff", "--downstreams", "-p", policy, "-o", "json", context="restricted")

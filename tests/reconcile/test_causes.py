@@ -131,16 +131,57 @@ def test_a_live_review_answers_before_the_state_s_rbac_and_names_only_the_denied
                      (user, "create", "configmaps", "team-a", "")]
 
 
+def _live_listed(api_version: str, kind: str, namespace: str) -> bool | None:
+    """A live diff of a reader refused the RBAC kinds: Kyverno's UpdateRequests, ConfigMaps and Deployments read,
+    the RBAC objects not (their LISTs failed)."""
+    return None if api_version.startswith("rbac.") else True
+
+
 def test_no_answer_anywhere_or_an_account_nothing_confirms_is_no_rbac_cause() -> None:
     ev = Evidence.of([BACKGROUND], now=NOW, access=lambda req: None, resource_of=_resource_of,
-                     listed=lambda *a: None)
-    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
-                            ev=ev, obj=CM) is UNKNOWN
+                     listed=_live_listed, read_failure=lambda api, kind, ns: "forbidden"
+                     if api.startswith("rbac.") else None)
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=ev, obj=CM)
+    # no guess; but the reads that could have decided are named, with their failure (issue 33 item 9)
+    assert (cause.kind, cause.message) == (
+        "unknown", "nothing the state holds says why, and it lacks evidence that could: ClusterRoleBindings (could "
+                   "not be read: forbidden), ClusterRoles (could not be read: forbidden), RoleBindings in namespace "
+                   "team-a (could not be read: forbidden), Roles in namespace team-a (could not be read: forbidden)")
     # denied, but to the chart's default account that no Deployment and no binding of the state names: Kyverno
     # may run as another one (or not at all), so the denial says nothing
-    ev = Evidence.of([], now=NOW, access=lambda req: False, resource_of=_resource_of, listed=lambda *a: None)
+    ev = Evidence.of([], now=NOW, access=lambda req: False, resource_of=_resource_of, listed=_live_listed)
     assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
                             ev=ev, obj=CM) is UNKNOWN
+
+
+# Kubernetes' bootstrap binding (k8s: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): every
+# authenticated user, so every service account, may create self-reviews. It names no account of Kyverno's.
+BASIC_USER = [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": {"name": "system:basic-user"},
+               "rules": [{"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews"],
+                          "verbs": ["create"]}]},
+              {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "system:basic-user"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:basic-user"},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                             "name": "system:authenticated"}]}]
+
+
+def test_a_binding_to_every_authenticated_user_is_no_proof_that_kyverno_runs_as_the_account() -> None:
+    """Issue 33 item 4: a capture of a cluster without Kyverno holds the bootstrap RBAC objects; the binding of
+    system:basic-user to system:authenticated applies to the chart's default account as to every other, and was
+    taken as proof that the account exists ("may not get/create configmaps"), where the live run said nothing."""
+    listed = lambda api, kind, ns: True      # noqa: E731  every RBAC kind listed everywhere, as a capture does
+    without = Evidence.of(BASIC_USER, now=NOW, resource_of=_resource_of, listed=listed)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=without, obj=CM).kind != "rbac"
+    # with Kyverno's Deployment naming the account, the same objects decide: nothing grants it configmaps
+    running = Evidence.of([*BASIC_USER, BACKGROUND], now=NOW, resource_of=_resource_of, listed=listed)
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=running, obj=CM)
+    assert cause.kind == "rbac" and "may not get/create configmaps in namespace team-a" in cause.message
+    assert [r.name for r in cause.evidence] == ["system:basic-user"]
 
 
 def test_a_drift_needs_update_an_orphan_delete_and_only_when_kyverno_would_act() -> None:
@@ -277,3 +318,72 @@ def test_the_threshold_is_read_from_kyverno_s_configmap() -> None:
     assert kyverno_config_from_configmap(cm).update_request_threshold == 50
     cm["data"]["updateRequestThreshold"] = "lots"           # strconv.ParseInt fails: Kyverno keeps its default
     assert kyverno_config_from_configmap(cm).update_request_threshold == 1000
+
+
+# ---- `unknown` names the evidence the state lacks (issue 33 item 9) ------------------------------------------
+
+def _dump_listed(*kinds: str) -> Any:
+    """A plain `kubectl get` dump: listed (everywhere) are the kinds it holds objects of, nothing else."""
+    return lambda api_version, kind, namespace: True if kind in kinds else None
+
+
+def test_a_plain_dump_without_rolebindings_names_them_and_the_capture_that_decides() -> None:
+    # Kyverno's Deployment and the cluster-wide RBAC are in the dump; a RoleBinding in team-a could still grant
+    ev = Evidence.of([*BASIC_USER, BACKGROUND], now=NOW, resource_of=_resource_of,
+                     listed=_dump_listed("ClusterRole", "ClusterRoleBinding", "Deployment", "UpdateRequest",
+                                         "ConfigMap"))
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=ev, obj=CM)
+    assert cause.kind == "unknown"
+    assert cause.message == (
+        "nothing the state holds says why, and it lacks evidence that could: RoleBindings in namespace team-a, "
+        "Roles in namespace team-a; capture them with: kubectl kyrec capture --kind "
+        "rolebindings.rbac.authorization.k8s.io,roles.rbac.authorization.k8s.io -A -o more-state.json, and pass "
+        "it with another --state")
+    assert cause.text == f"unknown: {cause.message}"
+    # with them listed (none grants), the denial is decided
+    decided = Evidence.of([*BASIC_USER, BACKGROUND], now=NOW, resource_of=_resource_of, listed=lambda *a: True)
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=decided, obj=CM).kind == "rbac"
+
+
+def test_without_kyverno_s_deployments_their_absence_is_named_with_what_would_then_decide() -> None:
+    ev = Evidence.of([], now=NOW, resource_of=_resource_of, listed=_dump_listed("UpdateRequest", "ConfigMap"))
+    cause = downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                             ev=ev, obj=CM)
+    # which account Kyverno runs as, and the RBAC objects that decide that account's permissions: one capture
+    assert "lacks evidence that could: Deployments in namespace kyverno, ClusterRoleBindings, ClusterRoles, " \
+           "RoleBindings in namespace team-a, Roles in namespace team-a; capture them with: kubectl kyrec capture " \
+           "--kind deployments.apps,clusterrolebindings.rbac.authorization.k8s.io," in cause.message
+    # Deployments listed and none of Kyverno's: Kyverno's permissions are no question, nothing lacks
+    listed = Evidence.of([], now=NOW, resource_of=_resource_of,
+                         listed=_dump_listed("UpdateRequest", "ConfigMap", "Deployment"))
+    assert downstream_cause(klass="missing", reason=None, enforced=True, policy="p", trigger=TRIGGER, actual=None,
+                            ev=listed, obj=CM) is UNKNOWN
+
+
+def test_a_read_that_failed_is_named_with_its_failure_and_no_capture_advice() -> None:
+    ev = Evidence.of([], now=NOW, resource_of=_resource_of, listed=_dump_listed("ConfigMap", "Deployment"),
+                     read_failure=lambda api, kind, ns: "forbidden: cannot list updaterequests.kyverno.io"
+                     if kind == "UpdateRequest" else None)
+    cause = downstream_cause(klass="drifted", reason="changed-fields", enforced=True, policy="p", trigger=TRIGGER,
+                             actual=None, ev=ev, obj=CM)
+    assert cause.message == ("nothing the state holds says why, and it lacks evidence that could: UpdateRequests in "
+                             "namespace kyverno (could not be read: forbidden: cannot list updaterequests.kyverno.io)")
+    # a kind the server does not serve has no object to capture (a cluster without Kyverno's CRDs)
+    unserved = Evidence.of([], now=NOW, resource_of=_resource_of, listed=_dump_listed("ConfigMap", "Deployment"),
+                           serves=lambda api, kind: kind != "UpdateRequest")
+    assert downstream_cause(klass="drifted", reason="changed-fields", enforced=True, policy="p", trigger=TRIGGER,
+                            actual=None, ev=unserved, obj=CM) is UNKNOWN
+
+
+def test_a_missing_report_names_the_reports_controller_s_deployment_when_nothing_else_decides() -> None:
+    ev = Evidence.of([], now=NOW, resource_of=_resource_of, listed=_dump_listed("ConfigMap"))
+    cause = report_cause(subject=POD, next_scan="none", next_scan_reason=None, oldest_ephemeral_age_s=None, ev=ev,
+                         klass="missing")
+    assert cause.kind == "unknown" and cause.message.startswith(
+        "nothing the state holds says why, and it lacks evidence that could: Deployments in namespace kyverno, "
+        "ClusterRoleBindings, ClusterRoles; capture them with: kubectl kyrec capture --kind deployments.apps,")
+    # an orphan report is not explained by what keeps Kyverno from writing one: nothing is said to lack
+    assert report_cause(subject=POD, next_scan="none", next_scan_reason=None, oldest_ephemeral_age_s=None, ev=ev,
+                        klass="orphan") is UNKNOWN
