@@ -103,8 +103,8 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         from kubectl_kyrec.cluster.live_source import KindsLiveSource, connection_options, terminal_progress
         from kubectl_kyrec.run.capture_state import run_kinds_capture
 
-        kinds_source = KindsLiveSource(connection_options(kube, offline=False), kinds, namespace=str(kube.get("namespace") or ""),
-                                       progress=terminal_progress())
+        kinds_source = KindsLiveSource(connection_options(kube, offline=False), kinds,
+                                       namespace=str(kube.get("namespace") or ""), progress=terminal_progress())
         captured = run_kinds_capture(kinds_source, include_secret_values=include_secret_values)
         if captured.secrets:
             click.echo(f"warning: --include-secret-values: the capture holds the values of {captured.secrets} "
