@@ -15,6 +15,7 @@ from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.cluster_state import ClusterState
 from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
 from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.schema import SchemaCheck
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice, Source
 
@@ -72,6 +73,9 @@ class FileSource:
     values_path: str | None = None
     context_path: str | None = None
     kustomize_dirs: Sequence[str] = ()          # -k: kustomizations, rendered (load/kustomize.py)
+    # the policies' schema check (load/schema): always on for files; the commands hand in the CEL layer's
+    # evaluator of the CRDs' x-kubernetes-validations (cel/schema_rules.py)
+    schema: SchemaCheck = SchemaCheck()
 
     def _resource_docs(self) -> list[Document]:
         """The -r documents, then the objects each -k kustomization renders. A path that holds none (an empty
@@ -124,8 +128,8 @@ class FileSource:
         kept, policy_repeats = first_of_each([*named_docs, *manifest_policies], namespaced, what="policy document",
                                              why=POLICY_RULE)
         once = {id(d) for d in kept}
-        policies = classify([d for d in named_docs if id(d) in once], lines)
-        policies.extend(classify([d for d in manifest_policies if id(d) in once]))
+        policies = classify([d for d in named_docs if id(d) in once], lines, schema=self.schema)
+        policies.extend(classify([d for d in manifest_policies if id(d) in once], schema=self.schema))
         resources, notices = first_of_each([doc for doc in resource_docs if not is_policy_document(doc)], namespaced)
         if (self.resource_paths or self.kustomize_dirs) and not resources:
             # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.schema import REQUIRED, SchemaCheck, document_label, type_message, unsupported_message
+from kubectl_kyrec.load.schema.validate import quote
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
@@ -33,6 +35,9 @@ NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPo
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
+# in the order of the CRDs' enums, which the API server's messages list
+FAILURE_POLICIES = ("Ignore", "Fail")
+VALIDATION_ACTIONS = ("Deny", "Audit", "Warn")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
 IMAGE_VALIDATING_KINDS = ("ImageValidatingPolicy", "NamespacedImageValidatingPolicy")
 DELETING_KINDS = ("DeletingPolicy", "NamespacedDeletingPolicy")
@@ -369,37 +374,40 @@ class _Reader:
         self.doc = doc
 
     def fail(self, path: str, message: str) -> InputError:
-        prefix = f"{self.doc.kind} {self.doc.name!r}: " if self.doc.name else f"{self.doc.kind}: "
-        return InputError(f"{prefix}{path}: {message}", self.doc.source, field=path)
+        """`Kind "name": path: message`, in the API server's wording (load/schema)."""
+        return InputError(f"{document_label(self.doc)}: {path}: {message}", self.doc.source, field=path)
+
+    def unsupported(self, path: str, value: Any, allowed: Iterable[str]) -> InputError:
+        return self.fail(path, unsupported_message(value, allowed))
 
     def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            raise self.fail(path, f"expected a mapping, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "object"))
         return value
 
     def seq(self, value: Any, path: str) -> list[Any]:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise self.fail(path, f"expected a list, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "array"))
         return value
 
     def string(self, value: Any, path: str, *, required: bool = False) -> str:
         if value is None:
             if required:
-                raise self.fail(path, "required field is missing")
+                raise self.fail(path, REQUIRED)
             return ""
         if not isinstance(value, str):
-            raise self.fail(path, f"expected a string, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "string"))
         return value
 
     def boolean(self, value: Any, path: str, default: bool) -> bool:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise self.fail(path, f"expected a boolean, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "boolean"))
         return value
 
     def selector(self, value: Any, path: str) -> Mapping[str, Any]:
@@ -509,11 +517,6 @@ class _Reader:
             creation_timestamp=str(md.get("creationTimestamp") or ""), uid=str(md.get("uid") or ""))
 
 
-def _type_name(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-            float: "a number"}.get(type(value), type(value).__name__)
-
-
 def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
     version = doc.api_version.split("/", 1)[-1]
     if version not in versions:
@@ -559,15 +562,15 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
         controllers = r.strings(pod_controllers["controllers"], "spec.autogen.podControllers.controllers")
     actions = r.strings(spec.get("validationActions"), "spec.validationActions") or ("Deny",)
     for i, action in enumerate(actions):
-        if action not in ("Deny", "Audit", "Warn"):
-            raise r.fail(f"spec.validationActions[{i}]", f"unknown action {action!r} (Deny, Audit, Warn)")
+        if action not in VALIDATION_ACTIONS:
+            raise r.unsupported(f"spec.validationActions[{i}]", action, VALIDATION_ACTIONS)
     failure_policy = r.string(spec.get("failurePolicy"), "spec.failurePolicy") or "Fail"
-    if failure_policy not in ("Fail", "Ignore"):
-        raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
+    if failure_policy not in FAILURE_POLICIES:
+        raise r.unsupported("spec.failurePolicy", failure_policy, FAILURE_POLICIES)
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
     if mode not in EVALUATION_MODES:
-        raise r.fail("spec.evaluation.mode", f"unknown mode {mode!r} ({', '.join(EVALUATION_MODES)})")
+        raise r.unsupported("spec.evaluation.mode", mode, EVALUATION_MODES)
     if mode == "Kubernetes":
         # JSON, HTTP and Envoy policies evaluate payloads, not resources: no matchConstraints needed
         require_resource_rules(r, match_constraints)
@@ -620,7 +623,7 @@ def parse_exception(doc: Document) -> PolicyException:
         refs.append(PolicyRef(r.string(m.get("name"), f"spec.policyRefs[{i}].name", required=True),
                               r.string(m.get("kind"), f"spec.policyRefs[{i}].kind")))
     if not refs:
-        raise r.fail("spec.policyRefs", "required field is missing")
+        raise r.fail("spec.policyRefs", REQUIRED)
     report_result = r.string(spec.get("reportResult"), "spec.reportResult") or "skip"
     meta = r.meta()
     if not meta.namespace:
@@ -641,7 +644,7 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 
     text = r.string(value, path)
     if text and parse_rfc3339(text) is None:
-        raise r.fail(path, f"{text!r} is not an RFC 3339 time (like 2026-12-31T00:00:00Z)")
+        raise r.fail(path, f"Invalid value: {quote(text)}: {path} in body must be of type date-time: {quote(text)}")
     return text
 
 
@@ -672,11 +675,15 @@ def is_policy_document(doc: Document) -> bool:
     return (group, doc.kind) in POLICY_KINDS
 
 
-def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None) -> PolicySet:
+def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None, *,
+             schema: SchemaCheck | None = None) -> PolicySet:
     """Parse documents into the policy kinds kyrec evaluates; anything else lands in `others`.
 
     A policy that does not parse, of whatever kind, is kept in `errors` (not raised), so that every bad
-    policy is reported and the others still run."""
+    policy is reported and the others still run. With `schema` (documents read from files; a cluster's or
+    a capture's were admitted already), each policy document is first validated as the API server would on
+    apply: every problem is one error, and a refused document is not parsed (the cluster would not hold
+    it)."""
     from kubectl_kyrec.load import classic_policies as classic
     from kubectl_kyrec.load import mutating_policies as mutating
     from kubectl_kyrec.load.deleting_policies import parse_deleting_policy
@@ -686,6 +693,11 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
     out = PolicySet(lines=dict(lines or {}))
     for doc in docs:
         group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+        if schema is not None and (group, doc.kind) in POLICY_KINDS:
+            refused = schema.errors(doc)
+            if refused:
+                out.errors.extend(refused)
+                continue
         try:
             if group == KYVERNO_GROUP and doc.kind in VALIDATING_KINDS:
                 out.validating.append(parse_validating_policy(doc))
