@@ -76,6 +76,10 @@ class Table:
         for key in SCALAR_KEYWORDS:
             if key in schema and (key != "default" or self.keep_default):
                 node[key] = schema[key]
+        if (not self.keep_default and schema.get("type") == "object" and "properties" not in schema
+                and "additionalProperties" not in schema):
+            # a Kubernetes type of no declared fields (FieldsV1, RawExtension) is opaque JSON to its decoder
+            node["x-kubernetes-preserve-unknown-fields"] = True
         for key in CHILD_KEYWORDS:
             value = schema.get(key)
             if isinstance(value, dict):

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
+from kubectl_kyrec.load.schema import SchemaCheck
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 
@@ -48,3 +49,8 @@ def evaluate_rule(rule: str, value: Any) -> str | None:
     if outcome.error is not None:
         return outcome.error
     return None if outcome.value is True else ""
+
+
+def policy_schema_check() -> SchemaCheck:
+    """The schema check of every policy read from files, the CRDs' CEL rules included."""
+    return SchemaCheck(evaluate_rule)

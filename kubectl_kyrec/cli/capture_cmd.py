@@ -69,6 +69,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
       kubectl kyrec capture -p policies/ -o state.json && kubectl kyrec diff -p policies/ --state state.json
       kubectl kyrec capture --producer kubescape -o vulns.json
     """
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.run.capture_state import run_capture
@@ -94,7 +95,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         write_output(OutputSpec(OutputFormat.JSON, output_path), captured.text())
         exit_with(captured.exit_code, unreadable=captured.unreadable)
         return
-    files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
+    files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths, schema=policy_schema_check())
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True)
     result = run_capture(source, include_secret_values=include_secret_values)
     if result.secrets:

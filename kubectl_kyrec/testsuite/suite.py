@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload, load_authz_payload
 from kubectl_kyrec.load.duplicates import first_of_each
@@ -388,8 +389,10 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     if not suite.policies:
         raise InputError("the test names no policies", suite.source)
     # one bad policy makes the whole test file unloadable, as in Kyverno's CLI
-    out.policies = classify(docs(suite.policies)).raise_errors()
-    exceptions = classify(docs(suite.exceptions)).raise_errors()
+    # checked against the cluster's schema as `-p` is (a policy the cluster refuses is not tested)
+    schema = policy_schema_check()
+    out.policies = classify(docs(suite.policies), schema=schema).raise_errors()
+    exceptions = classify(docs(suite.exceptions), schema=schema).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.policies.classic_exceptions = list(exceptions.classic_exceptions)
     out.resources, duplicates = first_of_each(docs(suite.resources))

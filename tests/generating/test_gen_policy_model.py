@@ -86,7 +86,7 @@ def test_errors_name_file_line_and_field() -> None:
     text = BASE.format(version="v1", kind="GeneratingPolicy").replace("  generate:\n  - expression: \"true\"\n", "")
     with pytest.raises(InputError) as info:
         parse_generating_policy(docs(text, "pol.yaml")[0])
-    assert str(info.value) == "pol.yaml:2: GeneratingPolicy 'p': spec.generate: Required value"
+    assert str(info.value) == "pol.yaml:2: GeneratingPolicy \"p\": spec.generate: Required value"
 
 
 @present(CONFORMANCE, "conformance GeneratingPolicy validation cases")

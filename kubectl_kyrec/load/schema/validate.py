@@ -288,7 +288,7 @@ class _Walk:
         if rule.get("fieldPath"):
             target = path + rule["fieldPath"]
         message = failed or rule.get("message") or f"failed rule: {rule['rule']}"
-        self.add(target, f'Invalid value: "{json_type(value)}": {message}')
+        self.add(target, f"Invalid value: {message}")
 
 
 # Go's time.ParseDuration: a sequence of decimal numbers with units
@@ -311,8 +311,14 @@ def _compiled(pattern: str) -> Any:
 
 def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None = None) -> list[Problem]:
     """Every problem of `obj` against its kind's `schema`, in document order per field."""
-    walk = _Walk(rules)
     # apiVersion and kind are the decoder's (they chose this schema); status is reset by the server on create
     body = {k: v for k, v in obj.items() if k != "status"}
+    walk = _Walk(None)
+    walk.value(schema, body, "")
+    if walk.out or rules is None:
+        return walk.out
+    # the CEL rules run only on an object that is otherwise valid: the server skips them ("some validation
+    # rules were not checked because the object was invalid") when anything else is wrong
+    walk = _Walk(rules)
     walk.value(schema, body, "")
     return walk.out
