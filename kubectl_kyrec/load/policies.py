@@ -297,6 +297,8 @@ class PolicySet:
     others: list[Document] = field(default_factory=list)
     # policies of any kind that do not parse: each one reported, the rest still evaluated
     errors: list[InputError] = field(default_factory=list)
+    # what Kyverno accepts with a warning (`kubectl kyrec lint --strict` fails on them): the policy is used
+    warnings: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     # the lines of nested fields, per document (from the loader), so errors can point at the field
     lines: dict[Source, Any] = field(default_factory=dict)
@@ -322,6 +324,7 @@ class PolicySet:
         self.mutating_bindings.extend(other.mutating_bindings)
         self.others.extend(other.others)
         self.errors.extend(other.errors)
+        self.warnings.extend(other.warnings)
         self.notices.extend(other.notices)
         self.lines.update(other.lines)
 
