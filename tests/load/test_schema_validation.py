@@ -1,0 +1,126 @@
+"""The schema check of policy documents (load/schema): each policy kind's minimal document loads, and each
+refusal kind (unknown field, wrong type, unsupported value, missing required field, the CRDs' CEL rules) is
+refused naming exactly the field the API server names (tests/load/schema_cases.py; tests/realapi/
+test_schema_oracle.py checks the same cases against a real API server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubectl_kyrec.cel.schema_rules import policy_schema_check
+from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.load.schema import UNKNOWN, SchemaCheck
+from kubectl_kyrec.model import Document, Source
+from tests.load.schema_cases import VALID, invalid_cases
+
+CHECK = policy_schema_check()
+
+
+def _problems(obj: dict[str, Any], check: SchemaCheck = CHECK) -> list[Any]:
+    return check.problems(Document(obj, Source("p.yaml", 1)))
+
+
+@pytest.mark.parametrize("key", list(VALID))
+def test_each_kinds_minimal_policy_loads(key: str) -> None:
+    assert _problems(VALID[key]) == []
+
+
+@pytest.mark.parametrize(("case", "key", "obj", "path"), invalid_cases(), ids=[c[0] for c in invalid_cases()])
+def test_each_refusal_names_the_field(case: str, key: str, obj: dict[str, Any], path: str) -> None:
+    problems = _problems(obj)
+    assert [p.path for p in problems] == [path]
+    text = problems[0].text
+    if case.startswith("unknown-"):
+        assert problems[0].kind == UNKNOWN
+        # the nearest spelling of the kind's own fields (validations, evaluation), when one is near
+        assert text.startswith('strict decoding error: unknown field "spec.validation"')
+    elif case.startswith("required-"):
+        assert text == f"{path}: Required value"
+    elif case.startswith("enum-"):
+        assert text.startswith(f'{path}: Unsupported value: "') and ": supported values: " in text
+    elif case.startswith("type-"):
+        assert f"{path} in body must be of type" in text and text.startswith(f"{path}: Invalid value: ")
+    else:
+        assert text == f"{path}: Invalid value: exactly one of expression or template must be set"
+
+
+def test_the_api_servers_wording() -> None:
+    obj = yaml.safe_load(Path(__file__).with_name("schema_typo.yaml").read_text())
+    assert [p.text for p in _problems(obj)] == [
+        'spec.failurePolicy: Unsupported value: "Sometimes": supported values: "Ignore", "Fail"',
+        'strict decoding error: unknown field "spec.validation"; did you mean "validations"?',
+        'spec.variables: Invalid value: "string": spec.variables in body must be of type array: "string"',
+    ]
+
+
+def test_cel_rules_run_only_on_an_otherwise_valid_object() -> None:
+    """The API server skips x-kubernetes-validations when anything else is wrong."""
+    obj = VALID["GeneratingPolicy"]
+    both = {**obj, "spec": {**obj["spec"], "useServerSideApply": "yes",
+                            "generate": [{"expression": "x", "template": {"value": "v"}}]}}
+    assert [p.path for p in _problems(both)] == ["spec.useServerSideApply"]
+    without_rules = {**obj, "spec": {**obj["spec"], "generate": [{"expression": "x", "template": {"value": "v"}}]}}
+    assert _problems(without_rules, SchemaCheck()) == []
+
+
+def test_null_is_no_field_and_a_default_fills_a_required_one() -> None:
+    obj = VALID["ValidatingPolicy"]
+    nulled = {**obj, "spec": {**obj["spec"], "evaluation": None, "validations": [{"expression": None}]}}
+    assert [p.text for p in _problems(nulled)] == ["spec.validations[0].expression: Required value"]
+
+
+def test_list_type_set_and_map_duplicates() -> None:
+    obj = VALID["ValidatingPolicy"]
+    dup = {**obj, "spec": {**obj["spec"], "validationActions": ["Deny", "Deny"]}}
+    assert [p.text for p in _problems(dup)] == ['spec.validationActions[1]: Duplicate value: "Deny"']
+
+
+@pytest.mark.parametrize("spelling", ["enforce", "Enforce", "audit", "Audit"])
+def test_spellings_the_crd_accepts_load(spelling: str) -> None:
+    obj = VALID["ClusterPolicy"]
+    assert _problems({**obj, "spec": {**obj["spec"], "validationFailureAction": spelling}}) == []
+
+
+def test_every_problem_of_every_file_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(Path(__file__).with_name("schema_typo.yaml").read_text())
+    cp = yaml.safe_dump(VALID["ClusterPolicy"]).replace("pattern:", "patern:")
+    (tmp_path / "b.yaml").write_text(cp)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    result = CliRunner().invoke(cli, ["eval", "-p", str(a), "-p", str(b), "-r", str(tmp_path / "pod.yaml")])
+    assert result.exit_code == 3, result.output
+    patern = cp.splitlines().index(next(line for line in cp.splitlines() if "patern:" in line)) + 1
+    assert result.stderr.splitlines() == [
+        f'error: {a}:6: ValidatingPolicy "check-labels": spec.failurePolicy: Unsupported value: "Sometimes": '
+        'supported values: "Ignore", "Fail"',
+        f'error: {a}:13: ValidatingPolicy "check-labels": strict decoding error: unknown field "spec.validation"; '
+        'did you mean "validations"?',
+        f'error: {a}:15: ValidatingPolicy "check-labels": spec.variables: Invalid value: "string": spec.variables in '
+        'body must be of type array: "string"',
+        f'error: {b}:{patern}: ClusterPolicy "case": strict decoding error: unknown field '
+        '"spec.rules[0].validate.patern"; did you mean "pattern"?',
+    ]
+
+
+def test_a_cel_rule_is_refused_by_eval_and_test(tmp_path: Path) -> None:
+    """The commands hand the CEL layer's evaluator to the load path (cel/schema_rules.py)."""
+    obj = VALID["GeneratingPolicy"]
+    bad = {**obj, "spec": {**obj["spec"], "generate": [{"expression": "x", "template": {"value": "v"}}]}}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(bad))
+    (tmp_path / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n")
+    result = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "p.yaml"), "-r", str(tmp_path / "ns.yaml")])
+    assert result.exit_code == 3
+    assert "spec.generate[0]: Invalid value: exactly one of expression or template must be set" in result.stderr
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [p.yaml]\n"
+        "resources: [ns.yaml]\nresults: []\n")
+    result = CliRunner().invoke(cli, ["test", str(tmp_path)])
+    assert result.exit_code == 3 or "exactly one of expression or template" in result.output + result.stderr
+    assert "exactly one of expression or template must be set" in result.output + result.stderr
