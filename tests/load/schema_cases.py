@@ -78,9 +78,11 @@ WRONG_TYPE = {k: ("spec.failurePolicy", 5) for k in VALID}
 WRONG_TYPE.update({
     "GeneratingPolicy": ("spec.generate", "x"), "NamespacedGeneratingPolicy": ("spec.generate", "x"),
     "DeletingPolicy": ("spec.schedule", 5), "NamespacedDeletingPolicy": ("spec.schedule", 5),
-    "policies.kyverno.io/PolicyException": ("spec.policyRefs", "p"), "kyverno.io/PolicyException": ("spec.background", "yes"),
+    "policies.kyverno.io/PolicyException": ("spec.policyRefs", "p"),
+    "kyverno.io/PolicyException": ("spec.background", "yes"),
     "ClusterCleanupPolicy": ("spec.schedule", 5), "CleanupPolicy": ("spec.schedule", 5),
-    "ValidatingAdmissionPolicyBinding": ("spec.policyName", 5), "MutatingAdmissionPolicyBinding": ("spec.policyName", 5),
+    "ValidatingAdmissionPolicyBinding": ("spec.policyName", 5),
+    "MutatingAdmissionPolicyBinding": ("spec.policyName", 5),
 })
 UNSUPPORTED = {k: ("spec.failurePolicy", "Sometimes") for k in VALID}
 UNSUPPORTED.update({
@@ -96,7 +98,8 @@ UNSUPPORTED.update({
     "MutatingAdmissionPolicyBinding": ("spec.matchResources.matchPolicy", "Sometimes"),
 })
 REQUIRED = {
-    "ValidatingPolicy": "spec.validations[0].expression", "NamespacedValidatingPolicy": "spec.validations[0].expression",
+    "ValidatingPolicy": "spec.validations[0].expression",
+    "NamespacedValidatingPolicy": "spec.validations[0].expression",
     "GeneratingPolicy": "spec.generate", "NamespacedGeneratingPolicy": "spec.generate",
     "MutatingPolicy": "spec.mutations[0].patchType", "NamespacedMutatingPolicy": "spec.mutations[0].patchType",
     "DeletingPolicy": "spec.schedule", "NamespacedDeletingPolicy": "spec.schedule",
