@@ -18,7 +18,7 @@ from typing import Any
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.policies import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
 from kubectl_kyrec.load.schema import REQUIRED, type_message, unsupported_message
-from kubectl_kyrec.load.schema.validate import quote, unknown_message
+from kubectl_kyrec.load.schema.validate import shown, unknown_message
 from kubectl_kyrec.model import Document, Obj
 
 CLASSIC_GROUP = "kyverno.io"
@@ -222,7 +222,7 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
         raw = r.mapping(item, path)
         name = r.string(raw.get("name"), f"{path}.name", required=True)
         if name in seen:
-            raise r.fail(f"{path}.name", f"Invalid value: {quote(name)}: Duplicate rule name: '{name}'")
+            raise r.fail(f"{path}.name", f"Invalid value: {shown(name)}: Duplicate rule name: '{name}'")
         seen.add(name)
         if len(name) > 63:
             raise r.fail(f"{path}.name", "Invalid value: rule name is longer than 63 characters")

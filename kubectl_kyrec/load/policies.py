@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.schema import REQUIRED, SchemaCheck, document_label, type_message, unsupported_message
-from kubectl_kyrec.load.schema.validate import quote
+from kubectl_kyrec.load.schema.validate import shown
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
@@ -647,7 +647,7 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 
     text = r.string(value, path)
     if text and parse_rfc3339(text) is None:
-        raise r.fail(path, f"Invalid value: {quote(text)}: {path} in body must be of type date-time: {quote(text)}")
+        raise r.fail(path, f"Invalid value: {shown(text)}: {path} in body must be of type date-time: {shown(text)}")
     return text
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.golang.strconv import quote as go_quote
 from kubectl_kyrec.load.schema.tables import Schema, object_meta
 
 UNKNOWN = "unknown"        # a field the schema does not know (strict decoding)
@@ -48,10 +49,10 @@ class Problem:
 RuleEvaluator = Callable[[str, Any], "str | None"]
 
 
-def quote(value: Any) -> str:
-    """A value as Go's %q / field.Error prints it: strings quoted, numbers and booleans bare."""
+def shown(value: Any) -> str:
+    """A value as field.Error prints it: strings as Go's %q, numbers and booleans bare."""
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -85,7 +86,7 @@ def type_message(path: str, value: Any, expected: str) -> str:
 
 
 def unsupported_message(value: Any, allowed: Any) -> str:
-    return f"Unsupported value: {quote(value)}: supported values: {', '.join(quote(a) for a in allowed)}"
+    return f"Unsupported value: {shown(value)}: supported values: {', '.join(shown(a) for a in allowed)}"
 
 
 REQUIRED = "Required value"
@@ -153,21 +154,21 @@ class _Walk:
 
         fmt = schema.get("format")
         if fmt == "date-time" and isinstance(value, str) and parse_rfc3339(value) is None:
-            self.add(path, f"Invalid value: {quote(value)}: {path} in body must be of type date-time: {quote(value)}")
+            self.add(path, f"Invalid value: {shown(value)}: {path} in body must be of type date-time: {shown(value)}")
         elif fmt == "int32" and isinstance(value, int) and not -(2**31) <= value < 2**31:
-            self.add(path, f"Invalid value: {value}: {path} in body must be of type int32: {quote(value)}")
+            self.add(path, f"Invalid value: {value}: {path} in body must be of type int32: {shown(value)}")
         elif fmt == "duration" and isinstance(value, str) and not _DURATION.fullmatch(value):
-            self.add(path, f"Invalid value: {quote(value)}: {path} in body must be of type duration: {quote(value)}")
+            self.add(path, f"Invalid value: {shown(value)}: {path} in body must be of type duration: {shown(value)}")
 
     def _bounds(self, schema: Schema, value: Any, path: str) -> None:
         if isinstance(value, str):
             if "maxLength" in schema and len(value) > schema["maxLength"]:
                 self.add(path, f"Too long: may not be more than {schema['maxLength']} bytes")
             if "minLength" in schema and len(value) < schema["minLength"]:
-                self.add(path, f"Invalid value: {quote(value)}: {path} in body should be at least "
+                self.add(path, f"Invalid value: {shown(value)}: {path} in body should be at least "
                          f"{schema['minLength']} chars long")
             if "pattern" in schema and not _go_regex(schema["pattern"]).search(value):
-                self.add(path, f"Invalid value: {quote(value)}: {path} in body should match '{schema['pattern']}'")
+                self.add(path, f"Invalid value: {shown(value)}: {path} in body should match '{schema['pattern']}'")
         elif isinstance(value, list):
             if "maxItems" in schema and len(value) > schema["maxItems"]:
                 self.add(path, f"Too many: {len(value)}: must have at most {schema['maxItems']} items")
@@ -183,12 +184,12 @@ class _Walk:
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             if "minimum" in schema and (value < schema["minimum"]
                                         or (schema.get("exclusiveMinimum") and value == schema["minimum"])):
-                self.add(path, f"Invalid value: {quote(value)}: {path} in body should be greater than or equal to "
-                         f"{quote(schema['minimum'])}")
+                self.add(path, f"Invalid value: {shown(value)}: {path} in body should be greater than or equal to "
+                         f"{shown(schema['minimum'])}")
             if "maximum" in schema and (value > schema["maximum"]
                                         or (schema.get("exclusiveMaximum") and value == schema["maximum"])):
-                self.add(path, f"Invalid value: {quote(value)}: {path} in body should be less than or equal to "
-                         f"{quote(schema['maximum'])}")
+                self.add(path, f"Invalid value: {shown(value)}: {path} in body should be less than or equal to "
+                         f"{shown(schema['maximum'])}")
 
     def _combinator(self, name: str, subs: Any, value: Any, path: str) -> None:
         """Value validations only (structural schemas allow no types or properties under them): each
@@ -262,7 +263,7 @@ class _Walk:
             seen: list[Any] = []
             for index, item in enumerate(value):
                 if item in seen:
-                    self.add(f"{path}[{index}]", f"Duplicate value: {quote(item)}")
+                    self.add(f"{path}[{index}]", f"Duplicate value: {shown(item)}")
                 else:
                     seen.append(item)
         elif list_type == "map":
@@ -274,8 +275,8 @@ class _Walk:
                     continue
                 key = tuple(item.get(k, (item_props.get(k) or {}).get("default")) for k in keys)
                 if key in found:
-                    shown = ", ".join(f"{quote(k)}:{quote(v)}" for k, v in zip(keys, key))
-                    self.add(f"{path}[{index}]", "Duplicate value: map[string]interface {}{" + shown + "}")
+                    entries = ", ".join(f"{shown(k)}:{shown(v)}" for k, v in zip(keys, key))
+                    self.add(f"{path}[{index}]", "Duplicate value: map[string]interface {}{" + entries + "}")
                 else:
                     found.append(key)
 
