@@ -17,9 +17,10 @@ LINT_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, Output
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too (what Kyverno accepts with a warning).")
 @flags.outputs(LINT_FORMATS)
+@click.option("--sarif-root", metavar="DIR", help="Write SARIF paths relative to DIR (the repository root).")
 @handle_errors
 def lint_command(policy_paths: tuple[str, ...], paths: tuple[str, ...], strict: bool,
-                 outputs: tuple[str, ...]) -> None:
+                 outputs: tuple[str, ...], sarif_root: str | None) -> None:
     """Check every policy document below PATH... as the cluster would admit it, and print every problem.
 
     Each document is checked against the schema the API server uses (Kyverno's CRDs, Kubernetes' own types
@@ -52,7 +53,7 @@ def lint_command(policy_paths: tuple[str, ...], paths: tuple[str, ...], strict: 
         return "\n".join(lines) + "\n"
 
     def ci(spec: OutputSpec) -> str:
-        return CiRun.prepare("lint", result.findings(), CiOptions()).render(spec.format.value)
+        return CiRun.prepare("lint", result.findings(), CiOptions(sarif_root=sarif_root)).render(spec.format.value)
 
     write_outputs(result, specs, {OutputFormat.TABLE: text, OutputFormat.SARIF: ci, OutputFormat.GITHUB: ci})
     files_only_summary("kyrec lint", lambda: nonzero_counts({"error(s)": result.error_count,

@@ -76,8 +76,18 @@ def test_null_is_no_field_and_a_default_fills_a_required_one() -> None:
 
 def test_list_type_set_and_map_duplicates() -> None:
     obj = VALID["ValidatingPolicy"]
-    dup = {**obj, "spec": {**obj["spec"], "validationActions": ["Deny", "Deny"]}}
-    assert [p.text for p in _problems(dup)] == ['spec.validationActions[1]: Duplicate value: "Deny"']
+    dup = {**obj, "spec": {**obj["spec"], "validationActions": ["Deny", "Deny"],
+                           "variables": [{"name": "a", "expression": "1"}, {"name": "a", "expression": "2"}]}}
+    assert [p.text for p in _problems(dup)] == ['spec.validationActions[1]: Duplicate value: "Deny"',
+                                                'spec.variables[1]: Duplicate value: {"name":"a"}']
+
+
+def test_kubernetes_own_kinds_keep_duplicates() -> None:
+    """A ValidatingAdmissionPolicy decodes into Go types: its list-map variables may repeat a name."""
+    obj = VALID["ValidatingAdmissionPolicy"]
+    dup = {**obj, "spec": {**obj["spec"],
+                           "variables": [{"name": "a", "expression": "1"}, {"name": "a", "expression": "2"}]}}
+    assert _problems(dup) == []
 
 
 @pytest.mark.parametrize("spelling", ["enforce", "Enforce", "audit", "Audit"])

@@ -27,6 +27,9 @@ from kubectl_kyrec.load.schema.validate import (
 )
 from kubectl_kyrec.model import Document
 
+# the group of the Kubernetes kinds kyrec reads (their schema: Kubernetes' OpenAPI, their decoding: Go's)
+BUILTIN_GROUP = "admissionregistration.k8s.io/"
+
 __all__ = ["REQUIRED", "UNKNOWN", "Problem", "RuleEvaluator", "SchemaCheck", "document_label", "problems",
            "schema_for", "type_message", "unsupported_message"]
 
@@ -44,7 +47,9 @@ class SchemaCheck:
 
     def problems(self, doc: Document) -> list[Problem]:
         schema = schema_for(doc.api_version, doc.kind)
-        return [] if schema is None else problems(schema, doc.obj, self.rules)
+        if schema is None:
+            return []
+        return problems(schema, doc.obj, self.rules, list_types=not doc.api_version.startswith(BUILTIN_GROUP))
 
     def errors(self, doc: Document) -> list[InputError]:
         """One InputError per problem, each naming its field (PolicySet.locate finds the field's line)."""

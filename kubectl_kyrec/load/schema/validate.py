@@ -106,8 +106,9 @@ def _child(path: str, name: str) -> str:
 
 
 class _Walk:
-    def __init__(self, rules: RuleEvaluator | None) -> None:
+    def __init__(self, rules: RuleEvaluator | None, list_types: bool = True) -> None:
         self.rules = rules
+        self.list_types = list_types
         self.out: list[Problem] = []
 
     def add(self, path: str, message: str, kind: str = VALUE) -> None:
@@ -258,7 +259,7 @@ class _Walk:
         if isinstance(items, dict):
             for index, item in enumerate(value):
                 self.value(items, item, f"{path}[{index}]")
-        list_type = schema.get("x-kubernetes-list-type")
+        list_type = schema.get("x-kubernetes-list-type") if self.list_types else None
         if list_type == "set":
             seen: list[Any] = []
             for index, item in enumerate(value):
@@ -275,8 +276,8 @@ class _Walk:
                     continue
                 key = tuple(item.get(k, (item_props.get(k) or {}).get("default")) for k in keys)
                 if key in found:
-                    entries = ", ".join(f"{shown(k)}:{shown(v)}" for k, v in zip(keys, key))
-                    self.add(f"{path}[{index}]", "Duplicate value: map[string]interface {}{" + entries + "}")
+                    entries = ",".join(f"{shown(k)}:{shown(v)}" for k, v in zip(keys, key))
+                    self.add(f"{path}[{index}]", "Duplicate value: {" + entries + "}")
                 else:
                     found.append(key)
 
@@ -310,16 +311,19 @@ def _compiled(pattern: str) -> Any:
     return found
 
 
-def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None = None) -> list[Problem]:
-    """Every problem of `obj` against its kind's `schema`, in document order per field."""
+def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None = None, *,
+             list_types: bool = True) -> list[Problem]:
+    """Every problem of `obj` against its kind's `schema`, in document order per field. `list_types`: whether
+    x-kubernetes-list-type set/map items must be unique, as they must in a custom resource; Kubernetes' own
+    types decode into Go structs, which keep duplicates (a ValidatingAdmissionPolicy's variables, say)."""
     # apiVersion and kind are the decoder's (they chose this schema); status is reset by the server on create
     body = {k: v for k, v in obj.items() if k != "status"}
-    walk = _Walk(None)
+    walk = _Walk(None, list_types)
     walk.value(schema, body, "")
     if walk.out or rules is None:
         return walk.out
     # the CEL rules run only on an object that is otherwise valid: the server skips them ("some validation
     # rules were not checked because the object was invalid") when anything else is wrong
-    walk = _Walk(rules)
+    walk = _Walk(rules, list_types)
     walk.value(schema, body, "")
     return walk.out
