@@ -16,10 +16,13 @@ LINT_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML, Output
               help="Policy files or directories ('-' for stdin); repeatable.")
 @click.argument("paths", nargs=-1, metavar="[PATH...]")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too (what Kyverno accepts with a warning).")
+@click.option("--skip-non-policies", is_flag=True,
+              help="Pass over documents that are no policies, in files named explicitly too (a pre-commit hook "
+                   "names every changed YAML file); finding no policy is then no error.")
 @flags.outputs(LINT_FORMATS)
 @click.option("--sarif-root", metavar="DIR", help="Write SARIF paths relative to DIR (the repository root).")
 @handle_errors
-def lint_command(policy_paths: tuple[str, ...], paths: tuple[str, ...], strict: bool,
+def lint_command(policy_paths: tuple[str, ...], paths: tuple[str, ...], strict: bool, skip_non_policies: bool,
                  outputs: tuple[str, ...], sarif_root: str | None) -> None:
     """Check every policy document below PATH... as the cluster would admit it, and print every problem.
 
@@ -43,7 +46,8 @@ def lint_command(policy_paths: tuple[str, ...], paths: tuple[str, ...], strict: 
     if not named:
         raise UsageError("lint needs policies: -p PATH")
     specs = parse_outputs(list(outputs), LINT_FORMATS)
-    result = run_lint(FileSource(policy_paths=named, schema=policy_schema_check()), strict=strict)
+    result = run_lint(FileSource(policy_paths=named, schema=policy_schema_check(),
+                                 skip_non_policies=skip_non_policies), strict=strict)
     emit_notices(result.notices)
 
     def text(spec: OutputSpec) -> str:

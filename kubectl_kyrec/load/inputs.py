@@ -76,6 +76,9 @@ class FileSource:
     # the policies' schema check (load/schema): always on for files; the commands hand in the CEL layer's
     # evaluator of the CRDs' x-kubernetes-validations (cel/schema_rules.py)
     schema: SchemaCheck = SchemaCheck()
+    # documents of the policy paths that are no policies are passed over, even in files named explicitly, and
+    # a run may find no policy at all (`lint --skip-non-policies`, as a pre-commit hook runs it)
+    skip_non_policies: bool = False
 
     def _resource_docs(self) -> list[Document]:
         """The -r documents, then the objects each -k kustomization renders. A path that holds none (an empty
@@ -110,7 +113,7 @@ class FileSource:
                for p in paths if p == "-") > 1:
             raise UsageError("only one input can be read from stdin ('-')")
         named = [*self.policy_paths, *self.exception_paths]
-        files = load_policy_documents(named, is_policy_document, stdin=sys.stdin)
+        files = load_policy_documents(named, is_policy_document, stdin=sys.stdin, pass_over=self.skip_non_policies)
         lines = {item.document.source: item.lines for item in files.documents}
         resource_docs = self._resource_docs()
         state = self.read_state()
@@ -163,7 +166,7 @@ class FileSource:
         digests = secret_digest_notice(policies, state)
         if digests:
             notices.append(Notice(digests))
-        if self.policy_paths and not policies.has_policies:
+        if self.policy_paths and not policies.has_policies and not self.skip_non_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
                              + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,
