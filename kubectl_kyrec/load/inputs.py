@@ -145,7 +145,8 @@ class FileSource:
         notices.extend(state_repeats)
         passed_over = []
         if files.skipped:
-            passed_over.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
+            where = "of the files" if self.skip_non_policies else "below the -p directories"
+            passed_over.append(Notice(f"passed over {files.skipped} document(s) {where} that are "
                                       f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
         skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
         if skipped:

@@ -6,6 +6,7 @@ files are fixed. pre-commit installs the hooks' environment from this checkout a
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -32,11 +33,20 @@ def _pre_commit() -> str:
     return found
 
 
-def _try(repo: Path, hook: str, home: Path) -> subprocess.CompletedProcess[str]:
+def _try(repo: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """Both hooks, on every file of the sample repository (each call installs the hooks' environment anew)."""
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
     env = {**os.environ, "PRE_COMMIT_HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("VIRTUAL_ENV", None)
-    return subprocess.run([_pre_commit(), "try-repo", str(ROOT), hook, "--all-files"], cwd=repo, env=env,
+    return subprocess.run([_pre_commit(), "try-repo", str(ROOT), "--all-files"], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=900)
+
+
+def _hook(output: str, hook: str) -> str:
+    """The part of pre-commit's output that is one hook's: from its line to the next hook's."""
+    found = re.search(rf"^kyrec {hook}\.+(Passed|Failed)$(.*?)(?=^kyrec |\Z)", output, re.S | re.M)
+    assert found is not None, output
+    return found.group(1) + found.group(2)
 
 
 def test_hooks_through_try_repo(tmp_path: Path) -> None:
@@ -47,25 +57,25 @@ def test_hooks_through_try_repo(tmp_path: Path) -> None:
     (repo / "policies" / "p.yaml").write_text(yaml.safe_dump(typo))
     (repo / "deploy" / "pod.yaml").write_text(yaml.safe_dump(POD))
     (repo / ".pre-commit-config.yaml").write_text("repos: []\n")     # the hooks exclude it
-    for args in (["init", "-q"], ["add", "."]):
-        subprocess.run(["git", *args], cwd=repo, check=True)
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     home = tmp_path / "pre-commit-home"
 
-    lint = _try(repo, "kyrec-lint", home)
-    assert lint.returncode == 1, lint.stdout + lint.stderr           # pre-commit: 1 when a hook fails
-    assert 'unknown field "spec.validation"; did you mean "validations"?' in lint.stdout
-    assert "policies/p.yaml:" in lint.stdout
+    run = _try(repo, home)
+    assert run.returncode == 1, run.stdout + run.stderr           # pre-commit: 1 when a hook fails
+    lint, evaluated = _hook(run.stdout, "lint"), _hook(run.stdout, "eval")
+    assert lint.startswith("Failed") and "exit code: 3" in lint
+    assert re.search(r'^policies/p\.yaml:\d+: ValidatingPolicy "case": strict decoding error: unknown field '
+                     r'"spec\.validation"; did you mean "validations"\?$', lint, re.M), lint
+    assert "notice: passed over 1 document(s) of the files that are not policies: v1/Pod" in lint
+    assert evaluated.startswith("Failed") and "exit code: 3" in evaluated     # eval refuses the policy too
 
     (repo / "policies" / "p.yaml").write_text(yaml.safe_dump(DENY))
-    subprocess.run(["git", "add", "."], cwd=repo, check=True)
-    lint = _try(repo, "kyrec-lint", home)
-    assert lint.returncode == 0, lint.stdout + lint.stderr           # the Pod is passed over
-    evaluated = _try(repo, "kyrec-eval", home)
-    assert evaluated.returncode == 1, evaluated.stdout + evaluated.stderr
-    assert "needs labels" in evaluated.stdout
+    run = _try(repo, home)
+    lint, evaluated = _hook(run.stdout, "lint"), _hook(run.stdout, "eval")
+    assert lint.startswith("Passed"), run.stdout                  # the Pod is passed over
+    assert evaluated.startswith("Failed") and "exit code: 1" in evaluated and "needs labels" in evaluated
 
-    (repo / "deploy" / "pod.yaml").write_text(yaml.safe_dump({**POD, "metadata": {**POD["metadata"],
-                                                                                  "labels": {"a": "b"}}}))
-    subprocess.run(["git", "add", "."], cwd=repo, check=True)
-    evaluated = _try(repo, "kyrec-eval", home)
-    assert evaluated.returncode == 0, evaluated.stdout + evaluated.stderr
+    labelled = {**POD, "metadata": {**POD["metadata"], "labels": {"a": "b"}}}
+    (repo / "deploy" / "pod.yaml").write_text(yaml.safe_dump(labelled))
+    run = _try(repo, home)
+    assert run.returncode == 0, run.stdout + run.stderr
