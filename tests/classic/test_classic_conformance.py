@@ -31,6 +31,7 @@ from kubectl_kyrec.evaluate.generating import GenerateOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.report_scope import generating_pairs
 from kubectl_kyrec.expect.reports import expected_reports
+from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
@@ -137,7 +138,7 @@ def test_admission_verdicts(folder: Path) -> None:
         try:
             docs = load_documents([str(path)])
             if kind == "policy" or any(d.api_version.startswith(POLICY_GROUPS) for d in docs):
-                classify([*policy_docs, *docs]).raise_errors()
+                classify([*policy_docs, *docs], schema=policy_schema_check()).raise_errors()
                 # what Kyverno's policy validation refuses and kyrec's evaluator reports as an error
                 for policy in classify(docs).classic:
                     refused = refused_by_kyverno(policy)
