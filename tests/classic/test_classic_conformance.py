@@ -23,6 +23,7 @@ import yaml
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate import pipeline
 from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
@@ -31,7 +32,6 @@ from kubectl_kyrec.evaluate.generating import GenerateOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.report_scope import generating_pairs
 from kubectl_kyrec.expect.reports import expected_reports
-from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

@@ -134,3 +134,17 @@ def test_a_cel_rule_is_refused_by_eval_and_test(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["test", str(tmp_path)])
     assert result.exit_code == 3 or "exactly one of expression or template" in result.output + result.stderr
     assert "exactly one of expression or template must be set" in result.output + result.stderr
+
+
+def test_a_policy_among_the_manifests_is_refused_at_its_fields_line(tmp_path: Path) -> None:
+    """-r is read without field lines; a file with a refused policy is read again for them."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(yaml.safe_dump(pod) + "---\n" + Path(__file__).with_name("schema_typo.yaml").read_text())
+    (tmp_path / "ok.yaml").write_text(yaml.safe_dump(VALID["ValidatingPolicy"]))
+    result = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "ok.yaml"), "-r", str(mixed)])
+    assert result.exit_code == 3
+    start = len(yaml.safe_dump(pod).splitlines()) + 1
+    assert [line.split(': ValidatingPolicy "')[0] for line in result.stderr.splitlines()] == [
+        f"error: {mixed}:{start + n}" for n in (6, 13, 15)]
