@@ -66,7 +66,8 @@ class LintResult:
         return {"policies": self.policies, "errors": self.error_count, "warnings": self.warning_count}
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
-        return "LintResult", iter((("summary", self.summary()), ("problems", [p.to_json() for p in self.problems])))
+        return "LintResult", iter((("summary", self.summary()), ("problems", [p.to_json() for p in self.problems]),
+                                   ("notices", list(self.notices))))
 
     def findings(self) -> list[Finding]:
         """The problems as the CI formats take them (`-o sarif`, `-o github`): one finding each, at its
