@@ -168,3 +168,44 @@ def invalid_cases() -> list[tuple[str, str, dict[str, Any], str]]:
     for key, (where, value) in CEL_RULE.items():
         cases.append((f"cel-{key}", key, with_value(VALID[key], where, value), where))
     return cases
+
+
+# more of the server's rules, each with the lines the server prints (the ones with `<nil>: ` name no field)
+EXTRA: dict[str, tuple[dict[str, Any], list[str]]] = {
+    "set-duplicate": (with_value(VALID["ValidatingPolicy"], "spec.validationActions", ["Deny", "Deny"]),
+                      ['spec.validationActions[1]: Duplicate value: "Deny"']),
+    "map-duplicate": (with_value(VALID["ValidatingPolicy"], "spec.variables",
+                                 [{"name": "a", "expression": "1"}, {"name": "a", "expression": "2"}]),
+                      ['spec.variables[1]: Duplicate value: {"name":"a"}']),
+    "null-item": (with_value(VALID["ValidatingPolicy"], "spec.validations", [None]),
+                  ['spec.validations[0]: Invalid value: "null": spec.validations[0] in body must be of type object: '
+                   '"null"']),
+    "null-field": (with_value(VALID["ValidatingPolicy"], "spec.evaluation", None), []),
+    "label-number": (with_value(VALID["ValidatingPolicy"], "metadata.labels", {"a": 1}),
+                     ['metadata.labels.a: Invalid value: "integer": metadata.labels.a in body must be of type string: '
+                      '"integer"']),
+    "number-for-string": (with_value(VALID["DeletingPolicy"], "spec.schedule", 1.5),
+                          ['spec.schedule: Invalid value: "number": spec.schedule in body must be of type string: '
+                           '"number"']),
+    "too-long": (with_value(VALID["ClusterPolicy"], "spec.rules[0].name", "x" * 70),
+                 ["spec.rules[0].name: Too long: may not be more than 63 bytes"]),
+    "one-of-none": (with_value(VALID["ClusterPolicy"], "spec.rules[0].context", [{"name": "x"}]),
+                    ['<nil>: Invalid value: "": "spec.rules[0].context[0]" must validate one and only one schema '
+                     "(oneOf). Found none valid", "spec.rules[0].context[0].configMap: Required value"]),
+    "one-of-two": (with_value(VALID["ClusterPolicy"], "spec.rules[0].context",
+                              [{"name": "x", "variable": {"value": 1}, "configMap": {"name": "a", "namespace": "b"}}]),
+                   ['<nil>: Invalid value: "": "spec.rules[0].context[0]" must validate one and only one schema '
+                    "(oneOf). Found 2 valid alternatives"]),
+    "not-any-and-all": (with_value(VALID["ClusterPolicy"], "spec.rules[0].exclude",
+                                   {"any": [{"resources": {"kinds": ["Pod"]}}],
+                                    "all": [{"resources": {"kinds": ["Pod"]}}]}),
+                        ['<nil>: Invalid value: "": "spec.rules[0].exclude" must not validate the schema (not)']),
+    "vap-null-item": (with_value(VALID["ValidatingAdmissionPolicy"], "spec.validations", [None]),
+                      ["spec.validations[0].expression: Required value"]),
+    "vap-duplicate-variables": (with_value(VALID["ValidatingAdmissionPolicy"], "spec.variables",
+                                           [{"name": "a", "expression": "1"}, {"name": "a", "expression": "2"}]), []),
+    "vap-operation": (with_value(VALID["ValidatingAdmissionPolicy"],
+                                 "spec.matchConstraints.resourceRules[0].operations", ["NOPE"]),
+                      ['spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: "NOPE": supported '
+                       'values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE"']),
+}

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.load.schema import UNKNOWN, SchemaCheck
+from kubectl_kyrec.load.schema import NO_FIELD, UNKNOWN, SchemaCheck
 from kubectl_kyrec.model import Document, Source
-from tests.load.schema_cases import VALID, invalid_cases
+from tests.load.schema_cases import EXTRA, VALID, invalid_cases
 
 CHECK = policy_schema_check()
 
@@ -47,6 +47,14 @@ def test_each_refusal_names_the_field(case: str, key: str, obj: dict[str, Any], 
         assert f"{path} in body must be of type" in text and text.startswith(f"{path}: Invalid value: ")
     else:
         assert text == f"{path}: Invalid value: exactly one of expression or template must be set"
+
+
+@pytest.mark.parametrize("case", list(EXTRA))
+def test_more_of_the_servers_rules(case: str) -> None:
+    """Lines as the real API server printed them for the same documents (tests/realapi/test_schema_oracle.py
+    sends them again)."""
+    obj, lines = EXTRA[case]
+    assert [("<nil>: " if p.kind == NO_FIELD else "") + p.text for p in _problems(obj)] == lines
 
 
 def test_the_api_servers_wording() -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.schema.tables import schema_for
 from kubectl_kyrec.load.schema.validate import (
+    NO_FIELD,
     REQUIRED,
     UNKNOWN,
     Problem,
@@ -30,7 +31,7 @@ from kubectl_kyrec.model import Document
 # the group of the Kubernetes kinds kyrec reads (their schema: Kubernetes' OpenAPI, their decoding: Go's)
 BUILTIN_GROUP = "admissionregistration.k8s.io/"
 
-__all__ = ["REQUIRED", "UNKNOWN", "Problem", "RuleEvaluator", "SchemaCheck", "document_label", "problems",
+__all__ = ["NO_FIELD", "REQUIRED", "UNKNOWN", "Problem", "RuleEvaluator", "SchemaCheck", "document_label", "problems",
            "schema_for", "type_message", "unsupported_message"]
 
 
@@ -49,7 +50,7 @@ class SchemaCheck:
         schema = schema_for(doc.api_version, doc.kind)
         if schema is None:
             return []
-        return problems(schema, doc.obj, self.rules, list_types=not doc.api_version.startswith(BUILTIN_GROUP))
+        return problems(schema, doc.obj, self.rules, builtin=doc.api_version.startswith(BUILTIN_GROUP))
 
     def errors(self, doc: Document) -> list[InputError]:
         """One InputError per problem, each naming its field (PolicySet.locate finds the field's line)."""

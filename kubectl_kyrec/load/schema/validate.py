@@ -28,6 +28,9 @@ from kubectl_kyrec.load.schema.tables import Schema, object_meta
 
 UNKNOWN = "unknown"        # a field the schema does not know (strict decoding)
 VALUE = "value"            # a type, enum, required, format, bound, list-type or CEL-rule violation
+# a oneOf/anyOf/not violation: the server names no field (`<nil>: Invalid value: "": "spec.x" must ...`), the
+# path goes into the message; kyrec keeps it for the line
+NO_FIELD = "no-field"
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,9 @@ class Problem:
 
     @property
     def text(self) -> str:
-        """The line as the API server prints it (unknown fields name their path inside the message)."""
-        return self.message if self.kind == UNKNOWN else f"{self.path}: {self.message}"
+        """The line as the API server prints it (unknown fields and combinators name their path inside the
+        message)."""
+        return self.message if self.kind in (UNKNOWN, NO_FIELD) else f"{self.path}: {self.message}"
 
 
 # A CEL rule of x-kubernetes-validations, evaluated by the layer that owns CEL (cel/schema_rules.py):
@@ -106,9 +110,9 @@ def _child(path: str, name: str) -> str:
 
 
 class _Walk:
-    def __init__(self, rules: RuleEvaluator | None, list_types: bool = True) -> None:
+    def __init__(self, rules: RuleEvaluator | None, builtin: bool = False) -> None:
         self.rules = rules
-        self.list_types = list_types
+        self.builtin = builtin
         self.out: list[Problem] = []
 
     def add(self, path: str, message: str, kind: str = VALUE) -> None:
@@ -195,26 +199,32 @@ class _Walk:
     def _combinator(self, name: str, subs: Any, value: Any, path: str) -> None:
         """Value validations only (structural schemas allow no types or properties under them): each
         sub-schema is checked for its own problems, not its unknown fields."""
-        def holds(sub: Schema) -> bool:
-            probe = _Walk(None)
+        def failures(sub: Schema) -> list[Problem]:
+            probe = _Walk(None, self.builtin)
             probe._shape_only(sub, value, path)
-            return not probe.out
+            return probe.out
 
+        where = f'Invalid value: "": "{path}"'
         if name == "not":
-            if holds(subs):
-                self.add(path, f'Invalid value: "{json_type(value)}": {path} in body must not validate the schema '
-                         "(not)")
+            if not failures(subs):
+                self.add(path, f"{where} must not validate the schema (not)", NO_FIELD)
             return
-        held = [holds(sub) for sub in subs]
-        if name == "allOf" and not all(held):
-            for sub in subs:
-                self._shape_only(sub, value, path)
-        elif name == "anyOf" and not any(held):
-            self.add(path, f'Invalid value: "{json_type(value)}": {path} in body must validate at least one schema '
-                     "(anyOf)")
-        elif name == "oneOf" and held.count(True) != 1:
-            self.add(path, f'Invalid value: "{json_type(value)}": {path} in body must validate one and only one '
-                     "schema (oneOf)")
+        found = [failures(sub) for sub in subs]
+        valid = sum(1 for f in found if not f)
+        nearest = min(found, key=len) if found else []
+        if name == "allOf":
+            for f in found:
+                self.out.extend(f)
+        elif name == "anyOf" and not valid:
+            self.add(path, f"{where} must validate at least one schema (anyOf)", NO_FIELD)
+            self.out.extend(nearest)
+        elif name == "oneOf" and valid == 0:
+            # kube-openapi adds the problems of the alternative nearest to valid (the first of the fewest)
+            self.add(path, f"{where} must validate one and only one schema (oneOf). Found none valid", NO_FIELD)
+            self.out.extend(nearest)
+        elif name == "oneOf" and valid > 1:
+            self.add(path, f"{where} must validate one and only one schema (oneOf). Found {valid} valid "
+                     "alternatives", NO_FIELD)
 
     def _shape_only(self, schema: Schema, value: Any, path: str) -> None:
         """A value-validation sub-schema: required, enum, bounds, types, its own properties' values."""
@@ -258,8 +268,10 @@ class _Walk:
         items = schema.get("items")
         if isinstance(items, dict):
             for index, item in enumerate(value):
+                if item is None and self.builtin and items.get("type") == "object":
+                    item = {}           # Go decodes a null item of a list of structs as the zero struct
                 self.value(items, item, f"{path}[{index}]")
-        list_type = schema.get("x-kubernetes-list-type") if self.list_types else None
+        list_type = None if self.builtin else schema.get("x-kubernetes-list-type")
         if list_type == "set":
             seen: list[Any] = []
             for index, item in enumerate(value):
@@ -312,18 +324,18 @@ def _compiled(pattern: str) -> Any:
 
 
 def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None = None, *,
-             list_types: bool = True) -> list[Problem]:
-    """Every problem of `obj` against its kind's `schema`, in document order per field. `list_types`: whether
-    x-kubernetes-list-type set/map items must be unique, as they must in a custom resource; Kubernetes' own
-    types decode into Go structs, which keep duplicates (a ValidatingAdmissionPolicy's variables, say)."""
+             builtin: bool = False) -> list[Problem]:
+    """Every problem of `obj` against its kind's `schema`, in document order per field. `builtin`: one of
+    Kubernetes' own kinds, which decode into Go structs: list-type set/map items may repeat (a
+    ValidatingAdmissionPolicy's variables, say), a null list item is the zero struct."""
     # apiVersion and kind are the decoder's (they chose this schema); status is reset by the server on create
     body = {k: v for k, v in obj.items() if k != "status"}
-    walk = _Walk(None, list_types)
+    walk = _Walk(None, builtin)
     walk.value(schema, body, "")
     if walk.out or rules is None:
         return walk.out
     # the CEL rules run only on an object that is otherwise valid: the server skips them ("some validation
     # rules were not checked because the object was invalid") when anything else is wrong
-    walk = _Walk(rules, list_types)
+    walk = _Walk(rules, builtin)
     walk.value(schema, body, "")
     return walk.out
