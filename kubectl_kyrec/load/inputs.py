@@ -132,9 +132,9 @@ class FileSource:
                                              why=POLICY_RULE)
         once = {id(d) for d in kept}
         policies = classify([d for d in named_docs if id(d) in once], lines, schema=self.schema)
-        from_manifests = classify([d for d in manifest_policies if id(d) in once], schema=self.schema)
-        _add_lines(from_manifests)
-        policies.extend(from_manifests)
+        # -r is read without field lines (a large manifest set pays nothing); a refused policy's are read
+        policies.extend(classify([d for d in manifest_policies if id(d) in once], schema=self.schema)
+                        .read_error_lines())
         resources, notices = first_of_each([doc for doc in resource_docs if not is_policy_document(doc)], namespaced)
         if (self.resource_paths or self.kustomize_dirs) and not resources:
             # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked
@@ -174,22 +174,6 @@ class FileSource:
                              + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths or self.kustomize_dirs))
-
-
-def _add_lines(policies: PolicySet) -> None:
-    """The lines of the fields of -r's policies that have errors: -r is read without them (a large manifest
-    set pays nothing), so a file with a bad policy is read again, with them."""
-    from kubectl_kyrec.load.documents import load_documents_with_lines
-    from kubectl_kyrec.load.files import STDIN_NAME
-
-    files = sorted({e.source.file for e in policies.errors if e.source is not None and e.field is not None
-                    and e.source.file != STDIN_NAME})
-    for file in files:
-        try:
-            located = load_documents_with_lines([file])
-        except InputError:
-            continue            # changed since: the errors keep the documents' lines
-        policies.lines.update((item.document.source, item.lines) for item in located)
 
 
 def _named(paths: Sequence[str]) -> str:

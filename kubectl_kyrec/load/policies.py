@@ -342,6 +342,22 @@ class PolicySet:
             out[(c.source_kind, c.meta.key)] = "Ignore" if value == "Ignore" else "Fail"
         return out
 
+    def read_error_lines(self) -> PolicySet:
+        """Self, with the field lines of the documents that have errors, for policies read without them (-r's,
+        a test suite's): each such file is read again, with lines. Costs nothing when all is well."""
+        from kubectl_kyrec.load.documents import load_documents_with_lines
+        from kubectl_kyrec.load.files import STDIN_NAME
+
+        files = sorted({e.source.file for e in self.errors if e.source is not None and e.field is not None
+                        and e.source.file != STDIN_NAME and e.source not in self.lines})
+        for file in files:
+            try:
+                located = load_documents_with_lines([file])
+            except InputError:
+                continue            # changed since: the errors keep their documents' lines
+            self.lines.update((item.document.source, item.lines) for item in located)
+        return self
+
     def located_errors(self) -> list[InputError]:
         return [self.locate(e) for e in self.errors]
 

@@ -391,8 +391,8 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     # one bad policy makes the whole test file unloadable, as in Kyverno's CLI
     # checked against the cluster's schema as `-p` is (a policy the cluster refuses is not tested)
     schema = policy_schema_check()
-    out.policies = classify(docs(suite.policies), schema=schema).raise_errors()
-    exceptions = classify(docs(suite.exceptions), schema=schema).raise_errors()
+    out.policies = classify(docs(suite.policies), schema=schema).read_error_lines().raise_errors()
+    exceptions = classify(docs(suite.exceptions), schema=schema).read_error_lines().raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)
     out.policies.classic_exceptions = list(exceptions.classic_exceptions)
     out.resources, duplicates = first_of_each(docs(suite.resources))
