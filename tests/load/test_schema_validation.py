@@ -142,8 +142,8 @@ def test_a_cel_rule_is_refused_by_eval_and_test(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["test", str(tmp_path)])
     assert result.exit_code == 3
     item = (tmp_path / "p.yaml").read_text().splitlines().index("  - expression: x") + 1
-    assert result.stderr == (f'error: {tmp_path}/p.yaml:{item}: GeneratingPolicy "case": spec.generate[0]: Invalid value: exactly '
-                             "one of expression or template must be set\n")
+    assert result.stderr == (f'error: {tmp_path}/p.yaml:{item}: GeneratingPolicy "case": spec.generate[0]: Invalid '
+                             "value: exactly one of expression or template must be set\n")
 
 
 def test_a_policy_among_the_manifests_is_refused_at_its_fields_line(tmp_path: Path) -> None:
