@@ -158,3 +158,23 @@ def test_a_policy_among_the_manifests_is_refused_at_its_fields_line(tmp_path: Pa
     start = len(yaml.safe_dump(pod).splitlines()) + 1
     assert [line.split(': ValidatingPolicy "')[0] for line in result.stderr.splitlines()] == [
         f"error: {mixed}:{start + n}" for n in (6, 13, 15)]
+
+
+@pytest.mark.parametrize("command", [["eval", "-r"], ["explain", "-r"], ["diff", "--state"], ["coverage", "--state"]])
+def test_every_command_refuses_the_same_policy_with_the_same_lines(tmp_path: Path, command: list[str]) -> None:
+    """One load path: the same problems, the same lines, exit 3, whichever command reads the policy."""
+    policy = tmp_path / "p.yaml"
+    policy.write_text(Path(__file__).with_name("schema_typo.yaml").read_text())
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
+    result = CliRunner().invoke(cli, [command[0], "-p", str(policy), command[1], str(tmp_path / "pod.yaml")])
+    assert result.exit_code == 3
+    assert [line for line in result.stderr.splitlines() if line.startswith("error: ")] == [
+        f"error: {policy}:{line}: ValidatingPolicy" + text for line, text in (
+            (6, ' "check-labels": spec.failurePolicy: Unsupported value: "Sometimes": supported values: "Ignore", '
+                '"Fail"'),
+            (13, ' "check-labels": strict decoding error: unknown field "spec.validation"; did you mean '
+                 '"validations"?'),
+            (15, ' "check-labels": spec.variables: Invalid value: "string": spec.variables in body must be of type '
+                 'array: "string"'))]
