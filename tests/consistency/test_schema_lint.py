@@ -45,3 +45,17 @@ def test_lint_json_sarif_github() -> None:
     assert len({r["partialFingerprints"]["kyrecFinding/v1"] for r in results}) == 3
     github = runner.invoke(cli, ["lint", "-p", str(TYPO), "-o", "github"]).stdout
     assert github.count("::error file=") == 3 and "line=13" in github
+
+
+def test_warnings_fail_only_with_strict() -> None:
+    """Kyverno's warnings (PolicySet.warnings) keep exit 0, and make it 1 with --strict; errors are 3."""
+    from kubectl_kyrec.errors import ExitCode
+    from kubectl_kyrec.model import Source
+    from kubectl_kyrec.run.lint import LintProblem, LintResult
+
+    warning = LintProblem(Source("p.yaml", 3), 'ClusterPolicy "p": deprecated', "spec.x", "warning")
+    error = LintProblem(Source("p.yaml", 4), 'ClusterPolicy "p": refused', "spec.y")
+    assert LintResult([warning], 1).exit_code is ExitCode.CLEAN
+    assert LintResult([warning], 1, strict=True).exit_code is ExitCode.FINDINGS
+    assert LintResult([warning, error], 1, strict=True).exit_code is ExitCode.INPUT
+    assert warning.line == 'p.yaml:3: warning: ClusterPolicy "p": deprecated'
