@@ -13,9 +13,11 @@ def eval_argv(args: Sequence[str]) -> list[str]:
     """`-p policies/ a.yaml b.yaml` -> `eval -p policies/ -r a.yaml -r b.yaml`."""
     import click
 
-    from kubectl_kyrec.cli.eval_cmd import eval_command
+    from kubectl_kyrec.cli.main import cli
 
-    takes_value = {name for param in eval_command.params if isinstance(param, click.Option)
+    command = cli.get_command(click.Context(cli), "eval")
+    assert command is not None
+    takes_value = {name for param in command.params if isinstance(param, click.Option)
                    and not param.is_flag and not param.count for name in param.opts}
     out = ["eval"]
     rest = iter(args)

@@ -79,3 +79,11 @@ def test_hooks_through_try_repo(tmp_path: Path) -> None:
     (repo / "deploy" / "pod.yaml").write_text(yaml.safe_dump(labelled))
     run = _try(repo, home)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_files_pre_commit_appends_become_resources() -> None:
+    from kubectl_kyrec.cli.pre_commit import eval_argv
+
+    assert eval_argv(["-p", "policies/", "--no-mutate", "-o", "json", "--fail-on=fail", "a.yaml", "b.yaml"]) == \
+        ["eval", "-p", "policies/", "--no-mutate", "-o", "json", "--fail-on=fail", "-r", "a.yaml", "-r", "b.yaml"]
+    assert eval_argv(["-p", "p/", "--", "-odd.yaml"]) == ["eval", "-p", "p/", "-r", "-odd.yaml"]
