@@ -32,11 +32,20 @@ REFUSED = {
 }
 
 
+# chainsaw fills in `($test.metadata.name)` before it applies a policy; as written, the name is no DNS subdomain
+# and the server refuses it (`metadata.name: Invalid value: "($test.metadata.name)": a lowercase RFC 1123
+# subdomain must ...`), as kyrec does: those documents are no policies to apply as they stand
+CHAINSAW_BINDING = "($test.metadata.name)"
+
+
 def _refusals(root: Path, base: Path) -> dict[tuple[str, str], list[str]]:
     check = policy_schema_check()
     out: dict[tuple[str, str], list[str]] = {}
     for doc in policy_documents(root):
         errors = check.errors(doc)
+        if doc.name == CHAINSAW_BINDING:
+            assert [e.field for e in errors] == ["metadata.name"], errors
+            continue
         if errors:
             key = (str(Path(doc.source.file).relative_to(base)), doc.name)
             out[key] = [e.message for e in errors]

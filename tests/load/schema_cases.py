@@ -209,3 +209,29 @@ EXTRA: dict[str, tuple[dict[str, Any], list[str]]] = {
                       ['spec.matchConstraints.resourceRules[0].operations[0]: Unsupported value: "NOPE": supported '
                        'values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE"']),
 }
+
+# apimachinery's messages (k8s.io/apimachinery/pkg/util/validation), as the server printed them
+_SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+              "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_NAME_PART = ("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+              "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+              "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
+_LABEL_VALUE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+                "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
+                "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+EXTRA.update({
+    "name-not-a-subdomain": (with_value(VALID["ValidatingPolicy"], "metadata.name", "Bad_Name"),
+                             [f'metadata.name: Invalid value: "Bad_Name": {_SUBDOMAIN}']),
+    "name-too-long": (with_value(VALID["ClusterPolicy"], "metadata.name", "x" * 254),
+                      [f'metadata.name: Invalid value: "{"x" * 254}": must be no more than 253 characters']),
+    "no-name": (with_value(VALID["ClusterPolicy"], "metadata", {"labels": {"a": "b"}}),
+                ["metadata.name: Required value: name or generateName is required"]),
+    "label-key-and-value": (with_value(VALID["ValidatingPolicy"], "metadata.labels", {"a b": "c d", "/a": "x" * 64}),
+                            [f'metadata.labels: Invalid value: "a b": {_NAME_PART}',
+                             f'metadata.labels: Invalid value: "c d": {_LABEL_VALUE}',
+                             'metadata.labels: Invalid value: "/a": prefix part must be non-empty',
+                             f'metadata.labels: Invalid value: "{"x" * 64}": must be no more than 63 bytes']),
+    "annotation-key": (with_value(VALID["ValidatingAdmissionPolicy"], "metadata.annotations", {"Bad Key": "x"}),
+                       [f'metadata.annotations: Invalid value: "Bad Key": {_NAME_PART}']),
+})

@@ -105,14 +105,6 @@ def _agrees(obj: dict[str, Any], server: tuple[bool, set[str], str]) -> bool:
     return fields == values
 
 
-def _as_chainsaw_applies(obj: dict[str, Any]) -> dict[str, Any]:
-    """A chainsaw scenario's policy named `($test.metadata.name)` gets its name from chainsaw's bindings."""
-    name = str((obj.get("metadata") or {}).get("name", ""))
-    if name.startswith("("):
-        return {**obj, "metadata": {**obj["metadata"], "name": "chainsaw-bound"}}
-    return obj
-
-
 def _corpus() -> list[tuple[str, dict[str, Any]]]:
     out = []
     roots = [ROOT / "testdata"] + ([SHARED / "corpus"] if (SHARED / "corpus").exists() else [])
@@ -121,7 +113,7 @@ def _corpus() -> list[tuple[str, dict[str, Any]]]:
             if schema_for(doc.api_version, doc.kind) is not None and doc.kind in PLURALS:
                 where = Path(doc.source.file)
                 shown = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
-                out.append((f"{shown}:{doc.source.line} {doc.kind}/{doc.name}", _as_chainsaw_applies(doc.obj)))
+                out.append((f"{shown}:{doc.source.line} {doc.kind}/{doc.name}", doc.obj))
     return out
 
 

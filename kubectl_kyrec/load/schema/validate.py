@@ -323,6 +323,53 @@ def _compiled(pattern: str) -> Any:
     return found
 
 
+# apimachinery's totalAnnotationSizeLimitB
+_ANNOTATIONS_LIMIT = 256 * 1024
+
+
+def metadata_problems(metadata: Any) -> list[Problem]:
+    """What ValidateObjectMeta refuses on create (k8s.io/apimachinery/pkg/api/validation/objectmeta.go): no
+    name, a name that is no DNS subdomain, label keys and values and annotation keys that are not valid, one
+    problem per message as the server lists them. Types are the schema's concern (a number as a label value)."""
+    from kubectl_kyrec.k8s.validation import is_dns1123_subdomain, is_valid_label_value
+
+    meta = metadata if isinstance(metadata, Mapping) else {}
+    out: list[Problem] = []
+    name, generate = meta.get("name"), meta.get("generateName")
+    if not name and not generate:
+        out.append(Problem("metadata.name", f"{REQUIRED}: name or generateName is required"))
+    elif isinstance(name, str) and name:
+        out.extend(Problem("metadata.name", f"Invalid value: {shown(name)}: {m}") for m in is_dns1123_subdomain(name))
+    labels = meta.get("labels")
+    if isinstance(labels, Mapping):
+        for key, value in labels.items():
+            out.extend(Problem("metadata.labels", f"Invalid value: {shown(key)}: {m}") for m in _label_key(str(key)))
+            if isinstance(value, str):
+                out.extend(Problem("metadata.labels", f"Invalid value: {shown(value)}: {_in_bytes(m)}")
+                           for m in is_valid_label_value(value))
+    annotations = meta.get("annotations")
+    if isinstance(annotations, Mapping):
+        for key in annotations:
+            out.extend(Problem("metadata.annotations", f"Invalid value: {shown(key)}: {m}")
+                       for m in _label_key(str(key).lower()))
+        size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
+        if size > _ANNOTATIONS_LIMIT:
+            out.append(Problem("metadata.annotations", f"Too long: may not be more than {_ANNOTATIONS_LIMIT} bytes"))
+    return out
+
+
+def _in_bytes(message: str) -> str:
+    """Label keys and values count bytes in the server's words (`must be no more than 63 bytes`)."""
+    return re.sub(r"(must be no more than \d+) characters", r"\1 bytes", message)
+
+
+def _label_key(key: str) -> list[str]:
+    """apimachinery's label key check: a qualified name, named as a label key, its lengths in bytes."""
+    from kubectl_kyrec.k8s.validation import is_qualified_name
+
+    return [_in_bytes(m.replace("a qualified name ", "a valid label key ", 1)) for m in is_qualified_name(key)]
+
+
 def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None = None, *,
              builtin: bool = False) -> list[Problem]:
     """Every problem of `obj` against its kind's `schema`, in document order per field. `builtin`: one of
@@ -332,10 +379,11 @@ def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None
     body = {k: v for k, v in obj.items() if k != "status"}
     walk = _Walk(None, builtin)
     walk.value(schema, body, "")
+    meta = metadata_problems(obj.get("metadata"))
     if walk.out or rules is None:
-        return walk.out
+        return meta + walk.out
     # the CEL rules run only on an object that is otherwise valid: the server skips them ("some validation
     # rules were not checked because the object was invalid") when anything else is wrong
     walk = _Walk(rules, builtin)
     walk.value(schema, body, "")
-    return walk.out
+    return meta + walk.out
