@@ -235,3 +235,13 @@ EXTRA.update({
     "annotation-key": (with_value(VALID["ValidatingAdmissionPolicy"], "metadata.annotations", {"Bad Key": "x"}),
                        [f'metadata.annotations: Invalid value: "Bad Key": {_NAME_PART}']),
 })
+EXTRA.update({
+    # the status is reset on create: its values are not checked, its unknown fields are (strict decoding)
+    "status-unknown": (with_value(VALID["ValidatingPolicy"], "status", {"foo": 1, "generated": True}),
+                       ['strict decoding error: unknown field "status.foo"']),
+    "status-values": (with_value(VALID["ValidatingPolicy"], "status", {"generated": "x"}), []),
+    # Kubernetes' own kinds decode their status as Go: a wrong type is refused
+    "vap-status-type": (with_value(VALID["ValidatingAdmissionPolicy"], "status", {"conditions": "x"}),
+                        ['status.conditions: Invalid value: "string": status.conditions in body must be of type array: '
+                         '"string"']),
+})

@@ -144,6 +144,28 @@ class _Walk:
             for rule in schema["x-kubernetes-validations"]:
                 self._rule(rule, value, path)
 
+    def decoded_only(self, schema: Schema, value: Any, path: str) -> None:
+        """What decoding alone refuses, for a part the server validates no further: a custom resource's status
+        (reset on create, so its values are never checked) still has its unknown fields refused by strict
+        decoding, and Kubernetes' own kinds also their wrong types (Go's decoder)."""
+        if value is None:
+            return
+        if self.builtin and not self._type(schema, value, path):
+            return
+        if isinstance(value, Mapping):
+            properties: Mapping[str, Schema] = schema.get("properties") or {}
+            additional = schema.get("additionalProperties")
+            for key, item in value.items():
+                child = _child(path, str(key))
+                sub = properties.get(str(key)) or (additional if isinstance(additional, dict) else None)
+                if sub is not None:
+                    self.decoded_only(sub, item, child)
+                elif not schema.get("x-kubernetes-preserve-unknown-fields") and additional is not True:
+                    self.add(child, unknown_message(child, properties), UNKNOWN)
+        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+            for index, item in enumerate(value):
+                self.decoded_only(schema["items"], item, f"{path}[{index}]")
+
     def _type(self, schema: Schema, value: Any, path: str) -> bool:
         expected = schema.get("type")
         if not expected:
@@ -375,10 +397,16 @@ def problems(schema: Schema, obj: Mapping[str, Any], rules: RuleEvaluator | None
     """Every problem of `obj` against its kind's `schema`, in document order per field. `builtin`: one of
     Kubernetes' own kinds, which decode into Go structs: list-type set/map items may repeat (a
     ValidatingAdmissionPolicy's variables, say), a null list item is the zero struct."""
-    # apiVersion and kind are the decoder's (they chose this schema); status is reset by the server on create
+    # the status is reset on create: only decoding looks at it (decoded_only)
     body = {k: v for k, v in obj.items() if k != "status"}
     walk = _Walk(None, builtin)
     walk.value(schema, body, "")
+    if obj.get("status") is not None:
+        status = (schema.get("properties") or {}).get("status")
+        if status is None:
+            walk.add("status", unknown_message("status", schema.get("properties") or {}), UNKNOWN)
+        else:
+            walk.decoded_only(status, obj["status"], "status")
     meta = metadata_problems(obj.get("metadata"))
     if walk.out or rules is None:
         return meta + walk.out
