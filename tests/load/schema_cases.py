@@ -245,3 +245,9 @@ EXTRA.update({
                         ['status.conditions: Invalid value: "string": status.conditions in body must be of type array: '
                          '"string"']),
 })
+EXTRA["too-few-items"] = (with_value(VALID["GeneratingPolicy"], "spec.generate", []),
+                          ["spec.generate: Invalid value: 0: spec.generate in body should have at least 1 items"])
+EXTRA["int32-overflow"] = (
+    with_value(VALID["ValidatingPolicy"], "spec.webhookConfiguration", {"timeoutSeconds": 2**31}),
+    ['<nil>: Invalid value: "": Checked value must be of type integer with format int32 in '
+     "spec.webhookConfiguration.timeoutSeconds"])

@@ -178,3 +178,35 @@ def test_every_command_refuses_the_same_policy_with_the_same_lines(tmp_path: Pat
                  '"validations"?'),
             (15, ' "check-labels": spec.variables: Invalid value: "string": spec.variables in body must be of type '
                  'array: "string"'))]
+
+
+def test_the_structural_rules_no_policy_kind_uses_on_create() -> None:
+    """Keywords Kyverno's CRDs carry only under `status` (never checked on create) or not at all, on a schema of
+    the test's own: pattern (RE2), date-time, int32, bounds, int-or-string, nullable, maps, preserved fields."""
+    from kubectl_kyrec.load.schema import problems
+
+    schema = {"type": "object", "properties": {
+        "reason": {"type": "string", "pattern": "^[A-Za-z]+$"},
+        "at": {"type": "string", "format": "date-time"},
+        "small": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 5},
+        "port": {"x-kubernetes-int-or-string": True},
+        "maybe": {"type": "string", "nullable": True},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                 "properties": {"known": {"type": "boolean"}}},
+        "metadata": {"type": "object"},
+    }}
+    good = {"reason": "Ready", "at": "2026-12-05T10:00:00Z", "small": 3, "port": "http", "maybe": None,
+            "labels": {"a": "b"}, "free": {"known": True, "anything": [1]}, "metadata": {"name": "x"}}
+    assert problems(schema, good) == []
+    bad = {"reason": "not ready", "at": "yesterday", "small": 2**31, "port": 1.5, "labels": {"a": 1},
+           "free": {"known": "yes"}, "metadata": {"name": "x"}}
+    assert [p.text for p in problems(schema, bad)] == [
+        "reason: Invalid value: \"not ready\": reason in body should match '^[A-Za-z]+$'",
+        'at: Invalid value: "yesterday": at in body must be of type date-time: "yesterday"',
+        'Invalid value: "": Checked value must be of type integer with format int32 in small',
+        "small: Invalid value: 2147483648: small in body should be less than or equal to 5",
+        'port: Invalid value: "number": port in body must be of type integer-or-string: "number"',
+        'labels.a: Invalid value: "integer": labels.a in body must be of type string: "integer"',
+        'free.known: Invalid value: "string": free.known in body must be of type boolean: "string"',
+    ]
