@@ -97,6 +97,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     Example:
       kubectl kyrec apply -p policies/ --dry-run=server
     """
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.cluster.writer import DryRun
     from kubectl_kyrec.load.inputs import FileSource
@@ -106,7 +107,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     mode = DryRun(dry_run)
     _check_flags(state_paths, field_manager, only_downstreams and write_reports, mode is DryRun.NONE and not yes)
     files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                       values_path=values_path)
+                       values_path=values_path, schema=policy_schema_check())
     source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports, causes=True,
                          rbac_objects=True, offline=False)
     options = ApplyRunOptions(

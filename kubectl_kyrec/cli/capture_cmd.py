@@ -84,6 +84,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
       kubectl kyrec capture --producer kubescape -o vulns.json
       kubectl kyrec capture --kind limitranges,resourcequotas -A -o more-state.json
     """
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.run.capture_state import run_capture
@@ -127,7 +128,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
         _write(captured, output_path)
         exit_with(captured.exit_code, failed_reads=captured.failed_reads)
         return
-    files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths)
+    files = FileSource(policy_paths=policy_paths, exception_paths=exception_paths, schema=policy_schema_check())
     source = live_source(files, kube, reports=not only_downstreams, downstreams=True, causes=True, rbac_objects=True,
                          offline=False)
     result = run_capture(source, include_secret_values=include_secret_values)

@@ -107,6 +107,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
       kubectl kyrec coverage -p policies/ --state state.json --exclusions exclusions.yaml
     """
 
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.findings import DeferredFindings
@@ -128,7 +129,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     interval = duration_flag(scan_interval)
     source, all_policies = state_source(
         FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
-                   state_paths=state_paths, crd_paths=crd_paths, context_path=context_path),
+                   state_paths=state_paths, crd_paths=crd_paths, context_path=context_path,
+                   schema=policy_schema_check()),
         kube, reports=True, downstreams=False, all_policies=all_policies)
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,

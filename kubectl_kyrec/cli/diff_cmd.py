@@ -178,6 +178,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       KUBECTL_EXTERNAL_DIFF="diff -u -N --color=always" kubectl kyrec diff -p policies/ --state state.json
     """
 
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
     from kubectl_kyrec.load.inputs import FileSource
@@ -190,7 +191,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     source, all_policies = state_source(
         FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                    state_paths=state_paths, crd_paths=crd_paths, values_path=values_path, context_path=context_path,
-                   kustomize_dirs=kube.get("kustomize_dirs", ())),  # type: ignore[arg-type]
+                   kustomize_dirs=kube.get("kustomize_dirs", ()),  # type: ignore[arg-type]
+                   schema=policy_schema_check()),
         kube, reports=not only_downstreams, downstreams=not only_reports, all_policies=all_policies,
         needs="diff needs policies: -p PATH")
     options = DiffRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),

@@ -102,6 +102,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
       kubectl kyrec eval -p policies/ -r manifests/
       kubectl kyrec eval -p policies/ -r manifests/ -o github -o sarif=kyrec.sarif --baseline kyrec-baseline.json
     """
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
@@ -118,7 +119,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         raise UsageError("--only-changes counts what a policy change introduces: it needs --base-policy")
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             values_path=values_path, context_path=context_path)
+                             values_path=values_path, context_path=context_path,
+                             schema=policy_schema_check())
     if live:                # eval reads the cluster only when asked (DESIGN section 3)
         from kubectl_kyrec.cluster.live_source import live_source
 

@@ -57,6 +57,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
       kubectl kyrec explain -p policy.yaml -r pod.yaml
       kubectl kyrec explain -p policies/ --state cluster.yaml pod/nginx -n default
     """
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.load.inputs import FileSource
     from kubectl_kyrec.render import explain_output
     from kubectl_kyrec.run.explain import ExplainOptions, parse_subject, run_explain
@@ -72,7 +73,8 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
     specs = parse_outputs(list(outputs), EXPLAIN_FORMATS)
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             values_path=values_path, context_path=context_path)
+                             values_path=values_path, context_path=context_path,
+                             schema=policy_schema_check())
     subject = subject_arg or subject_opt or ""
     if live:
         from kubectl_kyrec.cluster.live_source import live_source

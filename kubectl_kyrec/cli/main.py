@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
              "Compare what policies should have produced with a cluster state (read-only)."),
     "coverage": ("kubectl_kyrec.cli.coverage_cmd", "coverage_command",
                  "Check that every subject in scope has exactly one current policy report."),
+    "lint": ("kubectl_kyrec.cli.lint_cmd", "lint_command",
+             "Check policy files as the cluster would admit them: schema, Kyverno's checks; every problem."),
     "test": ("kubectl_kyrec.cli.suite_cmd", "test_command",
              "Run Kyverno CLI test suites (kyverno-test.yaml) unchanged."),
     "completion": ("kubectl_kyrec.cli.completion_cmd", "completion_command",

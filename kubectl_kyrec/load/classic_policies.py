@@ -17,6 +17,8 @@ from typing import Any
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.policies import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader, policy_label
+from kubectl_kyrec.load.schema import REQUIRED, type_message, unsupported_message
+from kubectl_kyrec.load.schema.validate import shown, unknown_message
 from kubectl_kyrec.model import Document, Obj
 
 CLASSIC_GROUP = "kyverno.io"
@@ -170,7 +172,7 @@ def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
 def _check_match(r: _Reader, value: Any, path: str, *, required: bool) -> Mapping[str, Any]:
     if value is None:
         if required:
-            raise r.fail(path, "required field is missing")
+            raise r.fail(path, REQUIRED)
         return {}
     m = r.mapping(value, path)
     if m.get("any") and m.get("all"):
@@ -178,13 +180,13 @@ def _check_match(r: _Reader, value: Any, path: str, *, required: bool) -> Mappin
     for block in ("any", "all"):
         for i, item in enumerate(r.seq(m.get(block), f"{path}.{block}")):
             if item is None:    # the CRD schema refuses a null filter; matching would meet nothing to read
-                raise r.fail(f"{path}.{block}[{i}]", "expected a mapping, got null")
+                raise r.fail(f"{path}.{block}[{i}]", type_message(f"{path}.{block}[{i}]", None, "object"))
             f = r.mapping(item, f"{path}.{block}[{i}]")
             _check_description(r, f.get("resources"), f"{path}.{block}[{i}].resources")
     _check_description(r, m.get("resources"), f"{path}.resources")
     unknown = [k for k in m if k not in _MATCH_FIELDS]
     if unknown:
-        raise r.fail(f"{path}.{unknown[0]}", "unknown field")
+        raise r.fail(f"{path}.{unknown[0]}", unknown_message(f"{path}.{unknown[0]}", _MATCH_FIELDS))
     return m
 
 
@@ -209,10 +211,10 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
     spec = r.mapping(doc.obj.get("spec"), "spec")
     action = r.string(spec.get("validationFailureAction"), "spec.validationFailureAction")
     if action and not _normal_action(action):
-        raise r.fail("spec.validationFailureAction", f"Unsupported value: {action!r} (Audit, Enforce)")
+        raise r.fail("spec.validationFailureAction", unsupported_message(action, FAILURE_ACTIONS))
     apply_rules = r.string(spec.get("applyRules"), "spec.applyRules") or "All"
     if apply_rules not in ("All", "One"):
-        raise r.fail("spec.applyRules", f"Unsupported value: {apply_rules!r} (All, One)")
+        raise r.fail("spec.applyRules", unsupported_message(apply_rules, ("All", "One")))
     rules = []
     seen: set[str] = set()
     for i, item in enumerate(r.seq(spec.get("rules"), "spec.rules")):
@@ -220,7 +222,7 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
         raw = r.mapping(item, path)
         name = r.string(raw.get("name"), f"{path}.name", required=True)
         if name in seen:
-            raise r.fail(f"{path}.name", f"Invalid value: {name!r}: duplicate rule name")
+            raise r.fail(f"{path}.name", f"Invalid value: {shown(name)}: Duplicate rule name: '{name}'")
         seen.add(name)
         if len(name) > 63:
             raise r.fail(f"{path}.name", "Invalid value: rule name is longer than 63 characters")
@@ -242,7 +244,7 @@ def parse_classic_policy(doc: Document) -> ClassicPolicy:
             r.string(v.get("message"), f"{path}.validate.message")
             fa = r.string(v.get("failureAction"), f"{path}.validate.failureAction")
             if fa and not _normal_action(fa):
-                raise r.fail(f"{path}.validate.failureAction", f"Unsupported value: {fa!r} (Audit, Enforce)")
+                raise r.fail(f"{path}.validate.failureAction", unsupported_message(fa, FAILURE_ACTIONS))
             if v.get("anyPattern") is not None:
                 r.seq(v.get("anyPattern"), f"{path}.validate.anyPattern")
             r.seq(v.get("foreach"), f"{path}.validate.foreach")

@@ -120,20 +120,22 @@ class PolicyFiles:
 
 
 def load_policy_documents(paths: Sequence[str], is_policy: Callable[[Document], bool], *,
-                          stdin: TextIO | None = None) -> PolicyFiles:
+                          stdin: TextIO | None = None, pass_over: bool = False) -> PolicyFiles:
     """Policy documents with their lines. A file named explicitly (or `-`) must hold policies only: any
     other document is an InputError at its line. Below a directory (a checkout of a policy library),
     hidden folders are not read, and documents that are not policies (other kinds, YAML that is no
     Kubernetes object such as artifacthub-pkg.yml) are counted in `skipped` and passed over; a YAML
     document whose own apiVersion and kind say it is no policy is passed over without being composed
-    (load/yaml_peek.py: a multi-MB `-o yaml` or state in the directory costs no parse)."""
+    (load/yaml_peek.py: a multi-MB `-o yaml` or state in the directory costs no parse). `pass_over`: files
+    named explicitly are read as a directory's are (`lint --skip-non-policies`: a pre-commit hook hands every
+    changed YAML file, policies or not)."""
     out = PolicyFiles()
 
     def policy_kind(api_version: str, kind: str) -> bool:
         return is_policy(Document({"apiVersion": api_version, "kind": kind}, Source("")))
 
     for given in paths:
-        in_directory = given != STDIN and os.path.isdir(given)
+        in_directory = pass_over or (given != STDIN and os.path.isdir(given))
         for path in expand_paths([given], skip_hidden=True):
             name, text = read_text(path, stdin)
             if in_directory:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.load.policies import (
-    EVALUATION_MODES,
+    FAILURE_POLICIES,
+    VALIDATION_ACTIONS,
     AuditAnnotation,
     MatchResources,
     NamedExpression,
@@ -89,16 +90,14 @@ def parse_image_validating_policy(doc: Document) -> ImageValidatingPolicy:
         controllers = r.strings(pod_controllers["controllers"], "spec.autogen.podControllers.controllers")
     actions = r.strings(spec.get("validationActions"), "spec.validationActions") or ("Deny",)
     for i, action in enumerate(actions):
-        if action not in ("Deny", "Audit", "Warn"):
-            raise r.fail(f"spec.validationActions[{i}]", f"unknown action {action!r} (Deny, Audit, Warn)")
+        if action not in VALIDATION_ACTIONS:
+            raise r.unsupported(f"spec.validationActions[{i}]", action, VALIDATION_ACTIONS)
     failure_policy = r.string(spec.get("failurePolicy"), "spec.failurePolicy") or "Fail"
-    if failure_policy not in ("Fail", "Ignore"):
-        raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
+    if failure_policy not in FAILURE_POLICIES:
+        raise r.unsupported("spec.failurePolicy", failure_policy, FAILURE_POLICIES)
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     if mode not in IMAGE_EVALUATION_MODES:
-        known = ", ".join(IMAGE_EVALUATION_MODES)
-        why = "an ImageValidatingPolicy evaluates" if mode in EVALUATION_MODES else "known"
-        raise r.fail("spec.evaluation.mode", f"unknown mode {mode!r} ({why}: {known})")
+        raise r.unsupported("spec.evaluation.mode", mode, IMAGE_EVALUATION_MODES)
     references = []
     for i, item in enumerate(r.seq(spec.get("matchImageReferences"), "spec.matchImageReferences")):
         path = f"spec.matchImageReferences[{i}]"

@@ -15,6 +15,7 @@ from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.cluster_state import ClusterState
 from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
 from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.schema import SchemaCheck
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice, Source
 
@@ -72,6 +73,12 @@ class FileSource:
     values_path: str | None = None
     context_path: str | None = None
     kustomize_dirs: Sequence[str] = ()          # -k: kustomizations, rendered (load/kustomize.py)
+    # the policies' schema check (load/schema): always on for files; the commands hand in the CEL layer's
+    # evaluator of the CRDs' x-kubernetes-validations (cel/schema_rules.py)
+    schema: SchemaCheck = SchemaCheck()
+    # documents of the policy paths that are no policies are passed over, even in files named explicitly, and
+    # a run may find no policy at all (`lint --skip-non-policies`, as a pre-commit hook runs it)
+    skip_non_policies: bool = False
 
     def _resource_docs(self) -> tuple[list[Document], list[Notice]]:
         """The -r documents, then the objects each -k kustomization renders, and a notice per -r directory
@@ -114,7 +121,7 @@ class FileSource:
                for p in paths if p == "-") > 1:
             raise UsageError("only one input can be read from stdin ('-')")
         named = [*self.policy_paths, *self.exception_paths]
-        files = load_policy_documents(named, is_policy_document, stdin=sys.stdin)
+        files = load_policy_documents(named, is_policy_document, stdin=sys.stdin, pass_over=self.skip_non_policies)
         lines = {item.document.source: item.lines for item in files.documents}
         resource_docs, output_notices = self._resource_docs()
         state = self.read_state()
@@ -132,8 +139,10 @@ class FileSource:
         kept, policy_repeats = first_of_each([*named_docs, *manifest_policies], namespaced, what="policy document",
                                              why=POLICY_RULE)
         once = {id(d) for d in kept}
-        policies = classify([d for d in named_docs if id(d) in once], lines)
-        policies.extend(classify([d for d in manifest_policies if id(d) in once]))
+        policies = classify([d for d in named_docs if id(d) in once], lines, schema=self.schema)
+        # -r is read without field lines (a large manifest set pays nothing); a refused policy's are read
+        policies.extend(classify([d for d in manifest_policies if id(d) in once], schema=self.schema)
+                        .read_error_lines())
         resources, notices = first_of_each([doc for doc in resource_docs if not is_policy_document(doc)], namespaced)
         if (self.resource_paths or self.kustomize_dirs) and not resources:
             # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked
@@ -146,7 +155,8 @@ class FileSource:
         notices.extend(state_repeats)
         passed_over = []
         if files.skipped:
-            passed_over.append(Notice(f"passed over {files.skipped} document(s) below the -p directories that are "
+            where = "of the files" if self.skip_non_policies else "below the -p directories"
+            passed_over.append(Notice(f"passed over {files.skipped} document(s) {where} that are "
                                       f"not policies: {', '.join(sorted(files.skipped_kinds))}"))
         skipped = sorted({f"{d.api_version}/{d.kind}" for d in policies.others})
         if skipped:
@@ -168,7 +178,7 @@ class FileSource:
         digests = secret_digest_notice(policies, state)
         if digests:
             notices.append(Notice(digests))
-        if self.policy_paths and not policies.has_policies:
+        if self.policy_paths and not policies.has_policies and not self.skip_non_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
                              + "".join(f" ({n})" for n in passed_over))
         return Inputs(policies, resources, state, values, kinds, context, notices,

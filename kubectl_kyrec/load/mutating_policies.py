@@ -94,7 +94,7 @@ def _mutations(r: _Reader, value: Any) -> tuple[Mutation, ...]:
         m = r.mapping(item, path)
         patch_type = r.string(m.get("patchType"), f"{path}.patchType", required=True)
         if patch_type not in PATCH_TYPES:
-            raise r.fail(f"{path}.patchType", f"unknown value {patch_type!r} ({', '.join(PATCH_TYPES)})")
+            raise r.unsupported(f"{path}.patchType", patch_type, PATCH_TYPES)
         field = "applyConfiguration" if patch_type == "ApplyConfiguration" else "jsonPatch"
         body = r.mapping(m.get(field), f"{path}.{field}")
         expression = r.string(body.get("expression"), f"{path}.{field}.expression", required=True)
@@ -105,7 +105,7 @@ def _mutations(r: _Reader, value: Any) -> tuple[Mutation, ...]:
 def _choice(r: _Reader, value: Any, path: str, allowed: tuple[str, ...], default: str) -> str:
     text = r.string(value, path) or default
     if text not in allowed:
-        raise r.fail(path, f"unknown value {text!r} ({', '.join(allowed)})")
+        raise r.unsupported(path, text, allowed)
     return text
 
 

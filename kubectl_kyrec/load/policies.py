@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.schema import REQUIRED, SchemaCheck, policy_label, type_message, unsupported_message
+from kubectl_kyrec.load.schema.validate import shown
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 
 if TYPE_CHECKING:
@@ -34,6 +36,9 @@ NAMESPACED_ONLY_V1BETA1 = ("NamespacedValidatingPolicy", "NamespacedGeneratingPo
 VALIDATING_KINDS = ("ValidatingPolicy", "NamespacedValidatingPolicy")
 # spec.evaluation.mode (api: v1beta1 EvaluationMode; HTTP and Envoy are kyverno-authz's)
 EVALUATION_MODES = ("Kubernetes", "JSON", "HTTP", "Envoy")
+# in the order of the CRDs' enums, which the API server's messages list
+FAILURE_POLICIES = ("Ignore", "Fail")
+VALIDATION_ACTIONS = ("Deny", "Audit", "Warn")
 GENERATING_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy")
 IMAGE_VALIDATING_KINDS = ("ImageValidatingPolicy", "NamespacedImageValidatingPolicy")
 DELETING_KINDS = ("DeletingPolicy", "NamespacedDeletingPolicy")
@@ -298,6 +303,8 @@ class PolicySet:
     others: list[Document] = field(default_factory=list)
     # policies of any kind that do not parse: each one reported, the rest still evaluated
     errors: list[InputError] = field(default_factory=list)
+    # what Kyverno accepts with a warning (`kubectl kyrec lint --strict` fails on them): the policy is used
+    warnings: list[InputError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     # the lines of nested fields, per document (from the loader), so errors can point at the field
     lines: dict[Source, Any] = field(default_factory=dict)
@@ -325,6 +332,7 @@ class PolicySet:
         self.mutating_bindings.extend(other.mutating_bindings)
         self.others.extend(other.others)
         self.errors.extend(other.errors)
+        self.warnings.extend(other.warnings)
         self.notices.extend(other.notices)
         self.lines.update(other.lines)
         self.validated = self.validated and other.validated
@@ -343,6 +351,22 @@ class PolicySet:
             out[(c.source_kind, c.meta.key)] = "Ignore" if value == "Ignore" else "Fail"
         return out
 
+    def read_error_lines(self) -> PolicySet:
+        """Self, with the field lines of the documents that have errors, for policies read without them (-r's,
+        a test suite's): each such file is read again, with lines. Costs nothing when all is well."""
+        from kubectl_kyrec.load.documents import load_documents_with_lines
+        from kubectl_kyrec.load.files import STDIN_NAME
+
+        files = sorted({e.source.file for e in self.errors if e.source is not None and e.field is not None
+                        and e.source.file != STDIN_NAME and e.source not in self.lines})
+        for file in files:
+            try:
+                located = load_documents_with_lines([file])
+            except InputError:
+                continue            # changed since: the errors keep their documents' lines
+            self.lines.update((item.document.source, item.lines) for item in located)
+        return self
+
     def located_errors(self) -> list[InputError]:
         return [self.locate(e) for e in self.errors]
 
@@ -358,12 +382,6 @@ class PolicySet:
             return error
         line = self.lines[error.source].line_of(field_path(error.field))
         return InputError(error.message, Source(error.source.file, line), error.field)
-
-
-def policy_label(kind: str, name: str) -> str:
-    """`Kind "name"`, as the API server names an object it refuses: every error about a policy starts
-    `file:line: Kind "name": <field>: <message>`."""
-    return f'{kind} "{name}"' if name else kind
 
 
 def field_path(text: str) -> list[str | int]:
@@ -388,37 +406,41 @@ class _Reader:
         self.doc = doc
 
     def fail(self, path: str, message: str) -> InputError:
+        """`Kind "name": path: message`, in the API server's wording (load/schema)."""
         return InputError(f"{policy_label(self.doc.kind, self.doc.name)}: {path}: {message}", self.doc.source,
                           field=path)
+
+    def unsupported(self, path: str, value: Any, allowed: Iterable[str]) -> InputError:
+        return self.fail(path, unsupported_message(value, allowed))
 
     def mapping(self, value: Any, path: str) -> Mapping[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, Mapping):
-            raise self.fail(path, f"expected a mapping, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "object"))
         return value
 
     def seq(self, value: Any, path: str) -> list[Any]:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise self.fail(path, f"expected a list, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "array"))
         return value
 
     def string(self, value: Any, path: str, *, required: bool = False) -> str:
         if value is None:
             if required:
-                raise self.fail(path, "required field is missing")
+                raise self.fail(path, REQUIRED)
             return ""
         if not isinstance(value, str):
-            raise self.fail(path, f"expected a string, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "string"))
         return value
 
     def boolean(self, value: Any, path: str, default: bool) -> bool:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise self.fail(path, f"expected a boolean, got {_type_name(value)}")
+            raise self.fail(path, type_message(path, value, "boolean"))
         return value
 
     def selector(self, value: Any, path: str) -> Mapping[str, Any]:
@@ -528,11 +550,6 @@ class _Reader:
             creation_timestamp=str(md.get("creationTimestamp") or ""), uid=str(md.get("uid") or ""))
 
 
-def _type_name(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-            float: "a number"}.get(type(value), type(value).__name__)
-
-
 def _check_version(doc: Document, versions: tuple[str, ...]) -> None:
     version = doc.api_version.split("/", 1)[-1]
     if version not in versions:
@@ -578,15 +595,15 @@ def parse_validating_policy(doc: Document) -> ValidatingPolicy:
         controllers = r.strings(pod_controllers["controllers"], "spec.autogen.podControllers.controllers")
     actions = r.strings(spec.get("validationActions"), "spec.validationActions") or ("Deny",)
     for i, action in enumerate(actions):
-        if action not in ("Deny", "Audit", "Warn"):
-            raise r.fail(f"spec.validationActions[{i}]", f"unknown action {action!r} (Deny, Audit, Warn)")
+        if action not in VALIDATION_ACTIONS:
+            raise r.unsupported(f"spec.validationActions[{i}]", action, VALIDATION_ACTIONS)
     failure_policy = r.string(spec.get("failurePolicy"), "spec.failurePolicy") or "Fail"
-    if failure_policy not in ("Fail", "Ignore"):
-        raise r.fail("spec.failurePolicy", f"unknown value {failure_policy!r} (Fail, Ignore)")
+    if failure_policy not in FAILURE_POLICIES:
+        raise r.unsupported("spec.failurePolicy", failure_policy, FAILURE_POLICIES)
     mode = r.string(evaluation.get("mode"), "spec.evaluation.mode") or "Kubernetes"
     match_constraints = r.match_resources(spec.get("matchConstraints"), "spec.matchConstraints")
     if mode not in EVALUATION_MODES:
-        raise r.fail("spec.evaluation.mode", f"unknown mode {mode!r} ({', '.join(EVALUATION_MODES)})")
+        raise r.unsupported("spec.evaluation.mode", mode, EVALUATION_MODES)
     if mode == "Kubernetes":
         # JSON, HTTP and Envoy policies evaluate payloads, not resources: no matchConstraints needed
         require_resource_rules(r, match_constraints)
@@ -639,7 +656,7 @@ def parse_exception(doc: Document) -> PolicyException:
         refs.append(PolicyRef(r.string(m.get("name"), f"spec.policyRefs[{i}].name", required=True),
                               r.string(m.get("kind"), f"spec.policyRefs[{i}].kind")))
     if not refs:
-        raise r.fail("spec.policyRefs", "required field is missing")
+        raise r.fail("spec.policyRefs", REQUIRED)
     report_result = r.string(spec.get("reportResult"), "spec.reportResult") or "skip"
     meta = r.meta()
     if not meta.namespace:
@@ -660,7 +677,7 @@ def _time(r: _Reader, value: Any, path: str) -> str:
 
     text = r.string(value, path)
     if text and parse_rfc3339(text) is None:
-        raise r.fail(path, f"{text!r} is not an RFC 3339 time (like 2026-12-31T00:00:00Z)")
+        raise r.fail(path, f"Invalid value: {shown(text)}: {path} in body must be of type date-time: {shown(text)}")
     return text
 
 
@@ -691,11 +708,15 @@ def is_policy_document(doc: Document) -> bool:
     return (group, doc.kind) in POLICY_KINDS
 
 
-def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None) -> PolicySet:
+def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None, *,
+             schema: SchemaCheck | None = None) -> PolicySet:
     """Parse documents into the policy kinds kyrec evaluates; anything else lands in `others`.
 
     A policy that does not parse, of whatever kind, is kept in `errors` (not raised), so that every bad
-    policy is reported and the others still run."""
+    policy is reported and the others still run. With `schema` (documents read from files; a cluster's or
+    a capture's were admitted already), each policy document is first validated as the API server would on
+    apply: every problem is one error, and a refused document is not parsed (the cluster would not hold
+    it)."""
     from kubectl_kyrec.load import classic_policies as classic
     from kubectl_kyrec.load import mutating_policies as mutating
     from kubectl_kyrec.load.deleting_policies import parse_deleting_policy
@@ -705,6 +726,11 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
     out = PolicySet(lines=dict(lines or {}))
     for doc in docs:
         group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+        if schema is not None and (group, doc.kind) in POLICY_KINDS:
+            refused = schema.errors(doc)
+            if refused:
+                out.errors.extend(refused)
+                continue
         try:
             if group == KYVERNO_GROUP and doc.kind in VALIDATING_KINDS:
                 out.validating.append(parse_validating_policy(doc))

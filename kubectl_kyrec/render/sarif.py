@@ -60,6 +60,8 @@ COMMAND_RULES = {
     "report": "A policy report must hold what Kyverno's background scan would write.",
     "downstream": "Generated objects must be what the generating policy would create.",
     "test": "A Kyverno CLI test row must hold.",
+    "lint": "A policy must be one the cluster admits: its schema (Kyverno's CRDs, Kubernetes' types) and Kyverno's "
+            "own checks.",
 }
 
 

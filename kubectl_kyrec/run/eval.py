@@ -274,6 +274,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
                ) -> tuple[Impact, list[EvalError]]:
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
     the base policies that did not parse."""
+    from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.policy_validation import validate_policies
     from kubectl_kyrec.load.documents import load_documents_with_lines
@@ -282,7 +283,8 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     from kubectl_kyrec.run.generate import generate_for_inputs
 
     located = load_documents_with_lines(list(base_policy_paths), stdin=sys.stdin)
-    base = classify([d.document for d in located], {d.document.source: d.lines for d in located})
+    base = classify([d.document for d in located], {d.document.source: d.lines for d in located},
+                    schema=policy_schema_check())
     base.exceptions.extend(inputs.policies.exceptions)
     base = validate_policies(base, now)
     base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,

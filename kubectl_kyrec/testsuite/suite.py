@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload, load_authz_payload
 from kubectl_kyrec.load.duplicates import first_of_each
@@ -388,18 +389,21 @@ def _load_inputs(suite: TestSuite, load: DocumentLoader, out: LoadedSuite) -> No
     def docs(paths: Sequence[str]) -> list[Document]:
         return load(named(paths)) if paths else []
 
+    schema = policy_schema_check()
+
     def policies(paths: Sequence[str]) -> PolicySet:
         if load is not _default_loader:
-            return classify(docs(paths))
+            return classify(docs(paths), schema=schema).read_error_lines()
         # the lines of their fields kept, so that a policy Kyverno refuses is shown at the offending field
         from kubectl_kyrec.load.documents import load_documents_with_lines
 
         located = load_documents_with_lines(named(paths))
-        return classify([d.document for d in located], {d.document.source: d.lines for d in located})
+        return classify([d.document for d in located], {d.document.source: d.lines for d in located}, schema=schema)
 
     if not suite.policies:
         raise InputError("the test names no policies", suite.source)
     # one bad policy makes the whole test file unloadable, as in Kyverno's CLI
+    # checked against the cluster's schema as `-p` is (a policy the cluster refuses is not tested)
     out.policies = policies(suite.policies).raise_errors()
     exceptions = policies(suite.exceptions).raise_errors()
     out.policies.exceptions = list(exceptions.exceptions)

@@ -23,6 +23,7 @@ import yaml
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate import pipeline
 from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
@@ -137,7 +138,7 @@ def test_admission_verdicts(folder: Path) -> None:
         try:
             docs = load_documents([str(path)])
             if kind == "policy" or any(d.api_version.startswith(POLICY_GROUPS) for d in docs):
-                classify([*policy_docs, *docs]).raise_errors()
+                classify([*policy_docs, *docs], schema=policy_schema_check()).raise_errors()
                 # what Kyverno's policy validation refuses and kyrec's evaluator reports as an error
                 for policy in classify(docs).classic:
                     refused = refused_by_kyverno(policy)

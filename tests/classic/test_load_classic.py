@@ -72,7 +72,7 @@ def test_v2beta1_is_read_as_the_cli_does() -> None:
 @pytest.mark.parametrize(("change", "message"), [
     (("kyverno.io/v1", "kyverno.io/v9"), "unknown version 'kyverno.io/v9'"),
     (("validationFailureAction: enforce", "validationFailureAction: block"), "spec.validationFailureAction"),
-    (("  - name: add\n", "  - name: check\n"), "duplicate rule name"),
+    (("  - name: add\n", "  - name: check\n"), "Duplicate rule name: 'check'"),
     (("    mutate:\n      patchStrategicMerge: {}\n", ""), "must have exactly one of"),
     (("      any:\n      - resources:\n          kinds: [Pod]\n",
       "      any:\n      - resources:\n          kinds: Pod\n"), "spec.rules[0].match.any[0].resources.kinds"),

@@ -118,40 +118,42 @@ INPUT_ERRORS = [
      ["diff", "-p", "p.yaml", "--state", "s.json"], "s.json:1: metadata must be a mapping, not a number"),
     ("binding-matchlabels-number", {"p.yaml": VAP.replace("SELECTOR", "{matchLabels: 5}")},
      ["eval", "-p", "p.yaml", "-r", "r.yaml"],
-     "p.yaml:18: ValidatingAdmissionPolicyBinding \"vapb\": spec.matchResources.namespaceSelector.matchLabels: "
-     "expected a mapping, got an integer"),
+     'p.yaml:18: ValidatingAdmissionPolicyBinding "vapb": spec.matchResources.namespaceSelector.matchLabels: '
+     'Invalid value: "integer": spec.matchResources.namespaceSelector.matchLabels in body must be of type object: '
+     '"integer"'),
     ("binding-selector-string", {"p.yaml": VAP.replace("SELECTOR", "x")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:18: ValidatingAdmissionPolicyBinding \"vapb\": "
-                                               "spec.matchResources.namespaceSelector: expected a mapping"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:18: ValidatingAdmissionPolicyBinding "vapb": '
+                                               'spec.matchResources.namespaceSelector: Invalid value: "string"'),
     ("binding-expression-scalar", {"p.yaml": VAP.replace("SELECTOR", "{matchExpressions: [5]}")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:18: ValidatingAdmissionPolicyBinding \"vapb\": "
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:18: ValidatingAdmissionPolicyBinding "vapb": '
                                                "spec.matchResources.namespaceSelector.matchExpressions[0]"),
     ("classic-null-filter", {"p.yaml": classic(any_="null")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:9: ClusterPolicy \"cp\": spec.rules[0].match.any[0]: "
-                                               "expected a mapping, got null"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:9: ClusterPolicy "cp": spec.rules[0].match.any[0]: '
+                                               'Invalid value: "null": spec.rules[0].match.any[0] in body must be of '
+                                               'type object: "null"'),
     ("classic-generate-scalar", {"p.yaml": classic(rule="generate: 5")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].generate: "
-                                               "expected a mapping, got an integer"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:11: ClusterPolicy "cp": spec.rules[0].generate: '
+                                               'Invalid value: "integer"'),
     ("classic-generate-kind-list", {"p.yaml": classic(rule="generate: {apiVersion: v1, kind: [x], name: cfg, "
                                                            "data: {}}")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].generate.kind: "
-                                               "expected a string, got a list"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:11: ClusterPolicy "cp": spec.rules[0].generate.kind: '
+                                               'Invalid value: "array"'),
     ("classic-generate-synchronize-string", {"p.yaml": classic(rule="generate: {kind: ConfigMap, name: cfg, "
                                                                     "synchronize: x, data: {}}")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].generate.synchronize: "
-                                               "expected a boolean"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:11: ClusterPolicy "cp": spec.rules[0].generate.synchronize: '
+                                               'Invalid value: "string"'),
     ("classic-validate-list", {"p.yaml": classic(rule="validate: [x]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:11: ClusterPolicy \"cp\": spec.rules[0].validate: "
-                                               "expected a mapping, got a list"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:11: ClusterPolicy "cp": spec.rules[0].validate: '
+                                               'Invalid value: "array"'),
     ("classic-context-entry-number", {"p.yaml": classic(context="[5]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy \"cp\": spec.rules[0].context[0]: "
-                                               "expected a mapping"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:10: ClusterPolicy "cp": spec.rules[0].context[0]: '
+                                               'Invalid value: "integer"'),
     ("classic-context-without-name", {"p.yaml": classic(context="[{variable: {value: 1}}]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy \"cp\": spec.rules[0].context[0].name: "
-                                               "required field is missing"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:10: ClusterPolicy "cp": spec.rules[0].context[0].name: '
+                                               "Required value"),
     ("classic-context-variable-string", {"p.yaml": classic(context="[{name: c, variable: x}]")},
-     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "p.yaml:10: ClusterPolicy \"cp\": spec.rules[0].context[0].variable: "
-                                               "expected a mapping"),
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], 'p.yaml:10: ClusterPolicy "cp": spec.rules[0].context[0].variable: '
+                                               'Invalid value: "string"'),
     ("baseline-not-utf8", {"b.json": b"{\"apiVersion\": \"caf\xe9\"}"},
      ["eval", "-p", "p.yaml", "-r", "r.yaml", "--baseline", "b.json"], "b.json: cannot read baseline: not valid UTF-8"),
     ("baseline-nested-too-deeply", {"b.json": "[" * 100000 + "]" * 100000},

@@ -212,6 +212,13 @@ TEST_RESULT = sorted({
 })
 
 
+LINT_RESULT = sorted({
+    "apiVersion", "kind", "kyrecVersion", "notices", "summary",
+    *(f"summary.{k}" for k in ("policies", "errors", "warnings")),
+    "problems", *(f"problems[].{k}" for k in ("file", "line", "field", "severity", "message")),
+})
+
+
 # a GeneratingPolicy whose CEL does not compile: one entry in errors[], and the run goes on
 BROKEN_POLICY = """\
 apiVersion: policies.kyverno.io/v1
@@ -397,6 +404,11 @@ def test_test_result_keys() -> None:
     _check(doc, as_yaml, "TestResult", TEST_RESULT)
 
 
+def test_lint_result_keys() -> None:
+    doc, as_yaml = invoke("lint", str(ROOT / "tests" / "load" / "schema_typo.yaml"))
+    _check(doc, as_yaml, "LintResult", LINT_RESULT)
+
+
 @pytest.mark.parametrize("value, paths", [
     ({"a": {"b": 1}, "c": [{"d": 1}, {"e": 2}]}, {"a", "a.b", "c", "c[].d", "c[].e"}),
     ({"changes": [{"domain": "report", "x": 1}]}, {"changes", "changes[report].domain", "changes[report].x"}),
@@ -412,6 +424,6 @@ def test_docs_name_every_key_of_the_contract() -> None:
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
             for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT,
-                      *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE, *FAILED_READ_ERROR]}
+                      *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE, *FAILED_READ_ERROR, *LINT_RESULT]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []

@@ -82,9 +82,11 @@ def test_classify_puts_both_kinds_with_the_deleting_policies() -> None:
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"spec": {"schedule": None}}, "spec.schedule: required field is missing"),
+    ({"spec": {"schedule": None}}, "spec.schedule: Required value"),
     ({"spec": {"deletionPropagationPolicy": "Now"}}, "spec.deletionPropagationPolicy: Unsupported value: 'Now'"),
-    ({"status": {"lastExecutionTime": "yesterday"}}, "status.lastExecutionTime: 'yesterday' is not an RFC 3339"),
+    ({"status": {"lastExecutionTime": "yesterday"}},
+     'status.lastExecutionTime: Invalid value: "yesterday": status.lastExecutionTime in body must be of type '
+     'date-time'),
 ])
 def test_what_the_api_server_refuses_is_an_input_error(change: dict[str, Any], message: str) -> None:
     obj = dpol()

@@ -32,7 +32,7 @@ def test_priority_label_counts_only_positive_integers() -> None:
 
 
 def test_policy_refs_are_required() -> None:
-    with pytest.raises(InputError, match=r"e.yaml:3: PolicyException \"e\": spec.policyRefs: required"):
+    with pytest.raises(InputError, match=r'e.yaml:3: PolicyException "e": spec.policyRefs: Required value'):
         parse_exception(exc({}))
 
 
