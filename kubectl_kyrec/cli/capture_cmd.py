@@ -74,9 +74,9 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
 
     With --producer kubescape it makes the reads of `coverage --producer kubescape` instead. With --kind it
     lists only the kinds named (all namespaces, or -n's), and records each as listed even when the cluster
-    has none of it, so that a later run knows the kind is empty rather than never read: `kubectl kyrec
-    capture --kind limitranges -A -o more-state.json`, passed with another --state, completes a state that
-    lacked them (kubectl get's empty List cannot: it names no kind).
+    has none of it, so that a later run knows the kind is empty rather than never read: the file of `kubectl
+    kyrec capture --kind limitranges -A -o more-state.json`, given to diff beside the first capture, completes
+    a state that lacked them (kubectl get's empty List cannot: it names no kind).
 
     \b
     Example:
