@@ -218,7 +218,7 @@ def main() -> None:
 
 
 def _markdown(headers: list[str], rows: list[list[Any]]) -> str:
-    """A Markdown table as the README quotes them."""
+    """A Markdown table as docs/performance.md quotes them."""
     lines = [headers, ["---"] * len(headers), *rows]
     return "\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines)
 
