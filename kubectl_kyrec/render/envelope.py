@@ -1,4 +1,4 @@
-"""The machine output contract (DESIGN section 3): one envelope, rendered as JSON or YAML.
+"""The machine output contract (docs/output.md): one envelope, rendered as JSON or YAML.
 
 JSON is encoded with orjson: `json.dumps(indent=2)` never uses CPython's C encoder (only the compact form
 does), and on 50,000 eval results orjson's indented output took 0.73 s where the standard library took
