@@ -1,4 +1,5 @@
-"""Benchmark: `coverage` over a state of 50,000 subjects with their reports (DESIGN: < 30 s, < 1.5 GiB).
+"""Benchmark: `coverage` over a state of 50,000 subjects with their reports (goal: < 30 s, < 1.5 GiB;
+docs/performance.md).
 
 Generates a `kubectl get -o json`-style List into a temporary directory: Pods across 50 namespaces, one
 PolicyReport each (a few percent stale, a few percent missing, a handful duplicated or misnamed, a few
@@ -218,7 +219,7 @@ def main() -> None:
 
 
 def _markdown(headers: list[str], rows: list[list[Any]]) -> str:
-    """A Markdown table as the README quotes them."""
+    """A Markdown table as docs/performance.md quotes them."""
     lines = [headers, ["---"] * len(headers), *rows]
     return "\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines)
 

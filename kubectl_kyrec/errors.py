@@ -1,4 +1,4 @@
-"""Error types carrying a Source, and the exit-code table (DESIGN section 3).
+"""Error types carrying a Source, and the exit-code table (docs/architecture.md#exit-codes).
 
 Exit codes, first match wins when several apply:
 
@@ -56,7 +56,7 @@ class ExitCode(enum.IntEnum):
 REPORT_BUGS = ("please report it on the kubectl-kyrec issue tracker with the command line and the traceback "
                "that KYREC_DEBUG=1 prints")
 
-# Precedence when several outcomes apply to one run (DESIGN section 3).
+# Precedence when several outcomes apply to one run (docs/architecture.md#exit-codes).
 PRECEDENCE = (ExitCode.USAGE, ExitCode.INPUT, ExitCode.CLUSTER, ExitCode.APPLY_FAILED,
               ExitCode.FINDINGS, ExitCode.CLEAN)
 

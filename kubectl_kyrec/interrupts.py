@@ -1,4 +1,4 @@
-"""How kyrec ends on SIGINT (Ctrl-C) and SIGTERM (DESIGN sections 3 and 6).
+"""How kyrec ends on SIGINT (Ctrl-C) and SIGTERM (docs/architecture.md#exit-codes, #writing-corrections).
 
 - Every command run from the console: SIGINT raises `Interrupted`, which ends it with one line on stderr
   and exit 130. Not KeyboardInterrupt: click turns that into a blank line, `Aborted!` and exit 1, and

@@ -69,7 +69,8 @@ def group_version(api_version: str) -> tuple[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class Ref:
-    """The DESIGN *ref*: identity of an object. `synthetic` marks a stand-in uid for a manifest."""
+    """The *ref* of the JSON documents (docs/output.md): identity of an object. `synthetic` marks a stand-in uid for a
+    manifest."""
 
     api_version: str
     kind: str
@@ -133,7 +134,7 @@ OPENREPORTS = "openreports.io/v1alpha1"
 
 
 class Result(NamedTuple):
-    """One policy result, with Kyverno's report fields (SEMANTICS D.1).
+    """One policy result, with Kyverno's report fields (docs/semantics/reports.md#report-objects).
 
     A named tuple rather than a frozen dataclass: immutable all the same, and made at C speed. A run
     makes one per (subject, policy) pair, and a frozen dataclass sets each of its 14 fields through

@@ -1,4 +1,5 @@
-"""Kyverno's `orValue` compatibility macro (SEMANTICS C.2): `x.orValue(y)` is `x` when x is not optional.
+"""Kyverno's `orValue` compatibility macro (docs/semantics/cel-libraries.md#kubernetes-and-cel-gos-libraries):
+`x.orValue(y)` is `x` when x is not optional.
 
 cel-go expands it at parse time once the checker knows x's type. Our engine cannot add an overload for
 non-optional receivers (its built-in `orValue` wins at run time), so the expression text is rewritten

@@ -2,8 +2,8 @@
 
 Why not evaluate variables apart and pass them in: a variable may hold an optional
 (`object.metadata.?labels`), and the engine can neither turn an optional back into Python nor bind a
-`cel.Value` into another activation (DESIGN section 9). So each `variables.<name>` reference is rewritten
-to a bound identifier and the expression is wrapped in `cel.bind(...)` for every variable it uses,
+`cel.Value` into another activation (docs/architecture.md#the-cel-engine). So each `variables.<name>` reference is
+rewritten to a bound identifier and the expression is wrapped in `cel.bind(...)` for every variable it uses,
 transitively, in declaration order. `cel.bind` is lazy, which matches Kyverno's lazy variables: a
 variable that would fail but is never used does not fail the expression.
 

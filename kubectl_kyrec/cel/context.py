@@ -2,8 +2,8 @@
 
 `resource.*`, `globalContext.*`, `image.GetMetadata` and `http.*` ask a :class:`ContextProvider`.
 Offline, :class:`ObjectsProvider` answers from plain objects (state files, a Kyverno CLI `Context`
-file) the way a cluster holding those objects would (SEMANTICS A.4): full List objects, label
-selectors honoured, `""` meaning every namespace, `null` for a Get that finds nothing.
+file) the way a cluster holding those objects would (docs/semantics/cel-libraries.md#resource-functions): full List
+objects, label selectors honoured, `""` meaning every namespace, `null` for a Get that finds nothing.
 
 Providers raise :class:`CelFunctionError` with the bare reason; the libraries add Kyverno's prefixes
 (`failed to get resource: ...`, `request failed: ...`).

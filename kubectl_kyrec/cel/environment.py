@@ -1,7 +1,8 @@
 """Which variables each policy kind binds, and a cache of environments built from the libraries.
 
-SEMANTICS B.2 (vpol: object, oldObject, request, namespaceObject, variables, exceptions), A.2 (gpol adds
-`generator` through its library) and admissionregistration/v1 (VAP adds params and authorizer).
+docs/semantics/cel-libraries.md#variables-each-kind-binds (vpol: object, oldObject, request, namespaceObject,
+variables, exceptions; gpol adds `generator` through its library) and admissionregistration/v1 (VAP adds params and
+authorizer).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ POLICY_VARIABLES: dict[str, tuple[str, ...]] = {
     "MutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
     "NamespacedMutatingPolicy": ("object", "oldObject", "request", "namespaceObject"),
     "MutatingAdmissionPolicy": ("object", "oldObject", "request", "namespaceObject", "params", "authorizer"),
-    # exceptions' matchConditions see no variables (SEMANTICS B.4)
+    # exceptions' matchConditions see no variables (docs/semantics/exceptions.md)
     "PolicyException": ("object", "oldObject", "request", "namespaceObject"),
 }
 

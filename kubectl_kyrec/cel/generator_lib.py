@@ -1,4 +1,5 @@
-"""`generator.Apply` / `generator.apply` (SEMANTICS A.3; sdk: generator/lib.go, impl.go, namespaced_impl.go).
+"""`generator.Apply` / `generator.apply` (docs/semantics/generating.md#downstream-objects; sdk: generator/lib.go,
+impl.go, namespaced_impl.go).
 
 In Kyverno `generator` is a global of an opaque type whose member function creates the objects at once.
 Offline nothing is created: every call is handed to the *sink*, which the evaluation stage points at a

@@ -1,4 +1,5 @@
-"""The Kubernetes CEL libraries Kyverno binds (SEMANTICS.md C.2), ready for ``Environment``.
+"""The Kubernetes CEL libraries Kyverno binds (docs/semantics/cel-libraries.md#kubernetes-and-cel-gos-libraries), ready
+for ``Environment``.
 
 Kyverno's environment adds, from k8s.io/apiserver ``pkg/cel/library``: Lists, Regex, URLs, Quantity,
 IP, CIDR, SemverLib(v1) and Format. Member names that several Kubernetes types share are joined into

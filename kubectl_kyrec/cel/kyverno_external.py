@@ -4,8 +4,8 @@ http/ lib.go and impl.go).
 
 In Kyverno `http.Client(caBundle)` returns another http context whose `Get/Post/Put` are methods; here
 that context is a tagged dict (`@type: kyverno.http`) and the methods are member overloads on it.
-Namespaced policies (SEMANTICS C.1) cannot use HTTP unless the operator allowed it, and their
-globalContext lookups are denied: both fail when called, as Kyverno's confined contexts do.
+Namespaced policies (docs/semantics/cel-libraries.md#kyvernos-libraries) cannot use HTTP unless the operator allowed it,
+and their globalContext lookups are denied: both fail when called, as Kyverno's confined contexts do.
 """
 
 from __future__ import annotations

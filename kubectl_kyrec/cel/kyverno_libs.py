@@ -1,4 +1,4 @@
-"""Kyverno's CEL libraries for one policy kind (SEMANTICS C.1).
+"""Kyverno's CEL libraries for one policy kind (docs/semantics/cel-libraries.md#kyvernos-libraries).
 
 | kind                          | gets                                                                   |
 |-------------------------------|------------------------------------------------------------------------|

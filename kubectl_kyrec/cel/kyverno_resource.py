@@ -1,5 +1,5 @@
 """`resource.Get/List/Post/ToGVR` and their camelCase spellings (sdk: resource/lib.go, impl.go,
-namespaced_impl.go; SEMANTICS A.4).
+namespaced_impl.go; docs/semantics/cel-libraries.md#resource-functions).
 
 Cluster policies pass the namespace; namespaced policies (`namespace` given here) drop that argument
 and use their own. A GVR (from `ToGVR`) is a tagged dict and can replace (apiVersion, resource).

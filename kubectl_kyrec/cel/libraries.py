@@ -1,4 +1,4 @@
-"""The libraries each policy kind gets: Kubernetes' (SEMANTICS C.2) and Kyverno's (C.1)."""
+"""The libraries each policy kind gets: Kubernetes' and Kyverno's (docs/semantics/cel-libraries.md)."""
 
 from __future__ import annotations
 

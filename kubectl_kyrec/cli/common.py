@@ -1,6 +1,7 @@
 """Flags every command shares, `-o FORMAT[=FILE]` parsing, and turning errors into one line + exit code.
 
-kubectl passes nothing to a plugin, so the kubectl connection flags are parsed here (DESIGN section 3).
+kubectl passes nothing to a plugin, so the kubectl connection flags are parsed here
+(docs/architecture.md#the-command-line).
 """
 
 from __future__ import annotations

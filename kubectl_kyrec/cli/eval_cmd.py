@@ -121,7 +121,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path,
                              schema=policy_schema_check())
-    if live:                # eval reads the cluster only when asked (DESIGN section 3)
+    if live:                # eval reads the cluster only when asked (docs/architecture.md#the-command-line)
         from kubectl_kyrec.cluster.live_source import live_source
 
         source = live_source(source, kube, reports=False, downstreams=True)

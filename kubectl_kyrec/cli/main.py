@@ -110,7 +110,7 @@ def _top_help() -> str:
 cli.help = _top_help()
 
 
-# The Kyverno behaviour kyrec reproduces: the source read for SEMANTICS.md (kyverno/kyverno main, August 2026,
+# The Kyverno behaviour kyrec reproduces: the source docs/semantics/README.md cites (kyverno/kyverno main, August 2026,
 # after v1.19). Bump both together when kyrec follows a newer release.
 KYVERNO_RELEASE = "v1.19"
 KYVERNO_SOURCE = "kyverno/kyverno@111e07bbec (main, 2026-08)"

@@ -6,7 +6,8 @@ plugins, OIDC, client certificates, several files merged), TLS and the HTTP call
 are not used: bodies come back as bytes and are decoded with the same fast JSON path as state files. It is
 imported only by `connect()`, so offline runs and `--help` never load it.
 
-Retry rules (DESIGN section 7), per request; a write is retried only where the server did nothing:
+Retry rules (docs/architecture.md#reading-a-live-cluster), per request; a write is retried only where the
+server did nothing:
 - 429: wait for Retry-After (capped) and try again, for reads and writes alike (the server did nothing);
 - 5xx, connection resets and read timeouts: reads only, bounded exponential backoff, then the caller fails
   that one resource type;

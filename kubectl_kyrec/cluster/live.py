@@ -1,6 +1,7 @@
 """Reading a live cluster into a ClusterState: which LISTs a run needs, and the record of what they gave.
 
-The reads a run needs (DESIGN section 7), each one paginated LIST per resource type and scope:
+The reads a run needs (docs/architecture.md#reading-a-live-cluster), each one paginated LIST per resource
+type and scope:
 - the policy kinds kyrec evaluates (always: the cluster's copies tell policy age and sync settings; without
   `-p` they are the policy set), ValidatingAdmissionPolicies, their bindings and param kinds, and the
   mutating kinds `eval` admits manifests through (MutatingPolicies, MutatingAdmissionPolicies and their

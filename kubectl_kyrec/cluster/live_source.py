@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def terminal_progress() -> Progress | None:
-    """A one-line progress display on stderr, only on a terminal (DESIGN section 3)."""
+    """A one-line progress display on stderr, only on a terminal (docs/architecture.md#the-command-line)."""
     if not sys.stderr.isatty():
         return None
 

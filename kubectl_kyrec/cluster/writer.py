@@ -1,5 +1,5 @@
 """The only code in kyrec that writes to a cluster: it carries out a Plan, one object at a time, and records
-an outcome per object (DESIGN section 3, `apply` contract).
+an outcome per object (docs/architecture.md#writing-corrections; docs/output.md, `ApplyResult`).
 
 - create/apply: server-side apply (`application/apply-patch+yaml`) with the plan's field manager and force;
   a missing report is a POST, so that it can never overwrite one that appeared since the read.

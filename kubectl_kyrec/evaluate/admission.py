@@ -1,7 +1,8 @@
 """The admission request a subject stands for, as Kyverno's background scan builds it.
 
-A scan uses operation CREATE, an empty userInfo and no oldObject (SEMANTICS D.2); `--values` may set the
-operation (UPDATE: oldObject = object; DELETE: object is null) and userInfo, as the Kyverno CLI allows.
+A scan uses operation CREATE, an empty userInfo and no oldObject
+(docs/semantics/reports.md#ephemeral-reports-and-scans); `--values` may set the operation (UPDATE: oldObject = object;
+DELETE: object is null) and userInfo, as the Kyverno CLI allows.
 """
 
 from __future__ import annotations

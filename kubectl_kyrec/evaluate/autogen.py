@@ -1,4 +1,4 @@
-"""Autogen: the pod-controller variants of a Pod-targeting ValidatingPolicy (SEMANTICS B.3).
+"""Autogen: the pod-controller variants of a Pod-targeting ValidatingPolicy (docs/semantics/validating.md#autogen).
 
 Kyverno rewrites the JSON-marshalled spec byte by byte (`object.spec` -> `object.spec.template.spec`, and
 so on; kk: pkg/cel/autogen), wraps each matchCondition in a kind precondition, and evaluates every variant

@@ -1,5 +1,5 @@
 """Classic generate rules (ClusterPolicy / Policy `generate`): the downstreams Kyverno's background
-controller writes for one trigger, rule by rule (SEMANTICS-CLASSIC 5).
+controller writes for one trigger, rule by rule (docs/semantics/classic.md#generate).
 
 kk: pkg/background/generate/controller.go ApplyGeneratePolicy (rule context, applyRules One), generator.go
 generate/generateForeach (context, `generate.preconditions`, SubstituteAllInType over the pattern, then one
@@ -195,7 +195,7 @@ def trigger_labels(trigger: Mapping[str, Any], kind: str, uid: str) -> dict[str,
 
 def manage_labels(obj: dict[str, Any], unit: ClassicGenerateRule, trigger_set: Mapping[str, str]) -> None:
     """common/labels.go ManageLabels: managed-by, policy-name, policy-namespace ("" for a ClusterPolicy),
-    rule-name, trigger-{version,group,kind,namespace,uid}. Never trigger-name (SEMANTICS-CLASSIC 5)."""
+    rule-name, trigger-{version,group,kind,namespace,uid}. Never trigger-name (docs/semantics/classic.md#generate)."""
     meta = obj.setdefault("metadata", {})
     labels = dict(meta.get("labels") or {})
     labels[LABEL_MANAGED_BY] = MANAGED_BY_KYVERNO

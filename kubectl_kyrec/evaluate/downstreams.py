@@ -1,4 +1,5 @@
-"""Downstream objects exactly as Kyverno writes them (SEMANTICS A.3; kk: pkg/cel/libs/context.go).
+"""Downstream objects exactly as Kyverno writes them (docs/semantics/generating.md#downstream-objects; kk:
+pkg/cel/libs/context.go).
 
 For every item handed to `generator.Apply` (or rendered by a template):
 1. an item with a list-shaped `items` field (a `resource.List` result) stands for its items;

@@ -1,4 +1,4 @@
-"""CEL PolicyExceptions (SEMANTICS B.4; kk: pkg/cel/policies/vpol/compiler/policy.go).
+"""CEL PolicyExceptions (docs/semantics/exceptions.md; kk: pkg/cel/policies/vpol/compiler/policy.go).
 
 Candidates are the exceptions whose policyRefs name the policy and its kind; expired ones are dropped
 (the in-cluster vpol provider checks `expiresAt`). Each matched exception contributes its images and

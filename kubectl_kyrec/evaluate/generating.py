@@ -1,4 +1,4 @@
-"""GeneratingPolicy evaluation, step for step as Kyverno's gpol engine (SEMANTICS A.2, A.3, A.5).
+"""GeneratingPolicy evaluation, step for step as Kyverno's gpol engine (docs/semantics/generating.md).
 
 kk: pkg/cel/policies/gpol/engine/engine.go (matchConstraints first, then the compiled policy; result
 messages), compiler/policy.go (exceptions, matchConditions, every `generate` entry in order, templates
@@ -177,7 +177,7 @@ def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
                    for i, a in enumerate(policy.audit_annotations))
     texts.extend(a.value_expression for a in policy.audit_annotations)
     exc_env, exc_check = envs.get("PolicyException")
-    # the in-cluster gpol exception provider does not look at expiresAt (SEMANTICS B.4)
+    # the in-cluster gpol exception provider does not look at expiresAt (docs/semantics/exceptions.md)
     candidates = applicable(exceptions, meta.name, meta.kind, datetime.datetime.now(datetime.UTC),
                             check_expiry=False)
     variables = {v.name: v.expression for v in policy.variables}
@@ -191,7 +191,8 @@ def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
 # ---- evaluating one trigger -------------------------------------------------------------------------------
 
 def trigger_info(request: RequestInfo, uid: str) -> TriggerInfo:
-    """The trigger labels: request name and kind, the object's namespace (SEMANTICS H.4) and uid."""
+    """The trigger labels: request name and kind, the object's namespace (docs/semantics/generating.md#evaluation) and
+    uid."""
     obj = request.obj or {}
     namespace = str((obj.get("metadata") or {}).get("namespace") or "") if request.obj is not None else ""
     return TriggerInfo(name=request.name, namespace=namespace, uid=uid if request.obj is not None else "",
@@ -205,7 +206,7 @@ def _gvk_string(obj: Mapping[str, Any]) -> str:
 
 
 def generated_resources_property(objects: Sequence[Mapping[str, Any]]) -> str:
-    """`properties.generated-resources` of the report result (SEMANTICS A.6)."""
+    """`properties.generated-resources` of the report result (docs/semantics/generating.md#report-results)."""
     parts = []
     for obj in objects:
         meta = obj.get("metadata") or {}
@@ -411,7 +412,7 @@ def policy_created(policy: GeneratingPolicy, state: Sequence[Document]) -> str:
 
 
 def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created: str) -> bool | None:
-    """generateExisting off: a trigger that existed before the policy is owed nothing (DESIGN 4).
+    """generateExisting off: a trigger that existed before the policy is owed nothing (docs/semantics/downstreams.md).
 
     None when that cannot be told: the trigger exists and the policy's creation time is unknown (a
     manifest from git has none, and the state holds no copy). It is never taken to be now: that would

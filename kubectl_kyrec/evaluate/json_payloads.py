@@ -1,4 +1,4 @@
-"""JSON-mode ValidatingPolicies over JSON payloads (SEMANTICS B.1/B.2, H.6).
+"""JSON-mode ValidatingPolicies over JSON payloads (docs/semantics/validating.md#json-http-and-envoy-modes).
 
 Kyverno evaluates a policy with `evaluation.mode: JSON` against any JSON document: `object` is the payload
 and `variables` the policy's variables; there is no request, oldObject or namespaceObject, no

@@ -17,8 +17,8 @@ trigger), after the MutatingPolicies' admission pass:
   passing policy's response carries the target after all of them (`evalResponse.PatchedResource`).
 
 The trigger is not matched against the policy at all: the CLI runs the targets for any resource it is
-given (the background controller only does so for a trigger its matchConstraints admit: SEMANTICS has no
-entry for this CLI path; docs/compatibility.md).
+given (the background controller only does so for a trigger its matchConstraints admit; docs/compatibility.md,
+"Mutating policies").
 """
 
 from __future__ import annotations

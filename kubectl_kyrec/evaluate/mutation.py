@@ -3,7 +3,7 @@
 The chain (`eval` on manifests) is defaulting -> mutation -> validation, as an API server admits an object:
 its defaults first (k8s/defaulting.py), then mutating admission, in the API server's plugin order (the
 in-tree MutatingAdmissionPolicy plugin before the MutatingAdmissionWebhook plugin, which calls Kyverno), and
-within Kyverno's webhooks in Kyverno's order (SEMANTICS, "Mutation order"). Each engine takes the request
+within Kyverno's webhooks in Kyverno's order (docs/admission.md#mutation-order). Each engine takes the request
 as the chain has made it so far and answers a `MutationStep`; the chain feeds the step's object to the
 next engine, and the last object to validation.
 

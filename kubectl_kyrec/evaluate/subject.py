@@ -1,7 +1,7 @@
 """Per-subject evaluation context: the request, the namespace object and cached activations.
 
 The engine converts an activation's variables lazily and caches them, so one activation per
-(subject, environment) is built and reused for every policy (DESIGN section 9).
+(subject, environment) is built and reused for every policy (docs/architecture.md#the-cel-engine).
 """
 
 from __future__ import annotations

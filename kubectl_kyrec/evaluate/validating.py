@@ -1,4 +1,4 @@
-"""ValidatingPolicy evaluation, step for step as Kyverno's vpol engine (SEMANTICS B.2).
+"""ValidatingPolicy evaluation, step for step as Kyverno's vpol engine (docs/semantics/validating.md#evaluation).
 
 kk: pkg/cel/policies/vpol/engine/engine.go (rule names and messages) and compiler/policy.go (order:
 exceptions, matchConditions, validations stopping at the first false, auditAnnotations).
@@ -148,7 +148,7 @@ _PROCESS_ONLY = {background: {"process": process} for background, process in _PR
 def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
                 message: str, properties: Mapping[str, str], actions: Sequence[str], background: bool,
                 binding: str = "", facts: tuple[str, bool, str, str] | None = None) -> Result:
-    """A Result with Kyverno's report fields (ToPolicyReportResult, SEMANTICS D.1)."""
+    """A Result with Kyverno's report fields (ToPolicyReportResult, docs/semantics/reports.md#report-objects)."""
     key, scored, category, severity = facts or _facts(policy_meta)
     if properties:
         props = {"process": _PROCESS[background]}
@@ -268,7 +268,7 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                                                  f"'{type(value).__name__}' to 'bool'",
                            {"cel.validationIndex": str(index)})
         message = validation_message(validation, activation, index)
-        # ... and compiles no auditAnnotations (SEMANTICS H.6)
+        # ... and compiles no auditAnnotations (docs/semantics/validating.md#json-http-and-envoy-modes)
         audits, audit_error = evaluate_audit_annotations(() if json_mode else cv.audit_annotations, activation)
         if audit_error is not None:
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")

@@ -32,7 +32,7 @@ LABEL_PREFIX = {
     "Policy": "pol.kyverno.io/",
     "ValidatingPolicy": "vpol.kyverno.io/",
     "ImageValidatingPolicy": "ivpol.kyverno.io/",
-    # Kyverno's PolicyLabelPrefix only checks the cluster kinds (SEMANTICS D.2 quirk)
+    # Kyverno's PolicyLabelPrefix only checks the cluster kinds (docs/semantics/reports.md#ephemeral-reports-and-scans)
     "NamespacedValidatingPolicy": "validatingadmissionpolicy.apiserver.io/",
     "NamespacedImageValidatingPolicy": "validatingadmissionpolicy.apiserver.io/",
 }
@@ -72,7 +72,7 @@ def policy_versions(policies: PolicySet, state: Sequence[Document]) -> dict[str,
 
 
 def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]:
-    """GeneratingPolicy results as reports carry them (SEMANTICS A.6).
+    """GeneratingPolicy results as reports carry them (docs/semantics/generating.md#report-results).
 
     Kyverno writes one when it processes the trigger's UpdateRequest and the policy gave a result:
     generated (pass), exempted (pass/skip), or failed (error). A trigger that predates a policy without

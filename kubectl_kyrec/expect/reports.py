@@ -1,4 +1,4 @@
-"""Expected policy reports: one per subject, named by its uid (SEMANTICS D.1, DESIGN section 5).
+"""Expected policy reports: one per subject, named by its uid (docs/semantics/reports.md#report-objects).
 
 Only what the background scan would write: results of policies with background enabled, no
 matchConditions skips (the scan filters them), nothing from policies labelled reports.kyverno.io/disabled.

@@ -1,4 +1,5 @@
-"""Kyverno's report resource hash (`audit.kyverno.io/resource.hash`, SEMANTICS D.3), byte for byte.
+"""Kyverno's report resource hash (`audit.kyverno.io/resource.hash`), byte for byte
+(docs/semantics/reports.md#resource-hash).
 
 Kyverno's `CalculateResourceHash` takes the object as Kubernetes' unstructured decoding left it, reads its
 labels and annotations (`nil` unless a map whose values are all strings), drops `metadata`, `status`,

@@ -1,7 +1,7 @@
 """Kyverno's classic kinds: `kyverno.io/v1` ClusterPolicy and Policy, `kyverno.io/v2` PolicyException.
 
 Shapes follow kk: api/kyverno/v1 (spec, rules, match/exclude) and api/kyverno/v2 (PolicyException) at the
-commit SEMANTICS-CLASSIC.md cites. The policy kinds are read as v1 and as v2beta1, which Kyverno's CLI
+commit docs/semantics/README.md names. The policy kinds are read as v1 and as v2beta1, which Kyverno's CLI
 still converts to v1 (cmd/cli/kubectl-kyverno/policy/load.go) though the CRDs no longer serve it;
 PolicyException is served as v2 and v2beta1. The rule bodies (patterns, conditions, context entries) stay
 plain data: their meaning is the evaluator's, and Kyverno itself keeps them as raw JSON. What the API server

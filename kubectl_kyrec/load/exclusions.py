@@ -105,8 +105,8 @@ def load_exclusions(path: str, *, now: datetime.datetime) -> tuple[Exclusion, ..
 
 
 def parse_exclusions(text: str, filename: str, *, now: datetime.datetime) -> tuple[Exclusion, ...]:
-    """Parse and validate; `now` decides expiry (DESIGN `--now`). Read as every other input is (YAML 1.1
-    with go-yaml's scalars: an unquoted time stays a string)."""
+    """Parse and validate; `now` decides expiry (docs/architecture.md#pure-stages-and-time). Read as every other
+    input is (YAML 1.1 with go-yaml's scalars: an unquoted time stays a string)."""
     try:
         docs = list(iter_yaml_documents(text, filename))
     except InputError as exc:

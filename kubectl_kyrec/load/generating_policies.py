@@ -1,4 +1,4 @@
-"""GeneratingPolicy and NamespacedGeneratingPolicy, typed (SEMANTICS A.1).
+"""GeneratingPolicy and NamespacedGeneratingPolicy, typed (docs/semantics/generating.md#fields).
 
 Fields and defaults follow Kyverno's CRD (kk: config/crds/policies.kyverno.io/
 policies.kyverno.io_generatingpolicies.yaml); the checks are the ones Kyverno's admission webhook makes

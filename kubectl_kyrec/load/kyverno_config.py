@@ -307,7 +307,8 @@ def find_kyverno_configmap(objects: Iterable[Mapping[str, Any]], *, namespace: s
 
 def kyverno_config_for(objects: Iterable[Mapping[str, Any]] | None = None,
                        configmap: Mapping[str, Any] | None = None) -> KyvernoConfig:
-    """`--kyverno-config` first, else the ConfigMap in the state, else the chart defaults (DESIGN s.3)."""
+    """`--kyverno-config` first, else the ConfigMap in the state, else the chart defaults
+    (docs/semantics/reports.md#ephemeral-reports-and-scans)."""
     if configmap is not None:
         return kyverno_config_from_configmap(configmap)
     if objects is not None:

@@ -1,7 +1,8 @@
 """Turn loaded documents into typed policies, exceptions and bindings.
 
-Field names and defaults follow Kyverno's CRDs (SEMANTICS B.1, B.4, A.1) and admissionregistration/v1
-for ValidatingAdmissionPolicy. Shape errors raise InputError naming the document's file:line and field.
+Field names and defaults follow Kyverno's CRDs (docs/semantics/validating.md#fields,
+docs/semantics/exceptions.md, docs/semantics/generating.md#fields) and admissionregistration/v1 for
+ValidatingAdmissionPolicy. Shape errors raise InputError naming the document's file:line and field.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
 VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
 
-# Report `source` per policy kind (SEMANTICS D.1).
+# Report `source` per policy kind (docs/semantics/reports.md#report-objects).
 REPORT_SOURCE = {
     "ValidatingPolicy": "KyvernoValidatingPolicy",
     "NamespacedValidatingPolicy": "KyvernoValidatingPolicy",
@@ -104,8 +105,8 @@ def split_policy_label(source: str, shown: str) -> tuple[str, str]:
 
 
 # Policy kinds kyrec recognises but does not evaluate, by API group, with the report `source` their
-# results carry (kk: pkg/utils/report ToPolicyReportResult; SEMANTICS D.1). They are read as policies
-# (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
+# results carry (kk: pkg/utils/report ToPolicyReportResult; docs/semantics/reports.md#report-objects). They are read as
+# policies (never as resources), their test rows are `not-evaluated`, and report comparisons leave their results out.
 UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
     ("kyverno.io", "ClusterCleanupPolicy"): "",
     ("kyverno.io", "CleanupPolicy"): "",
@@ -278,7 +279,7 @@ class PolicyException:
 
     @property
     def priority(self) -> int:
-        """`polex.kyverno.io/priority`; only integers > 0 count (SEMANTICS B.4)."""
+        """`polex.kyverno.io/priority`; only integers > 0 count (docs/semantics/exceptions.md)."""
         try:
             value = int(self.meta.labels.get("polex.kyverno.io/priority", ""))
         except ValueError:

@@ -1,4 +1,5 @@
-"""Secret values in a capture, as salted digests: the one encoding, and comparing with it (DESIGN sections 4, 6).
+"""Secret values in a capture, as salted digests: the one encoding, and comparing with it
+(docs/architecture.md#secrets-are-never-shown).
 
 A capture is a file people keep (a pre-merge check reads it later), so by default `capture` writes no Secret
 value into it. Each value of a v1 Secret's `data` and `stringData` becomes

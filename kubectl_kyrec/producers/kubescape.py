@@ -1,4 +1,4 @@
-"""Kubescape vulnerability summaries as claims about running containers (SEMANTICS-KUBESCAPE 8, 9).
+"""Kubescape vulnerability summaries as claims about running containers (docs/semantics/kubescape.md).
 
 **Subjects.** One per (namespace, top-level workload, container) of the running Pods in the state. The top
 workload is found by following `ownerReferences` (the controller reference, else the first) through the

@@ -1,4 +1,4 @@
-"""One comparison engine for every producer of claims about subjects (DESIGN section 5).
+"""One comparison engine for every producer of claims about subjects (docs/semantics/reports.md#report-reconciliation).
 
 A producer (a policy-report controller, a vulnerability scanner) writes *claims*: objects that say something
 about a *subject* (an object in the cluster, or one facet of it such as a container). An adapter turns

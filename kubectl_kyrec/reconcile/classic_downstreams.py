@@ -1,7 +1,7 @@
-"""Classic generate downstreams against the state, with the classes and reasons of DESIGN section 4
+"""Classic generate downstreams against the state, with the classes and reasons of docs/semantics/downstreams.md
 (reconcile/downstreams.py), so `diff` treats ClusterPolicy/Policy and GeneratingPolicy downstreams alike.
 
-Where classic generate differs from GeneratingPolicies (SEMANTICS-CLASSIC 5):
+Where classic generate differs from GeneratingPolicies (docs/semantics/classic.md#generate):
 - Ownership. Kyverno's cleanup (background/generate/cleanup.go) selects a trigger's downstreams by
   managed-by, policy-name, policy-namespace and trigger-{uid,namespace,kind,group,version}: `rule-name` is
   commented out, so when one rule stops matching, the other rules' downstreams of that kind for the same

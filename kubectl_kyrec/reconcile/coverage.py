@@ -1,4 +1,5 @@
-"""`kyrec coverage`: does every subject in scope have exactly one current report? (DESIGN section 5)
+"""`kyrec coverage`: does every subject in scope have exactly one current report?
+(docs/semantics/reports.md#report-reconciliation)
 
 Each subject in scope has one status, by the claims engine's precedence (`reconcile.claims.subject_status`,
 shared with the other producers): `missing`, `duplicate`, `misnamed`, `stale` (its report status from

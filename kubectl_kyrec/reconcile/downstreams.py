@@ -1,4 +1,4 @@
-"""Downstream reconciliation (DESIGN section 4): the desired downstreams of every (policy, trigger) against
+"""Downstream reconciliation (docs/semantics/downstreams.md): the desired downstreams of every (policy, trigger) against
 the objects of the state, scoped per trigger uid.
 
 =============  ===================  =========================================================================
@@ -137,9 +137,9 @@ class DownstreamChange:
 
     def __post_init__(self) -> None:
         # One rule for every generating path (CEL and classic build these rows apart): a downstream whose owed-ness
-        # hangs on an unknown policy age is always counted (DESIGN 4: "counted as findings"; what kyrec cannot
-        # decide must not pass as clean), even where Kyverno would not write it either way (sync off, trigger
-        # existing); apply still leaves those alone.
+        # hangs on an unknown policy age is always counted (docs/semantics/downstreams.md#honest-on-partial-input; what
+        # kyrec cannot decide must not pass as clean), even where Kyverno would not write it either way (sync off,
+        # trigger existing); apply still leaves those alone.
         if self.reason is Reason.POLICY_AGE_UNKNOWN and not self.enforced:
             object.__setattr__(self, "enforced", True)
             object.__setattr__(self, "kyverno_writes", False)
@@ -149,7 +149,7 @@ class DownstreamChange:
         return self.klass is not DownstreamClass.IN_SYNC and self.enforced
 
     def to_json(self, diff_text: DiffText) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry (`message` is an addition); `diff_text` renders `shown`."""
+        """The `changes[]` entry of docs/output.md (`message` is an addition); `diff_text` renders `shown`."""
         return {
             "domain": "downstream",
             "class": str(self.klass),
@@ -514,9 +514,9 @@ def _classify_desired(outcome: TriggerOutcome, expected: Mapping[str, Any], live
         return DownstreamChange(DownstreamClass.IN_SYNC, None, True, policy.key, trigger, obj_ref,
                                 expected=expected, actual=live)
     # Kyverno corrects an owned downstream of a policy without useServerSideApply by an Update of the whole
-    # object (GenerateResources: "SSA-apply, or a full Update"; SEMANTICS A.3 step 6), which removes the
-    # fields other managers added; a server-side apply cannot remove them, so a plan that applied would
-    # write the same drift on every run and never converge
+    # object (GenerateResources: "SSA-apply, or a full Update"; docs/semantics/generating.md#downstream-objects, step
+    # 6), which removes the fields other managers added; a server-side apply cannot remove them, so a plan that applied
+    # would write the same drift on every run and never converge
     return DownstreamChange(DownstreamClass.DRIFTED, reason, sync, policy.key, trigger, obj_ref, fields, shown,
                             expected=expected, actual=live, replace=not policy.use_server_side_apply)
 

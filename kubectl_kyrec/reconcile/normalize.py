@@ -1,4 +1,4 @@
-"""Comparing what a policy sets with what lives in the cluster (DESIGN section 4, drift).
+"""Comparing what a policy sets with what lives in the cluster (docs/semantics/downstreams.md#drift).
 
 `changed_fields`: what the policy sets is compared as a subset of the live object. Keyed lists match by
 key (list_keys), sets as sets, other lists whole (same length, each element a subset of its live

@@ -1,4 +1,4 @@
-"""The plan `apply` carries out, computed from a diff; pure (DESIGN section 6).
+"""The plan `apply` carries out, computed from a diff; pure (docs/architecture.md#writing-corrections).
 
 =====================================  ==========  ===============================================================
 change                                  action      rule
@@ -40,7 +40,8 @@ from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, ReportDif
 
 KYVERNO_FIELD_MANAGER = "kyverno-generate"
 
-# metadata the API server owns; Kyverno strips these before it writes (SEMANTICS A.3 step 5)
+# metadata the API server owns; Kyverno strips these before it writes (docs/semantics/generating.md#downstream-objects,
+# step 5)
 _SERVER_METADATA = ("uid", "selfLink", "creationTimestamp", "managedFields", "resourceVersion", "generation",
                     "deletionTimestamp", "deletionGracePeriodSeconds")
 

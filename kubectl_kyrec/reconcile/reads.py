@@ -1,5 +1,5 @@
 """Which reads each finding depends on, and the one rule that keeps a partial read from becoming an action
-(DESIGN section 6, "never act on a partial picture").
+(docs/architecture.md#never-act-on-a-partial-picture).
 
 A finding is only as good as the LISTs behind it. A downstream is `missing` only if its kind was listed
 where it would be; an orphan is `trigger-gone` only if the trigger's kind was listed, `policy-gone` only if

@@ -1,4 +1,5 @@
-"""Report reconciliation (DESIGN section 5): expected policy reports against the reports in the state.
+"""Report reconciliation (docs/semantics/reports.md#report-reconciliation): expected policy reports against
+the reports in the state.
 
 This is the Kyverno adapter of the claims engine (`reconcile.claims`): subjects are the resources in scope
 (keyed by uid, the claim identity their report's name), claims the reports (keyed by the uid they
@@ -97,7 +98,8 @@ ANNOTATION_LAST_SCAN = "audit.kyverno.io/last-scan-time"
 ANNOTATION_RESOURCE_NAMESPACE = "audit.kyverno.io/resource.namespace"
 ANNOTATION_RESOURCE_NAME = "audit.kyverno.io/resource.name"
 
-# Kyverno's IsPolicyLabel prefixes (pkg/utils/report/metadata.go), mpol/dpol from SEMANTICS D.2
+# Kyverno's IsPolicyLabel prefixes (pkg/utils/report/metadata.go), mpol/dpol from
+# docs/semantics/reports.md#ephemeral-reports-and-scans
 POLICY_LABEL_PREFIXES = (
     "cpol.kyverno.io/", "pol.kyverno.io/", "vpol.kyverno.io/", "ivpol.kyverno.io/", "gpol.kyverno.io/",
     "mpol.kyverno.io/", "dpol.kyverno.io/", "polex.kyverno.io/", "validatingadmissionpolicy.apiserver.io/",
@@ -161,7 +163,7 @@ class ReportChange:
     cause: Cause | None = None
 
     def to_json(self, diff_text: DiffText) -> dict[str, Any]:
-        """The DESIGN section 3 `changes[]` entry (docs/output.md); `nextScanReason` and `inScope` are additions.
+        """The `changes[]` entry of docs/output.md; `nextScanReason` and `inScope` are additions.
         `diff_text` renders `shown`."""
         return {
             "domain": "report",

@@ -175,7 +175,7 @@ def render_table(diff: DownstreamDiff | None, report_table: str | None = None, *
 
 def diff_parts(downstreams: DownstreamDiff | None, reports: ReportDiff | None, errors: Sequence[EvalError],
                notices: Sequence[str], deletions: DeletionDiff | None = None) -> list[tuple[str, Any]]:
-    """The DiffResult document of DESIGN section 3 after its envelope: every examined object, all classes
+    """The DiffResult document of docs/output.md after its envelope: every examined object, all classes
     counted, each drift's unified diff rendered here; the scheduled deletions after the downstreams."""
     changes = [*(downstreams.changes_json(unified.unified_diff) if downstreams is not None else []),
                *(deletions.changes_json() if deletions is not None else []),

@@ -1,9 +1,9 @@
-"""The machine output contract (DESIGN section 3): one envelope, rendered as JSON or YAML.
+"""The machine output contract (docs/output.md): one envelope, rendered as JSON or YAML.
 
 JSON is encoded with orjson: `json.dumps(indent=2)` never uses CPython's C encoder (only the compact form
 does), and on 50,000 eval results orjson's indented output took 0.73 s where the standard library took
 9.1 s indented and 3.3 s compact, byte for byte the same text as `json.dumps(indent=2, ensure_ascii=False)`
-(measured in bench/e2e.py's run; see README, Performance). Without orjson the standard library is used.
+(measured in bench/e2e.py's run; see docs/performance.md). Without orjson the standard library is used.
 YAML goes through `yaml_emit`, which writes JSON-shaped data without PyYAML's node objects.
 """
 

@@ -1,4 +1,5 @@
-"""Progress of a long run on stderr: on a terminal only, never on a pipe or a file (DESIGN section 3)."""
+"""Progress of a long run on stderr: on a terminal only, never on a pipe or a file
+(docs/architecture.md#the-command-line)."""
 
 from __future__ import annotations
 

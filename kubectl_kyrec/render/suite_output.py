@@ -1,4 +1,4 @@
-"""Renderers for `test`: table (the default), json/yaml (the DESIGN section 3 contract) and junit."""
+"""Renderers for `test`: table (the default), json/yaml (docs/output.md, `TestResult`) and junit."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """`capture`: the state a later offline run needs, as one JSON List that records what was listed.
 
 The same LISTs a live `diff` with the same policies makes (cluster/live.py), written in the capture format
-(INTERFACES.md) that the state reader turns back into the same ClusterState: the listed and unreadable
-kinds ride on the List's annotations, and objects keep their managedFields (kubectl hides them by default;
-the foreign-fields check needs them). Secret values are written as salted digests unless asked otherwise
+(docs/architecture.md#reading-a-live-cluster) that the state reader turns back into the same ClusterState: the listed
+and unreadable kinds ride on the List's annotations, and objects keep their managedFields (kubectl hides them by
+default; the foreign-fields check needs them). Secret values are written as salted digests unless asked otherwise
 (load/secret_digests.py): a capture is kept for later runs, and drift needs only equality.
 """
 

@@ -1,6 +1,6 @@
 """`diff`: what the policies say should exist against a state. Read-only.
 
-Two domains: downstreams of generating policies (DESIGN section 4) and policy reports of validating
+Two domains: downstreams of generating policies (docs/semantics/downstreams.md) and policy reports of validating
 policies (section 5). Both by default; `only_downstreams` or `only_reports` narrows to one. Beside the
 downstreams (a downstream-like domain of its own, `deletion`): what each DeletingPolicy's next scheduled run
 would delete from the state (reconcile/deletions.py).

@@ -1,4 +1,5 @@
-"""Run one loaded Kyverno test suite and check each of its rows (SEMANTICS E.2). Pure: data in, rows out.
+"""Run one loaded Kyverno test suite and check each of its rows (docs/semantics/test-suites.md#kyverno-test).
+Pure: data in, rows out.
 
 A row is one (results entry, resource). Two ways to decide it (issue 27):
 
@@ -18,7 +19,7 @@ A row is one (results entry, resource). Two ways to decide it (issue 27):
 
 Every row is decided both ways; where the two verdicts differ, or the CLI's pass checks nothing (a vacuous
 row), the suite carries a warning for it, in both modes (testsuite/verdicts.py). Evaluation itself is
-Kyverno-in-a-cluster in both modes (integers stay integers; SEMANTICS E.1).
+Kyverno-in-a-cluster in both modes (integers stay integers; docs/semantics/test-suites.md#kyvernos-cli-offline).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Mode(enum.Enum):
         return Mode.STRICT if self is Mode.KYVERNO else Mode.KYVERNO
 
 
-# row reasons (DESIGN section 3, `test` contract)
+# row reasons (the `TestResult` rows of docs/output.md)
 OK = "ok"
 EXCLUDED = "excluded"
 NOT_MATCHED = "not-matched"
@@ -594,7 +595,8 @@ def _strict_row(ctx: _Context, evaluation: _Evaluation, entry: TestResultEntry, 
 
 
 def is_complex(policy: ValidatingPolicy) -> bool:
-    """matchConstraints for which Kyverno's CLI keeps an empty response (SEMANTICS E.2, #16293)."""
+    """matchConstraints for which Kyverno's CLI keeps an empty response (docs/semantics/test-suites.md#kyverno-test,
+    #16293)."""
     mc = policy.match_constraints
     if mc is None:
         return False

@@ -47,9 +47,9 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
 
     `resource.Get/List` see the Context file's resources, the clusterResources and paramResources, and,
     when the test sets clusterResources, its resources too: the objects Kyverno's CLI puts in its fake
-    cluster (SEMANTICS E.1). A Context file that does not load becomes the suite's load error. The test's
-    apiCallResponses answer `http.Get/Post` as a server would in strict mode, wrapped as Kyverno's CLI wraps
-    them by default (docs/compatibility.md).
+    cluster (docs/semantics/test-suites.md#kyvernos-cli-offline). A Context file that does not load becomes the suite's
+    load error. The test's apiCallResponses answer `http.Get/Post` as a server would in strict mode, wrapped as
+    Kyverno's CLI wraps them by default (docs/compatibility.md).
     """
     from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra

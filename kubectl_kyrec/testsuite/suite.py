@@ -1,9 +1,9 @@
 """Kyverno CLI test suites (`kyverno-test.yaml`): discovery, the file model, and loading what a test names.
 
 The format is Kyverno's `cli.kyverno.io/v1alpha1` `Test` (kk: cmd/cli/kubectl-kyverno/apis/v1alpha1/test.go,
-test_result.go; SEMANTICS E.2). Paths inside a test are relative to the test file's directory. Like
-Kyverno, a file without apiVersion/kind or with the deprecated top-level `name` is a hard error, and so is
-a userinfo file without apiVersion/kind (kk: cmd/cli/kubectl-kyverno/deprecations); a `kind: Test` under
+test_result.go; docs/semantics/test-suites.md#kyverno-test). Paths inside a test are relative to the test file's
+directory. Like Kyverno, a file without apiVersion/kind or with the deprecated top-level `name` is a hard error, and so
+is a userinfo file without apiVersion/kind (kk: cmd/cli/kubectl-kyverno/deprecations); a `kind: Test` under
 another apiVersion is read, with a notice, since Kyverno does not check it.
 
 Loading is the only I/O of `kyrec test`; testsuite/rows.py gets everything as data.

@@ -1,4 +1,4 @@
-"""kyverno_libraries: what each policy kind is compiled with (SEMANTICS C.1)."""
+"""kyverno_libraries: what each policy kind is compiled with (docs/semantics/cel-libraries.md#kyvernos-libraries)."""
 
 from __future__ import annotations
 

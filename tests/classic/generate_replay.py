@@ -1,7 +1,7 @@
 """Replay of Kyverno's classic generate chainsaw scenarios (../shared/corpus/kyverno-conformance-legacy/
 generate, read in place) over kyrec's expected downstreams.
 
-A small model of the cluster and of Kyverno's reactions, each from the code SEMANTICS-CLASSIC 5 cites:
+A small model of the cluster and of Kyverno's reactions, each from the code docs/semantics/classic.md#generate cites:
 - trigger CREATE/UPDATE: every matching generate rule writes its downstreams (create when absent; an
   existing target is updated only with sync on, without an ownership check);
 - trigger UPDATE that stops matching (match, or preconditions true before and false now) and trigger

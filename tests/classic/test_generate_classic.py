@@ -314,7 +314,8 @@ def test_an_orphans_trigger_is_named_from_the_state_when_it_still_holds_it() -> 
 KNOWN_DISAGREEMENTS = {
     # docs/compatibility.md, "Conformance scenarios kyrec disagrees with"
     "clusterpolicy/standard/clone/sync/cpol-clone-sync-delete-policy":
-        "the scenario asserts the clone stays; the pinned code (#16329) deletes it (SEMANTICS-CLASSIC)",
+        "the scenario asserts the clone stays; the pinned code (#16329) deletes it "
+        "(docs/semantics/classic.md#generate)",
 }
 
 

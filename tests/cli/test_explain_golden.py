@@ -38,12 +38,12 @@ def test_explain_json(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_readme_example_is_what_explain_prints(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's `explain` example shows the command's output as it is."""
+    """The `explain` example of docs/commands.md shows the command's output as it is."""
     root = CASES.parents[1]
     monkeypatch.chdir(root)
     command = "kubectl kyrec explain -p testdata/examples/policies -r testdata/examples/resources pod/batch -n shop " \
               "--policy-name limit-memory"
-    readme = (root / "README.md").read_text(encoding="utf-8")
+    readme = (root / "docs" / "commands.md").read_text(encoding="utf-8")
     assert command in readme
     result = CliRunner().invoke(cli, shlex.split(command)[2:])
     assert result.exit_code == 0, result.output

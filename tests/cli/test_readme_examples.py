@@ -1,5 +1,5 @@
-"""The README's Set-up section, run as written: every `kubectl-kyrec` command it shows, with the exit code it
-states and the output it prints, so a newcomer's first commands stay true.
+"""The README's quick start (Set-up and the three uses), run as written: every `kubectl-kyrec` command it shows,
+with the exit code it states and the output it prints, so a newcomer's first commands stay true.
 
 The commands are read from the README itself (its ```sh blocks), so one added there without an entry in
 EXPECTED fails here; an output block right after a command's block must be the start of what it prints
@@ -41,12 +41,11 @@ EXPECTED: dict[str, tuple[int, tuple[str, ...]]] = {
 
 
 def _setup_section() -> str:
-    """The Set-up section, and the pre-merge admission example (the bundled examples again)."""
+    """The quick start: from Set-up to Testing (the three uses run the bundled examples too; `apply` needs a
+    live cluster and is shown as `kubectl kyrec`, which this test does not run)."""
     text = README.read_text(encoding="utf-8")
     start = text.index("\n## Set-up\n")
-    end = text.index("\n## ", start + 1)
-    admission = text.index("\n#### Admission first")
-    return text[start:end] + text[admission:text.index("\n`--baseline FILE`", admission)]
+    return text[start:text.index("\n## Testing\n", start)]
 
 
 def _shown() -> list[tuple[str, str | None]]:
@@ -101,11 +100,11 @@ def test_the_example_state_holds_the_example_policies_as_they_are() -> None:
 
 
 def test_the_layout_names_every_package_in_layer_order() -> None:
-    """README's Layout lists each unit of kubectl_kyrec/ once, bottom layer first, as tests/shape/test_layers.py
-    orders them."""
+    """docs/architecture.md's Layout lists each unit of kubectl_kyrec/ once, bottom layer first, as
+    tests/shape/test_layers.py orders them."""
     from tests.shape.test_layers import LAYERS
 
-    text = README.read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = text[text.index("```\nkubectl_kyrec/\n", text.index("\n## Layout\n")):]
     block = block[:block.index("\n```")]
     listed = [m.group(1) for m in re.finditer(r"^  (\w+)(?:/|\.py) ", block, flags=re.M)]

@@ -1,5 +1,5 @@
-"""Apply converges (issue 22, DESIGN section 6): after `apply --yes`, `diff` shows nothing apply would act on,
-and a second `apply --yes` sends no write at all (the double's request log).
+"""Apply converges (issue 22, docs/architecture.md#writing-corrections): after `apply --yes`, `diff` shows nothing apply
+would act on, and a second `apply --yes` sends no write at all (the double's request log).
 
 Each scenario leaves drift of one shape on the loopback API server double; the one the issue reported is a
 generated Secret that another field manager annotated: a server-side apply cannot remove a field another

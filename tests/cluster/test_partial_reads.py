@@ -1,5 +1,5 @@
-"""Never act on a partial picture (issue 22, DESIGN section 6): a write or delete is planned only when every
-read it depends on succeeded.
+"""Never act on a partial picture (issue 22, docs/architecture.md#never-act-on-a-partial-picture): a write or delete is
+planned only when every read it depends on succeeded.
 
 The fault matrix: a cluster whose policies are the cluster's own (no -p: the dangerous case, where a failed
 LIST of a policy kind looks like every policy deleted), with missing, drifted and orphaned downstreams of

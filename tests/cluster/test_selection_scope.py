@@ -1,4 +1,5 @@
-"""Every action stays inside the user's selection (issue 22, DESIGN section 6): `--policy-name`, `-l`,
+"""Every action stays inside the user's selection (issue 22,
+docs/architecture.md#scope-filters-narrow-what-is-shown-never-what-is-evaluated): `--policy-name`, `-l`,
 `--kind` and `-n` limit the rows of `diff` and every write and delete of `apply`; `--reports` and
 `--downstreams` narrow `apply` to one domain, as they narrow `diff`.
 

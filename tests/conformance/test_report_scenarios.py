@@ -96,7 +96,8 @@ def _gen_scenarios() -> list[str]:
 
 @pytest.mark.parametrize("scenario", cases(GEN_ROOT, "Kyverno's GeneratingPolicy report scenarios", _gen_scenarios))
 def test_asserted_generating_reports_match(scenario: str) -> None:
-    """GeneratingPolicy results in the triggers' reports (SEMANTICS A.6), as Kyverno's scenarios assert them."""
+    """GeneratingPolicy results in the triggers' reports (docs/semantics/generating.md#report-results), as Kyverno's
+    scenarios assert them."""
     from kubectl_kyrec.cel.context import ObjectsProvider
     from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
     from kubectl_kyrec.expect.report_scope import report_scope

@@ -126,7 +126,7 @@ def test_capture_to_a_file_prints_the_summary_line(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.stderr
         doc = json.loads(target.read_text())
         listed = len(json.loads(doc["metadata"]["annotations"]["kyrec.io/listed"]))
-        # the README's line: what was found, in the command's own words, and where it went
+        # docs/commands.md's line: what was found, in the command's own words, and where it went
         assert result.stderr.splitlines()[-1] == (
             f"kyrec capture: {len(doc['items'])} objects, {listed} kinds listed; wrote {target}")
         # to stdout, the List alone and no summary (stdout says it all)

@@ -1,4 +1,4 @@
-"""Autogen variants: when they exist and how expressions are rewritten (SEMANTICS B.3)."""
+"""Autogen variants: when they exist and how expressions are rewritten (docs/semantics/validating.md#autogen)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Downstreams exactly as Kyverno writes them (SEMANTICS A.3): labels, stripping, scope, ownerReferences."""
+"""Downstreams exactly as Kyverno writes them (docs/semantics/generating.md#downstream-objects): labels, stripping,
+scope, ownerReferences."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GeneratingPolicy evaluation, end to end through the CEL engine (SEMANTICS A.2-A.5)."""
+"""GeneratingPolicy evaluation, end to end through the CEL engine (docs/semantics/generating.md)."""
 
 from __future__ import annotations
 

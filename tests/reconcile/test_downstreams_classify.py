@@ -1,4 +1,4 @@
-"""Classification of downstreams (DESIGN section 4), scoped per trigger uid, on partial input."""
+"""Classification of downstreams (docs/semantics/downstreams.md), scoped per trigger uid, on partial input."""
 
 from __future__ import annotations
 

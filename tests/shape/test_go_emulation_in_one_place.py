@@ -1,4 +1,5 @@
-"""Go emulation lives in golang/ only (DESIGN section 2: one place per concept): no module elsewhere defines a
+"""Go emulation lives in golang/ only (docs/architecture.md#layers-and-what-each-owns: one place per concept): no module
+elsewhere defines a
 function under the name of one of golang's, or under a name its old copies had."""
 
 from __future__ import annotations

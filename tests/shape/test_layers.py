@@ -1,5 +1,6 @@
-"""The packages are layers (DESIGN section 2): each imports only the packages below it, counting every import
-(inside functions and under TYPE_CHECKING too: a type named upward is a dependency upward all the same).
+"""The packages are layers (docs/architecture.md#layers-and-what-each-owns): each imports only the packages below it,
+counting every import (inside functions and under TYPE_CHECKING too: a type named upward is a dependency upward all the
+same).
 
 No exceptions list: a new upward import fails here, and the fix is to move the thing down (a data type into
 `model.py` or `load/`, a Go helper into `golang/`), or to let the layer above compose the two."""

@@ -1,4 +1,4 @@
-"""The pure stages stay pure (DESIGN section 2): no click, no kubernetes client, no file reading, no
+"""The pure stages stay pure (docs/architecture.md#the-pipeline): no click, no kubernetes client, no file reading, no
 printing; and only the engine adapter talks to cel-expr-python."""
 
 from __future__ import annotations
