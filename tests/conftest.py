@@ -19,7 +19,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     from tests.realapi.fixture import TIMINGS, UNAVAILABLE
 
     if TIMINGS:
-        terminalreporter.write_line("real API server / registry: " + ", ".join(f"{k} {v:.1f}s" for k, v in TIMINGS.items()))
+        timings = ", ".join(f"{k} {v:.1f}s" for k, v in TIMINGS.items())
+        terminalreporter.write_line(f"real API server / registry: {timings}")
     if UNAVAILABLE:
         terminalreporter.section("not run: real API server / registry tests", sep="-", yellow=True)
         for what, why in sorted(UNAVAILABLE.items()):

@@ -253,6 +253,18 @@ def jobs_flag(func: F) -> F:
              "change.")(func)
 
 
+def registry_access(enabled: bool, insecure: Sequence[str]) -> Any:
+    """`--registry` (and `--insecure-registry`): the run's registry access, None without the switch (kyrec
+    contacts no registry unless asked)."""
+    if not enabled:
+        if insecure:
+            raise UsageError("--insecure-registry needs --registry")
+        return None
+    from kubectl_kyrec.load.registry import Registry
+
+    return Registry(insecure=frozenset(insecure))
+
+
 def resolve_jobs(jobs: int) -> int:
     if jobs < 0:
         raise UsageError(f"--jobs must be 0 (one per CPU) or more, not {jobs}")

@@ -33,7 +33,8 @@ from kubectl_kyrec.load.registry import ImageRef, Registry, RegistryError, parse
 SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
 SIMPLE_SIGNING_TYPE = "cosign container image signature"
 INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
-_HASHES = {"sha224": hashes.SHA224, "sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
+_HASHES: dict[str, type[hashes.HashAlgorithm]] = {
+    "sha224": hashes.SHA224, "sha256": hashes.SHA256, "sha384": hashes.SHA384, "sha512": hashes.SHA512}
 
 
 class KeyError_(ValueError):
@@ -48,7 +49,7 @@ def load_public_key(pem: str) -> Any:
 
 
 def verify_blob(key: Any, signature: bytes, message: bytes, hash_name: str = "sha256") -> bool:
-    algorithm = _HASHES.get(hash_name.lower(), hashes.SHA256)()
+    algorithm = _HASHES.get(hash_name.lower(), hashes.SHA256)()  # type: ignore[abstract]
     try:
         if isinstance(key, ec.EllipticCurvePublicKey):
             key.verify(signature, message, ec.ECDSA(algorithm))
@@ -108,9 +109,9 @@ def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: s
     layers = _layers(registry, ref, digest, "sig")
     if not layers:
         result.reasons.append(f"no signatures found for {ref.name}@{digest}")
-    for body, annotations in layers:
+    for body, layer_annotations in layers:
         try:
-            signature = base64.b64decode(annotations.get(SIGNATURE_ANNOTATION, ""), validate=True)
+            signature = base64.b64decode(layer_annotations.get(SIGNATURE_ANNOTATION, ""), validate=True)
         except ValueError:
             result.reasons.append("a signature annotation is not base64")
             continue

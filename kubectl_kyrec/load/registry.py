@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import socket
 import ssl
 import urllib.error
 import urllib.parse
@@ -137,8 +136,7 @@ class Registry:
                 answer = self._open(url, accept, token)
         except urllib.error.HTTPError as err:
             raise RegistryError(f"GET {url}: {err.code} {err.reason}", status=err.code) from None
-        except (urllib.error.URLError, TimeoutError, socket.timeout, ssl.SSLError, ConnectionError,
-                OSError) as err:
+        except (urllib.error.URLError, TimeoutError, ssl.SSLError, ConnectionError, OSError) as err:
             reason = getattr(err, "reason", err)
             raise RegistryError(f"GET {url}: {reason}", unreachable=True) from None
         except ValueError as err:           # a token endpoint that answers no JSON

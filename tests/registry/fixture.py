@@ -8,6 +8,7 @@ Fixture (registered for every test by tests/conftest.py):
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import select
@@ -28,6 +29,8 @@ START_TIMEOUT = 30
 
 class OciRegistry:
     """A running registry process: its address and a `push` that fills it."""
+
+    __test__ = False             # a fixture class, not tests (its name starts like one)
 
     def __init__(self, binary: Path) -> None:
         self.binary = binary
@@ -55,10 +58,8 @@ class OciRegistry:
 
     def stop(self) -> None:
         if self.pid:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     def repo(self, prefix: str = "app") -> str:
         """A repository no other test of the session uses, on this registry."""
