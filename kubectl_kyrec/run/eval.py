@@ -152,7 +152,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 
         # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                 user_info_known=values.given_user_info)
+                                 user_info_known=values.given_user_info, registry=options.registry)
     eval_options = EvalOptions(now=now, operation=inputs.values.request_operation, classic=classic,
                                user_info=inputs.values.user_info,
                                namespace_labels=inputs.values.namespace_labels,
