@@ -157,3 +157,40 @@ def test_the_cli_switch(images: dict[str, Any], tmp_path: Path) -> None:
     assert (code, by_pod) == (1, {"signed": "pass", "unsigned": "fail"})
     code, by_pod = kyrec()
     assert set(by_pod.values()) == {UNDETERMINED}
+
+
+def test_explain_and_test_take_the_switch(images: dict[str, Any], tmp_path: Path) -> None:
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(policy(images["key"])))
+    (tmp_path / "pods.yaml").write_text(yaml.safe_dump_all(
+        [{**pod(f"{images['repo']}:{tag}"), "metadata": {"name": tag, "namespace": "default"}}
+         for tag in ("signed", "tampered")]))
+    (tmp_path / "kyverno-test.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "cli.kyverno.io/v1alpha1", "kind": "Test", "metadata": {"name": "signed"},
+        "policies": ["policy.yaml"], "resources": ["pods.yaml"],
+        "results": [{"policy": "signed", "rule": "signed", "resources": ["signed"], "kind": "Pod",
+                     "result": "pass"},
+                    {"policy": "signed", "rule": "signed", "resources": ["tampered"], "kind": "Pod",
+                     "result": "fail"}]}))
+
+    def kyrec(*args: str) -> tuple[int, Any]:
+        done = subprocess.run([sys.executable, "-m", "kubectl_kyrec", *args, "-o", "json"], capture_output=True,
+                              text=True, timeout=120)
+        return done.returncode, json.loads(done.stdout)
+
+    code, doc = kyrec("test", str(tmp_path), "--registry")
+    assert code == 0 and {(r["resource"], r["actual"]) for r in doc["rows"]} == {
+        ("default/signed", "pass"), ("default/tampered", "fail")}
+    code, doc = kyrec("test", str(tmp_path))
+    assert code == 1 and {r["actual"] for r in doc["rows"]} == {UNDETERMINED}
+    code, doc = kyrec("explain", "Pod/signed", "-p", str(tmp_path / "policy.yaml"), "-r",
+                      str(tmp_path / "pods.yaml"), "--no-mutate", "--registry")
+    assert code == 0 and '"pass"' in json.dumps(doc) and "needs-registry" not in json.dumps(doc)
+    code, doc = kyrec("explain", "Pod/signed", "-p", str(tmp_path / "policy.yaml"), "-r",
+                      str(tmp_path / "pods.yaml"), "--no-mutate")
+    assert "needs-registry" in json.dumps(doc)
+
+
+def test_insecure_registry_needs_the_switch(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", str(tmp_path), "-r", str(tmp_path),
+                           "--insecure-registry", "example.com"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--insecure-registry needs --registry" in done.stderr
