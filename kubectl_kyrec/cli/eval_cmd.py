@@ -69,6 +69,7 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
 @flags.no_mutate
 @flags.registry
 @flags.insecure_registry
+@flags.registry_config
 @click.option("--write-mutated", "write_mutated_dir", metavar="DIR",
               help="Write the manifests as admission would store them (defaulted, mutated) under DIR.")
 @click.option("--old", "old_paths", multiple=True,
@@ -90,7 +91,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
                  base_policy_paths: tuple[str, ...], only_changes: bool, no_mutate: bool, registry: bool,
-                 insecure_registries: tuple[str, ...], write_mutated_dir: str | None,
+                 insecure_registries: tuple[str, ...], registry_config: str | None, write_mutated_dir: str | None,
                  old_paths: tuple[str, ...], old_ref: str | None, show_all: bool, exit_code_flag: bool, jobs: int,
                  **kube: object) -> None:
     """Evaluate policies against resources offline.
@@ -140,7 +141,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
-                             registry=registry_access(registry, insecure_registries))
+                             registry=registry_access(registry, insecure_registries, registry_config))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     report_run(run)

@@ -14,6 +14,7 @@ the run lists as insecure, HTTPS otherwise.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -80,12 +81,40 @@ def _local(host: str) -> bool:
     return bare in ("localhost", "127.0.0.1", "[::1]") or bare.endswith(".localhost")
 
 
+def docker_credentials(text: str, where: str) -> dict[str, str]:
+    """The `auths` of a docker config file (`--registry-config`): host -> base64 "user:password", from each
+    entry's `auth`, else its `username`/`password`. ValueError naming `where` for a file that is no such
+    config. Credential helpers (`credsStore`, `credHelpers`) run programs: not read."""
+    try:
+        config = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f"{where}: not a docker config file: {err}") from None
+    auths = config.get("auths") if isinstance(config, dict) else None
+    if not isinstance(auths, dict):
+        raise ValueError(f"{where}: no `auths` object")
+    out = {}
+    for key, entry in auths.items():
+        if not isinstance(entry, dict):
+            continue
+        host = re.sub(r"^https?://", "", str(key)).split("/", 1)[0]
+        if host in ("index.docker.io", "registry-1.docker.io"):
+            host = "index.docker.io"
+        if isinstance(entry.get("auth"), str) and entry["auth"]:
+            out[host] = entry["auth"]
+        elif isinstance(entry.get("username"), str):
+            pair = f"{entry['username']}:{entry.get('password') or ''}".encode()
+            out[host] = base64.b64encode(pair).decode()
+    return out
+
+
 @dataclass
 class Registry:
-    """The registries of one run: `insecure` hosts are called over plain HTTP (loopback always is)."""
+    """The registries of one run: `insecure` hosts are called over plain HTTP (loopback always is);
+    `credentials`: base64 "user:password" by host (docker_credentials), sent where a registry asks."""
 
     insecure: frozenset[str] = frozenset()
     timeout: float = TIMEOUT
+    credentials: dict[str, str] = field(default_factory=dict)
     _tokens: dict[tuple[str, str], str] = field(default_factory=dict)
     _cache: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
 
@@ -94,9 +123,10 @@ class Registry:
         return f"{scheme}://{host}"
 
     def _open(self, url: str, accept: str, token: str) -> tuple[bytes, str, str]:
+        """GET `url`; `token` is the Authorization header's value ("Bearer ...", "Basic ...") or ""."""
         request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "kubectl-kyrec"})
         if token:
-            request.add_header("Authorization", f"Bearer {token}")
+            request.add_header("Authorization", token)
         with urllib.request.urlopen(request, timeout=self.timeout,
                                     context=ssl.create_default_context()) as answer:
             body = answer.read(MAX_BODY + 1)
@@ -105,17 +135,22 @@ class Registry:
             return (body, answer.headers.get("Content-Type", ""),
                     answer.headers.get("Docker-Content-Digest", ""))
 
-    def _token(self, challenge: str, repository: str) -> str:
-        """The anonymous Bearer token a `WWW-Authenticate: Bearer realm=...` challenge offers for pull."""
+    def _token(self, challenge: str, host: str, repository: str) -> str:
+        """The Authorization value a 401's `WWW-Authenticate` asks for: Basic with the host's credentials, or
+        a Bearer token from the challenge's realm for pull (anonymous, or with the credentials)."""
+        basic = self.credentials.get(host, "")
+        if challenge.lower().startswith("basic"):
+            return f"Basic {basic}" if basic else ""
         params = dict(re.findall(r'(\w+)="([^"]*)"', challenge))
         realm = params.pop("realm", "")
         if not challenge.lower().startswith("bearer") or not realm:
             return ""
         params.setdefault("scope", f"repository:{repository}:pull")
         url = realm + ("&" if "?" in realm else "?") + urllib.parse.urlencode(params)
-        body, _, _ = self._open(url, "application/json", "")
+        body, _, _ = self._open(url, "application/json", f"Basic {basic}" if basic else "")
         data = json.loads(body)
-        return str(data.get("token") or data.get("access_token") or "")
+        token = str(data.get("token") or data.get("access_token") or "")
+        return f"Bearer {token}" if token else ""
 
     def get(self, ref: ImageRef, path: str, accept: str) -> tuple[bytes, str, str]:
         """GET /v2/<repository>/<path>: (body, content type, Docker-Content-Digest); RegistryError."""
@@ -129,7 +164,7 @@ class Registry:
                 answer = self._open(url, accept, self._tokens.get(key, ""))
             except urllib.error.HTTPError as err:
                 challenge = err.headers.get("WWW-Authenticate", "") if err.code == 401 else ""
-                token = self._token(challenge, ref.repository) if challenge else ""
+                token = self._token(challenge, ref.host, ref.repository) if challenge else ""
                 if not token:
                     raise
                 self._tokens[key] = token

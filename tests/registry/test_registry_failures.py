@@ -4,9 +4,12 @@ would (the test registry cannot be made to): 401/403, a token challenge, a TLS f
 
 from __future__ import annotations
 
+import base64
 import http.server
 import json
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
+from kubectl_kyrec.load.registry import Registry, RegistryError, docker_credentials, parse_image
 from tests.registry.keys import make_key
 from tests.registry.test_ivpol_registry import evaluate, policy
 
+ALICE = base64.b64encode(b"alice:s3cret").decode()
 MANIFEST = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                        "config": {}, "layers": []}).encode()
 
@@ -32,7 +36,14 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         self.seen.append(f"{self.path} {self.headers.get('Authorization', '')}")
         host = self.headers.get("Host", "")
-        if self.mode == "token" and self.path.startswith("/token"):
+        if self.mode == "basic" and self.headers.get("Authorization") == f"Basic {ALICE}":
+            body = MANIFEST
+        elif self.mode == "basic":
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="test"')
+            self.end_headers()
+            return
+        elif self.mode == "token" and self.path.startswith("/token"):
             body = json.dumps({"token": "t0k"}).encode()
         elif self.mode == "token" and self.headers.get("Authorization") == "Bearer t0k":
             body = MANIFEST
@@ -115,3 +126,22 @@ def test_without_the_switch_no_registry_is_contacted(tmp_path: Path) -> None:
             listener.accept()           # nobody connected
     finally:
         listener.close()
+
+
+def test_credentials_from_a_docker_config(fake: tuple[str, type[_Handler]], tmp_path: Path) -> None:
+    host, handler = fake
+    handler.mode = "basic"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"auths": {f"https://{host}": {"username": "alice", "password": "s3cret"}}}))
+    credentials = docker_credentials(config.read_text(), str(config))
+    assert credentials == {host: ALICE}
+    assert Registry(credentials=credentials).manifest(parse_image(f"{host}/app:v1"))[0]["schemaVersion"] == 2
+    with pytest.raises(RegistryError) as refused:
+        Registry().manifest(parse_image(f"{host}/app:v1"))
+    assert refused.value.status == 401
+    # the CLI flag: a file that is no docker config is an input error (exit 3) naming it
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    done = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", str(tmp_path), "-r", str(tmp_path),
+                           "--registry", "--registry-config", str(bad)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3 and f"{bad}: no `auths` object" in done.stderr
