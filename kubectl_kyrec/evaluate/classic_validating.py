@@ -137,7 +137,9 @@ class ClassicEvaluator:
                  sources: ContextSources, options: ClassicOptions | None = None) -> None:
         self.options = options or ClassicOptions()
         self.state = state
-        self.sources = sources
+        # `--registry`: imageRegistry context entries are fetched (the loader enabled, as Kyverno's CLI does)
+        self.sources = sources if self.options.registry is None else \
+            dataclasses.replace(sources, registry=True, image_registry=self.options.registry)
         self.exceptions = list(exceptions)
         self.core = Core()
         self.now = now

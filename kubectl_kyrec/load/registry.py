@@ -210,3 +210,23 @@ class Registry:
             if err.status == 404:
                 return None
             raise
+
+    def image_data(self, image: str) -> dict[str, Any]:
+        """What Kyverno's imageRegistry context entry holds for `image` (kk: pkg/registryclient ForRef and
+        pkg/engine/context/loaders/imagedata.go): image, resolvedImage, registry, repository, identifier,
+        manifest, configData; an index resolves to its linux/amd64 manifest, as go-containerregistry's
+        Descriptor.Image() does. ValueError for a bad reference, RegistryError for the registry."""
+        ref = parse_image(image)
+        manifest, digest = self.manifest(ref)
+        if "manifests" in manifest:
+            chosen = next((m for m in manifest.get("manifests") or []
+                           if isinstance(m, dict) and (m.get("platform") or {}).get("os") == "linux"
+                           and (m.get("platform") or {}).get("architecture") == "amd64"), None)
+            if chosen is None:
+                raise RegistryError(f"no child with platform linux/amd64 in index {ref.name}@{digest}")
+            manifest, _ = self.manifest(ref, str(chosen.get("digest")))
+        config_digest = (manifest.get("config") or {}).get("digest")
+        config = json.loads(self.blob(ref, config_digest)) if isinstance(config_digest, str) else None
+        return {"image": image, "resolvedImage": f"{ref.name}@{digest}", "registry": ref.host,
+                "repository": ref.repository, "identifier": ref.digest or ref.tag, "manifest": manifest,
+                "configData": config}

@@ -105,3 +105,27 @@ def test_a_registry_that_is_down_is_an_error_never_a_fail(images: dict[str, Any]
     assert [s for s, _ in results] == ["error", "error"]
     assert results[0][1].startswith("failed to update digest: ") and "Connection refused" in results[0][1]
     assert results[1][1].startswith(f"failed to verify image 127.0.0.1:{port}/app:v1: ")
+
+
+def _context_policy() -> dict[str, Any]:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "image-data"},
+            "spec": {"background": False, "rules": [{
+                "name": "layers", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "context": [{"name": "img", "imageRegistry": {
+                    "reference": "{{ request.object.spec.containers[0].image }}"}}],
+                "validate": {"message": "{{ img.resolvedImage }} {{ img.identifier }} has "
+                                        "{{ length(img.manifest.layers) }}",
+                             "deny": {"conditions": {"any": [
+                                 {"key": "{{ img.manifest.schemaVersion }}", "operator": "Equals",
+                                  "value": 2}]}}}}]}}
+
+
+def test_image_registry_context_entries(images: dict[str, Any]) -> None:
+    repo, digest = images["repo"], images["digests"]["signed"]
+    [(status, message)] = evaluate(_context_policy(), f"{repo}:signed", Registry())
+    # kk loaders/imagedata.go: resolvedImage is <repository name>@<digest>, identifier the tag
+    assert (status, message) == ("fail", f"{repo}@{digest} signed has 1")
+    [(status, message)] = evaluate(_context_policy(), f"{repo}:signed", None)
+    assert status == UNDETERMINED
+    [(status, message)] = evaluate(_context_policy(), f"{repo}:gone", Registry())
+    assert status == "error" and f"failed to fetch image descriptor: {repo}:gone" in message
