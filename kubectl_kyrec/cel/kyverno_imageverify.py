@@ -155,14 +155,19 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
         statement = verified.get((image, attestation))
         if statement is None:
             # kk: imagedataloader ImageData.GetPayload: only a verified attestation has a payload
-            raise CelFunctionError(f"intoto attestation {attestation} cannot be fetched before verifying it")
+            raise CelFunctionError("intoto attestation payload cannot be fetch before verifying intoto attestation")
         return statement.get("predicate")
 
     def image_data(image: str) -> Any:
         data = supplied(image)
-        if data is None:
+        if data is not None:
+            return data
+        if registry is None:
             raise _offline(f"getImageData({image!r})", "fetch its manifest and config")
-        return data
+        try:
+            return registry.image_descriptor(image)
+        except (RegistryError, ValueError) as err:
+            raise CelFunctionError(f"failed to get imagedata: {err}") from None
 
     return Library("kyverno.imageverify", [
         fn("verifyImageSignatures", Overload("verify_image_signature_string_stringarray", ["string", "list<dyn>"],

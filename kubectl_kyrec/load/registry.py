@@ -230,3 +230,28 @@ class Registry:
         return {"image": image, "resolvedImage": f"{ref.name}@{digest}", "registry": ref.host,
                 "repository": ref.repository, "identifier": ref.digest or ref.tag, "manifest": manifest,
                 "configData": config}
+
+    def image_descriptor(self, image: str) -> dict[str, Any]:
+        """What an ImageValidatingPolicy's `getImageData` answers (kyverno/sdk imagedataloader FetchImageData,
+        ImageDescriptor's JSON): image, resolvedImage (`name:tag@digest`, or `name@digest`), registry,
+        repository, identifier, tag or digest, imageIndex for an index, manifest, config. The manifest and
+        config are the registry's JSON as served (go-containerregistry re-encodes its structs: fields it
+        does not know would be dropped there)."""
+        ref = parse_image(image)
+        data = self.image_data(image)
+        top, digest = self.manifest(ref)
+        out: dict[str, Any] = {"image": image, "registry": ref.host, "repository": ref.repository,
+                               "identifier": ref.digest or ref.tag}
+        if ref.digest:
+            out["digest"] = ref.digest
+            out["resolvedImage"] = f"{ref.name}@{ref.digest}"
+        else:
+            out["tag"] = ref.tag
+            out["digest"] = digest
+            out["resolvedImage"] = f"{ref.name}:{ref.tag}@{digest}"
+        if "manifests" in top:
+            out["imageIndex"] = top
+        out["manifest"] = data["manifest"]
+        if data["configData"] is not None:
+            out["config"] = data["configData"]
+        return out

@@ -194,3 +194,16 @@ def test_insecure_registry_needs_the_switch(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", str(tmp_path), "-r", str(tmp_path),
                            "--insecure-registry", "example.com"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--insecure-registry needs --registry" in done.stderr
+
+
+def test_get_image_data_and_an_unverified_payload(images: dict[str, Any]) -> None:
+    repo, key = images["repo"], images["key"]
+    data = ("getImageData(images.containers[0]).resolvedImage.startsWith('" + repo + ":signed@sha256:')"
+            " && getImageData(images.containers[0]).manifest.schemaVersion == 2"
+            " && getImageData(images.containers[0]).tag == 'signed'")
+    assert evaluate(policy(key, data), f"{repo}:signed", Registry()) == ("pass", "success")
+    assert evaluate(policy(key, data), f"{repo}:signed", None)[0] == UNDETERMINED
+    # kk imagedataloader GetPayload: extractPayload before verifyAttestationSignatures is an error
+    early = "extractPayload(images.containers[0], attestations.prov).builder.id != ''"
+    status, message = evaluate(policy(key, early), f"{repo}:signed", Registry())
+    assert status == "error" and "cannot be fetch before verifying intoto attestation" in message
