@@ -244,21 +244,27 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[tuple[str, str]]]] | Non
         return None
     sets = list(raw.get("attestors") or [])
     if raw.get("key"):              # ImageVerification.Convert: the deprecated key becomes one attestor
-        sets = [{"entries": [{"keys": {"publicKeys": raw["key"], "rekor": {"ignoreTlog": True}}}]}] \
-            if raw.get("rekor", {}).get("ignoreTlog") else [{"entries": [{"keys": {"publicKeys": raw["key"]}}]}]
+        rekor = raw.get("rekor") if isinstance(raw.get("rekor"), Mapping) else {}
+        sets = [{"entries": [{"keys": {"publicKeys": raw["key"], "rekor": rekor}}]}]
     out = []
     for i, attestor_set in enumerate(sets):
         if not isinstance(attestor_set, Mapping):
             return None
         keys: list[tuple[str, str]] = []
-        for j, attestor in enumerate(attestor_set.get("entries") or []):
+        for attestor in attestor_set.get("entries") or []:
             spec = attestor.get("keys") if isinstance(attestor, Mapping) else None
             if not isinstance(spec, Mapping) or not isinstance(spec.get("publicKeys"), str):
                 return None
-            if not (spec.get("rekor") or {}).get("ignoreTlog"):
+            rekor = spec.get("rekor")
+            if not (isinstance(rekor, Mapping) and rekor.get("ignoreTlog")):
                 return None         # Kyverno checks the Rekor entry: not reachable here
-            pems = [k for k in spec["publicKeys"].split("-----END PUBLIC KEY-----")[:-1]]
-            keys.extend((pem + "-----END PUBLIC KEY-----", f".attestors[{i}].entries[{j}].keys") for pem in pems)
+            text = spec["publicKeys"]
+            # kk splitPEM: several keys become one entry each; one (or no END line) stays as written
+            pems = [p + "-----END PUBLIC KEY-----" for p in text.split("-----END PUBLIC KEY-----")[:-1]]
+            for pem in pems if len(pems) > 1 else [text]:
+                keys.append((pem, f".attestors[{i}].entries[{len(keys)}].keys"))
+        if not keys:
+            return None             # kk: no entry verified and no error: Kyverno's "invalid response" error
         count = attestor_set.get("count")
         out.append((int(count) if isinstance(count, int) and count > 0 else len(keys), keys))
     return out

@@ -129,3 +129,23 @@ def test_image_registry_context_entries(images: dict[str, Any]) -> None:
     assert status == UNDETERMINED
     [(status, message)] = evaluate(_context_policy(), f"{repo}:gone", Registry())
     assert status == "error" and f"failed to fetch image descriptor: {repo}:gone" in message
+
+
+def test_several_keys_in_one_entry_and_the_deprecated_key_field(images: dict[str, Any]) -> None:
+    repo = images["repo"]
+    pol = policy(images["key"])
+    entry = pol["spec"]["rules"][0]["verifyImages"][0]["attestors"][0]
+    # kk ExpandStaticKeys: two PEM keys in one entry are two entries; count 1 needs one of them
+    entry["entries"][0]["keys"]["publicKeys"] = images["other"].public + images["key"].public
+    entry["count"] = 1
+    assert evaluate(pol, f"{repo}:signed", Registry())[0][0] == "pass"
+    del entry["count"]
+    [first, *_] = evaluate(pol, f"{repo}:signed", Registry())
+    assert first[0] == "fail" and ".attestors[0].entries[0].keys: " in first[1]
+    # ImageVerification.Convert: `key` (with `rekor`) is one key attestor
+    legacy = policy(images["key"])
+    verify = legacy["spec"]["rules"][0]["verifyImages"][0]
+    del verify["attestors"]
+    verify.update(key=images["key"].public, rekor={"ignoreTlog": True})
+    assert evaluate(legacy, f"{repo}:signed", Registry())[0] == ("pass", f"verified image signatures for {repo}:signed")
+    assert evaluate(legacy, f"{repo}:wrong", Registry())[0][0] == "fail"
