@@ -10,7 +10,8 @@ import pytest
 from tests.shared_inputs import NOT_RUN
 
 # the real kube-apiserver (session-scoped, built on demand) and the two-back-end `backend` fixture
-pytest_plugins = ["tests.realapi.fixture", "tests.realapi.backends"]
+# the OCI registry of the registry tests (session-scoped, built on demand)
+pytest_plugins = ["tests.realapi.fixture", "tests.realapi.backends", "tests.registry.fixture"]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -18,9 +19,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     from tests.realapi.fixture import TIMINGS, UNAVAILABLE
 
     if TIMINGS:
-        terminalreporter.write_line("real API server: " + ", ".join(f"{k} {v:.1f}s" for k, v in TIMINGS.items()))
+        timings = ", ".join(f"{k} {v:.1f}s" for k, v in TIMINGS.items())
+        terminalreporter.write_line(f"real API server / registry: {timings}")
     if UNAVAILABLE:
-        terminalreporter.section("not run: real API server tests", sep="-", yellow=True)
+        terminalreporter.section("not run: real API server / registry tests", sep="-", yellow=True)
         for what, why in sorted(UNAVAILABLE.items()):
             terminalreporter.write_line(f"{what}: {why} (CI=true makes this a failure)")
     if not NOT_RUN:

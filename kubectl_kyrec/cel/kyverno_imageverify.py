@@ -12,14 +12,26 @@ registry even then). Anything past that point raises a CelFunctionError carrying
 expression evaluates to an error, and the ivpol evaluator turns an error carrying it into `undetermined`
 (never a pass). CEL's logical operators absorb an error where the other side decides the answer, so a
 value that survives one is the value whatever the registry would have said.
+
+With `--registry` (a load.registry.Registry given), the functions ask the registry as Kyverno does
+(kk: pkg/cel/libs/imageverify/impl.go): the image is fetched first (a failure is Kyverno's error "failed to
+get imagedata: ..."), then each attestor counts 1 when it verifies, 0 when it does not (any verification
+error, as Kyverno logs and skips it). What kyrec does not verify (Notary, keyless and certificate attestors,
+KMS keys, signatures in another repository, a key attestor that does not skip the Rekor transparency log)
+and a registry that stopped answering midway still raise NEEDS_REGISTRY: undetermined, never a count of 0
+that would read as "not signed". load/cosign.py checks the signatures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.load.cosign import Verification
+from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
+from kubectl_kyrec.load.cosign import verify_signatures as cosign_signatures
+from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
 # the text every registry-bound failure carries (see needs_registry)
 NEEDS_REGISTRY = "needs registry access"
@@ -42,34 +54,120 @@ ImageData = Callable[[str], Any]
 """The image data the run was given for an image (what `image.GetMetadata` answers), or None."""
 
 
+def _undecided(call: str, why: str) -> CelFunctionError:
+    return CelFunctionError(f"{call}: {NEEDS_REGISTRY}: {why}")
+
+
+def _key_attestor(call: str, attestor: Any) -> tuple[str, str] | None:
+    """(public key PEM, hash algorithm) of a cosign key attestor kyrec verifies; None for a Notary one;
+    raises NEEDS_REGISTRY for what kyrec does not verify (the caller must not count it 0)."""
+    if not isinstance(attestor, Mapping):
+        raise CelFunctionError(f"{call}: an attestor is not an object")
+    cosign = attestor.get("cosign")
+    if not isinstance(cosign, Mapping):
+        raise _undecided(call, "kyrec does not verify Notary signatures")
+    key = cosign.get("key")
+    data = key.get("data") if isinstance(key, Mapping) else None
+    if not isinstance(data, str) or not data or cosign.get("keyless") or cosign.get("certificate"):
+        raise _undecided(call, "kyrec verifies cosign signatures with public keys (key.data) only")
+    if cosign.get("source"):
+        raise _undecided(call, "kyrec does not read signatures from another repository (cosign.source)")
+    ctlog = cosign.get("ctlog")
+    if not (isinstance(ctlog, Mapping) and ctlog.get("insecureIgnoreTlog") is True):
+        raise _undecided(call, "Kyverno checks the signature's Rekor transparency log entry, which kyrec "
+                               "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
+    assert isinstance(key, Mapping)
+    return data, str(key.get("hashAlgorithm") or "sha256")
+
+
 def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
-                        supplied: ImageData = lambda image: None) -> Library:
+                        supplied: ImageData = lambda image: None, *, registry: Registry | None = None,
+                        predicate_types: Mapping[str, str] | None = None) -> Library:
     """The functions for one policy: `matches` decides its matchImageReferences, `attestations` are the
     names it declares, `supplied` gives image data the run was given: `getImageData` answers with it, as
-    Kyverno's answer has the same fields (imagedataloader ImageDescriptor) as `image.GetMetadata`'s."""
+    Kyverno's answer has the same fields (imagedataloader ImageDescriptor) as `image.GetMetadata`'s.
+    `registry`: the run's `--registry` access (None: offline); `predicate_types`: the in-toto type of each
+    attestation by name."""
+    types = dict(predicate_types or {})
+    # in-toto statements that verified, by (image, attestation): what extractPayload answers from
+    verified: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def fetch(call: str, image: str) -> None:
+        """kk: imgCtx.Get before any attestor: a failure is the function's error."""
+        assert registry is not None
+        try:
+            registry.manifest(parse_image(image))
+        except (RegistryError, ValueError) as err:
+            raise CelFunctionError(f"failed to get imagedata: {err}") from None
+
+    def count(call: str, image: str, attestors: list[Any], check: Callable[[str, str], Verification]) -> int:
+        fetch(call, image)
+        total = 0
+        for attestor in attestors:
+            key = _key_attestor(call, attestor)
+            assert key is not None
+            try:
+                outcome = check(*key)
+            except RegistryError as err:
+                if err.unreachable:
+                    raise _undecided(call, f"the registry stopped answering: {err}") from None
+                continue        # the registry answered (403, ...): Kyverno's verification error, not counted
+            except ValueError:
+                continue        # an unreadable key: Kyverno's checkOptions error, not counted
+            total += outcome.verified > 0
+        return total
 
     def verify_images(image: str, attestors: list[Any]) -> int:
         if not matches(image) or not attestors:
             return 0
-        raise _offline(f"verifyImageSignatures({image!r})", "verify its signatures")
+        call = f"verifyImageSignatures({image!r})"
+        if registry is None:
+            raise _offline(call, "verify its signatures")
+        reg = registry
+        return count(call, image, attestors, lambda key, algo: cosign_signatures(reg, image, key, algo))
 
     def verify_attestations(image: str, attestation: str, attestors: list[Any]) -> int:
         if not matches(image) or not attestors:
             return 0
         if attestation not in attestations:
             raise CelFunctionError(f"attestation not found in policy: {attestation}")
-        raise _offline(f"verifyAttestationSignatures({image!r}, {attestation!r})", "verify its attestations")
+        call = f"verifyAttestationSignatures({image!r}, {attestation!r})"
+        if registry is None:
+            raise _offline(call, "verify its attestations")
+        predicate = types.get(attestation)
+        if predicate is None:
+            raise _undecided(call, "kyrec verifies in-toto attestations only (not OCI 1.1 referrers)")
+        reg = registry
+
+        def check(key: str, algo: str) -> Verification:
+            outcome = cosign_attestations(reg, image, key, predicate, algo)
+            if outcome.statements:
+                verified[(image, attestation)] = outcome.statements[0]
+            return outcome
+        return count(call, image, attestors, check)
 
     def extract_payload(image: str, attestation: str) -> Any:
         if attestation not in attestations:
             raise CelFunctionError(f"attestation not found in policy: {attestation}")
-        raise _offline(f"extractPayload({image!r}, {attestation!r})", "fetch the attestation's payload")
+        if registry is None:
+            raise _offline(f"extractPayload({image!r}, {attestation!r})", "fetch the attestation's payload")
+        fetch("extractPayload", image)
+        statement = verified.get((image, attestation))
+        if statement is None:
+            # kk: imagedataloader ImageData.GetPayload: only a verified attestation has a payload
+            raise CelFunctionError("intoto attestation payload cannot be fetch before verifying intoto attestation")
+        return statement.get("predicate")
 
     def image_data(image: str) -> Any:
         data = supplied(image)
-        if data is None:
+        if data is not None:
+            return data
+        if registry is None:
             raise _offline(f"getImageData({image!r})", "fetch its manifest and config")
-        return data
+        try:
+            return registry.image_descriptor(image)
+        except (RegistryError, ValueError) as err:
+            raise CelFunctionError(f"failed to get imagedata: {err}") from None
 
     return Library("kyverno.imageverify", [
         fn("verifyImageSignatures", Overload("verify_image_signature_string_stringarray", ["string", "list<dyn>"],

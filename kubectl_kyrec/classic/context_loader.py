@@ -38,6 +38,8 @@ class ContextSources:
     # False: the image registry loader is disabled, as in Kyverno's CLI without --registry (the entry is
     # absent, values may stand in); True: a registry would be asked, which kyrec cannot do (undetermined)
     registry: bool = True
+    # `--registry` (a load.registry.Registry): imageRegistry entries are fetched (registry is then True)
+    image_registry: Any = None
     # a Namespace absent from the state reads as the Active one a cluster would have (kyrec's rule for the
     # state everywhere); Kyverno's CLI fake client has only what the test gives
     implicit_namespaces: bool = False
@@ -109,7 +111,9 @@ class ContextLoader:
                 if value is not _ABSENT:
                     ctx.add_context_entry(name, value)
             elif entry.get("imageRegistry") is not None:
-                raise Unanswerable(f"context entry {name!r} reads an image registry (imageRegistry)")
+                if self.sources.image_registry is None:
+                    raise Unanswerable(f"context entry {name!r} reads an image registry (imageRegistry)")
+                ctx.add_context_entry(name, self._image_registry(name, entry["imageRegistry"], ctx))
         except Unanswerable as exc:
             # remembered, so the engine can call the rule undetermined whatever the query made of it
             self.unanswerable = str(exc)
@@ -161,6 +165,35 @@ class ContextLoader:
         if output is None:
             raise ContextLoadError(f"failed to add context entry for variable {name} since it evaluated to nil")
         return _json_roundtrip(output)
+
+    # -- imageRegistry (with --registry) -----------------------------------------------------------------
+
+    def _image_registry(self, name: str, spec: Mapping[str, Any], ctx: JsonContext) -> Any:
+        """kk: loaders/imagedata.go fetchImageData, its messages (the first one's typo included)."""
+        reference = spec.get("reference")
+        try:
+            ref = self.core.substitute(ctx, reference)
+        except Exception as exc:
+            raise ContextLoadError(f"ailed to substitute variables in context entry {name} {reference}: "
+                                   f"{exc}") from None
+        if not isinstance(ref, str):
+            raise ContextLoadError(f"invalid image reference {_go_print(ref)}, image reference must be a string")
+        jmes = spec.get("jmesPath") or ""
+        try:
+            path = self.core.substitute(ctx, jmes)
+        except Exception as exc:
+            raise ContextLoadError(f"failed to substitute variables in context entry {name} {jmes}: {exc}") from None
+        try:
+            data = self.sources.image_registry.image_data(ref)
+        except Exception as exc:       # RegistryError or a bad reference: the loader's error, as Kyverno's
+            raise ContextLoadError(f"failed to fetch image descriptor: {ref}, error: {exc}") from None
+        if path:
+            try:
+                data = self.core.search(str(path), data)
+            except Exception as exc:
+                raise ContextLoadError(f"failed to apply JMESPath ({jmes}) results to context entry {name}, "
+                                       f"error: {exc}") from None
+        return _json_roundtrip(data)
 
     # -- configMap -------------------------------------------------------------------------------------
 

@@ -18,6 +18,14 @@ ImageVerification.Convert (the deprecated `image` field).
   own annotation; else what the registry said (needs the registry).
 
 Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermined`, never a guess.
+
+With `--registry` (a load.registry.Registry given), the mutate phase runs against the registry for entries
+kyrec can verify (attestors whose entries are `keys.publicKeys` with the Rekor log skipped, no attestations):
+`verified image signatures for <img>` (pass) or `failed to verify image <img>: <why>` (fail; an unreachable
+registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest, the
+`kyverno.io/verify-images` annotation records each verified image, and the validate phase then runs on
+the resource so patched (kk: imageverifier.go Verify, verifyAttestors, verifyAttestorSet, handleMutateDigest).
+Anything else an entry asks for stays NEEDS.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ from typing import Any
 from kubectl_kyrec.classic.image_info import ImageError, get_image_info
 from kubectl_kyrec.classic.request import pod_spec
 from kubectl_kyrec.golang.wildcard import match
+from kubectl_kyrec.load.cosign import verify_signatures
+from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
 ANNOTATION_IMAGE_VERIFY = "kyverno.io/verify-images"
 
@@ -42,6 +52,7 @@ class _Entry:
     mutate_digest: bool
     verify_digest: bool
     required: bool
+    raw: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,7 @@ def _entries(rule: Mapping[str, Any]) -> list[_Entry]:
                         or e.get("annotations"))
         out.append(_Entry(tuple(refs), tuple(str(r) for r in e.get("skipImageReferences") or []), verifies,
                           e.get("mutateDigest") is not False, e.get("verifyDigest") is not False,
-                          e.get("required") is not False))
+                          e.get("required") is not False, e))
     return out
 
 
@@ -117,7 +128,8 @@ def attesting_references(rules: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
 
 
 def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
-             policy_name: str, rule_name: str, attesting: tuple[str, ...] = ()) -> Outcome | None:
+             policy_name: str, rule_name: str, attesting: tuple[str, ...] = (),
+             registry: Registry | None = None) -> Outcome | None:
     """None when no image matches (no response); else the rule's outcome. `old`: the old object on UPDATE.
     `attesting`: attesting_references of every verifyImages rule of the run: Kyverno's CLI runs every
     policy's mutate phase before any validate phase, each that verified something replacing the annotation,
@@ -132,6 +144,10 @@ def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mappin
     matched = [i for i in images for e in entries if _refers(e.references, i.text)]
     if not matched:
         return None
+    if registry is not None:
+        answered = _with_registry(registry, entries, matched, images, obj, old, policy_name, rule_name)
+        if answered is not None:
+            return answered
     out = Outcome()
     for entry in entries:
         for image in matched:
@@ -217,3 +233,147 @@ def _verified(obj: Mapping[str, Any], image: str) -> tuple[str, str]:
     if status == "fail":
         return "fail", f"unverified image {image}"
     return str(status), ""
+
+
+def _key_entries(entry: _Entry) -> list[tuple[int, list[tuple[str, str]]]] | None:
+    """The entry's attestor sets as (required count, [(public key PEM, path)]) when kyrec can verify every
+    one of them (static keys, Rekor skipped, no attestations); None otherwise. kk: ExpandStaticKeys splits
+    several PEM keys of one entry into one entry each; RequiredCount: `count`, else every entry."""
+    raw = entry.raw
+    if raw.get("attestations") or raw.get("issuer") or raw.get("annotations") or raw.get("repository"):
+        return None
+    sets = list(raw.get("attestors") or [])
+    if raw.get("key"):              # ImageVerification.Convert: the deprecated key becomes one attestor
+        rekor = raw.get("rekor") if isinstance(raw.get("rekor"), Mapping) else {}
+        sets = [{"entries": [{"keys": {"publicKeys": raw["key"], "rekor": rekor}}]}]
+    out = []
+    for i, attestor_set in enumerate(sets):
+        if not isinstance(attestor_set, Mapping):
+            return None
+        keys: list[tuple[str, str]] = []
+        for attestor in attestor_set.get("entries") or []:
+            spec = attestor.get("keys") if isinstance(attestor, Mapping) else None
+            if not isinstance(spec, Mapping) or not isinstance(spec.get("publicKeys"), str):
+                return None
+            rekor = spec.get("rekor")
+            if not (isinstance(rekor, Mapping) and rekor.get("ignoreTlog")):
+                return None         # Kyverno checks the Rekor entry: not reachable here
+            text = spec["publicKeys"]
+            # kk splitPEM: several keys become one entry each; one (or no END line) stays as written
+            pems = [p + "-----END PUBLIC KEY-----" for p in text.split("-----END PUBLIC KEY-----")[:-1]]
+            for pem in pems if len(pems) > 1 else [text]:
+                keys.append((pem, f".attestors[{i}].entries[{len(keys)}].keys"))
+        if not keys:
+            return None             # kk: no entry verified and no error: Kyverno's "invalid response" error
+        count = attestor_set.get("count")
+        out.append((int(count) if isinstance(count, int) and count > 0 else len(keys), keys))
+    return out
+
+
+def _verify_entry(registry: Registry, sets: list[tuple[int, list[tuple[str, str]]]], image: str
+                  ) -> tuple[str, str, str]:
+    """(status, message, digest) of verifyAttestors for one image (kk: verifyAttestorSet,
+    handleRegistryErrors: a network error is the rule's error, anything else its failure)."""
+    digest = ""
+    for required, keys in sets:
+        verified = 0
+        errors: list[str] = []
+        unreachable = False
+        for pem, path in keys:
+            try:
+                outcome = verify_signatures(registry, image, pem)
+            except RegistryError as err:
+                unreachable = unreachable or err.unreachable
+                errors.append(f"{path}: {err}")
+                continue
+            except ValueError as err:
+                errors.append(f"{path}: {err}")
+                continue
+            digest = outcome.digest
+            if outcome.ok:
+                verified += 1
+                if verified >= required:
+                    break
+            else:
+                errors.append(f"{path}: no matching signatures: {'; '.join(outcome.reasons)}")
+        if verified < required:
+            return ("error" if unreachable else "fail"), f"failed to verify image {image}: {'; '.join(errors)}", ""
+    return "pass", f"verified image signatures for {image}", digest
+
+
+def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Image], images: list[_Image],
+                   obj: Mapping[str, Any], old: Mapping[str, Any] | None, policy_name: str,
+                   rule_name: str) -> Outcome | None:
+    """Both phases with the registry, or None when an entry asks for what kyrec does not verify."""
+    plans = []
+    for entry in entries:
+        sets = _key_entries(entry) if entry.verifies else []
+        if sets is None:
+            return None
+        plans.append((entry, sets))
+    out = Outcome()
+    patched: dict[tuple[str | int, ...], str] = {}
+    verified: dict[str, str] = {}
+    for entry, sets in plans:
+        for image in matched:
+            if old is not None and _at(old, image.pointer) == _at(obj, image.pointer):
+                continue
+            text, digest = image.text, image.digest
+            response: tuple[str, str] | None = None
+            if entry.verifies:
+                if not _refers(entry.references, text) or _refers(entry.skip_references, text):
+                    out.responses.append(("skip", f"skipping image reference image {text}, policy "
+                                                  f"{policy_name} ruleName {rule_name}"))
+                    continue
+                status, message, found = _verify_entry(registry, sets, text)
+                response = (status, message)
+                digest = digest or found
+            if entry.mutate_digest and not image.digest:
+                try:
+                    digest = digest or registry.resolve(parse_image(text))
+                except (RegistryError, ValueError) as err:
+                    out.responses.append(("error", f"failed to update digest: {err}"))
+                    digest = ""
+                if digest and (response is None or response[0] == "pass"):
+                    info = get_image_info(text)
+                    patched[image.pointer] = f"{info}@{digest}"
+                    if response is None:
+                        response = ("pass", "mutated image digest")
+                    text = str(get_image_info(patched[image.pointer]))
+            if response is not None:
+                if entry.verifies:
+                    verified[text] = "pass" if response[0] == "pass" else "fail"
+                out.responses.append(response)
+    if not any(e.verify_digest or e.required for e in entries) or any(s == "error" for s, _ in out.responses):
+        # after a registry error the validate phase would report the digest or verification the registry
+        # did not give ("missing digest", "unverified image"): a fail whose cause is the network, not the image
+        return out
+    admitted = _patched(obj, patched, verified)
+    validated = _validate(entries, _images(admitted), admitted)
+    if isinstance(validated, str):
+        out.order_dependent = validated
+    elif validated is not None:
+        out.responses.append(validated)
+    return out
+
+
+def _patched(obj: Mapping[str, Any], images: Mapping[tuple[str | int, ...], str],
+             verified: Mapping[str, str]) -> dict[str, Any]:
+    """The resource as the mutate phase leaves it: digests patched in, the verify-images annotation set."""
+    out: dict[str, Any] = json.loads(json.dumps(obj))
+    for pointer, value in images.items():
+        node: Any = out
+        for step in pointer[:-1]:
+            node = node[step]
+        node[pointer[-1]] = value
+    if verified:
+        meta = out.setdefault("metadata", {})
+        annotations = meta.get("annotations") or {}
+        previous = annotations.get(ANNOTATION_IMAGE_VERIFY)
+        try:
+            record = json.loads(previous) if isinstance(previous, str) else {}
+        except ValueError:
+            record = {}
+        record = {**(record if isinstance(record, dict) else {}), **verified}
+        meta["annotations"] = {**annotations, ANNOTATION_IMAGE_VERIFY: json.dumps(record, separators=(",", ":"))}
+    return out

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 import kubectl_kyrec.cli.quick_exit as quick_exit
-from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, FailedRead, KyrecError, RunResult, UsageError
+from kubectl_kyrec.errors import REPORT_BUGS, ExitCode, FailedRead, InputError, KyrecError, RunResult, UsageError
 from kubectl_kyrec.interrupts import Interrupted, swallowed
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
@@ -252,6 +252,27 @@ def jobs_flag(func: F) -> F:
         help="Processes to evaluate in: 0 for one per CPU (at most 8), 1 for this process alone, never more "
              "than the CPUs. Used on runs of 20,000 (resource, policy) pairs or more; the results do not "
              "change.")(func)
+
+
+def registry_access(enabled: bool, insecure: Sequence[str], config: str | None = None) -> Any:
+    """`--registry` (with `--insecure-registry`, `--registry-config`): the run's registry access, None without
+    the switch (kyrec contacts no registry unless asked)."""
+    if not enabled:
+        if insecure or config:
+            raise UsageError(f"{'--insecure-registry' if insecure else '--registry-config'} needs --registry")
+        return None
+    from kubectl_kyrec.load.files import read_text
+    from kubectl_kyrec.load.registry import Registry, docker_credentials
+    from kubectl_kyrec.model import Source
+
+    credentials = {}
+    if config:
+        name, text = read_text(config)
+        try:
+            credentials = docker_credentials(text, name)
+        except ValueError as err:
+            raise InputError(str(err), Source(name)) from None
+    return Registry(insecure=frozenset(insecure), credentials=credentials)
 
 
 def resolve_jobs(jobs: int) -> int:

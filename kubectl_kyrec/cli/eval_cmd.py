@@ -17,6 +17,7 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    registry_access,
     report_run,
     resolve_jobs,
     selection_of,
@@ -66,6 +67,9 @@ EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, Output
               help="With --base-policy: exit 1 only on what the change introduces, not on results that fail "
                    "before and after it.")
 @flags.no_mutate
+@flags.registry
+@flags.insecure_registry
+@flags.registry_config
 @click.option("--write-mutated", "write_mutated_dir", metavar="DIR",
               help="Write the manifests as admission would store them (defaulted, mutated) under DIR.")
 @click.option("--old", "old_paths", multiple=True,
@@ -86,7 +90,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                  values_path: str | None, context_path: str | None, now_text: str | None,
                  outputs: tuple[str, ...], fail_on: str, fail_on_actions: tuple[str, ...], selector: str | None,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], report_api: str,
-                 base_policy_paths: tuple[str, ...], only_changes: bool, no_mutate: bool, write_mutated_dir: str | None,
+                 base_policy_paths: tuple[str, ...], only_changes: bool, no_mutate: bool, registry: bool,
+                 insecure_registries: tuple[str, ...], registry_config: str | None, write_mutated_dir: str | None,
                  old_paths: tuple[str, ...], old_ref: str | None, show_all: bool, exit_code_flag: bool, jobs: int,
                  **kube: object) -> None:
     """Evaluate policies against resources offline.
@@ -135,7 +140,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              base_policy_paths=base_policy_paths, only_changes=only_changes, json_paths=json_paths,
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
-                             resource_paths=resource_paths)
+                             resource_paths=resource_paths,
+                             registry=registry_access(registry, insecure_registries, registry_config))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     report_run(run)

@@ -15,6 +15,7 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    registry_access,
     report_run,
     selection_of,
 )
@@ -36,6 +37,9 @@ EXPLAIN_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
 @flags.values
 @flags.context_file
 @flags.no_mutate
+@flags.registry
+@flags.insecure_registry
+@flags.registry_config
 @flags.now
 @flags.outputs(EXPLAIN_FORMATS)
 @flags.policy_name
@@ -46,7 +50,9 @@ EXPLAIN_FORMATS = (OutputFormat.TABLE, OutputFormat.JSON, OutputFormat.YAML)
 def explain_command(subject_arg: str | None, subject_opt: str | None, policy_paths: tuple[str, ...],
                     resource_paths: tuple[str, ...], exception_paths: tuple[str, ...], state_paths: tuple[str, ...],
                     live: bool, crd_paths: tuple[str, ...], values_path: str | None, context_path: str | None,
-                    no_mutate: bool, now_text: str | None, outputs: tuple[str, ...], policy_names: tuple[str, ...],
+                    no_mutate: bool, registry: bool, insecure_registries: tuple[str, ...],
+                    registry_config: str | None, now_text: str | None,
+                    outputs: tuple[str, ...], policy_names: tuple[str, ...],
                     kinds: tuple[str, ...], selector: str | None, **kube: object) -> None:
     """Explain why policies did (or did not) apply to resources: for each policy and resource, the tree of
     decisions (match constraints, exceptions, conditions, variables, each validation's value) and the
@@ -88,7 +94,8 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
 
         source = StatePoliciesSource(source, "explain needs policies: -p PATH")
     options = ExplainOptions(now=parse_now(now_text), selection=selection_of(kube, selector, policy_names, kinds),
-                             subject=subject, mutate=not no_mutate)
+                             subject=subject, mutate=not no_mutate,
+                             registry=registry_access(registry, insecure_registries, registry_config))
     run = run_explain(options, source)
     report_run(run)
     write_outputs(run, specs, {OutputFormat.TABLE: lambda spec: functools.partial(explain_output.write_text,

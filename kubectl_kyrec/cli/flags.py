@@ -67,6 +67,15 @@ report_api = _option("--report-api", type=click.Choice(["wgpolicyk8s.io/v1alpha2
                      help="API of the reports (default: what the state uses).")
 no_mutate = _option("--no-mutate", is_flag=True,
                     help="Validate the manifests as written: no API-server defaults, no mutating policies first.")
+registry = _option("--registry", "registry", is_flag=True,
+                   help="Verify images against the registries their references name (cosign signatures and "
+                        "attestations with public keys); without it kyrec contacts no registry and such "
+                        "results are undetermined (needs-registry).")
+insecure_registry = _option("--insecure-registry", "insecure_registries", multiple=True, metavar="HOST[:PORT]",
+                            help="With --registry: call this registry over plain HTTP (loopback always is).")
+registry_config = _option("--registry-config", "registry_config", metavar="FILE",
+                          help="With --registry: a docker config file (config.json) whose `auths` give the "
+                               "registries' credentials.")
 now = _option("--now", "now_text", help="The time for time.now(), exception expiry and scan ages (RFC 3339).")
 kind = _option("--kind", "kinds", multiple=True, help="Only triggers and subjects of this kind.")
 policy_name = _option("--policy-name", "policy_names", multiple=True,

@@ -14,6 +14,7 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    registry_access,
 )
 from kubectl_kyrec.errors import UsageError
 
@@ -36,12 +37,16 @@ SUITE_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.JSON, Outpu
               help="Exit 3 when no test file is found below the paths (default: a notice, exit 0).")
 @click.option("--allow-not-evaluated", is_flag=True,
               help="Rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run.")
+@flags.registry
+@flags.insecure_registry
+@flags.registry_config
 @flags.now
 @flags.exit_code
 @kubectl_flags(hidden=True)       # test never reads a cluster: the flags parse, its help does not list them
 @handle_errors
 def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: str | None, outputs: tuple[str, ...],
-                 fail_only: bool, require_tests: bool, allow_not_evaluated: bool, now_text: str | None,
+                 fail_only: bool, require_tests: bool, allow_not_evaluated: bool, registry: bool,
+                 insecure_registries: tuple[str, ...], registry_config: str | None, now_text: str | None,
                  exit_code_flag: bool, **kube: object) -> None:
     """Run every Kyverno test file below PATH... and check each row.
 
@@ -71,7 +76,8 @@ def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: s
     specs = parse_outputs(list(outputs), SUITE_FORMATS)
     options = TestRunOptions(now=parse_now(now_text), mode=Mode.STRICT if strict else Mode.KYVERNO,
                              file_name=file_name, require_tests=require_tests,
-                             allow_not_evaluated=allow_not_evaluated, fail_only=fail_only)
+                             allow_not_evaluated=allow_not_evaluated, fail_only=fail_only,
+                             registry=registry_access(registry, insecure_registries, registry_config))
     run = run_test(options, paths)
     emit_notices(run.notices)
     emit_errors(run.errors)

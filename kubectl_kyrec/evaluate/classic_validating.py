@@ -47,6 +47,7 @@ from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import UNDETERMINED, Document, Notice, Result
 
 _ACTIONS = {"Enforce": ("Deny",), "Audit": ("Audit",)}
@@ -66,6 +67,8 @@ class ClassicOptions:
     # who makes the request was given (a UserInfo): rules matching on roles/clusterRoles/subjects are
     # decided; otherwise they are undetermined (the CLI always has a RequestInfo, empty when not given)
     user_info_known: bool = False
+    # `--registry`: verifyImages asks the registries image references name (classic/verify_images.py)
+    registry: Registry | None = None
 
 
 @dataclass
@@ -134,7 +137,9 @@ class ClassicEvaluator:
                  sources: ContextSources, options: ClassicOptions | None = None) -> None:
         self.options = options or ClassicOptions()
         self.state = state
-        self.sources = sources
+        # `--registry`: imageRegistry context entries are fetched (the loader enabled, as Kyverno's CLI does)
+        self.sources = sources if self.options.registry is None else \
+            dataclasses.replace(sources, registry=True, image_registry=self.options.registry)
         self.exceptions = list(exceptions)
         self.core = Core()
         self.now = now
@@ -369,7 +374,8 @@ class ClassicEvaluator:
         if self._attesting is None:
             self._attesting = attesting_references(r.raw for c in self.compiled for r in c.policy.rules
                                                    if r.type == "verifyImages")
-        outcome = evaluate_verify_images(rule.raw, facts.obj, old, policy.meta.name, rule.name, self._attesting)
+        outcome = evaluate_verify_images(rule.raw, facts.obj, old, policy.meta.name, rule.name, self._attesting,
+                                         self.options.registry)
         if outcome is None:
             return []
         if ctx is not None and (rule.raw.get("context") or rule.raw.get("preconditions")):

@@ -54,6 +54,7 @@ from kubectl_kyrec.evaluate.validating import (
 from kubectl_kyrec.golang.glob import GlobError, compile_glob
 from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy
 from kubectl_kyrec.load.policies import MatchResources, PolicyException
+from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 from kubectl_kyrec.model import UNDETERMINED, Result
 
 # kk: pkg/cel/compiler/images.go, by the request's (group, version, resource)
@@ -93,6 +94,7 @@ class CompiledImageValidatingPolicy:
     variants: tuple[CompiledImageVariant, ...]
     defaults: Mapping[str, tuple[tuple[str, Program], ...]]      # default extractors by resource family
     references: tuple[Any, ...]                                  # compiled globs (re.Pattern) or Programs
+    registry: Registry | None = None                             # `--registry`: None offline
     _probes: dict[str, Program] = field(default_factory=dict)
     _blank: Activation | None = None
 
@@ -153,15 +155,26 @@ def _compile_references(policy: ImageValidatingPolicy) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _predicate_types(policy: ImageValidatingPolicy) -> dict[str, str]:
+    """The in-toto predicate type of each attestation by name (spec.attestations[].intoto.type)."""
+    out = {}
+    for item in (policy.raw.get("spec") or {}).get("attestations") or []:
+        intoto = item.get("intoto") if isinstance(item, Mapping) else None
+        if isinstance(intoto, Mapping) and isinstance(intoto.get("type"), str):
+            out[str(item.get("name"))] = intoto["type"]
+    return out
+
+
 def _error(policy: ImageValidatingPolicy, path: str, message: str) -> InputError:
     return InputError(f"{policy.meta.label}: {path}: {message}", policy.meta.source,
                       field=path)
 
 
 def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environments,
-                                    exceptions: Sequence[PolicyException], now: datetime.datetime
-                                    ) -> CompiledImageValidatingPolicy:
-    """Compile every expression once; raises InputError (file:line, field, column) on the first bad one."""
+                                    exceptions: Sequence[PolicyException], now: datetime.datetime,
+                                    registry: Registry | None = None) -> CompiledImageValidatingPolicy:
+    """Compile every expression once; raises InputError (file:line, field, column) on the first bad one.
+    `registry`: the run's `--registry` access (None: offline, NEEDS_REGISTRY where Kyverno asks one)."""
     references = _compile_references(policy)
     holder: list[CompiledImageValidatingPolicy] = []
 
@@ -171,7 +184,8 @@ def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environ
     def supplied(image: str) -> Any:
         return holder[0].supplied_data(image)
 
-    library = imageverify_library(matches, frozenset(policy.attestations), supplied)
+    library = imageverify_library(matches, frozenset(policy.attestations), supplied, registry=registry,
+                                  predicate_types=_predicate_types(policy))
     env, check_env = envs.extended(policy.meta.kind, policy.meta.namespace, [library])
     label = policy.meta.label
     defaults = {}
@@ -189,7 +203,7 @@ def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environ
             variants.append(_compile_variant(policy, env, check_env, f"{target.prefix}-{policy.meta.name}",
                                              target.match, target.rewrite, f"{label} (autogen {target.prefix})",
                                              ()))
-    compiled = CompiledImageValidatingPolicy(policy, env, tuple(variants), defaults, references)
+    compiled = CompiledImageValidatingPolicy(policy, env, tuple(variants), defaults, references, registry)
     holder.append(compiled)
     return compiled
 
@@ -289,6 +303,14 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
         "attestations": {name: name for name in policy.attestations},
     })
     missing = [image for image in dict.fromkeys(fetched) if cp.supplied_data(image) is None]
+    if missing and cp.registry is not None:
+        # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error
+        for image in missing:
+            try:
+                cp.registry.manifest(parse_image(image))
+            except (RegistryError, ValueError) as exc:
+                return _failed(cp, ctx, f"failed to get imagedata: {exc}")
+        missing = []
     result = _validate(cp, cv, ctx, bound)
     if not missing:
         return result

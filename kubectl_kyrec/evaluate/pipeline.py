@@ -42,6 +42,7 @@ from kubectl_kyrec.evaluate.validating import (
 )
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import (
     UNDETERMINED,
@@ -83,6 +84,9 @@ class EvalOptions:
     # `eval --old`: the manifests before the change; the subjects become the requests the change makes
     # (CREATE, UPDATE with oldObject, DELETE). None: every subject is a request of `operation`
     old: tuple[Document, ...] | None = None
+    # `--registry`: image verification asks the registries image references name (load/registry.py);
+    # None: offline, the results that need one are undetermined (needs-registry)
+    registry: Registry | None = None
 
 
 @dataclass
@@ -164,7 +168,8 @@ def compile_image_validating(policies: PolicySet, envs: Environments, options: E
                                   "JSON payloads with ImageValidatingPolicies (skipped)", policy.meta.source))
             continue
         try:
-            compiled.append(compile_image_validating_policy(policy, envs, policies.exceptions, options.now))
+            compiled.append(compile_image_validating_policy(policy, envs, policies.exceptions, options.now,
+                                                            options.registry))
         except InputError as exc:
             located = policies.locate(exc)
             errors.append(EvalError(located.message, located.source))

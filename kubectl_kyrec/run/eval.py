@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError, Result, Subject
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
@@ -49,6 +50,7 @@ class EvalRunOptions:
     old_paths: tuple[str, ...] = ()         # `--old`: the manifests before the change
     old_ref: str | None = None              # `--old-ref`: the -r paths as a git ref holds them
     resource_paths: tuple[str, ...] = ()    # the -r paths, which `--old-ref` reads at the ref
+    registry: Registry | None = None        # `--registry`: image verification against real registries
 
 
 @dataclass
@@ -150,7 +152,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 
         # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                 user_info_known=values.given_user_info)
+                                 user_info_known=values.given_user_info, registry=options.registry)
     eval_options = EvalOptions(now=now, operation=inputs.values.request_operation, classic=classic,
                                user_info=inputs.values.user_info,
                                namespace_labels=inputs.values.namespace_labels,
@@ -160,7 +162,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                + (("HTTP",) if options.http_paths else ())
                                + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs,
                                # objects read from a cluster were admitted already
-                               admit=options.mutate and inputs.resources_named, old=old)
+                               admit=options.mutate and inputs.resources_named, old=old,
+                               registry=options.registry)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total)

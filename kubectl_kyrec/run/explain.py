@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
@@ -29,6 +30,7 @@ class ExplainOptions:
     selection: Selection = Selection()      # -n, --kind, -l, --policy-name
     subject: str = ""                       # KIND/NAME: the one subject to explain ("" for every one)
     mutate: bool = True                     # manifests admitted first, as eval admits them (`--no-mutate`)
+    registry: Registry | None = None        # `--registry`, as eval's
 
 
 @dataclass
@@ -102,12 +104,12 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
 
         # as eval: match/exclude on roles/clusterRoles/subjects decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                 user_info_known=values.given_user_info)
+                                 user_info_known=values.given_user_info, registry=options.registry)
     eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                                namespace_labels=values.namespace_labels, namespaces=values.namespaces,
                                selection=selection, classic=classic,
                                # as eval: manifests are validated as admission would store them
-                               admit=options.mutate and inputs.resources_named)
+                               admit=options.mutate and inputs.resources_named, registry=options.registry)
     generated = None
     if inputs.policies.generating or inputs.policies.classic:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained

@@ -23,6 +23,7 @@ class TestRunOptions:
     # rows kyrec cannot evaluate (policy kinds or rules it does not evaluate) do not fail the run
     allow_not_evaluated: bool = False
     fail_only: bool = False         # the document lists failing rows only (`--fail-only`)
+    registry: Any = None            # `--registry` (load.registry.Registry): None, offline
 
 
 @dataclass
@@ -77,7 +78,7 @@ def run_test(options: TestRunOptions, paths: Sequence[str]) -> TestResult:
         where = Source(paths[0]) if len(paths) == 1 else None
         below = "" if where else f" below {', '.join(paths)}"
         raise InputError(f"no {options.file_name} found{below} (--require-tests: nothing would be checked)", where)
-    runs, load_errors = run_files(files, now=options.now, mode=options.mode)
+    runs, load_errors = run_files(files, now=options.now, mode=options.mode, registry=options.registry)
     notices = sorted({str(n) for run in runs for n in run.notices})
     if not files:
         # in the document too: a JSON or JUnit reader otherwise sees `0 passed, 0 failed`, a clean run

@@ -24,6 +24,7 @@ Kyverno-in-a-cluster in both modes (integers stay integers; docs/semantics/test-
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import difflib
 import enum
@@ -42,6 +43,7 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Source, Subject, group_version
 from kubectl_kyrec.testsuite.suite import LoadedSuite, ResourceSpec, TestResultEntry
 
@@ -196,7 +198,7 @@ class _Context:
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
               mode: Mode = Mode.KYVERNO, generate: GenerateFn | None = None,
               other_libraries: LibraryFactory | None = None,
-              target_libraries: LibraryFactory | None = None) -> SuiteRun:
+              target_libraries: LibraryFactory | None = None, registry: Registry | None = None) -> SuiteRun:
     """Evaluate the suite once per operation its rows need, then decide every row in `mode`, and again in
     the other mode for the suite's warnings (verdicts.entry_warnings).
 
@@ -251,7 +253,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                 # the CLI validates each resource as its mutate policies left it (ApplyPoliciesOnResource)
                 evaluated = replace(loaded, resources=mutated.admitted)
         subjects, results, errors, notices, patched, existing = _evaluate(
-            evaluated, operation, mode, kinds=kinds, libraries=libraries, now=now, target_libraries=target_libraries)
+            evaluated, operation, mode, kinds=kinds, libraries=libraries, now=now, target_libraries=target_libraries,
+            registry=registry)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
@@ -286,6 +289,7 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             # one's, or the CLI's shortcuts: the suite reports its own mode's
             other_subjects, other_results, _, _, other_patched, other_existing = _evaluate(
                 evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries, now=now,
+                registry=registry,
                 target_libraries=target_libraries)
             if mutated is not None:
                 other_results = _with_mutations(other_results, mutated)
@@ -304,7 +308,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
 
 
 def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLookup, libraries: LibraryFactory,
-              now: datetime.datetime, target_libraries: LibraryFactory | None = None
+              now: datetime.datetime, target_libraries: LibraryFactory | None = None,
+              registry: Registry | None = None
               ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice],
                          dict[tuple[str, Ref], Obj], dict[Ref, list[Any]]]:
     """One operation's validating and mutating results (resources, JSON and HTTP/Envoy payloads), by
@@ -318,7 +323,8 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
                           vap_params=tuple(loaded.param_objects),
                           payload_modes=(("JSON",) if loaded.payloads else ()) + (
                               AUTHZ_MODES if loaded.authz_payloads else ()),
-                          classic=_classic_options(loaded, kinds) if policies.classic else None)
+                          classic=dataclasses.replace(_classic_options(loaded, kinds), registry=registry)
+                          if policies.classic else None, registry=registry)
     outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries, options=options)
     subjects = list(outcome.subjects)
     all_results = list(outcome.results)

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 
-def run_files(files: Sequence[str], *, now: datetime.datetime,
-              mode: Mode) -> tuple[list[SuiteRun], list[tuple[str, Source | None]]]:
-    """Parse, load and run each test file; files that do not parse are returned as load errors."""
+def run_files(files: Sequence[str], *, now: datetime.datetime, mode: Mode,
+              registry: Any = None) -> tuple[list[SuiteRun], list[tuple[str, Source | None]]]:
+    """Parse, load and run each test file; files that do not parse are returned as load errors.
+    `registry`: `--registry` (load.registry.Registry), None offline."""
     from kubectl_kyrec.testsuite.rows import run_suite
     from kubectl_kyrec.testsuite.suite import load_suite, parse_test_documents
 
@@ -36,7 +37,8 @@ def run_files(files: Sequence[str], *, now: datetime.datetime,
             kinds, libraries, generate, other_libraries = suite_environment(loaded, now, mode)
             runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
                                   generate=generate, other_libraries=other_libraries,
-                                  target_libraries=target_libraries(loaded, kinds, now, mode)))
+                                  target_libraries=target_libraries(loaded, kinds, now, mode),
+                                  registry=registry))
     return runs, load_errors
 
 
