@@ -1,0 +1,89 @@
+"""Kyverno conditions (deny.conditions, preconditions; kk: pkg/engine/variables/operator) -> CEL booleans.
+
+Only the operator/value forms whose Kyverno semantics a plain CEL comparison reproduces are converted:
+wildcards, ranges and duration strings in values are compared by Kyverno in ways (string forms, fallbacks)
+that a CEL `==` or `in` does not share, so they raise Unconvertible."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubectl_kyrec.classic import pattern as scalar
+from kubectl_kyrec.classic.go_quantity import try_parse_value
+from kubectl_kyrec.convert import jmes
+from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, has_wildcard, literal, negate
+from kubectl_kyrec.golang import time as go_time
+
+_NUMERIC = {"greaterthan": ">", "greaterthanorequals": ">=", "lessthan": "<", "lessthanorequals": "<="}
+_RANGE = re.compile(rf"^({scalar._NUM})!?-({scalar._NUM})$")
+
+
+def block(conditions: Any, field: str, scope: jmes.Scope | None = None) -> str:
+    """`{any: [...], all: [...]}` or the legacy list (all of them) -> true when the conditions hold."""
+    if conditions is None:
+        return "true"
+    if isinstance(conditions, list):
+        return conj([condition(c, f"{field}[{i}]", scope) for i, c in enumerate(conditions)])
+    if not isinstance(conditions, dict):
+        raise Unconvertible(field, "conditions must be a list or an any/all map")
+    parts = []
+    if conditions.get("any"):
+        parts.append(disj([condition(c, f"{field}.any[{i}]", scope) for i, c in enumerate(conditions["any"])]))
+    if conditions.get("all"):
+        parts.append(conj([condition(c, f"{field}.all[{i}]", scope) for i, c in enumerate(conditions["all"])]))
+    return conj(parts)
+
+
+def _plain_value(raw: Any, field: str) -> None:
+    values = raw if isinstance(raw, list) else [raw]
+    for v in values:
+        if isinstance(v, str) and "{{" not in v:
+            if has_wildcard(v):
+                raise Unconvertible(field, f"value {v!r} is a wildcard, which Kyverno matches against the key's "
+                                           "string form; not converted")
+            if _RANGE.match(v):
+                raise Unconvertible(field, f"value {v!r} is a numeric range; not converted")
+            if go_time.try_parse_duration(v) is not None or try_parse_value(v) is not None:
+                raise Unconvertible(field, f"value {v!r} parses as a duration or quantity, which Kyverno then "
+                                           "compares as such; not converted")
+
+
+def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
+    if not isinstance(cond, dict) or "operator" not in cond:
+        raise Unconvertible(field, "a condition needs key, operator and value")
+    op = str(cond["operator"]).lower()
+    raw_key, raw_value = cond.get("key"), cond.get("value")
+    key = jmes.value(raw_key, f"{field}.key", scope)
+    value = jmes.value(raw_value, f"{field}.value", scope)
+    if op in ("equals", "equal", "notequals", "notequal"):
+        _plain_value(raw_value, f"{field}.value")
+        if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
+            raise Unconvertible(f"{field}.value", "numbers compare with Kyverno's string/quantity conversions; "
+                                                  "not converted")
+        equal = f"{key} == {value}"
+        return equal if op.startswith("equal") else negate(equal)
+    if op in ("anyin", "allin", "anynotin", "allnotin", "in", "notin"):
+        _plain_value(raw_value, f"{field}.value")
+        if isinstance(raw_value, str) and "{{" not in raw_value:
+            value = literal([raw_value])
+        k = "k"
+        inside = f"{k} in {value}"
+        single = f"{key} in {value}"
+        if op in ("anyin",):
+            listed, one = f"{key}.exists({k}, {inside})", single
+        elif op in ("allin", "in"):
+            listed, one = f"{key}.all({k}, {inside})", single
+        elif op == "anynotin":
+            listed, one = f"{key}.exists({k}, !({inside}))", negate(single)
+        elif op == "allnotin":
+            listed, one = f"{key}.all({k}, !({inside}))", negate(single)
+        else:      # NotIn: a list key is not wholly inside
+            listed, one = f"!({key}.all({k}, {inside}))", negate(single)
+        return f"(type({key}) == list ? {listed} : {one})"
+    if op in _NUMERIC:
+        if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
+            return f"(type({key}) == int || type({key}) == double) && {key} {_NUMERIC[op]} {value}"
+        raise Unconvertible(f"{field}.value", f"{cond['operator']} on a non-number compares quantities, durations "
+                                              "or versions as Kyverno parses them; not converted")
+    raise Unconvertible(f"{field}.operator", f"operator {cond['operator']} not converted")

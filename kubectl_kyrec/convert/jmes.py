@@ -1,0 +1,122 @@
+"""Kyverno's JMESPath (in `{{ }}`) -> CEL, for the forms that have an exact CEL counterpart: paths into the
+admission request, literals, comparisons, `||` defaults on paths, `&&`/`!`, and a few functions. Anything
+else raises Unconvertible naming the expression: a guessed translation would be weaker in silence."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jmespath import exceptions as jp_exceptions
+from jmespath import parser as jp_parser
+
+from kubectl_kyrec.convert.cel_text import Unconvertible, literal, path_value
+
+# the request's roots as a ValidatingPolicy names them (kk: pkg/cel/policies/vpol/compiler)
+_ROOTS = {("request", "object"): "object", ("request", "oldObject"): "oldObject",
+          ("request", "operation"): "request.operation", ("request", "namespace"): "request.namespace",
+          ("request", "name"): "request.name", ("request", "userInfo"): "request.userInfo",
+          ("request", "kind"): "request.kind", ("request", "dryRun"): "request.dryRun"}
+_FUNCTIONS = {"length": lambda a: f"size({a[0]})", "to_string": lambda a: f"string({a[0]})",
+              "starts_with": lambda a: f"{a[0]}.startsWith({a[1]})", "ends_with": lambda a: f"{a[0]}.endsWith({a[1]})",
+              "contains": lambda a: f"{a[0]}.contains({a[1]})"}
+_VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
+
+
+class Scope:
+    """Names a translated expression may use besides the request: foreach's `element`, and so on."""
+
+    def __init__(self, names: dict[str, str] | None = None) -> None:
+        self.names = dict(names or {})
+
+
+def _path(node: dict[str, Any]) -> list[str] | None:
+    if node["type"] == "field":
+        return [node["value"]]
+    if node["type"] == "subexpression":
+        out: list[str] = []
+        for child in node["children"]:
+            part = _path(child)
+            if part is None:
+                return None
+            out.extend(part)
+        return out
+    return None
+
+
+def translate(expression: str, field: str, scope: Scope | None = None) -> str:
+    scope = scope or Scope()
+    try:
+        ast = jp_parser.Parser().parse(expression).parsed
+    except jp_exceptions.JMESPathError as err:
+        raise Unconvertible(field, f"JMESPath {expression!r} does not parse: {err}") from None
+    return _node(ast, field, expression, scope)
+
+
+def _node(node: dict[str, Any], field: str, text: str, scope: Scope) -> str:
+    kind = node["type"]
+    path = _path(node)
+    if path is not None:
+        for length in (2, 1):
+            root = _ROOTS.get(tuple(path[:length])) if length == 2 else scope.names.get(path[0])
+            if root is not None:
+                return path_value(root, path[length:])
+        raise Unconvertible(field, f"JMESPath {text!r}: {'.'.join(path)} is no field of the admission request "
+                                   "a CEL policy can read")
+    if kind == "literal":
+        return literal(node["value"])
+    if kind == "comparator":
+        op = {"eq": "==", "ne": "!=", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}[node["value"]]
+        left, right = (_node(c, field, text, scope) for c in node["children"])
+        if op not in ("==", "!="):
+            raise Unconvertible(field, f"JMESPath {text!r}: ordering comparisons answer null on non-numbers; not "
+                                       "converted")
+        return f"{left} {op} {right}"
+    if kind == "or_expression":
+        left, right = (_node(c, field, text, scope) for c in node["children"])
+        # JMESPath's `a || b`: a unless a is false, null, '' , [] or {}
+        return f"({_truthy(left)} ? {left} : {right})"
+    if kind == "and_expression":
+        left, right = (_node(c, field, text, scope) for c in node["children"])
+        return f"({_truthy(left)} ? {right} : {left})"
+    if kind == "not_expression":
+        return f"!({_truthy(_node(node['children'][0], field, text, scope))})"
+    if kind == "function_expression" and node["value"] in _FUNCTIONS:
+        args = [_node(c, field, text, scope) for c in node["children"]]
+        return _FUNCTIONS[node["value"]](args)
+    name = node.get("value") if kind == "function_expression" else kind
+    raise Unconvertible(field, f"JMESPath {text!r}: {name} has no exact CEL counterpart here; not converted")
+
+
+def _truthy(expr: str) -> str:
+    return (f"({expr} != null && {expr} != false && {expr} != '' && {expr} != [] && {expr} != {{}})")
+
+
+def template(text: str, field: str, scope: Scope | None = None) -> tuple[str, bool]:
+    """A string with `{{ }}` variables -> (CEL expression, whether any variable was there)."""
+    parts: list[str] = []
+    last = 0
+    found = False
+    for m in _VARIABLE.finditer(text):
+        found = True
+        if m.start() > last:
+            parts.append(literal(text[last:m.start()]))
+        parts.append(f"string({translate(m.group(1), field, scope)})")
+        last = m.end()
+    if last < len(text):
+        parts.append(literal(text[last:]))
+    return (" + ".join(parts) or "''"), found
+
+
+def value(raw: Any, field: str, scope: Scope | None = None) -> str:
+    """A condition's key or value: a whole `{{ expr }}` is the expression's value; other strings with
+    variables are text; anything else a literal."""
+    if isinstance(raw, str):
+        m = _VARIABLE.fullmatch(raw.strip())
+        if m:
+            return translate(m.group(1), field, scope)
+        expr, found = template(raw, field, scope)
+        return expr if found else literal(raw)
+    if isinstance(raw, (list, dict)) and "{{" in str(raw):
+        raise Unconvertible(field, "variables inside a list or map value; not converted")
+    return literal(raw)
