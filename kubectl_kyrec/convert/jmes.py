@@ -10,7 +10,7 @@ from typing import Any
 from jmespath import exceptions as jp_exceptions
 from jmespath import parser as jp_parser
 
-from kubectl_kyrec.convert.cel_text import Unconvertible, literal, path_value
+from kubectl_kyrec.convert.cel_text import Unconvertible, literal, path_value, selectable
 
 # the request's roots as a ValidatingPolicy names them (kk: pkg/cel/policies/vpol/compiler)
 _ROOTS = {("request", "object"): "object", ("request", "oldObject"): "oldObject",
@@ -26,8 +26,13 @@ _VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 class Scope:
     """Names a translated expression may use besides the request: foreach's `element`, and so on."""
 
-    def __init__(self, names: dict[str, str] | None = None) -> None:
+    def __init__(self, names: dict[str, str] | None = None, soft: bool = False) -> None:
         self.names = dict(names or {})
+        # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
+        self.soft = soft
+
+    def softened(self) -> Scope:
+        return Scope(self.names, soft=True)
 
 
 def _path(node: dict[str, Any]) -> list[str] | None:
@@ -50,16 +55,22 @@ def translate(expression: str, field: str, scope: Scope | None = None) -> str:
         ast = jp_parser.Parser().parse(expression).parsed
     except jp_exceptions.JMESPathError as err:
         raise Unconvertible(field, f"JMESPath {expression!r} does not parse: {err}") from None
-    return _node(ast, field, expression, scope)
+    return _node(ast, field, expression, scope, soft=scope.soft)
 
 
-def _node(node: dict[str, Any], field: str, text: str, scope: Scope) -> str:
+def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool = True) -> str:
+    """`soft`: a missing key gives null (go-jmespath turns the error into null inside `||`, comparators,
+    functions, `!`); a bare path at the top of `{{ }}` keeps the error, as CEL's plain selection does."""
     kind = node["type"]
     path = _path(node)
     if path is not None:
         for length in (2, 1):
-            root = _ROOTS.get(tuple(path[:length])) if length == 2 else scope.names.get(path[0])
+            root = _ROOTS.get((path[0], path[1])) if length == 2 and len(path) > 1 else (
+                scope.names.get(path[0]) if length == 1 else None)
             if root is not None:
+                if not soft:
+                    return ".".join([root, *path[length:]]) if all(selectable(k) for k in path[length:]) \
+                        else path_value(root, path[length:])
                 return path_value(root, path[length:])
         raise Unconvertible(field, f"JMESPath {text!r}: {'.'.join(path)} is no field of the admission request "
                                    "a CEL policy can read")

@@ -166,7 +166,8 @@ class PatternWriter:
         if try_parse_value(value) is not None:
             # Kyverno compares quantities when both sides parse as one (numbers too), else strings
             text_expr = f"string({expr})"
-            quantity = f"isQuantity({text_expr}) && quantity({text_expr}).compareTo(quantity({literal(value)})) {cel_op} 0"
+            compared = f"quantity({text_expr}).compareTo(quantity({literal(value)})) {cel_op} 0"
+            quantity = f"isQuantity({text_expr}) && {compared}"
             if op in (scalar.EQUAL, scalar.NOT_EQUAL):
                 fallback = f"{text_expr} {cel_op} {literal(value)}"
                 return f"(isQuantity({text_expr}) ? quantity({text_expr}).compareTo(quantity({literal(value)})) " \

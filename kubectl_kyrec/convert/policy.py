@@ -158,7 +158,7 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
         raise Unconvertible(at, "elementIndex; not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
     check = _check(body, at, writer, base=var, scope=inner)
-    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner)
+    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened())
     each = disj([negate(pre), check])
     # Kyverno: a list that evaluates to null is no list to iterate (the rule passes, kk: foreach.go)
     return f"({listed} == null || {listed}.all({var}, {each}))"
@@ -171,7 +171,7 @@ def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], li
         operations.append("DELETE")
     constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at)
     if rule.get("preconditions") is not None:
-        pre = conditions.block(rule["preconditions"], f"{at}.preconditions")
+        pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
         match_conditions.append({"name": "preconditions", "expression": pre})
     for i, cel_pre in enumerate(rule.get("celPreconditions") or []):
         match_conditions.append({"name": str(cel_pre.get("name", f"cel-{i}")), "expression": cel_pre["expression"]})

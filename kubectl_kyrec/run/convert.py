@@ -83,8 +83,8 @@ def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tupl
 
 def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
     """Every ClusterPolicy/Policy below the paths, with `file:line`."""
-    out = [(doc, where) for doc, where in _documents(paths, skip_hidden=True) if doc.get("kind") in ("ClusterPolicy", "Policy")
-           and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
+    found = _documents(paths, skip_hidden=True)
+    out = [(doc, where) for doc, where in found if doc.get("kind") in ("ClusterPolicy", "Policy") and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
     if not out:
         raise InputError(f"no ClusterPolicy or Policy in {', '.join(paths)}")
     return out
@@ -94,7 +94,7 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 state_paths: Sequence[str] = ()) -> ConvertResult:
     policies = read_policies(paths)
     result = ConvertResult([convert_policy(doc) for doc, _ in policies])
-    for (doc, where), conv in zip(policies, result.conversions):
+    for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
         os.makedirs(out_dir, exist_ok=True)
