@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from kubectl_kyrec.golang.wildcard import contains_wildcard
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # CEL reserved words cannot be selected with `.`
 _RESERVED = {"in", "as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop",
@@ -72,7 +74,7 @@ def path_value(base: str, keys: list[str]) -> str:
     return f"({' && '.join(guards)} ? {current} : null)"
 
 
-def wildcard_regex(pattern: str) -> str:
+def wildcard_as_re2(pattern: str) -> str:
     """Kyverno's wildcard (`*` any run, `?` one character; kk: ext/wildcard) as an anchored RE2 pattern."""
     out = []
     for ch in pattern:
@@ -86,7 +88,7 @@ def wildcard_regex(pattern: str) -> str:
 
 
 def has_wildcard(text: str) -> bool:
-    return "*" in text or "?" in text
+    return contains_wildcard(text)
 
 
 def conj(parts: list[str]) -> str:

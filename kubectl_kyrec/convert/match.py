@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_regex
+from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_as_re2
 from kubectl_kyrec.load.kinds import builtin_kinds
 
 _UNCONVERTED = {"subjects": "user and group subjects", "roles": "roles", "clusterRoles": "cluster roles",
@@ -69,7 +69,7 @@ def _names_condition(values: list[str], subject: str) -> str:
     plain = [v for v in values if not has_wildcard(v)]
     wild = [v for v in values if has_wildcard(v)]
     parts = [f"{subject} in {literal(plain)}"] if plain else []
-    parts += [f"{subject}.matches({literal(wildcard_regex(v))})" for v in wild]
+    parts += [f"{subject}.matches({literal(wildcard_as_re2(v))})" for v in wild]
     return disj(parts)
 
 

@@ -25,7 +25,7 @@ from kubectl_kyrec.convert.cel_text import (
     negate,
     present,
     select,
-    wildcard_regex,
+    wildcard_as_re2,
 )
 from kubectl_kyrec.golang import time as go_time
 
@@ -178,7 +178,7 @@ class PatternWriter:
         if value == "*":
             match = "true"
         elif has_wildcard(value):
-            match = f"string({expr}).matches({literal(wildcard_regex(value))})"
+            match = f"string({expr}).matches({literal(wildcard_as_re2(value))})"
         else:
             match = f"string({expr}) == {literal(value)}"
         return negate(match) if op == scalar.NOT_EQUAL else match

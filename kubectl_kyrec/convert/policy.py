@@ -151,7 +151,8 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
         raise Unconvertible(f"{at}.context", "context entries are not converted")
     if entry.get("elementScope") is False:
         raise Unconvertible(f"{at}.elementScope", "elementScope: false; not converted")
-    listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", scope)
+    # a list that is not there is no list to iterate: read softly (null), never an error
+    listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", (scope or jmes.Scope()).softened())
     var = writer.var()
     inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"})
     if "elementIndex" in json.dumps(entry):

@@ -84,7 +84,8 @@ def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tupl
 def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
     """Every ClusterPolicy/Policy below the paths, with `file:line`."""
     found = _documents(paths, skip_hidden=True)
-    out = [(doc, where) for doc, where in found if doc.get("kind") in ("ClusterPolicy", "Policy") and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
+    out = [(doc, where) for doc, where in found if doc.get("kind") in ("ClusterPolicy", "Policy")
+           and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
     if not out:
         raise InputError(f"no ClusterPolicy or Policy in {', '.join(paths)}")
     return out

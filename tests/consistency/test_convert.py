@@ -38,7 +38,8 @@ PODS = [
     _pod("plain", {"containers": [{"name": "a", "image": "nginx:1.2"}]}, {"app": "x"}),
     _pod("latest", {"containers": [{"name": "a", "image": "nginx:latest", "securityContext": {"privileged": True}}]}),
     _pod("two", {"hostNetwork": True, "containers": [
-        {"name": "a", "image": "r.io/a:1", "resources": {"limits": {"memory": "3Gi"}}, "ports": [{"containerPort": 80}]},
+        {"name": "a", "image": "r.io/a:1", "resources": {"limits": {"memory": "3Gi"}},
+         "ports": [{"containerPort": 80}]},
         {"name": "b", "image": "b", "securityContext": {"runAsNonRoot": True, "privileged": False}}]}),
     _pod("init", {"initContainers": [{"name": "i", "image": "busybox"}],
                   "containers": [{"name": "a", "image": "a:1", "resources": {"limits": {"memory": "512Mi"}}}]},
@@ -68,6 +69,17 @@ PATTERNS = {
         "preconditions": {"all": [{"key": "{{ element.name }}", "operator": "Equals", "value": "a"}]},
         "deny": {"conditions": {"any": [{"key": "{{ element.image }}", "operator": "Equals",
                                          "value": "nginx:latest"}]}}}]},
+    "foreach over a list that may be missing": {"foreach": [
+        {"list": "request.object.spec.initContainers", "pattern": {"image": "!busybox*"}}]},
+    "foreach over a multiselect, flattened": {"foreach": [
+        {"list": "request.object.spec.[initContainers, containers][]", "pattern": {"image": "!busybox*"}}]},
+    "projection, filter and pipe": {"deny": {"conditions": {"any": [
+        {"key": "{{ request.object.spec.containers[?securityContext.privileged == `true`] | length(@) }}",
+         "operator": "GreaterThan", "value": 0},
+        {"key": "{{ request.object.spec.containers[].ports[].containerPort || `[]` }}", "operator": "AnyIn",
+         "value": [80]}]}}},
+    "index and default": {"deny": {"conditions": {"all": [
+        {"key": "{{ request.object.spec.containers[0].name || '' }}", "operator": "Equals", "value": "b"}]}}},
 }
 
 
