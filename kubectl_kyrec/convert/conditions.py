@@ -80,7 +80,10 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
             listed, one = f"{key}.all({k}, !({inside}))", negate(single)
         else:      # NotIn: a list key is not wholly inside
             listed, one = f"!({key}.all({k}, {inside}))", negate(single)
-        return f"(type({key}) == list ? {listed} : {one})"
+        if not (isinstance(raw_key, str) and "{{" in raw_key):
+            # a literal key: list or not is known here (CEL's checker refuses a comprehension over a string)
+            return listed if isinstance(raw_key, list) else one
+        return f"(type(dyn({key})) == list ? {listed} : {one})"
     if op in _NUMERIC:
         if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
             return f"(type({key}) == int || type({key}) == double) && {key} {_NUMERIC[op]} {value}"

@@ -53,15 +53,16 @@ def _resource_rules(kinds: list[str], operations: list[str], field: str) -> list
             group = ""
         if has_wildcard(name):
             raise Unconvertible(field, f"kind {kind!r} is a wildcard; not converted")
+        any_version = version == "*"
         found = [i for i in table if i.kind == name and (group is None or i.group == group)
-                 and (version is None or i.version == version)]
+                 and (version is None or any_version or i.version == version)]
         if not found:
             raise Unconvertible(field, f"kind {kind!r} is not one the offline REST mapper knows; its resource "
                                        "cannot be named")
         info = found[0]
         resource = f"{info.resource}/{sub}" if sub else info.resource
-        rules.append({"apiGroups": [info.group], "apiVersions": [info.version], "operations": operations,
-                      "resources": [resource]})
+        rules.append({"apiGroups": [info.group], "apiVersions": ["*" if any_version else info.version],
+                      "operations": operations, "resources": [resource]})
     return rules
 
 

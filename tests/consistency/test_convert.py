@@ -78,6 +78,9 @@ PATTERNS = {
          "operator": "GreaterThan", "value": 0},
         {"key": "{{ request.object.spec.containers[].ports[].containerPort || `[]` }}", "operator": "AnyIn",
          "value": [80]}]}}},
+    "a literal key in AnyNotIn": {"deny": {"conditions": {"all": [
+        {"key": "ALL", "operator": "AnyNotIn",
+         "value": "{{ request.object.spec.containers[].securityContext.capabilities.drop[] || `[]` }}"}]}}},
     "index and default": {"deny": {"conditions": {"all": [
         {"key": "{{ request.object.spec.containers[0].name || '' }}", "operator": "Equals", "value": "b"}]}}},
 }
@@ -178,6 +181,7 @@ def test_corpus_pairs_converted_decide_as_originals() -> None:
     spec.loader.exec_module(oracle)
     results = [oracle.run_pair(p) for p in oracle.pairs()]
     converted = [p for p in results if not p.reason or p.reason == "no test resources"]
+    assert [(p.name, p.reason) for p in results if p.status == "invalid conversion"] == []
     assert len(results) >= 108
     assert len(converted) >= 60
     assert sum(p.subjects for p in converted) > 10000
