@@ -49,6 +49,34 @@ def _plain_value(raw: Any, field: str) -> None:
                                            "compares as such; not converted")
 
 
+# escaped in a runtime wildcard: the metacharacters a Kubernetes name, verb, group or image can hold (each
+# escape is a nested call, and CEL parsers stop at a nesting depth of 32; docs/convert.md)
+_REGEX_META = ".+"
+
+
+def _runtime_regex(text: str) -> str:
+    """CEL that turns the string `text` evaluates to into Kyverno's wildcard as an anchored RE2 pattern."""
+    out = text
+    for ch in _REGEX_META:
+        out = f"{out}.replace({literal(ch)}, {literal(chr(92) + ch)})"
+    return f"'^' + {out}.replace('*', '.*').replace('?', '.') + '$'"
+
+
+def _wildcard_match(pattern: str, text: str) -> str:
+    return f"({text} == {pattern} || (({pattern}.contains('*') || {pattern}.contains('?')) && " \
+           f"{text}.matches({_runtime_regex(pattern)})))"
+
+
+def _both_ways(a: str, b: str) -> str:
+    return f"({_wildcard_match(a, b)} || {_wildcard_match(b, a)})"
+
+
+def _sprint(value: Any) -> str:
+    from kubectl_kyrec.golang.fmt import sprint
+
+    return sprint(value)
+
+
 def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
     if not isinstance(cond, dict) or "operator" not in cond:
         raise Unconvertible(field, "a condition needs key, operator and value")
@@ -64,26 +92,33 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
         equal = f"{key} == {value}"
         return equal if op.startswith("equal") else negate(equal)
     if op in ("anyin", "allin", "anynotin", "allnotin", "in", "notin"):
-        _plain_value(raw_value, f"{field}.value")
         if isinstance(raw_value, str) and "{{" not in raw_value:
-            value = literal([raw_value])
-        k = "k"
-        inside = f"{k} in {value}"
-        single = f"{key} in {value}"
-        if op in ("anyin",):
-            listed, one = f"{key}.exists({k}, {inside})", single
-        elif op in ("allin", "in"):
-            listed, one = f"{key}.all({k}, {inside})", single
-        elif op == "anynotin":
-            listed, one = f"{key}.exists({k}, !({inside}))", negate(single)
-        elif op == "allnotin":
-            listed, one = f"{key}.all({k}, !({inside}))", negate(single)
-        else:      # NotIn: a list key is not wholly inside
-            listed, one = f"!({key}.all({k}, {inside}))", negate(single)
+            raise Unconvertible(f"{field}.value", "a single string value (Kyverno reads it as a JSON list, a range "
+                                                  "or a wildcard); not converted")
+        if isinstance(raw_value, list):
+            _plain_value([v for v in raw_value if not has_wildcard(str(v))], f"{field}.value")
+            value = literal([v if isinstance(v, str) else _sprint(v) for v in raw_value])
+        # Kyverno's in-operators compare string forms, each side a wildcard pattern for the other
+        # (kk: pkg/engine/variables/operator/anyin.go isAnyIn: wildcard.Match both ways)
+        def member(k: str) -> str:
+            return f"dyn({value}).exists(x, {_both_ways('string(x)', f'string({k})')})"
+        def check(kv: str) -> tuple[str, str]:
+            if op == "anyin":
+                return f"{kv}.exists(k, {member('k')})", member(kv)
+            if op in ("allin", "in"):
+                return f"{kv}.all(k, {member('k')})", member(kv)
+            if op == "anynotin":
+                return f"{kv}.exists(k, !{member('k')})", negate(member(kv))
+            if op == "allnotin":
+                return f"!{kv}.exists(k, {member('k')})", negate(member(kv))
+            return f"!{kv}.all(k, {member('k')})", negate(member(kv))      # NotIn: not wholly inside
         if not (isinstance(raw_key, str) and "{{" in raw_key):
             # a literal key: list or not is known here (CEL's checker refuses a comprehension over a string)
+            listed, one = check(f"dyn({key})")
             return listed if isinstance(raw_key, list) else one
-        return f"(type(dyn({key})) == list ? {listed} : {one})"
+        # the key evaluated once, bound by a one-element list
+        listed, one = check("kv")
+        return f"[dyn({key})].all(kv, type(kv) == list ? {listed} : {one})"
     if op in _NUMERIC:
         if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
             return f"(type({key}) == int || type({key}) == double) && {key} {_NUMERIC[op]} {value}"

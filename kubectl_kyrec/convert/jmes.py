@@ -114,8 +114,16 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
         else:
             acc = sub(children[0])
             n = 1
-        for child in children[n:]:
-            acc = sub(child, acc)
+        rest = children[n:]
+        while rest:
+            fields: list[str] = []
+            while rest and rest[0]["type"] == "field":
+                fields.append(rest.pop(0)["value"])
+            if fields:
+                # consecutive fields on a value: one guarded path, not one binding per step
+                acc = bind(acc, lambda c, keys=tuple(fields): _fields_on(c, keys))
+            else:
+                acc = sub(rest.pop(0), acc)
         return acc
     if kind == "pipe":
         left = sub(node["children"][0])
@@ -179,8 +187,17 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
     raise Unconvertible(field, f"JMESPath {text!r}: {name} has no exact CEL counterpart here; not converted")
 
 
+def _fields_on(value: str, keys: tuple[str, ...]) -> str:
+    guards, current = [], value
+    for key in keys:
+        guards.append(f"type({current}) == map && {has(current, key)}")
+        current = select(current, key)
+    return f"({' && '.join(guards)} ? dyn({current}) : null)"
+
+
 def _truthy(expr: str) -> str:
-    e = expr if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", expr) else f"({expr})"
+    # dyn: a boolean-typed operand would make CEL's checker refuse `!= null`
+    e = f"dyn({expr})"
     return f"({e} != null && {e} != false && {e} != '' && {e} != [] && {e} != {{}})"
 
 

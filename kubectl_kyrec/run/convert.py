@@ -94,7 +94,7 @@ def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
 def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
                 state_paths: Sequence[str] = ()) -> ConvertResult:
     policies = read_policies(paths)
-    result = ConvertResult([convert_policy(doc) for doc, _ in policies])
+    result = ConvertResult([compile_check(convert_policy(doc)) for doc, _ in policies])
     for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
@@ -112,6 +112,22 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def compile_check(conv: Conversion) -> Conversion:
+    """A conversion kyrec's own loader refuses (a CEL text its parser or checker rejects) is not written:
+    its refusal says why. Checked by evaluating it once, on a Pod, through eval's one path."""
+    if not conv.documents:
+        return conv
+    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    try:
+        with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
+            _verdicts(conv.documents, [probe], workdir, "check")
+    except InputError as err:
+        conv.refusals.append(f"the converted CEL does not load in kyrec: {err}")
+        conv.documents = []
+    return conv
 
 
 def _resources(resource_paths: Sequence[str], state_paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -178,6 +194,8 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             if root == "metadata" and path[:2] not in (("metadata", "labels"), ("metadata", "annotations")):
                 continue
             for remove in (True, False):
+                if not remove and value is None:
+                    continue            # a null's change would be a string where a map or list belongs
                 other = copy.deepcopy(resource)
                 try:
                     _apply(other, path, _changed(value), remove)
@@ -226,6 +244,14 @@ def aggregate(results: Sequence[Result]) -> dict[tuple[str, str, str], tuple[str
     return out
 
 
+def _same_message(original: str, converted: str) -> bool:
+    """The conversion's message is the rule's own: Kyverno adds `validation error: ... rule X failed at path
+    /y/` around a pattern's, so the converted message need only be inside the original's (spaces folded)."""
+    def fold(text: str) -> str:
+        return " ".join(text.split())
+    return fold(converted) in fold(original)
+
+
 def verify(original: dict[str, Any], converted: list[dict[str, Any]],
            resources: list[dict[str, Any]]) -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants."""
@@ -251,6 +277,6 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]],
     for key, label in what.items():
         a = before.get(key, ("pass", ""))
         b = after.get(key, ("pass", ""))
-        if a[0] != b[0]:
+        if a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
             diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1]))
     return diffs, len(what)

@@ -16,7 +16,7 @@ import yaml
 
 from kubectl_kyrec.convert.policy import convert_policy
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.run.convert import Difference, _documents, _resources, verify
+from kubectl_kyrec.run.convert import Difference, _documents, _resources, compile_check, verify
 
 SHARED = Path(os.environ.get("KYREC_SHARED", Path(__file__).resolve().parents[3] / "shared"))
 CEL_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "MutatingPolicy", "ImageValidatingPolicy", "DeletingPolicy")
@@ -60,7 +60,7 @@ def _test_resources(directory: Path) -> list[str]:
 
 
 def run_pair(pair: Pair) -> Pair:
-    conv = convert_policy(pair.original)
+    conv = compile_check(convert_policy(pair.original))
     pair.status = conv.status
     if conv.refusals:
         pair.reason = "; ".join(conv.refusals)
@@ -93,15 +93,19 @@ def main() -> int:
         if p.reason:
             line += f" ({p.reason})"
         if p.subjects:
-            line += f"; {p.subjects} subjects, kyrec {len(p.ours)} verdict diff(s), maintainers {len(p.theirs)}"
+            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict for d in p.ours)} verdict diff(s) "
+                     f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
+                     f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
         print(line)
-        for d in p.ours:
+        for d in p.ours[:5]:
             print("  KYREC  " + d.line())
-        for d in p.theirs[:3]:
+        for d in [d for d in p.theirs if d.verdict][:3]:
             print("  HAND   " + d.line())
     print(f"{len(results)} pairs: {by_status}")
-    print(f"kyrec verdict differences: {sum(len(p.ours) for p in results)}; "
-          f"pairs where the hand conversion differs: {sum(1 for p in results if p.theirs)}")
+    print(f"subjects compared: {sum(p.subjects for p in results)}; kyrec verdict differences: "
+          f"{sum(d.verdict for p in results for d in p.ours)}, message differences: "
+          f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
+          f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
     return 0
 
 

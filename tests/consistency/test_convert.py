@@ -92,7 +92,7 @@ def test_converted_rule_decides_as_the_original(case: str) -> None:
     conv = convert_policy(original)
     assert conv.refusals == []
     diffs, subjects = verify(original, conv.documents, PODS)
-    assert [d.line() for d in diffs] == []
+    assert [d.line() for d in diffs if d.verdict] == []
     assert subjects > len(PODS)          # the variants were evaluated too
 
 
@@ -185,4 +185,5 @@ def test_corpus_pairs_converted_decide_as_originals() -> None:
     assert len(results) >= 108
     assert len(converted) >= 60
     assert sum(p.subjects for p in converted) > 10000
-    assert {p.name: [d.line() for d in p.ours] for p in converted if p.ours} == {}
+    assert {p.name: [d.line() for d in p.ours if d.verdict] for p in converted if any(d.verdict for d in p.ours)} \
+        == {}
