@@ -81,6 +81,8 @@ PATTERNS = {
     "a literal key in AnyNotIn": {"deny": {"conditions": {"all": [
         {"key": "ALL", "operator": "AnyNotIn",
          "value": "{{ request.object.spec.containers[].securityContext.capabilities.drop[] || `[]` }}"}]}}},
+    "contains on a list": {"deny": {"conditions": {"any": [
+        {"key": "{{ contains(request.object.spec.containers[].name, 'b') }}", "operator": "Equals", "value": True}]}}},
     "index and default": {"deny": {"conditions": {"all": [
         {"key": "{{ request.object.spec.containers[0].name || '' }}", "operator": "Equals", "value": "b"}]}}},
 }
@@ -187,3 +189,23 @@ def test_corpus_pairs_converted_decide_as_originals() -> None:
     assert sum(p.subjects for p in converted) > 10000
     assert {p.name: [d.line() for d in p.ours if d.verdict] for p in converted if any(d.verdict for d in p.ours)} \
         == {}
+
+
+def test_a_conversion_kyrec_cannot_load_is_refused(tmp_path: Path) -> None:
+    """validate.cel is copied as written: when kyrec's loader refuses the result, nothing is written."""
+    src = tmp_path / "p.yaml"
+    src.write_text(yaml.safe_dump(_policy({"cel": {"expressions": [{"expression": "object.spec.("}]}})))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["convert", "-p", str(src), "-o", str(out)])
+    assert result.exit_code == 1
+    assert "ClusterPolicy 'p' not converted: the converted CEL does not load in kyrec:" in result.stderr
+    assert not (out / "p.yaml").exists()
+
+
+def test_message_difference_is_reported_not_a_verdict() -> None:
+    original = _policy(PATTERNS["wildcards and negated values"])
+    conv = convert_policy(original)
+    conv.documents[0]["spec"]["validations"][0]["message"] = "another message"
+    diffs, _ = verify(original, conv.documents, PODS)
+    assert diffs and all(not d.verdict for d in diffs)
+    assert any("message differs" in d.line() and "Pod/default/latest" in d.line() for d in diffs)
