@@ -53,6 +53,9 @@ def _path(node: dict[str, Any]) -> list[str] | None:
 
 def translate(expression: str, field: str, scope: Scope | None = None) -> str:
     scope = scope or Scope()
+    if "{{" in expression or "}}" in expression:
+        raise Unconvertible(field, f"JMESPath {expression!r}: a variable nested in a variable is substituted as text "
+                                   "first; not converted")
     try:
         ast = jp_parser.Parser().parse(expression).parsed
     except jp_exceptions.JMESPathError as err:
