@@ -99,9 +99,11 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
             _plain_value([v for v in raw_value if not has_wildcard(str(v))], f"{field}.value")
             value = literal([v if isinstance(v, str) else _sprint(v) for v in raw_value])
         # Kyverno's in-operators compare string forms, each side a wildcard pattern for the other
-        # (kk: pkg/engine/variables/operator/anyin.go isAnyIn: wildcard.Match both ways)
+        # (kk: pkg/engine/variables/operator/anyin.go isAnyIn: wildcard.Match both ways); a key that is no
+        # scalar or list, or a value that is no list or string, answers false whatever the operator
         def member(k: str) -> str:
-            return f"dyn({value}).exists(x, {_both_ways('string(x)', f'string({k})')})"
+            return f"vv.exists(x, {_both_ways('string(x)', f'string({k})')})"
+
         def check(kv: str) -> tuple[str, str]:
             if op == "anyin":
                 return f"{kv}.exists(k, {member('k')})", member(kv)
@@ -112,13 +114,17 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
             if op == "allnotin":
                 return f"!{kv}.exists(k, {member('k')})", negate(member(kv))
             return f"!{kv}.all(k, {member('k')})", negate(member(kv))      # NotIn: not wholly inside
-        if not (isinstance(raw_key, str) and "{{" in raw_key):
+        literal_key = not (isinstance(raw_key, str) and "{{" in raw_key)
+        listed, one = check(f"dyn({key})" if literal_key else "kv")
+        if literal_key:
             # a literal key: list or not is known here (CEL's checker refuses a comprehension over a string)
-            listed, one = check(f"dyn({key})")
-            return listed if isinstance(raw_key, list) else one
-        # the key evaluated once, bound by a one-element list
-        listed, one = check("kv")
-        return f"[dyn({key})].all(kv, type(kv) == list ? {listed} : {one})"
+            body = listed if isinstance(raw_key, list) else one
+        else:
+            body = (f"[dyn({key})].all(kv, type(kv) == list ? {listed} : "
+                    f"(type(kv) == map || type(kv) == null_type ? false : {one}))")
+        # a string value (from a variable) is one element here: Kyverno also reads it as a JSON list or a
+        # range (policy.py names that difference)
+        return f"[dyn({value})].all(v0, [type(v0) == string ? [v0] : v0].all(vv, type(vv) == list ? {body} : false))"
     if op in _NUMERIC:
         if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
             return f"(type({key}) == int || type({key}) == double) && {key} {_NUMERIC[op]} {value}"

@@ -212,6 +212,10 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         actions = [_ACTIONS[action.lower()]]
         if validate.get("allowExistingViolations") is False:
             raise Unconvertible(f"{at}.validate.allowExistingViolations", "false has no CEL counterpart")
+        if _runtime_in_values(rule):
+            conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
+                                    "as a one-element list); Kyverno also reads a string value as a JSON list or "
+                                    "a range")
         constraints, match_conditions = _rule_constraints(rule, at)
         key = json.dumps([constraints, match_conditions, actions], sort_keys=True)
         group = groups.get(key)
@@ -225,8 +229,6 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         check = _check(validate, f"{at}.validate", writer)
         group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
     autogen = _autogen(meta, conv) if _targets_pods(groups) else None
-    if autogen is None and not _targets_pods(groups):
-        conv.substitutes.clear()
     many = len(groups) > 1
     if many:
         conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
@@ -253,6 +255,20 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
                                "kind": "ValidatingPolicy" if doc.get("kind") == "ClusterPolicy"
                                else "NamespacedValidatingPolicy",
                                "metadata": out_meta, "spec": spec_out})
+
+
+_IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}
+
+
+def _runtime_in_values(node: Any) -> bool:
+    if isinstance(node, dict):
+        if (str(node.get("operator", "")).lower() in _IN_OPERATORS and isinstance(node.get("value"), str)
+                and "{{" in node["value"]):
+            return True
+        return any(_runtime_in_values(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_runtime_in_values(v) for v in node)
+    return False
 
 
 def _group_targets_pods(group: _Group) -> bool:
