@@ -62,13 +62,13 @@ def _runtime_regex(text: str) -> str:
     return f"'^' + {out}.replace('*', '.*').replace('?', '.') + '$'"
 
 
-def _wildcard_match(pattern: str, text: str) -> str:
+def _cel_wildcard_test(pattern: str, text: str) -> str:
     return f"({text} == {pattern} || (({pattern}.contains('*') || {pattern}.contains('?')) && " \
            f"{text}.matches({_runtime_regex(pattern)})))"
 
 
 def _both_ways(a: str, b: str) -> str:
-    return f"({_wildcard_match(a, b)} || {_wildcard_match(b, a)})"
+    return f"({_cel_wildcard_test(a, b)} || {_cel_wildcard_test(b, a)})"
 
 
 def _sprint(value: Any) -> str:
