@@ -14,6 +14,7 @@ from kubectl_kyrec.classic.go_quantity import try_parse_value
 from kubectl_kyrec.convert import jmes
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, has_wildcard, literal, negate
 from kubectl_kyrec.golang import time as go_time
+from kubectl_kyrec.golang.fmt import sprint
 
 _NUMERIC = {"greaterthan": ">", "greaterthanorequals": ">=", "lessthan": "<", "lessthanorequals": "<="}
 _RANGE = re.compile(rf"^({scalar._NUM})!?-({scalar._NUM})$")
@@ -71,12 +72,6 @@ def _both_ways(a: str, b: str) -> str:
     return f"({_cel_wildcard_test(a, b)} || {_cel_wildcard_test(b, a)})"
 
 
-def _sprint(value: Any) -> str:
-    from kubectl_kyrec.golang.fmt import sprint
-
-    return sprint(value)
-
-
 def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
     if not isinstance(cond, dict) or "operator" not in cond:
         raise Unconvertible(field, "a condition needs key, operator and value")
@@ -97,7 +92,7 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
                                                   "or a wildcard); not converted")
         if isinstance(raw_value, list):
             _plain_value([v for v in raw_value if not has_wildcard(str(v))], f"{field}.value")
-            value = literal([v if isinstance(v, str) else _sprint(v) for v in raw_value])
+            value = literal([v if isinstance(v, str) else sprint(v) for v in raw_value])
         # Kyverno's in-operators compare string forms, each side a wildcard pattern for the other
         # (kk: pkg/engine/variables/operator/anyin.go isAnyIn: wildcard.Match both ways); a key that is no
         # scalar or list, or a value that is no list or string, answers false whatever the operator
