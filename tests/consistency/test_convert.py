@@ -209,3 +209,19 @@ def test_message_difference_is_reported_not_a_verdict() -> None:
     diffs, _ = verify(original, conv.documents, PODS)
     assert diffs and all(not d.verdict for d in diffs)
     assert any("message differs" in d.line() and "Pod/default/latest" in d.line() for d in diffs)
+
+
+def test_converted_policies_pass_lint(tmp_path: Path) -> None:
+    """What convert writes is what the cluster would admit: Kyverno's CRD schema and kyrec's own checks."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, case in enumerate(sorted(PATTERNS)):
+        doc = _policy(PATTERNS[case])
+        doc["metadata"]["name"] = f"p{i}"
+        (src / f"p{i}.yaml").write_text(yaml.safe_dump(doc))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["convert", "-p", str(src), "-o", str(out)])
+    assert result.exit_code == 0, result.output + result.stderr
+    linted = CliRunner().invoke(cli, ["lint", "-p", str(out)])
+    assert linted.exit_code == 0, linted.output
+    assert f"{len(PATTERNS)} policy document(s) checked: 0 error(s)" in linted.output
