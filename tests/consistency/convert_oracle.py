@@ -109,9 +109,6 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
 
 def every_legacy_policy() -> list[Pair]:
     """Every ClusterPolicy of kyverno-policies-legacy (pairs or not), verified on its own test resources."""
@@ -122,3 +119,7 @@ def every_legacy_policy() -> list[Pair]:
         directory = Path(where.rsplit(":", 1)[0]).parent
         out.append(Pair(str(doc["metadata"]["name"]), doc, directory, {}, directory))
     return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
