@@ -175,6 +175,8 @@ def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], li
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
         match_conditions.append({"name": "preconditions", "expression": pre})
     for i, cel_pre in enumerate(rule.get("celPreconditions") or []):
+        # an erroring celPrecondition fails the classic rule; as a matchCondition it follows failurePolicy
+        # (named as a difference by the caller)
         match_conditions.append({"name": str(cel_pre.get("name", f"cel-{i}")), "expression": cel_pre["expression"]})
     return constraints, match_conditions
 
@@ -217,6 +219,9 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
                                     "as a one-element list); Kyverno also reads a string value as a JSON list or "
                                     "a range")
         constraints, match_conditions = _rule_constraints(rule, at)
+        if rule.get("celPreconditions"):
+            conv.substitutes.append(f"{at}.celPreconditions: an expression that errors fails the ClusterPolicy "
+                                    "rule; as a matchCondition its error follows failurePolicy")
         key = json.dumps([constraints, match_conditions, actions], sort_keys=True)
         group = groups.get(key)
         if group is None:
@@ -224,6 +229,8 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         group.rules.append(str(rule.get("name", i)))
         if validate.get("cel") is not None:
             _copy_cel(validate["cel"], f"{at}.validate.cel", group, validate)
+            conv.substitutes.append(f"{at}.validate.cel: an expression that errors fails a ClusterPolicy rule "
+                                    "(Kyverno's VAP validator denies) and is an error result of a ValidatingPolicy")
             continue
         writer = PatternWriter(f"{at}.validate")
         check = _check(validate, f"{at}.validate", writer)
