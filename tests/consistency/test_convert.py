@@ -180,6 +180,9 @@ def test_corpus_pairs_converted_decide_as_originals() -> None:
     spec = importlib.util.spec_from_file_location("convert_oracle", Path(__file__).parent / "convert_oracle.py")
     assert spec and spec.loader
     oracle = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules[spec.name] = oracle            # dataclasses look their module up there
     spec.loader.exec_module(oracle)
     results = [oracle.run_pair(p) for p in oracle.pairs()]
     converted = [p for p in results if not p.reason or p.reason == "no test resources"]
