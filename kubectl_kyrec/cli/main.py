@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                 "Print the versions of kyrec, its CEL engine and the Kyverno APIs it understands."),
     "apply": ("kubectl_kyrec.cli.apply_cmd", "apply_command",
               "Correct drift on the live cluster: server-side apply as kyverno-generate, guarded deletes."),
+    "convert": ("kubectl_kyrec.cli.convert_cmd", "convert_command",
+                "Convert ClusterPolicies/Policies to ValidatingPolicies, and verify they decide the same."),
     "capture": ("kubectl_kyrec.cli.capture_cmd", "capture_command",
                 "Write the cluster state an offline run needs (the LISTs a live diff makes), as one JSON List."),
 }

@@ -24,6 +24,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cel",),
     # classic rules embed CEL (validate.cel, celPreconditions): the classic engine sits on the CEL one
     ("classic",),
+    # policy -> policy: the converter reads classic rules (anchors, scalar patterns) and writes CEL text
+    ("convert",),
     ("evaluate",),
     ("expect",),
     ("reconcile",),

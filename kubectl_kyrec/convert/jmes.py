@@ -1,0 +1,235 @@
+"""Kyverno's JMESPath (in `{{ }}`) -> CEL, for the forms that have an exact CEL counterpart: paths into the
+admission request, literals, comparisons, `||` defaults on paths, `&&`/`!`, and a few functions. Anything
+else raises Unconvertible naming the expression: a guessed translation would be weaker in silence."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jmespath import exceptions as jp_exceptions
+from jmespath import parser as jp_parser
+
+from kubectl_kyrec.convert.cel_text import Unconvertible, has, literal, path_value, select, selectable
+
+# the request's roots as a ValidatingPolicy names them (kk: pkg/cel/policies/vpol/compiler)
+_ROOTS = {("request", "object"): "object", ("request", "oldObject"): "oldObject",
+          ("request", "operation"): "request.operation", ("request", "namespace"): "request.namespace",
+          ("request", "name"): "request.name", ("request", "userInfo"): "request.userInfo",
+          ("request", "kind"): "request.kind", ("request", "dryRun"): "request.dryRun"}
+_FUNCTIONS = {"length": lambda a: f"size({a[0]})", "to_string": lambda a: f"string({a[0]})",
+              "starts_with": lambda a: f"{a[0]}.startsWith({a[1]})", "ends_with": lambda a: f"{a[0]}.endsWith({a[1]})",
+              # JMESPath's contains: a list holds the element, or a string the substring
+              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : string(s).contains({a[1]}))"}
+_VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
+
+
+class Scope:
+    """Names a translated expression may use besides the request: foreach's `element`, and so on."""
+
+    def __init__(self, names: dict[str, str] | None = None, soft: bool = False) -> None:
+        self.names = dict(names or {})
+        # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
+        self.soft = soft
+        self.counter = 0                # names for comprehension variables
+
+    def softened(self) -> Scope:
+        return Scope(self.names, soft=True)
+
+
+def _path(node: dict[str, Any]) -> list[str] | None:
+    if node["type"] == "field":
+        return [node["value"]]
+    if node["type"] == "subexpression":
+        out: list[str] = []
+        for child in node["children"]:
+            part = _path(child)
+            if part is None:
+                return None
+            out.extend(part)
+        return out
+    return None
+
+
+def translate(expression: str, field: str, scope: Scope | None = None) -> str:
+    scope = scope or Scope()
+    if "{{" in expression or "}}" in expression:
+        raise Unconvertible(field, f"JMESPath {expression!r}: a variable nested in a variable is substituted as text "
+                                   "first; not converted")
+    try:
+        ast = jp_parser.Parser().parse(expression).parsed
+    except jp_exceptions.JMESPathError as err:
+        raise Unconvertible(field, f"JMESPath {expression!r} does not parse: {err}") from None
+    return _node(ast, field, expression, scope, soft=scope.soft)
+
+
+def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool = True,
+          current: str | None = None) -> str:
+    """`soft`: a missing key gives null (go-jmespath turns the error into null inside `||`, comparators,
+    functions, `!`); a bare path at the top of `{{ }}` keeps the error, as CEL's plain selection does.
+    `current`: the CEL text of JMESPath's current node (`@`), None at the top (the request's context)."""
+    kind = node["type"]
+    path = _path(node)
+    if path is not None and current is None:
+        for length in (2, 1):
+            root = _ROOTS.get((path[0], path[1])) if length == 2 and len(path) > 1 else (
+                scope.names.get(path[0]) if length == 1 else None)
+            if root is not None:
+                if not soft:
+                    return ".".join([root, *path[length:]]) if all(selectable(k) for k in path[length:]) \
+                        else path_value(root, path[length:])
+                return path_value(root, path[length:])
+        raise Unconvertible(field, f"JMESPath {text!r}: {'.'.join(path)} is no field of the admission request "
+                                   "a CEL policy can read")
+
+    def sub(child: dict[str, Any], at: str | None = current) -> str:
+        return _node(child, field, text, scope, True, at)
+
+    def var() -> str:
+        scope.counter += 1
+        return f"j{scope.counter}"
+
+    def bind(value: str, body: Any) -> str:
+        """`body(name)` with `name` bound to `value` once: CEL has no `let`, a one-element list's map is one
+        (the text would otherwise grow with each use of the value)."""
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+            return str(body(value))
+        v = var()
+        return f"[{value}].map({v}, {body(v)})[0]"
+
+    if kind == "field":
+        assert current is not None
+        key = node["value"]
+        return bind(current, lambda c: f"(type({c}) == map && {has(c, key)} ? dyn({select(c, key)}) : null)")
+    if kind in ("current", "identity"):
+        if current is None:
+            raise Unconvertible(field, f"JMESPath {text!r}: @ at the top is the whole context; not converted")
+        return current
+    if kind == "subexpression":
+        children = node["children"]
+        n = 0
+        while n < len(children) and _path(children[n]) is not None:
+            n += 1
+        if n and current is None:
+            prefix = [k for c in children[:n] for k in (_path(c) or [])]
+            acc = sub({"type": "subexpression", "children": [{"type": "field", "value": k, "children": []}
+                                                             for k in prefix]} if len(prefix) > 1
+                      else {"type": "field", "value": prefix[0], "children": []}, None)
+        else:
+            acc = sub(children[0])
+            n = 1
+        rest = children[n:]
+        while rest:
+            fields: list[str] = []
+            while rest and rest[0]["type"] == "field":
+                fields.append(rest.pop(0)["value"])
+            if fields:
+                # consecutive fields on a value: one guarded path, not one binding per step
+                acc = bind(acc, lambda c, keys=tuple(fields): _fields_on(c, keys))
+            else:
+                acc = sub(rest.pop(0), acc)
+        return acc
+    if kind == "pipe":
+        left = sub(node["children"][0])
+        return sub(node["children"][1], left)
+    if kind == "index_expression":
+        left = sub(node["children"][0])
+        index = node["children"][1]
+        if index["type"] != "index" or int(index["value"]) < 0:
+            raise Unconvertible(field, f"JMESPath {text!r}: slices and negative indexes; not converted")
+        i = int(index["value"])
+        return bind(left, lambda c: f"(type({c}) == list && size({c}) > {i} ? dyn({c}[{i}]) : null)")
+    if kind == "multi_select_list":
+        if current is None:
+            raise Unconvertible(field, f"JMESPath {text!r}: a multiselect at the top; not converted")
+        return bind(current, lambda c: f"({c} == null ? null : "
+                                       f"dyn([{', '.join(sub(x, c) for x in node['children'])}]))")
+    if kind == "flatten":
+        left = sub(node["children"][0])
+        v = var()
+        # JMESPath's flatten: list elements merged one level, anything else (null too) kept as it is
+        return bind(left, lambda c: f"(type({c}) == list ? dyn({c}.map({v}, type({v}) == list ? {v} : [{v}])"
+                                    f".flatten()) : null)")
+    if kind in ("projection", "filter_projection"):
+        left = sub(node["children"][0])
+        v, w = var(), var()
+        right = node["children"][1]
+
+        def project(c: str) -> str:
+            listed = c
+            if kind == "filter_projection":
+                test = node["children"][2]
+                cond = sub(test, v)
+                # a comparison is already a boolean; anything else filters by JMESPath's truthiness
+                keep = cond if test["type"] in ("comparator", "not_expression") else _truthy(cond)
+                listed = f"{c}.filter({v}, {keep})"
+            mapped = listed if right["type"] == "identity" else f"{listed}.map({v}, {sub(right, v)})"
+            return f"(type({c}) == list ? dyn({mapped}.filter({w}, {w} != null)) : null)"
+        return bind(left, project)
+    if kind == "literal":
+        return literal(node["value"])
+    if kind == "comparator":
+        op = {"eq": "==", "ne": "!=", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}[node["value"]]
+        left, right = (sub(c) for c in node["children"])
+        if op not in ("==", "!="):
+            raise Unconvertible(field, f"JMESPath {text!r}: ordering comparisons answer null on non-numbers; not "
+                                       "converted")
+        return f"{left} {op} {right}"
+    if kind == "or_expression":
+        left, right = (sub(c) for c in node["children"])
+        # JMESPath's `a || b`: a unless a is false, null, '' , [] or {}
+        return bind(left, lambda c: f"({_truthy(c)} ? {c} : {right})")
+    if kind == "and_expression":
+        left, right = (sub(c) for c in node["children"])
+        return bind(left, lambda c: f"({_truthy(c)} ? {right} : {c})")
+    if kind == "not_expression":
+        return f"!({_truthy(sub(node['children'][0]))})"
+    if kind == "function_expression" and node["value"] in _FUNCTIONS:
+        args = [sub(c) for c in node["children"]]
+        return _FUNCTIONS[node["value"]](args)
+    name = node.get("value") if kind == "function_expression" else kind
+    raise Unconvertible(field, f"JMESPath {text!r}: {name} has no exact CEL counterpart here; not converted")
+
+
+def _fields_on(value: str, keys: tuple[str, ...]) -> str:
+    guards, current = [], value
+    for key in keys:
+        guards.append(f"type({current}) == map && {has(current, key)}")
+        current = select(current, key)
+    return f"({' && '.join(guards)} ? dyn({current}) : null)"
+
+
+def _truthy(expr: str) -> str:
+    # dyn: a boolean-typed operand would make CEL's checker refuse `!= null`
+    e = f"dyn({expr})"
+    return f"({e} != null && {e} != false && {e} != '' && {e} != [] && {e} != {{}})"
+
+
+def template(text: str, field: str, scope: Scope | None = None) -> tuple[str, bool]:
+    """A string with `{{ }}` variables -> (CEL expression, whether any variable was there)."""
+    parts: list[str] = []
+    last = 0
+    found = False
+    for m in _VARIABLE.finditer(text):
+        found = True
+        if m.start() > last:
+            parts.append(literal(text[last:m.start()]))
+        parts.append(f"string({translate(m.group(1), field, scope)})")
+        last = m.end()
+    if last < len(text):
+        parts.append(literal(text[last:]))
+    return (" + ".join(parts) or "''"), found
+
+
+def value(raw: Any, field: str, scope: Scope | None = None) -> str:
+    """A condition's key or value: a whole `{{ expr }}` is the expression's value; other strings with
+    variables are text; anything else a literal."""
+    if isinstance(raw, str):
+        m = _VARIABLE.fullmatch(raw.strip())
+        if m:
+            return translate(m.group(1), field, scope)
+        expr, found = template(raw, field, scope)
+        return expr if found else literal(raw)
+    if isinstance(raw, (list, dict)) and "{{" in str(raw):
+        raise Unconvertible(field, "variables inside a list or map value; not converted")
+    return literal(raw)

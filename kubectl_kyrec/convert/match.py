@@ -1,0 +1,146 @@
+"""A classic rule's match/exclude -> a CEL policy's matchConstraints and matchConditions.
+
+Kinds become resourceRules (the offline REST mapper, load/kinds.py, names their resources); namespaces and
+names become matchConditions on the request (wildcards as RE2); selectors are copied. User, role and subject
+filters, and annotations, are not converted (they raise Unconvertible naming the field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_as_re2
+from kubectl_kyrec.load.kinds import builtin_kinds
+
+_UNCONVERTED = {"subjects": "user and group subjects", "roles": "roles", "clusterRoles": "cluster roles",
+                "annotations": "annotations"}
+
+
+def _filters(block: Any, field: str) -> list[tuple[dict[str, Any], str]]:
+    """The resource filters of a match/exclude block, each with its field path; one `any` or `all` entry."""
+    if not block:
+        return []
+    if not isinstance(block, dict):
+        raise Unconvertible(field, "must be a map")
+    out: list[tuple[dict[str, Any], str]] = []
+    if block.get("resources") is not None:
+        out.append((dict(block), field))
+    for group in ("any", "all"):
+        entries = block.get(group) or []
+        if group == "all" and len(entries) > 1:
+            raise Unconvertible(f"{field}.all", "several `all` entries (an intersection of filters); not converted")
+        out.extend((e, f"{field}.{group}[{i}]") for i, e in enumerate(entries))
+    return out
+
+
+def _resource_rules(kinds: list[str], operations: list[str], field: str) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = []
+    table = list(builtin_kinds())
+    for kind in kinds:
+        if kind == "*":
+            rules.append({"apiGroups": ["*"], "apiVersions": ["*"], "operations": operations, "resources": ["*"]})
+            continue
+        parts = kind.split("/")
+        sub = ""
+        name = parts[-1]
+        if "." not in name and len(parts) >= 2 and parts[-1][:1].islower():
+            sub, name = parts[-1], parts[-2]
+            parts = parts[:-1]
+        group = version = None
+        if len(parts) == 3:
+            group, version = parts[0], parts[1]
+        elif len(parts) == 2:
+            version = parts[0]
+            group = ""
+        if has_wildcard(name):
+            raise Unconvertible(field, f"kind {kind!r} is a wildcard; not converted")
+        any_version = version == "*"
+        found = [i for i in table if i.kind == name and (group is None or i.group == group)
+                 and (version is None or any_version or i.version == version)]
+        if not found:
+            raise Unconvertible(field, f"kind {kind!r} is not one the offline REST mapper knows; its resource "
+                                       "cannot be named")
+        info = found[0]
+        resource = f"{info.resource}/{sub}" if sub else info.resource
+        rules.append({"apiGroups": [info.group], "apiVersions": ["*" if any_version else info.version],
+                      "operations": operations, "resources": [resource]})
+    return rules
+
+
+def _names_condition(values: list[str], subject: str) -> str:
+    plain = [v for v in values if not has_wildcard(v)]
+    wild = [v for v in values if has_wildcard(v)]
+    parts = [f"{subject} in {literal(plain)}"] if plain else []
+    parts += [f"{subject}.matches({literal(wildcard_as_re2(v))})" for v in wild]
+    return disj(parts)
+
+
+def _filter_condition(entry: dict[str, Any], field: str) -> tuple[list[str], dict[str, Any]]:
+    """What a filter adds besides kinds: (CEL conditions, selectors)."""
+    for key, what in _UNCONVERTED.items():
+        if entry.get(key) or (entry.get("resources") or {}).get(key):
+            raise Unconvertible(f"{field}.{key}", f"matching on {what} is not converted")
+    resources = entry.get("resources") or {}
+    conditions: list[str] = []
+    selectors: dict[str, Any] = {}
+    if resources.get("namespaces"):
+        conditions.append(_names_condition(resources["namespaces"], "request.namespace"))
+    names = list(resources.get("names") or []) + ([resources["name"]] if resources.get("name") else [])
+    if names:
+        conditions.append(_names_condition(names, "request.name"))
+    if resources.get("selector"):
+        selectors["objectSelector"] = resources["selector"]
+    if resources.get("namespaceSelector"):
+        selectors["namespaceSelector"] = resources["namespaceSelector"]
+    return conditions, selectors
+
+
+def convert_match(match: Any, exclude: Any, default_operations: list[str],
+                  field: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """-> (matchConstraints, matchConditions)."""
+    includes = _filters(match, f"{field}.match")
+    if not includes:
+        raise Unconvertible(f"{field}.match", "a rule without a match block")
+    kinds: list[str] = []
+    operations: list[str] | None = None
+    conditions: list[str] = []
+    constraints: dict[str, Any] = {}
+    shared_extra: tuple[list[str], dict[str, Any]] | None = None
+    for entry, at in includes:
+        resources = entry.get("resources") or {}
+        kinds.extend(k for k in resources.get("kinds") or [] if k not in kinds)
+        ops = resources.get("operations")
+        if ops is not None:
+            if operations is not None and sorted(ops) != sorted(operations):
+                raise Unconvertible(f"{at}.resources.operations", "filters with different operations")
+            operations = list(ops)
+        extra = _filter_condition(entry, at)
+        if shared_extra is not None and extra != shared_extra:
+            raise Unconvertible(at, "several match filters with different namespaces, names or selectors; "
+                                    "not converted")
+        shared_extra = extra
+    assert shared_extra is not None
+    conditions.extend(shared_extra[0])
+    constraints.update(shared_extra[1])
+    constraints["resourceRules"] = _resource_rules(kinds, operations or default_operations, f"{field}.match")
+    match_conditions = [{"name": f"match-{i}" if len(conditions) > 1 else "match", "expression": c}
+                        for i, c in enumerate(conditions)]
+    excluded: list[str] = []
+    for entry, at in _filters(exclude, f"{field}.exclude"):
+        resources = entry.get("resources") or {}
+        extra_conditions, selectors = _filter_condition(entry, at)
+        if selectors:
+            raise Unconvertible(at, "an exclude selector; not converted")
+        parts = list(extra_conditions)
+        if resources.get("kinds"):
+            parts.append(disj([f"request.kind.kind == {literal(k)}" for k in resources["kinds"]]))
+            if any("/" in k for k in resources["kinds"]):
+                raise Unconvertible(at, "an excluded kind with a group/version; not converted")
+        if resources.get("operations"):
+            parts.append(f"request.operation in {literal(resources['operations'])}")
+        if not parts:
+            raise Unconvertible(at, "an exclude filter with nothing converted")
+        excluded.append(" && ".join(f"({p})" for p in parts))
+    for i, expr in enumerate(excluded):
+        match_conditions.append({"name": f"exclude-{i}" if len(excluded) > 1 else "exclude",
+                                 "expression": negate(expr)})
+    return constraints, match_conditions

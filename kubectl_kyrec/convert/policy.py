@@ -1,0 +1,319 @@
+"""A ClusterPolicy/Policy -> ValidatingPolicy documents (Kyverno's migration mapping, kyverno/kyverno#16506
+and the website's migration guide; docs/convert.md lists what maps and what is refused).
+
+Rules that share their match, exclude, preconditions and failure action become one policy with one validation
+each, named as the original; otherwise each rule becomes its own policy named `<policy>-<rule>`. A rule or
+setting without an exact CEL counterpart refuses the whole policy (Conversion.refusals) unless Kyverno
+documents a substitute, which is then written with a comment naming the difference (Conversion.substitutes)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
+from kubectl_kyrec.convert import conditions, jmes
+from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
+from kubectl_kyrec.convert.match import convert_match
+from kubectl_kyrec.convert.pattern import PatternWriter
+
+CEL_API = "policies.kyverno.io/v1"
+AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
+# classic autogen controller kind -> the CEL autogen's resource (kk: pkg/cel/autogen); ReplicationController
+# has none
+_CEL_CONTROLLERS = {"DaemonSet": "daemonsets", "Deployment": "deployments", "ReplicaSet": "replicasets",
+                    "StatefulSet": "statefulsets", "Job": "jobs", "CronJob": "cronjobs"}
+_ACTIONS = {"enforce": "Deny", "audit": "Audit"}
+
+
+@dataclass
+class Conversion:
+    name: str
+    kind: str                                   # the original's kind
+    documents: list[dict[str, Any]] = field(default_factory=list)
+    substitutes: list[str] = field(default_factory=list)     # written, with the difference named
+    refusals: list[str] = field(default_factory=list)        # `field: why`; nothing written when any
+
+    @property
+    def exact(self) -> bool:
+        return bool(self.documents) and not self.refusals and not self.substitutes
+
+    @property
+    def status(self) -> str:
+        if self.refusals:
+            return "not converted"
+        return "converted with substitutes" if self.substitutes else "converted exactly"
+
+
+@dataclass
+class _Group:
+    key: str
+    constraints: dict[str, Any]
+    match_conditions: list[dict[str, str]]
+    actions: list[str]
+    rules: list[str] = field(default_factory=list)
+    validations: list[dict[str, Any]] = field(default_factory=list)
+    variables: list[dict[str, str]] = field(default_factory=list)
+
+
+def convert_policy(doc: dict[str, Any]) -> Conversion:
+    meta = doc.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    conv = Conversion(name, str(doc.get("kind")))
+    try:
+        _convert(doc, conv)
+    except Unconvertible as err:
+        conv.refusals.append(str(err))
+    if conv.refusals:
+        conv.documents = []
+    return conv
+
+
+def _spec_settings(spec: dict[str, Any], conv: Conversion) -> tuple[str, dict[str, Any]]:
+    for key, why in (("validationFailureActionOverrides", "per-namespace failure actions have no CEL counterpart "
+                                                          "(a ValidatingPolicy has one validationActions)"),
+                     ("generateExisting", "generate rules are not converted"),
+                     ("mutateExistingOnPolicyUpdate", "mutate rules are not converted")):
+        if spec.get(key):
+            raise Unconvertible(f"spec.{key}", why)
+    out: dict[str, Any] = {}
+    evaluation: dict[str, Any] = {}
+    if "background" in spec:
+        evaluation["background"] = {"enabled": bool(spec["background"])}
+    if "admission" in spec:
+        evaluation["admission"] = {"enabled": bool(spec["admission"])}
+    if evaluation:
+        out["evaluation"] = evaluation
+    if spec.get("failurePolicy"):
+        out["failurePolicy"] = spec["failurePolicy"]
+    if spec.get("webhookTimeoutSeconds") is not None:
+        out["webhookConfiguration"] = {"timeoutSeconds": spec["webhookTimeoutSeconds"]}
+    action = str(spec.get("validationFailureAction") or "Audit")
+    return action, out
+
+
+def _autogen(meta: dict[str, Any], conv: Conversion) -> dict[str, Any] | None:
+    value = (meta.get("annotations") or {}).get(AUTOGEN_ANNOTATION)
+    if value is None:
+        conv.substitutes.append("autogen: Kyverno's CEL autogen has no ReplicationController; the original's "
+                                "rules also covered ReplicationControllers")
+        return None
+    if value.strip() == "none":
+        return {"podControllers": {"controllers": []}}
+    kinds = [k.strip() for k in value.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in POD_CONTROLLERS]
+    if unknown:
+        raise Unconvertible(f"metadata.annotations[{AUTOGEN_ANNOTATION}]", f"unknown controllers {unknown}")
+    if "ReplicationController" in kinds:
+        conv.substitutes.append("autogen: Kyverno's CEL autogen has no ReplicationController")
+    return {"podControllers": {"controllers": [_CEL_CONTROLLERS[k] for k in kinds if k in _CEL_CONTROLLERS]}}
+
+
+def _message(validate: dict[str, Any], at: str, scope: jmes.Scope | None = None) -> dict[str, str]:
+    text = validate.get("message")
+    if not text:
+        return {}
+    expr, found = jmes.template(str(text), f"{at}.message", scope)
+    return {"messageExpression": expr} if found else {"message": str(text)}
+
+
+def _check(validate: dict[str, Any], at: str, writer: PatternWriter, base: str = "object",
+           scope: jmes.Scope | None = None) -> str:
+    """A validate block's (or a foreach entry's) check: true when the resource passes."""
+    present = [k for k in ("pattern", "anyPattern", "deny", "foreach", "cel", "podSecurity", "manifests") if
+               validate.get(k) is not None]
+    if len(present) != 1:
+        raise Unconvertible(at, f"expected one of pattern/anyPattern/deny/foreach/cel, found {present or 'none'}")
+    what = present[0]
+    if what == "pattern":
+        return writer.top(base, validate["pattern"])
+    if what == "anyPattern":
+        patterns = validate["anyPattern"]
+        if not isinstance(patterns, list):
+            raise Unconvertible(f"{at}.anyPattern", "must be a list")
+        return disj([writer.top(base, p) for p in patterns])
+    if what == "deny":
+        return negate(conditions.block((validate["deny"] or {}).get("conditions"), f"{at}.deny.conditions", scope))
+    if what == "foreach":
+        return conj([_foreach(entry, f"{at}.foreach[{i}]", writer, scope)
+                      for i, entry in enumerate(validate["foreach"])])
+    raise Unconvertible(f"{at}.{what}", {"podSecurity": "podSecurity is not converted yet (Kyverno's "
+                                                        "pod-security ValidatingPolicies express one control each)",
+                                         "manifests": "validate.manifests (signed YAML) has no CEL counterpart",
+                                         "cel": "validate.cel inside foreach"}.get(what, what))
+
+
+def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.Scope | None) -> str:
+    if scope is not None and "element" in scope.names:
+        raise Unconvertible(at, "a nested foreach; not converted")
+    if entry.get("context"):
+        raise Unconvertible(f"{at}.context", "context entries are not converted")
+    if entry.get("elementScope") is False:
+        raise Unconvertible(f"{at}.elementScope", "elementScope: false; not converted")
+    # a list that is not there is no list to iterate: read softly (null), never an error
+    listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", (scope or jmes.Scope()).softened())
+    var = writer.var()
+    inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"})
+    if "elementIndex" in json.dumps(entry):
+        raise Unconvertible(at, "elementIndex; not converted")
+    body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
+    check = _check(body, at, writer, base=var, scope=inner)
+    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened())
+    each = disj([negate(pre), check])
+    # Kyverno: a list that evaluates to null is no list to iterate (the rule passes, kk: foreach.go)
+    return f"({listed} == null || {listed}.all({var}, {each}))"
+
+
+def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    operations = ["CREATE", "UPDATE"]
+    text = json.dumps(rule)
+    if "DELETE" in text:
+        operations.append("DELETE")
+    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at)
+    if rule.get("preconditions") is not None:
+        pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
+        match_conditions.append({"name": "preconditions", "expression": pre})
+    for i, cel_pre in enumerate(rule.get("celPreconditions") or []):
+        # an erroring celPrecondition fails the classic rule; as a matchCondition it follows failurePolicy
+        # (named as a difference by the caller)
+        match_conditions.append({"name": str(cel_pre.get("name", f"cel-{i}")), "expression": cel_pre["expression"]})
+    return constraints, match_conditions
+
+
+def _convert(doc: dict[str, Any], conv: Conversion) -> None:
+    if doc.get("kind") not in ("ClusterPolicy", "Policy"):
+        raise Unconvertible("kind", f"{doc.get('kind')} is not converted (ClusterPolicy and Policy are)")
+    meta = doc.get("metadata") or {}
+    spec = doc.get("spec") or {}
+    rules = spec.get("rules") or []
+    if not rules:
+        raise Unconvertible("spec.rules", "no rules")
+    if str(spec.get("applyRules", "All")) == "One" and len(rules) > 1:
+        raise Unconvertible("spec.applyRules", "applyRules: One stops at the first matching rule; a "
+                                               "ValidatingPolicy evaluates every validation")
+    default_action, settings = _spec_settings(spec, conv)
+    groups: dict[str, _Group] = {}
+    for i, rule in enumerate(rules):
+        at = f"spec.rules[{i}]"
+        for kind in ("mutate", "generate", "verifyImages"):
+            if rule.get(kind):
+                raise Unconvertible(f"{at}.{kind}", f"{kind} rules are not converted yet")
+        validate = rule.get("validate")
+        if not validate:
+            raise Unconvertible(at, "a rule with no validate block")
+        if rule.get("context"):
+            raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, "
+                                                 "variable) are not converted yet")
+        if validate.get("failureActionOverrides") or validate.get("validationFailureActionOverrides"):
+            raise Unconvertible(f"{at}.validate.failureActionOverrides", "per-namespace failure actions have no "
+                                                                        "CEL counterpart")
+        action = str(validate.get("failureAction") or default_action)
+        if action.lower() not in _ACTIONS:
+            raise Unconvertible(f"{at}.validate.failureAction", f"unknown action {action!r}")
+        actions = [_ACTIONS[action.lower()]]
+        if validate.get("allowExistingViolations") is False:
+            raise Unconvertible(f"{at}.validate.allowExistingViolations", "false has no CEL counterpart")
+        if _runtime_in_values(rule):
+            conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
+                                    "as a one-element list); Kyverno also reads a string value as a JSON list or "
+                                    "a range")
+        constraints, match_conditions = _rule_constraints(rule, at)
+        if rule.get("celPreconditions"):
+            conv.substitutes.append(f"{at}.celPreconditions: an expression that errors fails the ClusterPolicy "
+                                    "rule; as a matchCondition its error follows failurePolicy")
+        key = json.dumps([constraints, match_conditions, actions], sort_keys=True)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(key, constraints, match_conditions, actions)
+        group.rules.append(str(rule.get("name", i)))
+        if validate.get("cel") is not None:
+            _copy_cel(validate["cel"], f"{at}.validate.cel", group, validate)
+            conv.substitutes.append(f"{at}.validate.cel: an expression that errors fails a ClusterPolicy rule "
+                                    "(Kyverno's VAP validator denies) and is an error result of a ValidatingPolicy")
+            continue
+        writer = PatternWriter(f"{at}.validate")
+        check = _check(validate, f"{at}.validate", writer)
+        group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
+    autogen = _autogen(meta, conv) if _targets_pods(groups) else None
+    many = len(groups) > 1
+    if many:
+        conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
+                                "one ValidatingPolicy each, named <policy>-<rule>")
+    for group in groups.values():
+        spec_out: dict[str, Any] = {"validationActions": group.actions, **settings,
+                                    "matchConstraints": group.constraints}
+        if group.match_conditions:
+            spec_out["matchConditions"] = group.match_conditions
+        if group.variables:
+            spec_out["variables"] = group.variables
+        spec_out["validations"] = group.validations
+        if autogen is not None and _group_targets_pods(group):
+            spec_out["autogen"] = autogen
+        kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != AUTOGEN_ANNOTATION}
+        out_meta: dict[str, Any] = {"name": conv.name if not many else f"{conv.name}-{group.rules[0]}"}
+        if doc.get("kind") == "Policy" and meta.get("namespace"):
+            out_meta["namespace"] = meta["namespace"]
+        if kept:
+            out_meta["annotations"] = kept
+        if meta.get("labels"):
+            out_meta["labels"] = meta["labels"]
+        conv.documents.append({"apiVersion": CEL_API,
+                               "kind": "ValidatingPolicy" if doc.get("kind") == "ClusterPolicy"
+                               else "NamespacedValidatingPolicy",
+                               "metadata": out_meta, "spec": spec_out})
+
+
+_IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}
+
+
+def _runtime_in_values(node: Any) -> bool:
+    if isinstance(node, dict):
+        if (str(node.get("operator", "")).lower() in _IN_OPERATORS and isinstance(node.get("value"), str)
+                and "{{" in node["value"]):
+            return True
+        return any(_runtime_in_values(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_runtime_in_values(v) for v in node)
+    return False
+
+
+def _group_targets_pods(group: _Group) -> bool:
+    return any("pods" in r.get("resources", []) for r in group.constraints.get("resourceRules", []))
+
+
+def _targets_pods(groups: dict[str, _Group]) -> bool:
+    return any(_group_targets_pods(g) for g in groups.values())
+
+
+def _copy_cel(cel: dict[str, Any], at: str, group: _Group, validate: dict[str, Any]) -> None:
+    """validate.cel is a ValidatingAdmissionPolicy's body: its expressions are the validations as written."""
+    for key in ("paramKind", "paramRef"):
+        if cel.get(key):
+            raise Unconvertible(f"{at}.{key}", "parameters have no ValidatingPolicy counterpart here; not converted")
+    if cel.get("auditAnnotations"):
+        raise Unconvertible(f"{at}.auditAnnotations", "not converted")
+    known = {v["name"]: v["expression"] for v in group.variables}
+    for v in cel.get("variables") or []:
+        if v["name"] in known and known[v["name"]] != v["expression"]:
+            raise Unconvertible(f"{at}.variables", f"variable {v['name']!r} defined differently by two rules")
+        if v["name"] not in known:
+            group.variables.append({"name": v["name"], "expression": v["expression"]})
+            known[v["name"]] = v["expression"]
+    message = _message(validate, at)
+    for expression in cel.get("expressions") or []:
+        out = {k: expression[k] for k in ("expression", "message", "messageExpression", "reason")
+               if expression.get(k) is not None}
+        if "message" not in out and "messageExpression" not in out:
+            out.update(message)
+        group.validations.append(out)
+
+
+def header(conv: Conversion, source: str) -> str:
+    """The YAML comment above a written policy: where it came from, and every substitute's difference."""
+    lines = [f"# converted by kubectl kyrec convert from {conv.kind} {conv.name!r} ({source})"]
+    lines += [f"# difference: {s}" for s in conv.substitutes]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["Conversion", "convert_policy", "header", "literal"]

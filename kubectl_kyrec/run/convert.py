@@ -1,0 +1,282 @@
+"""`convert`: ClusterPolicies/Policies -> CEL policies (convert/), and the proof that they decide the same.
+
+Verification evaluates the original and the converted policies with kyrec's own engines (eval's one path,
+run/eval.py) on the given resources and on variants made from them: each label removed, the namespace
+changed, each leaf field under `spec` (and `metadata.labels`/`annotations`) removed or changed. A subject's
+verdict is `fail`, `error` or `pass`; a skipped rule and a policy that does not match count as `pass`, since
+both admit the resource and Kyverno reports neither as a violation (docs/convert.md)."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
+from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.model import Result
+
+# variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
+MAX_VARIANTS = 40
+
+
+@dataclass
+class Difference:
+    policy: str
+    subject: str                  # kind/namespace/name of the (variant) resource
+    variant: str                  # what was changed: "as given", "removed spec.x", ...
+    original: str
+    converted: str
+    original_message: str = ""
+    converted_message: str = ""
+
+    @property
+    def verdict(self) -> bool:
+        return self.original != self.converted
+
+    def line(self) -> str:
+        if self.verdict:
+            return (f"{self.policy}: {self.subject} ({self.variant}): original {self.original}, converted "
+                    f"{self.converted}")
+        return (f"{self.policy}: {self.subject} ({self.variant}): message differs: original "
+                f"{self.original_message!r}, converted {self.converted_message!r}")
+
+
+@dataclass
+class ConvertResult:
+    conversions: list[Conversion]
+    written: list[str] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+    subjects: int = 0             # subjects compared per policy, summed
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if any(c.refusals for c in self.conversions) or any(d.verdict for d in self.differences):
+            return ExitCode.FINDINGS
+        return ExitCode.CLEAN
+
+
+def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every mapping document with a kind below the paths (others, like artifacthub-pkg.yml, passed over),
+    with `file:line`; YAML that does not parse is an input error at its line."""
+    from kubectl_kyrec.load.files import expand_paths
+
+    for name in expand_paths(list(paths), skip_hidden=skip_hidden):
+        try:
+            with open(name) as f:
+                loaded = list(yaml.compose_all(f))
+            with open(name) as f:
+                values = list(yaml.safe_load_all(f))
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            raise InputError(f"{name}:{mark.line + 1 if mark else 1}: {getattr(err, 'problem', err)}") from None
+        for node, value in zip(loaded, values):
+            if isinstance(value, dict) and value.get("kind"):
+                yield value, f"{name}:{node.start_mark.line + 1 if node is not None else 1}"
+
+
+def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
+    """Every ClusterPolicy/Policy below the paths, with `file:line`."""
+    found = _documents(paths, skip_hidden=True)
+    out = [(doc, where) for doc, where in found if doc.get("kind") in ("ClusterPolicy", "Policy")
+           and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
+    if not out:
+        raise InputError(f"no ClusterPolicy or Policy in {', '.join(paths)}")
+    return out
+
+
+def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
+                state_paths: Sequence[str] = ()) -> ConvertResult:
+    policies = read_policies(paths)
+    result = ConvertResult([compile_check(convert_policy(doc)) for doc, _ in policies])
+    for (_, where), conv in zip(policies, result.conversions):
+        if not conv.documents or out_dir is None:
+            continue
+        os.makedirs(out_dir, exist_ok=True)
+        target = os.path.join(out_dir, f"{conv.name}.yaml")
+        with open(target, "w") as f:
+            f.write(header(conv, where))
+            f.write(yaml.safe_dump_all(conv.documents, sort_keys=False, width=120))
+        result.written.append(target)
+    if resource_paths or state_paths:
+        resources = _resources(resource_paths, state_paths)
+        for (doc, _), conv in zip(policies, result.conversions):
+            if conv.documents:
+                diffs, count = verify(doc, conv.documents, resources)
+                result.differences.extend(diffs)
+                result.subjects += count
+    return result
+
+
+def compile_check(conv: Conversion) -> Conversion:
+    """A conversion kyrec's own loader refuses (a CEL text its parser or checker rejects) is not written:
+    its refusal says why. Checked by evaluating it once, on a Pod, through eval's one path."""
+    if not conv.documents:
+        return conv
+    probe = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    try:
+        with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
+            _verdicts(conv.documents, [probe], workdir, "check")
+    except InputError as err:
+        conv.refusals.append(f"the converted CEL does not load in kyrec: {err}")
+        conv.documents = []
+    return conv
+
+
+def _resources(resource_paths: Sequence[str], state_paths: Sequence[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for doc, _ in _documents([*resource_paths, *state_paths]):
+        if str(doc.get("apiVersion", "")).startswith(("cli.kyverno.io", "kyverno.io", "policies.kyverno.io")):
+            continue           # test suites and policies below the same directories
+        items = doc.get("items") if str(doc.get("kind")).endswith("List") else None
+        out.extend(items if isinstance(items, list) else [doc])
+    return out
+
+
+def _leaves(value: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, (*path, str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _leaves(v, (*path, str(i)))
+    else:
+        yield path, value
+
+
+def _apply(obj: dict[str, Any], path: tuple[str, ...], change: Any, remove: bool) -> None:
+    node: Any = obj
+    for step in path[:-1]:
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    last = path[-1]
+    if isinstance(node, list):
+        if remove:
+            del node[int(last)]
+        else:
+            node[int(last)] = change
+    elif remove:
+        del node[last]
+    else:
+        node[last] = change
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1 if value < 1000 else 0
+    if isinstance(value, float):
+        return value * 2 + 1
+    if isinstance(value, str):
+        return "kyrec-changed" if value != "kyrec-changed" else "x"
+    return "kyrec-changed"
+
+
+def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The resource as given, then the variants (each a new name, so that every one is its own subject)."""
+    yield "as given", resource
+    made: list[tuple[str, dict[str, Any]]] = []
+    meta = resource.get("metadata") or {}
+    if resource.get("kind") != "Namespace" and meta.get("namespace"):
+        other = copy.deepcopy(resource)
+        other["metadata"]["namespace"] = "kyrec-variant"
+        made.append(("namespace changed", other))
+    for root in ("spec", "metadata"):
+        leaves = list(_leaves(resource.get(root), (root,)))
+        for path, value in leaves:
+            if root == "metadata" and path[:2] not in (("metadata", "labels"), ("metadata", "annotations")):
+                continue
+            for remove in (True, False):
+                if not remove and value is None:
+                    continue            # a null's change would be a string where a map or list belongs
+                other = copy.deepcopy(resource)
+                try:
+                    _apply(other, path, _changed(value), remove)
+                except (KeyError, IndexError, TypeError):
+                    continue
+                made.append((f"{'removed' if remove else 'changed'} {'.'.join(path)}", other))
+    for i, (what, other) in enumerate(made[:MAX_VARIANTS]):
+        other.setdefault("metadata", {})
+        other["metadata"]["name"] = f"{meta.get('name', 'x')}-v{i}"
+        other["metadata"].pop("uid", None)
+        yield what, other
+
+
+def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
+              workdir: str, tag: str) -> dict[tuple[str, str, str], tuple[str, str]]:
+    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
+
+    policy_file = os.path.join(workdir, f"{tag}-policies.yaml")
+    resource_file = os.path.join(workdir, "resources.yaml")
+    with open(policy_file, "w") as f:
+        yaml.safe_dump_all(policy_docs, f, sort_keys=False)
+    if not os.path.exists(resource_file):
+        with open(resource_file, "w") as f:
+            yaml.safe_dump_all(resources, f, sort_keys=False)
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    result = run_eval(EvalRunOptions(now=now, mutate=False),
+                      FileSource(policy_paths=[policy_file], resource_paths=[resource_file]))
+    if result.errors:
+        raise InputError("; ".join(e.message for e in result.errors))
+    return aggregate(result.results)
+
+
+def aggregate(results: Sequence[Result]) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """(kind, namespace, name) -> (verdict, first failing message)."""
+    out: dict[tuple[str, str, str], tuple[str, str]] = {}
+    for r in results:
+        key = (r.subject.kind, r.subject.namespace, r.subject.name)
+        verdict = {"fail": "fail", "error": "error"}.get(r.result, "pass")
+        held = out.get(key, ("pass", ""))
+        rank = {"pass": 0, "error": 1, "fail": 2}
+        if rank[verdict] > rank[held[0]]:
+            out[key] = (verdict, r.message)
+        else:
+            out.setdefault(key, held)
+    return out
+
+
+def _same_message(original: str, converted: str) -> bool:
+    """The conversion's message is the rule's own: Kyverno adds `validation error: ... rule X failed at path
+    /y/` around a pattern's, so the converted message need only be inside the original's (spaces folded)."""
+    def fold(text: str) -> str:
+        return " ".join(text.split())
+    return fold(converted) in fold(original)
+
+
+def verify(original: dict[str, Any], converted: list[dict[str, Any]],
+           resources: list[dict[str, Any]]) -> tuple[list[Difference], int]:
+    """The differences between the original's and the conversion's verdicts on the resources and variants."""
+    name = str((original.get("metadata") or {}).get("name"))
+    subjects: list[dict[str, Any]] = []
+    what: dict[tuple[str, str, str], str] = {}
+    for resource in resources:
+        if not isinstance(resource, dict) or not resource.get("kind"):
+            continue
+        for label, variant in variants(resource):
+            meta = variant.get("metadata") or {}
+            key = (str(variant.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            if key in what:
+                continue
+            what[key] = label
+            subjects.append(variant)
+    if not subjects:
+        return [], 0
+    with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
+        before = _verdicts([original], subjects, workdir, "original")
+        after = _verdicts(converted, subjects, workdir, "converted")
+    diffs = []
+    for key, label in what.items():
+        a = before.get(key, ("pass", ""))
+        b = after.get(key, ("pass", ""))
+        if a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
+            diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1]))
+    return diffs, len(what)

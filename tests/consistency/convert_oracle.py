@@ -1,0 +1,125 @@
+"""The corpus oracle for `convert` (issue 38): every ClusterPolicy in kyverno-policies-legacy whose name a CEL
+policy in kyverno-policies (converted by Kyverno's maintainers by hand) also has. For each pair: kyrec's
+conversion, then original vs kyrec's conversion and original vs the maintainers' conversion, on both pairs'
+kyverno-test.yaml resources plus variants (run/convert.py). `python tests/consistency/convert_oracle.py`
+prints the figures."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubectl_kyrec.convert.policy import convert_policy
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.run.convert import Difference, _documents, _resources, compile_check, verify
+
+SHARED = Path(os.environ.get("KYREC_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+CEL_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "MutatingPolicy", "ImageValidatingPolicy", "DeletingPolicy")
+
+
+@dataclass
+class Pair:
+    name: str
+    original: dict[str, Any]
+    original_dir: Path
+    hand: dict[str, Any]
+    hand_dir: Path
+    status: str = ""
+    reason: str = ""
+    subjects: int = 0
+    ours: list[Difference] = field(default_factory=list)
+    theirs: list[Difference] = field(default_factory=list)
+
+
+def _policies(root: Path, kinds: tuple[str, ...]) -> dict[str, tuple[dict[str, Any], Path]]:
+    out: dict[str, tuple[dict[str, Any], Path]] = {}
+    for doc, where in _documents([str(root)], skip_hidden=True):
+        if doc.get("kind") in kinds:
+            path = Path(where.rsplit(":", 1)[0])
+            out.setdefault(str(doc["metadata"]["name"]), (doc, path.parent))
+    return out
+
+
+def pairs() -> list[Pair]:
+    legacy = _policies(SHARED / "corpus" / "kyverno-policies-legacy", ("ClusterPolicy",))
+    cel = _policies(SHARED / "corpus" / "kyverno-policies", CEL_KINDS)
+    return [Pair(n, legacy[n][0], legacy[n][1], cel[n][0], cel[n][1]) for n in sorted(legacy) if n in cel]
+
+
+def _test_resources(directory: Path) -> list[str]:
+    suite = directory / ".kyverno-test" / "kyverno-test.yaml"
+    if not suite.exists():
+        return []
+    test = yaml.safe_load(suite.read_text()) or {}
+    return [str(suite.parent / r) for r in test.get("resources") or [] if (suite.parent / r).exists()]
+
+
+def run_pair(pair: Pair) -> Pair:
+    conv = compile_check(convert_policy(pair.original))
+    pair.status = conv.status
+    if conv.refusals:
+        pair.reason = "; ".join(conv.refusals)
+        return pair
+    paths = _test_resources(pair.original_dir)
+    if pair.hand_dir != pair.original_dir:
+        paths += _test_resources(pair.hand_dir)
+    if not paths:
+        pair.reason = "no test resources"
+        return pair
+    resources = _resources(paths, ())
+    try:
+        pair.ours, pair.subjects = verify(pair.original, conv.documents, resources)
+    except InputError as err:
+        # kyrec refuses its own output (a CEL type error): counted as a failure of the converter
+        pair.status, pair.reason = "invalid conversion", str(err)
+        return pair
+    if pair.hand and pair.hand.get("kind") == "ValidatingPolicy":
+        pair.theirs, _ = verify(pair.original, [pair.hand], resources)
+    return pair
+
+
+def main() -> int:
+    chosen = every_legacy_policy() if "--all" in sys.argv else pairs()
+    results = [run_pair(p) for p in chosen]
+    by_status: dict[str, int] = {}
+    for p in results:
+        by_status[p.status] = by_status.get(p.status, 0) + 1
+        line = f"{p.name}: {p.status}"
+        if p.reason:
+            line += f" ({p.reason})"
+        if p.subjects:
+            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict for d in p.ours)} verdict diff(s) "
+                     f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
+                     f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
+        print(line)
+        for d in p.ours[:5]:
+            print("  KYREC  " + d.line())
+        for d in [d for d in p.theirs if d.verdict][:3]:
+            print("  HAND   " + d.line())
+    print(f"{len(results)} pairs: {by_status}")
+    print(f"subjects compared: {sum(p.subjects for p in results)}; kyrec verdict differences: "
+          f"{sum(d.verdict for p in results for d in p.ours)}, message differences: "
+          f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
+          f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
+    return 0
+
+
+
+def every_legacy_policy() -> list[Pair]:
+    """Every ClusterPolicy of kyverno-policies-legacy (pairs or not), verified on its own test resources."""
+    out = []
+    for doc, where in _documents([str(SHARED / "corpus" / "kyverno-policies-legacy")], skip_hidden=True):
+        if doc.get("kind") != "ClusterPolicy":
+            continue
+        directory = Path(where.rsplit(":", 1)[0]).parent
+        out.append(Pair(str(doc["metadata"]["name"]), doc, directory, {}, directory))
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
