@@ -581,13 +581,14 @@ class Compiled:
 class Engine:
     """A configured Kyverno JMESPath: the clock for time_now*/time_since, the random source for `random`.
 
-    `now` returns the current time (UTC-aware); tests inject a fixed clock.
+    `now` returns the evaluation time (UTC-aware): the run's `--now`, else its start, passed down as data
+    (this stage never reads the wall clock); tests inject a fixed clock.
     """
 
-    def __init__(self, *, now: Callable[[], datetime.datetime] | None = None, seed: int | None = None) -> None:
+    def __init__(self, *, now: Callable[[], datetime.datetime], seed: int | None = None) -> None:
         from kubectl_kyrec.classic.jmespath_functions import kyverno_functions
 
-        self.now = now or (lambda: datetime.datetime.now(datetime.UTC))
+        self.now = now
         self.rng = random.Random(seed)
         self.functions = builtin_functions()
         self.functions.update(kyverno_functions(self))
@@ -609,10 +610,16 @@ class Engine:
         return self.compile(expression).search(data)
 
 
+def _no_clock() -> datetime.datetime:
+    # reached only when a caller evaluates a time function without passing the run's clock: kyrec's bug,
+    # never the policy's, so not a JMESPath error (which would become the policy's `error` result)
+    raise RuntimeError("a JMESPath time function evaluated on the engine without a clock: pass Engine(now=...)")
+
+
 @functools.lru_cache(maxsize=1)
 def default_engine() -> Engine:
-    """The process-wide engine with the real clock."""
-    return Engine()
+    """The process-wide engine for expressions that read no time (no clock: see _no_clock)."""
+    return Engine(now=_no_clock)
 
 
 def search(expression: str, data: Any) -> Any:

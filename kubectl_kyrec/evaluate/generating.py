@@ -143,7 +143,8 @@ def _uses_user_info(texts: Sequence[str], variables: Mapping[str, str]) -> bool:
 
 
 def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
-                              exceptions: Sequence[PolicyException]) -> CompiledGeneratingPolicy:
+                              exceptions: Sequence[PolicyException],
+                              now: datetime.datetime) -> CompiledGeneratingPolicy:
     """Compile every expression and template once; InputError (file:line, field) on the first bad one."""
     meta = policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
@@ -178,8 +179,7 @@ def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
     texts.extend(a.value_expression for a in policy.audit_annotations)
     exc_env, exc_check = envs.get("PolicyException")
     # the in-cluster gpol exception provider does not look at expiresAt (SEMANTICS B.4)
-    candidates = applicable(exceptions, meta.name, meta.kind, datetime.datetime.now(datetime.UTC),
-                            check_expiry=False)
+    candidates = applicable(exceptions, meta.name, meta.kind, now, check_expiry=False)
     variables = {v.name: v.expression for v in policy.variables}
     return CompiledGeneratingPolicy(
         policy, env, conditions, tuple(generations), audits,
@@ -464,7 +464,7 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
             if not options.selection.holds_policy(policy.key):
                 continue
             out.policies.append(policy)
-            compiled.append(compile_generating_policy(policy, envs, exceptions))
+            compiled.append(compile_generating_policy(policy, envs, exceptions, options.now))
         except InputError as exc:
             located = locate(exc) if locate is not None else exc
             out.errors.append(EvalError(located.message, located.source))

@@ -140,7 +140,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         compiled = {}
         for policy in policies:
             with contextlib.suppress(InputError):      # the run reported it (generated.errors)
-                compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions)
+                compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions, now)
         for trigger in generated.triggers:
             if name and trigger.ref.name != name:
                 continue

@@ -335,7 +335,7 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
     if policies.deleting:
         from kubectl_kyrec.testsuite.deleting import suite_deletions
 
-        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries)
+        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries, now=now)
         all_results.extend(deletions)
         errors.extend(e for e in deleting_errors if e not in errors)
     patched: dict[tuple[str, Ref], Obj] = {}
