@@ -147,7 +147,8 @@ def _cleanup_schedule(doc: Document) -> None:
     schedule parses with robfig/cron's ParseStandard (kyrec evaluates neither kind, but the cluster would
     refuse the policy)."""
     from kubectl_kyrec.golang.robfig_cron import CronSpecError, parse_standard
-    from kubectl_kyrec.load.policies import policy_label, unevaluated_kind
+    from kubectl_kyrec.load.policies import unevaluated_kind
+    from kubectl_kyrec.load.schema import policy_label
 
     if unevaluated_kind(doc) not in ("CleanupPolicy", "ClusterCleanupPolicy"):
         return
