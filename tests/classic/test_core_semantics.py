@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kubectl_kyrec.classic.conditions import ConditionError, evaluate_conditions
-from kubectl_kyrec.classic.jmespath_eval import JMESPathCompileError, NotFoundError, search
+from kubectl_kyrec.classic.jmespath_eval import search
+from kubectl_kyrec.classic.jmespath_types import JMESPathCompileError, NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext
 from kubectl_kyrec.classic.pattern_match import match_pattern
 from kubectl_kyrec.classic.variables import SubstitutionError, substitute_all
