@@ -338,7 +338,7 @@ def whole_run(path: str, policy: str) -> tuple[float, float, int]:
         f"sys.path.insert(0, {ROOT!r})",
         "sys.argv = ['kubectl-kyrec'] + sys.argv[1:]",
         "atexit.register(lambda: sys.stderr.write(f'MAXRSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))",
-        "from kubectl_kyrec.cli.main import main",
+        "from kubectl_kyrec.cli.console import main",
         "main()"])
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", script, "diff", "-p", policy, "--state", path, "-o", "json",

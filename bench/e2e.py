@@ -14,7 +14,7 @@ too, CPU time much less so).
 
 diff (bench/diff.py's 20,000-object state) and coverage (bench/coverage.py's 50,000 subjects): the same
 child-process measurement, plus the share of the run's CPU time spent rendering. That share is measured by running
-the same entry point (`kubectl_kyrec.cli.main:main`) in a child whose renderers are wrapped in timers
+the same entry point (`kubectl_kyrec.cli.console:main`) in a child whose renderers are wrapped in timers
 (every function of `kubectl_kyrec.render.*`, the sink, and the `to_json`/`changes_json` methods that build
 documents), outermost calls only.
 
@@ -249,7 +249,7 @@ for modname, cls, meth in (("kubectl_kyrec.reconcile.coverage", "Coverage", "to_
         pass
 start = time.process_time()
 atexit.register(lambda: sys.stderr.write(f"KYREC-RENDER {spent[0]:.4f} {time.process_time() - start:.4f}\n"))
-from kubectl_kyrec.cli.main import main
+from kubectl_kyrec.cli.console import main
 main()
 """
 

@@ -70,7 +70,7 @@ SCRIPT = "\n".join([
     "            return int(line.split()[1])",
     "    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss",
     "atexit.register(lambda: sys.stderr.write(f'MAXRSS {hwm()}\\n'))",
-    "from kubectl_kyrec.cli.main import main",
+    "from kubectl_kyrec.cli.console import main",
     "main()"])
 
 

@@ -26,29 +26,25 @@ from jmespath import parser as jp_parser
 from jmespath import visitor as jp_visitor
 
 from kubectl_kyrec.classic.go_values import deep_equal, is_number
+from kubectl_kyrec.classic.jmespath_functions import kyverno_functions
+from kubectl_kyrec.classic.jmespath_types import (
+    ANY,
+    ARRAY,
+    ARRAY_NUMBER,
+    ARRAY_STRING,
+    EXPREF,
+    NUMBER,
+    OBJECT,
+    STRING,
+    Function,
+    FunctionError,
+    JMESPathCompileError,
+    JMESPathError,
+    NotFoundError,
+    _ExpRef,
+)
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.json import marshal
-
-
-class JMESPathError(Exception):
-    """A JMESPath failure; str() is the text Kyverno's Go error carries (e.g. `Unknown key "x" in path`)."""
-
-
-class JMESPathCompileError(JMESPathError):
-    """The expression does not parse (go-jmespath: `SyntaxError: ...`)."""
-
-
-class NotFoundError(JMESPathError):
-    """go-jmespath NotFoundError: a missing key on a path (`Unknown key "name1" in path`)."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f'Unknown key "{key}" in path')
-        self.key = key
-
-
-class FunctionError(JMESPathError):
-    """A function rejected its arguments or failed."""
-
 
 # ---------------------------------------------------------------------------------------------- parsing
 
@@ -102,20 +98,6 @@ def is_false(value: Any) -> bool:
     if isinstance(value, (str, list, dict)):
         return len(value) == 0
     return False
-
-
-class _ExpRef:
-    __slots__ = ("node", "interpreter")
-
-    def __init__(self, node: dict[str, Any], interpreter: _Interpreter) -> None:
-        self.node = node
-        self.interpreter = interpreter
-
-    def apply(self, value: Any) -> Any:
-        try:
-            return self.interpreter.visit(self.node, value)
-        except NotFoundError:
-            return None
 
 
 # ---------------------------------------------------------------------------------------------- interpreter
@@ -284,61 +266,6 @@ class _Interpreter(jp_visitor.TreeInterpreter):  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------------------------------------- functions
-
-NUMBER = "number"
-STRING = "string"
-ARRAY = "array"
-OBJECT = "object"
-ARRAY_NUMBER = "array[number]"
-ARRAY_STRING = "array[string]"
-EXPREF = "expref"
-ANY = "any"
-
-
-def _type_ok(kind: str, arg: Any) -> bool:
-    if kind == ANY:
-        return True
-    if kind == NUMBER:
-        return is_number(arg)
-    if kind == STRING:
-        return isinstance(arg, str)
-    if kind == ARRAY:
-        return isinstance(arg, list)
-    if kind == OBJECT:
-        return isinstance(arg, dict)
-    if kind == ARRAY_NUMBER:
-        return isinstance(arg, list) and all(is_number(v) for v in arg)
-    if kind == ARRAY_STRING:
-        return isinstance(arg, list) and all(isinstance(v, str) for v in arg)
-    if kind == EXPREF:
-        return isinstance(arg, _ExpRef)
-    return False
-
-
-class Function:
-    """A go-jmespath FunctionEntry: argument specs (type lists), a handler, variadic last argument."""
-
-    __slots__ = ("name", "args", "handler", "variadic")
-
-    def __init__(self, name: str, args: list[list[str]], handler: Callable[..., Any], *, variadic: bool = False):
-        self.name = name
-        self.args = args
-        self.handler = handler
-        self.variadic = variadic
-
-    def call(self, args: list[Any]) -> Any:
-        if self.args:
-            if not self.variadic:
-                if len(self.args) != len(args):
-                    raise FunctionError("incorrect number of args")
-                for spec, arg in zip(self.args, args):
-                    if not any(_type_ok(t, arg) for t in spec):
-                        expected = ", ".join(f'"{t}"' for t in spec)
-                        raise FunctionError(
-                            f"Invalid type for: {sprint(arg)}, expected: []jmespath.JpType{{{expected}}}")
-            elif len(args) < len(self.args):
-                raise FunctionError("Invalid arity.")
-        return self.handler(*args)
 
 
 def _f(value: Any) -> float:
@@ -581,16 +508,15 @@ class Compiled:
 class Engine:
     """A configured Kyverno JMESPath: the clock for time_now*/time_since, the random source for `random`.
 
-    `now` returns the current time (UTC-aware); tests inject a fixed clock.
+    `now` returns the evaluation time (UTC-aware): the run's `--now`, else its start, passed down as data
+    (this stage never reads the wall clock); tests inject a fixed clock.
     """
 
-    def __init__(self, *, now: Callable[[], datetime.datetime] | None = None, seed: int | None = None) -> None:
-        from kubectl_kyrec.classic.jmespath_functions import kyverno_functions
-
-        self.now = now or (lambda: datetime.datetime.now(datetime.UTC))
+    def __init__(self, *, now: Callable[[], datetime.datetime], seed: int | None = None) -> None:
+        self.now = now
         self.rng = random.Random(seed)
         self.functions = builtin_functions()
-        self.functions.update(kyverno_functions(self))
+        self.functions.update(kyverno_functions(now, self.rng))
         self._interpreter = _Interpreter(self.functions)
         self._compiled: dict[str, Compiled] = {}
 
@@ -609,10 +535,16 @@ class Engine:
         return self.compile(expression).search(data)
 
 
+def _no_clock() -> datetime.datetime:
+    # reached only when a caller evaluates a time function without passing the run's clock: kyrec's bug,
+    # never the policy's, so not a JMESPath error (which would become the policy's `error` result)
+    raise RuntimeError("a JMESPath time function evaluated on the engine without a clock: pass Engine(now=...)")
+
+
 @functools.lru_cache(maxsize=1)
 def default_engine() -> Engine:
-    """The process-wide engine with the real clock."""
-    return Engine()
+    """The process-wide engine for expressions that read no time (no clock: see _no_clock)."""
+    return Engine(now=_no_clock)
 
 
 def search(expression: str, data: Any) -> Any:

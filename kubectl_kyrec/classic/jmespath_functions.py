@@ -15,16 +15,17 @@ import decimal
 import hashlib
 import ipaddress
 import math
+import random
 import urllib.parse
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
 from kubectl_kyrec.classic import go_quantity
 from kubectl_kyrec.classic.go_values import GoInt, deep_equal, is_number
-from kubectl_kyrec.classic.jmespath_eval import (
+from kubectl_kyrec.classic.jmespath_types import (
     ANY,
     ARRAY,
     NUMBER,
@@ -37,9 +38,6 @@ from kubectl_kyrec.golang import time as go_time
 from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.strconv import format_float
-
-if TYPE_CHECKING:
-    from kubectl_kyrec.classic.jmespath_eval import Engine
 
 
 def _err(function: str, text: str) -> FunctionError:
@@ -738,7 +736,7 @@ def _parse_layout(layout: str, text: str) -> datetime.datetime:
         raise FunctionError(str(exc)) from None
 
 
-def time_functions(engine: Engine) -> list[Function]:
+def time_functions(now: Callable[[], datetime.datetime]) -> list[Function]:
     s = [STRING]
 
     def time_since(*args: Any) -> str:
@@ -746,12 +744,12 @@ def time_functions(engine: Engine) -> list[Function]:
         ts1 = _arg("time_since", args, 1, str)
         ts2 = _arg("time_since", args, 2, str)
         t1 = _parse_layout(layout, ts1)
-        t2 = _parse_layout(layout, ts2) if ts2 else engine.now()
+        t2 = _parse_layout(layout, ts2) if ts2 else now()
         return _sub(t2, t1)
 
     def time_now(*args: Any) -> str:
         # Kyverno formats time.Now() in the local zone, UTC in its container image
-        return go_time.format_rfc3339(engine.now().astimezone(datetime.UTC))
+        return go_time.format_rfc3339(now().astimezone(datetime.UTC))
 
     def time_to_cron(*args: Any) -> str:
         t = _time_arg("time_to_cron", args, 0)
@@ -818,8 +816,9 @@ def time_functions(engine: Engine) -> list[Function]:
     ]
 
 
-def kyverno_functions(engine: Engine) -> dict[str, Function]:
-    """Kyverno's GetFunctions: name -> Function, registered over go-jmespath's built-ins."""
+def kyverno_functions(now: Callable[[], datetime.datetime], rng: random.Random) -> dict[str, Function]:
+    """Kyverno's GetFunctions: name -> Function, registered over go-jmespath's built-ins; `now` is the
+    evaluation's clock (time_now*, time_since), `rng` the random source (`random`)."""
     from kubectl_kyrec.cel.kyverno_random import generate
 
     s, n, a, o, any_ = [STRING], [NUMBER], [ARRAY], [OBJECT], [ANY]
@@ -830,7 +829,7 @@ def kyverno_functions(engine: Engine) -> dict[str, Function]:
         if pattern == "":
             raise FunctionError("no pattern provided")
         try:
-            return generate(pattern, engine.rng)
+            return generate(pattern, rng)
         except CelFunctionError as exc:
             raise FunctionError(str(exc)) from None
 
@@ -875,5 +874,5 @@ def kyverno_functions(engine: Engine) -> dict[str, Function]:
         Function("sha1", [s], _hash("sha1", "sha1")),
         Function("md5", [s], _hash("md5", "md5")),
     ]
-    fns.extend(time_functions(engine))
+    fns.extend(time_functions(now))
     return {f.name: f for f in fns}

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubectl_kyrec.classic.jmespath_eval import Engine, JMESPathCompileError, JMESPathError, default_engine
+from kubectl_kyrec.classic.jmespath_eval import Engine, default_engine
+from kubectl_kyrec.classic.jmespath_types import JMESPathCompileError, JMESPathError
 
 
 class ContextError(Exception):

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.classic.jmespath_eval import JMESPathCompileError
+from kubectl_kyrec.classic.jmespath_types import JMESPathCompileError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext, InvalidVariableError
 from kubectl_kyrec.classic.variables import (
     REGEX_VARIABLES,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kubectl_kyrec.classic import anchors
-from kubectl_kyrec.classic.jmespath_eval import NotFoundError
+from kubectl_kyrec.classic.jmespath_types import NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext, InvalidVariableError
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.json import MarshalError, marshal

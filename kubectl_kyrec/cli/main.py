@@ -1,4 +1,6 @@
-"""Entry points: `kubectl-kyrec` (the plugin) and `kubectl_complete-kyrec` (kubectl's completion protocol).
+"""The `kubectl kyrec` command group and its table of commands. The entry points, `kubectl-kyrec` (the
+plugin) and `kubectl_complete-kyrec` (kubectl's completion protocol), are cli/console.py's, which imports
+this module once its SIGINT handler is in place.
 
 Commands are imported only when they run, so `--help`, `--version` and `version` never load the CEL
 engine or the Kubernetes client.
@@ -14,7 +16,6 @@ from typing import Any
 import click
 
 from kubectl_kyrec import __version__
-from kubectl_kyrec.cli.console import complete, main  # noqa: F401 - the entry points' first home
 
 # command name -> (module, attribute, one-line help)
 COMMANDS: dict[str, tuple[str, str, str]] = {

@@ -67,7 +67,7 @@ def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: s
     from kubectl_kyrec.render import suite_output
     from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
     from kubectl_kyrec.run.test import TestRunOptions, run_test
-    from kubectl_kyrec.testsuite.rows import Mode
+    from kubectl_kyrec.testsuite.row_types import Mode
 
     if strict and compat:
         raise UsageError("--strict and --compat kyverno contradict each other")

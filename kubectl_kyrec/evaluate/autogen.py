@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kubectl_kyrec.load.policies import (
+from kubectl_kyrec.load.policies import ValidatingPolicy
+from kubectl_kyrec.load.policy_vocabulary import (
     AuditAnnotation,
     MatchResources,
     NamedExpression,
     ResourceRule,
-    ValidatingPolicy,
     Validation,
 )
 

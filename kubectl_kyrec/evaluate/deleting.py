@@ -42,7 +42,8 @@ from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.deleting_policies import DeletingPolicy
-from kubectl_kyrec.load.policies import MatchResources, PolicyException, ResourceRule
+from kubectl_kyrec.load.policies import PolicyException
+from kubectl_kyrec.load.policy_vocabulary import MatchResources, ResourceRule
 from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject, group_version, new_result
 
 SOURCE = "KyvernoDeletingPolicy"
@@ -92,8 +93,8 @@ class DeletionOutcome:
                           meta.category, meta.severity, {}, (), self.subject.source, meta.source, "")
 
 
-def compile_deleting_policy(policy: DeletingPolicy, envs: Environments,
-                            exceptions: Sequence[PolicyException]) -> CompiledDeletingPolicy:
+def compile_deleting_policy(policy: DeletingPolicy, envs: Environments, exceptions: Sequence[PolicyException],
+                            now: datetime.datetime) -> CompiledDeletingPolicy:
     """Compile conditions, variables and the exceptions naming the policy, in Kyverno's order; InputError
     (file:line, field) on the first bad one (the CLI then fails: `failed to compile policy`; the admission
     webhook refuses the policy).
@@ -110,8 +111,7 @@ def compile_deleting_policy(policy: DeletingPolicy, envs: Environments,
     PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables], meta.source,
                    label)
     exc_env, exc_check = envs.get("PolicyException")
-    candidates = applicable(exceptions, meta.name, meta.kind, datetime.datetime.now(datetime.UTC),
-                            check_expiry=False)
+    candidates = applicable(exceptions, meta.name, meta.kind, now, check_expiry=False)
     return CompiledDeletingPolicy(policy, env, conditions,
                                   tuple(compile_exceptions(candidates, exc_env, exc_check)))
 
@@ -316,7 +316,7 @@ def run_deleting(policies: Sequence[DeletingPolicy], state: Sequence[Document], 
                                         "deleting controller does not run it)", policy.source))
             continue
         try:
-            cp = compile_deleting_policy(policy, envs, exceptions)
+            cp = compile_deleting_policy(policy, envs, exceptions, options.now)
         except InputError as exc:
             located = locate(exc) if locate is not None else exc
             out.errors.append(EvalError(located.message, located.source))

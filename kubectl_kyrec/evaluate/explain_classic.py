@@ -37,7 +37,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
-from kubectl_kyrec.load.policies import NamedExpression, Validation
+from kubectl_kyrec.load.policy_vocabulary import NamedExpression, Validation
 from kubectl_kyrec.model import Result
 
 _STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting user"}

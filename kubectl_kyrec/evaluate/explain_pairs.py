@@ -152,7 +152,7 @@ def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOpti
         if not options.selection.holds_policy(policy.meta.key):
             continue
         try:
-            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions))
+            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions, options.now))
         except InputError as exc:
             located = policies.locate(exc)
             out.errors.append(EvalError(located.message, located.source))

@@ -41,7 +41,8 @@ from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import evaluate_audit_annotations, make_result
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-from kubectl_kyrec.load.policies import REPORT_SOURCE, PolicyException
+from kubectl_kyrec.load.policies import PolicyException
+from kubectl_kyrec.load.policy_vocabulary import REPORT_SOURCE
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
@@ -143,7 +144,8 @@ def _uses_user_info(texts: Sequence[str], variables: Mapping[str, str]) -> bool:
 
 
 def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
-                              exceptions: Sequence[PolicyException]) -> CompiledGeneratingPolicy:
+                              exceptions: Sequence[PolicyException],
+                              now: datetime.datetime) -> CompiledGeneratingPolicy:
     """Compile every expression and template once; InputError (file:line, field) on the first bad one."""
     meta = policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
@@ -178,8 +180,7 @@ def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
     texts.extend(a.value_expression for a in policy.audit_annotations)
     exc_env, exc_check = envs.get("PolicyException")
     # the in-cluster gpol exception provider does not look at expiresAt (docs/semantics/exceptions.md)
-    candidates = applicable(exceptions, meta.name, meta.kind, datetime.datetime.now(datetime.UTC),
-                            check_expiry=False)
+    candidates = applicable(exceptions, meta.name, meta.kind, now, check_expiry=False)
     variables = {v.name: v.expression for v in policy.variables}
     return CompiledGeneratingPolicy(
         policy, env, conditions, tuple(generations), audits,
@@ -465,7 +466,7 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
             if not options.selection.holds_policy(policy.key):
                 continue
             out.policies.append(policy)
-            compiled.append(compile_generating_policy(policy, envs, exceptions))
+            compiled.append(compile_generating_policy(policy, envs, exceptions, options.now))
         except InputError as exc:
             located = locate(exc) if locate is not None else exc
             out.errors.append(EvalError(located.message, located.source))

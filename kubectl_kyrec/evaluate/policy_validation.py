@@ -84,14 +84,14 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
         validating=kept(policies.validating, lambda p: p.mode != "Kubernetes"
                         or compile_validating_policy(p, envs, exceptions, now)),
         admission=kept(policies.admission, lambda p: compile_admission_policies([p], policies.bindings, envs)),
-        generating=kept(policies.generating, lambda p: compile_generating_policy(p, generating_envs, exceptions)),
+        generating=kept(policies.generating, lambda p: compile_generating_policy(p, generating_envs, exceptions, now)),
         image_validating=kept(policies.image_validating, lambda p: p.mode != "Kubernetes"
                               or compile_image_validating_policy(p, envs, exceptions, now)),
         mutating=kept(policies.mutating, lambda p: [compile_mutating_policy(v, envs, exceptions, now)
                                                     for v in (p, *autogen_variants(p))]),
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
-        deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions))),
+        deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions, now))),
         classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)],
         others=kept(policies.others, _cleanup_schedule))
     out.errors.extend(errors)
@@ -147,7 +147,8 @@ def _cleanup_schedule(doc: Document) -> None:
     schedule parses with robfig/cron's ParseStandard (kyrec evaluates neither kind, but the cluster would
     refuse the policy)."""
     from kubectl_kyrec.golang.robfig_cron import CronSpecError, parse_standard
-    from kubectl_kyrec.load.policies import policy_label, unevaluated_kind
+    from kubectl_kyrec.load.policies import unevaluated_kind
+    from kubectl_kyrec.load.schema import policy_label
 
     if unevaluated_kind(doc) not in ("CleanupPolicy", "ClusterCleanupPolicy"):
         return

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policies import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader, policy_label
-from kubectl_kyrec.load.schema import REQUIRED, type_message, unsupported_message
+from kubectl_kyrec.load.policy_vocabulary import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
+from kubectl_kyrec.load.schema import REQUIRED, policy_label, type_message, unsupported_message
 from kubectl_kyrec.load.schema.validate import shown, unknown_message
 from kubectl_kyrec.model import Document, Obj
 

@@ -33,7 +33,8 @@ from kubectl_kyrec.k8s.times import format_rfc3339
 from kubectl_kyrec.load.deleting_policies import DeletingPolicy
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.causes import Cause
-from kubectl_kyrec.reconcile.reads import Read, ReadRecord, Unread, evaluation_reads, exception_reads
+from kubectl_kyrec.reconcile.list_read import Read
+from kubectl_kyrec.reconcile.reads import ReadRecord, Unread, evaluation_reads, exception_reads
 
 
 class DeletionClass(enum.StrEnum):

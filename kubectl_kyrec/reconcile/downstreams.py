@@ -51,7 +51,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from kubectl_kyrec.evaluate.downstreams import identity, owner_of
 from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
@@ -60,6 +60,7 @@ from kubectl_kyrec.load.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of
 from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText
+from kubectl_kyrec.reconcile.list_read import Read
 from kubectl_kyrec.reconcile.masking import mask_pair
 from kubectl_kyrec.reconcile.normalize import (
     DEFAULT_KYVERNO_MANAGERS,
@@ -71,9 +72,6 @@ from kubectl_kyrec.reconcile.normalize import (
     secret_bytes,
     unset_managed_fields,
 )
-
-if TYPE_CHECKING:
-    from kubectl_kyrec.reconcile.reads import Read
 
 Identity = tuple[str, str, str, str]
 

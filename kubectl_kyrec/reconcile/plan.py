@@ -35,7 +35,8 @@ from typing import Any
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.deletions import DeletionChange, DeletionClass, DeletionDiff
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, DownstreamDiff, Reason
-from kubectl_kyrec.reconcile.reads import Read, ReadRecord
+from kubectl_kyrec.reconcile.list_read import Read
+from kubectl_kyrec.reconcile.reads import ReadRecord
 from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, ReportDiff
 
 KYVERNO_FIELD_MANAGER = "kyverno-generate"

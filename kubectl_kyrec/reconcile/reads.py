@@ -23,6 +23,7 @@ from typing import Any
 from kubectl_kyrec.load.kinds import guess_plural
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason
+from kubectl_kyrec.reconcile.list_read import Read
 from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, described_kind
 
 ListedCheck = Callable[[str, str, str], "bool | None"]
@@ -43,24 +44,6 @@ REPORTING_POLICY_KINDS = (("policies.kyverno.io/v1", "ValidatingPolicy"),
                           *CLASSIC_POLICY_KINDS,
                           ("kyverno.io/v2", "PolicyException"))
 NAMESPACE_READ_KEYS = ("namespaceSelector", "namespaceObject")
-
-
-@dataclass(frozen=True, order=True)
-class Read:
-    """One LIST a finding depends on: a kind in a scope (namespace "" = cluster-wide or cluster-scoped)."""
-
-    api_version: str
-    kind: str
-    namespace: str = ""
-    # only a failed LIST counts, not the absence of a record: for what an evaluation may look at and the
-    # report kinds, which a live run always lists where it can; a plain `kubectl get` dump records no
-    # kind it holds no object of, and there the capture notice names what it lacks
-    soft: bool = False
-
-    def text(self) -> str:
-        group = self.api_version.rpartition("/")[0]
-        what = f"{self.kind}.{group}" if group else self.kind
-        return f"{what} in {self.namespace}" if self.namespace else what
 
 
 @dataclass(frozen=True)

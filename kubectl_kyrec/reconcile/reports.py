@@ -58,7 +58,7 @@ import datetime
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubectl_kyrec.errors import UsageError
 
@@ -84,9 +84,7 @@ from kubectl_kyrec.reconcile.claims import (
 )
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText, Layout
 from kubectl_kyrec.reconcile.downstreams import diff_name
-
-if TYPE_CHECKING:
-    from kubectl_kyrec.reconcile.reads import Read
+from kubectl_kyrec.reconcile.list_read import Read
 
 EPHEMERAL_API = "reports.kyverno.io/v1"
 EPHEMERAL_KINDS = ("EphemeralReport", "ClusterEphemeralReport")

@@ -11,7 +11,7 @@ from kubectl_kyrec.model import Source
 from kubectl_kyrec.render.fit import REF, Column, wrap
 from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
-from kubectl_kyrec.testsuite.rows import Mode, Row, RowWarning, SuiteRun
+from kubectl_kyrec.testsuite.row_types import Mode, Row, RowWarning, SuiteRun
 
 
 def _loc(source: Source | None) -> dict[str, Any] | None:

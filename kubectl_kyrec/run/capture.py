@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.cluster_state import ClusterState
     from kubectl_kyrec.load.inputs import Inputs
     from kubectl_kyrec.load.kinds import KindTable, ResourceInfo
-    from kubectl_kyrec.load.policies import MatchResources, PolicySet
+    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy_vocabulary import MatchResources
 
 
 # create-only kinds (reviews, Pod bindings): nothing can list them, so a wildcard never makes them a gap

@@ -18,7 +18,7 @@ from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
-from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
+from kubectl_kyrec.run.unreadable import failed_reads, known_kinds, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
@@ -409,13 +409,6 @@ def unread_report_kinds(inputs: Inputs) -> list[str]:
 
     kinds = {(api.rpartition("/")[0], kind) for api, pair in REPORT_KINDS.items() for kind in pair}
     return sorted({k.kind for k in inputs.state.unreadable if (k.api_version.rpartition("/")[0], k.kind) in kinds})
-
-
-def known_kinds(inputs: Inputs) -> set[tuple[str, str]]:
-    """(apiVersion, kind) to look for in a policy's text as what its evaluation reads: only those whose LIST
-    failed, since these reads are soft (reconcile/reads.py: one that succeeded, or of which the state has
-    no record, is satisfied whatever the policy says), and a policy's text is scanned once per kind."""
-    return {(k.api_version, k.kind) for k in inputs.state.unreadable}
 
 
 def _classic_labelled(obj: Mapping[str, Any] | None) -> bool:

@@ -64,7 +64,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
-    from kubectl_kyrec.load.policies import GENERATING_KINDS
+    from kubectl_kyrec.load.policy_vocabulary import GENERATING_KINDS
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
     from kubectl_kyrec.run.select import (
@@ -142,7 +142,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         compiled = {}
         for policy in policies:
             with contextlib.suppress(InputError):      # the run reported it (generated.errors)
-                compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions)
+                compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions, now)
         for trigger in generated.triggers:
             if name and trigger.ref.name != name:
                 continue

@@ -132,7 +132,7 @@ def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:
         report_reads,
         reporting_policy_reads,
     )
-    from kubectl_kyrec.run.diff import known_kinds
+    from kubectl_kyrec.run.unreadable import known_kinds
 
     state = inputs.state
     record = ReadRecord.of(state)

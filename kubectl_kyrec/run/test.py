@@ -11,7 +11,7 @@ from kubectl_kyrec.errors import ExitCode, FailedRead, InputError, worst
 from kubectl_kyrec.model import EvalError, Source
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.testsuite.rows import Mode, SuiteRun
+    from kubectl_kyrec.testsuite.row_types import Mode, SuiteRun
 
 
 @dataclass(frozen=True)

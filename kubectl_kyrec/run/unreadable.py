@@ -12,6 +12,7 @@ from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.inputs import Inputs
 
 
 def failed_reads(state: ClusterState) -> list[FailedRead]:
@@ -26,3 +27,10 @@ def failed_reads(state: ClusterState) -> list[FailedRead]:
 def with_failed_reads(code: ExitCode, reads: list[FailedRead]) -> ExitCode:
     """`code`, or 5 by the table's precedence when a read failed."""
     return worst(code, ExitCode.CLUSTER) if reads else code
+
+
+def known_kinds(inputs: Inputs) -> set[tuple[str, str]]:
+    """(apiVersion, kind) to look for in a policy's text as what its evaluation reads: only those whose LIST
+    failed, since these reads are soft (reconcile/reads.py: one that succeeded, or of which the state has
+    no record, is satisfied whatever the policy says), and a policy's text is scanned once per kind."""
+    return {(k.api_version, k.kind) for k in inputs.state.unreadable}

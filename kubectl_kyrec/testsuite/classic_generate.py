@@ -47,7 +47,7 @@ def suite_generated(loaded: Any, operation: str, kinds: KindLookup, now: Any, cl
     (suite_clone_sources). The CLI's fake cluster holds only the trigger and those sources, and one failing
     rule drops every generated resource of the policy for that trigger; kyrec reads the objects as a
     cluster holds them and fails only the rule (docs/compatibility.md)."""
-    from kubectl_kyrec.testsuite.rows import Generated
+    from kubectl_kyrec.testsuite.row_types import Generated
 
     state = [*loaded.values.namespaces, *loaded.cluster_objects, *suite_clone_sources(loaded)]
     out = run_classic_generate(loaded.policies.classic, loaded.resources, state, kinds=kinds,

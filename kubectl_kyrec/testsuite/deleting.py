@@ -8,6 +8,7 @@ part. Namespaces come from the values file, else the one a cluster would have (a
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
@@ -19,8 +20,8 @@ from kubectl_kyrec.model import EvalError, Result, Subject
 from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 
-def suite_deletions(loaded: LoadedSuite, subjects: Sequence[Subject], *, libraries: LibraryFactory
-                    ) -> tuple[list[Result], list[EvalError]]:
+def suite_deletions(loaded: LoadedSuite, subjects: Sequence[Subject], *, libraries: LibraryFactory,
+                    now: datetime.datetime) -> tuple[list[Result], list[EvalError]]:
     """One result per (subject, DeletingPolicy) for the resources' `subjects` and the test's JSON payloads;
     a policy that does not compile gives an error and no results."""
     policies = loaded.policies
@@ -29,7 +30,7 @@ def suite_deletions(loaded: LoadedSuite, subjects: Sequence[Subject], *, librari
     errors: list[EvalError] = []
     for policy in policies.deleting:
         try:
-            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions))
+            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions, now))
         except InputError as exc:
             located = policies.locate(exc)
             errors.append(EvalError(located.message, located.source))

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from kubectl_kyrec.model import Ref, Source
 from kubectl_kyrec.reconcile.findings import Finding
-from kubectl_kyrec.testsuite.rows import SuiteRun
+from kubectl_kyrec.testsuite.row_types import SuiteRun
 
 
 def from_test_runs(runs: Sequence[SuiteRun]) -> list[Finding]:

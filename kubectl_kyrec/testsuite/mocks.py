@@ -152,8 +152,13 @@ def _sequence(value: Any) -> Sequence[Any]:
 
 def _resolve(e: Mapping[str, Any], fail: Callable[[str], InputError]) -> Any:
     """kk: resolveGlobalContextMockData: the root, `fieldPath` applied, then the projections by name."""
-    from kubectl_kyrec.classic.jmespath_eval import search
+    import datetime
 
+    from kubectl_kyrec.classic.jmespath_eval import Engine
+
+    # resolved while the suite loads, before the evaluation's clock is handed down: a time function here
+    # reads the wall clock, as it always has (the suite loader is no pure stage)
+    search = Engine(now=lambda: datetime.datetime.now(datetime.UTC)).search
     name = str(e.get("name"))
     root: Any = list(e["resources"]) if e.get("resources") is not None else e.get("data")
     if root is None:

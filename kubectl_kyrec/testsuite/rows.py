@@ -27,8 +27,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import difflib
-import enum
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,120 +44,31 @@ from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Source, Subject, group_version
+from kubectl_kyrec.testsuite.row_types import (
+    EXCLUDED,
+    FAIL_MET_BY_SKIP,
+    GENERATED_MISMATCH,
+    LOAD_ERROR,
+    MATCHED_NOTHING,
+    MISSING_PATCHED,
+    MISSING_RULE,
+    NOT_EVALUATED,
+    NOT_FOUND,
+    NOT_MATCHED,
+    OK,
+    PATCHED_MISMATCH,
+    RESULT_MISMATCH,
+    Generated,
+    GenerateFn,
+    GenerationRun,
+    Mode,
+    Row,
+    SuiteRun,
+)
 from kubectl_kyrec.testsuite.suite import LoadedSuite, ResourceSpec, TestResultEntry
-
-
-class Mode(enum.Enum):
-    STRICT = "strict"
-    KYVERNO = "kyverno"
-
-    @property
-    def other(self) -> Mode:
-        return Mode.STRICT if self is Mode.KYVERNO else Mode.KYVERNO
-
-
-# row reasons (the `TestResult` rows of docs/output.md)
-OK = "ok"
-EXCLUDED = "excluded"
-NOT_MATCHED = "not-matched"
-NOT_FOUND = "not-found"
-RESULT_MISMATCH = "result-mismatch"
-GENERATED_MISMATCH = "generated-mismatch"
-PATCHED_MISMATCH = "patched-mismatch"     # the policy's patched resource differs from patchedResources
-LOAD_ERROR = "load-error"
-NOT_EVALUATED = "not-evaluated"     # a policy kind kyrec does not evaluate: neither passed nor failed
-
-# warnings (RowWarning.reason): the cluster would decide the row differently from Kyverno's CLI, or the row
-# is vacuous, passed by the CLI without checking anything
-CLUSTER_DIFFERENCE = "cluster-difference"
-MATCHED_NOTHING = "matched-nothing"         # the policy gave the resource no response: "Excluded"
-MISSING_RULE = "missing-rule"               # the entry names a rule the (classic) policy does not have
-MISSING_RESOURCE = "missing-resource"       # the entry names a resource the test does not have
-FAIL_MET_BY_SKIP = "fail-met-by-skip"       # a `fail` expectation the policy answered with `skip`
-# the patchedResources file has no document for the patched resource: the CLI checks nothing
-MISSING_PATCHED = "missing-patched-resource"
-VACUOUS = (MATCHED_NOTHING, MISSING_RULE, MISSING_RESOURCE, FAIL_MET_BY_SKIP, MISSING_PATCHED)
 
 EVALUATED_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "ValidatingAdmissionPolicy", "MutatingPolicy",
                    "MutatingAdmissionPolicy", "DeletingPolicy", "ImageValidatingPolicy")
-
-
-@dataclass(frozen=True)
-class Row:
-    file: str
-    test: str
-    policy: str
-    kind: str
-    resource: str
-    expected: str
-    actual: str
-    passed: bool
-    reason: str
-    message: str = ""
-    location: Source | None = None      # the results entry in the test file
-    diff: str | None = None
-    rule: str = ""                      # the entry's rule ("" for most CEL-kind entries)
-    # set by the CLI's deciding when its pass checks nothing (verdicts.VACUOUS): the row would pass
-    # whatever it expects
-    vacuous: str = ""
-
-    @property
-    def evaluated(self) -> bool:
-        return self.reason != NOT_EVALUATED
-
-    @property
-    def status(self) -> str:
-        if not self.evaluated:
-            return NOT_EVALUATED
-        return "pass" if self.passed else "fail"
-
-
-@dataclass(frozen=True)
-class Generated:
-    """What a generating policy did for one trigger: its result and the objects it generated."""
-
-    policy: str
-    trigger: Ref
-    result: str
-    message: str
-    objects: tuple[Obj, ...] = ()
-    skipped: bool = False         # matchConditions were false: Kyverno keeps no response
-    rule: str = ""                # a classic generate rule's name ("" for a GeneratingPolicy)
-
-
-@dataclass
-class GenerationRun:
-    outcomes: list[Generated] = field(default_factory=list)
-    errors: list[tuple[str, str, Source | None]] = field(default_factory=list)   # (policy, message, where)
-
-
-# (suite, operation) -> what every generating policy did for every trigger
-GenerateFn = Callable[[LoadedSuite, str], GenerationRun]
-
-
-@dataclass(frozen=True)
-class RowWarning:
-    """A row the cluster would decide differently from Kyverno's CLI, or one whose pass checks nothing
-    (`reason`: verdicts.CLUSTER_DIFFERENCE or one of verdicts.VACUOUS). `resource` is the row's, or the
-    name as the entry writes it when that name selects nothing."""
-
-    reason: str
-    policy: str
-    rule: str
-    kind: str
-    resource: str
-    message: str
-    location: Source | None = None      # the results entry in the test file
-
-
-@dataclass
-class SuiteRun:
-    file: str
-    test: str
-    rows: list[Row] = field(default_factory=list)
-    errors: list[tuple[str, Source | None]] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-    warnings: list[RowWarning] = field(default_factory=list)
 
 
 @dataclass
@@ -342,7 +252,7 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
     if policies.deleting:
         from kubectl_kyrec.testsuite.deleting import suite_deletions
 
-        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries)
+        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries, now=now)
         all_results.extend(deletions)
         errors.extend(e for e in deleting_errors if e not in errors)
     patched: dict[tuple[str, Ref], Obj] = {}

@@ -13,7 +13,7 @@ from kubectl_kyrec.model import Source
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.testsuite.rows import GenerateFn, Mode, SuiteRun
+    from kubectl_kyrec.testsuite.row_types import GenerateFn, Mode, SuiteRun
     from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 
@@ -103,7 +103,7 @@ def _objects_provider(loaded: LoadedSuite, kinds: KindTable, mode: Mode, extra: 
     Context file does not load (then the suite's load error)."""
     from kubectl_kyrec.cel.context import ObjectsProvider
     from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.testsuite.rows import Mode
+    from kubectl_kyrec.testsuite.row_types import Mode
 
     def read_file(path: str) -> Any:
         # files a Context names are relative to the Context file

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_kyrec.testsuite.rows import (
+from kubectl_kyrec.testsuite.row_types import (
     CLUSTER_DIFFERENCE,
     FAIL_MET_BY_SKIP,
     MATCHED_NOTHING,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.row_types import Mode
 from kubectl_kyrec.testsuite.runner import run_files
 from kubectl_kyrec.testsuite.suite import find_test_files
 from tests.shared_inputs import require, shared

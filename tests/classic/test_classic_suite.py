@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.row_types import Mode
 from kubectl_kyrec.testsuite.runner import run_files
 
 SUITE = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "suite" / "kyverno-test.yaml"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kubectl_kyrec.classic.conditions import ConditionError, evaluate_conditions
-from kubectl_kyrec.classic.jmespath_eval import JMESPathCompileError, NotFoundError, search
+from kubectl_kyrec.classic.jmespath_eval import search
+from kubectl_kyrec.classic.jmespath_types import JMESPathCompileError, NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext
 from kubectl_kyrec.classic.pattern_match import match_pattern
 from kubectl_kyrec.classic.variables import SubstitutionError, substitute_all
@@ -42,6 +43,25 @@ def test_missing_key_on_a_path_raises(expression: str) -> None:
 def test_json_literals_are_strict() -> None:
     with pytest.raises(JMESPathCompileError):
         search("`foo`", {})  # jmespath.py would read it as the string "foo"
+
+
+@pytest.mark.parametrize("expression", ["time_now()", "time_now_utc()", "time_since('', '2026-01-01T00:00:00Z', '')"])
+def test_the_engine_without_a_clock_never_reads_the_wall_clock(expression: str) -> None:
+    # the time is the run's, handed down as Engine(now=...); reaching a time function without it is kyrec's
+    # bug (exit 70), not the policy's JMESPath error
+    with pytest.raises(RuntimeError, match="without a clock"):
+        search(expression, {})
+
+
+def test_the_engine_reads_the_clock_it_is_given() -> None:
+    import datetime
+
+    from kubectl_kyrec.classic.jmespath_eval import Engine
+
+    at = datetime.datetime(2026, 12, 5, 10, 0, 0, tzinfo=datetime.UTC)
+    engine = Engine(now=lambda: at)
+    assert engine.search("time_now_utc()", {}) == "2026-12-05T10:00:00Z"
+    assert engine.search("time_since('', '2026-12-05T09:00:00Z', '')", {}) == "1h0m0s"
 
 
 def test_failed_variable_names_the_path_and_the_jmespath_error() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.classic import variables
-from kubectl_kyrec.classic.jmespath_eval import Engine
+from kubectl_kyrec.classic.jmespath_eval import default_engine
 from kubectl_kyrec.classic.json_context import EvalContext
 
 CASES: list[tuple[Any, str]] = [
@@ -35,7 +35,7 @@ def test_an_embedded_value_is_go_json(value: Any, expected: str) -> None:
 
 @pytest.mark.parametrize(("value", "expected"), CASES[:3])
 def test_to_string_is_go_json(value: Any, expected: str) -> None:
-    assert Engine().search("to_string(v)", {"v": value}) == expected
+    assert default_engine().search("to_string(v)", {"v": value}) == expected
 
 
 def test_a_value_json_refuses_is_a_substitution_error() -> None:

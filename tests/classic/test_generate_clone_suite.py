@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.row_types import Mode
 from kubectl_kyrec.testsuite.runner import run_files
 
 SUITE = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "generate-clone-suite"

@@ -6,7 +6,8 @@ import datetime
 from typing import Any
 
 from kubectl_kyrec.classic.go_values import GoInt, deep_equal
-from kubectl_kyrec.classic.jmespath_eval import Engine, JMESPathCompileError, JMESPathError
+from kubectl_kyrec.classic.jmespath_eval import Engine
+from kubectl_kyrec.classic.jmespath_types import JMESPathCompileError, JMESPathError
 from tests.classic.vectors import case_id, error_matches, load, report
 
 FILE = "jmespath-functions.json"

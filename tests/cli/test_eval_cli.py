@@ -217,7 +217,7 @@ def test_a_closed_pipe_is_not_a_clean_exit() -> None:
 def _console(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
     """The console command's own entry point (`main`, which leaves through quick_exit), in a new process."""
     code = f"import sys\n{prelude}\nsys.argv = ['kubectl-kyrec', *sys.argv[1:]]\n" \
-           "from kubectl_kyrec.cli.main import main\nmain()\n"
+           "from kubectl_kyrec.cli.console import main\nmain()\n"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
 
 

@@ -27,7 +27,7 @@ def plugin_env(tmp_path: Path, kubectl_path: str) -> Iterator[tuple[ApiServer, d
     shim = tmp_path / "bin" / "kubectl-kyrec"
     shim.parent.mkdir()
     shim.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                    "from kubectl_kyrec.cli.main import main\nmain()\n")
+                    "from kubectl_kyrec.cli.console import main\nmain()\n")
     shim.chmod(0o755)
     with ApiServer() as api:
         for name in ("default", "team-a"):

@@ -67,7 +67,8 @@ def cm(name: str, namespace: str = "apps", **labels: str) -> dict[str, Any]:
 def status_of(policy_obj: dict[str, Any], obj: dict[str, Any], exceptions: Sequence[dict[str, Any]] = (),
               namespaces: dict[str, Any] | None = None) -> DeletionStatus:
     policy = parse_deleting_policy(doc(policy_obj))
-    cp = compile_deleting_policy(policy, Environments(libraries), [parse_exception(doc(e)) for e in exceptions])
+    cp = compile_deleting_policy(policy, Environments(libraries), [parse_exception(doc(e)) for e in exceptions],
+                                 NOW)
     subject = make_subjects([doc(obj)], KINDS).subjects[0]
     return evaluate_object(cp, subject_context(subject, namespaces or {})).status
 
@@ -134,11 +135,11 @@ def test_conditions_cannot_read_variables_as_in_kyverno() -> None:
     obj = dpol(conditions=["namespaceObject.metadata.labels.env == variables.wanted"],
                spec={"variables": [{"name": "wanted", "expression": "'dev'"}]})
     with pytest.raises(InputError, match=r"spec\.conditions\[0\]\.expression: .*undefined field 'wanted'"):
-        compile_deleting_policy(parse_deleting_policy(doc(obj)), Environments(libraries), [])
+        compile_deleting_policy(parse_deleting_policy(doc(obj)), Environments(libraries), [], NOW)
     # a variable that does not compile refuses the policy all the same
     obj = dpol(spec={"variables": [{"name": "bad", "expression": "object.metadata.name =="}]})
     with pytest.raises(InputError, match=r"spec\.variables\[0\]\.expression"):
-        compile_deleting_policy(parse_deleting_policy(doc(obj)), Environments(libraries), [])
+        compile_deleting_policy(parse_deleting_policy(doc(obj)), Environments(libraries), [], NOW)
 
 
 def test_namespace_object() -> None:
@@ -167,7 +168,7 @@ def test_an_exception_naming_the_policy_keeps_the_object() -> None:
 def test_a_bad_condition_does_not_compile() -> None:
     policy = parse_deleting_policy(doc(dpol(conditions=["object.metadata.name =="])))
     with pytest.raises(InputError, match=r"spec\.conditions\[0\]\.expression"):
-        compile_deleting_policy(policy, Environments(libraries), [])
+        compile_deleting_policy(policy, Environments(libraries), [], NOW)
 
 
 # ---- the schedule -----------------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def test_launcher_runs_kyrec_through_a_krew_style_symlink(release: tuple[Path, P
     venv_bin = home / __version__ / "bin"
     venv_bin.mkdir(parents=True)
     (venv_bin / "kubectl-kyrec").write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                                             "from kubectl_kyrec.cli.main import main\nmain()\n")
+                                             "from kubectl_kyrec.cli.console import main\nmain()\n")
     (venv_bin / "kubectl-kyrec").chmod(0o755)
     (home / __version__ / ".kyrec-installed").touch()
     env = dict(os.environ, KUBECTL_KYREC_HOME=str(home))

@@ -31,7 +31,7 @@ def plugin_path(tmp_path: Path) -> dict[str, str]:
     for name, entry in (("kubectl-kyrec", "main"), ("kubectl_complete-kyrec", "complete")):
         shim = tmp_path / name
         shim.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(root)!r})\n"
-                        f"from kubectl_kyrec.cli.main import {entry}\n{entry}()\n")
+                        f"from kubectl_kyrec.cli.console import {entry}\n{entry}()\n")
         shim.chmod(0o755)
     env = dict(os.environ)
     env["PATH"] = f"{tmp_path}{os.pathsep}{Path(KUBECTL or '').parent}"

@@ -31,7 +31,7 @@ def test_color_rules() -> None:
 def _on_a_terminal(*args: str, env: dict[str, str]) -> str:
     """Run kyrec with stdout on a pseudo-terminal and return what it printed there."""
     main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", "from kubectl_kyrec.cli.main import main; main()", *args],
+    proc = subprocess.Popen([sys.executable, "-c", "from kubectl_kyrec.cli.console import main; main()", *args],
                             stdout=child, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
     os.close(child)
     chunks = []
@@ -57,7 +57,7 @@ def test_diff_colours_a_terminal_unless_told_not_to() -> None:
     assert "\x1b[" not in _on_a_terminal(*args, env=dict(base, NO_COLOR="1"))
     assert "\x1b[" not in _on_a_terminal(*args, env=dict(base, TERM="dumb"))
     assert "\x1b[" not in _on_a_terminal(*args, "--no-color", env=base)
-    plain = subprocess.run([sys.executable, "-c", "from kubectl_kyrec.cli.main import main; main()", *args],
+    plain = subprocess.run([sys.executable, "-c", "from kubectl_kyrec.cli.console import main; main()", *args],
                            capture_output=True, text=True, env=base, cwd=ROOT)
     assert "\x1b[" not in plain.stdout and plain.stdout        # a pipe is not a terminal
 

@@ -434,7 +434,7 @@ def test_kubectl_kyrec_apply_then_kubectl_get(realapi: RealServer, kubectl_path:
     shim = tmp_path / "bin" / "kubectl-kyrec"
     shim.parent.mkdir()
     shim.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                    "from kubectl_kyrec.cli.main import main\nmain()\n")
+                    "from kubectl_kyrec.cli.console import main\nmain()\n")
     shim.chmod(0o755)
     env = {**kubectl_env(realapi.kubeconfig, tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
            "PATH": f"{shim.parent}{os.pathsep}{Path(kubectl_path).parent}{os.pathsep}{os.environ.get('PATH', '')}"}

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.evaluate.subjects import as_admitted, make_subject
 from kubectl_kyrec.testsuite.mutating import suite_mutations
-from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.row_types import Mode
 from kubectl_kyrec.testsuite.runner import suite_environment, target_libraries
 from kubectl_kyrec.testsuite.suite import load_suite, parse_test_documents
 

@@ -6,7 +6,7 @@ import datetime
 import textwrap
 from pathlib import Path
 
-from kubectl_kyrec.testsuite.rows import Mode
+from kubectl_kyrec.testsuite.row_types import Mode
 from kubectl_kyrec.testsuite.runner import run_files
 from kubectl_kyrec.testsuite.suite import load_suite, parse_test_file
 

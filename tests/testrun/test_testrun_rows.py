@@ -17,19 +17,8 @@ from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify, parse_validating_policy
 from kubectl_kyrec.load.values import Values as SuiteValues
 from kubectl_kyrec.model import Document, Source
-from kubectl_kyrec.testsuite.rows import (
-    Generated,
-    GenerateFn,
-    GenerationRun,
-    Mode,
-    Row,
-    compare_generated,
-    is_complex,
-    normalize_generated,
-    owner_of,
-    run_suite,
-    tidy,
-)
+from kubectl_kyrec.testsuite.row_types import Generated, GenerateFn, GenerationRun, Mode, Row
+from kubectl_kyrec.testsuite.rows import compare_generated, is_complex, normalize_generated, owner_of, run_suite, tidy
 from kubectl_kyrec.testsuite.suite import (
     LoadedSuite,
     ResourceSpec,
