@@ -10,6 +10,7 @@ import click
 import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_warnings,
     exit_with,
     handle_errors,
     kubectl_flags,
@@ -90,6 +91,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
     options = ExplainOptions(now=parse_now(now_text), selection=selection_of(kube, selector, policy_names, kinds),
                              subject=subject, mutate=not no_mutate)
     run = run_explain(options, source)
+    emit_warnings(run.warnings)
     report_run(run)
     write_outputs(run, specs, {OutputFormat.TABLE: lambda spec: functools.partial(explain_output.write_text,
                                                                                   run.explanations)})
