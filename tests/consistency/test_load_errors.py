@@ -87,6 +87,7 @@ CASES: dict[str, tuple[str, str, str, str]] = {
     "ImageValidatingPolicy CEL": (
         "apiVersion: policies.kyverno.io/v1\nkind: ImageValidatingPolicy\nmetadata:\n  name: bad\nspec:\n" + PODS
         + "  matchImageReferences:\n  - glob: ghcr.io/*\n"
+        + "  attestors:\n  - name: notary\n    notary: {certs: {value: x}}\n"
         + f"  validations:\n  - expression: \"{BAD_CEL}\"\n",
         "ImageValidatingPolicy", "spec.validations[0].expression", BAD_CEL),
     "PolicyException CEL": (
