@@ -4,11 +4,13 @@ and its verdict (the policy refused or used) and message are read from what it p
 testdata/kyverno-truth/policy-validation.json (with the CLI's version and commit) and replayed by
 test_kyverno_policy_validation.py, which needs no Kyverno.
 
-    KYVERNO_BIN_DIR=/path/to/dir KYVERNO_VERSION=v1.17.2 python tests/consistency/kyverno_policy_validation.py
+    KYVERNO_BIN_DIR=/path/to/dir KYVERNO_VERSION=v1.17.2 KYVERNO_COMMIT=<sha> \\
+        python tests/consistency/kyverno_policy_validation.py
 
 `KYVERNO_BIN_DIR` holds a `kubectl-kyverno` built from Kyverno's repository outside this project (see
 docs/compatibility.md, "Kyverno's own policy validation"); `KYVERNO_VERSION` names the tag it was built at
-(the binary's build info has the commit, not the tag).
+(the binary's build info has the commit, not the tag; a build from a checkout without VCS stamping has
+neither, then `KYVERNO_COMMIT` names it).
 
 How the CLI shows a refusal (kk: cmd/cli/kubectl-kyverno):
 - policy/load.go: every document is loaded through kubectl-validate with Kyverno's CRDs and Kubernetes'
@@ -42,15 +44,14 @@ GOLDEN = ROOT / "testdata" / "kyverno-truth" / "policy-validation.json"
 BIN_ENV = "KYVERNO_BIN_DIR"
 POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: default\n  labels: {a: b}\n"
        "spec:\n  containers:\n  - name: c\n    image: nginx\n")
-# what the CLI prints when it refuses a policy, in the order they are looked for
-_REFUSALS = [re.compile(p) for p in (
-    r"failed to load file.*",
-    r"Non-fatal parsing error for single document.*",
-    r"policy validation error.*",
-    r"failed to compile policy.*",
-    r"policy type not supported.*",
-    r"(?m)^Error: .*",
-)]
+# what the CLI logs (with -v 3) or prints when it does not use a document: (phrase, verdict); `unread` where
+# the CLI cannot read the kind from a policy file at all (cleanup policies), which says nothing of its
+# validation
+_LOGGED = ("failed to load file", "Non-fatal parsing error for single document", "skipping invalid YAML file",
+           "policy validation error")
+_UNREAD = re.compile(r"policy type not supported|kind \S+ not found in \S+ groupversion")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ERROR_VALUE = re.compile(r'error="((?:[^"\\]|\\.)*)"')
 
 
 def kyverno_exe() -> Path | None:
@@ -61,6 +62,8 @@ def kyverno_exe() -> Path | None:
 def kyverno_build(exe: Path) -> dict[str, str]:
     """Version (KYVERNO_VERSION, else `version`'s) and commit (the binary's build info) of the CLI."""
     info = {"version": os.environ.get("KYVERNO_VERSION", "")}
+    if os.environ.get("KYVERNO_COMMIT"):
+        info["commit"] = os.environ["KYVERNO_COMMIT"]
     if not info["version"]:
         out = subprocess.run([str(exe), "version"], capture_output=True, text=True, timeout=60).stdout
         found = re.search(r"Version: (\S+)", out)
@@ -82,27 +85,50 @@ def kyverno_build(exe: Path) -> dict[str, str]:
     return info
 
 
-def _message(output: str) -> str:
-    """The line of Kyverno's refusal, without the log prefix and the temporary folder."""
-    for pattern in _REFUSALS:
-        found = pattern.search(output)
-        if found:
-            text = found.group(0)
-            return re.sub(r"/tmp/[^\s:\"]*/", "", text).strip()
-    return ""
+def _refusal(output: str) -> tuple[str, str]:
+    """(verdict, message): `refused` with the first refusal the CLI printed (the phrase and Go's error text,
+    one line), `unread` when it cannot read the kind, else `accepted`."""
+    for line in _ANSI.sub("", output).splitlines():
+        if line.startswith("Error: "):
+            return "refused", line.removeprefix("Error: ")
+        phrase = next((p for p in _LOGGED if f"> {p}" in line), None)
+        if phrase is None:
+            continue
+        found = _ERROR_VALUE.search(line)
+        error = json.loads(f'"{found.group(1)}"') if found else ""
+        message = f"{phrase}: {error.splitlines()[0] if error else ''}"
+        return ("unread" if _UNREAD.search(error) else "refused"), message
+    return "accepted", ""
+
+
+def _split_exceptions(text: str) -> tuple[str, str]:
+    """(policies, exceptions): the CLI reads PolicyExceptions only from `--exception` files."""
+    import yaml
+
+    policies, exceptions = [], []
+    for part in re.split(r"(?m)^---\n", text):
+        try:
+            kind = (yaml.safe_load(part) or {}).get("kind")
+        except (yaml.YAMLError, AttributeError):
+            kind = None
+        (exceptions if kind == "PolicyException" else policies).append(part)
+    return "---\n".join(policies), "---\n".join(exceptions)
 
 
 def kyverno_verdict(exe: Path, case: Case) -> dict[str, Any]:
-    """{refused, message} of the CLI for one case."""
+    """{verdict, message} of the CLI for one case: `kubectl-kyverno apply` of its policies (its exceptions with
+    `--exception`) to one Pod, logging at level 3 (where it says why it skipped a file)."""
     with tempfile.TemporaryDirectory(prefix="kyrec-kyverno-validation-") as tmp:
-        policy = Path(tmp) / "policy.yaml"
-        policy.write_text(case.text)
+        policies, exceptions = _split_exceptions(case.text)
+        (Path(tmp) / "policy.yaml").write_text(policies)
         (Path(tmp) / "pod.yaml").write_text(POD)
-        run = subprocess.run([str(exe), "apply", str(policy), "--resource", str(Path(tmp) / "pod.yaml"),
-                              "--remove-color"], capture_output=True, text=True, timeout=300, cwd=tmp)
-        output = run.stdout + "\n" + run.stderr
-        message = _message(output)
-        return {"refused": bool(message), "message": message, "exit": run.returncode}
+        args = [str(exe), "apply", "policy.yaml", "--resource", "pod.yaml", "--remove-color", "-v", "3"]
+        if exceptions:
+            (Path(tmp) / "exception.yaml").write_text(exceptions)
+            args += ["--exception", "exception.yaml"]
+        run = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp)
+        verdict, message = _refusal(run.stdout + "\n" + run.stderr)
+        return {"verdict": verdict, "message": message}
 
 
 def kyrec_verdict(case: Case) -> tuple[bool, list[str]]:
@@ -134,8 +160,10 @@ def derive(exe: Path) -> dict[str, Any]:
     return {
         "description": "Kyverno's CLI on every invalid-policy case of the tests and a set of valid policies "
                        "(tests/consistency/policy_validation_cases.py): `kubectl-kyverno apply CASE.yaml "
-                       "--resource pod.yaml`; `refused` when it printed one of its refusals (tests/consistency/"
-                       "kyverno_policy_validation.py), `message` that line.",
+                       "--resource pod.yaml -v 3` (exceptions with --exception); `verdict`: `refused` when it "
+                       "printed one of its refusals (tests/consistency/kyverno_policy_validation.py), `unread` "
+                       "when it cannot read the kind from a file, else `accepted`; `message`: the refusal's "
+                       "first line.",
         "kyverno": kyverno_build(exe),
         "cases": cases,
     }
@@ -152,8 +180,8 @@ def main() -> None:
         sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
     data = derive(exe)
     GOLDEN.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
-    refused = sum(1 for c in data["cases"] if c["refused"])
-    print(f"{GOLDEN.relative_to(ROOT)}: {len(data['cases'])} cases, {refused} refused by Kyverno's CLI")
+    counts = {v: sum(1 for c in data["cases"] if c["verdict"] == v) for v in ("refused", "accepted", "unread")}
+    print(f"{GOLDEN.relative_to(ROOT)}: {len(data['cases'])} cases, {counts}")
 
 
 if __name__ == "__main__":
