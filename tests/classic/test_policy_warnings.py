@@ -73,8 +73,10 @@ WARNED = [
                                  '["AllIn" "AnyIn"]'),
       ("spec.rules[1].validate", 'Operator NotIn has been deprecated and will be removed soon. Use these instead: '
                                  '["AllNotIn" "AnyNotIn"]')]),
-    ("predicate-type", _policy([{"verifyImages": [{"imageReferences": ["ghcr.io/*"], "attestations": [
-        {"predicateType": "https://slsa.dev/provenance/v0.2", "conditions": []}]}]}]),
+    # mutateDigest off: Kyverno refuses it on for an Audit policy (ImageVerification.Validate)
+    ("predicate-type", _policy([{"verifyImages": [{"imageReferences": ["ghcr.io/*"], "mutateDigest": False,
+                                                   "attestations": [{"predicateType": "https://slsa.dev/provenance/v0.2",
+                                                                     "conditions": []}]}]}]),
      [("spec.rules[0].verifyImages[0].attestations[0].predicateType",
        "predicateType has been deprecated use 'type: https://slsa.dev/provenance/v0.2' instead of "
        "'predicateType: https://slsa.dev/provenance/v0.2'")]),

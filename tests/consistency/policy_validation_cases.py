@@ -10,7 +10,9 @@ verdict of Kyverno's recorded, or the replay fails naming it):
 - tests/cli/test_bad_input.py INPUT_ERRORS whose policy file is a bad one;
 - tests/classic/test_variable_checks.py (the rules it refuses and allows, built with its own helpers);
 - tests/evaluate/test_policy_validation.py TEXT (several bad expressions in one file);
-- the valid policies of testdata/examples/policies.
+- the valid policies of testdata/examples/policies;
+- the policies tests/classic/test_policy_warnings.py expects a warning for (Kyverno only warns: it accepts
+  them).
 """
 
 from __future__ import annotations
@@ -119,8 +121,27 @@ def _examples() -> Iterator[Case]:
         yield Case(f"valid-examples:{path.name}", path.read_text())
 
 
+def _warned() -> Iterator[Case]:
+    """The policies tests/classic/test_policy_warnings.py expects a warning for: Kyverno accepts them."""
+    from tests.classic.test_policy_warnings import WARNED
+
+    for name, doc, _ in WARNED:
+        yield Case(f"valid-warned:{name}", _dump(doc))
+
+
+def _found_here() -> Iterator[Case]:
+    """Cases this comparison found, which no other test defines."""
+    from tests.classic.test_policy_warnings import _policy
+
+    # kk: api/kyverno/v1 ImageVerification.Validate: mutateDigest (on by default) with an Audit policy
+    yield Case("found:verify-images-mutate-digest-audit", _dump(_policy([{"verifyImages": [
+        {"imageReferences": ["ghcr.io/*"], "attestations": [{"type": "https://slsa.dev/provenance/v0.2",
+                                                               "conditions": []}]}]}])))
+
+
 def all_cases() -> list[Case]:
-    cases = [*_load_errors(), *_schema(), *_bad_input(), *_variables(), *_policy_validation(), *_examples()]
+    cases = [*_load_errors(), *_schema(), *_bad_input(), *_variables(), *_policy_validation(), *_examples(),
+             *_warned(), *_found_here()]
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "case names repeat"
     return cases
