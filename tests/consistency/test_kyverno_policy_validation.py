@@ -122,6 +122,10 @@ def test_the_differences_are_explained_and_counted() -> None:
         185, 114, 50, 21, 147, 14, 3)
 
 
+def _head(message: str) -> list[str]:
+    return message.split(": ")[:2]
+
+
 def test_kyvernos_cli_gives_the_recorded_verdicts() -> None:
     exe = kyverno_exe()
     if exe is None:
@@ -137,6 +141,8 @@ def test_kyvernos_cli_gives_the_recorded_verdicts() -> None:
     for name, case in CASES.items():
         got = kyverno_verdict(exe, case)
         want = recorded[name]
-        if (got["verdict"], got["message"]) != (want["verdict"], want["message"]):
+        # the message's first two parts only: past them, which of several problems Kyverno names first, and
+        # the order of a list of schema errors, follow Go's map order, which changes from run to run
+        if (got["verdict"], _head(got["message"])) != (want["verdict"], _head(str(want["message"]))):
             differ.append((name, got["message"], want["message"]))
     assert not differ, differ
