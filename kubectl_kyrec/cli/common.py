@@ -72,6 +72,13 @@ def emit_notices(notices: Sequence[object]) -> None:
         click.echo(f"notice: {notice}", err=True)
 
 
+def emit_warnings(warnings: Sequence[str]) -> None:
+    """What Kyverno accepts in a policy with a warning, each once, on stderr: `warning: file:line: ...` (as
+    kubectl prints an API server's warnings); the exit code is not changed."""
+    for warning in dict.fromkeys(warnings):
+        click.echo(f"warning: {warning}", err=True)
+
+
 def state_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool, downstreams: bool,
                  all_policies: bool, needs: str = "needs policies: -p PATH") -> tuple[Any, bool]:
     """Where `diff` and `coverage` read the state, and whether the policies are the complete set.

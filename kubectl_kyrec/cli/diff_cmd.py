@@ -12,6 +12,7 @@ from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     OutputSpec,
+    emit_warnings,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -200,6 +201,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
     run = run_diff(options, source)
+    emit_warnings(run.warnings)
     report_run(run)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube), run.failed_reads)
     baselined = ci.baselined(diff_rows(run))

@@ -11,6 +11,7 @@ import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.ci_outputs import ci_flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_warnings,
     exit_with,
     handle_errors,
     jobs_flag,
@@ -144,6 +145,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              registry=registry_access(registry, insecure_registries, registry_config))
     with Progress.on_terminal("evaluated") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
+    emit_warnings(run.warnings)
     report_run(run)
     if write_mutated_dir is not None:
         from kubectl_kyrec.render.mutated_manifests import HEADER, mutated_files

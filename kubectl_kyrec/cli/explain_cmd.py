@@ -10,6 +10,7 @@ import click
 import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import (
     OutputFormat,
+    emit_warnings,
     exit_with,
     handle_errors,
     kubectl_flags,
@@ -97,6 +98,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
                              subject=subject, mutate=not no_mutate,
                              registry=registry_access(registry, insecure_registries, registry_config))
     run = run_explain(options, source)
+    emit_warnings(run.warnings)
     report_run(run)
     write_outputs(run, specs, {OutputFormat.TABLE: lambda spec: functools.partial(explain_output.write_text,
                                                                                   run.explanations)})

@@ -49,6 +49,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     if policies.validated:
         return policies
     errors: list[InputError] = []
+    warnings: list[InputError] = []
     context = LibraryContext(now=now, provider=EmptyProvider())
     envs = Environments(library_factory(context))
 
@@ -79,7 +80,8 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     exceptions = kept(policies.exceptions, lambda e: compile_exceptions([e], exc_env, exc_check))
     generating_envs, _ = generating_environments(context)
     out = dataclasses.replace(
-        policies, exceptions=exceptions, errors=list(policies.errors), validated=True,
+        policies, exceptions=exceptions, errors=list(policies.errors), warnings=list(policies.warnings),
+        validated=True,
         # JSON, HTTP and Envoy policies are compiled by the payload evaluators, against their own variables
         validating=kept(policies.validating, lambda p: p.mode != "Kubernetes"
                         or compile_validating_policy(p, envs, exceptions, now)),
@@ -92,14 +94,19 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
         deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions, now))),
-        classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors)],
+        classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors, warnings)],
         others=kept(policies.others, _cleanup_schedule))
     out.errors.extend(errors)
+    out.warnings.extend(warnings)
     return out
 
 
-def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[InputError]) -> bool:
+def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[InputError],
+                     warnings: list[InputError]) -> bool:
+    """Whether Kyverno refuses the classic policy (its problems added to `errors`); an accepted one's
+    warnings (classic/policy_warnings.py) are added to `warnings`."""
     from kubectl_kyrec.cel.compiler import collecting_errors
+    from kubectl_kyrec.classic.policy_warnings import policy_warnings
     from kubectl_kyrec.evaluate.classic_cel import compile_cel_rule
     from kubectl_kyrec.evaluate.classic_validating import kyverno_refusals
 
@@ -117,6 +124,8 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
                             raise
                 found.extend(bad)
     errors.extend(policies.locate(e) for e in found)
+    if not found:
+        warnings.extend(policies.locate(w) for w in policy_warnings(policy))
     return bool(found)
 
 

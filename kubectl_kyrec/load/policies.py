@@ -270,6 +270,11 @@ class PolicySet:
     def located_errors(self) -> list[InputError]:
         return [self.locate(e) for e in self.errors]
 
+    def warning_lines(self) -> list[str]:
+        """The warnings as `file:line: Kind "name": warning`, each at its field's line: what eval, diff and
+        explain print on stderr as `warning:` lines."""
+        return [str(self.locate(w)) for w in self.warnings]
+
     def raise_errors(self) -> PolicySet:
         """Self, or the first bad policy's error raised (for callers where one bad policy stops all)."""
         if self.errors:

@@ -59,6 +59,8 @@ class DiffResult:
     locate: Locate | None = field(default=None, repr=False, compare=False)
     # reads that failed (a live read's, or a capture's record of them): the run is not complete (exit 5)
     failed_reads: list[FailedRead] = field(default_factory=list)
+    # what Kyverno accepts with a warning (PolicySet.warning_lines): printed as `warning:` lines, never an exit code
+    warnings: list[str] = field(default_factory=list)
     # the reports the policies imply, by (apiVersion, kind, namespace, name), built when first read: what
     # `apply` writes for a missing or stale one
     expected_reports: Callable[[], Mapping[tuple[str, str, str, str], Mapping[str, Any]]] = field(
@@ -102,7 +104,7 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     run = DiffResult(errors=[EvalError(e.message, e.source) for e in inputs.policies.located_errors()],
                      notices=[str(n) for n in inputs.notices],
                      locate=locator_for(inputs.resources, inputs.state.objects, inputs.state.source == "files"),
-                     failed_reads=failed_reads(inputs.state))
+                     failed_reads=failed_reads(inputs.state), warnings=inputs.policies.warning_lines())
     outcome = None
     if both or options.only_downstreams:
         outcome, run.downstreams = run_downstreams(inputs, now=options.now, selection=selection,

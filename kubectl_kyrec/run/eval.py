@@ -76,6 +76,8 @@ class EvalResult:
     # what admission made of each manifest (defaults, mutations), in subject order; empty when the subjects
     # were read from a cluster or with --no-mutate
     admissions: list[Admission] = field(default_factory=list)
+    # what Kyverno accepts with a warning (PolicySet.warning_lines): printed as `warning:` lines, never an exit code
+    warnings: list[str] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -225,7 +227,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         code = worst(code, ExitCode.FINDINGS)
     reads = failed_reads(inputs.state)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
-                      change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions)
+                      change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
+                      inputs.policies.warning_lines())
 
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:

@@ -40,6 +40,8 @@ class ExplainResult:
     notices: list[str] = field(default_factory=list)
     failed_reads: list[FailedRead] = field(default_factory=list)
     exit_code: ExitCode = ExitCode.CLEAN
+    # what Kyverno accepts with a warning (PolicySet.warning_lines): printed as `warning:` lines, never an exit code
+    warnings: list[str] = field(default_factory=list)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
         # errors and notices as every other document carries them (docs/output.md), after the trees
@@ -157,4 +159,5 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         notices.append(nothing_selected(filters, len(inputs.subjects)))
     reads = failed_reads(inputs.state)
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
-    return ExplainResult(explanations, errors, notices, reads, with_failed_reads(code, reads))
+    return ExplainResult(explanations, errors, notices, reads, with_failed_reads(code, reads),
+                         inputs.policies.warning_lines())

@@ -87,8 +87,7 @@ CASES: dict[str, tuple[str, str, str, str]] = {
     "ImageValidatingPolicy CEL": (
         "apiVersion: policies.kyverno.io/v1\nkind: ImageValidatingPolicy\nmetadata:\n  name: bad\nspec:\n" + PODS
         + "  matchImageReferences:\n  - glob: ghcr.io/*\n"
-        # attestors are required by the CRD's schema, which is checked first
-        + "  attestors:\n  - name: notary\n    notary:\n      certs:\n        value: cert\n"
+        + "  attestors:\n  - name: notary\n    notary: {certs: {value: x}}\n"
         + f"  validations:\n  - expression: \"{BAD_CEL}\"\n",
         "ImageValidatingPolicy", "spec.validations[0].expression", BAD_CEL),
     "PolicyException CEL": (
