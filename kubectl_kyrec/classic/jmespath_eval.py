@@ -26,11 +26,12 @@ from jmespath import parser as jp_parser
 from jmespath import visitor as jp_visitor
 
 from kubectl_kyrec.classic.go_values import deep_equal, is_number
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.json import marshal
 
 
-class JMESPathError(Exception):
+class JMESPathError(EngineError):
     """A JMESPath failure; str() is the text Kyverno's Go error carries (e.g. `Unknown key "x" in path`)."""
 
 
