@@ -36,7 +36,12 @@ def images(obj: Mapping[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]
         return None
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for key in ("containers", "initContainers", "ephemeralContainers"):
-        for index, c in enumerate(spec.get(key) or []):
+        listed = spec.get(key)
+        # a list is what a stored object has; anything else (a number, a string, a map in a manifest) Go's
+        # extractor refuses ("invalid type"), and kyrec leaves it out, as it does a malformed container
+        if not isinstance(listed, list):
+            continue
+        for index, c in enumerate(listed):
             if not isinstance(c, Mapping) or not isinstance(c.get("image"), str):
                 continue
             try:

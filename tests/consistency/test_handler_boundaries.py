@@ -164,6 +164,10 @@ def _kind_policies() -> list[Path]:
     return sorted(p for p in KINDS.glob("*.yaml") if "exception" not in p.name)
 
 
+def _internal(result: Any) -> bool:
+    return result.exit_code == 70 or (result.exception is not None and not isinstance(result.exception, SystemExit))
+
+
 def test_malformed_resources_are_never_exit_70(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KYREC_DEBUG", raising=False)
     rng = random.Random(35)
@@ -175,8 +179,76 @@ def test_malformed_resources_are_never_exit_70(tmp_path: Path, monkeypatch: pyte
         resources = tmp_path / f"resources-{round_}.yaml"
         resources.write_text(yaml.safe_dump_all(variants), encoding="utf-8")
         for policy in _kind_policies():
-            result = _eval(policy, resources)
-            if result.exit_code == 70 or (result.exception is not None and not isinstance(result.exception,
-                                                                                          SystemExit)):
+            result = _eval(policy, resources, "diff" if "deleting" in policy.name else "eval")
+            if _internal(result):
                 internal.append(f"{policy.name} round {round_}: {result.output.strip()[-300:]}")
-    assert internal == []
+    assert internal == [], "\n".join(internal)
+
+
+def _corpus_dirs() -> list[Path]:
+    """The policy directories of both kyverno-policies trees: those with a Kyverno CLI test."""
+    from tests.shared_inputs import require, shared
+
+    out = []
+    for tree in ("kyverno-policies", "kyverno-policies-legacy"):
+        root = shared(f"corpus/{tree}")
+        require(root, f"malformed resources against the {tree} corpus")
+        for test in root.rglob("kyverno-test.yaml"):
+            out.append(test.parent.parent if test.parent.name == ".kyverno-test" else test.parent)
+    return sorted(set(out))
+
+
+def test_malformed_resources_against_corpus_policies_are_never_exit_70(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.consistency.handler_corpus import POLICY_GROUPS, _documents
+
+    monkeypatch.delenv("KYREC_DEBUG", raising=False)
+    rng = random.Random(3535)
+    dirs = _corpus_dirs()
+    assert len(dirs) > 300
+    internal, ran = [], 0
+    for directory in rng.sample(dirs, 60):
+        docs = [d for sub in sorted({p.parent for p in directory.rglob("*.y*ml")}) for d in _documents(sub)]
+        policies = [d for d in docs if d["apiVersion"].startswith(POLICY_GROUPS)]
+        objects = [d for d in docs if not d["apiVersion"].startswith(POLICY_GROUPS)
+                   and "kyverno" not in d["apiVersion"] and "wgpolicyk8s" not in d["apiVersion"]]
+        if not policies or not objects:
+            continue
+        variants = _loadable([_mutate(doc, rng) for doc in objects for _ in range(3)], tmp_path)
+        if not variants:
+            continue
+        policy_file, resources = tmp_path / "policies.yaml", tmp_path / "resources.yaml"
+        policy_file.write_text(yaml.safe_dump_all(policies), encoding="utf-8")
+        resources.write_text(yaml.safe_dump_all(variants), encoding="utf-8")
+        result = _eval(policy_file, resources)
+        ran += result.exit_code in (0, 1)
+        if _internal(result):
+            internal.append(f"{directory.name}: {result.output.strip()[-300:]}")
+    assert internal == [], "\n".join(internal)
+    assert ran >= 30        # most runs reach the engines (not refused as input errors)
+
+
+# -- the corpus and testdata/ ---------------------------------------------------------------------------------
+
+# measured before the handlers were narrowed (issue 35) and unchanged by it: per tree, how many runs ended with
+# each exit code, and how many `error` results (test rows whose actual result is `error`) they gave. A new
+# scenario in testdata/ changes them: measure again with `python -m tests.consistency.handler_corpus OUT.json`.
+CORPUS_RUNS = {
+    "kyverno-policies": ({"0": 1}, 0),
+    "kyverno-policies-legacy": ({"0": 1}, 0),
+    "kyverno-conformance": ({"0": 63, "1": 51, "3": 15}, 41),
+    "kyverno-conformance-legacy": ({"0": 238, "1": 124, "3": 21}, 13),
+    "testdata": ({"0": 42, "1": 37, "3": 6}, 46),
+}
+
+
+def test_corpus_and_testdata_runs_keep_their_exit_codes_and_error_results(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.consistency.handler_corpus import EVAL_TREES, TEST_TREES, measure
+    from tests.shared_inputs import require, shared
+
+    monkeypatch.delenv("KYREC_DEBUG", raising=False)
+    for tree in TEST_TREES + EVAL_TREES:
+        require(shared(f"corpus/{tree}"), f"the {tree} corpus runs")
+    measured = measure(shared("corpus"))
+    assert {name: entry["internal"] for name, entry in measured.items()} == {name: [] for name in CORPUS_RUNS}
+    assert {name: (entry["codes"], len(entry["errors"])) for name, entry in measured.items()} == CORPUS_RUNS
