@@ -185,6 +185,17 @@ def test_malformed_resources_are_never_exit_70(tmp_path: Path, monkeypatch: pyte
     assert internal == [], "\n".join(internal)
 
 
+@pytest.mark.parametrize("containers", [5, "web", {"name": "web"}])
+def test_containers_that_are_not_a_list_are_results_not_exit_70(containers: Any, tmp_path: Path) -> None:
+    """Found by the fuzz: the JSON context's `images` read `spec.containers` as a list (a TypeError, exit 70)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd", "namespace": "team", "labels": {"app": "x"}},
+           "spec": {"containers": containers}}
+    resources = tmp_path / "pod.yaml"
+    resources.write_text(yaml.safe_dump(pod), encoding="utf-8")
+    result = _eval(KINDS / "clusterpolicy-validate.yaml", resources)
+    assert result.exit_code == 0, result.output
+
+
 def _corpus_dirs() -> list[Path]:
     """The policy directories of both kyverno-policies trees: those with a Kyverno CLI test."""
     from tests.shared_inputs import require, shared
