@@ -144,7 +144,8 @@ def container_images(pod_spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The containers' images by list and name (what kk's JSON context ImageInfo holds for the resource)."""
     out: dict[str, dict[str, Any]] = {}
     for kind in ("containers", "initContainers", "ephemeralContainers"):
-        for c in pod_spec.get(kind) or []:
+        listed = pod_spec.get(kind)
+        for c in listed if isinstance(listed, list) else []:     # as the checks read it (pss_checks._list)
             if isinstance(c, Mapping) and isinstance(c.get("image"), str):
                 out.setdefault(kind, {})[str(c.get("name", ""))] = {"image": c["image"]}
     return out

@@ -112,7 +112,9 @@ def _stand_in(exclude: Mapping[str, Any], meta: Mapping[str, Any],
         return False, meta, pod_spec
     matching: dict[str, Any] = {}
     for kind in _CONTAINER_TYPES:
-        found = [c for c in spec.get(kind) or [] if isinstance(c, Mapping) and _check_patterns(images, _image(c))]
+        # a list that is not one reads as none, as the checks read it (pss_checks._list)
+        listed = spec.get(kind) if isinstance(spec.get(kind), list) else []
+        found = [c for c in listed if isinstance(c, Mapping) and _check_patterns(images, _image(c))]
         if found:
             matching[kind] = found
     # the stand-in pod keeps only the name and namespace of the metadata

@@ -185,15 +185,35 @@ def test_malformed_resources_are_never_exit_70(tmp_path: Path, monkeypatch: pyte
     assert internal == [], "\n".join(internal)
 
 
-@pytest.mark.parametrize("containers", [5, "web", {"name": "web"}])
-def test_containers_that_are_not_a_list_are_results_not_exit_70(containers: Any, tmp_path: Path) -> None:
-    """Found by the fuzz: the JSON context's `images` read `spec.containers` as a list (a TypeError, exit 70)."""
+_PSS_POLICY = {
+    "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "pss-baseline"},
+    "spec": {"background": True, "rules": [{
+        "name": "baseline", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "validate": {"podSecurity": {"level": "baseline", "version": "latest",
+                                     "exclude": [{"controlName": "Host Ports", "images": ["nginx*"]}]}}}]},
+}
+
+
+@pytest.mark.parametrize("containers", [5, 1.5, "web", {"name": "web"}])
+@pytest.mark.parametrize("policy", ["pattern", "podSecurity"])
+def test_containers_that_are_not_a_list_are_results_not_exit_70(containers: Any, policy: str,
+                                                                tmp_path: Path) -> None:
+    """Found by the fuzz: the JSON context's `images`, and a podSecurity exclusion's images, read
+    `spec.containers` as a list (a TypeError, exit 70); now as the podSecurity checks read it, none."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd", "namespace": "team", "labels": {"app": "x"}},
            "spec": {"containers": containers}}
+    if policy == "podSecurity":
+        # an init container that fails Host Ports, so the exclusion looks for its images in every list
+        pod["spec"]["initContainers"] = [{"name": "init", "image": "nginx:1",
+                                          "ports": [{"containerPort": 80, "hostPort": 80}]}]
     resources = tmp_path / "pod.yaml"
     resources.write_text(yaml.safe_dump(pod), encoding="utf-8")
-    result = _eval(KINDS / "clusterpolicy-validate.yaml", resources)
-    assert result.exit_code == 0, result.output
+    policy_file = KINDS / "clusterpolicy-validate.yaml"
+    if policy == "podSecurity":
+        policy_file = tmp_path / "pss.yaml"
+        policy_file.write_text(yaml.safe_dump(_PSS_POLICY), encoding="utf-8")
+    result = _eval(policy_file, resources)
+    assert result.exit_code in (0, 1), result.output
 
 
 def _corpus_dirs() -> list[Path]:
