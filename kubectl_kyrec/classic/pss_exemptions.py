@@ -114,7 +114,8 @@ def _stand_in(exclude: Mapping[str, Any], meta: Mapping[str, Any],
     for kind in _CONTAINER_TYPES:
         # a list that is not one reads as none, as the checks read it (pss_checks._list)
         listed = spec.get(kind)
-        found = [c for c in (listed if isinstance(listed, list) else []) if isinstance(c, Mapping) and _check_patterns(images, _image(c))]
+        listed = listed if isinstance(listed, list) else []
+        found = [c for c in listed if isinstance(c, Mapping) and _check_patterns(images, _image(c))]
         if found:
             matching[kind] = found
     # the stand-in pod keeps only the name and namespace of the metadata
