@@ -195,10 +195,10 @@ _PSS_POLICY = {
 
 
 @pytest.mark.parametrize("containers", [5, 1.5, "web", {"name": "web"}])
-@pytest.mark.parametrize("policy", ["pattern", "podSecurity"])
+@pytest.mark.parametrize("policy", ["pattern", "podSecurity", "verifyImages"])
 def test_containers_that_are_not_a_list_are_results_not_exit_70(containers: Any, policy: str,
                                                                 tmp_path: Path) -> None:
-    """Found by the fuzz: the JSON context's `images`, and a podSecurity exclusion's images, read
+    """Found by the fuzz: the JSON context's `images`, a podSecurity exclusion's images and verifyImages read
     `spec.containers` as a list (a TypeError, exit 70); now as the podSecurity checks read it, none."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd", "namespace": "team", "labels": {"app": "x"}},
            "spec": {"containers": containers}}
@@ -208,7 +208,8 @@ def test_containers_that_are_not_a_list_are_results_not_exit_70(containers: Any,
                                           "ports": [{"containerPort": 80, "hostPort": 80}]}]
     resources = tmp_path / "pod.yaml"
     resources.write_text(yaml.safe_dump(pod), encoding="utf-8")
-    policy_file = KINDS / "clusterpolicy-validate.yaml"
+    name = "clusterpolicy-verifyimages.yaml" if policy == "verifyImages" else "clusterpolicy-validate.yaml"
+    policy_file = KINDS / name
     if policy == "podSecurity":
         policy_file = tmp_path / "pss.yaml"
         policy_file.write_text(yaml.safe_dump(_PSS_POLICY), encoding="utf-8")
