@@ -189,6 +189,15 @@ class OutputError(KyrecError):
     exit_code = ExitCode.OUTPUT
 
 
+class EngineError(Exception):
+    """An error Kyverno's engine itself reports for a policy on a resource (a CEL evaluation error, a JMESPath
+    error, context data that is missing, an API call that cannot be answered, a pattern or anchor error, a JSON
+    patch that does not apply, a Go parse error on a value read from the resource): the engines turn it into
+    an `error` result. Anything else raised inside an engine is a bug in kyrec and ends the run with exit 70
+    (cli/common.py). Each engine's own error types subclass it; tests/shape/test_broad_handlers.py keeps the
+    few handlers that catch everything to the boundaries that report."""
+
+
 def few(names: Sequence[str], shown: int) -> str:
     """`a, b, c` or `a, b and 3 more`."""
     if len(names) <= shown:

@@ -245,7 +245,7 @@ def check_regex_literals(text: str) -> None:
     the literal). CompileError with the literal's line and column."""
     import ast
 
-    from kubectl_kyrec.cel.k8s_regex import compile_re2
+    from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
 
     if "matches" not in text:
         return
@@ -266,7 +266,7 @@ def check_regex_literals(text: str) -> None:
             continue
         try:
             compile_re2(pattern)
-        except Exception:
+        except RegexSyntaxError:
             line = text.count("\n", 0, start) + 1
             column = start - (text.rfind("\n", 0, start) + 1) + 1
             raise CompileError("invalid matches argument", line, column) from None

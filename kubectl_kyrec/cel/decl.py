@@ -15,8 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 
-class CelFunctionError(Exception):
+
+class CelFunctionError(EngineError):
     """Raised by a library implementation: the CEL call evaluates to an error with this message."""
 
 

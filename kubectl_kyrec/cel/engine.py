@@ -26,6 +26,7 @@ from typing import Any
 from cel_expr_python import cel
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library
+from kubectl_kyrec.errors import EngineError
 
 ENGINE_NAME = "cel-expr-python"
 
@@ -33,7 +34,7 @@ _EXTENSIONS = ("bindings", "encoders", "lists", "math", "optional", "regex", "se
                "two-var-comprehensions")
 
 
-class CompileError(Exception):
+class CompileError(EngineError):
     """An expression that does not parse or type-check; `line`/`column` are 1-based within it."""
 
     def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
@@ -167,7 +168,7 @@ def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple
     prefix, suffix = _bind_frame(program.text)
     try:
         return True, _plain(program.env._env.compile(prefix + part + suffix).eval(activation.raw))
-    except Exception:
+    except (RuntimeError, _EvalError):    # the binding's compile and evaluation errors, and _plain's
         return False, None
 
 
@@ -196,7 +197,7 @@ def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
         seen.add(receiver)
         try:
             expr = program.env._env.compile(prefix + receiver + suffix)
-        except Exception:
+        except RuntimeError:
             continue        # undeclared comprehension variables: never this one
         receivers.append((m.group(1), expr))
     return tuple(receivers)
@@ -220,7 +221,7 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
             if not kind.startswith("list"):
                 continue    # a map, a timestamp...: selectable or not this one; an error of its own
             value = _plain(raw)
-        except Exception:
+        except (RuntimeError, _EvalError):
             continue
         if isinstance(value, list):
             return field
@@ -248,12 +249,12 @@ def _plain(value: Any) -> Any:
         # optional values also report ERROR as their type, but have no value() at all
         try:
             text = str(value.value())
-        except Exception:
+        except TypeError:     # pybind11: "Unable to convert function return value to a Python type"
             raise _EvalError("unsupported result type optional_type") from None
         raise _EvalError(_cel_go_message(text))
     try:
         plain = value.plain_value()
-    except Exception as exc:  # other engine-only types have no plain form
+    except TypeError as exc:  # other engine-only types have no plain form
         raise _EvalError(f"unsupported result type {_type_name(value.type())}") from exc
     _restore_none_references(plain)
     return plain
@@ -283,7 +284,7 @@ def _restore_none_references(value: Any) -> None:
                 _restore_none_references(v)
 
 
-class _EvalError(Exception):
+class _EvalError(EngineError):
     pass
 
 
@@ -381,7 +382,7 @@ class Activation:
 def _type_name(t: Any) -> str:
     try:
         return str(t.name()).lower()
-    except Exception:
+    except AttributeError:
         return str(t).lower()
 
 

@@ -20,12 +20,13 @@ from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import CIDR, IP, NO_SUCH_OVERLOAD, SharedMember, expect, tagged
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.strconv import quote as go_quote
 
 _V4_IN_V6 = 0xFFFF << 32
 
 
-class AddrError(ValueError):
+class AddrError(ValueError, EngineError):
     """A netip parse failure; the message is Go's error text."""
 
 

@@ -35,9 +35,10 @@ from typing import Any
 import re2
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.errors import EngineError
 
 
-class RegexSyntaxError(Exception):
+class RegexSyntaxError(EngineError):
     """A pattern Go's regexp would not compile; the message is Go's ``regexp.Compile`` error."""
 
 

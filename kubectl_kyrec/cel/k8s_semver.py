@@ -14,6 +14,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import SEMVER, SharedMember, expect, tagged
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.strconv import quote as go_quote
 
 _NUMBERS = frozenset("0123456789")
@@ -21,7 +22,7 @@ _ALPHANUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-0123
 _UINT64_MAX = 2**64 - 1
 
 
-class SemverError(ValueError):
+class SemverError(ValueError, EngineError):
     """blang/semver's parse error text."""
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import URL, expect, tagged
 from kubectl_kyrec.cel.k8s_net import AddrError, parse_addr
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.strconv import quote as go_quote
 
 # Go's escaping modes
@@ -30,7 +31,7 @@ _PATH, _PATH_SEGMENT, _HOST, _ZONE, _USER_PASSWORD, _QUERY_COMPONENT, _FRAGMENT 
 _MAX_QUERY_PARAMS = 10000
 
 
-class UrlError(ValueError):
+class UrlError(ValueError, EngineError):
     """A net/url error; the message is Go's text."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from kubectl_kyrec.errors import EngineError
+
 # universal tags
 BOOLEAN = 0x01
 INTEGER = 0x02
@@ -30,7 +32,7 @@ BMP_STRING = 0x1E
 STRING_TAGS = (UTF8_STRING, NUMERIC_STRING, PRINTABLE_STRING, T61_STRING, IA5_STRING, BMP_STRING)
 
 
-class DERError(ValueError):
+class DERError(ValueError, EngineError):
     pass
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.errors import EngineError
 
 IMAGE_TYPE = "kyverno.image"
 DEFAULT_REGISTRY = "index.docker.io"
@@ -26,7 +27,7 @@ _DIGEST_CHARS = frozenset("sh:0123456789abcdef")
 _HOST_CHARS = frozenset("-_.~!$&'()*+,;=:[]<>\"")
 
 
-class BadName(ValueError):
+class BadName(ValueError, EngineError):
     """go-containerregistry's ErrBadName."""
 
 

@@ -24,11 +24,12 @@ from typing import Any
 import yaml
 
 from kubectl_kyrec.cel.engine import Activation, Program
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint as go_format_v  # fmt's %v of the scalar a placeholder prints
 from kubectl_kyrec.k8s.json_values import copy_json
 
 
-class TemplateError(Exception):
+class TemplateError(EngineError):
     """A template that does not compile (YAML, placeholder syntax) or does not render."""
 
 

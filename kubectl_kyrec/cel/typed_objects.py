@@ -29,6 +29,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.compat import skip_string
 from kubectl_kyrec.cel.engine import CompileError
+from kubectl_kyrec.errors import EngineError
 
 TYPE_KEY = "@type"
 OBJECT = "Object"
@@ -102,7 +103,7 @@ def rewrite_typed_literals(text: str) -> str:
     return "".join(out)
 
 
-class TypedValueError(Exception):
+class TypedValueError(EngineError):
     """A value Kubernetes' patchers refuse; the message is theirs."""
 
 

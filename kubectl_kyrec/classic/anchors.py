@@ -10,6 +10,8 @@ import posixpath
 import re
 from typing import TYPE_CHECKING, Any
 
+from kubectl_kyrec.errors import EngineError
+
 if TYPE_CHECKING:
     from kubectl_kyrec.classic.trace import Trace
 
@@ -121,7 +123,7 @@ CONDITIONAL_ERR = "conditional anchor mismatch"
 GLOBAL_ERR = "global anchor mismatch"
 
 
-class PatternFailure(Exception):
+class PatternFailure(EngineError):
     """An error from validating a resource element; str() is Kyverno's message."""
 
 

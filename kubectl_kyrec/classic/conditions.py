@@ -14,9 +14,10 @@ from kubectl_kyrec.classic import operators
 from kubectl_kyrec.classic.json_context import EvalContext
 from kubectl_kyrec.classic.trace import Trace, shown
 from kubectl_kyrec.classic.variables import SubstitutionError, has_integral_floats, substitute_all_in_preconditions
+from kubectl_kyrec.errors import EngineError
 
 
-class ConditionError(Exception):
+class ConditionError(EngineError):
     """str() is Kyverno's text: `failed to substitute variables in condition key: ...`, `invalid condition`,
     `failed to create handler for condition operator: %!w(<nil>)`. `not_found` mirrors SubstitutionError's."""
 

@@ -24,10 +24,11 @@ from typing import Any
 
 from kubectl_kyrec.classic.core_adapter import Core, JsonContext
 from kubectl_kyrec.classic.validate import ContextLoadError
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint as _go_print  # fmt's %v, for error texts
 
 
-class Unanswerable(Exception):
+class Unanswerable(EngineError):
     """A context entry kyrec cannot answer offline (the rule's result is undetermined)."""
 
 
@@ -126,7 +127,7 @@ class ContextLoader:
         if spec.get("jmesPath"):
             try:
                 path = self.core.substitute(ctx, spec["jmesPath"])
-            except Exception as exc:
+            except EngineError as exc:
                 raise ContextLoadError(f"failed to substitute variables in context entry {name} "
                                        f"{spec['jmesPath']}: {exc}") from None
             if not isinstance(path, str):
@@ -135,20 +136,20 @@ class ContextLoader:
         if spec.get("default") is not None:
             try:
                 default = self.core.substitute(ctx, spec["default"])
-            except Exception as exc:
+            except EngineError as exc:
                 raise ContextLoadError(f"failed to substitute variables in context entry {name} "
                                        f"{_go_print(spec['default'])}: {exc}") from None
         output = default
         if spec.get("value") is not None:
             try:
                 value = self.core.substitute(ctx, spec["value"])
-            except Exception as exc:
+            except EngineError as exc:
                 raise ContextLoadError(f"failed to substitute variables in context entry {name} "
                                        f"{_go_print(spec['value'])}: {exc}") from None
             if path:
                 try:
                     output = self.core.search(path, value)
-                except Exception as exc:
+                except EngineError as exc:
                     if default is None:
                         raise ContextLoadError(f"failed to apply jmespath {path} to variable "
                                                f"{_go_print(value)}: {exc}") from None
@@ -159,7 +160,7 @@ class ContextLoader:
                 found = self.core.query(ctx, path)
                 if found is not None:
                     output = found
-            except Exception as exc:
+            except EngineError as exc:
                 if default is None:
                     raise ContextLoadError(f"failed to apply jmespath {path} to variable <nil>: {exc}") from None
         if output is None:
@@ -201,12 +202,12 @@ class ContextLoader:
         prefix = f"failed to retrieve config map for context entry {name}: "
         try:
             cm_name = self.core.substitute(ctx, spec.get("name") or "")
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"{prefix}failed to substitute variables in context {name} configMap.name "
                                    f"{spec.get('name')}: {exc}") from None
         try:
             namespace = self.core.substitute(ctx, spec.get("namespace") or "")
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"{prefix}failed to substitute variables in context {name} configMap.namespace "
                                    f"{spec.get('namespace')}: {exc}") from None
         namespace = str(namespace) or (self.policy_namespace or "default")
@@ -227,7 +228,7 @@ class ContextLoader:
     def _api_call(self, name: str, spec: Mapping[str, Any], ctx: JsonContext) -> Any:
         try:
             call = self.core.substitute(ctx, dict(spec))
-        except Exception as exc:
+        except EngineError as exc:
             if self.sources.api_mocks:
                 raise ContextLoadError(f"failed to substitute variables in apiCall context entry {name!r}: "
                                        f"{exc}".replace("'", '"')) from None
@@ -246,7 +247,7 @@ class ContextLoader:
             if call.get("jmesPath"):
                 try:
                     body = self.core.search(str(call["jmesPath"]), _json_roundtrip(body))
-                except Exception as exc:
+                except EngineError as exc:
                     raise ContextLoadError(f"failed to apply JMESPath {call['jmesPath']!r} for context entry "
                                            f"{name!r}: {exc}".replace("'", '"')) from None
             return _json_roundtrip(body)
@@ -268,7 +269,7 @@ class ContextLoader:
             return data
         try:
             return _json_roundtrip(self.core.search(str(call["jmesPath"]), data))
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"failed to store data for APICall: failed to apply JMESPath "
                                    f"{call['jmesPath']} for context entry {name}: {exc}") from None
 
@@ -322,7 +323,7 @@ class ContextLoader:
             listed = cluster.list_resources(api_version, resource, namespace, selector)
         except ContextLoadError:
             raise
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"failed to GET resource with raw url: {raw}: {exc}") from None
         fields = _equality_selector(query.get("fieldSelector", [""])[0]) or {}
         if fields:
@@ -335,7 +336,7 @@ class ContextLoader:
     def _global(self, name: str, spec: Mapping[str, Any], ctx: JsonContext) -> Any:
         try:
             ref = self.core.substitute(ctx, dict(spec))
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(str(exc)) from None
         entry, _, projection = str(ref.get("name") or "").partition(".")
         data: Any = _ABSENT
@@ -360,7 +361,7 @@ class ContextLoader:
             return _json_roundtrip(data)
         try:
             return _json_roundtrip(self.core.search(str(ref["jmesPath"]), data))
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"failed to apply JMESPath {ref['jmesPath']} for context entry {name}: "
                                    f"{exc}") from None
 

@@ -12,6 +12,7 @@ from kubectl_kyrec.classic import conditions as cond
 from kubectl_kyrec.classic import jmespath_eval, pattern_match, variables
 from kubectl_kyrec.classic.json_context import EvalContext
 from kubectl_kyrec.classic.trace import Trace
+from kubectl_kyrec.errors import EngineError
 
 JsonContext = EvalContext
 
@@ -54,7 +55,7 @@ class Core:
         opened = trace.open(label)
         try:
             ok, msg = cond.evaluate_conditions(ctx, conditions, trace)
-        except Exception as exc:
+        except EngineError as exc:
             trace.close(opened, "error", str(exc))
             raise
         trace.close(opened, str(ok).lower())

@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.k8s.image_reference import parse_reference
 
 DEFAULT_REGISTRY = "docker.io"
 
 
-class ImageError(ValueError):
+class ImageError(ValueError, EngineError):
     """str() is Kyverno's `bad image: ...` text."""
 
 

@@ -11,10 +11,11 @@ from typing import Any
 from jmespath import visitor as jp_visitor
 
 from kubectl_kyrec.classic.go_values import is_number
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint
 
 
-class JMESPathError(Exception):
+class JMESPathError(EngineError):
     """A JMESPath failure; str() is the text Kyverno's Go error carries (e.g. `Unknown key "x" in path`)."""
 
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from kubectl_kyrec.classic.jmespath_eval import Engine, default_engine
 from kubectl_kyrec.classic.jmespath_types import JMESPathCompileError, JMESPathError
+from kubectl_kyrec.errors import EngineError
 
 
-class ContextError(Exception):
+class ContextError(EngineError):
     """A failed query; str() is Kyverno's text: `JMESPath query failed: <err>`, `invalid query (nil)`,
     `incorrect query <q>: <err>`. `cause` is the underlying JMESPathError (NotFoundError for a missing key)."""
 

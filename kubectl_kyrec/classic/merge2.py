@@ -27,10 +27,11 @@ import json
 from importlib import resources
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.k8s.json_values import copy_json
 
 
-class MergeError(Exception):
+class MergeError(EngineError):
     """kyaml refuses the merge (a node of the wrong kind, an unknown `$patch` directive)."""
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from kubectl_kyrec.classic import anchors
 from kubectl_kyrec.classic.merge2 import MergeError, merge, scalar_value
 from kubectl_kyrec.classic.pattern_match import match_pattern
-from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.k8s.json_patch import PatchError, apply_patch
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 
@@ -45,17 +45,17 @@ def error(message: str, err: object | None = None) -> Outcome:
     return Outcome(ERROR, None, f"{message}: {err}" if err is not None else message)
 
 
-class _ConditionError(Exception):
+class _ConditionError(EngineError):
     def __str__(self) -> str:
         return f"condition failed: {self.args[0]}"
 
 
-class _GlobalConditionError(Exception):
+class _GlobalConditionError(EngineError):
     def __str__(self) -> str:
         return f"global condition failed: {self.args[0]}"
 
 
-class PreprocessError(Exception):
+class PreprocessError(EngineError):
     """A structural error of preprocessing (not a failed condition)."""
 
 
@@ -147,11 +147,11 @@ def _validate_conditions_internal(pattern: Any, resource: Any,
 def _validate_conditions(pattern: Any, resource: Any) -> None:
     try:
         _validate_conditions_internal(pattern, resource, anchors.is_global)
-    except Exception as exc:
+    except EngineError as exc:
         raise _GlobalConditionError(str(exc)) from None
     try:
         _validate_conditions_internal(pattern, resource, anchors.is_condition)
-    except Exception as exc:
+    except EngineError as exc:
         raise _ConditionError(str(exc)) from None
 
 

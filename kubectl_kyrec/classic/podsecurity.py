@@ -28,6 +28,7 @@ from kubectl_kyrec.classic.pss_checks import (
     parse_version,
 )
 from kubectl_kyrec.classic.pss_exemptions import CONTROL_NAMES, apply_exclusions
+from kubectl_kyrec.classic.request import containers
 from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
 
 _TEMPLATE_KINDS = ("DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController")
@@ -143,10 +144,9 @@ def _reference(image: str) -> str | None:
 def container_images(pod_spec: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The containers' images by list and name (what kk's JSON context ImageInfo holds for the resource)."""
     out: dict[str, dict[str, Any]] = {}
-    for kind in ("containers", "initContainers", "ephemeralContainers"):
-        for c in pod_spec.get(kind) or []:
-            if isinstance(c, Mapping) and isinstance(c.get("image"), str):
-                out.setdefault(kind, {})[str(c.get("name", ""))] = {"image": c["image"]}
+    for kind, _, c in containers(pod_spec):
+        if isinstance(c.get("image"), str):
+            out.setdefault(kind, {})[str(c.get("name", ""))] = {"image": c["image"]}
     return out
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.strconv import quote as _go_quote  # Go's %q, for annotation values
 
 REQUIRED, FORBIDDEN = "Required value", "Forbidden"
@@ -57,7 +58,7 @@ def older(v: Version, other: Version) -> bool:
 _VERSION = re.compile(r"^v1\.([0-9]|[1-9][0-9]*)$")
 
 
-class VersionError(ValueError):
+class VersionError(ValueError, EngineError):
     pass
 
 

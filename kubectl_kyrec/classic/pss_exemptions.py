@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.classic.pss_checks import CheckFailure, FieldError, Version, evaluate_pod
+from kubectl_kyrec.classic.request import containers
 from kubectl_kyrec.golang.wildcard import match as wildcard_match
 
 # kk pssutils.PSS_control_name_to_ids (the check IDs a control name stands for)
@@ -111,10 +112,9 @@ def _stand_in(exclude: Mapping[str, Any], meta: Mapping[str, Any],
         pod_spec.pop("ephemeralContainers", None)
         return False, meta, pod_spec
     matching: dict[str, Any] = {}
-    for kind in _CONTAINER_TYPES:
-        found = [c for c in spec.get(kind) or [] if isinstance(c, Mapping) and _check_patterns(images, _image(c))]
-        if found:
-            matching[kind] = found
+    for kind, _, c in containers(spec):
+        if _check_patterns(images, _image(c)):
+            matching.setdefault(kind, []).append(c)
     # the stand-in pod keeps only the name and namespace of the metadata
     stand_meta = {k: meta[k] for k in ("name", "namespace") if k in meta}
     return True, stand_meta, matching

@@ -3,7 +3,7 @@ the default extractors; each entry is GetImageInfo's JSON plus the container ima
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 _POD_SPEC_PATHS = {
@@ -35,14 +35,27 @@ def images(obj: Mapping[str, Any] | None) -> dict[str, dict[str, dict[str, Any]]
     if spec is None:
         return None
     out: dict[str, dict[str, dict[str, Any]]] = {}
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for index, c in enumerate(spec.get(key) or []):
-            if not isinstance(c, Mapping) or not isinstance(c.get("image"), str):
-                continue
-            try:
-                info = get_image_info(c["image"]).to_json()
-            except ImageError:
-                continue
-            info["jsonPointer"] = f"{pointer}/{key}/{index}/image"
-            out.setdefault(key, {})[str(c.get("name", ""))] = info
+    for key, index, c in containers(spec):
+        if not isinstance(c.get("image"), str):
+            continue
+        try:
+            info = get_image_info(c["image"]).to_json()
+        except ImageError:
+            continue
+        info["jsonPointer"] = f"{pointer}/{key}/{index}/image"
+        out.setdefault(key, {})[str(c.get("name", ""))] = info
     return out or None
+
+
+def containers(spec: Mapping[str, Any]) -> Iterator[tuple[str, int, Mapping[str, Any]]]:
+    """(list, index, container) of a pod spec's containers, init containers and ephemeral containers, in
+    Kyverno's default extractors' order. A list is what a stored object has; anything else (a number, a
+    string, a map in a manifest) Go's extractor refuses ("invalid type"), and a container that is not a map
+    is no container: both are left out, never read as a list (a TypeError, exit 70)."""
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        listed = spec.get(key)
+        if not isinstance(listed, list):
+            continue
+        for index, c in enumerate(listed):
+            if isinstance(c, Mapping):
+                yield key, index, c

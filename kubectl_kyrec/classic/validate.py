@@ -15,6 +15,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.core_adapter import Core, JsonContext
 from kubectl_kyrec.classic.trace import shown
+from kubectl_kyrec.errors import EngineError
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 
@@ -34,7 +35,7 @@ def join_non_empty(parts: Sequence[str], sep: str) -> str:
     return sep.join(p for p in parts if p)
 
 
-class ContextLoadError(Exception):
+class ContextLoadError(EngineError):
     """A context entry failed to load (the text is Kyverno's)."""
 
 
@@ -63,7 +64,7 @@ class Validator:
             return error("failed to load context", exc)
         try:
             ok, msg = self.core.conditions(ctx, self.conditions, "preconditions")
-        except Exception as exc:  # the core's evaluation errors carry Kyverno's text
+        except EngineError as exc:  # the core's evaluation errors carry Kyverno's text
             return error("failed to evaluate preconditions", exc)
         if not ok:
             return Response(SKIP, join_non_empty(["preconditions not met", msg], "; "))
@@ -74,7 +75,7 @@ class Validator:
                 pattern = self.core.substitute(ctx, self.pattern) if self.pattern is not None else None
                 any_pattern = (self.core.substitute(ctx, self.any_pattern) if self.pattern is None
                                else self.any_pattern)
-            except Exception as exc:
+            except EngineError as exc:
                 return error("variable substitution failed", exc)
             if element is not None:
                 return self._patterns(ctx, element, pattern, any_pattern)
@@ -92,7 +93,7 @@ class Validator:
         conditions = self.deny.get("conditions") if isinstance(self.deny, Mapping) else None
         try:
             denied, msg = self.core.conditions(ctx, conditions, "deny.conditions")
-        except Exception as exc:
+        except EngineError as exc:
             return error("failed to check deny conditions", exc)
         if not denied:
             return Response(PASS, f"validation rule '{self.rule_name}' passed.")
@@ -104,7 +105,7 @@ class Validator:
         text = join_non_empty([self.message, msg], "; ")
         try:
             raw = self.core.substitute(ctx, text)
-        except Exception:
+        except EngineError:
             return msg
         return raw if isinstance(raw, str) else \
             "the produced message didn't resolve to a string, check your policy definition."
@@ -152,7 +153,7 @@ class Validator:
             return f"validation error: rule {name} execution error: {err}"
         try:
             msg = self.core.substitute(ctx, self.message)
-        except Exception:
+        except EngineError:
             return f"validation error: variables substitution error in rule {name} execution error: {err}"
         msg = str(msg)
         if not msg.endswith("."):
@@ -167,7 +168,7 @@ class Validator:
             return f"validation error: {text}"
         try:
             msg = str(self.core.substitute(ctx, self.message))
-        except Exception:
+        except EngineError:
             return f"validation error: variables substitution error in rule {self.rule_name} execution error: {text}"
         if msg.endswith("."):
             return f"validation error: {msg} {text}"
@@ -184,7 +185,7 @@ class Validator:
                 continue
             try:
                 elements = self._elements(ctx, str(foreach.get("list") or ""))
-            except Exception as exc:
+            except EngineError as exc:
                 if trace is not None:
                     trace.add(f"foreach[{j}]", "list not evaluated", f"list {foreach.get('list')!r}: {exc}")
                 if "Unknown key" in str(exc):

@@ -17,6 +17,7 @@ from typing import Any
 from kubectl_kyrec.classic import anchors
 from kubectl_kyrec.classic.jmespath_types import NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext, InvalidVariableError
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint
 from kubectl_kyrec.golang.json import MarshalError, marshal
 
@@ -29,7 +30,7 @@ REGEX_ESCAPED_REFERENCES = re.compile(r"\\\$\(.[^ )]*\)")
 REGEX_ELEMENT_INDEX = re.compile(r"{{\s*elementIndex\d*\s*}}")
 
 
-class SubstitutionError(Exception):
+class SubstitutionError(EngineError):
     """str() is Kyverno's message, e.g. `failed to resolve request.object.x at path /validate/message:
     JMESPath query failed: Unknown key "x" in path`. `not_found` is True when the cause is a JMESPath
     NotFoundError (what Kyverno's CheckNotFoundErr looks for through its wrapping)."""

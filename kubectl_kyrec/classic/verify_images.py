@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.image_info import ImageError, get_image_info
-from kubectl_kyrec.classic.request import pod_spec
+from kubectl_kyrec.classic.request import containers, pod_spec
 from kubectl_kyrec.golang.wildcard import match
 from kubectl_kyrec.load.cosign import verify_signatures
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
@@ -95,15 +95,14 @@ def _images(obj: Mapping[str, Any]) -> list[_Image]:
         return []
     base = tuple(p for p in pointer.split("/") if p)
     out = []
-    for key in ("containers", "initContainers", "ephemeralContainers"):
-        for index, container in enumerate(spec.get(key) or []):
-            if not isinstance(container, Mapping) or not isinstance(container.get("image"), str):
-                continue
-            try:
-                info = get_image_info(container["image"])
-            except ImageError:
-                continue
-            out.append(_Image(str(info), info.digest, (*base, key, index, "image")))
+    for key, index, container in containers(spec):
+        if not isinstance(container.get("image"), str):
+            continue
+        try:
+            info = get_image_info(container["image"])
+        except ImageError:
+            continue
+        out.append(_Image(str(info), info.digest, (*base, key, index, "image")))
     return out
 
 

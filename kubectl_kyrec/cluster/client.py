@@ -28,7 +28,7 @@ from urllib.parse import urlencode
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.cluster.connection import ConnectionOptions, ResolvedConfig, or_offline, resolve
-from kubectl_kyrec.errors import ClusterError
+from kubectl_kyrec.errors import ClusterError, KyrecError
 from kubectl_kyrec.load.json_stream import iter_json_documents
 
 JSON = "application/json"
@@ -61,7 +61,7 @@ class Response:
         """The `message` of a Status body, else the start of the body, else the HTTP code."""
         try:
             body = self.json()
-        except Exception:  # noqa: BLE001 - any undecodable error body falls back to its text
+        except KyrecError:  # an undecodable error body falls back to its text
             body = None
         if isinstance(body, Mapping) and body.get("message"):
             return str(body["message"])
@@ -72,7 +72,7 @@ class Response:
         """The `reason` of a Status body (`Forbidden`, `NotFound`, `InternalError`), else ""."""
         try:
             body = self.json()
-        except Exception:  # noqa: BLE001 - an undecodable error body has no reason to give
+        except KyrecError:  # an undecodable error body has no reason to give
             return ""
         return str(body.get("reason") or "") if isinstance(body, Mapping) else ""
 

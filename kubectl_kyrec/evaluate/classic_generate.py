@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.classic.variables import has_markers
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.downstreams import (
     LABEL_MANAGED_BY,
     LABEL_POLICY_NAME,
@@ -178,7 +179,7 @@ class ObjectStore:
         return sorted(out, key=lambda o: identity(o))      # the API lists by namespace, then name
 
 
-class GenerateFailed(Exception):
+class GenerateFailed(EngineError):
     """A generate rule failed for the trigger: Kyverno's UR fails, writes nothing for this rule."""
 
 
@@ -372,11 +373,11 @@ def evaluate_rule(unit: ClassicGenerateRule, ctx: Any, core: Any, load_context: 
     g = unit.generation
     try:
         load_context(raw.get("context") or [], ctx)
-    except Exception as exc:
+    except EngineError as exc:
         return RuleRun(TriggerStatus.ERROR, message=f"failed to load rule level context: {exc}")
     try:
         ok, msg = core.conditions(ctx, raw.get("preconditions"))
-    except Exception as exc:
+    except EngineError as exc:
         return RuleRun(TriggerStatus.ERROR, message=f"failed to evaluate preconditions: {exc}")
     if not ok:
         return RuleRun(TriggerStatus.SKIPPED, message="preconditions not met" + (f"; {msg}" if msg else ""))
@@ -389,7 +390,7 @@ def evaluate_rule(unit: ClassicGenerateRule, ctx: Any, core: Any, load_context: 
                     continue
                 try:
                     elements = core.query(ctx, str(foreach.get("list") or ""))
-                except Exception as exc:
+                except EngineError as exc:
                     errors.append(f"failed to evaluate {i} foreach list: {exc}")
                     continue
                 if not isinstance(elements, list):
@@ -426,18 +427,18 @@ def _one_pattern(pattern: Mapping[str, Any], unit: ClassicGenerateRule, ctx: Any
         # a foreach entry has its own context and preconditions (generator.generate loads them again)
         try:
             load_context(pattern.get("context") or [], ctx)
-        except Exception as exc:
+        except EngineError as exc:
             raise GenerateFailed(f"failed to load context: {exc}") from None
         try:
             ok, _ = core.conditions(ctx, pattern.get("preconditions"))
-        except Exception as exc:
+        except EngineError as exc:
             raise GenerateFailed(f"failed to evaluate preconditions: {exc}") from None
         if not ok:
             return []
     constant, variable = _split_pattern(pattern)
     try:
         substituted = {**constant, **core.substitute(ctx, variable)} if variable else constant
-    except Exception as exc:
+    except EngineError as exc:
         raise GenerateFailed(str(exc)) from None
     return pattern_downstreams(substituted, unit, trigger_set, store, namespaced)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.classic_generate import (
     ClassicGenerateRule,
@@ -103,7 +104,7 @@ def _exception_for(unit: ClassicGenerateRule, exceptions: Sequence[ClassicExcept
         if exc.conditions is not None:
             try:
                 ok, _ = core.conditions(ctx, exc.conditions)
-            except Exception:
+            except EngineError:
                 continue
             if not ok:
                 continue

@@ -48,6 +48,7 @@ from kubectl_kyrec.classic.match import RequestFacts, match_state
 from kubectl_kyrec.classic.mutate import ERROR, PASS, SKIP, Outcome, apply, same_json
 from kubectl_kyrec.classic.mutate import error as mutate_error
 from kubectl_kyrec.classic.validate import join_non_empty
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.classic_validating import (
     ClassicEvaluator,
     ClassicOptions,
@@ -355,11 +356,11 @@ class ClassicMutator:
 
         try:
             loader(rule.raw.get("context") or [], ctx)
-        except Exception as exc:
+        except EngineError as exc:
             return [change(ERROR, f"failed to load context: {exc}")]
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
-        except Exception as exc:
+        except EngineError as exc:
             return [change(ERROR, f"failed to evaluate preconditions: {exc}")]
         if not ok:
             return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "))]
@@ -374,7 +375,7 @@ class ClassicMutator:
             try:
                 selector = self.core.substitute(ctx, {k: v for k, v in spec.items()
                                                       if k not in ("context", "preconditions")})
-            except Exception as exc:
+            except EngineError as exc:
                 out.append(change(ERROR, f": failed to substitute variables in target[{index}]: {exc}"))
                 continue
             objs, problem = _select_targets(selector, namespace, targets)
@@ -386,12 +387,12 @@ class ClassicMutator:
             ctx.replace_context_entry("target", dict(target))
             try:
                 loader(spec.get("context") or [], ctx)
-            except Exception as exc:
+            except EngineError as exc:
                 out.append(change(ERROR, f"failed to load context: {exc}", target))
                 continue
             try:
                 ok, msg = self.core.conditions(ctx, spec.get("preconditions"))
-            except Exception as exc:
+            except EngineError as exc:
                 out.append(change(ERROR, f"failed to evaluate preconditions: {exc}", target))
                 continue
             if not ok:
@@ -485,11 +486,11 @@ class ClassicMutator:
         loader = ContextLoader(self.core, self.sources, policy.meta.name, namespace, rule.name)
         try:
             loader(rule.raw.get("context") or [], ctx)
-        except Exception as exc:
+        except EngineError as exc:
             return mutate_error("failed to load context", exc), properties
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
-        except Exception as exc:
+        except EngineError as exc:
             return self._unanswerable(loader) or mutate_error("failed to evaluate preconditions", exc), properties
         if not ok:
             return Outcome(SKIP, resource, join_non_empty(["preconditions not met", msg], "; ")), properties
@@ -497,7 +498,7 @@ class ClassicMutator:
             try:
                 substituted = self.core.substitute(ctx, properties)
                 properties = {str(k): str(v) for k, v in substituted.items()}
-            except Exception:
+            except EngineError:
                 pass        # Kyverno logs the failure and keeps the properties as written
         matched = self._exceptions(policy, rule, facts, ctx)
         if matched:
@@ -524,7 +525,7 @@ class ClassicMutator:
         """mutate.Mutate: the whole rule substituted, then its patch."""
         try:
             substituted = self.core.substitute(ctx, dict(rule.raw))
-        except Exception as exc:
+        except EngineError as exc:
             return mutate_error("variable substitution failed", exc)
         mutation = substituted.get("mutate") if isinstance(substituted, Mapping) else None
         if not isinstance(mutation, Mapping):
@@ -544,7 +545,7 @@ class ClassicMutator:
             expression = str(entry.get("list") or "")
             try:
                 value = self.core.query(ctx, expression)
-            except Exception as exc:
+            except EngineError as exc:
                 return mutate_error(f"failed to evaluate list {expression}: {exc}", exc)
             elements = value if isinstance(value, list) else [value]
             outcome = self._elements(loader, entry, elements, ctx, current, nesting)
@@ -580,11 +581,11 @@ class ClassicMutator:
                 ctx.add_element(element, index, nesting)
                 try:
                     loader(entry.get("context") or [], ctx)
-                except Exception as exc:
+                except EngineError as exc:
                     return mutate_error(f"failed to load to mutate.foreach[{index}].context", exc)
                 try:
                     ok, _ = self.core.conditions(ctx, entry.get("preconditions"))
-                except Exception as exc:
+                except EngineError as exc:
                     return self._unanswerable(loader) or \
                         mutate_error(f"failed to evaluate mutate.foreach[{index}].preconditions", exc)
                 if not ok:
@@ -610,7 +611,7 @@ class ClassicMutator:
                    "patchesJson6902": entry.get("patchesJson6902") or ""}
         try:
             substituted = self.core.substitute(ctx, patches)
-        except Exception as exc:
+        except EngineError as exc:
             return mutate_error("variable substitution failed", exc)
         json6902 = substituted.get("patchesJson6902")
         return apply(substituted.get("patchStrategicMerge"), json6902 if isinstance(json6902, str) else None,

@@ -41,7 +41,7 @@ from kubectl_kyrec.classic.validate import FAIL, PASS, SKIP, Response, error, jo
 from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.classic.verify_images import attesting_references
 from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_images
-from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.classic_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.subject import SubjectContext
@@ -94,7 +94,7 @@ def matching_exceptions(exceptions: Sequence[ClassicException], core: Any, polic
                 continue        # cannot happen: needs_context holds when an exception has conditions
             try:
                 ok, _ = core.conditions(ctx, exc.conditions, f"exception {exc.key} conditions")
-            except Exception:
+            except EngineError:
                 continue
             if not ok:
                 continue
@@ -326,11 +326,11 @@ class ClassicEvaluator:
                                    policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
             try:
                 loader(rule.raw.get("context") or [], ctx)
-            except Exception as exc:
+            except EngineError as exc:
                 return error("failed to load context", exc), properties
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"), "preconditions")
-        except Exception as exc:
+        except EngineError as exc:
             return self._undetermined(policy, rule, loader) or \
                 error("failed to evaluate preconditions", exc), properties
         if not ok:
@@ -339,7 +339,7 @@ class ClassicEvaluator:
             try:
                 substituted = self.core.substitute(ctx, properties)
                 properties = {str(k): str(v) for k, v in substituted.items()}
-            except Exception:
+            except EngineError:
                 pass        # Kyverno logs the failure and keeps the properties as written
         matched = self._exceptions(policy, rule, facts, ctx)
         if matched and rule.validate_kind != "podSecurity":
@@ -383,11 +383,11 @@ class ClassicEvaluator:
                                    policy.meta.namespace if policy.meta.kind == "Policy" else "", rule.name)
             try:
                 loader(rule.raw.get("context") or [], ctx)
-            except Exception as exc:
+            except EngineError as exc:
                 return [error("failed to load context", exc)]
             try:
                 ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
-            except Exception as exc:
+            except EngineError as exc:
                 return [self._undetermined(policy, rule, loader) or error("failed to evaluate preconditions", exc)]
             if not ok:
                 return [Response(SKIP, join_non_empty(["preconditions not met", msg], "; "))]
@@ -513,7 +513,7 @@ class ClassicEvaluator:
             if exc.conditions is not None:
                 try:
                     ok = ctx is not None and self.core.conditions(ctx, exc.conditions)[0]
-                except Exception:
+                except EngineError:
                     ok = False
                 if not ok:
                     continue

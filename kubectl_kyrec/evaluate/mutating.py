@@ -29,7 +29,7 @@ from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import TypedValueError, decode_json_patch, decode_object, rewrite_typed_literals
-from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
@@ -181,7 +181,7 @@ class PolicyOutcome:
     undetermined: str = ""
 
 
-class MutationFailure(Exception):
+class MutationFailure(EngineError):
     pass
 
 

@@ -27,6 +27,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.classic_mutating import TargetChange
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
@@ -37,7 +38,7 @@ from kubectl_kyrec.load.policy_vocabulary import MatchResources
 from kubectl_kyrec.model import UNDETERMINED, Obj, Source, Subject
 
 
-class TargetDiscoveryError(Exception):
+class TargetDiscoveryError(EngineError):
     """discoverCELTargets failed: the CLI's run for the resource fails ("failed to discover CEL targets")."""
 
     def __init__(self, message: str, source: Source | None) -> None:

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 
-class PatchError(ValueError):
+
+class PatchError(ValueError, EngineError):
     """A patch that cannot be applied: a path that does not resolve, a failed `test`, a bad op."""
 
 

@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.strconv import quote as _go_quote  # field.Invalid prints a string value with %q
 
 
-class SelectorError(ValueError):
+class SelectorError(ValueError, EngineError):
     """A selector Kubernetes would refuse (labels.Parse, LabelSelectorAsSelector)."""
 
 

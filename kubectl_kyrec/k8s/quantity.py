@@ -12,6 +12,8 @@ import functools
 from decimal import Decimal
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
+
 SPLIT_RE_TEXT = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT = f"quantities must match the regular expression '{SPLIT_RE_TEXT}'"
 ERR_NUMERIC = "unable to parse numeric part of quantity"
@@ -32,7 +34,7 @@ _SUFFIX_CHARS = "eEinumkKMGTP"
 _DIGITS = "0123456789"
 
 
-class QuantityError(ValueError):
+class QuantityError(ValueError, EngineError):
     """A string ParseQuantity rejects; the message is apimachinery's error text."""
 
 

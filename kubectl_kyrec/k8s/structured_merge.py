@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.k8s.list_keys import POD_SPEC_PATHS, ListSpec, element_key, known_list_spec
 
 
-class MergeError(Exception):
+class MergeError(EngineError):
     """Kubernetes refuses the patch; the message is the patcher's."""
 
 

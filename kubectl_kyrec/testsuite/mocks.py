@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.golang.strconv import quote as _q  # Go's %q
 from kubectl_kyrec.model import Document, Source
 
@@ -167,7 +167,7 @@ def _resolve(e: Mapping[str, Any], fail: Callable[[str], InputError]) -> Any:
     if e.get("fieldPath"):
         try:
             root = search(str(e["fieldPath"]), root)
-        except Exception as exc:
+        except EngineError as exc:
             raise fail(f"globalContextEntries {_q(name)} fieldPath: {exc}") from None
     projections = _listed(e.get("projections"))
     if not projections:
@@ -176,7 +176,7 @@ def _resolve(e: Mapping[str, Any], fail: Callable[[str], InputError]) -> Any:
     for p in projections:
         try:
             out[str(p["name"])] = search(str(p["path"]), root)
-        except Exception as exc:
+        except EngineError as exc:
             raise fail(f"globalContextEntries {_q(name)} projection {_q(str(p['name']))} path "
                        f"{_q(str(p['path']))}: {exc}") from None
     return out
