@@ -174,7 +174,7 @@ class ContextLoader:
         reference = spec.get("reference")
         try:
             ref = self.core.substitute(ctx, reference)
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"ailed to substitute variables in context entry {name} {reference}: "
                                    f"{exc}") from None
         if not isinstance(ref, str):
@@ -182,16 +182,18 @@ class ContextLoader:
         jmes = spec.get("jmesPath") or ""
         try:
             path = self.core.substitute(ctx, jmes)
-        except Exception as exc:
+        except EngineError as exc:
             raise ContextLoadError(f"failed to substitute variables in context entry {name} {jmes}: {exc}") from None
+        # RegistryError, or ValueError for a bad reference or an answer that is not JSON: the loader's error,
+        # as Kyverno's
         try:
             data = self.sources.image_registry.image_data(ref)
-        except Exception as exc:       # RegistryError or a bad reference: the loader's error, as Kyverno's
+        except (EngineError, ValueError) as exc:
             raise ContextLoadError(f"failed to fetch image descriptor: {ref}, error: {exc}") from None
         if path:
             try:
                 data = self.core.search(str(path), data)
-            except Exception as exc:
+            except EngineError as exc:
                 raise ContextLoadError(f"failed to apply JMESPath ({jmes}) results to context entry {name}, "
                                        f"error: {exc}") from None
         return _json_roundtrip(data)

@@ -25,6 +25,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.k8s.image_reference import parse_normalized_named
 
 TIMEOUT = 10.0
@@ -38,7 +39,7 @@ MANIFEST_TYPES = ", ".join((
 ))
 
 
-class RegistryError(Exception):
+class RegistryError(EngineError):
     def __init__(self, message: str, *, unreachable: bool = False, status: int = 0) -> None:
         super().__init__(message)
         self.unreachable = unreachable
