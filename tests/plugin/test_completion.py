@@ -24,9 +24,9 @@ def values(words: list[str], **kw: object) -> list[str]:
 
 def test_subcommands_include_those_added_later() -> None:
     found = values([""])
-    for name in ("eval", "diff", "coverage", "test", "completion", "version", "apply", "capture"):
+    for name in ("eval", "diff", "coverage", "test", "completion", "version", "apply", "capture", "lint", "convert"):
         assert name in found
-    assert values(["c"]) == ["coverage", "completion", "capture"]
+    assert values(["c"]) == ["coverage", "completion", "convert", "capture"]
     assert complete_words(["ev"])[-1] == ":4"
 
 

@@ -166,7 +166,7 @@ def test_without_go_the_real_server_tests_skip_with_one_reason_and_fail_under_ci
     assert len(skipped) > 10 and all(line.endswith(f"real API server not available: {reason} (the real API "
                                                    "server is built from k8s.io/kubernetes "
                                                    f"{build.kubernetes_version()})") for line in skipped)
-    start = outside.stdout.index("not run: real API server tests")
+    start = outside.stdout.index("not run: real API server / registry tests")
     summary = outside.stdout[start:outside.stdout.index("short test summary info", start)]
     assert summary.count(reason) == 1 and " passed" not in outside.stdout
     in_ci = subprocess.run(args, capture_output=True, text=True, env={**env, "CI": "true"}, cwd=root, timeout=300)
