@@ -274,10 +274,6 @@ class KindsLiveSource:
         self.last = dataclasses.replace(read, state=state)
         return state
 
-    @property
-    def unreadable(self) -> dict[Any, FailedRead]:
-        return dict(self.last.state.unreadable) if self.last is not None else {}
-
 
 def connection_options(kube: Mapping[str, Any], *, offline: bool = True) -> ConnectionOptions:
     """kubectl's flags as the CLI parsed them (cli.common.kubectl_flags) -> ConnectionOptions. `offline`:
