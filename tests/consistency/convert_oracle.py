@@ -6,7 +6,6 @@ prints the figures."""
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +13,15 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.convert.policy import convert_policy
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.run.convert import Difference, _documents, _resources, compile_check, verify
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:       # run as a script: the repository's tests package, for shared_inputs
+    sys.path.insert(0, str(ROOT))
 
-SHARED = Path(os.environ.get("KYREC_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+from kubectl_kyrec.convert.policy import convert_policy  # noqa: E402
+from kubectl_kyrec.errors import InputError  # noqa: E402
+from kubectl_kyrec.run.convert import Difference, _documents, _resources, compile_check, verify  # noqa: E402
+from tests.shared_inputs import SHARED  # noqa: E402
+
 CEL_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "MutatingPolicy", "ImageValidatingPolicy", "DeletingPolicy")
 
 

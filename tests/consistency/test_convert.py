@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from click.testing import CliRunner
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.convert.policy import convert_policy
 from kubectl_kyrec.run.convert import verify
+from tests.shared_inputs import present, shared
 
 
 def _policy(validate: dict[str, Any], **rule: Any) -> dict[str, Any]:
@@ -168,22 +168,12 @@ def test_verify_exit_1_on_a_verdict_difference(tmp_path: Path, monkeypatch: pyte
     assert "p: Pod/default/plain (as given): original pass, converted fail" in result.output
 
 
-CORPUS = Path(os.environ.get("KYREC_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "corpus"
-
-
-@pytest.mark.skipif(not CORPUS.exists() and os.environ.get("CI") != "true", reason="corpus not at hand")
+@present(shared("corpus"), "convert: the corpus pairs")
 def test_corpus_pairs_converted_decide_as_originals() -> None:
     """Every pair's ClusterPolicy that kyrec converts decides as the original on both pairs' test resources
     and their variants (the figures: tests/consistency/convert_oracle.py)."""
-    import importlib.util
+    from tests.consistency import convert_oracle as oracle
 
-    spec = importlib.util.spec_from_file_location("convert_oracle", Path(__file__).parent / "convert_oracle.py")
-    assert spec and spec.loader
-    oracle = importlib.util.module_from_spec(spec)
-    import sys
-
-    sys.modules[spec.name] = oracle            # dataclasses look their module up there
-    spec.loader.exec_module(oracle)
     results = [oracle.run_pair(p) for p in oracle.pairs()]
     converted = [p for p in results if not p.reason or p.reason == "no test resources"]
     assert [(p.name, p.reason) for p in results if p.status == "invalid conversion"] == []
