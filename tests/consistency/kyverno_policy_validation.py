@@ -39,6 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.consistency.policy_validation_cases import Case, all_cases, case_digest  # noqa: E402
+from tests.realapi.build import go_build_info  # noqa: E402
 
 GOLDEN = ROOT / "testdata" / "kyverno-truth" / "policy-validation.json"
 BIN_ENV = "KYVERNO_BIN_DIR"
@@ -68,20 +69,8 @@ def kyverno_build(exe: Path) -> dict[str, str]:
         out = subprocess.run([str(exe), "version"], capture_output=True, text=True, timeout=60).stdout
         found = re.search(r"Version: (\S+)", out)
         info["version"] = found.group(1) if found else "unknown"
-    go = os.environ.get("KYREC_GO") or "go"
-    for candidate in (go, "/usr/local/go/bin/go"):
-        try:
-            out = subprocess.run([candidate, "version", "-m", str(exe)], capture_output=True, text=True,
-                                 timeout=60).stdout
-        except OSError:
-            continue
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) >= 2 and parts[0] == "build" and parts[1].startswith("vcs.revision="):
-                info["commit"] = parts[1].split("=", 1)[1]
-            if len(parts) >= 2 and parts[0] == "build" and parts[1].startswith("vcs.modified="):
-                info["modified"] = parts[1].split("=", 1)[1]
-        break
+    # the binary's own stamp, where it has one, over KYVERNO_COMMIT
+    info.update(go_build_info(exe))
     return info
 
 

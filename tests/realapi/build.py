@@ -59,6 +59,24 @@ def go_binary() -> str | None:
     return str(default) if default.is_file() and os.access(default, os.X_OK) else None
 
 
+def go_build_info(exe: Path) -> dict[str, str]:
+    """`commit` and `modified` of a Go binary, from its build info (`go version -m`: vcs.revision and
+    vcs.modified); empty when there is no Go or the binary was built without version-control stamping."""
+    go = go_binary()
+    if go is None:
+        return {}
+    out = subprocess.run([go, "version", "-m", str(exe)], capture_output=True, text=True, check=False,
+                         timeout=60).stdout
+    info: dict[str, str] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "build":
+            key, _, value = parts[1].partition("=")
+            if key in ("vcs.revision", "vcs.modified"):
+                info["commit" if key == "vcs.revision" else "modified"] = value
+    return info
+
+
 def ldflags() -> str:
     """Stamp the release into the binaries as Kubernetes' own build does (hack/lib/version.sh): /version and
     `kubectl version` then say v1.36.3, not v0.0.0-master, so clients see the server they would in a cluster."""

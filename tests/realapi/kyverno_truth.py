@@ -94,16 +94,7 @@ def kyverno_build(path: Path) -> dict[str, str]:
     """Version and commit of the controllers, from the binary's build info (`go version -m`) and the
     environment (KYVERNO_VERSION: the tag the commit was checked out at, as the build info has no tag)."""
     info: dict[str, str] = {"version": os.environ.get("KYVERNO_VERSION", "unknown")}
-    go = build.go_binary()
-    if go:
-        out = subprocess.run([go, "version", "-m", str(path / "background-controller")], capture_output=True,
-                             text=True, check=False).stdout
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) >= 2 and parts[0] == "build" and parts[1].startswith("vcs.revision="):
-                info["commit"] = parts[1].split("=", 1)[1]
-            if len(parts) >= 2 and parts[0] == "build" and parts[1].startswith("vcs.modified="):
-                info["modified"] = parts[1].split("=", 1)[1]
+    info.update(build.go_build_info(path / "background-controller"))
     if "commit" not in info and os.environ.get("KYVERNO_COMMIT"):
         info["commit"] = os.environ["KYVERNO_COMMIT"]
     return info
