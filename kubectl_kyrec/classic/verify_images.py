@@ -22,9 +22,10 @@ Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermi
 With `--registry` (a load.registry.Registry given), the mutate phase runs against the registry for entries
 kyrec can verify (attestors whose entries are `keys.publicKeys` with the Rekor log skipped, no attestations):
 `verified image signatures for <img>` (pass) or `failed to verify image <img>: <why>` (fail; an unreachable
-registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest, the
-`kyverno.io/verify-images` annotation records each verified image, and the validate phase then runs on
-the resource so patched (kk: imageverifier.go Verify, verifyAttestors, verifyAttestorSet, handleMutateDigest).
+registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest and
+patches it in whatever the verification said, the `kyverno.io/verify-images` annotation records each image's
+outcome, and the validate phase then runs on the resource so patched; its fail after a registry that could
+not be reached is an error (Kyverno's `missing digest` there is the network's doing, not the image's) (kk: imageverifier.go Verify, verifyAttestors, verifyAttestorSet, handleMutateDigest).
 Anything else an entry asks for stays NEEDS.
 """
 
@@ -313,6 +314,7 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
     out = Outcome()
     patched: dict[tuple[str | int, ...], str] = {}
     verified: dict[str, str] = {}
+    unreachable = False             # a registry that did not answer, as opposed to one that said no
     for entry, sets in plans:
         for image in matched:
             if old is not None and _at(old, image.pointer) == _at(obj, image.pointer):
@@ -326,14 +328,18 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
                     continue
                 status, message, found = _verify_entry(registry, sets, text)
                 response = (status, message)
+                unreachable = unreachable or status == "error"      # _verify_entry's error: no answer
                 digest = digest or found
             if entry.mutate_digest and not image.digest:
                 try:
                     digest = digest or registry.resolve(parse_image(text))
                 except (RegistryError, ValueError) as err:
+                    unreachable = unreachable or (isinstance(err, RegistryError) and err.unreachable)
                     out.responses.append(("error", f"failed to update digest: {err}"))
                     digest = ""
-                if digest and (response is None or response[0] == "pass"):
+                # kk Verify: the digest is patched in whatever the verification said (the validate phase then
+                # reports `unverified image <img>@<digest>`, not `missing digest`)
+                if digest:
                     info = get_image_info(text)
                     patched[image.pointer] = f"{info}@{digest}"
                     if response is None:
@@ -343,15 +349,18 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
                 if entry.verifies:
                     verified[text] = "pass" if response[0] == "pass" else "fail"
                 out.responses.append(response)
-    if not any(e.verify_digest or e.required for e in entries) or any(s == "error" for s, _ in out.responses):
-        # after a registry error the validate phase would report the digest or verification the registry
-        # did not give ("missing digest", "unverified image"): a fail whose cause is the network, not the image
+    if not any(e.verify_digest or e.required for e in entries):
         return out
     admitted = _patched(obj, patched, verified)
     validated = _validate(entries, _images(admitted), admitted)
     if isinstance(validated, str):
         out.order_dependent = validated
     elif validated is not None:
+        if unreachable and validated[0] == "fail":
+            # Kyverno's validate phase then fails for the digest or verification the registry did not give
+            # (`missing digest for <img>`): a fail whose cause is the network, not the image, which kyrec never
+            # reports (docs/compatibility.md, "Registries")
+            validated = ("error", f"{validated[1]} (not a fail: the registry could not be reached)")
         out.responses.append(validated)
     return out
 
