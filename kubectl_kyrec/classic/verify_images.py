@@ -22,10 +22,11 @@ Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermi
 With `--registry` (a load.registry.Registry given), the mutate phase runs against the registry for entries
 kyrec can verify (attestors whose entries are `keys.publicKeys` with the Rekor log skipped, no attestations):
 `verified image signatures for <img>` (pass) or `failed to verify image <img>: <why>` (fail; an unreachable
-registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest and
-patches it in whatever the verification said, the `kyverno.io/verify-images` annotation records each image's
-outcome, and the validate phase then runs on the resource so patched; its fail after a registry that could
-not be reached is an error (Kyverno's `missing digest` there is the network's doing, not the image's) (kk: imageverifier.go Verify, verifyAttestors, verifyAttestorSet, handleMutateDigest).
+registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest
+and patches it in whatever the verification said, the `kyverno.io/verify-images` annotation records each
+image's outcome, and the validate phase then runs on the resource so patched (kk: imageverifier.go Verify,
+verifyAttestors, verifyAttestorSet, handleMutateDigest). Its fail after a registry that could not be reached
+is an error: Kyverno's `missing digest` there is the network's doing, not the image's.
 Anything else an entry asks for stays NEEDS.
 """
 

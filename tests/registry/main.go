@@ -4,6 +4,7 @@
 //	                                    serves until SIGTERM/SIGINT
 //	registry push REF [--sign KEY.pem] [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
 //	                                    pushes a small random image to REF, signs/attests it, prints its digest
+//	registry tuf DIR                    writes an empty TUF repository for Kyverno's CLI (tuf.go says why)
 //
 // The registry is go-containerregistry's pkg/registry (the one its own tests use). Signing writes exactly
 // cosign's formats with the sigstore/sigstore packages cosign itself signs with, rather than importing
@@ -15,7 +16,8 @@
 //     (cosign pkg/oci/static, pkg/cosign/verify.go);
 //   - an attestation is an image tagged sha256-<hex>.att, one layer per attestation of media type
 //     application/vnd.dsse.envelope.v1+json holding a DSSE envelope (payloadType application/vnd.in-toto+json)
-//     of an in-toto statement whose subject is the image, annotated predicateType=<type> (cosign attest).
+//     of an in-toto statement whose subject is the image, annotated predicateType=<type> and an empty
+//     dev.cosignproject.cosign/signature (cosign attest, static.NewAttestation).
 //
 // --tamper changes the payload after signing (so the signature no longer matches it): the "tampered" case.
 package main
@@ -70,6 +72,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "push":
 		err = push(os.Args[2:])
+	case "tuf":
+		err = writeTUF(os.Args[2:])
 	default:
 		usage()
 	}
@@ -81,7 +85,7 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: registry serve | registry push REF [--sign KEY.pem] "+
-		"[--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]")
+		"[--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper] | registry tuf DIR")
 	os.Exit(2)
 }
 
@@ -311,5 +315,8 @@ func attest(subject name.Digest, digest v1.Hash, predicateType, predicatePath, k
 		}
 	}
 	tag := subject.Context().Tag(fmt.Sprintf("%s-%s.att", digest.Algorithm, digest.Hex))
-	return appendLayer(tag, envelope, dsseMediaType, map[string]string{"predicateType": predicateType})
+	// cosign's static.NewAttestation: the signature annotation is there, empty (the signature is in the
+	// envelope); cosign's verifier refuses a layer without it
+	return appendLayer(tag, envelope, dsseMediaType,
+		map[string]string{"predicateType": predicateType, signatureAnnotation: ""})
 }
