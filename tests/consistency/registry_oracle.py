@@ -1,8 +1,9 @@
 """Kyverno's CLI as the oracle of `--registry` (issue 37): the same ImageValidatingPolicies and classic policies
 (verifyImages with keys, an imageRegistry context entry), on the same images of the test registry
-(tests/registry: signed, unsigned, signed with another key, tampered, attested, a missing tag, a registry
-that is down), given to `kubectl-kyverno apply POLICY --resource PODS --registry` and to `kubectl kyrec eval
--p POLICY -r PODS --registry`. Kyverno's results are recorded in testdata/kyverno-truth/registry.json with its
+(tests/registry: signed, unsigned, signed with another key, tampered, attested, signed keyless-style with a
+test CA's certificate (good, expired, from another CA), a missing tag, a registry that is down), given to
+`kubectl-kyverno apply POLICY --resource PODS --registry` and to `kubectl kyrec eval -p POLICY -r PODS
+--registry`. Kyverno's results are recorded in testdata/kyverno-truth/registry.json with its
 version and commit, per policy case and pod (each pod is one image case), so the golden holds no digest or
 port: both change with every push. test_registry_oracle.py replays kyrec against it.
 
@@ -43,7 +44,7 @@ if str(ROOT) not in sys.path:
 
 from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
-from tests.registry.keys import KeyPair, make_key  # noqa: E402
+from tests.registry.keys import KeyPair, TestCA, make_ca, make_key, make_leaf  # noqa: E402
 
 GOLDEN = ROOT / "testdata" / "kyverno-truth" / "registry.json"
 PROVENANCE = "https://slsa.dev/provenance/v0.2"
@@ -51,7 +52,7 @@ BUILDER = "https://ci.example/builder"
 TIMEOUT = 300
 
 # image case -> how it is pushed: (sign with, attest with, tamper); "missing" is never pushed, "down" names a
-# registry nothing listens on
+# registry nothing listens on; the leaf-* signers are keyless-style (a certificate from a test CA)
 _PUSHED: dict[str, tuple[str, str, bool]] = {
     "signed": ("key", "key", False),
     "unsigned": ("", "", False),
@@ -59,7 +60,12 @@ _PUSHED: dict[str, tuple[str, str, bool]] = {
     "tampered": ("key", "", True),
     "attested-by-other": ("", "other", False),
     "attestation-tampered": ("", "key", True),
+    "keyless": ("leaf", "", False),
+    "keyless-expired": ("leaf-expired", "", False),
+    "keyless-other-ca": ("leaf-other-ca", "", False),
+    "keyless-tampered": ("leaf", "", True),
 }
+SUBJECT, ISSUER = "dev@example.com", "https://issuer.example"
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ class Setup:
 
     key: KeyPair
     other: KeyPair
+    ca: TestCA                      # the keyless signers' root (leaf-other-ca's is another)
     tuf: Path
     images: dict[str, str]          # image case -> reference
 
@@ -127,12 +134,33 @@ def cpol_image_data(setup: Setup) -> dict[str, Any]:
                                   "value": 2}]}}}}]}}
 
 
+def _cpol_keyless(name: str, **identity: str) -> Callable[[Setup], dict[str, Any]]:
+    def build(setup: Setup) -> dict[str, Any]:
+        policy = cpol_keys(setup)
+        policy["metadata"]["name"] = name
+        entry = {"roots": setup.ca.pem, "rekor": {"ignoreTlog": True, "url": "https://rekor.sigstore.dev"},
+                 "ctlog": {"ignoreSCT": True}, **identity}
+        policy["spec"]["rules"][0]["verifyImages"][0]["attestors"] = [{"entries": [{"keyless": entry}]}]
+        return policy
+    return build
+
+
 # policy case -> (policy builder, the image cases its pods use)
 POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] = {
     "ivpol-signature": (ivpol_signature, ("signed", "unsigned", "wrong", "tampered", "missing", "down")),
     "ivpol-attestation": (ivpol_attestation, ("signed", "unsigned", "attested-by-other", "attestation-tampered")),
     "cpol-keys": (cpol_keys, ("signed", "unsigned", "wrong", "tampered", "missing", "down")),
     "cpol-image-data": (cpol_image_data, ("signed", "missing", "down")),
+    "cpol-keyless": (_cpol_keyless("keyless", subject=SUBJECT, issuer=ISSUER),
+                     ("keyless", "keyless-expired", "keyless-other-ca", "keyless-tampered", "signed", "unsigned")),
+    "cpol-keyless-subject": (_cpol_keyless("keyless-subject", subject="eve@example.com", issuer=ISSUER),
+                             ("keyless",)),
+    "cpol-keyless-issuer": (_cpol_keyless("keyless-issuer", subject=SUBJECT, issuer="https://other.example"),
+                            ("keyless",)),
+    "cpol-keyless-wildcard": (_cpol_keyless("keyless-wildcard", subject="*@example.com", issuer="https://*"),
+                              ("keyless",)),
+    "cpol-keyless-regexp": (_cpol_keyless("keyless-regexp", subjectRegExp="^dev@", issuerRegExp="example$"),
+                            ("keyless", "keyless-other-ca")),
 }
 
 
@@ -147,6 +175,10 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     """Keys, images pushed, the TUF repository, and per policy case a policy file and a pods file."""
     keys = directory / "keys"
     key, other = make_key(keys, "ecdsa"), make_key(keys, "ecdsa")
+    ca = make_ca()
+    leaves = {"leaf": make_leaf(keys, ca, SUBJECT, ISSUER),
+              "leaf-expired": make_leaf(keys, ca, SUBJECT, ISSUER, expired=True),
+              "leaf-other-ca": make_leaf(keys, make_ca("another CA"), SUBJECT, ISSUER)}
     by_name = {"key": key, "other": other}
     predicate = directory / "predicate.json"
     predicate.write_text(json.dumps({"builder": {"id": BUILDER}}))
@@ -154,7 +186,10 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     images = {}
     for case, (signer, attester, tamper) in _PUSHED.items():
         args: list[str | Path] = []
-        if signer:
+        if signer in leaves:
+            leaf = leaves[signer]
+            args += ["--sign", leaf.private, "--cert", leaf.cert, "--chain", leaf.chain]
+        elif signer:
             args += ["--sign", by_name[signer].private]
         if attester:
             args += ["--attest", PROVENANCE, predicate, "--key", by_name[attester].private]
@@ -170,7 +205,7 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     tuf = directory / "tuf"
     done = subprocess.run([str(registry.binary), "tuf", str(tuf)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    setup = Setup(key, other, tuf, images)
+    setup = Setup(key, other, ca, tuf, images)
     for name, (build, cases) in POLICIES.items():
         (directory / f"{name}.policy.yaml").write_text(yaml.safe_dump(build(setup)))
         (directory / f"{name}.pods.yaml").write_text(yaml.safe_dump_all(_pods(setup, cases)))

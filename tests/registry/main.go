@@ -2,8 +2,11 @@
 //
 //	registry serve [--watch-pid PID]    in-memory registry on 127.0.0.1:<free port>; prints "ready HOST:PORT",
 //	                                    serves until SIGTERM/SIGINT
-//	registry push REF [--sign KEY.pem] [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
-//	                                    pushes a small random image to REF, signs/attests it, prints its digest
+//	registry push REF [--sign KEY.pem [--cert CERT.pem] [--chain CHAIN.pem]]
+//	              [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
+//	                                    pushes a small random image to REF, signs/attests it, prints its digest;
+//	                                    --cert/--chain: keyless-style, the signing key's certificate and its
+//	                                    chain (root last) in the signature's annotations, as cosign stores them
 //	registry tuf DIR                    writes an empty TUF repository for Kyverno's CLI (tuf.go says why)
 //
 // The registry is go-containerregistry's pkg/registry (the one its own tests use). Signing writes exactly
@@ -58,6 +61,8 @@ const (
 	simpleSigningMediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
 	dsseMediaType          = "application/vnd.dsse.envelope.v1+json"
 	signatureAnnotation    = "dev.cosignproject.cosign/signature"
+	certificateAnnotation  = "dev.sigstore.cosign/certificate"
+	chainAnnotation        = "dev.sigstore.cosign/chain"
 	intotoPayloadType      = "application/vnd.in-toto+json"
 	intotoStatementType    = "https://in-toto.io/Statement/v0.1"
 )
@@ -85,7 +90,8 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: registry serve | registry push REF [--sign KEY.pem] "+
-		"[--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper] | registry tuf DIR")
+		"[--cert CERT.pem] [--chain CHAIN.pem] [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper] "+
+		"| registry tuf DIR")
 	os.Exit(2)
 }
 
@@ -133,6 +139,7 @@ func serve(args []string) error {
 type pushArgs struct {
 	ref                                        string
 	signKey, attestType, attestFile, attestKey string
+	cert, chain                                string
 	tamper                                     bool
 }
 
@@ -164,6 +171,16 @@ func parsePush(args []string) (pushArgs, error) {
 			}
 			out.attestKey = args[i+1]
 			i++
+		case "--cert", "--chain":
+			if err := need(1); err != nil {
+				return out, err
+			}
+			if args[i] == "--cert" {
+				out.cert = args[i+1]
+			} else {
+				out.chain = args[i+1]
+			}
+			i++
 		case "--tamper":
 			out.tamper = true
 		default:
@@ -178,6 +195,9 @@ func parsePush(args []string) (pushArgs, error) {
 	}
 	if out.attestType != "" && out.attestKey == "" {
 		return out, errors.New("--attest needs --key KEY.pem")
+	}
+	if (out.cert != "" || out.chain != "") && out.signKey == "" {
+		return out, errors.New("--cert and --chain need --sign KEY.pem (the certificate's key)")
 	}
 	return out, nil
 }
@@ -205,7 +225,7 @@ func push(argv []string) error {
 	}
 	subject := ref.Context().Digest(digest.String())
 	if args.signKey != "" {
-		if err := sign(subject, digest, args.signKey, args.tamper); err != nil {
+		if err := sign(subject, digest, args, args.tamper); err != nil {
 			return err
 		}
 	}
@@ -253,8 +273,8 @@ func appendLayer(tag name.Tag, body []byte, mediaType types.MediaType, annotatio
 	return remote.Write(tag, withLayer)
 }
 
-func sign(subject name.Digest, digest v1.Hash, keyPath string, tamper bool) error {
-	signer, err := loadSigner(keyPath)
+func sign(subject name.Digest, digest v1.Hash, args pushArgs, tamper bool) error {
+	signer, err := loadSigner(args.signKey)
 	if err != nil {
 		return err
 	}
@@ -269,9 +289,21 @@ func sign(subject name.Digest, digest v1.Hash, keyPath string, tamper bool) erro
 	if tamper {
 		body = bytes.Replace(body, []byte(`"optional":null`), []byte(`"optional":{"tampered":"yes"}`), 1)
 	}
+	annotations := map[string]string{signatureAnnotation: base64.StdEncoding.EncodeToString(sig)}
+	// keyless-style: the signing key's certificate (and the chain up to the root, root last) as cosign sign
+	// stores a Fulcio certificate (static.WithCertChain)
+	for _, file := range [][2]string{{args.cert, certificateAnnotation}, {args.chain, chainAnnotation}} {
+		if file[0] == "" {
+			continue
+		}
+		pemBytes, err := os.ReadFile(file[0])
+		if err != nil {
+			return err
+		}
+		annotations[file[1]] = string(pemBytes)
+	}
 	tag := subject.Context().Tag(fmt.Sprintf("%s-%s.sig", digest.Algorithm, digest.Hex))
-	return appendLayer(tag, body, simpleSigningMediaType,
-		map[string]string{signatureAnnotation: base64.StdEncoding.EncodeToString(sig)})
+	return appendLayer(tag, body, simpleSigningMediaType, annotations)
 }
 
 func attest(subject name.Digest, digest v1.Hash, predicateType, predicatePath, keyPath string, tamper bool) error {

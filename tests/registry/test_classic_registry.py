@@ -118,7 +118,8 @@ def test_a_missing_tag_is_the_registrys_answer(images: dict[str, Any]) -> None:
     image = f"{images['repo']}:gone"
     results = evaluate(policy(images["key"]), image, Registry())
     assert [s for s, _ in results] == ["error", "fail", "fail"]
-    assert results[0][1].startswith("failed to update digest: GET ") and "404" in results[0][1]
+    assert results[0][1].startswith(f"failed to update digest: failed to fetch image reference: {image}, error: GET ")
+    assert "404" in results[0][1]
     assert results[2][1] == f"missing digest for {image}"
 
 
