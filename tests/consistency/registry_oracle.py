@@ -1,7 +1,8 @@
 """Kyverno's CLI as the oracle of `--registry` (issue 37): the same ImageValidatingPolicies and classic policies
 (verifyImages with keys, an imageRegistry context entry), on the same images of the test registry
 (tests/registry: signed, unsigned, signed with another key, tampered, attested, signed keyless-style with a
-test CA's certificate (good, expired, from another CA), a missing tag, a registry that is down), given to
+test CA's certificate (good, expired, from another CA), a missing tag, a registry that is down, one that
+answers 403 or 500, one that fails TLS), given to
 `kubectl-kyverno apply POLICY --resource PODS --registry` and to `kubectl kyrec eval -p POLICY -r PODS
 --registry`. Kyverno's results are recorded in testdata/kyverno-truth/registry.json with its
 version and commit, per policy case and pod (each pod is one image case), so the golden holds no digest or
@@ -25,14 +26,16 @@ What the oracle needs that a cluster would not:
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +98,7 @@ def _ivpol(setup: Setup, name: str, expression: str) -> dict[str, Any]:
             "metadata": {"name": name},
             "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                                                              "operations": ["CREATE"], "resources": ["pods"]}]},
-                     "matchImageReferences": [{"glob": "127.0.0.1:*"}],
+                     "matchImageReferences": [{"glob": "127.0.0.*"}],
                      "attestors": [{"name": "signer", "cosign": cosign}],
                      "attestations": [{"name": "prov", "intoto": {"type": PROVENANCE}}],
                      "validations": [{"expression": expression, "message": "not verified"}]}}
@@ -116,7 +119,7 @@ def cpol_keys(setup: Setup) -> dict[str, Any]:
     return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "keys"},
             "spec": {"background": False, "validationFailureAction": "Enforce", "rules": [{
                 "name": "signed", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-                "verifyImages": [{"imageReferences": ["127.0.0.1:*"], "attestors": [{"entries": [{"keys": {
+                "verifyImages": [{"imageReferences": ["127.0.0.*"], "attestors": [{"entries": [{"keys": {
                     "publicKeys": setup.key.public,
                     "rekor": {"ignoreTlog": True, "url": "https://rekor.sigstore.dev"},
                     "ctlog": {"ignoreSCT": True}}}]}]}]}]}}
@@ -147,10 +150,12 @@ def _cpol_keyless(name: str, **identity: str) -> Callable[[Setup], dict[str, Any
 
 # policy case -> (policy builder, the image cases its pods use)
 POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] = {
-    "ivpol-signature": (ivpol_signature, ("signed", "unsigned", "wrong", "tampered", "missing", "down")),
+    "ivpol-signature": (ivpol_signature, ("signed", "unsigned", "wrong", "tampered", "missing", "down",
+                                          "http-403", "http-500", "tls")),
     "ivpol-attestation": (ivpol_attestation, ("signed", "unsigned", "attested-by-other", "attestation-tampered")),
-    "cpol-keys": (cpol_keys, ("signed", "unsigned", "wrong", "tampered", "missing", "down")),
-    "cpol-image-data": (cpol_image_data, ("signed", "missing", "down")),
+    "cpol-keys": (cpol_keys, ("signed", "unsigned", "wrong", "tampered", "missing", "down",
+                              "http-403", "http-500", "tls")),
+    "cpol-image-data": (cpol_image_data, ("signed", "missing", "down", "http-403", "tls")),
     "cpol-keyless": (_cpol_keyless("keyless", subject=SUBJECT, issuer=ISSUER),
                      ("keyless", "keyless-expired", "keyless-other-ca", "keyless-tampered", "signed", "unsigned")),
     "cpol-keyless-subject": (_cpol_keyless("keyless-subject", subject="eve@example.com", issuer=ISSUER),
@@ -169,6 +174,52 @@ class Prepared:
     directory: Path
     setup: Setup
     replace: dict[str, str]         # run-specific text -> its stand-in in the golden's messages
+    stops: list[Callable[[], None]] = field(default_factory=list)     # the failing registries' ends
+
+    def close(self) -> None:
+        for stop in self.stops:
+            stop()
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    """A registry that answers every request with one status (403, 500: the registry said no)."""
+
+    code = 500
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(self.code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_HEAD = do_GET
+
+
+def _failing(mode: str, stops: list[Callable[[], None]]) -> str:
+    """A registry host failing as `mode` says: `403`/`500` answer that status; `tls` is 127.0.0.2 (called
+    over HTTPS by both clients: only 127.0.0.1 and localhost are plain HTTP) answering in plain HTTP."""
+    if mode == "tls":
+        listener = socket.socket()
+        listener.bind(("127.0.0.2", 0))
+        listener.listen(16)
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                conn.close()
+        threading.Thread(target=serve, daemon=True).start()
+        stops.append(listener.close)
+        return f"127.0.0.2:{listener.getsockname()[1]}"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (_Answer,), {"code": int(mode)}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stops.extend([server.shutdown, server.server_close])
+    return f"127.0.0.1:{server.server_address[1]}"
 
 
 def prepare(registry: OciRegistry, directory: Path) -> Prepared:
@@ -202,6 +253,10 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
         sock.bind(("127.0.0.1", 0))
         down = f"127.0.0.1:{sock.getsockname()[1]}"     # closed again: nothing listens there
     images["down"] = f"{down}/app:v1"
+    stops: list[Callable[[], None]] = []
+    failing = {mode: _failing(mode, stops) for mode in ("403", "500", "tls")}
+    for mode, host in failing.items():
+        images[f"http-{mode}" if mode != "tls" else "tls"] = f"{host}/app:v1"
     tuf = directory / "tuf"
     done = subprocess.run([str(registry.binary), "tuf", str(tuf)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -211,7 +266,9 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
         (directory / f"{name}.pods.yaml").write_text(yaml.safe_dump_all(_pods(setup, cases)))
     path = repo.split("/", 1)[1]
     return Prepared(directory, setup, {repo: "REPO", down: "DOWN", registry.host: "REGISTRY",
-                                       f"/v2/{path}/": "/v2/PATH/"})
+                                       f"/v2/{path}/": "/v2/PATH/",
+                                       **{host: f"FAILING-{mode.upper()}" for mode, host in failing.items()}},
+                    stops)
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
@@ -291,7 +348,10 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="kyrec-registry-oracle-") as tmp:
             prepared = prepare(registry, Path(tmp))
-            results = kyverno_results(exe, prepared)
+            try:
+                results = kyverno_results(exe, prepared)
+            finally:
+                prepared.close()
     finally:
         registry.stop()
     data = {

@@ -31,6 +31,10 @@ DIFFERENCES: dict[tuple[str, str], tuple[list[str], str]] = {
         "a registry that cannot be reached: Kyverno's validate phase then fails (`missing digest for <img>`), "
         "a fail whose cause is the network; kyrec reports that row as an error (docs/compatibility.md, "
         "classic verifyImages with --registry)")),
+    ("cpol-keys", "tls"): (["error", "error", "error"], (
+        "a TLS failure: Kyverno's handleRegistryErrors makes only a refused connection the rule's error, so "
+        "its verification and validate phase fail; kyrec reports every registry it could not reach as an "
+        "error (docs/compatibility.md, Registries)")),
 }
 
 
@@ -47,7 +51,11 @@ def test_kyrec_gives_kyvernos_results(oci_registry: OciRegistry, tmp_path: Path)
     expected = verdicts(load_golden()["cases"])
     for (name, pod), (results, _) in DIFFERENCES.items():
         expected[name][pod] = results
-    got = verdicts(kyrec_results(prepare(oci_registry, tmp_path)))
+    prepared = prepare(oci_registry, tmp_path)
+    try:
+        got = verdicts(kyrec_results(prepared))
+    finally:
+        prepared.close()
     wrong = {f"{name}/{pod}": {"kyrec": got[name][pod], "expected": results}
              for name, pods in expected.items() for pod, results in pods.items() if got[name][pod] != results}
     assert not wrong
@@ -61,7 +69,11 @@ _CLIENT_TEXT = ("GET http", 'Get "http', "failed to substitute variables")
 
 def test_kyrec_gives_kyvernos_messages(oci_registry: OciRegistry, tmp_path: Path) -> None:
     golden = load_golden()["cases"]
-    got = kyrec_results(prepare(oci_registry, tmp_path))
+    prepared = prepare(oci_registry, tmp_path)
+    try:
+        got = kyrec_results(prepared)
+    finally:
+        prepared.close()
     compared, wrong = 0, []
     for name, pods in golden.items():
         for pod, rows in pods.items():
@@ -87,6 +99,10 @@ def test_kyverno_still_gives_the_golden(oci_registry: OciRegistry, tmp_path: Pat
     golden = load_golden()
     assert kyverno_build(exe)["version"] == golden["kyverno"]["version"], (
         "another Kyverno version: re-derive with `python tests/consistency/registry_oracle.py`")
-    got = kyverno_results(exe, prepare(oci_registry, tmp_path))
+    prepared = prepare(oci_registry, tmp_path)
+    try:
+        got = kyverno_results(exe, prepared)
+    finally:
+        prepared.close()
     # messages too: the recorded ones carry stand-ins for everything that changes between runs
     assert got == golden["cases"]

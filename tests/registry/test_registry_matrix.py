@@ -3,13 +3,13 @@
 context entry), mapped to Kyverno's result in bounded time, never a crash (exit 70) and never a `fail`
 whose cause is a registry that could not be reached.
 
-Kyverno's CLI v1.17.2, run by hand against the same failures: a registry that answers 401, 403, 404 or 500
-gives the classic rule `failed to update digest` (error), the verification's fail and the validate phase's
-`missing digest` (fail), and the ImageValidatingPolicy `failed to evaluate policy: ...` (error); one that is
-down gives errors but for that validate-phase fail (testdata/kyverno-truth/registry.json). It treats only a
-refused connection (Go's *net.OpError, handleRegistryErrors) as the rule's error: a TLS failure or a timeout
-is a verification `fail` there, and an error in kyrec, as a refused connection is (docs/compatibility.md,
-"Registries")."""
+Kyverno's CLI v1.17.2 on the same failures (403, 500, 404, TLS, down are recorded in
+testdata/kyverno-truth/registry.json; 401 was run by hand): a registry that answers gives the classic rule
+`failed to update digest` (error), the verification's fail and the validate phase's `missing digest`
+(fail), and the ImageValidatingPolicy `failed to evaluate policy: ...` (error); one that is down gives
+errors but for that validate-phase fail. It treats only a refused connection (Go's *net.OpError,
+handleRegistryErrors) as the rule's error: a TLS failure or a timeout is a verification `fail` there, and
+an error in kyrec, as a refused connection is (docs/compatibility.md)."""
 
 from __future__ import annotations
 
