@@ -8,10 +8,11 @@ text. Pass `errors=[]` to collect them and keep going instead of stopping at the
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -20,12 +21,12 @@ from kubectl_kyrec.load.files import STDIN, STDIN_NAME, expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
-from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents, node_line
+from kubectl_kyrec.load.yaml_nodes import UndecodableStream, iter_yaml_documents, node_line
 from kubectl_kyrec.load.yaml_peek import KYREC_API_VERSION, blank_plain_non_policies, kyrec_output
 from kubectl_kyrec.model import Document, Source
 
 __all__ = [
-    "LocatedDocument", "PolicyFiles", "documents_from_text", "iter_objects", "load_documents",
+    "LocatedDocument", "PolicyFiles", "documents_from_text", "iter_manifests", "iter_objects", "load_documents",
     "load_documents_with_lines", "load_manifests", "load_policy_documents",
 ]
 
@@ -81,33 +82,101 @@ def _load(paths: Sequence[str], stdin: TextIO | None, errors: list[InputError] |
 
 
 def load_manifests(given: str, *, stdin: TextIO | None = None) -> tuple[list[Document], list[str]]:
-    """The -r documents of one path, and `file (what)` for each of kyrec's own outputs passed over below it.
+    """The -r documents of one path, and `file (what)` for each of kyrec's own outputs passed over below it
+    (`iter_manifests`, read whole)."""
+    passed_over: list[str] = []
+    with gc_paused():  # see gc_pause: the collector never walks the list while it grows
+        docs = list(iter_manifests(given, stdin=stdin, passed_over=passed_over))
+    return docs, passed_over
+
+
+def iter_manifests(given: str, *, stdin: TextIO | None = None,
+                   passed_over: list[str] | None = None) -> Iterator[Document]:
+    """The -r documents of one path, one at a time, each decoded when it is asked for: a consumer can
+    evaluate the first document of a large file before the last one is read, and a file is read in chunks
+    as its documents are composed rather than held whole as text (`_file_documents`).
 
     kyrec's outputs (`-o json=FILE`, `-o yaml=FILE`, `-o sarif=FILE`, a `--write-baseline`) are no manifests:
     one written into an -r directory would otherwise be read back as a resource on the next run (or, a
     SARIF log having no apiVersion, refuse it). Below a directory they are passed over, by their first
-    lines (not parsed) or, written by hand in another key order, by their apiVersion; a file named
-    explicitly is the user's choice of input and is an InputError at its line instead."""
+    lines (not parsed) or, written by hand in another key order, by their apiVersion, and `file (what)` is
+    appended to `passed_over`; a file named explicitly is the user's choice of input and is an InputError at
+    its line instead. Errors are raised where they are met: the documents before them have been yielded."""
     in_directory = given != STDIN and os.path.isdir(given)
-    docs: list[Document] = []
-    passed_over: list[str] = []
     for path in expand_paths([given]):
-        name, text = read_text(path, stdin)
-        what = kyrec_output(text)
+        name, head, raws = _file_documents(path, stdin)
+        what = kyrec_output(head)
         if what is None:
-            found = [located.document for located in _located_from_text(text, name, None, keep_nodes=False)]
-            own = [d for d in found if d.api_version == KYREC_API_VERSION]
-            if not own:
-                docs.extend(found)
+            own: Document | None = None
+            for doc in _documents_of(raws, name):
+                if doc.api_version != KYREC_API_VERSION:
+                    yield doc
+                elif own is None:
+                    own = doc
+            if own is None:
                 continue
-            what, where = f"{KYREC_API_VERSION} {own[0].kind}", own[0].source
-            docs.extend(d for d in found if d.api_version != KYREC_API_VERSION)
+            what, where = f"{KYREC_API_VERSION} {own.kind}", own.source
         else:
             where = Source(name, 1)
         if not in_directory:
             raise InputError(f"this is kyrec's own output ({what}), not a manifest: give -r the manifests", where)
-        passed_over.append(f"{name} ({what})")
-    return docs, passed_over
+        if passed_over is not None:
+            passed_over.append(f"{name} ({what})")
+
+
+def _documents_of(raws: Iterator[_Raw], name: str) -> Iterator[Document]:
+    for raw in raws:
+        for obj, line, _ in iter_objects(raw.value, raw.line, raw.node, name):
+            yield Document(obj, Source(name, line))
+
+
+# enough of a file's start for kyrec_output (4,096 characters) and for telling JSON from YAML
+_HEAD_BYTES = 65536
+
+
+def _file_documents(path: str, stdin: TextIO | None) -> tuple[str, str, Iterator[_Raw]]:
+    """(name, the text the file starts with, its raw documents) of one file or of `-`.
+
+    A YAML file is handed to libyaml as a binary stream: read in chunks as documents are composed, never
+    held whole as text (which also spares decoding it to a str that libyaml encodes back to UTF-8). JSON
+    (json_stream reads text), UTF-16 and standard input are read whole. Should libyaml fail to read the
+    stream (bad UTF-8, a control character, a failed read), the file is read whole again and the same
+    message as for the text is raised, after the documents already yielded."""
+    if path == STDIN:
+        name, text = read_text(path, stdin)
+        return name, text, _raw_documents(text, name)
+    try:
+        handle: BinaryIO = open(path, "rb", buffering=_HEAD_BYTES)  # noqa: SIM115  closed by the generator
+        start = handle.peek(_HEAD_BYTES)[:_HEAD_BYTES]  # type: ignore[attr-defined]
+    except OSError:
+        name, text = read_text(path, stdin)  # the same message as any unreadable file
+        return name, text, _raw_documents(text, name)
+    if start.startswith(codecs.BOM_UTF8):
+        start = start[len(codecs.BOM_UTF8):]
+    head = start.decode("utf-8", "ignore")
+    if (start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not head.strip()
+            or looks_like_json(head)):
+        handle.close()
+        name, text = read_text(path, stdin)
+        return name, text, _raw_documents(text, name)
+    return path, head, _streamed_documents(handle, path)
+
+
+def _streamed_documents(handle: BinaryIO, path: str) -> Iterator[_Raw]:
+    yielded = 0
+    try:
+        for doc in iter_yaml_documents(handle, path):
+            yield _Raw(doc.value, doc.line, doc.node)
+            yielded += 1
+    except UndecodableStream:
+        handle.close()
+        # the text path says what and where; it meets the same documents first, and they were yielded
+        _, text = read_text(path)
+        for index, raw in enumerate(_raw_documents(text, path)):
+            if index >= yielded:
+                yield raw
+    finally:
+        handle.close()
 
 
 @dataclass

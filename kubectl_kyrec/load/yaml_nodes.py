@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -62,15 +62,51 @@ def node_line(node: Node) -> int:
     return int(node.start_mark.line) + 1
 
 
-def iter_yaml_documents(text: str, file: str) -> Iterator[YamlDocument]:
-    """Yield the non-empty documents of `text`; raises InputError at the first problem."""
-    try:
-        loader = _PlainMarkingLoader(text)  # libyaml takes UTF-8: encoding fails on lone surrogates
-    except UnicodeEncodeError as err:
-        line = text.count("\n", 0, err.start) + 1
-        raise InputError("invalid text: a lone surrogate character", Source(file, line)) from None
-    # Without an anchor in the text there can be no alias; skip the bookkeeping aliases need.
-    track_aliases = "&" in text
+def iter_yaml_documents(text: str | BinaryIO, file: str) -> Iterator[YamlDocument]:
+    """Yield the non-empty documents of `text`; raises InputError at the first problem.
+
+    `text` may be a binary stream (see `AnchorWatch`): it is then read a chunk at a time as the documents
+    are composed, so a document is yielded once its text (and the next `---`) has been read, and the file
+    is never held whole. A stream libyaml cannot decode raises `UndecodableStream` instead, so that the
+    caller can give the same message the text would (it knows how to read the file again)."""
+    if isinstance(text, str):
+        try:
+            loader = _PlainMarkingLoader(text)  # libyaml takes UTF-8: encoding fails on lone surrogates
+        except UnicodeEncodeError as err:
+            line = text.count("\n", 0, err.start) + 1
+            raise InputError("invalid text: a lone surrogate character", Source(file, line)) from None
+        # Without an anchor in the text there can be no alias; skip the bookkeeping aliases need.
+        has_anchor = "&" in text
+        yield from _documents(loader, file, lambda: has_anchor, text)
+        return
+    watch = AnchorWatch(text)
+    yield from _documents(_PlainMarkingLoader(watch), file, lambda: watch.seen, None)
+
+
+class UndecodableStream(Exception):
+    """libyaml could not read a stream (bad encoding, a control character, a failed read): the caller reads
+    the file whole and decodes it again, for the message with its line."""
+
+
+class AnchorWatch:
+    """A binary stream as libyaml reads it, noting whether an `&` (an anchor) has been read so far.
+
+    A node is composed only after all of its text has been read, and an anchor comes before its aliases:
+    while no `&` has been read, the document at hand holds no alias and needs no alias bookkeeping.
+    `read1` (at most one read of the file) so that a pipe's documents arrive as they are written."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._read = getattr(stream, "read1", stream.read)
+        self.seen = False
+
+    def read(self, size: int = -1) -> bytes:
+        chunk: bytes = self._read(size)
+        if not self.seen and b"&" in chunk:
+            self.seen = True
+        return chunk
+
+
+def _documents(loader: Any, file: str, has_anchor: Any, text: str | None) -> Iterator[YamlDocument]:
     try:
         while True:
             with gc_paused():
@@ -81,9 +117,13 @@ def iter_yaml_documents(text: str, file: str) -> Iterator[YamlDocument]:
                 except yaml.MarkedYAMLError as err:
                     raise _syntax_error(err, file) from None
                 except yaml.reader.ReaderError as err:  # a character position instead of a mark
+                    if text is None:
+                        raise UndecodableStream(str(err)) from None
                     line = text.count("\n", 0, err.position) + 1
                     raise InputError(f"invalid YAML: unacceptable character #x{err.character:04x}: "
                                      f"{err.reason}", Source(file, line)) from None
+                except OSError as err:
+                    raise UndecodableStream(str(err)) from None
                 except yaml.YAMLError as err:
                     raise InputError(f"invalid YAML: {str(err).splitlines()[0]}", Source(file)) from None
                 if node is None:
@@ -91,7 +131,7 @@ def iter_yaml_documents(text: str, file: str) -> Iterator[YamlDocument]:
                 if (isinstance(node, ScalarNode) and node.tag == PLAIN_TAG
                         and resolve_plain(node.value) is None):
                     continue  # `---` followed by nothing, or by a bare null
-                value = _Converter(file, track_aliases).convert_document(node)
+                value = _Converter(file, has_anchor()).convert_document(node)
             yield YamlDocument(value, node, node_line(node))
     finally:
         loader.dispose()
