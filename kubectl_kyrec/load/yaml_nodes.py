@@ -33,6 +33,7 @@ from kubectl_kyrec.load.yaml_scalars import (
 from kubectl_kyrec.model import Source
 
 PLAIN_TAG = "!kyrec/plain"  # private tag of untagged plain scalars
+_UNSEEN = object()
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -83,6 +84,24 @@ def iter_yaml_documents(text: str | BinaryIO, file: str) -> Iterator[YamlDocumen
     yield from _documents(_PlainMarkingLoader(watch), file, lambda: watch.seen, None)
 
 
+class Scalars:
+    """The scalars of one stream already resolved, shared between its documents.
+
+    libyaml hands every scalar over as a new str: 50,000 Pods carry 50,000 copies of "apiVersion",
+    "containers", "v1"... each resolved again. Resolving depends on the text (and its style) alone and gives
+    immutable values, so the first result is reused: measured on bench/yaml_loaders.py's Pods, conversion
+    takes about half the time and the documents share their keys and common values (as json_stream's
+    decoder shares them). Bounded, so that a stream of unique names does not grow it without end."""
+
+    LIMIT = 4096     # entries per table
+    LONGEST = 64     # characters: names, kinds, images, quantities; not free text
+
+    def __init__(self) -> None:
+        self.keys: dict[str, str] = {}       # a plain key's text -> its JSON key
+        self.plain: dict[str, Any] = {}      # a plain scalar's text -> its value
+        self.quoted: dict[str, str] = {}     # a quoted (or !!str) scalar's text, shared
+
+
 class UndecodableStream(Exception):
     """libyaml could not read a stream (bad encoding, a control character, a failed read): the caller reads
     the file whole and decodes it again, for the message with its line."""
@@ -107,6 +126,7 @@ class AnchorWatch:
 
 
 def _documents(loader: Any, file: str, has_anchor: Any, text: str | None) -> Iterator[YamlDocument]:
+    scalars = Scalars()
     try:
         while True:
             with gc_paused():
@@ -131,7 +151,7 @@ def _documents(loader: Any, file: str, has_anchor: Any, text: str | None) -> Ite
                 if (isinstance(node, ScalarNode) and node.tag == PLAIN_TAG
                         and resolve_plain(node.value) is None):
                     continue  # `---` followed by nothing, or by a bare null
-                value = _Converter(file, has_anchor()).convert_document(node)
+                value = _Converter(file, has_anchor(), scalars).convert_document(node)
             yield YamlDocument(value, node, node_line(node))
     finally:
         loader.dispose()
@@ -159,9 +179,13 @@ def _allowed_alias_ratio(decoded: int) -> float:
 
 
 class _Converter:
-    def __init__(self, file: str, track_aliases: bool) -> None:
+    def __init__(self, file: str, track_aliases: bool, scalars: Scalars | None = None) -> None:
         self.file = file
         self.track = track_aliases
+        if not track_aliases:
+            self.value = self._untracked  # type: ignore[method-assign]  # one call fewer per node
+        shared = scalars if scalars is not None else Scalars()
+        self.keys, self.plain, self.quoted = shared.keys, shared.plain, shared.quoted
         self.seen: set[int] = set()      # ids of nodes already converted once: meeting one again is an alias
         self.active: set[int] = set()    # ids of collections being converted, to catch self-reference
         self.alias_depth = 0
@@ -219,32 +243,51 @@ class _Converter:
 
     def scalar(self, node: Node) -> Any:
         tag = node.tag
+        text = node.value
         if tag == PLAIN_TAG:
-            value = resolve_plain(node.value)
+            value = self.plain.get(text, _UNSEEN)
+            if value is not _UNSEEN:
+                return value
+            value = resolve_plain(text)
         elif tag == STR_TAG:
-            return node.value
+            if len(text) > Scalars.LONGEST:
+                return text
+            shared = self.quoted.get(text)
+            if shared is None and len(self.quoted) < Scalars.LIMIT:
+                self.quoted[text] = shared = text
+            return shared if shared is not None else text
         else:
             try:
-                value = resolve_tagged(tag, node.value)
+                value = resolve_tagged(tag, text)
             except ValueError as err:
                 raise self.fail(str(err), node) from None
         if value.__class__ is float:
             try:
-                return json_number(value)
+                value = json_number(value)
             except ValueError:
-                raise self.fail(f"`{node.value}` is not a JSON number (NaN and infinities are not)",
+                raise self.fail(f"`{text}` is not a JSON number (NaN and infinities are not)",
                                 node) from None
+        if tag == PLAIN_TAG and len(text) <= Scalars.LONGEST and len(self.plain) < Scalars.LIMIT:
+            self.plain[text] = value
         return value
 
     def key(self, node: Node) -> str:
         if node.__class__ is not ScalarNode:
             raise self.fail("a mapping key must be a scalar, not a collection", node)
-        if node.tag == STR_TAG:
-            return str(node.value)
+        text = node.value
+        if node.tag == PLAIN_TAG:
+            found = self.keys.get(text)
+            if found is not None:
+                return found
+        elif node.tag == STR_TAG:
+            return str(text)
         try:
             if node.tag == PLAIN_TAG:
-                return key_string(resolve_plain(node.value))
-            return key_string(resolve_tagged(node.tag, node.value))
+                found = key_string(resolve_plain(text))
+                if len(self.keys) < Scalars.LIMIT:
+                    self.keys[text] = found
+                return found
+            return key_string(resolve_tagged(node.tag, text))
         except ValueError as err:
             raise self.fail(str(err), node) from None
 

@@ -137,3 +137,27 @@ def test_mangled_files_give_what_their_text_gives(tmp_path: Path) -> None:
         assert outcome(lambda: list(iter_manifests(str(path)))) == expected
         raised += isinstance(expected, str)
     assert raised > 20  # the mutations did break most inputs, so the error paths were exercised
+
+
+def test_scalars_resolved_once_per_stream_keep_their_style() -> None:
+    # the same texts, plain, quoted, tagged and as keys, across documents: each keeps its own meaning
+    text = ("apiVersion: v1\nkind: X\nmetadata: {name: a}\ndata: {on: on, 'on': 'on', x: !!str on, m: 0x1F}\n"
+            "---\napiVersion: v1\nkind: X\nmetadata: {name: b}\ndata: {on: on, 'on': 'on', x: !!str on, m: 0x1F,"
+            " q: '0x1F', z: 1.0, w: .inf}\n")
+    with pytest.raises(InputError) as info:
+        documents_from_text(text, "s.yaml")
+    assert str(info.value) == "s.yaml:9: `.inf` is not a JSON number (NaN and infinities are not)"
+    first, second = (d.obj["data"] for d in documents_from_text(text.replace(", w: .inf", ""), "s.yaml"))
+    assert first == {"true": True, "on": "on", "x": "on", "m": 31}
+    assert second == {"true": True, "on": "on", "x": "on", "m": 31, "q": "0x1F", "z": 1}
+    assert type(second["z"]) is int
+
+
+def test_documents_of_one_stream_share_their_keys_and_short_values(tmp_path: Path) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_text(PADDING)
+    docs = list(iter_manifests(str(path)))
+    first, last = docs[0].obj, docs[-1].obj
+    assert [k for k in first["spec"]["containers"][0]] == ["name", "image"]
+    assert next(iter(first["spec"])) is next(iter(last["spec"]))         # "containers", once
+    assert first["spec"]["containers"][0]["image"] is last["spec"]["containers"][0]["image"]  # "nginx"
