@@ -182,8 +182,6 @@ class _Converter:
     def __init__(self, file: str, track_aliases: bool, scalars: Scalars | None = None) -> None:
         self.file = file
         self.track = track_aliases
-        if not track_aliases:
-            self.value = self._untracked  # type: ignore[method-assign]  # one call fewer per node
         shared = scalars if scalars is not None else Scalars()
         self.keys, self.plain, self.quoted = shared.keys, shared.plain, shared.quoted
         self.seen: set[int] = set()      # ids of nodes already converted once: meeting one again is an alias
@@ -207,6 +205,10 @@ class _Converter:
         if self.track:
             return self._tracked(node)
         return self._untracked(node)
+
+    # Not `self.value = self._untracked` in __init__ (one call fewer per node): a bound method kept on its
+    # own instance is a reference cycle, and with the collector paused (as the command runs) every
+    # document's converter, and the node tree it holds, would stay in memory.
 
     def _untracked(self, node: Node) -> Any:
         cls = node.__class__

@@ -161,3 +161,31 @@ def test_documents_of_one_stream_share_their_keys_and_short_values(tmp_path: Pat
     assert [k for k in first["spec"]["containers"][0]] == ["name", "image"]
     assert next(iter(first["spec"])) is next(iter(last["spec"]))         # "containers", once
     assert first["spec"]["containers"][0]["image"] is last["spec"]["containers"][0]["image"]  # "nginx"
+
+
+def test_with_the_collector_paused_a_dropped_document_leaves_nothing_behind(tmp_path: Path) -> None:
+    # the command runs with the cyclic collector off (cli/common.py): anything of a document caught in a
+    # reference cycle would stay in memory for the whole run, so a streamed file would grow like a list
+    import gc
+    import weakref
+
+    from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
+
+    path = tmp_path / "pods.yaml"
+    path.write_text(PADDING)
+    left: list[weakref.ref] = []
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        with path.open("rb") as stream:
+            for doc in iter_yaml_documents(stream, str(path)):
+                left.append(weakref.ref(doc.node))
+        with_anchor = "apiVersion: v1\nkind: X\nbase: &b {a: 1}\nspec: *b\n---\n" + PADDING
+        for doc in iter_yaml_documents(with_anchor, "a.yaml"):
+            left.append(weakref.ref(doc.node))
+        del doc
+        alive = sum(ref() is not None for ref in left)  # before the collector is back, which would free cycles
+    finally:
+        if enabled:
+            gc.enable()
+    assert len(left) == 2001 and alive == 0
