@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TextIO
@@ -17,7 +18,7 @@ from typing import Any, BinaryIO, TextIO
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.files import STDIN, STDIN_NAME, expand_paths, read_text
+from kubectl_kyrec.load.files import STDIN, STDIN_NAME, decode_text, expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
@@ -137,46 +138,99 @@ _HEAD_BYTES = 65536
 def _file_documents(path: str, stdin: TextIO | None) -> tuple[str, str, Iterator[_Raw]]:
     """(name, the text the file starts with, its raw documents) of one file or of `-`.
 
-    A YAML file is handed to libyaml as a binary stream: read in chunks as documents are composed, never
-    held whole as text (which also spares decoding it to a str that libyaml encodes back to UTF-8). JSON
-    (json_stream reads text), UTF-16 and standard input are read whole. Should libyaml fail to read the
-    stream (bad UTF-8, a control character, a failed read), the file is read whole again and the same
-    message as for the text is raised, after the documents already yielded."""
-    if path == STDIN:
+    YAML is handed to libyaml as a binary stream: read in chunks as documents are composed, never held
+    whole as text (which also spares decoding it to a str that libyaml encodes back to UTF-8); from `-`, a
+    document is yielded as soon as it has arrived. JSON (json_stream reads text), UTF-16 and a text-only
+    stdin are read whole. Should libyaml fail to read the stream (bad UTF-8, a control character, a failed
+    read), the input is read whole and the same message as for the text is raised, after the documents
+    already yielded."""
+    raw_stdin = getattr(stdin if stdin is not None else sys.stdin, "buffer", None) if path == STDIN else None
+    if path == STDIN and raw_stdin is None:
         name, text = read_text(path, stdin)
         return name, text, _raw_documents(text, name)
     try:
-        handle: BinaryIO = open(path, "rb", buffering=_HEAD_BYTES)  # noqa: SIM115  closed by the generator
-        start = handle.peek(_HEAD_BYTES)[:_HEAD_BYTES]  # type: ignore[attr-defined]
+        if raw_stdin is not None:
+            stream = _Recorded(raw_stdin, owned=False)
+        else:  # closed by the generator, or by _whole
+            stream = _Recorded(open(path, "rb", buffering=_HEAD_BYTES), owned=True)  # noqa: SIM115
+        start = stream.head(_HEAD_BYTES)
     except OSError:
         name, text = read_text(path, stdin)  # the same message as any unreadable file
         return name, text, _raw_documents(text, name)
+    name = STDIN_NAME if path == STDIN else path
     if start.startswith(codecs.BOM_UTF8):
         start = start[len(codecs.BOM_UTF8):]
     head = start.decode("utf-8", "ignore")
     if (start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not head.strip()
             or looks_like_json(head)):
-        handle.close()
-        name, text = read_text(path, stdin)
+        text = _whole(stream, name)
         return name, text, _raw_documents(text, name)
-    return path, head, _streamed_documents(handle, path)
+    return name, head, _streamed_documents(stream, name)
 
 
-def _streamed_documents(handle: BinaryIO, path: str) -> Iterator[_Raw]:
+class _Recorded:
+    """A binary input as libyaml reads it, its first bytes read ahead (`head`: one read, so that a pipe's
+    first document is not held back waiting for more). Standard input, which cannot be read twice, keeps
+    what was read, for the message should libyaml fail on it; a file is read again from its start."""
+
+    def __init__(self, raw: BinaryIO, *, owned: bool) -> None:
+        self.raw = raw
+        self.owned = owned
+        self._read = getattr(raw, "read1", raw.read)
+        self.pending = b""
+        self.kept: list[bytes] | None = None if owned and raw.seekable() else []
+
+    def head(self, size: int) -> bytes:
+        self.pending = bytes(self._read(size))
+        if self.kept is not None:
+            self.kept.append(self.pending)
+        return self.pending
+
+    def read(self, size: int = -1) -> bytes:
+        if self.pending:
+            chunk, self.pending = self.pending, b""
+            return chunk
+        chunk = bytes(self._read(size))
+        if self.kept is not None:
+            self.kept.append(chunk)
+        return chunk
+
+    def everything(self) -> bytes:
+        """The whole input, from its start."""
+        if self.kept is None:
+            self.raw.seek(0)
+            return bytes(self.raw.read())
+        return b"".join(self.kept) + bytes(self.raw.read())
+
+    def close(self) -> None:
+        if self.owned:
+            self.raw.close()
+
+
+def _whole(stream: _Recorded, name: str) -> str:
+    try:
+        data = stream.everything()
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise InputError(f"cannot read: {reason.lower() if stream.owned else reason}", Source(name)) from None
+    finally:
+        stream.close()
+    return decode_text(data, name)
+
+
+def _streamed_documents(stream: _Recorded, name: str) -> Iterator[_Raw]:
     yielded = 0
     try:
-        for doc in iter_yaml_documents(handle, path):
+        for doc in iter_yaml_documents(stream, name):  # type: ignore[arg-type]
             yield _Raw(doc.value, doc.line, doc.node)
             yielded += 1
     except UndecodableStream:
-        handle.close()
         # the text path says what and where; it meets the same documents first, and they were yielded
-        _, text = read_text(path)
-        for index, raw in enumerate(_raw_documents(text, path)):
+        for index, raw in enumerate(_raw_documents(_whole(stream, name), name)):
             if index >= yielded:
                 yield raw
     finally:
-        handle.close()
+        stream.close()
 
 
 @dataclass

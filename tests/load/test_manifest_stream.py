@@ -189,3 +189,53 @@ def test_with_the_collector_paused_a_dropped_document_leaves_nothing_behind(tmp_
         if enabled:
             gc.enable()
     assert len(left) == 2001 and alive == 0
+
+
+def test_stdin_documents_arrive_as_they_are_written() -> None:
+    # `kustomize build | kubectl kyrec eval -r -`: the first document is handed on before the pipe is closed
+    read_fd, write_fd = os.pipe()
+    first_seen = threading.Event()
+    arrived_early: list[bool] = []
+
+    def writer() -> None:
+        with os.fdopen(write_fd, "w") as out:
+            out.write(POD.format(i=0) + "---\n")
+            out.flush()
+            arrived_early.append(first_seen.wait(10))
+            out.write(POD.format(i=1))
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with os.fdopen(read_fd, "r") as stdin:
+        names = []
+        for doc in iter_manifests("-", stdin=stdin):  # type: ignore[arg-type]
+            names.append((doc.name, doc.source))
+            first_seen.set()
+    thread.join()
+    assert names == [("p0", Source("<stdin>", 1)), ("p1", Source("<stdin>", 8))]
+    assert arrived_early == [True]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ((PADDING + "---\n").encode() + b"apiVersion: v1\nkind: X\ndata:\n  name: caf\xe9\n",
+     f"<stdin>:{PADDING.count(chr(10)) + 5}: not valid UTF-8: byte 0xe9 at column 12"),
+    ((PADDING + "---\napiVersion: v1\nkind: X\na: \x01b\n").encode(),
+     f"<stdin>:{PADDING.count(chr(10)) + 4}: invalid YAML: unacceptable character #x0001: control characters "
+     "are not allowed"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: é}\n".encode("utf-16"), None),
+    (b'  \n{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}', None),
+])
+def test_stdin_that_libyaml_cannot_stream_reads_as_before(data: bytes, message: str | None) -> None:
+    # a pipe cannot be read twice: what was read is kept for the message of a stream libyaml refuses
+    read_fd, write_fd = os.pipe()
+    thread = threading.Thread(target=lambda: (os.write(write_fd, data), os.close(write_fd)))
+    thread.start()
+    with os.fdopen(read_fd, "r") as stdin:
+        if message is None:
+            docs, _ = load_manifests("-", stdin=stdin)  # type: ignore[arg-type]
+            assert [d.kind for d in docs] == ["ConfigMap"]
+        else:
+            with pytest.raises(InputError) as info:
+                load_manifests("-", stdin=stdin)  # type: ignore[arg-type]
+            assert str(info.value) == message
+    thread.join()
