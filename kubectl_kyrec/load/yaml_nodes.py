@@ -89,9 +89,10 @@ class Scalars:
 
     libyaml hands every scalar over as a new str: 50,000 Pods carry 50,000 copies of "apiVersion",
     "containers", "v1"... each resolved again. Resolving depends on the text (and its style) alone and gives
-    immutable values, so the first result is reused: measured on bench/yaml_loaders.py's Pods, conversion
-    takes about half the time and the documents share their keys and common values (as json_stream's
-    decoder shares them). Bounded, so that a stream of unique names does not grow it without end."""
+    immutable values, so the first result is reused: measured on bench/yaml_loaders.py's 50,000 Pods, the
+    conversion after composing takes about 30% less time (the whole load 4.64 -> 4.01 s) and the documents
+    share their keys and common values, as json_stream's decoder shares them (peak 361 -> 230 MiB).
+    Bounded, so that a stream of unique names does not grow it without end."""
 
     LIMIT = 4096     # entries per table
     LONGEST = 64     # characters: names, kinds, images, quantities; not free text
