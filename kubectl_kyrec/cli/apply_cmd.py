@@ -186,11 +186,10 @@ class _Session:
 
     def on_answer(self, done: int, planned: int) -> None:
         progress = self.progress
-        if progress is None or progress.tick is None or progress.expect is None or progress.restart is None:
+        if progress is None or progress.tick is None or progress.expect is None:
             return
         if done == 0:       # the writes start: the rate counts from here
             progress.expect(planned)
-            progress.restart()
         else:
             progress.tick(None)
 

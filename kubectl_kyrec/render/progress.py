@@ -14,9 +14,14 @@ from kubectl_kyrec.golang.time import format_duration
 
 class Progress:
     """`tick` once per object; a line `evaluated N objects (R/s)` is redrawn at most every `interval` s, and
-    once `expect` has said how many there are, `evaluated N of T objects (R/s, about 1m20s left)`.
+    once `expect` has said how many there are, `evaluated N of T objects (R/s, about 1m20s left)`. Before
+    the first tick, `phase` says what the run is doing (`loading inputs`).
     `unit` names what is counted (`objects`, apply's `writes`); `every` (a power of two) how many ticks go
-    between two reads of the clock; `clock` is the monotonic clock (a synthetic one in tests)."""
+    between two reads of the clock; `clock` is the monotonic clock (a synthetic one in tests).
+
+    The rate, and the time left from it, count from `expect`: the work counted alone (eval's evaluation,
+    apply's writes), not the loading, reading or planning before it, which would make the first estimates
+    many times too long."""
 
     def __init__(self, label: str, stream: TextIO, interval: float = 0.25, *, unit: str = "objects",
                  every: int = 64, clock: Callable[[], float] = time.monotonic) -> None:
@@ -33,12 +38,16 @@ class Progress:
         self.total: int | None = None
 
     def expect(self, total: int) -> None:
+        """`total` objects to come, from now: the rate counts from here."""
         self.total = total
-
-    def restart(self) -> None:
-        """The rate and the estimate count from now (apply: from its first write, not from the read)."""
         self.start = self._clock()
         self._next = self.start + self.interval
+
+    def phase(self, text: str) -> None:
+        """What the run does until the first object is counted, shown at once."""
+        self.stream.write(f"\r{text}\x1b[K")
+        self.stream.flush()
+        self._shown = True
 
     def tick(self, _item: Any = None) -> None:
         self.count += 1
@@ -75,11 +84,13 @@ class Progress:
 
     @staticmethod
     @contextmanager
-    def on_terminal(label: str, stream: TextIO | None = None, **options: Any) -> Iterator[Handle]:
+    def on_terminal(label: str, stream: TextIO | None = None, *, phase: str = "", **options: Any) -> Iterator[Handle]:
         """A handle whose `tick` is None unless `stream` (stderr) is a terminal: nothing to call otherwise.
-        `options`: Progress's own (unit, every, clock)."""
+        `phase`: shown until the first count; `options`: Progress's own (unit, every, clock)."""
         stream = stream if stream is not None else sys.stderr
         progress = Progress(label, stream, **options) if _is_terminal(stream) else None
+        if progress is not None and phase:
+            progress.phase(phase)
         try:
             yield Handle(progress)
         finally:
@@ -88,10 +99,9 @@ class Progress:
 
 
 class Handle:
-    __slots__ = ("clear", "expect", "restart", "tick")
+    __slots__ = ("clear", "expect", "tick")
 
     def __init__(self, progress: Progress | None) -> None:
-        self.restart: Callable[[], None] | None = progress.restart if progress is not None else None
         self.tick: Callable[[Any], None] | None = progress.tick if progress is not None else None
         self.expect: Callable[[int], None] | None = progress.expect if progress is not None else None
         self.clear: Callable[[], None] | None = progress.clear if progress is not None else None

@@ -22,7 +22,6 @@ def test_writes_done_of_planned_with_the_rate_from_the_first_write() -> None:
     progress = Progress("applied", stream, unit="writes", every=1, clock=clock)
     clock.now = 130.0                    # 30 s of reading and planning: not part of the rate
     progress.expect(100)
-    progress.restart()
     for _ in range(10):
         clock.now += 0.2                 # 5 writes a second
         progress.tick()
@@ -33,7 +32,6 @@ def test_an_outcome_line_clears_the_progress_and_the_next_answer_redraws_it() ->
     clock, stream = Clock(), io.StringIO()
     progress = Progress("applied", stream, interval=10.0, unit="writes", every=1, clock=clock)
     progress.expect(3)
-    progress.restart()
     clock.now += 11
     progress.tick()
     assert stream.getvalue().endswith("applied 1 of 3 writes (0/s, about 22s left)\x1b[K")
