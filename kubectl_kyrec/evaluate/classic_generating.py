@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import EngineError
-from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.classic_generate import (
     ClassicGenerateRule,
     ObjectStore,
@@ -35,6 +34,7 @@ from kubectl_kyrec.evaluate.generating import (
     policy_created,
 )
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectSet, as_admitted, make_subject
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy

@@ -7,7 +7,6 @@ matchConstraints as evaluate/match.py decides them, and the policy's generate en
 
 from __future__ import annotations
 
-from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.explain import (
     NONE,
     NOT_MATCHED,
@@ -19,6 +18,7 @@ from kubectl_kyrec.evaluate.explain import (
     result_node,
 )
 from kubectl_kyrec.evaluate.generating import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 

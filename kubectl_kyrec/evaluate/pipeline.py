@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.admission_chain import (
     Admission,
     AdmissionChain,
@@ -32,6 +31,7 @@ from kubectl_kyrec.evaluate.image_validating import (
 )
 from kubectl_kyrec.evaluate.mutation import MutationEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
 from kubectl_kyrec.evaluate.validating import (

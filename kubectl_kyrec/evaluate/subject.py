@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.engine import Activation, Environment
-from kubectl_kyrec.evaluate.admission import RequestInfo
+from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.model import Subject
 
 NO_EXCEPTIONS: Mapping[str, list[str]] = {"allowedImages": [], "allowedValues": []}

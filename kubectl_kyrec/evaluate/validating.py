@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.admission import RequestInfo, build_request
 from kubectl_kyrec.evaluate.autogen import Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -25,6 +24,7 @@ from kubectl_kyrec.evaluate.exceptions import (
     selected_report_result,
 )
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
+from kubectl_kyrec.evaluate.request import RequestInfo, build_request
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import PolicyException, ValidatingPolicy

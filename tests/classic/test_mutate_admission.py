@@ -11,9 +11,9 @@ import datetime
 from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
-from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
+from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import make_subject
 from kubectl_kyrec.load.documents import documents_from_text
