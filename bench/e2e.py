@@ -63,7 +63,7 @@ from kubectl_kyrec.evaluate.match import matches_constraints  # noqa: E402
 from kubectl_kyrec.evaluate.request import build_request  # noqa: E402
 from kubectl_kyrec.evaluate.subject import SubjectContext  # noqa: E402
 from kubectl_kyrec.evaluate.subjects import make_subjects  # noqa: E402
-from kubectl_kyrec.evaluate.validating import candidate_variants, compile_validating_policy  # noqa: E402
+from kubectl_kyrec.evaluate.validating.engine import candidate_variants, compile_validating_policy  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.load.kinds import KindTable  # noqa: E402

@@ -43,7 +43,7 @@ from kubectl_kyrec.evaluate.downstreams import (
 )
 from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, dedupe, generated_resources_property
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.validating import make_result
+from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy

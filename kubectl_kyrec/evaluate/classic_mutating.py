@@ -58,7 +58,7 @@ from kubectl_kyrec.evaluate.classic_validating import (
 )
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.validating import make_result
+from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import UNDETERMINED, Document, Result
 

@@ -1,6 +1,6 @@
 """The decision tree of a ValidatingPolicy (or NamespacedValidatingPolicy) for one subject.
 
-It walks the steps evaluate/validating.py takes, in its order (matchConstraints, exceptions, matchConditions,
+It walks the steps evaluate/validating/engine.py takes, in its order (matchConstraints, exceptions, matchConditions,
 validations stopping at the first not true), re-evaluating the compiled programs to show their values;
 each rule's result is the one `evaluate_validating` gives, as in `eval`.
 """
@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.match import may_match
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
-from kubectl_kyrec.evaluate.validating import CompiledValidatingPolicy, CompiledVariant, evaluate_validating
+from kubectl_kyrec.evaluate.validating.engine import CompiledValidatingPolicy, CompiledVariant, evaluate_validating
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policies import PolicyException
 from kubectl_kyrec.model import Result

@@ -45,7 +45,7 @@ from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, com
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.validating import (
+from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidation,
     evaluate_audit_annotations,
     make_result,

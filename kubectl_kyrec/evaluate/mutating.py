@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, com
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutation import NEEDS_SCHEMA, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.validating import make_result
+from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
 from kubectl_kyrec.load.mutating_policies import MutatingPolicy

@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_object
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
-from kubectl_kyrec.evaluate.validating import (
+from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidatingPolicy,
     candidate_variants,
     compile_validating_policy,
