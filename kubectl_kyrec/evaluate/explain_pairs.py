@@ -19,7 +19,6 @@ from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
 from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
 from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
 from kubectl_kyrec.evaluate.explain_mutating_admission import explain_mutating_admission
-from kubectl_kyrec.evaluate.explain_validating import explain_validating
 from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating_admission import MutatingAdmissionEngine
 from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
@@ -35,6 +34,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 )
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
 
