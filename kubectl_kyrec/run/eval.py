@@ -247,7 +247,7 @@ def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
                    ) -> tuple[list[Result], list[EvalError]]:
-    from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
+    from kubectl_kyrec.evaluate.validating.json_payloads import evaluate_json_payloads
     from kubectl_kyrec.load.payloads import load_payloads
 
     payloads = [p for path in options.json_paths for p in load_payloads(path, path)]
