@@ -258,7 +258,7 @@ def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: Libr
 
 def _authz_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
                     ) -> tuple[list[Result], list[EvalError]]:
-    from kubectl_kyrec.evaluate.authz_payloads import evaluate_authz_payloads
+    from kubectl_kyrec.evaluate.validating.authz_payloads import evaluate_authz_payloads
     from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
 
     payloads = [load_authz_payload(path, path, mode)
