@@ -1,6 +1,6 @@
 """The decision tree of a ValidatingAdmissionPolicy with its bindings, for one subject.
 
-It walks evaluate/admission_policy.py's steps for the runner `eval` uses (the policy's matchConstraints,
+It walks evaluate/validating_admission/engine.py's steps for the runner `eval` uses (the policy's matchConstraints,
 then each binding's matchResources and params, the last evaluated binding's answer standing), re-evaluating
 the compiled programs to show their values; the result is the one `evaluate_admission` gives.
 """
@@ -12,15 +12,6 @@ from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.admission_policy import (
-    CompiledAdmissionPolicy,
-    VapRunner,
-    as_create,
-    binding_matches,
-    cli_params,
-    evaluate_admission,
-    scan_params,
-)
 from kubectl_kyrec.evaluate.explain import (
     MATCHED,
     NONE,
@@ -36,6 +27,15 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.validating_admission.engine import (
+    CompiledAdmissionPolicy,
+    VapRunner,
+    as_create,
+    binding_matches,
+    cli_params,
+    evaluate_admission,
+    scan_params,
+)
 from kubectl_kyrec.load.policies import AdmissionBinding
 from kubectl_kyrec.model import Document
 

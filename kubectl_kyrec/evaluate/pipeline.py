@@ -21,8 +21,6 @@ from kubectl_kyrec.evaluate.admission_chain import (
     paired_with_old,
     undetermined_by_admission,
 )
-from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
-from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
 from kubectl_kyrec.evaluate.image_validating import (
     CompiledImageValidatingPolicy,
@@ -40,6 +38,12 @@ from kubectl_kyrec.evaluate.validating.engine import (
     compile_validating_policy,
     evaluate_validating,
 )
+from kubectl_kyrec.evaluate.validating_admission.engine import (
+    CompiledAdmissionPolicy,
+    VapRunner,
+    compile_admission_policies,
+)
+from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission as evaluate_vap
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.load.registry import Registry

@@ -37,7 +37,6 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.admission_policy import compile_admission_policies
     from kubectl_kyrec.evaluate.deleting import compile_deleting_policy
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
     from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
@@ -45,6 +44,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     from kubectl_kyrec.evaluate.mutating import autogen_variants, compile_mutating_policy
     from kubectl_kyrec.evaluate.mutating_admission import compile_mutating_admission_policy
     from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy
+    from kubectl_kyrec.evaluate.validating_admission.engine import compile_admission_policies
 
     if policies.validated:
         return policies

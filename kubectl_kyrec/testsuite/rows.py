@@ -35,11 +35,11 @@ import yaml
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
-from kubectl_kyrec.evaluate.admission_policy import VapRunner
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads, is_authz_subject
 from kubectl_kyrec.evaluate.validating.json_payloads import evaluate_json_payloads
+from kubectl_kyrec.evaluate.validating_admission.engine import VapRunner
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.load.registry import Registry

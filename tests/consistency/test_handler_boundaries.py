@@ -34,7 +34,7 @@ def _bug(*args: Any, **kwargs: Any) -> Any:
 # function each engine calls while it evaluates that policy on RESOURCES
 ENGINES = {
     "validating": ("validatingpolicy.yaml", "kubectl_kyrec.evaluate.validating.engine", "make_result"),
-    "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.admission_policy",
+    "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.validating_admission.engine",
                              "_validate"),
     "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating", "run_mutations"),
     "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission",
