@@ -13,7 +13,6 @@ from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
 from kubectl_kyrec.evaluate.deleting import CompiledDeletingPolicy, compile_deleting_policy
 from kubectl_kyrec.evaluate.deleting import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import Explanation
-from kubectl_kyrec.evaluate.explain_admission import explain_admission
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
 from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
 from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
@@ -35,6 +34,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
+from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
 
