@@ -1,6 +1,6 @@
 """The decision tree of a MutatingPolicy / NamespacedMutatingPolicy for one subject (issue 27).
 
-It walks evaluate/mutating.py's steps (kk: pkg/cel/policies/mpol/engine/engine.go handlePolicy, compiler
+It walks evaluate/mutating/engine.py's steps (kk: pkg/cel/policies/mpol/engine/engine.go handlePolicy, compiler
 policy.go Evaluate): the namespace of a namespaced policy, matchConstraints, the exceptions, matchConditions
 with their values, then each mutation in order with the patch it made. The request each policy sees is
 the one the admission chain fed the MutatingPolicy engine (after the API server's defaults and the
@@ -33,7 +33,7 @@ from kubectl_kyrec.evaluate.explain import (
     value_node,
     variables_node,
 )
-from kubectl_kyrec.evaluate.mutating import (
+from kubectl_kyrec.evaluate.mutating.engine import (
     SOURCE,
     CompiledMutatingPolicy,
     CompiledMutation,

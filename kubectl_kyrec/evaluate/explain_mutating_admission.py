@@ -24,7 +24,7 @@ from kubectl_kyrec.evaluate.explain import (
     show,
 )
 from kubectl_kyrec.evaluate.explain_mutating import mutations_node
-from kubectl_kyrec.evaluate.mutating import MutationFailure, run_mutations, with_object
+from kubectl_kyrec.evaluate.mutating.engine import MutationFailure, run_mutations, with_object
 from kubectl_kyrec.evaluate.mutating_admission import (
     CompiledMutatingAdmissionPolicy,
     MutatingAdmissionEngine,

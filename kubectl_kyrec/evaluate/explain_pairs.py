@@ -18,7 +18,7 @@ from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
 from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
 from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
 from kubectl_kyrec.evaluate.explain_mutating_admission import explain_mutating_admission
-from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
+from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating_admission import MutatingAdmissionEngine
 from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.namespaces import namespace_objects

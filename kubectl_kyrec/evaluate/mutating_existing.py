@@ -30,7 +30,7 @@ from typing import Any
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.classic_mutating import TargetChange
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.mutating import CompiledMutatingPolicy, evaluate_mutating, with_object
+from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, evaluate_mutating, with_object
 from kubectl_kyrec.evaluate.mutation import mutation_of
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext

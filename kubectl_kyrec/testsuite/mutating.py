@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.evaluate.classic_mutating import TargetChange
-from kubectl_kyrec.evaluate.mutating import mutating_engine, with_object
+from kubectl_kyrec.evaluate.mutating.engine import mutating_engine, with_object
 from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
 from kubectl_kyrec.evaluate.mutating_existing import TargetDiscoveryError, mutate_targets
 from kubectl_kyrec.evaluate.namespaces import namespace_objects

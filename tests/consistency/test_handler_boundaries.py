@@ -36,7 +36,7 @@ ENGINES = {
     "validating": ("validatingpolicy.yaml", "kubectl_kyrec.evaluate.validating.engine", "make_result"),
     "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.validating_admission.engine",
                              "_validate"),
-    "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating", "run_mutations"),
+    "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating.engine", "run_mutations"),
     "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission",
                            "MutatingAdmissionEngine._cluster"),
     "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating", "trigger_info"),
