@@ -161,7 +161,7 @@ def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptio
     target_expression = None
     if policy.target_expression:
         # compiler.go Compile: the output type must be a map (checked when it runs here: see
-        # evaluate/mutating_existing.py)
+        # evaluate/mutating/mutate_existing.py)
         target_expression = _compile(compiler, policy.target_expression, "spec.targetMatchConstraints.expression")
     exc_env, exc_check = envs.get("PolicyException")
     # kk: mpol engine/provider.go NewProvider: refs by name and kind; expiry is not looked at
