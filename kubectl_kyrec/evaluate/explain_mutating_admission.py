@@ -23,8 +23,8 @@ from kubectl_kyrec.evaluate.explain import (
     result_node,
     show,
 )
-from kubectl_kyrec.evaluate.explain_mutating import mutations_node
 from kubectl_kyrec.evaluate.mutating.engine import MutationFailure, run_mutations, with_object
+from kubectl_kyrec.evaluate.mutating.tree import mutations_node
 from kubectl_kyrec.evaluate.mutating_admission import (
     CompiledMutatingAdmissionPolicy,
     MutatingAdmissionEngine,
