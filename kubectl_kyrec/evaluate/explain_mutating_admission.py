@@ -1,6 +1,6 @@
 """The decision tree of a MutatingAdmissionPolicy with its bindings, for one subject (issue 27).
 
-It walks the API server's steps as evaluate/mutating_admission.py models them for `eval`'s admission chain
+It walks the API server's steps as evaluate/mutating_admission/engine.py models them for `eval`'s admission chain
 (k8s.io/apiserver pkg/admission/plugin/policy/mutating dispatcher.go dispatchInvocations): the policy's
 matchConstraints, then each binding whose matchResources match, with its params, the matchConditions with
 their values and each mutation's patch, each binding seeing the object the previous one made. The request is
@@ -25,7 +25,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.mutating.engine import MutationFailure, run_mutations, with_object
 from kubectl_kyrec.evaluate.mutating.tree import mutations_node
-from kubectl_kyrec.evaluate.mutating_admission import (
+from kubectl_kyrec.evaluate.mutating_admission.engine import (
     CompiledMutatingAdmissionPolicy,
     MutatingAdmissionEngine,
     cli_param,

@@ -305,7 +305,7 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     webhooks, Kyverno's in the order of their names (`mpol.*` for MutatingPolicies before `mutate.*` for
     ClusterPolicy/Policy mutate rules). A policy that does not compile is an error at its file:line."""
     from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
-    from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+    from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
     from kubectl_kyrec.k8s.defaulting import default_object
 
     engines: list[MutationEngine] = []

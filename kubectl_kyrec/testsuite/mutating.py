@@ -23,7 +23,7 @@ from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.evaluate.classic_mutating import TargetChange
 from kubectl_kyrec.evaluate.mutating.engine import mutating_engine, with_object
 from kubectl_kyrec.evaluate.mutating.mutate_existing import TargetDiscoveryError, mutate_targets
-from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
 from kubectl_kyrec.evaluate.subjects import KindLookup, as_admitted, make_subject

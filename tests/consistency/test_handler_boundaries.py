@@ -37,7 +37,7 @@ ENGINES = {
     "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.validating_admission.engine",
                              "_validate"),
     "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating.engine", "run_mutations"),
-    "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission",
+    "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission.engine",
                            "MutatingAdmissionEngine._cluster"),
     "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating", "trigger_info"),
     # eval leaves DeletingPolicies to diff (a notice): diff runs their engine
