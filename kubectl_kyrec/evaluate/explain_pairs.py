@@ -16,10 +16,10 @@ from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
 from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
 from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
-from kubectl_kyrec.evaluate.explain_mutating_admission import explain_mutating_admission
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
+from kubectl_kyrec.evaluate.mutating_admission.tree import explain_mutating_admission
 from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
