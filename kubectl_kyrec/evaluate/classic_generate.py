@@ -41,7 +41,7 @@ from kubectl_kyrec.evaluate.downstreams import (
     identity,
     normalize_numbers,
 )
-from kubectl_kyrec.evaluate.generating import TriggerOutcome, TriggerStatus, dedupe, generated_resources_property
+from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome, TriggerStatus, dedupe, generated_resources_property
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector

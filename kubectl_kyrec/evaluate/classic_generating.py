@@ -2,7 +2,7 @@
 whose rule matches (kk: engine/background.go filterRule for the match, exceptions and preconditions, then
 background/generate ApplyGeneratePolicy; see evaluate/classic_generate.py for the objects).
 
-Decisions kyrec makes where Kyverno acts at admission (as for GeneratingPolicies, evaluate/generating.py):
+Decisions kyrec makes where Kyverno acts at admission (as for GeneratingPolicies, evaluate/generating/engine.py):
 the operation is `--values`' (CREATE by default); a rule whose variables read request.userInfo (or the
 service account, roles) is `needs-request` unless `--values` gives a userInfo; a trigger created before the
 policy is owed nothing unless the rule's generateExisting (else the spec's) is on.
@@ -25,7 +25,7 @@ from kubectl_kyrec.evaluate.classic_generate import (
     trigger_labels,
     uses_user_info,
 )
-from kubectl_kyrec.evaluate.generating import (
+from kubectl_kyrec.evaluate.generating.engine import (
     GenerateOptions,
     GeneratingOutcome,
     TriggerStatus,

@@ -17,7 +17,7 @@ from kubectl_kyrec.evaluate.explain import (
     one_line,
     result_node,
 )
-from kubectl_kyrec.evaluate.generating import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy

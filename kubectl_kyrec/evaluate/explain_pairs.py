@@ -40,7 +40,7 @@ from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subjec
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
-    from kubectl_kyrec.evaluate.generating import TriggerOutcome
+    from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
 
 
 @dataclass

@@ -21,7 +21,7 @@ from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.run.unreadable import failed_reads, known_kinds, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.model import Document, Ref
@@ -302,7 +302,7 @@ def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list
     """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
     needing request data (their owned downstreams are `undetermined`; nothing is reported missing). Only
     of the triggers and policies inside the user's filters: the run evaluated all of them."""
-    from kubectl_kyrec.evaluate.generating import TriggerStatus
+    from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
     from kubectl_kyrec.run.generate import subject_filter
 
     notices = []

@@ -19,7 +19,7 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.evaluate.admission_chain import Admission
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.load.policies import PolicySet

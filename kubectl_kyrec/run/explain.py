@@ -131,7 +131,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     generated_notices: list[Any] = generated.notices if generated is not None else []
     if generated is not None and inputs.policies.generating:
         from kubectl_kyrec.evaluate.explain_generating import explain_generating
-        from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
+        from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
         from kubectl_kyrec.evaluate.namespaces import namespace_objects
         from kubectl_kyrec.evaluate.pipeline import subject_context
 

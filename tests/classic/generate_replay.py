@@ -48,7 +48,7 @@ from kubectl_kyrec.evaluate.downstreams import (
     identity,
     labels_of,
 )
-from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, is_classic_policy, parse_classic_policy
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.model import Document, Source

@@ -39,7 +39,7 @@ ENGINES = {
     "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating.engine", "run_mutations"),
     "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission.engine",
                            "MutatingAdmissionEngine._cluster"),
-    "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating", "trigger_info"),
+    "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating.engine", "trigger_info"),
     # eval leaves DeletingPolicies to diff (a notice): diff runs their engine
     "deleting": ("deletingpolicy.yaml", "kubectl_kyrec.evaluate.deleting", "evaluate_object"),
     "image-validating": ("imagevalidatingpolicy.yaml", "kubectl_kyrec.evaluate.image_validating", "_result"),
