@@ -27,7 +27,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.variables import has_markers
 from kubectl_kyrec.errors import EngineError
-from kubectl_kyrec.evaluate.downstreams import (
+from kubectl_kyrec.evaluate.generating.downstreams import (
     LABEL_MANAGED_BY,
     LABEL_POLICY_NAME,
     LABEL_POLICY_NAMESPACE,

@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.classic_generate import (
     generate_rules,
     matches_delete,
 )
-from kubectl_kyrec.evaluate.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
+from kubectl_kyrec.evaluate.generating.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.classic_policies import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of

@@ -41,7 +41,7 @@ from kubectl_kyrec.evaluate.classic_generate import (
     matches_delete,
 )
 from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.downstreams import (
+from kubectl_kyrec.evaluate.generating.downstreams import (
     LABEL_POLICY_NAME,
     LABEL_POLICY_NAMESPACE,
     LABEL_TRIGGER_UID,

@@ -31,8 +31,8 @@ from kubectl_kyrec.cel.generator_lib import GENERATOR_VALUE, GenerateRefused, Ge
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.generating.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
