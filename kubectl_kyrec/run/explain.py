@@ -130,8 +130,8 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []
     if generated is not None and inputs.policies.generating:
-        from kubectl_kyrec.evaluate.explain_generating import explain_generating
         from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
+        from kubectl_kyrec.evaluate.generating.tree import explain_generating
         from kubectl_kyrec.evaluate.namespaces import namespace_objects
         from kubectl_kyrec.evaluate.pipeline import subject_context
 
