@@ -1,6 +1,6 @@
 """The decision tree of a DeletingPolicy / NamespacedDeletingPolicy for one object (issue 27).
 
-It walks evaluate/deleting.py's steps (kk: pkg/cel/policies/dpol/engine/engine.go Handle, compiler/policy.go
+It walks evaluate/deleting/engine.py's steps (kk: pkg/cel/policies/dpol/engine/engine.go Handle, compiler/policy.go
 Evaluate): when the schedule next runs the policy (kyverno/api GetExecutionTime), the matchConstraints with
 every operation (a deletion is no admission request), the exceptions, then the conditions with their values,
 and so whether the next run deletes the object. The result is `evaluate_object`'s, as Kyverno's CLI answers
@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 
 from kubectl_kyrec.cel.engine import Activation
-from kubectl_kyrec.evaluate.deleting import (
+from kubectl_kyrec.evaluate.deleting.engine import (
     CompiledDeletingPolicy,
     DeletionStatus,
     any_operation,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
-from kubectl_kyrec.evaluate.deleting import CompiledDeletingPolicy, compile_deleting_policy
-from kubectl_kyrec.evaluate.deleting import subject_context as deleting_context
+from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
+from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
 from kubectl_kyrec.evaluate.explain_deleting import explain_deleting

@@ -37,7 +37,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.deleting import compile_deleting_policy
+    from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
     from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
     from kubectl_kyrec.evaluate.image_validating import compile_image_validating_policy

@@ -233,7 +233,7 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.deleting import DeleteOptions, run_deleting
+    from kubectl_kyrec.evaluate.deleting.engine import DeleteOptions, run_deleting
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.deletions import diff_deletions
     from kubectl_kyrec.reconcile.reads import ReadRecord

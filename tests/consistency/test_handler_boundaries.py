@@ -41,7 +41,7 @@ ENGINES = {
                            "MutatingAdmissionEngine._cluster"),
     "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating.engine", "trigger_info"),
     # eval leaves DeletingPolicies to diff (a notice): diff runs their engine
-    "deleting": ("deletingpolicy.yaml", "kubectl_kyrec.evaluate.deleting", "evaluate_object"),
+    "deleting": ("deletingpolicy.yaml", "kubectl_kyrec.evaluate.deleting.engine", "evaluate_object"),
     "image-validating": ("imagevalidatingpolicy.yaml", "kubectl_kyrec.evaluate.image_validating", "_result"),
     # the classic engine's core: what its handlers wrapped (they caught Exception until issue 35)
     "classic-validate": ("clusterpolicy-validate.yaml", "kubectl_kyrec.classic.core_adapter", "Core.substitute"),
