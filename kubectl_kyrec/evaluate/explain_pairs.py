@@ -12,9 +12,9 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
 from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
+from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
-from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
 from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
