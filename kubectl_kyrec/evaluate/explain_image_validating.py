@@ -1,6 +1,6 @@
 """The decision tree of an ImageValidatingPolicy / NamespacedImageValidatingPolicy for one subject (issue 27).
 
-It walks evaluate/image_validating.py's steps for each variant (the policy, then its autogen copies; kk:
+It walks evaluate/image_validating/engine.py's steps for each variant (the policy, then its autogen copies; kk:
 pkg/cel/policies/ivpol/engine/engine.go, compiler/policy.go Evaluate): matchConstraints, matchConditions
 with their values, the exceptions, the images extracted, which of them the policy's imageRules select and
 whether the run was given their data (Kyverno fetches them from a registry: without the data the result is
@@ -27,7 +27,7 @@ from kubectl_kyrec.evaluate.explain import (
     show,
     value_node,
 )
-from kubectl_kyrec.evaluate.image_validating import (
+from kubectl_kyrec.evaluate.image_validating.engine import (
     CompiledImageValidatingPolicy,
     CompiledImageVariant,
     evaluate_image_validating,

@@ -22,7 +22,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     undetermined_by_admission,
 )
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
-from kubectl_kyrec.evaluate.image_validating import (
+from kubectl_kyrec.evaluate.image_validating.engine import (
     CompiledImageValidatingPolicy,
     compile_image_validating_policy,
     evaluate_image_validating,

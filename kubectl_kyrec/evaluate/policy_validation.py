@@ -40,7 +40,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
     from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
-    from kubectl_kyrec.evaluate.image_validating import compile_image_validating_policy
+    from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
     from kubectl_kyrec.evaluate.mutating.engine import autogen_variants, compile_mutating_policy
     from kubectl_kyrec.evaluate.mutating_admission.engine import compile_mutating_admission_policy
     from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy

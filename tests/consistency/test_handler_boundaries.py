@@ -42,7 +42,7 @@ ENGINES = {
     "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating.engine", "trigger_info"),
     # eval leaves DeletingPolicies to diff (a notice): diff runs their engine
     "deleting": ("deletingpolicy.yaml", "kubectl_kyrec.evaluate.deleting.engine", "evaluate_object"),
-    "image-validating": ("imagevalidatingpolicy.yaml", "kubectl_kyrec.evaluate.image_validating", "_result"),
+    "image-validating": ("imagevalidatingpolicy.yaml", "kubectl_kyrec.evaluate.image_validating.engine", "_result"),
     # the classic engine's core: what its handlers wrapped (they caught Exception until issue 35)
     "classic-validate": ("clusterpolicy-validate.yaml", "kubectl_kyrec.classic.core_adapter", "Core.substitute"),
     "classic-mutate": ("clusterpolicy-mutate.yaml", "kubectl_kyrec.classic.core_adapter", "Core.substitute"),
