@@ -15,7 +15,7 @@ from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_c
 from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
 from kubectl_kyrec.evaluate.explain import Explanation
 from kubectl_kyrec.evaluate.explain_chain import explain_chain
-from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
+from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
