@@ -127,7 +127,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-    from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno, state_sources
 
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []

@@ -49,7 +49,7 @@ from kubectl_kyrec.classic.mutate import ERROR, PASS, SKIP, Outcome, apply, same
 from kubectl_kyrec.classic.mutate import error as mutate_error
 from kubectl_kyrec.classic.validate import join_non_empty
 from kubectl_kyrec.errors import EngineError
-from kubectl_kyrec.evaluate.classic_validating import (
+from kubectl_kyrec.evaluate.classic.engine import (
     ClassicEvaluator,
     ClassicOptions,
     matching_exceptions,

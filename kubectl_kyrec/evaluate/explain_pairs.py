@@ -39,7 +39,7 @@ from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
     from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
 
 

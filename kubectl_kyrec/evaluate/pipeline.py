@@ -62,7 +62,7 @@ from kubectl_kyrec.model import (
 )
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions
 
 
 @dataclass(frozen=True)
@@ -323,8 +323,8 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     classic = [p for p in policies.classic if any(r.type == "mutate" for r in p.rules)]
     if classic:
         # imported only then: the classic engine takes a tenth of a second to import
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
         from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
-        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions, state_sources
 
         settings = options.classic if options.classic is not None else ClassicOptions()
         sources = settings.sources if settings.sources is not None else state_sources(state, kinds)
@@ -366,12 +366,12 @@ def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]
 
 def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
                        options: EvalOptions) -> ClassicEvaluator | None:
-    """The evaluator of the run's ClusterPolicies/Policies (evaluate/classic_validating.py on the classic
+    """The evaluator of the run's ClusterPolicies/Policies (evaluate/classic/engine.py on the classic
     engine), or None without any: imported only then, as the classic engine takes a tenth of a second to."""
     selected = [p for p in policies.classic if options.selection.holds_policy(p.meta.key)]
     if not selected:
         return None
-    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions, state_sources
 
     classic = options.classic if options.classic is not None else ClassicOptions()
     sources = classic.sources if classic.sources is not None else state_sources(state, kinds)

@@ -4,7 +4,7 @@ webhook refuses (so the policy never exists in a cluster) and its CLI skips.
 - the CEL kinds: every expression compiles (kk: each kind's compiler, pkg/cel/policies/*/compiler; the
   admission webhook's validators in pkg/cel/policies/*/validate.go run them), autogen variants included;
   a CEL PolicyException's too, on its own (kk: pkg/validation/exception);
-- the classic kinds: evaluate/classic_validating.py kyverno_refusals (variables, background mode, kinds)
+- the classic kinds: evaluate/classic/engine.py kyverno_refusals (variables, background mode, kinds)
   and the CEL of `validate.cel` rules (kk: pkg/validation/policy/validate.go; the CLI compiles them before
   it evaluates).
 
@@ -107,8 +107,8 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
     warnings (classic/policy_warnings.py) are added to `warnings`."""
     from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.classic.policy_warnings import policy_warnings
+    from kubectl_kyrec.evaluate.classic.engine import kyverno_refusals
     from kubectl_kyrec.evaluate.classic_cel import compile_cel_rule
-    from kubectl_kyrec.evaluate.classic_validating import kyverno_refusals
 
     found = kyverno_refusals(policy)
     if not found:

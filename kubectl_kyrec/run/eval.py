@@ -150,7 +150,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if inputs.policies.classic or options.base_policy_paths:
         # imported only for ClusterPolicies/Policies (the base policies may hold some): the classic engine
         # takes a tenth of a second to import, on every run
-        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 
         # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,

@@ -102,7 +102,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     values = inputs.values
     classic = None
     if inputs.policies.classic:
-        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 
         # as eval: match/exclude on roles/clusterRoles/subjects decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,

@@ -54,8 +54,8 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
         outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:
         # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
+        from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno
         from kubectl_kyrec.evaluate.classic_generating import merge, run_classic_generate
-        from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno
         from kubectl_kyrec.model import EvalError
 
         for policy in policies.classic:
