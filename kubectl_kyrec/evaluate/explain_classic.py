@@ -19,7 +19,7 @@ from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, block_reasons, match_state, matches_resources
 from kubectl_kyrec.classic.trace import Step, Trace
 from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
-from kubectl_kyrec.evaluate.classic_cel import cel_activations, cel_compiler
+from kubectl_kyrec.evaluate.classic.validate_cel import cel_activations, cel_compiler
 from kubectl_kyrec.evaluate.explain import (
     ALL_TRUE,
     ERROR,

@@ -108,7 +108,7 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
     from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.classic.policy_warnings import policy_warnings
     from kubectl_kyrec.evaluate.classic.engine import kyverno_refusals
-    from kubectl_kyrec.evaluate.classic_cel import compile_cel_rule
+    from kubectl_kyrec.evaluate.classic.validate_cel import compile_cel_rule
 
     found = kyverno_refusals(policy)
     if not found:
