@@ -324,7 +324,7 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     if classic:
         # imported only then: the classic engine takes a tenth of a second to import
         from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
-        from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
+        from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 
         settings = options.classic if options.classic is not None else ClassicOptions()
         sources = settings.sources if settings.sources is not None else state_sources(state, kinds)

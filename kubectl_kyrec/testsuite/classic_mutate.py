@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.mutate import same_json
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator, TargetChange, has_mutate
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange, has_mutate
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.pipeline import select_subjects
 from kubectl_kyrec.evaluate.request import build_request

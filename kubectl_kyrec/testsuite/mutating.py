@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.evaluate.classic_mutating import TargetChange
+from kubectl_kyrec.evaluate.classic.mutator import TargetChange
 from kubectl_kyrec.evaluate.mutating.engine import mutating_engine, with_object
 from kubectl_kyrec.evaluate.mutating.mutate_existing import TargetDiscoveryError, mutate_targets
 from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine

@@ -1,4 +1,4 @@
-"""ClassicMutator.mutate: the object after Kyverno's mutating webhook (evaluate/classic_mutating.py).
+"""ClassicMutator.mutate: the object after Kyverno's mutating webhook (evaluate/classic/mutator.py).
 
 Policies of one failurePolicy and scope come in Go map order: when their order changes the object, the
 step says ORDER_DEPENDENT; the Ignore webhook's policies run before the Fail webhook's; within a policy each
@@ -11,7 +11,7 @@ import datetime
 from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext

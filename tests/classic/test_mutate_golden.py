@@ -15,7 +15,7 @@ import pytest
 from kubectl_kyrec.classic.context_loader import ContextSources
 from kubectl_kyrec.classic.mutate import same_json
 from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, refused_by_kyverno
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import make_subject

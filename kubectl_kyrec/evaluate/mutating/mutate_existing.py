@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.errors import EngineError
-from kubectl_kyrec.evaluate.classic_mutating import TargetChange
+from kubectl_kyrec.evaluate.classic.mutator import TargetChange
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, evaluate_mutating, with_object
 from kubectl_kyrec.evaluate.mutation import mutation_of
