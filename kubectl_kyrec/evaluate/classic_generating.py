@@ -1,6 +1,6 @@
 """Every classic generate rule of a run over its triggers: one TriggerOutcome per (policy, rule, trigger)
 whose rule matches (kk: engine/background.go filterRule for the match, exceptions and preconditions, then
-background/generate ApplyGeneratePolicy; see evaluate/classic_generate.py for the objects).
+background/generate ApplyGeneratePolicy; see evaluate/classic/generate_objects.py for the objects).
 
 Decisions kyrec makes where Kyverno acts at admission (as for GeneratingPolicies, evaluate/generating/engine.py):
 the operation is `--values`' (CREATE by default); a rule whose variables read request.userInfo (or the
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import EngineError
-from kubectl_kyrec.evaluate.classic_generate import (
+from kubectl_kyrec.evaluate.classic.generate_objects import (
     ClassicGenerateRule,
     ObjectStore,
     RuleRun,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from kubectl_kyrec.evaluate.classic_generate import (
+from kubectl_kyrec.evaluate.classic.generate_objects import (
     LABEL_RULE_NAME,
     LABEL_SOURCE_GROUP,
     LABEL_SOURCE_KIND,

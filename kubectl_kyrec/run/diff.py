@@ -373,7 +373,7 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
                      triggers_from_state: bool) -> DownstreamDiff:
     """Every downstream finding with the reads it depends on; undetermined where one was not listed
     (reconcile/reads.py: the rule that keeps a failed LIST from becoming a write or a delete)."""
-    from kubectl_kyrec.evaluate.classic_generate import ClassicGenerateRule
+    from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reads import (
         ReadRecord,

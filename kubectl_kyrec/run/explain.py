@@ -118,7 +118,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         from kubectl_kyrec.run.generate import generate_for_inputs
 
         generated = generate_for_inputs(inputs, now=now, selection=selection)
-    # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic_generate.py): each
+    # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py): each
     # drawn by its own kind's tree
     classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
                          and (not name or o.trigger.ref.name == name)] if generated is not None else []

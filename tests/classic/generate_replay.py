@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.evaluate.classic_generate import (
+from kubectl_kyrec.evaluate.classic.generate_objects import (
     LABEL_CLONE_SOURCE,
     LABEL_RULE_NAME,
     LABEL_SOURCE_UID,

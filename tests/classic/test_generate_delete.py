@@ -74,7 +74,7 @@ def test_on_create_the_delete_rule_does_not_match() -> None:
 
 
 def test_matches_delete_reads_every_block() -> None:
-    from kubectl_kyrec.evaluate.classic_generate import matches_delete
+    from kubectl_kyrec.evaluate.classic.generate_objects import matches_delete
 
     def rule(match: dict[str, Any]) -> Any:
         doc = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"},
