@@ -55,7 +55,7 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
     if policies.classic:
         # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
         from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno
-        from kubectl_kyrec.evaluate.classic_generating import merge, run_classic_generate
+        from kubectl_kyrec.evaluate.classic.generate_triggers import merge, run_classic_generate
         from kubectl_kyrec.model import EvalError
 
         for policy in policies.classic:

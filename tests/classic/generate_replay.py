@@ -40,7 +40,7 @@ from kubectl_kyrec.evaluate.classic.generate_objects import (
     generate_rules,
     matches_delete,
 )
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
 from kubectl_kyrec.evaluate.generating.downstreams import (
     LABEL_POLICY_NAME,
     LABEL_POLICY_NAMESPACE,

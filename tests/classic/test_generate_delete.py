@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
 from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.classic_policies import parse_classic_policy
 from kubectl_kyrec.load.kinds import KindTable

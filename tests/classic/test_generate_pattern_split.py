@@ -15,7 +15,7 @@ import pytest
 
 from kubectl_kyrec.classic import core_adapter
 from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
 from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
