@@ -129,7 +129,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, ending in their results
-        from kubectl_kyrec.evaluate.explain_classic import explain_classic
+        from kubectl_kyrec.evaluate.classic.tree import explain_classic
 
         explained = {s.ref for s in subjects}
         for ref in [ref for ref in generated_for if ref not in explained]:
@@ -187,7 +187,7 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
     policy's tree ends in its results and in those of `others` (the subject's results from the other
     engines: mutate and generate rules) that are the policy's."""
     from kubectl_kyrec.classic.trace import Trace
-    from kubectl_kyrec.evaluate.explain_classic import explain_classic
+    from kubectl_kyrec.evaluate.classic.tree import explain_classic
 
     # the engine records its steps (preconditions, patterns, deny conditions, foreach elements) as it takes
     # them in this very evaluation: the tree shows them next to the results they gave
