@@ -61,8 +61,7 @@ from kubectl_kyrec.cel.environment import Environments  # noqa: E402
 from kubectl_kyrec.cel.libraries import library_factory  # noqa: E402
 from kubectl_kyrec.evaluate.match import matches_constraints  # noqa: E402
 from kubectl_kyrec.evaluate.request import build_request  # noqa: E402
-from kubectl_kyrec.evaluate.subject import SubjectContext  # noqa: E402
-from kubectl_kyrec.evaluate.subjects import make_subjects  # noqa: E402
+from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subjects  # noqa: E402
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, compile_validating_policy  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402

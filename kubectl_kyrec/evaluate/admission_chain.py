@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from kubectl_kyrec.evaluate.mutation import Mutation, MutationEngine
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.model import UNDETERMINED, Obj, Result, Subject
 
 Defaulter = Callable[[Obj], Obj]

@@ -31,8 +31,7 @@ from kubectl_kyrec.evaluate.pipeline import (
     select_subjects,
     subject_context,
 )
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.load.policies import PolicySet

@@ -30,8 +30,7 @@ from kubectl_kyrec.evaluate.image_validating.engine import (
 from kubectl_kyrec.evaluate.mutation import MutationEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_subjects
 from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidatingPolicy,
     candidate_variants,

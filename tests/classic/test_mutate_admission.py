@@ -14,8 +14,7 @@ from kubectl_kyrec.classic.context_loader import ContextSources
 from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.request import build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import make_subject
+from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

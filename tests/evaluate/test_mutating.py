@@ -12,7 +12,7 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.request import build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import Document, Ref, Source, Subject
 

@@ -44,7 +44,7 @@ from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_imag
 from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.registry import Registry

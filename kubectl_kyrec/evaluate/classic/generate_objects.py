@@ -42,7 +42,7 @@ from kubectl_kyrec.evaluate.generating.downstreams import (
     normalize_numbers,
 )
 from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome, TriggerStatus, dedupe, generated_resources_property
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule

@@ -57,7 +57,7 @@ from kubectl_kyrec.evaluate.classic.engine import (
     request_json_context,
 )
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import UNDETERMINED, Document, Result

@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.explain import (
     validations_node,
     variables_node,
 )
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy_vocabulary import NamedExpression, Validation
 from kubectl_kyrec.model import Result

@@ -19,7 +19,7 @@ from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import Document

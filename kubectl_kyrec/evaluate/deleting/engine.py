@@ -36,8 +36,7 @@ from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, com
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_subjects
 from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.k8s.times import parse_rfc3339

@@ -33,7 +33,7 @@ from kubectl_kyrec.evaluate.explain import (
     result_node,
     value_node,
 )
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 
 _VERDICTS = {
     DeletionStatus.DELETE: ("deletes", "matched, no exception, every condition true: the next run deletes it"),

@@ -36,8 +36,7 @@ from kubectl_kyrec.evaluate.generating.downstreams import Owner, TriggerInfo, ge
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
-from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
+from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, KindLookup, SubjectContext, make_subjects
 from kubectl_kyrec.evaluate.validating.engine import evaluate_audit_annotations, make_result
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy

@@ -19,7 +19,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.generating.engine import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.request import build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 
 _STATUS = {

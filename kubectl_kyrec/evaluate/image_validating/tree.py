@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.image_validating.engine import (
     extract_images,
 )
 from kubectl_kyrec.evaluate.match import may_match
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 
 
 def explain_image_validating(cp: CompiledImageValidatingPolicy, ctx: SubjectContext) -> Explanation:

@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutation import NEEDS_SCHEMA, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration

@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating.engine import CompiledMutation, MutationFailure, run_mutations, with_object
 from kubectl_kyrec.evaluate.mutation import NEEDS_SCHEMA, ORDER_DEPENDENT, MutationStep, mutation_of
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema

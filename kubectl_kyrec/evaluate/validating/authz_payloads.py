@@ -33,7 +33,7 @@ from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.request import build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.evaluate.validating.json_payloads import PayloadOutcome
 from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload

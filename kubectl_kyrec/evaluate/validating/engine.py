@@ -25,7 +25,7 @@ from kubectl_kyrec.evaluate.exceptions import (
 )
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
-from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
+from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import PolicyException, ValidatingPolicy
 from kubectl_kyrec.load.policy_vocabulary import PolicyMeta

@@ -32,8 +32,7 @@ from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.request import build_request
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import AdmissionBinding, AdmissionPolicy

@@ -25,8 +25,7 @@ from kubectl_kyrec.evaluate.explain import (
     validations_node,
     variables_node,
 )
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating_admission.engine import (
     CompiledAdmissionPolicy,
     VapRunner,
