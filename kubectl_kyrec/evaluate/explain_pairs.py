@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
+from kubectl_kyrec.evaluate.admission_chain import AdmissionChain, MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
@@ -20,7 +20,6 @@ from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
 from kubectl_kyrec.evaluate.mutating_admission.tree import explain_mutating_admission
-from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,

@@ -18,6 +18,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import (
     Admission,
     AdmissionChain,
+    MutationEngine,
     paired_with_old,
     undetermined_by_admission,
 )
@@ -27,7 +28,6 @@ from kubectl_kyrec.evaluate.image_validating.engine import (
     compile_image_validating_policy,
     evaluate_image_validating,
 )
-from kubectl_kyrec.evaluate.mutation import MutationEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_subjects

@@ -308,7 +308,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
 def admission_side(results: Sequence[Result], admissions: Sequence[Admission], policies: PolicySet
                    ) -> AdmissionSide:
     """One side of `--base-policy`'s admission comparison."""
-    from kubectl_kyrec.evaluate.mutation import MUTATION_SOURCES
+    from kubectl_kyrec.evaluate.admission_chain import MUTATION_SOURCES
     from kubectl_kyrec.reconcile.impact import AdmissionSide
 
     stored = {a.subject.ref.uid: (a.subject.ref, a.operation, None if a.operation == "DELETE" else a.subject.obj,

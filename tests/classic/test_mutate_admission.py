@@ -11,8 +11,8 @@ import datetime
 from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
+from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
 from kubectl_kyrec.load.documents import documents_from_text

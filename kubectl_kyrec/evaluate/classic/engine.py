@@ -42,8 +42,8 @@ from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.classic.verify_images import attesting_references
 from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_images
 from kubectl_kyrec.errors import EngineError, InputError
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
-from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule

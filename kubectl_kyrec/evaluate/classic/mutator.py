@@ -49,6 +49,7 @@ from kubectl_kyrec.classic.mutate import ERROR, PASS, SKIP, Outcome, apply, same
 from kubectl_kyrec.classic.mutate import error as mutate_error
 from kubectl_kyrec.classic.validate import join_non_empty
 from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.classic.engine import (
     ClassicEvaluator,
     ClassicOptions,
@@ -56,7 +57,6 @@ from kubectl_kyrec.evaluate.classic.engine import (
     refused_by_kyverno,
     request_json_context,
 )
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule

@@ -40,10 +40,10 @@ from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.kyverno_image import image_library
 from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library, needs_registry
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidation,

@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.evaluate.admission_chain import mutation_of
 from kubectl_kyrec.evaluate.classic.mutator import TargetChange
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, evaluate_mutating, with_object
-from kubectl_kyrec.evaluate.mutation import mutation_of
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy_vocabulary import MatchResources
