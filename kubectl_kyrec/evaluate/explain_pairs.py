@@ -1,20 +1,26 @@
 """The pure middle of `explain`: policies x subjects -> one decision tree per pair, made as `run_eval`
-(pipeline.py) makes its results: the same subjects, requests, namespaces and compiled policies."""
+(pipeline.py) makes its results: the same subjects, requests, namespaces and compiled policies.
+
+For a manifest, the first tree is what admission made of it before its policies were evaluated
+(`explain_chain`): `explain` validates what `eval` validates, the manifest as the API server would store it,
+and this tree says how it got there: the API server's defaults (each field they set), then each mutating
+policy that answered (its results, and the JSON patch of what it changed), and why the stored object may
+not be known (`undetermined`). Read from the chain's own record: it decides nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import AdmissionChain, MutationEngine, MutationStep
+from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationEngine, MutationStep
 from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
-from kubectl_kyrec.evaluate.explain import Explanation
-from kubectl_kyrec.evaluate.explain_chain import explain_chain
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
 from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
@@ -33,12 +39,17 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
+from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
+from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
     from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
+
+
+# the policyKind of a manifest's admission tree (it has no policy of its own)
+ADMISSION = "Admission"
 
 
 @dataclass
@@ -199,3 +210,32 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
         policy = compiled.policy
         mine = [r for r in results if r.policy == policy.meta.key and r.source == policy.source_kind]
         out.explanations.append(explain_classic(classic, policy, ctx, mine, trace))
+
+def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:
+    """`original`: the manifest as written; `results`: the mutation engines' results for the subject."""
+    subject = admission.subject
+    root = Node(f"admission {admission.operation}")
+    if admission.operation == "DELETE":
+        root.children.append(Node("stored object", NONE, "a DELETE stores nothing: nothing is defaulted or mutated"))
+        return Explanation("", ADMISSION, subject.ref, root, [])
+    defaults = Node("API-server defaults", "applied" if admission.defaulted else NONE)
+    if admission.defaulted and admission.before_mutations is not None:
+        defaults.children.extend(_op_node(op) for op in make_patch(original, admission.before_mutations))
+    root.children.append(defaults)
+    by_policy: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        by_policy.setdefault((r.source, r.policy), []).append(r)
+    for (source, policy), found in by_policy.items():
+        node = Node(f"{source} {policy}")
+        for m in admission.mutations:
+            if m.policy == policy:
+                node.children.extend(_op_node(op, f"rule {m.rule}: " if m.rule else "") for op in m.patch)
+        node.children.extend(result_node(r) for r in found)
+        root.children.append(node)
+    for reason in admission.undetermined:
+        root.children.append(Node("stored object", "undetermined", reason))
+    return Explanation("", ADMISSION, subject.ref, root, list(results))
+
+
+def _op_node(op: Mapping[str, Any], prefix: str = "") -> Node:
+    return Node(f"{prefix}{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")
