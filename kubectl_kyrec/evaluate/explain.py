@@ -1,6 +1,6 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself: each policy kind's tracer (explain_*.py) re-evaluates the programs the
+A tree never decides anything itself: each policy kind's tracer (its package's tree.py) re-evaluates the programs the
 evaluator compiled, read-only, to show the values, and takes the final result from the very evaluation
 `eval` runs, so `explain` can never disagree with `eval`.
 """

@@ -11,8 +11,8 @@ A row is one (results entry, resource). Two ways to decide it (issue 27):
   compared as they are (kk 111e07bb reads no `is<Kind>Policy` flag: command.go isRulelessPolicyKind),
   while a classic entry without a flag looks rules up by name and counts every mismatch as a success when
   it expects `fail`; HTTP/Envoy requests are named by their path joined to the test's directory, as the
-  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner),
-  and mocked HTTP responses are wrapped as the CLI wraps them.
+  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode
+  (evaluate/validating_admission/engine.py VapRunner), and mocked HTTP responses are wrapped as the CLI wraps them.
 - **strict** (`--strict`, cluster semantics): the resource must be in the test (`kind` and `ns/name`
   respected) and the policy must have answered for it; a resource the policy gave no response for fails
   `not-matched` (a matchConditions skip is a response).
@@ -81,7 +81,7 @@ class _Evaluation:
     # (mutating policy name, subject) -> the resource Kyverno's CLI compares with patchedResources
     patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
     mutated: Any = None         # classic mutate policies' patched resources (testsuite.classic_mutate)
-    # mutateExisting MutatingPolicies' target changes, by trigger (evaluate.mutating_existing TargetChange)
+    # mutateExisting MutatingPolicies' target changes, by trigger (evaluate/mutating/mutate_existing.py)
     existing: dict[Ref, list[Any]] = field(default_factory=dict)
 
 

@@ -121,7 +121,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     """The desired downstreams of every classic generate rule for every trigger.
 
     `sources`: the context sources (default: the state answers); `resource_values`: a test's variables by
-    (policy name, resource name), ("", "") the global ones (evaluate.classic_validating.ClassicOptions)."""
+    (policy name, resource name), ("", "") the global ones (evaluate/classic/engine.py ClassicOptions)."""
     from kubectl_kyrec.classic.context_loader import ContextLoader
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine

@@ -67,7 +67,7 @@ def explain_mutating(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectCon
         if len(variants) > 1:
             root.detail = "a Pod policy is also run on the pod controllers, as rewritten copies"
         for index, cp in enumerate(variants):
-            # the call the engine makes (mutating.py _run_in_order), on the object the previous policy made
+            # the call the engine makes (engine.py _run_in_order), on the object the previous policy made
             outcome = evaluate_mutating(cp, step_ctx)
             root.children.append(_variant_node(cp, step_ctx, envs, outcome.results[0] if outcome.results else None,
                                                outcome.undetermined, index))
@@ -134,7 +134,7 @@ def _variant_node(cp: CompiledMutatingPolicy, ctx: SubjectContext, envs: Environ
 
 
 def _exceptions_node(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Node:
-    """The PolicyExceptions naming the policy, each with its conditions' values, and which counted (mutating.py
+    """The PolicyExceptions naming the policy, each with its conditions' values, and which counted (engine.py
     exceptions_matched, Kyverno's quirks included: one without conditions never counts)."""
     matched, error = exceptions_matched(cp, ctx)
     hit = {id(e) for e in matched}

@@ -164,7 +164,7 @@ def _exceptions_node(cp: CompiledValidatingPolicy, ctx: SubjectContext, exceptio
 
 
 def _compiler(cp: CompiledValidatingPolicy, cv: CompiledVariant, envs: Environments) -> PolicyCompiler:
-    """A compiler as validating.py's, for the sub-expressions and variables shown (never for decisions)."""
+    """A compiler as engine.py's, for the sub-expressions and variables shown (never for decisions)."""
     meta = cp.policy.meta
     env, check_env = envs.get(meta.kind, meta.namespace)
     return PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in cv.variant.variables],
