@@ -269,7 +269,7 @@ out = {{"objects": len(docs), "load_s": loaded}}
 if what == "diff":
     import datetime
     from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
-    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, generating_environments, run_generating
     from kubectl_kyrec.load.documents import load_documents
     from kubectl_kyrec.load.kinds import KindTable
     from kubectl_kyrec.load.policies import classify

@@ -27,12 +27,11 @@ sys.path.insert(0, str(ROOT))
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext  # noqa: E402
 from kubectl_kyrec.cel.environment import Environments  # noqa: E402
 from kubectl_kyrec.cel.libraries import library_factory  # noqa: E402
-from kubectl_kyrec.evaluate.admission import build_request  # noqa: E402
 from kubectl_kyrec.evaluate.match import matches_constraints  # noqa: E402
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval  # noqa: E402
-from kubectl_kyrec.evaluate.subject import SubjectContext  # noqa: E402
-from kubectl_kyrec.evaluate.subjects import make_subjects  # noqa: E402
-from kubectl_kyrec.evaluate.validating import compile_validating_policy  # noqa: E402
+from kubectl_kyrec.evaluate.request import build_request  # noqa: E402
+from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subjects  # noqa: E402
+from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy  # noqa: E402
 from kubectl_kyrec.expect.reports import expected_reports  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402

@@ -4,7 +4,7 @@
   and exit 130. Not KeyboardInterrupt: click turns that into a blank line, `Aborted!` and exit 1, and
   library code (click.confirm among others) catches it.
 - `apply` (`Interrupt`): SIGINT and SIGTERM alike. While it reads and plans, a signal raises `Interrupted`;
-  from its first write on, signals are only recorded: the writer stops between objects, and the summary is
+  from its first write on, signals are only recorded: the writer sends no new request, and the summary is
   always printed before the exit (130 for SIGINT, 143 for SIGTERM).
 - A signal ignored when kyrec started (a background job of a shell without job control, `nohup`) stays
   ignored, and whatever disposition kyrec found is put back when it is done with it: the process that

@@ -1,6 +1,6 @@
 """Kyverno's policy validation of a classic policy's variables, as its admission webhook and its CLI run it
 before using the policy (kk: pkg/validation/policy/validate.go ValidateVariables -> hasInvalidVariables, and
-validateElementInForEach; the background check, containsUserVariables, is evaluate/classic_validating.py's).
+validateElementInForEach; the background check, containsUserVariables, is evaluate/classic/engine.py's).
 
 Every `{{ }}` of every rule is substituted in a mock context (kk: pkg/engine/context/mock_context.go): each
 variable must compile as JMESPath, and must be one Kyverno provides (`request.`, `element`, `images`, a

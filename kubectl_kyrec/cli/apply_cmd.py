@@ -17,12 +17,14 @@ from kubectl_kyrec.cli.common import (
     parse_now,
     selection_of,
 )
+from kubectl_kyrec.cluster.client import MAX_IN_FLIGHT
 from kubectl_kyrec.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.writer import Outcome
     from kubectl_kyrec.reconcile.plan import Plan
+    from kubectl_kyrec.render.progress import Handle
     from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions
 
 
@@ -69,6 +71,10 @@ def outcome_line(outcome: Outcome) -> str:
 @click.option("--dry-run", "dry_run", type=click.Choice(["none", "server", "client"]), default="none",
               show_default=True, help="server: send dryRun=All; client: send nothing.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before writing (needed without a terminal).")
+@click.option("--concurrency", type=click.IntRange(1, MAX_IN_FLIGHT), default=8, show_default=True, metavar="N",
+              help="Writes in flight at once (as kubectl diff's flag); 1 writes one object after the other in the "
+                   "plan's order. Objects still wait for the Namespace or CRD the plan writes for them, and "
+                   "deletes for every create and update; outcomes are printed in the plan's order.")
 @flags.all_policies
 @flags.policy_name
 @flags.kind
@@ -81,7 +87,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
                   state_paths: tuple[str, ...], values_path: str | None, kyverno_config_path: str | None,
                   skip_resource_filters: bool, now_text: str | None, prune: bool, deletions: bool,
                   only_downstreams: bool, only_reports: bool, write_reports: bool, field_manager: str, force: bool,
-                  dry_run: str, yes: bool,
+                  dry_run: str, yes: bool, concurrency: int,
                   all_policies: bool, policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
                   output: str, **kube: object) -> None:
     """Correct drift on the cluster of the current context.
@@ -114,7 +120,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
         now=parse_now(now_text), dry_run=mode, selection=selection_of(kube, selector, policy_names, kinds),
         all_policies=all_policies,
         only_downstreams=only_downstreams, only_reports=only_reports, kyverno_config_path=kyverno_config_path,
-        skip_resource_filters=skip_resource_filters,
+        skip_resource_filters=skip_resource_filters, concurrency=concurrency,
         plan=PlanOptions(prune=prune, reports=prune, write_reports=write_reports, deletions=deletions,
                          field_manager=field_manager, force=force))
     exit_with(_Session(source, yes=yes, output=output).carry_out(options))
@@ -148,6 +154,9 @@ class _Session:
         self.prompting = False
         self.planned: list[ApplyResult] = []
         self.seen: list[Outcome] = []
+        self.progress: Handle | None = None      # `applied N of T writes` on stderr, on a terminal only
+        # the progress line goes before a line printed on the same terminal
+        self.shared_terminal = self.table and sys.stdout.isatty()
 
     def confirm(self, result: ApplyResult) -> bool:
         if self.yes:
@@ -171,21 +180,42 @@ class _Session:
     def on_outcome(self, outcome: Outcome) -> None:
         self.seen.append(outcome)
         if self.table:
+            if self.shared_terminal:
+                self._clear_progress()
             click.echo(outcome_line(outcome))
+
+    def on_answer(self, done: int, planned: int) -> None:
+        progress = self.progress
+        if progress is None or progress.tick is None or progress.expect is None:
+            return
+        if done == 0:       # the writes start: the rate counts from here
+            progress.expect(planned)
+        else:
+            progress.tick(None)
+
+    def _clear_progress(self) -> None:
+        if self.progress is not None and self.progress.clear is not None:
+            self.progress.clear()
+
+    def _notify(self, line: str) -> None:
+        self._clear_progress()
+        click.echo(f"interrupted: {line}", err=True)
 
     def carry_out(self, options: ApplyRunOptions) -> ExitCode:
         """Run the apply; the result printed, the exit code returned."""
         from kubectl_kyrec.interrupts import Interrupt, Interrupted
+        from kubectl_kyrec.render.progress import Progress
         from kubectl_kyrec.run.apply import run_apply
 
         # SIGINT/SIGTERM: while reading and planning they end the run at once (nothing written); from the first
-        # write on, the writer stops between objects. Either way the summary below is printed, then exit 130/143.
-        guard = Interrupt(notify=lambda line: click.echo(f"interrupted: {line}", err=True))
+        # write on, the writer sends no new request. Either way the summary below is printed, then exit 130/143.
+        guard = Interrupt(notify=self._notify)
         with guard.installed():
             try:
                 guard.arm()
-                result = run_apply(options, self.source, confirm=self.confirm, on_plan=self.show_plan,
-                                   on_outcome=self.on_outcome, interrupt=guard)
+                with Progress.on_terminal("applied", unit="writes", every=1) as self.progress:
+                    result = run_apply(options, self.source, confirm=self.confirm, on_plan=self.show_plan,
+                                       on_outcome=self.on_outcome, interrupt=guard, on_answer=self.on_answer)
                 guard.defer()
             except Interrupted:
                 result = self._interrupted()

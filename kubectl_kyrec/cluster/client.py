@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -32,6 +33,8 @@ from kubectl_kyrec.errors import ClusterError, KyrecError
 from kubectl_kyrec.load.json_stream import iter_json_documents
 
 JSON = "application/json"
+# the most requests one client has in flight at once (`apply --concurrency`, cluster/writer.py)
+MAX_IN_FLIGHT = 64
 APPLY_PATCH = "application/apply-patch+yaml"
 
 
@@ -135,6 +138,7 @@ class KubeClient:
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     sleep: Callable[[float], None] = time.sleep
     counts: Counter[str] = field(default_factory=Counter)
+    _counting: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str | None = None, accept: str = JSON, category: str = "") -> Response:
@@ -150,7 +154,8 @@ class KubeClient:
         while True:
             attempt += 1
             headers = self._headers(accept, content_type)
-            self.counts[category or method.lower()] += 1
+            with self._counting:        # apply's writers share one client (cluster/writer.py)
+                self.counts[category or method.lower()] += 1
             try:
                 response = self.transport.send(method, url, headers, body, self.options.request_timeout)
             except TransportError as exc:
@@ -335,6 +340,9 @@ def connect(options: ConnectionOptions, **kwargs: Any) -> KubeClient:
                                       "with its dependencies")) from None
     configuration = k8s_client.Configuration()
     configuration.retries = False        # kyrec retries itself, by its own rules, and counts every request
+    # connections kept for reuse: one per request apply's writers can have in flight (urllib3 opens more when
+    # they are all busy and then drops the extra ones, with a warning on stderr)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize, MAX_IN_FLIGHT)
     try:
         api_client = k8s_config.new_client_from_config(
             config_file=os.pathsep.join(resolved.paths), context=resolved.context, persist_config=False,

@@ -1,5 +1,5 @@
-"""The only code in kyrec that writes to a cluster: it carries out a Plan, one object at a time, and records
-an outcome per object (docs/architecture.md#writing-corrections; docs/output.md, `ApplyResult`).
+"""The only code in kyrec that writes to a cluster: it carries out a Plan and records an outcome per object
+(docs/architecture.md#writing-corrections; docs/output.md, `ApplyResult`).
 
 - create/apply: server-side apply (`application/apply-patch+yaml`) with the plan's field manager and force;
   a missing report is a POST, so that it can never overwrite one that appeared since the read.
@@ -8,10 +8,14 @@ an outcome per object (docs/architecture.md#writing-corrections; docs/output.md,
   carries the read's resourceVersion.
 - `--dry-run=server` sends `dryRun=All` and reports what the server answered; `client` sends nothing.
 - One failure does not stop the others.
-- SIGINT or SIGTERM (kubectl_kyrec.interrupts) stop between objects: the rest are `not-attempted`. The
-  request in flight is sent from a worker thread while this one waits, so a signal is seen at once: its
-  answer is awaited for a short grace (a second signal ends the wait), and an object whose answer did not
-  come is `unknown` (the server may or may not have written it), never dropped nor counted as done.
+- At most `concurrency` requests in flight (`apply --concurrency`, docs/commands.md), sent from worker
+  threads; the plan's order is kept between its tiers (`tiers`: an object after the Namespace or CRD the plan
+  writes for it, every create and update before the first delete), and each outcome is handed on in the
+  plan's order whatever order the answers come in. 1 is the plan's order, one request at a time.
+- SIGINT or SIGTERM (kubectl_kyrec.interrupts) stop new requests: the objects not sent are `not-attempted`.
+  The main thread only waits for answers, so a signal is seen at once: the answers of the requests in flight
+  are awaited for a short grace (a second signal ends the wait), and an object whose answer did not come is
+  `unknown` (the server may or may not have written it), never dropped nor counted as done.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from kubectl_kyrec.cluster.client import APPLY_PATCH, JSON, KubeClient, Response
 from kubectl_kyrec.errors import ClusterError
 from kubectl_kyrec.interrupts import Interrupt
 from kubectl_kyrec.load.kinds import ResourceInfo
-from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange
+from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, rank
 
 REPORT_FIELD_MANAGER = "kyrec"
 
@@ -95,7 +99,7 @@ def conflicts_of(response: Response) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-__all__ = ["DryRun", "Interrupt", "Outcome", "Status", "execute", "not_attempted"]
+__all__ = ["DryRun", "Interrupt", "Outcome", "Status", "execute", "not_attempted", "tiers"]
 
 # how often the wait for a request in flight looks at the signals recorded meanwhile
 _POLL_SECONDS = 0.05
@@ -108,86 +112,148 @@ def not_attempted(change: PlannedChange, why: str) -> Outcome:
     return Outcome(change, Status.NOT_ATTEMPTED, message=why)
 
 
-class _Sender:
-    """One worker thread that makes the requests while the main thread waits for each answer, so that the
-    main thread can answer a signal while a request is in flight (a signal handler runs only in the main
-    thread, and only between bytecodes: never inside a blocking socket read)."""
+class _Workers:
+    """`size` worker threads that make the requests while the main thread waits for their answers, so that
+    the main thread can answer a signal while requests are in flight (a signal handler runs only in the main
+    thread, and only between bytecodes: never inside a blocking socket read). Answers come back on one
+    queue as (index, outcome or the exception the request raised)."""
 
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._work, name="kyrec-writer", daemon=True)
-        self._thread.start()
-        self._abandoned = False
+    def __init__(self, size: int) -> None:
+        self._jobs: queue.SimpleQueue[tuple[int, Callable[[], Outcome]] | None] = queue.SimpleQueue()
+        self.answers: queue.SimpleQueue[tuple[int, Outcome | BaseException]] = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"kyrec-writer-{n}", daemon=True)
+                         for n in range(size)]
+        for thread in self._threads:
+            thread.start()
+        self.abandoned = False
 
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
-            job()
-
-    def send(self, call: Callable[[], Outcome], guard: Interrupt) -> Outcome | None:
-        """`call()`'s outcome, or None when a signal came and its answer did not within the grace."""
-        done = threading.Event()
-        box: list[Outcome | BaseException] = []
-
-        def job() -> None:
+            index, call = job
             try:
-                box.append(call())
+                answer: Outcome | BaseException = call()
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
-                box.append(exc)
-            finally:
-                done.set()
+                answer = exc
+            self.answers.put((index, answer))
 
-        self._jobs.put(job)
-        deadline: float | None = None
-        while not done.wait(_POLL_SECONDS):
-            if guard.signum is None:
-                continue
-            if deadline is None:
-                deadline = time.monotonic() + guard.grace
-                if guard.notify is not None and not guard.hard:
-                    guard.notify(f"waiting up to {guard.grace:g} s for the answer to the request in flight "
-                                 "(interrupt again to stop waiting)")
-            if guard.hard or time.monotonic() >= deadline:
-                self._abandoned = True
-                return None
-        [value] = box
-        if isinstance(value, BaseException):
-            raise value
-        return value
+    def send(self, index: int, call: Callable[[], Outcome]) -> None:
+        self._jobs.put((index, call))
 
     def close(self) -> None:
-        self._jobs.put(None)
-        if not self._abandoned:
-            # the thread ends at once; waiting for it keeps the process single-threaded afterwards (fan_out
-            # forks only then)
-            self._thread.join()
+        for _ in self._threads:
+            self._jobs.put(None)
+        if not self.abandoned:
+            # the threads end at once; waiting for them keeps the process single-threaded afterwards
+            # (fan_out forks only then)
+            for thread in self._threads:
+                thread.join()
+
+
+def tiers(changes: tuple[PlannedChange, ...]) -> list[int]:
+    """For each change, the index where its tier starts: a change is sent only once every change before its
+    tier has been answered. A tier is a run of neighbours of the same kind of action (writes, deletes, skips)
+    and the same rank (reconcile/plan.py: CRDs, Namespaces, other cluster-scoped kinds, then namespaced kinds
+    by what others refer to): the plan's order is kept between tiers, so an object waits for the Namespace
+    or CRD the plan writes for it, and every create and update is answered before the first delete."""
+    starts: list[int] = []
+    previous: tuple[int, int] | None = None
+    for index, change in enumerate(changes):
+        key = (0 if change.action is Action.DELETE else 1 if change.writes else 2, rank(change.object))
+        starts.append(index if key != previous else starts[-1])
+        previous = key
+    return starts
 
 
 def execute(client: KubeClient | None, plan: Plan, *, resolve_kind: Callable[[str, str], ResourceInfo | None],
             dry_run: DryRun = DryRun.NONE, on_outcome: Callable[[Outcome], None] | None = None,
-            interrupt: Interrupt | None = None) -> list[Outcome]:
-    """Carry out `plan`; `client` may be None only for a client-side dry run."""
-    outcomes: list[Outcome] = []
+            interrupt: Interrupt | None = None, concurrency: int = 1,
+            on_answer: Callable[[int, int], None] | None = None) -> list[Outcome]:
+    """Carry out `plan`; `client` may be None only for a client-side dry run. At most `concurrency` requests
+    are in flight (1: one after the other, in the plan's order), within the order `tiers` keeps. Outcomes
+    are handed to `on_outcome` in the plan's order whatever order the answers come in; `on_answer(done,
+    planned)` is told the number of requests answered so far, 0 before the first is sent, then after each
+    answer."""
+    changes = plan.changes
+    outcomes: list[Outcome | None] = [None] * len(changes)
+    starts = tiers(changes)
+    sending = client is not None and dry_run is not DryRun.CLIENT
+    planned = sum(1 for c in changes if c.writes) if sending else 0
     guard = interrupt or Interrupt()
+    emitted = 0         # outcomes[:emitted] are all there and handed on
+    answered = 0
+
+    def record(index: int, outcome: Outcome) -> None:
+        nonlocal emitted
+        outcomes[index] = outcome
+        while emitted < len(changes) and (ready := outcomes[emitted]) is not None:
+            emitted += 1
+            if on_outcome is not None:
+                on_outcome(ready)
+
     with guard.installed():
         guard.defer()
-        sender = _Sender() if client is not None and dry_run is not DryRun.CLIENT else None
+        workers = _Workers(max(1, min(concurrency, planned))) if planned else None
+        if planned and on_answer is not None:
+            on_answer(0, planned)
+        in_flight: set[int] = set()
+        failure: BaseException | None = None
+        deadline: float | None = None
         try:
-            for change in plan.changes:
-                if guard.requested:
-                    outcome = not_attempted(change, "interrupted before this object")
-                elif sender is None or not change.writes:
-                    outcome = _one(client, plan, change, resolve_kind, dry_run)
-                else:
-                    answered = sender.send(functools.partial(_one, client, plan, change, resolve_kind, dry_run),
-                                           guard)
-                    outcome = answered if answered is not None else _unknown(change)
-                outcomes.append(outcome)
-                if on_outcome is not None:
-                    on_outcome(outcome)
+            following = 0       # the next change to start
+            while emitted < len(changes):
+                stop = guard.requested or failure is not None
+                while not stop and following < len(changes) and emitted >= starts[following] and \
+                        len(in_flight) < max(1, concurrency):
+                    change = changes[following]
+                    if workers is None or not change.writes:
+                        record(following, _one(client, plan, change, resolve_kind, dry_run))
+                    else:
+                        in_flight.add(following)
+                        workers.send(following, functools.partial(_one, client, plan, change, resolve_kind,
+                                                                  dry_run))
+                    following += 1
+                if stop and not in_flight:
+                    break
+                if not in_flight:
+                    continue
+                assert workers is not None
+                try:
+                    index, answer = workers.answers.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    if guard.signum is None:
+                        continue
+                    if deadline is None:
+                        deadline = time.monotonic() + guard.grace
+                        if guard.notify is not None and not guard.hard:
+                            guard.notify(_waiting(guard.grace, len(in_flight)))
+                    if guard.hard or time.monotonic() >= deadline:
+                        workers.abandoned = True
+                        break
+                    continue
+                in_flight.discard(index)
+                if isinstance(answer, BaseException):
+                    failure = failure or answer     # the first one is raised once the others are answered
+                    continue
+                answered += 1
+                record(index, answer)
+                if on_answer is not None:
+                    on_answer(answered, planned)
+            if failure is not None:
+                raise failure
+            for index in sorted(in_flight):
+                record(index, _unknown(changes[index]))
+            for index in range(len(changes)):
+                if outcomes[index] is None:
+                    record(index, not_attempted(changes[index], "interrupted before this object"))
         finally:
-            if sender is not None:
-                sender.close()
-    return outcomes
+            if workers is not None:
+                workers.close()
+    return [o for o in outcomes if o is not None]
+
+
+def _waiting(grace: float, count: int) -> str:
+    what = "the answer to the request" if count == 1 else f"the answers to the {count} requests"
+    return f"waiting up to {grace:g} s for {what} in flight (interrupt again to stop waiting)"
 
 
 def _unknown(change: PlannedChange) -> Outcome:

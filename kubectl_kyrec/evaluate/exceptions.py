@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policies import PolicyException
 

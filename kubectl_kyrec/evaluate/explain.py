@@ -1,6 +1,6 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself: each policy kind's tracer (explain_*.py) re-evaluates the programs the
+A tree never decides anything itself: each policy kind's tracer (its package's tree.py) re-evaluates the programs the
 evaluator compiled, read-only, to show the values, and takes the final result from the very evaluation
 `eval` runs, so `explain` can never disagree with `eval`.
 """
@@ -15,9 +15,9 @@ from typing import Any
 from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
 from kubectl_kyrec.cel.engine import Activation, Program
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission import RequestInfo
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matches_rules, namespace_labels
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.request import RequestInfo
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.load.policy_vocabulary import MatchResources, NamedExpression, ResourceRule, Validation
 from kubectl_kyrec.model import Ref, Result

@@ -1,28 +1,31 @@
 """The pure middle of `explain`: policies x subjects -> one decision tree per pair, made as `run_eval`
-(pipeline.py) makes its results: the same subjects, requests, namespaces and compiled policies."""
+(pipeline.py) makes its results: the same subjects, requests, namespaces and compiled policies.
+
+For a manifest, the first tree is what admission made of it before its policies were evaluated
+(`explain_chain`): `explain` validates what `eval` validates, the manifest as the API server would store it,
+and this tree says how it got there: the API server's defaults (each field they set), then each mutating
+policy that answered (its results, and the JSON patch of what it changed), and why the stored object may
+not be known (`undetermined`). Read from the chain's own record: it decides nothing.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import AdmissionChain
-from kubectl_kyrec.evaluate.deleting import CompiledDeletingPolicy, compile_deleting_policy
-from kubectl_kyrec.evaluate.deleting import subject_context as deleting_context
-from kubectl_kyrec.evaluate.explain import Explanation
-from kubectl_kyrec.evaluate.explain_admission import explain_admission
-from kubectl_kyrec.evaluate.explain_chain import explain_chain
-from kubectl_kyrec.evaluate.explain_deleting import explain_deleting
-from kubectl_kyrec.evaluate.explain_image_validating import explain_image_validating
-from kubectl_kyrec.evaluate.explain_mutating import explain_mutating
-from kubectl_kyrec.evaluate.explain_mutating_admission import explain_mutating_admission
-from kubectl_kyrec.evaluate.explain_validating import explain_validating
-from kubectl_kyrec.evaluate.mutating import MutatingPolicyEngine
-from kubectl_kyrec.evaluate.mutating_admission import MutatingAdmissionEngine
-from kubectl_kyrec.evaluate.mutation import MutationEngine, MutationStep
+from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationEngine, MutationStep
+from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
+from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
+from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
+from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
+from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
+from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
+from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
+from kubectl_kyrec.evaluate.mutating_admission.tree import explain_mutating_admission
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
@@ -33,14 +36,20 @@ from kubectl_kyrec.evaluate.pipeline import (
     select_subjects,
     subject_context,
 )
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
+from kubectl_kyrec.evaluate.validating.tree import explain_validating
+from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
+from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
+from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator
-    from kubectl_kyrec.evaluate.generating import TriggerOutcome
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
+    from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
+
+
+# the policyKind of a manifest's admission tree (it has no policy of its own)
+ADMISSION = "Admission"
 
 
 @dataclass
@@ -129,7 +138,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, ending in their results
-        from kubectl_kyrec.evaluate.explain_classic import explain_classic
+        from kubectl_kyrec.evaluate.classic.tree import explain_classic
 
         explained = {s.ref for s in subjects}
         for ref in [ref for ref in generated_for if ref not in explained]:
@@ -187,7 +196,7 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
     policy's tree ends in its results and in those of `others` (the subject's results from the other
     engines: mutate and generate rules) that are the policy's."""
     from kubectl_kyrec.classic.trace import Trace
-    from kubectl_kyrec.evaluate.explain_classic import explain_classic
+    from kubectl_kyrec.evaluate.classic.tree import explain_classic
 
     # the engine records its steps (preconditions, patterns, deny conditions, foreach elements) as it takes
     # them in this very evaluation: the tree shows them next to the results they gave
@@ -201,3 +210,32 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
         policy = compiled.policy
         mine = [r for r in results if r.policy == policy.meta.key and r.source == policy.source_kind]
         out.explanations.append(explain_classic(classic, policy, ctx, mine, trace))
+
+def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:
+    """`original`: the manifest as written; `results`: the mutation engines' results for the subject."""
+    subject = admission.subject
+    root = Node(f"admission {admission.operation}")
+    if admission.operation == "DELETE":
+        root.children.append(Node("stored object", NONE, "a DELETE stores nothing: nothing is defaulted or mutated"))
+        return Explanation("", ADMISSION, subject.ref, root, [])
+    defaults = Node("API-server defaults", "applied" if admission.defaulted else NONE)
+    if admission.defaulted and admission.before_mutations is not None:
+        defaults.children.extend(_op_node(op) for op in make_patch(original, admission.before_mutations))
+    root.children.append(defaults)
+    by_policy: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        by_policy.setdefault((r.source, r.policy), []).append(r)
+    for (source, policy), found in by_policy.items():
+        node = Node(f"{source} {policy}")
+        for m in admission.mutations:
+            if m.policy == policy:
+                node.children.extend(_op_node(op, f"rule {m.rule}: " if m.rule else "") for op in m.patch)
+        node.children.extend(result_node(r) for r in found)
+        root.children.append(node)
+    for reason in admission.undetermined:
+        root.children.append(Node("stored object", "undetermined", reason))
+    return Explanation("", ADMISSION, subject.ref, root, list(results))
+
+
+def _op_node(op: Mapping[str, Any], prefix: str = "") -> Node:
+    return Node(f"{prefix}{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")

@@ -15,31 +15,34 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission import build_request
 from kubectl_kyrec.evaluate.admission_chain import (
     Admission,
     AdmissionChain,
+    MutationEngine,
     paired_with_old,
     undetermined_by_admission,
 )
-from kubectl_kyrec.evaluate.admission_policy import CompiledAdmissionPolicy, VapRunner, compile_admission_policies
-from kubectl_kyrec.evaluate.admission_policy import evaluate_admission as evaluate_vap
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
-from kubectl_kyrec.evaluate.image_validating import (
+from kubectl_kyrec.evaluate.image_validating.engine import (
     CompiledImageValidatingPolicy,
     compile_image_validating_policy,
     evaluate_image_validating,
 )
-from kubectl_kyrec.evaluate.mutation import MutationEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup, make_subjects
-from kubectl_kyrec.evaluate.validating import (
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_subjects
+from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidatingPolicy,
     candidate_variants,
     compile_validating_policy,
     evaluate_validating,
 )
+from kubectl_kyrec.evaluate.validating_admission.engine import (
+    CompiledAdmissionPolicy,
+    VapRunner,
+    compile_admission_policies,
+)
+from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission as evaluate_vap
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.load.registry import Registry
@@ -58,7 +61,7 @@ from kubectl_kyrec.model import (
 )
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions
 
 
 @dataclass(frozen=True)
@@ -300,8 +303,8 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     plugin order (docs/admission.md, "Mutation order"): the in-tree MutatingAdmissionPolicy plugin, then the
     webhooks, Kyverno's in the order of their names (`mpol.*` for MutatingPolicies before `mutate.*` for
     ClusterPolicy/Policy mutate rules). A policy that does not compile is an error at its file:line."""
-    from kubectl_kyrec.evaluate.mutating import mutating_engine
-    from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
+    from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
+    from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
     from kubectl_kyrec.k8s.defaulting import default_object
 
     engines: list[MutationEngine] = []
@@ -319,8 +322,8 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     classic = [p for p in policies.classic if any(r.type == "mutate" for r in p.rules)]
     if classic:
         # imported only then: the classic engine takes a tenth of a second to import
-        from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
-        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions, state_sources
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
+        from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 
         settings = options.classic if options.classic is not None else ClassicOptions()
         sources = settings.sources if settings.sources is not None else state_sources(state, kinds)
@@ -362,12 +365,12 @@ def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]
 
 def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
                        options: EvalOptions) -> ClassicEvaluator | None:
-    """The evaluator of the run's ClusterPolicies/Policies (evaluate/classic_validating.py on the classic
+    """The evaluator of the run's ClusterPolicies/Policies (evaluate/classic/engine.py on the classic
     engine), or None without any: imported only then, as the classic engine takes a tenth of a second to."""
     selected = [p for p in policies.classic if options.selection.holds_policy(p.meta.key)]
     if not selected:
         return None
-    from kubectl_kyrec.evaluate.classic_validating import ClassicEvaluator, ClassicOptions, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions, state_sources
 
     classic = options.classic if options.classic is not None else ClassicOptions()
     sources = classic.sources if classic.sources is not None else state_sources(state, kinds)

@@ -4,7 +4,7 @@ webhook refuses (so the policy never exists in a cluster) and its CLI skips.
 - the CEL kinds: every expression compiles (kk: each kind's compiler, pkg/cel/policies/*/compiler; the
   admission webhook's validators in pkg/cel/policies/*/validate.go run them), autogen variants included;
   a CEL PolicyException's too, on its own (kk: pkg/validation/exception);
-- the classic kinds: evaluate/classic_validating.py kyverno_refusals (variables, background mode, kinds)
+- the classic kinds: evaluate/classic/engine.py kyverno_refusals (variables, background mode, kinds)
   and the CEL of `validate.cel` rules (kk: pkg/validation/policy/validate.go; the CLI compiles them before
   it evaluates).
 
@@ -37,14 +37,14 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.admission_policy import compile_admission_policies
-    from kubectl_kyrec.evaluate.deleting import compile_deleting_policy
+    from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
-    from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
-    from kubectl_kyrec.evaluate.image_validating import compile_image_validating_policy
-    from kubectl_kyrec.evaluate.mutating import autogen_variants, compile_mutating_policy
-    from kubectl_kyrec.evaluate.mutating_admission import compile_mutating_admission_policy
-    from kubectl_kyrec.evaluate.validating import compile_validating_policy
+    from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
+    from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
+    from kubectl_kyrec.evaluate.mutating.engine import autogen_variants, compile_mutating_policy
+    from kubectl_kyrec.evaluate.mutating_admission.engine import compile_mutating_admission_policy
+    from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy
+    from kubectl_kyrec.evaluate.validating_admission.engine import compile_admission_policies
 
     if policies.validated:
         return policies
@@ -107,8 +107,8 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
     warnings (classic/policy_warnings.py) are added to `warnings`."""
     from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.classic.policy_warnings import policy_warnings
-    from kubectl_kyrec.evaluate.classic_cel import compile_cel_rule
-    from kubectl_kyrec.evaluate.classic_validating import kyverno_refusals
+    from kubectl_kyrec.evaluate.classic.engine import kyverno_refusals
+    from kubectl_kyrec.evaluate.classic.validate_cel import compile_cel_rule
 
     found = kyverno_refusals(policy)
     if not found:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.environment import LibraryFactory
-from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.expect.reports import ExpectedReports

@@ -4,12 +4,12 @@ Fields follow Kyverno's CRD (kk: config/crds/policies.kyverno.io/policies.kyvern
 kyverno/api policies.kyverno.io/v1beta1 deleting_policy.go): `schedule` is required (a cron expression,
 parsed only when the next run is worked out: the CRD takes any string), `deletionPropagationPolicy` one of
 Foreground, Background, Orphan (absent: the API server's default for the kind), `matchConstraints`,
-`conditions` and `variables`. CEL is compiled by the evaluation stage (evaluate/deleting.py).
+`conditions` and `variables`. CEL is compiled by the evaluation stage (evaluate/deleting/engine.py).
 
 `matchConstraints` may be absent here: Kyverno's CLI evaluates such a policy (against a JSON payload, or
 as a match that fails for a resource); its admission webhook refuses it in a cluster (kk: pkg/cel/policies/
 dpol/validate.go), and the deleting controller errors on it (pkg/controllers/deleting/controller.go), which
-evaluate/deleting.py reports.
+evaluate/deleting/engine.py reports.
 """
 
 from __future__ import annotations

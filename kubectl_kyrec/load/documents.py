@@ -8,24 +8,26 @@ text. Pass `errors=[]` to collect them and keep going instead of stopping at the
 
 from __future__ import annotations
 
+import codecs
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.files import STDIN, STDIN_NAME, expand_paths, read_text
+from kubectl_kyrec.load.files import STDIN, STDIN_NAME, decode_text, expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
-from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents, node_line
+from kubectl_kyrec.load.yaml_nodes import UndecodableStream, iter_yaml_documents, node_line
 from kubectl_kyrec.load.yaml_peek import KYREC_API_VERSION, blank_plain_non_policies, kyrec_output
 from kubectl_kyrec.model import Document, Source
 
 __all__ = [
-    "LocatedDocument", "PolicyFiles", "documents_from_text", "iter_objects", "load_documents",
+    "LocatedDocument", "PolicyFiles", "documents_from_text", "iter_manifests", "iter_objects", "load_documents",
     "load_documents_with_lines", "load_manifests", "load_policy_documents",
 ]
 
@@ -81,33 +83,154 @@ def _load(paths: Sequence[str], stdin: TextIO | None, errors: list[InputError] |
 
 
 def load_manifests(given: str, *, stdin: TextIO | None = None) -> tuple[list[Document], list[str]]:
-    """The -r documents of one path, and `file (what)` for each of kyrec's own outputs passed over below it.
+    """The -r documents of one path, and `file (what)` for each of kyrec's own outputs passed over below it
+    (`iter_manifests`, read whole)."""
+    passed_over: list[str] = []
+    with gc_paused():  # see gc_pause: the collector never walks the list while it grows
+        docs = list(iter_manifests(given, stdin=stdin, passed_over=passed_over))
+    return docs, passed_over
+
+
+def iter_manifests(given: str, *, stdin: TextIO | None = None,
+                   passed_over: list[str] | None = None) -> Iterator[Document]:
+    """The -r documents of one path, one at a time, each decoded when it is asked for: a consumer can
+    evaluate the first document of a large file before the last one is read, and a file is read in chunks
+    as its documents are composed rather than held whole as text (`_file_documents`).
 
     kyrec's outputs (`-o json=FILE`, `-o yaml=FILE`, `-o sarif=FILE`, a `--write-baseline`) are no manifests:
     one written into an -r directory would otherwise be read back as a resource on the next run (or, a
     SARIF log having no apiVersion, refuse it). Below a directory they are passed over, by their first
-    lines (not parsed) or, written by hand in another key order, by their apiVersion; a file named
-    explicitly is the user's choice of input and is an InputError at its line instead."""
+    lines (not parsed) or, written by hand in another key order, by their apiVersion, and `file (what)` is
+    appended to `passed_over`; a file named explicitly is the user's choice of input and is an InputError at
+    its line instead. Errors are raised where they are met: the documents before them have been yielded."""
     in_directory = given != STDIN and os.path.isdir(given)
-    docs: list[Document] = []
-    passed_over: list[str] = []
     for path in expand_paths([given]):
-        name, text = read_text(path, stdin)
-        what = kyrec_output(text)
+        name, head, raws = _file_documents(path, stdin)
+        what = kyrec_output(head)
         if what is None:
-            found = [located.document for located in _located_from_text(text, name, None, keep_nodes=False)]
-            own = [d for d in found if d.api_version == KYREC_API_VERSION]
-            if not own:
-                docs.extend(found)
+            own: Document | None = None
+            for doc in _documents_of(raws, name):
+                if doc.api_version != KYREC_API_VERSION:
+                    yield doc
+                elif own is None:
+                    own = doc
+            if own is None:
                 continue
-            what, where = f"{KYREC_API_VERSION} {own[0].kind}", own[0].source
-            docs.extend(d for d in found if d.api_version != KYREC_API_VERSION)
+            what, where = f"{KYREC_API_VERSION} {own.kind}", own.source
         else:
             where = Source(name, 1)
         if not in_directory:
             raise InputError(f"this is kyrec's own output ({what}), not a manifest: give -r the manifests", where)
-        passed_over.append(f"{name} ({what})")
-    return docs, passed_over
+        if passed_over is not None:
+            passed_over.append(f"{name} ({what})")
+
+
+def _documents_of(raws: Iterator[_Raw], name: str) -> Iterator[Document]:
+    for raw in raws:
+        for obj, line, _ in iter_objects(raw.value, raw.line, raw.node, name):
+            yield Document(obj, Source(name, line))
+
+
+# enough of a file's start for kyrec_output (4,096 characters) and for telling JSON from YAML
+_HEAD_BYTES = 65536
+
+
+def _file_documents(path: str, stdin: TextIO | None) -> tuple[str, str, Iterator[_Raw]]:
+    """(name, the text the file starts with, its raw documents) of one file or of `-`.
+
+    YAML is handed to libyaml as a binary stream: read in chunks as documents are composed, never held
+    whole as text (which also spares decoding it to a str that libyaml encodes back to UTF-8); from `-`, a
+    document is yielded as soon as it has arrived. JSON (json_stream reads text), UTF-16 and a text-only
+    stdin are read whole. Should libyaml fail to read the stream (bad UTF-8, a control character, a failed
+    read), the input is read whole and the same message as for the text is raised, after the documents
+    already yielded."""
+    raw_stdin = getattr(stdin if stdin is not None else sys.stdin, "buffer", None) if path == STDIN else None
+    if path == STDIN and raw_stdin is None:
+        name, text = read_text(path, stdin)
+        return name, text, _raw_documents(text, name)
+    try:
+        if raw_stdin is not None:
+            stream = _Recorded(raw_stdin, owned=False)
+        else:  # closed by the generator, or by _whole
+            stream = _Recorded(open(path, "rb", buffering=_HEAD_BYTES), owned=True)  # noqa: SIM115
+        start = stream.head(_HEAD_BYTES)
+    except OSError:
+        name, text = read_text(path, stdin)  # the same message as any unreadable file
+        return name, text, _raw_documents(text, name)
+    name = STDIN_NAME if path == STDIN else path
+    if start.startswith(codecs.BOM_UTF8):
+        start = start[len(codecs.BOM_UTF8):]
+    head = start.decode("utf-8", "ignore")
+    if (start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or not head.strip()
+            or looks_like_json(head)):
+        text = _whole(stream, name)
+        return name, text, _raw_documents(text, name)
+    return name, head, _streamed_documents(stream, name)
+
+
+class _Recorded:
+    """A binary input as libyaml reads it, its first bytes read ahead (`head`: one read, so that a pipe's
+    first document is not held back waiting for more). Standard input, which cannot be read twice, keeps
+    what was read, for the message should libyaml fail on it; a file is read again from its start."""
+
+    def __init__(self, raw: BinaryIO, *, owned: bool) -> None:
+        self.raw = raw
+        self.owned = owned
+        self._read = getattr(raw, "read1", raw.read)
+        self.pending = b""
+        self.kept: list[bytes] | None = None if owned and raw.seekable() else []
+
+    def head(self, size: int) -> bytes:
+        self.pending = bytes(self._read(size))
+        if self.kept is not None:
+            self.kept.append(self.pending)
+        return self.pending
+
+    def read(self, size: int = -1) -> bytes:
+        if self.pending:
+            chunk, self.pending = self.pending, b""
+            return chunk
+        chunk = bytes(self._read(size))
+        if self.kept is not None:
+            self.kept.append(chunk)
+        return chunk
+
+    def everything(self) -> bytes:
+        """The whole input, from its start."""
+        if self.kept is None:
+            self.raw.seek(0)
+            return bytes(self.raw.read())
+        return b"".join(self.kept) + bytes(self.raw.read())
+
+    def close(self) -> None:
+        if self.owned:
+            self.raw.close()
+
+
+def _whole(stream: _Recorded, name: str) -> str:
+    try:
+        data = stream.everything()
+    except OSError as err:
+        reason = err.strerror or str(err)
+        raise InputError(f"cannot read: {reason.lower() if stream.owned else reason}", Source(name)) from None
+    finally:
+        stream.close()
+    return decode_text(data, name)
+
+
+def _streamed_documents(stream: _Recorded, name: str) -> Iterator[_Raw]:
+    yielded = 0
+    try:
+        for doc in iter_yaml_documents(stream, name):  # type: ignore[arg-type]
+            yield _Raw(doc.value, doc.line, doc.node)
+            yielded += 1
+    except UndecodableStream:
+        # the text path says what and where; it meets the same documents first, and they were yielded
+        for index, raw in enumerate(_raw_documents(_whole(stream, name), name)):
+            if index >= yielded:
+                yield raw
+    finally:
+        stream.close()
 
 
 @dataclass

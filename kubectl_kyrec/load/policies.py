@@ -100,7 +100,7 @@ UNEVALUATED_KINDS: dict[tuple[str, str], str] = {
     ("kyverno.io", "CleanupPolicy"): "",
 }
 # evaluated kinds whose report results kyrec does not compute, so report comparisons leave results under
-# their sources out. A DeletingPolicy (evaluate/deleting.py) writes none. The mutating kinds do: the
+# their sources out. A DeletingPolicy (evaluate/deleting/engine.py) writes none. The mutating kinds do: the
 # background scan runs each background MutatingPolicy and MutatingAdmissionPolicy on the stored object and
 # reports a rule that would still change it as `fail` ("mutation is not applied"; kk:
 # pkg/controllers/report/utils/scanner.go ScanResource), which kyrec's admission chain, run on manifests

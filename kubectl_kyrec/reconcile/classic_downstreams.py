@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from kubectl_kyrec.evaluate.classic_generate import (
+from kubectl_kyrec.evaluate.classic.generate_objects import (
     LABEL_RULE_NAME,
     LABEL_SOURCE_GROUP,
     LABEL_SOURCE_KIND,
@@ -34,8 +34,8 @@ from kubectl_kyrec.evaluate.classic_generate import (
     generate_rules,
     matches_delete,
 )
-from kubectl_kyrec.evaluate.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
-from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
+from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.classic_policies import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.downstreams import (

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.evaluate.deleting import DeletingOutcome, DeletionOutcome, DeletionStatus, NextRun
+from kubectl_kyrec.evaluate.deleting.engine import DeletingOutcome, DeletionOutcome, DeletionStatus, NextRun
 from kubectl_kyrec.k8s.times import format_rfc3339
 from kubectl_kyrec.load.deleting_policies import DeletingPolicy
 from kubectl_kyrec.model import Ref

@@ -53,8 +53,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kubectl_kyrec.evaluate.downstreams import identity, owner_of
-from kubectl_kyrec.evaluate.generating import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.downstreams import identity, owner_of
+from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.generating_policies import GeneratingPolicy
 from kubectl_kyrec.load.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of

@@ -63,7 +63,7 @@ from typing import Any
 from kubectl_kyrec.errors import UsageError
 
 # the report APIs, kinds and result statuses are those the expected reports are written with
-from kubectl_kyrec.evaluate.downstreams import LABEL_MANAGED_BY
+from kubectl_kyrec.evaluate.generating.downstreams import LABEL_MANAGED_BY
 from kubectl_kyrec.expect.reports import REPORT_KINDS, ExpectedReports
 from kubectl_kyrec.expect.resource_hash import resource_hash
 from kubectl_kyrec.load.exclusions import parse_rfc3339

@@ -22,7 +22,7 @@ from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.model import EvalError
     from kubectl_kyrec.reconcile.impact import Impact
 

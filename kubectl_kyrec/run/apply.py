@@ -43,6 +43,7 @@ class ApplyRunOptions:
     kyverno_config_path: str | None = None
     skip_resource_filters: bool = True
     jobs: int = 1
+    concurrency: int = 8            # --concurrency: writes in flight at once (cluster/writer.py)
 
     def diff_options(self, *, complete: bool) -> DiffRunOptions:
         """What `diff` with the same flags compares: the plan's scope is the diff's. `complete`: the policies
@@ -131,9 +132,11 @@ def _unless_unread(change: PlannedChange, state: ClusterState) -> PlannedChange:
 def run_apply(options: ApplyRunOptions, source: LiveSource, *, confirm: Callable[[ApplyResult], bool],
               on_plan: Callable[[ApplyResult], None] | None = None,
               on_outcome: Callable[[Outcome], None] | None = None,
-              interrupt: Interrupt | None = None) -> ApplyResult:
+              interrupt: Interrupt | None = None,
+              on_answer: Callable[[int, int], None] | None = None) -> ApplyResult:
     """Plan, show it (`on_plan`), ask `confirm` (False declines every write), carry the plan out; a signal
-    while writing stops between objects (`interrupt` records it, cluster/writer.py)."""
+    while writing stops new requests (`interrupt` records it, cluster/writer.py). `on_outcome` gets each
+    outcome in the plan's order, `on_answer(done, planned)` the count of writes answered as they come."""
     result = compute_plan(options, source)
     if on_plan is not None:
         on_plan(result)
@@ -145,6 +148,6 @@ def run_apply(options: ApplyRunOptions, source: LiveSource, *, confirm: Callable
     client, found = source.open()
     result.outcomes = execute(client if options.dry_run is not DryRun.CLIENT else None, result.plan,
                               resolve_kind=found.find, dry_run=options.dry_run, on_outcome=on_outcome,
-                              interrupt=interrupt)
+                              interrupt=interrupt, concurrency=options.concurrency, on_answer=on_answer)
     result.requests = dict(client.counts)
     return result

@@ -22,7 +22,7 @@ from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.run.unreadable import failed_reads, known_kinds, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.model import Document, Ref
@@ -235,7 +235,7 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.deleting import DeleteOptions, run_deleting
+    from kubectl_kyrec.evaluate.deleting.engine import DeleteOptions, run_deleting
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.deletions import diff_deletions
     from kubectl_kyrec.reconcile.reads import ReadRecord
@@ -304,7 +304,7 @@ def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list
     """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
     needing request data (their owned downstreams are `undetermined`; nothing is reported missing). Only
     of the triggers and policies inside the user's filters: the run evaluated all of them."""
-    from kubectl_kyrec.evaluate.generating import TriggerStatus
+    from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
     from kubectl_kyrec.run.generate import subject_filter
 
     notices = []
@@ -375,7 +375,7 @@ def held_downstreams(diff: DownstreamDiff, inputs: Inputs, outcome: GeneratingOu
                      triggers_from_state: bool) -> DownstreamDiff:
     """Every downstream finding with the reads it depends on; undetermined where one was not listed
     (reconcile/reads.py: the rule that keeps a failed LIST from becoming a write or a delete)."""
-    from kubectl_kyrec.evaluate.classic_generate import ClassicGenerateRule
+    from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff
     from kubectl_kyrec.reconcile.reads import (
         ReadRecord,

@@ -19,7 +19,7 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.evaluate.admission_chain import Admission
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.inputs import Inputs, InputSource
     from kubectl_kyrec.load.policies import PolicySet
@@ -150,7 +150,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if inputs.policies.classic or options.base_policy_paths:
         # imported only for ClusterPolicies/Policies (the base policies may hold some): the classic engine
         # takes a tenth of a second to import, on every run
-        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 
         # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
@@ -247,7 +247,7 @@ def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
 
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
                    ) -> tuple[list[Result], list[EvalError]]:
-    from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
+    from kubectl_kyrec.evaluate.validating.json_payloads import evaluate_json_payloads
     from kubectl_kyrec.load.payloads import load_payloads
 
     payloads = [p for path in options.json_paths for p in load_payloads(path, path)]
@@ -258,7 +258,7 @@ def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: Libr
 
 def _authz_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
                     ) -> tuple[list[Result], list[EvalError]]:
-    from kubectl_kyrec.evaluate.authz_payloads import evaluate_authz_payloads
+    from kubectl_kyrec.evaluate.validating.authz_payloads import evaluate_authz_payloads
     from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
 
     payloads = [load_authz_payload(path, path, mode)
@@ -308,7 +308,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
 def admission_side(results: Sequence[Result], admissions: Sequence[Admission], policies: PolicySet
                    ) -> AdmissionSide:
     """One side of `--base-policy`'s admission comparison."""
-    from kubectl_kyrec.evaluate.mutation import MUTATION_SOURCES
+    from kubectl_kyrec.evaluate.admission_chain import MUTATION_SOURCES
     from kubectl_kyrec.reconcile.impact import AdmissionSide
 
     stored = {a.subject.ref.uid: (a.subject.ref, a.operation, None if a.operation == "DELETE" else a.subject.obj,

@@ -102,7 +102,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     values = inputs.values
     classic = None
     if inputs.policies.classic:
-        from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 
         # as eval: match/exclude on roles/clusterRoles/subjects decided only when --values says who asks
         classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
@@ -118,7 +118,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         from kubectl_kyrec.run.generate import generate_for_inputs
 
         generated = generate_for_inputs(inputs, now=now, selection=selection)
-    # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic_generate.py): each
+    # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py): each
     # drawn by its own kind's tree
     classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
                          and (not name or o.trigger.ref.name == name)] if generated is not None else []
@@ -130,8 +130,8 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []
     if generated is not None and inputs.policies.generating:
-        from kubectl_kyrec.evaluate.explain_generating import explain_generating
-        from kubectl_kyrec.evaluate.generating import compile_generating_policy, generating_environments
+        from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
+        from kubectl_kyrec.evaluate.generating.tree import explain_generating
         from kubectl_kyrec.evaluate.namespaces import namespace_objects
         from kubectl_kyrec.evaluate.pipeline import subject_context
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import datetime
 
-    from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.load.inputs import Inputs
     from kubectl_kyrec.load.policies import PolicySet
     from kubectl_kyrec.load.selection import Selection
@@ -31,7 +31,7 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
                         selection: Selection) -> GeneratingOutcome:
     """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
     from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.evaluate.generating import (
+    from kubectl_kyrec.evaluate.generating.engine import (
         GenerateOptions,
         GeneratingOutcome,
         generating_environments,
@@ -54,8 +54,8 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
         outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:
         # classic generate rules (ClusterPolicy/Policy) beside the GeneratingPolicies
-        from kubectl_kyrec.evaluate.classic_generating import merge, run_classic_generate
-        from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno
+        from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno
+        from kubectl_kyrec.evaluate.classic.generate_triggers import merge, run_classic_generate
         from kubectl_kyrec.model import EvalError
 
         for policy in policies.classic:

@@ -6,7 +6,7 @@ import datetime
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.evaluate.generating import GeneratingOutcome
+from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
 from kubectl_kyrec.load.inputs import Inputs
 from kubectl_kyrec.load.registry import Registry

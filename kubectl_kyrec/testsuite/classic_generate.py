@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubectl_kyrec.evaluate.classic_generate import ClassicGenerateRule, generate_rules
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule, generate_rules
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.model import Document
 

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.mutate import same_json
-from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator, TargetChange, has_mutate
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange, has_mutate
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.pipeline import select_subjects
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Ref, Result
 

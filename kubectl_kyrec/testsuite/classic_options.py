@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
-from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.deleting import compile_deleting_policy, evaluate_object, subject_context
-from kubectl_kyrec.evaluate.json_payloads import payload_subject
+from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, subject_context
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
+from kubectl_kyrec.evaluate.validating.json_payloads import payload_subject
 from kubectl_kyrec.model import EvalError, Result, Subject
 from kubectl_kyrec.testsuite.suite import LoadedSuite
 

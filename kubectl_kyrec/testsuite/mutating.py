@@ -9,7 +9,7 @@ the resource after it. commands/test/compare.go getAndCompareResource: the expec
 same apiVersion, kind, namespace and name, both sides tidied (resource.Tidy), equal or not.
 
 With targetResources, each resource's mutateExisting MutatingPolicies then mutate the targets
-(evaluate/mutating_existing.py), with `resource.*` seeing the targets too (kk 111e07bb: the CLI adds them to
+(evaluate/mutating/mutate_existing.py), with `resource.*` seeing the targets too (kk 111e07bb: the CLI adds them to
 its FakeContextProvider for that pass).
 """
 
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.evaluate.classic_mutating import TargetChange
-from kubectl_kyrec.evaluate.mutating import mutating_engine, with_object
-from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
-from kubectl_kyrec.evaluate.mutating_existing import TargetDiscoveryError, mutate_targets
+from kubectl_kyrec.evaluate.classic.mutator import TargetChange
+from kubectl_kyrec.evaluate.mutating.engine import mutating_engine, with_object
+from kubectl_kyrec.evaluate.mutating.mutate_existing import TargetDiscoveryError, mutate_targets
+from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
 from kubectl_kyrec.evaluate.subjects import KindLookup, as_admitted, make_subject

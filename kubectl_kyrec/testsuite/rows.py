@@ -11,8 +11,8 @@ A row is one (results entry, resource). Two ways to decide it (issue 27):
   compared as they are (kk 111e07bb reads no `is<Kind>Policy` flag: command.go isRulelessPolicyKind),
   while a classic entry without a flag looks rules up by name and counts every mismatch as a success when
   it expects `fail`; HTTP/Envoy requests are named by their path joined to the test's directory, as the
-  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode (admission_policy.VapRunner),
-  and mocked HTTP responses are wrapped as the CLI wraps them.
+  CLI keys them. ValidatingAdmissionPolicies evaluate as the CLI does in this mode
+  (evaluate/validating_admission/engine.py VapRunner), and mocked HTTP responses are wrapped as the CLI wraps them.
 - **strict** (`--strict`, cluster semantics): the resource must be in the test (`kind` and `ns/name`
   respected) and the policy must have answered for it; a resource the policy gave no response for fails
   `not-matched` (a matchConditions skip is a response).
@@ -35,11 +35,11 @@ import yaml
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.cel.generator_lib import GeneratorSink
-from kubectl_kyrec.evaluate.admission_policy import VapRunner
-from kubectl_kyrec.evaluate.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads, is_authz_subject
-from kubectl_kyrec.evaluate.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
+from kubectl_kyrec.evaluate.validating.authz_payloads import AUTHZ_MODES, evaluate_authz_payloads, is_authz_subject
+from kubectl_kyrec.evaluate.validating.json_payloads import evaluate_json_payloads
+from kubectl_kyrec.evaluate.validating_admission.engine import VapRunner
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.load.registry import Registry
@@ -81,7 +81,7 @@ class _Evaluation:
     # (mutating policy name, subject) -> the resource Kyverno's CLI compares with patchedResources
     patched: dict[tuple[str, Ref], Obj] = field(default_factory=dict)
     mutated: Any = None         # classic mutate policies' patched resources (testsuite.classic_mutate)
-    # mutateExisting MutatingPolicies' target changes, by trigger (evaluate.mutating_existing TargetChange)
+    # mutateExisting MutatingPolicies' target changes, by trigger (evaluate/mutating/mutate_existing.py)
     existing: dict[Ref, list[Any]] = field(default_factory=dict)
 
 
@@ -827,7 +827,7 @@ def generating_hook(*, kinds: KindLookup, libraries: LibraryFactory, sink: Gener
     A matchConditions skip counts as a response with result `skip` (strict mode needs to tell it from
     no match); a trigger that does not match gives no outcome, as in Kyverno.
     """
-    from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus, run_generating
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus, run_generating
 
     envs = Environments(libraries)
 

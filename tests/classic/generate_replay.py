@@ -32,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.evaluate.classic_generate import (
+from kubectl_kyrec.evaluate.classic.generate_objects import (
     LABEL_CLONE_SOURCE,
     LABEL_RULE_NAME,
     LABEL_SOURCE_UID,
@@ -40,15 +40,15 @@ from kubectl_kyrec.evaluate.classic_generate import (
     generate_rules,
     matches_delete,
 )
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.downstreams import (
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.downstreams import (
     LABEL_POLICY_NAME,
     LABEL_POLICY_NAMESPACE,
     LABEL_TRIGGER_UID,
     identity,
     labels_of,
 )
-from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.classic_policies import ClassicPolicy, is_classic_policy, parse_classic_policy
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.model import Document, Source

@@ -26,9 +26,9 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate import pipeline
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno
-from kubectl_kyrec.evaluate.generating import GenerateOptions
+from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.report_scope import generating_pairs
 from kubectl_kyrec.expect.reports import expected_reports

@@ -16,7 +16,7 @@ import yaml
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.classic_policies import parse_classic_policy
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
@@ -74,7 +74,7 @@ def test_on_create_the_delete_rule_does_not_match() -> None:
 
 
 def test_matches_delete_reads_every_block() -> None:
-    from kubectl_kyrec.evaluate.classic_generate import matches_delete
+    from kubectl_kyrec.evaluate.classic.generate_objects import matches_delete
 
     def rule(match: dict[str, Any]) -> Any:
         doc = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "p"},

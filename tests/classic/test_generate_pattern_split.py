@@ -1,6 +1,6 @@
-"""The pattern split of classic generate (evaluate/classic_generate.py _split_pattern): a rule's GeneratePattern is
-substituted per trigger, and only its fields that hold a variable go through substitution. These tests
-fail if a field with a variable anywhere inside it (nested, in a list, in a key) were taken as constant, if
+"""The pattern split of classic generate (evaluate/classic/generate_objects.py _split_pattern): a rule's
+GeneratePattern is substituted per trigger, and only its fields that hold a variable go through substitution.
+These tests fail if a field with a variable anywhere inside it (nested, in a list, in a key) were taken as constant, if
 a `$(...)` reference lost the sibling field it points at, or if the constant fields ended up shared between
 downstreams or with the policy."""
 
@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.classic import core_adapter
-from kubectl_kyrec.evaluate.classic_generate import ClassicGenerateRule
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

@@ -11,8 +11,8 @@ import yaml
 
 import kubectl_kyrec.classic.match as match_module
 from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
-from kubectl_kyrec.evaluate.generating import GenerateOptions
+from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import Document, Source

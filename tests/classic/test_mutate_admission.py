@@ -1,4 +1,4 @@
-"""ClassicMutator.mutate: the object after Kyverno's mutating webhook (evaluate/classic_mutating.py).
+"""ClassicMutator.mutate: the object after Kyverno's mutating webhook (evaluate/classic/mutator.py).
 
 Policies of one failurePolicy and scope come in Go map order: when their order changes the object, the
 step says ORDER_DEPENDENT; the Ignore webhook's policies run before the Fail webhook's; within a policy each
@@ -11,11 +11,10 @@ import datetime
 from typing import Any
 
 from kubectl_kyrec.classic.context_loader import ContextSources
-from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import make_subject
+from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

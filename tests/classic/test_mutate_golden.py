@@ -14,11 +14,10 @@ import pytest
 
 from kubectl_kyrec.classic.context_loader import ContextSources
 from kubectl_kyrec.classic.mutate import same_json
-from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.classic_mutating import ClassicMutator
-from kubectl_kyrec.evaluate.classic_validating import ClassicOptions, refused_by_kyverno
-from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.evaluate.subjects import make_subject
+from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, refused_by_kyverno
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

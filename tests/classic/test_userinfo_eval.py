@@ -10,7 +10,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.evaluate.classic_validating import refused_in_background
+from kubectl_kyrec.evaluate.classic.engine import refused_in_background
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.policies import classify
 

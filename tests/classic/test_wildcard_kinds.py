@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_kyrec.evaluate.classic_validating import refused_by_kyverno
+from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.policies import classify
 

@@ -4,7 +4,8 @@ printed, the exit is 130 (143), the object whose answer never came is `unknown` 
 
 The child is the console command, started as test_ctrl_c starts it (SIGINT at Python's default, or
 ignored, whatever this suite was started with); each test waits for a request the double logs or a line
-the child writes, never for a fixed time, and every wait has a deadline.
+the child writes, never for a fixed time, and every wait has a deadline. Each runs with one write in flight
+(`--concurrency 1`, the plan's order) and with the default parallel writer (8).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tests.cluster.test_ctrl_c import DEADLINE, POLICY, console, finish, wait_fo
 from tests.kubeapi.server import ApiServer
 
 TEAMS = [f"team-{i:02}" for i in range(12)]
+CONCURRENCY = pytest.mark.parametrize("concurrency", [1, 8])
 
 
 @pytest.fixture()
@@ -36,8 +38,10 @@ def api(tmp_path: Path) -> Iterator[ApiServer]:
         yield server
 
 
-def start(api: ApiServer, tmp_path: Path, *args: str, sigint: str = "default_int_handler") -> subprocess.Popen[str]:
-    return console(["apply", "-p", POLICY, "--yes", *args], tmp_path, sigint=sigint)
+def start(api: ApiServer, tmp_path: Path, *args: str, sigint: str = "default_int_handler",
+          concurrency: int = 1) -> subprocess.Popen[str]:
+    return console(["apply", "-p", POLICY, "--yes", "--concurrency", str(concurrency), *args], tmp_path,
+                   sigint=sigint)
 
 
 def created(api: ApiServer) -> set[str]:
@@ -50,13 +54,15 @@ def statuses(doc: dict[str, Any]) -> dict[str, str]:
     return {o["object"]["namespace"]: o["status"] for o in doc["outcomes"]}
 
 
+@CONCURRENCY
 @pytest.mark.parametrize(("signum", "code", "line"), [(signal.SIGINT, 130, "interrupted"),
                                                        (signal.SIGTERM, 143, "terminated (SIGTERM)")])
 def test_a_signal_between_writes_stops_there_and_prints_the_summary(api: ApiServer, tmp_path: Path, signum: int,
-                                                                      code: int, line: str) -> None:
-    # every write takes a little while, so that the run is still writing when the signal comes
-    api.inject("/configmaps/base$", method="PATCH", delay=0.05, times=None)
-    child = start(api, tmp_path, "-o", "json")
+                                                                      code: int, line: str, concurrency: int) -> None:
+    # every write takes a little while, so that the run is still writing when the signal comes (with 8 in
+    # flight, long enough that the first 8 are still in flight then: the other 4 are never sent)
+    api.inject("/configmaps/base$", method="PATCH", delay=0.05 if concurrency == 1 else 1.0, times=None)
+    child = start(api, tmp_path, "-o", "json", concurrency=concurrency)
     wait_for(api, "PATCH", "/configmaps/base$", 4)
     child.send_signal(signum)
     returncode, out, err = finish(child)
@@ -90,9 +96,37 @@ def test_a_signal_during_a_slow_request_makes_that_object_unknown(api: ApiServer
     assert len(api.requests("PATCH")) == 4        # nothing sent after the signal
 
 
-def test_a_second_signal_stops_waiting_for_the_answer(api: ApiServer, tmp_path: Path) -> None:
+def test_in_parallel_a_slow_request_is_unknown_and_the_rows_keep_the_plans_order(api: ApiServer,
+                                                                                 tmp_path: Path) -> None:
+    """8 in flight: the writes after team-03 are answered before it, and some may not have been sent when
+    the signal comes. Each row is still printed in the plan's order, team-03's as `unknown`; what is `done`
+    is what the server holds, and nothing else was sent."""
     api.inject("/namespaces/team-03/configmaps/base$", method="PATCH", delay=GRACE_SECONDS + 10)
-    child = start(api, tmp_path, "-o", "json")
+    child = start(api, tmp_path, concurrency=8)
+    wait_for(api, "PATCH", "/namespaces/team-03/configmaps/base$")
+    wait_for(api, "PATCH", "/namespaces/team-07/configmaps/base$")      # the first 8 were sent together
+    child.send_signal(signal.SIGINT)
+    returncode, out, err = finish(child)
+    assert returncode == 130, err
+    rows = [(line.split()[3].split("/")[0], line.split()[0]) for line in out.splitlines()
+            if line.split()[:1] in (["done"], ["unknown"], ["not-attempted"])]
+    assert [ns for ns, _ in rows] == TEAMS
+    status = dict(rows)
+    assert status["team-03"] == "unknown"
+    done = {ns for ns, st in rows if st == "done"}
+    assert done == created(api) and done >= {ns for ns in TEAMS[:8] if ns != "team-03"}
+    assert {st for ns, st in rows if ns not in done | {"team-03"}} <= {"not-attempted"}
+    assert len(api.requests("PATCH")) == len(done) + 1        # the done ones and the unknown one, no more
+    left = len(TEAMS) - len(done) - 1
+    assert out.splitlines()[-1] == (f"summary: done: {len(done)}, dry-run: 0, failed: 0, refused: 0, "
+                                    f"not-attempted: {left}, unknown: 1")
+    assert "waiting up to" in err and "1 unknown (the server may or may not have written them)" in err
+
+
+@CONCURRENCY
+def test_a_second_signal_stops_waiting_for_the_answer(api: ApiServer, tmp_path: Path, concurrency: int) -> None:
+    api.inject("/namespaces/team-03/configmaps/base$", method="PATCH", delay=GRACE_SECONDS + 10)
+    child = start(api, tmp_path, "-o", "json", concurrency=concurrency)
     wait_for(api, "PATCH", "/namespaces/team-03/configmaps/base$")
     child.send_signal(signal.SIGINT)
     deadline = time.monotonic() + DEADLINE
@@ -119,9 +153,10 @@ def test_a_signal_while_reading_prints_an_empty_summary(api: ApiServer, tmp_path
     assert api.writes() == []
 
 
-def test_an_ignored_sigint_stays_ignored(api: ApiServer, tmp_path: Path) -> None:
+@CONCURRENCY
+def test_an_ignored_sigint_stays_ignored(api: ApiServer, tmp_path: Path, concurrency: int) -> None:
     api.inject("/configmaps/base$", method="PATCH", delay=0.05, times=None)
-    child = start(api, tmp_path, "-o", "json", sigint="SIG_IGN")
+    child = start(api, tmp_path, "-o", "json", sigint="SIG_IGN", concurrency=concurrency)
     wait_for(api, "PATCH", "/configmaps/base$", 2)
     child.send_signal(signal.SIGINT)
     returncode, out, err = finish(child)

@@ -167,11 +167,13 @@ def test_fault_matrix(cluster: ApiServer, tmp_path: Path, baseline: tuple[set[tu
     assert hit_kinds >= (3 if fault == "410-on-continue" else len(lists))
 
 
+@pytest.mark.parametrize("concurrency", ["1", "8"])
 @pytest.mark.parametrize("fault", ["403", "404"])
 def test_fault_matrix_through_the_cli(cluster: ApiServer, tmp_path: Path, baseline: tuple[
-        set[tuple[str, str, str, str]], dict[str, str]], fault: str) -> None:
+        set[tuple[str, str, str, str]], dict[str, str]], fault: str, concurrency: str) -> None:
     """The same rule as the commands give it (the faults that cost no retry waits): `diff` and
-    `apply --prune --dry-run=server` exit 5, and the dry run sends no write the complete read would not."""
+    `apply --prune --dry-run=server` exit 5, and the dry run sends no write the complete read would not,
+    with one write in flight or 8."""
     complete, lists = baseline
     for resource, path in sorted(lists.items()):
         cluster.faults.clear()
@@ -179,7 +181,7 @@ def test_fault_matrix_through_the_cli(cluster: ApiServer, tmp_path: Path, baseli
         diff = kyrec(tmp_path, "diff", "-o", "json")
         assert diff.exit_code == 5, (resource, diff.stderr)
         cluster.clear_log()
-        applied = kyrec(tmp_path, "apply", "--prune", "--dry-run=server", "-o", "json")
+        applied = kyrec(tmp_path, "apply", "--prune", "--dry-run=server", "-o", "json", "--concurrency", concurrency)
         assert applied.exit_code == 5, (resource, applied.stderr)
         sent = {(str(o["action"]), o["object"]["kind"], o["object"]["namespace"], o["object"]["name"])
                 for o in json.loads(applied.stdout)["outcomes"] if o["status"] == "dry-run"}
@@ -188,11 +190,12 @@ def test_fault_matrix_through_the_cli(cluster: ApiServer, tmp_path: Path, baseli
                    for r in cluster.writes())
 
 
-def test_a_failed_list_of_the_policies_deletes_nothing(cluster: ApiServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("concurrency", ["1", "8"])
+def test_a_failed_list_of_the_policies_deletes_nothing(cluster: ApiServer, tmp_path: Path, concurrency: str) -> None:
     """The reported case: with `list generatingpolicies` denied, every GeneratingPolicy downstream looked
     policy-gone and `apply --prune --yes` deleted them all, in-sync ones included."""
     cluster.inject(r"generatingpolicies$", status=403, times=None)
-    result = kyrec(tmp_path, "apply", "--prune", "--yes", "-o", "json")
+    result = kyrec(tmp_path, "apply", "--prune", "--yes", "-o", "json", "--concurrency", concurrency)
     assert result.exit_code == 5, result.stderr
     assert [r for r in cluster.writes() if r.method == "DELETE"] == []
     doc = json.loads(result.stdout)

@@ -99,7 +99,7 @@ def test_asserted_generating_reports_match(scenario: str) -> None:
     """GeneratingPolicy results in the triggers' reports (docs/semantics/generating.md#report-results), as Kyverno's
     scenarios assert them."""
     from kubectl_kyrec.cel.context import ObjectsProvider
-    from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, generating_environments, run_generating
     from kubectl_kyrec.expect.report_scope import report_scope
 
     folder = GEN_ROOT / scenario

@@ -33,16 +33,16 @@ def _bug(*args: Any, **kwargs: Any) -> Any:
 # engine -> (policy file of testdata/consistency/kinds, module, attribute raising the injected TypeError): a
 # function each engine calls while it evaluates that policy on RESOURCES
 ENGINES = {
-    "validating": ("validatingpolicy.yaml", "kubectl_kyrec.evaluate.validating", "make_result"),
-    "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.admission_policy",
+    "validating": ("validatingpolicy.yaml", "kubectl_kyrec.evaluate.validating.engine", "make_result"),
+    "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.validating_admission.engine",
                              "_validate"),
-    "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating", "run_mutations"),
-    "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission",
+    "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating.engine", "run_mutations"),
+    "mutating-admission": ("mutatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.mutating_admission.engine",
                            "MutatingAdmissionEngine._cluster"),
-    "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating", "trigger_info"),
+    "generating": ("generatingpolicy.yaml", "kubectl_kyrec.evaluate.generating.engine", "trigger_info"),
     # eval leaves DeletingPolicies to diff (a notice): diff runs their engine
-    "deleting": ("deletingpolicy.yaml", "kubectl_kyrec.evaluate.deleting", "evaluate_object"),
-    "image-validating": ("imagevalidatingpolicy.yaml", "kubectl_kyrec.evaluate.image_validating", "_result"),
+    "deleting": ("deletingpolicy.yaml", "kubectl_kyrec.evaluate.deleting.engine", "evaluate_object"),
+    "image-validating": ("imagevalidatingpolicy.yaml", "kubectl_kyrec.evaluate.image_validating.engine", "_result"),
     # the classic engine's core: what its handlers wrapped (they caught Exception until issue 35)
     "classic-validate": ("clusterpolicy-validate.yaml", "kubectl_kyrec.classic.core_adapter", "Core.substitute"),
     "classic-mutate": ("clusterpolicy-mutate.yaml", "kubectl_kyrec.classic.core_adapter", "Core.substitute"),

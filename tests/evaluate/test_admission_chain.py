@@ -6,10 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.admission_chain import AdmissionChain, paired_with_old, undetermined_by_admission
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, MutationStep, mutation_of
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.admission_chain import (
+    ORDER_DEPENDENT,
+    AdmissionChain,
+    MutationStep,
+    mutation_of,
+    paired_with_old,
+    undetermined_by_admission,
+)
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.model import UNDETERMINED, Result, Subject, ref_of
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_kyrec.evaluate.admission import build_request
+from kubectl_kyrec.evaluate.request import build_request
 
 
 def test_request_user_info_reads_as_a_typed_struct() -> None:

@@ -21,7 +21,7 @@ from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.engine import Environment
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.authz_payloads import evaluate_authz_payloads
+from kubectl_kyrec.evaluate.validating.authz_payloads import evaluate_authz_payloads
 from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.policies import classify

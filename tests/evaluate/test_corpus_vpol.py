@@ -13,7 +13,7 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProv
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-from kubectl_kyrec.evaluate.validating import compile_validating_policy
+from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify

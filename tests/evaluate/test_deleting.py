@@ -1,4 +1,4 @@
-"""DeletingPolicy: parsing (load/deleting_policies.py), the engine (evaluate/deleting.py: Handle, Evaluate,
+"""DeletingPolicy: parsing (load/deleting_policies.py), the engine (evaluate/deleting/engine.py: Handle, Evaluate,
 the controller's LISTs and its schedule), on in-memory documents."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kubectl_kyrec.cel.decl import Library
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.deleting import (
+from kubectl_kyrec.evaluate.deleting.engine import (
     DeleteOptions,
     DeletionStatus,
     compile_deleting_policy,

@@ -14,9 +14,8 @@ import yaml
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.explain import Explanation
-from kubectl_kyrec.evaluate.explain_chain import ADMISSION
-from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
-from kubectl_kyrec.evaluate.mutating import SOURCE as MPOL
+from kubectl_kyrec.evaluate.explain_pairs import ADMISSION, explain_pairs
+from kubectl_kyrec.evaluate.mutating.engine import SOURCE as MPOL
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable

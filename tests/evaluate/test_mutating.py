@@ -9,10 +9,10 @@ from typing import Any
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.mutating import mutating_engine
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT
+from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import Document, Ref, Source, Subject
 
@@ -142,7 +142,7 @@ def test_autogen_copies_keep_the_namespace_selector() -> None:
     """The pod-controller copies of a MutatingPolicy take their matchConstraints as every CEL kind's copies
     do (evaluate/autogen.py): the namespaceSelector stays on them (Kyverno #16476), and an objectSelector
     still stops autogen."""
-    from kubectl_kyrec.evaluate.mutating import autogen_variants
+    from kubectl_kyrec.evaluate.mutating.engine import autogen_variants
 
     selector = {"matchLabels": {"team": "a"}}
     doc = _policy("p", [_label("x", "y")])

@@ -9,10 +9,10 @@ from typing import Any
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.admission import build_request
-from kubectl_kyrec.evaluate.mutating_admission import mutating_admission_engine
-from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT
-from kubectl_kyrec.evaluate.subject import SubjectContext
+from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT
+from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
+from kubectl_kyrec.evaluate.request import build_request
+from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policies import classify
 from kubectl_kyrec.model import Document, Ref, Source, Subject
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.classic.match import RequestFacts, rule_matches
-from kubectl_kyrec.evaluate.admission import RequestInfo
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.k8s.labels import SelectorError, from_label_selector
 from kubectl_kyrec.load.policy_vocabulary import MatchResources
 

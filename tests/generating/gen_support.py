@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
-from kubectl_kyrec.evaluate.generating import (
+from kubectl_kyrec.evaluate.generating.engine import (
     GenerateOptions,
     GeneratingOutcome,
     generating_environments,

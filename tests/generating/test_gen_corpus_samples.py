@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubectl_kyrec.evaluate.downstreams import identity
-from kubectl_kyrec.evaluate.generating import TriggerStatus
+from kubectl_kyrec.evaluate.generating.downstreams import identity
+from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
 from kubectl_kyrec.load.documents import load_documents
 from tests.generating.gen_support import CORPUS, evaluate, strip_ownership
 from tests.shared_inputs import cases, present

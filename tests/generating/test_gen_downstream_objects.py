@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.cel.generator_lib import GenerateRefused
-from kubectl_kyrec.evaluate.downstreams import (
+from kubectl_kyrec.evaluate.generating.downstreams import (
     Owner,
     TriggerInfo,
     expand_items,

@@ -25,7 +25,7 @@ ALLOWED = {
         "shell completion reading the cluster: no kubeconfig, unreachable, forbidden: completion stays quiet",
     ("cluster/client.py", "connect"):
         "the user's kubeconfig and its exec plugin (an external command): any failure is a cluster error",
-    ("cluster/writer.py", "job"): "a worker thread: whatever it raised is handed to the main thread, raised there",
+    ("cluster/writer.py", "_work"): "a worker thread: whatever it raised is handed to the main thread, raised there",
     ("evaluate/fan_out.py", "_child_file"): "a worker process: whatever it raised is written to the parent",
     ("render/sink.py", "write_stream"): "cleanup of a temporary file, then re-raised",
     ("evaluate/policy_validation.py", "kept"):

@@ -3,7 +3,7 @@
 
 The suites are testdata/mutating-existing. Kyverno v1.17.2's CLI has no such pass (its rows are "Not found",
 recorded in testdata/mutating-existing/kyverno-v1.17.2.json); the expected values here come from reading
-main's source, cited in kubectl_kyrec/evaluate/mutating_existing.py.
+main's source, cited in kubectl_kyrec/evaluate/mutating/mutate_existing.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,186 @@
+"""`apply --yes` creating N downstream objects on the real API server (tests/realapi), beside a minimal client
+sending the same number of raw server-side-apply PATCH requests at the same concurrency.
+
+    KYREC_SHARED=/work/shared python bench/apply_writes.py [--objects 3000] [--concurrency 1 8] [--no-raw]
+
+The server is the realapi program (tests/realapi/build.py builds it once, cached; it reads Kyverno's CRDs
+from ../shared or KYREC_SHARED) started on loopback as tests/realapi starts it. N Namespaces `team-NNNNN`
+are seeded per concurrency level; a GeneratingPolicy (bench/live.py's) wants one ConfigMap in each, so
+`apply` plans N creates.
+Each apply is the INSTALLED `kubectl-kyrec` (the one on PATH, e.g. the venv's) run as a subprocess under
+/usr/bin/time (wall time, peak RSS); `--concurrency` is passed only when the installed command has it.
+After the N creates, the same apply again (nothing to do) is timed too, and must write nothing.
+
+The floor: a minimal client (urllib3, one keep-alive pool, the kubeconfig's token and CA; no kubeconfig
+plugin machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps
+(another name, so that they are creates too) from C threads. Wall time only: it runs in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import yaml  # noqa: E402 - after the path is set
+
+from tests.realapi import build  # noqa: E402
+from tests.realapi.fixture import CRDS, RealServer  # noqa: E402
+
+POLICY = """apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: team-settings-LEVEL
+  creationTimestamp: "2026-01-01T00:00:00Z"
+spec:
+  evaluation:
+    synchronize:
+      enabled: true
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [namespaces]
+  matchConditions:
+  - name: teams
+    expression: object.metadata.name.startsWith("team-LEVEL-")
+  generate:
+  - expression: >-
+      generator.apply(object.metadata.name, [{"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"),
+      "metadata": dyn({"name": "team-settings"}), "data": dyn({"team": object.metadata.name})}])
+"""
+NOW = ["--now", "2026-09-01T00:00:00Z"]
+
+
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str, str]:
+    """Wall seconds, peak RSS (MiB), exit code, stdout, stderr of `command` under /usr/bin/time."""
+    marker = "BENCH-TIME"
+    started = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-f", f"{marker} %e %M", *command], capture_output=True, text=True,
+                          env={**os.environ, **env})
+    wall = time.perf_counter() - started
+    found = re.findall(rf"^{marker} \S+ (\d+)$", done.stderr, re.M)
+    rss = int(found[-1]) / 1024 if found else float("nan")
+    return wall, rss, done.returncode, done.stdout, done.stderr
+
+
+def has_flag(kyrec: str, flag: str) -> bool:
+    helped = subprocess.run([kyrec, "apply", "--help"], capture_output=True, text=True)
+    return flag in helped.stdout
+
+
+class RawClient:
+    """The floor: server-side-apply PATCHes over one urllib3 pool, nothing else."""
+
+    def __init__(self, kubeconfig: Path, concurrency: int) -> None:
+        import urllib3
+
+        config = yaml.safe_load(kubeconfig.read_text())
+        ctx = next(c["context"] for c in config["contexts"] if c["name"] == "admin")
+        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+        user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
+        self.server = cluster["server"]
+        self.headers = {"Content-Type": "application/apply-patch+yaml", "Accept": "application/json",
+                        **({"Authorization": f"Bearer {user['token']}"} if user.get("token") else {})}
+        ca = cluster.get("certificate-authority-data")
+        self.pool = urllib3.PoolManager(maxsize=max(concurrency, 1), block=True,
+                                        ca_cert_data=base64.b64decode(ca).decode() if ca else None)
+
+    def apply(self, namespace: str, name: str) -> int:
+        body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": name, "namespace": namespace}, "data": {"team": namespace}})
+        url = f"{self.server}/api/v1/namespaces/{namespace}/configmaps/{name}?fieldManager=bench-raw&force=true"
+        return int(self.pool.request("PATCH", url, body=body.encode(), headers=self.headers).status)
+
+
+def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str) -> tuple[float, int]:
+    client = RawClient(kubeconfig, concurrency)
+    failed = 0
+    lock = threading.Lock()
+
+    def one(namespace: str) -> None:
+        nonlocal failed
+        if client.apply(namespace, name) not in (200, 201):
+            with lock:
+                failed += 1
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(one, namespaces))
+    return time.perf_counter() - started, failed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--objects", type=int, default=3000)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--no-raw", action="store_true", help="skip the minimal client's runs")
+    args = parser.parse_args()
+    kyrec = shutil.which("kubectl-kyrec")
+    if kyrec is None:
+        sys.exit("apply_writes: no kubectl-kyrec on PATH (activate the venv it is installed in)")
+    if not CRDS.is_dir():
+        sys.exit(f"apply_writes: {CRDS} is missing (set KYREC_SHARED)")
+    with_flag = has_flag(kyrec, "--concurrency")
+    levels = args.concurrency if with_flag else [1]
+    work = Path(tempfile.mkdtemp(prefix="kyrec-bench-apply-"))
+    server = RealServer(build.build("server"), work)
+    server.start(CRDS)
+    try:
+        print(f"real API server ready in {server.start_seconds:.1f} s; kyrec: {kyrec}"
+              f"{'' if with_flag else ' (no --concurrency: sequential)'}")
+        print(f"{'run':<44}{'wall s':>8}{'RSS MiB':>9}{'writes/s':>10}   result")
+        for level in levels:
+            # a fresh set of triggers per level, so that every run is N creates
+            namespaces = [f"team-c{level}-{i:05d}" for i in range(args.objects)]
+            started = time.perf_counter()
+            server.seed(*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces))
+            seeded = time.perf_counter() - started
+            # a policy of its own per level (its name and its namespaces): the earlier levels' objects are
+            # another policy's, outside this run
+            policy = work / f"policy-c{level}.yaml"
+            policy.write_text(POLICY.replace("LEVEL", f"c{level}"))
+            flag = ["--concurrency", str(level)] if with_flag else []
+            env = {"KUBECONFIG": str(server.kubeconfig), "XDG_CACHE_HOME": str(work / "cache")}
+            command = [kyrec, "apply", "-p", str(policy), "--yes", "-o", "json", *NOW, *flag]
+            wall, rss, code, out, err = timed(command, env)
+            doc: dict[str, Any] = json.loads(out) if out.strip().startswith("{") else {}
+            summary = doc.get("summary", {})
+            label = f"kyrec apply --concurrency {level} ({summary.get('done', 0)} creates)"
+            print(f"{label:<44}"
+                  f"{wall:>8.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}   exit {code} {summary}")
+            if code != 0:
+                sys.stderr.write(err[-2000:])
+            wall, rss, code, out, err = timed(command, env)
+            again = json.loads(out).get("summary", {}) if out.strip().startswith("{") else {}
+            print(f"{'  the same apply again (nothing to do)':<44}{wall:>8.2f}{rss:>9.0f}{'':>10}   exit {code} "
+                  f"writes planned: {sum(v for k, v in again.items() if k != 'failedReads')}")
+            print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted)")
+        # the floor at every level asked for, into the last level's namespaces (a name of its own per level:
+        # every request a create)
+        for level in [] if args.no_raw else args.concurrency:
+            seconds, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{level}")
+            print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight':<44}{seconds:>8.2f}{'':>9}"
+                  f"{len(namespaces) / seconds:>10.0f}   {failed} failed")
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

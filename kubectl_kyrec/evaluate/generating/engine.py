@@ -1,0 +1,514 @@
+"""GeneratingPolicy evaluation, step for step as Kyverno's gpol engine (docs/semantics/generating.md).
+
+kk: pkg/cel/policies/gpol/engine/engine.go (matchConstraints first, then the compiled policy; result
+messages), compiler/policy.go (exceptions, matchConditions, every `generate` entry in order, templates
+grouped by their rendered namespace, auditAnnotations). Each (policy, trigger) gives a TriggerOutcome:
+the downstreams Kyverno would write, or why there are none.
+
+Where kyrec decides what Kyverno leaves to the moment of admission:
+- the operation is `--values`' (CREATE by default); a policy whose rules list UPDATE but not CREATE is
+  evaluated as an UPDATE of the trigger onto itself, since an existing trigger can only have been updated;
+- output that depends on `request.userInfo` (in matchConditions, or in the variables and expressions
+  that build the downstreams) is `needs-request` unless `--values` gives a userInfo: it is not guessed;
+- a trigger created before the policy is not owed downstreams unless `generateExisting` is on (`owed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl, variable_references
+from kubectl_kyrec.cel.context import LibraryContext
+from kubectl_kyrec.cel.engine import Activation, Environment, Program
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.cel.generator_lib import GENERATOR_VALUE, GenerateRefused, GeneratorSink, generator_extra
+from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.generating.downstreams import Owner, TriggerInfo, generate_downstreams, identity
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+from kubectl_kyrec.evaluate.request import RequestInfo, build_request
+from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, KindLookup, SubjectContext, make_subjects
+from kubectl_kyrec.evaluate.validating.engine import evaluate_audit_annotations, make_result
+from kubectl_kyrec.k8s.times import parse_rfc3339
+from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+from kubectl_kyrec.load.policies import PolicyException
+from kubectl_kyrec.load.policy_vocabulary import REPORT_SOURCE
+from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
+
+# `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
+_USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
+
+
+class TriggerStatus(enum.StrEnum):
+    GENERATED = "generated"          # matched and evaluated: `objects` is the desired set (maybe empty)
+    NO_MATCH = "no-match"            # matchConstraints do not select it
+    SKIPPED = "skipped"              # a matchCondition is false
+    EXEMPT = "exempt"                # a PolicyException exempts it fully
+    ERROR = "error"                  # evaluation failed: Kyverno writes nothing and cleans nothing up
+    NEEDS_REQUEST = "needs-request"  # depends on request data --values does not give
+
+
+@dataclass(frozen=True)
+class CompiledGeneration:
+    index: int
+    program: Program | None = None
+    template: Template | None = None
+
+
+@dataclass(frozen=True)
+class CompiledGeneratingPolicy:
+    policy: GeneratingPolicy
+    env: Environment
+    conditions: tuple[Program, ...]
+    generations: tuple[CompiledGeneration, ...]
+    audit_annotations: tuple[tuple[str, Program], ...]
+    exceptions: tuple[CompiledException, ...]
+    conditions_use_user_info: bool
+    generation_uses_user_info: bool
+
+
+@dataclass(frozen=True)
+class TriggerOutcome:
+    policy: GeneratingPolicy
+    trigger: Subject
+    status: TriggerStatus
+    objects: tuple[dict[str, Any], ...] = ()
+    message: str = ""
+    result: Result | None = None
+    owed: bool = True
+    operation: str = "CREATE"
+    # False: the trigger is in the state and the policy's creation time is unknown, so whether the trigger
+    # predates the policy (and is owed nothing) cannot be told; `owed` is then True (assume the worst)
+    age_known: bool = True
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.policy.key, self.trigger.ref.uid
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    now: datetime.datetime
+    operation: str = "CREATE"
+    user_info: Mapping[str, Any] = field(default_factory=dict)
+    user_info_known: bool = False
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
+    selection: Selection = Selection()          # its policy names (the triggers are chosen by the caller)
+
+
+@dataclass
+class GeneratingOutcome:
+    """Every (policy, trigger) that matched, and which triggers were looked at at all."""
+
+    policies: list[GeneratingPolicy] = field(default_factory=list)
+    outcomes: list[TriggerOutcome] = field(default_factory=list)
+    evaluated_uids: set[str] = field(default_factory=set)
+    triggers: list[Subject] = field(default_factory=list)
+    errors: list[EvalError] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+    def by_key(self) -> dict[tuple[str, str], TriggerOutcome]:
+        return {o.key: o for o in self.outcomes}
+
+    @property
+    def downstreams(self) -> list[tuple[TriggerOutcome, dict[str, Any]]]:
+        return [(o, obj) for o in self.outcomes for obj in o.objects]
+
+
+# ---- compiling --------------------------------------------------------------------------------------------
+
+def _uses_user_info(texts: Sequence[str], variables: Mapping[str, str]) -> bool:
+    seen: set[str] = set()
+    stack = list(texts)
+    while stack:
+        text = stack.pop()
+        if _USER_INFO.search(text):
+            return True
+        for ref in variable_references(text):
+            if ref.name not in seen and ref.name in variables:
+                seen.add(ref.name)
+                stack.append(variables[ref.name])
+    return False
+
+
+def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
+                              exceptions: Sequence[PolicyException],
+                              now: datetime.datetime) -> CompiledGeneratingPolicy:
+    """Compile every expression and template once; InputError (file:line, field) on the first bad one."""
+    meta = policy.meta
+    env, check_env = envs.get(meta.kind, meta.namespace)
+    label = meta.label
+    compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in policy.variables],
+                              meta.source, label)
+    conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
+                       for i, m in enumerate(policy.match_conditions))
+    generations = []
+    texts: list[str] = []
+    for gen in policy.generate:
+        if gen.template is None:
+            texts.append(gen.expression)
+            generations.append(CompiledGeneration(gen.index, program=compiler.compile(
+                gen.expression, f"{gen.path}.expression", ("bool",))))
+            continue
+        path = f"{gen.path}.template.value"
+
+        def compile_placeholder(expression: str, line: int, path: str = path) -> Program:
+            return compiler.compile(expression, f"{path}: line {line}: placeholder {expression!r}")
+
+        try:
+            template = compile_template(gen.template.value, gen.template.interpolate, compile_placeholder)
+        except TemplateError as exc:
+            raise InputError(f"{label}: {path}: {exc}", meta.source) from None
+        if gen.template.interpolate == "cel":
+            texts.extend(extract_expressions(gen.template.value))
+        generations.append(CompiledGeneration(gen.index, template=template))
+    audits = tuple((a.key, compiler.compile(a.value_expression, f"spec.auditAnnotations[{i}].valueExpression",
+                                            ("string", "null")))
+                   for i, a in enumerate(policy.audit_annotations))
+    texts.extend(a.value_expression for a in policy.audit_annotations)
+    exc_env, exc_check = envs.get("PolicyException")
+    # the in-cluster gpol exception provider does not look at expiresAt (docs/semantics/exceptions.md)
+    candidates = applicable(exceptions, meta.name, meta.kind, now, check_expiry=False)
+    variables = {v.name: v.expression for v in policy.variables}
+    return CompiledGeneratingPolicy(
+        policy, env, conditions, tuple(generations), audits,
+        tuple(compile_exceptions(candidates, exc_env, exc_check)),
+        conditions_use_user_info=_uses_user_info([m.expression for m in policy.match_conditions], variables),
+        generation_uses_user_info=_uses_user_info(texts, variables))
+
+
+# ---- evaluating one trigger -------------------------------------------------------------------------------
+
+def trigger_info(request: RequestInfo, uid: str) -> TriggerInfo:
+    """The trigger labels: request name and kind, the object's namespace (docs/semantics/generating.md#evaluation) and
+    uid."""
+    obj = request.obj or {}
+    namespace = str((obj.get("metadata") or {}).get("namespace") or "") if request.obj is not None else ""
+    return TriggerInfo(name=request.name, namespace=namespace, uid=uid if request.obj is not None else "",
+                       kind=request.kind, group=request.group, version=request.version)
+
+
+def _gvk_string(obj: Mapping[str, Any]) -> str:
+    api_version = str(obj.get("apiVersion") or "")
+    group, version = api_version.split("/", 1) if "/" in api_version else ("", api_version)
+    return f"{group}/{version}, Kind={obj.get('kind', '')}"
+
+
+def generated_resources_property(objects: Sequence[Mapping[str, Any]]) -> str:
+    """`properties.generated-resources` of the report result (docs/semantics/generating.md#report-results)."""
+    parts = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        text = f"{_gvk_string(obj)} Name={meta.get('name', '')}"
+        if meta.get("namespace"):
+            text += f" Namespace={meta['namespace']}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    # a second write of one identity (within one GeneratingPolicy, or one classic rule) updates the first in
+    # place: last content, first position
+    index: dict[tuple[str, str, str, str], int] = {}
+    out: list[dict[str, Any]] = []
+    for obj in objects:
+        key = identity(obj)
+        if key in index:
+            out[index[key]] = obj
+        else:
+            index[key] = len(out)
+            out.append(obj)
+    return tuple(out)
+
+
+class _Collector:
+    """The handler bound to the generator sink for one evaluation."""
+
+    def __init__(self, owner: Owner, kinds: KindLookup | None, namespaced_policy: bool) -> None:
+        self.owner = owner
+        self.kinds = kinds
+        self.namespaced_policy = namespaced_policy
+        self.objects: list[dict[str, Any]] = []
+
+    def __call__(self, namespace: str, items: list[dict[str, Any]]) -> None:
+        self.objects.extend(generate_downstreams(namespace, items, self.owner, kinds=self.kinds,
+                                                 namespaced_policy=self.namespaced_policy))
+
+
+def _apply_template(cp: CompiledGeneratingPolicy, template: Template, activation: Activation,
+                    collect: _Collector) -> str | None:
+    """compiler/policy.go applyTemplate: render, group by rendered namespace, generate per group."""
+    try:
+        resources = template.render(activation)
+    except TemplateError as exc:
+        return f"failed to render generation template: {exc}"
+    policy_ns = cp.policy.meta.namespace if cp.policy.namespaced else ""
+    order: list[str] = []
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for resource in resources:
+        meta = resource.get("metadata")
+        namespace = str(meta.get("namespace") or "") if isinstance(meta, Mapping) else ""
+        if policy_ns:
+            if not namespace:
+                namespace = policy_ns
+            elif namespace != policy_ns:
+                return (f"cross-namespace generation denied: a policy in namespace {policy_ns!r} cannot "
+                        f"generate resources into namespace {namespace!r}")
+        if namespace not in grouped:
+            order.append(namespace)
+            grouped[namespace] = []
+        grouped[namespace].append(resource)
+    for namespace in order:
+        try:
+            collect(namespace, grouped[namespace])
+        except GenerateRefused as exc:
+            return f"failed to generate resources: {exc}"
+    return None
+
+
+def _exceptions(cp: CompiledGeneratingPolicy, ctx: SubjectContext
+                ) -> tuple[list[CompiledException], bool, dict[str, list[str]], str | None]:
+    """compiler/policy.go: a later exception's error is ignored once a full exemption is found."""
+    matched: list[CompiledException] = []
+    full = False
+    images: list[str] = []
+    values: list[str] = []
+    for exc in cp.exceptions:
+        ok, error = conditions_hold(exc.conditions, ctx.activation(exc.env), False)
+        if error is not None:
+            if full:
+                continue
+            return [], False, {}, error
+        if not ok:
+            continue
+        matched.append(exc)
+        if not exc.exception.images and not exc.exception.allowed_values:
+            full = True
+        elif not full:
+            images.extend(exc.exception.images)
+            values.extend(exc.exception.allowed_values)
+    return matched, full, {"allowedImages": images, "allowedValues": values}, None
+
+
+def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: GeneratorSink, *,
+                     kinds: KindLookup | None, user_info_known: bool, owed: bool = True) -> TriggerOutcome:
+    """The policy's response to one trigger (engine.go generate + compiler/policy.go Evaluate)."""
+    policy = cp.policy
+    meta = policy.meta
+    operation = ctx.request.operation
+
+    def outcome(status: TriggerStatus, message: str = "", objects: Sequence[dict[str, Any]] = (),
+                result: Result | None = None) -> TriggerOutcome:
+        return TriggerOutcome(policy, ctx.subject, status, tuple(objects), message, result, owed, operation)
+
+    def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
+        return make_result(meta, REPORT_SOURCE[meta.kind], ctx, rule, status, message, props or {}, (), False)
+
+    if policy.namespaced and ctx.request.namespace != meta.namespace:
+        # a namespaced policy only sees requests in its own namespace (as the validating engine does)
+        return outcome(TriggerStatus.NO_MATCH)
+    try:
+        if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
+            return outcome(TriggerStatus.NO_MATCH)
+    except MatchError as exc:
+        message = f"failed to execute matching: {exc}"
+        return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+    exceptions: Mapping[str, Any] = NO_EXCEPTIONS
+    if cp.exceptions:
+        matched, full, partial, error = _exceptions(cp, ctx)
+        if error is not None:
+            message = f"failed to evaluate policy: {error}"
+            return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+        if full:
+            keys = ", ".join(e.key for e in matched)
+            best = 0
+            index = 0
+            for i, candidate in enumerate(matched):
+                if candidate.exception.priority > best:
+                    best, index = candidate.exception.priority, i
+            verdict = "pass" if matched[index].exception.report_result == "pass" else "skip"
+            word = "passed" if verdict == "pass" else "skipped"
+            message = f"rule is {word} due to policy exception: {keys}"
+            names = ",".join(e.exception.meta.name for e in matched)
+            return outcome(TriggerStatus.EXEMPT, message,
+                           result=result("exception", verdict, message, {"exceptions": names}))
+        if matched:
+            exceptions = partial
+    if cp.conditions_use_user_info and not user_info_known:
+        message = "matchConditions read request.userInfo, which --values does not give"
+        return outcome(TriggerStatus.NEEDS_REQUEST, message, result=result(meta.name, UNDETERMINED, message))
+    activation = ctx.activation(cp.env, exceptions=exceptions)
+    ok, error = conditions_hold(cp.conditions, activation, False)
+    if error is not None:
+        message = f"failed to evaluate policy: {error}"
+        return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+    if not ok:
+        return outcome(TriggerStatus.SKIPPED)
+    if cp.generation_uses_user_info and not user_info_known:
+        message = "the generated objects depend on request.userInfo, which --values does not give"
+        return outcome(TriggerStatus.NEEDS_REQUEST, message, result=result(meta.name, UNDETERMINED, message))
+    owner = Owner(meta.name, meta.namespace if policy.namespaced else "",
+                  trigger_info(ctx.request, ctx.subject.ref.uid))
+    collect = _Collector(owner, kinds, policy.namespaced)
+    activation = ctx.activation(cp.env, exceptions=exceptions, extra={"generator": dict(GENERATOR_VALUE)})
+    sink.bind(collect)
+    try:
+        for gen in cp.generations:
+            if gen.template is not None:
+                error = _apply_template(cp, gen.template, activation, collect)
+                if error is not None:
+                    message = f"failed to evaluate policy: {error}"
+                    return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+                continue
+            assert gen.program is not None
+            evaluated = gen.program.evaluate(activation)
+            if not evaluated.ok:
+                message = f"failed to evaluate policy: {evaluated.error}"
+                return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+    finally:
+        sink.release()
+    audits, audit_error = evaluate_audit_annotations(cp.audit_annotations, activation, quote='"')
+    if audit_error is not None:
+        message = f"failed to evaluate policy: {audit_error}"
+        return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+    objects = dedupe(collect.objects)
+    props = dict(audits)
+    if objects:
+        props["generated-resources"] = generated_resources_property(objects)
+    return outcome(TriggerStatus.GENERATED, "policy evaluated successfully", objects,
+                   result(meta.name, "pass", "policy evaluated successfully", props))
+
+
+# ---- a whole run ------------------------------------------------------------------------------------------
+
+def generating_environments(context: LibraryContext) -> tuple[Environments, GeneratorSink]:
+    """Environments with every library a generating policy gets, `generator` bound to a new sink."""
+    sink = GeneratorSink()
+    return Environments(library_factory(context, extra=generator_extra(sink))), sink
+
+
+def policy_created(policy: GeneratingPolicy, state: Sequence[Document]) -> str:
+    """The policy's creationTimestamp: its own, else the state's copy's; "" when neither says."""
+    if policy.meta.creation_timestamp:
+        return policy.meta.creation_timestamp
+    for doc in state:
+        if doc.kind == policy.meta.kind and doc.name == policy.meta.name and (
+                not policy.namespaced or doc.namespace == policy.meta.namespace):
+            created = (doc.obj.get("metadata") or {}).get("creationTimestamp")
+            if created:
+                return str(created)
+    return ""
+
+
+def is_owed(policy: GeneratingPolicy, trigger: Subject, in_state: bool, created: str) -> bool | None:
+    """generateExisting off: a trigger that existed before the policy is owed nothing (docs/semantics/downstreams.md).
+
+    None when that cannot be told: the trigger exists and the policy's creation time is unknown (a
+    manifest from git has none, and the state holds no copy). It is never taken to be now: that would
+    make every existing trigger predate the policy and hide every missing downstream."""
+    if policy.generate_existing or not in_state:
+        return True
+    trigger_created = parse_rfc3339(str((trigger.obj.get("metadata") or {}).get("creationTimestamp") or ""))
+    if trigger_created is None:
+        return True
+    if not created:
+        return None
+    policy_time = parse_rfc3339(created)
+    return policy_time is None or trigger_created >= policy_time
+
+
+def _contexts(subject: Subject, options: GenerateOptions, namespaces: Mapping[str, Mapping[str, Any]],
+              needs_update: bool) -> tuple[SubjectContext, SubjectContext | None]:
+    def make(operation: str) -> SubjectContext:
+        request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
+                                operation=operation, user_info=options.user_info)
+        ns_obj = None
+        if request.namespace and subject.namespaced:
+            ns_obj = namespace_object(request.namespace, namespaces)
+        return SubjectContext(subject, request, ns_obj)
+
+    create = make(options.operation)
+    update = make("UPDATE") if needs_update and options.operation == "CREATE" else None
+    return create, update
+
+
+def _update_only(policy: GeneratingPolicy) -> bool:
+    rules = policy.match_constraints.resource_rules if policy.match_constraints else ()
+    return any("UPDATE" in r.operations and "CREATE" not in r.operations and "*" not in r.operations
+               for r in rules)
+
+
+def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Document],
+                   state: Sequence[Document], *, kinds: KindLookup, envs: Environments, sink: GeneratorSink,
+                   options: GenerateOptions, exceptions: Sequence[PolicyException] = (),
+                   trigger_filter: Callable[[Subject], bool] | None = None,
+                   locate: Callable[[InputError], InputError] | None = None) -> GeneratingOutcome:
+    """Every policy against every trigger: the desired downstreams of each (policy, trigger).
+
+    `locate` moves an error to the line of the field it names (PolicySet.locate).
+    """
+    out = GeneratingOutcome()
+    compiled: list[CompiledGeneratingPolicy] = []
+    for policy in policies:
+        try:
+            if not options.selection.holds_policy(policy.key):
+                continue
+            out.policies.append(policy)
+            compiled.append(compile_generating_policy(policy, envs, exceptions, options.now))
+        except InputError as exc:
+            located = locate(exc) if locate is not None else exc
+            out.errors.append(EvalError(located.message, located.source))
+    if not compiled:
+        return out
+    state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state
+                  if (d.obj.get("metadata") or {}).get("uid")}
+    uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+                for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
+    out.notices.extend(subject_set.notices)
+    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
+    created = {cp.policy.key: policy_created(cp.policy, state) for cp in compiled}
+    any_update_only = any(_update_only(cp.policy) for cp in compiled)
+    unknown_age: dict[str, int] = {}
+    for subject in subject_set.subjects:
+        if trigger_filter is not None and not trigger_filter(subject):
+            continue
+        out.triggers.append(subject)
+        out.evaluated_uids.add(subject.ref.uid)
+        ctx, update_ctx = _contexts(subject, options, namespaces, any_update_only)
+        in_state = subject.ref.uid in state_uids
+        for cp in compiled:
+            owed = is_owed(cp.policy, subject, in_state, created[cp.policy.key])
+            result = evaluate_trigger(cp, ctx, sink, kinds=kinds, user_info_known=options.user_info_known,
+                                      owed=owed is not False)
+            if result.status is TriggerStatus.NO_MATCH and update_ctx is not None and _update_only(cp.policy):
+                result = evaluate_trigger(cp, update_ctx, sink, kinds=kinds,
+                                          user_info_known=options.user_info_known, owed=owed is not False)
+            if result.status is not TriggerStatus.NO_MATCH:
+                if owed is None:
+                    result = dataclasses.replace(result, age_known=False)
+                    unknown_age[cp.policy.key] = unknown_age.get(cp.policy.key, 0) + 1
+                out.outcomes.append(result)
+    out.notices.extend(age_unknown_notice(key, count, f" (kubectl get generatingpolicy {key.rpartition('/')[2]} "
+                                                      "-o yaml)") for key, count in unknown_age.items())
+    return out
+
+
+def age_unknown_notice(key: str, count: int, how: str = "") -> Notice:
+    """Said once per policy whose age decides what it owes and is unknown (GeneratingPolicy and classic
+    generate rule alike); `how`: how to get the policy as the cluster has it."""
+    return Notice(f"{key}: the policy has no creationTimestamp and the state holds no copy of it, so whether "
+                  f"{count} existing trigger(s) predate it is unknown (generateExisting is off); their downstreams "
+                  f"are marked policy-age-unknown. Give the policy as the cluster has it{how} or include it in "
+                  "--state")

@@ -1,0 +1,3 @@
+"""ImageValidatingPolicy / NamespacedImageValidatingPolicy (kk: pkg/cel/policies/ivpol): the engine and explain's
+tree.
+"""

@@ -1,0 +1,3 @@
+"""MutatingPolicy / NamespacedMutatingPolicy (kk: pkg/cel/policies/mpol): the engine, mutateExisting, and explain's
+tree.
+"""

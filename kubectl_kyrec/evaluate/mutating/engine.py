@@ -1,0 +1,420 @@
+"""MutatingPolicy / NamespacedMutatingPolicy evaluation, as Kyverno's mpol engine runs them.
+
+kk: pkg/cel/policies/mpol/compiler/compiler.go (what is compiled, with which libraries) and policy.go
+Evaluate (order: exceptions, matchConditions, then the mutations in order, each seeing the object the
+previous one produced); pkg/cel/policies/mpol/engine/engine.go handlePolicy (results: no response when
+matchConstraints do not match; `skip` when matchConditions are false; `error` "failed to evaluate policy:
+..."; `pass` "success"; an exception's pass/skip) and Handle (policies in the provider's order, each seeing
+the previous policy's output). The patchers are Kubernetes' (k8s.io/apiserver
+pkg/admission/plugin/policy/mutating/patch: json_patch.go, smd.go), followed in
+cel/typed_objects.py, k8s/json_patch.py and k8s/structured_merge.py.
+
+Order across policies: Kyverno's CLI (and `kyrec test`) applies them in the order the policies were
+loaded (engine.NewProvider keeps the slice order). The admission webhook's provider ranges over a Go map
+(engine/reconciler.go Fetch over `map[string][]Policy`): no order is fixed. The engine built with
+`fixed_order=False` applies the policies in load order too, and where the admitted object depends on that
+order (another order gives another object) it says so: `undetermined` ORDER_DEPENDENT naming them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+from kubectl_kyrec.cel.engine import CompileError, Environment, Program
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.cel.typed_objects import TypedValueError, decode_json_patch, decode_object, rewrite_typed_literals
+from kubectl_kyrec.errors import EngineError, InputError
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_SCHEMA, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.autogen import autogen_targets
+from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.subjects import SubjectContext
+from kubectl_kyrec.evaluate.validating.engine import make_result
+from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
+from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
+from kubectl_kyrec.load.mutating_policies import MutatingPolicy
+from kubectl_kyrec.load.mutating_policies import Mutation as MutationSpec
+from kubectl_kyrec.load.policies import PolicyException, PolicySet
+from kubectl_kyrec.load.policy_vocabulary import NamedExpression
+from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.model import Obj, Result
+
+SOURCE = "KyvernoMutatingPolicy"
+# a policy errored in admission: which patches Kyverno's webhook still returns depends on its webhook calls
+WEBHOOK_ERROR = "webhook-error"
+# beyond this many applying policies the orders are not all tried: neighbours are swapped instead
+_ALL_ORDERS_UP_TO = 4
+
+
+@dataclass(frozen=True)
+class CompiledMutation:
+    patch_type: str
+    program: Program
+
+
+@dataclass(frozen=True)
+class CompiledMutatingPolicy:
+    policy: MutatingPolicy
+    env: Environment
+    conditions: tuple[Program, ...]
+    mutations: tuple[CompiledMutation, ...]
+    exceptions: tuple[CompiledException, ...]
+    # a mutateExisting policy's spec.targetMatchConditions and targetMatchConstraints.expression
+    target_conditions: tuple[Program, ...] = ()
+    target_expression: Program | None = None
+
+    @property
+    def key(self) -> str:
+        return self.policy.meta.key
+
+
+def _compile(compiler: PolicyCompiler, text: str, path: str, expect: tuple[str, ...] = ()) -> Program:
+    try:
+        rewritten = rewrite_typed_literals(text)
+    except CompileError as exc:
+        raise compiler._error(path, exc.message, exc.line, exc.column) from None
+    return compiler.compile(rewritten, path, expect)
+
+
+_TEMPLATE_PATHS = {"defaults": ("spec.template.spec", "spec.template.metadata"),
+                   "cronjobs": ("spec.jobTemplate.spec.template.spec", "spec.jobTemplate.spec.template.metadata")}
+_WRAPPERS = {
+    "defaults": ("Object{spec: Object.spec{template: Object.spec.template{", "}}}"),
+    "cronjobs": ("Object{spec: Object.spec{jobTemplate: Object.spec.jobTemplate{spec: Object.spec.jobTemplate.spec"
+                 "{template: Object.spec.jobTemplate.spec.template{", "}}}}}"),
+}
+
+
+def pod_to_template_expression(expression: str, config: str) -> str:
+    """kk: pkg/cel/policies/mpol/autogen/autogen.go convertPodToTemplateExpression, text for text: plain
+    substring replacements (so `oldObject.spec` moves too, through `Object.spec`), then an expression that
+    starts with `Object{` has its first literal's content wrapped in the template's Object path."""
+    spec, metadata = _TEMPLATE_PATHS[config]
+    expression = expression.replace("object.spec", "object." + spec)
+    expression = expression.replace("Object.spec", "Object." + spec)
+    for root in ("object", "Object"):
+        for part in ("labels", "annotations"):
+            expression = expression.replace(f"{root}.metadata.{part}", f"{root}.{metadata}.{part}")
+    content = expression.strip()
+    if content.startswith("Object{"):
+        content = content[len("Object{"):]
+        depth, end = 1, 0
+        for i, ch in enumerate(content):
+            if ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end > 0:
+            wrapper, closing = _WRAPPERS[config]
+            return wrapper + content[:end] + closing + content[end + 1:]
+    return expression
+
+
+def autogen_variants(policy: MutatingPolicy) -> list[MutatingPolicy]:
+    """The pod-controller copies of a MutatingPolicy on pods (kk: pkg/cel/policies/mpol/autogen Autogen,
+    generateRuleForControllers), in Kyverno's order (replacement sets sorted: cronjobs, defaults), with the
+    matchConstraints the other CEL kinds' copies get (evaluate/autogen.py autogen_targets: the namespaceSelector
+    kept, #16476). Only matchConditions and ApplyConfiguration expressions are rewritten; JSONPatch
+    expressions and variables are kept as written."""
+    out = []
+    for target in autogen_targets(policy.match_constraints, policy.autogen_controllers):
+        config = target.ref
+        conditions = tuple(NamedExpression(m.name, pod_to_template_expression(m.expression, config) if m.expression
+                                           else m.expression) for m in policy.match_conditions)
+        mutations = tuple(MutationSpec(m.patch_type, pod_to_template_expression(m.expression, config))
+                          if m.patch_type == "ApplyConfiguration" else m for m in policy.mutations)
+        out.append(dataclasses.replace(policy, match_constraints=target.match, match_conditions=conditions,
+                                       mutations=mutations))
+    return out
+
+
+def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptions: Sequence[PolicyException],
+                            now: datetime.datetime) -> CompiledMutatingPolicy:
+    """Compile every expression once; raises InputError (file:line, field) on the first bad one."""
+    env, check_env = envs.get(policy.meta.kind, policy.meta.namespace)
+    label = policy.meta.label
+    variables = []
+    for v in policy.variables:
+        try:
+            variables.append(VariableDecl(v.name, rewrite_typed_literals(v.expression)))
+        except CompileError as exc:
+            raise InputError(f"{label}: spec.variables: {exc.message}", policy.meta.source) from None
+    compiler = PolicyCompiler(env, check_env, variables, policy.meta.source, label)
+    conditions = tuple(_compile(compiler, m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
+                       for i, m in enumerate(policy.match_conditions))
+    mutations = []
+    for i, m in enumerate(policy.mutations):
+        field = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
+        mutations.append(CompiledMutation(m.patch_type,
+                                          _compile(compiler, m.expression, f"spec.mutations[{i}].{field}.expression")))
+    target_conditions = tuple(_compile(compiler, m.expression, f"spec.targetMatchConditions[{i}].expression",
+                                       ("bool",)) for i, m in enumerate(policy.target_match_conditions))
+    target_expression = None
+    if policy.target_expression:
+        # compiler.go Compile: the output type must be a map (checked when it runs here: see
+        # evaluate/mutating/mutate_existing.py)
+        target_expression = _compile(compiler, policy.target_expression, "spec.targetMatchConstraints.expression")
+    exc_env, exc_check = envs.get("PolicyException")
+    # kk: mpol engine/provider.go NewProvider: refs by name and kind; expiry is not looked at
+    candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now, check_expiry=False)
+    return CompiledMutatingPolicy(policy, env, conditions, tuple(mutations),
+                                  tuple(compile_exceptions(candidates, exc_env, exc_check)),
+                                  target_conditions, target_expression)
+
+
+@dataclass
+class PolicyOutcome:
+    """One policy's answer for one request: its results (none when it did not match) and, when it
+    applied, the object after its mutations."""
+
+    results: list[Result]
+    obj: Obj | None = None
+    undetermined: str = ""
+
+
+class MutationFailure(EngineError):
+    pass
+
+
+def run_mutations(mutations: Sequence[CompiledMutation], env: Environment, ctx: SubjectContext,
+                  extra: Mapping[str, Any] | None = None, *, deduced: bool = False) -> Obj:
+    """The object after every mutation in order, each evaluated on the previous one's output (mpol
+    policy.go Evaluate; mutating/dispatcher.go for MutatingAdmissionPolicy). Raises MutationFailure with
+    the patcher's error text, NeedsSchema where the merge cannot be known. `deduced`: merge without the
+    kind's schema (structured_merge.apply_configuration)."""
+    # no copy: every patcher returns a new object and leaves its input as it was (k8s/json_patch.py,
+    # k8s/structured_merge.py), so the request's object is never changed
+    obj: Obj = dict(ctx.request.obj or {})
+    kind = str(obj.get("kind", ""))
+    for mutation in mutations:
+        step_ctx = with_object(ctx, obj)
+        outcome = mutation.program.evaluate(step_ctx.activation(env, extra=extra))
+        if not outcome.ok:
+            raise MutationFailure(str(outcome.error))
+        try:
+            if mutation.patch_type == "JSONPatch":
+                ops = decode_json_patch(outcome.value)
+                try:
+                    obj = apply_patch(obj, ops)
+                except TestFailed:
+                    continue        # the object as it was (json_patch.go Patch: jsonpatch.ErrTestFailed)
+                except PatchError as exc:
+                    raise MutationFailure(f"JSON Patch: {exc}") from None
+            else:
+                patch = decode_object(outcome.value)
+                try:
+                    obj = apply_configuration(obj, patch, kind, deduced=deduced)
+                except MergeError as exc:
+                    raise MutationFailure(f"error applying patch: {exc}") from None
+        except TypedValueError as exc:
+            raise MutationFailure(str(exc)) from None
+    return obj
+
+
+def with_object(ctx: SubjectContext, obj: Obj) -> SubjectContext:
+    """The request `ctx` makes, with `obj` as the object (the attributes record rebuilt around the
+    patched object, as mpol engine.go Handle does between policies)."""
+    if ctx.request.obj is obj:
+        return ctx
+    return ctx.with_request(dataclasses.replace(ctx.request, obj=obj))
+
+
+def _result(cp: CompiledMutatingPolicy, ctx: SubjectContext, rule: str, status: str, message: str,
+            properties: Mapping[str, str] | None = None) -> Result:
+    policy = cp.policy
+    return make_result(policy.meta, SOURCE, ctx, rule, status, message, properties or {}, (), policy.background)
+
+
+def exceptions_matched(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> tuple[list[CompiledException], str]:
+    """mpol policy.go matchExceptions, quirks included: an exception counts once for each of its
+    conditions that is true before the first false one, and only while no condition has failed; one
+    with no conditions never counts. Errors are joined as multierr does."""
+    matched: list[CompiledException] = []
+    errors: list[str] = []
+    for exc in cp.exceptions:
+        activation = ctx.activation(exc.env)
+        for program in exc.conditions:
+            outcome = program.evaluate(activation)
+            if not outcome.ok:
+                errors.append(str(outcome.error))
+                continue
+            if not isinstance(outcome.value, bool):
+                errors.append(f"type conversion error from '{type(outcome.value).__name__}' to 'bool'")
+                continue
+            if not outcome.value:
+                break
+            if not errors:
+                matched.append(exc)
+    return matched, "; ".join(errors)
+
+
+def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target: bool = False) -> PolicyOutcome:
+    """mpol engine.go handlePolicy for one policy on the request `ctx` makes.
+
+    `target`: the policy mutating an existing target (`object`), as Kyverno's CLI runs a mutateExisting
+    policy on a targetResource (kk 111e07bb: processor/policy_processor.go, engine.go Evaluate with no
+    matcher, compiler/policy.go EvaluateTarget): no matchConstraints and no namespace check (the caller
+    picked the target), spec.targetMatchConditions in place of matchConditions."""
+    policy = cp.policy
+    if not target:
+        if policy.meta.kind == "NamespacedMutatingPolicy" and ctx.request.namespace != policy.meta.namespace:
+            return PolicyOutcome([])        # engine/predicate.go NamespacedPolicy
+        try:
+            if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
+                return PolicyOutcome([])
+        except MatchError as exc:
+            return PolicyOutcome([_result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")])
+    if cp.exceptions:
+        matched, error = exceptions_matched(cp, ctx)
+        if error:
+            return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
+        if matched:
+            keys = ", ".join(e.exception.meta.key for e in matched)
+            names = ",".join(e.exception.meta.name for e in matched)
+            # the highest polex.kyverno.io/priority wins, the first one otherwise (engine.go handlePolicy)
+            selected = matched[0]
+            best = 0
+            for e in matched:
+                if e.exception.priority > best:
+                    best, selected = e.exception.priority, e
+            verdict = "pass" if selected.exception.report_result == "pass" else "skip"
+            word = "passed" if verdict == "pass" else "skipped"
+            return PolicyOutcome([_result(cp, ctx, "exception", verdict,
+                                          f"rule is {word} due to policy exception: {keys}",
+                                          {"exceptions": names})])
+    env = cp.env
+    conditions = cp.target_conditions if target else cp.conditions
+    if conditions:
+        ok, failed = conditions_hold(conditions, ctx.activation(env), policy.failure_policy == "Ignore")
+        if failed is not None:
+            return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {failed}")])
+        if not ok:
+            return PolicyOutcome([_result(cp, ctx, "", "skip", "skip")])
+    try:
+        obj = run_mutations(cp.mutations, env, ctx)
+    except MutationFailure as exc:
+        return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {exc}")])
+    except NeedsSchema as exc:
+        return PolicyOutcome([], undetermined=f"{NEEDS_SCHEMA}: MutatingPolicy {policy.meta.key!r} sets "
+                                              f"{exc.path}, a list whose merge needs the kind's schema")
+    return PolicyOutcome([_result(cp, ctx, "", "pass", "success")], obj)
+
+
+@dataclass
+class _Run:
+    obj: Obj | None
+    mutations: list[Mutation]
+    results: list[Result]
+    undetermined: list[str]
+    changed: list[str]        # keys of the policies that changed the object
+
+
+def _run_in_order(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectContext) -> _Run:
+    obj: Obj | None = ctx.request.obj
+    run = _Run(obj, [], [], [], [])
+    for cp in compiled:
+        step_ctx = with_object(ctx, obj) if obj is not None else ctx
+        outcome = evaluate_mutating(cp, step_ctx)
+        run.results.extend(outcome.results)
+        if outcome.undetermined:
+            run.undetermined.append(outcome.undetermined)
+        if outcome.obj is not None:
+            mutation = mutation_of(cp.key, cp.policy.meta.kind, "", obj, outcome.obj, cp.policy.meta.source)
+            if mutation is not None:
+                run.mutations.append(mutation)
+                run.changed.append(cp.key)
+            obj = outcome.obj
+    run.obj = obj
+    return run
+
+
+class MutatingPolicyEngine:
+    """The MutationEngine of the run's MutatingPolicies (mpol engine.go Handle)."""
+
+    def __init__(self, compiled: Sequence[CompiledMutatingPolicy], *, fixed_order: bool) -> None:
+        self.compiled = tuple(compiled)
+        self.fixed_order = fixed_order
+
+    def mutate(self, ctx: SubjectContext) -> MutationStep:
+        run = _run_in_order(self.compiled, ctx)
+        undetermined = list(run.undetermined)
+        if not self.fixed_order:
+            failed = sorted({r.policy for r in run.results if r.result == "error"})
+            if failed and run.mutations:
+                # handler.go admissionResponse: an error in a webhook call answers success with no patch at
+                # all, dropping the other policies' patches of that call; which policies share a call
+                # depends on Kyverno's webhook grouping (docs/admission.md), not modelled here
+                undetermined.append(f"{WEBHOOK_ERROR}: MutatingPolicies {', '.join(failed)} failed, and Kyverno's "
+                                    "webhook then drops every patch of the webhook call holding them")
+            if len(run.changed) > 1:
+                reason = self._order_dependence(ctx, run)
+                if reason:
+                    undetermined.append(reason)
+        return MutationStep(run.obj, run.mutations, run.results, undetermined)
+
+    def _order_dependence(self, ctx: SubjectContext, run: _Run) -> str:
+        """ORDER_DEPENDENT naming the policies whose order changes the admitted object, or "". A policy
+        and its autogen copies are one entry of the reconciler's map: they move together."""
+        groups: dict[str, list[CompiledMutatingPolicy]] = {}
+        for cp in self.compiled:
+            groups.setdefault(cp.key, []).append(cp)
+        changed = [key for key in groups if key in run.changed]
+        rest = [cp for key, cps in groups.items() if key not in run.changed for cp in cps]
+        if len(changed) <= _ALL_ORDERS_UP_TO:
+            orders = list(itertools.permutations(changed))[1:]
+        else:
+            orders = [tuple(changed[:i] + [changed[i + 1], changed[i]] + changed[i + 2:])
+                      for i in range(len(changed) - 1)]
+        differing: set[str] = set()
+        for order in orders:
+            # the policies that changed nothing keep their place after those that did: they could only
+            # change the outcome by matching a mutated object, which the permutation then also shows
+            other = _run_in_order([*(cp for key in order for cp in groups[key]), *rest], ctx)
+            if other.obj != run.obj:
+                differing.update(order)
+        if not differing:
+            return ""
+        names = ", ".join(sorted(differing))
+        return (f"{ORDER_DEPENDENT}: MutatingPolicies {names} give different objects in different orders, "
+                "and Kyverno's webhook applies them in Go map order")
+
+
+def mutating_engine(policies: PolicySet, envs: Environments, now: datetime.datetime,
+                    selection: Selection | None = None, *, fixed_order: bool = False
+                    ) -> tuple[MutatingPolicyEngine | None, list[InputError]]:
+    """The engine of the selected MutatingPolicies (at admission, mutateExisting ones are left out), or
+    None without any; with the errors of those that do not compile
+    (each located at its file:line; the others still run).
+
+    `fixed_order`: apply in load order and never report ORDER_DEPENDENT (Kyverno's CLI, `kyrec test`);
+    False for admission, whose order Kyverno leaves to a Go map."""
+    compiled: list[CompiledMutatingPolicy] = []
+    errors: list[InputError] = []
+    for policy in policies.mutating:
+        if selection is not None and not selection.holds_policy(policy.meta.key):
+            continue
+        # the CLI's provider hands every policy to Handle, mutateExisting ones too (kk 111e07bb: mpol
+        # engine/provider.go staticProvider.Fetch(ctx, false): "a mutate-existing policy still runs on
+        # admission by default"; v1.17.2 left them out); admission keeps those with admission enabled,
+        # and leaves the mutateExisting ones to their targets (not modelled at admission)
+        if not fixed_order and (policy.mutate_existing or not policy.admission):
+            continue
+        try:
+            # the policy, then its autogen copies under the same name (provider.go NewProvider)
+            for variant in (policy, *autogen_variants(policy)):
+                compiled.append(compile_mutating_policy(variant, envs, policies.exceptions, now))
+        except InputError as exc:
+            errors.append(policies.locate(exc))
+    if not compiled:
+        return None, errors
+    return MutatingPolicyEngine(compiled, fixed_order=fixed_order), errors
+

@@ -1,0 +1,289 @@
+"""MutatingAdmissionPolicy with its bindings and params: Kubernetes' in-tree mutating admission, and the
+way Kyverno's CLI runs it.
+
+In a cluster (k8s.io/apiserver pkg/admission/plugin/policy/mutating, dispatcher.go dispatchInvocations;
+generic/policy_source.go): only a policy with a binding is applied, once per binding that matches (the
+policy's matchConstraints and the binding's matchResources), with the binding's params; its
+matchConditions, then its mutations in order, each on the previous output (the same patchers as
+MutatingPolicy: patch/json_patch.go, patch/smd.go, merged with the kind's schema). The policies come from a
+Go map (policy_source.go `policiesToBindings`), so their order is not fixed: where it matters the step
+is ORDER_DEPENDENT. failurePolicy Fail makes an error a rejection, Ignore drops it.
+
+Kyverno's CLI (pkg/admissionpolicy/mutate.go Mutate, used by `kyverno test` and so `kyrec test`) differs:
+a policy without bindings is applied when its matchConstraints match; with bindings, the policy's
+matchConstraints are not looked at, each binding whose matchResources match (or that has none) mutates
+the resource as it was when the policy started (the attributes record is built once), and the last
+binding's response is the policy's; merges use the deduced type converter (a list is replaced whole,
+nothing is refused as atomic); a patch error gives an empty response; params are the test's
+paramResources (matchesSelector).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+from kubectl_kyrec.cel.engine import CompileError, Environment, Program
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.cel.typed_objects import rewrite_typed_literals
+from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_SCHEMA, ORDER_DEPENDENT, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.exceptions import conditions_hold
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.mutating.engine import CompiledMutation, MutationFailure, run_mutations, with_object
+from kubectl_kyrec.evaluate.subjects import SubjectContext
+from kubectl_kyrec.evaluate.validating.engine import make_result
+from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
+from kubectl_kyrec.k8s.structured_merge import NeedsSchema
+from kubectl_kyrec.load.mutating_policies import MutatingAdmissionBinding, MutatingAdmissionPolicy
+from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.model import Document, Obj, Result
+
+SOURCE = "MutatingAdmissionPolicy"
+KIND = "MutatingAdmissionPolicy"
+
+
+@dataclass(frozen=True)
+class CompiledMutatingAdmissionPolicy:
+    policy: MutatingAdmissionPolicy
+    env: Environment
+    conditions: tuple[Program, ...]
+    mutations: tuple[CompiledMutation, ...]
+    bindings: tuple[MutatingAdmissionBinding, ...]
+
+
+def _compile(compiler: PolicyCompiler, text: str, path: str, expect: tuple[str, ...] = ()) -> Program:
+    try:
+        rewritten = rewrite_typed_literals(text)
+    except CompileError as exc:
+        raise compiler._error(path, exc.message, exc.line, exc.column) from None
+    return compiler.compile(rewritten, path, expect)
+
+
+def compile_mutating_admission_policy(policy: MutatingAdmissionPolicy, bindings: Sequence[MutatingAdmissionBinding],
+                                      envs: Environments) -> CompiledMutatingAdmissionPolicy:
+    env, check_env = envs.get(KIND)
+    label = policy.meta.label
+    variables = [VariableDecl(v.name, rewrite_typed_literals(v.expression)) for v in policy.variables]
+    compiler = PolicyCompiler(env, check_env, variables, policy.meta.source, label)
+    conditions = tuple(_compile(compiler, m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
+                       for i, m in enumerate(policy.match_conditions))
+    mutations = []
+    for i, m in enumerate(policy.mutations):
+        field_name = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
+        mutations.append(CompiledMutation(m.patch_type, _compile(compiler, m.expression,
+                                                                 f"spec.mutations[{i}].{field_name}.expression")))
+    own = tuple(b for b in bindings if b.policy_name == policy.meta.name)
+    return CompiledMutatingAdmissionPolicy(policy, env, conditions, tuple(mutations), own)
+
+
+def cli_param(binding: MutatingAdmissionBinding, params: Sequence[Document]) -> Any:
+    """mutate.go processMAPWithoutClient / matchesSelector: with a selector, every paramResource whose
+    labels it selects, as a list (`params.items`); without, the first whose namespace, then name, match
+    (the name decides when both are set); None when none does."""
+    ref = binding.param_ref
+    if ref is None:
+        return None
+    items = []
+    for doc in params:
+        obj = doc.obj
+        meta = obj.get("metadata") or {}
+        if ref.selector is not None:
+            try:
+                if matches_selector(ref.selector, meta.get("labels") or {}):
+                    items.append(dict(obj))
+            except SelectorError:
+                continue
+            continue
+        matches = False
+        if ref.namespace:
+            matches = (meta.get("namespace") or "") == ref.namespace
+        if ref.name:
+            matches = (meta.get("name") or "") == ref.name
+        if matches:
+            return dict(obj)
+    return {"apiVersion": "v1", "kind": "List", "items": items} if items else None
+
+
+@dataclass
+class _Response:
+    """One policy's response in the CLI: its result, and the resource it carries."""
+
+    result: Result | None = None
+    obj: Obj | None = None
+
+
+class MutatingAdmissionEngine:
+    """The MutationEngine of the run's MutatingAdmissionPolicies; `in_cli` runs them as Kyverno's CLI
+    does (module docstring), else as the API server does."""
+
+    def __init__(self, compiled: Sequence[CompiledMutatingAdmissionPolicy], *, params: Sequence[Document] = (),
+                 in_cli: bool = False) -> None:
+        self.compiled = tuple(compiled)
+        self.params = tuple(params)
+        self.in_cli = in_cli
+        # per policy name, the resource its last response carried (the CLI's PatchedResource)
+        self.last_outputs: dict[str, Obj] = {}
+
+    def mutate(self, ctx: SubjectContext) -> MutationStep:
+        self.last_outputs = {}
+        if self.in_cli:
+            return self._cli(ctx)
+        return self._cluster(ctx)
+
+    # --- Kyverno's CLI ---------------------------------------------------------------------------------
+
+    def _cli(self, ctx: SubjectContext) -> MutationStep:
+        step = MutationStep(ctx.request.obj)
+        for cp in self.compiled:
+            response = self._cli_policy(cp, ctx)
+            if response.result is None:
+                continue            # an empty response: policy_processor.go skips it
+            step.results.append(response.result)
+            if response.obj is not None:
+                mutation = mutation_of(cp.policy.meta.name, KIND, "", ctx.request.obj, response.obj,
+                                       cp.policy.meta.source)
+                if mutation is not None:
+                    step.mutations.append(mutation)
+                self.last_outputs[cp.policy.meta.name] = response.obj
+                ctx = with_object(ctx, response.obj)
+                step.obj = response.obj
+            elif ctx.request.obj is not None:
+                self.last_outputs[cp.policy.meta.name] = dict(ctx.request.obj)
+        return step
+
+    def _cli_policy(self, cp: CompiledMutatingAdmissionPolicy, ctx: SubjectContext) -> _Response:
+        if not cp.bindings:
+            try:
+                if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
+                    return _Response()
+            except MatchError:
+                return _Response()
+            return self._cli_mutate(cp, None, ctx, None) or _Response()
+        response = _Response()
+        for binding in cp.bindings:
+            if binding.match_resources is not None:
+                try:
+                    if not matches_constraints(binding.match_resources, ctx.request, ctx.namespace_obj):
+                        continue
+                except MatchError:
+                    continue
+            outcome = self._cli_mutate(cp, binding, ctx, cli_param(binding, self.params))
+            if outcome is not None:
+                response = outcome
+        return response
+
+    def _cli_mutate(self, cp: CompiledMutatingAdmissionPolicy, binding: MutatingAdmissionBinding | None,
+                    ctx: SubjectContext, param: Any) -> _Response | None:
+        """mutate.go mutateResource: None where it returns an error (the caller keeps what it had)."""
+        # the match conditions see no namespace object (matcher.Match(..., nil, nil))
+        bare = SubjectContext(ctx.subject, ctx.request, None)
+        activation = bare.activation(cp.env, extra={"params": param})
+        ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
+        if error is not None:
+            return None
+        if not ok:
+            return _Response(self._result(cp, ctx, binding, "skip", "match conditions aren't met"))
+        try:
+            obj = run_mutations(cp.mutations, cp.env, ctx, {"params": param}, deduced=True)
+        except (MutationFailure, NeedsSchema):
+            return _Response()          # `return engineResponse, nil`: a response with no rule
+        return _Response(self._result(cp, ctx, binding, "pass", "mutation is successfully applied"), obj)
+
+    def _result(self, cp: CompiledMutatingAdmissionPolicy, ctx: SubjectContext,
+                binding: MutatingAdmissionBinding | None, status: str, message: str) -> Result:
+        meta = cp.policy.meta
+        if binding is None:
+            return make_result(meta, SOURCE, ctx, meta.name, status, message, {}, (), True)
+        return make_result(meta, SOURCE, ctx, meta.name, status, message, {"binding": binding.meta.name}, (),
+                           True, binding=binding.meta.name)
+
+    # --- the API server ------------------------------------------------------------------------------------
+
+    def _cluster(self, ctx: SubjectContext) -> MutationStep:
+        step = self.cluster_in_order(self.compiled, ctx)
+        changed = [cp for cp in self.compiled if any(m.policy == cp.policy.meta.name for m in step.mutations)]
+        if len(changed) > 1:
+            others = [cp for cp in self.compiled if cp not in changed]
+            differing: set[str] = set()
+            for order in list(itertools.permutations(changed))[1:24]:
+                if self.cluster_in_order([*order, *others], ctx).obj != step.obj:
+                    differing.update(cp.policy.meta.name for cp in order)
+            if differing:
+                step.undetermined.append(
+                    f"{ORDER_DEPENDENT}: MutatingAdmissionPolicies {', '.join(sorted(differing))} give different "
+                    "objects in different orders, and the API server applies them in Go map order")
+        return step
+
+    def cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy],
+                          ctx: SubjectContext) -> MutationStep:
+        step = MutationStep(ctx.request.obj)
+        for cp in compiled:
+            try:
+                if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
+                    continue
+            except MatchError:
+                continue
+            for binding in cp.bindings:
+                try:
+                    if binding.match_resources is not None and not matches_constraints(
+                            binding.match_resources, ctx.request, ctx.namespace_obj):
+                        continue
+                except MatchError:
+                    continue
+                param = cli_param(binding, self.params) if binding.param_ref is not None else None
+                if binding.param_ref is not None and param is None and binding.param_ref.not_found_action == "Deny":
+                    step.results.append(self._result(cp, ctx, binding, "error", "no params found for policy "
+                                                     "binding with `Deny` parameterNotFoundAction"))
+                    continue
+                activation = ctx.activation(cp.env, extra={"params": param})
+                ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
+                if error is not None:
+                    step.results.append(self._result(cp, ctx, binding, "error", error))
+                    continue
+                if not ok:
+                    continue
+                before = ctx.request.obj
+                try:
+                    obj = run_mutations(cp.mutations, cp.env, ctx, {"params": param})
+                except MutationFailure as exc:
+                    if cp.policy.failure_policy == "Fail":
+                        step.results.append(self._result(cp, ctx, binding, "error", str(exc)))
+                    continue
+                except NeedsSchema as exc:
+                    step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
+                                             f"sets {exc.path}, a list whose merge needs the kind's schema")
+                    continue
+                mutation = mutation_of(cp.policy.meta.name, KIND, binding.meta.name, before, obj,
+                                       cp.policy.meta.source)
+                if mutation is not None:
+                    step.mutations.append(mutation)
+                step.results.append(self._result(cp, ctx, binding, "pass", "mutation is successfully applied"))
+                ctx = with_object(ctx, obj)
+                step.obj = obj
+        return step
+
+
+def mutating_admission_engine(policies: PolicySet, envs: Environments, *, params: Sequence[Document] = (),
+                              selection: Selection | None = None, in_cli: bool = False
+                              ) -> tuple[MutatingAdmissionEngine | None, list[InputError]]:
+    """The engine of the run's MutatingAdmissionPolicies (None without any), with the errors of those that
+    do not compile (located at file:line; the others still run). `params`: the objects a binding's
+    paramRef selects from (the test's paramResources, or the cluster state's)."""
+    compiled: list[CompiledMutatingAdmissionPolicy] = []
+    errors: list[InputError] = []
+    for policy in policies.mutating_admission:
+        if selection is not None and not selection.holds_policy(policy.meta.key):
+            continue
+        try:
+            compiled.append(compile_mutating_admission_policy(policy, policies.mutating_bindings, envs))
+        except InputError as exc:
+            errors.append(policies.locate(exc))
+    if not compiled:
+        return None, errors
+    return MutatingAdmissionEngine(compiled, params=params, in_cli=in_cli), errors
+

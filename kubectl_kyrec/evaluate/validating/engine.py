@@ -1,0 +1,309 @@
+"""ValidatingPolicy evaluation, step for step as Kyverno's vpol engine (docs/semantics/validating.md#evaluation).
+
+kk: pkg/cel/policies/vpol/engine/engine.go (rule names and messages) and compiler/policy.go (order:
+exceptions, matchConditions, validations stopping at the first false, auditAnnotations).
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
+from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.evaluate.autogen import Variant, variants
+from kubectl_kyrec.evaluate.exceptions import (
+    CompiledException,
+    applicable,
+    compile_exceptions,
+    conditions_hold,
+    evaluate_exceptions,
+    selected_report_result,
+)
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
+from kubectl_kyrec.evaluate.request import RequestInfo, build_request
+from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
+from kubectl_kyrec.k8s.labels import selector_is_empty
+from kubectl_kyrec.load.policies import PolicyException, ValidatingPolicy
+from kubectl_kyrec.load.policy_vocabulary import PolicyMeta
+from kubectl_kyrec.model import Obj, Result, Subject, new_result
+
+
+@dataclass(frozen=True)
+class CompiledValidation:
+    program: Program
+    message: str
+    message_program: Program | None
+
+
+@dataclass(frozen=True)
+class CompiledVariant:
+    variant: Variant
+    conditions: tuple[Program, ...]
+    validations: tuple[CompiledValidation, ...]
+    audit_annotations: tuple[tuple[str, Program], ...]
+    rules_by_kind: bool          # no resourceNames: the kind alone decides the rules (see may_match)
+    # ... and no namespace or object selector: once the rules matched the kind, the variant matches
+    kind_decides: bool = False
+
+    @functools.cached_property
+    def validation_programs(self) -> tuple[Program, ...]:
+        return tuple(v.program for v in self.validations)
+
+
+@dataclass(frozen=True)
+class CompiledValidatingPolicy:
+    policy: ValidatingPolicy
+    env: Environment
+    variants: tuple[CompiledVariant, ...]
+    exceptions: tuple[CompiledException, ...]
+
+    @functools.cached_property
+    def facts(self) -> tuple[str, bool, str, str]:
+        return _facts(self.policy.meta)
+
+    @functools.cached_property
+    def source_kind(self) -> str:
+        return self.policy.source_kind
+
+    @functools.cached_property
+    def fixed(self) -> _Fixed:
+        return _Fixed(self)
+
+
+class _Fixed:
+    """What every result of one policy shares, worked out once: results are made per (subject, policy)."""
+
+    __slots__ = ("key", "source_kind", "scored", "category", "severity", "actions", "policy_location",
+                 "background", "process_only", "json_mode", "ignore", "own_namespace")
+
+    def __init__(self, cp: CompiledValidatingPolicy) -> None:
+        policy = cp.policy
+        self.key, self.scored, self.category, self.severity = cp.facts
+        self.source_kind = cp.source_kind
+        self.actions = tuple(policy.validation_actions)
+        self.policy_location = policy.meta.source
+        self.background = policy.background
+        self.process_only = _PROCESS_ONLY[policy.background]
+        self.json_mode = policy.mode == "JSON"
+        self.ignore = policy.failure_policy == "Ignore"
+        # a namespaced policy only ever sees requests in its own namespace
+        self.own_namespace = policy.meta.namespace if policy.meta.kind.startswith("Namespaced") else None
+
+
+def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
+                     check_env: Environment) -> CompiledVariant:
+    label = policy.meta.label + (f" (autogen {variant.name})" if variant.name else "")
+    compiler = PolicyCompiler(env, check_env, [VariableDecl(v.name, v.expression) for v in variant.variables],
+                              policy.meta.source, label)
+    conditions = tuple(compiler.compile(m.expression, f"spec.matchConditions[{i}].expression", ("bool",))
+                       for i, m in enumerate(variant.match_conditions))
+    validations = []
+    for i, v in enumerate(variant.validations):
+        program = compiler.compile(v.expression, f"spec.validations[{i}].expression", ("bool",))
+        message_program = (compiler.compile(v.message_expression, f"spec.validations[{i}].messageExpression",
+                                            ("string",)) if v.message_expression else None)
+        validations.append(CompiledValidation(program, v.message, message_program))
+    audits = tuple((a.key, compiler.compile(a.value_expression, f"spec.auditAnnotations[{i}].valueExpression",
+                                            ("string", "null")))
+                   for i, a in enumerate(variant.audit_annotations))
+    constraints = variant.match_constraints
+    by_kind = constraints is not None and rules_decided_by_kind(constraints)
+    kind_decides = (by_kind and constraints is not None and selector_is_empty(constraints.namespace_selector)
+                    and selector_is_empty(constraints.object_selector))
+    return CompiledVariant(variant, conditions, tuple(validations), audits, by_kind, kind_decides)
+
+
+def compile_validating_policy(policy: ValidatingPolicy, envs: Environments,
+                              exceptions: Sequence[PolicyException], now: datetime.datetime
+                              ) -> CompiledValidatingPolicy:
+    """Compile every expression once; raises InputError (file:line, field, column) on the first bad one."""
+    env, check_env = envs.get(policy.meta.kind, policy.meta.namespace)
+    compiled = tuple(_compile_variant(policy, v, env, check_env) for v in variants(policy))
+    exc_env, exc_check = envs.get("PolicyException")
+    candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now)
+    return CompiledValidatingPolicy(policy, env, compiled,
+                                    tuple(compile_exceptions(candidates, exc_env, exc_check)))
+
+
+_FACTS: dict[int, tuple[PolicyMeta, tuple[str, bool, str, str]]] = {}
+
+
+def _facts(meta: PolicyMeta) -> tuple[str, bool, str, str]:
+    """(key, scored, category, severity) of a policy, worked out once: results are made per subject."""
+    cached = _FACTS.get(id(meta))
+    if cached is None or cached[0] is not meta:
+        cached = (meta, (meta.key, meta.scored, meta.category, meta.severity))
+        _FACTS[id(meta)] = cached
+    return cached[1]
+
+
+_PROCESS = {True: "background scan", False: "admission review"}
+# the properties of a result that has no others: one mapping per value, shared (results never modify them)
+_PROCESS_ONLY = {background: {"process": process} for background, process in _PROCESS.items()}
+
+
+def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
+                message: str, properties: Mapping[str, str], actions: Sequence[str], background: bool,
+                binding: str = "", facts: tuple[str, bool, str, str] | None = None) -> Result:
+    """A Result with Kyverno's report fields (ToPolicyReportResult, docs/semantics/reports.md#report-objects)."""
+    key, scored, category, severity = facts or _facts(policy_meta)
+    if properties:
+        props = {"process": _PROCESS[background]}
+        props.update(properties)
+        # properties named like a status override the message (reportutils ToPolicyReportResult)
+        if "message" in props:
+            message = props["message"]
+        elif f"{status}Message" in props:
+            message = props[f"{status}Message"]
+    else:
+        props = _PROCESS_ONLY[background]
+    if status == "fail" and not scored:
+        status = "warn"
+    subject = ctx.subject
+    return new_result(key, source, rule, status, message, subject.ref, scored, category, severity, props,
+                      actions if type(actions) is tuple else tuple(actions), subject.source, policy_meta.source,
+                      binding)
+
+
+def evaluate_audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation, quote: str = "'"
+                               ) -> tuple[dict[str, str], str | None]:
+    """auditAnnotations as Kyverno evaluates them: empty values omitted, a non-string an error.
+
+    `quote` wraps the key in error texts: the vpol compiler writes '%s', the gpol one "%s".
+    """
+    out: dict[str, str] = {}
+    for key, program in audits:
+        outcome = program.evaluate(activation)
+        if not outcome.ok:
+            return {}, f"failed to evaluate auditAnnotation {quote}{key}{quote}: {outcome.error}"
+        if outcome.value is None or outcome.value == "":
+            continue
+        if not isinstance(outcome.value, str):
+            return {}, (f"failed to convert auditAnnotation {quote}{key}{quote} expression: type conversion "
+                        f"error from '{type(outcome.value).__name__}' to 'string'")
+        out[key] = outcome.value
+    return out, None
+
+
+def candidate_variants(cp: CompiledValidatingPolicy, req: RequestInfo) -> tuple[CompiledVariant, ...]:
+    """The variants whose rules can match a request of this kind (selectors and names still to check)."""
+    return tuple(cv for cv in cp.variants if may_match(cv.variant.match_constraints, req))
+
+
+def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
+                        candidates: Sequence[CompiledVariant] | None = None) -> list[Result]:
+    """The policy's response for one subject: zero or one result per matching variant.
+
+    `candidates` (from `candidate_variants` for this subject's kind) skips re-checking the rules.
+    """
+    results: list[Result] = []
+    own_namespace = cp.fixed.own_namespace
+    if own_namespace is not None and ctx.request.namespace != own_namespace:
+        return results
+    checked = candidates is not None
+    for variant in (candidates if candidates is not None else cp.variants):
+        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind)
+        if result is not None:
+            results.append(result)
+    return results
+
+
+_NO_PROPERTIES: Mapping[str, str] = {}
+
+
+def _result(cp: CompiledValidatingPolicy, ctx: SubjectContext, rule: str, status: str, message: str,
+            props: Mapping[str, str] | None = None) -> Result:
+    policy = cp.policy
+    return make_result(policy.meta, cp.source_kind, ctx, rule, status, message, props or _NO_PROPERTIES,
+                       policy.validation_actions, policy.background, facts=cp.facts)
+
+
+def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
+                      rules_checked: bool) -> Result | None:
+    fixed = cp.fixed
+    json_mode = fixed.json_mode
+    # JSON mode applies no matchConstraints (kk: vpol compiler.go compileForJSON)
+    if not json_mode and not (rules_checked and cv.kind_decides):
+        try:
+            if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,
+                                       rules_checked=rules_checked):
+                return None
+        except MatchError as exc:
+            return _result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")
+    ignore = fixed.ignore
+    exceptions = NO_EXCEPTIONS
+    if cp.exceptions:
+        polex = evaluate_exceptions(cp.exceptions, ctx, ignore)
+        if polex.error is not None:
+            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
+        if polex.full:
+            keys = ", ".join(e.key for e in polex.matched)
+            names = ",".join(e.exception.meta.name for e in polex.matched)
+            verdict = "pass" if selected_report_result(polex.matched) == "pass" else "skip"
+            word = "passed" if verdict == "pass" else "skipped"
+            return _result(cp, ctx, "exception", verdict, f"rule is {word} due to policy exception: {keys}",
+                           {"exceptions": names})
+        if polex.matched:
+            exceptions = {"allowedImages": list(polex.allowed_images),
+                          "allowedValues": list(polex.allowed_values)}
+    activation = ctx.activation(cp.env, exceptions=exceptions)
+    if cv.conditions:
+        ok, error = conditions_hold(cv.conditions, activation, ignore)
+        if error is not None:
+            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
+        if not ok:
+            return _result(cp, ctx, "", "skip", "skip")
+    unmet = first_not_true(cv.validation_programs, activation)
+    if unmet is not None:
+        index, outcome = unmet
+        value = outcome.value
+        validation = cv.validations[index]
+        if outcome.error is not None:
+            return _result(cp, ctx, "", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
+        if not isinstance(value, bool):
+            return _result(cp, ctx, "", "error", f"error: type conversion error from "
+                                                 f"'{type(value).__name__}' to 'bool'",
+                           {"cel.validationIndex": str(index)})
+        message = validation_message(validation, activation, index)
+        # ... and compiles no auditAnnotations (docs/semantics/validating.md#json-http-and-envoy-modes)
+        audits, audit_error = evaluate_audit_annotations(() if json_mode else cv.audit_annotations, activation)
+        if audit_error is not None:
+            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
+        return _result(cp, ctx, "", "fail", message, {**audits, "cel.validationIndex": str(index)})
+    if json_mode or not cv.audit_annotations:
+        # the common case, a pass with no audit annotations: what make_result would make, made directly
+        subject = ctx.subject
+        return new_result(fixed.key, fixed.source_kind, "", "pass", "success", subject.ref, fixed.scored,
+                          fixed.category, fixed.severity, fixed.process_only, fixed.actions, subject.source,
+                          fixed.policy_location, "")
+    audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
+    if audit_error is not None:
+        return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
+    return _result(cp, ctx, "", "pass", "success", audits)
+
+
+def evaluate_payload(cp: CompiledValidatingPolicy, subject: Subject, obj: Obj) -> Result | None:
+    """A JSON-mode policy's response for one JSON payload: `object` is the payload, nothing else is bound."""
+    request = build_request(obj, resource="", namespaced=False)
+    ctx = SubjectContext(subject, request, None, payload=True)
+    return _evaluate_variant(cp, cp.variants[0], ctx, False) if cp.variants else None
+
+
+def validation_message(validation: CompiledValidation, activation: Activation, index: int) -> str:
+    """A failed validation's message: its messageExpression's value, else its message, else Kyverno's
+    default; the ValidatingPolicy and ImageValidatingPolicy engines alike."""
+    message = validation.message
+    if validation.message_program is not None:
+        outcome = validation.message_program.evaluate(activation)
+        if not outcome.ok:
+            message = f"failed to evaluate message expression: {outcome.error}"
+        elif not isinstance(outcome.value, str):
+            message = (f"failed to convert message expression to string: type conversion error from "
+                       f"'{type(outcome.value).__name__}' to 'string'")
+        else:
+            message = outcome.value
+    return message or f"CEL expression validation failed at index {index}"
