@@ -36,7 +36,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     """
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+    from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
     from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config

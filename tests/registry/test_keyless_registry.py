@@ -15,7 +15,7 @@ import pytest
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.classic_validating import ClassicOptions
+from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policies import classify
