@@ -261,9 +261,11 @@ def jobs_flag(func: F) -> F:
              "change.")(func)
 
 
-def registry_access(enabled: bool, insecure: Sequence[str], config: str | None = None) -> Any:
+def registry_access(enabled: bool, insecure: Sequence[str], config: str | None = None,
+                    now: datetime.datetime | None = None) -> Any:
     """`--registry` (with `--insecure-registry`, `--registry-config`): the run's registry access, None without
-    the switch (kyrec contacts no registry unless asked)."""
+    the switch (kyrec contacts no registry unless asked); `now`, the run's time, is when a signing
+    certificate must be valid."""
     if not enabled:
         if insecure or config:
             raise UsageError(f"{'--insecure-registry' if insecure else '--registry-config'} needs --registry")
@@ -279,7 +281,7 @@ def registry_access(enabled: bool, insecure: Sequence[str], config: str | None =
             credentials = docker_credentials(text, name)
         except ValueError as err:
             raise InputError(str(err), Source(name)) from None
-    return Registry(insecure=frozenset(insecure), credentials=credentials)
+    return Registry(insecure=frozenset(insecure), credentials=credentials, now=now)
 
 
 def resolve_jobs(jobs: int) -> int:

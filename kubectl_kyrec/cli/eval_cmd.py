@@ -142,7 +142,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
-                             registry=registry_access(registry, insecure_registries, registry_config))
+                             registry=registry_access(registry, insecure_registries, registry_config, now))
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     emit_warnings(run.warnings)

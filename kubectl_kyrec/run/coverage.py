@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
@@ -32,6 +33,7 @@ class CoverageRunOptions:
     exclusions_path: str | None = None
     skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
     jobs: int = 1                            # processes to evaluate in (`--jobs`)
+    registry: Registry | None = None        # `--registry`: image verification against real registries
 
 
 @dataclass
@@ -74,7 +76,8 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   selection=Selection(namespace=options.namespace),
-                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
+                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs,
+                                  registry=options.registry)
     gaps = run_gaps(inputs, options.namespace)
     errors = [EvalError(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend(scope.outcome.errors)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
@@ -45,6 +46,7 @@ class DiffRunOptions:
     # compare reports even when the state holds none and --reports was not given (`apply --write-reports`
     # creates the missing ones)
     compare_reports: bool = False
+    registry: Registry | None = None        # `--registry`: image verification against real registries
 
 
 @dataclass
@@ -448,7 +450,8 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, selection=options.selection,
                                   generating=generating,
-                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
+                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs,
+                                  registry=options.registry)
     def expected() -> dict[tuple[str, str, str, str], Mapping[str, Any]]:
         out: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
         for report in scope.expected:

@@ -305,12 +305,13 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     })
     missing = [image for image in dict.fromkeys(fetched) if cp.supplied_data(image) is None]
     if missing and cp.registry is not None:
-        # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error
+        # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error, returned as the
+        # fetch said it (policy.go Evaluate; `failed to get imagedata` is the CEL functions' wording, not this)
         for image in missing:
             try:
                 cp.registry.manifest(parse_image(image))
             except (RegistryError, ValueError) as exc:
-                return _failed(cp, ctx, f"failed to get imagedata: {exc}")
+                return _failed(cp, ctx, str(exc))
         missing = []
     result = _validate(cp, cv, ctx, bound)
     if not missing:
