@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from kubectl_kyrec.cel import kyverno_der as der
 from kubectl_kyrec.cel import kyverno_x509 as x509
 from kubectl_kyrec.cel.decl import CelFunctionError
+from kubectl_kyrec.golang import der
 
 # the extensions Go's parser handles (x509/parser.go processExtensions); other critical ones are "unhandled"
 _HANDLED = {(2, 5, 29, 15), (2, 5, 29, 19), (2, 5, 29, 17), (2, 5, 29, 30), (2, 5, 29, 31), (2, 5, 29, 35),
