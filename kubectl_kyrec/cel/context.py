@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubectl_kyrec.cel.decl import CelFunctionError
-from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 
 ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]

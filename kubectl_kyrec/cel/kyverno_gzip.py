@@ -12,7 +12,7 @@ import zlib
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.kyverno_gojson import cel_type_name
+from kubectl_kyrec.cel.kyverno_json import cel_type_name
 from kubectl_kyrec.golang.flate import go_deflate
 
 # magic, deflate, no flags, mtime 0 (Kyverno sets ModTime to the Unix epoch), XFL 0, OS unknown (255)

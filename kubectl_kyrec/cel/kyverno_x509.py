@@ -16,8 +16,8 @@ import urllib.parse
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.kyverno_gojson import roundtrip
 from kubectl_kyrec.golang import der
+from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 _RSA = [1, 2, 840, 113549, 1, 1, 1]

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.kyverno_gojson import GoJSONError, roundtrip
+from kubectl_kyrec.golang.json import GoJSONError, roundtrip
 from kubectl_kyrec.golang.strconv import format_float
 from kubectl_kyrec.load.yaml_scalars import resolve_plain
 

@@ -576,7 +576,7 @@ def jp_semver_compare(*args: Any) -> bool:
 
 
 def jp_parse_json(*args: Any) -> Any:
-    from kubectl_kyrec.cel.kyverno_gojson import GoJSONError, unmarshal
+    from kubectl_kyrec.golang.json import GoJSONError, unmarshal
 
     text = _arg("parse_json", args, 0, str)
     try:

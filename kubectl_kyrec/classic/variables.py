@@ -19,7 +19,7 @@ from kubectl_kyrec.classic.jmespath_types import NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext, InvalidVariableError
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint
-from kubectl_kyrec.golang.json import MarshalError, marshal
+from kubectl_kyrec.golang.json import GoJSONError, marshal
 
 # '{{...}}' at the beginning of the string, and 'x{{...}}' where 'x' is not '\'
 REGEX_VARIABLES = re.compile(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})")
@@ -359,7 +359,7 @@ def _substitute_string(ctx: EvalContext, element: str, path: str, delete: bool) 
             else:
                 try:
                     text = marshal(substituted)
-                except MarshalError:
+                except GoJSONError:
                     raise SubstitutionError(f"failed to resolve {variable} at path {path}: failed to marshal "
                                             f"{type(substituted).__name__}: {sprint(substituted)}") from None
             value = value.replace(prefix + v, prefix + text, 1)

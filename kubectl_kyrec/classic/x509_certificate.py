@@ -74,7 +74,7 @@ def certificate_extras(der_bytes: bytes) -> dict[str, Any]:
 
 def x509_decode(text: str) -> Any:
     """Kyverno's jpX509Decode: the certificate (or CSR) as Go's json.Marshal gives it, numbers float64."""
-    from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+    from kubectl_kyrec.golang.json import roundtrip
 
     decoded = x509.x509_decode(text)
     block = x509.pem_decode(text)

@@ -16,17 +16,13 @@ FORMER_COPIES = {"go_quote", "go_print", "json_roundtrip", "rfc3339", "rfc3339na
 # names too common to claim (other concepts own functions called so)
 GENERIC = {"match", "truncate",
            # the DER reader's element accessors (golang/der.py), read as `der.read`, `der.text`, ...
-           "read", "expect", "boolean", "text", "time"}
+           "read", "expect", "boolean", "text", "time",
+           # the YAML loader words its own syntax errors (load/yaml_nodes.py)
+           "syntax_error"}
 # definitions outside golang/ under a claimed name, each with why it is not a copy
 ALLOWED = {
     # metav1.Time's form: converts to UTC and calls golang.time.format_rfc3339
     ("k8s/times.py", "format_rfc3339"),
-    # CEL wrappers that turn golang's errors into CEL function errors
-    ("cel/kyverno_gojson.py", "roundtrip"),
-    ("cel/kyverno_gojson.py", "marshal_float"),
-    ("cel/kyverno_gojson.py", "marshal"),
-    # its own Go scanner's quoteChar, built on golang.strconv.quote
-    ("cel/kyverno_gojson.py", "_quote_char"),
     # the Kubernetes decoder's integral-float-to-int64 step, not a Go any round trip (numbers stay ints)
     ("classic/variables.py", "_json_roundtrip"),
     # Python's json round trip the classic context store keeps: ints stay ints (the classic engine's
