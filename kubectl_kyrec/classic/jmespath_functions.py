@@ -560,7 +560,7 @@ def _hash(name: str, algorithm: str) -> Callable[..., str]:
 
 
 def jp_semver_compare(*args: Any) -> bool:
-    from kubectl_kyrec.classic.semver_range import SemverError, Version, parse, parse_range
+    from kubectl_kyrec.golang.semver import SemverError, Version, parse, parse_range
 
     version_text = _arg("semver_compare", args, 0, str)
     range_text = _arg("semver_compare", args, 1, str)

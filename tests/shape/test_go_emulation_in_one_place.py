@@ -17,6 +17,8 @@ FORMER_COPIES = {"go_quote", "go_print", "json_roundtrip", "rfc3339", "rfc3339na
 GENERIC = {"match", "truncate",
            # the DER reader's element accessors (golang/der.py), read as `der.read`, `der.text`, ...
            "read", "expect", "boolean", "text", "time",
+           # blang/semver's Parse and Compare (golang/semver.py)
+           "parse", "compare",
            # the YAML loader words its own syntax errors (load/yaml_nodes.py)
            "syntax_error"}
 # definitions outside golang/ under a claimed name, each with why it is not a copy
