@@ -22,7 +22,6 @@ from decimal import Decimal
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError
-from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
 from kubectl_kyrec.classic import go_quantity
 from kubectl_kyrec.classic.go_values import GoInt, deep_equal, is_number
 from kubectl_kyrec.classic.jmespath_types import (
@@ -37,6 +36,7 @@ from kubectl_kyrec.classic.jmespath_types import (
 from kubectl_kyrec.golang import time as go_time
 from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.golang.regexp import RegexSyntaxError, compile_re2
 from kubectl_kyrec.golang.strconv import format_float
 
 
