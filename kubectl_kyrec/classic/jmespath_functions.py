@@ -819,7 +819,7 @@ def time_functions(now: Callable[[], datetime.datetime]) -> list[Function]:
 def kyverno_functions(now: Callable[[], datetime.datetime], rng: random.Random) -> dict[str, Function]:
     """Kyverno's GetFunctions: name -> Function, registered over go-jmespath's built-ins; `now` is the
     evaluation's clock (time_now*, time_since), `rng` the random source (`random`)."""
-    from kubectl_kyrec.cel.kyverno_random import generate
+    from kubectl_kyrec.golang.regen import PatternError, generate
 
     s, n, a, o, any_ = [STRING], [NUMBER], [ARRAY], [OBJECT], [ANY]
     sn = [STRING, NUMBER]
@@ -830,7 +830,7 @@ def kyverno_functions(now: Callable[[], datetime.datetime], rng: random.Random) 
             raise FunctionError("no pattern provided")
         try:
             return generate(pattern, rng)
-        except CelFunctionError as exc:
+        except PatternError as exc:
             raise FunctionError(str(exc)) from None
 
     fns = [

@@ -19,6 +19,8 @@ GENERIC = {"match", "truncate",
            "read", "expect", "boolean", "text", "time",
            # blang/semver's Parse and Compare (golang/semver.py)
            "parse", "compare",
+           # goregen's (golang/regen.py), and Kyverno's generate rules
+           "generate",
            # the YAML loader words its own syntax errors (load/yaml_nodes.py)
            "syntax_error"}
 # definitions outside golang/ under a claimed name, each with why it is not a copy
