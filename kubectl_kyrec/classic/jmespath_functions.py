@@ -586,12 +586,12 @@ def jp_parse_json(*args: Any) -> Any:
 
 
 def jp_parse_yaml(*args: Any) -> Any:
-    from kubectl_kyrec.cel.kyverno_yaml import parse_yaml
+    from kubectl_kyrec.load.sigs_yaml import GoYAMLError, parse_yaml
 
     text = _arg("parse_yaml", args, 0, str)
     try:
         return parse_yaml(text)
-    except CelFunctionError as exc:
+    except GoYAMLError as exc:
         raise FunctionError(str(exc)) from None
 
 
