@@ -14,8 +14,8 @@ from typing import Any
 
 from kubectl_kyrec.cel.context import ContextProvider
 from kubectl_kyrec.cel.decl import CelFunctionError, Function, Library, Overload, fn
-from kubectl_kyrec.cel.kyverno_x509 import has_certificate
 from kubectl_kyrec.golang.json import GoJSONError
+from kubectl_kyrec.golang.x509 import has_certificate
 
 HTTP_TYPE = "kyverno.http"
 HTTP_DENIED = ("http calls are not allowed in namespaced policies: set --allowHTTPInNamespacedPolicies "

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.classic import go_quantity
 from kubectl_kyrec.classic.go_values import GoInt, deep_equal, is_number
 from kubectl_kyrec.classic.jmespath_types import (
@@ -651,11 +650,12 @@ def jp_object_from_lists(*args: Any) -> dict[str, Any]:
 
 def jp_x509_decode(*args: Any) -> Any:
     from kubectl_kyrec.classic.x509_certificate import x509_decode
+    from kubectl_kyrec.golang.x509 import X509Error
 
     text = _arg("x509_decode", args, 0, str)
     try:
         return x509_decode(text)
-    except CelFunctionError as exc:
+    except X509Error as exc:
         raise FunctionError(str(exc)) from None
 
 

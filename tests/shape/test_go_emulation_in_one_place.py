@@ -35,6 +35,8 @@ ALLOWED = {
     ("classic/context_loader.py", "_json_roundtrip"),
     # the CEL findAll binding: compiles the pattern as a CEL error, then calls golang.regexp.find_all
     ("cel/k8s_regex.py", "_find_all"),
+    # the JMESPath x509_decode: golang.x509.x509_decode plus the x509.Certificate fields the CEL form leaves out
+    ("classic/x509_certificate.py", "x509_decode"),
     # url.PathUnescape's error quotes raw bytes: golang.strconv.quote of the text's Latin-1 bytes
     ("cel/k8s_url.py", "_quote"),
     # the JSON stream reader's parse_float hook (Python's json), not strconv.ParseFloat
