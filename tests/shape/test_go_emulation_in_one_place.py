@@ -21,6 +21,8 @@ GENERIC = {"match", "truncate",
            "parse", "compare",
            # goregen's (golang/regen.py), and Kyverno's generate rules
            "generate",
+           # net/url's URL.Query (golang/url.py), and the JMESPath engine's queries
+           "query",
            # the YAML loader words its own syntax errors (load/yaml_nodes.py)
            "syntax_error"}
 # definitions outside golang/ under a claimed name, each with why it is not a copy
@@ -37,8 +39,6 @@ ALLOWED = {
     ("cel/k8s_regex.py", "_find_all"),
     # the JMESPath x509_decode: golang.x509.x509_decode plus the x509.Certificate fields the CEL form leaves out
     ("classic/x509_certificate.py", "x509_decode"),
-    # url.PathUnescape's error quotes raw bytes: golang.strconv.quote of the text's Latin-1 bytes
-    ("cel/k8s_url.py", "_quote"),
     # the JSON stream reader's parse_float hook (Python's json), not strconv.ParseFloat
     ("load/json_stream.py", "_parse_float"),
 }
