@@ -272,7 +272,7 @@ if what == "diff":
     from kubectl_kyrec.evaluate.generating import GenerateOptions, generating_environments, run_generating
     from kubectl_kyrec.load.documents import load_documents
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.policy.policies import classify
     from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
     now = datetime.datetime(2026, 9, 1, tzinfo=datetime.timezone.utc)
     policies = classify(load_documents([policy])).raise_errors().generating

@@ -67,7 +67,7 @@ from kubectl_kyrec.evaluate.validating import candidate_variants, compile_valida
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
-from kubectl_kyrec.load.policies import classify  # noqa: E402
+from kubectl_kyrec.load.policy.policies import classify  # noqa: E402
 from kubectl_kyrec.load.state import load_state  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"

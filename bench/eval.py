@@ -37,7 +37,7 @@ from kubectl_kyrec.expect.reports import expected_reports  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
-from kubectl_kyrec.load.policies import PolicySet, classify  # noqa: E402
+from kubectl_kyrec.load.policy.policies import PolicySet, classify  # noqa: E402
 from kubectl_kyrec.model import Document, Source  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"

@@ -102,7 +102,7 @@ class LiveSource:
         from kubectl_kyrec.cluster.live import POLICY_KINDS, ReadNeeds, plan_reads, read_state
         from kubectl_kyrec.load.cluster_state import ClusterState
         from kubectl_kyrec.load.kinds import KindTable
-        from kubectl_kyrec.load.policies import classify
+        from kubectl_kyrec.load.policy.policies import classify
 
         inputs = self.files.read()
         client, found = self.open()

@@ -36,8 +36,8 @@ from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.labels import matches_selector
-from kubectl_kyrec.load.policies import AdmissionBinding, AdmissionPolicy
-from kubectl_kyrec.load.policy_vocabulary import Validation
+from kubectl_kyrec.load.policy.policies import AdmissionBinding, AdmissionPolicy
+from kubectl_kyrec.load.policy.vocabulary import Validation
 from kubectl_kyrec.model import Document, Result
 
 SOURCE = "ValidatingAdmissionPolicy"

@@ -37,7 +37,7 @@ from kubectl_kyrec.evaluate.generating import (
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectSet, as_admitted, make_subject
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy
 from kubectl_kyrec.model import Document, Notice, Subject
 
 if TYPE_CHECKING:

@@ -59,7 +59,7 @@ from kubectl_kyrec.evaluate.classic_validating import (
 from kubectl_kyrec.evaluate.mutation import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import UNDETERMINED, Document, Result
 
 # more policies than this answering one subject in one unordered group: their orders are not all tried

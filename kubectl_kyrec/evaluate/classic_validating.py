@@ -46,7 +46,7 @@ from kubectl_kyrec.evaluate.classic_cel import CompiledCel, compile_cel_rule, ev
 from kubectl_kyrec.evaluate.mutation import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import UNDETERMINED, Document, Notice, Result
 

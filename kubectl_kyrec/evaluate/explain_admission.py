@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.load.policies import AdmissionBinding
+from kubectl_kyrec.load.policy.policies import AdmissionBinding
 from kubectl_kyrec.model import Document
 
 

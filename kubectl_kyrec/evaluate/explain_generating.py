@@ -20,7 +20,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.generating import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.subject import SubjectContext
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 
 _STATUS = {
     TriggerStatus.GENERATED: "the policy was evaluated: its generate entries give the downstreams below",

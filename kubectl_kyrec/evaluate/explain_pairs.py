@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 )
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Ref, Result, Subject
 
 if TYPE_CHECKING:

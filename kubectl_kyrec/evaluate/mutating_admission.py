@@ -38,8 +38,8 @@ from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.validating import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
-from kubectl_kyrec.load.mutating_policies import MutatingAdmissionBinding, MutatingAdmissionPolicy
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, MutatingAdmissionPolicy
+from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Result
 

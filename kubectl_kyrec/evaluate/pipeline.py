@@ -41,7 +41,7 @@ from kubectl_kyrec.evaluate.validating import (
     evaluate_validating,
 )
 from kubectl_kyrec.k8s.labels import matches_selector
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.selection import Selection
 from kubectl_kyrec.model import (

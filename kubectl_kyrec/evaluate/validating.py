@@ -27,8 +27,8 @@ from kubectl_kyrec.evaluate.exceptions import (
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
 from kubectl_kyrec.evaluate.subject import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.k8s.labels import selector_is_empty
-from kubectl_kyrec.load.policies import PolicyException, ValidatingPolicy
-from kubectl_kyrec.load.policy_vocabulary import PolicyMeta
+from kubectl_kyrec.load.policy.policies import PolicyException, ValidatingPolicy
+from kubectl_kyrec.load.policy.vocabulary import PolicyMeta
 from kubectl_kyrec.model import Obj, Result, Subject, new_result
 
 

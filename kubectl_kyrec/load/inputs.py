@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.cluster_state import ClusterState
 from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
-from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.policy.policies import PolicySet, classify, is_policy_document
 from kubectl_kyrec.load.schema import SchemaCheck
 from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice, Source

@@ -37,7 +37,7 @@ from kubectl_kyrec.k8s.secrets import is_secret, secret_value_bytes
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy.policies import PolicySet
 
 PREFIX = "kyrec-sha256:"
 SALT_ANNOTATION = "kyrec.io/secret-digest-salt"

@@ -16,12 +16,12 @@ from kubectl_kyrec.errors import few
 from kubectl_kyrec.load.cluster_state import capture_command
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.classic_policies import ClassicPolicy
     from kubectl_kyrec.load.cluster_state import ClusterState
     from kubectl_kyrec.load.inputs import Inputs
     from kubectl_kyrec.load.kinds import KindTable, ResourceInfo
-    from kubectl_kyrec.load.policies import PolicySet
-    from kubectl_kyrec.load.policy_vocabulary import MatchResources
+    from kubectl_kyrec.load.policy.classic import ClassicPolicy
+    from kubectl_kyrec.load.policy.policies import PolicySet
+    from kubectl_kyrec.load.policy.vocabulary import MatchResources
 
 
 # create-only kinds (reviews, Pod bindings): nothing can list them, so a wildcard never makes them a gap

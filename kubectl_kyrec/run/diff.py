@@ -22,8 +22,8 @@ from kubectl_kyrec.run.unreadable import failed_reads, known_kinds, with_failed_
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
-    from kubectl_kyrec.load.generating_policies import GeneratingPolicy
     from kubectl_kyrec.load.inputs import Inputs, InputSource
+    from kubectl_kyrec.load.policy.generating import GeneratingPolicy
     from kubectl_kyrec.model import Document, Ref
     from kubectl_kyrec.reconcile.causes import Evidence
     from kubectl_kyrec.reconcile.deletions import DeletionDiff
@@ -285,7 +285,7 @@ def cluster_policy_times(state: Sequence[Document]) -> dict[str, tuple[str, str]
 def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
     """The generating policies a state captured from the cluster holds, by name (unreadable ones left out)."""
     from kubectl_kyrec.errors import InputError
-    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+    from kubectl_kyrec.load.policy.generating import parse_generating_policy
 
     out: dict[str, GeneratingPolicy] = {}
     for doc in state:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.inputs import Inputs, InputSource
-    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import AdmissionSide, Impact
     from kubectl_kyrec.render.items import Items
@@ -234,7 +234,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
     """The objects before the change (`--old` or `--old-ref`), policies left out; None without either."""
     from kubectl_kyrec.load.old_manifests import read_old_paths, read_old_ref
-    from kubectl_kyrec.load.policies import is_policy_document
+    from kubectl_kyrec.load.policy.policies import is_policy_document
 
     if options.old_ref is not None:
         docs = read_old_ref(options.old_ref, options.resource_paths)
@@ -284,7 +284,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.policy_validation import validate_policies
     from kubectl_kyrec.load.documents import load_documents_with_lines
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.policy.policies import classify
     from kubectl_kyrec.reconcile.impact import compute_impact
     from kubectl_kyrec.run.generate import generate_for_inputs
 

@@ -66,7 +66,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
-    from kubectl_kyrec.load.policy_vocabulary import GENERATING_KINDS
+    from kubectl_kyrec.load.policy.vocabulary import GENERATING_KINDS
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
     from kubectl_kyrec.run.select import (

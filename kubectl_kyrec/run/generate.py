@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
     from kubectl_kyrec.evaluate.generating import GeneratingOutcome
     from kubectl_kyrec.load.inputs import Inputs
-    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.model import Subject
 

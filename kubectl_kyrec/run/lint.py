@@ -14,7 +14,7 @@ from typing import Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
 from kubectl_kyrec.load.inputs import FileSource
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import EvalError, Source
 from kubectl_kyrec.reconcile.findings import Finding
 

@@ -11,7 +11,7 @@ from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.selection import Selection
     from kubectl_kyrec.model import Document
 

@@ -18,7 +18,7 @@ class StatePoliciesSource:
     what: str = "needs policies: -p PATH"
 
     def read(self) -> Inputs:
-        from kubectl_kyrec.load.policies import classify, is_policy_document
+        from kubectl_kyrec.load.policy.policies import classify, is_policy_document
 
         inputs = self.files.read()
         docs = [d for d in inputs.state.objects if is_policy_document(d)]

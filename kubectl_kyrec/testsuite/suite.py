@@ -22,7 +22,7 @@ from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload, load_au
 from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.line_index import LineIndex
 from kubectl_kyrec.load.payloads import Payload, load_payloads
-from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.policy.policies import PolicySet, classify
 from kubectl_kyrec.load.values import OPERATIONS, Values, parse_user_info, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 from kubectl_kyrec.testsuite.mocks import TestMocks, parse_mocks

@@ -8,7 +8,7 @@ import pytest
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.policy.policies import PolicySet, classify
 
 
 def _classify(text: str) -> PolicySet:

@@ -21,7 +21,7 @@ from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import make_subject
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 DATA = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "mutate-golden"
 NOW = datetime.datetime(2026, 8, 1, tzinfo=datetime.UTC)

@@ -24,7 +24,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.authz_payloads import evaluate_authz_payloads
 from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 NOW = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
 

@@ -16,7 +16,7 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.validating import compile_validating_policy
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.load.values import Values, parse_values
 from tests.shared_inputs import cases, present, shared
 
