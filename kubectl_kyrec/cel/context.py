@@ -86,14 +86,14 @@ def parse_group_version(api_version: str) -> tuple[str, str]:
 
 
 def builtin_resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
-    """(plural, namespaced) from the project's one kind table (load.kinds), built-in kinds only."""
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    """(plural, namespaced) from the project's one kind table (load.run_inputs.kinds), built-in kinds only."""
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
 
     return builtin_kinds().resource_of(api_version, kind)
 
 
 def builtin_kind_of(api_version: str, resource: str) -> str | None:
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
 
     return builtin_kinds().kind_of(api_version, resource)
 

@@ -39,9 +39,9 @@ from kubectl_kyrec.cluster.client import KubeClient
 from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
 from kubectl_kyrec.errors import FailedRead
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
-from kubectl_kyrec.load.kinds import ResourceInfo
 from kubectl_kyrec.load.policy.policies import EVALUATED_POLICY_KINDS, MUTATING_POLICY_KINDS
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
 from kubectl_kyrec.model import Document, Source
 
 OWNED_SELECTOR = "app.kubernetes.io/managed-by=kyverno"

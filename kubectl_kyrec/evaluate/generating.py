@@ -43,7 +43,7 @@ from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`

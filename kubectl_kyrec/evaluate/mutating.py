@@ -42,7 +42,7 @@ from kubectl_kyrec.load.policy.mutating import MutatingPolicy
 from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
 from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Obj, Result
 
 SOURCE = "KyvernoMutatingPolicy"

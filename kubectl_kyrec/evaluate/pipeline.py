@@ -43,7 +43,7 @@ from kubectl_kyrec.evaluate.validating import (
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import (
     UNDETERMINED,
     WGPOLICY,

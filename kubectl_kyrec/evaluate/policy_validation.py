@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.inputs import Inputs
 from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.load.policy.policies import PolicySet
+from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Document
 
 T = TypeVar("T")

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubectl_kyrec.load.kinds import guess_plural
+from kubectl_kyrec.load.run_inputs.kinds import guess_plural
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Subject, ref_of
 
 

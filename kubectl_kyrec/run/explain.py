@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.load.inputs import InputSource
+    from kubectl_kyrec.load.run_inputs.sources import InputSource
 
 
 @dataclass(frozen=True)

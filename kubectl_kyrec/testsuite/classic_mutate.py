@@ -23,7 +23,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_object
 from kubectl_kyrec.evaluate.pipeline import select_subjects
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Ref, Result
 
 

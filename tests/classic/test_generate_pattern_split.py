@@ -18,8 +18,8 @@ from kubectl_kyrec.evaluate.classic_generate import ClassicGenerateRule
 from kubectl_kyrec.evaluate.classic_generating import run_classic_generate
 from kubectl_kyrec.evaluate.generating import GenerateOptions, TriggerStatus
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document
 
 NOW = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)

@@ -158,7 +158,7 @@ def test_a_cel_rule_that_does_not_compile_names_the_line_of_its_expression(tmp_p
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
     from kubectl_kyrec.load.documents import load_documents_with_lines
-    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     path = tmp_path / "p.yaml"
     path.write_text(POLICY.replace("""      pattern:

@@ -20,8 +20,8 @@ from kubectl_kyrec.evaluate.classic_validating import ClassicOptions, refused_by
 from kubectl_kyrec.evaluate.subject import SubjectContext
 from kubectl_kyrec.evaluate.subjects import make_subject
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 DATA = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "mutate-golden"
 NOW = datetime.datetime(2026, 8, 1, tzinfo=datetime.UTC)

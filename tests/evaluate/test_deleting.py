@@ -24,9 +24,9 @@ from kubectl_kyrec.evaluate.deleting import (
     subject_context,
 )
 from kubectl_kyrec.evaluate.subjects import make_subjects
-from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policy.deleting import parse_deleting_policy
 from kubectl_kyrec.load.policy.policies import classify, parse_exception
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 12, 4, 22, 35, 10, tzinfo=datetime.UTC)

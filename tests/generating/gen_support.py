@@ -14,8 +14,8 @@ from kubectl_kyrec.evaluate.generating import (
     run_generating,
 )
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.kinds import KindTable
 from kubectl_kyrec.load.policy.policies import PolicyException, classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, EvalError
 from tests.shared_inputs import shared
 

@@ -147,7 +147,8 @@ def test_the_circle_finder(edges: dict[str, dict[str, int]], circles: list[list[
     ("from . import documents\nfrom .schema import tables", [("kubectl_kyrec.load.documents", 1),
                                                              ("kubectl_kyrec.load.schema.tables", 2)]),
     ("from ..model import Source", [("kubectl_kyrec.model", 1)]),
-    ("import json\nfrom kubectl_kyrec.load.inputs import nothing_such", [("kubectl_kyrec.load.inputs", 2)]),
+    ("import json\nfrom kubectl_kyrec.load.run_inputs.sources import nothing_such",
+     [("kubectl_kyrec.load.run_inputs.sources", 2)]),
 ])
 def test_every_import_is_an_edge(source: str, found: list[tuple[str, int]]) -> None:
     path = PACKAGE / "load" / "example.py"
