@@ -23,8 +23,8 @@ from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
-    from kubectl_kyrec.load.inputs import FileSource
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.selection import Selection
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.model import EvalError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -140,7 +140,7 @@ def parse_selector(text: str | None) -> Selector | None:
 def selection_of(kube: Mapping[str, Any], selector: str | None, policy_names: Sequence[str],
                  kinds: Sequence[str]) -> Selection:
     """-n (kubectl's flag, in `kube`), -l, --policy-name and --kind as one Selection."""
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.selection import Selection
 
     return Selection(policy_names=tuple(policy_names), namespace=str(kube.get("namespace") or "") or None,
                      kinds=tuple(kinds), selector=parse_selector(selector))

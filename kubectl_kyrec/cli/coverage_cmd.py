@@ -114,7 +114,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.findings import DeferredFindings
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
@@ -166,7 +166,7 @@ def _refuse(flags: Sequence[tuple[str, object]], producer: str) -> None:
 
 def _kubescape_source(state_paths: tuple[str, ...], kube: dict[str, object]) -> StateSource:
     """The files given, or (as kubectl does: no --state) the cluster of the current context."""
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
 
     if state_paths:
         return FileSource(state_paths=state_paths)

@@ -187,7 +187,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)

@@ -110,7 +110,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval

@@ -65,7 +65,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
       kubectl kyrec explain -p policies/ --state cluster.yaml pod/nginx -n default
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.render import explain_output
     from kubectl_kyrec.run.explain import ExplainOptions, parse_subject, run_explain
 

@@ -211,7 +211,7 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
               workdir: str, tag: str) -> dict[tuple[str, str, str], tuple[str, str]]:
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     policy_file = os.path.join(workdir, f"{tag}-policies.yaml")

@@ -15,8 +15,8 @@ from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.inputs import Inputs, InputSource
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
     from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
     from kubectl_kyrec.reconcile.reports import ReportChange, ReportDiff
@@ -62,8 +62,8 @@ def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
-    from kubectl_kyrec.load.exclusions import load_exclusions
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions
+    from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.diff import review_notice
@@ -172,7 +172,7 @@ class VulnerabilityResult:
 
 
 def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSource) -> VulnerabilityResult:
-    from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions
     from kubectl_kyrec.producers.kubescape import (
         DEFAULT_SKIP_NAMESPACES,
         KubescapeOptions,

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
-from kubectl_kyrec.load.inputs import Inputs
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
+from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportClass, ReportDiff
 from kubectl_kyrec.reconcile.selection import holds_report
@@ -39,7 +39,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
-    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
+    from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
     from kubectl_kyrec.run.providers import provider_for
 

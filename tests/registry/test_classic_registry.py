@@ -16,9 +16,9 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.load.registry import Registry
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import UNDETERMINED, Document, Source
 from tests.registry.fixture import OciRegistry
 from tests.registry.keys import KeyPair, make_key

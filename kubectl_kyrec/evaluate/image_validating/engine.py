@@ -52,9 +52,9 @@ from kubectl_kyrec.evaluate.validating.engine import (
     validation_message,
 )
 from kubectl_kyrec.golang.glob import GlobError, compile_glob
-from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy
-from kubectl_kyrec.load.policies import PolicyException
-from kubectl_kyrec.load.policy_vocabulary import MatchResources
+from kubectl_kyrec.load.policy.image_validating import ImageValidatingPolicy
+from kubectl_kyrec.load.policy.policies import PolicyException
+from kubectl_kyrec.load.policy.vocabulary import MatchResources
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 from kubectl_kyrec.model import UNDETERMINED, Result
 

@@ -27,8 +27,8 @@ from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_ma
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
 from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.k8s.labels import selector_is_empty
-from kubectl_kyrec.load.policies import PolicyException, ValidatingPolicy
-from kubectl_kyrec.load.policy_vocabulary import PolicyMeta
+from kubectl_kyrec.load.policy.policies import PolicyException, ValidatingPolicy
+from kubectl_kyrec.load.policy.vocabulary import PolicyMeta
 from kubectl_kyrec.model import Obj, Result, Subject, new_result
 
 

@@ -37,7 +37,7 @@ from kubectl_kyrec.evaluate.match import may_match
 from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import CompiledValidatingPolicy, CompiledVariant, evaluate_validating
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.policies import PolicyException
+from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.model import Result
 
 

@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.validating_admission.engine import (
     evaluate_admission,
     scan_params,
 )
-from kubectl_kyrec.load.policies import AdmissionBinding
+from kubectl_kyrec.load.policy.policies import AdmissionBinding
 from kubectl_kyrec.model import Document
 
 
