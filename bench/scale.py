@@ -162,7 +162,7 @@ def slopes(measured: list[dict[str, Any]]) -> list[tuple[str, ...]]:
     return out
 
 
-def bench_kyverno(work: Path, files: list[Path], pods: int, jobs: str | None) -> list[tuple[str, ...]]:
+def bench_kyverno(work: Path, files: list[Path], pods: int, jobs: str | None) -> list[tuple[str, str]]:
     """Row 4: kyrec `eval -r --no-mutate -o json` beside Kyverno's CLI `apply` on the same YAML Pods."""
     kyverno = e2e.kyverno_exe()     # prints the skip when KYVERNO_BIN_DIR is not set
     if kyverno is None:
