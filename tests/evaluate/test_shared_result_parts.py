@@ -1,4 +1,4 @@
-"""Results of many subjects share their equal parts (evaluate/validating.py make_result): a run holds its
+"""Results of many subjects share their equal parts (evaluate/validating/engine.py make_result): a run holds its
 results until they are written, so one properties mapping and one message text per distinct value, not
 one per result (issue 36: the memory of a large run)."""
 
@@ -71,7 +71,7 @@ def test_equal_properties_and_messages_are_one_object() -> None:
 
 
 def test_sharing_is_bounded() -> None:
-    import kubectl_kyrec.evaluate.validating as validating
+    import kubectl_kyrec.evaluate.validating.engine as validating
 
     _results(4)
     assert 0 < len(validating._SHARED_TEXT) <= validating._SHARED_MAX
