@@ -185,9 +185,11 @@ def test_corpus_pairs_converted_decide_as_originals() -> None:
 
 
 def test_a_conversion_kyrec_cannot_load_is_refused(tmp_path: Path) -> None:
-    """validate.cel is copied as written: when kyrec's loader refuses the result, nothing is written."""
+    """validate.cel keeps its operations: when kyrec's loader refuses the result (here a type error), nothing
+    is written."""
     src = tmp_path / "p.yaml"
-    src.write_text(yaml.safe_dump(_policy({"cel": {"expressions": [{"expression": "object.spec.("}]}})))
+    expression = "object.spec.containers.size() < 'a'"
+    src.write_text(yaml.safe_dump(_policy({"cel": {"expressions": [{"expression": expression}]}})))
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["convert", "-p", str(src), "-o", str(out)])
     assert result.exit_code == 1
