@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, conditions, jmes
+from kubectl_kyrec.convert import cel_total, conditions, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -55,6 +55,7 @@ class _Group:
     guard: str = "true"                  # celPreconditions: none of them errored (cel_total)
     rules: list[str] = field(default_factory=list)
     validations: list[dict[str, Any]] = field(default_factory=list)
+    mutations: list[dict[str, Any]] = field(default_factory=list)
     variables: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -75,7 +76,7 @@ def _spec_settings(spec: dict[str, Any], conv: Conversion) -> tuple[str, dict[st
     for key, why in (("validationFailureActionOverrides", "per-namespace failure actions have no CEL counterpart "
                                                           "(a ValidatingPolicy has one validationActions)"),
                      ("generateExisting", "generate rules are not converted"),
-                     ("mutateExistingOnPolicyUpdate", "mutate rules are not converted")):
+                     ("mutateExistingOnPolicyUpdate", "mutate existing is not converted yet")):
         if spec.get(key):
             raise Unconvertible(f"spec.{key}", why)
     out: dict[str, Any] = {}
@@ -200,11 +201,17 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
                                                "ValidatingPolicy evaluates every validation")
     default_action, settings = _spec_settings(spec, conv)
     groups: dict[str, _Group] = {}
+    mutating = [bool(rule.get("mutate")) for rule in rules]
+    if any(mutating) and not all(mutating):
+        raise Unconvertible("spec.rules", "a policy with both mutate and other rules is not converted yet")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        for kind in ("mutate", "generate", "verifyImages"):
+        for kind in ("generate", "verifyImages"):
             if rule.get(kind):
                 raise Unconvertible(f"{at}.{kind}", f"{kind} rules are not converted yet")
+        if rule.get("mutate"):
+            _mutate_rule(rule, at, groups)
+            continue
         validate = rule.get("validate")
         if not validate:
             raise Unconvertible(at, "a rule with no validate block")
@@ -248,17 +255,28 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
     autogen = _autogen(meta, conv) if _targets_pods(groups) else None
     many = len(groups) > 1
+    if many and any(mutating):
+        raise Unconvertible("spec.rules", "mutate rules with different match, exclude or preconditions would "
+                                          "become separate MutatingPolicies, applied in another order than the "
+                                          "rules; not converted")
+    if any(mutating):
+        settings.get("evaluation", {}).pop("background", None)   # classic: background is for mutate existing
+        if settings.get("evaluation") == {}:
+            del settings["evaluation"]
     if many:
         conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
                                 "one ValidatingPolicy each, named <policy>-<rule>")
     for group in groups.values():
-        spec_out: dict[str, Any] = {"validationActions": group.actions, **settings,
-                                    "matchConstraints": group.constraints}
+        spec_out: dict[str, Any] = {"validationActions": group.actions} if not group.mutations else {}
+        spec_out.update({**settings, "matchConstraints": group.constraints})
         if group.match_conditions:
             spec_out["matchConditions"] = group.match_conditions
         if group.variables:
             spec_out["variables"] = group.variables
-        spec_out["validations"] = group.validations
+        if group.mutations:
+            spec_out["mutations"] = group.mutations
+        else:
+            spec_out["validations"] = group.validations
         if autogen is not None and _group_targets_pods(group):
             spec_out["autogen"] = autogen
         kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != AUTOGEN_ANNOTATION}
@@ -269,10 +287,26 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
             out_meta["annotations"] = kept
         if meta.get("labels"):
             out_meta["labels"] = meta["labels"]
+        kind = "MutatingPolicy" if group.mutations else "ValidatingPolicy"
         conv.documents.append({"apiVersion": CEL_API,
-                               "kind": "ValidatingPolicy" if doc.get("kind") == "ClusterPolicy"
-                               else "NamespacedValidatingPolicy",
+                               "kind": kind if doc.get("kind") == "ClusterPolicy" else f"Namespaced{kind}",
                                "metadata": out_meta, "spec": spec_out})
+
+
+def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:
+    """A mutate rule's patch as the mutations of its group's MutatingPolicy (convert/mutate.py)."""
+    if rule.get("context"):
+        raise Unconvertible(f"{at}.context", "context entries are not converted yet")
+    if rule.get("celPreconditions"):
+        raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
+                                                      "rules only; not converted on another rule")
+    constraints, match_conditions = _rule_constraints(rule, at)
+    key = json.dumps([constraints, match_conditions, "mutate"], sort_keys=True)
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = _Group(key, constraints, match_conditions, [])
+    group.rules.append(str(rule.get("name", at)))
+    group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate"))
 
 
 _IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}

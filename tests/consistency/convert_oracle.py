@@ -96,7 +96,8 @@ def main() -> int:
         if p.reason:
             line += f" ({p.reason})"
         if p.subjects:
-            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict for d in p.ours)} verdict diff(s) "
+            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict and not d.mutation for d in p.ours)} verdict "
+                     f"diff(s) {sum(bool(d.mutation) for d in p.ours)} mutation diff(s) "
                      f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
                      f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
         print(line)
@@ -106,7 +107,8 @@ def main() -> int:
             print("  HAND   " + d.line())
     print(f"{len(results)} pairs: {by_status}")
     print(f"subjects compared: {sum(p.subjects for p in results)}; kyrec verdict differences: "
-          f"{sum(d.verdict for p in results for d in p.ours)}, message differences: "
+          f"{sum(d.verdict and not d.mutation for p in results for d in p.ours)}, mutated-object differences: "
+          f"{sum(bool(d.mutation) for p in results for d in p.ours)}, message differences: "
           f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
           f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
     return 0

@@ -150,5 +150,10 @@ def test_every_legacy_cluster_policy_converted_decides_as_the_original() -> None
     converted = [p for p in results if p.subjects]
     assert len(converted) >= 190
     assert sum(p.subjects for p in converted) > 35000
-    assert {p.name: [d.line() for d in p.ours if d.verdict] for p in converted if any(d.verdict for d in p.ours)} \
-        == {}
+    assert {p.name: [d.line() for d in p.ours if d.verdict and not d.mutation] for p in converted
+            if any(d.verdict and not d.mutation for d in p.ours)} == {}
+    # the mutated objects differ only where a Pod's container has no name (the API server refuses such a Pod):
+    # the classic strategic merge drops a sibling container there (docs/convert.md)
+    mutation = [(p.name, d.variant, d.mutation) for p in converted for d in p.ours if d.mutation]
+    assert mutation == [("add-runtimeclassname", "removed spec.containers.0.name", "/spec/containers"),
+                        ("add-runtimeclassname", "removed spec.containers.1.name", "/spec/containers")]
