@@ -92,8 +92,10 @@ def has_wildcard(text: str) -> bool:
 
 
 def conj(parts: list[str]) -> str:
-    """`a && b ...`, parenthesizing only an operand whose top level needs it (CEL parsers limit nesting)."""
-    parts = [p for p in parts if p != "true"]
+    """`a && b ...`, parenthesizing only an operand whose top level needs it (CEL parsers limit nesting);
+    an operand that is itself a chain of `&&` is joined flat, and an operand met before is left out (CEL's
+    `&&` is commutative, errors included)."""
+    parts = [q for p in parts for q in (_operands(p, "&&") if _flat(p, "&&") else [p]) if q != "true"]
     if "false" in parts:
         return "false"
     return " && ".join(p if _flat(p, "&&") else f"({p})" for p in dict.fromkeys(parts)) or "true"
@@ -104,6 +106,32 @@ def disj(parts: list[str]) -> str:
     if "true" in parts:
         return "true"
     return " || ".join(p if _flat(p, "||") else f"({p})" for p in dict.fromkeys(parts)) or "false"
+
+
+def _operands(text: str, joiner: str) -> list[str]:
+    """The top-level operands of a chain of `joiner` (the text itself when it has none)."""
+    out, depth, start, i, quote = [], 0, 0, 0, ""
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(f" {joiner} ", i - 1) and text.startswith(joiner, i):
+            out.append(text[start:i].strip())
+            start = i + len(joiner)
+            i += len(joiner)
+            continue
+        i += 1
+    out.append(text[start:].strip())
+    return out
 
 
 def _flat(text: str, joiner: str) -> bool:

@@ -407,7 +407,8 @@ class Totalizer:
         if op in ("<", "<=", ">", ">="):
             known = _static_type(b)
             same_type = of_type(a, known) if known is not None else f"type({ta}) == type({tb})"
-            same = disj([conj([of_type(a, *_NUM), of_type(b, *_NUM)]), conj([same_type, of_type(a, *_ORDERED)])])
+            ordered = of_type(a, *_ORDERED) if known is None or known in _ORDERED else "false"
+            same = disj([conj([of_type(a, *_NUM), of_type(b, *_NUM)]), conj([same_type, ordered])])
             return conj([*both, same])
         if op == "in":
             return conj([*both, of_type(b, "list", "map")])

@@ -108,7 +108,7 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
         target = os.path.join(out_dir, f"{conv.name}.yaml")
         with open(target, "w") as f:
             f.write(header(conv, where))
-            f.write(yaml.safe_dump_all(conv.documents, sort_keys=False, width=120))
+            f.write(yaml.dump_all(conv.documents, Dumper=_PlainDumper, sort_keys=False, width=120))
         result.written.append(target)
     if resource_paths or state_paths:
         resources = _resources(resource_paths, state_paths)
@@ -118,6 +118,13 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """No `&id001` anchors where two fields share a list: every policy reads as written out."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def compile_check(conv: Conversion) -> Conversion:
