@@ -296,7 +296,8 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
 def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:
     """A mutate rule's patch as the mutations of its group's MutatingPolicy (convert/mutate.py)."""
     if rule.get("context"):
-        raise Unconvertible(f"{at}.context", "context entries are not converted yet")
+        raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
+                                             "not converted yet")
     if rule.get("celPreconditions"):
         raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                       "rules only; not converted on another rule")
