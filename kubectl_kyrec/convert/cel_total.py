@@ -215,10 +215,10 @@ def _operand(node: Node | None) -> str:
 
 _NUM = ("int", "uint", "double")
 _ORDERED = ("string", "bool", "bytes", "google.protobuf.Timestamp", "google.protobuf.Duration")
-# string methods: (receiver, argument types) all strings; the result type
-_STRING_METHODS = {"contains": "bool", "startsWith": "bool", "endsWith": "bool", "lowerAscii": "string",
-                   "upperAscii": "string", "trim": "string", "split": "list", "replace": "string",
-                   "indexOf": "int", "lastIndexOf": "int"}
+# string methods whose receiver and arguments are all strings, with that many arguments (the overloads with an
+# int argument, `indexOf(s, i)`, `split(s, n)`, `replace(a, b, n)`, are refused)
+_STRING_METHODS = {"contains": 1, "startsWith": 1, "endsWith": 1, "lowerAscii": 0, "upperAscii": 0, "trim": 0,
+                   "split": 1, "replace": 2, "indexOf": 1, "lastIndexOf": 1}
 _TYPED_ROOTS = ("request",)           # a typed object: every declared field is there
 _DYN_ROOTS = ("object", "oldObject")  # unstructured JSON, or null
 
@@ -460,7 +460,7 @@ class Totalizer:
             return conj([self._iterable(target), f"{recv}.all({var}, {each})"])
         if name == "size" and not args:
             return conj([self.ok(target), of_type(target, "list", "map", "string", "bytes")])
-        if name in _STRING_METHODS:
+        if name in _STRING_METHODS and len(args) == _STRING_METHODS[name]:
             strings = [conj([self.ok(a), of_type(a, "string")]) for a in args]
             return conj([self.ok(target), of_type(target, "string"), *strings])
         if name == "matches" and len(args) == 1 and args[0].kind == "lit":

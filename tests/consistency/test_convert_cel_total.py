@@ -157,3 +157,11 @@ def test_every_legacy_cluster_policy_converted_decides_as_the_original() -> None
     mutation = [(p.name, d.variant, d.mutation) for p in converted for d in p.ours if d.mutation]
     assert mutation == [("add-runtimeclassname", "removed spec.containers.0.name", "/spec/containers"),
                         ("add-runtimeclassname", "removed spec.containers.1.name", "/spec/containers")]
+
+
+def test_a_string_method_with_an_int_argument_is_refused_not_made_false() -> None:
+    """`indexOf(s, i)` takes an int: read as the all-string overload its check would be false everywhere (a
+    validation that always fails); it is refused instead."""
+    conv = convert_policy(_policy(["object.spec.containers[0].name.indexOf('a', 0) >= 0"]))
+    assert conv.documents == []
+    assert conv.refusals[0].startswith("spec.rules[0].validate.cel.expressions[0].expression: the method indexOf()")
