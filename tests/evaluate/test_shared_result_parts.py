@@ -11,8 +11,8 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Result, Source
 
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
