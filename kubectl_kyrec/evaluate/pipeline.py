@@ -263,13 +263,22 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
 
     evaluators = len(compiled) + len(admission) + len(images) + (len(classic.compiled) if classic is not None else 0)
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
+
+    def waiting() -> None:
+        if counts is not None and on_subject is not None:
+            for index in counts.news():
+                on_subject(out.subjects[index])
+
+    # with workers, this process evaluates nothing itself: the memory cel-expr-python never frees (fan_out)
+    # dies with the workers, and this process holds only the results
     slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
-                     decode=_SliceDecoder(out.subjects), counts=counts)
+                     decode=_SliceDecoder(out.subjects), counts=counts, here=False, waiting=waiting)
     pairs = slices[0][0]
-    for more, noticed, _ in slices[1:]:
-        pairs.extend(more)
+    for index, (more, noticed, _) in enumerate(slices):
+        if index:
+            pairs.extend(more)
         if classic is not None:
-            classic.merge_noticed(noticed)
+            classic.merge_noticed(noticed)      # a worker's; this process's own are there already
     if counts is not None and on_subject is not None:
         for index in counts.news(final=True):           # the workers' subjects not told yet
             on_subject(out.subjects[index])
