@@ -55,6 +55,7 @@ from kubectl_kyrec.model import (
     Notice,
     Ref,
     Result,
+    ResultPairs,
     Source,
     Subject,
     new_result,
@@ -99,8 +100,9 @@ class EvalOutcome:
     errors: list[EvalError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     policy_count: int = 0
-    # every result with whether the background scan would report it (the input of `reports`)
-    pairs: list[tuple[Result, bool]] = field(default_factory=list)
+    # every result with whether the background scan would report it (the input of `reports`); its
+    # `results` list is `results`
+    pairs: ResultPairs = field(default_factory=ResultPairs)
     now: datetime.datetime | None = None
     report_api: str = WGPOLICY
     # what the admission chain made of each subject (EvalOptions.admit), in subject order
@@ -122,7 +124,7 @@ PARALLEL_PAIRS = 20_000
 
 # one slice of the subjects, evaluated: its (result, reportable) pairs, the classic notices it raised (with
 # their keys) and how many subjects it held
-_Slice = tuple[list[tuple[Result, bool]], list[tuple[Any, Notice]], int]
+_Slice = tuple[ResultPairs, list[tuple[Any, Notice]], int]
 
 
 def compile_selected(policies: PolicySet, envs: Environments, options: EvalOptions, notices: list[Notice],
@@ -225,7 +227,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     counts = SliceCounts() if on_subject is not None else None
 
     def evaluate_slice(subjects: Sequence[Subject]) -> _Slice:
-        pairs: list[tuple[Result, bool]] = []
+        pairs = ResultPairs()
         tick = on_subject if os.getpid() == parent else None     # a worker tells through `counts`
         for done, subject in enumerate(subjects, 1):
             if counts is not None and not done & 63:
@@ -245,18 +247,18 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             for cp, candidates in by_kind[key]:
                 disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
                 for result in evaluate_validating(cp, ctx, candidates):
-                    pairs.append((result, reportable(result, cp.policy.background, disabled)))
+                    pairs.append(result, reportable(result, cp.policy.background, disabled))
             for ip in images:
                 disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
                 for result in evaluate_image_validating(ip, ctx):
                     # the background scan runs the cluster-scoped kind only (kk: report/utils/scanner.go
                     # AsImageValidatingPolicy); undetermined is never reported
                     scanned = ip.policy.background and ip.policy.meta.kind == "ImageValidatingPolicy"
-                    pairs.append((result, result.result != UNDETERMINED and reportable(result, scanned, disabled)))
+                    pairs.append(result, result.result != UNDETERMINED and reportable(result, scanned, disabled))
             for ap in admission:
                 for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
                                            params=options.vap_params):
-                    pairs.append((result, reportable(result, True, False)))
+                    pairs.append(result, reportable(result, True, False))
             if classic is not None:
                 pairs.extend(classic.evaluate(ctx))
         return pairs, (classic.noticed() if classic is not None else []), len(subjects)
@@ -284,26 +286,30 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             on_subject(out.subjects[index])
     if out.admissions:
         pairs = _admitted_pairs(chain_results, pairs, out.admissions)
-    out.results = [r for r, _ in pairs]
+    out.results = pairs.results
     if classic is not None:
         out.notices.extend(classic.notices)
     out.pairs = pairs
     return out
 
 
-def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: list[tuple[Result, bool]],
-                    admissions: Sequence[Admission]) -> list[tuple[Result, bool]]:
+def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: ResultPairs,
+                    admissions: Sequence[Admission]) -> ResultPairs:
     """The mutation results first, then the validation results, those of a subject whose stored object is
     not known made undetermined (never reported), and none of a deleted object reported (it has no report
     once deleted)."""
     deleted = {id(a.subject.ref) for a in admissions if a.operation == "DELETE"}
     unknown = {id(a.subject.ref) for a in admissions if a.undetermined}
     if unknown:
-        validated = undetermined_by_admission([r for r, _ in pairs], admissions)
-        pairs = [(r, ok and id(r.subject) not in unknown) for r, (_, ok) in zip(validated, pairs)]
+        validated = undetermined_by_admission(pairs.results, admissions)
+        pairs = ResultPairs(validated, bytearray(ok and id(r.subject) not in unknown
+                                                 for r, (_, ok) in zip(validated, pairs)))
     if deleted:
-        pairs = [(r, ok and id(r.subject) not in deleted) for r, ok in pairs]
-    return [*chain_results, *pairs]
+        pairs = ResultPairs(pairs.results, bytearray(ok and id(r.subject) not in deleted for r, ok in pairs))
+    admitted = ResultPairs()
+    admitted.extend(chain_results)
+    admitted.extend(pairs)
+    return admitted
 
 
 def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],
@@ -459,12 +465,12 @@ def _decode_slice(known_refs: Mapping[tuple[Any, ...], Ref], known_sources: Mapp
             found = sources[id(row)] = known_sources.get(row) or Source(*row)
         return found        # type: ignore[return-value]
 
-    pairs = []
+    pairs = ResultPairs()
     for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions, location,
          policy_location, binding, ok) in rows:
         ref = refs.get(id(ref_row))
         if ref is None:
             ref = refs[id(ref_row)] = known_refs.get(ref_row) or Ref(*ref_row)
-        pairs.append((new_result(policy, kind, rule, status, message, ref, scored, category, severity, properties,
-                                 actions, source(location), source(policy_location), binding), ok))
+        pairs.append(new_result(policy, kind, rule, status, message, ref, scored, category, severity, properties,
+                                actions, source(location), source(policy_location), binding), ok)
     return pairs, [(key, Notice(message, source(at))) for key, message, at in notices], count
