@@ -124,10 +124,10 @@ WAIT_TICK = 0.05
 
 
 def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
-            encode: Callable[[R], bytes], decode: Callable[[bytes], R], counts: SliceCounts | None = None,
+            encode: Callable[[R], bytes], decode: Callable[[BinaryIO], R], counts: SliceCounts | None = None,
             here: bool = True, waiting: Callable[[], object] | None = None) -> list[R]:
     """`[work(slice) for slice in slices(items)]`, the slices after the first worked on in forked children
-    (FileWorker), each answering `encode(work(slice))`.
+    (FileWorker), each answering `encode(work(slice))`, which `decode` reads back from the worker's file.
 
     With one job, or where fork is not safe, everything runs here in one slice. `work` must have no
     effect that its return value does not carry: a child's other effects die with it. `counts`: where
@@ -163,7 +163,7 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
         answers = [work(items[ours.start:ours.stop])] if ours is not None else []
         for worker in workers:
             with worker.join(waiting) as file:
-                answers.append(decode(file.read()))
+                answers.append(decode(file))     # the worker's file, rewound: read as it is decoded
         return answers
     finally:
         for worker in workers:      # those not joined (this process or an earlier worker failed): ended

@@ -7,7 +7,7 @@ import copy
 import datetime
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -54,10 +54,10 @@ def _encode(answer: list[tuple[int, int]]) -> bytes:
     return repr(answer).encode()
 
 
-def _decode(blob: bytes) -> list[tuple[int, int]]:
+def _decode(file: BinaryIO) -> list[tuple[int, int]]:
     import ast
 
-    return list(ast.literal_eval(blob.decode()))
+    return list(ast.literal_eval(file.read().decode()))
 
 
 @needs_fork
@@ -346,3 +346,27 @@ def test_the_pipeline_evaluates_nothing_in_this_process_with_workers(tmp_path: P
     assert split.results == alone.results
     pids = set(log.read_text().split())
     assert len(pids) == 2 and str(os.getpid()) not in pids
+
+
+@needs_fork
+def test_a_workers_answer_read_in_records_shares_what_the_worker_shared(sliced: list[int],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker's results come back in records of pipeline._CHUNK (this process never holds the whole
+    # answer): here of 5, so that every policy's results span many records, and still one properties
+    # mapping and one message object per distinct value, as evaluating here would share them
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 30)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    monkeypatch.setattr(pipeline, "_CHUNK", 5)
+    alone = _evaluate(policies, resources, jobs=1)
+    split = _evaluate(policies, resources, jobs=2)
+    assert sliced == [1, 2]
+    assert len(split.results) > 20 * 5
+    assert split.results == alone.results
+    assert [ok for _, ok in split.pairs] == [ok for _, ok in alone.pairs]
+    for policy in {r.policy for r in split.results}:
+        mine = [r for r in split.results if r.policy == policy]
+        assert len({id(r.properties) for r in mine}) == len({tuple(r.properties.items()) for r in mine})
+        assert len({id(r.message) for r in mine}) == len({r.message for r in mine})
+    refs = {id(s.ref) for s in split.subjects}
+    assert all(id(r.subject) in refs for r in split.results)
