@@ -37,11 +37,13 @@ from kubectl_kyrec.evaluate.pipeline import (
     subject_context,
 )
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
+from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
+from kubectl_kyrec.recording import Trace
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
@@ -122,7 +124,10 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             assert isinstance(recorder.engine, MutatingPolicyEngine)
             out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
         for cp in compiled:
-            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
+            # the call eval makes (pipeline.py), recorded: the tree is built from what it did
+            trace = Trace()
+            evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
+            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now, trace))
         for ap in admission:
             out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
                                                       runner=options.vap_runner, params=options.vap_params))
@@ -195,7 +200,6 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
     """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
     policy's tree ends in its results and in those of `others` (the subject's results from the other
     engines: mutate and generate rules) that are the policy's."""
-    from kubectl_kyrec.classic.trace import Trace
     from kubectl_kyrec.evaluate.classic.tree import explain_classic
 
     # the engine records its steps (preconditions, patterns, deny conditions, foreach elements) as it takes
