@@ -39,6 +39,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
+from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
 from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policies import PolicySet
@@ -129,8 +130,10 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
             out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now, trace))
         for ap in admission:
-            out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
-                                                      runner=options.vap_runner, params=options.vap_params))
+            trace = Trace()
+            found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                       params=options.vap_params, recorder=trace)
+            out.explanations.append(explain_admission(ap, ctx, envs, trace, found))
         for ip in images:
             out.explanations.append(explain_image_validating(ip, ctx))
         if classic is not None:
