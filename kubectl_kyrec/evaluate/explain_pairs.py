@@ -21,6 +21,7 @@ from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compi
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
+from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
@@ -135,7 +136,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
                                        params=options.vap_params, recorder=trace)
             out.explanations.append(explain_admission(ap, ctx, envs, trace, found))
         for ip in images:
-            out.explanations.append(explain_image_validating(ip, ctx))
+            trace = Trace()
+            found = evaluate_image_validating(ip, ctx, trace)
+            out.explanations.append(explain_image_validating(ip, ctx, trace, found))
         if classic is not None:
             # a mutate rule's results are the admission chain's, a generate rule's the generate run's
             _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
