@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationEngine, MutationStep
-from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
+from kubectl_kyrec.evaluate.deleting.engine import (
+    CompiledDeletingPolicy,
+    compile_deleting_policy,
+    evaluate_object,
+    next_run,
+)
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
@@ -145,7 +150,10 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
-                out.explanations.append(explain_deleting(dp, deleting_ctx, options.now))
+                trace = Trace()
+                deletion = evaluate_object(dp, deleting_ctx, trace)
+                out.explanations.append(explain_deleting(dp, deleting_ctx, trace, deletion,
+                                                         next_run(dp.policy, options.now)))
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, ending in their results

@@ -35,7 +35,7 @@ from kubectl_kyrec.recording import Trace
 
 EVALUATE = Path(__file__).resolve().parents[2] / "kubectl_kyrec" / "evaluate"
 # the kinds whose tree.py is built from the recording; a kind is added here when it is migrated
-MIGRATED = ("validating", "validating_admission", "image_validating")
+MIGRATED = ("validating", "validating_admission", "image_validating", "deleting")
 # what walks an engine's decisions: matching and exception evaluation (the display of a decision's parts,
 # evaluate/explain.py's nodes, is not)
 WALKERS = {"kubectl_kyrec.evaluate.match": {"may_match", "matches_constraints", "matches_rules"},
