@@ -1,8 +1,12 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself: each policy kind's tracer (its package's tree.py) re-evaluates the programs the
-evaluator compiled, read-only, to show the values, and takes the final result from the very evaluation
-`eval` runs, so `explain` can never disagree with `eval`.
+A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
+ImageValidatingPolicy and DeletingPolicy (and the classic engine) record their steps (recording.py) in the very
+evaluation whose results the tree ends in, and their tree.py builds the tree from that recording; the nodes
+here only show what a recorded decision was made of (a matchConstraints' rules and selectors, the values of
+conditions, variables and operands), evaluated read-only. The MutatingPolicy, MutatingAdmissionPolicy and
+GeneratingPolicy trees still take the final result from the run's own outcome and re-evaluate the programs to
+show their values. Either way `explain` can never disagree with `eval`.
 """
 
 from __future__ import annotations
