@@ -62,8 +62,8 @@ def engine_seconds(pods: Path, admit: bool) -> float:
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
     from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.policy.policies import classify
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     now = datetime.datetime.fromisoformat(NOW.replace("Z", "+00:00"))
     policies = classify(load_documents([str(EXAMPLES / "policies"), str(EXAMPLES / "admission")]))

@@ -30,11 +30,11 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext  # noqa: E40
 from kubectl_kyrec.cel.libraries import library_factory  # noqa: E402
 from kubectl_kyrec.errors import InputError  # noqa: E402
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval  # noqa: E402
-from kubectl_kyrec.load.classic_policies import ClassicPolicy  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
-from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
-from kubectl_kyrec.load.policies import PolicySet, classify  # noqa: E402
+from kubectl_kyrec.load.policy.classic import ClassicPolicy  # noqa: E402
+from kubectl_kyrec.load.policy.policies import PolicySet, classify  # noqa: E402
+from kubectl_kyrec.load.run_inputs.kinds import KindTable  # noqa: E402
 from kubectl_kyrec.model import Document, Source  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies-legacy"

@@ -41,8 +41,8 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions  # noqa: E402
 from kubectl_kyrec.expect.report_scope import report_scope  # noqa: E402
 from kubectl_kyrec.expect.resource_hash import resource_hash  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
-from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
-from kubectl_kyrec.load.policies import classify  # noqa: E402
+from kubectl_kyrec.load.policy.policies import classify  # noqa: E402
+from kubectl_kyrec.load.run_inputs.kinds import KindTable  # noqa: E402
 from kubectl_kyrec.model import Document, Source  # noqa: E402
 from kubectl_kyrec.reconcile.coverage import compute_coverage  # noqa: E402
 from kubectl_kyrec.reconcile.reports import diff_reports  # noqa: E402

@@ -260,7 +260,7 @@ import json, resource, sys, time
 sys.path.insert(0, {root!r})
 what, path, policy = sys.argv[1], sys.argv[2], sys.argv[3]
 from kubectl_kyrec.load.gc_pause import gc_paused
-from kubectl_kyrec.load.state import load_state
+from kubectl_kyrec.load.run_inputs.state import load_state
 gc_paused().__enter__()   # as the CLI runs: the collector is off for the whole command
 start = time.perf_counter()
 docs = load_state([path])
@@ -271,8 +271,8 @@ if what == "diff":
     from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
     from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, generating_environments, run_generating
     from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+    from kubectl_kyrec.load.policy.policies import classify
     from kubectl_kyrec.reconcile.downstreams import StateIndex, diff_downstreams
     now = datetime.datetime(2026, 9, 1, tzinfo=datetime.timezone.utc)
     policies = classify(load_documents([policy])).raise_errors().generating
@@ -291,9 +291,9 @@ if what == "diff":
 if what == "classic":
     import datetime
     import kubectl_kyrec.reconcile.classic_downstreams as classic_downstreams
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.selection import Selection
     import kubectl_kyrec.run.diff as run_diff
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     # CPU seconds of the parts, taken around the module-level names run_downstreams calls through
     parts = {{"generate": 0.0, "compare": 0.0}}
     def timed(fn, part):

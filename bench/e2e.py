@@ -65,9 +65,9 @@ from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subjects  # noq
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, compile_validating_policy  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
-from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
-from kubectl_kyrec.load.policies import classify  # noqa: E402
-from kubectl_kyrec.load.state import load_state  # noqa: E402
+from kubectl_kyrec.load.policy.policies import classify  # noqa: E402
+from kubectl_kyrec.load.run_inputs.kinds import KindTable  # noqa: E402
+from kubectl_kyrec.load.run_inputs.state import load_state  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"
 NOW = "2026-11-29T00:00:00Z"

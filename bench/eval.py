@@ -35,8 +35,8 @@ from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy  
 from kubectl_kyrec.expect.reports import expected_reports  # noqa: E402
 from kubectl_kyrec.load.documents import load_documents  # noqa: E402
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
-from kubectl_kyrec.load.kinds import KindTable  # noqa: E402
-from kubectl_kyrec.load.policies import PolicySet, classify  # noqa: E402
+from kubectl_kyrec.load.policy.policies import PolicySet, classify  # noqa: E402
+from kubectl_kyrec.load.run_inputs.kinds import KindTable  # noqa: E402
 from kubectl_kyrec.model import Document, Source  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"

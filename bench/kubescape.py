@@ -36,7 +36,7 @@ import build  # noqa: E402, I001  (order depends on whether a build/ directory e
 from kubectl_kyrec.load.gc_pause import gc_paused  # noqa: E402
 from kubectl_kyrec.render.text_table import write_rows  # noqa: E402
 from kubectl_kyrec.run.coverage import VulnerabilityRunOptions, run_vulnerability_coverage  # noqa: E402
-from kubectl_kyrec.load.inputs import FileSource  # noqa: E402
+from kubectl_kyrec.load.run_inputs.sources import FileSource  # noqa: E402
 
 NOW = build.NOW
 REPLICAS = 3

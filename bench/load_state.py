@@ -86,7 +86,7 @@ def measure(path: str, loader: str) -> dict[str, float]:
     """Runs in the child: load one file, report seconds, objects and peak RSS."""
     sys.path.insert(0, ROOT)
     from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.load.state import load_state
+    from kubectl_kyrec.load.run_inputs.state import load_state
 
     load = load_state if loader == "state" else load_documents
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

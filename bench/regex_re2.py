@@ -12,7 +12,7 @@ import time
 
 import re2
 
-from kubectl_kyrec.cel import k8s_regex
+from kubectl_kyrec.golang import regexp as go_regexp
 
 PATTERNS = [r"\pL+", r"\p{Greek}+", r"[[:^alpha:]]+", r"(?U)a+", r"\C", r"a(?=b)", r"(a)\1", r"a**",
             r"x{1001}", r"\Qa.b\E", r"\x{41}", r"[[:alpha:]]+", r"(?P<n>a)", r"\z", r"[\D]"]
@@ -35,9 +35,9 @@ def _accepts_re2(pattern: str) -> str:
 
 def _accepts_translation(pattern: str) -> str:
     try:
-        re.compile(k8s_regex.to_python_pattern(pattern))
+        re.compile(go_regexp.to_python_pattern(pattern))
         return "ok"
-    except k8s_regex.RegexSyntaxError as exc:
+    except go_regexp.RegexSyntaxError as exc:
         return str(exc)
 
 
@@ -48,11 +48,11 @@ def main() -> None:
     print("\nnon-ASCII text: pattern, text, RE2, re")
     for pattern, text in [(r"\w+", "naïve"), (r"\bé", "é"), (r"[\D]+", "٣a")]:
         a = re2.compile(pattern, _quiet()).search(text)
-        b = re.compile(k8s_regex.to_python_pattern(pattern)).search(text)
+        b = re.compile(go_regexp.to_python_pattern(pattern)).search(text)
         print(pattern, repr(text), a.group(0) if a else None, b.group(0) if b else None)
     text = "registry.example.com"
     for name, compiled in [("RE2", re2.compile(HOSTNAME, _quiet())),
-                           ("re", re.compile(k8s_regex.to_python_pattern(HOSTNAME)))]:
+                           ("re", re.compile(go_regexp.to_python_pattern(HOSTNAME)))]:
         start = time.perf_counter()
         for _ in range(20000):
             compiled.search(text)

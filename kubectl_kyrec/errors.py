@@ -72,7 +72,7 @@ def worst(*codes: ExitCode) -> ExitCode:
 @dataclass(frozen=True)
 class FailedRead:
     """One read a run needed that failed: the one record of it, carried from the read (cluster/lister.py, or
-    a capture file's record, load/state.py) through the run result to every output (docs/output.md: the
+    a capture file's record, load/run_inputs/state.py) through the run result to every output (docs/output.md: the
     `errors` of each document, SARIF's notifications, JUnit's and GitHub's errors, the table's first line).
 
     `verb` is the RBAC verb (`list`), `resource` the plural with its group (`deployments.apps`), `namespace`

@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "kubectl_kyrec" / "load" / "schema" / "data"
 
-# the CRD files of the policy kinds kyrec reads (load/policies.py POLICY_KINDS): not the reports, update
+# the CRD files of the policy kinds kyrec reads (load/policy/policies.py POLICY_KINDS): not the reports, update
 # requests or global context entries, which are never policies
 KYVERNO_CRDS = (
     "kyverno.io_clusterpolicies.yaml", "kyverno.io_policies.yaml", "kyverno.io_policyexceptions.yaml",

@@ -245,7 +245,7 @@ def check_regex_literals(text: str) -> None:
     the literal). CompileError with the literal's line and column."""
     import ast
 
-    from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
+    from kubectl_kyrec.golang.regexp import RegexSyntaxError, compile_re2
 
     if "matches" not in text:
         return

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubectl_kyrec.cel.decl import CelFunctionError
-from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 
 ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]
@@ -86,14 +86,14 @@ def parse_group_version(api_version: str) -> tuple[str, str]:
 
 
 def builtin_resource_of(api_version: str, kind: str) -> tuple[str, bool] | None:
-    """(plural, namespaced) from the project's one kind table (load.kinds), built-in kinds only."""
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    """(plural, namespaced) from the project's one kind table (load.run_inputs.kinds), built-in kinds only."""
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
 
     return builtin_kinds().resource_of(api_version, kind)
 
 
 def builtin_kind_of(api_version: str, resource: str) -> str | None:
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
 
     return builtin_kinds().kind_of(api_version, resource)
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from kubectl_kyrec.cel.decl import Library, Overload, fn
 from kubectl_kyrec.cel.k8s_dispatch import FORMAT, tagged
-from kubectl_kyrec.cel.k8s_url import UrlError, parse_request_uri
+from kubectl_kyrec.golang.url import UrlError, parse_request_uri
 from kubectl_kyrec.k8s.validation import (
     is_dns1035_label,
     is_dns1123_label,

@@ -14,7 +14,8 @@ from typing import Any
 
 from kubectl_kyrec.cel.context import ContextProvider
 from kubectl_kyrec.cel.decl import CelFunctionError, Function, Library, Overload, fn
-from kubectl_kyrec.cel.kyverno_x509 import has_certificate
+from kubectl_kyrec.golang.json import GoJSONError
+from kubectl_kyrec.golang.x509 import has_certificate
 
 HTTP_TYPE = "kyverno.http"
 HTTP_DENIED = ("http calls are not allowed in namespaced policies: set --allowHTTPInNamespacedPolicies "
@@ -32,7 +33,8 @@ def global_context_library(provider: ContextProvider, *, denied: bool = False) -
             if denied:
                 raise CelFunctionError(GLOBAL_CONTEXT_DENIED)
             return provider.global_context(name, projection)
-        except CelFunctionError as exc:
+        # GoJSONError: a mocked value Go's JSON round trip refuses (NaN) fails as the lookup
+        except (CelFunctionError, GoJSONError) as exc:
             raise CelFunctionError(f"failed to get global reference: {exc}") from None
 
     functions = []
@@ -67,7 +69,7 @@ class _Http:
             if self.denied:
                 raise CelFunctionError(HTTP_DENIED)
             return self.provider.http_request(method, url, body, dict(headers or {}))
-        except CelFunctionError as exc:
+        except (CelFunctionError, GoJSONError) as exc:
             raise CelFunctionError(f"request failed: {exc}") from None
 
     def client(self, ca_bundle: str) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 The bytes are Go's: gzip.NewWriter's header (mtime 0, as Kyverno sets ModTime to the Unix epoch; no
 extra flags at the default level; OS 255), the body compress/flate writes at the default level
-(kyverno_deflate.py) and the CRC-32 and length trailer.
+(golang/flate.py) and the CRC-32 and length trailer.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import zlib
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.kyverno_deflate import go_deflate
-from kubectl_kyrec.cel.kyverno_gojson import cel_type_name
+from kubectl_kyrec.cel.kyverno_json import cel_type_name
+from kubectl_kyrec.golang.flate import go_deflate
 
 # magic, deflate, no flags, mtime 0 (Kyverno sets ModTime to the Unix epoch), XFL 0, OS unknown (255)
 _HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"

@@ -16,10 +16,12 @@ value that survives one is the value whatever the registry would have said.
 With `--registry` (a load.registry.Registry given), the functions ask the registry as Kyverno does
 (kk: pkg/cel/libs/imageverify/impl.go): the image is fetched first (a failure is Kyverno's error "failed to
 get imagedata: ..."), then each attestor counts 1 when it verifies, 0 when it does not (any verification
-error, as Kyverno logs and skips it). What kyrec does not verify (Notary, keyless and certificate attestors,
-KMS keys, signatures in another repository, a key attestor that does not skip the Rekor transparency log)
-and a registry that stopped answering midway still raise NEEDS_REGISTRY: undetermined, never a count of 0
-that would read as "not signed". load/cosign.py checks the signatures.
+error, as Kyverno logs and skips it); an attestation's attestor counts 0 even when its envelope verifies,
+as Kyverno v1.17.2 demands a verified Rekor bundle there (see verify_attestations). What kyrec does not
+verify (Notary, keyless and certificate attestors, KMS keys, signatures in another repository, a key
+attestor that does not skip the Rekor transparency log) and a registry that stopped answering midway still
+raise NEEDS_REGISTRY: undetermined, never a count of 0 that would read as "not signed". load/cosign.py
+checks the signatures.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
     `registry`: the run's `--registry` access (None: offline); `predicate_types`: the in-toto type of each
     attestation by name."""
     types = dict(predicate_types or {})
-    # in-toto statements that verified, by (image, attestation): what extractPayload answers from
+    # in-toto statements that verified, by (image, attestation): what extractPayload answers from (none while
+    # every attestor kyrec verifies skips the Rekor log, see verify_attestations)
     verified: dict[tuple[str, str], dict[str, Any]] = {}
 
     def fetch(call: str, image: str) -> None:
@@ -141,9 +144,12 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
 
         def check(key: str, algo: str) -> Verification:
             outcome = cosign_attestations(reg, image, key, predicate, algo)
-            if outcome.statements:
-                verified[(image, attestation)] = outcome.statements[0]
-            return outcome
+            # kk cosign/verifier.go VerifyAttestationSignature: after cosign.VerifyImageAttestations, a result
+            # whose Rekor bundle did not verify is `cosign bundle verification failed`, even when the
+            # policy skips the log (unlike VerifyImageSignature, which accepts it then). Every key attestor
+            # kyrec verifies skips the log (_key_attestor), so Kyverno v1.17.2 counts none of them, and no
+            # statement becomes extractPayload's (Kyverno's CLI agrees: testdata/kyverno-truth/registry.json)
+            return Verification(outcome.digest, 0, [*outcome.reasons, "cosign bundle verification failed"])
         return count(call, image, attestors, check)
 
     def extract_payload(image: str, attestation: str) -> Any:

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.classic.variables import REGEX_REFERENCES
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
-from kubectl_kyrec.load.kyverno_config import SELECTOR_VERSION as VERSION
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.run_inputs.kyverno_config import SELECTOR_VERSION as VERSION
 
 ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
 POD_CONTROLLERS = ("DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController",

@@ -1,7 +1,7 @@
 """Kubernetes resource.Quantity as Kyverno's arithmetic and comparisons use it: parse with its Format
 (DecimalSI, BinarySI, DecimalExponent) and print with Quantity.String()'s canonical form.
 
-The value is kubectl_kyrec.cel.k8s_quantity's exact Decimal (rounded up to nano units as ParseQuantity does);
+The value is kubectl_kyrec.k8s.quantity's exact Decimal (rounded up to nano units as ParseQuantity does);
 its exponent keeps the scale Go's inf.Dec would carry, which division rounds to.
 """
 
@@ -12,8 +12,15 @@ import functools
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kubectl_kyrec.cel.k8s_quantity import QuantityError, parse_quantity
-from kubectl_kyrec.k8s.quantity import BINARY_SI, DECIMAL_EXPONENT, DECIMAL_SI, format_of, format_quantity
+from kubectl_kyrec.k8s.quantity import (
+    BINARY_SI,
+    DECIMAL_EXPONENT,
+    DECIMAL_SI,
+    QuantityError,
+    format_of,
+    format_quantity,
+    parse_quantity,
+)
 
 _CTX = decimal.Context(prec=4000, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 

@@ -21,8 +21,6 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from kubectl_kyrec.cel.decl import CelFunctionError
-from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
 from kubectl_kyrec.classic import go_quantity
 from kubectl_kyrec.classic.go_values import GoInt, deep_equal, is_number
 from kubectl_kyrec.classic.jmespath_types import (
@@ -37,6 +35,7 @@ from kubectl_kyrec.classic.jmespath_types import (
 from kubectl_kyrec.golang import time as go_time
 from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.golang.regexp import RegexSyntaxError, compile_re2
 from kubectl_kyrec.golang.strconv import format_float
 
 
@@ -560,7 +559,7 @@ def _hash(name: str, algorithm: str) -> Callable[..., str]:
 
 
 def jp_semver_compare(*args: Any) -> bool:
-    from kubectl_kyrec.classic.semver_range import SemverError, Version, parse, parse_range
+    from kubectl_kyrec.golang.semver import SemverError, Version, parse, parse_range
 
     version_text = _arg("semver_compare", args, 0, str)
     range_text = _arg("semver_compare", args, 1, str)
@@ -576,7 +575,7 @@ def jp_semver_compare(*args: Any) -> bool:
 
 
 def jp_parse_json(*args: Any) -> Any:
-    from kubectl_kyrec.cel.kyverno_gojson import GoJSONError, unmarshal
+    from kubectl_kyrec.golang.json import GoJSONError, unmarshal
 
     text = _arg("parse_json", args, 0, str)
     try:
@@ -586,12 +585,12 @@ def jp_parse_json(*args: Any) -> Any:
 
 
 def jp_parse_yaml(*args: Any) -> Any:
-    from kubectl_kyrec.cel.kyverno_yaml import parse_yaml
+    from kubectl_kyrec.load.sigs_yaml import GoYAMLError, parse_yaml
 
     text = _arg("parse_yaml", args, 0, str)
     try:
         return parse_yaml(text)
-    except CelFunctionError as exc:
+    except GoYAMLError as exc:
         raise FunctionError(str(exc)) from None
 
 
@@ -651,11 +650,12 @@ def jp_object_from_lists(*args: Any) -> dict[str, Any]:
 
 def jp_x509_decode(*args: Any) -> Any:
     from kubectl_kyrec.classic.x509_certificate import x509_decode
+    from kubectl_kyrec.golang.x509 import X509Error
 
     text = _arg("x509_decode", args, 0, str)
     try:
         return x509_decode(text)
-    except CelFunctionError as exc:
+    except X509Error as exc:
         raise FunctionError(str(exc)) from None
 
 
@@ -819,7 +819,7 @@ def time_functions(now: Callable[[], datetime.datetime]) -> list[Function]:
 def kyverno_functions(now: Callable[[], datetime.datetime], rng: random.Random) -> dict[str, Function]:
     """Kyverno's GetFunctions: name -> Function, registered over go-jmespath's built-ins; `now` is the
     evaluation's clock (time_now*, time_since), `rng` the random source (`random`)."""
-    from kubectl_kyrec.cel.kyverno_random import generate
+    from kubectl_kyrec.golang.regen import PatternError, generate
 
     s, n, a, o, any_ = [STRING], [NUMBER], [ARRAY], [OBJECT], [ANY]
     sn = [STRING, NUMBER]
@@ -830,7 +830,7 @@ def kyverno_functions(now: Callable[[], datetime.datetime], rng: random.Random) 
             raise FunctionError("no pattern provided")
         try:
             return generate(pattern, rng)
-        except CelFunctionError as exc:
+        except PatternError as exc:
             raise FunctionError(str(exc)) from None
 
     fns = [

@@ -23,7 +23,7 @@ from typing import Any
 from kubectl_kyrec.golang.wildcard import contains_wildcard
 from kubectl_kyrec.golang.wildcard import match as wildcard
 from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector
-from kubectl_kyrec.load.kyverno_config import (
+from kubectl_kyrec.load.run_inputs.kyverno_config import (
     parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters
 )
 from kubectl_kyrec.model import group_version

@@ -14,14 +14,14 @@ import json
 import math
 from typing import Any
 
-from kubectl_kyrec.cel.k8s_semver import SemverError
-from kubectl_kyrec.cel.k8s_semver import compare as semver_compare
-from kubectl_kyrec.cel.k8s_semver import parse as semver_parse
 from kubectl_kyrec.classic import go_quantity, pattern
 from kubectl_kyrec.classic.go_values import deep_equal
 from kubectl_kyrec.golang import time as go_time
 from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.golang.semver import SemverError
+from kubectl_kyrec.golang.semver import compare as semver_compare
+from kubectl_kyrec.golang.semver import parse as semver_parse
 from kubectl_kyrec.golang.strconv import parse_float, parse_int
 
 _HANDLER = {"equal": "Equals", "equals": "Equals", "notequal": "NotEquals", "notequals": "NotEquals",

@@ -18,7 +18,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 
 LOWERCASE_ACTION = "Validation failure actions enforce/audit are deprecated, use Enforce/Audit instead."
 JSON_PATCH_ON_POD = ("Pods managed by workload controllers should not be directly mutated using policies. "

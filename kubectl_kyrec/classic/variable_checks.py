@@ -31,7 +31,7 @@ from kubectl_kyrec.classic.variables import (
 )
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.golang.wildcard import match as wildcard_match
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 
 # kk: validate.go allowedVariables (context.ReservedKeys), allowedVariablesBackground, ...InTarget
 _ALLOWED = re.compile(r"request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|"

@@ -19,7 +19,8 @@ from kubectl_kyrec.classic.jmespath_types import NotFoundError
 from kubectl_kyrec.classic.json_context import ContextError, EvalContext, InvalidVariableError
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.golang.fmt import sprint
-from kubectl_kyrec.golang.json import MarshalError, marshal
+from kubectl_kyrec.golang.json import GoJSONError, marshal
+from kubectl_kyrec.golang.regexp import find_all
 
 # '{{...}}' at the beginning of the string, and 'x{{...}}' where 'x' is not '\'
 REGEX_VARIABLES = re.compile(r"(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})")
@@ -38,10 +39,6 @@ class SubstitutionError(EngineError):
     def __init__(self, message: str, *, not_found: bool = False) -> None:
         super().__init__(message)
         self.not_found = not_found
-
-
-def _find_all(regex: re.Pattern[str], text: str) -> list[str]:
-    return [m.group(0) for m in regex.finditer(text)]
 
 
 def is_variable(text: str) -> bool:
@@ -185,7 +182,7 @@ def _substitute_references(document: Any) -> Any:
         if not isinstance(element, str):
             return element
         value = element
-        for v in _find_all(REGEX_REFERENCES, value):
+        for v in find_all(value, REGEX_REFERENCES):
             initial = v[:2] == "$("
             old = v
             if not initial:
@@ -200,7 +197,7 @@ def _substitute_references(document: Any) -> Any:
                 value = value.replace(old, ("" if initial else old[0]) + resolved, 1)
                 continue
             raise SubstitutionError(f"NotResolvedReferenceErr,reference {v} not resolved at path {path}")
-        for v in _find_all(REGEX_ESCAPED_REFERENCES, value):
+        for v in find_all(value, REGEX_ESCAPED_REFERENCES):
             value = value.replace(v, v[1:])
         return value
 
@@ -359,7 +356,7 @@ def _substitute_string(ctx: EvalContext, element: str, path: str, delete: bool) 
             else:
                 try:
                     text = marshal(substituted)
-                except MarshalError:
+                except GoJSONError:
                     raise SubstitutionError(f"failed to resolve {variable} at path {path}: failed to marshal "
                                             f"{type(substituted).__name__}: {sprint(substituted)}") from None
             value = value.replace(prefix + v, prefix + text, 1)

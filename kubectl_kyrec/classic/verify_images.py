@@ -20,17 +20,22 @@ ImageVerification.Convert (the deprecated `image` field).
 Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermined`, never a guess.
 
 With `--registry` (a load.registry.Registry given), the mutate phase runs against the registry for entries
-kyrec can verify (attestors whose entries are `keys.publicKeys` with the Rekor log skipped, no attestations):
+kyrec can verify (attestors whose entries are `keys.publicKeys`, or `keyless` with their own `roots`, the
+subject/issuer checked as pkg/cosign matchSignatures does, SCTs skipped; the Rekor log skipped; no
+attestations):
 `verified image signatures for <img>` (pass) or `failed to verify image <img>: <why>` (fail; an unreachable
-registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest, the
-`kyverno.io/verify-images` annotation records each verified image, and the validate phase then runs on
-the resource so patched (kk: imageverifier.go Verify, verifyAttestors, verifyAttestorSet, handleMutateDigest).
+registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest
+and patches it in whatever the verification said, the `kyverno.io/verify-images` annotation records each
+image's outcome, and the validate phase then runs on the resource so patched (kk: imageverifier.go Verify,
+verifyAttestors, verifyAttestorSet, handleMutateDigest). Its fail after a registry that could not be reached
+is an error: Kyverno's `missing digest` there is the network's doing, not the image's.
 Anything else an entry asks for stays NEEDS.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +43,7 @@ from typing import Any
 from kubectl_kyrec.classic.image_info import ImageError, get_image_info
 from kubectl_kyrec.classic.request import containers, pod_spec
 from kubectl_kyrec.golang.wildcard import match
-from kubectl_kyrec.load.cosign import verify_signatures
+from kubectl_kyrec.load.cosign import certificate_identity, verify_signatures
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
 ANNOTATION_IMAGE_VERIFY = "kyverno.io/verify-images"
@@ -234,10 +239,32 @@ def _verified(obj: Mapping[str, Any], image: str) -> tuple[str, str]:
     return str(status), ""
 
 
-def _key_entries(entry: _Entry) -> list[tuple[int, list[tuple[str, str]]]] | None:
-    """The entry's attestor sets as (required count, [(public key PEM, path)]) when kyrec can verify every
-    one of them (static keys, Rekor skipped, no attestations); None otherwise. kk: ExpandStaticKeys splits
-    several PEM keys of one entry into one entry each; RequiredCount: `count`, else every entry."""
+@dataclass(frozen=True)
+class _Signer:
+    """One attestor entry kyrec verifies: a public key, or keyless-style certificates (roots and identity)."""
+
+    path: str                       # .attestors[i].entries[j].keys|keyless, as Kyverno's messages name it
+    key: str = ""
+    keyless: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _keyless(spec: Any, path: str) -> _Signer | None:
+    """A keyless entry kyrec verifies: its own `roots` (Fulcio's are TUF's), the Rekor log and SCTs skipped,
+    no additionalExtensions; None otherwise."""
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("roots"), str) or not spec["roots"].strip():
+        return None
+    rekor, ctlog = spec.get("rekor"), spec.get("ctlog")
+    if not (isinstance(rekor, Mapping) and rekor.get("ignoreTlog")):
+        return None
+    if not (isinstance(ctlog, Mapping) and ctlog.get("ignoreSCT")) or spec.get("additionalExtensions"):
+        return None
+    return _Signer(path, keyless=spec)
+
+
+def _key_entries(entry: _Entry) -> list[tuple[int, list[_Signer]]] | None:
+    """The entry's attestor sets as (required count, signers) when kyrec can verify every one of them
+    (static keys or keyless with roots, Rekor skipped, no attestations); None otherwise. kk: ExpandStaticKeys
+    splits several PEM keys of one entry into one entry each; RequiredCount: `count`, else every entry."""
     raw = entry.raw
     if raw.get("attestations") or raw.get("issuer") or raw.get("annotations") or raw.get("repository"):
         return None
@@ -249,8 +276,14 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[tuple[str, str]]]] | Non
     for i, attestor_set in enumerate(sets):
         if not isinstance(attestor_set, Mapping):
             return None
-        keys: list[tuple[str, str]] = []
+        keys: list[_Signer] = []
         for attestor in attestor_set.get("entries") or []:
+            if isinstance(attestor, Mapping) and "keyless" in attestor:
+                signer = _keyless(attestor["keyless"], f".attestors[{i}].entries[{len(keys)}].keyless")
+                if signer is None:
+                    return None
+                keys.append(signer)
+                continue
             spec = attestor.get("keys") if isinstance(attestor, Mapping) else None
             if not isinstance(spec, Mapping) or not isinstance(spec.get("publicKeys"), str):
                 return None
@@ -261,7 +294,7 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[tuple[str, str]]]] | Non
             # kk splitPEM: several keys become one entry each; one (or no END line) stays as written
             pems = [p + "-----END PUBLIC KEY-----" for p in text.split("-----END PUBLIC KEY-----")[:-1]]
             for pem in pems if len(pems) > 1 else [text]:
-                keys.append((pem, f".attestors[{i}].entries[{len(keys)}].keys"))
+                keys.append(_Signer(f".attestors[{i}].entries[{len(keys)}].keys", key=pem))
         if not keys:
             return None             # kk: no entry verified and no error: Kyverno's "invalid response" error
         count = attestor_set.get("count")
@@ -269,7 +302,34 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[tuple[str, str]]]] | Non
     return out
 
 
-def _verify_entry(registry: Registry, sets: list[tuple[int, list[tuple[str, str]]]], image: str
+def _identity_mismatch(spec: Mapping[str, Any], certificates: list[Any]) -> str:
+    """kk: pkg/cosign matchSignatures / matchCertificateData: "" when one verified signature's certificate
+    has the entry's subject and issuer (wildcards; regular expressions searched, as Go's MatchString), else
+    every certificate's mismatch."""
+    subject, subject_re = str(spec.get("subject") or ""), str(spec.get("subjectRegExp") or "")
+    issuer, issuer_re = str(spec.get("issuer") or ""), str(spec.get("issuerRegExp") or "")
+    for text, what in ((subject_re, "subject"), (issuer_re, "issuer")):
+        try:
+            re.compile(text)
+        except re.error as err:
+            return f"invalid regexp for {what}: {text} : {err}"
+    errors = []
+    for cert in certificates:
+        sans, oidc_issuer = certificate_identity(cert)
+        if (subject or subject_re) and sans and not (
+                (subject and any(match(subject, s) for s in sans))
+                or (subject_re and any(re.search(subject_re, s) for s in sans))):
+            errors.append(f"subject mismatch: expected {subject or subject_re}, received {', '.join(sans)}")
+        elif issuer and not match(issuer, oidc_issuer):
+            errors.append(f"issuer mismatch: expected {issuer}, received {oidc_issuer}")
+        elif issuer_re and not re.search(issuer_re, oidc_issuer):
+            errors.append(f"issuer mismatch: expected {issuer_re}, received {oidc_issuer}")
+        else:
+            return ""
+    return "; ".join(errors)
+
+
+def _verify_entry(registry: Registry, sets: list[tuple[int, list[_Signer]]], image: str
                   ) -> tuple[str, str, str]:
     """(status, message, digest) of verifyAttestors for one image (kk: verifyAttestorSet,
     handleRegistryErrors: a network error is the rule's error, anything else its failure)."""
@@ -278,9 +338,13 @@ def _verify_entry(registry: Registry, sets: list[tuple[int, list[tuple[str, str]
         verified = 0
         errors: list[str] = []
         unreachable = False
-        for pem, path in keys:
+        for signer in keys:
+            path = signer.path
             try:
-                outcome = verify_signatures(registry, image, pem)
+                if signer.keyless:
+                    outcome = verify_signatures(registry, image, "", roots_pem=str(signer.keyless["roots"]))
+                else:
+                    outcome = verify_signatures(registry, image, signer.key)
             except RegistryError as err:
                 unreachable = unreachable or err.unreachable
                 errors.append(f"{path}: {err}")
@@ -289,10 +353,15 @@ def _verify_entry(registry: Registry, sets: list[tuple[int, list[tuple[str, str]
                 errors.append(f"{path}: {err}")
                 continue
             digest = outcome.digest
-            if outcome.ok:
+            mismatch = _identity_mismatch(signer.keyless, outcome.certificates) if outcome.ok else ""
+            if outcome.ok and not mismatch:
                 verified += 1
                 if verified >= required:
                     break
+            elif mismatch:
+                errors.append(f"{path}: {mismatch}")
+            elif not outcome.found:
+                errors.append(f"{path}: no signatures found")        # cosign's ErrNoSignaturesFound
             else:
                 errors.append(f"{path}: no matching signatures: {'; '.join(outcome.reasons)}")
         if verified < required:
@@ -307,12 +376,13 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
     plans = []
     for entry in entries:
         sets = _key_entries(entry) if entry.verifies else []
-        if sets is None:
+        if sets is None or (registry.now is None and any(s.keyless for _, signers in sets for s in signers)):
             return None
         plans.append((entry, sets))
     out = Outcome()
     patched: dict[tuple[str | int, ...], str] = {}
     verified: dict[str, str] = {}
+    unreachable = False             # a registry that did not answer, as opposed to one that said no
     for entry, sets in plans:
         for image in matched:
             if old is not None and _at(old, image.pointer) == _at(obj, image.pointer):
@@ -326,14 +396,20 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
                     continue
                 status, message, found = _verify_entry(registry, sets, text)
                 response = (status, message)
+                unreachable = unreachable or status == "error"      # _verify_entry's error: no answer
                 digest = digest or found
             if entry.mutate_digest and not image.digest:
                 try:
                     digest = digest or registry.resolve(parse_image(text))
                 except (RegistryError, ValueError) as err:
-                    out.responses.append(("error", f"failed to update digest: {err}"))
+                    unreachable = unreachable or (isinstance(err, RegistryError) and err.unreachable)
+                    # kk registryclient FetchImageDescriptor's wording around the registry's error
+                    out.responses.append(("error", f"failed to update digest: failed to fetch image reference: "
+                                                   f"{text}, error: {err}"))
                     digest = ""
-                if digest and (response is None or response[0] == "pass"):
+                # kk Verify: the digest is patched in whatever the verification said (the validate phase then
+                # reports `unverified image <img>@<digest>`, not `missing digest`)
+                if digest:
                     info = get_image_info(text)
                     patched[image.pointer] = f"{info}@{digest}"
                     if response is None:
@@ -343,15 +419,18 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
                 if entry.verifies:
                     verified[text] = "pass" if response[0] == "pass" else "fail"
                 out.responses.append(response)
-    if not any(e.verify_digest or e.required for e in entries) or any(s == "error" for s, _ in out.responses):
-        # after a registry error the validate phase would report the digest or verification the registry
-        # did not give ("missing digest", "unverified image"): a fail whose cause is the network, not the image
+    if not any(e.verify_digest or e.required for e in entries):
         return out
     admitted = _patched(obj, patched, verified)
     validated = _validate(entries, _images(admitted), admitted)
     if isinstance(validated, str):
         out.order_dependent = validated
     elif validated is not None:
+        if unreachable and validated[0] == "fail":
+            # Kyverno's validate phase then fails for the digest or verification the registry did not give
+            # (`missing digest for <img>`): a fail whose cause is the network, not the image, which kyrec never
+            # reports (docs/compatibility.md, "Registries")
+            validated = ("error", f"{validated[1]} (not a fail: the registry could not be reached)")
         out.responses.append(validated)
     return out
 

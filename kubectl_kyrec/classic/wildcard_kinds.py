@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 
 # kk: wildCardAllowedVariables
 _ALLOWED_VARIABLES = re.compile(r"\{\{\s*(request\.|serviceAccountName|serviceAccountNamespace)[^{}]*\}\}")

@@ -1,6 +1,6 @@
 """Kyverno JMESPath `x509_decode` of a CERTIFICATE: json.Marshal of Go's whole x509.Certificate.
 
-kyrec's DER decoder (kubectl_kyrec/cel/kyverno_x509.py) builds what Kyverno's CEL library returns, a
+kyrec's DER decoder (kubectl_kyrec/golang/x509.py) builds what Kyverno's CEL library returns, a
 CertificateOutput without some of x509.Certificate's fields; the JMESPath function encodes the full struct,
 so this module adds the rest (and the whole SerialNumber): Version, Subject, SignatureAlgorithm, SubjectKeyId,
 UnknownExtKeyUsage, URIs, UnhandledCriticalExtensions, Policies, PolicyMappings and the Inhibit*/RequireExplicit*
@@ -12,9 +12,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from kubectl_kyrec.cel import kyverno_der as der
-from kubectl_kyrec.cel import kyverno_x509 as x509
-from kubectl_kyrec.cel.decl import CelFunctionError
+from kubectl_kyrec.golang import der, x509
 
 # the extensions Go's parser handles (x509/parser.go processExtensions); other critical ones are "unhandled"
 _HANDLED = {(2, 5, 29, 15), (2, 5, 29, 19), (2, 5, 29, 17), (2, 5, 29, 30), (2, 5, 29, 31), (2, 5, 29, 35),
@@ -38,7 +36,7 @@ def certificate_extras(der_bytes: bytes) -> dict[str, Any]:
             if extra.context(3):
                 extensions = [x509._extension(e) for e in der.expect(extra.children()[0], der.SEQUENCE).children()]
     except (der.DERError, IndexError, ValueError):
-        raise CelFunctionError("x509: malformed certificate") from None
+        raise x509.X509Error("x509: malformed certificate") from None
     out: dict[str, Any] = {
         # *big.Int marshals as the whole number (CertificateOutput keeps only its int64 part)
         "SerialNumber": serial, "Version": version, "Subject": subject, "SignatureAlgorithm": signature_algorithm,
@@ -68,13 +66,13 @@ def certificate_extras(der_bytes: bytes) -> dict[str, Any]:
                     dotted = ".".join(str(a) for a in der.oid(policy.children()[0]))
                     out["Policies"] = (out["Policies"] or []) + [dotted]  # x509.OID marshals as text
     except (der.DERError, IndexError, ValueError):
-        raise CelFunctionError("x509: malformed extension") from None
+        raise x509.X509Error("x509: malformed extension") from None
     return out
 
 
 def x509_decode(text: str) -> Any:
     """Kyverno's jpX509Decode: the certificate (or CSR) as Go's json.Marshal gives it, numbers float64."""
-    from kubectl_kyrec.cel.kyverno_gojson import roundtrip
+    from kubectl_kyrec.golang.json import roundtrip
 
     decoded = x509.x509_decode(text)
     block = x509.pem_decode(text)

@@ -106,7 +106,7 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cluster.live_source import live_source
     from kubectl_kyrec.cluster.writer import DryRun
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.plan import PlanOptions
     from kubectl_kyrec.run.apply import ApplyRunOptions
 

@@ -86,7 +86,7 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cluster.live_source import live_source
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.capture_state import run_capture
 
     output_path = capture_target(output_path)

@@ -23,8 +23,8 @@ from kubectl_kyrec.render.dispatch import OutputFormat, OutputSpec
 
 if TYPE_CHECKING:
     from kubectl_kyrec.k8s.labels import Selector
-    from kubectl_kyrec.load.inputs import FileSource
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.selection import Selection
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.model import EvalError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -140,7 +140,7 @@ def parse_selector(text: str | None) -> Selector | None:
 def selection_of(kube: Mapping[str, Any], selector: str | None, policy_names: Sequence[str],
                  kinds: Sequence[str]) -> Selection:
     """-n (kubectl's flag, in `kube`), -l, --policy-name and --kind as one Selection."""
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.selection import Selection
 
     return Selection(policy_names=tuple(policy_names), namespace=str(kube.get("namespace") or "") or None,
                      kinds=tuple(kinds), selector=parse_selector(selector))
@@ -261,9 +261,11 @@ def jobs_flag(func: F) -> F:
              "change.")(func)
 
 
-def registry_access(enabled: bool, insecure: Sequence[str], config: str | None = None) -> Any:
+def registry_access(enabled: bool, insecure: Sequence[str], config: str | None = None,
+                    now: datetime.datetime | None = None) -> Any:
     """`--registry` (with `--insecure-registry`, `--registry-config`): the run's registry access, None without
-    the switch (kyrec contacts no registry unless asked)."""
+    the switch (kyrec contacts no registry unless asked); `now`, the run's time, is when a signing
+    certificate must be valid."""
     if not enabled:
         if insecure or config:
             raise UsageError(f"{'--insecure-registry' if insecure else '--registry-config'} needs --registry")
@@ -279,7 +281,7 @@ def registry_access(enabled: bool, insecure: Sequence[str], config: str | None =
             credentials = docker_credentials(text, name)
         except ValueError as err:
             raise InputError(str(err), Source(name)) from None
-    return Registry(insecure=frozenset(insecure), credentials=credentials)
+    return Registry(insecure=frozenset(insecure), credentials=credentials, now=now)
 
 
 def resolve_jobs(jobs: int) -> int:

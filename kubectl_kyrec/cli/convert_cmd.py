@@ -14,7 +14,8 @@ from kubectl_kyrec.errors import UsageError
 @click.option("-o", "--output-dir", "out_dir", metavar="DIR",
               help="Write each converted policy to DIR/<policy name>.yaml.")
 @click.option("--verify", is_flag=True, help="Evaluate original and converted policies on -r/--state resources "
-                                             "and variants of them; exit 1 on any verdict difference.")
+                                             "and variants of them; exit 1 on any verdict or mutated-object "
+                                             "difference.")
 @click.option("-r", "--resource", "resource_paths", multiple=True, metavar="PATH",
               help="Resources to verify on (with --verify); repeatable.")
 @click.option("--state", "state_paths", multiple=True, metavar="FILE",
@@ -22,11 +23,12 @@ from kubectl_kyrec.errors import UsageError
 @handle_errors
 def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: bool,
                     resource_paths: tuple[str, ...], state_paths: tuple[str, ...]) -> None:
-    """Convert ClusterPolicies and Policies to ValidatingPolicies, as Kyverno's migration guide maps them.
+    """Convert ClusterPolicies and Policies to ValidatingPolicies and MutatingPolicies, as Kyverno's migration
+    guide maps them.
 
     A policy with any construct that has no exact CEL counterpart is not written: stderr names the field and
     why. A documented substitute is written with a comment naming the difference. Exit 1 when any policy
-    could not be converted or, with --verify, when a verdict differs; 3 on bad input.
+    could not be converted or, with --verify, when a verdict or a mutated object differs; 3 on bad input.
 
     \b
     Example:

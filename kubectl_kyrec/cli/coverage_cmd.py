@@ -18,6 +18,7 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    registry_access,
     report_run,
     resolve_jobs,
     state_source,
@@ -59,6 +60,9 @@ def duration_flag(text: str, flag: str = "--scan-interval") -> datetime.timedelt
               help="Kyverno's --backgroundScanInterval, for the next-scan decision.")
 @flags.all_policies
 @flags.now
+@flags.registry
+@flags.insecure_registry
+@flags.registry_config
 @click.option("--producer", type=click.Choice(["kyverno", "kubescape"]), default="kyverno", show_default=True,
               help="Whose results: Kyverno policy reports, or Kubescape vulnerability summaries.")
 @click.option("--scan-period", "scan_period", help="kubescape: how often the scanner rescans "
@@ -80,7 +84,8 @@ def duration_flag(text: str, flag: str = "--scan-interval") -> datetime.timedelt
 def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                      exception_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
                      context_path: str | None, kyverno_config_path: str | None, report_api: str | None,
-                     scan_interval: str, all_policies: bool, now_text: str | None, producer: str,
+                     scan_interval: str, all_policies: bool, now_text: str | None, registry: bool,
+                     insecure_registries: tuple[str, ...], registry_config: str | None, producer: str,
                      scan_period: str | None, scan_grace: str | None, skip_namespaces: str | None,
                      scanner_namespace: str, exclusions_path: str | None, skip_resource_filters: bool,
                      outputs: tuple[str, ...], exit_code_flag: bool, jobs: int, **kube: object) -> None:
@@ -109,7 +114,7 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
 
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, coverage_findings
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.findings import DeferredFindings
     from kubectl_kyrec.render.coverage_table import render_coverage
     from kubectl_kyrec.run.coverage import CoverageRunOptions, run_coverage
@@ -118,7 +123,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     now = parse_now(now_text)
     if producer == "kubescape":
         _refuse((("-p", policy_paths), ("-r", resource_paths), ("-e", exception_paths), ("--report-api", report_api),
-                 ("--context-file", context_path), ("--kyverno-config", kyverno_config_path)), "kyverno")
+                 ("--context-file", context_path), ("--kyverno-config", kyverno_config_path),
+                 ("--registry", registry)), "kyverno")
         _vulnerability_coverage(
             _kubescape_source(state_paths, kube), specs, now=now, namespace=str(kube.get("namespace") or ""),
             exclusions_path=exclusions_path, scan_period=scan_period, scan_grace=scan_grace,
@@ -135,7 +141,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
     options = CoverageRunOptions(now=now, namespace=str(kube.get("namespace") or ""), report_api=report_api,
                                  kyverno_config_path=kyverno_config_path, scan_interval=interval,
                                  all_policies=all_policies, exclusions_path=exclusions_path,
-                                 skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
+                                 skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs),
+                                 registry=registry_access(registry, insecure_registries, registry_config, now))
     run = run_coverage(options, source)
     report_run(run)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube),
@@ -159,7 +166,7 @@ def _refuse(flags: Sequence[tuple[str, object]], producer: str) -> None:
 
 def _kubescape_source(state_paths: tuple[str, ...], kube: dict[str, object]) -> StateSource:
     """The files given, or (as kubectl does: no --state) the cluster of the current context."""
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
 
     if state_paths:
         return FileSource(state_paths=state_paths)

@@ -19,6 +19,7 @@ from kubectl_kyrec.cli.common import (
     kubectl_flags,
     parse_now,
     parse_outputs,
+    registry_access,
     report_run,
     resolve_jobs,
     selection_of,
@@ -127,6 +128,9 @@ def _with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, 
 @flags.kyverno_config
 @flags.skip_resource_filters
 @flags.now
+@flags.registry
+@flags.insecure_registry
+@flags.registry_config
 @flags.outputs(DIFF_FORMATS)
 @flags.only_downstreams
 @flags.only_reports
@@ -149,7 +153,8 @@ def _with_external(run: DiffResult, spec: OutputSpec, color: str, cmd: Command, 
 def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...], exception_paths: tuple[str, ...],
                  state_paths: tuple[str, ...], live: bool, crd_paths: tuple[str, ...], values_path: str | None,
                  context_path: str | None, kyverno_config_path: str | None, skip_resource_filters: bool,
-                 now_text: str | None,
+                 now_text: str | None, registry: bool, insecure_registries: tuple[str, ...],
+                 registry_config: str | None,
                  outputs: tuple[str, ...], only_downstreams: bool, only_reports: bool, all_policies: bool,
                  policy_names: tuple[str, ...], kinds: tuple[str, ...], selector: str | None,
                  report_api: str | None, color: str, show_all: bool, exit_code_flag: bool, jobs: int,
@@ -182,7 +187,7 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, diff_findings, diff_rows
     from kubectl_kyrec.cli.external_diff import command as external_diff_command
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.diff import DiffRunOptions, run_diff
 
     specs = parse_outputs(list(outputs), DIFF_FORMATS)
@@ -199,7 +204,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     options = DiffRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              only_downstreams=only_downstreams, only_reports=only_reports,
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
-                             skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs))
+                             skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs),
+                             registry=registry_access(registry, insecure_registries, registry_config, now))
     run = run_diff(options, source)
     emit_warnings(run.warnings)
     report_run(run)

@@ -110,7 +110,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render.progress import Progress
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
@@ -142,7 +142,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
-                             registry=registry_access(registry, insecure_registries, registry_config))
+                             registry=registry_access(registry, insecure_registries, registry_config, now))
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     emit_warnings(run.warnings)

@@ -65,7 +65,7 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
       kubectl kyrec explain -p policies/ --state cluster.yaml pod/nginx -n default
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.render import explain_output
     from kubectl_kyrec.run.explain import ExplainOptions, parse_subject, run_explain
 
@@ -94,9 +94,10 @@ def explain_command(subject_arg: str | None, subject_opt: str | None, policy_pat
         from kubectl_kyrec.run.state_policies import StatePoliciesSource
 
         source = StatePoliciesSource(source, "explain needs policies: -p PATH")
-    options = ExplainOptions(now=parse_now(now_text), selection=selection_of(kube, selector, policy_names, kinds),
+    now = parse_now(now_text)
+    options = ExplainOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
                              subject=subject, mutate=not no_mutate,
-                             registry=registry_access(registry, insecure_registries, registry_config))
+                             registry=registry_access(registry, insecure_registries, registry_config, now))
     run = run_explain(options, source)
     emit_warnings(run.warnings)
     report_run(run)

@@ -38,7 +38,7 @@ def lint_command(policy_paths: tuple[str, ...], paths: tuple[str, ...], strict: 
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun, files_only_summary, nonzero_counts
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.render.dispatch import OutputSpec, write_outputs
     from kubectl_kyrec.run.lint import run_lint
 

@@ -97,8 +97,8 @@ def cli(ctx: click.Context) -> None:
 
 
 def _top_help() -> str:
-    """The group's help, its kinds from the one table of what kyrec evaluates (load/policies.py)."""
-    from kubectl_kyrec.load.policies import evaluated_policy_kinds
+    """The group's help, its kinds from the one table of what kyrec evaluates (load/policy/policies.py)."""
+    from kubectl_kyrec.load.policy.policies import evaluated_policy_kinds
 
     return ("kyrec: what Kyverno should have produced, and whether your cluster has it.\n\n"
             f"Evaluates Kyverno's policies offline ({', '.join(evaluated_policy_kinds())}, with their "
@@ -138,10 +138,10 @@ def version_info() -> dict[str, Any]:
 
 
 def read_apis() -> dict[str, tuple[str, ...]]:
-    """Every apiVersion kyrec reads -> the kinds it reads there: the policies (load/policies.py's table),
+    """Every apiVersion kyrec reads -> the kinds it reads there: the policies (load/policy/policies.py's table),
     the reports it compares, the UpdateRequests its causes read and the Kyverno CLI's files."""
     from kubectl_kyrec.expect.reports import REPORT_KINDS
-    from kubectl_kyrec.load.policies import policy_apis
+    from kubectl_kyrec.load.policy.policies import policy_apis
 
     apis = dict(policy_apis())
     apis.update(REPORT_KINDS)

@@ -74,10 +74,11 @@ def test_command(paths: tuple[str, ...], file_name: str, strict: bool, compat: s
     if compat:
         click.echo("notice: --compat kyverno is deprecated: Kyverno's CLI verdict is the default", err=True)
     specs = parse_outputs(list(outputs), SUITE_FORMATS)
-    options = TestRunOptions(now=parse_now(now_text), mode=Mode.STRICT if strict else Mode.KYVERNO,
+    now = parse_now(now_text)
+    options = TestRunOptions(now=now, mode=Mode.STRICT if strict else Mode.KYVERNO,
                              file_name=file_name, require_tests=require_tests,
                              allow_not_evaluated=allow_not_evaluated, fail_only=fail_only,
-                             registry=registry_access(registry, insecure_registries, registry_config))
+                             registry=registry_access(registry, insecure_registries, registry_config, now))
     run = run_test(options, paths)
     emit_notices(run.notices)
     emit_errors(run.errors)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_kyrec.cluster.client import KubeClient
-from kubectl_kyrec.load.kinds import KindTable, ResourceInfo
+from kubectl_kyrec.load.run_inputs.kinds import KindTable, ResourceInfo
 
 ACCEPT_AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
                      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubectl_kyrec.cluster.client import ForbiddenError, KubeClient, RetriesExhausted, StatusError
 from kubectl_kyrec.errors import FailedRead
-from kubectl_kyrec.load.kinds import ResourceInfo
+from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
 
 PAGE_SIZE = 500
 

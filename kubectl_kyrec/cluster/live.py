@@ -39,15 +39,15 @@ from kubectl_kyrec.cluster.client import KubeClient
 from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.lister import ListOutcome, ListRequest, Progress, list_many
 from kubectl_kyrec.errors import FailedRead
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
-from kubectl_kyrec.load.kinds import ResourceInfo
-from kubectl_kyrec.load.policies import EVALUATED_POLICY_KINDS, MUTATING_POLICY_KINDS
+from kubectl_kyrec.load.policy.policies import EVALUATED_POLICY_KINDS, MUTATING_POLICY_KINDS
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
 from kubectl_kyrec.model import Document, Source
 
 OWNED_SELECTOR = "app.kubernetes.io/managed-by=kyverno"
 KYVERNO_NAMESPACE = "kyverno"
 
-# the policy kinds a live read LISTs: those kyrec evaluates (load/policies.py), the mutating ones included
+# the policy kinds a live read LISTs: those kyrec evaluates (load/policy/policies.py), the mutating ones included
 POLICY_KINDS = EVALUATED_POLICY_KINDS
 MUTATING_KINDS = frozenset(kind for _, kind in MUTATING_POLICY_KINDS)
 RBAC_KINDS = (("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),

@@ -1,7 +1,7 @@
 """The live input source: files for what the user named, the cluster for the state (and, without `-p`, for
 the policies, which are then the complete set).
 
-It replaces only how the state is read (load/inputs.py); everything past `Inputs` is the same as offline.
+It replaces only how the state is read (load/run_inputs/sources.py); everything past `Inputs` is the same as offline.
 After `read()`, `last` holds what was read (requests made, unreadable kinds) for the command's exit code.
 """
 
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cluster.client import KubeClient
     from kubectl_kyrec.cluster.discovery import Discovered
     from kubectl_kyrec.cluster.live import LiveRead
-    from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.inputs import FileSource, Inputs
-    from kubectl_kyrec.load.kinds import ResourceInfo
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
+    from kubectl_kyrec.load.run_inputs.sources import FileSource, Inputs
 
 
 def terminal_progress() -> Progress | None:
@@ -100,9 +100,9 @@ class LiveSource:
 
     def _read(self) -> Inputs:
         from kubectl_kyrec.cluster.live import POLICY_KINDS, ReadNeeds, plan_reads, read_state
-        from kubectl_kyrec.load.cluster_state import ClusterState
-        from kubectl_kyrec.load.kinds import KindTable
-        from kubectl_kyrec.load.policies import classify
+        from kubectl_kyrec.load.policy.policies import classify
+        from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+        from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
         inputs = self.files.read()
         client, found = self.open()
@@ -171,7 +171,7 @@ class KubescapeLiveSource:
         from kubectl_kyrec.cluster.discovery import default_cache_dir, discover
         from kubectl_kyrec.cluster.lister import ListRequest, list_all
         from kubectl_kyrec.cluster.live import LiveRead, read_state
-        from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
+        from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
         from kubectl_kyrec.model import Document, Source
 
         client = (self.connect or connect)(self.connection)
@@ -243,7 +243,7 @@ class KindsLiveSource:
         from kubectl_kyrec.cluster.lister import ListRequest
         from kubectl_kyrec.cluster.live import read_state
         from kubectl_kyrec.errors import InputError
-        from kubectl_kyrec.load.cluster_state import ClusterState
+        from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 
         client = self.client = (self.connect or connect)(self.connection)
         cache_dir = self.cache_dir or default_cache_dir()

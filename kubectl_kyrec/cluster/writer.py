@@ -33,7 +33,7 @@ from typing import Any
 from kubectl_kyrec.cluster.client import APPLY_PATCH, JSON, KubeClient, Response, RetriesExhausted
 from kubectl_kyrec.errors import ClusterError
 from kubectl_kyrec.interrupts import Interrupt
-from kubectl_kyrec.load.kinds import ResourceInfo
+from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, rank
 
 REPORT_FIELD_MANAGER = "kyrec"

@@ -92,21 +92,68 @@ def has_wildcard(text: str) -> bool:
 
 
 def conj(parts: list[str]) -> str:
-    parts = [p for p in parts if p != "true"]
-    if not parts:
-        return "true"
+    """`a && b ...`, parenthesizing only an operand whose top level needs it (CEL parsers limit nesting);
+    an operand that is itself a chain of `&&` is joined flat, and an operand met before is left out (CEL's
+    `&&` is commutative, errors included)."""
+    parts = [q for p in parts for q in (_operands(p, "&&") if _flat(p, "&&") else [p]) if q != "true"]
     if "false" in parts:
         return "false"
-    return parts[0] if len(parts) == 1 else " && ".join(f"({p})" if " || " in p else p for p in parts)
+    return " && ".join(p if _flat(p, "&&") else f"({p})" for p in dict.fromkeys(parts)) or "true"
 
 
 def disj(parts: list[str]) -> str:
     parts = [p for p in parts if p != "false"]
-    if not parts:
-        return "false"
     if "true" in parts:
         return "true"
-    return parts[0] if len(parts) == 1 else " || ".join(f"({p})" if " && " in p else p for p in parts)
+    return " || ".join(p if _flat(p, "||") else f"({p})" for p in dict.fromkeys(parts)) or "false"
+
+
+def _operands(text: str, joiner: str) -> list[str]:
+    """The top-level operands of a chain of `joiner` (the text itself when it has none)."""
+    out, depth, start, i, quote = [], 0, 0, 0, ""
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(f" {joiner} ", i - 1) and text.startswith(joiner, i):
+            out.append(text[start:i].strip())
+            start = i + len(joiner)
+            i += len(joiner)
+            continue
+        i += 1
+    out.append(text[start:].strip())
+    return out
+
+
+def _flat(text: str, joiner: str) -> bool:
+    """The text needs no parentheses as an operand of `joiner`: no top-level `?:`, nor `||` under `&&`."""
+    depth, i, quote = 0, 0, ""
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and ((c == "?" and text[i - 1:i] != ".") or (joiner == "&&" and text.startswith("||", i))):
+            return False
+        i += 1
+    return True
 
 
 def negate(expr: str) -> str:

@@ -1,6 +1,6 @@
 """A classic rule's match/exclude -> a CEL policy's matchConstraints and matchConditions.
 
-Kinds become resourceRules (the offline REST mapper, load/kinds.py, names their resources); namespaces and
+Kinds become resourceRules (the offline REST mapper, load/run_inputs/kinds.py, names their resources); namespaces and
 names become matchConditions on the request (wildcards as RE2); selectors are copied. User, role and subject
 filters, and annotations, are not converted (they raise Unconvertible naming the field)."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_as_re2
-from kubectl_kyrec.load.kinds import builtin_kinds
+from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
 
 _UNCONVERTED = {"subjects": "user and group subjects", "roles": "roles", "clusterRoles": "cluster roles",
                 "annotations": "annotations"}

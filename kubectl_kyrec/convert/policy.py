@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import conditions, jmes
+from kubectl_kyrec.convert import cel_total, conditions, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -52,8 +52,10 @@ class _Group:
     constraints: dict[str, Any]
     match_conditions: list[dict[str, str]]
     actions: list[str]
+    guard: str = "true"                  # celPreconditions: none of them errored (cel_total)
     rules: list[str] = field(default_factory=list)
     validations: list[dict[str, Any]] = field(default_factory=list)
+    mutations: list[dict[str, Any]] = field(default_factory=list)
     variables: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -74,7 +76,7 @@ def _spec_settings(spec: dict[str, Any], conv: Conversion) -> tuple[str, dict[st
     for key, why in (("validationFailureActionOverrides", "per-namespace failure actions have no CEL counterpart "
                                                           "(a ValidatingPolicy has one validationActions)"),
                      ("generateExisting", "generate rules are not converted"),
-                     ("mutateExistingOnPolicyUpdate", "mutate rules are not converted")):
+                     ("mutateExistingOnPolicyUpdate", "mutate existing is not converted yet")):
         if spec.get(key):
             raise Unconvertible(f"spec.{key}", why)
     out: dict[str, Any] = {}
@@ -174,10 +176,15 @@ def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], li
     if rule.get("preconditions") is not None:
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
         match_conditions.append({"name": "preconditions", "expression": pre})
+    variables = {str(v.get("name")): str(v.get("expression")) for v in
+                 ((rule.get("validate") or {}).get("cel") or {}).get("variables") or []}
     for i, cel_pre in enumerate(rule.get("celPreconditions") or []):
-        # an erroring celPrecondition fails the classic rule; as a matchCondition it follows failurePolicy
-        # (named as a difference by the caller)
-        match_conditions.append({"name": str(cel_pre.get("name", f"cel-{i}")), "expression": cel_pre["expression"]})
+        # Kyverno skips the rule when a celPrecondition is false and fails it when none is false but one
+        # errors (evaluate/classic/validate_cel.py): the matchCondition is "not false" (never an error), and each
+        # validation requires every celPrecondition true (_celpre_guard)
+        _, false = cel_total.total(str(cel_pre.get("expression")), f"{at}.celPreconditions[{i}].expression",
+                                   variables)
+        match_conditions.append({"name": str(cel_pre.get("name", f"cel-{i}")), "expression": f"!({false})"})
     return constraints, match_conditions
 
 
@@ -194,11 +201,17 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
                                                "ValidatingPolicy evaluates every validation")
     default_action, settings = _spec_settings(spec, conv)
     groups: dict[str, _Group] = {}
+    mutating = [bool(rule.get("mutate")) for rule in rules]
+    if any(mutating) and not all(mutating):
+        raise Unconvertible("spec.rules", "a policy with both mutate and other rules is not converted yet")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        for kind in ("mutate", "generate", "verifyImages"):
+        for kind in ("generate", "verifyImages"):
             if rule.get(kind):
                 raise Unconvertible(f"{at}.{kind}", f"{kind} rules are not converted yet")
+        if rule.get("mutate"):
+            _mutate_rule(rule, at, groups)
+            continue
         validate = rule.get("validate")
         if not validate:
             raise Unconvertible(at, "a rule with no validate block")
@@ -218,36 +231,52 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
             conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
                                     "as a one-element list); Kyverno also reads a string value as a JSON list or "
                                     "a range")
+        if rule.get("celPreconditions") and validate.get("cel") is None:
+            raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
+                                                          "rules only; not converted on another rule")
         constraints, match_conditions = _rule_constraints(rule, at)
         if rule.get("celPreconditions"):
-            conv.substitutes.append(f"{at}.celPreconditions: an expression that errors fails the ClusterPolicy "
-                                    "rule; as a matchCondition its error follows failurePolicy")
+            conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
+                                    "the error's text, the conversion with the validation's message")
         key = json.dumps([constraints, match_conditions, actions], sort_keys=True)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = _Group(key, constraints, match_conditions, actions)
+            group = groups[key] = _Group(key, constraints, match_conditions, actions,
+                                         guard=_celpre_guard(rule, at))
         group.rules.append(str(rule.get("name", i)))
         if validate.get("cel") is not None:
             _copy_cel(validate["cel"], f"{at}.validate.cel", group, validate)
-            conv.substitutes.append(f"{at}.validate.cel: an expression that errors fails a ClusterPolicy rule "
-                                    "(Kyverno's VAP validator denies) and is an error result of a ValidatingPolicy")
+            conv.substitutes.append(f"{at}.validate.cel: an expression that errors fails the ClusterPolicy rule "
+                                    "with the error's text; each is written to be false there instead (never an "
+                                    "error result), failing with the validation's message")
             continue
         writer = PatternWriter(f"{at}.validate")
         check = _check(validate, f"{at}.validate", writer)
         group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
     autogen = _autogen(meta, conv) if _targets_pods(groups) else None
     many = len(groups) > 1
+    if many and any(mutating):
+        raise Unconvertible("spec.rules", "mutate rules with different match, exclude or preconditions would "
+                                          "become separate MutatingPolicies, applied in another order than the "
+                                          "rules; not converted")
+    if any(mutating):
+        settings.get("evaluation", {}).pop("background", None)   # classic: background is for mutate existing
+        if settings.get("evaluation") == {}:
+            del settings["evaluation"]
     if many:
         conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
                                 "one ValidatingPolicy each, named <policy>-<rule>")
     for group in groups.values():
-        spec_out: dict[str, Any] = {"validationActions": group.actions, **settings,
-                                    "matchConstraints": group.constraints}
+        spec_out: dict[str, Any] = {"validationActions": group.actions} if not group.mutations else {}
+        spec_out.update({**settings, "matchConstraints": group.constraints})
         if group.match_conditions:
             spec_out["matchConditions"] = group.match_conditions
         if group.variables:
             spec_out["variables"] = group.variables
-        spec_out["validations"] = group.validations
+        if group.mutations:
+            spec_out["mutations"] = group.mutations
+        else:
+            spec_out["validations"] = group.validations
         if autogen is not None and _group_targets_pods(group):
             spec_out["autogen"] = autogen
         kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != AUTOGEN_ANNOTATION}
@@ -258,10 +287,27 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
             out_meta["annotations"] = kept
         if meta.get("labels"):
             out_meta["labels"] = meta["labels"]
+        kind = "MutatingPolicy" if group.mutations else "ValidatingPolicy"
         conv.documents.append({"apiVersion": CEL_API,
-                               "kind": "ValidatingPolicy" if doc.get("kind") == "ClusterPolicy"
-                               else "NamespacedValidatingPolicy",
+                               "kind": kind if doc.get("kind") == "ClusterPolicy" else f"Namespaced{kind}",
                                "metadata": out_meta, "spec": spec_out})
+
+
+def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:
+    """A mutate rule's patch as the mutations of its group's MutatingPolicy (convert/mutate.py)."""
+    if rule.get("context"):
+        raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
+                                             "not converted yet")
+    if rule.get("celPreconditions"):
+        raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
+                                                      "rules only; not converted on another rule")
+    constraints, match_conditions = _rule_constraints(rule, at)
+    key = json.dumps([constraints, match_conditions, "mutate"], sort_keys=True)
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = _Group(key, constraints, match_conditions, [])
+    group.rules.append(str(rule.get("name", at)))
+    group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate"))
 
 
 _IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}
@@ -286,8 +332,18 @@ def _targets_pods(groups: dict[str, _Group]) -> bool:
     return any(_group_targets_pods(g) for g in groups.values())
 
 
+def _celpre_guard(rule: dict[str, Any], at: str) -> str:
+    variables = {str(v.get("name")): str(v.get("expression")) for v in
+                 ((rule.get("validate") or {}).get("cel") or {}).get("variables") or []}
+    return cel_total.conj([cel_total.total(str(p.get("expression")), f"{at}.celPreconditions[{i}].expression",
+                                           variables)[0]
+                           for i, p in enumerate(rule.get("celPreconditions") or [])])
+
+
 def _copy_cel(cel: dict[str, Any], at: str, group: _Group, validate: dict[str, Any]) -> None:
-    """validate.cel is a ValidatingAdmissionPolicy's body: its expressions are the validations as written."""
+    """validate.cel is a ValidatingAdmissionPolicy's body: each expression E becomes the never-erroring
+    `T(E)` (convert/cel_total.py), so that where E errors the validation fails, as the ClusterPolicy rule
+    does, instead of giving an error result."""
     for key in ("paramKind", "paramRef"):
         if cel.get(key):
             raise Unconvertible(f"{at}.{key}", "parameters have no ValidatingPolicy counterpart here; not converted")
@@ -301,9 +357,11 @@ def _copy_cel(cel: dict[str, Any], at: str, group: _Group, validate: dict[str, A
             group.variables.append({"name": v["name"], "expression": v["expression"]})
             known[v["name"]] = v["expression"]
     message = _message(validate, at)
-    for expression in cel.get("expressions") or []:
+    for j, expression in enumerate(cel.get("expressions") or []):
         out = {k: expression[k] for k in ("expression", "message", "messageExpression", "reason")
                if expression.get(k) is not None}
+        true, _ = cel_total.total(str(expression.get("expression")), f"{at}.expressions[{j}].expression", known)
+        out["expression"] = cel_total.conj([group.guard, true])
         if "message" not in out and "messageExpression" not in out:
             out.update(message)
         group.validations.append(out)

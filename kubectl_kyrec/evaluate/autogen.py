@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kubectl_kyrec.load.policies import ValidatingPolicy
-from kubectl_kyrec.load.policy_vocabulary import (
+from kubectl_kyrec.load.policy.policies import ValidatingPolicy
+from kubectl_kyrec.load.policy.vocabulary import (
     AuditAnnotation,
     MatchResources,
     NamedExpression,

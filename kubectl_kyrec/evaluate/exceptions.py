@@ -15,7 +15,7 @@ from kubectl_kyrec.cel.compiler import PolicyCompiler
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.policies import PolicyException
+from kubectl_kyrec.load.policy.policies import PolicyException
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matche
 from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
-from kubectl_kyrec.load.policy_vocabulary import MatchResources, NamedExpression, ResourceRule, Validation
+from kubectl_kyrec.load.policy.vocabulary import MatchResources, NamedExpression, ResourceRule, Validation
 from kubectl_kyrec.model import Ref, Result
 
 # the outcomes a node states; a value (a CEL result) is shown as its JSON text instead

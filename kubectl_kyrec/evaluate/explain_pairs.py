@@ -48,7 +48,7 @@ from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
 from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
 from kubectl_kyrec.recording import Trace
 

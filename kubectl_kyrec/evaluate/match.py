@@ -16,7 +16,7 @@ from typing import Any
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
-from kubectl_kyrec.load.policy_vocabulary import MatchResources, ResourceRule
+from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
 
 
 class MatchError(EngineError):

@@ -44,9 +44,9 @@ from kubectl_kyrec.evaluate.validating_admission.engine import (
 )
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission as evaluate_vap
 from kubectl_kyrec.k8s.labels import matches_selector
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import (
     UNDETERMINED,
     WGPOLICY,

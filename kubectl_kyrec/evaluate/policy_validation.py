@@ -11,7 +11,7 @@ webhook refuses (so the policy never exists in a cluster) and its CLI skips.
 A policy that fails leaves its list for `PolicySet.errors`, each problem at the line of its field, so every
 command refuses it the same way (exit 3, `file:line: Kind "name": <field>: <message>`) whether or not its
 own work would have compiled it (`diff` and `coverage` evaluate only what they compare), and the others
-still run. Parse errors (load/policies.py) are already there.
+still run. Parse errors (load/policy/policies.py) are already there.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.deleting_policies import DeletingPolicy
-from kubectl_kyrec.load.inputs import Inputs
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.deleting import DeletingPolicy
+from kubectl_kyrec.load.policy.policies import PolicySet
+from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Document
 
 T = TypeVar("T")
@@ -156,7 +156,7 @@ def _cleanup_schedule(doc: Document) -> None:
     schedule parses with robfig/cron's ParseStandard (kyrec evaluates neither kind, but the cluster would
     refuse the policy)."""
     from kubectl_kyrec.golang.robfig_cron import CronSpecError, parse_standard
-    from kubectl_kyrec.load.policies import unevaluated_kind
+    from kubectl_kyrec.load.policy.policies import unevaluated_kind
     from kubectl_kyrec.load.schema import policy_label
 
     if unevaluated_kind(doc) not in ("CleanupPolicy", "ClusterCleanupPolicy"):

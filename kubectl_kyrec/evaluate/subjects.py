@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from kubectl_kyrec.cel.engine import Activation, Environment
 from kubectl_kyrec.evaluate.request import RequestInfo
-from kubectl_kyrec.load.kinds import guess_plural
+from kubectl_kyrec.load.run_inputs.kinds import guess_plural
 from kubectl_kyrec.model import Document, Notice, Obj, Ref, Subject, ref_of
 
 

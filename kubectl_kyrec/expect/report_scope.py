@@ -14,8 +14,8 @@ from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.expect.reports import ExpectedReports
-from kubectl_kyrec.load.policies import PolicySet, is_policy_document
-from kubectl_kyrec.load.policy_vocabulary import REPORT_SOURCE
+from kubectl_kyrec.load.policy.policies import PolicySet, is_policy_document
+from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
 from kubectl_kyrec.model import UNDETERMINED, Document, Result, Subject
 
 # report and bookkeeping kinds are never scanned subjects

@@ -1,22 +1,27 @@
-"""Go's `encoding/json` encoder: the one kyrec has, shared by the json CEL library and the report hash.
+"""Go's `encoding/json`: the one encoder and decoder kyrec has, shared by the CEL json and yaml libraries,
+the classic engine's JMESPath functions and the report hash.
 
-Both must write exactly what Go writes: floats in strconv's shortest form (`'f'`, or `'e'` below 1e-6 and
+The encoder must write exactly what Go writes: floats in strconv's shortest form (`'f'`, or `'e'` below 1e-6 and
 from 1e21, with a negative one-digit exponent unpadded), strings HTML-safe with U+2028/U+2029 escaped, map
 keys sorted by their bytes, `[]byte` as base64. `marshal` walks a value; callers with values of their own
 (CEL timestamps, Kyverno's native types) pass `special`. `roundtrip` is `json.Unmarshal(json.Marshal(v))`
-into Go's `any`.
+into Go's `any`. `unmarshal` decodes into Go's `any` (every number a float64) and fails with the Go
+scanner's own texts (`invalid character 'x' looking for beginning of value`, `syntax_error`), which end up
+in policy report messages. Every failure is a `GoJSONError`.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kubectl_kyrec.golang.strconv import format_float
+from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.golang.strconv import format_float, quote
 from kubectl_kyrec.golang.time import format_rfc3339, in_utc
 
 _INT64_MIN = -(2**63)
@@ -24,15 +29,15 @@ _INT64_MAX = 2**63 - 1
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
-class MarshalError(ValueError):
-    """A value Go's json.Marshal refuses."""
+class GoJSONError(ValueError, EngineError):
+    """A decoding or encoding failure worded as Go's encoding/json words it."""
 
 
-class UnsupportedValue(MarshalError):
+class UnsupportedValue(GoJSONError):
     """NaN or an infinity: `json.Marshal` refuses them."""
 
 
-class UnsupportedType(MarshalError):
+class UnsupportedType(GoJSONError):
     """A value of a type JSON has no form for (`value` is it), or a map key that is not a string."""
 
     def __init__(self, message: str, value: Any) -> None:
@@ -88,12 +93,45 @@ Special = Callable[[Any], "str | None"]
 """A caller's encoding for values of its own: their JSON text, or None for the default encoding."""
 
 
+# characters Go escapes that Python's json module writes raw (ensure_ascii=False)
+_GO_EXTRA_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                     "\u2029": "\\u2029"}
+_GO_EXTRA_RE = re.compile("[<>&\u2028\u2029]")
+
+
 def marshal(value: Any, special: Special | None = None) -> str:
     """`json.Marshal(value)` for values decoded from JSON or YAML (dict, list, str, int, float, bool, None,
     bytes). Integers outside int64 are float64 to Go's decoder, and written as such."""
+    if special is None and not _needs_slow_path(value):
+        # fast path: the C encoder agrees with Go on everything but the characters Go also escapes
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        # a lone surrogate changes both the string and the key order Go sees: that takes the slow path
+        if not _SURROGATE_RE.search(text):
+            return _GO_EXTRA_RE.sub(lambda m: _GO_EXTRA_ESCAPES[m.group()], text)
     out: list[str] = []
     _encode(value, out, special)
     return "".join(out)
+
+
+def _needs_slow_path(value: Any) -> bool:
+    """Python writes floats, ints outside int64 and non-string keys differently; bytes need base64."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if not all(type(k) is str for k in v):
+                return True
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str) or v is None or isinstance(v, bool):
+            continue
+        elif isinstance(v, int):
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                return True
+        else:
+            return True
+    return False
 
 
 def _encode(v: Any, out: list[str], special: Special | None) -> None:
@@ -162,3 +200,211 @@ def roundtrip(value: Any) -> Any:
         return format_rfc3339(in_utc(value), nano=True)
     return value
 
+
+# ---------------------------------------------------------------------------------------------- decode
+
+
+def _reject_constant(name: str) -> Any:
+    # Python accepts NaN/Infinity; Go's scanner stops at the first letter.
+    raise ValueError(name)
+
+
+def _go_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise GoJSONError(f"json: cannot unmarshal number {text} into Go value of type float64")
+    return value
+
+
+def _strip_surrogates(value: Any) -> Any:
+    # Go decodes a lone \ud800 escape to U+FFFD; Python keeps the surrogate, which no engine can carry.
+    if isinstance(value, str):
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, list):
+        return [_strip_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_strip_surrogates(k): _strip_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def unmarshal(text: str) -> Any:
+    """`json.Unmarshal(text, &any)`: objects, arrays, strings, bools, null and float64 numbers."""
+    try:
+        value = json.loads(text, parse_int=_go_float, parse_float=_go_float, parse_constant=_reject_constant)
+    except GoJSONError:
+        raise
+    except (ValueError, RecursionError):
+        raise GoJSONError(syntax_error(text) or "unexpected end of JSON input") from None
+    if "\\u" in text and any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(value, ensure_ascii=False)):
+        return _strip_surrogates(value)
+    return value
+
+
+def _quote_char(c: str) -> str:
+    # Go's scanner quoteChar: strconv.Quote of the byte, as a rune, inside single quotes (a byte of a
+    # multi-byte character is its first UTF-8 byte read as U+0080..U+00FF).
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    return "'" + quote(chr(c.encode("utf-8", "surrogatepass")[0]))[1:-1] + "'"
+
+
+_WS = " \t\r\n"
+
+
+def syntax_error(text: str) -> str | None:
+    """The message Go's JSON scanner gives for `text`, or None when it is valid JSON."""
+    pos = 0
+    n = len(text)
+
+    def err(c: str, context: str) -> str:
+        return f"invalid character {_quote_char(c)} {context}"
+
+    def skip(i: int) -> int:
+        while i < n and text[i] in _WS:
+            i += 1
+        return i
+
+    def value(i: int) -> int | str:
+        i = skip(i)
+        if i >= n:
+            return "unexpected end of JSON input"
+        c = text[i]
+        if c == "{":
+            return obj(i + 1)
+        if c == "[":
+            return arr(i + 1)
+        if c == '"':
+            return string(i + 1)
+        if c == "-" or c.isdigit() and c.isascii():
+            return number(i)
+        for word in ("true", "false", "null"):
+            if c == word[0]:
+                return literal(i, word)
+        return err(c, "looking for beginning of value")
+
+    def literal(i: int, word: str) -> int | str:
+        for k, expected in enumerate(word):
+            if i + k >= n:
+                return "unexpected end of JSON input"
+            if text[i + k] != expected:
+                return err(text[i + k], f"in literal {word} (expecting {_quote_char(expected)})")
+        return i + len(word)
+
+    def number(i: int) -> int | str:
+        if text[i] == "-":
+            i += 1
+            if i >= n:
+                return "unexpected end of JSON input"
+            if not ("0" <= text[i] <= "9"):
+                return err(text[i], "in numeric literal")
+        if text[i] == "0":
+            i += 1
+        else:
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+        if i < n and text[i] == ".":
+            i += 1
+            if i >= n:
+                return "unexpected end of JSON input"
+            if not ("0" <= text[i] <= "9"):
+                return err(text[i], "after decimal point in numeric literal")
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+        if i < n and text[i] in "eE":
+            i += 1
+            if i < n and text[i] in "+-":
+                i += 1
+            if i >= n:
+                return "unexpected end of JSON input"
+            if not ("0" <= text[i] <= "9"):
+                return err(text[i], "in exponent of numeric literal")
+            while i < n and "0" <= text[i] <= "9":
+                i += 1
+        return i
+
+    def string(i: int) -> int | str:
+        while i < n:
+            c = text[i]
+            if c == '"':
+                return i + 1
+            if c == "\\":
+                i += 1
+                if i >= n:
+                    return "unexpected end of JSON input"
+                e = text[i]
+                if e == "u":
+                    for k in range(1, 5):
+                        if i + k >= n:
+                            return "unexpected end of JSON input"
+                        if text[i + k] not in "0123456789abcdefABCDEF":
+                            return err(text[i + k], "in \\u hexadecimal character escape")
+                    i += 5
+                    continue
+                if e not in '"\\/bfnrt':
+                    return err(e, "in string escape code")
+                i += 1
+                continue
+            if ord(c) < 0x20:
+                return err(c, "in string literal")
+            i += 1
+        return "unexpected end of JSON input"
+
+    def obj(i: int) -> int | str:
+        i = skip(i)
+        if i < n and text[i] == "}":
+            return i + 1
+        while True:
+            i = skip(i)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] != '"':
+                return err(text[i], "looking for beginning of object key string")
+            r = string(i + 1)
+            if isinstance(r, str):
+                return r
+            i = skip(r)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] != ":":
+                return err(text[i], "after object key")
+            r = value(i + 1)
+            if isinstance(r, str):
+                return r
+            i = skip(r)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] == "}":
+                return i + 1
+            if text[i] != ",":
+                return err(text[i], "after object key:value pair")
+            i += 1
+
+    def arr(i: int) -> int | str:
+        i = skip(i)
+        if i < n and text[i] == "]":
+            return i + 1
+        while True:
+            r = value(i)
+            if isinstance(r, str):
+                return r
+            i = skip(r)
+            if i >= n:
+                return "unexpected end of JSON input"
+            if text[i] == "]":
+                return i + 1
+            if text[i] != ",":
+                return err(text[i], "after array element")
+            i += 1
+
+    try:
+        r = value(pos)
+    except RecursionError:
+        return "exceeded max depth"
+    if isinstance(r, str):
+        return r
+    end = skip(r)
+    if end < n:
+        return err(text[end], "after top-level value")
+    return None

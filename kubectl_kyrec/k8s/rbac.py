@@ -16,7 +16,7 @@ pkg/registry/rbac/validation/rule.go `VisitRulesFor`, `appliesToUser`; pkg/apis/
   aggregated roles carry no rules yet) decide as the cluster that aggregated them.
 
 The answer is None ("cannot tell") when the state has no record of listing the kinds the decision needs
-(load/cluster_state.py `is_listed`): a grant kyrec did not read must not become a denial. Only the RBAC
+(load/run_inputs/cluster_state.py `is_listed`): a grant kyrec did not read must not become a denial. Only the RBAC
 authorizer is modelled; a cluster with another authorizer (a webhook) may allow more, which the live
 SubjectAccessReview (cluster/access_review.py) sees.
 """

@@ -20,10 +20,12 @@ the transparency log is not decided here (the caller says so).
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
@@ -31,6 +33,12 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from kubectl_kyrec.load.registry import ImageRef, Registry, RegistryError, parse_image
 
 SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
+CERTIFICATE_ANNOTATION = "dev.sigstore.cosign/certificate"
+CHAIN_ANNOTATION = "dev.sigstore.cosign/chain"
+# Fulcio's OIDC issuer (cosign CertExtensions.GetIssuer: the DER UTF8String of the second, else the raw bytes
+# of the first)
+_ISSUER_V1 = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.1")
+_ISSUER_V2 = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
 SIMPLE_SIGNING_TYPE = "cosign container image signature"
 INTOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 _HASHES: dict[str, type[hashes.HashAlgorithm]] = {
@@ -78,6 +86,8 @@ class Verification:
     verified: int = 0
     reasons: list[str] = field(default_factory=list)
     statements: list[dict[str, Any]] = field(default_factory=list)    # verified in-toto statements
+    certificates: list[x509.Certificate] = field(default_factory=list)  # keyless: of the verified signatures
+    found: int = 0                  # signature layers read (0: cosign's `no signatures found`)
 
     @property
     def ok(self) -> bool:
@@ -99,14 +109,25 @@ def _layers(registry: Registry, ref: ImageRef, digest: str, suffix: str) -> list
     return out
 
 
-def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: str = "sha256") -> Verification:
-    """cosign signatures of `image` checked with one public key. RegistryError when the registry could not be
-    read (the image's manifest or its signatures); KeyError_ for an unreadable key."""
-    key = load_public_key(key_pem)
+def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: str = "sha256", *,
+                      roots_pem: str = "") -> Verification:
+    """cosign signatures of `image` checked with one public key, or keyless-style (`roots_pem` given, no key):
+    with the certificate each signature carries, which must chain up to one of the roots (verify_certificate)
+    and be valid at the run's time (`registry.now`, which keyless needs).
+    RegistryError when the registry could not be read (the image's manifest or its signatures); KeyError_
+    for an unreadable key or roots."""
+    key = load_public_key(key_pem) if not roots_pem else None
+    roots = load_certificates(roots_pem) if roots_pem else []
+    now = registry.now
+    if roots_pem and now is None:
+        raise KeyError_("keyless verification needs the run's time (Registry.now)")
+    if roots_pem and not roots:
+        raise KeyError_("failed to load Root certificates: no certificate in roots")
     ref = parse_ref(image)
     digest = registry.resolve(ref)
     result = Verification(digest)
     layers = _layers(registry, ref, digest, "sig")
+    result.found = len(layers)
     if not layers:
         result.reasons.append(f"no signatures found for {ref.name}@{digest}")
     for body, layer_annotations in layers:
@@ -115,7 +136,13 @@ def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: s
         except ValueError:
             result.reasons.append("a signature annotation is not base64")
             continue
-        if not verify_blob(key, signature, body, hash_name):
+        cert = None
+        if roots:
+            cert, problem = verify_certificate(layer_annotations, roots)
+            if cert is None:
+                result.reasons.append(problem)
+                continue
+        if not verify_blob(key if cert is None else cert.public_key(), signature, body, hash_name):
             result.reasons.append("invalid signature when validating ASN.1 encoded signature")
             continue
         try:
@@ -130,9 +157,106 @@ def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: s
             result.reasons.append(f"Cosign signature payload was of an unknown type: {kind!r}")
         elif claimed != digest:
             result.reasons.append(f"invalid or missing digest in claim: {claimed}")
+        elif cert is not None and now is not None and not _valid_at(cert, now):
+            # cosign verifyInternal: with the log skipped and no signed timestamp, the certificate must be
+            # valid now (CheckExpiry), else this
+            result.reasons.append("expected a signed timestamp to verify an expired certificate")
         else:
             result.verified += 1
+            if cert is not None:
+                result.certificates.append(cert)
     return result
+
+
+def load_certificates(pem: str) -> list[x509.Certificate]:
+    try:
+        return x509.load_pem_x509_certificates(pem.strip().encode()) if pem.strip() else []
+    except ValueError as err:
+        raise KeyError_(f"failed to load certificates: {err}") from None
+
+
+def _valid_at(cert: x509.Certificate, when: datetime.datetime) -> bool:
+    return cert.not_valid_before_utc <= when <= cert.not_valid_after_utc
+
+
+def verify_certificate(annotations: dict[str, str], roots: list[x509.Certificate]
+                       ) -> tuple[x509.Certificate | None, str]:
+    """The signature's certificate when it chains up to one of `roots`, else (None, why). kk: cosign
+    verifyInternal and TrustedCert: the certificate from the layer's annotation, the chain annotation's
+    certificates but the last as intermediates (the last, its root, is not trusted: `roots` are), the chain
+    checked at the certificate's own NotBefore (times are not checked otherwise: expiry is checked against
+    now once the signature verified), every issuer a CA, the leaf's extended key usage (if any) code signing.
+    The chain walk is written here (Go's x509.Verify has no equivalent in `cryptography` that accepts a
+    code-signing leaf); each signature check is cryptography's verify_directly_issued_by."""
+    text = annotations.get(CERTIFICATE_ANNOTATION, "")
+    if not text:
+        return None, "no certificate found on signature"
+    try:
+        [leaf, *_] = load_certificates(text)
+        chain = load_certificates(annotations.get(CHAIN_ANNOTATION, ""))
+    except (KeyError_, ValueError) as err:
+        return None, str(err)
+    intermediates = chain[:-1] if len(chain) > 1 else []
+    failure = ("cert verification failed: x509: certificate signed by unknown authority. Check your TUF root "
+               "(see cosign initialize) or set a custom root with env var SIGSTORE_ROOT_FILE")
+    at = leaf.not_valid_before_utc
+    try:
+        usages = leaf.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
+        usages = None
+    if usages is not None and x509.oid.ExtendedKeyUsageOID.CODE_SIGNING not in usages:
+        return None, ("cert verification failed: x509: certificate specifies an incompatible key usage. Check "
+                      "your TUF root (see cosign initialize) or set a custom root with env var SIGSTORE_ROOT_FILE")
+    current = leaf
+    for _ in range(10):                 # a bound on the chain's length
+        for issuer, trusted in [*((r, True) for r in roots), *((i, False) for i in intermediates)]:
+            if issuer.subject != current.issuer or not _is_ca(issuer) or not _valid_at(issuer, at):
+                continue
+            try:
+                current.verify_directly_issued_by(issuer)
+            except (ValueError, TypeError, InvalidSignature):
+                continue
+            if trusted:
+                return leaf, ""
+            current = issuer
+            break
+        else:
+            return None, failure
+    return None, failure
+
+
+def _is_ca(cert: x509.Certificate) -> bool:
+    try:
+        return bool(cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca)
+    except x509.ExtensionNotFound:
+        return False
+
+
+def certificate_identity(cert: x509.Certificate) -> tuple[list[str], str]:
+    """(subject alternative names, OIDC issuer) of a signing certificate (cosign's GetSubjectAlternateNames:
+    emails, URIs, DNS names, IP addresses; CertExtensions.GetIssuer)."""
+    try:
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        sans = [*names.get_values_for_type(x509.RFC822Name), *names.get_values_for_type(x509.UniformResourceIdentifier),
+                *names.get_values_for_type(x509.DNSName), *(str(a) for a in names.get_values_for_type(x509.IPAddress))]
+    except x509.ExtensionNotFound:
+        sans = []
+    issuer = ""
+    for oid in (_ISSUER_V2, _ISSUER_V1):
+        try:
+            raw = cert.extensions.get_extension_for_oid(oid).value
+        except x509.ExtensionNotFound:
+            continue
+        value = raw.value if isinstance(raw, x509.UnrecognizedExtension) else b""
+        if oid == _ISSUER_V2 and len(value) >= 2 and value[0] == 0x0C:     # a DER UTF8String
+            size, start = value[1], 2
+            if size & 0x80:                     # long form: the next (size & 0x7f) bytes hold the length
+                start = 2 + (size & 0x7F)
+                size = int.from_bytes(value[2:start], "big")
+            value = value[start:start + size]
+        issuer = value.decode(errors="replace")
+        break
+    return sans, issuer
 
 
 def verify_attestations(registry: Registry, image: str, key_pem: str, predicate_type: str,

@@ -15,6 +15,7 @@ the run lists as insecure, HTTPS otherwise.
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import json
 import re
@@ -111,11 +112,14 @@ def docker_credentials(text: str, where: str) -> dict[str, str]:
 @dataclass
 class Registry:
     """The registries of one run: `insecure` hosts are called over plain HTTP (loopback always is);
-    `credentials`: base64 "user:password" by host (docker_credentials), sent where a registry asks."""
+    `credentials`: base64 "user:password" by host (docker_credentials), sent where a registry asks; `now`:
+    the run's time."""
 
     insecure: frozenset[str] = frozenset()
     timeout: float = TIMEOUT
     credentials: dict[str, str] = field(default_factory=dict)
+    # the run's time, when a signing certificate must be valid (keyless); None: keyless is not verified
+    now: datetime.datetime | None = None
     _tokens: dict[tuple[str, str], str] = field(default_factory=dict)
     _cache: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import ExitCode
-from kubectl_kyrec.load.exclusions import Exclusion
+from kubectl_kyrec.load.run_inputs.exclusions import Exclusion
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.producers.kubescape import (
     ANNOTATION_IMAGE_ID,

@@ -40,15 +40,15 @@ from typing import Any
 
 from kubectl_kyrec.k8s.rbac import RBAC_API, RBAC_GROUP, AccessRequest, StateRBAC, service_account_user
 from kubectl_kyrec.k8s.times import kubectl_age
-from kubectl_kyrec.load.cluster_state import capture_command
-from kubectl_kyrec.load.exclusions import parse_rfc3339
-from kubectl_kyrec.load.kyverno_config import (
+from kubectl_kyrec.load.run_inputs.cluster_state import capture_command
+from kubectl_kyrec.load.run_inputs.exclusions import parse_rfc3339
+from kubectl_kyrec.load.run_inputs.kyverno_config import (
     UPDATE_REQUEST_THRESHOLD,
     ResourceFilter,
     find_kyverno_configmap,
     matching_filter,
 )
-from kubectl_kyrec.load.kyverno_install import BACKGROUND, KYVERNO_NAMESPACE, REPORTS, KyvernoInstall
+from kubectl_kyrec.load.run_inputs.kyverno_install import BACKGROUND, KYVERNO_NAMESPACE, REPORTS, KyvernoInstall
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.normalize import DEFAULT_KYVERNO_MANAGERS, is_kyverno_manager
 
@@ -99,7 +99,7 @@ def _created(obj: Mapping[str, Any]) -> datetime.datetime | None:
 
 # what a live run asks the cluster (cluster/access_review.py): True, False, or None when it cannot tell
 AccessCheck = Callable[[AccessRequest], "bool | None"]
-# (group, plural) of a kind, as the run's REST mapper knows it (load/kinds.py KindTable)
+# (group, plural) of a kind, as the run's REST mapper knows it (load/run_inputs/kinds.py KindTable)
 ResourceOf = Callable[[str, str], "tuple[str, str] | None"]
 
 EPHEMERAL_KINDS = ("EphemeralReport", "ClusterEphemeralReport")

@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.classic.generate_objects import (
 )
 from kubectl_kyrec.evaluate.generating.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
-from kubectl_kyrec.load.classic_policies import ClassicPolicy
+from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.downstreams import (
     UNKNOWN_ORPHANING,
@@ -284,7 +284,7 @@ def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome 
 def cluster_classic_policies(state: Iterable[Any]) -> dict[str, ClassicPolicy]:
     """The ClusterPolicies/Policies a state captured from the cluster holds, by key (unreadable ones left out)."""
     from kubectl_kyrec.errors import InputError
-    from kubectl_kyrec.load.classic_policies import is_classic_policy, parse_classic_policy
+    from kubectl_kyrec.load.policy.classic import is_classic_policy, parse_classic_policy
 
     out: dict[str, ClassicPolicy] = {}
     for doc in state:

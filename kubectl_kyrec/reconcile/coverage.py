@@ -27,8 +27,8 @@ from typing import Any
 
 from kubectl_kyrec.errors import ExitCode
 from kubectl_kyrec.expect.reports import STATUSES
-from kubectl_kyrec.load.exclusions import Exclusion
-from kubectl_kyrec.load.kyverno_config import ResourceFilter
+from kubectl_kyrec.load.run_inputs.exclusions import Exclusion
+from kubectl_kyrec.load.run_inputs.kyverno_config import ResourceFilter
 from kubectl_kyrec.model import Ref, Source, Subject
 from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.claims import Acceptance, ClaimClass, Completeness, Verdict, completeness, cover

@@ -30,7 +30,7 @@ from typing import Any
 
 from kubectl_kyrec.evaluate.deleting.engine import DeletingOutcome, DeletionOutcome, DeletionStatus, NextRun
 from kubectl_kyrec.k8s.times import format_rfc3339
-from kubectl_kyrec.load.deleting_policies import DeletingPolicy
+from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.list_read import Read

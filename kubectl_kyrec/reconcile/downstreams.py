@@ -55,8 +55,8 @@ from typing import Any, TypeVar
 
 from kubectl_kyrec.evaluate.generating.downstreams import identity, owner_of
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-from kubectl_kyrec.load.secret_digests import digested_like, stored_value
+from kubectl_kyrec.load.policy.generating import GeneratingPolicy
+from kubectl_kyrec.load.run_inputs.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of
 from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText

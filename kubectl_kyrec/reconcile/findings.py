@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple, overload
 
-from kubectl_kyrec.load.policies import policy_labels
+from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Result, Source, group_version
 
 if TYPE_CHECKING:

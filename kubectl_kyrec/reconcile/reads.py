@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_kyrec.load.kinds import guess_plural
+from kubectl_kyrec.load.run_inputs.kinds import guess_plural
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason
 from kubectl_kyrec.reconcile.list_read import Read

@@ -66,9 +66,9 @@ from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.evaluate.generating.downstreams import LABEL_MANAGED_BY
 from kubectl_kyrec.expect.reports import REPORT_KINDS, ExpectedReports
 from kubectl_kyrec.expect.resource_hash import resource_hash
-from kubectl_kyrec.load.exclusions import parse_rfc3339
-from kubectl_kyrec.load.kyverno_config import ResourceFilter, filtered
-from kubectl_kyrec.load.policies import UNEVALUATED_SOURCES
+from kubectl_kyrec.load.policy.policies import UNEVALUATED_SOURCES
+from kubectl_kyrec.load.run_inputs.exclusions import parse_rfc3339
+from kubectl_kyrec.load.run_inputs.kyverno_config import ResourceFilter, filtered
 from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Subject, ref_of
 from kubectl_kyrec.reconcile.causes import LABEL_SOURCE, Cause
 from kubectl_kyrec.reconcile.claims import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-from kubectl_kyrec.load.policies import policy_labels
+from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
@@ -349,7 +349,7 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
     per_policy: dict[str, dict[str, int]] = {}
     counts = dict.fromkeys(SUMMARY_KEYS, 0)
     shown: list[Result] = []
-    # a ValidatingPolicy and a ClusterPolicy of one name are two rows of counts (load/policies.policy_labels)
+    # a ValidatingPolicy and a ClusterPolicy of one name are two rows of counts (load/policy/policies.policy_labels)
     labels = policy_labels({(r.source, r.policy) for r in results})
     for r in results:
         counts[r.result] = counts.get(r.result, 0) + 1

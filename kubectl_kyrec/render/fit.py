@@ -57,7 +57,7 @@ def short_kinds() -> dict[str, str]:
     """Kind -> the name `kubectl get` takes for it: its first short name in the built-in kind table
     (`deploy`, `cm`, `netpol`, `cpol`), else the kind in lower case (kubectl takes the singular too). A
     kind whose API groups disagree (none today) keeps the lower-case kind."""
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
 
     names: dict[str, set[str]] = {}
     for info in builtin_kinds():

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.errors import FailedRead
-from kubectl_kyrec.load.policies import split_policy_label
+from kubectl_kyrec.load.policy.policies import split_policy_label
 from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
@@ -89,7 +89,7 @@ def rule_id(f: Finding) -> str:
 def _rule(f: Finding) -> dict[str, Any]:
     if f.policy:
         if f.policy_kind:
-            # a policy of a name another kind shares is labelled `Kind/name` (load/policies.policy_labels)
+            # a policy of a name another kind shares is labelled `Kind/name` (load/policy/policies.policy_labels)
             what = " ".join(split_policy_label(f.policy_kind, f.policy))
         else:
             what = f"Kyverno policy {f.policy}"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cluster.writer import DryRun, Outcome, Status, execute
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
 from kubectl_kyrec.run.unreadable import with_failed_reads
@@ -20,7 +20,7 @@ from kubectl_kyrec.run.unreadable import with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.interrupts import Interrupt
-    from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
     from kubectl_kyrec.model import Ref
     from kubectl_kyrec.reconcile.deletions import DeletionDiff
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff

@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.errors import few
-from kubectl_kyrec.load.cluster_state import capture_command
+from kubectl_kyrec.load.run_inputs.cluster_state import capture_command
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.classic_policies import ClassicPolicy
-    from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.inputs import Inputs
-    from kubectl_kyrec.load.kinds import KindTable, ResourceInfo
-    from kubectl_kyrec.load.policies import PolicySet
-    from kubectl_kyrec.load.policy_vocabulary import MatchResources
+    from kubectl_kyrec.load.policy.classic import ClassicPolicy
+    from kubectl_kyrec.load.policy.policies import PolicySet
+    from kubectl_kyrec.load.policy.vocabulary import MatchResources
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable, ResourceInfo
+    from kubectl_kyrec.load.run_inputs.sources import Inputs
 
 
 # create-only kinds (reviews, Pod bindings): nothing can list them, so a wildcard never makes them a gap
@@ -158,7 +158,7 @@ def _served(state: ClusterState, need: Need) -> Need | None:
 def run_gaps(inputs: Inputs, namespace: str = "", extra: Iterable[tuple[str, str]] = ()) -> str | None:
     """The capture notice of a run: the policies' trigger kinds when the subjects come from the state,
     and `extra` (apiVersion, kind) pairs a stage found missing (downstream kinds)."""
-    from kubectl_kyrec.load.kinds import ResourceInfo, guess_plural
+    from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo, guess_plural
     from kubectl_kyrec.model import group_version
 
     needed = [] if inputs.resources_named else trigger_kinds(inputs.policies, inputs.kinds)

@@ -4,7 +4,7 @@ The same LISTs a live `diff` with the same policies makes (cluster/live.py), wri
 (docs/architecture.md#reading-a-live-cluster) that the state reader turns back into the same ClusterState: the listed
 and unreadable kinds ride on the List's annotations, and objects keep their managedFields (kubectl hides them by
 default; the foreign-fields check needs them). Secret values are written as salted digests unless asked otherwise
-(load/secret_digests.py): a capture is kept for later runs, and drift needs only equality.
+(load/run_inputs/secret_digests.py): a capture is kept for later runs, and drift needs only equality.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cluster.live_source import KindsLiveSource, KubescapeLiveSource, LiveSource
-    from kubectl_kyrec.load.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 
 LISTED = "kyrec.io/listed"
 UNREADABLE = "kyrec.io/unreadable"
@@ -60,7 +60,7 @@ class CaptureResult:
 def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> dict[str, Any]:
     """The capture of `state`; with `secret_salt`, every Secret's values digested with it and the salt
     recorded (the objects of `state` are left as they are)."""
-    from kubectl_kyrec.load.secret_digests import SALT_ANNOTATION, digest_secret, is_secret, salt_text
+    from kubectl_kyrec.load.run_inputs.secret_digests import SALT_ANNOTATION, digest_secret, is_secret, salt_text
 
     listed = [k.to_json() for k in sorted(state.listed)]
     # each failed read with how it ended, so that an offline run on the file says it as the live run did
@@ -88,8 +88,8 @@ def capture_document(state: ClusterState, secret_salt: bytes | None = None) -> d
 def run_capture(source: LiveSource, include_secret_values: bool = False) -> CaptureResult:
     """`include_secret_values`: Secrets as the server gave them (the result counts those with values, for
     the warning); by default their values are digests."""
-    from kubectl_kyrec.load.secret_digests import is_secret, new_salt
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.secret_digests import is_secret, new_salt
+    from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.run.select import nothing_selected, selects_any
 
     inputs = source.read()
@@ -119,7 +119,7 @@ def run_kinds_capture(source: KindsLiveSource, include_secret_values: bool = Fal
     """`capture --kind KIND...`: the named kinds only, each LIST recorded as listed even when it found nothing
     (what `kubectl get -o json` cannot record: its empty List names no kind). What a run's notice advises
     capturing, so that the finding it left undecided is decided by passing the file with another --state."""
-    from kubectl_kyrec.load.secret_digests import is_secret, new_salt
+    from kubectl_kyrec.load.run_inputs.secret_digests import is_secret, new_salt
 
     state = source.read_state()
     secrets = sum(1 for d in state.objects if is_secret(d.obj) and (d.obj.get("data") or d.obj.get("stringData")))

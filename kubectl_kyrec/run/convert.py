@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -35,12 +36,17 @@ class Difference:
     converted: str
     original_message: str = ""
     converted_message: str = ""
+    mutation: str = ""            # for a difference in the mutated object: the first path where they differ
 
     @property
     def verdict(self) -> bool:
+        """A difference in what the policies decide: the verdict, or the object a mutation leaves."""
         return self.original != self.converted
 
     def line(self) -> str:
+        if self.mutation:
+            return (f"{self.policy}: {self.subject} ({self.variant}): mutated object differs at {self.mutation}: "
+                    f"original {self.original}, converted {self.converted}")
         if self.verdict:
             return (f"{self.policy}: {self.subject} ({self.variant}): original {self.original}, converted "
                     f"{self.converted}")
@@ -102,7 +108,7 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
         target = os.path.join(out_dir, f"{conv.name}.yaml")
         with open(target, "w") as f:
             f.write(header(conv, where))
-            f.write(yaml.safe_dump_all(conv.documents, sort_keys=False, width=120))
+            f.write(yaml.dump_all(conv.documents, Dumper=_PlainDumper, sort_keys=False, width=120))
         result.written.append(target)
     if resource_paths or state_paths:
         resources = _resources(resource_paths, state_paths)
@@ -112,6 +118,13 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """No `&id001` anchors where two fields share a list: every policy reads as written out."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def compile_check(conv: Conversion) -> Conversion:
@@ -211,7 +224,25 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
               workdir: str, tag: str) -> dict[tuple[str, str, str], tuple[str, str]]:
-    from kubectl_kyrec.load.inputs import FileSource
+    return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False).results)
+
+
+def _mutated(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
+             workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
+    """(kind, namespace, name) -> the object as admission stores it after the policies' mutations (eval's
+    admission chain: the API server's defaults, then the mutations)."""
+    result = _run(policy_docs, resources, workdir, tag, mutate=True)
+    out: dict[tuple[str, str, str], Any] = {}
+    for admission in result.admissions:
+        ref = admission.subject.ref
+        out[(ref.kind, ref.namespace, ref.name)] = (
+            {"undetermined": list(admission.undetermined)} if admission.undetermined else admission.subject.obj)
+    return out
+
+
+def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], workdir: str, tag: str,
+         mutate: bool) -> Any:
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     policy_file = os.path.join(workdir, f"{tag}-policies.yaml")
@@ -222,11 +253,11 @@ def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]]
         with open(resource_file, "w") as f:
             yaml.safe_dump_all(resources, f, sort_keys=False)
     now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
-    result = run_eval(EvalRunOptions(now=now, mutate=False),
+    result = run_eval(EvalRunOptions(now=now, mutate=mutate),
                       FileSource(policy_paths=[policy_file], resource_paths=[resource_file]))
     if result.errors:
         raise InputError("; ".join(e.message for e in result.errors))
-    return aggregate(result.results)
+    return result
 
 
 def aggregate(results: Sequence[Result]) -> dict[tuple[str, str, str], tuple[str, str]]:
@@ -252,6 +283,26 @@ def _same_message(original: str, converted: str) -> bool:
     return fold(converted) in fold(original)
 
 
+_ABSENT = "<absent>"
+
+
+def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
+    """The first JSON path where two objects differ, with both values there (`<absent>` for a missing key)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(a) + [k for k in b if k not in a]:
+            found = _first_difference(a.get(k, _ABSENT), b.get(k, _ABSENT), f"{path}/{k}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            found = _first_difference(x, y, f"{path}/{i}")
+            if found is not None:
+                return found
+        return None
+    return None if a == b else (path, a, b)
+
+
 def verify(original: dict[str, Any], converted: list[dict[str, Any]],
            resources: list[dict[str, Any]]) -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants."""
@@ -270,10 +321,21 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]],
             subjects.append(variant)
     if not subjects:
         return [], 0
+    mutates = any(isinstance(r, dict) and r.get("mutate") for r in (original.get("spec") or {}).get("rules") or [])
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
         before = _verdicts([original], subjects, workdir, "original")
         after = _verdicts(converted, subjects, workdir, "converted")
+        if mutates:
+            mutated_before = _mutated([original], subjects, workdir, "original-m")
+            mutated_after = _mutated(converted, subjects, workdir, "converted-m")
     diffs = []
+    if mutates:
+        for key, label in what.items():
+            where = _first_difference(mutated_before.get(key), mutated_after.get(key), "")
+            if where is not None:
+                path, a_value, b_value = where
+                diffs.append(Difference(name, "/".join(p for p in key if p), label, json.dumps(a_value),
+                                        json.dumps(b_value), mutation=path or "/"))
     for key, label in what.items():
         a = before.get(key, ("pass", ""))
         b = after.get(key, ("pass", ""))

@@ -8,14 +8,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
+from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.inputs import Inputs, InputSource
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
     from kubectl_kyrec.producers.kubescape_coverage import VulnerabilityCoverage
     from kubectl_kyrec.reconcile.coverage import Coverage
     from kubectl_kyrec.reconcile.reports import ReportChange, ReportDiff
@@ -32,6 +33,7 @@ class CoverageRunOptions:
     exclusions_path: str | None = None
     skip_resource_filters: bool = True       # Kyverno's reports controller flag, as installed by default
     jobs: int = 1                            # processes to evaluate in (`--jobs`)
+    registry: Registry | None = None        # `--registry`: image verification against real registries
 
 
 @dataclass
@@ -60,8 +62,8 @@ def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
-    from kubectl_kyrec.load.exclusions import load_exclusions
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions
+    from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.diff import review_notice
@@ -74,7 +76,8 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,
                                   selection=Selection(namespace=options.namespace),
-                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
+                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs,
+                                  registry=options.registry)
     gaps = run_gaps(inputs, options.namespace)
     errors = [EvalError(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend(scope.outcome.errors)
@@ -169,7 +172,7 @@ class VulnerabilityResult:
 
 
 def run_vulnerability_coverage(options: VulnerabilityRunOptions, source: StateSource) -> VulnerabilityResult:
-    from kubectl_kyrec.load.exclusions import load_exclusions
+    from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions
     from kubectl_kyrec.producers.kubescape import (
         DEFAULT_SKIP_NAMESPACES,
         KubescapeOptions,

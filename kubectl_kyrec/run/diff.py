@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.registry import Registry
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.run.unreadable import failed_reads, known_kinds, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
-    from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-    from kubectl_kyrec.load.inputs import Inputs, InputSource
+    from kubectl_kyrec.load.policy.generating import GeneratingPolicy
+    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
     from kubectl_kyrec.model import Document, Ref
     from kubectl_kyrec.reconcile.causes import Evidence
     from kubectl_kyrec.reconcile.deletions import DeletionDiff
@@ -45,6 +46,7 @@ class DiffRunOptions:
     # compare reports even when the state holds none and --reports was not given (`apply --write-reports`
     # creates the missing ones)
     compare_reports: bool = False
+    registry: Registry | None = None        # `--registry`: image verification against real registries
 
 
 @dataclass
@@ -161,7 +163,7 @@ def cause_evidence(inputs: Inputs, *, now: datetime.datetime, kyverno_config_pat
     """What the causes of a run's findings are read from (reconcile/causes.py): the state's UpdateRequests,
     policies, RBAC objects and Kyverno's Deployments, Kyverno's configuration, and (live) the cluster's
     answers to access reviews."""
-    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
+    from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.causes import Evidence
 
     objs = inputs.state.objs
@@ -234,7 +236,7 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.deleting.engine import DeleteOptions, run_deleting
-    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
+    from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.deletions import diff_deletions
     from kubectl_kyrec.reconcile.reads import ReadRecord
     from kubectl_kyrec.run.generate import subject_filter
@@ -285,7 +287,7 @@ def cluster_policy_times(state: Sequence[Document]) -> dict[str, tuple[str, str]
 def cluster_policies(state: Sequence[Document]) -> dict[str, GeneratingPolicy]:
     """The generating policies a state captured from the cluster holds, by name (unreadable ones left out)."""
     from kubectl_kyrec.errors import InputError
-    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+    from kubectl_kyrec.load.policy.generating import parse_generating_policy
 
     out: dict[str, GeneratingPolicy] = {}
     for doc in state:
@@ -448,7 +450,8 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, selection=options.selection,
                                   generating=generating,
-                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs)
+                                  skip_resource_filters=options.skip_resource_filters, jobs=options.jobs,
+                                  registry=options.registry)
     def expected() -> dict[tuple[str, str, str, str], Mapping[str, Any]]:
         out: dict[tuple[str, str, str, str], Mapping[str, Any]] = {}
         for report in scope.expected:

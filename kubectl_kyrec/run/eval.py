@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import EvalError, Result, Subject
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.load.inputs import Inputs, InputSource
-    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy.policies import PolicySet
+    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import AdmissionSide, Impact
     from kubectl_kyrec.render.items import Items
@@ -233,8 +233,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
     """The objects before the change (`--old` or `--old-ref`), policies left out; None without either."""
-    from kubectl_kyrec.load.old_manifests import read_old_paths, read_old_ref
-    from kubectl_kyrec.load.policies import is_policy_document
+    from kubectl_kyrec.load.policy.policies import is_policy_document
+    from kubectl_kyrec.load.run_inputs.old_manifests import read_old_paths, read_old_ref
 
     if options.old_ref is not None:
         docs = read_old_ref(options.old_ref, options.resource_paths)
@@ -248,7 +248,7 @@ def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
 def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
                    ) -> tuple[list[Result], list[EvalError]]:
     from kubectl_kyrec.evaluate.validating.json_payloads import evaluate_json_payloads
-    from kubectl_kyrec.load.payloads import load_payloads
+    from kubectl_kyrec.load.run_inputs.payloads import load_payloads
 
     payloads = [p for path in options.json_paths for p in load_payloads(path, path)]
     outcome = evaluate_json_payloads(policies, payloads, libraries=libraries, now=options.now,
@@ -259,7 +259,7 @@ def _json_payloads(options: EvalRunOptions, policies: PolicySet, libraries: Libr
 def _authz_payloads(options: EvalRunOptions, policies: PolicySet, libraries: LibraryFactory
                     ) -> tuple[list[Result], list[EvalError]]:
     from kubectl_kyrec.evaluate.validating.authz_payloads import evaluate_authz_payloads
-    from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
+    from kubectl_kyrec.load.run_inputs.authz_requests import ENVOY, HTTP, load_authz_payload
 
     payloads = [load_authz_payload(path, path, mode)
                 for mode, paths in ((HTTP, options.http_paths), (ENVOY, options.envoy_paths))
@@ -284,7 +284,7 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.policy_validation import validate_policies
     from kubectl_kyrec.load.documents import load_documents_with_lines
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.policy.policies import classify
     from kubectl_kyrec.reconcile.impact import compute_impact
     from kubectl_kyrec.run.generate import generate_for_inputs
 

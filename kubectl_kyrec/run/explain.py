@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.load.inputs import InputSource
+    from kubectl_kyrec.load.run_inputs.sources import InputSource
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
-    from kubectl_kyrec.load.policy_vocabulary import GENERATING_KINDS
+    from kubectl_kyrec.load.policy.vocabulary import GENERATING_KINDS
     from kubectl_kyrec.run.eval import policy_errors
     from kubectl_kyrec.run.providers import provider_for
     from kubectl_kyrec.run.select import (

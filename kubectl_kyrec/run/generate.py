@@ -9,9 +9,9 @@ if TYPE_CHECKING:
     import datetime
 
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
-    from kubectl_kyrec.load.inputs import Inputs
-    from kubectl_kyrec.load.policies import PolicySet
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.policy.policies import PolicySet
+    from kubectl_kyrec.load.run_inputs.selection import Selection
+    from kubectl_kyrec.load.run_inputs.sources import Inputs
     from kubectl_kyrec.model import Subject
 
 

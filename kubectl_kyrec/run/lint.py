@@ -1,5 +1,5 @@
 """`kubectl kyrec lint`: a policy repository's pre-merge check. Every policy document below the paths is
-loaded through the one file load path every command uses (load/inputs.py FileSource: the schema the cluster
+loaded through the one file load path every command uses (load/run_inputs/sources.py FileSource: the schema the cluster
 would use, then the parsers' own checks), and every problem is a row of the result: nothing is evaluated.
 
 Exit 3 when any policy would be refused, 1 with --strict when there are warnings only, else 0.
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
-from kubectl_kyrec.load.inputs import FileSource
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
+from kubectl_kyrec.load.run_inputs.sources import FileSource
 from kubectl_kyrec.model import EvalError, Source
 from kubectl_kyrec.reconcile.findings import Finding
 

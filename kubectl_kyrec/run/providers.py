@@ -9,7 +9,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.context import ObjectsProvider
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.inputs import Inputs
+from kubectl_kyrec.load.run_inputs.sources import Inputs
 
 
 def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = None,

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
-from kubectl_kyrec.load.inputs import Inputs
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.registry import Registry
+from kubectl_kyrec.load.run_inputs.selection import Selection
+from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportClass, ReportDiff
 from kubectl_kyrec.reconcile.selection import holds_report
@@ -22,17 +23,23 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                     kyverno_config_path: str | None, all_policies: bool,
                     selection: Selection, scan_interval: datetime.timedelta = DEFAULT_SCAN_INTERVAL,
                     generating: GeneratingOutcome | None = None,
-                    skip_resource_filters: bool = True, jobs: int = 1) -> tuple[ReportDiff, ReportScope]:
+                    skip_resource_filters: bool = True, jobs: int = 1,
+                    registry: Registry | None = None) -> tuple[ReportDiff, ReportScope]:
     """Evaluate the subjects as the background scan would and classify every report against that.
+
+    `registry`: `--registry`, image verification against the registries image references name, as the
+    background scan verifies (kk: pkg/controllers/report/utils/scanner.go runs VerifyAndPatchImages and the
+    ImageValidatingPolicy engine); None: those results are undetermined and their reports left out.
 
     `generating`: the generating policies (GeneratingPolicies, classic generate rules) already evaluated
     over every trigger (else done here): their results are in the triggers' reports.
     """
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
-    from kubectl_kyrec.load.kyverno_config import kyverno_config_for, load_kyverno_config
+    from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
     from kubectl_kyrec.run.providers import provider_for
 
@@ -43,7 +50,8 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     # shown and acted on (selected_reports), never their class
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
-                          report_api=api, jobs=jobs)
+                          report_api=api, jobs=jobs, registry=registry,
+                          classic=ClassicOptions(registry=registry) if registry is not None else None)
     if generating is None and generates(inputs):
         from kubectl_kyrec.run.generate import generate_for_inputs
 

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import PolicySet
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.policy.policies import PolicySet
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+    from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.model import Document
 
 
@@ -35,7 +35,7 @@ def resolve_kinds(names: Sequence[str], table: KindTable, subjects: Sequence[Doc
     """The kinds `--kind` names, resolved as kubectl resolves a resource type: kind, plural, singular or
     short name, any case, optionally `.group` or `.version.group` qualified. Kinds no table knows (custom
     kinds given without their CRD) resolve by their kind name or its plural, from the resources read."""
-    from kubectl_kyrec.load.kinds import guess_plural
+    from kubectl_kyrec.load.run_inputs.kinds import guess_plural
 
     out: list[str] = []
     for name in names:

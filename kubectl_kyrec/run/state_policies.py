@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kubectl_kyrec.errors import UsageError
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.inputs import FileSource, Inputs
+    from kubectl_kyrec.load.run_inputs.sources import FileSource, Inputs
 
 @dataclass
 class StatePoliciesSource:
@@ -18,7 +18,7 @@ class StatePoliciesSource:
     what: str = "needs policies: -p PATH"
 
     def read(self) -> Inputs:
-        from kubectl_kyrec.load.policies import classify, is_policy_document
+        from kubectl_kyrec.load.policy.policies import classify, is_policy_document
 
         inputs = self.files.read()
         docs = [d for d in inputs.state.objects if is_policy_document(d)]
@@ -26,7 +26,7 @@ class StatePoliciesSource:
         if not (policies.validating or policies.generating or policies.admission or policies.image_validating
                 or policies.classic or policies.mutating or policies.mutating_admission or policies.deleting):
             raise UsageError(f"{self.what} (the state holds no policies)")
-        from kubectl_kyrec.load.secret_digests import secret_digest_notice
+        from kubectl_kyrec.load.run_inputs.secret_digests import secret_digest_notice
         from kubectl_kyrec.model import Notice
 
         notices = list(inputs.notices)

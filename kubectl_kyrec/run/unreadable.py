@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.inputs import Inputs
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+    from kubectl_kyrec.load.run_inputs.sources import Inputs
 
 
 def failed_reads(state: ClusterState) -> list[FailedRead]:

@@ -22,7 +22,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_object
 from kubectl_kyrec.evaluate.pipeline import select_subjects
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Ref, Result
 
 

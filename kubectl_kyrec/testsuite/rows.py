@@ -41,7 +41,7 @@ from kubectl_kyrec.evaluate.validating.authz_payloads import AUTHZ_MODES, evalua
 from kubectl_kyrec.evaluate.validating.json_payloads import evaluate_json_payloads
 from kubectl_kyrec.evaluate.validating_admission.engine import VapRunner
 from kubectl_kyrec.k8s.labels import selector_is_empty
-from kubectl_kyrec.load.policies import ValidatingPolicy, unevaluated_kind
+from kubectl_kyrec.load.policy.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Source, Subject, group_version
 from kubectl_kyrec.testsuite.row_types import (

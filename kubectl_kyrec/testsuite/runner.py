@@ -12,7 +12,7 @@ from kubectl_kyrec.model import Source
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import LibraryFactory
-    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
     from kubectl_kyrec.testsuite.row_types import GenerateFn, Mode, SuiteRun
     from kubectl_kyrec.testsuite.suite import LoadedSuite
 
@@ -56,7 +56,7 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
     from kubectl_kyrec.testsuite.rows import generating_hook
 
     kinds = KindTable(crd_hint="add its CustomResourceDefinition to the test's resources or clusterResources")

@@ -18,12 +18,12 @@ from typing import Any
 
 from kubectl_kyrec.cel.schema_rules import policy_schema_check
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload, load_authz_payload
-from kubectl_kyrec.load.duplicates import first_of_each
 from kubectl_kyrec.load.line_index import LineIndex
-from kubectl_kyrec.load.payloads import Payload, load_payloads
-from kubectl_kyrec.load.policies import PolicySet, classify
-from kubectl_kyrec.load.values import OPERATIONS, Values, parse_user_info, parse_values_object
+from kubectl_kyrec.load.policy.policies import PolicySet, classify
+from kubectl_kyrec.load.run_inputs.authz_requests import ENVOY, HTTP, AuthzPayload, load_authz_payload
+from kubectl_kyrec.load.run_inputs.duplicates import first_of_each
+from kubectl_kyrec.load.run_inputs.payloads import Payload, load_payloads
+from kubectl_kyrec.load.run_inputs.values import OPERATIONS, Values, parse_user_info, parse_values_object
 from kubectl_kyrec.model import Document, Notice, Obj, Source
 from kubectl_kyrec.testsuite.mocks import TestMocks, parse_mocks
 

@@ -4,7 +4,7 @@ import pytest
 
 from kubectl_kyrec.cel.engine import Environment
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
-from kubectl_kyrec.cel.k8s_net import addr_text, parse_addr
+from kubectl_kyrec.golang.netip import addr_text, parse_addr
 
 ENV = Environment(kubernetes_libraries(), ["object"])
 

@@ -4,7 +4,7 @@ import pytest
 
 from kubectl_kyrec.cel.engine import Environment
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
-from kubectl_kyrec.cel.k8s_regex import RegexSyntaxError, compile_re2
+from kubectl_kyrec.golang.regexp import RegexSyntaxError, compile_re2
 
 ENV = Environment(kubernetes_libraries(), ["object"])
 

@@ -11,9 +11,10 @@ import pytest
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.engine import Environment
-from kubectl_kyrec.cel.kyverno_gojson import marshal, syntax_error, unmarshal
 from kubectl_kyrec.cel.kyverno_json import json_library
+from kubectl_kyrec.cel.kyverno_json import json_marshal as marshal
 from kubectl_kyrec.cel.kyverno_libs import kyverno_libraries
+from kubectl_kyrec.golang.json import syntax_error, unmarshal
 from kubectl_kyrec.golang.strconv import format_float
 
 NOW = datetime.datetime(2025, 1, 2, 15, 30, tzinfo=datetime.timezone.utc)

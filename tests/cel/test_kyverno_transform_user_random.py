@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.cel.engine import Environment
-from kubectl_kyrec.cel.kyverno_random import generate, random_library
+from kubectl_kyrec.cel.kyverno_random import random_library
 from kubectl_kyrec.cel.kyverno_transform import transform_library
 from kubectl_kyrec.cel.kyverno_user import user_library
+from kubectl_kyrec.golang.regen import generate
 
 
 def run(expr: str, seed: int = 0, **variables: Any) -> Any:

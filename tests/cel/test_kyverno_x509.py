@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from kubectl_kyrec.cel.engine import Environment
-from kubectl_kyrec.cel.kyverno_x509 import has_certificate, pem_decode, x509_library
+from kubectl_kyrec.cel.kyverno_x509 import x509_library
+from kubectl_kyrec.golang.x509 import has_certificate, pem_decode
 
 # the certificate from Kyverno's own test
 KYVERNO_CERT = """-----BEGIN CERTIFICATE-----

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.engine import Environment
-from kubectl_kyrec.cel.kyverno_yaml import parse_yaml, yaml_library
+from kubectl_kyrec.cel.kyverno_yaml import yaml_library
+from kubectl_kyrec.load.sigs_yaml import GoYAMLError, parse_yaml
 
 
 def run(expr: str, **variables: Any) -> Any:
@@ -56,7 +56,7 @@ def test_empty_input_is_null() -> None:
 
 
 def test_syntax_errors_name_the_line() -> None:
-    with pytest.raises(CelFunctionError) as info:
+    with pytest.raises(GoYAMLError) as info:
         parse_yaml("a: 1\nb: c: d\n")
     assert str(info.value) == ("error converting YAML to JSON: yaml: line 2: mapping values are not allowed "
                                "in this context")
@@ -67,5 +67,5 @@ def test_nan_cannot_become_json() -> None:
 
 
 def test_null_key_is_rejected() -> None:
-    with pytest.raises(CelFunctionError, match="^error converting YAML to JSON: unsupported map key"):
+    with pytest.raises(GoYAMLError, match="^error converting YAML to JSON: unsupported map key"):
         parse_yaml("~: 1")

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.load.policies import policy_labels, split_policy_label
+from kubectl_kyrec.load.policy.policies import policy_labels, split_policy_label
 from tests.ci.findings_support import sarif_errors
 
 CLASSIC = """\

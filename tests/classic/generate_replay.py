@@ -49,8 +49,8 @@ from kubectl_kyrec.evaluate.generating.downstreams import (
     labels_of,
 )
 from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, is_classic_policy, parse_classic_policy
-from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, is_classic_policy, parse_classic_policy
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)

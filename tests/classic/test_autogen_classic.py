@@ -7,9 +7,9 @@ import json
 import pytest
 
 from kubectl_kyrec.classic.autogen import can_autogen, compute_rules
-from kubectl_kyrec.load.classic_policies import ClassicPolicy
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.classic import ClassicPolicy
+from kubectl_kyrec.load.policy.policies import classify
 
 
 def policy(rules: list[dict], annotations: dict[str, str] | None = None) -> ClassicPolicy:

@@ -33,8 +33,8 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.report_scope import generating_pairs
 from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document
 from tests.conformance.test_report_scenarios import subset
 from tests.shared_inputs import cases, shared

@@ -11,8 +11,8 @@ from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.report_scope import policy_versions
 from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 

@@ -10,9 +10,9 @@ import yaml
 
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
 from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
-from kubectl_kyrec.load.classic_policies import parse_classic_policy
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.classic import parse_classic_policy
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)

@@ -11,8 +11,8 @@ import yaml
 
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
 from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Ref, Source
 from kubectl_kyrec.reconcile.classic_downstreams import (
     classic_outcomes,

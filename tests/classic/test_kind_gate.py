@@ -13,8 +13,8 @@ import kubectl_kyrec.classic.match as match_module
 from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
 from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source
 
 # (group, version, kind, subresource) of the requests every match below is asked about

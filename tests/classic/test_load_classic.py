@@ -8,7 +8,7 @@ import pytest
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import PolicySet, classify
+from kubectl_kyrec.load.policy.policies import PolicySet, classify
 
 
 def _classify(text: str) -> PolicySet:
@@ -158,7 +158,7 @@ def test_a_cel_rule_that_does_not_compile_names_the_line_of_its_expression(tmp_p
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
     from kubectl_kyrec.load.documents import load_documents_with_lines
-    from kubectl_kyrec.load.kinds import KindTable
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     path = tmp_path / "p.yaml"
     path.write_text(POLICY.replace("""      pattern:

@@ -16,8 +16,8 @@ from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 NOW = datetime.datetime(2026, 8, 1, tzinfo=datetime.UTC)
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns", "labels": {"app": "a"}},

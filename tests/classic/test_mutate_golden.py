@@ -19,8 +19,8 @@ from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 DATA = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "mutate-golden"
 NOW = datetime.datetime(2026, 8, 1, tzinfo=datetime.UTC)

@@ -69,8 +69,8 @@ def test_mutate_existing_changes_for_a_trigger() -> None:
     from kubectl_kyrec.evaluate.request import build_request
     from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subject
     from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.policy.policies import classify
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     policies = classify(load_documents([str(EXISTING / "policy.yaml")])).raise_errors().classic
     targets = load_documents([str(EXISTING / "targets.yaml")])

@@ -18,7 +18,7 @@ from kubectl_kyrec.classic.podsecurity import PssException, evaluate
 from kubectl_kyrec.classic.pss_checks import evaluate_pod, parse_version
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.testsuite.row_types import Mode
 from kubectl_kyrec.testsuite.runner import run_files
 

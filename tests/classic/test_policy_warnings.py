@@ -23,7 +23,7 @@ from kubectl_kyrec.classic.policy_warnings import (
 )
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 MATCH = {"any": [{"resources": {"kinds": ["Pod"]}}]}
 PATTERN = {"message": "m", "pattern": {"metadata": {"labels": {"a": "?*"}}}}

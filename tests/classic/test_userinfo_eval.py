@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.evaluate.classic.engine import refused_in_background
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 CASE = Path(__file__).resolve().parents[2] / "testdata" / "classic" / "userinfo-unknown"
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kubectl_kyrec.classic.variable_checks import variable_problems
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 MATCH = {"any": [{"resources": {"kinds": ["Pod"]}}]}
 

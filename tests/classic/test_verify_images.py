@@ -15,8 +15,8 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.classic.verify_images import evaluate
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import UNDETERMINED, Document, Source
 
 DIGEST = "sha256:859ab6768a6f26a79bc42b231664111317d095a4f04e4b6fe79ce37b3d199097"

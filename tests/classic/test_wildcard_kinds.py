@@ -10,7 +10,7 @@ import pytest
 
 from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 ANY = {"any": [{"resources": {"kinds": ["*"]}}]}
 

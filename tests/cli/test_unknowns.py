@@ -229,7 +229,7 @@ def _counted(gap: str) -> int:
 def test_a_wildcard_policy_gives_a_short_notice_that_says_why_and_how_to_capture(tmp_path: Path) -> None:
     """A `*` on every kind made the notice name ~90 kinds and ~95 resource names (3,000 characters on every
     run): the count, the first kinds, the policy whose `*` selects them and kubectl's own list instead."""
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
     from kubectl_kyrec.run.capture import _NOT_LISTABLE
 
     gaps = _gaps(_every_kind(), _listed(("v1", "Pod")), tmp_path)
@@ -306,8 +306,8 @@ def test_the_short_notice_still_names_a_kind_listed_at_another_version(tmp_path:
 
 def test_the_short_notice_keeps_what_could_not_be_read() -> None:
     """A live read that was refused: its message stays, whichever form the notice takes."""
-    from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
-    from kubectl_kyrec.load.kinds import builtin_kinds
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
+    from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
     from kubectl_kyrec.run.capture import Need, capture_notice, uncaptured
 
     state = ClusterState.from_objects([], listed=[ListedKind("v1", "Pod")], unreadable={

@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.load.cluster_state import ClusterState
-from kubectl_kyrec.load.state import read_state
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+from kubectl_kyrec.load.run_inputs.state import read_state
 from tests.kubeapi.server import ApiServer
 
 # Pods are served by the double; ReplicationControllers and PodTemplates (built-in kinds kyrec knows) are not

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.load.secret_digests import PREFIX, SALT_ANNOTATION
+from kubectl_kyrec.load.run_inputs.secret_digests import PREFIX, SALT_ANNOTATION
 from tests.kubeapi.server import ApiServer
 
 TOKEN = "s3cr3t-token-value"

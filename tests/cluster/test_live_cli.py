@@ -190,7 +190,7 @@ def test_prune_reports_a_409_when_the_object_changed_after_the_read(cluster: Api
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.writer import execute
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.plan import PlanOptions
     from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
 
@@ -515,7 +515,7 @@ def test_a_reapply_never_takes_over_an_object_disowned_after_the_read(cluster: A
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.writer import execute
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.plan import PlanOptions
     from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_kyrec.load.cluster_state import ClusterState
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 from kubectl_kyrec.model import Document, Source
 from tests.kubeapi.server import ApiServer
 
@@ -64,7 +64,7 @@ def test_live_reads_that_meet_an_object_twice_follow_the_same_rule(cluster: ApiS
     from kubectl_kyrec.cluster import live
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.live_source import LiveSource
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
 
     plan = live.plan_reads
     monkeypatch.setattr(live, "plan_reads", lambda needs, found: [r for r in plan(needs, found) for _ in (1, 2)])

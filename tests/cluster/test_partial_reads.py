@@ -25,7 +25,7 @@ from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.cluster.client import KubeClient, connect
 from kubectl_kyrec.cluster.connection import ConnectionOptions
 from kubectl_kyrec.cluster.live_source import LiveSource
-from kubectl_kyrec.load.inputs import FileSource
+from kubectl_kyrec.load.run_inputs.sources import FileSource
 from kubectl_kyrec.reconcile.plan import PlanOptions
 from kubectl_kyrec.run.apply import ApplyResult, ApplyRunOptions, compute_plan
 from tests.cluster.test_live_cli import CLASSIC_NETPOL

@@ -6,7 +6,7 @@ from typing import Any
 
 from kubectl_kyrec.cluster.discovery import Discovered
 from kubectl_kyrec.cluster.live import OWNED_SELECTOR, ReadNeeds, plan_reads
-from kubectl_kyrec.load.kinds import ResourceInfo
+from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
 
 FOUND = Discovered(
     (ResourceInfo("", "v1", "Namespace", "namespaces", False), ResourceInfo("", "v1", "Pod", "pods", True),

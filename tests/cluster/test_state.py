@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
-from kubectl_kyrec.load.state import read_state
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.run_inputs.state import read_state
 from kubectl_kyrec.model import Document, Source
 
 

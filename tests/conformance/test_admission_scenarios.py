@@ -18,8 +18,8 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document
 from tests.shared_inputs import cases, present, shared
 

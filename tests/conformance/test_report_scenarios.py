@@ -16,8 +16,8 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.expect.reports import expected_reports
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from tests.shared_inputs import cases, shared
 
 ROOT = shared("corpus/kyverno-conformance/validating-policies")

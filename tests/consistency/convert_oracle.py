@@ -86,6 +86,27 @@ def run_pair(pair: Pair) -> Pair:
     return pair
 
 
+# a refusal's reason -> its category in the figures (docs/convert.md), first match wins
+_CATEGORIES = (("offline REST mapper", "kind unknown offline (a CRD's kind)"),
+               ("context entries", "context entries"), ("generate", "generate rules"),
+               ("verifyImages", "verifyImages"), ("mutate foreach", "mutate foreach"),
+               ("anchors and $patch", "mutate anchors"), ("a list in patchStrategicMerge", "mutate lists"),
+               ("mutate targets", "mutate existing"), ("mutate existing", "mutate existing"),
+               ("JSONPatch", "patchesJson6902"), ("mutate rules with different", "mutate rule layout"),
+               ("both mutate and other", "mutate rule layout"), ("JMESPath", "JMESPath forms and functions"),
+               ("podSecurity", "podSecurity"), ("wildcard", "wildcard keys and values"),
+               ("cannot be made a failure", "CEL whose errors cannot be made a failure"),
+               ("does not load in kyrec", "the converted CEL does not load"),
+               ("cluster roles", "roles and subjects"), ("subjects", "roles and subjects"),
+               ("numbers compare", "condition values (quantities, durations, ranges)"),
+               ("on a non-number", "condition values (quantities, durations, ranges)"),
+               ("single string value", "condition values (quantities, durations, ranges)"))
+
+
+def category(reason: str) -> str:
+    return next((name for key, name in _CATEGORIES if key in reason), "other")
+
+
 def main() -> int:
     chosen = every_legacy_policy() if "--all" in sys.argv else pairs()
     results = [run_pair(p) for p in chosen]
@@ -96,7 +117,8 @@ def main() -> int:
         if p.reason:
             line += f" ({p.reason})"
         if p.subjects:
-            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict for d in p.ours)} verdict diff(s) "
+            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict and not d.mutation for d in p.ours)} verdict "
+                     f"diff(s) {sum(bool(d.mutation) for d in p.ours)} mutation diff(s) "
                      f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
                      f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
         print(line)
@@ -105,8 +127,15 @@ def main() -> int:
         for d in [d for d in p.theirs if d.verdict][:3]:
             print("  HAND   " + d.line())
     print(f"{len(results)} pairs: {by_status}")
+    reasons: dict[str, int] = {}
+    for p in results:
+        if p.status == "not converted":
+            reasons[category(p.reason)] = reasons.get(category(p.reason), 0) + 1
+    print("not converted, by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(),
+                                                                                   key=lambda kv: -kv[1])))
     print(f"subjects compared: {sum(p.subjects for p in results)}; kyrec verdict differences: "
-          f"{sum(d.verdict for p in results for d in p.ours)}, message differences: "
+          f"{sum(d.verdict and not d.mutation for p in results for d in p.ours)}, mutated-object differences: "
+          f"{sum(bool(d.mutation) for p in results for d in p.ours)}, message differences: "
           f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
           f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
     return 0

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.policies import is_policy_document
+from kubectl_kyrec.load.policy.policies import is_policy_document
 from kubectl_kyrec.model import Document
 
 _SCRIPT_FILE = re.compile(r"kubectl\s+(?:apply|create)\b[^\n]*?-f\s+(\S+)")
@@ -71,7 +71,7 @@ def applied_file(path: Path) -> bool:
 
 
 def policy_documents(root: Path) -> Iterator[Document]:
-    """Every policy document (load/policies.py is_policy_document) of the files below `root` to apply."""
+    """Every policy document (load/policy/policies.py is_policy_document) of the files below `root` to apply."""
     for dirpath, dirnames, files in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(files):

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.load.policies import classify, evaluated_policy_kinds, policy_apis
+from kubectl_kyrec.load.policy.policies import classify, evaluated_policy_kinds, policy_apis
 from kubectl_kyrec.model import Document, Source
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -185,9 +185,11 @@ def test_corpus_pairs_converted_decide_as_originals() -> None:
 
 
 def test_a_conversion_kyrec_cannot_load_is_refused(tmp_path: Path) -> None:
-    """validate.cel is copied as written: when kyrec's loader refuses the result, nothing is written."""
+    """validate.cel keeps its operations: when kyrec's loader refuses the result (here a type error), nothing
+    is written."""
     src = tmp_path / "p.yaml"
-    src.write_text(yaml.safe_dump(_policy({"cel": {"expressions": [{"expression": "object.spec.("}]}})))
+    expression = "object.spec.containers.size() < 'a'"
+    src.write_text(yaml.safe_dump(_policy({"cel": {"expressions": [{"expression": expression}]}})))
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["convert", "-p", str(src), "-o", str(out)])
     assert result.exit_code == 1
@@ -218,3 +220,15 @@ def test_converted_policies_pass_lint(tmp_path: Path) -> None:
     linted = CliRunner().invoke(cli, ["lint", "-p", str(out)])
     assert linted.exit_code == 0, linted.output
     assert f"{len(PATTERNS)} policy document(s) checked: 0 error(s)" in linted.output
+
+
+def test_written_policies_have_no_yaml_aliases(tmp_path: Path) -> None:
+    """Two resource rules share one operations list: written out in full, not as `&id001`/`*id001`."""
+    doc = _policy(PATTERNS["equality anchor"])
+    doc["spec"]["rules"][0]["match"] = {"any": [{"resources": {"kinds": ["Pod", "Service"]}}]}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(cli, ["convert", "-p", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output + result.stderr
+    text = (tmp_path / "out" / "p.yaml").read_text()
+    rules = yaml.safe_load(text)["spec"]["matchConstraints"]["resourceRules"]
+    assert len(rules) == 2 and "&id" not in text and "*id" not in text

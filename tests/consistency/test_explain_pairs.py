@@ -31,7 +31,7 @@ from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.errors import ExitCode
-from kubectl_kyrec.load.policy_vocabulary import DELETING_KINDS
+from kubectl_kyrec.load.policy.vocabulary import DELETING_KINDS
 from tests.realapi.fixture import RealServer
 
 DATA = Path(__file__).resolve().parents[2] / "testdata" / "consistency"

@@ -29,8 +29,8 @@ from kubectl_kyrec.evaluate.validating.engine import (
 )
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.recording import Trace
 
 EVALUATE = Path(__file__).resolve().parents[2] / "kubectl_kyrec" / "evaluate"

@@ -121,8 +121,8 @@ def test_admission_never_changes_the_manifests_it_was_given() -> None:
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
     from kubectl_kyrec.load.documents import load_documents
-    from kubectl_kyrec.load.kinds import KindTable
-    from kubectl_kyrec.load.policies import classify
+    from kubectl_kyrec.load.policy.policies import classify
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     examples = Path(__file__).resolve().parents[2] / "testdata" / "examples"
     now = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)

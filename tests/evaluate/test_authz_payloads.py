@@ -22,9 +22,9 @@ from kubectl_kyrec.cel.engine import Environment
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.validating.authz_payloads import evaluate_authz_payloads
-from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, load_authz_payload
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.authz_requests import ENVOY, HTTP, load_authz_payload
 
 NOW = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
 

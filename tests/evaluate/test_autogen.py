@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_kyrec.evaluate.autogen import _rewrite, can_autogen, variants
-from kubectl_kyrec.load.policies import parse_validating_policy
+from kubectl_kyrec.load.policy.policies import parse_validating_policy
 from kubectl_kyrec.model import Document, Source
 
 DEFAULTS = (("spec", "spec.template.spec"), ("metadata", "spec.template.metadata"))

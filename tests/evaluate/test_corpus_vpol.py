@@ -15,9 +15,9 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
-from kubectl_kyrec.load.values import Values, parse_values
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
+from kubectl_kyrec.load.run_inputs.values import Values, parse_values
 from tests.shared_inputs import cases, present, shared
 
 CORPUS = shared("corpus/kyverno-policies")

@@ -1,4 +1,4 @@
-"""DeletingPolicy: parsing (load/deleting_policies.py), the engine (evaluate/deleting/engine.py: Handle, Evaluate,
+"""DeletingPolicy: parsing (load/policy/deleting.py), the engine (evaluate/deleting/engine.py: Handle, Evaluate,
 the controller's LISTs and its schedule), on in-memory documents."""
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     subject_context,
 )
 from kubectl_kyrec.evaluate.subjects import make_subjects
-from kubectl_kyrec.load.deleting_policies import parse_deleting_policy
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify, parse_exception
+from kubectl_kyrec.load.policy.deleting import parse_deleting_policy
+from kubectl_kyrec.load.policy.policies import classify, parse_exception
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 12, 4, 22, 35, 10, tzinfo=datetime.UTC)

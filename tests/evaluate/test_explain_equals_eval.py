@@ -16,9 +16,9 @@ from kubectl_kyrec.evaluate.explain import Node
 from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import PolicySet, classify
-from kubectl_kyrec.load.values import Values, parse_values
+from kubectl_kyrec.load.policy.policies import PolicySet, classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
+from kubectl_kyrec.load.run_inputs.values import Values, parse_values
 from kubectl_kyrec.model import Document, Result
 from tests.evaluate.test_corpus_vpol import CORPUS, NOW, _test_files
 from tests.shared_inputs import cases, shared

@@ -18,9 +18,9 @@ from kubectl_kyrec.evaluate.explain_pairs import ADMISSION, explain_pairs
 from kubectl_kyrec.evaluate.mutating.engine import SOURCE as MPOL
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
-from kubectl_kyrec.load.values import parse_values
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
+from kubectl_kyrec.load.run_inputs.values import parse_values
 from tests.evaluate.test_explain_equals_eval import _leaves, _row
 
 ROOT = Path(__file__).resolve().parents[2] / "testdata"

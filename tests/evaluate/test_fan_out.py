@@ -17,8 +17,8 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, WorkerError, can_fork, fan_out, slices
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import UNDETERMINED, Document
 
 ROOT = Path(__file__).resolve().parents[2]

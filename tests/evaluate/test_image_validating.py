@@ -13,9 +13,9 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProv
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
-from kubectl_kyrec.load.image_validating_policies import parse_image_validating_policy
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.image_validating import parse_image_validating_policy
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import UNDETERMINED, Document, Source
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)

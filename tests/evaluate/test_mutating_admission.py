@@ -13,7 +13,7 @@ from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.model import Document, Ref, Source, Subject
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)

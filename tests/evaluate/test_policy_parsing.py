@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policies import parse_exception
+from kubectl_kyrec.load.policy.policies import parse_exception
 from kubectl_kyrec.model import Document, Source
 
 
@@ -37,7 +37,7 @@ def test_policy_refs_are_required() -> None:
 
 
 def test_validating_policy_needs_resource_rules() -> None:
-    from kubectl_kyrec.load.policies import parse_validating_policy
+    from kubectl_kyrec.load.policy.policies import parse_validating_policy
 
     doc = Document({"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "p"},
                     "spec": {"validations": [{"expression": "true"}]}}, Source("p.yaml", 1))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kubectl_kyrec.evaluate.policy_validation import validate_policies
 from kubectl_kyrec.load.documents import load_documents_with_lines
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 
 NOW = datetime.datetime(2026, 12, 5, tzinfo=datetime.UTC)
 PODS = """  matchConstraints:

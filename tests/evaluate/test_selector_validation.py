@@ -15,7 +15,7 @@ from kubectl_kyrec.classic.match import RequestFacts, rule_matches
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.k8s.labels import SelectorError, from_label_selector
-from kubectl_kyrec.load.policy_vocabulary import MatchResources
+from kubectl_kyrec.load.policy.vocabulary import MatchResources
 
 BAD_KEY = {"matchExpressions": [{"key": "bad key!", "operator": "DoesNotExist"}]}
 BAD_VALUE = {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["not a label value!"]}]}

@@ -12,8 +12,8 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.pipeline import EvalOptions
 from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)

@@ -14,8 +14,8 @@ from kubectl_kyrec.evaluate.generating.engine import (
     run_generating,
 )
 from kubectl_kyrec.load.documents import documents_from_text
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import PolicyException, classify
+from kubectl_kyrec.load.policy.policies import PolicyException, classify
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, EvalError
 from tests.shared_inputs import shared
 
@@ -36,7 +36,7 @@ def evaluate(policies: Sequence[Document], triggers: Sequence[Document], state: 
     envs, sink = generating_environments(LibraryContext(now=NOW, provider=provider))
     options = GenerateOptions(now=NOW, operation=operation, user_info=dict(user_info or {}),
                               user_info_known=user_info is not None)
-    # policies are parsed where every run parses them (load.policies.classify): a bad one is an error entry
+    # policies are parsed where every run parses them (load.policy.policies.classify): a bad one is an error entry
     parsed = classify(policies)
     outcome = run_generating(parsed.generating, triggers, state, kinds=kinds, envs=envs, sink=sink, options=options,
                              exceptions=exceptions, locate=parsed.locate)

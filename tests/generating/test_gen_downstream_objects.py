@@ -16,7 +16,7 @@ from kubectl_kyrec.evaluate.generating.downstreams import (
     is_owned_by,
     write_downstream,
 )
-from kubectl_kyrec.load.kinds import KindTable
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 KINDS = KindTable()
 OWNER = Owner("pol", "", TriggerInfo("team-a", "", "uid-1", "Namespace", "", "v1"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.generating_policies import parse_generating_policy
+from kubectl_kyrec.load.policy.generating import parse_generating_policy
 from tests.generating.gen_support import CORPUS, docs
 from tests.shared_inputs import present
 

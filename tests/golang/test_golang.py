@@ -150,6 +150,17 @@ def test_marshal() -> None:
         gojson.marshal([math.nan])
 
 
+
+def test_marshal_fast_path_agrees_with_the_general_encoder() -> None:
+    # plain JSON values take the C encoder; keys that are not strings must still fail as Go's encoder does
+    plain = {"z": [1, "é<\x01\n", None, True], "a": {"y": -(2**63)}}
+    assert gojson.marshal(plain) == gojson.marshal(plain, lambda _: None) == \
+        '{"a":{"y":-9223372036854775808},"z":[1,"é\\u003c\\u0001\\n",null,true]}'
+    with pytest.raises(gojson.UnsupportedType):
+        gojson.marshal({"a": {1: "x"}})
+    with pytest.raises(gojson.GoJSONError):
+        gojson.marshal({"a": {1: "x"}}, lambda _: None)
+
 def test_roundtrip_is_go_any() -> None:
     moment = datetime.datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=datetime.UTC)
     assert gojson.roundtrip({1: (1, 2.5, True), "t": moment, "b": b"hi"}) == \

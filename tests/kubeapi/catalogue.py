@@ -1,6 +1,6 @@
 """What the double serves: resource types, and the discovery documents built from them.
 
-Written independently of kyrec's own kind table (kubectl_kyrec/load/kinds.py) so that a mistake there is
+Written independently of kyrec's own kind table (kubectl_kyrec/load/run_inputs/kinds.py) so that a mistake there is
 not mirrored here. Built-in kinds are "typed": a real API server drops apiVersion and kind from the items
 of their LISTs; custom resources (CRD-served) keep them.
 """

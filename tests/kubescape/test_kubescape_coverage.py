@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kubectl_kyrec.errors import ExitCode
-from kubectl_kyrec.load.exclusions import load_exclusions
+from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions
 from kubectl_kyrec.producers.kubescape import (
     KubescapeOptions,
     classify_vulnerabilities,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
-from kubectl_kyrec.load.state import read_state
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.run_inputs.state import read_state
 from kubectl_kyrec.run.capture_state import capture_document
 
 FORBIDDEN = 'deployments.apps is forbidden: User "restricted" cannot list resource "deployments" in namespace "kyverno"'

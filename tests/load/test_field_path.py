@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.documents import load_documents_with_lines
-from kubectl_kyrec.load.policies import classify, field_path
+from kubectl_kyrec.load.policy.policies import classify, field_path
 
 
 def test_indexes_and_bracketed_keys() -> None:

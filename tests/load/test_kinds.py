@@ -1,7 +1,7 @@
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.kinds import KindTable, ResourceInfo, guess_plural
+from kubectl_kyrec.load.run_inputs.kinds import KindTable, ResourceInfo, guess_plural
 from kubectl_kyrec.model import Source
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.kyverno_config import (
+from kubectl_kyrec.load.run_inputs.kyverno_config import (
     ResourceFilter,
     default_kyverno_config,
     filtered,

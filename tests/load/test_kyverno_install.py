@@ -1,11 +1,11 @@
-"""load/kyverno_install.py: Kyverno's controllers' flags as Go's flag package reads them, and the service
+"""load/run_inputs/kyverno_install.py: Kyverno's controllers' flags as Go's flag package reads them, and the service
 accounts they run as."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kubectl_kyrec.load.kyverno_install import BACKGROUND, REPORTS, KyvernoInstall, parse_go_flags
+from kubectl_kyrec.load.run_inputs.kyverno_install import BACKGROUND, REPORTS, KyvernoInstall, parse_go_flags
 
 
 def test_go_flag_forms() -> None:

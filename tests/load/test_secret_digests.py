@@ -1,4 +1,4 @@
-"""The digest encoding of Secret values in captures (load/secret_digests.py), comparing with it, and the
+"""The digest encoding of Secret values in captures (load/run_inputs/secret_digests.py), comparing with it, and the
 state reader's checks of it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.secret_digests import (
+from kubectl_kyrec.load.run_inputs.secret_digests import (
     LAST_APPLIED,
     SALT_ANNOTATION,
     digest,
@@ -21,7 +21,7 @@ from kubectl_kyrec.load.secret_digests import (
     parse_salt,
     salt_text,
 )
-from kubectl_kyrec.load.state import read_state
+from kubectl_kyrec.load.run_inputs.state import read_state
 from kubectl_kyrec.reconcile.downstreams import Reason, compare
 
 SALT = bytes(range(16))

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.state import load_state, state_from_text
+from kubectl_kyrec.load.run_inputs.state import load_state, state_from_text
 
 
 def deployment(i: int) -> dict:

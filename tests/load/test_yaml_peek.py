@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.load import yaml_nodes
 from kubectl_kyrec.load.documents import load_policy_documents
-from kubectl_kyrec.load.policies import is_policy_document
+from kubectl_kyrec.load.policy.policies import is_policy_document
 from kubectl_kyrec.load.yaml_peek import blank_plain_non_policies
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -48,7 +48,7 @@ import yaml
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
-from kubectl_kyrec.load.kyverno_config import DEFAULT_RESOURCE_FILTERS
+from kubectl_kyrec.load.run_inputs.kyverno_config import DEFAULT_RESOURCE_FILTERS
 from tests.realapi import build
 from tests.realapi.fixture import CRDS, Kube, RealServer
 

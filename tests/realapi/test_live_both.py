@@ -198,7 +198,7 @@ def _plan(b: Backend, tmp_path: Path, policy: str, *, prune: bool = False) -> tu
     """Read and plan as `apply` does, without writing: the test then changes the cluster before the writes."""
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.live_source import LiveSource
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.plan import PlanOptions
     from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
 

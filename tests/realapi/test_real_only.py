@@ -205,7 +205,7 @@ def test_prune_of_an_object_recreated_after_the_read_names_the_uid(realapi: Real
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.cluster.writer import execute
-    from kubectl_kyrec.load.inputs import FileSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.plan import PlanOptions
     from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
 
@@ -328,7 +328,7 @@ def test_pagination_with_limit_2_reads_one_revision(realapi: RealServer) -> None
     from kubectl_kyrec.cluster.client import connect
     from kubectl_kyrec.cluster.connection import ConnectionOptions
     from kubectl_kyrec.cluster.lister import ListRequest, list_all
-    from kubectl_kyrec.load.kinds import ResourceInfo
+    from kubectl_kyrec.load.run_inputs.kinds import ResourceInfo
 
     ns = realapi.namespace("pages")
     names = [f"cm-{i:03d}" for i in range(300)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from kubectl_kyrec.load.kyverno_config import parse_resource_filters
+from kubectl_kyrec.load.run_inputs.kyverno_config import parse_resource_filters
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.causes import UNKNOWN, Evidence, downstream_cause, report_cause
 
@@ -311,7 +311,7 @@ def test_the_update_request_threshold_is_named_when_the_requests_made_before_the
 
 
 def test_the_threshold_is_read_from_kyverno_s_configmap() -> None:
-    from kubectl_kyrec.load.kyverno_config import kyverno_config_from_configmap
+    from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_from_configmap
 
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kyverno", "namespace": "kyverno"},
           "data": {"updateRequestThreshold": "50"}}

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from kubectl_kyrec.errors import ExitCode, InputError
-from kubectl_kyrec.load.exclusions import load_exclusions, parse_exclusions, parse_rfc3339
-from kubectl_kyrec.load.kyverno_config import default_kyverno_config
+from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions, parse_exclusions, parse_rfc3339
+from kubectl_kyrec.load.run_inputs.kyverno_config import default_kyverno_config
 from kubectl_kyrec.model import Subject, ref_of
 from kubectl_kyrec.reconcile.coverage import compute_coverage, coverage
 from kubectl_kyrec.reconcile.reports import diff_reports

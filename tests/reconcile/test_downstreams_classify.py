@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, Reason, StateIndex, diff_downstreams
 from tests.generating.gen_support import docs, evaluate
 
@@ -172,7 +172,7 @@ def test_every_class_and_reason_appears_in_the_summary() -> None:
 
 
 def test_a_gone_policy_the_cluster_still_has_tells_whether_kyverno_deletes() -> None:
-    from kubectl_kyrec.load.generating_policies import parse_generating_policy
+    from kubectl_kyrec.load.policy.generating import parse_generating_policy
 
     objects = state(namespace("a", "ua"), configmap("a", "old", labels("removed", "ua", "a"), name="old"))
     outcome = evaluate(docs(POLICY.format(name="p", sync="true")), objects, objects)

@@ -12,7 +12,7 @@ import yaml
 
 from kubectl_kyrec.errors import UsageError
 from kubectl_kyrec.expect.resource_hash import resource_hash
-from kubectl_kyrec.load.kyverno_config import default_kyverno_config, parse_resource_filters
+from kubectl_kyrec.load.run_inputs.kyverno_config import default_kyverno_config, parse_resource_filters
 from kubectl_kyrec.model import Ref, Subject, ref_of
 from kubectl_kyrec.reconcile.reports import (
     OPENREPORTS,

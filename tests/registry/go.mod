@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/sigstore/sigstore v1.10.11
+	github.com/theupdateframework/go-tuf v0.7.0
 )
 
 require (

@@ -2,8 +2,12 @@
 //
 //	registry serve [--watch-pid PID]    in-memory registry on 127.0.0.1:<free port>; prints "ready HOST:PORT",
 //	                                    serves until SIGTERM/SIGINT
-//	registry push REF [--sign KEY.pem] [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
-//	                                    pushes a small random image to REF, signs/attests it, prints its digest
+//	registry push REF [--sign KEY.pem [--cert CERT.pem] [--chain CHAIN.pem]]
+//	              [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
+//	                                    pushes a small random image to REF, signs/attests it, prints its digest;
+//	                                    --cert/--chain: keyless-style, the signing key's certificate and its
+//	                                    chain (root last) in the signature's annotations, as cosign stores them
+//	registry tuf DIR                    writes an empty TUF repository for Kyverno's CLI (tuf.go says why)
 //
 // The registry is go-containerregistry's pkg/registry (the one its own tests use). Signing writes exactly
 // cosign's formats with the sigstore/sigstore packages cosign itself signs with, rather than importing
@@ -15,7 +19,8 @@
 //     (cosign pkg/oci/static, pkg/cosign/verify.go);
 //   - an attestation is an image tagged sha256-<hex>.att, one layer per attestation of media type
 //     application/vnd.dsse.envelope.v1+json holding a DSSE envelope (payloadType application/vnd.in-toto+json)
-//     of an in-toto statement whose subject is the image, annotated predicateType=<type> (cosign attest).
+//     of an in-toto statement whose subject is the image, annotated predicateType=<type> and an empty
+//     dev.cosignproject.cosign/signature (cosign attest, static.NewAttestation).
 //
 // --tamper changes the payload after signing (so the signature no longer matches it): the "tampered" case.
 package main
@@ -56,6 +61,8 @@ const (
 	simpleSigningMediaType = "application/vnd.dev.cosign.simplesigning.v1+json"
 	dsseMediaType          = "application/vnd.dsse.envelope.v1+json"
 	signatureAnnotation    = "dev.cosignproject.cosign/signature"
+	certificateAnnotation  = "dev.sigstore.cosign/certificate"
+	chainAnnotation        = "dev.sigstore.cosign/chain"
 	intotoPayloadType      = "application/vnd.in-toto+json"
 	intotoStatementType    = "https://in-toto.io/Statement/v0.1"
 )
@@ -70,6 +77,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "push":
 		err = push(os.Args[2:])
+	case "tuf":
+		err = writeTUF(os.Args[2:])
 	default:
 		usage()
 	}
@@ -81,7 +90,8 @@ func main() {
 
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: registry serve | registry push REF [--sign KEY.pem] "+
-		"[--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]")
+		"[--cert CERT.pem] [--chain CHAIN.pem] [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper] "+
+		"| registry tuf DIR")
 	os.Exit(2)
 }
 
@@ -129,6 +139,7 @@ func serve(args []string) error {
 type pushArgs struct {
 	ref                                        string
 	signKey, attestType, attestFile, attestKey string
+	cert, chain                                string
 	tamper                                     bool
 }
 
@@ -160,6 +171,16 @@ func parsePush(args []string) (pushArgs, error) {
 			}
 			out.attestKey = args[i+1]
 			i++
+		case "--cert", "--chain":
+			if err := need(1); err != nil {
+				return out, err
+			}
+			if args[i] == "--cert" {
+				out.cert = args[i+1]
+			} else {
+				out.chain = args[i+1]
+			}
+			i++
 		case "--tamper":
 			out.tamper = true
 		default:
@@ -174,6 +195,9 @@ func parsePush(args []string) (pushArgs, error) {
 	}
 	if out.attestType != "" && out.attestKey == "" {
 		return out, errors.New("--attest needs --key KEY.pem")
+	}
+	if (out.cert != "" || out.chain != "") && out.signKey == "" {
+		return out, errors.New("--cert and --chain need --sign KEY.pem (the certificate's key)")
 	}
 	return out, nil
 }
@@ -201,7 +225,7 @@ func push(argv []string) error {
 	}
 	subject := ref.Context().Digest(digest.String())
 	if args.signKey != "" {
-		if err := sign(subject, digest, args.signKey, args.tamper); err != nil {
+		if err := sign(subject, digest, args, args.tamper); err != nil {
 			return err
 		}
 	}
@@ -249,8 +273,8 @@ func appendLayer(tag name.Tag, body []byte, mediaType types.MediaType, annotatio
 	return remote.Write(tag, withLayer)
 }
 
-func sign(subject name.Digest, digest v1.Hash, keyPath string, tamper bool) error {
-	signer, err := loadSigner(keyPath)
+func sign(subject name.Digest, digest v1.Hash, args pushArgs, tamper bool) error {
+	signer, err := loadSigner(args.signKey)
 	if err != nil {
 		return err
 	}
@@ -265,9 +289,21 @@ func sign(subject name.Digest, digest v1.Hash, keyPath string, tamper bool) erro
 	if tamper {
 		body = bytes.Replace(body, []byte(`"optional":null`), []byte(`"optional":{"tampered":"yes"}`), 1)
 	}
+	annotations := map[string]string{signatureAnnotation: base64.StdEncoding.EncodeToString(sig)}
+	// keyless-style: the signing key's certificate (and the chain up to the root, root last) as cosign sign
+	// stores a Fulcio certificate (static.WithCertChain)
+	for _, file := range [][2]string{{args.cert, certificateAnnotation}, {args.chain, chainAnnotation}} {
+		if file[0] == "" {
+			continue
+		}
+		pemBytes, err := os.ReadFile(file[0])
+		if err != nil {
+			return err
+		}
+		annotations[file[1]] = string(pemBytes)
+	}
 	tag := subject.Context().Tag(fmt.Sprintf("%s-%s.sig", digest.Algorithm, digest.Hex))
-	return appendLayer(tag, body, simpleSigningMediaType,
-		map[string]string{signatureAnnotation: base64.StdEncoding.EncodeToString(sig)})
+	return appendLayer(tag, body, simpleSigningMediaType, annotations)
 }
 
 func attest(subject name.Digest, digest v1.Hash, predicateType, predicatePath, keyPath string, tamper bool) error {
@@ -311,5 +347,8 @@ func attest(subject name.Digest, digest v1.Hash, predicateType, predicatePath, k
 		}
 	}
 	tag := subject.Context().Tag(fmt.Sprintf("%s-%s.att", digest.Algorithm, digest.Hex))
-	return appendLayer(tag, envelope, dsseMediaType, map[string]string{"predicateType": predicateType})
+	// cosign's static.NewAttestation: the signature annotation is there, empty (the signature is in the
+	// envelope); cosign's verifier refuses a layer without it
+	return appendLayer(tag, envelope, dsseMediaType,
+		map[string]string{"predicateType": predicateType, signatureAnnotation: ""})
 }

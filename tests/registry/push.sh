@@ -2,12 +2,14 @@
 # Push a small random image to REF on the test registry (tests/registry/serve.sh), optionally sign it and/or
 # attest it in cosign's formats (main.go says which code writes them), and print its digest:
 #
-#   tests/registry/push.sh 127.0.0.1:PORT/repo:tag [--sign KEY.pem]
+#   tests/registry/push.sh 127.0.0.1:PORT/repo:tag [--sign KEY.pem [--cert CERT.pem] [--chain CHAIN.pem]]
 #                          [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
 #
 # KEY.pem: an unencrypted PKCS#8 private key (ECDSA P-256, RSA or Ed25519), e.g.
 #   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem
-# --tamper changes the signed payload after signing (a signature that must not verify).
+# --cert/--chain: keyless-style, KEY.pem's certificate and its chain (root last) stored with the signature as
+# cosign stores a Fulcio certificate. --tamper changes the signed payload after signing (a signature that must
+# not verify).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 python=$(command -v python3 || command -v python)

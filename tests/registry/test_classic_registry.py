@@ -16,9 +16,9 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify
+from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.load.registry import Registry
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import UNDETERMINED, Document, Source
 from tests.registry.fixture import OciRegistry
 from tests.registry.keys import KeyPair, make_key
@@ -76,6 +76,9 @@ def test_unsigned_wrongly_signed_and_tampered_images_fail(images: dict[str, Any]
     assert status == "fail" and message.startswith(f"failed to verify image {images['repo']}:{tag}: "
                                                    ".attestors[0].entries[0].keys: ")
     assert {s for s, _ in results} == {"fail"}
+    # kk Verify patches the digest in whatever the verification said: the validate phase names the image by
+    # its digest
+    assert results[1][1].startswith(f"unverified image {images['repo']}@sha256:")
 
 
 def test_count_of_one_accepts_either_key(images: dict[str, Any]) -> None:
@@ -100,11 +103,24 @@ def test_a_registry_that_is_down_is_an_error_never_a_fail(images: dict[str, Any]
         port = sock.getsockname()[1]
     results = evaluate(policy(images["key"]), f"127.0.0.1:{port}/app:v1", Registry(timeout=2))
     # kk Verify: the digest lookup's RuleError first, then the verification's response, both errors
-    # (handleRegistryErrors: a network error is the rule's error); no validate-phase "missing digest" fail
-    # whose cause is the network
-    assert [s for s, _ in results] == ["error", "error"]
+    # (handleRegistryErrors: a network error is the rule's error); Kyverno's validate phase then fails
+    # (`missing digest`), which kyrec reports as an error: its cause is the network (docs/compatibility.md)
+    assert [s for s, _ in results] == ["error", "error", "error"]
     assert results[0][1].startswith("failed to update digest: ") and "Connection refused" in results[0][1]
     assert results[1][1].startswith(f"failed to verify image 127.0.0.1:{port}/app:v1: ")
+    assert results[2][1] == (f"missing digest for 127.0.0.1:{port}/app:v1 "
+                             "(not a fail: the registry could not be reached)")
+
+
+def test_a_missing_tag_is_the_registrys_answer(images: dict[str, Any]) -> None:
+    # the registry answered (404): Kyverno's CLI v1.17.2 gives the digest lookup's error, the verification's
+    # fail and the validate phase's `missing digest` fail
+    image = f"{images['repo']}:gone"
+    results = evaluate(policy(images["key"]), image, Registry())
+    assert [s for s, _ in results] == ["error", "fail", "fail"]
+    assert results[0][1].startswith(f"failed to update digest: failed to fetch image reference: {image}, error: GET ")
+    assert "404" in results[0][1]
+    assert results[2][1] == f"missing digest for {image}"
 
 
 def _context_policy() -> dict[str, Any]:

@@ -126,8 +126,8 @@ def test_progress_says_the_total_and_the_time_left_once_it_knows_the_total() -> 
 
 
 def test_the_eval_pipeline_tells_the_total_after_its_filters(tmp_path: Path) -> None:
-    from kubectl_kyrec.load.inputs import FileSource
-    from kubectl_kyrec.load.selection import Selection
+    from kubectl_kyrec.load.run_inputs.selection import Selection
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     pods = "\n---\n".join(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: a}}" for i in range(3))

@@ -97,7 +97,7 @@ def _strongly_connected(graph: dict[str, dict[str, int]]) -> list[list[str]]:
 
 def _a_circle(graph: dict[str, dict[str, int]], component: list[str]) -> str:
     """One circle through the component's first module, each step as `file:line` of the import:
-    `load/policies.py:720 -> load/classic_policies.py:19 -> load/policies.py`."""
+    `load/policy/policies.py:720 -> load/policy/classic.py:19 -> load/policy/policies.py`."""
     members = set(component)
     start = component[0]
     paths = {start: [start]}
@@ -141,13 +141,14 @@ def test_the_circle_finder(edges: dict[str, dict[str, int]], circles: list[list[
 
 @pytest.mark.parametrize(("source", "found"), [
     # the circles this file exists for hid in functions and under TYPE_CHECKING
-    ("def f():\n    from kubectl_kyrec.load import policies", [("kubectl_kyrec.load.policies", 2)]),
+    ("def f():\n    from kubectl_kyrec.load import documents", [("kubectl_kyrec.load.documents", 2)]),
     ("if TYPE_CHECKING:\n    from kubectl_kyrec.model import Source", [("kubectl_kyrec.model", 2)]),
     ("class C:\n    def m(self):\n        import kubectl_kyrec.errors", [("kubectl_kyrec.errors", 3)]),
-    ("from . import policies\nfrom .schema import tables", [("kubectl_kyrec.load.policies", 1),
+    ("from . import documents\nfrom .schema import tables", [("kubectl_kyrec.load.documents", 1),
                                                              ("kubectl_kyrec.load.schema.tables", 2)]),
     ("from ..model import Source", [("kubectl_kyrec.model", 1)]),
-    ("import json\nfrom kubectl_kyrec.load.inputs import nothing_such", [("kubectl_kyrec.load.inputs", 2)]),
+    ("import json\nfrom kubectl_kyrec.load.run_inputs.sources import nothing_such",
+     [("kubectl_kyrec.load.run_inputs.sources", 2)]),
 ])
 def test_every_import_is_an_edge(source: str, found: list[tuple[str, int]]) -> None:
     path = PACKAGE / "load" / "example.py"

@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
 PURE = ("evaluate", "expect", "reconcile", "cel", "render")
 FORBIDDEN_IMPORTS = ("click", "kubernetes", "kubectl_kyrec.cli", "kubectl_kyrec.load.documents",
-                     "kubectl_kyrec.load.state", "kubectl_kyrec.load.files")
+                     "kubectl_kyrec.load.run_inputs.state", "kubectl_kyrec.load.files")
 FORBIDDEN_CALLS = ("open", "print", "input")
 # The I/O edge beside the renderers: it writes what they return to stdout or `-o FORMAT=FILE`, and is the
 # only module under the pure packages allowed to (renderers themselves stay `write(result) -> str`).

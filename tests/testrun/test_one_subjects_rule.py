@@ -10,7 +10,7 @@ import dataclasses
 import datetime
 from pathlib import Path
 
-from kubectl_kyrec.load.inputs import FileSource, Inputs
+from kubectl_kyrec.load.run_inputs.sources import FileSource, Inputs
 from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
 GPOL = """\

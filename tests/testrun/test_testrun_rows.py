@@ -13,9 +13,9 @@ from kubectl_kyrec.cel.decl import Library
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subjects import make_subjects
-from kubectl_kyrec.load.kinds import KindTable
-from kubectl_kyrec.load.policies import classify, parse_validating_policy
-from kubectl_kyrec.load.values import Values as SuiteValues
+from kubectl_kyrec.load.policy.policies import classify, parse_validating_policy
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
+from kubectl_kyrec.load.run_inputs.values import Values as SuiteValues
 from kubectl_kyrec.model import Document, Source
 from kubectl_kyrec.testsuite.row_types import Generated, GenerateFn, GenerationRun, Mode, Row
 from kubectl_kyrec.testsuite.rows import compare_generated, is_complex, normalize_generated, owner_of, run_suite, tidy

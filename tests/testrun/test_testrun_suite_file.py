@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.values import parse_values_object as parse_values
+from kubectl_kyrec.load.run_inputs.values import parse_values_object as parse_values
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.testsuite.suite import LoadedSuite, find_test_files, load_suite, parse_test_file
 

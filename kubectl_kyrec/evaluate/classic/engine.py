@@ -46,7 +46,7 @@ from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDE
 from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import UNDETERMINED, Document, Notice, Result
 

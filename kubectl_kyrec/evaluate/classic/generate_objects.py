@@ -45,8 +45,8 @@ from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome, TriggerStat
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.model import UNDETERMINED, Result, group_version
 
 LABEL_RULE_NAME = "generate.kyverno.io/rule-name"

@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.generating.engine import (
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, SubjectSet, as_admitted, make_subject
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy
 from kubectl_kyrec.model import Document, Notice, Subject
 
 if TYPE_CHECKING:

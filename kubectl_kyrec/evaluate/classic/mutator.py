@@ -59,7 +59,7 @@ from kubectl_kyrec.evaluate.classic.engine import (
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import UNDETERMINED, Document, Result
 
 # more policies than this answering one subject in one unordered group: their orders are not all tried

@@ -35,8 +35,8 @@ from kubectl_kyrec.evaluate.explain import (
     variables_node,
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
-from kubectl_kyrec.load.policy_vocabulary import NamedExpression, Validation
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.vocabulary import NamedExpression, Validation
 from kubectl_kyrec.model import Result
 from kubectl_kyrec.recording import Step, Trace
 

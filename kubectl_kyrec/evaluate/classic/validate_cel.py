@@ -21,7 +21,7 @@ from kubectl_kyrec.classic.validate import ERROR, FAIL, PASS, SKIP, Response
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import matches_selector
-from kubectl_kyrec.load.classic_policies import ClassicPolicy, ClassicRule
+from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.model import Document
 
 

@@ -41,9 +41,9 @@ from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_sub
 from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.deleting_policies import DeletingPolicy
-from kubectl_kyrec.load.policies import PolicyException
-from kubectl_kyrec.load.policy_vocabulary import MatchResources, ResourceRule
+from kubectl_kyrec.load.policy.deleting import DeletingPolicy
+from kubectl_kyrec.load.policy.policies import PolicyException
+from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
 from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject, group_version, new_result
 from kubectl_kyrec.recording import Trace
 

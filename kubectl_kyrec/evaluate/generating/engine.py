@@ -39,10 +39,10 @@ from kubectl_kyrec.evaluate.request import RequestInfo, build_request
 from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, KindLookup, SubjectContext, make_subjects
 from kubectl_kyrec.evaluate.validating.engine import evaluate_audit_annotations, make_result
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy
-from kubectl_kyrec.load.policies import PolicyException
-from kubectl_kyrec.load.policy_vocabulary import REPORT_SOURCE
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.policy.generating import GeneratingPolicy
+from kubectl_kyrec.load.policy.policies import PolicyException
+from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`

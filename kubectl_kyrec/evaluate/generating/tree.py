@@ -20,7 +20,7 @@ from kubectl_kyrec.evaluate.explain import (
 from kubectl_kyrec.evaluate.generating.engine import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy
+from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 
 _STATUS = {
     TriggerStatus.GENERATED: "the policy was evaluated: its generate entries give the downstreams below",

@@ -52,9 +52,9 @@ from kubectl_kyrec.evaluate.validating.engine import (
     validation_message,
 )
 from kubectl_kyrec.golang.glob import GlobError, compile_glob
-from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy
-from kubectl_kyrec.load.policies import PolicyException
-from kubectl_kyrec.load.policy_vocabulary import MatchResources
+from kubectl_kyrec.load.policy.image_validating import ImageValidatingPolicy
+from kubectl_kyrec.load.policy.policies import PolicyException
+from kubectl_kyrec.load.policy.vocabulary import MatchResources
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 from kubectl_kyrec.model import UNDETERMINED, Result
 from kubectl_kyrec.recording import Trace
@@ -338,12 +338,13 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     if recorder is not None:
         recorder.add("matchImageReferences", "", data=(fetched, missing))
     if missing and cp.registry is not None:
-        # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error
+        # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error, returned as the
+        # fetch said it (policy.go Evaluate; `failed to get imagedata` is the CEL functions' wording, not this)
         for image in missing:
             try:
                 cp.registry.manifest(parse_image(image))
             except (RegistryError, ValueError) as exc:
-                return _failed(cp, ctx, f"failed to get imagedata: {exc}")
+                return _failed(cp, ctx, str(exc))
         missing = []
     result = _validate(cp, cv, ctx, bound, recorder)
     if not missing:

@@ -38,11 +38,11 @@ from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
-from kubectl_kyrec.load.mutating_policies import MutatingPolicy
-from kubectl_kyrec.load.mutating_policies import Mutation as MutationSpec
-from kubectl_kyrec.load.policies import PolicyException, PolicySet
-from kubectl_kyrec.load.policy_vocabulary import NamedExpression
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.policy.mutating import MutatingPolicy
+from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
+from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
+from kubectl_kyrec.load.policy.vocabulary import NamedExpression
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Obj, Result
 
 SOURCE = "KyvernoMutatingPolicy"

@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, evaluate_mutating, with_object
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
-from kubectl_kyrec.load.policy_vocabulary import MatchResources
+from kubectl_kyrec.load.policy.vocabulary import MatchResources
 from kubectl_kyrec.model import UNDETERMINED, Obj, Source, Subject
 
 

@@ -46,7 +46,7 @@ from kubectl_kyrec.evaluate.mutating.engine import (
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
-from kubectl_kyrec.load.mutating_policies import Mutation as MutationSpec
+from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
 from kubectl_kyrec.model import Obj, Result
 
 

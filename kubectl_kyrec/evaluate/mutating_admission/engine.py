@@ -38,9 +38,9 @@ from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
-from kubectl_kyrec.load.mutating_policies import MutatingAdmissionBinding, MutatingAdmissionPolicy
-from kubectl_kyrec.load.policies import PolicySet
-from kubectl_kyrec.load.selection import Selection
+from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, MutatingAdmissionPolicy
+from kubectl_kyrec.load.policy.policies import PolicySet
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Result
 
 SOURCE = "MutatingAdmissionPolicy"

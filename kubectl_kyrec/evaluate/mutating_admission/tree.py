@@ -32,7 +32,7 @@ from kubectl_kyrec.evaluate.mutating_admission.engine import (
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
-from kubectl_kyrec.load.mutating_policies import MutatingAdmissionBinding
+from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding
 from kubectl_kyrec.model import Obj, Result
 
 

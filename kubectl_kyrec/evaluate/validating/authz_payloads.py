@@ -36,8 +36,8 @@ from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.evaluate.validating.json_payloads import PayloadOutcome
-from kubectl_kyrec.load.authz_requests import ENVOY, HTTP, AuthzPayload
-from kubectl_kyrec.load.policies import PolicySet, ValidatingPolicy
+from kubectl_kyrec.load.policy.policies import PolicySet, ValidatingPolicy
+from kubectl_kyrec.load.run_inputs.authz_requests import ENVOY, HTTP, AuthzPayload
 from kubectl_kyrec.model import EvalError, Ref, Result, Subject
 
 AUTHZ_MODES = (HTTP, ENVOY)

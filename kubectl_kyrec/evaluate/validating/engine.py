@@ -27,8 +27,8 @@ from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_ma
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
 from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.k8s.labels import selector_is_empty
-from kubectl_kyrec.load.policies import PolicyException, ValidatingPolicy
-from kubectl_kyrec.load.policy_vocabulary import PolicyMeta
+from kubectl_kyrec.load.policy.policies import PolicyException, ValidatingPolicy
+from kubectl_kyrec.load.policy.vocabulary import PolicyMeta
 from kubectl_kyrec.model import Obj, Result, Subject, new_result
 from kubectl_kyrec.recording import Trace
 
@@ -147,14 +147,36 @@ _PROCESS = {True: "background scan", False: "admission review"}
 _PROCESS_ONLY = {background: {"process": process} for background, process in _PROCESS.items()}
 
 
+# A result's properties and message, equal in many results (`cel.validationIndex`, an error's text), are one
+# object each, not one per result: a run keeps its results until they are written, and these were a tenth
+# of its memory (bench/scale.py, docs/performance.md). Results are never changed, so sharing is safe. Each
+# table is bounded: audit annotations and messageExpressions can make every value distinct.
+_SHARED_MAX = 4096
+_SHARED_PROPERTIES: dict[tuple[bool, tuple[tuple[str, str], ...]], dict[str, str]] = {}
+_SHARED_TEXT: dict[str, str] = {}
+
+
+def _shared_properties(background: bool, properties: Mapping[str, str]) -> dict[str, str]:
+    """`process` then `properties`: the one mapping of these values."""
+    key = (background, tuple(properties.items()))
+    try:
+        props = _SHARED_PROPERTIES.get(key)
+    except TypeError:       # a value that cannot be hashed: a mapping of its own
+        return {"process": _PROCESS[background], **properties}
+    if props is None:
+        if len(_SHARED_PROPERTIES) >= _SHARED_MAX:
+            _SHARED_PROPERTIES.clear()
+        props = _SHARED_PROPERTIES[key] = {"process": _PROCESS[background], **properties}
+    return props
+
+
 def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule: str, status: str,
                 message: str, properties: Mapping[str, str], actions: Sequence[str], background: bool,
                 binding: str = "", facts: tuple[str, bool, str, str] | None = None) -> Result:
     """A Result with Kyverno's report fields (ToPolicyReportResult, docs/semantics/reports.md#report-objects)."""
     key, scored, category, severity = facts or _facts(policy_meta)
     if properties:
-        props = {"process": _PROCESS[background]}
-        props.update(properties)
+        props = _shared_properties(background, properties)
         # properties named like a status override the message (reportutils ToPolicyReportResult)
         if "message" in props:
             message = props["message"]
@@ -164,8 +186,13 @@ def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule:
         props = _PROCESS_ONLY[background]
     if status == "fail" and not scored:
         status = "warn"
+    shared = _SHARED_TEXT.get(message)
+    if shared is None:
+        if len(_SHARED_TEXT) >= _SHARED_MAX:
+            _SHARED_TEXT.clear()
+        shared = _SHARED_TEXT[message] = message
     subject = ctx.subject
-    return new_result(key, source, rule, status, message, subject.ref, scored, category, severity, props,
+    return new_result(key, source, rule, status, shared, subject.ref, scored, category, severity, props,
                       actions if type(actions) is tuple else tuple(actions), subject.source, policy_meta.source,
                       binding)
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy, evaluate_payload
-from kubectl_kyrec.load.payloads import Payload
-from kubectl_kyrec.load.policies import PolicySet
+from kubectl_kyrec.load.policy.policies import PolicySet
+from kubectl_kyrec.load.run_inputs.payloads import Payload
 from kubectl_kyrec.model import EvalError, Ref, Result, Subject
 
 

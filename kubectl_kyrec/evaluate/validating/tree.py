@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.explain import (
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import CompiledValidatingPolicy, CompiledVariant
 from kubectl_kyrec.k8s.times import parse_rfc3339
-from kubectl_kyrec.load.policies import PolicyException
+from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.model import Result
 from kubectl_kyrec.recording import Step, Trace
 

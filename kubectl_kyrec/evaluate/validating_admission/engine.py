@@ -35,8 +35,8 @@ from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import matches_selector
-from kubectl_kyrec.load.policies import AdmissionBinding, AdmissionPolicy
-from kubectl_kyrec.load.policy_vocabulary import Validation
+from kubectl_kyrec.load.policy.policies import AdmissionBinding, AdmissionPolicy
+from kubectl_kyrec.load.policy.vocabulary import Validation
 from kubectl_kyrec.model import Document, Result
 from kubectl_kyrec.recording import Trace
 

@@ -26,7 +26,7 @@ from kubectl_kyrec.evaluate.explain import (
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating_admission.engine import CompiledAdmissionPolicy
-from kubectl_kyrec.load.policies import AdmissionBinding
+from kubectl_kyrec.load.policy.policies import AdmissionBinding
 from kubectl_kyrec.model import Result
 from kubectl_kyrec.recording import Step, Trace
 

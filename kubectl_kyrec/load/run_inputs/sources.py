@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubectl_kyrec.errors import InputError, UsageError
-from kubectl_kyrec.load.cluster_state import ClusterState
-from kubectl_kyrec.load.duplicates import POLICY_RULE, first_of_each
-from kubectl_kyrec.load.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.policy.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+from kubectl_kyrec.load.run_inputs.duplicates import POLICY_RULE, first_of_each
+from kubectl_kyrec.load.run_inputs.values import Values, parse_values
 from kubectl_kyrec.load.schema import SchemaCheck
-from kubectl_kyrec.load.values import Values, parse_values
 from kubectl_kyrec.model import Document, Notice, Source
 
 
@@ -109,13 +109,13 @@ class FileSource:
         return docs, notices
 
     def read_state(self) -> ClusterState:
-        from kubectl_kyrec.load.state import read_state
+        from kubectl_kyrec.load.run_inputs.state import read_state
 
         return read_state(list(self.state_paths)) if self.state_paths else ClusterState()
 
     def read(self) -> Inputs:
         from kubectl_kyrec.load.documents import load_policy_documents
-        from kubectl_kyrec.load.kinds import KindTable
+        from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
         if sum(1 for paths in (self.policy_paths, self.resource_paths, self.exception_paths, self.crd_paths)
                for p in paths if p == "-") > 1:
@@ -173,7 +173,7 @@ class FileSource:
                 raise InputError(f"--context-file: expected one cli.kyverno.io/v1alpha1 Context document, found "
                                  f"{found}", ctx_docs[0].source if ctx_docs else Source(self.context_path))
             context = ctx_docs[0].obj
-        from kubectl_kyrec.load.secret_digests import secret_digest_notice
+        from kubectl_kyrec.load.run_inputs.secret_digests import secret_digest_notice
 
         digests = secret_digest_notice(policies, state)
         if digests:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kubectl_kyrec.load.policy_vocabulary import (
+from kubectl_kyrec.load.policy.vocabulary import (
     AuditAnnotation,
     MatchResources,
     NamedExpression,

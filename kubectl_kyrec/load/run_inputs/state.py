@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import FailedRead, InputError
-from kubectl_kyrec.load.cluster_state import ClusterState, ListedKind, failed_list
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents_with_items, looks_like_json
-from kubectl_kyrec.load.secret_digests import PREFIX, SALT_ANNOTATION, SALT_DIGITS, has_digests, parse_salt
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind, failed_list
+from kubectl_kyrec.load.run_inputs.secret_digests import PREFIX, SALT_ANNOTATION, SALT_DIGITS, has_digests, parse_salt
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
 

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load import classic_policies as classic
-from kubectl_kyrec.load import mutating_policies as mutating
-from kubectl_kyrec.load.classic_policies import ClassicException, ClassicPolicy
-from kubectl_kyrec.load.deleting_policies import DeletingPolicy, parse_deleting_policy
-from kubectl_kyrec.load.generating_policies import GeneratingPolicy, parse_generating_policy
-from kubectl_kyrec.load.image_validating_policies import ImageValidatingPolicy, parse_image_validating_policy
-from kubectl_kyrec.load.mutating_policies import MutatingAdmissionBinding, MutatingAdmissionPolicy, MutatingPolicy
-from kubectl_kyrec.load.policy_vocabulary import (
+from kubectl_kyrec.load.policy import classic as classic
+from kubectl_kyrec.load.policy import mutating as mutating
+from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy
+from kubectl_kyrec.load.policy.deleting import DeletingPolicy, parse_deleting_policy
+from kubectl_kyrec.load.policy.generating import GeneratingPolicy, parse_generating_policy
+from kubectl_kyrec.load.policy.image_validating import ImageValidatingPolicy, parse_image_validating_policy
+from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, MutatingAdmissionPolicy, MutatingPolicy
+from kubectl_kyrec.load.policy.vocabulary import (
     CLASSIC_REPORT_SOURCE,
     DELETING_KINDS,
     EVALUATION_MODES,
@@ -396,7 +396,7 @@ def parse_exception(doc: Document) -> PolicyException:
 # Every policy document kyrec knows, by (API group, kind): what it evaluates and what it recognises and
 # passes over. The one answer to "is this a policy?" for -p directories, -r manifests, a state's objects
 # and a live cluster's policy LISTs (those read the evaluated kinds, the mutating ones included).
-# the mutating kinds (load/mutating_policies.py), with their report `source`: run by `eval`'s admission chain
+# the mutating kinds (load/policy/mutating.py), with their report `source`: run by `eval`'s admission chain
 # (evaluate/pipeline.py admission_chain) on manifests, the cluster's or a capture's as well as -p's
 MUTATING_POLICY_KINDS: dict[tuple[str, str], str] = {
     (KYVERNO_GROUP, "MutatingPolicy"): "KyvernoMutatingPolicy",

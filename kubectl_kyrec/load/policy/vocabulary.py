@@ -1,7 +1,7 @@
 """What every policy kind's model shares: the API groups, versions and kinds, the report sources, the fields
 several kinds have (expressions, match resources, metadata) and the reader that parses a document's fields.
 
-The kind modules (load/classic_policies.py, load/mutating_policies.py, ...) import it, and load/policies.py
+The kind modules (load/policy/classic.py, load/policy/mutating.py, ...) import it, and load/policy/policies.py
 (the set of policies a run holds and `classify`, which dispatches each document to its kind's parser)
 imports them: the vocabulary sits below both, so no kind module imports the dispatcher.
 """
@@ -50,7 +50,7 @@ REPORT_SOURCE = {
     "MutatingAdmissionPolicy": "MutatingAdmissionPolicy",
 }
 
-# the report `source` of ClusterPolicy and Policy results (load/classic_policies.py parses them)
+# the report `source` of ClusterPolicy and Policy results (load/policy/classic.py parses them)
 CLASSIC_REPORT_SOURCE = "kyverno"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubectl_kyrec.load.policy_vocabulary import (
+from kubectl_kyrec.load.policy.vocabulary import (
     DELETING_KINDS,
     KYVERNO_GROUP,
     MatchResources,

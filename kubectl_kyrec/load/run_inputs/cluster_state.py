@@ -2,7 +2,7 @@
 
 A state that holds no Deployment either comes from a cluster without Deployments or from a capture that
 never asked for them; only a record of what was listed tells the two apart, so the record travels with the
-objects instead of being guessed from which objects happen to be present. Readers (load/state.py for files
+objects instead of being guessed from which objects happen to be present. Readers (load/run_inputs/state.py for files
 and captures, cluster/live.py for a live cluster) decide what counts as listed; this module only keeps and
 answers it.
 """
@@ -40,7 +40,7 @@ def failed_list(kind: ListedKind, message: str, *, recorded: bool, status: int |
                 resource: str = "") -> FailedRead:
     """A LIST of `kind` that failed. Without `resource` (a capture written before its record carried the
     read), the resource is named as the API server most likely names it."""
-    from kubectl_kyrec.load.kinds import guess_plural
+    from kubectl_kyrec.load.run_inputs.kinds import guess_plural
 
     if not resource:
         group, plural = _group(kind.api_version), guess_plural(kind.kind)
@@ -62,7 +62,7 @@ class ClusterState:
     # (apiVersion, kind) the server serves, from discovery (live) or a capture's record; None: not known. What
     # a server does not serve cannot be listed, so kyrec never advises capturing it
     served: frozenset[tuple[str, str]] | None = None
-    # the salts of the captures whose Secrets hold digests of their values (load/secret_digests.py)
+    # the salts of the captures whose Secrets hold digests of their values (load/run_inputs/secret_digests.py)
     secret_salts: tuple[bytes, ...] = ()
     # reads made as evidence of findings' causes only (Kyverno's Deployments, UpdateRequests) that failed: not
     # unreadable kinds (no finding depends on them), but a cause they could have given cannot be ruled out, and
@@ -109,11 +109,11 @@ class ClusterState:
 
     def first_of_each(self, namespaced: Callable[[Document], bool | None] | None = None
                       ) -> tuple[ClusterState, list[Notice]]:
-        """The state with one copy of each object (the first; load/duplicates.py's rule, the one `-r`
+        """The state with one copy of each object (the first; load/run_inputs/duplicates.py's rule, the one `-r`
         manifests and test suites follow) and one notice when there were repeats. Files that overlap (two
         captures of one cluster) and live reads that met an object twice go through here alike; the
         Kubescape producer does not, since its two reads of a summary are two copies on purpose."""
-        from kubectl_kyrec.load.duplicates import first_of_each
+        from kubectl_kyrec.load.run_inputs.duplicates import first_of_each
 
         objects, repeats = first_of_each(self.objects, namespaced)
         if not repeats:

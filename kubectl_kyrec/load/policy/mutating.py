@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_kyrec.load.policy_vocabulary import (
+from kubectl_kyrec.load.policy.vocabulary import (
     VAP_GROUP,
     VAP_VERSIONS,
     MatchResources,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policy_vocabulary import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
+from kubectl_kyrec.load.policy.vocabulary import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
 from kubectl_kyrec.load.schema import REQUIRED, policy_label, type_message, unsupported_message
 from kubectl_kyrec.load.schema.validate import shown, unknown_message
 from kubectl_kyrec.model import Document, Obj
@@ -291,7 +291,7 @@ def _check_pod_security(r: _Reader, value: Any, path: str) -> None:
 
 
 def _check_pss_exclusion(r: _Reader, entry: Mapping[str, Any], path: str, level: str | None) -> None:
-    from kubectl_kyrec.load.pss_exclusions import exclusion_errors
+    from kubectl_kyrec.load.policy.pss_exclusions import exclusion_errors
 
     for name, message in exclusion_errors(entry, level):
         raise r.fail(f"{path}.{name}", message)

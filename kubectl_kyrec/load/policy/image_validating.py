@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_kyrec.load.policy_vocabulary import (
+from kubectl_kyrec.load.policy.vocabulary import (
     FAILURE_POLICIES,
     VALIDATION_ACTIONS,
     AuditAnnotation,

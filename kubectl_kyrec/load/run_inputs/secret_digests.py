@@ -36,8 +36,8 @@ from kubectl_kyrec.errors import few
 from kubectl_kyrec.k8s.secrets import is_secret, secret_value_bytes
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.cluster_state import ClusterState
-    from kubectl_kyrec.load.policies import PolicySet
+    from kubectl_kyrec.load.policy.policies import PolicySet
+    from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 
 PREFIX = "kyrec-sha256:"
 SALT_ANNOTATION = "kyrec.io/secret-digest-salt"
@@ -179,7 +179,7 @@ def secret_digest_notice(policies: PolicySet, state: ClusterState) -> str | None
 
 def _may_read_secrets(spec: Any) -> bool:
     """Whether a policy's spec names Secrets (or `*`) outside what it generates: what it writes is compared
-    digest to digest (load/secret_digests.py), what it reads is not."""
+    digest to digest (load/run_inputs/secret_digests.py), what it reads is not."""
     if not isinstance(spec, Mapping):
         return False
     reads = {k: v for k, v in spec.items() if k != "generate"}

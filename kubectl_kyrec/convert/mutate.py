@@ -1,0 +1,71 @@
+"""A ClusterPolicy mutate rule -> MutatingPolicy mutations (Kyverno's migration mapping, kyverno/kyverno#16506:
+`patchStrategicMerge` becomes an ApplyConfiguration, docs/convert.md).
+
+What is converted is the part where a strategic merge patch and a structured-merge apply configuration set
+the same fields: a tree of maps with scalar leaves. A map in the patch merges into the object's map in both
+(kk: pkg/engine/mutate/patch/strategicMergePatch.go; k8s.io/apiserver pkg/admission/plugin/policy/mutating
+ApplyConfiguration). Lists (merged by key in one, by the schema's list type in the other), nulls (a deletion
+in a strategic merge patch), anchors, `$patch` directives and `{{ }}` variables are refused by field, as are
+patchesJson6902 (Kyverno's classic JSON patch creates missing parents on `add`, a MutatingPolicy's does not),
+foreach and targets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_kyrec.convert.cel_text import Unconvertible, literal, selectable
+
+
+def mutations(mutate: dict[str, Any], at: str) -> list[dict[str, Any]]:
+    for key in ("patchesJson6902", "foreach", "targets"):
+        if mutate.get(key):
+            raise Unconvertible(f"{at}.{key}", {
+                "patchesJson6902": "Kyverno's classic JSON patch creates missing parents on add; a "
+                                   "MutatingPolicy's JSONPatch fails there; not converted",
+                "foreach": "mutate foreach is not converted yet",
+                "targets": "mutate targets (mutate existing) are not converted yet"}[key])
+    patch = mutate.get("patchStrategicMerge")
+    if not isinstance(patch, dict) or not patch:
+        raise Unconvertible(at, "a mutate rule with no patchStrategicMerge map")
+    expression = _object("Object", patch, f"{at}.patchStrategicMerge")
+    return [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}}]
+
+
+def _object(type_name: str, patch: dict[str, Any], at: str) -> str:
+    """`Object{field: value, ...}` with each value a CEL literal (maps below the root, not `Object.spec{}`:
+    Kyverno's MutatingPolicy autogen wraps the root's fields into the pod template but does not rename
+    nested typed literals, kk: pkg/cel/policies/mpol/autogen convertPodToTemplateExpression)."""
+    fields = []
+    for key, value in patch.items():
+        where = f"{at}.{key}"
+        _plain_key(key, where)
+        if not selectable(str(key)):
+            raise Unconvertible(where, "a field name that is not a CEL identifier")
+        _check(value, where)
+        fields.append(f"{key}: {literal(value)}")
+    return f"{type_name}{{{', '.join(fields)}}}"
+
+
+def _plain_key(key: Any, at: str) -> None:
+    text = str(key)
+    if "(" in text or text.startswith("$"):
+        raise Unconvertible(at, "anchors and $patch directives in patchStrategicMerge are not converted yet")
+    if "{{" in text:
+        raise Unconvertible(at, "a variable in a patch key is not converted")
+
+
+def _check(value: Any, at: str) -> None:
+    if isinstance(value, dict):
+        if not value:
+            raise Unconvertible(at, "an empty map in the patch is not converted")
+        for k, v in value.items():
+            _plain_key(k, f"{at}.{k}")
+            _check(v, f"{at}.{k}")
+        return
+    if isinstance(value, list):
+        raise Unconvertible(at, "a list in patchStrategicMerge (merged by key; an apply configuration merges "
+                                "by the schema's list type) is not converted yet")
+    if value is None:
+        raise Unconvertible(at, "null in patchStrategicMerge deletes the field; not converted")
+    if isinstance(value, str) and "{{" in value:
+        raise Unconvertible(at, "a variable in a patch value is not converted yet")

@@ -1,0 +1,372 @@
+"""Kyverno's CLI as the oracle of `--registry` (issue 37): the same ImageValidatingPolicies and classic policies
+(verifyImages with keys, an imageRegistry context entry), on the same images of the test registry
+(tests/registry: signed, unsigned, signed with another key, tampered, attested, signed keyless-style with a
+test CA's certificate (good, expired, from another CA), a missing tag, a registry that is down, one that
+answers 403 or 500, one that fails TLS), given to
+`kubectl-kyverno apply POLICY --resource PODS --registry` and to `kubectl kyrec eval -p POLICY -r PODS
+--registry`. Kyverno's results are recorded in testdata/kyverno-truth/registry.json with its
+version and commit, per policy case and pod (each pod is one image case), so the golden holds no digest or
+port: both change with every push. test_registry_oracle.py replays kyrec against it.
+
+    KYVERNO_BIN_DIR=/path/to/dir KYVERNO_VERSION=v1.17.2 KYVERNO_COMMIT=<sha> \\
+        python tests/consistency/registry_oracle.py
+
+What the oracle needs that a cluster would not:
+- the test registry speaks plain HTTP on 127.0.0.1, which go-containerregistry (Kyverno's client) and kyrec
+  both call over HTTP for a loopback host (name.Registry.Scheme): no insecure-registry option is needed;
+- Kyverno's cosign verifier initializes sigstore's TUF client before every verification, keyed ones too, and
+  that client always contacts its mirror (kk: pkg/imageverification/imageverifiers/cosign/opts.go
+  initializeTuf). Offline the public mirror fails and every image counts as unsigned, so the
+  ImageValidatingPolicies name an empty local TUF repository (`registry tuf DIR`, tests/registry/tuf.go)
+  and give the transparency-log keys inline (`ctlog.url`, `rekorPubKey`, `ctLogPubKey`: getRekor needs them
+  even when `insecureIgnoreTlog` skips the log). kyrec reads none of these fields;
+- a classic policy whose verifyImages mutates digests must be Enforce (Kyverno refuses `mutateDigest` in an
+  Audit policy).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
+from tests.registry.fixture import OciRegistry  # noqa: E402
+from tests.registry.keys import KeyPair, TestCA, make_ca, make_key, make_leaf  # noqa: E402
+
+GOLDEN = ROOT / "testdata" / "kyverno-truth" / "registry.json"
+PROVENANCE = "https://slsa.dev/provenance/v0.2"
+BUILDER = "https://ci.example/builder"
+TIMEOUT = 300
+
+# image case -> how it is pushed: (sign with, attest with, tamper); "missing" is never pushed, "down" names a
+# registry nothing listens on; the leaf-* signers are keyless-style (a certificate from a test CA)
+_PUSHED: dict[str, tuple[str, str, bool]] = {
+    "signed": ("key", "key", False),
+    "unsigned": ("", "", False),
+    "wrong": ("other", "", False),
+    "tampered": ("key", "", True),
+    "attested-by-other": ("", "other", False),
+    "attestation-tampered": ("", "key", True),
+    "keyless": ("leaf", "", False),
+    "keyless-expired": ("leaf-expired", "", False),
+    "keyless-other-ca": ("leaf-other-ca", "", False),
+    "keyless-tampered": ("leaf", "", True),
+}
+SUBJECT, ISSUER = "dev@example.com", "https://issuer.example"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a policy builder needs: the keys, the local TUF repository, the pods' images."""
+
+    key: KeyPair
+    other: KeyPair
+    ca: TestCA                      # the keyless signers' root (leaf-other-ca's is another)
+    tuf: Path
+    images: dict[str, str]          # image case -> reference
+
+
+def _pods(setup: Setup, cases: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": case, "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "image": setup.images[case]}]}} for case in cases]
+
+
+def _ivpol(setup: Setup, name: str, expression: str) -> dict[str, Any]:
+    public = setup.key.public
+    cosign = {"key": {"data": public},
+              "ctlog": {"url": "https://rekor.invalid", "rekorPubKey": public, "ctLogPubKey": public,
+                        "insecureIgnoreTlog": True, "insecureIgnoreSCT": True},
+              "tuf": {"mirror": f"file://{setup.tuf}/repository",
+                      "root": {"path": f"{setup.tuf}/repository/root.json"}}}
+    return {"apiVersion": "policies.kyverno.io/v1beta1", "kind": "ImageValidatingPolicy",
+            "metadata": {"name": name},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                             "operations": ["CREATE"], "resources": ["pods"]}]},
+                     "matchImageReferences": [{"glob": "127.0.0.*"}],
+                     "attestors": [{"name": "signer", "cosign": cosign}],
+                     "attestations": [{"name": "prov", "intoto": {"type": PROVENANCE}}],
+                     "validations": [{"expression": expression, "message": "not verified"}]}}
+
+
+def ivpol_signature(setup: Setup) -> dict[str, Any]:
+    return _ivpol(setup, "signature",
+                  "images.containers.map(i, verifyImageSignatures(i, [attestors.signer])).all(e, e > 0)")
+
+
+def ivpol_attestation(setup: Setup) -> dict[str, Any]:
+    return _ivpol(setup, "attestation",
+                  "images.containers.all(i, verifyAttestationSignatures(i, attestations.prov, [attestors.signer])"
+                  f" > 0 && extractPayload(i, attestations.prov).builder.id == '{BUILDER}')")
+
+
+def cpol_keys(setup: Setup) -> dict[str, Any]:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "keys"},
+            "spec": {"background": False, "validationFailureAction": "Enforce", "rules": [{
+                "name": "signed", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "verifyImages": [{"imageReferences": ["127.0.0.*"], "attestors": [{"entries": [{"keys": {
+                    "publicKeys": setup.key.public,
+                    "rekor": {"ignoreTlog": True, "url": "https://rekor.sigstore.dev"},
+                    "ctlog": {"ignoreSCT": True}}}]}]}]}]}}
+
+
+def cpol_image_data(setup: Setup) -> dict[str, Any]:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "image-data"},
+            "spec": {"background": False, "rules": [{
+                "name": "schema", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "context": [{"name": "img", "imageRegistry": {
+                    "reference": "{{ request.object.spec.containers[0].image }}"}}],
+                "validate": {"message": "schema {{ img.manifest.schemaVersion }}",
+                             "deny": {"conditions": {"any": [
+                                 {"key": "{{ img.manifest.schemaVersion }}", "operator": "Equals",
+                                  "value": 2}]}}}}]}}
+
+
+def _cpol_keyless(name: str, **identity: str) -> Callable[[Setup], dict[str, Any]]:
+    def build(setup: Setup) -> dict[str, Any]:
+        policy = cpol_keys(setup)
+        policy["metadata"]["name"] = name
+        entry = {"roots": setup.ca.pem, "rekor": {"ignoreTlog": True, "url": "https://rekor.sigstore.dev"},
+                 "ctlog": {"ignoreSCT": True}, **identity}
+        policy["spec"]["rules"][0]["verifyImages"][0]["attestors"] = [{"entries": [{"keyless": entry}]}]
+        return policy
+    return build
+
+
+# policy case -> (policy builder, the image cases its pods use)
+POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] = {
+    "ivpol-signature": (ivpol_signature, ("signed", "unsigned", "wrong", "tampered", "missing", "down",
+                                          "http-403", "http-500", "tls")),
+    "ivpol-attestation": (ivpol_attestation, ("signed", "unsigned", "attested-by-other", "attestation-tampered")),
+    "cpol-keys": (cpol_keys, ("signed", "unsigned", "wrong", "tampered", "missing", "down",
+                              "http-403", "http-500", "tls")),
+    "cpol-image-data": (cpol_image_data, ("signed", "missing", "down", "http-403", "tls")),
+    "cpol-keyless": (_cpol_keyless("keyless", subject=SUBJECT, issuer=ISSUER),
+                     ("keyless", "keyless-expired", "keyless-other-ca", "keyless-tampered", "signed", "unsigned")),
+    "cpol-keyless-subject": (_cpol_keyless("keyless-subject", subject="eve@example.com", issuer=ISSUER),
+                             ("keyless",)),
+    "cpol-keyless-issuer": (_cpol_keyless("keyless-issuer", subject=SUBJECT, issuer="https://other.example"),
+                            ("keyless",)),
+    "cpol-keyless-wildcard": (_cpol_keyless("keyless-wildcard", subject="*@example.com", issuer="https://*"),
+                              ("keyless",)),
+    "cpol-keyless-regexp": (_cpol_keyless("keyless-regexp", subjectRegExp="^dev@", issuerRegExp="example$"),
+                            ("keyless", "keyless-other-ca")),
+}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    directory: Path
+    setup: Setup
+    replace: dict[str, str]         # run-specific text -> its stand-in in the golden's messages
+    stops: list[Callable[[], None]] = field(default_factory=list)     # the failing registries' ends
+
+    def close(self) -> None:
+        for stop in self.stops:
+            stop()
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    """A registry that answers every request with one status (403, 500: the registry said no)."""
+
+    code = 500
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.send_response(self.code)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_HEAD = do_GET
+
+
+def _failing(mode: str, stops: list[Callable[[], None]]) -> str:
+    """A registry host failing as `mode` says: `403`/`500` answer that status; `tls` is 127.0.0.2 (called
+    over HTTPS by both clients: only 127.0.0.1 and localhost are plain HTTP) answering in plain HTTP."""
+    if mode == "tls":
+        listener = socket.socket()
+        listener.bind(("127.0.0.2", 0))
+        listener.listen(16)
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                conn.close()
+        threading.Thread(target=serve, daemon=True).start()
+        stops.append(listener.close)
+        return f"127.0.0.2:{listener.getsockname()[1]}"
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (_Answer,), {"code": int(mode)}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    stops.extend([server.shutdown, server.server_close])
+    return f"127.0.0.1:{server.server_address[1]}"
+
+
+def prepare(registry: OciRegistry, directory: Path) -> Prepared:
+    """Keys, images pushed, the TUF repository, and per policy case a policy file and a pods file."""
+    keys = directory / "keys"
+    key, other = make_key(keys, "ecdsa"), make_key(keys, "ecdsa")
+    ca = make_ca()
+    leaves = {"leaf": make_leaf(keys, ca, SUBJECT, ISSUER),
+              "leaf-expired": make_leaf(keys, ca, SUBJECT, ISSUER, expired=True),
+              "leaf-other-ca": make_leaf(keys, make_ca("another CA"), SUBJECT, ISSUER)}
+    by_name = {"key": key, "other": other}
+    predicate = directory / "predicate.json"
+    predicate.write_text(json.dumps({"builder": {"id": BUILDER}}))
+    repo = registry.repo("oracle")
+    images = {}
+    for case, (signer, attester, tamper) in _PUSHED.items():
+        args: list[str | Path] = []
+        if signer in leaves:
+            leaf = leaves[signer]
+            args += ["--sign", leaf.private, "--cert", leaf.cert, "--chain", leaf.chain]
+        elif signer:
+            args += ["--sign", by_name[signer].private]
+        if attester:
+            args += ["--attest", PROVENANCE, predicate, "--key", by_name[attester].private]
+        if tamper:
+            args.append("--tamper")
+        images[case] = f"{repo}:{case}"
+        registry.push(images[case], *args)
+    images["missing"] = f"{repo}:missing"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        down = f"127.0.0.1:{sock.getsockname()[1]}"     # closed again: nothing listens there
+    images["down"] = f"{down}/app:v1"
+    stops: list[Callable[[], None]] = []
+    failing = {mode: _failing(mode, stops) for mode in ("403", "500", "tls")}
+    for mode, host in failing.items():
+        images[f"http-{mode}" if mode != "tls" else "tls"] = f"{host}/app:v1"
+    tuf = directory / "tuf"
+    done = subprocess.run([str(registry.binary), "tuf", str(tuf)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    setup = Setup(key, other, ca, tuf, images)
+    for name, (build, cases) in POLICIES.items():
+        (directory / f"{name}.policy.yaml").write_text(yaml.safe_dump(build(setup)))
+        (directory / f"{name}.pods.yaml").write_text(yaml.safe_dump_all(_pods(setup, cases)))
+    path = repo.split("/", 1)[1]
+    return Prepared(directory, setup, {repo: "REPO", down: "DOWN", registry.host: "REGISTRY",
+                                       f"/v2/{path}/": "/v2/PATH/",
+                                       **{host: f"FAILING-{mode.upper()}" for mode, host in failing.items()}},
+                    stops)
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def normalize(prepared: Prepared, message: str) -> str:
+    for text, stand_in in prepared.replace.items():
+        message = message.replace(text, stand_in)
+    return _DIGEST.sub("sha256:DIGEST", message)
+
+
+Rows = dict[str, dict[str, list[dict[str, str]]]]        # policy case -> pod -> results, sorted
+
+
+def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) -> dict[str, list[dict[str, str]]]:
+    out: dict[str, list[dict[str, str]]] = {case: [] for case in POLICIES[name][1]}
+    for pod, result, message in rows:
+        out[pod].append({"result": result, "message": normalize(prepared, message)})
+    # Kyverno's report lists one resource's rows in no fixed order (a classic rule's mutate-phase and
+    # validate-phase rows interleave differently from run to run): sorted, they compare
+    return {pod: sorted(results, key=lambda r: (r["result"], r["message"])) for pod, results in out.items()}
+
+
+def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
+    """`kubectl-kyverno apply POLICY --resource PODS --registry -p`: its policy report's results."""
+    env = {**os.environ, "TUF_ROOT": str(prepared.directory / "tuf-cache")}
+    out: Rows = {}
+    for name in POLICIES:
+        run = subprocess.run([str(exe), "apply", f"{name}.policy.yaml", "--resource", f"{name}.pods.yaml",
+                              "--registry", "--remove-color", "-p", "--output-format", "json"],
+                             capture_output=True, text=True, timeout=TIMEOUT, cwd=prepared.directory, env=env)
+        start = run.stdout.find("{")
+        if start < 0:
+            raise AssertionError(f"{name}: Kyverno's CLI printed no report (exit {run.returncode}):\n"
+                                 f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
+        report = json.loads(run.stdout[start:])
+        out[name] = _collect(prepared, name, [(r["resources"][0]["name"], r["result"], r.get("message", ""))
+                                              for r in report.get("results") or []])
+    return out
+
+
+def kyrec_results(prepared: Prepared) -> Rows:
+    """`kubectl kyrec eval -p POLICY -r PODS --registry -o json`: its results."""
+    out: Rows = {}
+    for name in POLICIES:
+        run = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", f"{name}.policy.yaml", "-r",
+                              f"{name}.pods.yaml", "--registry", "-o", "json"],
+                             capture_output=True, text=True, timeout=TIMEOUT, cwd=prepared.directory)
+        if run.returncode not in (0, 1):
+            raise AssertionError(f"{name}: kyrec exit {run.returncode}: {run.stderr[-2000:]}")
+        doc = json.loads(run.stdout)
+        out[name] = _collect(prepared, name, [(r["subject"]["name"], r["result"], r.get("message", ""))
+                                              for r in doc["results"]])
+    return out
+
+
+def verdicts(rows: Rows) -> dict[str, dict[str, list[str]]]:
+    return {name: {pod: [r["result"] for r in results] for pod, results in pods.items()}
+            for name, pods in rows.items()}
+
+
+def load_golden() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(GOLDEN.read_text())
+    return data
+
+
+def main() -> None:
+    import tempfile
+
+    from tests.registry import build
+
+    exe = kyverno_exe()
+    if exe is None or not exe.is_file():
+        sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
+    registry = OciRegistry(build.build())
+    registry.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="kyrec-registry-oracle-") as tmp:
+            prepared = prepare(registry, Path(tmp))
+            try:
+                results = kyverno_results(exe, prepared)
+            finally:
+                prepared.close()
+    finally:
+        registry.stop()
+    data = {
+        "description": "Kyverno's CLI on the registry cases of tests/consistency/registry_oracle.py: "
+                       "`kubectl-kyverno apply POLICY --resource PODS --registry -p --output-format json` "
+                       "against the test registry; per policy case and pod (one image case each), the report's "
+                       "results sorted by (result, message), messages with the repository, registry, down "
+                       "registry and digests replaced (REPO, REGISTRY, DOWN, PATH, sha256:DIGEST).",
+        "kyverno": kyverno_build(exe),
+        "cases": results,
+    }
+    GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+    GOLDEN.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    print(f"{GOLDEN.relative_to(ROOT)}: {json.dumps(verdicts(results))}")
+
+
+if __name__ == "__main__":
+    main()
