@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_kyrec.cel.decl import CelFunctionError
+from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError
 from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 
@@ -29,6 +29,8 @@ KindOf = Callable[[str, str], "str | None"]
 """(apiVersion, resource plural) -> kind, or None when the resource is unknown."""
 
 NOT_FOUND_RESOURCE = "the server could not find the requested resource"
+# (apiVersion, kind, namespace) -> why the cluster refused the state's read of that kind there, else None
+Refused = Callable[[str, str, str], "str | None"]
 
 
 class ContextProvider(Protocol):
@@ -206,8 +208,10 @@ class ObjectsProvider:
                  context_file: Mapping[str, Any] | None = None, *, kind_of: KindOf = builtin_kind_of,
                  read_file: Callable[[str], Any] | None = None,
                  http_mocks: Mapping[str, tuple[int, Any]] | None = None,
-                 global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False) -> None:
+                 global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False,
+                 refused: Refused | None = None) -> None:
         self._resource_of = resource_of
+        self._refused = refused
         self._kind_of = kind_of
         self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         self._ordered: dict[tuple[str, str], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
@@ -277,6 +281,7 @@ class ObjectsProvider:
         base, _, subresource = resource.partition("/")
         if subresource and subresource != "status":
             raise CelFunctionError(f"subresource {subresource!r} is not available offline")
+        self._check_refused(api_version, base, namespace)
         self._stored()
         obj = self._store.get((api_version, base), {}).get((namespace, name))
         # a GET of the status subresource answers the whole object
@@ -291,6 +296,7 @@ class ObjectsProvider:
         kind, namespaced = info
         if namespace and not namespaced:
             raise CelFunctionError(NOT_FOUND_RESOURCE)
+        self._check_refused(api_version, resource, namespace)
         key = (api_version, resource)
         ordered = self._ordered.get(key)
         if ordered is None:
@@ -305,6 +311,16 @@ class ObjectsProvider:
     def post_resource(self, api_version: str, resource: str, namespace: str,
                       data: dict[str, Any]) -> dict[str, Any]:
         raise CelFunctionError("resource.Post needs a cluster (not available offline)")
+
+    def _check_refused(self, api_version: str, resource: str, namespace: str) -> None:
+        """The cluster refused to let the state's read of this kind there (401/403): what the policy reads is
+        unknown, and Kyverno's library answers a refusal as `permission denied`, not as an empty answer."""
+        if self._refused is None:
+            return
+        info = self._kind_info(api_version, resource)
+        why = self._refused(api_version, info[0], namespace) if info is not None else None
+        if why is not None:
+            raise CelForbidden(why)
 
     def to_gvr(self, api_version: str, kind: str) -> dict[str, str]:
         group, version = parse_group_version(api_version)

@@ -22,6 +22,11 @@ class CelFunctionError(EngineError):
     """Raised by a library implementation: the CEL call evaluates to an error with this message."""
 
 
+class CelForbidden(CelFunctionError):
+    """A read the cluster refused (401/403): the sdk's resource library says `permission denied: <err>`
+    (kyverno/sdk extensions/cel/libs/resource/impl.go, apierrors.IsForbidden / IsUnauthorized)."""
+
+
 @dataclass(frozen=True)
 class Overload:
     """One overload. `id` must be unique within the environment (cel-go style, e.g. ``list_is_sorted``)."""

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubectl_kyrec.cel.context import ContextProvider
-from kubectl_kyrec.cel.decl import CelFunctionError, Function, Library, Overload, fn
+from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError, Function, Library, Overload, fn
 
 GVR_TYPE = "schema.GroupVersionResource"
 
@@ -32,6 +32,8 @@ def _gvr_parts(value: Any) -> tuple[str, str]:
 def _call(prefix: str, action: Callable[[], Any]) -> Any:
     try:
         return action()
+    except CelForbidden as exc:
+        raise CelFunctionError(f"{prefix}: permission denied: {exc}") from None
     except CelFunctionError as exc:
         raise CelFunctionError(f"{prefix}: {exc}") from None
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.errors import EngineError
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.classic.trace import Trace
+    from kubectl_kyrec.recording import Trace
 
 CONDITION = "Condition"
 GLOBAL = "Global"

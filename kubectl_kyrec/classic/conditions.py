@@ -12,9 +12,9 @@ from typing import Any
 
 from kubectl_kyrec.classic import operators
 from kubectl_kyrec.classic.json_context import EvalContext
-from kubectl_kyrec.classic.trace import Trace, shown
 from kubectl_kyrec.classic.variables import SubstitutionError, has_integral_floats, substitute_all_in_preconditions
 from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.recording import Trace, shown
 
 
 class ConditionError(EngineError):

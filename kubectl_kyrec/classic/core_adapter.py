@@ -11,8 +11,8 @@ from typing import Any
 from kubectl_kyrec.classic import conditions as cond
 from kubectl_kyrec.classic import jmespath_eval, pattern_match, variables
 from kubectl_kyrec.classic.json_context import EvalContext
-from kubectl_kyrec.classic.trace import Trace
 from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.recording import Trace
 
 JsonContext = EvalContext
 
@@ -29,7 +29,7 @@ class PatternFailure:
 class Core:
     """The calls into the engine core, in Kyverno's terms."""
 
-    # the recorder of `explain`'s evaluation (classic/trace.py): set only while explain runs the evaluator,
+    # the recorder of `explain`'s evaluation (recording.py): set only while explain runs the evaluator,
     # None in every other evaluation (nothing is recorded then)
     trace: Trace | None = None
 

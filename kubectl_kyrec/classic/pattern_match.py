@@ -19,9 +19,9 @@ from kubectl_kyrec.classic.anchors import (
     AnchorMap,
     PatternFailure,
 )
-from kubectl_kyrec.classic.trace import Trace, shown
 from kubectl_kyrec.golang import wildcard
 from kubectl_kyrec.golang.fmt import sprint
+from kubectl_kyrec.recording import Trace, shown
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.classic.core_adapter import Core, JsonContext
-from kubectl_kyrec.classic.trace import shown
 from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.recording import shown
 
 PASS, FAIL, ERROR, SKIP = "pass", "fail", "error", "skip"
 

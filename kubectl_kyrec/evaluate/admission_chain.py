@@ -77,6 +77,19 @@ class MutationStep:
     mutations: list[Mutation] = field(default_factory=list)
     results: list[Result] = field(default_factory=list)
     undetermined: list[str] = field(default_factory=list)
+    # the other objects an order the engine does not know gives (one of `undetermined` says so)
+    orders: OrderCandidates | None = None
+
+
+@dataclass(frozen=True)
+class OrderCandidates:
+    """The objects the orders an engine tried give besides the step's own (each once): `reason` is the
+    ORDER_DEPENDENT entry of the step's `undetermined` they account for, `tried` how many orders were
+    tried (the engine's own included)."""
+
+    reason: str
+    alternatives: tuple[Obj, ...]
+    tried: int
 
 
 class MutationEngine(Protocol):
@@ -121,6 +134,11 @@ class Admission:
     defaulted: bool = False         # the API server's defaults changed the manifest
     # the object after the defaults, before any mutation (`explain` shows what the defaults set)
     before_mutations: Obj | None = field(default=None, repr=False, compare=False)
+    # when the only unknown is an order Kyverno does not fix: the other objects the orders tried admit
+    # (the subject's own is `subject.obj`) and how many orders were tried; validation is then decided on
+    # each (order_resolved)
+    alternatives: tuple[Obj, ...] = field(default=(), repr=False, compare=False)
+    orders_tried: int = 0
 
     @property
     def changed(self) -> bool:
@@ -167,14 +185,33 @@ class AdmissionChain:
         mutations: list[Mutation] = []
         results: list[Result] = []
         reasons: list[str] = []
+        # the objects other orders admit, each carried through the engines after the one that found it
+        alternatives: list[Obj] = []
+        resolvable: list[str] = []      # the reasons those alternatives account for
+        tried = 1
+        complete = True                 # every alternative went through the later engines without an unknown
         for engine in self.engines:
+            moved: list[Obj] = []
+            for alt in alternatives:
+                alt_step = engine.mutate(context_of(replace(current, obj=alt)))
+                complete = complete and not alt_step.undetermined
+                moved.append(dict(alt_step.obj) if alt_step.obj is not None else alt)
+            alternatives = moved
             step = engine.mutate(context_of(current))
             results.extend(step.results)
             mutations.extend(step.mutations)
             reasons.extend(step.undetermined)
+            if step.orders is not None:
+                resolvable.append(step.orders.reason)
+                alternatives.extend(dict(a) for a in step.orders.alternatives)
+                tried *= step.orders.tried
             if step.obj is not None and step.obj is not current.obj:
                 current = replace(current, obj=dict(step.obj))
-        admission = Admission(current, operation, tuple(mutations), tuple(reasons), defaulted, obj)
+        found: list[Obj] = []
+        if complete and reasons and all(r in resolvable for r in reasons):
+            found = [a for i, a in enumerate(alternatives) if a != current.obj and a not in alternatives[:i]]
+        admission = Admission(current, operation, tuple(mutations), tuple(reasons), defaulted, obj,
+                              tuple(found), tried if found else 0)
         return current, admission, results
 
 
@@ -197,6 +234,31 @@ def undetermined_by_admission(results: Sequence[Result], admissions: Sequence[Ad
             out.append(r._replace(result=UNDETERMINED,
                                   message=f"the admitted object is not known ({reason}); the policy would "
                                           f"have said: {r.result}" + (f" ({r.message})" if r.message else "")))
+    return out
+
+
+def order_resolved(results: Sequence[Result], admission: Admission,
+                   on_alternatives: Sequence[Sequence[Result]]) -> list[Result]:
+    """The validation `results` of a subject whose admitted object depends only on an order Kyverno does not
+    fix, given the results of the same policies on each other object those orders admit: a verdict every
+    object agrees on stands; one that differs is undetermined (ORDER_DEPENDENT), saying how many orders were
+    tried and what each object gave."""
+    def key(r: Result) -> tuple[str, str, str, str]:
+        return r.policy, r.source, r.rule, r.binding
+
+    others = [{key(r): r for r in alt} for alt in on_alternatives]
+    reason = "; ".join(dict.fromkeys(admission.undetermined))
+    out = []
+    for r in results:
+        verdicts = [r.result, *((o[key(r)].result if key(r) in o else "no result") for o in others)]
+        if all(v == r.result for v in verdicts):
+            out.append(r)
+            continue
+        seen = ", ".join(dict.fromkeys(verdicts))
+        out.append(r._replace(result=UNDETERMINED, message=(
+            f"{ORDER_DEPENDENT}: the policy gives {seen} on the {len(verdicts)} objects that "
+            f"{admission.orders_tried} orders of the mutations admit ({reason}); in load order: {r.result}"
+            + (f" ({r.message})" if r.message else ""))))
     return out
 
 

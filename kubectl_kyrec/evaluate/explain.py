@@ -1,8 +1,12 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself: each policy kind's tracer (its package's tree.py) re-evaluates the programs the
-evaluator compiled, read-only, to show the values, and takes the final result from the very evaluation
-`eval` runs, so `explain` can never disagree with `eval`.
+A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
+ImageValidatingPolicy and DeletingPolicy (and the classic engine) record their steps (recording.py) in the very
+evaluation whose results the tree ends in, and their tree.py builds the tree from that recording; the nodes
+here only show what a recorded decision was made of (a matchConstraints' rules and selectors, the values of
+conditions, variables and operands), evaluated read-only. The MutatingPolicy, MutatingAdmissionPolicy and
+GeneratingPolicy trees still take the final result from the run's own outcome and re-evaluate the programs to
+show their values. Either way `explain` can never disagree with `eval`.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
-from kubectl_kyrec.cel.engine import Activation, Program
+from kubectl_kyrec.cel.engine import Activation, Outcome, Program
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matches_rules, namespace_labels
 from kubectl_kyrec.evaluate.request import RequestInfo
@@ -205,7 +209,10 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
 
 
 def value_node(name: str, program: Program, activation: Activation) -> Node:
-    outcome = program.evaluate(activation)
+    return outcome_node(name, program.evaluate(activation))
+
+
+def outcome_node(name: str, outcome: Outcome) -> Node:
     if outcome.error is not None:
         return Node(name, ERROR, str(outcome.error))
     return Node(name, show(outcome.value))
@@ -248,9 +255,12 @@ def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression
 
 
 def validations_node(validations: Sequence[tuple[Validation, Program]], compiler: PolicyCompiler,
-                     activation: Activation) -> Node:
+                     activation: Activation, recorded: tuple[tuple[int, Outcome] | None] | None = None) -> Node:
     """Each validation with its value, up to the first not true (the evaluators stop there); the one that
-    decided shows its message, the values of its top-level operands and of the variables it reads."""
+    decided shows its message, the values of its top-level operands and of the variables it reads.
+
+    `recorded`: the engine's own (index, Outcome) of the first validation not true (None: all were true), as
+    it recorded it; the values are then the engine's, not evaluated again."""
     node = Node("validations", ALL_TRUE)
     failed = False
     for i, (validation, program) in enumerate(validations):
@@ -258,7 +268,11 @@ def validations_node(validations: Sequence[tuple[Validation, Program]], compiler
         if failed:
             node.children.append(Node(name, NOT_EVALUATED, "an earlier validation decided"))
             continue
-        child = value_node(name, program, activation)
+        if recorded is None:
+            child = value_node(name, program, activation)
+        else:
+            unmet = recorded[0]
+            child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Node(name, "true")
         if child.outcome != "true":
             failed = True
             node.outcome = f"[{i}] not true"

@@ -17,10 +17,16 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationEngine, MutationStep
-from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, compile_deleting_policy
+from kubectl_kyrec.evaluate.deleting.engine import (
+    CompiledDeletingPolicy,
+    compile_deleting_policy,
+    evaluate_object,
+    next_run,
+)
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
+from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
@@ -37,11 +43,14 @@ from kubectl_kyrec.evaluate.pipeline import (
     subject_context,
 )
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
+from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
+from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
 from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
+from kubectl_kyrec.recording import Trace
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
@@ -122,19 +131,29 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             assert isinstance(recorder.engine, MutatingPolicyEngine)
             out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
         for cp in compiled:
-            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now))
+            # the call eval makes (pipeline.py), recorded: the tree is built from what it did
+            trace = Trace()
+            evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
+            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now, trace))
         for ap in admission:
-            out.explanations.append(explain_admission(ap, ctx, envs, state=state, kinds=kinds,
-                                                      runner=options.vap_runner, params=options.vap_params))
+            trace = Trace()
+            found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                       params=options.vap_params, recorder=trace)
+            out.explanations.append(explain_admission(ap, ctx, envs, trace, found))
         for ip in images:
-            out.explanations.append(explain_image_validating(ip, ctx))
+            trace = Trace()
+            found = evaluate_image_validating(ip, ctx, trace)
+            out.explanations.append(explain_image_validating(ip, ctx, trace, found))
         if classic is not None:
             # a mutate rule's results are the admission chain's, a generate rule's the generate run's
             _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
-                out.explanations.append(explain_deleting(dp, deleting_ctx, options.now))
+                trace = Trace()
+                deletion = evaluate_object(dp, deleting_ctx, trace)
+                out.explanations.append(explain_deleting(dp, deleting_ctx, trace, deletion,
+                                                         next_run(dp.policy, options.now)))
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, ending in their results
@@ -195,7 +214,6 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
     """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
     policy's tree ends in its results and in those of `others` (the subject's results from the other
     engines: mutate and generate rules) that are the policy's."""
-    from kubectl_kyrec.classic.trace import Trace
     from kubectl_kyrec.evaluate.classic.tree import explain_classic
 
     # the engine records its steps (preconditions, patterns, deny conditions, foreach elements) as it takes

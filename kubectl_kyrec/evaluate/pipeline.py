@@ -11,7 +11,7 @@ import marshal
 import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
@@ -20,6 +20,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     Admission,
     AdmissionChain,
     MutationEngine,
+    order_resolved,
     paired_with_old,
     undetermined_by_admission,
 )
@@ -239,30 +240,35 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                     counts.advance(done)
             if tick is not None:
                 tick(subject)
-            ctx = subject_context(subject, namespaces, options)
-            request = ctx.request
-            key = (request.group, request.version, request.resource, request.subresource, request.operation,
-                   bool(request.namespace))
-            if key not in by_kind:
-                by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
-            for cp, candidates in by_kind[key]:
-                disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
-                for result in evaluate_validating(cp, ctx, candidates):
-                    pairs.append(result, reportable(result, cp.policy.background, disabled))
-            for ip in images:
-                disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
-                for result in evaluate_image_validating(ip, ctx):
-                    # the background scan runs the cluster-scoped kind only (kk: report/utils/scanner.go
-                    # AsImageValidatingPolicy); undetermined is never reported
-                    scanned = ip.policy.background and ip.policy.meta.kind == "ImageValidatingPolicy"
-                    pairs.append(result, result.result != UNDETERMINED and reportable(result, scanned, disabled))
-            for ap in admission:
-                for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
-                                           params=options.vap_params):
-                    pairs.append(result, reportable(result, True, False))
-            if classic is not None:
-                pairs.extend(classic.evaluate(ctx))
+            pairs.extend(evaluate_subject(subject))
         return pairs, (classic.noticed() if classic is not None else []), len(subjects)
+
+    def evaluate_subject(subject: Subject) -> list[tuple[Result, bool]]:
+        pairs: list[tuple[Result, bool]] = []
+        ctx = subject_context(subject, namespaces, options)
+        request = ctx.request
+        key = (request.group, request.version, request.resource, request.subresource, request.operation,
+               bool(request.namespace))
+        if key not in by_kind:
+            by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
+        for cp, candidates in by_kind[key]:
+            disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
+            for result in evaluate_validating(cp, ctx, candidates):
+                pairs.append((result, reportable(result, cp.policy.background, disabled)))
+        for ip in images:
+            disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
+            for result in evaluate_image_validating(ip, ctx):
+                # the background scan runs the cluster-scoped kind only (kk: report/utils/scanner.go
+                # AsImageValidatingPolicy); undetermined is never reported
+                scanned = ip.policy.background and ip.policy.meta.kind == "ImageValidatingPolicy"
+                pairs.append((result, result.result != UNDETERMINED and reportable(result, scanned, disabled)))
+        for ap in admission:
+            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                       params=options.vap_params):
+                pairs.append((result, reportable(result, True, False)))
+        if classic is not None:
+            pairs.extend(classic.evaluate(ctx))
+        return pairs
 
     evaluators = len(compiled) + len(admission) + len(images) + (len(classic.compiled) if classic is not None else 0)
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
@@ -286,7 +292,12 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         for index in counts.news(final=True):           # the workers' subjects not told yet
             on_subject(out.subjects[index])
     if out.admissions:
-        pairs = _admitted_pairs(chain_results, pairs, out.admissions)
+        # a subject whose admitted object only an order Kyverno does not fix leaves open: validation is
+        # decided on each object the orders admit too (in this process: they are few)
+        on_alternatives = {id(a.subject.ref): [[r for r, _ in evaluate_subject(replace(a.subject, obj=alt))]
+                                               for alt in a.alternatives]
+                           for a in out.admissions if a.alternatives}
+        pairs = _admitted_pairs(chain_results, pairs, out.admissions, on_alternatives)
     out.results = pairs.results
     if classic is not None:
         out.notices.extend(classic.notices)
@@ -295,16 +306,27 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
 
 
 def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: ResultPairs,
-                    admissions: Sequence[Admission]) -> ResultPairs:
+                    admissions: Sequence[Admission],
+                    on_alternatives: Mapping[int, list[list[Result]]]) -> ResultPairs:
     """The mutation results first, then the validation results, those of a subject whose stored object is
-    not known made undetermined (never reported), and none of a deleted object reported (it has no report
-    once deleted)."""
+    not known made undetermined (never reported) but for the verdicts every object an unfixed order admits
+    agrees on (`on_alternatives`: per subject, the results on each other object), and none of a deleted
+    object reported (it has no report once deleted)."""
     deleted = {id(a.subject.ref) for a in admissions if a.operation == "DELETE"}
-    unknown = {id(a.subject.ref) for a in admissions if a.undetermined}
+    unknown = {id(a.subject.ref) for a in admissions if a.undetermined and not a.alternatives}
     if unknown:
-        validated = undetermined_by_admission(pairs.results, admissions)
+        validated = undetermined_by_admission(pairs.results, [a for a in admissions if not a.alternatives])
         pairs = ResultPairs(validated, bytearray(ok and id(r.subject) not in unknown
                                                  for r, (_, ok) in zip(validated, pairs)))
+    for a in admissions:
+        if not a.alternatives:
+            continue
+        ref = id(a.subject.ref)
+        mine = [i for i, r in enumerate(pairs.results) if id(r.subject) == ref]
+        resolved = order_resolved([pairs.results[i] for i in mine], a, on_alternatives.get(ref, []))
+        for i, r in zip(mine, resolved):
+            pairs.results[i] = r
+            pairs.reportable[i] = bool(pairs.reportable[i]) and r.result != UNDETERMINED
     if deleted:
         pairs = ResultPairs(pairs.results, bytearray(ok and id(r.subject) not in deleted for r, ok in pairs))
     admitted = ResultPairs()

@@ -29,7 +29,9 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
+from kubectl_kyrec.golang import der
 from kubectl_kyrec.load.registry import ImageRef, Registry, RegistryError, parse_image
 
 SIGNATURE_ANNOTATION = "dev.cosignproject.cosign/signature"
@@ -306,3 +308,37 @@ def parse_ref(image: str) -> ImageRef:
         return parse_image(image)
     except ValueError as err:
         raise RegistryError(f"{image}: {err}") from None
+
+
+def sigstore_verify_error(key: Any, signature: bytes, message: bytes) -> str:
+    """sigstore's `VerifySignature` of `message` over SHA-256 as cosign's verify-blob runs it with a public
+    key: "" when it verifies, else sigstore's error text (kk: sigstore/sigstore pkg/signature ecdsa.go,
+    rsapkcs1v15.go, ed25519.go). ECDSA reads an ASN.1 SEQUENCE of two INTEGERs first and else the IEEE
+    P1363 r||s form, each failing in its own words."""
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        if _asn1_pair(signature):
+            return "" if verify_blob(key, signature, message) else \
+                "invalid signature when validating ASN.1 encoded signature"
+        if not signature or len(signature) > 132 or len(signature) % 2:
+            return "ecdsa: Invalid IEEE_P1363 encoded bytes"
+        half = len(signature) // 2
+        r, s = int.from_bytes(signature[:half], "big"), int.from_bytes(signature[half:], "big")
+        ok = r > 0 and s > 0 and verify_blob(key, encode_dss_signature(r, s), message)
+        return "" if ok else "invalid signature when validating IEEE_P1363 encoded signature"
+    if isinstance(key, rsa.RSAPublicKey):
+        return "" if verify_blob(key, signature, message) else "crypto/rsa: verification error"
+    if isinstance(key, ed25519.Ed25519PublicKey):
+        return "" if verify_blob(key, signature, message) else "failed to verify signature"
+    raise KeyError_("unsupported public key type")
+
+
+def _asn1_pair(data: bytes) -> bool:
+    """Go's `asn1.Unmarshal(data, &struct{R, S *big.Int})` succeeds (trailing bytes allowed)."""
+    try:
+        seq, _rest = der.read_one(data)
+        items = der.read_all(der.expect(seq, der.SEQUENCE).content)
+        for item in items:
+            der.integer(item)
+    except der.DERError:
+        return False
+    return len(items) == 2

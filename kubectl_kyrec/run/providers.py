@@ -38,8 +38,19 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
         docs = load_documents([full])
         return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
 
+    def refused(api_version: str, kind: str, namespace: str) -> str | None:
+        """Why the cluster refused the state's LIST of this kind there (401/403), else None."""
+        group = api_version.rpartition("/")[0]
+        for key, read in inputs.state.unreadable.items():
+            if key.api_version.rpartition("/")[0] == group and key.kind == kind and \
+                    key.namespace in ("", namespace) and (read.status in (401, 403) or
+                                                          read.reason in ("Forbidden", "Unauthorized")):
+                return read.message or read.status_text()
+        return None
+
     objects = inputs.state.objs + list(extra_objects or [])
     try:
-        return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file)
+        return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file,
+                               refused=refused)
     except ValueError as exc:
         raise InputError(f"--context-file: {exc}") from None

@@ -810,8 +810,6 @@ def _classic_unevaluated(policy: Any, rule: str) -> str:
     for r in policy.rules:
         if r.name == rule and r.type not in ("validate", "mutate", "verifyImages"):
             return f"rule {rule!r} is a {r.type} rule, which kyrec does not evaluate"
-        if r.name == rule and r.validate_kind in ("manifests",):
-            return f"rule {rule!r} is a validate.{r.validate_kind} rule, which kyrec does not evaluate yet"
     return ""
 
 

@@ -1,4 +1,4 @@
-"""The classic engine's recorder (classic/trace.py), which `explain` turns into its tree: recording never
+"""The classic engine's recorder (recording.py), which `explain` turns into its tree: recording never
 changes a decision (every pattern and condition-block vector of Kyverno's gives the same answer with a
 recorder as without), and what is recorded is what the engine did."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from kubectl_kyrec.classic import conditions, pattern_match, variables
 from kubectl_kyrec.classic.json_context import EvalContext
-from kubectl_kyrec.classic.trace import Step, Trace
+from kubectl_kyrec.recording import Step, Trace
 from tests.classic.vectors import load
 
 

@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
 # bottom first; members of one group import nothing of each other. The bottom is model < errors (errors
 # carry a model.Source) < golang (Go emulation) < k8s (Kubernetes' rules, written in Go's formats).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("model",),
+    # recording.py: the recorder every engine (classic/ and evaluate/) reports its steps to for `explain`
+    ("model", "recording"),
     ("errors",),
     ("golang",),
     ("k8s", "interrupts"),

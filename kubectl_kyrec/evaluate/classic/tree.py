@@ -3,7 +3,7 @@ subject's kind (autogen included), its match and exclude blocks with Kyverno's r
 PolicyExceptions naming it, what its validation checks, and its result.
 
 Preconditions, patterns, deny conditions and foreach elements are decided inside the classic engine: it
-records each step as it takes it (classic/trace.py) in the evaluation whose results the tree ends in, and
+records each step as it takes it (recording.py) in the evaluation whose results the tree ends in, and
 the tree shows those steps under what the rule says, as written: each condition with its key and value
 after substitution and its result, the pattern's walk path by path (each key and anchor, how the engine's
 handler came out for it, each leaf comparison), each anyPattern and each foreach element with its outcome.
@@ -17,7 +17,6 @@ from typing import Any
 
 from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, block_reasons, match_state, matches_resources
-from kubectl_kyrec.classic.trace import Step, Trace
 from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
 from kubectl_kyrec.evaluate.classic.validate_cel import cel_activations, cel_compiler
 from kubectl_kyrec.evaluate.explain import (
@@ -39,6 +38,7 @@ from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression, Validation
 from kubectl_kyrec.model import Result
+from kubectl_kyrec.recording import Step, Trace
 
 _STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting user"}
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import enum
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,7 @@ from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
 from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject, group_version, new_result
+from kubectl_kyrec.recording import Trace
 
 SOURCE = "KyvernoDeletingPolicy"
 
@@ -63,6 +65,12 @@ class CompiledDeletingPolicy:
     env: Environment
     conditions: tuple[Program, ...]
     exceptions: tuple[CompiledException, ...]
+
+    @functools.cached_property
+    def match_any_operation(self) -> MatchResources | None:
+        """The matchConstraints as a deletion run matches them (`any_operation`), made once."""
+        constraints = self.policy.match_constraints
+        return any_operation(constraints) if constraints is not None else None
 
 
 @dataclass(frozen=True)
@@ -126,8 +134,12 @@ def any_operation(constraints: MatchResources) -> MatchResources:
                           constraints.raw)
 
 
-def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext) -> DeletionOutcome:
-    """engine.go Handle + compiler/policy.go Evaluate for one object (or JSON payload)."""
+def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: Trace | None = None
+                    ) -> DeletionOutcome:
+    """engine.go Handle + compiler/policy.go Evaluate for one object (or JSON payload).
+
+    `recorder` (explain's): how matchConstraints came out, each exception considered with whether it held,
+    and the activation of the conditions when they are evaluated (deleting/tree.py reads them)."""
     policy = cp.policy
     obj = ctx.subject.obj
 
@@ -135,18 +147,28 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext) -> Deletion
         return DeletionOutcome(policy, ctx.subject, status, message, exceptions)
 
     if obj.get("apiVersion") and obj.get("kind"):
-        constraints = policy.match_constraints
+        constraints = cp.match_any_operation
         if constraints is None:
             return outcome(DeletionStatus.NO_MATCH)
         try:
-            if not matches_constraints(any_operation(constraints), ctx.request, ctx.namespace_obj):
-                return outcome(DeletionStatus.NO_MATCH)
+            matched_constraints = matches_constraints(constraints, ctx.request, ctx.namespace_obj)
         except MatchError as failure:
+            if recorder is not None:
+                recorder.add("matchConstraints", "error", str(failure))
             return outcome(DeletionStatus.ERROR, str(failure))
+        if recorder is not None:
+            recorder.add("matchConstraints", "matched" if matched_constraints else "not matched")
+        if not matched_constraints:
+            return outcome(DeletionStatus.NO_MATCH)
     activation = ctx.activation(cp.env)
     matched: list[str] = []
+    held: list[tuple[CompiledException, bool]] = []
+    if recorder is not None:
+        recorder.add("exceptions", "", data=held)
     for exc in cp.exceptions:
         ok, error = conditions_hold(exc.conditions, ctx.activation(exc.env), False)
+        if recorder is not None:
+            held.append((exc, ok))
         if error is not None:
             return outcome(DeletionStatus.ERROR, error)
         if ok:
@@ -154,6 +176,8 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext) -> Deletion
     if matched:
         return outcome(DeletionStatus.EXEMPT, f"exempted by policy exception: {', '.join(matched)}",
                        tuple(matched))
+    if recorder is not None:
+        recorder.add("conditions", "", data=activation)
     ok, error = conditions_hold(cp.conditions, activation, False)
     if error is not None:
         return outcome(DeletionStatus.ERROR, error)

@@ -1,25 +1,16 @@
 """The decision tree of a DeletingPolicy / NamespacedDeletingPolicy for one object (issue 27).
 
-It walks evaluate/deleting/engine.py's steps (kk: pkg/cel/policies/dpol/engine/engine.go Handle, compiler/policy.go
-Evaluate): when the schedule next runs the policy (kyverno/api GetExecutionTime), the matchConstraints with
-every operation (a deletion is no admission request), the exceptions, then the conditions with their values,
-and so whether the next run deletes the object. The result is `evaluate_object`'s, as Kyverno's CLI answers
-it (`pass` "resource matched" when it would be deleted, else `fail`, `error`): the call `kyrec test` and
-`kyrec diff` make.
+Built from what evaluate/deleting/engine.py recorded (recording.py) evaluating the object (kk:
+pkg/cel/policies/dpol/engine/engine.go Handle, compiler/policy.go Evaluate): when the schedule next runs the
+policy (kyverno/api GetExecutionTime), the matchConstraints with every operation (a deletion is no admission
+request), the exceptions, then the conditions with their values, and so whether the next run deletes the
+object. The result is that evaluation's, as Kyverno's CLI answers it (`pass` "resource matched" when it would
+be deleted, else `fail`, `error`): the call `kyrec test` and `kyrec diff` make.
 """
 
 from __future__ import annotations
 
-import datetime
-
-from kubectl_kyrec.cel.engine import Activation
-from kubectl_kyrec.evaluate.deleting.engine import (
-    CompiledDeletingPolicy,
-    DeletionStatus,
-    any_operation,
-    evaluate_object,
-    next_run,
-)
+from kubectl_kyrec.evaluate.deleting.engine import CompiledDeletingPolicy, DeletionOutcome, DeletionStatus, NextRun
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
     MATCHED,
@@ -34,6 +25,7 @@ from kubectl_kyrec.evaluate.explain import (
     value_node,
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
+from kubectl_kyrec.recording import Step, Trace
 
 _VERDICTS = {
     DeletionStatus.DELETE: ("deletes", "matched, no exception, every condition true: the next run deletes it"),
@@ -44,44 +36,44 @@ _VERDICTS = {
 }
 
 
-def explain_deleting(cp: CompiledDeletingPolicy, ctx: SubjectContext, now: datetime.datetime) -> Explanation:
-    """`ctx`: the object's context as deleting.subject_context makes it (the object alone, its namespace)."""
+def explain_deleting(cp: CompiledDeletingPolicy, ctx: SubjectContext, trace: Trace, outcome: DeletionOutcome,
+                     run: NextRun) -> Explanation:
+    """`ctx`: the object's context as deleting.subject_context makes it (the object alone, its namespace);
+    `trace`, `outcome`: what `evaluate_object` recorded and returned for it, the call `kyrec test` makes for the
+    pair (testsuite/deleting.py suite_deletions); `run`: when the schedule next runs the policy."""
     policy = cp.policy
     meta = policy.meta
-    # the call `kyrec test` makes for the pair (testsuite/deleting.py suite_deletions)
-    outcome = evaluate_object(cp, ctx)
+    recorded = {step.name: step for step in trace.root.children}
     result = outcome.result()
     root = Node(f"{meta.kind} {meta.key}")
     steps = root.children
-    steps.append(_schedule_node(cp, now))
-    constraints = policy.match_constraints
-    if constraints is None:
+    steps.append(_schedule_node(cp, run))
+    if cp.match_any_operation is None:
         steps.append(Node("matchConstraints", NOT_MATCHED, "none: a policy without matchConstraints matches nothing"))
     else:
-        match = constraints_node(any_operation(constraints), ctx)
+        # the engine's decision, shown with the rules and selectors it was made of
+        match = constraints_node(cp.match_any_operation, ctx)
         match.detail = f"{ctx.subject.ref.api_version} {ctx.request.resource} {ctx.subject.ref.name!r}" + \
             (f" in namespace {ctx.request.namespace}" if ctx.request.namespace else " (cluster-scoped)") + \
             "; every rule's operations count as *: a deletion is no admission request"
-        if outcome.status is DeletionStatus.ERROR and match.outcome == ERROR:
+        if "matchConstraints" in recorded and recorded["matchConstraints"].outcome == ERROR:
             match.detail = outcome.message
         steps.append(match)
-    if outcome.status is not DeletionStatus.NO_MATCH and not (
-            outcome.status is DeletionStatus.ERROR and steps[-1].outcome == ERROR):
-        steps.append(_exceptions_node(cp, ctx))
-        if outcome.status is not DeletionStatus.EXEMPT:
-            conditions = conditions_node(policy.conditions, cp.conditions, ctx.activation(cp.env),
-                                         "the object is kept")
-            conditions.name = "conditions"
-            steps.append(conditions)
+    if "exceptions" in recorded:
+        steps.append(_exceptions_node(cp, ctx, recorded["exceptions"]))
+    if "conditions" in recorded:
+        conditions = conditions_node(policy.conditions, cp.conditions, recorded["conditions"].data,
+                                     "the object is kept")
+        conditions.name = "conditions"
+        steps.append(conditions)
     verdict, why = _VERDICTS.get(outcome.status, ("keeps", outcome.message))
     steps.append(Node("next run", verdict, outcome.message if outcome.status is DeletionStatus.ERROR else why))
     steps.append(result_node(result))
     return Explanation(meta.key, meta.kind, ctx.subject.ref, root, [result])
 
 
-def _schedule_node(cp: CompiledDeletingPolicy, now: datetime.datetime) -> Node:
+def _schedule_node(cp: CompiledDeletingPolicy, run: NextRun) -> Node:
     policy = cp.policy
-    run = next_run(policy, now)
     if run.error:
         return Node("schedule", ERROR, f"{policy.schedule!r}: {run.error}")
     if run.at is None:
@@ -93,18 +85,18 @@ def _schedule_node(cp: CompiledDeletingPolicy, now: datetime.datetime) -> Node:
                 ("; due: the controller runs it at once" if run.due else ""))
 
 
-def _exceptions_node(cp: CompiledDeletingPolicy, ctx: SubjectContext) -> Node:
+def _exceptions_node(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorded: Step) -> Node:
+    """`recorded`: each exception the engine considered, with whether it held."""
     if not cp.exceptions:
         return Node("exceptions", NONE)
     node = Node("exceptions", NOT_MATCHED)
-    for ce in cp.exceptions:
-        activation: Activation = ctx.activation(ce.env)
+    for ce, held in recorded.data:
+        activation = ctx.activation(ce.env)
         child = Node(ce.key)
-        held = True
         for i, (named, program) in enumerate(zip(ce.exception.match_conditions, ce.conditions)):
+            # the values its matchConditions had, shown (whether it held is the engine's, recorded)
             value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
             value.detail = one_line(named.expression)
-            held = held and value.outcome == "true"
             child.children.append(value)
         if not ce.conditions:
             child.detail = "no matchConditions: every object"

@@ -43,7 +43,7 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
-from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
+from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidation,
@@ -57,6 +57,7 @@ from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import MatchResources
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 from kubectl_kyrec.model import UNDETERMINED, Result
+from kubectl_kyrec.recording import Trace
 
 # kk: pkg/cel/compiler/images.go, by the request's (group, version, resource)
 _SPEC_PATHS = {
@@ -234,14 +235,24 @@ def _compile_variant(policy: ImageValidatingPolicy, env: Environment, check_env:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def evaluate_image_validating(cp: CompiledImageValidatingPolicy, ctx: SubjectContext) -> list[Result]:
-    """The policy's response for one subject: none, or one result (Kyverno keeps one per policy name)."""
+def evaluate_image_validating(cp: CompiledImageValidatingPolicy, ctx: SubjectContext,
+                              recorder: Trace | None = None) -> list[Result]:
+    """The policy's response for one subject: none, or one result (Kyverno keeps one per policy name).
+
+    `recorder` (explain's): each variant as a rule (policy key, variant name) with its steps, ending in its
+    "answer" (image_validating/tree.py reads them)."""
     policy = cp.policy
     if policy.meta.kind.startswith("Namespaced") and ctx.request.namespace != policy.meta.namespace:
+        if recorder is not None:
+            recorder.add("namespace", "not matched")
         return []
     answer: Result | None = None
     for variant in cp.variants:
-        result = evaluate_variant(cp, variant, ctx)
+        if recorder is not None:
+            recorder.rule(policy.meta.key, variant.name)
+        result = evaluate_variant(cp, variant, ctx, recorder)
+        if recorder is not None:
+            recorder.add("answer", "", data=result)
         if result is not None:
             answer = result
     return [answer] if answer is not None else []
@@ -260,24 +271,40 @@ def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str) 
 
 
 def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant,
-                      ctx: SubjectContext) -> Result | None:
+                     ctx: SubjectContext, recorder: Trace | None = None) -> Result | None:
     policy = cp.policy
     try:
         if not matches_constraints(cv.match_constraints, ctx.request, ctx.namespace_obj):
+            if recorder is not None:
+                # data: whether the rules alone could match the subject's kind (an autogen copy's are not)
+                recorder.add("matchConstraints", "not matched", data=may_match(cv.match_constraints, ctx.request))
             return None
     except MatchError as exc:
+        if recorder is not None:
+            recorder.add("matchConstraints", "error", data=True)
         return _result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")
     ignore = policy.failure_policy == "Ignore"
     activation = ctx.activation(cp.env)
+    if recorder is not None:
+        recorder.add("matchConstraints", "matched")
+        recorder.add("activation", "", data=activation)
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
+        if recorder is not None:
+            recorder.add("matchConditions", "error" if error is not None else "true" if ok else "false")
         if error is not None:
             return _failed(cp, ctx, error)
         if not ok:
             return None         # kk: Evaluate returns no result: the engine keeps no response
     matched = []
+    # each exception considered, with whether it held (the step records them as they are decided)
+    held: list[tuple[CompiledException, bool]] = []
+    if recorder is not None and cv.exceptions:
+        recorder.add("exceptions", "", data=held)
     for candidate in cv.exceptions:
         ok, error = conditions_hold(candidate.conditions, ctx.activation(candidate.env), ignore)
+        if recorder is not None:
+            held.append((candidate, ok))
         if error is not None:
             return _failed(cp, ctx, error)
         if ok:
@@ -290,12 +317,16 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
         return _result(cp, ctx, "exception", "skip", f"rule is skipped due to policy exception: {keys}",
                        {"exceptions": ",".join(e.exception.meta.name for e in matched)})
     images, error = extract_images(cp, cv, ctx, activation)
+    if recorder is not None:
+        recorder.add("images", "error" if error is not None else "", error or "", data=images)
     if error is not None:
         return _failed(cp, ctx, error)
     assert images is not None
     try:
         fetched = [image for found in images.values() for image in found if cp.matches_image(image)]
     except CelFunctionError as exc:
+        if recorder is not None:
+            recorder.add("matchImageReferences", "error", str(exc))
         return _failed(cp, ctx, str(exc))
     bound = ctx.activation(cp.env, extra={
         "images": images,
@@ -304,6 +335,8 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
         "attestations": {name: name for name in policy.attestations},
     })
     missing = [image for image in dict.fromkeys(fetched) if cp.supplied_data(image) is None]
+    if recorder is not None:
+        recorder.add("matchImageReferences", "", data=(fetched, missing))
     if missing and cp.registry is not None:
         # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error, returned as the
         # fetch said it (policy.go Evaluate; `failed to get imagedata` is the CEL functions' wording, not this)
@@ -313,7 +346,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
             except (RegistryError, ValueError) as exc:
                 return _failed(cp, ctx, str(exc))
         missing = []
-    result = _validate(cp, cv, ctx, bound)
+    result = _validate(cp, cv, ctx, bound, recorder)
     if not missing:
         return result
     why = (f"{NEEDS_REGISTRY}: Kyverno fetches {', '.join(missing)} from the registry before any validation "
@@ -345,11 +378,16 @@ def extract_images(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, 
 
 
 def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
-              activation: Activation) -> Result:
+              activation: Activation, recorder: Trace | None = None) -> Result:
     """Step 6: the validations in order (kk: evaluator/policy.go Evaluate's loop)."""
     name = cp.policy.meta.name
+    if recorder is not None:
+        # the first validation not true, (index, Outcome), once known; None while all are true
+        decided = recorder.add("validations", "")
     for index, validation in enumerate(cv.validations):
         outcome = validation.program.evaluate(activation)
+        if recorder is not None and outcome.value is not True:
+            decided.data = (index, outcome)
         if not outcome.ok:
             if needs_registry(outcome.error):
                 return _result(cp, ctx, name, UNDETERMINED,

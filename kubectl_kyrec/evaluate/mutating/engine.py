@@ -30,7 +30,14 @@ from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import TypedValueError, decode_json_patch, decode_object, rewrite_typed_literals
 from kubectl_kyrec.errors import EngineError, InputError
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_SCHEMA, ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.admission_chain import (
+    NEEDS_SCHEMA,
+    ORDER_DEPENDENT,
+    Mutation,
+    MutationStep,
+    OrderCandidates,
+    mutation_of,
+)
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
@@ -356,14 +363,18 @@ class MutatingPolicyEngine:
                 undetermined.append(f"{WEBHOOK_ERROR}: MutatingPolicies {', '.join(failed)} failed, and Kyverno's "
                                     "webhook then drops every patch of the webhook call holding them")
             if len(run.changed) > 1:
-                reason = self._order_dependence(ctx, run)
+                reason, alternatives, tried = self._order_dependence(ctx, run)
                 if reason:
                     undetermined.append(reason)
+                    return MutationStep(run.obj, run.mutations, run.results, undetermined,
+                                        OrderCandidates(reason, tuple(alternatives), tried))
         return MutationStep(run.obj, run.mutations, run.results, undetermined)
 
-    def _order_dependence(self, ctx: SubjectContext, run: _Run) -> str:
-        """ORDER_DEPENDENT naming the policies whose order changes the admitted object, or "". A policy
-        and its autogen copies are one entry of the reconciler's map: they move together."""
+    def _order_dependence(self, ctx: SubjectContext, run: _Run) -> tuple[str, list[Obj], int]:
+        """ORDER_DEPENDENT naming the policies whose order changes the admitted object ("" when none does),
+        the other objects the orders tried give (each once), and how many orders were tried (load order
+        included). A policy and its autogen copies are one entry of the reconciler's map: they move
+        together."""
         groups: dict[str, list[CompiledMutatingPolicy]] = {}
         for cp in self.compiled:
             groups.setdefault(cp.key, []).append(cp)
@@ -375,17 +386,20 @@ class MutatingPolicyEngine:
             orders = [tuple(changed[:i] + [changed[i + 1], changed[i]] + changed[i + 2:])
                       for i in range(len(changed) - 1)]
         differing: set[str] = set()
+        alternatives: list[Obj] = []
         for order in orders:
             # the policies that changed nothing keep their place after those that did: they could only
             # change the outcome by matching a mutated object, which the permutation then also shows
             other = _run_in_order([*(cp for key in order for cp in groups[key]), *rest], ctx)
             if other.obj != run.obj:
                 differing.update(order)
+                if other.obj is not None and other.obj not in alternatives:
+                    alternatives.append(other.obj)
         if not differing:
-            return ""
+            return "", [], len(orders) + 1
         names = ", ".join(sorted(differing))
         return (f"{ORDER_DEPENDENT}: MutatingPolicies {names} give different objects in different orders, "
-                "and Kyverno's webhook applies them in Go map order")
+                "and Kyverno's webhook applies them in Go map order"), alternatives, len(orders) + 1
 
 
 def mutating_engine(policies: PolicySet, envs: Environments, now: datetime.datetime,

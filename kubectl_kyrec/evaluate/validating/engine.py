@@ -30,6 +30,7 @@ from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policy.policies import PolicyException, ValidatingPolicy
 from kubectl_kyrec.load.policy.vocabulary import PolicyMeta
 from kubectl_kyrec.model import Obj, Result, Subject, new_result
+from kubectl_kyrec.recording import Trace
 
 
 @dataclass(frozen=True)
@@ -222,18 +223,27 @@ def candidate_variants(cp: CompiledValidatingPolicy, req: RequestInfo) -> tuple[
 
 
 def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
-                        candidates: Sequence[CompiledVariant] | None = None) -> list[Result]:
+                        candidates: Sequence[CompiledVariant] | None = None,
+                        recorder: Trace | None = None) -> list[Result]:
     """The policy's response for one subject: zero or one result per matching variant.
 
     `candidates` (from `candidate_variants` for this subject's kind) skips re-checking the rules.
+    `recorder` (explain's): each variant evaluated is recorded as a rule (policy key, variant name) with its
+    steps, ending in its "result" step (validating/tree.py reads them).
     """
     results: list[Result] = []
     own_namespace = cp.fixed.own_namespace
     if own_namespace is not None and ctx.request.namespace != own_namespace:
+        if recorder is not None:
+            recorder.add("namespace", "not matched", own_namespace)
         return results
     checked = candidates is not None
     for variant in (candidates if candidates is not None else cp.variants):
-        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind)
+        if recorder is not None:
+            recorder.rule(cp.fixed.key, variant.variant.name)
+        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind, recorder)
+        if recorder is not None:
+            recorder.add("result", "", data=result)
         if result is not None:
             results.append(result)
     return results
@@ -250,7 +260,7 @@ def _result(cp: CompiledValidatingPolicy, ctx: SubjectContext, rule: str, status
 
 
 def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
-                      rules_checked: bool) -> Result | None:
+                      rules_checked: bool, recorder: Trace | None = None) -> Result | None:
     fixed = cp.fixed
     json_mode = fixed.json_mode
     # JSON mode applies no matchConstraints (kk: vpol compiler.go compileForJSON)
@@ -258,13 +268,21 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         try:
             if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,
                                        rules_checked=rules_checked):
+                if recorder is not None:
+                    recorder.add("matchConstraints", "not matched")
                 return None
         except MatchError as exc:
+            if recorder is not None:
+                recorder.add("matchConstraints", "error", str(exc))
             return _result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")
+    if recorder is not None:
+        recorder.add("matchConstraints", "none" if json_mode else "matched")
     ignore = fixed.ignore
     exceptions = NO_EXCEPTIONS
     if cp.exceptions:
         polex = evaluate_exceptions(cp.exceptions, ctx, ignore)
+        if recorder is not None:
+            recorder.add("exceptions", "", data=polex)
         if polex.error is not None:
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
         if polex.full:
@@ -278,13 +296,19 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
             exceptions = {"allowedImages": list(polex.allowed_images),
                           "allowedValues": list(polex.allowed_values)}
     activation = ctx.activation(cp.env, exceptions=exceptions)
+    if recorder is not None:
+        recorder.add("activation", "", data=activation)
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
+        if recorder is not None:
+            recorder.add("matchConditions", "error" if error is not None else "true" if ok else "false", error or "")
         if error is not None:
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
             return _result(cp, ctx, "", "skip", "skip")
     unmet = first_not_true(cv.validation_programs, activation)
+    if recorder is not None:
+        recorder.add("validations", "", data=unmet)
     if unmet is not None:
         index, outcome = unmet
         value = outcome.value

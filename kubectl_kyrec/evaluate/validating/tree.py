@@ -1,22 +1,20 @@
-"""The decision tree of a ValidatingPolicy (or NamespacedValidatingPolicy) for one subject.
-
-It walks the steps evaluate/validating/engine.py takes, in its order (matchConstraints, exceptions, matchConditions,
-validations stopping at the first not true), re-evaluating the compiled programs to show their values;
-each rule's result is the one `evaluate_validating` gives, as in `eval`.
+"""The decision tree of a ValidatingPolicy (or NamespacedValidatingPolicy) for one subject, built from what
+evaluate/validating/engine.py recorded (recording.py) in the evaluation whose results the tree ends in: which
+variants it evaluated, and for each how matchConstraints, exceptions and matchConditions came out, the
+activation it bound, the first validation not true and the result. Nothing here decides or re-walks the
+engine; the nodes only add what a decision was made of (the rules and selectors, the values of the
+conditions, variables and operands), evaluated read-only to be shown.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS
-from kubectl_kyrec.evaluate.exceptions import evaluate_exceptions
 from kubectl_kyrec.evaluate.explain import (
-    ALL_TRUE,
     ERROR,
     MATCHED,
     NONE,
@@ -33,35 +31,36 @@ from kubectl_kyrec.evaluate.explain import (
     value_node,
     variables_node,
 )
-from kubectl_kyrec.evaluate.match import may_match
-from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
-from kubectl_kyrec.evaluate.validating.engine import CompiledValidatingPolicy, CompiledVariant, evaluate_validating
+from kubectl_kyrec.evaluate.subjects import SubjectContext
+from kubectl_kyrec.evaluate.validating.engine import CompiledValidatingPolicy, CompiledVariant
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.model import Result
+from kubectl_kyrec.recording import Step, Trace
 
 
 def explain_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext, envs: Environments,
-                       exceptions: Sequence[PolicyException], now: datetime.datetime) -> Explanation:
-    """`exceptions`: every PolicyException of the run, to say of each why it was (not) considered."""
-    policy = cp.policy
-    meta = policy.meta
+                       exceptions: Sequence[PolicyException], now: datetime.datetime, trace: Trace) -> Explanation:
+    """`trace`: what `evaluate_validating` recorded evaluating `cp` for `ctx`, as eval calls it (its results are
+    the tree's); `exceptions`: every PolicyException of the run, to say of each why it was (not) considered."""
+    meta = cp.policy.meta
     root = Node(f"{meta.kind} {meta.key}")
     results: list[Result] = []
-    own = cp.fixed.own_namespace
-    if own is not None and ctx.request.namespace != own:
+    if trace.root.children:
+        # the engine stopped before any variant: a namespaced policy sees only its own namespace's requests
         root.children.append(Node("namespace", NOT_MATCHED, f"a {meta.kind} sees only requests in its own "
-                                                            f"namespace {own!r}"))
+                                                            f"namespace {trace.root.children[0].detail!r}"))
         root.children.append(result_node(None))
         return Explanation(meta.key, meta.kind, ctx.subject.ref, root, results)
     if len(cp.variants) > 1:
         root.children.append(_autogen_node(cp))
     for cv in cp.variants:
-        # the same call eval makes (pipeline: candidate_variants, then evaluate_validating on them)
-        found = evaluate_validating(cp, ctx, [cv]) if may_match(cv.variant.match_constraints, ctx.request) else []
-        results.extend(found)
-        node = _variant_node(cp, cv, ctx, envs, exceptions, now, found[0] if found else None)
-        root.children.append(node)
+        recorded = trace.rules.get((meta.key, cv.variant.name))
+        steps = {step.name: step for step in recorded.children} if recorded is not None else {}
+        result = steps["result"].data if "result" in steps else None
+        if result is not None:
+            results.append(result)
+        root.children.append(_variant_node(cp, cv, ctx, envs, exceptions, now, steps, result))
     return Explanation(meta.key, meta.kind, ctx.subject.ref, root, results)
 
 
@@ -79,39 +78,43 @@ def _autogen_node(cp: CompiledValidatingPolicy) -> Node:
 
 
 def _variant_node(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext, envs: Environments,
-                  exceptions: Sequence[PolicyException], now: datetime.datetime, result: Result | None) -> Node:
+                  exceptions: Sequence[PolicyException], now: datetime.datetime, steps: Mapping[str, Step],
+                  result: Result | None) -> Node:
+    """`steps`: the variant's recorded steps by name (none when the engine did not evaluate it: its rules
+    cannot match the subject's kind)."""
     variant = cv.variant
     name = variant.name or cp.policy.meta.name
-    if variant.name and not may_match(variant.match_constraints, ctx.request):
+    if variant.name and not steps:
         # an autogen copy for other kinds: one line, its rules are the policy's, retargeted
         return Node(f"rule {name}", NOT_MATCHED, f"autogen for {', '.join(_controller_kinds(cv))}; "
                                                  f"the subject is a {ctx.subject.ref.kind}")
     node = Node(f"rule {name}", "", f"autogen for {', '.join(_controller_kinds(cv))}" if variant.name else "")
-    steps = node.children
+    out = node.children
     if cp.fixed.json_mode:
-        steps.append(Node("matchConstraints", NONE, "evaluation mode JSON applies no matchConstraints"))
+        out.append(Node("matchConstraints", NONE, "evaluation mode JSON applies no matchConstraints"))
     else:
-        match = constraints_node(variant.match_constraints, ctx)
-        steps.append(match)
-        if match.outcome != MATCHED:
-            steps.append(result_node(result))
+        # the engine's decision, shown with the rules and selectors it was made of
+        out.append(constraints_node(variant.match_constraints, ctx))
+        if steps.get("matchConstraints", _UNMATCHED).outcome != MATCHED:
+            out.append(result_node(result))
             return node
-    exception_node, allowed = _exceptions_node(cp, ctx, exceptions, now)
-    steps.append(exception_node)
-    if exception_node.outcome in (MATCHED, ERROR):
-        steps.append(result_node(result))
+    out.append(_exceptions_node(cp, ctx, exceptions, now, steps.get("exceptions")))
+    if "activation" not in steps:
+        out.append(result_node(result))      # an exception decided (or failed)
         return node
-    activation = ctx.activation(cp.env, exceptions=allowed)
+    activation = steps["activation"].data
     compiler = _compiler(cp, cv, envs)
-    conditions = conditions_node(variant.match_conditions, cv.conditions, activation, "the policy skips the subject")
-    steps.append(conditions)
+    out.append(conditions_node(variant.match_conditions, cv.conditions, activation, "the policy skips the subject"))
     if variant.variables:
-        steps.append(variables_node(compiler, variant.variables, activation))
-    if conditions.outcome in (ALL_TRUE, NONE):
-        steps.append(validations_node([(v, c.program) for v, c in zip(variant.validations, cv.validations)],
-                                      compiler, activation))
-    steps.append(result_node(result, "no result"))
+        out.append(variables_node(compiler, variant.variables, activation))
+    if "validations" in steps:
+        out.append(validations_node([(v, c.program) for v, c in zip(variant.validations, cv.validations)],
+                                    compiler, activation, recorded=(steps["validations"].data,)))
+    out.append(result_node(result, "no result"))
     return node
+
+
+_UNMATCHED = Step("matchConstraints", NOT_MATCHED)
 
 
 def _exception_refs_text(exc: PolicyException) -> str:
@@ -119,12 +122,13 @@ def _exception_refs_text(exc: PolicyException) -> str:
 
 
 def _exceptions_node(cp: CompiledValidatingPolicy, ctx: SubjectContext, exceptions: Sequence[PolicyException],
-                     now: datetime.datetime) -> tuple[Node, Mapping[str, Any]]:
-    """The PolicyExceptions, each considered or not and why; and the `exceptions` variable they bind."""
+                     now: datetime.datetime, recorded: Step | None) -> Node:
+    """The PolicyExceptions, each considered or not and why; `recorded`: the engine's exceptions step (its
+    ExceptionOutcome), absent when it had none to evaluate."""
     meta = cp.policy.meta
     node = Node("exceptions", NONE if not exceptions else NOT_MATCHED)
     compiled = {id(c.exception): c for c in cp.exceptions}
-    outcome = evaluate_exceptions(cp.exceptions, ctx, cp.fixed.ignore) if cp.exceptions else None
+    outcome = recorded.data if recorded is not None else None
     hit = {id(c.exception) for c in outcome.matched} if outcome is not None else set()
     for exc in exceptions:
         key = f"{exc.meta.namespace}/{exc.meta.name}" if exc.meta.namespace else exc.meta.name
@@ -138,6 +142,7 @@ def _exceptions_node(cp: CompiledValidatingPolicy, ctx: SubjectContext, exceptio
             node.children.append(Node(key, "not considered", why))
             continue
         child = Node(key, matched(id(exc) in hit))
+        # the values of its matchConditions, shown (whether it matched is the engine's, recorded)
         activation = ctx.activation(ce.env)
         for i, (named, program) in enumerate(zip(exc.match_conditions, ce.conditions)):
             value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
@@ -150,17 +155,14 @@ def _exceptions_node(cp: CompiledValidatingPolicy, ctx: SubjectContext, exceptio
                             "the policy is still evaluated, with `exceptions` bound")
         node.children.append(child)
     if outcome is None:
-        return node, NO_EXCEPTIONS
+        return node
     if outcome.error is not None:
         node.outcome, node.detail = ERROR, outcome.error
-        return node, NO_EXCEPTIONS
-    if outcome.full:
+    elif outcome.full:
         node.outcome, node.detail = MATCHED, "a full exemption: the policy is not evaluated"
-        return node, NO_EXCEPTIONS
-    if outcome.matched:
+    elif outcome.matched:
         node.outcome = "partial"
-        return node, {"allowedImages": list(outcome.allowed_images), "allowedValues": list(outcome.allowed_values)}
-    return node, NO_EXCEPTIONS
+    return node
 
 
 def _compiler(cp: CompiledValidatingPolicy, cv: CompiledVariant, envs: Environments) -> PolicyCompiler:

@@ -38,6 +38,7 @@ from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policy.policies import AdmissionBinding, AdmissionPolicy
 from kubectl_kyrec.load.policy.vocabulary import Validation
 from kubectl_kyrec.model import Document, Result
+from kubectl_kyrec.recording import Trace
 
 SOURCE = "ValidatingAdmissionPolicy"
 
@@ -160,10 +161,15 @@ def binding_matches(binding: AdmissionBinding, ctx: SubjectContext) -> bool:
 
 def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, state: Sequence[Document],
                        kinds: KindLookup, runner: VapRunner = VapRunner.SCAN,
-                       params: Sequence[Document] = ()) -> list[Result]:
-    """`state` is the cluster the scan reads params from; `params` the test's paramResources (CLI)."""
+                       params: Sequence[Document] = (), recorder: Trace | None = None) -> list[Result]:
+    """`state` is the cluster the scan reads params from; `params` the test's paramResources (CLI).
+
+    `recorder` (explain's): the request evaluated and the policy's matchConstraints, then each binding
+    evaluated as a rule (policy key, binding name) with its matchResources, params and evaluation steps."""
     meta = cp.policy.meta
     ctx = as_create(ctx)
+    if recorder is not None:
+        recorder.add("request", "", data=ctx)
 
     def result(status: str, message: str, binding: AdmissionBinding | None) -> Result:
         if binding is None:
@@ -173,35 +179,52 @@ def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, stat
 
     if not cp.bindings or runner is VapRunner.SCAN:
         try:
-            if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
-                return []
+            matched = matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj)
         except MatchError:
+            matched = False
+        if recorder is not None:
+            recorder.add("matchConstraints", "matched" if matched else "not matched")
+        if not matched:
             return []
     if not cp.bindings:
-        return [result(*_validate(cp, ctx, None), None)]
+        return [result(*_validate(cp, ctx, None, recorder), None)]
     out: list[Result] = []
     for binding in cp.bindings:
-        if not binding_matches(binding, ctx):
+        if recorder is not None:
+            recorder.rule(meta.key, binding.meta.name)
+        matched = binding_matches(binding, ctx)
+        if recorder is not None:
+            recorder.add("matchResources", "matched" if matched else "not matched")
+        if not matched:
             continue
         if runner is VapRunner.SCAN:
             param, ok = scan_params(cp, binding, ctx, state, kinds)
+            if recorder is not None:
+                recorder.add("params", "found" if ok else "not found", data=param)
             if not ok:
                 return out          # the scan returns the answer it had so far
         else:
             param = cli_params(binding, params)
-        out = [result(*_validate(cp, ctx, param), binding)]
+            if recorder is not None:
+                recorder.add("params", "found", data=param)
+        out = [result(*_validate(cp, ctx, param, recorder), binding)]
     return out
 
 
-def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any) -> tuple[str, str]:
+def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any,
+              recorder: Trace | None = None) -> tuple[str, str]:
     activation = ctx.activation(cp.env, extra={"params": param})
+    if recorder is not None:
+        recorder.add("activation", "", data=activation)
     ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
     if error is not None:
         return "error", f"failed to evaluate match conditions: {error}"
     if not ok:
         return "skip", "match conditions aren't met"
-    for validation, program, message_program in cp.validations:
+    for index, (validation, program, message_program) in enumerate(cp.validations):
         outcome = program.evaluate(activation)
+        if recorder is not None and outcome.value is not True:
+            recorder.add("validations", "", data=(index, outcome))
         if not outcome.ok:
             return "error", f"expression '{validation.expression}' resulted in error: {outcome.error}"
         if outcome.value is True:
@@ -212,4 +235,6 @@ def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any) -> t
             if m.ok and isinstance(m.value, str) and m.value.strip():
                 message = m.value
         return "fail", message
+    if recorder is not None:
+        recorder.add("validations", "", data=None)
     return "pass", ""

@@ -1,10 +1,14 @@
-"""A recorder the classic engine reports its steps to when it is given one (`explain`, issue 27): the pattern
-walker (pattern_match.py), the condition evaluator (conditions.py) and the validate handler (validate.py)
-record what they decided, as they decide it. Nobody else passes one: every hook is behind an `is not None`
-check, so evaluation without a recorder does what it did before and costs one comparison per map, leaf or
-condition.
+"""The recorder an engine reports its steps to when it is given one (`explain`): the engine writes down what it
+decided, as it decides it, in the very run whose results it returns, and `explain` builds its tree from that
+recording; nothing re-walks an engine to tell what it did.
 
-The recorder only writes down; it never decides. `explain` turns the steps into its tree.
+The classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
+validate handler (classic/validate.py); the CEL engines record their steps (matchConstraints, exceptions,
+matchConditions, validations, result) with the values they used in `Step.data`. Only `explain` passes one:
+every hook is behind an `is not None` check, so evaluation without a recorder does what it did before and
+costs one comparison per step.
+
+The recorder only writes down; it never decides.
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from typing import Any
 
 @dataclass
 class Step:
-    """One thing the engine did: `name` what was checked, `outcome` how it came out, `detail` the values."""
+    """One thing the engine did: `name` what was checked, `outcome` how it came out, `detail` the values;
+    `data` what the engine decided with (an outcome object, an activation, a result), for the tree to show."""
 
     name: str
     outcome: str = ""
     detail: str = ""
     children: list[Step] = field(default_factory=list)
+    data: Any = None
 
 
 class Trace:
@@ -35,7 +41,8 @@ class Trace:
         self.rules: dict[tuple[str, str], Step] = {}
 
     def rule(self, policy: str, rule: str) -> None:
-        """Start recording the steps of a rule (the evaluator calls this before each validate rule)."""
+        """Start recording the steps of a rule (the classic evaluator calls this before each validate rule, a CEL
+        engine before each variant it evaluates)."""
         step = Step(rule)
         self.rules[(policy, rule)] = step
         self._stack = [step]
@@ -57,8 +64,8 @@ class Trace:
         if detail:
             step.detail = f"{step.detail}; {detail}" if step.detail else detail
 
-    def add(self, name: str, outcome: str, detail: str = "") -> Step:
-        step = Step(name, outcome, detail)
+    def add(self, name: str, outcome: str, detail: str = "", data: Any = None) -> Step:
+        step = Step(name, outcome, detail, data=data)
         self._stack[-1].children.append(step)
         return step
 
