@@ -7,10 +7,10 @@ strings, integers as ints); these types carry them together with where they came
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 Obj = dict[str, Any]
 
@@ -155,6 +155,49 @@ class Result(NamedTuple):
     location: Source | None = None
     policy_location: Source | None = None
     binding: str = ""            # VAP binding name, when the result came through one
+
+
+class ResultPairs(Sequence[tuple[Result, bool]]):
+    """Results in order, each with whether the background scan would report it: what expected reports are
+    built from. A run holds one per (subject, policy) pair, so the flag is a byte beside the result's entry
+    rather than a (result, flag) tuple per result (80 bytes with its list slot); `results` is the results'
+    own list, shared, never copied."""
+
+    __slots__ = ("reportable", "results")
+
+    def __init__(self, results: list[Result] | None = None, reportable: bytearray | None = None) -> None:
+        self.results: list[Result] = results if results is not None else []
+        self.reportable = reportable if reportable is not None else bytearray(len(self.results))
+        assert len(self.reportable) == len(self.results)
+
+    def append(self, result: Result, reportable: bool) -> None:
+        self.results.append(result)
+        self.reportable.append(reportable)
+
+    def extend(self, pairs: Iterable[tuple[Result, bool]]) -> None:
+        if isinstance(pairs, ResultPairs):
+            self.results.extend(pairs.results)
+            self.reportable.extend(pairs.reportable)
+            return
+        for result, reportable in pairs:
+            self.append(result, reportable)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Result, bool]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> ResultPairs: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[Result, bool] | ResultPairs:
+        if isinstance(index, slice):
+            return ResultPairs(self.results[index], self.reportable[index])
+        return self.results[index], bool(self.reportable[index])
+
+    def __iter__(self) -> Iterator[tuple[Result, bool]]:
+        return zip(self.results, map(bool, self.reportable))
 
 
 @dataclass(frozen=True)

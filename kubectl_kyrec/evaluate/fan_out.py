@@ -18,6 +18,7 @@ import contextlib
 import functools
 import mmap
 import os
+import select
 import signal
 import struct
 import sys
@@ -112,35 +113,57 @@ class SliceCounts:
                 yield from range(told, done)
 
 
+def even_slices(count: int, parts: int) -> list[range]:
+    """`parts` contiguous ranges of (nearly) equal length covering 0..count, for workers alone."""
+    parts = max(1, min(parts, count))
+    return [range(count * i // parts, count * (i + 1) // parts) for i in range(parts)]
+
+
+# how often this process, waiting for workers that do all the work (fan_out's `here=False`), calls `waiting`
+WAIT_TICK = 0.05
+
+
 def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
-            encode: Callable[[R], bytes], decode: Callable[[bytes], R], counts: SliceCounts | None = None
-            ) -> list[R]:
+            encode: Callable[[R], bytes], decode: Callable[[BinaryIO], R], counts: SliceCounts | None = None,
+            here: bool = True, waiting: Callable[[], object] | None = None) -> list[R]:
     """`[work(slice) for slice in slices(items)]`, the slices after the first worked on in forked children
-    (FileWorker), each answering `encode(work(slice))`.
+    (FileWorker), each answering `encode(work(slice))`, which `decode` reads back from the worker's file.
 
     With one job, or where fork is not safe, everything runs here in one slice. `work` must have no
     effect that its return value does not carry: a child's other effects die with it. `counts`: where
     the workers say how far they are (SliceCounts.advance), for this process to read.
+
+    `here=False`: every slice is worked on in a worker, none in this process, which waits (calling
+    `waiting` every WAIT_TICK seconds, e.g. to read `counts`). What `work` leaves allocated and never frees
+    (cel-expr-python keeps every value handed to a Python-implemented CEL function) then dies with the
+    workers instead of growing this process, at the price of encoding and decoding every slice.
     """
-    parts = slices(len(items), jobs) if jobs > 1 and can_fork() else [range(len(items))]
-    if len(parts) == 1:
+    parallel = jobs > 1 and can_fork()
+    if parallel and not here and len(items) > 1:
+        parts = even_slices(len(items), jobs)
+        ours: range | None = None
+        counted = [range(0), *parts]        # slot 0 is this process's, which has nothing to tell
+    else:
+        parts = slices(len(items), jobs) if parallel else [range(len(items))]
+        ours, parts, counted = parts[0], parts[1:], parts
+    if not parts:
         return [work(items)]
     if counts is not None:
-        counts.start(parts)
+        counts.start(counted)
     workers: list[FileWorker] = []
     try:
         try:
-            for slot, part in enumerate(parts[1:], 1):
+            for slot, part in enumerate(parts, 1):
                 answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop], slot)
                 workers.append(FileWorker(answer, name="evaluation"))
         except OSError:     # no temporary file or no process to be had: all of it here
             if counts is not None:
                 counts.start([range(len(items))])       # no worker has anything to tell
             return [work(items)]
-        answers = [work(items[parts[0].start:parts[0].stop])]
+        answers = [work(items[ours.start:ours.stop])] if ours is not None else []
         for worker in workers:
-            with worker.join() as file:
-                answers.append(decode(file.read()))
+            with worker.join(waiting) as file:
+                answers.append(decode(file))     # the worker's file, rewound: read as it is decoded
         return answers
     finally:
         for worker in workers:      # those not joined (this process or an earlier worker failed): ended
@@ -192,7 +215,12 @@ class FileWorker:
             self._errors = -1
         self.file.close()
 
-    def join(self) -> BinaryIO:
+    def join(self, waiting: Callable[[], object] | None = None) -> BinaryIO:
+        """The worker's answer, once it has ended; `waiting` is called every WAIT_TICK seconds until then."""
+        if waiting is not None:
+            # the error pipe is readable when the worker writes its traceback or ends (end of file)
+            while not select.select([self._errors], [], [], WAIT_TICK)[0]:
+                waiting()
         with os.fdopen(self._errors, "rb") as errors:
             self._errors = -1
             text = errors.read()

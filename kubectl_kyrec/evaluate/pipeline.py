@@ -6,12 +6,13 @@ No files, no network, no printing: everything comes in as loaded documents and g
 from __future__ import annotations
 
 import datetime
+import io
 import marshal
 import os
 import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
@@ -56,6 +57,7 @@ from kubectl_kyrec.model import (
     Notice,
     Ref,
     Result,
+    ResultPairs,
     Source,
     Subject,
     new_result,
@@ -100,8 +102,9 @@ class EvalOutcome:
     errors: list[EvalError] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     policy_count: int = 0
-    # every result with whether the background scan would report it (the input of `reports`)
-    pairs: list[tuple[Result, bool]] = field(default_factory=list)
+    # every result with whether the background scan would report it (the input of `reports`); its
+    # `results` list is `results`
+    pairs: ResultPairs = field(default_factory=ResultPairs)
     now: datetime.datetime | None = None
     report_api: str = WGPOLICY
     # what the admission chain made of each subject (EvalOptions.admit), in subject order
@@ -123,7 +126,7 @@ PARALLEL_PAIRS = 20_000
 
 # one slice of the subjects, evaluated: its (result, reportable) pairs, the classic notices it raised (with
 # their keys) and how many subjects it held
-_Slice = tuple[list[tuple[Result, bool]], list[tuple[Any, Notice]], int]
+_Slice = tuple[ResultPairs, list[tuple[Any, Notice]], int]
 
 
 def compile_selected(policies: PolicySet, envs: Environments, options: EvalOptions, notices: list[Notice],
@@ -226,7 +229,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     counts = SliceCounts() if on_subject is not None else None
 
     def evaluate_slice(subjects: Sequence[Subject]) -> _Slice:
-        pairs: list[tuple[Result, bool]] = []
+        pairs = ResultPairs()
         tick = on_subject if os.getpid() == parent else None     # a worker tells through `counts`
         for done, subject in enumerate(subjects, 1):
             if counts is not None and not done & 63:
@@ -269,13 +272,22 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
 
     evaluators = len(compiled) + len(admission) + len(images) + (len(classic.compiled) if classic is not None else 0)
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
+
+    def waiting() -> None:
+        if counts is not None and on_subject is not None:
+            for index in counts.news():
+                on_subject(out.subjects[index])
+
+    # with workers, this process evaluates nothing itself: the memory cel-expr-python never frees (fan_out)
+    # dies with the workers, and this process holds only the results
     slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
-                     decode=_SliceDecoder(out.subjects), counts=counts)
+                     decode=_SliceDecoder(out.subjects), counts=counts, here=False, waiting=waiting)
     pairs = slices[0][0]
-    for more, noticed, _ in slices[1:]:
-        pairs.extend(more)
+    for index, (more, noticed, _) in enumerate(slices):
+        if index:
+            pairs.extend(more)
         if classic is not None:
-            classic.merge_noticed(noticed)
+            classic.merge_noticed(noticed)      # a worker's; this process's own are there already
     if counts is not None and on_subject is not None:
         for index in counts.news(final=True):           # the workers' subjects not told yet
             on_subject(out.subjects[index])
@@ -286,16 +298,16 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
                                                for alt in a.alternatives]
                            for a in out.admissions if a.alternatives}
         pairs = _admitted_pairs(chain_results, pairs, out.admissions, on_alternatives)
-    out.results = [r for r, _ in pairs]
+    out.results = pairs.results
     if classic is not None:
         out.notices.extend(classic.notices)
     out.pairs = pairs
     return out
 
 
-def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: list[tuple[Result, bool]],
+def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: ResultPairs,
                     admissions: Sequence[Admission],
-                    on_alternatives: Mapping[int, list[list[Result]]]) -> list[tuple[Result, bool]]:
+                    on_alternatives: Mapping[int, list[list[Result]]]) -> ResultPairs:
     """The mutation results first, then the validation results, those of a subject whose stored object is
     not known made undetermined (never reported) but for the verdicts every object an unfixed order admits
     agrees on (`on_alternatives`: per subject, the results on each other object), and none of a deleted
@@ -303,19 +315,24 @@ def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: list[tuple[
     deleted = {id(a.subject.ref) for a in admissions if a.operation == "DELETE"}
     unknown = {id(a.subject.ref) for a in admissions if a.undetermined and not a.alternatives}
     if unknown:
-        validated = undetermined_by_admission([r for r, _ in pairs], [a for a in admissions if not a.alternatives])
-        pairs = [(r, ok and id(r.subject) not in unknown) for r, (_, ok) in zip(validated, pairs)]
+        validated = undetermined_by_admission(pairs.results, [a for a in admissions if not a.alternatives])
+        pairs = ResultPairs(validated, bytearray(ok and id(r.subject) not in unknown
+                                                 for r, (_, ok) in zip(validated, pairs)))
     for a in admissions:
         if not a.alternatives:
             continue
         ref = id(a.subject.ref)
-        mine = [i for i, (r, _) in enumerate(pairs) if id(r.subject) == ref]
-        resolved = order_resolved([pairs[i][0] for i in mine], a, on_alternatives.get(ref, []))
+        mine = [i for i, r in enumerate(pairs.results) if id(r.subject) == ref]
+        resolved = order_resolved([pairs.results[i] for i in mine], a, on_alternatives.get(ref, []))
         for i, r in zip(mine, resolved):
-            pairs[i] = (r, pairs[i][1] and r.result != UNDETERMINED)
+            pairs.results[i] = r
+            pairs.reportable[i] = bool(pairs.reportable[i]) and r.result != UNDETERMINED
     if deleted:
-        pairs = [(r, ok and id(r.subject) not in deleted) for r, ok in pairs]
-    return [*chain_results, *pairs]
+        pairs = ResultPairs(pairs.results, bytearray(ok and id(r.subject) not in deleted for r, ok in pairs))
+    admitted = ResultPairs()
+    admitted.extend(chain_results)
+    admitted.extend(pairs)
+    return admitted
 
 
 def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],
@@ -401,8 +418,23 @@ def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Kin
 
 # A worker's slice crosses the pipe as plain tuples through marshal: pickle spends about 10 us on each
 # Result (its dataclass reduction runs in Python), as much as evaluating it did. Objects the worker shared
-# (a subject's Ref, a policy's properties) are written once and shared again on the way back.
+# (a subject's Ref, a policy's properties) are written once and shared again on the way back. The rows go
+# in records of _CHUNK results, each read back and decoded before the next: this process never holds a
+# worker's whole answer as bytes, nor all of its rows at once, beside the results made from them.
 _MARSHAL, _PICKLE = b"m", b"p"
+_CHUNK = 4096
+
+
+def _dump(out: BinaryIO, value: Any) -> None:
+    try:
+        data = _MARSHAL + marshal.dumps(value)
+    except ValueError:      # a str subclass somewhere (marshal takes exact types only)
+        data = _PICKLE + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(data)
+
+
+def _load(file: BinaryIO) -> Any:
+    return (marshal.load if file.read(1) == _MARSHAL else pickle.load)(file)
 
 
 def _encode_slice(answer: _Slice) -> bytes:
@@ -418,65 +450,77 @@ def _encode_slice(answer: _Slice) -> bytes:
             found = sources[id(value)] = (value.file, value.line, value.via)
         return found        # type: ignore[return-value]
 
-    rows = []
-    for r, ok in pairs:
-        ref = r.subject
-        ref_row = refs.get(id(ref))
-        if ref_row is None:
-            ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
-        properties = props.get(id(r.properties))
-        if properties is None:
-            properties = props[id(r.properties)] = dict(r.properties)
-        rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
-                     properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
-                     ok))
+    out = io.BytesIO()
     notices = [(key, n.message, source(n.source)) for key, n in noticed]
-    try:
-        return _MARSHAL + marshal.dumps((rows, notices, count))
-    except ValueError:      # a str subclass somewhere (marshal takes exact types only)
-        return _PICKLE + pickle.dumps((rows, notices, count), protocol=pickle.HIGHEST_PROTOCOL)
+    _dump(out, (-(-len(pairs) // _CHUNK), notices, count))
+    for start in range(0, len(pairs), _CHUNK):
+        rows = []
+        for r, ok in pairs[start:start + _CHUNK]:
+            ref = r.subject
+            ref_row = refs.get(id(ref))
+            if ref_row is None:
+                ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
+            properties = props.get(id(r.properties))
+            if properties is None:
+                properties = props[id(r.properties)] = dict(r.properties)
+            rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
+                         properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
+                         ok))
+        _dump(out, rows)
+    return out.getvalue()
 
 
 class _SliceDecoder:
-    """`_encode_slice`'s bytes back to a slice, on the subjects' own Ref and Source objects (as the results
-    of a slice evaluated here hold them). Their index is made once, for every worker's answer."""
+    """`_encode_slice`'s records back to a slice, on the subjects' own Ref and Source objects (as the results
+    of a slice evaluated here hold them). Their index is made once, for every worker's answer, and what the
+    workers shared (a policy's properties, a message) is shared across records and workers alike."""
 
     def __init__(self, subjects: Sequence[Subject]) -> None:
         self.subjects = subjects
-        self._known: tuple[dict[tuple[Any, ...], Ref], dict[tuple[str, int, str], Source]] | None = None
+        self._shared: _Shared | None = None
 
-    def __call__(self, blob: bytes) -> _Slice:
-        if self._known is None:
-            refs: dict[tuple[Any, ...], Ref] = {}
-            sources: dict[tuple[str, int, str], Source] = {}
+    def __call__(self, file: BinaryIO) -> _Slice:
+        if self._shared is None:
+            shared = self._shared = _Shared()
             for s in self.subjects:
                 r = s.ref
-                refs[(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic)] = r
+                shared.refs[(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic)] = r
                 if s.source is not None:
-                    sources[(s.source.file, s.source.line, s.source.via)] = s.source
-            self._known = refs, sources
-        return _decode_slice(*self._known, blob)
+                    shared.sources[(s.source.file, s.source.line, s.source.via)] = s.source
+        return _decode_slice(self._shared, file)
 
 
-def _decode_slice(known_refs: Mapping[tuple[Any, ...], Ref], known_sources: Mapping[tuple[str, int, str], Source],
-                  blob: bytes) -> _Slice:
-    rows, notices, count = (marshal.loads if blob[:1] == _MARSHAL else pickle.loads)(blob[1:])
-    refs: dict[int, Ref] = {}
-    sources: dict[int, Source | None] = {id(None): None}
+@dataclass
+class _Shared:
+    refs: dict[tuple[Any, ...], Ref] = field(default_factory=dict)
+    sources: dict[tuple[str, int, str] | None, Source | None] = field(default_factory=lambda: {None: None})
+    messages: dict[str, str] = field(default_factory=dict)
+    props: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict)
+
+
+def _decode_slice(shared: _Shared, file: BinaryIO) -> _Slice:
+    chunks, notices, count = _load(file)
+    refs, sources, messages, props = shared.refs, shared.sources, shared.messages, shared.props
 
     def source(row: tuple[str, int, str] | None) -> Source | None:
-        found = sources.get(id(row), False)
+        found = sources.get(row, False)
         if found is False:
             assert row is not None
-            found = sources[id(row)] = known_sources.get(row) or Source(*row)
+            found = sources[row] = Source(*row)
         return found        # type: ignore[return-value]
 
-    pairs = []
-    for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions, location,
-         policy_location, binding, ok) in rows:
-        ref = refs.get(id(ref_row))
-        if ref is None:
-            ref = refs[id(ref_row)] = known_refs.get(ref_row) or Ref(*ref_row)
-        pairs.append((new_result(policy, kind, rule, status, message, ref, scored, category, severity, properties,
-                                 actions, source(location), source(policy_location), binding), ok))
+    pairs = ResultPairs()
+    for _ in range(chunks):
+        seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
+        for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
+             location, policy_location, binding, ok) in _load(file):
+            ref = refs.get(ref_row)
+            if ref is None:
+                ref = refs[ref_row] = Ref(*ref_row)
+            one = seen.get(id(properties))
+            if one is None:
+                one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
+            pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref, scored,
+                                    category, severity, one, actions, source(location), source(policy_location),
+                                    binding), ok)
     return pairs, [(key, Notice(message, source(at))) for key, message, at in notices], count

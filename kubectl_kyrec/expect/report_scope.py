@@ -113,7 +113,7 @@ def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Seque
     adds their results to the triggers' reports."""
     candidates = [d for d in subjects if is_subject(d)]
     outcome = run_eval(policies, candidates, state, kinds=kinds, libraries=libraries, options=options)
-    pairs = outcome.pairs
+    pairs: Sequence[tuple[Result, bool]] = outcome.pairs
     gen_keys: list[str] = []
     if generating is not None and generating.outcomes:
         pairs = [*pairs, *generating_pairs(generating)]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.run_inputs.selection import Selection
-from kubectl_kyrec.model import EvalError, Result, Subject
+from kubectl_kyrec.model import EvalError, Result, ResultPairs, Subject
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
@@ -184,7 +184,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
     if generated.outcomes:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
-        report_pairs = [*outcome.pairs, *generating_pairs(generated)]
+        report_pairs = ResultPairs(list(outcome.pairs.results), bytearray(outcome.pairs.reportable))
+        report_pairs.extend(generating_pairs(generated))
     # a policy Kyverno refuses is reported by the validate evaluator and by the generate run alike: once
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated.errors,
                                  *payload_errors]))

@@ -7,7 +7,7 @@ import copy
 import datetime
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -54,10 +54,10 @@ def _encode(answer: list[tuple[int, int]]) -> bytes:
     return repr(answer).encode()
 
 
-def _decode(blob: bytes) -> list[tuple[int, int]]:
+def _decode(file: BinaryIO) -> list[tuple[int, int]]:
     import ast
 
-    return list(ast.literal_eval(blob.decode()))
+    return list(ast.literal_eval(file.read().decode()))
 
 
 @needs_fork
@@ -285,3 +285,88 @@ def test_a_failure_here_ends_the_workers_instead_of_waiting_for_them() -> None:
     assert time.monotonic() - start < 30        # the workers were ended, not waited out
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)              # and reaped: no child of this process is left
+
+
+@needs_fork
+def test_workers_alone_work_every_slice_and_this_process_hears_them_while_waiting() -> None:
+    # `here=False`: this process only waits (what the pipeline asks for, so that memory the CEL engine never
+    # frees dies with the workers); it is told how far they are while it waits, not only at the end
+    import tempfile
+    import time
+
+    parent = os.getpid()
+    counts = SliceCounts()
+    heard: list[int] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        flag = Path(tmp) / "heard"
+
+        def work(items: Any) -> list[tuple[int, int]]:
+            counts.advance(len(items) // 2)
+            deadline = time.monotonic() + 30
+            while not flag.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return _squares_with_pids(items)
+
+        def waiting() -> None:
+            heard.extend(counts.news())
+            if len(heard) == 2 * 5:         # two workers, 5 of 10 each
+                flag.touch()
+
+        answers = fan_out(list(range(20)), work, jobs=2, encode=_encode, decode=_decode, counts=counts,
+                          here=False, waiting=waiting)
+    assert [v for part in answers for v, _ in part] == [i * i for i in range(20)]
+    pids = [{pid for _, pid in part} for part in answers]
+    assert len(pids) == 2 and all(len(p) == 1 for p in pids) and len(pids[0] | pids[1]) == 2
+    assert parent not in pids[0] | pids[1]
+    assert sorted(heard) == [*range(0, 5), *range(10, 15)]
+    assert sorted(counts.news(final=True)) == [*range(5, 10), *range(15, 20)]
+
+
+@needs_fork
+def test_the_pipeline_evaluates_nothing_in_this_process_with_workers(tmp_path: Path, sliced: list[int],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # cel-expr-python never frees the values it hands to Python-implemented CEL functions (image(),
+    # resource.Get...): evaluated in workers only, that memory never grows this process
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 30)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    log = tmp_path / "pids"
+    evaluate = pipeline.evaluate_validating
+
+    def logged(*args: Any, **kwargs: Any) -> Any:
+        with log.open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "evaluate_validating", logged)
+    alone = _evaluate(policies, resources, jobs=1)
+    log.unlink()
+    split = _evaluate(policies, resources, jobs=2)
+    assert sliced == [1, 2]
+    assert split.results == alone.results
+    pids = set(log.read_text().split())
+    assert len(pids) == 2 and str(os.getpid()) not in pids
+
+
+@needs_fork
+def test_a_workers_answer_read_in_records_shares_what_the_worker_shared(sliced: list[int],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker's results come back in records of pipeline._CHUNK (this process never holds the whole
+    # answer): here of 5, so that every policy's results span many records, and still one properties
+    # mapping and one message object per distinct value, as evaluating here would share them
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 30)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    monkeypatch.setattr(pipeline, "_CHUNK", 5)
+    alone = _evaluate(policies, resources, jobs=1)
+    split = _evaluate(policies, resources, jobs=2)
+    assert sliced == [1, 2]
+    assert len(split.results) > 20 * 5
+    assert split.results == alone.results
+    assert [ok for _, ok in split.pairs] == [ok for _, ok in alone.pairs]
+    for policy in {r.policy for r in split.results}:
+        mine = [r for r in split.results if r.policy == policy]
+        assert len({id(r.properties) for r in mine}) == len({tuple(r.properties.items()) for r in mine})
+        assert len({id(r.message) for r in mine}) == len({r.message for r in mine})
+    refs = {id(s.ref) for s in split.subjects}
+    assert all(id(r.subject) in refs for r in split.results)
