@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, conditions, jmes, mutate
+from kubectl_kyrec.convert import cel_total, conditions, generate, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -56,6 +56,8 @@ class _Group:
     rules: list[str] = field(default_factory=list)
     validations: list[dict[str, Any]] = field(default_factory=list)
     mutations: list[dict[str, Any]] = field(default_factory=list)
+    generations: list[dict[str, str]] = field(default_factory=list)
+    generate_settings: dict[str, bool] = field(default_factory=dict)
     variables: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -75,7 +77,6 @@ def convert_policy(doc: dict[str, Any]) -> Conversion:
 def _spec_settings(spec: dict[str, Any], conv: Conversion) -> tuple[str, dict[str, Any]]:
     for key, why in (("validationFailureActionOverrides", "per-namespace failure actions have no CEL counterpart "
                                                           "(a ValidatingPolicy has one validationActions)"),
-                     ("generateExisting", "generate rules are not converted"),
                      ("mutateExistingOnPolicyUpdate", "mutate existing is not converted yet")):
         if spec.get(key):
             raise Unconvertible(f"spec.{key}", why)
@@ -204,13 +205,20 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
     mutating = [bool(rule.get("mutate")) for rule in rules]
     if any(mutating) and not all(mutating):
         raise Unconvertible("spec.rules", "a policy with both mutate and other rules is not converted yet")
+    generating = [bool(rule.get("generate")) for rule in rules]
+    if any(generating) and not all(generating):
+        raise Unconvertible("spec.rules", "a policy with both generate and other rules is not converted yet")
+    if spec.get("generateExisting") and not any(generating):
+        raise Unconvertible("spec.generateExisting", "set on a policy without generate rules; not converted")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        for kind in ("generate", "verifyImages"):
-            if rule.get(kind):
-                raise Unconvertible(f"{at}.{kind}", f"{kind} rules are not converted yet")
+        if rule.get("verifyImages"):
+            raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
             _mutate_rule(rule, at, groups)
+            continue
+        if rule.get("generate"):
+            _generate_rule(rule, at, groups, spec, doc, conv)
             continue
         validate = rule.get("validate")
         if not validate:
@@ -253,7 +261,8 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         writer = PatternWriter(f"{at}.validate")
         check = _check(validate, f"{at}.validate", writer)
         group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
-    autogen = _autogen(meta, conv) if _targets_pods(groups) else None
+    # classic autogen leaves generate rules alone (kk: CanAutoGen), and so does the conversion
+    autogen = _autogen(meta, conv) if _targets_pods(groups) and not any(generating) else None
     many = len(groups) > 1
     if many and any(mutating):
         raise Unconvertible("spec.rules", "mutate rules with different match, exclude or preconditions would "
@@ -263,21 +272,36 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         settings.get("evaluation", {}).pop("background", None)   # classic: background is for mutate existing
         if settings.get("evaluation") == {}:
             del settings["evaluation"]
+    if any(generating):
+        settings = _generating_settings(settings, spec, conv)
     if many:
         conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
-                                "one ValidatingPolicy each, named <policy>-<rule>")
+                                "one ValidatingPolicy each, named <policy>-<rule>" if not any(generating) else
+                                "generate rules with different match, exclude, preconditions or settings, or with "
+                                "variables (an error in one GeneratingPolicy expression stops the policy's other "
+                                "generations; a classic rule's error does not stop the other rules), became one "
+                                "GeneratingPolicy each, named <policy>-<rule>")
     for group in groups.values():
-        spec_out: dict[str, Any] = {"validationActions": group.actions} if not group.mutations else {}
-        spec_out.update({**settings, "matchConstraints": group.constraints})
+        spec_out: dict[str, Any] = ({"validationActions": group.actions}
+                                    if not group.mutations and not group.generations else {})
+        if group.generations:
+            evaluation = dict(settings.get("evaluation") or {})
+            evaluation.update({k: {"enabled": True} for k, on in group.generate_settings.items() if on})
+            spec_out.update({**({"evaluation": evaluation} if evaluation else {}),
+                             "matchConstraints": group.constraints})
+        else:
+            spec_out.update({**settings, "matchConstraints": group.constraints})
         if group.match_conditions:
             spec_out["matchConditions"] = group.match_conditions
         if group.variables:
             spec_out["variables"] = group.variables
         if group.mutations:
             spec_out["mutations"] = group.mutations
+        elif group.generations:
+            spec_out["generate"] = group.generations
         else:
             spec_out["validations"] = group.validations
-        if autogen is not None and _group_targets_pods(group):
+        if autogen is not None and _group_targets_pods(group) and not group.generations:
             spec_out["autogen"] = autogen
         kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != AUTOGEN_ANNOTATION}
         out_meta: dict[str, Any] = {"name": conv.name if not many else f"{conv.name}-{group.rules[0]}"}
@@ -287,7 +311,8 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
             out_meta["annotations"] = kept
         if meta.get("labels"):
             out_meta["labels"] = meta["labels"]
-        kind = "MutatingPolicy" if group.mutations else "ValidatingPolicy"
+        kind = ("MutatingPolicy" if group.mutations else "GeneratingPolicy" if group.generations
+                else "ValidatingPolicy")
         conv.documents.append({"apiVersion": CEL_API,
                                "kind": kind if doc.get("kind") == "ClusterPolicy" else f"Namespaced{kind}",
                                "metadata": out_meta, "spec": spec_out})
@@ -308,6 +333,53 @@ def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> No
         group = groups[key] = _Group(key, constraints, match_conditions, [])
     group.rules.append(str(rule.get("name", at)))
     group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate"))
+
+
+def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spec: dict[str, Any],
+                   doc: dict[str, Any], conv: Conversion) -> None:
+    """A generate rule's `generator.Apply` call in its group's GeneratingPolicy (convert/generate.py); rules
+    share a policy when their match, exclude, preconditions and generate settings are the same."""
+    if doc.get("kind") != "ClusterPolicy":
+        raise Unconvertible(f"{at}.generate", "generate rules of a namespaced Policy are not converted yet")
+    if rule.get("context"):
+        raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
+                                             "not converted yet")
+    if rule.get("celPreconditions"):
+        raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
+                                                      "rules only; not converted on another rule")
+    gen = rule["generate"]
+    if _runtime_in_values(rule):
+        conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
+                                "as a one-element list); Kyverno also reads a string value as a JSON list or "
+                                "a range")
+    constraints, match_conditions = _rule_constraints(rule, at)
+    rule_settings = generate.settings(gen, spec)
+    # a GeneratingPolicy whose generate expression errors generates nothing, where the classic rules beside an
+    # erroring one still generate theirs: a rule that can error shares its policy with no other rule
+    alone = at if generate.may_error(gen) else ""
+    key = json.dumps([constraints, match_conditions, "generate", rule_settings, alone], sort_keys=True)
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = _Group(key, constraints, match_conditions, [], generate_settings=rule_settings)
+    group.rules.append(str(rule.get("name", at)))
+    group.generations.append({"expression": generate.expression(gen, f"{at}.generate")})
+
+
+def _generating_settings(settings: dict[str, Any], spec: dict[str, Any], conv: Conversion) -> dict[str, Any]:
+    """The spec settings a GeneratingPolicy keeps: admission. Generation does not decide admission (Kyverno
+    generates after the request is admitted), so failurePolicy and the webhook timeout have no effect on
+    what is generated; background is the classic switch for background scans, which generate rules do not
+    take part in (generateExisting is its own setting)."""
+    evaluation = {k: v for k, v in (settings.get("evaluation") or {}).items() if k == "admission"}
+    if spec.get("background") is False and any(
+            (r.get("generate") or {}).get("generateExisting") or spec.get("generateExisting")
+            for r in spec.get("rules") or []):
+        raise Unconvertible("spec.background", "background: false with generateExisting; not converted")
+    dropped = [k for k in ("failurePolicy", "webhookTimeoutSeconds") if spec.get(k) is not None]
+    if dropped:
+        conv.substitutes.append(f"spec.{', spec.'.join(dropped)}: not carried over (a GeneratingPolicy generates "
+                                "after admission; the setting decided nothing for the generate rules)")
+    return {"evaluation": evaluation} if evaluation else {}
 
 
 _IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}

@@ -37,6 +37,7 @@ class Difference:
     original_message: str = ""
     converted_message: str = ""
     mutation: str = ""            # for a difference in the mutated object: the first path where they differ
+    downstream: str = ""          # for a difference in what a trigger generates: the first path where they differ
 
     @property
     def verdict(self) -> bool:
@@ -44,6 +45,9 @@ class Difference:
         return self.original != self.converted
 
     def line(self) -> str:
+        if self.downstream:
+            return (f"{self.policy}: {self.subject} ({self.variant}): generated downstreams differ at "
+                    f"{self.downstream}: original {self.original}, converted {self.converted}")
         if self.mutation:
             return (f"{self.policy}: {self.subject} ({self.variant}): mutated object differs at {self.mutation}: "
                     f"original {self.original}, converted {self.converted}")
@@ -227,6 +231,43 @@ def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]]
     return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False).results)
 
 
+# the labels Kyverno writes on a downstream to record who generated it: a ClusterPolicy's name its rule and
+# the clone source, a GeneratingPolicy's its policy (evaluate/generating/downstreams.py, classic/generate_objects.py)
+_OWNERSHIP_LABEL_PREFIXES = ("generate.kyverno.io/", "app.kubernetes.io/managed-by")
+_GENERATE_STATUS = {"generated": "generated", "error": "error", "needs-request": "needs-request"}
+
+
+def _downstreams(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
+                 workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
+    """(kind, namespace, name) of each trigger -> what its policies generate: the status (`generated`,
+    `error`, ...; no match and a false condition are `none`, both generate nothing) and the downstreams
+    without Kyverno's ownership labels, which name the policy kind's own bookkeeping."""
+    result = _run(policy_docs, resources, workdir, tag, mutate=False)
+    out: dict[tuple[str, str, str], Any] = {}
+    for outcome in result.generated.outcomes:
+        ref = outcome.trigger.ref
+        key = (ref.kind, ref.namespace, ref.name)
+        status = _GENERATE_STATUS.get(str(outcome.status), "none")
+        held = out.setdefault(key, {"status": "none", "objects": []})
+        if status != "none" and held["status"] in ("none", "generated"):
+            held["status"] = status
+        held["objects"].extend(_unlabelled(obj) for obj in outcome.objects)
+    for held in out.values():
+        held["objects"].sort(key=lambda o: json.dumps(o, sort_keys=True))
+    return out
+
+
+def _unlabelled(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    meta = out.get("metadata") or {}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if not k.startswith(_OWNERSHIP_LABEL_PREFIXES)}
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    return out
+
+
 def _mutated(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
              workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
     """(kind, namespace, name) -> the object as admission stores it after the policies' mutations (eval's
@@ -321,14 +362,27 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]],
             subjects.append(variant)
     if not subjects:
         return [], 0
-    mutates = any(isinstance(r, dict) and r.get("mutate") for r in (original.get("spec") or {}).get("rules") or [])
+    rules = (original.get("spec") or {}).get("rules") or []
+    mutates = any(isinstance(r, dict) and r.get("mutate") for r in rules)
+    generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
         before = _verdicts([original], subjects, workdir, "original")
         after = _verdicts(converted, subjects, workdir, "converted")
         if mutates:
             mutated_before = _mutated([original], subjects, workdir, "original-m")
             mutated_after = _mutated(converted, subjects, workdir, "converted-m")
+        if generates:
+            generated_before = _downstreams([original], subjects, workdir, "original-g")
+            generated_after = _downstreams(converted, subjects, workdir, "converted-g")
     diffs = []
+    if generates:
+        nothing = {"status": "none", "objects": []}
+        for key, label in what.items():
+            where = _first_difference(generated_before.get(key, nothing), generated_after.get(key, nothing), "")
+            if where is not None:
+                path, a_value, b_value = where
+                diffs.append(Difference(name, "/".join(p for p in key if p), label, json.dumps(a_value),
+                                        json.dumps(b_value), downstream=path or "/"))
     if mutates:
         for key, label in what.items():
             where = _first_difference(mutated_before.get(key), mutated_after.get(key), "")
