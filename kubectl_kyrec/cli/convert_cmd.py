@@ -52,6 +52,12 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
             click.echo(f"{conv.kind} {conv.name!r}: {conv.status}")
             for s in conv.substitutes:
                 click.echo(f"  difference: {s}")
+    for target in result.suites_written:
+        click.echo(f"test suite written: {target}")
+    for difference in result.suite_differences:
+        click.echo(f"  difference: {difference}")
+    for refusal in result.suite_refusals:
+        click.echo(f"test suite not converted: {refusal}", err=True)
     for d in result.differences:
         click.echo(d.line())
     if verify:

@@ -9,6 +9,7 @@ documents a substitute, which is then written with a comment naming the differen
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,12 @@ class Conversion:
     documents: list[dict[str, Any]] = field(default_factory=list)
     substitutes: list[str] = field(default_factory=list)     # written, with the difference named
     refusals: list[str] = field(default_factory=list)        # `field: why`; nothing written when any
+    # rule name -> (name, kind) of the written policy that holds it (test suites' rows name rules)
+    rule_policies: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # rule name -> what a suite's `skip` for it is in the conversion: "skip" (its preconditions became
+    # matchConditions, which answer skip), "pass" (no preconditions: a classic skip came from a conditional
+    # anchor, and the validation holds), "" (both could be the cause)
+    rule_skips: dict[str, str] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
@@ -71,6 +78,8 @@ def convert_policy(doc: dict[str, Any]) -> Conversion:
         conv.refusals.append(str(err))
     if conv.refusals:
         conv.documents = []
+        conv.rule_policies = {}
+        conv.rule_skips = {}
     return conv
 
 
@@ -316,6 +325,13 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         conv.documents.append({"apiVersion": CEL_API,
                                "kind": kind if doc.get("kind") == "ClusterPolicy" else f"Namespaced{kind}",
                                "metadata": out_meta, "spec": spec_out})
+        conv.rule_policies.update({rule: (out_meta["name"], kind) for rule in group.rules})
+    for i, rule in enumerate(rules):
+        # a classic rule skips where its preconditions are false, and where a conditional anchor or every
+        # foreach element's preconditions leave nothing to check (the conversion's validation holds there)
+        inner = bool(re.search(r'"[=X^]?\(|"foreach"', json.dumps(rule.get("validate") or {})))
+        preconditioned = bool(rule.get("preconditions") or rule.get("celPreconditions"))
+        conv.rule_skips[str(rule.get("name", i))] = ("" if inner else "skip") if preconditioned else "pass"
 
 
 def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:

@@ -118,3 +118,15 @@ def test_corpus_generate_policies_convert_and_verify(name: str, policies: int, t
     assert [d["kind"] for d in written] == ["GeneratingPolicy"] * policies
     linted = CliRunner().invoke(cli, ["lint", "-p", str(tmp_path)])     # Kyverno's CRD schema, kyrec's checks
     assert linted.exit_code == 0, linted.output
+
+
+def test_verify_compares_resources_written_without_a_namespace() -> None:
+    """eval puts a namespaced resource without metadata.namespace in `default`; verify must compare its
+    results there (it once looked them up under namespace "" and compared nothing)."""
+    original = _policy(PDB)
+    wrong = convert_policy(original).documents
+    generation = wrong[0]["spec"]["generate"][0]
+    generation["expression"] = generation["expression"].replace("dyn(1)", "dyn(2)")
+    resource = {**RESOURCES[0], "metadata": {k: v for k, v in RESOURCES[0]["metadata"].items() if k != "namespace"}}
+    diffs, _ = verify(original, wrong, [resource])
+    assert any(d.variant == "as given" and d.subject == "Deployment/d" for d in diffs), [d.line() for d in diffs]
