@@ -272,6 +272,8 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
     # classic autogen leaves generate rules alone (kk: CanAutoGen), and so does the conversion
     autogen = _autogen(meta, conv) if _targets_pods(groups) and not any(generating) else None
+    if _targets_pods(groups) and not any(generating) and autogen != {"podControllers": {"controllers": []}}:
+        _autogen_reads_alike(rules)
     many = len(groups) > 1
     if many and any(mutating):
         raise Unconvertible("spec.rules", "mutate rules with different match, exclude or preconditions would "
@@ -332,6 +334,21 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         inner = bool(re.search(r'"[=X^]?\(|"foreach"', json.dumps(rule.get("validate") or {})))
         preconditioned = bool(rule.get("preconditions") or rule.get("celPreconditions"))
         conv.rule_skips[str(rule.get("name", i))] = ("" if inner else "skip") if preconditioned else "pass"
+
+
+_AUTOGEN_PATHS = re.compile(r"request\.(?:object|oldObject)\.(?:spec|metadata)")
+
+
+def _autogen_reads_alike(rules: list[dict[str, Any]]) -> None:
+    """Classic autogen rewrites the text `request.object.spec` (and `.metadata`) byte for byte into the pod
+    template's path (kk: pkg/autogen/rule.go); the CEL kinds' autogen rewrites `object.spec` in the converted
+    CEL. A path spelled otherwise (`request."object".metadata`) keeps reading the controller's own object in
+    the ClusterPolicy and would read the template in the conversion: refused."""
+    for i, rule in enumerate(rules):
+        for text in re.findall(r"\{\{.*?\}\}", json.dumps(rule).replace('\\"', '"')):
+            if len(_AUTOGEN_PATHS.findall(re.sub(r'["\s]', "", text))) != len(_AUTOGEN_PATHS.findall(text)):
+                raise Unconvertible(f"spec.rules[{i}]", f"{text}: a quoted request path is not rewritten by "
+                                                        "classic autogen, and is by the CEL autogen; not converted")
 
 
 def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:
