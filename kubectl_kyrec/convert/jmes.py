@@ -19,8 +19,9 @@ _ROOTS = {("request", "object"): "object", ("request", "oldObject"): "oldObject"
           ("request", "kind"): "request.kind", ("request", "dryRun"): "request.dryRun"}
 _FUNCTIONS = {"length": lambda a: f"size({a[0]})", "to_string": lambda a: f"string({a[0]})",
               "starts_with": lambda a: f"{a[0]}.startsWith({a[1]})", "ends_with": lambda a: f"{a[0]}.endsWith({a[1]})",
-              # JMESPath's contains: a list holds the element, or a string the substring
-              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : string(s).contains({a[1]}))"}
+              # JMESPath's contains: a list holds the element, or a string the substring; on anything else it
+              # is an error (go-jmespath: invalid type), as `contains` on a non-string is in CEL
+              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : s.contains({a[1]}))"}
 _VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 
 

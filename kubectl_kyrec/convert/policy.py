@@ -169,12 +169,20 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"})
     if "elementIndex" in json.dumps(entry):
         raise Unconvertible(at, "elementIndex; not converted")
+    if _ERRING_FUNCTION.search(json.dumps(entry)):
+        # Kyverno's foreach stops at the first element that fails or errors, in order; CEL's all() is false
+        # when any element is false, whatever errors come before it
+        raise Unconvertible(at, "a JMESPath function that can error, inside foreach (Kyverno's first element "
+                                "decides between error and failure, CEL's all() does not); not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
     check = _check(body, at, writer, base=var, scope=inner)
     pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened())
     each = disj([negate(pre), check])
     # Kyverno: a list that evaluates to null is no list to iterate (the rule passes, kk: foreach.go)
     return f"({listed} == null || {listed}.all({var}, {each}))"
+
+
+_ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:length|to_string|starts_with|ends_with|contains)\s*\(")
 
 
 def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
@@ -365,7 +373,7 @@ def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> No
     if group is None:
         group = groups[key] = _Group(key, constraints, match_conditions, [])
     group.rules.append(str(rule.get("name", at)))
-    group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate"))
+    group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate", _rule_kinds(rule)))
 
 
 def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spec: dict[str, Any],
@@ -413,6 +421,14 @@ def _generating_settings(settings: dict[str, Any], spec: dict[str, Any], conv: C
         conv.substitutes.append(f"spec.{', spec.'.join(dropped)}: not carried over (a GeneratingPolicy generates "
                                 "after admission; the setting decided nothing for the generate rules)")
     return {"evaluation": evaluation} if evaluation else {}
+
+
+def _rule_kinds(rule: dict[str, Any]) -> list[str]:
+    """The kinds (last segment of `group/version/Kind`) a rule's match names."""
+    match = rule.get("match") or {}
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])]
+    return sorted({str(k).split("/")[-1] for b in blocks if isinstance(b, dict)
+                   for k in ((b.get("resources") or {}).get("kinds") or [])})
 
 
 _IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}
