@@ -18,6 +18,7 @@ from kubectl_kyrec.convert import cel_total, conditions, generate, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 CEL_API = "policies.kyverno.io/v1"
 AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
@@ -68,12 +69,13 @@ class _Group:
     variables: list[dict[str, str]] = field(default_factory=list)
 
 
-def convert_policy(doc: dict[str, Any]) -> Conversion:
+def convert_policy(doc: dict[str, Any], kinds: KindTable | None = None) -> Conversion:
+    """`kinds`: the REST mapper's kinds (built-ins and the CRDs given with --crd); default the built-ins."""
     meta = doc.get("metadata") or {}
     name = str(meta.get("name", ""))
     conv = Conversion(name, str(doc.get("kind")))
     try:
-        _convert(doc, conv)
+        _convert(doc, conv, kinds)
     except Unconvertible as err:
         conv.refusals.append(str(err))
     if conv.refusals:
@@ -185,12 +187,13 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
 _ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:length|to_string|starts_with|ends_with|contains)\s*\(")
 
 
-def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _rule_constraints(rule: dict[str, Any], at: str,
+                      kinds: KindTable | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
     operations = ["CREATE", "UPDATE"]
     text = json.dumps(rule)
     if "DELETE" in text:
         operations.append("DELETE")
-    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at)
+    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds)
     if rule.get("preconditions") is not None:
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
         match_conditions.append({"name": "preconditions", "expression": pre})
@@ -206,7 +209,7 @@ def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], li
     return constraints, match_conditions
 
 
-def _convert(doc: dict[str, Any], conv: Conversion) -> None:
+def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> None:
     if doc.get("kind") not in ("ClusterPolicy", "Policy"):
         raise Unconvertible("kind", f"{doc.get('kind')} is not converted (ClusterPolicy and Policy are)")
     meta = doc.get("metadata") or {}
@@ -232,10 +235,10 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         if rule.get("verifyImages"):
             raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
-            _mutate_rule(rule, at, groups)
+            _mutate_rule(rule, at, groups, kinds)
             continue
         if rule.get("generate"):
-            _generate_rule(rule, at, groups, spec, doc, conv)
+            _generate_rule(rule, at, groups, spec, doc, conv, kinds)
             continue
         validate = rule.get("validate")
         if not validate:
@@ -259,7 +262,7 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         if rule.get("celPreconditions") and validate.get("cel") is None:
             raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                           "rules only; not converted on another rule")
-        constraints, match_conditions = _rule_constraints(rule, at)
+        constraints, match_conditions = _rule_constraints(rule, at, kinds)
         if rule.get("celPreconditions"):
             conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
                                     "the error's text, the conversion with the validation's message")
@@ -359,7 +362,7 @@ def _autogen_reads_alike(rules: list[dict[str, Any]]) -> None:
                                                         "classic autogen, and is by the CEL autogen; not converted")
 
 
-def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:
+def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], kinds: KindTable | None) -> None:
     """A mutate rule's patch as the mutations of its group's MutatingPolicy (convert/mutate.py)."""
     if rule.get("context"):
         raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
@@ -367,7 +370,7 @@ def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> No
     if rule.get("celPreconditions"):
         raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                       "rules only; not converted on another rule")
-    constraints, match_conditions = _rule_constraints(rule, at)
+    constraints, match_conditions = _rule_constraints(rule, at, kinds)
     key = json.dumps([constraints, match_conditions, "mutate"], sort_keys=True)
     group = groups.get(key)
     if group is None:
@@ -377,7 +380,7 @@ def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> No
 
 
 def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spec: dict[str, Any],
-                   doc: dict[str, Any], conv: Conversion) -> None:
+                   doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> None:
     """A generate rule's `generator.Apply` call in its group's GeneratingPolicy (convert/generate.py); rules
     share a policy when their match, exclude, preconditions and generate settings are the same."""
     if doc.get("kind") != "ClusterPolicy":
@@ -393,7 +396,7 @@ def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spe
         conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
                                 "as a one-element list); Kyverno also reads a string value as a JSON list or "
                                 "a range")
-    constraints, match_conditions = _rule_constraints(rule, at)
+    constraints, match_conditions = _rule_constraints(rule, at, kinds)
     rule_settings = generate.settings(gen, spec)
     # a GeneratingPolicy whose generate expression errors generates nothing, where the classic rules beside an
     # erroring one still generate theirs: a rule that can error shares its policy with no other rule

@@ -106,9 +106,21 @@ def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
 
 
 def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
-                state_paths: Sequence[str] = ()) -> ConvertResult:
+                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = ()) -> ConvertResult:
+    """`crd_paths`: CustomResourceDefinitions, so that rules on their kinds name the right resources (the
+    plural is the CRD's own; guessing it would match nothing, or another resource)."""
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+
     policies = read_policies(paths)
-    result = ConvertResult([compile_check(convert_policy(doc)) for doc, _ in policies])
+    kinds = KindTable()
+    crd_docs = [(d, w) for d, w in _documents(crd_paths) if d.get("kind") == "CustomResourceDefinition"]
+    crds = [d for d, _ in crd_docs]
+    for crd, where in crd_docs:
+        try:
+            kinds.add_crd(crd)
+        except InputError as err:
+            raise InputError(f"{where}: {err.message}") from None
+    result = ConvertResult([compile_check(convert_policy(doc, kinds)) for doc, _ in policies])
     for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
@@ -124,7 +136,7 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
         resources = _resources(resource_paths, state_paths)
         for (doc, _), conv in zip(policies, result.conversions):
             if conv.documents:
-                diffs, count = verify(doc, conv.documents, resources)
+                diffs, count = verify(doc, conv.documents, resources, crds)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
@@ -412,9 +424,10 @@ def _at(found: dict[tuple[str, str, str], Any], key: tuple[str, str, str], defau
     return found.get((kind, "default", name), default) if not namespace else default
 
 
-def verify(original: dict[str, Any], converted: list[dict[str, Any]],
-           resources: list[dict[str, Any]]) -> tuple[list[Difference], int]:
-    """The differences between the original's and the conversion's verdicts on the resources and variants."""
+def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
+           crds: Sequence[dict[str, Any]] = ()) -> tuple[list[Difference], int]:
+    """The differences between the original's and the conversion's verdicts on the resources and variants
+    (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects)."""
     name = str((original.get("metadata") or {}).get("name"))
     subjects: list[dict[str, Any]] = []
     what: dict[tuple[str, str, str], str] = {}
@@ -433,6 +446,7 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]],
     rules = (original.get("spec") or {}).get("rules") or []
     mutates = any(isinstance(r, dict) and r.get("mutate") for r in rules)
     generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
+    subjects += list(crds)
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
         before = _verdicts([original], subjects, workdir, "original")
         after = _verdicts(converted, subjects, workdir, "converted")
