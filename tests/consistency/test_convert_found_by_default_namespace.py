@@ -58,3 +58,17 @@ def test_a_function_that_can_error_inside_foreach_is_refused() -> None:
         kinds=("Ingress",)))
     assert conv.documents == []
     assert "a JMESPath function that can error, inside foreach" in conv.refusals[0]
+
+
+def test_a_variable_whose_key_is_no_identifier_errors_when_missing() -> None:
+    """check-ingress-nginx-controller-version-and-annotation-policy: `{{request.object.metadata.annotations."a/b"}}`
+    is unresolved when the annotation is missing (the rule errors); the conversion read it as null and passed."""
+    original = _policy({"validate": {"message": "m", "deny": {"conditions": {"any": [{
+        "key": "{{request.object.metadata.annotations.\"example.com/mode\"}}", "operator": "AnyNotIn",
+        "value": ["on", "off"]}]}}}})
+    conv = convert_policy(original)
+    assert conv.refusals == []
+    pods = [{**_pod("on"), "metadata": {"name": "on", "annotations": {"example.com/mode": "on", "x": "y"}}},
+            {**_pod("bad"), "metadata": {"name": "bad", "annotations": {"example.com/mode": "maybe"}}}]
+    diffs, subjects = verify(original, conv.documents, pods)
+    assert subjects > 3 and [d.line() for d in diffs] == []
