@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kubectl_kyrec.cli import flags
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import exit_with, handle_errors
 from kubectl_kyrec.errors import UsageError
 
