@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+import kubectl_kyrec.cli.flags as flags
 from kubectl_kyrec.cli.common import exit_with, handle_errors
 from kubectl_kyrec.errors import UsageError
 
@@ -20,9 +21,10 @@ from kubectl_kyrec.errors import UsageError
               help="Resources to verify on (with --verify); repeatable.")
 @click.option("--state", "state_paths", multiple=True, metavar="FILE",
               help="A captured cluster state (kubectl kyrec capture) to verify on; repeatable.")
+@flags.crd
 @handle_errors
 def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: bool,
-                    resource_paths: tuple[str, ...], state_paths: tuple[str, ...]) -> None:
+                    resource_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...]) -> None:
     """Convert ClusterPolicies and Policies to ValidatingPolicies and MutatingPolicies, as Kyverno's migration
     guide maps them.
 
@@ -34,6 +36,7 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
     Example:
       kubectl kyrec convert -p policies/ -o cel-policies/
       kubectl kyrec convert -p policies/ -o cel-policies/ --verify -r manifests/
+      kubectl kyrec convert -p policies/ -o cel-policies/ --crd crds/   # rules on custom kinds
     """
     from kubectl_kyrec.run.convert import run_convert
 
@@ -43,7 +46,8 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
         raise UsageError("--verify needs resources: -r PATH or --state FILE")
     if (resource_paths or state_paths) and not verify:
         raise UsageError("-r/--state are for --verify")
-    result = run_convert(policy_paths, out_dir, resource_paths if verify else (), state_paths if verify else ())
+    result = run_convert(policy_paths, out_dir, resource_paths if verify else (), state_paths if verify else (),
+                         crd_paths)
     for conv in result.conversions:
         if conv.refusals:
             for refusal in conv.refusals:
@@ -52,6 +56,12 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
             click.echo(f"{conv.kind} {conv.name!r}: {conv.status}")
             for s in conv.substitutes:
                 click.echo(f"  difference: {s}")
+    for target in result.suites_written:
+        click.echo(f"test suite written: {target}")
+    for difference in result.suite_differences:
+        click.echo(f"  difference: {difference}")
+    for refusal in result.suite_refusals:
+        click.echo(f"test suite not converted: {refusal}", err=True)
     for d in result.differences:
         click.echo(d.line())
     if verify:

@@ -10,7 +10,7 @@ from typing import Any
 from jmespath import exceptions as jp_exceptions
 from jmespath import parser as jp_parser
 
-from kubectl_kyrec.convert.cel_text import Unconvertible, has, literal, path_value, select, selectable
+from kubectl_kyrec.convert.cel_text import Unconvertible, has, literal, path_value, select
 
 # the request's roots as a ValidatingPolicy names them (kk: pkg/cel/policies/vpol/compiler)
 _ROOTS = {("request", "object"): "object", ("request", "oldObject"): "oldObject",
@@ -19,8 +19,9 @@ _ROOTS = {("request", "object"): "object", ("request", "oldObject"): "oldObject"
           ("request", "kind"): "request.kind", ("request", "dryRun"): "request.dryRun"}
 _FUNCTIONS = {"length": lambda a: f"size({a[0]})", "to_string": lambda a: f"string({a[0]})",
               "starts_with": lambda a: f"{a[0]}.startsWith({a[1]})", "ends_with": lambda a: f"{a[0]}.endsWith({a[1]})",
-              # JMESPath's contains: a list holds the element, or a string the substring
-              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : string(s).contains({a[1]}))"}
+              # JMESPath's contains: a list holds the element, or a string the substring; on anything else it
+              # is an error (go-jmespath: invalid type), as `contains` on a non-string is in CEL
+              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : s.contains({a[1]}))"}
 _VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 
 
@@ -76,8 +77,12 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
                 scope.names.get(path[0]) if length == 1 else None)
             if root is not None:
                 if not soft:
-                    return ".".join([root, *path[length:]]) if all(selectable(k) for k in path[length:]) \
-                        else path_value(root, path[length:])
+                    # a missing key is an error, as Kyverno's substitution of an unresolved variable is; a
+                    # key that is no identifier is indexed (`m['a.b']`, no such key: an error too)
+                    strict = root
+                    for key in path[length:]:
+                        strict = select(strict, key)
+                    return strict
                 return path_value(root, path[length:])
         raise Unconvertible(field, f"JMESPath {text!r}: {'.'.join(path)} is no field of the admission request "
                                    "a CEL policy can read")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_as_re2
-from kubectl_kyrec.load.run_inputs.kinds import builtin_kinds
+from kubectl_kyrec.load.run_inputs.kinds import KindTable, builtin_kinds
 
 _UNCONVERTED = {"subjects": "user and group subjects", "roles": "roles", "clusterRoles": "cluster roles",
                 "annotations": "annotations"}
@@ -32,9 +32,10 @@ def _filters(block: Any, field: str) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
-def _resource_rules(kinds: list[str], operations: list[str], field: str) -> list[dict[str, Any]]:
+def _resource_rules(kinds: list[str], operations: list[str], field: str,
+                    known: KindTable | None = None) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = []
-    table = list(builtin_kinds())
+    table = list(known if known is not None else builtin_kinds())
     for kind in kinds:
         if kind == "*":
             rules.append({"apiGroups": ["*"], "apiVersions": ["*"], "operations": operations, "resources": ["*"]})
@@ -58,7 +59,7 @@ def _resource_rules(kinds: list[str], operations: list[str], field: str) -> list
                  and (version is None or any_version or i.version == version)]
         if not found:
             raise Unconvertible(field, f"kind {kind!r} is not one the offline REST mapper knows; its resource "
-                                       "cannot be named")
+                                       "cannot be named (give its CustomResourceDefinition with --crd)")
         info = found[0]
         resource = f"{info.resource}/{sub}" if sub else info.resource
         rules.append({"apiGroups": [info.group], "apiVersions": ["*" if any_version else info.version],
@@ -95,8 +96,9 @@ def _filter_condition(entry: dict[str, Any], field: str) -> tuple[list[str], dic
 
 
 def convert_match(match: Any, exclude: Any, default_operations: list[str],
-                  field: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """-> (matchConstraints, matchConditions)."""
+                  field: str, known: KindTable | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """-> (matchConstraints, matchConditions). `known`: the kinds (built-ins, and CRDs given), default the
+    built-ins."""
     includes = _filters(match, f"{field}.match")
     if not includes:
         raise Unconvertible(f"{field}.match", "a rule without a match block")
@@ -121,7 +123,7 @@ def convert_match(match: Any, exclude: Any, default_operations: list[str],
     assert shared_extra is not None
     conditions.extend(shared_extra[0])
     constraints.update(shared_extra[1])
-    constraints["resourceRules"] = _resource_rules(kinds, operations or default_operations, f"{field}.match")
+    constraints["resourceRules"] = _resource_rules(kinds, operations or default_operations, f"{field}.match", known)
     match_conditions = [{"name": f"match-{i}" if len(conditions) > 1 else "match", "expression": c}
                         for i, c in enumerate(conditions)]
     excluded: list[str] = []

@@ -14,9 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_kyrec.convert.cel_text import Unconvertible, literal, selectable
+from kubectl_kyrec.k8s.structured_merge import atomic_fields
 
 
-def mutations(mutate: dict[str, Any], at: str) -> list[dict[str, Any]]:
+def mutations(mutate: dict[str, Any], at: str, kinds: list[str]) -> list[dict[str, Any]]:
+    """`kinds`: the rule's matched kinds, whose atomic fields an apply configuration may not set."""
     for key in ("patchesJson6902", "foreach", "targets"):
         if mutate.get(key):
             raise Unconvertible(f"{at}.{key}", {
@@ -28,6 +30,14 @@ def mutations(mutate: dict[str, Any], at: str) -> list[dict[str, Any]]:
     if not isinstance(patch, dict) or not patch:
         raise Unconvertible(at, "a mutate rule with no patchStrategicMerge map")
     expression = _object("Object", patch, f"{at}.patchStrategicMerge")
+    for kind in kinds:
+        atomic = atomic_fields(patch, kind)
+        if atomic:
+            # a strategic merge patch merges into them; Kubernetes refuses an apply configuration that sets
+            # an atomic map or list (mutating patch/smd.go validatePatch)
+            raise Unconvertible(f"{at}.patchStrategicMerge", f"sets {', '.join(atomic)} of {kind}, atomic in "
+                                                             "its schema: an apply configuration may not")
+
     return [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}}]
 
 

@@ -55,10 +55,17 @@ class PatternWriter:
 
     def element(self, expr: str, pattern: Any, where: str) -> Piece:
         if isinstance(pattern, dict):
+            for key in pattern:
+                if "{{" in str(key) or "$(" in str(key):
+                    raise Unconvertible(f"{where}.{key}", "a variable or reference in a pattern key is not converted")
             return self.map(expr, pattern, where)
         if isinstance(pattern, list):
             return self.array(expr, pattern, where)
-        return Piece(self.scalar(expr, pattern, where))
+        # a scalar pattern against a list holds when every item matches it (kk: validate.go
+        # validateResourceElement; kyrec classic/pattern_match.py _validate_element)
+        item = self.var()
+        return Piece(f"(type({expr}) == list ? {expr}.all({item}, {self.scalar(item, pattern, where)}) : "
+                     f"{self.scalar(expr, pattern, where)})")
 
     def map(self, expr: str, pattern: dict[str, Any], where: str) -> Piece:
         conditions: list[str] = []
@@ -141,6 +148,9 @@ class PatternWriter:
             return f"({expr} == null || {expr} == false || {expr} == 0 || {expr} == '')"
         if not isinstance(pattern, str):
             raise Unconvertible(where, f"pattern value {pattern!r}")
+        if "{{" in pattern or "$(" in pattern:
+            # Kyverno substitutes these before it compares; read as text they would compare as a literal
+            raise Unconvertible(where, f"a variable or reference in a pattern value ({pattern!r}) is not converted")
         alternatives = []
         for alternative in pattern.split("|"):
             parts = [self.operand(expr, c.strip(" "), where) for c in alternative.strip(" ").split("&")]

@@ -9,14 +9,16 @@ documents a substitute, which is then written with a comment naming the differen
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, conditions, jmes, mutate
+from kubectl_kyrec.convert import cel_total, conditions, generate, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
+from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
 CEL_API = "policies.kyverno.io/v1"
 AUTOGEN_ANNOTATION = "pod-policies.kyverno.io/autogen-controllers"
@@ -34,6 +36,12 @@ class Conversion:
     documents: list[dict[str, Any]] = field(default_factory=list)
     substitutes: list[str] = field(default_factory=list)     # written, with the difference named
     refusals: list[str] = field(default_factory=list)        # `field: why`; nothing written when any
+    # rule name -> (name, kind) of the written policy that holds it (test suites' rows name rules)
+    rule_policies: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # rule name -> what a suite's `skip` for it is in the conversion: "skip" (its preconditions became
+    # matchConditions, which answer skip), "pass" (no preconditions: a classic skip came from a conditional
+    # anchor, and the validation holds), "" (both could be the cause)
+    rule_skips: dict[str, str] = field(default_factory=dict)
 
     @property
     def exact(self) -> bool:
@@ -56,26 +64,30 @@ class _Group:
     rules: list[str] = field(default_factory=list)
     validations: list[dict[str, Any]] = field(default_factory=list)
     mutations: list[dict[str, Any]] = field(default_factory=list)
+    generations: list[dict[str, str]] = field(default_factory=list)
+    generate_settings: dict[str, bool] = field(default_factory=dict)
     variables: list[dict[str, str]] = field(default_factory=list)
 
 
-def convert_policy(doc: dict[str, Any]) -> Conversion:
+def convert_policy(doc: dict[str, Any], kinds: KindTable | None = None) -> Conversion:
+    """`kinds`: the REST mapper's kinds (built-ins and the CRDs given with --crd); default the built-ins."""
     meta = doc.get("metadata") or {}
     name = str(meta.get("name", ""))
     conv = Conversion(name, str(doc.get("kind")))
     try:
-        _convert(doc, conv)
+        _convert(doc, conv, kinds)
     except Unconvertible as err:
         conv.refusals.append(str(err))
     if conv.refusals:
         conv.documents = []
+        conv.rule_policies = {}
+        conv.rule_skips = {}
     return conv
 
 
 def _spec_settings(spec: dict[str, Any], conv: Conversion) -> tuple[str, dict[str, Any]]:
     for key, why in (("validationFailureActionOverrides", "per-namespace failure actions have no CEL counterpart "
                                                           "(a ValidatingPolicy has one validationActions)"),
-                     ("generateExisting", "generate rules are not converted"),
                      ("mutateExistingOnPolicyUpdate", "mutate existing is not converted yet")):
         if spec.get(key):
             raise Unconvertible(f"spec.{key}", why)
@@ -159,6 +171,11 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"})
     if "elementIndex" in json.dumps(entry):
         raise Unconvertible(at, "elementIndex; not converted")
+    if _ERRING_FUNCTION.search(json.dumps(entry)):
+        # Kyverno's foreach stops at the first element that fails or errors, in order; CEL's all() is false
+        # when any element is false, whatever errors come before it
+        raise Unconvertible(at, "a JMESPath function that can error, inside foreach (Kyverno's first element "
+                                "decides between error and failure, CEL's all() does not); not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
     check = _check(body, at, writer, base=var, scope=inner)
     pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened())
@@ -167,12 +184,16 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     return f"({listed} == null || {listed}.all({var}, {each}))"
 
 
-def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+_ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:length|to_string|starts_with|ends_with|contains)\s*\(")
+
+
+def _rule_constraints(rule: dict[str, Any], at: str,
+                      kinds: KindTable | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
     operations = ["CREATE", "UPDATE"]
     text = json.dumps(rule)
     if "DELETE" in text:
         operations.append("DELETE")
-    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at)
+    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds)
     if rule.get("preconditions") is not None:
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
         match_conditions.append({"name": "preconditions", "expression": pre})
@@ -188,7 +209,7 @@ def _rule_constraints(rule: dict[str, Any], at: str) -> tuple[dict[str, Any], li
     return constraints, match_conditions
 
 
-def _convert(doc: dict[str, Any], conv: Conversion) -> None:
+def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> None:
     if doc.get("kind") not in ("ClusterPolicy", "Policy"):
         raise Unconvertible("kind", f"{doc.get('kind')} is not converted (ClusterPolicy and Policy are)")
     meta = doc.get("metadata") or {}
@@ -204,13 +225,20 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
     mutating = [bool(rule.get("mutate")) for rule in rules]
     if any(mutating) and not all(mutating):
         raise Unconvertible("spec.rules", "a policy with both mutate and other rules is not converted yet")
+    generating = [bool(rule.get("generate")) for rule in rules]
+    if any(generating) and not all(generating):
+        raise Unconvertible("spec.rules", "a policy with both generate and other rules is not converted yet")
+    if spec.get("generateExisting") and not any(generating):
+        raise Unconvertible("spec.generateExisting", "set on a policy without generate rules; not converted")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        for kind in ("generate", "verifyImages"):
-            if rule.get(kind):
-                raise Unconvertible(f"{at}.{kind}", f"{kind} rules are not converted yet")
+        if rule.get("verifyImages"):
+            raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
-            _mutate_rule(rule, at, groups)
+            _mutate_rule(rule, at, groups, kinds)
+            continue
+        if rule.get("generate"):
+            _generate_rule(rule, at, groups, spec, doc, conv, kinds)
             continue
         validate = rule.get("validate")
         if not validate:
@@ -234,7 +262,7 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         if rule.get("celPreconditions") and validate.get("cel") is None:
             raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                           "rules only; not converted on another rule")
-        constraints, match_conditions = _rule_constraints(rule, at)
+        constraints, match_conditions = _rule_constraints(rule, at, kinds)
         if rule.get("celPreconditions"):
             conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
                                     "the error's text, the conversion with the validation's message")
@@ -253,7 +281,10 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         writer = PatternWriter(f"{at}.validate")
         check = _check(validate, f"{at}.validate", writer)
         group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
-    autogen = _autogen(meta, conv) if _targets_pods(groups) else None
+    # classic autogen leaves generate rules alone (kk: CanAutoGen), and so does the conversion
+    autogen = _autogen(meta, conv) if _targets_pods(groups) and not any(generating) else None
+    if _targets_pods(groups) and not any(generating) and autogen != {"podControllers": {"controllers": []}}:
+        _autogen_reads_alike(rules)
     many = len(groups) > 1
     if many and any(mutating):
         raise Unconvertible("spec.rules", "mutate rules with different match, exclude or preconditions would "
@@ -263,21 +294,36 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
         settings.get("evaluation", {}).pop("background", None)   # classic: background is for mutate existing
         if settings.get("evaluation") == {}:
             del settings["evaluation"]
+    if any(generating):
+        settings = _generating_settings(settings, spec, conv)
     if many:
         conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
-                                "one ValidatingPolicy each, named <policy>-<rule>")
+                                "one ValidatingPolicy each, named <policy>-<rule>" if not any(generating) else
+                                "generate rules with different match, exclude, preconditions or settings, or with "
+                                "variables (an error in one GeneratingPolicy expression stops the policy's other "
+                                "generations; a classic rule's error does not stop the other rules), became one "
+                                "GeneratingPolicy each, named <policy>-<rule>")
     for group in groups.values():
-        spec_out: dict[str, Any] = {"validationActions": group.actions} if not group.mutations else {}
-        spec_out.update({**settings, "matchConstraints": group.constraints})
+        spec_out: dict[str, Any] = ({"validationActions": group.actions}
+                                    if not group.mutations and not group.generations else {})
+        if group.generations:
+            evaluation = dict(settings.get("evaluation") or {})
+            evaluation.update({k: {"enabled": True} for k, on in group.generate_settings.items() if on})
+            spec_out.update({**({"evaluation": evaluation} if evaluation else {}),
+                             "matchConstraints": group.constraints})
+        else:
+            spec_out.update({**settings, "matchConstraints": group.constraints})
         if group.match_conditions:
             spec_out["matchConditions"] = group.match_conditions
         if group.variables:
             spec_out["variables"] = group.variables
         if group.mutations:
             spec_out["mutations"] = group.mutations
+        elif group.generations:
+            spec_out["generate"] = group.generations
         else:
             spec_out["validations"] = group.validations
-        if autogen is not None and _group_targets_pods(group):
+        if autogen is not None and _group_targets_pods(group) and not group.generations:
             spec_out["autogen"] = autogen
         kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != AUTOGEN_ANNOTATION}
         out_meta: dict[str, Any] = {"name": conv.name if not many else f"{conv.name}-{group.rules[0]}"}
@@ -287,13 +333,36 @@ def _convert(doc: dict[str, Any], conv: Conversion) -> None:
             out_meta["annotations"] = kept
         if meta.get("labels"):
             out_meta["labels"] = meta["labels"]
-        kind = "MutatingPolicy" if group.mutations else "ValidatingPolicy"
+        kind = ("MutatingPolicy" if group.mutations else "GeneratingPolicy" if group.generations
+                else "ValidatingPolicy")
         conv.documents.append({"apiVersion": CEL_API,
                                "kind": kind if doc.get("kind") == "ClusterPolicy" else f"Namespaced{kind}",
                                "metadata": out_meta, "spec": spec_out})
+        conv.rule_policies.update({rule: (out_meta["name"], kind) for rule in group.rules})
+    for i, rule in enumerate(rules):
+        # a classic rule skips where its preconditions are false, and where a conditional anchor or every
+        # foreach element's preconditions leave nothing to check (the conversion's validation holds there)
+        inner = bool(re.search(r'"[=X^]?\(|"foreach"', json.dumps(rule.get("validate") or {})))
+        preconditioned = bool(rule.get("preconditions") or rule.get("celPreconditions"))
+        conv.rule_skips[str(rule.get("name", i))] = ("" if inner else "skip") if preconditioned else "pass"
 
 
-def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> None:
+_AUTOGEN_PATHS = re.compile(r"request\.(?:object|oldObject)\.(?:spec|metadata)")
+
+
+def _autogen_reads_alike(rules: list[dict[str, Any]]) -> None:
+    """Classic autogen rewrites the text `request.object.spec` (and `.metadata`) byte for byte into the pod
+    template's path (kk: pkg/autogen/rule.go); the CEL kinds' autogen rewrites `object.spec` in the converted
+    CEL. A path spelled otherwise (`request."object".metadata`) keeps reading the controller's own object in
+    the ClusterPolicy and would read the template in the conversion: refused."""
+    for i, rule in enumerate(rules):
+        for text in re.findall(r"\{\{.*?\}\}", json.dumps(rule).replace('\\"', '"')):
+            if len(_AUTOGEN_PATHS.findall(re.sub(r'["\s]', "", text))) != len(_AUTOGEN_PATHS.findall(text)):
+                raise Unconvertible(f"spec.rules[{i}]", f"{text}: a quoted request path is not rewritten by "
+                                                        "classic autogen, and is by the CEL autogen; not converted")
+
+
+def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], kinds: KindTable | None) -> None:
     """A mutate rule's patch as the mutations of its group's MutatingPolicy (convert/mutate.py)."""
     if rule.get("context"):
         raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
@@ -301,13 +370,68 @@ def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group]) -> No
     if rule.get("celPreconditions"):
         raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                       "rules only; not converted on another rule")
-    constraints, match_conditions = _rule_constraints(rule, at)
+    constraints, match_conditions = _rule_constraints(rule, at, kinds)
     key = json.dumps([constraints, match_conditions, "mutate"], sort_keys=True)
     group = groups.get(key)
     if group is None:
         group = groups[key] = _Group(key, constraints, match_conditions, [])
     group.rules.append(str(rule.get("name", at)))
-    group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate"))
+    group.mutations.extend(mutate.mutations(rule["mutate"], f"{at}.mutate", _rule_kinds(rule)))
+
+
+def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spec: dict[str, Any],
+                   doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> None:
+    """A generate rule's `generator.Apply` call in its group's GeneratingPolicy (convert/generate.py); rules
+    share a policy when their match, exclude, preconditions and generate settings are the same."""
+    if doc.get("kind") != "ClusterPolicy":
+        raise Unconvertible(f"{at}.generate", "generate rules of a namespaced Policy are not converted yet")
+    if rule.get("context"):
+        raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
+                                             "not converted yet")
+    if rule.get("celPreconditions"):
+        raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
+                                                      "rules only; not converted on another rule")
+    gen = rule["generate"]
+    if _runtime_in_values(rule):
+        conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
+                                "as a one-element list); Kyverno also reads a string value as a JSON list or "
+                                "a range")
+    constraints, match_conditions = _rule_constraints(rule, at, kinds)
+    rule_settings = generate.settings(gen, spec)
+    # a GeneratingPolicy whose generate expression errors generates nothing, where the classic rules beside an
+    # erroring one still generate theirs: a rule that can error shares its policy with no other rule
+    alone = at if generate.may_error(gen) else ""
+    key = json.dumps([constraints, match_conditions, "generate", rule_settings, alone], sort_keys=True)
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = _Group(key, constraints, match_conditions, [], generate_settings=rule_settings)
+    group.rules.append(str(rule.get("name", at)))
+    group.generations.append({"expression": generate.expression(gen, f"{at}.generate")})
+
+
+def _generating_settings(settings: dict[str, Any], spec: dict[str, Any], conv: Conversion) -> dict[str, Any]:
+    """The spec settings a GeneratingPolicy keeps: admission. Generation does not decide admission (Kyverno
+    generates after the request is admitted), so failurePolicy and the webhook timeout have no effect on
+    what is generated; background is the classic switch for background scans, which generate rules do not
+    take part in (generateExisting is its own setting)."""
+    evaluation = {k: v for k, v in (settings.get("evaluation") or {}).items() if k == "admission"}
+    if spec.get("background") is False and any(
+            (r.get("generate") or {}).get("generateExisting") or spec.get("generateExisting")
+            for r in spec.get("rules") or []):
+        raise Unconvertible("spec.background", "background: false with generateExisting; not converted")
+    dropped = [k for k in ("failurePolicy", "webhookTimeoutSeconds") if spec.get(k) is not None]
+    if dropped:
+        conv.substitutes.append(f"spec.{', spec.'.join(dropped)}: not carried over (a GeneratingPolicy generates "
+                                "after admission; the setting decided nothing for the generate rules)")
+    return {"evaluation": evaluation} if evaluation else {}
+
+
+def _rule_kinds(rule: dict[str, Any]) -> list[str]:
+    """The kinds (last segment of `group/version/Kind`) a rule's match names."""
+    match = rule.get("match") or {}
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])]
+    return sorted({str(k).split("/")[-1] for b in blocks if isinstance(b, dict)
+                   for k in ((b.get("resources") or {}).get("kinds") or [])})
 
 
 _IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}

@@ -70,6 +70,11 @@ def apply_configuration(live: Mapping[str, Any], patch: Mapping[str, Any], kind:
     return dict(merged) if isinstance(merged, Mapping) else {}
 
 
+def atomic_fields(patch: Mapping[str, Any], kind: str) -> list[str]:
+    """The atomic maps and lists of `kind` an apply configuration `patch` sets (Kubernetes refuses it)."""
+    return _find_atomics(patch, kind, ())
+
+
 def _find_atomics(value: Any, kind: str, path: tuple[str, ...]) -> list[str]:
     """patch/smd.go findAtomics over what kyrec knows: the paths of atomic maps and lists in the patch."""
     found: list[str] = []

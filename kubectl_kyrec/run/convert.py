@@ -37,6 +37,7 @@ class Difference:
     original_message: str = ""
     converted_message: str = ""
     mutation: str = ""            # for a difference in the mutated object: the first path where they differ
+    downstream: str = ""          # for a difference in what a trigger generates: the first path where they differ
 
     @property
     def verdict(self) -> bool:
@@ -44,6 +45,9 @@ class Difference:
         return self.original != self.converted
 
     def line(self) -> str:
+        if self.downstream:
+            return (f"{self.policy}: {self.subject} ({self.variant}): generated downstreams differ at "
+                    f"{self.downstream}: original {self.original}, converted {self.converted}")
         if self.mutation:
             return (f"{self.policy}: {self.subject} ({self.variant}): mutated object differs at {self.mutation}: "
                     f"original {self.original}, converted {self.converted}")
@@ -60,10 +64,14 @@ class ConvertResult:
     written: list[str] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
     subjects: int = 0             # subjects compared per policy, summed
+    suites_written: list[str] = field(default_factory=list)
+    suite_refusals: list[str] = field(default_factory=list)   # `<suite file>: <field>: <why>`
+    suite_differences: list[str] = field(default_factory=list)  # rows a written suite could not state
 
     @property
     def exit_code(self) -> ExitCode:
-        if any(c.refusals for c in self.conversions) or any(d.verdict for d in self.differences):
+        if (any(c.refusals for c in self.conversions) or any(d.verdict for d in self.differences)
+                or self.suite_refusals):
             return ExitCode.FINDINGS
         return ExitCode.CLEAN
 
@@ -98,9 +106,21 @@ def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
 
 
 def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
-                state_paths: Sequence[str] = ()) -> ConvertResult:
+                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = ()) -> ConvertResult:
+    """`crd_paths`: CustomResourceDefinitions, so that rules on their kinds name the right resources (the
+    plural is the CRD's own; guessing it would match nothing, or another resource)."""
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+
     policies = read_policies(paths)
-    result = ConvertResult([compile_check(convert_policy(doc)) for doc, _ in policies])
+    kinds = KindTable()
+    crd_docs = [(d, w) for d, w in _documents(crd_paths) if d.get("kind") == "CustomResourceDefinition"]
+    crds = [d for d, _ in crd_docs]
+    for crd, where in crd_docs:
+        try:
+            kinds.add_crd(crd)
+        except InputError as err:
+            raise InputError(f"{where}: {err.message}") from None
+    result = ConvertResult([compile_check(convert_policy(doc, kinds)) for doc, _ in policies])
     for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
@@ -110,14 +130,69 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
             f.write(header(conv, where))
             f.write(yaml.dump_all(conv.documents, Dumper=_PlainDumper, sort_keys=False, width=120))
         result.written.append(target)
+    if out_dir is not None:
+        _convert_suites(paths, out_dir, policies, result)
     if resource_paths or state_paths:
         resources = _resources(resource_paths, state_paths)
         for (doc, _), conv in zip(policies, result.conversions):
             if conv.documents:
-                diffs, count = verify(doc, conv.documents, resources)
+                diffs, count = verify(doc, conv.documents, resources, crds)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def _convert_suites(paths: Sequence[str], out_dir: str, policies: list[tuple[dict[str, Any], str]],
+                    result: ConvertResult) -> None:
+    """Every kyverno-test.yaml below a directory of -p, written to the same place below DIR with its policy
+    files, names and kinds those of the conversions (convert/suite.py); a suite that cannot be converted is
+    not written, and its refusal names the field."""
+    from kubectl_kyrec.convert.cel_text import Unconvertible
+    from kubectl_kyrec.convert.suite import Converted, convert_suite
+    from kubectl_kyrec.testsuite.suite import find_test_files
+
+    written: dict[str, list[Converted]] = {}
+    refused: set[str] = set()
+    for (_, where), conv in zip(policies, result.conversions):
+        source = os.path.normpath(os.path.abspath(where.rsplit(":", 1)[0]))
+        if conv.refusals:
+            refused.add(source)
+        else:
+            target = os.path.abspath(os.path.join(out_dir, f"{conv.name}.yaml"))
+            written.setdefault(source, []).append(Converted(target, conv.name, conv.rule_policies, conv.rule_skips))
+    # two policies of one name write one DIR/<name>.yaml: the last one stays, and a suite of the other
+    # would test it; their suites are not converted
+    targets = [c.target for held in written.values() for c in held]
+    clashes = {t for t in targets if targets.count(t) > 1}
+    files = {k: v for k, v in written.items() if k not in refused and not any(c.target in clashes for c in v)}
+
+    def read_values(path: str) -> Any:
+        with open(path) as f:
+            return yaml.safe_load(f)
+
+    for root in (p for p in paths if os.path.isdir(p)):
+        for suite_file in find_test_files([root]):
+            old_dir = os.path.dirname(os.path.abspath(suite_file))
+            new_dir = os.path.join(os.path.abspath(out_dir), os.path.relpath(old_dir, os.path.abspath(root)))
+            try:
+                with open(suite_file) as f:
+                    suites = [d for d in yaml.safe_load_all(f) if d is not None]
+                if len(suites) != 1 or not isinstance(suites[0], dict) or suites[0].get("kind") != "Test":
+                    raise Unconvertible("kind", "expected one Test document")
+                converted, differences = convert_suite(suites[0], old_dir, new_dir, files, read_values)
+            except Unconvertible as err:
+                result.suite_refusals.append(f"{suite_file}: {err}")
+                continue
+            except yaml.YAMLError as err:
+                raise InputError(f"{suite_file}:1: {err}") from None
+            os.makedirs(new_dir, exist_ok=True)
+            target = os.path.join(new_dir, os.path.basename(suite_file))
+            with open(target, "w") as f:
+                f.write(f"# converted by kubectl kyrec convert from {suite_file}\n")
+                f.write("".join(f"# difference: {d}\n" for d in differences))
+                f.write(yaml.dump(converted, Dumper=_PlainDumper, sort_keys=False, width=120))
+            result.suites_written.append(target)
+            result.suite_differences.extend(f"{target}: {d}" for d in differences)
 
 
 class _PlainDumper(yaml.SafeDumper):
@@ -227,6 +302,43 @@ def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]]
     return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False).results)
 
 
+# the labels Kyverno writes on a downstream to record who generated it: a ClusterPolicy's name its rule and
+# the clone source, a GeneratingPolicy's its policy (evaluate/generating/downstreams.py, classic/generate_objects.py)
+_OWNERSHIP_LABEL_PREFIXES = ("generate.kyverno.io/", "app.kubernetes.io/managed-by")
+_GENERATE_STATUS = {"generated": "generated", "error": "error", "needs-request": "needs-request"}
+
+
+def _downstreams(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
+                 workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
+    """(kind, namespace, name) of each trigger -> what its policies generate: the status (`generated`,
+    `error`, ...; no match and a false condition are `none`, both generate nothing) and the downstreams
+    without Kyverno's ownership labels, which name the policy kind's own bookkeeping."""
+    result = _run(policy_docs, resources, workdir, tag, mutate=False)
+    out: dict[tuple[str, str, str], Any] = {}
+    for outcome in result.generated.outcomes:
+        ref = outcome.trigger.ref
+        key = (ref.kind, ref.namespace, ref.name)
+        status = _GENERATE_STATUS.get(str(outcome.status), "none")
+        held = out.setdefault(key, {"status": "none", "objects": []})
+        if status != "none" and held["status"] in ("none", "generated"):
+            held["status"] = status
+        held["objects"].extend(_unlabelled(obj) for obj in outcome.objects)
+    for held in out.values():
+        held["objects"].sort(key=lambda o: json.dumps(o, sort_keys=True))
+    return out
+
+
+def _unlabelled(obj: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    meta = out.get("metadata") or {}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if not k.startswith(_OWNERSHIP_LABEL_PREFIXES)}
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    return out
+
+
 def _mutated(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
              workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
     """(kind, namespace, name) -> the object as admission stores it after the policies' mutations (eval's
@@ -303,9 +415,19 @@ def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
     return None if a == b else (path, a, b)
 
 
-def verify(original: dict[str, Any], converted: list[dict[str, Any]],
-           resources: list[dict[str, Any]]) -> tuple[list[Difference], int]:
-    """The differences between the original's and the conversion's verdicts on the resources and variants."""
+def _at(found: dict[tuple[str, str, str], Any], key: tuple[str, str, str], default: Any) -> Any:
+    """A subject's entry: eval puts a namespaced resource written without a namespace in `default`, as
+    kubectl does, so its results are keyed there."""
+    if key in found:
+        return found[key]
+    kind, namespace, name = key
+    return found.get((kind, "default", name), default) if not namespace else default
+
+
+def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
+           crds: Sequence[dict[str, Any]] = ()) -> tuple[list[Difference], int]:
+    """The differences between the original's and the conversion's verdicts on the resources and variants
+    (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects)."""
     name = str((original.get("metadata") or {}).get("name"))
     subjects: list[dict[str, Any]] = []
     what: dict[tuple[str, str, str], str] = {}
@@ -321,24 +443,38 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]],
             subjects.append(variant)
     if not subjects:
         return [], 0
-    mutates = any(isinstance(r, dict) and r.get("mutate") for r in (original.get("spec") or {}).get("rules") or [])
+    rules = (original.get("spec") or {}).get("rules") or []
+    mutates = any(isinstance(r, dict) and r.get("mutate") for r in rules)
+    generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
+    subjects += list(crds)
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
         before = _verdicts([original], subjects, workdir, "original")
         after = _verdicts(converted, subjects, workdir, "converted")
         if mutates:
             mutated_before = _mutated([original], subjects, workdir, "original-m")
             mutated_after = _mutated(converted, subjects, workdir, "converted-m")
+        if generates:
+            generated_before = _downstreams([original], subjects, workdir, "original-g")
+            generated_after = _downstreams(converted, subjects, workdir, "converted-g")
     diffs = []
+    if generates:
+        nothing = {"status": "none", "objects": []}
+        for key, label in what.items():
+            where = _first_difference(_at(generated_before, key, nothing), _at(generated_after, key, nothing), "")
+            if where is not None:
+                path, a_value, b_value = where
+                diffs.append(Difference(name, "/".join(p for p in key if p), label, json.dumps(a_value),
+                                        json.dumps(b_value), downstream=path or "/"))
     if mutates:
         for key, label in what.items():
-            where = _first_difference(mutated_before.get(key), mutated_after.get(key), "")
+            where = _first_difference(_at(mutated_before, key, None), _at(mutated_after, key, None), "")
             if where is not None:
                 path, a_value, b_value = where
                 diffs.append(Difference(name, "/".join(p for p in key if p), label, json.dumps(a_value),
                                         json.dumps(b_value), mutation=path or "/"))
     for key, label in what.items():
-        a = before.get(key, ("pass", ""))
-        b = after.get(key, ("pass", ""))
+        a = _at(before, key, ("pass", ""))
+        b = _at(after, key, ("pass", ""))
         if a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
             diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1]))
     return diffs, len(what)

@@ -81,14 +81,15 @@ def run_pair(pair: Pair) -> Pair:
         # kyrec refuses its own output (a CEL type error): counted as a failure of the converter
         pair.status, pair.reason = "invalid conversion", str(err)
         return pair
-    if pair.hand and pair.hand.get("kind") == "ValidatingPolicy":
+    if pair.hand and pair.hand.get("kind") in ("ValidatingPolicy", "GeneratingPolicy"):
         pair.theirs, _ = verify(pair.original, [pair.hand], resources)
     return pair
 
 
 # a refusal's reason -> its category in the figures (docs/convert.md), first match wins
 _CATEGORIES = (("offline REST mapper", "kind unknown offline (a CRD's kind)"),
-               ("context entries", "context entries"), ("generate", "generate rules"),
+               ("context entries", "context entries"), ("clone", "generate clone and cloneList"),
+               ("generate foreach", "generate foreach"), ("generate", "generate rules (other)"),
                ("verifyImages", "verifyImages"), ("mutate foreach", "mutate foreach"),
                ("anchors and $patch", "mutate anchors"), ("a list in patchStrategicMerge", "mutate lists"),
                ("mutate targets", "mutate existing"), ("mutate existing", "mutate existing"),
@@ -107,6 +108,11 @@ def category(reason: str) -> str:
     return next((name for key, name in _CATEGORIES if key in reason), "other")
 
 
+def _plain_verdict(d: Difference) -> bool:
+    """A difference of verdict, not of a mutated object nor of a generated downstream."""
+    return d.verdict and not d.mutation and not d.downstream
+
+
 def main() -> int:
     chosen = every_legacy_policy() if "--all" in sys.argv else pairs()
     results = [run_pair(p) for p in chosen]
@@ -117,8 +123,9 @@ def main() -> int:
         if p.reason:
             line += f" ({p.reason})"
         if p.subjects:
-            line += (f"; {p.subjects} subjects, kyrec {sum(d.verdict and not d.mutation for d in p.ours)} verdict "
+            line += (f"; {p.subjects} subjects, kyrec {sum(_plain_verdict(d) for d in p.ours)} verdict "
                      f"diff(s) {sum(bool(d.mutation) for d in p.ours)} mutation diff(s) "
+                     f"{sum(bool(d.downstream) for d in p.ours)} downstream diff(s) "
                      f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
                      f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
         print(line)
@@ -134,8 +141,9 @@ def main() -> int:
     print("not converted, by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(),
                                                                                    key=lambda kv: -kv[1])))
     print(f"subjects compared: {sum(p.subjects for p in results)}; kyrec verdict differences: "
-          f"{sum(d.verdict and not d.mutation for p in results for d in p.ours)}, mutated-object differences: "
-          f"{sum(bool(d.mutation) for p in results for d in p.ours)}, message differences: "
+          f"{sum(_plain_verdict(d) for p in results for d in p.ours)}, mutated-object differences: "
+          f"{sum(bool(d.mutation) for p in results for d in p.ours)}, downstream differences: "
+          f"{sum(bool(d.downstream) for p in results for d in p.ours)}, message differences: "
           f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
           f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
     return 0

@@ -154,8 +154,8 @@ def test_verify_exit_1_on_a_verdict_difference(tmp_path: Path, monkeypatch: pyte
     (tmp_path / "pods.yaml").write_text(yaml.safe_dump_all(PODS))
     real = policy_module.convert_policy
 
-    def broken(doc: dict[str, Any]) -> Any:
-        conv = real(doc)
+    def broken(doc: dict[str, Any], kinds: Any = None) -> Any:
+        conv = real(doc, kinds)
         conv.documents[0]["spec"]["validations"][0]["expression"] = "false"
         return conv
 
