@@ -184,6 +184,8 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=5000)
     parser.add_argument("--policies", type=int, default=24, help="corpus ValidatingPolicies that select Pods")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (outputs, capture)")
+    parser.add_argument("--only", nargs="+", default=[], metavar="WORD",
+                        help="only the runs whose label holds one of these words (e.g. capture)")
     args = parser.parse_args()
     kyrec = shutil.which("kubectl-kyrec")
     if kyrec is None:
@@ -232,6 +234,8 @@ def main() -> None:
         print(f"{'run':<46}{'wall s':>8}{'CPU s':>8}{'RSS MiB':>9}{'LIST pages':>11}{'out MB':>8}{'load':>6}   exit",
               flush=True)
         for n, (label, command) in enumerate(runs):
+            if args.only and not any(word in label for word in args.only):
+                continue
             before = raw.list_requests()
             out = work / f"out-{n}.txt"
             wall, cpu, rss, code, err = timed(command, env, out)
