@@ -67,16 +67,18 @@ spec:
 NOW = ["--now", "2026-09-01T00:00:00Z"]
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str, str]:
-    """Wall seconds, peak RSS (MiB), exit code, stdout, stderr of `command` under /usr/bin/time."""
+def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, float, int, str, str]:
+    """Wall seconds, CPU seconds (user + system: how much of the wall time the client itself worked), peak
+    RSS (MiB), exit code, stdout, stderr of `command` under /usr/bin/time."""
     marker = "BENCH-TIME"
     started = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-f", f"{marker} %e %M", *command], capture_output=True, text=True,
+    done = subprocess.run(["/usr/bin/time", "-f", f"{marker} %e %M %U %S", *command], capture_output=True, text=True,
                           env={**os.environ, **env})
     wall = time.perf_counter() - started
-    found = re.findall(rf"^{marker} \S+ (\d+)$", done.stderr, re.M)
-    rss = int(found[-1]) / 1024 if found else float("nan")
-    return wall, rss, done.returncode, done.stdout, done.stderr
+    found = re.findall(rf"^{marker} \S+ (\d+) (\S+) (\S+)$", done.stderr, re.M)
+    rss = int(found[-1][0]) / 1024 if found else float("nan")
+    cpu = float(found[-1][1]) + float(found[-1][2]) if found else float("nan")
+    return wall, cpu, rss, done.returncode, done.stdout, done.stderr
 
 
 def has_flag(kyrec: str, flag: str) -> bool:
@@ -144,7 +146,7 @@ def main() -> None:
     try:
         print(f"real API server ready in {server.start_seconds:.1f} s; kyrec: {kyrec}"
               f"{'' if with_flag else ' (no --concurrency: sequential)'}")
-        print(f"{'run':<44}{'wall s':>8}{'RSS MiB':>9}{'writes/s':>10}   result")
+        print(f"{'run':<44}{'wall s':>8}{'CPU s':>7}{'RSS MiB':>9}{'writes/s':>10}   result")
         for level in levels:
             # a fresh set of triggers per level, so that every run is N creates
             namespaces = [f"team-c{level}-{i:05d}" for i in range(args.objects)]
@@ -158,24 +160,25 @@ def main() -> None:
             flag = ["--concurrency", str(level)] if with_flag else []
             env = {"KUBECONFIG": str(server.kubeconfig), "XDG_CACHE_HOME": str(work / "cache")}
             command = [kyrec, "apply", "-p", str(policy), "--yes", "-o", "json", *NOW, *flag]
-            wall, rss, code, out, err = timed(command, env)
+            wall, cpu, rss, code, out, err = timed(command, env)
             doc: dict[str, Any] = json.loads(out) if out.strip().startswith("{") else {}
             summary = doc.get("summary", {})
             label = f"kyrec apply --concurrency {level} ({summary.get('done', 0)} creates)"
             print(f"{label:<44}"
-                  f"{wall:>8.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}   exit {code} {summary}")
+                  f"{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}   exit {code} {summary}")
             if code != 0:
                 sys.stderr.write(err[-2000:])
-            wall, rss, code, out, err = timed(command, env)
+            wall, cpu, rss, code, out, err = timed(command, env)
             again = json.loads(out).get("summary", {}) if out.strip().startswith("{") else {}
-            print(f"{'  the same apply again (nothing to do)':<44}{wall:>8.2f}{rss:>9.0f}{'':>10}   exit {code} "
+            print(f"{'  the same apply again (nothing to do)':<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{'':>10}"
+                  f"   exit {code} "
                   f"writes planned: {sum(v for k, v in again.items() if k != 'failedReads')}")
             print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted)")
         # the floor at every level asked for, into the last level's namespaces (a name of its own per level:
         # every request a create)
         for level in [] if args.no_raw else args.concurrency:
             seconds, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{level}")
-            print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight':<44}{seconds:>8.2f}{'':>9}"
+            print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight':<44}{seconds:>8.2f}{'':>16}"
                   f"{len(namespaces) / seconds:>10.0f}   {failed} failed")
     finally:
         server.stop()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 import kubectl_kyrec.cli.flags as flags
-from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags, write_output
+from kubectl_kyrec.cli.common import OutputFormat, OutputSpec, exit_with, handle_errors, kubectl_flags
 from kubectl_kyrec.errors import UsageError
 
 if TYPE_CHECKING:
@@ -144,7 +144,8 @@ def capture_command(policy_paths: tuple[str, ...], exception_paths: tuple[str, .
 def _write(result: CaptureResult, output_path: str | None) -> None:
     """The List to stdout or the file; written to a file, the summary line every command prints then."""
     from kubectl_kyrec.cli.ci_outputs import files_only_summary
+    from kubectl_kyrec.render.sink import write_stream
 
     spec = OutputSpec(OutputFormat.JSON, output_path)
-    write_output(spec, result.text())
+    write_stream(spec.path, result.write)
     files_only_summary("kyrec capture", result.counts, [spec])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from kubectl_kyrec.errors import ExitCode, FailedRead
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
@@ -41,8 +41,12 @@ class CaptureResult:
     def exit_code(self) -> ExitCode:
         return with_failed_reads(ExitCode.CLEAN, self.failed_reads)
 
-    def text(self) -> str:
-        return json.dumps(self.document, indent=1) + "\n"
+    def write(self, stream: TextIO) -> None:
+        """The List as `json.dumps(indent=1)` prints it, written piece by piece as it is encoded: that encoder
+        (pure Python, as every indented one) would otherwise hold millions of small strings and then the whole
+        text, about 9x the file (bench/RESULTS.md, bench/live_scale.py)."""
+        json.dump(self.document, stream, indent=1)
+        stream.write("\n")
 
     def counts(self) -> str:
         """What was captured, for the summary line of a capture written to a file (`12 objects, 9 kinds
