@@ -401,11 +401,13 @@ def test_kustomize_generated_objects_and_overlay_names(kubectl_on_path: None, tm
 
 def test_a_location_read_through_a_render_keeps_its_stream_across_worker_processes() -> None:
     # results evaluated in --jobs workers come back as tuples: the overlay (`via`) rides with file and line
-    from kubectl_kyrec.evaluate.pipeline import _decode_slice, _encode_slice
+    import io
+
+    from kubectl_kyrec.evaluate.pipeline import _decode_slice, _encode_slice, _Shared
     from kubectl_kyrec.model import Ref, Result
 
     where = Source("base/app.yaml", 8, "<kustomize overlays/prod>")
     result = Result("p", "KyvernoValidatingPolicy", "r", "fail", "m", Ref("v1", "Pod", "prod", "web", "u1"),
                     location=where)
-    pairs, _, _ = _decode_slice({}, {}, _encode_slice(([(result, True)], [], 1)))
+    pairs, _, _ = _decode_slice(_Shared(), io.BytesIO(_encode_slice(([(result, True)], [], 1))))
     assert pairs[0][0].location == where
