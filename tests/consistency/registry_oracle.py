@@ -204,17 +204,24 @@ def _failing(mode: str, stops: list[Callable[[], None]]) -> str:
         listener = socket.socket()
         listener.bind(("127.0.0.2", 0))
         listener.listen(16)
+        # closing a socket does not wake a thread blocked in its accept() on Linux: the thread would outlive
+        # the test, and every later test that forks (fan_out's) would skip for a thread left running
+        listener.settimeout(0.1)
+        stopped = threading.Event()
 
         def serve() -> None:
-            while True:
+            while not stopped.is_set():
                 try:
                     conn, _ = listener.accept()
+                except TimeoutError:
+                    continue
                 except OSError:
                     return
                 conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
                 conn.close()
-        threading.Thread(target=serve, daemon=True).start()
-        stops.append(listener.close)
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        stops.extend([stopped.set, thread.join, listener.close])
         return f"127.0.0.2:{listener.getsockname()[1]}"
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (_Answer,), {"code": int(mode)}))
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -29,7 +29,9 @@ def forkable() -> None:
     # decided when the test runs: a thread some earlier test left running makes forking unsafe, and
     # fan_out then (rightly) stays in one process
     if not can_fork():
-        pytest.skip("no fork here: not Linux, or other threads run in this process")
+        import threading
+        pytest.skip("no fork here: not Linux, or other threads run in this process: "
+                    + ", ".join(t.name for t in threading.enumerate()))
 
 
 needs_fork = pytest.mark.usefixtures("forkable")

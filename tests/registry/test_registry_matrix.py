@@ -69,11 +69,17 @@ def failing() -> Iterator[Any]:
         listener.bind(("127.0.0.1" if mode == "timeout" else "127.0.0.2", 0))
         listener.listen(16)
         held: list[socket.socket] = []
+        # closing a socket does not wake a thread blocked in its accept() on Linux: poll, so that the thread
+        # ends with the test (a thread left running makes every later forking test skip)
+        listener.settimeout(0.1)
+        stopped = threading.Event()
 
         def serve() -> None:
-            while True:
+            while not stopped.is_set():
                 try:
                     conn, _ = listener.accept()
+                except TimeoutError:
+                    continue
                 except OSError:
                     return
                 if mode == "tls":
@@ -81,8 +87,9 @@ def failing() -> Iterator[Any]:
                     conn.close()
                 else:
                     held.append(conn)
-        threading.Thread(target=serve, daemon=True).start()
-        stops.append(listener.close)
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        stops.extend([stopped.set, thread.join, listener.close])
         stops.append(lambda: [c.close() for c in held])
         return f"{listener.getsockname()[0]}:{listener.getsockname()[1]}"
 
