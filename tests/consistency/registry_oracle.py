@@ -26,14 +26,12 @@ What the oracle needs that a cluster would not:
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
+from tests.registry.failing import failing_host  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
 from tests.registry.keys import KeyPair, TestCA, make_ca, make_key, make_leaf  # noqa: E402
 
@@ -181,54 +180,6 @@ class Prepared:
             stop()
 
 
-class _Answer(http.server.BaseHTTPRequestHandler):
-    """A registry that answers every request with one status (403, 500: the registry said no)."""
-
-    code = 500
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        self.send_response(self.code)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    do_HEAD = do_GET
-
-
-def _failing(mode: str, stops: list[Callable[[], None]]) -> str:
-    """A registry host failing as `mode` says: `403`/`500` answer that status; `tls` is 127.0.0.2 (called
-    over HTTPS by both clients: only 127.0.0.1 and localhost are plain HTTP) answering in plain HTTP."""
-    if mode == "tls":
-        listener = socket.socket()
-        listener.bind(("127.0.0.2", 0))
-        listener.listen(16)
-        # closing a socket does not wake a thread blocked in its accept() on Linux: the thread would outlive
-        # the test, and every later test that forks (fan_out's) would skip for a thread left running
-        listener.settimeout(0.1)
-        stopped = threading.Event()
-
-        def serve() -> None:
-            while not stopped.is_set():
-                try:
-                    conn, _ = listener.accept()
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-                conn.close()
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        stops.extend([stopped.set, thread.join, listener.close])
-        return f"127.0.0.2:{listener.getsockname()[1]}"
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (_Answer,), {"code": int(mode)}))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    stops.extend([server.shutdown, server.server_close])
-    return f"127.0.0.1:{server.server_address[1]}"
-
-
 def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     """Keys, images pushed, the TUF repository, and per policy case a policy file and a pods file."""
     keys = directory / "keys"
@@ -261,7 +212,7 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
         down = f"127.0.0.1:{sock.getsockname()[1]}"     # closed again: nothing listens there
     images["down"] = f"{down}/app:v1"
     stops: list[Callable[[], None]] = []
-    failing = {mode: _failing(mode, stops) for mode in ("403", "500", "tls")}
+    failing = {mode: failing_host(mode, stops, head=True) for mode in ("403", "500", "tls")}
     for mode, host in failing.items():
         images[f"http-{mode}" if mode != "tls" else "tls"] = f"{host}/app:v1"
     tuf = directory / "tuf"

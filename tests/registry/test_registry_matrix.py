@@ -13,11 +13,8 @@ an error in kyrec, as a refused connection is (docs/compatibility.md)."""
 
 from __future__ import annotations
 
-import http.server
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,23 +26,10 @@ import yaml
 from kubectl_kyrec.load.registry import Registry
 from tests.registry import test_classic_registry as classic
 from tests.registry import test_ivpol_registry as ivpol
+from tests.registry.failing import ANSWERED, UNREACHABLE, failing_host
 from tests.registry.keys import make_key
 
-ANSWERED = ("401", "403", "404", "500")
-UNREACHABLE = ("down", "timeout", "tls")
 BOUND = 15.0                    # seconds an evaluation may take, each request bounded by the Registry's timeout
-
-
-class _Answer(http.server.BaseHTTPRequestHandler):
-    code = 500
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        self.send_response(self.code)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
 
 
 @pytest.fixture
@@ -54,44 +38,7 @@ def failing() -> Iterator[Any]:
     stops: list[Any] = []
 
     def host(mode: str) -> str:
-        if mode in ANSWERED:
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), type("H", (_Answer,), {"code": int(mode)}))
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            stops.extend([server.shutdown, server.server_close])
-            return f"127.0.0.1:{server.server_address[1]}"
-        if mode == "down":
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                return f"127.0.0.1:{sock.getsockname()[1]}"     # closed again: nothing listens there
-        # timeout: accepts and never answers; tls: 127.0.0.2 is called over HTTPS (only localhost, 127.0.0.1
-        # and ::1 are plain HTTP), and this one answers in plain HTTP
-        listener = socket.socket()
-        listener.bind(("127.0.0.1" if mode == "timeout" else "127.0.0.2", 0))
-        listener.listen(16)
-        held: list[socket.socket] = []
-        # closing a socket does not wake a thread blocked in its accept() on Linux: poll, so that the thread
-        # ends with the test (a thread left running makes every later forking test skip)
-        listener.settimeout(0.1)
-        stopped = threading.Event()
-
-        def serve() -> None:
-            while not stopped.is_set():
-                try:
-                    conn, _ = listener.accept()
-                except TimeoutError:
-                    continue
-                except OSError:
-                    return
-                if mode == "tls":
-                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-                    conn.close()
-                else:
-                    held.append(conn)
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        stops.extend([stopped.set, thread.join, listener.close])
-        stops.append(lambda: [c.close() for c in held])
-        return f"{listener.getsockname()[0]}:{listener.getsockname()[1]}"
+        return failing_host(mode, stops)
 
     yield host
     for stop in stops:
