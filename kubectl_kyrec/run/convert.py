@@ -21,6 +21,7 @@ import yaml
 
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.load.policy.policies import POLICY_KINDS
 from kubectl_kyrec.model import Result
 
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
@@ -219,13 +220,20 @@ def compile_check(conv: Conversion) -> Conversion:
 
 
 def _resources(resource_paths: Sequence[str], state_paths: Sequence[str]) -> list[dict[str, Any]]:
+    """The objects to verify on: policies are what is compared, never subjects, whether they sit beside the
+    manifests, in a List or among a captured state's items (varied, they would be loaded as policies)."""
     out: list[dict[str, Any]] = []
     for doc, _ in _documents([*resource_paths, *state_paths]):
-        if str(doc.get("apiVersion", "")).startswith(("cli.kyverno.io", "kyverno.io", "policies.kyverno.io")):
-            continue           # test suites and policies below the same directories
         items = doc.get("items") if str(doc.get("kind")).endswith("List") else None
-        out.extend(items if isinstance(items, list) else [doc])
+        out.extend(item for item in (items if isinstance(items, list) else [doc])
+                   if isinstance(item, dict) and not _policy_or_suite(item))
     return out
+
+
+def _policy_or_suite(doc: dict[str, Any]) -> bool:
+    api_version = str(doc.get("apiVersion", ""))
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    return group in ("cli.kyverno.io", "kyverno.io", "policies.kyverno.io") or (group, doc.get("kind")) in POLICY_KINDS
 
 
 def _leaves(value: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:

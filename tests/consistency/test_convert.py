@@ -232,3 +232,21 @@ def test_written_policies_have_no_yaml_aliases(tmp_path: Path) -> None:
     text = (tmp_path / "out" / "p.yaml").read_text()
     rules = yaml.safe_load(text)["spec"]["matchConstraints"]["resourceRules"]
     assert len(rules) == 2 and "&id" not in text and "*id" not in text
+
+
+def test_verify_on_a_captured_state_leaves_its_policies_alone(tmp_path: Path) -> None:
+    """A captured state is a List holding the cluster's own policies beside its objects: --verify evaluates
+    the given policies on the objects, and neither varies the state's policies nor loads them as policies
+    (it did: exit 3, "ValidatingPolicy 'limit-memory-v1': spec.validationActions[0]: Unsupported value")."""
+    original = _policy(PATTERNS["wildcards and negated values"])
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(original))
+    items = [*PODS,
+             {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "other"},
+              "spec": {"validationActions": ["Deny"], "validations": [{"expression": "true"}]}},
+             {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+              "metadata": {"name": "b"}, "spec": {"policyName": "x", "validationActions": ["Deny"]}}]
+    (tmp_path / "state.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    result = CliRunner().invoke(cli, ["convert", "-p", str(tmp_path / "p.yaml"), "--verify",
+                                      "--state", str(tmp_path / "state.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "other" not in result.output
