@@ -30,13 +30,26 @@ EXPECTED: dict[str, tuple[int, tuple[str, ...]]] = {
         1, ("Downstreams: 1 missing, 1 drifted, 1 in-sync, 0 conflict, 0 orphan, 0 undetermined",
             "Reports (wgpolicyk8s.io/v1alpha2): 4 current, 1 missing, 1 stale, 0 orphan, 0 duplicate, 0 misnamed",
             "-  result: pass", "+  result: fail")),
-    "kubectl-kyrec diff --state testdata/examples/cluster.yaml --downstreams -o wide": (
-        1, ("drifted  changed-fields  add-networkpolicy  Namespace team-a  NetworkPolicy team-a/default-deny  yes  "
-            "     /spec/policyTypes  changed by kubectl-edit (Update) at 2026-08-02T15:30:00Z",)),
-    "kubectl-kyrec eval -p testdata/examples/policies --state testdata/examples/cluster.yaml": (
-        1, ("pass: 4, fail: 2, warn: 0, error: 0, skip: 0",)),
     "kubectl-kyrec eval -p testdata/examples/policies -p testdata/examples/admission -r testdata/examples/resources": (
         1, ("pass: 6, fail: 1, warn: 0, error: 0, skip: 1", "Pod shop/batch  default-owner  add /metadata/labels")),
+    "kubectl-kyrec convert -p testdata/examples/legacy -o cel-policies --verify --state "
+    "testdata/examples/cluster.yaml": (
+        0, ("ClusterPolicy 'add-networkpolicy': converted exactly",)),
+    "kubectl-kyrec diff --state testdata/examples/cluster.yaml -p cel-policies -p testdata/examples/policies "
+    "--downstreams": (
+        1, ("-    generate.kyverno.io/rule-name: default-deny", "+    generate.kyverno.io/trigger-name: shop")),
+}
+
+# a command -> the README command it reads the output of (run first, in the same directory)
+NEEDS = {
+    "kubectl-kyrec diff --state testdata/examples/cluster.yaml -p cel-policies -p testdata/examples/policies "
+    "--downstreams": "kubectl-kyrec convert -p testdata/examples/legacy -o cel-policies --verify --state "
+    "testdata/examples/cluster.yaml",
+}
+# what a command may say on stderr (the README says it); any other command says nothing there
+NOTICES = {
+    "kubectl-kyrec diff --state testdata/examples/cluster.yaml -p cel-policies -p testdata/examples/policies "
+    "--downstreams": "notice: add-networkpolicy: the policy has no creationTimestamp and the state holds no copy of it",
 }
 
 
@@ -72,14 +85,23 @@ def test_every_command_of_the_setup_section_is_checked() -> None:
 
 
 @pytest.mark.parametrize("command", list(EXPECTED))
-def test_a_setup_command_prints_what_the_readme_shows(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)             # the README's paths are relative to a checkout
+def test_a_setup_command_prints_what_the_readme_shows(command: str, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    # the README's paths are relative to a checkout; what a command writes (convert's -o) lands in tmp_path
+    (tmp_path / "testdata").symlink_to(ROOT / "testdata")
+    monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("KUBECTL_EXTERNAL_DIFF", raising=False)
+    if command in NEEDS:
+        first = CliRunner().invoke(cli, shlex.split(NEEDS[command])[1:])
+        assert first.exit_code == EXPECTED[NEEDS[command]][0], first.output
     result = CliRunner().invoke(cli, shlex.split(command)[1:])
     code, lines = EXPECTED[command]
     assert result.exit_code == code, result.stdout + result.stderr
     # the example state is a complete capture: no notice about kinds it lacks or managedFields
-    assert result.stderr == ""
+    if command in NOTICES:
+        assert result.stderr.startswith(NOTICES[command]) and result.stderr.count("\n") == 1, result.stderr
+    else:
+        assert result.stderr == ""
     for line in lines:
         assert line in result.stdout.splitlines(), (line, result.stdout)
     output = dict(_shown())[command]
@@ -109,3 +131,20 @@ def test_the_layout_names_every_package_in_layer_order() -> None:
     block = block[:block.index("\n```")]
     listed = [m.group(1) for m in re.finditer(r"^  (\w+)(?:/|\.py) ", block, flags=re.M)]
     assert listed == [unit for group in LAYERS for unit in group]
+
+
+def test_the_quick_start_fits_200_lines() -> None:
+    """The README is a quick start: what it is, set-up, the uses with their examples, performance, testing, in
+    at most 200 lines before the command reference (the reference itself lives in docs/)."""
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert lines.index("## Reference") <= 200
+
+
+def test_the_legacy_example_is_the_clusters_clusterpolicy() -> None:
+    """testdata/examples/legacy holds the cluster's ClusterPolicy as the cluster has it, less the server's
+    metadata: the migration example converts what the example cluster runs."""
+    state = yaml.safe_load((EXAMPLES / "cluster.yaml").read_text())
+    in_state = [o for o in state["items"] if o["kind"] == "ClusterPolicy"]
+    files = [yaml.safe_load(p.read_text()) for p in sorted((EXAMPLES / "legacy").glob("*.yaml"))]
+    assert [p["metadata"]["name"] for p in files] == [o["metadata"]["name"] for o in in_state]
+    assert [p["spec"] for p in files] == [o["spec"] for o in in_state]
