@@ -42,8 +42,10 @@ from typing import Any
 
 from kubectl_kyrec.classic.image_info import ImageError, get_image_info
 from kubectl_kyrec.classic.request import containers, pod_spec
+from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.golang.wildcard import match
 from kubectl_kyrec.load.cosign import certificate_identity, verify_signatures
+from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
 ANNOTATION_IMAGE_VERIFY = "kyverno.io/verify-images"
@@ -455,3 +457,27 @@ def _patched(obj: Mapping[str, Any], images: Mapping[tuple[str | int, ...], str]
         record = {**(record if isinstance(record, dict) else {}), **verified}
         meta["annotations"] = {**annotations, ANNOTATION_IMAGE_VERIFY: json.dumps(record, separators=(",", ":"))}
     return out
+
+
+# kk: api/kyverno/v1/image_verification_types.go ImageVerification.Validate
+DIGEST_MUTATION_IN_AUDIT = "mutateDigest must be set to false for \u2018Audit\u2019 failure action"
+
+
+def refused_digest_mutation(policy: ClassicPolicy) -> InputError | None:
+    """Kyverno refuses a verifyImages entry that would patch digests in a policy that only audits (kk:
+    pkg/validation/policy/validate.go Validate: the policy's validationFailureAction, Audit unless Enforce,
+    replaced by the entry's own failureAction when it has one). `mutateDigest` defaults to true (the CRD's
+    default, which the API server and Kyverno's CLI both apply), so an Audit entry must say false."""
+    policy_audits = policy.validation_failure_action != "Enforce"
+    for rule in policy.rules:
+        entries = rule.raw.get("verifyImages")
+        for j, entry in enumerate(entries if isinstance(entries, list) else ()):
+            if not isinstance(entry, Mapping):
+                continue
+            own = str(entry.get("failureAction") or "")
+            audits = own.lower() != "enforce" if own else policy_audits
+            if audits and entry.get("mutateDigest", True) is True:
+                path = f"spec.rules[{rule.index}].verifyImages[{j}].mutateDigest"
+                return InputError(f"{policy.meta.label}: {path}: Invalid value: true: {DIGEST_MUTATION_IN_AUDIT}",
+                                  policy.meta.source, path)
+    return None

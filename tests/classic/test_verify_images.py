@@ -85,8 +85,10 @@ def test_an_unchanged_image_on_update_is_not_checked_again() -> None:
 
 def test_the_rule_result_is_undetermined_and_an_exception_still_skips() -> None:
     policy = {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "check"},
-              "spec": {"background": True, "rules": [{"match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
-                                                      **rule(attestors=KEYS)}]}}
+              # Enforce: an Audit policy whose entry patches digests is refused (test_digest_mutation_refused.py)
+              "spec": {"background": True, "validationFailureAction": "Enforce",
+                       "rules": [{"match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                                  **rule(attestors=KEYS)}]}}
     exception = {"apiVersion": "kyverno.io/v2", "kind": "PolicyException", "metadata": {"name": "e", "namespace": "ns"},
                  "spec": {"exceptions": [{"policyName": "check", "ruleNames": ["r"]}],
                           "match": {"any": [{"resources": {"kinds": ["Pod"], "names": ["spared"]}}]}}}

@@ -174,6 +174,7 @@ kind: ClusterPolicy
 metadata: {name: verify-signed}
 spec:
   background: true
+  validationFailureAction: Enforce    # an Audit policy patching digests (the default) is refused
   rules:
     - name: check-signature
       match: {any: [{resources: {kinds: [Pod]}}]}

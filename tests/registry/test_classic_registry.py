@@ -29,7 +29,8 @@ NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 def policy(*keys: KeyPair, ignore_tlog: bool = True, **entry: Any) -> dict[str, Any]:
     rekor = {"ignoreTlog": True, "url": "https://rekor.sigstore.dev"} if ignore_tlog else {}
     return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "verify"},
-            "spec": {"background": False, "rules": [{
+            # Enforce: Kyverno refuses an Audit policy whose entry patches digests (mutateDigest's default)
+            "spec": {"background": False, "validationFailureAction": "Enforce", "rules": [{
                 "name": "signed", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                 "verifyImages": [{"imageReferences": ["127.0.0.1:*"], **entry, "attestors": [{"entries": [
                     {"keys": {"publicKeys": k.public, "rekor": rekor, "ctlog": {"ignoreSCT": True}}}

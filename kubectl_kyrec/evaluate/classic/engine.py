@@ -592,6 +592,7 @@ _REFUSALS: dict[int, tuple[ClassicPolicy, tuple[InputError, ...]]] = {}
 def _kyverno_refusals(policy: ClassicPolicy) -> list[InputError]:
     from kubectl_kyrec.classic.mutate import LABELS_REFUSED, label_values_refused
     from kubectl_kyrec.classic.variable_checks import variable_problems
+    from kubectl_kyrec.classic.verify_images import refused_digest_mutation
     from kubectl_kyrec.classic.wildcard_kinds import refused_wildcard
 
     refused = refused_in_background(policy)
@@ -608,7 +609,10 @@ def _kyverno_refusals(policy: ClassicPolicy) -> list[InputError]:
             path = f"spec.rules[{rule.index}].mutate"
             return [InputError(f"{policy.meta.label}: {path}: {LABELS_REFUSED}", policy.meta.source, path)]
     wildcard = refused_wildcard(policy)
-    return [wildcard] if wildcard is not None else []
+    if wildcard is not None:
+        return [wildcard]
+    digest = refused_digest_mutation(policy)      # the rule checks after the kinds' (verifyImages)
+    return [digest] if digest is not None else []
 
 
 def refused_in_background(policy: ClassicPolicy) -> InputError | None:
