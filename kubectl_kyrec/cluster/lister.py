@@ -187,9 +187,8 @@ def list_many(client: KubeClient, requests: Iterable[ListRequest], *, page_size:
                 continue
             waiting -= 1
             failure = failure or answer
-    except BaseException:
-        stop.set()          # a signal: no new list is started; the ones under way are left to their threads
-        raise
+    finally:
+        stop.set()          # on a signal, no new list is started; the ones under way are left to their threads
     for thread in threads:
         thread.join()
     if failure is not None:
