@@ -13,7 +13,16 @@ After the N creates, the same apply again (nothing to do) is timed too, and must
 
 The floor: a minimal client (urllib3, one keep-alive pool, the kubeconfig's token and CA; no kubeconfig
 plugin machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps
-(another name, so that they are creates too) from C threads. Wall time only: it runs in this process.
+(another name, so that they are creates too) from C threads, right after each kyrec run into the same
+namespaces: `raw ... bare` with the bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the
+eight labels Kyverno's generate puts on a downstream, the trigger's uid among them; bench/apply_probe.py
+captures kyrec's requests and shows the server spends 30-45 % more CPU per request on them). Wall time
+only: it runs in this process. `--rounds N` alternates kyrec and the raw client N times (a loaded machine
+makes one run say little).
+
+kyrec's package is byte-compiled first (`compileall`, as a wheel install does) and the subprocess runs
+without PYTHONDONTWRITEBYTECODE: an editable install under that variable compiles ~180 modules from source
+on every start.
 """
 
 from __future__ import annotations
@@ -103,21 +112,31 @@ class RawClient:
         self.pool = urllib3.PoolManager(maxsize=max(concurrency, 1), block=True,
                                         ca_cert_data=base64.b64decode(ca).decode() if ca else None)
 
-    def apply(self, namespace: str, name: str) -> int:
+    def apply(self, namespace: str, name: str, labels: dict[str, str] | None = None) -> int:
         body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
-                           "metadata": {"name": name, "namespace": namespace}, "data": {"team": namespace}})
+                           "metadata": {"name": name, "namespace": namespace, **({"labels": labels} if labels else {})},
+                           "data": {"team": namespace}})
         url = f"{self.server}/api/v1/namespaces/{namespace}/configmaps/{name}?fieldManager=bench-raw&force=true"
         return int(self.pool.request("PATCH", url, body=body.encode(), headers=self.headers).status)
 
 
-def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str) -> tuple[float, int]:
+def kyverno_labels(policy: str, namespace: str, uid: str) -> dict[str, str]:
+    """The labels kyrec's generate downstream carries (as bench/apply_probe.py captures them)."""
+    return {"app.kubernetes.io/managed-by": "kyverno", "generate.kyverno.io/policy-name": policy,
+            "generate.kyverno.io/trigger-name": namespace, "generate.kyverno.io/trigger-namespace": "",
+            "generate.kyverno.io/trigger-uid": uid, "generate.kyverno.io/trigger-kind": "Namespace",
+            "generate.kyverno.io/trigger-group": "", "generate.kyverno.io/trigger-version": "v1"}
+
+
+def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str,
+            labels: dict[str, dict[str, str]] | None = None) -> tuple[float, int]:
     client = RawClient(kubeconfig, concurrency)
     failed = 0
     lock = threading.Lock()
 
     def one(namespace: str) -> None:
         nonlocal failed
-        if client.apply(namespace, name) not in (200, 201):
+        if client.apply(namespace, name, labels[namespace] if labels else None) not in (200, 201):
             with lock:
                 failed += 1
 
@@ -131,6 +150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--rounds", type=int, default=1, help="kyrec then the raw client, this many times")
     parser.add_argument("--no-raw", action="store_true", help="skip the minimal client's runs")
     args = parser.parse_args()
     kyrec = shutil.which("kubectl-kyrec")
@@ -140,6 +160,11 @@ def main() -> None:
         sys.exit(f"apply_writes: {CRDS} is missing (set KYREC_SHARED)")
     with_flag = has_flag(kyrec, "--concurrency")
     levels = args.concurrency if with_flag else [1]
+    # the installed command's own interpreter (its script's #! line) byte-compiles the package it imports
+    interpreter = Path(kyrec).read_text(errors="replace").splitlines()[0].removeprefix("#!").strip()
+    subprocess.run([interpreter, "-c", "import compileall, os, kubectl_kyrec; "
+                    "compileall.compile_dir(os.path.dirname(kubectl_kyrec.__file__), quiet=1)"],
+                   check=False, cwd="/", env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
     work = Path(tempfile.mkdtemp(prefix="kyrec-bench-apply-"))
     server = RealServer(build.build("server"), work)
     server.start(CRDS)
@@ -147,39 +172,52 @@ def main() -> None:
         print(f"real API server ready in {server.start_seconds:.1f} s; kyrec: {kyrec}"
               f"{'' if with_flag else ' (no --concurrency: sequential)'}")
         print(f"{'run':<44}{'wall s':>8}{'CPU s':>7}{'RSS MiB':>9}{'writes/s':>10}   result")
-        for level in levels:
-            # a fresh set of triggers per level, so that every run is N creates
-            namespaces = [f"team-c{level}-{i:05d}" for i in range(args.objects)]
-            started = time.perf_counter()
-            server.seed(*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces))
-            seeded = time.perf_counter() - started
-            # a policy of its own per level (its name and its namespaces): the earlier levels' objects are
-            # another policy's, outside this run
-            policy = work / f"policy-c{level}.yaml"
-            policy.write_text(POLICY.replace("LEVEL", f"c{level}"))
-            flag = ["--concurrency", str(level)] if with_flag else []
-            env = {"KUBECONFIG": str(server.kubeconfig), "XDG_CACHE_HOME": str(work / "cache")}
-            command = [kyrec, "apply", "-p", str(policy), "--yes", "-o", "json", *NOW, *flag]
-            wall, cpu, rss, code, out, err = timed(command, env)
-            doc: dict[str, Any] = json.loads(out) if out.strip().startswith("{") else {}
-            summary = doc.get("summary", {})
-            label = f"kyrec apply --concurrency {level} ({summary.get('done', 0)} creates)"
-            print(f"{label:<44}"
-                  f"{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}   exit {code} {summary}")
-            if code != 0:
-                sys.stderr.write(err[-2000:])
-            wall, cpu, rss, code, out, err = timed(command, env)
-            again = json.loads(out).get("summary", {}) if out.strip().startswith("{") else {}
-            print(f"{'  the same apply again (nothing to do)':<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{'':>10}"
-                  f"   exit {code} "
-                  f"writes planned: {sum(v for k, v in again.items() if k != 'failedReads')}")
-            print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted)")
-        # the floor at every level asked for, into the last level's namespaces (a name of its own per level:
-        # every request a create)
-        for level in [] if args.no_raw else args.concurrency:
-            seconds, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{level}")
-            print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight':<44}{seconds:>8.2f}{'':>16}"
-                  f"{len(namespaces) / seconds:>10.0f}   {failed} failed")
+        for round_ in range(args.rounds):
+            for level in levels:
+                # a fresh set of triggers per level and round, so that every run is N creates
+                tag = f"c{level}r{round_}"
+                namespaces = [f"team-{tag}-{i:05d}" for i in range(args.objects)]
+                started = time.perf_counter()
+                server.seed(*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                              for ns in namespaces))
+                seeded = time.perf_counter() - started
+                # a policy of its own per level and round (its name and its namespaces): the earlier runs'
+                # objects are another policy's, outside this run
+                policy = work / f"policy-{tag}.yaml"
+                policy.write_text(POLICY.replace("LEVEL", tag))
+                flag = ["--concurrency", str(level)] if with_flag else []
+                env = {"KUBECONFIG": str(server.kubeconfig), "XDG_CACHE_HOME": str(work / "cache"),
+                       "PYTHONDONTWRITEBYTECODE": ""}
+                command = [kyrec, "apply", "-p", str(policy), "--yes", "-o", "json", *NOW, *flag]
+                wall, cpu, rss, code, out, err = timed(command, env)
+                doc: dict[str, Any] = json.loads(out) if out.strip().startswith("{") else {}
+                summary = doc.get("summary", {})
+                kyrec_wall = wall
+                label = f"kyrec apply --concurrency {level} ({summary.get('done', 0)} creates)"
+                print(f"{label:<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}"
+                      f"   exit {code} {summary}", flush=True)
+                if code != 0:
+                    sys.stderr.write(err[-2000:])
+                if round_ == 0:
+                    wall, cpu, rss, code, out, err = timed(command, env)
+                    again = json.loads(out).get("summary", {}) if out.strip().startswith("{") else {}
+                    print(f"{'  the same apply again (nothing to do)':<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}"
+                          f"{'':>10}   exit {code} "
+                          f"writes planned: {sum(v for k, v in again.items() if k != 'failedReads')}")
+                print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted)")
+                if args.no_raw:
+                    continue
+                # the floor at the same level, into the same namespaces (a name of its own: every request a
+                # create), bare and with kyrec's labels
+                uids = {item["metadata"]["name"]: item["metadata"]["uid"]
+                        for item in server.kube.get("/api/v1/namespaces")["items"]}
+                labels = {ns: kyverno_labels(f"team-settings-{tag}", ns, uids[ns]) for ns in namespaces}
+                for what, with_labels in (("bare", None), ("kyverno labels", labels)):
+                    seconds, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{what[:4]}",
+                                              with_labels)
+                    print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight, {what}':<44}{seconds:>8.2f}"
+                          f"{'':>16}{len(namespaces) / seconds:>10.0f}   {failed} failed; kyrec / raw "
+                          f"{kyrec_wall / seconds:.2f}x", flush=True)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -110,9 +110,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     """
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
     from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
+    from kubectl_kyrec.load.files import reading_files
     from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
-    from kubectl_kyrec.render.progress import Progress
+    from kubectl_kyrec.render.progress import Progress, writing_output
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
@@ -143,7 +144,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
                              registry=registry_access(registry, insecure_registries, registry_config, now))
-    with Progress.on_terminal("evaluated", phase="loading inputs") as progress:
+    # the phases on a terminal: the input files counted as they are opened, the evaluation's rate and time
+    # left, then `writing output` while a pipe or a file gets it
+    with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
     emit_warnings(run.warnings)
     report_run(run)
@@ -154,8 +157,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results = run.results
     ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube), run.failed_reads)
-    write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
-    ci.finish(specs)
+    with writing_output():
+        write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
+        ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if run.only_changes else ci.exit_code(

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, TextIO
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.files import STDIN, STDIN_NAME, decode_text, expand_paths, read_text
+from kubectl_kyrec.load.files import STDIN, STDIN_NAME, decode_text, expand_paths, opened, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.json_stream import iter_json_documents, looks_like_json
 from kubectl_kyrec.load.line_index import LineIndex
@@ -149,13 +149,15 @@ def _file_documents(path: str, stdin: TextIO | None) -> tuple[str, str, Iterator
         name, text = read_text(path, stdin)
         return name, text, _raw_documents(text, name)
     try:
+        opened(path)
         if raw_stdin is not None:
             stream = _Recorded(raw_stdin, owned=False)
         else:  # closed by the generator, or by _whole
             stream = _Recorded(open(path, "rb", buffering=_HEAD_BYTES), owned=True)  # noqa: SIM115
         start = stream.head(_HEAD_BYTES)
     except OSError:
-        name, text = read_text(path, stdin)  # the same message as any unreadable file
+        # the same message as any unreadable file (read_text counts it again: it is not read, the run ends)
+        name, text = read_text(path, stdin)
         return name, text, _raw_documents(text, name)
     name = STDIN_NAME if path == STDIN else path
     if start.startswith(codecs.BOM_UTF8):

@@ -9,9 +9,11 @@ standard input.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import contextvars
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TextIO
 
 from kubectl_kyrec.errors import InputError
@@ -21,6 +23,27 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
 _SKIPPED_DIRS = frozenset({".git"})
+
+# who is told of each input file as it is opened (the terminal's `loading N files`, render/progress.py); no
+# clock here: the loaders only say that a file is read, the run's progress decides what to show and when
+_ON_FILE: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar("on_file", default=None)
+
+
+@contextlib.contextmanager
+def reading_files(on_file: Callable[[str], None] | None) -> Iterator[None]:
+    """Within the block, `on_file(name)` is called once for each input file (or `-`) opened for reading."""
+    token = _ON_FILE.set(on_file)
+    try:
+        yield
+    finally:
+        _ON_FILE.reset(token)
+
+
+def opened(name: str) -> None:
+    """A loader opened `name` for reading: counted by the run's progress, if any."""
+    on_file = _ON_FILE.get()
+    if on_file is not None:
+        on_file(name)
 
 
 def expand_paths(paths: Sequence[str], *, skip_hidden: bool = False) -> list[str]:
@@ -59,6 +82,7 @@ def _walk(root: str, skip_hidden: bool = False) -> list[str]:
 
 def read_text(path: str, stdin: TextIO | None = None) -> tuple[str, str]:
     """(display name, text) of a file or of `-`; raises InputError for unreadable or non-UTF-8 input."""
+    opened(path)
     if path == STDIN:
         stream = stdin if stdin is not None else sys.stdin
         raw = getattr(stream, "buffer", None)

@@ -15,7 +15,9 @@ from kubectl_kyrec.golang.time import format_duration
 class Progress:
     """`tick` once per object; a line `evaluated N objects (R/s)` is redrawn at most every `interval` s, and
     once `expect` has said how many there are, `evaluated N of T objects (R/s, about 1m20s left)`. Before
-    the first tick, `phase` says what the run is doing (`loading inputs`).
+    the first tick, `phase` says what the run is doing (`loading inputs`); `loading` counts the input files
+    as they are opened (`loading 12 files`). The phases of a long run: loading, evaluating, then writing
+    (`writing_output`).
     `unit` names what is counted (`objects`, apply's `writes`); `every` (a power of two) how many ticks go
     between two reads of the clock; `clock` is the monotonic clock (a synthetic one in tests).
 
@@ -36,18 +38,31 @@ class Progress:
         self._next = self.start + interval
         self._shown = False
         self.total: int | None = None
+        self.files = 0
 
     def expect(self, total: int) -> None:
-        """`total` objects to come, from now: the rate counts from here."""
+        """`total` objects to come, from now: the rate counts from here. The loading is over: the line says
+        so at once rather than keep a file count that no longer moves."""
         self.total = total
         self.start = self._clock()
         self._next = self.start + self.interval
+        if self._shown and self.files:
+            self.phase(f"{self.label} 0 of {total} {self.unit}")
 
     def phase(self, text: str) -> None:
         """What the run does until the first object is counted, shown at once."""
         self.stream.write(f"\r{text}\x1b[K")
         self.stream.flush()
         self._shown = True
+
+    def loading(self, _name: str = "") -> None:
+        """One more input file opened: `loading N files`, redrawn at most every `interval` s (the first at
+        once), until the evaluation starts."""
+        self.files += 1
+        now = self._clock()
+        if self.files == 1 or now >= self._next:
+            self._next = now + self.interval
+            self.phase(f"loading {self.files} file{'s' if self.files != 1 else ''}")
 
     def tick(self, _item: Any = None) -> None:
         self.count += 1
@@ -98,13 +113,33 @@ class Progress:
                 progress.close()
 
 
+@contextmanager
+def writing_output(stream: TextIO | None = None, output: TextIO | None = None) -> Iterator[None]:
+    """`writing output` on the terminal (`stream`, stderr) while the output goes to a pipe or a file (a
+    large JSON document takes seconds), cleared when it is written or the writing fails. Not when the output
+    (`output`, stdout) is a terminal itself: it is then its own progress, and the line would be in its way."""
+    stream = stream if stream is not None else sys.stderr
+    output = output if output is not None else sys.stdout
+    show = _is_terminal(stream) and not _is_terminal(output)
+    if show:
+        stream.write("\rwriting output\x1b[K")
+        stream.flush()
+    try:
+        yield
+    finally:
+        if show:
+            stream.write("\r\x1b[K")
+            stream.flush()
+
+
 class Handle:
-    __slots__ = ("clear", "expect", "tick")
+    __slots__ = ("clear", "expect", "loading", "tick")
 
     def __init__(self, progress: Progress | None) -> None:
         self.tick: Callable[[Any], None] | None = progress.tick if progress is not None else None
         self.expect: Callable[[int], None] | None = progress.expect if progress is not None else None
         self.clear: Callable[[], None] | None = progress.clear if progress is not None else None
+        self.loading: Callable[[str], None] | None = progress.loading if progress is not None else None
 
 
 

@@ -134,3 +134,42 @@ def test_progress_reports_counts(api: ApiServer, kube: KubeClient) -> None:
     lines: list[str] = []
     list_all(kube, ListRequest(info), page_size=2, progress=lines.append)
     assert lines == ["listing configmaps: 2, 1 to go", "listing configmaps: 3"]
+
+
+def test_lists_run_several_at_once_and_come_back_in_the_order_asked(api: ApiServer, kube: KubeClient) -> None:
+    # apply's reading waited on ~90 lists one after the other: now up to READS_IN_FLIGHT are under way at
+    # once, each list's pages still one after the other, the outcomes in the order asked
+    from kubectl_kyrec.cluster.lister import READS_IN_FLIGHT
+
+    api.seed(*[_cm(f"cm-{i}") for i in range(5)])
+    found = discover(kube)
+    kinds = [found.find(v, k) for v, k in (("v1", "ConfigMap"), ("v1", "Secret"), ("apps/v1", "Deployment"),
+                                           ("v1", "Service"), ("v1", "Pod"), ("apps/v1", "StatefulSet"))]
+    assert all(kinds) and READS_IN_FLIGHT >= 4
+    # the first list is slow: the others finish before it, and it still comes back first
+    api.inject("/configmaps$", delay=0.6, with_continue=False)
+    for plural in ("secrets", "deployments", "services", "pods", "statefulsets"):
+        api.inject(f"/{plural}$", delay=0.3)
+    outcomes = list_many(kube, [ListRequest(info) for info in kinds if info is not None], page_size=2)
+    assert [o.request.info.kind for o in outcomes] == ["ConfigMap", "Secret", "Deployment", "Service", "Pod",
+                                                       "StatefulSet"]
+    assert [len(o.items) for o in outcomes] == [5, 0, 0, 0, 0, 0] and outcomes[0].pages == 3
+    # the double logs a request as it arrives: the other lists were asked while the ConfigMaps' first page was
+    # still on its way (one after the other, its three pages would come first)
+    lists = [r.path.rsplit("/", 1)[1] for r in api.requests("GET") if r.path.rsplit("/", 1)[1] in
+             ("configmaps", "secrets", "deployments", "services", "pods", "statefulsets")]
+    second_page = [i for i, p in enumerate(lists) if p == "configmaps"][1]
+    assert {"secrets", "deployments", "services"} <= set(lists[:second_page]), lists
+
+
+def test_a_list_error_that_ends_the_run_is_raised_from_the_lists_at_once(api: ApiServer,
+                                                                         kube: KubeClient) -> None:
+    import pytest
+
+    from kubectl_kyrec.errors import ClusterError
+
+    found = discover(kube)
+    kinds = [found.find("v1", k) for k in ("ConfigMap", "Secret", "Service", "Pod")]
+    api.inject("/secrets$", status=401)
+    with pytest.raises(ClusterError, match="rejected the credentials"):
+        list_many(kube, [ListRequest(info) for info in kinds if info is not None])

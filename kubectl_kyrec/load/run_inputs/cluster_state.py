@@ -74,6 +74,12 @@ class ClusterState:
                                                                    compare=False)
     _by_name: dict[tuple[str, str, str, str], Document] | None = field(default=None, init=False, repr=False,
                                                                       compare=False)
+    # is_listed's answers by (group or apiVersion, kind, namespace), and the sizes of `listed` and `unreadable`
+    # they were built from: apply's planning asks about every object several times (27,000 questions for
+    # 3,000 creates), and a scan of the record per question was a second of its CPU. The record only grows
+    # (readers add to it), so a size that changed means a stale index
+    _listed_index: tuple[int, int, dict[tuple[bool, str, str, str], bool]] | None = field(
+        default=None, init=False, repr=False, compare=False)
 
     def _indexes(self) -> tuple[dict[tuple[str, str], list[Document]], dict[tuple[str, str, str, str], Document]]:
         if self._by_kind is None or self._by_name is None:
@@ -143,18 +149,31 @@ class ClusterState:
         By default any version of the group answers: a LIST of apps/v1 Deployments holds every Deployment,
         so whether one exists is known. `exact_version`: listed at this very version, which matching needs
         (a state object is matched at the version it was captured at, in that version's shape)."""
-        def same(k: ListedKind) -> bool:
-            if exact_version:
-                return k.api_version == api_version and k.kind == kind and k.namespace in scopes
-            return _group(k.api_version) == group and k.kind == kind and k.namespace in scopes
-
-        group = _group(api_version)
-        scopes = ("", namespace) if namespace else ("",)
-        if any(same(k) for k in self.listed):
+        index = self._listed_answers()
+        where = api_version if exact_version else _group(api_version)
+        # listed cluster-wide (namespace "") answers for every namespace, and wins over a failure in one
+        answers = (index.get((exact_version, where, kind, "")), index.get((exact_version, where, kind, namespace))
+                   if namespace else None)
+        if True in answers:
             return True
-        if any(same(k) for k in self.unreadable):
+        if False in answers:
             return False
         return None
+
+    def _listed_answers(self) -> dict[tuple[bool, str, str, str], bool]:
+        """(exact version?, apiVersion or group, kind, namespace) -> True listed there, False unreadable there."""
+        cached = self._listed_index
+        if cached is not None and cached[0] == len(self.listed) and cached[1] == len(self.unreadable):
+            return cached[2]
+        index: dict[tuple[bool, str, str, str], bool] = {}
+        for key in self.unreadable:
+            index[(True, key.api_version, key.kind, key.namespace)] = False
+            index[(False, _group(key.api_version), key.kind, key.namespace)] = False
+        for key in self.listed:       # listed wins over unreadable, as is_listed always answered
+            index[(True, key.api_version, key.kind, key.namespace)] = True
+            index[(False, _group(key.api_version), key.kind, key.namespace)] = True
+        self._listed_index = (len(self.listed), len(self.unreadable), index)
+        return index
 
     def serves(self, api_version: str, kind: str, *, exact_version: bool = False) -> bool | None:
         """Whether the server serves this kind (any version of its group, or this very version); None when
