@@ -8,7 +8,7 @@
 //	                                    pushes a small random image to REF, signs/attests it, prints its digest;
 //	                                    --cert/--chain: keyless-style, the signing key's certificate and its
 //	                                    chain (root last) in the signature's annotations, as cosign stores them
-//	              [--notary CHAIN.pem KEY.pem [--cose] [--tag-schema]]
+//	              [--notary CHAIN.pem KEY.pem [--cose] [--tag-schema] [--expiry SECONDS]]
 //	                                    --notary: also a Notary signature made by notation-go (notary.go)
 //	registry tuf DIR                    writes an empty TUF repository for Kyverno's CLI (tuf.go says why)
 //
@@ -151,6 +151,7 @@ type pushArgs struct {
 	cert, chain                                string
 	notaryChain, notaryKey                     string
 	cose, tagSchema                            bool
+	expirySeconds                              int
 	tamper                                     bool
 }
 
@@ -198,6 +199,14 @@ func parsePush(args []string) (pushArgs, error) {
 			}
 			out.notaryChain, out.notaryKey = args[i+1], args[i+2]
 			i += 2
+		case "--expiry":
+			if err := need(1); err != nil {
+				return out, err
+			}
+			if _, err := fmt.Sscanf(args[i+1], "%d", &out.expirySeconds); err != nil {
+				return out, fmt.Errorf("--expiry %q: %w", args[i+1], err)
+			}
+			i++
 		case "--cose":
 			out.cose = true
 		case "--tag-schema":
@@ -220,8 +229,8 @@ func parsePush(args []string) (pushArgs, error) {
 	if (out.cert != "" || out.chain != "") && out.signKey == "" {
 		return out, errors.New("--cert and --chain need --sign KEY.pem (the certificate's key)")
 	}
-	if (out.cose || out.tagSchema) && out.notaryChain == "" {
-		return out, errors.New("--cose and --tag-schema need --notary CHAIN.pem KEY.pem")
+	if (out.cose || out.tagSchema || out.expirySeconds != 0) && out.notaryChain == "" {
+		return out, errors.New("--cose, --tag-schema and --expiry need --notary CHAIN.pem KEY.pem")
 	}
 	return out, nil
 }
@@ -259,8 +268,7 @@ func push(argv []string) error {
 		}
 	}
 	if args.notaryChain != "" {
-		if err := notarySign(args.ref, digest.String(), args.notaryChain, args.notaryKey, args.cose, args.tamper,
-			args.tagSchema); err != nil {
+		if err := notarySign(args.ref, digest.String(), args); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,8 @@ package main
 // chain's thumbprints. oras-go uses the registry's OCI 1.1 referrers API and, when the registry has none
 // (`registry serve --no-referrers`), the referrers tag schema (an index tagged sha256-<hex>).
 //
+// --expiry SECONDS: the signature's io.cncf.notary.expiry that many seconds after signing (an expired
+// signature, once they passed).
 // --tamper: the envelope is changed after signing (its payload for JWS, a byte of its signature for COSE), so
 // it must not verify.
 
@@ -19,6 +21,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/notaryproject/notation-core-go/signature"
 	_ "github.com/notaryproject/notation-core-go/signature/cose"
@@ -61,14 +64,14 @@ func (t tamperingSigner) Sign(ctx context.Context, desc ocispec.Descriptor, opts
 	return blob, info, nil
 }
 
-func notarySign(ref string, digest string, chainPath, keyPath string, cose, tamper, tagSchema bool) error {
+func notarySign(ref string, digest string, args pushArgs) error {
 	ctx := context.Background()
 	var s notation.Signer
-	s, err := signer.NewGenericSignerFromFiles(keyPath, chainPath)
+	s, err := signer.NewGenericSignerFromFiles(args.notaryKey, args.notaryChain)
 	if err != nil {
 		return fmt.Errorf("notation signer: %w", err)
 	}
-	if tamper {
+	if args.tamper {
 		s = tamperingSigner{s}
 	}
 	repo, err := remote.NewRepository(ref)
@@ -76,17 +79,18 @@ func notarySign(ref string, digest string, chainPath, keyPath string, cose, tamp
 		return err
 	}
 	repo.PlainHTTP = true // the test registry speaks plain HTTP on loopback
-	if tagSchema {
+	if args.tagSchema {
 		if err := repo.SetReferrersCapability(false); err != nil {
 			return err
 		}
 	}
 	mediaType := "application/jose+json"
-	if cose {
+	if args.cose {
 		mediaType = "application/cose"
 	}
 	_, err = notation.Sign(ctx, s, notationregistry.NewRepository(repo), notation.SignOptions{
-		SignerSignOptions: notation.SignerSignOptions{SignatureMediaType: mediaType},
+		SignerSignOptions: notation.SignerSignOptions{SignatureMediaType: mediaType,
+			ExpiryDuration: time.Duration(args.expirySeconds) * time.Second},
 		ArtifactReference: digest,
 	})
 	return err
