@@ -115,8 +115,13 @@ def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: s
     if not trusted:
         raise KeyError_("failed to parse certificates: no certificates found")
     ref = parse_ref(image)
-    manifest, digest = registry.manifest(ref)
-    body, _, _ = registry.get(ref, f"manifests/{digest}", str(manifest.get("mediaType") or INDEX_TYPE))
+    try:
+        manifest, digest = registry.manifest(ref)
+        body, _, _ = registry.get(ref, f"manifests/{digest}", str(manifest.get("mediaType") or INDEX_TYPE))
+    except RegistryError as err:
+        # kk pkg/notary parseReferenceCrane: the image's own HEAD fails under this wording
+        raise RegistryError(f"failed to parse image reference: {image}: {err}", unreachable=err.unreachable,
+                            status=err.status) from None
     target = {"mediaType": str(manifest.get("mediaType") or ""), "digest": digest, "size": len(body)}
     result = Verification(digest)
     named = f"{ref.name}@{digest}"
@@ -160,7 +165,7 @@ def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: l
         raise _Invalid(f"mismatch between signature algorithm derived from signing certificate ({expected}) and "
                        f"signing algorithm specified ({envelope.algorithm})")
     if envelope.content_type != PAYLOAD_TYPE:
-        raise _Invalid(f"payload content type {envelope.content_type!r} not supported")
+        raise _Invalid(f"payload content type {_q(envelope.content_type)} not supported")
     # authenticity (signature.VerifyAuthenticity: one certificate of the chain is a trusted one)
     if not any(cert == trust for cert in envelope.chain for trust in trusted):
         raise _Invalid("the signature's certificate chain does not contain any trusted certificate")
@@ -171,10 +176,10 @@ def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: l
                 cert.extensions.get_extension_for_oid(oid)
             except x509.ExtensionNotFound:
                 continue
-            raise NotDecided(f"certificate {cert.subject.rfc4514_string()!r} names a revocation responder "
+            raise NotDecided(f"certificate {_q(cert.subject.rfc4514_string())} names a revocation responder "
                              "(OCSP/CRL), which kyrec does not contact")
     if envelope.expiry is not None and now >= envelope.expiry:
-        raise _Invalid(f"digital signature has expired on {_go_time(envelope.expiry)!r}")
+        raise _Invalid(f"digital signature has expired on {_q(_go_time(envelope.expiry))}")
     if tsa and not envelope.timestamped:
         raise _Invalid("no timestamp countersignature was found in the signature envelope")
     if envelope.timestamped and tsa:
@@ -182,11 +187,11 @@ def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: l
                          "verify")
     for cert in envelope.chain:     # authentic timestamp, notary.x509 without a TSA store: valid now
         if now < cert.not_valid_before_utc:
-            raise _Invalid(f"verification time is before certificate {_go_name(cert)!r} validity period, it will "
-                           f"be valid from {_go_time(cert.not_valid_before_utc)!r}")
+            raise _Invalid(f"verification time is before certificate {_q(_go_name(cert))} validity period, it will "
+                           f"be valid from {_q(_go_time(cert.not_valid_before_utc))}")
         if now > cert.not_valid_after_utc:
-            raise _Invalid(f"verification time is after certificate {_go_name(cert)!r} validity period, it was "
-                           f"expired at {_go_time(cert.not_valid_after_utc)!r}")
+            raise _Invalid(f"verification time is after certificate {_q(_go_name(cert))} validity period, it was "
+                           f"expired at {_q(_go_time(cert.not_valid_after_utc))}")
     try:
         claimed = json.loads(envelope.payload)["targetArtifact"]
         same = (claimed.get("mediaType") == target["mediaType"] and claimed.get("digest") == target["digest"]
@@ -206,7 +211,7 @@ def _parse(blob: bytes, media_type: str) -> Envelope:
     except (ValueError, KeyError, TypeError, IndexError) as err:
         raise _Invalid(f"unable to parse the digital signature, error : {err}") from None
     raise _Invalid(f"unable to parse the digital signature, error : signature envelope format with media type "
-                   f"{media_type!r} is not supported")
+                   f"{_q(media_type)} is not supported")
 
 
 def _b64url(text: str) -> bytes:
@@ -315,7 +320,7 @@ def _cbor_bytes(major: int, body: bytes) -> bytes:
 def _check_signature(envelope: Envelope, leaf: x509.Certificate) -> None:
     spec = _ALGORITHMS.get(envelope.algorithm)
     if spec is None:
-        raise _Invalid(f"signature algorithm {envelope.algorithm!r} is not supported")
+        raise _Invalid(f"signature algorithm {_q(envelope.algorithm)} is not supported")
     hash_type, curve_bits = spec
     key = leaf.public_key()
     # jwt-go's (JWS) and go-cose's error texts
@@ -355,27 +360,27 @@ def _chain_problem(chain: list[x509.Certificate]) -> str:
     for i, cert in enumerate(chain):
         last = i == len(chain) - 1
         if last and len(chain) > 1 and not _issued_by(cert, cert):
-            return (f"root certificate with subject {_go_name(cert)!r} is not self-signed. Certificate chain must "
+            return (f"root certificate with subject {_q(_go_name(cert))} is not self-signed. Certificate chain must "
                     "end with a valid self-signed root certificate")
         if len(chain) == 1 and not _issued_by(cert, cert):
-            return f"invalid self-signed certificate. subject: {_go_name(cert)!r}"
+            return f"invalid self-signed certificate. subject: {_q(_go_name(cert))}"
         if not last:
             if _issued_by(cert, cert):
-                return (f"leaf certificate with subject {_go_name(cert)!r} is self-signed. Certificate chain must "
+                return (f"leaf certificate with subject {_q(_go_name(cert))} is self-signed. Certificate chain must "
                         "not contain self-signed leaf certificate" if i == 0 else
-                        f"intermediate certificate with subject {_go_name(cert)!r} is self-signed. Certificate "
+                        f"intermediate certificate with subject {_q(_go_name(cert))} is self-signed. Certificate "
                         "chain must not contain self-signed intermediate certificate")
             if not _issued_by(cert, chain[i + 1]):
-                return f"certificate with subject {_go_name(cert)!r} is not issued by {_go_name(chain[i + 1])!r}"
+                return f"certificate with subject {_q(_go_name(cert))} is not issued by {_q(_go_name(chain[i + 1]))}"
         usage = _key_usage(cert)
         if usage is None:
-            return f"certificate with subject {_go_name(cert)!r}: key usage extension must be present"
+            return f"certificate with subject {_q(_go_name(cert))}: key usage extension must be present"
         if i == 0:
             if _is_ca(cert):
-                return (f"certificate with subject {_go_name(cert)!r}: if the basic constraints extension is "
+                return (f"certificate with subject {_q(_go_name(cert))}: if the basic constraints extension is "
                         "present, the ca field must be set to false")
             if not usage.digital_signature or usage.key_cert_sign or usage.crl_sign:
-                return f"the certificate with subject {_go_name(cert)!r} is invalid"
+                return f"the certificate with subject {_q(_go_name(cert))} is invalid"
             try:
                 ekus = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
             except x509.ExtensionNotFound:
@@ -384,17 +389,17 @@ def _chain_problem(chain: list[x509.Certificate]) -> str:
                         ExtendedKeyUsageOID.EMAIL_PROTECTION, ExtendedKeyUsageOID.TIME_STAMPING,
                         ExtendedKeyUsageOID.OCSP_SIGNING}
             if ekus is not None and excluded & set(ekus):
-                return f"certificate with subject {_go_name(cert)!r}: extended key usage is not for code signing"
+                return f"certificate with subject {_q(_go_name(cert))}: extended key usage is not for code signing"
         else:
             if not _is_ca(cert):
-                return (f"certificate with subject {_go_name(cert)!r}: ca field in basic constraints must be "
+                return (f"certificate with subject {_q(_go_name(cert))}: ca field in basic constraints must be "
                         "present, critical, and set to true")
             path = cert.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length
             if path is not None and path < i - 1:
-                return (f"certificate with subject {_go_name(cert)!r}: expected path length of {i - 1} but "
+                return (f"certificate with subject {_q(_go_name(cert))}: expected path length of {i - 1} but "
                         f"certificate has path length {path} instead")
             if not usage.key_cert_sign:
-                return (f"certificate with subject {_go_name(cert)!r}: key usage must have the bit positions for "
+                return (f"certificate with subject {_q(_go_name(cert))}: key usage must have the bit positions for "
                         "key cert sign set")
     return ""
 
@@ -428,6 +433,11 @@ def _key_usage(cert: x509.Certificate) -> x509.KeyUsage | None:
 def _go_name(cert: x509.Certificate) -> str:
     """Go's pkix.Name.String() of the subject (RFC 2253 order, as cryptography's RFC 4514 string)."""
     return cert.subject.rfc4514_string()
+
+
+def _q(text: str) -> str:
+    """Go's %q of a plain string."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _go_time(when: datetime.datetime) -> str:

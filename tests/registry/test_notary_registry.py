@@ -184,6 +184,15 @@ def test_a_revocation_responder_is_not_decided(oci_registry: OciRegistry, signed
         assert any("revocation responder" in m for _, m in results), results
 
 
+def test_a_missing_image_fails_in_kyvernos_words(signed: dict[str, Any]) -> None:
+    """kk pkg/notary parseReferenceCrane: the image's HEAD failing is `failed to parse image reference`."""
+    image = f"{signed['repo']}:missing"
+    results = evaluate(classic_policy(signed["ca"].pem), image, Registry(now=_now()))
+    assert any(s == "fail" and m.startswith(f"failed to verify image {image}: .attestors[0].entries[0]: failed to "
+                                            f"parse image reference: {image}: GET http") for s, m in results), results
+    assert ("fail", f"missing digest for {image}") in results
+
+
 def test_a_registry_that_is_down_is_an_error_not_a_fail(signed: dict[str, Any]) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
