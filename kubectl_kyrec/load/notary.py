@@ -40,7 +40,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID
+from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID, ExtensionOID
 
 from kubectl_kyrec.load.cosign import KeyError_, Verification, load_certificates, parse_ref
 from kubectl_kyrec.load.registry import ImageRef, Registry, RegistryError
@@ -171,11 +171,7 @@ def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: l
         raise _Invalid("the signature's certificate chain does not contain any trusted certificate")
     # revocation: notation asks the responders certificates name; kyrec contacts only registries
     for cert in envelope.chain:
-        for oid in (ExtensionOID.AUTHORITY_INFORMATION_ACCESS, ExtensionOID.CRL_DISTRIBUTION_POINTS):
-            try:
-                cert.extensions.get_extension_for_oid(oid)
-            except x509.ExtensionNotFound:
-                continue
+        if _revocation_responder(cert):
             raise NotDecided(f"certificate {_q(cert.subject.rfc4514_string())} names a revocation responder "
                              "(OCSP/CRL), which kyrec does not contact")
     if envelope.expiry is not None and now >= envelope.expiry:
@@ -200,6 +196,21 @@ def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: l
         raise _Invalid("the signed payload is not notation's payload") from None
     if not same:
         raise _Invalid("content descriptor mismatch")
+
+
+def _revocation_responder(cert: x509.Certificate) -> bool:
+    """Whether the certificate names an OCSP responder (Go's OCSPServer) or CRL distribution points."""
+    try:
+        access = cert.extensions.get_extension_for_class(x509.AuthorityInformationAccess).value
+        if any(d.access_method == AuthorityInformationAccessOID.OCSP for d in access):
+            return True
+    except x509.ExtensionNotFound:
+        pass
+    try:
+        cert.extensions.get_extension_for_oid(ExtensionOID.CRL_DISTRIBUTION_POINTS)
+    except x509.ExtensionNotFound:
+        return False
+    return True
 
 
 def _parse(blob: bytes, media_type: str) -> Envelope:
