@@ -132,7 +132,9 @@ def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: s
                               "successfully")
         return result
     failures = []
-    now = registry.now or datetime.datetime.now(datetime.timezone.utc)
+    now = registry.now
+    if now is None:                 # notation checks validity and expiry at the time of verification
+        raise NotDecided("Notary verification needs the run's time (Registry.now)")
     for descriptor in found:
         signature_digest = str(descriptor.get("digest"))
         signature_manifest, _ = registry.manifest(ref, signature_digest)
