@@ -151,6 +151,41 @@ def cpol_image_data(setup: Setup) -> dict[str, Any]:
                                   "value": 2}]}}}}]}}
 
 
+# what an ImageValidatingPolicy's getImageData answers (kyverno/sdk imagedataloader ImageDescriptor), field by
+# field; Kyverno v1.17.2 cannot read any of them (test_registry_oracle.py DIFFERENCES)
+_IMAGE_DATA_CHECKS = " && ".join((
+    "d.image == images.containers[0]", "d.registry + '/' + d.repository + ':' + d.tag == d.image",
+    "d.identifier == d.tag", "d.digest.startsWith('sha256:')",
+    "d.resolvedImage == d.image + '@' + d.digest", "d.manifest.schemaVersion == 2",
+    "d.manifest.config.digest.startsWith('sha256:')", "size(d.manifest.layers) == 1",
+    "d.config.rootfs.type == 'layers'", "size(d.config.rootfs.diff_ids) == 1"))
+
+
+def ivpol_image_data(setup: Setup) -> dict[str, Any]:
+    policy = _ivpol(setup, "image-data", "false")
+    del policy["spec"]["attestations"]
+    policy["spec"]["variables"] = [{"name": "d", "expression": "getImageData(images.containers[0])"}]
+    policy["spec"]["validations"] = [{"expression": _IMAGE_DATA_CHECKS.replace("d.", "variables.d."),
+                                      "message": "unexpected image data"}]
+    return policy
+
+
+# the classic imageRegistry entry's fields, printed in the rule's message: a difference in any shows
+def cpol_image_fields(setup: Setup) -> dict[str, Any]:
+    policy = cpol_image_data(setup)
+    policy["metadata"]["name"] = "image-fields"
+    rule = policy["spec"]["rules"][0]
+    rule["validate"] = {"message": "image={{ img.image }} resolved={{ img.resolvedImage }} registry={{ img.registry }}"
+                                   " repository={{ img.repository }} identifier={{ img.identifier }} schema="
+                                   "{{ img.manifest.schemaVersion }} mediaType={{ img.manifest.mediaType }} config="
+                                   "{{ img.manifest.config.digest }} layers={{ length(img.manifest.layers) }} "
+                                   "diffIDs={{ length(img.configData.rootfs.diff_ids) }} rootfs="
+                                   "{{ img.configData.rootfs.type }}",
+                        "deny": {"conditions": {"any": [{"key": "{{ img.registry }}", "operator": "NotEquals",
+                                                         "value": ""}]}}}
+    return policy
+
+
 def _cpol_keyless(name: str, **identity: str) -> Callable[[Setup], dict[str, Any]]:
     def build(setup: Setup) -> dict[str, Any]:
         policy = cpol_keys(setup)
@@ -204,6 +239,8 @@ POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] =
                               ("keyless",)),
     "cpol-keyless-regexp": (_cpol_keyless("keyless-regexp", subjectRegExp="^dev@", issuerRegExp="example$"),
                             ("keyless", "keyless-other-ca")),
+    "ivpol-image-data": (ivpol_image_data, ("signed", "missing")),
+    "cpol-image-fields": (cpol_image_fields, ("signed", "missing")),
     "ivpol-notary": (_ivpol_notary("notary"), NOTARY_CASES),
     "ivpol-notary-tsa": (_ivpol_notary("notary-tsa", tsa=True), ("notary-jws",)),
     "cpol-notary": (cpol_notary, NOTARY_CASES),
@@ -274,7 +311,8 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     path = repo.split("/", 1)[1]
     return Prepared(directory, setup, {repo: "REPO", down: "DOWN", registry.host: "REGISTRY",
                                        f"/v2/{path}/": "/v2/PATH/",
-                                       **{host: f"FAILING-{mode.upper()}" for mode, host in failing.items()}},
+                                       **{host: f"FAILING-{mode.upper()}" for mode, host in failing.items()},
+                                       path: "PATH"},     # last: a bare repository name (image data)
                     stops)
 
 
