@@ -69,9 +69,9 @@ _PUSHED: dict[str, tuple[str, str, bool]] = {
     "keyless-tampered": ("leaf", "", True),
 }
 SUBJECT, ISSUER = "dev@example.com", "https://issuer.example"
-# Notary image cases -> push.sh's Notary options (the signer: "leaf" from the Notary CA, "stranger" from another
-# CA); signatures made and stored by notation-go (tests/registry/notary.go); "notary-expired" expires a
-# second after signing
+# Notary image cases -> push.sh's Notary options (the signer: "leaf" from the Notary CA, "stranger" from
+# another CA, "rsa" an RSA key (PS256) from an intermediate of the Notary CA); signatures made and stored by
+# notation-go (tests/registry/notary.go); "notary-expired" expires a second after signing
 _NOTARY_PUSHED: dict[str, tuple[str, tuple[str, ...]]] = {
     "notary-jws": ("leaf", ()),
     "notary-cose": ("leaf", ("--cose",)),
@@ -79,8 +79,11 @@ _NOTARY_PUSHED: dict[str, tuple[str, tuple[str, ...]]] = {
     "notary-tampered": ("leaf", ("--tamper",)),
     "notary-cose-tampered": ("leaf", ("--cose", "--tamper")),
     "notary-expired": ("leaf", ("--expiry", "1")),
+    "notary-rsa": ("rsa", ()),
+    "notary-rsa-cose": ("rsa", ("--cose",)),
 }
-NOTARY_CASES = ("notary-jws", "notary-cose", "unsigned", "notary-wrong", "notary-tampered", "notary-cose-tampered",
+NOTARY_CASES = ("notary-jws", "notary-cose", "notary-rsa", "notary-rsa-cose", "unsigned", "notary-wrong",
+                "notary-tampered", "notary-cose-tampered",
                 "notary-expired", "missing", "down", "http-403", "tls")
 
 
@@ -287,7 +290,9 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
         registry.push(images[case], *args)
     notary_ca = make_ca("kyrec notary root")
     signers = {"leaf": make_leaf(keys, notary_ca, SUBJECT, ISSUER),
-               "stranger": make_leaf(keys, make_ca("another notary root"), SUBJECT, ISSUER)}
+               "stranger": make_leaf(keys, make_ca("another notary root"), SUBJECT, ISSUER),
+               "rsa": make_leaf(keys, make_ca("notary intermediate", parent=notary_ca), SUBJECT, ISSUER,
+                                rsa_key=True)}
     for case, (signer, options) in _NOTARY_PUSHED.items():
         images[case] = f"{repo}:{case}"
         registry.push(images[case], "--notary", notary_chain(signers[signer]), signers[signer].private, *options)

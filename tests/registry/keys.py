@@ -85,11 +85,14 @@ def make_ca(name: str = "kyrec test CA", parent: TestCA | None = None) -> TestCA
 
 
 def make_leaf(directory: Path, ca: TestCA, subject: str, issuer: str, *, expired: bool = False,
-              ocsp: str = "") -> Leaf:
+              ocsp: str = "", rsa_key: bool = False) -> Leaf:
     """A code-signing certificate as Fulcio issues one: the identity (an email, or a URI with a scheme) as
     the SAN, the OIDC issuer in Fulcio's extensions; `expired`: valid only in the past; `ocsp`: an OCSP
-    responder URL in its authority information access (a certificate Notary checks for revocation)."""
-    key = ec.generate_private_key(ec.SECP256R1())
+    responder URL in its authority information access (a certificate Notary checks for revocation); `rsa_key`:
+    an RSA 2048 key instead of ECDSA P-256."""
+    key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048) if rsa_key
+        else ec.generate_private_key(ec.SECP256R1()))
     now = datetime.datetime.now(datetime.timezone.utc)
     start, end = ((now - datetime.timedelta(days=3), now - datetime.timedelta(days=2)) if expired
                   else (now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=1)))

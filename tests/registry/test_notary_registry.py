@@ -147,6 +147,26 @@ def test_ivpol_unsigned_wrong_tampered_and_expired_count_zero(signed: dict[str, 
         ("fail", "not verified")]
 
 
+@pytest.mark.parametrize("cose", [False, True])
+def test_rsa_pss_and_an_intermediate_ca(oci_registry: OciRegistry, signed: dict[str, Any], cose: bool) -> None:
+    """An RSA 2048 leaf (PS256: RSASSA-PSS) issued by an intermediate of the trusted root; the chain
+    leaf -> intermediate -> root; trusting the intermediate alone verifies too (notation trusts a chain
+    that contains a trusted certificate); trusting another root does not."""
+    root = make_ca("pss root")
+    intermediate = make_ca("pss intermediate", parent=root)
+    leaf = make_leaf(signed["keys"], intermediate, "dev@example.com", "https://issuer", rsa_key=True)
+    image = f"{signed['repo']}:pss-{'cose' if cose else 'jws'}"
+    oci_registry.push(image, "--notary", notary_chain(leaf), leaf.private, *(["--cose"] if cose else []))
+    for trusted, verdict in ((root.pem, "pass"), (intermediate.pem, "pass"), (signed["ca"].pem, "fail")):
+        assert evaluate(classic_policy(trusted), image, Registry(now=_now()))[0][0] == verdict
+    tampered = f"{signed['repo']}:pss-tampered-{'cose' if cose else 'jws'}"
+    oci_registry.push(tampered, "--notary", notary_chain(leaf), leaf.private, "--tamper",
+                      *(["--cose"] if cose else []))
+    outcome = notary.verify_signatures(Registry(now=_now()), tampered, root.pem)
+    error = "verification error" if cose else "crypto/rsa: verification error"
+    assert outcome.verified == 0 and outcome.reasons[0].endswith(f"signature is invalid. Error: {error}")
+
+
 def test_ivpol_tsa_certs_demand_a_timestamp(signed: dict[str, Any]) -> None:
     """With tsaCerts notation's trust policy has a TSA store and (verifyTimestamp: always) requires a timestamp
     countersignature, which notation-go's signer without a timestamper does not add."""
