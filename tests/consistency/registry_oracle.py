@@ -214,6 +214,16 @@ def _ivpol_notary(name: str, tsa: bool = False) -> Callable[[Setup], dict[str, A
     return build
 
 
+def ivpol_notary_intoto(setup: Setup) -> dict[str, Any]:
+    """A notary attestor asked for an in-toto attestation: Kyverno's error (OCI 1.1 referrers only)."""
+    policy = _ivpol_notary("notary-intoto")(setup)
+    policy["spec"]["attestations"] = [{"name": "prov", "intoto": {"type": PROVENANCE}}]
+    policy["spec"]["validations"] = [{"expression": "verifyAttestationSignatures(images.containers[0], "
+                                                    "attestations.prov, [attestors.notary]) > 0",
+                                      "message": "not attested"}]
+    return policy
+
+
 def cpol_notary(setup: Setup) -> dict[str, Any]:
     assert setup.notary_ca is not None
     policy = cpol_keys(setup)
@@ -246,6 +256,7 @@ POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] =
     "cpol-image-fields": (cpol_image_fields, ("signed", "missing")),
     "ivpol-notary": (_ivpol_notary("notary"), NOTARY_CASES),
     "ivpol-notary-tsa": (_ivpol_notary("notary-tsa", tsa=True), ("notary-jws",)),
+    "ivpol-notary-intoto": (ivpol_notary_intoto, ("notary-jws",)),
     "cpol-notary": (cpol_notary, NOTARY_CASES),
 }
 

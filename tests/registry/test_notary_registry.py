@@ -178,6 +178,17 @@ def test_ivpol_tsa_certs_demand_a_timestamp(signed: dict[str, Any]) -> None:
     assert outcome.reasons[0].endswith("no timestamp countersignature was found in the signature envelope")
 
 
+def test_ivpol_notary_attestor_on_an_intoto_attestation_is_kyvernos_error(signed: dict[str, Any]) -> None:
+    """kk impl.go verify_image_attestations_string_string_stringarray: a notary attestor verifies only OCI 1.1
+    referrer attestations; an in-toto one is the function's error."""
+    pol = ivpol({"value": signed["ca"].pem})
+    pol["spec"]["attestations"] = [{"name": "prov", "intoto": {"type": "https://slsa.dev/provenance/v0.2"}}]
+    pol["spec"]["validations"] = [{"expression": "verifyAttestationSignatures(images.containers[0], "
+                                                 "attestations.prov, [attestors.notary]) > 0"}]
+    [(status, message)] = evaluate(pol, f"{signed['repo']}:jws", Registry(now=_now()))
+    assert status == "error" and "notary verifier only supports oci 1.1 referrers as attestations" in message
+
+
 def test_ivpol_certs_expression_is_not_decided(signed: dict[str, Any]) -> None:
     [(status, message)] = evaluate(ivpol({"expression": "'x'"}), f"{signed['repo']}:jws", Registry(now=_now()))
     assert status == UNDETERMINED and "notary.certs.expression" in message
