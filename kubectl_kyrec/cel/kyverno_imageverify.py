@@ -17,11 +17,13 @@ With `--registry` (a load.registry.Registry given), the functions ask the regist
 (kk: pkg/cel/libs/imageverify/impl.go): the image is fetched first (a failure is Kyverno's error "failed to
 get imagedata: ..."), then each attestor counts 1 when it verifies, 0 when it does not (any verification
 error, as Kyverno logs and skips it); an attestation's attestor counts 0 even when its envelope verifies,
-as Kyverno v1.17.2 demands a verified Rekor bundle there (see verify_attestations). What kyrec does not
-verify (Notary, keyless and certificate attestors, KMS keys, signatures in another repository, a key
-attestor that does not skip the Rekor transparency log) and a registry that stopped answering midway still
+as Kyverno v1.17.2 demands a verified Rekor bundle there (see verify_attestations). A `notary` attestor's
+certificates verify Notary signatures (load/notary.py). What kyrec does not verify (OCI 1.1 referrer
+attestations, a revocation responder or timestamp a Notary signature needs, keyless and certificate
+attestors, KMS keys, signatures in another repository, a key attestor that does not skip the Rekor
+transparency log) and a registry that stopped answering midway still
 raise NEEDS_REGISTRY: undetermined, never a count of 0 that would read as "not signed". load/cosign.py
-checks the signatures.
+and load/notary.py check the signatures.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.load.cosign import Verification
 from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
 from kubectl_kyrec.load.cosign import verify_signatures as cosign_signatures
+from kubectl_kyrec.load.notary import NotDecided
+from kubectl_kyrec.load.notary import verify_signatures as notary_signatures
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
 # the text every registry-bound failure carries (see needs_registry)
@@ -67,7 +71,9 @@ def _key_attestor(call: str, attestor: Any) -> tuple[str, str] | None:
         raise CelFunctionError(f"{call}: an attestor is not an object")
     cosign = attestor.get("cosign")
     if not isinstance(cosign, Mapping):
-        raise _undecided(call, "kyrec does not verify Notary signatures")
+        if isinstance(attestor.get("notary"), Mapping):
+            return None
+        raise _undecided(call, "the attestor is neither cosign nor notary")
     key = cosign.get("key")
     data = key.get("data") if isinstance(key, Mapping) else None
     if not isinstance(data, str) or not data or cosign.get("keyless") or cosign.get("certificate"):
@@ -80,6 +86,20 @@ def _key_attestor(call: str, attestor: Any) -> tuple[str, str] | None:
                                "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
     assert isinstance(key, Mapping)
     return data, str(key.get("hashAlgorithm") or "sha256")
+
+
+def _notary_attestor(call: str, attestor: Mapping[str, Any]) -> tuple[str, str]:
+    """(certs, tsaCerts) of a notary attestor: their `value`s, as Kyverno reads them (kk: impl.go
+    Certs.Value); one given only as an `expression` is not decided here."""
+    notary = attestor["notary"]
+    out = []
+    for name in ("certs", "tsaCerts"):
+        field = notary.get(name)
+        if isinstance(field, Mapping) and field.get("expression") and not field.get("value"):
+            raise _undecided(call, f"kyrec does not evaluate notary.{name}.expression")
+        value = field.get("value") if isinstance(field, Mapping) else None
+        out.append(value if isinstance(value, str) else "")
+    return out[0], out[1]
 
 
 def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
@@ -103,14 +123,26 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
         except (RegistryError, ValueError) as err:
             raise CelFunctionError(f"failed to get imagedata: {err}") from None
 
-    def count(call: str, image: str, attestors: list[Any], check: Callable[[str, str], Verification]) -> int:
+    def count(call: str, image: str, attestors: list[Any], check: Callable[[str, str], Verification],
+              attestation: bool = False) -> int:
         fetch(call, image)
         total = 0
         for attestor in attestors:
             key = _key_attestor(call, attestor)
-            assert key is not None
+            assert registry is not None
+            reg = registry
             try:
-                outcome = check(*key)
+                if key is None:
+                    if attestation:
+                        # kk impl.go: a notary attestor verifies only OCI 1.1 referrers (which reach here
+                        # undecided already); an in-toto attestation is Kyverno's error
+                        raise CelFunctionError("notary verifier only supports oci 1.1 referrers as attestations")
+                    certs, tsa = _notary_attestor(call, attestor)
+                    outcome = notary_signatures(reg, image, certs, tsa)
+                else:
+                    outcome = check(*key)
+            except NotDecided as err:
+                raise _undecided(call, str(err)) from None
             except RegistryError as err:
                 if err.unreachable:
                     raise _undecided(call, f"the registry stopped answering: {err}") from None
@@ -150,7 +182,7 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
             # kyrec verifies skips the log (_key_attestor), so Kyverno v1.17.2 counts none of them, and no
             # statement becomes extractPayload's (Kyverno's CLI agrees: testdata/kyverno-truth/registry.json)
             return Verification(outcome.digest, 0, [*outcome.reasons, "cosign bundle verification failed"])
-        return count(call, image, attestors, check)
+        return count(call, image, attestors, check, attestation=True)
 
     def extract_payload(image: str, attestation: str) -> Any:
         if attestation not in attestations:

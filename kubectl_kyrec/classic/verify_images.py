@@ -21,8 +21,8 @@ Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermi
 
 With `--registry` (a load.registry.Registry given), the mutate phase runs against the registry for entries
 kyrec can verify (attestors whose entries are `keys.publicKeys`, or `keyless` with their own `roots`, the
-subject/issuer checked as pkg/cosign matchSignatures does, SCTs skipped; the Rekor log skipped; no
-attestations):
+subject/issuer checked as pkg/cosign matchSignatures does, SCTs skipped; the Rekor log skipped; `type: Notary`
+entries' `certificates`, load/notary.py; no attestations):
 `verified image signatures for <img>` (pass) or `failed to verify image <img>: <why>` (fail; an unreachable
 registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest
 and patches it in whatever the verification said, the `kyverno.io/verify-images` annotation records each
@@ -45,6 +45,8 @@ from kubectl_kyrec.classic.request import containers, pod_spec
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.golang.wildcard import match
 from kubectl_kyrec.load.cosign import certificate_identity, verify_signatures
+from kubectl_kyrec.load.notary import NotDecided
+from kubectl_kyrec.load.notary import verify_signatures as notary_signatures
 from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
@@ -150,11 +152,17 @@ def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mappin
     matched = [i for i in images for e in entries if _refers(e.references, i.text)]
     if not matched:
         return None
+    undecided = ""
     if registry is not None:
-        answered = _with_registry(registry, entries, matched, images, obj, old, policy_name, rule_name)
+        try:
+            answered = _with_registry(registry, entries, matched, images, obj, old, policy_name, rule_name)
+        except NotDecided as err:
+            answered, undecided = None, str(err)
         if answered is not None:
             return answered
     out = Outcome()
+    if undecided:
+        out.what = undecided
     for entry in entries:
         for image in matched:
             if old is not None and _at(old, image.pointer) == _at(obj, image.pointer):
@@ -248,6 +256,7 @@ class _Signer:
     path: str                       # .attestors[i].entries[j].keys|keyless, as Kyverno's messages name it
     key: str = ""
     keyless: Mapping[str, Any] = field(default_factory=dict)
+    notary: str = ""                # type Notary: the entry's certificates (cert, then certChain)
 
 
 def _keyless(spec: Any, path: str) -> _Signer | None:
@@ -275,11 +284,20 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[_Signer]]] | None:
         rekor = raw.get("rekor") if isinstance(raw.get("rekor"), Mapping) else {}
         sets = [{"entries": [{"keys": {"publicKeys": raw["key"], "rekor": rekor}}]}]
     out = []
+    notary = raw.get("type") == "Notary"
     for i, attestor_set in enumerate(sets):
         if not isinstance(attestor_set, Mapping):
             return None
         keys: list[_Signer] = []
         for attestor in attestor_set.get("entries") or []:
+            if notary:
+                # kk pkg/notary combineCerts: the entry's certificate, then its chain, are the trust store
+                certs = attestor.get("certificates") if isinstance(attestor, Mapping) else None
+                if not isinstance(certs, Mapping):
+                    return None     # keys or keyless under Notary: not what notation reads
+                pem = "\n".join(str(certs[k]) for k in ("cert", "certChain") if certs.get(k))
+                keys.append(_Signer(f".attestors[{i}].entries[{len(keys)}]", notary=pem))
+                continue
             if isinstance(attestor, Mapping) and "keyless" in attestor:
                 signer = _keyless(attestor["keyless"], f".attestors[{i}].entries[{len(keys)}].keyless")
                 if signer is None:
@@ -342,6 +360,17 @@ def _verify_entry(registry: Registry, sets: list[tuple[int, list[_Signer]]], ima
         unreachable = False
         for signer in keys:
             path = signer.path
+            if signer.notary:
+                status, why = _verify_notary(registry, signer, image)
+                if status == "pass":
+                    verified += 1
+                    digest = why
+                    if verified >= required:
+                        break
+                else:
+                    unreachable = unreachable or status == "error"
+                    errors.append(f"{path}: {why}")
+                continue
             try:
                 if signer.keyless:
                     outcome = verify_signatures(registry, image, "", roots_pem=str(signer.keyless["roots"]))
@@ -369,6 +398,22 @@ def _verify_entry(registry: Registry, sets: list[tuple[int, list[_Signer]]], ima
         if verified < required:
             return ("error" if unreachable else "fail"), f"failed to verify image {image}: {'; '.join(errors)}", ""
     return "pass", f"verified image signatures for {image}", digest
+
+
+def _verify_notary(registry: Registry, signer: _Signer, image: str) -> tuple[str, str]:
+    """("pass", digest), or ("fail"|"error", why) for one Notary entry (kk: pkg/notary VerifySignature:
+    `failed to verify <repo>@<digest>: <notation's error>`; a registry not reached: "error")."""
+    try:
+        outcome = notary_signatures(registry, image, signer.notary)
+    except RegistryError as err:
+        return ("error" if err.unreachable else "fail"), str(err)
+    except ValueError as err:       # unreadable certificates (NotDecided is the caller's)
+        if isinstance(err, NotDecided):
+            raise
+        return "fail", str(err)
+    if outcome.ok:
+        return "pass", outcome.digest
+    return "fail", f"failed to verify {parse_image(image).name}@{outcome.digest}: {'; '.join(outcome.reasons)}"
 
 
 def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Image], images: list[_Image],

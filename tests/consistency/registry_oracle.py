@@ -32,6 +32,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,7 @@ if str(ROOT) not in sys.path:
 from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
 from tests.registry.failing import failing_host  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
-from tests.registry.keys import KeyPair, TestCA, make_ca, make_key, make_leaf  # noqa: E402
+from tests.registry.keys import KeyPair, TestCA, make_ca, make_key, make_leaf, notary_chain  # noqa: E402
 
 GOLDEN = ROOT / "testdata" / "kyverno-truth" / "registry.json"
 PROVENANCE = "https://slsa.dev/provenance/v0.2"
@@ -68,6 +69,22 @@ _PUSHED: dict[str, tuple[str, str, bool]] = {
     "keyless-tampered": ("leaf", "", True),
 }
 SUBJECT, ISSUER = "dev@example.com", "https://issuer.example"
+# Notary image cases -> push.sh's Notary options (the signer: "leaf" from the Notary CA, "stranger" from
+# another CA, "rsa" an RSA key (PS256) from an intermediate of the Notary CA); signatures made and stored by
+# notation-go (tests/registry/notary.go); "notary-expired" expires a second after signing
+_NOTARY_PUSHED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "notary-jws": ("leaf", ()),
+    "notary-cose": ("leaf", ("--cose",)),
+    "notary-wrong": ("stranger", ()),
+    "notary-tampered": ("leaf", ("--tamper",)),
+    "notary-cose-tampered": ("leaf", ("--cose", "--tamper")),
+    "notary-expired": ("leaf", ("--expiry", "1")),
+    "notary-rsa": ("rsa", ()),
+    "notary-rsa-cose": ("rsa", ("--cose",)),
+}
+NOTARY_CASES = ("notary-jws", "notary-cose", "notary-rsa", "notary-rsa-cose", "unsigned", "notary-wrong",
+                "notary-tampered", "notary-cose-tampered",
+                "notary-expired", "missing", "down", "http-403", "tls")
 
 
 @dataclass(frozen=True)
@@ -79,6 +96,7 @@ class Setup:
     ca: TestCA                      # the keyless signers' root (leaf-other-ca's is another)
     tuf: Path
     images: dict[str, str]          # image case -> reference
+    notary_ca: TestCA | None = None     # the Notary signers' root (the trust store of the notary policies)
 
 
 def _pods(setup: Setup, cases: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -136,6 +154,41 @@ def cpol_image_data(setup: Setup) -> dict[str, Any]:
                                   "value": 2}]}}}}]}}
 
 
+# what an ImageValidatingPolicy's getImageData answers (kyverno/sdk imagedataloader ImageDescriptor), field by
+# field; Kyverno v1.17.2 cannot read any of them (test_registry_oracle.py DIFFERENCES)
+_IMAGE_DATA_CHECKS = " && ".join((
+    "d.image == images.containers[0]", "d.registry + '/' + d.repository + ':' + d.tag == d.image",
+    "d.identifier == d.tag", "d.digest.startsWith('sha256:')",
+    "d.resolvedImage == d.image + '@' + d.digest", "d.manifest.schemaVersion == 2",
+    "d.manifest.config.digest.startsWith('sha256:')", "size(d.manifest.layers) == 1",
+    "d.config.rootfs.type == 'layers'", "size(d.config.rootfs.diff_ids) == 1"))
+
+
+def ivpol_image_data(setup: Setup) -> dict[str, Any]:
+    policy = _ivpol(setup, "image-data", "false")
+    del policy["spec"]["attestations"]
+    policy["spec"]["variables"] = [{"name": "d", "expression": "getImageData(images.containers[0])"}]
+    policy["spec"]["validations"] = [{"expression": _IMAGE_DATA_CHECKS.replace("d.", "variables.d."),
+                                      "message": "unexpected image data"}]
+    return policy
+
+
+# the classic imageRegistry entry's fields, printed in the rule's message: a difference in any shows
+def cpol_image_fields(setup: Setup) -> dict[str, Any]:
+    policy = cpol_image_data(setup)
+    policy["metadata"]["name"] = "image-fields"
+    rule = policy["spec"]["rules"][0]
+    rule["validate"] = {"message": "image={{ img.image }} resolved={{ img.resolvedImage }} registry={{ img.registry }}"
+                                   " repository={{ img.repository }} identifier={{ img.identifier }} schema="
+                                   "{{ img.manifest.schemaVersion }} mediaType={{ img.manifest.mediaType }} config="
+                                   "{{ img.manifest.config.digest }} layers={{ length(img.manifest.layers) }} "
+                                   "diffIDs={{ length(img.configData.rootfs.diff_ids) }} rootfs="
+                                   "{{ img.configData.rootfs.type }}",
+                        "deny": {"conditions": {"any": [{"key": "{{ img.registry }}", "operator": "NotEquals",
+                                                         "value": ""}]}}}
+    return policy
+
+
 def _cpol_keyless(name: str, **identity: str) -> Callable[[Setup], dict[str, Any]]:
     def build(setup: Setup) -> dict[str, Any]:
         policy = cpol_keys(setup)
@@ -145,6 +198,40 @@ def _cpol_keyless(name: str, **identity: str) -> Callable[[Setup], dict[str, Any
         policy["spec"]["rules"][0]["verifyImages"][0]["attestors"] = [{"entries": [{"keyless": entry}]}]
         return policy
     return build
+
+
+def _ivpol_notary(name: str, tsa: bool = False) -> Callable[[Setup], dict[str, Any]]:
+    def build(setup: Setup) -> dict[str, Any]:
+        assert setup.notary_ca is not None
+        notary: dict[str, Any] = {"certs": {"value": setup.notary_ca.pem}}
+        if tsa:
+            notary["tsaCerts"] = {"value": setup.ca.pem}    # any CA: a TSA store demands a timestamp
+        policy = _ivpol(setup, name, "images.containers.map(i, verifyImageSignatures(i, [attestors.notary]))"
+                                     ".all(e, e > 0)")
+        policy["spec"]["attestors"] = [{"name": "notary", "notary": notary}]
+        del policy["spec"]["attestations"]
+        return policy
+    return build
+
+
+def ivpol_notary_intoto(setup: Setup) -> dict[str, Any]:
+    """A notary attestor asked for an in-toto attestation: Kyverno's error (OCI 1.1 referrers only)."""
+    policy = _ivpol_notary("notary-intoto")(setup)
+    policy["spec"]["attestations"] = [{"name": "prov", "intoto": {"type": PROVENANCE}}]
+    policy["spec"]["validations"] = [{"expression": "verifyAttestationSignatures(images.containers[0], "
+                                                    "attestations.prov, [attestors.notary]) > 0",
+                                      "message": "not attested"}]
+    return policy
+
+
+def cpol_notary(setup: Setup) -> dict[str, Any]:
+    assert setup.notary_ca is not None
+    policy = cpol_keys(setup)
+    policy["metadata"]["name"] = "notary"
+    policy["spec"]["rules"][0]["verifyImages"] = [{
+        "type": "Notary", "imageReferences": ["127.0.0.*"],
+        "attestors": [{"entries": [{"certificates": {"cert": setup.notary_ca.pem}}]}]}]
+    return policy
 
 
 # policy case -> (policy builder, the image cases its pods use)
@@ -165,6 +252,12 @@ POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] =
                               ("keyless",)),
     "cpol-keyless-regexp": (_cpol_keyless("keyless-regexp", subjectRegExp="^dev@", issuerRegExp="example$"),
                             ("keyless", "keyless-other-ca")),
+    "ivpol-image-data": (ivpol_image_data, ("signed", "missing")),
+    "cpol-image-fields": (cpol_image_fields, ("signed", "missing")),
+    "ivpol-notary": (_ivpol_notary("notary"), NOTARY_CASES),
+    "ivpol-notary-tsa": (_ivpol_notary("notary-tsa", tsa=True), ("notary-jws",)),
+    "ivpol-notary-intoto": (ivpol_notary_intoto, ("notary-jws",)),
+    "cpol-notary": (cpol_notary, NOTARY_CASES),
 }
 
 
@@ -206,6 +299,15 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
             args.append("--tamper")
         images[case] = f"{repo}:{case}"
         registry.push(images[case], *args)
+    notary_ca = make_ca("kyrec notary root")
+    signers = {"leaf": make_leaf(keys, notary_ca, SUBJECT, ISSUER),
+               "stranger": make_leaf(keys, make_ca("another notary root"), SUBJECT, ISSUER),
+               "rsa": make_leaf(keys, make_ca("notary intermediate", parent=notary_ca), SUBJECT, ISSUER,
+                                rsa_key=True)}
+    for case, (signer, options) in _NOTARY_PUSHED.items():
+        images[case] = f"{repo}:{case}"
+        registry.push(images[case], "--notary", notary_chain(signers[signer]), signers[signer].private, *options)
+    time.sleep(1.2)                 # notary-expired has expired
     images["missing"] = f"{repo}:missing"
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -218,24 +320,27 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     tuf = directory / "tuf"
     done = subprocess.run([str(registry.binary), "tuf", str(tuf)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    setup = Setup(key, other, ca, tuf, images)
+    setup = Setup(key, other, ca, tuf, images, notary_ca)
     for name, (build, cases) in POLICIES.items():
         (directory / f"{name}.policy.yaml").write_text(yaml.safe_dump(build(setup)))
         (directory / f"{name}.pods.yaml").write_text(yaml.safe_dump_all(_pods(setup, cases)))
     path = repo.split("/", 1)[1]
     return Prepared(directory, setup, {repo: "REPO", down: "DOWN", registry.host: "REGISTRY",
                                        f"/v2/{path}/": "/v2/PATH/",
-                                       **{host: f"FAILING-{mode.upper()}" for mode, host in failing.items()}},
+                                       **{host: f"FAILING-{mode.upper()}" for mode, host in failing.items()},
+                                       path: "PATH"},     # last: a bare repository name (image data)
                     stops)
 
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+# Go's time.RFC1123Z, as notation writes a signature's expiry
+_TIME = re.compile(r"[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}")
 
 
 def normalize(prepared: Prepared, message: str) -> str:
     for text, stand_in in prepared.replace.items():
         message = message.replace(text, stand_in)
-    return _DIGEST.sub("sha256:DIGEST", message)
+    return _TIME.sub("TIME", _DIGEST.sub("sha256:DIGEST", message))
 
 
 Rows = dict[str, dict[str, list[dict[str, str]]]]        # policy case -> pod -> results, sorted

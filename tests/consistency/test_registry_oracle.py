@@ -1,7 +1,8 @@
 """Kyverno's CLI is the oracle of `--registry` (issue 37): its results on the registry cases of
 tests/consistency/registry_oracle.py (ImageValidatingPolicies and classic verifyImages / imageRegistry
 policies on signed, unsigned, wrongly signed, tampered, attested, missing images and a registry that is
-down) are recorded in testdata/kyverno-truth/registry.json with its version and commit. kyrec, run on the
+down; Notary signatures through classic `type: Notary` rules and ImageValidatingPolicy `notary` attestors)
+are recorded in testdata/kyverno-truth/registry.json with its version and commit. kyrec, run on the
 same policies against the test registry, must give the same results per policy case and pod but for the
 listed, explained differences (docs/compatibility.md). With `KYVERNO_BIN_DIR` the CLI is run again and must
 still give the recorded results (skipped, saying why, without it; also under CI, which has no Kyverno).
@@ -35,6 +36,14 @@ DIFFERENCES: dict[tuple[str, str], tuple[list[str], str]] = {
         "a TLS failure: Kyverno's handleRegistryErrors makes only a refused connection the rule's error, so "
         "its verification and validate phase fail; kyrec reports every registry it could not reach as an "
         "error (docs/compatibility.md, Registries)")),
+    # the same two for a classic Notary rule (its mutate phase and validate phase are cosign's)
+    ("cpol-notary", "down"): (["error", "error", "error"], "as cpol-keys/down"),
+    ("cpol-notary", "tls"): (["error", "error", "error"], "as cpol-keys/tls"),
+    ("ivpol-image-data", "signed"): (["pass"], (
+        "Kyverno v1.17.2's getImageData hands CEL the Go ImageData struct (impl.go NativeToValue) with no "
+        "struct-tag mapping, so none of its fields is readable (`failed to evaluate policy: no such field: "
+        "image`); kyrec answers the ImageDescriptor's JSON fields, which every field check of the policy "
+        "passes (docs/compatibility.md, getImageData)")),
 }
 
 
@@ -61,10 +70,11 @@ def test_kyrec_gives_kyvernos_results(oci_registry: OciRegistry, tmp_path: Path)
     assert not wrong
 
 
-# where the registry client's own error text is quoted (go-containerregistry's `MANIFEST_UNKNOWN: ...`, Go's
+# where the registry client's own error text is quoted (go-containerregistry's `MANIFEST_UNKNOWN: ...`, its
+# HEAD's `unexpected status code 404 Not Found (HEAD responses have no body, ...)`, Go's
 # `dial tcp ...` against kyrec's `404 Not Found`, `[Errno 111] ...`), or Kyverno's lazy context loading wraps
 # it, the wording differs; every other message must be Kyverno's
-_CLIENT_TEXT = ("GET http", 'Get "http', "failed to substitute variables")
+_CLIENT_TEXT = ("GET http", 'Get "http', "HEAD http", "failed to substitute variables")
 
 
 def test_kyrec_gives_kyvernos_messages(oci_registry: OciRegistry, tmp_path: Path) -> None:

@@ -33,8 +33,8 @@ if "kyrec_realapi_build" not in sys.modules:
 BuildError = _realapi.BuildError
 go_binary = _realapi.go_binary
 
-# go-containerregistry, sigstore/sigstore and go-tuf v0.7 only (no cosign module): a cold build takes about two
-# minutes.
+# go-containerregistry, sigstore/sigstore, go-tuf v0.7, notation-go and oras-go (no cosign module): a cold build
+# takes about three minutes.
 BUILD_TIMEOUT = 20 * 60
 
 

@@ -32,8 +32,9 @@ class OciRegistry:
 
     __test__ = False             # a fixture class, not tests (its name starts like one)
 
-    def __init__(self, binary: Path) -> None:
+    def __init__(self, binary: Path, *serve_args: str) -> None:
         self.binary = binary
+        self.serve_args = serve_args        # e.g. "--no-referrers": a registry without the referrers API
         self.pid = 0
         self.host = ""
         self._names = itertools.count(1)
@@ -42,7 +43,8 @@ class OciRegistry:
         # detached (a shell starts it in the background), as tests/realapi/fixture.py does: tests that count
         # their own child processes must not see it; --watch-pid stops it when this session is gone
         shell = subprocess.Popen(["/bin/sh", "-c", '"$@" </dev/null 2>/dev/null & echo $!', "sh",
-                                  str(self.binary), "serve", "--watch-pid", str(os.getpid())],
+                                  str(self.binary), "serve", "--watch-pid", str(os.getpid()),
+                                  *self.serve_args],
                                  stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
         assert shell.stdout is not None
         self._stdout = shell.stdout

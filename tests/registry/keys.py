@@ -84,27 +84,35 @@ def make_ca(name: str = "kyrec test CA", parent: TestCA | None = None) -> TestCA
     return TestCA(key, cert, pem, pem + (parent.chain if parent else ""))
 
 
-def make_leaf(directory: Path, ca: TestCA, subject: str, issuer: str, *, expired: bool = False) -> Leaf:
+def make_leaf(directory: Path, ca: TestCA, subject: str, issuer: str, *, expired: bool = False,
+              ocsp: str = "", rsa_key: bool = False) -> Leaf:
     """A code-signing certificate as Fulcio issues one: the identity (an email, or a URI with a scheme) as
-    the SAN, the OIDC issuer in Fulcio's extensions; `expired`: valid only in the past."""
-    key = ec.generate_private_key(ec.SECP256R1())
+    the SAN, the OIDC issuer in Fulcio's extensions; `expired`: valid only in the past; `ocsp`: an OCSP
+    responder URL in its authority information access (a certificate Notary checks for revocation); `rsa_key`:
+    an RSA 2048 key instead of ECDSA P-256."""
+    key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048) if rsa_key
+        else ec.generate_private_key(ec.SECP256R1()))
     now = datetime.datetime.now(datetime.timezone.utc)
     start, end = ((now - datetime.timedelta(days=3), now - datetime.timedelta(days=2)) if expired
                   else (now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=1)))
     san: x509.GeneralName = (x509.UniformResourceIdentifier(subject) if "://" in subject
                              else x509.RFC822Name(subject))
-    cert = (x509.CertificateBuilder().subject_name(x509.Name([])).issuer_name(ca.cert.subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(start).not_valid_after(end)
-            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+    builder = (x509.CertificateBuilder().subject_name(x509.Name([])).issuer_name(ca.cert.subject)
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(start).not_valid_after(end)
+               .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
                                          data_encipherment=False, key_agreement=False, key_cert_sign=False,
                                          crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
-            .add_extension(x509.SubjectAlternativeName([san]), critical=True)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
-            .add_extension(x509.UnrecognizedExtension(ISSUER_V1, issuer.encode()), critical=False)
-            .add_extension(x509.UnrecognizedExtension(ISSUER_V2, _der_utf8(issuer)), critical=False)
-            .sign(ca.key, hashes.SHA256()))
+               .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
+               .add_extension(x509.SubjectAlternativeName([san]), critical=True)
+               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
+               .add_extension(x509.UnrecognizedExtension(ISSUER_V1, issuer.encode()), critical=False)
+               .add_extension(x509.UnrecognizedExtension(ISSUER_V2, _der_utf8(issuer)), critical=False))
+    if ocsp:
+        builder = builder.add_extension(x509.AuthorityInformationAccess([x509.AccessDescription(
+            x509.oid.AuthorityInformationAccessOID.OCSP, x509.UniformResourceIdentifier(ocsp))]), critical=False)
+    cert = builder.sign(ca.key, hashes.SHA256())
     directory.mkdir(parents=True, exist_ok=True)
     stem = directory / f"leaf-{len(list(directory.iterdir()))}"
     private = stem.with_suffix(".key.pem")
@@ -115,6 +123,13 @@ def make_leaf(directory: Path, ca: TestCA, subject: str, issuer: str, *, expired
     chain = stem.with_suffix(".chain.pem")
     chain.write_text(ca.chain)
     return Leaf(private, cert_path, chain)
+
+
+def notary_chain(leaf: Leaf) -> Path:
+    """The leaf's certificate followed by its chain (root last): what push.sh --notary CHAIN.pem reads."""
+    path = leaf.cert.with_name(leaf.cert.name.replace(".crt.pem", ".notary-chain.pem"))
+    path.write_text(leaf.cert.read_text() + leaf.chain.read_text())
+    return path
 
 
 def _der_utf8(text: str) -> bytes:

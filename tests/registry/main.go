@@ -1,12 +1,15 @@
 // Command registry is the OCI registry of kyrec's registry tests and the tool that fills it.
 //
-//	registry serve [--watch-pid PID]    in-memory registry on 127.0.0.1:<free port>; prints "ready HOST:PORT",
+//	registry serve [--watch-pid PID] [--no-referrers]
+//	                                    in-memory registry on 127.0.0.1:<free port>; prints "ready HOST:PORT",
 //	                                    serves until SIGTERM/SIGINT
 //	registry push REF [--sign KEY.pem [--cert CERT.pem] [--chain CHAIN.pem]]
 //	              [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
 //	                                    pushes a small random image to REF, signs/attests it, prints its digest;
 //	                                    --cert/--chain: keyless-style, the signing key's certificate and its
 //	                                    chain (root last) in the signature's annotations, as cosign stores them
+//	              [--notary CHAIN.pem KEY.pem [--cose] [--tag-schema] [--expiry SECONDS]]
+//	                                    --notary: also a Notary signature made by notation-go (notary.go)
 //	registry tuf DIR                    writes an empty TUF repository for Kyverno's CLI (tuf.go says why)
 //
 // The registry is go-containerregistry's pkg/registry (the one its own tests use). Signing writes exactly
@@ -99,6 +102,12 @@ func usage() {
 // however it ended must not leave a registry behind).
 func serve(args []string) error {
 	watch := 0
+	referrers := true
+	if len(args) > 0 && args[len(args)-1] == "--no-referrers" {
+		// a registry without the OCI 1.1 referrers API: Notary signatures are found by the tag schema
+		referrers = false
+		args = args[:len(args)-1]
+	}
 	if len(args) == 2 && args[0] == "--watch-pid" {
 		if _, err := fmt.Sscanf(args[1], "%d", &watch); err != nil {
 			return fmt.Errorf("--watch-pid %q: %w", args[1], err)
@@ -111,7 +120,7 @@ func serve(args []string) error {
 		return err
 	}
 	quiet := log.New(os.Stderr, "registry: ", log.LstdFlags)
-	server := &http.Server{Handler: registry.New(registry.Logger(quiet), registry.WithReferrersSupport(true)),
+	server := &http.Server{Handler: registry.New(registry.Logger(quiet), registry.WithReferrersSupport(referrers)),
 		ReadHeaderTimeout: 10 * time.Second}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
@@ -140,6 +149,9 @@ type pushArgs struct {
 	ref                                        string
 	signKey, attestType, attestFile, attestKey string
 	cert, chain                                string
+	notaryChain, notaryKey                     string
+	cose, tagSchema                            bool
+	expirySeconds                              int
 	tamper                                     bool
 }
 
@@ -181,6 +193,24 @@ func parsePush(args []string) (pushArgs, error) {
 				out.chain = args[i+1]
 			}
 			i++
+		case "--notary":
+			if err := need(2); err != nil {
+				return out, err
+			}
+			out.notaryChain, out.notaryKey = args[i+1], args[i+2]
+			i += 2
+		case "--expiry":
+			if err := need(1); err != nil {
+				return out, err
+			}
+			if _, err := fmt.Sscanf(args[i+1], "%d", &out.expirySeconds); err != nil {
+				return out, fmt.Errorf("--expiry %q: %w", args[i+1], err)
+			}
+			i++
+		case "--cose":
+			out.cose = true
+		case "--tag-schema":
+			out.tagSchema = true
 		case "--tamper":
 			out.tamper = true
 		default:
@@ -198,6 +228,9 @@ func parsePush(args []string) (pushArgs, error) {
 	}
 	if (out.cert != "" || out.chain != "") && out.signKey == "" {
 		return out, errors.New("--cert and --chain need --sign KEY.pem (the certificate's key)")
+	}
+	if (out.cose || out.tagSchema || out.expirySeconds != 0) && out.notaryChain == "" {
+		return out, errors.New("--cose, --tag-schema and --expiry need --notary CHAIN.pem KEY.pem")
 	}
 	return out, nil
 }
@@ -231,6 +264,11 @@ func push(argv []string) error {
 	}
 	if args.attestType != "" {
 		if err := attest(subject, digest, args.attestType, args.attestFile, args.attestKey, args.tamper); err != nil {
+			return err
+		}
+	}
+	if args.notaryChain != "" {
+		if err := notarySign(args.ref, digest.String(), args); err != nil {
 			return err
 		}
 	}

@@ -3,13 +3,17 @@
 # attest it in cosign's formats (main.go says which code writes them), and print its digest:
 #
 #   tests/registry/push.sh 127.0.0.1:PORT/repo:tag [--sign KEY.pem [--cert CERT.pem] [--chain CHAIN.pem]]
-#                          [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper]
+#                          [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem]
+#                          [--notary CHAIN.pem KEY.pem [--cose] [--tag-schema] [--expiry SECONDS]] [--tamper]
 #
 # KEY.pem: an unencrypted PKCS#8 private key (ECDSA P-256, RSA or Ed25519), e.g.
 #   openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out key.pem
 # --cert/--chain: keyless-style, KEY.pem's certificate and its chain (root last) stored with the signature as
 # cosign stores a Fulcio certificate. --tamper changes the signed payload after signing (a signature that must
-# not verify).
+# not verify). --notary: a Notary signature made and stored by notation-go (tests/registry/notary.go): CHAIN.pem
+# the signing certificate first and its issuers (root last), KEY.pem its PKCS#8 key; JWS envelope, COSE with
+# --cose; stored as an OCI 1.1 referrer, or with --tag-schema under the referrers tag schema; --expiry: the
+# signature expires that many seconds after signing.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 python=$(command -v python3 || command -v python)
