@@ -41,8 +41,9 @@ def _now() -> datetime.datetime:
 
 
 def classic_policy(certs: str, **entry: Any) -> dict[str, Any]:
+    # Enforce: Kyverno refuses an Audit policy whose entry patches digests (mutateDigest's default)
     return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "notary"},
-            "spec": {"background": False, "rules": [{
+            "spec": {"background": False, "validationFailureAction": "Enforce", "rules": [{
                 "name": "signed", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
                 "verifyImages": [{"type": "Notary", "imageReferences": ["127.0.0.1:*"],
                                   "attestors": [{"entries": [{"certificates": {"cert": certs, **entry}}]}]}]}]}}
