@@ -19,10 +19,12 @@ from typing import Any
 
 import yaml
 
+from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
 from kubectl_kyrec.model import Result
 
+CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS)
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
 MAX_VARIANTS = 40
 
@@ -96,12 +98,12 @@ def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tupl
 
 
 def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
-    """Every ClusterPolicy/Policy below the paths, with `file:line`."""
+    """Every ClusterPolicy/Policy (and ClusterCleanupPolicy/CleanupPolicy) below the paths, with `file:line`."""
     found = _documents(paths, skip_hidden=True)
-    out = [(doc, where) for doc, where in found if doc.get("kind") in ("ClusterPolicy", "Policy")
+    out = [(doc, where) for doc, where in found if doc.get("kind") in CONVERTED_KINDS
            and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
     if not out:
-        raise InputError(f"no ClusterPolicy or Policy in {', '.join(paths)}")
+        raise InputError(f"no {', '.join(CONVERTED_KINDS)} in {', '.join(paths)}")
     return out
 
 
@@ -424,6 +426,54 @@ def _at(found: dict[tuple[str, str, str], Any], key: tuple[str, str, str], defau
     return found.get((kind, "default", name), default) if not namespace else default
 
 
+def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[str, Any]],
+                    subjects: list[dict[str, Any]], what: dict[tuple[str, str, str], str],
+                    crds: Sequence[dict[str, Any]]) -> list[Difference]:
+    """Per subject, whether the cleanup controller's run would delete it (evaluate/classic/cleanup.py) and
+    whether the converted DeletingPolicy's would (evaluate/deleting/engine.py, as `test` evaluates it): the
+    verdict is `delete` or `keep` (not selected, a false condition and an error all keep the object)."""
+    from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.classic.cleanup import CleanupStatus, cleanup_decision
+    from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, subject_context
+    from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+    from kubectl_kyrec.evaluate.subjects import make_subject
+    from kubectl_kyrec.load.policy.deleting import parse_deleting_policy
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+    from kubectl_kyrec.model import Document, Source, group_version
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    envs = Environments(library_factory(LibraryContext(now=now, provider=EmptyProvider())))
+    source = Source("<converted>")
+    compiled = [compile_deleting_policy(parse_deleting_policy(Document(doc, source)), envs, (), now)
+                for doc in converted]
+    kinds = KindTable()
+    for crd in crds:
+        kinds.add_crd(crd)
+    namespaces = namespace_objects([Document(s, source) for s in subjects], {})
+    diffs: list[Difference] = []
+    for obj in subjects:
+        subject, _ = make_subject(obj, source, kinds)
+        key = (subject.ref.kind, subject.ref.namespace, subject.ref.name)
+        label = what.get(key) or what.get((key[0], "", key[2]))
+        if label is None:
+            continue
+        ns = namespace_object(subject.ref.namespace, namespaces) if subject.namespaced else None
+        labels = ((ns or {}).get("metadata") or {}).get("labels") or {} if ns is not None else None
+        group, version = group_version(str(obj.get("apiVersion", "")))
+        before = cleanup_decision(original, subject.obj, group, version, labels) == CleanupStatus.DELETE
+        ctx = subject_context(subject, namespaces)
+        # a NamespacedDeletingPolicy's run LISTs in its namespace only (evaluate/deleting/engine.py candidates)
+        after = any(evaluate_object(cp, ctx).deletes for cp in compiled
+                    if not cp.policy.namespaced or (subject.namespaced
+                                                    and subject.ref.namespace == cp.policy.meta.namespace))
+        if before != after:
+            diffs.append(Difference(name, "/".join(p for p in key if p), label, "delete" if before else "keep",
+                                    "delete" if after else "keep"))
+    return diffs
+
+
 def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
            crds: Sequence[dict[str, Any]] = ()) -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants
@@ -443,6 +493,8 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
             subjects.append(variant)
     if not subjects:
         return [], 0
+    if original.get("kind") in CLEANUP_KINDS:
+        return _verify_cleanup(name, original, converted, subjects, what, crds), len(what)
     rules = (original.get("spec") or {}).get("rules") or []
     mutates = any(isinstance(r, dict) and r.get("mutate") for r in rules)
     generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
