@@ -70,7 +70,7 @@ def _resource_rules(kinds: list[str], operations: list[str], field: str,
     return rules
 
 
-def _names_condition(values: list[str], subject: str) -> str:
+def names_condition(values: list[str], subject: str) -> str:
     plain = [v for v in values if not has_wildcard(v)]
     wild = [v for v in values if has_wildcard(v)]
     parts = [f"{subject} in {literal(plain)}"] if plain else []
@@ -88,10 +88,10 @@ def _filter_condition(entry: dict[str, Any], field: str,
     conditions: list[str] = []
     selectors: dict[str, Any] = {}
     if resources.get("namespaces"):
-        conditions.append(_names_condition(resources["namespaces"], reads["namespace"]))
+        conditions.append(names_condition(resources["namespaces"], reads["namespace"]))
     names = list(resources.get("names") or []) + ([resources["name"]] if resources.get("name") else [])
     if names:
-        conditions.append(_names_condition(names, reads["name"]))
+        conditions.append(names_condition(names, reads["name"]))
     if resources.get("selector"):
         selectors["objectSelector"] = resources["selector"]
     if resources.get("namespaceSelector"):

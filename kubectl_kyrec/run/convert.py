@@ -24,7 +24,7 @@ from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
 from kubectl_kyrec.model import Result
 
-CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS)
+CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
 MAX_VARIANTS = 40
 
@@ -98,7 +98,8 @@ def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tupl
 
 
 def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
-    """Every ClusterPolicy/Policy (and ClusterCleanupPolicy/CleanupPolicy) below the paths, with `file:line`."""
+    """Every ClusterPolicy/Policy, ClusterCleanupPolicy/CleanupPolicy and PolicyException (kyverno.io/v2) below
+    the paths, with `file:line`."""
     found = _documents(paths, skip_hidden=True)
     out = [(doc, where) for doc, where in found if doc.get("kind") in CONVERTED_KINDS
            and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
@@ -122,7 +123,17 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
             kinds.add_crd(crd)
         except InputError as err:
             raise InputError(f"{where}: {err.message}") from None
-    result = ConvertResult([compile_check(convert_policy(doc, kinds)) for doc, _ in policies])
+    result = ConvertResult([compile_check(convert_policy(doc, kinds)) if doc.get("kind") != "PolicyException"
+                            else Conversion(str((doc.get("metadata") or {}).get("name", "")), "PolicyException")
+                            for doc, _ in policies])
+    # exceptions convert with the policies they name: their policyRefs are the conversions' names
+    by_key = {_policy_key(doc): conv for (doc, _), conv in zip(policies, result.conversions)
+              if doc.get("kind") != "PolicyException"}
+    originals = {_policy_key(doc): doc for doc, _ in policies}
+    refers: dict[int, list[str]] = {}
+    for i, ((doc, _), conv) in enumerate(zip(policies, result.conversions)):
+        if doc.get("kind") == "PolicyException":
+            refers[i] = _convert_exception(doc, conv, by_key)
     for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
@@ -136,12 +147,47 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
         _convert_suites(paths, out_dir, policies, result)
     if resource_paths or state_paths:
         resources = _resources(resource_paths, state_paths)
-        for (doc, _), conv in zip(policies, result.conversions):
-            if conv.documents:
+        for i, ((doc, _), conv) in enumerate(zip(policies, result.conversions)):
+            if conv.documents and i in refers:
+                # the exception beside each policy it names, on both sides: a verdict differs where the two
+                # exceptions exempt different subjects (each policy's own conversion is verified alone)
+                for key in refers[i]:
+                    diffs, count = verify(originals[key], by_key[key].documents, resources, crds,
+                                          extra=([doc], conv.documents), label=f"{conv.name} (exception) on {key}")
+                    result.differences.extend(diffs)
+                    result.subjects += count
+            elif conv.documents:
                 diffs, count = verify(doc, conv.documents, resources, crds)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def _policy_key(doc: dict[str, Any]) -> str:
+    """How an exception names a policy: `name`, `ns/name` for a namespaced Policy (kk: Exception.Contains)."""
+    meta = doc.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    return f"{meta.get('namespace')}/{name}" if doc.get("kind") == "Policy" and meta.get("namespace") else name
+
+
+def _convert_exception(doc: dict[str, Any], conv: Conversion, by_key: dict[str, Conversion]) -> list[str]:
+    """Fill `conv` with the exception's conversion (convert/exception.py), checked to load with its policies;
+    -> the keys of the policies it names."""
+    from kubectl_kyrec.convert.cel_text import Unconvertible
+    from kubectl_kyrec.convert.exception import convert_exception
+
+    try:
+        conv.documents, keys = convert_exception(doc, by_key)
+    except Unconvertible as err:
+        conv.refusals.append(str(err))
+        return []
+    checked = compile_check(Conversion(conv.name, conv.kind, documents=[
+        *(d for key in keys for d in by_key[key].documents), *conv.documents]))
+    if checked.refusals:
+        conv.refusals.extend(checked.refusals)
+        conv.documents = []
+        return []
+    return keys
 
 
 def _convert_suites(paths: Sequence[str], out_dir: str, policies: list[tuple[dict[str, Any], str]],
@@ -475,10 +521,15 @@ def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[st
 
 
 def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
-           crds: Sequence[dict[str, Any]] = ()) -> tuple[list[Difference], int]:
+           crds: Sequence[dict[str, Any]] = (),
+           extra: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
+           label: str = "") -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants
-    (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects)."""
-    name = str((original.get("metadata") or {}).get("name"))
+    (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects). `extra`:
+    documents evaluated beside the original and beside the conversion (an exception and its conversion);
+    `label` names the comparison in its differences (default: the policy's name)."""
+    name = label or str((original.get("metadata") or {}).get("name"))
+    original_docs, converted = [original, *extra[0]], [*converted, *extra[1]]
     subjects: list[dict[str, Any]] = []
     what: dict[tuple[str, str, str], str] = {}
     for resource in resources:
@@ -500,13 +551,13 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
     generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
     subjects += list(crds)
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
-        before = _verdicts([original], subjects, workdir, "original")
+        before = _verdicts(original_docs, subjects, workdir, "original")
         after = _verdicts(converted, subjects, workdir, "converted")
         if mutates:
-            mutated_before = _mutated([original], subjects, workdir, "original-m")
+            mutated_before = _mutated(original_docs, subjects, workdir, "original-m")
             mutated_after = _mutated(converted, subjects, workdir, "converted-m")
         if generates:
-            generated_before = _downstreams([original], subjects, workdir, "original-g")
+            generated_before = _downstreams(original_docs, subjects, workdir, "original-g")
             generated_after = _downstreams(converted, subjects, workdir, "converted-g")
     diffs = []
     if generates:
