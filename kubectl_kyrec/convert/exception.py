@@ -113,8 +113,9 @@ def convert_exception(doc: dict[str, Any], conversions: Mapping[str, Any]
         key = str(entry.get("policyName", ""))
         conv = conversions.get(key)
         if conv is None or not conv.documents:
-            raise Unconvertible(f"{at}.policyName", f"policy {key!r} is not among the converted policies (give it "
-                                                    "with -p; an exception converts with the policies it names)")
+            raise Unconvertible(f"{at}.policyName", f"policy {key!r} is not among the converted policies (not given "
+                                                    "with -p, or not converted; an exception converts with the "
+                                                    "policies it names)")
         patterns = [str(r) for r in entry.get("ruleNames") or []]
         for document in conv.documents:
             name, kind = document["metadata"]["name"], document["kind"]

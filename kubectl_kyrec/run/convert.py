@@ -126,14 +126,24 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
     result = ConvertResult([compile_check(convert_policy(doc, kinds)) if doc.get("kind") != "PolicyException"
                             else Conversion(str((doc.get("metadata") or {}).get("name", "")), "PolicyException")
                             for doc, _ in policies])
+    if out_dir is not None:
+        _refuse_shared_targets(policies, result.conversions)
     # exceptions convert with the policies they name: their policyRefs are the conversions' names
     by_key = {_policy_key(doc): conv for (doc, _), conv in zip(policies, result.conversions)
               if doc.get("kind") != "PolicyException"}
-    originals = {_policy_key(doc): doc for doc, _ in policies}
+    originals = {_policy_key(doc): doc for doc, _ in policies if doc.get("kind") != "PolicyException"}
     refers: dict[int, list[str]] = {}
     for i, ((doc, _), conv) in enumerate(zip(policies, result.conversions)):
         if doc.get("kind") == "PolicyException":
             refers[i] = _convert_exception(doc, conv, by_key)
+    if out_dir is not None:
+        _refuse_shared_targets(policies, result.conversions)    # an exception of a policy's name
+        for i, keys in refers.items():
+            lost = [key for key in keys if not by_key[key].documents]
+            if lost and result.conversions[i].documents:
+                result.conversions[i].refusals.append(f"spec.exceptions: the policies {lost} it names are not "
+                                                      "written")
+                result.conversions[i].documents = []
     for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
@@ -161,6 +171,25 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def _refuse_shared_targets(policies: list[tuple[dict[str, Any], str]], conversions: list[Conversion]) -> None:
+    """Two conversions of one name would write one DIR/<name>.yaml (a ClusterPolicy and a Policy, Policies in
+    two namespaces, a policy and an exception): the later would overwrite the earlier, and a test suite of the
+    one would test the other. Neither is written; each is refused naming the other. Each is a valid policy
+    with no file of its own, so this is a conversion refused (exit 1), not bad input (exit 3)."""
+    held: dict[str, list[int]] = {}
+    for i, conv in enumerate(conversions):
+        if conv.documents:
+            held.setdefault(conv.name, []).append(i)
+    for name, indexes in held.items():
+        if len(indexes) < 2:
+            continue
+        for i in indexes:
+            others = ", ".join(f"{conversions[j].kind} {name!r} ({policies[j][1]})" for j in indexes if j != i)
+            conversions[i].refusals.append(f"metadata.name: {name}.yaml would also hold {others}; neither is written "
+                                           "(one name, one output file)")
+            conversions[i].documents = []
 
 
 def _policy_key(doc: dict[str, Any]) -> str:
@@ -208,11 +237,7 @@ def _convert_suites(paths: Sequence[str], out_dir: str, policies: list[tuple[dic
         else:
             target = os.path.abspath(os.path.join(out_dir, f"{conv.name}.yaml"))
             written.setdefault(source, []).append(Converted(target, conv.name, conv.rule_policies, conv.rule_skips))
-    # two policies of one name write one DIR/<name>.yaml: the last one stays, and a suite of the other
-    # would test it; their suites are not converted
-    targets = [c.target for held in written.values() for c in held]
-    clashes = {t for t in targets if targets.count(t) > 1}
-    files = {k: v for k, v in written.items() if k not in refused and not any(c.target in clashes for c in v)}
+    files = {k: v for k, v in written.items() if k not in refused}
 
     def read_values(path: str) -> Any:
         with open(path) as f:
