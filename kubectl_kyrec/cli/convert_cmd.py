@@ -11,7 +11,7 @@ from kubectl_kyrec.errors import UsageError
 
 @click.command("convert")
 @click.option("-p", "--policy", "policy_paths", multiple=True, metavar="PATH",
-              help="ClusterPolicy/Policy files or directories; repeatable.")
+              help="ClusterPolicy/Policy, CleanupPolicy and PolicyException files or directories; repeatable.")
 @click.option("-o", "--output-dir", "out_dir", metavar="DIR",
               help="Write each converted policy to DIR/<policy name>.yaml.")
 @click.option("--verify", is_flag=True, help="Evaluate original and converted policies on -r/--state resources "
@@ -25,7 +25,8 @@ from kubectl_kyrec.errors import UsageError
 @handle_errors
 def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: bool,
                     resource_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...]) -> None:
-    """Convert ClusterPolicies and Policies to ValidatingPolicies and MutatingPolicies, as Kyverno's migration
+    """Convert ClusterPolicies and Policies to ValidatingPolicies, MutatingPolicies and GeneratingPolicies,
+    CleanupPolicies to DeletingPolicies and PolicyExceptions to CEL PolicyExceptions, as Kyverno's migration
     guide maps them.
 
     A policy with any construct that has no exact CEL counterpart is not written: stderr names the field and

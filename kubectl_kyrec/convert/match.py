@@ -11,6 +11,9 @@ from typing import Any
 from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_as_re2
 from kubectl_kyrec.load.run_inputs.kinds import KindTable, builtin_kinds
 
+# what a matchCondition reads of the subject: the admission request's fields in the admission kinds
+REQUEST = {"namespace": "request.namespace", "name": "request.name", "kind": "request.kind.kind",
+           "operation": "request.operation"}
 _UNCONVERTED = {"subjects": "user and group subjects", "roles": "roles", "clusterRoles": "cluster roles",
                 "annotations": "annotations"}
 
@@ -67,7 +70,7 @@ def _resource_rules(kinds: list[str], operations: list[str], field: str,
     return rules
 
 
-def _names_condition(values: list[str], subject: str) -> str:
+def names_condition(values: list[str], subject: str) -> str:
     plain = [v for v in values if not has_wildcard(v)]
     wild = [v for v in values if has_wildcard(v)]
     parts = [f"{subject} in {literal(plain)}"] if plain else []
@@ -75,7 +78,8 @@ def _names_condition(values: list[str], subject: str) -> str:
     return disj(parts)
 
 
-def _filter_condition(entry: dict[str, Any], field: str) -> tuple[list[str], dict[str, Any]]:
+def _filter_condition(entry: dict[str, Any], field: str,
+                      reads: dict[str, str] = REQUEST) -> tuple[list[str], dict[str, Any]]:
     """What a filter adds besides kinds: (CEL conditions, selectors)."""
     for key, what in _UNCONVERTED.items():
         if entry.get(key) or (entry.get("resources") or {}).get(key):
@@ -84,10 +88,10 @@ def _filter_condition(entry: dict[str, Any], field: str) -> tuple[list[str], dic
     conditions: list[str] = []
     selectors: dict[str, Any] = {}
     if resources.get("namespaces"):
-        conditions.append(_names_condition(resources["namespaces"], "request.namespace"))
+        conditions.append(names_condition(resources["namespaces"], reads["namespace"]))
     names = list(resources.get("names") or []) + ([resources["name"]] if resources.get("name") else [])
     if names:
-        conditions.append(_names_condition(names, "request.name"))
+        conditions.append(names_condition(names, reads["name"]))
     if resources.get("selector"):
         selectors["objectSelector"] = resources["selector"]
     if resources.get("namespaceSelector"):
@@ -96,9 +100,10 @@ def _filter_condition(entry: dict[str, Any], field: str) -> tuple[list[str], dic
 
 
 def convert_match(match: Any, exclude: Any, default_operations: list[str],
-                  field: str, known: KindTable | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
+                  field: str, known: KindTable | None = None, reads: dict[str, str] = REQUEST
+                  ) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """-> (matchConstraints, matchConditions). `known`: the kinds (built-ins, and CRDs given), default the
-    built-ins."""
+    built-ins; `reads`: the CEL that names the subject's namespace, name, kind and operation (REQUEST)."""
     includes = _filters(match, f"{field}.match")
     if not includes:
         raise Unconvertible(f"{field}.match", "a rule without a match block")
@@ -115,7 +120,7 @@ def convert_match(match: Any, exclude: Any, default_operations: list[str],
             if operations is not None and sorted(ops) != sorted(operations):
                 raise Unconvertible(f"{at}.resources.operations", "filters with different operations")
             operations = list(ops)
-        extra = _filter_condition(entry, at)
+        extra = _filter_condition(entry, at, reads)
         if shared_extra is not None and extra != shared_extra:
             raise Unconvertible(at, "several match filters with different namespaces, names or selectors; "
                                     "not converted")
@@ -129,16 +134,16 @@ def convert_match(match: Any, exclude: Any, default_operations: list[str],
     excluded: list[str] = []
     for entry, at in _filters(exclude, f"{field}.exclude"):
         resources = entry.get("resources") or {}
-        extra_conditions, selectors = _filter_condition(entry, at)
+        extra_conditions, selectors = _filter_condition(entry, at, reads)
         if selectors:
             raise Unconvertible(at, "an exclude selector; not converted")
         parts = list(extra_conditions)
         if resources.get("kinds"):
-            parts.append(disj([f"request.kind.kind == {literal(k)}" for k in resources["kinds"]]))
+            parts.append(disj([f"{reads['kind']} == {literal(k)}" for k in resources["kinds"]]))
             if any("/" in k for k in resources["kinds"]):
                 raise Unconvertible(at, "an excluded kind with a group/version; not converted")
         if resources.get("operations"):
-            parts.append(f"request.operation in {literal(resources['operations'])}")
+            parts.append(f"{reads['operation']} in {literal(resources['operations'])}")
         if not parts:
             raise Unconvertible(at, "an exclude filter with nothing converted")
         excluded.append(" && ".join(f"({p})" for p in parts))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, conditions, generate, jmes, mutate
+from kubectl_kyrec.convert import cel_total, cleanup, conditions, generate, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -75,7 +75,10 @@ def convert_policy(doc: dict[str, Any], kinds: KindTable | None = None) -> Conve
     name = str(meta.get("name", ""))
     conv = Conversion(name, str(doc.get("kind")))
     try:
-        _convert(doc, conv, kinds)
+        if doc.get("kind") in cleanup.CLEANUP_KINDS:
+            conv.documents, conv.substitutes = cleanup.convert_cleanup(doc, kinds)
+        else:
+            _convert(doc, conv, kinds)
     except Unconvertible as err:
         conv.refusals.append(str(err))
     if conv.refusals:

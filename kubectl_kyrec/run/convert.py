@@ -19,11 +19,13 @@ from typing import Any
 
 import yaml
 
+from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
 from kubectl_kyrec.load.policy.policies import POLICY_KINDS
 from kubectl_kyrec.model import Result
 
+CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
 MAX_VARIANTS = 40
 
@@ -97,12 +99,13 @@ def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tupl
 
 
 def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
-    """Every ClusterPolicy/Policy below the paths, with `file:line`."""
+    """Every ClusterPolicy/Policy, ClusterCleanupPolicy/CleanupPolicy and PolicyException (kyverno.io/v2) below
+    the paths, with `file:line`."""
     found = _documents(paths, skip_hidden=True)
-    out = [(doc, where) for doc, where in found if doc.get("kind") in ("ClusterPolicy", "Policy")
+    out = [(doc, where) for doc, where in found if doc.get("kind") in CONVERTED_KINDS
            and str(doc.get("apiVersion", "")).startswith("kyverno.io/")]
     if not out:
-        raise InputError(f"no ClusterPolicy or Policy in {', '.join(paths)}")
+        raise InputError(f"no {', '.join(CONVERTED_KINDS)} in {', '.join(paths)}")
     return out
 
 
@@ -121,7 +124,27 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
             kinds.add_crd(crd)
         except InputError as err:
             raise InputError(f"{where}: {err.message}") from None
-    result = ConvertResult([compile_check(convert_policy(doc, kinds)) for doc, _ in policies])
+    result = ConvertResult([compile_check(convert_policy(doc, kinds)) if doc.get("kind") != "PolicyException"
+                            else Conversion(str((doc.get("metadata") or {}).get("name", "")), "PolicyException")
+                            for doc, _ in policies])
+    if out_dir is not None:
+        _refuse_shared_targets(policies, result.conversions)
+    # exceptions convert with the policies they name: their policyRefs are the conversions' names
+    by_key = {_policy_key(doc): conv for (doc, _), conv in zip(policies, result.conversions)
+              if doc.get("kind") != "PolicyException"}
+    originals = {_policy_key(doc): doc for doc, _ in policies if doc.get("kind") != "PolicyException"}
+    refers: dict[int, list[str]] = {}
+    for i, ((doc, _), conv) in enumerate(zip(policies, result.conversions)):
+        if doc.get("kind") == "PolicyException":
+            refers[i] = _convert_exception(doc, conv, by_key)
+    if out_dir is not None:
+        _refuse_shared_targets(policies, result.conversions)    # an exception of a policy's name
+        for i, keys in refers.items():
+            lost = [key for key in keys if not by_key[key].documents]
+            if lost and result.conversions[i].documents:
+                result.conversions[i].refusals.append(f"spec.exceptions: the policies {lost} it names are not "
+                                                      "written")
+                result.conversions[i].documents = []
     for (_, where), conv in zip(policies, result.conversions):
         if not conv.documents or out_dir is None:
             continue
@@ -135,12 +158,66 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
         _convert_suites(paths, out_dir, policies, result)
     if resource_paths or state_paths:
         resources = _resources(resource_paths, state_paths)
-        for (doc, _), conv in zip(policies, result.conversions):
-            if conv.documents:
+        for i, ((doc, _), conv) in enumerate(zip(policies, result.conversions)):
+            if conv.documents and i in refers:
+                # the exception beside each policy it names, on both sides: a verdict differs where the two
+                # exceptions exempt different subjects (each policy's own conversion is verified alone)
+                for key in refers[i]:
+                    diffs, count = verify(originals[key], by_key[key].documents, resources, crds,
+                                          extra=([doc], conv.documents), label=f"{conv.name} (exception) on {key}")
+                    result.differences.extend(diffs)
+                    result.subjects += count
+            elif conv.documents:
                 diffs, count = verify(doc, conv.documents, resources, crds)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def _refuse_shared_targets(policies: list[tuple[dict[str, Any], str]], conversions: list[Conversion]) -> None:
+    """Two conversions of one name would write one DIR/<name>.yaml (a ClusterPolicy and a Policy, Policies in
+    two namespaces, a policy and an exception): the later would overwrite the earlier, and a test suite of the
+    one would test the other. Neither is written; each is refused naming the other. Each is a valid policy
+    with no file of its own, so this is a conversion refused (exit 1), not bad input (exit 3)."""
+    held: dict[str, list[int]] = {}
+    for i, conv in enumerate(conversions):
+        if conv.documents:
+            held.setdefault(conv.name, []).append(i)
+    for name, indexes in held.items():
+        if len(indexes) < 2:
+            continue
+        for i in indexes:
+            others = ", ".join(f"{conversions[j].kind} {name!r} ({policies[j][1]})" for j in indexes if j != i)
+            conversions[i].refusals.append(f"metadata.name: {name}.yaml would also hold {others}; neither is written "
+                                           "(one name, one output file)")
+            conversions[i].documents = []
+
+
+def _policy_key(doc: dict[str, Any]) -> str:
+    """How an exception names a policy: `name`, `ns/name` for a namespaced Policy (kk: Exception.Contains)."""
+    meta = doc.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    return f"{meta.get('namespace')}/{name}" if doc.get("kind") == "Policy" and meta.get("namespace") else name
+
+
+def _convert_exception(doc: dict[str, Any], conv: Conversion, by_key: dict[str, Conversion]) -> list[str]:
+    """Fill `conv` with the exception's conversion (convert/exception.py), checked to load with its policies;
+    -> the keys of the policies it names."""
+    from kubectl_kyrec.convert.cel_text import Unconvertible
+    from kubectl_kyrec.convert.exception import convert_exception
+
+    try:
+        conv.documents, keys = convert_exception(doc, by_key)
+    except Unconvertible as err:
+        conv.refusals.append(str(err))
+        return []
+    checked = compile_check(Conversion(conv.name, conv.kind, documents=[
+        *(d for key in keys for d in by_key[key].documents), *conv.documents]))
+    if checked.refusals:
+        conv.refusals.extend(checked.refusals)
+        conv.documents = []
+        return []
+    return keys
 
 
 def _convert_suites(paths: Sequence[str], out_dir: str, policies: list[tuple[dict[str, Any], str]],
@@ -161,11 +238,7 @@ def _convert_suites(paths: Sequence[str], out_dir: str, policies: list[tuple[dic
         else:
             target = os.path.abspath(os.path.join(out_dir, f"{conv.name}.yaml"))
             written.setdefault(source, []).append(Converted(target, conv.name, conv.rule_policies, conv.rule_skips))
-    # two policies of one name write one DIR/<name>.yaml: the last one stays, and a suite of the other
-    # would test it; their suites are not converted
-    targets = [c.target for held in written.values() for c in held]
-    clashes = {t for t in targets if targets.count(t) > 1}
-    files = {k: v for k, v in written.items() if k not in refused and not any(c.target in clashes for c in v)}
+    files = {k: v for k, v in written.items() if k not in refused}
 
     def read_values(path: str) -> Any:
         with open(path) as f:
@@ -432,11 +505,64 @@ def _at(found: dict[tuple[str, str, str], Any], key: tuple[str, str, str], defau
     return found.get((kind, "default", name), default) if not namespace else default
 
 
+def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[str, Any]],
+                    subjects: list[dict[str, Any]], what: dict[tuple[str, str, str], str],
+                    crds: Sequence[dict[str, Any]]) -> list[Difference]:
+    """Per subject, whether the cleanup controller's run would delete it (evaluate/classic/cleanup.py) and
+    whether the converted DeletingPolicy's would (evaluate/deleting/engine.py, as `test` evaluates it): the
+    verdict is `delete` or `keep` (not selected, a false condition and an error all keep the object)."""
+    from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.classic.cleanup import CleanupStatus, cleanup_decision
+    from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, subject_context
+    from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
+    from kubectl_kyrec.evaluate.subjects import make_subject
+    from kubectl_kyrec.load.policy.deleting import parse_deleting_policy
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+    from kubectl_kyrec.model import Document, Source, group_version
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    envs = Environments(library_factory(LibraryContext(now=now, provider=EmptyProvider())))
+    source = Source("<converted>")
+    compiled = [compile_deleting_policy(parse_deleting_policy(Document(doc, source)), envs, (), now)
+                for doc in converted]
+    kinds = KindTable()
+    for crd in crds:
+        kinds.add_crd(crd)
+    namespaces = namespace_objects([Document(s, source) for s in subjects], {})
+    diffs: list[Difference] = []
+    for obj in subjects:
+        subject, _ = make_subject(obj, source, kinds)
+        key = (subject.ref.kind, subject.ref.namespace, subject.ref.name)
+        label = what.get(key) or what.get((key[0], "", key[2]))
+        if label is None:
+            continue
+        ns = namespace_object(subject.ref.namespace, namespaces) if subject.namespaced else None
+        labels = ((ns or {}).get("metadata") or {}).get("labels") or {} if ns is not None else None
+        group, version = group_version(str(obj.get("apiVersion", "")))
+        before = cleanup_decision(original, subject.obj, group, version, labels) == CleanupStatus.DELETE
+        ctx = subject_context(subject, namespaces)
+        # a NamespacedDeletingPolicy's run LISTs in its namespace only (evaluate/deleting/engine.py candidates)
+        after = any(evaluate_object(cp, ctx).deletes for cp in compiled
+                    if not cp.policy.namespaced or (subject.namespaced
+                                                    and subject.ref.namespace == cp.policy.meta.namespace))
+        if before != after:
+            diffs.append(Difference(name, "/".join(p for p in key if p), label, "delete" if before else "keep",
+                                    "delete" if after else "keep"))
+    return diffs
+
+
 def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
-           crds: Sequence[dict[str, Any]] = ()) -> tuple[list[Difference], int]:
+           crds: Sequence[dict[str, Any]] = (),
+           extra: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
+           label: str = "") -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants
-    (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects)."""
-    name = str((original.get("metadata") or {}).get("name"))
+    (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects). `extra`:
+    documents evaluated beside the original and beside the conversion (an exception and its conversion);
+    `label` names the comparison in its differences (default: the policy's name)."""
+    name = label or str((original.get("metadata") or {}).get("name"))
+    original_docs, converted = [original, *extra[0]], [*converted, *extra[1]]
     subjects: list[dict[str, Any]] = []
     what: dict[tuple[str, str, str], str] = {}
     for resource in resources:
@@ -451,18 +577,20 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
             subjects.append(variant)
     if not subjects:
         return [], 0
+    if original.get("kind") in CLEANUP_KINDS:
+        return _verify_cleanup(name, original, converted, subjects, what, crds), len(what)
     rules = (original.get("spec") or {}).get("rules") or []
     mutates = any(isinstance(r, dict) and r.get("mutate") for r in rules)
     generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
     subjects += list(crds)
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
-        before = _verdicts([original], subjects, workdir, "original")
+        before = _verdicts(original_docs, subjects, workdir, "original")
         after = _verdicts(converted, subjects, workdir, "converted")
         if mutates:
-            mutated_before = _mutated([original], subjects, workdir, "original-m")
+            mutated_before = _mutated(original_docs, subjects, workdir, "original-m")
             mutated_after = _mutated(converted, subjects, workdir, "converted-m")
         if generates:
-            generated_before = _downstreams([original], subjects, workdir, "original-g")
+            generated_before = _downstreams(original_docs, subjects, workdir, "original-g")
             generated_after = _downstreams(converted, subjects, workdir, "converted-g")
     diffs = []
     if generates:
