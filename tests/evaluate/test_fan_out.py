@@ -189,8 +189,15 @@ def sliced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     counts: list[int] = []
 
     def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
-        answers = fan_out(*args, **kwargs)
-        counts.append(len(answers))
+        consume = kwargs["consume"]         # the pipeline takes each slice's answer as it is read
+        given: list[int] = []
+
+        def counted(answer: Any) -> None:
+            given.append(1)
+            consume(answer)
+
+        answers = fan_out(*args, **{**kwargs, "consume": counted})
+        counts.append(len(given))
         return answers
 
     monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
@@ -372,3 +379,27 @@ def test_a_workers_answer_read_in_records_shares_what_the_worker_shared(sliced: 
         assert len({id(r.message) for r in mine}) == len({r.message for r in mine})
     refs = {id(s.ref) for s in split.subjects}
     assert all(id(r.subject) in refs for r in split.results)
+
+
+@needs_fork
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_pipeline_hands_its_results_on_a_chunk_at_a_time_and_keeps_none(
+        jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 36's results stream: a consumer gets the results in order, a chunk of whole subjects at a time,
+    # as each slice (or a worker's record) is read; the outcome keeps none of them
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 60)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    whole = _evaluate(policies, resources, jobs=jobs)
+    monkeypatch.setattr(pipeline, "_CHUNK", 50)
+    chunks: list[Any] = []
+    out = run_eval(policies, resources, resources, kinds=KindTable(),
+                   libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
+                   options=EvalOptions(now=NOW, jobs=jobs), on_results=chunks.append)
+    assert out.results == [] and len(out.pairs) == 0
+    assert len(chunks) > len(whole.results) // 100
+    assert [r for chunk in chunks for r in chunk.results] == whole.results
+    assert [ok for chunk in chunks for _, ok in chunk] == [ok for _, ok in whole.pairs]
+    # a chunk ends with a subject: no subject's results are split between two chunks
+    ends = [(chunk.results[0].subject, chunk.results[-1].subject) for chunk in chunks]
+    assert all(last is not first for (_, last), (first, _) in zip(ends, ends[1:]))
