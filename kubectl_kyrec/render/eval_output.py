@@ -251,18 +251,56 @@ def _summary_line(counts: dict[str, int]) -> str:
 BASELINED = " (baselined)"
 
 
+class TableTally:
+    """What the results table needs of a run's results, taken as they come (`add`, a chunk at a time): the
+    counts in all and per policy, the rows it lists (those that need attention; every one with `show_all`)
+    and whether a ClusterPolicy/Policy answered (the RULE column). A run whose output is the table alone
+    hands its results here as they are decided and keeps no other (issue 36): its memory grows with the
+    rows listed, not with every result."""
+
+    def __init__(self, show_all: bool = False) -> None:
+        self.show_all = show_all
+        self.count = 0
+        self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
+        # by (source, policy), labelled once every result is in (load/policy/policies.policy_labels)
+        self.per_policy: dict[tuple[str, str], dict[str, int]] = {}
+        self.shown: list[Result] = []
+        self.rules = False
+
+    @classmethod
+    def of(cls, results: Iterable[Result], show_all: bool = False) -> TableTally:
+        tally = cls(show_all)
+        tally.add(results)
+        return tally
+
+    def add(self, results: Iterable[Result]) -> None:
+        counts, per_policy, shown, show_all = self.counts, self.per_policy, self.shown, self.show_all
+        for r in results:
+            self.count += 1
+            counts[r.result] = counts.get(r.result, 0) + 1
+            key = (r.source, r.policy)
+            policy = per_policy.get(key)
+            if policy is None:
+                policy = per_policy[key] = dict.fromkeys(SUMMARY_KEYS, 0)
+                self.rules = self.rules or r.source == "kyverno"
+            policy[r.result] = policy.get(r.result, 0) + 1
+            if show_all or r.result in ATTENTION:
+                shown.append(r)
+
+
 def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: bool = False,
-                width: int | None = None, baselined: Collection[int] = ()) -> None:
+                width: int | None = None, baselined: Collection[int] = (), tally: TableTally | None = None) -> None:
     """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
     per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`. Fitted to `width`
     (render/fit.py; None: no limit) unless `wide`. `baselined`: the ids of the results `--baseline`
-    accepts, whose RESULT reads `fail (baselined)`."""
-    results = run.results
-    if not results:
+    accepts, whose RESULT reads `fail (baselined)`. `tally`: the results as the run handed them on, when
+    it kept none (`run.results` is then empty)."""
+    if tally is None:
+        tally = TableTally.of(run.results, show_all or wide)
+    if not tally.count:
         stream.write(run.empty_reason + "\n")
     else:
-        _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width,
-                             baselined=baselined)
+        _write_results_table(tally, stream, wide=wide, width=width, baselined=baselined)
     if any(a.mutations for a in run.admissions):
         stream.write("\n")
         _write_mutations(run.admissions, stream, width=None if wide else width)
@@ -344,22 +382,17 @@ def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, 
     write_fitted(stream, _COLUMNS if rules else _NO_RULES, cells, width)
 
 
-def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool,
-                         width: int | None, baselined: Collection[int]) -> None:
-    per_policy: dict[str, dict[str, int]] = {}
-    counts = dict.fromkeys(SUMMARY_KEYS, 0)
-    shown: list[Result] = []
+def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width: int | None,
+                         baselined: Collection[int]) -> None:
+    counts, shown = tally.counts, tally.shown
     # a ValidatingPolicy and a ClusterPolicy of one name are two rows of counts (load/policy/policies.policy_labels)
-    labels = policy_labels({(r.source, r.policy) for r in results})
-    for r in results:
-        counts[r.result] = counts.get(r.result, 0) + 1
-        name = labels.get((r.source, r.policy), r.policy) if labels else r.policy
-        policy = per_policy.get(name)
-        if policy is None:
-            policy = per_policy[name] = dict.fromkeys(SUMMARY_KEYS, 0)
-        policy[r.result] = policy.get(r.result, 0) + 1
-        if show_all or r.result in ATTENTION:
-            shown.append(r)
+    labels = policy_labels(set(tally.per_policy))
+    per_policy: dict[str, dict[str, int]] = {}
+    for (source, name), policy_counts in tally.per_policy.items():
+        label = labels.get((source, name), name) if labels else name
+        into = per_policy.setdefault(label, dict.fromkeys(SUMMARY_KEYS, 0))
+        for key, count in policy_counts.items():
+            into[key] = into.get(key, 0) + count
     if shown:
         shown.sort(key=_sort_key)
         if wide:
@@ -371,8 +404,7 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
                  str(r.location) if r.location else "")
                 for r in shown])
         else:
-            _write_plain(shown, stream, width=width, rules=any(r.source == "kyverno" for r in results),
-                         baselined=baselined, labels=labels)
+            _write_plain(shown, stream, width=width, rules=tally.rules, baselined=baselined, labels=labels)
     else:
         stream.write("No result fails, errs or warns.\n")
     keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]
@@ -382,10 +414,10 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
                                            for policy, c in sorted(per_policy.items())]
     # nothing in it can be fitted: a policy's name is printed whole, whatever the width
     write_rows(stream, count_headers, count_rows, right=range(1, len(keys) + 1))
-    hidden = len(results) - len(shown)
+    hidden = tally.count - len(shown)
     stream.write("\n")
     if hidden:
         stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")
-    accepted = sum(1 for r in results if id(r) in baselined) if baselined else 0
+    # a baselined result is a failing one: the table lists it
+    accepted = sum(1 for r in shown if id(r) in baselined) if baselined else 0
     stream.write(_summary_line(counts) + (f"; baselined: {accepted}" if accepted else "") + "\n")
-
