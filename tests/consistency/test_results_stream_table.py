@@ -19,10 +19,12 @@ T = ROOT / "testdata"
 NOW = ["--now", "2026-01-02T03:04:05Z"]
 
 CASES = {
-    "vpol-errors": ["-p", str(T / "eval/runtime-errors/policies.yaml"), "-r", str(T / "eval/runtime-errors/resources.yaml")],
+    "vpol-errors": ["-p", str(T / "eval/runtime-errors/policies.yaml"),
+                    "-r", str(T / "eval/runtime-errors/resources.yaml")],
     "match-rules": ["-p", str(T / "eval/match-rules/policies.yaml"), "-r", str(T / "eval/match-rules/resources.yaml")],
     "examples": ["-p", str(T / "examples/policies"), "-r", str(T / "examples/resources")],
-    "classic-rules": ["-p", str(T / "classic/manifests/policies.yaml"), "-r", str(T / "classic/manifests/resources.yaml")],
+    "classic-rules": ["-p", str(T / "classic/manifests/policies.yaml"),
+                      "-r", str(T / "classic/manifests/resources.yaml")],
     "mutating-chain": ["-p", str(T / "mutating/chain/policy.yaml"), "-r", str(T / "mutating/chain/resource.yaml")],
     "generating": ["-p", str(T / "generating/clone-owner-references/policy.yaml"),
                    "-r", str(T / "generating/clone-owner-references/resources.yaml"),
