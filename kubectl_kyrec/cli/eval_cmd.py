@@ -151,7 +151,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     tally = None
     if all(s.format is OutputFormat.TABLE and s.path is None for s in specs) and not base_policy_paths \
             and not ci_options.baseline_path and not ci_options.write_baseline_path:
-        tally = eval_output.TableTally(show_all)
+        from kubectl_kyrec.cli.terminal import output_width
+
+        # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
+        tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress:
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect,
                        on_results=tally.add if tally is not None else None)

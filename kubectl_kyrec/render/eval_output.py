@@ -8,7 +8,7 @@ counted on the way, and the expected reports are built only by the formats that 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
@@ -251,14 +251,22 @@ def _summary_line(counts: dict[str, int]) -> str:
 BASELINED = " (baselined)"
 
 
+# with `spill`, the listed rows are sorted and written to a temporary file this many at a time
+SPILL_ROWS = 50_000
+_SPILL_RECORD = 1_000       # rows per record of a spilled run, read back one record at a time
+
+
 class TableTally:
     """What the results table needs of a run's results, taken as they come (`add`, a chunk at a time): the
     counts in all and per policy, the rows it lists (those that need attention; every one with `show_all`)
     and whether a ClusterPolicy/Policy answered (the RULE column). A run whose output is the table alone
-    hands its results here as they are decided and keeps no other (issue 36): its memory grows with the
-    rows listed, not with every result."""
+    hands its results here as they are decided and keeps no other (issue 36).
 
-    def __init__(self, show_all: bool = False) -> None:
+    `spill` (a table not fitted to a width: on a pipe or in a file): the listed rows are kept as their text,
+    sorted SPILL_ROWS at a time into an unlinked temporary file, and merged back in order as the table is
+    written, so that memory does not grow with the rows either; else they are kept as results."""
+
+    def __init__(self, show_all: bool = False, spill: bool = False) -> None:
         self.show_all = show_all
         self.count = 0
         self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
@@ -266,6 +274,11 @@ class TableTally:
         self.per_policy: dict[tuple[str, str], dict[str, int]] = {}
         self.shown: list[Result] = []
         self.rules = False
+        self.spill = spill
+        self.listed = 0                     # rows listed, spilled or not
+        self._rows: list[tuple[Any, ...]] = []
+        self._runs: list[BinaryIO] = []
+        self._flat: dict[str, str] = {}
 
     @classmethod
     def of(cls, results: Iterable[Result], show_all: bool = False) -> TableTally:
@@ -285,7 +298,81 @@ class TableTally:
                 self.rules = self.rules or r.source == "kyverno"
             policy[r.result] = policy.get(r.result, 0) + 1
             if show_all or r.result in ATTENTION:
-                shown.append(r)
+                self.listed += 1
+                if self.spill:
+                    self._keep_row(r)
+                else:
+                    shown.append(r)
+
+    def _keep_row(self, r: Result) -> None:
+        flat = self._flat
+        message = flat.get(r.message)
+        if message is None:
+            if len(flat) > SPILL_ROWS:
+                flat.clear()
+            message = flat[r.message] = " ".join(r.message.split())
+        ref = r.subject
+        # _sort_key's fields first, then what _write_plain makes a row of
+        self._rows.append((STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source,
+                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else ""))
+        if len(self._rows) >= SPILL_ROWS:
+            self._spill_rows()
+
+    def _spill_rows(self) -> None:
+        import pickle
+        import tempfile
+
+        rows = self._rows
+        rows.sort(key=_SPILLED_KEY)
+        file = tempfile.TemporaryFile()     # noqa: SIM115 - kept open until the table is written
+        for start in range(0, len(rows), _SPILL_RECORD):
+            pickle.dump(rows[start:start + _SPILL_RECORD], file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._runs.append(file)
+        self._rows = []
+
+    def spilled_rows(self) -> Iterator[tuple[Any, ...]]:
+        """The rows kept with `spill`, in the table's order: the runs in the file merged with those held
+        (each run sorted, stably, and merged in the order made: the order of one stable sort of them all)."""
+        import heapq
+
+        self._rows.sort(key=_SPILLED_KEY)
+        return heapq.merge(*(_read_run(file) for file in self._runs), self._rows, key=_SPILLED_KEY)
+
+    def close(self) -> None:
+        for file in self._runs:
+            file.close()
+        self._runs = []
+
+
+def _SPILLED_KEY(row: tuple[Any, ...]) -> tuple[Any, ...]:   # noqa: N802 - a key, named as a constant
+    return row[:5]
+
+
+def _read_run(file: BinaryIO) -> Iterator[tuple[Any, ...]]:
+    import pickle
+
+    file.seek(0)
+    while True:
+        try:
+            record = pickle.load(file)
+        except EOFError:
+            return
+        yield from record
+
+
+class _SpilledTable:
+    """The spilled rows as the plain table's cells, made anew each time they are iterated (write_rows
+    reads them twice: the widths, then the lines)."""
+
+    def __init__(self, tally: TableTally, labels: Mapping[tuple[str, str], str], rules: bool) -> None:
+        self.tally, self.labels, self.rules = tally, labels, rules
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        labels, rules = self.labels, self.rules
+        for (_, policy, _, _, _, source, rule, subject, result, message, location) in self.tally.spilled_rows():
+            name = labels.get((source, policy), policy) if labels else policy
+            yield (name, rule or "-", subject, result, message, location) if rules else \
+                (name, subject, result, message, location)
 
 
 def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: bool = False,
@@ -393,7 +480,13 @@ def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width
         into = per_policy.setdefault(label, dict.fromkeys(SUMMARY_KEYS, 0))
         for key, count in policy_counts.items():
             into[key] = into.get(key, 0) + count
-    if shown:
+    if tally.spill and tally.listed:
+        rows = _SpilledTable(tally, labels, tally.rules)
+        try:
+            write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
+        finally:
+            tally.close()
+    elif shown:
         shown.sort(key=_sort_key)
         if wide:
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
@@ -414,7 +507,7 @@ def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width
                                            for policy, c in sorted(per_policy.items())]
     # nothing in it can be fitted: a policy's name is printed whole, whatever the width
     write_rows(stream, count_headers, count_rows, right=range(1, len(keys) + 1))
-    hidden = tally.count - len(shown)
+    hidden = tally.count - tally.listed
     stream.write("\n")
     if hidden:
         stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")

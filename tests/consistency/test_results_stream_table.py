@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import kubectl_kyrec.cli.eval_cmd  # noqa: F401 - the command module whose run_eval the spy wraps
 import kubectl_kyrec.run.eval as run_module
 from kubectl_kyrec.cli.main import cli
+from kubectl_kyrec.render import eval_output
 
 ROOT = Path(__file__).resolve().parents[2]
 T = ROOT / "testdata"
@@ -50,10 +51,24 @@ def kept(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return runs
 
 
+@pytest.mark.parametrize("spill", [None, 1], ids=["held", "spilled-one-by-one"])
 @pytest.mark.parametrize("flags", FLAGS.values(), ids=list(FLAGS))
 @pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
-def test_the_streamed_table_is_the_whole_runs_table(case: list[str], flags: list[str], tmp_path: Path,
-                                                    kept: list[Any]) -> None:
+def test_the_streamed_table_is_the_whole_runs_table(case: list[str], flags: list[str], spill: int | None,
+                                                    tmp_path: Path, kept: list[Any],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # on a pipe the listed rows are kept as text and, SPILL_ROWS at a time, sorted into a temporary file,
+    # then merged back as the table is written: 1 makes every row a run
+    spilled: list[int] = []
+    if spill is not None:
+        monkeypatch.setattr(eval_output, "SPILL_ROWS", spill)
+        real = eval_output.TableTally._spill_rows
+
+        def counted(self: eval_output.TableTally) -> None:
+            spilled.append(len(self._rows))
+            real(self)
+
+        monkeypatch.setattr(eval_output.TableTally, "_spill_rows", counted)
     streamed = CliRunner().invoke(cli, ["eval", *case, *flags, *NOW])
     target = tmp_path / "table.txt"
     whole = CliRunner().invoke(cli, ["eval", *case, *flags, *NOW, "-o", f"table={target}"])
@@ -61,6 +76,9 @@ def test_the_streamed_table_is_the_whole_runs_table(case: list[str], flags: list
     assert streamed.exit_code in (0, 1, 3), streamed.stderr
     assert streamed.stdout == target.read_text()
     assert streamed.stdout.strip()
+    # every listed row went to the file as a run of its own, merged back in order (as a large run's runs)
+    if spill is not None and "No result fails, errs or warns." not in streamed.stdout:
+        assert spilled and set(spilled) == {1}
     # the streamed run kept no result; the one written to a file kept every one
     first, second = kept
     assert first.results == [] and len(first.report_pairs) == 0
@@ -74,6 +92,23 @@ def test_a_failing_result_handed_on_still_fails_the_run(kept: list[Any]) -> None
     assert result.exit_code == 1, result.stderr
     assert kept[0].results == []
     assert "fail" in result.stdout
+
+
+def test_rows_spilled_in_runs_merge_in_the_order_of_one_stable_sort(monkeypatch: pytest.MonkeyPatch) -> None:
+    # equal sort keys (one policy, one subject, several rules) keep the order they came in, across runs
+    from kubectl_kyrec.model import Ref, Result
+
+    monkeypatch.setattr(eval_output, "SPILL_ROWS", 4)
+    pod = Ref("v1", "Pod", "ns", "web", "u1")
+    results = [Result(f"p{i % 3}", "kyverno", f"rule-{i}", ("fail", "error", "warn")[i % 2], f"m{i}", pod)
+               for i in range(23)]
+    tally = eval_output.TableTally(spill=True)
+    for start in range(0, len(results), 5):
+        tally.add(results[start:start + 5])
+    merged = [row[6] for row in tally.spilled_rows()]
+    tally.close()
+    assert merged == [r.rule for r in sorted(results, key=eval_output._sort_key)]
+    assert tally.listed == 23 and tally.count == 23
 
 
 @pytest.mark.parametrize("extra", [["-o", "json"], ["-o", "wide"], ["-o", "table", "-o", "junit=x.xml"]],
