@@ -73,6 +73,37 @@ def test_workers_answer_in_slice_order_from_other_processes() -> None:
     assert len(pids[0] | pids[1] | pids[2]) == 3          # three processes did the work
 
 
+def _squares_alive(items: Any) -> list[tuple[int, int, int]]:
+    # with how many evaluation workers were alive beside this one (this process's children count
+    # themselves: a worker's siblings are the parent's other children)
+    parent = os.getppid()
+    with open(f"/proc/{parent}/task/{parent}/children") as fh:
+        alive = len(fh.read().split())
+    return [(i * i, os.getpid(), alive) for i in items]
+
+
+def _encode3(answer: list[tuple[int, int, int]]) -> bytes:
+    return repr(answer).encode()
+
+
+@needs_fork
+def test_slice_max_bounds_each_worker_and_keeps_jobs_processes_at_a_time() -> None:
+    # issue 36: what a worker never frees grows with its slice; with slice_max the slices are many, each
+    # worker ends after its own, the next starts as an answer is read: `jobs` of them at a time at most
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        pytest.skip("no /proc/PID/task/TID/children here")
+    got: list[list[tuple[int, int, int]]] = []
+    answers = fan_out(list(range(100)), _squares_alive, jobs=2, encode=_encode3, decode=_decode, here=False,
+                      slice_max=9, consume=got.append)
+    assert answers == []
+    assert len(got) == 12 and all(len(part) <= 9 for part in got)
+    assert [v for part in got for v, _, _ in part] == [i * i for i in range(100)]
+    pids = [{pid for _, pid, _ in part} for part in got]
+    assert all(len(p) == 1 for p in pids) and len(set().union(*pids)) == 12
+    assert os.getpid() not in set().union(*pids)
+    assert max(alive for part in got for _, _, alive in part) <= 2
+
+
 def test_one_job_runs_in_this_process() -> None:
     answers = fan_out(list(range(5)), _squares_with_pids, jobs=1, encode=_encode, decode=_decode)
     assert answers == [[(i * i, os.getpid()) for i in range(5)]]
