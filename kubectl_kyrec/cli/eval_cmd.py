@@ -29,6 +29,7 @@ from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cli.ci_outputs import CiRun
+    from kubectl_kyrec.render.eval_output import TableTally
     from kubectl_kyrec.run.eval import EvalResult
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
@@ -113,6 +114,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.load.files import reading_files
     from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.reconcile.findings import from_results
+    from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.progress import Progress, writing_output
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
@@ -144,10 +146,21 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
                              registry=registry_access(registry, insecure_registries, registry_config, now))
+    # the table alone on stdout keeps only the rows it lists and the counts: the results are handed to it as
+    # they are decided, not kept (issue 36); every other output, a baseline and --base-policy read them all
+    ci_options = CiOptions.from_flags(kube)
+    tally = None
+    if all(s.format is OutputFormat.TABLE and s.path is None for s in specs) and not base_policy_paths \
+            and not ci_options.baseline_path and not ci_options.write_baseline_path:
+        from kubectl_kyrec.cli.terminal import output_width
+
+        # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
+        tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
     # the phases on a terminal: the input files counted as they are opened, the evaluation's rate and time
     # left, then `writing output` while a pipe or a file gets it
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):
-        run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect)
+        run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect,
+                       on_results=tally.add if tally is not None else None)
     emit_warnings(run.warnings)
     report_run(run)
     if write_mutated_dir is not None:
@@ -156,9 +169,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results = run.results
-    ci = CiRun.prepare("eval", from_results(results), CiOptions.from_flags(kube), run.failed_reads)
+    ci = CiRun.prepare("eval", from_results(results), ci_options, run.failed_reads)
     with writing_output():
-        write_outputs(run, specs, _outputs(run, ci, show_all=show_all), extra=ci.document_extra)
+        write_outputs(run, specs, _outputs(run, ci, show_all=show_all, tally=tally), extra=ci.document_extra)
         ci.finish(specs)
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
@@ -193,7 +206,8 @@ def _check_admission(resource_paths: Sequence[str], kustomize_dirs: Sequence[str
         raise UsageError("--write-mutated writes admitted manifests: it needs -r or -k, and not --no-mutate")
 
 
-def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool) -> dict[OutputFormat, Output]:
+def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool, tally: TableTally | None = None
+             ) -> dict[OutputFormat, Output]:
     """eval's own formats for the output seam (JSON and YAML are the run's document)."""
     import functools
 
@@ -212,7 +226,8 @@ def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool) -> dict[OutputFormat
     return {
         # the table: the terminal's width on a terminal, none on a pipe
         OutputFormat.TABLE: lambda spec: functools.partial(eval_output.write_table, run, show_all=show_all,
-                                                           width=output_width(spec.path), baselined=baselined),
+                                                           width=output_width(spec.path), baselined=baselined,
+                                                           tally=tally),
         OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
                                                           baselined=baselined),
         OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),

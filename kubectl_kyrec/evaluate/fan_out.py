@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO, TypeVar
 
 T = TypeVar("T")
@@ -124,8 +124,9 @@ WAIT_TICK = 0.05
 
 
 def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
-            encode: Callable[[R], bytes], decode: Callable[[BinaryIO], R], counts: SliceCounts | None = None,
-            here: bool = True, waiting: Callable[[], object] | None = None) -> list[R]:
+            encode: Callable[[R], bytes | Iterable[bytes]], decode: Callable[[BinaryIO], R],
+            counts: SliceCounts | None = None, here: bool = True, waiting: Callable[[], object] | None = None,
+            consume: Callable[[R], object] | None = None, slice_max: int | None = None) -> list[R]:
     """`[work(slice) for slice in slices(items)]`, the slices after the first worked on in forked children
     (FileWorker), each answering `encode(work(slice))`, which `decode` reads back from the worker's file.
 
@@ -137,44 +138,85 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
     `waiting` every WAIT_TICK seconds, e.g. to read `counts`). What `work` leaves allocated and never frees
     (cel-expr-python keeps every value handed to a Python-implemented CEL function) then dies with the
     workers instead of growing this process, at the price of encoding and decoding every slice.
+
+    `consume`: each answer is handed to it in slice order, while a worker's file is still open (so `decode`
+    may return an answer read lazily from it), and none is kept: fan_out returns []. `encode` may yield its
+    bytes piece by piece, so that a worker whose `work` answers lazily never holds its whole answer either.
+
+    `slice_max` (with `here=False`): no worker gets more items than this; the slices are then more than
+    `jobs`, at most `jobs` of them worked on at a time, the next worker started as each answer is read.
+    What a worker leaves allocated (above) then grows with `slice_max`, not with the items.
     """
+    def given(answer: R) -> list[R]:
+        if consume is None:
+            return [answer]
+        consume(answer)
+        return []
+
     parallel = jobs > 1 and can_fork()
     if parallel and not here and len(items) > 1:
-        parts = even_slices(len(items), jobs)
+        parts = even_slices(len(items), max(jobs, -(-len(items) // slice_max)) if slice_max else jobs)
         ours: range | None = None
         counted = [range(0), *parts]        # slot 0 is this process's, which has nothing to tell
     else:
         parts = slices(len(items), jobs) if parallel else [range(len(items))]
         ours, parts, counted = parts[0], parts[1:], parts
     if not parts:
-        return [work(items)]
+        return given(work(items))
     if counts is not None:
         counts.start(counted)
     workers: list[FileWorker] = []
+    pending = list(enumerate(parts, 1))
+    # at most `jobs` processes at a time: this one (when it takes a slice) and its workers
+    at_once = jobs - 1 if ours is not None else jobs
+
+    def start_next() -> None:
+        slot, part = pending[0]
+        answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop], slot)
+        workers.append(FileWorker(answer, name="evaluation"))
+        del pending[0]
+
     try:
         try:
-            for slot, part in enumerate(parts, 1):
-                answer = functools.partial(_write_answer, work, encode, items[part.start:part.stop], slot)
-                workers.append(FileWorker(answer, name="evaluation"))
+            while pending and len(workers) < at_once:
+                start_next()
         except OSError:     # no temporary file or no process to be had: all of it here
             if counts is not None:
                 counts.start([range(len(items))])       # no worker has anything to tell
-            return [work(items)]
-        answers = [work(items[ours.start:ours.stop])] if ours is not None else []
-        for worker in workers:
-            with worker.join(waiting) as file:
-                answers.append(decode(file))     # the worker's file, rewound: read as it is decoded
+            return given(work(items))
+        answers = given(work(items[ours.start:ours.stop])) if ours is not None else []
+        joined = 0
+        while joined < len(workers):
+            with workers[joined].join(waiting) as file:
+                answers.extend(given(decode(file)))     # the worker's file, rewound: read as it is decoded
+            joined += 1
+            if pending:
+                try:
+                    start_next()
+                except OSError:     # no more processes: the slices not started are worked on here, in order
+                    break
+        while joined < len(workers):        # those started before a start failed, then the rest here
+            with workers[joined].join(waiting) as file:
+                answers.extend(given(decode(file)))
+            joined += 1
+        for _, part in pending:
+            answers.extend(given(work(items[part.start:part.stop])))
         return answers
     finally:
         for worker in workers:      # those not joined (this process or an earlier worker failed): ended
             worker.stop()
 
 
-def _write_answer(work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes], items: Sequence[T], slot: int,
-                  file: BinaryIO) -> None:
+def _write_answer(work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes | Iterable[bytes]],
+                  items: Sequence[T], slot: int, file: BinaryIO) -> None:
     global _SLOT
     _SLOT = slot        # in the forked worker only
-    file.write(encode(work(items)))
+    data = encode(work(items))
+    if isinstance(data, bytes):
+        file.write(data)
+        return
+    for piece in data:
+        file.write(piece)
 
 
 def _status_text(status: int) -> str:

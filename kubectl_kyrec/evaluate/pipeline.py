@@ -6,11 +6,10 @@ No files, no network, no printing: everything comes in as loaded documents and g
 from __future__ import annotations
 
 import datetime
-import io
 import marshal
 import os
 import pickle
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -124,9 +123,22 @@ def reportable(result: Result, background: bool, disabled: bool) -> bool:
 # of a few hundred MiB and shipping its results back take some 20 ms)
 PARALLEL_PAIRS = 20_000
 
-# one slice of the subjects, evaluated: its (result, reportable) pairs, the classic notices it raised (with
-# their keys) and how many subjects it held
-_Slice = tuple[ResultPairs, list[tuple[Any, Notice]], int]
+# a worker evaluates at most this many (subject, policy) pairs, then ends and another takes the next slice:
+# what cel-expr-python never frees (fan_out) then grows with this, not with the run (about 15 MiB at
+# 100,000 pairs of the 24 corpus Pod policies)
+WORKER_PAIRS = 100_000
+
+class _SliceAnswer:
+    """One slice of the subjects, evaluated as it is read: `chunks`, its (result, reportable) pairs a few
+    thousand at a time (each of whole subjects), then, once they are all read, `noticed`: the classic notices
+    it raised (with their keys); `count`: how many subjects it holds."""
+
+    __slots__ = ("chunks", "count", "noticed")
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.chunks: Iterator[ResultPairs] = iter(())
+        self.noticed: list[tuple[Any, Notice]] = []
 
 
 def compile_selected(policies: PolicySet, envs: Environments, options: EvalOptions, notices: list[Notice],
@@ -186,9 +198,12 @@ def compile_image_validating(policies: PolicySet, envs: Environments, options: E
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
-             on_total: Callable[[int], None] | None = None) -> EvalOutcome:
+             on_total: Callable[[int], None] | None = None,
+             on_results: Callable[[ResultPairs], object] | None = None) -> EvalOutcome:
     """`on_subject`: called once per subject evaluated; `on_total`: told how many there will be, once the
-    filters have chosen them (a progress line's total and estimate)."""
+    filters have chosen them (a progress line's total and estimate). `on_results`: handed the results in
+    order, a chunk at a time as they are decided, instead of the outcome's `results` and `pairs` (left empty),
+    so that a caller that keeps only some of them never holds them all."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "skipped")
@@ -228,20 +243,32 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     # a worker's progress reaches this process's progress line through shared counts, every 64 subjects
     counts = SliceCounts() if on_subject is not None else None
 
-    def evaluate_slice(subjects: Sequence[Subject]) -> _Slice:
-        pairs = ResultPairs()
-        tick = on_subject if os.getpid() == parent else None     # a worker tells through `counts`
-        for done, subject in enumerate(subjects, 1):
-            if counts is not None and not done & 63:
+    def evaluate_slice(subjects: Sequence[Subject]) -> _SliceAnswer:
+        answer = _SliceAnswer(len(subjects))
+
+        def chunks() -> Iterator[ResultPairs]:
+            pairs = ResultPairs()
+            tick = on_subject if os.getpid() == parent else None     # a worker tells through `counts`
+            for done, subject in enumerate(subjects, 1):
+                if counts is not None and not done & 63:
+                    if tick is not None:
+                        for index in counts.news():
+                            tick(out.subjects[index])
+                    else:
+                        counts.advance(done)
                 if tick is not None:
-                    for index in counts.news():
-                        tick(out.subjects[index])
-                else:
-                    counts.advance(done)
-            if tick is not None:
-                tick(subject)
-            pairs.extend(evaluate_subject(subject))
-        return pairs, (classic.noticed() if classic is not None else []), len(subjects)
+                    tick(subject)
+                pairs.extend(evaluate_subject(subject))
+                # a chunk ends with a subject: the admission step below decides on a subject's results together
+                if len(pairs) >= _CHUNK:
+                    yield pairs
+                    pairs = ResultPairs()
+            if pairs:
+                yield pairs
+            answer.noticed = classic.noticed() if classic is not None else []
+
+        answer.chunks = chunks()
+        return answer
 
     def evaluate_subject(subject: Subject) -> list[tuple[Result, bool]]:
         pairs: list[tuple[Result, bool]] = []
@@ -278,61 +305,78 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             for index in counts.news():
                 on_subject(out.subjects[index])
 
-    # with workers, this process evaluates nothing itself: the memory cel-expr-python never frees (fan_out)
-    # dies with the workers, and this process holds only the results
-    slices = fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice,
-                     decode=_SliceDecoder(out.subjects), counts=counts, here=False, waiting=waiting)
-    pairs = slices[0][0]
-    for index, (more, noticed, _) in enumerate(slices):
-        if index:
-            pairs.extend(more)
-        if classic is not None:
-            classic.merge_noticed(noticed)      # a worker's; this process's own are there already
-    if counts is not None and on_subject is not None:
-        for index in counts.news(final=True):           # the workers' subjects not told yet
-            on_subject(out.subjects[index])
+    admitted = None
     if out.admissions:
         # a subject whose admitted object only an order Kyverno does not fix leaves open: validation is
         # decided on each object the orders admit too (in this process: they are few)
         on_alternatives = {id(a.subject.ref): [[r for r, _ in evaluate_subject(replace(a.subject, obj=alt))]
                                                for alt in a.alternatives]
                            for a in out.admissions if a.alternatives}
-        pairs = _admitted_pairs(chain_results, pairs, out.admissions, on_alternatives)
-    out.results = pairs.results
+        admitted = _Admitted(out.admissions, on_alternatives)
+    # the results go to `on_results` a chunk at a time, as they are decided (and are not kept here), or
+    # into the outcome; the mutation results first, in either case
+    kept = ResultPairs()
+    give: Callable[[ResultPairs], object] = on_results if on_results is not None else kept.extend
+    if chain_results:
+        first = ResultPairs()
+        first.extend(chain_results)
+        give(first)
+
+    def consume(answer: _SliceAnswer) -> None:
+        for chunk in answer.chunks:
+            give(admitted.apply(chunk) if admitted is not None else chunk)
+        if classic is not None:
+            classic.merge_noticed(answer.noticed)      # a worker's; this process's own are there already
+
+    # with workers, this process evaluates nothing itself: the memory cel-expr-python never frees (fan_out)
+    # dies with the workers, and this process holds only what `on_results` keeps
+    fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice, decode=_SliceDecoder(out.subjects),
+            counts=counts, here=False, waiting=waiting, consume=consume,
+            slice_max=max(1, WORKER_PAIRS // max(1, evaluators)))
+    if counts is not None and on_subject is not None:
+        for index in counts.news(final=True):           # the workers' subjects not told yet
+            on_subject(out.subjects[index])
+    out.results = kept.results
+    out.pairs = kept
     if classic is not None:
         out.notices.extend(classic.notices)
-    out.pairs = pairs
     return out
 
 
-def _admitted_pairs(chain_results: list[tuple[Result, bool]], pairs: ResultPairs,
-                    admissions: Sequence[Admission],
-                    on_alternatives: Mapping[int, list[list[Result]]]) -> ResultPairs:
-    """The mutation results first, then the validation results, those of a subject whose stored object is
-    not known made undetermined (never reported) but for the verdicts every object an unfixed order admits
-    agrees on (`on_alternatives`: per subject, the results on each other object), and none of a deleted
-    object reported (it has no report once deleted)."""
-    deleted = {id(a.subject.ref) for a in admissions if a.operation == "DELETE"}
-    unknown = {id(a.subject.ref) for a in admissions if a.undetermined and not a.alternatives}
-    if unknown:
-        validated = undetermined_by_admission(pairs.results, [a for a in admissions if not a.alternatives])
-        pairs = ResultPairs(validated, bytearray(ok and id(r.subject) not in unknown
-                                                 for r, (_, ok) in zip(validated, pairs)))
-    for a in admissions:
-        if not a.alternatives:
-            continue
-        ref = id(a.subject.ref)
-        mine = [i for i, r in enumerate(pairs.results) if id(r.subject) == ref]
-        resolved = order_resolved([pairs.results[i] for i in mine], a, on_alternatives.get(ref, []))
-        for i, r in zip(mine, resolved):
-            pairs.results[i] = r
-            pairs.reportable[i] = bool(pairs.reportable[i]) and r.result != UNDETERMINED
-    if deleted:
-        pairs = ResultPairs(pairs.results, bytearray(ok and id(r.subject) not in deleted for r, ok in pairs))
-    admitted = ResultPairs()
-    admitted.extend(chain_results)
-    admitted.extend(pairs)
-    return admitted
+class _Admitted:
+    """What admission decides of the validation results, a chunk of whole subjects at a time: those of a
+    subject whose stored object is not known made undetermined (never reported) but for the verdicts every
+    object an unfixed order admits agrees on (`on_alternatives`: per subject, the results on each other
+    object), and none of a deleted object reported (it has no report once deleted)."""
+
+    def __init__(self, admissions: Sequence[Admission], on_alternatives: Mapping[int, list[list[Result]]]) -> None:
+        self.deleted = {id(a.subject.ref) for a in admissions if a.operation == "DELETE"}
+        self.unknown = {id(a.subject.ref): a for a in admissions if a.undetermined and not a.alternatives}
+        self.ordered = {id(a.subject.ref): a for a in admissions if a.alternatives}
+        self.on_alternatives = on_alternatives
+
+    def apply(self, pairs: ResultPairs) -> ResultPairs:
+        unknown, deleted = self.unknown, self.deleted
+        if unknown:
+            mine = {id(r.subject): unknown[id(r.subject)] for r in pairs.results if id(r.subject) in unknown}
+            if mine:
+                validated = undetermined_by_admission(pairs.results, list(mine.values()))
+                pairs = ResultPairs(validated, bytearray(ok and id(r.subject) not in unknown
+                                                         for r, (_, ok) in zip(validated, pairs)))
+        if self.ordered:
+            by_subject: dict[int, list[int]] = {}
+            for i, r in enumerate(pairs.results):
+                if id(r.subject) in self.ordered:
+                    by_subject.setdefault(id(r.subject), []).append(i)
+            for ref, indexes in by_subject.items():
+                resolved = order_resolved([pairs.results[i] for i in indexes], self.ordered[ref],
+                                          self.on_alternatives.get(ref, []))
+                for i, r in zip(indexes, resolved):
+                    pairs.results[i] = r
+                    pairs.reportable[i] = bool(pairs.reportable[i]) and r.result != UNDETERMINED
+        if deleted:
+            pairs = ResultPairs(pairs.results, bytearray(ok and id(r.subject) not in deleted for r, ok in pairs))
+        return pairs
 
 
 def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],
@@ -425,24 +469,19 @@ _MARSHAL, _PICKLE = b"m", b"p"
 _CHUNK = 4096
 
 
-def _dump(out: BinaryIO, value: Any) -> None:
+def _dumps(value: Any) -> bytes:
     try:
-        data = _MARSHAL + marshal.dumps(value)
+        return _MARSHAL + marshal.dumps(value)
     except ValueError:      # a str subclass somewhere (marshal takes exact types only)
-        data = _PICKLE + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    out.write(data)
+        return _PICKLE + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _load(file: BinaryIO) -> Any:
     return (marshal.load if file.read(1) == _MARSHAL else pickle.load)(file)
 
 
-def _encode_slice(answer: _Slice) -> bytes:
-    pairs, noticed, count = answer
-    refs: dict[int, tuple[Any, ...]] = {}
-    sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
-    props: dict[int, dict[str, str]] = {}
-
+def _encode_slice(answer: _SliceAnswer) -> Iterator[bytes]:
+    """A record (a list of rows) per chunk as the worker evaluates it, then a tuple: the notices and the count."""
     def source(value: Source | None) -> tuple[str, int, str] | None:
         found = sources.get(id(value), False)
         if found is False:
@@ -450,12 +489,13 @@ def _encode_slice(answer: _Slice) -> bytes:
             found = sources[id(value)] = (value.file, value.line, value.via)
         return found        # type: ignore[return-value]
 
-    out = io.BytesIO()
-    notices = [(key, n.message, source(n.source)) for key, n in noticed]
-    _dump(out, (-(-len(pairs) // _CHUNK), notices, count))
-    for start in range(0, len(pairs), _CHUNK):
+    for pairs in answer.chunks:
+        # shared within a record only: a chunk's results are dropped once written, and an id may be reused
+        refs: dict[int, tuple[Any, ...]] = {}
+        sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
+        props: dict[int, dict[str, str]] = {}
         rows = []
-        for r, ok in pairs[start:start + _CHUNK]:
+        for r, ok in pairs:
             ref = r.subject
             ref_row = refs.get(id(ref))
             if ref_row is None:
@@ -466,8 +506,9 @@ def _encode_slice(answer: _Slice) -> bytes:
             rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
                          properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
                          ok))
-        _dump(out, rows)
-    return out.getvalue()
+        yield _dumps(rows)
+    sources = {id(None): None}
+    yield _dumps(([(key, n.message, source(n.source)) for key, n in answer.noticed], answer.count))
 
 
 class _SliceDecoder:
@@ -479,7 +520,7 @@ class _SliceDecoder:
         self.subjects = subjects
         self._shared: _Shared | None = None
 
-    def __call__(self, file: BinaryIO) -> _Slice:
+    def __call__(self, file: BinaryIO) -> _SliceAnswer:
         if self._shared is None:
             shared = self._shared = _Shared()
             for s in self.subjects:
@@ -490,37 +531,60 @@ class _SliceDecoder:
         return _decode_slice(self._shared, file)
 
 
+# the messages and properties shared across records are kept up to this many each (a run whose messages
+# all differ would otherwise keep every one)
+_SHARED_MAX = 20_000
+
+
 @dataclass
 class _Shared:
     refs: dict[tuple[Any, ...], Ref] = field(default_factory=dict)
     sources: dict[tuple[str, int, str] | None, Source | None] = field(default_factory=lambda: {None: None})
+    # the Sources the results made (a field's line), apart from the subjects' own, kept up to _SHARED_MAX
+    made: dict[tuple[str, int, str], Source] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)
     props: dict[tuple[tuple[str, str], ...], dict[str, str]] = field(default_factory=dict)
 
 
-def _decode_slice(shared: _Shared, file: BinaryIO) -> _Slice:
-    chunks, notices, count = _load(file)
-    refs, sources, messages, props = shared.refs, shared.sources, shared.messages, shared.props
+def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
+    """The worker's answer, read a record at a time as its chunks are iterated."""
+    refs, sources, made, messages, props = shared.refs, shared.sources, shared.made, shared.messages, shared.props
 
     def source(row: tuple[str, int, str] | None) -> Source | None:
         found = sources.get(row, False)
         if found is False:
             assert row is not None
-            found = sources[row] = Source(*row)
+            found = made.get(row)
+            if found is None:
+                found = made[row] = Source(*row)
         return found        # type: ignore[return-value]
 
-    pairs = ResultPairs()
-    for _ in range(chunks):
-        seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
-        for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
-             location, policy_location, binding, ok) in _load(file):
-            ref = refs.get(ref_row)
-            if ref is None:
-                ref = refs[ref_row] = Ref(*ref_row)
-            one = seen.get(id(properties))
-            if one is None:
-                one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
-            pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref, scored,
-                                    category, severity, one, actions, source(location), source(policy_location),
-                                    binding), ok)
-    return pairs, [(key, Notice(message, source(at))) for key, message, at in notices], count
+    answer = _SliceAnswer(0)
+
+    def chunks() -> Iterator[ResultPairs]:
+        while True:
+            record = _load(file)
+            if type(record) is tuple:
+                notices, answer.count = record
+                answer.noticed = [(key, Notice(message, source(at))) for key, message, at in notices]
+                return
+            for kept in (made, messages, props):
+                if len(kept) > _SHARED_MAX:
+                    kept.clear()
+            pairs = ResultPairs()
+            seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
+            for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
+                 location, policy_location, binding, ok) in record:
+                ref = refs.get(ref_row)
+                if ref is None:
+                    ref = refs[ref_row] = Ref(*ref_row)
+                one = seen.get(id(properties))
+                if one is None:
+                    one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
+                pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref,
+                                        scored, category, severity, one, actions, source(location),
+                                        source(policy_location), binding), ok)
+            yield pairs
+
+    answer.chunks = chunks()
+    return answer

@@ -8,7 +8,7 @@ counted on the way, and the expected reports are built only by the formats that 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
@@ -251,18 +251,143 @@ def _summary_line(counts: dict[str, int]) -> str:
 BASELINED = " (baselined)"
 
 
+# with `spill`, the listed rows are sorted and written to a temporary file this many at a time
+SPILL_ROWS = 50_000
+_SPILL_RECORD = 1_000       # rows per record of a spilled run, read back one record at a time
+
+
+class TableTally:
+    """What the results table needs of a run's results, taken as they come (`add`, a chunk at a time): the
+    counts in all and per policy, the rows it lists (those that need attention; every one with `show_all`)
+    and whether a ClusterPolicy/Policy answered (the RULE column). A run whose output is the table alone
+    hands its results here as they are decided and keeps no other (issue 36).
+
+    `spill` (a table not fitted to a width: on a pipe or in a file): the listed rows are kept as their text,
+    sorted SPILL_ROWS at a time into an unlinked temporary file, and merged back in order as the table is
+    written, so that memory does not grow with the rows either; else they are kept as results."""
+
+    def __init__(self, show_all: bool = False, spill: bool = False) -> None:
+        self.show_all = show_all
+        self.count = 0
+        self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
+        # by (source, policy), labelled once every result is in (load/policy/policies.policy_labels)
+        self.per_policy: dict[tuple[str, str], dict[str, int]] = {}
+        self.shown: list[Result] = []
+        self.rules = False
+        self.spill = spill
+        self.listed = 0                     # rows listed, spilled or not
+        self._rows: list[tuple[Any, ...]] = []
+        self._runs: list[BinaryIO] = []
+        self._flat: dict[str, str] = {}
+
+    @classmethod
+    def of(cls, results: Iterable[Result], show_all: bool = False) -> TableTally:
+        tally = cls(show_all)
+        tally.add(results)
+        return tally
+
+    def add(self, results: Iterable[Result]) -> None:
+        counts, per_policy, shown, show_all = self.counts, self.per_policy, self.shown, self.show_all
+        for r in results:
+            self.count += 1
+            counts[r.result] = counts.get(r.result, 0) + 1
+            key = (r.source, r.policy)
+            policy = per_policy.get(key)
+            if policy is None:
+                policy = per_policy[key] = dict.fromkeys(SUMMARY_KEYS, 0)
+                self.rules = self.rules or r.source == "kyverno"
+            policy[r.result] = policy.get(r.result, 0) + 1
+            if show_all or r.result in ATTENTION:
+                self.listed += 1
+                if self.spill:
+                    self._keep_row(r)
+                else:
+                    shown.append(r)
+
+    def _keep_row(self, r: Result) -> None:
+        flat = self._flat
+        message = flat.get(r.message)
+        if message is None:
+            if len(flat) > SPILL_ROWS:
+                flat.clear()
+            message = flat[r.message] = " ".join(r.message.split())
+        ref = r.subject
+        # _sort_key's fields first, then what _write_plain makes a row of
+        self._rows.append((STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source,
+                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else ""))
+        if len(self._rows) >= SPILL_ROWS:
+            self._spill_rows()
+
+    def _spill_rows(self) -> None:
+        import pickle
+        import tempfile
+
+        rows = self._rows
+        rows.sort(key=_SPILLED_KEY)
+        file = tempfile.TemporaryFile()     # noqa: SIM115 - kept open until the table is written
+        for start in range(0, len(rows), _SPILL_RECORD):
+            pickle.dump(rows[start:start + _SPILL_RECORD], file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._runs.append(file)
+        self._rows = []
+
+    def spilled_rows(self) -> Iterator[tuple[Any, ...]]:
+        """The rows kept with `spill`, in the table's order: the runs in the file merged with those held
+        (each run sorted, stably, and merged in the order made: the order of one stable sort of them all)."""
+        import heapq
+
+        self._rows.sort(key=_SPILLED_KEY)
+        return heapq.merge(*(_read_run(file) for file in self._runs), self._rows, key=_SPILLED_KEY)
+
+    def close(self) -> None:
+        for file in self._runs:
+            file.close()
+        self._runs = []
+
+
+def _SPILLED_KEY(row: tuple[Any, ...]) -> tuple[Any, ...]:   # noqa: N802 - a key, named as a constant
+    return row[:5]
+
+
+def _read_run(file: BinaryIO) -> Iterator[tuple[Any, ...]]:
+    import pickle
+
+    file.seek(0)
+    while True:
+        try:
+            record = pickle.load(file)
+        except EOFError:
+            return
+        yield from record
+
+
+class _SpilledTable:
+    """The spilled rows as the plain table's cells, made anew each time they are iterated (write_rows
+    reads them twice: the widths, then the lines)."""
+
+    def __init__(self, tally: TableTally, labels: Mapping[tuple[str, str], str], rules: bool) -> None:
+        self.tally, self.labels, self.rules = tally, labels, rules
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        labels, rules = self.labels, self.rules
+        for (_, policy, _, _, _, source, rule, subject, result, message, location) in self.tally.spilled_rows():
+            name = labels.get((source, policy), policy) if labels else policy
+            yield (name, rule or "-", subject, result, message, location) if rules else \
+                (name, subject, result, message, location)
+
+
 def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: bool = False,
-                width: int | None = None, baselined: Collection[int] = ()) -> None:
+                width: int | None = None, baselined: Collection[int] = (), tally: TableTally | None = None) -> None:
     """The results that need attention (error, fail, undetermined, warn), one row each; then the counts
     per policy and in all. Passing and skipped rows too with `-o wide` or `--show-all`. Fitted to `width`
     (render/fit.py; None: no limit) unless `wide`. `baselined`: the ids of the results `--baseline`
-    accepts, whose RESULT reads `fail (baselined)`."""
-    results = run.results
-    if not results:
+    accepts, whose RESULT reads `fail (baselined)`. `tally`: the results as the run handed them on, when
+    it kept none (`run.results` is then empty)."""
+    if tally is None:
+        tally = TableTally.of(run.results, show_all or wide)
+    if not tally.count:
         stream.write(run.empty_reason + "\n")
     else:
-        _write_results_table(results, stream, wide=wide, show_all=show_all or wide, width=width,
-                             baselined=baselined)
+        _write_results_table(tally, stream, wide=wide, width=width, baselined=baselined)
     if any(a.mutations for a in run.admissions):
         stream.write("\n")
         _write_mutations(run.admissions, stream, width=None if wide else width)
@@ -344,23 +469,24 @@ def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, 
     write_fitted(stream, _COLUMNS if rules else _NO_RULES, cells, width)
 
 
-def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: bool, show_all: bool,
-                         width: int | None, baselined: Collection[int]) -> None:
-    per_policy: dict[str, dict[str, int]] = {}
-    counts = dict.fromkeys(SUMMARY_KEYS, 0)
-    shown: list[Result] = []
+def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width: int | None,
+                         baselined: Collection[int]) -> None:
+    counts, shown = tally.counts, tally.shown
     # a ValidatingPolicy and a ClusterPolicy of one name are two rows of counts (load/policy/policies.policy_labels)
-    labels = policy_labels({(r.source, r.policy) for r in results})
-    for r in results:
-        counts[r.result] = counts.get(r.result, 0) + 1
-        name = labels.get((r.source, r.policy), r.policy) if labels else r.policy
-        policy = per_policy.get(name)
-        if policy is None:
-            policy = per_policy[name] = dict.fromkeys(SUMMARY_KEYS, 0)
-        policy[r.result] = policy.get(r.result, 0) + 1
-        if show_all or r.result in ATTENTION:
-            shown.append(r)
-    if shown:
+    labels = policy_labels(set(tally.per_policy))
+    per_policy: dict[str, dict[str, int]] = {}
+    for (source, name), policy_counts in tally.per_policy.items():
+        label = labels.get((source, name), name) if labels else name
+        into = per_policy.setdefault(label, dict.fromkeys(SUMMARY_KEYS, 0))
+        for key, count in policy_counts.items():
+            into[key] = into.get(key, 0) + count
+    if tally.spill and tally.listed:
+        rows = _SpilledTable(tally, labels, tally.rules)
+        try:
+            write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
+        finally:
+            tally.close()
+    elif shown:
         shown.sort(key=_sort_key)
         if wide:
             headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
@@ -371,8 +497,7 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
                  str(r.location) if r.location else "")
                 for r in shown])
         else:
-            _write_plain(shown, stream, width=width, rules=any(r.source == "kyverno" for r in results),
-                         baselined=baselined, labels=labels)
+            _write_plain(shown, stream, width=width, rules=tally.rules, baselined=baselined, labels=labels)
     else:
         stream.write("No result fails, errs or warns.\n")
     keys = [k for k in SUMMARY_KEYS if k != UNDETERMINED or counts[k]]
@@ -382,10 +507,10 @@ def _write_results_table(results: Sequence[Result], stream: TextIO, *, wide: boo
                                            for policy, c in sorted(per_policy.items())]
     # nothing in it can be fitted: a policy's name is printed whole, whatever the width
     write_rows(stream, count_headers, count_rows, right=range(1, len(keys) + 1))
-    hidden = len(results) - len(shown)
+    hidden = tally.count - tally.listed
     stream.write("\n")
     if hidden:
         stream.write(f"({hidden} passing or skipped result(s) not listed: -o wide or --show-all lists them)\n")
-    accepted = sum(1 for r in results if id(r) in baselined) if baselined else 0
+    # a baselined result is a failing one: the table lists it
+    accepted = sum(1 for r in shown if id(r) in baselined) if baselined else 0
     stream.write(_summary_line(counts) + (f"; baselined: {accepted}" if accepted else "") + "\n")
-

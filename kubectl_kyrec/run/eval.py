@@ -116,9 +116,14 @@ def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence
 
 def run_eval(options: EvalRunOptions, source: InputSource,
              on_subject: Callable[[Subject], None] | None = None,
-             on_total: Callable[[int], None] | None = None) -> EvalResult:
+             on_total: Callable[[int], None] | None = None,
+             on_results: Callable[[Sequence[Result]], object] | None = None) -> EvalResult:
     """`on_subject`: called once per subject as it is evaluated, `on_total` with how many there are (progress
-    on a terminal)."""
+    on a terminal). `on_results`: handed every result in order, a chunk at a time as they are decided, for an
+    output that keeps only what it needs of them (the table); the run then keeps none (`results` and
+    `report_pairs` are empty: no reports, no --base-policy) and its exit code is counted on the way."""
+    if on_results is not None and options.base_policy_paths:
+        raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
@@ -167,8 +172,21 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                admit=options.mutate and inputs.resources_named, old=old,
                                registry=options.registry)
     libraries = library_factory(LibraryContext(now=now, provider=provider))
+
+    def counted(some: Sequence[Result]) -> bool:
+        return counts_as_failure(some, options.fail_on, options.fail_on_actions)
+
+    handed_failing = False
+
+    def hand_on(pairs: ResultPairs) -> None:
+        nonlocal handed_failing
+        assert on_results is not None
+        handed_failing = handed_failing or counted(pairs.results)
+        on_results(pairs.results)
+
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
-                       options=eval_options, on_subject=on_subject, on_total=on_total)
+                       options=eval_options, on_subject=on_subject, on_total=on_total,
+                       on_results=hand_on if on_results is not None else None)
     # generating policies: their results join the others, their downstreams are listed
     generated = generate_for_inputs(inputs, now=now, selection=selection)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
@@ -181,8 +199,13 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         authz_results, authz_errors = _authz_payloads(options, inputs.policies, libraries)
         results.extend(authz_results)
         payload_errors.extend(authz_errors)
+    if on_results is not None:
+        # the last few (generating policies', payloads'), handed on like the rest
+        if results:
+            hand_on(ResultPairs(results, bytearray(len(results))))
+        results = []
     report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
-    if generated.outcomes:
+    if generated.outcomes and on_results is None:
         # Kyverno reports a GeneratingPolicy's result in the trigger's report too
         report_pairs = ResultPairs(list(outcome.pairs.results), bytearray(outcome.pairs.reportable))
         report_pairs.extend(generating_pairs(generated))
@@ -216,15 +239,11 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     elif errors:
         empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
-
-    def counted(some: Sequence[Result]) -> bool:
-        return counts_as_failure(some, options.fail_on, options.fail_on_actions)
-
     # with --base-policy, what the change introduces fails the run too; the results that fail before and after
     # it still do, unless --only-changes asks about the change alone
     change_fails = impact is not None and impact.introduced(results, counted)
     only_changes = impact is not None and options.only_changes
-    if change_fails or (not only_changes and counted(results)):
+    if change_fails or (not only_changes and (handed_failing or counted(results))):
         code = worst(code, ExitCode.FINDINGS)
     reads = failed_reads(inputs.state)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),

@@ -403,11 +403,13 @@ def test_a_location_read_through_a_render_keeps_its_stream_across_worker_process
     # results evaluated in --jobs workers come back as tuples: the overlay (`via`) rides with file and line
     import io
 
-    from kubectl_kyrec.evaluate.pipeline import _decode_slice, _encode_slice, _Shared
-    from kubectl_kyrec.model import Ref, Result
+    from kubectl_kyrec.evaluate.pipeline import _decode_slice, _encode_slice, _Shared, _SliceAnswer
+    from kubectl_kyrec.model import Ref, Result, ResultPairs
 
     where = Source("base/app.yaml", 8, "<kustomize overlays/prod>")
     result = Result("p", "KyvernoValidatingPolicy", "r", "fail", "m", Ref("v1", "Pod", "prod", "web", "u1"),
                     location=where)
-    pairs, _, _ = _decode_slice(_Shared(), io.BytesIO(_encode_slice(([(result, True)], [], 1))))
+    answer = _SliceAnswer(1)
+    answer.chunks = iter([ResultPairs([result], bytearray(b"\x01"))])
+    [pairs] = list(_decode_slice(_Shared(), io.BytesIO(b"".join(_encode_slice(answer)))).chunks)
     assert pairs[0][0].location == where

@@ -73,6 +73,37 @@ def test_workers_answer_in_slice_order_from_other_processes() -> None:
     assert len(pids[0] | pids[1] | pids[2]) == 3          # three processes did the work
 
 
+def _squares_alive(items: Any) -> list[tuple[int, int, int]]:
+    # with how many evaluation workers were alive beside this one (this process's children count
+    # themselves: a worker's siblings are the parent's other children)
+    parent = os.getppid()
+    with open(f"/proc/{parent}/task/{parent}/children") as fh:
+        alive = len(fh.read().split())
+    return [(i * i, os.getpid(), alive) for i in items]
+
+
+def _encode3(answer: list[tuple[int, int, int]]) -> bytes:
+    return repr(answer).encode()
+
+
+@needs_fork
+def test_slice_max_bounds_each_worker_and_keeps_jobs_processes_at_a_time() -> None:
+    # issue 36: what a worker never frees grows with its slice; with slice_max the slices are many, each
+    # worker ends after its own, the next starts as an answer is read: `jobs` of them at a time at most
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        pytest.skip("no /proc/PID/task/TID/children here")
+    got: list[list[tuple[int, int, int]]] = []
+    answers = fan_out(list(range(100)), _squares_alive, jobs=2, encode=_encode3, decode=_decode, here=False,
+                      slice_max=9, consume=got.append)
+    assert answers == []
+    assert len(got) == 12 and all(len(part) <= 9 for part in got)
+    assert [v for part in got for v, _, _ in part] == [i * i for i in range(100)]
+    pids = [{pid for _, pid, _ in part} for part in got]
+    assert all(len(p) == 1 for p in pids) and len(set().union(*pids)) == 12
+    assert os.getpid() not in set().union(*pids)
+    assert max(alive for part in got for _, _, alive in part) <= 2
+
+
 def test_one_job_runs_in_this_process() -> None:
     answers = fan_out(list(range(5)), _squares_with_pids, jobs=1, encode=_encode, decode=_decode)
     assert answers == [[(i * i, os.getpid()) for i in range(5)]]
@@ -190,8 +221,15 @@ def sliced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     counts: list[int] = []
 
     def counting_fan_out(*args: Any, **kwargs: Any) -> Any:
-        answers = fan_out(*args, **kwargs)
-        counts.append(len(answers))
+        consume = kwargs["consume"]         # the pipeline takes each slice's answer as it is read
+        given: list[int] = []
+
+        def counted(answer: Any) -> None:
+            given.append(1)
+            consume(answer)
+
+        answers = fan_out(*args, **{**kwargs, "consume": counted})
+        counts.append(len(given))
         return answers
 
     monkeypatch.setattr(pipeline, "fan_out", counting_fan_out)
@@ -373,3 +411,27 @@ def test_a_workers_answer_read_in_records_shares_what_the_worker_shared(sliced: 
         assert len({id(r.message) for r in mine}) == len({r.message for r in mine})
     refs = {id(s.ref) for s in split.subjects}
     assert all(id(r.subject) in refs for r in split.results)
+
+
+@needs_fork
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_pipeline_hands_its_results_on_a_chunk_at_a_time_and_keeps_none(
+        jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 36's results stream: a consumer gets the results in order, a chunk of whole subjects at a time,
+    # as each slice (or a worker's record) is read; the outcome keeps none of them
+    policies = classify(load_documents([str(ROOT / "testdata/examples/policies")])).raise_errors()
+    resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 60)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
+    whole = _evaluate(policies, resources, jobs=jobs)
+    monkeypatch.setattr(pipeline, "_CHUNK", 50)
+    chunks: list[Any] = []
+    out = run_eval(policies, resources, resources, kinds=KindTable(),
+                   libraries=library_factory(LibraryContext(now=NOW, provider=EmptyProvider())),
+                   options=EvalOptions(now=NOW, jobs=jobs), on_results=chunks.append)
+    assert out.results == [] and len(out.pairs) == 0
+    assert len(chunks) > len(whole.results) // 100
+    assert [r for chunk in chunks for r in chunk.results] == whole.results
+    assert [ok for chunk in chunks for _, ok in chunk] == [ok for _, ok in whole.pairs]
+    # a chunk ends with a subject: no subject's results are split between two chunks
+    ends = [(chunk.results[0].subject, chunk.results[-1].subject) for chunk in chunks]
+    assert all(last is not first for (_, last), (first, _) in zip(ends, ends[1:]))
