@@ -127,9 +127,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         if admission_recorder is not None and (fed := admission_recorder.seen.get(id(subject.ref))) is not None:
             assert isinstance(admission_recorder.engine, MutatingAdmissionEngine)
             out.explanations.extend(explain_mutating_admission(admission_recorder.engine, fed))
-        if recorder is not None and (fed := recorder.seen.get(id(subject.ref))) is not None:
+        if recorder is not None and (trace := recorder.traces.get(id(subject.ref))) is not None:
             assert isinstance(recorder.engine, MutatingPolicyEngine)
-            out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
+            out.explanations.extend(explain_mutating(recorder.engine.compiled, trace, envs, subject.ref))
         for cp in compiled:
             # the call eval makes (pipeline.py), recorded: the tree is built from what it did
             trace = Trace()
@@ -194,6 +194,9 @@ class _Recorder:
 
     engine: MutationEngine
     seen: dict[int, SubjectContext] = field(default_factory=dict)
+    # what a recording engine recorded for each subject, in the call the chain's result came from (the chain
+    # feeds an engine the objects other orders give first, the subject's own last)
+    traces: dict[int, Trace] = field(default_factory=dict)
 
     @classmethod
     def wrap(cls, chain: AdmissionChain, kind: type) -> _Recorder | None:
@@ -206,6 +209,9 @@ class _Recorder:
 
     def mutate(self, ctx: SubjectContext) -> MutationStep:
         self.seen[id(ctx.subject.ref)] = ctx
+        if isinstance(self.engine, MutatingPolicyEngine):
+            trace = self.traces[id(ctx.subject.ref)] = Trace()
+            return self.engine.mutate(ctx, trace)
         return self.engine.mutate(ctx)
 
 

@@ -10,29 +10,34 @@ the one the chain fed the MutatingAdmissionPolicy engine; the results are those 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from kubectl_kyrec.cel.engine import Environment
 from kubectl_kyrec.evaluate.explain import (
     ALL_TRUE,
+    ERROR,
     MATCHED,
     NONE,
     Explanation,
     Node,
     conditions_node,
     constraints_node,
+    one_line,
     result_node,
     show,
 )
-from kubectl_kyrec.evaluate.mutating.engine import MutationFailure, run_mutations, with_object
-from kubectl_kyrec.evaluate.mutating.tree import mutations_node
+from kubectl_kyrec.evaluate.mutating.engine import CompiledMutation, MutationFailure, run_mutations, with_object
 from kubectl_kyrec.evaluate.mutating_admission.engine import (
     CompiledMutatingAdmissionPolicy,
     MutatingAdmissionEngine,
     cli_param,
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
+from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.k8s.structured_merge import NeedsSchema
 from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding
+from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
 from kubectl_kyrec.model import Obj, Result
 
 
@@ -106,7 +111,7 @@ def _binding_node(engine: MutatingAdmissionEngine, cp: CompiledMutatingAdmission
     node.children.append(conditions)
     obj = None
     if conditions.outcome in (ALL_TRUE, NONE):
-        node.children.append(mutations_node(cp.policy.mutations, cp.mutations, cp.env, ctx, extra))
+        node.children.append(_mutations_node(cp.policy.mutations, cp.mutations, cp.env, ctx, extra))
         try:
             obj = run_mutations(cp.mutations, cp.env, ctx, extra)
         except (MutationFailure, NeedsSchema):
@@ -116,3 +121,31 @@ def _binding_node(engine: MutatingAdmissionEngine, cp: CompiledMutatingAdmission
     node.children.append(result_node(result, "no result"))
     return node, obj
 
+
+def _mutations_node(specs: Sequence[MutationSpec], mutations: Sequence[CompiledMutation], env: Environment,
+                   ctx: SubjectContext, extra: Mapping[str, Any] | None = None) -> Node:
+    """Each mutation in order on the previous one's output, as run_mutations applies them (`extra`: the
+    variables it binds, a binding's params), with the JSON patch of what it changed; up to the first that
+    fails."""
+    node = Node("mutations", "applied")
+    obj: Obj = dict(ctx.request.obj or {})
+    for i, (spec, mutation) in enumerate(zip(specs, mutations)):
+        name = f"[{i}] {spec.patch_type}"
+        try:
+            after = run_mutations([mutation], env, with_object(ctx, obj), extra)
+        except MutationFailure as exc:
+            node.children.append(Node(name, ERROR, str(exc)))
+            node.outcome = f"[{i}] failed"
+            break
+        except NeedsSchema as exc:
+            node.children.append(Node(name, "undetermined", f"sets {exc.path}, a list whose merge needs the "
+                                                            "kind's schema"))
+            node.outcome = f"[{i}] undetermined"
+            break
+        patch = make_patch(obj, after)
+        child = Node(name, "changed" if patch else "no change", one_line(spec.expression))
+        child.children.extend(Node(f"{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")
+                              for op in patch)
+        node.children.append(child)
+        obj = after
+    return node
