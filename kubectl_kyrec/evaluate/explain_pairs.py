@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationEngine, MutationStep
+from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationStep
 from kubectl_kyrec.evaluate.deleting.engine import (
     CompiledDeletingPolicy,
     compile_deleting_policy,
@@ -124,12 +124,12 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
-        if admission_recorder is not None and (fed := admission_recorder.seen.get(id(subject.ref))) is not None:
+        if admission_recorder is not None and (trace := admission_recorder.traces.get(id(subject.ref))) is not None:
             assert isinstance(admission_recorder.engine, MutatingAdmissionEngine)
-            out.explanations.extend(explain_mutating_admission(admission_recorder.engine, fed))
-        if recorder is not None and (fed := recorder.seen.get(id(subject.ref))) is not None:
+            out.explanations.extend(explain_mutating_admission(admission_recorder.engine, trace, subject.ref))
+        if recorder is not None and (trace := recorder.traces.get(id(subject.ref))) is not None:
             assert isinstance(recorder.engine, MutatingPolicyEngine)
-            out.explanations.extend(explain_mutating(recorder.engine.compiled, fed, envs, mine))
+            out.explanations.extend(explain_mutating(recorder.engine.compiled, trace, envs, subject.ref))
         for cp in compiled:
             # the call eval makes (pipeline.py), recorded: the tree is built from what it did
             trace = Trace()
@@ -189,24 +189,26 @@ def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOpti
 
 @dataclass
 class _Recorder:
-    """One of the chain's engines, keeping the request it was given for each subject (by its ref): a
-    policy's tree starts from the very request its engine saw."""
+    """One of the chain's mutating engines, handing it a recorder for each request: a policy's tree is built
+    from what the engine recorded in the call whose results the chain kept."""
 
-    engine: MutationEngine
-    seen: dict[int, SubjectContext] = field(default_factory=dict)
+    engine: MutatingPolicyEngine | MutatingAdmissionEngine
+    # what the engine recorded for each subject, in the call the chain's results came from (the chain feeds
+    # an engine the objects other orders give first, the subject's own last)
+    traces: dict[int, Trace] = field(default_factory=dict)
 
     @classmethod
     def wrap(cls, chain: AdmissionChain, kind: type) -> _Recorder | None:
         for i, engine in enumerate(chain.engines):
-            if isinstance(engine, kind):
+            if isinstance(engine, kind) and isinstance(engine, (MutatingPolicyEngine, MutatingAdmissionEngine)):
                 recorder = cls(engine)
                 chain.engines[i] = recorder
                 return recorder
         return None
 
     def mutate(self, ctx: SubjectContext) -> MutationStep:
-        self.seen[id(ctx.subject.ref)] = ctx
-        return self.engine.mutate(ctx)
+        trace = self.traces[id(ctx.subject.ref)] = Trace()
+        return self.engine.mutate(ctx, trace)
 
 
 def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome,

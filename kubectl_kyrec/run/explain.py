@@ -6,7 +6,6 @@ The inputs, the subjects, their requests and the compiled policies are made as `
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime
 from collections.abc import Iterable
@@ -113,11 +112,15 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                                # as eval: manifests are validated as admission would store them
                                admit=options.mutate and inputs.resources_named, registry=options.registry)
     generated = None
+    from kubectl_kyrec.recording import Trace
+
+    # what the GeneratingPolicy engine records in that run: their trees are built from it
+    recorded = Trace()
     if inputs.policies.generating or inputs.policies.classic:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
         from kubectl_kyrec.run.generate import generate_for_inputs
 
-        generated = generate_for_inputs(inputs, now=now, selection=selection)
+        generated = generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded)
     # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py): each
     # drawn by its own kind's tree
     classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
@@ -130,28 +133,19 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []
     if generated is not None and inputs.policies.generating:
-        from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
         from kubectl_kyrec.evaluate.generating.tree import explain_generating
         from kubectl_kyrec.evaluate.namespaces import namespace_objects
         from kubectl_kyrec.evaluate.pipeline import subject_context
 
         policies = [p for p in generated.policies if p.meta.kind in GENERATING_KINDS]
-        found = {(o.policy.key, o.trigger.ref.uid): o for o in generated.outcomes
-                 if o.policy.meta.kind in GENERATING_KINDS}
         namespaces = namespace_objects([*inputs.state.objects, *inputs.subjects, *values.namespaces],
                                        values.namespace_labels)
-        envs, _ = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
-        compiled = {}
-        for policy in policies:
-            with contextlib.suppress(InputError):      # the run reported it (generated.errors)
-                compiled[policy.key] = compile_generating_policy(policy, envs, inputs.policies.exceptions, now)
         for trigger in generated.triggers:
             if name and trigger.ref.name != name:
                 continue
             ctx = subject_context(trigger, namespaces, eval_options)
             for policy in policies:
-                explanations.append(explain_generating(policy, ctx, found.get((policy.key, trigger.ref.uid)),
-                                                       compiled.get(policy.key)))
+                explanations.append(explain_generating(policy, ctx, recorded))
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
     if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):

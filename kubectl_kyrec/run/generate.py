@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.load.run_inputs.sources import Inputs
     from kubectl_kyrec.model import Subject
+    from kubectl_kyrec.recording import Trace
 
 
 def subject_filter(selection: Selection) -> Callable[[Subject], bool]:
@@ -28,8 +29,9 @@ def subject_filter(selection: Selection) -> Callable[[Subject], bool]:
 
 
 def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
-                        selection: Selection) -> GeneratingOutcome:
-    """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state."""
+                        selection: Selection, recorder: Trace | None = None) -> GeneratingOutcome:
+    """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state;
+    `recorder` (explain's): what the GeneratingPolicy engine did (evaluate/generating/engine.py run_generating)."""
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.evaluate.generating.engine import (
         GenerateOptions,
@@ -49,7 +51,8 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
         envs, sink = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
         outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
                                  envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
-                                 trigger_filter=subject_filter(selection), locate=policies.locate)
+                                 trigger_filter=subject_filter(selection), locate=policies.locate,
+                                 recorder=recorder)
     else:
         outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:

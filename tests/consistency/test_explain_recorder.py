@@ -19,6 +19,17 @@ from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.explain import Node
+from kubectl_kyrec.evaluate.generating.engine import (
+    GenerateOptions,
+    TriggerStatus,
+    generating_environments,
+    run_generating,
+)
+from kubectl_kyrec.evaluate.generating.tree import explain_generating
+from kubectl_kyrec.evaluate.mutating.engine import PolicyOutcome, mutating_engine
+from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
+from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
+from kubectl_kyrec.evaluate.mutating_admission.tree import explain_mutating_admission
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
 from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subjects
 from kubectl_kyrec.evaluate.validating.engine import (
@@ -29,17 +40,19 @@ from kubectl_kyrec.evaluate.validating.engine import (
 )
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.load.documents import load_documents
-from kubectl_kyrec.load.policy.policies import classify
+from kubectl_kyrec.load.policy.policies import PolicySet, classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 EVALUATE = Path(__file__).resolve().parents[2] / "kubectl_kyrec" / "evaluate"
 # the kinds whose tree.py is built from the recording; a kind is added here when it is migrated
-MIGRATED = ("validating", "validating_admission", "image_validating", "deleting")
-# what walks an engine's decisions: matching and exception evaluation (the display of a decision's parts,
-# evaluate/explain.py's nodes, is not)
+MIGRATED = ("validating", "validating_admission", "image_validating", "deleting", "mutating", "mutating_admission",
+            "generating")
+# what walks an engine's decisions: matching and exception evaluation, rebuilding the request an engine saw
+# (the display of a decision's parts, evaluate/explain.py's nodes, is not)
 WALKERS = {"kubectl_kyrec.evaluate.match": {"may_match", "matches_constraints", "matches_rules"},
-           "kubectl_kyrec.evaluate.exceptions": {"evaluate_exceptions", "conditions_hold", "applicable"}}
+           "kubectl_kyrec.evaluate.exceptions": {"evaluate_exceptions", "conditions_hold", "applicable"},
+           "kubectl_kyrec.evaluate.request": {"build_request"}}
 
 
 def _imports(path: Path) -> list[tuple[str, str]]:
@@ -129,3 +142,151 @@ def test_the_tree_follows_the_recording(tmp_path: Path) -> None:
         step, data=step.data._replace(result="error", message="recorded"))
     again = explain_validating(cp, by_name["bare"], envs, [], NOW, trace)
     assert [(leaf.outcome, leaf.detail) for leaf in _leaves(again.tree)] == [("error", "recorded")]
+
+
+# --- the kinds admission mutates with, and GeneratingPolicy: a tree shows what the engine recorded in the run
+# whose results the tree ends in (the admission chain's, run_generating's), even an edited recording
+
+MUTATING = """\
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: add-team}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"team": "a"}}}'
+"""
+MUTATING_ADMISSION = """\
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicy
+metadata: {name: stamp}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  failurePolicy: Fail
+  reinvocationPolicy: Never
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"stamped": "yes"}}}'
+---
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicyBinding
+metadata: {name: everywhere}
+spec:
+  policyName: stamp
+"""
+GENERATING = """\
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: copy-secret, creationTimestamp: "2025-01-01T00:00:00Z"}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  generate:
+  - expression: >-
+      generator.Apply(object.metadata.namespace, [{"apiVersion": dyn("v1"), "kind": dyn("Secret"),
+      "metadata": dyn({"name": "for-" + object.metadata.name})}])
+"""
+
+
+def _policies(tmp: Path, text: str) -> PolicySet:
+    (tmp / "policy.yaml").write_text(text)
+    return classify(load_documents([str(tmp / "policy.yaml")])).raise_errors()
+
+
+def _bare(tmp: Path) -> SubjectContext:
+    (tmp / "cm.yaml").write_text(CONFIGMAPS)
+    subjects = make_subjects(load_documents([str(tmp / "cm.yaml")]), KindTable()).subjects
+    bare = next(s for s in subjects if s.ref.name == "bare")
+    return subject_context(bare, {}, EvalOptions(now=NOW))
+
+
+def _envs() -> Environments:
+    return Environments(library_factory(LibraryContext(now=NOW, provider=EmptyProvider())))
+
+
+def _step(rule: Step, name: str) -> int:
+    return next(i for i, step in enumerate(rule.children) if step.name == name)
+
+
+def _edit(rule: Step, name: str, data: object) -> None:
+    i = _step(rule, name)
+    rule.children[i] = dataclasses.replace(rule.children[i], data=data)
+
+
+def test_a_mutating_policy_tree_follows_the_recording(tmp_path: Path) -> None:
+    envs = _envs()
+    engine, errors = mutating_engine(_policies(tmp_path, MUTATING), envs, NOW)
+    assert engine is not None and not errors
+    ctx = _bare(tmp_path)
+    trace = Trace()
+    step = engine.mutate(ctx, trace)
+    assert step == engine.mutate(ctx) and step.mutations      # recording never changes a result
+    [tree] = explain_mutating(engine.compiled, trace, envs, ctx.subject.ref)
+    assert "add /metadata/labels" in str(tree.tree.to_json())
+    assert [r.result for r in tree.results] == ["pass"]
+    # the recorded patch and result are the ones shown, whatever a fresh evaluation would give
+    rule = trace.rules[("add-team", "0")]
+    mutations = rule.children[_step(rule, "mutations")]
+    _edit(mutations, "[0]", [{"op": "remove", "path": "/recorded"}])
+    outcome = rule.children[_step(rule, "result")].data
+    _edit(rule, "result", PolicyOutcome([outcome.results[0]._replace(result="error", message="recorded")]))
+    [again] = explain_mutating(engine.compiled, trace, envs, ctx.subject.ref)
+    shown = str(again.tree.to_json())
+    assert "remove /recorded" in shown and "add /metadata/labels" not in shown
+    assert [(r.result, r.message) for r in again.results] == [("error", "recorded")]
+    assert [leaf.outcome for leaf in _leaves(again.tree)] == ["error"]
+
+
+def test_a_mutating_admission_policy_tree_follows_the_recording(tmp_path: Path) -> None:
+    engine, errors = mutating_admission_engine(_policies(tmp_path, MUTATING_ADMISSION), _envs())
+    assert engine is not None and not errors
+    ctx = _bare(tmp_path)
+    trace = Trace()
+    step = engine.mutate(ctx, trace)
+    assert step == engine.mutate(ctx) and step.mutations
+    [tree] = explain_mutating_admission(engine, trace, ctx.subject.ref)
+    assert "add /metadata/labels" in str(tree.tree.to_json())
+    rule = trace.rules[("stamp", "everywhere")]
+    mutations = rule.children[_step(rule, "mutations")]
+    _edit(mutations, "[0]", [{"op": "remove", "path": "/recorded"}])
+    result = rule.children[_step(rule, "result")].data
+    _edit(rule, "result", result._replace(result="error", message="recorded"))
+    [again] = explain_mutating_admission(engine, trace, ctx.subject.ref)
+    shown = str(again.tree.to_json())
+    assert "remove /recorded" in shown and "add /metadata/labels" not in shown
+    assert [(r.result, r.message) for r in again.results] == [("error", "recorded")]
+
+
+def test_a_generating_policy_tree_follows_the_recording(tmp_path: Path) -> None:
+    policies = _policies(tmp_path, GENERATING)
+    ctx = _bare(tmp_path)
+
+    def run(recorder: Trace | None) -> list[object]:
+        envs, sink = generating_environments(LibraryContext(now=NOW, provider=EmptyProvider()))
+        triggers = [d for d in load_documents([str(tmp_path / "cm.yaml")]) if d.name == "bare"]
+        return list(run_generating(policies.generating, triggers, [], kinds=KindTable(), envs=envs,
+                                   sink=sink, options=GenerateOptions(now=NOW), recorder=recorder).outcomes)
+
+    trace = Trace()
+    outcomes = run(trace)
+    assert outcomes == run(None) and outcomes
+    [policy] = policies.generating
+    tree = explain_generating(policy, ctx, trace)
+    assert "Secret default/for-bare" in str(tree.tree.to_json())
+    # the outcome the run recorded is the one shown
+    rule = trace.rules[(policy.key, ctx.subject.ref.uid)]
+    kept = rule.children[_step(rule, "outcome")].data
+    _edit(rule, "outcome", dataclasses.replace(kept, status=TriggerStatus.ERROR, objects=(), message="recorded",
+                                               result=kept.result._replace(result="error", message="recorded")))
+    again = explain_generating(policy, ctx, trace)
+    shown = str(again.tree.to_json())
+    assert "for-bare" not in shown and "recorded" in shown
+    assert [(r.result, r.message) for r in again.results] == [("error", "recorded")]

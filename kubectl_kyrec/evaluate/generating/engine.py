@@ -44,6 +44,7 @@ from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
+from kubectl_kyrec.recording import Trace
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
 _USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
@@ -302,8 +303,13 @@ def _exceptions(cp: CompiledGeneratingPolicy, ctx: SubjectContext
 
 
 def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: GeneratorSink, *,
-                     kinds: KindLookup | None, user_info_known: bool, owed: bool = True) -> TriggerOutcome:
-    """The policy's response to one trigger (engine.go generate + compiler/policy.go Evaluate)."""
+                     kinds: KindLookup | None, user_info_known: bool, owed: bool = True,
+                     recorder: Trace | None = None) -> TriggerOutcome:
+    """The policy's response to one trigger (engine.go generate + compiler/policy.go Evaluate).
+
+    `recorder` (explain's): the compiled policy and the request it was evaluated on, then whether the
+    namespace and matchConstraints let it through, under the rule the caller started (generating/tree.py
+    reads them with the outcome run_generating records)."""
     policy = cp.policy
     meta = policy.meta
     operation = ctx.request.operation
@@ -315,15 +321,26 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
         return make_result(meta, REPORT_SOURCE[meta.kind], ctx, rule, status, message, props or {}, (), False)
 
+    if recorder is not None:
+        recorder.add("compiled", "", data=cp)
+        recorder.add("request", "", data=ctx)
     if policy.namespaced and ctx.request.namespace != meta.namespace:
         # a namespaced policy only sees requests in its own namespace (as the validating engine does)
+        if recorder is not None:
+            recorder.add("namespace", "not matched", meta.namespace)
         return outcome(TriggerStatus.NO_MATCH)
     try:
         if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
+            if recorder is not None:
+                recorder.add("matchConstraints", "not matched")
             return outcome(TriggerStatus.NO_MATCH)
     except MatchError as exc:
+        if recorder is not None:
+            recorder.add("matchConstraints", "error", str(exc))
         message = f"failed to execute matching: {exc}"
         return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+    if recorder is not None:
+        recorder.add("matchConstraints", "matched")
     exceptions: Mapping[str, Any] = NO_EXCEPTIONS
     if cp.exceptions:
         matched, full, partial, error = _exceptions(cp, ctx)
@@ -453,10 +470,15 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
                    state: Sequence[Document], *, kinds: KindLookup, envs: Environments, sink: GeneratorSink,
                    options: GenerateOptions, exceptions: Sequence[PolicyException] = (),
                    trigger_filter: Callable[[Subject], bool] | None = None,
-                   locate: Callable[[InputError], InputError] | None = None) -> GeneratingOutcome:
+                   locate: Callable[[InputError], InputError] | None = None,
+                   recorder: Trace | None = None) -> GeneratingOutcome:
     """Every policy against every trigger: the desired downstreams of each (policy, trigger).
 
-    `locate` moves an error to the line of the field it names (PolicySet.locate).
+    `locate` moves an error to the line of the field it names (PolicySet.locate). `recorder` (explain's):
+    each (policy, trigger) evaluated is recorded as the rule (policy key, trigger uid), its retry as an
+    UPDATE as the rule (policy key, trigger uid + " UPDATE"); the evaluation whose outcome the run keeps
+    ends in an "outcome" step (data: the TriggerOutcome as listed, or None when the policy does not
+    apply).
     """
     out = GeneratingOutcome()
     compiled: list[CompiledGeneratingPolicy] = []
@@ -490,16 +512,23 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
         in_state = subject.ref.uid in state_uids
         for cp in compiled:
             owed = is_owed(cp.policy, subject, in_state, created[cp.policy.key])
+            if recorder is not None:
+                recorder.rule(cp.policy.key, subject.ref.uid)
             result = evaluate_trigger(cp, ctx, sink, kinds=kinds, user_info_known=options.user_info_known,
-                                      owed=owed is not False)
+                                      owed=owed is not False, recorder=recorder)
             if result.status is TriggerStatus.NO_MATCH and update_ctx is not None and _update_only(cp.policy):
+                if recorder is not None:
+                    recorder.rule(cp.policy.key, f"{subject.ref.uid} UPDATE")
                 result = evaluate_trigger(cp, update_ctx, sink, kinds=kinds,
-                                          user_info_known=options.user_info_known, owed=owed is not False)
+                                          user_info_known=options.user_info_known, owed=owed is not False,
+                                          recorder=recorder)
             if result.status is not TriggerStatus.NO_MATCH:
                 if owed is None:
                     result = dataclasses.replace(result, age_known=False)
                     unknown_age[cp.policy.key] = unknown_age.get(cp.policy.key, 0) + 1
                 out.outcomes.append(result)
+            if recorder is not None:
+                recorder.add("outcome", "", data=result if result.status is not TriggerStatus.NO_MATCH else None)
     out.notices.extend(age_unknown_notice(key, count, f" (kubectl get generatingpolicy {key.rpartition('/')[2]} "
                                                       "-o yaml)") for key, count in unknown_age.items())
     return out

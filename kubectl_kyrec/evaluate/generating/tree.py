@@ -1,8 +1,11 @@
 """The decision tree of a GeneratingPolicy for one trigger: whether it matches, what stopped it (a
 condition, an exception, an error), and the downstreams it would produce, each with why it exists.
 
-The outcome is the one `eval` lists (run_generating over the run's triggers); the tree adds the
-matchConstraints as evaluate/match.py decides them, and the policy's generate entries as written.
+Built from what evaluate/generating/engine.py recorded (recording.py) in the run whose outcomes `eval` lists
+(run_generating over the run's triggers): the request each evaluation saw (the UPDATE one when the run
+retried a trigger as updated and kept that), the namespace and matchConstraints decisions, and the outcome
+the run kept. The nodes add what a decision was made of (the rules and selectors, the matchConditions'
+values), evaluated read-only to be shown, and the policy's generate entries as written.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from kubectl_kyrec.evaluate.explain import (
     result_node,
 )
 from kubectl_kyrec.evaluate.generating.engine import CompiledGeneratingPolicy, TriggerOutcome, TriggerStatus
-from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
+from kubectl_kyrec.recording import Step, Trace
 
 _STATUS = {
     TriggerStatus.GENERATED: "the policy was evaluated: its generate entries give the downstreams below",
@@ -31,40 +34,48 @@ _STATUS = {
 }
 
 
-def explain_generating(policy: GeneratingPolicy, ctx: SubjectContext, outcome: TriggerOutcome | None,
-                       compiled: CompiledGeneratingPolicy | None = None) -> Explanation:
-    """`outcome`: the run's outcome for this (policy, trigger), None when the policy does not match it;
-    `compiled`: the policy compiled as the run compiles it, for its matchConditions' values."""
+def explain_generating(policy: GeneratingPolicy, ctx: SubjectContext, trace: Trace) -> Explanation:
+    """`trace`: what the run that `eval` lists recorded (run_generating); `ctx`: the trigger's request, shown
+    for a policy the run did not evaluate (one that does not compile)."""
     meta = policy.meta
     root = Node(f"{meta.kind} {meta.key}")
+    uid = ctx.subject.ref.uid
+    recorded = trace.rules.get((policy.key, uid))
+    retried = trace.rules.get((policy.key, f"{uid} UPDATE"))
+    kept_update = retried is not None and _steps(retried)["outcome"].data is not None
+    steps = _steps(retried if kept_update and retried is not None else recorded)
+    outcome: TriggerOutcome | None = steps["outcome"].data if "outcome" in steps else None
     results = [outcome.result] if outcome is not None and outcome.result is not None else []
     done = Explanation(meta.key, meta.kind, ctx.subject.ref, root, results)
-    steps = root.children
-    if policy.namespaced and ctx.request.namespace != meta.namespace:
-        steps.append(Node("namespace", NOT_MATCHED, f"a {meta.kind} sees only triggers in its own namespace "
-                                                    f"{meta.namespace!r}"))
-        steps.append(result_node(None))
+    out = root.children
+    if "namespace" in steps:
+        out.append(Node("namespace", NOT_MATCHED, f"a {meta.kind} sees only triggers in its own namespace "
+                                                  f"{meta.namespace!r}"))
+        out.append(result_node(None))
         return done
-    if outcome is not None and outcome.operation != ctx.request.operation:
-        steps.append(Node("request", outcome.operation, "the policy matches UPDATE only: the trigger is "
-                                                        "taken as updated"))
-        subject = ctx.subject
-        request = build_request(subject.obj, resource=subject.resource, namespaced=subject.namespaced,
-                                operation=outcome.operation, user_info=ctx.request.user_info)
-        ctx = SubjectContext(subject, request, ctx.namespace_obj)
-    steps.append(constraints_node(policy.match_constraints, ctx))
+    if kept_update and outcome is not None:
+        out.append(Node("request", outcome.operation, "the policy matches UPDATE only: the trigger is "
+                                                      "taken as updated"))
+    if "request" in steps:
+        ctx = steps["request"].data
+    out.append(constraints_node(policy.match_constraints, ctx))
     if outcome is None:
-        steps.append(result_node(None, "no downstreams: the policy does not apply"))
+        out.append(result_node(None, "no downstreams: the policy does not apply"))
         return done
-    if policy.match_conditions and compiled is not None:
+    compiled: CompiledGeneratingPolicy = steps["compiled"].data
+    if policy.match_conditions:
         # evaluated without the `exceptions` a partial PolicyException binds (the conditions seldom read it)
-        steps.append(conditions_node(policy.match_conditions, compiled.conditions, ctx.activation(compiled.env),
-                                     "nothing is generated"))
-    steps.append(Node("evaluation", outcome.status.value, outcome.message or _STATUS.get(outcome.status, "")))
+        out.append(conditions_node(policy.match_conditions, compiled.conditions, ctx.activation(compiled.env),
+                                   "nothing is generated"))
+    out.append(Node("evaluation", outcome.status.value, outcome.message or _STATUS.get(outcome.status, "")))
     if outcome.status is TriggerStatus.GENERATED:
-        steps.append(_downstreams_node(policy, ctx, outcome))
-    steps.append(result_node(outcome.result, "no result"))
+        out.append(_downstreams_node(policy, ctx, outcome))
+    out.append(result_node(outcome.result, "no result"))
     return done
+
+
+def _steps(recorded: Step | None) -> dict[str, Step]:
+    return {step.name: step for step in recorded.children} if recorded is not None else {}
 
 
 def _downstreams_node(policy: GeneratingPolicy, ctx: SubjectContext, outcome: TriggerOutcome) -> Node:

@@ -43,7 +43,7 @@ from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, com
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
-from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch
+from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch, make_patch
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
 from kubectl_kyrec.load.policy.mutating import MutatingPolicy
 from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
@@ -51,6 +51,7 @@ from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Obj, Result
+from kubectl_kyrec.recording import Trace
 
 SOURCE = "KyvernoMutatingPolicy"
 # a policy errored in admission: which patches Kyverno's webhook still returns depends on its webhook calls
@@ -193,38 +194,58 @@ class MutationFailure(EngineError):
 
 
 def run_mutations(mutations: Sequence[CompiledMutation], env: Environment, ctx: SubjectContext,
-                  extra: Mapping[str, Any] | None = None, *, deduced: bool = False) -> Obj:
+                  extra: Mapping[str, Any] | None = None, *, deduced: bool = False,
+                  recorder: Trace | None = None) -> Obj:
     """The object after every mutation in order, each evaluated on the previous one's output (mpol
     policy.go Evaluate; mutating/dispatcher.go for MutatingAdmissionPolicy). Raises MutationFailure with
     the patcher's error text, NeedsSchema where the merge cannot be known. `deduced`: merge without the
-    kind's schema (structured_merge.apply_configuration)."""
+    kind's schema (structured_merge.apply_configuration). `recorder`: each mutation is recorded as a step
+    "[i]" whose data is the JSON patch of what it changed, or whose outcome is the error (or
+    "undetermined" with the list's path) it stopped on."""
     # no copy: every patcher returns a new object and leaves its input as it was (k8s/json_patch.py,
     # k8s/structured_merge.py), so the request's object is never changed
     obj: Obj = dict(ctx.request.obj or {})
     kind = str(obj.get("kind", ""))
-    for mutation in mutations:
-        step_ctx = with_object(ctx, obj)
-        outcome = mutation.program.evaluate(step_ctx.activation(env, extra=extra))
-        if not outcome.ok:
-            raise MutationFailure(str(outcome.error))
+    for i, mutation in enumerate(mutations):
+        if recorder is None:
+            obj = _mutated(mutation, env, ctx, obj, kind, extra, deduced)
+            continue
         try:
-            if mutation.patch_type == "JSONPatch":
-                ops = decode_json_patch(outcome.value)
-                try:
-                    obj = apply_patch(obj, ops)
-                except TestFailed:
-                    continue        # the object as it was (json_patch.go Patch: jsonpatch.ErrTestFailed)
-                except PatchError as exc:
-                    raise MutationFailure(f"JSON Patch: {exc}") from None
-            else:
-                patch = decode_object(outcome.value)
-                try:
-                    obj = apply_configuration(obj, patch, kind, deduced=deduced)
-                except MergeError as exc:
-                    raise MutationFailure(f"error applying patch: {exc}") from None
-        except TypedValueError as exc:
-            raise MutationFailure(str(exc)) from None
+            after = _mutated(mutation, env, ctx, obj, kind, extra, deduced)
+        except MutationFailure as exc:
+            recorder.add(f"[{i}]", "error", str(exc))
+            raise
+        except NeedsSchema as exc:
+            recorder.add(f"[{i}]", "undetermined", exc.path)
+            raise
+        recorder.add(f"[{i}]", "", data=make_patch(obj, after))
+        obj = after
     return obj
+
+
+def _mutated(mutation: CompiledMutation, env: Environment, ctx: SubjectContext, obj: Obj, kind: str,
+             extra: Mapping[str, Any] | None, deduced: bool) -> Obj:
+    """`obj` after one mutation, evaluated on the request `ctx` makes with `obj` as its object (`obj` itself
+    when a JSON Patch test fails)."""
+    outcome = mutation.program.evaluate(with_object(ctx, obj).activation(env, extra=extra))
+    if not outcome.ok:
+        raise MutationFailure(str(outcome.error))
+    try:
+        if mutation.patch_type == "JSONPatch":
+            ops = decode_json_patch(outcome.value)
+            try:
+                return apply_patch(obj, ops)
+            except TestFailed:
+                return obj          # the object as it was (json_patch.go Patch: jsonpatch.ErrTestFailed)
+            except PatchError as exc:
+                raise MutationFailure(f"JSON Patch: {exc}") from None
+        patch = decode_object(outcome.value)
+        try:
+            return apply_configuration(obj, patch, kind, deduced=deduced)
+        except MergeError as exc:
+            raise MutationFailure(f"error applying patch: {exc}") from None
+    except TypedValueError as exc:
+        raise MutationFailure(str(exc)) from None
 
 
 def with_object(ctx: SubjectContext, obj: Obj) -> SubjectContext:
@@ -264,24 +285,46 @@ def exceptions_matched(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> tuple
     return matched, "; ".join(errors)
 
 
-def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target: bool = False) -> PolicyOutcome:
+def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target: bool = False,
+                      recorder: Trace | None = None) -> PolicyOutcome:
     """mpol engine.go handlePolicy for one policy on the request `ctx` makes.
 
     `target`: the policy mutating an existing target (`object`), as Kyverno's CLI runs a mutateExisting
     policy on a targetResource (kk 111e07bb: processor/policy_processor.go, engine.go Evaluate with no
     matcher, compiler/policy.go EvaluateTarget): no matchConstraints and no namespace check (the caller
-    picked the target), spec.targetMatchConditions in place of matchConditions."""
+    picked the target), spec.targetMatchConditions in place of matchConditions.
+    `recorder` (explain's): the steps taken, under the rule the caller started, ending in a "result" step
+    whose data is the PolicyOutcome (mutating/tree.py reads them)."""
+    outcome = _evaluate_mutating(cp, ctx, target, recorder)
+    if recorder is not None:
+        recorder.add("result", "", data=outcome)
+    return outcome
+
+
+def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: bool,
+                       recorder: Trace | None) -> PolicyOutcome:
     policy = cp.policy
     if not target:
         if policy.meta.kind == "NamespacedMutatingPolicy" and ctx.request.namespace != policy.meta.namespace:
+            if recorder is not None:
+                recorder.add("namespace", "not matched", policy.meta.namespace)
             return PolicyOutcome([])        # engine/predicate.go NamespacedPolicy
         try:
             if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
+                if recorder is not None:
+                    recorder.add("matchConstraints", "not matched")
                 return PolicyOutcome([])
         except MatchError as exc:
+            if recorder is not None:
+                recorder.add("matchConstraints", "error", str(exc))
             return PolicyOutcome([_result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")])
+        if recorder is not None:
+            recorder.add("matchConstraints", "matched")
     if cp.exceptions:
         matched, error = exceptions_matched(cp, ctx)
+        if recorder is not None:
+            recorder.add("exceptions", "error" if error else "matched" if matched else "not matched", error,
+                         data=matched)
         if error:
             return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
         if matched:
@@ -300,19 +343,32 @@ def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target
                                           {"exceptions": names})])
     env = cp.env
     conditions = cp.target_conditions if target else cp.conditions
+    activation = None
+    if recorder is not None:
+        # the bindings the conditions are evaluated with, for the tree to show their values and the variables'
+        activation = ctx.activation(env)
+        recorder.add("activation", "", data=activation)
     if conditions:
-        ok, failed = conditions_hold(conditions, ctx.activation(env), policy.failure_policy == "Ignore")
+        ok, failed = conditions_hold(conditions, activation if activation is not None else ctx.activation(env),
+                                     policy.failure_policy == "Ignore")
+        if recorder is not None:
+            recorder.add("matchConditions", "error" if failed is not None else "true" if ok else "false",
+                         failed or "")
         if failed is not None:
             return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {failed}")])
         if not ok:
             return PolicyOutcome([_result(cp, ctx, "", "skip", "skip")])
+    step = recorder.open("mutations") if recorder is not None else None
     try:
-        obj = run_mutations(cp.mutations, env, ctx)
+        obj = run_mutations(cp.mutations, env, ctx, recorder=recorder)
     except MutationFailure as exc:
         return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {exc}")])
     except NeedsSchema as exc:
         return PolicyOutcome([], undetermined=f"{NEEDS_SCHEMA}: MutatingPolicy {policy.meta.key!r} sets "
                                               f"{exc.path}, a list whose merge needs the kind's schema")
+    finally:
+        if recorder is not None and step is not None:
+            recorder.close(step, "")
     return PolicyOutcome([_result(cp, ctx, "", "pass", "success")], obj)
 
 
@@ -325,12 +381,18 @@ class _Run:
     changed: list[str]        # keys of the policies that changed the object
 
 
-def _run_in_order(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectContext) -> _Run:
+def _run_in_order(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectContext,
+                  recorder: Trace | None = None) -> _Run:
+    """`recorder`: each policy (and autogen copy) is recorded as the rule (its key, its index in `compiled`),
+    its first step "request" holding the request it saw."""
     obj: Obj | None = ctx.request.obj
     run = _Run(obj, [], [], [], [])
-    for cp in compiled:
+    for index, cp in enumerate(compiled):
         step_ctx = with_object(ctx, obj) if obj is not None else ctx
-        outcome = evaluate_mutating(cp, step_ctx)
+        if recorder is not None:
+            recorder.rule(cp.key, str(index))
+            recorder.add("request", "", data=step_ctx)
+        outcome = evaluate_mutating(cp, step_ctx, recorder=recorder)
         run.results.extend(outcome.results)
         if outcome.undetermined:
             run.undetermined.append(outcome.undetermined)
@@ -351,8 +413,10 @@ class MutatingPolicyEngine:
         self.compiled = tuple(compiled)
         self.fixed_order = fixed_order
 
-    def mutate(self, ctx: SubjectContext) -> MutationStep:
-        run = _run_in_order(self.compiled, ctx)
+    def mutate(self, ctx: SubjectContext, recorder: Trace | None = None) -> MutationStep:
+        """`recorder` (explain's): the run in load order, whose results the step holds, is recorded (the
+        other orders tried are not)."""
+        run = _run_in_order(self.compiled, ctx, recorder)
         undetermined = list(run.undetermined)
         if not self.fixed_order:
             failed = sorted({r.policy for r in run.results if r.result == "error"})

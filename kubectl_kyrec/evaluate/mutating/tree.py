@@ -1,24 +1,23 @@
-"""The decision tree of a MutatingPolicy / NamespacedMutatingPolicy for one subject (issue 27).
-
-It walks evaluate/mutating/engine.py's steps (kk: pkg/cel/policies/mpol/engine/engine.go handlePolicy, compiler
-policy.go Evaluate): the namespace of a namespaced policy, matchConstraints, the exceptions, matchConditions
-with their values, then each mutation in order with the patch it made. The request each policy sees is
-the one the admission chain fed the MutatingPolicy engine (after the API server's defaults and the
-MutatingAdmissionPolicies), each policy seeing the previous one's output, as engine.go Handle does; the
-results are those `evaluate_mutating` gives for that very request, the call `eval`'s chain makes.
+"""The decision tree of a MutatingPolicy / NamespacedMutatingPolicy for one subject (issue 27), built from what
+evaluate/mutating/engine.py recorded (recording.py) in the admission chain's run whose results the tree ends
+in (kk: pkg/cel/policies/mpol/engine/engine.go handlePolicy, compiler policy.go Evaluate): the request each
+policy saw (the one the chain fed the MutatingPolicy engine, after the API server's defaults and the
+MutatingAdmissionPolicies, each policy seeing the previous one's output, as engine.go Handle does), the
+namespace of a namespaced policy, matchConstraints, the exceptions, matchConditions, then each mutation in
+order with the patch it made. Nothing here decides or re-walks the engine; the nodes only add what a decision
+was made of (the rules and selectors, the values of the conditions and variables), evaluated read-only to be
+shown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.engine import CompileError, Environment
+from kubectl_kyrec.cel.engine import CompileError
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import rewrite_typed_literals
 from kubectl_kyrec.evaluate.explain import (
-    ALL_TRUE,
     ERROR,
     MATCHED,
     NONE,
@@ -33,55 +32,36 @@ from kubectl_kyrec.evaluate.explain import (
     value_node,
     variables_node,
 )
-from kubectl_kyrec.evaluate.mutating.engine import (
-    SOURCE,
-    CompiledMutatingPolicy,
-    CompiledMutation,
-    MutationFailure,
-    evaluate_mutating,
-    exceptions_matched,
-    run_mutations,
-    with_object,
-)
+from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, PolicyOutcome
 from kubectl_kyrec.evaluate.subjects import SubjectContext
-from kubectl_kyrec.k8s.json_patch import make_patch
-from kubectl_kyrec.k8s.structured_merge import NeedsSchema
 from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
-from kubectl_kyrec.model import Obj, Result
+from kubectl_kyrec.model import Ref
+from kubectl_kyrec.recording import Step, Trace
 
 
-def explain_mutating(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectContext, envs: Environments,
-                     results: Sequence[Result]) -> list[Explanation]:
+def explain_mutating(compiled: Sequence[CompiledMutatingPolicy], trace: Trace, envs: Environments,
+                     ref: Ref) -> list[Explanation]:
     """A tree per policy of the engine (`compiled`: each policy and its autogen copies, in the engine's
-    order) on the request `ctx` the admission chain gave the engine; `results`: the chain's results for the
-    subject (those of each policy end its tree)."""
+    order); `trace`: what the engine recorded for the subject `ref` in the admission chain's run (each policy
+    and copy under the rule (its key, its index in `compiled`)). Each tree ends in the results its policy
+    gave in that run."""
     out: list[Explanation] = []
-    groups: dict[str, list[CompiledMutatingPolicy]] = {}
-    for cp in compiled:
-        groups.setdefault(cp.key, []).append(cp)
-    step_ctx = ctx
-    ref = ctx.subject.ref
+    groups: dict[str, list[tuple[int, CompiledMutatingPolicy]]] = {}
+    for index, cp in enumerate(compiled):
+        groups.setdefault(cp.key, []).append((index, cp))
     for key, variants in groups.items():
-        meta = variants[0].policy.meta
+        meta = variants[0][1].policy.meta
         root = Node(f"{meta.kind} {key}")
         if len(variants) > 1:
             root.detail = "a Pod policy is also run on the pod controllers, as rewritten copies"
-        for index, cp in enumerate(variants):
-            # the call the engine makes (engine.py _run_in_order), on the object the previous policy made
-            outcome = evaluate_mutating(cp, step_ctx)
-            root.children.append(_variant_node(cp, step_ctx, envs, outcome.results[0] if outcome.results else None,
-                                               outcome.undetermined, index))
-            if outcome.obj is not None:
-                step_ctx = with_object(step_ctx, outcome.obj)
-        # each variant's node ends in its own result (none for a copy that does not match): together, the
-        # policy's results in the chain
-        mine = [r for r in results if r.policy == key and r.source == SOURCE]
+        mine = []
+        for copy, (index, cp) in enumerate(variants):
+            steps = {step.name: step for step in trace.rules[(key, str(index))].children}
+            outcome: PolicyOutcome = steps["result"].data
+            mine.extend(outcome.results)
+            root.children.append(_variant_node(cp, envs, steps, outcome, copy))
         out.append(Explanation(key, meta.kind, ref, root, mine))
     return out
-
-
-def matched_word(ok: bool) -> str:
-    return MATCHED if ok else NOT_MATCHED
 
 
 def _kinds(cp: CompiledMutatingPolicy) -> str:
@@ -90,57 +70,59 @@ def _kinds(cp: CompiledMutatingPolicy) -> str:
     return ", ".join(r for rule in rules for r in rule.resources) or "none"
 
 
-def _variant_node(cp: CompiledMutatingPolicy, ctx: SubjectContext, envs: Environments, result: Result | None,
-                  undetermined: str, copy: int) -> Node:
-    """`copy`: 0 for the policy as written, else the index of its autogen copy."""
+def _variant_node(cp: CompiledMutatingPolicy, envs: Environments, steps: Mapping[str, Step],
+                  outcome: PolicyOutcome, copy: int) -> Node:
+    """`steps`: the variant's recorded steps by name; `copy`: 0 for the policy as written, else the index of
+    its autogen copy."""
     policy = cp.policy
+    ctx: SubjectContext = steps["request"].data
+    result = outcome.results[0] if outcome.results else None
     node = Node("policy" if not copy else f"autogen copy for {_kinds(cp)}")
-    steps = node.children
-    if policy.meta.kind == "NamespacedMutatingPolicy" and ctx.request.namespace != policy.meta.namespace:
+    out = node.children
+    if "namespace" in steps:
         node.outcome = NOT_MATCHED
-        steps.append(Node("namespace", NOT_MATCHED, f"a NamespacedMutatingPolicy of {policy.meta.namespace!r} on a "
-                                                    f"request in {ctx.request.namespace or 'no namespace'!r}"))
-        steps.append(result_node(result))
+        out.append(Node("namespace", NOT_MATCHED, f"a NamespacedMutatingPolicy of {policy.meta.namespace!r} on a "
+                                                  f"request in {ctx.request.namespace or 'no namespace'!r}"))
+        out.append(result_node(result))
         return node
-    match = constraints_node(policy.match_constraints, ctx)
-    if copy and match.outcome == NOT_MATCHED:
+    matched = steps["matchConstraints"].outcome
+    if copy and matched == NOT_MATCHED:
         # one line: its rules are the policy's, retargeted to kinds the subject is not
         node.outcome, node.detail = NOT_MATCHED, f"the subject is a {ctx.subject.ref.kind}"
         return node
-    steps.append(match)
-    if match.outcome != MATCHED:
-        node.outcome = match.outcome
-        steps.append(result_node(result))
+    # the engine's decision, shown with the rules and selectors it was made of
+    out.append(constraints_node(policy.match_constraints, ctx))
+    if matched != MATCHED:
+        node.outcome = matched
+        out.append(result_node(result))
         return node
-    if cp.exceptions:
-        exceptions = _exceptions_node(cp, ctx)
-        steps.append(exceptions)
-        if exceptions.outcome != NOT_MATCHED:
-            steps.append(result_node(result))
+    if "exceptions" in steps:
+        out.append(_exceptions_node(cp, ctx, steps["exceptions"]))
+        if steps["exceptions"].outcome != NOT_MATCHED:
+            out.append(result_node(result))
             node.outcome = result.result if result is not None else NONE
             return node
-    activation = ctx.activation(cp.env)
-    conditions = conditions_node(policy.match_conditions, cp.conditions, activation, "the policy skips the request")
-    steps.append(conditions)
+    activation = steps["activation"].data
+    out.append(conditions_node(policy.match_conditions, cp.conditions, activation, "the policy skips the request"))
     if policy.variables:
-        steps.append(variables_node(_compiler(cp, envs), policy.variables, activation))
-    if conditions.outcome in (ALL_TRUE, NONE):
-        steps.append(mutations_node(cp.policy.mutations, cp.mutations, cp.env, ctx))
-    if undetermined:
-        steps.append(Node("admitted object", "undetermined", undetermined))
-    steps.append(result_node(result, "no result"))
-    node.outcome = result.result if result is not None else ("undetermined" if undetermined else NONE)
+        out.append(variables_node(_compiler(cp, envs), policy.variables, activation))
+    if "mutations" in steps:
+        out.append(mutations_node(cp.policy.mutations, steps["mutations"].children))
+    if outcome.undetermined:
+        out.append(Node("admitted object", "undetermined", outcome.undetermined))
+    out.append(result_node(result, "no result"))
+    node.outcome = result.result if result is not None else ("undetermined" if outcome.undetermined else NONE)
     return node
 
 
-def _exceptions_node(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Node:
-    """The PolicyExceptions naming the policy, each with its conditions' values, and which counted (engine.py
-    exceptions_matched, Kyverno's quirks included: one without conditions never counts)."""
-    matched, error = exceptions_matched(cp, ctx)
-    hit = {id(e) for e in matched}
-    node = Node("exceptions", ERROR if error else (MATCHED if matched else NOT_MATCHED), error)
+def _exceptions_node(cp: CompiledMutatingPolicy, ctx: SubjectContext, recorded: Step) -> Node:
+    """The PolicyExceptions naming the policy, each with its conditions' values; which counted is the engine's
+    (`recorded`: its exceptions step, the ones that counted as data; engine.py exceptions_matched, Kyverno's
+    quirks included: one without conditions never counts)."""
+    hit = {id(e) for e in recorded.data}
+    node = Node("exceptions", recorded.outcome, recorded.detail)
     for ce in cp.exceptions:
-        child = Node(ce.key, matched_word(id(ce) in hit))
+        child = Node(ce.key, MATCHED if id(ce) in hit else NOT_MATCHED)
         if not ce.conditions:
             child.detail = "no matchConditions: never counts (mpol policy.go matchExceptions)"
         activation = ctx.activation(ce.env)
@@ -152,32 +134,26 @@ def _exceptions_node(cp: CompiledMutatingPolicy, ctx: SubjectContext) -> Node:
     return node
 
 
-def mutations_node(specs: Sequence[MutationSpec], mutations: Sequence[CompiledMutation], env: Environment,
-                   ctx: SubjectContext, extra: Mapping[str, Any] | None = None) -> Node:
-    """Each mutation in order on the previous one's output, as run_mutations applies them (`extra`: the
-    variables it binds, a binding's params), with the JSON patch of what it changed; up to the first that
-    fails."""
+def mutations_node(specs: Sequence[MutationSpec], recorded: Sequence[Step]) -> Node:
+    """Each mutation in order with the JSON patch of what it changed, as the engine recorded it applying them
+    (run_mutations), up to the first that failed."""
     node = Node("mutations", "applied")
-    obj: Obj = dict(ctx.request.obj or {})
-    for i, (spec, mutation) in enumerate(zip(specs, mutations)):
+    for i, (spec, step) in enumerate(zip(specs, recorded)):
         name = f"[{i}] {spec.patch_type}"
-        try:
-            after = run_mutations([mutation], env, with_object(ctx, obj), extra)
-        except MutationFailure as exc:
-            node.children.append(Node(name, ERROR, str(exc)))
+        if step.outcome == ERROR:
+            node.children.append(Node(name, ERROR, step.detail))
             node.outcome = f"[{i}] failed"
             break
-        except NeedsSchema as exc:
-            node.children.append(Node(name, "undetermined", f"sets {exc.path}, a list whose merge needs the "
+        if step.outcome == "undetermined":
+            node.children.append(Node(name, "undetermined", f"sets {step.detail}, a list whose merge needs the "
                                                             "kind's schema"))
             node.outcome = f"[{i}] undetermined"
             break
-        patch = make_patch(obj, after)
+        patch = step.data
         child = Node(name, "changed" if patch else "no change", one_line(spec.expression))
         child.children.extend(Node(f"{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")
                               for op in patch)
         node.children.append(child)
-        obj = after
     return node
 
 

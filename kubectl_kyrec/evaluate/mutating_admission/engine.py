@@ -42,6 +42,7 @@ from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, Mutatin
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Result
+from kubectl_kyrec.recording import Trace
 
 SOURCE = "MutatingAdmissionPolicy"
 KIND = "MutatingAdmissionPolicy"
@@ -129,11 +130,13 @@ class MutatingAdmissionEngine:
         # per policy name, the resource its last response carried (the CLI's PatchedResource)
         self.last_outputs: dict[str, Obj] = {}
 
-    def mutate(self, ctx: SubjectContext) -> MutationStep:
+    def mutate(self, ctx: SubjectContext, recorder: Trace | None = None) -> MutationStep:
+        """`recorder` (explain's, on the API server's path): the run in load order, whose results the step
+        holds, is recorded (cluster_in_order; the other orders tried are not)."""
         self.last_outputs = {}
         if self.in_cli:
             return self._cli(ctx)
-        return self._cluster(ctx)
+        return self._cluster(ctx, recorder)
 
     # --- Kyverno's CLI ---------------------------------------------------------------------------------
 
@@ -204,8 +207,8 @@ class MutatingAdmissionEngine:
 
     # --- the API server ------------------------------------------------------------------------------------
 
-    def _cluster(self, ctx: SubjectContext) -> MutationStep:
-        step = self.cluster_in_order(self.compiled, ctx)
+    def _cluster(self, ctx: SubjectContext, recorder: Trace | None) -> MutationStep:
+        step = self.cluster_in_order(self.compiled, ctx, recorder)
         changed = [cp for cp in self.compiled if any(m.policy == cp.policy.meta.name for m in step.mutations)]
         if len(changed) > 1:
             others = [cp for cp in self.compiled if cp not in changed]
@@ -219,53 +222,92 @@ class MutatingAdmissionEngine:
                     "objects in different orders, and the API server applies them in Go map order")
         return step
 
-    def cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy],
-                          ctx: SubjectContext) -> MutationStep:
+    def cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy], ctx: SubjectContext,
+                         recorder: Trace | None = None) -> MutationStep:
+        """`recorder`: each policy is recorded as the rule (its key, "") with the request it saw and its
+        matchConstraints, each binding it reached as the rule (its key, the binding's name) with the request
+        it saw, its steps and its "result" (data: the Result, or None when it gave none)."""
         step = MutationStep(ctx.request.obj)
         for cp in compiled:
+            if recorder is not None:
+                recorder.rule(cp.policy.meta.key, "")
+                recorder.add("request", "", data=ctx)
             try:
                 if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
+                    if recorder is not None:
+                        recorder.add("matchConstraints", "not matched")
                     continue
-            except MatchError:
+            except MatchError as exc:
+                if recorder is not None:
+                    recorder.add("matchConstraints", "error", str(exc))
                 continue
+            if recorder is not None:
+                recorder.add("matchConstraints", "matched")
             for binding in cp.bindings:
-                try:
-                    if binding.match_resources is not None and not matches_constraints(
-                            binding.match_resources, ctx.request, ctx.namespace_obj):
-                        continue
-                except MatchError:
-                    continue
-                param = cli_param(binding, self.params) if binding.param_ref is not None else None
-                if binding.param_ref is not None and param is None and binding.param_ref.not_found_action == "Deny":
-                    step.results.append(self._result(cp, ctx, binding, "error", "no params found for policy "
-                                                     "binding with `Deny` parameterNotFoundAction"))
-                    continue
-                activation = ctx.activation(cp.env, extra={"params": param})
-                ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
-                if error is not None:
-                    step.results.append(self._result(cp, ctx, binding, "error", error))
-                    continue
-                if not ok:
-                    continue
-                before = ctx.request.obj
-                try:
-                    obj = run_mutations(cp.mutations, cp.env, ctx, {"params": param})
-                except MutationFailure as exc:
-                    if cp.policy.failure_policy == "Fail":
-                        step.results.append(self._result(cp, ctx, binding, "error", str(exc)))
-                    continue
-                except NeedsSchema as exc:
-                    step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
-                                             f"sets {exc.path}, a list whose merge needs the kind's schema")
-                    continue
-                mutation = mutation_of(cp.policy.meta.name, KIND, binding.meta.name, before, obj,
-                                       cp.policy.meta.source)
-                if mutation is not None:
-                    step.mutations.append(mutation)
-                step.results.append(self._result(cp, ctx, binding, "pass", "mutation is successfully applied"))
-                ctx = with_object(ctx, obj)
-                step.obj = obj
+                if recorder is not None:
+                    recorder.rule(cp.policy.meta.key, binding.meta.name)
+                    recorder.add("request", "", data=ctx)
+                result, obj = self._cluster_binding(cp, binding, ctx, step, recorder)
+                if recorder is not None:
+                    recorder.add("result", "", data=result)
+                if result is not None:
+                    step.results.append(result)
+                if obj is not None:
+                    ctx = with_object(ctx, obj)
+                    step.obj = obj
         return step
+
+    def _cluster_binding(self, cp: CompiledMutatingAdmissionPolicy, binding: MutatingAdmissionBinding,
+                         ctx: SubjectContext, step: MutationStep, recorder: Trace | None
+                         ) -> tuple[Result | None, Obj | None]:
+        """One binding of a policy whose matchConstraints match: its result (None when it gives none) and
+        the object after its mutations (None when it did not mutate); its mutation and undetermined
+        reason go to `step`."""
+        try:
+            if binding.match_resources is not None and not matches_constraints(
+                    binding.match_resources, ctx.request, ctx.namespace_obj):
+                if recorder is not None:
+                    recorder.add("matchResources", "not matched")
+                return None, None
+        except MatchError as exc:
+            if recorder is not None:
+                recorder.add("matchResources", "error", str(exc))
+            return None, None
+        if recorder is not None and binding.match_resources is not None:
+            recorder.add("matchResources", "matched")
+        param = cli_param(binding, self.params) if binding.param_ref is not None else None
+        if recorder is not None and binding.param_ref is not None:
+            recorder.add("params", "found" if param is not None else "not found", data=param)
+        if binding.param_ref is not None and param is None and binding.param_ref.not_found_action == "Deny":
+            return self._result(cp, ctx, binding, "error", "no params found for policy binding with `Deny` "
+                                                           "parameterNotFoundAction"), None
+        activation = ctx.activation(cp.env, extra={"params": param})
+        if recorder is not None:
+            recorder.add("activation", "", data=activation)
+        ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
+        if error is not None:
+            return self._result(cp, ctx, binding, "error", error), None
+        if not ok:
+            return None, None
+        before = ctx.request.obj
+        mutations = recorder.open("mutations") if recorder is not None else None
+        try:
+            obj = run_mutations(cp.mutations, cp.env, ctx, {"params": param}, recorder=recorder)
+        except MutationFailure as exc:
+            if cp.policy.failure_policy == "Fail":
+                return self._result(cp, ctx, binding, "error", str(exc)), None
+            return None, None
+        except NeedsSchema as exc:
+            step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
+                                     f"sets {exc.path}, a list whose merge needs the kind's schema")
+            return None, None
+        finally:
+            if recorder is not None and mutations is not None:
+                recorder.close(mutations, "")
+        mutation = mutation_of(cp.policy.meta.name, KIND, binding.meta.name, before, obj, cp.policy.meta.source)
+        if mutation is not None:
+            step.mutations.append(mutation)
+        return self._result(cp, ctx, binding, "pass", "mutation is successfully applied"), obj
 
 
 def mutating_admission_engine(policies: PolicySet, envs: Environments, *, params: Sequence[Document] = (),

@@ -1,19 +1,17 @@
-"""The decision tree of a MutatingAdmissionPolicy with its bindings, for one subject (issue 27).
-
-It walks the API server's steps as evaluate/mutating_admission/engine.py models them for `eval`'s admission chain
-(k8s.io/apiserver pkg/admission/plugin/policy/mutating dispatcher.go dispatchInvocations): the policy's
-matchConstraints, then each binding whose matchResources match, with its params, the matchConditions with
-their values and each mutation's patch, each binding seeing the object the previous one made. The request is
-the one the chain fed the MutatingAdmissionPolicy engine; the results are those the engine's own walk
-(`cluster_in_order`) gives for this policy on that request, the call the chain makes.
+"""The decision tree of a MutatingAdmissionPolicy with its bindings, for one subject (issue 27), built from
+what evaluate/mutating_admission/engine.py recorded (recording.py) in the admission chain's run whose results
+the tree ends in (k8s.io/apiserver pkg/admission/plugin/policy/mutating dispatcher.go dispatchInvocations):
+the policy's matchConstraints, then each binding whose matchResources match, with its params, the
+matchConditions and each mutation's patch, each binding seeing the object the previous one made. Nothing here
+decides or re-walks the engine; the nodes only add what a decision was made of (the rules and selectors, the
+values of the conditions), evaluated read-only to be shown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 
 from kubectl_kyrec.evaluate.explain import (
-    ALL_TRUE,
     MATCHED,
     NONE,
     Explanation,
@@ -23,39 +21,33 @@ from kubectl_kyrec.evaluate.explain import (
     result_node,
     show,
 )
-from kubectl_kyrec.evaluate.mutating.engine import MutationFailure, run_mutations, with_object
 from kubectl_kyrec.evaluate.mutating.tree import mutations_node
-from kubectl_kyrec.evaluate.mutating_admission.engine import (
-    CompiledMutatingAdmissionPolicy,
-    MutatingAdmissionEngine,
-    cli_param,
-)
+from kubectl_kyrec.evaluate.mutating_admission.engine import CompiledMutatingAdmissionPolicy, MutatingAdmissionEngine
 from kubectl_kyrec.evaluate.subjects import SubjectContext
-from kubectl_kyrec.k8s.structured_merge import NeedsSchema
 from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding
-from kubectl_kyrec.model import Obj, Result
+from kubectl_kyrec.model import Ref, Result
+from kubectl_kyrec.recording import Step, Trace
 
 
-def explain_mutating_admission(engine: MutatingAdmissionEngine, ctx: SubjectContext) -> list[Explanation]:
-    """A tree per policy of the engine, in its order, on the request `ctx` the chain gave the engine."""
-    out = []
-    for cp in engine.compiled:
-        # the engine's walk for this policy alone: the walk over all of them, one policy at a time
-        step = engine.cluster_in_order([cp], ctx)
-        out.append(_tree(engine, cp, ctx, step.results))
-        if step.obj is not None and step.obj is not ctx.request.obj:
-            ctx = with_object(ctx, dict(step.obj))
-    return out
+def explain_mutating_admission(engine: MutatingAdmissionEngine, trace: Trace, ref: Ref) -> list[Explanation]:
+    """A tree per policy of the engine, in its order; `trace`: what the engine recorded for the subject `ref`
+    in the admission chain's run (engine.py cluster_in_order)."""
+    return [_tree(cp, trace, ref) for cp in engine.compiled]
 
 
-def _tree(engine: MutatingAdmissionEngine, cp: CompiledMutatingAdmissionPolicy, ctx: SubjectContext,
-          results: Sequence[Result]) -> Explanation:
+def _steps(trace: Trace, key: str, name: str) -> dict[str, Step]:
+    return {step.name: step for step in trace.rules[(key, name)].children}
+
+
+def _tree(cp: CompiledMutatingAdmissionPolicy, trace: Trace, ref: Ref) -> Explanation:
     meta = cp.policy.meta
     root = Node(f"{meta.kind} {meta.key}")
-    done = Explanation(meta.key, meta.kind, ctx.subject.ref, root, list(results))
-    match = constraints_node(cp.policy.match_constraints, ctx)
-    root.children.append(match)
-    if match.outcome != MATCHED:
+    results: list[Result] = []
+    done = Explanation(meta.key, meta.kind, ref, root, results)
+    steps = _steps(trace, meta.key, "")
+    # the engine's decision, shown with the rules and selectors it was made of
+    root.children.append(constraints_node(cp.policy.match_constraints, steps["request"].data))
+    if steps["matchConstraints"].outcome != MATCHED:
         root.children.append(result_node(None))
         return done
     if not cp.bindings:
@@ -64,55 +56,44 @@ def _tree(engine: MutatingAdmissionEngine, cp: CompiledMutatingAdmissionPolicy, 
         return done
     bindings = Node("bindings", "", "each matching binding mutates the object the previous one made")
     root.children.append(bindings)
-    by_binding = {r.binding: r for r in results}
     for binding in cp.bindings:
-        node, obj = _binding_node(engine, cp, binding, ctx, by_binding.get(binding.meta.name))
-        bindings.children.append(node)
-        if obj is not None:
-            ctx = with_object(ctx, obj)
+        recorded = _steps(trace, meta.key, binding.meta.name)
+        result = recorded["result"].data
+        if result is not None:
+            results.append(result)
+        bindings.children.append(_binding_node(cp, binding, recorded, result))
     return done
 
 
-def _binding_node(engine: MutatingAdmissionEngine, cp: CompiledMutatingAdmissionPolicy,
-                  binding: MutatingAdmissionBinding, ctx: SubjectContext, result: Result | None
-                  ) -> tuple[Node, Obj | None]:
-    """The binding's node, and the object after it (None when it changed nothing)."""
+def _binding_node(cp: CompiledMutatingAdmissionPolicy, binding: MutatingAdmissionBinding, steps: Mapping[str, Step],
+                  result: Result | None) -> Node:
+    """`steps`: the binding's recorded steps by name, the first the request it saw."""
+    ctx: SubjectContext = steps["request"].data
     node = Node(f"binding {binding.meta.name}")
     if binding.match_resources is not None:
-        match = constraints_node(binding.match_resources, ctx, "matchResources")
-        node.children.append(match)
-        if match.outcome != MATCHED:
-            node.outcome = match.outcome
-            return node, None
+        node.children.append(constraints_node(binding.match_resources, ctx, "matchResources"))
+        if steps["matchResources"].outcome != MATCHED:
+            node.outcome = steps["matchResources"].outcome
+            return node
     else:
         node.children.append(Node("matchResources", MATCHED, "none: matches everything"))
     ref = binding.param_ref
-    param = cli_param(binding, engine.params) if ref is not None else None
     if ref is not None:
+        param = steps["params"].data
         how = (f"name {ref.name!r}" if ref.name else f"selector {show(dict(ref.selector or {}))}") + \
               (f" in namespace {ref.namespace!r}" if ref.namespace else "")
         found = (f"; {param.get('kind')} {(param.get('metadata') or {}).get('name')}"
                  if isinstance(param, dict) and "metadata" in param else "")
         action = f"; parameterNotFoundAction {ref.not_found_action}" if ref.not_found_action else ""
-        node.children.append(Node("params", "found" if param is not None else "not found",
-                                  f"paramRef {how}{found}{action}"))
+        node.children.append(Node("params", steps["params"].outcome, f"paramRef {how}{found}{action}"))
     node.outcome = result.result if result is not None else NONE
-    if ref is not None and param is None and ref.not_found_action == "Deny":
+    if "activation" not in steps:
+        # no params and parameterNotFoundAction Deny: the engine stopped there
         node.children.append(result_node(result))
-        return node, None
-    extra = {"params": param}
-    conditions = conditions_node(cp.policy.match_conditions, cp.conditions, ctx.activation(cp.env, extra=extra),
-                                 "the binding is skipped")
-    node.children.append(conditions)
-    obj = None
-    if conditions.outcome in (ALL_TRUE, NONE):
-        node.children.append(mutations_node(cp.policy.mutations, cp.mutations, cp.env, ctx, extra))
-        try:
-            obj = run_mutations(cp.mutations, cp.env, ctx, extra)
-        except (MutationFailure, NeedsSchema):
-            obj = None
-        if result is None and obj is not None:
-            obj = None      # a failure the policy ignores (failurePolicy Ignore): the object is left as it was
+        return node
+    node.children.append(conditions_node(cp.policy.match_conditions, cp.conditions, steps["activation"].data,
+                                         "the binding is skipped"))
+    if "mutations" in steps:
+        node.children.append(mutations_node(cp.policy.mutations, steps["mutations"].children))
     node.children.append(result_node(result, "no result"))
-    return node, obj
-
+    return node
