@@ -21,13 +21,25 @@ from typing import Any
 @dataclass
 class Step:
     """One thing the engine did: `name` what was checked, `outcome` how it came out, `detail` the values;
-    `data` what the engine decided with (an outcome object, an activation, a result), for the tree to show."""
+    `data` what the engine decided with (an outcome object, an activation, a result), for the tree to show.
+    A Step is also an `explain` node: the tree explain prints is made of these (`to_json` is its document),
+    whether recorded as they are or assembled from recorded ones."""
 
     name: str
     outcome: str = ""
     detail: str = ""
     children: list[Step] = field(default_factory=list)
     data: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.outcome:
+            out["outcome"] = self.outcome
+        if self.detail:
+            out["detail"] = self.detail
+        if self.children:
+            out["children"] = [c.to_json() for c in self.children]
+        return out
 
 
 class Trace:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
@@ -25,31 +25,15 @@ from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.load.policy.vocabulary import MatchResources, NamedExpression, ResourceRule, Validation
 from kubectl_kyrec.model import Ref, Result
+from kubectl_kyrec.recording import Step
 
 # the outcomes a node states; a value (a CEL result) is shown as its JSON text instead
 MATCHED, NOT_MATCHED, ERROR, NONE, NOT_EVALUATED = "matched", "not matched", "error", "none", "not evaluated"
 ALL_TRUE = "all true"
 
 
-@dataclass
-class Node:
-    """One decision: what was checked (`name`), how it came out (`outcome`), why (`detail`), and the
-    decisions it was made of."""
-
-    name: str
-    outcome: str = ""
-    detail: str = ""
-    children: list[Node] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name}
-        if self.outcome:
-            out["outcome"] = self.outcome
-        if self.detail:
-            out["detail"] = self.detail
-        if self.children:
-            out["children"] = [c.to_json() for c in self.children]
-        return out
+# an explain node is a recorded step (recording.py): one type for what engines record and what explain prints
+Node = Step
 
 
 @dataclass
