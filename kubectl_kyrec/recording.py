@@ -59,6 +59,11 @@ class Trace:
         self.rules[(policy, rule)] = step
         self._stack = [step]
 
+    @property
+    def current(self) -> Step:
+        """The step open now (the root when none is)."""
+        return self._stack[-1]
+
     def open(self, name: str, detail: str = "") -> Step:
         step = Step(name, detail=detail)
         self._stack[-1].children.append(step)
@@ -77,7 +82,10 @@ class Trace:
             step.detail = f"{step.detail}; {detail}" if step.detail else detail
 
     def add(self, name: str, outcome: str, detail: str = "", data: Any = None) -> Step:
-        step = Step(name, outcome, detail, data=data)
+        return self.node(Step(name, outcome, detail, data=data))
+
+    def node(self, step: Step) -> Step:
+        """Record a step made whole (an explain node with its children) under the open one."""
         self._stack[-1].children.append(step)
         return step
 

@@ -24,10 +24,8 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
-from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, explanation, result_node, show
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
-from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
@@ -143,7 +141,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for ip in images:
             trace = Trace()
             found = evaluate_image_validating(ip, ctx, trace)
-            out.explanations.append(explain_image_validating(ip, ctx, trace, found))
+            out.explanations.append(explanation(ip.policy.meta, subject.ref, trace, found))
         if classic is not None:
             # a mutate rule's results are the admission chain's, a generate rule's the generate run's
             _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
@@ -151,9 +149,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
                 trace = Trace()
+                next_run(dp.policy, options.now, recorder=trace)
                 deletion = evaluate_object(dp, deleting_ctx, trace)
-                out.explanations.append(explain_deleting(dp, deleting_ctx, trace, deletion,
-                                                         next_run(dp.policy, options.now)))
+                out.explanations.append(explanation(dp.policy.meta, subject.ref, trace, [deletion.result()]))
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, ending in their results
