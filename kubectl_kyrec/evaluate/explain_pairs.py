@@ -44,7 +44,6 @@ from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
 from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
-from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
@@ -137,7 +136,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             trace = Trace()
             found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
                                        params=options.vap_params, recorder=trace)
-            out.explanations.append(explain_admission(ap, ctx, envs, trace, found))
+            out.explanations.append(explanation(ap.policy.meta, subject.ref, trace, found))
         for ip in images:
             trace = Trace()
             found = evaluate_image_validating(ip, ctx, trace)

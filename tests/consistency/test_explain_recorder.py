@@ -36,7 +36,7 @@ from kubectl_kyrec.recording import Trace
 EVALUATE = Path(__file__).resolve().parents[2] / "kubectl_kyrec" / "evaluate"
 # the kinds whose tree.py is built from the recording; a kind is added here when it is migrated (a kind whose
 # engine records its explain nodes whole has no tree.py: tests/consistency/test_explain_renderer.py)
-MIGRATED = ("validating", "validating_admission")
+MIGRATED = ("validating",)
 # what walks an engine's decisions: matching and exception evaluation (the display of a decision's parts,
 # evaluate/explain.py's nodes, is not)
 WALKERS = {"kubectl_kyrec.evaluate.match": {"may_match", "matches_constraints", "matches_rules"},

@@ -14,14 +14,21 @@ from typing import Any
 
 import pytest
 
+from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
-from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, next_run, subject_context
+from kubectl_kyrec.cel.libraries import library_factory
+from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, next_run
+from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import explanation
+from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy, evaluate_image_validating
+from kubectl_kyrec.evaluate.namespaces import namespace_objects
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
 from kubectl_kyrec.evaluate.subjects import make_subjects
+from kubectl_kyrec.evaluate.validating_admission.engine import compile_admission_policies, evaluate_admission
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.policy.deleting import parse_deleting_policy
-from kubectl_kyrec.load.policy.policies import parse_exception
+from kubectl_kyrec.load.policy.policies import classify, parse_exception
 from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.recording import Step, Trace
 from kubectl_kyrec.render.explain_output import write_text
@@ -39,7 +46,7 @@ def _deleting() -> tuple[Any, list[Any]]:
     resources = load_documents([str(case / "resources.yaml")])
     namespaces = {d.obj["metadata"]["name"]: d.obj for d in resources if d.obj.get("kind") == "Namespace"}
     subjects = [s for s in make_subjects(resources, KindTable()).subjects if s.ref.kind == "ConfigMap"]
-    return cp, [subject_context(s, namespaces) for s in subjects]
+    return cp, [deleting_context(s, namespaces) for s in subjects]
 
 
 def test_deleting_records_its_whole_tree_where_it_decides() -> None:
@@ -79,3 +86,42 @@ def test_what_is_printed_is_the_recording(form: str) -> None:
         write_text([tree], out)
         printed = out.getvalue()
     assert "an edited recording" in printed and "a step only the recording has" in printed
+
+
+def _contexts(case: Path, kinds: set[str]) -> list[Any]:
+    resources = load_documents([str(case / "resources.yaml")])
+    namespaces = namespace_objects(resources, {})
+    return [subject_context(s, namespaces, EvalOptions(now=NOW))
+            for s in make_subjects(resources, KindTable()).subjects if s.ref.kind in kinds]
+
+
+@pytest.mark.parametrize("kind", ["ValidatingAdmissionPolicy", "ImageValidatingPolicy"])
+def test_a_cel_engine_records_its_tree_ending_in_its_result(kind: str) -> None:
+    envs = Environments(library_factory(LibraryContext(now=NOW, provider=EmptyProvider())))
+    if kind == "ValidatingAdmissionPolicy":
+        case = CASES / "validatingadmissionpolicy"
+        policies = classify(load_documents([str(case / "policies.yaml")])).raise_errors()
+        cp = compile_admission_policies(policies.admission, policies.bindings, envs)[0]
+        state = load_documents([str(case / "state.yaml")])
+
+        def run(ctx: Any, trace: Trace | None) -> list[Any]:
+            return evaluate_admission(cp, ctx, state=state, kinds=KindTable(), recorder=trace)
+        contexts, meta = _contexts(case, {"Deployment"}), cp.policy.meta
+    else:
+        case = CASES / "imagevalidatingpolicy"
+        policies = classify(load_documents([str(case / "policy.yaml")])).raise_errors()
+        ip = compile_image_validating_policy(policies.image_validating[0], envs, [], NOW)
+
+        def run(ctx: Any, trace: Trace | None) -> list[Any]:
+            return evaluate_image_validating(ip, ctx, trace)
+        contexts, meta = _contexts(case, {"Pod", "Deployment"}), ip.policy.meta
+    assert contexts
+    for ctx in contexts:
+        trace = Trace()
+        found = run(ctx, trace)
+        assert found == run(ctx, None)      # recording decides nothing
+        said = trace.root.children[-1]
+        assert said.name == "result"
+        assert said.outcome == (found[0].result if found else "none")
+        tree = explanation(meta, ctx.subject.ref, trace, found)
+        assert tree.tree is trace.root and tree.tree.name == f"{meta.kind} {meta.key}"
