@@ -42,7 +42,6 @@ from kubectl_kyrec.evaluate.pipeline import (
 )
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
-from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
@@ -130,8 +129,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for cp in compiled:
             # the call eval makes (pipeline.py), recorded: the tree is built from what it did
             trace = Trace()
-            evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
-            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now, trace))
+            found = evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
+            out.explanations.append(explanation(cp.policy.meta, subject.ref, trace, found))
         for ap in admission:
             trace = Trace()
             found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
