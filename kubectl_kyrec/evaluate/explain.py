@@ -1,12 +1,13 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
 A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
-ImageValidatingPolicy and DeletingPolicy (and the classic engine) record their steps (recording.py) in the very
-evaluation whose results the tree ends in, and their tree.py builds the tree from that recording; the nodes
-here only show what a recorded decision was made of (a matchConstraints' rules and selectors, the values of
-conditions, variables and operands), evaluated read-only. The MutatingPolicy, MutatingAdmissionPolicy and
-GeneratingPolicy trees still take the final result from the run's own outcome and re-evaluate the programs to
-show their values. Either way `explain` can never disagree with `eval`.
+ImageValidatingPolicy and DeletingPolicy record their explain nodes (recording.py Steps) where they decide, in
+the very evaluation whose results the tree ends in, and the recording's root is the tree (`explanation`); the
+classic engine records its steps and classic/tree.py builds its tree from them. The nodes here are the shared
+vocabulary: they show what a recorded decision was made of (a matchConstraints' rules and selectors, the
+values of conditions, variables and operands), evaluated read-only. The MutatingPolicy,
+MutatingAdmissionPolicy and GeneratingPolicy trees still take the final result from the run's own outcome and
+re-evaluate the programs to show their values. Either way `explain` can never disagree with `eval`.
 """
 
 from __future__ import annotations

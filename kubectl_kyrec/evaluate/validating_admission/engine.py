@@ -171,14 +171,14 @@ def _matches(constraints: MatchResources | None, ctx: SubjectContext, recorder: 
     """The policy's matchConstraints (None matches nothing) or a binding's matchResources (None matches
     everything); a MatchError is no match, logged and skipped by both paths. Recorded with the rules and
     selectors the decision was made of."""
-    matched, decided = binding, (MATCHED if binding else NOT_MATCHED, "")
+    matched, error = binding, ""
     if constraints is not None:
         try:
             matched = matches_constraints(constraints, ctx.request, ctx.namespace_obj)
-            decided = (MATCHED if matched else NOT_MATCHED, request_text(ctx.request))
         except MatchError as exc:
-            matched, decided = False, (ERROR, f"failed to execute matching: {exc}")
+            matched, error = False, f"failed to execute matching: {exc}"
     if recorder is not None:
+        decided = (ERROR, error) if error else (MATCHED if matched else NOT_MATCHED, request_text(ctx.request))
         recorder.node(constraints_node(constraints, ctx, "matchResources", "none: matches everything", decided)
                       if binding else constraints_node(constraints, ctx, decided=decided))
     return matched
