@@ -3,8 +3,10 @@ decided, as it decides it, in the very run whose results it returns, and `explai
 recording; nothing re-walks an engine to tell what it did.
 
 The classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
-validate handler (classic/validate.py); the CEL engines record their steps (matchConstraints, exceptions,
-matchConditions, validations, result) with the values they used in `Step.data`. Only `explain` passes one:
+validate handler (classic/validate.py), and classic/tree.py builds its tree from them; the ValidatingPolicy,
+ValidatingAdmissionPolicy, ImageValidatingPolicy and DeletingPolicy engines record their explain nodes whole
+(`node`: matchConstraints, exceptions, matchConditions, validations, result, with the values they saw), and the
+recording is the tree. Only `explain` passes one:
 every hook is behind an `is not None` check, so evaluation without a recorder does what it did before and
 costs one comparison per step.
 
