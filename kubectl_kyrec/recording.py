@@ -3,8 +3,10 @@ decided, as it decides it, in the very run whose results it returns, and `explai
 recording; nothing re-walks an engine to tell what it did.
 
 The classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
-validate handler (classic/validate.py); the CEL engines record their steps (matchConstraints, exceptions,
-matchConditions, validations, result) with the values they used in `Step.data`. Only `explain` passes one:
+validate handler (classic/validate.py), and classic/tree.py builds its tree from them; the ValidatingPolicy,
+ValidatingAdmissionPolicy, ImageValidatingPolicy and DeletingPolicy engines record their explain nodes whole
+(`node`: matchConstraints, exceptions, matchConditions, validations, result, with the values they saw), and the
+recording is the tree. Only `explain` passes one:
 every hook is behind an `is not None` check, so evaluation without a recorder does what it did before and
 costs one comparison per step.
 
@@ -21,13 +23,25 @@ from typing import Any
 @dataclass
 class Step:
     """One thing the engine did: `name` what was checked, `outcome` how it came out, `detail` the values;
-    `data` what the engine decided with (an outcome object, an activation, a result), for the tree to show."""
+    `data` what the engine decided with (an outcome object, an activation, a result), for the tree to show.
+    A Step is also an `explain` node: the tree explain prints is made of these (`to_json` is its document),
+    whether recorded as they are or assembled from recorded ones."""
 
     name: str
     outcome: str = ""
     detail: str = ""
     children: list[Step] = field(default_factory=list)
     data: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.outcome:
+            out["outcome"] = self.outcome
+        if self.detail:
+            out["detail"] = self.detail
+        if self.children:
+            out["children"] = [c.to_json() for c in self.children]
+        return out
 
 
 class Trace:
@@ -47,6 +61,11 @@ class Trace:
         self.rules[(policy, rule)] = step
         self._stack = [step]
 
+    @property
+    def current(self) -> Step:
+        """The step open now (the root when none is)."""
+        return self._stack[-1]
+
     def open(self, name: str, detail: str = "") -> Step:
         step = Step(name, detail=detail)
         self._stack[-1].children.append(step)
@@ -65,7 +84,10 @@ class Trace:
             step.detail = f"{step.detail}; {detail}" if step.detail else detail
 
     def add(self, name: str, outcome: str, detail: str = "", data: Any = None) -> Step:
-        step = Step(name, outcome, detail, data=data)
+        return self.node(Step(name, outcome, detail, data=data))
+
+    def node(self, step: Step) -> Step:
+        """Record a step made whole (an explain node with its children) under the open one."""
         self._stack[-1].children.append(step)
         return step
 

@@ -1,55 +1,47 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
 A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
-ImageValidatingPolicy and DeletingPolicy (and the classic engine) record their steps (recording.py) in the very
-evaluation whose results the tree ends in, and their tree.py builds the tree from that recording; the nodes
-here only show what a recorded decision was made of (a matchConstraints' rules and selectors, the values of
-conditions, variables and operands), evaluated read-only. The MutatingPolicy, MutatingAdmissionPolicy and
-GeneratingPolicy trees still take the final result from the run's own outcome and re-evaluate the programs to
-show their values. Either way `explain` can never disagree with `eval`.
+ImageValidatingPolicy and DeletingPolicy record their explain nodes (recording.py Steps) where they decide, in
+the very evaluation whose results the tree ends in, and the recording's root is the tree (`explanation`); the
+classic engine records its steps and classic/tree.py builds its tree from them. The nodes here are the shared
+vocabulary: they show what a recorded decision was made of (a matchConstraints' rules and selectors, the
+values of conditions, variables and operands), evaluated read-only. The MutatingPolicy,
+MutatingAdmissionPolicy and GeneratingPolicy trees still take the final result from the run's own outcome and
+re-evaluate the programs to show their values. Either way `explain` can never disagree with `eval`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
 from kubectl_kyrec.cel.engine import Activation, Outcome, Program
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.exceptions import CompiledException
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matches_rules, namespace_labels
 from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
-from kubectl_kyrec.load.policy.vocabulary import MatchResources, NamedExpression, ResourceRule, Validation
+from kubectl_kyrec.load.policy.vocabulary import (
+    MatchResources,
+    NamedExpression,
+    PolicyMeta,
+    ResourceRule,
+    Validation,
+)
 from kubectl_kyrec.model import Ref, Result
+from kubectl_kyrec.recording import Step, Trace
 
 # the outcomes a node states; a value (a CEL result) is shown as its JSON text instead
 MATCHED, NOT_MATCHED, ERROR, NONE, NOT_EVALUATED = "matched", "not matched", "error", "none", "not evaluated"
 ALL_TRUE = "all true"
 
 
-@dataclass
-class Node:
-    """One decision: what was checked (`name`), how it came out (`outcome`), why (`detail`), and the
-    decisions it was made of."""
-
-    name: str
-    outcome: str = ""
-    detail: str = ""
-    children: list[Node] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name}
-        if self.outcome:
-            out["outcome"] = self.outcome
-        if self.detail:
-            out["detail"] = self.detail
-        if self.children:
-            out["children"] = [c.to_json() for c in self.children]
-        return out
+# an explain node is a recorded step (recording.py): one type for what engines record and what explain prints
+Node = Step
 
 
 @dataclass
@@ -169,16 +161,21 @@ def request_text(req: RequestInfo) -> str:
 
 
 def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, name: str = "matchConstraints",
-                     absent: str = "none: a policy without matchConstraints matches nothing") -> Node:
-    """matchConstraints (or a binding's matchResources) against the request, as evaluate/match.py decides."""
+                     absent: str = "none: a policy without matchConstraints matches nothing",
+                     decided: tuple[str, str] | None = None) -> Node:
+    """matchConstraints (or a binding's matchResources) against the request, as evaluate/match.py decides;
+    `decided`: the engine's (outcome, detail) as it matched, recorded where it decided (else decided here)."""
     req = ctx.request
     if constraints is None:
         return Node(name, NOT_MATCHED if "nothing" in absent else MATCHED, absent)
-    try:
-        outcome = matched(matches_constraints(constraints, req, ctx.namespace_obj))
-        detail = request_text(req)
-    except MatchError as exc:
-        outcome, detail = ERROR, f"failed to execute matching: {exc}"
+    if decided is not None:
+        outcome, detail = decided
+    else:
+        try:
+            outcome = matched(matches_constraints(constraints, req, ctx.namespace_obj))
+            detail = request_text(req)
+        except MatchError as exc:
+            outcome, detail = ERROR, f"failed to execute matching: {exc}"
     node = Node(name, outcome, detail)
     rules = Node("resourceRules")
     if constraints.resource_rules:
@@ -208,6 +205,24 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     return node
 
 
+def exception_node(ce: CompiledException, held: bool, activation: Activation, unconditional: str = "") -> Node:
+    """A PolicyException the engine evaluated, whether it held (the engine's), and the values of its
+    matchConditions in `activation`; `unconditional`: the detail of one without matchConditions."""
+    node = Node(ce.key, matched(held), "" if ce.conditions else unconditional)
+    for i, (named, program) in enumerate(zip(ce.exception.match_conditions, ce.conditions)):
+        value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
+        value.detail = one_line(named.expression)
+        node.children.append(value)
+    return node
+
+
+def explanation(meta: PolicyMeta, ref: Ref, trace: Trace, results: Sequence[Result]) -> Explanation:
+    """The tree of a kind whose engine records its explain nodes as it decides: the recording's root, named
+    for the policy, is the tree."""
+    trace.root.name = f"{meta.kind} {meta.key}"
+    return Explanation(meta.key, meta.kind, ref, trace.root, list(results))
+
+
 def value_node(name: str, program: Program, activation: Activation) -> Node:
     return outcome_node(name, program.evaluate(activation))
 
@@ -229,11 +244,11 @@ def value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: 
 
 
 def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program], activation: Activation,
-                    unmet: str) -> Node:
+                    unmet: str, name: str = "matchConditions") -> Node:
     """matchConditions, each with its value; `unmet`: what the policy does when one is not true."""
     if not programs:
-        return Node("matchConditions", NONE)
-    node = Node("matchConditions")
+        return Node(name, NONE)
+    node = Node(name)
     held = True
     for i, (condition, program) in enumerate(zip(named, programs)):
         child = value_node(f"[{i}] {condition.name}", program, activation)

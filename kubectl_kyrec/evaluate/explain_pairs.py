@@ -24,10 +24,8 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.deleting.tree import explain_deleting
-from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, result_node, show
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, explanation, result_node, show
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
-from kubectl_kyrec.evaluate.image_validating.tree import explain_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
@@ -44,9 +42,7 @@ from kubectl_kyrec.evaluate.pipeline import (
 )
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
-from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
-from kubectl_kyrec.evaluate.validating_admission.tree import explain_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
@@ -133,17 +129,17 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for cp in compiled:
             # the call eval makes (pipeline.py), recorded: the tree is built from what it did
             trace = Trace()
-            evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
-            out.explanations.append(explain_validating(cp, ctx, envs, policies.exceptions, options.now, trace))
+            found = evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
+            out.explanations.append(explanation(cp.policy.meta, subject.ref, trace, found))
         for ap in admission:
             trace = Trace()
             found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
                                        params=options.vap_params, recorder=trace)
-            out.explanations.append(explain_admission(ap, ctx, envs, trace, found))
+            out.explanations.append(explanation(ap.policy.meta, subject.ref, trace, found))
         for ip in images:
             trace = Trace()
             found = evaluate_image_validating(ip, ctx, trace)
-            out.explanations.append(explain_image_validating(ip, ctx, trace, found))
+            out.explanations.append(explanation(ip.policy.meta, subject.ref, trace, found))
         if classic is not None:
             # a mutate rule's results are the admission chain's, a generate rule's the generate run's
             _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
@@ -151,9 +147,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
                 trace = Trace()
+                next_run(dp.policy, options.now, recorder=trace)
                 deletion = evaluate_object(dp, deleting_ctx, trace)
-                out.explanations.append(explain_deleting(dp, deleting_ctx, trace, deletion,
-                                                         next_run(dp.policy, options.now)))
+                out.explanations.append(explanation(dp.policy.meta, subject.ref, trace, [deletion.result()]))
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, ending in their results

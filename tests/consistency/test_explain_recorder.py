@@ -1,8 +1,7 @@
-"""`explain` from a recorder (issue 35): an engine records its steps (recording.py) in the very run whose results
-it returns, and a migrated kind's tree.py builds the tree from that recording. So a tree.py imports from its
-engine only the types it reads (the compiled policy, the variant), never an evaluation function, nor the
-shared matching or exception evaluation it would need to walk the engine's control flow a second time; the
-tree follows a recording even when it is not what a fresh walk would find; recording never changes a result.
+"""`explain` from a recorder (issue 35): an engine records its explain nodes (recording.py) in the very run whose
+results it returns, and the recording is the tree. So a migrated kind has no tree.py (nothing could walk its
+engine's control flow a second time); the tree follows a recording even when it is not what a fresh walk would
+find; recording never changes a result.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ import pytest
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.explain import Node
+from kubectl_kyrec.evaluate.explain import Node, explanation
 from kubectl_kyrec.evaluate.generating.engine import (
     GenerateOptions,
     TriggerStatus,
@@ -38,16 +37,16 @@ from kubectl_kyrec.evaluate.validating.engine import (
     compile_validating_policy,
     evaluate_validating,
 )
-from kubectl_kyrec.evaluate.validating.tree import explain_validating
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.policy.policies import PolicySet, classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.recording import Step, Trace
 
 EVALUATE = Path(__file__).resolve().parents[2] / "kubectl_kyrec" / "evaluate"
-# the kinds whose tree.py is built from the recording; a kind is added here when it is migrated
-MIGRATED = ("validating", "validating_admission", "image_validating", "deleting", "mutating", "mutating_admission",
-            "generating")
+# the kinds whose engine records its explain nodes whole (no tree.py); a kind is added here when it is migrated
+MIGRATED = ("validating", "validating_admission", "image_validating", "deleting")
+# the kinds whose tree.py is built from the engine's recording
+FROM_RECORDING = ("mutating", "mutating_admission", "generating")
 # what walks an engine's decisions: matching and exception evaluation, rebuilding the request an engine saw
 # (the display of a decision's parts, evaluate/explain.py's nodes, is not)
 WALKERS = {"kubectl_kyrec.evaluate.match": {"may_match", "matches_constraints", "matches_rules"},
@@ -60,8 +59,8 @@ def _imports(path: Path) -> list[tuple[str, str]]:
             if isinstance(node, ast.ImportFrom) for alias in node.names]
 
 
-@pytest.mark.parametrize("kind", MIGRATED)
-def test_a_migrated_tree_imports_only_its_engines_types(kind: str) -> None:
+@pytest.mark.parametrize("kind", FROM_RECORDING)
+def test_a_tree_built_from_the_recording_imports_only_its_engines_types(kind: str) -> None:
     engine_name = f"kubectl_kyrec.evaluate.{kind}.engine"
     engine = importlib.import_module(engine_name)
     imported = _imports(EVALUATE / kind / "tree.py")
@@ -71,6 +70,14 @@ def test_a_migrated_tree_imports_only_its_engines_types(kind: str) -> None:
     assert not functions, f"{kind}/tree.py imports {functions} from its engine: it would re-walk it"
     walkers = [f"{module}.{name}" for module, name in imported if name in WALKERS.get(module, ())]
     assert not walkers, f"{kind}/tree.py imports {walkers}: it would decide again what the engine recorded"
+
+
+@pytest.mark.parametrize("kind", MIGRATED)
+def test_a_migrated_kind_has_no_tree_of_its_own(kind: str) -> None:
+    assert not (EVALUATE / kind / "tree.py").exists()
+    assert "recorder.node(" in (EVALUATE / kind / "engine.py").read_text()
+    users = [p for p in EVALUATE.parent.rglob("*.py") if f"evaluate.{kind}.tree" in p.read_text()]
+    assert users == []
 
 
 POLICY = """\
@@ -125,22 +132,20 @@ def test_recording_never_changes_a_result(tmp_path: Path) -> None:
 
 
 def test_the_tree_follows_the_recording(tmp_path: Path) -> None:
-    cp, envs, contexts = _setup(tmp_path)
+    cp, _, contexts = _setup(tmp_path)
     by_name = {ctx.subject.ref.name: ctx for ctx in contexts}
     trace = Trace()
-    evaluate_validating(cp, by_name["bare"], candidate_variants(cp, by_name["bare"].request), trace)
-    tree = explain_validating(cp, by_name["bare"], envs, [], NOW, trace).tree.to_json()
+    found = evaluate_validating(cp, by_name["bare"], candidate_variants(cp, by_name["bare"].request), trace)
+    tree = explanation(cp.policy.meta, by_name["bare"].subject.ref, trace, found).tree.to_json()
     assert "a team label is required" in str(tree)
     # the same recording shown for the labelled ConfigMap: a tree that re-walked the engine would pass it
-    explained = explain_validating(cp, by_name["labelled"], envs, [], NOW, trace)
+    explained = explanation(cp.policy.meta, by_name["labelled"].subject.ref, trace, found)
     assert [leaf.outcome for leaf in _leaves(explained.tree)] == ["fail"]
-    assert [r.result for r in explained.results] == ["fail"]
     # and a recorded result is the one shown, whatever a fresh evaluation would give
-    step = trace.rules[(cp.policy.meta.key, "")].children[-1]
-    assert step.name == "result"
-    trace.rules[(cp.policy.meta.key, "")].children[-1] = dataclasses.replace(
-        step, data=step.data._replace(result="error", message="recorded"))
-    again = explain_validating(cp, by_name["bare"], envs, [], NOW, trace)
+    rule = trace.root.children[0]
+    assert rule.children[-1].name == "result"
+    rule.children[-1] = dataclasses.replace(rule.children[-1], outcome="error", detail="recorded")
+    again = explanation(cp.policy.meta, by_name["bare"].subject.ref, trace, found)
     assert [(leaf.outcome, leaf.detail) for leaf in _leaves(again.tree)] == [("error", "recorded")]
 
 

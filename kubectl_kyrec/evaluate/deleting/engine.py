@@ -34,6 +34,17 @@ from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.explain import (
+    ERROR,
+    MATCHED,
+    NONE,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    exception_node,
+    matched,
+    result_node,
+)
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
@@ -45,7 +56,7 @@ from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
 from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject, group_version, new_result
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 SOURCE = "KyvernoDeletingPolicy"
 
@@ -138,8 +149,27 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: T
                     ) -> DeletionOutcome:
     """engine.go Handle + compiler/policy.go Evaluate for one object (or JSON payload).
 
-    `recorder` (explain's): how matchConstraints came out, each exception considered with whether it held,
-    and the activation of the conditions when they are evaluated (deleting/tree.py reads them)."""
+    `recorder` (explain's): the explain nodes of each decision as it is taken (matchConstraints, each
+    exception with the values of its conditions, the conditions with theirs), then whether the next run
+    deletes the object and the result."""
+    outcome = _evaluate_object(cp, ctx, recorder)
+    if recorder is not None:
+        verdict, why = _VERDICTS.get(outcome.status, ("keeps", outcome.message))
+        recorder.add("next run", verdict, outcome.message if outcome.status is DeletionStatus.ERROR else why)
+        recorder.node(result_node(outcome.result()))
+    return outcome
+
+
+_VERDICTS = {
+    DeletionStatus.DELETE: ("deletes", "matched, no exception, every condition true: the next run deletes it"),
+    DeletionStatus.NO_MATCH: ("keeps", "not matched: the policy never looks at it"),
+    DeletionStatus.KEEP: ("keeps", "a condition is not true"),
+    DeletionStatus.EXEMPT: ("keeps", "a PolicyException exempts it"),
+    DeletionStatus.ERROR: ("keeps", "the evaluation failed: the run leaves it and reports the error"),
+}
+
+
+def _evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: Trace | None) -> DeletionOutcome:
     policy = cp.policy
     obj = ctx.subject.obj
 
@@ -149,35 +179,43 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: T
     if obj.get("apiVersion") and obj.get("kind"):
         constraints = cp.match_any_operation
         if constraints is None:
+            if recorder is not None:
+                recorder.node(constraints_node(None, ctx))
             return outcome(DeletionStatus.NO_MATCH)
         try:
             matched_constraints = matches_constraints(constraints, ctx.request, ctx.namespace_obj)
         except MatchError as failure:
             if recorder is not None:
-                recorder.add("matchConstraints", "error", str(failure))
+                recorder.node(constraints_node(constraints, ctx, decided=(ERROR, str(failure))))
             return outcome(DeletionStatus.ERROR, str(failure))
         if recorder is not None:
-            recorder.add("matchConstraints", "matched" if matched_constraints else "not matched")
+            where = f" in namespace {ctx.request.namespace}" if ctx.request.namespace else " (cluster-scoped)"
+            recorder.node(constraints_node(constraints, ctx, decided=(
+                matched(matched_constraints), f"{ctx.subject.ref.api_version} {ctx.request.resource} "
+                f"{ctx.subject.ref.name!r}{where}; every rule's operations count as *: a deletion is no "
+                "admission request")))
         if not matched_constraints:
             return outcome(DeletionStatus.NO_MATCH)
     activation = ctx.activation(cp.env)
-    matched: list[str] = []
-    held: list[tuple[CompiledException, bool]] = []
-    if recorder is not None:
-        recorder.add("exceptions", "", data=held)
+    matched_keys: list[str] = []
+    exceptions = recorder.add("exceptions", NONE if not cp.exceptions else NOT_MATCHED) \
+        if recorder is not None else None
     for exc in cp.exceptions:
-        ok, error = conditions_hold(exc.conditions, ctx.activation(exc.env), False)
-        if recorder is not None:
-            held.append((exc, ok))
+        exc_activation = ctx.activation(exc.env)
+        ok, error = conditions_hold(exc.conditions, exc_activation, False)
+        if exceptions is not None:
+            exceptions.children.append(exception_node(exc, ok, exc_activation, "no matchConditions: every object"))
+            exceptions.outcome = MATCHED if ok else exceptions.outcome
         if error is not None:
             return outcome(DeletionStatus.ERROR, error)
         if ok:
-            matched.append(exc.key)
-    if matched:
-        return outcome(DeletionStatus.EXEMPT, f"exempted by policy exception: {', '.join(matched)}",
-                       tuple(matched))
+            matched_keys.append(exc.key)
+    if matched_keys:
+        return outcome(DeletionStatus.EXEMPT, f"exempted by policy exception: {', '.join(matched_keys)}",
+                       tuple(matched_keys))
     if recorder is not None:
-        recorder.add("conditions", "", data=activation)
+        recorder.node(conditions_node(policy.conditions, cp.conditions, activation, "the object is kept",
+                                      "conditions"))
     ok, error = conditions_hold(cp.conditions, activation, False)
     if error is not None:
         return outcome(DeletionStatus.ERROR, error)
@@ -208,11 +246,31 @@ class NextRun:
     error: str = ""
 
 
-def next_run(policy: DeletingPolicy, now: datetime.datetime, cluster: tuple[str, str] = ("", "")) -> NextRun:
+def next_run(policy: DeletingPolicy, now: datetime.datetime, cluster: tuple[str, str] = ("", ""),
+             recorder: Trace | None = None) -> NextRun:
     """kyverno/api GetExecutionTime: Next(lastExecutionTime, else creationTimestamp) of the schedule. Without
     either (a manifest not yet applied) the policy would be created now: Next(now). `cluster`: the
     (creationTimestamp, status.lastExecutionTime) of the policy as the cluster has it, for a manifest that
-    lacks them."""
+    lacks them. `recorder` (explain's): the schedule's node."""
+    run = _next_run(policy, now, cluster)
+    if recorder is not None:
+        recorder.node(_schedule_node(policy, run))
+    return run
+
+
+def _schedule_node(policy: DeletingPolicy, run: NextRun) -> Step:
+    if run.error:
+        return Step("schedule", ERROR, f"{policy.schedule!r}: {run.error}")
+    if run.at is None:
+        return Step("schedule", "never", f"{policy.schedule!r} fires no more")
+    at = run.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    since = ("status.lastExecutionTime" if policy.last_execution_time
+             else "creationTimestamp" if policy.meta.creation_timestamp else "now (a manifest not yet applied)")
+    return Step("schedule", f"next run {at}", f"{policy.schedule!r} after {since}" +
+                ("; due: the controller runs it at once" if run.due else ""))
+
+
+def _next_run(policy: DeletingPolicy, now: datetime.datetime, cluster: tuple[str, str]) -> NextRun:
     try:
         expr = parse_cron(policy.schedule)
     except CronError as exc:

@@ -43,6 +43,22 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.explain import (
+    ALL_TRUE,
+    ERROR,
+    MATCHED,
+    NONE,
+    NOT_EVALUATED,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    exception_node,
+    one_line,
+    outcome_node,
+    request_text,
+    result_node,
+    show,
+)
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import (
@@ -57,7 +73,7 @@ from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import MatchResources
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 from kubectl_kyrec.model import UNDETERMINED, Result
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 # kk: pkg/cel/compiler/images.go, by the request's (group, version, resource)
 _SPEC_PATHS = {
@@ -239,22 +255,30 @@ def evaluate_image_validating(cp: CompiledImageValidatingPolicy, ctx: SubjectCon
                               recorder: Trace | None = None) -> list[Result]:
     """The policy's response for one subject: none, or one result (Kyverno keeps one per policy name).
 
-    `recorder` (explain's): each variant as a rule (policy key, variant name) with its steps, ending in its
-    "answer" (image_validating/tree.py reads them)."""
+    `recorder` (explain's): the explain nodes of each variant evaluated, as it decides (matchConstraints,
+    matchConditions, exceptions, the images, which of them are fetched, the validations, its answer), then
+    the policy's result."""
     policy = cp.policy
-    if policy.meta.kind.startswith("Namespaced") and ctx.request.namespace != policy.meta.namespace:
+    meta = policy.meta
+    if meta.kind.startswith("Namespaced") and ctx.request.namespace != meta.namespace:
         if recorder is not None:
-            recorder.add("namespace", "not matched")
+            recorder.add("namespace", NOT_MATCHED, f"a {meta.kind} of {meta.namespace!r} on a request in "
+                                                   f"{ctx.request.namespace or 'no namespace'!r}")
+            recorder.node(result_node(None))
         return []
     answer: Result | None = None
     for variant in cp.variants:
-        if recorder is not None:
-            recorder.rule(policy.meta.key, variant.name)
+        step = recorder.open(f"autogen copy {variant.name}" if variant.name else "policy") \
+            if recorder is not None else None
         result = evaluate_variant(cp, variant, ctx, recorder)
-        if recorder is not None:
-            recorder.add("answer", "", data=result)
+        if recorder is not None and step is not None:
+            recorder.close(step, step.outcome or (result.result if result is not None else NONE))
         if result is not None:
             answer = result
+    if recorder is not None:
+        if len(cp.variants) > 1:
+            recorder.root.detail = "each variant that answers replaces the previous answer (one result per policy)"
+        recorder.node(result_node(answer))
     return [answer] if answer is not None else []
 
 
@@ -276,35 +300,39 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     try:
         if not matches_constraints(cv.match_constraints, ctx.request, ctx.namespace_obj):
             if recorder is not None:
-                # data: whether the rules alone could match the subject's kind (an autogen copy's are not)
-                recorder.add("matchConstraints", "not matched", data=may_match(cv.match_constraints, ctx.request))
+                if cv.name and not may_match(cv.match_constraints, ctx.request):
+                    # an autogen copy for other kinds: one line
+                    recorder.current.outcome = NOT_MATCHED
+                    recorder.current.detail = f"the subject is a {ctx.subject.ref.kind}"
+                else:
+                    recorder.node(constraints_node(cv.match_constraints, ctx,
+                                                   decided=(NOT_MATCHED, request_text(ctx.request))))
             return None
     except MatchError as exc:
         if recorder is not None:
-            recorder.add("matchConstraints", "error", data=True)
+            recorder.node(constraints_node(cv.match_constraints, ctx,
+                                           decided=(ERROR, f"failed to execute matching: {exc}")))
         return _result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")
     ignore = policy.failure_policy == "Ignore"
     activation = ctx.activation(cp.env)
     if recorder is not None:
-        recorder.add("matchConstraints", "matched")
-        recorder.add("activation", "", data=activation)
+        recorder.node(constraints_node(cv.match_constraints, ctx, decided=(MATCHED, request_text(ctx.request))))
+        recorder.node(conditions_node(policy.match_conditions, cv.conditions, activation,
+                                      "the policy gives no result"))
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
-        if recorder is not None:
-            recorder.add("matchConditions", "error" if error is not None else "true" if ok else "false")
         if error is not None:
             return _failed(cp, ctx, error)
         if not ok:
             return None         # kk: Evaluate returns no result: the engine keeps no response
     matched = []
-    # each exception considered, with whether it held (the step records them as they are decided)
-    held: list[tuple[CompiledException, bool]] = []
-    if recorder is not None and cv.exceptions:
-        recorder.add("exceptions", "", data=held)
+    exceptions = recorder.add("exceptions", NOT_MATCHED) if recorder is not None and cv.exceptions else None
     for candidate in cv.exceptions:
-        ok, error = conditions_hold(candidate.conditions, ctx.activation(candidate.env), ignore)
-        if recorder is not None:
-            held.append((candidate, ok))
+        exc_activation = ctx.activation(candidate.env)
+        ok, error = conditions_hold(candidate.conditions, exc_activation, ignore)
+        if exceptions is not None:
+            exceptions.children.append(exception_node(candidate, ok, exc_activation))
+            exceptions.outcome = MATCHED if ok else exceptions.outcome
         if error is not None:
             return _failed(cp, ctx, error)
         if ok:
@@ -318,7 +346,9 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
                        {"exceptions": ",".join(e.exception.meta.name for e in matched)})
     images, error = extract_images(cp, cv, ctx, activation)
     if recorder is not None:
-        recorder.add("images", "error" if error is not None else "", error or "", data=images)
+        found = recorder.add("images", ERROR, error or "") if images is None else \
+            recorder.add("images", f"{sum(len(v) for v in images.values())} found")
+        found.children.extend(Step(name, show(listed)) for name, listed in (images or {}).items() if listed)
     if error is not None:
         return _failed(cp, ctx, error)
     assert images is not None
@@ -326,7 +356,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
         fetched = [image for found in images.values() for image in found if cp.matches_image(image)]
     except CelFunctionError as exc:
         if recorder is not None:
-            recorder.add("matchImageReferences", "error", str(exc))
+            recorder.add("matchImageReferences", ERROR, str(exc))
         return _failed(cp, ctx, str(exc))
     bound = ctx.activation(cp.env, extra={
         "images": images,
@@ -336,7 +366,22 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     })
     missing = [image for image in dict.fromkeys(fetched) if cp.supplied_data(image) is None]
     if recorder is not None:
-        recorder.add("matchImageReferences", "", data=(fetched, missing))
+        references = recorder.add("matchImageReferences", "needs registry" if missing else
+                                  f"{len(set(fetched))} selected")
+        for image in dict.fromkeys(i for listed in images.values() for i in listed):
+            references.children.append(Step(image, NOT_MATCHED) if image not in fetched else Step(
+                image, MATCHED, "Kyverno fetches it from the registry: kyrec has no registry access"
+                if image in missing else "its data given in the context file"))
+    answer = _answer(cp, cv, ctx, bound, missing, recorder)
+    if recorder is not None:
+        # the variant's answer; the policy's result is the last variant's that answered
+        said = recorder.node(result_node(answer, "no answer"))
+        said.name = "answer"
+    return answer
+
+
+def _answer(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
+            bound: Activation, missing: list[str], recorder: Trace | None) -> Result:
     if missing and cp.registry is not None:
         # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error, returned as the
         # fetch said it (policy.go Evaluate; `failed to get imagedata` is the CEL functions' wording, not this)
@@ -346,7 +391,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
             except (RegistryError, ValueError) as exc:
                 return _failed(cp, ctx, str(exc))
         missing = []
-    result = _validate(cp, cv, ctx, bound, recorder)
+    result = _validate(cp, cv, ctx, bound, recorder, bool(missing))
     if not missing:
         return result
     why = (f"{NEEDS_REGISTRY}: Kyverno fetches {', '.join(missing)} from the registry before any validation "
@@ -354,7 +399,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
            "context file's images)")
     if result.result != UNDETERMINED:
         why += f"; if the fetch succeeds: {result.result} ({result.message})"
-    return _result(cp, ctx, policy.meta.name, UNDETERMINED, why)
+    return _result(cp, ctx, cp.policy.meta.name, UNDETERMINED, why)
 
 
 def extract_images(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
@@ -378,16 +423,28 @@ def extract_images(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, 
 
 
 def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
-              activation: Activation, recorder: Trace | None = None) -> Result:
+              activation: Activation, recorder: Trace | None = None, missing: bool = False) -> Result:
     """Step 6: the validations in order (kk: evaluator/policy.go Evaluate's loop)."""
     name = cp.policy.meta.name
-    if recorder is not None:
-        # the first validation not true, (index, Outcome), once known; None while all are true
-        decided = recorder.add("validations", "")
+    shown = recorder.add("validations", ALL_TRUE, "as they run once the images' data is fetched" if missing
+                         else "") if recorder is not None else None
+    specs = cp.policy.validations
     for index, validation in enumerate(cv.validations):
         outcome = validation.program.evaluate(activation)
-        if recorder is not None and outcome.value is not True:
-            decided.data = (index, outcome)
+        if shown is not None:
+            text = f"[{index}] {one_line(specs[index].expression)}"
+            if outcome.value is True:
+                shown.children.append(Step(text, "true"))
+            else:
+                # the first not true decides: the message it gives, the ones after it not evaluated
+                said, spec = outcome_node(text, outcome), specs[index]
+                if said.outcome != ERROR and (spec.message or spec.message_expression):
+                    said.detail = "message: " + (spec.message or one_line(spec.message_expression))
+                shown.outcome = f"[{index}] not true"
+                shown.children.append(said)
+                shown.children.extend(Step(f"[{i}] {one_line(spec.expression)}", NOT_EVALUATED,
+                                           "an earlier validation decided")
+                                      for i, spec in enumerate(specs[index + 1:len(cv.validations)], index + 1))
         if not outcome.ok:
             if needs_registry(outcome.error):
                 return _result(cp, ctx, name, UNDETERMINED,
@@ -404,5 +461,3 @@ def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: 
             return _failed(cp, ctx, audit_error)
         return _result(cp, ctx, name, "fail", message, audits)
     return _result(cp, ctx, name, "pass", "success")
-
-

@@ -14,23 +14,39 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.autogen import Variant, variants
+from kubectl_kyrec.evaluate.autogen import CONTROLLERS, Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
+    ExceptionOutcome,
     applicable,
     compile_exceptions,
     conditions_hold,
     evaluate_exceptions,
     selected_report_result,
 )
+from kubectl_kyrec.evaluate.explain import (
+    ERROR,
+    MATCHED,
+    NONE,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    exception_node,
+    request_text,
+    result_node,
+    show,
+    validations_node,
+    variables_node,
+)
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, may_match, rules_decided_by_kind
 from kubectl_kyrec.evaluate.request import RequestInfo, build_request
 from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, SubjectContext
 from kubectl_kyrec.k8s.labels import selector_is_empty
+from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policy.policies import PolicyException, ValidatingPolicy
 from kubectl_kyrec.load.policy.vocabulary import PolicyMeta
 from kubectl_kyrec.model import Obj, Result, Subject, new_result
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,11 @@ class CompiledValidatingPolicy:
     env: Environment
     variants: tuple[CompiledVariant, ...]
     exceptions: tuple[CompiledException, ...]
+    # for explain only: the check environment of the values it shows, every PolicyException of the run (to say
+    # of each why it was considered or not) and the run's time (an exception's expiry)
+    check_env: Environment | None = None
+    run_exceptions: tuple[PolicyException, ...] = ()
+    now: datetime.datetime | None = None
 
     @functools.cached_property
     def facts(self) -> tuple[str, bool, str, str]:
@@ -127,7 +148,8 @@ def compile_validating_policy(policy: ValidatingPolicy, envs: Environments,
     exc_env, exc_check = envs.get("PolicyException")
     candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now)
     return CompiledValidatingPolicy(policy, env, compiled,
-                                    tuple(compile_exceptions(candidates, exc_env, exc_check)))
+                                    tuple(compile_exceptions(candidates, exc_env, exc_check)), check_env,
+                                    tuple(exceptions), now)
 
 
 _FACTS: dict[int, tuple[PolicyMeta, tuple[str, bool, str, str]]] = {}
@@ -235,18 +257,101 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
     own_namespace = cp.fixed.own_namespace
     if own_namespace is not None and ctx.request.namespace != own_namespace:
         if recorder is not None:
-            recorder.add("namespace", "not matched", own_namespace)
+            recorder.add("namespace", NOT_MATCHED, f"a {cp.policy.meta.kind} sees only requests in its own "
+                                                   f"namespace {own_namespace!r}")
+            recorder.node(result_node(None))
         return results
+    if recorder is not None:
+        return _recorded(cp, ctx, candidates, recorder)
     checked = candidates is not None
     for variant in (candidates if candidates is not None else cp.variants):
-        if recorder is not None:
-            recorder.rule(cp.fixed.key, variant.variant.name)
-        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind, recorder)
-        if recorder is not None:
-            recorder.add("result", "", data=result)
+        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind)
         if result is not None:
             results.append(result)
     return results
+
+
+def _recorded(cp: CompiledValidatingPolicy, ctx: SubjectContext, candidates: Sequence[CompiledVariant] | None,
+              recorder: Trace) -> list[Result]:
+    """evaluate_validating's loop, recording the explain nodes: every variant, those whose rules cannot
+    match the subject's kind (not candidates) as such."""
+    results: list[Result] = []
+    if len(cp.variants) > 1:
+        autogen = recorder.add("autogen", "expanded", "a Pod policy is also evaluated on the pod controllers, as "
+                                                      "rewritten copies")
+        autogen.children.extend(Step(cv.variant.name, "", ", ".join(_controller_kinds(cv))) for cv in cp.variants[1:])
+    for cv in cp.variants:
+        variant = cv.variant
+        name = variant.name or cp.policy.meta.name
+        kinds = f"autogen for {', '.join(_controller_kinds(cv))}" if variant.name else ""
+        if candidates is not None and cv not in candidates and variant.name:
+            # an autogen copy for other kinds: one line, its rules are the policy's, retargeted
+            recorder.add(f"rule {name}", NOT_MATCHED, f"{kinds}; the subject is a {ctx.subject.ref.kind}")
+            continue
+        step = recorder.open(f"rule {name}", kinds)
+        if candidates is not None and cv not in candidates:
+            if cp.fixed.json_mode:
+                recorder.add("matchConstraints", NONE, "evaluation mode JSON applies no matchConstraints")
+                recorder.node(_exceptions_node(cp, ctx, None))
+            else:
+                recorder.node(constraints_node(variant.match_constraints, ctx,
+                                               decided=(NOT_MATCHED, request_text(ctx.request))))
+            result = None
+        else:
+            result = _evaluate_variant(cp, cv, ctx, candidates is not None and cv.rules_by_kind, recorder)
+        recorder.node(result_node(result))
+        recorder.close(step, "")
+        if result is not None:
+            results.append(result)
+    return results
+
+
+def _controller_kinds(cv: CompiledVariant) -> list[str]:
+    constraints = cv.variant.match_constraints
+    rules = constraints.resource_rules if constraints is not None else ()
+    return [CONTROLLERS[r][2] for rule in rules for r in rule.resources if r in CONTROLLERS]
+
+
+def _exceptions_node(cp: CompiledValidatingPolicy, ctx: SubjectContext, outcome: ExceptionOutcome | None) -> Step:
+    """Every PolicyException of the run, considered or not and why; `outcome`: the engine's, when it had
+    exceptions to evaluate."""
+    meta = cp.policy.meta
+    node = Step("exceptions", NONE if not cp.run_exceptions else NOT_MATCHED)
+    compiled = {id(c.exception): c for c in cp.exceptions}
+    hit = {id(c.exception) for c in outcome.matched} if outcome is not None else set()
+    for exc in cp.run_exceptions:
+        key = f"{exc.meta.namespace}/{exc.meta.name}" if exc.meta.namespace else exc.meta.name
+        ce = compiled.get(id(exc))
+        if not any(r.name == meta.name and r.kind == meta.kind for r in exc.policy_refs):
+            refs = ", ".join(f"{r.kind}/{r.name}" for r in exc.policy_refs) or "none"
+            node.children.append(Step(key, "not considered", f"policyRefs name {refs}"))
+        elif ce is None:
+            expires = parse_rfc3339(exc.expires_at) if exc.expires_at else None
+            expired = expires is not None and cp.now is not None and expires <= cp.now
+            node.children.append(Step(key, "not considered", f"expired at {exc.expires_at}" if expired
+                                      else "not applicable"))
+        else:
+            child = exception_node(ce, id(exc) in hit, ctx.activation(ce.env), "no matchConditions: every request")
+            if id(exc) in hit and (exc.images or exc.allowed_values):
+                child.detail = (f"allows images {show(list(exc.images))} values {show(list(exc.allowed_values))}: "
+                                "the policy is still evaluated, with `exceptions` bound")
+            node.children.append(child)
+    if outcome is None:
+        return node
+    if outcome.error is not None:
+        node.outcome, node.detail = ERROR, outcome.error
+    elif outcome.full:
+        node.outcome, node.detail = MATCHED, "a full exemption: the policy is not evaluated"
+    elif outcome.matched:
+        node.outcome = "partial"
+    return node
+
+
+def _shown_compiler(cp: CompiledValidatingPolicy, cv: CompiledVariant) -> PolicyCompiler:
+    """A compiler as the policy's, for the sub-expressions and variables explain shows (never for decisions)."""
+    meta = cp.policy.meta
+    return PolicyCompiler(cp.env, cp.check_env or cp.env, [VariableDecl(v.name, v.expression)
+                                                            for v in cv.variant.variables], meta.source, meta.label)
 
 
 _NO_PROPERTIES: Mapping[str, str] = {}
@@ -264,25 +369,31 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
     fixed = cp.fixed
     json_mode = fixed.json_mode
     # JSON mode applies no matchConstraints (kk: vpol compiler.go compileForJSON)
-    if not json_mode and not (rules_checked and cv.kind_decides):
+    if json_mode:
+        if recorder is not None:
+            recorder.add("matchConstraints", NONE, "evaluation mode JSON applies no matchConstraints")
+    elif not (rules_checked and cv.kind_decides):
         try:
             if not matches_constraints(cv.variant.match_constraints, ctx.request, ctx.namespace_obj,
                                        rules_checked=rules_checked):
                 if recorder is not None:
-                    recorder.add("matchConstraints", "not matched")
+                    recorder.node(constraints_node(cv.variant.match_constraints, ctx,
+                                                   decided=(NOT_MATCHED, request_text(ctx.request))))
                 return None
         except MatchError as exc:
             if recorder is not None:
-                recorder.add("matchConstraints", "error", str(exc))
+                recorder.node(constraints_node(cv.variant.match_constraints, ctx,
+                                               decided=(ERROR, f"failed to execute matching: {exc}")))
             return _result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")
-    if recorder is not None:
-        recorder.add("matchConstraints", "none" if json_mode else "matched")
+    if recorder is not None and not json_mode:
+        recorder.node(constraints_node(cv.variant.match_constraints, ctx,
+                                       decided=(MATCHED, request_text(ctx.request))))
     ignore = fixed.ignore
     exceptions = NO_EXCEPTIONS
-    if cp.exceptions:
-        polex = evaluate_exceptions(cp.exceptions, ctx, ignore)
-        if recorder is not None:
-            recorder.add("exceptions", "", data=polex)
+    polex = evaluate_exceptions(cp.exceptions, ctx, ignore) if cp.exceptions else None
+    if recorder is not None:
+        recorder.node(_exceptions_node(cp, ctx, polex))
+    if polex is not None:
         if polex.error is not None:
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
         if polex.full:
@@ -297,18 +408,21 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                           "allowedValues": list(polex.allowed_values)}
     activation = ctx.activation(cp.env, exceptions=exceptions)
     if recorder is not None:
-        recorder.add("activation", "", data=activation)
+        variant = cv.variant
+        recorder.node(conditions_node(variant.match_conditions, cv.conditions, activation,
+                                      "the policy skips the subject"))
+        if variant.variables:
+            recorder.node(variables_node(_shown_compiler(cp, cv), variant.variables, activation))
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
-        if recorder is not None:
-            recorder.add("matchConditions", "error" if error is not None else "true" if ok else "false", error or "")
         if error is not None:
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
             return _result(cp, ctx, "", "skip", "skip")
     unmet = first_not_true(cv.validation_programs, activation)
     if recorder is not None:
-        recorder.add("validations", "", data=unmet)
+        recorder.node(validations_node([(v, c.program) for v, c in zip(cv.variant.validations, cv.validations)],
+                                       _shown_compiler(cp, cv), activation, recorded=(unmet,)))
     if unmet is not None:
         index, outcome = unmet
         value = outcome.value

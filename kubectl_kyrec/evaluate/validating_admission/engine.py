@@ -27,18 +27,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.engine import Environment, Program
+from kubectl_kyrec.cel.engine import Activation, Environment, Outcome, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
+from kubectl_kyrec.evaluate.explain import (
+    ERROR,
+    MATCHED,
+    NONE,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    request_text,
+    result_node,
+    show,
+    validations_node,
+    variables_node,
+)
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import matches_selector
 from kubectl_kyrec.load.policy.policies import AdmissionBinding, AdmissionPolicy
-from kubectl_kyrec.load.policy.vocabulary import Validation
+from kubectl_kyrec.load.policy.vocabulary import MatchResources, Validation
 from kubectl_kyrec.model import Document, Result
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 SOURCE = "ValidatingAdmissionPolicy"
 
@@ -55,6 +68,8 @@ class CompiledAdmissionPolicy:
     env: Environment
     conditions: tuple[Program, ...]
     validations: tuple[tuple[Validation, Program, Program | None], ...]
+    compiler: PolicyCompiler        # the policy's, for the values explain shows beside a decision
+
 
 
 def compile_admission_policies(policies: Sequence[AdmissionPolicy], bindings: Sequence[AdmissionBinding],
@@ -72,7 +87,7 @@ def compile_admission_policies(policies: Sequence[AdmissionPolicy], bindings: Se
              if v.message_expression else None)
             for i, v in enumerate(policy.validations))
         mine = tuple(b for b in bindings if b.policy_name == policy.meta.name)
-        out.append(CompiledAdmissionPolicy(policy, mine, env, conditions, validations))
+        out.append(CompiledAdmissionPolicy(policy, mine, env, conditions, validations, compiler))
     return out
 
 
@@ -151,12 +166,22 @@ def as_create(ctx: SubjectContext) -> SubjectContext:
     return SubjectContext(subject, request, ctx.namespace_obj)
 
 
-def binding_matches(binding: AdmissionBinding, ctx: SubjectContext) -> bool:
-    try:
-        return binding.match_resources is None or matches_constraints(binding.match_resources, ctx.request,
-                                                                      ctx.namespace_obj)
-    except MatchError:
-        return False        # logged and skipped by both paths
+def _matches(constraints: MatchResources | None, ctx: SubjectContext, recorder: Trace | None,
+             binding: bool = False) -> bool:
+    """The policy's matchConstraints (None matches nothing) or a binding's matchResources (None matches
+    everything); a MatchError is no match, logged and skipped by both paths. Recorded with the rules and
+    selectors the decision was made of."""
+    matched, error = binding, ""
+    if constraints is not None:
+        try:
+            matched = matches_constraints(constraints, ctx.request, ctx.namespace_obj)
+        except MatchError as exc:
+            matched, error = False, f"failed to execute matching: {exc}"
+    if recorder is not None:
+        decided = (ERROR, error) if error else (MATCHED if matched else NOT_MATCHED, request_text(ctx.request))
+        recorder.node(constraints_node(constraints, ctx, "matchResources", "none: matches everything", decided)
+                      if binding else constraints_node(constraints, ctx, decided=decided))
+    return matched
 
 
 def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, state: Sequence[Document],
@@ -164,59 +189,89 @@ def evaluate_admission(cp: CompiledAdmissionPolicy, ctx: SubjectContext, *, stat
                        params: Sequence[Document] = (), recorder: Trace | None = None) -> list[Result]:
     """`state` is the cluster the scan reads params from; `params` the test's paramResources (CLI).
 
-    `recorder` (explain's): the request evaluated and the policy's matchConstraints, then each binding
-    evaluated as a rule (policy key, binding name) with its matchResources, params and evaluation steps."""
+    `recorder` (explain's): the explain nodes of the request evaluated, the policy's matchConstraints, each
+    binding evaluated (its matchResources, params and evaluation), then the result."""
     meta = cp.policy.meta
+    if recorder is not None and ctx.request.operation != "CREATE":
+        recorder.add("request", "CREATE", f"Kyverno evaluates a {meta.kind} as a CREATE, whatever the operation "
+                                          f"({ctx.request.operation})")
     ctx = as_create(ctx)
-    if recorder is not None:
-        recorder.add("request", "", data=ctx)
-
-    def result(status: str, message: str, binding: AdmissionBinding | None) -> Result:
-        if binding is None:
-            return make_result(meta, SOURCE, ctx, meta.name, status, message, {}, ("Deny",), True)
-        return make_result(meta, SOURCE, ctx, meta.name, status, message, {"binding": binding.meta.name},
-                           binding.validation_actions or ("Deny",), True, binding=binding.meta.name)
-
     if not cp.bindings or runner is VapRunner.SCAN:
-        try:
-            matched = matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj)
-        except MatchError:
-            matched = False
-        if recorder is not None:
-            recorder.add("matchConstraints", "matched" if matched else "not matched")
-        if not matched:
+        if not _matches(cp.policy.match_constraints, ctx, recorder):
+            if recorder is not None:
+                recorder.node(result_node(None))
             return []
+    elif recorder is not None:
+        recorder.add("matchConstraints", "not checked", "Kyverno's CLI checks only the bindings' matchResources "
+                                                        "when the policy has bindings")
+    out = _evaluate_bindings(cp, ctx, state, kinds, runner, params, recorder)
+    if recorder is not None:
+        recorder.node(result_node(out[0] if out else None, "no result"))
+    return out
+
+
+def _result(cp: CompiledAdmissionPolicy, ctx: SubjectContext, status: str, message: str,
+            binding: AdmissionBinding | None) -> Result:
+    meta = cp.policy.meta
+    if binding is None:
+        return make_result(meta, SOURCE, ctx, meta.name, status, message, {}, ("Deny",), True)
+    return make_result(meta, SOURCE, ctx, meta.name, status, message, {"binding": binding.meta.name},
+                       binding.validation_actions or ("Deny",), True, binding=binding.meta.name)
+
+
+def _evaluate_bindings(cp: CompiledAdmissionPolicy, ctx: SubjectContext, state: Sequence[Document],
+                       kinds: KindLookup, runner: VapRunner, params: Sequence[Document],
+                       recorder: Trace | None) -> list[Result]:
     if not cp.bindings:
-        return [result(*_validate(cp, ctx, None, recorder), None)]
+        if recorder is not None:
+            recorder.add("bindings", NONE, "the policy is evaluated on its own")
+        return [_result(cp, ctx, *_validate(cp, ctx, None, recorder), None)]
+    bindings = recorder.open("bindings", "each matching binding is evaluated; the last one's answer stands") \
+        if recorder is not None else None
     out: list[Result] = []
     for binding in cp.bindings:
-        if recorder is not None:
-            recorder.rule(meta.key, binding.meta.name)
-        matched = binding_matches(binding, ctx)
-        if recorder is not None:
-            recorder.add("matchResources", "matched" if matched else "not matched")
-        if not matched:
+        actions = ", ".join(binding.validation_actions or ("Deny",))
+        step = recorder.open(f"binding {binding.meta.name}", f"validationActions {actions}") \
+            if recorder is not None else None
+        if not _matches(binding.match_resources, ctx, recorder, binding=True):
+            if recorder is not None and step is not None:
+                recorder.close(step, NOT_MATCHED)
             continue
         if runner is VapRunner.SCAN:
             param, ok = scan_params(cp, binding, ctx, state, kinds)
-            if recorder is not None:
-                recorder.add("params", "found" if ok else "not found", data=param)
-            if not ok:
-                return out          # the scan returns the answer it had so far
         else:
-            param = cli_params(binding, params)
-            if recorder is not None:
-                recorder.add("params", "found", data=param)
-        out = [result(*_validate(cp, ctx, param, recorder), binding)]
+            param, ok = cli_params(binding, params), True
+        if recorder is not None and step is not None and (ref := binding.param_ref) is not None:
+            how = (f"name {ref.name!r}" if ref.name else f"selector {show(dict(ref.selector or {}))}") + \
+                  (f" in namespace {ref.namespace!r}" if ref.namespace else "")
+            found = f"; {param.get('kind')} {(param.get('metadata') or {}).get('name')}" \
+                if isinstance(param, dict) and "metadata" in param else ""
+            if ok:
+                recorder.add("params", "found" if param is not None else "null", f"paramRef {how}{found}")
+            else:
+                recorder.add("params", "not found", f"paramRef {how}: the scan stops here, with the answer it had")
+        if not ok:
+            if recorder is not None and step is not None:
+                recorder.close(step, "stopped")
+            break           # the scan returns the answer it had so far
+        out = [_result(cp, ctx, *_validate(cp, ctx, param, recorder), binding)]
+        if recorder is not None and step is not None:
+            recorder.close(step, "evaluated")
+    if recorder is not None and bindings is not None:
+        recorder.close(bindings, "")
     return out
 
 
 def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any,
               recorder: Trace | None = None) -> tuple[str, str]:
     activation = ctx.activation(cp.env, extra={"params": param})
+    policy = cp.policy
     if recorder is not None:
-        recorder.add("activation", "", data=activation)
-    ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
+        recorder.node(conditions_node(policy.match_conditions, cp.conditions, activation,
+                                      "the policy skips the subject"))
+        if policy.variables:
+            recorder.node(variables_node(cp.compiler, policy.variables, activation))
+    ok, error = conditions_hold(cp.conditions, activation, policy.failure_policy == "Ignore")
     if error is not None:
         return "error", f"failed to evaluate match conditions: {error}"
     if not ok:
@@ -224,7 +279,7 @@ def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any,
     for index, (validation, program, message_program) in enumerate(cp.validations):
         outcome = program.evaluate(activation)
         if recorder is not None and outcome.value is not True:
-            recorder.add("validations", "", data=(index, outcome))
+            recorder.node(_validations(cp, activation, (index, outcome)))
         if not outcome.ok:
             return "error", f"expression '{validation.expression}' resulted in error: {outcome.error}"
         if outcome.value is True:
@@ -236,5 +291,10 @@ def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any,
                 message = m.value
         return "fail", message
     if recorder is not None:
-        recorder.add("validations", "", data=None)
+        recorder.node(_validations(cp, activation, None))
     return "pass", ""
+
+
+def _validations(cp: CompiledAdmissionPolicy, activation: Activation, unmet: tuple[int, Outcome] | None) -> Step:
+    return validations_node([(v, program) for v, program, _ in cp.validations], cp.compiler, activation,
+                            recorded=(unmet,))
