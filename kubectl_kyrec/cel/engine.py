@@ -442,13 +442,20 @@ class Environment:
         extensions = [cel.CelExtension("kyrec", decls)] if decls else []
         self._env = cel.NewEnv(config=config, variables=names, extensions=extensions)
         self.variables = tuple(names)
+        # each text compiled once: a run's policy validation and its evaluation compile the same expressions
+        # in the same environments (evaluate/policy_validation.py), and policies repeat expressions
+        self._programs: dict[str, Program] = {}
 
     def compile(self, text: str) -> Program:
+        program = self._programs.get(text)
+        if program is not None:
+            return program
         try:
             expr = self._env.compile(text)
         except RuntimeError as exc:
             raise _compile_error(str(exc)) from None
-        return Program(expr, text, _type_name(expr.return_type()), self)
+        program = self._programs[text] = Program(expr, text, _type_name(expr.return_type()), self)
+        return program
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
         return Activation(self._env.Activation(dict(data)))

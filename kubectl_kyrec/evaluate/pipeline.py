@@ -186,11 +186,13 @@ def compile_image_validating(policies: PolicySet, envs: Environments, options: E
 def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
-             on_total: Callable[[int], None] | None = None) -> EvalOutcome:
+             on_total: Callable[[int], None] | None = None, envs: Environments | None = None) -> EvalOutcome:
     """`on_subject`: called once per subject evaluated; `on_total`: told how many there will be, once the
-    filters have chosen them (a progress line's total and estimate)."""
+    filters have chosen them (a progress line's total and estimate). `envs`: environments over `libraries`
+    that already compiled the policies (their validation's), so nothing is compiled twice."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
-    envs = Environments(libraries)
+    if envs is None:
+        envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "skipped")
     images = compile_image_validating(policies, envs, options, out.notices, out.errors)
     out.policy_count = len(compiled) + len(admission) + len(images)
