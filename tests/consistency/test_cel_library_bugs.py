@@ -130,9 +130,11 @@ def test_a_bug_in_a_cel_library_function_in_a_worker_is_exit_70(tmp_path: Path) 
     """The console command, a new process, with workers evaluating (`--jobs 2`): the worker's bug reaches
     the parent as an internal error too."""
     policy = _policy(tmp_path, ABSORBED["kubernetes-semver"][2])
+    # workers from the first pair on (the run is far below PARALLEL_PAIRS otherwise)
     prelude = ("import kubectl_kyrec.cel.k8s_semver as m\n"
+               "import kubectl_kyrec.evaluate.pipeline as pipeline\n"
                "def bug(*args):\n    raise TypeError('injected bug')\n"
-               "m.parse = bug\n")
+               "m.parse = bug\npipeline.PARALLEL_PAIRS = 1\n")
     code = f"import sys\n{prelude}\nsys.argv = ['kubectl-kyrec', *sys.argv[1:]]\n" \
            "from kubectl_kyrec.cli.console import main\nmain()\n"
     args = ["eval", "-p", str(policy), "-r", str(RESOURCES), "--now", NOW, "--jobs", "2"]
@@ -140,3 +142,4 @@ def test_a_bug_in_a_cel_library_function_in_a_worker_is_exit_70(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 70, done.stderr
     assert "internal error" in done.stderr and "TypeError: injected bug" in done.stderr
+    assert "worker failed" in done.stderr       # raised in a worker, reported by this process
