@@ -30,8 +30,8 @@ for the classic set (bench/classic.py's ClusterPolicies whose validate rules mat
 ones and the `validate.cel` ones) on `--classic-pods` Pods, beside `kubectl kyrec eval -o json` on them.
 Without `KYVERNO_BIN_DIR` the column is skipped, and the run says so.
 
-Reads the policies from ../shared/corpus/kyverno-policies in place; writes its inputs to a temporary
-directory (or --keep DIR).
+Reads the policies from ../shared/corpus/kyverno-policies (or $KYREC_SHARED/corpus/kyverno-policies) in place;
+writes its inputs to a temporary directory (or --keep DIR).
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ from kubectl_kyrec.load.policy.policies import classify  # noqa: E402
 from kubectl_kyrec.load.run_inputs.kinds import KindTable  # noqa: E402
 from kubectl_kyrec.load.run_inputs.state import load_state  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"
+# KYREC_SHARED: the shared directory elsewhere (a git worktree has no ../shared), as tests/shared_inputs.py reads it
+CORPUS = Path(os.environ.get("KYREC_SHARED") or ROOT.parent / "shared") / "corpus" / "kyverno-policies"
 NOW = "2026-11-29T00:00:00Z"
 NOW_DT = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 FORMATS = ("json", "table", "yaml", "junit", "sarif", "reports")

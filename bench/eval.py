@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import random
 import resource
 import subprocess
@@ -39,7 +40,8 @@ from kubectl_kyrec.load.policy.policies import PolicySet, classify  # noqa: E402
 from kubectl_kyrec.load.run_inputs.kinds import KindTable  # noqa: E402
 from kubectl_kyrec.model import Document, Source  # noqa: E402
 
-CORPUS = ROOT.parent / "shared" / "corpus" / "kyverno-policies"
+# KYREC_SHARED: the shared directory elsewhere (a git worktree has no ../shared), as tests/shared_inputs.py reads it
+CORPUS = Path(os.environ.get("KYREC_SHARED") or ROOT.parent / "shared") / "corpus" / "kyverno-policies"
 NOW = datetime.datetime(2026, 11, 29, tzinfo=datetime.timezone.utc)
 IMAGES = ["nginx:1.27", "nginx:latest", "ghcr.io/acme/api:2.1", "busybox", "registry.k8s.io/pause:3.9",
           "docker.io/library/redis:7@sha256:" + "a" * 64]

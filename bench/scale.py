@@ -58,10 +58,7 @@ def _bench_module(name: str) -> Any:
     return module
 
 
-e2e = _bench_module("e2e")
-# KYREC_SHARED: the shared directory elsewhere (a git worktree has no ../shared), as tests/shared_inputs.py reads it
-if os.environ.get("KYREC_SHARED"):
-    e2e.CORPUS = Path(os.environ["KYREC_SHARED"]) / "corpus" / "kyverno-policies"
+e2e = _bench_module("e2e")     # which reads KYREC_SHARED itself
 INPUTS = ("yaml", "state")
 FORMATS = ("table", "json", "yaml", "junit", "sarif", "reports", "github")
 

@@ -61,9 +61,9 @@ def raise_on_sigint() -> None:
     KeyboardInterrupt. Only over Python's own default handler: an ignored SIGINT stays ignored.
 
     A handler's exception is raised in whatever Python code runs next, and some code drops it: a weakref
-    or atexit callback (Python prints `Exception ignored in ...` and goes on), a CEL function called by the
-    engine (which turns it into an error value). Those are silenced here, and `swallowed()` tells the
-    command to end as interrupted all the same."""
+    or atexit callback (Python prints `Exception ignored in ...` and goes on). Those are silenced here, and
+    `swallowed()` tells the command to end as interrupted all the same. (A CEL function called by the engine,
+    which makes any exception an error value, has it raised again by cel/engine.py once the call returns.)"""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return

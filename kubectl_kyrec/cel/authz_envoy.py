@@ -72,6 +72,8 @@ def with_body(response: Any, body: str) -> dict[str, Any]:
 
 def _append(response: Any, type_name: str, field: str, item: Any) -> dict[str, Any]:
     out = _expect(response, type_name)
+    if not isinstance(out.get(field), list):
+        raise CelFunctionError("no such overload")      # a map written by hand with the tag: no such message
     out[field] = [*out[field], item]
     return out
 
@@ -112,6 +114,8 @@ def response(inner: Any) -> dict[str, Any]:
 
 def with_message(checked: Any, message: str) -> dict[str, Any]:
     out = _expect(checked, CHECK_RESPONSE)
+    if not isinstance(out.get("status"), dict):
+        raise CelFunctionError("no such overload")
     out["status"]["message"] = message
     return out
 

@@ -61,18 +61,27 @@ def response(inner: Any) -> dict[str, Any]:
 
 def _attributes(request: Any) -> dict[str, Any]:
     # `object.attributes` carries no tag of its own: it is recognised by being the request's attributes
-    if isinstance(request, dict) and "header" in request and "query" in request:
+    if isinstance(request, dict) and isinstance(request.get("header"), dict) and isinstance(request.get("query"), dict):
         return request
     raise CelFunctionError("no such overload")
 
 
+def _values(values: Any) -> list[str]:
+    # Go's http.Header and url.Values are map[string][]string: anything else is a map written by hand
+    if values is None:
+        return []
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise CelFunctionError("no such overload")
+    return list(values)
+
+
 def header(request: Any, key: str) -> list[str]:
     # textproto.MIMEHeader.Values canonicalises the key it looks up, not the keys of the map
-    return list(_attributes(request).get("header", {}).get(canonical_header_key(key)) or [])
+    return _values(_attributes(request)["header"].get(canonical_header_key(key)))
 
 
 def query_param(request: Any, key: str) -> list[str]:
-    return list(_attributes(request).get("query", {}).get(key) or [])
+    return _values(_attributes(request)["query"].get(key))
 
 
 def http_authz_library() -> Library:

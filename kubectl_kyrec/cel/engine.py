@@ -84,17 +84,35 @@ def _type(spec: str) -> cel.Type:
     raise ValueError(f"unknown CEL type spec {spec!r}")
 
 
+# Python exceptions raised by library functions during the engine call under way, to raise again once it
+# returns (see _wrap). A list, not a flag: the one raised first is the one shown.
+_BUGS: list[BaseException] = []
+
+
 def _wrap(impl: Any) -> Any:
-    # cel-expr-python turns any Python exception into an error value; keep our message clean of
-    # Python's repr and keep programming errors visible as such.
+    # cel-expr-python turns ANY Python exception raised in a function (KeyboardInterrupt included) into a CEL
+    # error value, and `||`, `&&`, `?:` and comprehensions may absorb that error: a bug in kyrec would become a
+    # policy's `error` result, or vanish. So only an EngineError (errors.py: what Kyverno reports on user data,
+    # e.g. Go's parse errors) is made the CEL error with its message; anything else is kept in _BUGS and raised
+    # again by the engine call (_raise_bug): exit 70, or the interrupt it was.
     def call(*args: Any) -> Any:
         try:
             return impl(*args)
         except CelFunctionError:
             raise
-        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as exc:
+        except EngineError as exc:
             raise CelFunctionError(str(exc)) from exc
+        except BaseException as exc:
+            _BUGS.append(exc)
+            raise
     return call
+
+
+def _raise_bug() -> None:
+    """Raise the first exception a library function raised during the engine call just made (see _wrap)."""
+    bug = _BUGS[0]
+    _BUGS.clear()
+    raise bug
 
 
 _STATUS_PREFIX = re.compile(r"^(?:[A-Z_]+: )+")
@@ -167,8 +185,14 @@ def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple
     """(ok, plain value) of a sub-expression of `program` on the same activation, inside its variables."""
     prefix, suffix = _bind_frame(program.text)
     try:
-        return True, _plain(program.env._env.compile(prefix + part + suffix).eval(activation.raw))
-    except (RuntimeError, _EvalError):    # the binding's compile and evaluation errors, and _plain's
+        raw = program.env._env.compile(prefix + part + suffix).eval(activation.raw)
+    except RuntimeError:    # the binding's compile and evaluation errors
+        raw = None
+    if _BUGS:
+        _raise_bug()
+    try:
+        return (False, None) if raw is None else (True, _plain(raw))
+    except (RuntimeError, _EvalError):
         return False, None
 
 
@@ -215,6 +239,11 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
     for field, expr in receivers:
         try:
             raw = expr.eval(activation.raw)
+        except RuntimeError:
+            continue
+        if _BUGS:
+            _raise_bug()
+        try:
             kind = _type_name(raw.type())
             if kind in _SCALAR_RESULTS:
                 return field
@@ -311,7 +340,11 @@ class Program:
         try:
             raw = self._expr.eval(activation.raw)
         except RuntimeError as exc:
+            if _BUGS:
+                _raise_bug()
             return Outcome(error=self._cel_go(_cel_go_message(str(exc)), activation))
+        if _BUGS:
+            _raise_bug()
         return self._outcome(raw, activation)
 
     def _outcome(self, raw: Any, activation: Activation) -> Outcome:
@@ -356,7 +389,11 @@ def first_not_true(programs: Sequence[Program], activation: Activation) -> tuple
         try:
             raw = program._expr.eval(raw_activation)
         except RuntimeError as exc:
+            if _BUGS:
+                _raise_bug()
             return index, Outcome(error=program._cel_go(_cel_go_message(str(exc)), activation))
+        if _BUGS:
+            _raise_bug()
         if program._bool or raw.type() == _BOOL:
             # (a dyn result only once its type says bool: value() of a null is not safe, see _plain)
             try:
@@ -405,13 +442,20 @@ class Environment:
         extensions = [cel.CelExtension("kyrec", decls)] if decls else []
         self._env = cel.NewEnv(config=config, variables=names, extensions=extensions)
         self.variables = tuple(names)
+        # each text compiled once: a run's policy validation and its evaluation compile the same expressions
+        # in the same environments (evaluate/policy_validation.py), and policies repeat expressions
+        self._programs: dict[str, Program] = {}
 
     def compile(self, text: str) -> Program:
+        program = self._programs.get(text)
+        if program is not None:
+            return program
         try:
             expr = self._env.compile(text)
         except RuntimeError as exc:
             raise _compile_error(str(exc)) from None
-        return Program(expr, text, _type_name(expr.return_type()), self)
+        program = self._programs[text] = Program(expr, text, _type_name(expr.return_type()), self)
+        return program
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
         return Activation(self._env.Activation(dict(data)))

@@ -52,6 +52,16 @@ def expect(value: Any, type_name: str) -> Mapping[str, Any]:
     return result
 
 
+def field(value: Any, type_name: str, key: str) -> str:
+    """The text field `key` of a value of the given type, as this library's constructors write it. A map
+    written by hand with the tag but not the field is no value of the type: cel-go's "no such overload"
+    (a CEL expression cannot make a Kubernetes type's value other than through its constructor)."""
+    text = expect(value, type_name).get(key)
+    if not isinstance(text, str):
+        raise CelFunctionError(NO_SUCH_OVERLOAD)
+    return text
+
+
 @dataclass(frozen=True)
 class SharedMember:
     """One type's implementation of a member name that other tagged types also use."""

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.k8s_dispatch import CIDR, IP, NO_SUCH_OVERLOAD, SharedMember, expect, tagged
+from kubectl_kyrec.cel.k8s_dispatch import CIDR, IP, NO_SUCH_OVERLOAD, SharedMember, field, tagged
 from kubectl_kyrec.golang.netip import Addr, AddrError, Prefix, addr_text, parse_addr, parse_prefix
 from kubectl_kyrec.golang.strconv import quote as go_quote
 
@@ -58,11 +58,17 @@ def cidr_value(prefix: Prefix) -> dict[str, Any]:
 
 
 def _addr_of(value: Mapping[str, Any]) -> Addr:
-    return parse_addr(expect(value, IP)["ip"])
+    try:
+        return parse_addr(field(value, IP, "ip"))
+    except AddrError:       # a hand-written map (see k8s_dispatch.field)
+        raise CelFunctionError(NO_SUCH_OVERLOAD) from None
 
 
 def _prefix_of(value: Mapping[str, Any]) -> Prefix:
-    return parse_prefix(expect(value, CIDR)["cidr"])
+    try:
+        return parse_prefix(field(value, CIDR, "cidr"))
+    except AddrError:
+        raise CelFunctionError(NO_SUCH_OVERLOAD) from None
 
 
 def _to_ip(text: str) -> dict[str, Any]:
@@ -200,6 +206,6 @@ LIBRARY = Library("kubernetes.net", [
 ])
 
 SHARED = (
-    SharedMember("string", IP, ("map",), "string", lambda v: expect(v, IP)["ip"], member=False),
-    SharedMember("string", CIDR, ("map",), "string", lambda v: expect(v, CIDR)["cidr"], member=False),
+    SharedMember("string", IP, ("map",), "string", lambda v: field(v, IP, "ip"), member=False),
+    SharedMember("string", CIDR, ("map",), "string", lambda v: field(v, CIDR, "cidr"), member=False),
 )

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.k8s_dispatch import SEMVER, SharedMember, expect, tagged
+from kubectl_kyrec.cel.k8s_dispatch import NO_SUCH_OVERLOAD, SEMVER, SharedMember, field, tagged
 from kubectl_kyrec.golang.semver import NUMBERS, SemverError, Version, compare, parse
 
 
@@ -35,7 +35,10 @@ def normalize_and_parse(text: str) -> Version:
 
 
 def _version(value: Mapping[str, Any]) -> Version:
-    return parse(expect(value, SEMVER)["version"])
+    try:
+        return parse(field(value, SEMVER, "version"))
+    except SemverError:     # a hand-written map (see k8s_dispatch.field)
+        raise CelFunctionError(NO_SUCH_OVERLOAD) from None
 
 
 def _to_semver(text: str, normalize: bool = False) -> dict[str, Any]:
@@ -60,7 +63,7 @@ def _int64(value: int) -> int:
 
 
 def _compare(left: Mapping[str, Any], right: Mapping[str, Any]) -> int:
-    return compare(_version(left), _version(expect(right, SEMVER)))
+    return compare(_version(left), _version(right))
 
 
 LIBRARY = Library("kubernetes.semver", [

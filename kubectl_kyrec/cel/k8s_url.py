@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.k8s_dispatch import URL, expect, tagged
+from kubectl_kyrec.cel.k8s_dispatch import NO_SUCH_OVERLOAD, URL, field, tagged
 from kubectl_kyrec.golang.url import Url, UrlError, parse, parse_request_uri, query, split_host_port, text_of
 
 
@@ -37,11 +37,10 @@ def _is_url(text: str) -> bool:
 
 
 def _parts(value: Mapping[str, Any]) -> Url:
-    text = expect(value, URL)["url"]
     try:
-        return parse(text)
-    except UrlError as exc:  # not expected: Go's String() output parses back
-        raise CelFunctionError(f"kyrec: cannot read back URL {text!r}: {exc}") from None
+        return parse(field(value, URL, "url"))
+    except UrlError:    # Go's String() output parses back: a hand-written map (see k8s_dispatch.field)
+        raise CelFunctionError(NO_SUCH_OVERLOAD) from None
 
 
 LIBRARY = Library("kubernetes.urls", [

@@ -173,7 +173,8 @@ def is_image(text: str) -> bool:
 
 def _method(field: str) -> Any:
     def call(value: Any) -> Any:
-        if not isinstance(value, dict) or value.get("@type") != IMAGE_TYPE:
+        # a map written by hand with the tag but not the field is no Image either
+        if not isinstance(value, dict) or value.get("@type") != IMAGE_TYPE or field not in value:
             raise CelFunctionError("no such overload")
         return value[field]
     return call

@@ -75,9 +75,16 @@ def _cel_special(value: Any) -> str | None:
     return None
 
 
+_TAGGED_FIELDS = {"kyverno.image": ("registry", "repository"),
+                  "schema.GroupVersionResource": ("group", "version", "resource")}
+
+
 def _tagged_json(value: dict[Any, Any]) -> str | None:
     # Kyverno's native values marshal through their Go types, not as maps.
     tag = value.get("@type")
+    fields = _TAGGED_FIELDS.get(tag) if isinstance(tag, str) else None
+    if fields is None or not all(isinstance(value.get(key), str) for key in fields):
+        return None     # a plain map, or one written by hand with the tag but not the type's fields: a map
     if tag == "kyverno.image":
         # name.Tag/name.Digest embed name.Repository, whose MarshalJSON is promoted: "registry/repository"
         return marshal_string(f"{value['registry']}/{value['repository']}")

@@ -25,8 +25,10 @@ def _gvr_parts(value: Any) -> tuple[str, str]:
     """(apiVersion, resource) of a GVR value."""
     if not isinstance(value, dict) or value.get("@type") != GVR_TYPE:
         raise CelFunctionError("no such overload")
-    group, version = value["group"], value["version"]
-    return (f"{group}/{version}" if group else version), value["resource"]
+    group, version, resource = value.get("group"), value.get("version"), value.get("resource")
+    if not (isinstance(group, str) and isinstance(version, str) and isinstance(resource, str)):
+        raise CelFunctionError("no such overload")      # a map written by hand with the tag: no GVR
+    return (f"{group}/{version}" if group else version), resource
 
 
 def _call(prefix: str, action: Callable[[], Any]) -> Any:

@@ -199,13 +199,16 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
              on_total: Callable[[int], None] | None = None,
-             on_results: Callable[[ResultPairs], object] | None = None) -> EvalOutcome:
+             on_results: Callable[[ResultPairs], object] | None = None,
+             envs: Environments | None = None) -> EvalOutcome:
     """`on_subject`: called once per subject evaluated; `on_total`: told how many there will be, once the
     filters have chosen them (a progress line's total and estimate). `on_results`: handed the results in
     order, a chunk at a time as they are decided, instead of the outcome's `results` and `pairs` (left empty),
-    so that a caller that keeps only some of them never holds them all."""
+    so that a caller that keeps only some of them never holds them all. `envs`: environments over `libraries`
+    that already compiled the policies (their validation's), so nothing is compiled twice."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
-    envs = Environments(libraries)
+    if envs is None:
+        envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "skipped")
     images = compile_image_validating(policies, envs, options, out.notices, out.errors)
     out.policy_count = len(compiled) + len(admission) + len(images)

@@ -20,7 +20,7 @@ import dataclasses
 import datetime
 import json
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.policy.deleting import DeletingPolicy
@@ -28,11 +28,21 @@ from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Document
 
+if TYPE_CHECKING:
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.generator_lib import GeneratorSink
+
 T = TypeVar("T")
 
 
-def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
-    """The set without the policies Kyverno would refuse, their problems added to its errors (located)."""
+def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environments | None = None,
+                      generating: tuple[Environments, GeneratorSink] | None = None) -> PolicySet:
+    """The set without the policies Kyverno would refuse, their problems added to its errors (located).
+
+    `envs` and `generating` (generating_environments'): the run's own environments, when it evaluates the
+    policies next: an environment compiles a text once, so the run evaluates the programs compiled here
+    instead of compiling every expression again. Without them, environments of their own (no cluster data:
+    nothing is evaluated here)."""
     from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
@@ -51,7 +61,8 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
     errors: list[InputError] = []
     warnings: list[InputError] = []
     context = LibraryContext(now=now, provider=EmptyProvider())
-    envs = Environments(library_factory(context))
+    if envs is None:
+        envs = Environments(library_factory(context))
 
     def kept(items: Sequence[T], check: Callable[[T], Any]) -> list[T]:
         out = []
@@ -78,7 +89,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime) -> PolicySet:
 
     exc_env, exc_check = envs.get("PolicyException")
     exceptions = kept(policies.exceptions, lambda e: compile_exceptions([e], exc_env, exc_check))
-    generating_envs, _ = generating_environments(context)
+    generating_envs, _ = generating if generating is not None else generating_environments(context)
     out = dataclasses.replace(
         policies, exceptions=exceptions, errors=list(policies.errors), warnings=list(policies.warnings),
         validated=True,
@@ -129,10 +140,11 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
     return bool(found)
 
 
-def validated_inputs(inputs: Inputs, now: datetime.datetime) -> Inputs:
+def validated_inputs(inputs: Inputs, now: datetime.datetime, envs: Environments | None = None,
+                     generating: tuple[Environments, GeneratorSink] | None = None) -> Inputs:
     """`inputs` with their policies validated (validate_policies): every command calls it once it has read
     them, so each refuses an invalid policy alike."""
-    return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now))
+    return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now, envs, generating))
 
 
 def _schedule(policy: DeletingPolicy, compiled: Any) -> Any:

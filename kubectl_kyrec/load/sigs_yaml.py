@@ -125,7 +125,11 @@ def _yaml_error(exc: yaml.YAMLError) -> str:
 
 def parse_yaml(text: str) -> Any:
     """`yaml.Unmarshal(text, &any)` from sigs.k8s.io/yaml."""
-    loader = _GoYamlLoader(text)
+    try:
+        # PyYAML checks every character here, where go-yaml's reader meets them (readerc.go, no line given)
+        loader = _GoYamlLoader(text)
+    except yaml.reader.ReaderError:
+        raise GoYAMLError("error converting YAML to JSON: yaml: control characters are not allowed") from None
     try:
         # the first document only, as go-yaml's Unmarshal does
         node = loader.get_node() if loader.check_node() else None

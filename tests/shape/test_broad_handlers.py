@@ -33,6 +33,9 @@ ALLOWED = {
         "re-raised unless the check already recorded an input error (a bad expression left null may trip what "
         "follows it)",
     ("evaluate/policy_validation.py", "_classic_refused"): "the same, for a classic rule's CEL",
+    ("cel/engine.py", "call"):
+        "a CEL library function: the engine makes any exception an error value, so a bug is kept and raised again "
+        "once the engine call returns (an EngineError alone becomes the CEL error)",
 }
 LIMIT = 12
 
@@ -74,6 +77,6 @@ def test_every_listed_boundary_still_has_its_handler() -> None:
 def test_at_most_twelve() -> None:
     handlers = _broad_handlers()
     assert len(handlers) <= LIMIT
-    # the count the note gives (issue 35: 70 before, counting BaseException and bare ones; 10 since the live
-    # reads' worker threads, issue 36)
-    assert len(handlers) == 10
+    # the count the note gives (issue 35: 70 before, counting BaseException and bare ones; 11 since the live
+    # reads' worker threads, issue 36, and the CEL library calls' bug carrier, cel/engine.py)
+    assert len(handlers) == 11
