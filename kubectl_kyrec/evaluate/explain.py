@@ -1,13 +1,13 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
 A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
-ImageValidatingPolicy and DeletingPolicy record their explain nodes (recording.py Steps) where they decide, in
-the very evaluation whose results the tree ends in, and the recording's root is the tree (`explanation`); the
-classic engine records its steps and classic/tree.py builds its tree from them. The nodes here are the shared
+ImageValidatingPolicy, DeletingPolicy, MutatingPolicy and MutatingAdmissionPolicy record their explain nodes
+(recording.py Steps) where they decide, in the very evaluation whose results the tree ends in, and the
+recording is the tree (`explanation`, `recorded`); the classic engine records its steps and classic/tree.py
+builds its tree from them. The nodes here are the shared
 vocabulary: they show what a recorded decision was made of (a matchConstraints' rules and selectors, the
-values of conditions, variables and operands), evaluated read-only. The MutatingPolicy,
-MutatingAdmissionPolicy and GeneratingPolicy trees still take the final result from the run's own outcome and
-re-evaluate the programs to show their values. Either way `explain` can never disagree with `eval`.
+values of conditions, variables and operands), evaluated read-only. The GeneratingPolicy
+tree still takes the final result from the run's own outcome. Either way `explain` can never disagree with `eval`.
 """
 
 from __future__ import annotations
@@ -221,6 +221,19 @@ def explanation(meta: PolicyMeta, ref: Ref, trace: Trace, results: Sequence[Resu
     for the policy, is the tree."""
     trace.root.name = f"{meta.kind} {meta.key}"
     return Explanation(meta.key, meta.kind, ref, trace.root, list(results))
+
+
+def recorded(trace: Trace) -> list[Explanation]:
+    """The trees of an engine that records one per policy it runs (Trace.tree), in its order: each root's data
+    is the policy's meta, the subject, and the results the policy gave in that run."""
+    return [Explanation(meta.key, meta.kind, ref, root, list(results))
+            for root in trace.root.children for meta, ref, results in (root.data,)]
+
+
+def patch_nodes(patch: Sequence[Mapping[str, Any]], prefix: str = "") -> list[Node]:
+    """A JSON patch, one node per operation with the value it sets."""
+    return [Node(f"{prefix}{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")
+            for op in patch]
 
 
 def value_node(name: str, program: Program, activation: Activation) -> Node:
