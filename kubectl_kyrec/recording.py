@@ -4,11 +4,11 @@ recording; nothing re-walks an engine to tell what it did.
 
 The classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
 validate handler (classic/validate.py), and classic/tree.py builds its tree from them; the ValidatingPolicy,
-ValidatingAdmissionPolicy, ImageValidatingPolicy, DeletingPolicy, MutatingPolicy and MutatingAdmissionPolicy
-engines record their explain nodes whole (`node`: matchConstraints, exceptions, matchConditions, validations or
-mutations, result, with the values they saw), and the recording is the tree. Only `explain` passes one:
-every hook is behind an `is not None` check, so evaluation without a recorder does what it did before and
-costs one comparison per step.
+ValidatingAdmissionPolicy, ImageValidatingPolicy, DeletingPolicy, MutatingPolicy, MutatingAdmissionPolicy and
+GeneratingPolicy engines record their explain nodes whole (`node`: matchConstraints, exceptions,
+matchConditions, validations or mutations, result, with the values they saw), and the recording is the tree.
+Only `explain` passes one: every hook is behind an `is not None` check, so evaluation without a recorder does
+what it did before and costs one comparison per step.
 
 The recorder only writes down; it never decides.
 """
