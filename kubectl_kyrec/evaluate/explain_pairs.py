@@ -24,7 +24,7 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, explanation, patch_nodes, recorded, result_node
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, explanation, patch_nodes, recorded, result_node
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
@@ -44,7 +44,7 @@ from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admissio
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
@@ -225,11 +225,11 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
 def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:
     """`original`: the manifest as written; `results`: the mutation engines' results for the subject."""
     subject = admission.subject
-    root = Node(f"admission {admission.operation}")
+    root = Step(f"admission {admission.operation}")
     if admission.operation == "DELETE":
-        root.children.append(Node("stored object", NONE, "a DELETE stores nothing: nothing is defaulted or mutated"))
+        root.children.append(Step("stored object", NONE, "a DELETE stores nothing: nothing is defaulted or mutated"))
         return Explanation("", ADMISSION, subject.ref, root, [])
-    defaults = Node("API-server defaults", "applied" if admission.defaulted else NONE)
+    defaults = Step("API-server defaults", "applied" if admission.defaulted else NONE)
     if admission.defaulted and admission.before_mutations is not None:
         defaults.children.extend(patch_nodes(make_patch(original, admission.before_mutations)))
     root.children.append(defaults)
@@ -237,13 +237,13 @@ def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]
     for r in results:
         by_policy.setdefault((r.source, r.policy), []).append(r)
     for (source, policy), found in by_policy.items():
-        node = Node(f"{source} {policy}")
+        node = Step(f"{source} {policy}")
         for m in admission.mutations:
             if m.policy == policy:
                 node.children.extend(patch_nodes(m.patch, f"rule {m.rule}: " if m.rule else ""))
         node.children.extend(result_node(r) for r in found)
         root.children.append(node)
     for reason in admission.undetermined:
-        root.children.append(Node("stored object", "undetermined", reason))
+        root.children.append(Step("stored object", "undetermined", reason))
     return Explanation("", ADMISSION, subject.ref, root, list(results))
 

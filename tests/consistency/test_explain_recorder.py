@@ -15,7 +15,7 @@ import pytest
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.explain import Node, explanation, recorded
+from kubectl_kyrec.evaluate.explain import explanation, recorded
 from kubectl_kyrec.evaluate.generating.engine import (
     GenerateOptions,
     generating_environments,
@@ -78,7 +78,7 @@ metadata: {name: bare, namespace: default}
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 
-def _leaves(node: Node) -> list[Node]:
+def _leaves(node: Step) -> list[Step]:
     return [node] if node.name == "result" else [leaf for c in node.children for leaf in _leaves(c)]
 
 

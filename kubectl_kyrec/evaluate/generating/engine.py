@@ -419,7 +419,13 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
 def _record_no_match(recorder: Trace, policy: GeneratingPolicy, ctx: SubjectContext,
                      decided: tuple[str, str] | None) -> None:
     """A policy that does not apply to the trigger (`decided`: as matchConstraints decided; None for one the
-    run could not compile, whose rules are only shown)."""
+    run could not compile, whose matchConstraints are only matched to be shown)."""
+    if decided is None:
+        try:
+            decided = (MATCHED if matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj)
+                       else NOT_MATCHED, request_text(ctx.request))
+        except MatchError as exc:
+            decided = (ERROR, f"failed to execute matching: {exc}")
     recorder.node(constraints_node(policy.match_constraints, ctx, decided=decided))
     recorder.node(result_node(None, "no downstreams: the policy does not apply"))
 
