@@ -4,11 +4,11 @@ recording; nothing re-walks an engine to tell what it did.
 
 The classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
 validate handler (classic/validate.py), and classic/tree.py builds its tree from them; the ValidatingPolicy,
-ValidatingAdmissionPolicy, ImageValidatingPolicy and DeletingPolicy engines record their explain nodes whole
-(`node`: matchConstraints, exceptions, matchConditions, validations, result, with the values they saw), and the
-recording is the tree. Only `explain` passes one:
-every hook is behind an `is not None` check, so evaluation without a recorder does what it did before and
-costs one comparison per step.
+ValidatingAdmissionPolicy, ImageValidatingPolicy, DeletingPolicy, MutatingPolicy, MutatingAdmissionPolicy and
+GeneratingPolicy engines record their explain nodes whole (`node`: matchConstraints, exceptions,
+matchConditions, validations or mutations, result, with the values they saw), and the recording is the tree.
+Only `explain` passes one: every hook is behind an `is not None` check, so evaluation without a recorder does
+what it did before and costs one comparison per step.
 
 The recorder only writes down; it never decides.
 """
@@ -85,6 +85,15 @@ class Trace:
 
     def add(self, name: str, outcome: str, detail: str = "", data: Any = None) -> Step:
         return self.node(Step(name, outcome, detail, data=data))
+
+    def tree(self, name: str, data: Any = None) -> Step:
+        """Start a whole tree under the root, the open step from now on: an engine that records one tree per
+        policy it runs (the mutating kinds, GeneratingPolicy), `data` what explain needs beside the tree
+        (evaluate/explain.py `recorded`)."""
+        step = Step(name, data=data)
+        self.root.children.append(step)
+        self._stack = [self.root, step]
+        return step
 
     def node(self, step: Step) -> Step:
         """Record a step made whole (an explain node with its children) under the open one."""

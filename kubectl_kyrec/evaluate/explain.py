@@ -1,13 +1,12 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
 A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
-ImageValidatingPolicy and DeletingPolicy record their explain nodes (recording.py Steps) where they decide, in
-the very evaluation whose results the tree ends in, and the recording's root is the tree (`explanation`); the
-classic engine records its steps and classic/tree.py builds its tree from them. The nodes here are the shared
-vocabulary: they show what a recorded decision was made of (a matchConstraints' rules and selectors, the
-values of conditions, variables and operands), evaluated read-only. The MutatingPolicy,
-MutatingAdmissionPolicy and GeneratingPolicy trees still take the final result from the run's own outcome and
-re-evaluate the programs to show their values. Either way `explain` can never disagree with `eval`.
+ImageValidatingPolicy, DeletingPolicy, MutatingPolicy, MutatingAdmissionPolicy and GeneratingPolicy record
+their explain nodes (recording.py Steps) where they decide, in the very evaluation whose results the tree ends
+in, and the recording is the tree (`explanation`, `recorded`); the classic engine records its steps and
+classic/tree.py builds its tree from them. The nodes here are the shared vocabulary: they show what a recorded
+decision was made of (a matchConstraints' rules and selectors, the values of conditions, variables and
+operands), evaluated read-only. Either way `explain` can never disagree with `eval`.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
 from kubectl_kyrec.cel.engine import Activation, Outcome, Program
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.exceptions import CompiledException
-from kubectl_kyrec.evaluate.match import MatchError, matches_constraints, matches_rules, namespace_labels
+from kubectl_kyrec.evaluate.match import matches_rules, namespace_labels
 from kubectl_kyrec.evaluate.request import RequestInfo
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
@@ -40,9 +39,6 @@ MATCHED, NOT_MATCHED, ERROR, NONE, NOT_EVALUATED = "matched", "not matched", "er
 ALL_TRUE = "all true"
 
 
-# an explain node is a recorded step (recording.py): one type for what engines record and what explain prints
-Node = Step
-
 
 @dataclass
 class Explanation:
@@ -51,7 +47,7 @@ class Explanation:
     policy: str             # key: name or ns/name
     policy_kind: str
     subject: Ref
-    tree: Node
+    tree: Step
     results: list[Result]
 
     def to_json(self) -> dict[str, Any]:
@@ -75,27 +71,27 @@ def matched(ok: bool) -> str:
     return MATCHED if ok else NOT_MATCHED
 
 
-def result_node(result: Result | None, absent: str = "no result: the policy does not apply") -> Node:
+def result_node(result: Result | None, absent: str = "no result: the policy does not apply") -> Step:
     if result is None:
-        return Node("result", NONE, absent)
+        return Step("result", NONE, absent)
     said = [f"rule {result.rule!r}"] if result.rule else []
     if result.message:
         said.append(result.message)
-    return Node("result", result.result, ": ".join(said))
+    return Step("result", result.result, ": ".join(said))
 
 
 def selector_node(name: str, selector: Mapping[str, Any] | None, labels: Mapping[str, Any] | None,
-                  whose: str) -> Node:
+                  whose: str) -> Step:
     """A label selector against the labels it sees; `whose`: whose labels they are, for the detail."""
     if selector_is_empty(selector):
-        return Node(name, MATCHED, "empty: selects everything")
+        return Step(name, MATCHED, "empty: selects everything")
     if labels is None:
-        return Node(name, MATCHED, f"does not apply: {whose}")
+        return Step(name, MATCHED, f"does not apply: {whose}")
     try:
         ok = matches_selector(selector, labels)
     except SelectorError as exc:
-        return Node(name, ERROR, str(exc))
-    return Node(name, matched(ok), f"{show(dict(selector or {}))} on {whose} labels {show(dict(labels))}")
+        return Step(name, ERROR, str(exc))
+    return Step(name, matched(ok), f"{show(dict(selector or {}))} on {whose} labels {show(dict(labels))}")
 
 
 _OPEN, _CLOSE = "([{", ")]}"
@@ -161,26 +157,18 @@ def request_text(req: RequestInfo) -> str:
 
 
 def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, name: str = "matchConstraints",
-                     absent: str = "none: a policy without matchConstraints matches nothing",
-                     decided: tuple[str, str] | None = None) -> Node:
-    """matchConstraints (or a binding's matchResources) against the request, as evaluate/match.py decides;
-    `decided`: the engine's (outcome, detail) as it matched, recorded where it decided (else decided here)."""
+                     absent: str = "none: a policy without matchConstraints matches nothing", *,
+                     decided: tuple[str, str]) -> Step:
+    """matchConstraints (or a binding's matchResources) against the request, with the rules and selectors it
+    is made of; `decided`: the engine's (outcome, detail) as it matched (evaluate/match.py), where it did."""
     req = ctx.request
     if constraints is None:
-        return Node(name, NOT_MATCHED if "nothing" in absent else MATCHED, absent)
-    if decided is not None:
-        outcome, detail = decided
-    else:
-        try:
-            outcome = matched(matches_constraints(constraints, req, ctx.namespace_obj))
-            detail = request_text(req)
-        except MatchError as exc:
-            outcome, detail = ERROR, f"failed to execute matching: {exc}"
-    node = Node(name, outcome, detail)
-    rules = Node("resourceRules")
+        return Step(name, NOT_MATCHED if "nothing" in absent else MATCHED, absent)
+    node = Step(name, *decided)
+    rules = Step("resourceRules")
     if constraints.resource_rules:
         for i, rule in enumerate(constraints.resource_rules):
-            rules.children.append(Node(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
+            rules.children.append(Step(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
         rules.outcome = matched(matches_rules(constraints.resource_rules, req))
     else:
         rules.outcome, rules.detail = MATCHED, "empty: every request"
@@ -188,9 +176,9 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     if rules.outcome != MATCHED:
         return node         # the selectors count only when the rules match (evaluate/match.py)
     if constraints.exclude_resource_rules:
-        excludes = Node("excludeResourceRules")
+        excludes = Step("excludeResourceRules")
         for i, rule in enumerate(constraints.exclude_resource_rules):
-            excludes.children.append(Node(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
+            excludes.children.append(Step(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
         hit = matches_rules(constraints.exclude_resource_rules, req)
         excludes.outcome = "excluded" if hit else NOT_MATCHED
         node.children.append(excludes)
@@ -205,10 +193,10 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     return node
 
 
-def exception_node(ce: CompiledException, held: bool, activation: Activation, unconditional: str = "") -> Node:
+def exception_node(ce: CompiledException, held: bool, activation: Activation, unconditional: str = "") -> Step:
     """A PolicyException the engine evaluated, whether it held (the engine's), and the values of its
     matchConditions in `activation`; `unconditional`: the detail of one without matchConditions."""
-    node = Node(ce.key, matched(held), "" if ce.conditions else unconditional)
+    node = Step(ce.key, matched(held), "" if ce.conditions else unconditional)
     for i, (named, program) in enumerate(zip(ce.exception.match_conditions, ce.conditions)):
         value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
         value.detail = one_line(named.expression)
@@ -223,32 +211,45 @@ def explanation(meta: PolicyMeta, ref: Ref, trace: Trace, results: Sequence[Resu
     return Explanation(meta.key, meta.kind, ref, trace.root, list(results))
 
 
-def value_node(name: str, program: Program, activation: Activation) -> Node:
+def recorded(trace: Trace) -> list[Explanation]:
+    """The trees of an engine that records one per policy it runs (Trace.tree), in its order: each root's data
+    is the policy's meta, the subject, and the results the policy gave in that run."""
+    return [Explanation(meta.key, meta.kind, ref, root, list(results))
+            for root in trace.root.children for meta, ref, results in (root.data,)]
+
+
+def patch_nodes(patch: Sequence[Mapping[str, Any]], prefix: str = "") -> list[Step]:
+    """A JSON patch, one node per operation with the value it sets."""
+    return [Step(f"{prefix}{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")
+            for op in patch]
+
+
+def value_node(name: str, program: Program, activation: Activation) -> Step:
     return outcome_node(name, program.evaluate(activation))
 
 
-def outcome_node(name: str, outcome: Outcome) -> Node:
+def outcome_node(name: str, outcome: Outcome) -> Step:
     if outcome.error is not None:
-        return Node(name, ERROR, str(outcome.error))
-    return Node(name, show(outcome.value))
+        return Step(name, ERROR, str(outcome.error))
+    return Step(name, show(outcome.value))
 
 
-def value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: str) -> Node:
+def value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: str) -> Step:
     """The value of an expression the policy does not hold whole (a variable, an operand), compiled with
     the policy's own variables; never a decision, only shown."""
     try:
         program = compiler.compile(text, "explain")
     except InputError as exc:
-        return Node(name, NOT_EVALUATED, f"cannot be evaluated apart: {exc.message}")
+        return Step(name, NOT_EVALUATED, f"cannot be evaluated apart: {exc.message}")
     return value_node(name, program, activation)
 
 
 def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program], activation: Activation,
-                    unmet: str, name: str = "matchConditions") -> Node:
+                    unmet: str, name: str = "matchConditions") -> Step:
     """matchConditions, each with its value; `unmet`: what the policy does when one is not true."""
     if not programs:
-        return Node(name, NONE)
-    node = Node(name)
+        return Step(name, NONE)
+    node = Step(name)
     held = True
     for i, (condition, program) in enumerate(zip(named, programs)):
         child = value_node(f"[{i}] {condition.name}", program, activation)
@@ -259,8 +260,8 @@ def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program
     return node
 
 
-def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression], activation: Activation) -> Node:
-    node = Node("variables")
+def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression], activation: Activation) -> Step:
+    node = Step("variables")
     for v in variables:
         child = value_of(compiler, f"variables.{v.name}", activation, v.name)
         if not child.detail:
@@ -270,24 +271,24 @@ def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression
 
 
 def validations_node(validations: Sequence[tuple[Validation, Program]], compiler: PolicyCompiler,
-                     activation: Activation, recorded: tuple[tuple[int, Outcome] | None] | None = None) -> Node:
+                     activation: Activation, recorded: tuple[tuple[int, Outcome] | None] | None = None) -> Step:
     """Each validation with its value, up to the first not true (the evaluators stop there); the one that
     decided shows its message, the values of its top-level operands and of the variables it reads.
 
     `recorded`: the engine's own (index, Outcome) of the first validation not true (None: all were true), as
     it recorded it; the values are then the engine's, not evaluated again."""
-    node = Node("validations", ALL_TRUE)
+    node = Step("validations", ALL_TRUE)
     failed = False
     for i, (validation, program) in enumerate(validations):
         name = f"[{i}] {one_line(validation.expression)}"
         if failed:
-            node.children.append(Node(name, NOT_EVALUATED, "an earlier validation decided"))
+            node.children.append(Step(name, NOT_EVALUATED, "an earlier validation decided"))
             continue
         if recorded is None:
             child = value_node(name, program, activation)
         else:
             unmet = recorded[0]
-            child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Node(name, "true")
+            child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Step(name, "true")
         if child.outcome != "true":
             failed = True
             node.outcome = f"[{i}] not true"

@@ -10,9 +10,9 @@ not be known (`undetermined`). Read from the chain's own record: it decides noth
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
@@ -24,12 +24,10 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.explain import NONE, Explanation, Node, explanation, result_node, show
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, explanation, patch_nodes, recorded, result_node
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
-from kubectl_kyrec.evaluate.mutating.tree import explain_mutating
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
-from kubectl_kyrec.evaluate.mutating_admission.tree import explain_mutating_admission
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
@@ -46,7 +44,7 @@ from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admissio
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
@@ -120,12 +118,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
-        if admission_recorder is not None and (trace := admission_recorder.traces.get(id(subject.ref))) is not None:
-            assert isinstance(admission_recorder.engine, MutatingAdmissionEngine)
-            out.explanations.extend(explain_mutating_admission(admission_recorder.engine, trace, subject.ref))
-        if recorder is not None and (trace := recorder.traces.get(id(subject.ref))) is not None:
-            assert isinstance(recorder.engine, MutatingPolicyEngine)
-            out.explanations.extend(explain_mutating(recorder.engine.compiled, trace, envs, subject.ref))
+        for engine in (admission_recorder, recorder):
+            if engine is not None and (trace := engine.traces.get(id(subject.ref))) is not None:
+                out.explanations.extend(recorded(trace))
         for cp in compiled:
             # the call eval makes (pipeline.py), recorded: the tree is built from what it did
             trace = Trace()
@@ -230,28 +225,25 @@ def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: Explai
 def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:
     """`original`: the manifest as written; `results`: the mutation engines' results for the subject."""
     subject = admission.subject
-    root = Node(f"admission {admission.operation}")
+    root = Step(f"admission {admission.operation}")
     if admission.operation == "DELETE":
-        root.children.append(Node("stored object", NONE, "a DELETE stores nothing: nothing is defaulted or mutated"))
+        root.children.append(Step("stored object", NONE, "a DELETE stores nothing: nothing is defaulted or mutated"))
         return Explanation("", ADMISSION, subject.ref, root, [])
-    defaults = Node("API-server defaults", "applied" if admission.defaulted else NONE)
+    defaults = Step("API-server defaults", "applied" if admission.defaulted else NONE)
     if admission.defaulted and admission.before_mutations is not None:
-        defaults.children.extend(_op_node(op) for op in make_patch(original, admission.before_mutations))
+        defaults.children.extend(patch_nodes(make_patch(original, admission.before_mutations)))
     root.children.append(defaults)
     by_policy: dict[tuple[str, str], list[Result]] = {}
     for r in results:
         by_policy.setdefault((r.source, r.policy), []).append(r)
     for (source, policy), found in by_policy.items():
-        node = Node(f"{source} {policy}")
+        node = Step(f"{source} {policy}")
         for m in admission.mutations:
             if m.policy == policy:
-                node.children.extend(_op_node(op, f"rule {m.rule}: " if m.rule else "") for op in m.patch)
+                node.children.extend(patch_nodes(m.patch, f"rule {m.rule}: " if m.rule else ""))
         node.children.extend(result_node(r) for r in found)
         root.children.append(node)
     for reason in admission.undetermined:
-        root.children.append(Node("stored object", "undetermined", reason))
+        root.children.append(Step("stored object", "undetermined", reason))
     return Explanation("", ADMISSION, subject.ref, root, list(results))
 
-
-def _op_node(op: Mapping[str, Any], prefix: str = "") -> Node:
-    return Node(f"{prefix}{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")

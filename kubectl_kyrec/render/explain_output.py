@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.explain import Explanation, Node
+    from kubectl_kyrec.evaluate.explain import Explanation
+    from kubectl_kyrec.recording import Step
 
 
-def _line(node: Node) -> str:
+def _line(node: Step) -> str:
     text = node.name
     if node.outcome:
         text += f": {node.outcome}"
@@ -24,7 +25,7 @@ def _line(node: Node) -> str:
     return text
 
 
-def _write_children(node: Node, prefix: str, stream: TextIO) -> None:
+def _write_children(node: Step, prefix: str, stream: TextIO) -> None:
     for i, child in enumerate(node.children):
         last = i == len(node.children) - 1
         stream.write(f"{prefix}{'└─ ' if last else '├─ '}{_line(child)}\n")

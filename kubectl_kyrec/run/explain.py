@@ -62,6 +62,7 @@ def parse_subject(text: str) -> tuple[str, str]:
 def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.cel.context import LibraryContext
     from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.explain import recorded as recorded_trees
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
@@ -114,7 +115,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     generated = None
     from kubectl_kyrec.recording import Trace
 
-    # what the GeneratingPolicy engine records in that run: their trees are built from it
+    # what the GeneratingPolicy engine records in that run: their trees
     recorded = Trace()
     if inputs.policies.generating or inputs.policies.classic:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
@@ -132,20 +133,8 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     explanations = outcome.explanations
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []
-    if generated is not None and inputs.policies.generating:
-        from kubectl_kyrec.evaluate.generating.tree import explain_generating
-        from kubectl_kyrec.evaluate.namespaces import namespace_objects
-        from kubectl_kyrec.evaluate.pipeline import subject_context
-
-        policies = [p for p in generated.policies if p.meta.kind in GENERATING_KINDS]
-        namespaces = namespace_objects([*inputs.state.objects, *inputs.subjects, *values.namespaces],
-                                       values.namespace_labels)
-        for trigger in generated.triggers:
-            if name and trigger.ref.name != name:
-                continue
-            ctx = subject_context(trigger, namespaces, eval_options)
-            for policy in policies:
-                explanations.append(explain_generating(policy, ctx, recorded))
+    # the GeneratingPolicies' trees, as their engine recorded them for each trigger
+    explanations.extend(e for e in recorded_trees(recorded) if not name or e.subject.name == name)
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
     if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):

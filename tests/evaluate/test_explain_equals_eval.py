@@ -12,7 +12,6 @@ import yaml
 
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext, ObjectsProvider
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.explain import Node
 from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
 from kubectl_kyrec.load.documents import load_documents
@@ -20,6 +19,7 @@ from kubectl_kyrec.load.policy.policies import PolicySet, classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.load.run_inputs.values import Values, parse_values
 from kubectl_kyrec.model import Document, Result
+from kubectl_kyrec.recording import Step
 from tests.evaluate.test_corpus_vpol import CORPUS, NOW, _test_files
 from tests.shared_inputs import cases, shared
 
@@ -30,7 +30,7 @@ def _row(r: Result) -> tuple[str, str, str, str, str, str, str]:
     return (r.policy, r.subject.kind, r.subject.namespace, r.subject.name, r.rule, r.result, r.message)
 
 
-def _leaves(node: Node) -> list[Node]:
+def _leaves(node: Step) -> list[Step]:
     """The `result` nodes of a tree: what it says each rule came to."""
     if node.name == "result":
         return [node]

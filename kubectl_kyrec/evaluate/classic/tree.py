@@ -27,7 +27,6 @@ from kubectl_kyrec.evaluate.explain import (
     NOT_EVALUATED,
     NOT_MATCHED,
     Explanation,
-    Node,
     conditions_node,
     result_node,
     show,
@@ -52,19 +51,19 @@ def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: Sub
     `rule_types`: only the rules of these types (a generate trigger no other rule is evaluated on)."""
     meta = policy.meta
     facts = evaluator.request_facts(ctx)
-    root = Node(f"{meta.kind} {meta.key}")
+    root = Step(f"{meta.kind} {meta.key}")
     rules = [r for r in compute_rules(policy, facts.kind) if not rule_types or r.type in rule_types]
     # in the order of the rules, as the tree shows them: the results come from several engines
     order = {rule.name: i for i, rule in enumerate(rules)}
     done = Explanation(meta.key, meta.kind, ctx.subject.ref, root,
                        sorted(results, key=lambda r: order.get(r.rule, len(order))))
     if meta.kind == "Policy" and meta.namespace != ctx.request.namespace:
-        root.children.append(Node("namespace", NOT_MATCHED, f"a Policy applies only in its namespace "
+        root.children.append(Step("namespace", NOT_MATCHED, f"a Policy applies only in its namespace "
                                                             f"{meta.namespace!r}"))
         return done
     generated = [r.name for r in rules if r.name.startswith("autogen-") and r not in policy.rules]
     if generated:
-        root.children.append(Node("autogen", "expanded", f"the Pod rules rewritten for a {facts.kind}: "
+        root.children.append(Step("autogen", "expanded", f"the Pod rules rewritten for a {facts.kind}: "
                                                          + ", ".join(generated)))
     by_rule = {r.rule: r for r in results}
     namespace = meta.namespace if meta.kind == "Policy" else ""
@@ -77,12 +76,12 @@ def explain_classic(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: Sub
 
 def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext,
                facts: RequestFacts,
-               namespace: str, result: Result | None, recorded: Sequence[Step] | None) -> Node:
+               namespace: str, result: Result | None, recorded: Sequence[Step] | None) -> Step:
     """`recorded`: the engine's steps for the rule; None when it did not evaluate the rule."""
     done = recorded is not None
     recorded = recorded or []
     what = rule.type + (f" ({rule.validate_kind})" if rule.type == "validate" and rule.validate_kind else "")
-    node = Node(f"rule {rule.name}", "", what)
+    node = Step(f"rule {rule.name}", "", what)
     steps = node.children
     match = rule.raw.get("match") or {}
     exclude = rule.raw.get("exclude")
@@ -90,16 +89,16 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
     steps.append(_blocks_node("match", match, facts, exclude=False))
     if exclude:
         steps.append(_blocks_node("exclude", exclude, facts, exclude=True))
-    steps.append(Node("applies", _STATE[state]))
+    steps.append(Step("applies", _STATE[state]))
     if state is False:
         return node
     if rule.type != "validate":
         steps.append(result_node(result, f"no result: the {rule.type} rule gave none for the subject"))
         return node
     if rule.raw.get("preconditions") is not None:
-        steps.append(_with_steps(Node("preconditions", "", show(rule.raw.get("preconditions"))),
+        steps.append(_with_steps(Step("preconditions", "", show(rule.raw.get("preconditions"))),
                                  _named(recorded, "preconditions")))
-    exceptions = Node("exceptions", NONE)
+    exceptions = Step("exceptions", NONE)
     for exc in evaluator.exceptions:
         if not exc.contains(policy.meta.key, rule.name):
             continue
@@ -107,7 +106,7 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
         why = "its match selects the subject" if hit else "its match does not select the subject"
         if hit and exc.conditions is not None:
             why += f"; conditions {show(exc.conditions)}"
-        exceptions.children.append(_with_steps(Node(exc.key, MATCHED if hit else NOT_MATCHED, why),
+        exceptions.children.append(_with_steps(Step(exc.key, MATCHED if hit else NOT_MATCHED, why),
                                                _named(recorded, f"exception {exc.key} conditions")))
         exceptions.outcome = "considered"
     steps.append(exceptions)
@@ -121,18 +120,18 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
     return node
 
 
-def _blocks_node(name: str, block: Mapping[str, Any], facts: RequestFacts, *, exclude: bool) -> Node:
+def _blocks_node(name: str, block: Mapping[str, Any], facts: RequestFacts, *, exclude: bool) -> Step:
     for form in ("any", "all"):
         blocks = block.get(form)
         if blocks:
-            node = Node(f"{name}.{form}")
+            node = Step(f"{name}.{form}")
             for i, b in enumerate(blocks):
                 node.children.append(_block_node(f"[{i}]", b, facts, exclude))
             return node
     return _block_node(name, block, facts, exclude)
 
 
-def _block_node(name: str, block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -> Node:
+def _block_node(name: str, block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -> Step:
     state, reasons = block_reasons(block, facts, exclude)
     if exclude:
         outcome = {True: "excludes", False: "does not exclude", None: "depends on the requesting user"}[state]
@@ -142,21 +141,21 @@ def _block_node(name: str, block: Mapping[str, Any], facts: RequestFacts, exclud
     for key in ("subjects", "roles", "clusterRoles"):
         if block.get(key):
             parts.append(f"{key} {show(block.get(key))}")
-    node = Node(name, outcome, " ".join(parts))
+    node = Step(name, outcome, " ".join(parts))
     for reason in reasons:
-        node.children.append(Node(reason))
+        node.children.append(Step(reason))
     return node
 
 
-def _validate_node(validate: Mapping[str, Any], recorded: Sequence[Step], done: bool) -> Node:
+def _validate_node(validate: Mapping[str, Any], recorded: Sequence[Step], done: bool) -> Step:
     """What the validation checks, as written, each part with the steps the engine recorded for it (`done`:
     the engine evaluated the rule, so a part with no step was not reached: preconditions or an exception
     decided first)."""
-    node = Node("validate", "", f"message: {validate['message']}" if validate.get("message") else "")
+    node = Step("validate", "", f"message: {validate['message']}" if validate.get("message") else "")
     for key in ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "manifests"):
         if validate.get(key) is None:
             continue
-        part = Node(key, "", show(validate[key]))
+        part = Step(key, "", show(validate[key]))
         if key == "pattern":
             _with_steps(part, _named(recorded, "pattern"))
         elif key == "deny":
@@ -174,7 +173,7 @@ def _named(recorded: Sequence[Step], name: str) -> list[Step]:
     return [s for s in recorded if s.name == name]
 
 
-def _with_steps(node: Node, steps: Sequence[Step]) -> Node:
+def _with_steps(node: Step, steps: Sequence[Step]) -> Step:
     """A part as written takes the outcome and the steps the engine recorded for it (the last evaluation
     of it when there were several)."""
     if steps:
@@ -186,12 +185,12 @@ def _with_steps(node: Node, steps: Sequence[Step]) -> Node:
     return node
 
 
-def _node(step: Step) -> Node:
-    return Node(step.name, step.outcome, step.detail, [_node(c) for c in step.children])
+def _node(step: Step) -> Step:
+    return Step(step.name, step.outcome, step.detail, [_node(c) for c in step.children])
 
 
 def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule,
-               ctx: SubjectContext) -> list[Node]:
+               ctx: SubjectContext) -> list[Step]:
     """A `validate.cel` rule the engine evaluated: its celPreconditions, variables and expressions with their
     values, as the ValidatingPolicy tree shows them, from the programs the evaluator compiled and ran (the
     values are re-evaluated to be shown; the result is the evaluator's)."""
@@ -200,7 +199,7 @@ def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
         return []
     activations, problem = cel_activations(compiled, ctx, evaluator.state, evaluator.options.cli)
     if problem:
-        return [Node("params", ERROR, problem)]
+        return [Step("params", ERROR, problem)]
     cel = rule.validate.get("cel") or {}
     preconditions = [NamedExpression(str(m.get("name", "")), str(m.get("expression", "")))
                      for m in rule.raw.get("celPreconditions") or [] if isinstance(m, Mapping)]
@@ -210,9 +209,9 @@ def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
                    for (expression, message, program, _), raw in
                    zip(compiled.validations, [e for e in cel.get("expressions") or [] if isinstance(e, Mapping)])]
     compiler = cel_compiler(policy, rule, evaluator.envs)
-    out: list[Node] = []
+    out: list[Step] = []
     for i, activation in enumerate(activations):
-        steps: list[Node] = []
+        steps: list[Step] = []
         conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped")
         conditions.name = "celPreconditions"
         steps.append(conditions)
@@ -222,5 +221,5 @@ def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
             steps.append(validations_node(validations, compiler, activation))
         if len(activations) == 1:
             return steps
-        out.append(Node(f"params[{i}]", "", "", steps))
+        out.append(Step(f"params[{i}]", "", "", steps))
     return out

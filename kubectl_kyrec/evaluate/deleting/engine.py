@@ -180,7 +180,7 @@ def _evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: 
         constraints = cp.match_any_operation
         if constraints is None:
             if recorder is not None:
-                recorder.node(constraints_node(None, ctx))
+                recorder.node(constraints_node(None, ctx, decided=(NOT_MATCHED, "")))
             return outcome(DeletionStatus.NO_MATCH)
         try:
             matched_constraints = matches_constraints(constraints, ctx.request, ctx.namespace_obj)

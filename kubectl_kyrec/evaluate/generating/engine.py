@@ -32,6 +32,17 @@ from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.explain import (
+    ERROR,
+    MATCHED,
+    NONE,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    one_line,
+    request_text,
+    result_node,
+)
 from kubectl_kyrec.evaluate.generating.downstreams import Owner, TriggerInfo, generate_downstreams, identity
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
@@ -44,7 +55,7 @@ from kubectl_kyrec.load.policy.policies import PolicyException
 from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
 _USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
@@ -307,9 +318,8 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
                      recorder: Trace | None = None) -> TriggerOutcome:
     """The policy's response to one trigger (engine.go generate + compiler/policy.go Evaluate).
 
-    `recorder` (explain's): the compiled policy and the request it was evaluated on, then whether the
-    namespace and matchConstraints let it through, under the rule the caller started (generating/tree.py
-    reads them with the outcome run_generating records)."""
+    `recorder` (explain's): the explain nodes of the namespace and matchConstraints decisions, with the
+    result when the policy does not apply (run_generating records the rest once it keeps the outcome)."""
     policy = cp.policy
     meta = policy.meta
     operation = ctx.request.operation
@@ -321,26 +331,25 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
         return make_result(meta, REPORT_SOURCE[meta.kind], ctx, rule, status, message, props or {}, (), False)
 
-    if recorder is not None:
-        recorder.add("compiled", "", data=cp)
-        recorder.add("request", "", data=ctx)
     if policy.namespaced and ctx.request.namespace != meta.namespace:
         # a namespaced policy only sees requests in its own namespace (as the validating engine does)
         if recorder is not None:
-            recorder.add("namespace", "not matched", meta.namespace)
+            recorder.add("namespace", NOT_MATCHED, f"a {meta.kind} sees only triggers in its own namespace "
+                                                   f"{meta.namespace!r}")
+            recorder.node(result_node(None))
         return outcome(TriggerStatus.NO_MATCH)
     try:
         if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
             if recorder is not None:
-                recorder.add("matchConstraints", "not matched")
+                _record_no_match(recorder, policy, ctx, (NOT_MATCHED, request_text(ctx.request)))
             return outcome(TriggerStatus.NO_MATCH)
     except MatchError as exc:
-        if recorder is not None:
-            recorder.add("matchConstraints", "error", str(exc))
         message = f"failed to execute matching: {exc}"
+        if recorder is not None:
+            recorder.node(constraints_node(policy.match_constraints, ctx, decided=(ERROR, message)))
         return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
     if recorder is not None:
-        recorder.add("matchConstraints", "matched")
+        recorder.node(constraints_node(policy.match_constraints, ctx, decided=(MATCHED, request_text(ctx.request))))
     exceptions: Mapping[str, Any] = NO_EXCEPTIONS
     if cp.exceptions:
         matched, full, partial, error = _exceptions(cp, ctx)
@@ -405,6 +414,61 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
         props["generated-resources"] = generated_resources_property(objects)
     return outcome(TriggerStatus.GENERATED, "policy evaluated successfully", objects,
                    result(meta.name, "pass", "policy evaluated successfully", props))
+
+
+def _record_no_match(recorder: Trace, policy: GeneratingPolicy, ctx: SubjectContext,
+                     decided: tuple[str, str] | None) -> None:
+    """A policy that does not apply to the trigger (`decided`: as matchConstraints decided; None for one the
+    run could not compile, whose matchConstraints are only matched to be shown)."""
+    if decided is None:
+        try:
+            decided = (MATCHED if matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj)
+                       else NOT_MATCHED, request_text(ctx.request))
+        except MatchError as exc:
+            decided = (ERROR, f"failed to execute matching: {exc}")
+    recorder.node(constraints_node(policy.match_constraints, ctx, decided=decided))
+    recorder.node(result_node(None, "no downstreams: the policy does not apply"))
+
+
+_STATUS = {
+    TriggerStatus.GENERATED: "the policy was evaluated: its generate entries give the downstreams below",
+    TriggerStatus.SKIPPED: "a matchCondition is not true: nothing is generated",
+    TriggerStatus.EXEMPT: "a PolicyException exempts the trigger: nothing is generated",
+    TriggerStatus.ERROR: "the evaluation failed: Kyverno writes nothing and cleans nothing up",
+    TriggerStatus.NEEDS_REQUEST: "it depends on request data --values does not give",
+}
+
+
+def _record_outcome(recorder: Trace, cp: CompiledGeneratingPolicy, ctx: SubjectContext, kept: TriggerOutcome) -> None:
+    """The rest of the tree of an outcome the run keeps (`ctx`: the request it was evaluated on): the
+    matchConditions' values, the evaluation, the downstreams each with why it is owed, the result."""
+    policy = cp.policy
+    if policy.match_conditions:
+        # evaluated without the `exceptions` a partial PolicyException binds (the conditions seldom read it)
+        recorder.node(conditions_node(policy.match_conditions, cp.conditions, ctx.activation(cp.env),
+                                      "nothing is generated"))
+    recorder.add("evaluation", kept.status.value, kept.message or _STATUS.get(kept.status, ""))
+    if kept.status is TriggerStatus.GENERATED:
+        entries = "; ".join(f"generate[{g.index}] " + (one_line(g.expression) if g.expression else "template")
+                            for g in policy.generate)
+        node = recorder.add("downstreams", str(len(kept.objects)) if kept.objects else NONE,
+                            f"from {entries}" if entries else "")
+        owed = "owed" if kept.owed else "not owed"
+        why_owed = ("generateExisting is on, or the trigger is new to the policy" if kept.owed
+                    else "generateExisting is off and the trigger existed before the policy: Kyverno generates "
+                         "nothing for it")
+        if not kept.age_known:
+            why_owed = "the policy's age is unknown (no creationTimestamp): whether the trigger predates it is too"
+        ref = ctx.subject.ref
+        trigger = f"{ref.kind} {ref.namespace + '/' if ref.namespace else ''}{ref.name}"
+        sync = "kept in sync with the policy (synchronize)" if policy.synchronize else "created once"
+        for obj in kept.objects:
+            meta = obj.get("metadata") or {}
+            namespace = str(meta.get("namespace") or "")
+            name = f"{namespace + '/' if namespace else ''}{meta.get('name')}"
+            node.children.append(Step(f"{obj.get('apiVersion')} {obj.get('kind')} {name}", owed,
+                                      f"generated for trigger {trigger}; {sync}; {why_owed}"))
+    recorder.node(result_node(kept.result, "no result"))
 
 
 # ---- a whole run ------------------------------------------------------------------------------------------
@@ -474,24 +538,27 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
                    recorder: Trace | None = None) -> GeneratingOutcome:
     """Every policy against every trigger: the desired downstreams of each (policy, trigger).
 
-    `locate` moves an error to the line of the field it names (PolicySet.locate). `recorder` (explain's):
-    each (policy, trigger) evaluated is recorded as the rule (policy key, trigger uid), its retry as an
-    UPDATE as the rule (policy key, trigger uid + " UPDATE"); the evaluation whose outcome the run keeps
-    ends in an "outcome" step (data: the TriggerOutcome as listed, or None when the policy does not
-    apply).
+    `locate` moves an error to the line of the field it names (PolicySet.locate). `recorder` (explain's): a
+    tree per (trigger, policy selected) (Trace.tree), of the evaluation whose outcome the run keeps (its
+    retry as an UPDATE when that is kept), ending in its result; a policy that does not compile shows its
+    rules.
     """
     out = GeneratingOutcome()
     compiled: list[CompiledGeneratingPolicy] = []
+    # what explain shows a tree for: every policy selected, compiled (None when it does not)
+    shown: list[tuple[GeneratingPolicy, CompiledGeneratingPolicy | None]] = []
     for policy in policies:
         try:
             if not options.selection.holds_policy(policy.key):
                 continue
             out.policies.append(policy)
+            shown.append((policy, None))
             compiled.append(compile_generating_policy(policy, envs, exceptions, options.now))
+            shown[-1] = (policy, compiled[-1])
         except InputError as exc:
             located = locate(exc) if locate is not None else exc
             out.errors.append(EvalError(located.message, located.source))
-    if not compiled:
+    if not compiled and recorder is None:
         return out
     state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state
                   if (d.obj.get("metadata") or {}).get("uid")}
@@ -510,25 +577,39 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
         out.evaluated_uids.add(subject.ref.uid)
         ctx, update_ctx = _contexts(subject, options, namespaces, any_update_only)
         in_state = subject.ref.uid in state_uids
-        for cp in compiled:
-            owed = is_owed(cp.policy, subject, in_state, created[cp.policy.key])
+        for policy, maybe in shown:
+            tree = None
             if recorder is not None:
-                recorder.rule(cp.policy.key, subject.ref.uid)
+                tree = recorder.tree(f"{policy.meta.kind} {policy.meta.key}", (policy.meta, subject.ref, []))
+            if maybe is None:
+                if recorder is not None:
+                    _record_no_match(recorder, policy, ctx, None)
+                continue
+            cp = maybe
+            owed = is_owed(cp.policy, subject, in_state, created[cp.policy.key])
             result = evaluate_trigger(cp, ctx, sink, kinds=kinds, user_info_known=options.user_info_known,
                                       owed=owed is not False, recorder=recorder)
+            kept_ctx = ctx
             if result.status is TriggerStatus.NO_MATCH and update_ctx is not None and _update_only(cp.policy):
-                if recorder is not None:
-                    recorder.rule(cp.policy.key, f"{subject.ref.uid} UPDATE")
+                retry = Trace() if recorder is not None else None
                 result = evaluate_trigger(cp, update_ctx, sink, kinds=kinds,
                                           user_info_known=options.user_info_known, owed=owed is not False,
-                                          recorder=recorder)
+                                          recorder=retry)
+                if tree is not None and retry is not None and result.status is not TriggerStatus.NO_MATCH:
+                    # the tree is the retry's, whose outcome the run keeps
+                    kept_ctx = update_ctx
+                    tree.children[:] = [Step("request", result.operation, "the policy matches UPDATE only: the "
+                                                                          "trigger is taken as updated"),
+                                        *retry.root.children]
             if result.status is not TriggerStatus.NO_MATCH:
                 if owed is None:
                     result = dataclasses.replace(result, age_known=False)
                     unknown_age[cp.policy.key] = unknown_age.get(cp.policy.key, 0) + 1
                 out.outcomes.append(result)
-            if recorder is not None:
-                recorder.add("outcome", "", data=result if result.status is not TriggerStatus.NO_MATCH else None)
+                if recorder is not None and tree is not None:
+                    _record_outcome(recorder, cp, kept_ctx, result)
+                    if result.result is not None:
+                        tree.data[2].append(result.result)
     out.notices.extend(age_unknown_notice(key, count, f" (kubectl get generatingpolicy {key.rpartition('/')[2]} "
                                                       "-o yaml)") for key, count in unknown_age.items())
     return out

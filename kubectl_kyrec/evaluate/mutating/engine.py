@@ -22,7 +22,7 @@ import dataclasses
 import datetime
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
@@ -40,6 +40,19 @@ from kubectl_kyrec.evaluate.admission_chain import (
 )
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
+from kubectl_kyrec.evaluate.explain import (
+    ERROR,
+    MATCHED,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    exception_node,
+    one_line,
+    patch_nodes,
+    request_text,
+    result_node,
+    variables_node,
+)
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
@@ -51,7 +64,7 @@ from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Obj, Result
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 SOURCE = "KyvernoMutatingPolicy"
 # a policy errored in admission: which patches Kyverno's webhook still returns depends on its webhook calls
@@ -64,6 +77,7 @@ _ALL_ORDERS_UP_TO = 4
 class CompiledMutation:
     patch_type: str
     program: Program
+    expression: str = ""        # as written, for explain
 
 
 @dataclass(frozen=True)
@@ -76,6 +90,8 @@ class CompiledMutatingPolicy:
     # a mutateExisting policy's spec.targetMatchConditions and targetMatchConstraints.expression
     target_conditions: tuple[Program, ...] = ()
     target_expression: Program | None = None
+    # the policy's compiler, for the variables explain shows (never for decisions)
+    compiler: PolicyCompiler | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -161,9 +177,10 @@ def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptio
                        for i, m in enumerate(policy.match_conditions))
     mutations = []
     for i, m in enumerate(policy.mutations):
-        field = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
-        mutations.append(CompiledMutation(m.patch_type,
-                                          _compile(compiler, m.expression, f"spec.mutations[{i}].{field}.expression")))
+        path = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
+        mutations.append(CompiledMutation(m.patch_type, _compile(compiler, m.expression,
+                                                                 f"spec.mutations[{i}].{path}.expression"),
+                                          m.expression))
     target_conditions = tuple(_compile(compiler, m.expression, f"spec.targetMatchConditions[{i}].expression",
                                        ("bool",)) for i, m in enumerate(policy.target_match_conditions))
     target_expression = None
@@ -176,7 +193,7 @@ def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptio
     candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now, check_expiry=False)
     return CompiledMutatingPolicy(policy, env, conditions, tuple(mutations),
                                   tuple(compile_exceptions(candidates, exc_env, exc_check)),
-                                  target_conditions, target_expression)
+                                  target_conditions, target_expression, compiler)
 
 
 @dataclass
@@ -199,26 +216,32 @@ def run_mutations(mutations: Sequence[CompiledMutation], env: Environment, ctx: 
     """The object after every mutation in order, each evaluated on the previous one's output (mpol
     policy.go Evaluate; mutating/dispatcher.go for MutatingAdmissionPolicy). Raises MutationFailure with
     the patcher's error text, NeedsSchema where the merge cannot be known. `deduced`: merge without the
-    kind's schema (structured_merge.apply_configuration). `recorder`: each mutation is recorded as a step
-    "[i]" whose data is the JSON patch of what it changed, or whose outcome is the error (or
-    "undetermined" with the list's path) it stopped on."""
+    kind's schema (structured_merge.apply_configuration). `recorder`: the "mutations" node, each mutation
+    with the JSON patch of what it changed, up to the one that failed."""
     # no copy: every patcher returns a new object and leaves its input as it was (k8s/json_patch.py,
     # k8s/structured_merge.py), so the request's object is never changed
     obj: Obj = dict(ctx.request.obj or {})
     kind = str(obj.get("kind", ""))
+    node = recorder.add("mutations", "applied") if recorder is not None else None
     for i, mutation in enumerate(mutations):
-        if recorder is None:
+        if node is None:
             obj = _mutated(mutation, env, ctx, obj, kind, extra, deduced)
             continue
+        name = f"[{i}] {mutation.patch_type}"
         try:
             after = _mutated(mutation, env, ctx, obj, kind, extra, deduced)
         except MutationFailure as exc:
-            recorder.add(f"[{i}]", "error", str(exc))
+            node.children.append(Step(name, ERROR, str(exc)))
+            node.outcome = f"[{i}] failed"
             raise
         except NeedsSchema as exc:
-            recorder.add(f"[{i}]", "undetermined", exc.path)
+            node.children.append(Step(name, "undetermined", f"sets {exc.path}, a list whose merge needs the "
+                                                            "kind's schema"))
+            node.outcome = f"[{i}] undetermined"
             raise
-        recorder.add(f"[{i}]", "", data=make_patch(obj, after))
+        patch = make_patch(obj, after)
+        node.children.append(Step(name, "changed" if patch else "no change", one_line(mutation.expression),
+                                  patch_nodes(patch)))
         obj = after
     return obj
 
@@ -293,12 +316,8 @@ def evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, *, target
     policy on a targetResource (kk 111e07bb: processor/policy_processor.go, engine.go Evaluate with no
     matcher, compiler/policy.go EvaluateTarget): no matchConstraints and no namespace check (the caller
     picked the target), spec.targetMatchConditions in place of matchConditions.
-    `recorder` (explain's): the steps taken, under the rule the caller started, ending in a "result" step
-    whose data is the PolicyOutcome (mutating/tree.py reads them)."""
-    outcome = _evaluate_mutating(cp, ctx, target, recorder)
-    if recorder is not None:
-        recorder.add("result", "", data=outcome)
-    return outcome
+    `recorder` (explain's): the explain nodes of what it decided, under the step the caller opened."""
+    return _evaluate_mutating(cp, ctx, target, recorder)
 
 
 def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: bool,
@@ -307,24 +326,29 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
     if not target:
         if policy.meta.kind == "NamespacedMutatingPolicy" and ctx.request.namespace != policy.meta.namespace:
             if recorder is not None:
-                recorder.add("namespace", "not matched", policy.meta.namespace)
+                recorder.add("namespace", NOT_MATCHED, f"a NamespacedMutatingPolicy of {policy.meta.namespace!r} "
+                                                       f"on a request in {ctx.request.namespace or 'no namespace'!r}")
             return PolicyOutcome([])        # engine/predicate.go NamespacedPolicy
         try:
             if not matches_constraints(policy.match_constraints, ctx.request, ctx.namespace_obj):
                 if recorder is not None:
-                    recorder.add("matchConstraints", "not matched")
+                    recorder.node(constraints_node(policy.match_constraints, ctx,
+                                                   decided=(NOT_MATCHED, request_text(ctx.request))))
                 return PolicyOutcome([])
         except MatchError as exc:
             if recorder is not None:
-                recorder.add("matchConstraints", "error", str(exc))
+                recorder.node(constraints_node(policy.match_constraints, ctx,
+                                               decided=(ERROR, f"failed to execute matching: {exc}")))
             return PolicyOutcome([_result(cp, ctx, "match", "error", f"failed to execute matching: {exc}")])
         if recorder is not None:
-            recorder.add("matchConstraints", "matched")
+            recorder.node(constraints_node(policy.match_constraints, ctx, decided=(MATCHED, request_text(ctx.request))))
     if cp.exceptions:
         matched, error = exceptions_matched(cp, ctx)
         if recorder is not None:
-            recorder.add("exceptions", "error" if error else "matched" if matched else "not matched", error,
-                         data=matched)
+            node = recorder.add("exceptions", ERROR if error else MATCHED if matched else NOT_MATCHED, error)
+            node.children.extend(exception_node(ce, any(e is ce for e in matched), ctx.activation(ce.env),
+                                                "no matchConditions: never counts (mpol policy.go matchExceptions)")
+                                 for ce in cp.exceptions)
         if error:
             return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
         if matched:
@@ -345,20 +369,19 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
     conditions = cp.target_conditions if target else cp.conditions
     activation = None
     if recorder is not None:
-        # the bindings the conditions are evaluated with, for the tree to show their values and the variables'
+        # the bindings the conditions are evaluated with: their values and the variables' are shown
         activation = ctx.activation(env)
-        recorder.add("activation", "", data=activation)
+        recorder.node(conditions_node(policy.match_conditions, cp.conditions, activation,
+                                      "the policy skips the request"))
+        if policy.variables and cp.compiler is not None:
+            recorder.node(variables_node(cp.compiler, policy.variables, activation))
     if conditions:
         ok, failed = conditions_hold(conditions, activation if activation is not None else ctx.activation(env),
                                      policy.failure_policy == "Ignore")
-        if recorder is not None:
-            recorder.add("matchConditions", "error" if failed is not None else "true" if ok else "false",
-                         failed or "")
         if failed is not None:
             return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {failed}")])
         if not ok:
             return PolicyOutcome([_result(cp, ctx, "", "skip", "skip")])
-    step = recorder.open("mutations") if recorder is not None else None
     try:
         obj = run_mutations(cp.mutations, env, ctx, recorder=recorder)
     except MutationFailure as exc:
@@ -366,10 +389,34 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
     except NeedsSchema as exc:
         return PolicyOutcome([], undetermined=f"{NEEDS_SCHEMA}: MutatingPolicy {policy.meta.key!r} sets "
                                               f"{exc.path}, a list whose merge needs the kind's schema")
-    finally:
-        if recorder is not None and step is not None:
-            recorder.close(step, "")
     return PolicyOutcome([_result(cp, ctx, "", "pass", "success")], obj)
+
+
+def _recorded(cp: CompiledMutatingPolicy, ctx: SubjectContext, recorder: Trace, tree: Step) -> PolicyOutcome:
+    """evaluate_mutating, recording the node of the policy (or of its autogen copy) under its tree, ending in
+    its result."""
+    copy = len(tree.children)
+    if copy:
+        tree.detail = "a Pod policy is also run on the pod controllers, as rewritten copies"
+    constraints = cp.policy.match_constraints
+    kinds = ", ".join(r for rule in (constraints.resource_rules if constraints else ()) for r in rule.resources)
+    node = recorder.open(f"autogen copy for {kinds or 'none'}" if copy else "policy")
+    outcome = evaluate_mutating(cp, ctx, recorder=recorder)
+    tree.data[2].extend(outcome.results)
+    result = outcome.results[0] if outcome.results else None
+    said = result.result if result is not None else "undetermined" if outcome.undetermined else NOT_MATCHED
+    if copy and said == NOT_MATCHED and node.children[-1].name == "matchConstraints":
+        # one line: its rules are the policy's, retargeted to kinds the subject is not
+        node.children.clear()
+        recorder.close(node, NOT_MATCHED, f"the subject is a {ctx.subject.ref.kind}")
+        return outcome
+    if outcome.undetermined:
+        recorder.add("admitted object", "undetermined", outcome.undetermined)
+        recorder.node(result_node(result, "no result"))
+    else:
+        recorder.node(result_node(result))
+    recorder.close(node, said)
+    return outcome
 
 
 @dataclass
@@ -383,16 +430,19 @@ class _Run:
 
 def _run_in_order(compiled: Sequence[CompiledMutatingPolicy], ctx: SubjectContext,
                   recorder: Trace | None = None) -> _Run:
-    """`recorder`: each policy (and autogen copy) is recorded as the rule (its key, its index in `compiled`),
-    its first step "request" holding the request it saw."""
+    """`recorder`: a tree per policy (Trace.tree), its autogen copies under it, each as it saw the request."""
     obj: Obj | None = ctx.request.obj
     run = _Run(obj, [], [], [], [])
-    for index, cp in enumerate(compiled):
+    tree: Step | None = None
+    for cp in compiled:
         step_ctx = with_object(ctx, obj) if obj is not None else ctx
-        if recorder is not None:
-            recorder.rule(cp.key, str(index))
-            recorder.add("request", "", data=step_ctx)
-        outcome = evaluate_mutating(cp, step_ctx, recorder=recorder)
+        if recorder is None:
+            outcome = evaluate_mutating(cp, step_ctx)
+        else:
+            if tree is None or tree.data[0].key != cp.key:
+                # a policy's autogen copies follow it (mutating_engine)
+                tree = recorder.tree(f"{cp.policy.meta.kind} {cp.key}", (cp.policy.meta, ctx.subject.ref, []))
+            outcome = _recorded(cp, step_ctx, recorder, tree)
         run.results.extend(outcome.results)
         if outcome.undetermined:
             run.undetermined.append(outcome.undetermined)

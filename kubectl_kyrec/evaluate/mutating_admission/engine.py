@@ -32,6 +32,17 @@ from kubectl_kyrec.cel.typed_objects import rewrite_typed_literals
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_SCHEMA, ORDER_DEPENDENT, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
+from kubectl_kyrec.evaluate.explain import (
+    ERROR,
+    MATCHED,
+    NONE,
+    NOT_MATCHED,
+    conditions_node,
+    constraints_node,
+    request_text,
+    result_node,
+    show,
+)
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating.engine import CompiledMutation, MutationFailure, run_mutations, with_object
 from kubectl_kyrec.evaluate.subjects import SubjectContext
@@ -42,7 +53,7 @@ from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, Mutatin
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Document, Obj, Result
-from kubectl_kyrec.recording import Trace
+from kubectl_kyrec.recording import Step, Trace
 
 SOURCE = "MutatingAdmissionPolicy"
 KIND = "MutatingAdmissionPolicy"
@@ -77,7 +88,8 @@ def compile_mutating_admission_policy(policy: MutatingAdmissionPolicy, bindings:
     for i, m in enumerate(policy.mutations):
         field_name = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
         mutations.append(CompiledMutation(m.patch_type, _compile(compiler, m.expression,
-                                                                 f"spec.mutations[{i}].{field_name}.expression")))
+                                                                 f"spec.mutations[{i}].{field_name}.expression"),
+                                          m.expression))
     own = tuple(b for b in bindings if b.policy_name == policy.meta.name)
     return CompiledMutatingAdmissionPolicy(policy, env, conditions, tuple(mutations), own)
 
@@ -224,32 +236,47 @@ class MutatingAdmissionEngine:
 
     def cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy], ctx: SubjectContext,
                          recorder: Trace | None = None) -> MutationStep:
-        """`recorder`: each policy is recorded as the rule (its key, "") with the request it saw and its
-        matchConstraints, each binding it reached as the rule (its key, the binding's name) with the request
-        it saw, its steps and its "result" (data: the Result, or None when it gave none)."""
+        """`recorder`: a tree per policy (Trace.tree): its matchConstraints, then each binding, as it saw the
+        request, ending in the binding's result."""
         step = MutationStep(ctx.request.obj)
         for cp in compiled:
+            tree = None
             if recorder is not None:
-                recorder.rule(cp.policy.meta.key, "")
-                recorder.add("request", "", data=ctx)
+                meta = cp.policy.meta
+                tree = recorder.tree(f"{meta.kind} {meta.key}", (meta, ctx.subject.ref, []))
             try:
                 if not matches_constraints(cp.policy.match_constraints, ctx.request, ctx.namespace_obj):
                     if recorder is not None:
-                        recorder.add("matchConstraints", "not matched")
+                        recorder.node(constraints_node(cp.policy.match_constraints, ctx,
+                                                       decided=(NOT_MATCHED, request_text(ctx.request))))
+                        recorder.node(result_node(None))
                     continue
             except MatchError as exc:
                 if recorder is not None:
-                    recorder.add("matchConstraints", "error", str(exc))
+                    recorder.node(constraints_node(cp.policy.match_constraints, ctx,
+                                                   decided=(ERROR, f"failed to execute matching: {exc}")))
+                    recorder.node(result_node(None))
                 continue
             if recorder is not None:
-                recorder.add("matchConstraints", "matched")
+                recorder.node(constraints_node(cp.policy.match_constraints, ctx,
+                                               decided=(MATCHED, request_text(ctx.request))))
+                if not cp.bindings:
+                    recorder.add("bindings", NONE, "the API server applies a policy only through its bindings")
+                    recorder.node(result_node(None))
+                else:
+                    recorder.open("bindings", "each matching binding mutates the object the previous one made")
             for binding in cp.bindings:
-                if recorder is not None:
-                    recorder.rule(cp.policy.meta.key, binding.meta.name)
-                    recorder.add("request", "", data=ctx)
+                node = recorder.open(f"binding {binding.meta.name}") if recorder is not None else None
                 result, obj = self._cluster_binding(cp, binding, ctx, step, recorder)
-                if recorder is not None:
-                    recorder.add("result", "", data=result)
+                if recorder is not None and node is not None and tree is not None:
+                    # the binding's first node is its matchResources: past it, the binding ends in its result
+                    said = node.children[0].outcome
+                    if said == MATCHED:
+                        recorder.node(result_node(result, "no result"))
+                        said = result.result if result is not None else NONE
+                    recorder.close(node, said)
+                    if result is not None:
+                        tree.data[2].append(result)
                 if result is not None:
                     step.results.append(result)
                 if obj is not None:
@@ -267,30 +294,35 @@ class MutatingAdmissionEngine:
             if binding.match_resources is not None and not matches_constraints(
                     binding.match_resources, ctx.request, ctx.namespace_obj):
                 if recorder is not None:
-                    recorder.add("matchResources", "not matched")
+                    recorder.node(constraints_node(binding.match_resources, ctx, "matchResources",
+                                                   decided=(NOT_MATCHED, request_text(ctx.request))))
                 return None, None
         except MatchError as exc:
             if recorder is not None:
-                recorder.add("matchResources", "error", str(exc))
+                recorder.node(constraints_node(binding.match_resources, ctx, "matchResources",
+                                               decided=(ERROR, f"failed to execute matching: {exc}")))
             return None, None
-        if recorder is not None and binding.match_resources is not None:
-            recorder.add("matchResources", "matched")
+        if recorder is not None:
+            recorder.node(constraints_node(binding.match_resources, ctx, "matchResources",
+                                           decided=(MATCHED, request_text(ctx.request)))
+                          if binding.match_resources is not None else
+                          Step("matchResources", MATCHED, "none: matches everything"))
         param = cli_param(binding, self.params) if binding.param_ref is not None else None
         if recorder is not None and binding.param_ref is not None:
-            recorder.add("params", "found" if param is not None else "not found", data=param)
+            recorder.node(_params_node(binding, param))
         if binding.param_ref is not None and param is None and binding.param_ref.not_found_action == "Deny":
             return self._result(cp, ctx, binding, "error", "no params found for policy binding with `Deny` "
                                                            "parameterNotFoundAction"), None
         activation = ctx.activation(cp.env, extra={"params": param})
         if recorder is not None:
-            recorder.add("activation", "", data=activation)
+            recorder.node(conditions_node(cp.policy.match_conditions, cp.conditions, activation,
+                                          "the binding is skipped"))
         ok, error = conditions_hold(cp.conditions, activation, cp.policy.failure_policy == "Ignore")
         if error is not None:
             return self._result(cp, ctx, binding, "error", error), None
         if not ok:
             return None, None
         before = ctx.request.obj
-        mutations = recorder.open("mutations") if recorder is not None else None
         try:
             obj = run_mutations(cp.mutations, cp.env, ctx, {"params": param}, recorder=recorder)
         except MutationFailure as exc:
@@ -301,13 +333,22 @@ class MutatingAdmissionEngine:
             step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
                                      f"sets {exc.path}, a list whose merge needs the kind's schema")
             return None, None
-        finally:
-            if recorder is not None and mutations is not None:
-                recorder.close(mutations, "")
         mutation = mutation_of(cp.policy.meta.name, KIND, binding.meta.name, before, obj, cp.policy.meta.source)
         if mutation is not None:
             step.mutations.append(mutation)
         return self._result(cp, ctx, binding, "pass", "mutation is successfully applied"), obj
+
+
+def _params_node(binding: MutatingAdmissionBinding, param: Any) -> Step:
+    """A binding's paramRef and what it found."""
+    ref = binding.param_ref
+    assert ref is not None
+    how = (f"name {ref.name!r}" if ref.name else f"selector {show(dict(ref.selector or {}))}") + \
+          (f" in namespace {ref.namespace!r}" if ref.namespace else "")
+    found = (f"; {param.get('kind')} {(param.get('metadata') or {}).get('name')}"
+             if isinstance(param, dict) and "metadata" in param else "")
+    action = f"; parameterNotFoundAction {ref.not_found_action}" if ref.not_found_action else ""
+    return Step("params", "found" if param is not None else "not found", f"paramRef {how}{found}{action}")
 
 
 def mutating_admission_engine(policies: PolicySet, envs: Environments, *, params: Sequence[Document] = (),

@@ -251,7 +251,7 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
 
     `candidates` (from `candidate_variants` for this subject's kind) skips re-checking the rules.
     `recorder` (explain's): each variant evaluated is recorded as a rule (policy key, variant name) with its
-    steps, ending in its "result" step (validating/tree.py reads them).
+    explain nodes, ending in its "result" node: the recording is the tree.
     """
     results: list[Result] = []
     own_namespace = cp.fixed.own_namespace

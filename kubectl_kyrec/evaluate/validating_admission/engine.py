@@ -179,7 +179,8 @@ def _matches(constraints: MatchResources | None, ctx: SubjectContext, recorder: 
             matched, error = False, f"failed to execute matching: {exc}"
     if recorder is not None:
         decided = (ERROR, error) if error else (MATCHED if matched else NOT_MATCHED, request_text(ctx.request))
-        recorder.node(constraints_node(constraints, ctx, "matchResources", "none: matches everything", decided)
+        recorder.node(constraints_node(constraints, ctx, "matchResources", "none: matches everything",
+                                       decided=decided)
                       if binding else constraints_node(constraints, ctx, decided=decided))
     return matched
 
