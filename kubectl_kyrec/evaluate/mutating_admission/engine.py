@@ -33,7 +33,13 @@ from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_SCHEMA, ORDER_DEPENDENT, MutationStep, mutation_of
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.mutating.engine import CompiledMutation, MutationFailure, run_mutations, with_object
+from kubectl_kyrec.evaluate.mutating.engine import (
+    CompiledMutation,
+    MutationFailure,
+    compile_mutation,
+    run_mutations,
+    with_object,
+)
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
@@ -76,8 +82,9 @@ def compile_mutating_admission_policy(policy: MutatingAdmissionPolicy, bindings:
     mutations = []
     for i, m in enumerate(policy.mutations):
         field_name = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
-        mutations.append(CompiledMutation(m.patch_type, _compile(compiler, m.expression,
-                                                                 f"spec.mutations[{i}].{field_name}.expression")))
+        mutations.append(compile_mutation(m.patch_type, _compile(compiler, m.expression,
+                                                                 f"spec.mutations[{i}].{field_name}.expression"),
+                                          m.expression))
     own = tuple(b for b in bindings if b.policy_name == policy.meta.name)
     return CompiledMutatingAdmissionPolicy(policy, env, conditions, tuple(mutations), own)
 
@@ -299,7 +306,7 @@ class MutatingAdmissionEngine:
             return None, None
         except NeedsSchema as exc:
             step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
-                                     f"sets {exc.path}, a list whose merge needs the kind's schema")
+                                     f"sets {exc.path}, {exc.reason}")
             return None, None
         finally:
             if recorder is not None and mutations is not None:
