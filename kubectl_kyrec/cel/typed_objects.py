@@ -18,12 +18,21 @@ at run time (pkg/cel/mutation/dynamic/objects.go `CheckTypeNamesMatchFieldPathNa
 literal's type name must be the field path from its root `Object`). What the rewrite cannot give:
 cel-go's compile-time check of the result type (ApplyConfiguration must give `Object`, JSONPatch a
 `list(JSONPatch)`): that is checked on the value instead, when the expression runs.
+
+A plain CEL map or list literal *inside* a plain map or list below a typed literal
+(`Object{metadata: {'labels': {'a': 'b'}}}`) is refused by the patcher: objects.go convertField turns a field's
+map or list into Go values one level deep only (`v.Value()` of a map literal is a `map[ref.Val]ref.Val`), and
+structured-merge-diff's typed conversion does not read that as a map (smd.go ApplyStructuredMergeDiff:
+"failed to convert patch object to typed object: .metadata.labels: expected map, got &{map[a:b]}"). A map
+that came from the request (`{'labels': object.metadata.labels}`) is a Go `map[string]any` and converts. The
+decoded value does not tell the two apart, so `nested_literal` finds the place and `builds_only_literals`
+says whether the expression can have read anything but literals (docs/compatibility.md).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,6 +186,97 @@ def decode_json_patch(value: Any) -> list[dict[str, Any]]:
             op["value"] = _as_json_value(plain)
         ops.append(op)
     return ops
+
+
+# the identifiers an expression may use and still build only literals: constants and the standard
+# conversions of values it built itself
+_LITERAL_IDENTS = frozenset({"true", "false", "null", "size", "string", "int", "uint", "double", "bool", "dyn",
+                             "bytes", "has", "type"})
+
+
+def builds_only_literals(rewritten: str) -> bool:
+    """Whether a rewritten expression (`rewrite_typed_literals`) reads nothing but literals: no variable,
+    request field or library call could give it a Go-native map or list (conservative: any other identifier
+    that is not a member name counts as a read)."""
+    i, n = 0, len(rewritten)
+    while i < n:
+        ch = rewritten[i]
+        if ch in "'\"":
+            i = skip_string(rewritten, i)
+            continue
+        m = _IDENT.match(rewritten, i)
+        if m is None:
+            i += 1
+            continue
+        before = rewritten[:i].rstrip()
+        member = before.endswith(".") and not (len(before) > 1 and before[-2].isdigit())
+        if not member and not (i and rewritten[i - 1].isalnum()) and m.group(0) not in _LITERAL_IDENTS:
+            return False
+        i = m.end()
+    return True
+
+
+Keyed = Callable[[str, tuple[str, ...]], bool]
+
+
+def nested_literal(value: Any, kind: str, keyed: Keyed) -> str | None:
+    """Where a decoded ApplyConfiguration (`value`, still tagged) holds a map or list inside a plain map or
+    list below a typed literal, with structured-merge-diff's text for it; None if nowhere. `keyed(kind,
+    path)` tells whether the list at `path` is a map-list (an associative list refuses a non-map element
+    before its elements are typed)."""
+    return _nested_in_object(value, kind, keyed, ())
+
+
+def _nested_in_object(value: Mapping[str, Any], kind: str, keyed: Keyed, path: tuple[str, ...]) -> str | None:
+    for key in sorted(k for k in value if k != TYPE_KEY):
+        item, here = value[key], (*path, key)
+        found: str | None = None
+        if _is_object(item):
+            found = _nested_in_object(item, kind, keyed, here)
+        elif isinstance(item, Mapping):
+            for k in sorted(item):
+                found = found or _element(item[k], kind, keyed, (*here, k), _dotted((*here, k)))
+        elif isinstance(item, list):
+            for i, element in enumerate(item):
+                if not _is_object(element) and isinstance(element, (Mapping, list)) and keyed(kind, here):
+                    return f"{_dotted(here)}: element {i}: associative list with keys may not have non-map elements"
+                found = found or _element(element, kind, keyed, here, f"{_dotted(here)}[{i}]")
+        if found is not None:
+            return found
+    return None
+
+
+def _element(value: Any, kind: str, keyed: Keyed, path: tuple[str, ...], at: str) -> str | None:
+    if _is_object(value):
+        return _nested_in_object(value, kind, keyed, path)
+    if isinstance(value, Mapping):
+        return f"{at}: expected map, got &{{{_go_text(value)}}}"
+    if isinstance(value, list):
+        return f"{at}: expected list, got &{{{_go_text(value)}}}"
+    return None
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get(TYPE_KEY), str)
+
+
+def _dotted(path: tuple[str, ...]) -> str:
+    return "".join(f".{p}" for p in path)
+
+
+def _go_text(value: Any) -> str:
+    """`value` as Go's %v prints it (maps with sorted keys)."""
+    if isinstance(value, Mapping):
+        return "map[" + " ".join(f"{k}:{_go_text(value[k])}" for k in sorted(value) if k != TYPE_KEY) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_text(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _string(value: Any) -> str:

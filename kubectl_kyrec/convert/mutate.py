@@ -11,6 +11,7 @@ foreach and targets."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kubectl_kyrec.convert.cel_text import Unconvertible, literal, selectable
@@ -42,9 +43,11 @@ def mutations(mutate: dict[str, Any], at: str, kinds: list[str]) -> list[dict[st
 
 
 def _object(type_name: str, patch: dict[str, Any], at: str) -> str:
-    """`Object{field: value, ...}` with each value a CEL literal (maps below the root, not `Object.spec{}`:
-    Kyverno's MutatingPolicy autogen wraps the root's fields into the pod template but does not rename
-    nested typed literals, kk: pkg/cel/policies/mpol/autogen convertPodToTemplateExpression)."""
+    """`Object{field: value, ...}`: a map whose values are scalars of one CEL type is a map literal (its keys
+    may be any string: labels); any other map is a typed literal `Object.<path>{...}`. Kubernetes' patcher
+    converts an Object field's map one level deep only, so a map literal inside a map literal is refused
+    (k8s.io/apiserver pkg/cel/mutation/dynamic/objects.go convertField, docs/compatibility.md), and a map
+    literal's values must be of one type (cel-go's homogeneous aggregate literals)."""
     fields = []
     for key, value in patch.items():
         where = f"{at}.{key}"
@@ -52,8 +55,45 @@ def _object(type_name: str, patch: dict[str, Any], at: str) -> str:
         if not selectable(str(key)):
             raise Unconvertible(where, "a field name that is not a CEL identifier")
         _check(value, where)
-        fields.append(f"{key}: {literal(value)}")
+        fields.append(f"{key}: {_value(f'{type_name}.{key}', value, where)}")
     return f"{type_name}{{{', '.join(fields)}}}"
+
+
+def _value(type_name: str, value: Any, at: str) -> str:
+    if not isinstance(value, dict) or _scalar_map(value):
+        return literal(value)
+    for key in value:
+        if not selectable(str(key)):
+            raise Unconvertible(f"{at}.{key}", "a key that is not a CEL identifier in a map holding maps or values "
+                                               "of different types: neither a typed literal (identifier fields) "
+                                               "nor a map literal (one value type, no map inside a map) can "
+                                               "write it")
+    return _object(type_name, value, at)
+
+
+def _scalar_map(value: dict[str, Any]) -> bool:
+    """Every value a scalar, all of one CEL type (bool, int, double, string)."""
+    kinds = {type(v) for v in value.values()}
+    return len(kinds) == 1 and kinds <= {bool, int, float, str}
+
+
+# the typed literals Kyverno's MutatingPolicy autogen moves into the pod template, kk:
+# pkg/cel/policies/mpol/autogen/autogen.go convertPodToTemplateExpression: the text `Object.spec`, and
+# `Object.metadata.labels` / `.annotations`; the root `Object{` is wrapped
+_AUTOGEN_RENAMED = re.compile(r"Object(?:\.spec|\.metadata\.labels|\.metadata\.annotations)?(?![\w.])")
+_TYPED_NAME = re.compile(r"Object(?:\.\w+)*(?=\{)")
+
+
+def autogen_unrenamed(expression: str) -> str | None:
+    """The first typed literal of a converted expression that the MutatingPolicy autogen would leave named
+    after the Pod (then a type mismatch in the controller's copy), e.g. `Object.metadata`; None if none."""
+    for m in _TYPED_NAME.finditer(expression):
+        name = m.group(0)
+        if not (name == "Object" or name.startswith(("Object.spec.", "Object.metadata.labels.",
+                                                      "Object.metadata.annotations."))
+                or _AUTOGEN_RENAMED.fullmatch(name)):
+            return name
+    return None
 
 
 def _plain_key(key: Any, at: str) -> None:

@@ -288,6 +288,8 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
     autogen = _autogen(meta, conv) if _targets_pods(groups) and not any(generating) else None
     if _targets_pods(groups) and not any(generating) and autogen != {"podControllers": {"controllers": []}}:
         _autogen_reads_alike(rules)
+    if any(mutating) and autogen != {"podControllers": {"controllers": []}}:
+        _autogen_renames_mutations(rules, groups)      # autogen None: every controller
     many = len(groups) > 1
     if many and any(mutating):
         raise Unconvertible("spec.rules", "mutate rules with different match, exclude or preconditions would "
@@ -363,6 +365,34 @@ def _autogen_reads_alike(rules: list[dict[str, Any]]) -> None:
             if len(_AUTOGEN_PATHS.findall(re.sub(r'["\s]', "", text))) != len(_AUTOGEN_PATHS.findall(text)):
                 raise Unconvertible(f"spec.rules[{i}]", f"{text}: a quoted request path is not rewritten by "
                                                         "classic autogen, and is by the CEL autogen; not converted")
+
+
+def _autogen_renames_mutations(rules: list[dict[str, Any]], groups: dict[str, _Group]) -> None:
+    """Kyverno's MutatingPolicy autogen copies a Pod policy onto the controllers, renaming only some typed
+    literals (convert/mutate.py autogen_unrenamed); a converted patch with another (`Object.metadata{...}`,
+    needed for a map in metadata) would be a type mismatch on every controller: refused."""
+    names = [str(rule.get("name", f"spec.rules[{i}]")) for i, rule in enumerate(rules)]
+    for group in groups.values():
+        if not group.mutations or not _cel_autogens(group.constraints):
+            continue
+        for rule_name, mutation in zip(group.rules, group.mutations, strict=True):
+            name = mutate.autogen_unrenamed(mutation["applyConfiguration"]["expression"])
+            if name is not None:
+                at = f"spec.rules[{names.index(rule_name)}].mutate.patchStrategicMerge.{name.split('.')[1]}"
+                raise Unconvertible(at, f"needs the typed literal {name}{{...}} (a map literal inside a map "
+                                        "literal is refused by Kubernetes' patcher), which Kyverno's "
+                                        "MutatingPolicy autogen does not move into the pod template: the "
+                                        "controllers' copies would fail with a type mismatch; not converted")
+
+
+def _cel_autogens(constraints: dict[str, Any]) -> bool:
+    """evaluate/autogen.py can_autogen over a converted matchConstraints (kk: pkg/cel/autogen CanAutoGen)."""
+    rules = constraints.get("resourceRules") or []
+    selector = constraints.get("objectSelector") or {}
+    return (len(rules) == 1 and not constraints.get("excludeResourceRules") and not rules[0].get("resourceNames")
+            and not (selector.get("matchLabels") or selector.get("matchExpressions"))
+            and rules[0].get("apiGroups") == [""] and rules[0].get("apiVersions") == ["v1"]
+            and rules[0].get("resources") == ["pods"])
 
 
 def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], kinds: KindTable | None) -> None:

@@ -26,11 +26,13 @@ class MergeError(EngineError):
 
 
 class NeedsSchema(Exception):
-    """The outcome depends on a schema kyrec does not hold; `path` is the field, dotted."""
+    """The outcome depends on what kyrec cannot know (a schema it does not hold); `path` is the field, dotted,
+    `reason` what is unknown there."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, reason: str = "a list whose merge needs the kind's schema") -> None:
         super().__init__(path)
         self.path = path
+        self.reason = reason
 
 
 # maps and structs of the built-in kinds marked atomic (k8s.io/api core/v1 types.go `+mapType=atomic`

@@ -22,18 +22,10 @@ from tests.consistency.convert_kyverno_oracle import (
 from tests.shared_inputs import present, shared
 
 # (suite, key) -> (kyrec's verdict on the row, why it differs from Kyverno's CLI)
-_NESTED_MAPS = (
-    "open finding, not fixed: the converted MutatingPolicy writes a CEL map inside a map below `Object{...}` "
-    "(docs/convert.md, mutate rules: for the MutatingPolicy autogen); Kyverno's CLI v1.17.2 leaves the object "
-    "unchanged for it (`Object{metadata: {'labels': {'foo': 'bar'}}}` patches nothing, `Object{metadata: "
-    "Object.metadata{labels: {...}}}` does), where kyrec's MutatingPolicy engine applies the maps; a scalar "
-    "in a map (`Object{spec: {'x': 1}}`) patches in both")
-DIFFERENCES: dict[tuple[str, str], tuple[bool, str]] = {
-    ("other/add-labels", "add-labels Pod myapp-pod"): (True, _NESTED_MAPS),
-    ("other/add-labels", "add-labels Service my-service"): (True, _NESTED_MAPS),
-    ("karpenter/add-karpenter-daemonset-priority-class", "add-karpenter-daemonset-priority-class DaemonSet test"):
-        (True, _NESTED_MAPS),
-}
+# (none now: `other/add-labels` and `karpenter/add-karpenter-daemonset-priority-class` were listed while convert
+# wrote a CEL map inside a map below `Object{...}`, which Kubernetes' patcher refuses and kyrec's engine applied;
+# both write typed literals now and Kyverno's CLI applies them, docs/convert.md)
+DIFFERENCES: dict[tuple[str, str], tuple[bool, str]] = {}
 # suites Kyverno's CLI runs no test of (its error recorded in the golden) -> why
 KYVERNO_ERRORS: dict[str, str] = {
     "other-cel/memory-requests-equal-limits": (

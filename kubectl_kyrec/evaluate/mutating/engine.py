@@ -28,7 +28,14 @@ from typing import Any
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.cel.typed_objects import TypedValueError, decode_json_patch, decode_object, rewrite_typed_literals
+from kubectl_kyrec.cel.typed_objects import (
+    TypedValueError,
+    builds_only_literals,
+    decode_json_patch,
+    decode_object,
+    nested_literal,
+    rewrite_typed_literals,
+)
 from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.admission_chain import (
     NEEDS_SCHEMA,
@@ -57,6 +64,7 @@ from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.json_patch import PatchError, TestFailed, apply_patch, make_patch
+from kubectl_kyrec.k8s.list_keys import known_list_spec
 from kubectl_kyrec.k8s.structured_merge import MergeError, NeedsSchema, apply_configuration
 from kubectl_kyrec.load.policy.mutating import MutatingPolicy
 from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
@@ -78,6 +86,17 @@ class CompiledMutation:
     patch_type: str
     program: Program
     expression: str = ""        # as written, for explain
+    # the expression reads nothing but literals (typed_objects.builds_only_literals): a nested map or list
+    # in its result is certainly one the patcher refuses
+    literal_only: bool = False
+
+
+def compile_mutation(patch_type: str, program: Program, text: str) -> CompiledMutation:
+    try:
+        literal_only = builds_only_literals(rewrite_typed_literals(text))
+    except CompileError:
+        literal_only = False
+    return CompiledMutation(patch_type, program, text, literal_only)
 
 
 @dataclass(frozen=True)
@@ -178,7 +197,7 @@ def compile_mutating_policy(policy: MutatingPolicy, envs: Environments, exceptio
     mutations = []
     for i, m in enumerate(policy.mutations):
         path = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
-        mutations.append(CompiledMutation(m.patch_type, _compile(compiler, m.expression,
+        mutations.append(compile_mutation(m.patch_type, _compile(compiler, m.expression,
                                                                  f"spec.mutations[{i}].{path}.expression"),
                                           m.expression))
     target_conditions = tuple(_compile(compiler, m.expression, f"spec.targetMatchConditions[{i}].expression",
@@ -263,12 +282,27 @@ def _mutated(mutation: CompiledMutation, env: Environment, ctx: SubjectContext, 
             except PatchError as exc:
                 raise MutationFailure(f"JSON Patch: {exc}") from None
         patch = decode_object(outcome.value)
+        nested = None if deduced else nested_literal(outcome.value, kind, _keyed_list)
+        if nested is not None:
+            # the patcher's typed conversion refuses a literal there, and takes a map read from the request
+            # (typed_objects.py); which one it is, only an expression of literals tells
+            if mutation.literal_only:
+                raise MutationFailure(f"error applying patch: failed to convert patch object to typed object: "
+                                      f"{nested}")
+            raise NeedsSchema(nested.split(":")[0].lstrip("."),
+                              "a map or list inside a map or list below a typed literal: the patcher refuses "
+                              "it if the expression built it, takes it if it read it from the request")
         try:
             return apply_configuration(obj, patch, kind, deduced=deduced)
         except MergeError as exc:
             raise MutationFailure(f"error applying patch: {exc}") from None
     except TypedValueError as exc:
         raise MutationFailure(str(exc)) from None
+
+
+def _keyed_list(kind: str, path: tuple[str, ...]) -> bool:
+    spec = known_list_spec(kind, path)
+    return spec is not None and spec.type == "map"
 
 
 def with_object(ctx: SubjectContext, obj: Obj) -> SubjectContext:
@@ -388,7 +422,7 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
         return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {exc}")])
     except NeedsSchema as exc:
         return PolicyOutcome([], undetermined=f"{NEEDS_SCHEMA}: MutatingPolicy {policy.meta.key!r} sets "
-                                              f"{exc.path}, a list whose merge needs the kind's schema")
+                                              f"{exc.path}, {exc.reason}")
     return PolicyOutcome([_result(cp, ctx, "", "pass", "success")], obj)
 
 

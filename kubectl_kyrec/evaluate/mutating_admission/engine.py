@@ -44,7 +44,13 @@ from kubectl_kyrec.evaluate.explain import (
     show,
 )
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
-from kubectl_kyrec.evaluate.mutating.engine import CompiledMutation, MutationFailure, run_mutations, with_object
+from kubectl_kyrec.evaluate.mutating.engine import (
+    CompiledMutation,
+    MutationFailure,
+    compile_mutation,
+    run_mutations,
+    with_object,
+)
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
@@ -87,7 +93,7 @@ def compile_mutating_admission_policy(policy: MutatingAdmissionPolicy, bindings:
     mutations = []
     for i, m in enumerate(policy.mutations):
         field_name = "applyConfiguration" if m.patch_type == "ApplyConfiguration" else "jsonPatch"
-        mutations.append(CompiledMutation(m.patch_type, _compile(compiler, m.expression,
+        mutations.append(compile_mutation(m.patch_type, _compile(compiler, m.expression,
                                                                  f"spec.mutations[{i}].{field_name}.expression"),
                                           m.expression))
     own = tuple(b for b in bindings if b.policy_name == policy.meta.name)
@@ -331,7 +337,7 @@ class MutatingAdmissionEngine:
             return None, None
         except NeedsSchema as exc:
             step.undetermined.append(f"{NEEDS_SCHEMA}: MutatingAdmissionPolicy {cp.policy.meta.name!r} "
-                                     f"sets {exc.path}, a list whose merge needs the kind's schema")
+                                     f"sets {exc.path}, {exc.reason}")
             return None, None
         mutation = mutation_of(cp.policy.meta.name, KIND, binding.meta.name, before, obj, cp.policy.meta.source)
         if mutation is not None:
