@@ -31,7 +31,11 @@ from kubectl_kyrec.errors import InputError  # noqa: E402
 from kubectl_kyrec.run.convert import run_convert  # noqa: E402
 from kubectl_kyrec.run.test import TestRunOptions, run_test  # noqa: E402
 from kubectl_kyrec.testsuite.row_types import Mode  # noqa: E402
-from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
+from tests.consistency.kyverno_policy_validation import (  # noqa: E402
+    kyverno_build,
+    kyverno_exe_or_exit,
+    read_golden,
+)
 from tests.shared_inputs import SHARED  # noqa: E402
 
 GOLDEN = ROOT / "testdata" / "kyverno-truth" / "convert.json"
@@ -114,16 +118,13 @@ def kyverno_passes(rows: dict[str, list[list[str]]]) -> dict[str, bool]:
 
 
 def load_golden() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(GOLDEN.read_text())
-    return data
+    return read_golden(GOLDEN)
 
 
 def main() -> None:
     import tempfile
 
-    exe = kyverno_exe()
-    if exe is None or not exe.is_file():
-        sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
+    exe = kyverno_exe_or_exit()
     suites: dict[str, Any] = {}
     errors: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-kyverno-") as out:

@@ -60,6 +60,20 @@ def kyverno_exe() -> Path | None:
     return Path(directory) / "kubectl-kyverno" if directory else None
 
 
+def kyverno_exe_or_exit() -> Path:
+    """The built kubectl-kyverno a recording script (each oracle's `main`) runs, or the exit saying so."""
+    exe = kyverno_exe()
+    if exe is None or not exe.is_file():
+        sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
+    return exe
+
+
+def read_golden(path: Path) -> dict[str, Any]:
+    """A file of Kyverno's recorded answers (testdata/kyverno-truth/)."""
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
 def kyverno_build(exe: Path) -> dict[str, str]:
     """Version (KYVERNO_VERSION, else `version`'s) and commit (the binary's build info) of the CLI."""
     info = {"version": os.environ.get("KYVERNO_VERSION", "")}
@@ -159,14 +173,11 @@ def derive(exe: Path) -> dict[str, Any]:
 
 
 def load_golden() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(GOLDEN.read_text())
-    return data
+    return read_golden(GOLDEN)
 
 
 def main() -> None:
-    exe = kyverno_exe()
-    if exe is None or not exe.is_file():
-        sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
+    exe = kyverno_exe_or_exit()
     data = derive(exe)
     GOLDEN.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
     counts = {v: sum(1 for c in data["cases"] if c["verdict"] == v) for v in ("refused", "accepted", "unread")}

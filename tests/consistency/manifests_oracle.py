@@ -37,7 +37,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
+from tests.consistency.kyverno_policy_validation import (  # noqa: E402
+    kyverno_build,
+    kyverno_exe_or_exit,
+    read_golden,
+)
 
 GOLDEN = ROOT / "testdata" / "kyverno-truth" / "manifests.json"
 TIMEOUT = 300
@@ -261,16 +265,13 @@ def verdicts(rows: Rows) -> dict[str, dict[str, list[str]]]:
 
 
 def load_golden() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(GOLDEN.read_text())
-    return data
+    return read_golden(GOLDEN)
 
 
 def main() -> None:
     import tempfile
 
-    exe = kyverno_exe()
-    if exe is None or not exe.is_file():
-        sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
+    exe = kyverno_exe_or_exit()
     with tempfile.TemporaryDirectory(prefix="kyrec-manifests-oracle-") as tmp:
         prepared = prepare(Path(tmp))
         results = kyverno_results(exe, prepared)

@@ -44,7 +44,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.consistency.kyverno_policy_validation import BIN_ENV, kyverno_build, kyverno_exe  # noqa: E402
+from tests.consistency.kyverno_policy_validation import (  # noqa: E402
+    kyverno_build,
+    kyverno_exe_or_exit,
+    read_golden,
+)
 from tests.registry.failing import failing_host  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
 from tests.registry.keys import KeyPair, TestCA, make_ca, make_key, make_leaf, notary_chain  # noqa: E402
@@ -394,8 +398,7 @@ def verdicts(rows: Rows) -> dict[str, dict[str, list[str]]]:
 
 
 def load_golden() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(GOLDEN.read_text())
-    return data
+    return read_golden(GOLDEN)
 
 
 def main() -> None:
@@ -403,9 +406,7 @@ def main() -> None:
 
     from tests.registry import build
 
-    exe = kyverno_exe()
-    if exe is None or not exe.is_file():
-        sys.exit(f"{BIN_ENV} must name a directory holding a built kubectl-kyverno")
+    exe = kyverno_exe_or_exit()
     registry = OciRegistry(build.build())
     registry.start()
     try:

@@ -14,11 +14,11 @@ import pytest
 from tests.consistency.convert_kyverno_oracle import (
     converted_suites,
     kyrec_rows,
-    kyverno_exe,
     kyverno_passes,
     kyverno_rows,
     load_golden,
 )
+from tests.consistency.kyverno_policy_validation import kyverno_exe  # noqa: E402
 from tests.shared_inputs import present, shared
 
 # (suite, key) -> (kyrec's verdict on the row, why it differs from Kyverno's CLI)

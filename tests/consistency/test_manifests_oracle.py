@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.consistency.kyverno_policy_validation import kyverno_exe  # noqa: E402
 from tests.consistency.manifests_oracle import (
     kyrec_results,
-    kyverno_exe,
     kyverno_results,
     load_golden,
     prepare,

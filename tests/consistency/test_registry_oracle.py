@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.consistency.kyverno_policy_validation import kyverno_exe  # noqa: E402
 from tests.consistency.registry_oracle import (
     POLICIES,
     kyrec_results,
     kyverno_build,
-    kyverno_exe,
     kyverno_results,
     load_golden,
     prepare,
