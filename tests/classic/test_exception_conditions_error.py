@@ -35,8 +35,17 @@ _TRUE = {"key": "{{ divide(`2`, `2`) }}", "operator": "Equals", "value": 1}
 _NOT_WEB = {"key": "{{ request.object.metadata.name }}", "operator": "Equals", "value": "not-web"}
 
 
-def _exception(name: str, conditions: dict[str, Any] | None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"exceptions": [{"policyName": "require-team", "ruleNames": ["check-team"]}],
+_MUTATE = {
+    "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "add-team"},
+    "spec": {"rules": [{
+        "name": "add-label", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+        "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"team": "core"}}}}}]},
+}
+
+
+def _exception(name: str, conditions: dict[str, Any] | None, policy: str = "require-team",
+               rule: str = "check-team") -> dict[str, Any]:
+    spec: dict[str, Any] = {"exceptions": [{"policyName": policy, "ruleNames": [rule]}],
                             "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}}
     if conditions is not None:
         spec["conditions"] = conditions
@@ -55,8 +64,8 @@ HIDDEN = _exception("c-order", {"any": [_ERRORS], "all": [_NOT_WEB]})
 EMPTY_ANY = _exception("d-emptyany", {"any": []})
 
 
-def _eval(tmp_path: Path, exceptions: list[dict[str, Any]]) -> dict[str, Any]:
-    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(_POLICY))
+def _eval(tmp_path: Path, exceptions: list[dict[str, Any]], policy: dict[str, Any] = _POLICY) -> dict[str, Any]:
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(policy))
     (tmp_path / "pod.yaml").write_text(yaml.safe_dump(_POD))
     args = ["eval", "-p", str(tmp_path / "policy.yaml"), "-r", str(tmp_path / "pod.yaml"), "-o", "json"]
     for i, exc in enumerate(exceptions):
@@ -100,3 +109,12 @@ def test_an_empty_any_is_true(tmp_path: Path) -> None:
     EvaluateConditions makes an empty `any` false)."""
     row = _eval(tmp_path, [EMPTY_ANY])
     assert (row["result"], row["properties"]["exceptions"]) == ("skip", "d-emptyany")
+
+
+def test_a_mutate_rule_is_applied_when_an_exception_errors(tmp_path: Path) -> None:
+    """Kyverno CLI v1.17.2, add-team's mutate rule with -e a-good: `skip: 1`; with -e a-good,b-bad (both
+    naming add-team/add-label): `pass: 1` (the pod is mutated). The mutate handler calls MatchesException too."""
+    exceptions = [_exception("a-good", None, "add-team", "add-label"),
+                  _exception("b-bad", {"all": [_ERRORS]}, "add-team", "add-label")]
+    assert _eval(tmp_path, exceptions[:1], _MUTATE)["result"] == "skip"
+    assert _eval(tmp_path, exceptions, _MUTATE)["result"] == "pass"
