@@ -160,3 +160,18 @@ def test_a_generate_rule_generates_when_an_exception_errors() -> None:
     generated = run([good, exception("b-bad", {"all": [_ERRORS]})])
     assert generated.status == TriggerStatus.GENERATED
     assert [o["metadata"]["name"] for o in generated.objects] == ["team"]
+
+
+def test_explain_says_no_exception_applies(tmp_path: Path) -> None:
+    """explain shows the exceptions step as none (not a-good's match alone) when b-bad's conditions error."""
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(_POLICY))
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(_POD))
+    (tmp_path / "good.yaml").write_text(yaml.safe_dump(GOOD))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(BAD))
+    args = ["explain", "-p", str(tmp_path / "policy.yaml"), "-r", str(tmp_path / "pod.yaml")]
+    alone = CliRunner().invoke(cli, [*args, "-e", str(tmp_path / "good.yaml")])
+    assert "exceptions: considered" in alone.stdout
+    both = CliRunner().invoke(cli, [*args, "-e", str(tmp_path / "good.yaml"), "-e", str(tmp_path / "bad.yaml")])
+    assert "exceptions: none  (a selected exception's conditions error: none of the rule's exceptions applies)" \
+        in both.stdout
+    assert "result: fail" in both.stdout
