@@ -145,6 +145,33 @@ def evaluate_conditions(ctx: EvalContext, conditions: Any, trace: Trace | None =
     raise ConditionError("invalid condition")
 
 
+def check_any_all_conditions(ctx: EvalContext, block: Mapping[str, Any], trace: Trace | None = None) -> bool:
+    """kk: pkg/utils/conditions CheckAnyAllConditions, the order a PolicyException's and a cleanup policy's
+    conditions are read in (not EvaluateConditions'): every `all` condition first, the first false making
+    the block false; then the `any` ones, the first true making it true; an `any` that is missing or empty
+    is true. An error in a condition reached raises ConditionError; one not reached (after a false `all`)
+    does not."""
+    all_conditions = block.get("all") or []
+    any_conditions = block.get("any") or []
+    opened = trace.open("all") if trace is not None and all_conditions else None
+    for condition in all_conditions:
+        if not evaluate(ctx, condition, trace)[0]:
+            if trace is not None and opened is not None:
+                trace.close(opened, "one false")
+            return False
+    if trace is not None and opened is not None:
+        trace.close(opened, "all true")
+    opened = trace.open("any") if trace is not None and any_conditions else None
+    for condition in any_conditions:
+        if evaluate(ctx, condition, trace)[0]:
+            if trace is not None and opened is not None:
+                trace.close(opened, "one true")
+            return True
+    if trace is not None and opened is not None:
+        trace.close(opened, "none true")
+    return not any_conditions
+
+
 def evaluate_any_all_conditions(ctx: EvalContext, blocks: Sequence[Mapping[str, Any]]) -> tuple[bool, str]:
     """EvaluateAnyAllConditionsWithContext over a list of any/all blocks (foreach/preconditions lists)."""
     true_messages = []

@@ -61,6 +61,20 @@ class Core:
         trace.close(opened, str(ok).lower())
         return ok, msg
 
+    def check_any_all_conditions(self, ctx: EvalContext, block: Mapping[str, Any], label: str) -> bool:
+        """kk: conditions.CheckAnyAllConditions (a PolicyException's conditions): `all` before `any`."""
+        trace = self.trace
+        if trace is None:
+            return cond.check_any_all_conditions(ctx, block)
+        opened = trace.open(label)
+        try:
+            ok = cond.check_any_all_conditions(ctx, block, trace)
+        except EngineError as exc:
+            trace.close(opened, "error", str(exc))
+            raise
+        trace.close(opened, str(ok).lower())
+        return ok
+
     def match_pattern(self, resource: Mapping[str, Any], pattern: Any,
                       label: str = "pattern") -> PatternFailure | None:
         trace = self.trace

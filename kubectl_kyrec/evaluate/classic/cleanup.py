@@ -17,7 +17,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
-from kubectl_kyrec.classic.conditions import evaluate
+from kubectl_kyrec.classic.conditions import check_any_all_conditions
 from kubectl_kyrec.classic.json_context import EvalContext
 from kubectl_kyrec.classic.match import RequestFacts, matches_resources
 from kubectl_kyrec.errors import EngineError
@@ -49,13 +49,6 @@ def cleanup_decision(policy: Mapping[str, Any], obj: Mapping[str, Any], group: s
     ctx = EvalContext({"target": dict(obj)})
     ctx.add_namespace(namespace)
     try:
-        for condition in block.get("all") or []:
-            if not evaluate(ctx, condition)[0]:
-                return CleanupStatus.KEEP
-        anys = block.get("any") or []
-        for condition in anys:
-            if evaluate(ctx, condition)[0]:
-                return CleanupStatus.DELETE
+        return CleanupStatus.DELETE if check_any_all_conditions(ctx, block) else CleanupStatus.KEEP
     except EngineError:
         return CleanupStatus.ERROR
-    return CleanupStatus.KEEP if anys else CleanupStatus.DELETE

@@ -79,23 +79,25 @@ class _Compiled:
     needs_context: bool = True      # some rule reads the JSON context (all but plain CEL rules do)
 
 
-def matching_exceptions(exceptions: Sequence[ClassicException], core: Any, policy: ClassicPolicy,
-                        rule: ClassicRule, facts: RequestFacts, ctx: Any) -> list[ClassicException]:
+def matching_exceptions(exceptions: Sequence[ClassicException], core: Any, policy_key: str, rule_name: str,
+                        facts: RequestFacts, ctx: Any) -> list[ClassicException]:
     """The kyverno.io/v2 PolicyExceptions that exempt the request from the rule (kk: GetPolicyExceptions +
-    MatchesException): named for the policy and rule, matching the request, their conditions true in the
-    request's JSON context `ctx` (an exception whose conditions cannot be evaluated does not apply). The
-    validate, mutate and generate handlers alike."""
+    pkg/engine/utils/exceptions.go MatchesException): named for the policy and rule, matching the request,
+    their conditions (CheckAnyAllConditions: `all` before `any`) true in the request's JSON context `ctx`.
+    When the conditions of one that matches cannot be evaluated, MatchesException returns nil: none of the
+    rule's exceptions applies, not even one that matched before it (docs/semantics/exceptions.md). The
+    validate, mutate and generate handlers and the background scan alike."""
     matched = []
     for exc in exceptions:
-        if not exc.contains(policy.meta.key, rule.name) or not matches_resources(exc.match, facts):
+        if not exc.contains(policy_key, rule_name) or not matches_resources(exc.match, facts):
             continue
         if exc.conditions is not None:
             if ctx is None:
                 continue        # cannot happen: needs_context holds when an exception has conditions
             try:
-                ok, _ = core.conditions(ctx, exc.conditions, f"exception {exc.key} conditions")
+                ok = core.check_any_all_conditions(ctx, exc.conditions, f"exception {exc.key} conditions")
             except EngineError:
-                continue
+                return []
             if not ok:
                 continue
         matched.append(exc)
@@ -501,23 +503,30 @@ class ClassicEvaluator:
 
     def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                     ctx: Any) -> list[ClassicException]:
-        return matching_exceptions(self.exceptions, self.core, policy, rule, facts, ctx)
+        return matching_exceptions(self.exceptions, self.core, policy.meta.key, rule.name, facts, ctx)
 
     def _user_exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                          ctx: Any) -> list[ClassicException]:
-        """The exceptions for the rule that would match if the (unknown) user were the right one."""
+        """The exceptions for the rule that would match if the (unknown) user were the right one: none when
+        one that matches whoever the user is has conditions that error (MatchesException then drops them all,
+        matching_exceptions)."""
         out = []
         for exc in self.exceptions:
-            if not exc.contains(policy.meta.key, rule.name) or exception_match_state(exc.match, facts) is not None:
+            state = exception_match_state(exc.match, facts) if exc.contains(policy.meta.key, rule.name) else False
+            if state is False:
                 continue
             if exc.conditions is not None:
                 try:
-                    ok = ctx is not None and self.core.conditions(ctx, exc.conditions)[0]
+                    ok = ctx is not None and self.core.check_any_all_conditions(
+                        ctx, exc.conditions, f"exception {exc.key} conditions")
                 except EngineError:
+                    if state is True:
+                        return []
                     ok = False
                 if not ok:
                     continue
-            out.append(exc)
+            if state is None:
+                out.append(exc)
         return out
 
     def _notice(self, policy: ClassicPolicy, rule: ClassicRule, text: str) -> None:

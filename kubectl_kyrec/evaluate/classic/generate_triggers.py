@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.classic.generate_objects import (
     ClassicGenerateRule,
     ObjectStore,
@@ -92,25 +91,6 @@ def _subjects(triggers: Sequence[Document], kinds: KindLookup,
     return SubjectSet(subjects, notices)
 
 
-def _exception_for(unit: ClassicGenerateRule, exceptions: Sequence[ClassicException], facts: Any, ctx: Any,
-                   core: Any) -> list[ClassicException]:
-    from kubectl_kyrec.classic.match import matches_resources
-
-    out = []
-    for exc in exceptions:
-        if not exc.contains(unit.meta.key, unit.rule_name) or not matches_resources(exc.match, facts):
-            continue
-        if exc.conditions is not None:
-            try:
-                ok, _ = core.conditions(ctx, exc.conditions)
-            except EngineError:
-                continue
-            if not ok:
-                continue
-        out.append(exc)
-    return out
-
-
 def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[Document],
                          state: Sequence[Document], *, kinds: KindLookup, options: GenerateOptions,
                          exceptions: Sequence[ClassicException] = (),
@@ -126,7 +106,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-    from kubectl_kyrec.evaluate.classic.engine import refused_by_kyverno, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import matching_exceptions, refused_by_kyverno, state_sources
 
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []
@@ -204,7 +184,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                           **(resource_values or {}).get((unit.meta.name, subject.ref.name), {})}
                 for name, value in values.items():
                     ctx.add_variable(name, value)
-                matched = _exception_for(unit, exceptions, facts, ctx, core)
+                matched = matching_exceptions(exceptions, core, unit.meta.key, unit.rule_name, facts, ctx)
                 if matched:
                     keys = ", ".join(e.key for e in matched)
                     run = RuleRun(TriggerStatus.EXEMPT, message=f"rule is skipped due to policy exception {keys}")

@@ -620,7 +620,7 @@ class ClassicMutator:
     def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                     ctx: Any) -> list[ClassicException]:
         """kk: MatchesException (the handler's first step)."""
-        return matching_exceptions(self.exceptions, self.core, policy, rule, facts, ctx)
+        return matching_exceptions(self.exceptions, self.core, policy.meta.key, rule.name, facts, ctx)
 
     # -----------------------------------------------------------------------------------------------------
 

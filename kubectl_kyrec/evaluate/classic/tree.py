@@ -109,6 +109,11 @@ def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
         exceptions.children.append(_with_steps(Step(exc.key, MATCHED if hit else NOT_MATCHED, why),
                                                _named(recorded, f"exception {exc.key} conditions")))
         exceptions.outcome = "considered"
+    if any(c.outcome == ERROR for c in exceptions.children):
+        # kk: pkg/engine/utils/exceptions.go MatchesException returns nil (evaluate/classic/engine.py
+        # matching_exceptions): the matched ones above do not apply either
+        exceptions.outcome = NONE
+        exceptions.detail = "a selected exception's conditions error: none of the rule's exceptions applies"
     steps.append(exceptions)
     validate = _validate_node(rule.validate, recorded, done)
     if _named(recorded, "cel"):
