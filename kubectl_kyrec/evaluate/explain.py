@@ -1,10 +1,8 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
-ImageValidatingPolicy, DeletingPolicy, MutatingPolicy, MutatingAdmissionPolicy and GeneratingPolicy record
-their explain nodes (recording.py Steps) where they decide, in the very evaluation whose results the tree ends
-in, and the recording is the tree (`explanation`, `recorded`); the classic engine records its steps and
-classic/tree.py builds its tree from them. The nodes here are the shared vocabulary: they show what a recorded
+A tree never decides anything itself. Every kind's engine records its explain nodes (recording.py Steps)
+where it decides, in the very evaluation whose results the tree ends in, and the recording is the tree
+(`explanation`, `recorded`). The nodes here are the shared vocabulary: they show what a recorded
 decision was made of (a matchConstraints' rules and selectors, the values of conditions, variables and
 operands), evaluated read-only. Either way `explain` can never disagree with `eval`.
 """
