@@ -24,7 +24,7 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.explain import NONE, Explanation, explanation, patch_nodes, recorded, result_node
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, patch_nodes, record, recorded, result_node
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
@@ -120,33 +120,29 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for engine in (admission_recorder, recorder):
             if engine is not None and (trace := engine.traces.get(id(subject.ref))) is not None:
                 out.explanations.extend(recorded(trace))
+        # the calls eval makes (pipeline.py), each recording its policy's tree: the tree is what it did
+        trace = Trace()
         for cp in compiled:
-            # the call eval makes (pipeline.py), recorded: the tree is built from what it did
-            trace = Trace()
-            found = evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
-            out.explanations.append(explanation(cp.policy.meta, subject.ref, trace, found))
+            results = record(trace, cp.policy.meta, subject.ref)
+            results.extend(evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace))
         for ap in admission:
-            trace = Trace()
-            found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
-                                       params=options.vap_params, recorder=trace)
-            out.explanations.append(explanation(ap.policy.meta, subject.ref, trace, found))
+            results = record(trace, ap.policy.meta, subject.ref)
+            results.extend(evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                              params=options.vap_params, recorder=trace))
         for ip in images:
-            trace = Trace()
-            found = evaluate_image_validating(ip, ctx, trace)
-            out.explanations.append(explanation(ip.policy.meta, subject.ref, trace, found))
+            results = record(trace, ip.policy.meta, subject.ref)
+            results.extend(evaluate_image_validating(ip, ctx, trace))
         if classic is not None:
             # the evaluator runs once for the subject, as in eval, recording each policy's tree; a mutate rule's
             # results are the admission chain's, a generate rule's the generate run's
-            trace = Trace()
             classic.explain(ctx, trace, [*mine, *generated_for.get(subject.ref, ())])
-            out.explanations.extend(recorded(trace))
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
-                trace = Trace()
+                results = record(trace, dp.policy.meta, subject.ref)
                 next_run(dp.policy, options.now, recorder=trace)
-                deletion = evaluate_object(dp, deleting_ctx, trace)
-                out.explanations.append(explanation(dp.policy.meta, subject.ref, trace, [deletion.result()]))
+                results.append(evaluate_object(dp, deleting_ctx, trace).result())
+        out.explanations.extend(recorded(trace))
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, those of the policies that gave results

@@ -15,7 +15,7 @@ import pytest
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.explain import explanation, recorded
+from kubectl_kyrec.evaluate.explain import record, recorded
 from kubectl_kyrec.evaluate.generating.engine import (
     GenerateOptions,
     generating_environments,
@@ -105,17 +105,21 @@ def test_the_tree_follows_the_recording(tmp_path: Path) -> None:
     cp, _, contexts = _setup(tmp_path)
     by_name = {ctx.subject.ref.name: ctx for ctx in contexts}
     trace = Trace()
-    found = evaluate_validating(cp, by_name["bare"], candidate_variants(cp, by_name["bare"].request), trace)
-    tree = explanation(cp.policy.meta, by_name["bare"].subject.ref, trace, found).tree.to_json()
-    assert "a team label is required" in str(tree)
+    results = record(trace, cp.policy.meta, by_name["bare"].subject.ref)
+    results.extend(evaluate_validating(cp, by_name["bare"], candidate_variants(cp, by_name["bare"].request), trace))
+    [tree] = recorded(trace)
+    assert "a team label is required" in str(tree.tree.to_json())
     # the same recording shown for the labelled ConfigMap: a tree that re-walked the engine would pass it
-    explained = explanation(cp.policy.meta, by_name["labelled"].subject.ref, trace, found)
+    root = trace.root.children[0]
+    root.data = (cp.policy.meta, by_name["labelled"].subject.ref, results)
+    [explained] = recorded(trace)
+    assert explained.subject.name == "labelled"
     assert [leaf.outcome for leaf in _leaves(explained.tree)] == ["fail"]
     # and a recorded result is the one shown, whatever a fresh evaluation would give
-    rule = trace.root.children[0]
+    rule = root.children[0]
     assert rule.children[-1].name == "result"
     rule.children[-1] = dataclasses.replace(rule.children[-1], outcome="error", detail="recorded")
-    again = explanation(cp.policy.meta, by_name["bare"].subject.ref, trace, found)
+    [again] = recorded(trace)
     assert [(leaf.outcome, leaf.detail) for leaf in _leaves(again.tree)] == [("error", "recorded")]
 
 
