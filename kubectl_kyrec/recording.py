@@ -2,11 +2,11 @@
 decided, as it decides it, in the very run whose results it returns, and `explain` builds its tree from that
 recording; nothing re-walks an engine to tell what it did.
 
-The classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
-validate handler (classic/validate.py), and classic/tree.py builds its tree from them; the ValidatingPolicy,
-ValidatingAdmissionPolicy, ImageValidatingPolicy, DeletingPolicy, MutatingPolicy, MutatingAdmissionPolicy and
-GeneratingPolicy engines record their explain nodes whole (`node`: matchConstraints, exceptions,
-matchConditions, validations or mutations, result, with the values they saw), and the recording is the tree.
+Every engine records its explain nodes whole (`node`: matchConstraints or match/exclude blocks, exceptions,
+conditions, validations or mutations, result, with the values they saw), and the recording is the tree. The
+classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
+validate handler (classic/validate.py) per rule (`rule`), and in the same run puts each policy's tree together
+from those steps (evaluate/classic/engine.py `ClassicEvaluator.explain`).
 Only `explain` passes one: every hook is behind an `is not None` check, so evaluation without a recorder does
 what it did before and costs one comparison per step.
 

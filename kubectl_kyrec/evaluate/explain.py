@@ -1,10 +1,8 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself. The engines of ValidatingPolicy, ValidatingAdmissionPolicy,
-ImageValidatingPolicy, DeletingPolicy, MutatingPolicy, MutatingAdmissionPolicy and GeneratingPolicy record
-their explain nodes (recording.py Steps) where they decide, in the very evaluation whose results the tree ends
-in, and the recording is the tree (`explanation`, `recorded`); the classic engine records its steps and
-classic/tree.py builds its tree from them. The nodes here are the shared vocabulary: they show what a recorded
+A tree never decides anything itself. Every kind's engine records its explain nodes (recording.py Steps)
+where it decides, in the very evaluation whose results the tree ends in, and the recording is the tree
+(`record`, `recorded`). The nodes here are the shared vocabulary: they show what a recorded
 decision was made of (a matchConstraints' rules and selectors, the values of conditions, variables and
 operands), evaluated read-only. Either way `explain` can never disagree with `eval`.
 """
@@ -204,16 +202,18 @@ def exception_node(ce: CompiledException, held: bool, activation: Activation, un
     return node
 
 
-def explanation(meta: PolicyMeta, ref: Ref, trace: Trace, results: Sequence[Result]) -> Explanation:
-    """The tree of a kind whose engine records its explain nodes as it decides: the recording's root, named
-    for the policy, is the tree."""
-    trace.root.name = f"{meta.kind} {meta.key}"
-    return Explanation(meta.key, meta.kind, ref, trace.root, list(results))
+def record(trace: Trace, meta: PolicyMeta, ref: Ref) -> list[Result]:
+    """Start one policy x subject's tree under `trace` (Trace.tree): the engine evaluating it next records into
+    it, and the results it returns, added to the list returned, end the tree."""
+    results: list[Result] = []
+    trace.tree(f"{meta.kind} {meta.key}", (meta, ref, results))
+    return results
 
 
 def recorded(trace: Trace) -> list[Explanation]:
-    """The trees of an engine that records one per policy it runs (Trace.tree), in its order: each root's data
-    is the policy's meta, the subject, and the results the policy gave in that run."""
+    """The trees recorded under `trace` (Trace.tree), in their order: one per policy an engine ran (the mutating
+    kinds, GeneratingPolicy and classic record them themselves, the others through `record`), each root's data
+    the policy's meta, the subject, and the results the policy gave in that run."""
     return [Explanation(meta.key, meta.kind, ref, root, list(results))
             for root in trace.root.children for meta, ref, results in (root.data,)]
 

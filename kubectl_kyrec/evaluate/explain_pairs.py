@@ -24,7 +24,7 @@ from kubectl_kyrec.evaluate.deleting.engine import (
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.explain import NONE, Explanation, explanation, patch_nodes, recorded, result_node
+from kubectl_kyrec.evaluate.explain import NONE, Explanation, patch_nodes, record, recorded, result_node
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
 from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
@@ -47,7 +47,6 @@ from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, S
 from kubectl_kyrec.recording import Step, Trace
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator
     from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
 
 
@@ -121,43 +120,38 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for engine in (admission_recorder, recorder):
             if engine is not None and (trace := engine.traces.get(id(subject.ref))) is not None:
                 out.explanations.extend(recorded(trace))
+        # the calls eval makes (pipeline.py), each recording its policy's tree: the tree is what it did
+        trace = Trace()
         for cp in compiled:
-            # the call eval makes (pipeline.py), recorded: the tree is built from what it did
-            trace = Trace()
-            found = evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace)
-            out.explanations.append(explanation(cp.policy.meta, subject.ref, trace, found))
+            results = record(trace, cp.policy.meta, subject.ref)
+            results.extend(evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace))
         for ap in admission:
-            trace = Trace()
-            found = evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
-                                       params=options.vap_params, recorder=trace)
-            out.explanations.append(explanation(ap.policy.meta, subject.ref, trace, found))
+            results = record(trace, ap.policy.meta, subject.ref)
+            results.extend(evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                              params=options.vap_params, recorder=trace))
         for ip in images:
-            trace = Trace()
-            found = evaluate_image_validating(ip, ctx, trace)
-            out.explanations.append(explanation(ip.policy.meta, subject.ref, trace, found))
+            results = record(trace, ip.policy.meta, subject.ref)
+            results.extend(evaluate_image_validating(ip, ctx, trace))
         if classic is not None:
-            # a mutate rule's results are the admission chain's, a generate rule's the generate run's
-            _explain_classic(classic, ctx, out, [*mine, *generated_for.get(subject.ref, ())])
+            # the evaluator runs once for the subject, as in eval, recording each policy's tree; a mutate rule's
+            # results are the admission chain's, a generate rule's the generate run's
+            classic.explain(ctx, trace, [*mine, *generated_for.get(subject.ref, ())])
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:
-                trace = Trace()
+                results = record(trace, dp.policy.meta, subject.ref)
                 next_run(dp.policy, options.now, recorder=trace)
-                deletion = evaluate_object(dp, deleting_ctx, trace)
-                out.explanations.append(explanation(dp.policy.meta, subject.ref, trace, [deletion.result()]))
+                results.append(evaluate_object(dp, deleting_ctx, trace).result())
+        out.explanations.extend(recorded(trace))
     if classic is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
-        # keeps as eval's does): the trees of its generate rules, ending in their results
-        from kubectl_kyrec.evaluate.classic.tree import explain_classic
-
+        # keeps as eval's does): the trees of its generate rules, those of the policies that gave results
         explained = {s.ref for s in subjects}
         for ref in [ref for ref in generated_for if ref not in explained]:
-            ctx = subject_context(triggers[ref], namespaces, options)
-            for unit in classic.compiled:
-                policy = unit.policy
-                mine = [r for r in generated_for[ref] if r.policy == policy.meta.key and r.source == policy.source_kind]
-                if mine:
-                    out.explanations.append(explain_classic(classic, policy, ctx, mine, rule_types=("generate",)))
+            trace = Trace()
+            classic.explain(subject_context(triggers[ref], namespaces, options), trace, generated_for[ref],
+                            rule_types=("generate",))
+            out.explanations.extend(e for e in recorded(trace) if e.results)
         out.notices.extend(classic.notices)
     return out
 
@@ -201,26 +195,6 @@ class _Recorder:
         trace = self.traces[id(ctx.subject.ref)] = Trace()
         return self.engine.mutate(ctx, trace)
 
-
-def _explain_classic(classic: ClassicEvaluator, ctx: SubjectContext, out: ExplainOutcome,
-                     others: Sequence[Result]) -> None:
-    """The classic policies' trees: the evaluator runs once for the subject, as in eval, and each
-    policy's tree ends in its results and in those of `others` (the subject's results from the other
-    engines: mutate and generate rules) that are the policy's."""
-    from kubectl_kyrec.evaluate.classic.tree import explain_classic
-
-    # the engine records its steps (preconditions, patterns, deny conditions, foreach elements) as it takes
-    # them in this very evaluation: the tree shows them next to the results they gave
-    trace = Trace()
-    classic.core.trace = trace
-    try:
-        results = [*(r for r, _ in classic.evaluate(ctx)), *others]
-    finally:
-        classic.core.trace = None
-    for compiled in classic.compiled:
-        policy = compiled.policy
-        mine = [r for r in results if r.policy == policy.meta.key and r.source == policy.source_kind]
-        out.explanations.append(explain_classic(classic, policy, ctx, mine, trace))
 
 def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:
     """`original`: the manifest as written; `results`: the mutation engines' results for the subject."""

@@ -15,7 +15,7 @@ import pytest
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.evaluate.explain import explanation, recorded
+from kubectl_kyrec.evaluate.explain import record, recorded
 from kubectl_kyrec.evaluate.generating.engine import (
     GenerateOptions,
     generating_environments,
@@ -23,7 +23,7 @@ from kubectl_kyrec.evaluate.generating.engine import (
 )
 from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
 from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
-from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
+from kubectl_kyrec.evaluate.pipeline import EvalOptions, classic_evaluator, subject_context
 from kubectl_kyrec.evaluate.subjects import SubjectContext, make_subjects
 from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidatingPolicy,
@@ -39,7 +39,7 @@ from kubectl_kyrec.recording import Step, Trace
 EVALUATE = Path(__file__).resolve().parents[2] / "kubectl_kyrec" / "evaluate"
 # the kinds whose engine records its explain nodes whole (no tree.py); a kind is added here when it is migrated
 MIGRATED = ("validating", "validating_admission", "image_validating", "deleting", "mutating", "mutating_admission",
-            "generating")
+            "generating", "classic")
 
 
 @pytest.mark.parametrize("kind", MIGRATED)
@@ -105,17 +105,21 @@ def test_the_tree_follows_the_recording(tmp_path: Path) -> None:
     cp, _, contexts = _setup(tmp_path)
     by_name = {ctx.subject.ref.name: ctx for ctx in contexts}
     trace = Trace()
-    found = evaluate_validating(cp, by_name["bare"], candidate_variants(cp, by_name["bare"].request), trace)
-    tree = explanation(cp.policy.meta, by_name["bare"].subject.ref, trace, found).tree.to_json()
-    assert "a team label is required" in str(tree)
+    results = record(trace, cp.policy.meta, by_name["bare"].subject.ref)
+    results.extend(evaluate_validating(cp, by_name["bare"], candidate_variants(cp, by_name["bare"].request), trace))
+    [tree] = recorded(trace)
+    assert "a team label is required" in str(tree.tree.to_json())
     # the same recording shown for the labelled ConfigMap: a tree that re-walked the engine would pass it
-    explained = explanation(cp.policy.meta, by_name["labelled"].subject.ref, trace, found)
+    root = trace.root.children[0]
+    root.data = (cp.policy.meta, by_name["labelled"].subject.ref, results)
+    [explained] = recorded(trace)
+    assert explained.subject.name == "labelled"
     assert [leaf.outcome for leaf in _leaves(explained.tree)] == ["fail"]
     # and a recorded result is the one shown, whatever a fresh evaluation would give
-    rule = trace.root.children[0]
+    rule = root.children[0]
     assert rule.children[-1].name == "result"
     rule.children[-1] = dataclasses.replace(rule.children[-1], outcome="error", detail="recorded")
-    again = explanation(cp.policy.meta, by_name["bare"].subject.ref, trace, found)
+    [again] = recorded(trace)
     assert [(leaf.outcome, leaf.detail) for leaf in _leaves(again.tree)] == [("error", "recorded")]
 
 
@@ -244,3 +248,61 @@ def test_a_generating_policy_records_its_tree_whole(tmp_path: Path) -> None:
     leaf.outcome, leaf.detail = "error", "recorded"
     [again] = recorded(trace)
     assert [(leaf.outcome, leaf.detail) for leaf in _leaves(again.tree)] == [("error", "recorded")]
+
+
+# --- classic ClusterPolicies: the evaluator records each policy's tree whole in the run whose results it ends in
+
+CLASSIC = """\
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: needs-team}
+spec:
+  rules:
+  - name: team
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    validate:
+      message: a team label is required
+      pattern: {metadata: {labels: {team: "?*"}}}
+  - name: stamp
+    match: {any: [{resources: {kinds: [ConfigMap]}}]}
+    mutate:
+      patchStrategicMerge: {metadata: {labels: {stamped: "yes"}}}
+"""
+
+
+def test_a_classic_policy_records_its_tree_whole(tmp_path: Path) -> None:
+    policies = _policies(tmp_path, CLASSIC)
+    evaluator = classic_evaluator(policies, [], KindTable(), _envs(), EvalOptions(now=NOW))
+    assert evaluator is not None
+    ctx = _bare(tmp_path)
+    # a mutate rule's result is another engine's (the admission chain's): the tree ends in it too
+    chained = evaluator.evaluate(ctx)[0][0]._replace(rule="stamp", result="pass", message="stamped")
+    trace = Trace()
+    evaluator.explain(ctx, trace, [chained])
+    assert evaluator.core.trace is None                    # recording is for that run only
+    [tree] = recorded(trace)
+    assert tree.tree is trace.root.children[0] and tree.policy == "needs-team" and tree.subject.name == "bare"
+    # the recording's results are the run's: eval's for the validate rule, the chain's for the mutate rule
+    assert [(r.rule, r.result) for r in tree.results] == [("team", "fail"), ("stamp", "pass")]
+    assert [(r, True) for r in tree.results[:1]] == evaluator.evaluate(ctx)    # recording never changes a result
+    assert [(leaf.outcome, leaf.detail) for leaf in _leaves(tree.tree)] == [
+        ("fail", "rule 'team': " + tree.results[0].message), ("pass", "rule 'stamp': stamped")]
+    # the pattern's walk is the engine's, recorded in this run: an edited recording is what explain shows
+    rule = tree.tree.children[0]
+    validate = next(c for c in rule.children if c.name == "validate")
+    [pattern] = validate.children
+    assert pattern.name == "pattern" and pattern.outcome and pattern.children
+    pattern.children.append(Step("a step only the recording has", "shown"))
+    [again] = recorded(trace)
+    assert "a step only the recording has" in str(again.tree.to_json())
+
+
+def test_a_classic_generate_trigger_shows_only_its_generate_rules(tmp_path: Path) -> None:
+    policies = _policies(tmp_path, CLASSIC)
+    evaluator = classic_evaluator(policies, [], KindTable(), _envs(), EvalOptions(now=NOW))
+    assert evaluator is not None
+    trace = Trace()
+    evaluator.explain(_bare(tmp_path), trace, rule_types=("generate",))
+    [tree] = recorded(trace)
+    # no generate rule: no rule shown, none evaluated (nothing recorded for the validate rule)
+    assert tree.results == [] and tree.tree.children == [] and trace.rules == {}

@@ -1,6 +1,6 @@
 """One tree renderer, generic over the recording (issue 35): a kind whose engine records its explain nodes where it
-decides (recording.py's `Trace.node`) has no tree of its own to build: the recording's root is the tree explain
-prints (evaluate/explain.py `explanation`), and the text and JSON are drawn from it alone. So the tree ends in
+decides (recording.py's `Trace.node`) has no tree of its own to build: the recording is the tree explain
+prints (evaluate/explain.py `record`, `recorded`), and the text and JSON are drawn from it alone. So the tree ends in
 the very result the engine returned, an edit of the recording is what is printed, and recording never changes
 what the engine decides.
 """
@@ -20,7 +20,7 @@ from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, next_run
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
-from kubectl_kyrec.evaluate.explain import explanation
+from kubectl_kyrec.evaluate.explain import record, recorded
 from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy, evaluate_image_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, subject_context
@@ -55,18 +55,20 @@ def test_deleting_records_its_whole_tree_where_it_decides() -> None:
     for ctx in contexts:
         plain = evaluate_object(cp, ctx)
         trace = Trace()
+        results = record(trace, cp.policy.meta, ctx.subject.ref)
         run = next_run(cp.policy, NOW, recorder=trace)
-        recorded = evaluate_object(cp, ctx, trace)
-        assert recorded == plain        # recording decides nothing
+        deletion = evaluate_object(cp, ctx, trace)
+        results.append(deletion.result())
+        assert deletion == plain        # recording decides nothing
         assert run == next_run(cp.policy, NOW)
-        names = [step.name for step in trace.root.children]
+        [tree] = recorded(trace)
+        names = [step.name for step in tree.tree.children]
         assert names[:2] == ["schedule", "matchConstraints"] and names[-2:] == ["next run", "result"]
         seen.add(tuple(names))
-        said = trace.root.children[-1]
+        said = tree.tree.children[-1]
         assert (said.outcome, said.detail) == (plain.result().result, f"rule {cp.policy.meta.name!r}: "
                                                                       f"{plain.result().message}")
-        tree = explanation(cp.policy.meta, ctx.subject.ref, trace, [plain.result()])
-        assert tree.tree is trace.root and tree.results == [plain.result()]
+        assert tree.tree is trace.root.children[0] and tree.results == [plain.result()]
     # the cases stop at different decisions: matched or not, exempted, conditions evaluated
     assert len(seen) >= 3, seen
 
@@ -75,10 +77,12 @@ def test_deleting_records_its_whole_tree_where_it_decides() -> None:
 def test_what_is_printed_is_the_recording(form: str) -> None:
     cp, contexts = _deleting()
     trace = Trace()
+    record(trace, cp.policy.meta, contexts[0].subject.ref)
     evaluate_object(cp, contexts[0], trace)
-    trace.root.children[-1] = Step("result", "recorded", "an edited recording")
-    trace.root.children[0].children.append(Step("a step only the recording has", "shown"))
-    tree = explanation(cp.policy.meta, contexts[0].subject.ref, trace, [])
+    root = trace.root.children[0]
+    root.children[-1] = Step("result", "recorded", "an edited recording")
+    root.children[0].children.append(Step("a step only the recording has", "shown"))
+    [tree] = recorded(trace)
     if form == "json":
         printed = str(tree.to_json())
     else:
@@ -118,10 +122,13 @@ def test_a_cel_engine_records_its_tree_ending_in_its_result(kind: str) -> None:
     assert contexts
     for ctx in contexts:
         trace = Trace()
+        results = record(trace, meta, ctx.subject.ref)
         found = run(ctx, trace)
+        results.extend(found)
         assert found == run(ctx, None)      # recording decides nothing
-        said = trace.root.children[-1]
+        [tree] = recorded(trace)
+        said = tree.tree.children[-1]
         assert said.name == "result"
         assert said.outcome == (found[0].result if found else "none")
-        tree = explanation(meta, ctx.subject.ref, trace, found)
-        assert tree.tree is trace.root and tree.tree.name == f"{meta.kind} {meta.key}"
+        assert tree.tree is trace.root.children[0] and tree.tree.name == f"{meta.kind} {meta.key}"
+        assert tree.results == found

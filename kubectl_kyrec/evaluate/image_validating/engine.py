@@ -277,7 +277,7 @@ def evaluate_image_validating(cp: CompiledImageValidatingPolicy, ctx: SubjectCon
             answer = result
     if recorder is not None:
         if len(cp.variants) > 1:
-            recorder.root.detail = "each variant that answers replaces the previous answer (one result per policy)"
+            recorder.current.detail = "each variant that answers replaces the previous answer (one result per policy)"
         recorder.node(result_node(answer))
     return [answer] if answer is not None else []
 
