@@ -80,8 +80,9 @@ class MutationStep:
     # the other objects an order the engine does not know gives (one of `undetermined` says so)
     orders: OrderCandidates | None = None
     # how the API server calls this stage again in its reinvocation round; None: a webhook with
-    # reinvocationPolicy Never (Kyverno's engines register theirs IfNeeded: docs/admission.md)
-    reinvocation: Reinvocation | None = None
+    # reinvocationPolicy Never (docs/admission.md, "Reinvocation"); how to run,
+    # not part of the answer
+    reinvocation: Reinvocation | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

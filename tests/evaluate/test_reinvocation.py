@@ -155,8 +155,34 @@ def test_a_never_mutating_admission_policy_does_not(tmp_path: Path) -> None:
     assert got.startswith("fail"), got
 
 
-def test_kyverno_reinvokes_a_mutating_policy_after_a_classic_mutate_rule(tmp_path: Path) -> None:
-    # the MutatingPolicy webhook (mpol.*) is called before the classic one (mutate.*); Kyverno registers
-    # both IfNeeded, so the classic rule's change makes the API server call the MutatingPolicy webhook again
-    got = _verdict(tmp_path, _mpol("copy", COPY), _classic_set())
-    assert got.startswith("pass"), got
+def test_kyverno_s_mutating_policy_webhook_is_not_reinvoked(tmp_path: Path) -> None:
+    # the MutatingPolicy webhook (mpol.*) is called before the classic one (mutate.*), and Kyverno registers
+    # it without a reinvocationPolicy (the API server's default: Never), so what the classic rule sets
+    # later is not seen, whatever the MutatingPolicy's own reinvocationPolicy says
+    copy = _mpol("copy", COPY)
+    copy["spec"]["reinvocationPolicy"] = "IfNeeded"
+    got = _verdict(tmp_path, copy, _classic_set())
+    assert got.startswith("fail"), got
+
+
+def _classic_echo() -> dict[str, Any]:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "echo"},
+            "spec": {"rules": [{"name": "echo", "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+                                "mutate": {"patchStrategicMerge": {"metadata": {"labels": {
+                                    "echo": "{{ request.object.metadata.labels.copied || 'unset' }}"}}}}}]}}
+
+
+def test_a_classic_mutate_webhook_is_reinvoked_after_the_policy_plugin_changed_the_object(tmp_path: Path) -> None:
+    # round 1: the MAP copies "none", the MutatingPolicy sets source, the classic rule echoes "none"; round
+    # 2: the MAP copies "x", a change since the webhooks' last output, so the classic webhook (IfNeeded) is
+    # called again and echoes "x"; the MutatingPolicy webhook (Never) is not
+    echo = {**CHECK, "metadata": {"name": "copied"}, "spec": {**CHECK["spec"], "validations": [{
+        "expression": "object.metadata.labels['echo'] == 'x'", "message": "echo is not x"}]}}
+    (tmp_path / "policies.yaml").write_text(yaml.safe_dump_all(
+        [*_map("copy", COPY, "IfNeeded"), _mpol("set", SET), _classic_echo(), echo]))
+    (tmp_path / "cm.yaml").write_text(yaml.safe_dump(CM))
+    run = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", "policies.yaml", "-r", "cm.yaml",
+                          "-o", "json"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode in (0, 1), run.stderr
+    [result] = [r for r in json.loads(run.stdout)["results"] if r["policy"] == "copied"]
+    assert result["result"] == "pass", result

@@ -231,8 +231,8 @@ class ClassicMutator:
             last = runs[-1].after if runs else current
             current = last if last is not None else current
         step.obj = current
-        # Kyverno registers its mutate webhooks with reinvocationPolicy IfNeeded
-        # (pkg/controllers/webhook/controller.go `ifNeeded`)
+        # Kyverno registers its ClusterPolicy/Policy mutate webhooks with reinvocationPolicy IfNeeded
+        # (pkg/controllers/webhook/controller.go buildResourceMutatingWebhookRules, `ifNeeded`)
         step.reinvocation = Reinvocation(self.mutate, webhook=True)
         return step
 

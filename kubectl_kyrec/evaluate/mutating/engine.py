@@ -36,7 +36,6 @@ from kubectl_kyrec.evaluate.admission_chain import (
     Mutation,
     MutationStep,
     OrderCandidates,
-    Reinvocation,
     mutation_of,
 )
 from kubectl_kyrec.evaluate.autogen import autogen_targets
@@ -482,15 +481,11 @@ class MutatingPolicyEngine:
                 if reason:
                     undetermined.append(reason)
                     return MutationStep(run.obj, run.mutations, run.results, undetermined,
-                                        OrderCandidates(reason, tuple(alternatives), tried),
-                                        self._reinvocation())
-        return MutationStep(run.obj, run.mutations, run.results, undetermined, reinvocation=self._reinvocation())
-
-    def _reinvocation(self) -> Reinvocation | None:
-        """Kyverno registers its MutatingPolicy webhooks with reinvocationPolicy IfNeeded whatever the
-        policies say (pkg/controllers/webhook/controller.go `ifNeeded`); the CLI (fixed order) reinvokes
-        nothing."""
-        return None if self.fixed_order else Reinvocation(self.mutate, webhook=True)
+                                        OrderCandidates(reason, tuple(alternatives), tried))
+        # no `reinvocation`: Kyverno registers its MutatingPolicy webhooks without a reinvocationPolicy
+        # (pkg/controllers/webhook/controller.go buildForJSONPoliciesMutation), which the API server
+        # defaults to Never, whatever the policies' own spec.reinvocationPolicy says
+        return MutationStep(run.obj, run.mutations, run.results, undetermined)
 
     def _order_dependence(self, ctx: SubjectContext, run: _Run) -> tuple[str, list[Obj], int]:
         """ORDER_DEPENDENT naming the policies whose order changes the admitted object ("" when none does),
