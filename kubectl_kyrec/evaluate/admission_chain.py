@@ -79,6 +79,23 @@ class MutationStep:
     undetermined: list[str] = field(default_factory=list)
     # the other objects an order the engine does not know gives (one of `undetermined` says so)
     orders: OrderCandidates | None = None
+    # how the API server calls this stage again in its reinvocation round; None: a webhook with
+    # reinvocationPolicy Never (docs/admission.md, "Reinvocation"); how to run,
+    # not part of the answer
+    reinvocation: Reinvocation | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Reinvocation:
+    """How a stage runs in the API server's reinvocation round (k8s.io/apiserver pkg/admission/reinvocation.go:
+    after the mutating plugins ran once and any of them changed the object, the whole chain is admitted once
+    more). `run`: the stage's step on the object as it is then. `webhook`: False for an in-tree plugin (the
+    MutatingAdmissionPolicy plugin), which is always called again and picks what it re-runs itself (`run`
+    holds only its policies with reinvocationPolicy IfNeeded); True for a webhook, called again only when a
+    later stage changed the object after it (webhook/mutating/dispatcher.go, reinvocationcontext.go)."""
+
+    run: Callable[[SubjectContext], MutationStep]
+    webhook: bool
 
 
 @dataclass(frozen=True)
@@ -190,6 +207,7 @@ class AdmissionChain:
         resolvable: list[str] = []      # the reasons those alternatives account for
         tried = 1
         complete = True                 # every alternative went through the later engines without an unknown
+        ran: list[tuple[MutationEngine, MutationStep, bool]] = []
         for engine in self.engines:
             moved: list[Obj] = []
             for alt in alternatives:
@@ -205,14 +223,70 @@ class AdmissionChain:
                 resolvable.append(step.orders.reason)
                 alternatives.extend(dict(a) for a in step.orders.alternatives)
                 tried *= step.orders.tried
+            ran.append((engine, step, step.obj is not None and step.obj != current.obj))
             if step.obj is not None and step.obj is not current.obj:
                 current = replace(current, obj=dict(step.obj))
+        again = self._reinvoke(ran, current, context_of)
+        for step in again:
+            mutations.extend(step.mutations)
+            reasons.extend(step.undetermined)
+            if step.obj is not None and step.obj != current.obj:
+                current = replace(current, obj=dict(step.obj))
+                # the other orders' objects were not carried through the reinvocation round
+                complete = False
         found: list[Obj] = []
         if complete and reasons and all(r in resolvable for r in reasons):
             found = [a for i, a in enumerate(alternatives) if a != current.obj and a not in alternatives[:i]]
         admission = Admission(current, operation, tuple(mutations), tuple(reasons), defaulted, obj,
                               tuple(found), tried if found else 0)
         return current, admission, results
+
+
+    @staticmethod
+    def _reinvoke(ran: Sequence[tuple[MutationEngine, MutationStep, bool]], current: Subject,
+                  context_of: Callable[[Subject], SubjectContext]) -> list[MutationStep]:
+        """The steps of the API server's reinvocation round (at most one), given each stage's first step and
+        whether it changed the object: none when no stage changed it (reinvocation.go ShouldReinvoke). The
+        webhooks follow webhook/mutating/dispatcher.go: a webhook with IfNeeded is called again when a
+        later webhook changed the object after it, or when the in-tree plugins' second run changed the
+        object since the webhooks' last output; a webhook called again that changes the object makes the
+        IfNeeded webhooks called after it in the first round run again too."""
+        if not any(changed for _, _, changed in ran):
+            return []
+        hooks = [step.reinvocation for _, step, _ in ran]
+        previously: list[int] = []      # previouslyInvokedReinvocableWebhooks
+        again: set[int] = set()         # reinvokeWebhooks
+        for i, (_, _, changed) in enumerate(ran):
+            hook = hooks[i]
+            if hook is not None and not hook.webhook:
+                continue
+            if changed:
+                again.update(previously)
+                previously = []
+            if hook is not None:
+                previously.append(i)
+        last_output = current.obj
+        steps: list[MutationStep] = []
+        webhooks_started = False
+        for i, hook in enumerate(hooks):
+            webhook = hook is None or hook.webhook
+            if webhook and not webhooks_started:
+                webhooks_started = True
+                if current.obj != last_output:
+                    # the in-tree plugins' second run changed the object
+                    again.update(previously)
+                    previously = []
+            if hook is None or (webhook and i not in again):
+                continue
+            step = hook.run(context_of(current))
+            steps.append(step)
+            if step.obj is None or step.obj == current.obj:
+                continue
+            current = replace(current, obj=dict(step.obj))
+            if webhook:
+                again.update(previously)
+                previously = []
+        return steps
 
 
 def undetermined_by_admission(results: Sequence[Result], admissions: Sequence[Admission]) -> list[Result]:

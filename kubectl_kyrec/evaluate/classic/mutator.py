@@ -49,7 +49,7 @@ from kubectl_kyrec.classic.mutate import ERROR, PASS, SKIP, Outcome, apply, same
 from kubectl_kyrec.classic.mutate import error as mutate_error
 from kubectl_kyrec.classic.validate import join_non_empty
 from kubectl_kyrec.errors import EngineError
-from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT, Mutation, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT, Mutation, MutationStep, Reinvocation, mutation_of
 from kubectl_kyrec.evaluate.classic.engine import (
     ClassicEvaluator,
     ClassicOptions,
@@ -231,6 +231,9 @@ class ClassicMutator:
             last = runs[-1].after if runs else current
             current = last if last is not None else current
         step.obj = current
+        # Kyverno registers its ClusterPolicy/Policy mutate webhooks with reinvocationPolicy IfNeeded
+        # (pkg/controllers/webhook/controller.go buildResourceMutatingWebhookRules, `ifNeeded`)
+        step.reinvocation = Reinvocation(self.mutate, webhook=True)
         return step
 
     def _groups(self, ctx: SubjectContext) -> list[tuple[str, list[ClassicPolicy]]]:

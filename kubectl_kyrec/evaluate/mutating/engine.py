@@ -516,6 +516,9 @@ class MutatingPolicyEngine:
                     undetermined.append(reason)
                     return MutationStep(run.obj, run.mutations, run.results, undetermined,
                                         OrderCandidates(reason, tuple(alternatives), tried))
+        # no `reinvocation`: Kyverno registers its MutatingPolicy webhooks without a reinvocationPolicy
+        # (pkg/controllers/webhook/controller.go buildForJSONPoliciesMutation), which the API server
+        # defaults to Never, whatever the policies' own spec.reinvocationPolicy says
         return MutationStep(run.obj, run.mutations, run.results, undetermined)
 
     def _order_dependence(self, ctx: SubjectContext, run: _Run) -> tuple[str, list[Obj], int]:

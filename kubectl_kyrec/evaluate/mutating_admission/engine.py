@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
@@ -30,7 +30,13 @@ from kubectl_kyrec.cel.engine import CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.typed_objects import rewrite_typed_literals
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_SCHEMA, ORDER_DEPENDENT, MutationStep, mutation_of
+from kubectl_kyrec.evaluate.admission_chain import (
+    NEEDS_SCHEMA,
+    ORDER_DEPENDENT,
+    MutationStep,
+    Reinvocation,
+    mutation_of,
+)
 from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
@@ -227,6 +233,7 @@ class MutatingAdmissionEngine:
 
     def _cluster(self, ctx: SubjectContext, recorder: Trace | None) -> MutationStep:
         step = self.cluster_in_order(self.compiled, ctx, recorder)
+        step.reinvocation = self._reinvocation(step)
         changed = [cp for cp in self.compiled if any(m.policy == cp.policy.meta.name for m in step.mutations)]
         if len(changed) > 1:
             others = [cp for cp in self.compiled if cp not in changed]
@@ -239,6 +246,23 @@ class MutatingAdmissionEngine:
                     f"{ORDER_DEPENDENT}: MutatingAdmissionPolicies {', '.join(sorted(differing))} give different "
                     "objects in different orders, and the API server applies them in Go map order")
         return step
+
+    def _reinvocation(self, step: MutationStep) -> Reinvocation:
+        """The plugin's second run in the API server's reinvocation round (policy/mutating/dispatcher.go
+        dispatchInvocations): only the invocations (policy and binding) that mutated in the first run and
+        whose policy says reinvocationPolicy IfNeeded, each matched again on the object as it is then. All
+        of them, not only those a later mutation followed: once any invocation patched the object, the
+        versioned attributes are Dirty and the dispatcher marks every earlier IfNeeded invocation for
+        reinvocation (and the chain reinvokes only when some stage changed the object)."""
+        ran = {(r.policy, r.binding) for r in step.results if r.result == "pass"}  # policy: its key
+        again = []
+        for cp in self.compiled:
+            if cp.policy.reinvocation_policy != "IfNeeded":
+                continue
+            bindings = tuple(b for b in cp.bindings if (cp.policy.meta.key, b.meta.name) in ran)
+            if bindings:
+                again.append(replace(cp, bindings=bindings))
+        return Reinvocation(lambda ctx: self.cluster_in_order(again, ctx), webhook=False)
 
     def cluster_in_order(self, compiled: Sequence[CompiledMutatingAdmissionPolicy], ctx: SubjectContext,
                          recorder: Trace | None = None) -> MutationStep:
