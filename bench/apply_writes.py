@@ -95,22 +95,28 @@ def has_flag(kyrec: str, flag: str) -> bool:
     return flag in helped.stdout
 
 
+def admin_pool(kubeconfig: Path, concurrency: int, content_type: str) -> tuple[str, dict[str, str], Any]:
+    """(server, headers, urllib3 pool of `concurrency` connections) for the kubeconfig's `admin` context: its
+    token and CA, for the raw clients the benchmarks measure kyrec against."""
+    import urllib3
+
+    config = yaml.safe_load(kubeconfig.read_text())
+    ctx = next(c["context"] for c in config["contexts"] if c["name"] == "admin")
+    cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+    user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
+    headers = {"Content-Type": content_type, "Accept": "application/json",
+               **({"Authorization": f"Bearer {user['token']}"} if user.get("token") else {})}
+    ca = cluster.get("certificate-authority-data")
+    pool = urllib3.PoolManager(maxsize=max(concurrency, 1), block=True,
+                               ca_cert_data=base64.b64decode(ca).decode() if ca else None)
+    return cluster["server"], headers, pool
+
+
 class RawClient:
     """The floor: server-side-apply PATCHes over one urllib3 pool, nothing else."""
 
     def __init__(self, kubeconfig: Path, concurrency: int) -> None:
-        import urllib3
-
-        config = yaml.safe_load(kubeconfig.read_text())
-        ctx = next(c["context"] for c in config["contexts"] if c["name"] == "admin")
-        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
-        self.server = cluster["server"]
-        self.headers = {"Content-Type": "application/apply-patch+yaml", "Accept": "application/json",
-                        **({"Authorization": f"Bearer {user['token']}"} if user.get("token") else {})}
-        ca = cluster.get("certificate-authority-data")
-        self.pool = urllib3.PoolManager(maxsize=max(concurrency, 1), block=True,
-                                        ca_cert_data=base64.b64decode(ca).decode() if ca else None)
+        self.server, self.headers, self.pool = admin_pool(kubeconfig, concurrency, "application/apply-patch+yaml")
 
     def apply(self, namespace: str, name: str, labels: dict[str, str] | None = None) -> int:
         body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap",

@@ -27,7 +27,6 @@ The 1-minute load average is printed beside every row: the machine is shared.
 from __future__ import annotations
 
 import argparse
-import base64
 import importlib.util
 import json
 import os
@@ -47,7 +46,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402 - after the path is set
 
 from tests.realapi import build  # noqa: E402
 from tests.realapi.fixture import CRDS, RealServer  # noqa: E402
@@ -73,19 +71,9 @@ class Raw:
     """Concurrent raw requests over one urllib3 pool with the kubeconfig's admin token and CA."""
 
     def __init__(self, kubeconfig: Path, concurrency: int) -> None:
-        import urllib3
-
-        config = yaml.safe_load(kubeconfig.read_text())
-        ctx = next(c["context"] for c in config["contexts"] if c["name"] == "admin")
-        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
-        self.server = cluster["server"]
-        self.headers = {"Content-Type": "application/json", "Accept": "application/json",
-                        **({"Authorization": f"Bearer {user['token']}"} if user.get("token") else {})}
-        ca = cluster.get("certificate-authority-data")
+        self.server, self.headers, self.pool = _bench_module("apply_writes").admin_pool(
+            kubeconfig, concurrency, "application/json")
         self.concurrency = concurrency
-        self.pool = urllib3.PoolManager(maxsize=concurrency, block=True,
-                                        ca_cert_data=base64.b64decode(ca).decode() if ca else None)
 
     def get(self, path: str) -> bytes:
         return bytes(self.pool.request("GET", self.server + path, headers=self.headers).data)
