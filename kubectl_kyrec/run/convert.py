@@ -22,7 +22,7 @@ import yaml
 from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
-from kubectl_kyrec.load.policy.policies import POLICY_KINDS
+from kubectl_kyrec.load.policy.policies import is_policy_kind
 from kubectl_kyrec.model import Result
 
 CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
@@ -305,8 +305,8 @@ def _resources(resource_paths: Sequence[str], state_paths: Sequence[str]) -> lis
 
 def _policy_or_suite(doc: dict[str, Any]) -> bool:
     api_version = str(doc.get("apiVersion", ""))
-    group = api_version.split("/", 1)[0] if "/" in api_version else ""
-    return group in ("cli.kyverno.io", "kyverno.io", "policies.kyverno.io") or (group, doc.get("kind")) in POLICY_KINDS
+    return api_version.startswith(("cli.kyverno.io", "kyverno.io", "policies.kyverno.io")) \
+        or is_policy_kind(api_version, str(doc.get("kind", "")))
 
 
 def _leaves(value: Any, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:

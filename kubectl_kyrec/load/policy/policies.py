@@ -416,8 +416,13 @@ POLICY_KINDS: frozenset[tuple[str, str]] = frozenset(EVALUATED_POLICY_KINDS) | f
 def is_policy_document(doc: Document) -> bool:
     """A policy, exception or binding kyrec evaluates or recognises (POLICY_KINDS); anything else, of
     Kyverno's groups too (an UpdateRequest, a report), is not one."""
-    group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
-    return (group, doc.kind) in POLICY_KINDS
+    return is_policy_kind(doc.api_version, doc.kind)
+
+
+def is_policy_kind(api_version: str, kind: str) -> bool:
+    """is_policy_document for an object not (yet) read as a Document."""
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    return (group, kind) in POLICY_KINDS
 
 
 def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None, *,
