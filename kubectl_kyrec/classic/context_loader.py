@@ -29,7 +29,12 @@ from kubectl_kyrec.golang.fmt import sprint as _go_print  # fmt's %v, for error 
 
 
 class Unanswerable(EngineError):
-    """A context entry kyrec cannot answer offline (the rule's result is undetermined)."""
+    """A context entry kyrec cannot answer offline (the rule's result is undetermined); `registry`: one
+    only a registry answers (`--registry`), not `--values`."""
+
+    def __init__(self, message: str, *, registry: bool = False) -> None:
+        super().__init__(message)
+        self.registry = registry
 
 
 @dataclass
@@ -66,6 +71,7 @@ class ContextLoader:
         self.policy_namespace = policy_namespace
         self.rule_name = rule_name
         self.unanswerable = ""
+        self.unanswerable_needs_registry = False
 
     def initialize(self, ctx: JsonContext) -> None:
         """The CLI's initializer: per-rule `values`, then `foreachValues` (always element 0, as the CLI's
@@ -113,11 +119,13 @@ class ContextLoader:
                     ctx.add_context_entry(name, value)
             elif entry.get("imageRegistry") is not None:
                 if self.sources.image_registry is None:
-                    raise Unanswerable(f"context entry {name!r} reads an image registry (imageRegistry)")
+                    raise Unanswerable(f"context entry {name!r} reads an image registry (imageRegistry)",
+                                       registry=True)
                 ctx.add_context_entry(name, self._image_registry(name, entry["imageRegistry"], ctx))
         except Unanswerable as exc:
             # remembered, so the engine can call the rule undetermined whatever the query made of it
             self.unanswerable = str(exc)
+            self.unanswerable_needs_registry = exc.registry
             raise ContextLoadError(str(exc)) from None
 
     # -- variable --------------------------------------------------------------------------------------

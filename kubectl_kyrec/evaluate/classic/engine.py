@@ -536,8 +536,7 @@ class ClassicEvaluator:
         """A rule that read a context entry kyrec cannot answer: shown as undetermined, never reported."""
         if not loader.unanswerable:
             return None
-        return Response(UNDETERMINED, f"{loader.unanswerable}, which kyrec cannot answer offline (give it with "
-                                      "--values or a test's apiCallResponses)")
+        return Response(UNDETERMINED, unanswerable_message(loader))
 
     def _exceptions(self, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
                     ctx: Any) -> list[ClassicException]:
@@ -966,3 +965,12 @@ def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: Classic
             return steps
         out.append(Step(f"params[{i}]", "", "", steps))
     return out
+
+
+def unanswerable_message(loader: ContextLoader) -> str:
+    """Why a rule that read a context entry kyrec cannot answer is undetermined, and what answers it: a
+    registry read gets `needs-registry` as image verification does (one reason whatever the rule type)."""
+    if loader.unanswerable_needs_registry:
+        return f"{NEEDS_REGISTRY}: {loader.unanswerable}, which kyrec reads only with --registry"
+    return (f"{loader.unanswerable}, which kyrec cannot answer offline (give it with --values or a test's "
+            "apiCallResponses)")
