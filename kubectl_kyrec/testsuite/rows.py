@@ -635,7 +635,7 @@ def _classic_options(loaded: LoadedSuite, kinds: KindLookup, mode: Mode = Mode.K
     from kubectl_kyrec.testsuite.classic_options import suite_options
 
     options = suite_options(loaded, kinds)
-    if mode is Mode.STRICT:
+    if mode is Mode.STRICT and options.sources is not None:
         options = replace(options, sources=replace(options.sources, registry=True))
     return options
 
