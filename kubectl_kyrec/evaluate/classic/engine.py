@@ -350,8 +350,10 @@ class ClassicEvaluator:
 
     def _adds_to_context(self, policy: ClassicPolicy, rule: ClassicRule) -> bool:
         """Whether evaluating the rule adds to the JSON context (context entries, the CLI's rule values)."""
-        key = (policy.meta.name, rule.name)
-        return bool(rule.raw.get("context")) or key in self.sources.rule_values or key in self.sources.foreach_values
+        sources, name = self.sources, policy.meta.name
+        return bool(rule.raw.get("context")) or any(
+            sources.values_of(table, name, rule.name) is not None for table in (sources.rule_values,
+                                                                                sources.foreach_values))
 
     def _rule(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext, facts: RequestFacts,
               ctx: Any) -> tuple[Response | None, dict[str, str]]:
