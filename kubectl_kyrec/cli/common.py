@@ -274,14 +274,14 @@ def registry_access(enabled: bool, insecure: Sequence[str], config: str | None =
     from kubectl_kyrec.load.registry import Registry, docker_credentials
     from kubectl_kyrec.model import Source
 
-    credentials = {}
+    registry = Registry(insecure=frozenset(insecure), now=now)
     if config:
         name, text = read_text(config)
         try:
-            credentials = docker_credentials(text, name)
+            registry.credentials = docker_credentials(text, name)
         except ValueError as err:
             raise InputError(str(err), Source(name)) from None
-    return Registry(insecure=frozenset(insecure), credentials=credentials, now=now)
+    return registry
 
 
 def resolve_jobs(jobs: int) -> int:
