@@ -54,7 +54,9 @@ class ApplyRunOptions:
                               only_reports=self.only_reports, all_policies=complete, report_api=self.report_api,
                               kyverno_config_path=self.kyverno_config_path,
                               skip_resource_filters=self.skip_resource_filters, jobs=self.jobs,
-                              compare_reports=self.plan.write_reports)
+                              compare_reports=self.plan.write_reports,
+                              # the plan and the outcomes name no cause: neither decides what is written
+                              causes=False)
 
 
 @dataclass
