@@ -150,6 +150,8 @@ def main() -> None:
         print(f"\n{'phase (cProfile cumulative CPU seconds)':<52}{heads}")
         for label, _ in PHASES:
             print(f"{label:<52}" + "".join(f"{r[2][label]:>10.3f}" for r in rows))
+        print(f"{'function calls (the load does not move them)':<52}" + "".join(f"{r[0]:>10}" for r in rows))
+        print(f"{'wall seconds (it does)':<52}" + "".join(f"{r[3]:>10.2f}" for r in rows))
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
     finally:
         if server is not None:
