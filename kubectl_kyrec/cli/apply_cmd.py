@@ -172,6 +172,7 @@ class _Session:
         from kubectl_kyrec.errors import incomplete_line
 
         self.planned.append(result)
+        self._clear_progress()      # `evaluating and planning` goes before the plan's lines
         if result.failed_reads and self.table:
             # the first line on stdout, as every command's table starts when reads failed (render/dispatch.py)
             click.echo(incomplete_line(result.failed_reads))
@@ -194,6 +195,10 @@ class _Session:
         else:
             progress.tick(None)
 
+    def _planning(self) -> None:
+        if self.progress is not None and self.progress.phase is not None:
+            self.progress.phase("evaluating and planning")
+
     def _clear_progress(self) -> None:
         if self.progress is not None and self.progress.clear is not None:
             self.progress.clear()
@@ -205,6 +210,7 @@ class _Session:
     def carry_out(self, options: ApplyRunOptions) -> ExitCode:
         """Run the apply; the result printed, the exit code returned."""
         from kubectl_kyrec.interrupts import Interrupt, Interrupted
+        from kubectl_kyrec.load.files import reading_files
         from kubectl_kyrec.render.progress import Progress
         from kubectl_kyrec.run.apply import run_apply
 
@@ -214,9 +220,14 @@ class _Session:
         with guard.installed():
             try:
                 guard.arm()
-                with Progress.on_terminal("applied", unit="writes", every=1) as self.progress:
+                # the phases on a terminal: `loading N files`, the LISTs, `evaluating and planning`, then
+                # `applied N of T writes` (the plan's lines in between)
+                with Progress.on_terminal("applied", phase="loading inputs", unit="writes", every=1) as progress, \
+                        reading_files(progress.loading):
+                    self.progress = progress
                     result = run_apply(options, self.source, confirm=self.confirm, on_plan=self.show_plan,
-                                       on_outcome=self.on_outcome, interrupt=guard, on_answer=self.on_answer)
+                                       on_outcome=self.on_outcome, interrupt=guard, on_answer=self.on_answer,
+                                       on_read=self._planning)
                 guard.defer()
             except Interrupted:
                 result = self._interrupted()
