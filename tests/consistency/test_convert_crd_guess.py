@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.convert.policy import convert_policy
+from tests.shared_inputs import SHARED, present, shared
 
 
 def _policy(name: str, kinds: list[str], pattern: dict[str, Any]) -> dict[str, Any]:
@@ -139,3 +140,31 @@ def test_a_cleanup_policy_on_a_grouped_custom_kind_names_the_guess_too() -> None
     assert _rules(conv.documents[0]) == [{"apiGroups": ["velero.io"], "apiVersions": ["v1"], "operations": ["*"],
                                           "resources": ["backups"]}]
     assert conv.substitutes[0].startswith("spec.match: kind 'velero.io/v1/Backup' is not one the offline REST")
+
+
+@present(shared("corpus"), "convert: the corpus's custom kinds")
+def test_every_corpus_guess_a_chainsaw_crd_assert_names_is_right() -> None:
+    # The legacy corpus's chainsaw tests assert the CRDs they install (metadata.name `<plural>.<group>`,
+    # status.acceptedNames.kind); they hold no spec, so they are no --crd, but they check the guesses
+    root = SHARED / "corpus" / "kyverno-policies-legacy"
+    checked: list[str] = []
+    for path in sorted(root.glob("*/*/*.yaml")):
+        crds = {}
+        for assert_file in path.parent.glob(".chainsaw-test/*.yaml"):
+            for doc in yaml.safe_load_all(assert_file.read_text()):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    name = str(doc["metadata"]["name"])
+                    crds[(name.split(".", 1)[1], doc["status"]["acceptedNames"]["kind"])] = name.split(".", 1)[0]
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not isinstance(doc, dict) or doc.get("kind") != "ClusterPolicy":
+                continue
+            conv = convert_policy(doc)
+            for note in (s for s in conv.substitutes if "guessed as" in s):
+                kind = note.split("kind '")[1].split("'")[0]
+                group, plural = note.split("guessed as ")[1].split(" ")[0].split("/")
+                real = crds.get((group, kind.split("/")[-1]))
+                if real is not None:
+                    assert plural == real, (path, kind)
+                    checked.append(f"{path.parent.name}: {kind}")
+    # velero's Restore and Schedule, Kasten's Policy, external-secrets' ExternalSecret (and their -cel twins)
+    assert len(checked) >= 6, checked
