@@ -39,8 +39,9 @@ KYVERNO_ERRORS: dict[str, str] = {
 # `kubectl kyrec test` passes every row of these converted suites (tests/consistency/convert_suites_oracle.py)
 _CUSTOM_KIND = ("the suite's resources are custom kinds, which the CLI's offline REST mapper does not know: for a "
                 "ValidatingPolicy it stops the whole run (`failed to map gvk to gvr`)")
-_REMOVED_VERSION = ("the suite holds resources of built-in versions the CLI's REST mapper no longer knows (batch/v1beta1 "
-                    "CronJob, flowcontrol v1beta3 FlowSchema): for a ValidatingPolicy it stops the whole run")
+_REMOVED_VERSION = ("the suite holds resources of built-in versions the CLI's REST mapper no longer knows "
+                    "(batch/v1beta1 CronJob, flowcontrol v1beta3 FlowSchema): for a ValidatingPolicy it stops the "
+                    "whole run")
 KYVERNO_ERRORS.update({name: _CUSTOM_KIND for name in (
     "kasten-cel/k10-hourly-rpo", "kasten/kasten-3-2-1-backup", "openshift-cel/check-routes",
     "openshift-cel/disallow-deprecated-apis", "openshift-cel/enforce-etcd-encryption",
