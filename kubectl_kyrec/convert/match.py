@@ -52,24 +52,29 @@ def _resource_rules(kinds: list[str], operations: list[str], field: str, known: 
             raise Unconvertible(field, f"kind {kind!r} is a wildcard; not converted")
         found = [i for i in table if i.kind == name and group in ("*", i.group) and version in ("*", i.version)]
         if found:
-            info = found[0]
-            # a selector without a version names the kind's (first) served version; `*` written is any
+            # Kyverno matches the kind in every group and version the selector leaves open: one rule per group
+            # serving it (Event: core and events.k8s.io), naming each version served (HorizontalPodAutoscaler:
+            # v1 and v2); `*` written stays any version
             any_version = version == "*" and "*" in kind.split("/")[:-1]
-            group, resource = info.group, info.resource
-            version = "*" if any_version else info.version
-        elif group == "*":
+            served: dict[tuple[str, str], list[str]] = {}
+            for info in found:
+                served.setdefault((info.group, info.resource), []).append(info.version)
+            for (group, resource), versions in served.items():
+                rules.append({"apiGroups": [group], "apiVersions": ["*"] if any_version else versions,
+                              "operations": operations, "resources": [f"{resource}/{sub}" if sub else resource]})
+            continue
+        if group == "*":
             # Kyverno matches a kind without a group in every API group; a resourceRule names one group's
             # resource, and which group serves the kind (and under which plural) only its CRD says
             raise Unconvertible(field, f"kind {kind!r} is not one the offline REST mapper knows and names no API "
                                        "group (Kyverno matches it in every group); its resource cannot be named "
                                        "(give its CustomResourceDefinition with --crd)")
-        else:
-            resource = guess_plural(name)
-            if guesses is not None:
-                guesses.append(f"{field}: kind {kind!r} is not one the offline REST mapper knows; its resource is "
-                               f"guessed as {group}/{resource} (Kubernetes' UnsafeGuessKindToResource): should its "
-                               "CustomResourceDefinition name another plural, the policy matches another resource "
-                               "or none (give the CRD with --crd for its own plural)")
+        resource = guess_plural(name)
+        if guesses is not None:
+            guesses.append(f"{field}: kind {kind!r} is not one the offline REST mapper knows; its resource is "
+                           f"guessed as {group}/{resource} (Kubernetes' UnsafeGuessKindToResource): should its "
+                           "CustomResourceDefinition name another plural, the policy matches another resource "
+                           "or none (give the CRD with --crd for its own plural)")
         resource = f"{resource}/{sub}" if sub else resource
         rules.append({"apiGroups": [group], "apiVersions": [version],
                       "operations": operations, "resources": [resource]})

@@ -168,3 +168,36 @@ def test_every_corpus_guess_a_chainsaw_crd_assert_names_is_right() -> None:
                     checked.append(f"{path.parent.name}: {kind}")
     # velero's Restore and Schedule, Kasten's Policy, external-secrets' ExternalSecret (and their -cel twins)
     assert len(checked) >= 6, checked
+
+
+EVENT_AND_HPA = [
+    {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+     "metadata": {"name": "h2", "namespace": "default"},
+     "spec": {"maxReplicas": 2, "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}}},
+    {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e2", "namespace": "default"},
+     "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "x", "reportingInstance": "y",
+     "action": "a", "reason": "b", "regarding": {"kind": "Pod", "name": "p", "namespace": "default"}},
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "default"},
+     "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}}]
+
+
+def test_a_kind_served_by_several_groups_or_versions_matches_them_all(tmp_path: Path) -> None:
+    # Kyverno's `HorizontalPodAutoscaler` and `Event` match every version and group serving them; the
+    # conversion named the first only (autoscaling/v1, core Events), "exactly", and --verify found 12
+    # verdict differences on an autoscaling/v2 HPA and an events.k8s.io Event
+    policy = _policy("hpa-ev", ["HorizontalPodAutoscaler", "Event"], {"metadata": {"labels": {"team": "?*"}}})
+    conv = convert_policy(policy)
+    assert [(r["apiGroups"], r["apiVersions"], r["resources"]) for r in _rules(conv.documents[0])] == [
+        (["autoscaling"], ["v1", "v2"], ["horizontalpodautoscalers"]), ([""], ["v1"], ["events"]),
+        (["events.k8s.io"], ["v1"], ["events"])]
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy))
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump_all(EVENT_AND_HPA))
+    result = CliRunner().invoke(cli, ["convert", "-p", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "out"),
+                                      "--verify", "-r", str(tmp_path / "r.yaml")])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "converted exactly" in result.output and "0 verdict difference(s)" in result.output
+    # not vacuous: each of the three fails the converted policy (none carries the label)
+    evaluated = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "out"), "-r", str(tmp_path / "r.yaml")])
+    assert evaluated.exit_code == 1
+    for shown in ("HorizontalPodAutoscaler default/h2", "Event default/e2", "Event default/e1"):
+        assert shown in evaluated.output, evaluated.output
