@@ -33,6 +33,9 @@ class Scope:
         # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
         self.soft = soft
         self.counter = 0                # names for comprehension variables
+        # > 0 while translating the left of a flatten or filter projection, where go-jmespath turns any error
+        # into null (its interpreter returns nil, nil): a function that can error there is refused
+        self.swallowing = 0
 
     def softened(self) -> Scope:
         return Scope(self.names, soft=True)
@@ -72,20 +75,15 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
     kind = node["type"]
     path = _path(node)
     if path is not None and current is None:
-        for length in (2, 1):
-            root = _ROOTS.get((path[0], path[1])) if length == 2 and len(path) > 1 else (
-                scope.names.get(path[0]) if length == 1 else None)
-            if root is not None:
-                if not soft:
-                    # a missing key is an error, as Kyverno's substitution of an unresolved variable is; a
-                    # key that is no identifier is indexed (`m['a.b']`, no such key: an error too)
-                    strict = root
-                    for key in path[length:]:
-                        strict = select(strict, key)
-                    return strict
-                return path_value(root, path[length:])
-        raise Unconvertible(field, f"JMESPath {text!r}: {'.'.join(path)} is no field of the admission request "
-                                   "a CEL policy can read")
+        root, keys = _rooted(path, field, text, scope)
+        if not soft:
+            # a missing key is an error, as Kyverno's substitution of an unresolved variable is; a
+            # key that is no identifier is indexed (`m['a.b']`, no such key: an error too)
+            strict = root
+            for key in keys:
+                strict = select(strict, key)
+            return strict
+        return path_value(root, keys)
 
     def sub(child: dict[str, Any], at: str | None = current) -> str:
         return _node(child, field, text, scope, True, at)
@@ -124,16 +122,43 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
             acc = sub(children[0])
             n = 1
         rest = children[n:]
-        while rest:
-            fields: list[str] = []
+
+        def apply(acc: str, rest: list[dict[str, Any]]) -> str:
+            if not rest:
+                return acc
+            head = rest[0]
+            if head["type"] == "index_expression" and _path(head["children"][0]) is not None and _calls(rest):
+                # `a.b[0]`: the fields, then the index on what they reach
+                steps = [{"type": "field", "value": k, "children": []} for k in _path(head["children"][0]) or []]
+                rest = [*steps, {"type": "index_expression", "children": [{"type": "current", "children": []},
+                                                                          head["children"][1]]}, *rest[1:]]
+                head = rest[0]
+            if head["type"] != "field":
+                return apply(sub(head, acc), rest[1:])
+            fields = []
             while rest and rest[0]["type"] == "field":
                 fields.append(rest.pop(0)["value"])
-            if fields:
-                # consecutive fields on a value: one guarded path, not one binding per step
-                acc = bind(acc, lambda c, keys=tuple(fields): _fields_on(c, keys))
-            else:
-                acc = sub(rest.pop(0), acc)
-        return acc
+            if _calls(rest):
+                # go-jmespath: a key missing from a map on the path is NotFound, which ends the whole chain
+                # (null, soft); a null reached goes on into the function, which errors on it
+                return bind(acc, lambda c: _chain(c, fields, lambda v: apply(v, list(rest)), var))
+            # consecutive fields on a value: one guarded path, not one binding per step
+            return apply(bind(acc, lambda c, keys=tuple(fields): _fields_on(c, keys)), rest)
+        if _calls(rest):
+            keys = [k for c in children[:n] for k in (_path(c) or [])]
+            if current is None:
+                # from the request: a missing key ends the chain as above, an error at the top (not soft)
+                root, keys = _rooted(keys, field, text, scope)
+                guards, value = [], root
+                for key in keys:
+                    guards.append(has(value, key))
+                    value = select(value, key)
+                missing = "null" if soft else _error(f"Unknown key {keys[-1]!r} in path" if keys else "missing")
+                return f"({' && '.join(guards)} ? {apply(value, list(rest))} : {missing})" if guards \
+                    else apply(value, list(rest))
+            if n:
+                return bind(current, lambda c: _chain(c, keys, lambda v: apply(v, list(rest)), var))
+        return apply(acc, list(rest))
     if kind == "pipe":
         left = sub(node["children"][0])
         return sub(node["children"][1], left)
@@ -150,13 +175,13 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
         return bind(current, lambda c: f"({c} == null ? null : "
                                        f"dyn([{', '.join(sub(x, c) for x in node['children'])}]))")
     if kind == "flatten":
-        left = sub(node["children"][0])
+        left = _swallowed(node["children"][0], sub, scope)
         v = var()
         # JMESPath's flatten: list elements merged one level, anything else (null too) kept as it is
         return bind(left, lambda c: f"(type({c}) == list ? dyn({c}.map({v}, type({v}) == list ? {v} : [{v}])"
                                     f".flatten()) : null)")
     if kind in ("projection", "filter_projection"):
-        left = sub(node["children"][0])
+        left = _swallowed(node["children"][0], sub, scope) if kind == "filter_projection" else sub(node["children"][0])
         v, w = var(), var()
         right = node["children"][1]
 
@@ -189,11 +214,96 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
         return bind(left, lambda c: f"({_truthy(c)} ? {right} : {c})")
     if kind == "not_expression":
         return f"!({_truthy(sub(node['children'][0]))})"
+    if kind == "function_expression" and node["value"] in ERRING and scope.swallowing:
+        raise Unconvertible(field, f"JMESPath {text!r}: {node['value']} can error on the left of a flatten `[]` or "
+                                   "filter `[?]`, where go-jmespath turns the error into null and CEL cannot catch "
+                                   "it; not converted")
     if kind == "function_expression" and node["value"] in _FUNCTIONS:
         args = [sub(c) for c in node["children"]]
         return _FUNCTIONS[node["value"]](args)
+    if kind == "function_expression" and node["value"] in _TYPED:
+        name = node["value"]
+        if len(node["children"]) != _TYPED[name]:
+            raise Unconvertible(field, f"JMESPath {text!r}: {name} takes {_TYPED[name]} argument(s); not converted")
+        args = [sub(c) for c in node["children"]]
+        return _typed_function(name, args, bind, var)
     name = node.get("value") if kind == "function_expression" else kind
     raise Unconvertible(field, f"JMESPath {text!r}: {name} has no exact CEL counterpart here; not converted")
+
+
+# Functions whose arguments go-jmespath checks by type (kk: go-jmespath functions.go, Kyverno's
+# pkg/engine/jmespath/functions.go): CEL that answers as they do on the types they take and is an error on any
+# other, as the function is. name -> number of arguments.
+_TYPED = {"keys": 1, "values": 1, "to_array": 1, "regex_match": 2}
+# the JMESPath functions the CEL above can make an error (policy.py refuses them inside foreach)
+ERRING = ("length", "to_string", "starts_with", "ends_with", "contains", "keys", "values", "regex_match")
+# go-jmespath hands regex_match a number as Go formats a float32 (Kyverno's ifaceToString); an integer up to
+# 2^24 is exact in a float32 and prints as CEL's string() prints it
+_FLOAT32_EXACT = 1 << 24
+REGEX_MATCH_DIFFERENCE = ("regex_match: on a number other than an integer within 2^24 the conversion is an error; "
+                          "Kyverno matches the number's float32 text (Go's FormatFloat 'f', 32), which CEL cannot "
+                          "write")
+
+
+def _error(why: str) -> str:
+    """CEL that always evaluates to an error whose text says `why` (CEL has no raise; `int()` of a text that
+    is no number is an error in cel-go and in kyrec's engine)."""
+    return f"dyn(int({literal(why)}))"
+
+
+def _typed_function(name: str, args: list[str], bind: Any, var: Any) -> str:
+    if name in ("keys", "values"):
+        # Go ranges over a map in no fixed order (jpfKeys/jpfValues), nor does CEL: neither order is promised
+        k = var()
+        return bind(args[0], lambda c: f"(type({c}) == map ? {c}.map({k}, {k if name == 'keys' else f'{c}[{k}]'}) "
+                                       f": {_error(f'{name}: argument is not an object')})")
+    if name == "to_array":
+        return bind(args[0], lambda c: f"(type({c}) == list ? {c} : [{c}])")
+    # regex_match(regex, value): Go's regexp.Match is an unanchored RE2 search, as CEL's matches()
+    regex, value = args
+
+    def on_value(r: str) -> str:
+        return bind(value, lambda v: f"(type({v}) == string ? {v}.matches({r}) : type({v}) == int && "
+                                     f"{v} >= -{_FLOAT32_EXACT} && {v} <= {_FLOAT32_EXACT} ? string({v}).matches({r}) "
+                                     f": {_error('regex_match: argument #2 is no string nor integer within 2^24')})")
+    if re.fullmatch(r"'(?:[^'\\]|\\.)*'", regex):
+        return on_value(regex)
+    return bind(regex, lambda r: f"(type({r}) == string ? {on_value(r)} : "
+                                 f"{_error('regex_match: argument #1 is not of type string')})")
+
+
+def _calls(nodes: list[dict[str, Any]]) -> bool:
+    """A function is called on the chain's value (not inside a projection's or filter's own expression)."""
+    return any(n["type"] == "function_expression" for n in nodes)
+
+
+def _rooted(path: list[str], field: str, text: str, scope: Scope) -> tuple[str, list[str]]:
+    """A path from the request or a scope name -> (its CEL root, the keys below it)."""
+    for length in (2, 1):
+        root = _ROOTS.get((path[0], path[1])) if length == 2 and len(path) > 1 else (
+            scope.names.get(path[0]) if length == 1 else None)
+        if root is not None:
+            return root, path[length:]
+    raise Unconvertible(field, f"JMESPath {text!r}: {'.'.join(path)} is no field of the admission request "
+                               "a CEL policy can read")
+
+
+def _chain(value: str, keys: list[str], then: Any, var: Any) -> str:
+    """`then(v)` for the value at `keys` below `value`, or null where a map on the way lacks the key
+    (go-jmespath's NotFound, soft here); a step on something that is no map gives null and goes on."""
+    if not keys:
+        return str(then(value))
+    key, v = keys[0], var()
+    return (f"(type({value}) == map && !({has(value, key)}) ? null : [type({value}) == map ? dyn({select(value, key)}) "
+            f": null].map({v}, {_chain(v, keys[1:], then, var)})[0])")
+
+
+def _swallowed(node: dict[str, Any], sub: Any, scope: Scope) -> str:
+    scope.swallowing += 1
+    try:
+        return str(sub(node))
+    finally:
+        scope.swallowing -= 1
 
 
 def _fields_on(value: str, keys: tuple[str, ...]) -> str:

@@ -81,6 +81,8 @@ def convert_policy(doc: dict[str, Any], kinds: KindTable | None = None) -> Conve
             _convert(doc, conv, kinds)
     except Unconvertible as err:
         conv.refusals.append(str(err))
+    if not conv.refusals and _REGEX_MATCH.search(json.dumps(doc)):
+        conv.substitutes.append(jmes.REGEX_MATCH_DIFFERENCE)
     if conv.refusals:
         conv.documents = []
         conv.rule_policies = {}
@@ -187,7 +189,8 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     return f"({listed} == null || {listed}.all({var}, {each}))"
 
 
-_ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:length|to_string|starts_with|ends_with|contains)\s*\(")
+_REGEX_MATCH = re.compile(r"\{\{[^}]*\bregex_match\s*\(")
+_ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:" + "|".join(jmes.ERRING) + r")\s*\(")
 
 
 def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
