@@ -153,7 +153,7 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
                 for key in keys:
                     guards.append(has(value, key))
                     value = select(value, key)
-                missing = "null" if soft else _error(f"Unknown key {keys[-1]!r} in path" if keys else "missing")
+                missing = "null" if soft else _error(f"Unknown key {keys[-1]!r} in path", root)
                 return f"({' && '.join(guards)} ? {apply(value, list(rest))} : {missing})" if guards \
                     else apply(value, list(rest))
             if n:
@@ -245,10 +245,11 @@ REGEX_MATCH_DIFFERENCE = ("regex_match: on a number other than an integer within
                           "write")
 
 
-def _error(why: str) -> str:
+def _error(why: str, on: str) -> str:
     """CEL that always evaluates to an error whose text says `why` (CEL has no raise; `int()` of a text that
-    is no number is an error in cel-go and in kyrec's engine)."""
-    return f"dyn(int({literal(why)}))"
+    is no number is an error in cel-go and in kyrec's engine). `on` is an identifier the expression reads:
+    Kyverno's compiler folds constant calls, and `int('text')` alone would stop it compiling the policy."""
+    return f"dyn(int([dyn({on}), dyn({literal(why)})][1]))"
 
 
 def _typed_function(name: str, args: list[str], bind: Any, var: Any) -> str:
@@ -256,7 +257,7 @@ def _typed_function(name: str, args: list[str], bind: Any, var: Any) -> str:
         # Go ranges over a map in no fixed order (jpfKeys/jpfValues), nor does CEL: neither order is promised
         k = var()
         return bind(args[0], lambda c: f"(type({c}) == map ? {c}.map({k}, {k if name == 'keys' else f'{c}[{k}]'}) "
-                                       f": {_error(f'{name}: argument is not an object')})")
+                                       f": {_error(f'{name}: argument is not an object', c)})")
     if name == "to_array":
         return bind(args[0], lambda c: f"(type({c}) == list ? {c} : [{c}])")
     # regex_match(regex, value): Go's regexp.Match is an unanchored RE2 search, as CEL's matches()
@@ -265,11 +266,11 @@ def _typed_function(name: str, args: list[str], bind: Any, var: Any) -> str:
     def on_value(r: str) -> str:
         return bind(value, lambda v: f"(type({v}) == string ? {v}.matches({r}) : type({v}) == int && "
                                      f"{v} >= -{_FLOAT32_EXACT} && {v} <= {_FLOAT32_EXACT} ? string({v}).matches({r}) "
-                                     f": {_error('regex_match: argument #2 is no string nor integer within 2^24')})")
+                                     f": {_error('regex_match: argument #2 is no string nor integer within 2^24', v)})")
     if re.fullmatch(r"'(?:[^'\\]|\\.)*'", regex):
         return on_value(regex)
     return bind(regex, lambda r: f"(type({r}) == string ? {on_value(r)} : "
-                                 f"{_error('regex_match: argument #1 is not of type string')})")
+                                 f"{_error('regex_match: argument #1 is not of type string', r)})")
 
 
 def _calls(nodes: list[dict[str, Any]]) -> bool:

@@ -89,8 +89,8 @@ def test_a_function_in_preconditions_decides_as_the_original() -> None:
 
 
 @pytest.mark.parametrize(("expression", "cel"), [
-    ("request.object.spec.keys(@)", "(type(j2) == map ? j2.map(j1, j1) : dyn(int("),
-    ("request.object.spec.values(@)", "(type(j2) == map ? j2.map(j1, j2[j1]) : dyn(int("),
+    ("request.object.spec.keys(@)", "(type(j2) == map ? j2.map(j1, j1) : dyn(int(["),
+    ("request.object.spec.values(@)", "(type(j2) == map ? j2.map(j1, j2[j1]) : dyn(int(["),
     ("to_array(request.object.metadata.name)", "(type(j1) == list ? j1 : [j1])"),
     ("regex_match('^a', request.object.metadata.name)", "(type(j1) == string ? j1.matches('^a') : type(j1) == int"),
 ])
@@ -124,3 +124,14 @@ def test_regex_match_is_a_named_substitute_and_keys_in_foreach_refused() -> None
         "list": "request.object.spec.containers",
         "deny": {"conditions": {"any": [{"key": "{{ element.keys(@) }}", "operator": "AnyIn", "value": ["x"]}]}}}]}
     assert "a JMESPath function that can error, inside foreach" in convert_policy(foreach).refusals[0]
+
+
+def test_an_error_go_jmespath_swallows_is_refused_not_converted_to_an_error() -> None:
+    """`rules[?resources.contains(@, 'secrets')].verbs[]`: contains errors on `resources: null`, the flatten
+    turns that into null (the rule passes); a CEL conversion errors there. The conversion before this check
+    said `error` where Kyverno said `pass` on such a Role: now the policy is refused, naming the construct."""
+    original = _policy({"any": [{"key": "get", "operator": "AnyIn",
+                                 "value": "{{ request.object.rules[?resources.contains(@,'secrets')].verbs[] }}"}]})
+    original["spec"]["rules"][0]["match"] = {"any": [{"resources": {"kinds": ["Role"]}}]}
+    refusals = convert_policy(original).refusals
+    assert len(refusals) == 1 and "contains can error on the left of a flatten" in refusals[0]
