@@ -84,7 +84,9 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
         if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
             raise Unconvertible(f"{field}.value", "numbers compare with Kyverno's string/quantity conversions; "
                                                   "not converted")
-        equal = f"{key} == {value}"
+        # a list or map value against a key of another static type (`request.operation == ['DELETE']`): cel-go's
+        # checker refuses the overload and Kyverno does not load the policy; at run time both are false
+        equal = f"dyn({key}) == {value}" if isinstance(raw_value, (list, dict)) else f"{key} == {value}"
         return equal if op.startswith("equal") else negate(equal)
     if op in ("anyin", "allin", "anynotin", "allnotin", "in", "notin"):
         if isinstance(raw_value, str) and "{{" not in raw_value:

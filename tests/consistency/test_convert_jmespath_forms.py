@@ -135,3 +135,17 @@ def test_an_error_go_jmespath_swallows_is_refused_not_converted_to_an_error() ->
     original["spec"]["rules"][0]["match"] = {"any": [{"resources": {"kinds": ["Role"]}}]}
     refusals = convert_policy(original).refusals
     assert len(refusals) == 1 and "contains can error on the left of a flatten" in refusals[0]
+
+
+def test_equals_a_list_value_compares_as_dyn() -> None:
+    """`{{ request.operation || 'BACKGROUND' }}` Equals `[DELETE]`: a string against a list, which cel-go's
+    checker refuses (`no matching overload for '_==_' applied to '(string, list(string))'`, Kyverno's CLI on
+    the converted openshift/check-routes); written `dyn(key) == [...]`, false at run time as in Kyverno."""
+    original = _policy({"any": [{"key": "{{ request.object.metadata.name }}", "operator": "Equals", "value": "x"}]},
+                       {"all": [{"key": "{{ request.operation || 'BACKGROUND' }}", "operator": "NotEquals",
+                                 "value": ["DELETE"]}]})
+    conv = convert_policy(original)
+    assert conv.refusals == []
+    assert "!(dyn([request.operation].map(" in str(conv.documents[0]["spec"]["matchConditions"])
+    diffs, _ = verify(original, conv.documents, PODS)
+    assert [d.line() for d in diffs if d.verdict] == []

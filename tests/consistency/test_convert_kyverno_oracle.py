@@ -43,7 +43,8 @@ _REMOVED_VERSION = ("the suite holds resources of built-in versions the CLI's RE
                     "(batch/v1beta1 CronJob, flowcontrol v1beta3 FlowSchema): for a ValidatingPolicy it stops the "
                     "whole run")
 KYVERNO_ERRORS.update({name: _CUSTOM_KIND for name in (
-    "kasten-cel/k10-hourly-rpo", "kasten/kasten-3-2-1-backup", "openshift-cel/check-routes",
+    "kasten-cel/k10-hourly-rpo", "kasten/kasten-3-2-1-backup", "openshift-cel/check-routes", "openshift/check-routes",
+    "openshift/enforce-etcd-encryption", "velero/block-velero-restore",
     "openshift-cel/disallow-deprecated-apis", "openshift-cel/enforce-etcd-encryption",
     "openshift/disallow-deprecated-apis", "velero-cel/block-velero-restore", "velero-cel/validate-cron-schedule")})
 KYVERNO_ERRORS.update({name: _REMOVED_VERSION for name in (
