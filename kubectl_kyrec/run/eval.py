@@ -165,6 +165,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         # read as they are evaluated (evaluate/pipeline.py run_eval), counted on the way
         read = stream = _Counted(inputs.resource_stream)
         subjects = (d for d in stream if d.namespace == namespace) if namespace else iter(stream)
+        if on_total is not None and not selection.text():
+            on_total(inputs.resource_count)     # what the files hold: the pipeline knows the count at the end only
     elif namespace:
         subjects = [d for d in subjects if d.namespace == namespace]
     if old is not None and namespace:

@@ -142,7 +142,7 @@ def test_streamed_and_whole_reads_give_the_same_documents_and_notices(tmp_path: 
 def test_what_is_streamed(tmp_path: Path, text: str, streams: bool) -> None:
     path = tmp_path / "r.yaml"
     path.write_text(text)
-    assert _streamable([str(path)], []) is streams
+    assert (_streamable([str(path)], []) is not None) is streams
 
 
 def test_the_peek_reads_documents_across_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,3 +167,20 @@ def test_a_bad_document_mid_stream_is_an_input_error_at_its_line(files: tuple[Pa
     assert result.output == f'error: {pods}:{line}: duplicate key "spec" (first at line {line - 1})\n'
 
     assert "Traceback" not in result.output
+
+
+def test_a_streamed_run_tells_the_progress_line_what_the_files_hold(files: tuple[Path, Path]) -> None:
+    # the pipeline knows how many subjects a stream held only at its end: the peek's count is the total
+    import datetime
+
+    from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
+
+    policy, pods = files
+    totals: list[int] = []
+    ticks: list[Any] = []
+    source = FileSource(policy_paths=[str(policy)], resource_paths=[str(pods)], stream_resources=True)
+    options = EvalRunOptions(now=datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc))
+    run = run_eval(options, source, on_subject=ticks.append, on_total=totals.append, on_results=lambda r: None)
+    assert totals == [60]
+    assert len(ticks) == 60
+    assert run.exit_code == 1

@@ -42,6 +42,9 @@ class Inputs:
     # the -r documents not yet read (FileSource.stream_resources): read once, as they are consumed, with
     # `resources` left empty; `materialize` reads them whole instead
     resource_stream: Iterator[Document] | None = field(default=None, repr=False)
+    # how many documents the stream holds, as the peek at its files counted them (repeats and kyrec's own
+    # outputs included): a progress line's total
+    resource_count: int = 0
 
     def materialize(self) -> None:
         """`resources` read whole from `resource_stream` (a stage that needs them all: generation, --kind
@@ -136,7 +139,8 @@ class FileSource:
         named = [*self.policy_paths, *self.exception_paths]
         files = load_policy_documents(named, is_policy_document, stdin=sys.stdin, pass_over=self.skip_non_policies)
         lines = {item.document.source: item.lines for item in files.documents}
-        streamed = self.stream_resources and _streamable(self.resource_paths, self.kustomize_dirs)
+        count = _streamable(self.resource_paths, self.kustomize_dirs) if self.stream_resources else None
+        streamed = count is not None
         resource_docs, output_notices = ([], []) if streamed else self._resource_docs()
         state = self.read_state()
         kinds = KindTable()
@@ -199,7 +203,8 @@ class FileSource:
         at = (len(policy_repeats), len(notices) - (1 if digests else 0))
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths or self.kustomize_dirs),
-                      resource_stream=self._stream(namespaced, notices, at) if streamed else None)
+                      resource_stream=self._stream(namespaced, notices, at) if streamed else None,
+                      resource_count=count or 0)
 
     def _stream(self, namespaced: Any, notices: list[Notice], at: tuple[int, int]) -> Iterator[Document]:
         """The -r documents of `_resource_docs`, read one at a time (load/documents.py iter_manifests),
@@ -228,8 +233,8 @@ class FileSource:
         notices[at[0]:at[0]] = repeats
 
 
-def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) -> bool:
-    """Whether the -r files can be read as they are evaluated: files (not stdin, no -k) whose documents are
+def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) -> int | None:
+    """How many documents the -r files hold, when they can be read as they are evaluated (else None): files (not stdin, no -k) whose documents are
     each plainly of a kind (load/yaml_peek.py, looked at a piece at a time) that no stage reads before the
     evaluation: no policy or exception (the run's policies), no CustomResourceDefinition (the kinds), no
     Namespace (namespaceObject, namespace selectors), no List (its items are not looked at), and at least one
@@ -238,7 +243,8 @@ def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) ->
     from kubectl_kyrec.load.yaml_peek import plain_stream_kinds
 
     if kustomize_dirs or not resource_paths or STDIN in resource_paths:
-        return False
+        return None
+    count = 0
     for given in resource_paths:
         kinds: dict[tuple[str, str], int] = {}
         try:
@@ -246,14 +252,15 @@ def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) ->
                 with open(path, "rb") as stream:
                     found = plain_stream_kinds(stream)
                 if found is None:
-                    return False
+                    return None
                 kinds.update((kind, kinds.get(kind, 0) + n) for kind, n in found.items())
         except (OSError, InputError):
-            return False        # the whole read says why
+            return None         # the whole read says why
         if not kinds or any(kind.endswith("List") or kind in ("Namespace", "CustomResourceDefinition")
                             or is_policy_kind(api_version, kind) for api_version, kind in kinds):
-            return False
-    return True
+            return None
+        count += sum(kinds.values())
+    return count
 
 
 def _named(paths: Sequence[str]) -> str:
