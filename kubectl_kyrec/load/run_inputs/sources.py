@@ -139,8 +139,8 @@ class FileSource:
         named = [*self.policy_paths, *self.exception_paths]
         files = load_policy_documents(named, is_policy_document, stdin=sys.stdin, pass_over=self.skip_non_policies)
         lines = {item.document.source: item.lines for item in files.documents}
-        count = _streamable(self.resource_paths, self.kustomize_dirs) if self.stream_resources else None
-        streamed = count is not None
+        peeked = _streamable(self.resource_paths, self.kustomize_dirs) if self.stream_resources else None
+        streamed = peeked is not None
         resource_docs, output_notices = ([], []) if streamed else self._resource_docs()
         state = self.read_state()
         kinds = KindTable()
@@ -204,7 +204,7 @@ class FileSource:
         return Inputs(policies, resources, state, values, kinds, context, notices,
                       resources_named=bool(self.resource_paths or self.kustomize_dirs),
                       resource_stream=self._stream(namespaced, notices, at) if streamed else None,
-                      resource_count=count or 0)
+                      resource_count=peeked or 0)
 
     def _stream(self, namespaced: Any, notices: list[Notice], at: tuple[int, int]) -> Iterator[Document]:
         """The -r documents of `_resource_docs`, read one at a time (load/documents.py iter_manifests),
@@ -234,8 +234,8 @@ class FileSource:
 
 
 def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) -> int | None:
-    """How many documents the -r files hold, when they can be read as they are evaluated (else None): files (not stdin, no -k) whose documents are
-    each plainly of a kind (load/yaml_peek.py, looked at a piece at a time) that no stage reads before the
+    """How many documents the -r files hold, when they can be read as they are evaluated (else None): files
+    (not stdin, no -k) whose documents are each plainly of a kind (load/yaml_peek.py, looked at a piece at a time) that no stage reads before the
     evaluation: no policy or exception (the run's policies), no CustomResourceDefinition (the kinds), no
     Namespace (namespaceObject, namespace selectors), no List (its items are not looked at), and at least one
     per path (an empty one is an input error, which the whole read raises before anything is evaluated)."""
