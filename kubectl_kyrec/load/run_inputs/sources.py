@@ -235,10 +235,11 @@ class FileSource:
 
 def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) -> int | None:
     """How many documents the -r files hold, when they can be read as they are evaluated (else None): files
-    (not stdin, no -k) whose documents are each plainly of a kind (load/yaml_peek.py, looked at a piece at a time) that no stage reads before the
-    evaluation: no policy or exception (the run's policies), no CustomResourceDefinition (the kinds), no
-    Namespace (namespaceObject, namespace selectors), no List (its items are not looked at), and at least one
-    per path (an empty one is an input error, which the whole read raises before anything is evaluated)."""
+    (not stdin, no -k) whose documents are each plainly of a kind (load/yaml_peek.py, looked at a piece at a
+    time) that no stage reads before the evaluation: no policy or exception (the run's policies), no
+    CustomResourceDefinition (the kinds), no Namespace (namespaceObject, namespace selectors), no List (its
+    items are not looked at), and at least one per path (an empty one is an input error, which the whole read
+    raises before anything is evaluated)."""
     from kubectl_kyrec.load.files import STDIN, expand_paths
     from kubectl_kyrec.load.yaml_peek import plain_stream_kinds
 
