@@ -184,3 +184,27 @@ def test_a_streamed_run_tells_the_progress_line_what_the_files_hold(files: tuple
     assert totals == [60]
     assert len(ticks) == 60
     assert run.exit_code == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_fan_out_stream_reads_its_parts_as_workers_free_up(jobs: int) -> None:
+    # answers come back in order, each from its own part; no more than `jobs` parts are in flight beside the
+    # one being taken when a part's answer is consumed
+    from kubectl_kyrec.evaluate.fan_out import can_fork, fan_out_stream
+
+    taken: list[int] = []
+    consumed: list[tuple[int, int, int]] = []
+
+    def parts() -> Iterator[list[int]]:
+        for n in range(7):
+            taken.append(n)
+            yield [n, n * 10]
+
+    def consume(part: list[int], answer: int) -> None:
+        consumed.append((part[0], answer, len(taken)))
+
+    fan_out_stream(parts(), lambda part: sum(part) + 1, jobs=jobs, encode=lambda a: str(a).encode(),
+                   decode=lambda part, file: int(file.read()), consume=consume)
+    assert [(n, a) for n, a, _ in consumed] == [(n, n * 11 + 1) for n in range(7)]
+    in_flight = jobs if jobs > 1 and can_fork() else 0
+    assert all(seen <= n + 1 + in_flight for n, _, seen in consumed), consumed
