@@ -448,6 +448,7 @@ def _evaluate_stream(resources: Iterator[Document], steps: _StreamSteps, out: Ev
                 out.admissions.extend(replace(a, subject=replace(a.subject, obj={}, old_obj=None),
                                               before_mutations=None, alternatives=())
                                       for a in chained.admissions if a.mutations)
+                del chained         # not held by this frame while the next slice is read
             out.subject_count += len(picked)
             yield _Slice(picked, first, admitted)
 
