@@ -101,13 +101,15 @@ class Trace:
         return step
 
 
-def shown(value: Any) -> str:
-    """A value as a step shows it: JSON as Go encodes it (a float64 2 is `2`), cut to be read on one line."""
+def shown(value: Any, width: int = 120, go: bool = True) -> str:
+    """A value as a step shows it: JSON (`go`: as Go encodes it, a float64 2 is `2`), cut to `width` to be read
+    on one line. The one value formatter of explain: its nodes (evaluate/explain.py `show`) are wider and keep
+    Python's floats, as they always have."""
     try:
-        text = json.dumps(_integral(value), sort_keys=True, default=str)
+        text = json.dumps(_integral(value) if go else value, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _integral(value: Any) -> Any:
