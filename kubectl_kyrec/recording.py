@@ -46,11 +46,13 @@ class Step:
 
 class Trace:
     """Steps nest: `open` starts a step the following ones go under, `close` ends it with its outcome. A
-    step left open by an exception is closed by the next `close` of an enclosing step (`until`)."""
+    step left open by an exception is closed by the next `close` of an enclosing step. A `close` never ends
+    the tree or rule being recorded (`tree`, `rule`): the steps after it stay in it."""
 
     def __init__(self) -> None:
         self.root = Step("trace")
         self._stack: list[Step] = [self.root]
+        self._floor = 1         # the steps of the stack no `close` pops: the root, or the open tree or rule
         # the steps of each rule evaluated, by (policy key, rule name); a rule evaluated twice keeps the last
         self.rules: dict[tuple[str, str], Step] = {}
 
@@ -59,7 +61,7 @@ class Trace:
         engine before each variant it evaluates)."""
         step = Step(rule)
         self.rules[(policy, rule)] = step
-        self._stack = [step]
+        self._stack, self._floor = [step], 1
 
     @property
     def current(self) -> Step:
@@ -73,7 +75,8 @@ class Trace:
         return step
 
     def close(self, step: Step, outcome: str, detail: str = "") -> None:
-        while len(self._stack) > 1:
+        # a step not open above the floor (closed already, or the tree itself) pops nothing
+        while any(s is step for s in self._stack[self._floor:]):
             top = self._stack.pop()
             if top is step:
                 break
@@ -92,7 +95,7 @@ class Trace:
         (evaluate/explain.py `recorded`)."""
         step = Step(name, data=data)
         self.root.children.append(step)
-        self._stack = [self.root, step]
+        self._stack, self._floor = [self.root, step], 2
         return step
 
     def node(self, step: Step) -> Step:
