@@ -4,9 +4,9 @@ recording; nothing re-walks an engine to tell what it did.
 
 Every engine records its explain nodes whole (`node`: matchConstraints or match/exclude blocks, exceptions,
 conditions, validations or mutations, result, with the values they saw), and the recording is the tree. The
-classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
-validate handler (classic/validate.py) per rule (`rule`), and in the same run puts each policy's tree together
-from those steps (evaluate/classic/engine.py `ClassicEvaluator.explain`).
+classic engine records, per rule (`rule`), its match and exclude blocks (classic/match.py `match_state`), pattern
+walk (classic/pattern_match.py), conditions (classic/conditions.py) and validate handler (classic/validate.py),
+and in the same run puts each policy's tree together from those steps (evaluate/classic/explain.py).
 Only `explain` passes one: every hook is behind an `is not None` check, so evaluation without a recorder does
 what it did before and costs one comparison per step.
 
