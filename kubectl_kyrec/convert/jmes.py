@@ -64,6 +64,19 @@ def translate(expression: str, field: str, scope: Scope | None = None) -> str:
     return _node(ast, field, expression, scope, soft=scope.soft)
 
 
+def translate_on(expression: str, field: str, scope: Scope, current: str) -> str:
+    """A JMESPath query of the value the CEL text `current` gives (an apiCall's answer, a variable's value):
+    its paths start there, and a missing key is null (go-jmespath's search never errors on one)."""
+    if "{{" in expression or "}}" in expression:
+        raise Unconvertible(field, f"JMESPath {expression!r}: a variable nested in a variable is substituted as text "
+                                   "first; not converted")
+    try:
+        ast = jp_parser.Parser().parse(expression).parsed
+    except jp_exceptions.JMESPathError as err:
+        raise Unconvertible(field, f"JMESPath {expression!r} does not parse: {err}") from None
+    return _node(ast, field, expression, scope, soft=True, current=current)
+
+
 def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool = True,
           current: str | None = None) -> str:
     """`soft`: a missing key gives null (go-jmespath turns the error into null inside `||`, comparators,
