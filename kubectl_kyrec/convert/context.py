@@ -12,10 +12,11 @@ what the conversion writes for each:
   there is an error (or `default`, without the JMESPath). `resource.Get` / `resource.List`, the JMESPath
   written as CEL on the answer.
 
-The classic loaders are deferred: an entry is loaded when a query first names it, and an entry that fails
-then fails the whole rule, whatever the other conditions say. A CEL `||`, `&&` or `all()` lets another
-operand decide past an error, so each place that reads context variables reads them first (`loaded`): the
-block errors where one of them does, as the classic rule does."""
+The classic loaders are deferred: an entry is loaded when a condition that reads it is reached, and an entry
+that fails then is the rule's error. CEL variables are evaluated where first read too; a CEL `||`, `&&` or
+`all()` would let another operand decide past the error, so conditions reading context entries are written
+in Kyverno's order as ternaries (convert/conditions.py `ordered`), and an entry that can fail is not read
+inside foreach (policy.py)."""
 
 from __future__ import annotations
 
@@ -37,19 +38,27 @@ _NAME_PATHS = {"request.namespace", "request.name", "request.object.metadata.nam
                "request.oldObject.metadata.namespace"}
 
 
+def may_error(entry: dict[str, Any]) -> bool:
+    """Whether the entry's variable can be an error: a ConfigMap or an object that is not there, a value
+    that is nil, a request value substituted into its JMESPath. A List, a literal and a default cannot."""
+    if entry.get("configMap") is not None:
+        return True
+    if entry.get("variable") is not None:
+        spec = entry["variable"]
+        literal_value = spec.get("value") is not None and "{{" not in str(spec["value"]) and not spec.get("jmesPath")
+        return not literal_value and spec.get("default") is None
+    call = entry.get("apiCall") or {}
+    path = str(call.get("urlPath") or "").partition("?")[0]
+    parts = [p for p in path.split("/") if p]
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+    if len(rest) > 2 and rest[0] == "namespaces":
+        rest = rest[2:]
+    return (len(rest) == 2 and call.get("default") is None) or "{{" in str(call.get("jmesPath") or "")
+
+
 def fail(text: str) -> str:
     """A CEL expression that is an error whose text says `text` (a lookup in an empty map)."""
     return f"{{}}[{literal(text)}]"
-
-
-def loaded(cel: str, guarded: str, known: set[str]) -> str:
-    """`guarded`, but an error where a context variable `cel` reads errors: the variables are read first, in
-    a list whose construction fails with any of them (a ternary's condition is never absorbed)."""
-    names = reads(cel, known)
-    if not names:
-        return guarded
-    listed = ", ".join(f"variables.{n}" for n in names)
-    return f"([{listed}].size() == {len(names)} ? {guarded} : false)"
 
 
 def reads(cel: str, known: set[str]) -> list[str]:
@@ -90,6 +99,8 @@ def convert_entries(entries: Any, at: str, scope: jmes.Scope, policy_namespace: 
                                        "imageRegistry")
         out.append({"name": name, "expression": expression})
         scope.names[name] = f"variables.{name}"
+        if may_error(entry):
+            scope.erring = scope.erring | {name}
     return out
 
 

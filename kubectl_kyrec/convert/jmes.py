@@ -28,14 +28,17 @@ _VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 class Scope:
     """Names a translated expression may use besides the request: foreach's `element`, and so on."""
 
-    def __init__(self, names: dict[str, str] | None = None, soft: bool = False) -> None:
+    def __init__(self, names: dict[str, str] | None = None, soft: bool = False,
+                 erring: frozenset[str] = frozenset()) -> None:
         self.names = dict(names or {})
+        # the context entries (convert/context.py) whose variable can be an error (an object not there)
+        self.erring = erring
         # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
         self.soft = soft
         self.counter = 0                # names for comprehension variables
 
     def softened(self) -> Scope:
-        return Scope(self.names, soft=True)
+        return Scope(self.names, soft=True, erring=self.erring)
 
 
 def _path(node: dict[str, Any]) -> list[str] | None:

@@ -151,8 +151,9 @@ def _check(validate: dict[str, Any], at: str, writer: PatternWriter, base: str =
             raise Unconvertible(f"{at}.anyPattern", "must be a list")
         return disj([writer.top(base, p) for p in patterns])
     if what == "deny":
-        denied = conditions.block((validate["deny"] or {}).get("conditions"), f"{at}.deny.conditions", scope)
-        return context.loaded(denied, negate(denied), _context_names(scope))
+        # with context entries (which can fail), in Kyverno's order: a failing entry is an error where reached
+        return negate(conditions.block((validate["deny"] or {}).get("conditions"), f"{at}.deny.conditions", scope,
+                                       ordered=bool(_context_names(scope))))
     if what == "foreach":
         return conj([_foreach(entry, f"{at}.foreach[{i}]", writer, scope)
                       for i, entry in enumerate(validate["foreach"])])
@@ -172,7 +173,8 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     # a list that is not there is no list to iterate: read softly (null), never an error
     listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", (scope or jmes.Scope()).softened())
     var = writer.var()
-    inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"})
+    inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"},
+                       erring=scope.erring if scope else frozenset())
     if "elementIndex" in json.dumps(entry):
         raise Unconvertible(at, "elementIndex; not converted")
     if _ERRING_FUNCTION.search(json.dumps(entry)):
@@ -182,13 +184,18 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
                                 "decides between error and failure, CEL's all() does not); not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
     check = _check(body, at, writer, base=var, scope=inner)
-    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened())
-    # an element's preconditions load the context entries they read, then its check loads its own (and an
-    # element the preconditions skip loads no more): each is read before its part decides (convert/context.py)
     known = _context_names(scope)
-    each = context.loaded(pre, disj([negate(pre), context.loaded(check, check, known)]), known)
+    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened(), ordered=bool(known))
+    erring = context.reads(pre + check, set(inner.erring))
+    if erring:
+        # an element that fails the entry's read is an error; Kyverno stops at the first element that fails or
+        # errors, in order, where CEL's all() is false when any element is false, whatever errors come before
+        raise Unconvertible(at, f"reads the context entries {erring}, which can fail, inside foreach (Kyverno's "
+                                "first element decides between error and failure, CEL's all() does not); not "
+                                "converted")
+    each = f"({pre} ? {check} : true)" if known and pre != "true" else disj([negate(pre), check])
     # Kyverno: a list that evaluates to null is no list to iterate (the rule passes, kk: foreach.go)
-    return context.loaded(listed, f"({listed} == null || {listed}.all({var}, {each}))", known)
+    return f"({listed} == null || {listed}.all({var}, {each}))"
 
 
 def _context_names(scope: jmes.Scope | None) -> set[str]:
