@@ -30,8 +30,9 @@ from kubectl_kyrec.convert.cel_text import Unconvertible, literal
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _READS = re.compile(r"\bvariables\.([A-Za-z_][A-Za-z0-9_]*)")
 _WHOLE_VARIABLE = re.compile(r"^\{\{-?\s*(.*?)\s*-?\}\}$", re.DOTALL)
-# a `{{ }}` that is the whole of a JMESPath raw string literal: substituted as text, it is the value's string
-_QUOTED_VARIABLE = re.compile(r"'\{\{-?\s*([^{}']*?)\s*-?\}\}'")
+# a `{{ }}` that is the whole of a JMESPath raw string literal: substituted as text, it is the value's string;
+# the whole of a JSON literal (backquotes): its JSON text, the value itself where it is a map or list
+_QUOTED_VARIABLE = re.compile(r"'\{\{-?\s*([^{}']*?)\s*-?\}\}'|`\{\{-?\s*([^{}`]*?)\s*-?\}\}`")
 # request paths whose values are names: they cannot hold `/`, so as a segment of an API path they stay one
 _NAME_PATHS = {"request.namespace", "request.name", "request.object.metadata.name",
                "request.object.metadata.namespace", "request.oldObject.metadata.name",
@@ -263,19 +264,27 @@ def _on_answer(path: Any, at: str, scope: jmes.Scope, current: str) -> str:
 
     def hole(m: re.Match[str]) -> str:
         token = f"kyrec_variable_{len(substituted)}"
-        inner = m.group(1)
-        if _WHOLE_VARIABLE.match(f"{{{{{inner}}}}}") is None or "{{" in inner:
-            raise Unconvertible(at, f"JMESPath {path!r}: a nested variable; not converted")
-        # a name's or kind's string form; a map or list value (inserted as JSON text in Kyverno) is an error
+        quoted = m.group(1) is not None
+        inner = m.group(1) if quoted else m.group(2)
         value = jmes.translate(inner, at, scope)
-        substituted[literal(token)] = (f"[{value}].map(s, type(s) == map || type(s) == list ? "
-                                       f"{fail('a map or list inserted into a JMESPath string')} : string(s))[0]")
-        return f"'{token}'"
+        if quoted:
+            # a name's or kind's string form; a map or list value (inserted as JSON text in Kyverno) is an error
+            substituted[literal(token)] = (f"[{value}].map(s, type(s) == map || type(s) == list ? "
+                                           f"{fail('a map or list inserted into a JMESPath string')} : "
+                                           "string(s))[0]")
+            return f"'{token}'"
+        # a map or list is inserted as its JSON text, which the literal reads back as the same value; a string
+        # is inserted bare (no JSON), a number or boolean is not a selector's or labels' value: errors here
+        substituted[literal(token)] = (f"[{value}].map(s, type(s) == map || type(s) == list ? s : "
+                                       f"{fail('a scalar inserted into a JMESPath JSON literal')})[0]")
+        return f'`"{token}"`'
 
     text = _QUOTED_VARIABLE.sub(hole, path)
     cel = jmes.translate_on(text, at, scope, current)
-    for token, value in substituted.items():
-        if cel.count(token) != 1:
-            raise Unconvertible(at, f"JMESPath {path!r}: a variable not used as one string; not converted")
-        cel = cel.replace(token, value)
+    # Kyverno substitutes every variable before the query runs (an error there is the entry's error, even
+    # where the query would not reach the value): each is read first, bound to a name the query uses
+    for n, (token, value) in reversed(list(enumerate(substituted.items()))):
+        if cel.count(token) < 1:
+            raise Unconvertible(at, f"JMESPath {path!r}: a variable not used as one value; not converted")
+        cel = f"[{value}].map(sub{n}, {cel.replace(token, f'sub{n}')})[0]"
     return cel

@@ -21,7 +21,14 @@ _FUNCTIONS = {"length": lambda a: f"size({a[0]})", "to_string": lambda a: f"stri
               "starts_with": lambda a: f"{a[0]}.startsWith({a[1]})", "ends_with": lambda a: f"{a[0]}.endsWith({a[1]})",
               # JMESPath's contains: a list holds the element, or a string the substring; on anything else it
               # is an error (go-jmespath: invalid type), as `contains` on a non-string is in CEL
-              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : s.contains({a[1]}))"}
+              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : s.contains({a[1]}))",
+              # Kyverno's label_match(labels, match): every key of the first with the same value in the second;
+              # an argument that is no object is an error (kk: pkg/engine/jmespath/functions.go jpLabelMatch)
+              "label_match": lambda a: (f"[[dyn({a[0]}), dyn({a[1]})]].map(lm, type(lm[0]) == map && type(lm[1]) == "
+                                        "map ? lm[0].all(k, k in lm[1] && lm[1][k] == lm[0][k]) : "
+                                        "{}['label_match: invalid type, expected an object'])[0]")}
+# the functions above whose answer is a boolean (or an error): a filter keeps what they say as it is
+_BOOLEAN_FUNCTIONS = {"starts_with", "ends_with", "contains", "label_match"}
 _VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 
 
@@ -182,7 +189,9 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
                 test = node["children"][2]
                 cond = sub(test, v)
                 # a comparison is already a boolean; anything else filters by JMESPath's truthiness
-                keep = cond if test["type"] in ("comparator", "not_expression") else _truthy(cond)
+                boolean = test["type"] in ("comparator", "not_expression") or (
+                    test["type"] == "function_expression" and test["value"] in _BOOLEAN_FUNCTIONS)
+                keep = cond if boolean else _truthy(cond)
                 listed = f"{c}.filter({v}, {keep})"
             mapped = listed if right["type"] == "identity" else f"{listed}.map({v}, {sub(right, v)})"
             return f"(type({c}) == list ? dyn({mapped}.filter({w}, {w} != null)) : null)"

@@ -55,6 +55,10 @@ STATE = [
      "spec": {"ports": [{"port": 5432}]}},
     {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "c1", "namespace": "locked"},
      "spec": {"ports": [{"port": 80}]}},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"svc": "web"}}}},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "any", "namespace": "locked"},
+     "spec": {"minAvailable": 1, "selector": {}}},
     {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "p1", "namespace": "default"},
      "spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}},
               "template": {"metadata": {"labels": {"a": "b"}},
@@ -109,6 +113,12 @@ CASES: dict[str, list[dict[str, Any]]] = {
                                      "jmesPath": "items[?metadata.name == '{{ request.object.metadata.name }}'] "
                                                  "| length(@)"}}],
         {"deny": {"conditions": {"any": [{"key": "{{ same }}", "operator": "GreaterThan", "value": 0}]}}})],
+    "apiCall List filtered by label_match on the request's labels": [_rule("pdb", [
+        {"name": "pdbs", "apiCall": {
+            "urlPath": "/apis/policy/v1/namespaces/{{request.namespace}}/poddisruptionbudgets",
+            "jmesPath": "items[?label_match(spec.selector.matchLabels, `{{request.object.metadata.labels}}`)] "
+                        "| length(@)"}}],
+        {"deny": {"conditions": {"any": [{"key": "{{ pdbs }}", "operator": "LessThan", "value": 1}]}}})],
     "variable values, one read by another": [_rule("caps", [
         {"name": "allowed", "variable": {"value": ["nginx:1", "redis:7"]}},
         {"name": "images", "variable": {"jmesPath": "request.object.spec.containers[].image"}},
