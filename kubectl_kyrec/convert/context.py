@@ -25,9 +25,8 @@ import urllib.parse
 from typing import Any
 
 from kubectl_kyrec.convert import jmes
-from kubectl_kyrec.convert.cel_text import Unconvertible, literal
+from kubectl_kyrec.convert.cel_text import Unconvertible, literal, selectable
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _READS = re.compile(r"\bvariables\.([A-Za-z_][A-Za-z0-9_]*)")
 _WHOLE_VARIABLE = re.compile(r"^\{\{-?\s*(.*?)\s*-?\}\}$", re.DOTALL)
 # a `{{ }}` that is the whole of a JMESPath raw string literal: substituted as text, it is the value's string;
@@ -77,7 +76,8 @@ def convert_entries(entries: Any, at: str, scope: jmes.Scope, policy_namespace: 
         if not isinstance(entry, dict):
             raise Unconvertible(where, "a context entry must be a map")
         name = str(entry.get("name") or "")
-        if not _NAME.match(name) or name in ("object", "oldObject", "request", "variables", "namespaceObject"):
+        if not selectable(name) or name in ("object", "oldObject", "request", "variables", "namespaceObject",
+                                            "element", "elementIndex"):
             raise Unconvertible(f"{where}.name", f"{name!r} is not a name a CEL variable can have; not converted")
         if name in scope.names:
             raise Unconvertible(f"{where}.name", f"{name!r} is defined twice (a later entry replaces the earlier "

@@ -285,3 +285,22 @@ def test_preconditions_reading_context_are_refused() -> None:
     assert len(conv.refusals) == 1
     assert conv.refusals[0].startswith("spec.rules[0].preconditions: reads the context entries ['cm']: "
                                        "preconditions become matchConditions")
+
+
+def test_a_namespace_absent_from_the_state_is_the_active_one_in_the_resource_library() -> None:
+    """As the classic loader reads it (eval's provider), so both sides of --verify see one cluster; a Kyverno
+    CLI test's fake client (the default) has only what it is given."""
+    from kubectl_kyrec.cel.context import ObjectsProvider
+
+    found = ObjectsProvider([], implicit_namespaces=True).get_resource("v1", "namespaces", "", "team-a")
+    assert found is not None and found["status"] == {"phase": "Active"}
+    assert found["metadata"]["labels"] == {"kubernetes.io/metadata.name": "team-a"}
+    assert ObjectsProvider([]).get_resource("v1", "namespaces", "", "team-a") is None
+    assert ObjectsProvider([], implicit_namespaces=True).get_resource("v1", "configmaps", "team-a", "x") is None
+
+
+def test_a_context_name_that_is_no_cel_name_is_refused() -> None:
+    conv = convert_policy(_policy(_rule("r", [{"name": "in", "variable": {"value": "x"}}], {"deny": {
+        "conditions": {"any": [{"key": "{{ request.name }}", "operator": "Equals", "value": "y"}]}}})))
+    assert conv.refusals == ["spec.rules[0].context[0].name: 'in' is not a name a CEL variable can have; not "
+                             "converted"]
