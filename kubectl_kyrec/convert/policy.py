@@ -255,7 +255,12 @@ def _rule_constraints(rule: dict[str, Any], at: str,
         operations.append("DELETE")
     constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds)
     if rule.get("preconditions") is not None:
-        pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
+        # a rule with context entries: as Kyverno reads preconditions (a key that is not there is the rule's
+        # error, kubectl_kyrec/classic/conditions.py; a matchCondition's error is the policy's error result), in
+        # Kyverno's order; other rules keep the reading where a missing key is false
+        ordered = bool(rule.get("context")) and bool(rule.get("validate"))
+        pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=not ordered),
+                               ordered=ordered)
         match_conditions.append({"name": "preconditions", "expression": pre})
     variables = {str(v.get("name")): str(v.get("expression")) for v in
                  ((rule.get("validate") or {}).get("cel") or {}).get("variables") or []}

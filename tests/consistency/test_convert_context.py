@@ -119,6 +119,13 @@ CASES: dict[str, list[dict[str, Any]]] = {
             "jmesPath": "items[?label_match(spec.selector.matchLabels, `{{request.object.metadata.labels}}`)] "
                         "| length(@)"}}],
         {"deny": {"conditions": {"any": [{"key": "{{ pdbs }}", "operator": "LessThan", "value": 1}]}}})],
+    "preconditions of a rule with context: a missing key is an error": [_rule("pre", [
+        {"name": "names", "apiCall": {"urlPath": "/api/v1/namespaces/{{ request.namespace }}/services",
+                                      "jmesPath": "items[].metadata.name"}}],
+        {"deny": {"conditions": {"any": [{"key": "{{ request.object.metadata.labels.svc }}", "operator": "AnyNotIn",
+                                          "value": "{{ names }}"}]}}},
+        preconditions={"all": [{"key": "{{ request.object.metadata.labels.team }}", "operator": "Equals",
+                                "value": "a"}]})],
     "variable values, one read by another": [_rule("caps", [
         {"name": "allowed", "variable": {"value": ["nginx:1", "redis:7"]}},
         {"name": "images", "variable": {"jmesPath": "request.object.spec.containers[].image"}},
