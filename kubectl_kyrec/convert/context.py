@@ -53,7 +53,7 @@ def may_error(entry: dict[str, Any]) -> bool:
     rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
     if len(rest) > 2 and rest[0] == "namespaces":
         rest = rest[2:]
-    return (len(rest) == 2 and call.get("default") is None) or "{{" in str(call.get("jmesPath") or "")
+    return len(rest) == 2 or "{{" in str(call.get("jmesPath") or "")
 
 
 def fail(text: str) -> str:
@@ -107,7 +107,7 @@ def convert_entries(entries: Any, at: str, scope: jmes.Scope, policy_namespace: 
 
 def _or_else(value: str, otherwise: str) -> str:
     """`value`, or `otherwise` where it is null (each read once)."""
-    return f"[{value}].map(v, v != null ? v : {otherwise})[0]"
+    return f"[{value}].map(v, dyn(v) != null ? v : {otherwise})[0]"
 
 
 def _variable(spec: Any, at: str, name: str, scope: jmes.Scope) -> str:
@@ -162,7 +162,7 @@ def _config_map(spec: Any, at: str, policy_namespace: str) -> str:
     missing = fail(f'failed to get configmap {namespace}/{name} : configmaps "{name}" not found')
     # what the loader stores: data (left out where the ConfigMap has none, as a null there reads as missing
     # in both) and metadata
-    return (f"[resource.Get('v1', 'configmaps', {literal(namespace)}, {literal(name)})].map(c, c != null ? "
+    return (f"[resource.Get('v1', 'configmaps', {literal(namespace)}, {literal(name)})].map(c, dyn(c) != null ? "
             f"{{?'data': c.?data, 'metadata': c.metadata}} : {missing})[0]")
 
 
@@ -226,10 +226,14 @@ def _api_call(spec: Any, at: str, scope: jmes.Scope, policy_namespace: str) -> s
         if labels is not None:
             raise Unconvertible(f"{at}.urlPath", "a labelSelector on one object; not converted")
         fetched = f"resource.Get({api_version}, {resource}, {namespace}, {_segment(rest[1], f'{at}.urlPath', scope)})"
-        missing = fail(f"failed to GET resource with raw url: {raw}: {rest[0]} not found")
-        otherwise = (literal(spec["default"]) if spec.get("default") is not None else missing)
+        if spec.get("default") is not None:
+            # Kyverno's resource.Get is an error where the object is not there (kk: pkg/cel/libs/resource/impl.go
+            # get_resource_string_string_string_string; its CLI agrees): no default can stand in
+            raise Unconvertible(f"{at}.default", "a default for one object: resource.Get is an error where the "
+                                                 "object is not there, so no default can stand in; not converted")
+        otherwise = fail(f"failed to GET resource with raw url: {raw}: {rest[0]} not found")
         answer = _on_answer(jmes_path, f"{at}.jmesPath", scope, "o")
-        return f"[{fetched}].map(o, o != null ? {answer} : {otherwise})[0]"
+        return f"[{fetched}].map(o, dyn(o) != null ? {answer} : {otherwise})[0]"
     args = f"{api_version}, {resource}, {namespace}" + (f", {literal(labels)}" if labels is not None else "")
     listed = f"resource.List({args})"
     if not jmes_path:
