@@ -23,8 +23,18 @@ from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
-    from kubectl_kyrec.model import EvalError
+    from kubectl_kyrec.model import EvalError, ResultPairs
     from kubectl_kyrec.reconcile.impact import Impact
+
+
+class HandedResults(Protocol):
+    """A run's results as it handed them on, kept apart from it (render/result_spill.py ResultSpill)."""
+
+    count: int
+    counts: dict[str, int]
+
+    def chunks(self) -> Iterator[ResultPairs]: ...
+    def results(self) -> Iterator[Result]: ...
 
 
 class EvalView(Protocol):
@@ -40,6 +50,10 @@ class EvalView(Protocol):
     only_changes: bool
     empty_reason: str
     admissions: list[Admission]
+
+    # the results as the run handed them on, spilled (render/result_spill.py), when it kept none itself
+    @property
+    def handed(self) -> HandedResults | None: ...
 
     def report_items(self) -> Items: ...
 
@@ -173,22 +187,40 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = run.results
+    handed = run.handed
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
-    yield "results", Items(len(results), lambda start, stop: _ResultsJson(results[start:stop]),
-                            shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
+    if handed is None:
+        yield "results", Items(len(results), lambda start, stop: _ResultsJson(results[start:stop]),
+                                shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
+    else:
+        yield "results", _spilled_items(handed)
     admissions = run.admissions
     yield "admission", Items(len(admissions), lambda start, stop: (admission_json(a) for a in admissions[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
     yield "reports", run.report_items()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
-    yield "summary", summary(results)
+    yield "summary", summary(results) if handed is None else dict(handed.counts)
     if run.impact is not None:
         # what the exit code counted (`exitOn`) and whether the change itself fails the run (`introduced`)
         yield "impact", {**run.impact.to_json(unified.unified_diff), "exitOn": exit_on(run),
                          "introduced": run.change_fails}
     if baseline is not None:
         yield "baseline", baseline
+
+
+def _spilled_items(handed: HandedResults) -> Items:
+    """The `results` entries of results spilled as the run handed them on, read back a record at a time:
+    each record's entries made as the held ones are (_ResultsJson, _ResultsParts), which share what they
+    make by the ids of the record's objects, alive while it is written."""
+    def make(kind: Callable[[Sequence[Result]], Iterable[Any]]) -> Callable[[int, int], Iterator[Any]]:
+        def records(start: int, stop: int) -> Iterator[Any]:
+            assert (start, stop) == (0, handed.count), "spilled results are read whole, in order"
+            for pairs in handed.chunks():
+                yield from kind(pairs.results)
+        return records
+
+    return Items(handed.count, make(_ResultsJson), shared=True, parts=make(_ResultsParts))
 
 
 def admission_json(admission: Admission) -> dict[str, Any]:
@@ -206,7 +238,7 @@ def admission_json(admission: Admission) -> dict[str, Any]:
     }
 
 
-def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
+def _undetermined_notes(results: Iterable[Result]) -> Iterator[str]:
     for r in _sorted(r for r in results if r.result == UNDETERMINED):
         yield (f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
                "(the report holds a result for it that kyrec cannot decide)\n")
@@ -214,7 +246,7 @@ def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
 
 def write_reports(run: EvalView, stream: TextIO) -> None:
     """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
-    for note in _undetermined_notes(run.results):
+    for note in _undetermined_notes(run.results if run.handed is None else run.handed.results()):
         stream.write(note)
     _write_report_stream(run.report_items(), stream.write)
 
