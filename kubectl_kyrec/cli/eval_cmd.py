@@ -118,6 +118,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.progress import Progress, writing_output
+    from kubectl_kyrec.render.result_spill import SpilledFindings
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
@@ -149,7 +150,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              resource_paths=resource_paths,
                              registry=registry_access(registry, insecure_registries, registry_config, now))
     # the outputs that can take the results as they are decided keep only what they need of them (the table on
-    # stdout: its counts and listed rows; JSON, YAML, reports: a spill to a temporary file): the run keeps none
+    # stdout: its counts and listed rows; JSON, YAML, reports, JUnit, SARIF, GitHub: a spill to a temporary
+    # file, read back as each writes): the run keeps none
     # (issue 36); any other output, a baseline and --base-policy read them all
     ci_options = CiOptions.from_flags(kube)
     tally = spill = None
@@ -176,7 +178,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results = run.results
-    ci = CiRun.prepare("eval", from_results(results), ci_options, run.failed_reads)
+    ci = CiRun.prepare("eval", from_results(results) if spill is None else SpilledFindings(spill), ci_options,
+                       run.failed_reads)
     with writing_output():
         try:
             write_outputs(run, specs, _outputs(run, ci, show_all=show_all, tally=tally), extra=ci.document_extra)
@@ -194,7 +197,8 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
 # the formats that take a run's results as they are decided (a table only on stdout: `-o table=FILE` reads the
 # whole run, as the tests compare the streamed table with it)
-_STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORTS))
+_STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORTS, OutputFormat.JUNIT,
+                       OutputFormat.SARIF, OutputFormat.GITHUB))
 
 
 def _streams(specs: Sequence[OutputSpec], base_policy_paths: Sequence[str], ci_options: CiOptions) -> bool:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import datetime
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from kubectl_kyrec.evaluate.pipeline import PairsReader, encode_pairs
 from kubectl_kyrec.model import Result, ResultPairs
+from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS
 from kubectl_kyrec.render.items import Items
 
@@ -34,6 +35,8 @@ class ResultSpill:
         self.reported_subjects = 0
         self.scattered = False
         self._reporting: set[str] = set()
+        # every (source, policy) of the results: their labels name the CI formats' suites and rules
+        self.policies: set[tuple[str, str]] = set()
         self._last_uid: str | None = None
         self._file: BinaryIO | None = None
 
@@ -54,6 +57,7 @@ class ResultSpill:
                         self.reported_subjects += 1
                     last = uid
         self._last_uid = last
+        self.policies.update({(r.source, r.policy) for r in pairs.results})
         self.count += len(pairs)
         if self._file is None:
             self._file = tempfile.TemporaryFile()   # noqa: SIM115 - kept open until the outputs are written
@@ -116,3 +120,30 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
 
     # the reports share their entries and timestamp, and are never changed
     return Items(count, make, shared=True)
+
+
+class SpilledFindings(Collection[Finding]):
+    """The spilled results as findings (reconcile/findings.py result_findings), made a record at a time each
+    time they are iterated: what the CI formats read (`-o junit|sarif|github`), which read them in passes
+    (counts first, then the cases), never all at once."""
+
+    def __init__(self, spill: ResultSpill, command: str = "eval") -> None:
+        self.spill = spill
+        self.command = command
+        self._labels: dict[tuple[str, str], str] | None = None
+
+    def __len__(self) -> int:
+        return self.spill.count
+
+    def __contains__(self, item: object) -> bool:
+        return any(f == item for f in self)
+
+    def __iter__(self) -> Iterator[Finding]:
+        from kubectl_kyrec.load.policy.policies import policy_labels
+        from kubectl_kyrec.reconcile.findings import result_findings
+
+        if self._labels is None:
+            # two policies of one name and different kinds are two suites, rules and baseline keys
+            self._labels = policy_labels(self.spill.policies)
+        for pairs in self.spill.chunks():
+            yield from result_findings(pairs.results, self.command, self._labels)

@@ -1,7 +1,7 @@
-"""Issue 36's results stream for the documents: `-o json`, `-o yaml` and `-o reports` take a run's results
-as they are decided, spilled to a temporary file a record at a time (render/result_spill.py), and write the
-same bytes, with the same exit code, as the document made of every result the run kept (the run forced to
-keep them: the command's `_streams` answering no)."""
+"""Issue 36's results stream for the documents: `-o json`, `-o yaml`, `-o reports`, `-o junit`, `-o sarif` and
+`-o github` take a run's results as they are decided, spilled to a temporary file a record at a time
+(render/result_spill.py), and write the same bytes, with the same exit code, as the document made of every
+result the run kept (the run forced to keep them: the command's `_streams` answering no)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,10 @@ CASES = {
 }
 FORMATS = {"json": ["-o", "json"], "yaml": ["-o", "yaml"], "reports": ["-o", "reports"],
            "openreports-json": ["-o", "json", "--report-api", "openreports.io/v1alpha1"],
+           "junit": ["-o", "junit"], "sarif": ["-o", "sarif", "--sarif-root", str(ROOT)], "github": ["-o", "github"],
            # the table on stdout, the documents in files (`{dir}`: each run's own directory)
-           "table+yaml+json": ["-o", "table", "-o", "yaml={dir}/out.yaml", "-o", "json={dir}/out.json"]}
+           "table+yaml+json": ["-o", "table", "-o", "yaml={dir}/out.yaml", "-o", "json={dir}/out.json"],
+           "github+junit+sarif": ["-o", "github", "-o", "junit={dir}/out.xml", "-o", "sarif={dir}/out.sarif"]}
 
 
 @pytest.fixture
@@ -98,8 +100,9 @@ def test_the_streamed_document_is_the_whole_runs(case: list[str], fmt: list[str]
     assert files == sorted(p.name for p in dirs[1].iterdir())
     for name in files:
         assert (dirs[0] / name).read_bytes() == (dirs[1] / name).read_bytes()
-    # a run none of whose results a report carries (a mutation's alone) prints no report
-    assert streamed.stdout.strip() or fmt == FORMATS["reports"]
+    # a run none of whose results a report carries (a mutation's alone) prints no report, one without a
+    # finding no annotation
+    assert streamed.stdout.strip() or fmt[1] in ("reports", "github")
     first, second = kept
     assert first.results == [] and first.handed is not None and first.handed.count
     assert second.results and second.handed is None
@@ -116,6 +119,21 @@ def test_files_get_the_streamed_documents_and_the_summary_line_counts_them(
     assert streamed.stderr == whole.stderr
     assert "kyrec eval: 4 pass, 2 fail; wrote" in streamed.stderr
     assert written == {name: (tmp_path / name).read_text() for name in ("a.json", "a.yaml")}
+    assert kept[0].results == [] and kept[0].handed is not None
+
+
+def test_the_step_summary_of_streamed_findings_is_the_whole_runs(tmp_path: Path, kept: list[Any],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    summaries = tmp_path / "streamed.md", tmp_path / "whole.md"
+    args = ["eval", *CASES["vpol-errors"], *NOW, "-o", "github"]
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summaries[0]))
+    streamed = CliRunner().invoke(cli, args)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summaries[1]))
+    whole = _whole(monkeypatch, args)
+    assert streamed.exit_code == whole.exit_code == 1
+    assert streamed.stdout == whole.stdout
+    assert summaries[0].read_text() == summaries[1].read_text()
+    assert "| fail |" in summaries[0].read_text()
     assert kept[0].results == [] and kept[0].handed is not None
 
 

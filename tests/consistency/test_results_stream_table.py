@@ -114,9 +114,9 @@ def test_rows_spilled_in_runs_merge_in_the_order_of_one_stable_sort(monkeypatch:
     assert tally.listed == 23 and tally.count == 23
 
 
-@pytest.mark.parametrize("extra", [["-o", "json", "-o", "junit=x.xml"], ["-o", "wide"],
-                                   ["-o", "table", "-o", "junit=x.xml"]],
-                         ids=["json+junit", "wide", "table+junit"])
+@pytest.mark.parametrize("extra", [["-o", "json", "--write-baseline", "b.json"], ["-o", "wide"],
+                                   ["-o", "table", "-o", "wide=x.txt"]],
+                         ids=["json+write-baseline", "wide", "table+wide"])
 def test_other_outputs_read_the_whole_run(extra: list[str], kept: list[Any], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
