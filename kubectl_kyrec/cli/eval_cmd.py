@@ -162,7 +162,10 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         if any(s.format is OutputFormat.TABLE for s in specs):
             # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
             tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
-        if any(s.format is not OutputFormat.TABLE for s in specs):
+        elif any(s.format is OutputFormat.WIDE for s in specs):
+            # -o wide lists every result, never fitted: its rows are spilled wherever it goes
+            tally = eval_output.TableTally(True, spill=True, wide=True)
+        if any(s.format not in _TABLES for s in specs):
             spill = ResultSpill()
     # the phases on a terminal: the input files counted as they are opened, the evaluation's rate and time
     # left, then `writing output` while a pipe or a file gets it
@@ -195,8 +198,9 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     exit_with(code, exit_code_flag, run.failed_reads)
 
 
-# the formats that take a run's results as they are decided (a table only on stdout: `-o table=FILE` reads the
-# whole run, as the tests compare the streamed table with it)
+# the formats that take a run's results as they are decided (a table only on stdout, and one of the two: `-o
+# table=FILE` and `-o wide=FILE` read the whole run, as the tests compare the streamed tables with them)
+_TABLES = (OutputFormat.TABLE, OutputFormat.WIDE)
 _STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORTS, OutputFormat.JUNIT,
                        OutputFormat.SARIF, OutputFormat.GITHUB))
 
@@ -204,7 +208,8 @@ _STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORT
 def _streams(specs: Sequence[OutputSpec], base_policy_paths: Sequence[str], ci_options: CiOptions) -> bool:
     """Whether the run hands its results on as they are decided rather than keeping them: every output can
     take them so, and no baseline or --base-policy compares them all."""
-    return all(s.format in _STREAMED or (s.format is OutputFormat.TABLE and s.path is None) for s in specs) \
+    return all(s.format in _STREAMED or (s.format in _TABLES and s.path is None) for s in specs) \
+        and sum(s.format in _TABLES for s in specs) <= 1 \
         and not base_policy_paths and not ci_options.baseline_path and not ci_options.write_baseline_path
 
 
@@ -271,7 +276,7 @@ def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool, tally: TableTally | 
                                                            width=output_width(spec.path), baselined=baselined,
                                                            tally=tally),
         OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
-                                                          baselined=baselined),
+                                                          baselined=baselined, tally=tally),
         OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
         **ci.outputs(("junit", "sarif")), OutputFormat.GITHUB: github,
     }

@@ -298,8 +298,9 @@ class TableTally:
     sorted SPILL_ROWS at a time into an unlinked temporary file, and merged back in order as the table is
     written, so that memory does not grow with the rows either; else they are kept as results."""
 
-    def __init__(self, show_all: bool = False, spill: bool = False) -> None:
+    def __init__(self, show_all: bool = False, spill: bool = False, wide: bool = False) -> None:
         self.show_all = show_all
+        self.wide = wide                    # spilled rows are written as -o wide's
         self.count = 0
         self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
         # by (source, policy), labelled once every result is in (load/policy/policies.policy_labels)
@@ -344,9 +345,10 @@ class TableTally:
                 flat.clear()
             message = flat[r.message] = " ".join(r.message.split())
         ref = r.subject
-        # _sort_key's fields first, then what _write_plain makes a row of
+        # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
         self._rows.append((STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source,
-                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else ""))
+                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else "",
+                           *((",".join(r.validation_actions), r.severity or "-") if self.wide else ())))
         if len(self._rows) >= SPILL_ROWS:
             self._spill_rows()
 
@@ -401,6 +403,12 @@ class _SpilledTable:
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
         labels, rules = self.labels, self.rules
+        if self.tally.wide:
+            for (_, policy, _, _, _, source, rule, subject, result, message, location, actions,
+                 severity) in self.tally.spilled_rows():
+                name = labels.get((source, policy), policy) if labels else policy
+                yield (name, rule or "-", subject, result, message, actions, severity, location)
+            return
         for (_, policy, _, _, _, source, rule, subject, result, message, location) in self.tally.spilled_rows():
             name = labels.get((source, policy), policy) if labels else policy
             yield (name, rule or "-", subject, result, message, location) if rules else \
@@ -501,6 +509,9 @@ def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, 
     write_fitted(stream, _COLUMNS if rules else _NO_RULES, cells, width)
 
 
+_WIDE_HEADERS = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
+
+
 def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width: int | None,
                          baselined: Collection[int]) -> None:
     counts, shown = tally.counts, tally.shown
@@ -515,14 +526,16 @@ def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width
     if tally.spill and tally.listed:
         rows = _SpilledTable(tally, labels, tally.rules)
         try:
-            write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
+            if tally.wide:
+                write_rows(stream, _WIDE_HEADERS, rows)     # type: ignore[arg-type]
+            else:
+                write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
         finally:
             tally.close()
     elif shown:
         shown.sort(key=_sort_key)
         if wide:
-            headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
-            write_rows(stream, headers, [
+            write_rows(stream, _WIDE_HEADERS, [
                 (labels.get((r.source, r.policy), r.policy), r.rule or "-", r.subject.display(),
                  r.result + BASELINED if baselined and id(r) in baselined else r.result,
                  " ".join(r.message.split()), ",".join(r.validation_actions), r.severity or "-",
