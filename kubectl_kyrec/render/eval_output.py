@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.model import EvalError, ResultPairs
     from kubectl_kyrec.reconcile.impact import Impact
+    from kubectl_kyrec.render.spill_file import SpillFile
 
 
 class HandedResults(Protocol):
@@ -310,7 +311,7 @@ class TableTally:
         self.spill = spill
         self.listed = 0                     # rows listed, spilled or not
         self._rows: list[tuple[Any, ...]] = []
-        self._runs: list[BinaryIO] = []
+        self._runs: list[SpillFile] = []
         self._flat: dict[str, str] = {}
 
     @classmethod
@@ -354,13 +355,14 @@ class TableTally:
 
     def _spill_rows(self) -> None:
         import pickle
-        import tempfile
+
+        from kubectl_kyrec.render.spill_file import SpillFile
 
         rows = self._rows
         rows.sort(key=_SPILLED_KEY)
-        file = tempfile.TemporaryFile()     # noqa: SIM115 - kept open until the table is written
+        file = SpillFile()      # kept until the table is written
         for start in range(0, len(rows), _SPILL_RECORD):
-            pickle.dump(rows[start:start + _SPILL_RECORD], file, protocol=pickle.HIGHEST_PROTOCOL)
+            file.write(pickle.dumps(rows[start:start + _SPILL_RECORD], protocol=pickle.HIGHEST_PROTOCOL))
         self._runs.append(file)
         self._rows = []
 
@@ -370,7 +372,7 @@ class TableTally:
         import heapq
 
         self._rows.sort(key=_SPILLED_KEY)
-        return heapq.merge(*(_read_run(file) for file in self._runs), self._rows, key=_SPILLED_KEY)
+        return heapq.merge(*(_read_run(run.file) for run in self._runs), self._rows, key=_SPILLED_KEY)
 
     def close(self) -> None:
         for file in self._runs:

@@ -209,9 +209,9 @@ class _SpooledSuites:
     at a time when its suite is written."""
 
     def __init__(self, findings: Iterable[Finding]) -> None:
-        import tempfile
+        from kubectl_kyrec.render.spill_file import SpillFile
 
-        self.file = tempfile.TemporaryFile()    # noqa: SIM115 - closed once the document is written
+        self.file = SpillFile()
         self.pieces: dict[str, list[tuple[int, int]]] = {}
         waiting: dict[str, list[str]] = {}
         sizes: dict[str, int] = {}
@@ -234,15 +234,14 @@ class _SpooledSuites:
 
     def _put(self, suite: str, texts: list[str]) -> None:
         data = "".join(texts).encode("utf-8", "surrogatepass")
-        self.pieces.setdefault(suite, []).append((self.file.tell(), len(data)))
+        self.pieces.setdefault(suite, []).append((self.file.tell_end(), len(data)))
         self.file.write(data)
 
     def texts(self, suite: str) -> Iterator[str]:
-        file = self.file
         for offset, size in self.pieces.get(suite, ()):
+            file = self.file.file
             file.seek(offset)
             yield file.read(size).decode("utf-8", "surrogatepass")
-        file.seek(0, 2)
 
     def close(self) -> None:
         self.file.close()

@@ -13,15 +13,15 @@ iter_spilled_reports).
 from __future__ import annotations
 
 import datetime
-import tempfile
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any, BinaryIO
+from typing import Any
 
 from kubectl_kyrec.evaluate.pipeline import PairsReader, encode_pairs
 from kubectl_kyrec.model import Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS
 from kubectl_kyrec.render.items import Items
+from kubectl_kyrec.render.spill_file import SpillFile
 
 
 class ResultSpill:
@@ -38,7 +38,7 @@ class ResultSpill:
         # every (source, policy) of the results: their labels name the CI formats' suites and rules
         self.policies: set[tuple[str, str]] = set()
         self._last_uid: str | None = None
-        self._file: BinaryIO | None = None
+        self._file: SpillFile | None = None
 
     def add(self, pairs: ResultPairs) -> None:
         if not len(pairs):
@@ -60,8 +60,7 @@ class ResultSpill:
         self.policies.update({(r.source, r.policy) for r in pairs.results})
         self.count += len(pairs)
         if self._file is None:
-            self._file = tempfile.TemporaryFile()   # noqa: SIM115 - kept open until the outputs are written
-        self._file.seek(0, 2)
+            self._file = SpillFile()
         self._file.write(encode_pairs(pairs))
 
     def uids(self) -> set[str]:
@@ -70,15 +69,15 @@ class ResultSpill:
 
     def chunks(self) -> Iterator[ResultPairs]:
         """The results as they were handed on, a record at a time (read anew on each call)."""
-        file = self._file
-        if file is None:
+        if self._file is None:
             return
-        file.flush()
+        spill = self._file
         reader = PairsReader()
         at = 0
         while True:
             # each reader at its own place: two of them may be part-way at once (a document's results and
             # the reports after them are two reads)
+            file = spill.file
             file.seek(at)
             pairs = reader.read(file)
             if pairs is None:

@@ -98,3 +98,28 @@ def test_annotations_kept_as_they_pass_are_the_first_of_a_stable_sort(limit: int
     assert cut[:-1] == expected
     left = sum(counts.values()) - len(expected)
     assert cut[-1].startswith(f"::notice title=kyrec::{left} more findings not annotated")
+
+
+def test_a_spill_the_disk_refuses_goes_on_in_memory() -> None:
+    # the file size limit (EFBIG) or a full disk part-way through a write: what was written is kept, the rest
+    # goes to memory, and nothing fails (the run's output is another file, with its own error)
+    import errno
+
+    from kubectl_kyrec.render.spill_file import SpillFile
+
+    class Refusing(io.BufferedRandom):
+        def write(self, data: bytes) -> int:   # type: ignore[override]
+            if self.tell() + len(data) > 100:
+                raise OSError(errno.EFBIG, "File too large")
+            return super().write(data)
+
+    spill = SpillFile()
+    spill.file = Refusing(io.BytesIO())       # type: ignore[assignment]
+    pieces = [bytes([i]) * 30 for i in range(10)]
+    for piece in pieces:
+        spill.write(piece)
+    assert spill.in_memory
+    spill.file.seek(0)
+    assert spill.file.read() == b"".join(pieces)
+    assert spill.tell_end() == 300
+    spill.close()
