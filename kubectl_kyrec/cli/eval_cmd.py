@@ -129,26 +129,6 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     _check_admission(resource_paths, kustomize_dirs, no_mutate, write_mutated_dir, old_paths, old_ref)
     if only_changes and not base_policy_paths:
         raise UsageError("--only-changes counts what a policy change introduces: it needs --base-policy")
-    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
-                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
-                             values_path=values_path, context_path=context_path,
-                             schema=policy_schema_check())
-    if live:                # eval reads the cluster only when asked (docs/architecture.md#the-command-line)
-        from kubectl_kyrec.cluster.live_source import live_source
-
-        source = live_source(source, kube, reports=False, downstreams=True)
-    elif not policy_paths:
-        # a state that holds policies (a capture) needs no -p: they are the complete set, as a live run's are
-        from kubectl_kyrec.run.state_policies import StatePoliciesSource
-
-        source = StatePoliciesSource(source, "eval needs policies: -p PATH")
-    options = EvalRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
-                             report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
-                             base_policy_paths=base_policy_paths, only_changes=only_changes, json_paths=json_paths,
-                             http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
-                             mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
-                             resource_paths=resource_paths,
-                             registry=registry_access(registry, insecure_registries, registry_config, now))
     # the outputs that can take the results as they are decided keep only what they need of them (the table on
     # stdout: its counts and listed rows; JSON, YAML, reports, JUnit, SARIF, GitHub: a spill to a temporary
     # file, read back as each writes): the run keeps none
@@ -167,6 +147,31 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             tally = eval_output.TableTally(True, spill=True, wide=True)
         if any(s.format not in _TABLES for s in specs):
             spill = ResultSpill()
+    # the table alone reads -r as it evaluates it, where nothing else needs every manifest (--write-mutated,
+    # --old and --old-ref do, and JSON's and YAML's `admission`; run/eval.py decides the rest); the other
+    # streamed outputs read the inputs whole, as before
+    stream = tally is not None and spill is None and not tally.wide and write_mutated_dir is None \
+        and not old_paths and old_ref is None
+    source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
+                             exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
+                             values_path=values_path, context_path=context_path,
+                             schema=policy_schema_check(), stream_resources=stream)
+    if live:                # eval reads the cluster only when asked (docs/architecture.md#the-command-line)
+        from kubectl_kyrec.cluster.live_source import live_source
+
+        source = live_source(source, kube, reports=False, downstreams=True)
+    elif not policy_paths:
+        # a state that holds policies (a capture) needs no -p: they are the complete set, as a live run's are
+        from kubectl_kyrec.run.state_policies import StatePoliciesSource
+
+        source = StatePoliciesSource(source, "eval needs policies: -p PATH")
+    options = EvalRunOptions(now=now, selection=selection_of(kube, selector, policy_names, kinds),
+                             report_api=report_api, fail_on=fail_on, fail_on_actions=fail_on_actions,
+                             base_policy_paths=base_policy_paths, only_changes=only_changes, json_paths=json_paths,
+                             http_paths=http_paths, envoy_paths=envoy_paths, jobs=resolve_jobs(jobs),
+                             mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
+                             resource_paths=resource_paths,
+                             registry=registry_access(registry, insecure_registries, registry_config, now))
     # the phases on a terminal: the input files counted as they are opened, the evaluation's rate and time
     # left, then `writing output` while a pipe or a file gets it
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):
