@@ -622,33 +622,42 @@ def _load(file: BinaryIO) -> Any:
 
 def _encode_slice(answer: _SliceAnswer) -> Iterator[bytes]:
     """A record (a list of rows) per chunk as the worker evaluates it, then a tuple: the notices and the count."""
+    for pairs in answer.chunks:
+        yield encode_pairs(pairs)
+    yield _dumps(([(key, n.message, _source_row(n.source)) for key, n in answer.noticed], answer.count))
+
+
+def _source_row(value: Source | None) -> tuple[str, int, str] | None:
+    return None if value is None else (value.file, value.line, value.via)
+
+
+def encode_pairs(pairs: ResultPairs) -> bytes:
+    """A chunk of results as one record of plain rows (read back by `read_pairs`): a worker's answer, or an
+    output's spill (render/result_spill.py)."""
+    # shared within a record only: a chunk's results are dropped once written, and an id may be reused
+    refs: dict[int, tuple[Any, ...]] = {}
+    sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
+    props: dict[int, dict[str, str]] = {}
+
     def source(value: Source | None) -> tuple[str, int, str] | None:
         found = sources.get(id(value), False)
         if found is False:
-            assert value is not None
-            found = sources[id(value)] = (value.file, value.line, value.via)
+            found = sources[id(value)] = _source_row(value)
         return found        # type: ignore[return-value]
 
-    for pairs in answer.chunks:
-        # shared within a record only: a chunk's results are dropped once written, and an id may be reused
-        refs: dict[int, tuple[Any, ...]] = {}
-        sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
-        props: dict[int, dict[str, str]] = {}
-        rows = []
-        for r, ok in pairs:
-            ref = r.subject
-            ref_row = refs.get(id(ref))
-            if ref_row is None:
-                ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
-            properties = props.get(id(r.properties))
-            if properties is None:
-                properties = props[id(r.properties)] = dict(r.properties)
-            rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
-                         properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
-                         ok))
-        yield _dumps(rows)
-    sources = {id(None): None}
-    yield _dumps(([(key, n.message, source(n.source)) for key, n in answer.noticed], answer.count))
+    rows = []
+    for r, ok in pairs:
+        ref = r.subject
+        ref_row = refs.get(id(ref))
+        if ref_row is None:
+            ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
+        properties = props.get(id(r.properties))
+        if properties is None:
+            properties = props[id(r.properties)] = dict(r.properties)
+        rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
+                     properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
+                     ok))
+    return _dumps(rows)
 
 
 class _SliceDecoder:
@@ -688,17 +697,6 @@ class _Shared:
 
 def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
     """The worker's answer, read a record at a time as its chunks are iterated."""
-    refs, sources, made, messages, props = shared.refs, shared.sources, shared.made, shared.messages, shared.props
-
-    def source(row: tuple[str, int, str] | None) -> Source | None:
-        found = sources.get(row, False)
-        if found is False:
-            assert row is not None
-            found = made.get(row)
-            if found is None:
-                found = made[row] = Source(*row)
-        return found        # type: ignore[return-value]
-
     answer = _SliceAnswer(0)
 
     def chunks() -> Iterator[ResultPairs]:
@@ -706,25 +704,60 @@ def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
             record = _load(file)
             if type(record) is tuple:
                 notices, answer.count = record
-                answer.noticed = [(key, Notice(message, source(at))) for key, message, at in notices]
+                answer.noticed = [(key, Notice(message, _shared_source(shared, at))) for key, message, at in notices]
                 return
-            for kept in (made, messages, props):
-                if len(kept) > _SHARED_MAX:
-                    kept.clear()
-            pairs = ResultPairs()
-            seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
-            for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
-                 location, policy_location, binding, ok) in record:
-                ref = refs.get(ref_row)
-                if ref is None:
-                    ref = refs[ref_row] = Ref(*ref_row)
-                one = seen.get(id(properties))
-                if one is None:
-                    one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
-                pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref,
-                                        scored, category, severity, one, actions, source(location),
-                                        source(policy_location), binding), ok)
-            yield pairs
+            yield _decode_pairs(shared, record)
 
     answer.chunks = chunks()
     return answer
+
+
+def _shared_source(shared: _Shared, row: tuple[str, int, str] | None) -> Source | None:
+    found = shared.sources.get(row, False)
+    if found is False:
+        assert row is not None
+        made = shared.made
+        found = made.get(row)
+        if found is None:
+            found = made[row] = Source(*row)
+    return found        # type: ignore[return-value]
+
+
+def _decode_pairs(shared: _Shared, record: list[tuple[Any, ...]]) -> ResultPairs:
+    refs, made, messages, props = shared.refs, shared.made, shared.messages, shared.props
+    for kept in (made, messages, props):
+        if len(kept) > _SHARED_MAX:
+            kept.clear()
+    pairs = ResultPairs()
+    seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
+    for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
+         location, policy_location, binding, ok) in record:
+        ref = refs.get(ref_row)
+        if ref is None:
+            ref = refs[ref_row] = Ref(*ref_row)
+        one = seen.get(id(properties))
+        if one is None:
+            one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
+        pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref,
+                                scored, category, severity, one, actions, _shared_source(shared, location),
+                                _shared_source(shared, policy_location), binding), ok)
+    return pairs
+
+
+class PairsReader:
+    """`encode_pairs`'s records back, one at a time from a file, on Refs and Sources of their own: what they
+    share is shared again (a subject's Ref within a record; messages, properties and locations across records,
+    up to _SHARED_MAX each)."""
+
+    def __init__(self) -> None:
+        self._shared = _Shared()
+
+    def read(self, file: BinaryIO) -> ResultPairs | None:
+        """The next record's results; None at the end of the file."""
+        if not file.read(1):
+            return None
+        file.seek(-1, 1)
+        shared = self._shared
+        # no subject index here: a record's subjects are its own (a chunk holds whole subjects)
+        shared.refs.clear()
+        return _decode_pairs(shared, _load(file))

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import AdmissionSide, Impact
     from kubectl_kyrec.render.items import Items
+    from kubectl_kyrec.render.result_spill import ResultSpill
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
 
@@ -79,6 +80,9 @@ class EvalResult:
     admissions: list[Admission] = field(default_factory=list)
     # what Kyverno accepts with a warning (PolicySet.warning_lines): printed as `warning:` lines, never an exit code
     warnings: list[str] = field(default_factory=list)
+    # the results, when the run handed them on (run_eval's `on_results`) to be spilled there rather than kept
+    # in `results`; `report_pairs` then holds only the pairs the run kept apart (a GeneratingPolicy's)
+    handed: ResultSpill | None = None
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -103,6 +107,10 @@ class EvalResult:
             held = self._reports
             return Items(len(held), lambda start, stop: held[start:stop], shared=True)
         now = self.now or datetime.datetime.now(datetime.timezone.utc)
+        if self.handed is not None:
+            from kubectl_kyrec.render.result_spill import spilled_report_items
+
+            return spilled_report_items(self.handed, self.report_pairs, now, self.report_api)
         reports = ExpectedReports(self.report_pairs, now, self.report_api)
         # the reports share their entries and timestamp, and are never changed
         return Items(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), shared=True)
@@ -118,11 +126,12 @@ def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence
 def run_eval(options: EvalRunOptions, source: InputSource,
              on_subject: Callable[[Subject], None] | None = None,
              on_total: Callable[[int], None] | None = None,
-             on_results: Callable[[Sequence[Result]], object] | None = None) -> EvalResult:
+             on_results: Callable[[ResultPairs], object] | None = None) -> EvalResult:
     """`on_subject`: called once per subject as it is evaluated, `on_total` with how many there are (progress
     on a terminal). `on_results`: handed every result in order, a chunk at a time as they are decided, for an
-    output that keeps only what it needs of them (the table); the run then keeps none (`results` and
-    `report_pairs` are empty: no reports, no --base-policy) and its exit code is counted on the way."""
+    output that keeps only what it needs of them (the table, a spill: render/result_spill.py); the run then
+    keeps none (`results` is empty, `report_pairs` holds only a GeneratingPolicy's, which reports join to
+    their triggers': no --base-policy) and its exit code is counted on the way."""
     if on_results is not None and options.base_policy_paths:
         raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
     from kubectl_kyrec.cel.context import LibraryContext
@@ -201,7 +210,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         nonlocal handed_failing
         assert on_results is not None
         handed_failing = handed_failing or counted(pairs.results)
-        on_results(pairs.results)
+        on_results(pairs)
 
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
@@ -224,8 +233,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
             hand_on(ResultPairs(results, bytearray(len(results))))
         results = []
     report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
-    if generated.outcomes and on_results is None:
-        # Kyverno reports a GeneratingPolicy's result in the trigger's report too
+    if generated.outcomes:
+        # Kyverno reports a GeneratingPolicy's result in the trigger's report too (after the others: handed
+        # on, they are the only ones kept)
         report_pairs = ResultPairs(list(outcome.pairs.results), bytearray(outcome.pairs.reportable))
         report_pairs.extend(generating_pairs(generated))
     # a policy Kyverno refuses is reported by the validate evaluator and by the generate run alike: once
