@@ -170,3 +170,16 @@ def test_apply_dry_run(compiles: Counts, policies: list[str], cluster: ApiServer
     _invoke(["apply", *_p(policies), "--dry-run=client", "--yes", "--now", NOW],
             env={"KUBECONFIG": str(tmp_path / "kubeconfig"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     _once(compiles)
+
+
+def test_convert_verify(compiles: Counts, tmp_path: Path) -> None:
+    """convert --verify evaluates each side of a comparison (the original policy, its conversion) for its
+    verdicts, and again for its downstreams or mutations: one read of the side's inputs (run/convert.py
+    _ReadOnce), one compile. The conversion is also compiled once in convert's load check, which evaluates
+    it on a probe Pod of its own (other inputs, other environments): at most twice, not once per run."""
+    result = _invoke(["convert", "-p", str(KINDS / "clusterpolicy-validate.yaml"),
+                      "-p", str(KINDS / "clusterpolicy-generate.yaml"), "-o", str(tmp_path / "out"), "--verify",
+                      "-r", str(RESOURCES)])
+    assert "cpol-generate-netpol': converted exactly" in result.stdout, result.output
+    assert len(compiles) >= 2
+    assert {text: n for (_, text), n in compiles.items() if n > 2} == {}
