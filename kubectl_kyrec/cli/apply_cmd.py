@@ -114,8 +114,9 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     _check_flags(state_paths, field_manager, only_downstreams and write_reports, mode is DryRun.NONE and not yes)
     files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                        values_path=values_path, schema=policy_schema_check())
-    source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports, causes=True,
-                         rbac_objects=True, offline=False)
+    # no reads for causes (Kyverno's Deployments, the RBAC objects, access reviews): apply names none, and
+    # evidence decides no write (cluster/live.py); `diff` shows them
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports, offline=False)
     options = ApplyRunOptions(
         now=parse_now(now_text), dry_run=mode, selection=selection_of(kube, selector, policy_names, kinds),
         all_policies=all_policies,
@@ -171,6 +172,7 @@ class _Session:
         from kubectl_kyrec.errors import incomplete_line
 
         self.planned.append(result)
+        self._clear_progress()      # `evaluating and planning` goes before the plan's lines
         if result.failed_reads and self.table:
             # the first line on stdout, as every command's table starts when reads failed (render/dispatch.py)
             click.echo(incomplete_line(result.failed_reads))
@@ -193,6 +195,10 @@ class _Session:
         else:
             progress.tick(None)
 
+    def _planning(self) -> None:
+        if self.progress is not None and self.progress.phase is not None:
+            self.progress.phase("evaluating and planning")
+
     def _clear_progress(self) -> None:
         if self.progress is not None and self.progress.clear is not None:
             self.progress.clear()
@@ -204,6 +210,7 @@ class _Session:
     def carry_out(self, options: ApplyRunOptions) -> ExitCode:
         """Run the apply; the result printed, the exit code returned."""
         from kubectl_kyrec.interrupts import Interrupt, Interrupted
+        from kubectl_kyrec.load.files import reading_files
         from kubectl_kyrec.render.progress import Progress
         from kubectl_kyrec.run.apply import run_apply
 
@@ -213,9 +220,14 @@ class _Session:
         with guard.installed():
             try:
                 guard.arm()
-                with Progress.on_terminal("applied", unit="writes", every=1) as self.progress:
+                # the phases on a terminal: `loading N files`, the LISTs, `evaluating and planning`, then
+                # `applied N of T writes` (the plan's lines in between)
+                with Progress.on_terminal("applied", phase="loading inputs", unit="writes", every=1) as progress, \
+                        reading_files(progress.loading):
+                    self.progress = progress
                     result = run_apply(options, self.source, confirm=self.confirm, on_plan=self.show_plan,
-                                       on_outcome=self.on_outcome, interrupt=guard, on_answer=self.on_answer)
+                                       on_outcome=self.on_outcome, interrupt=guard, on_answer=self.on_answer,
+                                       on_read=self._planning)
                 guard.defer()
             except Interrupted:
                 result = self._interrupted()

@@ -6,11 +6,12 @@ kubectl passes nothing to a plugin, so the kubectl connection flags are parsed h
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -98,6 +99,31 @@ def state_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool, d
 
         return StatePoliciesSource(files, needs), True
     return files, all_policies
+
+
+class _ThenEvaluating:
+    """A source whose read, once complete, moves the terminal's progress on to `evaluating`."""
+
+    def __init__(self, source: Any, phase: Callable[[str], None]) -> None:
+        self.source = source
+        self.phase = phase
+
+    def read(self) -> Any:
+        inputs = self.source.read()
+        self.phase("evaluating")
+        return inputs
+
+
+@contextlib.contextmanager
+def input_phases(source: Any) -> Iterator[Any]:
+    """`diff`'s and `coverage`'s phases on a terminal (stderr; render/progress.py): `loading N files` as the
+    source opens its files (a live source's LISTs follow on the same line), then `evaluating` once it has read
+    everything, cleared before anything else is printed. Off a terminal, the source itself."""
+    from kubectl_kyrec.load.files import reading_files
+    from kubectl_kyrec.render.progress import Progress
+
+    with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):
+        yield source if progress.phase is None else _ThenEvaluating(source, progress.phase)
 
 
 def report_run(result: RunResult) -> None:
@@ -274,14 +300,14 @@ def registry_access(enabled: bool, insecure: Sequence[str], config: str | None =
     from kubectl_kyrec.load.registry import Registry, docker_credentials
     from kubectl_kyrec.model import Source
 
-    credentials = {}
+    registry = Registry(insecure=frozenset(insecure), now=now)
     if config:
         name, text = read_text(config)
         try:
-            credentials = docker_credentials(text, name)
+            registry.credentials = docker_credentials(text, name)
         except ValueError as err:
             raise InputError(str(err), Source(name)) from None
-    return Registry(insecure=frozenset(insecure), credentials=credentials, now=now)
+    return registry
 
 
 def resolve_jobs(jobs: int) -> int:

@@ -14,6 +14,7 @@ from kubectl_kyrec.cli.common import (
     OutputFormat,
     exit_with,
     handle_errors,
+    input_phases,
     jobs_flag,
     kubectl_flags,
     parse_now,
@@ -143,7 +144,8 @@ def coverage_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, .
                                  all_policies=all_policies, exclusions_path=exclusions_path,
                                  skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs),
                                  registry=registry_access(registry, insecure_registries, registry_config, now))
-    run = run_coverage(options, source)
+    with input_phases(source) as phased:
+        run = run_coverage(options, phased)
     report_run(run)
     ci = CiRun.prepare("coverage", DeferredFindings(lambda: coverage_findings(run)), CiOptions.from_flags(kube),
                        run.failed_reads)

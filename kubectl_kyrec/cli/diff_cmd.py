@@ -15,6 +15,7 @@ from kubectl_kyrec.cli.common import (
     emit_warnings,
     exit_with,
     handle_errors,
+    input_phases,
     jobs_flag,
     kubectl_flags,
     parse_now,
@@ -206,7 +207,8 @@ def diff_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              all_policies=all_policies, report_api=report_api, kyverno_config_path=kyverno_config_path,
                              skip_resource_filters=skip_resource_filters, jobs=resolve_jobs(jobs),
                              registry=registry_access(registry, insecure_registries, registry_config, now))
-    run = run_diff(options, source)
+    with input_phases(source) as phased:
+        run = run_diff(options, phased)
     emit_warnings(run.warnings)
     report_run(run)
     ci = CiRun.prepare("diff", diff_findings(run), CiOptions.from_flags(kube), run.failed_reads)

@@ -126,10 +126,23 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     _check_admission(resource_paths, kustomize_dirs, no_mutate, write_mutated_dir, old_paths, old_ref)
     if only_changes and not base_policy_paths:
         raise UsageError("--only-changes counts what a policy change introduces: it needs --base-policy")
+    # the table alone on stdout keeps only the rows it lists and the counts: the results are handed to it as
+    # they are decided, not kept (issue 36); every other output, a baseline and --base-policy read them all
+    ci_options = CiOptions.from_flags(kube)
+    tally = None
+    if all(s.format is OutputFormat.TABLE and s.path is None for s in specs) and not base_policy_paths \
+            and not ci_options.baseline_path and not ci_options.write_baseline_path:
+        from kubectl_kyrec.cli.terminal import output_width
+
+        # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
+        tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
+    # that table reads -r as it evaluates it, where nothing else needs every manifest (--write-mutated, --old
+    # and --old-ref do; run/eval.py decides the rest)
+    stream = tally is not None and write_mutated_dir is None and not old_paths and old_ref is None
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path,
-                             schema=policy_schema_check())
+                             schema=policy_schema_check(), stream_resources=stream)
     if live:                # eval reads the cluster only when asked (docs/architecture.md#the-command-line)
         from kubectl_kyrec.cluster.live_source import live_source
 
@@ -146,16 +159,6 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
                              registry=registry_access(registry, insecure_registries, registry_config, now))
-    # the table alone on stdout keeps only the rows it lists and the counts: the results are handed to it as
-    # they are decided, not kept (issue 36); every other output, a baseline and --base-policy read them all
-    ci_options = CiOptions.from_flags(kube)
-    tally = None
-    if all(s.format is OutputFormat.TABLE and s.path is None for s in specs) and not base_policy_paths \
-            and not ci_options.baseline_path and not ci_options.write_baseline_path:
-        from kubectl_kyrec.cli.terminal import output_width
-
-        # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
-        tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
     # the phases on a terminal: the input files counted as they are opened, the evaluation's rate and time
     # left, then `writing output` while a pipe or a file gets it
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):

@@ -74,8 +74,9 @@ registry = _option("--registry", "registry", is_flag=True,
 insecure_registry = _option("--insecure-registry", "insecure_registries", multiple=True, metavar="HOST[:PORT]",
                             help="With --registry: call this registry over plain HTTP (loopback always is).")
 registry_config = _option("--registry-config", "registry_config", metavar="FILE",
-                          help="With --registry: a docker config file (config.json) whose `auths` give the "
-                               "registries' credentials.")
+                          help="With --registry: a docker config file (config.json) whose `auths` or "
+                               "credential helpers (`credHelpers`, `credsStore`) give the registries' "
+                               "credentials.")
 now = _option("--now", "now_text", help="The time for time.now(), exception expiry and scan ages (RFC 3339).")
 kind = _option("--kind", "kinds", multiple=True, help="Only triggers and subjects of this kind.")
 policy_name = _option("--policy-name", "policy_names", multiple=True,

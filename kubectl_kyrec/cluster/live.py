@@ -20,7 +20,7 @@ type and scope:
 - with downstreams, Kyverno's UpdateRequests (namespace `kyverno`): evidence for a finding's cause only, so
   a refused LIST of them is a notice, not an unreadable kind; so are Kyverno's Deployments (namespace
   `kyverno`: the reports controller's flags, the controllers' service accounts; `ReadNeeds.causes`: diff,
-  coverage, apply and capture) and (`ReadNeeds.rbac`, the same commands) the RBAC objects (ClusterRoles,
+  coverage and capture; apply names no cause) and (`ReadNeeds.rbac`, the same commands) the RBAC objects (ClusterRoles,
   ClusterRoleBindings, Roles, RoleBindings) that decide Kyverno's own permissions offline, and live where the
   cluster answers no SubjectAccessReview (cluster/access_review.py), so that a live run and an offline run
   of its capture decide from the same evidence.

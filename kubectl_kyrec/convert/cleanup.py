@@ -75,8 +75,9 @@ def convert_cleanup(doc: dict[str, Any], kinds: KindTable | None) -> tuple[list[
                                             "not converted yet")
     _no_operations(spec.get("match"), "spec.match")
     _no_operations(spec.get("exclude"), "spec.exclude")
+    guesses: list[str] = []
     constraints, match_conditions = convert_match(spec.get("match"), spec.get("exclude"), ["*"], "spec", kinds,
-                                                  reads=_OBJECT)
+                                                  reads=_OBJECT, guesses=guesses)
     out_conditions = [{"name": c["name"], "expression": c["expression"]} for c in match_conditions]
     if spec.get("conditions") is not None:
         if _READS_REQUEST.search(json.dumps(spec["conditions"])):
@@ -96,4 +97,4 @@ def convert_cleanup(doc: dict[str, Any], kinds: KindTable | None) -> tuple[list[
         if meta.get(key):
             out_meta[key] = meta[key]
     kind = "NamespacedDeletingPolicy" if namespaced else "DeletingPolicy"
-    return [{"apiVersion": CEL_API, "kind": kind, "metadata": out_meta, "spec": out_spec}], []
+    return [{"apiVersion": CEL_API, "kind": kind, "metadata": out_meta, "spec": out_spec}], guesses

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_kyrec.convert.cel_text import Unconvertible, disj, has_wildcard, literal, negate, wildcard_as_re2
-from kubectl_kyrec.load.run_inputs.kinds import KindTable, builtin_kinds
+from kubectl_kyrec.load.run_inputs.kinds import KindTable, builtin_kinds, guess_plural
+from kubectl_kyrec.load.run_inputs.kyverno_config import parse_kind_selector
 
 # what a matchCondition reads of the subject: the admission request's fields in the admission kinds
 REQUEST = {"namespace": "request.namespace", "name": "request.name", "kind": "request.kind.kind",
@@ -35,37 +36,47 @@ def _filters(block: Any, field: str) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
-def _resource_rules(kinds: list[str], operations: list[str], field: str,
-                    known: KindTable | None = None) -> list[dict[str, Any]]:
+def _resource_rules(kinds: list[str], operations: list[str], field: str, known: KindTable | None = None,
+                    guesses: list[str] | None = None) -> list[dict[str, Any]]:
+    """Each kind selector (read as Kyverno reads it, ParseKindSelector) as a resourceRule. A kind the table
+    (built-ins, CRDs given) does not know, written with its group, gets Kubernetes' guessed plural, and a note
+    naming the guess goes to `guesses` (a documented substitute); without a group it is refused."""
     rules: list[dict[str, Any]] = []
     table = list(known if known is not None else builtin_kinds())
     for kind in kinds:
         if kind == "*":
             rules.append({"apiGroups": ["*"], "apiVersions": ["*"], "operations": operations, "resources": ["*"]})
             continue
-        parts = kind.split("/")
-        sub = ""
-        name = parts[-1]
-        if "." not in name and len(parts) >= 2 and parts[-1][:1].islower():
-            sub, name = parts[-1], parts[-2]
-            parts = parts[:-1]
-        group = version = None
-        if len(parts) == 3:
-            group, version = parts[0], parts[1]
-        elif len(parts) == 2:
-            version = parts[0]
-            group = ""
-        if has_wildcard(name):
+        group, version, name, sub = parse_kind_selector(kind)
+        if has_wildcard(name) or (group != "*" and has_wildcard(group)):
             raise Unconvertible(field, f"kind {kind!r} is a wildcard; not converted")
-        any_version = version == "*"
-        found = [i for i in table if i.kind == name and (group is None or i.group == group)
-                 and (version is None or any_version or i.version == version)]
-        if not found:
-            raise Unconvertible(field, f"kind {kind!r} is not one the offline REST mapper knows; its resource "
-                                       "cannot be named (give its CustomResourceDefinition with --crd)")
-        info = found[0]
-        resource = f"{info.resource}/{sub}" if sub else info.resource
-        rules.append({"apiGroups": [info.group], "apiVersions": ["*" if any_version else info.version],
+        found = [i for i in table if i.kind == name and group in ("*", i.group) and version in ("*", i.version)]
+        if found:
+            # Kyverno matches the kind in every group and version the selector leaves open: one rule per group
+            # serving it (Event: core and events.k8s.io), naming each version served (HorizontalPodAutoscaler:
+            # v1 and v2); `*` written stays any version
+            any_version = version == "*" and "*" in kind.split("/")[:-1]
+            served: dict[tuple[str, str], list[str]] = {}
+            for info in found:
+                served.setdefault((info.group, info.resource), []).append(info.version)
+            for (group, resource), versions in served.items():
+                rules.append({"apiGroups": [group], "apiVersions": ["*"] if any_version else versions,
+                              "operations": operations, "resources": [f"{resource}/{sub}" if sub else resource]})
+            continue
+        if group == "*":
+            # Kyverno matches a kind without a group in every API group; a resourceRule names one group's
+            # resource, and which group serves the kind (and under which plural) only its CRD says
+            raise Unconvertible(field, f"kind {kind!r} is not one the offline REST mapper knows and names no API "
+                                       "group (Kyverno matches it in every group); its resource cannot be named "
+                                       "(give its CustomResourceDefinition with --crd)")
+        resource = guess_plural(name)
+        if guesses is not None:
+            guesses.append(f"{field}: kind {kind!r} is not one the offline REST mapper knows; its resource is "
+                           f"guessed as {group}/{resource} (Kubernetes' UnsafeGuessKindToResource): should its "
+                           "CustomResourceDefinition name another plural, the policy matches another resource "
+                           "or none (give the CRD with --crd for its own plural)")
+        resource = f"{resource}/{sub}" if sub else resource
+        rules.append({"apiGroups": [group], "apiVersions": [version],
                       "operations": operations, "resources": [resource]})
     return rules
 
@@ -100,10 +111,11 @@ def _filter_condition(entry: dict[str, Any], field: str,
 
 
 def convert_match(match: Any, exclude: Any, default_operations: list[str],
-                  field: str, known: KindTable | None = None, reads: dict[str, str] = REQUEST
-                  ) -> tuple[dict[str, Any], list[dict[str, str]]]:
+                  field: str, known: KindTable | None = None, reads: dict[str, str] = REQUEST,
+                  guesses: list[str] | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """-> (matchConstraints, matchConditions). `known`: the kinds (built-ins, and CRDs given), default the
-    built-ins; `reads`: the CEL that names the subject's namespace, name, kind and operation (REQUEST)."""
+    built-ins; `reads`: the CEL that names the subject's namespace, name, kind and operation (REQUEST);
+    `guesses`: gets a note for each resource named by a guessed plural (_resource_rules)."""
     includes = _filters(match, f"{field}.match")
     if not includes:
         raise Unconvertible(f"{field}.match", "a rule without a match block")
@@ -128,7 +140,8 @@ def convert_match(match: Any, exclude: Any, default_operations: list[str],
     assert shared_extra is not None
     conditions.extend(shared_extra[0])
     constraints.update(shared_extra[1])
-    constraints["resourceRules"] = _resource_rules(kinds, operations or default_operations, f"{field}.match", known)
+    constraints["resourceRules"] = _resource_rules(kinds, operations or default_operations, f"{field}.match",
+                                                  known, guesses)
     match_conditions = [{"name": f"match-{i}" if len(conditions) > 1 else "match", "expression": c}
                         for i, c in enumerate(conditions)]
     excluded: list[str] = []

@@ -190,13 +190,14 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
 _ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:length|to_string|starts_with|ends_with|contains)\s*\(")
 
 
-def _rule_constraints(rule: dict[str, Any], at: str,
-                      kinds: KindTable | None = None) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
+                      conv: Conversion) -> tuple[dict[str, Any], list[dict[str, str]]]:
     operations = ["CREATE", "UPDATE"]
     text = json.dumps(rule)
     if "DELETE" in text:
         operations.append("DELETE")
-    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds)
+    constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds,
+                                                  guesses=conv.substitutes)
     if rule.get("preconditions") is not None:
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
         match_conditions.append({"name": "preconditions", "expression": pre})
@@ -238,7 +239,7 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         if rule.get("verifyImages"):
             raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
-            _mutate_rule(rule, at, groups, kinds)
+            _mutate_rule(rule, at, groups, kinds, conv)
             continue
         if rule.get("generate"):
             _generate_rule(rule, at, groups, spec, doc, conv, kinds)
@@ -265,7 +266,7 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         if rule.get("celPreconditions") and validate.get("cel") is None:
             raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                           "rules only; not converted on another rule")
-        constraints, match_conditions = _rule_constraints(rule, at, kinds)
+        constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
         if rule.get("celPreconditions"):
             conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
                                     "the error's text, the conversion with the validation's message")
@@ -395,7 +396,8 @@ def _cel_autogens(constraints: dict[str, Any]) -> bool:
             and rules[0].get("resources") == ["pods"])
 
 
-def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], kinds: KindTable | None) -> None:
+def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], kinds: KindTable | None,
+                 conv: Conversion) -> None:
     """A mutate rule's patch as the mutations of its group's MutatingPolicy (convert/mutate.py)."""
     if rule.get("context"):
         raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, variable) are "
@@ -403,7 +405,7 @@ def _mutate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], kinds
     if rule.get("celPreconditions"):
         raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                       "rules only; not converted on another rule")
-    constraints, match_conditions = _rule_constraints(rule, at, kinds)
+    constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
     key = json.dumps([constraints, match_conditions, "mutate"], sort_keys=True)
     group = groups.get(key)
     if group is None:
@@ -429,7 +431,7 @@ def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spe
         conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
                                 "as a one-element list); Kyverno also reads a string value as a JSON list or "
                                 "a range")
-    constraints, match_conditions = _rule_constraints(rule, at, kinds)
+    constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
     rule_settings = generate.settings(gen, spec)
     # a GeneratingPolicy whose generate expression errors generates nothing, where the classic rules beside an
     # erroring one still generate theirs: a rule that can error shares its policy with no other rule

@@ -53,8 +53,6 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
     from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
     from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
-    from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
-    from kubectl_kyrec.evaluate.mutating.engine import autogen_variants, compile_mutating_policy
     from kubectl_kyrec.evaluate.mutating_admission.engine import compile_mutating_admission_policy
     from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy
     from kubectl_kyrec.evaluate.validating_admission.engine import compile_admission_policies
@@ -102,9 +100,8 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
         admission=kept(policies.admission, lambda p: compile_admission_policies([p], policies.bindings, envs)),
         generating=kept(policies.generating, lambda p: compile_generating_policy(p, generating_envs, exceptions, now)),
         image_validating=kept(policies.image_validating, lambda p: p.mode != "Kubernetes"
-                              or compile_image_validating_policy(p, envs, exceptions, now, registry)),
-        mutating=kept(policies.mutating, lambda p: [compile_mutating_policy(v, envs, exceptions, now)
-                                                    for v in (p, *autogen_variants(p))]),
+                              or _compile_image_validating(p, envs, exceptions, now, registry)),
+        mutating=kept(policies.mutating, lambda p: _compile_mutating(p, envs, exceptions, now)),
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
         deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions, now))),
@@ -113,6 +110,22 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
     out.errors.extend(errors)
     out.warnings.extend(warnings)
     return out
+
+
+# Imported when a set holds such a policy: image verification brings the cosign, notary and X.509 code
+# (35 ms of a start-up, measured with bench/apply_prewrite.py) that a run of other kinds (apply's
+# GeneratingPolicies) never uses.
+def _compile_image_validating(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime,
+                              registry: Registry | None) -> Any:
+    from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
+
+    return compile_image_validating_policy(policy, envs, exceptions, now, registry)
+
+
+def _compile_mutating(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime) -> Any:
+    from kubectl_kyrec.evaluate.mutating.engine import autogen_variants, compile_mutating_policy
+
+    return [compile_mutating_policy(v, envs, exceptions, now) for v in (policy, *autogen_variants(policy))]
 
 
 def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[InputError],

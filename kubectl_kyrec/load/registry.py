@@ -20,6 +20,7 @@ import hashlib
 import json
 import re
 import ssl
+import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -83,44 +84,102 @@ def _local(host: str) -> bool:
     return bare in ("localhost", "127.0.0.1", "[::1]") or bare.endswith(".localhost")
 
 
-def docker_credentials(text: str, where: str) -> dict[str, str]:
-    """The `auths` of a docker config file (`--registry-config`): host -> base64 "user:password", from each
-    entry's `auth`, else its `username`/`password`. ValueError naming `where` for a file that is no such
-    config. Credential helpers (`credsStore`, `credHelpers`) run programs: not read."""
+@dataclass(frozen=True)
+class DockerCredentials:
+    """What a docker config file says about credentials: `auths` (host -> base64 "user:password"), the
+    per-host `credHelpers` and the default `credsStore` (programs `docker-credential-<name>`)."""
+
+    auths: dict[str, str] = field(default_factory=dict)
+    helpers: dict[str, str] = field(default_factory=dict)
+    store: str = ""
+
+    def helper_for(self, host: str) -> str:
+        """The helper docker would ask for `host` (docker/cli configfile GetCredentialsStore: the host's
+        credHelpers entry, else credsStore; "" when the file's `auths` answer)."""
+        return self.helpers.get(host) or self.store
+
+
+def _config_host(key: str) -> str:
+    """A docker config key ("https://index.docker.io/v1/", "ghcr.io") as the host kyrec calls."""
+    host = re.sub(r"^https?://", "", str(key)).split("/", 1)[0]
+    return "index.docker.io" if host in ("index.docker.io", "registry-1.docker.io", "docker.io") else host
+
+
+def docker_credentials(text: str, where: str) -> DockerCredentials:
+    """A docker config file (`--registry-config`): each `auths` entry's `auth`, else its
+    `username`/`password`, and the credential helpers it names. ValueError naming `where` for a file that
+    is no such config."""
     try:
         config = json.loads(text)
     except ValueError as err:
         raise ValueError(f"{where}: not a docker config file: {err}") from None
-    auths = config.get("auths") if isinstance(config, dict) else None
-    if not isinstance(auths, dict):
-        raise ValueError(f"{where}: no `auths` object")
-    out = {}
-    for key, entry in auths.items():
+    if not isinstance(config, dict) or not any(isinstance(config.get(k), t) for k, t in (
+            ("auths", dict), ("credHelpers", dict), ("credsStore", str))):
+        raise ValueError(f"{where}: no `auths` object (nor `credHelpers` or `credsStore`)")
+    auths = {}
+    for key, entry in (config.get("auths") or {}).items():
         if not isinstance(entry, dict):
             continue
-        host = re.sub(r"^https?://", "", str(key)).split("/", 1)[0]
-        if host in ("index.docker.io", "registry-1.docker.io"):
-            host = "index.docker.io"
         if isinstance(entry.get("auth"), str) and entry["auth"]:
-            out[host] = entry["auth"]
+            auths[_config_host(key)] = entry["auth"]
         elif isinstance(entry.get("username"), str):
             pair = f"{entry['username']}:{entry.get('password') or ''}".encode()
-            out[host] = base64.b64encode(pair).decode()
-    return out
+            auths[_config_host(key)] = base64.b64encode(pair).decode()
+    helpers = {_config_host(k): v for k, v in (config.get("credHelpers") or {}).items()
+               if isinstance(v, str) and v}
+    store = config.get("credsStore") if isinstance(config.get("credsStore"), str) else ""
+    return DockerCredentials(auths, helpers, store or "")
+
+
+def _from_helper(helper: str, host: str, timeout: float) -> str:
+    """`docker-credential-<helper> get` for `host` (the credential helper protocol: the server address on
+    stdin, `{"Username", "Secret"}` on stdout): base64 "user:secret", or "" when the helper has none for
+    the host (its "credentials not found" answer: anonymous, as go-containerregistry's keychain falls back).
+    Anything else is a RegistryError marked `unreachable`: like a registry that did not answer, a helper that
+    failed says nothing about the image, so it never reads as an unsigned one."""
+    program = f"docker-credential-{helper}"
+    server = "https://index.docker.io/v1/" if host == "index.docker.io" else host
+    try:
+        done = subprocess.run([program, "get"], input=server, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except OSError as err:
+        raise RegistryError(f"error getting credentials - {program}: {err.strerror or err}",
+                            unreachable=True) from None
+    except subprocess.TimeoutExpired:
+        raise RegistryError(f"error getting credentials - {program}: no answer in {timeout:g}s",
+                            unreachable=True) from None
+    if done.returncode != 0:
+        said = (done.stdout.strip() or done.stderr.strip())
+        if said == "credentials not found in native keychain":
+            return ""
+        raise RegistryError(f"error getting credentials - err: exit status {done.returncode}, out: `{said}`",
+                            unreachable=True)
+    try:
+        answer = json.loads(done.stdout)
+        user, secret = str(answer["Username"]), str(answer["Secret"])
+    except (ValueError, KeyError, TypeError):
+        raise RegistryError(f"error getting credentials - {program}: not the helper protocol's JSON",
+                            unreachable=True) from None
+    if user == "<token>":
+        # an identity token (OAuth refresh token) is exchanged at the token endpoint; not done here
+        raise RegistryError(f"error getting credentials - {program}: identity tokens are not supported by kyrec",
+                            unreachable=True)
+    return base64.b64encode(f"{user}:{secret}".encode()).decode()
 
 
 @dataclass
 class Registry:
     """The registries of one run: `insecure` hosts are called over plain HTTP (loopback always is);
-    `credentials`: base64 "user:password" by host (docker_credentials), sent where a registry asks; `now`:
+    `credentials`: a docker config's (docker_credentials), sent where a registry asks; `now`:
     the run's time."""
 
     insecure: frozenset[str] = frozenset()
     timeout: float = TIMEOUT
-    credentials: dict[str, str] = field(default_factory=dict)
+    credentials: DockerCredentials = field(default_factory=DockerCredentials)
     # the run's time, when a signing certificate must be valid (keyless); None: keyless is not verified
     now: datetime.datetime | None = None
     _tokens: dict[tuple[str, str], str] = field(default_factory=dict)
+    _helped: dict[str, str] = field(default_factory=dict)
     _cache: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)
 
     def _base(self, host: str) -> str:
@@ -140,10 +199,20 @@ class Registry:
             return (body, answer.headers.get("Content-Type", ""),
                     answer.headers.get("Docker-Content-Digest", ""))
 
+    def _basic(self, host: str) -> str:
+        """The host's base64 "user:password": from its credential helper when the config names one (asked
+        once a run), else from `auths`; "" for anonymous."""
+        helper = self.credentials.helper_for(host)
+        if not helper:
+            return self.credentials.auths.get(host, "")
+        if host not in self._helped:
+            self._helped[host] = _from_helper(helper, host, self.timeout)
+        return self._helped[host]
+
     def _token(self, challenge: str, host: str, repository: str) -> str:
         """The Authorization value a 401's `WWW-Authenticate` asks for: Basic with the host's credentials, or
         a Bearer token from the challenge's realm for pull (anonymous, or with the credentials)."""
-        basic = self.credentials.get(host, "")
+        basic = self._basic(host)
         if challenge.lower().startswith("basic"):
             return f"Basic {basic}" if basic else ""
         params = dict(re.findall(r'(\w+)="([^"]*)"', challenge))

@@ -133,13 +133,14 @@ def writing_output(stream: TextIO | None = None, output: TextIO | None = None) -
 
 
 class Handle:
-    __slots__ = ("clear", "expect", "loading", "tick")
+    __slots__ = ("clear", "expect", "loading", "phase", "tick")
 
     def __init__(self, progress: Progress | None) -> None:
         self.tick: Callable[[Any], None] | None = progress.tick if progress is not None else None
         self.expect: Callable[[int], None] | None = progress.expect if progress is not None else None
         self.clear: Callable[[], None] | None = progress.clear if progress is not None else None
         self.loading: Callable[[str], None] | None = progress.loading if progress is not None else None
+        self.phase: Callable[[str], None] | None = progress.phase if progress is not None else None
 
 
 

@@ -54,7 +54,9 @@ class ApplyRunOptions:
                               only_reports=self.only_reports, all_policies=complete, report_api=self.report_api,
                               kyverno_config_path=self.kyverno_config_path,
                               skip_resource_filters=self.skip_resource_filters, jobs=self.jobs,
-                              compare_reports=self.plan.write_reports)
+                              compare_reports=self.plan.write_reports,
+                              # the plan and the outcomes name no cause: neither decides what is written
+                              causes=False)
 
 
 @dataclass
@@ -92,13 +94,17 @@ class ApplyResult:
             ("notices", list(self.notices))]
 
 
-def compute_plan(options: ApplyRunOptions, source: LiveSource) -> ApplyResult:
+def compute_plan(options: ApplyRunOptions, source: LiveSource, *,
+                 on_read: Callable[[], None] | None = None) -> ApplyResult:
     """Read the cluster, diff it as `diff` does (run.diff: the same scope, filters and Kyverno
-    configuration), and plan; nothing is written."""
+    configuration), and plan; nothing is written. `on_read`: called once everything is read (the terminal's
+    progress moves on to evaluating and planning)."""
     from kubectl_kyrec.reconcile.reads import ReadRecord
     from kubectl_kyrec.run.diff import diff_inputs
 
     inputs = source.read()
+    if on_read is not None:
+        on_read()
     diff = diff_inputs(options.diff_options(complete=options.all_policies or source.policies_from_cluster), inputs)
     result = ApplyResult(Plan(()), downstreams=diff.downstreams, reports=diff.reports, deletions=diff.deletions,
                          errors=diff.errors, notices=diff.notices, failed_reads=diff.failed_reads)
@@ -133,11 +139,13 @@ def run_apply(options: ApplyRunOptions, source: LiveSource, *, confirm: Callable
               on_plan: Callable[[ApplyResult], None] | None = None,
               on_outcome: Callable[[Outcome], None] | None = None,
               interrupt: Interrupt | None = None,
-              on_answer: Callable[[int, int], None] | None = None) -> ApplyResult:
+              on_answer: Callable[[int, int], None] | None = None,
+              on_read: Callable[[], None] | None = None) -> ApplyResult:
     """Plan, show it (`on_plan`), ask `confirm` (False declines every write), carry the plan out; a signal
     while writing stops new requests (`interrupt` records it, cluster/writer.py). `on_outcome` gets each
-    outcome in the plan's order, `on_answer(done, planned)` the count of writes answered as they come."""
-    result = compute_plan(options, source)
+    outcome in the plan's order, `on_answer(done, planned)` the count of writes answered as they come,
+    `on_read()` the end of the reads."""
+    result = compute_plan(options, source, on_read=on_read)
     if on_plan is not None:
         on_plan(result)
     if result.errors:

@@ -47,6 +47,8 @@ class DiffRunOptions:
     # creates the missing ones)
     compare_reports: bool = False
     registry: Registry | None = None        # `--registry`: image verification against real registries
+    # each finding's cause (reconcile/causes.py); `apply`, which shows none, skips them
+    causes: bool = True
 
 
 @dataclass
@@ -141,7 +143,8 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
         # a refused policy's error comes from the generate run and the report evaluation alike: once
         run.errors.extend(e for e in errors if e not in run.errors)
         run.notices.extend(notices)
-    with_causes(run, inputs, options)
+    if options.causes:
+        with_causes(run, inputs, options)
     from kubectl_kyrec.reconcile.downstreams import Reason
     from kubectl_kyrec.run.capture import run_gaps
 

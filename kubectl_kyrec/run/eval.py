@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -138,14 +138,27 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     # the policy validation compiles in the run's own environments, which then evaluate what it compiled
     inputs, run_envs = validated_for_run(inputs, now, options.registry)
     libraries, envs = run_envs.libraries, run_envs.envs
-    subjects = inputs.subjects
-    read = len(subjects)
-    selection = dataclasses.replace(options.selection,
-                                    kinds=resolve_kinds(options.selection.kinds, inputs.kinds, subjects))
-    namespace = selection.namespace
-    if namespace:
-        subjects = [d for d in subjects if d.namespace == namespace]
     old = _old_manifests(options)
+    if inputs.resource_stream is not None and (on_results is None or old is not None or _reads_triggers(inputs)):
+        # generation reads every trigger after the evaluation, --old pairs every manifest, and a run whose
+        # results are kept keeps its subjects too: the -r documents are read whole
+        inputs.materialize()
+    kind_names = options.selection.kinds
+    if inputs.resource_stream is not None and kind_names and not _kinds_known(kind_names, inputs):
+        inputs.materialize()        # a --kind only the resources' own kinds resolve
+    selection = dataclasses.replace(options.selection,
+                                    kinds=resolve_kinds(kind_names, inputs.kinds, inputs.subjects))
+    namespace = selection.namespace
+    subjects: Sequence[Document] | Iterator[Document] = inputs.subjects
+    read: _Counted | int = len(inputs.subjects)
+    if inputs.resource_stream is not None:
+        # read as they are evaluated (evaluate/pipeline.py run_eval), counted on the way
+        read = stream = _Counted(inputs.resource_stream)
+        subjects = (d for d in stream if d.namespace == namespace) if namespace else iter(stream)
+        if on_total is not None and not selection.text():
+            on_total(inputs.resource_count)     # what the files hold: the pipeline knows the count at the end only
+    elif namespace:
+        subjects = [d for d in subjects if d.namespace == namespace]
     if old is not None and namespace:
         old = tuple(d for d in old if d.namespace == namespace)
     values = inputs.values
@@ -210,6 +223,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                  *payload_errors]))
     impact = None
     if options.base_policy_paths:
+        assert isinstance(subjects, Sequence)       # never a stream (on_results is refused above)
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
                                          head_generated=generated, now=now, options=eval_options,
                                          head_admissions=outcome.admissions)
@@ -229,8 +243,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                        "what their next scheduled runs delete, `test` checks their rows")
     empty_reason = EvalResult.empty_reason
     filters = options.selection.text()      # as typed: the kinds before they were resolved
-    if filters and not outcome.subjects and not generated.triggers:
-        empty_reason = nothing_selected(filters, read)
+    if filters and not outcome.subject_count and not generated.triggers:
+        empty_reason = nothing_selected(filters, read if isinstance(read, int) else read.count)
         notices.append(empty_reason)
     elif errors:
         empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
@@ -245,6 +259,31 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
                       change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
                       inputs.policies.warning_lines())
+
+
+class _Counted:
+    """The documents of a stream, counted as they are read."""
+
+    def __init__(self, docs: Iterator[Document]) -> None:
+        self.docs = docs
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Document]:
+        for doc in self.docs:
+            self.count += 1
+            yield doc
+
+
+def _reads_triggers(inputs: Inputs) -> bool:
+    """Whether the run generates (GeneratingPolicies, classic generate rules): generation reads every trigger
+    after the evaluation (run/generate.py generate_for_inputs)."""
+    return bool(inputs.policies.generating) or any(r.type == "generate" for p in inputs.policies.classic
+                                                   for r in p.rules)
+
+
+def _kinds_known(names: Sequence[str], inputs: Inputs) -> bool:
+    """Whether the kind table resolves every --kind name (run/select.py resolve_kinds) without the resources."""
+    return all(inputs.kinds.resolve(name) for name in names)
 
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:

@@ -154,8 +154,10 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
     starts.extend((p.meta.source, p.meta.name) for p in policies.classic)
     starts.extend((p.meta.source, p.meta.name) for p in policies.image_validating)
     starts.extend((p.meta.source, p.meta.name) for p in policies.deleting)
-    # the modes evaluate alike but for ValidatingAdmissionPolicies and mocked HTTP responses
-    evaluates_alike = not policies.admission and other_libraries is None
+    # the modes evaluate alike but for ValidatingAdmissionPolicies, mocked HTTP responses and, without
+    # --registry, classic imageRegistry context entries (absent in the CLI, needs-registry in a cluster)
+    evaluates_alike = not policies.admission and other_libraries is None and not (
+        registry is None and any(_reads_image_registry(p.raw) for p in policies.classic))
     other = replace(ctx, mode=mode.other, runs={})
     for operation in sorted({_operation(loaded, e) for e in suite.results}):
         mutated = None
@@ -238,7 +240,7 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
                           vap_params=tuple(loaded.param_objects),
                           payload_modes=(("JSON",) if loaded.payloads else ()) + (
                               AUTHZ_MODES if loaded.authz_payloads else ()),
-                          classic=dataclasses.replace(_classic_options(loaded, kinds), registry=registry)
+                          classic=dataclasses.replace(_classic_options(loaded, kinds, mode), registry=registry)
                           if policies.classic else None, registry=registry)
     outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries, options=options,
                        envs=envs)
@@ -632,10 +634,27 @@ def _kyverno_mutating_row(ctx: _Context, evaluation: _Evaluation, entry: TestRes
     return _row(ctx.loaded, entry, resource, kind, actual, passed, OK if passed else RESULT_MISMATCH, message)
 
 
-def _classic_options(loaded: LoadedSuite, kinds: KindLookup) -> Any:
+def _classic_options(loaded: LoadedSuite, kinds: KindLookup, mode: Mode = Mode.KYVERNO) -> Any:
+    """Kyverno's CLI runs without registry access unless `--registry` is given: imageRegistry context
+    entries stay absent. A cluster reads the registry, which kyrec offline cannot: in strict mode those
+    entries make the rule undetermined (needs-registry), as `eval` says of them."""
     from kubectl_kyrec.testsuite.classic_options import suite_options
 
-    return suite_options(loaded, kinds)
+    options = suite_options(loaded, kinds)
+    if mode is Mode.STRICT and options.sources is not None:
+        options = replace(options, sources=replace(options.sources, registry=True))
+    return options
+
+
+def _reads_image_registry(value: Any) -> bool:
+    """Whether a classic policy has an imageRegistry context entry anywhere (rules, foreach, nested)."""
+    if isinstance(value, Mapping):
+        if isinstance(value.get("imageRegistry"), Mapping):
+            return True
+        return any(_reads_image_registry(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_reads_image_registry(v) for v in value)
+    return False
 
 
 def _has_rule(policy: Any, rule: str) -> bool:

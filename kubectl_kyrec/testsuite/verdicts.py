@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kubectl_kyrec.model import UNDETERMINED
 from kubectl_kyrec.testsuite.row_types import (
     CLUSTER_DIFFERENCE,
     FAIL_MET_BY_SKIP,
@@ -78,7 +79,9 @@ def entry_warnings(entry: TestResultEntry, mode: Mode, rows: Sequence[Row], othe
                                                    f"the row \"Excluded\" whatever it expects{in_cluster}"))
         elif row.vacuous:
             out.append(_warning(row, row.vacuous, _WHY[row.vacuous] + in_cluster))
-        elif twin is not None and row.evaluated and twin.passed != row.passed:
+        elif twin is not None and row.evaluated and (
+                twin.passed != row.passed or (twin.actual == UNDETERMINED and row.actual != UNDETERMINED)):
+            # a cluster that cannot be known offline (a registry read) is said even when both rows fail
             out.append(_warning(row, CLUSTER_DIFFERENCE, f"Kyverno's CLI: {_verdict(row)}{in_cluster}"))
     for row in unpaired:
         if row.evaluated and not row.passed and row.resource not in missing:

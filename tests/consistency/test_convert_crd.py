@@ -37,8 +37,9 @@ def test_without_the_crd_the_policy_is_refused_naming_the_flag(tmp_path: Path) -
     policy, _, _ = _files(tmp_path)
     result = CliRunner().invoke(cli, ["convert", "-p", str(policy)])
     assert result.exit_code == 1
-    assert ("kind 'VirtualMachineInstance' is not one the offline REST mapper knows; its resource cannot be "
-            "named (give its CustomResourceDefinition with --crd)") in result.stderr
+    assert ("kind 'VirtualMachineInstance' is not one the offline REST mapper knows and names no API group "
+            "(Kyverno matches it in every group); its resource cannot be named (give its "
+            "CustomResourceDefinition with --crd)") in result.stderr
 
 
 def test_with_the_crd_the_rule_names_its_resource_and_decides_alike(tmp_path: Path) -> None:

@@ -143,3 +143,28 @@ def test_a_kind_its_group_does_not_serve_is_refused() -> None:
 def test_a_kind_of_an_unknown_group_is_taken_for_a_namespaced_crd() -> None:
     obj = write({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}, "team-a")
     assert obj["metadata"]["namespace"] == "team-a"
+
+
+def test_the_downstream_shares_no_container_with_the_item() -> None:
+    """write_downstream changes the object it returns (metadata, labels, the namespace), and callers change
+    it further; the item (a clone source, a policy's data, shared by every trigger) stays as it was, without
+    a deep copy (normalize_numbers builds each dict and list anew)."""
+    import copy
+
+    source = copy.deepcopy(SOURCE)
+    source["data"] = {"nested": {"list": [{"a": 1.0}], "tags": ["x"]}}
+    before = copy.deepcopy(source)
+    obj = write(source)
+    assert source == before                                  # ownerReferences, uid, ... still on the source
+
+    def containers(value: Any) -> list[Any]:
+        if isinstance(value, dict):
+            return [value, *(c for v in value.values() for c in containers(v))]
+        if isinstance(value, list):
+            return [value, *(c for v in value for c in containers(v))]
+        return []
+
+    theirs = {id(c) for c in containers(source)}
+    assert not any(id(c) in theirs for c in containers(obj))
+    obj["data"]["nested"]["list"][0]["a"] = 2                # a caller's change reaches the object only
+    assert source == before and obj["data"]["nested"]["list"][0]["a"] == 2

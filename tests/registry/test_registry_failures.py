@@ -136,7 +136,7 @@ def test_credentials_from_a_docker_config(fake: tuple[str, type[_Handler]], tmp_
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"auths": {f"https://{host}": {"username": "alice", "password": "s3cret"}}}))
     credentials = docker_credentials(config.read_text(), str(config))
-    assert credentials == {host: ALICE}
+    assert credentials.auths == {host: ALICE}
     assert Registry(credentials=credentials).manifest(parse_image(f"{host}/app:v1"))[0]["schemaVersion"] == 2
     with pytest.raises(RegistryError) as refused:
         Registry().manifest(parse_image(f"{host}/app:v1"))
@@ -147,3 +147,54 @@ def test_credentials_from_a_docker_config(fake: tuple[str, type[_Handler]], tmp_
     done = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", str(tmp_path), "-r", str(tmp_path),
                            "--registry", "--registry-config", str(bad)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 3 and f"{bad}: no `auths` object" in done.stderr
+
+
+def _helper(bin_dir: Path, name: str, script: str) -> None:
+    """A credential helper program `docker-credential-<name>` that runs `script` (Python) on `get`."""
+    path = bin_dir / f"docker-credential-{name}"
+    path.write_text(f"#!{sys.executable}\nimport sys, json\nserver = sys.stdin.read()\n{script}\n")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("key", ["credHelpers", "credsStore"])
+def test_credentials_from_a_credential_helper(fake: tuple[str, type[_Handler]], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    # docker/cli GetCredentialsStore: the host's credHelpers entry, else credsStore, ask the program; the
+    # file's own `auths` entry for the host is not used then
+    host, handler = fake
+    handler.mode = "basic"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    _helper(bin_dir, "kyrectest", f"assert server == {host!r}, server\n"
+                                  "print(json.dumps({'ServerURL': server, 'Username': 'alice', 'Secret': 's3cret'}))")
+    helpers = {host: "kyrectest"} if key == "credHelpers" else "kyrectest"
+    config = {key: helpers, "auths": {host: {"username": "mallory", "password": "x"}}}
+    credentials = docker_credentials(json.dumps(config), "config.json")
+    assert Registry(credentials=credentials).manifest(parse_image(f"{host}/app:v1"))[0]["schemaVersion"] == 2
+    assert handler.seen[-1].endswith(f"Basic {ALICE}")
+
+
+def test_a_credential_helper_without_credentials_is_anonymous_and_a_broken_one_is_no_fail(
+        fake: tuple[str, type[_Handler]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host, handler = fake
+    handler.mode = "basic"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
+    _helper(bin_dir, "empty", "print('credentials not found in native keychain'); sys.exit(1)")
+    _helper(bin_dir, "broken", "print('the keyring is locked'); sys.exit(3)")
+    empty = docker_credentials(json.dumps({"credHelpers": {host: "empty"}}), "config.json")
+    with pytest.raises(RegistryError) as refused:
+        Registry(credentials=empty).manifest(parse_image(f"{host}/app:v1"))
+    assert refused.value.status == 401 and not refused.value.unreachable       # anonymous, then refused
+    for helper in ("broken", "missing"):
+        creds = docker_credentials(json.dumps({"credHelpers": {host: helper}}), "config.json")
+        with pytest.raises(RegistryError) as failed:
+            Registry(credentials=creds).manifest(parse_image(f"{host}/app:v1"))
+        assert failed.value.unreachable and str(failed.value).startswith("error getting credentials - ")
+        assert ("the keyring is locked" if helper == "broken" else "docker-credential-missing") in str(failed.value)
+    # through an ImageValidatingPolicy: an error result naming the helper's failure, never a fail
+    broken = docker_credentials(json.dumps({"credHelpers": {host: "broken"}}), "config.json")
+    result, message = evaluate(policy(make_key(tmp_path)), f"{host}/app:v1", Registry(credentials=broken))
+    assert result == "error" and "the keyring is locked" in message

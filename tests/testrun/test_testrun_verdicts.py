@@ -133,3 +133,54 @@ def test_compat_kyverno_is_the_default_under_its_old_name(tmp_path: Path) -> Non
         "notice: --compat kyverno is deprecated: Kyverno's CLI verdict is the default"]
     both = CliRunner().invoke(cli, ["test", str(path), "--strict", "--compat", "kyverno"])
     assert both.exit_code == 2 and "contradict" in both.stderr
+
+
+REGISTRY_POLICY = """apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: base-image}
+spec:
+  background: true
+  rules:
+  - name: needs-base
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      failureAction: Enforce
+      message: the image must name its base
+      foreach:
+      - list: request.object.spec.containers
+        context:
+        - name: imageData
+          imageRegistry: {reference: "{{ element.image }}"}
+        - name: sources
+          variable: {jmesPath: "imageData.configData.config.Labels.base || ''", default: ""}
+        deny:
+          conditions:
+            all:
+            - {key: "{{ sources }}", operator: Equals, value: ""}
+"""
+
+
+def test_an_image_registry_entry_is_absent_in_the_cli_and_needs_a_registry_in_a_cluster(tmp_path: Path) -> None:
+    # Kyverno's CLI runs without registry access unless --registry: the entry is absent, the default stands
+    # in and the rule fails; a cluster reads the registry, which kyrec offline cannot: undetermined
+    # (needs-registry), as `eval` says, and the row's warning says so even though both modes fail it
+    (tmp_path / "policies.yaml").write_text(REGISTRY_POLICY)
+    (tmp_path / "resources.yaml").write_text(RESOURCES)
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: registry}\n"
+        "policies: [policies.yaml]\nresources: [resources.yaml]\nresults:\n"
+        "- {policy: base-image, rule: needs-base, kind: Pod, resources: [good], result: pass}\n")
+    code, doc, _ = run(tmp_path)
+    assert code == 1 and [r["actual"] for r in doc["rows"]] == ["fail"]
+    [warning] = doc["warnings"]
+    assert warning["reason"] == "cluster-difference"
+    assert warning["message"].startswith("Kyverno's CLI: fail (result-mismatch: validation failure: ")
+    assert "; in a cluster: fail (result-mismatch: needs-registry: context entry 'imageData' reads an image " \
+           "registry (imageRegistry), which kyrec reads only with --registry)" in warning["message"]
+    code, doc, _ = run(tmp_path, "--strict")
+    assert code == 1 and [r["actual"] for r in doc["rows"]] == ["undetermined"]
+    assert doc["rows"][0]["message"].startswith("needs-registry: ")
+    evaluated = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "policies.yaml"), "-r",
+                                         str(tmp_path / "resources.yaml"), "-o", "json"])
+    results = json.loads(evaluated.stdout)["results"]
+    assert {(r["result"], r["message"].split(":")[0]) for r in results} == {("undetermined", "needs-registry")}

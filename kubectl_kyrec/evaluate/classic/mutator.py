@@ -56,6 +56,7 @@ from kubectl_kyrec.evaluate.classic.engine import (
     matching_exceptions,
     refused_by_kyverno,
     request_json_context,
+    unanswerable_message,
 )
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
@@ -521,8 +522,7 @@ class ClassicMutator:
     def _unanswerable(self, loader: ContextLoader) -> Outcome | None:
         if not loader.unanswerable:
             return None
-        return Outcome(UNDETERMINED, None, f"{loader.unanswerable}, which kyrec cannot answer offline (give it "
-                                           "with --values or a test's apiCallResponses)")
+        return Outcome(UNDETERMINED, None, unanswerable_message(loader))
 
     def _mutate(self, rule: ClassicRule, ctx: Any, resource: Mapping[str, Any]) -> Outcome:
         """mutate.Mutate: the whole rule substituted, then its patch."""

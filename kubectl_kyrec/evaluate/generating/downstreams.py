@@ -14,7 +14,6 @@ to the trigger is added, no annotation is written.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -210,7 +209,10 @@ def canonical_order(obj: Mapping[str, Any]) -> dict[str, Any]:
 def write_downstream(item: Mapping[str, Any], target_namespace: str, owner: Owner, *, kinds: ScopeLookup | None,
                      namespaced_policy: bool) -> dict[str, Any]:
     """One item as Kyverno writes it into the cluster (steps 2-5 of the module docstring)."""
-    obj = normalize_numbers(copy.deepcopy(dict(item)))
+    # normalize_numbers builds every dict and list anew: what is changed below (the object, its metadata and
+    # labels) is never the item's own (a policy's data, the CEL value), without a deep copy first (a third of
+    # this function's time at 3,000 triggers, bench/apply_prewrite.py)
+    obj = normalize_numbers(dict(item))
     api_version = str(obj.get("apiVersion") or "")
     kind = str(obj.get("kind") or "")
     raw_meta = obj.get("metadata")

@@ -1,0 +1,120 @@
+"""What `apply` does before its first write (bench/apply_prewrite.py measures it): it reads the LISTs its plan
+depends on, and none of the reads that only name a finding's cause (Kyverno's Deployments, the RBAC objects,
+SubjectAccessReviews: cluster/live.py), since apply names no cause and evidence decides no write; `diff`
+with the same flags still makes them (the control: the API double serves them). And it imports no code for
+kinds it is not given: image verification (cosign, notary, X.509) only with an ImageValidatingPolicy.
+Against the API double and its request log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kubectl_kyrec.cli.main import cli
+from tests.kubeapi.server import ApiServer
+
+POLICY = str(Path(__file__).parent / "data" / "gpol-configmap.yaml")
+ROOT = Path(__file__).resolve().parents[2]
+# the LISTs reconcile/causes.py reads its evidence from, and nothing else asks for (the access reviews too,
+# sent when a cause asks one)
+CAUSE_ONLY = {"deployments.apps", "clusterroles.rbac.authorization.k8s.io",
+              "clusterrolebindings.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io",
+              "rolebindings.rbac.authorization.k8s.io"}
+REVIEWS = "subjectaccessreviews.authorization.k8s.io"
+
+
+@pytest.fixture()
+def cluster(tmp_path: Path) -> Iterator[ApiServer]:
+    with ApiServer() as api:
+        for name in ("default", "kyverno", "team-a", "team-b"):
+            api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+        api.kubeconfig(tmp_path / "kubeconfig")
+        api.clear_log()
+        yield api
+
+
+def unselected(api: ApiServer) -> set[str]:
+    """The types read by a LIST without a label selector (the owned-downstream search LISTs every type with
+    `app.kubernetes.io/managed-by=kyverno`: that one is no evidence, it finds downstreams), and reviews."""
+    return {r.resource for r in api.requests() if not r.is_write and "labelSelector" not in r.query}
+
+
+def kyrec(tmp_path: Path, *args: str) -> Result:
+    env = {"KUBECONFIG": str(tmp_path / "kubeconfig"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    return CliRunner().invoke(cli, list(args), env=env)
+
+
+def test_apply_makes_no_read_that_only_names_a_cause(cluster: ApiServer, tmp_path: Path) -> None:
+    diff = kyrec(tmp_path, "diff", "-p", POLICY, "-o", "json")
+    assert diff.exit_code == 1, diff.stderr
+    assert unselected(cluster) >= CAUSE_ONLY       # diff reads them all
+    assert all(c["cause"] for c in json.loads(diff.stdout)["changes"] if c["domain"] == "downstream")
+    cluster.clear_log()
+    applied = kyrec(tmp_path, "apply", "-p", POLICY, "--yes", "-o", "json")
+    assert applied.exit_code == 0, applied.stderr
+    assert json.loads(applied.stdout)["summary"]["done"] == 2
+    read = unselected(cluster)
+    assert read & {*CAUSE_ONLY, REVIEWS} == set()
+    # what the plan depends on is still read, in full, before the first write
+    assert {"namespaces", "configmaps"} <= read
+    first_write = next(i for i, r in enumerate(cluster.requests()) if r.is_write)
+    assert all(r.method == "GET" for r in cluster.requests()[:first_write])
+    assert not any(r.method == "GET" for r in cluster.requests()[first_write:])
+
+
+# the modules of image verification: what a GeneratingPolicy's apply has no use for
+IMAGE_VERIFICATION = ("kubectl_kyrec.evaluate.image_validating.engine", "kubectl_kyrec.load.cosign",
+                      "kubectl_kyrec.load.notary", "cryptography.x509")
+IVPOL = """apiVersion: policies.kyverno.io/v1
+kind: ImageValidatingPolicy
+metadata:
+  name: signed
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods]
+  matchImageReferences:
+  - glob: "ghcr.io/*"
+  attestors:
+  - name: cosign
+    cosign:
+      key:
+        data: |
+          -----BEGIN PUBLIC KEY-----
+          MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE
+          -----END PUBLIC KEY-----
+  validations:
+  - expression: images.containers.map(image, verifyImageSignatures(image, [attestors.cosign])).all(e, e > 0)
+"""
+
+
+def _imported(tmp_path: Path, *policies: str) -> tuple[set[str], str]:
+    """The image-verification modules an `apply --dry-run=client` of `policies` imported, and its output."""
+    script = ("import sys\nfrom kubectl_kyrec.cli.main import cli\n"
+              "try:\n    cli(sys.argv[1:], prog_name='kubectl-kyrec')\nexcept SystemExit:\n    pass\n"
+              f"sys.stderr.write('IMPORTED ' + ','.join(m for m in {IMAGE_VERIFICATION!r} if m in sys.modules))\n")
+    args = ["apply", *(a for p in policies for a in ("-p", p)), "--dry-run=client"]
+    env = {"KUBECONFIG": str(tmp_path / "kubeconfig"), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin"}
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, env=env)
+    line = done.stderr.rsplit("IMPORTED ", 1)[-1].strip()
+    return set(filter(None, line.split(","))), done.stdout + done.stderr
+
+
+def test_apply_imports_image_verification_only_for_an_image_validating_policy(cluster: ApiServer,
+                                                                               tmp_path: Path) -> None:
+    imported, output = _imported(tmp_path, POLICY)
+    assert "plan: 2 write(s)" in output and imported == set(), output
+    ivpol = tmp_path / "ivpol.yaml"
+    ivpol.write_text(IVPOL)
+    imported, output = _imported(tmp_path, POLICY, str(ivpol))      # the control: its policy needs them
+    assert "kubectl_kyrec.evaluate.image_validating.engine" in imported, output
