@@ -64,11 +64,11 @@ class ExplainOutcome:
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
                   namespaces_from: Sequence[Document] | None = None,
-                  generated: Sequence[TriggerOutcome] = ()) -> ExplainOutcome:
+                  generated: Sequence[TriggerOutcome] = (), envs: Environments | None = None) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
     narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the outcomes of the
     run's classic generate rules (run/generate.py, as eval lists them), whose results their policies' trees
-    end in."""
+    end in; `envs`: the run's environments over `libraries`, which compiled the policies already."""
     out = ExplainOutcome()
     generated_for: dict[Ref, list[Result]] = {}
     triggers: dict[Ref, Subject] = {}
@@ -76,7 +76,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         triggers[o.trigger.ref] = o.trigger
         if o.result is not None:
             generated_for.setdefault(o.trigger.ref, []).append(o.result)
-    envs = Environments(libraries)
+    if envs is None:
+        envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
     classic = classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:

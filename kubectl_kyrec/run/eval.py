@@ -17,8 +17,7 @@ from kubectl_kyrec.model import EvalError, Result, ResultPairs, Subject
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-    from kubectl_kyrec.cel.generator_lib import GeneratorSink
+    from kubectl_kyrec.cel.environment import LibraryFactory
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
@@ -134,29 +133,20 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     their triggers': no --base-policy) and its exit code is counted on the way."""
     if on_results is not None and options.base_policy_paths:
         raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.environment import Environments
-    from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.generating.engine import generating_environments
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
-    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.expect.report_scope import generating_pairs
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds
 
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
     # the policy validation compiles in the run's own environments, which then evaluate what it compiled
-    provider = provider_for(inputs)
-    libraries = library_factory(LibraryContext(now=now, provider=provider))
-    envs = Environments(libraries)
-    generating = generating_environments(LibraryContext(now=now, provider=provider)) \
-        if inputs.policies.generating else None
-    inputs = validated_inputs(inputs, now, envs, generating)
+    inputs, run_envs = validated_for_run(inputs, now, options.registry)
+    libraries, envs = run_envs.libraries, run_envs.envs
     old = _old_manifests(options)
     if inputs.resource_stream is not None and (on_results is None or old is not None or _reads_triggers(inputs)):
         # generation reads every trigger after the evaluation, --old pairs every manifest, and a run whose
@@ -216,7 +206,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
                        on_results=hand_on if on_results is not None else None, envs=envs)
     # generating policies: their results join the others, their downstreams are listed
-    generated = generate_for_inputs(inputs, now=now, selection=selection, environments=generating)
+    generated = generate_for_inputs(inputs, now=now, selection=selection)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
     payload_errors: list[EvalError] = []
     if options.json_paths:
@@ -246,8 +236,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         assert isinstance(subjects, Sequence)       # never a stream (on_results is refused above)
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
                                          head_generated=generated, now=now, options=eval_options,
-                                         libraries=libraries, head_admissions=outcome.admissions, envs=envs,
-                                         generating=generating)
+                                         head_admissions=outcome.admissions)
         errors.extend(base_errors)
     notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
     if old is not None:
@@ -352,33 +341,28 @@ def policy_errors(policies: PolicySet) -> list[EvalError]:
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
                head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory, head_admissions: Sequence[Admission] = (),
-               envs: Environments | None = None, generating: tuple[Environments, GeneratorSink] | None = None
-               ) -> tuple[Impact, list[EvalError]]:
+               options: EvalOptions, head_admissions: Sequence[Admission] = ()) -> tuple[Impact, list[EvalError]]:
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
-    the base policies that did not parse. `envs` and `generating`: the head's environments (see run_eval),
-    which compiled the expressions the base policies share with the head's already."""
-    from kubectl_kyrec.cel.context import LibraryContext
+    the base policies that did not parse. Compiled and evaluated in the head's environments
+    (providers.environments_for), which compiled the expressions the base shares with the head already."""
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
-    from kubectl_kyrec.evaluate.generating.engine import generating_environments
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.policy_validation import validate_policies
     from kubectl_kyrec.load.documents import load_documents_with_lines
     from kubectl_kyrec.load.policy.policies import classify
     from kubectl_kyrec.reconcile.impact import compute_impact
     from kubectl_kyrec.run.generate import generate_for_inputs
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import environments_for
 
     located = load_documents_with_lines(list(base_policy_paths), stdin=sys.stdin)
     base = classify([d.document for d in located], {d.document.source: d.lines for d in located},
                     schema=policy_schema_check())
     base.exceptions.extend(inputs.policies.exceptions)
-    if base.generating and generating is None:
-        generating = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
-    base = validate_policies(base, now, envs, generating)
-    base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
-                            options=options, envs=envs)
-    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection, environments=generating)
+    run_envs = environments_for(inputs, now)
+    base = validate_policies(base, now, run_envs.envs, run_envs.generating, options.registry)
+    base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=run_envs.libraries,
+                            options=options, envs=run_envs.envs)
+    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
     admission = None
     if options.admit:

@@ -60,15 +60,12 @@ def parse_subject(text: str) -> tuple[str, str]:
 
 
 def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.explain import recorded as recorded_trees
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.load.policy.vocabulary import GENERATING_KINDS
     from kubectl_kyrec.run.eval import policy_errors
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import (
         check_policy_names,
         holds_object,
@@ -80,7 +77,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
-    inputs = validated_inputs(inputs, now)
+    inputs, run_envs = validated_for_run(inputs, now, options.registry)
     documents = inputs.subjects
     kinds = options.selection.kinds
     name = ""
@@ -126,10 +123,9 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     # drawn by its own kind's tree
     classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
                          and (not name or o.trigger.ref.name == name)] if generated is not None else []
-    libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
-                            libraries=libraries, options=eval_options, namespaces_from=namespaces_from,
-                            generated=classic_generated)
+                            libraries=run_envs.libraries, options=eval_options, namespaces_from=namespaces_from,
+                            generated=classic_generated, envs=run_envs.envs)
     explanations = outcome.explanations
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []

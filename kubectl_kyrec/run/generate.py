@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import datetime
 
-    from kubectl_kyrec.cel.environment import Environments
-    from kubectl_kyrec.cel.generator_lib import GeneratorSink
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.run_inputs.selection import Selection
@@ -31,20 +29,13 @@ def subject_filter(selection: Selection) -> Callable[[Subject], bool]:
 
 
 def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
-                        selection: Selection, recorder: Trace | None = None,
-                        environments: tuple[Environments, GeneratorSink] | None = None) -> GeneratingOutcome:
+                        selection: Selection, recorder: Trace | None = None) -> GeneratingOutcome:
     """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state;
     `recorder` (explain's): what the GeneratingPolicy engine did (evaluate/generating/engine.py run_generating).
-    `environments`: generating_environments' over the inputs' provider, when the policy validation compiled
-    the policies in them already."""
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.evaluate.generating.engine import (
-        GenerateOptions,
-        GeneratingOutcome,
-        generating_environments,
-        run_generating,
-    )
-    from kubectl_kyrec.run.providers import provider_for
+    Evaluated in the run's environments (providers.environments_for), where the policy validation compiled
+    the policies already."""
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, GeneratingOutcome, run_generating
+    from kubectl_kyrec.run.providers import environments_for
 
     policies = policies if policies is not None else inputs.policies
     values = inputs.values
@@ -53,8 +44,7 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
                               namespaces=values.namespaces,
                               selection=selection)
     if policies.generating:
-        envs, sink = environments if environments is not None else \
-            generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
+        envs, sink = environments_for(inputs, now).generating
         outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
                                  envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
                                  trigger_filter=subject_filter(selection), locate=policies.locate,

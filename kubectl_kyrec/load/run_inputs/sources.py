@@ -31,6 +31,8 @@ class Inputs:
     notices: list[Notice] = field(default_factory=list)
     # the context provider over the state, built once per run (see providers.provider_for)
     provider: Any = field(default=None, repr=False)
+    # the CEL environments over that provider, built once per run (see providers.environments_for)
+    environments: Any = field(default=None, repr=False)
     # a live run's access reviews (cluster/access_review.py SubjectAccessReviews: `allowed(request)`,
     # `failure`): Kyverno's permissions as the cluster answers them, for the causes of findings
     access: Any = field(default=None, repr=False)
