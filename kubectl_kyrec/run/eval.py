@@ -193,8 +193,10 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
                        on_results=hand_on if on_results is not None else None, envs=envs)
-    # generating policies: their results join the others, their downstreams are listed
-    generated = generate_for_inputs(inputs, now=now, selection=selection, environments=generating)
+    # generating policies: their results join the others, their downstreams are listed; Kyverno generates from
+    # the trigger as admitted (evaluate/generating/admitted.py)
+    generated = generate_for_inputs(inputs, now=now, selection=selection, environments=generating,
+                                    admissions=outcome.admissions)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
     payload_errors: list[EvalError] = []
     if options.json_paths:
@@ -329,7 +331,8 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     base = validate_policies(base, now, envs, generating)
     base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                             options=options, envs=envs)
-    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection, environments=generating)
+    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection, environments=generating,
+                                         admissions=base_outcome.admissions)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
     admission = None
     if options.admit:
