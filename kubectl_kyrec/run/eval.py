@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments, LibraryFactory
     from kubectl_kyrec.cel.generator_lib import GeneratorSink
     from kubectl_kyrec.evaluate.admission_chain import Admission
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.policies import PolicySet
@@ -79,6 +80,9 @@ class EvalResult:
     admissions: list[Admission] = field(default_factory=list)
     # what Kyverno accepts with a warning (PolicySet.warning_lines): printed as `warning:` lines, never an exit code
     warnings: list[str] = field(default_factory=list)
+    # with --state/--live: what mutate-existing rules would change on existing targets
+    # (evaluate/classic/mutate_existing_preview.py)
+    target_changes: list[TargetPreview] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -198,6 +202,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     generated = generate_for_inputs(inputs, now=now, selection=selection, environments=generating,
                                     admissions=outcome.admissions)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    target_changes, preview_notices = _target_changes(inputs, outcome.subjects, outcome.admissions, eval_options)
     payload_errors: list[EvalError] = []
     if options.json_paths:
         payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
@@ -227,7 +232,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                          libraries=libraries, head_admissions=outcome.admissions, envs=envs,
                                          generating=generating)
         errors.extend(base_errors)
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices, *preview_notices]]
     if old is not None:
         operations = Counter(a.operation for a in outcome.admissions) if outcome.admissions else \
             Counter(s.operation for s in outcome.subjects)
@@ -247,6 +252,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         notices.append(empty_reason)
     elif errors:
         empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
+    elif target_changes:
+        empty_reason = "No admission result; what mutate-existing rules change on existing targets follows."
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     # with --base-policy, what the change introduces fails the run too; the results that fail before and after
     # it still do, unless --only-changes asks about the change alone
@@ -257,7 +264,21 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     reads = failed_reads(inputs.state)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
                       change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
-                      inputs.policies.warning_lines())
+                      inputs.policies.warning_lines(), target_changes)
+
+
+def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Sequence[Admission],
+                    options: EvalOptions) -> tuple[list[TargetPreview], list[str]]:
+    """What the run's mutate-existing rules would change on the state's objects: for the -r manifests as
+    admitted, else (the state's objects are the triggers) for the policies being applied."""
+    if not any((r.raw.get("mutate") or {}).get("targets") for p in inputs.policies.classic for r in p.rules) \
+            and not any(p.mutate_existing for p in inputs.policies.mutating):
+        return [], []
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import mutate_existing_preview
+
+    return mutate_existing_preview(inputs.policies, subjects, admissions, inputs.state.objects, inputs.kinds, options,
+                                   manifests=inputs.resources_named,
+                                   state_given=bool(inputs.state.objects or inputs.state.listed))
 
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
