@@ -160,3 +160,14 @@ def test_a_policy_that_selects_no_object_tried_stays_silent(tmp_path: Path) -> N
     doc = eval_json(tmp_path, mutating("add-tier", "gold"), broken(), platinum)
     assert downstreams(doc) == {}
     assert not any(r["policy"] == "platinum" for r in doc["results"])
+
+
+def test_explain_shows_the_generation_eval_lists(tmp_path: Path) -> None:
+    eval_json(tmp_path, mutating("add-tier", "gold"), generating("gpol", gold_only=True))
+    run = CliRunner().invoke(cli, ["explain", "-p", str(tmp_path / "policies.yaml"), "-r", str(tmp_path / "ns.yaml"),
+                                   "namespace/team-a", "--policy-name", "gpol"])
+    assert run.exit_code == 0, run.stderr
+    tree = run.stdout[run.stdout.index("GeneratingPolicy gpol"):]
+    assert "objectSelector: matched" in tree
+    assert "evaluation: generated" in tree
+    assert "v1 ConfigMap team-a/gpol: owed" in tree
