@@ -87,7 +87,9 @@ class AdmittedTriggers:
             if all(s is None for s in signatures) or (
                     admission.alternatives and all(s == signatures[0] for s in signatures)):
                 continue
-            decided = _unknown(seen, admission, triggers[source])
+            # (a -l selector can pass the trigger on another candidate object only: that object's subject then)
+            trigger = triggers.get(source) or next(o.trigger for o in seen if o is not None)
+            decided = _unknown(seen, admission, trigger)
             if key in firsts:
                 outcome.outcomes[firsts[key]] = decided
             else:
