@@ -171,3 +171,12 @@ def test_explain_shows_the_generation_eval_lists(tmp_path: Path) -> None:
     assert "objectSelector: matched" in tree
     assert "evaluation: generated" in tree
     assert "v1 ConfigMap team-a/gpol: owed" in tree
+
+
+def test_base_policy_impact_compares_generation_on_each_sides_admitted_trigger(tmp_path: Path) -> None:
+    # the head adds the mutation: its admitted Namespace is labelled gold, and the gold-only policy generates
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(generating("gpol", gold_only=True)))
+    doc = eval_json(tmp_path, mutating("add-tier", "gold"), generating("gpol", gold_only=True),
+                    args=("--base-policy", str(tmp_path / "base.yaml")))
+    changes = [(d["change"], d["policy"], d["object"]["name"]) for d in doc["impact"]["downstreams"]]
+    assert changes == [("appear", "gpol", "gpol")]
