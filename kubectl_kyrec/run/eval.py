@@ -202,7 +202,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     generated = generate_for_inputs(inputs, now=now, selection=selection, environments=generating,
                                     admissions=outcome.admissions)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
-    target_changes, preview_notices = _target_changes(inputs, outcome.subjects, outcome.admissions, eval_options)
+    target_changes, preview_notices = _target_changes(inputs, outcome.subjects, outcome.admissions, eval_options, envs)
     payload_errors: list[EvalError] = []
     if options.json_paths:
         payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
@@ -268,7 +268,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 
 
 def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Sequence[Admission],
-                    options: EvalOptions) -> tuple[list[TargetPreview], list[str]]:
+                    options: EvalOptions, envs: Environments) -> tuple[list[TargetPreview], list[str]]:
     """What the run's mutate-existing rules would change on the state's objects: for the -r manifests as
     admitted, else (the state's objects are the triggers) for the policies being applied."""
     if not any((r.raw.get("mutate") or {}).get("targets") for p in inputs.policies.classic for r in p.rules) \
@@ -277,7 +277,7 @@ def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Seq
     from kubectl_kyrec.evaluate.classic.mutate_existing_preview import mutate_existing_preview
 
     return mutate_existing_preview(inputs.policies, subjects, admissions, inputs.state.objects, inputs.kinds, options,
-                                   manifests=inputs.resources_named,
+                                   envs, manifests=inputs.resources_named,
                                    state_given=bool(inputs.state.objects or inputs.state.listed))
 
 

@@ -1,8 +1,8 @@
 """`eval --state/--live` previews what classic mutate-existing rules change on existing targets (issue 37):
 applying manifests (`-r`) starts every mutate-existing rule that matches an admitted manifest; applying the
 policies (no `-r`: the state's objects are the triggers) only the rules with mutateExistingOnPolicyUpdate
-(pkg/policy/mutate.go handleMutate). The targets are the state's objects; without a state, and for
-MutatingPolicies with mutateExisting, a notice says what was not previewed
+(pkg/policy/mutate.go handleMutate). MutatingPolicies with mutateExisting start at admission only. The targets
+are the state's objects; without a state a notice says what was not previewed
 (evaluate/classic/mutate_existing_preview.py)."""
 
 from __future__ import annotations
@@ -108,18 +108,40 @@ def test_without_a_state_nothing_is_previewed_and_the_run_says_so(tmp_path: Path
     code, out, err = _eval(tmp_path, _policy(None), state=False)
     assert code == 0, err
     assert "mutateExisting" not in json.loads(out)
-    assert ("notice: 1 mutate-existing rule(s) (refresh-secrets): their targets are existing objects; give --state "
-            "or --live to preview what applying this changes on them") in err
+    assert ("notice: 1 mutate-existing rule(s) or policies (refresh-secrets): their targets are existing objects; "
+            "give --state or --live to preview what applying this changes on them") in err
 
 
-def test_mutating_policies_with_mutate_existing_are_said_not_previewed(tmp_path: Path) -> None:
-    mpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "mex"},
+def _mpol() -> dict[str, Any]:
+    """A mutateExisting MutatingPolicy: a ConfigMap named dictionary stamps every Secret with its own name."""
+    rules = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"]}
+    return {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "mex"},
             "spec": {"evaluation": {"mutateExisting": {"enabled": True}},
-                     "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
-                                                             "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                     "matchConstraints": {"resourceRules": [{**rules, "resources": ["configmaps"]}]},
+                     "matchConditions": [{"name": "dictionary", "expression": 'object.metadata.name == "dictionary"'}],
+                     "targetMatchConstraints": {"resourceRules": [{**rules, "resources": ["secrets"]}]},
                      "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
-                         "expression": 'Object{metadata: Object.metadata{labels: {"x": "y"}}}'}}]}}
-    code, out, err = _eval(tmp_path, mpol)
+                         "expression": 'Object{metadata: Object.metadata{labels: {"stamped-by": request.name}}}'}}]}}
+
+
+def test_a_mutating_policys_mutate_existing_targets_are_previewed(tmp_path: Path) -> None:
+    code, out, err = _eval(tmp_path, _mpol())
     assert code == 0, err
-    assert ("MutatingPolicies with mutateExisting (mex): eval does not preview what they change on existing "
-            "targets") in json.loads(out)["notices"]
+    got = _changes(out)
+    assert set(got) == {"s1", "s2"}
+    assert got["s1"]["kind"] == "MutatingPolicy" and got["s1"]["result"] == "pass"
+    # `request` is the trigger's admission request
+    assert got["s1"]["patch"] == [{"op": "add", "path": "/metadata/labels", "value": {"stamped-by": "dictionary"}}]
+    assert got["s2"]["patch"] == [{"op": "add", "path": "/metadata/labels/stamped-by", "value": "dictionary"}]
+
+
+def test_a_mutating_policy_previews_only_for_triggers_it_matches(tmp_path: Path) -> None:
+    policy = _mpol()
+    policy["spec"]["matchConditions"][0]["expression"] = 'object.metadata.name == "other"'
+    code, out, err = _eval(tmp_path, policy)
+    assert code == 0, err
+    assert _changes(out) == {}
+    # and applying the policy alone starts nothing (Kyverno has no policy-update pass for MutatingPolicies)
+    code, out, err = _eval(tmp_path, _mpol(), manifests=False)
+    assert code == 0, err
+    assert _changes(out) == {}

@@ -16,7 +16,10 @@ The targets are the state's objects (a capture or the live cluster): without a s
 preview, and the run says so. Each target change is the rule's response computed from the target as it is
 (evaluate/classic/mutator.py `mutate_existing`): `pass` with the JSON patch, `skip`, `error`. A trigger whose
 admitted object is not known gives `undetermined` target changes (the reason said), computed on the chain's
-object for display only. MutatingPolicies with `mutateExisting` are not previewed (a notice says so).
+object for display only. MutatingPolicies with `mutateExisting` start only at admission (there is no
+policy-update pass for them): with `-r`, each one a manifest triggers (its namespace, matchConstraints and
+matchConditions: mpol engine/reconciler.go MatchesMutateExisting) is previewed on the state's objects, one
+policy at a time (pkg/background/mpol/processor.go Process; evaluate/mutating/mutate_existing.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Source, Subject
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
 
@@ -101,8 +105,8 @@ def preview_targets(policies: Sequence[ClassicPolicy], exceptions: Sequence[Any]
 
 
 def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], admissions: Sequence[Admission],
-                            state: Sequence[Document], kinds: Any, options: EvalOptions, *, manifests: bool,
-                            state_given: bool) -> tuple[list[TargetPreview], list[str]]:
+                            state: Sequence[Document], kinds: Any, options: EvalOptions, envs: Environments, *,
+                            manifests: bool, state_given: bool) -> tuple[list[TargetPreview], list[str]]:
     """eval's preview: the target changes of the run's mutate-existing rules (`manifests`: the subjects are
     the applied manifests, as admitted; else the state's objects, and only rules that act on a policy
     update), and the notices saying what was not previewed."""
@@ -113,17 +117,16 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     notices: list[str] = []
     selected = [p for p in mutate_existing_policies(policies, on_policy_update=not manifests)
                 if options.selection.holds_policy(p.meta.key)]
-    mpols = [p.meta.key for p in policies.mutating if p.mutate_existing and options.selection.holds_policy(p.meta.key)]
-    if mpols:
-        notices.append(f"MutatingPolicies with mutateExisting ({', '.join(mpols)}): eval does not preview what they "
-                       "change on existing targets")
-    if not selected:
+    # a MutatingPolicy's mutateExisting starts at admission only (no policy-update pass, unlike classic rules)
+    mpols = [p for p in policies.mutating if p.mutate_existing and options.selection.holds_policy(p.meta.key)] \
+        if manifests else []
+    if not selected and not mpols:
         return [], notices
     if not state_given:
-        rules = sum(len(_mutate_existing_rules(p)) for p in selected)
-        names = ", ".join(p.meta.key for p in selected)
-        notices.append(f"{rules} mutate-existing rule(s) ({names}): their targets are existing objects; give "
-                       "--state or --live to preview what applying this changes on them")
+        rules = sum(len(_mutate_existing_rules(p)) for p in selected) + len(mpols)
+        names = ", ".join([*(p.meta.key for p in selected), *(p.meta.key for p in mpols)])
+        notices.append(f"{rules} mutate-existing rule(s) or policies ({names}): their targets are existing "
+                       "objects; give --state or --live to preview what applying this changes on them")
         return [], notices
     namespaces = namespace_objects([*state, *(Document(s.obj, s.source or Source("")) for s in subjects),
                                     *options.namespaces], options.namespace_labels)
@@ -132,5 +135,46 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     classic = options.classic if options.classic is not None else ClassicOptions()
     sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
-                               sources=sources, options=classic, admissions=admissions)
+                               sources=sources, options=classic, admissions=admissions) if selected else []
+    if mpols:
+        more, errors = _mutating_previews(mpols, policies, triggers, contexts, state, kinds, options, envs, admissions)
+        previews.extend(more)
+        notices.extend(errors)
     return previews, notices
+
+
+def _mutating_previews(mpols: Sequence[Any], policies: PolicySet, triggers: Sequence[Subject],
+                       contexts: Mapping[int, SubjectContext], state: Sequence[Document], kinds: Any,
+                       options: EvalOptions, envs: Environments, admissions: Sequence[Admission]
+                       ) -> tuple[list[TargetPreview], list[str]]:
+    """The MutatingPolicies' mutateExisting target changes (evaluate/mutating/mutate_existing.py
+    background_target_changes); a policy that does not compile is reported by the run already."""
+    from kubectl_kyrec.errors import InputError
+    from kubectl_kyrec.evaluate.mutating.engine import compile_mutating_policy
+    from kubectl_kyrec.evaluate.mutating.mutate_existing import TargetDiscoveryError, background_target_changes
+    from kubectl_kyrec.evaluate.subjects import as_admitted, make_subject
+
+    compiled = []
+    for policy in mpols:
+        try:
+            compiled.append(compile_mutating_policy(policy, envs, policies.exceptions, options.now))
+        except InputError:
+            continue
+    targets = [make_subject(as_admitted(d.obj), d.source, kinds)[0] for d in state]
+    unknown = {id(a.subject.ref): "; ".join(dict.fromkeys(a.undetermined)) for a in admissions if a.undetermined}
+    out: list[TargetPreview] = []
+    notices: list[str] = []
+    for trigger in triggers:
+        try:
+            changes = background_target_changes(compiled, contexts[id(trigger)], targets)
+        except TargetDiscoveryError as exc:
+            notices.append(f"{exc.source}: {trigger.ref.display()}: failed to discover CEL targets: {exc.message}")
+            continue
+        reason = unknown.get(id(trigger.ref))
+        for change in changes:
+            if reason is not None:
+                change = dataclasses.replace(change, result=UNDETERMINED, message=(
+                    f"the admitted trigger is not known ({reason}); on the object admitted in load order: "
+                    f"{change.result}" + (f" ({change.message})" if change.message else "")))
+            out.append(TargetPreview(trigger.ref, trigger.source, change))
+    return out, notices
