@@ -180,3 +180,17 @@ def test_base_policy_impact_compares_generation_on_each_sides_admitted_trigger(t
                     args=("--base-policy", str(tmp_path / "base.yaml")))
     changes = [(d["change"], d["policy"], d["object"]["name"]) for d in doc["impact"]["downstreams"]]
     assert changes == [("appear", "gpol", "gpol")]
+
+
+def test_each_rule_of_a_classic_policy_is_decided_on_its_own(tmp_path: Path) -> None:
+    policy = classic("cpol", gold_only=True)
+    always = json.loads(json.dumps(classic("cpol", gold_only=False)["spec"]["rules"][0]))
+    always["name"] = "always"
+    always["generate"]["name"] = "always"
+    always["generate"]["data"]["metadata"] = {"labels": {"fixed": "yes"}}
+    policy["spec"]["rules"].append(always)
+    doc = eval_json(tmp_path, mutating("add-gold", "gold"), mutating("add-silver", "silver"), policy)
+    # the gold-only rule depends on the order, the other writes the same quota either way
+    assert {(r["rule"], r["result"]) for r in doc["results"] if r["policy"] == "cpol"} == {
+        ("quota", "undetermined"), ("always", "pass")}
+    assert [d["object"]["metadata"]["name"] for d in doc["downstreams"]] == ["always"]

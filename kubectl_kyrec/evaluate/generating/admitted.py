@@ -73,11 +73,11 @@ class AdmittedTriggers:
         if not self.admission_of:
             return
         triggers = {id(s.source): s for s in outcome.triggers if id(s.source) in self.admission_of}
-        firsts = {o.key: i for i, o in enumerate(outcome.outcomes) if id(o.trigger.source) in self.admission_of}
-        found = [{o.key: o for o in run.outcomes} for run in passes]
+        firsts = {_key(o): i for i, o in enumerate(outcome.outcomes) if id(o.trigger.source) in self.admission_of}
+        found = [{_key(o): o for o in run.outcomes} for run in passes]
         sources = {key: id(outcome.outcomes[i].trigger.source) for key, i in firsts.items()}
         for run in passes:
-            sources.update((o.key, id(o.trigger.source)) for o in run.outcomes if o.key not in sources)
+            sources.update((_key(o), id(o.trigger.source)) for o in run.outcomes if _key(o) not in sources)
         for key, source in sources.items():
             admission = self.admission_of[source]
             first = outcome.outcomes[firsts[key]] if key in firsts else None
@@ -94,6 +94,11 @@ class AdmittedTriggers:
                 outcome.outcomes[firsts[key]] = decided
             else:
                 outcome.outcomes.append(decided)
+
+
+def _key(outcome: TriggerOutcome) -> tuple[str, str, str]:
+    """A (policy, trigger)'s outcome, per rule for a classic policy (each generate rule answers on its own)."""
+    return (*outcome.key, str(getattr(outcome.policy, "rule_name", "")))
 
 
 def _candidates(admission: Admission) -> list[Obj]:
