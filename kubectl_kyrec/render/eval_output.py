@@ -22,6 +22,7 @@ from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.model import EvalError, ResultPairs
     from kubectl_kyrec.reconcile.impact import Impact
@@ -51,6 +52,7 @@ class EvalView(Protocol):
     only_changes: bool
     empty_reason: str
     admissions: list[Admission]
+    target_changes: list[TargetPreview]
 
     # the results as the run handed them on, spilled (render/result_spill.py), when it kept none itself
     @property
@@ -198,6 +200,9 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     admissions = run.admissions
     yield "admission", Items(len(admissions), lambda start, stop: (admission_json(a) for a in admissions[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
+    if run.target_changes:
+        # only with --state/--live and a mutate-existing rule: what applying this changes on existing targets
+        yield "mutateExisting", [t.to_json() for t in run.target_changes]
     yield "reports", run.report_items()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
@@ -433,6 +438,9 @@ def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: 
     if any(a.mutations for a in run.admissions):
         stream.write("\n")
         _write_mutations(run.admissions, stream, width=None if wide else width)
+    if run.target_changes:
+        stream.write("\n")
+        _write_target_changes(run.target_changes, stream, width=None if wide else width)
     # their renderers are imported only for a run that has such tables (the import costs 0.06 s)
     if run.generated.downstreams:
         from kubectl_kyrec.render.diff_output import render_downstreams
@@ -475,6 +483,23 @@ def _write_mutations(admissions: Sequence[Admission], stream: TextIO, *, width: 
     # RULE only when a classic rule or a binding mutated: the CEL kinds have none
     write_fitted(stream, _MUTATION_COLUMNS if rules else tuple(c for c in _MUTATION_COLUMNS if c.header != "RULE"),
                  cells, width)
+
+
+_TARGET_COLUMNS = (Column("MUTATE-EXISTING TARGET", REF), Column("POLICY"), Column("RULE"), Column("TRIGGER", REF),
+                   Column("RESULT"), Column("CHANGE", TEXT, label="change"))
+
+
+def _write_target_changes(previews: Sequence[TargetPreview], stream: TextIO, *, width: int | None) -> None:
+    """One row per target a mutate-existing rule would change (or skip, or fail on): the patch's ops as `op
+    path` for a pass (the values are in -o json), else the message."""
+    cells = []
+    for t in previews:
+        c = t.change
+        api_version, kind, namespace, name = c.target
+        target = (f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}") if kind else "-"
+        change = ", ".join(f"{op.get('op')} {op.get('path')}" for op in c.patch) if c.patch else c.message or "-"
+        cells.append((target, c.policy, c.rule or "-", t.trigger.display(), c.result, change))
+    write_fitted(stream, _TARGET_COLUMNS, cells, width)
 
 
 # ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes

@@ -17,8 +17,9 @@ from kubectl_kyrec.model import EvalError, Result, ResultPairs, Subject
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cel.environment import LibraryFactory
+    from kubectl_kyrec.cel.environment import Environments, LibraryFactory
     from kubectl_kyrec.evaluate.admission_chain import Admission
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.policies import PolicySet
@@ -82,6 +83,9 @@ class EvalResult:
     # the results, when the run handed them on (run_eval's `on_results`) to be spilled there rather than kept
     # in `results`; `report_pairs` then holds only the pairs the run kept apart (a GeneratingPolicy's)
     handed: ResultSpill | None = None
+    # with --state/--live: what mutate-existing rules would change on existing targets
+    # (evaluate/classic/mutate_existing_preview.py)
+    target_changes: list[TargetPreview] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -205,9 +209,11 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
                        on_results=hand_on if on_results is not None else None, envs=envs)
-    # generating policies: their results join the others, their downstreams are listed
-    generated = generate_for_inputs(inputs, now=now, selection=selection)
+    # generating policies: their results join the others, their downstreams are listed; Kyverno generates from
+    # the trigger as admitted (evaluate/generating/admitted.py)
+    generated = generate_for_inputs(inputs, now=now, selection=selection, admissions=outcome.admissions)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    target_changes, preview_notices = _target_changes(inputs, outcome.subjects, outcome.admissions, eval_options, envs)
     payload_errors: list[EvalError] = []
     if options.json_paths:
         payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
@@ -238,7 +244,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                          head_generated=generated, now=now, options=eval_options,
                                          head_admissions=outcome.admissions)
         errors.extend(base_errors)
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices, *preview_notices]]
     if old is not None:
         operations = Counter(a.operation for a in outcome.admissions) if outcome.admissions else \
             Counter(s.operation for s in outcome.subjects)
@@ -258,6 +264,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         notices.append(empty_reason)
     elif errors:
         empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
+    elif target_changes:
+        empty_reason = "No admission result; what mutate-existing rules change on existing targets follows."
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     # with --base-policy, what the change introduces fails the run too; the results that fail before and after
     # it still do, unless --only-changes asks about the change alone
@@ -268,7 +276,20 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     reads = failed_reads(inputs.state)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
                       change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
-                      inputs.policies.warning_lines())
+                      inputs.policies.warning_lines(), target_changes=target_changes)
+
+
+def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Sequence[Admission],
+                    options: EvalOptions, envs: Environments) -> tuple[list[TargetPreview], list[str]]:
+    """What the run's mutate-existing rules would change on the state's objects: for the -r manifests as
+    admitted, else (the state's objects are the triggers) for the policies being applied."""
+    if not _previews_targets(inputs):
+        return [], []
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import mutate_existing_preview
+
+    return mutate_existing_preview(inputs.policies, subjects, admissions, inputs.state.objects, inputs.kinds, options,
+                                   envs, manifests=inputs.resources_named,
+                                   state_given=bool(inputs.state.objects or inputs.state.listed))
 
 
 class _Counted:
@@ -285,10 +306,16 @@ class _Counted:
 
 
 def _reads_triggers(inputs: Inputs) -> bool:
-    """Whether the run generates (GeneratingPolicies, classic generate rules): generation reads every trigger
-    after the evaluation (run/generate.py generate_for_inputs)."""
+    """Whether the run reads every trigger after the evaluation: it generates (GeneratingPolicies, classic
+    generate rules: run/generate.py generate_for_inputs) or previews mutate-existing rules (_target_changes,
+    which reads the admitted objects)."""
     return bool(inputs.policies.generating) or any(r.type == "generate" for p in inputs.policies.classic
-                                                   for r in p.rules)
+                                                   for r in p.rules) or _previews_targets(inputs)
+
+
+def _previews_targets(inputs: Inputs) -> bool:
+    return any((r.raw.get("mutate") or {}).get("targets") for p in inputs.policies.classic for r in p.rules) \
+        or any(p.mutate_existing for p in inputs.policies.mutating)
 
 
 def _kinds_known(names: Sequence[str], inputs: Inputs) -> bool:
@@ -362,7 +389,8 @@ def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Seque
     base = validate_policies(base, now, run_envs.envs, run_envs.generating, options.registry)
     base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=run_envs.libraries,
                             options=options, envs=run_envs.envs)
-    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection)
+    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection,
+                                         admissions=base_outcome.admissions)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
     admission = None
     if options.admit:
