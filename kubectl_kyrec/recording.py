@@ -4,9 +4,9 @@ recording; nothing re-walks an engine to tell what it did.
 
 Every engine records its explain nodes whole (`node`: matchConstraints or match/exclude blocks, exceptions,
 conditions, validations or mutations, result, with the values they saw), and the recording is the tree. The
-classic engine records its pattern walk (classic/pattern_match.py), conditions (classic/conditions.py) and
-validate handler (classic/validate.py) per rule (`rule`), and in the same run puts each policy's tree together
-from those steps (evaluate/classic/engine.py `ClassicEvaluator.explain`).
+classic engine records, per rule (`rule`), its match and exclude blocks (classic/match.py `match_state`), pattern
+walk (classic/pattern_match.py), conditions (classic/conditions.py) and validate handler (classic/validate.py),
+and in the same run puts each policy's tree together from those steps (evaluate/classic/explain.py).
 Only `explain` passes one: every hook is behind an `is not None` check, so evaluation without a recorder does
 what it did before and costs one comparison per step.
 
@@ -46,11 +46,13 @@ class Step:
 
 class Trace:
     """Steps nest: `open` starts a step the following ones go under, `close` ends it with its outcome. A
-    step left open by an exception is closed by the next `close` of an enclosing step (`until`)."""
+    step left open by an exception is closed by the next `close` of an enclosing step. A `close` never ends
+    the tree or rule being recorded (`tree`, `rule`): the steps after it stay in it."""
 
     def __init__(self) -> None:
         self.root = Step("trace")
         self._stack: list[Step] = [self.root]
+        self._floor = 1         # the steps of the stack no `close` pops: the root, or the open tree or rule
         # the steps of each rule evaluated, by (policy key, rule name); a rule evaluated twice keeps the last
         self.rules: dict[tuple[str, str], Step] = {}
 
@@ -59,7 +61,7 @@ class Trace:
         engine before each variant it evaluates)."""
         step = Step(rule)
         self.rules[(policy, rule)] = step
-        self._stack = [step]
+        self._stack, self._floor = [step], 1
 
     @property
     def current(self) -> Step:
@@ -73,7 +75,8 @@ class Trace:
         return step
 
     def close(self, step: Step, outcome: str, detail: str = "") -> None:
-        while len(self._stack) > 1:
+        # a step not open above the floor (closed already, or the tree itself) pops nothing
+        while any(s is step for s in self._stack[self._floor:]):
             top = self._stack.pop()
             if top is step:
                 break
@@ -92,7 +95,7 @@ class Trace:
         (evaluate/explain.py `recorded`)."""
         step = Step(name, data=data)
         self.root.children.append(step)
-        self._stack = [self.root, step]
+        self._stack, self._floor = [self.root, step], 2
         return step
 
     def node(self, step: Step) -> Step:
@@ -101,13 +104,15 @@ class Trace:
         return step
 
 
-def shown(value: Any) -> str:
-    """A value as a step shows it: JSON as Go encodes it (a float64 2 is `2`), cut to be read on one line."""
+def shown(value: Any, width: int = 120, go: bool = True) -> str:
+    """A value as a step shows it: JSON (`go`: as Go encodes it, a float64 2 is `2`), cut to `width` to be read
+    on one line. The one value formatter of explain: its nodes (evaluate/explain.py `show`) are wider and keep
+    Python's floats, as they always have."""
     try:
-        text = json.dumps(_integral(value), sort_keys=True, default=str)
+        text = json.dumps(_integral(value) if go else value, sort_keys=True, default=str)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _integral(value: Any) -> Any:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError
 from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
+from kubectl_kyrec.k8s.namespaces import default_namespace
 
 ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]
 """(apiVersion, kind) -> (resource plural, namespaced), or None when the kind is unknown."""
@@ -209,8 +210,11 @@ class ObjectsProvider:
                  read_file: Callable[[str], Any] | None = None,
                  http_mocks: Mapping[str, tuple[int, Any]] | None = None,
                  global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False,
-                 refused: Refused | None = None) -> None:
+                 refused: Refused | None = None, implicit_namespaces: bool = False) -> None:
         self._resource_of = resource_of
+        # a Namespace absent from the objects reads as the Active one a cluster would have (kyrec's rule for
+        # a state, which the classic context loader follows too); a Kyverno CLI test's fake client does not
+        self._implicit_namespaces = implicit_namespaces
         self._refused = refused
         self._kind_of = kind_of
         self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
@@ -284,6 +288,8 @@ class ObjectsProvider:
         self._check_refused(api_version, base, namespace)
         self._stored()
         obj = self._store.get((api_version, base), {}).get((namespace, name))
+        if obj is None and self._implicit_namespaces and (api_version, base) == ("v1", "namespaces") and name:
+            return default_namespace(name)
         # a GET of the status subresource answers the whole object
         return copy.deepcopy(obj) if obj is not None else None
 

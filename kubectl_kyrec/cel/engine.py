@@ -286,7 +286,24 @@ def _plain(value: Any) -> Any:
     except TypeError as exc:  # other engine-only types have no plain form
         raise _EvalError(f"unsupported result type {_type_name(value.type())}") from exc
     _restore_none_references(plain)
-    return plain
+    return in_key_order(plain) if isinstance(plain, (dict, list)) else plain
+
+
+def _key_order(key: Any) -> tuple[str, Any]:
+    return type(key).__name__, key
+
+
+def in_key_order(value: Any) -> Any:
+    """`value` with every map's keys sorted, lists kept in their order. cel-cpp's maps iterate in the order
+    of a hash seeded per process, so a map a policy builds (`{"a": .., "b": ..}`, a generated object, an
+    ApplyConfiguration) would come out in a different order from run to run, and so would every output
+    that holds it. Sorted is the order Go's encoding/json gives a map[string]any, as Kyverno writes a
+    generated object or a patch (keys of one type compare; CEL map keys are strings, ints, uints or bools)."""
+    if isinstance(value, dict):
+        return {k: in_key_order(value[k]) for k in sorted(value, key=_key_order)}
+    if isinstance(value, list):
+        return [in_key_order(v) if isinstance(v, (dict, list)) else v for v in value]
+    return value
 
 
 _INCREF = ctypes.pythonapi.Py_IncRef

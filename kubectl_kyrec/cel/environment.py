@@ -8,6 +8,7 @@ authorizer).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from kubectl_kyrec.cel.decl import Library
 from kubectl_kyrec.cel.engine import Environment
@@ -38,6 +39,7 @@ POLICY_VARIABLES: dict[str, tuple[str, ...]] = {
 }
 
 LibraryFactory = Callable[[str, str], Sequence[Library]]   # (policy kind, policy namespace) -> libraries
+T = TypeVar("T")
 
 
 class Environments:
@@ -50,6 +52,8 @@ class Environments:
     def __init__(self, libraries: LibraryFactory) -> None:
         self._libraries = libraries
         self._cache: dict[tuple[str, str], tuple[Environment, Environment]] = {}
+        # by id(owner): (owner, inputs, what was built); see bound_to
+        self._bound: dict[int, tuple[object, tuple[object, ...], Any]] = {}
 
     def get(self, kind: str, namespace: str = "") -> tuple[Environment, Environment]:
         key = (kind, namespace)
@@ -65,3 +69,17 @@ class Environments:
         libs = [*self._libraries(kind, namespace), *extra]
         names = POLICY_VARIABLES[kind]
         return Environment(libs, names), Environment(libs, (*names, "variables"))
+
+    def bound_to(self, owner: object, inputs: tuple[object, ...], build: Callable[[], T]) -> T:
+        """`build()`, made once per `owner` and `inputs` (each the same object, or equal): for a policy that
+        compiles in environments of its own (`extended`, functions bound to it), where the texts compiled
+        once per environment would all be compiled again. The run's policy validation and its evaluation
+        share these Environments (evaluate/policy_validation.py), so the run gets what the validation built."""
+        held = self._bound.get(id(owner))
+        if held is not None and held[0] is owner and len(held[1]) == len(inputs) and \
+                all(a is b or a == b for a, b in zip(held[1], inputs)):
+            return held[2]  # type: ignore[no-any-return]
+        made = build()
+        # the owner and inputs kept with it: their ids stay theirs while the entry lives
+        self._bound[id(owner)] = (owner, inputs, made)
+        return made

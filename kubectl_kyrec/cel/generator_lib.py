@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.cel.engine import in_key_order
 
 GENERATOR_VARIABLE = "generator"
 GENERATOR_TYPE = "map<string,string>"
@@ -51,7 +52,8 @@ class GeneratorSink:
             raise CelFunctionError("failed to generate resources: no generation context")
         self.calls += 1
         try:
-            self._handler(namespace, [dict(i) if isinstance(i, Mapping) else i for i in items])
+            # the objects in a fixed order, as the engine's results are (in_key_order)
+            self._handler(namespace, [in_key_order(dict(i)) if isinstance(i, Mapping) else i for i in items])
         except GenerateRefused as exc:
             raise CelFunctionError(f"failed to generate resources: {exc}") from None
         return True

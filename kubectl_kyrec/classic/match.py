@@ -27,6 +27,7 @@ from kubectl_kyrec.load.run_inputs.kyverno_config import (
     parse_kind_selector,  # Kyverno's ParseKindSelector, one copy for rules and resourceFilters
 )
 from kubectl_kyrec.model import group_version
+from kubectl_kyrec.recording import Step, Trace, shown
 
 
 @dataclass(frozen=True)
@@ -297,13 +298,15 @@ def rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, fa
 
 
 def match_state(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts,
-                policy_namespace: str = "") -> bool | None:
+                policy_namespace: str = "", recorder: Trace | None = None) -> bool | None:
     """True when the rule applies, False when not, None when that depends on who makes the request and
-    `facts.user_known` is false.
+    `facts.user_known` is false; `recorder` (explain's): each block's answer and reasons are recorded.
 
     Scans ask the same question for every subject of a kind: a rule whose blocks name only kinds and
     operations is answered once per (kind, operation) and remembered.
     """
+    if recorder is not None:
+        return _recorded_match(match, exclude, facts, policy_namespace, recorder)
     if policy_namespace and policy_namespace != str(_meta(facts.obj).get("namespace") or ""):
         return False
     key = (id(match), id(exclude), facts.group, facts.version, facts.kind, facts.subresource, facts.operation)
@@ -314,6 +317,45 @@ def match_state(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, fac
     if _kind_only(match) and _kind_only(exclude) and answer is not None:
         _BY_KIND[key] = (match, exclude, answer)
     return answer
+
+
+_SAYS = {False: {True: "matched", False: "not matched", None: "depends on the requesting user"},
+         True: {True: "excludes", False: "does not exclude", None: "depends on the requesting user"}}
+
+
+def _recorded_match(match: Mapping[str, Any], exclude: Mapping[str, Any] | None, facts: RequestFacts,
+                    policy_namespace: str, recorder: Trace) -> bool | None:
+    """match_state's answer from the blocks' answers as recorded (`block_reasons`), then `applies`. Every
+    block is recorded, the exclude ones too when the match already failed: the answer is the same as
+    `_rule_matches` stopping early, and explain shows what the rule is made of."""
+    matched = _recorded_blocks("match", match, facts, False, recorder)
+    excluded = _recorded_blocks("exclude", exclude, facts, True, recorder) if exclude else False
+    answer = None if excluded is None and matched is not False else False if excluded else matched
+    if policy_namespace and policy_namespace != str(_meta(facts.obj).get("namespace") or ""):
+        answer = False
+    recorder.add("applies", _SAYS[False][answer])
+    return answer
+
+
+def _recorded_blocks(name: str, block: Mapping[str, Any], facts: RequestFacts, exclude: bool,
+                     recorder: Trace) -> bool | None:
+    for form, combine in (("any", _any), ("all", _all)):
+        if block.get(form):
+            step = recorder.open(f"{name}.{form}")
+            states = [_recorded_block(f"[{i}]", b, facts, exclude, recorder) for i, b in enumerate(block[form])]
+            recorder.close(step, "")
+            return combine(states)
+    return _recorded_block(name, block, facts, exclude, recorder)
+
+
+def _recorded_block(name: str, block: Mapping[str, Any], facts: RequestFacts, exclude: bool,
+                    recorder: Trace) -> bool | None:
+    state, reasons = block_reasons(block, facts, exclude)
+    said = " ".join([shown(dict(block.get("resources") or {}), 200, go=False)]
+                    + [f"{k} {shown(block[k], 200, go=False)}" for k in ("subjects", "roles", "clusterRoles")
+                       if block.get(k)])
+    recorder.add(name, _SAYS[exclude][state], said).children.extend(Step(reason) for reason in reasons)
+    return state
 
 
 def _rule_matches(match: Mapping[str, Any], exclude: Mapping[str, Any] | None,

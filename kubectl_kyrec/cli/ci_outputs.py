@@ -12,7 +12,7 @@ import contextlib
 import functools
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO, TypeVar
 
@@ -88,7 +88,8 @@ class CiRun:
 
     command: str
     options: CiOptions
-    findings: Sequence[Finding]
+    # held, or made anew each time they are read (eval's spilled results: render/result_spill.py)
+    findings: Collection[Finding]
     fixed: list[BaselineEntry] = field(default_factory=list)
     kept: list[BaselineEntry] = field(default_factory=list)     # other commands' entries of the baseline file
     # the run's reads that failed (errors.RunResult.failed_reads): every CI format says the run is incomplete;
@@ -96,12 +97,12 @@ class CiRun:
     failed_reads: Sequence[FailedRead] = ()
 
     @classmethod
-    def prepare(cls, command: str, findings: Sequence[Finding], options: CiOptions,
+    def prepare(cls, command: str, findings: Collection[Finding], options: CiOptions,
                 failed_reads: Sequence[FailedRead] = ()) -> CiRun:
         if not options.baseline_path:
             return cls(command, options, findings, failed_reads=failed_reads)
         entries = read_baseline(options.baseline_path)
-        outcome = apply_baseline(findings, entries, command)
+        outcome = apply_baseline(findings if isinstance(findings, Sequence) else list(findings), entries, command)
         return cls(command, options, outcome.findings, outcome.fixed,
                    [e for e in entries if e.command != command], failed_reads)
 
@@ -132,7 +133,8 @@ class CiRun:
 
         if not self.baseline_used:
             return {}
-        return {"baseline": baseline_json(str(self.options.baseline_path), self.findings, self.fixed)}
+        findings = self.findings if isinstance(self.findings, Sequence) else list(self.findings)
+        return {"baseline": baseline_json(str(self.options.baseline_path), findings, self.fixed)}
 
     def title(self) -> str:
         return f"kyrec {self.command}"
@@ -221,7 +223,7 @@ def _write_atomically(path: str, text: str) -> None:
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
-def append_step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
+def append_step_summary(findings: Collection[Finding], *, title: str, fixed: Sequence[str] = (),
                         environ: Mapping[str, str] | None = None, failed_reads: Sequence[FailedRead] = ()) -> None:
     """Append the Markdown summary to `$GITHUB_STEP_SUMMARY` when GitHub set it (other steps write there too)."""
     path = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 
 import kubectl_kyrec.cli.flags as flags
-from kubectl_kyrec.cli.ci_outputs import ci_flags
+from kubectl_kyrec.cli.ci_outputs import ci_flags, nonzero_counts
 from kubectl_kyrec.cli.common import (
     OutputFormat,
     emit_warnings,
@@ -28,8 +28,10 @@ from kubectl_kyrec.render.dispatch import Output, OutputSpec, write_outputs
 from kubectl_kyrec.run.eval import FAIL_ON, counts_as_failure
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.cli.ci_outputs import CiRun
+    from kubectl_kyrec.cli.ci_outputs import CiOptions, CiRun
+    from kubectl_kyrec.model import ResultPairs
     from kubectl_kyrec.render.eval_output import TableTally
+    from kubectl_kyrec.render.result_spill import ResultSpill
     from kubectl_kyrec.run.eval import EvalResult
 
 EVAL_FORMATS = (OutputFormat.TABLE, OutputFormat.WIDE, OutputFormat.YAML, OutputFormat.JSON,
@@ -116,6 +118,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     from kubectl_kyrec.reconcile.findings import from_results
     from kubectl_kyrec.render import eval_output
     from kubectl_kyrec.render.progress import Progress, writing_output
+    from kubectl_kyrec.render.result_spill import SpilledFindings
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
     specs = parse_outputs(list(outputs), EVAL_FORMATS)
@@ -126,10 +129,33 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     _check_admission(resource_paths, kustomize_dirs, no_mutate, write_mutated_dir, old_paths, old_ref)
     if only_changes and not base_policy_paths:
         raise UsageError("--only-changes counts what a policy change introduces: it needs --base-policy")
+    # the outputs that can take the results as they are decided keep only what they need of them (the table on
+    # stdout: its counts and listed rows; JSON, YAML, reports, JUnit, SARIF, GitHub: a spill to a temporary
+    # file, read back as each writes): the run keeps none
+    # (issue 36); any other output, a baseline and --base-policy read them all
+    ci_options = CiOptions.from_flags(kube)
+    tally = spill = None
+    if _streams(specs, base_policy_paths, ci_options):
+        from kubectl_kyrec.cli.terminal import output_width
+        from kubectl_kyrec.render.result_spill import ResultSpill
+
+        if any(s.format is OutputFormat.TABLE for s in specs):
+            # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
+            tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
+        elif any(s.format is OutputFormat.WIDE for s in specs):
+            # -o wide lists every result, never fitted: its rows are spilled wherever it goes
+            tally = eval_output.TableTally(True, spill=True, wide=True)
+        if any(s.format not in _TABLES for s in specs):
+            spill = ResultSpill()
+    # the table alone reads -r as it evaluates it, where nothing else needs every manifest (--write-mutated,
+    # --old and --old-ref do, and JSON's and YAML's `admission`; run/eval.py decides the rest); the other
+    # streamed outputs read the inputs whole, as before
+    stream = tally is not None and spill is None and not tally.wide and write_mutated_dir is None \
+        and not old_paths and old_ref is None
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path,
-                             schema=policy_schema_check())
+                             schema=policy_schema_check(), stream_resources=stream)
     if live:                # eval reads the cluster only when asked (docs/architecture.md#the-command-line)
         from kubectl_kyrec.cluster.live_source import live_source
 
@@ -146,21 +172,12 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
                              mutate=not no_mutate, old_paths=old_paths, old_ref=old_ref,
                              resource_paths=resource_paths,
                              registry=registry_access(registry, insecure_registries, registry_config, now))
-    # the table alone on stdout keeps only the rows it lists and the counts: the results are handed to it as
-    # they are decided, not kept (issue 36); every other output, a baseline and --base-policy read them all
-    ci_options = CiOptions.from_flags(kube)
-    tally = None
-    if all(s.format is OutputFormat.TABLE and s.path is None for s in specs) and not base_policy_paths \
-            and not ci_options.baseline_path and not ci_options.write_baseline_path:
-        from kubectl_kyrec.cli.terminal import output_width
-
-        # a table fitted to a terminal's width keeps its rows to fit them; on a pipe or in a file it need not
-        tally = eval_output.TableTally(show_all, spill=output_width(None) is None)
     # the phases on a terminal: the input files counted as they are opened, the evaluation's rate and time
     # left, then `writing output` while a pipe or a file gets it
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect,
-                       on_results=tally.add if tally is not None else None)
+                       on_results=_handed_to(tally, spill))
+    run.handed = spill
     emit_warnings(run.warnings)
     report_run(run)
     if write_mutated_dir is not None:
@@ -169,15 +186,50 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
         write_owned_files(write_mutated_dir, mutated_files(run.admissions), HEADER, "--write-mutated")
     results = run.results
-    ci = CiRun.prepare("eval", from_results(results), ci_options, run.failed_reads)
+    ci = CiRun.prepare("eval", from_results(results) if spill is None else SpilledFindings(spill), ci_options,
+                       run.failed_reads)
     with writing_output():
-        write_outputs(run, specs, _outputs(run, ci, show_all=show_all, tally=tally), extra=ci.document_extra)
-        ci.finish(specs)
+        try:
+            write_outputs(run, specs, _outputs(run, ci, show_all=show_all, tally=tally), extra=ci.document_extra)
+        finally:
+            if spill is not None:
+                spill.close()
+        # handed on, the results are not there to be counted: the spill counted them
+        ci.finish(specs, counts=None if spill is None else nonzero_counts(spill.counts, ("pass", "fail")))
     # a baseline accepts findings, not what a --base-policy change does
     unaccepted = [r for r, f in zip(results, ci.findings) if not f.baselined] if ci.baseline_used else results
     code = run.exit_code if run.only_changes else ci.exit_code(
         run.exit_code, run.change_fails or counts_as_failure(unaccepted, fail_on, fail_on_actions))
     exit_with(code, exit_code_flag, run.failed_reads)
+
+
+# the formats that take a run's results as they are decided (a table only on stdout, and one of the two: `-o
+# table=FILE` and `-o wide=FILE` read the whole run, as the tests compare the streamed tables with them)
+_TABLES = (OutputFormat.TABLE, OutputFormat.WIDE)
+_STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORTS, OutputFormat.JUNIT,
+                       OutputFormat.SARIF, OutputFormat.GITHUB))
+
+
+def _streams(specs: Sequence[OutputSpec], base_policy_paths: Sequence[str], ci_options: CiOptions) -> bool:
+    """Whether the run hands its results on as they are decided rather than keeping them: every output can
+    take them so, and no baseline or --base-policy compares them all."""
+    return all(s.format in _STREAMED or (s.format in _TABLES and s.path is None) for s in specs) \
+        and sum(s.format in _TABLES for s in specs) <= 1 \
+        and not base_policy_paths and not ci_options.baseline_path and not ci_options.write_baseline_path
+
+
+def _handed_to(tally: TableTally | None, spill: ResultSpill | None) -> Callable[[ResultPairs], object] | None:
+    """run_eval's `on_results`: each chunk to the table's tally and to the spill, whichever the outputs need."""
+    if tally is None and spill is None:
+        return None
+
+    def hand(pairs: ResultPairs) -> None:
+        if tally is not None:
+            tally.add(pairs.results)
+        if spill is not None:
+            spill.add(pairs)
+
+    return hand
 
 
 def _check_inputs(live: bool, policy_paths: Sequence[str], resource_paths: Sequence[str],
@@ -229,7 +281,7 @@ def _outputs(run: EvalResult, ci: CiRun, *, show_all: bool, tally: TableTally | 
                                                            width=output_width(spec.path), baselined=baselined,
                                                            tally=tally),
         OutputFormat.WIDE: lambda spec: functools.partial(eval_output.write_table, run, wide=True,
-                                                          baselined=baselined),
+                                                          baselined=baselined, tally=tally),
         OutputFormat.REPORTS: lambda spec: functools.partial(eval_output.write_reports, run),
         **ci.outputs(("junit", "sarif")), OutputFormat.GITHUB: github,
     }

@@ -20,20 +20,50 @@ _NUMERIC = {"greaterthan": ">", "greaterthanorequals": ">=", "lessthan": "<", "l
 _RANGE = re.compile(rf"^({scalar._NUM})!?-({scalar._NUM})$")
 
 
-def block(conditions: Any, field: str, scope: jmes.Scope | None = None) -> str:
-    """`{any: [...], all: [...]}` or the legacy list (all of them) -> true when the conditions hold."""
+def block(conditions: Any, field: str, scope: jmes.Scope | None = None, ordered: bool = False) -> str:
+    """`{any: [...], all: [...]}` or the legacy list (all of them) -> true when the conditions hold.
+
+    `ordered`: in Kyverno's order, where a condition that errors is an error only when it is reached
+    (kubectl_kyrec/classic/conditions.py _evaluate_block: the `any` ones until one is true, then the `all` ones
+    until one is false), as ternaries; CEL's `||` and `&&` would let a later operand decide past the error.
+    For conditions that read context entries (convert/context.py), which fail when an object is not there."""
     if conditions is None:
         return "true"
     if isinstance(conditions, list):
-        return conj([condition(c, f"{field}[{i}]", scope) for i, c in enumerate(conditions)])
+        parts = [condition(c, f"{field}[{i}]", scope) for i, c in enumerate(conditions)]
+        return _all_in_order(parts) if ordered else conj(parts)
     if not isinstance(conditions, dict):
         raise Unconvertible(field, "conditions must be a list or an any/all map")
+    if ordered:
+        any_part = _any_in_order([condition(c, f"{field}.any[{i}]", scope)
+                                  for i, c in enumerate(conditions.get("any") or [])]) \
+            if conditions.get("any") else "true"
+        all_part = _all_in_order([condition(c, f"{field}.all[{i}]", scope)
+                                  for i, c in enumerate(conditions.get("all") or [])])
+        if all_part == "true":
+            return any_part
+        # the `all` conditions are read whatever the `any` ones gave (an error there is the block's error)
+        return all_part if any_part == "true" else f"({any_part} ? {all_part} : ({all_part} ? false : false))"
     parts = []
     if conditions.get("any"):
         parts.append(disj([condition(c, f"{field}.any[{i}]", scope) for i, c in enumerate(conditions["any"])]))
     if conditions.get("all"):
         parts.append(conj([condition(c, f"{field}.all[{i}]", scope) for i, c in enumerate(conditions["all"])]))
     return conj(parts)
+
+
+def _any_in_order(parts: list[str]) -> str:
+    out = "false"
+    for part in reversed(parts):
+        out = f"({part} ? true : {out})" if out != "false" else part
+    return out
+
+
+def _all_in_order(parts: list[str]) -> str:
+    out = "true"
+    for part in reversed(parts):
+        out = f"({part} ? {out} : false)" if out != "true" else part
+    return out
 
 
 def _plain_value(raw: Any, field: str) -> None:

@@ -21,15 +21,25 @@ _FUNCTIONS = {"length": lambda a: f"size({a[0]})", "to_string": lambda a: f"stri
               "starts_with": lambda a: f"{a[0]}.startsWith({a[1]})", "ends_with": lambda a: f"{a[0]}.endsWith({a[1]})",
               # JMESPath's contains: a list holds the element, or a string the substring; on anything else it
               # is an error (go-jmespath: invalid type), as `contains` on a non-string is in CEL
-              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : s.contains({a[1]}))"}
+              "contains": lambda a: f"[dyn({a[0]})].all(s, type(s) == list ? {a[1]} in s : s.contains({a[1]}))",
+              # Kyverno's label_match(labels, match): every key of the first with the same value in the second;
+              # an argument that is no object is an error (kk: pkg/engine/jmespath/functions.go jpLabelMatch)
+              "label_match": lambda a: (f"[[dyn({a[0]}), dyn({a[1]})]].map(lm, type(lm[0]) == map && type(lm[1]) == "
+                                        "map ? lm[0].all(k, k in lm[1] && lm[1][k] == lm[0][k]) : "
+                                        "{}['label_match: invalid type, expected an object'])[0]")}
+# the functions above whose answer is a boolean (or an error): a filter keeps what they say as it is
+_BOOLEAN_FUNCTIONS = {"starts_with", "ends_with", "contains", "label_match"}
 _VARIABLE = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}", re.DOTALL)
 
 
 class Scope:
     """Names a translated expression may use besides the request: foreach's `element`, and so on."""
 
-    def __init__(self, names: dict[str, str] | None = None, soft: bool = False) -> None:
+    def __init__(self, names: dict[str, str] | None = None, soft: bool = False,
+                 erring: frozenset[str] = frozenset()) -> None:
         self.names = dict(names or {})
+        # the context entries (convert/context.py) whose variable can be an error (an object not there)
+        self.erring = erring
         # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
         self.soft = soft
         self.counter = 0                # names for comprehension variables
@@ -38,7 +48,7 @@ class Scope:
         self.swallowing = 0
 
     def softened(self) -> Scope:
-        return Scope(self.names, soft=True)
+        return Scope(self.names, soft=True, erring=self.erring)
 
 
 def _path(node: dict[str, Any]) -> list[str] | None:
@@ -65,6 +75,19 @@ def translate(expression: str, field: str, scope: Scope | None = None) -> str:
     except jp_exceptions.JMESPathError as err:
         raise Unconvertible(field, f"JMESPath {expression!r} does not parse: {err}") from None
     return _node(ast, field, expression, scope, soft=scope.soft)
+
+
+def translate_on(expression: str, field: str, scope: Scope, current: str) -> str:
+    """A JMESPath query of the value the CEL text `current` gives (an apiCall's answer, a variable's value):
+    its paths start there, and a missing key is null (go-jmespath's search never errors on one)."""
+    if "{{" in expression or "}}" in expression:
+        raise Unconvertible(field, f"JMESPath {expression!r}: a variable nested in a variable is substituted as text "
+                                   "first; not converted")
+    try:
+        ast = jp_parser.Parser().parse(expression).parsed
+    except jp_exceptions.JMESPathError as err:
+        raise Unconvertible(field, f"JMESPath {expression!r} does not parse: {err}") from None
+    return _node(ast, field, expression, scope, soft=True, current=current)
 
 
 def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool = True,
@@ -191,7 +214,9 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
                 test = node["children"][2]
                 cond = sub(test, v)
                 # a comparison is already a boolean; anything else filters by JMESPath's truthiness
-                keep = cond if test["type"] in ("comparator", "not_expression") else _truthy(cond)
+                boolean = test["type"] in ("comparator", "not_expression") or (
+                    test["type"] == "function_expression" and test["value"] in _BOOLEAN_FUNCTIONS)
+                keep = cond if boolean else _truthy(cond)
                 listed = f"{c}.filter({v}, {keep})"
             mapped = listed if right["type"] == "identity" else f"{listed}.map({v}, {sub(right, v)})"
             return f"(type({c}) == list ? dyn({mapped}.filter({w}, {w} != null)) : null)"
@@ -236,7 +261,7 @@ def _node(node: dict[str, Any], field: str, text: str, scope: Scope, soft: bool 
 # other, as the function is. name -> number of arguments.
 _TYPED = {"keys": 1, "values": 1, "to_array": 1, "regex_match": 2}
 # the JMESPath functions the CEL above can make an error (policy.py refuses them inside foreach)
-ERRING = ("length", "to_string", "starts_with", "ends_with", "contains", "keys", "values", "regex_match")
+ERRING = ("length", "to_string", "starts_with", "ends_with", "contains", "label_match", "keys", "values", "regex_match")
 # go-jmespath hands regex_match a number as Go formats a float32 (Kyverno's ifaceToString); an integer up to
 # 2^24 is exact in a float32 and prints as CEL's string() prints it
 _FLOAT32_EXACT = 1 << 24

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, cleanup, conditions, generate, jmes, mutate
+from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -153,7 +153,9 @@ def _check(validate: dict[str, Any], at: str, writer: PatternWriter, base: str =
             raise Unconvertible(f"{at}.anyPattern", "must be a list")
         return disj([writer.top(base, p) for p in patterns])
     if what == "deny":
-        return negate(conditions.block((validate["deny"] or {}).get("conditions"), f"{at}.deny.conditions", scope))
+        # with context entries (which can fail), in Kyverno's order: a failing entry is an error where reached
+        return negate(conditions.block((validate["deny"] or {}).get("conditions"), f"{at}.deny.conditions", scope,
+                                       ordered=bool(_context_names(scope))))
     if what == "foreach":
         return conj([_foreach(entry, f"{at}.foreach[{i}]", writer, scope)
                       for i, entry in enumerate(validate["foreach"])])
@@ -167,13 +169,14 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     if scope is not None and "element" in scope.names:
         raise Unconvertible(at, "a nested foreach; not converted")
     if entry.get("context"):
-        raise Unconvertible(f"{at}.context", "context entries are not converted")
+        raise Unconvertible(f"{at}.context", "context entries of a foreach are not converted yet")
     if entry.get("elementScope") is False:
         raise Unconvertible(f"{at}.elementScope", "elementScope: false; not converted")
     # a list that is not there is no list to iterate: read softly (null), never an error
     listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", (scope or jmes.Scope()).softened())
     var = writer.var()
-    inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"})
+    inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"},
+                       erring=scope.erring if scope else frozenset())
     if "elementIndex" in json.dumps(entry):
         raise Unconvertible(at, "elementIndex; not converted")
     if _ERRING_FUNCTION.search(json.dumps(entry)):
@@ -183,10 +186,64 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
                                 "decides between error and failure, CEL's all() does not); not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
     check = _check(body, at, writer, base=var, scope=inner)
-    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened())
-    each = disj([negate(pre), check])
+    known = _context_names(scope)
+    pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened(), ordered=bool(known))
+    erring = context.reads(pre + check, set(inner.erring))
+    if erring:
+        # an element that fails the entry's read is an error; Kyverno stops at the first element that fails or
+        # errors, in order, where CEL's all() is false when any element is false, whatever errors come before
+        raise Unconvertible(at, f"reads the context entries {erring}, which can fail, inside foreach (Kyverno's "
+                                "first element decides between error and failure, CEL's all() does not); not "
+                                "converted")
+    each = f"({pre} ? {check} : true)" if known and pre != "true" else disj([negate(pre), check])
     # Kyverno: a list that evaluates to null is no list to iterate (the rule passes, kk: foreach.go)
     return f"({listed} == null || {listed}.all({var}, {each}))"
+
+
+def _context_names(scope: jmes.Scope | None) -> set[str]:
+    """The context entries a scope holds (their CEL names are `variables.<name>`)."""
+    return {k for k, v in (scope.names if scope else {}).items() if v == f"variables.{k}"}
+
+
+def _context(rule: dict[str, Any], at: str, doc: dict[str, Any], scope: jmes.Scope) -> list[dict[str, str]]:
+    """A validate rule's context entries as CEL variables (convert/context.py), added to `scope`."""
+    if not rule.get("context"):
+        return []
+    if (rule.get("validate") or {}).get("cel") is not None:
+        raise Unconvertible(f"{at}.context", "context entries on a validate.cel rule are not converted")
+    namespace = str((doc.get("metadata") or {}).get("namespace") or "") if doc.get("kind") == "Policy" else ""
+    out = context.convert_entries(rule["context"], f"{at}.context", scope, namespace)
+    config_maps = [str(e.get("name")) for e in rule["context"] if isinstance(e, dict) and e.get("configMap")]
+    for where, value in _condition_values(rule.get("validate"), f"{at}.validate"):
+        read = [n for n in config_maps if re.search(rf"\{{\{{[^}}]*\b{re.escape(n)}\b", value)]
+        if read:
+            # Kyverno's operators read a string value as a wildcard, a range, a quantity or duration, or (the
+            # in-operators) a JSON list; the conversion compares a value from a variable as it is
+            raise Unconvertible(where, f"a condition's value reads the ConfigMap entries {read}: a ConfigMap's "
+                                       "data are strings, which Kyverno's operators read as JSON lists, "
+                                       "wildcards, ranges, quantities or durations; not converted")
+    if rule.get("preconditions") is not None:
+        read = context.reads(conditions.block(rule["preconditions"], f"{at}.preconditions", scope.softened()),
+                            _context_names(scope))
+        if read:
+            raise Unconvertible(f"{at}.preconditions", f"reads the context entries {read}: preconditions become "
+                                                       "matchConditions, which are decided before a ValidatingPolicy's "
+                                                       "variables; not converted")
+    return out
+
+
+def _condition_values(node: Any, at: str) -> list[tuple[str, str]]:
+    """(field, text) of each condition value with variables below `node` (deny and foreach conditions)."""
+    out: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        if "operator" in node and isinstance(node.get("value"), str) and "{{" in node["value"]:
+            out.append((f"{at}.value", node["value"]))
+        for key, child in node.items():
+            out.extend(_condition_values(child, f"{at}.{key}"))
+    elif isinstance(node, list):
+        for i, child in enumerate(node):
+            out.extend(_condition_values(child, f"{at}[{i}]"))
+    return out
 
 
 _REGEX_MATCH = re.compile(r"\{\{[^}]*\bregex_match\s*\(")
@@ -202,7 +259,12 @@ def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
     constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds,
                                                   guesses=conv.substitutes)
     if rule.get("preconditions") is not None:
-        pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=True))
+        # a rule with context entries: as Kyverno reads preconditions (a key that is not there is the rule's
+        # error, kubectl_kyrec/classic/conditions.py; a matchCondition's error is the policy's error result), in
+        # Kyverno's order; other rules keep the reading where a missing key is false
+        ordered = bool(rule.get("context")) and bool(rule.get("validate"))
+        pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=not ordered),
+                               ordered=ordered)
         match_conditions.append({"name": "preconditions", "expression": pre})
     variables = {str(v.get("name")): str(v.get("expression")) for v in
                  ((rule.get("validate") or {}).get("cel") or {}).get("variables") or []}
@@ -250,9 +312,8 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         validate = rule.get("validate")
         if not validate:
             raise Unconvertible(at, "a rule with no validate block")
-        if rule.get("context"):
-            raise Unconvertible(f"{at}.context", "context entries (configMap, apiCall, globalReference, "
-                                                 "variable) are not converted yet")
+        scope = jmes.Scope()
+        context_variables = _context(rule, at, doc, scope)
         if validate.get("failureActionOverrides") or validate.get("validationFailureActionOverrides"):
             raise Unconvertible(f"{at}.validate.failureActionOverrides", "per-namespace failure actions have no "
                                                                         "CEL counterpart")
@@ -273,12 +334,17 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         if rule.get("celPreconditions"):
             conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
                                     "the error's text, the conversion with the validation's message")
-        key = json.dumps([constraints, match_conditions, actions], sort_keys=True)
+        # a rule reading context entries can error (an object that is not there): in a ValidatingPolicy one
+        # validation's error is the whole policy's result, where a classic rule's error leaves the other rules'
+        # results, so such a rule shares its policy with no other rule
+        key = json.dumps([constraints, match_conditions, actions, at if context_variables else ""],
+                         sort_keys=True)
         group = groups.get(key)
         if group is None:
             group = groups[key] = _Group(key, constraints, match_conditions, actions,
                                          guard=_celpre_guard(rule, at))
         group.rules.append(str(rule.get("name", i)))
+        group.variables.extend(v for v in context_variables if v not in group.variables)
         if validate.get("cel") is not None:
             _copy_cel(validate["cel"], f"{at}.validate.cel", group, validate)
             conv.substitutes.append(f"{at}.validate.cel: an expression that errors fails the ClusterPolicy rule "
@@ -286,8 +352,8 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
                                     "error result), failing with the validation's message")
             continue
         writer = PatternWriter(f"{at}.validate")
-        check = _check(validate, f"{at}.validate", writer)
-        group.validations.append({"expression": check, **_message(validate, f"{at}.validate")})
+        check = _check(validate, f"{at}.validate", writer, scope=scope)
+        group.validations.append({"expression": check, **_message(validate, f"{at}.validate", scope)})
     # classic autogen leaves generate rules alone (kk: CanAutoGen), and so does the conversion
     autogen = _autogen(meta, conv) if _targets_pods(groups) and not any(generating) else None
     if _targets_pods(groups) and not any(generating) and autogen != {"podControllers": {"controllers": []}}:
@@ -306,8 +372,10 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
     if any(generating):
         settings = _generating_settings(settings, spec, conv)
     if many:
-        conv.substitutes.append("rules with different match, exclude, preconditions or failure action became "
-                                "one ValidatingPolicy each, named <policy>-<rule>" if not any(generating) else
+        conv.substitutes.append("rules with different match, exclude, preconditions or failure action, or "
+                                "reading context entries (one validation's error is the whole ValidatingPolicy's "
+                                "result; a classic rule's error leaves the other rules' results), became one "
+                                "ValidatingPolicy each, named <policy>-<rule>" if not any(generating) else
                                 "generate rules with different match, exclude, preconditions or settings, or with "
                                 "variables (an error in one GeneratingPolicy expression stops the policy's other "
                                 "generations; a classic rule's error does not stop the other rules), became one "

@@ -30,7 +30,7 @@ from kubectl_kyrec.load.policy.vocabulary import (
     Validation,
 )
 from kubectl_kyrec.model import Ref, Result
-from kubectl_kyrec.recording import Step, Trace
+from kubectl_kyrec.recording import Step, Trace, shown
 
 # the outcomes a node states; a value (a CEL result) is shown as its JSON text instead
 MATCHED, NOT_MATCHED, ERROR, NONE, NOT_EVALUATED = "matched", "not matched", "error", "none", "not evaluated"
@@ -55,14 +55,8 @@ class Explanation:
 
 
 def show(value: Any) -> str:
-    """A value as a node shows it: JSON-like, short enough to read on one line."""
-    import json
-
-    try:
-        text = json.dumps(value, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 200 else text[:197] + "..."
+    """A value as a node shows it (recording.shown, 200 wide, floats as Python writes them)."""
+    return shown(value, 200, go=False)
 
 
 def matched(ok: bool) -> str:

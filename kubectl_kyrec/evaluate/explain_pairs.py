@@ -64,11 +64,11 @@ class ExplainOutcome:
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
                   namespaces_from: Sequence[Document] | None = None,
-                  generated: Sequence[TriggerOutcome] = ()) -> ExplainOutcome:
+                  generated: Sequence[TriggerOutcome] = (), envs: Environments | None = None) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
     narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the outcomes of the
     run's classic generate rules (run/generate.py, as eval lists them), whose results their policies' trees
-    end in."""
+    end in; `envs`: the run's environments over `libraries`, which compiled the policies already."""
     out = ExplainOutcome()
     generated_for: dict[Ref, list[Result]] = {}
     triggers: dict[Ref, Subject] = {}
@@ -76,7 +76,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         triggers[o.trigger.ref] = o.trigger
         if o.result is not None:
             generated_for.setdefault(o.trigger.ref, []).append(o.result)
-    envs = Environments(libraries)
+    if envs is None:
+        envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
     classic = classic_evaluator(policies, state, kinds, envs, options)
     if classic is not None:
@@ -117,11 +118,12 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
                 out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
         ctx = subject_context(subject, namespaces, options)
-        for engine in (admission_recorder, recorder):
-            if engine is not None and (trace := engine.traces.get(id(subject.ref))) is not None:
-                out.explanations.extend(recorded(trace))
-        # the calls eval makes (pipeline.py), each recording its policy's tree: the tree is what it did
+        # one recording of the subject, read back once: the mutating kinds' trees as the admission chain's calls
+        # recorded them, then the calls eval makes (pipeline.py), each recording its policy's tree
         trace = Trace()
+        for engine in (admission_recorder, recorder):
+            if engine is not None and (mutated := engine.traces.get(id(subject.ref))) is not None:
+                trace.root.children.extend(mutated.root.children)
         for cp in compiled:
             results = record(trace, cp.policy.meta, subject.ref)
             results.extend(evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace))
@@ -147,11 +149,11 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, those of the policies that gave results
         explained = {s.ref for s in subjects}
+        trace = Trace()
         for ref in [ref for ref in generated_for if ref not in explained]:
-            trace = Trace()
             classic.explain(subject_context(triggers[ref], namespaces, options), trace, generated_for[ref],
                             rule_types=("generate",))
-            out.explanations.extend(e for e in recorded(trace) if e.results)
+        out.explanations.extend(e for e in recorded(trace) if e.results)
         out.notices.extend(classic.notices)
     return out
 

@@ -207,8 +207,54 @@ def fan_out(items: Sequence[T], work: Callable[[Sequence[T]], R], *, jobs: int,
             worker.stop()
 
 
-def _write_answer(work: Callable[[Sequence[T]], R], encode: Callable[[R], bytes | Iterable[bytes]],
-                  items: Sequence[T], slot: int, file: BinaryIO) -> None:
+S = TypeVar("S")
+
+
+def fan_out_stream(parts: Iterable[S], work: Callable[[S], R], *, jobs: int,
+                   encode: Callable[[R], bytes | Iterable[bytes]], decode: Callable[[S, BinaryIO], R],
+                   consume: Callable[[S, R], object], waiting: Callable[[], object] | None = None) -> None:
+    """`consume(part, work(part))` for each part of `parts` in order, each worked on in a forked worker (as
+    fan_out's `here=False`), at most `jobs` at a time. `parts` is read lazily: the next part is taken while
+    the workers already started work, and a worker is started on it once one of them has answered, so this
+    process holds the parts in flight and the one being read, never all of them (eval's -r read as it is
+    evaluated, issue 36). With one job, or where fork is not safe, every part is worked on here."""
+    if jobs <= 1 or not can_fork():
+        for part in parts:
+            consume(part, work(part))
+        return
+    workers: list[tuple[S, FileWorker]] = []
+
+    def answer_oldest() -> None:
+        part, worker = workers[0]
+        with worker.join(waiting) as file:
+            consume(part, decode(part, file))
+        del workers[0]
+
+    here = False        # no process to be had: this part and the rest are worked on here
+    try:
+        for part in parts:
+            while len(workers) >= jobs:
+                answer_oldest()
+            if not here:
+                try:
+                    worker = FileWorker(functools.partial(_write_answer, work, encode, part, 0), name="evaluation")
+                except OSError:
+                    here = True
+                else:
+                    workers.append((part, worker))
+                    continue
+            while workers:
+                answer_oldest()
+            consume(part, work(part))
+        while workers:
+            answer_oldest()
+    finally:
+        for _, worker in workers:       # those not answered (this process or a worker failed): ended
+            worker.stop()
+
+
+def _write_answer(work: Callable[[S], R], encode: Callable[[R], bytes | Iterable[bytes]],
+                  items: S, slot: int, file: BinaryIO) -> None:
     global _SLOT
     _SLOT = slot        # in the forked worker only
     data = encode(work(items))

@@ -6,6 +6,7 @@ No files, no network, no printing: everything comes in as loaded documents and g
 from __future__ import annotations
 
 import datetime
+import itertools
 import marshal
 import os
 import pickle
@@ -23,7 +24,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     paired_with_old,
     undetermined_by_admission,
 )
-from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out
+from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out, fan_out_stream
 from kubectl_kyrec.evaluate.image_validating.engine import (
     CompiledImageValidatingPolicy,
     compile_image_validating_policy,
@@ -108,6 +109,10 @@ class EvalOutcome:
     report_api: str = WGPOLICY
     # what the admission chain made of each subject (EvalOptions.admit), in subject order
     admissions: list[Admission] = field(default_factory=list)
+    # how many subjects were evaluated: len(subjects), or, of resources read as they are evaluated (run_eval),
+    # the count alone (their subjects are not kept, and of their admissions only those that mutated, without
+    # their objects: what the table's MUTATED rows show)
+    subject_count: int = 0
 
 
 def reportable(result: Result, background: bool, disabled: bool) -> bool:
@@ -133,12 +138,13 @@ class _SliceAnswer:
     thousand at a time (each of whole subjects), then, once they are all read, `noticed`: the classic notices
     it raised (with their keys); `count`: how many subjects it holds."""
 
-    __slots__ = ("chunks", "count", "noticed")
+    __slots__ = ("chunks", "count", "noticed", "told")
 
     def __init__(self, count: int) -> None:
         self.count = count
         self.chunks: Iterator[ResultPairs] = iter(())
         self.noticed: list[tuple[Any, Notice]] = []
+        self.told = False       # its subjects were told to `on_subject` as they were evaluated (in this process)
 
 
 def compile_selected(policies: PolicySet, envs: Environments, options: EvalOptions, notices: list[Notice],
@@ -195,7 +201,7 @@ def compile_image_validating(policies: PolicySet, envs: Environments, options: E
     return compiled
 
 
-def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
+def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
              on_total: Callable[[int], None] | None = None,
@@ -205,7 +211,13 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     filters have chosen them (a progress line's total and estimate). `on_results`: handed the results in
     order, a chunk at a time as they are decided, instead of the outcome's `results` and `pairs` (left empty),
     so that a caller that keeps only some of them never holds them all. `envs`: environments over `libraries`
-    that already compiled the policies (their validation's), so nothing is compiled twice."""
+    that already compiled the policies (their validation's), so nothing is compiled twice.
+
+    `resources` as an iterator (eval's -r, issue 36): read a slice at a time, each slice selected, admitted
+    and evaluated (in a worker with `jobs`) while the next is read, and dropped once its results are handed
+    on: the outcome keeps no subject or admission (`subject_count` says how many), and `on_total` is not
+    called (how many there are is known at the end only). The caller vouches that the iterator holds no
+    Namespace (the namespaces are the state's and the options'), and there is no `old`."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     if envs is None:
         envs = Environments(libraries)
@@ -219,16 +231,25 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             out.errors.append(EvalError(located.message, located.source))
         out.policy_count += len(classic.compiled)
 
-    subjects, notices = select_subjects(resources, state, kinds, options.selection)
-    out.notices.extend(notices)
-    namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
+    streamed = not isinstance(resources, Sequence)
+    if streamed and options.old is not None:
+        raise ValueError("--old pairs every manifest with its old one: the manifests cannot be read as a stream")
+    subjects: list[Subject] = []
+    if not isinstance(resources, Sequence):
+        namespaces = namespace_objects([*state, *options.namespaces], options.namespace_labels)
+    else:
+        subjects, notices = select_subjects(resources, state, kinds, options.selection)
+        out.notices.extend(notices)
+        namespaces = namespace_objects([*state, *resources, *options.namespaces], options.namespace_labels)
+    # where the subjects' notices go (before the admission chain's), for a stream's found on the way
+    subject_notices_at = len(out.notices)
     chain_results: list[tuple[Result, bool]] = []
     chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors) \
         if options.admit else None
     if options.old is not None:
         old_subjects, _ = select_subjects(options.old, state, kinds, options.selection)
         subjects = paired_with_old(subjects, old_subjects, chain.default if chain is not None else None)
-    if chain is not None:
+    if chain is not None and not streamed:
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         subjects = chained.subjects
         out.admissions = chained.admissions
@@ -237,14 +258,15 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         # ScanResource), which kyrec does not model: the expected reports leave them out (docs/compatibility.md)
         chain_results = [(r, False) for r in chained.results if options.selection.holds_policy(r.policy)]
     out.subjects.extend(subjects)
-    if on_total is not None:
+    out.subject_count = len(subjects)
+    if on_total is not None and not streamed:
         on_total(len(out.subjects))
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
     by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
     parent = os.getpid()
 
     # a worker's progress reaches this process's progress line through shared counts, every 64 subjects
-    counts = SliceCounts() if on_subject is not None else None
+    counts = SliceCounts() if on_subject is not None and not streamed else None
 
     def evaluate_slice(subjects: Sequence[Subject]) -> _SliceAnswer:
         answer = _SliceAnswer(len(subjects))
@@ -252,6 +274,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         def chunks() -> Iterator[ResultPairs]:
             pairs = ResultPairs()
             tick = on_subject if os.getpid() == parent else None     # a worker tells through `counts`
+            answer.told = tick is not None
             for done, subject in enumerate(subjects, 1):
                 if counts is not None and not done & 63:
                     if tick is not None:
@@ -308,14 +331,17 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
             for index in counts.news():
                 on_subject(out.subjects[index])
 
-    admitted = None
-    if out.admissions:
+    def admitted_of(admissions: Sequence[Admission]) -> _Admitted | None:
+        if not admissions:
+            return None
         # a subject whose admitted object only an order Kyverno does not fix leaves open: validation is
         # decided on each object the orders admit too (in this process: they are few)
         on_alternatives = {id(a.subject.ref): [[r for r, _ in evaluate_subject(replace(a.subject, obj=alt))]
                                                for alt in a.alternatives]
-                           for a in out.admissions if a.alternatives}
-        admitted = _Admitted(out.admissions, on_alternatives)
+                           for a in admissions if a.alternatives}
+        return _Admitted(admissions, on_alternatives)
+
+    admitted = admitted_of(out.admissions)
     # the results go to `on_results` a chunk at a time, as they are decided (and are not kept here), or
     # into the outcome; the mutation results first, in either case
     kept = ResultPairs()
@@ -325,12 +351,29 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
         first.extend(chain_results)
         give(first)
 
-    def consume(answer: _SliceAnswer) -> None:
+    def consume(answer: _SliceAnswer, admitted: _Admitted | None = admitted) -> None:
         for chunk in answer.chunks:
             give(admitted.apply(chunk) if admitted is not None else chunk)
         if classic is not None:
             classic.merge_noticed(answer.noticed)      # a worker's; this process's own are there already
 
+    if not isinstance(resources, Sequence):
+        subject_notices: list[Notice] = []
+        uids = state_uids(state)
+        _evaluate_stream(resources, _StreamSteps(
+            select=lambda docs, seen: select_subjects(docs, state, kinds, options.selection, uids=uids,
+                                                      unknown_seen=seen),
+            admit=(lambda picked: chain.admit(picked, lambda s: subject_context(s, namespaces, options),
+                                              options.operation)) if chain is not None else None,
+            holds=options.selection.holds_policy, admitted_of=admitted_of, evaluate=evaluate_slice, give=give,
+            consume=consume, on_subject=on_subject),
+            out, subject_notices, evaluators=evaluators, jobs=options.jobs)
+        out.notices[subject_notices_at:subject_notices_at] = subject_notices
+        out.results = kept.results
+        out.pairs = kept
+        if classic is not None:
+            out.notices.extend(classic.notices)
+        return out
     # with workers, this process evaluates nothing itself: the memory cel-expr-python never frees (fan_out)
     # dies with the workers, and this process holds only what `on_results` keeps
     fan_out(out.subjects, evaluate_slice, jobs=jobs, encode=_encode_slice, decode=_SliceDecoder(out.subjects),
@@ -344,6 +387,93 @@ def run_eval(policies: PolicySet, resources: Sequence[Document], state: Sequence
     if classic is not None:
         out.notices.extend(classic.notices)
     return out
+
+
+@dataclass(frozen=True)
+class _StreamSteps:
+    """run_eval's steps, as `_evaluate_stream` applies them to each slice of a stream."""
+
+    select: Callable[[Sequence[Document], set[tuple[str, str]]], tuple[list[Subject], list[Notice]]]
+    admit: Callable[[Sequence[Subject]], Any] | None        # the admission chain's ChainOutcome of a slice
+    holds: Callable[[str], bool]                            # the policy names selected (--policy-name)
+    admitted_of: Callable[[Sequence[Admission]], _Admitted | None]
+    evaluate: Callable[[Sequence[Subject]], _SliceAnswer]
+    give: Callable[[ResultPairs], object]
+    consume: Callable[[_SliceAnswer, _Admitted | None], None]
+    on_subject: Callable[[Subject], None] | None
+
+
+@dataclass
+class _Slice:
+    """One slice of a stream, selected and admitted: what its worker evaluates, the admission chain's own
+    results (handed on first) and what admission decides of the validation results."""
+
+    subjects: list[Subject]
+    first: ResultPairs
+    admitted: _Admitted | None
+
+
+def _evaluate_stream(resources: Iterator[Document], steps: _StreamSteps, out: EvalOutcome, notices: list[Notice],
+                     *, evaluators: int, jobs: int) -> None:
+    """run_eval's resources read as they are evaluated: WORKER_PAIRS worth of documents at a time are selected,
+    admitted and handed to a worker (fan_out_stream) while the next are read; each slice's results are handed
+    on in order (its admission chain's results, then its validation results, as a whole run orders them per
+    subject) and the slice is dropped. `notices`: the subjects' notices (unknown kinds), found on the way."""
+    size = max(1, WORKER_PAIRS // max(1, evaluators))
+    read_all = False
+    unknown_seen: set[tuple[str, str]] = set()
+
+    def slices() -> Iterator[_Slice]:
+        nonlocal read_all
+        docs = iter(resources)
+        while not read_all:
+            chunk = list(itertools.islice(docs, size))
+            read_all = len(chunk) < size
+            for doc in chunk:
+                if doc.kind == "Namespace":       # what the caller vouched for (run_eval's docstring)
+                    raise ValueError("a Namespace among the resources read as a stream")
+            picked, noticed = steps.select(chunk, unknown_seen)
+            del chunk
+            notices.extend(noticed)
+            if not picked:
+                continue
+            first = ResultPairs()
+            admitted = None
+            if steps.admit is not None:
+                chained = steps.admit(picked)
+                picked = chained.subjects
+                # admission's results, never reported (see run_eval)
+                first.extend((r, False) for r in chained.results if steps.holds(r.policy))
+                admitted = steps.admitted_of(chained.admissions)
+                out.admissions.extend(replace(a, subject=replace(a.subject, obj={}, old_obj=None),
+                                              before_mutations=None, alternatives=())
+                                      for a in chained.admissions if a.mutations)
+                del chained         # not held by this frame while the next slice is read
+            out.subject_count += len(picked)
+            yield _Slice(picked, first, admitted)
+
+    def consume(piece: _Slice, answer: _SliceAnswer) -> None:
+        if piece.first:
+            steps.give(piece.first)
+        steps.consume(answer, piece.admitted)
+        if steps.on_subject is not None and not answer.told:
+            for subject in piece.subjects:
+                steps.on_subject(subject)
+
+    stream = slices()
+    held = [head] if (head := next(stream, None)) is not None else []
+    # a run that fits one small slice is evaluated here, as run_eval's below PARALLEL_PAIRS
+    small = read_all and (not held or len(held[0].subjects) * evaluators < PARALLEL_PAIRS)
+    del head
+
+    def pieces() -> Iterator[_Slice]:
+        if held:
+            yield held.pop()
+        yield from stream
+
+    fan_out_stream(pieces(), lambda piece: steps.evaluate(piece.subjects), jobs=1 if small else jobs,
+                   encode=_encode_slice, decode=lambda piece, file: _SliceDecoder(piece.subjects)(file),
+                   consume=consume)
 
 
 class _Admitted:
@@ -418,13 +548,20 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     return AdmissionChain(engines, default=default_object)
 
 
-def select_subjects(resources: Sequence[Document], state: Sequence[Document], kinds: KindLookup,
-                    selection: Selection) -> tuple[list[Subject], list[Notice]]:
-    """The subjects a run evaluates (uids from the state, --kind and -l applied), and the notices making
-    them raised; `eval` and `explain` alike."""
-    uids = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
+def state_uids(state: Sequence[Document]) -> dict[tuple[str, str, str, str], str]:
+    """The uid of each object of the state that has one, by (apiVersion, kind, namespace, name)."""
+    return {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
             for d in state if (d.obj.get("metadata") or {}).get("uid")}
-    subject_set = make_subjects(resources, kinds, uid_from=uids)
+
+
+def select_subjects(resources: Sequence[Document], state: Sequence[Document], kinds: KindLookup,
+                    selection: Selection, *, uids: Mapping[tuple[str, str, str, str], str] | None = None,
+                    unknown_seen: set[tuple[str, str]] | None = None) -> tuple[list[Subject], list[Notice]]:
+    """The subjects a run evaluates (uids from the state, --kind and -l applied), and the notices making
+    them raised; `eval` and `explain` alike. `uids` (state_uids) and `unknown_seen` (make_subjects): kept
+    by the caller across the slices of a stream."""
+    subject_set = make_subjects(resources, kinds, uid_from=state_uids(state) if uids is None else uids,
+                                unknown_seen=unknown_seen)
     subjects = []
     for subject in subject_set.subjects:
         if selection.kinds and subject.ref.kind not in selection.kinds:
@@ -485,33 +622,42 @@ def _load(file: BinaryIO) -> Any:
 
 def _encode_slice(answer: _SliceAnswer) -> Iterator[bytes]:
     """A record (a list of rows) per chunk as the worker evaluates it, then a tuple: the notices and the count."""
+    for pairs in answer.chunks:
+        yield encode_pairs(pairs)
+    yield _dumps(([(key, n.message, _source_row(n.source)) for key, n in answer.noticed], answer.count))
+
+
+def _source_row(value: Source | None) -> tuple[str, int, str] | None:
+    return None if value is None else (value.file, value.line, value.via)
+
+
+def encode_pairs(pairs: ResultPairs) -> bytes:
+    """A chunk of results as one record of plain rows (read back by `read_pairs`): a worker's answer, or an
+    output's spill (render/result_spill.py)."""
+    # shared within a record only: a chunk's results are dropped once written, and an id may be reused
+    refs: dict[int, tuple[Any, ...]] = {}
+    sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
+    props: dict[int, dict[str, str]] = {}
+
     def source(value: Source | None) -> tuple[str, int, str] | None:
         found = sources.get(id(value), False)
         if found is False:
-            assert value is not None
-            found = sources[id(value)] = (value.file, value.line, value.via)
+            found = sources[id(value)] = _source_row(value)
         return found        # type: ignore[return-value]
 
-    for pairs in answer.chunks:
-        # shared within a record only: a chunk's results are dropped once written, and an id may be reused
-        refs: dict[int, tuple[Any, ...]] = {}
-        sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
-        props: dict[int, dict[str, str]] = {}
-        rows = []
-        for r, ok in pairs:
-            ref = r.subject
-            ref_row = refs.get(id(ref))
-            if ref_row is None:
-                ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
-            properties = props.get(id(r.properties))
-            if properties is None:
-                properties = props[id(r.properties)] = dict(r.properties)
-            rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
-                         properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
-                         ok))
-        yield _dumps(rows)
-    sources = {id(None): None}
-    yield _dumps(([(key, n.message, source(n.source)) for key, n in answer.noticed], answer.count))
+    rows = []
+    for r, ok in pairs:
+        ref = r.subject
+        ref_row = refs.get(id(ref))
+        if ref_row is None:
+            ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
+        properties = props.get(id(r.properties))
+        if properties is None:
+            properties = props[id(r.properties)] = dict(r.properties)
+        rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
+                     properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
+                     ok))
+    return _dumps(rows)
 
 
 class _SliceDecoder:
@@ -551,17 +697,6 @@ class _Shared:
 
 def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
     """The worker's answer, read a record at a time as its chunks are iterated."""
-    refs, sources, made, messages, props = shared.refs, shared.sources, shared.made, shared.messages, shared.props
-
-    def source(row: tuple[str, int, str] | None) -> Source | None:
-        found = sources.get(row, False)
-        if found is False:
-            assert row is not None
-            found = made.get(row)
-            if found is None:
-                found = made[row] = Source(*row)
-        return found        # type: ignore[return-value]
-
     answer = _SliceAnswer(0)
 
     def chunks() -> Iterator[ResultPairs]:
@@ -569,25 +704,60 @@ def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
             record = _load(file)
             if type(record) is tuple:
                 notices, answer.count = record
-                answer.noticed = [(key, Notice(message, source(at))) for key, message, at in notices]
+                answer.noticed = [(key, Notice(message, _shared_source(shared, at))) for key, message, at in notices]
                 return
-            for kept in (made, messages, props):
-                if len(kept) > _SHARED_MAX:
-                    kept.clear()
-            pairs = ResultPairs()
-            seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
-            for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
-                 location, policy_location, binding, ok) in record:
-                ref = refs.get(ref_row)
-                if ref is None:
-                    ref = refs[ref_row] = Ref(*ref_row)
-                one = seen.get(id(properties))
-                if one is None:
-                    one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
-                pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref,
-                                        scored, category, severity, one, actions, source(location),
-                                        source(policy_location), binding), ok)
-            yield pairs
+            yield _decode_pairs(shared, record)
 
     answer.chunks = chunks()
     return answer
+
+
+def _shared_source(shared: _Shared, row: tuple[str, int, str] | None) -> Source | None:
+    found = shared.sources.get(row, False)
+    if found is False:
+        assert row is not None
+        made = shared.made
+        found = made.get(row)
+        if found is None:
+            found = made[row] = Source(*row)
+    return found        # type: ignore[return-value]
+
+
+def _decode_pairs(shared: _Shared, record: list[tuple[Any, ...]]) -> ResultPairs:
+    refs, made, messages, props = shared.refs, shared.made, shared.messages, shared.props
+    for kept in (made, messages, props):
+        if len(kept) > _SHARED_MAX:
+            kept.clear()
+    pairs = ResultPairs()
+    seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
+    for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
+         location, policy_location, binding, ok) in record:
+        ref = refs.get(ref_row)
+        if ref is None:
+            ref = refs[ref_row] = Ref(*ref_row)
+        one = seen.get(id(properties))
+        if one is None:
+            one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
+        pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref,
+                                scored, category, severity, one, actions, _shared_source(shared, location),
+                                _shared_source(shared, policy_location), binding), ok)
+    return pairs
+
+
+class PairsReader:
+    """`encode_pairs`'s records back, one at a time from a file, on Refs and Sources of their own: what they
+    share is shared again (a subject's Ref within a record; messages, properties and locations across records,
+    up to _SHARED_MAX each)."""
+
+    def __init__(self) -> None:
+        self._shared = _Shared()
+
+    def read(self, file: BinaryIO) -> ResultPairs | None:
+        """The next record's results; None at the end of the file."""
+        if not file.read(1):
+            return None
+        file.seek(-1, 1)
+        shared = self._shared
+        # no subject index here: a record's subjects are its own (a chunk holds whole subjects)
+        shared.refs.clear()
+        return _decode_pairs(shared, _load(file))

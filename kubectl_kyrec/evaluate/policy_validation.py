@@ -31,18 +31,21 @@ from kubectl_kyrec.model import Document
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.generator_lib import GeneratorSink
+    from kubectl_kyrec.load.registry import Registry
 
 T = TypeVar("T")
 
 
 def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environments | None = None,
-                      generating: tuple[Environments, GeneratorSink] | None = None) -> PolicySet:
+                      generating: tuple[Environments, GeneratorSink] | None = None,
+                      registry: Registry | None = None) -> PolicySet:
     """The set without the policies Kyverno would refuse, their problems added to its errors (located).
 
     `envs` and `generating` (generating_environments'): the run's own environments, when it evaluates the
     policies next: an environment compiles a text once, so the run evaluates the programs compiled here
     instead of compiling every expression again. Without them, environments of their own (no cluster data:
-    nothing is evaluated here)."""
+    nothing is evaluated here). `registry`: the run's `--registry`, which an ImageValidatingPolicy's
+    functions are bound to, so that the run gets the policy compiled here."""
     from kubectl_kyrec.cel.compiler import collecting_errors
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
@@ -97,7 +100,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
         admission=kept(policies.admission, lambda p: compile_admission_policies([p], policies.bindings, envs)),
         generating=kept(policies.generating, lambda p: compile_generating_policy(p, generating_envs, exceptions, now)),
         image_validating=kept(policies.image_validating, lambda p: p.mode != "Kubernetes"
-                              or _compile_image_validating(p, envs, exceptions, now)),
+                              or _compile_image_validating(p, envs, exceptions, now, registry)),
         mutating=kept(policies.mutating, lambda p: _compile_mutating(p, envs, exceptions, now)),
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
@@ -112,10 +115,11 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
 # Imported when a set holds such a policy: image verification brings the cosign, notary and X.509 code
 # (35 ms of a start-up, measured with bench/apply_prewrite.py) that a run of other kinds (apply's
 # GeneratingPolicies) never uses.
-def _compile_image_validating(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime) -> Any:
+def _compile_image_validating(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime,
+                              registry: Registry | None) -> Any:
     from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
 
-    return compile_image_validating_policy(policy, envs, exceptions, now)
+    return compile_image_validating_policy(policy, envs, exceptions, now, registry)
 
 
 def _compile_mutating(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime) -> Any:
@@ -153,10 +157,11 @@ def _classic_refused(policy: Any, envs: Any, policies: PolicySet, errors: list[I
 
 
 def validated_inputs(inputs: Inputs, now: datetime.datetime, envs: Environments | None = None,
-                     generating: tuple[Environments, GeneratorSink] | None = None) -> Inputs:
+                     generating: tuple[Environments, GeneratorSink] | None = None,
+                     registry: Registry | None = None) -> Inputs:
     """`inputs` with their policies validated (validate_policies): every command calls it once it has read
     them, so each refuses an invalid policy alike."""
-    return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now, envs, generating))
+    return dataclasses.replace(inputs, policies=validate_policies(inputs.policies, now, envs, generating, registry))
 
 
 def _schedule(policy: DeletingPolicy, compiled: Any) -> Any:

@@ -103,10 +103,13 @@ def make_subject(obj: Obj, source: Any, kinds: KindLookup, *, uid_from: Mapping[
 
 
 def make_subjects(docs: Iterable[Document], kinds: KindLookup,
-                  uid_from: Mapping[tuple[str, str, str, str], str] | None = None) -> SubjectSet:
+                  uid_from: Mapping[tuple[str, str, str, str], str] | None = None,
+                  unknown_seen: set[tuple[str, str]] | None = None) -> SubjectSet:
+    """`unknown_seen`: the unknown kinds already noticed, shared by the calls on the pieces of one stream
+    (eval's -r read as it is evaluated), so that each kind is noticed once, as for the whole."""
     subjects: list[Subject] = []
     notices: list[Notice] = []
-    unknown_seen: set[tuple[str, str]] = set()
+    unknown_seen = set() if unknown_seen is None else unknown_seen
     for doc in docs:
         subject, notice = make_subject(as_admitted(doc.obj), doc.source, kinds, uid_from=uid_from)
         subjects.append(subject)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kubectl_kyrec.cel.environment import LibraryFactory
+from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.evaluate.pipeline import EvalOptions, EvalOutcome, run_eval
 from kubectl_kyrec.evaluate.subjects import KindLookup
@@ -108,11 +108,12 @@ def undetermined_pairs(generating: GeneratingOutcome | None, outcome: EvalOutcom
 
 def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Sequence[Document], *,
                  kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
-                 generating: GeneratingOutcome | None = None) -> ReportScope:
+                 generating: GeneratingOutcome | None = None, envs: Environments | None = None) -> ReportScope:
     """Expected reports for `subjects`; `generating` (the GeneratingPolicies run over the same subjects)
-    adds their results to the triggers' reports."""
+    adds their results to the triggers' reports. `envs`: the run's environments over `libraries`, which
+    compiled the policies already (pipeline.run_eval)."""
     candidates = [d for d in subjects if is_subject(d)]
-    outcome = run_eval(policies, candidates, state, kinds=kinds, libraries=libraries, options=options)
+    outcome = run_eval(policies, candidates, state, kinds=kinds, libraries=libraries, options=options, envs=envs)
     pairs: Sequence[tuple[Result, bool]] = outcome.pairs
     gen_keys: list[str] = []
     if generating is not None and generating.outcomes:

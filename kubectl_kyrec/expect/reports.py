@@ -10,7 +10,7 @@ import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
-from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Result
+from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Result, ResultPairs
 
 REPORT_KINDS: dict[str, tuple[str, str]] = {
     WGPOLICY: ("PolicyReport", "ClusterPolicyReport"),
@@ -132,6 +132,78 @@ def _by_subject(results: Iterable[tuple[Result, bool]]) -> dict[str, tuple[Ref, 
 _SHARED_MAX = 20_000
 
 
+class SharedEntries:
+    """Report entries made once per policy outcome: an entry holds nothing of its subject, so the same
+    outcome in 10,000 reports is one mapping (reports are never modified, report_result), made once, and
+    written once by the YAML writer. Kept up to _SHARED_MAX."""
+
+    def __init__(self, now: datetime.datetime) -> None:
+        self.now = now
+        self._stamp = {"seconds": int(now.timestamp()), "nanos": 0}
+        self._shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def entries(self, results: list[Result]) -> list[dict[str, Any]]:
+        """The entries of `results`, already in report order."""
+        shared, now, stamp = self._shared, self.now, self._stamp
+        out = []
+        for r in results:
+            props = r.properties
+            key: tuple[Any, ...] = (r.source, r.policy, r.rule, r.result, r.message, r.scored, r.category,
+                                    r.severity, *props.items())
+            try:
+                entry = shared.get(key)
+            except TypeError:   # a property value that cannot be hashed: this mapping's own entry
+                key = (id(props),)
+                entry = shared.get(key)
+            if entry is None:
+                if len(shared) >= _SHARED_MAX:     # outcomes unique to their subject (a message naming it)
+                    shared.clear()
+                entry = shared[key] = report_result(r, now, stamp)
+            out.append(entry)
+        return out
+
+
+def adjacent_groups(chunks: Iterable[ResultPairs], later: Iterable[tuple[Result, bool]]
+                    ) -> Iterator[tuple[Ref, list[Result]]]:
+    """`_by_subject`'s groups, made as `chunks` pass: for results whose reportable ones of a subject come one
+    after another (a run's, whose chunks hold whole subjects), so that a group is done when the next begins.
+    `later`: pairs held apart (a GeneratingPolicy's, which Kyverno reports in the trigger's report too),
+    joined to their subject's group, or grouped after the others as `_by_subject` would."""
+    extra = _by_subject(later)
+    uid: str | None = None
+    group: tuple[Ref, list[Result]] | None = None
+    for pairs in chunks:
+        for r, ok in zip(pairs.results, pairs.reportable):
+            if not ok:
+                continue
+            if r.subject.uid != uid:
+                if group is not None:
+                    yield _joined(group, uid, extra)
+                uid = r.subject.uid
+                group = (r.subject, [r])
+            else:
+                group[1].append(r)      # type: ignore[index]
+    if group is not None:
+        yield _joined(group, uid, extra)
+    yield from extra.values()
+
+
+def _joined(group: tuple[Ref, list[Result]], uid: str | None, extra: dict[str, tuple[Ref, list[Result]]]
+            ) -> tuple[Ref, list[Result]]:
+    more = extra.pop(uid, None) if extra else None     # type: ignore[arg-type]
+    return (group[0], group[1] + more[1]) if more is not None else group
+
+
+def grouped_reports(groups: Iterable[tuple[Ref, list[Result]]], now: datetime.datetime, api: str = WGPOLICY
+                    ) -> Iterator[dict[str, Any]]:
+    """A report per group of (subject, its reportable results), built as read: ExpectedReports' reports
+    without holding the groups."""
+    shared = SharedEntries(now)
+    for ref, rs in groups:
+        rs = reported(rs)
+        yield build_report(ref, rs, now, api, shared.entries(rs))
+
+
 class ExpectedReports(Sequence[dict[str, Any]]):
     """`expected_reports` as a sequence whose reports are built when read.
 
@@ -146,10 +218,7 @@ class ExpectedReports(Sequence[dict[str, Any]]):
         # each subject's results already in report order (reported() of them is themselves)
         self._groups = {uid: (ref, reported(rs)) for uid, (ref, rs) in _by_subject(results).items()}
         self._uids = list(self._groups)
-        self._stamp = {"seconds": int(now.timestamp()), "nanos": 0}
-        # an entry holds nothing of its subject: the same policy outcome in 10,000 reports is one mapping
-        # (reports are never modified, report_result), made once, and written once by the YAML writer
-        self._shared: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._shared = SharedEntries(now)
 
     def __len__(self) -> int:
         return len(self._uids)
@@ -172,23 +241,7 @@ class ExpectedReports(Sequence[dict[str, Any]]):
         return build_report(ref, rs, self.now, self.api, self._entries(rs))
 
     def _entries(self, results: list[Result]) -> list[dict[str, Any]]:
-        shared, now, stamp = self._shared, self.now, self._stamp
-        out = []
-        for r in results:
-            props = r.properties
-            key: tuple[Any, ...] = (r.source, r.policy, r.rule, r.result, r.message, r.scored, r.category,
-                                    r.severity, *props.items())
-            try:
-                entry = shared.get(key)
-            except TypeError:   # a property value that cannot be hashed: this mapping's own entry
-                key = (id(props),)
-                entry = shared.get(key)
-            if entry is None:
-                if len(shared) >= _SHARED_MAX:     # outcomes unique to their subject (a message naming it)
-                    shared.clear()
-                entry = shared[key] = report_result(r, now, stamp)
-            out.append(entry)
-        return out
+        return self._shared.entries(results)
 
     def uids(self) -> list[str]:
         """The subjects owed a report (each report is named by, and describes, its subject's uid)."""

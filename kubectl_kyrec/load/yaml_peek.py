@@ -12,8 +12,10 @@ items may be policies).
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable
+from typing import BinaryIO
 
 # a document marker (`---`, `...`); a text where one is followed by more than a comment is left whole
 _ANY_MARKER = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
@@ -83,6 +85,65 @@ def blank_plain_non_policies(text: str, is_policy: Callable[[str, str], bool]) -
         return text, []
     out.append(text[position:])
     return "".join(out), blanked
+
+
+_COMMENTS_ONLY = re.compile(r"\A(?:[ \t]*(?:#[^\n]*)?\r?\n?)*\Z")
+
+
+def _plain_chunk_kinds(text: str) -> list[tuple[str, str]] | None:
+    """(apiVersion, kind) of each document of `text`, a run of whole documents (it starts at a document's
+    start and ends at one's end), when every one is plainly a block mapping that states them; else None."""
+    if _DIRECTIVE.search(text) or text.lstrip().startswith(("{", "[")):
+        return None
+    markers = list(_ANY_MARKER.finditer(text))
+    if any(_BARE_MARKER.match(text, m.start()) is None for m in markers):
+        return None
+    bounds = [0, *(text.find("\n", m.start()) + 1 or len(text) for m in markers)]
+    starts = [m.start() for m in markers] + [len(text)]
+    found = []
+    for begin, end in zip(bounds, starts, strict=True):
+        chunk = text[begin:end]
+        if _COMMENTS_ONLY.match(chunk):
+            continue        # no document: blank lines and comments between two markers
+        kind = _kind_of(chunk)
+        if kind is None:
+            return None
+        found.append(kind)
+    return found
+
+
+# a stream's text is looked at this many bytes at a time (plus the document the piece ends in)
+_PIECE = 1 << 20
+_MARKER_LINE = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+def plain_stream_kinds(stream: BinaryIO) -> dict[tuple[str, str], int] | None:
+    """How many documents of each (apiVersion, kind) a YAML stream holds, read a piece at a time (never held
+    whole), when each states them plainly as `_kind_of` reads them; None when any does not (JSON, flow style, a tag, an
+    alias, a directive, text that is not UTF-8...): the composer must then say what the documents are."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    pending = ""
+    found: dict[tuple[str, str], int] = {}
+    while True:
+        data = stream.read(_PIECE)
+        try:
+            pending += decoder.decode(data, final=not data)
+        except UnicodeDecodeError:
+            return None
+        cut = len(pending)
+        if data:
+            # the whole documents read so far: up to the start of the last marker line
+            cut = max((m.start() for m in _MARKER_LINE.finditer(pending)), default=0)
+            if not cut:
+                continue
+        kinds = _plain_chunk_kinds(pending[:cut])
+        if kinds is None:
+            return None
+        for kind in kinds:
+            found[kind] = found.get(kind, 0) + 1
+        pending = pending[cut:]
+        if not data:
+            return found
 
 
 # kyrec's own outputs, by their first lines as kyrec writes them (render/envelope.py puts apiVersion and kind

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple, overload
 
 from kubectl_kyrec.load.policy.policies import policy_labels
@@ -145,22 +145,27 @@ class ResultFindings(DeferredFindings):
         self._command = command
 
     def _from_results(self) -> list[Finding]:
-        command = self._command
         # two policies of one name and different kinds are two suites, rules and baseline keys
         labels = policy_labels({(r.source, r.policy) for r in self._results})
-        if labels:
-            return [Finding(command, label, label, r.rule, r.subject, r.result, r.message, r.result,
-                            r.location, r.policy_location, r.source, r.category, r.severity,
-                            tuple(r.validation_actions))
-                    for r in self._results for label in (labels.get((r.source, r.policy), r.policy),)]
-        # positional, in field order: the keyword form costs a fifth more on 240,000 findings
-        return [Finding(command, r.policy, r.policy, r.rule, r.subject, r.result, r.message, r.result,
-                        r.location, r.policy_location, r.source, r.category, r.severity,
-                        tuple(r.validation_actions))
-                for r in self._results]
+        return result_findings(self._results, self._command, labels)
 
     def __len__(self) -> int:
         return len(self._results)
+
+
+def result_findings(results: Iterable[Result], command: str, labels: Mapping[tuple[str, str], str]) -> list[Finding]:
+    """Results as findings, each policy named by its label among the run's (load/policy/policies.policy_labels
+    of every (source, policy) of the run: `labels`)."""
+    if labels:
+        return [Finding(command, label, label, r.rule, r.subject, r.result, r.message, r.result,
+                        r.location, r.policy_location, r.source, r.category, r.severity,
+                        tuple(r.validation_actions))
+                for r in results for label in (labels.get((r.source, r.policy), r.policy),)]
+    # positional, in field order: the keyword form costs a fifth more on 240,000 findings
+    return [Finding(command, r.policy, r.policy, r.rule, r.subject, r.result, r.message, r.result,
+                    r.location, r.policy_location, r.source, r.category, r.severity,
+                    tuple(r.validation_actions))
+            for r in results]
 
 
 def _no_location(_: Ref) -> Source | None:

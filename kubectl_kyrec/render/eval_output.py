@@ -22,9 +22,21 @@ from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
-    from kubectl_kyrec.model import EvalError
+    from kubectl_kyrec.model import EvalError, ResultPairs
     from kubectl_kyrec.reconcile.impact import Impact
+    from kubectl_kyrec.render.spill_file import SpillFile
+
+
+class HandedResults(Protocol):
+    """A run's results as it handed them on, kept apart from it (render/result_spill.py ResultSpill)."""
+
+    count: int
+    counts: dict[str, int]
+
+    def chunks(self) -> Iterator[ResultPairs]: ...
+    def results(self) -> Iterator[Result]: ...
 
 
 class EvalView(Protocol):
@@ -40,6 +52,11 @@ class EvalView(Protocol):
     only_changes: bool
     empty_reason: str
     admissions: list[Admission]
+    target_changes: list[TargetPreview]
+
+    # the results as the run handed them on, spilled (render/result_spill.py), when it kept none itself
+    @property
+    def handed(self) -> HandedResults | None: ...
 
     def report_items(self) -> Items: ...
 
@@ -173,22 +190,43 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     from kubectl_kyrec.render.diff_output import downstreams_json
 
     results = run.results
+    handed = run.handed
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
-    yield "results", Items(len(results), lambda start, stop: _ResultsJson(results[start:stop]),
-                            shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
+    if handed is None:
+        yield "results", Items(len(results), lambda start, stop: _ResultsJson(results[start:stop]),
+                                shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
+    else:
+        yield "results", _spilled_items(handed)
     admissions = run.admissions
     yield "admission", Items(len(admissions), lambda start, stop: (admission_json(a) for a in admissions[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
+    if run.target_changes:
+        # only with --state/--live and a mutate-existing rule: what applying this changes on existing targets
+        yield "mutateExisting", [t.to_json() for t in run.target_changes]
     yield "reports", run.report_items()
     yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
-    yield "summary", summary(results)
+    yield "summary", summary(results) if handed is None else dict(handed.counts)
     if run.impact is not None:
         # what the exit code counted (`exitOn`) and whether the change itself fails the run (`introduced`)
         yield "impact", {**run.impact.to_json(unified.unified_diff), "exitOn": exit_on(run),
                          "introduced": run.change_fails}
     if baseline is not None:
         yield "baseline", baseline
+
+
+def _spilled_items(handed: HandedResults) -> Items:
+    """The `results` entries of results spilled as the run handed them on, read back a record at a time:
+    each record's entries made as the held ones are (_ResultsJson, _ResultsParts), which share what they
+    make by the ids of the record's objects, alive while it is written."""
+    def make(kind: Callable[[Sequence[Result]], Iterable[Any]]) -> Callable[[int, int], Iterator[Any]]:
+        def records(start: int, stop: int) -> Iterator[Any]:
+            assert (start, stop) == (0, handed.count), "spilled results are read whole, in order"
+            for pairs in handed.chunks():
+                yield from kind(pairs.results)
+        return records
+
+    return Items(handed.count, make(_ResultsJson), shared=True, parts=make(_ResultsParts))
 
 
 def admission_json(admission: Admission) -> dict[str, Any]:
@@ -206,7 +244,7 @@ def admission_json(admission: Admission) -> dict[str, Any]:
     }
 
 
-def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
+def _undetermined_notes(results: Iterable[Result]) -> Iterator[str]:
     for r in _sorted(r for r in results if r.result == UNDETERMINED):
         yield (f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
                "(the report holds a result for it that kyrec cannot decide)\n")
@@ -214,7 +252,7 @@ def _undetermined_notes(results: Sequence[Result]) -> Iterator[str]:
 
 def write_reports(run: EvalView, stream: TextIO) -> None:
     """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
-    for note in _undetermined_notes(run.results):
+    for note in _undetermined_notes(run.results if run.handed is None else run.handed.results()):
         stream.write(note)
     _write_report_stream(run.report_items(), stream.write)
 
@@ -266,8 +304,9 @@ class TableTally:
     sorted SPILL_ROWS at a time into an unlinked temporary file, and merged back in order as the table is
     written, so that memory does not grow with the rows either; else they are kept as results."""
 
-    def __init__(self, show_all: bool = False, spill: bool = False) -> None:
+    def __init__(self, show_all: bool = False, spill: bool = False, wide: bool = False) -> None:
         self.show_all = show_all
+        self.wide = wide                    # spilled rows are written as -o wide's
         self.count = 0
         self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
         # by (source, policy), labelled once every result is in (load/policy/policies.policy_labels)
@@ -277,7 +316,7 @@ class TableTally:
         self.spill = spill
         self.listed = 0                     # rows listed, spilled or not
         self._rows: list[tuple[Any, ...]] = []
-        self._runs: list[BinaryIO] = []
+        self._runs: list[SpillFile] = []
         self._flat: dict[str, str] = {}
 
     @classmethod
@@ -312,21 +351,23 @@ class TableTally:
                 flat.clear()
             message = flat[r.message] = " ".join(r.message.split())
         ref = r.subject
-        # _sort_key's fields first, then what _write_plain makes a row of
+        # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
         self._rows.append((STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source,
-                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else ""))
+                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else "",
+                           *((",".join(r.validation_actions), r.severity or "-") if self.wide else ())))
         if len(self._rows) >= SPILL_ROWS:
             self._spill_rows()
 
     def _spill_rows(self) -> None:
         import pickle
-        import tempfile
+
+        from kubectl_kyrec.render.spill_file import SpillFile
 
         rows = self._rows
         rows.sort(key=_SPILLED_KEY)
-        file = tempfile.TemporaryFile()     # noqa: SIM115 - kept open until the table is written
+        file = SpillFile()      # kept until the table is written
         for start in range(0, len(rows), _SPILL_RECORD):
-            pickle.dump(rows[start:start + _SPILL_RECORD], file, protocol=pickle.HIGHEST_PROTOCOL)
+            file.write(pickle.dumps(rows[start:start + _SPILL_RECORD], protocol=pickle.HIGHEST_PROTOCOL))
         self._runs.append(file)
         self._rows = []
 
@@ -336,7 +377,7 @@ class TableTally:
         import heapq
 
         self._rows.sort(key=_SPILLED_KEY)
-        return heapq.merge(*(_read_run(file) for file in self._runs), self._rows, key=_SPILLED_KEY)
+        return heapq.merge(*(_read_run(run.file) for run in self._runs), self._rows, key=_SPILLED_KEY)
 
     def close(self) -> None:
         for file in self._runs:
@@ -369,6 +410,12 @@ class _SpilledTable:
 
     def __iter__(self) -> Iterator[tuple[str, ...]]:
         labels, rules = self.labels, self.rules
+        if self.tally.wide:
+            for (_, policy, _, _, _, source, rule, subject, result, message, location, actions,
+                 severity) in self.tally.spilled_rows():
+                name = labels.get((source, policy), policy) if labels else policy
+                yield (name, rule or "-", subject, result, message, actions, severity, location)
+            return
         for (_, policy, _, _, _, source, rule, subject, result, message, location) in self.tally.spilled_rows():
             name = labels.get((source, policy), policy) if labels else policy
             yield (name, rule or "-", subject, result, message, location) if rules else \
@@ -391,6 +438,9 @@ def write_table(run: EvalView, stream: TextIO, *, wide: bool = False, show_all: 
     if any(a.mutations for a in run.admissions):
         stream.write("\n")
         _write_mutations(run.admissions, stream, width=None if wide else width)
+    if run.target_changes:
+        stream.write("\n")
+        _write_target_changes(run.target_changes, stream, width=None if wide else width)
     # their renderers are imported only for a run that has such tables (the import costs 0.06 s)
     if run.generated.downstreams:
         from kubectl_kyrec.render.diff_output import render_downstreams
@@ -435,6 +485,23 @@ def _write_mutations(admissions: Sequence[Admission], stream: TextIO, *, width: 
                  cells, width)
 
 
+_TARGET_COLUMNS = (Column("MUTATE-EXISTING TARGET", REF), Column("POLICY"), Column("RULE"), Column("TRIGGER", REF),
+                   Column("RESULT"), Column("CHANGE", TEXT, label="change"))
+
+
+def _write_target_changes(previews: Sequence[TargetPreview], stream: TextIO, *, width: int | None) -> None:
+    """One row per target a mutate-existing rule would change (or skip, or fail on): the patch's ops as `op
+    path` for a pass (the values are in -o json), else the message."""
+    cells = []
+    for t in previews:
+        c = t.change
+        api_version, kind, namespace, name = c.target
+        target = (f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}") if kind else "-"
+        change = ", ".join(f"{op.get('op')} {op.get('path')}" for op in c.patch) if c.patch else c.message or "-"
+        cells.append((target, c.policy, c.rule or "-", t.trigger.display(), c.result, change))
+    write_fitted(stream, _TARGET_COLUMNS, cells, width)
+
+
 # ClusterPolicy/Policy answer per rule, so RULE is a column when any of them answered. The message goes
 # under its row when the row does not fit whole; then LOCATION, the file:line a terminal user opens in an
 # editor, goes under it too, on a line of its own (never dropped: the row's most useful cell there).
@@ -469,6 +536,9 @@ def _write_plain(shown: Sequence[Result], stream: TextIO, *, width: int | None, 
     write_fitted(stream, _COLUMNS if rules else _NO_RULES, cells, width)
 
 
+_WIDE_HEADERS = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
+
+
 def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width: int | None,
                          baselined: Collection[int]) -> None:
     counts, shown = tally.counts, tally.shown
@@ -483,14 +553,16 @@ def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width
     if tally.spill and tally.listed:
         rows = _SpilledTable(tally, labels, tally.rules)
         try:
-            write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
+            if tally.wide:
+                write_rows(stream, _WIDE_HEADERS, rows)     # type: ignore[arg-type]
+            else:
+                write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
         finally:
             tally.close()
     elif shown:
         shown.sort(key=_sort_key)
         if wide:
-            headers = ("POLICY", "RULE", "SUBJECT", "RESULT", "MESSAGE", "ACTIONS", "SEVERITY", "LOCATION")
-            write_rows(stream, headers, [
+            write_rows(stream, _WIDE_HEADERS, [
                 (labels.get((r.source, r.policy), r.policy), r.rule or "-", r.subject.display(),
                  r.result + BASELINED if baselined and id(r) in baselined else r.result,
                  " ".join(r.message.split()), ",".join(r.validation_actions), r.severity or "-",

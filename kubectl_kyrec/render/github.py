@@ -21,7 +21,7 @@ read), and the step summary says the run is incomplete before its counts.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import IO
 
 from kubectl_kyrec.errors import FailedRead
@@ -78,21 +78,27 @@ def read_annotation(read: FailedRead) -> str:
             f"{escape_data(read.line().removeprefix('error: '))}")
 
 
-def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT,
+def annotation_lines(findings: Iterable[Finding], limit: int = GITHUB_LIMIT,
                      failed_reads: Sequence[FailedRead] = ()) -> list[str]:
     """The annotations, most severe first: the failed reads, then the findings by level, at most `limit`
-    of each level (the failed reads count among the errors)."""
+    of each level (the failed reads count among the errors). Of the findings, only the first `limit` of
+    each level are kept as they pass (_First), and how many there are: a run's findings are never held."""
     by_level: dict[str, list[Finding | FailedRead]] = {level: [] for level in LEVEL_ORDER}
     by_level["error"].extend(failed_reads)
-    for f in sorted(findings, key=_sort_key):
+    first = {level: _First(limit) for level in LEVEL_ORDER}
+    for f in findings:
         level = level_of(f)
         if level is not None:
-            by_level[level].append(f)
-    left_out = {level: max(0, len(fs) - limit) for level, fs in by_level.items()}
+            first[level].add(f)
+    for level, kept in first.items():
+        by_level[level].extend(kept.sorted())
+    sizes = {level: kept.count for level, kept in first.items()}
+    sizes["error"] += len(failed_reads)
+    left_out = {level: max(0, size - limit) for level, size in sizes.items()}
     # the closing notice is itself a notice: keep room for it among the 10
     notice_room = limit - 1 if any(left_out.values()) else limit
-    if len(by_level["notice"]) > notice_room:
-        left_out["notice"] = len(by_level["notice"]) - notice_room
+    if sizes["notice"] > notice_room:
+        left_out["notice"] = sizes["notice"] - notice_room
     lines: list[str] = []
     for level in LEVEL_ORDER:
         room = notice_room if level == "notice" else limit
@@ -107,6 +113,33 @@ def annotation_lines(findings: Sequence[Finding], limit: int = GITHUB_LIMIT,
     return lines
 
 
+class _First:
+    """The first `limit` findings in `_sort_key`'s order, ties in the order they came (as a stable sort of
+    them all would put them), kept as they pass: sorted and cut whenever the kept grow past four times
+    `limit`; `count`: how many passed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.kept: list[tuple[tuple[int, str, str, str], int, Finding]] = []
+
+    def add(self, f: Finding) -> None:
+        self.kept.append((_sort_key(f), self.count, f))
+        self.count += 1
+        if len(self.kept) > 4 * self.limit + 64:
+            self.kept.sort(key=_by_key)
+            del self.kept[self.limit:]
+
+    def sorted(self) -> list[Finding]:
+        self.kept.sort(key=_by_key)
+        del self.kept[self.limit:]
+        return [f for _, _, f in self.kept]
+
+
+def _by_key(entry: tuple[tuple[int, str, str, str], int, Finding]) -> tuple[tuple[int, str, str, str], int]:
+    return entry[0], entry[1]
+
+
 def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
@@ -115,7 +148,7 @@ def _cell(text: str) -> str:
 STEP_SUMMARY_BYTES = 1024 * 1024 - 64 * 1024
 
 
-def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str] = (),
+def step_summary(findings: Collection[Finding], *, title: str, fixed: Sequence[str] = (),
                  limit: int = STEP_SUMMARY_BYTES, failed_reads: Sequence[FailedRead] = ()) -> str:
     """Markdown for `$GITHUB_STEP_SUMMARY`: whether the run is incomplete (`failed_reads`), counts, then every
     finding (and baseline entries now fixed), in at most `limit` bytes of UTF-8: rows that would pass it are
@@ -165,13 +198,13 @@ def step_summary(findings: Sequence[Finding], *, title: str, fixed: Sequence[str
     return "\n".join(out) + "\n"
 
 
-def write(findings: Sequence[Finding], stream: IO[str], failed_reads: Sequence[FailedRead] = ()) -> None:
+def write(findings: Iterable[Finding], stream: IO[str], failed_reads: Sequence[FailedRead] = ()) -> None:
     """The annotations; the caller appends `step_summary` to `$GITHUB_STEP_SUMMARY` (cli.ci_outputs)."""
     for line in annotation_lines(findings, failed_reads=failed_reads):
         stream.write(line + "\n")
 
 
-def render(findings: Sequence[Finding], failed_reads: Sequence[FailedRead] = ()) -> str:
+def render(findings: Iterable[Finding], failed_reads: Sequence[FailedRead] = ()) -> str:
     out = io.StringIO()
     write(findings, out, failed_reads)
     return out.getvalue()

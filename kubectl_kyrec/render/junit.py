@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import IO
 
 from kubectl_kyrec.errors import FailedRead
@@ -115,55 +115,155 @@ def _read_case(read: FailedRead) -> str:
             f"{_CASE_END}</testcase>")
 
 
-def write(findings: Iterable[Finding], stream: IO[str], *, name: str, chunk: int = 500,
+def write(findings: Collection[Finding], stream: IO[str], *, name: str, chunk: int = 500,
           failed_reads: Sequence[FailedRead] = ()) -> None:
     """A test suite per `Finding.suite` (sorted), its cases in the findings' order. The counts of the
     `<testsuites>` and `<testsuite>` elements precede their cases, so the findings are grouped and counted in
     one pass first (references only); the cases are then written as text, a chunk at a time, never built
-    as a tree. The text is the one `ET.indent` +
-    `ET.tostring` of the whole tree wrote. `failed_reads`: a suite of their own first, an error case each."""
-    suites: dict[str, list[Finding]] = {}
-    for f in findings:
-        cases = suites.get(f.suite)
-        if cases is None:
-            cases = suites[f.suite] = []
-        cases.append(f)
-    counts = {suite: _counts(cases) for suite, cases in suites.items()}
+    as a tree. The text is the one `ET.indent` + `ET.tostring` of the whole tree wrote. `failed_reads`: a
+    suite of their own first, an error case each.
+
+    Findings that are not held (render/result_spill.py SpilledFindings, made anew each time they are
+    iterated) are counted in a first pass, and their cases' text waits for its suite in a temporary file
+    (_SpooledSuites) in the second: nothing holds them all."""
+    if isinstance(findings, Sequence):
+        suites: dict[str, list[Finding]] = {}
+        for f in findings:
+            cases = suites.get(f.suite)
+            if cases is None:
+                cases = suites[f.suite] = []
+            cases.append(f)
+        counts = {suite: _counts(cases) for suite, cases in suites.items()}
+        files = {suite: next((f.policy_location.file for f in cases if f.policy_location), None)
+                 for suite, cases in suites.items()}
+        spooled = None
+    else:
+        counts, files = _tally(findings)
     totals = [sum(c[i] for c in counts.values()) for i in range(3)]
     totals[0] += len(failed_reads)
     totals[2] += len(failed_reads)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     root = (f'<testsuites name="{_attr(name)}" tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" '
             'time="0"')
-    if not suites and not failed_reads:
+    if not counts and not failed_reads:
         stream.write(root + " />\n")
         return
+    if not isinstance(findings, Sequence):
+        spooled = _SpooledSuites(findings)
     stream.write(root + ">")
-    # the document's body as one sequence: each suite's opening tag (text), its cases, its closing tag
-    body: list[str | Finding] = []
-    if failed_reads:
-        body.append(f'\n  <testsuite name="{_attr(READS_SUITE)}" tests="{len(failed_reads)}" failures="0" '
-                    f'errors="{len(failed_reads)}" skipped="0" time="0">')
-        body.extend("\n    " + _read_case(read) for read in failed_reads)
-        body.append("\n  </testsuite>")
-    for suite_name in sorted(suites):
-        cases = suites[suite_name]
-        tests, failures, errors, skipped = counts[suite_name]
-        policy_file = next((f.policy_location.file for f in cases if f.policy_location), None)
-        body.append(f'\n  <testsuite name="{_attr(_clean(suite_name) or "kyrec")}" tests="{tests}" '
-                    f'failures="{failures}" errors="{errors}" skipped="{skipped}" time="0"'
-                    + (f' file="{_attr(policy_file)}"' if policy_file else "") + ">")
-        body.extend(cases)
-        body.append("\n  </testsuite>")
-    _write_body(body, stream.write, chunk=chunk)
+    try:
+        # the document's body as one sequence: each suite's opening tag (text), its cases, its closing tag
+        body: list[str | Finding | Iterable[str]] = []
+        if failed_reads:
+            body.append(f'\n  <testsuite name="{_attr(READS_SUITE)}" tests="{len(failed_reads)}" failures="0" '
+                        f'errors="{len(failed_reads)}" skipped="0" time="0">')
+            body.extend("\n    " + _read_case(read) for read in failed_reads)
+            body.append("\n  </testsuite>")
+        for suite_name in sorted(counts):
+            tests, failures, errors, skipped = counts[suite_name]
+            policy_file = files[suite_name]
+            body.append(f'\n  <testsuite name="{_attr(_clean(suite_name) or "kyrec")}" tests="{tests}" '
+                        f'failures="{failures}" errors="{errors}" skipped="{skipped}" time="0"'
+                        + (f' file="{_attr(policy_file)}"' if policy_file else "") + ">")
+            if spooled is None:
+                body.extend(suites[suite_name])
+            else:
+                body.append(spooled.texts(suite_name))
+            body.append("\n  </testsuite>")
+        _write_body(body, stream.write, chunk=chunk)
+    finally:
+        if spooled is not None:
+            spooled.close()
     stream.write("\n</testsuites>\n")
 
 
-def _write_body(items: Iterable[str | Finding], write: Callable[[str], object], *, chunk: int) -> int:
+def _tally(findings: Iterable[Finding]) -> tuple[dict[str, tuple[int, int, int, int]], dict[str, str | None]]:
+    """`_counts` of each suite's cases and the policy file of its first case that has one, in one pass."""
+    counts: dict[str, list[int]] = {}
+    files: dict[str, str | None] = {}
+    for f in findings:
+        suite = f.suite
+        tally = counts.get(suite)
+        if tally is None:
+            tally = counts[suite] = [0, 0, 0, 0]
+            files[suite] = None
+        tally[0] += 1
+        outcome = f.outcome
+        if outcome in ("fail", "warn"):
+            tally[1] += not f.baselined
+        elif outcome == "error":
+            tally[2] += not f.baselined
+        elif outcome == "skip" or outcome == UNDETERMINED:
+            tally[3] += 1
+        if files[suite] is None and f.policy_location:
+            files[suite] = f.policy_location.file
+    return {suite: (t[0], t[1], t[2], t[3]) for suite, t in counts.items()}, files
+
+
+# a suite's cases wait in memory up to this many characters, then go to the temporary file as one piece
+_SPOOL_PIECE = 1 << 16
+
+
+class _SpooledSuites:
+    """The cases' text, each suite's in pieces of a temporary file in the findings' order, read back a piece
+    at a time when its suite is written."""
+
+    def __init__(self, findings: Iterable[Finding]) -> None:
+        from kubectl_kyrec.render.spill_file import SpillFile
+
+        self.file = SpillFile()
+        self.pieces: dict[str, list[tuple[int, int]]] = {}
+        waiting: dict[str, list[str]] = {}
+        sizes: dict[str, int] = {}
+        for f in findings:
+            suite = f.suite
+            text = "\n    " + _case(f)
+            held = waiting.get(suite)
+            if held is None:
+                held = waiting[suite] = []
+                sizes[suite] = 0
+            held.append(text)
+            sizes[suite] += len(text)
+            if sizes[suite] >= _SPOOL_PIECE:
+                self._put(suite, held)
+                held.clear()
+                sizes[suite] = 0
+        for suite, held in waiting.items():
+            if held:
+                self._put(suite, held)
+
+    def _put(self, suite: str, texts: list[str]) -> None:
+        data = "".join(texts).encode("utf-8", "surrogatepass")
+        self.pieces.setdefault(suite, []).append((self.file.tell_end(), len(data)))
+        self.file.write(data)
+
+    def texts(self, suite: str) -> Iterator[str]:
+        for offset, size in self.pieces.get(suite, ()):
+            file = self.file.file
+            file.seek(offset)
+            yield file.read(size).decode("utf-8", "surrogatepass")
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _write_body(items: Iterable[str | Finding | Iterable[str]], write: Callable[[str], object], *,
+                chunk: int) -> int:
     out: list[str] = []
     count = 0
     for item in items:
-        out.append(item if type(item) is str else "\n    " + _case(item))      # type: ignore[arg-type]
+        if type(item) is str:
+            out.append(item)
+        elif type(item) is Finding:
+            out.append("\n    " + _case(item))
+        else:
+            # a spooled suite's cases, a piece of text at a time
+            write("".join(out))
+            out.clear()
+            pieces: Iterable[str] = item        # type: ignore[assignment]
+            for piece in pieces:
+                write(piece)
+            continue
         count += 1
         if len(out) >= chunk:
             write("".join(out))
@@ -172,7 +272,7 @@ def _write_body(items: Iterable[str | Finding], write: Callable[[str], object], 
     return count
 
 
-def render(findings: Iterable[Finding], *, name: str, failed_reads: Sequence[FailedRead] = ()) -> str:
+def render(findings: Collection[Finding], *, name: str, failed_reads: Sequence[FailedRead] = ()) -> str:
     out = io.StringIO()
     write(findings, out, name=name, failed_reads=failed_reads)
     return out.getvalue()

@@ -21,7 +21,7 @@ import json
 import os
 import pathlib
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import IO, Any
 
 from kubectl_kyrec import __version__
@@ -256,10 +256,10 @@ def _encode(value: Any) -> str:
     return json.dumps(value, indent=2)
 
 
-def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = None,
+def write(findings: Collection[Finding], stream: IO[str], *, root: str | None = None,
           baseline_used: bool = False, chunk: int = 500, failed_reads: Sequence[FailedRead] = ()) -> None:
     """The document, written as the results come: the rules and counts come from a first pass over the
-    findings, the results are encoded `chunk` at a time and never held together. The text is the one
+    findings, the results are encoded `chunk` at a time in a second one and never held together. The text is the one
     `json.dump(sarif_document(...), indent=2)` writes."""
     rules, counts = _rules_and_summary(findings)
     order = {name: i for i, name in enumerate(rules)}
@@ -268,7 +268,8 @@ def write(findings: Sequence[Finding], stream: IO[str], *, root: str | None = No
     head, mark, tail = skeleton.partition(json.dumps(_RESULTS_MARK))
     assert mark and _RESULTS_MARK not in tail, "the results mark occurs once in the skeleton"
     stream.write(head)
-    shown = [f for f in findings if f.outcome in SHOWN]
+    # a second pass over the findings (made anew, when they are not held: render/result_spill.py)
+    shown = (f for f in findings if f.outcome in SHOWN)
     stream.write("[")
     written = _write_results(shown, stream.write, order=order, root=root, baseline_used=baseline_used, chunk=chunk,
                              first="\n")
@@ -285,7 +286,7 @@ def _write_results(findings: Iterable[Finding], write: Callable[[str], object], 
                              _RESULTS_INDENT, chunk, first, _encode)
 
 
-def render(findings: Sequence[Finding], *, root: str | None = None, baseline_used: bool = False,
+def render(findings: Collection[Finding], *, root: str | None = None, baseline_used: bool = False,
            failed_reads: Sequence[FailedRead] = ()) -> str:
     out = io.StringIO()
     write(findings, out, root=root, baseline_used=baseline_used, failed_reads=failed_reads)

@@ -15,7 +15,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -24,6 +24,9 @@ from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
 from kubectl_kyrec.load.policy.policies import is_policy_kind
 from kubectl_kyrec.model import Result
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
 
 CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
@@ -164,11 +167,12 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 # exceptions exempt different subjects (each policy's own conversion is verified alone)
                 for key in refers[i]:
                     diffs, count = verify(originals[key], by_key[key].documents, resources, crds,
-                                          extra=([doc], conv.documents), label=f"{conv.name} (exception) on {key}")
+                                          extra=([doc], conv.documents), label=f"{conv.name} (exception) on {key}",
+                                          state_paths=state_paths)
                     result.differences.extend(diffs)
                     result.subjects += count
             elif conv.documents:
-                diffs, count = verify(doc, conv.documents, resources, crds)
+                diffs, count = verify(doc, conv.documents, resources, crds, state_paths=state_paths)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
@@ -379,8 +383,10 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
-              workdir: str, tag: str) -> dict[tuple[str, str, str], tuple[str, str]]:
-    return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False).results)
+              workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None
+              ) -> dict[tuple[str, str, str], tuple[str, str]]:
+    return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False, state_paths=state_paths,
+                          reads=reads).results)
 
 
 # the labels Kyverno writes on a downstream to record who generated it: a ClusterPolicy's name its rule and
@@ -390,11 +396,12 @@ _GENERATE_STATUS = {"generated": "generated", "error": "error", "needs-request":
 
 
 def _downstreams(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
-                 workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
+                 workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None
+                 ) -> dict[tuple[str, str, str], Any]:
     """(kind, namespace, name) of each trigger -> what its policies generate: the status (`generated`,
     `error`, ...; no match and a false condition are `none`, both generate nothing) and the downstreams
     without Kyverno's ownership labels, which name the policy kind's own bookkeeping."""
-    result = _run(policy_docs, resources, workdir, tag, mutate=False)
+    result = _run(policy_docs, resources, workdir, tag, mutate=False, state_paths=state_paths, reads=reads)
     out: dict[tuple[str, str, str], Any] = {}
     for outcome in result.generated.outcomes:
         ref = outcome.trigger.ref
@@ -421,10 +428,11 @@ def _unlabelled(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mutated(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
-             workdir: str, tag: str) -> dict[tuple[str, str, str], Any]:
+             workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None
+             ) -> dict[tuple[str, str, str], Any]:
     """(kind, namespace, name) -> the object as admission stores it after the policies' mutations (eval's
     admission chain: the API server's defaults, then the mutations)."""
-    result = _run(policy_docs, resources, workdir, tag, mutate=True)
+    result = _run(policy_docs, resources, workdir, tag, mutate=True, state_paths=state_paths, reads=reads)
     out: dict[tuple[str, str, str], Any] = {}
     for admission in result.admissions:
         ref = admission.subject.ref
@@ -433,8 +441,24 @@ def _mutated(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
     return out
 
 
+class _ReadOnce:
+    """A source read once per key of `reads`: the runs of one side of a comparison (its verdicts, mutations
+    and downstreams) evaluate the same inputs, so they share its CEL environments (run/providers.py
+    environments_for) and each expression of the side is compiled once."""
+
+    def __init__(self, source: InputSource, reads: dict[str, Inputs], key: str) -> None:
+        self._source, self._reads, self._key = source, reads, key
+
+    def read(self) -> Inputs:
+        if self._key not in self._reads:
+            self._reads[self._key] = self._source.read()
+        return self._reads[self._key]
+
+
 def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], workdir: str, tag: str,
-         mutate: bool) -> Any:
+         mutate: bool, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None) -> Any:
+    """eval of the documents on the resources; `state_paths`: the captured cluster both sides read (context
+    entries, `resource.Get`/`List`); `reads`: the inputs already read, by tag (_ReadOnce)."""
     from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
@@ -446,8 +470,11 @@ def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], wor
         with open(resource_file, "w") as f:
             yaml.safe_dump_all(resources, f, sort_keys=False)
     now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
-    result = run_eval(EvalRunOptions(now=now, mutate=mutate),
-                      FileSource(policy_paths=[policy_file], resource_paths=[resource_file]))
+    source: InputSource = FileSource(policy_paths=[policy_file], resource_paths=[resource_file],
+                                     state_paths=list(state_paths))
+    if reads is not None:
+        source = _ReadOnce(source, reads, tag)
+    result = run_eval(EvalRunOptions(now=now, mutate=mutate), source)
     if result.errors:
         raise InputError("; ".join(e.message for e in result.errors))
     return result
@@ -556,11 +583,12 @@ def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[st
 def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
            crds: Sequence[dict[str, Any]] = (),
            extra: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
-           label: str = "") -> tuple[list[Difference], int]:
+           label: str = "", state_paths: Sequence[str] = ()) -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants
     (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects). `extra`:
     documents evaluated beside the original and beside the conversion (an exception and its conversion);
-    `label` names the comparison in its differences (default: the policy's name)."""
+    `label` names the comparison in its differences (default: the policy's name). `state_paths`: captured
+    states both evaluations read as the cluster (what context entries and the `resource` library answer)."""
     name = label or str((original.get("metadata") or {}).get("name"))
     original_docs, converted = [original, *extra[0]], [*converted, *extra[1]]
     subjects: list[dict[str, Any]] = []
@@ -583,15 +611,17 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
     mutates = any(isinstance(r, dict) and r.get("mutate") for r in rules)
     generates = any(isinstance(r, dict) and r.get("generate") for r in rules)
     subjects += list(crds)
+    # each side read once for its runs: its expressions compiled once (_ReadOnce)
+    reads: dict[str, Inputs] = {}
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
-        before = _verdicts(original_docs, subjects, workdir, "original")
-        after = _verdicts(converted, subjects, workdir, "converted")
+        before = _verdicts(original_docs, subjects, workdir, "original", state_paths, reads)
+        after = _verdicts(converted, subjects, workdir, "converted", state_paths, reads)
         if mutates:
-            mutated_before = _mutated(original_docs, subjects, workdir, "original-m")
-            mutated_after = _mutated(converted, subjects, workdir, "converted-m")
+            mutated_before = _mutated(original_docs, subjects, workdir, "original", state_paths, reads)
+            mutated_after = _mutated(converted, subjects, workdir, "converted", state_paths, reads)
         if generates:
-            generated_before = _downstreams(original_docs, subjects, workdir, "original-g")
-            generated_after = _downstreams(converted, subjects, workdir, "converted-g")
+            generated_before = _downstreams(original_docs, subjects, workdir, "original", state_paths, reads)
+            generated_after = _downstreams(converted, subjects, workdir, "converted", state_paths, reads)
     diffs = []
     if generates:
         nothing = {"status": "none", "objects": []}

@@ -61,17 +61,17 @@ def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
 
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:
-    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.load.run_inputs.exclusions import load_exclusions
     from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.reconcile.coverage import compute_coverage
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.diff import review_notice
+    from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.reports import report_diff_for, undetermined_notices
     from kubectl_kyrec.run.select import nothing_selected, selects_any
 
     exclusions = load_exclusions(options.exclusions_path, now=options.now) if options.exclusions_path else ()
-    inputs = validated_inputs(source.read(), options.now)
+    inputs, _ = validated_for_run(source.read(), options.now, options.registry)
     diff, scope = report_diff_for(inputs, now=options.now, report_api=options.report_api,
                                   kyverno_config_path=options.kyverno_config_path,
                                   all_policies=options.all_policies, scan_interval=options.scan_interval,

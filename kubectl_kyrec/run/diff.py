@@ -95,12 +95,12 @@ def run_diff(options: DiffRunOptions, source: InputSource) -> DiffResult:
 
 def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     """`diff` on what a source read (`apply` plans from the same result, over the same scope)."""
-    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
+    from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds, selects_any
 
     selection = options.selection
     check_policy_names(selection.policy_names, inputs.policies)
-    inputs = validated_inputs(inputs, options.now)
+    inputs, _ = validated_for_run(inputs, options.now, options.registry)
     if selection.kinds:
         selection = dataclasses.replace(selection, kinds=resolve_kinds(selection.kinds, inputs.kinds, inputs.subjects))
         options = dataclasses.replace(options, selection=selection)
@@ -235,15 +235,12 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
                   kyverno_config_path: str | None = None) -> tuple[DeletionDiff, list[EvalError], list[str]]:
     """Each DeletingPolicy's next run over the state's objects (never -r manifests: a deletion is of what
     exists), held to the reads it depends on, inside the run's filters."""
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.environment import Environments
-    from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.deleting.engine import DeleteOptions, run_deleting
     from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.deletions import diff_deletions
     from kubectl_kyrec.reconcile.reads import ReadRecord
     from kubectl_kyrec.run.generate import subject_filter
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import environments_for
 
     state = inputs.state
     policies = [p for p in inputs.policies.deleting if selection.holds_policy(p.key)]
@@ -252,8 +249,7 @@ def run_deletions(inputs: Inputs, *, now: datetime.datetime, selection: Selectio
     def filtered(kind: str, namespace: str, name: str, api_version: str) -> bool:
         return config.filtered(kind, namespace, name, api_version=api_version)
 
-    envs = Environments(library_factory(LibraryContext(now=now, provider=provider_for(inputs))))
-    outcome = run_deleting(policies, state.objects, kinds=inputs.kinds, envs=envs,
+    outcome = run_deleting(policies, state.objects, kinds=inputs.kinds, envs=environments_for(inputs, now).envs,
                            options=DeleteOptions(now=now, namespace_labels=inputs.values.namespace_labels,
                                                  filtered=filtered),
                            exceptions=inputs.policies.exceptions, cluster_times=cluster_policy_times(state.objects),

@@ -6,7 +6,7 @@ import dataclasses
 import datetime
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +18,8 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-    from kubectl_kyrec.cel.generator_lib import GeneratorSink
     from kubectl_kyrec.evaluate.admission_chain import Admission
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.policies import PolicySet
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.model import Document
     from kubectl_kyrec.reconcile.impact import AdmissionSide, Impact
     from kubectl_kyrec.render.items import Items
+    from kubectl_kyrec.render.result_spill import ResultSpill
 
 FAIL_ON = {"error": ("error",), "fail": ("error", "fail"), "warn": ("error", "fail", "warn"), "never": ()}
 
@@ -79,6 +80,12 @@ class EvalResult:
     admissions: list[Admission] = field(default_factory=list)
     # what Kyverno accepts with a warning (PolicySet.warning_lines): printed as `warning:` lines, never an exit code
     warnings: list[str] = field(default_factory=list)
+    # the results, when the run handed them on (run_eval's `on_results`) to be spilled there rather than kept
+    # in `results`; `report_pairs` then holds only the pairs the run kept apart (a GeneratingPolicy's)
+    handed: ResultSpill | None = None
+    # with --state/--live: what mutate-existing rules would change on existing targets
+    # (evaluate/classic/mutate_existing_preview.py)
+    target_changes: list[TargetPreview] = field(default_factory=list)
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -103,6 +110,10 @@ class EvalResult:
             held = self._reports
             return Items(len(held), lambda start, stop: held[start:stop], shared=True)
         now = self.now or datetime.datetime.now(datetime.timezone.utc)
+        if self.handed is not None:
+            from kubectl_kyrec.render.result_spill import spilled_report_items
+
+            return spilled_report_items(self.handed, self.report_pairs, now, self.report_api)
         reports = ExpectedReports(self.report_pairs, now, self.report_api)
         # the reports share their entries and timestamp, and are never changed
         return Items(len(reports), lambda start, stop: (reports[i] for i in range(start, stop)), shared=True)
@@ -118,44 +129,49 @@ def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence
 def run_eval(options: EvalRunOptions, source: InputSource,
              on_subject: Callable[[Subject], None] | None = None,
              on_total: Callable[[int], None] | None = None,
-             on_results: Callable[[Sequence[Result]], object] | None = None) -> EvalResult:
+             on_results: Callable[[ResultPairs], object] | None = None) -> EvalResult:
     """`on_subject`: called once per subject as it is evaluated, `on_total` with how many there are (progress
     on a terminal). `on_results`: handed every result in order, a chunk at a time as they are decided, for an
-    output that keeps only what it needs of them (the table); the run then keeps none (`results` and
-    `report_pairs` are empty: no reports, no --base-policy) and its exit code is counted on the way."""
+    output that keeps only what it needs of them (the table, a spill: render/result_spill.py); the run then
+    keeps none (`results` is empty, `report_pairs` holds only a GeneratingPolicy's, which reports join to
+    their triggers': no --base-policy) and its exit code is counted on the way."""
     if on_results is not None and options.base_policy_paths:
         raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.environment import Environments
-    from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.generating.engine import generating_environments
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
-    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.expect.report_scope import generating_pairs
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds
 
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
     # the policy validation compiles in the run's own environments, which then evaluate what it compiled
-    provider = provider_for(inputs)
-    libraries = library_factory(LibraryContext(now=now, provider=provider))
-    envs = Environments(libraries)
-    generating = generating_environments(LibraryContext(now=now, provider=provider)) \
-        if inputs.policies.generating else None
-    inputs = validated_inputs(inputs, now, envs, generating)
-    subjects = inputs.subjects
-    read = len(subjects)
-    selection = dataclasses.replace(options.selection,
-                                    kinds=resolve_kinds(options.selection.kinds, inputs.kinds, subjects))
-    namespace = selection.namespace
-    if namespace:
-        subjects = [d for d in subjects if d.namespace == namespace]
+    inputs, run_envs = validated_for_run(inputs, now, options.registry)
+    libraries, envs = run_envs.libraries, run_envs.envs
     old = _old_manifests(options)
+    if inputs.resource_stream is not None and (on_results is None or old is not None or _reads_triggers(inputs)):
+        # generation reads every trigger after the evaluation, --old pairs every manifest, and a run whose
+        # results are kept keeps its subjects too: the -r documents are read whole
+        inputs.materialize()
+    kind_names = options.selection.kinds
+    if inputs.resource_stream is not None and kind_names and not _kinds_known(kind_names, inputs):
+        inputs.materialize()        # a --kind only the resources' own kinds resolve
+    selection = dataclasses.replace(options.selection,
+                                    kinds=resolve_kinds(kind_names, inputs.kinds, inputs.subjects))
+    namespace = selection.namespace
+    subjects: Sequence[Document] | Iterator[Document] = inputs.subjects
+    read: _Counted | int = len(inputs.subjects)
+    if inputs.resource_stream is not None:
+        # read as they are evaluated (evaluate/pipeline.py run_eval), counted on the way
+        read = stream = _Counted(inputs.resource_stream)
+        subjects = (d for d in stream if d.namespace == namespace) if namespace else iter(stream)
+        if on_total is not None and not selection.text():
+            on_total(inputs.resource_count)     # what the files hold: the pipeline knows the count at the end only
+    elif namespace:
+        subjects = [d for d in subjects if d.namespace == namespace]
     if old is not None and namespace:
         old = tuple(d for d in old if d.namespace == namespace)
     values = inputs.values
@@ -188,14 +204,16 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         nonlocal handed_failing
         assert on_results is not None
         handed_failing = handed_failing or counted(pairs.results)
-        on_results(pairs.results)
+        on_results(pairs)
 
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
                        on_results=hand_on if on_results is not None else None, envs=envs)
-    # generating policies: their results join the others, their downstreams are listed
-    generated = generate_for_inputs(inputs, now=now, selection=selection, environments=generating)
+    # generating policies: their results join the others, their downstreams are listed; Kyverno generates from
+    # the trigger as admitted (evaluate/generating/admitted.py)
+    generated = generate_for_inputs(inputs, now=now, selection=selection, admissions=outcome.admissions)
     results = [*outcome.results, *(o.result for o in generated.outcomes if o.result is not None)]
+    target_changes, preview_notices = _target_changes(inputs, outcome.subjects, outcome.admissions, eval_options, envs)
     payload_errors: list[EvalError] = []
     if options.json_paths:
         payload_results, payload_errors = _json_payloads(options, inputs.policies, libraries)
@@ -211,8 +229,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
             hand_on(ResultPairs(results, bytearray(len(results))))
         results = []
     report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
-    if generated.outcomes and on_results is None:
-        # Kyverno reports a GeneratingPolicy's result in the trigger's report too
+    if generated.outcomes:
+        # Kyverno reports a GeneratingPolicy's result in the trigger's report too (after the others: handed
+        # on, they are the only ones kept)
         report_pairs = ResultPairs(list(outcome.pairs.results), bytearray(outcome.pairs.reportable))
         report_pairs.extend(generating_pairs(generated))
     # a policy Kyverno refuses is reported by the validate evaluator and by the generate run alike: once
@@ -220,12 +239,12 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                  *payload_errors]))
     impact = None
     if options.base_policy_paths:
+        assert isinstance(subjects, Sequence)       # never a stream (on_results is refused above)
         impact, base_errors = impact_for(inputs, options.base_policy_paths, subjects, head_results=results,
                                          head_generated=generated, now=now, options=eval_options,
-                                         libraries=libraries, head_admissions=outcome.admissions, envs=envs,
-                                         generating=generating)
+                                         head_admissions=outcome.admissions)
         errors.extend(base_errors)
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices]]
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated.notices, *preview_notices]]
     if old is not None:
         operations = Counter(a.operation for a in outcome.admissions) if outcome.admissions else \
             Counter(s.operation for s in outcome.subjects)
@@ -240,11 +259,13 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                        "what their next scheduled runs delete, `test` checks their rows")
     empty_reason = EvalResult.empty_reason
     filters = options.selection.text()      # as typed: the kinds before they were resolved
-    if filters and not outcome.subjects and not generated.triggers:
-        empty_reason = nothing_selected(filters, read)
+    if filters and not outcome.subject_count and not generated.triggers:
+        empty_reason = nothing_selected(filters, read if isinstance(read, int) else read.count)
         notices.append(empty_reason)
     elif errors:
         empty_reason = f"No results: {len(errors)} error(s), reported on standard error."
+    elif target_changes:
+        empty_reason = "No admission result; what mutate-existing rules change on existing targets follows."
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     # with --base-policy, what the change introduces fails the run too; the results that fail before and after
     # it still do, unless --only-changes asks about the change alone
@@ -255,7 +276,51 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     reads = failed_reads(inputs.state)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
                       change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
-                      inputs.policies.warning_lines())
+                      inputs.policies.warning_lines(), target_changes=target_changes)
+
+
+def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Sequence[Admission],
+                    options: EvalOptions, envs: Environments) -> tuple[list[TargetPreview], list[str]]:
+    """What the run's mutate-existing rules would change on the state's objects: for the -r manifests as
+    admitted, else (the state's objects are the triggers) for the policies being applied."""
+    if not _previews_targets(inputs):
+        return [], []
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import mutate_existing_preview
+
+    return mutate_existing_preview(inputs.policies, subjects, admissions, inputs.state.objects, inputs.kinds, options,
+                                   envs, manifests=inputs.resources_named,
+                                   state_given=bool(inputs.state.objects or inputs.state.listed))
+
+
+class _Counted:
+    """The documents of a stream, counted as they are read."""
+
+    def __init__(self, docs: Iterator[Document]) -> None:
+        self.docs = docs
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Document]:
+        for doc in self.docs:
+            self.count += 1
+            yield doc
+
+
+def _reads_triggers(inputs: Inputs) -> bool:
+    """Whether the run reads every trigger after the evaluation: it generates (GeneratingPolicies, classic
+    generate rules: run/generate.py generate_for_inputs) or previews mutate-existing rules (_target_changes,
+    which reads the admitted objects)."""
+    return bool(inputs.policies.generating) or any(r.type == "generate" for p in inputs.policies.classic
+                                                   for r in p.rules) or _previews_targets(inputs)
+
+
+def _previews_targets(inputs: Inputs) -> bool:
+    return any((r.raw.get("mutate") or {}).get("targets") for p in inputs.policies.classic for r in p.rules) \
+        or any(p.mutate_existing for p in inputs.policies.mutating)
+
+
+def _kinds_known(names: Sequence[str], inputs: Inputs) -> bool:
+    """Whether the kind table resolves every --kind name (run/select.py resolve_kinds) without the resources."""
+    return all(inputs.kinds.resolve(name) for name in names)
 
 
 def _old_manifests(options: EvalRunOptions) -> tuple[Document, ...] | None:
@@ -303,33 +368,29 @@ def policy_errors(policies: PolicySet) -> list[EvalError]:
 
 def impact_for(inputs: Inputs, base_policy_paths: Sequence[str], subjects: Sequence[Document], *,
                head_results: Sequence[Result], head_generated: GeneratingOutcome, now: datetime.datetime,
-               options: EvalOptions, libraries: LibraryFactory, head_admissions: Sequence[Admission] = (),
-               envs: Environments | None = None, generating: tuple[Environments, GeneratorSink] | None = None
-               ) -> tuple[Impact, list[EvalError]]:
+               options: EvalOptions, head_admissions: Sequence[Admission] = ()) -> tuple[Impact, list[EvalError]]:
     """`eval --base-policy`: the same resources under the base policies, compared with the head's, and
-    the base policies that did not parse. `envs` and `generating`: the head's environments (see run_eval),
-    which compiled the expressions the base policies share with the head's already."""
-    from kubectl_kyrec.cel.context import LibraryContext
+    the base policies that did not parse. Compiled and evaluated in the head's environments
+    (providers.environments_for), which compiled the expressions the base shares with the head already."""
     from kubectl_kyrec.cel.schema_rules import policy_schema_check
-    from kubectl_kyrec.evaluate.generating.engine import generating_environments
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.evaluate.policy_validation import validate_policies
     from kubectl_kyrec.load.documents import load_documents_with_lines
     from kubectl_kyrec.load.policy.policies import classify
     from kubectl_kyrec.reconcile.impact import compute_impact
     from kubectl_kyrec.run.generate import generate_for_inputs
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import environments_for
 
     located = load_documents_with_lines(list(base_policy_paths), stdin=sys.stdin)
     base = classify([d.document for d in located], {d.document.source: d.lines for d in located},
                     schema=policy_schema_check())
     base.exceptions.extend(inputs.policies.exceptions)
-    if base.generating and generating is None:
-        generating = generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
-    base = validate_policies(base, now, envs, generating)
-    base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
-                            options=options, envs=envs)
-    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection, environments=generating)
+    run_envs = environments_for(inputs, now)
+    base = validate_policies(base, now, run_envs.envs, run_envs.generating, options.registry)
+    base_outcome = evaluate(base, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=run_envs.libraries,
+                            options=options, envs=run_envs.envs)
+    base_generated = generate_for_inputs(inputs, base, now=now, selection=options.selection,
+                                         admissions=base_outcome.admissions)
     base_results = [*base_outcome.results, *(o.result for o in base_generated.outcomes if o.result is not None)]
     admission = None
     if options.admit:

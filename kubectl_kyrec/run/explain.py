@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,11 @@ from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.load.run_inputs.sources import InputSource
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
+    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
+    from kubectl_kyrec.model import Document
 
 
 @dataclass(frozen=True)
@@ -60,15 +63,12 @@ def parse_subject(text: str) -> tuple[str, str]:
 
 
 def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.explain import recorded as recorded_trees
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
     from kubectl_kyrec.load.policy.vocabulary import GENERATING_KINDS
     from kubectl_kyrec.run.eval import policy_errors
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import (
         check_policy_names,
         holds_object,
@@ -80,7 +80,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     now = options.now
     inputs = source.read()
     check_policy_names(options.selection.policy_names, inputs.policies)
-    inputs = validated_inputs(inputs, now)
+    inputs, run_envs = validated_for_run(inputs, now, options.registry)
     documents = inputs.subjects
     kinds = options.selection.kinds
     name = ""
@@ -121,15 +121,17 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
         from kubectl_kyrec.run.generate import generate_for_inputs
 
-        generated = generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded)
+        # as eval: the triggers as admitted (evaluate/generating/admitted.py)
+        admissions = _admissions(inputs, documents, namespaces_from, eval_options, now) if eval_options.admit else []
+        generated = generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded,
+                                        admissions=admissions)
     # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py): each
     # drawn by its own kind's tree
     classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
                          and (not name or o.trigger.ref.name == name)] if generated is not None else []
-    libraries = library_factory(LibraryContext(now=now, provider=provider_for(inputs)))
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
-                            libraries=libraries, options=eval_options, namespaces_from=namespaces_from,
-                            generated=classic_generated)
+                            libraries=run_envs.libraries, options=eval_options, namespaces_from=namespaces_from,
+                            generated=classic_generated, envs=run_envs.envs)
     explanations = outcome.explanations
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []
@@ -144,3 +146,23 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     code = ExitCode.INPUT if errors else ExitCode.CLEAN
     return ExplainResult(explanations, errors, notices, reads, with_failed_reads(code, reads),
                          inputs.policies.warning_lines())
+
+
+def _admissions(inputs: Inputs, documents: Sequence[Document], namespaces_from: Sequence[Document],
+                options: EvalOptions, now: datetime.datetime) -> list[Admission]:
+    """What eval's admission chain makes of the manifests explained, for their generating policies (explain_pairs
+    runs the chain again for its own trees, after the generation they end in)."""
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.namespaces import namespace_objects
+    from kubectl_kyrec.evaluate.pipeline import admission_chain, select_subjects, subject_context
+    from kubectl_kyrec.run.providers import provider_for
+
+    state, kinds = inputs.state.objects, inputs.kinds
+    envs = Environments(library_factory(LibraryContext(now=now, provider=provider_for(inputs))))
+    # its errors and notices are explain_pairs' too, reported there once
+    chain = admission_chain(inputs.policies, envs, options, state, kinds, [], [])
+    subjects, _ = select_subjects(documents, state, kinds, options.selection)
+    namespaces = namespace_objects([*state, *namespaces_from, *options.namespaces], options.namespace_labels)
+    return chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation).admissions

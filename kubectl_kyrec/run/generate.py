@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import datetime
 
-    from kubectl_kyrec.cel.environment import Environments
-    from kubectl_kyrec.cel.generator_lib import GeneratorSink
+    from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
     from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.load.run_inputs.sources import Inputs
-    from kubectl_kyrec.model import Subject
+    from kubectl_kyrec.model import Document, Subject
     from kubectl_kyrec.recording import Trace
 
 
@@ -32,33 +31,47 @@ def subject_filter(selection: Selection) -> Callable[[Subject], bool]:
 
 def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, now: datetime.datetime,
                         selection: Selection, recorder: Trace | None = None,
-                        environments: tuple[Environments, GeneratorSink] | None = None) -> GeneratingOutcome:
+                        admissions: Sequence[Admission] = ()) -> GeneratingOutcome:
     """Every generating policy of `policies` (default: the inputs') over the triggers: -r, else the state;
     `recorder` (explain's): what the GeneratingPolicy engine did (evaluate/generating/engine.py run_generating).
-    `environments`: generating_environments' over the inputs' provider, when the policy validation compiled
-    the policies in them already."""
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.evaluate.generating.engine import (
-        GenerateOptions,
-        GeneratingOutcome,
-        generating_environments,
-        run_generating,
-    )
-    from kubectl_kyrec.run.providers import provider_for
+    Evaluated in the run's environments (providers.environments_for), where the policy validation compiled
+    the policies already. `admissions`: what eval's admission chain made of the -r manifests: each
+    trigger is then the object admitted, and one whose admitted object is not known is decided over the
+    objects it may be (evaluate/generating/admitted.py)."""
 
     policies = policies if policies is not None else inputs.policies
+    keep = subject_filter(selection)
+    if not admissions:
+        return _generate(inputs, policies, inputs.subjects, now=now, selection=selection, keep=keep,
+                         recorder=recorder)
+    from kubectl_kyrec.evaluate.generating.admitted import AdmittedTriggers
+
+    admitted = AdmittedTriggers(inputs.subjects, admissions)
+    outcome = _generate(inputs, policies, admitted.triggers, now=now, selection=selection, keep=keep,
+                        recorder=recorder)
+    # the triggers whose admitted object is not known, on each other object they may be admitted as
+    passes = [_generate(inputs, policies, triggers, now=now, selection=selection, keep=admitted.pass_filter(k, keep))
+              for k, triggers in enumerate(admitted.passes)]
+    admitted.decide(outcome, passes)
+    return outcome
+
+
+def _generate(inputs: Inputs, policies: PolicySet, triggers: Sequence[Document], *, now: datetime.datetime,
+              selection: Selection, keep: Callable[[Subject], bool], recorder: Trace | None = None
+              ) -> GeneratingOutcome:
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, GeneratingOutcome, run_generating
+    from kubectl_kyrec.run.providers import environments_for
+
     values = inputs.values
     options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
                               namespaces=values.namespaces,
                               selection=selection)
     if policies.generating:
-        envs, sink = environments if environments is not None else \
-            generating_environments(LibraryContext(now=now, provider=provider_for(inputs)))
-        outcome = run_generating(policies.generating, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
+        envs, sink = environments_for(inputs, now).generating
+        outcome = run_generating(policies.generating, triggers, inputs.state.objects, kinds=inputs.kinds,
                                  envs=envs, sink=sink, options=options, exceptions=policies.exceptions,
-                                 trigger_filter=subject_filter(selection), locate=policies.locate,
-                                 recorder=recorder)
+                                 trigger_filter=keep, locate=policies.locate, recorder=recorder)
     else:
         outcome = GeneratingOutcome()   # without GeneratingPolicies, no CEL environment (nor its index of the state)
     if policies.classic:
@@ -72,8 +85,7 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
             if refused is not None and any(r.type == "generate" for r in policy.rules):
                 located = policies.locate(refused)
                 outcome.errors.append(EvalError(located.message, located.source))
-        merge(outcome, run_classic_generate(policies.classic, inputs.subjects, inputs.state.objects,
+        merge(outcome, run_classic_generate(policies.classic, triggers, inputs.state.objects,
                                             kinds=inputs.kinds, options=options,
-                                            exceptions=policies.classic_exceptions,
-                                            trigger_filter=subject_filter(selection)))
+                                            exceptions=policies.classic_exceptions, trigger_filter=keep))
     return outcome

@@ -4,12 +4,18 @@
 
 from __future__ import annotations
 
+import datetime
 import os
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.context import ObjectsProvider
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.run_inputs.sources import Inputs
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+    from kubectl_kyrec.cel.generator_lib import GeneratorSink
 
 
 def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = None,
@@ -25,6 +31,57 @@ def provider_for(inputs: Inputs, extra_objects: list[dict[str, Any]] | None = No
     if plain:
         inputs.provider = provider
     return provider
+
+
+@dataclass
+class RunEnvironments:
+    """A run's CEL libraries and environments over its provider (environments_for)."""
+
+    now: datetime.datetime
+    provider: ObjectsProvider
+    libraries: LibraryFactory
+    envs: Environments
+    _generating: tuple[Environments, GeneratorSink] | None = field(default=None, repr=False)
+
+    @property
+    def generating(self) -> tuple[Environments, GeneratorSink]:
+        """The generating policies' environments and sink (generating_environments), built when first asked."""
+        if self._generating is None:
+            from kubectl_kyrec.cel.context import LibraryContext
+            from kubectl_kyrec.evaluate.generating.engine import generating_environments
+
+            self._generating = generating_environments(LibraryContext(now=self.now, provider=self.provider))
+        return self._generating
+
+
+def environments_for(inputs: Inputs, now: datetime.datetime) -> RunEnvironments:
+    """The run's CEL environments over provider_for(inputs), built once as the provider is: the policy
+    validation compiles every policy in them (validated_inputs) and every stage of the run (evaluation,
+    generation, deletion, reports, explain) evaluates with them, and an environment compiles a text once
+    (cel/engine.py), so each expression is compiled once per run whatever the command."""
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.environment import Environments
+    from kubectl_kyrec.cel.libraries import library_factory
+
+    held = inputs.environments
+    if isinstance(held, RunEnvironments) and held.now == now:
+        return held
+    provider = provider_for(inputs)
+    libraries = library_factory(LibraryContext(now=now, provider=provider))
+    made = RunEnvironments(now, provider, libraries, Environments(libraries))
+    inputs.environments = made
+    return made
+
+
+def validated_for_run(inputs: Inputs, now: datetime.datetime, registry: Any = None
+                      ) -> tuple[Inputs, RunEnvironments]:
+    """`inputs` with their policies validated (evaluate/policy_validation.py) in the run's environments,
+    and those environments: what every command that evaluates policies starts with. `registry`: the run's
+    `--registry` (load.registry.Registry), which ImageValidatingPolicies are compiled with."""
+    from kubectl_kyrec.evaluate.policy_validation import validated_inputs
+
+    run_envs = environments_for(inputs, now)
+    return validated_inputs(inputs, now, run_envs.envs, run_envs.generating, registry), run_envs
 
 
 def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
@@ -51,6 +108,6 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
     objects = inputs.state.objs + list(extra_objects or [])
     try:
         return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file,
-                               refused=refused)
+                               refused=refused, implicit_namespaces=True)
     except ValueError as exc:
         raise InputError(f"--context-file: {exc}") from None

@@ -34,14 +34,12 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     `generating`: the generating policies (GeneratingPolicies, classic generate rules) already evaluated
     over every trigger (else done here): their results are in the triggers' reports.
     """
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
     from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
-    from kubectl_kyrec.run.providers import provider_for
+    from kubectl_kyrec.run.providers import environments_for
 
     state_objs = inputs.state.objs
     api = report_api or detect_report_api(state_objs)
@@ -56,9 +54,9 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
         from kubectl_kyrec.run.generate import generate_for_inputs
 
         generating = generate_for_inputs(inputs, now=now, selection=Selection())
+    run_envs = environments_for(inputs, now)
     scope = report_scope(inputs.policies, inputs.subjects, inputs.state.objects, kinds=inputs.kinds,
-                         libraries=library_factory(LibraryContext(now=now, provider=provider_for(inputs))),
-                         options=options, generating=generating)
+                         libraries=run_envs.libraries, options=options, generating=generating, envs=run_envs.envs)
     config = load_kyverno_config(kyverno_config_path) if kyverno_config_path else kyverno_config_for(state_objs)
     diff = diff_reports(scope.expected, scope.subjects, state_objs, now=now,
                         policy_versions=scope.policy_versions, scan_interval=scan_interval, report_api=api,

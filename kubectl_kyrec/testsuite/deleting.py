@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
-from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, subject_context
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
@@ -20,12 +20,11 @@ from kubectl_kyrec.model import EvalError, Result, Subject
 from kubectl_kyrec.testsuite.suite import LoadedSuite
 
 
-def suite_deletions(loaded: LoadedSuite, subjects: Sequence[Subject], *, libraries: LibraryFactory,
+def suite_deletions(loaded: LoadedSuite, subjects: Sequence[Subject], *, envs: Environments,
                     now: datetime.datetime) -> tuple[list[Result], list[EvalError]]:
     """One result per (subject, DeletingPolicy) for the resources' `subjects` and the test's JSON payloads;
-    a policy that does not compile gives an error and no results."""
+    a policy that does not compile gives an error and no results. `envs`: the suite's (rows.run_suite)."""
     policies = loaded.policies
-    envs = Environments(libraries)
     compiled = []
     errors: list[EvalError] = []
     for policy in policies.deleting:

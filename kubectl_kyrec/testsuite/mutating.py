@@ -19,7 +19,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kubectl_kyrec.cel.environment import Environments, LibraryFactory
+from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.evaluate.classic.mutator import TargetChange
 from kubectl_kyrec.evaluate.mutating.engine import mutating_engine, with_object
 from kubectl_kyrec.evaluate.mutating.mutate_existing import TargetDiscoveryError, mutate_targets
@@ -42,15 +42,14 @@ class SuiteMutations:
 
 
 def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: KindLookup,
-                    libraries: LibraryFactory, now: datetime.datetime,
-                    target_libraries: LibraryFactory | None = None) -> SuiteMutations:
-    """`target_libraries`: the libraries of the mutateExisting pass, whose `resource.*` also sees the
-    targetResources (`libraries` without them)."""
+                    envs: Environments, now: datetime.datetime,
+                    target_envs: Environments | None = None) -> SuiteMutations:
+    """`envs`: the suite's (rows.run_suite); `target_envs`: those of the mutateExisting pass, whose
+    `resource.*` also sees the targetResources (`envs` without them)."""
     out = SuiteMutations()
     policies = loaded.policies
     if not policies.mutating and not policies.mutating_admission:
         return out
-    envs = Environments(libraries)
     mpol, errors = mutating_engine(policies, envs, now, fixed_order=True)
     maps, map_errors = mutating_admission_engine(policies, envs, params=tuple(loaded.param_objects), in_cli=True)
     for error in [*errors, *map_errors]:
@@ -61,7 +60,7 @@ def suite_mutations(loaded: LoadedSuite, subjects: Sequence[Subject], *, kinds: 
     existing = None
     targets: list[Subject] = []
     if mpol is not None and loaded.target_objects and any(p.mutate_existing for p in policies.mutating):
-        existing, _ = mutating_engine(policies, Environments(target_libraries or libraries), now, fixed_order=True)
+        existing, _ = mutating_engine(policies, target_envs or envs, now, fixed_order=True)
         targets = [make_subject(as_admitted(d.obj), d.source, kinds)[0] for d in loaded.target_objects]
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     options = EvalOptions(now=now, operation="CREATE", user_info=loaded.user_info,

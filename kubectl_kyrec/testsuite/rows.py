@@ -128,6 +128,11 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                     for label in (_labels(entry) or ["*"])]
         return out
     policies = loaded.policies
+    # one Environments per libraries for the whole suite: every operation, mode and engine evaluates the
+    # programs compiled once (an environment compiles a text once, cel/engine.py)
+    envs = Environments(libraries)
+    other_envs = Environments(other_libraries) if other_libraries is not None else envs
+    target_envs = Environments(target_libraries) if target_libraries is not None else None
     ctx = _Context(
         loaded=loaded, mode=mode, runs={}, policy_errors={},
         validating={p.meta.name: p for p in policies.validating},
@@ -165,8 +170,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
                 # the CLI validates each resource as its mutate policies left it (ApplyPoliciesOnResource)
                 evaluated = replace(loaded, resources=mutated.admitted)
         subjects, results, errors, notices, patched, existing = _evaluate(
-            evaluated, operation, mode, kinds=kinds, libraries=libraries, now=now, target_libraries=target_libraries,
-            registry=registry)
+            evaluated, operation, mode, kinds=kinds, libraries=libraries, envs=envs, now=now,
+            target_envs=target_envs, registry=registry)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
@@ -200,9 +205,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             # generation does not depend on the mode; the other evaluation's errors and notices are this
             # one's, or the CLI's shortcuts: the suite reports its own mode's
             other_subjects, other_results, _, _, other_patched, other_existing = _evaluate(
-                evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries, now=now,
-                registry=registry,
-                target_libraries=target_libraries)
+                evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries,
+                envs=other_envs, now=now, registry=registry, target_envs=target_envs)
             if mutated is not None:
                 other_results = _with_mutations(other_results, mutated)
             other.runs[operation] = _Evaluation(other_subjects, other_results, generated, other_patched, mutated,
@@ -220,13 +224,14 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
 
 
 def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLookup, libraries: LibraryFactory,
-              now: datetime.datetime, target_libraries: LibraryFactory | None = None,
+              envs: Environments, now: datetime.datetime, target_envs: Environments | None = None,
               registry: Registry | None = None
               ) -> tuple[list[Subject], dict[tuple[str, Ref], list[Result]], list[EvalError], list[Notice],
                          dict[tuple[str, Ref], Obj], dict[Ref, list[Any]]]:
     """One operation's validating and mutating results (resources, JSON and HTTP/Envoy payloads), by
     policy name and subject, with the run's errors and notices, the mutated resources, and the
-    mutateExisting MutatingPolicies' target changes by trigger."""
+    mutateExisting MutatingPolicies' target changes by trigger. `envs`: the suite's over `libraries`,
+    `target_envs` those of the mutateExisting pass (run_suite)."""
     policies = loaded.policies
     state = [*loaded.values.namespaces, *loaded.param_objects, *loaded.cluster_objects]
     options = EvalOptions(now=now, operation=operation, user_info=loaded.user_info,
@@ -237,12 +242,13 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
                               AUTHZ_MODES if loaded.authz_payloads else ()),
                           classic=dataclasses.replace(_classic_options(loaded, kinds, mode), registry=registry)
                           if policies.classic else None, registry=registry)
-    outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries, options=options)
+    outcome = run_eval(policies, loaded.resources, state, kinds=kinds, libraries=libraries, options=options,
+                       envs=envs)
     subjects = list(outcome.subjects)
     all_results = list(outcome.results)
     errors = list(outcome.errors)
     if loaded.payloads:
-        payload_run = evaluate_json_payloads(policies, loaded.payloads, libraries=libraries, now=now)
+        payload_run = evaluate_json_payloads(policies, loaded.payloads, libraries=libraries, now=now, envs=envs)
         subjects.extend(payload_run.subjects)
         all_results.extend(payload_run.results)
         errors.extend(e for e in payload_run.errors if e not in errors)
@@ -254,7 +260,7 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
     if policies.deleting:
         from kubectl_kyrec.testsuite.deleting import suite_deletions
 
-        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, libraries=libraries, now=now)
+        deletions, deleting_errors = suite_deletions(loaded, outcome.subjects, envs=envs, now=now)
         all_results.extend(deletions)
         errors.extend(e for e in deleting_errors if e not in errors)
     patched: dict[tuple[str, Ref], Obj] = {}
@@ -262,8 +268,8 @@ def _evaluate(loaded: LoadedSuite, operation: str, mode: Mode, *, kinds: KindLoo
     if policies.mutating or policies.mutating_admission:
         from kubectl_kyrec.testsuite.mutating import suite_mutations
 
-        mutations = suite_mutations(loaded, outcome.subjects, kinds=kinds, libraries=libraries, now=now,
-                                    target_libraries=target_libraries)
+        mutations = suite_mutations(loaded, outcome.subjects, kinds=kinds, envs=envs, now=now,
+                                    target_envs=target_envs)
         all_results.extend(mutations.results)
         errors.extend(e for e in mutations.errors if e not in errors)
         patched = mutations.patched

@@ -79,10 +79,32 @@ def test_the_streamed_table_is_the_whole_runs_table(case: list[str], flags: list
     # every listed row went to the file as a run of its own, merged back in order (as a large run's runs)
     if spill is not None and "No result fails, errs or warns." not in streamed.stdout:
         assert spilled and set(spilled) == {1}
-    # the streamed run kept no result; the one written to a file kept every one
+    # the streamed run kept no result (but a GeneratingPolicy's for the reports, from its downstream outcomes);
+    # the one written to a file kept every one
     first, second = kept
-    assert first.results == [] and len(first.report_pairs) == 0
+    from kubectl_kyrec.expect.report_scope import generating_pairs
+
+    assert first.results == [] and list(first.report_pairs) == generating_pairs(first.generated)
     assert second.results
+
+
+@pytest.mark.parametrize("spill", [None, 1], ids=["runs-of-50000", "spilled-one-by-one"])
+@pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
+def test_the_streamed_wide_table_is_the_whole_runs(case: list[str], spill: int | None, tmp_path: Path,
+                                                   kept: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    # -o wide lists every result and is never fitted: its rows are spilled wherever it goes (`-o wide=FILE`
+    # still reads the whole run)
+    if spill is not None:
+        monkeypatch.setattr(eval_output, "SPILL_ROWS", spill)
+    streamed = CliRunner().invoke(cli, ["eval", *case, *NOW, "-o", "wide"])
+    target = tmp_path / "wide.txt"
+    whole = CliRunner().invoke(cli, ["eval", *case, *NOW, "-o", f"wide={target}"])
+    assert streamed.exit_code == whole.exit_code, streamed.stderr
+    assert streamed.exit_code in (0, 1, 3), streamed.stderr
+    assert streamed.stdout == target.read_text()
+    assert "ACTIONS" in streamed.stdout or "No policy matched" in streamed.stdout
+    first, second = kept
+    assert first.results == [] and second.results
 
 
 def test_a_failing_result_handed_on_still_fails_the_run(kept: list[Any]) -> None:
@@ -111,8 +133,9 @@ def test_rows_spilled_in_runs_merge_in_the_order_of_one_stable_sort(monkeypatch:
     assert tally.listed == 23 and tally.count == 23
 
 
-@pytest.mark.parametrize("extra", [["-o", "json"], ["-o", "wide"], ["-o", "table", "-o", "junit=x.xml"]],
-                         ids=["json", "wide", "table+junit"])
+@pytest.mark.parametrize("extra", [["-o", "json", "--write-baseline", "b.json"], ["-o", "wide=x.txt"],
+                                   ["-o", "table", "-o", "wide=x.txt"]],
+                         ids=["json+write-baseline", "wide-file", "table+wide"])
 def test_other_outputs_read_the_whole_run(extra: list[str], kept: list[Any], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -27,7 +27,7 @@ DATA = ROOT / "testdata"
 NOW = ["--now", "2026-11-29T00:00:00Z"]
 
 # subtrees that are user or Kubernetes data, not kyrec's keys
-OPAQUE = {"downstreams[].object", "admission[].object", "admission[].mutations[].patch",
+OPAQUE = {"downstreams[].object", "admission[].object", "admission[].mutations[].patch", "mutateExisting[].patch",
           "reports", "results[].properties", "unusedExclusions[].match"}
 # maps keyed by a name or a vocabulary value (policy names, class names): keys collapse to `<key>` or are
 # checked as vocabulary, not as field names
@@ -288,6 +288,31 @@ def test_eval_result_admission_keys() -> None:
     assert [n for n in field_names(got) if not CAMEL.match(n)] == []
 
 
+MUTATE_EXISTING = sorted({
+    "mutateExisting", *(f"mutateExisting[].{k}" for k in ("policy", "kind", "rule", "trigger", "location", "target",
+                                                           "result", "message", "patch")),
+    *_ref("mutateExisting[].trigger", synthetic=True), *_loc("mutateExisting[].location"),
+    *(f"mutateExisting[].target.{k}" for k in ("apiVersion", "kind", "namespace", "name")),
+})
+
+
+def test_eval_result_mutate_existing_keys(tmp_path: Path) -> None:
+    (tmp_path / "policy.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "stamp"},
+        "spec": {"rules": [{"name": "stamp", "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+                            "mutate": {"targets": [{"apiVersion": "v1", "kind": "Secret", "namespace": "shop"}],
+                                       "patchStrategicMerge": {"metadata": {"labels": {"stamped": "yes"}}}}}]}}))
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: shop}\n")
+    (tmp_path / "state.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "shop", "uid": "u1"}}]}))
+    doc, as_yaml = invoke("eval", *NOW, "-p", str(tmp_path / "policy.yaml"), "-r", str(tmp_path / "cm.yaml"),
+                          "--state", str(tmp_path / "state.yaml"))
+    got = key_paths(doc)
+    assert sorted(p for p in got if p.startswith("mutateExisting")) == MUTATE_EXISTING
+    assert key_paths(as_yaml) == got
+    assert [n for n in field_names(got) if not CAMEL.match(n)] == []
+
+
 def test_explain_result_keys() -> None:
     examples = DATA / "examples"
     doc, as_yaml = invoke("explain", *NOW, "-p", str(examples / "policies"), "-p", str(examples / "admission"),
@@ -423,7 +448,7 @@ def test_docs_name_every_key_of_the_contract() -> None:
     # docs/output.md is the contract's prose: every key of every snapshot is written there as `key`
     text = (ROOT / "docs" / "output.md").read_text()
     keys = {re.sub(r"\[[a-z]*\]$", "", p.rpartition(".")[2])
-            for p in [*EVAL_RESULT, *IMPACT, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT,
+            for p in [*EVAL_RESULT, *IMPACT, *MUTATE_EXISTING, *DIFF_RESULT, *DIFF_DELETIONS, *COVERAGE_RESULT,
                       *COVERAGE_RESULT_KUBESCAPE, *TEST_RESULT, *BASELINE, *FAILED_READ_ERROR, *LINT_RESULT]}
     keys.discard("<key>")
     assert sorted(k for k in keys if f"`{k}`" not in text) == []

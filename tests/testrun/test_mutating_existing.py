@@ -15,6 +15,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.evaluate.subjects import as_admitted, make_subject
 from kubectl_kyrec.testsuite.mutating import suite_mutations
@@ -35,8 +36,9 @@ def _changes(suite: str) -> list[Any]:
     loaded = load_suite(parse_test_documents(str(DATA / suite / "kyverno-test.yaml"))[0])
     kinds, libraries, _, _ = suite_environment(loaded, NOW, Mode.KYVERNO)
     subjects = [make_subject(as_admitted(d.obj), d.source, kinds)[0] for d in loaded.resources]
-    run = suite_mutations(loaded, subjects, kinds=kinds, libraries=libraries, now=NOW,
-                          target_libraries=target_libraries(loaded, kinds, NOW, Mode.KYVERNO))
+    targets = target_libraries(loaded, kinds, NOW, Mode.KYVERNO)
+    run = suite_mutations(loaded, subjects, kinds=kinds, envs=Environments(libraries), now=NOW,
+                          target_envs=Environments(targets) if targets is not None else None)
     assert not run.errors
     return [c for found in run.existing.values() for c in found]
 

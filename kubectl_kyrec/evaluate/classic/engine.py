@@ -28,7 +28,6 @@ from kubectl_kyrec.classic.core_adapter import Core
 from kubectl_kyrec.classic.manifests import evaluate as evaluate_manifests
 from kubectl_kyrec.classic.match import (
     RequestFacts,
-    block_reasons,
     exception_match_state,
     match_state,
     matches_resources,
@@ -44,33 +43,14 @@ from kubectl_kyrec.classic.verify_images import attesting_references
 from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_images
 from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDENT
-from kubectl_kyrec.evaluate.classic.validate_cel import (
-    CompiledCel,
-    cel_activations,
-    cel_compiler,
-    compile_cel_rule,
-    evaluate_cel_rule,
-)
-from kubectl_kyrec.evaluate.explain import (
-    ALL_TRUE,
-    ERROR,
-    MATCHED,
-    NONE,
-    NOT_EVALUATED,
-    NOT_MATCHED,
-    conditions_node,
-    result_node,
-    show,
-    validations_node,
-    variables_node,
-)
+from kubectl_kyrec.evaluate.classic.explain import cel_nodes, record_policy
+from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
-from kubectl_kyrec.load.policy.vocabulary import NamedExpression, Validation
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import UNDETERMINED, Document, Notice, Result
-from kubectl_kyrec.recording import Step, Trace
+from kubectl_kyrec.recording import Trace
 
 _ACTIONS = {"Enforce": ("Deny",), "Audit": ("Audit",)}
 
@@ -253,7 +233,7 @@ class ClassicEvaluator:
             for compiled in self.compiled:
                 meta = compiled.policy.meta
                 mine = [r for r, _ in out if r.policy == meta.key and r.source == compiled.policy.source_kind]
-                _record_policy(self, compiled.policy, sctx, facts, mine, self.core.trace)
+                record_policy(compiled.policy, sctx, facts, mine, self.core.trace, self.exceptions, self._explaining)
         return out
 
     def explain(self, sctx: SubjectContext, recorder: Trace, others: Sequence[Result] = (),
@@ -301,14 +281,15 @@ class ClassicEvaluator:
         policy = compiled.policy
         results: list[Result] = []
         namespace = policy.meta.namespace if policy.meta.kind == "Policy" else ""
+        trace = self.core.trace
         for rule in compute_rules(policy, facts.kind):
-            applies = match_state(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace)
-            if applies is False:
-                continue
-            if self.core.trace is not None:
+            if trace is not None:
                 if self._explaining[1] and rule.type not in self._explaining[1]:
                     continue
-                self.core.trace.rule(policy.meta.key, rule.name)    # explain: the steps that follow are this rule's
+                trace.rule(policy.meta.key, rule.name)    # explain: the steps that follow are this rule's
+            applies = match_state(rule.raw.get("match") or {}, rule.raw.get("exclude"), facts, namespace, trace)
+            if applies is False:
+                continue
             if rule.type == "verifyImages":
                 if ctx is None or not self._adds_to_context(policy, rule):
                     responses = self._verify_images(compiled, rule, sctx, facts, ctx)
@@ -493,7 +474,8 @@ class ClassicEvaluator:
             compiled.cel[rule.name] = cel
         if self.core.trace is not None:
             # explain shows the expressions' values the rule is evaluated with
-            self.core.trace.add("cel", "evaluated").children.extend(_cel_nodes(self, compiled.policy, rule, sctx, cel))
+            self.core.trace.add("cel", "evaluated").children.extend(
+                cel_nodes(compiled.policy, rule, sctx, cel, self.state, self.options.cli, self._envs))
         return evaluate_cel_rule(cel, rule, sctx, self.state, cli=self.options.cli)
 
     def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,
@@ -784,189 +766,6 @@ def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
         return listed.get("items") or []
 
     return ContextSources(cluster=provider, state_global_entries=global_entry, implicit_namespaces=True)
-
-
-# --- explain: each policy's tree, recorded whole in the run `ClassicEvaluator.explain` makes ---------------------
-
-_STATE = {True: MATCHED, False: NOT_MATCHED, None: "depends on the requesting user"}
-
-
-def _record_policy(evaluator: ClassicEvaluator, policy: ClassicPolicy, ctx: SubjectContext, facts: RequestFacts,
-                   results: Sequence[Result], recorder: Trace) -> None:
-    """The decision tree of a classic policy for one subject: per rule Kyverno computes for the subject's kind
-    (autogen included), its match and exclude blocks with Kyverno's reasons, the PolicyExceptions naming it,
-    what its validation checks as written with the steps the engine took for each part in this run (each
-    condition with its key and value after substitution, the pattern's walk path by path, each anyPattern and
-    foreach element), and its result: `results` (the evaluator's) and the policy's among the other engines'."""
-    others, rule_types = evaluator._explaining
-    meta = policy.meta
-    rules = [r for r in compute_rules(policy, facts.kind) if not rule_types or r.type in rule_types]
-    # in the order of the rules, as the tree shows them: the results come from several engines
-    order = {rule.name: i for i, rule in enumerate(rules)}
-    theirs = [r for r in others if r.policy == meta.key and r.source == policy.source_kind]
-    shown = sorted([*results, *theirs], key=lambda r: order.get(r.rule, len(order)))
-    recorder.tree(f"{meta.kind} {meta.key}", (meta, ctx.subject.ref, shown))
-    if meta.kind == "Policy" and meta.namespace != ctx.request.namespace:
-        recorder.add("namespace", NOT_MATCHED, f"a Policy applies only in its namespace {meta.namespace!r}")
-        return
-    generated = [r.name for r in rules if r.name.startswith("autogen-") and r not in policy.rules]
-    if generated:
-        recorder.add("autogen", "expanded", f"the Pod rules rewritten for a {facts.kind}: " + ", ".join(generated))
-    by_rule = {r.rule: r for r in shown}
-    namespace = meta.namespace if meta.kind == "Policy" else ""
-    for rule in rules:
-        steps = recorder.rules.get((meta.key, rule.name))
-        recorder.node(_rule_node(evaluator, policy, rule, facts, namespace, by_rule.get(rule.name),
-                                 steps.children if steps is not None else None))
-
-
-def _rule_node(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule, facts: RequestFacts,
-               namespace: str, result: Result | None, recorded: Sequence[Step] | None) -> Step:
-    """`recorded`: the engine's steps for the rule; None when it did not evaluate the rule."""
-    done = recorded is not None
-    recorded = recorded or []
-    what = rule.type + (f" ({rule.validate_kind})" if rule.type == "validate" and rule.validate_kind else "")
-    node = Step(f"rule {rule.name}", "", what)
-    steps = node.children
-    match = rule.raw.get("match") or {}
-    exclude = rule.raw.get("exclude")
-    state = match_state(match, exclude, facts, namespace)
-    steps.append(_blocks_node("match", match, facts, exclude=False))
-    if exclude:
-        steps.append(_blocks_node("exclude", exclude, facts, exclude=True))
-    steps.append(Step("applies", _STATE[state]))
-    if state is False:
-        return node
-    if rule.type != "validate":
-        steps.append(result_node(result, f"no result: the {rule.type} rule gave none for the subject"))
-        return node
-    if rule.raw.get("preconditions") is not None:
-        steps.append(_with_steps(Step("preconditions", "", show(rule.raw.get("preconditions"))),
-                                 _named(recorded, "preconditions")))
-    exceptions = Step("exceptions", NONE)
-    for exc in evaluator.exceptions:
-        if not exc.contains(policy.meta.key, rule.name):
-            continue
-        hit = matches_resources(exc.match, facts)
-        why = "its match selects the subject" if hit else "its match does not select the subject"
-        if hit and exc.conditions is not None:
-            why += f"; conditions {show(exc.conditions)}"
-        exceptions.children.append(_with_steps(Step(exc.key, MATCHED if hit else NOT_MATCHED, why),
-                                               _named(recorded, f"exception {exc.key} conditions")))
-        exceptions.outcome = "considered"
-    if any(c.outcome == ERROR for c in exceptions.children):
-        # kk: pkg/engine/utils/exceptions.go MatchesException returns nil (matching_exceptions): the matched
-        # ones above do not apply either
-        exceptions.outcome = NONE
-        exceptions.detail = "a selected exception's conditions error: none of the rule's exceptions applies"
-    steps.append(exceptions)
-    steps.append(_validate_node(rule.validate, recorded, done))
-    steps.append(result_node(result, "no result"))
-    return node
-
-
-def _blocks_node(name: str, block: Mapping[str, Any], facts: RequestFacts, *, exclude: bool) -> Step:
-    for form in ("any", "all"):
-        blocks = block.get(form)
-        if blocks:
-            node = Step(f"{name}.{form}")
-            for i, b in enumerate(blocks):
-                node.children.append(_block_node(f"[{i}]", b, facts, exclude))
-            return node
-    return _block_node(name, block, facts, exclude)
-
-
-def _block_node(name: str, block: Mapping[str, Any], facts: RequestFacts, exclude: bool) -> Step:
-    state, reasons = block_reasons(block, facts, exclude)
-    if exclude:
-        outcome = {True: "excludes", False: "does not exclude", None: "depends on the requesting user"}[state]
-    else:
-        outcome = _STATE[state]
-    parts = [show(dict(block.get("resources") or {}))]
-    for key in ("subjects", "roles", "clusterRoles"):
-        if block.get(key):
-            parts.append(f"{key} {show(block.get(key))}")
-    node = Step(name, outcome, " ".join(parts))
-    for reason in reasons:
-        node.children.append(Step(reason))
-    return node
-
-
-def _validate_node(validate: Mapping[str, Any], recorded: Sequence[Step], done: bool) -> Step:
-    """What the validation checks, as written, each part with the steps the engine recorded for it (`done`:
-    the engine evaluated the rule, so a part with no step was not reached: preconditions or an exception
-    decided first)."""
-    node = Step("validate", "", f"message: {validate['message']}" if validate.get("message") else "")
-    for key in ("pattern", "anyPattern", "deny", "foreach", "podSecurity", "cel", "manifests"):
-        if validate.get(key) is None:
-            continue
-        part = Step(key, "", show(validate[key]))
-        if key == "pattern":
-            _with_steps(part, _named(recorded, "pattern"))
-        elif key == "deny":
-            part.children.extend(_node(s) for s in _named(recorded, "deny.conditions"))
-        elif key == "cel":
-            part.children.extend(_node(c) for s in _named(recorded, "cel") for c in s.children)
-        else:
-            part.children.extend(_node(s) for s in recorded if s.name.startswith(f"{key}["))
-        if done and key in ("pattern", "anyPattern", "deny", "foreach") and not part.outcome and not part.children:
-            part.outcome = NOT_EVALUATED
-        node.children.append(part)
-    node.children.extend(_node(s) for s in _named(recorded, "the old object (allowExistingViolations)"))
-    return node
-
-
-def _named(recorded: Sequence[Step], name: str) -> list[Step]:
-    return [s for s in recorded if s.name == name]
-
-
-def _with_steps(node: Step, steps: Sequence[Step]) -> Step:
-    """A part as written takes the outcome and the steps the engine recorded for it (the last evaluation
-    of it when there were several)."""
-    if steps:
-        step = steps[-1]
-        node.outcome = step.outcome
-        if step.detail:
-            node.detail = f"{node.detail}; {step.detail}" if node.detail else step.detail
-        node.children.extend(_node(c) for c in step.children)
-    return node
-
-
-def _node(step: Step) -> Step:
-    return Step(step.name, step.outcome, step.detail, [_node(c) for c in step.children])
-
-
-def _cel_nodes(evaluator: ClassicEvaluator, policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext,
-               compiled: CompiledCel) -> list[Step]:
-    """A `validate.cel` rule being evaluated: its celPreconditions, variables and expressions with their values,
-    as the ValidatingPolicy tree shows them, from the programs the rule is evaluated with (the values are
-    evaluated apart to be shown; the result is evaluate_cel_rule's)."""
-    activations, problem = cel_activations(compiled, ctx, evaluator.state, evaluator.options.cli)
-    if problem:
-        return [Step("params", ERROR, problem)]
-    cel = rule.validate.get("cel") or {}
-    preconditions = [NamedExpression(str(m.get("name", "")), str(m.get("expression", "")))
-                     for m in rule.raw.get("celPreconditions") or [] if isinstance(m, Mapping)]
-    variables = [NamedExpression(str(v.get("name", "")), str(v.get("expression", "")))
-                 for v in cel.get("variables") or [] if isinstance(v, Mapping)]
-    validations = [(Validation(expression, message, str(raw.get("messageExpression") or "")), program)
-                   for (expression, message, program, _), raw in
-                   zip(compiled.validations, [e for e in cel.get("expressions") or [] if isinstance(e, Mapping)])]
-    compiler = cel_compiler(policy, rule, evaluator.envs)
-    out: list[Step] = []
-    for i, activation in enumerate(activations):
-        steps: list[Step] = []
-        conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped")
-        conditions.name = "celPreconditions"
-        steps.append(conditions)
-        if variables:
-            steps.append(variables_node(compiler, variables, activation))
-        if conditions.outcome in (ALL_TRUE, NONE):
-            steps.append(validations_node(validations, compiler, activation))
-        if len(activations) == 1:
-            return steps
-        out.append(Step(f"params[{i}]", "", "", steps))
-    return out
 
 
 def unanswerable_message(loader: ContextLoader) -> str:

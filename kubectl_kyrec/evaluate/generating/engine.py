@@ -68,6 +68,9 @@ class TriggerStatus(enum.StrEnum):
     EXEMPT = "exempt"                # a PolicyException exempts it fully
     ERROR = "error"                  # evaluation failed: Kyverno writes nothing and cleans nothing up
     NEEDS_REQUEST = "needs-request"  # depends on request data --values does not give
+    # eval on manifests: the admitted trigger is not known and the objects it may be admitted as disagree
+    # (evaluate/generating/admitted.py); its result is undetermined, nothing is generated
+    ADMISSION_UNKNOWN = "admission-unknown"
 
 
 @dataclass(frozen=True)

@@ -192,7 +192,18 @@ def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environ
                                     exceptions: Sequence[PolicyException], now: datetime.datetime,
                                     registry: Registry | None = None) -> CompiledImageValidatingPolicy:
     """Compile every expression once; raises InputError (file:line, field, column) on the first bad one.
-    `registry`: the run's `--registry` access (None: offline, NEEDS_REGISTRY where Kyverno asks one)."""
+    `registry`: the run's `--registry` access (None: offline, NEEDS_REGISTRY where Kyverno asks one).
+
+    The policy's functions are bound to it, so it compiles in environments of its own: compiled once per
+    `envs` (Environments.bound_to) for the same exceptions, time and registry."""
+    candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now)
+    return envs.bound_to(policy, (registry, now, *candidates),
+                         lambda: _compile_image_validating(policy, envs, candidates, registry))
+
+
+def _compile_image_validating(policy: ImageValidatingPolicy, envs: Environments,
+                              candidates: Sequence[PolicyException],
+                              registry: Registry | None) -> CompiledImageValidatingPolicy:
     references = _compile_references(policy)
     holder: list[CompiledImageValidatingPolicy] = []
 
@@ -211,7 +222,6 @@ def compile_image_validating_policy(policy: ImageValidatingPolicy, envs: Environ
         plain = PolicyCompiler(env, check_env, (), policy.meta.source, label)
         defaults[family] = tuple((name, plain.compile(_default_extractor(path, name), "spec.images"))
                                  for name in _CONTAINER_LISTS)
-    candidates = applicable(exceptions, policy.meta.name, policy.meta.kind, now)
     compiled_exceptions = tuple(compile_exceptions(candidates, env, check_env))
     variants = [_compile_variant(policy, env, check_env, "", policy.match_constraints or MatchResources(),
                                  lambda text: text, label, compiled_exceptions)]

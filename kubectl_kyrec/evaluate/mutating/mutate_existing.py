@@ -30,6 +30,7 @@ from typing import Any
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.admission_chain import mutation_of
 from kubectl_kyrec.evaluate.classic.mutator import TargetChange
+from kubectl_kyrec.evaluate.exceptions import conditions_hold
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, evaluate_mutating, with_object
 from kubectl_kyrec.evaluate.request import build_request
@@ -147,3 +148,36 @@ def mutate_targets(compiled: Sequence[CompiledMutatingPolicy], trigger: SubjectC
                                         r.message, before, after, patch))
     return out
 
+
+
+def triggers_policy(cp: CompiledMutatingPolicy, trigger: SubjectContext) -> bool:
+    """Whether Kyverno's webhook creates the policy's UpdateRequest for this admission request (kk: mpol
+    engine/reconciler.go MatchesMutateExisting: the policy's namespace, matchConstraints, then matchConditions,
+    whose error or false answer leaves the request alone)."""
+    policy = cp.policy
+    if policy.meta.kind == "NamespacedMutatingPolicy" and trigger.request.namespace != policy.meta.namespace:
+        return False
+    try:
+        if not matches_constraints(policy.match_constraints, trigger.request, trigger.namespace_obj):
+            return False
+    except MatchError:
+        return False
+    if not cp.conditions:
+        return True
+    ok, failed = conditions_hold(cp.conditions, trigger.activation(cp.env), False)
+    return ok and failed is None
+
+
+def background_target_changes(compiled: Sequence[CompiledMutatingPolicy], trigger: SubjectContext,
+                              targets: Sequence[Subject]) -> list[TargetChange]:
+    """What Kyverno's background controller changes on `targets` for one admitted trigger (kk: pkg/background/
+    mpol/processor.go Process): one UpdateRequest per mutateExisting policy the trigger matches, each
+    processed on its own, every target it selects mutated from the target as it is (no policy sees another's
+    output: their UpdateRequests run in no fixed order). Target selection and evaluation are mutate_targets'
+    (the CLI's), one policy at a time. Raises TargetDiscoveryError."""
+    out: list[TargetChange] = []
+    admitted = dict(trigger.request.obj or {})
+    for cp in compiled:
+        if cp.policy.mutate_existing and triggers_policy(cp, trigger):
+            out.extend(mutate_targets([cp], trigger, admitted, targets))
+    return out

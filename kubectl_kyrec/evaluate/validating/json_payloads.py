@@ -35,9 +35,12 @@ class PayloadOutcome:
 
 
 def evaluate_json_payloads(policies: PolicySet, payloads: Sequence[Payload], *, libraries: LibraryFactory,
-                           now: datetime.datetime, policy_names: Sequence[str] = ()) -> PayloadOutcome:
+                           now: datetime.datetime, policy_names: Sequence[str] = (),
+                           envs: Environments | None = None) -> PayloadOutcome:
+    """`envs`: environments over `libraries` the caller evaluates other policies with (compiled once there)."""
     out = PayloadOutcome(subjects=[payload_subject(p) for p in payloads])
-    envs = Environments(libraries)
+    if envs is None:
+        envs = Environments(libraries)
     compiled = []
     for policy in policies.validating:
         if policy.mode != "JSON":

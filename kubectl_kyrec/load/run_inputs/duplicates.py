@@ -7,9 +7,9 @@ is in `default` (where the CLI puts it before the check). Versions of a kind are
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
-from kubectl_kyrec.model import Document, Notice
+from kubectl_kyrec.model import Document, Notice, Source
 
 CLI_RULE = "as Kyverno's CLI does"
 # policies and exceptions too: a cluster holds one object of a kind and name, so one given twice is evaluated
@@ -23,20 +23,26 @@ def first_of_each(docs: Iterable[Document], namespaced: Callable[[Document], boo
 
     `namespaced`: whether a document's kind is namespaced (None: unknown, taken as namespaced); a
     cluster-scoped object is keyed without a namespace. `what`/`why`: the notice's words."""
-    first: dict[tuple[str, str, str, str], Document] = {}
-    uniques: list[Document] = []
     notices: list[Notice] = []
+    return list(each_once(docs, notices, namespaced, what=what, why=why)), notices
+
+
+def each_once(docs: Iterable[Document], notices: list[Notice],
+              namespaced: Callable[[Document], bool | None] | None = None, *, what: str = "resource",
+              why: str = CLI_RULE) -> Iterator[Document]:
+    """`first_of_each` as the documents come: each first one yielded, a notice appended to `notices` per
+    repeat. Only each key's Source is kept, not its document, so that a stream read lazily (eval's -r,
+    issue 36) is never held whole for the check."""
+    first: dict[tuple[str, str, str, str], Source] = {}
     for doc in docs:
         group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
         scoped = namespaced(doc) if namespaced is not None else None
         namespace = "" if scoped is False else (doc.namespace or "default")
         key = (group, doc.kind, namespace, doc.name)
-        kept = first.get(key)
-        if kept is None:
-            first[key] = doc
-            uniques.append(doc)
+        if key not in first:
+            first[key] = doc.source
+            yield doc
             continue
         where = f"{namespace}/{doc.name}" if namespace else doc.name
-        notices.append(Notice(f"duplicate {what} {doc.kind} {where} ignored: the first one, at {kept.source}, "
+        notices.append(Notice(f"duplicate {what} {doc.kind} {where} ignored: the first one, at {first[key]}, "
                               f"is used ({why})", doc.source))
-    return uniques, notices

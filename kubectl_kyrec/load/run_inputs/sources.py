@@ -7,14 +7,14 @@ cluster for the state) replaces only `read_state`, so policies, resources and va
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubectl_kyrec.errors import InputError, UsageError
-from kubectl_kyrec.load.policy.policies import PolicySet, classify, is_policy_document
+from kubectl_kyrec.load.policy.policies import PolicySet, classify, is_policy_document, is_policy_kind
 from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
-from kubectl_kyrec.load.run_inputs.duplicates import POLICY_RULE, first_of_each
+from kubectl_kyrec.load.run_inputs.duplicates import POLICY_RULE, each_once, first_of_each
 from kubectl_kyrec.load.run_inputs.values import Values, parse_values
 from kubectl_kyrec.load.schema import SchemaCheck
 from kubectl_kyrec.model import Document, Notice, Source
@@ -31,6 +31,8 @@ class Inputs:
     notices: list[Notice] = field(default_factory=list)
     # the context provider over the state, built once per run (see providers.provider_for)
     provider: Any = field(default=None, repr=False)
+    # the CEL environments over that provider, built once per run (see providers.environments_for)
+    environments: Any = field(default=None, repr=False)
     # a live run's access reviews (cluster/access_review.py SubjectAccessReviews: `allowed(request)`,
     # `failure`): Kyverno's permissions as the cluster answers them, for the causes of findings
     access: Any = field(default=None, repr=False)
@@ -39,6 +41,19 @@ class Inputs:
     # the policies are the state's (a live cluster's, or a capture's without -p): whether one is absent then
     # depends on the LISTs of the policy kinds (reconcile/reads.py)
     policies_from_state: bool = False
+    # the -r documents not yet read (FileSource.stream_resources): read once, as they are consumed, with
+    # `resources` left empty; `materialize` reads them whole instead
+    resource_stream: Iterator[Document] | None = field(default=None, repr=False)
+    # how many documents the stream holds, as the peek at its files counted them (repeats and kyrec's own
+    # outputs included): a progress line's total
+    resource_count: int = 0
+
+    def materialize(self) -> None:
+        """`resources` read whole from `resource_stream` (a stage that needs them all: generation, --kind
+        names resolved from the resources); the same documents and notices as reading them whole at first."""
+        if self.resource_stream is not None:
+            stream, self.resource_stream = self.resource_stream, None
+            self.resources = list(stream)
 
     @property
     def subjects(self) -> list[Document]:
@@ -79,6 +94,9 @@ class FileSource:
     # documents of the policy paths that are no policies are passed over, even in files named explicitly, and
     # a run may find no policy at all (`lint --skip-non-policies`, as a pre-commit hook runs it)
     skip_non_policies: bool = False
+    # eval's table (issue 36): the -r documents are read as the run consumes them (Inputs.resource_stream)
+    # when every one is plainly of a kind nothing else in the run reads (`_streamable`)
+    stream_resources: bool = False
 
     def _resource_docs(self) -> tuple[list[Document], list[Notice]]:
         """The -r documents, then the objects each -k kustomization renders, and a notice per -r directory
@@ -123,7 +141,9 @@ class FileSource:
         named = [*self.policy_paths, *self.exception_paths]
         files = load_policy_documents(named, is_policy_document, stdin=sys.stdin, pass_over=self.skip_non_policies)
         lines = {item.document.source: item.lines for item in files.documents}
-        resource_docs, output_notices = self._resource_docs()
+        peeked = _streamable(self.resource_paths, self.kustomize_dirs) if self.stream_resources else None
+        streamed = peeked is not None
+        resource_docs, output_notices = ([], []) if streamed else self._resource_docs()
         state = self.read_state()
         kinds = KindTable()
         for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
@@ -144,7 +164,7 @@ class FileSource:
         policies.extend(classify([d for d in manifest_policies if id(d) in once], schema=self.schema)
                         .read_error_lines())
         resources, notices = first_of_each([doc for doc in resource_docs if not is_policy_document(doc)], namespaced)
-        if (self.resource_paths or self.kustomize_dirs) and not resources:
+        if (self.resource_paths or self.kustomize_dirs) and not resources and not streamed:
             # a directory of everything (policies and manifests) whose manifests are missing: nothing is checked
             count = f"{len(resource_docs)} document{'s' if len(resource_docs) > 1 else ''}"
             raise InputError(f"no resources in {_named([*self.resource_paths, *self.kustomize_dirs])} ({count}, all "
@@ -181,8 +201,69 @@ class FileSource:
         if self.policy_paths and not policies.has_policies and not self.skip_non_policies:
             raise InputError(f"no policy found in {', '.join(self.policy_paths)}"
                              + "".join(f" ({n})" for n in passed_over))
+        # where the whole read puts the -r repeats and the passed-over outputs among the notices
+        at = (len(policy_repeats), len(notices) - (1 if digests else 0))
         return Inputs(policies, resources, state, values, kinds, context, notices,
-                      resources_named=bool(self.resource_paths or self.kustomize_dirs))
+                      resources_named=bool(self.resource_paths or self.kustomize_dirs),
+                      resource_stream=self._stream(namespaced, notices, at) if streamed else None,
+                      resource_count=peeked or 0)
+
+    def _stream(self, namespaced: Any, notices: list[Notice], at: tuple[int, int]) -> Iterator[Document]:
+        """The -r documents of `_resource_docs`, read one at a time (load/documents.py iter_manifests),
+        repeats passed over as `first_of_each` passes them (only their keys kept); once all are read, the
+        notices are put among `notices` where the whole read puts them (`at`)."""
+        from kubectl_kyrec.load.documents import iter_manifests
+
+        outputs: list[str] = []
+        output_notices: list[Notice] = []
+
+        def of_path(path: str) -> Iterator[Document]:
+            count = len(outputs)
+            found = 0
+            for doc in iter_manifests(path, stdin=sys.stdin, passed_over=outputs):
+                found += 1
+                yield doc
+            if len(outputs) > count:
+                output_notices.append(Notice(f"passed over {len(outputs) - count} of kyrec's own output file(s) "
+                                             f"below -r {path}, which are no manifests: {', '.join(outputs[count:])}"))
+            if not found:
+                raise InputError(f"no resources in {_named([path])} (0 documents): nothing would be checked")
+
+        repeats: list[Notice] = []
+        yield from each_once((doc for path in self.resource_paths for doc in of_path(path)), repeats, namespaced)
+        notices[at[1]:at[1]] = output_notices
+        notices[at[0]:at[0]] = repeats
+
+
+def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) -> int | None:
+    """How many documents the -r files hold, when they can be read as they are evaluated (else None): files
+    (not stdin, no -k) whose documents are each plainly of a kind (load/yaml_peek.py, looked at a piece at a
+    time) that no stage reads before the evaluation: no policy or exception (the run's policies), no
+    CustomResourceDefinition (the kinds), no Namespace (namespaceObject, namespace selectors), no List (its
+    items are not looked at), and at least one per path (an empty one is an input error, which the whole read
+    raises before anything is evaluated)."""
+    from kubectl_kyrec.load.files import STDIN, expand_paths
+    from kubectl_kyrec.load.yaml_peek import plain_stream_kinds
+
+    if kustomize_dirs or not resource_paths or STDIN in resource_paths:
+        return None
+    count = 0
+    for given in resource_paths:
+        kinds: dict[tuple[str, str], int] = {}
+        try:
+            for path in expand_paths([given]):
+                with open(path, "rb") as stream:
+                    found = plain_stream_kinds(stream)
+                if found is None:
+                    return None
+                kinds.update((kind, kinds.get(kind, 0) + n) for kind, n in found.items())
+        except (OSError, InputError):
+            return None         # the whole read says why
+        if not kinds or any(kind.endswith("List") or kind in ("Namespace", "CustomResourceDefinition")
+                            or is_policy_kind(api_version, kind) for api_version, kind in kinds):
+            return None
+        count += sum(kinds.values())
+    return count
 
 
 def _named(paths: Sequence[str]) -> str:

@@ -1,0 +1,148 @@
+"""Every result of a run, handed on as it is decided and kept on disk, for the outputs that print them all
+(issue 36): `-o json`, `-o yaml`, `-o reports`.
+
+The run hands its results here a chunk of whole subjects at a time (run/eval.py run_eval's `on_results`);
+each chunk goes to an unlinked temporary file as one record of plain rows (evaluate/pipeline.py
+encode_pairs, the codec a worker's answer crosses the pipe in), and is read back, a record at a time, when the
+document is written. What stays in memory is what the outputs need before that: the counts (`summary`), how
+many subjects are owed a report, and the subjects seen with a reportable result (to tell whether each
+subject's reportable results came together, as the reports writer reads them: expect/reports.py
+iter_spilled_reports).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any
+
+from kubectl_kyrec.evaluate.pipeline import PairsReader, encode_pairs
+from kubectl_kyrec.model import Result, ResultPairs
+from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.render.eval_output import SUMMARY_KEYS
+from kubectl_kyrec.render.items import Items
+from kubectl_kyrec.render.spill_file import SpillFile
+
+
+class ResultSpill:
+    """The results handed on, in order, with whether the background scan reports each (ResultPairs)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.counts = dict.fromkeys(SUMMARY_KEYS, 0)
+        # subjects with a reportable result, in order of their first; `scattered`: one of them had results
+        # apart from one another (two manifests of one uid), so a report cannot be made as its records pass
+        self.reported_subjects = 0
+        self.scattered = False
+        self._reporting: set[str] = set()
+        # every (source, policy) of the results: their labels name the CI formats' suites and rules
+        self.policies: set[tuple[str, str]] = set()
+        self._last_uid: str | None = None
+        self._file: SpillFile | None = None
+
+    def add(self, pairs: ResultPairs) -> None:
+        if not len(pairs):
+            return
+        counts = self.counts
+        reporting, last = self._reporting, self._last_uid
+        for r, ok in zip(pairs.results, pairs.reportable):
+            counts[r.result] = counts.get(r.result, 0) + 1
+            if ok:
+                uid = r.subject.uid
+                if uid != last:
+                    if uid in reporting:
+                        self.scattered = True
+                    else:
+                        reporting.add(uid)
+                        self.reported_subjects += 1
+                    last = uid
+        self._last_uid = last
+        self.policies.update({(r.source, r.policy) for r in pairs.results})
+        self.count += len(pairs)
+        if self._file is None:
+            self._file = SpillFile()
+        self._file.write(encode_pairs(pairs))
+
+    def uids(self) -> set[str]:
+        """The subjects owed a report by the results handed on."""
+        return self._reporting
+
+    def chunks(self) -> Iterator[ResultPairs]:
+        """The results as they were handed on, a record at a time (read anew on each call)."""
+        if self._file is None:
+            return
+        spill = self._file
+        reader = PairsReader()
+        at = 0
+        while True:
+            # each reader at its own place: two of them may be part-way at once (a document's results and
+            # the reports after them are two reads)
+            file = spill.file
+            file.seek(at)
+            pairs = reader.read(file)
+            if pairs is None:
+                return
+            at = file.tell()
+            yield pairs
+
+    def results(self) -> Iterator[Result]:
+        for pairs in self.chunks():
+            yield from pairs.results
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]], now: datetime.datetime,
+                         api: str) -> Items:
+    """The expected reports of the spilled results and of `later` (pairs the run held apart: a
+    GeneratingPolicy's), as expect/reports.py ExpectedReports makes them of all of them in that order,
+    each built as it is written."""
+    from kubectl_kyrec.expect.reports import ExpectedReports, adjacent_groups, grouped_reports
+
+    if spill.scattered:
+        # a subject's results apart from one another: grouped as ExpectedReports groups them, held
+        pairs = ResultPairs()
+        for chunk in spill.chunks():
+            pairs.extend(chunk)
+        pairs.extend(later)
+        held = ExpectedReports(pairs, now, api)
+        return Items(len(held), lambda start, stop: (held[i] for i in range(start, stop)), shared=True)
+    owed = spill.uids()
+    count = spill.reported_subjects + len({r.subject.uid for r, ok in later if ok and r.subject.uid not in owed})
+
+    def make(start: int, stop: int) -> Iterator[dict[str, Any]]:
+        assert (start, stop) == (0, count), "the spilled reports are read whole, in order"
+        return grouped_reports(adjacent_groups(spill.chunks(), later), now, api)
+
+    # the reports share their entries and timestamp, and are never changed
+    return Items(count, make, shared=True)
+
+
+class SpilledFindings(Collection[Finding]):
+    """The spilled results as findings (reconcile/findings.py result_findings), made a record at a time each
+    time they are iterated: what the CI formats read (`-o junit|sarif|github`), which read them in passes
+    (counts first, then the cases), never all at once."""
+
+    def __init__(self, spill: ResultSpill, command: str = "eval") -> None:
+        self.spill = spill
+        self.command = command
+        self._labels: dict[tuple[str, str], str] | None = None
+
+    def __len__(self) -> int:
+        return self.spill.count
+
+    def __contains__(self, item: object) -> bool:
+        return any(f == item for f in self)
+
+    def __iter__(self) -> Iterator[Finding]:
+        from kubectl_kyrec.load.policy.policies import policy_labels
+        from kubectl_kyrec.reconcile.findings import result_findings
+
+        if self._labels is None:
+            # two policies of one name and different kinds are two suites, rules and baseline keys
+            self._labels = policy_labels(self.spill.policies)
+        for pairs in self.spill.chunks():
+            yield from result_findings(pairs.results, self.command, self._labels)
