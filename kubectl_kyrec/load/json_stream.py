@@ -258,11 +258,13 @@ def iter_list_parts(stream: BinaryIO) -> Iterator[tuple[str, Any, int]]:
     def drop(pos: int) -> int:
         """`pos` in the held text once what comes before it is forgotten, when that is more than a piece (so
         that the text held stays about two pieces long, and is copied once per piece)."""
-        nonlocal text, counted_to
+        nonlocal text, counted_to, scan
         if pos < _PIECE:
             return pos
         line_at(pos)
         text, counted_to = text[pos:], 0
+        # a decoder per piece: one for the whole stream would keep every short string it met (names, uids)
+        scan = _decoder().scan_once  # type: ignore[attr-defined]
         return 0
 
     def key_at(pos: int) -> tuple[str, int]:
