@@ -51,9 +51,12 @@ spec:
   - expression: "namespaceObject.metadata.labels.team != 'b' || object.metadata.name.endsWith('0')"
     message: team b names end in 0
 """
-# a policy that looks objects up: every kind of the state stays whole
+# a policy that looks ConfigMaps up by name: they are kept whole beside the Namespaces
 LOOKUP = POLICY.replace("  - expression: \"namespaceObject", "  - expression: \"resource.List('v1', 'configmaps', "
-                        "'').items.size() >= 0\"\n    message: lists\n  - expression: \"namespaceObject")
+                        "object.metadata.namespace).items.size() > 0\"\n    message: needs a ConfigMap\n"
+                        "  - expression: \"namespaceObject")
+# one that looks up what it cannot name in advance: every kind of the state stays whole
+DYNAMIC = LOOKUP.replace("resource.List('v1', 'configmaps',", "resource.List('v1', object.metadata.name,")
 
 
 def pod(i: int, namespace: str | None = None) -> dict[str, Any]:
@@ -83,9 +86,15 @@ def state_list(items: list[dict[str, Any]], record_first: bool | None = False) -
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": RECORD}
 
 
+def configmap(namespace: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings", "namespace": namespace}}
+
+
 def cluster(count: int = 60) -> list[dict[str, Any]]:
-    # the Namespaces after the Pods (kubectl get pods,namespaces): the first pass keeps them for every slice
-    return [*(pod(i) for i in range(count)), namespace("a", "yes"), namespace("b", "yes"), namespace("c", "no")]
+    # the Namespaces and ConfigMaps after the Pods (kubectl get pods,namespaces,configmaps): the first pass keeps
+    # them for every slice
+    return [*(pod(i) for i in range(count)), namespace("a", "yes"), namespace("b", "yes"), namespace("c", "no"),
+            configmap("team-b")]
 
 
 @pytest.fixture
@@ -165,7 +174,7 @@ def test_the_first_pass_keeps_the_record_and_what_is_looked_up(tmp_path: Path, p
     state = write(tmp_path / "state.json", state_list(cluster(), record_first=False))
     whole = FileSource(policy_paths=[str(policy)], state_paths=[str(state)]).read()
     inputs = FileSource(policy_paths=[str(policy)], state_paths=[str(state)], stream_resources=True).read()
-    assert inputs.state_stream is not None and inputs.resource_count == 63
+    assert inputs.state_stream is not None and inputs.resource_count == 64
     assert [d.name for d in inputs.state.objects] == ["team-a", "team-b", "team-c"]
     # the record written after the items is the whole read's
     for field in ("listed", "unreadable", "served", "has_managed_fields", "secret_salts", "evidence_unread"):
@@ -196,7 +205,10 @@ def digested_secret() -> dict[str, Any]:
 
 @pytest.mark.parametrize(("policy_text", "items", "form", "streams"), [
     (POLICY, cluster(3), "json", True),
-    (LOOKUP, cluster(3), "json", False),                                # resource.List reads any kind
+    (LOOKUP, cluster(3), "json", True),                                 # the ConfigMaps kept
+    (DYNAMIC, cluster(3), "json", False),                               # resource.List of any kind
+    (POLICY.replace("validations:", "variables:\n  - name: g\n    expression: globalContext.Get('x', '')\n"
+                    "  validations:"), cluster(3), "json", False),
     (POLICY.replace("validationActions: [Audit]", "validationActions: [Audit]\n  paramKind: {}"), cluster(3),
      "json", False),
     (POLICY, cluster(3), "yaml", False),                                # YAML states are read whole
@@ -261,7 +273,7 @@ def test_the_state_is_read_as_the_table_gets_results(tmp_path: Path, policy: Pat
     monkeypatch.setattr(eval_output.TableTally, "add", add)
     result = CliRunner().invoke(cli, ["eval", "-p", str(policy), "--state", str(state), "--jobs", jobs, *NOW])
     assert result.exit_code == 5, result.output         # the unreadable ReplicaSets of the record
-    assert streamed.count(-1) == 1 and len(streamed) == 64
+    assert streamed.count(-1) == 1 and len(streamed) == 65
     assert read_at_add[0] < 63, read_at_add
     assert alive_at_last and min(alive_at_last) >= 30, alive_at_last
 
@@ -329,11 +341,28 @@ def test_the_testdata_cases_as_a_state(case: tuple[Path, list[Path], bool], flag
     assert stream.stderr == whole.stderr
 
 
-def test_a_lookup_reads_the_state_whole_and_sees_every_object(tmp_path: Path, streamed: list[Any],
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_lookup_keeps_its_kind_and_the_rest_streams(tmp_path: Path, streamed: list[Any],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline, "WORKER_PAIRS", 10)
     policy = tmp_path / "policy.yaml"
     policy.write_text(LOOKUP)
+    state = write(tmp_path / "state.json", state_list(cluster()))
+    inputs = FileSource(policy_paths=[str(policy)], state_paths=[str(state)], stream_resources=True).read()
+    assert [d.kind for d in inputs.state.objects] == ["Namespace", "Namespace", "Namespace", "ConfigMap"]
+    stream, whole, table = table_runs(["-p", str(policy), "--state", str(state)], tmp_path, monkeypatch)
+    assert streamed.count(-1) == 1              # the table's run (the FileSource above read none)
+    # the ConfigMap of team-b is seen from the first slice on
+    needs = [line for line in stream.stdout.splitlines() if "needs a ConfigMap" in line]
+    assert needs and not [line for line in needs if "team-b/" in line]
+    assert stream.stdout == whole.stdout == table and stream.stderr == whole.stderr
+    assert stream.exit_code == whole.exit_code == 5
+
+
+def test_a_lookup_of_any_kind_reads_the_state_whole(tmp_path: Path, streamed: list[Any],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(DYNAMIC)
     state = write(tmp_path / "state.json", state_list(cluster(6)))
     stream, whole, table = table_runs(["-p", str(policy), "--state", str(state)], tmp_path, monkeypatch)
     assert streamed == []
-    assert stream.stdout == table and stream.exit_code == whole.exit_code
+    assert stream.stdout == whole.stdout == table and stream.exit_code == whole.exit_code

@@ -234,18 +234,29 @@ class FileSource:
         return inputs
 
     def _peek_state(self, named: Sequence[Document]) -> StateStream | None:
-        """The state read as it is evaluated (load/run_inputs/state.py peek_state), when the policies
-        named with -p may look nothing up but Namespaces (`_looks_up`) and generate nothing (generation reads
-        every trigger after the evaluation), and -p is given (else the policies are the state's); the objects
+        """The state read as it is evaluated (load/run_inputs/state.py peek_state), when -p is given (else the
+        policies are the state's) and its policies look up only resources they name (`_looked_up`); the objects
         kept whole: Namespaces (namespaceObject, namespace selectors), CustomResourceDefinitions (the kinds),
-        policies and exceptions. None: the state is read whole."""
+        policies and exceptions, and the kinds looked up. None: the state is read whole. (A run that generates
+        reads it whole too: run/eval.py materializes it before anything is built over it.)"""
+        from kubectl_kyrec.load.run_inputs.kinds import KindTable, guess_plural
         from kubectl_kyrec.load.run_inputs.state import peek_state
 
-        if not self.state_paths or not self.policy_paths or _looks_up([d.obj for d in named]):
+        looked_up = _looked_up([d.obj for d in named]) if self.state_paths and self.policy_paths else None
+        if looked_up is None:
             return None
-        return peek_state(list(self.state_paths), lambda api_version, kind: kind == "Namespace" or (
-            kind == "CustomResourceDefinition" and api_version.startswith("apiextensions.k8s.io/"))
-            or is_policy_kind(api_version, kind))
+        builtin = KindTable()
+
+        def keep(api_version: str, kind: str) -> bool:
+            if kind == "Namespace" or is_policy_kind(api_version, kind) or (
+                    kind == "CustomResourceDefinition" and api_version.startswith("apiextensions.k8s.io/")):
+                return True
+            # a kind a policy looks up, named by its resource whatever the group (keeping too many costs memory only)
+            info = builtin.by_kind(api_version, kind)
+            return bool(looked_up) and bool({kind.lower(), guess_plural(kind).lower(),
+                                             info.resource if info is not None else ""} & looked_up)
+
+        return peek_state(list(self.state_paths), keep)
 
     @staticmethod
     def _state_objects(objects: Iterator[Document], namespaced: Any, notices: list[Notice], at: int
@@ -319,10 +330,13 @@ def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) ->
 # configMap, globalReference), mutate-existing targets and generate clones, a ValidatingAdmissionPolicy's params
 _LOOKUP = re.compile(r"(?<![\w.])(?:resource|globalContext)\s*\.|\b(?:apiCall|configMap|globalReference|targets|clone"
                      r"|cloneList|paramKind|paramRef)\b")
+# a resource library call that names its resource in literals: resource.Get("v1", "configmaps", ...), List alike
+_NAMED_LOOKUP = re.compile(r"""resource\s*\.\s*(?:Get|List|get|list)\s*\(\s*(["'])[\w./-]*\1\s*,\s*(["'])([\w.-]+)\2""")
 
 
-def _looks_up(policies: Sequence[Any]) -> bool:
-    """Whether any of the policy documents names a way to look objects up (`_LOOKUP`) in a key or a string: the
+def _looked_up(policies: Sequence[Any]) -> set[str] | None:
+    """The resources (plural names) the policy documents look up by name (`_NAMED_LOOKUP`), or None when any
+    of them may look up something else (`_LOOKUP` found where no such call is, in a key or a string): the
     state's objects of every kind must then stay whole. Naming one where none is used costs only the stream."""
     def texts(value: Any) -> Iterator[str]:
         if isinstance(value, str):
@@ -335,7 +349,15 @@ def _looks_up(policies: Sequence[Any]) -> bool:
             for item in value:
                 yield from texts(item)
 
-    return any(_LOOKUP.search(text) for policy in policies for text in texts(policy))
+    found: set[str] = set()
+    for policy in policies:
+        for text in texts(policy):
+            for match in _LOOKUP.finditer(text):
+                named = _NAMED_LOOKUP.match(text, match.start())
+                if named is None:
+                    return None
+                found.add(named.group(3).lower())
+    return found
 
 
 def _named(paths: Sequence[str]) -> str:
