@@ -366,3 +366,19 @@ def test_a_lookup_of_any_kind_reads_the_state_whole(tmp_path: Path, streamed: li
     stream, whole, table = table_runs(["-p", str(policy), "--state", str(state)], tmp_path, monkeypatch)
     assert streamed == []
     assert stream.stdout == whole.stdout == table and stream.exit_code == whole.exit_code
+
+
+def test_a_kind_only_the_objects_resolve_reads_the_state_whole(tmp_path: Path, policy: Path, streamed: list[Any],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # --kind widgets: no table knows the kind (no CRD), the state's objects resolve it; the run reads the state
+    # whole before anything is built over it, with the whole read's notices (a repeat among them)
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "team-a"}}
+    state = write(tmp_path / "state.json", state_list([*cluster(6), widget, widget]))
+    read = FileSource(policy_paths=[str(policy)], state_paths=[str(state)], stream_resources=True).read()
+    assert read.state_stream is not None      # it would stream but for the --kind
+    stream, whole, table = table_runs(["-p", str(policy), "--state", str(state), "--kind", "widgets"], tmp_path,
+                                      monkeypatch)
+    assert streamed == []
+    assert stream.exit_code == whole.exit_code == 5, stream.output
+    assert stream.stdout == whole.stdout == table
+    assert stream.stderr == whole.stderr and "appear more than once in the state" in stream.stderr
