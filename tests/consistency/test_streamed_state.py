@@ -203,31 +203,41 @@ def digested_secret() -> dict[str, Any]:
             "data": {"k": "kyrec-sha256:" + "0" * 64}}
 
 
+# the items by name, made in the test: a Pod made at collection would stay alive for the whole session (and
+# other tests search the heap for live Pods)
+ITEMS = {
+    "cluster": lambda: cluster(3),
+    "digested": lambda: [*cluster(3), digested_secret()],                          # the salt's check counts them
+    "no-kind": lambda: [*cluster(3), {"apiVersion": "v1", "metadata": {}}],         # the whole read's error
+    "none": lambda: [],                                                             # the whole read's error
+}
+
+
 @pytest.mark.parametrize(("policy_text", "items", "form", "streams"), [
-    (POLICY, cluster(3), "json", True),
-    (LOOKUP, cluster(3), "json", True),                                 # the ConfigMaps kept
-    (DYNAMIC, cluster(3), "json", False),                               # resource.List of any kind
+    (POLICY, "cluster", "json", True),
+    (LOOKUP, "cluster", "json", True),                                  # the ConfigMaps kept
+    (DYNAMIC, "cluster", "json", False),                                # resource.List of any kind
     (POLICY.replace("validations:", "variables:\n  - name: g\n    expression: globalContext.Get('x', '')\n"
-                    "  validations:"), cluster(3), "json", False),
-    (POLICY.replace("validationActions: [Audit]", "validationActions: [Audit]\n  paramKind: {}"), cluster(3),
+                    "  validations:"), "cluster", "json", False),
+    (POLICY.replace("validationActions: [Audit]", "validationActions: [Audit]\n  paramKind: {}"), "cluster",
      "json", False),
-    (POLICY, cluster(3), "yaml", False),                                # YAML states are read whole
-    (POLICY, cluster(3), "object", False),                              # one object, no List
-    (POLICY, [*cluster(3), digested_secret()], "json", False),         # the salt's check counts them
-    (POLICY, [*cluster(3), {"apiVersion": "v1", "metadata": {}}], "json", False),    # the whole read's error
-    (POLICY, [], "json", False),                                        # nothing: the whole read's error
+    (POLICY, "cluster", "yaml", False),                                 # YAML states are read whole
+    (POLICY, "cluster", "object", False),                               # one object, no List
+    (POLICY, "digested", "json", False),
+    (POLICY, "no-kind", "json", False),
+    (POLICY, "none", "json", False),
 ])
-def test_what_is_streamed(tmp_path: Path, policy_text: str, items: list[dict[str, Any]], form: str,
-                          streams: bool) -> None:
+def test_what_is_streamed(tmp_path: Path, policy_text: str, items: str, form: str, streams: bool) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text(policy_text)
     state = tmp_path / "state.json"
+    objects = ITEMS[items]()
     if form == "yaml":
-        state.write_text(yaml.safe_dump(state_list(items, record_first=None)))
+        state.write_text(yaml.safe_dump(state_list(objects, record_first=None)))
     elif form == "object":
-        write(state, items[0])
+        write(state, objects[0])
     else:
-        write(state, state_list(items, record_first=None))
+        write(state, state_list(objects, record_first=None))
     source = FileSource(policy_paths=[str(policy)], state_paths=[str(state)], stream_resources=True)
     try:
         inputs = source.read()
