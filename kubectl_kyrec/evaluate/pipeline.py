@@ -217,7 +217,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     and evaluated (in a worker with `jobs`) while the next is read, and dropped once its results are handed
     on: the outcome keeps no subject or admission (`subject_count` says how many), and `on_total` is not
     called (how many there are is known at the end only). The caller vouches that the iterator holds no
-    Namespace (the namespaces are the state's and the options'), and there is no `old`."""
+    Namespace but the state's (the namespaces are the state's and the options': eval's --state read as it is
+    evaluated keeps its Namespaces in `state`), and there is no `old`."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     if envs is None:
         envs = Environments(libraries)
@@ -366,7 +367,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
             admit=(lambda picked: chain.admit(picked, lambda s: subject_context(s, namespaces, options),
                                               options.operation)) if chain is not None else None,
             holds=options.selection.holds_policy, admitted_of=admitted_of, evaluate=evaluate_slice, give=give,
-            consume=consume, on_subject=on_subject),
+            consume=consume, on_subject=on_subject,
+            known_namespaces=frozenset((d.api_version, d.name) for d in state if d.kind == "Namespace")),
             out, subject_notices, evaluators=evaluators, jobs=options.jobs)
         out.notices[subject_notices_at:subject_notices_at] = subject_notices
         out.results = kept.results
@@ -401,6 +403,8 @@ class _StreamSteps:
     give: Callable[[ResultPairs], object]
     consume: Callable[[_SliceAnswer, _Admitted | None], None]
     on_subject: Callable[[Subject], None] | None
+    # the state's Namespaces (apiVersion, name): the stream of a state read as it is evaluated holds them too
+    known_namespaces: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass
@@ -430,7 +434,8 @@ def _evaluate_stream(resources: Iterator[Document], steps: _StreamSteps, out: Ev
             chunk = list(itertools.islice(docs, size))
             read_all = len(chunk) < size
             for doc in chunk:
-                if doc.kind == "Namespace":       # what the caller vouched for (run_eval's docstring)
+                # what the caller vouched for (run_eval's docstring)
+                if doc.kind == "Namespace" and (doc.api_version, doc.name) not in steps.known_namespaces:
                     raise ValueError("a Namespace among the resources read as a stream")
             picked, noticed = steps.select(chunk, unknown_seen)
             del chunk

@@ -6,12 +6,13 @@ and NaN or Infinity, which Go's encoding/json rejects, are errors here too.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import sys
 from collections.abc import Iterator
 from json.decoder import scanstring  # type: ignore[attr-defined]
-from typing import Any
+from typing import Any, BinaryIO
 
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.load.gc_pause import gc_paused
@@ -188,3 +189,133 @@ def _decode_array(text: str, pos: int, scan: Any) -> tuple[list[Any], int, list[
         if text[i] == "]":
             return items, i + 1, starts
         raise ValueError("expected ',' or ']'")
+
+
+class NotAList(ValueError):
+    """A JSON text `iter_list_parts` does not read piece by piece: not one top-level object with an `items`
+    array, or not valid JSON (`iter_json_documents_with_items`, reading it whole, says what is wrong)."""
+
+
+# a stream's text is decoded this many bytes at a time; an item longer than what is held is read further
+_PIECE = 1 << 20
+
+
+def iter_list_parts(stream: BinaryIO) -> Iterator[tuple[str, Any, int]]:
+    """The top-level object of a JSON stream (`kubectl get -o json`'s List) as it is read, a piece at a time,
+    never held whole: ("item", value, line) for each element of its `items` array, at the line of its first key,
+    and ("key", (name, value), line) for each other member, at the line of the object's first key (the lines
+    `iter_json_documents_with_items` gives them).
+
+    Raises NotAList (at any point: the caller may have used what came before) for anything else: another
+    top-level value, text after the object, `items` twice or not an array, invalid JSON or UTF-8."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    scan = _decoder().scan_once  # type: ignore[attr-defined]
+    text, ended = "", False
+    counted_to, line = 0, 1
+
+    def more() -> bool:
+        """The next piece read onto `text`; False at the end of the stream."""
+        nonlocal text, ended
+        if ended:
+            return False
+        data = stream.read(_PIECE)
+        try:
+            text += decoder.decode(data, final=not data)
+        except UnicodeDecodeError:
+            raise NotAList("not UTF-8") from None
+        ended = not data
+        return True
+
+    def char(pos: int) -> tuple[str, int]:
+        """The first character at or after `pos` that is no white space, and where it is."""
+        while True:
+            pos = _skip(text, pos)
+            if pos < len(text):
+                return text[pos], pos
+            if not more():
+                raise NotAList("the text ends early")
+
+    def parsed(read: Any, pos: int) -> tuple[Any, int]:
+        """`read(text, pos)`, read further while the held text ends inside the value (or right after it: a
+        number may go on)."""
+        while True:
+            try:
+                with gc_paused():
+                    value, end = read(text, pos)
+                if end < len(text) or ended:
+                    return value, end
+            except (StopIteration, ValueError) as err:
+                if isinstance(err, _BadNumber) or ended:
+                    raise NotAList("invalid JSON") from None
+            more()
+
+    def line_at(pos: int) -> int:
+        nonlocal counted_to, line
+        line += text.count("\n", counted_to, pos)
+        counted_to = pos
+        return line
+
+    def drop(pos: int) -> int:
+        """`pos` in the held text once what comes before it is forgotten, when that is more than a piece (so
+        that the text held stays about two pieces long, and is copied once per piece)."""
+        nonlocal text, counted_to, scan
+        if pos < _PIECE:
+            return pos
+        line_at(pos)
+        text, counted_to = text[pos:], 0
+        # a decoder per piece: one for the whole stream would keep every short string it met (names, uids)
+        scan = _decoder().scan_once  # type: ignore[attr-defined]
+        return 0
+
+    def key_at(pos: int) -> tuple[str, int]:
+        return parsed(lambda t, p: scanstring(t, p + 1, True), pos)  # type: ignore[no-any-return]
+
+    more()
+    c, i = char(0)
+    if c != "{":
+        raise NotAList("not an object")
+    c, i = char(i + 1)
+    top = line_at(i)
+    seen_items = False
+    while c != "}":
+        if c != '"':
+            raise NotAList("expected a key")
+        key, i = key_at(i)
+        c, i = char(i)
+        if c != ":":
+            raise NotAList("expected ':'")
+        c, i = char(i + 1)
+        if key != "items":
+            value, i = parsed(scan, i)
+            yield "key", (key, value), top
+        elif seen_items or c != "[":
+            raise NotAList("items is not one array")
+        else:
+            seen_items = True
+            c, i = char(i + 1)
+            while c != "]":
+                i = drop(i)
+                value, end = parsed(scan, i)
+                yield "item", value, line_at(_first_key(text, i))
+                c, i = char(end)
+                if c == ",":
+                    c, i = char(i + 1)
+                    if c == "]":
+                        raise NotAList("expected a value")
+                elif c != "]":
+                    raise NotAList("expected ',' or ']'")
+            i += 1
+        c, i = char(i)
+        if c == ",":
+            c, i = char(i + 1)
+            if c == "}":
+                raise NotAList("expected a key")
+        elif c != "}":
+            raise NotAList("expected ',' or '}'")
+    i += 1
+    while True:
+        i = _skip(text, i)
+        if i < len(text):
+            raise NotAList("more than one top-level value")
+        if not more():
+            return

@@ -147,6 +147,11 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 
     now = options.now
     inputs = source.read()
+    if inputs.state_stream is not None and (on_results is None or options.old_paths or options.old_ref is not None
+                                            or _reads_triggers(inputs) or not _kinds_known(options.selection.kinds,
+                                                                                           inputs)):
+        # the same reasons as -r's below; the state is read whole before anything is built over it
+        inputs.materialize()
     check_policy_names(options.selection.policy_names, inputs.policies)
     # the policy validation compiles in the run's own environments, which then evaluate what it compiled
     inputs, run_envs = validated_for_run(inputs, now, options.registry)
@@ -164,9 +169,10 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     namespace = selection.namespace
     subjects: Sequence[Document] | Iterator[Document] = inputs.subjects
     read: _Counted | int = len(inputs.subjects)
-    if inputs.resource_stream is not None:
+    streamed = inputs.resource_stream if inputs.resource_stream is not None else inputs.state_stream
+    if streamed is not None:
         # read as they are evaluated (evaluate/pipeline.py run_eval), counted on the way
-        read = stream = _Counted(inputs.resource_stream)
+        read = stream = _Counted(streamed)
         subjects = (d for d in stream if d.namespace == namespace) if namespace else iter(stream)
         if on_total is not None and not selection.text():
             on_total(inputs.resource_count)     # what the files hold: the pipeline knows the count at the end only

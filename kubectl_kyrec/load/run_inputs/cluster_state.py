@@ -124,9 +124,7 @@ class ClusterState:
         objects, repeats = first_of_each(self.objects, namespaced)
         if not repeats:
             return self, []
-        notice = Notice(f"{len(repeats)} object(s) appear more than once in the state; the first of each is "
-                        f"used (first: {repeats[0]})")
-        return dataclasses.replace(self, objects=objects), [notice]
+        return dataclasses.replace(self, objects=objects), repeats_notice(repeats)
 
     def __iter__(self) -> Iterator[Document]:
         return iter(self.objects)
@@ -216,6 +214,14 @@ class ClusterState:
         """The objects of a kind, in reading order; namespace "" = all namespaces."""
         docs = self._indexes()[0].get((_group(api_version), kind), [])
         return docs if not namespace else [d for d in docs if d.namespace == namespace]
+
+
+def repeats_notice(repeats: list[Notice]) -> list[Notice]:
+    """The one notice of a state's repeats (duplicates.first_of_each's notices), or none."""
+    if not repeats:
+        return []
+    return [Notice(f"{len(repeats)} object(s) appear more than once in the state; the first of each is used "
+                   f"(first: {repeats[0]})")]
 
 
 MORE_STATE = "more-state.json"

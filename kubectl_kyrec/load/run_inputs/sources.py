@@ -6,18 +6,22 @@ cluster for the state) replaces only `read_state`, so policies, resources and va
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kubectl_kyrec.errors import InputError, UsageError
 from kubectl_kyrec.load.policy.policies import PolicySet, classify, is_policy_document, is_policy_kind
-from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, repeats_notice
 from kubectl_kyrec.load.run_inputs.duplicates import POLICY_RULE, each_once, first_of_each
 from kubectl_kyrec.load.run_inputs.values import Values, parse_values
 from kubectl_kyrec.load.schema import SchemaCheck
 from kubectl_kyrec.model import Document, Notice, Source
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.run_inputs.state import StateStream
 
 
 @dataclass
@@ -47,13 +51,26 @@ class Inputs:
     # how many documents the stream holds, as the peek at its files counted them (repeats and kyrec's own
     # outputs included): a progress line's total
     resource_count: int = 0
+    # the state's objects not yet read (FileSource.stream_resources without -r): read once, as they are consumed,
+    # with `state` holding the whole read's record and only the objects the run looks up (load/run_inputs/state.py
+    # peek_state); `state_whole` reads the state whole instead, with the notice of its repeats
+    state_stream: Iterator[Document] | None = field(default=None, repr=False)
+    state_whole: Callable[[], tuple[ClusterState, list[Notice]]] | None = field(default=None, repr=False)
+    # where the whole read puts the notice of the state's repeats among `notices`
+    state_notice_at: int = 0
 
     def materialize(self) -> None:
         """`resources` read whole from `resource_stream` (a stage that needs them all: generation, --kind
-        names resolved from the resources); the same documents and notices as reading them whole at first."""
+        names resolved from the resources), and the state from the files again when it was to be streamed;
+        the same documents and notices as reading them whole at first. The state must be materialized before
+        anything is built over it (run/providers.py): only the run decides, before it validates."""
         if self.resource_stream is not None:
             stream, self.resource_stream = self.resource_stream, None
             self.resources = list(stream)
+        if self.state_stream is not None and self.state_whole is not None:
+            self.state_stream = None
+            self.state, repeats = self.state_whole()
+            self.notices[self.state_notice_at:self.state_notice_at] = repeats
 
     @property
     def subjects(self) -> list[Document]:
@@ -144,7 +161,9 @@ class FileSource:
         peeked = _streamable(self.resource_paths, self.kustomize_dirs) if self.stream_resources else None
         streamed = peeked is not None
         resource_docs, output_notices = ([], []) if streamed else self._resource_docs()
-        state = self.read_state()
+        state_stream = self._peek_state([item.document for item in files.documents]) \
+            if self.stream_resources and not (self.resource_paths or self.kustomize_dirs) else None
+        state = state_stream.state if state_stream is not None else self.read_state()
         kinds = KindTable()
         for doc in [*_docs(self.crd_paths), *state.objects, *resource_docs]:
             if doc.kind == "CustomResourceDefinition" and doc.api_version.startswith("apiextensions.k8s.io/"):
@@ -172,7 +191,9 @@ class FileSource:
         notices[:0] = policy_repeats
         # state files that overlap (two captures of one cluster) follow the same rule
         state, state_repeats = state.first_of_each(namespaced)
-        notices.extend(state_repeats)
+        state_at = len(notices)
+        if state_stream is None:
+            notices.extend(state_repeats)       # else the stream's (its kept objects' repeats are among them)
         passed_over = []
         if files.skipped:
             where = "of the files" if self.skip_non_policies else "below the -p directories"
@@ -203,10 +224,50 @@ class FileSource:
                              + "".join(f" ({n})" for n in passed_over))
         # where the whole read puts the -r repeats and the passed-over outputs among the notices
         at = (len(policy_repeats), len(notices) - (1 if digests else 0))
-        return Inputs(policies, resources, state, values, kinds, context, notices,
-                      resources_named=bool(self.resource_paths or self.kustomize_dirs),
-                      resource_stream=self._stream(namespaced, notices, at) if streamed else None,
-                      resource_count=peeked or 0)
+        inputs = Inputs(policies, resources, state, values, kinds, context, notices,
+                        resources_named=bool(self.resource_paths or self.kustomize_dirs),
+                        resource_stream=self._stream(namespaced, notices, at) if streamed else None,
+                        resource_count=peeked or 0)
+        if state_stream is not None:
+            inputs.state_stream = self._state_objects(state_stream.objects(), namespaced, notices, state_at)
+            inputs.state_whole = lambda: self.read_state().first_of_each(namespaced)
+            inputs.state_notice_at = state_at
+            inputs.resource_count = state_stream.count
+        return inputs
+
+    def _peek_state(self, named: Sequence[Document]) -> StateStream | None:
+        """The state read as it is evaluated (load/run_inputs/state.py peek_state), when -p is given (else the
+        policies are the state's) and its policies look up only resources they name (`_looked_up`); the objects
+        kept whole: Namespaces (namespaceObject, namespace selectors), CustomResourceDefinitions (the kinds),
+        policies and exceptions, and the kinds looked up. None: the state is read whole. (A run that generates
+        reads it whole too: run/eval.py materializes it before anything is built over it.)"""
+        from kubectl_kyrec.load.run_inputs.kinds import KindTable, guess_plural
+        from kubectl_kyrec.load.run_inputs.state import peek_state
+
+        looked_up = _looked_up([d.obj for d in named]) if self.state_paths and self.policy_paths else None
+        if looked_up is None:
+            return None
+        builtin = KindTable()
+
+        def keep(api_version: str, kind: str) -> bool:
+            if kind == "Namespace" or is_policy_kind(api_version, kind) or (
+                    kind == "CustomResourceDefinition" and api_version.startswith("apiextensions.k8s.io/")):
+                return True
+            # a kind a policy looks up, named by its resource whatever the group (keeping too many costs memory only)
+            info = builtin.by_kind(api_version, kind)
+            return bool(looked_up) and bool({kind.lower(), guess_plural(kind).lower(),
+                                             info.resource if info is not None else ""} & looked_up)
+
+        return peek_state(list(self.state_paths), keep)
+
+    @staticmethod
+    def _state_objects(objects: Iterator[Document], namespaced: Any, notices: list[Notice], at: int
+                       ) -> Iterator[Document]:
+        """The state's objects read again one at a time, repeats passed over as `ClusterState.first_of_each`
+        passes them; once all are read, its notice is put among `notices` where the whole read puts it."""
+        repeats: list[Notice] = []
+        yield from each_once(objects, repeats, namespaced)
+        notices[at:at] = repeats_notice(repeats)
 
     def _stream(self, namespaced: Any, notices: list[Notice], at: tuple[int, int]) -> Iterator[Document]:
         """The -r documents of `_resource_docs`, read one at a time (load/documents.py iter_manifests),
@@ -264,6 +325,41 @@ def _streamable(resource_paths: Sequence[str], kustomize_dirs: Sequence[str]) ->
             return None
         count += sum(kinds.values())
     return count
+
+
+# what a policy may look objects up with, beyond its subject and the Namespaces: CEL's resource library and global
+# context (kyverno pkg/cel/libs/resource, globalcontext), a classic rule's context entries (apiCall,
+# configMap, globalReference), mutate-existing targets and generate clones, a ValidatingAdmissionPolicy's params
+_LOOKUP = re.compile(r"(?<![\w.])(?:resource|globalContext)\s*\.|\b(?:apiCall|configMap|globalReference|targets|clone"
+                     r"|cloneList|paramKind|paramRef)\b")
+# a resource library call that names its resource in literals: resource.Get("v1", "configmaps", ...), List alike
+_NAMED_LOOKUP = re.compile(r"""resource\s*\.\s*(?:Get|List|get|list)\s*\(\s*(["'])[\w./-]*\1\s*,\s*(["'])([\w.-]+)\2""")
+
+
+def _looked_up(policies: Sequence[Any]) -> set[str] | None:
+    """The resources (plural names) the policy documents look up by name (`_NAMED_LOOKUP`), or None when any
+    of them may look up something else (`_LOOKUP` found where no such call is, in a key or a string): the
+    state's objects of every kind must then stay whole. Naming one where none is used costs only the stream."""
+    def texts(value: Any) -> Iterator[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                yield str(key)
+                yield from texts(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from texts(item)
+
+    found: set[str] = set()
+    for policy in policies:
+        for text in texts(policy):
+            for match in _LOOKUP.finditer(text):
+                named = _NAMED_LOOKUP.match(text, match.start())
+                if named is None:
+                    return None
+                found.add(named.group(3).lower())
+    return found
 
 
 def _named(paths: Sequence[str]) -> str:

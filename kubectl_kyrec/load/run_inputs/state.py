@@ -15,7 +15,7 @@ the server served.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +29,8 @@ from kubectl_kyrec.load.run_inputs.secret_digests import PREFIX, SALT_ANNOTATION
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
 from kubectl_kyrec.model import Document, Source
 
-__all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "load_state", "read_state",
-           "state_from_text"]
+__all__ = ["LISTED_ANNOTATION", "SERVED_ANNOTATION", "UNREADABLE_ANNOTATION", "StateStream", "load_state",
+           "peek_state", "read_state", "state_from_text"]
 
 LISTED_ANNOTATION = "kyrec.io/listed"
 UNREADABLE_ANNOTATION = "kyrec.io/unreadable"
@@ -189,3 +189,83 @@ def _top_level_items(value: Any, line: int, file: str) -> Iterator[Any]:
         yield from value
     else:
         yield value
+
+
+@dataclass
+class StateStream:
+    """The state files read as they are evaluated (eval's table, issue 36): `state` holds the whole read's
+    record of what was listed (`read_state`'s) but only the objects `keep` chose, what the run looks up before
+    or while it evaluates; `objects()` reads every object again, in reading order, one at a time."""
+
+    state: ClusterState
+    count: int                  # how many objects the files hold
+    files: list[str]
+
+    def objects(self) -> Iterator[Document]:
+        from kubectl_kyrec.load.json_stream import NotAList, iter_list_parts
+
+        for path in self.files:
+            with open(path, "rb") as stream:
+                try:
+                    for what, value, line in iter_list_parts(stream):
+                        if what == "item":
+                            yield from (Document(obj, Source(path, obj_line))
+                                        for obj, obj_line, _ in iter_objects(value, line, None, path))
+                except NotAList:
+                    # the first pass read it whole as a List: only a file changed since then gets here
+                    raise InputError("the state file changed while it was read", Source(path)) from None
+
+
+def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateStream | None:
+    """The state files `paths` read once, a piece at a time, for `StateStream`: None when they cannot be read
+    as they are evaluated, and the whole read (`read_state`) is left to read them or say what is wrong. Each
+    file must be one JSON List (`kubectl get -o json`, `kubectl kyrec capture`) of valid objects whose record
+    reads, each path must give an object or a record, and no Secret may hold digests (their salt's check and
+    notice count them). The record may come after the items: it is complete once the pass ends."""
+    from kubectl_kyrec.load.files import STDIN, opened
+    from kubectl_kyrec.load.json_stream import NotAList, iter_list_parts
+
+    read = _Read()
+    kinds: set[tuple[str, str]] = set()
+    managed = False
+    files: list[str] = []
+    count = 0
+    try:
+        for given in paths:
+            if given == STDIN:
+                return None
+            before = (count, read.records)
+            for path in expand_paths([given]):
+                opened(path)
+                files.append(path)
+                top: dict[str, Any] = {}
+                top_line, items = 1, 0
+                with open(path, "rb") as stream:
+                    for what, value, line in iter_list_parts(stream):
+                        if what == "key":
+                            top[value[0]], top_line = value[1], line
+                            continue
+                        items += 1
+                        for obj, obj_line, _ in iter_objects(value, line, None, path):
+                            count += 1
+                            api_version, kind = obj["apiVersion"], obj["kind"]
+                            kinds.add((api_version, kind))
+                            managed = managed or bool((obj.get("metadata") or {}).get("managedFields"))
+                            if has_digests(obj):
+                                return None
+                            if keep(api_version, kind):
+                                read.objects.append(Document(obj, Source(path, obj_line)))
+                if top.get("kind") != "List":
+                    return None
+                top["items"] = [None] if items else []      # _read_records asks only whether it has items
+                _read_records(top, top_line, path, read)
+            if (count, read.records) == before:
+                return None
+    except (OSError, NotAList, InputError, RecursionError):
+        return None
+    listed = read.listed | {ListedKind(a, k, "") for a, k in kinds}
+    served = read.served | kinds if read.served is not None else None
+    state = ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
+                                      has_managed_fields=managed, served=served, secret_salts=read.salts,
+                                      evidence_unread=read.evidence_unread)
+    return StateStream(state, count, files)
