@@ -10,7 +10,7 @@ not be known (`undetermined`). Read from the chain's own record: it decides noth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -64,18 +64,14 @@ class ExplainOutcome:
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
                   namespaces_from: Sequence[Document] | None = None,
-                  generated: Sequence[TriggerOutcome] = (), envs: Environments | None = None) -> ExplainOutcome:
+                  generate: Callable[[Sequence[Admission]], Sequence[TriggerOutcome]] = lambda _: (),
+                  envs: Environments | None = None) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
-    narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the outcomes of the
-    run's classic generate rules (run/generate.py, as eval lists them), whose results their policies' trees
-    end in; `envs`: the run's environments over `libraries`, which compiled the policies already."""
+    narrowed to a picked subject (default: `resources`, as in run_eval); `generate`: the run's generation
+    (run/generate.py, as eval runs it) on the admissions of this very chain, returning the outcomes of its
+    classic generate rules, whose results their policies' trees end in; `envs`: the run's environments over
+    `libraries`, which compiled the policies already."""
     out = ExplainOutcome()
-    generated_for: dict[Ref, list[Result]] = {}
-    triggers: dict[Ref, Subject] = {}
-    for o in generated:
-        triggers[o.trigger.ref] = o.trigger
-        if o.result is not None:
-            generated_for.setdefault(o.trigger.ref, []).append(o.result)
     if envs is None:
         envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
@@ -106,6 +102,13 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
+    generated_for: dict[Ref, list[Result]] = {}
+    triggers: dict[Ref, Subject] = {}
+    # generation starts from the triggers as this chain admitted them (evaluate/generating/admitted.py)
+    for o in generate(chained.admissions if chained is not None else []):
+        triggers[o.trigger.ref] = o.trigger
+        if o.result is not None:
+            generated_for.setdefault(o.trigger.ref, []).append(o.result)
     # the mutation results of each subject, grouped once (by its Ref, which the results share)
     mutation_results: dict[int, list[Result]] = {}
     for r in chained.results if chained is not None else ():
