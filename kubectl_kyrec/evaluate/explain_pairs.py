@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationStep
 from kubectl_kyrec.evaluate.deleting.engine import (
-    CompiledDeletingPolicy,
-    compile_deleting_policy,
+    compile_deleting_policies,
     evaluate_object,
     next_run,
 )
@@ -81,7 +79,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             located = policies.locate(error)
             out.errors.append(EvalError(located.message, located.source))
     images = compile_image_validating(policies, envs, options, out.notices, out.errors)
-    deleting = _compile_deleting(policies, envs, options, out)
+    deleting, errors = compile_deleting_policies(policies, envs, options.now, options.selection.holds_policy)
+    out.errors.extend(errors)
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
@@ -159,22 +158,6 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         out.explanations.extend(e for e in recorded(trace) if e.results)
         out.notices.extend(classic.notices)
     return out
-
-
-def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOptions,
-                      out: ExplainOutcome) -> list[CompiledDeletingPolicy]:
-    """The selected DeletingPolicies, compiled as `kyrec test` compiles them (testsuite/deleting.py); one
-    that does not compile is an error at its file:line."""
-    compiled = []
-    for policy in policies.deleting:
-        if not options.selection.holds_policy(policy.meta.key):
-            continue
-        try:
-            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions, options.now))
-        except InputError as exc:
-            located = policies.locate(exc)
-            out.errors.append(EvalError(located.message, located.source))
-    return compiled
 
 
 @dataclass

@@ -64,9 +64,8 @@ def parse_subject(text: str) -> tuple[str, str]:
 def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.evaluate.explain import recorded as recorded_trees
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.vocabulary import GENERATING_KINDS
-    from kubectl_kyrec.run.eval import policy_errors
+    from kubectl_kyrec.run.eval import options_for_run, policy_errors
     from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import (
         check_policy_names,
@@ -98,19 +97,8 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         if not documents:
             where = f" in namespace {selection.namespace}" if selection.namespace else ""
             raise InputError(f"subject {options.subject}: no such resource among those given{where}")
-    values = inputs.values
-    classic = None
-    if inputs.policies.classic:
-        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
-
-        # as eval: match/exclude on roles/clusterRoles/subjects decided only when --values says who asks
-        classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                 user_info_known=values.given_user_info, registry=options.registry)
-    eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
-                               namespace_labels=values.namespace_labels, namespaces=values.namespaces,
-                               selection=selection, classic=classic,
-                               # as eval: manifests are validated as admission would store them
-                               admit=options.mutate and inputs.resources_named, registry=options.registry)
+    eval_options = options_for_run(inputs, now, selection, mutate=options.mutate, registry=options.registry,
+                                   classic=bool(inputs.policies.classic))
     from kubectl_kyrec.recording import Trace
     from kubectl_kyrec.run.generate import generate_for_inputs
 
