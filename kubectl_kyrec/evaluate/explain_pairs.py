@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationStep
+from kubectl_kyrec.evaluate.admission_chain import Admission, MutationEngine
 from kubectl_kyrec.evaluate.deleting.engine import (
     compile_deleting_policies,
     evaluate_object,
@@ -24,8 +24,6 @@ from kubectl_kyrec.evaluate.deleting.engine import (
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, patch_nodes, record, recorded, result_node
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
-from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
-from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
@@ -36,7 +34,7 @@ from kubectl_kyrec.evaluate.pipeline import (
     select_subjects,
     subject_context,
 )
-from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
+from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
@@ -86,7 +84,9 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
     chained = None
-    recorder = admission_recorder = None
+    # what the chain's mutating engines record for each subject (AdmissionChain.traces): their policies' trees
+    traces: dict[int, dict[int, Trace]] = {}
+    engines: list[MutationEngine] = []
     if not options.admit and (policies.mutating or policies.mutating_admission):
         # as in eval: a mutating policy answers at admission, and these subjects are not admitted
         out.notices.append(Notice("MutatingPolicies and MutatingAdmissionPolicies are explained on manifests "
@@ -95,9 +95,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     if options.admit:
         # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
-        # the request the chain feeds the MutatingPolicy engine, per subject: its policies' trees start there
-        recorder = _Recorder.wrap(chain, MutatingPolicyEngine)
-        admission_recorder = _Recorder.wrap(chain, MutatingAdmissionEngine)
+        chain.traces, engines = traces, chain.engines
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
@@ -123,8 +121,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         # one recording of the subject, read back once: the mutating kinds' trees as the admission chain's calls
         # recorded them, then the calls eval makes (pipeline.py), each recording its policy's tree
         trace = Trace()
-        for engine in (admission_recorder, recorder):
-            if engine is not None and (mutated := engine.traces.get(id(subject.ref))) is not None:
+        for engine in engines:
+            if (mutated := traces.get(id(engine), {}).get(id(subject.ref))) is not None:
                 trace.root.children.extend(mutated.root.children)
         for cp in compiled:
             results = record(trace, cp.policy.meta, subject.ref)
@@ -159,29 +157,6 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         out.notices.extend(classic.notices)
     return out
 
-
-@dataclass
-class _Recorder:
-    """One of the chain's mutating engines, handing it a recorder for each request: a policy's tree is built
-    from what the engine recorded in the call whose results the chain kept."""
-
-    engine: MutatingPolicyEngine | MutatingAdmissionEngine
-    # what the engine recorded for each subject, in the call the chain's results came from (the chain feeds
-    # an engine the objects other orders give first, the subject's own last)
-    traces: dict[int, Trace] = field(default_factory=dict)
-
-    @classmethod
-    def wrap(cls, chain: AdmissionChain, kind: type) -> _Recorder | None:
-        for i, engine in enumerate(chain.engines):
-            if isinstance(engine, kind) and isinstance(engine, (MutatingPolicyEngine, MutatingAdmissionEngine)):
-                recorder = cls(engine)
-                chain.engines[i] = recorder
-                return recorder
-        return None
-
-    def mutate(self, ctx: SubjectContext) -> MutationStep:
-        trace = self.traces[id(ctx.subject.ref)] = Trace()
-        return self.engine.mutate(ctx, trace)
 
 
 def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:
