@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.model import UNDETERMINED, Obj, Result, Source, Subject
+from kubectl_kyrec.recording import Trace
 
 # the report sources of mutation results: an error of one of these policies with failurePolicy Fail denies
 # the request (reconcile/impact.py)
@@ -175,6 +176,10 @@ class AdmissionChain:
     def __init__(self, engines: Sequence[MutationEngine], default: Defaulter | None) -> None:
         self.engines = list(engines)
         self.default = default
+        # explain's, when set to {}: per engine that records (a true `records` attribute: its `mutate` takes a
+        # recorder), per subject (by id of its Ref), what it recorded in the last call for the subject, the one
+        # whose step the chain kept (the objects other orders give come first, the subject's own last)
+        self.traces: dict[int, dict[int, Trace]] | None = None
 
     def admit(self, subjects: Sequence[Subject], context_of: Callable[[Subject], SubjectContext],
               operation: str = "CREATE") -> ChainOutcome:
@@ -211,11 +216,11 @@ class AdmissionChain:
         for engine in self.engines:
             moved: list[Obj] = []
             for alt in alternatives:
-                alt_step = engine.mutate(context_of(replace(current, obj=alt)))
+                alt_step = self._mutate(engine, context_of(replace(current, obj=alt)))
                 complete = complete and not alt_step.undetermined
                 moved.append(dict(alt_step.obj) if alt_step.obj is not None else alt)
             alternatives = moved
-            step = engine.mutate(context_of(current))
+            step = self._mutate(engine, context_of(current))
             results.extend(step.results)
             mutations.extend(step.mutations)
             reasons.extend(step.undetermined)
@@ -241,6 +246,12 @@ class AdmissionChain:
                               tuple(found), tried if found else 0)
         return current, admission, results
 
+
+    def _mutate(self, engine: MutationEngine, ctx: SubjectContext) -> MutationStep:
+        if self.traces is None or not getattr(engine, "records", False):
+            return engine.mutate(ctx)
+        trace = self.traces.setdefault(id(engine), {})[id(ctx.subject.ref)] = Trace()
+        return engine.mutate(ctx, trace)        # type: ignore[call-arg]
 
     @staticmethod
     def _reinvoke(ran: Sequence[tuple[MutationEngine, MutationStep, bool]], current: Subject,

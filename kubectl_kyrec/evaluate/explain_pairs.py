@@ -10,24 +10,20 @@ not be known (`undetermined`). Read from the chain's own record: it decides noth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import Admission, AdmissionChain, MutationStep
+from kubectl_kyrec.evaluate.admission_chain import Admission, MutationEngine
 from kubectl_kyrec.evaluate.deleting.engine import (
-    CompiledDeletingPolicy,
-    compile_deleting_policy,
+    compile_deleting_policies,
     evaluate_object,
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, patch_nodes, record, recorded, result_node
 from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
-from kubectl_kyrec.evaluate.mutating.engine import MutatingPolicyEngine
-from kubectl_kyrec.evaluate.mutating_admission.engine import MutatingAdmissionEngine
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
@@ -38,7 +34,7 @@ from kubectl_kyrec.evaluate.pipeline import (
     select_subjects,
     subject_context,
 )
-from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
+from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
 from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
 from kubectl_kyrec.k8s.json_patch import make_patch
@@ -64,18 +60,14 @@ class ExplainOutcome:
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
                   namespaces_from: Sequence[Document] | None = None,
-                  generated: Sequence[TriggerOutcome] = (), envs: Environments | None = None) -> ExplainOutcome:
+                  generate: Callable[[Sequence[Admission]], Sequence[TriggerOutcome]] = lambda _: (),
+                  envs: Environments | None = None) -> ExplainOutcome:
     """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
-    narrowed to a picked subject (default: `resources`, as in run_eval); `generated`: the outcomes of the
-    run's classic generate rules (run/generate.py, as eval lists them), whose results their policies' trees
-    end in; `envs`: the run's environments over `libraries`, which compiled the policies already."""
+    narrowed to a picked subject (default: `resources`, as in run_eval); `generate`: the run's generation
+    (run/generate.py, as eval runs it) on the admissions of this very chain, returning the outcomes of its
+    classic generate rules, whose results their policies' trees end in; `envs`: the run's environments over
+    `libraries`, which compiled the policies already."""
     out = ExplainOutcome()
-    generated_for: dict[Ref, list[Result]] = {}
-    triggers: dict[Ref, Subject] = {}
-    for o in generated:
-        triggers[o.trigger.ref] = o.trigger
-        if o.result is not None:
-            generated_for.setdefault(o.trigger.ref, []).append(o.result)
     if envs is None:
         envs = Environments(libraries)
     compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
@@ -85,13 +77,16 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
             located = policies.locate(error)
             out.errors.append(EvalError(located.message, located.source))
     images = compile_image_validating(policies, envs, options, out.notices, out.errors)
-    deleting = _compile_deleting(policies, envs, options, out)
+    deleting, errors = compile_deleting_policies(policies, envs, options.now, options.selection.holds_policy)
+    out.errors.extend(errors)
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
     out.notices.extend(notices)
     namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
                                     *options.namespaces], options.namespace_labels)
     chained = None
-    recorder = admission_recorder = None
+    # what the chain's mutating engines record for each subject (AdmissionChain.traces): their policies' trees
+    traces: dict[int, dict[int, Trace]] = {}
+    engines: list[MutationEngine] = []
     if not options.admit and (policies.mutating or policies.mutating_admission):
         # as in eval: a mutating policy answers at admission, and these subjects are not admitted
         out.notices.append(Notice("MutatingPolicies and MutatingAdmissionPolicies are explained on manifests "
@@ -100,12 +95,17 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     if options.admit:
         # the objects eval validates: the manifests as admission would store them, and how they got there
         chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
-        # the request the chain feeds the MutatingPolicy engine, per subject: its policies' trees start there
-        recorder = _Recorder.wrap(chain, MutatingPolicyEngine)
-        admission_recorder = _Recorder.wrap(chain, MutatingAdmissionEngine)
+        chain.traces, engines = traces, chain.engines
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         written = subjects
         subjects = chained.subjects
+    generated_for: dict[Ref, list[Result]] = {}
+    triggers: dict[Ref, Subject] = {}
+    # generation starts from the triggers as this chain admitted them (evaluate/generating/admitted.py)
+    for o in generate(chained.admissions if chained is not None else []):
+        triggers[o.trigger.ref] = o.trigger
+        if o.result is not None:
+            generated_for.setdefault(o.trigger.ref, []).append(o.result)
     # the mutation results of each subject, grouped once (by its Ref, which the results share)
     mutation_results: dict[int, list[Result]] = {}
     for r in chained.results if chained is not None else ():
@@ -121,8 +121,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         # one recording of the subject, read back once: the mutating kinds' trees as the admission chain's calls
         # recorded them, then the calls eval makes (pipeline.py), each recording its policy's tree
         trace = Trace()
-        for engine in (admission_recorder, recorder):
-            if engine is not None and (mutated := engine.traces.get(id(subject.ref))) is not None:
+        for engine in engines:
+            if (mutated := traces.get(id(engine), {}).get(id(subject.ref))) is not None:
                 trace.root.children.extend(mutated.root.children)
         for cp in compiled:
             results = record(trace, cp.policy.meta, subject.ref)
@@ -157,45 +157,6 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         out.notices.extend(classic.notices)
     return out
 
-
-def _compile_deleting(policies: PolicySet, envs: Environments, options: EvalOptions,
-                      out: ExplainOutcome) -> list[CompiledDeletingPolicy]:
-    """The selected DeletingPolicies, compiled as `kyrec test` compiles them (testsuite/deleting.py); one
-    that does not compile is an error at its file:line."""
-    compiled = []
-    for policy in policies.deleting:
-        if not options.selection.holds_policy(policy.meta.key):
-            continue
-        try:
-            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions, options.now))
-        except InputError as exc:
-            located = policies.locate(exc)
-            out.errors.append(EvalError(located.message, located.source))
-    return compiled
-
-
-@dataclass
-class _Recorder:
-    """One of the chain's mutating engines, handing it a recorder for each request: a policy's tree is built
-    from what the engine recorded in the call whose results the chain kept."""
-
-    engine: MutatingPolicyEngine | MutatingAdmissionEngine
-    # what the engine recorded for each subject, in the call the chain's results came from (the chain feeds
-    # an engine the objects other orders give first, the subject's own last)
-    traces: dict[int, Trace] = field(default_factory=dict)
-
-    @classmethod
-    def wrap(cls, chain: AdmissionChain, kind: type) -> _Recorder | None:
-        for i, engine in enumerate(chain.engines):
-            if isinstance(engine, kind) and isinstance(engine, (MutatingPolicyEngine, MutatingAdmissionEngine)):
-                recorder = cls(engine)
-                chain.engines[i] = recorder
-                return recorder
-        return None
-
-    def mutate(self, ctx: SubjectContext) -> MutationStep:
-        trace = self.traces[id(ctx.subject.ref)] = Trace()
-        return self.engine.mutate(ctx, trace)
 
 
 def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:

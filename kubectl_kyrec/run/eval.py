@@ -137,7 +137,6 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     their triggers': no --base-policy) and its exit code is counted on the way."""
     if on_results is not None and options.base_policy_paths:
         raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
     from kubectl_kyrec.expect.report_scope import generating_pairs
     from kubectl_kyrec.run.capture import run_gaps
@@ -180,27 +179,13 @@ def run_eval(options: EvalRunOptions, source: InputSource,
         subjects = [d for d in subjects if d.namespace == namespace]
     if old is not None and namespace:
         old = tuple(d for d in old if d.namespace == namespace)
-    values = inputs.values
-    classic = None
-    if inputs.policies.classic or options.base_policy_paths:
-        # imported only for ClusterPolicies/Policies (the base policies may hold some): the classic engine
-        # takes a tenth of a second to import, on every run
-        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
-
-        # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
-        classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                 user_info_known=values.given_user_info, registry=options.registry)
-    eval_options = EvalOptions(now=now, operation=inputs.values.request_operation, classic=classic,
-                               user_info=inputs.values.user_info,
-                               namespace_labels=inputs.values.namespace_labels,
-                               namespaces=inputs.values.namespaces, selection=selection,
-                               report_api=options.report_api,
-                               payload_modes=(("JSON",) if options.json_paths else ())
-                               + (("HTTP",) if options.http_paths else ())
-                               + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs,
-                               # objects read from a cluster were admitted already
-                               admit=options.mutate and inputs.resources_named, old=old,
-                               registry=options.registry)
+    eval_options = options_for_run(inputs, now, selection, mutate=options.mutate, registry=options.registry,
+                                   # the base policies may hold ClusterPolicies/Policies too
+                                   classic=bool(inputs.policies.classic or options.base_policy_paths),
+                                   report_api=options.report_api,
+                                   payload_modes=(("JSON",) if options.json_paths else ())
+                                   + (("HTTP",) if options.http_paths else ())
+                                   + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs, old=old)
     def counted(some: Sequence[Result]) -> bool:
         return counts_as_failure(some, options.fail_on, options.fail_on_actions)
 
@@ -283,6 +268,30 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
                       change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
                       inputs.policies.warning_lines(), target_changes=target_changes)
+
+
+def options_for_run(inputs: Inputs, now: datetime.datetime, selection: Selection, *, mutate: bool,
+                    registry: Registry | None, classic: bool, **more: Any) -> EvalOptions:
+    """The evaluation's options for a run over `inputs` (eval's and explain's alike): the request, user and
+    namespaces the values give; `mutate`: the manifests are validated as admission would store them (objects
+    read from a cluster were admitted already); `classic`: the run holds ClusterPolicies/Policies; `more`:
+    the rest of EvalOptions."""
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
+
+    values = inputs.values
+    classic_options = None
+    if classic:
+        # imported only for ClusterPolicies/Policies: the classic engine takes a tenth of a second to import,
+        # on every run
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
+
+        # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
+        classic_options = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
+                                         user_info_known=values.given_user_info, registry=registry)
+    return EvalOptions(now=now, operation=values.request_operation, classic=classic_options,
+                       user_info=values.user_info, namespace_labels=values.namespace_labels,
+                       namespaces=values.namespaces, selection=selection,
+                       admit=mutate and inputs.resources_named, registry=registry, **more)
 
 
 def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Sequence[Admission],

@@ -21,9 +21,8 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions
-    from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
-    from kubectl_kyrec.model import Document
+    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome
+    from kubectl_kyrec.load.run_inputs.sources import InputSource
 
 
 @dataclass(frozen=True)
@@ -65,9 +64,8 @@ def parse_subject(text: str) -> tuple[str, str]:
 def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.evaluate.explain import recorded as recorded_trees
     from kubectl_kyrec.evaluate.explain_pairs import explain_pairs
-    from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.vocabulary import GENERATING_KINDS
-    from kubectl_kyrec.run.eval import policy_errors
+    from kubectl_kyrec.run.eval import options_for_run, policy_errors
     from kubectl_kyrec.run.providers import validated_for_run
     from kubectl_kyrec.run.select import (
         check_policy_names,
@@ -99,39 +97,30 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         if not documents:
             where = f" in namespace {selection.namespace}" if selection.namespace else ""
             raise InputError(f"subject {options.subject}: no such resource among those given{where}")
-    values = inputs.values
-    classic = None
-    if inputs.policies.classic:
-        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
-
-        # as eval: match/exclude on roles/clusterRoles/subjects decided only when --values says who asks
-        classic = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                 user_info_known=values.given_user_info, registry=options.registry)
-    eval_options = EvalOptions(now=now, operation=values.request_operation, user_info=values.user_info,
-                               namespace_labels=values.namespace_labels, namespaces=values.namespaces,
-                               selection=selection, classic=classic,
-                               # as eval: manifests are validated as admission would store them
-                               admit=options.mutate and inputs.resources_named, registry=options.registry)
-    generated = None
+    eval_options = options_for_run(inputs, now, selection, mutate=options.mutate, registry=options.registry,
+                                   classic=bool(inputs.policies.classic))
     from kubectl_kyrec.recording import Trace
+    from kubectl_kyrec.run.generate import generate_for_inputs
 
     # what the GeneratingPolicy engine records in that run: their trees
     recorded = Trace()
-    if inputs.policies.generating or inputs.policies.classic:
-        # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
-        from kubectl_kyrec.run.generate import generate_for_inputs
+    generated: GeneratingOutcome | None = None
 
-        # as eval: the triggers as admitted (evaluate/generating/admitted.py)
-        admissions = _admissions(inputs, documents, namespaces_from, eval_options, now) if eval_options.admit else []
+    def generate(admissions: Sequence[Admission]) -> list[TriggerOutcome]:
+        # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
+        nonlocal generated
+        if not (inputs.policies.generating or inputs.policies.classic):
+            return []
         generated = generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded,
                                         admissions=admissions)
-    # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py): each
-    # drawn by its own kind's tree
-    classic_generated = [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
-                         and (not name or o.trigger.ref.name == name)] if generated is not None else []
+        # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py):
+        # each drawn by its own kind's tree
+        return [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
+                and (not name or o.trigger.ref.name == name)]
+
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
                             libraries=run_envs.libraries, options=eval_options, namespaces_from=namespaces_from,
-                            generated=classic_generated, envs=run_envs.envs)
+                            generate=generate, envs=run_envs.envs)
     explanations = outcome.explanations
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
     generated_notices: list[Any] = generated.notices if generated is not None else []
@@ -147,22 +136,3 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     return ExplainResult(explanations, errors, notices, reads, with_failed_reads(code, reads),
                          inputs.policies.warning_lines())
 
-
-def _admissions(inputs: Inputs, documents: Sequence[Document], namespaces_from: Sequence[Document],
-                options: EvalOptions, now: datetime.datetime) -> list[Admission]:
-    """What eval's admission chain makes of the manifests explained, for their generating policies (explain_pairs
-    runs the chain again for its own trees, after the generation they end in)."""
-    from kubectl_kyrec.cel.context import LibraryContext
-    from kubectl_kyrec.cel.environment import Environments
-    from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.namespaces import namespace_objects
-    from kubectl_kyrec.evaluate.pipeline import admission_chain, select_subjects, subject_context
-    from kubectl_kyrec.run.providers import provider_for
-
-    state, kinds = inputs.state.objects, inputs.kinds
-    envs = Environments(library_factory(LibraryContext(now=now, provider=provider_for(inputs))))
-    # its errors and notices are explain_pairs' too, reported there once
-    chain = admission_chain(inputs.policies, envs, options, state, kinds, [], [])
-    subjects, _ = select_subjects(documents, state, kinds, options.selection)
-    namespaces = namespace_objects([*state, *namespaces_from, *options.namespaces], options.namespace_labels)
-    return chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation).admissions

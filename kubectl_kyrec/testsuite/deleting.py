@@ -12,8 +12,7 @@ import datetime
 from collections.abc import Sequence
 
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy, evaluate_object, subject_context
+from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policies, evaluate_object, subject_context
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.validating.json_payloads import payload_subject
 from kubectl_kyrec.model import EvalError, Result, Subject
@@ -25,14 +24,7 @@ def suite_deletions(loaded: LoadedSuite, subjects: Sequence[Subject], *, envs: E
     """One result per (subject, DeletingPolicy) for the resources' `subjects` and the test's JSON payloads;
     a policy that does not compile gives an error and no results. `envs`: the suite's (rows.run_suite)."""
     policies = loaded.policies
-    compiled = []
-    errors: list[EvalError] = []
-    for policy in policies.deleting:
-        try:
-            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions, now))
-        except InputError as exc:
-            located = policies.locate(exc)
-            errors.append(EvalError(located.message, located.source))
+    compiled, errors = compile_deleting_policies(policies, envs, now)
     state = [*loaded.values.namespaces, *loaded.cluster_objects, *loaded.resources]
     namespaces = namespace_objects(state, loaded.values.namespace_labels)
     results: list[Result] = []

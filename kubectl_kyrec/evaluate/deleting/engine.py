@@ -53,7 +53,7 @@ from kubectl_kyrec.golang.cronexpr import CronError, parse_cron
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policy.deleting import DeletingPolicy
-from kubectl_kyrec.load.policy.policies import PolicyException
+from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
 from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
 from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject, group_version, new_result
 from kubectl_kyrec.recording import Step, Trace
@@ -132,6 +132,23 @@ def compile_deleting_policy(policy: DeletingPolicy, envs: Environments, exceptio
     candidates = applicable(exceptions, meta.name, meta.kind, now, check_expiry=False)
     return CompiledDeletingPolicy(policy, env, conditions,
                                   tuple(compile_exceptions(candidates, exc_env, exc_check)))
+
+
+def compile_deleting_policies(policies: PolicySet, envs: Environments, now: datetime.datetime,
+                              holds: Callable[[str], bool] = lambda key: True
+                              ) -> tuple[list[CompiledDeletingPolicy], list[EvalError]]:
+    """The DeletingPolicies `holds` picks (by key), each compiled (compile_deleting_policy); one that does not
+    compile is an error at its file:line instead, as Kyverno's CLI refuses it."""
+    compiled, errors = [], []
+    for policy in policies.deleting:
+        if not holds(policy.meta.key):
+            continue
+        try:
+            compiled.append(compile_deleting_policy(policy, envs, policies.exceptions, now))
+        except InputError as exc:
+            located = policies.locate(exc)
+            errors.append(EvalError(located.message, located.source))
+    return compiled, errors
 
 
 def any_operation(constraints: MatchResources) -> MatchResources:

@@ -497,6 +497,9 @@ class MutatingPolicyEngine:
         self.compiled = tuple(compiled)
         self.fixed_order = fixed_order
 
+    # its mutate takes explain's recorder (AdmissionChain.traces)
+    records = True
+
     def mutate(self, ctx: SubjectContext, recorder: Trace | None = None) -> MutationStep:
         """`recorder` (explain's): the run in load order, whose results the step holds, is recorded (the
         other orders tried are not)."""

@@ -154,6 +154,9 @@ class MutatingAdmissionEngine:
         # per policy name, the resource its last response carried (the CLI's PatchedResource)
         self.last_outputs: dict[str, Obj] = {}
 
+    # its mutate takes explain's recorder (AdmissionChain.traces)
+    records = True
+
     def mutate(self, ctx: SubjectContext, recorder: Trace | None = None) -> MutationStep:
         """`recorder` (explain's, on the API server's path): the run in load order, whose results the step
         holds, is recorded (cluster_in_order; the other orders tried are not)."""
