@@ -69,3 +69,44 @@ def test_no_python_step_per_result() -> None:
         sys.setprofile(None)
         spill.close()
     assert calls < 100, calls
+
+
+def _reports_of_spill(statuses: list[str]) -> tuple[str, int]:
+    """`-o reports` of spilled results with `statuses`, and how many times the spill was read."""
+    import datetime
+    import io
+    from types import SimpleNamespace
+
+    from kubectl_kyrec.render.eval_output import write_reports
+    from kubectl_kyrec.render.result_spill import spilled_report_items
+
+    spill = ResultSpill()
+    pairs = ResultPairs()
+    for i, status in enumerate(statuses):
+        pairs.append(Result(f"p{i}", "ValidatingPolicy", "", status, "m", Ref("v1", "Pod", "ns", "a", "uid-a")), True)
+    spill.add(pairs)
+    reads = 0
+    chunks = spill.chunks
+
+    def counted() -> object:
+        nonlocal reads
+        reads += 1
+        return chunks()
+
+    spill.chunks = counted      # type: ignore[method-assign,assignment]
+    now = datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc)
+    view = SimpleNamespace(results=[], handed=spill,
+                           report_items=lambda: spilled_report_items(spill, [], now, "wgpolicyk8s.io/v1alpha2"))
+    out = io.StringIO()
+    try:
+        write_reports(view, out)        # type: ignore[arg-type]
+    finally:
+        spill.close()
+    return out.getvalue(), reads
+
+
+def test_reports_read_the_spill_for_notes_only_when_a_result_is_undetermined() -> None:
+    text, reads = _reports_of_spill(["pass", "fail"])
+    assert reads == 1 and not text.startswith("#") and "kind: PolicyReport" in text
+    text, reads = _reports_of_spill(["pass", "undetermined"])
+    assert reads == 2 and text.startswith("# undetermined: p1 for Pod ns/a: m")
