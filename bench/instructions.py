@@ -1,14 +1,16 @@
 """Instructions executed by one small end-to-end `eval`, counted by valgrind: a comparison between two versions
 of kyrec that the machine's load does not move (issue 35's "no regression over 3 %").
 
-    python bench/instructions.py [--pods 200] [--policies 24] [--venv PATH] [--against REV ...] [--repeat N]
-                                 [--keep DIR]
+    python bench/instructions.py [--pods 200] [--policies 24] [--output json] [--venv PATH] [--against REV ...]
+                                 [--repeat N] [--keep DIR]
 
 The workload is bench/e2e.py's at a small size: the first --policies corpus ValidatingPolicies that match Pods
 (from ../shared/corpus/kyverno-policies, or $KYREC_SHARED/corpus/kyverno-policies) and --pods generated Pods as
 the `kubectl get pods -A -o json` List; the command is
 
     kubectl-kyrec eval -p POLICY... -r pods.json --now 2026-11-29T00:00:00Z -o json --jobs 1
+
+(`--output FORMAT` for another `-o`: the output formats' own cost, e.g. yaml, junit, sarif, table.)
 
 run under `valgrind --tool=callgrind`, and the number printed is callgrind's total of instructions executed
 (`Ir`, every process of the run summed: `--jobs 1` keeps it to one). Wall and CPU times under valgrind are of
@@ -63,9 +65,9 @@ def write_inputs(work: Path, pods: int, policies: int) -> list[str]:
     return files
 
 
-def command(script: str, policy_files: list[str], work: Path) -> list[str]:
+def command(script: str, policy_files: list[str], work: Path, output: str = "json") -> list[str]:
     return [script, "eval", *(a for p in policy_files for a in ("-p", p)), "-r", str(work / "pods.json"),
-            "--now", NOW, "-o", "json", "--jobs", "1"]
+            "--now", NOW, *(("-o", output) if output != "table" else ()), "--jobs", "1"]
 
 
 def child_env(cache: Path) -> dict[str, str]:
@@ -75,11 +77,12 @@ def child_env(cache: Path) -> dict[str, str]:
     return env
 
 
-def count(script: str, policy_files: list[str], work: Path, label: str, repeat: int) -> list[int]:
+def count(script: str, policy_files: list[str], work: Path, label: str, repeat: int,
+          output: str = "json") -> list[int]:
     """Callgrind's instruction totals of `repeat` runs of the command (after one run outside valgrind that
     fills the bytecode cache)."""
     env = child_env(work / f"pycache-{label}")
-    argv = command(script, policy_files, work)
+    argv = command(script, policy_files, work, output)
     first = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if first.returncode not in (0, 1):
         sys.exit(f"{label}: {' '.join(argv[:2])} ... exited {first.returncode}: {first.stderr.strip()[-500:]}")
@@ -138,6 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pods", type=int, default=200)
     parser.add_argument("--policies", type=int, default=24)
+    parser.add_argument("--output", default="json", help="eval's -o (table: no -o)")
     parser.add_argument("--venv", help="measure this virtual environment's kubectl-kyrec (default: this one's)")
     parser.add_argument("--against", metavar="REV", action="append", default=[],
                         help="also measure git revision REV, and print the ratio (repeatable)")
@@ -151,13 +155,14 @@ def main() -> None:
     others = [work / f"against-{i}" for i in range(len(args.against))]
     try:
         policy_files = write_inputs(work, args.pods, args.policies)
-        print(f"eval of {len(policy_files)} corpus ValidatingPolicies x {args.pods} Pods (-o json, --jobs 1)",
+        print(f"eval of {len(policy_files)} corpus ValidatingPolicies x {args.pods} Pods "
+              f"(-o {args.output}, --jobs 1)",
               flush=True)
-        this = count(console_script(args.venv), policy_files, work, "this", args.repeat)
+        this = count(console_script(args.venv), policy_files, work, "this", args.repeat, args.output)
         print(_line(f"this version ({args.venv or sys.prefix})", this), flush=True)
         for rev, where in zip(args.against, others):
             script = build_version(rev, where)
-            then = count(script, policy_files, work, where.name, args.repeat)
+            then = count(script, policy_files, work, where.name, args.repeat, args.output)
             print(_line(rev, then))
             print(f"ratio this / {rev}: {min(this) / min(then):.4f} ({(min(this) / min(then) - 1) * 100:+.2f} %)",
                   flush=True)

@@ -10,8 +10,10 @@ import itertools
 import marshal
 import os
 import pickle
+import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
@@ -60,7 +62,6 @@ from kubectl_kyrec.model import (
     ResultPairs,
     Source,
     Subject,
-    new_result,
 )
 
 if TYPE_CHECKING:
@@ -610,23 +611,37 @@ def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Kin
 # (a subject's Ref, a policy's properties) are written once and shared again on the way back. The rows go
 # in records of _CHUNK results, each read back and decoded before the next: this process never holds a
 # worker's whole answer as bytes, nor all of its rows at once, beside the results made from them.
+# A record is its codec's byte and its length, then its bytes: read whole and decoded from memory, since
+# marshal.load from a file object calls the file's readinto for every string and number it reads (at 20
+# rows a result, about as long as decoding the record itself took).
 _MARSHAL, _PICKLE = b"m", b"p"
+_HEADER = struct.Struct("<cQ")
 _CHUNK = 4096
 
 
 def _dumps(value: Any) -> bytes:
     try:
-        return _MARSHAL + marshal.dumps(value)
+        kind, data = _MARSHAL, marshal.dumps(value)
     except ValueError:      # a str subclass somewhere (marshal takes exact types only)
-        return _PICKLE + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        kind, data = _PICKLE, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(kind, len(data)) + data
+
+
+_END = object()
 
 
 def _load(file: BinaryIO) -> Any:
-    return (marshal.load if file.read(1) == _MARSHAL else pickle.load)(file)
+    """The next record of `file`; _END at the end of the file."""
+    header = file.read(_HEADER.size)
+    if not header:
+        return _END
+    kind, size = _HEADER.unpack(header)
+    return (marshal.loads if kind == _MARSHAL else pickle.loads)(file.read(size))
 
 
 def _encode_slice(answer: _SliceAnswer) -> Iterator[bytes]:
-    """A record (a list of rows) per chunk as the worker evaluates it, then a tuple: the notices and the count."""
+    """A record (encode_pairs's, a list) per chunk as the worker evaluates it, then a tuple: the notices
+    and the count."""
     for pairs in answer.chunks:
         yield encode_pairs(pairs)
     yield _dumps(([(key, n.message, _source_row(n.source)) for key, n in answer.noticed], answer.count))
@@ -636,33 +651,33 @@ def _source_row(value: Source | None) -> tuple[str, int, str] | None:
     return None if value is None else (value.file, value.line, value.via)
 
 
+def _distinct(column: Sequence[Any]) -> tuple[list[Any], list[int]]:
+    """The distinct objects of `column` by identity, in order of their first, and each entry's index among
+    them (made by C-level iteration: a column has an entry per result)."""
+    by_id = dict(zip(map(id, column), column))
+    index = dict(zip(by_id, range(len(by_id))))
+    return list(by_id.values()), list(map(index.__getitem__, map(id, column)))
+
+
 def encode_pairs(pairs: ResultPairs) -> bytes:
-    """A chunk of results as one record of plain rows (read back by `read_pairs`): a worker's answer, or an
-    output's spill (render/result_spill.py)."""
-    # shared within a record only: a chunk's results are dropped once written, and an id may be reused
-    refs: dict[int, tuple[Any, ...]] = {}
-    sources: dict[int, tuple[str, int, str] | None] = {id(None): None}
-    props: dict[int, dict[str, str]] = {}
-
-    def source(value: Source | None) -> tuple[str, int, str] | None:
-        found = sources.get(id(value), False)
-        if found is False:
-            found = sources[id(value)] = _source_row(value)
-        return found        # type: ignore[return-value]
-
-    rows = []
-    for r, ok in pairs:
-        ref = r.subject
-        ref_row = refs.get(id(ref))
-        if ref_row is None:
-            ref_row = refs[id(ref)] = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid, ref.synthetic)
-        properties = props.get(id(r.properties))
-        if properties is None:
-            properties = props[id(r.properties)] = dict(r.properties)
-        rows.append((r.policy, r.source, r.rule, r.result, r.message, ref_row, r.scored, r.category, r.severity,
-                     properties, r.validation_actions, source(r.location), source(r.policy_location), r.binding,
-                     ok))
-    return _dumps(rows)
+    """A chunk of results as one record (read back by `PairsReader`): a worker's answer, or an output's spill
+    (render/result_spill.py). The record is columnar: each of Result's fields as a list, the Refs,
+    properties and Sources as tables of their distinct values (by identity: the results of a chunk share
+    them, and are alive while it is written) with a column of indexes into them, and the reportable flags
+    as bytes. Both ways go without a Python step per result, which a row per result took (twice a result's
+    evaluation time, in a run whose output reads the spill twice)."""
+    results = pairs.results
+    columns: list[Sequence[Any]] = list(zip(*results)) if results else [()] * len(Result._fields)
+    refs, columns[5] = _distinct(columns[5])
+    props, columns[9] = _distinct(columns[9])
+    sources, at = _distinct([*columns[11], *columns[12]])
+    columns[11], columns[12] = at[:len(results)], at[len(results):]
+    # a list: a worker's answer ends with a tuple (_encode_slice)
+    return _dumps([columns,
+                   [(r.api_version, r.kind, r.namespace, r.name, r.uid, r.synthetic) for r in refs],
+                   [dict(p) for p in props],
+                   [_source_row(s) for s in sources],
+                   bytes(pairs.reportable)])
 
 
 class _SliceDecoder:
@@ -707,6 +722,8 @@ def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
     def chunks() -> Iterator[ResultPairs]:
         while True:
             record = _load(file)
+            if record is _END:      # the worker's file ends before its notices (as marshal.load said)
+                raise EOFError("a worker's answer ended early")
             if type(record) is tuple:
                 notices, answer.count = record
                 answer.noticed = [(key, Notice(message, _shared_source(shared, at))) for key, message, at in notices]
@@ -728,25 +745,29 @@ def _shared_source(shared: _Shared, row: tuple[str, int, str] | None) -> Source 
     return found        # type: ignore[return-value]
 
 
-def _decode_pairs(shared: _Shared, record: list[tuple[Any, ...]]) -> ResultPairs:
-    refs, made, messages, props = shared.refs, shared.made, shared.messages, shared.props
-    for kept in (made, messages, props):
+def _decode_pairs(shared: _Shared, record: list[Any]) -> ResultPairs:
+    """`encode_pairs`'s record back: what it shares made (or found) once per record, the Results made from its
+    columns without a Python step per result."""
+    columns, ref_rows, props_rows, source_rows, flags = record
+    refs, messages, props = shared.refs, shared.messages, shared.props
+    for kept in (shared.made, messages, props):
         if len(kept) > _SHARED_MAX:
             kept.clear()
-    pairs = ResultPairs()
-    seen: dict[int, dict[str, str]] = {}     # a record shares within itself: each properties once
-    for (policy, kind, rule, status, message, ref_row, scored, category, severity, properties, actions,
-         location, policy_location, binding, ok) in record:
-        ref = refs.get(ref_row)
+    ref_table = []
+    for row in ref_rows:
+        ref = refs.get(row)
         if ref is None:
-            ref = refs[ref_row] = Ref(*ref_row)
-        one = seen.get(id(properties))
-        if one is None:
-            one = seen[id(properties)] = props.setdefault(tuple(properties.items()), properties)
-        pairs.append(new_result(policy, kind, rule, status, messages.setdefault(message, message), ref,
-                                scored, category, severity, one, actions, _shared_source(shared, location),
-                                _shared_source(shared, policy_location), binding), ok)
-    return pairs
+            ref = refs[row] = Ref(*row)
+        ref_table.append(ref)
+    props_table = [props.setdefault(tuple(p.items()), p) for p in props_rows]
+    source_table = [_shared_source(shared, row) for row in source_rows]
+    (policy, kind, rule, status, message, ref_at, scored, category, severity, props_at, actions, location,
+     policy_location, binding) = columns
+    results = list(map(partial(tuple.__new__, Result), zip(  # type: ignore[arg-type]
+        policy, kind, rule, status, map(messages.setdefault, message, message), map(ref_table.__getitem__, ref_at),
+        scored, category, severity, map(props_table.__getitem__, props_at), actions,
+        map(source_table.__getitem__, location), map(source_table.__getitem__, policy_location), binding)))
+    return ResultPairs(results, bytearray(flags))
 
 
 class PairsReader:
@@ -759,10 +780,10 @@ class PairsReader:
 
     def read(self, file: BinaryIO) -> ResultPairs | None:
         """The next record's results; None at the end of the file."""
-        if not file.read(1):
+        record = _load(file)
+        if record is _END:
             return None
-        file.seek(-1, 1)
         shared = self._shared
         # no subject index here: a record's subjects are its own (a chunk holds whole subjects)
         shared.refs.clear()
-        return _decode_pairs(shared, _load(file))
+        return _decode_pairs(shared, record)

@@ -252,8 +252,11 @@ def _undetermined_notes(results: Iterable[Result]) -> Iterator[str]:
 
 def write_reports(run: EvalView, stream: TextIO) -> None:
     """`-o reports`: the expected reports as a YAML stream, built and written one at a time."""
-    for note in _undetermined_notes(run.results if run.handed is None else run.handed.results()):
-        stream.write(note)
+    handed = run.handed
+    # the spilled results are read for their notes only when they were counted to have one
+    if handed is None or handed.counts.get(UNDETERMINED):
+        for note in _undetermined_notes(run.results if handed is None else handed.results()):
+            stream.write(note)
     _write_report_stream(run.report_items(), stream.write)
 
 

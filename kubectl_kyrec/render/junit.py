@@ -124,8 +124,8 @@ def write(findings: Collection[Finding], stream: IO[str], *, name: str, chunk: i
     suite of their own first, an error case each.
 
     Findings that are not held (render/result_spill.py SpilledFindings, made anew each time they are
-    iterated) are counted in a first pass, and their cases' text waits for its suite in a temporary file
-    (_SpooledSuites) in the second: nothing holds them all."""
+    iterated) are read once: counted as their cases' text is made, which waits for its suite in a temporary
+    file (_SpooledSuites): nothing holds them all."""
     if isinstance(findings, Sequence):
         suites: dict[str, list[Finding]] = {}
         for f in findings:
@@ -138,20 +138,19 @@ def write(findings: Collection[Finding], stream: IO[str], *, name: str, chunk: i
                  for suite, cases in suites.items()}
         spooled = None
     else:
-        counts, files = _tally(findings)
+        spooled = _SpooledSuites(findings)
+        counts, files = spooled.counts, spooled.files
     totals = [sum(c[i] for c in counts.values()) for i in range(3)]
     totals[0] += len(failed_reads)
     totals[2] += len(failed_reads)
     stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     root = (f'<testsuites name="{_attr(name)}" tests="{totals[0]}" failures="{totals[1]}" errors="{totals[2]}" '
             'time="0"')
-    if not counts and not failed_reads:
-        stream.write(root + " />\n")
-        return
-    if not isinstance(findings, Sequence):
-        spooled = _SpooledSuites(findings)
-    stream.write(root + ">")
     try:
+        if not counts and not failed_reads:
+            stream.write(root + " />\n")
+            return
+        stream.write(root + ">")
         # the document's body as one sequence: each suite's opening tag (text), its cases, its closing tag
         body: list[str | Finding | Iterable[str]] = []
         if failed_reads:
@@ -171,33 +170,10 @@ def write(findings: Collection[Finding], stream: IO[str], *, name: str, chunk: i
                 body.append(spooled.texts(suite_name))
             body.append("\n  </testsuite>")
         _write_body(body, stream.write, chunk=chunk)
+        stream.write("\n</testsuites>\n")
     finally:
         if spooled is not None:
             spooled.close()
-    stream.write("\n</testsuites>\n")
-
-
-def _tally(findings: Iterable[Finding]) -> tuple[dict[str, tuple[int, int, int, int]], dict[str, str | None]]:
-    """`_counts` of each suite's cases and the policy file of its first case that has one, in one pass."""
-    counts: dict[str, list[int]] = {}
-    files: dict[str, str | None] = {}
-    for f in findings:
-        suite = f.suite
-        tally = counts.get(suite)
-        if tally is None:
-            tally = counts[suite] = [0, 0, 0, 0]
-            files[suite] = None
-        tally[0] += 1
-        outcome = f.outcome
-        if outcome in ("fail", "warn"):
-            tally[1] += not f.baselined
-        elif outcome == "error":
-            tally[2] += not f.baselined
-        elif outcome == "skip" or outcome == UNDETERMINED:
-            tally[3] += 1
-        if files[suite] is None and f.policy_location:
-            files[suite] = f.policy_location.file
-    return {suite: (t[0], t[1], t[2], t[3]) for suite, t in counts.items()}, files
 
 
 # a suite's cases wait in memory up to this many characters, then go to the temporary file as one piece
@@ -206,7 +182,8 @@ _SPOOL_PIECE = 1 << 16
 
 class _SpooledSuites:
     """The cases' text, each suite's in pieces of a temporary file in the findings' order, read back a piece
-    at a time when its suite is written."""
+    at a time when its suite is written; made in one pass over the findings, which counts each suite's cases
+    as `_counts` does (`counts`) and finds the policy file of its first case that has one (`files`)."""
 
     def __init__(self, findings: Iterable[Finding]) -> None:
         from kubectl_kyrec.render.spill_file import SpillFile
@@ -215,6 +192,8 @@ class _SpooledSuites:
         self.pieces: dict[str, list[tuple[int, int]]] = {}
         waiting: dict[str, list[str]] = {}
         sizes: dict[str, int] = {}
+        tallies: dict[str, list[int]] = {}
+        files: dict[str, str | None] = {}
         for f in findings:
             suite = f.suite
             text = "\n    " + _case(f)
@@ -222,6 +201,19 @@ class _SpooledSuites:
             if held is None:
                 held = waiting[suite] = []
                 sizes[suite] = 0
+                tallies[suite] = [0, 0, 0, 0]
+                files[suite] = None
+            tally = tallies[suite]
+            tally[0] += 1
+            outcome = f.outcome
+            if outcome in ("fail", "warn"):
+                tally[1] += not f.baselined
+            elif outcome == "error":
+                tally[2] += not f.baselined
+            elif outcome == "skip" or outcome == UNDETERMINED:
+                tally[3] += 1
+            if files[suite] is None and f.policy_location:
+                files[suite] = f.policy_location.file
             held.append(text)
             sizes[suite] += len(text)
             if sizes[suite] >= _SPOOL_PIECE:
@@ -231,6 +223,8 @@ class _SpooledSuites:
         for suite, held in waiting.items():
             if held:
                 self._put(suite, held)
+        self.counts = {suite: (t[0], t[1], t[2], t[3]) for suite, t in tallies.items()}
+        self.files = files
 
     def _put(self, suite: str, texts: list[str]) -> None:
         data = "".join(texts).encode("utf-8", "surrogatepass")

@@ -13,7 +13,10 @@ iter_spilled_reports).
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
+from itertools import compress, groupby
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from kubectl_kyrec.evaluate.pipeline import PairsReader, encode_pairs
@@ -22,6 +25,9 @@ from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS
 from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.spill_file import SpillFile
+
+_POLICY, _SOURCE, _STATUS = (itemgetter(Result._fields.index(name)) for name in ("policy", "source", "result"))
+_UID = attrgetter("subject.uid")
 
 
 class ResultSpill:
@@ -43,21 +49,23 @@ class ResultSpill:
     def add(self, pairs: ResultPairs) -> None:
         if not len(pairs):
             return
+        results = pairs.results
         counts = self.counts
+        # counted and collected by C-level iteration: a chunk is thousands of results, each of them counted
+        for status, n in Counter(map(_STATUS, results)).items():
+            counts[status] = counts.get(status, 0) + n
         reporting, last = self._reporting, self._last_uid
-        for r, ok in zip(pairs.results, pairs.reportable):
-            counts[r.result] = counts.get(r.result, 0) + 1
-            if ok:
-                uid = r.subject.uid
-                if uid != last:
-                    if uid in reporting:
-                        self.scattered = True
-                    else:
-                        reporting.add(uid)
-                        self.reported_subjects += 1
-                    last = uid
+        # the reportable results' subjects, a run of one subject's at a time
+        for uid, _ in groupby(map(_UID, compress(results, pairs.reportable))):
+            if uid != last:
+                if uid in reporting:
+                    self.scattered = True
+                else:
+                    reporting.add(uid)
+                    self.reported_subjects += 1
+                last = uid
         self._last_uid = last
-        self.policies.update({(r.source, r.policy) for r in pairs.results})
+        self.policies.update(zip(map(_SOURCE, results), map(_POLICY, results)))
         self.count += len(pairs)
         if self._file is None:
             self._file = SpillFile()
