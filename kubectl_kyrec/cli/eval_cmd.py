@@ -205,7 +205,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 
 # the formats that take a run's results as they are decided (a table only on stdout, and one of the two: `-o
 # table=FILE` and `-o wide=FILE` read the whole run, as the tests compare the streamed tables with them)
-_TABLES = (OutputFormat.TABLE, OutputFormat.WIDE)
+_TABLES = frozenset((OutputFormat.TABLE, OutputFormat.WIDE))   # a set: completion reads the one tuple of formats
 _STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORTS, OutputFormat.JUNIT,
                        OutputFormat.SARIF, OutputFormat.GITHUB))
 
