@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.load.run_inputs.kinds import guess_plural
+from kubectl_kyrec.load.run_inputs.sources import strings_in
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason
 from kubectl_kyrec.reconcile.list_read import Read
@@ -102,25 +103,13 @@ def reporting_policy_reads() -> tuple[Read, ...]:
     return tuple(Read(api, kind, soft=True) for api, kind in REPORTING_POLICY_KINDS)
 
 
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            yield str(k)
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 def evaluation_reads(policy_doc: Mapping[str, Any], kinds: Iterable[tuple[str, str]]) -> tuple[Read, ...]:
     """The reads what a policy wants for a trigger depends on, beyond the trigger itself: Namespaces when it
     selects or looks at them, and every kind of `kinds` (apiVersion, kind) its text names, as a kind
     (`"kind": "Secret"`) or as a resource (`resource.Get("v1", "secrets", ...)`, an apiCall's urlPath).
     Over-naming a kind costs only caution (an undetermined finding when that kind is unreadable); missing
     one could turn a failed read into a delete. These reads are soft: only a failed LIST of them counts."""
-    text = "\n".join(_strings(policy_doc.get("spec")))
+    text = "\n".join(strings_in(policy_doc.get("spec")))
     reads: dict[tuple[str, str], Read] = {}
     if any(key in text for key in NAMESPACE_READ_KEYS):
         reads[("", "Namespace")] = Read("v1", "Namespace", soft=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -336,24 +336,26 @@ _LOOKUP = re.compile(r"(?<![\w.])(?:resource|globalContext)\s*\.|\b(?:apiCall|co
 _NAMED_LOOKUP = re.compile(r"""resource\s*\.\s*(?:Get|List|get|list)\s*\(\s*(["'])[\w./-]*\1\s*,\s*(["'])([\w.-]+)\2""")
 
 
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string of a decoded document, keys included, depth first: where a policy may name what it reads."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from strings_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_in(item)
+
+
 def _looked_up(policies: Sequence[Any]) -> set[str] | None:
     """The resources (plural names) the policy documents look up by name (`_NAMED_LOOKUP`), or None when any
     of them may look up something else (`_LOOKUP` found where no such call is, in a key or a string): the
     state's objects of every kind must then stay whole. Naming one where none is used costs only the stream."""
-    def texts(value: Any) -> Iterator[str]:
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                yield str(key)
-                yield from texts(item)
-        elif isinstance(value, list):
-            for item in value:
-                yield from texts(item)
-
     found: set[str] = set()
     for policy in policies:
-        for text in texts(policy):
+        for text in strings_in(policy):
             for match in _LOOKUP.finditer(text):
                 named = _NAMED_LOOKUP.match(text, match.start())
                 if named is None:
