@@ -42,9 +42,14 @@ spec:
 """
 
 
+PREFIX = "streamed-input-"
+
+
 def pod(i: int) -> str:
     image = "nginx:latest" if i % 3 == 0 else "nginx:1.27"
-    return (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{i:04d}\n  namespace: team-{i % 4}\n"
+    # a prefix no other test's objects have: the heap is searched by name (alive_pods), and objects of earlier
+    # in-process runs may still be alive in the same pytest process
+    return (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {PREFIX}{i:04d}\n  namespace: team-{i % 4}\n"
             f"spec:\n  containers:\n  - name: c\n    image: {image}\n")
 
 
@@ -80,7 +85,7 @@ def alive_pods() -> set[str]:
     gc.collect()
     return {o["metadata"]["name"] for o in gc.get_objects()
             if type(o) is dict and o.get("kind") == "Pod" and isinstance(o.get("metadata"), dict)
-            and str(o["metadata"].get("name", "")).startswith("p0")}
+            and str(o["metadata"].get("name", "")).startswith(PREFIX)}
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -94,7 +99,7 @@ def test_the_loader_is_read_as_the_table_gets_results(files: tuple[Path, Path], 
 
     def add(self: Any, results: Any) -> None:
         loaded_at_add.append(len(watched))
-        alive_at_last[:] = sorted(int(name[1:]) for name in alive_pods())
+        alive_at_last[:] = sorted(int(name[len(PREFIX):]) for name in alive_pods())
         real_add(self, results)
 
     monkeypatch.setattr(eval_output.TableTally, "add", add)

@@ -60,8 +60,8 @@ DYNAMIC = LOOKUP.replace("resource.List('v1', 'configmaps',", "resource.List('v1
 
 
 def pod(i: int, namespace: str | None = None) -> dict[str, Any]:
-    # named s0000...: test_streamed_inputs.py searches the heap for its own p0000... Pods, and a run's objects
-    # may outlive it in a cache
+    # named s0000...: test_streamed_inputs.py searches the heap for its own streamed-input-0000... Pods, and a
+    # run's objects may outlive it in a cache
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": f"s{i:04d}", "namespace": namespace or f"team-{'abc'[i % 3]}", "uid": f"u-{i}"},
             "spec": {"containers": [{"name": "c", "image": "nginx:latest" if i % 4 == 0 else "nginx:1.27"}]}}
