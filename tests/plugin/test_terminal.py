@@ -13,6 +13,7 @@ import pytest
 
 from kubectl_kyrec.cli.terminal import color_enabled
 from kubectl_kyrec.render.fit import REF, TEXT, Column, fit_table, render_table, short_ref, wrap
+from tests.pty_read import drain
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "testdata" / "diff" / "sync-off-edited-downstream"
@@ -34,18 +35,10 @@ def _on_a_terminal(*args: str, env: dict[str, str]) -> str:
     proc = subprocess.Popen([sys.executable, "-c", "from kubectl_kyrec.cli.console import main; main()", *args],
                             stdout=child, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
     os.close(child)
-    chunks = []
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
+    output = drain(main)
     proc.wait(timeout=60)
     os.close(main)
-    return b"".join(chunks).decode()
+    return output.decode()
 
 
 def test_diff_colours_a_terminal_unless_told_not_to() -> None:

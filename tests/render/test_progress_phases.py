@@ -15,6 +15,7 @@ from pathlib import Path
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.files import reading_files
 from kubectl_kyrec.render.progress import Progress, writing_output
+from tests.pty_read import drain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,18 +126,10 @@ def _stderr_on_a_terminal(args: list[str], *, stdout_terminal: bool) -> str:
                             stdout=child if stdout_terminal else subprocess.DEVNULL, stderr=child,
                             env={**os.environ, "TERM": "xterm"}, cwd=ROOT)
     os.close(child)
-    chunks = []
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
+    output = drain(main)
     proc.wait(timeout=120)
     os.close(main)
-    return b"".join(chunks).decode()
+    return output.decode()
 
 
 def test_eval_on_a_terminal_shows_its_phases(tmp_path: Path) -> None:

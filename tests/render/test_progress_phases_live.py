@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.kubeapi.server import ApiServer
+from tests.pty_read import drain
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = str(ROOT / "testdata" / "examples" / "cluster.yaml")
@@ -33,18 +34,10 @@ def on_a_terminal(args: list[str], env: dict[str, str] | None = None, *, termina
     main, child = pty.openpty()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=child, env=environ, cwd=ROOT)
     os.close(child)
-    chunks = []
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
+    output = drain(main)
     code = proc.wait(timeout=120)
     os.close(main)
-    return b"".join(chunks).decode(), code
+    return output.decode(), code
 
 
 def in_order(shown: str, *parts: str) -> None:
