@@ -14,7 +14,6 @@ from click.testing import CliRunner
 
 import kubectl_kyrec.cli.eval_cmd as eval_cmd
 import kubectl_kyrec.evaluate.pipeline as pipeline
-import kubectl_kyrec.run.eval as run_module
 from kubectl_kyrec.cli.main import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,21 +52,6 @@ FORMATS = {"json": ["-o", "json"], "yaml": ["-o", "yaml"], "reports": ["-o", "re
            # the table on stdout, the documents in files (`{dir}`: each run's own directory)
            "table+yaml+json": ["-o", "table", "-o", "yaml={dir}/out.yaml", "-o", "json={dir}/out.json"],
            "github+junit+sarif": ["-o", "github", "-o", "junit={dir}/out.xml", "-o", "sarif={dir}/out.sarif"]}
-
-
-@pytest.fixture
-def kept(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Each run's EvalResult, as run_eval returned it to the command."""
-    runs: list[Any] = []
-    real = run_module.run_eval
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        run = real(*args, **kwargs)
-        runs.append(run)
-        return run
-
-    monkeypatch.setattr(run_module, "run_eval", spy)
-    return runs
 
 
 def _whole(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> Any:

@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 import kubectl_kyrec.cli.eval_cmd  # noqa: F401 - the command module whose run_eval the spy wraps
-import kubectl_kyrec.run.eval as run_module
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.render import eval_output
 
@@ -34,21 +33,6 @@ CASES = {
             "--old", str(T / "admission/old/before")],
 }
 FLAGS = {"default": [], "show-all": ["--show-all"], "fail-on-warn": ["--fail-on", "warn"]}
-
-
-@pytest.fixture
-def kept(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Each run's EvalResult, as run_eval returned it to the command."""
-    runs: list[Any] = []
-    real = run_module.run_eval
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        run = real(*args, **kwargs)
-        runs.append(run)
-        return run
-
-    monkeypatch.setattr(run_module, "run_eval", spy)
-    return runs
 
 
 @pytest.mark.parametrize("spill", [None, 1], ids=["held", "spilled-one-by-one"])
