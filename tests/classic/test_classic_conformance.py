@@ -58,7 +58,10 @@ KNOWN = {
     # checked by hand: with `request.name` added to the context both pass (lazy loading itself agrees)
     "validate/clusterpolicy/standard/variables/lazyload/conditions": _ADMISSION_ONLY_FIELD,
     "validate/clusterpolicy/standard/variables/lazyload/conditions-deprecated": _ADMISSION_ONLY_FIELD,
-    "reports/background/mutate-existing": "mutate rules are not evaluated",
+    "reports/background/mutate-existing": (
+        "the report entry the background mutate controller writes on the trigger (pass, `patched-target`) "
+        "is not computed: kyrec previews mutate-existing targets (`eval` mutateExisting) but reports no result "
+        "for them"),
     "reports/background/verify-image-fail": "verifyImages rules check signatures in a registry (undetermined)",
     "reports/background/verify-image-pass": "verifyImages rules check signatures in a registry (undetermined)",
 }
