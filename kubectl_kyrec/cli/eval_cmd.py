@@ -147,11 +147,14 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
             tally = eval_output.TableTally(True, spill=True, wide=True)
         if any(s.format not in _TABLES for s in specs):
             spill = ResultSpill()
-    # the table alone reads -r as it evaluates it, where nothing else needs every manifest (--write-mutated,
-    # --old and --old-ref do, and JSON's and YAML's `admission`; run/eval.py decides the rest); the other
-    # streamed outputs read the inputs whole, as before
-    stream = tally is not None and spill is None and not tally.wide and write_mutated_dir is None \
+    # those outputs read -r and --state as the run evaluates them, where nothing else needs every manifest
+    # (--write-mutated, --old and --old-ref do; run/eval.py decides the rest): what they need of an input object
+    # once its results are handed on is in those results, but for JSON's and YAML's `admission` entries, which
+    # go to the spill with them (the stored objects with them)
+    stream = (tally is not None or spill is not None) and write_mutated_dir is None \
         and not old_paths and old_ref is None
+    admitted = spill.add_admissions if spill is not None and stream \
+        and any(s.format in _DOCUMENTS for s in specs) else None
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path,
@@ -176,7 +179,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
     # left, then `writing output` while a pipe or a file gets it
     with Progress.on_terminal("evaluated", phase="loading inputs") as progress, reading_files(progress.loading):
         run = run_eval(options, source, on_subject=progress.tick, on_total=progress.expect,
-                       on_results=_handed_to(tally, spill))
+                       on_results=_handed_to(tally, spill), on_admissions=admitted)
     run.handed = spill
     emit_warnings(run.warnings)
     report_run(run)
@@ -208,6 +211,7 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
 _TABLES = frozenset((OutputFormat.TABLE, OutputFormat.WIDE))   # a set: completion reads the one tuple of formats
 _STREAMED = frozenset((OutputFormat.JSON, OutputFormat.YAML, OutputFormat.REPORTS, OutputFormat.JUNIT,
                        OutputFormat.SARIF, OutputFormat.GITHUB))
+_DOCUMENTS = frozenset((OutputFormat.JSON, OutputFormat.YAML))     # the run's document: `admission` too
 
 
 def _streams(specs: Sequence[OutputSpec], base_policy_paths: Sequence[str], ci_options: CiOptions) -> bool:

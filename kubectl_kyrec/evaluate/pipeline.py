@@ -134,6 +134,14 @@ PARALLEL_PAIRS = 20_000
 # 100,000 pairs of the 24 corpus Pod policies)
 WORKER_PAIRS = 100_000
 
+class AdmissionPairs(ResultPairs):
+    """The admission chain's own results (the mutations'), never reported. A whole run hands every subject's
+    on before any validation result, a stream each slice's before that slice's validation results: an output
+    that writes results in the whole run's order puts these ahead of the rest (render/result_spill.py)."""
+
+    __slots__ = ()
+
+
 class _SliceAnswer:
     """One slice of the subjects, evaluated as it is read: `chunks`, its (result, reportable) pairs a few
     thousand at a time (each of whole subjects), then, once they are all read, `noticed`: the classic notices
@@ -207,7 +215,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
              on_subject: Callable[[Subject], None] | None = None,
              on_total: Callable[[int], None] | None = None,
              on_results: Callable[[ResultPairs], object] | None = None,
-             envs: Environments | None = None) -> EvalOutcome:
+             envs: Environments | None = None,
+             on_admissions: Callable[[Sequence[Admission]], object] | None = None) -> EvalOutcome:
     """`on_subject`: called once per subject evaluated; `on_total`: told how many there will be, once the
     filters have chosen them (a progress line's total and estimate). `on_results`: handed the results in
     order, a chunk at a time as they are decided, instead of the outcome's `results` and `pairs` (left empty),
@@ -219,7 +228,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     on: the outcome keeps no subject or admission (`subject_count` says how many), and `on_total` is not
     called (how many there are is known at the end only). The caller vouches that the iterator holds no
     Namespace but the state's (the namespaces are the state's and the options': eval's --state read as it is
-    evaluated keeps its Namespaces in `state`), and there is no `old`."""
+    evaluated keeps its Namespaces in `state`), and there is no `old`. `on_admissions`: handed each slice's
+    admissions whole (the objects as stored) before the slice is dropped, for an output that prints them
+    (`-o json`'s `admission`); a stream only (a whole run's are the outcome's `admissions`)."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     if envs is None:
         envs = Environments(libraries)
@@ -349,7 +360,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     kept = ResultPairs()
     give: Callable[[ResultPairs], object] = on_results if on_results is not None else kept.extend
     if chain_results:
-        first = ResultPairs()
+        first = AdmissionPairs()
         first.extend(chain_results)
         give(first)
 
@@ -368,7 +379,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
             admit=(lambda picked: chain.admit(picked, lambda s: subject_context(s, namespaces, options),
                                               options.operation)) if chain is not None else None,
             holds=options.selection.holds_policy, admitted_of=admitted_of, evaluate=evaluate_slice, give=give,
-            consume=consume, on_subject=on_subject,
+            consume=consume, on_subject=on_subject, on_admissions=on_admissions,
             known_namespaces=frozenset((d.api_version, d.name) for d in state if d.kind == "Namespace")),
             out, subject_notices, evaluators=evaluators, jobs=options.jobs)
         out.notices[subject_notices_at:subject_notices_at] = subject_notices
@@ -404,6 +415,7 @@ class _StreamSteps:
     give: Callable[[ResultPairs], object]
     consume: Callable[[_SliceAnswer, _Admitted | None], None]
     on_subject: Callable[[Subject], None] | None
+    on_admissions: Callable[[Sequence[Admission]], object] | None = None
     # the state's Namespaces (apiVersion, name): the stream of a state read as it is evaluated holds them too
     known_namespaces: frozenset[tuple[str, str]] = frozenset()
 
@@ -443,7 +455,7 @@ def _evaluate_stream(resources: Iterator[Document], steps: _StreamSteps, out: Ev
             notices.extend(noticed)
             if not picked:
                 continue
-            first = ResultPairs()
+            first = AdmissionPairs()
             admitted = None
             if steps.admit is not None:
                 chained = steps.admit(picked)
@@ -451,6 +463,8 @@ def _evaluate_stream(resources: Iterator[Document], steps: _StreamSteps, out: Ev
                 # admission's results, never reported (see run_eval)
                 first.extend((r, False) for r in chained.results if steps.holds(r.policy))
                 admitted = steps.admitted_of(chained.admissions)
+                if steps.on_admissions is not None:
+                    steps.on_admissions(chained.admissions)
                 out.admissions.extend(replace(a, subject=replace(a.subject, obj={}, old_obj=None),
                                               before_mutations=None, alternatives=())
                                       for a in chained.admissions if a.mutations)

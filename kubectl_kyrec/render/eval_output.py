@@ -37,6 +37,7 @@ class HandedResults(Protocol):
 
     def chunks(self) -> Iterator[ResultPairs]: ...
     def results(self) -> Iterator[Result]: ...
+    def admission_items(self) -> Items: ...
 
 
 class EvalView(Protocol):
@@ -53,6 +54,8 @@ class EvalView(Protocol):
     empty_reason: str
     admissions: list[Admission]
     target_changes: list[TargetPreview]
+    # the admissions went where the results did, as they were decided (`admissions` holds only the mutated ones)
+    admissions_handed: bool
 
     # the results as the run handed them on, spilled (render/result_spill.py), when it kept none itself
     @property
@@ -197,8 +200,13 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
                                 shared=True, parts=lambda start, stop: _ResultsParts(results[start:stop]))
     else:
         yield "results", _spilled_items(handed)
-    admissions = run.admissions
-    yield "admission", Items(len(admissions), lambda start, stop: (admission_json(a) for a in admissions[start:stop]))
+    if run.admissions_handed:
+        assert handed is not None, "the admissions were handed on with the results"
+        yield "admission", handed.admission_items()
+    else:
+        admissions = run.admissions
+        yield "admission", Items(len(admissions),
+                                 lambda start, stop: (admission_json(a) for a in admissions[start:stop]))
     yield "downstreams", downstreams_json(run.generated)
     if run.target_changes:
         # only with --state/--live and a mutate-existing rule: what applying this changes on existing targets

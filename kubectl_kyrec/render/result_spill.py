@@ -1,5 +1,7 @@
 """Every result of a run, handed on as it is decided and kept on disk, for the outputs that print them all
-(issue 36): `-o json`, `-o yaml`, `-o reports`.
+(issue 36): `-o json`, `-o yaml`, `-o reports`, and the CI formats. With the manifests read as they are
+evaluated, the documents' `admission` entries are kept on disk beside them, each as it will be written (the
+stored object with it): what of the input objects `-o json|yaml` still need once their results are decided.
 
 The run hands its results here a chunk of whole subjects at a time (run/eval.py run_eval's `on_results`);
 each chunk goes to an unlinked temporary file as one record of plain rows (evaluate/pipeline.py
@@ -13,18 +15,22 @@ iter_spilled_reports).
 from __future__ import annotations
 
 import datetime
+import pickle
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from itertools import compress, groupby
 from operator import attrgetter, itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.evaluate.pipeline import PairsReader, encode_pairs
+from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsReader, encode_pairs
 from kubectl_kyrec.model import Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
-from kubectl_kyrec.render.eval_output import SUMMARY_KEYS
+from kubectl_kyrec.render.eval_output import SUMMARY_KEYS, admission_json
 from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.spill_file import SpillFile
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.admission_chain import Admission
 
 _POLICY, _SOURCE, _STATUS = (itemgetter(Result._fields.index(name)) for name in ("policy", "source", "result"))
 _UID = attrgetter("subject.uid")
@@ -45,6 +51,11 @@ class ResultSpill:
         self.policies: set[tuple[str, str]] = set()
         self._last_uid: str | None = None
         self._file: SpillFile | None = None
+        # the admission chain's results (AdmissionPairs), read back before the rest as a whole run orders them
+        self._ahead: SpillFile | None = None
+        # the `admission` entries handed on (add_admissions), a pickled list of them per slice
+        self.admission_count = 0
+        self._admitted: SpillFile | None = None
 
     def add(self, pairs: ResultPairs) -> None:
         if not len(pairs):
@@ -67,40 +78,75 @@ class ResultSpill:
         self._last_uid = last
         self.policies.update(zip(map(_SOURCE, results), map(_POLICY, results)))
         self.count += len(pairs)
+        if isinstance(pairs, AdmissionPairs):
+            if self._ahead is None:
+                self._ahead = SpillFile()
+            self._ahead.write(encode_pairs(pairs))
+            return
         if self._file is None:
             self._file = SpillFile()
         self._file.write(encode_pairs(pairs))
+
+    def add_admissions(self, admissions: Sequence[Admission]) -> None:
+        """A slice's admissions, as the documents' `admission` entries (render/eval_output.admission_json),
+        made now: the slice's objects are dropped once its results are handed on."""
+        if not admissions:
+            return
+        if self._admitted is None:
+            self._admitted = SpillFile()
+        # pickled: the stored objects are the loaders' values (and what mutations put in them) as they are
+        self._admitted.write(pickle.dumps([admission_json(a) for a in admissions], protocol=pickle.HIGHEST_PROTOCOL))
+        self.admission_count += len(admissions)
+
+    def admission_items(self) -> Items:
+        """The `admission` entries handed on, in order, read back a slice's record at a time."""
+        def make(start: int, stop: int) -> Iterator[dict[str, Any]]:
+            assert (start, stop) == (0, self.admission_count), "spilled admissions are read whole, in order"
+            if self._admitted is None:
+                return
+            spill = self._admitted
+            at = 0
+            while at < spill.tell_end():
+                file = spill.file
+                file.seek(at)
+                record = pickle.load(file)
+                at = file.tell()
+                yield from record
+
+        return Items(self.admission_count, make)
 
     def uids(self) -> set[str]:
         """The subjects owed a report by the results handed on."""
         return self._reporting
 
     def chunks(self) -> Iterator[ResultPairs]:
-        """The results as they were handed on, a record at a time (read anew on each call)."""
-        if self._file is None:
-            return
-        spill = self._file
-        reader = PairsReader()
-        at = 0
-        while True:
-            # each reader at its own place: two of them may be part-way at once (a document's results and
-            # the reports after them are two reads)
-            file = spill.file
-            file.seek(at)
-            pairs = reader.read(file)
-            if pairs is None:
-                return
-            at = file.tell()
-            yield pairs
+        """The results in the whole run's order, a record at a time (read anew on each call): the admission
+        chain's, then the rest as they were handed on."""
+        for spill in (self._ahead, self._file):
+            if spill is None:
+                continue
+            reader = PairsReader()
+            at = 0
+            while True:
+                # each reader at its own place: two of them may be part-way at once (a document's results and
+                # the reports after them are two reads)
+                file = spill.file
+                file.seek(at)
+                pairs = reader.read(file)
+                if pairs is None:
+                    break
+                at = file.tell()
+                yield pairs
 
     def results(self) -> Iterator[Result]:
         for pairs in self.chunks():
             yield from pairs.results
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        for file in (self._ahead, self._file, self._admitted):
+            if file is not None:
+                file.close()
+        self._ahead = self._file = self._admitted = None
 
 
 def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]], now: datetime.datetime,

@@ -86,6 +86,10 @@ class EvalResult:
     # with --state/--live: what mutate-existing rules would change on existing targets
     # (evaluate/classic/mutate_existing_preview.py)
     target_changes: list[TargetPreview] = field(default_factory=list)
+    # every admission went to run_eval's `on_admissions` as it was decided (the manifests were read as they were
+    # evaluated): `admissions` holds only the mutated ones, without objects (the table's MUTATED rows), and the
+    # documents' `admission` is read back from where they went (`handed`)
+    admissions_handed: bool = False
     _reports: list[dict[str, Any]] | None = field(default=None, repr=False)
 
     @property
@@ -129,12 +133,16 @@ def counts_as_failure(results: Sequence[Result], fail_on: str, actions: Sequence
 def run_eval(options: EvalRunOptions, source: InputSource,
              on_subject: Callable[[Subject], None] | None = None,
              on_total: Callable[[int], None] | None = None,
-             on_results: Callable[[ResultPairs], object] | None = None) -> EvalResult:
+             on_results: Callable[[ResultPairs], object] | None = None,
+             on_admissions: Callable[[Sequence[Admission]], object] | None = None) -> EvalResult:
     """`on_subject`: called once per subject as it is evaluated, `on_total` with how many there are (progress
     on a terminal). `on_results`: handed every result in order, a chunk at a time as they are decided, for an
     output that keeps only what it needs of them (the table, a spill: render/result_spill.py); the run then
     keeps none (`results` is empty, `report_pairs` holds only a GeneratingPolicy's, which reports join to
-    their triggers': no --base-policy) and its exit code is counted on the way."""
+    their triggers': no --base-policy) and its exit code is counted on the way. `on_admissions`: with
+    `on_results`, for an output that prints every admission with its object (`-o json|yaml`): when the
+    manifests are read as they are evaluated, handed each slice's admissions as they are decided
+    (`admissions_handed`; `admissions` then holds only the mutated ones, without their objects)."""
     if on_results is not None and options.base_policy_paths:
         raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
@@ -199,7 +207,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
 
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
-                       on_results=hand_on if on_results is not None else None, envs=envs)
+                       on_results=hand_on if on_results is not None else None, envs=envs,
+                       on_admissions=on_admissions if on_results is not None else None)
     # generating policies: their results join the others, their downstreams are listed; Kyverno generates from
     # the trigger as admitted (evaluate/generating/admitted.py)
     generated = generate_for_inputs(inputs, now=now, selection=selection, admissions=outcome.admissions)
@@ -267,7 +276,9 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     reads = failed_reads(inputs.state)
     return EvalResult(results, report_pairs, generated, errors, notices, impact, with_failed_reads(code, reads),
                       change_fails, only_changes, empty_reason, now, options.report_api, reads, outcome.admissions,
-                      inputs.policies.warning_lines(), target_changes=target_changes)
+                      inputs.policies.warning_lines(), target_changes=target_changes,
+                      admissions_handed=streamed is not None and eval_options.admit and on_results is not None
+                      and on_admissions is not None)
 
 
 def options_for_run(inputs: Inputs, now: datetime.datetime, selection: Selection, *, mutate: bool,

@@ -22,3 +22,22 @@ def kept(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(run_module, "run_eval", spy)
     return runs
+
+
+@pytest.fixture
+def streamed_inputs(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each evaluation of the runs (evaluate/pipeline.py run_eval), whether its subjects were read as they
+    were evaluated (an iterator) rather than whole (a sequence)."""
+    from collections.abc import Sequence
+
+    import kubectl_kyrec.evaluate.pipeline as pipeline
+
+    seen: list[bool] = []
+    real = pipeline.run_eval
+
+    def spy(policies: Any, resources: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(not isinstance(resources, Sequence))
+        return real(policies, resources, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "run_eval", spy)
+    return seen

@@ -1,7 +1,9 @@
 """Issue 36's results stream for the documents: `-o json`, `-o yaml`, `-o reports`, `-o junit`, `-o sarif` and
 `-o github` take a run's results as they are decided, spilled to a temporary file a record at a time
 (render/result_spill.py), and write the same bytes, with the same exit code, as the document made of every
-result the run kept (the run forced to keep them: the command's `_streams` answering no)."""
+result the run kept (the run forced to keep them: the command's `_streams` answering no). They read `-r` as it
+is evaluated too, where the table would (every case but those in WHOLE_INPUTS), with the `admission` entries
+spilled beside the results; the run that keeps everything reads its inputs whole."""
 
 from __future__ import annotations
 
@@ -46,6 +48,9 @@ CASES = {
     "old": ["-p", str(T / "admission/old/policy.yaml"), "-r", str(T / "admission/old/after"),
             "--old", str(T / "admission/old/before")],
 }
+# the cases whose inputs are read whole by any output: a Namespace among the manifests (match-rules), a YAML
+# state (examples-state), generation, --old
+WHOLE_INPUTS = frozenset(("match-rules", "examples-state", "generating", "old"))
 FORMATS = {"json": ["-o", "json"], "yaml": ["-o", "yaml"], "reports": ["-o", "reports"],
            "openreports-json": ["-o", "json", "--report-api", "openreports.io/v1alpha1"],
            "junit": ["-o", "junit"], "sarif": ["-o", "sarif", "--sarif-root", str(ROOT)], "github": ["-o", "github"],
@@ -65,8 +70,8 @@ def _whole(monkeypatch: pytest.MonkeyPatch, args: list[str]) -> Any:
 @pytest.mark.parametrize("fmt", FORMATS.values(), ids=list(FORMATS))
 @pytest.mark.parametrize("case", CASES.values(), ids=list(CASES))
 def test_the_streamed_document_is_the_whole_runs(case: list[str], fmt: list[str], record: int | None,
-                                                 kept: list[Any], monkeypatch: pytest.MonkeyPatch,
-                                                 tmp_path: Path) -> None:
+                                                 kept: list[Any], streamed_inputs: list[bool],
+                                                 monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     if record is not None:
         # a record ends with a subject once it holds this many results: 1 makes each subject a record, so
         # reports are grouped, and results written, across records
@@ -90,6 +95,8 @@ def test_the_streamed_document_is_the_whole_runs(case: list[str], fmt: list[str]
     first, second = kept
     assert first.results == [] and first.handed is not None and first.handed.count
     assert second.results and second.handed is None
+    name = next(name for name, args in CASES.items() if args is case)
+    assert streamed_inputs == [name not in WHOLE_INPUTS, False]
 
 
 def test_files_get_the_streamed_documents_and_the_summary_line_counts_them(
