@@ -60,7 +60,7 @@ def _bench_module(name: str) -> Any:
 
 e2e = _bench_module("e2e")     # which reads KYREC_SHARED itself
 INPUTS = ("yaml", "state")
-FORMATS = ("table", "json", "yaml", "junit", "sarif", "reports", "github")
+FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "reports", "github")
 
 
 def _write_inputs(pods: int, state: Path, manifest: Path) -> None:
