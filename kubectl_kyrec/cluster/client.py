@@ -350,4 +350,10 @@ def connect(options: ConnectionOptions, **kwargs: Any) -> KubeClient:
     except Exception as exc:  # noqa: BLE001 - ConfigException, exec plugin failures, bad certificates...
         raise ClusterError(f'cannot use context "{resolved.context}" of {", ".join(resolved.paths)}: '
                            f"{_first_line(str(exc))}") from None
+    # A token kubeconfig's refresh hook (kubernetes/config/kube_config.py _set_config) assigns the same host
+    # again before every request, and the host setter then reads every environment variable for a proxy
+    # (kubernetes/client/configuration.py): a third of each write's CPU in `apply` (bench/apply_write_cpu.py),
+    # for nothing, as the connection pool took its proxy once, when it was built. Setting the proxy (the
+    # setter is public) pins that decision; the token is still refreshed on every request.
+    api_client.configuration.proxy = api_client.configuration.proxy
     return KubeClient(_KubernetesTransport(api_client), resolved, options, **kwargs)
