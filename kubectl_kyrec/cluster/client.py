@@ -191,9 +191,11 @@ class KubeClient:
             return response
 
     def _headers(self, accept: str, content_type: str | None) -> Any:
-        from urllib3 import HTTPHeaderDict  # multiple Impersonate-Group headers need a multi-dict
+        headers: Any = {}
+        if self.options.as_groups:
+            from urllib3 import HTTPHeaderDict  # multiple Impersonate-Group headers need a multi-dict
 
-        headers = HTTPHeaderDict()
+            headers = HTTPHeaderDict()
         headers["Accept"] = accept
         headers["User-Agent"] = f"kubectl-kyrec/{__version__}"
         if content_type:
