@@ -53,8 +53,8 @@ def _kyrec_sender(kubeconfig: Path, namespace: str) -> Callable[[str], bool]:
     def send(name: str) -> bool:
         body = {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name, "namespace": namespace, "labels": labels}, "data": {"team": namespace}}
-        change = PlannedChange(Action.CREATE, "downstream", "missing", None, Ref("v1", "ConfigMap", namespace, name, ""),
-                               body=body, message="create")
+        ref = Ref("v1", "ConfigMap", namespace, name, "")
+        change = PlannedChange(Action.CREATE, "downstream", "missing", None, ref, body=body, message="create")
         return _one(client, plan, change, found.find, DryRun.NONE).status is Status.DONE
 
     return send

@@ -18,8 +18,8 @@ namespaces: `raw ... bare` with the bare ConfigMap, `raw ... kyverno labels` wit
 eight labels Kyverno's generate puts on a downstream, the trigger's uid among them; bench/apply_probe.py
 captures kyrec's requests and shows the server spends 30-45 % more CPU per request on them). It runs in
 this process: its CPU column is this process's CPU clock over the requests alone (no start-up, no imports);
-bench/apply_write_cpu.py compares the CPU per write of the two clients request for request. `--rounds N` alternates kyrec and the raw client N times (a loaded machine
-makes one run say little).
+bench/apply_write_cpu.py compares the CPU per write of the two clients request for request. `--rounds N`
+alternates kyrec and the raw client N times (a loaded machine makes one run say little).
 
 kyrec's package is byte-compiled first (`compileall`, as a wheel install does) and the subprocess runs
 without PYTHONDONTWRITEBYTECODE: an editable install under that variable compiles ~180 modules from source
