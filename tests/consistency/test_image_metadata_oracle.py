@@ -77,11 +77,13 @@ def test_kyrec_gives_kyvernos_results_and_messages(oci_registry: OciRegistry, tm
     assert compared == len(POLICIES) * len(CASES)
 
 
-def test_kyverno_still_gives_the_golden(oci_registry: OciRegistry, realapi: RealServer, tmp_path: Path) -> None:
+def test_kyverno_still_gives_the_golden(oci_registry: OciRegistry, request: pytest.FixtureRequest,
+                                       tmp_path: Path) -> None:
     exe = kyverno_exe()
     if exe is None:
         pytest.skip("KYVERNO_BIN_DIR is not set: Kyverno's CLI is not run again (the recorded results are "
                     "replayed by test_kyrec_gives_kyvernos_results_and_messages)")
+    realapi: RealServer = request.getfixturevalue("realapi")      # started only when Kyverno runs
     assert exe.is_file(), f"KYVERNO_BIN_DIR holds no kubectl-kyverno: {exe}"
     golden = load_golden()
     assert kyverno_build(exe)["version"] == golden["kyverno"]["version"], (
