@@ -81,6 +81,10 @@ def validated_for_run(inputs: Inputs, now: datetime.datetime, registry: Any = No
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
 
     run_envs = environments_for(inputs, now)
+    if registry is not None:
+        # `image.GetMetadata` answers from the registry too (what the context file does not hold), as a
+        # cluster's Kyverno does; the run's one provider, so every stage after this one sees it
+        run_envs.provider.registry = registry
     return validated_inputs(inputs, now, run_envs.envs, run_envs.generating, registry), run_envs
 
 

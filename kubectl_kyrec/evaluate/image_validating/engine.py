@@ -381,7 +381,8 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
         for image in dict.fromkeys(i for listed in images.values() for i in listed):
             references.children.append(Step(image, NOT_MATCHED) if image not in fetched else Step(
                 image, MATCHED, "Kyverno fetches it from the registry: kyrec has no registry access"
-                if image in missing else "its data given in the context file"))
+                if image in missing else "its data given in the context file" if cp.registry is None
+                else "its data read from the registry (or given in the context file)"))
     answer = _answer(cp, cv, ctx, bound, missing, recorder)
     if recorder is not None:
         # the variant's answer; the policy's result is the last variant's that answered
