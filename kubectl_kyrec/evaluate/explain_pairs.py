@@ -27,9 +27,7 @@ from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
     admission_chain,
-    classic_evaluator,
-    compile_image_validating,
-    compile_selected,
+    compile_run,
     evaluate_policies,
     select_subjects,
     subject_context,
@@ -71,13 +69,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     out = ExplainOutcome()
     if envs is None:
         envs = Environments(libraries)
-    compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
-    classic = classic_evaluator(policies, state, kinds, envs, options)
-    if classic is not None:
-        for error in classic.errors:
-            located = policies.locate(error)
-            out.errors.append(EvalError(located.message, located.source))
-    images = compile_image_validating(policies, envs, options, out.notices, out.errors)
+    run = compile_run(policies, state, kinds, envs, options, out.notices, out.errors, "not explained")
+    classic = run.classic
     deleting, errors = compile_deleting_policies(policies, envs, options.now, options.selection.holds_policy)
     out.errors.extend(errors)
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
@@ -128,8 +121,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         # eval's evaluation of the subject (each policy, not only those whose variants may match), recording the
         # trees; a classic mutate rule's results are the admission chain's, a generate rule's the generate run's
         start = len(trace.root.children)
-        evaluate_policies(ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in compiled], images, admission,
-                          classic, state=state, kinds=kinds, options=options, recorder=trace,
+        evaluate_policies(ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in run.validating], run,
+                          state=state, kinds=kinds, options=options, recorder=trace,
                           others=[*mine, *generated_for.get(subject.ref, ())])
         # shown as they always were: the ImageValidatingPolicies after the admission policies eval runs after them
         trace.root.children[start:] = sorted(trace.root.children[start:], key=lambda t: _SHOWN.get(t.data[0].kind, 0))
