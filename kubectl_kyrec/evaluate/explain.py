@@ -196,11 +196,12 @@ def exception_node(ce: CompiledException, held: bool, activation: Activation, un
     return node
 
 
-def record(trace: Trace, meta: PolicyMeta, ref: Ref) -> list[Result]:
-    """Start one policy x subject's tree under `trace` (Trace.tree): the engine evaluating it next records into
-    it, and the results it returns, added to the list returned, end the tree."""
+def record(trace: Trace | None, meta: PolicyMeta, ref: Ref) -> list[Result]:
+    """Start one policy x subject's tree under `trace` (Trace.tree; None: no tree, as eval runs): the engine
+    evaluating it next records into it, and the results it returns, added to the list returned, end the tree."""
     results: list[Result] = []
-    trace.tree(f"{meta.kind} {meta.key}", (meta, ref, results))
+    if trace is not None:
+        trace.tree(f"{meta.kind} {meta.key}", (meta, ref, results))
     return results
 
 
