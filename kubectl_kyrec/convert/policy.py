@@ -289,6 +289,9 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
     if str(spec.get("applyRules", "All")) == "One" and len(rules) > 1:
         raise Unconvertible("spec.applyRules", "applyRules: One stops at the first matching rule; a "
                                                "ValidatingPolicy evaluates every validation")
+    if any(isinstance(rule, dict) and rule.get("verifyImages") for rule in rules):
+        from kubectl_kyrec.convert.images import convert_image_rules  # it reads this module's helpers
+        return convert_image_rules(doc, conv, kinds)
     default_action, settings = _spec_settings(spec, conv)
     groups: dict[str, _Group] = {}
     mutating = [bool(rule.get("mutate")) for rule in rules]
@@ -301,8 +304,6 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         raise Unconvertible("spec.generateExisting", "set on a policy without generate rules; not converted")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        if rule.get("verifyImages"):
-            raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
             _mutate_rule(rule, at, groups, kinds, conv)
             continue
