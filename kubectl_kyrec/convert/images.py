@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubectl_kyrec.convert.cel_text import Unconvertible, conj, literal, wildcard_as_re2
+from kubectl_kyrec.convert.cel_text import Unconvertible, conj, has_wildcard, literal, wildcard_as_re2
 
 # the default image extractors' lists (kk: pkg/cel/compiler/images.go), which are the containers the classic
 # rule reads (kubectl_kyrec/classic/request.py containers)
@@ -155,7 +155,20 @@ def _cosign_attestors(entry: dict[str, Any], at: str, repository: str) -> list[d
                                     "ctlog", "additionalExtensions"})
         if unknown:
             raise Unconvertible(where, f"{unknown}: not converted")
-        identity = {k: spec[k] for k in ("subject", "subjectRegExp", "issuer", "issuerRegExp") if spec.get(k)}
+        identity: dict[str, str] = {}
+        for name in ("subject", "issuer"):
+            plain, pattern = spec.get(name), spec.get(f"{name}RegExp")
+            if plain and pattern:
+                # the classic rule accepts a certificate either matches (subject) or must match both (issuer);
+                # cosign's identity reads the regular expression alone
+                raise Unconvertible(f"{where}.{name}RegExp", f"both {name} and {name}RegExp; not converted")
+            if plain and has_wildcard(str(plain)):
+                # kk pkg/cosign matchCertificateData: a wildcard match; cosign's identity compares exactly
+                identity[f"{name}RegExp"] = wildcard_as_re2(str(plain))
+            elif plain or pattern:
+                identity[name if plain else f"{name}RegExp"] = str(plain or pattern)
+        if not identity:
+            raise Unconvertible(where, "keyless without subject or issuer (no identity to check); not converted")
         keyless: dict[str, Any] = {"identities": [identity]}
         if spec.get("roots"):
             keyless["roots"] = spec["roots"]
@@ -185,6 +198,21 @@ def _notary_attestor(entry: dict[str, Any], at: str) -> dict[str, Any]:
     return {"notary": {"certs": {"value": pem}}}
 
 
+def _attestations_refused(attestations: Any) -> str:
+    """Why an entry's attestations are not converted."""
+    text = str(attestations)
+    if "'ignoreTlog': True" in text:
+        # kk pkg/imageverification/imageverifiers/cosign/verifier.go VerifyAttestationSignature: an attestation
+        # whose Rekor bundle does not verify is `cosign bundle verification failed`, even when the attestor skips
+        # the log; the classic rule accepts it there (kk pkg/cosign; cel/kyverno_imageverify.py
+        # verify_attestations)
+        return ("attestations verified without the Rekor log (rekor.ignoreTlog) are not converted: Kyverno "
+                "v1.17.2's ImageValidatingPolicy counts no attestor of an attestation whose Rekor bundle it did "
+                "not verify, so the conversion would deny what the original admits")
+    return ("attestations are not converted yet (their conditions on the payload would become extractPayload "
+            "checks; neither side's attestations can be verified by kyrec to prove it)")
+
+
 def convert_entry(image: dict[str, Any], at: str) -> tuple[dict[str, Any], list[str]]:
     """One verifyImages entry -> (the IVPOL spec fields it gives: matchImageReferences, attestors,
     validations, validationConfigurations; the `# difference:` lines)."""
@@ -203,15 +231,7 @@ def convert_entry(image: dict[str, Any], at: str) -> tuple[dict[str, Any], list[
         if image.get(key):
             raise Unconvertible(f"{at}.{key}", f"{why}: not converted yet")
     if image.get("attestations"):
-        # kk pkg/imageverification/imageverifiers/cosign/verifier.go VerifyAttestationSignature: an attestation
-        # whose Rekor bundle does not verify is `cosign bundle verification failed`, even when the attestor
-        # skips the log; the classic rule accepts it there (pkg/cosign). Kyverno v1.17.2's conversion would
-        # deny what the original admits (cel/kyverno_imageverify.py verify_attestations)
-        raise Unconvertible(f"{at}.attestations", "attestations are not converted: Kyverno v1.17.2's "
-                                                  "ImageValidatingPolicy counts no attestor of an attestation "
-                                                  "whose Rekor bundle it did not verify (the ClusterPolicy "
-                                                  "accepts it with rekor.ignoreTlog), and the conditions on the "
-                                                  "payload (extractPayload) are not translated yet")
+        raise Unconvertible(f"{at}.attestations", _attestations_refused(image["attestations"]))
     kind = str(image.get("type") or "Cosign")
     if kind not in ("Cosign", "Notary"):
         raise Unconvertible(f"{at}.type", f"{kind}: not converted (Cosign and Notary are)")

@@ -7,7 +7,6 @@ must be decided (no `undetermined` on either side): the proof is the registry's 
 from __future__ import annotations
 
 import datetime
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -75,14 +74,10 @@ def both_sides(original: dict[str, Any], pods: list[dict[str, Any]], registry: R
 
 
 def pinned(d: Difference) -> bool:
-    """The variants whose difference is known and named: a container without an image (the API server
-    refuses it; the conversion's `# difference:` line says the ImageValidatingPolicy errors there), and a
-    ClusterPolicy that kyrec leaves undetermined because its validate phase's answer depends on Go's map order
-    (an image the rule does not reference beside one that failed: classic/verify_images.py _validate; the
-    mutate phase already failed the resource, which the classic engine does not report then)."""
-    no_image = bool(re.fullmatch(r"removed spec\.(?:init|ephemeral)?[cC]ontainers\.\d+\.image", d.variant))
-    return ((no_image and d.converted == "error")
-            or (d.original == UNDETERMINED and d.original_message.startswith(ORDER_DEPENDENT)))
+    """The variants whose difference is known: kyrec's classic engine leaves a rule undetermined where its
+    validate phase's answer depends on Go's map order (an image the rule does not reference beside one that
+    failed: classic/verify_images.py _validate), though its mutate phase already failed the resource."""
+    return d.original == UNDETERMINED and d.original_message.startswith(ORDER_DEPENDENT)
 
 
 @pytest.fixture(scope="module")
@@ -209,6 +204,23 @@ def keyless_entry(roots: str, subject: str = SUBJECT) -> dict[str, Any]:
         "rekor": {"ignoreTlog": True, "url": "https://rekor.sigstore.dev"}, "ctlog": {"ignoreSCT": True}}}]}]}
 
 
+def test_keyless_identities() -> None:
+    # a classic subject or issuer is a wildcard (kk pkg/cosign matchCertificateData); cosign's identity
+    # compares `subject` exactly, so a wildcard becomes an anchored subjectRegExp
+    def identity(**keyless: str) -> Any:
+        conv = convert_policy(cluster_policy({"imageReferences": ["ghcr.io/*"], "attestors": [
+            {"entries": [{"keyless": keyless}]}]}))
+        return conv.refusals or conv.documents[0]["spec"]["attestors"][0]["cosign"]["keyless"]["identities"]
+    assert identity(subject="https://github.com/fluxcd/*", issuer=ISSUER) == [
+        {"subjectRegExp": "^https://github\\.com/fluxcd/.*$", "issuer": ISSUER}]
+    assert identity(subjectRegExp="^dev@", issuerRegExp="example$") == [
+        {"subjectRegExp": "^dev@", "issuerRegExp": "example$"}]
+    [refusal] = identity(subject="a", subjectRegExp="b", issuer=ISSUER)
+    assert refusal.startswith("spec.rules[0].verifyImages[0].attestors[0].entries[0].keyless.subjectRegExp: both")
+    [refusal] = identity(roots="x")
+    assert "without subject or issuer" in refusal
+
+
 def test_keyless_is_written_as_cosign_keyless(signed: dict[str, Any]) -> None:
     conv = convert_policy(cluster_policy(keyless_entry(signed["ca"].pem)))
     [attestor] = conv.documents[0]["spec"]["attestors"]
@@ -257,8 +269,11 @@ def test_cli_verify_with_registry(signed: dict[str, Any], tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("entry, field, why", [
-    ({"attestations": [{"type": "https://slsa.dev/provenance/v0.2", "conditions": [{"all": []}]}]},
+    ({"attestations": [{"type": "https://slsa.dev/provenance/v0.2", "conditions": [{"all": []}],
+                        "attestors": [{"entries": [{"keys": {"publicKeys": "k", "rekor": {"ignoreTlog": True}}}]}]}]},
      "verifyImages[0].attestations", "Rekor bundle"),
+    ({"attestations": [{"type": "https://slsa.dev/provenance/v0.2", "conditions": [{"all": []}]}]},
+     "verifyImages[0].attestations", "not converted yet"),
     ({"skipImageReferences": ["127.0.0.1:5000/x*"]}, "verifyImages[0].skipImageReferences", "required"),
     ({"imageReferences": ["ghcr.io/{a,b}/*"]}, "verifyImages[0].imageReferences", "glob"),
     ({"type": "SigstoreBundle"}, "verifyImages[0].type", "not converted"),
