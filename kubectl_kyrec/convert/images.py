@@ -24,8 +24,11 @@ What has no exact counterpart is refused by field (Unconvertible), never written
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from kubectl_kyrec.classic.verify_images import DIGEST_MUTATION_IN_AUDIT
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, has_wildcard, literal, wildcard_as_re2
 
 # the default image extractors' lists (kk: pkg/cel/compiler/images.go), which are the containers the classic
@@ -301,12 +304,24 @@ def convert_entry(image: dict[str, Any], at: str) -> tuple[dict[str, Any], list[
     return spec, differences
 
 
-def convert_image_rules(doc: dict[str, Any], conv: Any, kinds: Any) -> None:
+@dataclass(frozen=True)
+class PolicyParts:
+    """What convert/policy.py converts for every kind of rule, handed in (it imports this module): the spec
+    settings, the autogen annotation, a rule's match as matchConstraints and matchConditions, the failure
+    actions, and the names it writes."""
+
+    spec_settings: Callable[[dict[str, Any], Any], tuple[str, dict[str, Any]]]
+    autogen: Callable[[dict[str, Any], Any], dict[str, Any] | None]
+    rule_constraints: Callable[[dict[str, Any], str, Any, Any], tuple[dict[str, Any], list[dict[str, str]]]]
+    actions: dict[str, str]
+    autogen_annotation: str
+    api_version: str
+
+
+def convert_image_rules(doc: dict[str, Any], conv: Any, kinds: Any, base: PolicyParts) -> None:
     """A policy whose rules are all verifyImages rules -> one ImageValidatingPolicy per rule (`<policy>-<rule>`
     when there are several: each rule's images, attestors and match are its own), into `conv`
     (convert/policy.py Conversion)."""
-    from kubectl_kyrec.convert import policy as base
-
     meta = doc.get("metadata") or {}
     spec = doc.get("spec") or {}
     rules = spec.get("rules") or []
@@ -315,7 +330,7 @@ def convert_image_rules(doc: dict[str, Any], conv: Any, kinds: Any) -> None:
     if str(spec.get("applyRules", "All")) == "One" and len(rules) > 1:
         raise Unconvertible("spec.applyRules", "applyRules: One stops at the first matching rule; "
                                                "ImageValidatingPolicies are evaluated each")
-    default_action, settings = base._spec_settings(spec, conv)
+    default_action, settings = base.spec_settings(spec, conv)
     documents: list[dict[str, Any]] = []
     differences: list[str] = []
     pods = False
@@ -331,12 +346,16 @@ def convert_image_rules(doc: dict[str, Any], conv: Any, kinds: Any) -> None:
                                                       "entry with an image it does not reference)")
         entry = entries[0]
         action = str(entry.get("failureAction") or default_action)
-        if action.lower() not in base._ACTIONS:
+        if action.lower() not in base.actions:
             raise Unconvertible(f"{at}.verifyImages[0].failureAction", f"unknown action {action!r}")
-        constraints, match_conditions = base._rule_constraints(rule, at, kinds, conv)
+        if action.lower() == "audit" and entry.get("mutateDigest", True) is True:
+            # kk: ImageVerification.Validate refuses the original (classic/verify_images.py
+            # refused_digest_mutation); nothing that Kyverno would not load is converted
+            raise Unconvertible(f"{at}.verifyImages[0].mutateDigest", DIGEST_MUTATION_IN_AUDIT)
+        constraints, match_conditions = base.rule_constraints(rule, at, kinds, conv)
         fields, notes = convert_entry(entry, f"{at}.verifyImages[0]")
         differences.extend(n for n in notes if n not in differences)
-        out_spec: dict[str, Any] = {"validationActions": [base._ACTIONS[action.lower()]], **settings,
+        out_spec: dict[str, Any] = {"validationActions": [base.actions[action.lower()]], **settings,
                                     "matchConstraints": constraints}
         if match_conditions:
             out_spec["matchConditions"] = match_conditions
@@ -351,17 +370,17 @@ def convert_image_rules(doc: dict[str, Any], conv: Any, kinds: Any) -> None:
         out_meta: dict[str, Any] = {"name": conv.name if len(rules) == 1 else f"{conv.name}-{rule.get('name', i)}"}
         if doc.get("kind") == "Policy" and meta.get("namespace"):
             out_meta["namespace"] = meta["namespace"]
-        kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != base.AUTOGEN_ANNOTATION}
+        kept = {k: v for k, v in (meta.get("annotations") or {}).items() if k != base.autogen_annotation}
         if kept:
             out_meta["annotations"] = kept
         if meta.get("labels"):
             out_meta["labels"] = meta["labels"]
         kind = "ImageValidatingPolicy" if doc.get("kind") == "ClusterPolicy" else "NamespacedImageValidatingPolicy"
-        documents.append({"apiVersion": base.CEL_API, "kind": kind, "metadata": out_meta, "spec": out_spec})
+        documents.append({"apiVersion": base.api_version, "kind": kind, "metadata": out_meta, "spec": out_spec})
         conv.rule_policies[str(rule.get("name", i))] = (out_meta["name"], "ImageValidatingPolicy")
         conv.rule_skips[str(rule.get("name", i))] = "skip" if rule.get("preconditions") else "pass"
     if pods:
-        autogen = base._autogen(meta, conv)
+        autogen = base.autogen(meta, conv)
         if autogen is not None:
             for document in documents:
                 if any("pods" in r.get("resources", [])

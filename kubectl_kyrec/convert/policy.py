@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, jmes, mutate
+from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, images, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -290,8 +290,8 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         raise Unconvertible("spec.applyRules", "applyRules: One stops at the first matching rule; a "
                                                "ValidatingPolicy evaluates every validation")
     if any(isinstance(rule, dict) and rule.get("verifyImages") for rule in rules):
-        from kubectl_kyrec.convert.images import convert_image_rules  # it reads this module's helpers
-        return convert_image_rules(doc, conv, kinds)
+        return images.convert_image_rules(doc, conv, kinds, images.PolicyParts(
+            _spec_settings, _autogen, _rule_constraints, _ACTIONS, AUTOGEN_ANNOTATION, CEL_API))
     default_action, settings = _spec_settings(spec, conv)
     groups: dict[str, _Group] = {}
     mutating = [bool(rule.get("mutate")) for rule in rules]

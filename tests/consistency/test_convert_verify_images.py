@@ -287,6 +287,13 @@ def test_refused_by_field(entry: dict[str, Any], field: str, why: str) -> None:
     assert refusal.startswith(f"spec.rules[0].{field}: ") and why in refusal
 
 
+def test_audit_with_digest_mutation_is_refused_as_kyverno_refuses_the_original() -> None:
+    key = KeyPair(Path("/dev/null"), "-----BEGIN PUBLIC KEY-----\nx\n-----END PUBLIC KEY-----\n")
+    conv = convert_policy(cluster_policy(key_entry(key), action="Audit"))
+    assert conv.refusals == ["spec.rules[0].verifyImages[0].mutateDigest: mutateDigest must be set to false for "
+                             "\u2018Audit\u2019 failure action"]
+
+
 def test_two_entries_in_one_rule_are_refused() -> None:
     key = KeyPair(Path("/dev/null"), "-----BEGIN PUBLIC KEY-----\nx\n-----END PUBLIC KEY-----\n")
     pol = cluster_policy(key_entry(key))
