@@ -266,6 +266,9 @@ def test_cli_verify_with_registry(signed: dict[str, Any], tmp_path: Path) -> Non
     offline = CliRunner().invoke(cli, args)
     assert offline.exit_code == 0, offline.output
     assert "undetermined on both sides (not verified)" in offline.output
+    # --registry is what --verify evaluates with: alone it is a usage error (kubectl's exit 2)
+    alone = CliRunner().invoke(cli, ["convert", "-p", str(tmp_path / "policy.yaml"), "--registry"])
+    assert alone.exit_code == 2 and "--registry is for --verify" in alone.output
 
 
 @pytest.mark.parametrize("entry, field, why", [
