@@ -91,6 +91,39 @@ POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] =
 }
 
 
+PROVENANCE = "https://slsa.dev/provenance/v0.2"
+BUILDER = "https://ci.example/builder"
+
+
+def _attestation_cpol(s: Setup) -> dict[str, Any]:
+    """An attestation with conditions, verified with a key and the Rekor log skipped (what the test registry
+    can hold): convert refuses it."""
+    entry = _keys(s.key)
+    entry["attestations"] = [{"type": PROVENANCE, "attestors": copy.deepcopy(entry["attestors"]),
+                              "conditions": [{"all": [{"key": "{{ builder.id }}", "operator": "Equals",
+                                                       "value": BUILDER}]}]}]
+    return _cpol("attestation", entry)
+
+
+def _attestation_ivpol(s: Setup) -> dict[str, Any]:
+    """What a conversion of _attestation_cpol would write (Kyverno's own example's form): the signature, the
+    attestation's signature and its payload's condition."""
+    documents = converted(_cpol("attestation", _keys(s.key)))
+    spec = documents[0]["spec"]
+    spec["attestations"] = [{"name": "a0", "intoto": {"type": PROVENANCE}}]
+    spec["validations"].append({"expression": "images.containers.all(i, !i.startsWith('127.0.0.1:') || "
+                                              "(verifyAttestationSignatures(i, attestations.a0, [attestors.s0_e0]) "
+                                              f">= 1 && extractPayload(i, attestations.a0).builder.id == '{BUILDER}'))",
+                                "message": "attestation not verified"})
+    return documents[0]
+
+
+# refused conversions, with what a conversion would write: the CLI shows why it is refused
+REFUSED: dict[str, tuple[Callable[[Setup], dict[str, Any]], Callable[[Setup], dict[str, Any]], tuple[str, ...]]] = {
+    "attestation": (_attestation_cpol, _attestation_ivpol, ("attested", "signed")),
+}
+
+
 def converted(policy: dict[str, Any]) -> list[dict[str, Any]]:
     conv = convert_policy(policy)
     assert not conv.refusals, conv.refusals
@@ -127,7 +160,10 @@ def prepare(registry: OciRegistry, directory: Path) -> tuple[Setup, Path]:
     leaf = make_leaf(keys, notary_ca, SUBJECT, ISSUER)
     repo = registry.repo("convimg-oracle")
     images: dict[str, str] = {}
+    predicate = directory / "predicate.json"
+    predicate.write_text(json.dumps({"builder": {"id": BUILDER}}))
     for case, args in {"signed": ("--sign", key.private), "unsigned": (), "wrong": ("--sign", other.private),
+                       "attested": ("--sign", key.private, "--attest", PROVENANCE, predicate, "--key", key.private),
                        "tampered": ("--sign", key.private, "--tamper"),
                        "notary": ("--notary", notary_chain(leaf), leaf.private)}.items():
         images[case] = f"{repo}:{case}"
@@ -153,9 +189,11 @@ Verdicts = dict[str, dict[str, dict[str, str]]]      # policy case -> side -> po
 def kyverno_verdicts(exe: Path, setup: Setup, tuf: Path, directory: Path) -> Verdicts:
     env = {**os.environ, "TUF_ROOT": str(directory / "tuf-cache")}
     out: Verdicts = {}
-    for name, (build, cases) in POLICIES.items():
+    every = [(name, build, converted(build(setup)), cases) for name, (build, cases) in POLICIES.items()]
+    every += [(name, build, [would_be(setup)], cases) for name, (build, would_be, cases) in REFUSED.items()]
+    for name, build, conversion, cases in every:
         original = build(setup)
-        sides = {"original": [original], "converted": for_the_cli(converted(original), setup, tuf)}
+        sides = {"original": [original], "converted": for_the_cli(conversion, setup, tuf)}
         (directory / f"{name}.pods.yaml").write_text(yaml.safe_dump_all(pods(setup, cases)))
         out[name] = {}
         for side, docs in sides.items():
@@ -198,9 +236,11 @@ def main() -> None:
                        "(converted; with a local TUF repository and the log keys added for the offline run), "
                        "against the test registry; per policy case, side and pod (one image case each, "
                        "`-by-digest`: the image by its digest), the verdict: fail where a result fails, else "
-                       "error where one errors, else pass.",
+                       "error where one errors, else pass. Cases under `refused`: kyrec refuses to convert the "
+                       "original; `converted` is what a conversion would write (the CLI shows why).",
         "kyverno": kyverno_build(exe),
-        "cases": results,
+        "cases": {name: sides for name, sides in results.items() if name in POLICIES},
+        "refused": {name: sides for name, sides in results.items() if name in REFUSED},
     }
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")

@@ -331,3 +331,22 @@ def test_kyverno_cli_recorded_verdicts(oracle_setup: Any, case: str) -> None:
     for side, found in ours.items():
         assert {p["metadata"]["name"]: found.get(("Pod", "default", p["metadata"]["name"]), ("pass", ""))[0]
                 for p in resources} == recorded[side], side
+
+
+def test_attestation_refusal_is_what_kyverno_decides(oracle_setup: Any) -> None:
+    """An attestation verified with the Rekor log skipped: Kyverno's CLI admits the attested image under the
+    ClusterPolicy and denies it under the ImageValidatingPolicy a conversion would write (recorded), as
+    kyrec's ImageValidatingPolicy engine does; so convert refuses the attestation, saying why."""
+    recorded = convert_images_oracle.load_golden()["refused"]["attestation"]
+    assert recorded == {"original": {"attested": "pass", "signed": "fail"},
+                        "converted": {"attested": "fail", "signed": "fail"}}
+    setup, _ = oracle_setup
+    build, would_be, cases = convert_images_oracle.REFUSED["attestation"]
+    [refusal] = convert_policy(build(setup)).refusals
+    assert refusal.startswith("spec.rules[0].verifyImages[0].attestations: attestations verified without the "
+                              "Rekor log (rekor.ignoreTlog) are not converted")
+    resources = convert_images_oracle.pods(setup, cases)
+    with tempfile.TemporaryDirectory() as workdir:
+        found = _verdicts([would_be(setup)], resources, workdir, "would-be", registry=registry())
+    assert {p["metadata"]["name"]: found[("Pod", "default", p["metadata"]["name"])][0] for p in resources} \
+        == recorded["converted"]
