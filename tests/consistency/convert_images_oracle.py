@@ -76,6 +76,9 @@ def _keys(*keys: KeyPair, count: int | None = None, **more: Any) -> dict[str, An
 POLICIES: dict[str, tuple[Callable[[Setup], dict[str, Any]], tuple[str, ...]]] = {
     "keys": (lambda s: _cpol("keys", _keys(s.key)),
              ("signed", "unsigned", "wrong", "tampered", "signed@")),
+    # Deployments: classic autogen, and the ImageValidatingPolicy autogen of the conversion's extractors
+    "keys-controllers": (lambda s: _cpol("keys-controllers", _keys(s.key)),
+                         ("deployment:signed", "deployment:unsigned", "cronjob:signed", "cronjob:unsigned")),
     "count-one": (lambda s: _cpol("count-one", _keys(s.other, s.key, count=1)), ("signed", "wrong", "unsigned")),
     "count-all": (lambda s: _cpol("count-all", _keys(s.other, s.key)), ("signed", "wrong")),
     "digest-required": (lambda s: _cpol("digest-required", _keys(s.key, mutateDigest=False)),
@@ -148,9 +151,24 @@ def for_the_cli(documents: list[dict[str, Any]], setup: Setup, tuf: Path) -> lis
 
 
 def pods(setup: Setup, cases: tuple[str, ...]) -> list[dict[str, Any]]:
-    return [{"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": case.replace("@", "-by-digest"), "namespace": "default"},
-             "spec": {"containers": [{"name": "c", "image": setup.images[case]}]}} for case in cases]
+    """A Pod per image case (`<kind>:<case>`: a Deployment or CronJob of that image instead)."""
+    out = []
+    for case in cases:
+        kind, _, image = case.rpartition(":")
+        name = f"{kind}-{image}" if kind else image.replace("@", "-by-digest")
+        spec = {"containers": [{"name": "c", "image": setup.images[image]}]}
+        template = {"metadata": {"labels": {"app": name}}, "spec": spec}
+        meta = {"name": name, "namespace": "default"}
+        if kind == "deployment":
+            out.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta,
+                        "spec": {"selector": {"matchLabels": {"app": name}}, "template": template}})
+        elif kind == "cronjob":
+            out.append({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": meta,
+                        "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {
+                            **template, "spec": {**spec, "restartPolicy": "Never"}}}}}})
+        else:
+            out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    return out
 
 
 def prepare(registry: OciRegistry, directory: Path) -> tuple[Setup, Path]:

@@ -329,7 +329,7 @@ def test_kyverno_cli_recorded_verdicts(oracle_setup: Any, case: str) -> None:
                 for side, docs in (("original", [original]),
                                    ("converted", convert_images_oracle.converted(original)))}
     for side, found in ours.items():
-        assert {p["metadata"]["name"]: found.get(("Pod", "default", p["metadata"]["name"]), ("pass", ""))[0]
+        assert {p["metadata"]["name"]: found.get((p["kind"], "default", p["metadata"]["name"]), ("pass", ""))[0]
                 for p in resources} == recorded[side], side
 
 
