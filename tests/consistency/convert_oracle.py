@@ -106,10 +106,12 @@ _CATEGORIES = (("offline REST mapper", "kind unknown offline (a CRD's kind)"),
 
 
 def category(reason: str) -> str:
-    found = re.search(r"verifyImages(?:\[\d+\])?(?:\.(\w+))?", reason)
+    found = re.search(r"verifyImages\[\d+\]\.(\w+)", reason)
     if found:
         # the verifyImages field refused (convert/images.py): attestations, skipImageReferences, ...
-        return f"verifyImages ({found.group(1) or 'entries'})"
+        return f"verifyImages ({found.group(1)})"
+    if "verifyImages" in reason:
+        return "verifyImages (the rule's other fields, several entries)"
     return next((name for key, name in _CATEGORIES if key in reason), "other")
 
 
