@@ -20,7 +20,7 @@ from kubectl_kyrec.convert.policy import convert_policy
 from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import UNDETERMINED
-from kubectl_kyrec.run.convert import Difference, _verdicts, verify
+from kubectl_kyrec.run.convert import Difference, _verdicts, run_convert, verify
 from tests.consistency import convert_images_oracle
 from tests.registry.fixture import OciRegistry
 from tests.registry.keys import KeyPair, make_ca, make_key, make_leaf, notary_chain
@@ -350,3 +350,22 @@ def test_attestation_refusal_is_what_kyverno_decides(oracle_setup: Any) -> None:
         found = _verdicts([would_be(setup)], resources, workdir, "would-be", registry=registry())
     assert {p["metadata"]["name"]: found[("Pod", "default", p["metadata"]["name"])][0] for p in resources} \
         == recorded["converted"]
+
+
+def test_a_suite_of_a_verify_images_policy_converts(tmp_path: Path) -> None:
+    """Test suites convert with their policies (convert/suite.py): a row of a verifyImages rule names the
+    ImageValidatingPolicy with its kind's flag (before, the converted kind had no flag: a KeyError, exit 70)."""
+    key = KeyPair(Path("/dev/null"), "-----BEGIN PUBLIC KEY-----\nx\n-----END PUBLIC KEY-----\n")
+    src = tmp_path / "src"
+    (src / ".kyverno-test").mkdir(parents=True)
+    (src / "policy.yaml").write_text(yaml.safe_dump(cluster_policy(key_entry(key, references=("ghcr.io/*",)))))
+    (src / ".kyverno-test" / "resources.yaml").write_text(yaml.safe_dump(pod("p", "ghcr.io/x:v1")))
+    (src / ".kyverno-test" / "kyverno-test.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "cli.kyverno.io/v1alpha1", "kind": "Test", "metadata": {"name": "t"},
+        "policies": ["../policy.yaml"], "resources": ["resources.yaml"],
+        "results": [{"policy": "verify", "rule": "signed", "resources": ["p"], "kind": "Pod", "result": "fail"}]}))
+    result = run_convert([str(src)], str(tmp_path / "out"))
+    assert not result.suite_refusals and len(result.suites_written) == 1
+    suite = yaml.safe_load(Path(result.suites_written[0]).read_text())
+    assert suite["results"] == [{"policy": "verify", "isImageValidatingPolicy": True, "resources": ["p"],
+                                 "kind": "Pod", "result": "fail"}]
