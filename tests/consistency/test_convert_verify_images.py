@@ -2,7 +2,9 @@
 `convert --verify --registry` evaluates the ClusterPolicy and its conversion against the test registry
 (tests/registry: push.sh signs with keys, keyless-style with a test CA, Notary). Per image (signed, unsigned,
 wrongly signed, tampered, by digest, not referenced) both sides must give the same verdict, and that verdict
-must be decided (no `undetermined` on either side): the proof is the registry's answer, not two shrugs."""
+must be decided (no `undetermined` on either side): the proof is the registry's answer, not two shrugs.
+Kyverno's CLI is the reference: convert_images_oracle.py records its verdicts on the originals and the
+conversions (testdata/kyverno-truth/convert-images.json), which kyrec's must equal."""
 
 from __future__ import annotations
 
