@@ -172,9 +172,15 @@ def _cosign_attestors(entry: dict[str, Any], at: str, repository: str) -> list[d
                 identity[name if plain else f"{name}RegExp"] = str(plain or pattern)
         if not identity:
             raise Unconvertible(where, "keyless without subject or issuer (no identity to check); not converted")
-        keyless: dict[str, Any] = {"identities": [identity]}
         if spec.get("roots"):
-            keyless["roots"] = spec["roots"]
+            # kk pkg/imageverification/imageverifiers/cosign/opts.go: CheckOpts.TrustedMaterial (the TUF
+            # repository's trusted_root.json), which cosign prefers to the attestor's roots
+            # (docs/compatibility.md, ImageValidatingPolicy keyless): the conversion would trust Sigstore's
+            # roots in place of the original's own, admitting what they sign
+            raise Unconvertible(f"{where}.roots", "Kyverno v1.17.2's ImageValidatingPolicy checks a keyless "
+                                                  "chain against its TUF trusted root, never the attestor's "
+                                                  "roots: the conversion would trust other roots; not converted")
+        keyless: dict[str, Any] = {"identities": [identity]}
         if spec.get("additionalExtensions"):
             keyless["additionalExtensions"] = spec["additionalExtensions"]
         return [{"cosign": {"keyless": keyless, **log, **source}}]
