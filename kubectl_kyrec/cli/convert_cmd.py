@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
+
 import click
 
 import kubectl_kyrec.cli.flags as flags
-from kubectl_kyrec.cli.common import exit_with, handle_errors
+from kubectl_kyrec.cli.common import exit_with, handle_errors, registry_access
 from kubectl_kyrec.errors import UsageError
 
 
@@ -22,9 +24,13 @@ from kubectl_kyrec.errors import UsageError
 @click.option("--state", "state_paths", multiple=True, metavar="FILE",
               help="A captured cluster state (kubectl kyrec capture) to verify on; repeatable.")
 @flags.crd
+@flags.registry
+@flags.insecure_registry
+@flags.registry_config
 @handle_errors
 def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: bool,
-                    resource_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...]) -> None:
+                    resource_paths: tuple[str, ...], state_paths: tuple[str, ...], crd_paths: tuple[str, ...],
+                    registry: bool, insecure_registries: tuple[str, ...], registry_config: str | None) -> None:
     """Convert ClusterPolicies and Policies to ValidatingPolicies, MutatingPolicies and GeneratingPolicies,
     CleanupPolicies to DeletingPolicies and PolicyExceptions to CEL PolicyExceptions, as Kyverno's migration
     guide maps them.
@@ -38,6 +44,7 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
       kubectl kyrec convert -p policies/ -o cel-policies/
       kubectl kyrec convert -p policies/ -o cel-policies/ --verify -r manifests/
       kubectl kyrec convert -p policies/ -o cel-policies/ --crd crds/   # rules on custom kinds
+      kubectl kyrec convert -p policies/ -o out/ --verify -r pods/ --registry   # verifyImages, both sides
     """
     from kubectl_kyrec.run.convert import run_convert
 
@@ -47,8 +54,13 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
         raise UsageError("--verify needs resources: -r PATH or --state FILE")
     if (resource_paths or state_paths) and not verify:
         raise UsageError("-r/--state are for --verify")
+    if registry and not verify:
+        raise UsageError("--registry is for --verify")
+    # a signing certificate is checked at the wall clock's time, as eval's default --now
+    access = registry_access(registry, insecure_registries, registry_config,
+                             datetime.datetime.now(datetime.timezone.utc))
     result = run_convert(policy_paths, out_dir, resource_paths if verify else (), state_paths if verify else (),
-                         crd_paths)
+                         crd_paths, access)
     for conv in result.conversions:
         if conv.refusals:
             for refusal in conv.refusals:
@@ -66,6 +78,8 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
     for d in result.differences:
         click.echo(d.line())
     if verify:
+        undecided = sum(d.undecided for d in result.differences)
         click.echo(f"verified {result.subjects} subject(s): {sum(d.verdict for d in result.differences)} verdict "
-                   "difference(s)")
+                   "difference(s)" + (f", {undecided} undetermined on both sides (not verified)" if undecided
+                                      else ""))
     exit_with(result.exit_code)

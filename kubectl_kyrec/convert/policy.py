@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, jmes, mutate
+from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, images, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -289,6 +289,9 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
     if str(spec.get("applyRules", "All")) == "One" and len(rules) > 1:
         raise Unconvertible("spec.applyRules", "applyRules: One stops at the first matching rule; a "
                                                "ValidatingPolicy evaluates every validation")
+    if any(isinstance(rule, dict) and rule.get("verifyImages") for rule in rules):
+        return images.convert_image_rules(doc, conv, kinds, images.PolicyParts(
+            _spec_settings, _autogen, _rule_constraints, _ACTIONS, AUTOGEN_ANNOTATION, CEL_API))
     default_action, settings = _spec_settings(spec, conv)
     groups: dict[str, _Group] = {}
     mutating = [bool(rule.get("mutate")) for rule in rules]
@@ -301,8 +304,6 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         raise Unconvertible("spec.generateExisting", "set on a policy without generate rules; not converted")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        if rule.get("verifyImages"):
-            raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
             _mutate_rule(rule, at, groups, kinds, conv)
             continue

@@ -23,7 +23,7 @@ from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
 from kubectl_kyrec.load.policy.policies import is_policy_kind
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.model import UNDETERMINED, Result
 
 if TYPE_CHECKING:
     from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
 MAX_VARIANTS = 40
+# the time both sides are evaluated at (time.now(), exception expiry, a signing certificate's validity)
+VERIFY_NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Difference:
     converted_message: str = ""
     mutation: str = ""            # for a difference in the mutated object: the first path where they differ
     downstream: str = ""          # for a difference in what a trigger generates: the first path where they differ
+    undecided: bool = False       # both sides undetermined (no registry, ...): no difference, and no proof
 
     @property
     def verdict(self) -> bool:
@@ -51,6 +54,9 @@ class Difference:
         return self.original != self.converted
 
     def line(self) -> str:
+        if self.undecided:
+            return (f"{self.policy}: {self.subject} ({self.variant}): undetermined on both sides, not verified: "
+                    f"{self.original_message}")
         if self.downstream:
             return (f"{self.policy}: {self.subject} ({self.variant}): generated downstreams differ at "
                     f"{self.downstream}: original {self.original}, converted {self.converted}")
@@ -113,9 +119,11 @@ def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
 
 
 def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
-                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = ()) -> ConvertResult:
+                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = (), registry: Any = None) -> ConvertResult:
     """`crd_paths`: CustomResourceDefinitions, so that rules on their kinds name the right resources (the
-    plural is the CRD's own; guessing it would match nothing, or another resource)."""
+    plural is the CRD's own; guessing it would match nothing, or another resource). `registry`: `--registry`
+    (load.registry.Registry): both sides verify images against the registries (verifyImages rules and their
+    ImageValidatingPolicies); None: offline, where such verdicts are undetermined."""
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     policies = read_policies(paths)
@@ -168,11 +176,12 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 for key in refers[i]:
                     diffs, count = verify(originals[key], by_key[key].documents, resources, crds,
                                           extra=([doc], conv.documents), label=f"{conv.name} (exception) on {key}",
-                                          state_paths=state_paths)
+                                          state_paths=state_paths, registry=registry)
                     result.differences.extend(diffs)
                     result.subjects += count
             elif conv.documents:
-                diffs, count = verify(doc, conv.documents, resources, crds, state_paths=state_paths)
+                diffs, count = verify(doc, conv.documents, resources, crds, state_paths=state_paths,
+                                      registry=registry)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
@@ -383,10 +392,10 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
-              workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None
-              ) -> dict[tuple[str, str, str], tuple[str, str]]:
+              workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None,
+              registry: Any = None) -> dict[tuple[str, str, str], tuple[str, str]]:
     return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False, state_paths=state_paths,
-                          reads=reads).results)
+                          reads=reads, registry=registry).results)
 
 
 # the labels Kyverno writes on a downstream to record who generated it: a ClusterPolicy's name its rule and
@@ -456,9 +465,11 @@ class _ReadOnce:
 
 
 def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], workdir: str, tag: str,
-         mutate: bool, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None) -> Any:
+         mutate: bool, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None,
+         registry: Any = None) -> Any:
     """eval of the documents on the resources; `state_paths`: the captured cluster both sides read (context
-    entries, `resource.Get`/`List`); `reads`: the inputs already read, by tag (_ReadOnce)."""
+    entries, `resource.Get`/`List`); `reads`: the inputs already read, by tag (_ReadOnce); `registry`: the
+    run's `--registry` (image verification on both sides)."""
     from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
@@ -469,25 +480,26 @@ def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], wor
     if not os.path.exists(resource_file):
         with open(resource_file, "w") as f:
             yaml.safe_dump_all(resources, f, sort_keys=False)
-    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
     source: InputSource = FileSource(policy_paths=[policy_file], resource_paths=[resource_file],
                                      state_paths=list(state_paths))
     if reads is not None:
         source = _ReadOnce(source, reads, tag)
-    result = run_eval(EvalRunOptions(now=now, mutate=mutate), source)
+    result = run_eval(EvalRunOptions(now=VERIFY_NOW, mutate=mutate, registry=registry), source)
     if result.errors:
         raise InputError("; ".join(e.message for e in result.errors))
     return result
 
 
 def aggregate(results: Sequence[Result]) -> dict[tuple[str, str, str], tuple[str, str]]:
-    """(kind, namespace, name) -> (verdict, first failing message)."""
+    """(kind, namespace, name) -> (verdict, first failing message). `undetermined` (kyrec could not decide:
+    a signature with no `--registry`, ...) is a verdict of its own, never a pass: a conversion is not shown
+    to agree where one side was not decided."""
     out: dict[tuple[str, str, str], tuple[str, str]] = {}
     for r in results:
         key = (r.subject.kind, r.subject.namespace, r.subject.name)
-        verdict = {"fail": "fail", "error": "error"}.get(r.result, "pass")
+        verdict = {"fail": "fail", "error": "error", UNDETERMINED: UNDETERMINED}.get(r.result, "pass")
         held = out.get(key, ("pass", ""))
-        rank = {"pass": 0, "error": 1, "fail": 2}
+        rank = {"pass": 0, UNDETERMINED: 1, "error": 2, "fail": 3}
         if rank[verdict] > rank[held[0]]:
             out[key] = (verdict, r.message)
         else:
@@ -549,7 +561,7 @@ def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[st
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
     from kubectl_kyrec.model import Document, Source, group_version
 
-    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    now = VERIFY_NOW
     envs = Environments(library_factory(LibraryContext(now=now, provider=EmptyProvider())))
     source = Source("<converted>")
     compiled = [compile_deleting_policy(parse_deleting_policy(Document(doc, source)), envs, (), now)
@@ -583,12 +595,14 @@ def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[st
 def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
            crds: Sequence[dict[str, Any]] = (),
            extra: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
-           label: str = "", state_paths: Sequence[str] = ()) -> tuple[list[Difference], int]:
+           label: str = "", state_paths: Sequence[str] = (), registry: Any = None
+           ) -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants
     (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects). `extra`:
     documents evaluated beside the original and beside the conversion (an exception and its conversion);
     `label` names the comparison in its differences (default: the policy's name). `state_paths`: captured
-    states both evaluations read as the cluster (what context entries and the `resource` library answer)."""
+    states both evaluations read as the cluster (what context entries and the `resource` library answer).
+    `registry`: `--registry`, the registries both sides verify images against."""
     name = label or str((original.get("metadata") or {}).get("name"))
     original_docs, converted = [original, *extra[0]], [*converted, *extra[1]]
     subjects: list[dict[str, Any]] = []
@@ -614,8 +628,8 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
     # each side read once for its runs: its expressions compiled once (_ReadOnce)
     reads: dict[str, Inputs] = {}
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
-        before = _verdicts(original_docs, subjects, workdir, "original", state_paths, reads)
-        after = _verdicts(converted, subjects, workdir, "converted", state_paths, reads)
+        before = _verdicts(original_docs, subjects, workdir, "original", state_paths, reads, registry)
+        after = _verdicts(converted, subjects, workdir, "converted", state_paths, reads, registry)
         if mutates:
             mutated_before = _mutated(original_docs, subjects, workdir, "original", state_paths, reads)
             mutated_after = _mutated(converted, subjects, workdir, "converted", state_paths, reads)
@@ -641,6 +655,9 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
     for key, label in what.items():
         a = _at(before, key, ("pass", ""))
         b = _at(after, key, ("pass", ""))
-        if a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
+        if a[0] == b[0] == UNDETERMINED:
+            diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1],
+                                    undecided=True))
+        elif a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
             diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1]))
     return diffs, len(what)

@@ -6,6 +6,7 @@ prints the figures."""
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +106,17 @@ _CATEGORIES = (("offline REST mapper", "kind unknown offline (a CRD's kind)"),
 
 
 def category(reason: str) -> str:
+    found = re.search(r"verifyImages\[\d+\]\.(\w+)", reason)
+    if found:
+        # the verifyImages field refused (convert/images.py): attestations, skipImageReferences, ...
+        return f"verifyImages ({found.group(1)})"
+    if "verifyImages" in reason:
+        return "verifyImages (the rule's other fields, several entries)"
     return next((name for key, name in _CATEGORIES if key in reason), "other")
+
+
+def _message_only(d: Difference) -> bool:
+    return not d.verdict and not d.undecided
 
 
 def _plain_verdict(d: Difference) -> bool:
@@ -126,7 +137,8 @@ def main() -> int:
             line += (f"; {p.subjects} subjects, kyrec {sum(_plain_verdict(d) for d in p.ours)} verdict "
                      f"diff(s) {sum(bool(d.mutation) for d in p.ours)} mutation diff(s) "
                      f"{sum(bool(d.downstream) for d in p.ours)} downstream diff(s) "
-                     f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
+                     f"{sum(_message_only(d) for d in p.ours)} message diff(s), "
+                     f"{sum(d.undecided for d in p.ours)} undetermined on both sides, maintainers "
                      f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
         print(line)
         for d in p.ours[:5]:
@@ -144,7 +156,9 @@ def main() -> int:
           f"{sum(_plain_verdict(d) for p in results for d in p.ours)}, mutated-object differences: "
           f"{sum(bool(d.mutation) for p in results for d in p.ours)}, downstream differences: "
           f"{sum(bool(d.downstream) for p in results for d in p.ours)}, message differences: "
-          f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
+          f"{sum(_message_only(d) for p in results for d in p.ours)}, undetermined on both sides (not verified, "
+          f"e.g. signatures without --registry): {sum(d.undecided for p in results for d in p.ours)}; pairs "
+          "where the hand conversion's verdicts "
           f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
     return 0
 
