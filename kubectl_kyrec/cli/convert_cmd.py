@@ -62,8 +62,9 @@ def convert_command(policy_paths: tuple[str, ...], out_dir: str | None, verify: 
         from kubectl_kyrec.cluster.live_source import live_source
         from kubectl_kyrec.load.run_inputs.sources import FileSource
 
-        source = live_source(FileSource(policy_paths=policy_paths, crd_paths=crd_paths, schema=policy_schema_check()),
-                             kube, reports=False, downstreams=True)
+        # skip_non_policies: cleanup policies are none of eval's (run_convert names their kinds to the read)
+        source = live_source(FileSource(policy_paths=policy_paths, crd_paths=crd_paths, schema=policy_schema_check(),
+                                        skip_non_policies=True), kube, reports=False, downstreams=True)
     result = run_convert(policy_paths, out_dir, resource_paths if verify else (), state_paths if verify else (),
                          crd_paths, live=source)
     for conv in result.conversions:

@@ -126,8 +126,8 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
     if live is not None:
-        return verify_on_live(live, lambda read: run_convert(paths, out_dir, resource_paths, [*state_paths, read],
-                                                             crd_paths))
+        return verify_on_live(live, paths, lambda read: run_convert(paths, out_dir, resource_paths,
+                                                                    [*state_paths, read], crd_paths))
     policies = read_policies(paths)
     kinds = KindTable()
     crd_docs = [(d, w) for d, w in _documents(crd_paths) if d.get("kind") == "CustomResourceDefinition"]
@@ -188,7 +188,7 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
     return result
 
 
-def verify_on_live(live: LiveSource, convert: Callable[[str], ConvertResult]) -> ConvertResult:
+def verify_on_live(live: LiveSource, paths: Sequence[str], convert: Callable[[str], ConvertResult]) -> ConvertResult:
     """`--verify --live`: the cluster read as `eval --live` reads it (cluster/live_source.py: the kinds the
     policies match and those their context entries look up), written as `capture` writes a state and handed
     to `convert` as a `--state` file: the objects read are the subjects and the cluster both sides look up,
@@ -198,6 +198,11 @@ def verify_on_live(live: LiveSource, convert: Callable[[str], ConvertResult]) ->
     from kubectl_kyrec.run.capture_state import capture_document
     from kubectl_kyrec.run.unreadable import failed_reads
 
+    # the read plan takes the kinds eval's policies match (live.files); cleanup policies are none of eval's,
+    # so the kinds they match are named to it, as `--kind` names kinds (ReadNeeds.kinds)
+    cleanup = [str(kind).rsplit("/", 1)[-1] for doc, _ in read_policies(paths) if doc.get("kind") in CLEANUP_KINDS
+               for block in _match_blocks(doc) for kind in (block.get("resources") or {}).get("kinds") or []]
+    live.kinds = (*live.kinds, *dict.fromkeys(k for k in cleanup if k != "*"))
     state = live.read().state
     # Secret values as read, unlike a kept capture: a policy may read them; the file lives as long as the run
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-live-") as workdir:
@@ -207,6 +212,13 @@ def verify_on_live(live: LiveSource, convert: Callable[[str], ConvertResult]) ->
         result = convert(path)
     result.failed_reads = failed_reads(state)
     return result
+
+
+def _match_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A cleanup policy's `spec.match` and its `any`/`all` filters."""
+    match = (doc.get("spec") or {}).get("match") or {}
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])] if isinstance(match, dict) else []
+    return [b for b in blocks if isinstance(b, dict)]
 
 
 def _refuse_shared_targets(policies: list[tuple[dict[str, Any], str]], conversions: list[Conversion]) -> None:

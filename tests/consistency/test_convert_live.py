@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from kubectl_kyrec.cli.main import cli
@@ -251,6 +252,44 @@ def test_the_same_cluster_read_whole(double: ApiServer, tmp_path: Path, weakened
     assert "team: Pod/shop/wrong (as given): original fail, converted pass" in result.stdout, result.output
     assert "incomplete" not in result.stdout and "error: " not in result.stderr, result.output
     assert double.writes() == []
+
+
+CLEANUP = """\
+apiVersion: kyverno.io/v2
+kind: ClusterCleanupPolicy
+metadata:
+  name: clean-unlabelled
+spec:
+  schedule: "0 * * * *"
+  match:
+    any:
+    - resources:
+        kinds: [Pod]
+        namespaces: [shop]
+  conditions:
+    any:
+    - key: "{{ target.metadata.labels.team || '' }}"
+      operator: Equals
+      value: ""
+"""
+
+
+def test_cleanup_policies_alone_read_the_kinds_they_match(double: ApiServer, tmp_path: Path) -> None:
+    """Cleanup policies are none of eval's: the read is told their kinds, so their subjects are the cluster's
+    Pods (not a vacuous run on the Namespace alone), and a -p of cleanup policies alone is no input error."""
+    policy = tmp_path / "cleanup.yaml"
+    policy.write_text(CLEANUP)
+    result = _run(["convert", "-p", str(policy), "--verify", "--live", "-n", "shop"], _env(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert double.requests("GET", r"^/api/v1/namespaces/shop/pods$"), "the Pods were not read"
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(yaml.safe_dump_all(_objects("shop")[2:]))
+    offline = _run(["convert", "-p", str(policy), "--verify", "-r", str(pods)], {})
+    live_count, live_said = _summary(result)
+    offline_count, offline_said = _summary(offline)
+    # the three Pods and their variants, and the Namespace
+    assert live_said == offline_said == "0 verdict difference(s)" and live_count == offline_count + 1, (
+        result.output, offline.output)
 
 
 @pytest.mark.xfail(strict=True, reason="eval --live's read plan (cluster/live.py plan_reads) lists no kind a "
