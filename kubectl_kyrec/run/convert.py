@@ -13,7 +13,7 @@ import datetime
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +21,12 @@ import yaml
 
 from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
-from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
 from kubectl_kyrec.load.policy.policies import is_policy_kind
 from kubectl_kyrec.model import UNDETERMINED, Result
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
 
 CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
@@ -79,13 +80,17 @@ class ConvertResult:
     suites_written: list[str] = field(default_factory=list)
     suite_refusals: list[str] = field(default_factory=list)   # `<suite file>: <field>: <why>`
     suite_differences: list[str] = field(default_factory=list)  # rows a written suite could not state
+    # `--live`: the LISTs that failed; the subjects are then a partial picture, and the run exits 5
+    failed_reads: list[FailedRead] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
+        from kubectl_kyrec.run.unreadable import with_failed_reads
+
         if (any(c.refusals for c in self.conversions) or any(d.verdict for d in self.differences)
                 or self.suite_refusals):
-            return ExitCode.FINDINGS
-        return ExitCode.CLEAN
+            return with_failed_reads(ExitCode.FINDINGS, self.failed_reads)
+        return with_failed_reads(ExitCode.CLEAN, self.failed_reads)
 
 
 def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tuple[dict[str, Any], str]]:
@@ -119,13 +124,18 @@ def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
 
 
 def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
-                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = (), registry: Any = None) -> ConvertResult:
+                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = (), registry: Any = None,
+                live: LiveSource | None = None) -> ConvertResult:
     """`crd_paths`: CustomResourceDefinitions, so that rules on their kinds name the right resources (the
     plural is the CRD's own; guessing it would match nothing, or another resource). `registry`: `--registry`
     (load.registry.Registry): both sides verify images against the registries (verifyImages rules and their
-    ImageValidatingPolicies); None: offline, where such verdicts are undetermined."""
+    ImageValidatingPolicies); None: offline, where such verdicts are undetermined. `live`: verify on the
+    cluster it reads (`--verify --live`, verify_on_live)."""
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
+    if live is not None:
+        return verify_on_live(live, paths, lambda read: run_convert(paths, out_dir, resource_paths,
+                                                                    [*state_paths, read], crd_paths, registry))
     policies = read_policies(paths)
     kinds = KindTable()
     crd_docs = [(d, w) for d, w in _documents(crd_paths) if d.get("kind") == "CustomResourceDefinition"]
@@ -185,6 +195,39 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def verify_on_live(live: LiveSource, paths: Sequence[str], convert: Callable[[str], ConvertResult]) -> ConvertResult:
+    """`--verify --live`: the cluster read as `eval --live` reads it (cluster/live_source.py: the kinds the
+    policies match and those their context entries look up), written as `capture` writes a state and handed
+    to `convert` as a `--state` file: the objects read are the subjects and the cluster both sides look up,
+    on the one path a capture of the same cluster takes, so the source cannot change the answer. Read
+    before anything is converted or written: a connection that fails ends the run (exit 5) with nothing
+    written. The LISTs that failed are the result's (exit 5 after the differences found on what was read)."""
+    from kubectl_kyrec.run.capture_state import capture_document
+    from kubectl_kyrec.run.unreadable import failed_reads
+
+    # the read plan takes the kinds eval's policies match (live.files); cleanup policies are none of eval's,
+    # so the kinds they match are named to it, as `--kind` names kinds (ReadNeeds.kinds)
+    cleanup = [str(kind).rsplit("/", 1)[-1] for doc, _ in read_policies(paths) if doc.get("kind") in CLEANUP_KINDS
+               for block in _match_blocks(doc) for kind in (block.get("resources") or {}).get("kinds") or []]
+    live.kinds = (*live.kinds, *dict.fromkeys(k for k in cleanup if k != "*"))
+    state = live.read().state
+    # Secret values as read, unlike a kept capture: a policy may read them; the file lives as long as the run
+    with tempfile.TemporaryDirectory(prefix="kyrec-convert-live-") as workdir:
+        path = os.path.join(workdir, "live-state.json")
+        with open(path, "w") as f:
+            json.dump(capture_document(state), f)
+        result = convert(path)
+    result.failed_reads = failed_reads(state)
+    return result
+
+
+def _match_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A cleanup policy's `spec.match` and its `any`/`all` filters."""
+    match = (doc.get("spec") or {}).get("match") or {}
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])] if isinstance(match, dict) else []
+    return [b for b in blocks if isinstance(b, dict)]
 
 
 def _refuse_shared_targets(policies: list[tuple[dict[str, Any], str]], conversions: list[Conversion]) -> None:
