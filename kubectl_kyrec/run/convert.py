@@ -22,6 +22,7 @@ import yaml
 from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.k8s.list_keys import required_item_key
 from kubectl_kyrec.load.policy.policies import is_policy_kind
 from kubectl_kyrec.model import Result
 
@@ -352,9 +353,15 @@ def _changed(value: Any) -> Any:
     return "kyrec-changed"
 
 
-def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The resource as given, then the variants (each a new name, so that every one is its own subject)."""
+def variants(resource: dict[str, Any], refused: list[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The resource as given, then the variants (each a new name, so that every one is its own subject).
+    A variant the API server refuses for a reason of its own is not made: a keyed list's item without the key
+    validation requires (a container without `name`, a Service port without `port`) is refused by the object's
+    validation, before validating webhooks (Kyverno never validates it; what its mutating webhook makes of it
+    is refused in turn, unless a mutation adds the key), and no stored object is one (k8s/list_keys.py
+    required_item_key). Its label goes to `refused`, when given, so that a report can count it."""
     yield "as given", resource
+    kind = str(resource.get("kind", ""))
     made: list[tuple[str, dict[str, Any]]] = []
     meta = resource.get("metadata") or {}
     if resource.get("kind") != "Namespace" and meta.get("namespace"):
@@ -369,6 +376,10 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             for remove in (True, False):
                 if not remove and value is None:
                     continue            # a null's change would be a string where a map or list belongs
+                if remove and required_item_key(kind, path):
+                    if refused is not None:
+                        refused.append(f"removed {'.'.join(path)}")
+                    continue
                 other = copy.deepcopy(resource)
                 try:
                     _apply(other, path, _changed(value), remove)
