@@ -362,6 +362,25 @@ def template(text: str, field: str, scope: Scope | None = None) -> tuple[str, bo
     return (" + ".join(parts) or "''"), found
 
 
+# JMESPath nodes whose result is a list or null, never a string: projections, flattens, multiselect lists
+_LIST_NODES = frozenset({"projection", "value_projection", "filter_projection", "flatten", "multi_select_list"})
+
+
+def gives_list(raw: str) -> bool:
+    """Whether a `{{ expr }}` string is one variable whose JMESPath gives a list or null, never a string (the
+    last step of a pipe decides)."""
+    m = _VARIABLE.fullmatch(raw.strip())
+    if not m:
+        return False
+    try:
+        node = jp_parser.Parser().parse(m.group(1)).parsed
+    except jp_exceptions.JMESPathError:
+        return False
+    while node["type"] == "pipe":
+        node = node["children"][-1]
+    return node["type"] in _LIST_NODES
+
+
 def value(raw: Any, field: str, scope: Scope | None = None) -> str:
     """A condition's key or value: a whole `{{ expr }}` is the expression's value; other strings with
     variables are text; anything else a literal."""

@@ -185,6 +185,14 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
         raise Unconvertible(at, "a JMESPath function that can error, inside foreach (Kyverno's first element "
                                 "decides between error and failure, CEL's all() does not); not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
+    for name, block in (("preconditions", entry.get("preconditions")),
+                        ("deny.conditions", (entry.get("deny") or {}).get("conditions"))):
+        if _can_error(block, f"{at}.{name}", inner):
+            # kk: validateElements passes over an element that errors unless it is the list's last one, whose
+            # error is the rule's; CEL's all() is an error where any element errors and none is false
+            raise Unconvertible(f"{at}.{name}", "reads a key an element can lack (Kyverno's substitution error, "
+                                                "which a foreach passes over but on the list's last element; "
+                                                "CEL's all() does not); not converted")
     check = _check(body, at, writer, base=var, scope=inner)
     known = _context_names(scope)
     pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened(), ordered=bool(known))
@@ -198,6 +206,16 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     each = f"({pre} ? {check} : true)" if known and pre != "true" else disj([negate(pre), check])
     # Kyverno: a list that evaluates to null is no list to iterate (the rule passes, kk: foreach.go)
     return f"({listed} == null || {listed}.all({var}, {each}))"
+
+
+def _can_error(block: Any, field: str, scope: jmes.Scope) -> bool:
+    """Whether conditions can be an error where a key they read is missing: Kyverno's substitution of an
+    unresolved variable in a condition is an error (kk: pkg/engine/variables/evaluate.go Evaluate), the
+    conversion's hard reading (jmes.Scope soft=False) selects where the soft one gives null."""
+    if block is None:
+        return False
+    hard = conditions.block(block, field, jmes.Scope(scope.names, erring=scope.erring))
+    return hard != conditions.block(block, field, jmes.Scope(scope.names, soft=True, erring=scope.erring))
 
 
 def _context_names(scope: jmes.Scope | None) -> set[str]:
@@ -250,8 +268,8 @@ _REGEX_MATCH = re.compile(r"\{\{[^}]*\bregex_match\s*\(")
 _ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:" + "|".join(jmes.ERRING) + r")\s*\(")
 
 
-def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
-                      conv: Conversion) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None, conv: Conversion,
+                      failure_policy: str = "") -> tuple[dict[str, Any], list[dict[str, str]]]:
     operations = ["CREATE", "UPDATE"]
     text = json.dumps(rule)
     if "DELETE" in text:
@@ -259,12 +277,20 @@ def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
     constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds,
                                                   guesses=conv.substitutes)
     if rule.get("preconditions") is not None:
-        # a rule with context entries: as Kyverno reads preconditions (a key that is not there is the rule's
-        # error, kubectl_kyrec/classic/conditions.py; a matchCondition's error is the policy's error result), in
-        # Kyverno's order; other rules keep the reading where a missing key is false
-        ordered = bool(rule.get("context")) and bool(rule.get("validate"))
+        # a validate rule's preconditions as Kyverno reads them: a key that is not there is the rule's error
+        # (kk: pkg/engine/variables/evaluate.go Evaluate, the substitution's NotFound; validate_resource.go:
+        # "failed to evaluate preconditions"), reached in Kyverno's order; a matchCondition's error is the
+        # policy's error result. Mutate and generate rules keep the reading where a missing key is false.
+        # (read so only where a key can be missing: the ternaries nest, and CEL parsers stop at a depth of 32)
+        ordered = bool(rule.get("validate")) and _can_error(rule["preconditions"], f"{at}.preconditions",
+                                                            jmes.Scope())
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=not ordered),
                                ordered=ordered)
+        if ordered and failure_policy == "Ignore":
+            # under failurePolicy Ignore a matchCondition's error skips the policy; the rule's error stays one
+            raise Unconvertible(f"{at}.preconditions", "reads a key the resource can lack (the rule's error in "
+                                                       "Kyverno), under failurePolicy Ignore (a matchCondition's "
+                                                       "error skips the policy); not converted")
         match_conditions.append({"name": "preconditions", "expression": pre})
     variables = {str(v.get("name")): str(v.get("expression")) for v in
                  ((rule.get("validate") or {}).get("cel") or {}).get("variables") or []}
@@ -323,14 +349,10 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         actions = [_ACTIONS[action.lower()]]
         if validate.get("allowExistingViolations") is False:
             raise Unconvertible(f"{at}.validate.allowExistingViolations", "false has no CEL counterpart")
-        if _runtime_in_values(rule):
-            conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
-                                    "as a one-element list); Kyverno also reads a string value as a JSON list or "
-                                    "a range")
         if rule.get("celPreconditions") and validate.get("cel") is None:
             raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                           "rules only; not converted on another rule")
-        constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
+        constraints, match_conditions = _rule_constraints(rule, at, kinds, conv, str(spec.get("failurePolicy") or ""))
         if rule.get("celPreconditions"):
             conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
                                     "the error's text, the conversion with the validation's message")
@@ -498,10 +520,6 @@ def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spe
         raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                       "rules only; not converted on another rule")
     gen = rule["generate"]
-    if _runtime_in_values(rule):
-        conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
-                                "as a one-element list); Kyverno also reads a string value as a JSON list or "
-                                "a range")
     constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
     rule_settings = generate.settings(gen, spec)
     # a GeneratingPolicy whose generate expression errors generates nothing, where the classic rules beside an
@@ -538,20 +556,6 @@ def _rule_kinds(rule: dict[str, Any]) -> list[str]:
     blocks = [match, *(match.get("any") or []), *(match.get("all") or [])]
     return sorted({str(k).split("/")[-1] for b in blocks if isinstance(b, dict)
                    for k in ((b.get("resources") or {}).get("kinds") or [])})
-
-
-_IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}
-
-
-def _runtime_in_values(node: Any) -> bool:
-    if isinstance(node, dict):
-        if (str(node.get("operator", "")).lower() in _IN_OPERATORS and isinstance(node.get("value"), str)
-                and "{{" in node["value"]):
-            return True
-        return any(_runtime_in_values(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_runtime_in_values(v) for v in node)
-    return False
 
 
 def _group_targets_pods(group: _Group) -> bool:

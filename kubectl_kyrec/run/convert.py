@@ -354,7 +354,9 @@ def _changed(value: Any) -> Any:
 
 
 def variants(resource: dict[str, Any], refused: list[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The resource as given, then the variants (each a new name, so that every one is its own subject).
+    """The resource as given, then the variants (each a new name, so that every one is its own subject): the
+    namespace changed, each label, annotation and leaf under `spec` removed and changed, then each string leaf
+    under `spec` made a wildcard that matches it.
     A variant the API server refuses for a reason of its own is not made: a keyed list's item without the key
     validation requires (a container without `name`, a Service port without `port`) is refused by the object's
     validation, before validating webhooks (Kyverno never validates it; what its mutating webhook makes of it
@@ -386,6 +388,13 @@ def variants(resource: dict[str, Any], refused: list[str] | None = None) -> Iter
                 except (KeyError, IndexError, TypeError):
                     continue
                 made.append((f"{'removed' if remove else 'changed'} {'.'.join(path)}", other))
+    # after the others (they fill what the cap leaves): each string leaf under `spec` as a wildcard matching it
+    # (`nginx` -> `ngin*`), which Kyverno's operators read as a pattern where a `{{ }}` value brings it
+    for path, value in _leaves(resource.get("spec"), ("spec",)):
+        if isinstance(value, str) and len(value) > 1 and not any(c in value for c in "*?"):
+            other = copy.deepcopy(resource)
+            _apply(other, path, value[:-1] + "*", False)
+            made.append((f"wildcard {'.'.join(path)}", other))
     for i, (what, other) in enumerate(made[:MAX_VARIANTS]):
         other.setdefault("metadata", {})
         other["metadata"]["name"] = f"{meta.get('name', 'x')}-v{i}"
