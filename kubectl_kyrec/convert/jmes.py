@@ -367,8 +367,8 @@ _LIST_NODES = frozenset({"projection", "value_projection", "filter_projection", 
 
 
 def gives_list(raw: str) -> bool:
-    """Whether a `{{ expr }}` string is one variable whose JMESPath gives a list or null, never a string (the
-    last step of a pipe decides)."""
+    """Whether a `{{ expr }}` string is one variable whose JMESPath gives a list, null or an error, never a
+    string (the last step of a pipe decides; `a || b` where both do)."""
     m = _VARIABLE.fullmatch(raw.strip())
     if not m:
         return False
@@ -376,9 +376,24 @@ def gives_list(raw: str) -> bool:
         node = jp_parser.Parser().parse(m.group(1)).parsed
     except jp_exceptions.JMESPathError:
         return False
-    while node["type"] == "pipe":
-        node = node["children"][-1]
-    return node["type"] in _LIST_NODES
+    return _gives_list(node)
+
+
+# functions whose answer is a list or an error, never a string
+_LIST_FUNCTIONS = frozenset({"keys", "values", "to_array"})
+
+
+def _gives_list(node: dict[str, Any]) -> bool:
+    kind = node["type"]
+    if kind in ("pipe", "subexpression"):    # the last step's answer (a missing key before it: null)
+        return _gives_list(node["children"][-1])
+    if kind == "or_expression":         # the left where it is truthy, else the right: both must be lists
+        return all(_gives_list(child) for child in node["children"])
+    if kind == "literal":
+        return isinstance(node["value"], list)
+    if kind == "function_expression":
+        return node["value"] in _LIST_FUNCTIONS
+    return kind in _LIST_NODES
 
 
 def value(raw: Any, field: str, scope: Scope | None = None) -> str:

@@ -119,12 +119,17 @@ def test_an_in_operator_value_that_can_be_a_string_is_refused_a_projection_conve
     deny = {"deny": {"conditions": {"any": [{"key": "{{ request.object.metadata.name }}", "operator": "AnyIn",
                                              "value": "{{ request.object.metadata.annotations.allowed }}"}]}}}
     assert "deny.conditions.any[0].value: a value from a variable that can be a string" in _refusal(_policy(deny))
-    deny["deny"]["conditions"]["any"][0]["value"] = "{{ request.object.spec.containers[].name }}"
-    policy = _policy(deny)
-    conv = convert_policy(policy)
-    assert conv.refusals == [] and conv.substitutes == []
-    diffs, _ = verify(policy, conv.documents, [_pod("c"), _pod("d")])
-    assert [d.line() for d in diffs] == []
+    deny["deny"]["conditions"]["any"][0]["value"] = "{{ request.object.spec.hostname || `[]` }}"
+    assert "a value from a variable that can be a string" in _refusal(_policy(deny))
+    # a projection, a list-valued function, `||` of two lists: never a string
+    for value in ("{{ request.object.spec.containers[].name }}", "{{ request.object.metadata.keys(@) }}",
+                  "{{ request.object.spec.containers[].image || `[]` }}"):
+        deny["deny"]["conditions"]["any"][0]["value"] = value
+        policy = _policy(deny)
+        conv = convert_policy(policy)
+        assert conv.refusals == [] and conv.substitutes == [], value
+        diffs, _ = verify(policy, conv.documents, [_pod("c"), _pod("name"), _pod("nginx")])
+        assert [d.line() for d in diffs] == [], value
 
 
 @pytest.mark.parametrize("where", ["deny", "preconditions"])
