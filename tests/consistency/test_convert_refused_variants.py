@@ -2,9 +2,9 @@
 item without the key the API server's validation requires (a container without `name`, a Service port without
 `port`) is refused by the real kube-apiserver's validation of the object, which runs before validating admission
 webhooks: Kyverno never validates it, what its mutating webhook makes of it is refused in turn (unless a
-mutation adds the key: not examined), and no stored object is one: run/convert.py `variants` does not make it (k8s/list_keys.py
-required_item_key) and counts it as refused by the API server. The 9 differences the corpus run showed before
-(`require-cpu-limits`, `add-runtimeclassname`, `add-labels`) were all on such variants."""
+mutation adds the key: not examined), and no stored object is one: run/convert.py `variants` does not make it
+(k8s/list_keys.py required_item_key) and counts it as refused by the API server. The 9 differences the corpus
+run showed before (`require-cpu-limits`, `add-runtimeclassname`, `add-labels`) were all on such variants."""
 
 from __future__ import annotations
 
