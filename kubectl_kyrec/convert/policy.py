@@ -277,16 +277,20 @@ def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None, co
     constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds,
                                                   guesses=conv.substitutes)
     if rule.get("preconditions") is not None:
-        # a validate rule's preconditions as Kyverno reads them: a key that is not there is the rule's error
-        # (kk: pkg/engine/variables/evaluate.go Evaluate, the substitution's NotFound; validate_resource.go:
+        # a rule's preconditions as Kyverno reads them: a key that is not there is the rule's error (kk:
+        # pkg/engine/variables/evaluate.go Evaluate, the substitution's NotFound; validate_resource.go:
         # "failed to evaluate preconditions"), reached in Kyverno's order; a matchCondition's error is the
-        # policy's error result. Mutate and generate rules keep the reading where a missing key is false.
+        # policy's error result (a generate rule's: its generation's error)
         # (read so only where a key can be missing: the ternaries nest, and CEL parsers stop at a depth of 32)
-        ordered = bool(rule.get("validate")) and _can_error(rule["preconditions"], f"{at}.preconditions",
-                                                            jmes.Scope())
+        ordered = not rule.get("mutate") and _can_error(rule["preconditions"], f"{at}.preconditions", jmes.Scope())
+        if rule.get("mutate") and _can_error(rule["preconditions"], f"{at}.preconditions", jmes.Scope()):
+            # the classic rule's error leaves the admitted object unknown (Kyverno denies under failurePolicy
+            # Fail); what a MutatingPolicy's erring matchCondition does to the request is not modelled alike
+            raise Unconvertible(f"{at}.preconditions", "reads a key the resource can lack (the mutate rule's error "
+                                                       "in Kyverno, which decides the request); not converted")
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=not ordered),
                                ordered=ordered)
-        if ordered and failure_policy == "Ignore":
+        if ordered and rule.get("validate") and failure_policy == "Ignore":
             # under failurePolicy Ignore a matchCondition's error skips the policy; the rule's error stays one
             raise Unconvertible(f"{at}.preconditions", "reads a key the resource can lack (the rule's error in "
                                                        "Kyverno), under failurePolicy Ignore (a matchCondition's "

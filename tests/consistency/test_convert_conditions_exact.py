@@ -167,3 +167,37 @@ def test_a_wildcard_variant_shows_a_plain_comparison_where_kyverno_reads_a_wildc
                           "!(object.metadata.labels.image != object.spec.containers[0].image)")}]}}
     diffs, _ = verify(policy, [plain], [pod])
     assert [d.variant for d in diffs if d.verdict] == ["wildcard spec.containers.0.image"]
+
+
+CONFIG_MAPS = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": n, "namespace": "default"},
+                "data": data} for n, data in (("on", {"flag": "on"}), ("without", {"other": "x"}))]
+FLAG = {"all": [{"key": "{{ request.object.data.flag }}", "operator": "Equals", "value": "on"}]}
+
+
+def _rule_policy(rule: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "g"},
+            "spec": {"rules": [{"name": "r", "match": {"any": [{"resources": {"kinds": ["ConfigMap"]}}]},
+                                "preconditions": FLAG, **rule}]}}
+
+
+def test_a_generate_rules_precondition_reading_a_missing_key_is_its_error() -> None:
+    # before: the GeneratingPolicy generated nothing on `without` (status none), the classic rule erred
+    policy = _rule_policy({"generate": {"apiVersion": "v1", "kind": "Secret", "name": "s", "synchronize": False,
+                                        "namespace": "{{ request.object.metadata.namespace }}",
+                                        "data": {"stringData": {"a": "b"}}}})
+    conv = convert_policy(policy)
+    assert conv.refusals == []
+    diffs, count = verify(policy, conv.documents, CONFIG_MAPS)
+    assert count and [d.line() for d in diffs] == []
+
+
+def test_a_mutate_rules_precondition_that_can_error_is_refused() -> None:
+    # the classic rule's error leaves the admitted object unknown; the MutatingPolicy admitted it unmutated
+    policy = _rule_policy({"mutate": {"patchStrategicMerge": {"metadata": {"labels": {"team": "a"}}}}})
+    assert "spec.rules[0].preconditions: reads a key the resource can lack" in _refusal(policy)
+    policy["spec"]["rules"][0]["preconditions"] = {"all": [{"key": "{{ request.object.data.flag || '' }}",
+                                                           "operator": "Equals", "value": "on"}]}
+    conv = convert_policy(policy)
+    assert conv.refusals == []
+    diffs, _ = verify(policy, conv.documents, CONFIG_MAPS)
+    assert [d.line() for d in diffs] == []
