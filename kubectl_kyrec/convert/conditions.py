@@ -130,7 +130,7 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
         if isinstance(raw_value, str) and "{{" not in raw_value:
             raise Unconvertible(f"{field}.value", "a single string value (Kyverno reads it as a JSON list, a range "
                                                   "or a wildcard); not converted")
-        if isinstance(raw_value, str) and not jmes.gives_list(raw_value):
+        if isinstance(raw_value, str) and not jmes.gives_list(raw_value, scope):
             # kk: operator/anyin.go and the others: a string value is read as a JSON list, then a range, then
             # one wildcard; the conversion cannot parse JSON at run time
             raise Unconvertible(f"{field}.value", "a value from a variable that can be a string (Kyverno reads a "

@@ -36,8 +36,10 @@ class Scope:
     """Names a translated expression may use besides the request: foreach's `element`, and so on."""
 
     def __init__(self, names: dict[str, str] | None = None, soft: bool = False,
-                 erring: frozenset[str] = frozenset()) -> None:
+                 erring: frozenset[str] = frozenset(), lists: frozenset[str] = frozenset()) -> None:
         self.names = dict(names or {})
+        # the context entries whose value is a list, never a string (see gives_list)
+        self.lists = lists
         # the context entries (convert/context.py) whose variable can be an error (an object not there)
         self.erring = erring
         # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
@@ -48,7 +50,7 @@ class Scope:
         self.swallowing = 0
 
     def softened(self) -> Scope:
-        return Scope(self.names, soft=True, erring=self.erring)
+        return Scope(self.names, soft=True, erring=self.erring, lists=self.lists)
 
 
 def _path(node: dict[str, Any]) -> list[str] | None:
@@ -366,9 +368,10 @@ def template(text: str, field: str, scope: Scope | None = None) -> tuple[str, bo
 _LIST_NODES = frozenset({"projection", "value_projection", "filter_projection", "flatten", "multi_select_list"})
 
 
-def gives_list(raw: str) -> bool:
+def gives_list(raw: str, scope: Scope | None = None) -> bool:
     """Whether a `{{ expr }}` string is one variable whose JMESPath gives a list, null or an error, never a
-    string (the last step of a pipe decides; `a || b` where both do)."""
+    string (the last step of a pipe decides; `a || b` where both do; a context entry the scope knows to
+    hold a list)."""
     m = _VARIABLE.fullmatch(raw.strip())
     if not m:
         return False
@@ -376,6 +379,8 @@ def gives_list(raw: str) -> bool:
         node = jp_parser.Parser().parse(m.group(1)).parsed
     except jp_exceptions.JMESPathError:
         return False
+    if node["type"] == "field" and scope is not None and node["value"] in scope.lists:
+        return True
     return _gives_list(node)
 
 

@@ -176,7 +176,7 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", (scope or jmes.Scope()).softened())
     var = writer.var()
     inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"},
-                       erring=scope.erring if scope else frozenset())
+                       erring=scope.erring if scope else frozenset(), lists=scope.lists if scope else frozenset())
     if "elementIndex" in json.dumps(entry):
         raise Unconvertible(at, "elementIndex; not converted")
     if _ERRING_FUNCTION.search(json.dumps(entry)):
@@ -214,8 +214,9 @@ def _can_error(block: Any, field: str, scope: jmes.Scope) -> bool:
     conversion's hard reading (jmes.Scope soft=False) selects where the soft one gives null."""
     if block is None:
         return False
-    hard = conditions.block(block, field, jmes.Scope(scope.names, erring=scope.erring))
-    return hard != conditions.block(block, field, jmes.Scope(scope.names, soft=True, erring=scope.erring))
+    hard = conditions.block(block, field, jmes.Scope(scope.names, erring=scope.erring, lists=scope.lists))
+    return hard != conditions.block(block, field, jmes.Scope(scope.names, soft=True, erring=scope.erring,
+                                                             lists=scope.lists))
 
 
 def _context_names(scope: jmes.Scope | None) -> set[str]:
@@ -231,6 +232,7 @@ def _context(rule: dict[str, Any], at: str, doc: dict[str, Any], scope: jmes.Sco
         raise Unconvertible(f"{at}.context", "context entries on a validate.cel rule are not converted")
     namespace = str((doc.get("metadata") or {}).get("namespace") or "") if doc.get("kind") == "Policy" else ""
     out = context.convert_entries(rule["context"], f"{at}.context", scope, namespace)
+    scope.lists = frozenset(_list_entries(rule["context"]))
     config_maps = [str(e.get("name")) for e in rule["context"] if isinstance(e, dict) and e.get("configMap")]
     for where, value in _condition_values(rule.get("validate"), f"{at}.validate"):
         read = [n for n in config_maps if re.search(rf"\{{\{{[^}}]*\b{re.escape(n)}\b", value)]
@@ -247,6 +249,26 @@ def _context(rule: dict[str, Any], at: str, doc: dict[str, Any], scope: jmes.Sco
             raise Unconvertible(f"{at}.preconditions", f"reads the context entries {read}: preconditions become "
                                                        "matchConditions, which are decided before a ValidatingPolicy's "
                                                        "variables; not converted")
+    return out
+
+
+def _list_entries(entries: list[Any]) -> list[str]:
+    """The context entries whose value is a list, never a string: a literal list, or a JMESPath that gives
+    one (jmes.gives_list), with no default or a list one (an in-operator reads a string value otherwise)."""
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        source = entry.get("variable") if isinstance(entry.get("variable"), dict) else entry.get("apiCall")
+        if not isinstance(source, dict) or ("default" in source and not isinstance(source["default"], list)):
+            continue
+        query = source.get("jmesPath")
+        if isinstance(query, str) and query:
+            listed = jmes.gives_list("{{ " + query + " }}")
+        else:
+            listed = entry.get("variable") is source and isinstance(source.get("value"), list)
+        if listed:
+            out.append(str(entry.get("name")))
     return out
 
 
