@@ -259,14 +259,15 @@ def _list_entries(entries: list[Any]) -> list[str]:
     for entry in entries:
         if not isinstance(entry, dict):
             continue
-        source = entry.get("variable") if isinstance(entry.get("variable"), dict) else entry.get("apiCall")
+        variable = entry.get("variable")
+        source = variable if isinstance(variable, dict) else entry.get("apiCall")
         if not isinstance(source, dict) or ("default" in source and not isinstance(source["default"], list)):
             continue
         query = source.get("jmesPath")
         if isinstance(query, str) and query:
             listed = jmes.gives_list("{{ " + query + " }}")
         else:
-            listed = entry.get("variable") is source and isinstance(source.get("value"), list)
+            listed = isinstance(variable, dict) and isinstance(variable.get("value"), list)
         if listed:
             out.append(str(entry.get("name")))
     return out
