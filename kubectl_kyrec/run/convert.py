@@ -22,6 +22,7 @@ import yaml
 from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
+from kubectl_kyrec.k8s.list_keys import required_item_key
 from kubectl_kyrec.load.policy.policies import is_policy_kind
 from kubectl_kyrec.model import UNDETERMINED, Result
 
@@ -404,9 +405,17 @@ def _changed(value: Any) -> Any:
     return "kyrec-changed"
 
 
-def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The resource as given, then the variants (each a new name, so that every one is its own subject)."""
+def variants(resource: dict[str, Any], refused: list[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The resource as given, then the variants (each a new name, so that every one is its own subject): the
+    namespace changed, each label, annotation and leaf under `spec` removed and changed, then each string leaf
+    under `spec` made a wildcard that matches it.
+    A variant the API server refuses for a reason of its own is not made: a keyed list's item without the key
+    validation requires (a container without `name`, a Service port without `port`) is refused by the object's
+    validation, before validating webhooks (Kyverno never validates it; what its mutating webhook makes of it
+    is refused in turn, unless a mutation adds the key), and no stored object is one (k8s/list_keys.py
+    required_item_key). Its label goes to `refused`, when given, so that a report can count it."""
     yield "as given", resource
+    kind = str(resource.get("kind", ""))
     made: list[tuple[str, dict[str, Any]]] = []
     meta = resource.get("metadata") or {}
     if resource.get("kind") != "Namespace" and meta.get("namespace"):
@@ -421,12 +430,23 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             for remove in (True, False):
                 if not remove and value is None:
                     continue            # a null's change would be a string where a map or list belongs
+                if remove and required_item_key(kind, path):
+                    if refused is not None:
+                        refused.append(f"removed {'.'.join(path)}")
+                    continue
                 other = copy.deepcopy(resource)
                 try:
                     _apply(other, path, _changed(value), remove)
                 except (KeyError, IndexError, TypeError):
                     continue
                 made.append((f"{'removed' if remove else 'changed'} {'.'.join(path)}", other))
+    # after the others (they fill what the cap leaves): each string leaf under `spec` as a wildcard matching it
+    # (`nginx` -> `ngin*`), which Kyverno's operators read as a pattern where a `{{ }}` value brings it
+    for path, value in _leaves(resource.get("spec"), ("spec",)):
+        if isinstance(value, str) and len(value) > 1 and not any(c in value for c in "*?"):
+            other = copy.deepcopy(resource)
+            _apply(other, path, value[:-1] + "*", False)
+            made.append((f"wildcard {'.'.join(path)}", other))
     for i, (what, other) in enumerate(made[:MAX_VARIANTS]):
         other.setdefault("metadata", {})
         other["metadata"]["name"] = f"{meta.get('name', 'x')}-v{i}"
