@@ -321,6 +321,11 @@ class TableTally:
         self._rows: list[tuple[Any, ...]] = []
         self._runs: list[SpillFile] = []
         self._flat: dict[str, str] = {}
+        # of the spilled rows: the (source, policy) keys listed, the rules, and the longest cell of each
+        # column after the rule (index in a row - _MEASURED_FROM): the table's widths without reading them
+        self._spilled_keys: set[tuple[str, str]] = set()
+        self._spilled_rules: set[str] = set()
+        self._spilled_longest: list[int] = []
 
     @classmethod
     def of(cls, results: Iterable[Result], show_all: bool = False) -> TableTally:
@@ -367,12 +372,42 @@ class TableTally:
         from kubectl_kyrec.render.spill_file import SpillFile
 
         rows = self._rows
+        keys, rules, longest = self._measured(rows)
+        self._spilled_keys |= keys
+        self._spilled_rules |= rules
+        self._spilled_longest = longest
         rows.sort(key=_SPILLED_KEY)
         file = SpillFile()      # kept until the table is written
         for start in range(0, len(rows), _SPILL_RECORD):
             file.write(pickle.dumps(rows[start:start + _SPILL_RECORD], protocol=pickle.HIGHEST_PROTOCOL))
         self._runs.append(file)
         self._rows = []
+
+    def _measured(self, rows: list[tuple[Any, ...]]) -> tuple[set[tuple[str, str]], set[str], list[int]]:
+        """What the table's widths need of `rows`, and of the rows spilled before them (by C-level
+        iteration: a large run lists 100,000s of rows)."""
+        from operator import itemgetter
+
+        longest = self._spilled_longest or [0] * (len(rows[0]) - _MEASURED_FROM if rows else 0)
+        if rows:
+            longest = [max(known, max(map(len, map(itemgetter(i), rows))))
+                       for i, known in enumerate(longest, _MEASURED_FROM)]
+        return set(map(itemgetter(5, 1), rows)), set(map(itemgetter(6), rows)), longest
+
+    def spilled_widths(self, labels: Mapping[tuple[str, str], str], rules: bool) -> list[int]:
+        """The longest cell of each column of the spilled table (`_SpilledTable`'s rows), as write_rows's
+        first pass over them would find it."""
+        keys, rule_cells, longest = self._measured(self._rows)
+        keys |= self._spilled_keys
+        rule_cells |= self._spilled_rules
+        names = max((len(labels.get(key, key[1]) if labels else key[1]) for key in keys), default=0)
+        rule = max((len(r or "-") for r in rule_cells), default=0)
+        subject, result, message, location = longest[:4]
+        if self.wide:
+            actions, severity = longest[4:]
+            return [names, rule, subject, result, message, actions, severity, location]
+        return [names, rule, subject, result, message, location] if rules else \
+            [names, subject, result, message, location]
 
     def spilled_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows kept with `spill`, in the table's order: the runs in the file merged with those held
@@ -386,6 +421,11 @@ class TableTally:
         for file in self._runs:
             file.close()
         self._runs = []
+
+
+# a spilled row's cells from the subject on (display, result, message, location, -o wide's actions and
+# severity) are measured as they are; the policy and rule cells are written changed (a label, "-")
+_MEASURED_FROM = 7
 
 
 def _SPILLED_KEY(row: tuple[Any, ...]) -> tuple[Any, ...]:   # noqa: N802 - a key, named as a constant
@@ -555,11 +595,13 @@ def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width
             into[key] = into.get(key, 0) + count
     if tally.spill and tally.listed:
         rows = _SpilledTable(tally, labels, tally.rules)
+        widths = tally.spilled_widths(labels, tally.rules)
         try:
             if tally.wide:
-                write_rows(stream, _WIDE_HEADERS, rows)     # type: ignore[arg-type]
+                write_rows(stream, _WIDE_HEADERS, rows, cell_widths=widths)
             else:
-                write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
+                write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None,  # type: ignore[arg-type]
+                             cell_widths=widths)
         finally:
             tally.close()
     elif shown:
