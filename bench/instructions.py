@@ -25,8 +25,10 @@ Keep both sizes at or above 1,000 Pods with more than one job: below PARALLEL_PA
 (evaluate/pipeline.py) eval evaluates in its own process, so the two sizes would not run the same way.
 
 run under `valgrind --tool=callgrind`, and the number printed is callgrind's total of instructions executed
-(`Ir`, every process of the run summed: `--jobs 1` keeps it to one). Wall and CPU times under valgrind are of
-no use; the instruction count is the same on a quiet and on a loaded machine.
+(`Ir`, every process of the run summed: `--jobs 1` keeps it to one; a forked worker's file would hold
+its parent's instructions before the fork too, so the parent's are dumped, and zeroed, before each fork).
+Wall and CPU times under valgrind are of no use; the instruction count is the same on a quiet and on a
+loaded machine.
 
 What is held fixed so that the count depends on the code alone: the inputs (written once, read by every run),
 `--now`, PYTHONHASHSEED=0, and Python's bytecode: each version's modules (and the standard library's) are
@@ -126,8 +128,11 @@ def count(argv: list[str], work: Path, label: str, repeat: int) -> list[int]:
     for i in range(repeat):
         out_dir = work / f"callgrind-{label.replace(':', '-')}-{i}"
         out_dir.mkdir(parents=True)
-        done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_dir}/callgrind.%p",
-                               *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # a forked child starts with its parent's counts so far: every fork is preceded by a dump of the
+        # parent's (which zeroes them), so that the files of the run add up to each instruction once
+        done = subprocess.run(["valgrind", "--tool=callgrind", "--dump-before=fork",
+                               f"--callgrind-out-file={out_dir}/callgrind.%p", *argv],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != first.returncode:
             sys.exit(f"{label}: under valgrind the command exited {done.returncode}, {first.returncode} without: "
                      f"{done.stderr.strip()[-500:]}")

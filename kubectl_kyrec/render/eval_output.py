@@ -7,7 +7,10 @@ counted on the way, and the expected reports are built only by the formats that 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
@@ -334,37 +337,55 @@ class TableTally:
         return tally
 
     def add(self, results: Iterable[Result]) -> None:
-        counts, per_policy, shown, show_all = self.counts, self.per_policy, self.shown, self.show_all
-        for r in results:
-            self.count += 1
-            counts[r.result] = counts.get(r.result, 0) + 1
-            key = (r.source, r.policy)
-            policy = per_policy.get(key)
+        """Count a chunk of results and keep the rows it lists. Counted a chunk at a time by C-level
+        iteration (a large run hands 100,000s of results here, a few thousand at a time), in the order
+        the results came: the counts' first keys and the rows are those one result at a time gives."""
+        chunk = results if isinstance(results, list) else list(results)
+        statuses = list(map(_STATUS, chunk))
+        self.count += len(chunk)
+        counts, per_policy = self.counts, self.per_policy
+        for status, n in Counter(statuses).items():
+            counts[status] = counts.get(status, 0) + n
+        for (source, name, status), n in Counter(zip(map(_SOURCE, chunk), map(_POLICY, chunk), statuses)).items():
+            policy = per_policy.get((source, name))
             if policy is None:
-                policy = per_policy[key] = dict.fromkeys(SUMMARY_KEYS, 0)
-                self.rules = self.rules or r.source == "kyverno"
-            policy[r.result] = policy.get(r.result, 0) + 1
-            if show_all or r.result in ATTENTION:
-                self.listed += 1
-                if self.spill:
-                    self._keep_row(r)
-                else:
-                    shown.append(r)
+                policy = per_policy[(source, name)] = dict.fromkeys(SUMMARY_KEYS, 0)
+                self.rules = self.rules or source == "kyverno"
+            policy[status] = policy.get(status, 0) + n
+        listed = chunk if self.show_all else list(compress(chunk, map(ATTENTION.__contains__, statuses)))
+        self.listed += len(listed)
+        if not self.spill:
+            self.shown.extend(listed)
+        elif listed:
+            self._keep_rows(listed)
 
-    def _keep_row(self, r: Result) -> None:
-        flat = self._flat
-        message = flat.get(r.message)
-        if message is None:
-            if len(flat) > SPILL_ROWS:
-                flat.clear()
-            message = flat[r.message] = " ".join(r.message.split())
-        ref = r.subject
-        # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
-        self._rows.append((STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source,
-                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else "",
-                           *((",".join(r.validation_actions), r.severity or "-") if self.wide else ())))
-        if len(self._rows) >= SPILL_ROWS:
-            self._spill_rows()
+    def _keep_rows(self, listed: list[Result]) -> None:
+        """The rows of `listed` as the table's text (_SpilledTable's fields), spilled SPILL_ROWS at a time.
+        A subject's results share its Ref and Source: each is made text once per chunk."""
+        flat, rows, wide, order = self._flat, self._rows, self.wide, STATUS_ORDER
+        displays: dict[int, str] = {}
+        locations: dict[int, str] = {}
+        for r in listed:
+            message = flat.get(r.message)
+            if message is None:
+                if len(flat) > SPILL_ROWS:
+                    flat.clear()
+                message = flat[r.message] = " ".join(r.message.split())
+            ref = r.subject
+            display = displays.get(id(ref))
+            if display is None:
+                display = displays[id(ref)] = ref.display()
+            where = r.location
+            location = locations.get(id(where))
+            if location is None:
+                location = locations[id(where)] = str(where) if where else ""
+            # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
+            row = (order.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source, r.rule, display,
+                   r.result, message, location)
+            rows.append((*row, ",".join(r.validation_actions), r.severity or "-") if wide else row)
+            if len(rows) >= SPILL_ROWS:
+                self._spill_rows()
+                rows = self._rows
 
     def _spill_rows(self) -> None:
         import pickle
@@ -386,8 +407,6 @@ class TableTally:
     def _measured(self, rows: list[tuple[Any, ...]]) -> tuple[set[tuple[str, str]], set[str], list[int]]:
         """What the table's widths need of `rows`, and of the rows spilled before them (by C-level
         iteration: a large run lists 100,000s of rows)."""
-        from operator import itemgetter
-
         longest = self._spilled_longest or [0] * (len(rows[0]) - _MEASURED_FROM if rows else 0)
         if rows:
             longest = [max(known, max(map(len, map(itemgetter(i), rows))))
@@ -428,8 +447,11 @@ class TableTally:
 _MEASURED_FROM = 7
 
 
-def _SPILLED_KEY(row: tuple[Any, ...]) -> tuple[Any, ...]:   # noqa: N802 - a key, named as a constant
-    return row[:5]
+_STATUS, _SOURCE, _POLICY = itemgetter(3), itemgetter(1), itemgetter(0)     # Result's fields
+
+
+# a spilled row's sort key: _sort_key's fields, first in the row (by C-level calls: sorted and merged per row)
+_SPILLED_KEY = itemgetter(0, 1, 2, 3, 4)
 
 
 def _read_run(file: BinaryIO) -> Iterator[tuple[Any, ...]]:

@@ -150,3 +150,52 @@ def test_a_streamed_state_table_reads_its_rows_once(tmp_path: Path, monkeypatch:
     whole = CliRunner().invoke(cli, ["eval", *case, *NOW, "-o", f"table={target}"])
     assert streamed.exit_code == whole.exit_code == 1, streamed.stderr
     assert streamed.stdout == target.read_text()
+
+
+def _pod(i: int, labels: dict[str, str]) -> Any:
+    from kubectl_kyrec.evaluate.request import build_request
+
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "ns", "labels": labels}}
+    return build_request(obj, resource="pods", namespaced=True)
+
+
+def test_a_policys_selectors_are_parsed_once_for_every_subject(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubectl_kyrec.k8s.labels as labels
+    from kubectl_kyrec.evaluate import match
+    from kubectl_kyrec.load.policy.vocabulary import MatchResources
+
+    parsed: list[Any] = []
+    real = labels.from_label_selector
+
+    def counted(selector: Any) -> Any:
+        parsed.append(selector)
+        return real(selector)
+
+    # where matches_selector parses (labels) and where match.py may call it itself
+    monkeypatch.setattr(labels, "from_label_selector", counted)
+    monkeypatch.setattr(match, "from_label_selector", counted, raising=False)
+    namespace_obj = {"metadata": {"name": "ns", "labels": {"team": "a"}}}
+    constraints = MatchResources(namespace_selector={"matchLabels": {"team": "a"}},
+                                 object_selector={"matchExpressions": [{"key": "app", "operator": "In",
+                                                                        "values": ["web"]}]})
+    answers = [match.matches_constraints(constraints, _pod(i, {"app": "web" if i % 2 else "db"}), namespace_obj,
+                                         rules_checked=True) for i in range(50)]
+    assert answers == [bool(i % 2) for i in range(50)]
+    assert len(parsed) == 2      # each selector once, not once per subject
+
+
+def test_a_selector_changed_in_place_or_invalid_is_parsed_again() -> None:
+    from kubectl_kyrec.evaluate import match
+    from kubectl_kyrec.evaluate.match import MatchError
+    from kubectl_kyrec.load.policy.vocabulary import MatchResources
+
+    selector: dict[str, Any] = {"matchLabels": {"app": "web"}}
+    constraints = MatchResources(object_selector=selector)
+    web = _pod(1, {"app": "web"})
+    assert match.matches_constraints(constraints, web, None, rules_checked=True)
+    selector["matchLabels"] = {"app": "db"}
+    assert not match.matches_constraints(constraints, web, None, rules_checked=True)
+    bad = MatchResources(object_selector={"matchExpressions": [{"key": "app", "operator": "Near"}]})
+    for _ in range(2):
+        with pytest.raises(MatchError, match="'Near' is not a valid label selector operator"):
+            match.matches_constraints(bad, web, None, rules_checked=True)
