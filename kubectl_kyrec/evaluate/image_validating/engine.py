@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.decl import CelFunctionError
+from kubectl_kyrec.cel.decl import CelFunctionError, needs_registry
 from kubectl_kyrec.cel.engine import Activation, CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.kyverno_image import image_library
-from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library, needs_registry
+from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.autogen import autogen_targets
