@@ -412,7 +412,7 @@ def _fetched_detail(cp: CompiledImageValidatingPolicy, image: str, missing: list
         return ("its data given in the context file" if cp.registry is None
                 else "its data read from the registry (or given in the context file)")
     if cp.registry is None:
-        return "Kyverno fetches it from the registry: kyrec reads it only with --registry"
+        return "Kyverno fetches it from the registry: kyrec has no registry access"
     if failed is None:
         return "fetched from the registry"
     if image == failed[0]:
