@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError
+from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelForbidden, CelFunctionError
 from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 from kubectl_kyrec.k8s.namespaces import default_namespace
@@ -212,11 +212,14 @@ class ObjectsProvider:
                  http_mocks: Mapping[str, tuple[int, Any]] | None = None,
                  global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False,
                  refused: Refused | None = None, implicit_namespaces: bool = False,
-                 registry: Registry | None = None) -> None:
+                 registry: Registry | None = None, cluster_images: bool = False) -> None:
         self._resource_of = resource_of
         # the run's `--registry`: image.GetMetadata of an image the context file does not hold reads it, as
         # Kyverno's cluster context provider does (kk: pkg/cel/libs/context.go GetImageData); None: offline
         self.registry = registry
+        # offline, such an image is what a cluster would read from its registry (needs-registry: eval, test
+        # --strict), or Kyverno's CLI's answer (its fake provider's error: test's default mode)
+        self._cluster_images = cluster_images
         self._fetched: dict[str, dict[str, Any] | CelFunctionError] = {}
         # a Namespace absent from the objects reads as the Active one a cluster would have (kyrec's rule for
         # a state, which the classic context loader follows too); a Kyverno CLI test's fake client does not
@@ -370,6 +373,10 @@ class ObjectsProvider:
         if ref in self._images:
             return copy.deepcopy(self._images[ref])
         if self.registry is None:
+            if self._cluster_images:
+                # the engines make a result that meets NEEDS_REGISTRY undetermined (needs-registry)
+                raise CelFunctionError(f"{ref}: {NEEDS_REGISTRY}, which kyrec has only with --registry "
+                                       "(or give the image data in a context file's images)")
             # Kyverno's CLI offline (kk: pkg/cel/libs/fake_context.go GetImageData)
             raise CelFunctionError(f"image data for {ref} not found in the context")
         fetched = self._fetched.get(ref)

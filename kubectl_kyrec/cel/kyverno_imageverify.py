@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelFunctionError, Library, Overload, fn
 from kubectl_kyrec.load.cosign import Verification, identity_mismatch
 from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
 from kubectl_kyrec.load.cosign import verify_signatures as cosign_signatures
@@ -41,17 +41,9 @@ from kubectl_kyrec.load.notary import NotDecided
 from kubectl_kyrec.load.notary import verify_signatures as notary_signatures
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
-# the text every registry-bound failure carries (see needs_registry)
-NEEDS_REGISTRY = "needs registry access"
-
 ImageMatcher = Callable[[str], bool]
 """matching.MatchImage over the policy's matchImageReferences (True when there are none); raises
 CelFunctionError when a CEL reference fails."""
-
-
-def needs_registry(error: str | None) -> bool:
-    """Whether an evaluation error came from a function that needs a registry (or a signature check)."""
-    return error is not None and NEEDS_REGISTRY in error
 
 
 def _offline(call: str, what: str) -> CelFunctionError:

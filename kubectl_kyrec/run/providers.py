@@ -112,6 +112,6 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
     objects = inputs.state.objs + list(extra_objects or [])
     try:
         return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file,
-                               refused=refused, implicit_namespaces=True)
+                               refused=refused, implicit_namespaces=True, cluster_images=True)
     except ValueError as exc:
         raise InputError(f"--context-file: {exc}") from None
