@@ -16,9 +16,10 @@ plugin machinery, no planning, no output) sending N server-side-apply PATCHes of
 (another name, so that they are creates too) from C threads, right after each kyrec run into the same
 namespaces: `raw ... bare` with the bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the
 eight labels Kyverno's generate puts on a downstream, the trigger's uid among them; bench/apply_probe.py
-captures kyrec's requests and shows the server spends 30-45 % more CPU per request on them). Wall time
-only: it runs in this process. `--rounds N` alternates kyrec and the raw client N times (a loaded machine
-makes one run say little).
+captures kyrec's requests and shows the server spends 30-45 % more CPU per request on them). It runs in
+this process: its CPU column is this process's CPU clock over the requests alone (no start-up, no imports);
+bench/apply_write_cpu.py compares the CPU per write of the two clients request for request. `--rounds N`
+alternates kyrec and the raw client N times (a loaded machine makes one run say little).
 
 kyrec's package is byte-compiled first (`compileall`, as a wheel install does) and the subprocess runs
 without PYTHONDONTWRITEBYTECODE: an editable install under that variable compiles ~180 modules from source
@@ -135,7 +136,8 @@ def kyverno_labels(policy: str, namespace: str, uid: str) -> dict[str, str]:
 
 
 def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str,
-            labels: dict[str, dict[str, str]] | None = None) -> tuple[float, int]:
+            labels: dict[str, dict[str, str]] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of this process: the client's own work, failed requests) of N PATCHes."""
     client = RawClient(kubeconfig, concurrency)
     failed = 0
     lock = threading.Lock()
@@ -146,10 +148,10 @@ def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str
             with lock:
                 failed += 1
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         list(pool.map(one, namespaces))
-    return time.perf_counter() - started, failed
+    return time.perf_counter() - started, time.process_time() - cpu, failed
 
 
 def main() -> None:
@@ -219,10 +221,10 @@ def main() -> None:
                         for item in server.kube.get("/api/v1/namespaces")["items"]}
                 labels = {ns: kyverno_labels(f"team-settings-{tag}", ns, uids[ns]) for ns in namespaces}
                 for what, with_labels in (("bare", None), ("kyverno labels", labels)):
-                    seconds, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{what[:4]}",
-                                              with_labels)
+                    seconds, cpu, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{what[:4]}",
+                                                   with_labels)
                     print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight, {what}':<44}{seconds:>8.2f}"
-                          f"{'':>16}{len(namespaces) / seconds:>10.0f}   {failed} failed; kyrec / raw "
+                          f"{cpu:>7.2f}{'':>9}{len(namespaces) / seconds:>10.0f}   {failed} failed; kyrec / raw "
                           f"{kyrec_wall / seconds:.2f}x", flush=True)
     finally:
         server.stop()

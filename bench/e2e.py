@@ -132,11 +132,12 @@ def write_pods(path: Path, n: int) -> None:
 
 # ---- the raw engine ----------------------------------------------------------------------------------------
 
-def raw_engine_seconds(policy_files: list[Path], state: Path) -> tuple[float, float, int]:
+def raw_engine_seconds(policy_files: list[Path], state: Path, *, evaluate: bool = True) -> tuple[float, float, int]:
     """Compile + evaluate with the engine alone: the same programs on the same (Pod, variant) pairs.
 
     The pairs are decided outside the timed part; compile and the evaluation loop are timed, as wall
-    seconds and as this process's CPU seconds.
+    seconds and as this process's CPU seconds. `evaluate=False` stops before the evaluation loop, with
+    everything else done: bench/instructions.py's `--bare` counts the loop's instructions as the difference.
     """
     policies = classify(load_documents([str(p) for p in policy_files]))
     docs = load_state([str(state)])
@@ -159,7 +160,7 @@ def raw_engine_seconds(policy_files: list[Path], state: Path) -> tuple[float, fl
         evaluated = 0
         true = True
         start, cpu_start = time.perf_counter(), time.process_time()
-        for ctx, exprs in programs:
+        for ctx, exprs in programs if evaluate else ():
             for env, conditions, validations in exprs:
                 activation = ctx.activation(env).raw        # one per Pod (and environment)
                 evaluated += 1

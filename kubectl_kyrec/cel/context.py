@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError
+from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelForbidden, CelFunctionError
 from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 from kubectl_kyrec.k8s.namespaces import default_namespace
+from kubectl_kyrec.load.registry import Registry, RegistryError
 
 ResourceOf = Callable[[str, str], "tuple[str, bool] | None"]
 """(apiVersion, kind) -> (resource plural, namespaced), or None when the kind is unknown."""
@@ -210,8 +211,16 @@ class ObjectsProvider:
                  read_file: Callable[[str], Any] | None = None,
                  http_mocks: Mapping[str, tuple[int, Any]] | None = None,
                  global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False,
-                 refused: Refused | None = None, implicit_namespaces: bool = False) -> None:
+                 refused: Refused | None = None, implicit_namespaces: bool = False,
+                 registry: Registry | None = None, cluster_images: bool = False) -> None:
         self._resource_of = resource_of
+        # the run's `--registry`: image.GetMetadata of an image the context file does not hold reads it, as
+        # Kyverno's cluster context provider does (kk: pkg/cel/libs/context.go GetImageData); None: offline
+        self.registry = registry
+        # offline, such an image is what a cluster would read from its registry (needs-registry: eval, test
+        # --strict), or Kyverno's CLI's answer (its fake provider's error: test's default mode)
+        self._cluster_images = cluster_images
+        self._fetched: dict[str, dict[str, Any] | CelFunctionError] = {}
         # a Namespace absent from the objects reads as the Active one a cluster would have (kyrec's rule for
         # a state, which the classic context loader follows too); a Kyverno CLI test's fake client does not
         self._implicit_namespaces = implicit_namespaces
@@ -361,9 +370,29 @@ class ObjectsProvider:
                                "context file")
 
     def image_metadata(self, ref: str) -> Any:
-        if ref not in self._images:
+        if ref in self._images:
+            return copy.deepcopy(self._images[ref])
+        if self.registry is None:
+            if self._cluster_images:
+                # the engines make a result that meets NEEDS_REGISTRY undetermined (needs-registry)
+                raise CelFunctionError(f"{ref}: {NEEDS_REGISTRY}, which kyrec has only with --registry "
+                                       "(or give the image data in a context file's images)")
+            # Kyverno's CLI offline (kk: pkg/cel/libs/fake_context.go GetImageData)
             raise CelFunctionError(f"image data for {ref} not found in the context")
-        return copy.deepcopy(self._images[ref])
+        fetched = self._fetched.get(ref)
+        if fetched is None:
+            # once a run per reference: a registry that failed (or timed out) is not asked again for every
+            # subject, and the answer stays the same across the run's subjects
+            try:
+                fetched = self.registry.image_descriptor(ref)
+            except (RegistryError, ValueError) as err:
+                # the fetch's own error; the library adds Kyverno's `failed to get image data: ` (every failure,
+                # a registry that did not answer too, is the expression's error: never a value)
+                fetched = CelFunctionError(str(err))
+            self._fetched[ref] = fetched
+        if isinstance(fetched, CelFunctionError):
+            raise CelFunctionError(str(fetched))
+        return copy.deepcopy(fetched)
 
     def http_request(self, method: str, url: str, body: Any, headers: dict[str, str]) -> Any:
         method = method.upper()

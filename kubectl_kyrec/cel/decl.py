@@ -27,6 +27,16 @@ class CelForbidden(CelFunctionError):
     (kyverno/sdk extensions/cel/libs/resource/impl.go, apierrors.IsForbidden / IsUnauthorized)."""
 
 
+# the text every error of a function that would need a registry carries (image verification, image data
+# offline): the engines turn an evaluation error holding it into `undetermined` (needs-registry)
+NEEDS_REGISTRY = "needs registry access"
+
+
+def needs_registry(error: str | None) -> bool:
+    """Whether an evaluation error came from a function that needs a registry (or a signature check)."""
+    return error is not None and NEEDS_REGISTRY in error
+
+
 @dataclass(frozen=True)
 class Overload:
     """One overload. `id` must be unique within the environment (cel-go style, e.g. ``list_is_sorted``)."""

@@ -18,9 +18,11 @@ With `--registry` (a load.registry.Registry given), the functions ask the regist
 get imagedata: ..."), then each attestor counts 1 when it verifies, 0 when it does not (any verification
 error, as Kyverno logs and skips it); an attestation's attestor counts 0 even when its envelope verifies,
 as Kyverno v1.17.2 demands a verified Rekor bundle there (see verify_attestations). A `notary` attestor's
-certificates verify Notary signatures (load/notary.py). What kyrec does not verify (OCI 1.1 referrer
-attestations, a revocation responder or timestamp a Notary signature needs, keyless and certificate
-attestors, KMS keys, signatures in another repository, a key attestor that does not skip the Rekor
+certificates verify Notary signatures (load/notary.py). A `keyless` attestor counts 0 when no signature
+could verify whatever the trust root, else its chain needs the TUF trusted root Kyverno checks it against
+(_keyless_count). What kyrec does not verify (OCI 1.1 referrer
+attestations, a revocation responder or timestamp a Notary signature needs, certificate
+attestors, a keyless chain, KMS keys, signatures in another repository, a key attestor that does not skip the Rekor
 transparency log) and a registry that stopped answering midway still
 raise NEEDS_REGISTRY: undetermined, never a count of 0 that would read as "not signed". load/cosign.py
 and load/notary.py check the signatures.
@@ -31,25 +33,17 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.load.cosign import Verification
+from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.load.cosign import Verification, identity_mismatch
 from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
 from kubectl_kyrec.load.cosign import verify_signatures as cosign_signatures
 from kubectl_kyrec.load.notary import NotDecided
 from kubectl_kyrec.load.notary import verify_signatures as notary_signatures
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
-# the text every registry-bound failure carries (see needs_registry)
-NEEDS_REGISTRY = "needs registry access"
-
 ImageMatcher = Callable[[str], bool]
 """matching.MatchImage over the policy's matchImageReferences (True when there are none); raises
 CelFunctionError when a CEL reference fails."""
-
-
-def needs_registry(error: str | None) -> bool:
-    """Whether an evaluation error came from a function that needs a registry (or a signature check)."""
-    return error is not None and NEEDS_REGISTRY in error
 
 
 def _offline(call: str, what: str) -> CelFunctionError:
@@ -86,6 +80,54 @@ def _key_attestor(call: str, attestor: Any) -> tuple[str, str] | None:
                                "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
     assert isinstance(key, Mapping)
     return data, str(key.get("hashAlgorithm") or "sha256")
+
+
+def _keyless_attestor(call: str, attestor: Any) -> Mapping[str, Any] | None:
+    """The `cosign.keyless` of a keyless attestor kyrec checks (None for any other attestor); raises
+    NEEDS_REGISTRY where Kyverno's answer needs what kyrec does not reach (the caller must not count it 0)."""
+    cosign = attestor.get("cosign") if isinstance(attestor, Mapping) else None
+    keyless = cosign.get("keyless") if isinstance(cosign, Mapping) else None
+    if not isinstance(keyless, Mapping):
+        return None
+    assert isinstance(cosign, Mapping)
+    if cosign.get("source"):
+        raise _undecided(call, "kyrec does not read signatures from another repository (cosign.source)")
+    ctlog = cosign.get("ctlog")
+    if not (isinstance(ctlog, Mapping) and ctlog.get("insecureIgnoreTlog") is True):
+        raise _undecided(call, "Kyverno checks the signature's Rekor transparency log entry, which kyrec "
+                               "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
+    identities = keyless.get("identities")
+    if isinstance(identities, list) and any(isinstance(i, Mapping) and i.get("subjectExpression")
+                                            for i in identities):
+        raise _undecided(call, "kyrec does not evaluate an identity's subjectExpression")
+    if ctlog.get("tsaCertChain"):
+        raise _undecided(call, "kyrec does not verify signed timestamps (ctlog.tsaCertChain)")
+    return keyless
+
+
+def _keyless_count(call: str, registry: Registry, image: str, keyless: Mapping[str, Any]) -> int:
+    """0 when no signature of `image` could verify for a keyless attestor whatever its trust root: none, or
+    each one's certificate missing, its signature or payload not the image's, the certificate expired (no
+    log entry nor timestamp vouches for its time), or no identity of the attestor matching it (kk:
+    imageverifiers/cosign checkOptions, cosign verifyInternal and CheckCertificatePolicy; any of these is a
+    verification error, which Kyverno counts 0). A signature that passes all of them is decided by its
+    certificate chain, which Kyverno v1.17.2 checks against the trusted root of the attestor's TUF repository
+    (`trusted_root.json`: cosign ValidateAndUnpackCert prefers CheckOpts.TrustedMaterial, which replaces
+    `keyless.roots`), which kyrec does not read: NEEDS_REGISTRY then."""
+    if registry.now is None:
+        raise _undecided(call, "keyless verification needs the run's time")
+    outcome = cosign_signatures(registry, image, "", any_root=True)
+    identities = keyless.get("identities")
+    try:
+        candidates = [cert for cert in outcome.certificates
+                      if not identity_mismatch(cert, identities if isinstance(identities, list) else [])]
+    except ValueError as err:
+        raise _undecided(call, str(err)) from None
+    if not candidates:
+        return 0
+    raise _undecided(call, "a signature verifies with its certificate, whose chain Kyverno checks against the "
+                           "trusted root of the attestor's TUF repository (trusted_root.json, which replaces "
+                           "keyless.roots), which kyrec does not read")
 
 
 def _notary_attestor(call: str, attestor: Mapping[str, Any]) -> tuple[str, str]:
@@ -128,10 +170,16 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
         fetch(call, image)
         total = 0
         for attestor in attestors:
-            key = _key_attestor(call, attestor)
+            keyless = _keyless_attestor(call, attestor)
+            if keyless is not None and attestation:
+                raise _undecided(call, "kyrec verifies keyless signatures, not keyless attestations")
+            key = _key_attestor(call, attestor) if keyless is None else None
             assert registry is not None
             reg = registry
             try:
+                if keyless is not None:
+                    total += _keyless_count(call, reg, image, keyless)
+                    continue
                 if key is None:
                     if attestation:
                         # kk impl.go: a notary attestor verifies only OCI 1.1 referrers (which reach here

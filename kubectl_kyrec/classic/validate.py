@@ -255,7 +255,9 @@ class Validator:
             if response is None or response.status == SKIP:
                 continue
             if response.status != PASS:
-                if response.status == ERROR and "failed to evaluate preconditions" in response.message:
+                # kk: validateElements: an element that errors (its preconditions, context, deny conditions)
+                # is passed over unless it is the list's last one, whose error is the rule's
+                if response.status == ERROR and index < len(elements) - 1:
                     continue
                 return Response(response.status, f"validation failure: {response.message}"), applied
             applied += 1

@@ -114,9 +114,10 @@ def apply_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...]
     _check_flags(state_paths, field_manager, only_downstreams and write_reports, mode is DryRun.NONE and not yes)
     files = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, exception_paths=exception_paths,
                        values_path=values_path, schema=policy_schema_check())
-    # no reads for causes (Kyverno's Deployments, the RBAC objects, access reviews): apply names none, and
-    # evidence decides no write (cluster/live.py); `diff` shows them
-    source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports, offline=False)
+    # no reads for causes (Kyverno's UpdateRequests and Deployments, the RBAC objects, access reviews): apply
+    # names none, and evidence decides no write (cluster/live.py); `diff` shows them
+    source = live_source(files, kube, reports=not only_downstreams, downstreams=not only_reports, offline=False,
+                         update_requests=False)
     options = ApplyRunOptions(
         now=parse_now(now_text), dry_run=mode, selection=selection_of(kube, selector, policy_names, kinds),
         all_policies=all_policies,

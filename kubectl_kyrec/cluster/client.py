@@ -191,9 +191,11 @@ class KubeClient:
             return response
 
     def _headers(self, accept: str, content_type: str | None) -> Any:
-        from urllib3 import HTTPHeaderDict  # multiple Impersonate-Group headers need a multi-dict
+        headers: Any = {}
+        if self.options.as_groups:
+            from urllib3 import HTTPHeaderDict  # multiple Impersonate-Group headers need a multi-dict
 
-        headers = HTTPHeaderDict()
+            headers = HTTPHeaderDict()
         headers["Accept"] = accept
         headers["User-Agent"] = f"kubectl-kyrec/{__version__}"
         if content_type:
@@ -350,4 +352,10 @@ def connect(options: ConnectionOptions, **kwargs: Any) -> KubeClient:
     except Exception as exc:  # noqa: BLE001 - ConfigException, exec plugin failures, bad certificates...
         raise ClusterError(f'cannot use context "{resolved.context}" of {", ".join(resolved.paths)}: '
                            f"{_first_line(str(exc))}") from None
+    # A token kubeconfig's refresh hook (kubernetes/config/kube_config.py _set_config) assigns the same host
+    # again before every request, and the host setter then reads every environment variable for a proxy
+    # (kubernetes/client/configuration.py): a third of each write's CPU in `apply` (bench/apply_write_cpu.py),
+    # for nothing, as the connection pool took its proxy once, when it was built. Setting the proxy (the
+    # setter is public) pins that decision; the token is still refreshed on every request.
+    api_client.configuration.proxy = api_client.configuration.proxy
     return KubeClient(_KubernetesTransport(api_client), resolved, options, **kwargs)

@@ -17,8 +17,9 @@ type and scope:
   any kind are found (policy-gone, kinds a policy stopped generating);
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
 - Kyverno's ConfigMap namespace (`kyverno`) for resourceFilters.
-- with downstreams, Kyverno's UpdateRequests (namespace `kyverno`): evidence for a finding's cause only, so
-  a refused LIST of them is a notice, not an unreadable kind; so are Kyverno's Deployments (namespace
+- with downstreams, Kyverno's UpdateRequests (namespace `kyverno`; `ReadNeeds.update_requests`: not for
+  apply): evidence for a finding's cause only, so a refused LIST of them is a notice, not an unreadable kind;
+  so are Kyverno's Deployments (namespace
   `kyverno`: the reports controller's flags, the controllers' service accounts; `ReadNeeds.causes`: diff,
   coverage and capture; apply names no cause) and (`ReadNeeds.rbac`, the same commands) the RBAC objects (ClusterRoles,
   ClusterRoleBindings, Roles, RoleBindings) that decide Kyverno's own permissions offline, and live where the
@@ -70,6 +71,9 @@ class ReadNeeds:
     downstreams: bool = True
     namespace: str = ""                                  # -n: namespaced subject kinds read there only
     causes: bool = False                                 # Kyverno's Deployments, as evidence (diff, capture)
+    # Kyverno's UpdateRequests, with downstreams: evidence of causes only (reconcile/causes.py); `apply`, which
+    # names no cause and decides no write from them, reads none
+    update_requests: bool = True
     rbac: bool = False                                   # the RBAC objects, as evidence (capture)
     # kinds the user names as kubectl names them (explain's KIND/NAME): read whether a policy matches them or
     # not, so the subject is found and its trees say "not matched", as offline
@@ -265,7 +269,8 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
     if kyverno_cm is not None and (kyverno_cm.group, kyverno_cm.kind) not in full:
         requests.append(ListRequest(kyverno_cm, namespace=KYVERNO_NAMESPACE))
     update_requests = found.preferred_for("kyverno.io", "UpdateRequest")
-    if needs.downstreams and update_requests is not None and found.listable(update_requests):
+    if needs.downstreams and needs.update_requests and update_requests is not None and \
+            found.listable(update_requests):
         requests.append(ListRequest(update_requests, namespace=KYVERNO_NAMESPACE, evidence=True))
     deployments = found.preferred_for("apps", "Deployment")
     if needs.causes and deployments is not None and found.listable(deployments) and \
@@ -278,7 +283,9 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
                 full[(group, kind)] = ListRequest(rbac_info, evidence=True)
                 requests.append(full[(group, kind)])
     if needs.downstreams:
-        seen = set(full) | {("kyverno.io", "UpdateRequest")}     # listed whole above, where Kyverno keeps them
+        # UpdateRequests: listed whole above where Kyverno keeps them, or not at all (apply); never a
+        # downstream either way (Kyverno labels them generate.kyverno.io/policy-name, never managed-by)
+        seen = set(full) | {("kyverno.io", "UpdateRequest")}
         for info in found.resources:
             key = (info.group, info.kind)
             if key in seen or "/" in info.resource or not found.listable(info):

@@ -70,6 +70,7 @@ class LiveSource:
     causes: bool = False
     rbac_objects: bool = False
     kinds: tuple[str, ...] = ()             # read whatever the policies match (ReadNeeds.kinds)
+    update_requests: bool = True            # Kyverno's UpdateRequests, evidence of causes (ReadNeeds)
     client: KubeClient | None = field(default=None, init=False)
     discovered: Discovered | None = field(default=None, init=False)
     last: LiveRead | None = field(default=None, init=False)
@@ -118,7 +119,8 @@ class LiveSource:
             inputs = dataclasses.replace(inputs, policies=policies, policies_from_state=True)
         needs = ReadNeeds(policy_docs=tuple(policy_docs_of(inputs)), policies_from_cluster=self.policies_from_cluster,
                           reports=self.reports, downstreams=self.downstreams, namespace=self.namespace,
-                          causes=self.causes, rbac=self.rbac_objects, kinds=self.kinds)
+                          causes=self.causes, rbac=self.rbac_objects, kinds=self.kinds,
+                          update_requests=self.update_requests)
         done = {(r.info.group, r.info.kind) for r in policy_reqs}
         rest = [r for r in plan_reads(needs, found) if r.label_selector or (r.info.group, r.info.kind) not in done]
         second = read_state(client, rest, context=context, progress=self.progress)
@@ -288,8 +290,8 @@ def connection_options(kube: Mapping[str, Any], *, offline: bool = True) -> Conn
 
 def live_source(files: FileSource, kube: Mapping[str, Any], *, reports: bool = True,
                 downstreams: bool = True, causes: bool = False, rbac_objects: bool = False,
-                kinds: tuple[str, ...] = (), offline: bool = True) -> LiveSource:
+                kinds: tuple[str, ...] = (), offline: bool = True, update_requests: bool = True) -> LiveSource:
     namespace = str(kube.get("namespace") or "")
     return LiveSource(files, connection_options(kube, offline=offline), namespace=namespace, reports=reports,
                       downstreams=downstreams, progress=terminal_progress(), causes=causes,
-                      rbac_objects=rbac_objects, kinds=kinds)
+                      rbac_objects=rbac_objects, kinds=kinds, update_requests=update_requests)

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from kubectl_kyrec.cel.top_level import has_conditional, operands
 from kubectl_kyrec.golang.wildcard import contains_wildcard
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -95,7 +96,7 @@ def conj(parts: list[str]) -> str:
     """`a && b ...`, parenthesizing only an operand whose top level needs it (CEL parsers limit nesting);
     an operand that is itself a chain of `&&` is joined flat, and an operand met before is left out (CEL's
     `&&` is commutative, errors included)."""
-    parts = [q for p in parts for q in (_operands(p, "&&") if _flat(p, "&&") else [p]) if q != "true"]
+    parts = [q for p in parts for q in (operands(p, "&&") if _flat(p, "&&") else [p]) if q != "true"]
     if "false" in parts:
         return "false"
     return " && ".join(p if _flat(p, "&&") else f"({p})" for p in dict.fromkeys(parts)) or "true"
@@ -108,52 +109,9 @@ def disj(parts: list[str]) -> str:
     return " || ".join(p if _flat(p, "||") else f"({p})" for p in dict.fromkeys(parts)) or "false"
 
 
-def _operands(text: str, joiner: str) -> list[str]:
-    """The top-level operands of a chain of `joiner` (the text itself when it has none)."""
-    out, depth, start, i, quote = [], 0, 0, 0, ""
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(f" {joiner} ", i - 1) and text.startswith(joiner, i):
-            out.append(text[start:i].strip())
-            start = i + len(joiner)
-            i += len(joiner)
-            continue
-        i += 1
-    out.append(text[start:].strip())
-    return out
-
-
 def _flat(text: str, joiner: str) -> bool:
     """The text needs no parentheses as an operand of `joiner`: no top-level `?:`, nor `||` under `&&`."""
-    depth, i, quote = 0, 0, ""
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and ((c == "?" and text[i - 1:i] != ".") or (joiner == "&&" and text.startswith("||", i))):
-            return False
-        i += 1
-    return True
+    return not has_conditional(text) and not (joiner == "&&" and len(operands(text, "||")) > 1)
 
 
 def negate(expr: str) -> str:

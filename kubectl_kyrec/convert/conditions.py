@@ -35,9 +35,10 @@ def block(conditions: Any, field: str, scope: jmes.Scope | None = None, ordered:
     if not isinstance(conditions, dict):
         raise Unconvertible(field, "conditions must be a list or an any/all map")
     if ordered:
+        # `any: []` is false: Kyverno's evaluateAnyAllConditions starts an `any` that is there (non-nil) false
         any_part = _any_in_order([condition(c, f"{field}.any[{i}]", scope)
                                   for i, c in enumerate(conditions.get("any") or [])]) \
-            if conditions.get("any") else "true"
+            if conditions.get("any") is not None else "true"
         all_part = _all_in_order([condition(c, f"{field}.all[{i}]", scope)
                                   for i, c in enumerate(conditions.get("all") or [])])
         if all_part == "true":
@@ -45,8 +46,9 @@ def block(conditions: Any, field: str, scope: jmes.Scope | None = None, ordered:
         # the `all` conditions are read whatever the `any` ones gave (an error there is the block's error)
         return all_part if any_part == "true" else f"({any_part} ? {all_part} : ({all_part} ? false : false))"
     parts = []
-    if conditions.get("any"):
-        parts.append(disj([condition(c, f"{field}.any[{i}]", scope) for i, c in enumerate(conditions["any"])]))
+    if conditions.get("any") is not None:
+        # `any: []` is false (kk: pkg/engine/variables/evaluate.go evaluateAnyAllConditions), disj([]) too
+        parts.append(disj([condition(c, f"{field}.any[{i}]", scope) for i, c in enumerate(conditions["any"] or [])]))
     if conditions.get("all"):
         parts.append(conj([condition(c, f"{field}.all[{i}]", scope) for i, c in enumerate(conditions["all"])]))
     return conj(parts)
@@ -110,6 +112,12 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
     key = jmes.value(raw_key, f"{field}.key", scope)
     value = jmes.value(raw_value, f"{field}.value", scope)
     if op in ("equals", "equal", "notequals", "notequal"):
+        if isinstance(raw_value, str) and "{{" in raw_value:
+            # kk: pkg/engine/variables/operator/equal.go: a string value is a wildcard for a string key, both
+            # are compared as durations or quantities where they parse, a number key against the string's
+            # parse; the value is known at run time only
+            raise Unconvertible(f"{field}.value", "a value from a variable, which Kyverno compares as a wildcard, "
+                                                  "a duration or a quantity where it parses as one; not converted")
         _plain_value(raw_value, f"{field}.value")
         if isinstance(raw_value, (int, float)) and not isinstance(raw_value, bool):
             raise Unconvertible(f"{field}.value", "numbers compare with Kyverno's string/quantity conversions; "
@@ -122,6 +130,11 @@ def condition(cond: Any, field: str, scope: jmes.Scope | None = None) -> str:
         if isinstance(raw_value, str) and "{{" not in raw_value:
             raise Unconvertible(f"{field}.value", "a single string value (Kyverno reads it as a JSON list, a range "
                                                   "or a wildcard); not converted")
+        if isinstance(raw_value, str) and not jmes.gives_list(raw_value, scope):
+            # kk: operator/anyin.go and the others: a string value is read as a JSON list, then a range, then
+            # one wildcard; the conversion cannot parse JSON at run time
+            raise Unconvertible(f"{field}.value", "a value from a variable that can be a string (Kyverno reads a "
+                                                  "string as a JSON list or a range); not converted")
         if isinstance(raw_value, list):
             _plain_value([v for v in raw_value if not has_wildcard(str(v))], f"{field}.value")
             value = literal([v if isinstance(v, str) else sprint(v) for v in raw_value])

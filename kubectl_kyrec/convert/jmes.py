@@ -36,8 +36,10 @@ class Scope:
     """Names a translated expression may use besides the request: foreach's `element`, and so on."""
 
     def __init__(self, names: dict[str, str] | None = None, soft: bool = False,
-                 erring: frozenset[str] = frozenset()) -> None:
+                 erring: frozenset[str] = frozenset(), lists: frozenset[str] = frozenset()) -> None:
         self.names = dict(names or {})
+        # the context entries whose value is a list, never a string (see gives_list)
+        self.lists = lists
         # the context entries (convert/context.py) whose variable can be an error (an object not there)
         self.erring = erring
         # preconditions: a missing key makes the condition false (Kyverno skips the rule), never an error
@@ -48,7 +50,7 @@ class Scope:
         self.swallowing = 0
 
     def softened(self) -> Scope:
-        return Scope(self.names, soft=True, erring=self.erring)
+        return Scope(self.names, soft=True, erring=self.erring, lists=self.lists)
 
 
 def _path(node: dict[str, Any]) -> list[str] | None:
@@ -360,6 +362,43 @@ def template(text: str, field: str, scope: Scope | None = None) -> tuple[str, bo
     if last < len(text):
         parts.append(literal(text[last:]))
     return (" + ".join(parts) or "''"), found
+
+
+# JMESPath nodes whose result is a list or null, never a string: projections, flattens, multiselect lists
+_LIST_NODES = frozenset({"projection", "value_projection", "filter_projection", "flatten", "multi_select_list"})
+
+
+def gives_list(raw: str, scope: Scope | None = None) -> bool:
+    """Whether a `{{ expr }}` string is one variable whose JMESPath gives a list, null or an error, never a
+    string (the last step of a pipe decides; `a || b` where both do; a context entry the scope knows to
+    hold a list)."""
+    m = _VARIABLE.fullmatch(raw.strip())
+    if not m:
+        return False
+    try:
+        node = jp_parser.Parser().parse(m.group(1)).parsed
+    except jp_exceptions.JMESPathError:
+        return False
+    if node["type"] == "field" and scope is not None and node["value"] in scope.lists:
+        return True
+    return _gives_list(node)
+
+
+# functions whose answer is a list or an error, never a string
+_LIST_FUNCTIONS = frozenset({"keys", "values", "to_array"})
+
+
+def _gives_list(node: dict[str, Any]) -> bool:
+    kind = node["type"]
+    if kind in ("pipe", "subexpression"):    # the last step's answer (a missing key before it: null)
+        return _gives_list(node["children"][-1])
+    if kind == "or_expression":         # the left where it is truthy, else the right: both must be lists
+        return all(_gives_list(child) for child in node["children"])
+    if kind == "literal":
+        return isinstance(node["value"], list)
+    if kind == "function_expression":
+        return node["value"] in _LIST_FUNCTIONS
+    return kind in _LIST_NODES
 
 
 def value(raw: Any, field: str, scope: Scope | None = None) -> str:

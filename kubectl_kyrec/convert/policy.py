@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.classic.autogen import POD_CONTROLLERS
-from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, jmes, mutate
+from kubectl_kyrec.convert import cel_total, cleanup, conditions, context, generate, images, jmes, mutate
 from kubectl_kyrec.convert.cel_text import Unconvertible, conj, disj, literal, negate
 from kubectl_kyrec.convert.match import convert_match
 from kubectl_kyrec.convert.pattern import PatternWriter
@@ -176,7 +176,7 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     listed = jmes.translate(str(entry.get("list", "")), f"{at}.list", (scope or jmes.Scope()).softened())
     var = writer.var()
     inner = jmes.Scope({**(scope.names if scope else {}), "element": var, "elementIndex": f"{var}_index"},
-                       erring=scope.erring if scope else frozenset())
+                       erring=scope.erring if scope else frozenset(), lists=scope.lists if scope else frozenset())
     if "elementIndex" in json.dumps(entry):
         raise Unconvertible(at, "elementIndex; not converted")
     if _ERRING_FUNCTION.search(json.dumps(entry)):
@@ -185,6 +185,14 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
         raise Unconvertible(at, "a JMESPath function that can error, inside foreach (Kyverno's first element "
                                 "decides between error and failure, CEL's all() does not); not converted")
     body = {k: v for k, v in entry.items() if k in ("pattern", "anyPattern", "deny", "foreach")}
+    for name, block in (("preconditions", entry.get("preconditions")),
+                        ("deny.conditions", (entry.get("deny") or {}).get("conditions"))):
+        if _can_error(block, f"{at}.{name}", inner):
+            # kk: validateElements passes over an element that errors unless it is the list's last one, whose
+            # error is the rule's; CEL's all() is an error where any element errors and none is false
+            raise Unconvertible(f"{at}.{name}", "reads a key an element can lack (Kyverno's substitution error, "
+                                                "which a foreach passes over but on the list's last element; "
+                                                "CEL's all() does not); not converted")
     check = _check(body, at, writer, base=var, scope=inner)
     known = _context_names(scope)
     pre = conditions.block(entry.get("preconditions"), f"{at}.preconditions", inner.softened(), ordered=bool(known))
@@ -200,6 +208,17 @@ def _foreach(entry: dict[str, Any], at: str, writer: PatternWriter, scope: jmes.
     return f"({listed} == null || {listed}.all({var}, {each}))"
 
 
+def _can_error(block: Any, field: str, scope: jmes.Scope) -> bool:
+    """Whether conditions can be an error where a key they read is missing: Kyverno's substitution of an
+    unresolved variable in a condition is an error (kk: pkg/engine/variables/evaluate.go Evaluate), the
+    conversion's hard reading (jmes.Scope soft=False) selects where the soft one gives null."""
+    if block is None:
+        return False
+    hard = conditions.block(block, field, jmes.Scope(scope.names, erring=scope.erring, lists=scope.lists))
+    return hard != conditions.block(block, field, jmes.Scope(scope.names, soft=True, erring=scope.erring,
+                                                             lists=scope.lists))
+
+
 def _context_names(scope: jmes.Scope | None) -> set[str]:
     """The context entries a scope holds (their CEL names are `variables.<name>`)."""
     return {k for k, v in (scope.names if scope else {}).items() if v == f"variables.{k}"}
@@ -213,6 +232,7 @@ def _context(rule: dict[str, Any], at: str, doc: dict[str, Any], scope: jmes.Sco
         raise Unconvertible(f"{at}.context", "context entries on a validate.cel rule are not converted")
     namespace = str((doc.get("metadata") or {}).get("namespace") or "") if doc.get("kind") == "Policy" else ""
     out = context.convert_entries(rule["context"], f"{at}.context", scope, namespace)
+    scope.lists = frozenset(_list_entries(rule["context"]))
     config_maps = [str(e.get("name")) for e in rule["context"] if isinstance(e, dict) and e.get("configMap")]
     for where, value in _condition_values(rule.get("validate"), f"{at}.validate"):
         read = [n for n in config_maps if re.search(rf"\{{\{{[^}}]*\b{re.escape(n)}\b", value)]
@@ -229,6 +249,27 @@ def _context(rule: dict[str, Any], at: str, doc: dict[str, Any], scope: jmes.Sco
             raise Unconvertible(f"{at}.preconditions", f"reads the context entries {read}: preconditions become "
                                                        "matchConditions, which are decided before a ValidatingPolicy's "
                                                        "variables; not converted")
+    return out
+
+
+def _list_entries(entries: list[Any]) -> list[str]:
+    """The context entries whose value is a list, never a string: a literal list, or a JMESPath that gives
+    one (jmes.gives_list), with no default or a list one (an in-operator reads a string value otherwise)."""
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        variable = entry.get("variable")
+        source = variable if isinstance(variable, dict) else entry.get("apiCall")
+        if not isinstance(source, dict) or ("default" in source and not isinstance(source["default"], list)):
+            continue
+        query = source.get("jmesPath")
+        if isinstance(query, str) and query:
+            listed = jmes.gives_list("{{ " + query + " }}")
+        else:
+            listed = isinstance(variable, dict) and isinstance(variable.get("value"), list)
+        if listed:
+            out.append(str(entry.get("name")))
     return out
 
 
@@ -250,8 +291,8 @@ _REGEX_MATCH = re.compile(r"\{\{[^}]*\bregex_match\s*\(")
 _ERRING_FUNCTION = re.compile(r"\{\{[^}]*\b(?:" + "|".join(jmes.ERRING) + r")\s*\(")
 
 
-def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
-                      conv: Conversion) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None, conv: Conversion,
+                      failure_policy: str = "") -> tuple[dict[str, Any], list[dict[str, str]]]:
     operations = ["CREATE", "UPDATE"]
     text = json.dumps(rule)
     if "DELETE" in text:
@@ -259,12 +300,24 @@ def _rule_constraints(rule: dict[str, Any], at: str, kinds: KindTable | None,
     constraints, match_conditions = convert_match(rule.get("match"), rule.get("exclude"), operations, at, kinds,
                                                   guesses=conv.substitutes)
     if rule.get("preconditions") is not None:
-        # a rule with context entries: as Kyverno reads preconditions (a key that is not there is the rule's
-        # error, kubectl_kyrec/classic/conditions.py; a matchCondition's error is the policy's error result), in
-        # Kyverno's order; other rules keep the reading where a missing key is false
-        ordered = bool(rule.get("context")) and bool(rule.get("validate"))
+        # a rule's preconditions as Kyverno reads them: a key that is not there is the rule's error (kk:
+        # pkg/engine/variables/evaluate.go Evaluate, the substitution's NotFound; validate_resource.go:
+        # "failed to evaluate preconditions"), reached in Kyverno's order; a matchCondition's error is the
+        # policy's error result (a generate rule's: its generation's error)
+        # (read so only where a key can be missing: the ternaries nest, and CEL parsers stop at a depth of 32)
+        ordered = not rule.get("mutate") and _can_error(rule["preconditions"], f"{at}.preconditions", jmes.Scope())
+        if rule.get("mutate") and _can_error(rule["preconditions"], f"{at}.preconditions", jmes.Scope()):
+            # the classic rule's error leaves the admitted object unknown (Kyverno denies under failurePolicy
+            # Fail); what a MutatingPolicy's erring matchCondition does to the request is not modelled alike
+            raise Unconvertible(f"{at}.preconditions", "reads a key the resource can lack (the mutate rule's error "
+                                                       "in Kyverno, which decides the request); not converted")
         pre = conditions.block(rule["preconditions"], f"{at}.preconditions", jmes.Scope(soft=not ordered),
                                ordered=ordered)
+        if ordered and rule.get("validate") and failure_policy == "Ignore":
+            # under failurePolicy Ignore a matchCondition's error skips the policy; the rule's error stays one
+            raise Unconvertible(f"{at}.preconditions", "reads a key the resource can lack (the rule's error in "
+                                                       "Kyverno), under failurePolicy Ignore (a matchCondition's "
+                                                       "error skips the policy); not converted")
         match_conditions.append({"name": "preconditions", "expression": pre})
     variables = {str(v.get("name")): str(v.get("expression")) for v in
                  ((rule.get("validate") or {}).get("cel") or {}).get("variables") or []}
@@ -289,6 +342,9 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
     if str(spec.get("applyRules", "All")) == "One" and len(rules) > 1:
         raise Unconvertible("spec.applyRules", "applyRules: One stops at the first matching rule; a "
                                                "ValidatingPolicy evaluates every validation")
+    if any(isinstance(rule, dict) and rule.get("verifyImages") for rule in rules):
+        return images.convert_image_rules(doc, conv, kinds, images.PolicyParts(
+            _spec_settings, _autogen, _rule_constraints, _ACTIONS, AUTOGEN_ANNOTATION, CEL_API))
     default_action, settings = _spec_settings(spec, conv)
     groups: dict[str, _Group] = {}
     mutating = [bool(rule.get("mutate")) for rule in rules]
@@ -301,8 +357,6 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         raise Unconvertible("spec.generateExisting", "set on a policy without generate rules; not converted")
     for i, rule in enumerate(rules):
         at = f"spec.rules[{i}]"
-        if rule.get("verifyImages"):
-            raise Unconvertible(f"{at}.verifyImages", "verifyImages rules are not converted yet")
         if rule.get("mutate"):
             _mutate_rule(rule, at, groups, kinds, conv)
             continue
@@ -323,14 +377,10 @@ def _convert(doc: dict[str, Any], conv: Conversion, kinds: KindTable | None) -> 
         actions = [_ACTIONS[action.lower()]]
         if validate.get("allowExistingViolations") is False:
             raise Unconvertible(f"{at}.validate.allowExistingViolations", "false has no CEL counterpart")
-        if _runtime_in_values(rule):
-            conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
-                                    "as a one-element list); Kyverno also reads a string value as a JSON list or "
-                                    "a range")
         if rule.get("celPreconditions") and validate.get("cel") is None:
             raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                           "rules only; not converted on another rule")
-        constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
+        constraints, match_conditions = _rule_constraints(rule, at, kinds, conv, str(spec.get("failurePolicy") or ""))
         if rule.get("celPreconditions"):
             conv.substitutes.append(f"{at}.celPreconditions: where one errors, the ClusterPolicy rule fails with "
                                     "the error's text, the conversion with the validation's message")
@@ -498,10 +548,6 @@ def _generate_rule(rule: dict[str, Any], at: str, groups: dict[str, _Group], spe
         raise Unconvertible(f"{at}.celPreconditions", "Kyverno evaluates celPreconditions for validate.cel "
                                                       "rules only; not converted on another rule")
     gen = rule["generate"]
-    if _runtime_in_values(rule):
-        conv.substitutes.append(f"{at}: an in-operator's value from a variable is compared as a list (a string "
-                                "as a one-element list); Kyverno also reads a string value as a JSON list or "
-                                "a range")
     constraints, match_conditions = _rule_constraints(rule, at, kinds, conv)
     rule_settings = generate.settings(gen, spec)
     # a GeneratingPolicy whose generate expression errors generates nothing, where the classic rules beside an
@@ -538,20 +584,6 @@ def _rule_kinds(rule: dict[str, Any]) -> list[str]:
     blocks = [match, *(match.get("any") or []), *(match.get("all") or [])]
     return sorted({str(k).split("/")[-1] for b in blocks if isinstance(b, dict)
                    for k in ((b.get("resources") or {}).get("kinds") or [])})
-
-
-_IN_OPERATORS = {"in", "notin", "anyin", "allin", "anynotin", "allnotin"}
-
-
-def _runtime_in_values(node: Any) -> bool:
-    if isinstance(node, dict):
-        if (str(node.get("operator", "")).lower() in _IN_OPERATORS and isinstance(node.get("value"), str)
-                and "{{" in node["value"]):
-            return True
-        return any(_runtime_in_values(v) for v in node.values())
-    if isinstance(node, list):
-        return any(_runtime_in_values(v) for v in node)
-    return False
 
 
 def _group_targets_pods(group: _Group) -> bool:

@@ -19,7 +19,7 @@ from kubectl_kyrec.convert.cel_text import Unconvertible
 
 # the flag a row of each converted kind carries (cli.kyverno.io/v1alpha1 TestResult)
 _FLAGS = {"ValidatingPolicy": "isValidatingPolicy", "MutatingPolicy": "isMutatingPolicy",
-          "GeneratingPolicy": "isGeneratingPolicy"}
+          "GeneratingPolicy": "isGeneratingPolicy", "ImageValidatingPolicy": "isImageValidatingPolicy"}
 # top-level fields naming files (one, or a list), rewritten to reach the original files
 _FILE_LISTS = ("resources", "targetResources", "clusterResources")
 _FILE_ONE = ("variables", "userinfo")

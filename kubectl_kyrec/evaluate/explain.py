@@ -16,6 +16,7 @@ from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, variable_references
 from kubectl_kyrec.cel.engine import Activation, Outcome, Program
+from kubectl_kyrec.cel.top_level import has_conditional, operands
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.exceptions import CompiledException
 from kubectl_kyrec.evaluate.match import matches_rules, namespace_labels
@@ -86,40 +87,14 @@ def selector_node(name: str, selector: Mapping[str, Any] | None, labels: Mapping
     return Step(name, matched(ok), f"{show(dict(selector or {}))} on {whose} labels {show(dict(labels))}")
 
 
-_OPEN, _CLOSE = "([{", ")]}"
-
-
 def top_level_operands(text: str) -> tuple[str, list[str]]:
-    """A CEL expression's operands of its outermost `||` (or else `&&`), outside brackets and strings, and
-    that operator; ("", [text]) when it has none (or a ternary at the top, which binds looser)."""
-    for op in ("||", "&&"):
-        parts: list[str] = []
-        depth, start, i, quote = 0, 0, 0, ""
-        while i < len(text):
-            c = text[i]
-            if quote:
-                if c == "\\":
-                    i += 2
-                    continue
-                if c == quote:
-                    quote = ""
-            elif c in "'\"":
-                quote = c
-            elif c in _OPEN:
-                depth += 1
-            elif c in _CLOSE:
-                depth -= 1
-            elif depth == 0 and c == "?":
-                return "", [text]
-            elif depth == 0 and text.startswith(op, i):
-                parts.append(text[start:i].strip())
-                start = i + 2
-                i += 2
-                continue
-            i += 1
-        if parts:
-            parts.append(text[start:].strip())
-            return op, parts
+    """A CEL expression's operands of its outermost `||` (or else `&&`), and that operator; ("", [text]) when it
+    has none (or a conditional at the top, which binds looser)."""
+    if not has_conditional(text):
+        for op in ("||", "&&"):
+            parts = operands(text, op)
+            if len(parts) > 1:
+                return op, parts
     return "", [text]
 
 
@@ -196,11 +171,12 @@ def exception_node(ce: CompiledException, held: bool, activation: Activation, un
     return node
 
 
-def record(trace: Trace, meta: PolicyMeta, ref: Ref) -> list[Result]:
-    """Start one policy x subject's tree under `trace` (Trace.tree): the engine evaluating it next records into
-    it, and the results it returns, added to the list returned, end the tree."""
+def record(trace: Trace | None, meta: PolicyMeta, ref: Ref) -> list[Result]:
+    """Start one policy x subject's tree under `trace` (Trace.tree; None: no tree, as eval runs): the engine
+    evaluating it next records into it, and the results it returns, added to the list returned, end the tree."""
     results: list[Result] = []
-    trace.tree(f"{meta.kind} {meta.key}", (meta, ref, results))
+    if trace is not None:
+        trace.tree(f"{meta.kind} {meta.key}", (meta, ref, results))
     return results
 
 

@@ -23,20 +23,17 @@ from kubectl_kyrec.evaluate.deleting.engine import (
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, patch_nodes, record, recorded, result_node
-from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from kubectl_kyrec.evaluate.pipeline import (
     EvalOptions,
     admission_chain,
-    classic_evaluator,
-    compile_image_validating,
-    compile_selected,
+    compile_run,
+    evaluate_policies,
     select_subjects,
     subject_context,
 )
 from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.evaluate.validating.engine import candidate_variants, evaluate_validating
-from kubectl_kyrec.evaluate.validating_admission.engine import evaluate_admission
+from kubectl_kyrec.evaluate.validating.engine import candidate_variants
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
@@ -48,6 +45,8 @@ if TYPE_CHECKING:
 
 # the policyKind of a manifest's admission tree (it has no policy of its own)
 ADMISSION = "Admission"
+# the order of a subject's trees after the ValidatingPolicies' and admission policies' (evaluate_policies)
+_SHOWN = {"ImageValidatingPolicy": 1, "NamespacedImageValidatingPolicy": 1, "ClusterPolicy": 2, "Policy": 2}
 
 
 @dataclass
@@ -70,13 +69,8 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     out = ExplainOutcome()
     if envs is None:
         envs = Environments(libraries)
-    compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "not explained")
-    classic = classic_evaluator(policies, state, kinds, envs, options)
-    if classic is not None:
-        for error in classic.errors:
-            located = policies.locate(error)
-            out.errors.append(EvalError(located.message, located.source))
-    images = compile_image_validating(policies, envs, options, out.notices, out.errors)
+    run = compile_run(policies, state, kinds, envs, options, out.notices, out.errors, "not explained")
+    classic = run.classic
     deleting, errors = compile_deleting_policies(policies, envs, options.now, options.selection.holds_policy)
     out.errors.extend(errors)
     subjects, notices = select_subjects(resources, state, kinds, options.selection)
@@ -124,20 +118,14 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
         for engine in engines:
             if (mutated := traces.get(id(engine), {}).get(id(subject.ref))) is not None:
                 trace.root.children.extend(mutated.root.children)
-        for cp in compiled:
-            results = record(trace, cp.policy.meta, subject.ref)
-            results.extend(evaluate_validating(cp, ctx, candidate_variants(cp, ctx.request), trace))
-        for ap in admission:
-            results = record(trace, ap.policy.meta, subject.ref)
-            results.extend(evaluate_admission(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
-                                              params=options.vap_params, recorder=trace))
-        for ip in images:
-            results = record(trace, ip.policy.meta, subject.ref)
-            results.extend(evaluate_image_validating(ip, ctx, trace))
-        if classic is not None:
-            # the evaluator runs once for the subject, as in eval, recording each policy's tree; a mutate rule's
-            # results are the admission chain's, a generate rule's the generate run's
-            classic.explain(ctx, trace, [*mine, *generated_for.get(subject.ref, ())])
+        # eval's evaluation of the subject (each policy, not only those whose variants may match), recording the
+        # trees; a classic mutate rule's results are the admission chain's, a generate rule's the generate run's
+        start = len(trace.root.children)
+        evaluate_policies(ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in run.validating], run,
+                          state=state, kinds=kinds, options=options, recorder=trace,
+                          others=[*mine, *generated_for.get(subject.ref, ())])
+        # shown as they always were: the ImageValidatingPolicies after the admission policies eval runs after them
+        trace.root.children[start:] = sorted(trace.root.children[start:], key=lambda t: _SHOWN.get(t.data[0].kind, 0))
         if deleting:
             deleting_ctx = deleting_context(subject, namespaces)
             for dp in deleting:

@@ -9,13 +9,14 @@ with `*` and `res/sub`).
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.request import RequestInfo
-from kubectl_kyrec.k8s.labels import SelectorError, matches_selector, selector_is_empty
+from kubectl_kyrec.k8s.labels import Selector, SelectorError, from_label_selector, matches_selector, selector_is_empty
 from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
 
 
@@ -104,6 +105,24 @@ def may_match(constraints: MatchResources | None, req: RequestInfo) -> bool:
     return not constraints.resource_rules or matches_rules(constraints.resource_rules, req)
 
 
+# a policy's selectors, parsed once: by the mapping's identity (the mapping is held, so its id is not reused),
+# checked against its value when parsed (a mapping changed since is parsed again)
+_PARSED: dict[int, tuple[Any, Any, Selector]] = {}
+_PARSED_MAX = 1024
+
+
+def _parsed(selector: Any) -> Selector:
+    """from_label_selector(selector), which a scan asks of the same policy's selector for every subject."""
+    found = _PARSED.get(id(selector))
+    if found is not None and found[0] is selector and found[1] == selector:
+        return found[2]
+    parsed = from_label_selector(selector)      # SelectorError: never kept, raised again each time
+    if len(_PARSED) >= _PARSED_MAX:
+        _PARSED.clear()
+    _PARSED[id(selector)] = (selector, copy.deepcopy(selector), parsed)
+    return parsed
+
+
 def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
                         namespace_obj: Mapping[str, Any] | None, *, rules_checked: bool = False) -> bool:
     """True when the policy applies; raises MatchError for a bad selector on a matching request.
@@ -125,7 +144,7 @@ def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
         labels = namespace_labels(req, namespace_obj)
         if labels is not None:
             try:
-                if not matches_selector(constraints.namespace_selector, labels):
+                if not matches_selector(_parsed(constraints.namespace_selector), labels):
                     return False
             except SelectorError as exc:
                 ns_error = str(exc)
@@ -133,7 +152,7 @@ def matches_constraints(constraints: MatchResources | None, req: RequestInfo,
         try:
             # the object selector matches when either the new or the old object's labels do
             candidates = [o for o in (req.obj, req.old_obj) if o is not None]
-            if not any(matches_selector(constraints.object_selector,
+            if not any(matches_selector(_parsed(constraints.object_selector),
                                         (o.get("metadata") or {}).get("labels") or {}) for o in candidates):
                 return False
         except SelectorError as exc:

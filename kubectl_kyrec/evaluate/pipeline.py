@@ -26,6 +26,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     paired_with_old,
     undetermined_by_admission,
 )
+from kubectl_kyrec.evaluate.explain import record
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out, fan_out_stream
 from kubectl_kyrec.evaluate.image_validating.engine import (
     CompiledImageValidatingPolicy,
@@ -66,6 +67,7 @@ from kubectl_kyrec.model import (
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions
+    from kubectl_kyrec.recording import Trace
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,34 @@ def compile_image_validating(policies: PolicySet, envs: Environments, options: E
     return compiled
 
 
+@dataclass(frozen=True)
+class CompiledRun:
+    """The selected policies of a run, compiled once: what each subject is evaluated with (evaluate_policies)."""
+
+    validating: list[CompiledValidatingPolicy]
+    admission: list[CompiledAdmissionPolicy]
+    images: list[CompiledImageValidatingPolicy]
+    classic: ClassicEvaluator | None
+
+    @property
+    def count(self) -> int:
+        classic = len(self.classic.compiled) if self.classic is not None else 0
+        return len(self.validating) + len(self.admission) + len(self.images) + classic
+
+
+def compile_run(policies: PolicySet, state: Sequence[Document], kinds: KindLookup, envs: Environments,
+                options: EvalOptions, notices: list[Notice], errors: list[EvalError], passed_over: str) -> CompiledRun:
+    """compile_selected, compile_image_validating and classic_evaluator, a policy that does not compile an error
+    at its file:line; `passed_over`: what the command does with a policy of a payload mode."""
+    validating, admission = compile_selected(policies, envs, options, notices, errors, passed_over)
+    images = compile_image_validating(policies, envs, options, notices, errors)
+    classic = classic_evaluator(policies, state, kinds, envs, options)
+    for error in classic.errors if classic is not None else ():
+        located = policies.locate(error)
+        errors.append(EvalError(located.message, located.source))
+    return CompiledRun(validating, admission, images, classic)
+
+
 def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Document], state: Sequence[Document], *,
              kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
              on_subject: Callable[[Subject], None] | None = None,
@@ -234,15 +264,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     if envs is None:
         envs = Environments(libraries)
-    compiled, admission = compile_selected(policies, envs, options, out.notices, out.errors, "skipped")
-    images = compile_image_validating(policies, envs, options, out.notices, out.errors)
-    out.policy_count = len(compiled) + len(admission) + len(images)
-    classic = classic_evaluator(policies, state, kinds, envs, options)
-    if classic is not None:
-        for error in classic.errors:
-            located = policies.locate(error)
-            out.errors.append(EvalError(located.message, located.source))
-        out.policy_count += len(classic.compiled)
+    run = compile_run(policies, state, kinds, envs, options, out.notices, out.errors, "skipped")
+    compiled, classic = run.validating, run.classic
+    out.policy_count = run.count
 
     streamed = not isinstance(resources, Sequence)
     if streamed and options.old is not None:
@@ -310,33 +334,15 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         return answer
 
     def evaluate_subject(subject: Subject) -> list[tuple[Result, bool]]:
-        pairs: list[tuple[Result, bool]] = []
         ctx = subject_context(subject, namespaces, options)
         request = ctx.request
         key = (request.group, request.version, request.resource, request.subresource, request.operation,
                bool(request.namespace))
         if key not in by_kind:
             by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
-        for cp, candidates in by_kind[key]:
-            disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
-            for result in evaluate_validating(cp, ctx, candidates):
-                pairs.append((result, reportable(result, cp.policy.background, disabled)))
-        for ip in images:
-            disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
-            for result in evaluate_image_validating(ip, ctx):
-                # the background scan runs the cluster-scoped kind only (kk: report/utils/scanner.go
-                # AsImageValidatingPolicy); undetermined is never reported
-                scanned = ip.policy.background and ip.policy.meta.kind == "ImageValidatingPolicy"
-                pairs.append((result, result.result != UNDETERMINED and reportable(result, scanned, disabled)))
-        for ap in admission:
-            for result in evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
-                                       params=options.vap_params):
-                pairs.append((result, reportable(result, True, False)))
-        if classic is not None:
-            pairs.extend(classic.evaluate(ctx))
-        return pairs
+        return evaluate_policies(ctx, by_kind[key], run, state=state, kinds=kinds, options=options)
 
-    evaluators = len(compiled) + len(admission) + len(images) + (len(classic.compiled) if classic is not None else 0)
+    evaluators = run.count
     jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
 
     def waiting() -> None:
@@ -401,6 +407,41 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     if classic is not None:
         out.notices.extend(classic.notices)
     return out
+
+
+def evaluate_policies(ctx: SubjectContext, validating: Sequence[tuple[CompiledValidatingPolicy, Any]],
+                      run: CompiledRun, *, state: Sequence[Document], kinds: KindLookup, options: EvalOptions,
+                      recorder: Trace | None = None, others: Sequence[Result] = ()) -> list[tuple[Result, bool]]:
+    """One subject's (result, reportable) of every policy of `run`, in eval's order; `validating`: the run's
+    ValidatingPolicies with the variants that may match the request (candidate_variants). `recorder`
+    (explain's): each policy's tree recorded as it is evaluated (evaluate/explain.py `record`), the classic
+    trees ending in `others` too (the subject's results of the admission chain and the generate run)."""
+    pairs: list[tuple[Result, bool]] = []
+    ref = ctx.subject.ref
+    for cp, candidates in validating:
+        disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
+        results = record(recorder, cp.policy.meta, ref)
+        results.extend(evaluate_validating(cp, ctx, candidates, recorder))
+        for result in results:
+            pairs.append((result, reportable(result, cp.policy.background, disabled)))
+    for ip in run.images:
+        disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
+        results = record(recorder, ip.policy.meta, ref)
+        results.extend(evaluate_image_validating(ip, ctx, recorder))
+        for result in results:
+            # the background scan runs the cluster-scoped kind only (kk: report/utils/scanner.go
+            # AsImageValidatingPolicy); undetermined is never reported
+            scanned = ip.policy.background and ip.policy.meta.kind == "ImageValidatingPolicy"
+            pairs.append((result, result.result != UNDETERMINED and reportable(result, scanned, disabled)))
+    for ap in run.admission:
+        results = record(recorder, ap.policy.meta, ref)
+        results.extend(evaluate_vap(ap, ctx, state=state, kinds=kinds, runner=options.vap_runner,
+                                    params=options.vap_params, recorder=recorder))
+        for result in results:
+            pairs.append((result, reportable(result, True, False)))
+    if run.classic is not None:
+        pairs.extend(run.classic.evaluate(ctx) if recorder is None else run.classic.explain(ctx, recorder, others))
+    return pairs
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,27 @@ def element_key(spec: ListSpec, element: Any) -> tuple[Any, ...] | None:
         return None
     return tuple(element.get(k, spec.key_defaults.get(k)) for k in spec.keys)
 
+
+
+# Keys of keyed lists that the API server's validation requires on create (k8s.io/kubernetes
+# pkg/apis/core/validation: a container without `name` is `spec.containers[0].name: Required value`, a Service
+# port without `port` is `spec.ports[0].port: Required value`, ...): an object holding such an item without it
+# is refused before any admission webhook sees it, and stored objects never lack it. tests/consistency/
+# test_convert_refused_variants.py creates each such object with a server-side dry-run on the real server.
+# By (the list's field name, the key), read together with the table above (so `ports`/`port` is a Service's).
+_REQUIRED_KEYS: frozenset[tuple[str, str]] = frozenset({
+    ("containers", "name"), ("initContainers", "name"), ("volumes", "name"), ("env", "name"),
+    ("ports", "containerPort"), ("ports", "port"), ("volumeMounts", "mountPath"), ("hostAliases", "ip"),
+    ("topologySpreadConstraints", "topologyKey"), ("topologySpreadConstraints", "whenUnsatisfiable"),
+})
+
+
+def required_item_key(kind: str, path: tuple[str, ...]) -> bool:
+    """Whether `path` (field names and list positions from the object's root, e.g. `spec.containers.0.name`)
+    is the key of a keyed list's item that the API server requires: without it the object is refused."""
+    if len(path) < 3 or not path[-2].isdigit():
+        return False
+    list_path = tuple(step for step in path[:-2] if not step.isdigit())
+    spec = known_list_spec(kind, list_path)
+    return (spec is not None and spec.type == "map" and path[-1] in spec.keys
+            and path[-1] not in spec.key_defaults and (list_path[-1], path[-1]) in _REQUIRED_KEYS)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,16 +113,19 @@ def _layers(registry: Registry, ref: ImageRef, digest: str, suffix: str) -> list
 
 
 def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: str = "sha256", *,
-                      roots_pem: str = "") -> Verification:
+                      roots_pem: str = "", any_root: bool = False) -> Verification:
     """cosign signatures of `image` checked with one public key, or keyless-style (`roots_pem` given, no key):
     with the certificate each signature carries, which must chain up to one of the roots (verify_certificate)
-    and be valid at the run's time (`registry.now`, which keyless needs).
+    and be valid at the run's time (`registry.now`, which keyless needs). `any_root`: keyless with the chain
+    left unchecked, for a caller whose trust root kyrec does not have: every other check is made, and the
+    certificates of the signatures that pass them are returned for the caller to decide.
     RegistryError when the registry could not be read (the image's manifest or its signatures); KeyError_
     for an unreadable key or roots."""
-    key = load_public_key(key_pem) if not roots_pem else None
+    keyless = bool(roots_pem) or any_root
+    key = load_public_key(key_pem) if not keyless else None
     roots = load_certificates(roots_pem) if roots_pem else []
     now = registry.now
-    if roots_pem and now is None:
+    if keyless and now is None:
         raise KeyError_("keyless verification needs the run's time (Registry.now)")
     if roots_pem and not roots:
         raise KeyError_("failed to load Root certificates: no certificate in roots")
@@ -141,6 +145,11 @@ def verify_signatures(registry: Registry, image: str, key_pem: str, hash_name: s
         cert = None
         if roots:
             cert, problem = verify_certificate(layer_annotations, roots)
+            if cert is None:
+                result.reasons.append(problem)
+                continue
+        elif any_root:
+            cert, problem = signing_certificate(layer_annotations)
             if cert is None:
                 result.reasons.append(problem)
                 continue
@@ -181,6 +190,18 @@ def _valid_at(cert: x509.Certificate, when: datetime.datetime) -> bool:
     return cert.not_valid_before_utc <= when <= cert.not_valid_after_utc
 
 
+def signing_certificate(annotations: dict[str, str]) -> tuple[x509.Certificate | None, str]:
+    """The leaf certificate a signature layer carries (cosign's `no certificate found on signature` else)."""
+    text = annotations.get(CERTIFICATE_ANNOTATION, "")
+    if not text:
+        return None, "no certificate found on signature"
+    try:
+        [leaf, *_] = load_certificates(text)
+    except (KeyError_, ValueError) as err:
+        return None, str(err)
+    return leaf, ""
+
+
 def verify_certificate(annotations: dict[str, str], roots: list[x509.Certificate]
                        ) -> tuple[x509.Certificate | None, str]:
     """The signature's certificate when it chains up to one of `roots`, else (None, why). kk: cosign
@@ -190,11 +211,10 @@ def verify_certificate(annotations: dict[str, str], roots: list[x509.Certificate
     now once the signature verified), every issuer a CA, the leaf's extended key usage (if any) code signing.
     The chain walk is written here (Go's x509.Verify has no equivalent in `cryptography` that accepts a
     code-signing leaf); each signature check is cryptography's verify_directly_issued_by."""
-    text = annotations.get(CERTIFICATE_ANNOTATION, "")
-    if not text:
-        return None, "no certificate found on signature"
+    leaf, problem = signing_certificate(annotations)
+    if leaf is None:
+        return None, problem
     try:
-        [leaf, *_] = load_certificates(text)
         chain = load_certificates(annotations.get(CHAIN_ANNOTATION, ""))
     except (KeyError_, ValueError) as err:
         return None, str(err)
@@ -259,6 +279,29 @@ def certificate_identity(cert: x509.Certificate) -> tuple[list[str], str]:
         issuer = value.decode(errors="replace")
         break
     return sans, issuer
+
+
+def identity_mismatch(cert: x509.Certificate, identities: list[Any]) -> str:
+    """cosign CheckCertificatePolicy over `identities` ({issuer, subject, issuerRegExp, subjectRegExp}, as an
+    ImageValidatingPolicy's keyless attestor lists them): "" when one identity matches the certificate
+    (issuer and subject compared exactly, regular expressions searched as Go's MatchString; a constraint
+    left out matches), else cosign's error. ValueError for an expression Python's `re` does not compile
+    (Go's RE2 might: not decided here)."""
+    sans, issuer = certificate_identity(cert)
+    for identity in identities or [{}]:
+        identity = identity if isinstance(identity, dict) else {}
+        issuer_re, subject_re = str(identity.get("issuerRegExp") or ""), str(identity.get("subjectRegExp") or "")
+        try:
+            issuer_ok = re.search(issuer_re, issuer) is not None if issuer_re else \
+                (not identity.get("issuer") or identity.get("issuer") == issuer)
+            subject_ok = any(re.search(subject_re, san) for san in sans) if subject_re else \
+                (not identity.get("subject") or identity.get("subject") in sans)
+        except re.error as err:
+            raise ValueError(f"an identity's regular expression: {err}") from None
+        if issuer_ok and subject_ok:
+            return ""
+    return (f"none of the expected identities matched what was in the certificate, got subjects "
+            f"[{', '.join(sans)}] with issuer {issuer}")
 
 
 def verify_attestations(registry: Registry, image: str, key_pem: str, predicate_type: str,

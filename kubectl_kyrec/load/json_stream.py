@@ -41,19 +41,23 @@ def _parse_constant(text: str) -> Any:
 _SHARED_MAX = 64
 
 
-def _decoder() -> json.JSONDecoder:
-    """A decoder for one input whose objects share their keys and short string values.
+def _decoder(share: bool = True) -> json.JSONDecoder:
+    """A decoder for one input whose objects share their keys and short string values (`share`: else
+    each value decoded as the C scanner makes it, which is two thirds of the time: for values that are
+    looked at and dropped).
 
     The C scanner shares the keys within one call only, and a List is decoded item by item (to know where
     each starts): every item would hold its own copy of "apiVersion", "metadata", "name"... Measured on
     bench/coverage.py's 107 MB state (109,000 objects): 760 MiB resident after loading, 413 MiB with
     keys and short strings shared, in about the same time. Strings are immutable, so sharing is unseen.
     """
+    if not share:
+        return json.JSONDecoder(parse_float=_parse_float, parse_constant=_parse_constant)
     shared: dict[str, str] = {}
-    share = shared.setdefault
+    one = shared.setdefault
 
     def hook(obj: dict[str, Any]) -> dict[str, Any]:
-        return {share(k, k): (share(v, v) if type(v) is str and len(v) <= _SHARED_MAX else v)
+        return {one(k, k): (one(v, v) if type(v) is str and len(v) <= _SHARED_MAX else v)
                 for k, v in obj.items()}
 
     return json.JSONDecoder(parse_float=_parse_float, parse_constant=_parse_constant, object_hook=hook)
@@ -200,16 +204,19 @@ class NotAList(ValueError):
 _PIECE = 1 << 20
 
 
-def iter_list_parts(stream: BinaryIO) -> Iterator[tuple[str, Any, int]]:
+def iter_list_parts(stream: BinaryIO, *, share: bool = True) -> Iterator[tuple[str, Any, int]]:
     """The top-level object of a JSON stream (`kubectl get -o json`'s List) as it is read, a piece at a time,
     never held whole: ("item", value, line) for each element of its `items` array, at the line of its first key,
     and ("key", (name, value), line) for each other member, at the line of the object's first key (the lines
     `iter_json_documents_with_items` gives them).
 
     Raises NotAList (at any point: the caller may have used what came before) for anything else: another
-    top-level value, text after the object, `items` twice or not an array, invalid JSON or UTF-8."""
+    top-level value, text after the object, `items` twice or not an array, invalid JSON or UTF-8.
+
+    `share`: the values of the objects share their keys and short strings (`_decoder`), for a caller that
+    keeps them; a pass that looks at each and keeps few of them (state.peek_state) reads faster without."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
-    scan = _decoder().scan_once  # type: ignore[attr-defined]
+    scan = _decoder(share).scan_once  # type: ignore[attr-defined]
     text, ended = "", False
     counted_to, line = 0, 1
 
@@ -264,7 +271,7 @@ def iter_list_parts(stream: BinaryIO) -> Iterator[tuple[str, Any, int]]:
         line_at(pos)
         text, counted_to = text[pos:], 0
         # a decoder per piece: one for the whole stream would keep every short string it met (names, uids)
-        scan = _decoder().scan_once  # type: ignore[attr-defined]
+        scan = _decoder(share).scan_once  # type: ignore[attr-defined]
         return 0
 
     def key_at(pos: int) -> tuple[str, int]:

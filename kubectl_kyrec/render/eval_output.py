@@ -7,7 +7,10 @@ counted on the way, and the expected reports are built only by the formats that 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
@@ -329,6 +332,11 @@ class TableTally:
         self._rows: list[tuple[Any, ...]] = []
         self._runs: list[SpillFile] = []
         self._flat: dict[str, str] = {}
+        # of the spilled rows: the (source, policy) keys listed, the rules, and the longest cell of each
+        # column after the rule (index in a row - _MEASURED_FROM): the table's widths without reading them
+        self._spilled_keys: set[tuple[str, str]] = set()
+        self._spilled_rules: set[str] = set()
+        self._spilled_longest: list[int] = []
 
     @classmethod
     def of(cls, results: Iterable[Result], show_all: bool = False) -> TableTally:
@@ -337,37 +345,55 @@ class TableTally:
         return tally
 
     def add(self, results: Iterable[Result]) -> None:
-        counts, per_policy, shown, show_all = self.counts, self.per_policy, self.shown, self.show_all
-        for r in results:
-            self.count += 1
-            counts[r.result] = counts.get(r.result, 0) + 1
-            key = (r.source, r.policy)
-            policy = per_policy.get(key)
+        """Count a chunk of results and keep the rows it lists. Counted a chunk at a time by C-level
+        iteration (a large run hands 100,000s of results here, a few thousand at a time), in the order
+        the results came: the counts' first keys and the rows are those one result at a time gives."""
+        chunk = results if isinstance(results, list) else list(results)
+        statuses = list(map(_STATUS, chunk))
+        self.count += len(chunk)
+        counts, per_policy = self.counts, self.per_policy
+        for status, n in Counter(statuses).items():
+            counts[status] = counts.get(status, 0) + n
+        for (source, name, status), n in Counter(zip(map(_SOURCE, chunk), map(_POLICY, chunk), statuses)).items():
+            policy = per_policy.get((source, name))
             if policy is None:
-                policy = per_policy[key] = dict.fromkeys(SUMMARY_KEYS, 0)
-                self.rules = self.rules or r.source == "kyverno"
-            policy[r.result] = policy.get(r.result, 0) + 1
-            if show_all or r.result in ATTENTION:
-                self.listed += 1
-                if self.spill:
-                    self._keep_row(r)
-                else:
-                    shown.append(r)
+                policy = per_policy[(source, name)] = dict.fromkeys(SUMMARY_KEYS, 0)
+                self.rules = self.rules or source == "kyverno"
+            policy[status] = policy.get(status, 0) + n
+        listed = chunk if self.show_all else list(compress(chunk, map(ATTENTION.__contains__, statuses)))
+        self.listed += len(listed)
+        if not self.spill:
+            self.shown.extend(listed)
+        elif listed:
+            self._keep_rows(listed)
 
-    def _keep_row(self, r: Result) -> None:
-        flat = self._flat
-        message = flat.get(r.message)
-        if message is None:
-            if len(flat) > SPILL_ROWS:
-                flat.clear()
-            message = flat[r.message] = " ".join(r.message.split())
-        ref = r.subject
-        # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
-        self._rows.append((STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source,
-                           r.rule, ref.display(), r.result, message, str(r.location) if r.location else "",
-                           *((",".join(r.validation_actions), r.severity or "-") if self.wide else ())))
-        if len(self._rows) >= SPILL_ROWS:
-            self._spill_rows()
+    def _keep_rows(self, listed: list[Result]) -> None:
+        """The rows of `listed` as the table's text (_SpilledTable's fields), spilled SPILL_ROWS at a time.
+        A subject's results share its Ref and Source: each is made text once per chunk."""
+        flat, rows, wide, order = self._flat, self._rows, self.wide, STATUS_ORDER
+        displays: dict[int, str] = {}
+        locations: dict[int, str] = {}
+        for r in listed:
+            message = flat.get(r.message)
+            if message is None:
+                if len(flat) > SPILL_ROWS:
+                    flat.clear()
+                message = flat[r.message] = " ".join(r.message.split())
+            ref = r.subject
+            display = displays.get(id(ref))
+            if display is None:
+                display = displays[id(ref)] = ref.display()
+            where = r.location
+            location = locations.get(id(where))
+            if location is None:
+                location = locations[id(where)] = str(where) if where else ""
+            # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
+            row = (order.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source, r.rule, display,
+                   r.result, message, location)
+            rows.append((*row, ",".join(r.validation_actions), r.severity or "-") if wide else row)
+            if len(rows) >= SPILL_ROWS:
+                self._spill_rows()
+                rows = self._rows
 
     def _spill_rows(self) -> None:
         import pickle
@@ -375,12 +401,40 @@ class TableTally:
         from kubectl_kyrec.render.spill_file import SpillFile
 
         rows = self._rows
+        keys, rules, longest = self._measured(rows)
+        self._spilled_keys |= keys
+        self._spilled_rules |= rules
+        self._spilled_longest = longest
         rows.sort(key=_SPILLED_KEY)
         file = SpillFile()      # kept until the table is written
         for start in range(0, len(rows), _SPILL_RECORD):
             file.write(pickle.dumps(rows[start:start + _SPILL_RECORD], protocol=pickle.HIGHEST_PROTOCOL))
         self._runs.append(file)
         self._rows = []
+
+    def _measured(self, rows: list[tuple[Any, ...]]) -> tuple[set[tuple[str, str]], set[str], list[int]]:
+        """What the table's widths need of `rows`, and of the rows spilled before them (by C-level
+        iteration: a large run lists 100,000s of rows)."""
+        longest = self._spilled_longest or [0] * (len(rows[0]) - _MEASURED_FROM if rows else 0)
+        if rows:
+            longest = [max(known, max(map(len, map(itemgetter(i), rows))))
+                       for i, known in enumerate(longest, _MEASURED_FROM)]
+        return set(map(itemgetter(5, 1), rows)), set(map(itemgetter(6), rows)), longest
+
+    def spilled_widths(self, labels: Mapping[tuple[str, str], str], rules: bool) -> list[int]:
+        """The longest cell of each column of the spilled table (`_SpilledTable`'s rows), as write_rows's
+        first pass over them would find it."""
+        keys, rule_cells, longest = self._measured(self._rows)
+        keys |= self._spilled_keys
+        rule_cells |= self._spilled_rules
+        names = max((len(labels.get(key, key[1]) if labels else key[1]) for key in keys), default=0)
+        rule = max((len(r or "-") for r in rule_cells), default=0)
+        subject, result, message, location = longest[:4]
+        if self.wide:
+            actions, severity = longest[4:]
+            return [names, rule, subject, result, message, actions, severity, location]
+        return [names, rule, subject, result, message, location] if rules else \
+            [names, subject, result, message, location]
 
     def spilled_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows kept with `spill`, in the table's order: the runs in the file merged with those held
@@ -396,8 +450,16 @@ class TableTally:
         self._runs = []
 
 
-def _SPILLED_KEY(row: tuple[Any, ...]) -> tuple[Any, ...]:   # noqa: N802 - a key, named as a constant
-    return row[:5]
+# a spilled row's cells from the subject on (display, result, message, location, -o wide's actions and
+# severity) are measured as they are; the policy and rule cells are written changed (a label, "-")
+_MEASURED_FROM = 7
+
+
+_STATUS, _SOURCE, _POLICY = itemgetter(3), itemgetter(1), itemgetter(0)     # Result's fields
+
+
+# a spilled row's sort key: _sort_key's fields, first in the row (by C-level calls: sorted and merged per row)
+_SPILLED_KEY = itemgetter(0, 1, 2, 3, 4)
 
 
 def _read_run(file: BinaryIO) -> Iterator[tuple[Any, ...]]:
@@ -563,11 +625,13 @@ def _write_results_table(tally: TableTally, stream: TextIO, *, wide: bool, width
             into[key] = into.get(key, 0) + count
     if tally.spill and tally.listed:
         rows = _SpilledTable(tally, labels, tally.rules)
+        widths = tally.spilled_widths(labels, tally.rules)
         try:
             if tally.wide:
-                write_rows(stream, _WIDE_HEADERS, rows)     # type: ignore[arg-type]
+                write_rows(stream, _WIDE_HEADERS, rows, cell_widths=widths)
             else:
-                write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None)  # type: ignore[arg-type]
+                write_fitted(stream, _COLUMNS if tally.rules else _NO_RULES, rows, None,  # type: ignore[arg-type]
+                             cell_widths=widths)
         finally:
             tally.close()
     elif shown:

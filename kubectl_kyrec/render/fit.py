@@ -211,9 +211,12 @@ def _lines(column: Column, width: int | None) -> _Lines:
 
 
 def write_table(stream: TextIO, columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None,
-                under: Sequence[str] | None = None) -> None:
+                under: Sequence[str] | None = None, cell_widths: Sequence[int] | None = None) -> None:
+    """`cell_widths` (text_table.write_rows's): the longest cell of each column, used when `width` is None
+    (the rows are then written as they are, and read once)."""
     table = fit_table(columns, rows, width, under)
-    write_rows(stream, table.headers, table.rows, right=table.right, below=table.below)
+    write_rows(stream, table.headers, table.rows, right=table.right, below=table.below,
+               cell_widths=cell_widths if width is None else None)
 
 
 def render_table(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None,

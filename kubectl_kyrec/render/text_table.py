@@ -7,21 +7,26 @@ right-aligned; no trailing spaces.
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TextIO
 
 
-def write_rows(stream: TextIO, headers: Sequence[str], rows: Sequence[Sequence[str]],
+def write_rows(stream: TextIO, headers: Sequence[str], rows: Iterable[Sequence[str]],
                right: Container[int] = (), chunk: int = 2000, below: Sequence[str] | None = None,
-               pad: int = 0) -> None:
+               pad: int = 0, cell_widths: Sequence[int] | None = None) -> None:
     """`below`, when given, holds one line per row written under it (empty: none), for text too long for
     a column (eval's messages). `pad`: each column at least that much wider than its header (coverage's
-    count tables keep the 2 tabulate gave them)."""
+    count tables keep the 2 tabulate gave them). `cell_widths`: the longest cell of each column, when the
+    caller knows them: the rows are then read once, not twice (eval's spilled rows are merged from a file
+    each time they are read), and may be any iterable."""
     widths = [len(h) + pad for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            if len(cell) > widths[i]:
-                widths[i] = len(cell)
+    if cell_widths is not None:
+        widths = [max(w, cell) for w, cell in zip(widths, cell_widths, strict=True)]
+    else:
+        for row in rows:
+            for i, cell in enumerate(row):
+                if len(cell) > widths[i]:
+                    widths[i] = len(cell)
     last = len(headers) - 1
     # one format for every line (str.format pads in C): text left, `right` columns right, the last
     # column unpadded; trailing spaces stripped after

@@ -13,7 +13,7 @@ import datetime
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,16 +21,20 @@ import yaml
 
 from kubectl_kyrec.convert.cleanup import CLEANUP_KINDS
 from kubectl_kyrec.convert.policy import Conversion, convert_policy, header
-from kubectl_kyrec.errors import ExitCode, InputError
+from kubectl_kyrec.errors import ExitCode, FailedRead, InputError
+from kubectl_kyrec.k8s.list_keys import required_item_key
 from kubectl_kyrec.load.policy.policies import is_policy_kind
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.model import UNDETERMINED, Result
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.cluster.live_source import LiveSource
     from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
 
 CONVERTED_KINDS = ("ClusterPolicy", "Policy", *CLEANUP_KINDS, "PolicyException")
 # variants per resource: enough to reach every leaf of a Pod spec, few enough for a corpus run
 MAX_VARIANTS = 40
+# the time both sides are evaluated at (time.now(), exception expiry, a signing certificate's validity)
+VERIFY_NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 @dataclass
@@ -44,6 +48,7 @@ class Difference:
     converted_message: str = ""
     mutation: str = ""            # for a difference in the mutated object: the first path where they differ
     downstream: str = ""          # for a difference in what a trigger generates: the first path where they differ
+    undecided: bool = False       # both sides undetermined (no registry, ...): no difference, and no proof
 
     @property
     def verdict(self) -> bool:
@@ -51,6 +56,9 @@ class Difference:
         return self.original != self.converted
 
     def line(self) -> str:
+        if self.undecided:
+            return (f"{self.policy}: {self.subject} ({self.variant}): undetermined on both sides, not verified: "
+                    f"{self.original_message}")
         if self.downstream:
             return (f"{self.policy}: {self.subject} ({self.variant}): generated downstreams differ at "
                     f"{self.downstream}: original {self.original}, converted {self.converted}")
@@ -73,13 +81,17 @@ class ConvertResult:
     suites_written: list[str] = field(default_factory=list)
     suite_refusals: list[str] = field(default_factory=list)   # `<suite file>: <field>: <why>`
     suite_differences: list[str] = field(default_factory=list)  # rows a written suite could not state
+    # `--live`: the LISTs that failed; the subjects are then a partial picture, and the run exits 5
+    failed_reads: list[FailedRead] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
+        from kubectl_kyrec.run.unreadable import with_failed_reads
+
         if (any(c.refusals for c in self.conversions) or any(d.verdict for d in self.differences)
                 or self.suite_refusals):
-            return ExitCode.FINDINGS
-        return ExitCode.CLEAN
+            return with_failed_reads(ExitCode.FINDINGS, self.failed_reads)
+        return with_failed_reads(ExitCode.CLEAN, self.failed_reads)
 
 
 def _documents(paths: Sequence[str], skip_hidden: bool = False) -> Iterator[tuple[dict[str, Any], str]]:
@@ -113,11 +125,18 @@ def read_policies(paths: Sequence[str]) -> list[tuple[dict[str, Any], str]]:
 
 
 def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Sequence[str] = (),
-                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = ()) -> ConvertResult:
+                state_paths: Sequence[str] = (), crd_paths: Sequence[str] = (), registry: Any = None,
+                live: LiveSource | None = None) -> ConvertResult:
     """`crd_paths`: CustomResourceDefinitions, so that rules on their kinds name the right resources (the
-    plural is the CRD's own; guessing it would match nothing, or another resource)."""
+    plural is the CRD's own; guessing it would match nothing, or another resource). `registry`: `--registry`
+    (load.registry.Registry): both sides verify images against the registries (verifyImages rules and their
+    ImageValidatingPolicies); None: offline, where such verdicts are undetermined. `live`: verify on the
+    cluster it reads (`--verify --live`, verify_on_live)."""
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
 
+    if live is not None:
+        return verify_on_live(live, paths, lambda read: run_convert(paths, out_dir, resource_paths,
+                                                                    [*state_paths, read], crd_paths, registry))
     policies = read_policies(paths)
     kinds = KindTable()
     crd_docs = [(d, w) for d, w in _documents(crd_paths) if d.get("kind") == "CustomResourceDefinition"]
@@ -168,14 +187,48 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
                 for key in refers[i]:
                     diffs, count = verify(originals[key], by_key[key].documents, resources, crds,
                                           extra=([doc], conv.documents), label=f"{conv.name} (exception) on {key}",
-                                          state_paths=state_paths)
+                                          state_paths=state_paths, registry=registry)
                     result.differences.extend(diffs)
                     result.subjects += count
             elif conv.documents:
-                diffs, count = verify(doc, conv.documents, resources, crds, state_paths=state_paths)
+                diffs, count = verify(doc, conv.documents, resources, crds, state_paths=state_paths,
+                                      registry=registry)
                 result.differences.extend(diffs)
                 result.subjects += count
     return result
+
+
+def verify_on_live(live: LiveSource, paths: Sequence[str], convert: Callable[[str], ConvertResult]) -> ConvertResult:
+    """`--verify --live`: the cluster read as `eval --live` reads it (cluster/live_source.py: the kinds the
+    policies match and those their context entries look up), written as `capture` writes a state and handed
+    to `convert` as a `--state` file: the objects read are the subjects and the cluster both sides look up,
+    on the one path a capture of the same cluster takes, so the source cannot change the answer. Read
+    before anything is converted or written: a connection that fails ends the run (exit 5) with nothing
+    written. The LISTs that failed are the result's (exit 5 after the differences found on what was read)."""
+    from kubectl_kyrec.run.capture_state import capture_document
+    from kubectl_kyrec.run.unreadable import failed_reads
+
+    # the read plan takes the kinds eval's policies match (live.files); cleanup policies are none of eval's,
+    # so the kinds they match are named to it, as `--kind` names kinds (ReadNeeds.kinds)
+    cleanup = [str(kind).rsplit("/", 1)[-1] for doc, _ in read_policies(paths) if doc.get("kind") in CLEANUP_KINDS
+               for block in _match_blocks(doc) for kind in (block.get("resources") or {}).get("kinds") or []]
+    live.kinds = (*live.kinds, *dict.fromkeys(k for k in cleanup if k != "*"))
+    state = live.read().state
+    # Secret values as read, unlike a kept capture: a policy may read them; the file lives as long as the run
+    with tempfile.TemporaryDirectory(prefix="kyrec-convert-live-") as workdir:
+        path = os.path.join(workdir, "live-state.json")
+        with open(path, "w") as f:
+            json.dump(capture_document(state), f)
+        result = convert(path)
+    result.failed_reads = failed_reads(state)
+    return result
+
+
+def _match_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """A cleanup policy's `spec.match` and its `any`/`all` filters."""
+    match = (doc.get("spec") or {}).get("match") or {}
+    blocks = [match, *(match.get("any") or []), *(match.get("all") or [])] if isinstance(match, dict) else []
+    return [b for b in blocks if isinstance(b, dict)]
 
 
 def _refuse_shared_targets(policies: list[tuple[dict[str, Any], str]], conversions: list[Conversion]) -> None:
@@ -352,9 +405,17 @@ def _changed(value: Any) -> Any:
     return "kyrec-changed"
 
 
-def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The resource as given, then the variants (each a new name, so that every one is its own subject)."""
+def variants(resource: dict[str, Any], refused: list[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The resource as given, then the variants (each a new name, so that every one is its own subject): the
+    namespace changed, each label, annotation and leaf under `spec` removed and changed, then each string leaf
+    under `spec` made a wildcard that matches it.
+    A variant the API server refuses for a reason of its own is not made: a keyed list's item without the key
+    validation requires (a container without `name`, a Service port without `port`) is refused by the object's
+    validation, before validating webhooks (Kyverno never validates it; what its mutating webhook makes of it
+    is refused in turn, unless a mutation adds the key), and no stored object is one (k8s/list_keys.py
+    required_item_key). Its label goes to `refused`, when given, so that a report can count it."""
     yield "as given", resource
+    kind = str(resource.get("kind", ""))
     made: list[tuple[str, dict[str, Any]]] = []
     meta = resource.get("metadata") or {}
     if resource.get("kind") != "Namespace" and meta.get("namespace"):
@@ -369,12 +430,23 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             for remove in (True, False):
                 if not remove and value is None:
                     continue            # a null's change would be a string where a map or list belongs
+                if remove and required_item_key(kind, path):
+                    if refused is not None:
+                        refused.append(f"removed {'.'.join(path)}")
+                    continue
                 other = copy.deepcopy(resource)
                 try:
                     _apply(other, path, _changed(value), remove)
                 except (KeyError, IndexError, TypeError):
                     continue
                 made.append((f"{'removed' if remove else 'changed'} {'.'.join(path)}", other))
+    # after the others (they fill what the cap leaves): each string leaf under `spec` as a wildcard matching it
+    # (`nginx` -> `ngin*`), which Kyverno's operators read as a pattern where a `{{ }}` value brings it
+    for path, value in _leaves(resource.get("spec"), ("spec",)):
+        if isinstance(value, str) and len(value) > 1 and not any(c in value for c in "*?"):
+            other = copy.deepcopy(resource)
+            _apply(other, path, value[:-1] + "*", False)
+            made.append((f"wildcard {'.'.join(path)}", other))
     for i, (what, other) in enumerate(made[:MAX_VARIANTS]):
         other.setdefault("metadata", {})
         other["metadata"]["name"] = f"{meta.get('name', 'x')}-v{i}"
@@ -383,10 +455,10 @@ def variants(resource: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def _verdicts(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]],
-              workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None
-              ) -> dict[tuple[str, str, str], tuple[str, str]]:
+              workdir: str, tag: str, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None,
+              registry: Any = None) -> dict[tuple[str, str, str], tuple[str, str]]:
     return aggregate(_run(policy_docs, resources, workdir, tag, mutate=False, state_paths=state_paths,
-                          reads=reads).results)
+                          reads=reads, registry=registry).results)
 
 
 # the labels Kyverno writes on a downstream to record who generated it: a ClusterPolicy's name its rule and
@@ -456,9 +528,11 @@ class _ReadOnce:
 
 
 def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], workdir: str, tag: str,
-         mutate: bool, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None) -> Any:
+         mutate: bool, state_paths: Sequence[str] = (), reads: dict[str, Inputs] | None = None,
+         registry: Any = None) -> Any:
     """eval of the documents on the resources; `state_paths`: the captured cluster both sides read (context
-    entries, `resource.Get`/`List`); `reads`: the inputs already read, by tag (_ReadOnce)."""
+    entries, `resource.Get`/`List`); `reads`: the inputs already read, by tag (_ReadOnce); `registry`: the
+    run's `--registry` (image verification on both sides)."""
     from kubectl_kyrec.load.run_inputs.sources import FileSource
     from kubectl_kyrec.run.eval import EvalRunOptions, run_eval
 
@@ -469,25 +543,26 @@ def _run(policy_docs: list[dict[str, Any]], resources: list[dict[str, Any]], wor
     if not os.path.exists(resource_file):
         with open(resource_file, "w") as f:
             yaml.safe_dump_all(resources, f, sort_keys=False)
-    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
     source: InputSource = FileSource(policy_paths=[policy_file], resource_paths=[resource_file],
                                      state_paths=list(state_paths))
     if reads is not None:
         source = _ReadOnce(source, reads, tag)
-    result = run_eval(EvalRunOptions(now=now, mutate=mutate), source)
+    result = run_eval(EvalRunOptions(now=VERIFY_NOW, mutate=mutate, registry=registry), source)
     if result.errors:
         raise InputError("; ".join(e.message for e in result.errors))
     return result
 
 
 def aggregate(results: Sequence[Result]) -> dict[tuple[str, str, str], tuple[str, str]]:
-    """(kind, namespace, name) -> (verdict, first failing message)."""
+    """(kind, namespace, name) -> (verdict, first failing message). `undetermined` (kyrec could not decide:
+    a signature with no `--registry`, ...) is a verdict of its own, never a pass: a conversion is not shown
+    to agree where one side was not decided."""
     out: dict[tuple[str, str, str], tuple[str, str]] = {}
     for r in results:
         key = (r.subject.kind, r.subject.namespace, r.subject.name)
-        verdict = {"fail": "fail", "error": "error"}.get(r.result, "pass")
+        verdict = {"fail": "fail", "error": "error", UNDETERMINED: UNDETERMINED}.get(r.result, "pass")
         held = out.get(key, ("pass", ""))
-        rank = {"pass": 0, "error": 1, "fail": 2}
+        rank = {"pass": 0, UNDETERMINED: 1, "error": 2, "fail": 3}
         if rank[verdict] > rank[held[0]]:
             out[key] = (verdict, r.message)
         else:
@@ -549,7 +624,7 @@ def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[st
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
     from kubectl_kyrec.model import Document, Source, group_version
 
-    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    now = VERIFY_NOW
     envs = Environments(library_factory(LibraryContext(now=now, provider=EmptyProvider())))
     source = Source("<converted>")
     compiled = [compile_deleting_policy(parse_deleting_policy(Document(doc, source)), envs, (), now)
@@ -583,12 +658,14 @@ def _verify_cleanup(name: str, original: dict[str, Any], converted: list[dict[st
 def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources: list[dict[str, Any]],
            crds: Sequence[dict[str, Any]] = (),
            extra: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], []),
-           label: str = "", state_paths: Sequence[str] = ()) -> tuple[list[Difference], int]:
+           label: str = "", state_paths: Sequence[str] = (), registry: Any = None
+           ) -> tuple[list[Difference], int]:
     """The differences between the original's and the conversion's verdicts on the resources and variants
     (`crds`: given to both evaluations, so that custom kinds are known; they are no subjects). `extra`:
     documents evaluated beside the original and beside the conversion (an exception and its conversion);
     `label` names the comparison in its differences (default: the policy's name). `state_paths`: captured
-    states both evaluations read as the cluster (what context entries and the `resource` library answer)."""
+    states both evaluations read as the cluster (what context entries and the `resource` library answer).
+    `registry`: `--registry`, the registries both sides verify images against."""
     name = label or str((original.get("metadata") or {}).get("name"))
     original_docs, converted = [original, *extra[0]], [*converted, *extra[1]]
     subjects: list[dict[str, Any]] = []
@@ -614,8 +691,8 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
     # each side read once for its runs: its expressions compiled once (_ReadOnce)
     reads: dict[str, Inputs] = {}
     with tempfile.TemporaryDirectory(prefix="kyrec-convert-") as workdir:
-        before = _verdicts(original_docs, subjects, workdir, "original", state_paths, reads)
-        after = _verdicts(converted, subjects, workdir, "converted", state_paths, reads)
+        before = _verdicts(original_docs, subjects, workdir, "original", state_paths, reads, registry)
+        after = _verdicts(converted, subjects, workdir, "converted", state_paths, reads, registry)
         if mutates:
             mutated_before = _mutated(original_docs, subjects, workdir, "original", state_paths, reads)
             mutated_after = _mutated(converted, subjects, workdir, "converted", state_paths, reads)
@@ -641,6 +718,9 @@ def verify(original: dict[str, Any], converted: list[dict[str, Any]], resources:
     for key, label in what.items():
         a = _at(before, key, ("pass", ""))
         b = _at(after, key, ("pass", ""))
-        if a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
+        if a[0] == b[0] == UNDETERMINED:
+            diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1],
+                                    undecided=True))
+        elif a[0] != b[0] or (a[0] == "fail" and not _same_message(a[1], b[1])):
             diffs.append(Difference(name, "/".join(p for p in key if p), label, a[0], b[0], a[1], b[1]))
     return diffs, len(what)

@@ -81,6 +81,10 @@ def validated_for_run(inputs: Inputs, now: datetime.datetime, registry: Any = No
     from kubectl_kyrec.evaluate.policy_validation import validated_inputs
 
     run_envs = environments_for(inputs, now)
+    if registry is not None:
+        # `image.GetMetadata` answers from the registry too (what the context file does not hold), as a
+        # cluster's Kyverno does; the run's one provider, so every stage after this one sees it
+        run_envs.provider.registry = registry
     return validated_inputs(inputs, now, run_envs.envs, run_envs.generating, registry), run_envs
 
 
@@ -108,6 +112,6 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
     objects = inputs.state.objs + list(extra_objects or [])
     try:
         return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file,
-                               refused=refused, implicit_namespaces=True)
+                               refused=refused, implicit_namespaces=True, cluster_images=True)
     except ValueError as exc:
         raise InputError(f"--context-file: {exc}") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
@@ -34,7 +34,7 @@ def run_files(files: Sequence[str], *, now: datetime.datetime, mode: Mode,
             continue
         for suite in suites:        # a file may hold several Test documents; each is its own test
             loaded = load_suite(suite)
-            kinds, libraries, generate, other_libraries = suite_environment(loaded, now, mode)
+            kinds, libraries, generate, other_libraries = suite_environment(loaded, now, mode, registry)
             runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
                                   generate=generate, other_libraries=other_libraries,
                                   target_libraries=target_libraries(loaded, kinds, now, mode),
@@ -42,7 +42,7 @@ def run_files(files: Sequence[str], *, now: datetime.datetime, mode: Mode,
     return runs, load_errors
 
 
-def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
+def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode, registry: Any = None
                       ) -> tuple[KindTable, LibraryFactory, GenerateFn | None, LibraryFactory | None]:
     """The kind table, CEL libraries and generation hook one suite evaluates with, and the libraries of the
     other mode when they differ (None when they do not).
@@ -51,7 +51,9 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
     when the test sets clusterResources, its resources too: the objects Kyverno's CLI puts in its fake
     cluster (docs/semantics/test-suites.md#kyvernos-cli-offline). A Context file that does not load becomes the suite's
     load error. The test's apiCallResponses answer `http.Get/Post` as a server would in strict mode, wrapped as
-    Kyverno's CLI wraps them by default (docs/compatibility.md).
+    Kyverno's CLI wraps them by default (docs/compatibility.md). `image.GetMetadata` of an image the Context
+    file does not hold is Kyverno's CLI's error by default (its fake provider, `--registry` or not); in strict
+    mode a cluster reads the registry: `registry` (`--registry`) answers, else the result is needs-registry.
     """
     from kubectl_kyrec.cel.context import ContextProvider, EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
@@ -70,16 +72,17 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode
         loaded.error = loaded.error or exc
 
     def provider_for(mode: Mode) -> ContextProvider:
-        provider = _objects_provider(loaded, kinds, mode)
+        provider = _objects_provider(loaded, kinds, mode, registry=registry)
         return provider if provider is not None else EmptyProvider(kinds.resource_of, kind_of=kinds.kind_of)
 
     context = LibraryContext(now=now, provider=provider_for(mode))
     sink = GeneratorSink()
     generate = generating_hook(kinds=kinds, libraries=library_factory(context, extra=generator_extra(sink)),
                                sink=sink, now=now)
-    # only mocked HTTP responses read differently in the other mode (the CLI wraps them)
+    # only mocked HTTP responses (the CLI wraps them) and image data (the CLI's fake provider, a cluster's
+    # registry) read differently in the other mode
     other = (library_factory(LibraryContext(now=now, provider=provider_for(mode.other)))
-             if loaded.mocks.http and loaded.error is None else None)
+             if (loaded.mocks.http or _reads_image_metadata(loaded)) and loaded.error is None else None)
     return kinds, library_factory(context), generate, other
 
 
@@ -98,9 +101,28 @@ def target_libraries(loaded: LoadedSuite, kinds: KindTable, now: datetime.dateti
     return library_factory(LibraryContext(now=now, provider=provider)) if provider is not None else None
 
 
-def _objects_provider(loaded: LoadedSuite, kinds: KindTable, mode: Mode, extra: Sequence[Any] = ()) -> Any:
+def _reads_image_metadata(loaded: LoadedSuite) -> bool:
+    """Whether a CEL policy of the suite calls `image.GetMetadata` (its text anywhere in the policy)."""
+    def reads(value: Any) -> bool:
+        if isinstance(value, str):
+            return "image.GetMetadata" in value or "image.getMetadata" in value
+        if isinstance(value, Mapping):
+            return any(reads(v) for v in value.values())
+        if isinstance(value, list):
+            return any(reads(v) for v in value)
+        return False
+
+    policies = loaded.policies
+    return any(reads(getattr(p, "raw", None)) for group in (
+        policies.validating, policies.image_validating, policies.mutating, policies.generating, policies.deleting)
+        for p in group)
+
+
+def _objects_provider(loaded: LoadedSuite, kinds: KindTable, mode: Mode, extra: Sequence[Any] = (),
+                      registry: Any = None) -> Any:
     """The suite's cluster for `resource.*` (an ObjectsProvider), with `extra` objects; None when the
-    Context file does not load (then the suite's load error)."""
+    Context file does not load (then the suite's load error). `registry` (`--registry`) answers
+    `image.GetMetadata` in strict mode only (suite_environment)."""
     from kubectl_kyrec.cel.context import ObjectsProvider
     from kubectl_kyrec.load.documents import load_documents
     from kubectl_kyrec.testsuite.row_types import Mode
@@ -120,7 +142,8 @@ def _objects_provider(loaded: LoadedSuite, kinds: KindTable, mode: Mode, extra: 
     try:
         return ObjectsProvider(objects, kinds.resource_of, loaded.context, kind_of=kinds.kind_of, read_file=read_file,
                                http_mocks=loaded.mocks.http, global_mocks=loaded.mocks.global_entries,
-                               cli_http_mocks=mode is Mode.KYVERNO)
+                               cli_http_mocks=mode is Mode.KYVERNO,
+                               registry=registry if mode is Mode.STRICT else None, cluster_images=mode is Mode.STRICT)
     except (ValueError, InputError) as exc:
         loaded.error = InputError(f"context: {exc}", loaded.context_source or loaded.suite.source)
     return None

@@ -118,3 +118,95 @@ def test_apply_imports_image_verification_only_for_an_image_validating_policy(cl
     ivpol.write_text(IVPOL)
     imported, output = _imported(tmp_path, POLICY, str(ivpol))      # the control: its policy needs them
     assert "kubectl_kyrec.evaluate.image_validating.engine" in imported, output
+
+
+# Kyverno's UpdateRequests as its webhook writes them for a GeneratingPolicy (pkg/webhooks/updaterequest/
+# generator.go: the policy-name label; api/kyverno/v2 UpdateRequest): a Failed one for team-a (a cause diff
+# names), a Pending one for team-b, and one for a policy the run does not have
+def _update_request(name: str, policy: str, trigger: str, state: str, message: str = "") -> dict[str, object]:
+    return {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
+            "metadata": {"name": name, "namespace": "kyverno",
+                         "labels": {"generate.kyverno.io/policy-name": policy}},
+            "spec": {"requestType": "generate", "policy": policy,
+                     "resource": {"apiVersion": "v1", "kind": "Namespace", "name": trigger}},
+            "status": {"state": state, "message": message}}
+
+
+UPDATE_REQUESTS = (_update_request("ur-a", "base-config", "team-a", "Failed", "configmaps is forbidden"),
+                   _update_request("ur-b", "base-config", "team-b", "Pending"),
+                   _update_request("ur-other", "other", "team-a", "Completed"))
+
+
+@pytest.fixture()
+def with_update_requests(tmp_path: Path) -> Iterator[ApiServer]:
+    from tests.kubeapi.catalogue import Catalogue, ResourceType
+
+    catalogue = Catalogue()
+    catalogue.add(ResourceType("kyverno.io", ("v2", "v1beta1"), "UpdateRequest", "updaterequests", True, True, True))
+    with ApiServer(catalogue=catalogue) as api:
+        *_, team_c = api.seed(*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                                for name in ("default", "kyverno", "team-a", "team-b", "team-c")))
+        # team-c's downstream is there, its own, but drifted: an update beside the two creates
+        api.seed({"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "base", "namespace": "team-c", "labels": {
+                      "app.kubernetes.io/managed-by": "kyverno", "generate.kyverno.io/policy-name": "base-config",
+                      "generate.kyverno.io/trigger-name": "team-c", "generate.kyverno.io/trigger-namespace": "",
+                      "generate.kyverno.io/trigger-uid": team_c["metadata"]["uid"],
+                      "generate.kyverno.io/trigger-kind": "Namespace", "generate.kyverno.io/trigger-group": "",
+                      "generate.kyverno.io/trigger-version": "v1"}}, "data": {"a": "2"}})
+        api.seed(*UPDATE_REQUESTS)
+        api.kubeconfig(tmp_path / "kubeconfig")
+        api.clear_log()
+        yield api
+
+
+def _apply_plan(tmp_path: Path, *, update_requests: bool) -> tuple[object, list[str], list[str]]:
+    """apply's plan as compute_plan makes it, reading Kyverno's UpdateRequests or not; and the kinds of the
+    state it planned from."""
+    import datetime
+
+    from kubectl_kyrec.cluster.connection import ConnectionOptions
+    from kubectl_kyrec.cluster.live_source import LiveSource
+    from kubectl_kyrec.load.run_inputs.sources import FileSource
+    from kubectl_kyrec.reconcile.plan import PlanOptions
+    from kubectl_kyrec.run.apply import ApplyRunOptions, compute_plan
+
+    source = LiveSource(FileSource(policy_paths=(POLICY,)), ConnectionOptions(kubeconfig=str(tmp_path / "kubeconfig")),
+                        cache_dir=tmp_path / "cache", update_requests=update_requests)
+    options = ApplyRunOptions(now=datetime.datetime(2026, 9, 1, tzinfo=datetime.UTC),
+                              plan=PlanOptions(prune=True, reports=True))
+    result = compute_plan(options, source)
+    assert source.last is not None
+    return result.plan, result.notices, sorted({d.kind for d in source.last.state.objects})
+
+
+def test_update_requests_decide_nothing_apply_does(with_update_requests: ApiServer, tmp_path: Path) -> None:
+    """What lets apply skip the UpdateRequests' LIST: read or not, the plan is the same (creates, an update
+    and what --prune would delete), whatever state they are in, and a refused LIST of them changes nothing
+    but a notice about causes, which apply does not name."""
+    read_plan, read_notices, read_kinds = _apply_plan(tmp_path, update_requests=True)
+    assert "UpdateRequest" in read_kinds            # the control: they were read and planned from
+    skipped_plan, skipped_notices, skipped_kinds = _apply_plan(tmp_path, update_requests=False)
+    assert "UpdateRequest" not in skipped_kinds
+    assert skipped_plan == read_plan and skipped_notices == read_notices
+    assert {(str(c.action), c.object.namespace) for c in read_plan.writes} == {  # type: ignore[attr-defined]
+        ("create", "team-a"), ("create", "team-b"), ("update", "team-c")}
+    with_update_requests.inject("/updaterequests", method="GET", status=403, times=None)
+    refused_plan, refused_notices, _ = _apply_plan(tmp_path, update_requests=True)
+    assert refused_plan == read_plan
+    assert any("UpdateRequests in kyverno not read" in n for n in refused_notices)
+
+
+def test_apply_makes_no_update_request_read(with_update_requests: ApiServer, tmp_path: Path) -> None:
+    diff = kyrec(tmp_path, "diff", "-p", POLICY, "-o", "json")
+    assert diff.exit_code == 1, diff.stderr
+    assert "updaterequests.kyverno.io" in unselected(with_update_requests)      # the control: diff reads them
+    with_update_requests.clear_log()
+    applied = kyrec(tmp_path, "apply", "-p", POLICY, "--yes", "-o", "json")
+    assert applied.exit_code == 0, applied.stderr
+    assert json.loads(applied.stdout)["summary"]["done"] == 3
+    assert not [r for r in with_update_requests.requests() if r.resource == "updaterequests.kyverno.io"]
+    # the Failed one for team-a was no reason to hold its write back
+    configmaps = with_update_requests.catalogue.by_kind("v1", "ConfigMap")
+    assert configmaps is not None
+    assert with_update_requests.store.get(configmaps, "v1", "team-a", "base")["data"] == {"a": "1"}

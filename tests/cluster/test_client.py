@@ -20,6 +20,26 @@ def test_raw_json_request(api: ApiServer, kube: KubeClient) -> None:
     assert req.headers["accept"] == "application/json" and req.headers["user-agent"].startswith("kubectl-kyrec/")
 
 
+def test_a_token_kubeconfig_reads_the_environment_for_a_proxy_once_not_per_request(
+        api: ApiServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kubeconfig loader's token refresh assigns the same host before every request, and kubernetes' host
+    setter then read every environment variable for a proxy (a third of apply's CPU per write,
+    bench/apply_write_cpu.py); the connection pool took its proxy when it was built. The token is still
+    sent, refreshed through the same hook, on every request."""
+    from kubernetes.client import configuration
+
+    api.add_user("alice", "tok")
+    path = api.kubeconfig(tmp_path / "k", user="alice", token="tok")
+    kube = connect(ConnectionOptions(kubeconfig=str(path)))
+    read = configuration.getproxies
+    looked: list[int] = []
+    monkeypatch.setattr(configuration, "getproxies", lambda: looked.append(1) or read())
+    for _ in range(3):
+        assert kube.request("GET", "/api/v1/namespaces").ok
+    assert looked == []
+    assert [r.headers["authorization"] for r in api.requests()] == ["Bearer tok"] * 3
+
+
 def test_401_names_context_and_user(api: ApiServer, tmp_path: Path) -> None:
     api.add_user("alice", "good")
     path = api.kubeconfig(tmp_path / "k", user="alice", token="stale", context="prod")

@@ -78,6 +78,13 @@ def test_update_requests_are_read_in_kyverno_s_namespace_with_downstreams_only()
                 if r.info.kind == "UpdateRequest"]
 
 
+def test_apply_s_read_plan_has_no_update_request_list_not_even_the_owned_downstream_search() -> None:
+    # apply (update_requests=False) names no cause; the kind is not searched for owned downstreams either
+    plan = plan_reads(ReadNeeds(policy_docs=(GPOL,), reports=False, update_requests=False), UR_FOUND)
+    assert [r for r in plan if r.info.kind == "UpdateRequest"] == []
+    assert any(r.label_selector for r in plan)      # the owned-downstream search itself is still made
+
+
 def test_a_refused_update_request_read_is_a_notice_not_an_unreadable_kind(monkeypatch: Any) -> None:
     from kubectl_kyrec.cluster import live
     from kubectl_kyrec.cluster.lister import ListOutcome

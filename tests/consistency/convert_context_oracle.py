@@ -169,9 +169,10 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"name": "names", "apiCall": {"urlPath": "/api/v1/namespaces/{{ request.namespace }}/services",
                                       "jmesPath": "items[].metadata.name"}}],
         {"foreach": [{"list": "request.object.spec.containers",
-                      "preconditions": {"all": [{"key": "{{ element.image }}", "operator": "Equals",
+                      # defaults: a key an element can lack is refused in foreach conditions
+                      "preconditions": {"all": [{"key": "{{ element.image || '' }}", "operator": "Equals",
                                                  "value": "redis:7"}]},
-                      "deny": {"conditions": {"any": [{"key": "{{ element.name }}", "operator": "AnyIn",
+                      "deny": {"conditions": {"any": [{"key": "{{ element.name || '' }}", "operator": "AnyIn",
                                                        "value": "{{ names }}"}]}}}]})],
     "rules reading context are policies of their own": [
         context_rule("cm", [SETTINGS],

@@ -6,6 +6,7 @@ prints the figures."""
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ if str(ROOT) not in sys.path:       # run as a script: the repository's tests pa
 
 from kubectl_kyrec.convert.policy import convert_policy  # noqa: E402
 from kubectl_kyrec.errors import InputError  # noqa: E402
-from kubectl_kyrec.run.convert import Difference, _documents, _resources, compile_check, verify  # noqa: E402
+from kubectl_kyrec.run.convert import Difference, _documents, _resources, compile_check, variants, verify  # noqa: E402
 from tests.shared_inputs import SHARED  # noqa: E402
 
 CEL_KINDS = ("ValidatingPolicy", "GeneratingPolicy", "MutatingPolicy", "ImageValidatingPolicy", "DeletingPolicy")
@@ -35,6 +36,7 @@ class Pair:
     status: str = ""
     reason: str = ""
     subjects: int = 0
+    refused: int = 0              # variants not made: objects the API server refuses (run/convert.py variants)
     ours: list[Difference] = field(default_factory=list)
     theirs: list[Difference] = field(default_factory=list)
 
@@ -75,6 +77,12 @@ def run_pair(pair: Pair) -> Pair:
         pair.reason = "no test resources"
         return pair
     resources = _resources(paths, ())
+    refused: list[str] = []
+    for resource in resources:
+        if isinstance(resource, dict) and resource.get("kind"):
+            for _ in variants(resource, refused):
+                pass
+    pair.refused = len(refused)
     try:
         pair.ours, pair.subjects = verify(pair.original, conv.documents, resources)
     except InputError as err:
@@ -95,7 +103,12 @@ _CATEGORIES = (("offline REST mapper", "kind unknown offline (a CRD's kind)"),
                ("mutate targets", "mutate existing"), ("mutate existing", "mutate existing"),
                ("JSONPatch", "patchesJson6902"), ("mutate rules with different", "mutate rule layout"),
                ("both mutate and other", "mutate rule layout"), ("JMESPath", "JMESPath forms and functions"),
-               ("podSecurity", "podSecurity"), ("wildcard", "wildcard keys and values"),
+               ("podSecurity", "podSecurity"),
+               ("a value from a variable", "condition values from variables (Equals, in-operators)"),
+               ("a key an element can lack", "foreach conditions that can error"),
+               ("under failurePolicy Ignore", "preconditions that can error (mutate; failurePolicy Ignore)"),
+               ("the mutate rule's error", "preconditions that can error (mutate; failurePolicy Ignore)"),
+               ("wildcard", "wildcard keys and values"),
                ("cannot be made a failure", "CEL whose errors cannot be made a failure"),
                ("does not load in kyrec", "the converted CEL does not load"),
                ("cluster roles", "roles and subjects"), ("subjects", "roles and subjects"),
@@ -105,7 +118,17 @@ _CATEGORIES = (("offline REST mapper", "kind unknown offline (a CRD's kind)"),
 
 
 def category(reason: str) -> str:
+    found = re.search(r"verifyImages\[\d+\]\.(\w+)", reason)
+    if found:
+        # the verifyImages field refused (convert/images.py): attestations, skipImageReferences, ...
+        return f"verifyImages ({found.group(1)})"
+    if "verifyImages" in reason:
+        return "verifyImages (the rule's other fields, several entries)"
     return next((name for key, name in _CATEGORIES if key in reason), "other")
+
+
+def _message_only(d: Difference) -> bool:
+    return not d.verdict and not d.undecided
 
 
 def _plain_verdict(d: Difference) -> bool:
@@ -126,7 +149,8 @@ def main() -> int:
             line += (f"; {p.subjects} subjects, kyrec {sum(_plain_verdict(d) for d in p.ours)} verdict "
                      f"diff(s) {sum(bool(d.mutation) for d in p.ours)} mutation diff(s) "
                      f"{sum(bool(d.downstream) for d in p.ours)} downstream diff(s) "
-                     f"{sum(not d.verdict for d in p.ours)} message diff(s), maintainers "
+                     f"{sum(_message_only(d) for d in p.ours)} message diff(s), "
+                     f"{sum(d.undecided for d in p.ours)} undetermined on both sides, maintainers "
                      f"{sum(d.verdict for d in p.theirs)} verdict diff(s)")
         print(line)
         for d in p.ours[:5]:
@@ -140,11 +164,14 @@ def main() -> int:
             reasons[category(p.reason)] = reasons.get(category(p.reason), 0) + 1
     print("not converted, by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(),
                                                                                    key=lambda kv: -kv[1])))
-    print(f"subjects compared: {sum(p.subjects for p in results)}; kyrec verdict differences: "
+    print(f"subjects compared: {sum(p.subjects for p in results)} (variants not made, refused by the API server: "
+          f"{sum(p.refused for p in results)}); kyrec verdict differences: "
           f"{sum(_plain_verdict(d) for p in results for d in p.ours)}, mutated-object differences: "
           f"{sum(bool(d.mutation) for p in results for d in p.ours)}, downstream differences: "
           f"{sum(bool(d.downstream) for p in results for d in p.ours)}, message differences: "
-          f"{sum(not d.verdict for p in results for d in p.ours)}; pairs where the hand conversion's verdicts "
+          f"{sum(_message_only(d) for p in results for d in p.ours)}, undetermined on both sides (not verified, "
+          f"e.g. signatures without --registry): {sum(d.undecided for p in results for d in p.ours)}; pairs "
+          "where the hand conversion's verdicts "
           f"differ: {sum(1 for p in results if any(d.verdict for d in p.theirs))}")
     return 0
 

@@ -36,6 +36,7 @@ go_binary = _realapi.go_binary
 # go-containerregistry, sigstore/sigstore, go-tuf v0.7, notation-go and oras-go (no cosign module): a cold build
 # takes about three minutes.
 BUILD_TIMEOUT = 20 * 60
+STALE_SECONDS = 7 * 24 * 3600
 
 
 def source_hash() -> str:
@@ -82,8 +83,10 @@ def build(log: object = None) -> Path:
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-30:])
             raise BuildError(f"go build of the test registry failed (exit {done.returncode}):\n{tail}")
         partial.replace(out)
+        # binaries of other sources are pruned only once a week old: worktrees of the project share this cache
+        # with their own sources, and a binary deleted under a running session fails its tests
         for old in out.parent.glob("registry-*"):
-            if old != out and ".partial-" not in old.name:
+            if old != out and ".partial-" not in old.name and old.stat().st_mtime < time.time() - STALE_SECONDS:
                 old.unlink(missing_ok=True)
         print(f"registry: built in {time.monotonic() - started:.0f}s", file=stream, flush=True)  # type: ignore[call-overload]
     return out

@@ -10,7 +10,7 @@
 //	                                    chain (root last) in the signature's annotations, as cosign stores them
 //	              [--notary CHAIN.pem KEY.pem [--cose] [--tag-schema] [--expiry SECONDS]]
 //	                                    --notary: also a Notary signature made by notation-go (notary.go)
-//	registry tuf DIR                    writes an empty TUF repository for Kyverno's CLI (tuf.go says why)
+//	registry tuf DIR [--fulcio ROOT.pem] writes a TUF repository for Kyverno's CLI (tuf.go says why)
 //
 // The registry is go-containerregistry's pkg/registry (the one its own tests use). Signing writes exactly
 // cosign's formats with the sigstore/sigstore packages cosign itself signs with, rather than importing
@@ -94,7 +94,7 @@ func main() {
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: registry serve | registry push REF [--sign KEY.pem] "+
 		"[--cert CERT.pem] [--chain CHAIN.pem] [--attest PREDICATE_TYPE PREDICATE.json --key KEY.pem] [--tamper] "+
-		"| registry tuf DIR")
+		"| registry tuf DIR [--fulcio ROOT.pem]")
 	os.Exit(2)
 }
 

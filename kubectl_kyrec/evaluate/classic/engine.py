@@ -237,7 +237,7 @@ class ClassicEvaluator:
         return out
 
     def explain(self, sctx: SubjectContext, recorder: Trace, others: Sequence[Result] = (),
-                rule_types: Sequence[str] = ()) -> None:
+                rule_types: Sequence[str] = ()) -> list[tuple[Result, bool]]:
         """`evaluate`, recording each policy's tree whole under `recorder` (Trace.tree, as evaluate/explain.py
         `recorded` reads it): the rules as written with the steps the engine took, each tree ending in the
         policy's results, its own and those of `others` (the subject's results from the other engines: the
@@ -245,7 +245,7 @@ class ClassicEvaluator:
         of these types are shown and evaluated (a generate trigger no other rule is evaluated on)."""
         self.core.trace, self._explaining = recorder, (others, tuple(rule_types))
         try:
-            self.evaluate(sctx)
+            return self.evaluate(sctx)
         finally:
             self.core.trace, self._explaining = None, ((), ())
 

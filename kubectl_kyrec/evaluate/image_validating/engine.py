@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.decl import CelFunctionError
+from kubectl_kyrec.cel.decl import CelFunctionError, needs_registry
 from kubectl_kyrec.cel.engine import Activation, CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.kyverno_image import image_library
-from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library, needs_registry
+from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.autogen import autogen_targets
@@ -375,14 +375,15 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
         "attestations": {name: name for name in policy.attestations},
     })
     missing = [image for image in dict.fromkeys(fetched) if cp.supplied_data(image) is None]
+    failed = _failed_fetch(cp, missing)
     if recorder is not None:
-        references = recorder.add("matchImageReferences", "needs registry" if missing else
-                                  f"{len(set(fetched))} selected")
+        references = recorder.add("matchImageReferences", "needs registry" if missing and cp.registry is None
+                                  else "fetch failed" if failed is not None else f"{len(set(fetched))} selected")
         for image in dict.fromkeys(i for listed in images.values() for i in listed):
             references.children.append(Step(image, NOT_MATCHED) if image not in fetched else Step(
-                image, MATCHED, "Kyverno fetches it from the registry: kyrec has no registry access"
-                if image in missing else "its data given in the context file"))
-    answer = _answer(cp, cv, ctx, bound, missing, recorder)
+                image, ERROR if failed is not None and image == failed[0] else MATCHED,
+                _fetched_detail(cp, image, missing, failed)))
+    answer = _answer(cp, cv, ctx, bound, missing, failed, recorder)
     if recorder is not None:
         # the variant's answer; the policy's result is the last variant's that answered
         said = recorder.node(result_node(answer, "no answer"))
@@ -390,16 +391,46 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     return answer
 
 
+def _failed_fetch(cp: CompiledImageValidatingPolicy, missing: list[str]) -> tuple[str, str] | None:
+    """With `--registry`, the first of the images the run was not given whose fetch fails, and the fetch's
+    error; None offline or when every fetch succeeds. kk: ictx.AddImages fetches them in turn before any
+    validation and stops at the first failure (policy.go Evaluate)."""
+    if cp.registry is None:
+        return None
+    for image in missing:
+        try:
+            cp.registry.manifest(parse_image(image))
+        except (RegistryError, ValueError) as exc:
+            return image, str(exc)
+    return None
+
+
+def _fetched_detail(cp: CompiledImageValidatingPolicy, image: str, missing: list[str],
+                    failed: tuple[str, str] | None) -> str:
+    """What explain says of a selected image's data: where it came from, or why there is none."""
+    if image not in missing:
+        return ("its data given in the context file" if cp.registry is None
+                else "its data read from the registry (or given in the context file)")
+    if cp.registry is None:
+        return "Kyverno fetches it from the registry: kyrec has no registry access"
+    if failed is None:
+        return "fetched from the registry"
+    if image == failed[0]:
+        # the registry's own error, as the policy's result says it (failed to evaluate policy: ...)
+        return f"Kyverno fetches it from the registry, which failed: {failed[1]}"
+    if missing.index(image) > missing.index(failed[0]):
+        return "not fetched: an earlier image's fetch failed"
+    return "fetched from the registry"
+
+
 def _answer(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: SubjectContext,
-            bound: Activation, missing: list[str], recorder: Trace | None) -> Result:
+            bound: Activation, missing: list[str], failed: tuple[str, str] | None, recorder: Trace | None
+            ) -> Result:
     if missing and cp.registry is not None:
         # kk: ictx.AddImages before any validation: a fetch that fails is the policy's error, returned as the
         # fetch said it (policy.go Evaluate; `failed to get imagedata` is the CEL functions' wording, not this)
-        for image in missing:
-            try:
-                cp.registry.manifest(parse_image(image))
-            except (RegistryError, ValueError) as exc:
-                return _failed(cp, ctx, str(exc))
+        if failed is not None:
+            return _failed(cp, ctx, failed[1])
         missing = []
     result = _validate(cp, cv, ctx, bound, recorder, bool(missing))
     if not missing:

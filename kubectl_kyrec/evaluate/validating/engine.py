@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
+from kubectl_kyrec.cel.decl import needs_registry
 from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS, Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -45,7 +47,7 @@ from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policy.policies import PolicyException, ValidatingPolicy
 from kubectl_kyrec.load.policy.vocabulary import PolicyMeta
-from kubectl_kyrec.model import Obj, Result, Subject, new_result
+from kubectl_kyrec.model import UNDETERMINED, Obj, Result, Subject, new_result
 from kubectl_kyrec.recording import Step, Trace
 
 
@@ -364,6 +366,15 @@ def _result(cp: CompiledValidatingPolicy, ctx: SubjectContext, rule: str, status
                        policy.validation_actions, policy.background, facts=cp.facts)
 
 
+def _undetermined(cp: CompiledValidatingPolicy, ctx: SubjectContext, where: str, error: str) -> Result | None:
+    """`undetermined` (needs-registry) when `error` came from a read only a registry answers (image.GetMetadata
+    offline where a cluster would read the registry: eval, test --strict), as the ImageValidatingPolicy
+    engine says of its validations; None for any other error, which stays Kyverno's."""
+    if not needs_registry(error):
+        return None
+    return _result(cp, ctx, "", UNDETERMINED, f"{NEEDS_REGISTRY}: {where} needs a registry: {error}")
+
+
 def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
                       rules_checked: bool, recorder: Trace | None = None) -> Result | None:
     fixed = cp.fixed
@@ -416,7 +427,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
         if error is not None:
-            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
+            return _undetermined(cp, ctx, "the matchConditions", error) or \
+                _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
             return _result(cp, ctx, "", "skip", "skip")
     unmet = first_not_true(cv.validation_programs, activation)
@@ -428,7 +440,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         value = outcome.value
         validation = cv.validations[index]
         if outcome.error is not None:
-            return _result(cp, ctx, "", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
+            return _undetermined(cp, ctx, f"validation {index}", outcome.error) or \
+                _result(cp, ctx, "", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
         if not isinstance(value, bool):
             return _result(cp, ctx, "", "error", f"error: type conversion error from "
                                                  f"'{type(value).__name__}' to 'bool'",

@@ -240,8 +240,9 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
                 files.append(path)
                 top: dict[str, Any] = {}
                 top_line, items = 1, 0
+                # the objects looked at and dropped, but the few kept: decoded without sharing their strings
                 with open(path, "rb") as stream:
-                    for what, value, line in iter_list_parts(stream):
+                    for what, value, line in iter_list_parts(stream, share=False):
                         if what == "key":
                             top[value[0]], top_line = value[1], line
                             continue
