@@ -179,6 +179,13 @@ def run_convert(paths: Sequence[str], out_dir: str | None, resource_paths: Seque
     if out_dir is not None:
         _convert_suites(paths, out_dir, policies, result)
     if resource_paths or state_paths:
+        if state_paths:
+            from kubectl_kyrec.load.run_inputs.state import read_state
+            from kubectl_kyrec.run.unreadable import failed_reads
+
+            # a capture's record of the LISTs that failed: the verdicts on what it holds are partial, so the
+            # run says so and exits 5 as eval on the same capture does (a live run's reads arrive here too)
+            result.failed_reads = failed_reads(read_state(state_paths))
         resources = _resources(resource_paths, state_paths)
         for i, ((doc, _), conv) in enumerate(zip(policies, result.conversions)):
             if conv.documents and i in refers:

@@ -243,6 +243,30 @@ def test_a_refused_list_exits_5_and_says_the_read(double: ApiServer, tmp_path: P
     assert double.writes() == []
 
 
+def test_a_capture_that_recorded_a_failed_read_says_so_as_live_does(tmp_path: Path) -> None:
+    """`--verify --state` of a capture whose LIST of Pods failed: the same partial picture as the live run
+    above, so the same summary and exit 5 with the read on stderr, as eval on that capture (a clean 0 before)."""
+    import json
+
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {"annotations": {
+        "kyrec.io/listed": json.dumps([{"apiVersion": "v1", "kind": "Namespace", "namespace": ""}]),
+        "kyrec.io/unreadable": json.dumps([{"apiVersion": "v1", "kind": "Pod", "namespace": "shop", "verb": "list",
+                                           "resource": "pods", "status": 403, "reason": "Forbidden",
+                                           "message": "forbidden: cannot list pods in shop"}])}},
+        "items": [_objects("shop")[0]]}))
+    policy = _policy_file(tmp_path, "shop", "team")
+    result = _run(["convert", "-p", str(policy), "--verify", "--state", str(state)], {})
+    assert result.exit_code == 5, result.output
+    summary = next(line for line in result.stdout.splitlines() if line.startswith("verified "))
+    assert summary.endswith("(incomplete: 1 read failed)"), summary
+    said = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    evaluated = _run(["eval", "-p", str(policy), "--state", str(state)], {})
+    assert evaluated.exit_code == 5, evaluated.output
+    assert said and said == [line for line in evaluated.stderr.splitlines() if line.startswith("error: ")], \
+        (result.stderr, evaluated.stderr)
+
+
 def test_the_same_cluster_read_whole(double: ApiServer, tmp_path: Path, weakened: None) -> None:
     """The control of the test above: nothing failing, the Pods are read and their differences listed, exit 1
     (findings), no read error, nothing written."""
