@@ -212,7 +212,8 @@ class ObjectsProvider:
                  http_mocks: Mapping[str, tuple[int, Any]] | None = None,
                  global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False,
                  refused: Refused | None = None, implicit_namespaces: bool = False,
-                 registry: Registry | None = None, cluster_images: bool = False) -> None:
+                 registry: Registry | None = None, cluster_images: bool = False,
+                 unread: Refused | None = None) -> None:
         self._resource_of = resource_of
         # the run's `--registry`: image.GetMetadata of an image the context file does not hold reads it, as
         # Kyverno's cluster context provider does (kk: pkg/cel/libs/context.go GetImageData); None: offline
@@ -225,6 +226,9 @@ class ObjectsProvider:
         # a state, which the classic context loader follows too); a Kyverno CLI test's fake client does not
         self._implicit_namespaces = implicit_namespaces
         self._refused = refused
+        # why the objects cannot say what the cluster holds of this kind there (objects read from a cluster
+        # that did not list it), else None: an object found is an answer, its absence is not
+        self._unread = unread
         self._kind_of = kind_of
         self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         self._ordered: dict[tuple[str, str], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
@@ -299,6 +303,8 @@ class ObjectsProvider:
         obj = self._store.get((api_version, base), {}).get((namespace, name))
         if obj is None and self._implicit_namespaces and (api_version, base) == ("v1", "namespaces") and name:
             return default_namespace(name)
+        if obj is None:
+            self._check_unread(api_version, base, namespace)
         # a GET of the status subresource answers the whole object
         return copy.deepcopy(obj) if obj is not None else None
 
@@ -312,6 +318,7 @@ class ObjectsProvider:
         if namespace and not namespaced:
             raise CelFunctionError(NOT_FOUND_RESOURCE)
         self._check_refused(api_version, resource, namespace)
+        self._check_unread(api_version, resource, namespace)
         key = (api_version, resource)
         ordered = self._ordered.get(key)
         if ordered is None:
@@ -336,6 +343,15 @@ class ObjectsProvider:
         why = self._refused(api_version, info[0], namespace) if info is not None else None
         if why is not None:
             raise CelForbidden(why)
+
+    def _check_unread(self, api_version: str, resource: str, namespace: str) -> None:
+        """The objects came from a cluster that was not read for this kind there: an absence would be a guess."""
+        if self._unread is None:
+            return
+        info = self._kind_info(api_version, resource)
+        why = self._unread(api_version, info[0], namespace if info[1] else "") if info is not None else None
+        if why is not None:
+            raise CelFunctionError(why)
 
     def to_gvr(self, api_version: str, kind: str) -> dict[str, str]:
         group, version = parse_group_version(api_version)

@@ -234,8 +234,12 @@ class ContextLoader:
         if self.policy_namespace and namespace != self.policy_namespace:
             raise ContextLoadError(f"{prefix}context entry {name}: configMap namespace {namespace!r} is different "
                                    f"from policy namespace {self.policy_namespace!r}".replace("'", '"'))
-        obj = self.sources.cluster.get_resource("v1", "configmaps", namespace, str(cm_name)) \
-            if self.sources.cluster is not None else None
+        try:
+            obj = self.sources.cluster.get_resource("v1", "configmaps", namespace, str(cm_name)) \
+                if self.sources.cluster is not None else None
+        except EngineError as exc:
+            # the cluster refused the read, or the state did not read ConfigMaps there (run/providers.py)
+            raise ContextLoadError(f"{prefix}failed to get configmap {namespace}/{cm_name} : {exc}") from None
         if obj is None:
             raise ContextLoadError(f"{prefix}failed to get configmap {namespace}/{cm_name} : "
                                    f"configmaps \"{cm_name}\" not found")

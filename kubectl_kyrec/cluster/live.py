@@ -13,6 +13,12 @@ type and scope:
 - kinds the GeneratingPolicies name as literals (`"kind": "NetworkPolicy"`) and clone sources
   (`resource.Get("v1", "secrets", ...)`), and the kinds classic generate rules write (`generate.kind`,
   `cloneList.kinds`), in full, so that an unowned object at a desired identity is seen;
+- the kinds the policies' lookups read where the kind is a literal (`kinds_read_by_lookups`): classic
+  `context[].configMap` (ConfigMaps in its namespace when that is a literal, else in every namespace) and
+  `context[].apiCall` GETs (the kind of the urlPath, through discovery), in the rule, its foreach and nested
+  foreach, and `resource.Get/List("v1", "configmaps", ...)` in the CEL kinds' expressions (in every
+  namespace; the one scan GeneratingPolicies' clone sources use), whatever `-n` says; a lookup of a kind not
+  read is the rule's error, not "not found" (run/providers.py state_lookups);
 - every other kind with the selector `app.kubernetes.io/managed-by=kyverno`, so that owned downstreams of
   any kind are found (policy-gone, kinds a policy stopped generating);
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
@@ -216,12 +222,96 @@ def kinds_named_by_generators(docs: Iterable[Mapping[str, Any]], found: Discover
                 if info.kind == kind:
                     best = found.preferred_for(info.group, kind) or info
                     out.setdefault((best.group, best.kind), best)
-        for api_version, resource in _CLONE_SOURCE.findall(text):
-            group, _, version = api_version.rpartition("/")
-            source = found.kind_table().by_resource(group, version, resource)
+        for api_version, resource in resource_calls(text):
+            source = found.kind_table().by_resource(*_group_version(api_version), resource)
             if source is not None:
                 out.setdefault((source.group, source.kind), source)
     return list(out.values())
+
+
+def resource_calls(text: str) -> list[tuple[str, str]]:
+    """(apiVersion, resource) of the `resource.Get/List` calls in CEL text whose first two arguments are
+    literals: the one scan for GeneratingPolicies' clone sources and every CEL kind's lookups."""
+    return _CLONE_SOURCE.findall(text)
+
+
+def _group_version(api_version: str) -> tuple[str, str]:
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+_CEL_LOOKUP_KINDS = ("GeneratingPolicy", "NamespacedGeneratingPolicy", "ValidatingPolicy",
+                     "NamespacedValidatingPolicy", "ImageValidatingPolicy", "NamespacedImageValidatingPolicy",
+                     "MutatingPolicy", "NamespacedMutatingPolicy", "DeletingPolicy", "NamespacedDeletingPolicy")
+
+
+def _context_entries(value: Any) -> Iterable[Mapping[str, Any]]:
+    """The context entries anywhere in a classic rule: its own, each foreach's (nested ones too)."""
+    if isinstance(value, Mapping):
+        entries = value.get("context")
+        if isinstance(entries, list):
+            yield from (e for e in entries if isinstance(e, Mapping))
+        for v in value.values():
+            yield from _context_entries(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _context_entries(v)
+
+
+def _api_path(url_path: str) -> tuple[str, str, str] | None:
+    """(apiVersion, resource, namespace) an apiCall GET path reads (`/api/v1/namespaces/NS/configmaps/NAME`,
+    `/apis/G/V/RESOURCE`), as classic/context_loader.py parses it; namespace "" when every namespace or a
+    variable; None when the kind itself is not literal."""
+    parts = [p for p in url_path.split("?", 1)[0].split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        api_version, rest = parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        api_version, rest = f"{parts[1]}/{parts[2]}", parts[3:]
+    else:
+        return None
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest or "{{" in api_version + rest[0]:
+        return None
+    return api_version, rest[0], "" if "{{" in namespace else namespace
+
+
+def _lookups(doc: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
+    """(apiVersion, resource, namespace) a policy's lookups read where the kind is a literal: classic
+    `configMap` and `apiCall` GET entries, and the CEL kinds' `resource.Get/List` (a GeneratingPolicy's
+    clone sources too, which a run with downstreams has read whole already). Namespace "": every namespace
+    (not a literal, or a cluster-wide call)."""
+    kind = doc.get("kind")
+    if kind in ("ClusterPolicy", "Policy") and str(doc.get("apiVersion", "")).startswith("kyverno.io/"):
+        own = str((doc.get("metadata") or {}).get("namespace") or "") if kind == "Policy" else ""
+        for entry in _context_entries((doc.get("spec") or {}).get("rules")):
+            config_map, call = entry.get("configMap"), entry.get("apiCall")
+            if isinstance(config_map, Mapping):
+                namespace = str(config_map.get("namespace") or own or "default")
+                yield "v1", "configmaps", "" if "{{" in namespace else namespace
+            elif isinstance(call, Mapping) and str(call.get("method") or "GET").upper() == "GET" \
+                    and not call.get("service") and call.get("urlPath"):
+                read = _api_path(str(call["urlPath"]))
+                if read is not None:
+                    yield read
+    elif kind in _CEL_LOOKUP_KINDS:
+        for api_version, resource in resource_calls("\n".join(_strings(doc.get("spec")))):
+            yield api_version, resource, ""
+
+
+def kinds_read_by_lookups(docs: Iterable[Mapping[str, Any]], found: Discovered
+                          ) -> list[tuple[ResourceInfo, frozenset[str]]]:
+    """The kinds the policies' lookups read, each with the namespaces it is read in ("" = every one)."""
+    out: dict[tuple[str, str], tuple[ResourceInfo, set[str]]] = {}
+    for doc in docs:
+        for api_version, resource, namespace in _lookups(doc):
+            info = found.kind_table().by_resource(*_group_version(api_version), resource.split("/", 1)[0])
+            if info is None:
+                continue
+            best = found.preferred_for(info.group, info.kind) or info
+            out.setdefault((best.group, best.kind), (best, set()))[1].add(namespace if best.namespaced else "")
+    return [(info, frozenset(namespaces)) for info, namespaces in out.values()]
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -262,11 +352,28 @@ def plan_reads(needs: ReadNeeds, found: Discovered) -> list[ListRequest]:
         for info in [*kinds_named_by_generators(needs.policy_docs, found),
                      *kinds_written_by_classic_generate(needs.policy_docs, found)]:
             add(info)
+    # what the lookups read, in their namespaces whatever -n says (a rule reads a ConfigMap of another
+    # namespace): a kind already read in one namespace is read in the others too, or everywhere
+    more: list[ListRequest] = []
+    for info, namespaces in kinds_read_by_lookups(needs.policy_docs, found):
+        have = full.get((info.group, info.kind))
+        if not found.listable(info) or (have is not None and not have.namespace):
+            continue
+        if "" in namespaces:
+            full[(info.group, info.kind)] = ListRequest(info)
+            more = [r for r in more if (r.info.group, r.info.kind) != (info.group, info.kind)]
+            continue
+        for namespace in sorted(namespaces):
+            if have is None:
+                have = full[(info.group, info.kind)] = ListRequest(info, namespace=namespace)
+            elif namespace != have.namespace:
+                more.append(ListRequest(info, namespace=namespace))
     if needs.reports:
         for group, kind in REPORT_KINDS:
             add(found.preferred_for(group, kind), needs.namespace)
-    requests = list(full.values())
-    if kyverno_cm is not None and (kyverno_cm.group, kyverno_cm.kind) not in full:
+    requests = [*full.values(), *more]
+    if kyverno_cm is not None and not any((r.info.group, r.info.kind) == (kyverno_cm.group, kyverno_cm.kind)
+                                          and r.namespace in ("", KYVERNO_NAMESPACE) for r in requests):
         requests.append(ListRequest(kyverno_cm, namespace=KYVERNO_NAMESPACE))
     update_requests = found.preferred_for("kyverno.io", "UpdateRequest")
     if needs.downstreams and needs.update_requests and update_requests is not None and \

@@ -656,7 +656,7 @@ def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Kin
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions, state_sources
 
     classic = options.classic if options.classic is not None else ClassicOptions()
-    sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
+    sources = classic.sources if classic.sources is not None else state_sources(state, kinds, classic.state_lookups)
     return ClassicEvaluator(selected, policies.classic_exceptions, state=state, envs=envs, now=options.now,
                             sources=sources, options=classic)
 

@@ -297,8 +297,11 @@ def options_for_run(inputs: Inputs, now: datetime.datetime, selection: Selection
         from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
 
         # classic match/exclude on roles/clusterRoles/subjects: decided only when --values says who asks
+        from kubectl_kyrec.run.providers import state_lookups
+
         classic_options = ClassicOptions(roles=values.roles, cluster_roles=values.cluster_roles,
-                                         user_info_known=values.given_user_info, registry=registry)
+                                         user_info_known=values.given_user_info, registry=registry,
+                                         state_lookups=state_lookups(inputs.state))
     return EvalOptions(now=now, operation=values.request_operation, classic=classic_options,
                        user_info=values.user_info, namespace_labels=values.namespace_labels,
                        namespaces=values.namespaces, selection=selection,

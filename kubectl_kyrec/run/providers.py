@@ -9,8 +9,9 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.cel.context import ObjectsProvider
+from kubectl_kyrec.cel.context import ObjectsProvider, Refused
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 from kubectl_kyrec.load.run_inputs.sources import Inputs
 
 if TYPE_CHECKING:
@@ -99,19 +100,43 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
         docs = load_documents([full])
         return docs[0].obj if len(docs) == 1 else [d.obj for d in docs]
 
+    refused, unread = state_lookups(inputs.state)
+    objects = inputs.state.objs + list(extra_objects or [])
+    try:
+        return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file,
+                               refused=refused, implicit_namespaces=True, unread=unread,
+                               cluster_images=True)
+    except ValueError as exc:
+        raise InputError(f"--context-file: {exc}") from None
+
+
+def state_lookups(state: ClusterState) -> tuple[Refused, Refused | None]:
+    """How the state answers a lookup (a classic context entry, `resource.Get/List`) of a kind it holds no
+    answer for: `refused`, why the cluster refused its LIST there (401/403, Kyverno's forbidden error);
+    `unread`, for objects read from a cluster (live, or a capture: `served` is recorded), why a kind not
+    listed there is unknown rather than absent (cluster/live.py reads ahead only the lookups a policy writes
+    as literals). A state of files alone answers as Kyverno's CLI does: what is not given is not found."""
+
     def refused(api_version: str, kind: str, namespace: str) -> str | None:
         """Why the cluster refused the state's LIST of this kind there (401/403), else None."""
         group = api_version.rpartition("/")[0]
-        for key, read in inputs.state.unreadable.items():
+        for key, read in state.unreadable.items():
             if key.api_version.rpartition("/")[0] == group and key.kind == kind and \
                     key.namespace in ("", namespace) and (read.status in (401, 403) or
                                                           read.reason in ("Forbidden", "Unauthorized")):
                 return read.message or read.status_text()
         return None
 
-    objects = inputs.state.objs + list(extra_objects or [])
-    try:
-        return ObjectsProvider(objects, resource_of, inputs.context_file, kind_of=kind_of, read_file=read_file,
-                               refused=refused, implicit_namespaces=True, cluster_images=True)
-    except ValueError as exc:
-        raise InputError(f"--context-file: {exc}") from None
+    def unread(api_version: str, kind: str, namespace: str) -> str | None:
+        """Why the objects cannot tell whether this kind has an object there, else None."""
+        listed = state.is_listed(api_version, kind, namespace)
+        if listed:
+            return None
+        where = f"namespace {namespace}" if namespace else "every namespace"
+        origin = "the cluster" if state.source == "live" else "the captured cluster"
+        if listed is False:
+            return f"{kind}s in {where} could not be read from {origin}: the lookup cannot be answered"
+        return (f"{kind}s in {where} were not read from {origin} (kyrec reads the kinds a lookup names as "
+                "literals): the lookup cannot be answered")
+
+    return refused, unread if state.served is not None else None

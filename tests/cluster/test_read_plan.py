@@ -160,8 +160,57 @@ def test_a_mutating_admission_policy_s_param_kind_is_read_and_not_the_kinds_muta
 def test_a_kind_the_user_names_is_read_though_no_policy_matches_it() -> None:
     """`explain --live KIND/NAME`: the subject is read (in -n's namespace), its trees then say no policy
     matched, as offline; named as kubectl names it."""
-    reads = _reads(GPOL, downstreams=False, reports=False, namespace="team", kinds=("secret",))
+    # (GPOL without its clone source, which would read Secrets everywhere)
+    gpol = {**GPOL, "spec": {**GPOL["spec"], "generate": [{"expression": "generator.Apply('x', [])"}]}}
+    reads = _reads(gpol, downstreams=False, reports=False, namespace="team", kinds=("secret",))
     assert reads[("Secret", "team")] == ""
     assert ("Pod", "team") not in reads and ("Pod", "") not in reads
     assert _reads(GPOL, downstreams=False, reports=False, kinds=("no-such-kind",)) == \
         _reads(GPOL, downstreams=False, reports=False)
+
+
+def _cpol_with_context(*entries: dict[str, Any], foreach: bool = False) -> dict[str, Any]:
+    validate: dict[str, Any] = {"message": "m", "deny": {}}
+    if foreach:
+        validate = {"foreach": [{"list": "request.object.spec.containers", "context": list(entries), "deny": {}}]}
+    rule: dict[str, Any] = {"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]}, "validate": validate}
+    if not foreach:
+        rule["context"] = list(entries)
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "c"},
+            "spec": {"rules": [rule]}}
+
+
+def test_a_configmap_context_entry_reads_configmaps_in_its_namespace_whatever_n_says() -> None:
+    cpol = _cpol_with_context({"name": "teams", "configMap": {"name": "teams", "namespace": "platform"}})
+    reads = _reads(cpol, downstreams=False, reports=False, namespace="shop")
+    assert reads[("ConfigMap", "platform")] == "" and reads[("ConfigMap", "kyverno")] == ""
+    assert reads[("Pod", "shop")] == ""
+    # a namespace made of a variable: every namespace (which holds Kyverno's too)
+    cpol = _cpol_with_context({"name": "t", "configMap": {"name": "t", "namespace": "{{request.namespace}}"}},
+                              foreach=True)
+    reads = _reads(cpol, downstreams=False, reports=False, namespace="shop")
+    assert reads[("ConfigMap", "")] == "" and ("ConfigMap", "kyverno") not in reads
+
+
+def test_an_api_call_get_reads_the_kind_of_its_path_and_a_post_or_service_call_nothing() -> None:
+    cpol = _cpol_with_context(
+        {"name": "a", "apiCall": {"urlPath": "/apis/networking.k8s.io/v1/namespaces/{{request.namespace}}/"
+                                             "networkpolicies"}},
+        {"name": "b", "apiCall": {"urlPath": "/api/v1/namespaces/base/secrets/token", "method": "GET"}},
+        {"name": "c", "apiCall": {"urlPath": "/apis/apps/v1/deployments", "method": "POST"}},
+        {"name": "d", "apiCall": {"urlPath": "/apis/batch/v1/{{x}}"}},
+        {"name": "e", "apiCall": {"service": {"url": "https://x"}, "urlPath": "/apis/batch/v1/cronjobs"}})
+    reads = _reads(cpol, downstreams=False, reports=False)
+    assert reads[("NetworkPolicy", "")] == "" and reads[("Secret", "base")] == ""
+    assert ("Deployment", "") not in reads and ("CronJob", "") not in reads
+
+
+def test_a_cel_policy_s_literal_resource_lookup_is_read_everywhere() -> None:
+    vpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "v"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                             "resources": ["deployments"]}]},
+                     "validations": [{"expression": 'resource.Get("v1", "configmaps", "platform", "teams") != null'
+                                                    ' && resource.List("v1", "secrets", object.metadata.namespace)'
+                                                    '.items.size() > 0'}]}}
+    reads = _reads(vpol, downstreams=False, reports=False, namespace="shop")
+    assert reads[("ConfigMap", "")] == "" and reads[("Secret", "")] == "" and reads[("Deployment", "shop")] == ""

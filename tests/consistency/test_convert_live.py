@@ -238,8 +238,9 @@ def test_a_refused_list_exits_5_and_says_the_read(double: ApiServer, tmp_path: P
     assert evaluated.exit_code == 5, evaluated.output
     assert said == [line for line in evaluated.stderr.splitlines() if line.startswith("error: ")]
     summary = next(line for line in result.stdout.splitlines() if line.startswith("verified "))
-    # the Namespace alone was read (once per policy): no Pod, and the line says the picture is partial
-    assert summary == "verified 2 subject(s): 0 verdict difference(s) (incomplete: 1 read failed)", summary
+    # the Namespace and the ConfigMap the context entry reads (and its variant) were read, once per policy: no
+    # Pod, and the line says the picture is partial
+    assert summary == "verified 6 subject(s): 0 verdict difference(s) (incomplete: 1 read failed)", summary
     assert double.writes() == []
 
 
@@ -316,10 +317,6 @@ def test_cleanup_policies_alone_read_the_kinds_they_match(double: ApiServer, tmp
         result.output, offline.output)
 
 
-@pytest.mark.xfail(strict=True, reason="eval --live's read plan (cluster/live.py plan_reads) lists no kind a "
-                                       "classic context entry looks up (configMap, apiCall): the ConfigMap the "
-                                       "rule reads is not read, so the original errs (`configmaps \"teams\" not "
-                                       "found`) live and on a capture alike")
 def test_the_configmap_a_context_entry_reads_is_read(double: ApiServer, tmp_path: Path, weakened: None) -> None:
     policy = _policy_file(tmp_path, "shop", "team")
     result = _run(["convert", "-p", str(policy), "--verify", "--live", "-n", "shop"], _env(tmp_path))

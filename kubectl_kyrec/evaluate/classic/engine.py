@@ -71,6 +71,9 @@ class ClassicOptions:
     user_info_known: bool = False
     # `--registry`: verifyImages asks the registries image references name (classic/verify_images.py)
     registry: Registry | None = None
+    # how the state answers a lookup of a kind it was not given (run/providers.py state_lookups): the
+    # cluster's refusal, and, for objects read from a cluster, a kind it did not list; None: not found
+    state_lookups: tuple[Any, Any] | None = None
 
 
 @dataclass
@@ -742,13 +745,15 @@ class _Deferred:
         return getattr(self._target, name)
 
 
-def state_sources(state: Sequence[Document], kinds: Any) -> ContextSources:
+def state_sources(state: Sequence[Document], kinds: Any, lookups: tuple[Any, Any] | None = None) -> ContextSources:
     """Context sources for `eval`/`diff`: the state stands for the cluster (configMap, apiCall.urlPath,
-    GlobalContextEntries of kind kubernetesResource)."""
+    GlobalContextEntries of kind kubernetesResource); `lookups`: ClassicOptions.state_lookups."""
     from kubectl_kyrec.cel.context import ObjectsProvider
 
     resource_of, kind_of = kinds.resource_of, kinds.kind_of
-    provider = _Deferred(lambda: ObjectsProvider([d.obj for d in state], resource_of, None, kind_of=kind_of))
+    refused, unread = lookups or (None, None)
+    provider = _Deferred(lambda: ObjectsProvider([d.obj for d in state], resource_of, None, kind_of=kind_of,
+                                                 refused=refused, unread=unread))
     entries = {d.name: d.obj for d in state
                if d.kind == "GlobalContextEntry" and d.api_version.startswith("kyverno.io/")}
 
