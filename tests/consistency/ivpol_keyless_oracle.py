@@ -19,7 +19,6 @@ skipped). kyrec reads none of these: where a signature passes every check but th
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from tests.consistency.kyverno_policy_validation import (  # noqa: E402
     kyverno_exe_or_exit,
     read_golden,
 )
+from tests.consistency.registry_oracle import kyrec_rows, kyverno_rows  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
 from tests.registry.keys import make_ca, make_key, make_leaf  # noqa: E402
 
@@ -131,34 +131,11 @@ def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) ->
 
 
 def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
-    env = {**os.environ, "TUF_ROOT": str(prepared.directory / "tuf-cache")}
-    out: Rows = {}
-    for name in POLICIES:
-        run = subprocess.run([str(exe), "apply", f"{name}.policy.yaml", "--resource", f"{name}.pods.yaml",
-                              "--registry", "--remove-color", "-p", "--output-format", "json"],
-                             capture_output=True, text=True, timeout=TIMEOUT, cwd=prepared.directory, env=env)
-        start = run.stdout.find("{")
-        if start < 0:
-            raise AssertionError(f"{name}: Kyverno's CLI printed no report (exit {run.returncode}):\n"
-                                 f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
-        report = json.loads(run.stdout[start:])
-        out[name] = _collect(prepared, name, [(r["resources"][0]["name"], r["result"], r.get("message", ""))
-                                              for r in report.get("results") or []])
-    return out
+    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in POLICIES}
 
 
 def kyrec_results(prepared: Prepared) -> Rows:
-    out: Rows = {}
-    for name in POLICIES:
-        run = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", f"{name}.policy.yaml", "-r",
-                              f"{name}.pods.yaml", "--registry", "-o", "json"],
-                             capture_output=True, text=True, timeout=TIMEOUT, cwd=prepared.directory)
-        if run.returncode not in (0, 1):
-            raise AssertionError(f"{name}: kyrec exit {run.returncode}: {run.stderr[-2000:]}")
-        doc = json.loads(run.stdout)
-        out[name] = _collect(prepared, name, [(r["subject"]["name"], r["result"], r.get("message", ""))
-                                              for r in doc["results"]])
-    return out
+    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in POLICIES}
 
 
 def load_golden() -> dict[str, Any]:

@@ -359,37 +359,38 @@ def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) ->
     return {pod: sorted(results, key=lambda r: (r["result"], r["message"])) for pod, results in out.items()}
 
 
+def kyverno_rows(exe: Path, directory: Path, name: str) -> list[tuple[str, str, str]]:
+    """`kubectl-kyverno apply NAME.policy.yaml --resource NAME.pods.yaml --registry -p` in `directory` (a TUF
+    cache of its own there): (resource name, result, message) of its policy report's results."""
+    env = {**os.environ, "TUF_ROOT": str(directory / "tuf-cache")}
+    run = subprocess.run([str(exe), "apply", f"{name}.policy.yaml", "--resource", f"{name}.pods.yaml",
+                          "--registry", "--remove-color", "-p", "--output-format", "json"],
+                         capture_output=True, text=True, timeout=TIMEOUT, cwd=directory, env=env)
+    start = run.stdout.find("{")
+    if start < 0:
+        raise AssertionError(f"{name}: Kyverno's CLI printed no report (exit {run.returncode}):\n"
+                             f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
+    report = json.loads(run.stdout[start:])
+    return [(r["resources"][0]["name"], r["result"], r.get("message", "")) for r in report.get("results") or []]
+
+
+def kyrec_rows(directory: Path, name: str) -> list[tuple[str, str, str]]:
+    """`kubectl kyrec eval -p NAME.policy.yaml -r NAME.pods.yaml --registry -o json` in `directory`: (subject
+    name, result, message) of its results."""
+    run = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", f"{name}.policy.yaml", "-r",
+                          f"{name}.pods.yaml", "--registry", "-o", "json"],
+                         capture_output=True, text=True, timeout=TIMEOUT, cwd=directory)
+    if run.returncode not in (0, 1):
+        raise AssertionError(f"{name}: kyrec exit {run.returncode}: {run.stderr[-2000:]}")
+    return [(r["subject"]["name"], r["result"], r.get("message", "")) for r in json.loads(run.stdout)["results"]]
+
+
 def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
-    """`kubectl-kyverno apply POLICY --resource PODS --registry -p`: its policy report's results."""
-    env = {**os.environ, "TUF_ROOT": str(prepared.directory / "tuf-cache")}
-    out: Rows = {}
-    for name in POLICIES:
-        run = subprocess.run([str(exe), "apply", f"{name}.policy.yaml", "--resource", f"{name}.pods.yaml",
-                              "--registry", "--remove-color", "-p", "--output-format", "json"],
-                             capture_output=True, text=True, timeout=TIMEOUT, cwd=prepared.directory, env=env)
-        start = run.stdout.find("{")
-        if start < 0:
-            raise AssertionError(f"{name}: Kyverno's CLI printed no report (exit {run.returncode}):\n"
-                                 f"{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
-        report = json.loads(run.stdout[start:])
-        out[name] = _collect(prepared, name, [(r["resources"][0]["name"], r["result"], r.get("message", ""))
-                                              for r in report.get("results") or []])
-    return out
+    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in POLICIES}
 
 
 def kyrec_results(prepared: Prepared) -> Rows:
-    """`kubectl kyrec eval -p POLICY -r PODS --registry -o json`: its results."""
-    out: Rows = {}
-    for name in POLICIES:
-        run = subprocess.run([sys.executable, "-m", "kubectl_kyrec", "eval", "-p", f"{name}.policy.yaml", "-r",
-                              f"{name}.pods.yaml", "--registry", "-o", "json"],
-                             capture_output=True, text=True, timeout=TIMEOUT, cwd=prepared.directory)
-        if run.returncode not in (0, 1):
-            raise AssertionError(f"{name}: kyrec exit {run.returncode}: {run.stderr[-2000:]}")
-        doc = json.loads(run.stdout)
-        out[name] = _collect(prepared, name, [(r["subject"]["name"], r["result"], r.get("message", ""))
-                                              for r in doc["results"]])
-    return out
+    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in POLICIES}
 
 
 def verdicts(rows: Rows) -> dict[str, dict[str, list[str]]]:
