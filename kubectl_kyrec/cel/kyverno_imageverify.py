@@ -58,6 +58,18 @@ def _undecided(call: str, why: str) -> CelFunctionError:
     return CelFunctionError(f"{call}: {NEEDS_REGISTRY}: {why}")
 
 
+def _offline_cosign(call: str, cosign: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A cosign attestor's `ctlog`, when its signatures can be checked without reaching anything but the
+    registry (key and keyless alike); raises NEEDS_REGISTRY otherwise."""
+    if cosign.get("source"):
+        raise _undecided(call, "kyrec does not read signatures from another repository (cosign.source)")
+    ctlog = cosign.get("ctlog")
+    if not (isinstance(ctlog, Mapping) and ctlog.get("insecureIgnoreTlog") is True):
+        raise _undecided(call, "Kyverno checks the signature's Rekor transparency log entry, which kyrec "
+                               "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
+    return ctlog
+
+
 def _key_attestor(call: str, attestor: Any) -> tuple[str, str] | None:
     """(public key PEM, hash algorithm) of a cosign key attestor kyrec verifies; None for a Notary one;
     raises NEEDS_REGISTRY for what kyrec does not verify (the caller must not count it 0)."""
@@ -72,12 +84,7 @@ def _key_attestor(call: str, attestor: Any) -> tuple[str, str] | None:
     data = key.get("data") if isinstance(key, Mapping) else None
     if not isinstance(data, str) or not data or cosign.get("keyless") or cosign.get("certificate"):
         raise _undecided(call, "kyrec verifies cosign signatures with public keys (key.data) only")
-    if cosign.get("source"):
-        raise _undecided(call, "kyrec does not read signatures from another repository (cosign.source)")
-    ctlog = cosign.get("ctlog")
-    if not (isinstance(ctlog, Mapping) and ctlog.get("insecureIgnoreTlog") is True):
-        raise _undecided(call, "Kyverno checks the signature's Rekor transparency log entry, which kyrec "
-                               "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
+    _offline_cosign(call, cosign)
     assert isinstance(key, Mapping)
     return data, str(key.get("hashAlgorithm") or "sha256")
 
@@ -90,12 +97,7 @@ def _keyless_attestor(call: str, attestor: Any) -> Mapping[str, Any] | None:
     if not isinstance(keyless, Mapping):
         return None
     assert isinstance(cosign, Mapping)
-    if cosign.get("source"):
-        raise _undecided(call, "kyrec does not read signatures from another repository (cosign.source)")
-    ctlog = cosign.get("ctlog")
-    if not (isinstance(ctlog, Mapping) and ctlog.get("insecureIgnoreTlog") is True):
-        raise _undecided(call, "Kyverno checks the signature's Rekor transparency log entry, which kyrec "
-                               "does not reach (ctlog.insecureIgnoreTlog: true skips it)")
+    ctlog = _offline_cosign(call, cosign)
     identities = keyless.get("identities")
     if isinstance(identities, list) and any(isinstance(i, Mapping) and i.get("subjectExpression")
                                             for i in identities):
