@@ -98,7 +98,11 @@ def _entries(rule: Mapping[str, Any]) -> list[_Entry]:
     return out
 
 
-def _images(obj: Mapping[str, Any]) -> list[_Image]:
+def _images(obj: Mapping[str, Any]) -> list[_Image] | None:
+    """The resource's images; None when one of them is no image reference (`nginx:late*`, which the API server
+    admits): Kyverno's extraction then fails for the whole resource and its verifyImages rules give no
+    response at all, whatever the other images (kk: pkg/utils/api/image.go extract returns the error;
+    Kyverno CLI v1.17.2 shows no result for a Pod with such an image beside an unsigned one)."""
     spec, pointer = pod_spec(obj)
     if spec is None:
         return []
@@ -110,7 +114,7 @@ def _images(obj: Mapping[str, Any]) -> list[_Image]:
         try:
             info = get_image_info(container["image"])
         except ImageError:
-            continue
+            return None
         out.append(_Image(str(info), info.digest, (*base, key, index, "image")))
     return out
 
@@ -149,6 +153,8 @@ def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mappin
         return None
     entries = _entries(rule)
     images = _images(obj)
+    if images is None:
+        return None
     matched = [i for i in images for e in entries if _refers(e.references, i.text)]
     if not matched:
         return None
@@ -469,7 +475,7 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
     if not any(e.verify_digest or e.required for e in entries):
         return out
     admitted = _patched(obj, patched, verified)
-    validated = _validate(entries, _images(admitted), admitted)
+    validated = _validate(entries, _images(admitted) or [], admitted)
     if isinstance(validated, str):
         out.order_dependent = validated
     elif validated is not None:

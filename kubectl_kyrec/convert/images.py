@@ -58,6 +58,12 @@ DIFFERENCES = {
     "fetch": "an image the registry does not have (or cannot give): the ClusterPolicy fails it (the digest "
              "lookup and verification fail), the ImageValidatingPolicy gives an error (Kyverno fetches every "
              "selected image before its validations); both deny it under Enforce",
+    "reference": "an image that is no image reference (a `*` in it, a one-letter repository): the ClusterPolicy "
+                 "gives the resource no result at all (its image extraction fails), the ImageValidatingPolicy still "
+                 "decides: an error (`could not parse reference`) where its references select that image, else "
+                 "the other images' verdict; both deny under Enforce what they fail (Kyverno CLI v1.17.2; no "
+                 "CEL test reads the classic parser's rules exactly, and leaving such images out would pass "
+                 "images the ClusterPolicy fails)",
     "no-image": "a container without an image (which the API server refuses: `image: Required value`): the "
                 "ClusterPolicy passes it over, the ImageValidatingPolicy's default image extractor is an error",
     "useCache": "useCache is not carried over (an ImageValidatingPolicy has no such setting; the cache "
@@ -304,7 +310,7 @@ def convert_entry(image: dict[str, Any], at: str) -> tuple[dict[str, Any], list[
             "validations": validations,
             "validationConfigurations": {"mutateDigest": mutate_digest, "verifyDigest": verify_digest,
                                          "required": required}}
-    differences = [DIFFERENCES[k] for k in ("configurations", "update", "normalized", "fetch")]
+    differences = [DIFFERENCES[k] for k in ("configurations", "update", "normalized", "fetch", "reference")]
     if image.get("useCache") is not None:
         differences.append(DIFFERENCES["useCache"])
     return spec, differences
