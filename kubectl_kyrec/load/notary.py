@@ -21,6 +21,11 @@ trusted identities `*`, a TSA store only when `tsaCerts` are given. What that de
   caller says so, as kyrec contacts only registries);
 - the payload's targetArtifact (media type, digest, size) is the image's descriptor.
 
+Referrer attestations (an ImageValidatingPolicy's `attestations[].referrer`, kk: imageverifiers/notary
+VerifyAttestationSignature and imagedataloader GetPayload): the image's referrers of the attestation's
+artifact type, each verified as above as an artifact of its own (its descriptor from the image's referrers
+index, its signatures its own Notary referrers); the payload is the referrer's one layer.
+
 By hand over `cryptography` (signatures, certificates) because no kept Python library reads notation's
 envelopes: the JWS JSON serialization and the COSE_Sign1 structure are small (a CBOR reader for the subset
 go-cose writes is below). RFC 3161 timestamp countersignatures are not verified: a policy with `tsaCerts`
@@ -31,8 +36,9 @@ from __future__ import annotations
 
 import base64
 import datetime
+import gzip
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography import x509
@@ -52,6 +58,7 @@ PAYLOAD_TYPE = "application/vnd.cncf.notary.payload.v1+json"
 INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 MAX_SIGNATURE_ATTEMPTS = 10         # kk: notation.VerifyOptions{MaxSignatureAttempts: 10}
 MAX_REFERRERS = 50                  # kk: pkg/notary maxReferrersCount
+MAX_PAYLOAD = 10 * 1000 * 1000      # kk: imagedataloader maxPayloadSize
 
 # algorithm name -> (hash, ECDSA curve size or 0 for RSASSA-PSS); COSE's numbers name the same ones
 _ALGORITHMS: dict[str, tuple[type[hashes.HashAlgorithm], int]] = {
@@ -84,10 +91,12 @@ class Envelope:
     media_type: str = JWS
 
 
-def referrers(registry: Registry, ref: ImageRef, digest: str) -> list[dict[str, Any]]:
-    """The image's referrers of artifactType Notary signature: the OCI 1.1 referrers API, else (a registry
-    that does not serve it: 404, 400 or 405, as go-containerregistry's remote.Referrers falls back) the index
-    tagged `sha256-<hex>`. RegistryError when the registry cannot be read."""
+def referrers(registry: Registry, ref: ImageRef, digest: str, artifact_type: str = ARTIFACT_TYPE
+              ) -> list[dict[str, Any]]:
+    """The referrers of `digest` of `artifact_type` (default: Notary signatures), in the registry's order: the
+    OCI 1.1 referrers API, else (a registry that does not serve it: 404, 400 or 405, as go-containerregistry's
+    remote.Referrers falls back) the index tagged `sha256-<hex>`. RegistryError when the registry cannot be
+    read."""
     try:
         body, _, _ = registry.get(ref, f"referrers/{digest}", INDEX_TYPE)
         index = json.loads(body)
@@ -102,7 +111,7 @@ def referrers(registry: Registry, ref: ImageRef, digest: str) -> list[dict[str, 
                  if isinstance(m, dict)]
     if len(manifests) > MAX_REFERRERS:
         raise RegistryError(f"failed to fetch referrers: to many referrers found, max limit is {MAX_REFERRERS}")
-    return [m for m in manifests if m.get("artifactType") == ARTIFACT_TYPE]
+    return [m for m in manifests if m.get("artifactType") == artifact_type]
 
 
 def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: str = "") -> Verification:
@@ -123,6 +132,14 @@ def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: s
         raise RegistryError(f"failed to parse image reference: {image}: {err}", unreachable=err.unreachable,
                             status=err.status) from None
     target = {"mediaType": str(manifest.get("mediaType") or ""), "digest": digest, "size": len(body)}
+    return _verify_artifact(registry, ref, target, trusted, tsa)
+
+
+def _verify_artifact(registry: Registry, ref: ImageRef, target: dict[str, Any], trusted: list[x509.Certificate],
+                     tsa: bool) -> Verification:
+    """notation.Verify of the artifact `target` (its descriptor: mediaType, digest, size) in ref's repository:
+    its Notary signatures (referrers), at most 10 tried, the first that verifies decides."""
+    digest = str(target["digest"])
     result = Verification(digest)
     named = f"{ref.name}@{digest}"
     found = referrers(registry, ref, digest)[:MAX_SIGNATURE_ATTEMPTS]
@@ -151,6 +168,64 @@ def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: s
         return result
     result.reasons.append("\n".join(["signature verification failed", *failures]))
     return result
+
+
+@dataclass
+class Attestation:
+    """An image's referrer attestations of one artifact type checked against a trust store: `verified` the
+    first referrer (its descriptor in the referrers index) whose Notary signature verified, else None and
+    `reasons` saying why each failed."""
+    digest: str
+    verified: dict[str, Any] | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+def verify_referrers(registry: Registry, image: str, artifact_type: str, certs_pem: str,
+                     tsa_pem: str = "") -> Attestation:
+    """kk: imageverifiers/notary VerifyAttestationSignature: the image's referrers of `artifact_type`, each
+    verified as notation verifies an artifact (its descriptor the one the image's referrers index gives,
+    imagedataloader FetchReference; its signatures its own Notary referrers); the first that verifies is the
+    attestation. RegistryError when the registry could not be read; KeyError_ for unreadable certificates;
+    NotDecided for what kyrec does not verify."""
+    trusted = load_certificates(certs_pem)
+    tsa = bool(load_certificates(tsa_pem))
+    if not trusted:
+        raise KeyError_("failed to parse certificates: no certificates found")
+    ref = parse_ref(image)
+    _, digest = registry.manifest(ref)
+    result = Attestation(digest)
+    candidates = referrers(registry, ref, digest, artifact_type)
+    if not candidates:
+        result.reasons.append(f"attestation verification failed, no attestations found for type: {artifact_type}")
+        return result
+    for candidate in candidates:
+        target = {"mediaType": candidate.get("mediaType"), "digest": candidate.get("digest"),
+                  "size": candidate.get("size")}
+        outcome = _verify_artifact(registry, ref, target, trusted, tsa)
+        if outcome.verified:
+            result.verified = candidate
+            return result
+        result.reasons.append(f"failed to verify attestation {artifact_type}, digest {target['digest']}: "
+                              + "; ".join(outcome.reasons))
+    return result
+
+
+def referrer_payload(registry: Registry, image: str, descriptor: dict[str, Any]) -> bytes:
+    """kk: imagedataloader FetchReferrerData: the one layer of the referrer manifest `descriptor` names,
+    uncompressed (go-containerregistry peeks for gzip), at most 10 MB. RegistryError when it cannot be read
+    or the referrer has not exactly one layer."""
+    ref = parse_ref(image)
+    manifest, _ = registry.manifest(ref, str(descriptor.get("digest")))
+    layers = [la for la in manifest.get("layers") or [] if isinstance(la, dict)]
+    if len(layers) != 1:
+        raise RegistryError("invalid referrer descriptor, must have only one layer")
+    body = registry.blob(ref, str(layers[0].get("digest")))
+    if body[:2] == b"\x1f\x8b":
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError) as err:
+            raise RegistryError(f"referrer layer of {ref.name}@{descriptor.get('digest')}: {err}") from None
+    return body[:MAX_PAYLOAD]
 
 
 def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: list[x509.Certificate],
