@@ -228,6 +228,62 @@ def referrer_payload(registry: Registry, image: str, descriptor: dict[str, Any])
     return body[:MAX_PAYLOAD]
 
 
+class AttestationError(ValueError):
+    """Why a classic Notary entry's attestations could not be fetched, in Kyverno's words (pkg/notary
+    FetchAttestations)."""
+
+
+def fetch_attestations(registry: Registry, image: str, artifact_type: str, certs_pem: str
+                       ) -> tuple[str, list[dict[str, Any]]]:
+    """kk: pkg/notary FetchAttestations, a classic `type: Notary` entry's attestations of `artifact_type`: the
+    image's referrers (at most 50) in the registry's order, the first of that artifact type decides: verified
+    with `certs_pem` (the entry's cert and certChain; none given: not verified, as verifyAttestators skips the
+    check), then its statement (the referrer manifest's JSON, `type` its artifact type when it has none,
+    `predicate` its one layer's JSON object). (image digest, statements). AttestationError for a referrer that
+    does not verify or cannot be read as a statement, or none of the type; RegistryError when the registry
+    could not be read; NotDecided for what kyrec does not verify."""
+    ref = parse_ref(image)
+    _, digest = registry.manifest(ref)
+    for candidate in referrers(registry, ref, digest, artifact_type):
+        if certs_pem.strip():
+            trusted = load_certificates(certs_pem)
+            if not trusted:
+                raise AttestationError("failed to parse certificates: no certificates found")
+            target = {"mediaType": candidate.get("mediaType"), "digest": candidate.get("digest"),
+                      "size": candidate.get("size")}
+            outcome = _verify_artifact(registry, ref, target, trusted, False)
+            if not outcome.verified:
+                raise AttestationError("\n".join(outcome.reasons))
+        return digest, [_statement(registry, ref, candidate)]
+    # kk: the loop's `err` is nil there, printed by %s
+    raise AttestationError("failed to fetch attestations %!s(<nil>)")
+
+
+def _statement(registry: Registry, ref: ImageRef, descriptor: dict[str, Any]) -> dict[str, Any]:
+    """kk: pkg/notary extractStatement."""
+    manifest, _ = registry.manifest(ref, str(descriptor.get("digest")))
+    layers = [la for la in manifest.get("layers") or [] if isinstance(la, dict)]
+    if not layers:
+        raise AttestationError(f"no predicate found: {manifest}")
+    if len(layers) > 1:
+        raise AttestationError(f"multiple layers in predicate not supported: {manifest}")
+    body = registry.blob(ref, str(layers[0].get("digest")))
+    if body[:2] == b"\x1f\x8b":
+        body = gzip.decompress(body)
+    try:
+        predicate = json.loads(body)
+    except ValueError as err:
+        raise AttestationError(str(err)) from None
+    if not isinstance(predicate, dict):
+        raise AttestationError("json: cannot unmarshal the predicate into Go value of type map[string]interface {}")
+    statement = dict(manifest)
+    if statement.get("type") is None:
+        statement["type"] = descriptor.get("artifactType")
+    if statement.get("predicate") is None:
+        statement["predicate"] = predicate
+    return statement
+
+
 def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: list[x509.Certificate],
                 now: datetime.datetime, tsa: bool) -> None:
     envelope = _parse(blob, media_type)
