@@ -1,5 +1,6 @@
 """Kyverno's CLI as the oracle of Notary-signed OCI 1.1 referrer attestations (issue 37): ImageValidatingPolicies
-whose `attestations` name a `referrer.type`, verified by a `notary` attestor (`verifyAttestationSignatures`) and
+whose `attestations` name a `referrer.type`, and classic `type: Notary` verifyImages entries whose `attestations`
+name one (with conditions on the statement), verified by a `notary` attestor (`verifyAttestationSignatures`) and
 read with `extractPayload`, on images of the test registry with a referrer of that type signed by notation-go
 (`push --referrer TYPE PAYLOAD.json --referrer-notary CHAIN.pem KEY.pem`), unsigned, signed by a leaf of another
 CA, tampered (its payload changed after signing), absent, of another type, not JSON, an unsigned one beside a
@@ -50,7 +51,7 @@ PAYLOAD = "images.containers.map(i, extractPayload(i, attestations.sbom).bomForm
 BOTH = "images.containers.all(i, verifyAttestationSignatures(i, attestations.sbom, [attestors.signer]) > 0 && " \
        "extractPayload(i, attestations.sbom).bomFormat == 'CycloneDX')"
 
-# policy case -> (validation expression, attestor kind, the image cases its pods use)
+# policy case -> (validation expression, attestor kind, the image cases its pods use); ImageValidatingPolicies
 POLICIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "attested": (ATTESTED, "notary", IMAGES),
     # Kyverno reads the payload of the first referrer of the type, verified or not
@@ -60,6 +61,24 @@ POLICIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     # cosign's verifier refuses referrer attestations: it counts 0
     "cosign-attestor": (ATTESTED, "cosign", ("signed",)),
 }
+CYCLONEDX = [{"all": [{"key": "{{ bomFormat }}", "operator": "Equals", "value": "CycloneDX",
+                       "message": "not a CycloneDX SBOM"}]}]
+# classic `type: Notary` verifyImages entries with `attestations`: policy case -> (the attestation's conditions,
+# the image cases). Kyverno reads the first referrer of the type only (no `mixed`: the order is not fixed);
+# `not-json` is left out as Go's JSON error text is not reproduced.
+CLASSIC: dict[str, tuple[list[dict[str, Any]], tuple[str, ...]]] = {
+    "classic": ([], ("signed", "unsigned", "wrong", "tampered", "none", "other-type", "tag-schema")),
+    "classic-conditions": (CYCLONEDX, ("signed", "unsigned", "tampered", "tag-schema")),
+    "classic-conditions-false": ([{"all": [{"key": "{{ bomFormat }}", "operator": "Equals", "value": "SPDX",
+                                            "message": "not SPDX"}]}], ("signed",)),
+    # the conditions read the request beside the statement
+    "classic-request": ([{"any": [{"key": "{{ request.object.metadata.name }}", "operator": "Equals",
+                                   "value": "tag-schema"},
+                                  {"key": "{{ components[].name }}", "operator": "AnyIn", "value": ["y"]}]}],
+                        ("signed", "tag-schema")),
+}
+CASES = {**{name: cases for name, (_, _, cases) in POLICIES.items()},
+         **{name: cases for name, (_, cases) in CLASSIC.items()}}
 
 
 @dataclass(frozen=True)
@@ -77,6 +96,19 @@ def _policy(name: str, expression: str, attestor: dict[str, Any]) -> dict[str, A
                      "attestors": [{"name": "signer", **attestor}],
                      "attestations": [{"name": "sbom", "referrer": {"type": SBOM}}],
                      "validations": [{"expression": expression, "message": "not attested"}]}}
+
+
+def _classic(name: str, conditions: list[dict[str, Any]], ca: str) -> dict[str, Any]:
+    attestation: dict[str, Any] = {"type": SBOM, "name": "sbom",
+                                   "attestors": [{"entries": [{"certificates": {"cert": ca}}]}]}
+    if conditions:
+        attestation["conditions"] = conditions
+    # Enforce: Kyverno refuses an Audit policy whose entry patches digests (mutateDigest's default)
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": name},
+            "spec": {"background": False, "validationFailureAction": "Enforce", "rules": [{
+                "name": "sbom", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "verifyImages": [{"type": "Notary", "imageReferences": ["127.0.0.*"],
+                                  "attestations": [attestation]}]}]}}
 
 
 def prepare(registry: OciRegistry, no_referrers: OciRegistry, directory: Path) -> Prepared:
@@ -111,8 +143,10 @@ def prepare(registry: OciRegistry, no_referrers: OciRegistry, directory: Path) -
     key = make_key(keys, "ecdsa")
     attestors = {"notary": {"notary": {"certs": {"value": ca.pem}}},
                  "cosign": {"cosign": {"key": {"data": key.public}, "ctlog": {"insecureIgnoreTlog": True}}}}
-    for name, (expression, kind, cases) in POLICIES.items():
-        (directory / f"{name}.policy.yaml").write_text(yaml.safe_dump(_policy(name, expression, attestors[kind])))
+    policies = {name: _policy(name, expression, attestors[kind]) for name, (expression, kind, _) in POLICIES.items()}
+    policies.update({name: _classic(name, conditions, ca.pem) for name, (conditions, _) in CLASSIC.items()})
+    for name, cases in CASES.items():
+        (directory / f"{name}.policy.yaml").write_text(yaml.safe_dump(policies[name]))
         (directory / f"{name}.pods.yaml").write_text(yaml.safe_dump_all(
             [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": case, "namespace": "default"},
               "spec": {"containers": [{"name": "c", "image": images[case]}]}} for case in cases]))
@@ -125,20 +159,21 @@ Rows = dict[str, dict[str, list[dict[str, str]]]]        # policy case -> pod ->
 
 
 def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) -> dict[str, list[dict[str, str]]]:
-    out: dict[str, list[dict[str, str]]] = {case: [] for case in POLICIES[name][2]}
+    out: dict[str, list[dict[str, str]]] = {case: [] for case in CASES[name]}
     for pod, result, message in rows:
         for text, stand_in in prepared.replace.items():
             message = message.replace(text, stand_in)
         out[pod].append({"result": result, "message": _DIGEST.sub("sha256:DIGEST", message)})
-    return out
+    # a classic rule's mutate-phase and validate-phase rows come in no fixed order: sorted, they compare
+    return {pod: sorted(results, key=lambda r: (r["result"], r["message"])) for pod, results in out.items()}
 
 
 def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in POLICIES}
+    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in CASES}
 
 
 def kyrec_results(prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in POLICIES}
+    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in CASES}
 
 
 def load_golden() -> dict[str, Any]:
@@ -161,8 +196,9 @@ def main() -> None:
         registry.stop()
         no_referrers.stop()
     data = {
-        "description": "Kyverno's CLI on the ImageValidatingPolicy cases of tests/consistency/"
-                       "notary_referrer_oracle.py (a notary attestor on OCI 1.1 referrer attestations): "
+        "description": "Kyverno's CLI on the cases of tests/consistency/notary_referrer_oracle.py (an "
+                       "ImageValidatingPolicy's notary attestor on OCI 1.1 referrer attestations, classic "
+                       "type: Notary attestations): "
                        "`kubectl-kyverno apply POLICY --resource PODS --registry -p --output-format json` against "
                        "the test registry; per policy case and pod (one image case each), the report's results "
                        "(REPO, TAG_REPO, REGISTRY, TAG_REGISTRY, sha256:DIGEST stand in).",

@@ -1,8 +1,9 @@
 """Kyverno's CLI is the oracle of Notary-signed OCI 1.1 referrer attestations: its results on the cases of
 tests/consistency/notary_referrer_oracle.py are recorded in testdata/kyverno-truth/notary-referrers.json with its
 version and commit. kyrec, run on the same policies and images, must give Kyverno's result and message on every
-row. With `KYVERNO_BIN_DIR` the CLI is run again and must still give the recorded results (skipped, saying why,
-without it; also under CI, which has no Kyverno)."""
+row (ImageValidatingPolicies and classic `type: Notary` attestations). With `KYVERNO_BIN_DIR` the CLI is run
+again and must still give the recorded results (skipped, saying why, without it; also under CI, which has no
+Kyverno)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.consistency.kyverno_policy_validation import kyverno_build, kyverno_exe
-from tests.consistency.notary_referrer_oracle import POLICIES, kyrec_results, kyverno_results, load_golden, prepare
+from tests.consistency.notary_referrer_oracle import CASES, kyrec_results, kyverno_results, load_golden, prepare
 from tests.registry import build
 from tests.registry.fixture import OciRegistry
 
@@ -32,13 +33,18 @@ def test_the_golden_covers_every_case() -> None:
     golden = load_golden()
     assert golden["kyverno"]["version"] == "v1.17.2" and golden["kyverno"]["commit"]
     assert {name: sorted(pods) for name, pods in golden["cases"].items()} == {
-        name: sorted(cases) for name, (_, _, cases) in POLICIES.items()}
+        name: sorted(cases) for name, cases in CASES.items()}
     attested = {pod: rows[0]["result"] for pod, rows in golden["cases"]["attested"].items()}
     # only a referrer whose signature verifies with the attestor's certificate counts
     assert attested == {"signed": "pass", "unsigned": "fail", "wrong": "fail", "tampered": "fail", "none": "fail",
                         "other-type": "fail", "not-json": "pass", "mixed": "pass", "tag-schema": "pass"}
     # Kyverno reads an unverified referrer's payload too
     assert golden["cases"]["payload"]["unsigned"][0]["result"] == "pass"
+    # classic: the verification's row and the validate phase's, both passing only for a verified referrer whose
+    # statement meets the conditions
+    assert {pod: [r["result"] for r in rows] for pod, rows in golden["cases"]["classic-conditions"].items()} == {
+        "signed": ["pass", "pass"], "unsigned": ["fail", "fail"], "tampered": ["fail", "fail"],
+        "tag-schema": ["pass", "pass"]}
 
 
 def test_kyrec_gives_kyvernos_results(oci_registry: OciRegistry, no_referrers: OciRegistry, tmp_path: Path) -> None:
