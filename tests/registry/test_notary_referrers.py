@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,3 +133,67 @@ def test_push_refuses_a_referrer_signature_without_its_referrer(oci_registry: Oc
     done = subprocess.run([str(oci_registry.binary), "push", f"{oci_registry.repo()}:x", "--referrer-notary", "a",
                            "b"], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "--referrer-notary follows the --referrer it signs" in done.stderr
+
+
+def classic(certs: str | None, conditions: list[dict[str, Any]] | None = None, **entry: Any) -> dict[str, Any]:
+    """A classic `type: Notary` entry with one attestation of the SBOM type (`certs` None: no attestors)."""
+    attestation: dict[str, Any] = {"type": SBOM, "name": "sbom"}
+    if certs is not None:
+        attestation["attestors"] = [{"entries": [{"certificates": {"cert": certs}}]}]
+    if conditions:
+        attestation["conditions"] = conditions
+    return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "sbom"},
+            "spec": {"background": False, "validationFailureAction": "Enforce", "rules": [{
+                "name": "sbom", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                "verifyImages": [{"type": "Notary", "imageReferences": ["127.0.0.1:*"],
+                                  "attestations": [attestation], **entry}]}]}}
+
+
+OPENSSL = [{"all": [{"key": "{{ components[].name }}", "operator": "AnyIn", "value": ["openssl"]}]}]
+
+
+def test_classic_attestation_with_conditions_passes_both_phases(attested: dict[str, Any]) -> None:
+    repo, digest = attested["repo"], attested["digests"]["signed"]
+    assert sorted(evaluate(classic(attested["ca"].pem, OPENSSL), f"{repo}:signed", Registry(now=_now()))) == [
+        ("pass", "image verified"), ("pass", f"verified image attestations for {repo}@{digest}")]
+
+
+def test_classic_signature_and_attestation_of_one_image(oci_registry: OciRegistry, attested: dict[str, Any],
+                                                        tmp_path: Path) -> None:
+    """attestors first (the image's Notary signature), then the attestations (kk verifyImage)."""
+    ca = attested["ca"]
+    leaf = make_leaf(tmp_path, ca, "dev@example.com", "https://issuer")
+    sbom = tmp_path / "sbom.json"
+    sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "components": [{"name": "openssl"}]}))
+    image = f"{attested['repo']}:both"
+    digest = oci_registry.push(image, "--notary", notary_chain(leaf), leaf.private, "--referrer", SBOM, sbom,
+                               "--referrer-notary", notary_chain(leaf), leaf.private)
+    pol = classic(ca.pem, OPENSSL, attestors=[{"entries": [{"certificates": {"cert": ca.pem}}]}])
+    assert sorted(evaluate(pol, image, Registry(now=_now()))) == [
+        ("pass", "image verified"), ("pass", f"verified image attestations for {attested['repo']}@{digest}")]
+    unsigned = f"{attested['repo']}:both-unsigned"
+    oci_registry.push(unsigned, "--referrer", SBOM, sbom, "--referrer-notary", notary_chain(leaf), leaf.private)
+    [(status, message), _] = sorted(evaluate(pol, unsigned, Registry(now=_now())), key=lambda r: r[1])
+    assert status == "fail" and message.startswith(f"failed to verify image {unsigned}: .attestors[0].entries[0]: ")
+
+
+def test_classic_registry_that_stops_answering_is_an_error_not_a_fail(attested: dict[str, Any]) -> None:
+    down = _Failing(now=_now())
+    down.error = RegistryError("GET referrers: connection refused", unreachable=True)
+    results = evaluate(classic(attested["ca"].pem), f"{attested['repo']}:signed", down)
+    assert results and {status for status, _ in results} == {"error"}, results
+
+
+@pytest.mark.parametrize("why", ["no attestors", "rule context", "validate"])
+def test_classic_what_kyrec_does_not_decide_is_undetermined(attested: dict[str, Any], why: str) -> None:
+    """No attestors (Kyverno's CLI v1.17.2 dereferences the missing certificates and panics); conditions with
+    a rule context (kyrec asks the registry before loading it); the entry's `validate`."""
+    pol = classic(None if why == "no attestors" else attested["ca"].pem, OPENSSL,
+                  **({"validate": {"deny": {"conditions": {"any": []}}}} if why == "validate" else {}))
+    if why == "rule context":
+        pol["spec"]["rules"][0]["context"] = [{"name": "x", "variable": {"value": 1}}]
+    results = evaluate(pol, f"{attested['repo']}:signed", Registry(now=_now()))
+    assert results and all(status == UNDETERMINED and "needs-registry" in message for status, message in results), \
+        results
+    if why == "rule context":
+        assert "attestation conditions need the rule's context" in results[0][1]
