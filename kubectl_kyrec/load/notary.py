@@ -268,11 +268,9 @@ def _statement(registry: Registry, ref: ImageRef, descriptor: dict[str, Any]) ->
     if len(layers) > 1:
         raise AttestationError(f"multiple layers in predicate not supported: {manifest}")
     body = registry.blob(ref, str(layers[0].get("digest")))
-    if body[:2] == b"\x1f\x8b":
-        body = gzip.decompress(body)
     try:
-        predicate = json.loads(body)
-    except ValueError as err:
+        predicate = json.loads(gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body)
+    except (ValueError, OSError, EOFError) as err:
         raise AttestationError(str(err)) from None
     if not isinstance(predicate, dict):
         raise AttestationError("json: cannot unmarshal the predicate into Go value of type map[string]interface {}")
