@@ -197,3 +197,19 @@ def test_classic_what_kyrec_does_not_decide_is_undetermined(attested: dict[str, 
         results
     if why == "rule context":
         assert "attestation conditions need the rule's context" in results[0][1]
+
+
+class _BadGzip(Registry):
+    """The test registry, except that every blob claims gzip (its magic bytes) and is not."""
+
+    def blob(self, ref: ImageRef, digest: str) -> bytes:
+        return b"\x1f\x8b not gzip"
+
+
+def test_a_layer_that_is_not_the_gzip_it_claims_is_a_failure_not_a_crash(attested: dict[str, Any]) -> None:
+    image = f"{attested['repo']}:unsigned"
+    with pytest.raises(notary.AttestationError):
+        notary.fetch_attestations(_BadGzip(now=_now()), image, SBOM, "")    # no certificates: not verified
+    found = notary.referrers(Registry(), notary.parse_ref(image), attested["digests"]["unsigned"], SBOM)
+    with pytest.raises(RegistryError):
+        notary.referrer_payload(_BadGzip(now=_now()), image, found[0])
