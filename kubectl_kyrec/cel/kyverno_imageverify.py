@@ -31,11 +31,11 @@ and load/notary.py check the signatures.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.golang.json import unmarshal
 from kubectl_kyrec.load.cosign import Verification, identity_mismatch
 from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
 from kubectl_kyrec.load.cosign import verify_signatures as cosign_signatures
@@ -296,7 +296,7 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
         if not body:
             raise CelFunctionError(f"failed to get payload: could not find attestation {attestation}")
         try:
-            return json.loads(body)
+            return unmarshal(body.decode())     # Go's json.Unmarshal into any: every number a double
         except ValueError:
             raise CelFunctionError(f"failed to get payload: failed to unmarshal json for attestation "
                                    f"{attestation}") from None

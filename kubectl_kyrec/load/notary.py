@@ -48,6 +48,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID, ExtensionOID
 
+from kubectl_kyrec.golang.json import unmarshal
 from kubectl_kyrec.load.cosign import KeyError_, Verification, load_certificates, parse_ref
 from kubectl_kyrec.load.registry import ImageRef, Registry, RegistryError
 
@@ -269,7 +270,8 @@ def _statement(registry: Registry, ref: ImageRef, descriptor: dict[str, Any]) ->
         raise AttestationError(f"multiple layers in predicate not supported: {manifest}")
     body = registry.blob(ref, str(layers[0].get("digest")))
     try:
-        predicate = json.loads(gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body)
+        # Go's json.Unmarshal: numbers are float64, errors in its words
+        predicate = unmarshal((gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body).decode())
     except (ValueError, OSError, EOFError) as err:
         raise AttestationError(str(err)) from None
     if not isinstance(predicate, dict):

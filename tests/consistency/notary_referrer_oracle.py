@@ -60,14 +60,16 @@ POLICIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "attested-payload": (BOTH, "notary", IMAGES),
     # cosign's verifier refuses referrer attestations: it counts 0
     "cosign-attestor": (ATTESTED, "cosign", ("signed",)),
+    # the payload is Go's json.Unmarshal into any: its integer is a double
+    "payload-number": ("images.containers.all(i, type(extractPayload(i, attestations.sbom).version) == double)",
+                       "notary", ("signed",)),
 }
 CYCLONEDX = [{"all": [{"key": "{{ bomFormat }}", "operator": "Equals", "value": "CycloneDX",
                        "message": "not a CycloneDX SBOM"}]}]
 # classic `type: Notary` verifyImages entries with `attestations`: policy case -> (the attestation's conditions,
-# the image cases). Kyverno reads the first referrer of the type only (no `mixed`: the order is not fixed);
-# `not-json` is left out as Go's JSON error text is not reproduced.
+# the image cases). Kyverno reads the first referrer of the type only (no `mixed`: the order is not fixed).
 CLASSIC: dict[str, tuple[list[dict[str, Any]], tuple[str, ...]]] = {
-    "classic": ([], ("signed", "unsigned", "wrong", "tampered", "none", "other-type", "tag-schema")),
+    "classic": ([], ("signed", "unsigned", "wrong", "tampered", "none", "other-type", "not-json", "tag-schema")),
     "classic-conditions": (CYCLONEDX, ("signed", "unsigned", "tampered", "tag-schema")),
     "classic-conditions-false": ([{"all": [{"key": "{{ bomFormat }}", "operator": "Equals", "value": "SPDX",
                                             "message": "not SPDX"}]}], ("signed",)),
@@ -120,7 +122,8 @@ def prepare(registry: OciRegistry, no_referrers: OciRegistry, directory: Path) -
         make_leaf(keys, other_ca, "dev@example.com", "https://issuer")
     chain, foreign = notary_chain(leaf), notary_chain(stranger)
     sbom, other_sbom, not_json = directory / "sbom.json", directory / "other.json", directory / "not.json"
-    sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.5", "components": [{"name": "x"}]}))
+    sbom.write_text(json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.5", "version": 1,
+                                "components": [{"name": "x"}]}))
     other_sbom.write_text(json.dumps({"bomFormat": "Other"}))
     not_json.write_text("not json\n")
     signing = ("--referrer-notary", chain, leaf.private)
