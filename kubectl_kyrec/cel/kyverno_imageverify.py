@@ -16,12 +16,13 @@ value that survives one is the value whatever the registry would have said.
 With `--registry` (a load.registry.Registry given), the functions ask the registry as Kyverno does
 (kk: pkg/cel/libs/imageverify/impl.go): the image is fetched first (a failure is Kyverno's error "failed to
 get imagedata: ..."), then each attestor counts 1 when it verifies, 0 when it does not (any verification
-error, as Kyverno logs and skips it); an attestation's attestor counts 0 even when its envelope verifies,
+error, as Kyverno logs and skips it); an in-toto attestation's cosign attestor counts 0 even when it verifies,
 as Kyverno v1.17.2 demands a verified Rekor bundle there (see verify_attestations). A `notary` attestor's
-certificates verify Notary signatures (load/notary.py). A `keyless` attestor counts 0 when no signature
+certificates verify Notary signatures (load/notary.py), and the Notary-signed OCI 1.1 referrers an attestation
+of `referrer.type` names, whose payload `extractPayload` reads as Kyverno does (the verified referrer, else the
+first of the type). A `keyless` attestor counts 0 when no signature
 could verify whatever the trust root, else its chain needs the TUF trusted root Kyverno checks it against
-(_keyless_count). What kyrec does not verify (OCI 1.1 referrer
-attestations, a revocation responder or timestamp a Notary signature needs, certificate
+(_keyless_count). What kyrec does not verify (a revocation responder or timestamp a Notary signature needs, certificate
 attestors, a keyless chain, KMS keys, signatures in another repository, a key attestor that does not skip the Rekor
 transparency log) and a registry that stopped answering midway still
 raise NEEDS_REGISTRY: undetermined, never a count of 0 that would read as "not signed". load/cosign.py
@@ -34,10 +35,12 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.golang.json import unmarshal
 from kubectl_kyrec.load.cosign import Verification, identity_mismatch
 from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
 from kubectl_kyrec.load.cosign import verify_signatures as cosign_signatures
-from kubectl_kyrec.load.notary import NotDecided
+from kubectl_kyrec.load.notary import NotDecided, referrer_payload, verify_referrers
+from kubectl_kyrec.load.notary import referrers as notary_referrers
 from kubectl_kyrec.load.notary import verify_signatures as notary_signatures
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
 
@@ -148,13 +151,18 @@ def _notary_attestor(call: str, attestor: Mapping[str, Any]) -> tuple[str, str]:
 
 def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
                         supplied: ImageData = lambda image: None, *, registry: Registry | None = None,
-                        predicate_types: Mapping[str, str] | None = None) -> Library:
+                        predicate_types: Mapping[str, str] | None = None,
+                        referrer_types: Mapping[str, str] | None = None) -> Library:
     """The functions for one policy: `matches` decides its matchImageReferences, `attestations` are the
     names it declares, `supplied` gives image data the run was given: `getImageData` answers with it, as
     Kyverno's answer has the same fields (imagedataloader ImageDescriptor) as `image.GetMetadata`'s.
     `registry`: the run's `--registry` access (None: offline); `predicate_types`: the in-toto type of each
-    attestation by name."""
+    attestation by name; `referrer_types`: the artifact type of each OCI 1.1 referrer attestation by name."""
     types = dict(predicate_types or {})
+    artifact_types = dict(referrer_types or {})
+    # the referrer (its descriptor) whose Notary signature verified, by (image, artifact type): what
+    # extractPayload reads first (kk: imagedataloader AddVerifiedReferrer, GetPayload)
+    verified_referrers: dict[tuple[str, str], dict[str, Any]] = {}
     # in-toto statements that verified, by (image, attestation): what extractPayload answers from (none while
     # every attestor kyrec verifies skips the Rekor log, see verify_attestations)
     verified: dict[tuple[str, str], dict[str, Any]] = {}
@@ -219,9 +227,12 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
         call = f"verifyAttestationSignatures({image!r}, {attestation!r})"
         if registry is None:
             raise _offline(call, "verify its attestations")
+        artifact_type = artifact_types.get(attestation)
+        if artifact_type is not None:
+            return count_referrers(call, image, artifact_type, attestors)
         predicate = types.get(attestation)
         if predicate is None:
-            raise _undecided(call, "kyrec verifies in-toto attestations only (not OCI 1.1 referrers)")
+            raise _undecided(call, "the attestation is neither in-toto nor an OCI 1.1 referrer")
         reg = registry
 
         def check(key: str, algo: str) -> Verification:
@@ -234,12 +245,71 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
             return Verification(outcome.digest, 0, [*outcome.reasons, "cosign bundle verification failed"])
         return count(call, image, attestors, check, attestation=True)
 
+    def count_referrers(call: str, image: str, artifact_type: str, attestors: list[Any]) -> int:
+        """kk impl.go: per attestor, the image fetched (its failure the function's error), then a notary
+        attestor counts 1 when a referrer of the type verifies with its certificates (notary
+        VerifyAttestationSignature), a cosign one 0 (cosign's verifier refuses referrers)."""
+        assert registry is not None
+        total = 0
+        for attestor in attestors:
+            fetch(call, image)
+            if not isinstance(attestor, Mapping):
+                raise CelFunctionError(f"{call}: an attestor is not an object")
+            if not isinstance(attestor.get("notary"), Mapping):
+                if isinstance(attestor.get("cosign"), Mapping):
+                    continue    # "cosgin verifier only supports intoto referrers as attestations"
+                raise _undecided(call, "the attestor is neither cosign nor notary")
+            certs, tsa = _notary_attestor(call, attestor)
+            try:
+                outcome = verify_referrers(registry, image, artifact_type, certs, tsa)
+            except NotDecided as err:
+                raise _undecided(call, str(err)) from None
+            except RegistryError as err:
+                if err.unreachable:
+                    raise _undecided(call, f"the registry stopped answering: {err}") from None
+                continue        # the registry answered (403, ...): Kyverno's verification error, not counted
+            except ValueError:
+                continue        # unreadable certificates: Kyverno's setup error, not counted
+            if outcome.verified is not None:
+                verified_referrers[(image, artifact_type)] = outcome.verified
+                total += 1
+        return total
+
+    def referrer_data(call: str, image: str, attestation: str, artifact_type: str) -> Any:
+        """kk: imagedataloader GetPayload for a referrer: the verified referrer of the type, else the image's
+        first referrer of the type (verified or not), its one layer read as JSON."""
+        assert registry is not None
+        try:
+            descriptor = verified_referrers.get((image, artifact_type))
+            if descriptor is None:
+                ref = parse_image(image)
+                _, digest = registry.manifest(ref)
+                found = notary_referrers(registry, ref, digest, artifact_type)
+                if not found:
+                    raise CelFunctionError(f"failed to get payload: artifact of type {artifact_type} not found")
+                descriptor = found[0]
+            body = referrer_payload(registry, image, descriptor)
+        except RegistryError as err:
+            if err.unreachable:
+                raise _undecided(call, f"the registry stopped answering: {err}") from None
+            raise CelFunctionError(f"failed to get payload: {err}") from None
+        if not body:
+            raise CelFunctionError(f"failed to get payload: could not find attestation {attestation}")
+        try:
+            return unmarshal(body.decode())     # Go's json.Unmarshal into any: every number a double
+        except ValueError:
+            raise CelFunctionError(f"failed to get payload: failed to unmarshal json for attestation "
+                                   f"{attestation}") from None
+
     def extract_payload(image: str, attestation: str) -> Any:
         if attestation not in attestations:
             raise CelFunctionError(f"attestation not found in policy: {attestation}")
+        call = f"extractPayload({image!r}, {attestation!r})"
         if registry is None:
-            raise _offline(f"extractPayload({image!r}, {attestation!r})", "fetch the attestation's payload")
+            raise _offline(call, "fetch the attestation's payload")
         fetch("extractPayload", image)
+        if attestation in artifact_types:
+            return referrer_data(call, image, attestation, artifact_types[attestation])
         statement = verified.get((image, attestation))
         if statement is None:
             # kk: imagedataloader ImageData.GetPayload: only a verified attestation has a payload

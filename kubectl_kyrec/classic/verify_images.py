@@ -22,7 +22,8 @@ Whatever needs the registry makes the whole rule NEEDS: kyrec answers `undetermi
 With `--registry` (a load.registry.Registry given), the mutate phase runs against the registry for entries
 kyrec can verify (attestors whose entries are `keys.publicKeys`, or `keyless` with their own `roots`, the
 subject/issuer checked as pkg/cosign matchSignatures does, SCTs skipped; the Rekor log skipped; `type: Notary`
-entries' `certificates`, load/notary.py; no attestations):
+entries' `certificates`, load/notary.py; of attestations, a Notary entry's OCI 1.1 referrer attestations with
+their conditions, see _verify_attestations):
 `verified image signatures for <img>` (pass) or `failed to verify image <img>: <why>` (fail; an unreachable
 registry: error, as handleRegistryErrors treats a network error), `mutateDigest` resolves the tag's digest
 and patches it in whatever the verification said, the `kyverno.io/verify-images` annotation records each
@@ -36,16 +37,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_kyrec.classic.conditions import evaluate_conditions
 from kubectl_kyrec.classic.image_info import ImageError, get_image_info
+from kubectl_kyrec.classic.json_context import EvalContext
 from kubectl_kyrec.classic.request import containers, pod_spec
-from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.golang.wildcard import match
 from kubectl_kyrec.load.cosign import certificate_identity, verify_signatures
-from kubectl_kyrec.load.notary import NotDecided
+from kubectl_kyrec.load.notary import AttestationError, NotDecided, fetch_attestations
 from kubectl_kyrec.load.notary import verify_signatures as notary_signatures
 from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.load.registry import Registry, RegistryError, parse_image
@@ -141,11 +144,12 @@ def attesting_references(rules: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
 
 def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
              policy_name: str, rule_name: str, attesting: tuple[str, ...] = (),
-             registry: Registry | None = None) -> Outcome | None:
+             registry: Registry | None = None, ctx: Any = None) -> Outcome | None:
     """None when no image matches (no response); else the rule's outcome. `old`: the old object on UPDATE.
     `attesting`: attesting_references of every verifyImages rule of the run: Kyverno's CLI runs every
     policy's mutate phase before any validate phase, each that verified something replacing the annotation,
-    so when one of them references an image of the resource, what `required` reads is the registry's."""
+    so when one of them references an image of the resource, what `required` reads is the registry's.
+    `ctx`: the rule's JSON context (EvalContext), which attestation conditions read beside the statement."""
     if rule.get("imageExtractors"):
         # custom extractors read fields kyrec does not extract: which images they find is not known here
         return Outcome(needs_registry=["the images its imageExtractors find"])
@@ -161,7 +165,9 @@ def evaluate(rule: Mapping[str, Any], obj: Mapping[str, Any] | None, old: Mappin
     undecided = ""
     if registry is not None:
         try:
-            answered = _with_registry(registry, entries, matched, images, obj, old, policy_name, rule_name)
+            conditions_ctx = ctx if isinstance(ctx, EvalContext) and not rule.get("context") else None
+            answered = _with_registry(registry, entries, matched, images, obj, old, policy_name, rule_name,
+                                      conditions_ctx)
         except NotDecided as err:
             answered, undecided = None, str(err)
         if answered is not None:
@@ -283,7 +289,8 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[_Signer]]] | None:
     (static keys or keyless with roots, Rekor skipped, no attestations); None otherwise. kk: ExpandStaticKeys
     splits several PEM keys of one entry into one entry each; RequiredCount: `count`, else every entry."""
     raw = entry.raw
-    if raw.get("attestations") or raw.get("issuer") or raw.get("annotations") or raw.get("repository"):
+    if (raw.get("attestations") and raw.get("type") != "Notary") or raw.get("issuer") or raw.get("annotations") \
+            or raw.get("repository"):
         return None
     sets = list(raw.get("attestors") or [])
     if raw.get("key"):              # ImageVerification.Convert: the deprecated key becomes one attestor
@@ -328,6 +335,126 @@ def _key_entries(entry: _Entry) -> list[tuple[int, list[_Signer]]] | None:
     return out
 
 
+@dataclass(frozen=True)
+class _Attestation:
+    """One attestation of a classic `type: Notary` entry: an OCI 1.1 referrer artifact type, checked by its
+    attestor sets (required count, each entry's certificates; "" for `certificates: {}`, whose statement
+    Kyverno reads unverified) and its conditions."""
+
+    index: int
+    type: str                       # `type`, else the deprecated `predicateType`
+    name: str
+    conditions: tuple[Mapping[str, Any], ...]
+    sets: tuple[tuple[int, tuple[str, ...]], ...]
+
+
+def _notary_attestations(entry: _Entry) -> list[_Attestation] | None:
+    """The entry's attestations when kyrec checks them (a Notary entry, attestor entries with `certificates`,
+    no `validate`); [] without attestations; None otherwise."""
+    raw = entry.raw
+    items = raw.get("attestations") or []
+    if not items:
+        return []
+    if raw.get("type") != "Notary" or raw.get("validate") or not isinstance(items, list):
+        return None
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            return None
+        # kk verifyAttestations: no attestors is one empty entry, whose missing `certificates`
+        # buildNotaryVerifier dereferences: Kyverno's CLI v1.17.2 panics (not an answer kyrec gives)
+        sets = []
+        for attestor_set in item.get("attestors") or [{"entries": [{}]}]:
+            if not isinstance(attestor_set, Mapping):
+                return None
+            pems = []
+            for attestor in attestor_set.get("entries") or []:
+                certs = attestor.get("certificates") if isinstance(attestor, Mapping) else None
+                if not isinstance(certs, Mapping):
+                    return None     # no certificates (keys or keyless under Notary): not what notation reads
+                pems.append("\n".join(str(certs[k]) for k in ("cert", "certChain") if certs.get(k)))
+            count = attestor_set.get("count")
+            sets.append((int(count) if isinstance(count, int) and count > 0 else len(pems), tuple(pems)))
+        conditions = item.get("conditions") or []
+        out.append(_Attestation(i, str(item.get("type") or item.get("predicateType") or ""),
+                                str(item.get("name") or ""),
+                                tuple(c for c in conditions if isinstance(c, Mapping)), tuple(sets)))
+    return out
+
+
+def _verify_attestations(registry: Registry, attestations: Sequence[_Attestation], image: str,
+                         ctx: EvalContext | None) -> tuple[str, str, str]:
+    """(status, message, digest) of verifyAttestations for a Notary entry (kk: imageverifier.go
+    verifyAttestations, verifyAttestation, checkAttestations; pkg/notary FetchAttestations). A registry not
+    reached is the rule's error, not a fail."""
+    info = get_image_info(image)
+    digest = ""
+    for att in attestations:
+        path = f".attestations[{att.index}]"
+        if not att.type:
+            return "fail", f"{path}: missing type", ""
+        for j, (required, entries) in enumerate(att.sets):
+            verified = 0
+            errors: list[str] = []
+            unreachable = False
+            for certs in entries:
+                # kk: the entry's path takes the attestation's index, not the entry's
+                entry_path = f"{path}.attestors[{j}].entries[{att.index}]"
+                try:
+                    found, statements = fetch_attestations(registry, str(info), att.type, certs)
+                except RegistryError as err:
+                    unreachable = unreachable or err.unreachable
+                    errors.append(str(err))
+                    continue
+                except AttestationError as err:
+                    errors.append(str(err))
+                    continue
+                if not info.digest:
+                    info = get_image_info(f"{info}@{found}")
+                digest = digest or found
+                problem = _attestation_problem(statements, att, str(info), ctx)
+                if not problem:
+                    verified += 1
+                    if verified >= required:
+                        break
+                else:
+                    errors.append(f"{entry_path}: {problem}")
+            if verified < required:
+                why = "; ".join(errors) or "attestations verification failed"
+                return ("error" if unreachable else "fail"), (
+                    f"image attestations verification failed, verifiedCount: {verified}, requiredCount: "
+                    f"{required}, error: {why}"), ""
+    return "pass", f"verified image attestations for {info}", digest
+
+
+def _attestation_problem(statements: list[dict[str, Any]], att: _Attestation, image: str,
+                         ctx: EvalContext | None) -> str:
+    """kk verifyAttestation and checkAttestations: "" when every statement of the attestation's type meets its
+    conditions (each read with the statement's predicate merged into the rule's context), else why not."""
+    matching = [s for s in statements if s.get("type") == att.type]
+    if not matching:
+        return f"attestions not found for predicate type {att.type}"
+    for statement in matching:
+        if not att.conditions:
+            continue
+        if ctx is None:
+            raise NotDecided("attestation conditions need the rule's context, which kyrec loads after the "
+                             "registry is asked")
+        checked = EvalContext(ctx.data)
+        predicate = statement.get("predicate")
+        if att.name:
+            checked.add_context_entry(att.name, predicate)     # kk: AddContextEntry(name, rawResp)
+        checked.add_json(predicate if isinstance(predicate, dict) else {})
+        try:
+            for block in att.conditions:
+                ok, msg = evaluate_conditions(checked, block)
+                if not ok:
+                    return f"attestation checks failed for {image} and predicate {att.type}: {msg}"
+        except EngineError as err:
+            return f"failed to check attestations: {err}"
+    return ""
+
+
 def _identity_mismatch(spec: Mapping[str, Any], certificates: list[Any]) -> str:
     """kk: pkg/cosign matchSignatures / matchCertificateData: "" when one verified signature's certificate
     has the entry's subject and issuer (wildcards; regular expressions searched, as Go's MatchString), else
@@ -355,10 +482,14 @@ def _identity_mismatch(spec: Mapping[str, Any], certificates: list[Any]) -> str:
     return "; ".join(errors)
 
 
-def _verify_entry(registry: Registry, sets: list[tuple[int, list[_Signer]]], image: str
+def _verify_entry(registry: Registry, sets: list[tuple[int, list[_Signer]]], image: str,
+                  attestations: Sequence[_Attestation] = (), ctx: EvalContext | None = None
                   ) -> tuple[str, str, str]:
     """(status, message, digest) of verifyAttestors for one image (kk: verifyAttestorSet,
-    handleRegistryErrors: a network error is the rule's error, anything else its failure)."""
+    handleRegistryErrors: a network error is the rule's error, anything else its failure), then of its
+    attestations (kk verifyImage: attestors first, attestations after them passed)."""
+    if not sets:
+        return _verify_attestations(registry, attestations, image, ctx)
     digest = ""
     for required, keys in sets:
         verified = 0
@@ -403,6 +534,12 @@ def _verify_entry(registry: Registry, sets: list[tuple[int, list[_Signer]]], ima
                 errors.append(f"{path}: no matching signatures: {'; '.join(outcome.reasons)}")
         if verified < required:
             return ("error" if unreachable else "fail"), f"failed to verify image {image}: {'; '.join(errors)}", ""
+    if attestations:
+        # kk verifyImage: the attestors' digest becomes the image's before its attestations are checked
+        known = get_image_info(image)
+        status, message, found = _verify_attestations(
+            registry, attestations, image if known.digest or not digest else f"{image}@{digest}", ctx)
+        return status, message, (digest or found) if status == "pass" else ""
     return "pass", f"verified image signatures for {image}", digest
 
 
@@ -424,19 +561,22 @@ def _verify_notary(registry: Registry, signer: _Signer, image: str) -> tuple[str
 
 def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Image], images: list[_Image],
                    obj: Mapping[str, Any], old: Mapping[str, Any] | None, policy_name: str,
-                   rule_name: str) -> Outcome | None:
-    """Both phases with the registry, or None when an entry asks for what kyrec does not verify."""
+                   rule_name: str, ctx: EvalContext | None = None) -> Outcome | None:
+    """Both phases with the registry, or None when an entry asks for what kyrec does not verify. `ctx`: the
+    context attestation conditions read (None: they are not decided)."""
     plans = []
     for entry in entries:
         sets = _key_entries(entry) if entry.verifies else []
-        if sets is None or (registry.now is None and any(s.keyless for _, signers in sets for s in signers)):
+        attestations = _notary_attestations(entry)
+        if sets is None or attestations is None or (
+                registry.now is None and any(s.keyless for _, signers in sets for s in signers)):
             return None
-        plans.append((entry, sets))
+        plans.append((entry, sets, attestations))
     out = Outcome()
     patched: dict[tuple[str | int, ...], str] = {}
     verified: dict[str, str] = {}
     unreachable = False             # a registry that did not answer, as opposed to one that said no
-    for entry, sets in plans:
+    for entry, sets, attestations in plans:
         for image in matched:
             if old is not None and _at(old, image.pointer) == _at(obj, image.pointer):
                 continue
@@ -447,7 +587,7 @@ def _with_registry(registry: Registry, entries: list[_Entry], matched: list[_Ima
                     out.responses.append(("skip", f"skipping image reference image {text}, policy "
                                                   f"{policy_name} ruleName {rule_name}"))
                     continue
-                status, message, found = _verify_entry(registry, sets, text)
+                status, message, found = _verify_entry(registry, sets, text, attestations, ctx)
                 response = (status, message)
                 unreachable = unreachable or status == "error"      # _verify_entry's error: no answer
                 digest = digest or found

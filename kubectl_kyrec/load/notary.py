@@ -21,6 +21,11 @@ trusted identities `*`, a TSA store only when `tsaCerts` are given. What that de
   caller says so, as kyrec contacts only registries);
 - the payload's targetArtifact (media type, digest, size) is the image's descriptor.
 
+Referrer attestations (an ImageValidatingPolicy's `attestations[].referrer`, kk: imageverifiers/notary
+VerifyAttestationSignature and imagedataloader GetPayload): the image's referrers of the attestation's
+artifact type, each verified as above as an artifact of its own (its descriptor from the image's referrers
+index, its signatures its own Notary referrers); the payload is the referrer's one layer.
+
 By hand over `cryptography` (signatures, certificates) because no kept Python library reads notation's
 envelopes: the JWS JSON serialization and the COSE_Sign1 structure are small (a CBOR reader for the subset
 go-cose writes is below). RFC 3161 timestamp countersignatures are not verified: a policy with `tsaCerts`
@@ -31,8 +36,9 @@ from __future__ import annotations
 
 import base64
 import datetime
+import gzip
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography import x509
@@ -42,6 +48,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.x509.oid import AuthorityInformationAccessOID, ExtendedKeyUsageOID, ExtensionOID
 
+from kubectl_kyrec.golang.json import unmarshal
 from kubectl_kyrec.load.cosign import KeyError_, Verification, load_certificates, parse_ref
 from kubectl_kyrec.load.registry import ImageRef, Registry, RegistryError
 
@@ -52,6 +59,7 @@ PAYLOAD_TYPE = "application/vnd.cncf.notary.payload.v1+json"
 INDEX_TYPE = "application/vnd.oci.image.index.v1+json"
 MAX_SIGNATURE_ATTEMPTS = 10         # kk: notation.VerifyOptions{MaxSignatureAttempts: 10}
 MAX_REFERRERS = 50                  # kk: pkg/notary maxReferrersCount
+MAX_PAYLOAD = 10 * 1000 * 1000      # kk: imagedataloader maxPayloadSize
 
 # algorithm name -> (hash, ECDSA curve size or 0 for RSASSA-PSS); COSE's numbers name the same ones
 _ALGORITHMS: dict[str, tuple[type[hashes.HashAlgorithm], int]] = {
@@ -84,10 +92,12 @@ class Envelope:
     media_type: str = JWS
 
 
-def referrers(registry: Registry, ref: ImageRef, digest: str) -> list[dict[str, Any]]:
-    """The image's referrers of artifactType Notary signature: the OCI 1.1 referrers API, else (a registry
-    that does not serve it: 404, 400 or 405, as go-containerregistry's remote.Referrers falls back) the index
-    tagged `sha256-<hex>`. RegistryError when the registry cannot be read."""
+def referrers(registry: Registry, ref: ImageRef, digest: str, artifact_type: str = ARTIFACT_TYPE
+              ) -> list[dict[str, Any]]:
+    """The referrers of `digest` of `artifact_type` (default: Notary signatures), in the registry's order: the
+    OCI 1.1 referrers API, else (a registry that does not serve it: 404, 400 or 405, as go-containerregistry's
+    remote.Referrers falls back) the index tagged `sha256-<hex>`. RegistryError when the registry cannot be
+    read."""
     try:
         body, _, _ = registry.get(ref, f"referrers/{digest}", INDEX_TYPE)
         index = json.loads(body)
@@ -102,7 +112,7 @@ def referrers(registry: Registry, ref: ImageRef, digest: str) -> list[dict[str, 
                  if isinstance(m, dict)]
     if len(manifests) > MAX_REFERRERS:
         raise RegistryError(f"failed to fetch referrers: to many referrers found, max limit is {MAX_REFERRERS}")
-    return [m for m in manifests if m.get("artifactType") == ARTIFACT_TYPE]
+    return [m for m in manifests if m.get("artifactType") == artifact_type]
 
 
 def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: str = "") -> Verification:
@@ -123,6 +133,14 @@ def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: s
         raise RegistryError(f"failed to parse image reference: {image}: {err}", unreachable=err.unreachable,
                             status=err.status) from None
     target = {"mediaType": str(manifest.get("mediaType") or ""), "digest": digest, "size": len(body)}
+    return _verify_artifact(registry, ref, target, trusted, tsa)
+
+
+def _verify_artifact(registry: Registry, ref: ImageRef, target: dict[str, Any], trusted: list[x509.Certificate],
+                     tsa: bool) -> Verification:
+    """notation.Verify of the artifact `target` (its descriptor: mediaType, digest, size) in ref's repository:
+    its Notary signatures (referrers), at most 10 tried, the first that verifies decides."""
+    digest = str(target["digest"])
     result = Verification(digest)
     named = f"{ref.name}@{digest}"
     found = referrers(registry, ref, digest)[:MAX_SIGNATURE_ATTEMPTS]
@@ -151,6 +169,119 @@ def verify_signatures(registry: Registry, image: str, certs_pem: str, tsa_pem: s
         return result
     result.reasons.append("\n".join(["signature verification failed", *failures]))
     return result
+
+
+@dataclass
+class Attestation:
+    """An image's referrer attestations of one artifact type checked against a trust store: `verified` the
+    first referrer (its descriptor in the referrers index) whose Notary signature verified, else None and
+    `reasons` saying why each failed."""
+    digest: str
+    verified: dict[str, Any] | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+def verify_referrers(registry: Registry, image: str, artifact_type: str, certs_pem: str,
+                     tsa_pem: str = "") -> Attestation:
+    """kk: imageverifiers/notary VerifyAttestationSignature: the image's referrers of `artifact_type`, each
+    verified as notation verifies an artifact (its descriptor the one the image's referrers index gives,
+    imagedataloader FetchReference; its signatures its own Notary referrers); the first that verifies is the
+    attestation. RegistryError when the registry could not be read; KeyError_ for unreadable certificates;
+    NotDecided for what kyrec does not verify."""
+    trusted = load_certificates(certs_pem)
+    tsa = bool(load_certificates(tsa_pem))
+    if not trusted:
+        raise KeyError_("failed to parse certificates: no certificates found")
+    ref = parse_ref(image)
+    _, digest = registry.manifest(ref)
+    result = Attestation(digest)
+    candidates = referrers(registry, ref, digest, artifact_type)
+    if not candidates:
+        result.reasons.append(f"attestation verification failed, no attestations found for type: {artifact_type}")
+        return result
+    for candidate in candidates:
+        target = {"mediaType": candidate.get("mediaType"), "digest": candidate.get("digest"),
+                  "size": candidate.get("size")}
+        outcome = _verify_artifact(registry, ref, target, trusted, tsa)
+        if outcome.verified:
+            result.verified = candidate
+            return result
+        result.reasons.append(f"failed to verify attestation {artifact_type}, digest {target['digest']}: "
+                              + "; ".join(outcome.reasons))
+    return result
+
+
+def referrer_payload(registry: Registry, image: str, descriptor: dict[str, Any]) -> bytes:
+    """kk: imagedataloader FetchReferrerData: the one layer of the referrer manifest `descriptor` names,
+    uncompressed (go-containerregistry peeks for gzip), at most 10 MB. RegistryError when it cannot be read
+    or the referrer has not exactly one layer."""
+    ref = parse_ref(image)
+    manifest, _ = registry.manifest(ref, str(descriptor.get("digest")))
+    layers = [la for la in manifest.get("layers") or [] if isinstance(la, dict)]
+    if len(layers) != 1:
+        raise RegistryError("invalid referrer descriptor, must have only one layer")
+    body = registry.blob(ref, str(layers[0].get("digest")))
+    if body[:2] == b"\x1f\x8b":
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError) as err:
+            raise RegistryError(f"referrer layer of {ref.name}@{descriptor.get('digest')}: {err}") from None
+    return body[:MAX_PAYLOAD]
+
+
+class AttestationError(ValueError):
+    """Why a classic Notary entry's attestations could not be fetched, in Kyverno's words (pkg/notary
+    FetchAttestations)."""
+
+
+def fetch_attestations(registry: Registry, image: str, artifact_type: str, certs_pem: str
+                       ) -> tuple[str, list[dict[str, Any]]]:
+    """kk: pkg/notary FetchAttestations, a classic `type: Notary` entry's attestations of `artifact_type`: the
+    image's referrers (at most 50) in the registry's order, the first of that artifact type decides: verified
+    with `certs_pem` (the entry's cert and certChain; none given: not verified, as verifyAttestators skips the
+    check), then its statement (the referrer manifest's JSON, `type` its artifact type when it has none,
+    `predicate` its one layer's JSON object). (image digest, statements). AttestationError for a referrer that
+    does not verify or cannot be read as a statement, or none of the type; RegistryError when the registry
+    could not be read; NotDecided for what kyrec does not verify."""
+    ref = parse_ref(image)
+    _, digest = registry.manifest(ref)
+    for candidate in referrers(registry, ref, digest, artifact_type):
+        if certs_pem.strip():
+            trusted = load_certificates(certs_pem)
+            if not trusted:
+                raise AttestationError("failed to parse certificates: no certificates found")
+            target = {"mediaType": candidate.get("mediaType"), "digest": candidate.get("digest"),
+                      "size": candidate.get("size")}
+            outcome = _verify_artifact(registry, ref, target, trusted, False)
+            if not outcome.verified:
+                raise AttestationError("\n".join(outcome.reasons))
+        return digest, [_statement(registry, ref, candidate)]
+    # kk: the loop's `err` is nil there, printed by %s
+    raise AttestationError("failed to fetch attestations %!s(<nil>)")
+
+
+def _statement(registry: Registry, ref: ImageRef, descriptor: dict[str, Any]) -> dict[str, Any]:
+    """kk: pkg/notary extractStatement."""
+    manifest, _ = registry.manifest(ref, str(descriptor.get("digest")))
+    layers = [la for la in manifest.get("layers") or [] if isinstance(la, dict)]
+    if not layers:
+        raise AttestationError(f"no predicate found: {manifest}")
+    if len(layers) > 1:
+        raise AttestationError(f"multiple layers in predicate not supported: {manifest}")
+    body = registry.blob(ref, str(layers[0].get("digest")))
+    try:
+        # Go's json.Unmarshal: numbers are float64, errors in its words
+        predicate = unmarshal((gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body).decode())
+    except (ValueError, OSError, EOFError) as err:
+        raise AttestationError(str(err)) from None
+    if not isinstance(predicate, dict):
+        raise AttestationError("json: cannot unmarshal the predicate into Go value of type map[string]interface {}")
+    statement = dict(manifest)
+    if statement.get("type") is None:
+        statement["type"] = descriptor.get("artifactType")
+    if statement.get("predicate") is None:
+        statement["predicate"] = predicate
+    return statement
 
 
 def _verify_one(blob: bytes, media_type: str, target: dict[str, Any], trusted: list[x509.Certificate],

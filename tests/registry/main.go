@@ -10,6 +10,9 @@
 //	                                    chain (root last) in the signature's annotations, as cosign stores them
 //	              [--notary CHAIN.pem KEY.pem [--cose] [--tag-schema] [--expiry SECONDS]]
 //	                                    --notary: also a Notary signature made by notation-go (notary.go)
+//	              [--referrer ARTIFACT_TYPE PAYLOAD.json [--referrer-notary CHAIN.pem KEY.pem]]...
+//	                                    OCI 1.1 referrer artifacts of the image, each optionally signed by
+//	                                    notation-go (referrer.go)
 //	registry tuf DIR [--fulcio ROOT.pem] writes a TUF repository for Kyverno's CLI (tuf.go says why)
 //
 // The registry is go-containerregistry's pkg/registry (the one its own tests use). Signing writes exactly
@@ -153,6 +156,7 @@ type pushArgs struct {
 	cose, tagSchema                            bool
 	expirySeconds                              int
 	tamper                                     bool
+	referrers                                  []referrerArgs
 }
 
 func parsePush(args []string) (pushArgs, error) {
@@ -207,6 +211,22 @@ func parsePush(args []string) (pushArgs, error) {
 				return out, fmt.Errorf("--expiry %q: %w", args[i+1], err)
 			}
 			i++
+		case "--referrer":
+			if err := need(2); err != nil {
+				return out, err
+			}
+			out.referrers = append(out.referrers, referrerArgs{artifactType: args[i+1], payload: args[i+2]})
+			i += 2
+		case "--referrer-notary":
+			if err := need(2); err != nil {
+				return out, err
+			}
+			if len(out.referrers) == 0 {
+				return out, errors.New("--referrer-notary follows the --referrer it signs")
+			}
+			last := &out.referrers[len(out.referrers)-1]
+			last.notaryChain, last.notaryKey = args[i+1], args[i+2]
+			i += 2
 		case "--cose":
 			out.cose = true
 		case "--tag-schema":
@@ -229,8 +249,11 @@ func parsePush(args []string) (pushArgs, error) {
 	if (out.cert != "" || out.chain != "") && out.signKey == "" {
 		return out, errors.New("--cert and --chain need --sign KEY.pem (the certificate's key)")
 	}
-	if (out.cose || out.tagSchema || out.expirySeconds != 0) && out.notaryChain == "" {
-		return out, errors.New("--cose, --tag-schema and --expiry need --notary CHAIN.pem KEY.pem")
+	if (out.cose || out.expirySeconds != 0) && out.notaryChain == "" {
+		return out, errors.New("--cose and --expiry need --notary CHAIN.pem KEY.pem")
+	}
+	if out.tagSchema && out.notaryChain == "" && len(out.referrers) == 0 {
+		return out, errors.New("--tag-schema needs --notary CHAIN.pem KEY.pem or --referrer")
 	}
 	return out, nil
 }
@@ -269,6 +292,11 @@ func push(argv []string) error {
 	}
 	if args.notaryChain != "" {
 		if err := notarySign(args.ref, digest.String(), args); err != nil {
+			return err
+		}
+	}
+	if len(args.referrers) > 0 {
+		if err := pushReferrers(args.ref, digest.String(), args); err != nil {
 			return err
 		}
 	}

@@ -408,7 +408,7 @@ class ClassicEvaluator:
             self._attesting = attesting_references(r.raw for c in self.compiled for r in c.policy.rules
                                                    if r.type == "verifyImages")
         outcome = evaluate_verify_images(rule.raw, facts.obj, old, policy.meta.name, rule.name, self._attesting,
-                                         self.options.registry)
+                                         self.options.registry, ctx)
         if outcome is None:
             return []
         if ctx is not None and (rule.raw.get("context") or rule.raw.get("preconditions")):
@@ -722,7 +722,11 @@ _NO_LOADER = _NoLoader()
 
 def _reads_context(policy: ClassicPolicy, rule: ClassicRule) -> bool:
     if rule.type == "verifyImages":
-        return bool(rule.raw.get("context") or rule.raw.get("preconditions"))
+        # attestation conditions read the request's context beside the statement (classic/verify_images.py)
+        return bool(rule.raw.get("context") or rule.raw.get("preconditions") or any(
+            isinstance(entry, Mapping) and any(isinstance(a, Mapping) and a.get("conditions")
+                                               for a in entry.get("attestations") or [])
+            for entry in rule.raw.get("verifyImages") or []))
     if rule.type != "validate":
         return False
     if rule.validate_kind not in ("cel", "podSecurity") or rule.raw.get("context") or rule.raw.get("preconditions"):

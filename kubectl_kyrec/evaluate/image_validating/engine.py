@@ -173,13 +173,14 @@ def _compile_references(policy: ImageValidatingPolicy) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _predicate_types(policy: ImageValidatingPolicy) -> dict[str, str]:
-    """The in-toto predicate type of each attestation by name (spec.attestations[].intoto.type)."""
+def _attestation_types(policy: ImageValidatingPolicy, kind: str = "intoto") -> dict[str, str]:
+    """The type of each attestation of `kind` by name: spec.attestations[].intoto.type (the in-toto predicate
+    type) or spec.attestations[].referrer.type (an OCI 1.1 referrer's artifact type)."""
     out = {}
     for item in (policy.raw.get("spec") or {}).get("attestations") or []:
-        intoto = item.get("intoto") if isinstance(item, Mapping) else None
-        if isinstance(intoto, Mapping) and isinstance(intoto.get("type"), str):
-            out[str(item.get("name"))] = intoto["type"]
+        typed = item.get(kind) if isinstance(item, Mapping) else None
+        if isinstance(typed, Mapping) and isinstance(typed.get("type"), str):
+            out[str(item.get("name"))] = typed["type"]
     return out
 
 
@@ -214,7 +215,8 @@ def _compile_image_validating(policy: ImageValidatingPolicy, envs: Environments,
         return holder[0].supplied_data(image)
 
     library = imageverify_library(matches, frozenset(policy.attestations), supplied, registry=registry,
-                                  predicate_types=_predicate_types(policy))
+                                  predicate_types=_attestation_types(policy),
+                                  referrer_types=_attestation_types(policy, "referrer"))
     env, check_env = envs.extended(policy.meta.kind, policy.meta.namespace, [library])
     label = policy.meta.label
     defaults = {}
