@@ -111,6 +111,10 @@ class TargetChange:
     before: Mapping[str, Any] | None = None
     after: Mapping[str, Any] | None = None
     patch: tuple[Mapping[str, Any], ...] = ()
+    # False: the rule's own context, preconditions or exceptions decided it on the trigger, before any target
+    # was looked at; the webhook's background checks (engine ApplyBackgroundChecks) then make no UpdateRequest
+    # for the rule (pkg/webhooks/resource/updaterequest.go handleMutateExisting)
+    triggered: bool = True
 
 
 def _identity(obj: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
@@ -350,27 +354,28 @@ class ClassicMutator:
         loader = ContextLoader(self.core, self.sources, policy.meta.name, namespace, rule.name)
 
         def change(status: str, message: str, target: Mapping[str, Any] | None = None,
-                   after: Mapping[str, Any] | None = None) -> TargetChange:
+                   after: Mapping[str, Any] | None = None, triggered: bool = True) -> TargetChange:
             patch: tuple[Mapping[str, Any], ...] = ()
             if target is not None and after is not None:
                 m = mutation_of(policy.meta.key, policy.meta.kind, rule.name, target, after, policy.meta.source)
                 patch = m.patch if m is not None else ()
             return TargetChange(policy.meta.key, policy.meta.kind, rule.name, _identity(target), status, message,
-                                target, after, patch)
+                                target, after, patch, triggered)
 
         try:
             loader(rule.raw.get("context") or [], ctx)
         except EngineError as exc:
-            return [change(ERROR, f"failed to load context: {exc}")]
+            return [change(ERROR, f"failed to load context: {exc}", triggered=False)]
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
         except EngineError as exc:
-            return [change(ERROR, f"failed to evaluate preconditions: {exc}")]
+            return [change(ERROR, f"failed to evaluate preconditions: {exc}", triggered=False)]
         if not ok:
-            return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "))]
+            return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "), triggered=False)]
         matched = self._exceptions(policy, rule, facts, ctx)
         if matched:
-            return [change(SKIP, "rule is skipped due to policy exceptions" + ", ".join(e.key for e in matched))]
+            return [change(SKIP, "rule is skipped due to policy exceptions" + ", ".join(e.key for e in matched),
+                           triggered=False)]
         out: list[TargetChange] = []
         found: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
         for index, spec in enumerate((rule.raw.get("mutate") or {}).get("targets") or []):
