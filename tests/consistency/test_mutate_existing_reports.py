@@ -163,10 +163,13 @@ def test_applying_the_policy_reports_on_existing_triggers_with_mutate_existing_o
 
 
 def _capture(listed: list[str], unreadable: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A capture's List recording the kinds it listed (and those it could not read), holding the Namespace."""
+    """A capture's List recording the kinds it listed (and those it could not read) of the kinds the cluster
+    serves, holding the Namespace."""
     kinds = {"Namespace", "Pod", *listed}
     annotations = {"kyrec.io/listed": json.dumps([{"apiVersion": "v1", "kind": k, "namespace": ""}
-                                                  for k in sorted(kinds)])}
+                                                  for k in sorted(kinds)]),
+                   "kyrec.io/served": json.dumps([{"apiVersion": "v1", "kind": k} for k in
+                                                  ("ConfigMap", "Namespace", "Pod", "Secret")])}
     if unreadable:
         annotations["kyrec.io/unreadable"] = json.dumps([
             {"apiVersion": "v1", "kind": k, "namespace": "", "status": 403,
@@ -265,3 +268,28 @@ def test_diff_calls_an_entry_of_a_rule_the_policy_no_longer_has_stale(tmp_path: 
     _, out = _diff(tmp_path, _policy(), _pod_report(gone))
     assert out["summary"]["report"]["stale"] == 1, out
     assert out["changes"][0]["reason"] == "result-of-absent-policy"
+
+
+def test_reports_output_says_which_entry_is_undetermined(tmp_path: Path) -> None:
+    """`-o reports` writes no entry it cannot decide, and says so in a comment (docs/output.md)."""
+    _reports(tmp_path, _policy(), _capture([]), manifests=[POD])
+    run = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "policy.yaml"), "--state",
+                                   str(tmp_path / "state.yaml"), "-r", str(tmp_path / "manifests.yaml"),
+                                   "-o", "reports"])
+    assert run.exit_code == 0, run.stderr
+    assert run.stdout.startswith("# undetermined: mutate-existing-secret for Pod staging/myapp-pod: the target kind "
+                                 "Secret (v1) was not read; on the state as read: error")
+
+
+def test_a_rule_context_kyrec_cannot_answer_offline_is_undetermined(tmp_path: Path) -> None:
+    """The rule's context calls a service: what it patches (and so the entry) is not known offline (before:
+    the preview said `error`, and the entry would have been that error)."""
+    policy = _policy()
+    rule = policy["spec"]["rules"][0]
+    rule["context"] = [{"name": "settings", "apiCall": {"service": {"url": "http://settings.staging/foo"}}}]
+    rule["mutate"]["patchStrategicMerge"] = {"metadata": {"labels": {"foo": "{{ settings.foo }}"}}}
+    code, reports, err = _reports(tmp_path, policy, [NS, _secret("secret-1", 1)], manifests=[POD])
+    assert code == 0, err
+    assert _entries(reports, "Pod", "myapp-pod") == []
+    [(result, message)] = _preview(tmp_path)
+    assert result == "undetermined" and "which kyrec cannot answer offline" in message, message

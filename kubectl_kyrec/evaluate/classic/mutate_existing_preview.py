@@ -250,7 +250,8 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     triggers = [s for s in subjects if s.operation != "DELETE"]
     contexts = {id(s): subject_context(s, namespaces, options) for s in triggers}
     classic = options.classic if options.classic is not None else ClassicOptions()
-    sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
+    # the state's lookups refuse a kind it could not read, or did not (the rule's change is then undetermined)
+    sources = classic.sources if classic.sources is not None else state_sources(state, kinds, classic.state_lookups)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
                                sources=sources, options=classic, admissions=admissions,
                                listed=listed) if selected else []

@@ -362,14 +362,19 @@ class ClassicMutator:
             return TargetChange(policy.meta.key, policy.meta.kind, rule.name, _identity(target), status, message,
                                 target, after, patch, triggered)
 
+        def unknown(target: Mapping[str, Any] | None = None) -> list[TargetChange] | None:
+            # a context entry kyrec cannot answer (a lookup of a kind the state did not read, ...): whether the
+            # rule triggers, and what it does, is not known (triggered: its policy's entries are undetermined)
+            return [change(UNDETERMINED, unanswerable_message(loader), target)] if loader.unanswerable else None
+
         try:
             loader(rule.raw.get("context") or [], ctx)
         except EngineError as exc:
-            return [change(ERROR, f"failed to load context: {exc}", triggered=False)]
+            return unknown() or [change(ERROR, f"failed to load context: {exc}", triggered=False)]
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
         except EngineError as exc:
-            return [change(ERROR, f"failed to evaluate preconditions: {exc}", triggered=False)]
+            return unknown() or [change(ERROR, f"failed to evaluate preconditions: {exc}", triggered=False)]
         if not ok:
             return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "), triggered=False)]
         matched = self._exceptions(policy, rule, facts, ctx)
@@ -394,15 +399,16 @@ class ClassicMutator:
             found.extend((o, spec) for o in objs)
         for target, spec in found:
             ctx.replace_context_entry("target", dict(target))
+            loader.unanswerable = ""        # this target's own context decides
             try:
                 loader(spec.get("context") or [], ctx)
             except EngineError as exc:
-                out.append(change(ERROR, f"failed to load context: {exc}", target))
+                out.extend(unknown(target) or [change(ERROR, f"failed to load context: {exc}", target)])
                 continue
             try:
                 ok, msg = self.core.conditions(ctx, spec.get("preconditions"))
             except EngineError as exc:
-                out.append(change(ERROR, f"failed to evaluate preconditions: {exc}", target))
+                out.extend(unknown(target) or [change(ERROR, f"failed to evaluate preconditions: {exc}", target)])
                 continue
             if not ok:
                 out.append(change(SKIP, join_non_empty(["preconditions not met", msg], "; "), target))
@@ -417,6 +423,8 @@ class ClassicMutator:
                     ctx.replace_context_entry("target", dict(outcome.resource))
             if outcome.status == PASS:
                 out.append(change(PASS, success_message(outcome.resource), target, outcome.resource))
+            elif outcome.status == ERROR and loader.unanswerable:
+                out.extend(unknown(target) or ())       # a lazily loaded entry kyrec cannot answer
             else:
                 out.append(change(outcome.status, outcome.message, target))
         return out
