@@ -178,6 +178,11 @@ def report_results(changes: Sequence[TargetChange], rules: _Rules, sctx: Subject
     from kubectl_kyrec.evaluate.validating.engine import make_result
 
     triggered = {c.policy for c in changes if c.triggered}
+    # the last pass of each rule: a rule with reportProperties hands every response that one map, and
+    # MutationEngineResponseToReportResults adds `patched-target` to it in place, so every entry of the rule
+    # carries the last patched target, a skip or an error too (Kyverno v1.17.2's background controller wrote
+    # `skip` `no patches applied` with the other target's `patched-target`: tests/consistency)
+    last_pass = {(c.policy, c.rule): c.after for c in changes if c.result == "pass" and c.after is not None}
     seen: set[tuple[str, str]] = set()
     out: dict[int, tuple[Result, bool]] = {}
     for index, change in enumerate(changes):
@@ -187,8 +192,11 @@ def report_results(changes: Sequence[TargetChange], rules: _Rules, sctx: Subject
         seen.add((change.policy, change.rule))
         rule = rules.get(change)
         props = dict(rule.report_properties) if rule is not None else {}
-        if change.result == "pass" and change.after is not None:
-            props["patched-target"] = generated_resources_property([change.after])
+        patched = last_pass.get((change.policy, change.rule)) if props else None
+        if change.result == "pass" and change.after is not None and patched is None:
+            patched = change.after
+        if patched is not None:
+            props["patched-target"] = generated_resources_property([patched])
         result = make_result(policy.meta, "kyverno", sctx, change.rule, change.result, change.message, props, (),
                              policy.background)
         out[index] = (result, change.result != UNDETERMINED
