@@ -316,3 +316,15 @@ def test_kyverno_s_background_controller_wrote_the_entries_kyrec_expects(tmp_pat
     assert len(golden["cases"]) == len(CASES)
     for policy, namespace, name in CASES:
         assert mine[f"{namespace}/{name}"][f"{policy}/r"] == golden["cases"][f"{policy} {namespace}/{name}"]["entry"]
+
+
+def test_diff_leaves_out_the_entry_of_a_plain_mutate_rule_of_such_a_policy(tmp_path: Path) -> None:
+    """ProcessUR runs the whole policy (engine.Mutate) and reports every mutate rule's response on the trigger,
+    a plain mutate rule's too: written when the UpdateRequest was processed, not compared either."""
+    policy = _policy()
+    policy["spec"]["rules"].append({"name": "stamp-pod", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                                    "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"stamped": "on"}}}}})
+    plain = {**KYVERNO_ENTRY, "rule": "stamp-pod", "result": "skip", "message": "no patches applied",
+             "properties": {"process": "background scan"}}
+    code, out = _diff(tmp_path, policy, _pod_report(KYVERNO_ENTRY, plain))
+    assert code == 0 and out["summary"]["report"]["stale"] == 0, out

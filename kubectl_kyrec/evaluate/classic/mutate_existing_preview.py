@@ -72,14 +72,14 @@ def _mutate_existing_rules(policy: ClassicPolicy) -> list[ClassicRule]:
 
 
 def mutate_existing_rule_keys(policies: Sequence[ClassicPolicy]) -> frozenset[tuple[str, str]]:
-    """(policy key, rule name) of every mutate-existing rule, autogen ones included: the rules whose report
-    entries record the targets as the background controller found them when it processed the trigger
-    (docs/semantics/reports.md#mutate-existing-entries)."""
+    """(policy key, rule name) of every mutate rule, autogen ones included, of the policies with a
+    mutate-existing rule: the entries the background controller writes when it processes the trigger (it runs
+    the whole policy, engine.Mutate, and reports every mutate rule's response), which record the targets (and
+    the trigger) as they were then (docs/semantics/reports.md, "Mutate-existing entries")."""
     from kubectl_kyrec.classic.autogen import compute_rules_every_controller
 
     return frozenset((p.meta.key, r.name) for p in policies if _mutate_existing_rules(p)
-                     for r in compute_rules_every_controller(p)
-                     if r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets"))
+                     for r in compute_rules_every_controller(p) if r.type == "mutate")
 
 
 def _on_policy_update(policy: ClassicPolicy, rule: ClassicRule) -> bool:
