@@ -18,7 +18,9 @@ type and scope:
   `context[].apiCall` GETs (the kind of the urlPath, through discovery), in the rule, its foreach and nested
   foreach, and `resource.Get/List("v1", "configmaps", ...)` in the CEL kinds' expressions (in every
   namespace; the one scan GeneratingPolicies' clone sources use), whatever `-n` says; a lookup of a kind not
-  read is the rule's error, not "not found" (run/providers.py state_lookups);
+  read is the rule's error, not "not found" (run/providers.py state_lookups); and, read the same way, the
+  kinds classic mutate-existing rules target (`mutate.targets[].kind`, in its namespace when a literal), which
+  eval's previews and their report entries read (a target kind not read makes them undetermined);
 - every other kind with the selector `app.kubernetes.io/managed-by=kyverno`, so that owned downstreams of
   any kind are found (policy-gone, kinds a policy stopped generating);
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
@@ -300,13 +302,35 @@ def _lookups(doc: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
             yield api_version, resource, ""
 
 
+def _mutate_targets(doc: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
+    """(apiVersion, kind, namespace) of a ClusterPolicy/Policy's mutate-existing targets where the kind is a
+    literal: the background controller reads them (handlers/mutation loadTargets), and so do eval's previews
+    and their report entries (evaluate/classic/mutate_existing_preview.py). Namespace "": every namespace."""
+    kind = doc.get("kind")
+    if kind not in ("ClusterPolicy", "Policy") or not str(doc.get("apiVersion", "")).startswith("kyverno.io/"):
+        return
+    own = str((doc.get("metadata") or {}).get("namespace") or "") if kind == "Policy" else ""
+    for rule in (doc.get("spec") or {}).get("rules") or []:
+        mutate = rule.get("mutate") if isinstance(rule, Mapping) else None
+        for target in (mutate.get("targets") or []) if isinstance(mutate, Mapping) else []:
+            if not isinstance(target, Mapping) or "{{" in str(target.get("apiVersion", "")) + str(target.get(
+                    "kind", "")):
+                continue
+            namespace = own or str(target.get("namespace") or "")
+            yield str(target.get("apiVersion") or ""), str(target.get("kind") or ""), \
+                "" if "{{" in namespace or "*" in namespace or "?" in namespace else namespace
+
+
 def kinds_read_by_lookups(docs: Iterable[Mapping[str, Any]], found: Discovered
                           ) -> list[tuple[ResourceInfo, frozenset[str]]]:
-    """The kinds the policies' lookups read, each with the namespaces it is read in ("" = every one)."""
+    """The kinds the policies' lookups read, and the targets of their mutate-existing rules, each with the
+    namespaces it is read in ("" = every one)."""
     out: dict[tuple[str, str], tuple[ResourceInfo, set[str]]] = {}
     for doc in docs:
-        for api_version, resource, namespace in _lookups(doc):
-            info = found.kind_table().by_resource(*_group_version(api_version), resource.split("/", 1)[0])
+        reads = [(found.kind_table().by_resource(*_group_version(api_version), resource.split("/", 1)[0]), namespace)
+                 for api_version, resource, namespace in _lookups(doc)]
+        reads += [(found.find(api_version, kind), namespace) for api_version, kind, namespace in _mutate_targets(doc)]
+        for info, namespace in reads:
             if info is None:
                 continue
             best = found.preferred_for(info.group, info.kind) or info

@@ -6,8 +6,9 @@ themselves reports, policies or Kyverno's bookkeeping are never subjects.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
@@ -17,6 +18,9 @@ from kubectl_kyrec.expect.reports import ExpectedReports
 from kubectl_kyrec.load.policy.policies import PolicySet, is_policy_document
 from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
 from kubectl_kyrec.model import UNDETERMINED, Document, Result, Subject
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
 
 # report and bookkeeping kinds are never scanned subjects
 NOT_SUBJECTS = {
@@ -87,6 +91,13 @@ def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]
         reportable = o.owed and "reports.kyverno.io/disabled" not in o.policy.meta.labels
         out.append((o.result, reportable))
     return out
+
+
+def mutate_existing_pairs(previews: Iterable[TargetPreview]) -> list[tuple[Result, bool]]:
+    """Classic mutate-existing results as the triggers' reports carry them: the entry the background controller
+    writes once it processed the trigger's UpdateRequest (evaluate/classic/mutate_existing_preview.py
+    report_results; docs/semantics/reports.md#mutate-existing-entries). An undetermined one is never reported."""
+    return [p.report for p in previews if p.report is not None]
 
 
 def undetermined_pairs(generating: GeneratingOutcome | None, outcome: EvalOutcome | None = None

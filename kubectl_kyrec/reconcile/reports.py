@@ -206,6 +206,9 @@ class ReportDiff:
     verdicts: tuple[Verdict, ...] = ()          # the engine's, one per subject in scope (as `subjects`)
     # report sources of policy kinds kyrec does not evaluate whose results were left out
     left_out_sources: tuple[str, ...] = ()
+    # (policy, rule) of the history-dependent rules (diff_reports `history_rules`) whose entries the state's
+    # reports held, with how many subjects' reports held one
+    left_out_rules: tuple[tuple[str, str, int], ...] = ()
 
     def left_out_notice(self) -> str | None:
         if not self.left_out_sources:
@@ -531,6 +534,7 @@ def diff_reports(
     evaluated_uids: Collection[str] | None = None,
     undetermined: Collection[tuple[str, str]] = (),
     unevaluated_sources: Collection[str] = UNEVALUATED_SOURCES,
+    history_rules: Collection[tuple[str, str]] = (),
 ) -> ReportDiff:
     """Classify every subject in scope and every Kyverno report of the active API in `state`.
 
@@ -543,7 +547,10 @@ def diff_reports(
     (policy, subject uid) pairs whose result kyrec cannot decide; the cluster's entries for them are not
     compared (the report holds a result there that kyrec can neither confirm nor call stale).
     `unevaluated_sources`: report sources of policy kinds kyrec does not evaluate (MutatingPolicy, ...):
-    their results are left out on both sides, so they are never stale, orphan or missing.
+    their results are left out on both sides, so they are never stale, orphan or missing. `history_rules`:
+    (policy, rule) of classic rules whose entries say what happened when Kyverno processed a request, not what
+    the state shows (mutate-existing rules: the targets as the background controller found them then); their
+    `kyverno` results are left out on both sides, each subject's counted in `left_out_rules`.
     """
     api = report_api or detect_report_api(state)
     if api not in REPORT_KINDS:
@@ -561,8 +568,20 @@ def diff_reports(
             return False
         return policies is None or policy in policies
 
+    history = set(history_rules)
+    history_seen: dict[tuple[str, str], set[str]] = {}
+
     def keep_result(r: Mapping[str, Any]) -> bool:
-        return kept(str(r.get("source") or ""), str(r.get("policy") or ""))
+        source, policy = str(r.get("source") or ""), str(r.get("policy") or "")
+        if history and source == "kyverno" and (policy, str(r.get("rule") or "")) in history:
+            return False
+        return kept(source, policy)
+
+    def note_history(uid: str, results: Iterable[Mapping[str, Any]]) -> None:
+        for r in results:
+            key = (str(r.get("policy") or ""), str(r.get("rule") or ""))
+            if str(r.get("source") or "") == "kyverno" and key in history:
+                history_seen.setdefault(key, set()).add(uid)
 
     undecided = set(undetermined)
     left_out: list[tuple[str, Ref]] = []
@@ -625,6 +644,8 @@ def diff_reports(
         # an object outside the scope (filtered, or owed nothing) is owed no result, whatever was expected
         exp_results = expected_of(expectation.key) if expectation.in_scope else []
         keep = keeps.get(expectation.key, keep_result)
+        if history:
+            note_history(expectation.key, _results(report_of[id(claim)]))
         act_results = [r for r in _results(report_of[id(claim)]) if keep(r)]
         comparison = compare_results(exp_results, act_results)
         shown = None
@@ -641,6 +662,8 @@ def diff_reports(
         found = existing.get(uid)
         keep = keeper(ref_of(found)) if found is not None else keep_result
         carried = [res for c in reports for res in _results(report_of[id(c)])]
+        if history and found is not None:
+            note_history(uid, carried)
         if carried and all(str(res.get("source") or "") in unevaluated_sources for res in carried):
             # only results of policy kinds kyrec does not evaluate: never orphan or stale
             left_out_kinds.update(str(res.get("source") or "") for res in carried)
@@ -664,7 +687,8 @@ def diff_reports(
                 for v in outcome.verdicts]
     return ReportDiff(api, tuple(changes), tuple(statuses), tuple(filtered_out), tuple(ignored),
                       undetermined=tuple(dict.fromkeys(left_out)), verdicts=outcome.verdicts,
-                      left_out_sources=tuple(sorted(left_out_kinds)))
+                      left_out_sources=tuple(sorted(left_out_kinds)),
+                      left_out_rules=tuple((p, r, len(uids)) for (p, r), uids in sorted(history_seen.items())))
 
 
 _NOT_IN_SCOPE = ScanDecision(NextScan.NONE, "not-in-scope", None)

@@ -146,7 +146,7 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     if on_results is not None and options.base_policy_paths:
         raise ValueError("--base-policy compares every result: they cannot be handed on and dropped")
     from kubectl_kyrec.evaluate.pipeline import run_eval as evaluate
-    from kubectl_kyrec.expect.report_scope import generating_pairs
+    from kubectl_kyrec.expect.report_scope import generating_pairs, mutate_existing_pairs
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import validated_for_run
@@ -229,11 +229,12 @@ def run_eval(options: EvalRunOptions, source: InputSource,
             hand_on(ResultPairs(results, bytearray(len(results))))
         results = []
     report_pairs: Sequence[tuple[Result, bool]] = outcome.pairs
-    if generated.outcomes:
-        # Kyverno reports a GeneratingPolicy's result in the trigger's report too (after the others: handed
-        # on, they are the only ones kept)
+    # Kyverno reports a GeneratingPolicy's result, and a mutate-existing rule's, in the trigger's report too
+    # (after the others: handed on, they are the only ones kept)
+    later = [*generating_pairs(generated), *mutate_existing_pairs(target_changes)]
+    if later:
         report_pairs = ResultPairs(list(outcome.pairs.results), bytearray(outcome.pairs.reportable))
-        report_pairs.extend(generating_pairs(generated))
+        report_pairs.extend(later)
     # a policy Kyverno refuses is reported by the validate evaluator and by the generate run alike: once
     errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated.errors,
                                  *payload_errors]))
@@ -318,7 +319,8 @@ def _target_changes(inputs: Inputs, subjects: Sequence[Subject], admissions: Seq
 
     return mutate_existing_preview(inputs.policies, subjects, admissions, inputs.state.objects, inputs.kinds, options,
                                    envs, manifests=inputs.resources_named,
-                                   state_given=bool(inputs.state.objects or inputs.state.listed))
+                                   state_given=bool(inputs.state.objects or inputs.state.listed),
+                                   listed=inputs.state.is_listed)
 
 
 class _Counted:

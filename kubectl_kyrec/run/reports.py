@@ -35,6 +35,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     over every trigger (else done here): their results are in the triggers' reports.
     """
     from kubectl_kyrec.evaluate.classic.engine import ClassicOptions
+    from kubectl_kyrec.evaluate.classic.mutate_existing_preview import mutate_existing_rule_keys
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
     from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
@@ -63,7 +64,8 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         # a default install's reports controller runs with --skipResourceFilters=true
                         resource_filters=config.background_scan_filters(skip_resource_filters=skip_resource_filters),
                         policies=None if all_policies else scope.policy_keys,
-                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating, scope.outcome))
+                        evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating, scope.outcome),
+                        history_rules=mutate_existing_rule_keys(inputs.policies.classic))
     diff = held_reports(diff, inputs)
     return selected_reports(diff, inputs, selection), scope
 
@@ -171,5 +173,10 @@ def undetermined_notices(diff: ReportDiff) -> list[str]:
         by_policy[policy] = by_policy.get(policy, 0) + 1
     notices = [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
                "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
+    # mutate-existing entries say what the background controller found on the targets when it processed the
+    # trigger; the state holds the targets as they are now (patched, most likely)
+    notices.extend(f"{policy} rule {rule}: the mutate-existing entries in {count} report(s) record the targets as "
+                   "Kyverno's background controller found them when it processed the trigger, which the state "
+                   "does not show: not compared" for policy, rule, count in diff.left_out_rules)
     left_out = diff.left_out_notice()       # results of policy kinds kyrec does not evaluate
     return [*notices, left_out] if left_out else notices

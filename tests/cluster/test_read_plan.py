@@ -214,3 +214,20 @@ def test_a_cel_policy_s_literal_resource_lookup_is_read_everywhere() -> None:
                                                     '.items.size() > 0'}]}}
     reads = _reads(vpol, downstreams=False, reports=False, namespace="shop")
     assert reads[("ConfigMap", "")] == "" and reads[("Secret", "")] == "" and reads[("Deployment", "shop")] == ""
+
+
+def test_a_mutate_existing_rule_s_target_kind_is_read_where_it_looks() -> None:
+    """eval's preview of a mutate-existing rule, and the report entry it gives, read the targets: a target kind
+    the state did not list makes them undetermined (evaluate/classic/mutate_existing_preview.py)."""
+    def cpol(namespace: str, kind: str = "Secret") -> dict[str, Any]:
+        return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "c"}, "spec": {"rules": [
+            {"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+             "mutate": {"targets": [{"apiVersion": "v1", "kind": kind, "namespace": namespace, "name": "s"}],
+                        "patchStrategicMerge": {"metadata": {"labels": {"a": "b"}}}}}]}}
+    reads = _reads(cpol("vault"), downstreams=False, reports=False, namespace="shop")
+    assert reads[("Secret", "vault")] == "" and reads[("Pod", "shop")] == ""
+    reads = _reads(cpol("{{ request.object.metadata.namespace }}"), downstreams=False, reports=False)
+    assert reads[("Secret", "")] == ""
+    # a kind made of a variable names nothing to read ahead
+    assert not [k for k in _reads(cpol("vault", "{{ request.object.kind }}"), downstreams=False, reports=False)
+                if k[0] == "Secret"]

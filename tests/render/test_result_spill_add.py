@@ -95,7 +95,7 @@ def _reports_of_spill(statuses: list[str]) -> tuple[str, int]:
 
     spill.chunks = counted      # type: ignore[method-assign,assignment]
     now = datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc)
-    view = SimpleNamespace(results=[], handed=spill,
+    view = SimpleNamespace(results=[], handed=spill, target_changes=[],
                            report_items=lambda: spilled_report_items(spill, [], now, "wgpolicyk8s.io/v1alpha2"))
     out = io.StringIO()
     try:

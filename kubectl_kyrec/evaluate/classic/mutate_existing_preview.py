@@ -25,7 +25,7 @@ policy at a time (pkg/background/mpol/processor.go Process; evaluate/mutating/mu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.policies import PolicySet
-from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Source, Subject
+from kubectl_kyrec.model import UNDETERMINED, Document, Ref, Result, Source, Subject
 
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments
@@ -42,13 +42,21 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
 
 
+# (apiVersion, kind, namespace) -> whether the state listed that kind there: True listed, False unreadable,
+# None no record (load/run_inputs/cluster_state.py ClusterState.is_listed)
+Listed = Callable[[str, str, str], "bool | None"]
+
+
 @dataclass(frozen=True)
 class TargetPreview:
-    """One target change and the trigger whose UpdateRequest makes it."""
+    """One target change and the trigger whose UpdateRequest makes it; `report`: the entry the background
+    controller writes in the trigger's report for the change's rule, with whether it is reportable
+    (report_results), on the change whose response that entry is; None on the others."""
 
     trigger: Ref
     trigger_source: Source | None
     change: TargetChange
+    report: tuple[Result, bool] | None = None
 
     def to_json(self) -> dict[str, Any]:
         c = self.change
@@ -61,6 +69,17 @@ class TargetPreview:
 
 def _mutate_existing_rules(policy: ClassicPolicy) -> list[ClassicRule]:
     return [r for r in policy.rules if r.type == "mutate" and (r.raw.get("mutate") or {}).get("targets")]
+
+
+def mutate_existing_rule_keys(policies: Sequence[ClassicPolicy]) -> frozenset[tuple[str, str]]:
+    """(policy key, rule name) of every mutate rule, autogen ones included, of the policies with a
+    mutate-existing rule: the entries the background controller writes when it processes the trigger (it runs
+    the whole policy, engine.Mutate, and reports every mutate rule's response), which record the targets (and
+    the trigger) as they were then (docs/semantics/reports.md, "Mutate-existing entries")."""
+    from kubectl_kyrec.classic.autogen import compute_rules_every_controller
+
+    return frozenset((p.meta.key, r.name) for p in policies if _mutate_existing_rules(p)
+                     for r in compute_rules_every_controller(p) if r.type == "mutate")
 
 
 def _on_policy_update(policy: ClassicPolicy, rule: ClassicRule) -> bool:
@@ -86,30 +105,136 @@ def mutate_existing_policies(policies: PolicySet, *, on_policy_update: bool) -> 
 
 def preview_targets(policies: Sequence[ClassicPolicy], exceptions: Sequence[Any], triggers: Sequence[Subject],
                     contexts: Mapping[int, SubjectContext], state: Sequence[Document], *, now: Any,
-                    sources: Any, options: ClassicOptions, admissions: Sequence[Admission] = ()
-                    ) -> list[TargetPreview]:
+                    sources: Any, options: ClassicOptions, admissions: Sequence[Admission] = (),
+                    listed: Listed | None = None) -> list[TargetPreview]:
     """Every target change `policies` make for `triggers` (`contexts`: each trigger's request, by id), the
-    targets among `state`; a trigger whose admission is not known gives undetermined changes."""
+    targets among `state`, with the report entries they give (report_results; `listed`: what the state
+    listed); a trigger whose admission is not known gives undetermined changes."""
     mutator = ClassicMutator(policies, exceptions, state=state, now=now, sources=sources, options=options)
     unknown = {id(a.subject.ref): "; ".join(dict.fromkeys(a.undetermined)) for a in admissions if a.undetermined}
+    rules = _Rules({p.meta.key: p for p in policies})
     out: list[TargetPreview] = []
     for trigger in triggers:
         reason = unknown.get(id(trigger.ref))
+        changes = []
         for change in mutator.mutate_existing(contexts[id(trigger)], state):
             if reason is not None:
                 change = dataclasses.replace(change, result=UNDETERMINED, message=(
                     f"the admitted trigger is not known ({reason}); on the object admitted in load order: "
                     f"{change.result}" + (f" ({change.message})" if change.message else "")))
-            out.append(TargetPreview(trigger.ref, trigger.source, change))
+            elif listed is not None and change.triggered:
+                # the targets are the state's: what it did not read, it cannot say is there or not
+                unread = _unread_target(rules.get(change), change, listed)
+                if unread is not None:
+                    change = dataclasses.replace(change, result=UNDETERMINED, message=(
+                        f"{unread}; on the state as read: {change.result}"
+                        + (f" ({change.message})" if change.message else "")))
+            changes.append(change)
+        reports = report_results(changes, rules, contexts[id(trigger)])
+        out.extend(TargetPreview(trigger.ref, trigger.source, c, reports.get(i)) for i, c in enumerate(changes))
     return out
+
+
+class _Rules:
+    """The run's mutate-existing policies by key, and each one's rules (autogen ones too) by name."""
+
+    def __init__(self, policies: Mapping[str, ClassicPolicy]) -> None:
+        self.policies = policies
+        self._rules: dict[str, dict[str, ClassicRule]] = {}
+
+    def get(self, change: TargetChange) -> ClassicRule | None:
+        from kubectl_kyrec.classic.autogen import compute_rules_every_controller
+
+        policy = self.policies.get(change.policy)
+        if policy is None:
+            return None
+        if change.policy not in self._rules:
+            self._rules[change.policy] = {r.name: r for r in compute_rules_every_controller(policy)}
+        return self._rules[change.policy].get(change.rule)
+
+
+def report_results(changes: Sequence[TargetChange], rules: _Rules, sctx: SubjectContext
+                   ) -> dict[int, tuple[Result, bool]]:
+    """The entries the background controller writes in the trigger's report for its mutate-existing rules
+    (kk: pkg/background/mutate/mutate.go ProcessUR -> createReports -> pkg/utils/report BuildMutateExistingReport,
+    MutationEngineResponseToReportResults), by the index in `changes` (one trigger's, in the engine's order) of
+    the change each entry is made from:
+
+    - a policy gets an UpdateRequest only when one of its rules passes the webhook's background checks on the
+      trigger (match, the rule's context, preconditions and exceptions: `triggered`); the controller then runs
+      the whole policy (engine.Mutate) and reports every rule response: a policy none of whose rules got that far
+      reports nothing;
+    - one entry per rule response, ToPolicyReportResult's fields (source `kyverno`, the rule, its message,
+      `process`, the rule's reportProperties) plus `patched-target` (getResourceInfo of the patched target) on a
+      pass;
+    - the aggregator keys classic results by (policy, rule, subject) and keeps the first of equal timestamps
+      (pkg/controllers/report/aggregate/utils.go mergeReports): of a rule's responses (one per target, the
+      target-loading error first) the first is the entry.
+
+    Reportable unless the policy is labelled `reports.kyverno.io/disabled` (IsPolicyReportable; the background
+    flag does not matter: the background controller reports mutate-existing rules whatever it says), and never
+    when `undetermined` (the admitted trigger, or a target kind, was not known: preview_targets)."""
+    from kubectl_kyrec.evaluate.generating.engine import generated_resources_property
+    from kubectl_kyrec.evaluate.validating.engine import make_result
+
+    triggered = {c.policy for c in changes if c.triggered}
+    # the last pass of each rule: a rule with reportProperties hands every response that one map, and
+    # MutationEngineResponseToReportResults adds `patched-target` to it in place, so every entry of the rule
+    # carries the last patched target, a skip or an error too (Kyverno v1.17.2's background controller wrote
+    # `skip` `no patches applied` with the other target's `patched-target`: tests/consistency)
+    last_pass = {(c.policy, c.rule): c.after for c in changes if c.result == "pass" and c.after is not None}
+    seen: set[tuple[str, str]] = set()
+    out: dict[int, tuple[Result, bool]] = {}
+    for index, change in enumerate(changes):
+        policy = rules.policies.get(change.policy)
+        if policy is None or change.policy not in triggered or (change.policy, change.rule) in seen:
+            continue
+        seen.add((change.policy, change.rule))
+        rule = rules.get(change)
+        props = dict(rule.report_properties) if rule is not None else {}
+        patched = last_pass.get((change.policy, change.rule)) if props else None
+        if change.result == "pass" and change.after is not None and patched is None:
+            patched = change.after
+        if patched is not None:
+            props["patched-target"] = generated_resources_property([patched])
+        result = make_result(policy.meta, "kyverno", sctx, change.rule, change.result, change.message, props, (),
+                             policy.background)
+        out[index] = (result, change.result != UNDETERMINED
+                      and "reports.kyverno.io/disabled" not in policy.meta.labels)
+    return out
+
+
+def _unread_target(rule: ClassicRule | None, change: TargetChange, listed: Listed) -> str | None:
+    """Why the rule's targets cannot be known from the state: a target kind it did not list (unreadable, or
+    never read); None when every kind the rule's target specs name was listed where they look."""
+    for spec in () if rule is None else (rule.raw.get("mutate") or {}).get("targets") or []:
+        if not isinstance(spec, Mapping):
+            continue
+        api_version, kind = str(spec.get("apiVersion") or ""), str(spec.get("kind") or "")
+        if "{{" in api_version + kind:
+            if not change.target[1]:
+                return "the rule's target kind is a variable: kyrec cannot tell which kind to have read"
+            api_version, kind = change.target[0], change.target[1]
+        namespace = str(spec.get("namespace") or "")
+        if "{{" in namespace:
+            # the namespace the variable gave, when a target was found there; else the kind listed everywhere
+            namespace = change.target[2] if change.target[1] == kind else ""
+        answer = listed(api_version, kind, namespace)
+        if answer is not True:
+            where = f" in namespace {namespace}" if namespace else ""
+            how = "could not be read" if answer is False else "was not read"
+            return f"the target kind {kind} ({api_version}){where} {how}"
+    return None
 
 
 def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], admissions: Sequence[Admission],
                             state: Sequence[Document], kinds: Any, options: EvalOptions, envs: Environments, *,
-                            manifests: bool, state_given: bool) -> tuple[list[TargetPreview], list[str]]:
+                            manifests: bool, state_given: bool, listed: Listed | None = None
+                            ) -> tuple[list[TargetPreview], list[str]]:
     """eval's preview: the target changes of the run's mutate-existing rules (`manifests`: the subjects are
     the applied manifests, as admitted; else the state's objects, and only rules that act on a policy
-    update), and the notices saying what was not previewed."""
+    update), and the notices saying what was not previewed. `listed`: what the state listed: a target change
+    (and its report entry) whose rule names a target kind the state did not list is undetermined."""
     from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
     from kubectl_kyrec.evaluate.namespaces import namespace_objects
     from kubectl_kyrec.evaluate.pipeline import subject_context
@@ -133,9 +258,11 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     triggers = [s for s in subjects if s.operation != "DELETE"]
     contexts = {id(s): subject_context(s, namespaces, options) for s in triggers}
     classic = options.classic if options.classic is not None else ClassicOptions()
-    sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
+    # the state's lookups refuse a kind it could not read, or did not (the rule's change is then undetermined)
+    sources = classic.sources if classic.sources is not None else state_sources(state, kinds, classic.state_lookups)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
-                               sources=sources, options=classic, admissions=admissions) if selected else []
+                               sources=sources, options=classic, admissions=admissions,
+                               listed=listed) if selected else []
     if mpols:
         more, errors = _mutating_previews(mpols, policies, triggers, contexts, state, kinds, options, envs, admissions)
         previews.extend(more)

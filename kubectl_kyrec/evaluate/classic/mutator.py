@@ -111,6 +111,10 @@ class TargetChange:
     before: Mapping[str, Any] | None = None
     after: Mapping[str, Any] | None = None
     patch: tuple[Mapping[str, Any], ...] = ()
+    # False: the rule's own context, preconditions or exceptions decided it on the trigger, before any target
+    # was looked at; the webhook's background checks (engine ApplyBackgroundChecks) then make no UpdateRequest
+    # for the rule (pkg/webhooks/resource/updaterequest.go handleMutateExisting)
+    triggered: bool = True
 
 
 def _identity(obj: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
@@ -350,27 +354,33 @@ class ClassicMutator:
         loader = ContextLoader(self.core, self.sources, policy.meta.name, namespace, rule.name)
 
         def change(status: str, message: str, target: Mapping[str, Any] | None = None,
-                   after: Mapping[str, Any] | None = None) -> TargetChange:
+                   after: Mapping[str, Any] | None = None, triggered: bool = True) -> TargetChange:
             patch: tuple[Mapping[str, Any], ...] = ()
             if target is not None and after is not None:
                 m = mutation_of(policy.meta.key, policy.meta.kind, rule.name, target, after, policy.meta.source)
                 patch = m.patch if m is not None else ()
             return TargetChange(policy.meta.key, policy.meta.kind, rule.name, _identity(target), status, message,
-                                target, after, patch)
+                                target, after, patch, triggered)
+
+        def unknown(target: Mapping[str, Any] | None = None) -> list[TargetChange] | None:
+            # a context entry kyrec cannot answer (a lookup of a kind the state did not read, ...): whether the
+            # rule triggers, and what it does, is not known (triggered: its policy's entries are undetermined)
+            return [change(UNDETERMINED, unanswerable_message(loader), target)] if loader.unanswerable else None
 
         try:
             loader(rule.raw.get("context") or [], ctx)
         except EngineError as exc:
-            return [change(ERROR, f"failed to load context: {exc}")]
+            return unknown() or [change(ERROR, f"failed to load context: {exc}", triggered=False)]
         try:
             ok, msg = self.core.conditions(ctx, rule.raw.get("preconditions"))
         except EngineError as exc:
-            return [change(ERROR, f"failed to evaluate preconditions: {exc}")]
+            return unknown() or [change(ERROR, f"failed to evaluate preconditions: {exc}", triggered=False)]
         if not ok:
-            return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "))]
+            return [change(SKIP, join_non_empty(["preconditions not met", msg], "; "), triggered=False)]
         matched = self._exceptions(policy, rule, facts, ctx)
         if matched:
-            return [change(SKIP, "rule is skipped due to policy exceptions" + ", ".join(e.key for e in matched))]
+            return [change(SKIP, "rule is skipped due to policy exceptions" + ", ".join(e.key for e in matched),
+                           triggered=False)]
         out: list[TargetChange] = []
         found: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
         for index, spec in enumerate((rule.raw.get("mutate") or {}).get("targets") or []):
@@ -389,15 +399,16 @@ class ClassicMutator:
             found.extend((o, spec) for o in objs)
         for target, spec in found:
             ctx.replace_context_entry("target", dict(target))
+            loader.unanswerable = ""        # this target's own context decides
             try:
                 loader(spec.get("context") or [], ctx)
             except EngineError as exc:
-                out.append(change(ERROR, f"failed to load context: {exc}", target))
+                out.extend(unknown(target) or [change(ERROR, f"failed to load context: {exc}", target)])
                 continue
             try:
                 ok, msg = self.core.conditions(ctx, spec.get("preconditions"))
             except EngineError as exc:
-                out.append(change(ERROR, f"failed to evaluate preconditions: {exc}", target))
+                out.extend(unknown(target) or [change(ERROR, f"failed to evaluate preconditions: {exc}", target)])
                 continue
             if not ok:
                 out.append(change(SKIP, join_non_empty(["preconditions not met", msg], "; "), target))
@@ -412,6 +423,8 @@ class ClassicMutator:
                     ctx.replace_context_entry("target", dict(outcome.resource))
             if outcome.status == PASS:
                 out.append(change(PASS, success_message(outcome.resource), target, outcome.resource))
+            elif outcome.status == ERROR and loader.unanswerable:
+                out.extend(unknown(target) or ())       # a lazily loaded entry kyrec cannot answer
             else:
                 out.append(change(outcome.status, outcome.message, target))
         return out
