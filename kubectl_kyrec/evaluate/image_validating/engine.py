@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.decl import CelFunctionError, needs_registry
+from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.engine import Activation, CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.kyverno_image import image_library
 from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, registry_reason
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
@@ -412,7 +412,8 @@ def _fetched_detail(cp: CompiledImageValidatingPolicy, image: str, missing: list
         return ("its data given in the context file" if cp.registry is None
                 else "its data read from the registry (or given in the context file)")
     if cp.registry is None:
-        return "Kyverno fetches it from the registry: kyrec has no registry access"
+        # the cause eval gives the result (_answer), and what answers it
+        return f"Kyverno fetches it from the registry ({NEEDS_REGISTRY}: kyrec reads it only with --registry)"
     if failed is None:
         return "fetched from the registry"
     if image == failed[0]:
@@ -436,8 +437,8 @@ def _answer(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: Su
     if not missing:
         return result
     why = (f"{NEEDS_REGISTRY}: Kyverno fetches {', '.join(missing)} from the registry before any validation "
-           "(a failed fetch fails the policy), and kyrec has no registry access (give the image data in a "
-           "context file's images)")
+           "(a failed fetch fails the policy), which kyrec reads only with --registry (or give the image data "
+           "in a context file's images)")
     if result.result != UNDETERMINED:
         why += f"; if the fetch succeeds: {result.result} ({result.message})"
     return _result(cp, ctx, cp.policy.meta.name, UNDETERMINED, why)
@@ -487,9 +488,9 @@ def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: 
                                            "an earlier validation decided")
                                       for i, spec in enumerate(specs[index + 1:len(cv.validations)], index + 1))
         if not outcome.ok:
-            if needs_registry(outcome.error):
-                return _result(cp, ctx, name, UNDETERMINED,
-                               f"{NEEDS_REGISTRY}: validation {index} needs a registry: {outcome.error}")
+            reason = registry_reason(f"validation {index}", outcome.error)
+            if reason is not None:
+                return _result(cp, ctx, name, UNDETERMINED, reason)
             return _failed(cp, ctx, str(outcome.error))
         if not isinstance(outcome.value, bool):
             # kk: the EvaluationResult's error is reported with the engine's own (nil) error: "error"
