@@ -425,7 +425,7 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
         if error is not None:
-            return _undetermined(cp, ctx, "the matchConditions", error) or \
+            return _undetermined(cp, ctx, "a matchCondition", error) or \
                 _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
             return _result(cp, ctx, "", "skip", "skip")
