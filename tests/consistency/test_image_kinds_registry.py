@@ -245,3 +245,42 @@ def test_image_verification_offline_gives_evals_cause_in_explain(tmp_path: Path)
     # the IVPOL's fetch step says what its result says
     text = json.dumps(doc)
     assert "no registry access" not in text and "(needs-registry: kyrec reads it only with --registry)" in text
+
+
+CLASSIC_GENERATE = {
+    "apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": {"name": "gen-classic"},
+    "spec": {"rules": [{"name": "digest-cm", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
+                        "context": [{"name": "img", "imageRegistry": {
+                            "reference": "{{ request.object.spec.containers[0].image }}"}}],
+                        "generate": {"synchronize": True, "apiVersion": "v1", "kind": "ConfigMap",
+                                     "name": "{{ request.object.metadata.name }}-cdigest",
+                                     "namespace": "{{ request.object.metadata.namespace }}",
+                                     "data": {"data": {"digest": "{{ img.resolvedImage }}"}}}}]}}
+
+
+def classic_generate(tmp_path: Path, image: str) -> Path:
+    where = write(tmp_path, image, {"apiVersion": "v1", "kind": "ConfigMap",
+                                    "metadata": {"name": "other", "namespace": "default"}})
+    (where / "policies.yaml").write_text(yaml.safe_dump(CLASSIC_GENERATE))
+    return where
+
+
+def test_a_classic_generate_rule_reading_an_image_registry_offline(tmp_path: Path) -> None:
+    """A classic generate rule with an imageRegistry context entry says what the CEL kinds say (it said the
+    entry "cannot be answered offline", and diff's notice blamed request.userInfo)."""
+    where = classic_generate(tmp_path, "127.0.0.1:1/app:v1")
+    assert needs_registry(eval_results(where)["gen-classic"])
+    code, doc = kyrec(where, "diff", "--state", str(where / "state.yaml"))
+    assert [c for c in doc["changes"] if c["domain"] == "downstream"] == [] and code == 0
+    assert any("gen-classic" in n and "needs-registry" in n for n in doc["notices"])
+    assert not any("request.userInfo" in n for n in doc["notices"])
+
+
+def test_a_classic_generate_rule_reads_the_registry_with_the_switch(pushed: tuple[str, str], tmp_path: Path) -> None:
+    image, digest = pushed
+    where = classic_generate(tmp_path, image)
+    assert eval_results(where, "--registry")["gen-classic"][0] == "pass"
+    code, doc = kyrec(where, "diff", "--state", str(where / "state.yaml"), "--registry")
+    [change] = [c for c in doc["changes"] if c["domain"] == "downstream"]
+    assert (change["class"], change["policy"], change["object"]["name"]) == ("missing", "gen-classic", "p-cdigest")
+    assert code == 1
