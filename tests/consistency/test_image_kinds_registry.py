@@ -284,3 +284,58 @@ def test_a_classic_generate_rule_reads_the_registry_with_the_switch(pushed: tupl
     [change] = [c for c in doc["changes"] if c["domain"] == "downstream"]
     assert (change["class"], change["policy"], change["object"]["name"]) == ("missing", "gen-classic", "p-cdigest")
     assert code == 1
+
+
+# a matchCondition that reads image data, in every kind that has matchConditions (a DeletingPolicy's
+# conditions are above); failurePolicy Ignore turns a condition's error into a skip, but not one only a
+# registry could have avoided: with the registry the conditions could hold
+CONDITION = [{"name": "pinned", "expression": f"{DIGEST}.startsWith('sha256:')"}]
+
+
+def _with_conditions(policy: dict[str, Any], failure_policy: str | None) -> dict[str, Any]:
+    spec = {**policy["spec"], "matchConditions": CONDITION}
+    if failure_policy is not None:
+        spec["failurePolicy"] = failure_policy
+    return {**policy, "spec": spec}
+
+
+IVPOL = {"apiVersion": "policies.kyverno.io/v1beta1", "kind": "ImageValidatingPolicy",
+         "metadata": {"name": "ivpol-digest"},
+         "spec": {"matchConstraints": PODS, "matchImageReferences": [{"glob": "nothing.example/*"}],
+                  "attestors": [{"name": "a", "cosign": {"key": {"data": "unused"}}}],
+                  "validations": [{"expression": "true", "message": "never"}]}}
+ALWAYS = {"ValidatingPolicy": {**VPOL, "spec": {**VPOL["spec"], "validations": [
+              {"expression": "true", "message": "never"}]}},
+          "ImageValidatingPolicy": IVPOL,
+          "MutatingPolicy": {**MPOL, "spec": {**MPOL["spec"], "mutations": [{
+              "patchType": "ApplyConfiguration", "applyConfiguration": {
+                  "expression": 'Object{metadata: Object.metadata{labels: {"seen": "yes"}}}'}}]}},
+          "GeneratingPolicy": {**GPOL, "spec": {**GPOL["spec"], "generate": [{"expression": (
+              'generator.Apply(object.metadata.namespace, [{"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"), '
+              '"metadata": dyn({"name": "seen"})}])')}]}}}
+
+
+@pytest.mark.parametrize("kind,failure_policy", [
+    ("ValidatingPolicy", "Fail"), ("ValidatingPolicy", "Ignore"), ("ImageValidatingPolicy", "Fail"),
+    ("ImageValidatingPolicy", "Ignore"), ("MutatingPolicy", "Fail"), ("MutatingPolicy", "Ignore"),
+    ("GeneratingPolicy", None)])
+def test_a_match_condition_reading_image_data(kind: str, failure_policy: str | None, tmp_path: Path) -> None:
+    policy = _with_conditions(ALWAYS[kind], failure_policy)
+    name = policy["metadata"]["name"]
+    if kind == "GeneratingPolicy":
+        # generation runs beside evaluation (run/generate.py): through eval itself
+        where = write(tmp_path, "127.0.0.1:1/app:v1")
+        (where / "policies.yaml").write_text(yaml.safe_dump(policy))
+        result = eval_results(where)[name]
+    else:
+        now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+        policies = classify([Document(policy, Source("p.yaml", 1))])
+        assert not policies.errors, policies.errors
+        # eval's provider: a cluster, which would read the registry
+        provider = ObjectsProvider(cluster_images=True)
+        outcome = run_eval(policies, [Document(pod("127.0.0.1:1/app:v1"), Source("r.yaml", 1))], [],
+                           kinds=KindTable(), libraries=library_factory(LibraryContext(now=now, provider=provider)),
+                           options=EvalOptions(now=now, admit=True))
+        [result] = [(r.result, r.message) for r in outcome.results if r.policy == name]
+    assert result[0] == "undetermined" and result[1].startswith("needs-registry: a matchCondition needs a "
+                                                                "registry: "), result

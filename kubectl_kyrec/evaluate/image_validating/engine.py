@@ -299,7 +299,12 @@ def _result(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, rule: str, s
                        policy.validation_actions, policy.background)
 
 
-def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str) -> Result:
+def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str, where: str = "") -> Result:
+    """`where`: the expression that gave `error`, when it may be one only a registry answers (image.GetMetadata
+    offline): then `undetermined` (needs-registry), as every kind says it."""
+    reason = registry_reason(where, error) if where else None
+    if reason is not None:
+        return _result(cp, ctx, cp.policy.meta.name, UNDETERMINED, reason)
     # kk: engine.go handleMutation: RuleError("evaluation", ..., "failed to evaluate policy", err)
     return _result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")
 
@@ -332,7 +337,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
         if error is not None:
-            return _failed(cp, ctx, error)
+            return _failed(cp, ctx, error, "a matchCondition")
         if not ok:
             return None         # kk: Evaluate returns no result: the engine keeps no response
     matched = []
@@ -344,7 +349,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
             exceptions.children.append(exception_node(candidate, ok, exc_activation))
             exceptions.outcome = MATCHED if ok else exceptions.outcome
         if error is not None:
-            return _failed(cp, ctx, error)
+            return _failed(cp, ctx, error, "a PolicyException")
         if ok:
             matched.append(candidate)
     if matched:
@@ -488,10 +493,7 @@ def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: 
                                            "an earlier validation decided")
                                       for i, spec in enumerate(specs[index + 1:len(cv.validations)], index + 1))
         if not outcome.ok:
-            reason = registry_reason(f"validation {index}", outcome.error)
-            if reason is not None:
-                return _result(cp, ctx, name, UNDETERMINED, reason)
-            return _failed(cp, ctx, str(outcome.error))
+            return _failed(cp, ctx, str(outcome.error), f"validation {index}")
         if not isinstance(outcome.value, bool):
             # kk: the EvaluationResult's error is reported with the engine's own (nil) error: "error"
             return _result(cp, ctx, name, "error", "error")

@@ -404,7 +404,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         recorder.node(_exceptions_node(cp, ctx, polex))
     if polex is not None:
         if polex.error is not None:
-            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
+            return _undetermined(cp, ctx, "a PolicyException", polex.error) or \
+                _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
         if polex.full:
             keys = ", ".join(e.key for e in polex.matched)
             names = ",".join(e.exception.meta.name for e in polex.matched)
