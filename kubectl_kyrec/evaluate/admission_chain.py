@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from kubectl_kyrec.cel.decl import needs_registry
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.model import UNDETERMINED, Obj, Result, Source, Subject
@@ -42,6 +43,15 @@ ORDER_DEPENDENT = "order-dependent"
 NEEDS_REGISTRY = "needs-registry"
 # an apply configuration sets a list whose merge depends on the kind's OpenAPI schema, which kyrec lacks
 NEEDS_SCHEMA = "needs-schema"
+
+
+def registry_reason(where: str, error: str | None) -> str | None:
+    """The `undetermined` reason of an evaluation `error` that came from a read only a registry answers
+    (image.GetMetadata offline where a cluster would read the registry: eval, diff, test --strict), the same
+    words whatever the policy kind; None for any other error, which stays Kyverno's."""
+    if not needs_registry(error):
+        return None
+    return f"{NEEDS_REGISTRY}: {where} needs a registry: {error}"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler
+from kubectl_kyrec.cel.decl import needs_registry
 from kubectl_kyrec.cel.engine import Activation, Environment, Program
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.times import parse_rfc3339
@@ -70,7 +71,9 @@ class ExceptionOutcome:
 
 def conditions_hold(programs: Sequence[Program], activation: Activation,
                     ignore_errors: bool) -> tuple[bool, str | None]:
-    """Kubernetes matchConditions: any false wins; otherwise errors fail (or skip under Ignore)."""
+    """Kubernetes matchConditions: any false wins; otherwise errors fail (or skip under Ignore). Under Ignore,
+    errors that all came from a read only a registry answers (image.GetMetadata offline) are kept: with the
+    registry the conditions could all hold, so the skip would be a guess (the engines make it undetermined)."""
     errors = []
     for program in programs:
         outcome = program.evaluate(activation)
@@ -83,7 +86,9 @@ def conditions_hold(programs: Sequence[Program], activation: Activation,
         if not outcome.value:
             return False, None
     if errors:
-        return (False, None) if ignore_errors else (False, "; ".join(errors))
+        if ignore_errors and not all(needs_registry(e) for e in errors):
+            return False, None
+        return False, "; ".join(errors)
     return True, None
 
 

@@ -606,6 +606,10 @@ def downstream_cause(*, klass: str, reason: str | None, enforced: bool, policy: 
         found = downstream_rbac_cause(klass, enforced, obj, ev)
     if found is None:
         found = policy_status_cause(policy, ev)
+    if found is None and reason == "needs-registry":
+        # the row's own reason is the cause: the state holds no evidence for it, the registry does
+        found = Cause("policy", f"policy {policy} reads image data only a registry gives (needs-registry): run "
+                                "with --registry to evaluate it")
     if found is None and reason == "predates-policy":
         found = Cause("policy", f"the trigger predates policy {policy} and generateExisting is off: Kyverno "
                                 "generates on the trigger's admission only")

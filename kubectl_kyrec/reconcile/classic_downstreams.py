@@ -251,6 +251,8 @@ def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome 
             return change(DownstreamClass.UNDETERMINED, Reason.EVALUATION_ERROR, False, o.message)
         if o.status is TriggerStatus.NEEDS_REQUEST:
             return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REQUEST, False, o.message)
+        if o.status is TriggerStatus.NEEDS_REGISTRY:
+            return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REGISTRY, False, o.message)
         if o.status is TriggerStatus.SKIPPED:
             return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
                           f"the preconditions are false for the trigger now; {CROSS_RULE}" if sync else

@@ -11,6 +11,8 @@ undetermined        read-failed         a LIST the answer depends on failed: the
 undetermined        kind-not-captured   the same, for a kind the state never listed
 undetermined        evaluation-error    matching or a condition failed for the object: Kyverno's run leaves
                                         it and logs the error
+undetermined        needs-registry      a condition reads image data only a registry gives (run with
+                                        --registry): no deletion is decided
 undetermined        other-version       the state holds the object at another version than the one Kyverno
                                         LISTs: what the policy sees there is not known
 ==================  ==================  ======================================================================
@@ -46,6 +48,7 @@ class DeletionReason(enum.StrEnum):
     READ_FAILED = "read-failed"
     KIND_NOT_CAPTURED = "kind-not-captured"
     EVALUATION_ERROR = "evaluation-error"
+    NEEDS_REGISTRY = "needs-registry"
     OTHER_VERSION = "other-version"
 
 
@@ -179,7 +182,8 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
                     message=f"cannot tell which {kind} objects the next run deletes: {unread.text()}",
                     depends_on=(read,), **base))
         for o in by_policy.get(policy.key, ()):
-            if o.status not in (DeletionStatus.DELETE, DeletionStatus.ERROR, DeletionStatus.OTHER_VERSION):
+            if o.status not in (DeletionStatus.DELETE, DeletionStatus.ERROR, DeletionStatus.NEEDS_REGISTRY,
+                                DeletionStatus.OTHER_VERSION):
                 continue
             if keep is not None and not keep(o):
                 out_of_scope += 1
@@ -189,6 +193,11 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
             depends_on = tuple(dict.fromkeys([own, *policy_reads]))
             if o.status is DeletionStatus.ERROR:
                 changes.append(DeletionChange(DeletionClass.UNDETERMINED, DeletionReason.EVALUATION_ERROR,
+                                              object=ref, message=o.message, actual=o.subject.obj,
+                                              depends_on=depends_on, **base))
+                continue
+            if o.status is DeletionStatus.NEEDS_REGISTRY:
+                changes.append(DeletionChange(DeletionClass.UNDETERMINED, DeletionReason.NEEDS_REGISTRY,
                                               object=ref, message=o.message, actual=o.subject.obj,
                                               depends_on=depends_on, **base))
                 continue

@@ -27,6 +27,8 @@ orphan         no-longer-matches    owned, trigger exists, the policy no longer 
 orphan         not-desired          owned, trigger matches, object not in the desired set (#16759)
 orphan         policy-gone          labelled for a policy absent from a complete policy set
 undetermined   needs-request        the output depends on request data --values does not give
+undetermined   needs-registry       the output depends on image data only a registry gives (run with
+                                    --registry): Kyverno's answer is not known, nothing is acted on
 undetermined   evaluation-error     evaluating the policy failed for this trigger: Kyverno writes nothing
                                     and cleans nothing up
 undetermined   kind-not-captured    desired, not in the state, and the state never listed its kind (no
@@ -99,6 +101,7 @@ class Reason(enum.StrEnum):
     NOT_DESIRED = "not-desired"
     POLICY_GONE = "policy-gone"
     NEEDS_REQUEST = "needs-request"
+    NEEDS_REGISTRY = "needs-registry"
     EVALUATION_ERROR = "evaluation-error"
     # a classic generate rule with sync on updates an existing target without an ownership check
     KYVERNO_WOULD_OVERWRITE = "kyverno-would-overwrite"
@@ -583,6 +586,8 @@ def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: T
                           trigger_ref)
         if outcome.status is TriggerStatus.NEEDS_REQUEST:
             return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REQUEST, False, outcome.message, trigger_ref)
+        if outcome.status is TriggerStatus.NEEDS_REGISTRY:
+            return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REGISTRY, False, outcome.message, trigger_ref)
         if outcome.status is TriggerStatus.SKIPPED:
             return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
                           "a matchCondition is false for the trigger now", trigger_ref)

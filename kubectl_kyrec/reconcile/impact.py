@@ -192,7 +192,8 @@ def compare_downstreams(base: GeneratingOutcome, head: GeneratingOutcome) -> lis
                                         note=note, location=o.trigger.source,
                                         policy_location=o.policy.meta.source))
     unknown = {o.key: o.message for o in head.outcomes
-               if o.status in (TriggerStatus.ERROR, TriggerStatus.NEEDS_REQUEST, TriggerStatus.ADMISSION_UNKNOWN)}
+               if o.status in (TriggerStatus.ERROR, TriggerStatus.NEEDS_REQUEST, TriggerStatus.NEEDS_REGISTRY,
+                               TriggerStatus.ADMISSION_UNKNOWN)}
     for key, (o, obj) in before.items():
         if key in after:
             continue

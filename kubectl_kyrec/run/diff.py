@@ -308,6 +308,7 @@ def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list
 
     notices = []
     needs: dict[str, int] = {}
+    registry: dict[str, int] = {}
     keep = subject_filter(selection)
     for o in outcome.outcomes:
         if not (selection.holds_policy(o.policy.key) and keep(o.trigger)):
@@ -316,8 +317,12 @@ def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list
             notices.append(f"{o.policy.key}: {o.trigger.ref.display()}: {o.message}")
         elif o.status is TriggerStatus.NEEDS_REQUEST:
             needs[o.policy.key] = needs.get(o.policy.key, 0) + 1
+        elif o.status is TriggerStatus.NEEDS_REGISTRY:
+            registry[o.policy.key] = registry.get(o.policy.key, 0) + 1
     notices.extend(f"{policy}: the downstreams of {count} trigger(s) depend on request.userInfo; give it with "
                    "--values to evaluate them" for policy, count in needs.items())
+    notices.extend(f"{policy}: the downstreams of {count} trigger(s) depend on image data from a registry "
+                   "(needs-registry); run with --registry to evaluate them" for policy, count in registry.items())
     return notices
 
 

@@ -85,7 +85,10 @@ def _generate(inputs: Inputs, policies: PolicySet, triggers: Sequence[Document],
             if refused is not None and any(r.type == "generate" for r in policy.rules):
                 located = policies.locate(refused)
                 outcome.errors.append(EvalError(located.message, located.source))
+        # the run's --registry is its provider's (run/providers.py validated_for_run)
+        registry = environments_for(inputs, now).provider.registry
         merge(outcome, run_classic_generate(policies.classic, triggers, inputs.state.objects,
                                             kinds=inputs.kinds, options=options,
-                                            exceptions=policies.classic_exceptions, trigger_filter=keep))
+                                            exceptions=policies.classic_exceptions, trigger_filter=keep,
+                                            registry=registry))
     return outcome

@@ -108,14 +108,17 @@ class _Context:
 def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFactory, now: datetime.datetime,
               mode: Mode = Mode.KYVERNO, generate: GenerateFn | None = None,
               other_libraries: LibraryFactory | None = None,
-              target_libraries: LibraryFactory | None = None, registry: Registry | None = None) -> SuiteRun:
+              target_libraries: LibraryFactory | None = None, registry: Registry | None = None,
+              other_generate: GenerateFn | None = None) -> SuiteRun:
     """Evaluate the suite once per operation its rows need, then decide every row in `mode`, and again in
     the other mode for the suite's warnings (verdicts.entry_warnings).
 
     `libraries` serve the validating kinds; `generate` (see generating_hook) the generating ones, whose
     rows are load errors without it. `other_libraries` are the other mode's, when they differ (the test
     mocks HTTP responses, which Kyverno's CLI wraps): `libraries` otherwise. `target_libraries`: those of
-    the mutateExisting MutatingPolicies' pass on the targetResources (`libraries` by default). A policy
+    the mutateExisting MutatingPolicies' pass on the targetResources (`libraries` by default).
+    `other_generate`: the other mode's generation, when it differs (GeneratingPolicies reading image data;
+    `generate` otherwise). A policy
     that does not compile fails its rows with `load-error` and is a suite error too.
     """
     from kubectl_kyrec.testsuite.verdicts import entry_warnings
@@ -173,10 +176,16 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
             evaluated, operation, mode, kinds=kinds, libraries=libraries, envs=envs, now=now,
             target_envs=target_envs, registry=registry)
         generated: dict[tuple[str, Ref], list[Generated]] = {}
+        # the other mode's, when it generates otherwise (None: the same)
+        other_generated: dict[tuple[str, Ref], list[Generated]] | None = None
         if generate is not None and policies.generating:
             run = generate(loaded, operation)
             for g in run.outcomes:
                 generated.setdefault((g.policy, g.trigger), []).append(g)
+            if other_generate is not None:
+                other_generated = {}
+                for g in other_generate(loaded, operation).outcomes:
+                    other_generated.setdefault((g.policy, g.trigger), []).append(g)
             for policy, message, where in run.errors:
                 if policy:
                     ctx.policy_errors.setdefault(policy, f"{where}: {message}" if where else message)
@@ -187,6 +196,8 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
 
             for g in suite_generated(loaded, operation, kinds, now, _classic_options(loaded, kinds)):
                 generated.setdefault((g.policy, g.trigger), []).append(g)
+                if other_generated is not None:
+                    other_generated.setdefault((g.policy, g.trigger), []).append(g)
         for error in errors:
             name = owner_of(error.source, starts)
             text = f"{error.source}: {error.message}" if error.source else error.message
@@ -202,15 +213,17 @@ def run_suite(loaded: LoadedSuite, *, kinds: KindLookup, libraries: LibraryFacto
         if evaluates_alike:
             other.runs[operation] = ctx.runs[operation]
         else:
-            # generation does not depend on the mode; the other evaluation's errors and notices are this
-            # one's, or the CLI's shortcuts: the suite reports its own mode's
+            # generation depends on the mode only where image data is read (other_generated); the other
+            # evaluation's errors and notices are this one's, or the CLI's shortcuts: the suite reports its own
+            # mode's
             other_subjects, other_results, _, _, other_patched, other_existing = _evaluate(
                 evaluated, operation, mode.other, kinds=kinds, libraries=other_libraries or libraries,
                 envs=other_envs, now=now, registry=registry, target_envs=target_envs)
             if mutated is not None:
                 other_results = _with_mutations(other_results, mutated)
-            other.runs[operation] = _Evaluation(other_subjects, other_results, generated, other_patched, mutated,
-                                                other_existing)
+            other.runs[operation] = _Evaluation(other_subjects, other_results,
+                                                generated if other_generated is None else other_generated,
+                                                other_patched, mutated, other_existing)
     for entry in suite.results:
         rows = _entry_rows(ctx, entry)
         out.rows.extend(rows)

@@ -37,6 +37,7 @@ def run_files(files: Sequence[str], *, now: datetime.datetime, mode: Mode,
             kinds, libraries, generate, other_libraries = suite_environment(loaded, now, mode, registry)
             runs.append(run_suite(loaded, kinds=kinds, libraries=libraries, now=now, mode=mode,
                                   generate=generate, other_libraries=other_libraries,
+                                  other_generate=other_generating_hook(loaded, kinds, now, mode, registry),
                                   target_libraries=target_libraries(loaded, kinds, now, mode),
                                   registry=registry))
     return runs, load_errors
@@ -84,6 +85,26 @@ def suite_environment(loaded: LoadedSuite, now: datetime.datetime, mode: Mode, r
     other = (library_factory(LibraryContext(now=now, provider=provider_for(mode.other)))
              if (loaded.mocks.http or _reads_image_metadata(loaded)) and loaded.error is None else None)
     return kinds, library_factory(context), generate, other
+
+
+def other_generating_hook(loaded: LoadedSuite, kinds: KindTable, now: datetime.datetime, mode: Mode,
+                          registry: Any = None) -> GenerateFn | None:
+    """The generation hook of the other mode, for the suite's warnings, when the GeneratingPolicies read image
+    data (the CLI's fake provider errs where a cluster reads the registry); None when generation does not
+    depend on the mode."""
+    from kubectl_kyrec.cel.context import LibraryContext
+    from kubectl_kyrec.cel.generator_lib import GeneratorSink, generator_extra
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.testsuite.rows import generating_hook
+
+    if loaded.error is not None or not loaded.policies.generating or not _reads_image_metadata(loaded):
+        return None
+    provider = _objects_provider(loaded, kinds, mode.other, registry=registry)
+    if provider is None:
+        return None
+    sink = GeneratorSink()
+    return generating_hook(kinds=kinds, libraries=library_factory(LibraryContext(now=now, provider=provider),
+                                                                  extra=generator_extra(sink)), sink=sink, now=now)
 
 
 def target_libraries(loaded: LoadedSuite, kinds: KindTable, now: datetime.datetime, mode: Mode

@@ -1,8 +1,8 @@
 """explain of an ImageValidatingPolicy whose image fetch fails with `--registry`: the matchImageReferences step
 says what failed (the registry's own error, as the policy's result `failed to evaluate policy: ...` says it),
-not that kyrec has no registry access; Kyverno stops at the first failed fetch (kk:
-pkg/imageverification/evaluator/policy.go Evaluate, ictx.AddImages). Offline the step still says kyrec
-has no registry access (nothing was fetched)."""
+not that it needs one; Kyverno stops at the first failed fetch (kk:
+pkg/imageverification/evaluator/policy.go Evaluate, ictx.AddImages). Offline the step gives the cause eval's
+result gives (needs-registry, naming --registry): nothing was fetched."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_a_failed_fetch_is_said_as_the_registry_said_it(failing: Callable[[str],
     assert by_image[first][1].startswith(f"Kyverno fetches it from the registry, which failed: {error}")
     # Kyverno stops at the first failure: the next image is not fetched
     assert by_image[second] == ("matched", "not fetched: an earlier image's fetch failed")
-    assert "no registry access" not in json.dumps(step)
+    assert "needs-registry" not in json.dumps(step)
     # the same error as the policy's result
     assert result["outcome"] == "error" and f"failed to evaluate policy: {error}" in result["detail"]
 
@@ -78,6 +78,9 @@ def test_offline_the_step_names_the_switch(failing: Callable[[str], str], tmp_pa
     step, result = explain(tmp_path, [image])
     assert step["outcome"] == "needs registry"
     assert [(s["name"], s["outcome"], s["detail"]) for s in step["children"]] == [
-        (image, "matched", "Kyverno fetches it from the registry: kyrec has no registry access")]
-    assert result["outcome"] == "undetermined" and "needs-registry: " in result["detail"]
+        (image, "matched", "Kyverno fetches it from the registry (needs-registry: kyrec reads it only with "
+                           "--registry)")]
+    # the step and the result give one cause, as eval's result does
+    assert result["outcome"] == "undetermined" and "needs-registry: " in result["detail"] \
+        and "kyrec reads only with --registry" in result["detail"] and "no registry access" not in json.dumps(step)
     assert "which failed" not in json.dumps(step)

@@ -430,7 +430,7 @@ class ClassicEvaluator:
         if outcome.needs_registry:
             images = ", ".join(outcome.needs_registry)
             return [Response(UNDETERMINED, f"{NEEDS_REGISTRY}: verifyImages: Kyverno checks {images} against the "
-                                           f"registry ({outcome.what}); kyrec has no registry access")]
+                                           f"registry ({outcome.what}), which kyrec reads only with --registry")]
         if outcome.order_dependent:
             return [Response(UNDETERMINED, f"{ORDER_DEPENDENT}: verifyImages: {outcome.order_dependent}")]
         return [Response(status, message) for status, message in outcome.responses]

@@ -481,7 +481,7 @@ def rule_result(unit: ClassicGenerateRule, sctx: SubjectContext, run: RuleRun) -
         return make_result(meta, "kyverno", sctx, unit.rule_name, "skip", "", props, (), background)
     if run.status is TriggerStatus.ERROR:
         return make_result(meta, "kyverno", sctx, unit.rule_name, "error", run.message, props, (), background)
-    if run.status is TriggerStatus.NEEDS_REQUEST:
+    if run.status in (TriggerStatus.NEEDS_REQUEST, TriggerStatus.NEEDS_REGISTRY):
         return make_result(meta, "kyverno", sctx, unit.rule_name, UNDETERMINED, run.message, props, (), background)
     if run.status is TriggerStatus.EXEMPT:
         return make_result(meta, "kyverno", sctx, unit.rule_name, "skip", run.message, props, (), background)

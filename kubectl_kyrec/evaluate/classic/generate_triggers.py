@@ -10,6 +10,7 @@ policy is owed nothing unless the rule's generateExisting (else the spec's) is o
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -96,17 +97,24 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                          exceptions: Sequence[ClassicException] = (),
                          trigger_filter: Callable[[Subject], bool] | None = None,
                          sources: ContextSources | None = None,
-                         resource_values: Mapping[tuple[str, str], Mapping[str, Any]] | None = None
-                         ) -> GeneratingOutcome:
+                         resource_values: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+                         registry: Any = None) -> GeneratingOutcome:
     """The desired downstreams of every classic generate rule for every trigger.
 
     `sources`: the context sources (default: the state answers); `resource_values`: a test's variables by
-    (policy name, resource name), ("", "") the global ones (evaluate/classic/engine.py ClassicOptions)."""
+    (policy name, resource name), ("", "") the global ones (evaluate/classic/engine.py ClassicOptions);
+    `registry`: the run's `--registry` (a load.registry.Registry), which imageRegistry entries are fetched
+    from, as the classic evaluator fetches them."""
     from kubectl_kyrec.classic.context_loader import ContextLoader
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-    from kubectl_kyrec.evaluate.classic.engine import matching_exceptions, refused_by_kyverno, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import (
+        matching_exceptions,
+        refused_by_kyverno,
+        state_sources,
+        unanswerable_message,
+    )
 
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []
@@ -122,6 +130,8 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
         return out
     out.policies.extend(units)
     sources = sources if sources is not None else state_sources(state, kinds)
+    if registry is not None:
+        sources = dataclasses.replace(sources, registry=True, image_registry=registry)
     core = Core()
     engine = Engine(now=lambda: options.now)
     namespaced = _namespaced(kinds)
@@ -194,7 +204,10 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                 else:
                     loader = ContextLoader(core, sources, unit.meta.name, policy_ns, unit.rule_name)
                     run = evaluate_rule(unit, ctx, core, loader, labels, store, namespaced)
-                    if loader.unanswerable and run.status is not TriggerStatus.GENERATED:
+                    if loader.unanswerable_needs_registry and run.status is not TriggerStatus.GENERATED:
+                        # the reason every other kind gives for data only a registry has (imageRegistry)
+                        run = RuleRun(TriggerStatus.NEEDS_REGISTRY, message=unanswerable_message(loader))
+                    elif loader.unanswerable and run.status is not TriggerStatus.GENERATED:
                         run = RuleRun(TriggerStatus.NEEDS_REQUEST, message=f"{loader.unanswerable}, which kyrec "
                                       "cannot answer offline")
             finally:

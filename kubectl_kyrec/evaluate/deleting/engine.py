@@ -33,6 +33,7 @@ from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission_chain import registry_reason
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
@@ -55,7 +56,7 @@ from kubectl_kyrec.k8s.times import parse_rfc3339
 from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
 from kubectl_kyrec.load.policy.vocabulary import MatchResources, ResourceRule
-from kubectl_kyrec.model import Document, EvalError, Notice, Result, Subject, group_version, new_result
+from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject, group_version, new_result
 from kubectl_kyrec.recording import Step, Trace
 
 SOURCE = "KyvernoDeletingPolicy"
@@ -67,6 +68,9 @@ class DeletionStatus(enum.StrEnum):
     KEEP = "keep"              # a condition is false
     EXEMPT = "exempt"          # a PolicyException's conditions hold
     ERROR = "error"            # matching or a condition failed: the run leaves it (and reports the error)
+    # a condition (or an exception's) reads image data only a registry gives (image.GetMetadata offline where
+    # a cluster reads the registry): whether the run deletes it is not known
+    NEEDS_REGISTRY = "needs-registry"
     OTHER_VERSION = "other-version"   # held at another version than Kyverno LISTs: not evaluated
 
 
@@ -103,6 +107,8 @@ class DeletionOutcome:
         meta = self.policy.meta
         if self.status is DeletionStatus.ERROR:
             status, message = "error", self.message
+        elif self.status is DeletionStatus.NEEDS_REGISTRY:
+            status, message = UNDETERMINED, self.message
         elif self.deletes:
             status, message = "pass", "resource matched"
         else:
@@ -172,7 +178,8 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: T
     outcome = _evaluate_object(cp, ctx, recorder)
     if recorder is not None:
         verdict, why = _VERDICTS.get(outcome.status, ("keeps", outcome.message))
-        recorder.add("next run", verdict, outcome.message if outcome.status is DeletionStatus.ERROR else why)
+        said = outcome.status in (DeletionStatus.ERROR, DeletionStatus.NEEDS_REGISTRY)
+        recorder.add("next run", verdict, outcome.message if said else why)
         recorder.node(result_node(outcome.result()))
     return outcome
 
@@ -183,6 +190,7 @@ _VERDICTS = {
     DeletionStatus.KEEP: ("keeps", "a condition is not true"),
     DeletionStatus.EXEMPT: ("keeps", "a PolicyException exempts it"),
     DeletionStatus.ERROR: ("keeps", "the evaluation failed: the run leaves it and reports the error"),
+    DeletionStatus.NEEDS_REGISTRY: ("undetermined", "it depends on image data only a registry gives"),
 }
 
 
@@ -224,7 +232,7 @@ def _evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: 
             exceptions.children.append(exception_node(exc, ok, exc_activation, "no matchConditions: every object"))
             exceptions.outcome = MATCHED if ok else exceptions.outcome
         if error is not None:
-            return outcome(DeletionStatus.ERROR, error)
+            return _failed(outcome, "a PolicyException", error)
         if ok:
             matched_keys.append(exc.key)
     if matched_keys:
@@ -235,8 +243,15 @@ def _evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: 
                                       "conditions"))
     ok, error = conditions_hold(cp.conditions, activation, False)
     if error is not None:
-        return outcome(DeletionStatus.ERROR, error)
+        return _failed(outcome, "a condition", error)
     return outcome(DeletionStatus.DELETE if ok else DeletionStatus.KEEP)
+
+
+def _failed(outcome: Callable[[DeletionStatus, str], DeletionOutcome], where: str, error: str) -> DeletionOutcome:
+    """The run's error, or NEEDS_REGISTRY with the reason the other kinds give when only a registry could have
+    answered: no deletion is decided either way."""
+    reason = registry_reason(where, error)
+    return outcome(DeletionStatus.ERROR, error) if reason is None else outcome(DeletionStatus.NEEDS_REGISTRY, reason)
 
 
 def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]] | None) -> SubjectContext:

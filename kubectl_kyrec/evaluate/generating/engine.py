@@ -31,6 +31,7 @@ from kubectl_kyrec.cel.generator_lib import GENERATOR_VALUE, GenerateRefused, Ge
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.evaluate.admission_chain import registry_reason
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
@@ -68,6 +69,9 @@ class TriggerStatus(enum.StrEnum):
     EXEMPT = "exempt"                # a PolicyException exempts it fully
     ERROR = "error"                  # evaluation failed: Kyverno writes nothing and cleans nothing up
     NEEDS_REQUEST = "needs-request"  # depends on request data --values does not give
+    # an expression reads image data only a registry gives (image.GetMetadata offline where a cluster reads the
+    # registry): its result is undetermined, nothing is generated and nothing cleaned up
+    NEEDS_REGISTRY = "needs-registry"
     # eval on manifests: the admitted trigger is not known and the objects it may be admitted as disagree
     # (evaluate/generating/admitted.py); its result is undetermined, nothing is generated
     ADMISSION_UNKNOWN = "admission-unknown"
@@ -334,6 +338,14 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     def result(rule: str, status: str, message: str, props: Mapping[str, str] | None = None) -> Result:
         return make_result(meta, REPORT_SOURCE[meta.kind], ctx, rule, status, message, props or {}, (), False)
 
+    def failed(where: str, error: str) -> TriggerOutcome:
+        # an error only a registry could have avoided is no error of the policy: the answer is not known
+        reason = registry_reason(where, error)
+        if reason is not None:
+            return outcome(TriggerStatus.NEEDS_REGISTRY, reason, result=result(meta.name, UNDETERMINED, reason))
+        message = f"failed to evaluate policy: {error}"
+        return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+
     if policy.namespaced and ctx.request.namespace != meta.namespace:
         # a namespaced policy only sees requests in its own namespace (as the validating engine does)
         if recorder is not None:
@@ -357,8 +369,7 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     if cp.exceptions:
         matched, full, partial, error = _exceptions(cp, ctx)
         if error is not None:
-            message = f"failed to evaluate policy: {error}"
-            return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+            return failed("a PolicyException", error)
         if full:
             keys = ", ".join(e.key for e in matched)
             best = 0
@@ -380,8 +391,7 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     activation = ctx.activation(cp.env, exceptions=exceptions)
     ok, error = conditions_hold(cp.conditions, activation, False)
     if error is not None:
-        message = f"failed to evaluate policy: {error}"
-        return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+        return failed("a matchCondition", error)
     if not ok:
         return outcome(TriggerStatus.SKIPPED)
     if cp.generation_uses_user_info and not user_info_known:
@@ -397,20 +407,17 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
             if gen.template is not None:
                 error = _apply_template(cp, gen.template, activation, collect)
                 if error is not None:
-                    message = f"failed to evaluate policy: {error}"
-                    return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+                    return failed(f"generate[{gen.index}]", error)
                 continue
             assert gen.program is not None
             evaluated = gen.program.evaluate(activation)
             if not evaluated.ok:
-                message = f"failed to evaluate policy: {evaluated.error}"
-                return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+                return failed(f"generate[{gen.index}]", str(evaluated.error))
     finally:
         sink.release()
     audits, audit_error = evaluate_audit_annotations(cp.audit_annotations, activation, quote='"')
     if audit_error is not None:
-        message = f"failed to evaluate policy: {audit_error}"
-        return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
+        return failed("an auditAnnotation", audit_error)
     objects = dedupe(collect.objects)
     props = dict(audits)
     if objects:
@@ -439,6 +446,7 @@ _STATUS = {
     TriggerStatus.EXEMPT: "a PolicyException exempts the trigger: nothing is generated",
     TriggerStatus.ERROR: "the evaluation failed: Kyverno writes nothing and cleans nothing up",
     TriggerStatus.NEEDS_REQUEST: "it depends on request data --values does not give",
+    TriggerStatus.NEEDS_REGISTRY: "it reads image data only a registry gives: nothing is generated or cleaned up",
 }
 
 

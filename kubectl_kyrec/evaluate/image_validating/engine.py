@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.decl import CelFunctionError, needs_registry
+from kubectl_kyrec.cel.decl import CelFunctionError
 from kubectl_kyrec.cel.engine import Activation, CompileError, Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.kyverno_image import image_library
 from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, registry_reason
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
@@ -301,7 +301,12 @@ def _result(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, rule: str, s
                        policy.validation_actions, policy.background)
 
 
-def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str) -> Result:
+def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str, where: str = "") -> Result:
+    """`where`: the expression that gave `error`, when it may be one only a registry answers (image.GetMetadata
+    offline): then `undetermined` (needs-registry), as every kind says it."""
+    reason = registry_reason(where, error) if where else None
+    if reason is not None:
+        return _result(cp, ctx, cp.policy.meta.name, UNDETERMINED, reason)
     # kk: engine.go handleMutation: RuleError("evaluation", ..., "failed to evaluate policy", err)
     return _result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")
 
@@ -334,7 +339,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
         if error is not None:
-            return _failed(cp, ctx, error)
+            return _failed(cp, ctx, error, "a matchCondition")
         if not ok:
             return None         # kk: Evaluate returns no result: the engine keeps no response
     matched = []
@@ -346,7 +351,7 @@ def evaluate_variant(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant
             exceptions.children.append(exception_node(candidate, ok, exc_activation))
             exceptions.outcome = MATCHED if ok else exceptions.outcome
         if error is not None:
-            return _failed(cp, ctx, error)
+            return _failed(cp, ctx, error, "a PolicyException")
         if ok:
             matched.append(candidate)
     if matched:
@@ -414,7 +419,8 @@ def _fetched_detail(cp: CompiledImageValidatingPolicy, image: str, missing: list
         return ("its data given in the context file" if cp.registry is None
                 else "its data read from the registry (or given in the context file)")
     if cp.registry is None:
-        return "Kyverno fetches it from the registry: kyrec has no registry access"
+        # the cause eval gives the result (_answer), and what answers it
+        return f"Kyverno fetches it from the registry ({NEEDS_REGISTRY}: kyrec reads it only with --registry)"
     if failed is None:
         return "fetched from the registry"
     if image == failed[0]:
@@ -438,8 +444,8 @@ def _answer(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: Su
     if not missing:
         return result
     why = (f"{NEEDS_REGISTRY}: Kyverno fetches {', '.join(missing)} from the registry before any validation "
-           "(a failed fetch fails the policy), and kyrec has no registry access (give the image data in a "
-           "context file's images)")
+           "(a failed fetch fails the policy), which kyrec reads only with --registry (or give the image data "
+           "in a context file's images)")
     if result.result != UNDETERMINED:
         why += f"; if the fetch succeeds: {result.result} ({result.message})"
     return _result(cp, ctx, cp.policy.meta.name, UNDETERMINED, why)
@@ -489,10 +495,7 @@ def _validate(cp: CompiledImageValidatingPolicy, cv: CompiledImageVariant, ctx: 
                                            "an earlier validation decided")
                                       for i, spec in enumerate(specs[index + 1:len(cv.validations)], index + 1))
         if not outcome.ok:
-            if needs_registry(outcome.error):
-                return _result(cp, ctx, name, UNDETERMINED,
-                               f"{NEEDS_REGISTRY}: validation {index} needs a registry: {outcome.error}")
-            return _failed(cp, ctx, str(outcome.error))
+            return _failed(cp, ctx, str(outcome.error), f"validation {index}")
         if not isinstance(outcome.value, bool):
             # kk: the EvaluationResult's error is reported with the engine's own (nil) error: "error"
             return _result(cp, ctx, name, "error", "error")

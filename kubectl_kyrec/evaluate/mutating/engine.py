@@ -44,6 +44,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     MutationStep,
     OrderCandidates,
     mutation_of,
+    registry_reason,
 )
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
@@ -71,7 +72,7 @@ from kubectl_kyrec.load.policy.mutating import Mutation as MutationSpec
 from kubectl_kyrec.load.policy.policies import PolicyException, PolicySet
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression
 from kubectl_kyrec.load.run_inputs.selection import Selection
-from kubectl_kyrec.model import Obj, Result
+from kubectl_kyrec.model import UNDETERMINED, Obj, Result
 from kubectl_kyrec.recording import Step, Trace
 
 SOURCE = "KyvernoMutatingPolicy"
@@ -384,7 +385,7 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
                                                 "no matchConditions: never counts (mpol policy.go matchExceptions)")
                                  for ce in cp.exceptions)
         if error:
-            return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
+            return _failed(cp, ctx, "a PolicyException", error)
         if matched:
             keys = ", ".join(e.exception.meta.key for e in matched)
             names = ",".join(e.exception.meta.name for e in matched)
@@ -413,17 +414,29 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
         ok, failed = conditions_hold(conditions, activation if activation is not None else ctx.activation(env),
                                      policy.failure_policy == "Ignore")
         if failed is not None:
-            return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {failed}")])
+            return _failed(cp, ctx, "a matchCondition", failed)
         if not ok:
             return PolicyOutcome([_result(cp, ctx, "", "skip", "skip")])
     try:
         obj = run_mutations(cp.mutations, env, ctx, recorder=recorder)
     except MutationFailure as exc:
-        return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {exc}")])
+        return _failed(cp, ctx, "a mutation", str(exc))
     except NeedsSchema as exc:
         return PolicyOutcome([], undetermined=f"{NEEDS_SCHEMA}: MutatingPolicy {policy.meta.key!r} sets "
                                               f"{exc.path}, {exc.reason}")
     return PolicyOutcome([_result(cp, ctx, "", "pass", "success")], obj)
+
+
+def _failed(cp: CompiledMutatingPolicy, ctx: SubjectContext, where: str, error: str) -> PolicyOutcome:
+    """The policy's `error` result, or, when the error came from a read only a registry answers
+    (image.GetMetadata offline where a cluster reads the registry), `undetermined` with the reason the other
+    kinds give: the mutation is not applied, and the admitted object is not known (the chain then makes the
+    subject's validation undetermined, as for any unknown admitted object)."""
+    reason = registry_reason(where, error)
+    if reason is None:
+        return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
+    return PolicyOutcome([_result(cp, ctx, "evaluation", UNDETERMINED, reason)],
+                         undetermined=str(registry_reason(f"MutatingPolicy {cp.policy.meta.key!r}: {where}", error)))
 
 
 def _recorded(cp: CompiledMutatingPolicy, ctx: SubjectContext, recorder: Trace, tree: Step) -> PolicyOutcome:

@@ -12,10 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
-from kubectl_kyrec.cel.decl import needs_registry
 from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
+from kubectl_kyrec.evaluate.admission_chain import registry_reason
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS, Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -370,9 +369,8 @@ def _undetermined(cp: CompiledValidatingPolicy, ctx: SubjectContext, where: str,
     """`undetermined` (needs-registry) when `error` came from a read only a registry answers (image.GetMetadata
     offline where a cluster would read the registry: eval, test --strict), as the ImageValidatingPolicy
     engine says of its validations; None for any other error, which stays Kyverno's."""
-    if not needs_registry(error):
-        return None
-    return _result(cp, ctx, "", UNDETERMINED, f"{NEEDS_REGISTRY}: {where} needs a registry: {error}")
+    reason = registry_reason(where, error)
+    return None if reason is None else _result(cp, ctx, "", UNDETERMINED, reason)
 
 
 def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
@@ -406,7 +404,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         recorder.node(_exceptions_node(cp, ctx, polex))
     if polex is not None:
         if polex.error is not None:
-            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
+            return _undetermined(cp, ctx, "a PolicyException", polex.error) or \
+                _result(cp, ctx, "evaluation", "error", f"failed to load context: {polex.error}")
         if polex.full:
             keys = ", ".join(e.key for e in polex.matched)
             names = ",".join(e.exception.meta.name for e in polex.matched)
@@ -427,7 +426,7 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
     if cv.conditions:
         ok, error = conditions_hold(cv.conditions, activation, ignore)
         if error is not None:
-            return _undetermined(cp, ctx, "the matchConditions", error) or \
+            return _undetermined(cp, ctx, "a matchCondition", error) or \
                 _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
             return _result(cp, ctx, "", "skip", "skip")
