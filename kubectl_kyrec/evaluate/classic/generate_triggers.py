@@ -100,13 +100,19 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                          ) -> GeneratingOutcome:
     """The desired downstreams of every classic generate rule for every trigger.
 
-    `sources`: the context sources (default: the state answers); `resource_values`: a test's variables by
-    (policy name, resource name), ("", "") the global ones (evaluate/classic/engine.py ClassicOptions)."""
+    `sources`: the context sources (default: the state answers, as `options.state_lookups` says);
+    `resource_values`: a test's variables by (policy name, resource name), ("", "") the global ones
+    (evaluate/classic/engine.py ClassicOptions)."""
     from kubectl_kyrec.classic.context_loader import ContextLoader
     from kubectl_kyrec.classic.core_adapter import Core
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
-    from kubectl_kyrec.evaluate.classic.engine import matching_exceptions, refused_by_kyverno, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import (
+        ClassicOptions,
+        classic_sources,
+        matching_exceptions,
+        refused_by_kyverno,
+    )
 
     out = GeneratingOutcome()
     units: list[ClassicGenerateRule] = []
@@ -121,7 +127,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     if not units:
         return out
     out.policies.extend(units)
-    sources = sources if sources is not None else state_sources(state, kinds)
+    sources = classic_sources(state, kinds, ClassicOptions(sources=sources, state_lookups=options.state_lookups))
     core = Core()
     engine = Engine(now=lambda: options.now)
     namespaced = _namespaced(kinds)

@@ -110,7 +110,7 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     """eval's preview: the target changes of the run's mutate-existing rules (`manifests`: the subjects are
     the applied manifests, as admitted; else the state's objects, and only rules that act on a policy
     update), and the notices saying what was not previewed."""
-    from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, classic_sources
     from kubectl_kyrec.evaluate.namespaces import namespace_objects
     from kubectl_kyrec.evaluate.pipeline import subject_context
 
@@ -133,7 +133,7 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     triggers = [s for s in subjects if s.operation != "DELETE"]
     contexts = {id(s): subject_context(s, namespaces, options) for s in triggers}
     classic = options.classic if options.classic is not None else ClassicOptions()
-    sources = classic.sources if classic.sources is not None else state_sources(state, kinds)
+    sources = classic_sources(state, kinds, classic)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
                                sources=sources, options=classic, admissions=admissions) if selected else []
     if mpols:
