@@ -1,5 +1,6 @@
 """Where a state says a kind was listed (load/run_inputs/state.py): a capture's record says it, as the live run
-that wrote it knew; a plain `kubectl get` dump lists whole kinds. A capture holding the ConfigMaps of the one
+that wrote it knew; a plain `kubectl get` dump lists whole kinds (and so does a kind no record names, which
+hand-written states rely on). A capture holding the ConfigMaps of the one
 namespace a lookup names must not stand for every namespace's, or a lookup elsewhere would be "not found"
 offline where the live run said the ConfigMaps there were not read."""
 
@@ -18,9 +19,7 @@ from kubectl_kyrec.run.capture_state import capture_document
 
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "teams", "namespace": "platform"},
       "data": {"allowed": "blue"}}
-# a Pod found by the search for Kyverno's downstreams (a LIST by label: no record of the kind listed)
-OWNED = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop",
-                                                         "labels": {"app.kubernetes.io/managed-by": "kyverno"}}}
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"}}
 
 
 def _read(paths: list[str], how: str) -> ClusterState:
@@ -33,7 +32,7 @@ def _read(paths: list[str], how: str) -> ClusterState:
 
 @pytest.mark.parametrize("how", ["whole", "streamed"])
 def test_a_capture_s_objects_are_listed_where_its_record_says(tmp_path: Path, how: str) -> None:
-    live = ClusterState.from_objects([Document(CM, Source("c")), Document(OWNED, Source("c"))],
+    live = ClusterState.from_objects([Document(CM, Source("c"))],
                                      listed=[ListedKind("v1", "ConfigMap", "platform")], source="live")
     path = tmp_path / "capture.json"
     path.write_text(json.dumps(capture_document(live)))
@@ -42,7 +41,6 @@ def test_a_capture_s_objects_are_listed_where_its_record_says(tmp_path: Path, ho
         assert state.is_listed("v1", "ConfigMap", "platform") is True
         assert state.is_listed("v1", "ConfigMap", "other") is None
         assert state.is_listed("v1", "ConfigMap", "") is None
-        assert state.is_listed("v1", "Pod", "shop") is None
 
 
 @pytest.mark.parametrize("how", ["whole", "streamed"])
@@ -51,8 +49,14 @@ def test_a_plain_dump_lists_whole_kinds_beside_a_capture(tmp_path: Path, how: st
                                      listed=[ListedKind("v1", "ConfigMap", "platform")], source="live")
     capture = tmp_path / "capture.json"
     capture.write_text(json.dumps(capture_document(live)))
-    dump: dict[str, Any] = {"apiVersion": "v1", "kind": "List", "items": [OWNED]}
+    dump: dict[str, Any] = {"apiVersion": "v1", "kind": "List", "items": [POD]}
     (tmp_path / "pods.json").write_text(json.dumps(dump))
     state = _read([str(capture), str(tmp_path / "pods.json")], how)
     assert state.is_listed("v1", "Pod", "other") is True          # kubectl get pods -A
     assert state.is_listed("v1", "ConfigMap", "other") is None
+    # ConfigMaps dumped too (kubectl get configmaps -A): the dump stands for every namespace's
+    cms: dict[str, Any] = {"apiVersion": "v1", "kind": "List", "items": [{**CM, "metadata": {
+        "name": "x", "namespace": "shop"}}]}
+    (tmp_path / "cms.json").write_text(json.dumps(cms))
+    state = _read([str(capture), str(tmp_path / "cms.json")], how)
+    assert state.is_listed("v1", "ConfigMap", "other") is True
