@@ -16,11 +16,13 @@ type and scope:
 - the kinds the policies' lookups read where the kind is a literal (`kinds_read_by_lookups`): classic
   `context[].configMap` (ConfigMaps in its namespace when that is a literal, else in every namespace) and
   `context[].apiCall` GETs (the kind of the urlPath, through discovery), in the rule, its foreach and nested
-  foreach, and `resource.Get/List("v1", "configmaps", ...)` in the CEL kinds' expressions (in every
-  namespace; the one scan GeneratingPolicies' clone sources use), whatever `-n` says; a lookup of a kind not
-  read is the rule's error, not "not found" (run/providers.py state_lookups); and, read the same way, the
-  kinds classic mutate-existing rules target (`mutate.targets[].kind`, in its namespace when a literal), which
-  eval's previews and their report entries read (a target kind not read makes them undetermined);
+  foreach, and `resource.Get/List("v1", "configmaps", "NS", ...)` in the CEL kinds' expressions (in NS when
+  it is a literal, else in every namespace; the one scan GeneratingPolicies' clone sources use), whatever
+  `-n` says: a kind every lookup of which names a namespace is read in those alone, so that a role listing
+  it only there suffices; a lookup of a kind, or in a namespace, not read is the rule's error, not "not
+  found" (run/providers.py state_lookups); and, read the same way, the kinds classic mutate-existing rules
+  target (`mutate.targets[].kind`, in its namespace when a literal), which eval's previews and their report
+  entries read (a target kind not read makes them undetermined);
 - every other kind with the selector `app.kubernetes.io/managed-by=kyverno`, so that owned downstreams of
   any kind are found (policy-gone, kinds a policy stopped generating);
 - reports (PolicyReport/ClusterPolicyReport, openreports, Kyverno's ephemeral reports) when reports count;
@@ -66,7 +68,10 @@ REPORT_KINDS = (("wgpolicyk8s.io", "PolicyReport"), ("wgpolicyk8s.io", "ClusterP
                 ("reports.kyverno.io", "EphemeralReport"), ("reports.kyverno.io", "ClusterEphemeralReport"))
 
 _KIND_LITERAL = re.compile(r"""["']?kind["']?\s*:\s*(?:dyn\(\s*)?["']([A-Z][A-Za-z0-9]*)["']""")
-_CLONE_SOURCE = re.compile(r"""resource\.(?:Get|List|get|list)\(\s*["']([^"']+)["']\s*,\s*["']([a-z0-9.-]+)["']""")
+# resource.Get/List(apiVersion, resource, namespace, ...): the namespace is caught only when it is a whole
+# literal argument (`"team" + x` is not), else "" (read in every namespace)
+_CLONE_SOURCE = re.compile(r"""resource\.(?:Get|List|get|list)\(\s*["']([^"']+)["']\s*,\s*["']([a-z0-9.-]+)["']"""
+                           r"""(?:\s*,\s*["']([a-z0-9.-]*)["']\s*(?=[,)]))?""")
 
 
 @dataclass(frozen=True)
@@ -224,16 +229,17 @@ def kinds_named_by_generators(docs: Iterable[Mapping[str, Any]], found: Discover
                 if info.kind == kind:
                     best = found.preferred_for(info.group, kind) or info
                     out.setdefault((best.group, best.kind), best)
-        for api_version, resource in resource_calls(text):
+        for api_version, resource, _ in resource_calls(text):
             source = found.kind_table().by_resource(*_group_version(api_version), resource)
             if source is not None:
                 out.setdefault((source.group, source.kind), source)
     return list(out.values())
 
 
-def resource_calls(text: str) -> list[tuple[str, str]]:
-    """(apiVersion, resource) of the `resource.Get/List` calls in CEL text whose first two arguments are
-    literals: the one scan for GeneratingPolicies' clone sources and every CEL kind's lookups."""
+def resource_calls(text: str) -> list[tuple[str, str, str]]:
+    """(apiVersion, resource, namespace) of the `resource.Get/List` calls in CEL text whose first two
+    arguments are literals, namespace "" unless the third is a literal too: the one scan for
+    GeneratingPolicies' clone sources and every CEL kind's lookups."""
     return _CLONE_SOURCE.findall(text)
 
 
@@ -283,7 +289,8 @@ def _lookups(doc: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
     """(apiVersion, resource, namespace) a policy's lookups read where the kind is a literal: classic
     `configMap` and `apiCall` GET entries, and the CEL kinds' `resource.Get/List` (a GeneratingPolicy's
     clone sources too, which a run with downstreams has read whole already). Namespace "": every namespace
-    (not a literal, or a cluster-wide call)."""
+    (not a literal, or a cluster-wide call); a literal one is read alone, so that a user allowed to list the
+    kind only there can run the policy (a lookup elsewhere is then "not read", run/providers.py)."""
     kind = doc.get("kind")
     if kind in ("ClusterPolicy", "Policy") and str(doc.get("apiVersion", "")).startswith("kyverno.io/"):
         own = str((doc.get("metadata") or {}).get("namespace") or "") if kind == "Policy" else ""
@@ -298,8 +305,7 @@ def _lookups(doc: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:
                 if read is not None:
                     yield read
     elif kind in _CEL_LOOKUP_KINDS:
-        for api_version, resource in resource_calls("\n".join(_strings(doc.get("spec")))):
-            yield api_version, resource, ""
+        yield from resource_calls("\n".join(_strings(doc.get("spec"))))
 
 
 def _mutate_targets(doc: Mapping[str, Any]) -> Iterable[tuple[str, str, str]]:

@@ -598,11 +598,11 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     classic = [p for p in policies.classic if any(r.type == "mutate" for r in p.rules)]
     if classic:
         # imported only then: the classic engine takes a tenth of a second to import
-        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
+        from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, classic_sources
         from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator
 
         settings = options.classic if options.classic is not None else ClassicOptions()
-        sources = settings.sources if settings.sources is not None else state_sources(state, kinds)
+        sources = classic_sources(state, kinds, settings)
         engines.append(ClassicMutator(classic, policies.classic_exceptions, state=state, now=options.now,
                                       sources=sources, options=settings))
     errors.extend(EvalError(e.message, e.source) for e in failed)
@@ -653,10 +653,10 @@ def classic_evaluator(policies: PolicySet, state: Sequence[Document], kinds: Kin
     selected = [p for p in policies.classic if options.selection.holds_policy(p.meta.key)]
     if not selected:
         return None
-    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions, classic_sources
 
     classic = options.classic if options.classic is not None else ClassicOptions()
-    sources = classic.sources if classic.sources is not None else state_sources(state, kinds, classic.state_lookups)
+    sources = classic_sources(state, kinds, classic)
     return ClassicEvaluator(selected, policies.classic_exceptions, state=state, envs=envs, now=options.now,
                             sources=sources, options=classic)
 

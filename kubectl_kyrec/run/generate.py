@@ -60,13 +60,13 @@ def _generate(inputs: Inputs, policies: PolicySet, triggers: Sequence[Document],
               selection: Selection, keep: Callable[[Subject], bool], recorder: Trace | None = None
               ) -> GeneratingOutcome:
     from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, GeneratingOutcome, run_generating
-    from kubectl_kyrec.run.providers import environments_for
+    from kubectl_kyrec.run.providers import environments_for, state_lookups
 
     values = inputs.values
     options = GenerateOptions(now=now, operation=values.request_operation, user_info=values.user_info,
                               user_info_known=values.given_user_info, namespace_labels=values.namespace_labels,
                               namespaces=values.namespaces,
-                              selection=selection)
+                              selection=selection, state_lookups=state_lookups(inputs.state))
     if policies.generating:
         envs, sink = environments_for(inputs, now).generating
         outcome = run_generating(policies.generating, triggers, inputs.state.objects, kinds=inputs.kinds,

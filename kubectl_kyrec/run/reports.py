@@ -40,7 +40,7 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     from kubectl_kyrec.expect.report_scope import report_scope, undetermined_pairs
     from kubectl_kyrec.load.run_inputs.kyverno_config import kyverno_config_for, load_kyverno_config
     from kubectl_kyrec.reconcile.reports import detect_report_api, diff_reports
-    from kubectl_kyrec.run.providers import environments_for
+    from kubectl_kyrec.run.providers import environments_for, state_lookups
 
     state_objs = inputs.state.objs
     api = report_api or detect_report_api(state_objs)
@@ -50,7 +50,9 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
     options = EvalOptions(now=now, user_info=inputs.values.user_info,
                           namespace_labels=inputs.values.namespace_labels, namespaces=inputs.values.namespaces,
                           report_api=api, jobs=jobs, registry=registry,
-                          classic=ClassicOptions(registry=registry) if registry is not None else None)
+                          # a lookup the state cannot answer is the error eval gives (run/providers.py)
+                          classic=ClassicOptions(registry=registry, state_lookups=state_lookups(inputs.state))
+                          if inputs.policies.classic else None)
     if generating is None and generates(inputs):
         from kubectl_kyrec.run.generate import generate_for_inputs
 

@@ -205,15 +205,32 @@ def test_an_api_call_get_reads_the_kind_of_its_path_and_a_post_or_service_call_n
     assert ("Deployment", "") not in reads and ("CronJob", "") not in reads
 
 
-def test_a_cel_policy_s_literal_resource_lookup_is_read_everywhere() -> None:
-    vpol = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "v"},
-            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
-                                                             "resources": ["deployments"]}]},
-                     "validations": [{"expression": 'resource.Get("v1", "configmaps", "platform", "teams") != null'
-                                                    ' && resource.List("v1", "secrets", object.metadata.namespace)'
-                                                    '.items.size() > 0'}]}}
-    reads = _reads(vpol, downstreams=False, reports=False, namespace="shop")
-    assert reads[("ConfigMap", "")] == "" and reads[("Secret", "")] == "" and reads[("Deployment", "shop")] == ""
+def test_a_cel_policy_s_resource_lookup_is_read_in_its_literal_namespace_else_everywhere() -> None:
+    def vpol(*expressions: str) -> dict[str, Any]:
+        return {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "v"},
+                "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                                 "resources": ["deployments"]}]},
+                         "validations": [{"expression": e} for e in expressions]}}
+
+    reads = _reads(vpol('resource.Get("v1", "configmaps", "platform", "teams") != null',
+                        'resource.List("v1", "secrets", object.metadata.namespace).items.size() > 0'),
+                   downstreams=False, reports=False, namespace="shop")
+    # a literal namespace: that namespace alone (a role listing ConfigMaps only there suffices); an
+    # expression: every namespace
+    assert reads[("ConfigMap", "platform")] == "" and ("ConfigMap", "") not in reads
+    assert reads[("Secret", "")] == "" and reads[("Deployment", "shop")] == ""
+    # every literal namespace a kind's lookups name, each alone
+    reads = _reads(vpol('resource.List("v1", "configmaps", "platform").items.size() > 0',
+                        "resource.Get('v1', 'configmaps', 'team-a', 'teams') != null"),
+                   downstreams=False, reports=False)
+    assert {k for k in reads if k[0] == "ConfigMap"} == {("ConfigMap", "platform"), ("ConfigMap", "team-a"),
+                                                          ("ConfigMap", "kyverno")}
+    # one lookup of the kind in any namespace (an expression, or "" for a cluster-wide list): read everywhere
+    for other in ('resource.Get("v1", "configmaps", "plat" + "form", "teams") != null',
+                  'resource.List("v1", "configmaps", "").items.size() > 0'):
+        reads = _reads(vpol('resource.Get("v1", "configmaps", "platform", "teams") != null', other),
+                       downstreams=False, reports=False)
+        assert {k for k in reads if k[0] == "ConfigMap"} == {("ConfigMap", "")}, other
 
 
 def test_a_mutate_existing_rule_s_target_kind_is_read_where_it_looks() -> None:

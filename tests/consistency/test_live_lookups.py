@@ -6,7 +6,10 @@ namespace than `-n`'s, and a ValidatingPolicy reading the same ConfigMap with `r
 `eval --state` on a capture of the cluster, and `eval --state` on the objects given as files all give the same
 verdicts, as the ConfigMap's data says (either way). A lookup of a kind the read did not list is the rule's
 error saying so, live and on the capture alike (a plain-file state keeps Kyverno CLI's "not found"); a refused
-LIST of the ConfigMaps is an error result and a failed read (exit 5).
+LIST of the ConfigMaps is an error result and a failed read (exit 5). A `resource.Get/List` whose namespace is a
+literal reads the ConfigMaps of that namespace alone, so a user whose Role lists ConfigMaps only there runs the
+policies (a cluster-wide LIST would be refused: exit 5); a lookup in a namespace not read is "not read", never
+"not found".
 """
 
 from __future__ import annotations
@@ -139,8 +142,9 @@ def test_live_a_capture_and_the_configmap_given_agree(tmp_path: Path, fast_clien
         live = _run(["eval", "-p", str(policies), "--live", "-n", "shop", "-o", "json"], env)
         captured = _run(["capture", "-p", str(policies), "-n", "shop", "-o", str(state)], env)
         assert captured.exit_code == 0, captured.output
-        # the ConfigMaps were read (everywhere, for the ValidatingPolicy's resource.Get), not in -n's only
-        assert api.requests("GET", r"^/api/v1/configmaps$"), "the ConfigMaps were not read"
+        # the ConfigMaps were read in the namespace both lookups name (not -n's), and there only
+        assert api.requests("GET", r"^/api/v1/namespaces/platform/configmaps$"), "the ConfigMaps were not read"
+        assert not api.requests("GET", r"^/api/v1/configmaps$"), "the ConfigMaps were read cluster-wide"
     files = tmp_path / "given.yaml"
     files.write_text(yaml.safe_dump_all(_objects(allowed)))
     on_capture = _run(["eval", "-p", str(policies), "--state", str(state), "-n", "shop", "-o", "json"])
@@ -193,11 +197,92 @@ def test_a_refused_list_of_the_configmaps_is_an_error_result_and_a_failed_read(t
                                                                               fast_client: None) -> None:
     policies = _policies(tmp_path)
     for api, env in _double(tmp_path, "blue"):
-        api.inject(r"^/api/v1/configmaps$", times=None, status=403)
+        api.inject(r"^/api/v1/namespaces/platform/configmaps$", times=None, status=403)
         live = _run(["eval", "-p", str(policies), "--live", "-n", "shop", "-o", "json"], env)
-        assert api.requests("GET", r"^/api/v1/configmaps$"), "the injected read was never made"
+        assert api.requests("GET", r"^/api/v1/namespaces/platform/configmaps$"), "the injected read was never made"
     assert live.exit_code == 5, live.output
     said = [line for line in live.stderr.splitlines() if line.startswith("error: ")]
     assert len(said) == 1 and "configmaps" in said[0] and "forbidden" in said[0].lower(), live.stderr
     verdicts = _verdicts(live)
     assert {v[0] for v in verdicts.values()} == {"error"} and len(verdicts) == 4, live.output
+
+
+# docs/rbac.yaml's reader without ConfigMaps cluster-wide, and a Role listing them in `platform` alone
+TEAM_RBAC = (Path(__file__).resolve().parents[2] / "docs" / "rbac.yaml").read_text().replace(
+    'resources: ["pods", "replicationcontrollers", "configmaps", "limitranges", "resourcequotas"]',
+    'resources: ["pods", "replicationcontrollers", "limitranges", "resourcequotas"]', 1) + """---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: platform-configmaps, namespace: platform}
+rules:
+- {apiGroups: [""], resources: [configmaps], verbs: [list]}
+""" + "".join(f"""---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: {binding}
+metadata: {{name: team-{role}{", namespace: " + namespace if namespace else ""}}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: {kind}, name: {role}}}
+subjects: [{{kind: User, name: team}}]
+""" for binding, kind, role, namespace in (("ClusterRoleBinding", "ClusterRole", "kyrec-read", ""),
+                                         ("RoleBinding", "Role", "kyrec-read-kyverno-config", "kyverno"),
+                                         ("RoleBinding", "Role", "platform-configmaps", "platform")))
+
+# the kind made by an expression (not read ahead), its namespace a literal: answered where the ConfigMaps were
+# read for the literal lookups, "not read" elsewhere
+OUTSIDE = """\
+---
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: NAME
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [pods]
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: shop
+  validations:
+  - expression: >-
+      resource.Get("v1", "config" + "maps", "NAMESPACE", "teams") == null ||
+      resource.Get("v1", "config" + "maps", "NAMESPACE", "teams").data.allowed == object.metadata.labels["team"]
+    message: the team must be the one the platform allows
+"""
+
+
+@pytest.mark.parametrize("allowed", ["blue", "red"])
+def test_a_role_listing_configmaps_in_the_lookup_s_namespace_alone_suffices(tmp_path: Path, fast_client: None,
+                                                                           allowed: str) -> None:
+    policies = _policies(tmp_path)
+    with policies.open("a") as out:
+        out.write(OUTSIDE.replace("NAMESPACE", "platform").replace("NAME", "inside"))
+        out.write(OUTSIDE.replace("NAMESPACE", "other").replace("NAME", "outside"))
+    state = tmp_path / "state.json"
+    for api, env in _double(tmp_path, allowed):
+        api.load_rbac(TEAM_RBAC)
+        api.add_user("team", "t")
+        api.kubeconfig(tmp_path / "kubeconfig", user="team", token="t")
+        live = _run(["eval", "-p", str(policies), "--live", "-n", "shop", "-o", "json"], env)
+        captured = _run(["capture", "-p", str(policies), "-n", "shop", "-o", str(state)], env)
+        assert captured.exit_code == 0, captured.output
+        assert not api.requests("GET", r"^/api/v1/configmaps$"), "a cluster-wide LIST of ConfigMaps was made"
+        assert [r.status for r in api.requests("GET", r"^/api/v1/namespaces/platform/configmaps$")] == [200, 200]
+    on_capture = _run(["eval", "-p", str(policies), "--state", str(state), "-n", "shop", "-o", "json"])
+    assert live.exit_code == on_capture.exit_code == 1, (live.output, on_capture.output)
+    other = "red" if allowed == "blue" else "blue"
+    for result, origin in ((live, "the cluster"), (on_capture, "the captured cluster")):
+        verdicts = _verdicts(result)
+        # as the data says, for the literal lookups and the expression's lookup in the namespace they read
+        for policy in ("team-cm", "team-vpol", "inside"):
+            assert verdicts[(policy, allowed)][0] == "pass" and verdicts[(policy, other)][0] == "fail", \
+                (policy, verdicts[(policy, allowed)], verdicts[(policy, other)])
+        # a namespace not read: not "not found" (which would pass `== null`) but the error saying so
+        for pod in (allowed, other):
+            verdict, message = verdicts[("outside", pod)]
+            assert verdict == "error" and f"ConfigMaps in namespace other were not read from {origin}" in message, \
+                message
+    assert {k: v for k, v in _verdicts(live).items() if k[0] != "outside"} == \
+        {k: v for k, v in _verdicts(on_capture).items() if k[0] != "outside"}

@@ -749,9 +749,19 @@ class _Deferred:
         return getattr(self._target, name)
 
 
-def state_sources(state: Sequence[Document], kinds: Any, lookups: tuple[Any, Any] | None = None) -> ContextSources:
+def classic_sources(state: Sequence[Document], kinds: Any, options: ClassicOptions | None) -> ContextSources:
+    """The context sources of every classic path (validate, mutate, mutate-existing previews, generate,
+    the background scan of expected reports): a test's own sources, else the state's, answering a lookup
+    of a kind it was not given as `options.state_lookups` says (one rule, so that a lookup the read did not
+    cover is the same error on every path, never "not found" on one of them)."""
+    options = options if options is not None else ClassicOptions()
+    return options.sources if options.sources is not None else state_sources(state, kinds, options.state_lookups)
+
+
+def state_sources(state: Sequence[Document], kinds: Any, lookups: tuple[Any, Any] | None) -> ContextSources:
     """Context sources for `eval`/`diff`: the state stands for the cluster (configMap, apiCall.urlPath,
-    GlobalContextEntries of kind kubernetesResource); `lookups`: ClassicOptions.state_lookups."""
+    GlobalContextEntries of kind kubernetesResource); `lookups`: ClassicOptions.state_lookups (None: what the
+    state does not hold is not found, as in Kyverno's CLI)."""
     from kubectl_kyrec.cel.context import ObjectsProvider
 
     resource_of, kind_of = kinds.resource_of, kinds.kind_of

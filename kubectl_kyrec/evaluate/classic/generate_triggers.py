@@ -101,8 +101,9 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                          registry: Any = None) -> GeneratingOutcome:
     """The desired downstreams of every classic generate rule for every trigger.
 
-    `sources`: the context sources (default: the state answers); `resource_values`: a test's variables by
-    (policy name, resource name), ("", "") the global ones (evaluate/classic/engine.py ClassicOptions);
+    `sources`: the context sources (default: the state answers, as `options.state_lookups` says);
+    `resource_values`: a test's variables by (policy name, resource name), ("", "") the global ones
+    (evaluate/classic/engine.py ClassicOptions);
     `registry`: the run's `--registry` (a load.registry.Registry), which imageRegistry entries are fetched
     from, as the classic evaluator fetches them."""
     from kubectl_kyrec.classic.context_loader import ContextLoader
@@ -110,9 +111,10 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     from kubectl_kyrec.classic.jmespath_eval import Engine
     from kubectl_kyrec.classic.match import KindGate, RequestFacts, rule_matches
     from kubectl_kyrec.evaluate.classic.engine import (
+        ClassicOptions,
+        classic_sources,
         matching_exceptions,
         refused_by_kyverno,
-        state_sources,
         unanswerable_message,
     )
 
@@ -129,7 +131,7 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
     if not units:
         return out
     out.policies.extend(units)
-    sources = sources if sources is not None else state_sources(state, kinds)
+    sources = classic_sources(state, kinds, ClassicOptions(sources=sources, state_lookups=options.state_lookups))
     if registry is not None:
         sources = dataclasses.replace(sources, registry=True, image_registry=registry)
     core = Core()

@@ -235,7 +235,7 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     the applied manifests, as admitted; else the state's objects, and only rules that act on a policy
     update), and the notices saying what was not previewed. `listed`: what the state listed: a target change
     (and its report entry) whose rule names a target kind the state did not list is undetermined."""
-    from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, state_sources
+    from kubectl_kyrec.evaluate.classic.engine import ClassicOptions, classic_sources
     from kubectl_kyrec.evaluate.namespaces import namespace_objects
     from kubectl_kyrec.evaluate.pipeline import subject_context
 
@@ -259,7 +259,7 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     contexts = {id(s): subject_context(s, namespaces, options) for s in triggers}
     classic = options.classic if options.classic is not None else ClassicOptions()
     # the state's lookups refuse a kind it could not read, or did not (the rule's change is then undetermined)
-    sources = classic.sources if classic.sources is not None else state_sources(state, kinds, classic.state_lookups)
+    sources = classic_sources(state, kinds, classic)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
                                sources=sources, options=classic, admissions=admissions,
                                listed=listed) if selected else []

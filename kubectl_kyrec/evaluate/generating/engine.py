@@ -124,6 +124,8 @@ class GenerateOptions:
     namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     namespaces: tuple[Document, ...] = ()       # Namespace objects a values file adds to the cluster
     selection: Selection = Selection()          # its policy names (the triggers are chosen by the caller)
+    # classic generate rules' lookups in the state: evaluate/classic/engine.py ClassicOptions.state_lookups
+    state_lookups: tuple[Any, Any] | None = None
 
 
 @dataclass

@@ -7,9 +7,10 @@ stay strings and `yes`/`on` are booleans, as kubectl reads them. No YAML nodes a
 converted. Errors are InputErrors with file:line, as for manifests.
 
 `read_state` builds the run's ClusterState: a kind with at least one object counts as listed cluster-wide
-(`kubectl get` lists whole kinds), and a capture file (`kyrec.io/listed`, `kyrec.io/unreadable` on its
-List) records the kinds it listed, including those that came back empty, and (`kyrec.io/served`) the kinds
-the server served.
+(`kubectl get` lists whole kinds) unless only capture files hold it and their record names it, and a capture
+file (`kyrec.io/listed`, `kyrec.io/unreadable` on its List) records the kinds it listed and where (a
+namespace, or cluster-wide), including those that came back empty, and (`kyrec.io/served`) the kinds the
+server served.
 """
 
 from __future__ import annotations
@@ -57,12 +58,16 @@ def read_state(paths: Sequence[str]) -> ClusterState:
     `kubectl get ... > state.json` leaves when it fails, and a run over it would check nothing and pass.
     A capture of an empty cluster is no such case: its record says which kinds were listed and found empty."""
     read = _Read()
+    dumped: set[tuple[str, str]] = set()
     for given in paths:
         objects, records, empty_lists = len(read.objects), read.records, read.empty_lists
         for path in expand_paths([given]):
             name, text = read_text(path)
+            first, recorded = len(read.objects), read.records
             with gc_paused():  # see gc_pause: the whole file, so that the collector never walks a half-built tree
                 _read_text(text, name, read)
+            if read.records == recorded:
+                dumped.update((d.api_version, d.kind) for d in read.objects[first:])
         if len(read.objects) == objects and read.records == records:
             named = "standard input" if given == "-" else given
             if read.empty_lists > empty_lists:
@@ -73,13 +78,23 @@ def read_state(paths: Sequence[str]) -> ClusterState:
                                  "capture --kind KIND... -o FILE, which records each kind it lists, even when empty")
             raise InputError(f"no objects in {named} and no record of what was listed (kubectl kyrec capture "
                              "writes one): nothing would be checked")
-    # kubectl get lists whole kinds: any object of a kind stands for the kind listed everywhere
     kinds = {(d.api_version, d.kind) for d in read.objects}
-    listed = read.listed | {ListedKind(a, k, "") for a, k in kinds}
+    listed = read.listed | _listed_everywhere(read, kinds, dumped)
     # a kind with objects is served, whichever file holds them
     served = read.served | kinds if read.served is not None else None
     return ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
                                      served=served, secret_salts=read.salts, evidence_unread=read.evidence_unread)
+
+
+def _listed_everywhere(read: _Read, kinds: set[tuple[str, str]], dumped: set[tuple[str, str]]
+                       ) -> set[ListedKind]:
+    """The kinds whose objects stand for the kind listed everywhere: `kubectl get` lists whole kinds, so any
+    object of a kind `dumped` (read from a file without a capture's record), and of a kind no record names;
+    where a capture's record names the kind, it says where it was listed (a LIST in one namespace holds only
+    that namespace's objects), as the live run that wrote it knew."""
+    recorded = {(k.api_version.rpartition("/")[0], k.kind) for k in (*read.listed, *read.unreadable)}
+    return {ListedKind(a, k, "") for a, k in kinds
+            if (a, k) in dumped or (a.rpartition("/")[0], k) not in recorded}
 
 
 def load_state(paths: Sequence[str]) -> list[Document]:
@@ -227,6 +242,7 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
 
     read = _Read()
     kinds: set[tuple[str, str]] = set()
+    dumped: set[tuple[str, str]] = set()
     managed = False
     files: list[str] = []
     count = 0
@@ -240,6 +256,7 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
                 files.append(path)
                 top: dict[str, Any] = {}
                 top_line, items = 1, 0
+                recorded, own = read.records, set[tuple[str, str]]()
                 # the objects looked at and dropped, but the few kept: decoded without sharing their strings
                 with open(path, "rb") as stream:
                     for what, value, line in iter_list_parts(stream, share=False):
@@ -250,7 +267,7 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
                         for obj, obj_line, _ in iter_objects(value, line, None, path):
                             count += 1
                             api_version, kind = obj["apiVersion"], obj["kind"]
-                            kinds.add((api_version, kind))
+                            own.add((api_version, kind))
                             managed = managed or bool((obj.get("metadata") or {}).get("managedFields"))
                             if has_digests(obj):
                                 return None
@@ -260,11 +277,15 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
                     return None
                 top["items"] = [None] if items else []      # _read_records asks only whether it has items
                 _read_records(top, top_line, path, read)
+                # as read_state: a file with a capture's record says itself where each kind was listed
+                kinds.update(own)
+                if read.records == recorded:
+                    dumped.update(own)
             if (count, read.records) == before:
                 return None
     except (OSError, NotAList, InputError, RecursionError):
         return None
-    listed = read.listed | {ListedKind(a, k, "") for a, k in kinds}
+    listed = read.listed | _listed_everywhere(read, kinds, dumped)
     served = read.served | kinds if read.served is not None else None
     state = ClusterState.from_objects(read.objects, listed=listed, unreadable=read.unreadable, source="files",
                                       has_managed_fields=managed, served=served, secret_salts=read.salts,
