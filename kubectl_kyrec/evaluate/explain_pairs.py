@@ -11,7 +11,6 @@ not be known (`undetermined`). Read from the chain's own record: it decides noth
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
@@ -43,19 +42,12 @@ _SHOWN = {"ImageValidatingPolicy": 1, "NamespacedImageValidatingPolicy": 1, "Clu
 
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
-                  namespaces_from: Sequence[Document] | None = None,
                   generate: Callable[[Sequence[Admission]], Sequence[TriggerOutcome]] = lambda _: (),
                   envs: Environments | None = None) -> ExplainOutcome:
-    """eval's run (pipeline.py run_eval) with explain's recorder. `namespaces_from`: the documents whose
-    Namespaces label the namespaces, when `resources` were narrowed to a picked subject; `generate`: the run's
-    generation (run/generate.py, as eval runs it) on the admissions of this very chain, returning the outcomes
-    of its classic generate rules, whose results their policies' trees end in; `envs`: as run_eval's."""
+    """eval's run (pipeline.py run_eval) with explain's recorder. `generate`: the run's generation
+    (run/generate.py, as eval runs it) on the admissions of this very chain, returning the outcomes of its
+    classic generate rules, whose results their policies' trees end in; `envs`: as run_eval's."""
     envs = envs if envs is not None else Environments(libraries)
-    if namespaces_from is not None:
-        # the Namespaces of the documents left out label their namespaces too (after those of `resources`)
-        kept = {id(d) for d in resources}
-        options = replace(options, namespaces=(*[d for d in namespaces_from if id(d) not in kept
-                                                 and d.kind == "Namespace"], *options.namespaces))
     out = ExplainOutcome(policies, options, envs, generate)
     outcome = run_eval(policies, resources, state, kinds=kinds, libraries=libraries, options=options, envs=envs,
                        recorder=out)

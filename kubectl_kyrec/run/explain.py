@@ -73,6 +73,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         nothing_selected,
         resolve_kinds,
         selects_any,
+        with_namespaces_left_out,
     )
 
     now = options.now
@@ -90,8 +91,6 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         # the objects in it, and the Namespace itself, as eval's triggers (run/select.py holds_object)
         only = Selection(namespace=selection.namespace)
         documents = [d for d in documents if holds_object(only, d.kind, d.namespace, d.name, {})]
-    # the Namespaces among the resources label their namespace whichever subject is picked, as in eval
-    namespaces_from = documents
     if name:
         documents = [d for d in documents if d.name == name and d.kind in selection.kinds]
         if not documents:
@@ -99,6 +98,8 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
             raise InputError(f"subject {options.subject}: no such resource among those given{where}")
     eval_options = options_for_run(inputs, now, selection, mutate=options.mutate, registry=options.registry,
                                    classic=bool(inputs.policies.classic))
+    # the Namespaces among the resources label their namespace whichever subjects are picked, as in eval
+    eval_options = with_namespaces_left_out(eval_options, documents, inputs.subjects)
     from kubectl_kyrec.recording import Trace
     from kubectl_kyrec.run.generate import generate_for_inputs
 
@@ -119,7 +120,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
                 and (not name or o.trigger.ref.name == name)]
 
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
-                            libraries=run_envs.libraries, options=eval_options, namespaces_from=namespaces_from,
+                            libraries=run_envs.libraries, options=eval_options,
                             generate=generate, envs=run_envs.envs)
     explanations = outcome.explanations
     generated_errors: list[EvalError] = generated.errors if generated is not None else []
