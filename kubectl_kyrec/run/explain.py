@@ -21,7 +21,7 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome
+    from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
     from kubectl_kyrec.load.run_inputs.sources import InputSource
 
 
@@ -103,32 +103,26 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
     from kubectl_kyrec.recording import Trace
     from kubectl_kyrec.run.generate import generate_for_inputs
 
-    # what the GeneratingPolicy engine records in that run: their trees
-    recorded = Trace()
-    generated: GeneratingOutcome | None = None
+    # what the GeneratingPolicy engine records in that run (their trees), and the run's outcome
+    recorded, generated = Trace(), []
 
     def generate(admissions: Sequence[Admission]) -> list[TriggerOutcome]:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
-        nonlocal generated
-        if not (inputs.policies.generating or inputs.policies.classic):
-            return []
-        generated = generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded,
-                                        admissions=admissions)
+        generated.append(generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded,
+                                             admissions=admissions))
         # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py):
         # each drawn by its own kind's tree
-        return [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
+        return [o for o in generated[0].outcomes if o.policy.meta.kind not in GENERATING_KINDS
                 and (not name or o.trigger.ref.name == name)]
 
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
                             libraries=run_envs.libraries, options=eval_options,
                             generate=generate, envs=run_envs.envs)
     explanations = outcome.explanations
-    generated_errors: list[EvalError] = generated.errors if generated is not None else []
-    generated_notices: list[Any] = generated.notices if generated is not None else []
     # the GeneratingPolicies' trees, as their engine recorded them for each trigger
     explanations.extend(e for e in recorded_trees(recorded) if not name or e.subject.name == name)
-    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
+    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated[0].errors]))
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated[0].notices]]
     if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):
         # as `kubectl get -n nope`: a notice, not an error (a named subject that is not there is one)
         notices.append(nothing_selected(filters, len(inputs.subjects)))
