@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.evaluate.admission_chain import Admission, ChainOutcome, MutationEngine
+from kubectl_kyrec.evaluate.admission_chain import Admission, ChainOutcome
 from kubectl_kyrec.evaluate.deleting.engine import (
     CompiledDeletingPolicy,
     compile_deleting_policies,
@@ -76,8 +76,8 @@ class ExplainOutcome:
         self.explanations: list[Explanation] = []
         self.errors: list[EvalError] = []
         self.notices: list[Notice] = []
+        # the admission chain's recordings (AdmissionChain.traces): per engine, in the chain's order, per subject
         self.traces: dict[int, dict[int, Trace]] = {}
-        self.engines: Sequence[MutationEngine] = ()
         self.run: CompiledRun | None = None
         self.namespaces: Mapping[str, Mapping[str, Any]] = {}
         self.deleting: list[CompiledDeletingPolicy] = []
@@ -98,9 +98,7 @@ class ExplainOutcome:
                                   "admitted as eval admits them; these subjects are not (objects read from a "
                                   "cluster, or --no-mutate)"))
 
-    def admitted(self, written: Sequence[Subject], chained: ChainOutcome | None,
-                 engines: Sequence[MutationEngine]) -> None:
-        self.engines = engines
+    def admitted(self, written: Sequence[Subject], chained: ChainOutcome | None) -> None:
         for w, a in zip(written, chained.admissions if chained is not None else ()):
             self.admissions[id(w.ref)] = (w.obj, a, [])
         for r in chained.results if chained is not None else ():
@@ -122,8 +120,8 @@ class ExplainOutcome:
         # recorded them, then each policy's as eval evaluates it; a classic mutate rule's results are the
         # admission chain's, a generate rule's the generate run's
         trace = Trace()
-        for engine in self.engines:
-            if (mutated := self.traces.get(id(engine), {}).get(id(subject.ref))) is not None:
+        for by_subject in self.traces.values():
+            if (mutated := by_subject.get(id(subject.ref))) is not None:
                 trace.root.children.extend(mutated.root.children)
         start = len(trace.root.children)
         pairs = evaluate(trace, [*(admitted[2] if admitted else ()), *self.generated_for.get(subject.ref, ())])

@@ -306,9 +306,9 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         # ScanResource), which kyrec does not model: the expected reports leave them out (docs/compatibility.md)
         chain_results = [(r, False) for r in chained.results if options.selection.holds_policy(r.policy)]
         if recorder is not None:
-            recorder.admitted(written, chained, chain.engines)
+            recorder.admitted(written, chained)
     elif recorder is not None:
-        recorder.admitted(subjects, None, [])
+        recorder.admitted(subjects, None)
     out.subjects.extend(subjects)
     out.subject_count = len(subjects)
     if on_total is not None and not streamed:
@@ -436,8 +436,8 @@ Pairs = list[tuple[Result, bool]]
 class RunRecorder(Protocol):
     """What run_eval tells `explain` (evaluate/explain_pairs.py) of its run, in its order: `start`, the run's
     compiled policies and namespaces (its notices and errors to add to), `traces` the admission chain's
-    (AdmissionChain.traces), `admitted` the subjects as written and as admitted with the chain's engines
-    (None: not admitted), then `evaluate` each subject: `evaluate` the subject's evaluate_policies, given the
+    (AdmissionChain.traces), `admitted` the subjects as written and as admitted (None: not admitted), then
+    `evaluate` each subject: `evaluate` the subject's evaluate_policies, given the
     recorder's trace and the subject's results of the other engines (`others`)."""
 
     traces: dict[int, dict[int, Trace]]
@@ -445,8 +445,7 @@ class RunRecorder(Protocol):
     def start(self, run: CompiledRun, namespaces: Mapping[str, Mapping[str, Any]], notices: list[Notice],
               errors: list[EvalError]) -> None: ...
 
-    def admitted(self, written: Sequence[Subject], chained: ChainOutcome | None,
-                 engines: Sequence[MutationEngine]) -> None: ...
+    def admitted(self, written: Sequence[Subject], chained: ChainOutcome | None) -> None: ...
 
     def evaluate(self, ctx: SubjectContext, evaluate: Callable[[Trace, Sequence[Result]], Pairs]) -> Pairs: ...
 
