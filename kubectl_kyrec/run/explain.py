@@ -45,12 +45,11 @@ class ExplainResult:
     warnings: list[str] = field(default_factory=list)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.run.coverage import error_entries
+
         # errors and notices as every other document carries them (docs/output.md), after the trees
-        return "ExplainResult", [
-            ("explanations", [e.to_json() for e in self.explanations]),
-            ("errors", [{"message": e.message, "location": e.source.as_location() if e.source else None}
-                        for e in self.errors]),
-            ("notices", list(dict.fromkeys(self.notices)))]
+        return "ExplainResult", [("explanations", [e.to_json() for e in self.explanations]),
+                                 ("errors", error_entries(self.errors)), ("notices", list(dict.fromkeys(self.notices)))]
 
 
 def parse_subject(text: str) -> tuple[str, str]:
