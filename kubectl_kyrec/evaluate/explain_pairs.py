@@ -51,8 +51,7 @@ def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Seq
     out = ExplainOutcome(policies, options, envs, generate)
     outcome = run_eval(policies, resources, state, kinds=kinds, libraries=libraries, options=options, envs=envs,
                        recorder=out)
-    # explain never showed the loader's notices on policies
-    out.errors, out.notices = outcome.errors, outcome.notices[len(policies.notices):]
+    out.errors, out.notices = outcome.errors, outcome.notices
     if out.run is not None and (classic := out.run.classic) is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, those of the policies that gave results
