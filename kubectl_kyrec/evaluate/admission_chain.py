@@ -187,8 +187,9 @@ class AdmissionChain:
         self.engines = list(engines)
         self.default = default
         # explain's, when set to {}: per engine that records (a true `records` attribute: its `mutate` takes a
-        # recorder), per subject (by id of its Ref), what it recorded in the last call for the subject, the one
-        # whose step the chain kept (the objects other orders give come first, the subject's own last)
+        # recorder), in the chain's order (each is first called on the first subject, in order), per subject (by id
+        # of its Ref), what it recorded in the last call for the subject, the one whose step the chain kept (the
+        # objects other orders give come first, the subject's own last)
         self.traces: dict[int, dict[int, Trace]] | None = None
 
     def admit(self, subjects: Sequence[Subject], context_of: Callable[[Subject], SubjectContext],

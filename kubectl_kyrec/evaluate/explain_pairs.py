@@ -10,30 +10,21 @@ not be known (`undetermined`). Read from the chain's own record: it decides noth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
-from kubectl_kyrec.evaluate.admission_chain import Admission, MutationEngine
+from kubectl_kyrec.evaluate.admission_chain import Admission, ChainOutcome
 from kubectl_kyrec.evaluate.deleting.engine import (
+    CompiledDeletingPolicy,
     compile_deleting_policies,
     evaluate_object,
     next_run,
 )
 from kubectl_kyrec.evaluate.deleting.engine import subject_context as deleting_context
 from kubectl_kyrec.evaluate.explain import NONE, Explanation, patch_nodes, record, recorded, result_node
-from kubectl_kyrec.evaluate.namespaces import namespace_objects
-from kubectl_kyrec.evaluate.pipeline import (
-    EvalOptions,
-    admission_chain,
-    compile_run,
-    evaluate_policies,
-    select_subjects,
-    subject_context,
-)
-from kubectl_kyrec.evaluate.subjects import KindLookup
-from kubectl_kyrec.evaluate.validating.engine import candidate_variants
+from kubectl_kyrec.evaluate.pipeline import CompiledRun, EvalOptions, Pairs, run_eval, subject_context
+from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Subject
@@ -49,102 +40,100 @@ ADMISSION = "Admission"
 _SHOWN = {"ImageValidatingPolicy": 1, "NamespacedImageValidatingPolicy": 1, "ClusterPolicy": 2, "Policy": 2}
 
 
-@dataclass
-class ExplainOutcome:
-    explanations: list[Explanation] = field(default_factory=list)
-    errors: list[EvalError] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-
-
 def explain_pairs(policies: PolicySet, resources: Sequence[Document], state: Sequence[Document], *,
                   kinds: KindLookup, libraries: LibraryFactory, options: EvalOptions,
-                  namespaces_from: Sequence[Document] | None = None,
                   generate: Callable[[Sequence[Admission]], Sequence[TriggerOutcome]] = lambda _: (),
                   envs: Environments | None = None) -> ExplainOutcome:
-    """`namespaces_from`: the documents whose Namespaces label the namespaces, when `resources` were
-    narrowed to a picked subject (default: `resources`, as in run_eval); `generate`: the run's generation
+    """eval's run (pipeline.py run_eval) with explain's recorder. `generate`: the run's generation
     (run/generate.py, as eval runs it) on the admissions of this very chain, returning the outcomes of its
-    classic generate rules, whose results their policies' trees end in; `envs`: the run's environments over
-    `libraries`, which compiled the policies already."""
-    out = ExplainOutcome()
-    if envs is None:
-        envs = Environments(libraries)
-    run = compile_run(policies, state, kinds, envs, options, out.notices, out.errors, "not explained")
-    classic = run.classic
-    deleting, errors = compile_deleting_policies(policies, envs, options.now, options.selection.holds_policy)
-    out.errors.extend(errors)
-    subjects, notices = select_subjects(resources, state, kinds, options.selection)
-    out.notices.extend(notices)
-    namespaces = namespace_objects([*state, *(resources if namespaces_from is None else namespaces_from),
-                                    *options.namespaces], options.namespace_labels)
-    chained = None
-    # what the chain's mutating engines record for each subject (AdmissionChain.traces): their policies' trees
-    traces: dict[int, dict[int, Trace]] = {}
-    engines: list[MutationEngine] = []
-    if not options.admit and (policies.mutating or policies.mutating_admission):
-        # as in eval: a mutating policy answers at admission, and these subjects are not admitted
-        out.notices.append(Notice("MutatingPolicies and MutatingAdmissionPolicies are explained on manifests "
-                                  "admitted as eval admits them; these subjects are not (objects read from a "
-                                  "cluster, or --no-mutate)"))
-    if options.admit:
-        # the objects eval validates: the manifests as admission would store them, and how they got there
-        chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors)
-        chain.traces, engines = traces, chain.engines
-        chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
-        written = subjects
-        subjects = chained.subjects
-    generated_for: dict[Ref, list[Result]] = {}
-    triggers: dict[Ref, Subject] = {}
-    # generation starts from the triggers as this chain admitted them (evaluate/generating/admitted.py)
-    for o in generate(chained.admissions if chained is not None else []):
-        triggers[o.trigger.ref] = o.trigger
-        if o.result is not None:
-            generated_for.setdefault(o.trigger.ref, []).append(o.result)
-    # the mutation results of each subject, grouped once (by its Ref, which the results share)
-    mutation_results: dict[int, list[Result]] = {}
-    for r in chained.results if chained is not None else ():
-        mutation_results.setdefault(id(r.subject), []).append(r)
-    for index, subject in enumerate(subjects):
-        mine = mutation_results.get(id(subject.ref), [])
-        if chained is not None:
-            admitted_as = chained.admissions[index]
-            # (the defaults alone are no policy's doing: listed in eval -o json, not given a tree of their own)
-            if admitted_as.mutations or mine or admitted_as.undetermined or admitted_as.operation == "DELETE":
-                out.explanations.append(explain_chain(written[index].obj, admitted_as, mine))
-        ctx = subject_context(subject, namespaces, options)
-        # one recording of the subject, read back once: the mutating kinds' trees as the admission chain's calls
-        # recorded them, then the calls eval makes (pipeline.py), each recording its policy's tree
-        trace = Trace()
-        for engine in engines:
-            if (mutated := traces.get(id(engine), {}).get(id(subject.ref))) is not None:
-                trace.root.children.extend(mutated.root.children)
-        # eval's evaluation of the subject (each policy, not only those whose variants may match), recording the
-        # trees; a classic mutate rule's results are the admission chain's, a generate rule's the generate run's
-        start = len(trace.root.children)
-        evaluate_policies(ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in run.validating], run,
-                          state=state, kinds=kinds, options=options, recorder=trace,
-                          others=[*mine, *generated_for.get(subject.ref, ())])
-        # shown as they always were: the ImageValidatingPolicies after the admission policies eval runs after them
-        trace.root.children[start:] = sorted(trace.root.children[start:], key=lambda t: _SHOWN.get(t.data[0].kind, 0))
-        if deleting:
-            deleting_ctx = deleting_context(subject, namespaces)
-            for dp in deleting:
-                results = record(trace, dp.policy.meta, subject.ref)
-                next_run(dp.policy, options.now, recorder=trace)
-                results.append(evaluate_object(dp, deleting_ctx, trace).result())
-        out.explanations.extend(recorded(trace))
-    if classic is not None:
+    classic generate rules, whose results their policies' trees end in; `envs`: as run_eval's."""
+    envs = envs if envs is not None else Environments(libraries)
+    out = ExplainOutcome(policies, options, envs, generate)
+    outcome = run_eval(policies, resources, state, kinds=kinds, libraries=libraries, options=options, envs=envs,
+                       recorder=out)
+    out.errors, out.notices = outcome.errors, outcome.notices
+    if out.run is not None and (classic := out.run.classic) is not None:
         # a trigger of the generate run beyond the subjects (the Namespace itself under -n, which the run
         # keeps as eval's does): the trees of its generate rules, those of the policies that gave results
-        explained = {s.ref for s in subjects}
-        trace = Trace()
-        for ref in [ref for ref in generated_for if ref not in explained]:
-            classic.explain(subject_context(triggers[ref], namespaces, options), trace, generated_for[ref],
-                            rule_types=("generate",))
+        noticed, explained, trace = len(classic.notices), {s.ref for s in outcome.subjects}, Trace()
+        for ref in [ref for ref in out.generated_for if ref not in explained]:
+            classic.explain(subject_context(out.triggers[ref], out.namespaces, options), trace,
+                            out.generated_for[ref], rule_types=("generate",))
         out.explanations.extend(e for e in recorded(trace) if e.results)
-        out.notices.extend(classic.notices)
+        out.notices.extend(classic.notices[noticed:])
     return out
 
+
+class ExplainOutcome:
+    """The trees, errors and notices of explain's run; its recorder (pipeline.py RunRecorder) as it runs: each
+    subject's trees in order (its admission, the mutating kinds' as the chain recorded them, then each policy's,
+    then the DeletingPolicies')."""
+
+    def __init__(self, policies: PolicySet, options: EvalOptions, envs: Environments,
+                 generate: Callable[[Sequence[Admission]], Sequence[TriggerOutcome]]) -> None:
+        self.policies, self.options, self.envs, self.generate = policies, options, envs, generate
+        self.explanations: list[Explanation] = []
+        self.errors: list[EvalError] = []
+        self.notices: list[Notice] = []
+        # the admission chain's recordings (AdmissionChain.traces): per engine, in the chain's order, per subject
+        self.traces: dict[int, dict[int, Trace]] = {}
+        self.run: CompiledRun | None = None
+        self.namespaces: Mapping[str, Mapping[str, Any]] = {}
+        self.deleting: list[CompiledDeletingPolicy] = []
+        # per subject (by id of its Ref): the manifest as written, its admission, the chain's results for it
+        self.admissions: dict[int, tuple[Obj, Admission, list[Result]]] = {}
+        self.generated_for: dict[Ref, list[Result]] = {}
+        self.triggers: dict[Ref, Subject] = {}
+
+    def start(self, run: CompiledRun, namespaces: Mapping[str, Mapping[str, Any]], notices: list[Notice],
+              errors: list[EvalError]) -> None:
+        self.run, self.namespaces = run, namespaces
+        self.deleting, failed = compile_deleting_policies(self.policies, self.envs, self.options.now,
+                                                          self.options.selection.holds_policy)
+        errors.extend(failed)
+        if not self.options.admit and (self.policies.mutating or self.policies.mutating_admission):
+            # as in eval: a mutating policy answers at admission, and these subjects are not admitted
+            notices.append(Notice("MutatingPolicies and MutatingAdmissionPolicies are explained on manifests "
+                                  "admitted as eval admits them; these subjects are not (objects read from a "
+                                  "cluster, or --no-mutate)"))
+
+    def admitted(self, written: Sequence[Subject], chained: ChainOutcome | None) -> None:
+        for w, a in zip(written, chained.admissions if chained is not None else ()):
+            self.admissions[id(w.ref)] = (w.obj, a, [])
+        for r in chained.results if chained is not None else ():
+            self.admissions[id(r.subject)][2].append(r)
+        # generation starts from the triggers as this chain admitted them (evaluate/generating/admitted.py)
+        for o in self.generate(chained.admissions if chained is not None else []):
+            self.triggers[o.trigger.ref] = o.trigger
+            if o.result is not None:
+                self.generated_for.setdefault(o.trigger.ref, []).append(o.result)
+
+    def evaluate(self, ctx: SubjectContext, evaluate: Callable[[Trace, Sequence[Result]], Pairs]) -> Pairs:
+        subject = ctx.subject
+        if (admitted := self.admissions.get(id(subject.ref))) is not None:
+            original, admission, mine = admitted
+            # (the defaults alone are no policy's doing: listed in eval -o json, not given a tree of their own)
+            if admission.mutations or mine or admission.undetermined or admission.operation == "DELETE":
+                self.explanations.append(explain_chain(original, admission, mine))
+        # one recording of the subject, read back once: the mutating kinds' trees as the admission chain's calls
+        # recorded them, then each policy's as eval evaluates it; a classic mutate rule's results are the
+        # admission chain's, a generate rule's the generate run's
+        trace = Trace()
+        for by_subject in self.traces.values():
+            if (mutated := by_subject.get(id(subject.ref))) is not None:
+                trace.root.children.extend(mutated.root.children)
+        start = len(trace.root.children)
+        pairs = evaluate(trace, [*(admitted[2] if admitted else ()), *self.generated_for.get(subject.ref, ())])
+        # shown as they always were: the ImageValidatingPolicies after the admission policies eval runs after them
+        trace.root.children[start:] = sorted(trace.root.children[start:], key=lambda t: _SHOWN.get(t.data[0].kind, 0))
+        if self.deleting:
+            deleting_ctx = deleting_context(subject, self.namespaces)
+            for dp in self.deleting:
+                results = record(trace, dp.policy.meta, subject.ref)
+                next_run(dp.policy, self.options.now, recorder=trace)
+                results.append(evaluate_object(dp, deleting_ctx, trace).result())
+        self.explanations.extend(recorded(trace))
+        return pairs
 
 
 def explain_chain(original: Obj, admission: Admission, results: Sequence[Result]) -> Explanation:

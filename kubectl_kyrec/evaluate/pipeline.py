@@ -14,13 +14,14 @@ import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
 from kubectl_kyrec.evaluate.admission_chain import (
     Admission,
     AdmissionChain,
+    ChainOutcome,
     MutationEngine,
     order_resolved,
     paired_with_old,
@@ -246,7 +247,8 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
              on_total: Callable[[int], None] | None = None,
              on_results: Callable[[ResultPairs], object] | None = None,
              envs: Environments | None = None,
-             on_admissions: Callable[[Sequence[Admission]], object] | None = None) -> EvalOutcome:
+             on_admissions: Callable[[Sequence[Admission]], object] | None = None,
+             recorder: RunRecorder | None = None) -> EvalOutcome:
     """`on_subject`: called once per subject evaluated; `on_total`: told how many there will be, once the
     filters have chosen them (a progress line's total and estimate). `on_results`: handed the results in
     order, a chunk at a time as they are decided, instead of the outcome's `results` and `pairs` (left empty),
@@ -260,11 +262,15 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     Namespace but the state's (the namespaces are the state's and the options': eval's --state read as it is
     evaluated keeps its Namespaces in `state`), and there is no `old`. `on_admissions`: handed each slice's
     admissions whole (the objects as stored) before the slice is dropped, for an output that prints them
-    (`-o json`'s `admission`); a stream only (a whole run's are the outcome's `admissions`)."""
+    (`-o json`'s `admission`); a stream only (a whole run's are the outcome's `admissions`).
+
+    `recorder` (explain's, RunRecorder): the run's steps told to it, each subject evaluated by it, with every
+    engine recording; the subjects then a Sequence, evaluated in this process, on no other mutation order."""
     out = EvalOutcome(notices=list(policies.notices), now=options.now, report_api=options.report_api)
     if envs is None:
         envs = Environments(libraries)
-    run = compile_run(policies, state, kinds, envs, options, out.notices, out.errors, "skipped")
+    run = compile_run(policies, state, kinds, envs, options, out.notices, out.errors,
+                      "skipped" if recorder is None else "not explained")
     compiled, classic = run.validating, run.classic
     out.policy_count = run.count
 
@@ -281,12 +287,17 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     # where the subjects' notices go (before the admission chain's), for a stream's found on the way
     subject_notices_at = len(out.notices)
     chain_results: list[tuple[Result, bool]] = []
+    if recorder is not None:
+        recorder.start(run, namespaces, out.notices, out.errors)
     chain = admission_chain(policies, envs, options, state, kinds, out.notices, out.errors) \
         if options.admit else None
+    if recorder is not None and chain is not None:
+        chain.traces = recorder.traces
     if options.old is not None:
         old_subjects, _ = select_subjects(options.old, state, kinds, options.selection)
         subjects = paired_with_old(subjects, old_subjects, chain.default if chain is not None else None)
     if chain is not None and not streamed:
+        written = subjects
         chained = chain.admit(subjects, lambda s: subject_context(s, namespaces, options), options.operation)
         subjects = chained.subjects
         out.admissions = chained.admissions
@@ -294,6 +305,10 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         # own way (a rule that would still change the stored object fails: reports controller scanner.go
         # ScanResource), which kyrec does not model: the expected reports leave them out (docs/compatibility.md)
         chain_results = [(r, False) for r in chained.results if options.selection.holds_policy(r.policy)]
+        if recorder is not None:
+            recorder.admitted(written, chained)
+    elif recorder is not None:
+        recorder.admitted(subjects, None)
     out.subjects.extend(subjects)
     out.subject_count = len(subjects)
     if on_total is not None and not streamed:
@@ -335,6 +350,11 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
 
     def evaluate_subject(subject: Subject) -> list[tuple[Result, bool]]:
         ctx = subject_context(subject, namespaces, options)
+        if recorder is not None:
+            # explain's: a tree for every ValidatingPolicy, whichever of its variants may match
+            return recorder.evaluate(ctx, lambda trace, others: evaluate_policies(
+                ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in compiled], run, state=state, kinds=kinds,
+                options=options, recorder=trace, others=others))
         request = ctx.request
         key = (request.group, request.version, request.resource, request.subresource, request.operation,
                bool(request.namespace))
@@ -343,7 +363,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         return evaluate_policies(ctx, by_kind[key], run, state=state, kinds=kinds, options=options)
 
     evaluators = run.count
-    jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS else 1
+    jobs = options.jobs if len(out.subjects) * evaluators >= PARALLEL_PAIRS and recorder is None else 1
 
     def waiting() -> None:
         if counts is not None and on_subject is not None:
@@ -360,7 +380,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
                            for a in admissions if a.alternatives}
         return _Admitted(admissions, on_alternatives)
 
-    admitted = admitted_of(out.admissions)
+    admitted = admitted_of(out.admissions) if recorder is None else None
     # the results go to `on_results` a chunk at a time, as they are decided (and are not kept here), or
     # into the outcome; the mutation results first, in either case
     kept = ResultPairs()
@@ -407,6 +427,27 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     if classic is not None:
         out.notices.extend(classic.notices)
     return out
+
+
+# one subject's (result, reportable) pairs
+Pairs = list[tuple[Result, bool]]
+
+
+class RunRecorder(Protocol):
+    """What run_eval tells `explain` (evaluate/explain_pairs.py) of its run, in its order: `start`, the run's
+    compiled policies and namespaces (its notices and errors to add to), `traces` the admission chain's
+    (AdmissionChain.traces), `admitted` the subjects as written and as admitted (None: not admitted), then
+    `evaluate` each subject: `evaluate` the subject's evaluate_policies, given the
+    recorder's trace and the subject's results of the other engines (`others`)."""
+
+    traces: dict[int, dict[int, Trace]]
+
+    def start(self, run: CompiledRun, namespaces: Mapping[str, Mapping[str, Any]], notices: list[Notice],
+              errors: list[EvalError]) -> None: ...
+
+    def admitted(self, written: Sequence[Subject], chained: ChainOutcome | None) -> None: ...
+
+    def evaluate(self, ctx: SubjectContext, evaluate: Callable[[Trace, Sequence[Result]], Pairs]) -> Pairs: ...
 
 
 def evaluate_policies(ctx: SubjectContext, validating: Sequence[tuple[CompiledValidatingPolicy, Any]],

@@ -150,7 +150,12 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     from kubectl_kyrec.run.capture import run_gaps
     from kubectl_kyrec.run.generate import generate_for_inputs
     from kubectl_kyrec.run.providers import validated_for_run
-    from kubectl_kyrec.run.select import check_policy_names, nothing_selected, resolve_kinds
+    from kubectl_kyrec.run.select import (
+        check_policy_names,
+        nothing_selected,
+        resolve_kinds,
+        with_namespaces_left_out,
+    )
 
     now = options.now
     inputs = source.read()
@@ -194,6 +199,10 @@ def run_eval(options: EvalRunOptions, source: InputSource,
                                    payload_modes=(("JSON",) if options.json_paths else ())
                                    + (("HTTP",) if options.http_paths else ())
                                    + (("Envoy",) if options.envoy_paths else ()), jobs=options.jobs, old=old)
+    if namespace and isinstance(subjects, list):
+        # -n narrows what is evaluated, not the cluster: the Namespaces among the resources label their namespaces
+        eval_options = with_namespaces_left_out(eval_options, subjects, inputs.subjects)
+
     def counted(some: Sequence[Result]) -> bool:
         return counts_as_failure(some, options.fail_on, options.fail_on_actions)
 

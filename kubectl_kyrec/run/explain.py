@@ -21,7 +21,7 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome
+    from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
     from kubectl_kyrec.load.run_inputs.sources import InputSource
 
 
@@ -45,12 +45,11 @@ class ExplainResult:
     warnings: list[str] = field(default_factory=list)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
+        from kubectl_kyrec.run.coverage import error_entries
+
         # errors and notices as every other document carries them (docs/output.md), after the trees
-        return "ExplainResult", [
-            ("explanations", [e.to_json() for e in self.explanations]),
-            ("errors", [{"message": e.message, "location": e.source.as_location() if e.source else None}
-                        for e in self.errors]),
-            ("notices", list(dict.fromkeys(self.notices)))]
+        return "ExplainResult", [("explanations", [e.to_json() for e in self.explanations]),
+                                 ("errors", error_entries(self.errors)), ("notices", list(dict.fromkeys(self.notices)))]
 
 
 def parse_subject(text: str) -> tuple[str, str]:
@@ -73,6 +72,7 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         nothing_selected,
         resolve_kinds,
         selects_any,
+        with_namespaces_left_out,
     )
 
     now = options.now
@@ -90,8 +90,6 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
         # the objects in it, and the Namespace itself, as eval's triggers (run/select.py holds_object)
         only = Selection(namespace=selection.namespace)
         documents = [d for d in documents if holds_object(only, d.kind, d.namespace, d.name, {})]
-    # the Namespaces among the resources label their namespace whichever subject is picked, as in eval
-    namespaces_from = documents
     if name:
         documents = [d for d in documents if d.name == name and d.kind in selection.kinds]
         if not documents:
@@ -99,35 +97,31 @@ def run_explain(options: ExplainOptions, source: InputSource) -> ExplainResult:
             raise InputError(f"subject {options.subject}: no such resource among those given{where}")
     eval_options = options_for_run(inputs, now, selection, mutate=options.mutate, registry=options.registry,
                                    classic=bool(inputs.policies.classic))
+    # the Namespaces among the resources label their namespace whichever subjects are picked, as in eval
+    eval_options = with_namespaces_left_out(eval_options, documents, inputs.subjects)
     from kubectl_kyrec.recording import Trace
     from kubectl_kyrec.run.generate import generate_for_inputs
 
-    # what the GeneratingPolicy engine records in that run: their trees
-    recorded = Trace()
-    generated: GeneratingOutcome | None = None
+    # what the GeneratingPolicy engine records in that run (their trees), and the run's outcome
+    recorded, generated = Trace(), []
 
     def generate(admissions: Sequence[Admission]) -> list[TriggerOutcome]:
         # the downstreams as eval lists them: the same run over the same triggers, its outcomes explained
-        nonlocal generated
-        if not (inputs.policies.generating or inputs.policies.classic):
-            return []
-        generated = generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded,
-                                        admissions=admissions)
+        generated.append(generate_for_inputs(inputs, now=now, selection=selection, recorder=recorded,
+                                             admissions=admissions))
         # the run holds GeneratingPolicies and classic generate rules alike (evaluate/classic/generate_objects.py):
         # each drawn by its own kind's tree
-        return [o for o in generated.outcomes if o.policy.meta.kind not in GENERATING_KINDS
+        return [o for o in generated[0].outcomes if o.policy.meta.kind not in GENERATING_KINDS
                 and (not name or o.trigger.ref.name == name)]
 
     outcome = explain_pairs(inputs.policies, documents, inputs.state.objects, kinds=inputs.kinds,
-                            libraries=run_envs.libraries, options=eval_options, namespaces_from=namespaces_from,
+                            libraries=run_envs.libraries, options=eval_options,
                             generate=generate, envs=run_envs.envs)
     explanations = outcome.explanations
-    generated_errors: list[EvalError] = generated.errors if generated is not None else []
-    generated_notices: list[Any] = generated.notices if generated is not None else []
     # the GeneratingPolicies' trees, as their engine recorded them for each trigger
     explanations.extend(e for e in recorded_trees(recorded) if not name or e.subject.name == name)
-    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated_errors]))
-    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated_notices]]
+    errors = list(dict.fromkeys([*policy_errors(inputs.policies), *outcome.errors, *generated[0].errors]))
+    notices = [str(n) for n in [*inputs.notices, *outcome.notices, *generated[0].notices]]
     if (filters := options.selection.text()) and not selects_any(selection, inputs.subjects):
         # as `kubectl get -n nope`: a notice, not an error (a named subject that is not there is one)
         notices.append(nothing_selected(filters, len(inputs.subjects)))

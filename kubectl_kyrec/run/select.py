@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_kyrec.errors import InputError
 
 if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.run_inputs.kinds import KindTable
     from kubectl_kyrec.load.run_inputs.selection import Selection
@@ -29,6 +30,18 @@ def check_policy_names(names: Sequence[str], policies: PolicySet) -> None:
     if missing:
         given = ", ".join(sorted(set(known.values()))) or "none"
         raise InputError(f"--policy-name {', '.join(missing)}: no such policy among those given ({given})")
+
+
+def with_namespaces_left_out(options: EvalOptions, kept: Sequence[Document], documents: Sequence[Document]
+                            ) -> EvalOptions:
+    """`options` with the Namespaces of `documents` that a filter (-n, explain's picked subject) left out of
+    `kept`, the documents evaluated: they label their namespaces all the same, as without the filter (after
+    `kept`'s, before the values' own Namespaces: evaluate/namespaces.py namespace_objects)."""
+    import dataclasses
+
+    evaluated = {id(d) for d in kept}
+    left_out = tuple(d for d in documents if d.kind == "Namespace" and id(d) not in evaluated)
+    return dataclasses.replace(options, namespaces=(*left_out, *options.namespaces)) if left_out else options
 
 
 def resolve_kinds(names: Sequence[str], table: KindTable, subjects: Sequence[Document]) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ MODULES = ("evaluate/explain.py", "evaluate/explain_pairs.py", "evaluate/classic
 # explain-only functions inside modules that are not: (module, qualified name)
 FUNCTIONS = (("evaluate/classic/engine.py", "ClassicEvaluator.explain"),)
 # where it stands now (a ratchet), and issue 35's goal
-LIMIT = 688
+LIMIT = 669
 GOAL = 600
 
 
