@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kubectl_kyrec.cel import engine as cel_engine
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
+from kubectl_kyrec.cel.engine import Environment
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate import pipeline
@@ -168,3 +170,70 @@ def test_a_subjects_pairs_join_without_a_call_per_pair(monkeypatch: pytest.Monke
     assert pairs.results == results and list(pairs) == [(results[0], True), (results[1], False),
                                                          (results[2], True)]
     assert pairs.reportable == bytearray(b"\x01\x00\x01")
+
+
+# ---- cel-go's `no such key: <field>` for a selection on null or a scalar (cel/engine.py _missing_field) ----
+
+_ENV = Environment([], ("object", "x"))
+_SELECTIONS = [
+    "object.a.b + object.c.d",
+    "object.l.z == 1 || object.a.b == 1",
+    "cel.bind(v, (object.c), (object.a.b == 1 && v.d.e == 2))",
+    "object.m.k.z",
+    "x.spec.name",
+    "object.t.f",
+]
+_DATA = [
+    {"a": {"b": 1}, "c": None, "l": [1], "m": {"k": None}, "t": "2020-01-01T00:00:00Z"},
+    {"a": None, "c": {"d": {"e": 1}}, "l": [1, 2], "m": {"k": "s"}},
+    {"a": 3, "c": {"d": None}, "l": None, "m": {"k": {"z": 1}}},
+    {"a": {"b": [1]}, "c": "s", "l": {"z": 1}, "m": None},
+    {"a": [], "c": [], "m": {"k": []}},
+]
+
+
+def _program_and_activation(expression: str, data: dict[str, Any]) -> tuple[Any, Any]:
+    return _ENV.compile(expression), _ENV.activation({"object": data, "x": None})
+
+
+@pytest.mark.parametrize("expression", _SELECTIONS)
+def test_the_receivers_kinds_at_once_name_the_field_one_at_a_time_does(expression: str) -> None:
+    for data in _DATA:
+        program, activation = _program_and_activation(expression, data)
+        at_once = cel_engine._missing_field(program, activation)
+        found = receivers, kinds = program._receivers
+        assert kinds is not None
+        program._receivers = (receivers, None)      # each receiver alone, as before
+        try:
+            assert cel_engine._missing_field(program, activation) == at_once, data
+        finally:
+            program._receivers = found      # the environment keeps its programs by text
+
+
+class _Counted:
+    def __init__(self, expr: Any, calls: list[str], name: str) -> None:
+        self.expr, self.calls, self.name = expr, calls, name
+
+    def eval(self, activation: Any) -> Any:
+        self.calls.append(self.name)
+        return self.expr.eval(activation)
+
+
+def test_a_scalar_receiver_is_found_in_one_engine_call() -> None:
+    # an environment of its own: it keeps its programs by text, and the receivers are replaced below
+    env = Environment([], ("object", "x"))
+    program, activation = env.compile("object.a.b + object.c.d"), env.activation({"object": _DATA[0], "x": None})
+    assert program.evaluate(activation).error == "no such key: d"
+    calls: list[str] = []
+    receivers, kinds = program._receivers
+    program._receivers = (tuple((f, _Counted(e, calls, f)) for f, e in receivers), kinds)
+    assert program.evaluate(activation).error == "no such key: d"
+    assert calls == []
+    # a list among the receivers is looked at alone (its plain value decides), from where it stands
+    env = Environment([], ("object", "x"))
+    program = env.compile("object.a.b + object.c.d")
+    activation = env.activation({"object": {"a": {"b": 1}, "c": [1]}, "x": None})
+    assert program.evaluate(activation).error == "no such key: d"
+    receivers, kinds = program._receivers
+    program._receivers = (tuple((f, _Counted(e, calls, f)) for f, e in receivers), kinds)
+    assert program.evaluate(activation).error == "no such key: d" and calls == ["d"]
