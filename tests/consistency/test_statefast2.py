@@ -183,7 +183,7 @@ _SELECTIONS = [
     "x.spec.name",
     "object.t.f",
 ]
-_DATA = [
+_DATA: list[dict[str, Any]] = [
     {"a": {"b": 1}, "c": None, "l": [1], "m": {"k": None}, "t": "2020-01-01T00:00:00Z"},
     {"a": None, "c": {"d": {"e": 1}}, "l": [1, 2], "m": {"k": "s"}},
     {"a": 3, "c": {"d": None}, "l": None, "m": {"k": {"z": 1}}},
@@ -223,7 +223,7 @@ def test_a_scalar_receiver_is_found_in_one_engine_call() -> None:
     # an environment of its own: it keeps its programs by text, and the receivers are replaced below
     env = Environment([], ("object", "x"))
     program, activation = env.compile("object.a.b + object.c.d"), env.activation({"object": _DATA[0], "x": None})
-    assert program.evaluate(activation).error == "no such key: d"
+    assert program.evaluate(activation).error == "no such key: d" and program._receivers is not None
     calls: list[str] = []
     receivers, kinds = program._receivers
     program._receivers = (tuple((f, _Counted(e, calls, f)) for f, e in receivers), kinds)
@@ -233,7 +233,7 @@ def test_a_scalar_receiver_is_found_in_one_engine_call() -> None:
     env = Environment([], ("object", "x"))
     program = env.compile("object.a.b + object.c.d")
     activation = env.activation({"object": {"a": {"b": 1}, "c": [1]}, "x": None})
-    assert program.evaluate(activation).error == "no such key: d"
+    assert program.evaluate(activation).error == "no such key: d" and program._receivers is not None
     receivers, kinds = program._receivers
     program._receivers = (tuple((f, _Counted(e, calls, f)) for f, e in receivers), kinds)
     assert program.evaluate(activation).error == "no such key: d" and calls == ["d"]
