@@ -179,6 +179,11 @@ class ResultPairs(Sequence[tuple[Result, bool]]):
             self.results.extend(pairs.results)
             self.reportable.extend(pairs.reportable)
             return
+        if type(pairs) is list:
+            # a subject's (result, reportable) list, once per subject: split at C speed, not a call per pair
+            self.results.extend([result for result, _ in pairs])
+            self.reportable.extend([bool(flag) for _, flag in pairs])
+            return
         for result, reportable in pairs:
             self.append(result, reportable)
 

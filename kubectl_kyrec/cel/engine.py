@@ -16,6 +16,7 @@ Engine facts this adapter works around (measured on cel-expr-python 0.1.3):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import re
@@ -196,8 +197,15 @@ def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple
         return False, None
 
 
-def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
-    """(field, compiled receiver) for each selection of the expression, in text order; the parsing and
+# what _missing_field makes of a receiver's value, by its type: 1 a scalar or null (a selection on it fails), 2 a
+# list (one whose plain value is a list fails too), 0 anything else (a map, a timestamp...: not this one)
+_RECEIVER_KIND = ("cel.bind(kyrecreceivertype, type({receiver}), kyrecreceivertype in "
+                  "[null_type, bool, int, uint, double, string] ? 1 : (kyrecreceivertype == list ? 2 : 0))")
+
+
+def _selection_receivers(program: Program) -> tuple[tuple[tuple[str, Any], ...], Any]:
+    """(field, compiled receiver) for each selection of the expression, in text order, and one expression of
+    them all: the list of each one's kind (_RECEIVER_KIND), or None where it does not compile; the parsing and
     compiling depend on the program alone, so :func:`_missing_field` does them once per program."""
     from kubectl_kyrec.cel.compat import _inside, _receiver_start, _string_spans
 
@@ -223,8 +231,13 @@ def _selection_receivers(program: Program) -> tuple[tuple[str, Any], ...]:
             expr = program.env._env.compile(prefix + receiver + suffix)
         except RuntimeError:
             continue        # undeclared comprehension variables: never this one
-        receivers.append((m.group(1), expr))
-    return tuple(receivers)
+        receivers.append((m.group(1), expr, receiver))
+    kinds = None
+    if receivers:
+        with contextlib.suppress(RuntimeError):     # then each receiver alone
+            kinds = program.env._env.compile(
+                prefix + "[" + ", ".join(_RECEIVER_KIND.format(receiver=r) for _, _, r in receivers) + "]" + suffix)
+    return tuple((field, expr) for field, expr, _ in receivers), kinds
 
 
 def _missing_field(program: Program, activation: Activation) -> str | None:
@@ -233,10 +246,31 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
     cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
     the receivers of the expression's selections, in text order, until one is neither a map nor fails.
     """
-    receivers = program._receivers
-    if receivers is None:
-        receivers = program._receivers = _selection_receivers(program)
-    for field, expr in receivers:
+    found = program._receivers
+    if found is None:
+        found = program._receivers = _selection_receivers(program)
+    receivers, kinds = found
+    start = 0
+    if kinds is not None:
+        # the receivers' kinds in one engine call, where none of them fails (then each is evaluated alone, below):
+        # the first scalar is the field; a list is looked at alone, as below, from where it stands
+        try:
+            raw = kinds.eval(activation.raw)
+        except RuntimeError:
+            raw = None
+        if _BUGS:
+            _raise_bug()
+        listed = raw.plain_value() if raw is not None and raw.type() != _ERROR else None
+        if type(listed) is list:
+            for index, kind in enumerate(listed):
+                if kind == 1:
+                    return receivers[index][0]
+                if kind == 2:
+                    start = index
+                    break
+            else:
+                return None
+    for field, expr in receivers[start:]:
         try:
             raw = expr.eval(activation.raw)
         except RuntimeError:
@@ -348,7 +382,7 @@ class Program:
         self.text = text
         self.result_type = result_type
         self.env = env
-        self._receivers: tuple[tuple[str, Any], ...] | None = None     # see _missing_field
+        self._receivers: tuple[tuple[tuple[str, Any], ...], Any] | None = None     # see _missing_field
         # typed bool: the result is a bool or an error, and value() tells them apart (an error's is its
         # text) in one call where type() + value() take two
         self._bool = result_type == "bool"

@@ -459,12 +459,20 @@ def evaluate_policies(ctx: SubjectContext, validating: Sequence[tuple[CompiledVa
     trees ending in `others` too (the subject's results of the admission chain and the generate run)."""
     pairs: list[tuple[Result, bool]] = []
     ref = ctx.subject.ref
-    for cp, candidates in validating:
-        disabled = "reports.kyverno.io/disabled" in cp.policy.meta.labels
-        results = record(recorder, cp.policy.meta, ref)
-        results.extend(evaluate_validating(cp, ctx, candidates, recorder))
-        for result in results:
-            pairs.append((result, reportable(result, cp.policy.background, disabled)))
+    if recorder is None:
+        # eval's path, once per (subject, policy): no tree to start, what decides reporting read once per policy
+        append = pairs.append
+        for cp, candidates in validating:
+            fixed = cp.fixed
+            background, disabled = fixed.background, fixed.disabled
+            for result in evaluate_validating(cp, ctx, candidates):
+                append((result, reportable(result, background, disabled)))
+    else:
+        for cp, candidates in validating:
+            results = record(recorder, cp.policy.meta, ref)
+            results.extend(evaluate_validating(cp, ctx, candidates, recorder))
+            for result in results:
+                pairs.append((result, reportable(result, cp.policy.background, cp.fixed.disabled)))
     for ip in run.images:
         disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
         results = record(recorder, ip.policy.meta, ref)

@@ -101,7 +101,8 @@ class _Fixed:
     """What every result of one policy shares, worked out once: results are made per (subject, policy)."""
 
     __slots__ = ("key", "source_kind", "scored", "category", "severity", "actions", "policy_location",
-                 "background", "process_only", "json_mode", "ignore", "own_namespace")
+                 "background", "process_only", "json_mode", "ignore", "own_namespace", "disabled", "failed",
+                 "_index_properties")
 
     def __init__(self, cp: CompiledValidatingPolicy) -> None:
         policy = cp.policy
@@ -115,6 +116,20 @@ class _Fixed:
         self.ignore = policy.failure_policy == "Ignore"
         # a namespaced policy only ever sees requests in its own namespace
         self.own_namespace = policy.meta.namespace if policy.meta.kind.startswith("Namespaced") else None
+        # reports.kyverno.io/disabled: the policy's results are never reported (pipeline.evaluate_policies)
+        self.disabled = "reports.kyverno.io/disabled" in policy.meta.labels
+        # a failed validation's status: warn where the policy is not scored (make_result)
+        self.failed = "fail" if self.scored else "warn"
+        self._index_properties: dict[int, dict[str, str]] = {}
+
+    def index_properties(self, index: int) -> dict[str, str]:
+        """The properties of a failed validation without audit annotations: `process` and
+        `cel.validationIndex`, one mapping per index of this policy (what _shared_properties shares)."""
+        props = self._index_properties.get(index)
+        if props is None:
+            props = self._index_properties[index] = _shared_properties(self.background,
+                                                                       {"cel.validationIndex": str(index)})
+        return props
 
 
 def _compile_variant(policy: ValidatingPolicy, variant: Variant, env: Environment,
@@ -209,15 +224,20 @@ def make_result(policy_meta: PolicyMeta, source: str, ctx: SubjectContext, rule:
         props = _PROCESS_ONLY[background]
     if status == "fail" and not scored:
         status = "warn"
+    subject = ctx.subject
+    return new_result(key, source, rule, status, _shared_text(message), subject.ref, scored, category, severity,
+                      props, actions if type(actions) is tuple else tuple(actions), subject.source,
+                      policy_meta.source, binding)
+
+
+def _shared_text(message: str) -> str:
+    """The one string of this message text (see _SHARED_TEXT)."""
     shared = _SHARED_TEXT.get(message)
     if shared is None:
         if len(_SHARED_TEXT) >= _SHARED_MAX:
             _SHARED_TEXT.clear()
         shared = _SHARED_TEXT[message] = message
-    subject = ctx.subject
-    return new_result(key, source, rule, status, shared, subject.ref, scored, category, severity, props,
-                      actions if type(actions) is tuple else tuple(actions), subject.source, policy_meta.source,
-                      binding)
+    return shared
 
 
 def evaluate_audit_annotations(audits: Sequence[tuple[str, Program]], activation: Activation, quote: str = "'"
@@ -429,7 +449,11 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
             return _undetermined(cp, ctx, "a matchCondition", error) or \
                 _result(cp, ctx, "evaluation", "error", f"failed to load context: {error}")
         if not ok:
-            return _result(cp, ctx, "", "skip", "skip")
+            # a matchConditions skip: what make_result would make, made directly (a pass below likewise)
+            subject = ctx.subject
+            return new_result(fixed.key, fixed.source_kind, "", "skip", "skip", subject.ref, fixed.scored,
+                              fixed.category, fixed.severity, fixed.process_only, fixed.actions, subject.source,
+                              fixed.policy_location, "")
     unmet = first_not_true(cv.validation_programs, activation)
     if recorder is not None:
         recorder.node(validations_node([(v, c.program) for v, c in zip(cv.variant.validations, cv.validations)],
@@ -446,8 +470,15 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                                                  f"'{type(value).__name__}' to 'bool'",
                            {"cel.validationIndex": str(index)})
         message = validation_message(validation, activation, index)
-        # ... and compiles no auditAnnotations (docs/semantics/validating.md#json-http-and-envoy-modes)
-        audits, audit_error = evaluate_audit_annotations(() if json_mode else cv.audit_annotations, activation)
+        if json_mode or not cv.audit_annotations:
+            # ... and compiles no auditAnnotations (docs/semantics/validating.md#json-http-and-envoy-modes):
+            # what make_result would make of `cel.validationIndex` alone, made directly (no property of the
+            # index's names a message)
+            subject = ctx.subject
+            return new_result(fixed.key, fixed.source_kind, "", fixed.failed, _shared_text(message), subject.ref,
+                              fixed.scored, fixed.category, fixed.severity, fixed.index_properties(index),
+                              fixed.actions, subject.source, fixed.policy_location, "")
+        audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
         if audit_error is not None:
             return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
         return _result(cp, ctx, "", "fail", message, {**audits, "cel.validationIndex": str(index)})
