@@ -19,7 +19,6 @@ skipped). kyrec reads none of these: where a signature passes every check but th
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from tests.consistency.kyverno_policy_validation import (  # noqa: E402
     kyverno_exe_or_exit,
     read_golden,
 )
-from tests.consistency.registry_oracle import kyrec_rows, kyverno_rows  # noqa: E402
+from tests.consistency.registry_oracle import Rows, results  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
 from tests.registry.keys import make_ca, make_key, make_leaf  # noqa: E402
 
@@ -117,25 +116,12 @@ def prepare(registry: OciRegistry, directory: Path) -> Prepared:
     return Prepared(directory, {repo: "REPO", registry.host: "REGISTRY"})
 
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-Rows = dict[str, dict[str, list[dict[str, str]]]]        # policy case -> pod -> results
-
-
-def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) -> dict[str, list[dict[str, str]]]:
-    out: dict[str, list[dict[str, str]]] = {case: [] for case in POLICIES[name][2]}
-    for pod, result, message in rows:
-        for text, stand_in in prepared.replace.items():
-            message = message.replace(text, stand_in)
-        out[pod].append({"result": result, "message": _DIGEST.sub("sha256:DIGEST", message)})
-    return out
-
-
 def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in POLICIES}
+    return results(prepared, {name: POLICIES[name][2] for name in POLICIES}, exe, ordered=False, times=False)
 
 
 def kyrec_results(prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in POLICIES}
+    return results(prepared, {name: POLICIES[name][2] for name in POLICIES}, ordered=False, times=False)
 
 
 def load_golden() -> dict[str, Any]:

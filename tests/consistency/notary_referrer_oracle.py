@@ -20,7 +20,6 @@ verifying first (Kyverno then reads the first referrer of the type) is given no 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from tests.consistency.kyverno_policy_validation import (  # noqa: E402
     kyverno_exe_or_exit,
     read_golden,
 )
-from tests.consistency.registry_oracle import kyrec_rows, kyverno_rows  # noqa: E402
+from tests.consistency.registry_oracle import Rows, results  # noqa: E402
 from tests.registry.fixture import OciRegistry  # noqa: E402
 from tests.registry.keys import make_ca, make_key, make_leaf, notary_chain  # noqa: E402
 
@@ -157,26 +156,12 @@ def prepare(registry: OciRegistry, no_referrers: OciRegistry, directory: Path) -
                                 no_referrers.host: "TAG_REGISTRY"})
 
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-Rows = dict[str, dict[str, list[dict[str, str]]]]        # policy case -> pod -> results
-
-
-def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) -> dict[str, list[dict[str, str]]]:
-    out: dict[str, list[dict[str, str]]] = {case: [] for case in CASES[name]}
-    for pod, result, message in rows:
-        for text, stand_in in prepared.replace.items():
-            message = message.replace(text, stand_in)
-        out[pod].append({"result": result, "message": _DIGEST.sub("sha256:DIGEST", message)})
-    # a classic rule's mutate-phase and validate-phase rows come in no fixed order: sorted, they compare
-    return {pod: sorted(results, key=lambda r: (r["result"], r["message"])) for pod, results in out.items()}
-
-
 def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in CASES}
+    return results(prepared, {name: CASES[name] for name in CASES}, exe, times=False)
 
 
 def kyrec_results(prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in CASES}
+    return results(prepared, {name: CASES[name] for name in CASES}, times=False)
 
 
 def load_golden() -> dict[str, Any]:

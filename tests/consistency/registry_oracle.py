@@ -33,7 +33,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -341,22 +341,29 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _TIME = re.compile(r"[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}")
 
 
-def normalize(prepared: Prepared, message: str) -> str:
-    for text, stand_in in prepared.replace.items():
-        message = message.replace(text, stand_in)
-    return _TIME.sub("TIME", _DIGEST.sub("sha256:DIGEST", message))
-
-
 Rows = dict[str, dict[str, list[dict[str, str]]]]        # policy case -> pod -> results, sorted
 
 
-def _collect(prepared: Prepared, name: str, rows: list[tuple[str, str, str]]) -> dict[str, list[dict[str, str]]]:
-    out: dict[str, list[dict[str, str]]] = {case: [] for case in POLICIES[name][1]}
+def collect(prepared: Any, pods: Iterable[str], rows: list[tuple[str, str, str]], *, ordered: bool = True,
+            times: bool = True) -> dict[str, list[dict[str, str]]]:
+    """One policy case's rows by pod, messages normalized (`prepared.replace`, digests, and with `times` notation's
+    expiry times). `ordered`: Kyverno's report lists one resource's rows in no fixed order (a classic rule's
+    mutate-phase and validate-phase rows interleave differently from run to run): sorted, they compare."""
+    out: dict[str, list[dict[str, str]]] = {pod: [] for pod in pods}
     for pod, result, message in rows:
-        out[pod].append({"result": result, "message": normalize(prepared, message)})
-    # Kyverno's report lists one resource's rows in no fixed order (a classic rule's mutate-phase and
-    # validate-phase rows interleave differently from run to run): sorted, they compare
+        for text, stand_in in prepared.replace.items():
+            message = message.replace(text, stand_in)
+        message = _DIGEST.sub("sha256:DIGEST", message)
+        out[pod].append({"result": result, "message": _TIME.sub("TIME", message) if times else message})
+    if not ordered:
+        return out
     return {pod: sorted(results, key=lambda r: (r["result"], r["message"])) for pod, results in out.items()}
+
+
+def results(prepared: Any, cases: Mapping[str, Iterable[str]], exe: Path | None = None, **how: bool) -> Rows:
+    """Every policy case's rows (`cases`: its pods by case name), from Kyverno's CLI at `exe`, else from kyrec."""
+    return {name: collect(prepared, pods, kyrec_rows(prepared.directory, name) if exe is None
+                          else kyverno_rows(exe, prepared.directory, name), **how) for name, pods in cases.items()}
 
 
 def kyverno_rows(exe: Path, directory: Path, name: str) -> list[tuple[str, str, str]]:
@@ -386,11 +393,11 @@ def kyrec_rows(directory: Path, name: str) -> list[tuple[str, str, str]]:
 
 
 def kyverno_results(exe: Path, prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyverno_rows(exe, prepared.directory, name)) for name in POLICIES}
+    return results(prepared, {name: POLICIES[name][1] for name in POLICIES}, exe)
 
 
 def kyrec_results(prepared: Prepared) -> Rows:
-    return {name: _collect(prepared, name, kyrec_rows(prepared.directory, name)) for name in POLICIES}
+    return results(prepared, {name: POLICIES[name][1] for name in POLICIES})
 
 
 def verdicts(rows: Rows) -> dict[str, dict[str, list[str]]]:
