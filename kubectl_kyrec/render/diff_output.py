@@ -17,6 +17,7 @@ from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
 from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
 from kubectl_kyrec.render import unified_diff as unified
+from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.render.fit import REF, TEXT, Column, cause_header, cause_lines, with_causes, wrap_counts
 from kubectl_kyrec.render.fit import render_table as render_fitted
 from kubectl_kyrec.render.text_table import write_rows
@@ -188,8 +189,7 @@ def diff_parts(downstreams: DownstreamDiff | None, reports: ReportDiff | None, e
             "report": reports.summary() if reports is not None else {str(c): 0 for c in ReportClass},
             "deletion": deletions.summary() if deletions is not None else empty_summary(),
         }),
-        ("errors", [{"message": e.message, "location": e.source.as_location() if e.source is not None else None}
-                    for e in errors]),
+        ("errors", error_entries(errors)),
         ("notices", list(dict.fromkeys(notices))),       # each once, as on stderr (cli emit_notices)
     ]
 

@@ -18,12 +18,19 @@ from kubectl_kyrec.render import yaml_emit
 
 if TYPE_CHECKING:
     from kubectl_kyrec.errors import FailedRead, RunResult
+    from kubectl_kyrec.model import EvalError
 
 orjson: Any
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; the fallback keeps a broken install working
     orjson = None
+
+
+def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
+    """Every document's `errors` (docs/output.md's *error*): the inputs that could not be used, with where."""
+    return [{"message": e.message, "location": e.source.as_location() if e.source is not None else None}
+            for e in errors]
 
 
 def envelope(kind: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import unified_diff as unified
+from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
 from kubectl_kyrec.render.fit import write_table as write_fitted
 from kubectl_kyrec.render.items import Items
@@ -215,7 +216,7 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
         # only with --state/--live and a mutate-existing rule: what applying this changes on existing targets
         yield "mutateExisting", [t.to_json() for t in run.target_changes]
     yield "reports", run.report_items()
-    yield "errors", [{"message": e.message, "location": _loc(e.source)} for e in run.errors]
+    yield "errors", error_entries(run.errors)
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results) if handed is None else dict(handed.counts)
     if run.impact is not None:

@@ -15,6 +15,7 @@ from kubectl_kyrec.errors import ExitCode, FailedRead, worst
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange, PlanOptions, plan_changes
+from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.run.unreadable import with_failed_reads
 
 if TYPE_CHECKING:
@@ -89,8 +90,7 @@ class ApplyResult:
         return "ApplyResult", [
             ("fieldManager", self.plan.field_manager), ("force", self.plan.force),
             ("outcomes", [o.to_json() for o in self.outcomes]), ("summary", self.summary()),
-            ("errors", [{"message": e.message, "location": e.source.as_location() if e.source else None}
-                        for e in self.errors]),
+            ("errors", error_entries(self.errors)),
             ("notices", list(self.notices))]
 
 

@@ -12,6 +12,7 @@ from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL
+from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 
 if TYPE_CHECKING:
@@ -53,11 +54,6 @@ class CoverageResult:
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
         return "CoverageResult", [*self.coverage.to_json().items(), ("errors", error_entries(self.errors))]
-
-
-def error_entries(errors: Iterable[EvalError]) -> list[dict[str, Any]]:
-    """The document's `errors` (docs/output.md's *error*): the inputs that could not be used."""
-    return [{"message": e.message, "location": e.source.as_location() if e.source else None} for e in errors]
 
 
 def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageResult:

@@ -45,7 +45,7 @@ class ExplainResult:
     warnings: list[str] = field(default_factory=list)
 
     def document(self) -> tuple[str, Iterable[tuple[str, Any]]]:
-        from kubectl_kyrec.run.coverage import error_entries
+        from kubectl_kyrec.render.envelope import error_entries
 
         # errors and notices as every other document carries them (docs/output.md), after the trees
         return "ExplainResult", [("explanations", [e.to_json() for e in self.explanations]),
