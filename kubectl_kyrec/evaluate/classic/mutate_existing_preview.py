@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.admission_chain import Admission
-from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange, has_mutate_standard
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.policies import PolicySet
@@ -57,6 +57,9 @@ class TargetPreview:
     trigger_source: Source | None
     change: TargetChange
     report: tuple[Result, bool] | None = None
+    # the entries of the policy's plain mutate rules, which the same engine.Mutate run reports on the trigger
+    # (plain_rule_entries), on the policy's first change for the trigger
+    trigger_entries: tuple[tuple[Result, bool], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         c = self.change
@@ -106,10 +109,13 @@ def mutate_existing_policies(policies: PolicySet, *, on_policy_update: bool) -> 
 def preview_targets(policies: Sequence[ClassicPolicy], exceptions: Sequence[Any], triggers: Sequence[Subject],
                     contexts: Mapping[int, SubjectContext], state: Sequence[Document], *, now: Any,
                     sources: Any, options: ClassicOptions, admissions: Sequence[Admission] = (),
-                    listed: Listed | None = None) -> list[TargetPreview]:
+                    listed: Listed | None = None, whole: Mapping[str, ClassicPolicy] | None = None
+                    ) -> list[TargetPreview]:
     """Every target change `policies` make for `triggers` (`contexts`: each trigger's request, by id), the
-    targets among `state`, with the report entries they give (report_results; `listed`: what the state
-    listed); a trigger whose admission is not known gives undetermined changes."""
+    targets among `state`, with the report entries they give (report_results, plain_rule_entries; `listed`:
+    what the state listed; `whole`: the policies by key with all their rules, as the cluster holds them, when
+    `policies` were cut to the rules a request starts); a trigger whose admission is not known gives
+    undetermined changes."""
     mutator = ClassicMutator(policies, exceptions, state=state, now=now, sources=sources, options=options)
     unknown = {id(a.subject.ref): "; ".join(dict.fromkeys(a.undetermined)) for a in admissions if a.undetermined}
     rules = _Rules({p.meta.key: p for p in policies})
@@ -131,7 +137,44 @@ def preview_targets(policies: Sequence[ClassicPolicy], exceptions: Sequence[Any]
                         + (f" ({change.message})" if change.message else "")))
             changes.append(change)
         reports = report_results(changes, rules, contexts[id(trigger)])
-        out.extend(TargetPreview(trigger.ref, trigger.source, c, reports.get(i)) for i, c in enumerate(changes))
+        plain = plain_rule_entries(mutator, changes, whole or rules.policies, contexts[id(trigger)], reason)
+        firsts = {c.policy: i for i, c in reversed(list(enumerate(changes)))}
+        out.extend(TargetPreview(trigger.ref, trigger.source, c, reports.get(i),
+                                 plain.get(c.policy, ()) if firsts[c.policy] == i else ())
+                   for i, c in enumerate(changes))
+    return out
+
+
+def plain_rule_entries(mutator: ClassicMutator, changes: Sequence[TargetChange],
+                       policies: Mapping[str, ClassicPolicy], sctx: SubjectContext, unknown: str | None
+                       ) -> dict[str, tuple[tuple[Result, bool], ...]]:
+    """The entries of the plain mutate rules (no `targets`) of each policy the trigger's UpdateRequest is
+    made for, by policy key: ProcessUR runs the whole policy (engine.Mutate, outside admission, so the plain
+    rules' handler runs too: pkg/engine/mutation.go) on the trigger as the cluster holds it (the admitted object;
+    on a policy update, the stored one) and BuildMutateExistingReport reports every rule response, these too
+    (no `patched-target`: only mutate-existing responses have one). The rules chain on the trigger as at
+    admission (ClassicMutator.run_policy), so a rule the trigger's admission already applied usually answers
+    `skip` `no patches applied`. `unknown`: why the admitted trigger is not known (every entry undetermined)."""
+    triggered = list(dict.fromkeys(c.policy for c in changes if c.triggered))
+    req = sctx.request
+    obj = req.obj if req.obj is not None else req.old_obj
+    out: dict[str, tuple[tuple[Result, bool], ...]] = {}
+    if obj is None:
+        return out
+    for key in triggered:
+        policy = policies.get(key)
+        if policy is None or not has_mutate_standard(policy):
+            continue
+        run = mutator.background_run(policy, sctx, obj)
+        reportable = "reports.kyverno.io/disabled" not in policy.meta.labels
+        entries = []
+        for result in run.results:
+            if unknown is not None:
+                result = result._replace(result=UNDETERMINED, message=(
+                    f"the admitted trigger is not known ({unknown}); on the object admitted in load order: "
+                    f"{result.result}" + (f" ({result.message})" if result.message else "")))
+            entries.append((result, reportable and result.result != UNDETERMINED))
+        out[key] = tuple(entries)
     return out
 
 
@@ -261,8 +304,8 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     # the state's lookups refuse a kind it could not read, or did not (the rule's change is then undetermined)
     sources = classic_sources(state, kinds, classic)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
-                               sources=sources, options=classic, admissions=admissions,
-                               listed=listed) if selected else []
+                               sources=sources, options=classic, admissions=admissions, listed=listed,
+                               whole={p.meta.key: p for p in policies.classic}) if selected else []
     if mpols:
         more, errors = _mutating_previews(mpols, policies, triggers, contexts, state, kinds, options, envs, admissions)
         previews.extend(more)
