@@ -331,9 +331,12 @@ def _mutating_previews(mpols: Sequence[Any], policies: PolicySet, triggers: Sequ
         except InputError:
             continue
     targets = [make_subject(as_admitted(d.obj), d.source, kinds)[0] for d in state]
+    # TargetChange.target: (apiVersion, kind, namespace, name), as the targets' refs name them
+    by_identity = {(t.ref.api_version, t.ref.kind, t.ref.namespace, t.ref.name): t for t in targets}
     unknown = {id(a.subject.ref): "; ".join(dict.fromkeys(a.undetermined)) for a in admissions if a.undetermined}
     out: list[TargetPreview] = []
     notices: list[str] = []
+    reported: set[tuple[str, tuple[str, str, str, str]]] = set()
     for trigger in triggers:
         try:
             changes = background_target_changes(compiled, contexts[id(trigger)], targets)
@@ -346,5 +349,35 @@ def _mutating_previews(mpols: Sequence[Any], policies: PolicySet, triggers: Sequ
                 change = dataclasses.replace(change, result=UNDETERMINED, message=(
                     f"the admitted trigger is not known ({reason}); on the object admitted in load order: "
                     f"{change.result}" + (f" ({change.message})" if change.message else "")))
-            out.append(TargetPreview(trigger.ref, trigger.source, change))
+            report = None
+            if (change.policy, change.target) not in reported:
+                report = _mutating_entry(change, by_identity.get(change.target), contexts[id(trigger)], compiled)
+                if report is not None:
+                    reported.add((change.policy, change.target))
+            out.append(TargetPreview(trigger.ref, trigger.source, change, report))
     return out, notices
+
+
+def _mutating_entry(change: TargetChange, target: Subject | None, trigger: SubjectContext, compiled: Sequence[Any]
+                    ) -> tuple[Result, bool] | None:
+    """The entry the background controller writes on a target a MutatingPolicy's UpdateRequest patched (kk:
+    pkg/background/mpol/processor.go Process -> audit -> BuildMutateExistingReport on the **target**): the
+    engine's response when the policy patched it (handlePolicy's pass `success`, rule "": PatchedResource set,
+    even when the patch changes nothing; the target updated, then audited). A skip, an error or an exception's
+    response leaves PatchedResource nil: no update, no entry. The key is the background scan's own for the
+    policy and the target (CEL results are keyed by source, policy and subject), the first per target kept
+    here. Reportable unless the policy is labelled `reports.kyverno.io/disabled` or the change is undetermined
+    (then the entry's result is undetermined, with the change's reason)."""
+    from kubectl_kyrec.evaluate.mutating.engine import SOURCE
+    from kubectl_kyrec.evaluate.mutating.mutate_existing import target_context
+    from kubectl_kyrec.evaluate.validating.engine import make_result
+
+    if target is None or change.rule != "" or change.result not in ("pass", UNDETERMINED):
+        return None
+    policy = next((cp.policy for cp in compiled if cp.key == change.policy), None)
+    if policy is None:
+        return None
+    status, message = (change.result, change.message) if change.result == UNDETERMINED else ("pass", "success")
+    result = make_result(policy.meta, SOURCE, target_context(target, trigger), "", status, message, {}, (),
+                         policy.background)
+    return result, status != UNDETERMINED and "reports.kyverno.io/disabled" not in policy.meta.labels
