@@ -12,7 +12,8 @@ from typing import Any
 
 from tests.consistency.test_mutate_existing_reports import _entries, _reports
 
-NS = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "uid": "00000000-0000-4000-8000-0000000000c0"}}
+NS = {"apiVersion": "v1", "kind": "Namespace",
+      "metadata": {"name": "shop", "uid": "00000000-0000-4000-8000-0000000000c0"}}
 RULES = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"]}
 MPOL = {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "mex"},
         "spec": {"evaluation": {"mutateExisting": {"enabled": True}},
