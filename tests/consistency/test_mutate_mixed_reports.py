@@ -10,6 +10,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import yaml
+from click.testing import CliRunner
+
+from kubectl_kyrec.cli.main import cli
 from tests.consistency.test_mutate_existing_reports import KYVERNO_ENTRY, NS, POD, _entries, _policy, _reports, _secret
 
 STAMP = {"name": "stamp-pod", "match": {"any": [{"resources": {"kinds": ["Pod"]}}]},
@@ -77,3 +81,24 @@ def test_the_plain_rules_report_properties_and_the_disabled_label(tmp_path: Path
                                   [NS, _secret("secret-1", 1)], manifests=[POD])
     assert code == 0, err
     assert _entries(reports, "Pod", "myapp-pod") == []
+
+
+def test_an_unknown_admitted_trigger_makes_the_plain_entry_undetermined(tmp_path: Path) -> None:
+    """stamp-pod applies only for a user not given: the admitted Pod is not known, so neither the mutate-existing
+    rule's entry nor the plain rule's can be decided: both left out of the report, each with a comment."""
+    who = {**STAMP, "match": {"any": [{"resources": {"kinds": ["Pod"]},
+                                       "subjects": [{"kind": "User", "name": "alice"}]}]}}
+    policy = _mixed(who, background=False)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(policy))
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump_all([NS, _secret("secret-1", 1)]))
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(POD))
+    run = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "p.yaml"), "--state", str(tmp_path / "s.yaml"),
+                                   "-r", str(tmp_path / "r.yaml"), "-o", "reports"])
+    assert run.exit_code == 0, run.stderr
+    notes = [line for line in run.stdout.splitlines() if line.startswith("# undetermined:")]
+    # the admission result's note, then the two background entries': the mutate-existing rule's, computed on
+    # a trigger not known, and stamp-pod's, which depends on the user in the background controller too
+    assert len(notes) == 3, notes
+    assert sum("the admitted trigger is not known" in n for n in notes) == 1, notes
+    assert notes[0] == notes[2], notes
+    assert "myapp-pod" not in run.stdout.replace(notes[0], "").replace(notes[1], "").replace(notes[2], ""), run.stdout

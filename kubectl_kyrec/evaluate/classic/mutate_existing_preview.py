@@ -169,7 +169,7 @@ def plain_rule_entries(mutator: ClassicMutator, changes: Sequence[TargetChange],
         reportable = "reports.kyverno.io/disabled" not in policy.meta.labels
         entries = []
         for result in run.results:
-            if unknown is not None:
+            if unknown is not None and result.result != UNDETERMINED:
                 result = result._replace(result=UNDETERMINED, message=(
                     f"the admitted trigger is not known ({unknown}); on the object admitted in load order: "
                     f"{result.result}" + (f" ({result.message})" if result.message else "")))
