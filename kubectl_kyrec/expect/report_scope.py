@@ -96,8 +96,9 @@ def generating_pairs(generating: GeneratingOutcome) -> list[tuple[Result, bool]]
 def mutate_existing_pairs(previews: Iterable[TargetPreview]) -> list[tuple[Result, bool]]:
     """Classic mutate-existing results as the triggers' reports carry them: the entry the background controller
     writes once it processed the trigger's UpdateRequest (evaluate/classic/mutate_existing_preview.py
-    report_results; docs/semantics/reports.md#mutate-existing-entries). An undetermined one is never reported."""
-    return [p.report for p in previews if p.report is not None]
+    report_results, and plain_rule_entries for the policy's plain mutate rules; docs/semantics/reports.md
+    #mutate-existing-entries). An undetermined one is never reported."""
+    return [e for p in previews for e in ((p.report,) if p.report is not None else ()) + p.trigger_entries]
 
 
 def undetermined_pairs(generating: GeneratingOutcome | None, outcome: EvalOutcome | None = None

@@ -270,7 +270,8 @@ def write_reports(run: EvalView, stream: TextIO) -> None:
         for note in _undetermined_notes(run.results if handed is None else handed.results()):
             stream.write(note)
     # a mutate-existing rule's entry in its trigger's report that kyrec cannot decide (the preview says why)
-    for note in _undetermined_notes(p.report[0] for p in run.target_changes if p.report is not None):
+    for note in _undetermined_notes(e[0] for p in run.target_changes
+                                    for e in ((p.report,) if p.report is not None else ()) + p.trigger_entries):
         stream.write(note)
     _write_report_stream(run.report_items(), stream.write)
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.admission_chain import Admission
-from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange
+from kubectl_kyrec.evaluate.classic.mutator import ClassicMutator, TargetChange, has_mutate_standard
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.policies import PolicySet
@@ -57,6 +57,9 @@ class TargetPreview:
     trigger_source: Source | None
     change: TargetChange
     report: tuple[Result, bool] | None = None
+    # the entries of the policy's plain mutate rules, which the same engine.Mutate run reports on the trigger
+    # (plain_rule_entries), on the policy's first change for the trigger
+    trigger_entries: tuple[tuple[Result, bool], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         c = self.change
@@ -106,10 +109,13 @@ def mutate_existing_policies(policies: PolicySet, *, on_policy_update: bool) -> 
 def preview_targets(policies: Sequence[ClassicPolicy], exceptions: Sequence[Any], triggers: Sequence[Subject],
                     contexts: Mapping[int, SubjectContext], state: Sequence[Document], *, now: Any,
                     sources: Any, options: ClassicOptions, admissions: Sequence[Admission] = (),
-                    listed: Listed | None = None) -> list[TargetPreview]:
+                    listed: Listed | None = None, whole: Mapping[str, ClassicPolicy] | None = None
+                    ) -> list[TargetPreview]:
     """Every target change `policies` make for `triggers` (`contexts`: each trigger's request, by id), the
-    targets among `state`, with the report entries they give (report_results; `listed`: what the state
-    listed); a trigger whose admission is not known gives undetermined changes."""
+    targets among `state`, with the report entries they give (report_results, plain_rule_entries; `listed`:
+    what the state listed; `whole`: the policies by key with all their rules, as the cluster holds them, when
+    `policies` were cut to the rules a request starts); a trigger whose admission is not known gives
+    undetermined changes."""
     mutator = ClassicMutator(policies, exceptions, state=state, now=now, sources=sources, options=options)
     unknown = {id(a.subject.ref): "; ".join(dict.fromkeys(a.undetermined)) for a in admissions if a.undetermined}
     rules = _Rules({p.meta.key: p for p in policies})
@@ -131,7 +137,44 @@ def preview_targets(policies: Sequence[ClassicPolicy], exceptions: Sequence[Any]
                         + (f" ({change.message})" if change.message else "")))
             changes.append(change)
         reports = report_results(changes, rules, contexts[id(trigger)])
-        out.extend(TargetPreview(trigger.ref, trigger.source, c, reports.get(i)) for i, c in enumerate(changes))
+        plain = plain_rule_entries(mutator, changes, whole or rules.policies, contexts[id(trigger)], reason)
+        firsts = {c.policy: i for i, c in reversed(list(enumerate(changes)))}
+        out.extend(TargetPreview(trigger.ref, trigger.source, c, reports.get(i),
+                                 plain.get(c.policy, ()) if firsts[c.policy] == i else ())
+                   for i, c in enumerate(changes))
+    return out
+
+
+def plain_rule_entries(mutator: ClassicMutator, changes: Sequence[TargetChange],
+                       policies: Mapping[str, ClassicPolicy], sctx: SubjectContext, unknown: str | None
+                       ) -> dict[str, tuple[tuple[Result, bool], ...]]:
+    """The entries of the plain mutate rules (no `targets`) of each policy the trigger's UpdateRequest is
+    made for, by policy key: ProcessUR runs the whole policy (engine.Mutate, outside admission, so the plain
+    rules' handler runs too: pkg/engine/mutation.go) on the trigger as the cluster holds it (the admitted object;
+    on a policy update, the stored one) and BuildMutateExistingReport reports every rule response, these too
+    (no `patched-target`: only mutate-existing responses have one). The rules chain on the trigger as at
+    admission (ClassicMutator.run_policy), so a rule the trigger's admission already applied usually answers
+    `skip` `no patches applied`. `unknown`: why the admitted trigger is not known (every entry undetermined)."""
+    triggered = list(dict.fromkeys(c.policy for c in changes if c.triggered))
+    req = sctx.request
+    obj = req.obj if req.obj is not None else req.old_obj
+    out: dict[str, tuple[tuple[Result, bool], ...]] = {}
+    if obj is None:
+        return out
+    for key in triggered:
+        policy = policies.get(key)
+        if policy is None or not has_mutate_standard(policy):
+            continue
+        run = mutator.background_run(policy, sctx, obj)
+        reportable = "reports.kyverno.io/disabled" not in policy.meta.labels
+        entries = []
+        for result in run.results:
+            if unknown is not None and result.result != UNDETERMINED:
+                result = result._replace(result=UNDETERMINED, message=(
+                    f"the admitted trigger is not known ({unknown}); on the object admitted in load order: "
+                    f"{result.result}" + (f" ({result.message})" if result.message else "")))
+            entries.append((result, reportable and result.result != UNDETERMINED))
+        out[key] = tuple(entries)
     return out
 
 
@@ -261,8 +304,8 @@ def mutate_existing_preview(policies: PolicySet, subjects: Sequence[Subject], ad
     # the state's lookups refuse a kind it could not read, or did not (the rule's change is then undetermined)
     sources = classic_sources(state, kinds, classic)
     previews = preview_targets(selected, policies.classic_exceptions, triggers, contexts, state, now=options.now,
-                               sources=sources, options=classic, admissions=admissions,
-                               listed=listed) if selected else []
+                               sources=sources, options=classic, admissions=admissions, listed=listed,
+                               whole={p.meta.key: p for p in policies.classic}) if selected else []
     if mpols:
         more, errors = _mutating_previews(mpols, policies, triggers, contexts, state, kinds, options, envs, admissions)
         previews.extend(more)
@@ -288,9 +331,12 @@ def _mutating_previews(mpols: Sequence[Any], policies: PolicySet, triggers: Sequ
         except InputError:
             continue
     targets = [make_subject(as_admitted(d.obj), d.source, kinds)[0] for d in state]
+    # TargetChange.target: (apiVersion, kind, namespace, name), as the targets' refs name them
+    by_identity = {(t.ref.api_version, t.ref.kind, t.ref.namespace, t.ref.name): t for t in targets}
     unknown = {id(a.subject.ref): "; ".join(dict.fromkeys(a.undetermined)) for a in admissions if a.undetermined}
     out: list[TargetPreview] = []
     notices: list[str] = []
+    reported: set[tuple[str, tuple[str, str, str, str]]] = set()
     for trigger in triggers:
         try:
             changes = background_target_changes(compiled, contexts[id(trigger)], targets)
@@ -303,5 +349,35 @@ def _mutating_previews(mpols: Sequence[Any], policies: PolicySet, triggers: Sequ
                 change = dataclasses.replace(change, result=UNDETERMINED, message=(
                     f"the admitted trigger is not known ({reason}); on the object admitted in load order: "
                     f"{change.result}" + (f" ({change.message})" if change.message else "")))
-            out.append(TargetPreview(trigger.ref, trigger.source, change))
+            report = None
+            if (change.policy, change.target) not in reported:
+                report = _mutating_entry(change, by_identity.get(change.target), contexts[id(trigger)], compiled)
+                if report is not None:
+                    reported.add((change.policy, change.target))
+            out.append(TargetPreview(trigger.ref, trigger.source, change, report))
     return out, notices
+
+
+def _mutating_entry(change: TargetChange, target: Subject | None, trigger: SubjectContext, compiled: Sequence[Any]
+                    ) -> tuple[Result, bool] | None:
+    """The entry the background controller writes on a target a MutatingPolicy's UpdateRequest patched (kk:
+    pkg/background/mpol/processor.go Process -> audit -> BuildMutateExistingReport on the **target**): the
+    engine's response when the policy patched it (handlePolicy's pass `success`, rule "": PatchedResource set,
+    even when the patch changes nothing; the target updated, then audited). A skip, an error or an exception's
+    response leaves PatchedResource nil: no update, no entry. The key is the background scan's own for the
+    policy and the target (CEL results are keyed by source, policy and subject), the first per target kept
+    here. Reportable unless the policy is labelled `reports.kyverno.io/disabled` or the change is undetermined
+    (then the entry's result is undetermined, with the change's reason)."""
+    from kubectl_kyrec.evaluate.mutating.engine import SOURCE
+    from kubectl_kyrec.evaluate.mutating.mutate_existing import target_context
+    from kubectl_kyrec.evaluate.validating.engine import make_result
+
+    if target is None or change.rule != "" or change.result not in ("pass", UNDETERMINED):
+        return None
+    policy = next((cp.policy for cp in compiled if cp.key == change.policy), None)
+    if policy is None:
+        return None
+    status, message = (change.result, change.message) if change.result == UNDETERMINED else ("pass", "success")
+    result = make_result(policy.meta, SOURCE, target_context(target, trigger), "", status, message, {}, (),
+                         policy.background)
+    return result, status != UNDETERMINED and "reports.kyverno.io/disabled" not in policy.meta.labels

@@ -311,6 +311,12 @@ class ClassicMutator:
             current = run.after if run.after is not None else {}
         return runs
 
+    def background_run(self, policy: ClassicPolicy, sctx: SubjectContext, obj: Mapping[str, Any]) -> PolicyRun:
+        """engine.Mutate outside admission for the plain mutate rules of `policy` on `obj` (the trigger as the
+        background controller reads it): run_policy with a fresh JSON context; the mutate-existing rules,
+        which leave the trigger as it is, are previewed by mutate_existing."""
+        return self.run_policy(policy, sctx, obj, self._json_context(sctx, obj))
+
     # -----------------------------------------------------------------------------------------------------
     # mutate-existing rules: what the background controller would change on each target
 
