@@ -90,6 +90,15 @@ class Ref:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
+def object_identity(obj: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
+    """(apiVersion, kind, namespace, name) of a manifest as written ("" for what it lacks; all "" for none)."""
+    if obj is None:
+        return ("", "", "", "")
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
+            str(meta.get("name") or ""))
+
+
 def synthetic_uid(api_version: str, kind: str, namespace: str, name: str) -> str:
     """A deterministic stand-in uid for a manifest that has none (same identity, same uid)."""
     digest = hashlib.sha256(f"{api_version}|{kind}|{namespace}|{name}".encode()).hexdigest()

@@ -43,7 +43,18 @@ from kubectl_kyrec.evaluate.validating_admission.engine import VapRunner
 from kubectl_kyrec.k8s.labels import selector_is_empty
 from kubectl_kyrec.load.policy.policies import ValidatingPolicy, unevaluated_kind
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, Source, Subject, group_version
+from kubectl_kyrec.model import (
+    Document,
+    EvalError,
+    Notice,
+    Obj,
+    Ref,
+    Result,
+    Source,
+    Subject,
+    group_version,
+    object_identity,
+)
 from kubectl_kyrec.testsuite.row_types import (
     EXCLUDED,
     FAIL_MET_BY_SKIP,
@@ -950,12 +961,6 @@ def _kyverno_generating_row(ctx: _Context, entry: TestResultEntry, subject: Subj
     return _row(loaded, entry, resource, kind, actual, True, OK)
 
 
-def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    meta = obj.get("metadata") or {}
-    return (str(obj.get("apiVersion", "")), str(obj.get("kind", "")), str(meta.get("namespace") or ""),
-            str(meta.get("name") or ""))
-
-
 def tidy(value: Any) -> Any:
     """Kyverno's Tidy: drop nulls, then empty maps and lists, recursively (None when nothing is left)."""
     if isinstance(value, Mapping):
@@ -986,8 +991,8 @@ def compare_patched(actual: Mapping[str, Any], expected: Sequence[Document]) -> 
     are one number, a bool is no number). kk: cmd/cli/kubectl-kyverno/commands/test/compare.go
     getAndCompareResource, resource.Compare."""
     got = _cli_namespaced(actual)
-    identity = _identity(got)
-    match = next((d for d in expected if _identity(_cli_namespaced(d.obj)) == identity), None)
+    identity = object_identity(got)
+    match = next((d for d in expected if object_identity(_cli_namespaced(d.obj)) == identity), None)
     if match is None:
         return False, (f"resource with name {identity[3]} not found in manifest (the patched resource "
                        f"{identity[1]} {identity[2]}/{identity[3]} has no document in the patchedResources "
@@ -1024,8 +1029,8 @@ def _types(value: Any) -> Any:
 
 def compare_generated(actual: Obj, expected: Sequence[Document]) -> tuple[str, str | None] | None:
     """None when `actual` equals the expected document with its identity; else (message, diff)."""
-    identity = _identity(actual)
-    match = next((d for d in expected if _identity(d.obj) == identity), None)
+    identity = object_identity(actual)
+    match = next((d for d in expected if object_identity(d.obj) == identity), None)
     if match is None:
         return (f"generated {identity[1]} {identity[2] + '/' if identity[2] else ''}{identity[3]} has no "
                 "document with its apiVersion, kind, namespace and name among the generated resources", None)

@@ -61,7 +61,7 @@ from kubectl_kyrec.evaluate.classic.engine import (
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
-from kubectl_kyrec.model import UNDETERMINED, Document, Result
+from kubectl_kyrec.model import UNDETERMINED, Document, Result, object_identity
 
 # more policies than this answering one subject in one unordered group: their orders are not all tried
 MAX_PERMUTED = 5
@@ -115,14 +115,6 @@ class TargetChange:
     # was looked at; the webhook's background checks (engine ApplyBackgroundChecks) then make no UpdateRequest
     # for the rule (pkg/webhooks/resource/updaterequest.go handleMutateExisting)
     triggered: bool = True
-
-
-def _identity(obj: Mapping[str, Any] | None) -> tuple[str, str, str, str]:
-    if obj is None:
-        return ("", "", "", "")
-    meta = obj.get("metadata") or {}
-    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
-            str(meta.get("name") or ""))
 
 
 def _select_targets(spec: Any, policy_namespace: str, objects: Sequence[Document]
@@ -365,7 +357,7 @@ class ClassicMutator:
             if target is not None and after is not None:
                 m = mutation_of(policy.meta.key, policy.meta.kind, rule.name, target, after, policy.meta.source)
                 patch = m.patch if m is not None else ()
-            return TargetChange(policy.meta.key, policy.meta.kind, rule.name, _identity(target), status, message,
+            return TargetChange(policy.meta.key, policy.meta.kind, rule.name, object_identity(target), status, message,
                                 target, after, patch, triggered)
 
         def unknown(target: Mapping[str, Any] | None = None) -> list[TargetChange] | None:

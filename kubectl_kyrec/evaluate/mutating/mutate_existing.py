@@ -36,7 +36,7 @@ from kubectl_kyrec.evaluate.mutating.engine import CompiledMutatingPolicy, evalu
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.vocabulary import MatchResources
-from kubectl_kyrec.model import UNDETERMINED, Obj, Source, Subject
+from kubectl_kyrec.model import UNDETERMINED, Obj, Source, Subject, object_identity
 
 
 class TargetDiscoveryError(EngineError):
@@ -46,12 +46,6 @@ class TargetDiscoveryError(EngineError):
         super().__init__(message)
         self.message = message
         self.source = source
-
-
-def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
-    meta = obj.get("metadata") or {}
-    return (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
-            str(meta.get("name") or ""))
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -133,7 +127,7 @@ def mutate_targets(compiled: Sequence[CompiledMutatingPolicy], trigger: SubjectC
             answered.append((cp, outcome.results))
             if outcome.undetermined:
                 # a merge that needs the kind's schema: the target's change is not known
-                out.append(TargetChange(cp.key, cp.policy.meta.kind, "", _identity(before), UNDETERMINED,
+                out.append(TargetChange(cp.key, cp.policy.meta.kind, "", object_identity(before), UNDETERMINED,
                                         outcome.undetermined, before))
             if outcome.obj is not None:
                 current = outcome.obj
@@ -144,7 +138,7 @@ def mutate_targets(compiled: Sequence[CompiledMutatingPolicy], trigger: SubjectC
                 if after is not None:
                     m = mutation_of(cp.key, cp.policy.meta.kind, r.rule, before, after, cp.policy.meta.source)
                     patch = m.patch if m is not None else ()
-                out.append(TargetChange(cp.key, cp.policy.meta.kind, r.rule, _identity(before), r.result,
+                out.append(TargetChange(cp.key, cp.policy.meta.kind, r.rule, object_identity(before), r.result,
                                         r.message, before, after, patch))
     return out
 
