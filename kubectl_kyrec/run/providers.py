@@ -135,8 +135,26 @@ def state_lookups(state: ClusterState) -> tuple[Refused, Refused | None]:
         where = f"namespace {namespace}" if namespace else "every namespace"
         origin = "the cluster" if state.source == "live" else "the captured cluster"
         if listed is False:
-            return f"{kind}s in {where} could not be read from {origin}: the lookup cannot be answered"
-        return (f"{kind}s in {where} were not read from {origin} (kyrec reads the kinds a lookup names as "
-                "literals): the lookup cannot be answered")
+            return f"{kind}s in {where} {UNREAD_FAILED} {origin}: {UNANSWERED}"
+        return (f"{kind}s in {where} {UNREAD_NEVER} {origin} (kyrec reads the kinds a lookup names as "
+                f"literals): {UNANSWERED}")
 
     return refused, unread if state.served is not None else None
+
+
+# the words of `state_lookups`' answers: what tells a verdict that rests on an object not read from the others
+UNREAD_FAILED = "could not be read from"
+UNREAD_NEVER = "were not read from"
+UNANSWERED = "the lookup cannot be answered"
+
+
+def unread_lookup(message: str) -> str | None:
+    """For the message of an error result: `read-failed` when it is a lookup of a kind whose LIST failed,
+    `kind-not-captured` when one of a kind the state never read, else None. Such an error is kyrec's, not
+    Kyverno's (Kyverno reads what it looks up): the verdict is undetermined (docs/architecture.md, partial
+    reads)."""
+    if UNANSWERED not in message:
+        return None
+    if UNREAD_FAILED in message:
+        return "read-failed"
+    return "kind-not-captured" if UNREAD_NEVER in message else None
