@@ -148,8 +148,9 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     from kubectl_kyrec.reconcile.downstreams import Reason
     from kubectl_kyrec.run.capture import run_gaps
 
+    # (a GeneratingPolicy's trigger that failed on a lookup not read names no target kind: nothing to capture)
     not_captured = [(c.object.api_version, c.object.kind) for c in (run.downstreams.changes if run.downstreams
-                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED]
+                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED and c.object.kind]
     gaps = run_gaps(inputs, selection.namespace or "", not_captured)
     if gaps:
         run.notices.append(gaps)
