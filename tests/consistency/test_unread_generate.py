@@ -7,7 +7,8 @@ that cluster, the generate rule for Namespace shop (classic, and a GeneratingPol
 `resource.List`) fails with the error saying the ConfigMaps were not read. Kyverno reads them, so what it would
 write is not known: diff shows the downstream the trigger would write as `undetermined` (kind-not-captured),
 an existing one of the trigger stays undetermined (not an orphan to prune), apply plans nothing for either,
-and the report Kyverno wrote for Pod blue is `undetermined`, not `stale` (which apply would rewrite).
+and the report Kyverno wrote for Pod blue is `undetermined`, not `stale`; apply creates no report with the
+error either. Where the lookup is a literal and the cluster refuses its LIST, the downstream is `read-failed`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.consistency.test_live_lookups import fast_client  # noqa: F401 - a fixture
-from tests.consistency.test_lookup_paths import HIDDEN, POLICIES, _cluster, _run
+from tests.consistency.test_lookup_paths import HIDDEN, LITERAL, POLICIES, _cluster, _run
 
 # a GeneratingPolicy generating, for Namespace shop, a NetworkPolicy whose label comes from the ConfigMaps of
 # `platform`, listed with a resource name an expression makes
@@ -128,3 +129,19 @@ def test_a_report_compared_with_a_result_resting_on_a_kind_not_read_is_undetermi
     outcomes = json.loads(plan.stdout)["outcomes"]
     assert outcomes and all(o["action"] == "skip" for o in outcomes
                             if o["object"]["kind"].endswith("PolicyReport")), outcomes
+
+
+def test_a_refused_list_of_the_looked_up_kind_makes_the_trigger_s_downstream_undetermined_read_failed(
+        tmp_path: Path, fast_client: None) -> None:  # noqa: F811 - the fixture
+    # the literal lookup is read ahead, and the cluster refuses that LIST (403): the rule's error is the
+    # refusal, the run exits 5, and the NetworkPolicy the trigger would write is read-failed, not a notice alone
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(POLICIES.replace("URL", LITERAL))
+    for api, env, _ in _cluster(tmp_path, "blue"):
+        api.inject(r"^/api/v1/namespaces/platform/configmaps$", times=None, status=403)
+        result = _run(["diff", "-p", str(policies), "--live", "--downstreams", "-o", "json"], env)
+        assert api.requests("GET", r"^/api/v1/namespaces/platform/configmaps$"), "the injected read was never made"
+    assert result.exit_code == 5, result.output
+    found = _downstreams(json.loads(result.stdout))
+    assert {k: v[:2] for k, v in found.items()} == {"team-copy": ("undetermined", "read-failed")}, found
+    assert "forbidden" in found["team-copy"][2].lower(), found
