@@ -33,7 +33,8 @@ undetermined   evaluation-error     evaluating the policy failed for this trigge
                                     and cleans nothing up
 undetermined   kind-not-captured    desired, not in the state, and the state never listed its kind (no
                                     object of it, no capture record): it may well exist; or another read
-                                    the finding depends on never happened (reconcile/reads.py)
+                                    the finding depends on never happened (reconcile/reads.py), such
+                                    as a lookup the trigger's evaluation made (unread_triggers)
 undetermined   read-failed          a read the finding depends on failed (403, 5xx, timeout), live or as
                                     a capture recorded it: whatever it looked like, it is not acted on
 =============  ===================  =========================================================================
@@ -50,6 +51,7 @@ downstreams. The state's kinds decide trigger-gone against trigger-unknown.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -603,3 +605,59 @@ def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: T
                       "no object with the trigger's uid in the state")
     return change(DownstreamClass.ORPHAN, Reason.TRIGGER_UNKNOWN, False,
                   f"the state lists no {owner.trigger_kind or 'trigger'} objects: cannot tell whether it exists")
+
+
+def unread_triggers(changes: Sequence[DownstreamChange], outcomes: Iterable[TriggerOutcome],
+                    unread: Callable[[str], str | None]) -> list[DownstreamChange]:
+    """`changes` with what the triggers whose evaluation failed on a lookup the state did not read would have
+    written (`unread`: the reason, `kind-not-captured` or `read-failed`, for such an error's message, else None).
+
+    Kyverno reads what it looks up, so such a failure is kyrec's: the downstreams of the trigger are
+    `undetermined` with that reason (docs/architecture.md, partial reads), never `evaluation-error` (Kyverno
+    writing nothing) nor absent (a run that looks clean). An owned one is relabelled; where the trigger owns
+    none, one row per target the policy may write stands for it (its identity as far as the policy states
+    it without the lookup: a name or namespace made by a variable stays empty). Undetermined rows are counted,
+    never acted on: no write, no prune."""
+    out = []
+    held: set[tuple[str, str, str]] = set()
+    for c in changes:
+        reason = unread(c.message) if c.reason is Reason.EVALUATION_ERROR else None
+        if reason is not None:
+            c = dataclasses.replace(c, reason=Reason(reason), message=f"cannot tell: {c.message}")
+        if c.klass is DownstreamClass.UNDETERMINED and c.trigger is not None:
+            held.add((c.policy, c.trigger.uid, c.object.kind))
+        out.append(c)
+    for o in outcomes:
+        reason = unread(o.message) if o.status is TriggerStatus.ERROR else None
+        if reason is None:
+            continue
+        for target in _targets(o.policy):
+            if (o.policy.key, o.trigger.ref.uid, target.kind) in held:
+                continue
+            held.add((o.policy.key, o.trigger.ref.uid, target.kind))
+            out.append(DownstreamChange(
+                DownstreamClass.UNDETERMINED, Reason(reason), False, o.policy.key, o.trigger.ref, target,
+                message=f"cannot tell what the trigger generates: {o.message}"))
+    out.sort(key=_order)
+    return out
+
+
+def _targets(policy: GeneratingPolicy) -> list[Ref]:
+    """The downstreams a policy may write, as far as its text names them: a classic rule's generate kinds,
+    with the name and namespace where they are literals; a GeneratingPolicy's are made by expressions (one
+    row with no identity)."""
+    from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule
+
+    if not isinstance(policy, ClassicGenerateRule) or not policy.kinds():
+        return [Ref("", "", "", "", "")]
+    g = policy.generation
+
+    def literal(key: str) -> str:
+        value = str(g.get(key) or "")
+        return "" if "{{" in value else value
+
+    refs = []
+    for i, (api_version, kind) in enumerate(dict.fromkeys(policy.kinds())):
+        top = i == 0 and g.get("kind") == kind
+        refs.append(Ref(api_version, kind, literal("namespace") if top else "", literal("name") if top else "", ""))
+    return refs

@@ -148,8 +148,9 @@ def diff_inputs(options: DiffRunOptions, inputs: Inputs) -> DiffResult:
     from kubectl_kyrec.reconcile.downstreams import Reason
     from kubectl_kyrec.run.capture import run_gaps
 
+    # (a GeneratingPolicy's trigger that failed on a lookup not read names no target kind: nothing to capture)
     not_captured = [(c.object.api_version, c.object.kind) for c in (run.downstreams.changes if run.downstreams
-                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED]
+                    else ()) if c.reason is Reason.KIND_NOT_CAPTURED and c.object.kind]
     gaps = run_gaps(inputs, selection.namespace or "", not_captured)
     if gaps:
         run.notices.append(gaps)
@@ -334,9 +335,10 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Select
         diff_classic_downstreams,
         is_classic_downstream,
     )
-    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex, diff_downstreams
+    from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex, diff_downstreams, unread_triggers
     from kubectl_kyrec.reconcile.downstreams import _order as change_order
     from kubectl_kyrec.run.generate import generate_for_inputs
+    from kubectl_kyrec.run.providers import unread_lookups
 
     # every policy over every trigger, whatever the filters: whether a downstream is an orphan, a conflict
     # or a duplicate depends on what the other triggers and policies generate; the filters choose the
@@ -359,6 +361,9 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Select
     if changes or out_of_scope:
         diff = DownstreamDiff(tuple(sorted((*diff.changes, *changes), key=change_order)),
                               diff.out_of_scope + out_of_scope)
+    # a trigger whose evaluation failed on a lookup the state did not read: its downstreams are undetermined
+    diff = DownstreamDiff(tuple(unread_triggers(diff.changes, outcome.outcomes, unread_lookups(inputs.state))),
+                          diff.out_of_scope)
     diff = held_downstreams(diff, inputs, outcome, triggers_from_state=trigger_uids is None)
     return outcome, selected_downstreams(diff, index, selection)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -135,8 +136,31 @@ def state_lookups(state: ClusterState) -> tuple[Refused, Refused | None]:
         where = f"namespace {namespace}" if namespace else "every namespace"
         origin = "the cluster" if state.source == "live" else "the captured cluster"
         if listed is False:
-            return f"{kind}s in {where} could not be read from {origin}: the lookup cannot be answered"
-        return (f"{kind}s in {where} were not read from {origin} (kyrec reads the kinds a lookup names as "
-                "literals): the lookup cannot be answered")
+            return f"{kind}s in {where} {UNREAD_FAILED} {origin}: {UNANSWERED}"
+        return (f"{kind}s in {where} {UNREAD_NEVER} {origin} (kyrec reads the kinds a lookup names as "
+                f"literals): {UNANSWERED}")
 
     return refused, unread if state.served is not None else None
+
+
+# the words of `state_lookups`' answers: what tells a verdict that rests on an object not read from the others
+UNREAD_FAILED = "could not be read from"
+UNREAD_NEVER = "were not read from"
+UNANSWERED = "the lookup cannot be answered"
+
+
+def unread_lookups(state: ClusterState) -> Callable[[str], str | None]:
+    """For the message of an error result: `read-failed` when it is a lookup of a kind whose LIST failed
+    (`state_lookups`' refusal, or its answer for a kind that could not be read), `kind-not-captured` when one
+    of a kind the state never read, else None. Such an error is kyrec's, not Kyverno's (Kyverno reads what it
+    looks up, with its own permissions): the verdict is undetermined (docs/architecture.md, partial reads)."""
+    refusals = [m for m in (read.message or read.status_text() for read in state.unreadable.values()) if m]
+
+    def reason(message: str) -> str | None:
+        if UNANSWERED in message:
+            if UNREAD_FAILED in message:
+                return "read-failed"
+            return "kind-not-captured" if UNREAD_NEVER in message else None
+        return "read-failed" if any(m in message for m in refusals) else None
+
+    return reason

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
 from kubectl_kyrec.load.registry import Registry
+from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.load.run_inputs.sources import Inputs
-from kubectl_kyrec.model import Ref
+from kubectl_kyrec.model import Ref, Result
 from kubectl_kyrec.reconcile.reports import DEFAULT_SCAN_INTERVAL, ReportChange, ReportClass, ReportDiff
 from kubectl_kyrec.reconcile.selection import holds_report
 
@@ -69,7 +70,38 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         evaluated_uids=scope.evaluated_uids, undetermined=undetermined_pairs(generating, scope.outcome),
                         history_rules=mutate_existing_rule_keys(inputs.policies.classic))
     diff = held_reports(diff, inputs)
+    diff = unread_results(diff, [*scope.outcome.results, *(o.result for o in (generating.outcomes if generating
+                                                                               else ()) if o.result is not None)],
+                          inputs.state)
     return selected_reports(diff, inputs, selection), scope
+
+
+def unread_results(diff: ReportDiff, results: Iterable[Result], state: ClusterState) -> ReportDiff:
+    """A stale or missing report of a subject whose expected results hold an error from a lookup the state did
+    not read, or whose LIST failed (run/providers.py unread_lookups), is `undetermined` with that reason:
+    Kyverno reads what it looks up, so what it reports there is not known (docs/architecture.md, partial
+    reads), and apply leaves it."""
+    import dataclasses
+
+    from kubectl_kyrec.run.providers import unread_lookups
+
+    unread_lookup = unread_lookups(state)
+    unread: dict[str, tuple[str, str]] = {}
+    for r in results:
+        reason = unread_lookup(r.message) if r.result == "error" else None
+        if reason is not None:
+            unread.setdefault(r.subject.uid, (reason, f"{r.policy}: {r.message}"))
+    if not unread:
+        return diff
+    changes = []
+    for c in diff.changes:
+        why = unread.get(c.subject.uid) if c.subject is not None and c.klass in (
+            ReportClass.STALE, ReportClass.MISSING) else None
+        if why is not None:
+            c = dataclasses.replace(c, klass=ReportClass.UNDETERMINED, reason=why[0],
+                                    message=f"cannot tell: {why[1]}; from what was read it looks {c.klass}")
+        changes.append(c)
+    return dataclasses.replace(diff, changes=tuple(changes))
 
 
 def generates(inputs: Inputs) -> bool:
