@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
+
 import yaml
 from click.testing import CliRunner
 
