@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelForbidden, CelFunctionError
+from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError, registry_needed
 from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 from kubectl_kyrec.k8s.namespaces import default_namespace
@@ -391,8 +391,7 @@ class ObjectsProvider:
         if self.registry is None:
             if self._cluster_images:
                 # the engines make a result that meets NEEDS_REGISTRY undetermined (needs-registry)
-                raise CelFunctionError(f"{ref}: {NEEDS_REGISTRY}, which kyrec has only with --registry "
-                                       "(or give the image data in a context file's images)")
+                raise CelFunctionError(f"{registry_needed(ref)} (or give the image data in a context file's images)")
             # Kyverno's CLI offline (kk: pkg/cel/libs/fake_context.go GetImageData)
             raise CelFunctionError(f"image data for {ref} not found in the context")
         fetched = self._fetched.get(ref)

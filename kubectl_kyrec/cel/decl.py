@@ -32,6 +32,12 @@ class CelForbidden(CelFunctionError):
 NEEDS_REGISTRY = "needs registry access"
 
 
+def registry_needed(subject: str, to: str = "") -> str:
+    """The one text of such an error: `subject` (a call, an image reference) needs registry access (`to` do
+    what), naming the switch that gives it."""
+    return f"{subject}: {NEEDS_REGISTRY}{f' to {to}' if to else ''}, which kyrec has only with --registry"
+
+
 def needs_registry(error: str | None) -> bool:
     """Whether an evaluation error came from a function that needs a registry (or a signature check)."""
     return error is not None and NEEDS_REGISTRY in error

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelFunctionError, Library, Overload, fn
+from kubectl_kyrec.cel.decl import NEEDS_REGISTRY, CelFunctionError, Library, Overload, fn, registry_needed
 from kubectl_kyrec.golang.json import unmarshal
 from kubectl_kyrec.load.cosign import Verification, identity_mismatch
 from kubectl_kyrec.load.cosign import verify_attestations as cosign_attestations
@@ -50,7 +50,7 @@ CelFunctionError when a CEL reference fails."""
 
 
 def _offline(call: str, what: str) -> CelFunctionError:
-    return CelFunctionError(f"{call}: {NEEDS_REGISTRY} to {what} (kyrec verifies no signature offline)")
+    return CelFunctionError(registry_needed(call, what))
 
 
 ImageData = Callable[[str], Any]

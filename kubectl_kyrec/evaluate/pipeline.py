@@ -27,7 +27,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     paired_with_old,
     undetermined_by_admission,
 )
-from kubectl_kyrec.evaluate.explain import record
+from kubectl_kyrec.evaluate.explain import NONE, record, result_node
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out, fan_out_stream
 from kubectl_kyrec.evaluate.image_validating.engine import (
     CompiledImageValidatingPolicy,
@@ -65,10 +65,10 @@ from kubectl_kyrec.model import (
     Source,
     Subject,
 )
+from kubectl_kyrec.recording import Step, Trace
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions
-    from kubectl_kyrec.recording import Trace
 
 
 @dataclass(frozen=True)
@@ -348,13 +348,16 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         answer.chunks = chunks()
         return answer
 
-    def evaluate_subject(subject: Subject) -> list[tuple[Result, bool]]:
+    def evaluate_subject(subject: Subject, explained: bool = True) -> list[tuple[Result, bool]]:
         ctx = subject_context(subject, namespaces, options)
-        if recorder is not None:
-            # explain's: a tree for every ValidatingPolicy, whichever of its variants may match
-            return recorder.evaluate(ctx, lambda trace, others: evaluate_policies(
-                ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in compiled], run, state=state, kinds=kinds,
-                options=options, recorder=trace, others=others))
+        if recorder is not None and explained:
+            def evaluate(trace: Trace, others: Sequence[Result]) -> Pairs:
+                # explain's: a tree for every ValidatingPolicy, whichever of its variants may match
+                pairs = evaluate_policies(ctx, [(cp, candidate_variants(cp, ctx.request)) for cp in compiled], run,
+                                          state=state, kinds=kinds, options=options, recorder=trace, others=others)
+                # admission decides of the verdicts as in eval's run (per subject), the trees ending in its verdicts
+                return pairs if admitted is None else admitted.recorded(pairs, trace)
+            return recorder.evaluate(ctx, evaluate)
         request = ctx.request
         key = (request.group, request.version, request.resource, request.subresource, request.operation,
                bool(request.namespace))
@@ -375,12 +378,13 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
             return None
         # a subject whose admitted object only an order Kyverno does not fix leaves open: validation is
         # decided on each object the orders admit too (in this process: they are few)
-        on_alternatives = {id(a.subject.ref): [[r for r, _ in evaluate_subject(replace(a.subject, obj=alt))]
+        on_alternatives = {id(a.subject.ref): [[r for r, _ in evaluate_subject(replace(a.subject, obj=alt), False)]
                                                for alt in a.alternatives]
                            for a in admissions if a.alternatives}
         return _Admitted(admissions, on_alternatives)
 
-    admitted = admitted_of(out.admissions) if recorder is None else None
+    # (explain's run decides it per subject as it records, evaluate_subject)
+    admitted = admitted_of(out.admissions)
     # the results go to `on_results` a chunk at a time, as they are decided (and are not kept here), or
     # into the outcome; the mutation results first, in either case
     kept = ResultPairs()
@@ -390,7 +394,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         first.extend(chain_results)
         give(first)
 
-    def consume(answer: _SliceAnswer, admitted: _Admitted | None = admitted) -> None:
+    def consume(answer: _SliceAnswer, admitted: _Admitted | None = admitted if recorder is None else None) -> None:
         for chunk in answer.chunks:
             give(admitted.apply(chunk) if admitted is not None else chunk)
         if classic is not None:
@@ -620,6 +624,29 @@ class _Admitted:
         if deleted:
             pairs = ResultPairs(pairs.results, bytearray(ok and id(r.subject) not in deleted for r, ok in pairs))
         return pairs
+
+    def recorded(self, pairs: Pairs, trace: Trace) -> Pairs:
+        """`apply` to one subject's pairs in explain's run, recorded where the policies' trees under `trace` say
+        their results (evaluate/explain.py `record`): a result decided again says the verdict eval gives, what
+        the policy gave kept under it, labelled as given on the object kyrec admitted (ON_UNKNOWN_OBJECT)."""
+        final = self.apply(ResultPairs([r for r, _ in pairs], bytearray(ok for _, ok in pairs)))
+        again = {id(r): f for (r, _), f in zip(pairs, final.results) if f is not r}
+        for root in trace.root.children:
+            results = root.data[2]
+            for node, result in zip([n for n in _result_nodes(root) if n.outcome != NONE], results):
+                if (verdict := again.get(id(result))) is not None:
+                    node.children.append(Step(ON_UNKNOWN_OBJECT, node.outcome, node.detail))
+                    node.outcome, node.detail = verdict.result, result_node(verdict).detail
+            results[:] = [again.get(id(r), r) for r in results]
+        return list(final)
+
+
+# what a policy gave on the object kyrec admitted, where the object the cluster would store is not known
+ON_UNKNOWN_OBJECT = "on the object kyrec could admit"
+
+
+def _result_nodes(node: Step) -> list[Step]:
+    return [node] if node.name == "result" else [n for child in node.children for n in _result_nodes(child)]
 
 
 def admission_chain(policies: PolicySet, envs: Environments, options: EvalOptions, state: Sequence[Document],

@@ -51,6 +51,8 @@ class ReportScope:
     evaluated_uids: frozenset[str]
     policy_versions: dict[str, str] | None
     policy_keys: frozenset[str]
+    # the results behind undetermined_pairs: their messages say why each is undetermined (the notices name it)
+    undetermined: tuple[Result, ...] = ()
 
 
 def is_subject(doc: Document) -> bool:
@@ -108,14 +110,17 @@ def undetermined_pairs(generating: GeneratingOutcome | None, outcome: EvalOutcom
     report may hold a result there that kyrec can neither confirm nor call stale. Both kinds answer once per
     subject; a classic policy's rules answer one by one, and leaving out the policy would leave out its
     decided rules too, so its undetermined rules are not listed here."""
-    pairs: set[tuple[str, str]] = set()
+    return frozenset((r.policy, r.subject.uid) for r in undetermined_results(generating, outcome))
+
+
+def undetermined_results(generating: GeneratingOutcome | None, outcome: EvalOutcome | None = None) -> list[Result]:
+    """The results `undetermined_pairs` names."""
+    found: list[Result] = []
     if generating is not None:
-        pairs.update((o.result.policy, o.trigger.ref.uid) for o in generating.outcomes
-                     if o.result is not None and o.result.result == UNDETERMINED)
+        found.extend(o.result for o in generating.outcomes if o.result is not None and o.result.result == UNDETERMINED)
     if outcome is not None:
-        pairs.update((r.policy, r.subject.uid) for r in outcome.results
-                     if r.result == UNDETERMINED and r.source == IMAGE_VALIDATING_SOURCE)
-    return frozenset(pairs)
+        found.extend(r for r in outcome.results if r.result == UNDETERMINED and r.source == IMAGE_VALIDATING_SOURCE)
+    return found
 
 
 def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Sequence[Document], *,
@@ -141,4 +146,5 @@ def report_scope(policies: PolicySet, subjects: Sequence[Document], state: Seque
     keys = frozenset([*(p.meta.key for p in policies.validating), *(p.meta.key for p in policies.admission),
                       *(p.meta.key for p in policies.classic),
                       *(p.meta.key for p in policies.image_validating), *gen_keys])
-    return ReportScope(outcome, expected, in_scope, frozenset(by_uid), policy_versions(policies, state), keys)
+    return ReportScope(outcome, expected, in_scope, frozenset(by_uid), policy_versions(policies, state), keys,
+                       tuple(undetermined_results(generating, outcome)))

@@ -77,7 +77,7 @@ def run_coverage(options: CoverageRunOptions, source: InputSource) -> CoverageRe
     gaps = run_gaps(inputs, options.namespace)
     errors = [EvalError(e.message, e.source) for e in inputs.policies.located_errors()]
     errors.extend(scope.outcome.errors)
-    notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff)
+    notices = [str(n) for n in [*inputs.notices, *scope.outcome.notices]] + undetermined_notices(diff, scope)
     if gaps:
         notices.append(gaps)
     notices.extend(unread_subject_notices(inputs))

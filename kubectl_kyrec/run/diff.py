@@ -470,4 +470,4 @@ def run_reports(inputs: Inputs, options: DiffRunOptions, generating: GeneratingO
         return out
 
     return (diff, list(scope.outcome.errors),
-            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff)], expected)
+            [*(str(n) for n in scope.outcome.notices), *undetermined_notices(diff, scope)], expected)

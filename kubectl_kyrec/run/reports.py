@@ -6,6 +6,7 @@ import datetime
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
 from kubectl_kyrec.load.registry import Registry
@@ -199,14 +200,19 @@ def held_reports(diff: ReportDiff, inputs: Inputs) -> ReportDiff:
     return dataclasses.replace(diff, changes=changes)
 
 
-def undetermined_notices(diff: ReportDiff) -> list[str]:
-    """One notice per policy whose report results kyrec could not decide, and so did not compare; one naming
-    the policy kinds kyrec does not evaluate whose results were left out."""
+def undetermined_notices(diff: ReportDiff, scope: ReportScope) -> list[str]:
+    """One notice per policy whose report results kyrec could not decide, and so did not compare, naming why
+    (the reasons of its undetermined results in `scope`); one naming the policy kinds kyrec does not evaluate
+    whose results were left out."""
     by_policy: dict[str, int] = {}
     for policy, _ in diff.undetermined:
         by_policy[policy] = by_policy.get(policy, 0) + 1
-    notices = [f"{policy}: its report results for {count} subject(s) are undetermined (they depend on "
-               "request.userInfo; give it with --values): not compared" for policy, count in by_policy.items()]
+    why: dict[str, list[str]] = {}
+    for r in scope.undetermined:
+        why.setdefault(r.policy, []).append(undetermined_reason(r.message))
+    notices = [f"{policy}: its report results for {count} subject(s) are undetermined "
+               f"({'; '.join(dict.fromkeys(why.get(policy, ['kyrec cannot decide them'])))}): not compared"
+               for policy, count in by_policy.items()]
     # mutate-existing entries say what the background controller found on the targets when it processed the
     # trigger; the state holds the targets as they are now (patched, most likely)
     notices.extend(f"{policy} rule {rule}: the mutate-existing entries in {count} report(s) record the targets as "
@@ -214,3 +220,14 @@ def undetermined_notices(diff: ReportDiff) -> list[str]:
                    "does not show: not compared" for policy, rule, count in diff.left_out_rules)
     left_out = diff.left_out_notice()       # results of policy kinds kyrec does not evaluate
     return [*notices, left_out] if left_out else notices
+
+
+def undetermined_reason(message: str) -> str:
+    """Why a result is undetermined, as a notice names it (with what would decide it) from the result's message:
+    a registry read offline (admission_chain.py registry_reason), request.userInfo --values did not give
+    (evaluate/generating/engine.py), or else the message itself."""
+    if message.startswith(f"{NEEDS_REGISTRY}: "):
+        return f"they depend on image data from a registry ({NEEDS_REGISTRY}); run with --registry"
+    if "request.userInfo" in message:
+        return "they depend on request.userInfo; give it with --values"
+    return message
