@@ -4,7 +4,8 @@ the run that drives the engines with a recorder, the classic kind's tree assembl
 recording calls inside the engines (`recorder is not None` branches) are not counted: they are the engines'.
 
 Counted: the lines of the modules and functions below that are neither blank nor a comment (docstrings count).
-A module or function that is explain-only is added to the list; the limit only goes down.
+A module or function that is explain-only is added to the list; the limit only goes down (it rose once, for a
+fix: see FUNCTIONS).
 """
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
 MODULES = ("evaluate/explain.py", "evaluate/explain_pairs.py", "evaluate/classic/explain.py", "run/explain.py",
            "render/explain_output.py")
 # explain-only functions inside modules that are not: (module, qualified name)
-FUNCTIONS = (("evaluate/classic/engine.py", "ClassicEvaluator.explain"),)
+FUNCTIONS = (("evaluate/classic/engine.py", "ClassicEvaluator.explain"),
+             # explain's trees ending in eval's verdict where the admitted object is unknown (an explain/eval
+             # disagreement fixed after the limit was 669: the limit rose by these lines, the only time it did)
+             ("evaluate/pipeline.py", "_Admitted.recorded"), ("evaluate/pipeline.py", "_result_nodes"))
 # where it stands now (a ratchet), and issue 35's goal
-LIMIT = 669
+LIMIT = 685
 GOAL = 600
 
 
