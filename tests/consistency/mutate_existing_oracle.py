@@ -10,10 +10,12 @@ server (tests/realapi, Kyverno's CRDs), seeds CASES, asks kyrec what `eval -r <t
 in each trigger's report, then runs the background controller alone and hands it, per case, the UpdateRequest
 Kyverno's admission webhook makes for a mutate-existing rule (pkg/webhooks/resource/updaterequest.go
 handleMutateExisting: type mutate, the policy, the rule, the trigger; status Pending; the admission request left
-out, so the controller reads the trigger from the server: pkg/background/mutate/mutate.go ProcessUR). It reads the
-EphemeralReport the controller writes on each trigger and compares the entry the reports controller's aggregator
-keeps (the first result per rule: classic results are keyed by policy, rule and subject, and equal timestamps keep
-the first) with kyrec's. `--record` writes testdata/kyverno-truth/mutate-existing-reports.json, which
+out, so the controller reads the trigger from the server: pkg/background/mutate/mutate.go ProcessUR); for the
+STORED_TRIGGERS cases (mutateExistingOnPolicyUpdate, asked of kyrec without `-r`) its policy controller makes the
+UpdateRequest itself. It reads the EphemeralReport the controller writes on each trigger and compares the entries
+the reports controller's aggregator keeps (the first result per rule, every rule of the case's policy: classic
+results are keyed by policy, rule and subject, and equal timestamps keep the first) with kyrec's.
+`--record` writes testdata/kyverno-truth/mutate-existing-reports.json, which
 tests/consistency/test_mutate_existing_reports.py replays offline against the same CASES.
 """
 
@@ -44,23 +46,36 @@ def _secret(namespace: str, name: str, **labels: str) -> dict[str, Any]:
                                                                "labels": labels}, "type": "Opaque"}
 
 
-def _pod(namespace: str, name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+def _pod(namespace: str, name: str, **labels: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 
 
-def _cpol(name: str, rule: dict[str, Any], **spec: Any) -> dict[str, Any]:
+def _cpol(name: str, *rules: dict[str, Any], **spec: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     annotations = spec.pop("annotations", None)
     if annotations:
         meta["annotations"] = annotations
     return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": meta,
-            "spec": {**spec, "rules": [rule]}}
+            "spec": {**spec, "rules": list(rules)}}
 
 
-def _rule(namespaces: list[str], target: dict[str, Any], **more: Any) -> dict[str, Any]:
+def _rule(namespaces: list[str], target: dict[str, Any], *, on_policy_update: bool = False,
+          **more: Any) -> dict[str, Any]:
+    mutate: dict[str, Any] = {"patchStrategicMerge": {"metadata": {"labels": {"foo": "bar"}}}, "targets": [target]}
+    if on_policy_update:
+        mutate["mutateExistingOnPolicyUpdate"] = True
     return {"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": namespaces}}]},
-            **more, "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"foo": "bar"}}}, "targets": [target]}}
+            **more, "mutate": mutate}
+
+
+def _stamp(namespace: str) -> dict[str, Any]:
+    """A plain mutate rule on the trigger itself, beside the mutate-existing rule `r`."""
+    return {"name": "stamp", "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": [namespace]}}]},
+            "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"stamped": "on"}}}}}
 
 
 EVERY = {"apiVersion": "v1", "kind": "Secret", "namespace": "{{ request.object.metadata.namespace }}"}
@@ -72,12 +87,22 @@ CASES: list[tuple[str, str, str]] = [
     ("mx-missing", "mx-b", "pod-b"),        # a named target that does not exist -> the rule's error
     ("mx-props", "mx-c", "pod-c"),          # two targets (one patched already), reportProperties, background off
     ("mx-two", "mx-d", "pod-d"),            # two targets (one patched already), no reportProperties
+    # a plain mutate rule beside `r` (ProcessUR runs the whole policy, every response is reported):
+    ("mx-mixed", "mx-e", "pod-e"),          # admitted: the webhook stamped the Pod already -> skip
+    ("mx-mixed-update", "mx-f", "pod-f"),   # mutateExistingOnPolicyUpdate on a stored Pod never stamped -> pass
 ]
+# the triggers of these policies are stored Pods, not admitted ones: not `-r` manifests of kyrec's eval, and
+# no UpdateRequest handed over (mutateExistingOnPolicyUpdate: the background controller makes its own)
+STORED_TRIGGERS = {"mx-mixed-update"}
 OBJECTS: list[dict[str, Any]] = [
-    *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("mx-a", "mx-b", "mx-c", "mx-d")),
+    *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+      for n in ("mx-a", "mx-b", "mx-c", "mx-d", "mx-e", "mx-f")),
     _secret("mx-a", "secret-1"), _secret("mx-b", "other"),
     _secret("mx-c", "a", foo="bar"), _secret("mx-c", "b"), _secret("mx-d", "a", foo="bar"), _secret("mx-d", "b"),
     _pod("mx-a", "pod-a"), _pod("mx-b", "pod-b"), _pod("mx-c", "pod-c"), _pod("mx-d", "pod-d"),
+    # pod-e as the webhook admitted it (stamp applied); pod-f stored before the policy existed
+    _secret("mx-e", "secret-1"), _secret("mx-f", "secret-1"),
+    _pod("mx-e", "pod-e", stamped="on"), _pod("mx-f", "pod-f"),
 ]
 POLICIES: list[dict[str, Any]] = [
     _cpol("mx-named", _rule(["mx-a"], NAMED)),
@@ -85,6 +110,8 @@ POLICIES: list[dict[str, Any]] = [
     _cpol("mx-props", _rule(["mx-c"], EVERY, reportProperties={"team": "a"}), background=False,
           annotations={"policies.kyverno.io/severity": "medium"}),
     _cpol("mx-two", _rule(["mx-d"], EVERY)),
+    _cpol("mx-mixed", _rule(["mx-e"], NAMED), _stamp("mx-e")),
+    _cpol("mx-mixed-update", _rule(["mx-f"], NAMED, on_policy_update=True), _stamp("mx-f")),
 ]
 
 
@@ -99,6 +126,29 @@ def kept_entries(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def kyrec_entries(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
     """kyrec's expected reports as {"ns/pod": kept_entries(results)}."""
     return {f"{r['scope']['namespace']}/{r['scope']['name']}": kept_entries(r["results"]) for r in reports}
+
+
+def admitted(pod: dict[str, Any]) -> bool:
+    """Whether the Pod is a case's admitted trigger (a `-r` manifest of kyrec's eval), not a stored one."""
+    stored = {(namespace, name) for policy, namespace, name in CASES if policy in STORED_TRIGGERS}
+    return (pod["metadata"]["namespace"], pod["metadata"]["name"]) not in stored
+
+
+def expected(on_admission: list[dict[str, Any]], on_policy_update: list[dict[str, Any]]
+             ) -> dict[str, dict[str, dict[str, Any]]]:
+    """kyrec's entries per case ("policy ns/pod" -> {rule: entry}) from the reports of its two evals: with the
+    admitted Pods as `-r` manifests, and without (applying the policies: the STORED_TRIGGERS cases)."""
+    out = {}
+    for policy, namespace, name in CASES:
+        reports = on_policy_update if policy in STORED_TRIGGERS else on_admission
+        out[f"{policy} {namespace}/{name}"] = policy_entries(kyrec_entries(reports).get(f"{namespace}/{name}", {}),
+                                                             policy)
+    return out
+
+
+def policy_entries(kept: dict[str, dict[str, Any]], policy: str) -> dict[str, dict[str, Any]]:
+    """The kept entries of one policy, by rule."""
+    return {e.get("rule", ""): e for e in kept.values() if e["policy"] == policy}
 
 
 def _start_background_controller(bins: Path, kubeconfig: Path, workdir: Path) -> subprocess.Popen[bytes]:
@@ -135,13 +185,20 @@ def run(workdir: Path) -> dict[str, Any]:
         stored = [server.kube.get(f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/{p['metadata']['name']}")
                   for p in pods]
         (workdir / "policies.yaml").write_text(yaml.safe_dump_all(POLICIES))
-        (workdir / "pods.yaml").write_text(yaml.safe_dump_all(stored))
-        code, doc, err = run_kyrec(server.kubeconfig, workdir / "cache", "eval", "-p", str(workdir / "policies.yaml"),
-                                   "-r", str(workdir / "pods.yaml"), "--live", "-o", "json")
-        assert doc is not None and code == 0, (code, err)
-        kyrec = kyrec_entries(doc["reports"])
+        (workdir / "pods.yaml").write_text(yaml.safe_dump_all([p for p in stored if admitted(p)]))
+        reports = []
+        for manifests in (["-r", str(workdir / "pods.yaml")], []):
+            code, doc, err = run_kyrec(server.kubeconfig, workdir / "cache", "eval", "-p",
+                                       str(workdir / "policies.yaml"), *manifests, "--live", "-o", "json")
+            assert doc is not None and code == 0, (code, err)
+            reports.append(doc["reports"])
+        kyrec = expected(*reports)
         proc = _start_background_controller(bins, server.kubeconfig, workdir)
         for policy, namespace, name in CASES:
+            if policy in STORED_TRIGGERS:
+                # the controller's policy controller makes these itself when it sees the policy
+                # (pkg/policy/mutate.go handleMutate); a second one would patch the targets again and report skip
+                continue
             ur = {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
                   "metadata": {"generateName": "ur-", "namespace": "kyverno"},
                   "spec": {"requestType": "mutate", "policy": policy, "rule": "r", "deleteDownstream": False,
@@ -174,9 +231,10 @@ def run(workdir: Path) -> dict[str, Any]:
     cases = {}
     for policy, namespace, name in CASES:
         key = f"{namespace}/{name}"
-        entry = kept_entries(kyverno[key]).get(f"{policy}/r")
-        mine = kyrec.get(key, {}).get(f"{policy}/r")
-        cases[f"{policy} {key}"] = {"results": kyverno[key], "entry": entry, "kyrec": mine, "agree": entry == mine}
+        entries = policy_entries(kept_entries(kyverno[key]), policy)
+        mine = kyrec[f"{policy} {key}"]
+        cases[f"{policy} {key}"] = {"results": kyverno[key], "entries": entries, "kyrec": mine,
+                                    "agree": entries == mine}
     return {"description": __doc__.split("\n\n")[0], "kyverno": kyverno_build_of(bins), "cases": cases}
 
 
@@ -192,10 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mx-oracle-") as tmp:
         out = run(Path(tmp))
     for key, case in out["cases"].items():
-        print(f"{'agree' if case['agree'] else 'DIFFER'}  {key}: Kyverno {case['entry']}"
+        print(f"{'agree' if case['agree'] else 'DIFFER'}  {key}: Kyverno {case['entries']}"
               + ("" if case["agree"] else f"\n        kyrec {case['kyrec']}"))
     if args.record:
-        recorded = {**out, "cases": {k: {"results": c["results"], "entry": c["entry"]}
+        recorded = {**out, "cases": {k: {"results": c["results"], "entries": c["entries"]}
                                      for k, c in out["cases"].items()}}
         GOLDEN.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     return 0 if all(c["agree"] for c in out["cases"].values()) else 1
