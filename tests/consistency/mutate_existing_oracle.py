@@ -14,7 +14,9 @@ out, so the controller reads the trigger from the server: pkg/background/mutate/
 STORED_TRIGGERS cases (mutateExistingOnPolicyUpdate, asked of kyrec without `-r`) its policy controller makes the
 UpdateRequest itself. It reads the EphemeralReport the controller writes on each trigger and compares the entries
 the reports controller's aggregator keeps (the first result per rule, every rule of the case's policy: classic
-results are keyed by policy, rule and subject, and equal timestamps keep the first) with kyrec's.
+results are keyed by policy, rule and subject, and equal timestamps keep the first) with kyrec's. MPOL_CASES do
+the same for MutatingPolicy mutateExisting: the webhook's cel-mutate UpdateRequest (pkg/webhooks/resource/mpol/
+handler.go, with the admission request) and the entries the processor writes in each patched target's report.
 `--record` writes testdata/kyverno-truth/mutate-existing-reports.json, which
 tests/consistency/test_mutate_existing_reports.py replays offline against the same CASES.
 """
@@ -94,6 +96,11 @@ CASES: list[tuple[str, str, str]] = [
 # the triggers of these policies are stored Pods, not admitted ones: not `-r` manifests of kyrec's eval, and
 # no UpdateRequest handed over (mutateExistingOnPolicyUpdate: the background controller makes its own)
 STORED_TRIGGERS = {"mx-mixed-update"}
+# rules compared of a policy (all when not listed). mx-mixed-update's `r` is left out: ProcessUR counts the plain
+# rule's pass as an error (no patched target: ErrEmptyPatch, pkg/background/mutate/mutate.go), so the
+# UpdateRequest fails and is retried, each retry writing another report where `r` finds secret-1 patched (skip);
+# which entry the aggregator keeps depends on whether the retries cross a second (timestamps), kyrec says pass
+ONLY_RULES = {"mx-mixed-update": {"stamp"}}
 OBJECTS: list[dict[str, Any]] = [
     *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
       for n in ("mx-a", "mx-b", "mx-c", "mx-d", "mx-e", "mx-f")),
@@ -114,6 +121,32 @@ POLICIES: list[dict[str, Any]] = [
     _cpol("mx-mixed-update", _rule(["mx-f"], NAMED, on_policy_update=True), _stamp("mx-f")),
 ]
 
+# MutatingPolicy mutateExisting (pkg/background/mpol/processor.go Process): (policy, trigger ConfigMap namespace and
+# name, the Secrets whose reports are compared). The processor writes its entry in each patched target's report.
+MPOL_RULES = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"]}
+MPOL_CASES: list[tuple[str, str, str, list[str]]] = [
+    # s1 unpatched, s2 carrying another value; no matchConditions: v1.17.2's processor evaluates the policy's
+    # matchConditions on each target and has no targetMatchConditions, where kyrec follows main
+    # (docs/compatibility.md, "mutateExisting MutatingPolicies")
+    ("mx-mpol", "mx-g", "dictionary", ["s1", "s2"]),
+]
+OBJECTS += [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mx-g"}},
+    # the target constraints select by label: Process lists the target kind in every namespace
+    _secret("mx-g", "s1", mpol="target"), _secret("mx-g", "s2", mpol="target", **{"stamped-by": "x"}),
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dictionary", "namespace": "mx-g"},
+     "data": {"a": "2"}},
+]
+POLICIES += [
+    {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "mx-mpol"},
+     "spec": {"evaluation": {"mutateExisting": {"enabled": True}},
+              "matchConstraints": {"resourceRules": [{**MPOL_RULES, "resources": ["configmaps"]}]},
+              "targetMatchConstraints": {"resourceRules": [{**MPOL_RULES, "resources": ["secrets"]}],
+                                         "objectSelector": {"matchLabels": {"mpol": "target"}}},
+              "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                  "expression": 'Object{metadata: Object.metadata{labels: {"stamped-by": request.name}}}'}}]}},
+]
+
 
 def kept_entries(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The first result per (policy, rule) of a report's results, without timestamps: what the aggregator keeps."""
@@ -128,10 +161,12 @@ def kyrec_entries(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[str
     return {f"{r['scope']['namespace']}/{r['scope']['name']}": kept_entries(r["results"]) for r in reports}
 
 
-def admitted(pod: dict[str, Any]) -> bool:
-    """Whether the Pod is a case's admitted trigger (a `-r` manifest of kyrec's eval), not a stored one."""
+def admitted(doc: dict[str, Any]) -> bool:
+    """Whether the object is a case's admitted trigger (a `-r` manifest of kyrec's eval), not state."""
+    if doc["kind"] == "ConfigMap":
+        return True
     stored = {(namespace, name) for policy, namespace, name in CASES if policy in STORED_TRIGGERS}
-    return (pod["metadata"]["namespace"], pod["metadata"]["name"]) not in stored
+    return doc["kind"] == "Pod" and (doc["metadata"]["namespace"], doc["metadata"]["name"]) not in stored
 
 
 def expected(on_admission: list[dict[str, Any]], on_policy_update: list[dict[str, Any]]
@@ -143,12 +178,18 @@ def expected(on_admission: list[dict[str, Any]], on_policy_update: list[dict[str
         reports = on_policy_update if policy in STORED_TRIGGERS else on_admission
         out[f"{policy} {namespace}/{name}"] = policy_entries(kyrec_entries(reports).get(f"{namespace}/{name}", {}),
                                                              policy)
+    for policy, namespace, _, targets in MPOL_CASES:
+        for target in targets:
+            key = f"{namespace}/{target}"
+            out[f"{policy} {key}"] = policy_entries(kyrec_entries(on_admission).get(key, {}), policy)
     return out
 
 
 def policy_entries(kept: dict[str, dict[str, Any]], policy: str) -> dict[str, dict[str, Any]]:
-    """The kept entries of one policy, by rule."""
-    return {e.get("rule", ""): e for e in kept.values() if e["policy"] == policy}
+    """The kept entries of one policy, by rule (those ONLY_RULES names)."""
+    rules = ONLY_RULES.get(policy)
+    return {e.get("rule", ""): e for e in kept.values()
+            if e["policy"] == policy and (rules is None or e.get("rule", "") in rules)}
 
 
 def _start_background_controller(bins: Path, kubeconfig: Path, workdir: Path) -> subprocess.Popen[bytes]:
@@ -181,11 +222,10 @@ def run(workdir: Path) -> dict[str, Any]:
     try:
         Kyverno.prepare(server.kube)
         server.seed(*OBJECTS, *POLICIES)
-        pods = [d for d in OBJECTS if d["kind"] == "Pod"]
-        stored = [server.kube.get(f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/{p['metadata']['name']}")
-                  for p in pods]
+        stored = [server.kube.get(f"/api/v1/namespaces/{d['metadata']['namespace']}/{d['kind'].lower()}s/"
+                                  f"{d['metadata']['name']}") for d in OBJECTS if admitted(d)]
         (workdir / "policies.yaml").write_text(yaml.safe_dump_all(POLICIES))
-        (workdir / "pods.yaml").write_text(yaml.safe_dump_all([p for p in stored if admitted(p)]))
+        (workdir / "pods.yaml").write_text(yaml.safe_dump_all(stored))
         reports = []
         for manifests in (["-r", str(workdir / "pods.yaml")], []):
             code, doc, err = run_kyrec(server.kubeconfig, workdir / "cache", "eval", "-p",
@@ -199,20 +239,30 @@ def run(workdir: Path) -> dict[str, Any]:
                 # the controller's policy controller makes these itself when it sees the policy
                 # (pkg/policy/mutate.go handleMutate); a second one would patch the targets again and report skip
                 continue
-            ur = {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
-                  "metadata": {"generateName": "ur-", "namespace": "kyverno"},
-                  "spec": {"requestType": "mutate", "policy": policy, "rule": "r", "deleteDownstream": False,
-                           "resource": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name},
-                           "context": {"userInfo": {"userInfo": {}}, "admissionRequestInfo": {"operation": "CREATE"}}}}
-            answer = server.kube.request("POST", UR_PATH, ur)
-            assert answer.status == 201, answer
-            created = answer.json()
-            created["status"] = {"state": "Pending"}
-            answer = server.kube.request("PUT", f"{UR_PATH}/{created['metadata']['name']}/status", created)
-            assert answer.status == 200, answer
+            _hand_over(server, {"requestType": "mutate", "policy": policy, "rule": "r", "deleteDownstream": False,
+                                "resource": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name},
+                                "context": {"userInfo": {"userInfo": {}},
+                                            "admissionRequestInfo": {"operation": "CREATE"}}})
+        for policy, namespace, name, _ in MPOL_CASES:
+            # the UpdateRequest the MutatingPolicy webhook makes (pkg/webhooks/resource/mpol/handler.go): type
+            # cel-mutate, the policy, and the admission request, which Process needs (the user, `request.name`)
+            trigger = next(d for d in stored if d["kind"] == "ConfigMap" and d["metadata"]["name"] == name
+                           and d["metadata"]["namespace"] == namespace)
+            review = {"uid": "00000000-0000-4000-8000-0000000000d0", "operation": "CREATE", "name": name,
+                      "namespace": namespace, "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                      "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                      "requestKind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                      "requestResource": {"group": "", "version": "v1", "resource": "configmaps"},
+                      "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]}, "object": trigger}
+            # rule, deleteDownstream and resource: the zero values Go's encoder writes (the CRD requires them)
+            _hand_over(server, {"requestType": "cel-mutate", "policy": policy, "rule": "", "deleteDownstream": False,
+                                "resource": {}, "context": {
+                "userInfo": {"userInfo": review["userInfo"]},
+                "admissionRequestInfo": {"operation": "CREATE", "admissionRequest": review}}})
         kyverno: dict[str, Any] = {}
+        triggers = {f"{namespace}/{name}" for _, namespace, name in CASES}
         deadline = time.monotonic() + 120
-        while len(kyverno) < len(CASES) and time.monotonic() < deadline:
+        while not (triggers <= set(kyverno) and _cel_mutate_done(server)) and time.monotonic() < deadline:
             time.sleep(2)
             for report in sorted(server.kube.get("/apis/reports.kyverno.io/v1/ephemeralreports")["items"],
                                  key=lambda r: r["metadata"]["creationTimestamp"]):
@@ -222,7 +272,8 @@ def run(workdir: Path) -> dict[str, Any]:
                 # the first report of a trigger: an UpdateRequest that failed is retried and reports again
                 kyverno.setdefault(key, [{k: v for k, v in r.items() if k != "timestamp"}
                                          for r in report["spec"].get("results") or []])
-        assert len(kyverno) == len(CASES), f"Kyverno reported on {sorted(kyverno)} only"
+        assert triggers <= set(kyverno), f"Kyverno reported on {sorted(kyverno)} only"
+        assert _cel_mutate_done(server), "the cel-mutate UpdateRequests were not processed within 120s"
     finally:
         if proc is not None:
             proc.terminate()
@@ -235,7 +286,34 @@ def run(workdir: Path) -> dict[str, Any]:
         mine = kyrec[f"{policy} {key}"]
         cases[f"{policy} {key}"] = {"results": kyverno[key], "entries": entries, "kyrec": mine,
                                     "agree": entries == mine}
+    for policy, namespace, _, targets in MPOL_CASES:
+        for target in targets:
+            key = f"{namespace}/{target}"
+            results = kyverno.get(key, [])
+            entries = policy_entries(kept_entries(results), policy)
+            mine = kyrec[f"{policy} {key}"]
+            cases[f"{policy} {key}"] = {"results": results, "entries": entries, "kyrec": mine,
+                                        "agree": entries == mine}
     return {"description": __doc__.split("\n\n")[0], "kyverno": kyverno_build_of(bins), "cases": cases}
+
+
+def _hand_over(server: RealServer, spec: dict[str, Any]) -> None:
+    """Create an UpdateRequest and mark it Pending, as the webhook's generator does (status is a subresource)."""
+    ur = {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
+          "metadata": {"generateName": "ur-", "namespace": "kyverno"}, "spec": spec}
+    answer = server.kube.request("POST", UR_PATH, ur)
+    assert answer.status == 201, answer
+    created = answer.json()
+    created["status"] = {"state": "Pending"}
+    answer = server.kube.request("PUT", f"{UR_PATH}/{created['metadata']['name']}/status", created)
+    assert answer.status == 200, answer
+
+
+def _cel_mutate_done(server: RealServer) -> bool:
+    """Whether every cel-mutate UpdateRequest is processed (Process audits before it sets the status; the
+    controller deletes Completed ones)."""
+    return all((ur.get("status") or {}).get("state") in ("Completed", "Failed")
+               for ur in server.kube.get(UR_PATH)["items"] if ur["spec"].get("requestType") == "cel-mutate")
 
 
 def kyverno_build_of(bins: Path) -> dict[str, str]:
