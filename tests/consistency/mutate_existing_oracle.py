@@ -10,10 +10,14 @@ server (tests/realapi, Kyverno's CRDs), seeds CASES, asks kyrec what `eval -r <t
 in each trigger's report, then runs the background controller alone and hands it, per case, the UpdateRequest
 Kyverno's admission webhook makes for a mutate-existing rule (pkg/webhooks/resource/updaterequest.go
 handleMutateExisting: type mutate, the policy, the rule, the trigger; status Pending; the admission request left
-out, so the controller reads the trigger from the server: pkg/background/mutate/mutate.go ProcessUR). It reads the
-EphemeralReport the controller writes on each trigger and compares the entry the reports controller's aggregator
-keeps (the first result per rule: classic results are keyed by policy, rule and subject, and equal timestamps keep
-the first) with kyrec's. `--record` writes testdata/kyverno-truth/mutate-existing-reports.json, which
+out, so the controller reads the trigger from the server: pkg/background/mutate/mutate.go ProcessUR); for the
+STORED_TRIGGERS cases (mutateExistingOnPolicyUpdate, asked of kyrec without `-r`) its policy controller makes the
+UpdateRequest itself. It reads the EphemeralReport the controller writes on each trigger and compares the entries
+the reports controller's aggregator keeps (the first result per rule, every rule of the case's policy: classic
+results are keyed by policy, rule and subject, and equal timestamps keep the first) with kyrec's. MPOL_CASES do
+the same for MutatingPolicy mutateExisting: the webhook's cel-mutate UpdateRequest (pkg/webhooks/resource/mpol/
+handler.go, with the admission request) and the entries the processor writes in each patched target's report.
+`--record` writes testdata/kyverno-truth/mutate-existing-reports.json, which
 tests/consistency/test_mutate_existing_reports.py replays offline against the same CASES.
 """
 
@@ -44,23 +48,36 @@ def _secret(namespace: str, name: str, **labels: str) -> dict[str, Any]:
                                                                "labels": labels}, "type": "Opaque"}
 
 
-def _pod(namespace: str, name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+def _pod(namespace: str, name: str, **labels: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
             "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 
 
-def _cpol(name: str, rule: dict[str, Any], **spec: Any) -> dict[str, Any]:
+def _cpol(name: str, *rules: dict[str, Any], **spec: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name}
     annotations = spec.pop("annotations", None)
     if annotations:
         meta["annotations"] = annotations
     return {"apiVersion": "kyverno.io/v1", "kind": "ClusterPolicy", "metadata": meta,
-            "spec": {**spec, "rules": [rule]}}
+            "spec": {**spec, "rules": list(rules)}}
 
 
-def _rule(namespaces: list[str], target: dict[str, Any], **more: Any) -> dict[str, Any]:
+def _rule(namespaces: list[str], target: dict[str, Any], *, on_policy_update: bool = False,
+          **more: Any) -> dict[str, Any]:
+    mutate: dict[str, Any] = {"patchStrategicMerge": {"metadata": {"labels": {"foo": "bar"}}}, "targets": [target]}
+    if on_policy_update:
+        mutate["mutateExistingOnPolicyUpdate"] = True
     return {"name": "r", "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": namespaces}}]},
-            **more, "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"foo": "bar"}}}, "targets": [target]}}
+            **more, "mutate": mutate}
+
+
+def _stamp(namespace: str) -> dict[str, Any]:
+    """A plain mutate rule on the trigger itself, beside the mutate-existing rule `r`."""
+    return {"name": "stamp", "match": {"any": [{"resources": {"kinds": ["Pod"], "namespaces": [namespace]}}]},
+            "mutate": {"patchStrategicMerge": {"metadata": {"labels": {"stamped": "on"}}}}}
 
 
 EVERY = {"apiVersion": "v1", "kind": "Secret", "namespace": "{{ request.object.metadata.namespace }}"}
@@ -72,12 +89,27 @@ CASES: list[tuple[str, str, str]] = [
     ("mx-missing", "mx-b", "pod-b"),        # a named target that does not exist -> the rule's error
     ("mx-props", "mx-c", "pod-c"),          # two targets (one patched already), reportProperties, background off
     ("mx-two", "mx-d", "pod-d"),            # two targets (one patched already), no reportProperties
+    # a plain mutate rule beside `r` (ProcessUR runs the whole policy, every response is reported):
+    ("mx-mixed", "mx-e", "pod-e"),          # admitted: the webhook stamped the Pod already -> skip
+    ("mx-mixed-update", "mx-f", "pod-f"),   # mutateExistingOnPolicyUpdate on a stored Pod never stamped -> pass
 ]
+# the triggers of these policies are stored Pods, not admitted ones: not `-r` manifests of kyrec's eval, and
+# no UpdateRequest handed over (mutateExistingOnPolicyUpdate: the background controller makes its own)
+STORED_TRIGGERS = {"mx-mixed-update"}
+# rules compared of a policy (all when not listed). mx-mixed-update's `r` is left out: ProcessUR counts the plain
+# rule's pass as an error (no patched target: ErrEmptyPatch, pkg/background/mutate/mutate.go), so the
+# UpdateRequest fails and is retried, each retry writing another report where `r` finds secret-1 patched (skip);
+# which entry the aggregator keeps depends on whether the retries cross a second (timestamps), kyrec says pass
+ONLY_RULES = {"mx-mixed-update": {"stamp"}}
 OBJECTS: list[dict[str, Any]] = [
-    *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("mx-a", "mx-b", "mx-c", "mx-d")),
+    *({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+      for n in ("mx-a", "mx-b", "mx-c", "mx-d", "mx-e", "mx-f")),
     _secret("mx-a", "secret-1"), _secret("mx-b", "other"),
     _secret("mx-c", "a", foo="bar"), _secret("mx-c", "b"), _secret("mx-d", "a", foo="bar"), _secret("mx-d", "b"),
     _pod("mx-a", "pod-a"), _pod("mx-b", "pod-b"), _pod("mx-c", "pod-c"), _pod("mx-d", "pod-d"),
+    # pod-e as the webhook admitted it (stamp applied); pod-f stored before the policy existed
+    _secret("mx-e", "secret-1"), _secret("mx-f", "secret-1"),
+    _pod("mx-e", "pod-e", stamped="on"), _pod("mx-f", "pod-f"),
 ]
 POLICIES: list[dict[str, Any]] = [
     _cpol("mx-named", _rule(["mx-a"], NAMED)),
@@ -85,6 +117,34 @@ POLICIES: list[dict[str, Any]] = [
     _cpol("mx-props", _rule(["mx-c"], EVERY, reportProperties={"team": "a"}), background=False,
           annotations={"policies.kyverno.io/severity": "medium"}),
     _cpol("mx-two", _rule(["mx-d"], EVERY)),
+    _cpol("mx-mixed", _rule(["mx-e"], NAMED), _stamp("mx-e")),
+    _cpol("mx-mixed-update", _rule(["mx-f"], NAMED, on_policy_update=True), _stamp("mx-f")),
+]
+
+# MutatingPolicy mutateExisting (pkg/background/mpol/processor.go Process): (policy, trigger ConfigMap namespace and
+# name, the Secrets whose reports are compared). The processor writes its entry in each patched target's report.
+MPOL_RULES = {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"]}
+MPOL_CASES: list[tuple[str, str, str, list[str]]] = [
+    # s1 unpatched, s2 carrying another value; no matchConditions: v1.17.2's processor evaluates the policy's
+    # matchConditions on each target and has no targetMatchConditions, where kyrec follows main
+    # (docs/compatibility.md, "mutateExisting MutatingPolicies")
+    ("mx-mpol", "mx-g", "dictionary", ["s1", "s2"]),
+]
+OBJECTS += [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mx-g"}},
+    # the target constraints select by label: Process lists the target kind in every namespace
+    _secret("mx-g", "s1", mpol="target"), _secret("mx-g", "s2", mpol="target", **{"stamped-by": "x"}),
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dictionary", "namespace": "mx-g"},
+     "data": {"a": "2"}},
+]
+POLICIES += [
+    {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "mx-mpol"},
+     "spec": {"evaluation": {"mutateExisting": {"enabled": True}},
+              "matchConstraints": {"resourceRules": [{**MPOL_RULES, "resources": ["configmaps"]}]},
+              "targetMatchConstraints": {"resourceRules": [{**MPOL_RULES, "resources": ["secrets"]}],
+                                         "objectSelector": {"matchLabels": {"mpol": "target"}}},
+              "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {
+                  "expression": 'Object{metadata: Object.metadata{labels: {"stamped-by": request.name}}}'}}]}},
 ]
 
 
@@ -99,6 +159,37 @@ def kept_entries(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def kyrec_entries(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
     """kyrec's expected reports as {"ns/pod": kept_entries(results)}."""
     return {f"{r['scope']['namespace']}/{r['scope']['name']}": kept_entries(r["results"]) for r in reports}
+
+
+def admitted(doc: dict[str, Any]) -> bool:
+    """Whether the object is a case's admitted trigger (a `-r` manifest of kyrec's eval), not state."""
+    if doc["kind"] == "ConfigMap":
+        return True
+    stored = {(namespace, name) for policy, namespace, name in CASES if policy in STORED_TRIGGERS}
+    return doc["kind"] == "Pod" and (doc["metadata"]["namespace"], doc["metadata"]["name"]) not in stored
+
+
+def expected(on_admission: list[dict[str, Any]], on_policy_update: list[dict[str, Any]]
+             ) -> dict[str, dict[str, dict[str, Any]]]:
+    """kyrec's entries per case ("policy ns/pod" -> {rule: entry}) from the reports of its two evals: with the
+    admitted Pods as `-r` manifests, and without (applying the policies: the STORED_TRIGGERS cases)."""
+    out = {}
+    for policy, namespace, name in CASES:
+        reports = on_policy_update if policy in STORED_TRIGGERS else on_admission
+        out[f"{policy} {namespace}/{name}"] = policy_entries(kyrec_entries(reports).get(f"{namespace}/{name}", {}),
+                                                             policy)
+    for policy, namespace, _, targets in MPOL_CASES:
+        for target in targets:
+            key = f"{namespace}/{target}"
+            out[f"{policy} {key}"] = policy_entries(kyrec_entries(on_admission).get(key, {}), policy)
+    return out
+
+
+def policy_entries(kept: dict[str, dict[str, Any]], policy: str) -> dict[str, dict[str, Any]]:
+    """The kept entries of one policy, by rule (those ONLY_RULES names)."""
+    rules = ONLY_RULES.get(policy)
+    return {e.get("rule", ""): e for e in kept.values()
+            if e["policy"] == policy and (rules is None or e.get("rule", "") in rules)}
 
 
 def _start_background_controller(bins: Path, kubeconfig: Path, workdir: Path) -> subprocess.Popen[bytes]:
@@ -131,31 +222,47 @@ def run(workdir: Path) -> dict[str, Any]:
     try:
         Kyverno.prepare(server.kube)
         server.seed(*OBJECTS, *POLICIES)
-        pods = [d for d in OBJECTS if d["kind"] == "Pod"]
-        stored = [server.kube.get(f"/api/v1/namespaces/{p['metadata']['namespace']}/pods/{p['metadata']['name']}")
-                  for p in pods]
+        stored = [server.kube.get(f"/api/v1/namespaces/{d['metadata']['namespace']}/{d['kind'].lower()}s/"
+                                  f"{d['metadata']['name']}") for d in OBJECTS if admitted(d)]
         (workdir / "policies.yaml").write_text(yaml.safe_dump_all(POLICIES))
         (workdir / "pods.yaml").write_text(yaml.safe_dump_all(stored))
-        code, doc, err = run_kyrec(server.kubeconfig, workdir / "cache", "eval", "-p", str(workdir / "policies.yaml"),
-                                   "-r", str(workdir / "pods.yaml"), "--live", "-o", "json")
-        assert doc is not None and code == 0, (code, err)
-        kyrec = kyrec_entries(doc["reports"])
+        reports = []
+        for manifests in (["-r", str(workdir / "pods.yaml")], []):
+            code, doc, err = run_kyrec(server.kubeconfig, workdir / "cache", "eval", "-p",
+                                       str(workdir / "policies.yaml"), *manifests, "--live", "-o", "json")
+            assert doc is not None and code == 0, (code, err)
+            reports.append(doc["reports"])
+        kyrec = expected(*reports)
         proc = _start_background_controller(bins, server.kubeconfig, workdir)
         for policy, namespace, name in CASES:
-            ur = {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
-                  "metadata": {"generateName": "ur-", "namespace": "kyverno"},
-                  "spec": {"requestType": "mutate", "policy": policy, "rule": "r", "deleteDownstream": False,
-                           "resource": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name},
-                           "context": {"userInfo": {"userInfo": {}}, "admissionRequestInfo": {"operation": "CREATE"}}}}
-            answer = server.kube.request("POST", UR_PATH, ur)
-            assert answer.status == 201, answer
-            created = answer.json()
-            created["status"] = {"state": "Pending"}
-            answer = server.kube.request("PUT", f"{UR_PATH}/{created['metadata']['name']}/status", created)
-            assert answer.status == 200, answer
+            if policy in STORED_TRIGGERS:
+                # the controller's policy controller makes these itself when it sees the policy
+                # (pkg/policy/mutate.go handleMutate); a second one would patch the targets again and report skip
+                continue
+            _hand_over(server, {"requestType": "mutate", "policy": policy, "rule": "r", "deleteDownstream": False,
+                                "resource": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name},
+                                "context": {"userInfo": {"userInfo": {}},
+                                            "admissionRequestInfo": {"operation": "CREATE"}}})
+        for policy, namespace, name, _ in MPOL_CASES:
+            # the UpdateRequest the MutatingPolicy webhook makes (pkg/webhooks/resource/mpol/handler.go): type
+            # cel-mutate, the policy, and the admission request, which Process needs (the user, `request.name`)
+            trigger = next(d for d in stored if d["kind"] == "ConfigMap" and d["metadata"]["name"] == name
+                           and d["metadata"]["namespace"] == namespace)
+            review = {"uid": "00000000-0000-4000-8000-0000000000d0", "operation": "CREATE", "name": name,
+                      "namespace": namespace, "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                      "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                      "requestKind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                      "requestResource": {"group": "", "version": "v1", "resource": "configmaps"},
+                      "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters"]}, "object": trigger}
+            # rule, deleteDownstream and resource: the zero values Go's encoder writes (the CRD requires them)
+            _hand_over(server, {"requestType": "cel-mutate", "policy": policy, "rule": "", "deleteDownstream": False,
+                                "resource": {}, "context": {
+                "userInfo": {"userInfo": review["userInfo"]},
+                "admissionRequestInfo": {"operation": "CREATE", "admissionRequest": review}}})
         kyverno: dict[str, Any] = {}
+        triggers = {f"{namespace}/{name}" for _, namespace, name in CASES}
         deadline = time.monotonic() + 120
-        while len(kyverno) < len(CASES) and time.monotonic() < deadline:
+        while not (triggers <= set(kyverno) and _cel_mutate_done(server)) and time.monotonic() < deadline:
             time.sleep(2)
             for report in sorted(server.kube.get("/apis/reports.kyverno.io/v1/ephemeralreports")["items"],
                                  key=lambda r: r["metadata"]["creationTimestamp"]):
@@ -165,7 +272,8 @@ def run(workdir: Path) -> dict[str, Any]:
                 # the first report of a trigger: an UpdateRequest that failed is retried and reports again
                 kyverno.setdefault(key, [{k: v for k, v in r.items() if k != "timestamp"}
                                          for r in report["spec"].get("results") or []])
-        assert len(kyverno) == len(CASES), f"Kyverno reported on {sorted(kyverno)} only"
+        assert triggers <= set(kyverno), f"Kyverno reported on {sorted(kyverno)} only"
+        assert _cel_mutate_done(server), "the cel-mutate UpdateRequests were not processed within 120s"
     finally:
         if proc is not None:
             proc.terminate()
@@ -174,10 +282,38 @@ def run(workdir: Path) -> dict[str, Any]:
     cases = {}
     for policy, namespace, name in CASES:
         key = f"{namespace}/{name}"
-        entry = kept_entries(kyverno[key]).get(f"{policy}/r")
-        mine = kyrec.get(key, {}).get(f"{policy}/r")
-        cases[f"{policy} {key}"] = {"results": kyverno[key], "entry": entry, "kyrec": mine, "agree": entry == mine}
+        entries = policy_entries(kept_entries(kyverno[key]), policy)
+        mine = kyrec[f"{policy} {key}"]
+        cases[f"{policy} {key}"] = {"results": kyverno[key], "entries": entries, "kyrec": mine,
+                                    "agree": entries == mine}
+    for policy, namespace, _, targets in MPOL_CASES:
+        for target in targets:
+            key = f"{namespace}/{target}"
+            results = kyverno.get(key, [])
+            entries = policy_entries(kept_entries(results), policy)
+            mine = kyrec[f"{policy} {key}"]
+            cases[f"{policy} {key}"] = {"results": results, "entries": entries, "kyrec": mine,
+                                        "agree": entries == mine}
     return {"description": __doc__.split("\n\n")[0], "kyverno": kyverno_build_of(bins), "cases": cases}
+
+
+def _hand_over(server: RealServer, spec: dict[str, Any]) -> None:
+    """Create an UpdateRequest and mark it Pending, as the webhook's generator does (status is a subresource)."""
+    ur = {"apiVersion": "kyverno.io/v2", "kind": "UpdateRequest",
+          "metadata": {"generateName": "ur-", "namespace": "kyverno"}, "spec": spec}
+    answer = server.kube.request("POST", UR_PATH, ur)
+    assert answer.status == 201, answer
+    created = answer.json()
+    created["status"] = {"state": "Pending"}
+    answer = server.kube.request("PUT", f"{UR_PATH}/{created['metadata']['name']}/status", created)
+    assert answer.status == 200, answer
+
+
+def _cel_mutate_done(server: RealServer) -> bool:
+    """Whether every cel-mutate UpdateRequest is processed (Process audits before it sets the status; the
+    controller deletes Completed ones)."""
+    return all((ur.get("status") or {}).get("state") in ("Completed", "Failed")
+               for ur in server.kube.get(UR_PATH)["items"] if ur["spec"].get("requestType") == "cel-mutate")
 
 
 def kyverno_build_of(bins: Path) -> dict[str, str]:
@@ -192,10 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mx-oracle-") as tmp:
         out = run(Path(tmp))
     for key, case in out["cases"].items():
-        print(f"{'agree' if case['agree'] else 'DIFFER'}  {key}: Kyverno {case['entry']}"
+        print(f"{'agree' if case['agree'] else 'DIFFER'}  {key}: Kyverno {case['entries']}"
               + ("" if case["agree"] else f"\n        kyrec {case['kyrec']}"))
     if args.record:
-        recorded = {**out, "cases": {k: {"results": c["results"], "entry": c["entry"]}
+        recorded = {**out, "cases": {k: {"results": c["results"], "entries": c["entries"]}
                                      for k, c in out["cases"].items()}}
         GOLDEN.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     return 0 if all(c["agree"] for c in out["cases"].values()) else 1

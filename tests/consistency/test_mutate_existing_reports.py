@@ -298,24 +298,35 @@ def test_a_rule_context_kyrec_cannot_answer_offline_is_undetermined(tmp_path: Pa
 # -- Kyverno's background controller as the oracle (tests/consistency/mutate_existing_oracle.py) ---------------
 
 def test_kyverno_s_background_controller_wrote_the_entries_kyrec_expects(tmp_path: Path) -> None:
-    """Recorded from Kyverno v1.17.2's background controller on the real API server: per case, the entry its
-    reports controller keeps. Replayed offline on the same objects (the Pods as `-r` manifests, the rest as the
-    state). Pins the shared-map quirk: with reportProperties a `skip` carries the other target's patched-target."""
-    from tests.consistency.mutate_existing_oracle import CASES, OBJECTS, POLICIES, kyrec_entries
+    """Recorded from Kyverno v1.17.2's background controller on the real API server: per case, the entries its
+    reports controller keeps for every rule of the case's policy. Replayed offline on the same objects (the
+    admitted Pods as `-r` manifests, the rest as the state; the policy-update cases without `-r`). Pins the
+    shared-map quirk (with reportProperties a `skip` carries the other target's patched-target) and a plain mutate
+    rule's entry beside the mutate-existing rule's (skip when admission applied it, pass on a stored trigger), and
+    a MutatingPolicy's pass/success on each target it patched (its cel-mutate UpdateRequest)."""
+    from tests.consistency.mutate_existing_oracle import CASES, OBJECTS, POLICIES, admitted, expected
 
     golden = json.loads((Path(__file__).resolve().parents[2] / "testdata" / "kyverno-truth" /
                          "mutate-existing-reports.json").read_text())
     assert golden["kyverno"]["version"] == "v1.17.2"
     (tmp_path / "policies.yaml").write_text(yaml.safe_dump_all(POLICIES))
-    (tmp_path / "state.yaml").write_text(yaml.safe_dump_all([d for d in OBJECTS if d["kind"] != "Pod"]))
-    (tmp_path / "pods.yaml").write_text(yaml.safe_dump_all([d for d in OBJECTS if d["kind"] == "Pod"]))
-    run = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "policies.yaml"), "--state",
-                                   str(tmp_path / "state.yaml"), "-r", str(tmp_path / "pods.yaml"), "-o", "json"])
-    assert run.exit_code == 0, run.stderr
-    mine = kyrec_entries(json.loads(run.stdout)["reports"])
-    assert len(golden["cases"]) == len(CASES)
-    for policy, namespace, name in CASES:
-        assert mine[f"{namespace}/{name}"][f"{policy}/r"] == golden["cases"][f"{policy} {namespace}/{name}"]["entry"]
+    (tmp_path / "state.yaml").write_text(yaml.safe_dump_all([d for d in OBJECTS if not admitted(d)]))
+    (tmp_path / "pods.yaml").write_text(yaml.safe_dump_all([d for d in OBJECTS if admitted(d)]))
+    reports = []
+    for manifests in (["-r", str(tmp_path / "pods.yaml")], []):
+        run = CliRunner().invoke(cli, ["eval", "-p", str(tmp_path / "policies.yaml"), "--state",
+                                       str(tmp_path / "state.yaml"), *manifests, "-o", "json"])
+        assert run.exit_code == 0, run.stderr
+        reports.append(json.loads(run.stdout)["reports"])
+    mine = expected(*reports)
+    assert sorted(golden["cases"]) == sorted(mine) and len(mine) == len(CASES) + 2
+    for key, case in golden["cases"].items():
+        assert mine[key] == case["entries"], key
+    # the mixed policies' plain rule is among the entries compared, and the MutatingPolicy's targets' entries
+    assert {case["entries"]["stamp"]["result"] for key, case in golden["cases"].items() if "stamp" in case["entries"]
+            } == {"skip", "pass"}
+    assert [case["entries"][""]["source"] for key, case in golden["cases"].items() if key.startswith("mx-mpol ")
+            ] == ["KyvernoMutatingPolicy"] * 2
 
 
 def test_diff_leaves_out_the_entry_of_a_plain_mutate_rule_of_such_a_policy(tmp_path: Path) -> None:
