@@ -222,7 +222,7 @@ class StateStream:
         for path in self.files:
             with open(path, "rb") as stream:
                 try:
-                    for what, value, line in iter_list_parts(stream):
+                    for what, value, line in iter_list_parts(stream, share=False):
                         if what == "item":
                             yield from (Document(obj, Source(path, obj_line))
                                         for obj, obj_line, _ in iter_objects(value, line, None, path))
