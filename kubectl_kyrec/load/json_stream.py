@@ -214,8 +214,7 @@ def iter_list_parts(stream: BinaryIO, *, share: bool = True) -> Iterator[tuple[s
     top-level value, text after the object, `items` twice or not an array, invalid JSON or UTF-8.
 
     `share`: the values of the objects share their keys and short strings (`_decoder`), for a caller that
-    keeps many of them; a pass that looks at each and keeps few of them (state.peek_state), or holds a slice
-    at a time (StateStream.objects), reads faster without."""
+    keeps them; a pass that looks at each and keeps few of them (state.peek_state) reads faster without."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     scan = _decoder(share).scan_once  # type: ignore[attr-defined]
     text, ended = "", False
