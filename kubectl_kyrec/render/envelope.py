@@ -71,12 +71,15 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def _orjson(value: Any) -> bytes:
+    return orjson.dumps(value, default=_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)  # type: ignore[no-any-return]
+
+
 def dumps(value: Any, indent: str = "") -> str:
     """`value` as indented JSON (2 spaces a level, kubectl's key order kept); lines after the first start
     with `indent`, so the text can be placed inside a document being written."""
     if orjson is not None:
-        text = orjson.dumps(value, default=_default,
-                            option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+        text = _orjson(value).decode("utf-8")
     else:
         text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return text.replace("\n", "\n" + indent) if indent else text
@@ -129,11 +132,14 @@ def write_array_items(items: Iterable[Any], write: Callable[[str], object], inde
     for item in items:
         batch.append(item)
         if len(batch) >= chunk:
-            write((first if not count else ",\n") + array_items(batch, indent, encode))
+            # the separator written apart: joined to the chunk's text, the whole chunk was copied once more
+            write(first if not count else ",\n")
+            write(array_items(batch, indent, encode))
             count += len(batch)
             batch.clear()
     if batch:
-        write((first if not count else ",\n") + array_items(batch, indent, encode))
+        write(first if not count else ",\n")
+        write(array_items(batch, indent, encode))
         count += len(batch)
     return count
 
@@ -148,6 +154,11 @@ def array_items(batch: list[Any], indent: str, encode: Callable[[Any], str] = du
     value: Any = batch
     for _ in range(len(indent) // 2):
         value = {"": value}
+    if encode is dumps and orjson is not None:
+        # the items cut out of orjson's bytes and decoded once: decoding the whole text, then slicing it,
+        # copied each chunk (a thousand results) twice
+        raw = _orjson(value)
+        return str(memoryview(raw)[raw.index(b"[\n") + 2:raw.rindex(f"\n{indent}]".encode())], "utf-8")
     text = encode(value)
     return text[text.index("[\n") + 2:text.rindex(f"\n{indent}]")]
 
