@@ -31,6 +31,7 @@ and load/notary.py check the signatures.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -55,6 +56,22 @@ def _offline(call: str, what: str) -> CelFunctionError:
 
 ImageData = Callable[[str], Any]
 """The image data the run was given for an image (what `image.GetMetadata` answers), or None."""
+
+
+def _counted(call: str, verify: Callable[[], int]) -> int:
+    """What one attestor counts: Kyverno's verification error on an answer counts 0 (the registry answered 403,
+    ..., or a key or certificate is unreadable); where the registry stopped answering, or kyrec cannot decide, the
+    call is undetermined (never a count that could turn a pass into a fail)."""
+    try:
+        return verify()
+    except NotDecided as err:
+        raise _undecided(call, str(err)) from None
+    except RegistryError as err:
+        if err.unreachable:
+            raise _undecided(call, f"the registry stopped answering: {err}") from None
+        return 0
+    except ValueError:
+        return 0
 
 
 def _undecided(call: str, why: str) -> CelFunctionError:
@@ -177,6 +194,19 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
 
     def count(call: str, image: str, attestors: list[Any], check: Callable[[str, str], Verification],
               attestation: bool = False) -> int:
+        def verify_one(reg: Registry, attestor: Any, keyless: Mapping[str, Any] | None,
+                       key: tuple[str, str] | None) -> int:
+            if keyless is not None:
+                return _keyless_count(call, reg, image, keyless)
+            if key is not None:
+                return int(check(*key).verified > 0)
+            if attestation:
+                # kk impl.go: a notary attestor verifies only OCI 1.1 referrers (which reach here undecided
+                # already); an in-toto attestation is Kyverno's error
+                raise CelFunctionError("notary verifier only supports oci 1.1 referrers as attestations")
+            certs, tsa = _notary_attestor(call, attestor)
+            return int(notary_signatures(reg, image, certs, tsa).verified > 0)
+
         fetch(call, image)
         total = 0
         for attestor in attestors:
@@ -185,29 +215,7 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
                 raise _undecided(call, "kyrec verifies keyless signatures, not keyless attestations")
             key = _key_attestor(call, attestor) if keyless is None else None
             assert registry is not None
-            reg = registry
-            try:
-                if keyless is not None:
-                    total += _keyless_count(call, reg, image, keyless)
-                    continue
-                if key is None:
-                    if attestation:
-                        # kk impl.go: a notary attestor verifies only OCI 1.1 referrers (which reach here
-                        # undecided already); an in-toto attestation is Kyverno's error
-                        raise CelFunctionError("notary verifier only supports oci 1.1 referrers as attestations")
-                    certs, tsa = _notary_attestor(call, attestor)
-                    outcome = notary_signatures(reg, image, certs, tsa)
-                else:
-                    outcome = check(*key)
-            except NotDecided as err:
-                raise _undecided(call, str(err)) from None
-            except RegistryError as err:
-                if err.unreachable:
-                    raise _undecided(call, f"the registry stopped answering: {err}") from None
-                continue        # the registry answered (403, ...): Kyverno's verification error, not counted
-            except ValueError:
-                continue        # an unreadable key: Kyverno's checkOptions error, not counted
-            total += outcome.verified > 0
+            total += _counted(call, functools.partial(verify_one, registry, attestor, keyless, key))
         return total
 
     def verify_images(image: str, attestors: list[Any]) -> int:
@@ -260,20 +268,16 @@ def imageverify_library(matches: ImageMatcher, attestations: Collection[str],
                     continue    # "cosgin verifier only supports intoto referrers as attestations"
                 raise _undecided(call, "the attestor is neither cosign nor notary")
             certs, tsa = _notary_attestor(call, attestor)
-            try:
-                outcome = verify_referrers(registry, image, artifact_type, certs, tsa)
-            except NotDecided as err:
-                raise _undecided(call, str(err)) from None
-            except RegistryError as err:
-                if err.unreachable:
-                    raise _undecided(call, f"the registry stopped answering: {err}") from None
-                continue        # the registry answered (403, ...): Kyverno's verification error, not counted
-            except ValueError:
-                continue        # unreadable certificates: Kyverno's setup error, not counted
-            if outcome.verified is not None:
-                verified_referrers[(image, artifact_type)] = outcome.verified
-                total += 1
+            total += _counted(call, functools.partial(verify_referrer, image, artifact_type, certs, tsa))
         return total
+
+    def verify_referrer(image: str, artifact_type: str, certs: str, tsa: str) -> int:
+        assert registry is not None
+        verified = verify_referrers(registry, image, artifact_type, certs, tsa).verified
+        if verified is None:
+            return 0
+        verified_referrers[(image, artifact_type)] = verified
+        return 1
 
     def referrer_data(call: str, image: str, attestation: str, artifact_type: str) -> Any:
         """kk: imagedataloader GetPayload for a referrer: the verified referrer of the type, else the image's
