@@ -8,6 +8,7 @@ optional fraction, and `Z` or a `+hh:mm` offset; a date alone or a time without 
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 
 from kubectl_kyrec.golang import time as go_time
@@ -18,6 +19,9 @@ _RFC3339_RE = re.compile(
 _NO_OFFSET_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?$")
 
 
+# a policy's creation time is parsed once per trigger, and objects created in one second share theirs: a
+# datetime is immutable, so the answers are kept
+@functools.lru_cache(maxsize=4096)
 def parse_rfc3339(text: str) -> datetime.datetime | None:
     """Parse as Go's `time.Parse(time.RFC3339, text)` accepts it; None when Go would fail."""
     m = _RFC3339_RE.match(text)

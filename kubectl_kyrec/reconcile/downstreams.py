@@ -57,7 +57,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kubectl_kyrec.evaluate.generating.downstreams import identity, owner_of
+from kubectl_kyrec.evaluate.generating.downstreams import claims_generated, identity, owner_of
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.load.run_inputs.secret_digests import digested_like, stored_value
@@ -226,8 +226,7 @@ class StateIndex:
             uid = (obj.get("metadata") or {}).get("uid")
             if uid:
                 index.by_uid[str(uid)] = obj
-            owner = owner_of(obj)
-            if owner.generated:
+            if claims_generated(obj):
                 index.generated.append(obj)
         return index
 

@@ -102,6 +102,17 @@ def owner_of(obj: Mapping[str, Any]) -> OwnerLabels:
         source_uid=get(LABEL_SOURCE_UID))
 
 
+def claims_generated(obj: Mapping[str, Any]) -> bool:
+    """`owner_of(obj).generated` without reading the other eight labels: asked of every object of a state
+    (reconcile/downstreams.py StateIndex), nearly all of which claim nothing."""
+    labels = labels_of(obj)
+    managed_by = labels.get(LABEL_MANAGED_BY)
+    if managed_by is None or str(managed_by) != MANAGED_BY_KYVERNO:
+        return False
+    policy_name = labels.get(LABEL_POLICY_NAME)
+    return policy_name is not None and str(policy_name) != ""
+
+
 def is_owned_by(obj: Mapping[str, Any], policy_name: str, policy_namespace: str, trigger_uid: str) -> bool:
     """Kyverno's isManagedByPolicy: managed-by kyverno, this policy's name, this trigger's uid.
 
