@@ -95,6 +95,47 @@ def test_5xx_and_resets_retry_with_bounded_backoff(api: ApiServer, kube: KubeCli
     assert max(kube.sleeps) <= 3.0  # type: ignore[attr-defined]
 
 
+def test_a_body_cut_short_is_a_reset_retried_for_reads(api: ApiServer, tmp_path: Path) -> None:
+    """An answer whose body ends before its Content-Length (the server went away mid-body) is a connection
+    reset like one before the headers: a read is retried, then fails that one read; before, urllib3's own
+    exception escaped the client (reading the body was outside its error mapping)."""
+    import threading
+
+    served: list[int] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                served.append(1)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                             b'{"kind": "NamespaceList", ')
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        path = api.kubeconfig(tmp_path / "k", server=f"http://127.0.0.1:{listener.getsockname()[1]}")
+        sleeps: list[float] = []
+        kube = connect(ConnectionOptions(kubeconfig=str(path)), sleep=sleeps.append)
+        with pytest.raises(RetriesExhausted, match="GET /api/v1/namespaces: connection reset .*gave up after 5"):
+            kube.get_json("/api/v1/namespaces")
+        assert len(served) == 5 and sleeps == [0.2, 0.4, 0.8, 1.6]
+    finally:
+        listener.close()
+
+
 def test_writes_are_not_retried_on_5xx(api: ApiServer, kube: KubeClient) -> None:
     api.inject("/configmaps/a$", status=500, times=None)
     response = kube.request("PATCH", "/api/v1/namespaces/default/configmaps/a", body={}, query={"fieldManager": "m"},
