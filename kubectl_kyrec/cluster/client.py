@@ -267,8 +267,9 @@ class KubeClient:
 class _KubernetesTransport:
     """Requests sent on the connection pool the kubernetes package built from the kubeconfig (its TLS, proxy
     and pool settings), not through its REST layer: what that layer adds per request (its body encoding by
-    content type, a Timeout object, version-dependent error raising) is decided once here. The REST layer's
-    request was about a sixth of a write's CPU at 8 in flight (bench/apply_write_cpu.py)."""
+    content type, a Timeout object, version-dependent error raising) is decided once here: a write's CPU fell
+    from 0.65 to 0.57 ms, 88 Python calls fewer (bench/apply_write_cpu.py). urllib3 copies a Timeout for each
+    request, so the ones kept here are shared by apply's writer threads safely."""
 
     def __init__(self, api_client: Any) -> None:
         import urllib3
