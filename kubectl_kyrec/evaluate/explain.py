@@ -116,6 +116,15 @@ def _rule_text(rule: ResourceRule) -> str:
     return text
 
 
+def _rules_node(name: str, rules: Sequence[ResourceRule], req: RequestInfo, hit: str) -> Step:
+    """Each rule against the request; the node is `hit` when one matches (matches_rules: any of them)."""
+    node = Step(name, NOT_MATCHED, "", [Step(f"[{i}]", matched(matches_rules((r,), req)), _rule_text(r))
+                                        for i, r in enumerate(rules)])
+    if any(c.outcome == MATCHED for c in node.children):
+        node.outcome = hit
+    return node
+
+
 def request_text(req: RequestInfo) -> str:
     resource = req.resource + (f"/{req.subresource}" if req.subresource else "")
     gv = f"{req.group}/{req.version}" if req.group else req.version
@@ -132,24 +141,13 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     if constraints is None:
         return Step(name, NOT_MATCHED if "nothing" in absent else MATCHED, absent)
     node = Step(name, *decided)
-    rules = Step("resourceRules")
-    if constraints.resource_rules:
-        for i, rule in enumerate(constraints.resource_rules):
-            rules.children.append(Step(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
-        rules.outcome = matched(matches_rules(constraints.resource_rules, req))
-    else:
-        rules.outcome, rules.detail = MATCHED, "empty: every request"
-    node.children.append(rules)
-    if rules.outcome != MATCHED:
+    node.children.append(_rules_node("resourceRules", constraints.resource_rules, req, MATCHED)
+                         if constraints.resource_rules else Step("resourceRules", MATCHED, "empty: every request"))
+    if node.children[-1].outcome != MATCHED:
         return node         # the selectors count only when the rules match (evaluate/match.py)
     if constraints.exclude_resource_rules:
-        excludes = Step("excludeResourceRules")
-        for i, rule in enumerate(constraints.exclude_resource_rules):
-            excludes.children.append(Step(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
-        hit = matches_rules(constraints.exclude_resource_rules, req)
-        excludes.outcome = "excluded" if hit else NOT_MATCHED
-        node.children.append(excludes)
-        if hit:
+        node.children.append(_rules_node("excludeResourceRules", constraints.exclude_resource_rules, req, "excluded"))
+        if node.children[-1].outcome == "excluded":
             return node
     labels = namespace_labels(req, ctx.namespace_obj)
     node.children.append(selector_node("namespaceSelector", constraints.namespace_selector, labels,
@@ -165,7 +163,7 @@ def exception_node(ce: CompiledException, held: bool, activation: Activation, un
     matchConditions in `activation`; `unconditional`: the detail of one without matchConditions."""
     node = Step(ce.key, matched(held), "" if ce.conditions else unconditional)
     for i, (named, program) in enumerate(zip(ce.exception.match_conditions, ce.conditions)):
-        value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
+        value = outcome_node(f"matchConditions[{i}] {named.name}", program.evaluate(activation))
         value.detail = one_line(named.expression)
         node.children.append(value)
     return node
@@ -194,10 +192,6 @@ def patch_nodes(patch: Sequence[Mapping[str, Any]], prefix: str = "") -> list[St
             for op in patch]
 
 
-def value_node(name: str, program: Program, activation: Activation) -> Step:
-    return outcome_node(name, program.evaluate(activation))
-
-
 def outcome_node(name: str, outcome: Outcome) -> Step:
     if outcome.error is not None:
         return Step(name, ERROR, str(outcome.error))
@@ -211,7 +205,7 @@ def value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: 
         program = compiler.compile(text, "explain")
     except InputError as exc:
         return Step(name, NOT_EVALUATED, f"cannot be evaluated apart: {exc.message}")
-    return value_node(name, program, activation)
+    return outcome_node(name, program.evaluate(activation))
 
 
 def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program], activation: Activation,
@@ -222,7 +216,7 @@ def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program
     node = Step(name)
     held = True
     for i, (condition, program) in enumerate(zip(named, programs)):
-        child = value_node(f"[{i}] {condition.name}", program, activation)
+        child = outcome_node(f"[{i}] {condition.name}", program.evaluate(activation))
         child.detail = one_line(condition.expression)
         held = held and child.outcome == "true"
         node.children.append(child)
@@ -240,25 +234,19 @@ def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression
     return node
 
 
-def validations_node(validations: Sequence[tuple[Validation, Program]], compiler: PolicyCompiler,
-                     activation: Activation, recorded: tuple[tuple[int, Outcome] | None] | None = None) -> Step:
-    """Each validation with its value, up to the first not true (the evaluators stop there); the one that
-    decided shows its message, the values of its top-level operands and of the variables it reads.
-
-    `recorded`: the engine's own (index, Outcome) of the first validation not true (None: all were true), as
-    it recorded it; the values are then the engine's, not evaluated again."""
+def validations_node(validations: Sequence[Validation], compiler: PolicyCompiler, activation: Activation,
+                     unmet: tuple[int, Outcome] | None) -> Step:
+    """Each validation up to the first not true (the evaluators stop there): `unmet`, the engine's own (index,
+    Outcome) of that one (None: all were true); it shows its message, the values of its top-level operands
+    and of the variables it reads."""
     node = Step("validations", ALL_TRUE)
     failed = False
-    for i, (validation, program) in enumerate(validations):
+    for i, validation in enumerate(validations):
         name = f"[{i}] {one_line(validation.expression)}"
         if failed:
             node.children.append(Step(name, NOT_EVALUATED, "an earlier validation decided"))
             continue
-        if recorded is None:
-            child = value_node(name, program, activation)
-        else:
-            unmet = recorded[0]
-            child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Step(name, "true")
+        child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Step(name, "true")
         if child.outcome != "true":
             failed = True
             node.outcome = f"[{i}] not true"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubectl_kyrec.cel.engine import first_not_true
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources
@@ -122,15 +123,15 @@ def _validate_node(validate: Mapping[str, Any], recorded: Sequence[Step], done: 
         if key == "pattern":
             _with_steps(part, _named(recorded, "pattern"))
         elif key == "deny":
-            part.children.extend(_node(s) for s in _named(recorded, "deny.conditions"))
+            part.children.extend(_named(recorded, "deny.conditions"))
         elif key == "cel":
-            part.children.extend(_node(c) for s in _named(recorded, "cel") for c in s.children)
+            part.children.extend(c for s in _named(recorded, "cel") for c in s.children)
         else:
-            part.children.extend(_node(s) for s in recorded if s.name.startswith(f"{key}["))
+            part.children.extend(s for s in recorded if s.name.startswith(f"{key}["))
         if done and key in ("pattern", "anyPattern", "deny", "foreach") and not part.outcome and not part.children:
             part.outcome = NOT_EVALUATED
         node.children.append(part)
-    node.children.extend(_node(s) for s in _named(recorded, "the old object (allowExistingViolations)"))
+    node.children.extend(_named(recorded, "the old object (allowExistingViolations)"))
     return node
 
 
@@ -146,12 +147,8 @@ def _with_steps(node: Step, steps: Sequence[Step]) -> Step:
         node.outcome = step.outcome
         if step.detail:
             node.detail = f"{node.detail}; {step.detail}" if node.detail else step.detail
-        node.children.extend(_node(c) for c in step.children)
+        node.children.extend(step.children)
     return node
-
-
-def _node(step: Step) -> Step:
-    return Step(step.name, step.outcome, step.detail, [_node(c) for c in step.children])
 
 
 def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, compiled: CompiledCel,
@@ -167,8 +164,8 @@ def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, com
                      for m in rule.raw.get("celPreconditions") or [] if isinstance(m, Mapping)]
     variables = [NamedExpression(str(v.get("name", "")), str(v.get("expression", "")))
                  for v in cel.get("variables") or [] if isinstance(v, Mapping)]
-    validations = [(Validation(expression, message, str(raw.get("messageExpression") or "")), program)
-                   for (expression, message, program, _), raw in
+    validations = [Validation(expression, message, str(raw.get("messageExpression") or ""))
+                   for (expression, message, _, _), raw in
                    zip(compiled.validations, [e for e in cel.get("expressions") or [] if isinstance(e, Mapping)])]
     compiler = cel_compiler(policy, rule, envs)
     out: list[Step] = []
@@ -180,7 +177,8 @@ def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, com
         if variables:
             steps.append(variables_node(compiler, variables, activation))
         if conditions.outcome in (ALL_TRUE, NONE):
-            steps.append(validations_node(validations, compiler, activation))
+            unmet = first_not_true([program for _, _, program, _ in compiled.validations], activation)
+            steps.append(validations_node(validations, compiler, activation, unmet))
         if len(activations) == 1:
             return steps
         out.append(Step(f"params[{i}]", "", "", steps))
