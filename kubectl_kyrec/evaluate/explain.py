@@ -161,12 +161,8 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
 def exception_node(ce: CompiledException, held: bool, activation: Activation, unconditional: str = "") -> Step:
     """A PolicyException the engine evaluated, whether it held (the engine's), and the values of its
     matchConditions in `activation`; `unconditional`: the detail of one without matchConditions."""
-    node = Step(ce.key, matched(held), "" if ce.conditions else unconditional)
-    for i, (named, program) in enumerate(zip(ce.exception.match_conditions, ce.conditions)):
-        value = outcome_node(f"matchConditions[{i}] {named.name}", program.evaluate(activation))
-        value.detail = one_line(named.expression)
-        node.children.append(value)
-    return node
+    return Step(ce.key, matched(held), "" if ce.conditions else unconditional,
+                _value_nodes("matchConditions", ce.exception.match_conditions, ce.conditions, activation))
 
 
 def record(trace: Trace | None, meta: PolicyMeta, ref: Ref) -> list[Result]:
@@ -213,15 +209,16 @@ def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program
     """matchConditions, each with its value; `unmet`: what the policy does when one is not true."""
     if not programs:
         return Step(name, NONE)
-    node = Step(name)
-    held = True
-    for i, (condition, program) in enumerate(zip(named, programs)):
-        child = outcome_node(f"[{i}] {condition.name}", program.evaluate(activation))
-        child.detail = one_line(condition.expression)
-        held = held and child.outcome == "true"
-        node.children.append(child)
-    node.outcome = ALL_TRUE if held else f"not all true: {unmet}"
-    return node
+    children = _value_nodes("", named, programs, activation)
+    return Step(name, ALL_TRUE if all(c.outcome == "true" for c in children) else f"not all true: {unmet}", "",
+                children)
+
+
+def _value_nodes(prefix: str, named: Sequence[NamedExpression], programs: Sequence[Program],
+                 activation: Activation) -> list[Step]:
+    """Each condition with its value in `activation` (or `error`), its expression as the detail."""
+    return [Step(f"{prefix}[{i}] {n.name}", outcome_node("", p.evaluate(activation)).outcome, one_line(n.expression))
+            for i, (n, p) in enumerate(zip(named, programs))]
 
 
 def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression], activation: Activation) -> Step:
