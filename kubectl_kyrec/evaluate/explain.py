@@ -1,10 +1,9 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself. Every kind's engine records its explain nodes (recording.py Steps)
-where it decides, in the very evaluation whose results the tree ends in, and the recording is the tree
-(`record`, `recorded`). The nodes here are the shared vocabulary: they show what a recorded
-decision was made of (a matchConstraints' rules and selectors, the values of conditions, variables and
-operands), evaluated read-only. Either way `explain` can never disagree with `eval`.
+Every kind's engine records its explain nodes (recording.py Steps) where it decides, in the very evaluation whose
+results the tree ends in (`record`, `recorded`): a tree decides nothing, so `explain` cannot disagree with `eval`.
+The nodes here are the shared vocabulary of what a decision was made of (a matchConstraints' rules and selectors,
+the values of conditions, variables and operands), evaluated read-only.
 """
 
 from __future__ import annotations
@@ -175,9 +174,8 @@ def record(trace: Trace | None, meta: PolicyMeta, ref: Ref) -> list[Result]:
 
 
 def recorded(trace: Trace) -> list[Explanation]:
-    """The trees recorded under `trace` (Trace.tree), in their order: one per policy an engine ran (the mutating
-    kinds, GeneratingPolicy and classic record them themselves, the others through `record`), each root's data
-    the policy's meta, the subject, and the results the policy gave in that run."""
+    """The trees recorded under `trace` (Trace.tree, or `record`), in their order: one per policy an engine ran,
+    each root's data the policy's meta, the subject, and the results the policy gave in that run."""
     return [Explanation(meta.key, meta.kind, ref, root, list(results))
             for root in trace.root.children for meta, ref, results in (root.data,)]
 

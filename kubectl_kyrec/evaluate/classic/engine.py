@@ -233,19 +233,17 @@ class ClassicEvaluator:
                 ctx.restore()
         if self.core.trace is not None:
             # explain's run: each policy's tree, from the steps its rules recorded above, ending in its results
+            results = [*(r for r, _ in out), *self._explaining[0]]
             for compiled in self.compiled:
-                meta = compiled.policy.meta
-                mine = [r for r, _ in out if r.policy == meta.key and r.source == compiled.policy.source_kind]
-                record_policy(compiled.policy, sctx, facts, mine, self.core.trace, self.exceptions, self._explaining)
+                record_policy(compiled.policy, sctx, facts, results, self.core.trace, self.exceptions,
+                              self._explaining[1])
         return out
 
     def explain(self, sctx: SubjectContext, recorder: Trace, others: Sequence[Result] = (),
                 rule_types: Sequence[str] = ()) -> list[tuple[Result, bool]]:
-        """`evaluate`, recording each policy's tree whole under `recorder` (Trace.tree, as evaluate/explain.py
-        `recorded` reads it): the rules as written with the steps the engine took, each tree ending in the
-        policy's results, its own and those of `others` (the subject's results from the other engines: the
-        admission chain's for mutate rules, the generate run's for generate rules); `rule_types`: only the rules
-        of these types are shown and evaluated (a generate trigger no other rule is evaluated on)."""
+        """`evaluate`, recording each policy's tree under `recorder` (Trace.tree), ending in its results and in
+        `others` (the admission chain's for mutate rules, the generate run's for generate rules); `rule_types`:
+        only rules of these types are shown and evaluated (a generate trigger no other rule is evaluated on)."""
         self.core.trace, self._explaining = recorder, (others, tuple(rule_types))
         try:
             return self.evaluate(sctx)

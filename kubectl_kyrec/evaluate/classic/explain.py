@@ -35,20 +35,17 @@ from kubectl_kyrec.recording import Step, Trace
 
 
 def record_policy(policy: ClassicPolicy, ctx: SubjectContext, facts: RequestFacts, results: Sequence[Result],
-                  recorder: Trace, exceptions: Sequence[ClassicException],
-                  explaining: tuple[Sequence[Result], Sequence[str]]) -> None:
+                  recorder: Trace, exceptions: Sequence[ClassicException], rule_types: Sequence[str]) -> None:
     """The decision tree of a classic policy for one subject: per rule Kyverno computes for the subject's kind
-    (autogen included), its match and exclude blocks with Kyverno's reasons, the PolicyExceptions naming it,
-    what its validation checks as written with the steps the engine took for each part in this run (each
-    condition with its key and value after substitution, the pattern's walk path by path, each anyPattern and
-    foreach element), and its result: `results` (the evaluator's) and the policy's among the other engines'."""
-    others, rule_types = explaining
+    (autogen included), its match and exclude blocks, the PolicyExceptions naming it, what its validation checks
+    as written with the steps the engine took for each part in this run (conditions after substitution, the
+    pattern's walk, each anyPattern and foreach element), and the policy's among `results` (all engines')."""
     meta = policy.meta
     rules = [r for r in compute_rules(policy, facts.kind) if not rule_types or r.type in rule_types]
     # in the order of the rules, as the tree shows them: the results come from several engines
     order = {rule.name: i for i, rule in enumerate(rules)}
-    theirs = [r for r in others if r.policy == meta.key and r.source == policy.source_kind]
-    shown = sorted([*results, *theirs], key=lambda r: order.get(r.rule, len(order)))
+    shown = sorted([r for r in results if r.policy == meta.key and r.source == policy.source_kind],
+                   key=lambda r: order.get(r.rule, len(order)))
     recorder.tree(f"{meta.kind} {meta.key}", (meta, ctx.subject.ref, shown))
     if meta.kind == "Policy" and meta.namespace != ctx.request.namespace:
         recorder.add("namespace", NOT_MATCHED, f"a Policy applies only in its namespace {meta.namespace!r}")
@@ -80,8 +77,7 @@ def _rule_node(exceptions: Sequence[ClassicException], policy: ClassicPolicy, ru
     # match_state records first: the match and exclude blocks, then whether the rule applies
     applies = next(i for i, s in enumerate(recorded) if s.name == "applies")
     steps.extend(recorded[:applies + 1])
-    state = {MATCHED: True, NOT_MATCHED: False}.get(recorded[applies].outcome)
-    if state is False:
+    if recorded[applies].outcome == NOT_MATCHED:
         return node
     if rule.type != "validate":
         steps.append(result_node(result, f"no result: the {rule.type} rule gave none for the subject"))
@@ -171,8 +167,8 @@ def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, com
     out: list[Step] = []
     for i, activation in enumerate(activations):
         steps: list[Step] = []
-        conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped")
-        conditions.name = "celPreconditions"
+        conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped",
+                                     "celPreconditions")
         steps.append(conditions)
         if variables:
             steps.append(variables_node(compiler, variables, activation))
