@@ -8,7 +8,6 @@ the values of conditions, variables and operands), evaluated read-only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,12 +96,9 @@ def top_level_operands(text: str) -> tuple[str, list[str]]:
     return "", [text]
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def one_line(text: str) -> str:
     """An expression as a node names it: on one line."""
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def _rule_text(rule: ResourceRule) -> str:
