@@ -44,7 +44,12 @@ from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_imag
 from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.classic.explain import cel_nodes, record_policy
-from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
+from kubectl_kyrec.evaluate.classic.validate_cel import (
+    CompiledCel,
+    cel_activations,
+    compile_cel_rule,
+    evaluate_cel_rule,
+)
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
@@ -473,11 +478,12 @@ class ClassicEvaluator:
             except InputError as exc:
                 return error("Error while creating composited compiler", exc.message)
             compiled.cel[rule.name] = cel
+        activations, problem = cel_activations(cel, sctx, self.state, self.options.cli)
         if self.core.trace is not None:
-            # explain shows the expressions' values the rule is evaluated with
+            # explain shows the expressions' values in the activations the rule is evaluated in
             self.core.trace.add("cel", "evaluated").children.extend(
-                cel_nodes(compiled.policy, rule, sctx, cel, self.state, self.options.cli, self._envs))
-        return evaluate_cel_rule(cel, rule, sctx, self.state, cli=self.options.cli)
+                cel_nodes(compiled.policy, rule, cel, activations, problem, self._envs))
+        return evaluate_cel_rule(cel, rule, activations, problem)
 
     def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,
                              facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:

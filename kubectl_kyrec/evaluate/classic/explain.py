@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubectl_kyrec.cel.engine import first_not_true
+from kubectl_kyrec.cel.engine import Activation, first_not_true
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources
-from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, cel_activations, cel_compiler
+from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, cel_compiler
 from kubectl_kyrec.evaluate.explain import (
     ALL_TRUE,
     ERROR,
@@ -30,7 +30,7 @@ from kubectl_kyrec.evaluate.explain import (
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression, Validation
-from kubectl_kyrec.model import Document, Result
+from kubectl_kyrec.model import Result
 from kubectl_kyrec.recording import Step, Trace
 
 
@@ -147,12 +147,11 @@ def _with_steps(node: Step, steps: Sequence[Step]) -> Step:
     return node
 
 
-def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, compiled: CompiledCel,
-              state: Sequence[Document], cli: bool, envs: Environments) -> list[Step]:
+def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, compiled: CompiledCel, activations: Sequence[Activation],
+              problem: str, envs: Environments) -> list[Step]:
     """A `validate.cel` rule being evaluated: its celPreconditions, variables and expressions with their values,
-    as the ValidatingPolicy tree shows them, from the programs the rule is evaluated with (the values are
-    evaluated apart to be shown; the result is evaluate_cel_rule's)."""
-    activations, problem = cel_activations(compiled, ctx, state, cli)
+    as the ValidatingPolicy tree shows them, from the programs and activations the rule is evaluated with (the
+    values are evaluated apart to be shown; the result is evaluate_cel_rule's)."""
     if problem:
         return [Step("params", ERROR, problem)]
     cel = rule.validate.get("cel") or {}
