@@ -148,8 +148,7 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     node.children.append(selector_node("namespaceSelector", constraints.namespace_selector, labels,
                                        f"namespace {req.namespace!r}" if labels is not None and req.namespace
                                        else "a cluster-scoped request" if labels is None else "the Namespace's"))
-    obj_labels = ((req.obj or req.old_obj or {}).get("metadata") or {}).get("labels") or {}
-    node.children.append(selector_node("objectSelector", constraints.object_selector, obj_labels, "the object's"))
+    node.children.append(selector_node("objectSelector", constraints.object_selector, req.labels, "the object's"))
     return node
 
 
