@@ -1,15 +1,13 @@
 """`explain`: why a policy did (or did not) apply to a subject, as a tree of the decisions taken (issue 27).
 
-A tree never decides anything itself. Every kind's engine records its explain nodes (recording.py Steps)
-where it decides, in the very evaluation whose results the tree ends in, and the recording is the tree
-(`record`, `recorded`). The nodes here are the shared vocabulary: they show what a recorded
-decision was made of (a matchConstraints' rules and selectors, the values of conditions, variables and
-operands), evaluated read-only. Either way `explain` can never disagree with `eval`.
+Every kind's engine records its explain nodes (recording.py Steps) where it decides, in the very evaluation whose
+results the tree ends in (`record`, `recorded`): a tree decides nothing, so `explain` cannot disagree with `eval`.
+The nodes here are the shared vocabulary of what a decision was made of (a matchConstraints' rules and selectors,
+the values of conditions, variables and operands), evaluated read-only.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,12 +96,9 @@ def top_level_operands(text: str) -> tuple[str, list[str]]:
     return "", [text]
 
 
-_SPACE = re.compile(r"\s+")
-
-
 def one_line(text: str) -> str:
     """An expression as a node names it: on one line."""
-    return _SPACE.sub(" ", text).strip()
+    return " ".join(text.split())
 
 
 def _rule_text(rule: ResourceRule) -> str:
@@ -114,6 +109,15 @@ def _rule_text(rule: ResourceRule) -> str:
     if rule.resource_names:
         text += f" names {show(list(rule.resource_names))}"
     return text
+
+
+def _rules_node(name: str, rules: Sequence[ResourceRule], req: RequestInfo, hit: str) -> Step:
+    """Each rule against the request; the node is `hit` when one matches (matches_rules: any of them)."""
+    node = Step(name, NOT_MATCHED, "", [Step(f"[{i}]", matched(matches_rules((r,), req)), _rule_text(r))
+                                        for i, r in enumerate(rules)])
+    if any(c.outcome == MATCHED for c in node.children):
+        node.outcome = hit
+    return node
 
 
 def request_text(req: RequestInfo) -> str:
@@ -132,43 +136,27 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     if constraints is None:
         return Step(name, NOT_MATCHED if "nothing" in absent else MATCHED, absent)
     node = Step(name, *decided)
-    rules = Step("resourceRules")
-    if constraints.resource_rules:
-        for i, rule in enumerate(constraints.resource_rules):
-            rules.children.append(Step(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
-        rules.outcome = matched(matches_rules(constraints.resource_rules, req))
-    else:
-        rules.outcome, rules.detail = MATCHED, "empty: every request"
-    node.children.append(rules)
-    if rules.outcome != MATCHED:
+    node.children.append(_rules_node("resourceRules", constraints.resource_rules, req, MATCHED)
+                         if constraints.resource_rules else Step("resourceRules", MATCHED, "empty: every request"))
+    if node.children[-1].outcome != MATCHED:
         return node         # the selectors count only when the rules match (evaluate/match.py)
     if constraints.exclude_resource_rules:
-        excludes = Step("excludeResourceRules")
-        for i, rule in enumerate(constraints.exclude_resource_rules):
-            excludes.children.append(Step(f"[{i}]", matched(matches_rules((rule,), req)), _rule_text(rule)))
-        hit = matches_rules(constraints.exclude_resource_rules, req)
-        excludes.outcome = "excluded" if hit else NOT_MATCHED
-        node.children.append(excludes)
-        if hit:
+        node.children.append(_rules_node("excludeResourceRules", constraints.exclude_resource_rules, req, "excluded"))
+        if node.children[-1].outcome == "excluded":
             return node
     labels = namespace_labels(req, ctx.namespace_obj)
     node.children.append(selector_node("namespaceSelector", constraints.namespace_selector, labels,
                                        f"namespace {req.namespace!r}" if labels is not None and req.namespace
                                        else "a cluster-scoped request" if labels is None else "the Namespace's"))
-    obj_labels = ((req.obj or req.old_obj or {}).get("metadata") or {}).get("labels") or {}
-    node.children.append(selector_node("objectSelector", constraints.object_selector, obj_labels, "the object's"))
+    node.children.append(selector_node("objectSelector", constraints.object_selector, req.labels, "the object's"))
     return node
 
 
 def exception_node(ce: CompiledException, held: bool, activation: Activation, unconditional: str = "") -> Step:
     """A PolicyException the engine evaluated, whether it held (the engine's), and the values of its
     matchConditions in `activation`; `unconditional`: the detail of one without matchConditions."""
-    node = Step(ce.key, matched(held), "" if ce.conditions else unconditional)
-    for i, (named, program) in enumerate(zip(ce.exception.match_conditions, ce.conditions)):
-        value = value_node(f"matchConditions[{i}] {named.name}", program, activation)
-        value.detail = one_line(named.expression)
-        node.children.append(value)
-    return node
+    return Step(ce.key, matched(held), "" if ce.conditions else unconditional,
+                _value_nodes("matchConditions", ce.exception.match_conditions, ce.conditions, activation))
 
 
 def record(trace: Trace | None, meta: PolicyMeta, ref: Ref) -> list[Result]:
@@ -181,9 +169,8 @@ def record(trace: Trace | None, meta: PolicyMeta, ref: Ref) -> list[Result]:
 
 
 def recorded(trace: Trace) -> list[Explanation]:
-    """The trees recorded under `trace` (Trace.tree), in their order: one per policy an engine ran (the mutating
-    kinds, GeneratingPolicy and classic record them themselves, the others through `record`), each root's data
-    the policy's meta, the subject, and the results the policy gave in that run."""
+    """The trees recorded under `trace` (Trace.tree, or `record`), in their order: one per policy an engine ran,
+    each root's data the policy's meta, the subject, and the results the policy gave in that run."""
     return [Explanation(meta.key, meta.kind, ref, root, list(results))
             for root in trace.root.children for meta, ref, results in (root.data,)]
 
@@ -192,10 +179,6 @@ def patch_nodes(patch: Sequence[Mapping[str, Any]], prefix: str = "") -> list[St
     """A JSON patch, one node per operation with the value it sets."""
     return [Step(f"{prefix}{op.get('op')} {op.get('path')}", show(op["value"]) if "value" in op else "")
             for op in patch]
-
-
-def value_node(name: str, program: Program, activation: Activation) -> Step:
-    return outcome_node(name, program.evaluate(activation))
 
 
 def outcome_node(name: str, outcome: Outcome) -> Step:
@@ -211,7 +194,7 @@ def value_of(compiler: PolicyCompiler, text: str, activation: Activation, name: 
         program = compiler.compile(text, "explain")
     except InputError as exc:
         return Step(name, NOT_EVALUATED, f"cannot be evaluated apart: {exc.message}")
-    return value_node(name, program, activation)
+    return outcome_node(name, program.evaluate(activation))
 
 
 def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program], activation: Activation,
@@ -219,15 +202,16 @@ def conditions_node(named: Sequence[NamedExpression], programs: Sequence[Program
     """matchConditions, each with its value; `unmet`: what the policy does when one is not true."""
     if not programs:
         return Step(name, NONE)
-    node = Step(name)
-    held = True
-    for i, (condition, program) in enumerate(zip(named, programs)):
-        child = value_node(f"[{i}] {condition.name}", program, activation)
-        child.detail = one_line(condition.expression)
-        held = held and child.outcome == "true"
-        node.children.append(child)
-    node.outcome = ALL_TRUE if held else f"not all true: {unmet}"
-    return node
+    children = _value_nodes("", named, programs, activation)
+    return Step(name, ALL_TRUE if all(c.outcome == "true" for c in children) else f"not all true: {unmet}", "",
+                children)
+
+
+def _value_nodes(prefix: str, named: Sequence[NamedExpression], programs: Sequence[Program],
+                 activation: Activation) -> list[Step]:
+    """Each condition with its value in `activation` (or `error`), its expression as the detail."""
+    return [Step(f"{prefix}[{i}] {n.name}", outcome_node("", p.evaluate(activation)).outcome, one_line(n.expression))
+            for i, (n, p) in enumerate(zip(named, programs))]
 
 
 def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression], activation: Activation) -> Step:
@@ -240,25 +224,19 @@ def variables_node(compiler: PolicyCompiler, variables: Sequence[NamedExpression
     return node
 
 
-def validations_node(validations: Sequence[tuple[Validation, Program]], compiler: PolicyCompiler,
-                     activation: Activation, recorded: tuple[tuple[int, Outcome] | None] | None = None) -> Step:
-    """Each validation with its value, up to the first not true (the evaluators stop there); the one that
-    decided shows its message, the values of its top-level operands and of the variables it reads.
-
-    `recorded`: the engine's own (index, Outcome) of the first validation not true (None: all were true), as
-    it recorded it; the values are then the engine's, not evaluated again."""
+def validations_node(validations: Sequence[Validation], compiler: PolicyCompiler, activation: Activation,
+                     unmet: tuple[int, Outcome] | None) -> Step:
+    """Each validation up to the first not true (the evaluators stop there): `unmet`, the engine's own (index,
+    Outcome) of that one (None: all were true); it shows its message, the values of its top-level operands
+    and of the variables it reads."""
     node = Step("validations", ALL_TRUE)
     failed = False
-    for i, (validation, program) in enumerate(validations):
+    for i, validation in enumerate(validations):
         name = f"[{i}] {one_line(validation.expression)}"
         if failed:
             node.children.append(Step(name, NOT_EVALUATED, "an earlier validation decided"))
             continue
-        if recorded is None:
-            child = value_node(name, program, activation)
-        else:
-            unmet = recorded[0]
-            child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Step(name, "true")
+        child = outcome_node(name, unmet[1]) if unmet is not None and unmet[0] == i else Step(name, "true")
         if child.outcome != "true":
             failed = True
             node.outcome = f"[{i}] not true"

@@ -1,11 +1,8 @@
-"""The pure middle of `explain`: policies x subjects -> one decision tree per pair, made as `run_eval`
-(pipeline.py) makes its results: the same subjects, requests, namespaces and compiled policies.
+"""The pure middle of `explain`: eval's own run (pipeline.py `run_eval`) with a recorder, a tree per policy x subject.
 
-For a manifest, the first tree is what admission made of it before its policies were evaluated
-(`explain_chain`): `explain` validates what `eval` validates, the manifest as the API server would store it,
-and this tree says how it got there: the API server's defaults (each field they set), then each mutating
-policy that answered (its results, and the JSON patch of what it changed), and why the stored object may
-not be known (`undetermined`). Read from the chain's own record: it decides nothing.
+A manifest's first tree is what admission made of it, read from the chain's own record (`explain_chain`): the API
+server's defaults, each mutating policy that answered (results and JSON patch), and why the stored object may not
+be known (`undetermined`): `explain` validates what `eval` does, the manifest as the API server would store it.
 """
 
 from __future__ import annotations
@@ -126,12 +123,11 @@ class ExplainOutcome:
         pairs = evaluate(trace, [*(admitted[2] if admitted else ()), *self.generated_for.get(subject.ref, ())])
         # shown as they always were: the ImageValidatingPolicies after the admission policies eval runs after them
         trace.root.children[start:] = sorted(trace.root.children[start:], key=lambda t: _SHOWN.get(t.data[0].kind, 0))
-        if self.deleting:
-            deleting_ctx = deleting_context(subject, self.namespaces)
-            for dp in self.deleting:
-                results = record(trace, dp.policy.meta, subject.ref)
-                next_run(dp.policy, self.options.now, recorder=trace)
-                results.append(evaluate_object(dp, deleting_ctx, trace).result())
+        deleting_ctx = deleting_context(subject, self.namespaces)
+        for dp in self.deleting:
+            results = record(trace, dp.policy.meta, subject.ref)
+            next_run(dp.policy, self.options.now, recorder=trace)
+            results.append(evaluate_object(dp, deleting_ctx, trace).result())
         self.explanations.extend(recorded(trace))
         return pairs
 

@@ -632,12 +632,11 @@ class _Admitted:
         final = self.apply(ResultPairs([r for r, _ in pairs], bytearray(ok for _, ok in pairs)))
         again = {id(r): f for (r, _), f in zip(pairs, final.results) if f is not r}
         for root in trace.root.children:
-            results = root.data[2]
-            for node, result in zip([n for n in _result_nodes(root) if n.outcome != NONE], results):
+            for node, result in zip([n for n in _result_nodes(root) if n.outcome != NONE], root.data[2]):
                 if (verdict := again.get(id(result))) is not None:
                     node.children.append(Step(ON_UNKNOWN_OBJECT, node.outcome, node.detail))
                     node.outcome, node.detail = verdict.result, result_node(verdict).detail
-            results[:] = [again.get(id(r), r) for r in results]
+            root.data[2][:] = [again.get(id(r), r) for r in root.data[2]]
         return list(final)
 
 

@@ -39,7 +39,5 @@ def write_text(explanations: Sequence[Explanation], stream: TextIO) -> None:
     for i, explanation in enumerate(explanations):
         if i:
             stream.write("\n")
-        ref = explanation.subject
-        where = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        stream.write(f"{_line(explanation.tree)}  x  {ref.kind} {where}\n")
+        stream.write(f"{_line(explanation.tree)}  x  {explanation.subject.display()}\n")
         _write_children(explanation.tree, "", stream)

@@ -26,7 +26,7 @@ FUNCTIONS = (("evaluate/classic/engine.py", "ClassicEvaluator.explain"),
              # disagreement fixed after the limit was 669: the limit rose by these lines, the only time it did)
              ("evaluate/pipeline.py", "_Admitted.recorded"), ("evaluate/pipeline.py", "_result_nodes"))
 # where it stands now (a ratchet), and issue 35's goal
-LIMIT = 685
+LIMIT = 650
 GOAL = 600
 
 

@@ -44,7 +44,12 @@ from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_imag
 from kubectl_kyrec.errors import EngineError, InputError
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDENT
 from kubectl_kyrec.evaluate.classic.explain import cel_nodes, record_policy
-from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, compile_cel_rule, evaluate_cel_rule
+from kubectl_kyrec.evaluate.classic.validate_cel import (
+    CompiledCel,
+    cel_activations,
+    compile_cel_rule,
+    evaluate_cel_rule,
+)
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
@@ -233,19 +238,17 @@ class ClassicEvaluator:
                 ctx.restore()
         if self.core.trace is not None:
             # explain's run: each policy's tree, from the steps its rules recorded above, ending in its results
+            results = [*(r for r, _ in out), *self._explaining[0]]
             for compiled in self.compiled:
-                meta = compiled.policy.meta
-                mine = [r for r, _ in out if r.policy == meta.key and r.source == compiled.policy.source_kind]
-                record_policy(compiled.policy, sctx, facts, mine, self.core.trace, self.exceptions, self._explaining)
+                record_policy(compiled.policy, sctx, facts, results, self.core.trace, self.exceptions,
+                              self._explaining[1])
         return out
 
     def explain(self, sctx: SubjectContext, recorder: Trace, others: Sequence[Result] = (),
                 rule_types: Sequence[str] = ()) -> list[tuple[Result, bool]]:
-        """`evaluate`, recording each policy's tree whole under `recorder` (Trace.tree, as evaluate/explain.py
-        `recorded` reads it): the rules as written with the steps the engine took, each tree ending in the
-        policy's results, its own and those of `others` (the subject's results from the other engines: the
-        admission chain's for mutate rules, the generate run's for generate rules); `rule_types`: only the rules
-        of these types are shown and evaluated (a generate trigger no other rule is evaluated on)."""
+        """`evaluate`, recording each policy's tree under `recorder` (Trace.tree), ending in its results and in
+        `others` (the admission chain's for mutate rules, the generate run's for generate rules); `rule_types`:
+        only rules of these types are shown and evaluated (a generate trigger no other rule is evaluated on)."""
         self.core.trace, self._explaining = recorder, (others, tuple(rule_types))
         try:
             return self.evaluate(sctx)
@@ -475,11 +478,12 @@ class ClassicEvaluator:
             except InputError as exc:
                 return error("Error while creating composited compiler", exc.message)
             compiled.cel[rule.name] = cel
+        activations, problem = cel_activations(cel, sctx, self.state, self.options.cli)
         if self.core.trace is not None:
-            # explain shows the expressions' values the rule is evaluated with
+            # explain shows the expressions' values in the activations the rule is evaluated in
             self.core.trace.add("cel", "evaluated").children.extend(
-                cel_nodes(compiled.policy, rule, sctx, cel, self.state, self.options.cli, self._envs))
-        return evaluate_cel_rule(cel, rule, sctx, self.state, cli=self.options.cli)
+                cel_nodes(compiled.policy, rule, cel, activations, problem, self._envs))
+        return evaluate_cel_rule(cel, rule, activations, problem)
 
     def _existing_violations(self, compiled: _Compiled, rule: ClassicRule, sctx: SubjectContext,
                              facts: RequestFacts, ctx: Any, response: Response | None) -> Response | None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubectl_kyrec.cel.engine import Activation, first_not_true
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.classic.autogen import compute_rules
 from kubectl_kyrec.classic.match import RequestFacts, match_state, matches_resources
-from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, cel_activations, cel_compiler
+from kubectl_kyrec.evaluate.classic.validate_cel import CompiledCel, cel_compiler
 from kubectl_kyrec.evaluate.explain import (
     ALL_TRUE,
     ERROR,
@@ -29,25 +30,22 @@ from kubectl_kyrec.evaluate.explain import (
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.vocabulary import NamedExpression, Validation
-from kubectl_kyrec.model import Document, Result
+from kubectl_kyrec.model import Result
 from kubectl_kyrec.recording import Step, Trace
 
 
 def record_policy(policy: ClassicPolicy, ctx: SubjectContext, facts: RequestFacts, results: Sequence[Result],
-                  recorder: Trace, exceptions: Sequence[ClassicException],
-                  explaining: tuple[Sequence[Result], Sequence[str]]) -> None:
+                  recorder: Trace, exceptions: Sequence[ClassicException], rule_types: Sequence[str]) -> None:
     """The decision tree of a classic policy for one subject: per rule Kyverno computes for the subject's kind
-    (autogen included), its match and exclude blocks with Kyverno's reasons, the PolicyExceptions naming it,
-    what its validation checks as written with the steps the engine took for each part in this run (each
-    condition with its key and value after substitution, the pattern's walk path by path, each anyPattern and
-    foreach element), and its result: `results` (the evaluator's) and the policy's among the other engines'."""
-    others, rule_types = explaining
+    (autogen included), its match and exclude blocks, the PolicyExceptions naming it, what its validation checks
+    as written with the steps the engine took for each part in this run (conditions after substitution, the
+    pattern's walk, each anyPattern and foreach element), and the policy's among `results` (all engines')."""
     meta = policy.meta
     rules = [r for r in compute_rules(policy, facts.kind) if not rule_types or r.type in rule_types]
     # in the order of the rules, as the tree shows them: the results come from several engines
     order = {rule.name: i for i, rule in enumerate(rules)}
-    theirs = [r for r in others if r.policy == meta.key and r.source == policy.source_kind]
-    shown = sorted([*results, *theirs], key=lambda r: order.get(r.rule, len(order)))
+    shown = sorted([r for r in results if r.policy == meta.key and r.source == policy.source_kind],
+                   key=lambda r: order.get(r.rule, len(order)))
     recorder.tree(f"{meta.kind} {meta.key}", (meta, ctx.subject.ref, shown))
     if meta.kind == "Policy" and meta.namespace != ctx.request.namespace:
         recorder.add("namespace", NOT_MATCHED, f"a Policy applies only in its namespace {meta.namespace!r}")
@@ -79,8 +77,7 @@ def _rule_node(exceptions: Sequence[ClassicException], policy: ClassicPolicy, ru
     # match_state records first: the match and exclude blocks, then whether the rule applies
     applies = next(i for i, s in enumerate(recorded) if s.name == "applies")
     steps.extend(recorded[:applies + 1])
-    state = {MATCHED: True, NOT_MATCHED: False}.get(recorded[applies].outcome)
-    if state is False:
+    if recorded[applies].outcome == NOT_MATCHED:
         return node
     if rule.type != "validate":
         steps.append(result_node(result, f"no result: the {rule.type} rule gave none for the subject"))
@@ -122,15 +119,15 @@ def _validate_node(validate: Mapping[str, Any], recorded: Sequence[Step], done: 
         if key == "pattern":
             _with_steps(part, _named(recorded, "pattern"))
         elif key == "deny":
-            part.children.extend(_node(s) for s in _named(recorded, "deny.conditions"))
+            part.children.extend(_named(recorded, "deny.conditions"))
         elif key == "cel":
-            part.children.extend(_node(c) for s in _named(recorded, "cel") for c in s.children)
+            part.children.extend(c for s in _named(recorded, "cel") for c in s.children)
         else:
-            part.children.extend(_node(s) for s in recorded if s.name.startswith(f"{key}["))
+            part.children.extend(s for s in recorded if s.name.startswith(f"{key}["))
         if done and key in ("pattern", "anyPattern", "deny", "foreach") and not part.outcome and not part.children:
             part.outcome = NOT_EVALUATED
         node.children.append(part)
-    node.children.extend(_node(s) for s in _named(recorded, "the old object (allowExistingViolations)"))
+    node.children.extend(_named(recorded, "the old object (allowExistingViolations)"))
     return node
 
 
@@ -146,20 +143,15 @@ def _with_steps(node: Step, steps: Sequence[Step]) -> Step:
         node.outcome = step.outcome
         if step.detail:
             node.detail = f"{node.detail}; {step.detail}" if node.detail else step.detail
-        node.children.extend(_node(c) for c in step.children)
+        node.children.extend(step.children)
     return node
 
 
-def _node(step: Step) -> Step:
-    return Step(step.name, step.outcome, step.detail, [_node(c) for c in step.children])
-
-
-def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, compiled: CompiledCel,
-              state: Sequence[Document], cli: bool, envs: Environments) -> list[Step]:
+def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, compiled: CompiledCel, activations: Sequence[Activation],
+              problem: str, envs: Environments) -> list[Step]:
     """A `validate.cel` rule being evaluated: its celPreconditions, variables and expressions with their values,
-    as the ValidatingPolicy tree shows them, from the programs the rule is evaluated with (the values are
-    evaluated apart to be shown; the result is evaluate_cel_rule's)."""
-    activations, problem = cel_activations(compiled, ctx, state, cli)
+    as the ValidatingPolicy tree shows them, from the programs and activations the rule is evaluated with (the
+    values are evaluated apart to be shown; the result is evaluate_cel_rule's)."""
     if problem:
         return [Step("params", ERROR, problem)]
     cel = rule.validate.get("cel") or {}
@@ -167,20 +159,21 @@ def cel_nodes(policy: ClassicPolicy, rule: ClassicRule, ctx: SubjectContext, com
                      for m in rule.raw.get("celPreconditions") or [] if isinstance(m, Mapping)]
     variables = [NamedExpression(str(v.get("name", "")), str(v.get("expression", "")))
                  for v in cel.get("variables") or [] if isinstance(v, Mapping)]
-    validations = [(Validation(expression, message, str(raw.get("messageExpression") or "")), program)
-                   for (expression, message, program, _), raw in
+    validations = [Validation(expression, message, str(raw.get("messageExpression") or ""))
+                   for (expression, message, _, _), raw in
                    zip(compiled.validations, [e for e in cel.get("expressions") or [] if isinstance(e, Mapping)])]
     compiler = cel_compiler(policy, rule, envs)
     out: list[Step] = []
     for i, activation in enumerate(activations):
         steps: list[Step] = []
-        conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped")
-        conditions.name = "celPreconditions"
+        conditions = conditions_node(preconditions, compiled.conditions, activation, "the rule is skipped",
+                                     "celPreconditions")
         steps.append(conditions)
         if variables:
             steps.append(variables_node(compiler, variables, activation))
         if conditions.outcome in (ALL_TRUE, NONE):
-            steps.append(validations_node(validations, compiler, activation))
+            unmet = first_not_true([program for _, _, program, _ in compiled.validations], activation)
+            steps.append(validations_node(validations, compiler, activation, unmet))
         if len(activations) == 1:
             return steps
         out.append(Step(f"params[{i}]", "", "", steps))

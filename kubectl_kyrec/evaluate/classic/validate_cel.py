@@ -200,7 +200,8 @@ def _aggregate(errors: Sequence[str]) -> str:
 def cel_activations(compiled: CompiledCel, sctx: SubjectContext, state: Sequence[Document],
                     cli: bool = False) -> tuple[list[Any], str]:
     """The activations a rule is evaluated in, one per param (one without params), or a problem with the
-    params (the text after `error in parameterized resource: `). See evaluate_cel_rule for `cli`."""
+    params (the text after `error in parameterized resource: `). `cli`: as Kyverno's CLI runs it (no cluster):
+    `namespaceObject` carries only the name; in a cluster it is the Namespace itself."""
     req = sctx.request
     namespace = "" if (req.kind == "Namespace" and req.group == "") else req.namespace
     ns_obj: Any = None
@@ -212,11 +213,8 @@ def cel_activations(compiled: CompiledCel, sctx: SubjectContext, state: Sequence
     return [_activation(compiled.env, sctx, param, ns_obj) for param in (params if params is not None else [None])], ""
 
 
-def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, sctx: SubjectContext,
-                      state: Sequence[Document], cli: bool = False) -> Response:
-    """`cli`: as Kyverno's CLI runs it (no cluster): `namespaceObject` carries only the name; in a cluster
-    it is the Namespace itself."""
-    activations, problem = cel_activations(compiled, sctx, state, cli)
+def evaluate_cel_rule(compiled: CompiledCel, rule: ClassicRule, activations: Sequence[Any], problem: str) -> Response:
+    """The rule in the activations cel_activations gives (or its `problem` with the params)."""
     if problem:
         return Response(ERROR, f"error in parameterized resource: {problem}")
     for activation in activations:

@@ -456,8 +456,7 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                               fixed.policy_location, "")
     unmet = first_not_true(cv.validation_programs, activation)
     if recorder is not None:
-        recorder.node(validations_node([(v, c.program) for v, c in zip(cv.variant.validations, cv.validations)],
-                                       _shown_compiler(cp, cv), activation, recorded=(unmet,)))
+        recorder.node(validations_node(cv.variant.validations, _shown_compiler(cp, cv), activation, unmet))
     if unmet is not None:
         index, outcome = unmet
         value = outcome.value

@@ -297,5 +297,4 @@ def _validate(cp: CompiledAdmissionPolicy, ctx: SubjectContext, param: Any,
 
 
 def _validations(cp: CompiledAdmissionPolicy, activation: Activation, unmet: tuple[int, Outcome] | None) -> Step:
-    return validations_node([(v, program) for v, program, _ in cp.validations], cp.compiler, activation,
-                            recorded=(unmet,))
+    return validations_node([v for v, _, _ in cp.validations], cp.compiler, activation, unmet)
