@@ -148,7 +148,13 @@ def constraints_node(constraints: MatchResources | None, ctx: SubjectContext, na
     node.children.append(selector_node("namespaceSelector", constraints.namespace_selector, labels,
                                        f"namespace {req.namespace!r}" if labels is not None and req.namespace
                                        else "a cluster-scoped request" if labels is None else "the Namespace's"))
-    node.children.append(selector_node("objectSelector", constraints.object_selector, req.labels, "the object's"))
+    picked = selector_node("objectSelector", constraints.object_selector, req.labels, "the object's")
+    if picked.outcome == NOT_MATCHED and req.obj is not None and req.old_obj is not None:
+        # the engine's selector holds when either the new or the old object's labels match (evaluate/match.py)
+        old = selector_node("objectSelector", constraints.object_selector,
+                            (req.old_obj.get("metadata") or {}).get("labels") or {}, "the old object's")
+        picked = old if old.outcome == MATCHED else picked
+    node.children.append(picked)
     return node
 
 

@@ -4,8 +4,8 @@ the run that drives the engines with a recorder, the classic kind's tree assembl
 recording calls inside the engines (`recorder is not None` branches) are not counted: they are the engines'.
 
 Counted: the lines of the modules and functions below that are neither blank nor a comment (docstrings count).
-A module or function that is explain-only is added to the list; the limit only goes down (it rose once, for a
-fix: see FUNCTIONS).
+A module or function that is explain-only is added to the list; the limit only goes down (it rose for two fixes
+and once when code found explain-only was counted: see FUNCTIONS and LIMIT).
 """
 
 from __future__ import annotations
@@ -20,13 +20,17 @@ PACKAGE = Path(__file__).resolve().parents[2] / "kubectl_kyrec"
 # was it in the issue's figure of 718 lines, counted with wc -l over the four modules before the classic one)
 MODULES = ("evaluate/explain.py", "evaluate/explain_pairs.py", "evaluate/classic/explain.py", "run/explain.py",
            "render/explain_output.py")
-# explain-only functions inside modules that are not: (module, qualified name)
+# explain-only functions and classes inside modules that are not: (module, qualified name)
 FUNCTIONS = (("evaluate/classic/engine.py", "ClassicEvaluator.explain"),
              # explain's trees ending in eval's verdict where the admitted object is unknown (an explain/eval
              # disagreement fixed after the limit was 669: the limit rose by these lines, the only time it did)
-             ("evaluate/pipeline.py", "_Admitted.recorded"), ("evaluate/pipeline.py", "_result_nodes"))
+             ("evaluate/pipeline.py", "_Admitted.recorded"), ("evaluate/pipeline.py", "_result_nodes"),
+             # the protocol run_eval drives explain's recorder through (a class: counted whole since 650)
+             ("evaluate/pipeline.py", "RunRecorder"))
 # where it stands now (a ratchet), and issue 35's goal
-LIMIT = 650
+# 650 after explain9; +5 for the objectSelector node that said `not matched` on an UPDATE the engine matched by
+# the old object's labels (a fix), +11 for RunRecorder, explain-only and uncounted until then
+LIMIT = 666
 GOAL = 600
 
 
@@ -40,7 +44,7 @@ def _function_lines(path: Path, qualname: str) -> list[str]:
     for part in qualname.split("."):
         node = next(n for n in ast.iter_child_nodes(node)
                     if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == part)
-    assert isinstance(node, ast.FunctionDef) and node.end_lineno is not None
+    assert isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.end_lineno is not None
     return source.splitlines()[node.lineno - 1 - len(node.decorator_list):node.end_lineno]
 
 
