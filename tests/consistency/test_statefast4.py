@@ -9,6 +9,9 @@ result field for field (its shared properties object for object) as make_result 
 from __future__ import annotations
 
 import datetime
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +164,43 @@ def test_a_false_or_erring_typed_bool_program_asks_the_engine_once(monkeypatch: 
         found = first_not_true([program], _ENV.activation({"object": data}))
         assert found is not None
         assert (found[1].value, found[1].error) == ((False, None) if error is None else (None, error))
+
+
+# ---- start-up: the ImageValidatingPolicy engine is imported by a run that has one ----
+
+_IMPORTED = """
+import json, sys
+from click.testing import CliRunner
+from kubectl_kyrec.cli.main import cli
+result = CliRunner().invoke(cli, ["eval", *sys.argv[1:], "--now", "2026-01-02T03:04:05Z"])
+print(json.dumps({"exit": result.exit_code, "output": result.output, "modules": sorted(
+    m for m in sys.modules if m.split(".")[0] == "cryptography" or m in (
+        "kubectl_kyrec.evaluate.image_validating.engine", "kubectl_kyrec.cel.kyverno_imageverify",
+        "kubectl_kyrec.load.cosign", "kubectl_kyrec.load.notary"))}))
+"""
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _eval_imports(*args: str) -> dict[str, Any]:
+    """eval with `args` in a fresh interpreter: its exit code, output and the image-verification modules loaded."""
+    done = subprocess.run([sys.executable, "-c", _IMPORTED, *args], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_run_without_image_validating_policies_imports_no_image_verification(tmp_path: Path) -> None:
+    (tmp_path / "policies.yaml").write_text(yaml.safe_dump_all(POLICIES))
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n, "namespace": "ns"},
+             "spec": {"containers": [{"name": "c", "image": "nginx"}]}} for n in NAMES]
+    (tmp_path / "state.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+    ran = _eval_imports("-p", str(tmp_path / "policies.yaml"), "--state", str(tmp_path / "state.json"))
+    assert ran["exit"] == 1 and "bad name" in ran["output"]
+    assert ran["modules"] == []
+    # with one, the engine is there and evaluates it
+    ran = _eval_imports("-p", str(tmp_path / "policies.yaml"),
+                        "-p", str(ROOT / "testdata" / "consistency" / "kinds" / "imagevalidatingpolicy.yaml"),
+                        "--state", str(tmp_path / "state.json"), "-o", "json")
+    assert "kubectl_kyrec.evaluate.image_validating.engine" in ran["modules"]
+    document = json.loads(ran["output"][ran["output"].index("{"):])
+    assert sorted((r["subject"]["name"], r["result"]) for r in document["results"]
+                  if r["policy"] == "ivpol-registry") == sorted((n, "pass") for n in NAMES)
