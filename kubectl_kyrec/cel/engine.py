@@ -448,10 +448,17 @@ def first_not_true(programs: Sequence[Program], activation: Activation) -> tuple
         if program._bool or raw.type() == _BOOL:
             # (a dyn result only once its type says bool: value() of a null is not safe, see _plain)
             try:
-                if raw.value() is true:
-                    continue
+                value = raw.value()
             except (TypeError, RuntimeError):
-                pass        # _outcome says what it is
+                value = None        # _outcome says what it is
+            if value is true:
+                continue
+            if value is False:
+                return index, _BOOL_OUTCOMES[False]
+            if type(value) is str and raw.type() == _ERROR:
+                # an error's value() is its text: what _outcome makes of it through _plain, without
+                # asking the engine for it again (a validation that errs on every subject meets this per pair)
+                return index, Outcome(error=program._cel_go(_cel_go_message(value), activation))
         outcome = program._outcome(raw, activation)
         if outcome.value is not true:
             return index, outcome

@@ -29,11 +29,6 @@ from kubectl_kyrec.evaluate.admission_chain import (
 )
 from kubectl_kyrec.evaluate.explain import NONE, record, result_node
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out, fan_out_stream
-from kubectl_kyrec.evaluate.image_validating.engine import (
-    CompiledImageValidatingPolicy,
-    compile_image_validating_policy,
-    evaluate_image_validating,
-)
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_subjects
@@ -69,6 +64,7 @@ from kubectl_kyrec.recording import Step, Trace
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.classic.engine import ClassicEvaluator, ClassicOptions
+    from kubectl_kyrec.evaluate.image_validating.engine import CompiledImageValidatingPolicy
 
 
 @dataclass(frozen=True)
@@ -196,6 +192,12 @@ def compile_image_validating(policies: PolicySet, envs: Environments, options: E
     """The selected ImageValidatingPolicies of the run, compiled once; a JSON-mode one is noted and passed
     over (kyrec evaluates no JSON payload with them yet), one that does not compile is an error."""
     compiled: list[CompiledImageValidatingPolicy] = []
+    if not policies.image_validating:
+        return compiled
+    # imported only then: the engine's image verification (cosign, Notary, cryptography's x509) is about a
+    # sixth of the start-up of a run without ImageValidatingPolicies
+    from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
+
     for policy in policies.image_validating:
         if not options.selection.holds_policy(policy.meta.key):
             continue
@@ -477,6 +479,9 @@ def evaluate_policies(ctx: SubjectContext, validating: Sequence[tuple[CompiledVa
             results.extend(evaluate_validating(cp, ctx, candidates, recorder))
             for result in results:
                 pairs.append((result, reportable(result, cp.policy.background, cp.fixed.disabled)))
+    if run.images:
+        # (imported with the policies' compiling, compile_image_validating)
+        from kubectl_kyrec.evaluate.image_validating.engine import evaluate_image_validating
     for ip in run.images:
         disabled = "reports.kyverno.io/disabled" in ip.policy.meta.labels
         results = record(recorder, ip.policy.meta, ref)

@@ -462,8 +462,17 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         value = outcome.value
         validation = cv.validations[index]
         if outcome.error is not None:
-            return _undetermined(cp, ctx, f"validation {index}", outcome.error) or \
-                _result(cp, ctx, "", "error", f"error: {outcome.error}", {"cel.validationIndex": str(index)})
+            # needs-registry, else an error: what _undetermined and _result would make, made directly (a
+            # failed validation's error is met on every subject where a policy reads what is not there)
+            reason = registry_reason(f"validation {index}", outcome.error)
+            if reason is not None:
+                status, message, props = UNDETERMINED, reason, fixed.process_only
+            else:
+                status, message, props = "error", f"error: {outcome.error}", fixed.index_properties(index)
+            subject = ctx.subject
+            return new_result(fixed.key, fixed.source_kind, "", status, _shared_text(message), subject.ref,
+                              fixed.scored, fixed.category, fixed.severity, props, fixed.actions, subject.source,
+                              fixed.policy_location, "")
         if not isinstance(value, bool):
             return _result(cp, ctx, "", "error", f"error: type conversion error from "
                                                  f"'{type(value).__name__}' to 'bool'",
