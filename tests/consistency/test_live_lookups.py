@@ -6,10 +6,10 @@ namespace than `-n`'s, and a ValidatingPolicy reading the same ConfigMap with `r
 `eval --state` on a capture of the cluster, and `eval --state` on the objects given as files all give the same
 verdicts, as the ConfigMap's data says (either way). A lookup of a kind the read did not list is `undetermined`
 (kind-not-captured) saying so, live and on the capture alike (a plain-file state keeps Kyverno CLI's "not
-found"); a refused LIST of the ConfigMaps is `undetermined` (read-failed) and a failed read (exit 5). A `resource.Get/List` whose namespace is a
-literal reads the ConfigMaps of that namespace alone, so a user whose Role lists ConfigMaps only there runs the
-policies (a cluster-wide LIST would be refused: exit 5); a lookup in a namespace not read is "not read", never
-"not found".
+found"); a refused LIST of the ConfigMaps is `undetermined` (read-failed) and a failed read (exit 5). A
+`resource.Get/List` whose namespace is a literal reads the ConfigMaps of that namespace alone, so a user whose
+Role lists ConfigMaps only there runs the policies (a cluster-wide LIST would be refused: exit 5); a lookup in a
+namespace not read is "not read", never "not found".
 """
 
 from __future__ import annotations
