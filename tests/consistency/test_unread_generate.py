@@ -7,9 +7,9 @@ through a urlPath whose resource a variable makes, so no read plan reads them ah
 that cluster, the generate rule for Namespace shop (classic, and a GeneratingPolicy doing the same with
 `resource.List`) is `undetermined` (kind-not-captured), saying the ConfigMaps were not read. Kyverno reads
 them, so what it would write is not known: diff shows the downstream the trigger would write as
-`undetermined` (kind-not-captured), an existing one of the trigger stays undetermined (not an orphan to prune), apply plans nothing for either,
-and the report Kyverno wrote for Pod blue is `undetermined`, not `stale`; apply creates no report with the
-error either. Where the lookup is a literal and the cluster refuses its LIST, the downstream is `read-failed`.
+`undetermined` (kind-not-captured), an existing one of the trigger stays undetermined (not an orphan to
+prune), apply plans nothing for either, and the report Kyverno wrote for Pod blue is `undetermined`, not
+`stale`; apply creates no report for the subjects either. Where the lookup is a literal and the cluster refuses its LIST, the downstream is `read-failed`.
 """
 
 from __future__ import annotations
