@@ -9,7 +9,8 @@ that cluster, the generate rule for Namespace shop (classic, and a GeneratingPol
 them, so what it would write is not known: diff shows the downstream the trigger would write as
 `undetermined` (kind-not-captured), an existing one of the trigger stays undetermined (not an orphan to
 prune), apply plans nothing for either, and the report Kyverno wrote for Pod blue is `undetermined`, not
-`stale`; apply creates no report for the subjects either. Where the lookup is a literal and the cluster refuses its LIST, the downstream is `read-failed`.
+`stale`; apply creates no report for the subjects either. Where the lookup is a literal and the cluster
+refuses its LIST, the downstream is `read-failed`.
 """
 
 from __future__ import annotations
