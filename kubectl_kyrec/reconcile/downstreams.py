@@ -643,6 +643,14 @@ def unread_triggers(changes: Sequence[DownstreamChange], outcomes: Iterable[Trig
     return out
 
 
+def unplaced(change: DownstreamChange) -> bool:
+    """A row standing for what a trigger would write (unread_triggers: neither expected nor held) whose namespace
+    the policy does not state (made by a variable or an expression): it may be in any namespace, so a
+    namespace filter must not drop it (reconcile/selection.py), or the run would look clean under `-n`."""
+    return change.klass is DownstreamClass.UNDETERMINED and change.expected is None and change.actual is None and \
+        not change.object.namespace
+
+
 def _targets(policy: GeneratingPolicy) -> list[Ref]:
     """The downstreams a policy may write, as far as its text names them: a classic rule's generate kinds,
     with the name and namespace where they are literals; a GeneratingPolicy's are made by expressions (one
