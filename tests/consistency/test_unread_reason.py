@@ -138,3 +138,53 @@ def test_eval_diff_reports_and_apply_give_one_verdict_class_and_reason_live_and_
     # apply plans no write and no delete for any of them
     outcomes = json.loads(plan.stdout)["outcomes"]
     assert all(o["action"] == "skip" for o in outcomes), outcomes
+
+
+# a MutatingPolicy whose mutation reads the ConfigMaps of `platform` (evaluated in process: the state's provider
+# with and without the record of what the cluster read), and a ValidatingPolicy reading only what it writes
+MPOL = {"apiVersion": "policies.kyverno.io/v1", "kind": "MutatingPolicy", "metadata": {"name": "mpol-team"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}]},
+                 "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": (
+                     'Object{metadata: Object.metadata{annotations: {"team": '
+                     'resource.Get("v1", "configmaps", "platform", "teams").data.allowed}}}')}}]}}
+CHECK = {"apiVersion": "policies.kyverno.io/v1", "kind": "ValidatingPolicy", "metadata": {"name": "check-team"},
+         "spec": {"validationActions": ["Audit"], "matchConstraints": MPOL["spec"]["matchConstraints"],
+                  "validations": [{"expression": "object.metadata.?annotations[?'team'].orValue('') != ''",
+                                   "message": "no team"}]}}
+
+
+def _mutating_results(unread: Any) -> dict[str, tuple[str, str]]:
+    import datetime
+
+    from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
+    from kubectl_kyrec.cel.libraries import library_factory
+    from kubectl_kyrec.evaluate.pipeline import EvalOptions, run_eval
+    from kubectl_kyrec.load.policy.policies import classify
+    from kubectl_kyrec.load.run_inputs.kinds import KindTable
+    from kubectl_kyrec.model import Document, Source
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+    policies = classify([Document(MPOL, Source("p.yaml", 1)), Document(CHECK, Source("p.yaml", 20))])
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "blue", "namespace": "shop"},
+           "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}
+    provider = ObjectsProvider(unread=unread)
+    outcome = run_eval(policies, [Document(pod, Source("r.yaml", 1))], [], kinds=KindTable(),
+                       libraries=library_factory(LibraryContext(now=now, provider=provider)),
+                       options=EvalOptions(now=now, admit=True))
+    return {r.policy: (r.result, r.message) for r in outcome.results}
+
+
+def test_a_mutation_resting_on_a_lookup_not_read_is_undetermined_and_so_is_the_admitted_object() -> None:
+    def unread(api_version: str, kind: str, namespace: str) -> tuple[str, str] | None:
+        # run/providers.py state_lookups' answer for a kind the cluster read never listed there
+        return (f"{kind}s in namespace {namespace} were not read from the cluster", REASON) \
+            if kind == "ConfigMap" else None
+
+    results = _mutating_results(unread)
+    assert results["mpol-team"][0] == "undetermined" and results["mpol-team"][1].startswith(f"{REASON}: "), results
+    # the admitted object is not known, so neither is the validation of it
+    assert results["check-team"][0] == "undetermined", results
+    # a state of files alone keeps Kyverno CLI's answer: the ConfigMap is not found (null), the policy's error
+    plain = _mutating_results(None)
+    assert plain["mpol-team"][0] == "error", plain
