@@ -76,7 +76,7 @@ class TriggerStatus(enum.StrEnum):
     # (evaluate/generating/admitted.py); its result is undetermined, nothing is generated
     ADMISSION_UNKNOWN = "admission-unknown"
     # an expression (a classic rule's context entry) rests on a lookup the state read from a cluster cannot
-    # answer: the kind's LIST failed there, or it was never listed (cel/decl.py LookupUnread); its result is
+    # answer: the kind's LIST failed there, or it was never listed (errors.py LookupUnanswered); its result is
     # undetermined, nothing is generated and nothing cleaned up
     READ_FAILED = "read-failed"
     KIND_NOT_CAPTURED = "kind-not-captured"
