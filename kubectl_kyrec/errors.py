@@ -203,3 +203,34 @@ def few(names: Sequence[str], shown: int) -> str:
     if len(names) <= shown:
         return ", ".join(names)
     return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
+# why a lookup of a state read from a cluster has no answer: the kind's LIST there failed or was refused, or
+# the kind was never listed there (reconcile's findings use the same words)
+READ_FAILED = "read-failed"
+KIND_NOT_CAPTURED = "kind-not-captured"
+
+
+class LookupUnanswered(EngineError):
+    """A lookup (a classic context entry, `resource.Get/List`) of a state read from a cluster (live, or a
+    capture) that the read cannot answer, with its `reason` (READ_FAILED, KIND_NOT_CAPTURED). Kyverno reads
+    what it looks up, so what rests on it is `undetermined` with that reason, not Kyverno's error
+    (docs/architecture.md, partial reads). Python code that meets the lookup reads `reason`; past a CEL
+    boundary only the text is left, which ends in `unread_mark(reason)` (lookup_unread reads it)."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(f"{message} {unread_mark(reason)}")
+        self.reason = reason
+
+
+def unread_mark(reason: str) -> str:
+    """The words a LookupUnanswered's text ends in: what survives a CEL boundary of its reason."""
+    return f"(the lookup cannot be answered: {reason})"
+
+
+def lookup_unread(error: str | None) -> str | None:
+    """The reason a LookupUnanswered's text carries in an evaluation error (where a CEL boundary left only the
+    text), else None."""
+    if error is None:
+        return None
+    return next((reason for reason in (READ_FAILED, KIND_NOT_CAPTURED) if unread_mark(reason) in error), None)

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kubectl_kyrec.cel.decl import CelForbidden, CelFunctionError, registry_needed
+from kubectl_kyrec.cel.decl import CelFunctionError, LookupRefused, LookupUnread, registry_needed
 from kubectl_kyrec.golang.json import roundtrip
 from kubectl_kyrec.k8s.labels import matches_label_map
 from kubectl_kyrec.k8s.namespaces import default_namespace
@@ -33,6 +33,9 @@ KindOf = Callable[[str, str], "str | None"]
 NOT_FOUND_RESOURCE = "the server could not find the requested resource"
 # (apiVersion, kind, namespace) -> why the cluster refused the state's read of that kind there, else None
 Refused = Callable[[str, str, str], "str | None"]
+# (apiVersion, kind, namespace) -> (why, reason) the state read from a cluster cannot answer a lookup of that
+# kind there (cel/decl.py LookupUnread), else None
+Unread = Callable[[str, str, str], "tuple[str, str] | None"]
 
 
 class ContextProvider(Protocol):
@@ -213,7 +216,7 @@ class ObjectsProvider:
                  global_mocks: Mapping[str, Any] | None = None, cli_http_mocks: bool = False,
                  refused: Refused | None = None, implicit_namespaces: bool = False,
                  registry: Registry | None = None, cluster_images: bool = False,
-                 unread: Refused | None = None) -> None:
+                 unread: Unread | None = None) -> None:
         self._resource_of = resource_of
         # the run's `--registry`: image.GetMetadata of an image the context file does not hold reads it, as
         # Kyverno's cluster context provider does (kk: pkg/cel/libs/context.go GetImageData); None: offline
@@ -342,7 +345,7 @@ class ObjectsProvider:
         info = self._kind_info(api_version, resource)
         why = self._refused(api_version, info[0], namespace) if info is not None else None
         if why is not None:
-            raise CelForbidden(why)
+            raise LookupRefused(why)
 
     def _check_unread(self, api_version: str, resource: str, namespace: str) -> None:
         """The objects came from a cluster that was not read for this kind there: an absence would be a guess."""
@@ -351,7 +354,7 @@ class ObjectsProvider:
         info = self._kind_info(api_version, resource)
         why = self._unread(api_version, info[0], namespace if info[1] else "") if info is not None else None
         if why is not None:
-            raise CelFunctionError(why)
+            raise LookupUnread(*why)
 
     def to_gvr(self, api_version: str, kind: str) -> dict[str, str]:
         group, version = parse_group_version(api_version)

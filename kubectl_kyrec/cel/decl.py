@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.errors import READ_FAILED, EngineError, LookupUnanswered
 
 
 class CelFunctionError(EngineError):
@@ -25,6 +25,19 @@ class CelFunctionError(EngineError):
 class CelForbidden(CelFunctionError):
     """A read the cluster refused (401/403): the sdk's resource library says `permission denied: <err>`
     (kyverno/sdk extensions/cel/libs/resource/impl.go, apierrors.IsForbidden / IsUnauthorized)."""
+
+
+class LookupUnread(CelFunctionError, LookupUnanswered):
+    """A lookup (`resource.Get/List`, a classic context entry) of a state read from a cluster that the read
+    cannot answer (errors.py LookupUnanswered, with its `reason`), as a CEL function's error."""
+
+
+class LookupRefused(LookupUnread, CelForbidden):
+    """The cluster refused kyrec's LIST of the kind there (401/403): Kyverno's library says `permission denied`
+    (CelForbidden), and what rests on it is `read-failed`."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, READ_FAILED)
 
 
 # the text every error of a function that would need a registry carries (image verification, image data

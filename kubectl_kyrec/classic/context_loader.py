@@ -24,7 +24,7 @@ from typing import Any
 
 from kubectl_kyrec.classic.core_adapter import Core, JsonContext
 from kubectl_kyrec.classic.validate import ContextLoadError
-from kubectl_kyrec.errors import EngineError
+from kubectl_kyrec.errors import EngineError, LookupUnanswered
 from kubectl_kyrec.golang.fmt import sprint as _go_print  # fmt's %v, for error texts
 
 
@@ -82,6 +82,9 @@ class ContextLoader:
         self.rule_name = rule_name
         self.unanswerable = ""
         self.unanswerable_needs_registry = False
+        # the reason (cel/decl.py LookupUnread: read-failed, kind-not-captured) `unanswerable` is a lookup the
+        # state read from a cluster cannot answer, else ""
+        self.unanswerable_reason = ""
 
     def initialize(self, ctx: JsonContext) -> None:
         """The CLI's initializer: per-rule `values`, then `foreachValues` (always element 0, as the CLI's
@@ -137,6 +140,16 @@ class ContextLoader:
             self.unanswerable = str(exc)
             self.unanswerable_needs_registry = exc.registry
             raise ContextLoadError(str(exc)) from None
+
+    def _unread(self, exc: EngineError, error: ContextLoadError) -> ContextLoadError:
+        """`error`, the entry's failure; when it is a lookup the state read from a cluster cannot answer
+        (errors.py LookupUnanswered), remembered with its reason, so the engine calls what rests on it
+        undetermined (as an Unanswerable entry), whatever the rule's query or an apiCall's default makes of the
+        failure."""
+        if isinstance(exc, LookupUnanswered):
+            self.unanswerable, self.unanswerable_reason = str(error), exc.reason
+            self.unanswerable_needs_registry = False
+        return error
 
     # -- variable --------------------------------------------------------------------------------------
 
@@ -239,7 +252,8 @@ class ContextLoader:
                 if self.sources.cluster is not None else None
         except EngineError as exc:
             # the cluster refused the read, or the state did not read ConfigMaps there (run/providers.py)
-            raise ContextLoadError(f"{prefix}failed to get configmap {namespace}/{cm_name} : {exc}") from None
+            raise self._unread(exc, ContextLoadError(f"{prefix}failed to get configmap {namespace}/{cm_name} : "
+                                                     f"{exc}")) from None
         if obj is None:
             raise ContextLoadError(f"{prefix}failed to get configmap {namespace}/{cm_name} : "
                                    f"configmaps \"{cm_name}\" not found")
@@ -348,7 +362,7 @@ class ContextLoader:
         except ContextLoadError:
             raise
         except EngineError as exc:
-            raise ContextLoadError(f"failed to GET resource with raw url: {raw}: {exc}") from None
+            raise self._unread(exc, ContextLoadError(f"failed to GET resource with raw url: {raw}: {exc}")) from None
         fields = _equality_selector(query.get("fieldSelector", [""])[0]) or {}
         if fields:
             listed = dict(listed)
@@ -375,7 +389,10 @@ class ContextLoader:
                                            "found".replace("'", '"'))
                 data = data[projection]
         elif self.sources.state_global_entries is not None:
-            found = self.sources.state_global_entries(entry)
+            try:
+                found = self.sources.state_global_entries(entry)
+            except EngineError as exc:
+                raise self._unread(exc, ContextLoadError(f"failed to fetch entry key={entry}: {exc}")) from None
             if found is None:
                 raise ContextLoadError(f"failed to fetch entry key={entry}")
             data = found

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from kubectl_kyrec.cel.decl import needs_registry
+from kubectl_kyrec.errors import KIND_NOT_CAPTURED, READ_FAILED, lookup_unread
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.k8s.json_patch import make_patch
 from kubectl_kyrec.model import UNDETERMINED, Obj, Result, Source, Subject
@@ -52,6 +53,35 @@ def registry_reason(where: str, error: str | None) -> str | None:
     if not needs_registry(error):
         return None
     return f"{NEEDS_REGISTRY}: {where} needs a registry: {error}"
+
+
+def unread_reason(reason: str, where: str, error: str) -> str:
+    """The message of an `undetermined` result that rests on a lookup the state read from a cluster cannot
+    answer (cel/decl.py LookupUnread): `reason` (read-failed, kind-not-captured) first, as every undetermined
+    result gives its reason. Kyverno reads what it looks up, so the error is kyrec's, not the policy's
+    (docs/architecture.md, partial reads)."""
+    return f"{reason}: {where} rests on a lookup the cluster read cannot answer: {error}"
+
+
+def unread_of(result: Result) -> str | None:
+    """The reason (read-failed, kind-not-captured) of an `undetermined` result that rests on a lookup the state
+    could not answer (its message starts with it: unread_reason), else None."""
+    if result.result != UNDETERMINED:
+        return None
+    reason = result.message.partition(":")[0]
+    return reason if reason in (READ_FAILED, KIND_NOT_CAPTURED) else None
+
+
+def undetermined_reason(where: str, error: str | None) -> str | None:
+    """The `undetermined` message of an evaluation `error` of a CEL policy that kyrec, not the policy, made:
+    a read only a registry answers (registry_reason), or a lookup the state read from a cluster cannot
+    answer (unread_reason; past the CEL boundary only the error's text says so). None for any other error,
+    which stays Kyverno's. One rule for every CEL kind."""
+    registry = registry_reason(where, error)
+    if registry is not None or error is None:
+        return registry
+    reason = lookup_unread(error)
+    return None if reason is None else unread_reason(reason, where, error)
 
 
 @dataclass(frozen=True)

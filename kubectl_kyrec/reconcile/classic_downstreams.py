@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.classic.generate_objects import (
     matches_delete,
 )
 from kubectl_kyrec.evaluate.generating.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.downstreams import (
@@ -253,6 +253,8 @@ def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome 
             return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REQUEST, False, o.message)
         if o.status is TriggerStatus.NEEDS_REGISTRY:
             return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REGISTRY, False, o.message)
+        if o.status in UNREAD_LOOKUP:
+            return change(DownstreamClass.UNDETERMINED, Reason(o.status.value), False, o.message)
         if o.status is TriggerStatus.SKIPPED:
             return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
                           f"the preconditions are false for the trigger now; {CROSS_RULE}" if sync else

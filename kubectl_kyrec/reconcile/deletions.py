@@ -30,7 +30,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_kyrec.evaluate.deleting.engine import DeletingOutcome, DeletionOutcome, DeletionStatus, NextRun
+from kubectl_kyrec.evaluate.deleting.engine import (
+    UNDECIDED,
+    DeletingOutcome,
+    DeletionOutcome,
+    DeletionStatus,
+    NextRun,
+)
 from kubectl_kyrec.k8s.times import format_rfc3339
 from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.model import Ref
@@ -182,8 +188,8 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
                     message=f"cannot tell which {kind} objects the next run deletes: {unread.text()}",
                     depends_on=(read,), **base))
         for o in by_policy.get(policy.key, ()):
-            if o.status not in (DeletionStatus.DELETE, DeletionStatus.ERROR, DeletionStatus.NEEDS_REGISTRY,
-                                DeletionStatus.OTHER_VERSION):
+            if o.status not in (DeletionStatus.DELETE, DeletionStatus.ERROR, DeletionStatus.OTHER_VERSION) and \
+                    o.status not in UNDECIDED:
                 continue
             if keep is not None and not keep(o):
                 out_of_scope += 1
@@ -196,8 +202,9 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
                                               object=ref, message=o.message, actual=o.subject.obj,
                                               depends_on=depends_on, **base))
                 continue
-            if o.status is DeletionStatus.NEEDS_REGISTRY:
-                changes.append(DeletionChange(DeletionClass.UNDETERMINED, DeletionReason.NEEDS_REGISTRY,
+            if o.status in UNDECIDED:
+                # the engine's reason for it (needs-registry, read-failed, kind-not-captured) names the status
+                changes.append(DeletionChange(DeletionClass.UNDETERMINED, DeletionReason(o.status.value),
                                               object=ref, message=o.message, actual=o.subject.obj,
                                               depends_on=depends_on, **base))
                 continue

@@ -51,14 +51,13 @@ downstreams. The state's kinds decide trigger-gone against trigger-unknown.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kubectl_kyrec.evaluate.generating.downstreams import claims_generated, identity, owner_of
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.load.run_inputs.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of
@@ -589,6 +588,10 @@ def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: T
             return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REQUEST, False, outcome.message, trigger_ref)
         if outcome.status is TriggerStatus.NEEDS_REGISTRY:
             return change(DownstreamClass.UNDETERMINED, Reason.NEEDS_REGISTRY, False, outcome.message, trigger_ref)
+        if outcome.status in UNREAD_LOOKUP:
+            # the engine's reason (read-failed, kind-not-captured) names the status
+            return change(DownstreamClass.UNDETERMINED, Reason(outcome.status.value), False, outcome.message,
+                          trigger_ref)
         if outcome.status is TriggerStatus.SKIPPED:
             return change(DownstreamClass.ORPHAN, Reason.NO_LONGER_MATCHES, sync,
                           "a matchCondition is false for the trigger now", trigger_ref)
@@ -606,30 +609,28 @@ def _classify_owned(policy: GeneratingPolicy, obj: Mapping[str, Any], outcome: T
                   f"the state lists no {owner.trigger_kind or 'trigger'} objects: cannot tell whether it exists")
 
 
-def unread_triggers(changes: Sequence[DownstreamChange], outcomes: Iterable[TriggerOutcome],
-                    unread: Callable[[str], str | None]) -> list[DownstreamChange]:
-    """`changes` with what the triggers whose evaluation failed on a lookup the state did not read would have
-    written (`unread`: the reason, `kind-not-captured` or `read-failed`, for such an error's message, else None).
+def unread_triggers(changes: Sequence[DownstreamChange], outcomes: Iterable[TriggerOutcome]
+                    ) -> list[DownstreamChange]:
+    """`changes` with what the triggers whose evaluation rests on a lookup the state read from a cluster cannot
+    answer would have written (their outcome's status: the engine's reason, `kind-not-captured` or
+    `read-failed`).
 
     Kyverno reads what it looks up, so such a failure is kyrec's: the downstreams of the trigger are
     `undetermined` with that reason (docs/architecture.md, partial reads), never `evaluation-error` (Kyverno
-    writing nothing) nor absent (a run that looks clean). An owned one is relabelled; where the trigger owns
-    none, one row per target the policy may write stands for it (its identity as far as the policy states
-    it without the lookup: a name or namespace made by a variable stays empty). Undetermined rows are counted,
-    never acted on: no write, no prune."""
+    writing nothing) nor absent (a run that looks clean). An owned one has it already (its trigger's status);
+    where the trigger owns none, one row per target the policy may write stands for it (its identity as far as
+    the policy states it without the lookup: a name or namespace made by a variable stays empty). Undetermined
+    rows are counted, never acted on: no write, no prune."""
     out = []
     held: set[tuple[str, str, str]] = set()
     for c in changes:
-        reason = unread(c.message) if c.reason is Reason.EVALUATION_ERROR else None
-        if reason is not None:
-            c = dataclasses.replace(c, reason=Reason(reason), message=f"cannot tell: {c.message}")
         if c.klass is DownstreamClass.UNDETERMINED and c.trigger is not None:
             held.add((c.policy, c.trigger.uid, c.object.kind))
         out.append(c)
     for o in outcomes:
-        reason = unread(o.message) if o.status is TriggerStatus.ERROR else None
-        if reason is None:
+        if o.status not in UNREAD_LOOKUP:
             continue
+        reason = o.status.value
         for target in _targets(o.policy):
             if (o.policy.key, o.trigger.ref.uid, target.kind) in held:
                 continue
@@ -639,6 +640,14 @@ def unread_triggers(changes: Sequence[DownstreamChange], outcomes: Iterable[Trig
                 message=f"cannot tell what the trigger generates: {o.message}"))
     out.sort(key=_order)
     return out
+
+
+def unplaced(change: DownstreamChange) -> bool:
+    """A row standing for what a trigger would write (unread_triggers: neither expected nor held) whose namespace
+    the policy does not state (made by a variable or an expression): it may be in any namespace, so a
+    namespace filter must not drop it (reconcile/selection.py), or the run would look clean under `-n`."""
+    return change.klass is DownstreamClass.UNDETERMINED and change.expected is None and change.actual is None and \
+        not change.object.namespace
 
 
 def _targets(policy: GeneratingPolicy) -> list[Ref]:

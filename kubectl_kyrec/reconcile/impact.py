@@ -193,7 +193,8 @@ def compare_downstreams(base: GeneratingOutcome, head: GeneratingOutcome) -> lis
                                         policy_location=o.policy.meta.source))
     unknown = {o.key: o.message for o in head.outcomes
                if o.status in (TriggerStatus.ERROR, TriggerStatus.NEEDS_REQUEST, TriggerStatus.NEEDS_REGISTRY,
-                               TriggerStatus.ADMISSION_UNKNOWN)}
+                               TriggerStatus.ADMISSION_UNKNOWN, TriggerStatus.READ_FAILED,
+                               TriggerStatus.KIND_NOT_CAPTURED)}
     for key, (o, obj) in before.items():
         if key in after:
             continue

@@ -8,6 +8,8 @@ trigger may be gone:
 - a downstream is selected when its policy and its trigger are: the policy by the finding's policy (an
   orphan's by its `policy-name` label), the trigger by its kind and, for `-l`, its labels as the state holds
   them; an orphan whose trigger is not in the state is judged by its own labels (the trigger's are gone);
+  with `-n`, by its namespace, but a row standing for what a trigger would write whose namespace the policy
+  does not state (downstreams.py unplaced) may be in any, so `-n` keeps it;
 - a report is selected when its subject is (kind, namespace, labels as the state holds them); one whose
   subject is not in the state by its own labels; with `--policy-name`, a report that concerns a selected
   policy (owed or holding its results), and a report apply may delete only when every result in it is of a
@@ -21,7 +23,7 @@ from typing import Any
 
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Ref
-from kubectl_kyrec.reconcile.downstreams import DownstreamChange
+from kubectl_kyrec.reconcile.downstreams import DownstreamChange, unplaced
 
 
 def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -41,7 +43,8 @@ def holds_downstream(selection: Selection, change: DownstreamChange, trigger: Ma
     """`trigger`: the trigger object as the state holds it, None when it is not there."""
     if not selection.holds_policy(change.policy):
         return False
-    if selection.namespace is not None and change.object.namespace != selection.namespace:
+    if selection.namespace is not None and change.object.namespace != selection.namespace and \
+            not unplaced(change):
         return False
     return _holds_subject(selection, change.trigger, trigger, _labels(change.actual))
 

@@ -338,7 +338,6 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Select
     from kubectl_kyrec.reconcile.downstreams import DownstreamDiff, StateIndex, diff_downstreams, unread_triggers
     from kubectl_kyrec.reconcile.downstreams import _order as change_order
     from kubectl_kyrec.run.generate import generate_for_inputs
-    from kubectl_kyrec.run.providers import unread_lookups
 
     # every policy over every trigger, whatever the filters: whether a downstream is an orphan, a conflict
     # or a duplicate depends on what the other triggers and policies generate; the filters choose the
@@ -362,7 +361,7 @@ def run_downstreams(inputs: Inputs, *, now: datetime.datetime, selection: Select
         diff = DownstreamDiff(tuple(sorted((*diff.changes, *changes), key=change_order)),
                               diff.out_of_scope + out_of_scope)
     # a trigger whose evaluation failed on a lookup the state did not read: its downstreams are undetermined
-    diff = DownstreamDiff(tuple(unread_triggers(diff.changes, outcome.outcomes, unread_lookups(inputs.state))),
+    diff = DownstreamDiff(tuple(unread_triggers(diff.changes, outcome.outcomes)),
                           diff.out_of_scope)
     diff = held_downstreams(diff, inputs, outcome, triggers_from_state=trigger_uids is None)
     return outcome, selected_downstreams(diff, index, selection)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import datetime
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.cel.context import ObjectsProvider, Refused
-from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.cel.context import ObjectsProvider, Refused, Unread
+from kubectl_kyrec.errors import KIND_NOT_CAPTURED, READ_FAILED, InputError
 from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 from kubectl_kyrec.load.run_inputs.sources import Inputs
 
@@ -111,12 +110,14 @@ def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,
         raise InputError(f"--context-file: {exc}") from None
 
 
-def state_lookups(state: ClusterState) -> tuple[Refused, Refused | None]:
+def state_lookups(state: ClusterState) -> tuple[Refused, Unread | None]:
     """How the state answers a lookup (a classic context entry, `resource.Get/List`) of a kind it holds no
     answer for: `refused`, why the cluster refused its LIST there (401/403, Kyverno's forbidden error);
     `unread`, for objects read from a cluster (live, or a capture: `served` is recorded), why a kind not
     listed there is unknown rather than absent (cluster/live.py reads ahead only the lookups a policy writes
-    as literals). A state of files alone answers as Kyverno's CLI does: what is not given is not found."""
+    as literals), with its reason (`read-failed`, `kind-not-captured`: cel/decl.py LookupUnread, which the
+    engines make the result's `undetermined` reason). A state of files alone answers as Kyverno's CLI does:
+    what is not given is not found."""
 
     def refused(api_version: str, kind: str, namespace: str) -> str | None:
         """Why the cluster refused the state's LIST of this kind there (401/403), else None."""
@@ -128,39 +129,16 @@ def state_lookups(state: ClusterState) -> tuple[Refused, Refused | None]:
                 return read.message or read.status_text()
         return None
 
-    def unread(api_version: str, kind: str, namespace: str) -> str | None:
-        """Why the objects cannot tell whether this kind has an object there, else None."""
+    def unread(api_version: str, kind: str, namespace: str) -> tuple[str, str] | None:
+        """Why the objects cannot tell whether this kind has an object there, and its reason, else None."""
         listed = state.is_listed(api_version, kind, namespace)
         if listed:
             return None
         where = f"namespace {namespace}" if namespace else "every namespace"
         origin = "the cluster" if state.source == "live" else "the captured cluster"
         if listed is False:
-            return f"{kind}s in {where} {UNREAD_FAILED} {origin}: {UNANSWERED}"
-        return (f"{kind}s in {where} {UNREAD_NEVER} {origin} (kyrec reads the kinds a lookup names as "
-                f"literals): {UNANSWERED}")
+            return f"{kind}s in {where} could not be read from {origin}", READ_FAILED
+        return (f"{kind}s in {where} were not read from {origin} (kyrec reads the kinds a lookup names as "
+                "literals)", KIND_NOT_CAPTURED)
 
     return refused, unread if state.served is not None else None
-
-
-# the words of `state_lookups`' answers: what tells a verdict that rests on an object not read from the others
-UNREAD_FAILED = "could not be read from"
-UNREAD_NEVER = "were not read from"
-UNANSWERED = "the lookup cannot be answered"
-
-
-def unread_lookups(state: ClusterState) -> Callable[[str], str | None]:
-    """For the message of an error result: `read-failed` when it is a lookup of a kind whose LIST failed
-    (`state_lookups`' refusal, or its answer for a kind that could not be read), `kind-not-captured` when one
-    of a kind the state never read, else None. Such an error is kyrec's, not Kyverno's (Kyverno reads what it
-    looks up, with its own permissions): the verdict is undetermined (docs/architecture.md, partial reads)."""
-    refusals = [m for m in (read.message or read.status_text() for read in state.unreadable.values()) if m]
-
-    def reason(message: str) -> str | None:
-        if UNANSWERED in message:
-            if UNREAD_FAILED in message:
-                return "read-failed"
-            return "kind-not-captured" if UNREAD_NEVER in message else None
-        return "read-failed" if any(m in message for m in refusals) else None
-
-    return reason

@@ -10,7 +10,6 @@ from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
 from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
 from kubectl_kyrec.load.registry import Registry
-from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Ref, Result
@@ -72,36 +71,43 @@ def report_diff_for(inputs: Inputs, *, now: datetime.datetime, report_api: str |
                         history_rules=mutate_existing_rule_keys(inputs.policies.classic))
     diff = held_reports(diff, inputs)
     diff = unread_results(diff, [*scope.outcome.results, *(o.result for o in (generating.outcomes if generating
-                                                                               else ()) if o.result is not None)],
-                          inputs.state)
+                                                                               else ()) if o.result is not None)])
     return selected_reports(diff, inputs, selection), scope
 
 
-def unread_results(diff: ReportDiff, results: Iterable[Result], state: ClusterState) -> ReportDiff:
-    """A stale or missing report of a subject whose expected results hold an error from a lookup the state did
-    not read, or whose LIST failed (run/providers.py unread_lookups), is `undetermined` with that reason:
-    Kyverno reads what it looks up, so what it reports there is not known (docs/architecture.md, partial
-    reads), and apply leaves it."""
+def unread_results(diff: ReportDiff, results: Iterable[Result]) -> ReportDiff:
+    """The report of a subject one of whose results the engine made `undetermined` because it rests on a lookup
+    the state did not read, or whose LIST failed (admission_chain.py unread_of), is `undetermined` with that
+    reason: Kyverno reads what it looks up and reports its answer, so what the report should hold is not known
+    (docs/architecture.md, partial reads), and apply leaves it. So is one the comparison found stale, missing
+    or current (current without the result Kyverno would add), and one it found nothing for (no report, and
+    no decided result that would make one: Kyverno writes one there)."""
     import dataclasses
 
-    from kubectl_kyrec.run.providers import unread_lookups
+    from kubectl_kyrec.evaluate.admission_chain import unread_of
+    from kubectl_kyrec.reconcile.reports import expected_identity
 
-    unread_lookup = unread_lookups(state)
-    unread: dict[str, tuple[str, str]] = {}
+    unread: dict[str, tuple[str, str, Ref]] = {}
     for r in results:
-        reason = unread_lookup(r.message) if r.result == "error" else None
+        reason = unread_of(r)
         if reason is not None:
-            unread.setdefault(r.subject.uid, (reason, f"{r.policy}: {r.message}"))
+            unread.setdefault(r.subject.uid, (reason, f"{r.policy}: {r.message}", r.subject))
     if not unread:
         return diff
     changes = []
+    found: set[str] = set()
     for c in diff.changes:
+        if c.subject is not None:
+            found.add(c.subject.uid)
         why = unread.get(c.subject.uid) if c.subject is not None and c.klass in (
-            ReportClass.STALE, ReportClass.MISSING) else None
+            ReportClass.STALE, ReportClass.MISSING, ReportClass.CURRENT) else None
         if why is not None:
             c = dataclasses.replace(c, klass=ReportClass.UNDETERMINED, reason=why[0],
                                     message=f"cannot tell: {why[1]}; from what was read it looks {c.klass}")
         changes.append(c)
+    changes.extend(ReportChange(ReportClass.UNDETERMINED, reason, subject, expected_identity(subject, diff.report_api),
+                                message=f"cannot tell: {said}; from what was read no report is owed")
+                   for uid, (reason, said, subject) in unread.items() if uid not in found)
     return dataclasses.replace(diff, changes=tuple(changes))
 
 

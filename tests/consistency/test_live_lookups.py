@@ -4,12 +4,12 @@ run/providers.py state_lookups; docs/architecture.md, reading a live cluster).
 On the double (tests/kubeapi): a ClusterPolicy whose `configMap` context entry reads a ConfigMap of another
 namespace than `-n`'s, and a ValidatingPolicy reading the same ConfigMap with `resource.Get`: `eval --live`,
 `eval --state` on a capture of the cluster, and `eval --state` on the objects given as files all give the same
-verdicts, as the ConfigMap's data says (either way). A lookup of a kind the read did not list is the rule's
-error saying so, live and on the capture alike (a plain-file state keeps Kyverno CLI's "not found"); a refused
-LIST of the ConfigMaps is an error result and a failed read (exit 5). A `resource.Get/List` whose namespace is a
-literal reads the ConfigMaps of that namespace alone, so a user whose Role lists ConfigMaps only there runs the
-policies (a cluster-wide LIST would be refused: exit 5); a lookup in a namespace not read is "not read", never
-"not found".
+verdicts, as the ConfigMap's data says (either way). A lookup of a kind the read did not list is `undetermined`
+(kind-not-captured) saying so, live and on the capture alike (a plain-file state keeps Kyverno CLI's "not
+found"); a refused LIST of the ConfigMaps is `undetermined` (read-failed) and a failed read (exit 5). A
+`resource.Get/List` whose namespace is a literal reads the ConfigMaps of that namespace alone, so a user whose
+Role lists ConfigMaps only there runs the policies (a cluster-wide LIST would be refused: exit 5); a lookup in a
+namespace not read is "not read", never "not found".
 """
 
 from __future__ import annotations
@@ -168,10 +168,11 @@ API_CALL = CLASSIC.replace("""      configMap:
 """)
 
 
-def test_a_lookup_of_a_kind_not_read_is_the_rule_s_error_live_and_on_the_capture(tmp_path: Path,
-                                                                                 fast_client: None) -> None:
+def test_a_lookup_of_a_kind_not_read_is_undetermined_live_and_on_the_capture(tmp_path: Path,
+                                                                             fast_client: None) -> None:
     """The kind is made by an expression or a variable: not read ahead, so not "not found" (which would pass
-    `== null`), but an error saying the ConfigMaps were not read."""
+    `== null`), but `undetermined` (kind-not-captured) saying the ConfigMaps were not read, for the classic
+    rule and the ValidatingPolicy alike (the engines decide it: evaluate/admission_chain.py unread_reason)."""
     policies = _policies(tmp_path, f"dyn({HIDDEN} == null ? {{'data': {{'allowed': ''}}}} : {HIDDEN})", API_CALL)
     state = tmp_path / "state.json"
     for _, env in _double(tmp_path, "blue"):
@@ -180,9 +181,13 @@ def test_a_lookup_of_a_kind_not_read_is_the_rule_s_error_live_and_on_the_capture
     on_capture = _run(["eval", "-p", str(policies), "--state", str(state), "-n", "shop", "-o", "json"])
     for result, origin in ((live, "the cluster"), (on_capture, "the captured cluster")):
         verdicts = _verdicts(result)
-        assert {v[0] for v in verdicts.values()} == {"error"} and len(verdicts) == 4, result.output
+        assert {v[0] for v in verdicts.values()} == {"undetermined"} and len(verdicts) == 4, result.output
         for (_, _), (_, message) in verdicts.items():
+            assert message.startswith("kind-not-captured: "), message
             assert f"ConfigMaps in namespace platform were not read from {origin}" in message, message
+        # counted as eval counts every undetermined result, never a failure for the exit code
+        assert json.loads(result.stdout)["summary"]["undetermined"] == 4, result.output
+        assert result.exit_code == 0, result.output
     # a state of plain files answers as Kyverno's CLI does: what it does not hold is not found
     files = tmp_path / "given.yaml"
     files.write_text(yaml.safe_dump_all([o for o in _objects("blue") if o["kind"] != "ConfigMap"]))
@@ -193,8 +198,8 @@ def test_a_lookup_of_a_kind_not_read_is_the_rule_s_error_live_and_on_the_capture
     assert plain[("team-vpol", "blue")][0] == plain[("team-vpol", "red")][0] == "fail", plain
 
 
-def test_a_refused_list_of_the_configmaps_is_an_error_result_and_a_failed_read(tmp_path: Path,
-                                                                              fast_client: None) -> None:
+def test_a_refused_list_of_the_configmaps_is_undetermined_and_a_failed_read(tmp_path: Path,
+                                                                           fast_client: None) -> None:
     policies = _policies(tmp_path)
     for api, env in _double(tmp_path, "blue"):
         api.inject(r"^/api/v1/namespaces/platform/configmaps$", times=None, status=403)
@@ -204,7 +209,8 @@ def test_a_refused_list_of_the_configmaps_is_an_error_result_and_a_failed_read(t
     said = [line for line in live.stderr.splitlines() if line.startswith("error: ")]
     assert len(said) == 1 and "configmaps" in said[0] and "forbidden" in said[0].lower(), live.stderr
     verdicts = _verdicts(live)
-    assert {v[0] for v in verdicts.values()} == {"error"} and len(verdicts) == 4, live.output
+    assert {v[0] for v in verdicts.values()} == {"undetermined"} and len(verdicts) == 4, live.output
+    assert all(message.startswith("read-failed: ") for _, message in verdicts.values()), verdicts
 
 
 # docs/rbac.yaml's reader without ConfigMaps cluster-wide, and a Role listing them in `platform` alone
@@ -279,10 +285,10 @@ def test_a_role_listing_configmaps_in_the_lookup_s_namespace_alone_suffices(tmp_
         for policy in ("team-cm", "team-vpol", "inside"):
             assert verdicts[(policy, allowed)][0] == "pass" and verdicts[(policy, other)][0] == "fail", \
                 (policy, verdicts[(policy, allowed)], verdicts[(policy, other)])
-        # a namespace not read: not "not found" (which would pass `== null`) but the error saying so
+        # a namespace not read: not "not found" (which would pass `== null`) but undetermined saying so
         for pod in (allowed, other):
             verdict, message = verdicts[("outside", pod)]
-            assert verdict == "error" and f"ConfigMaps in namespace other were not read from {origin}" in message, \
-                message
+            assert verdict == "undetermined" and message.startswith("kind-not-captured: ") and \
+                f"ConfigMaps in namespace other were not read from {origin}" in message, message
     assert {k: v for k, v in _verdicts(live).items() if k[0] != "outside"} == \
         {k: v for k, v in _verdicts(on_capture).items() if k[0] != "outside"}

@@ -1,14 +1,16 @@
 """A generate rule, or a report result, that rests on a lookup the state did not read is `undetermined`
-(docs/architecture.md, partial reads; run/providers.py unread_lookup), never a notice alone and never acted on.
+(docs/architecture.md, partial reads; the engines decide it: evaluate/admission_chain.py unread_reason), never a
+notice alone and never acted on.
 
 On the double (tests/kubeapi), the policies of test_lookup_paths.py read the ConfigMaps of namespace `platform`
 through a urlPath whose resource a variable makes, so no read plan reads them ahead: live and on the capture of
 that cluster, the generate rule for Namespace shop (classic, and a GeneratingPolicy doing the same with
-`resource.List`) fails with the error saying the ConfigMaps were not read. Kyverno reads them, so what it would
-write is not known: diff shows the downstream the trigger would write as `undetermined` (kind-not-captured),
-an existing one of the trigger stays undetermined (not an orphan to prune), apply plans nothing for either,
-and the report Kyverno wrote for Pod blue is `undetermined`, not `stale`; apply creates no report with the
-error either. Where the lookup is a literal and the cluster refuses its LIST, the downstream is `read-failed`.
+`resource.List`) is `undetermined` (kind-not-captured), saying the ConfigMaps were not read. Kyverno reads
+them, so what it would write is not known: diff shows the downstream the trigger would write as
+`undetermined` (kind-not-captured), an existing one of the trigger stays undetermined (not an orphan to
+prune), apply plans nothing for either, and the report Kyverno wrote for Pod blue is `undetermined`, not
+`stale`; apply creates no report for the subjects either. Where the lookup is a literal and the cluster
+refuses its LIST, the downstream is `read-failed`.
 """
 
 from __future__ import annotations

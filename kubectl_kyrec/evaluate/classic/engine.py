@@ -42,7 +42,7 @@ from kubectl_kyrec.classic.variables import REGEX_VARIABLES
 from kubectl_kyrec.classic.verify_images import attesting_references
 from kubectl_kyrec.classic.verify_images import evaluate as evaluate_verify_images
 from kubectl_kyrec.errors import EngineError, InputError
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDENT
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, ORDER_DEPENDENT, unread_reason
 from kubectl_kyrec.evaluate.classic.explain import cel_nodes, record_policy
 from kubectl_kyrec.evaluate.classic.validate_cel import (
     CompiledCel,
@@ -716,6 +716,7 @@ class _NoLoader:
     """The loader of a rule with no context entries and no values anywhere: nothing to load."""
 
     unanswerable = ""
+    unanswerable_reason = ""
 
     def __call__(self, entries: Sequence[Any], ctx: Any) -> None:
         return None
@@ -793,7 +794,11 @@ def state_sources(state: Sequence[Document], kinds: Any, lookups: tuple[Any, Any
 
 def unanswerable_message(loader: ContextLoader) -> str:
     """Why a rule that read a context entry kyrec cannot answer is undetermined, and what answers it: a
-    registry read gets `needs-registry` as image verification does (one reason whatever the rule type)."""
+    registry read gets `needs-registry` as image verification does (one reason whatever the rule type), a
+    lookup the state read from a cluster cannot answer its reason (read-failed, kind-not-captured) as every
+    CEL kind gives it (admission_chain.py unread_reason)."""
+    if loader.unanswerable_reason:
+        return unread_reason(loader.unanswerable_reason, "a context entry", loader.unanswerable)
     if loader.unanswerable_needs_registry:
         return f"{NEEDS_REGISTRY}: {loader.unanswerable}, which kyrec reads only with --registry"
     return (f"{loader.unanswerable}, which kyrec cannot answer offline (give it with --values or a test's "

@@ -41,7 +41,13 @@ from kubectl_kyrec.evaluate.generating.downstreams import (
     identity,
     normalize_numbers,
 )
-from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome, TriggerStatus, dedupe, generated_resources_property
+from kubectl_kyrec.evaluate.generating.engine import (
+    UNREAD_LOOKUP,
+    TriggerOutcome,
+    TriggerStatus,
+    dedupe,
+    generated_resources_property,
+)
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
@@ -481,7 +487,7 @@ def rule_result(unit: ClassicGenerateRule, sctx: SubjectContext, run: RuleRun) -
         return make_result(meta, "kyverno", sctx, unit.rule_name, "skip", "", props, (), background)
     if run.status is TriggerStatus.ERROR:
         return make_result(meta, "kyverno", sctx, unit.rule_name, "error", run.message, props, (), background)
-    if run.status in (TriggerStatus.NEEDS_REQUEST, TriggerStatus.NEEDS_REGISTRY):
+    if run.status in (TriggerStatus.NEEDS_REQUEST, TriggerStatus.NEEDS_REGISTRY) or run.status in UNREAD_LOOKUP:
         return make_result(meta, "kyverno", sctx, unit.rule_name, UNDETERMINED, run.message, props, (), background)
     if run.status is TriggerStatus.EXEMPT:
         return make_result(meta, "kyverno", sctx, unit.rule_name, "skip", run.message, props, (), background)

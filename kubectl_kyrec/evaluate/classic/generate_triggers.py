@@ -206,7 +206,11 @@ def run_classic_generate(policies: Sequence[ClassicPolicy], triggers: Sequence[D
                 else:
                     loader = ContextLoader(core, sources, unit.meta.name, policy_ns, unit.rule_name)
                     run = evaluate_rule(unit, ctx, core, loader, labels, store, namespaced)
-                    if loader.unanswerable_needs_registry and run.status is not TriggerStatus.GENERATED:
+                    if loader.unanswerable_reason and run.status is not TriggerStatus.GENERATED:
+                        # a lookup the state read cannot answer: the reason names the status, as the
+                        # GeneratingPolicy engine gives it
+                        run = RuleRun(TriggerStatus(loader.unanswerable_reason), message=unanswerable_message(loader))
+                    elif loader.unanswerable_needs_registry and run.status is not TriggerStatus.GENERATED:
                         # the reason every other kind gives for data only a registry has (imageRegistry)
                         run = RuleRun(TriggerStatus.NEEDS_REGISTRY, message=unanswerable_message(loader))
                     elif loader.unanswerable and run.status is not TriggerStatus.GENERATED:

@@ -397,7 +397,10 @@ class ClassicMutator:
             found.extend((o, spec) for o in objs)
         for target, spec in found:
             ctx.replace_context_entry("target", dict(target))
-            loader.unanswerable = ""        # this target's own context decides
+            if not loader.unanswerable_reason:
+                # this target's own context decides; but a lookup the state could not answer stays: the entry's
+                # deferred loader is spent (as Kyverno's), so what a later target errs on may rest on it
+                loader.unanswerable = ""
             try:
                 loader(spec.get("context") or [], ctx)
             except EngineError as exc:

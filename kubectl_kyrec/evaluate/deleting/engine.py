@@ -33,7 +33,7 @@ from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Environment, Program
 from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import registry_reason
+from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
@@ -71,7 +71,15 @@ class DeletionStatus(enum.StrEnum):
     # a condition (or an exception's) reads image data only a registry gives (image.GetMetadata offline where
     # a cluster reads the registry): whether the run deletes it is not known
     NEEDS_REGISTRY = "needs-registry"
+    # a condition (or an exception's) rests on a lookup the state read from a cluster cannot answer (its LIST
+    # failed, or the kind was never listed there): whether the run deletes it is not known
+    READ_FAILED = "read-failed"
+    KIND_NOT_CAPTURED = "kind-not-captured"
     OTHER_VERSION = "other-version"   # held at another version than Kyverno LISTs: not evaluated
+
+
+# the statuses whose result is undetermined (kyrec cannot decide), each named for its reason
+UNDECIDED = frozenset({DeletionStatus.NEEDS_REGISTRY, DeletionStatus.READ_FAILED, DeletionStatus.KIND_NOT_CAPTURED})
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ class DeletionOutcome:
         meta = self.policy.meta
         if self.status is DeletionStatus.ERROR:
             status, message = "error", self.message
-        elif self.status is DeletionStatus.NEEDS_REGISTRY:
+        elif self.status in UNDECIDED:
             status, message = UNDETERMINED, self.message
         elif self.deletes:
             status, message = "pass", "resource matched"
@@ -178,7 +186,7 @@ def evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: T
     outcome = _evaluate_object(cp, ctx, recorder)
     if recorder is not None:
         verdict, why = _VERDICTS.get(outcome.status, ("keeps", outcome.message))
-        said = outcome.status in (DeletionStatus.ERROR, DeletionStatus.NEEDS_REGISTRY)
+        said = outcome.status is DeletionStatus.ERROR or outcome.status in UNDECIDED
         recorder.add("next run", verdict, outcome.message if said else why)
         recorder.node(result_node(outcome.result()))
     return outcome
@@ -191,6 +199,8 @@ _VERDICTS = {
     DeletionStatus.EXEMPT: ("keeps", "a PolicyException exempts it"),
     DeletionStatus.ERROR: ("keeps", "the evaluation failed: the run leaves it and reports the error"),
     DeletionStatus.NEEDS_REGISTRY: ("undetermined", "it depends on image data only a registry gives"),
+    DeletionStatus.READ_FAILED: ("undetermined", "it rests on a lookup whose LIST failed"),
+    DeletionStatus.KIND_NOT_CAPTURED: ("undetermined", "it rests on a lookup of a kind not read"),
 }
 
 
@@ -248,10 +258,13 @@ def _evaluate_object(cp: CompiledDeletingPolicy, ctx: SubjectContext, recorder: 
 
 
 def _failed(outcome: Callable[[DeletionStatus, str], DeletionOutcome], where: str, error: str) -> DeletionOutcome:
-    """The run's error, or NEEDS_REGISTRY with the reason the other kinds give when only a registry could have
-    answered: no deletion is decided either way."""
-    reason = registry_reason(where, error)
-    return outcome(DeletionStatus.ERROR, error) if reason is None else outcome(DeletionStatus.NEEDS_REGISTRY, reason)
+    """The run's error, or the undetermined status the other kinds' reason names (undetermined_reason: only a
+    registry could have answered, or a lookup the state read cannot): no deletion is decided either way."""
+    reason = undetermined_reason(where, error)
+    if reason is None:
+        return outcome(DeletionStatus.ERROR, error)
+    # the message starts with the reason, which names the status
+    return outcome(DeletionStatus(reason.partition(":")[0]), reason)
 
 
 def subject_context(subject: Subject, namespaces: Mapping[str, Mapping[str, Any]] | None) -> SubjectContext:

@@ -31,7 +31,7 @@ from kubectl_kyrec.cel.generator_lib import GENERATOR_VALUE, GenerateRefused, Ge
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import registry_reason
+from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
@@ -75,6 +75,15 @@ class TriggerStatus(enum.StrEnum):
     # eval on manifests: the admitted trigger is not known and the objects it may be admitted as disagree
     # (evaluate/generating/admitted.py); its result is undetermined, nothing is generated
     ADMISSION_UNKNOWN = "admission-unknown"
+    # an expression (a classic rule's context entry) rests on a lookup the state read from a cluster cannot
+    # answer: the kind's LIST failed there, or it was never listed (errors.py LookupUnanswered); its result is
+    # undetermined, nothing is generated and nothing cleaned up
+    READ_FAILED = "read-failed"
+    KIND_NOT_CAPTURED = "kind-not-captured"
+
+
+# the statuses of a trigger whose evaluation rests on a lookup the state cannot answer
+UNREAD_LOOKUP = frozenset({TriggerStatus.READ_FAILED, TriggerStatus.KIND_NOT_CAPTURED})
 
 
 @dataclass(frozen=True)
@@ -341,10 +350,12 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
         return make_result(meta, REPORT_SOURCE[meta.kind], ctx, rule, status, message, props or {}, (), False)
 
     def failed(where: str, error: str) -> TriggerOutcome:
-        # an error only a registry could have avoided is no error of the policy: the answer is not known
-        reason = registry_reason(where, error)
+        # an error only a registry, or a read of the cluster kyrec lacks, could have avoided is no error of the
+        # policy: the answer is not known; the message starts with the reason, which names the status
+        reason = undetermined_reason(where, error)
         if reason is not None:
-            return outcome(TriggerStatus.NEEDS_REGISTRY, reason, result=result(meta.name, UNDETERMINED, reason))
+            return outcome(TriggerStatus(reason.partition(":")[0]), reason,
+                           result=result(meta.name, UNDETERMINED, reason))
         message = f"failed to evaluate policy: {error}"
         return outcome(TriggerStatus.ERROR, message, result=result(meta.name, "error", message))
 
@@ -449,6 +460,8 @@ _STATUS = {
     TriggerStatus.ERROR: "the evaluation failed: Kyverno writes nothing and cleans nothing up",
     TriggerStatus.NEEDS_REQUEST: "it depends on request data --values does not give",
     TriggerStatus.NEEDS_REGISTRY: "it reads image data only a registry gives: nothing is generated or cleaned up",
+    TriggerStatus.READ_FAILED: "it rests on a lookup whose LIST failed: nothing is generated or cleaned up",
+    TriggerStatus.KIND_NOT_CAPTURED: "it rests on a lookup of a kind not read: nothing is generated or cleaned up",
 }
 
 

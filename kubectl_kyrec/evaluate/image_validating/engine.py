@@ -39,8 +39,8 @@ from kubectl_kyrec.cel.environment import Environments
 from kubectl_kyrec.cel.k8s_libs import kubernetes_libraries
 from kubectl_kyrec.cel.kyverno_image import image_library
 from kubectl_kyrec.cel.kyverno_imageverify import imageverify_library
-from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, registry_reason
+from kubectl_kyrec.errors import InputError, lookup_unread
+from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY, undetermined_reason, unread_reason
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
@@ -303,8 +303,11 @@ def _result(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, rule: str, s
 
 def _failed(cp: CompiledImageValidatingPolicy, ctx: SubjectContext, error: str, where: str = "") -> Result:
     """`where`: the expression that gave `error`, when it may be one only a registry answers (image.GetMetadata
-    offline): then `undetermined` (needs-registry), as every kind says it."""
-    reason = registry_reason(where, error) if where else None
+    offline): then `undetermined` (needs-registry), as every kind says it; an error from a lookup the state
+    read from a cluster cannot answer is `undetermined` wherever it came from (read-failed, kind-not-captured)."""
+    unread = lookup_unread(error)
+    reason = undetermined_reason(where, error) if where else \
+        unread_reason(unread, "the policy", error) if unread is not None else None
     if reason is not None:
         return _result(cp, ctx, cp.policy.meta.name, UNDETERMINED, reason)
     # kk: engine.go handleMutation: RuleError("evaluation", ..., "failed to evaluate policy", err)

@@ -44,7 +44,7 @@ from kubectl_kyrec.evaluate.admission_chain import (
     MutationStep,
     OrderCandidates,
     mutation_of,
-    registry_reason,
+    undetermined_reason,
 )
 from kubectl_kyrec.evaluate.autogen import autogen_targets
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
@@ -429,14 +429,16 @@ def _evaluate_mutating(cp: CompiledMutatingPolicy, ctx: SubjectContext, target: 
 
 def _failed(cp: CompiledMutatingPolicy, ctx: SubjectContext, where: str, error: str) -> PolicyOutcome:
     """The policy's `error` result, or, when the error came from a read only a registry answers
-    (image.GetMetadata offline where a cluster reads the registry), `undetermined` with the reason the other
-    kinds give: the mutation is not applied, and the admitted object is not known (the chain then makes the
+    (image.GetMetadata offline where a cluster reads the registry) or from a lookup the state read from a
+    cluster cannot answer, `undetermined` with the reason the other kinds give (undetermined_reason): the
+    mutation is not applied, and the admitted object is not known (the chain then makes the
     subject's validation undetermined, as for any unknown admitted object)."""
-    reason = registry_reason(where, error)
+    reason = undetermined_reason(where, error)
     if reason is None:
         return PolicyOutcome([_result(cp, ctx, "evaluation", "error", f"failed to evaluate policy: {error}")])
     return PolicyOutcome([_result(cp, ctx, "evaluation", UNDETERMINED, reason)],
-                         undetermined=str(registry_reason(f"MutatingPolicy {cp.policy.meta.key!r}: {where}", error)))
+                         undetermined=str(undetermined_reason(f"MutatingPolicy {cp.policy.meta.key!r}: {where}",
+                                                              error)))
 
 
 def _recorded(cp: CompiledMutatingPolicy, ctx: SubjectContext, recorder: Trace, tree: Step) -> PolicyOutcome:

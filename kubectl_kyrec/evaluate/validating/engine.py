@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.admission_chain import registry_reason
+from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS, Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -386,10 +386,11 @@ def _result(cp: CompiledValidatingPolicy, ctx: SubjectContext, rule: str, status
 
 
 def _undetermined(cp: CompiledValidatingPolicy, ctx: SubjectContext, where: str, error: str) -> Result | None:
-    """`undetermined` (needs-registry) when `error` came from a read only a registry answers (image.GetMetadata
+    """`undetermined` when `error` came from a read only a registry answers (needs-registry: image.GetMetadata
     offline where a cluster would read the registry: eval, test --strict), as the ImageValidatingPolicy
-    engine says of its validations; None for any other error, which stays Kyverno's."""
-    reason = registry_reason(where, error)
+    engine says of its validations, or from a lookup the state read from a cluster cannot answer
+    (read-failed, kind-not-captured); None for any other error, which stays Kyverno's."""
+    reason = undetermined_reason(where, error)
     return None if reason is None else _result(cp, ctx, "", UNDETERMINED, reason)
 
 
@@ -462,9 +463,10 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
         value = outcome.value
         validation = cv.validations[index]
         if outcome.error is not None:
-            # needs-registry, else an error: what _undetermined and _result would make, made directly (a
-            # failed validation's error is met on every subject where a policy reads what is not there)
-            reason = registry_reason(f"validation {index}", outcome.error)
+            # undetermined (needs-registry, an unread lookup), else an error: what _undetermined and _result
+            # would make, made directly (a failed validation's error is met on every subject where a policy
+            # reads what is not there)
+            reason = undetermined_reason(f"validation {index}", outcome.error)
             if reason is not None:
                 status, message, props = UNDETERMINED, reason, fixed.process_only
             else:
@@ -488,7 +490,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                               fixed.actions, subject.source, fixed.policy_location, "")
         audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
         if audit_error is not None:
-            return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
+            return _undetermined(cp, ctx, "an auditAnnotation", audit_error) or \
+                _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
         return _result(cp, ctx, "", "fail", message, {**audits, "cel.validationIndex": str(index)})
     if json_mode or not cv.audit_annotations:
         # the common case, a pass with no audit annotations: what make_result would make, made directly
@@ -498,7 +501,8 @@ def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Su
                           fixed.policy_location, "")
     audits, audit_error = evaluate_audit_annotations(cv.audit_annotations, activation)
     if audit_error is not None:
-        return _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
+        return _undetermined(cp, ctx, "an auditAnnotation", audit_error) or \
+            _result(cp, ctx, "evaluation", "error", f"failed to load context: {audit_error}")
     return _result(cp, ctx, "", "pass", "success", audits)
 
 
