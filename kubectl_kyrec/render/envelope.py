@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.render import yaml_emit
+from kubectl_kyrec.render.items import Items
 
 if TYPE_CHECKING:
     from kubectl_kyrec.errors import FailedRead, RunResult
@@ -118,7 +119,16 @@ def write_json_array(items: Iterable[Any], write: Callable[[str], object], inden
     than per item (a run writes hundreds of thousands of results).
     """
     write("[")
-    count = write_array_items(items, write, indent, chunk, "\n")
+    if isinstance(items, Items) and items.json is not None:
+        # the items as text already (render/result_entries.py)
+        first = True
+        for text in items.json(indent):
+            write("\n" if first else ",\n")
+            write(text)
+            first = False
+        count = items.count
+    else:
+        count = write_array_items(items, write, indent, chunk, "\n")
     write(f"\n{indent}]" if count else "]")
     return count
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import datetime
 import pickle
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from itertools import compress, groupby
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsReader, encode_pairs
+from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsColumns, PairsReader, encode_pairs, read_columns
 from kubectl_kyrec.model import Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS, admission_json
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 _POLICY, _SOURCE, _STATUS = (itemgetter(Result._fields.index(name)) for name in ("policy", "source", "result"))
 _UID = attrgetter("subject.uid")
+T = TypeVar("T")
 
 
 class ResultSpill:
@@ -122,21 +123,28 @@ class ResultSpill:
     def chunks(self) -> Iterator[ResultPairs]:
         """The results in the whole run's order, a record at a time (read anew on each call): the admission
         chain's, then the rest as they were handed on."""
+        return self._records(lambda: PairsReader().read)
+
+    def columns(self) -> Iterator[PairsColumns]:
+        """The same records as `chunks`, each as its columns (no Result made: render/result_entries.py)."""
+        return self._records(lambda: read_columns)
+
+    def _records(self, reader: Callable[[], Callable[[BinaryIO], T | None]]) -> Iterator[T]:
         for spill in (self._ahead, self._file):
             if spill is None:
                 continue
-            reader = PairsReader()
+            read = reader()
             at = 0
             while True:
                 # each reader at its own place: two of them may be part-way at once (a document's results and
                 # the reports after them are two reads)
                 file = spill.file
                 file.seek(at)
-                pairs = reader.read(file)
-                if pairs is None:
+                record = read(file)
+                if record is None:
                     break
                 at = file.tell()
-                yield pairs
+                yield record
 
     def results(self) -> Iterator[Result]:
         for pairs in self.chunks():
