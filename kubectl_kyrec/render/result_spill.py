@@ -162,7 +162,7 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
     """The expected reports of the spilled results and of `later` (pairs the run held apart: a
     GeneratingPolicy's), as expect/reports.py ExpectedReports makes them of all of them in that order,
     each built as it is written."""
-    from kubectl_kyrec.expect.reports import ExpectedReports, adjacent_groups, grouped_reports
+    from kubectl_kyrec.expect.reports import ExpectedReports, spilled_reports
 
     if spill.scattered:
         # a subject's results apart from one another: grouped as ExpectedReports groups them, held
@@ -177,7 +177,7 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
 
     def make(start: int, stop: int) -> Iterator[dict[str, Any]]:
         assert (start, stop) == (0, count), "the spilled reports are read whole, in order"
-        return grouped_reports(adjacent_groups(spill.chunks(), later), now, api)
+        return spilled_reports(spill.columns(), later, now, api)
 
     # the reports share their entries and timestamp, and are never changed
     return Items(count, make, shared=True)

@@ -5,6 +5,7 @@ every format) are tests/consistency/test_streamed_formats.py and test_results_st
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import random
 from typing import Any
@@ -113,6 +114,8 @@ def test_the_part_caches_emptied_as_they_fill_give_the_same_text(monkeypatch: py
 
 
 def test_writing_the_spilled_documents_makes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubectl_kyrec.render.result_spill import spilled_report_items
+
     # each result was decoded into a Result, then a mapping, then encoded: a third of the worker's
     # evaluation in the reading process (bench/RESULTS.md, jsonrows)
     results = tricky_results()
@@ -126,4 +129,56 @@ def test_writing_the_spilled_documents_makes_no_result(monkeypatch: pytest.Monke
     envelope.write_json_array(_spilled_items(spill), out.append, "  ")
     yaml_emit.write_sequence("results", _spilled_items(spill), out.append)
     assert out
+    # the reports too (of a spill whose subjects' results come one after another)
+    pairs, _ = report_results(0)
+    reports = ResultSpill()
+    reports.add(ResultPairs([r for r, _ in pairs], bytearray(ok for _, ok in pairs)))
+    assert not reports.scattered
+    assert len(list(spilled_report_items(reports, [], NOW, "wgpolicyk8s.io/v1alpha2"))) == reports.reported_subjects
+    reports.close()
+    spill.close()
+
+
+NOW = datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc)
+
+
+def report_results(seed: int) -> tuple[list[tuple[Result, bool]], list[tuple[Result, bool]]]:
+    """A run's pairs, each subject's one after another (some subjects in two records), and `later` pairs (a
+    GeneratingPolicy's) for some of those subjects and for subjects of their own: classic rules (one entry
+    each) and CEL policies (one entry per policy: the last one wins), properties that cannot be hashed."""
+    rng = random.Random(seed)
+    pairs: list[tuple[Result, bool]] = []
+    for n in range(40):
+        ref = Ref("v1", "Pod" if n % 7 else "Namespace", "" if n % 7 == 0 else f"ns-{n % 3}", f"p{n}", f"uid-{n}",
+                  n % 11 == 0)
+        for _ in range(rng.randrange(0, 9)):
+            source = rng.choice(["KyvernoValidatingPolicy", "kyverno", "ValidatingAdmissionPolicy"])
+            props = rng.choice([{"process": "background scan"}, {}, {"process": "admission review"},
+                                {"process": "background scan", "cel.validationIndex": "1"}])
+            result = Result(rng.choice(["b", "a", "c/d"]), source, rng.choice(["", "r1", "r2"]),
+                            rng.choice(["pass", "fail", "warn", "error", "skip"]), rng.choice(["ok", "no", ""]), ref,
+                            rng.choice([True, False]), rng.choice(["", "cat"]), rng.choice(["", "low"]), props)
+            pairs.append((result, rng.random() < 0.8))
+    later = [(Result("gen", "KyvernoGeneratingPolicy", "", "pass", "generated", ref), ok)
+             for ref, ok in ((Ref("v1", "Pod", "ns-1", "p3", "uid-3"), True),
+                             (Ref("v1", "Pod", "ns-0", "x", "uid-x"), True),
+                             (Ref("v1", "Pod", "ns-1", "p5", "uid-5"), False))]
+    return pairs, later
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_spilled_reports_are_the_expected_reports(seed: int) -> None:
+    from kubectl_kyrec.expect.reports import ExpectedReports
+    from kubectl_kyrec.render.result_spill import spilled_report_items
+
+    pairs, later = report_results(seed)
+    spill = ResultSpill()
+    for start in range(0, len(pairs), 13):      # records that cut some subjects' results in two
+        chunk = pairs[start:start + 13]
+        spill.add(ResultPairs([r for r, _ in chunk], bytearray(ok for _, ok in chunk)))
+    assert not spill.scattered
+    for api in ("wgpolicyk8s.io/v1alpha2", "openreports.io/v1alpha1"):
+        expected = list(ExpectedReports(ResultPairs([r for r, _ in pairs] + [r for r, _ in later],
+                                                    bytearray(ok for _, ok in pairs + later)), NOW, api))
+        assert list(spilled_report_items(spill, later, NOW, api)) == expected
     spill.close()
