@@ -130,7 +130,7 @@ _PARTS_MAX = 20_000
 
 class _ResultsParts:
     """The `results` entries of `_ResultsJson` for the YAML writer: each a Joined of its six parts
-    (render/result_entries.py result_parts), each part one object per distinct value, shared by every result
+    (render/result_entries.py's `*_part` functions), each part one object per distinct value, shared by every result
     that has it. A result's text is then six reused texts (yaml_emit writes a part once): most results differ
     from the others only in which subject, outcome and properties they join."""
 

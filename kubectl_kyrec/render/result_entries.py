@@ -1,18 +1,18 @@
 """The EvalResult document's `results` entries (docs/output.md) as six parts, and the JSON and YAML text of
 spilled results written straight from their records' columns (issue 36).
 
-An entry is six mappings one after the other (`result_parts`): the policy's (`policy`, `source`, `rule`), the
-subject's, the outcome's (`result` to `validationActions`), the properties', and the two locations'. Most
-entries differ from the others only in which subject, outcome and properties they join, so each distinct part
-is written once and an entry's text is its parts' texts put together (the YAML writer does so with
-render/joined.Joined; tests/render holds the parts to eval_output.result_json).
+An entry is six mappings one after the other (the `*_part` functions below): the policy's (`policy`, `source`,
+`rule`), the subject's, the outcome's (`result` to `validationActions`), the properties', and the two
+locations'. Most entries differ from the others only in which subject, outcome and properties they join, so
+each distinct part is written once and an entry's text is its parts' texts put together (the YAML writer does
+so with render/joined.Joined; tests/render/test_eval_writers.py holds the parts to eval_output.result_json).
 
 The spilled results (render/result_spill.py) are read back as columns (evaluate/pipeline.py read_columns), and
 an entry's text is made without a Python step per result: the columns are mapped to their parts' texts and
 joined at C speed. Each part's text is what the document's own encoder writes of the part (envelope.dumps for
 JSON, yaml_emit for YAML), so the text is byte for byte what those encoders write of the whole entry: made
-per result (a Result, its entry's mapping, the encoder's walk of it), `-o json` cost the reading process more
-than a third of the worker's evaluation.
+per result (a Result, its entry's mapping, the encoder's walk of it), `-o json` cost the reading process about
+1.15 million instructions per Pod more than the table (bench/RESULTS.md).
 """
 
 from __future__ import annotations
