@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsColumns, PairsReader, encode_pairs, read_columns
 from kubectl_kyrec.model import Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.render.envelope import shared_items_json
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS, admission_json
 from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.spill_file import SpillFile
@@ -179,8 +180,8 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
         assert (start, stop) == (0, count), "the spilled reports are read whole, in order"
         return spilled_reports(spill.columns(), later, now, api)
 
-    # the reports share their entries and timestamp, and are never changed
-    return Items(count, make, shared=True)
+    # the reports share their entries and timestamp, and are never changed: JSON encodes each entry once
+    return Items(count, make, shared=True, json=lambda indent: shared_items_json(make(0, count), indent))
 
 
 class SpilledFindings(Collection[Finding]):

@@ -182,3 +182,26 @@ def test_the_spilled_reports_are_the_expected_reports(seed: int) -> None:
                                                     bytearray(ok for _, ok in pairs + later)), NOW, api))
         assert list(spilled_report_items(spill, later, NOW, api)) == expected
     spill.close()
+
+
+@pytest.mark.parametrize("encoder", ["orjson", "standard library"])
+def test_the_spilled_reports_json_is_the_encoders_text_of_each_whole_report(encoder: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # each shared entry encoded once (envelope.shared_items_json), the caches emptied as they fill
+    from kubectl_kyrec.render.result_spill import spilled_report_items
+
+    if encoder != "orjson":
+        monkeypatch.setattr(envelope, "orjson", None)
+    monkeypatch.setattr(envelope, "_SHARED_TEXTS_MAX", 5)
+    monkeypatch.setattr(envelope, "_PIECE", 7)
+    pairs, later = report_results(1)
+    spill = ResultSpill()
+    for start in range(0, len(pairs), 13):
+        chunk = pairs[start:start + 13]
+        spill.add(ResultPairs([r for r, _ in chunk], bytearray(ok for _, ok in chunk)))
+    items = spilled_report_items(spill, later, NOW, "wgpolicyk8s.io/v1alpha2")
+    written: list[str] = []
+    assert envelope.write_json_array(items, written.append, "  ") == items.count > 20
+    assert "".join(written) == whole_json(list(items))
+    assert len(written) > 5
+    spill.close()
