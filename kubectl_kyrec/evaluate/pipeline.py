@@ -14,7 +14,7 @@ import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, Protocol
 
 from kubectl_kyrec.cel.environment import Environments, LibraryFactory
 from kubectl_kyrec.errors import InputError
@@ -903,6 +903,30 @@ def _decode_pairs(shared: _Shared, record: list[Any]) -> ResultPairs:
         scored, category, severity, map(props_table.__getitem__, props_at), actions,
         map(source_table.__getitem__, location), map(source_table.__getitem__, policy_location), binding)))
     return ResultPairs(results, bytearray(flags))
+
+
+class PairsColumns(NamedTuple):
+    """One `encode_pairs` record as it was written, no Result made: each of Result's fields a column (in
+    Result._fields' order; `subject`, `properties`, `location` and `policy_location` as indexes into the
+    tables), the tables of the distinct Refs, properties and Sources, and the reportable flags. What an output
+    that writes every result as text reads (render/result_entries.py): a Result per result only to take its
+    fields apart again cost about as much as writing it."""
+
+    columns: list[Sequence[Any]]
+    refs: list[Ref]
+    properties: list[dict[str, str]]
+    sources: list[Source | None]
+    reportable: bytes
+
+
+def read_columns(file: BinaryIO) -> PairsColumns | None:
+    """The next `encode_pairs` record of `file` as its columns; None at the end of the file."""
+    record = _load(file)
+    if record is _END:
+        return None
+    columns, ref_rows, props_rows, source_rows, flags = record
+    return PairsColumns(columns, [Ref(*row) for row in ref_rows], props_rows,
+                        [None if row is None else Source(*row) for row in source_rows], flags)
 
 
 class PairsReader:

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from itertools import compress, groupby
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any, overload
 
-from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Result, ResultPairs
+from kubectl_kyrec.model import OPENREPORTS, WGPOLICY, Ref, Result
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.pipeline import PairsColumns
 
 REPORT_KINDS: dict[str, tuple[str, str]] = {
     WGPOLICY: ("PolicyReport", "ClusterPolicyReport"),
@@ -58,11 +63,18 @@ def reported(results: Iterable[Result]) -> list[Result]:
     CEL sources are keyed by source/policy/uid: one result per policy per resource. Classic policies
     (source kyverno) by source/policy/rule/uid: one per rule.
     """
-    keyed: dict[tuple[str, str, str], Result] = {}
-    for r in results:
-        keyed[(r.source, r.policy, r.rule if r.source == "kyverno" else "")] = r
+    results = list(results)
+    return [results[i] for i in report_order([(r.source, r.policy, r.rule) for r in results])]
+
+
+def report_order(heads: Sequence[tuple[str, str, str]]) -> list[int]:
+    """`reported`'s rule on the (source, policy, rule) of each result: the positions of the results a report
+    carries, in its order."""
+    keyed: dict[tuple[str, str, str], int] = {}
+    for i, (source, policy, rule) in enumerate(heads):
+        keyed[(source, policy, rule if source == "kyverno" else "")] = i
     # by (policy, rule, source) of the entries, where an entry without a rule sorts as rule ""
-    return sorted(keyed.values(), key=lambda r: (r.policy, r.rule or "", r.source))
+    return sorted(keyed.values(), key=lambda i: (heads[i][1], heads[i][2] or "", heads[i][0]))
 
 
 def report_entries(results: Iterable[Result], now: datetime.datetime) -> list[dict[str, Any]]:
@@ -163,45 +175,99 @@ class SharedEntries:
         return out
 
 
-def adjacent_groups(chunks: Iterable[ResultPairs], later: Iterable[tuple[Result, bool]]
-                    ) -> Iterator[tuple[Ref, list[Result]]]:
-    """`_by_subject`'s groups, made as `chunks` pass: for results whose reportable ones of a subject come one
-    after another (a run's, whose chunks hold whole subjects), so that a group is done when the next begins.
-    `later`: pairs held apart (a GeneratingPolicy's, which Kyverno reports in the trigger's report too),
-    joined to their subject's group, or grouped after the others as `_by_subject` would."""
+def spilled_reports(records: Iterable[PairsColumns], later: Iterable[tuple[Result, bool]],
+                    now: datetime.datetime, api: str = WGPOLICY) -> Iterator[dict[str, Any]]:
+    """The reports of results whose reportable ones of a subject come one after another (a run's, whose
+    records hold whole subjects; evaluate/pipeline.py read_columns), a report built as its subject's group is
+    done: `_by_subject`'s groups, `later` (pairs held apart: a GeneratingPolicy's, which Kyverno reports in the
+    trigger's report too) joined to their subject's group, or reported after the others as `_by_subject` would
+    group them. ExpectedReports' reports, made without a Result per result: each entry is found by the
+    columns of its result (an entry holds nothing of its subject: SharedEntries), and a report's order by
+    the (source, policy, rule) of its group, the same for most subjects (kept)."""
     extra = _by_subject(later)
-    uid: str | None = None
-    group: tuple[Ref, list[Result]] | None = None
-    for pairs in chunks:
-        for r, ok in zip(pairs.results, pairs.reportable):
-            if not ok:
-                continue
-            if r.subject.uid != uid:
-                if group is not None:
-                    yield _joined(group, uid, extra)
-                uid = r.subject.uid
-                group = (r.subject, [r])
-            else:
-                group[1].append(r)      # type: ignore[index]
-    if group is not None:
-        yield _joined(group, uid, extra)
-    yield from extra.values()
-
-
-def _joined(group: tuple[Ref, list[Result]], uid: str | None, extra: dict[str, tuple[Ref, list[Result]]]
-            ) -> tuple[Ref, list[Result]]:
-    more = extra.pop(uid, None) if extra else None     # type: ignore[arg-type]
-    return (group[0], group[1] + more[1]) if more is not None else group
-
-
-def grouped_reports(groups: Iterable[tuple[Ref, list[Result]]], now: datetime.datetime, api: str = WGPOLICY
-                    ) -> Iterator[dict[str, Any]]:
-    """A report per group of (subject, its reportable results), built as read: ExpectedReports' reports
-    without holding the groups."""
     shared = SharedEntries(now)
-    for ref, rs in groups:
+    entries: dict[tuple[Any, ...], dict[str, Any]] = {}
+    orders: dict[tuple[tuple[str, str, str], ...], list[int]] = {}
+    uid: str | None = None
+    ref: Ref | None = None
+    heads: list[tuple[str, str, str]] = []
+    made: list[dict[str, Any]] = []
+
+    def report() -> dict[str, Any]:
+        assert ref is not None
+        more = extra.pop(uid, None) if extra and uid is not None else None
+        if more is not None:
+            heads.extend((r.source, r.policy, r.rule) for r in more[1])
+            made.extend(shared.entries(more[1]))
+        key = tuple(heads)
+        order = orders.get(key)
+        if order is None:
+            if len(orders) >= _SHARED_MAX:
+                orders.clear()
+            order = orders[key] = report_order(key)
+        return build_report(ref, (), now, api, list(map(made.__getitem__, order)))
+
+    for record in records:
+        columns = record.columns
+        flags = record.reportable
+        at = list(compress(range(len(flags)), flags))
+        if not at:
+            continue
+        source, policy, rule = columns[1], columns[0], columns[2]
+        record_heads = list(zip(source, policy, rule))
+        record_entries = _record_entries(record, record_heads, entries, shared)
+        refs = record.refs
+        subjects = columns[5]
+        uids = map(attrgetter("uid"), map(refs.__getitem__, map(subjects.__getitem__, at)))
+        for subject_uid, run in groupby(zip(uids, at), key=itemgetter(0)):
+            positions = list(map(itemgetter(1), run))
+            if subject_uid != uid:
+                if ref is not None:
+                    yield report()
+                uid, ref = subject_uid, refs[subjects[positions[0]]]
+                heads, made = [], []
+            heads.extend(map(record_heads.__getitem__, positions))
+            made.extend(map(record_entries.__getitem__, positions))
+    if ref is not None:
+        yield report()
+    for subject, rs in extra.values():
         rs = reported(rs)
-        yield build_report(ref, rs, now, api, shared.entries(rs))
+        yield build_report(subject, rs, now, api, shared.entries(rs))
+
+
+def _record_entries(record: PairsColumns, heads: list[tuple[str, str, str]],
+                    entries: dict[tuple[Any, ...], dict[str, Any]], shared: SharedEntries) -> list[dict[str, Any]]:
+    """The report entry of each result of a record (SharedEntries' mappings), by its columns: `entries` keeps
+    them by what an entry holds, across records."""
+    columns = record.columns
+    props = []
+    for p in record.properties:
+        key: Any = tuple(p.items())
+        try:
+            hash(key)
+        except TypeError:       # a property value that cannot be hashed: this mapping's own entries
+            key = object()
+        props.append(key)
+    keys = list(zip(heads, columns[3], columns[4], columns[6], columns[7], columns[8],
+                    map(props.__getitem__, columns[9])))
+    missing = set(keys).difference(entries)
+    if missing:
+        if len(entries) + len(missing) > _SHARED_MAX:
+            entries.clear()
+            missing = set(keys)
+        first = dict(zip(keys, range(len(keys))))
+        for key in missing:
+            entries[key] = shared.entries([_result_at(record, first[key])])[0]
+    return list(map(entries.__getitem__, keys))
+
+
+def _result_at(record: PairsColumns, i: int) -> Result:
+    """The record's result at `i`, made whole."""
+    (policy, kind, rule, status, message, subject, scored, category, severity, properties, actions, location,
+     policy_location, binding) = (column[i] for column in record.columns)
+    sources = record.sources
+    return Result(policy, kind, rule, status, message, record.refs[subject], scored, category, severity,
+                  record.properties[properties], actions, sources[location], sources[policy_location], binding)
 
 
 class ExpectedReports(Sequence[dict[str, Any]]):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
+from kubectl_kyrec.render import result_entries as entries
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
     from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+    from kubectl_kyrec.evaluate.pipeline import PairsColumns
     from kubectl_kyrec.model import EvalError, ResultPairs
     from kubectl_kyrec.reconcile.impact import Impact
     from kubectl_kyrec.render.spill_file import SpillFile
@@ -40,6 +42,7 @@ class HandedResults(Protocol):
     counts: dict[str, int]
 
     def chunks(self) -> Iterator[ResultPairs]: ...
+    def columns(self) -> Iterator[PairsColumns]: ...
     def results(self) -> Iterator[Result]: ...
     def admission_items(self) -> Items: ...
 
@@ -126,12 +129,10 @@ _PARTS_MAX = 20_000
 
 
 class _ResultsParts:
-    """The `results` entries of `_ResultsJson` for the YAML writer: each a Joined of six parts, each part
-    one object per distinct value, shared by every result that has it. A result's text is then six reused
-    texts (yaml_emit writes a part once): most results differ from the others only in which subject,
-    outcome and properties they join.
-
-    The parts' keys, in order, are result_json's: a test holds the two to the same mapping."""
+    """The `results` entries of `_ResultsJson` for the YAML writer: each a Joined of its six parts
+    (render/result_entries.py's `*_part` functions), each part one object per distinct value, shared by every result
+    that has it. A result's text is then six reused texts (yaml_emit writes a part once): most results differ
+    from the others only in which subject, outcome and properties they join."""
 
     def __init__(self, results: Sequence[Result]) -> None:
         self.results = results
@@ -149,18 +150,16 @@ class _ResultsParts:
             key = (r.policy, r.source, r.rule)
             head = heads.get(key)
             if head is None:
-                head = heads[key] = {"policy": r.policy, "source": r.source, "rule": r.rule}
+                head = heads[key] = entries.head_part(*key)
             subject = refs.get(id(r.subject))
             if subject is None:
-                subject = refs[id(r.subject)] = {"subject": r.subject.to_json()}
+                subject = refs[id(r.subject)] = entries.subject_part(r.subject)
             okey = (r.result, r.message, r.scored, r.category, r.severity, r.validation_actions)
             outcome = outcomes.get(okey)
             if outcome is None:
                 if len(outcomes) >= _PARTS_MAX:
                     outcomes.clear()
-                outcome = outcomes[okey] = {"result": r.result, "message": r.message, "scored": r.scored,
-                                           "category": r.category, "severity": r.severity,
-                                           "validationActions": r.validation_actions}
+                outcome = outcomes[okey] = entries.outcome_part(*okey)
             props = r.properties
             # the shared mappings of a result without properties of its own by id, others by content
             pkey: Any = id(props) if len(props) == 1 else tuple(props.items())
@@ -172,15 +171,15 @@ class _ResultsParts:
             if prop is None:
                 if len(properties) >= _PARTS_MAX:
                     properties.clear()
-                prop = properties[pkey] = {"properties": props if type(props) is dict else dict(props)}
+                prop = properties[pkey] = entries.properties_part(props)
             loc = r.location
             location = locations.get(id(loc))
             if location is None:
-                location = locations[id(loc)] = {"location": _loc(loc)}
+                location = locations[id(loc)] = entries.location_part(loc)
             loc = r.policy_location
             policy_location = policy_locations.get(id(loc))
             if policy_location is None:
-                policy_location = policy_locations[id(loc)] = {"policyLocation": _loc(loc)}
+                policy_location = policy_locations[id(loc)] = entries.policy_location_part(loc)
             yield Joined((head, subject, outcome, prop, location, policy_location))
 
 
@@ -238,7 +237,9 @@ def _spilled_items(handed: HandedResults) -> Items:
                 yield from kind(pairs.results)
         return records
 
-    return Items(handed.count, make(_ResultsJson), shared=True, parts=make(_ResultsParts))
+    return Items(handed.count, make(_ResultsJson), shared=True, parts=make(_ResultsParts),
+                 json=lambda indent: entries.json_entries(handed.columns(), indent),
+                 yaml=lambda: entries.yaml_entries(handed.columns()))
 
 
 def admission_json(admission: Admission) -> dict[str, Any]:

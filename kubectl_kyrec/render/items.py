@@ -18,16 +18,26 @@ class Items:
     items and never change (yaml_emit writes each once and reuses its lines). `parts`: the same items, made
     by range as `make` makes them, as render/joined.Joined mappings whose parts are shared between items and
     never change (the YAML writer writes each part once and reuses its text).
+
+    `json(indent)`, `yaml()`: all the items as the text the JSON and YAML writers would write of them, in
+    pieces: JSON as the items of an array at `indent` separated by `,` and a new line (each piece one or more
+    items, no separator before or after it), YAML as the items of a block sequence at the top level. Given by
+    a sequence that can write its items' text faster than the writers make it of the items
+    (render/result_entries.py); the writers use it instead of the items.
     """
 
-    __slots__ = ("count", "make", "shared", "parts")
+    __slots__ = ("count", "make", "shared", "parts", "json", "yaml")
 
     def __init__(self, count: int, make: Callable[[int, int], Iterable[Any]], *, shared: bool = False,
-                 parts: Callable[[int, int], Iterable[Any]] | None = None) -> None:
+                 parts: Callable[[int, int], Iterable[Any]] | None = None,
+                 json: Callable[[str], Iterable[str]] | None = None,
+                 yaml: Callable[[], Iterable[str]] | None = None) -> None:
         self.count = count
         self.make = make
         self.shared = shared
         self.parts = parts
+        self.json = json
+        self.yaml = yaml
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.make(0, self.count))

@@ -6,7 +6,9 @@ pairs. Written key by key, each result costs a line of Python per key; given as 
 parts, each part is written once and every result is its parts' texts put together (yaml_emit).
 
 JSON does not use it: orjson encodes a whole result mapping faster than Python joins the parts' texts
-(230,000 results: 0.75-0.93 s from mappings, 0.93-1.38 s from cached part texts, the same bytes).
+(230,000 results: 0.75-0.93 s from mappings, 0.93-1.38 s from cached part texts, the same bytes). Spilled
+results are written from the spill's columns instead, in both formats (render/result_entries.py: the parts'
+texts joined at C speed, no Python step per result).
 """
 
 from __future__ import annotations

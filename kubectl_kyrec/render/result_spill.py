@@ -17,14 +17,15 @@ from __future__ import annotations
 import datetime
 import pickle
 from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from itertools import compress, groupby
 from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsReader, encode_pairs
+from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsColumns, PairsReader, encode_pairs, read_columns
 from kubectl_kyrec.model import Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
+from kubectl_kyrec.render.envelope import shared_items_json
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS, admission_json
 from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.spill_file import SpillFile
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 
 _POLICY, _SOURCE, _STATUS = (itemgetter(Result._fields.index(name)) for name in ("policy", "source", "result"))
 _UID = attrgetter("subject.uid")
+T = TypeVar("T")
 
 
 class ResultSpill:
@@ -122,21 +124,28 @@ class ResultSpill:
     def chunks(self) -> Iterator[ResultPairs]:
         """The results in the whole run's order, a record at a time (read anew on each call): the admission
         chain's, then the rest as they were handed on."""
+        return self._records(lambda: PairsReader().read)
+
+    def columns(self) -> Iterator[PairsColumns]:
+        """The same records as `chunks`, each as its columns (no Result made: render/result_entries.py)."""
+        return self._records(lambda: read_columns)
+
+    def _records(self, reader: Callable[[], Callable[[BinaryIO], T | None]]) -> Iterator[T]:
         for spill in (self._ahead, self._file):
             if spill is None:
                 continue
-            reader = PairsReader()
+            read = reader()
             at = 0
             while True:
                 # each reader at its own place: two of them may be part-way at once (a document's results and
                 # the reports after them are two reads)
                 file = spill.file
                 file.seek(at)
-                pairs = reader.read(file)
-                if pairs is None:
+                record = read(file)
+                if record is None:
                     break
                 at = file.tell()
-                yield pairs
+                yield record
 
     def results(self) -> Iterator[Result]:
         for pairs in self.chunks():
@@ -154,7 +163,7 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
     """The expected reports of the spilled results and of `later` (pairs the run held apart: a
     GeneratingPolicy's), as expect/reports.py ExpectedReports makes them of all of them in that order,
     each built as it is written."""
-    from kubectl_kyrec.expect.reports import ExpectedReports, adjacent_groups, grouped_reports
+    from kubectl_kyrec.expect.reports import ExpectedReports, spilled_reports
 
     if spill.scattered:
         # a subject's results apart from one another: grouped as ExpectedReports groups them, held
@@ -169,10 +178,10 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
 
     def make(start: int, stop: int) -> Iterator[dict[str, Any]]:
         assert (start, stop) == (0, count), "the spilled reports are read whole, in order"
-        return grouped_reports(adjacent_groups(spill.chunks(), later), now, api)
+        return spilled_reports(spill.columns(), later, now, api)
 
-    # the reports share their entries and timestamp, and are never changed
-    return Items(count, make, shared=True)
+    # the reports share their entries and timestamp, and are never changed: JSON encodes each entry once
+    return Items(count, make, shared=True, json=lambda indent: shared_items_json(make(0, count), indent))
 
 
 class SpilledFindings(Collection[Finding]):

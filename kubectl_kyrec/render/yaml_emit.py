@@ -233,6 +233,20 @@ def _joined(value: Joined, out: list[str], indent: str, blocks: Blocks | None, i
                    _store(part, inner, blocks, partial(emit, part, indent=inner)))
 
 
+def block(value: Any, indent: str) -> str:
+    """The lines of a non-empty mapping or sequence at `indent` (emit's), as one text."""
+    out: list[str] = []
+    emit(value, out, indent)
+    return "".join(out)
+
+
+def item(value: Any, indent: str = "") -> str:
+    """The lines of a non-empty mapping or sequence as an item of a sequence at `indent`, as one text."""
+    out: list[str] = []
+    _item(value, out, indent, None)
+    return "".join(out)
+
+
 def to_yaml(value: Any, blocks: Blocks | None = None) -> str:
     """`value` as block YAML; `blocks` (shared between calls): its nested parts are shared and never
     change, and their text is reused (see emit)."""
@@ -244,6 +258,15 @@ def to_yaml(value: Any, blocks: Blocks | None = None) -> str:
 def write_sequence(key: str, items: Iterable[Any], write: Callable[[str], object], *, chunk: int = 2000) -> int:
     """`key:` and its sequence, item by item, in chunks of text; returns how many items were written.
     An Items part: its shared parts written once (Items.shared)."""
+    if isinstance(items, Items) and items.yaml is not None:
+        # the items as text already (render/result_entries.py)
+        if not items.count:
+            write(f"{_key(key)}: []\n")
+            return 0
+        write(f"{_key(key)}:\n")
+        for text in items.yaml():
+            write(text)
+        return items.count
     if isinstance(items, Items) and items.parts is not None:
         items = Items(items.count, items.parts, shared=True)
     shared = isinstance(items, Items) and items.shared

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 from kubectl_kyrec.model import Ref, Result, ResultPairs
 from kubectl_kyrec.render.result_spill import ResultSpill
@@ -86,14 +87,18 @@ def _reports_of_spill(statuses: list[str]) -> tuple[str, int]:
         pairs.append(Result(f"p{i}", "ValidatingPolicy", "", status, "m", Ref("v1", "Pod", "ns", "a", "uid-a")), True)
     spill.add(pairs)
     reads = 0
-    chunks = spill.chunks
+    # a read as Results (the notes) or as columns (the reports: expect/reports.py spilled_reports)
+    chunks, columns = spill.chunks, spill.columns
 
-    def counted() -> object:
-        nonlocal reads
-        reads += 1
-        return chunks()
+    def counted(read: Any) -> Any:
+        def counting() -> object:
+            nonlocal reads
+            reads += 1
+            return read()
+        return counting
 
-    spill.chunks = counted      # type: ignore[method-assign,assignment]
+    spill.chunks = counted(chunks)      # type: ignore[method-assign]
+    spill.columns = counted(columns)    # type: ignore[method-assign]
     now = datetime.datetime(2026, 1, 2, tzinfo=datetime.timezone.utc)
     view = SimpleNamespace(results=[], handed=spill, target_changes=[],
                            report_items=lambda: spilled_report_items(spill, [], now, "wgpolicyk8s.io/v1alpha2"))
