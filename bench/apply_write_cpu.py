@@ -23,9 +23,7 @@ import cProfile
 import io
 import os
 import pstats
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from apply_writes import RawClient, kyverno_labels  # noqa: E402 - after the path is set
+from apply_writes import RawClient, kyverno_labels, realapi  # noqa: E402 - after the path is set
 
 
 def _kyrec_sender(kubeconfig: Path, namespace: str) -> Callable[[str], bool]:
@@ -90,18 +88,7 @@ def main() -> None:
     parser.add_argument("--kubeconfig", type=Path, help="a running realapi server's")
     parser.add_argument("--top", type=int, default=25, help="kyrec's functions shown, by own time")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kyrec-bench-wcpu-"))
-    server = None
-    try:
-        if args.kubeconfig is None:
-            from tests.realapi import build
-            from tests.realapi.fixture import CRDS, RealServer
-
-            server = RealServer(build.build("server"), work)
-            server.start(CRDS)
-            kubeconfig = server.kubeconfig
-        else:
-            kubeconfig = args.kubeconfig
+    with realapi(args.kubeconfig, "kyrec-bench-wcpu-") as kubeconfig:
         from tests.realapi.fixture import Kube
 
         namespace = f"wcpu-{os.getpid()}"
@@ -122,10 +109,6 @@ def main() -> None:
         print(f"kyrec / raw CPU per write: {rows[0][1] / rows[1][1]:.2f}x; load average {os.getloadavg()[0]:.1f}")
         print("\nkyrec's writer, by own time:")
         print(kyrec_listing)
-    finally:
-        if server is not None:
-            server.stop()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from apply_writes import RawClient, kyverno_labels  # noqa: E402 - after the path is set
+from apply_writes import RawClient, kyverno_labels, realapi  # noqa: E402 - after the path is set
 
 
 def _namespace(kube: object, name: str) -> None:
@@ -99,18 +97,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--kubeconfig", type=Path, help="a running realapi server's")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="kyrec-bench-wpar-"))
-    server = None
-    try:
-        if args.kubeconfig is None:
-            from tests.realapi import build
-            from tests.realapi.fixture import CRDS, RealServer
-
-            server = RealServer(build.build("server"), work)
-            server.start(CRDS)
-            kubeconfig = server.kubeconfig
-        else:
-            kubeconfig = args.kubeconfig
+    with realapi(args.kubeconfig, "kyrec-bench-wpar-") as kubeconfig:
         from tests.realapi.fixture import Kube
 
         kube = Kube(kubeconfig)
@@ -132,10 +119,6 @@ def main() -> None:
         print(f"{'all':<7}{kw:>11.2f}{kc:>7.2f}{rw:>10.2f}{rc:>7.2f}{kw / rw:>11.2f}x{kc / rc:>10.2f}x; "
               f"CPU ms per write: kyrec {kc * 1e3 / (args.objects * args.rounds):.3f}, raw "
               f"{rc * 1e3 / (args.objects * args.rounds):.3f}; load average {os.getloadavg()[0]:.1f}")
-    finally:
-        if server is not None:
-            server.stop()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import re
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -50,6 +52,25 @@ import yaml  # noqa: E402 - after the path is set
 
 from tests.realapi import build  # noqa: E402
 from tests.realapi.fixture import CRDS, RealServer  # noqa: E402
+
+
+@contextlib.contextmanager
+def realapi(kubeconfig: Path | None, prefix: str) -> Iterator[Path]:
+    """The kubeconfig of `kubeconfig`'s running server (tests/realapi/serve.sh), or else of a real API server
+    started here on loopback for the block and stopped after it (its work directory removed)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    server = None
+    try:
+        if kubeconfig is None:
+            server = RealServer(build.build("server"), work)
+            server.start(CRDS)
+            kubeconfig = server.kubeconfig
+        yield kubeconfig
+    finally:
+        if server is not None:
+            server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
 
 POLICY = """apiVersion: policies.kyverno.io/v1
 kind: GeneratingPolicy
