@@ -106,12 +106,20 @@ def test_a_body_cut_short_is_a_reset_retried_for_reads(api: ApiServer, tmp_path:
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
 
+    # the server thread ends with the test: a thread left running would make the fork-based tests that run
+    # after this one skip (tests/evaluate/test_fan_out.py forks only with no other thread in the process)
+    stop = threading.Event()
+    listener.settimeout(0.05)
+
     def serve() -> None:
-        while True:
+        while not stop.is_set():
             try:
                 conn, _ = listener.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
+            conn.settimeout(None)
             with conn:
                 data = b""
                 while b"\r\n\r\n" not in data:
@@ -133,7 +141,10 @@ def test_a_body_cut_short_is_a_reset_retried_for_reads(api: ApiServer, tmp_path:
             kube.get_json("/api/v1/namespaces")
         assert len(served) == 5 and sleeps == [0.2, 0.4, 0.8, 1.6]
     finally:
+        stop.set()
+        thread.join(timeout=5)
         listener.close()
+    assert not thread.is_alive()
 
 
 def test_writes_are_not_retried_on_5xx(api: ApiServer, kube: KubeClient) -> None:
