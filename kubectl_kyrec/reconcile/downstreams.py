@@ -621,22 +621,18 @@ def unread_triggers(changes: Sequence[DownstreamChange], outcomes: Iterable[Trig
     where the trigger owns none, one row per target the policy may write stands for it (its identity as far as
     the policy states it without the lookup: a name or namespace made by a variable stays empty). Undetermined
     rows are counted, never acted on: no write, no prune."""
-    out = []
-    held: set[tuple[str, str, str]] = set()
-    for c in changes:
-        if c.klass is DownstreamClass.UNDETERMINED and c.trigger is not None:
-            held.add((c.policy, c.trigger.uid, c.object.kind))
-        out.append(c)
+    out = list(changes)
+    held = {(c.policy, c.trigger.uid, c.object.kind) for c in changes
+            if c.klass is DownstreamClass.UNDETERMINED and c.trigger is not None}
     for o in outcomes:
         if o.status not in UNREAD_LOOKUP:
             continue
-        reason = o.status.value
         for target in _targets(o.policy):
             if (o.policy.key, o.trigger.ref.uid, target.kind) in held:
                 continue
             held.add((o.policy.key, o.trigger.ref.uid, target.kind))
             out.append(DownstreamChange(
-                DownstreamClass.UNDETERMINED, Reason(reason), False, o.policy.key, o.trigger.ref, target,
+                DownstreamClass.UNDETERMINED, Reason(o.status.value), False, o.policy.key, o.trigger.ref, target,
                 message=f"cannot tell what the trigger generates: {o.message}"))
     out.sort(key=_order)
     return out
