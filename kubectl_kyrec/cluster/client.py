@@ -17,6 +17,7 @@ server did nothing:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -37,6 +38,8 @@ JSON = "application/json"
 # the most requests one client has in flight at once (`apply --concurrency`, cluster/writer.py)
 MAX_IN_FLIGHT = 64
 APPLY_PATCH = "application/apply-patch+yaml"
+# how long the kubeconfig's auth headers are reused before its refresh hook is asked again (_KubernetesTransport)
+AUTH_REUSE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,14 @@ class Response:
         except KyrecError:  # an undecodable error body has no reason to give
             return ""
         return str(body.get("reason") or "") if isinstance(body, Mapping) else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _query_string(items: tuple[tuple[str, Any], ...]) -> str:
+    """`?k=v&...` of the parameters that have a value, "" if none: a write's few parameters are the same for
+    every object of a plan, so each set is encoded once (bounded: a LIST's continue tokens come and go)."""
+    params = {k: v for k, v in items if v not in (None, "")}
+    return "?" + urlencode(params) if params else ""
 
 
 # how the RBAC authorizer words a denial (apiserver's responsewriters.forbiddenMessage)
@@ -140,15 +151,17 @@ class KubeClient:
     sleep: Callable[[float], None] = time.sleep
     counts: Counter[str] = field(default_factory=Counter)
     _counting: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # (accept, content type) -> (the auth headers they were built with, the headers): `_headers`
+    _built: dict[tuple[str, str | None], tuple[Mapping[str, str], Any]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def request(self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
                 content_type: str | None = None, accept: str = JSON, category: str = "") -> Response:
         """One API request with the retry rules above; any HTTP answer is returned (the caller maps non-2xx
         codes with `fail`), except 401, which ends the run."""
         url = self.transport.base_url.rstrip("/") + path
-        params = {k: v for k, v in (query or {}).items() if v not in (None, "")}
-        if params:
-            url += "?" + urlencode(params)
+        if query:
+            url += _query_string(tuple(query.items()))
         read = method == "GET"
         delay = self.policy.base_delay
         attempt = 0
@@ -192,6 +205,18 @@ class KubeClient:
             return response
 
     def _headers(self, accept: str, content_type: str | None) -> Any:
+        """The request's headers: built once per (accept, content type) and the transport's current auth
+        headers, and shared by the requests that follow (urllib3 copies them into each request's own)."""
+        auth = self.transport.auth_headers()
+        key = (accept, content_type)
+        built = self._built.get(key)
+        if built is not None and built[0] is auth:
+            return built[1]
+        headers = self._build_headers(accept, content_type, auth)
+        self._built[key] = (auth, headers)
+        return headers
+
+    def _build_headers(self, accept: str, content_type: str | None, auth: Mapping[str, str]) -> Any:
         headers: Any = {}
         if self.options.as_groups:
             from urllib3 import HTTPHeaderDict  # multiple Impersonate-Group headers need a multi-dict
@@ -201,7 +226,7 @@ class KubeClient:
         headers["User-Agent"] = f"kubectl-kyrec/{__version__}"
         if content_type:
             headers["Content-Type"] = content_type
-        for k, v in self.transport.auth_headers().items():
+        for k, v in auth.items():
             headers[k] = v
         if self.options.as_user:
             headers["Impersonate-User"] = self.options.as_user
@@ -278,12 +303,26 @@ class _KubernetesTransport:
         self._pool = api_client.rest_client.pool_manager
         self.base_url = str(api_client.configuration.host)
         self._timeouts: dict[float | None, urllib3.Timeout] = {}
+        self._auth: tuple[float, dict[str, str]] | None = None     # (reuse until, auth headers)
+        self.clock: Callable[[], float] = time.monotonic
 
     def auth_headers(self) -> dict[str, str]:
+        """The kubeconfig's auth headers, asked of the package at most once per AUTH_REUSE_SECONDS: its refresh
+        hook (a token from an exec plugin or an auth provider) renews a token five minutes before it expires
+        (kubernetes/config/kube_config.py EXPIRY_SKEW_PREVENTION_DELAY), so one a second old is still good; asked
+        per request, the hook re-assigned seven configuration fields before each of apply's writes. The same
+        dict is returned while it is reused (KubeClient keeps the headers built from it)."""
+        now = self.clock()
+        reused = self._auth
+        if reused is not None and now < reused[0]:
+            return reused[1]
         out = {}
         for setting in self._api_client.configuration.auth_settings().values():
             if setting.get("in") == "header" and setting.get("value"):
                 out[str(setting["key"])] = str(setting["value"])
+        if reused is not None and reused[1] == out:
+            out = reused[1]         # unchanged: the headers built from it stay good
+        self._auth = (now + AUTH_REUSE_SECONDS, out)
         return out
 
     def _timeout(self, seconds: float | None) -> Any:

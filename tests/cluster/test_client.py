@@ -25,7 +25,7 @@ def test_a_token_kubeconfig_reads_the_environment_for_a_proxy_once_not_per_reque
     """The kubeconfig loader's token refresh assigns the same host before every request, and kubernetes' host
     setter then read every environment variable for a proxy (a third of apply's CPU per write,
     bench/apply_write_cpu.py); the connection pool took its proxy when it was built. The token is still
-    sent, refreshed through the same hook, on every request."""
+    sent on every request (refreshed through the same hook: test_the_kubeconfigs_refresh_hook_...)."""
     from kubernetes.client import configuration
 
     api.add_user("alice", "tok")
@@ -38,6 +38,44 @@ def test_a_token_kubeconfig_reads_the_environment_for_a_proxy_once_not_per_reque
         assert kube.request("GET", "/api/v1/namespaces").ok
     assert looked == []
     assert [r.headers["authorization"] for r in api.requests()] == ["Bearer tok"] * 3
+
+
+def test_the_kubeconfigs_refresh_hook_is_asked_once_a_second_not_before_every_request(
+        api: ApiServer, tmp_path: Path) -> None:
+    """The kubeconfig loader's refresh hook renews a token five minutes before it expires and re-assigns seven
+    configuration fields each time it is asked: asked per request it was a tenth of a write's calls
+    (bench/apply_write_cpu.py). It is asked once per AUTH_REUSE_SECONDS; every request carries the token, and
+    a token the hook renews is sent from the next request after that."""
+    from kubectl_kyrec.cluster import client as client_module
+
+    api.add_user("alice", "tok")
+    api.add_user("alice", "renewed")
+    path = api.kubeconfig(tmp_path / "k", user="alice", token="tok")
+    kube = connect(ConnectionOptions(kubeconfig=str(path)))
+    configuration = kube.transport._api_client.configuration  # type: ignore[attr-defined]
+    settings = configuration.auth_settings
+    asked: list[int] = []
+
+    def counted() -> object:        # the hook re-installs itself when it runs: the call above it is counted
+        asked.append(1)
+        return settings()
+
+    configuration.auth_settings = counted
+    clock = [100.0]
+    kube.transport.clock = lambda: clock[0]  # type: ignore[attr-defined]
+    for _ in range(5):
+        assert kube.request("GET", "/api/v1/namespaces").ok
+    assert len(asked) == 1
+    # the hook renews the token (as an exec plugin's would): sent once the second has passed
+    configuration.refresh_api_key_hook = lambda conf: conf.api_key.update(BearerToken="Bearer renewed")
+    clock[0] += 0.5
+    assert kube.request("GET", "/api/v1/namespaces").ok
+    clock[0] += client_module.AUTH_REUSE_SECONDS
+    assert kube.request("GET", "/api/v1/namespaces").ok
+    assert kube.request("PATCH", "/api/v1/namespaces/default/configmaps/cm", body={
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"}},
+        query={"fieldManager": "m"}, content_type="application/apply-patch+yaml").status == 201
+    assert [r.headers["authorization"] for r in api.requests()] == ["Bearer tok"] * 6 + ["Bearer renewed"] * 2
 
 
 def test_requests_go_on_the_kubeconfigs_pool_without_the_kubernetes_rest_layer(
