@@ -206,7 +206,7 @@ class KubeClient:
 
     def _headers(self, accept: str, content_type: str | None) -> Any:
         """The request's headers: built once per (accept, content type) and the transport's current auth
-        headers, and shared by the requests that follow (urllib3 copies them into each request's own)."""
+        headers, and shared by the requests that follow (urllib3 reads them, never changes them)."""
         auth = self.transport.auth_headers()
         key = (accept, content_type)
         built = self._built.get(key)
@@ -305,6 +305,7 @@ class _KubernetesTransport:
         self._timeouts: dict[float | None, urllib3.Timeout] = {}
         self._auth: tuple[float, dict[str, str]] | None = None     # (reuse until, auth headers)
         self.clock: Callable[[], float] = time.monotonic
+        self._direct: tuple[str, Any] | None = self._direct_pool()       # (origin, its pool): _urlopen
 
     def auth_headers(self) -> dict[str, str]:
         """The kubeconfig's auth headers, asked of the package at most once per AUTH_REUSE_SECONDS: its refresh
@@ -335,6 +336,37 @@ class _KubernetesTransport:
             self._timeouts[seconds] = timeout
         return timeout
 
+    def _urlopen(self, method: str, url: str, data: bytes | None, headers: Mapping[str, str], timeout: Any) -> Any:
+        """The request sent on the API server's own connection pool, kept from the first request: the pool
+        manager's request() re-parsed the URL, looked the pool up by a normalised key and copied the headers
+        for every request, a tenth of a write's Python calls (bench/apply_write_cpu.py). Sent as the manager
+        sends it (the request URI, redirects not followed). A proxy (a ProxyManager, which adds its headers
+        per request) or a URL outside the server's origin goes through the manager, as does every request
+        once the manager has closed the pool it handed out."""
+        import urllib3
+
+        direct = self._direct
+        if direct is not None and url.startswith(direct[0]) and url[len(direct[0]):].startswith("/"):
+            try:
+                return direct[1].urlopen(method, url[len(direct[0]):], body=data, headers=headers,
+                                         timeout=timeout, preload_content=False, redirect=False,
+                                         assert_same_host=False)
+            except urllib3.exceptions.ClosedPoolError:
+                self._direct = None
+        return self._pool.request(method, url, body=data, headers=headers, timeout=timeout, preload_content=False)
+
+    def _direct_pool(self) -> tuple[str, Any] | None:
+        """(origin, pool) for `_urlopen`, or None when the manager must choose the pool per request."""
+        import urllib3
+
+        if type(self._pool) is not urllib3.PoolManager:
+            return None         # a ProxyManager or a SOCKS manager: their own per-request handling
+        parsed = urllib3.util.parse_url(self.base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            return None
+        origin = f"{parsed.scheme}://{parsed.netloc}"
+        return origin, self._pool.connection_from_url(origin)
+
     def send(self, method: str, url: str, headers: Mapping[str, str], body: Any,
              timeout: float | None) -> Response:
         import urllib3
@@ -343,8 +375,7 @@ class _KubernetesTransport:
         try:
             # retries=False (connect() sets it on the configuration, so on the pool): an error is raised as
             # itself, never wrapped in MaxRetryError, and kyrec retries by its own rules
-            resp = self._pool.request(method, url, body=data, headers=headers, timeout=self._timeout(timeout),
-                                      preload_content=False)
+            resp = self._urlopen(method, url, data, headers, self._timeout(timeout))
         except urllib3.exceptions.SSLError as exc:
             raise TransportError("tls", _first_line(str(exc))) from None
         except urllib3.exceptions.NewConnectionError as exc:
