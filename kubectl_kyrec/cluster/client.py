@@ -84,12 +84,15 @@ class Response:
         return str(body.get("reason") or "") if isinstance(body, Mapping) else ""
 
 
-@functools.lru_cache(maxsize=256)
-def _query_string(items: tuple[tuple[str, Any], ...]) -> str:
-    """`?k=v&...` of the parameters that have a value, "" if none: a write's few parameters are the same for
-    every object of a plan, so each set is encoded once (bounded: a LIST's continue tokens come and go)."""
+def _encode_query(items: tuple[tuple[str, Any], ...]) -> str:
+    """`?k=v&...` of the parameters that have a value, "" if none."""
     params = {k: v for k, v in items if v not in (None, "")}
     return "?" + urlencode(params) if params else ""
+
+
+# a write's few parameters are the same for every object of a plan, so each set is encoded once (bounded: a
+# LIST's continue tokens come and go)
+_query_string = functools.lru_cache(maxsize=256)(_encode_query)
 
 
 # how the RBAC authorizer words a denial (apiserver's responsewriters.forbiddenMessage)
@@ -161,7 +164,11 @@ class KubeClient:
         codes with `fail`), except 401, which ends the run."""
         url = self.transport.base_url.rstrip("/") + path
         if query:
-            url += _query_string(tuple(query.items()))
+            items = tuple(query.items())
+            try:
+                url += _query_string(items)
+            except TypeError:       # a value that cannot be a cache key (a list): encoded as it is
+                url += _encode_query(items)
         read = method == "GET"
         delay = self.policy.base_delay
         attempt = 0
@@ -337,7 +344,7 @@ class _KubernetesTransport:
         return timeout
 
     def _urlopen(self, method: str, url: str, data: bytes | None, headers: Mapping[str, str], timeout: Any) -> Any:
-        """The request sent on the API server's own connection pool, kept from the first request: the pool
+        """The request sent on the API server's own connection pool, taken from the pool manager once: the
         manager's request() re-parsed the URL, looked the pool up by a normalised key and copied the headers
         for every request, a tenth of a write's Python calls (bench/apply_write_cpu.py). Sent as the manager
         sends it (the request URI, redirects not followed). A proxy (a ProxyManager, which adds its headers
