@@ -368,11 +368,14 @@ class _KubernetesTransport:
 
         if type(self._pool) is not urllib3.PoolManager:
             return None         # a ProxyManager or a SOCKS manager: their own per-request handling
-        parsed = urllib3.util.parse_url(self.base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.host:
-            return None
-        origin = f"{parsed.scheme}://{parsed.netloc}"
-        return origin, self._pool.connection_from_url(origin)
+        try:
+            parsed = urllib3.util.parse_url(self.base_url)
+            if parsed.scheme not in ("http", "https") or not parsed.host:
+                return None
+            origin = f"{parsed.scheme}://{parsed.netloc}"
+            return origin, self._pool.connection_from_url(origin)
+        except (urllib3.exceptions.HTTPError, ValueError):
+            return None         # a server URL urllib3 cannot parse: the first request says so, as before
 
     def send(self, method: str, url: str, headers: Mapping[str, str], body: Any,
              timeout: float | None) -> Response:

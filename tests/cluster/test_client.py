@@ -116,6 +116,18 @@ def test_requests_go_on_the_servers_connection_pool_without_the_pool_managers_pe
     assert chosen == [api.url.rstrip("/") + "/api/v1/namespaces"] * 2
 
 
+def test_a_server_url_urllib3_cannot_parse_is_a_one_line_error_at_the_first_request(tmp_path: Path) -> None:
+    """The server's pool is taken when the client is made: a URL it cannot parse (a port out of range) is
+    still the one-line `cannot reach` error of the first request, not a traceback from connect()."""
+    path = tmp_path / "k"
+    path.write_text("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                    "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:99999'}}]\n"
+                    "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n")
+    kube = connect(ConnectionOptions(kubeconfig=str(path)))
+    with pytest.raises(ClusterError, match=r"^cannot reach the cluster at http://127.0.0.1:99999 \(context \"c\"\)"):
+        kube.request("GET", "/api")
+
+
 def test_requests_go_on_the_kubeconfigs_pool_without_the_kubernetes_rest_layer(
         api: ApiServer, kube: KubeClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kubernetes package's REST layer re-decided per request what kyrec decides once (the body's encoding by
