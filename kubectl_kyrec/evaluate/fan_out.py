@@ -215,13 +215,16 @@ def fan_out_stream(parts: Iterable[S], work: Callable[[S], R], *, jobs: int,
                    consume: Callable[[S, R], object], waiting: Callable[[], object] | None = None) -> None:
     """`consume(part, work(part))` for each part of `parts` in order, each worked on in a forked worker (as
     fan_out's `here=False`), at most `jobs` at a time. `parts` is read lazily: the next part is taken while
-    the workers already started work, and a worker is started on it once one of them has answered, so this
-    process holds the parts in flight and the one being read, never all of them (eval's -r read as it is
-    evaluated, issue 36). With one job, or where fork is not safe, every part is worked on here."""
+    the workers already started work, and a worker is started on it as soon as one of them has ended, before
+    that one's answer is consumed (consuming takes this process a while, in which the freed core would
+    otherwise wait). This process holds the parts in flight and the one being read, never all of them
+    (eval's -r read as it is evaluated, issue 36). With one job, or where fork is not safe, every part is
+    worked on here."""
     if jobs <= 1 or not can_fork():
         for part in parts:
             consume(part, work(part))
         return
+    # started and not yet consumed, in order; a worker may end before an older one
     workers: list[tuple[S, FileWorker]] = []
 
     def answer_oldest() -> None:
@@ -230,18 +233,31 @@ def fan_out_stream(parts: Iterable[S], work: Callable[[S], R], *, jobs: int,
             consume(part, decode(part, file))
         del workers[0]
 
+    def free_slot() -> None:
+        # fewer than `jobs` working, and no more than `jobs` parts held beside the one read (each answer owed
+        # holds its part): with `jobs` owed, the oldest must have ended, to be consumed once the next starts
+        while True:
+            _note_ended([w for _, w in workers], 0)
+            if sum(not w.ended for _, w in workers) >= jobs:
+                _note_ended([w for _, w in workers], None, waiting)
+            elif len(workers) < jobs or workers[0][1].ended:
+                return
+            else:       # a later one ended first: the oldest's answer is waited for, in order
+                answer_oldest()
+
     here = False        # no process to be had: this part and the rest are worked on here
     try:
         for part in parts:
-            while len(workers) >= jobs:
-                answer_oldest()
             if not here:
+                free_slot()
                 try:
                     worker = FileWorker(functools.partial(_write_answer, work, encode, part, 0), name="evaluation")
                 except OSError:
                     here = True
                 else:
                     workers.append((part, worker))
+                    while workers and workers[0][1].ended:
+                        answer_oldest()
                     continue
             while workers:
                 answer_oldest()
@@ -251,6 +267,25 @@ def fan_out_stream(parts: Iterable[S], work: Callable[[S], R], *, jobs: int,
     finally:
         for _, worker in workers:       # those not answered (this process or a worker failed): ended
             worker.stop()
+
+
+def _note_ended(workers: Sequence[FileWorker], timeout: float | None,
+                waiting: Callable[[], object] | None = None) -> None:
+    """Mark `ended` those of `workers` that have ended (their error pipe readable: at its end, or holding the
+    traceback the worker writes before it ends), waiting up to `timeout` seconds for one (None: until one
+    has, calling `waiting` every WAIT_TICK seconds meanwhile)."""
+    working = {w.errors_fd: w for w in workers if not w.ended}
+    if not working:
+        return
+    tick = timeout if timeout is not None else WAIT_TICK if waiting is not None else None
+    while True:
+        ready = select.select(list(working), [], [], tick)[0]
+        for fd in ready:
+            working[fd].ended = True
+        if ready or timeout is not None:
+            return
+        if waiting is not None:
+            waiting()
 
 
 def _write_answer(work: Callable[[S], R], encode: Callable[[R], bytes | Iterable[bytes]],
@@ -288,6 +323,13 @@ class FileWorker:
         os.close(write_end)
         self._errors = read_end
         self._reaped = False
+        # the worker has ended, or is ending (fan_out_stream's _note_ended): join() will not wait long
+        self.ended = False
+
+    @property
+    def errors_fd(self) -> int:
+        """The read end of the pipe the worker writes its traceback to, readable once it ends."""
+        return self._errors
 
     def stop(self) -> None:
         """End the worker, its answer not wanted (this process failed first), and drop its file."""
