@@ -18,6 +18,7 @@ import contextlib
 import functools
 import mmap
 import os
+import pickle
 import select
 import signal
 import struct
@@ -286,6 +287,34 @@ def _note_ended(workers: Sequence[FileWorker], timeout: float | None,
             return
         if waiting is not None:
             waiting()
+
+
+class BesideCall:
+    """`work()` running in a forked worker (call_beside): `answer()` waits for what it returned (pickled
+    across), `stop()` ends it when that is not wanted."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.worker = FileWorker(lambda file: pickle.dump(work(), file, protocol=pickle.HIGHEST_PROTOCOL),
+                                 name="state reading")
+
+    def answer(self) -> object:
+        with self.worker.join() as file:
+            return pickle.load(file)
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+
+def call_beside(work: Callable[[], object]) -> BesideCall | None:
+    """`work()` started in a forked worker while this process goes on (load/run_inputs/state.py reads half
+    of a large state there before anything is evaluated); None where fork is not safe (can_fork) or no
+    process or temporary file can be had: the caller then does the work itself."""
+    if not can_fork():
+        return None
+    try:
+        return BesideCall(work)
+    except OSError:
+        return None
 
 
 def _write_answer(work: Callable[[S], R], encode: Callable[[R], bytes | Iterable[bytes]],

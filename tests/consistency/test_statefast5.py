@@ -150,3 +150,141 @@ def test_the_streamed_states_slices_end_together_and_the_table_is_the_whole_read
     assert streamed.exit_code == whole.exit_code == 1, streamed.output
     assert streamed.stdout == whole.stdout and "f0000" in streamed.stdout
     assert streamed.stderr == whole.stderr
+
+
+# -- the first pass over a large state, half of it read beside --------------------------------------------------
+
+class InProcess:
+    """call_beside's protocol, the work done when its answer is asked for (the forked one is tested below)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, work: Any) -> Any:
+        self.calls += 1
+        this = self
+
+        class Call:
+            stopped = False
+
+            def answer(self) -> Any:
+                return work()
+
+            def stop(self) -> None:
+                this.calls += 100
+
+        return Call()
+
+
+RECORD = {"annotations": {
+    "kyrec.io/listed": json.dumps([{"apiVersion": "v1", "kind": "Pod"}, {"apiVersion": "v1", "kind": "Namespace"}]),
+    "kyrec.io/unreadable": json.dumps([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "message": "forbidden",
+                                        "status": 403, "reason": "Forbidden", "resource": "replicasets.apps"}])}}
+
+
+def big_state(pods: int = 400, *, record: str = "last", namespaces_at: tuple[int, ...] = (0, 350),
+              extra: dict[str, Any] | None = None, nested: bool = False) -> dict[str, Any]:
+    items: list[Any] = [pod(i) for i in range(pods)]
+    for at in sorted(namespaces_at, reverse=True):
+        items.insert(at, {"apiVersion": "v1", "kind": "Namespace",
+                          "metadata": {"name": f"team-{at}", "labels": {"team": str(at)}}})
+    if nested:
+        items.insert(300, {"apiVersion": "v1", "kind": "List", "items": [pod(9000), pod(9001)]})
+    members: list[tuple[str, Any]] = [("apiVersion", "v1"), ("kind", "List"), ("items", items)]
+    if record == "first":
+        members.insert(0, ("metadata", RECORD))
+    elif record == "last":
+        members.append(("metadata", RECORD))
+    members.extend((extra or {}).items())
+    return dict(members)
+
+
+def peeked(path: Path, beside: Any) -> Any:
+    from kubectl_kyrec.load.run_inputs.state import peek_state
+
+    return peek_state([str(path)], lambda api_version, kind: kind == "Namespace", beside)
+
+
+@pytest.mark.parametrize(("case", "indent", "splits"), [
+    ({}, 4, True),
+    ({"record": "first"}, 4, True),
+    ({"record": "none"}, 2, True),
+    ({"nested": True}, 4, True),
+    ({"namespaces_at": (390,)}, 1, True),
+    ({}, None, False),                                   # compact: no line of its own for an item
+    # an array member of the List after `items`, its objects indented as the items are: a cut there is refused
+    ({"extra": {"zz": [{"a": i} for i in range(40_000)]}}, 4, False),
+])
+def test_the_first_pass_cut_in_two_is_the_whole_pass(tmp_path: Path, case: dict[str, Any], indent: int | None,
+                                                     splits: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubectl_kyrec.load.run_inputs.state as state_module
+
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(big_state(**case), indent=indent))
+    whole = peeked(path, None)
+    assert whole is not None
+    monkeypatch.setattr(state_module, "SPLIT_MIN", 0)
+    beside = InProcess()
+    cut = peeked(path, beside)
+    assert cut is not None
+    assert (cut.count, cut.files, cut.state) == (whole.count, whole.files, whole.state)
+    # the kept objects, their lines included, are the whole pass's (Document compares its Source)
+    assert [(d.obj, d.source) for d in cut.state.objects] == [(d.obj, d.source) for d in whole.state.objects]
+    assert beside.calls == (1 if splits else 0) or (not splits and beside.calls == 101)
+
+
+@pytest.mark.parametrize("where", ["first", "second"])
+@pytest.mark.parametrize("bad", ["digests", "invalid"])
+def test_what_stops_the_first_pass_stops_it_in_either_half(tmp_path: Path, where: str, bad: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubectl_kyrec.load.run_inputs.state as state_module
+
+    state = big_state()
+    if bad == "digests":
+        secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team-a"},
+                  "data": {"k": "a2V5"}}
+        from kubectl_kyrec.load.run_inputs.secret_digests import PREFIX
+        secret["data"]["k"] = PREFIX + "0" * 64
+        odd: Any = secret
+    else:
+        odd = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": ["not", "a", "string"]}}
+    state["items"].insert(10 if where == "first" else len(state["items"]) - 10, odd)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(state, indent=4))
+    monkeypatch.setattr(state_module, "SPLIT_MIN", 0)
+    beside = InProcess()
+    assert peeked(path, beside) is None
+    assert beside.calls >= 1
+
+
+@pytest.mark.usefixtures("forkable")
+def test_the_first_pass_reads_half_of_a_large_state_in_a_worker(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import kubectl_kyrec.load.run_inputs.state as state_module
+
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(big_state(), indent=4))
+    whole = peeked(path, None)
+    monkeypatch.setattr(state_module, "SPLIT_MIN", 0)
+    pids: list[int] = []
+    real = fan_out.call_beside
+
+    def spy(work: Any) -> Any:
+        def in_worker() -> Any:
+            return os.getpid(), work()
+
+        call = real(in_worker)
+        assert call is not None
+        answer = call.answer
+
+        def answered() -> Any:
+            pid, value = answer()
+            pids.append(pid)
+            return value
+
+        call.answer = answered      # type: ignore[method-assign]
+        return call
+
+    cut = peeked(path, spy)
+    assert pids and pids[0] != os.getpid()
+    assert (cut.count, cut.state) == (whole.count, whole.state)
