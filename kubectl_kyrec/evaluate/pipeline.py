@@ -401,7 +401,11 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
 
     def consume(answer: _SliceAnswer, admitted: _Admitted | None = admitted if recorder is None else None) -> None:
         for chunk in answer.chunks:
-            give(admitted.apply(chunk) if admitted is not None else chunk)
+            if admitted is not None:
+                if isinstance(chunk, EncodedPairs):
+                    chunk.record = None         # admission may change its results in place
+                chunk = admitted.apply(chunk)
+            give(chunk)
         if classic is not None:
             classic.merge_noticed(answer.noticed)      # a worker's; this process's own are there already
 
@@ -786,11 +790,34 @@ _END = object()
 
 def _load(file: BinaryIO) -> Any:
     """The next record of `file`; _END at the end of the file."""
+    raw = _read_raw(file)
+    return _END if raw is None else _loads(raw)
+
+
+def _read_raw(file: BinaryIO) -> bytes | None:
+    """The next record of `file` as its bytes (header included); None at the end of the file."""
     header = file.read(_HEADER.size)
     if not header:
-        return _END
-    kind, size = _HEADER.unpack(header)
-    return (marshal.loads if kind == _MARSHAL else pickle.loads)(file.read(size))
+        return None
+    return header + file.read(_HEADER.unpack(header)[1])
+
+
+def _loads(raw: bytes) -> Any:
+    kind = raw[:1]
+    data = memoryview(raw)[_HEADER.size:]
+    return marshal.loads(data) if kind == _MARSHAL else pickle.loads(data)
+
+
+class EncodedPairs(ResultPairs):
+    """A chunk of a worker's answer, decoded, with the record it was read from (`record`: its bytes as
+    encode_pairs wrote them): a spill that stores the same records writes them as they are
+    (render/result_spill.py ResultSpill.add), not encoded again. None once the results were changed."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, results: list[Result], reportable: bytearray, record: bytes | None) -> None:
+        super().__init__(results, reportable)
+        self.record = record
 
 
 def _encode_slice(answer: _SliceAnswer) -> Iterator[bytes]:
@@ -875,14 +902,16 @@ def _decode_slice(shared: _Shared, file: BinaryIO) -> _SliceAnswer:
 
     def chunks() -> Iterator[ResultPairs]:
         while True:
-            record = _load(file)
-            if record is _END:      # the worker's file ends before its notices (as marshal.load said)
+            raw = _read_raw(file)
+            if raw is None:         # the worker's file ends before its notices (as marshal.load said)
                 raise EOFError("a worker's answer ended early")
+            record = _loads(raw)
             if type(record) is tuple:
                 notices, answer.count = record
                 answer.noticed = [(key, Notice(message, _shared_source(shared, at))) for key, message, at in notices]
                 return
-            yield _decode_pairs(shared, record)
+            pairs = _decode_pairs(shared, record)
+            yield EncodedPairs(pairs.results, pairs.reportable, raw)
 
     answer.chunks = chunks()
     return answer

@@ -288,3 +288,36 @@ def test_the_first_pass_reads_half_of_a_large_state_in_a_worker(tmp_path: Path,
     cut = peeked(path, spy)
     assert pids and pids[0] != os.getpid()
     assert (cut.count, cut.state) == (whole.count, whole.state)
+
+
+# -- a worker's chunks spilled as they crossed -------------------------------------------------------------------
+
+@pytest.mark.usefixtures("forkable")
+@pytest.mark.parametrize("fmt", ["json", "yaml", "reports", "junit", "sarif", "github"])
+def test_the_spill_stores_a_workers_records_as_they_crossed(tmp_path: Path, fmt: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # the worker's record is written as it was read, not decoded and encoded again here; the document is the
+    # same as a run in one process (whose chunks are encoded here)
+    import kubectl_kyrec.render.result_spill as result_spill
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    path = state(tmp_path, 62)
+    monkeypatch.setattr(pipeline, "WORKER_PAIRS", 10)
+    monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 20)
+    encoded: list[int] = []
+    real = result_spill.encode_pairs
+
+    def spy(pairs: Any) -> bytes:
+        encoded.append(len(pairs))
+        return real(pairs)
+
+    monkeypatch.setattr(result_spill, "encode_pairs", spy)
+    args = ["eval", "-p", str(policy), "--state", str(path), "-o", fmt, *NOW]
+    alone = CliRunner().invoke(cli, [*args, "--jobs", "1"])
+    assert encoded, "one process: its chunks are encoded for the spill"
+    encoded.clear()
+    workers = CliRunner().invoke(cli, [*args, "--jobs", "2"])
+    assert encoded == []
+    assert workers.exit_code == alone.exit_code == 1, workers.output
+    assert workers.stdout == alone.stdout and "f0001" in workers.stdout
