@@ -790,12 +790,16 @@ _END = object()
 
 def _load(file: BinaryIO) -> Any:
     """The next record of `file`; _END at the end of the file."""
-    raw = _read_raw(file)
-    return _END if raw is None else _loads(raw)
+    header = file.read(_HEADER.size)
+    if not header:
+        return _END
+    kind, size = _HEADER.unpack(header)
+    return (marshal.loads if kind == _MARSHAL else pickle.loads)(file.read(size))
 
 
 def _read_raw(file: BinaryIO) -> bytes | None:
-    """The next record of `file` as its bytes (header included); None at the end of the file."""
+    """The next record of `file` as its bytes, header included (a worker's, kept to be spilled as it is:
+    EncodedPairs); None at the end of the file."""
     header = file.read(_HEADER.size)
     if not header:
         return None
