@@ -215,59 +215,80 @@ def fan_out_stream(parts: Iterable[S], work: Callable[[S], R], *, jobs: int,
                    encode: Callable[[R], bytes | Iterable[bytes]], decode: Callable[[S, BinaryIO], R],
                    consume: Callable[[S, R], object], waiting: Callable[[], object] | None = None) -> None:
     """`consume(part, work(part))` for each part of `parts` in order, each worked on in a forked worker (as
-    fan_out's `here=False`), at most `jobs` at a time. `parts` is read lazily: the next part is taken while
-    the workers already started work, and a worker is started on it as soon as one of them has ended, before
-    that one's answer is consumed (consuming takes this process a while, in which the freed core would
-    otherwise wait). This process holds the parts in flight and the one being read, never all of them
-    (eval's -r read as it is evaluated, issue 36). With one job, or where fork is not safe, every part is
+    fan_out's `here=False`), at most `jobs` at a time. `parts` is read lazily: the next part is read while the
+    workers work, and started on a worker as soon as one of them has ended; the answers are consumed, in
+    order, while the part read waits for a worker. `consume` may return an iterator, consumed a step at a
+    time: between steps the part read is started as soon as a worker is free, so that a worker ending while
+    this process consumes an answer does not wait for the rest of it (the workers end about a slice's reading
+    apart, which is less than an answer's consuming). This process holds the parts owed an answer (at most
+    `jobs` + 1, the one being consumed among them) and the one read next, never all of them (eval's -r and
+    --state read as they are evaluated, issue 36). With one job, or where fork is not safe, every part is
     worked on here."""
     if jobs <= 1 or not can_fork():
         for part in parts:
-            consume(part, work(part))
+            _drive(consume(part, work(part)))
         return
     # started and not yet consumed, in order; a worker may end before an older one
     workers: list[tuple[S, FileWorker]] = []
+    read: list[S] = []      # the part read and not started yet (one at most)
+    here = False            # no process to be had: what is left is worked on here
+
+    def start_read(consuming: int) -> None:
+        # on a worker if one is free and no more than `jobs` answers are owed but those being consumed
+        nonlocal here
+        if not read or here:
+            return
+        _note_ended([w for _, w in workers], 0)
+        if sum(not w.ended for _, w in workers) >= jobs or len(workers) - consuming > jobs:
+            return
+        try:
+            worker = FileWorker(functools.partial(_write_answer, work, encode, read[0], 0), name="evaluation")
+        except OSError:
+            here = True
+            return
+        workers.append((read.pop(), worker))
 
     def answer_oldest() -> None:
         part, worker = workers[0]
         with worker.join(waiting) as file:
-            consume(part, decode(part, file))
+            for _ in _steps(consume(part, decode(part, file))):
+                start_read(1)
         del workers[0]
 
-    def free_slot() -> None:
-        # fewer than `jobs` working, and no more than `jobs` parts held beside the one read (each answer owed
-        # holds its part): with `jobs` owed, the oldest must have ended, to be consumed once the next starts
-        while True:
-            _note_ended([w for _, w in workers], 0)
-            if sum(not w.ended for _, w in workers) >= jobs:
-                _note_ended([w for _, w in workers], None, waiting)
-            elif len(workers) < jobs or workers[0][1].ended:
-                return
-            else:       # a later one ended first: the oldest's answer is waited for, in order
-                answer_oldest()
-
-    here = False        # no process to be had: this part and the rest are worked on here
     try:
         for part in parts:
-            if not here:
-                free_slot()
-                try:
-                    worker = FileWorker(functools.partial(_write_answer, work, encode, part, 0), name="evaluation")
-                except OSError:
-                    here = True
+            read.append(part)
+            while read and not here:
+                start_read(0)
+                if not read or here:
+                    break
+                if workers[0][1].ended or sum(not w.ended for _, w in workers) < jobs:
+                    # an answer to consume meanwhile (or, a later worker having ended first, the oldest waited
+                    # for: the answers go in order)
+                    answer_oldest()
                 else:
-                    workers.append((part, worker))
-                    while workers and workers[0][1].ended:
-                        answer_oldest()
-                    continue
-            while workers:
-                answer_oldest()
-            consume(part, work(part))
+                    _note_ended([w for _, w in workers], None, waiting)
+            if here:
+                while workers:
+                    answer_oldest()
+                while read:
+                    late = read.pop()
+                    _drive(consume(late, work(late)))
         while workers:
             answer_oldest()
     finally:
         for _, worker in workers:       # those not answered (this process or a worker failed): ended
             worker.stop()
+
+
+def _steps(consumed: object) -> Iterator[object]:
+    """The steps of what a `consume` returned: its own when it is an iterator, else none."""
+    return consumed if isinstance(consumed, Iterator) else iter(())
+
+
+def _drive(consumed: object) -> None:
+    for _ in _steps(consumed):
+        pass
 
 
 def _note_ended(workers: Sequence[FileWorker], timeout: float | None,
@@ -380,6 +401,7 @@ class FileWorker:
             # the error pipe is readable when the worker writes its traceback or ends (end of file)
             while not select.select([self._errors], [], [], WAIT_TICK)[0]:
                 waiting()
+        self.ended = True
         with os.fdopen(self._errors, "rb") as errors:
             self._errors = -1
             text = errors.read()

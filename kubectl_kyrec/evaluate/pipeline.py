@@ -399,15 +399,22 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         first.extend(chain_results)
         give(first)
 
-    def consume(answer: _SliceAnswer, admitted: _Admitted | None = admitted if recorder is None else None) -> None:
+    def consume_steps(answer: _SliceAnswer, admitted: _Admitted | None = admitted if recorder is None else None
+                      ) -> Iterator[None]:
+        # a step per chunk handed on: a stream starts its next slice between them (fan_out_stream)
         for chunk in answer.chunks:
             if admitted is not None:
                 if isinstance(chunk, EncodedPairs):
                     chunk.record = None         # admission may change its results in place
                 chunk = admitted.apply(chunk)
             give(chunk)
+            yield
         if classic is not None:
             classic.merge_noticed(answer.noticed)      # a worker's; this process's own are there already
+
+    def consume(answer: _SliceAnswer) -> None:
+        for _ in consume_steps(answer):
+            pass
 
     if not isinstance(resources, Sequence):
         subject_notices: list[Notice] = []
@@ -418,7 +425,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
             admit=(lambda picked: chain.admit(picked, lambda s: subject_context(s, namespaces, options),
                                               options.operation)) if chain is not None else None,
             holds=options.selection.holds_policy, admitted_of=admitted_of, evaluate=evaluate_slice, give=give,
-            consume=consume, on_subject=on_subject, on_admissions=on_admissions,
+            consume=consume_steps, on_subject=on_subject, on_admissions=on_admissions,
             known_namespaces=frozenset((d.api_version, d.name) for d in state if d.kind == "Namespace")),
             out, subject_notices, evaluators=evaluators, jobs=options.jobs, expected=expected)
         out.notices[subject_notices_at:subject_notices_at] = subject_notices
@@ -519,7 +526,7 @@ class _StreamSteps:
     admitted_of: Callable[[Sequence[Admission]], _Admitted | None]
     evaluate: Callable[[Sequence[Subject]], _SliceAnswer]
     give: Callable[[ResultPairs], object]
-    consume: Callable[[_SliceAnswer, _Admitted | None], None]
+    consume: Callable[[_SliceAnswer, _Admitted | None], Iterator[None]]      # a step per chunk handed on
     on_subject: Callable[[Subject], None] | None
     on_admissions: Callable[[Sequence[Admission]], object] | None = None
     # the state's Namespaces (apiVersion, name): the stream of a state read as it is evaluated holds them too
@@ -579,10 +586,10 @@ def _evaluate_stream(resources: Iterator[Document], steps: _StreamSteps, out: Ev
             out.subject_count += len(picked)
             yield _Slice(picked, first, admitted)
 
-    def consume(piece: _Slice, answer: _SliceAnswer) -> None:
+    def consume(piece: _Slice, answer: _SliceAnswer) -> Iterator[None]:
         if piece.first:
             steps.give(piece.first)
-        steps.consume(answer, piece.admitted)
+        yield from steps.consume(answer, piece.admitted)
         if steps.on_subject is not None and not answer.told:
             for subject in piece.subjects:
                 steps.on_subject(subject)

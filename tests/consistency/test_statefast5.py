@@ -321,3 +321,37 @@ def test_the_spill_stores_a_workers_records_as_they_crossed(tmp_path: Path, fmt:
     assert encoded == []
     assert workers.exit_code == alone.exit_code == 1, workers.output
     assert workers.stdout == alone.stdout and "f0001" in workers.stdout
+
+
+@pytest.mark.usefixtures("forkable")
+def test_a_part_read_starts_while_an_answer_is_consumed_a_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    # consume's steps: part 0's answer is consumed a step at a time; once part 1's worker ends meanwhile, part 2
+    # (read) starts between two steps, not after the whole answer (before: after it)
+    events: list[tuple[str, int]] = []
+    real = fan_out.FileWorker.__init__
+
+    def started(self: Any, work: Any, **kwargs: Any) -> None:
+        events.append(("start", work.args[2][0]))
+        real(self, work, **kwargs)
+
+    monkeypatch.setattr(fan_out.FileWorker, "__init__", started)
+
+    def work(part: list[int]) -> int:
+        if part[0] == 0:
+            return 0
+        time.sleep(0.3 if part[0] == 1 else 0.05)
+        return part[0]
+
+    def consume(part: list[int], answer: int) -> Iterator[None]:
+        for step in range(8 if part[0] == 0 else 1):
+            events.append(("step", part[0] * 100 + step))
+            if part[0] == 0:
+                time.sleep(0.1)         # part 1's worker ends during these steps
+            yield
+
+    fan_out.fan_out_stream(([n] for n in range(4)), work, jobs=2, encode=lambda a: str(a).encode(),
+                           decode=lambda part, file: int(file.read()), consume=consume)
+    steps = [e for e in events if e[0] == "step"]
+    assert [s[1] // 100 for s in steps] == [0] * 8 + [1, 2, 3]
+    at = events.index(("start", 3))
+    assert events.index(("step", 0)) < at < events.index(("step", 7)), events
