@@ -155,10 +155,16 @@ def eval_command(policy_paths: tuple[str, ...], resource_paths: tuple[str, ...],
         and not old_paths and old_ref is None
     admitted = spill.add_admissions if spill is not None and stream \
         and any(s.format in _DOCUMENTS for s in specs) else None
+    beside: Any = None
+    if stream and resolve_jobs(jobs) > 1:
+        # with workers, half of a large state's first pass is read in one of them (load/run_inputs/state.py)
+        from kubectl_kyrec.evaluate.fan_out import call_beside
+
+        beside = call_beside
     source: Any = FileSource(policy_paths=policy_paths, resource_paths=resource_paths, kustomize_dirs=kustomize_dirs,
                              exception_paths=exception_paths, state_paths=state_paths, crd_paths=crd_paths,
                              values_path=values_path, context_path=context_path,
-                             schema=policy_schema_check(), stream_resources=stream)
+                             schema=policy_schema_check(), stream_resources=stream, beside=beside)
     if live:                # eval reads the cluster only when asked (docs/architecture.md#the-command-line)
         from kubectl_kyrec.cluster.live_source import live_source
 

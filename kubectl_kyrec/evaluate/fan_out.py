@@ -18,6 +18,7 @@ import contextlib
 import functools
 import mmap
 import os
+import pickle
 import select
 import signal
 import struct
@@ -214,43 +215,127 @@ def fan_out_stream(parts: Iterable[S], work: Callable[[S], R], *, jobs: int,
                    encode: Callable[[R], bytes | Iterable[bytes]], decode: Callable[[S, BinaryIO], R],
                    consume: Callable[[S, R], object], waiting: Callable[[], object] | None = None) -> None:
     """`consume(part, work(part))` for each part of `parts` in order, each worked on in a forked worker (as
-    fan_out's `here=False`), at most `jobs` at a time. `parts` is read lazily: the next part is taken while
-    the workers already started work, and a worker is started on it once one of them has answered, so this
-    process holds the parts in flight and the one being read, never all of them (eval's -r read as it is
-    evaluated, issue 36). With one job, or where fork is not safe, every part is worked on here."""
+    fan_out's `here=False`), at most `jobs` at a time. `parts` is read lazily: the next part is read while the
+    workers work, and started on a worker as soon as one of them has ended; the answers are consumed, in
+    order, while the part read waits for a worker. `consume` may return an iterator, consumed a step at a
+    time: between steps the part read is started as soon as a worker is free, so that a worker ending while
+    this process consumes an answer does not wait for the rest of it (the workers end about a slice's reading
+    apart, which is less than an answer's consuming). This process holds the parts owed an answer (at most
+    `jobs` + 1, the one being consumed among them) and the one read next, never all of them (eval's -r and
+    --state read as they are evaluated, issue 36). With one job, or where fork is not safe, every part is
+    worked on here."""
     if jobs <= 1 or not can_fork():
         for part in parts:
-            consume(part, work(part))
+            _drive(consume(part, work(part)))
         return
+    # started and not yet consumed, in order; a worker may end before an older one
     workers: list[tuple[S, FileWorker]] = []
+    read: list[S] = []      # the part read and not started yet (one at most)
+    here = False            # no process to be had: what is left is worked on here
+
+    def start_read(consuming: int) -> None:
+        # on a worker if one is free and no more than `jobs` answers are owed but those being consumed
+        nonlocal here
+        if not read or here:
+            return
+        _note_ended([w for _, w in workers], 0)
+        if sum(not w.ended for _, w in workers) >= jobs or len(workers) - consuming > jobs:
+            return
+        try:
+            worker = FileWorker(functools.partial(_write_answer, work, encode, read[0], 0), name="evaluation")
+        except OSError:
+            here = True
+            return
+        workers.append((read.pop(), worker))
 
     def answer_oldest() -> None:
         part, worker = workers[0]
         with worker.join(waiting) as file:
-            consume(part, decode(part, file))
+            for _ in _steps(consume(part, decode(part, file))):
+                start_read(1)
         del workers[0]
 
-    here = False        # no process to be had: this part and the rest are worked on here
     try:
         for part in parts:
-            while len(workers) >= jobs:
-                answer_oldest()
-            if not here:
-                try:
-                    worker = FileWorker(functools.partial(_write_answer, work, encode, part, 0), name="evaluation")
-                except OSError:
-                    here = True
+            read.append(part)
+            while read and not here:
+                start_read(0)
+                if not read or here:
+                    break
+                if workers[0][1].ended or sum(not w.ended for _, w in workers) < jobs:
+                    # an answer to consume meanwhile (or, a later worker having ended first, the oldest waited
+                    # for: the answers go in order)
+                    answer_oldest()
                 else:
-                    workers.append((part, worker))
-                    continue
-            while workers:
-                answer_oldest()
-            consume(part, work(part))
+                    _note_ended([w for _, w in workers], None, waiting)
+            if here:
+                while workers:
+                    answer_oldest()
+                while read:
+                    late = read.pop()
+                    _drive(consume(late, work(late)))
         while workers:
             answer_oldest()
     finally:
         for _, worker in workers:       # those not answered (this process or a worker failed): ended
             worker.stop()
+
+
+def _steps(consumed: object) -> Iterator[object]:
+    """The steps of what a `consume` returned: its own when it is an iterator, else none."""
+    return consumed if isinstance(consumed, Iterator) else iter(())
+
+
+def _drive(consumed: object) -> None:
+    for _ in _steps(consumed):
+        pass
+
+
+def _note_ended(workers: Sequence[FileWorker], timeout: float | None,
+                waiting: Callable[[], object] | None = None) -> None:
+    """Mark `ended` those of `workers` that have ended (their error pipe readable: at its end, or holding the
+    traceback the worker writes before it ends), waiting up to `timeout` seconds for one (None: until one
+    has, calling `waiting` every WAIT_TICK seconds meanwhile)."""
+    working = {w.errors_fd: w for w in workers if not w.ended}
+    if not working:
+        return
+    tick = timeout if timeout is not None else WAIT_TICK if waiting is not None else None
+    while True:
+        ready = select.select(list(working), [], [], tick)[0]
+        for fd in ready:
+            working[fd].ended = True
+        if ready or timeout is not None:
+            return
+        if waiting is not None:
+            waiting()
+
+
+class BesideCall:
+    """`work()` running in a forked worker (call_beside): `answer()` waits for what it returned (pickled
+    across), `stop()` ends it when that is not wanted."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self.worker = FileWorker(lambda file: pickle.dump(work(), file, protocol=pickle.HIGHEST_PROTOCOL),
+                                 name="state reading")
+
+    def answer(self) -> object:
+        with self.worker.join() as file:
+            return pickle.load(file)
+
+    def stop(self) -> None:
+        self.worker.stop()
+
+
+def call_beside(work: Callable[[], object]) -> BesideCall | None:
+    """`work()` started in a forked worker while this process goes on (load/run_inputs/state.py reads half
+    of a large state there before anything is evaluated); None where fork is not safe (can_fork) or no
+    process or temporary file can be had: the caller then does the work itself."""
+    if not can_fork():
+        return None
+    try:
+        return BesideCall(work)
+    except OSError:
+        return None
 
 
 def _write_answer(work: Callable[[S], R], encode: Callable[[R], bytes | Iterable[bytes]],
@@ -288,6 +373,13 @@ class FileWorker:
         os.close(write_end)
         self._errors = read_end
         self._reaped = False
+        # the worker has ended, or is ending (fan_out_stream's _note_ended): join() will not wait long
+        self.ended = False
+
+    @property
+    def errors_fd(self) -> int:
+        """The read end of the pipe the worker writes its traceback to, readable once it ends."""
+        return self._errors
 
     def stop(self) -> None:
         """End the worker, its answer not wanted (this process failed first), and drop its file."""
@@ -309,6 +401,7 @@ class FileWorker:
             # the error pipe is readable when the worker writes its traceback or ends (end of file)
             while not select.select([self._errors], [], [], WAIT_TICK)[0]:
                 waiting()
+        self.ended = True
         with os.fdopen(self._errors, "rb") as errors:
             self._errors = -1
             text = errors.read()

@@ -22,7 +22,14 @@ from itertools import compress, groupby
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
-from kubectl_kyrec.evaluate.pipeline import AdmissionPairs, PairsColumns, PairsReader, encode_pairs, read_columns
+from kubectl_kyrec.evaluate.pipeline import (
+    AdmissionPairs,
+    EncodedPairs,
+    PairsColumns,
+    PairsReader,
+    encode_pairs,
+    read_columns,
+)
 from kubectl_kyrec.model import Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.render.envelope import shared_items_json
@@ -87,7 +94,9 @@ class ResultSpill:
             return
         if self._file is None:
             self._file = SpillFile()
-        self._file.write(encode_pairs(pairs))
+        # a worker's chunk as it crossed: the same record, not encoded again
+        record = pairs.record if isinstance(pairs, EncodedPairs) else None
+        self._file.write(record if record is not None else encode_pairs(pairs))
 
     def add_admissions(self, admissions: Sequence[Admission]) -> None:
         """A slice's admissions, as the documents' `admission` entries (render/eval_output.admission_json),

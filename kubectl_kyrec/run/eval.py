@@ -217,7 +217,8 @@ def run_eval(options: EvalRunOptions, source: InputSource,
     outcome = evaluate(inputs.policies, subjects, inputs.state.objects, kinds=inputs.kinds, libraries=libraries,
                        options=eval_options, on_subject=on_subject, on_total=on_total,
                        on_results=hand_on if on_results is not None else None, envs=envs,
-                       on_admissions=on_admissions if on_results is not None else None)
+                       on_admissions=on_admissions if on_results is not None else None,
+                       expected=inputs.resource_count if streamed is not None else 0)
     # generating policies: their results join the others, their downstreams are listed; Kyverno generates from
     # the trigger as admitted (evaluate/generating/admitted.py)
     generated = generate_for_inputs(inputs, now=now, selection=selection, admissions=outcome.admissions)

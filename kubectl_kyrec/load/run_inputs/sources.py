@@ -21,7 +21,7 @@ from kubectl_kyrec.load.schema import SchemaCheck
 from kubectl_kyrec.model import Document, Notice, Source
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.load.run_inputs.state import StateStream
+    from kubectl_kyrec.load.run_inputs.state import Beside, StateStream
 
 
 @dataclass
@@ -114,6 +114,9 @@ class FileSource:
     # eval's table (issue 36): the -r documents are read as the run consumes them (Inputs.resource_stream)
     # when every one is plainly of a kind nothing else in the run reads (`_streamable`)
     stream_resources: bool = False
+    # where the state's first pass may read half of a large file in another process meanwhile (a command
+    # running with workers hands evaluate/fan_out.py call_beside in: load/run_inputs/state.py peek_state)
+    beside: Beside | None = None
 
     def _resource_docs(self) -> tuple[list[Document], list[Notice]]:
         """The -r documents, then the objects each -k kustomization renders, and a notice per -r directory
@@ -258,7 +261,7 @@ class FileSource:
             return bool(looked_up) and bool({kind.lower(), guess_plural(kind).lower(),
                                              info.resource if info is not None else ""} & looked_up)
 
-        return peek_state(list(self.state_paths), keep)
+        return peek_state(list(self.state_paths), keep, self.beside)
 
     @staticmethod
     def _state_objects(objects: Iterator[Document], namespaced: Any, notices: list[Notice], at: int

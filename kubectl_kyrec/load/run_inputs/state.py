@@ -16,15 +16,16 @@ server served.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO, Protocol, cast
 
 from kubectl_kyrec.errors import FailedRead, InputError
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
-from kubectl_kyrec.load.json_stream import iter_json_documents_with_items, looks_like_json
+from kubectl_kyrec.load.json_stream import NotAList, iter_json_documents_with_items, looks_like_json
 from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind, failed_list
 from kubectl_kyrec.load.run_inputs.secret_digests import PREFIX, SALT_ANNOTATION, SALT_DIGITS, has_digests, parse_salt
 from kubectl_kyrec.load.yaml_nodes import iter_yaml_documents
@@ -233,14 +234,17 @@ class StateStream:
                     raise InputError("the state file changed while it was read", Source(path)) from None
 
 
-def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateStream | None:
+def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool], beside: Beside | None = None
+               ) -> StateStream | None:
     """The state files `paths` read once, a piece at a time, for `StateStream`: None when they cannot be read
     as they are evaluated, and the whole read (`read_state`) is left to read them or say what is wrong. Each
     file must be one JSON List (`kubectl get -o json`, `kubectl kyrec capture`) of valid objects whose record
     reads, each path must give an object or a record, and no Secret may hold digests (their salt's check and
-    notice count them). The record may come after the items: it is complete once the pass ends."""
+    notice count them). The record may come after the items: it is complete once the pass ends.
+
+    `beside`: where a large file's second half can be read in another process meanwhile (`_scan_file`): this
+    pass comes before anything is evaluated, the other cores idle."""
     from kubectl_kyrec.load.files import STDIN, opened
-    from kubectl_kyrec.load.json_stream import NotAList, iter_list_parts
 
     read = _Read()
     kinds: set[tuple[str, str]] = set()
@@ -256,36 +260,25 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
             for path in expand_paths([given]):
                 opened(path)
                 files.append(path)
-                top: dict[str, Any] = {}
-                top_line, items = 1, 0
-                recorded, own = read.records, set[tuple[str, str]]()
-                # the objects looked at and dropped, but the few kept: decoded without sharing their strings
-                with open(path, "rb") as stream:
-                    for what, value, line in iter_list_parts(stream, share=False):
-                        if what == "key":
-                            top[value[0]], top_line = value[1], line
-                            continue
-                        items += 1
-                        for obj, obj_line, _ in iter_objects(value, line, None, path):
-                            count += 1
-                            api_version, kind = obj["apiVersion"], obj["kind"]
-                            own.add((api_version, kind))
-                            managed = managed or bool((obj.get("metadata") or {}).get("managedFields"))
-                            if has_digests(obj):
-                                return None
-                            if keep(api_version, kind):
-                                read.objects.append(Document(obj, Source(path, obj_line)))
+                recorded = read.records
+                scan = _scan_file(path, keep, beside)
+                if scan.digests:
+                    return None
+                count += scan.count
+                managed = managed or scan.managed
+                read.objects.extend(scan.kept)
+                top = scan.top
                 if top.get("kind") != "List":
                     return None
-                top["items"] = [None] if items else []      # _read_records asks only whether it has items
-                _read_records(top, top_line, path, read)
+                top["items"] = [None] if scan.items else []      # _read_records asks only whether it has items
+                _read_records(top, scan.top_line, path, read)
                 # as read_state: a file with a capture's record says itself where each kind was listed
-                kinds.update(own)
+                kinds.update(scan.own)
                 if read.records == recorded:
-                    dumped.update(own)
+                    dumped.update(scan.own)
             if (count, read.records) == before:
                 return None
-    except (OSError, NotAList, InputError, RecursionError):
+    except _NOT_SPLIT:
         return None
     listed = read.listed | _listed_everywhere(read, kinds, dumped)
     served = read.served | kinds if read.served is not None else None
@@ -293,3 +286,188 @@ def peek_state(paths: Sequence[str], keep: Callable[[str, str], bool]) -> StateS
                                       has_managed_fields=managed, served=served, secret_salts=read.salts,
                                       evidence_unread=read.evidence_unread)
     return StateStream(state, count, files)
+
+
+class Beside(Protocol):
+    """Runs `work()` in another process while this one goes on (evaluate/fan_out.py call_beside, handed in by
+    the command): a handle whose `answer()` waits for what it returned, or None where no process can be had."""
+
+    def __call__(self, work: Callable[[], Any]) -> BesideCall | None: ...
+
+
+class BesideCall(Protocol):
+    def answer(self) -> Any: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class _Scan:
+    """What the first pass takes from one JSON List (or a part of one, `_scan_file`)."""
+
+    top: dict[str, Any] = field(default_factory=dict)       # the List's members but `items`
+    top_line: int = 1           # the line of the List's first key (where its record's errors point)
+    items: int = 0
+    count: int = 0              # the objects of its items (a List among them counts its own)
+    own: set[tuple[str, str]] = field(default_factory=set)
+    managed: bool = False
+    digests: bool = False       # a Secret holds digests: the state is read whole
+    kept: list[Document] = field(default_factory=list)
+    key_after_items: bool = False
+
+
+def _scan(stream: BinaryIO, path: str, keep: Callable[[str, str], bool], lines: int = 0) -> _Scan:
+    """The first pass over one List (`lines`: how many lines come before `stream`'s text in the file)."""
+    from kubectl_kyrec.load.json_stream import iter_list_parts
+
+    scan = _Scan()
+    own = scan.own
+    # the objects looked at and dropped, but the few kept: decoded without sharing their strings
+    for what, value, line in iter_list_parts(stream, share=False):
+        if what == "key":
+            scan.top[value[0]], scan.top_line = value[1], line + lines
+            scan.key_after_items = scan.items > 0
+            continue
+        scan.items += 1
+        for obj, obj_line, _ in iter_objects(value, line + lines, None, path):
+            scan.count += 1
+            api_version, kind = obj["apiVersion"], obj["kind"]
+            own.add((api_version, kind))
+            scan.managed = scan.managed or bool((obj.get("metadata") or {}).get("managedFields"))
+            if has_digests(obj):
+                scan.digests = True
+                return scan
+            if keep(api_version, kind):
+                scan.kept.append(Document(obj, Source(path, obj_line)))
+    return scan
+
+
+# what makes the first pass give up (the whole read says why), and a half of a cut file be scanned again whole
+_NOT_SPLIT = (OSError, NotAList, InputError, RecursionError)
+# a file at least this large has its second half read beside (below, the fork and the answer cost more)
+SPLIT_MIN = 4 << 20
+# how far from the middle a place to cut it is looked for
+_CUT_WINDOW = 1 << 20
+_ITEMS = re.compile(rb'"items"[ \t\r\n]*:[ \t\r\n]*\[([ \t\r\n]*)\{')
+
+
+def _scan_file(path: str, keep: Callable[[str, str], bool], beside: Beside | None) -> _Scan:
+    """`_scan` of one file; a large one is cut in two between two of its items, the second half scanned in
+    another process (`beside`) while this one scans the first. The cut is where the text between two items
+    is the same as before the first (`},` then a newline and the items' indentation, `{`): a newline is never
+    inside a JSON string, and an object deeper down is indented further. Each half is read as a List of its
+    own (the first closed with `]}`, the second opened with `{"items":[`), and checked: the cut must fall in
+    `items` (no member of the List after the first half's items). Anything else, and the file is scanned
+    whole here, as without `beside`."""
+    import os
+
+    size = os.path.getsize(path)
+    cut = _item_cut(path, size) if beside is not None and size >= SPLIT_MIN else None
+    if cut is not None:
+        assert beside is not None
+        at, lines = cut
+        call = beside(lambda: _scan_tail(path, at, keep, lines))
+        if call is not None:
+            try:
+                with open(path, "rb") as file:
+                    head = _scan(_Spliced.of(b"", file, 0, at, b"]}"), path, keep)
+                if head.digests:
+                    return head
+                if not head.key_after_items and head.items:
+                    tail = call.answer()
+                    call = None
+                    if tail is not None:
+                        return _joined(head, tail, file_top_line(path) if tail.top and not head.top else head.top_line)
+            except _NOT_SPLIT:
+                pass
+            finally:
+                if call is not None:
+                    call.stop()
+    with open(path, "rb") as file:
+        return _scan(file, path, keep)
+
+
+def _scan_tail(path: str, at: int, keep: Callable[[str, str], bool], lines: int) -> _Scan | None:
+    """In the other process: `_scan` of the items from `at` on, and the List's members after them; None where
+    that text is no List's tail (the whole scan says what is wrong)."""
+    try:
+        with open(path, "rb") as file:
+            # `at` is the comma after an item: the text after it, opened as a List, starts on the comma's line
+            return _scan(_Spliced.of(b'{"items":[', file, at + 1, None, b""), path, keep, lines)
+    except _NOT_SPLIT:
+        return None
+
+
+def _joined(head: _Scan, tail: _Scan, top_line: int) -> _Scan:
+    """The two halves' scans as the whole file's; `top_line`: the List's first key's (the second half's are its
+    own text's)."""
+    if tail.digests:
+        return tail
+    return _Scan({**head.top, **tail.top}, top_line, head.items + tail.items, head.count + tail.count,
+                 head.own | tail.own, head.managed or tail.managed, False, head.kept + tail.kept, False)
+
+
+def _item_cut(path: str, size: int) -> tuple[int, int] | None:
+    """Where to cut a List between two items, near the middle of the file: the comma after an item, and how many
+    lines come before it; None where there is no such place (the items not indented on lines of their own)."""
+    with open(path, "rb") as file:
+        start = file.read(_CUT_WINDOW)
+        found = _ITEMS.search(start)
+        if found is None or b"\n" not in found.group(1):
+            return None
+        between = b"}," + found.group(1) + b"{"
+        middle = max(found.end(), size // 2)
+        file.seek(middle)
+        window = file.read(_CUT_WINDOW)
+        where = window.find(between)
+        if where < 0:
+            return None
+        at = middle + where + 1
+        file.seek(0)
+        lines, read = 0, 0
+        while read < at:
+            piece = file.read(min(_CUT_WINDOW, at - read))
+            if not piece:
+                return None
+            lines += piece.count(b"\n")
+            read += len(piece)
+    return at, lines
+
+
+def file_top_line(path: str) -> int:
+    """The line of the first key of the JSON object a file starts with (iter_list_parts's line of its members)."""
+    with open(path, "rb") as file:
+        start = file.read(_CUT_WINDOW).removeprefix(b"\xef\xbb\xbf")
+    opening = re.match(rb"[ \t\r\n]*\{[ \t\r\n]*", start)
+    return 1 + (start.count(b"\n", 0, opening.end()) if opening else 0)
+
+
+class _Spliced:
+    """A binary stream of `prefix`, the bytes of `file` from `start` to `stop` (None: its end), and `suffix`."""
+
+    def __init__(self, prefix: bytes, file: BinaryIO, start: int, stop: int | None, suffix: bytes) -> None:
+        self.pending = prefix
+        self.file = file
+        self.left = stop - start if stop is not None else None
+        self.suffix = suffix
+        file.seek(start)
+
+    @classmethod
+    def of(cls, prefix: bytes, file: BinaryIO, start: int, stop: int | None, suffix: bytes) -> BinaryIO:
+        # (a stream iter_list_parts reads with `read` alone)
+        return cast(BinaryIO, cls(prefix, file, start, stop, suffix))
+
+    def read(self, size: int = -1) -> bytes:
+        if self.pending:
+            out, self.pending = self.pending, b""
+            return out
+        if self.left is None or self.left > 0:
+            want = size if self.left is None else min(size, self.left) if size >= 0 else self.left
+            data = self.file.read(want)
+            if data:
+                if self.left is not None:
+                    self.left -= len(data)
+                return data
+            self.left = 0
+        out, self.suffix = self.suffix, b""
+        return out
