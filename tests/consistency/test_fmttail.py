@@ -14,7 +14,7 @@ import pytest
 
 import kubectl_kyrec.reconcile.findings as findings_module
 from kubectl_kyrec.model import Ref, Result, ResultPairs, Source
-from kubectl_kyrec.render import sarif
+from kubectl_kyrec.render import junit, sarif
 from kubectl_kyrec.render.result_spill import ResultSpill, SpilledFindings
 
 ODD_MESSAGES = [
@@ -24,6 +24,7 @@ ODD_MESSAGES = [
     "control \x01\x07\x1f and delete \x7f",
     "beyond ASCII: é ü ñ 日本語 \u2028 emoji 🚀",
     "",
+    "\x02",             # nothing XML can carry: an empty message once cleaned
 ]
 
 
@@ -56,6 +57,20 @@ def _spill(chunks: list[int]) -> ResultSpill:
     return spill
 
 
+def _edges() -> ResultSpill:
+    """Every outcome with an empty message (or one that cleans to nothing), with and without a location."""
+    spill = ResultSpill()
+    pairs = ResultPairs()
+    ref = Ref("v1", "Pod", "ns", "p", "u")
+    for outcome in ("pass", "fail", "warn", "error", "skip", "undetermined", "odd"):
+        for message in ("", "\x02", "m"):
+            for location in (None, Source("f.yaml", 0), Source("g.yaml", 3)):
+                pairs.append(Result("edge", "ValidatingPolicy", "edge", outcome, message, ref,
+                                    validation_actions=("Deny",), location=location), False)
+    spill.add(pairs)
+    return spill
+
+
 def _sarif(findings: object, root: str | None) -> str:
     out = io.StringIO()
     sarif.write(findings, out, root=root)       # type: ignore[arg-type]
@@ -69,6 +84,33 @@ def test_sarif_of_spilled_results_is_the_findings_one(chunks: list[int], root: s
     try:
         spilled = SpilledFindings(spill)
         assert _sarif(spilled, root) == _sarif(list(spilled), root)
+    finally:
+        spill.close()
+
+
+def _junit(findings: object) -> str:
+    out = io.StringIO()
+    junit.write(findings, out, name="kyrec eval")       # type: ignore[arg-type]
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("chunks", [[0], [1], [40], [13, 0, 29, 1, 60], [2000, 700]],
+                         ids=["empty", "one", "one-record", "records", "spooled"])
+def test_junit_of_spilled_results_is_the_findings_one(chunks: list[int]) -> None:
+    spill = _spill(chunks)
+    try:
+        spilled = SpilledFindings(spill)
+        assert _junit(spilled) == _junit(list(spilled))
+    finally:
+        spill.close()
+
+
+def test_edges_of_every_format() -> None:
+    spill = _edges()
+    try:
+        spilled = SpilledFindings(spill)
+        assert _sarif(spilled, None) == _sarif(list(spilled), None)
+        assert _junit(spilled) == _junit(list(spilled))
     finally:
         spill.close()
 
@@ -89,7 +131,8 @@ def test_sarif_of_records_that_show_nothing() -> None:
         spill.close()
 
 
-def test_sarif_makes_no_finding_per_spilled_result(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+def test_no_finding_per_spilled_result(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
     made = 0
     real = findings_module.result_findings
 
@@ -102,8 +145,9 @@ def test_sarif_makes_no_finding_per_spilled_result(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(findings_module, "result_findings", counting)
     spill = _spill([300, 300, 300])
     try:
-        _sarif(SpilledFindings(spill), None)
+        text = _sarif(SpilledFindings(spill), None) if fmt == "sarif" else _junit(SpilledFindings(spill))
     finally:
         spill.close()
-    # a rule's first result of each (policy, outcome) of a record not seen before: at most 6 outcomes x 4 kinds
-    assert 0 < made <= 6 * 6
+    assert text.count("ruleId" if fmt == "sarif" else "<testcase ") == (600 if fmt == "sarif" else 900)
+    # SARIF: a rule's first result of each (policy, outcome) of a record not seen before (6 outcomes x 6)
+    assert made <= 6 * 6
