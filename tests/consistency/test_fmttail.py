@@ -14,7 +14,7 @@ import pytest
 
 import kubectl_kyrec.reconcile.findings as findings_module
 from kubectl_kyrec.model import Ref, Result, ResultPairs, Source
-from kubectl_kyrec.render import junit, sarif
+from kubectl_kyrec.render import github, junit, sarif
 from kubectl_kyrec.render.result_spill import ResultSpill, SpilledFindings
 
 ODD_MESSAGES = [
@@ -105,12 +105,24 @@ def test_junit_of_spilled_results_is_the_findings_one(chunks: list[int]) -> None
         spill.close()
 
 
+@pytest.mark.parametrize("limit", [1, 3, 10, 1000])
+@pytest.mark.parametrize("chunks", [[0], [1], [13, 0, 29, 1, 60], [700, 700]], ids=["empty", "one", "records", "big"])
+def test_github_of_spilled_results_is_the_findings_one(chunks: list[int], limit: int) -> None:
+    spill = _spill(chunks)
+    try:
+        spilled = SpilledFindings(spill)
+        assert github.annotation_lines(spilled, limit) == github.annotation_lines(list(spilled), limit)
+    finally:
+        spill.close()
+
+
 def test_edges_of_every_format() -> None:
     spill = _edges()
     try:
         spilled = SpilledFindings(spill)
         assert _sarif(spilled, None) == _sarif(list(spilled), None)
         assert _junit(spilled) == _junit(list(spilled))
+        assert github.annotation_lines(spilled, 100) == github.annotation_lines(list(spilled), 100)
     finally:
         spill.close()
 
@@ -131,7 +143,7 @@ def test_sarif_of_records_that_show_nothing() -> None:
         spill.close()
 
 
-@pytest.mark.parametrize("fmt", ["sarif", "junit"])
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "github"])
 def test_no_finding_per_spilled_result(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
     made = 0
     real = findings_module.result_findings
@@ -145,9 +157,14 @@ def test_no_finding_per_spilled_result(monkeypatch: pytest.MonkeyPatch, fmt: str
     monkeypatch.setattr(findings_module, "result_findings", counting)
     spill = _spill([300, 300, 300])
     try:
-        text = _sarif(SpilledFindings(spill), None) if fmt == "sarif" else _junit(SpilledFindings(spill))
+        if fmt == "github":
+            lines = github.annotation_lines(SpilledFindings(spill))
+            assert len(lines) == 3 * 10 and lines[-1].startswith("::notice title=kyrec::571 more findings")
+        else:
+            text = _sarif(SpilledFindings(spill), None) if fmt == "sarif" else _junit(SpilledFindings(spill))
+            assert text.count("ruleId" if fmt == "sarif" else "<testcase ") == (600 if fmt == "sarif" else 900)
     finally:
         spill.close()
-    assert text.count("ruleId" if fmt == "sarif" else "<testcase ") == (600 if fmt == "sarif" else 900)
-    # SARIF: a rule's first result of each (policy, outcome) of a record not seen before (6 outcomes x 6)
-    assert made <= 6 * 6
+    # SARIF: a rule's first result of each (policy, outcome) of a record not seen before (6 outcomes x 6);
+    # GitHub: a record's first 10 of each of its 3 levels in their order
+    assert made <= (6 * 6 if fmt != "github" else 3 * 3 * 10)
