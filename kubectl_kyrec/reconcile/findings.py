@@ -80,10 +80,7 @@ class Finding(NamedTuple):
     @property
     def subject_key(self) -> str:
         """The object's identity without version or uid: both change when nothing about the finding did."""
-        if self.subject is None:
-            return ""
-        group, _ = group_version(self.subject.api_version)
-        return "/".join((group, self.subject.kind, self.subject.namespace, self.subject.name))
+        return subject_key(self.subject)
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -92,7 +89,7 @@ class Finding(NamedTuple):
 
     @property
     def fingerprint(self) -> str:
-        return hashlib.sha256("\x1f".join(self.key).encode()).hexdigest()[:32]
+        return hashlib.sha256(FINGERPRINT_SEPARATOR.join(self.key).encode()).hexdigest()[:32]
 
     @property
     def where(self) -> str:
@@ -100,6 +97,18 @@ class Finding(NamedTuple):
 
     def subject_display(self) -> str:
         return self.subject.display() if self.subject else ""
+
+
+# a fingerprint hashes the baseline key's parts joined by this (render/sarif.py hashes spilled results' so too)
+FINGERPRINT_SEPARATOR = "\x1f"
+
+
+def subject_key(subject: Ref | None) -> str:
+    """Finding.subject_key of a finding about `subject`."""
+    if subject is None:
+        return ""
+    group, _ = group_version(subject.api_version)
+    return "/".join((group, subject.kind, subject.namespace, subject.name))
 
 
 def from_results(results: Sequence[Result], command: str = "eval") -> ResultFindings:

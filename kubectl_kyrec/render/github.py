@@ -20,13 +20,20 @@ read), and the step summary says the run is incomplete before its counts.
 
 from __future__ import annotations
 
+import heapq
 import io
 from collections.abc import Collection, Iterable, Sequence
-from typing import IO
+from itertools import compress, repeat
+from operator import eq
+from typing import IO, TYPE_CHECKING
 
 from kubectl_kyrec.errors import FailedRead
+from kubectl_kyrec.model import Result
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.render.result_spill import SpilledFindings
 
 GITHUB_LIMIT = 10          # annotations shown per level and step
 LEVEL_ORDER = ("error", "warning", "notice")
@@ -85,11 +92,16 @@ def annotation_lines(findings: Iterable[Finding], limit: int = GITHUB_LIMIT,
     each level are kept as they pass (_First), and how many there are: a run's findings are never held."""
     by_level: dict[str, list[Finding | FailedRead]] = {level: [] for level in LEVEL_ORDER}
     by_level["error"].extend(failed_reads)
+    from kubectl_kyrec.render.result_spill import SpilledFindings
+
     first = {level: _First(limit) for level in LEVEL_ORDER}
-    for f in findings:
-        level = level_of(f)
-        if level is not None:
-            first[level].add(f)
+    if isinstance(findings, SpilledFindings):
+        _first_spilled(findings, first)
+    else:
+        for f in findings:
+            level = level_of(f)
+            if level is not None:
+                first[level].add(f)
     for level, kept in first.items():
         by_level[level].extend(kept.sorted())
     sizes = {level: kept.count for level, kept in first.items()}
@@ -130,10 +142,56 @@ class _First:
             self.kept.sort(key=_by_key)
             del self.kept[self.limit:]
 
+    def extend(self, kept: list[tuple[tuple[int, str, str, str], int, Finding]], count: int) -> None:
+        """`count` findings passed, of which these (with their keys and places) are all that could be kept."""
+        self.kept.extend(kept)
+        self.count += count
+        if len(self.kept) > 4 * self.limit + 64:
+            self.kept.sort(key=_by_key)
+            del self.kept[self.limit:]
+
     def sorted(self) -> list[Finding]:
         self.kept.sort(key=_by_key)
         del self.kept[self.limit:]
         return [f for _, _, f in self.kept]
+
+
+_F = {name: i for i, name in enumerate(Result._fields)}
+_POLICY, _SOURCE, _RESULT, _SUBJECT, _ACTIONS, _LOCATION = (_F[n] for n in (
+    "policy", "source", "result", "subject", "validation_actions", "location"))
+
+
+def _first_spilled(findings: SpilledFindings, first: dict[str, _First]) -> None:
+    """`annotation_lines`' pass over spilled findings (never baselined), from their records' columns: each
+    result's level and `_sort_key` made by C-level maps, and a Finding only of each record's first `limit`
+    of a level in that order (what `_First` could keep of them)."""
+    labels = findings.labels
+    levels: dict[tuple[str, tuple[str, ...]], str | None] = {}
+    for record in findings.records():
+        columns = record.columns
+        keys = list(zip(columns[_RESULT], columns[_ACTIONS]))
+        for outcome, actions in set(keys).difference(levels):
+            # the level is the finding's: one made of what it depends on
+            levels[outcome, actions] = level_of(Finding(findings.command, "", "", "", None, outcome, "", outcome,
+                                                        validation_actions=tuple(actions)))
+        of = list(map(levels.__getitem__, keys))
+        names: list[str] = list(map(labels.get, zip(columns[_SOURCE], columns[_POLICY]),  # type: ignore[arg-type]
+                                    columns[_POLICY]))
+        refs, sources = record.refs, record.sources
+        displays = {i: refs[i].display() for i in set(columns[_SUBJECT])}
+        wheres = {i: "" if sources[i] is None else str(sources[i]) for i in set(columns[_LOCATION])}
+        for level, kept in first.items():
+            at = list(compress(range(len(of)), map(eq, repeat(level), of)))  # (str.__eq__(None) is truthy)
+            if not at:
+                continue
+            order = LEVEL_ORDER.index(level)
+            sort_keys = zip(repeat(order), map(names.__getitem__, at),
+                            map(displays.__getitem__, map(columns[_SUBJECT].__getitem__, at)),
+                            map(wheres.__getitem__, map(columns[_LOCATION].__getitem__, at)))
+            # (key, place among the level's results of the record): ties in the order they came
+            chosen = heapq.nsmallest(kept.limit, zip(sort_keys, range(len(at))))
+            made = findings.findings_at(record, [at[place] for _, place in chosen])
+            kept.extend([(key, kept.count + place, f) for (key, place), f in zip(chosen, made)], len(at))
 
 
 def _by_key(entry: tuple[tuple[int, str, str, str], int, Finding]) -> tuple[tuple[int, str, str, str], int]:

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from typing import IO
+from itertools import groupby, repeat
+from operator import is_, itemgetter
+from typing import IO, TYPE_CHECKING
 
 from kubectl_kyrec.errors import FailedRead
-from kubectl_kyrec.model import UNDETERMINED
+from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.reconcile.findings import Finding
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.render.result_spill import SpilledFindings
 
 # characters XML 1.0 cannot carry at all; a message from a policy may hold them
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -186,10 +192,14 @@ class _SpooledSuites:
     as `_counts` does (`counts`) and finds the policy file of its first case that has one (`files`)."""
 
     def __init__(self, findings: Iterable[Finding]) -> None:
+        from kubectl_kyrec.render.result_spill import SpilledFindings
         from kubectl_kyrec.render.spill_file import SpillFile
 
         self.file = SpillFile()
         self.pieces: dict[str, list[tuple[int, int]]] = {}
+        if isinstance(findings, SpilledFindings):
+            self._spilled(findings)
+            return
         waiting: dict[str, list[str]] = {}
         sizes: dict[str, int] = {}
         tallies: dict[str, list[int]] = {}
@@ -226,6 +236,83 @@ class _SpooledSuites:
         self.counts = {suite: (t[0], t[1], t[2], t[3]) for suite, t in tallies.items()}
         self.files = files
 
+    def _spilled(self, findings: SpilledFindings) -> None:
+        """The same of spilled findings (never baselined), from their records' columns: a case's text is
+        `_case`'s cut into parts results share (the subject's name; the rest of the head and what opens
+        the child by suite, rule and outcome; the location; the message, with what closes the child), each
+        made once a record (or once a run), and a record's cases joined, each suite's, at C speed."""
+        labels = findings.labels
+        command = findings.command
+        waiting: dict[str, list[str]] = {}
+        sizes: dict[str, int] = {}
+        tallies: dict[str, list[int]] = {}
+        files: dict[str, str | None] = {}
+        heads: dict[tuple[str, str, str], str] = {}
+        messages: dict[tuple[str, str, bool], tuple[str, str]] = {}
+        for record in findings.records():
+            columns = record.columns
+            outcomes = columns[_RESULT]
+            if not len(outcomes):
+                continue
+            suites: list[str] = list(map(labels.get, zip(columns[_SOURCE], columns[_POLICY]),  # type: ignore[arg-type]
+                                         columns[_POLICY]))
+            refs, sources = record.refs, record.sources
+            names = {i: '\n    <testcase name="' + _attr(_clean(refs[i].display())) for i in set(columns[_SUBJECT])}
+            head_keys = list(zip(suites, columns[_RULE], outcomes))
+            for key in set(head_keys).difference(heads):
+                heads[key] = _spilled_head(command, *key)
+            places = list(zip(columns[_LOCATION], map(_CHILD.get, outcomes)))
+            where = {key: _spilled_location(sources[key[0]], key[1]) for key in set(places)}
+            message_keys = list(zip(outcomes, columns[_MESSAGE], map(is_, repeat(None), map(sources.__getitem__,
+                                                                                             columns[_LOCATION]))))
+            new = set(message_keys).difference(messages)
+            if len(messages) + len(new) > _MESSAGES_MAX:
+                messages.clear()
+                new = set(message_keys)
+            for key in new:
+                messages[key] = _spilled_message(*key)
+            around = list(map(messages.__getitem__, message_keys))
+            wheres = list(map(where.__getitem__, places))
+            texts = list(map("".join, zip(
+                map(names.__getitem__, columns[_SUBJECT]), map(heads.__getitem__, head_keys),
+                map(itemgetter(0), wheres), map(itemgetter(0), around), map(itemgetter(1), wheres),
+                map(itemgetter(1), around))))
+            # each suite's cases of the record in their order (a stable sort by suite), counted as _counts
+            for suite, outcome_counts in _by_suite(suites, outcomes).items():
+                tally = tallies.get(suite)
+                if tally is None:
+                    tally = tallies[suite] = [0, 0, 0, 0]
+                    waiting[suite] = []
+                    sizes[suite] = 0
+                    files[suite] = None
+                tally[0] += sum(outcome_counts.values())
+                tally[1] += outcome_counts["fail"] + outcome_counts["warn"]
+                tally[2] += outcome_counts["error"]
+                tally[3] += outcome_counts["skip"] + outcome_counts[UNDETERMINED]
+            if any(f is None for f in files.values()):
+                firsts = dict(zip(reversed(list(zip(suites, columns[_POLICY_LOCATION]))),
+                                  range(len(suites) - 1, -1, -1)))
+                for (suite, at), _ in sorted(firsts.items(), key=itemgetter(1)):
+                    policy_location = sources[at]
+                    if files[suite] is None and policy_location:
+                        files[suite] = policy_location.file
+            order = sorted(range(len(suites)), key=suites.__getitem__)
+            for suite, cases in groupby(zip(map(suites.__getitem__, order), map(texts.__getitem__, order)),
+                                        itemgetter(0)):
+                text = "".join(map(itemgetter(1), cases))
+                held = waiting[suite]
+                held.append(text)
+                sizes[suite] += len(text)
+                if sizes[suite] >= _SPOOL_PIECE:
+                    self._put(suite, held)
+                    held.clear()
+                    sizes[suite] = 0
+        for suite, held in waiting.items():
+            if held:
+                self._put(suite, held)
+        self.counts = {suite: (t[0], t[1], t[2], t[3]) for suite, t in tallies.items()}
+        self.files = files
+
     def _put(self, suite: str, texts: list[str]) -> None:
         data = "".join(texts).encode("utf-8", "surrogatepass")
         self.pieces.setdefault(suite, []).append((self.file.tell_end(), len(data)))
@@ -239,6 +326,63 @@ class _SpooledSuites:
 
     def close(self) -> None:
         self.file.close()
+
+
+_F = {name: i for i, name in enumerate(Result._fields)}
+_POLICY, _SOURCE, _RULE, _RESULT, _MESSAGE, _SUBJECT, _LOCATION, _POLICY_LOCATION = (_F[n] for n in (
+    "policy", "source", "rule", "result", "message", "subject", "location", "policy_location"))
+# the child element of a case by outcome (_case's): its tag, with a text (`failure`, `error`) or without
+_CHILD = {"fail": "failure", "warn": "failure", "error": "error", "skip": "skipped", UNDETERMINED: "skipped"}
+_TEXT_CHILDREN = ("failure", "error")
+_MESSAGES_MAX = 20_000      # the messages' texts kept across records (a run whose messages all differ)
+_END = _CASE_END + "</testcase>"
+
+
+def _by_suite(suites: list[str], outcomes: Sequence[str]) -> dict[str, Counter[str]]:
+    """Each suite's cases of a record counted by outcome, the suites in their first case's order."""
+    counts: dict[str, Counter[str]] = {}
+    for (suite, outcome), n in Counter(zip(suites, outcomes)).items():
+        counted = counts.get(suite)
+        if counted is None:
+            counted = counts[suite] = Counter()
+        counted[outcome] += n
+    return counts
+
+
+def _spilled_head(command: str, suite: str, rule: str, outcome: str) -> str:
+    """A spilled finding's case after the subject's name (`_case`): the rest of its name and its class,
+    then what opens its child up to the message."""
+    name = f" [{rule}]" if rule and rule != suite else ""
+    head = f'{_attr(_clean(name))}" classname="{_attr(_clean(suite or command))}" time="0"'
+    tag = _CHILD.get(outcome)
+    if tag is None:
+        return head + " />"
+    opened = f'{head}>{_CASE_CHILD}<{tag} message="'
+    return opened + _attr(f"{outcome}: ") if outcome == UNDETERMINED else opened
+
+
+def _spilled_location(where: Source | None, tag: str | None) -> tuple[str, str]:
+    """What a location puts before the message: in the child's message attribute, and in its text."""
+    if where is None or tag is None:
+        return "", ""
+    text = _clean(f"{where}: ")
+    return _attr(text), _text(text) if tag in _TEXT_CHILDREN else ""
+
+
+def _spilled_message(outcome: str, message: str, unplaced: bool) -> tuple[str, str]:
+    """What a message puts in the child's message attribute with what closes it, and in its text with
+    what closes the child and the case; `unplaced`: the finding has no location."""
+    tag = _CHILD.get(outcome)
+    if tag is None:
+        return "", ""
+    cleaned = _clean(message)
+    kind = f' type="{_attr(outcome)}"'
+    if tag not in _TEXT_CHILDREN:
+        return _attr(cleaned) + '"' + (kind if outcome == UNDETERMINED else "") + " />" + _END, ""
+    if unplaced and not cleaned:
+        # no message at all: the element without a text (`_case`)
+        return '"' + kind + " />" + _END, ""
+    return _attr(cleaned) + '"' + kind + ">", _text(cleaned) + f"</{tag}>" + _END
 
 
 def _write_body(items: Iterable[str | Finding | Iterable[str]], write: Callable[[str], object], *,

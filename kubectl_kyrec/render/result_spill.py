@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import pickle
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from itertools import compress, groupby
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 _POLICY, _SOURCE, _STATUS = (itemgetter(Result._fields.index(name)) for name in ("policy", "source", "result"))
 _UID = attrgetter("subject.uid")
+_SUBJECT, _PROPERTIES, _LOCATION, _POLICY_LOCATION = (Result._fields.index(name) for name in (
+    "subject", "properties", "location", "policy_location"))
 T = TypeVar("T")
 
 
@@ -209,12 +211,40 @@ class SpilledFindings(Collection[Finding]):
     def __contains__(self, item: object) -> bool:
         return any(f == item for f in self)
 
-    def __iter__(self) -> Iterator[Finding]:
+    @property
+    def labels(self) -> dict[tuple[str, str], str]:
+        """Each (source, policy) shared by two kinds, its label (load/policy/policies.policy_labels)."""
         from kubectl_kyrec.load.policy.policies import policy_labels
-        from kubectl_kyrec.reconcile.findings import result_findings
 
         if self._labels is None:
             # two policies of one name and different kinds are two suites, rules and baseline keys
             self._labels = policy_labels(self.spill.policies)
+        return self._labels
+
+    def __iter__(self) -> Iterator[Finding]:
+        from kubectl_kyrec.reconcile.findings import result_findings
+
+        labels = self.labels
         for pairs in self.spill.chunks():
-            yield from result_findings(pairs.results, self.command, self._labels)
+            yield from result_findings(pairs.results, self.command, labels)
+
+    def records(self) -> Iterator[PairsColumns]:
+        """The findings' results as their records' columns (no Finding made): what the CI formats write
+        their entries from (render/sarif.py, junit.py, github.py), each record's entries joined at C speed."""
+        return self.spill.columns()
+
+    def findings_at(self, record: PairsColumns, indexes: Iterable[int]) -> list[Finding]:
+        """The findings of a record's results at `indexes`: the few a writer reads whole (a rule's first)."""
+        from kubectl_kyrec.reconcile.findings import result_findings
+
+        return result_findings([result_at(record, i) for i in indexes], self.command, self.labels)
+
+
+def result_at(record: PairsColumns, index: int) -> Result:
+    """The Result at `index` of a record's columns, its tables' values in place of their indexes."""
+    fields = [column[index] for column in record.columns]
+    fields[_SUBJECT] = record.refs[fields[_SUBJECT]]
+    fields[_PROPERTIES] = record.properties[fields[_PROPERTIES]]
+    fields[_LOCATION] = record.sources[fields[_LOCATION]]
+    fields[_POLICY_LOCATION] = record.sources[fields[_POLICY_LOCATION]]
+    return Result(*fields)

@@ -21,16 +21,28 @@ import json
 import os
 import pathlib
 import urllib.parse
-from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import IO, Any
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from hashlib import sha256
+from itertools import chain, compress, repeat
+from operator import itemgetter, methodcaller
+from typing import IO, TYPE_CHECKING, Any
 
 from kubectl_kyrec import __version__
 from kubectl_kyrec.errors import FailedRead
 from kubectl_kyrec.load.policy.policies import split_policy_label
-from kubectl_kyrec.model import UNDETERMINED
-from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, Finding
+from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
+from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, FINGERPRINT_SEPARATOR, Finding, subject_key
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render.envelope import write_array_items
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.evaluate.pipeline import PairsColumns
+    from kubectl_kyrec.render.result_spill import SpilledFindings
+
+_F = {name: i for i, name in enumerate(Result._fields)}
+_POLICY, _SOURCE, _RULE_COLUMN, _RESULT, _MESSAGE, _SUBJECT, _ACTIONS, _LOCATION = (_F[n] for n in (
+    "policy", "source", "rule", "result", "message", "subject", "validation_actions", "location"))
 
 orjson: Any
 try:
@@ -126,13 +138,30 @@ def _rule(f: Finding) -> dict[str, Any]:
     return rule
 
 
-def _logical(f: Finding) -> list[dict[str, Any]]:
-    if f.subject is None:
+def _logical(s: Ref | None) -> list[dict[str, Any]]:
+    if s is None:
         return []
-    s = f.subject
     qualified = "/".join(p for p in (s.api_version, s.kind, s.namespace, s.name) if p)
     return [{"name": s.name, "fullyQualifiedName": qualified, "kind": "object",
              **({"decoratedName": s.display()} if s.kind else {})}]
+
+
+def _location(where: Source | None, subject: Ref | None, root: str | None) -> dict[str, Any]:
+    """A result's location: the file it was read from, the object it is about (empty: neither)."""
+    location: dict[str, Any] = {}
+    if where is not None:
+        uri, base = artifact_uri(where.file, root)
+        artifact: dict[str, Any] = {"uri": uri}
+        if base:
+            artifact["uriBaseId"] = base
+        physical: dict[str, Any] = {"artifactLocation": artifact}
+        if where.line:
+            physical["region"] = {"startLine": where.line}
+        location["physicalLocation"] = physical
+    logical = _logical(subject)
+    if logical:
+        location["logicalLocations"] = logical
+    return location
 
 
 def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> dict[str, Any]:
@@ -145,19 +174,7 @@ def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> di
         "message": {"text": text or f.message_class},
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
     }
-    location: dict[str, Any] = {}
-    if f.location is not None:
-        uri, base = artifact_uri(f.location.file, root)
-        artifact: dict[str, Any] = {"uri": uri}
-        if base:
-            artifact["uriBaseId"] = base
-        physical: dict[str, Any] = {"artifactLocation": artifact}
-        if f.location.line:
-            physical["region"] = {"startLine": f.location.line}
-        location["physicalLocation"] = physical
-    logical = _logical(f)
-    if logical:
-        location["logicalLocations"] = logical
+    location = _location(f.location, f.subject, root)
     if location:
         entry["locations"] = [location]
     if baseline_used:
@@ -175,25 +192,39 @@ def _result(f: Finding, index: int, root: str | None, baseline_used: bool) -> di
 
 def _rules_and_summary(findings: Iterable[Finding]) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
     """The rules in document order and the summary counts: one pass, before any result is written."""
-    rules: dict[str, dict[str, Any]] = {}
-    # every policy that ran is a rule, also those that found nothing: code scanning then knows a rule
-    # that stops reporting was fixed, not dropped; rules of findings without a policy follow
-    later: dict[str, Finding] = {}
+    rules = _Rules()
     counts = count_findings(())
     for f in findings:
         outcome = f.outcome
         counts[outcome] = counts.get(outcome, 0) + 1
         if f.baselined:
             counts["baselined"] += 1
+        rules.add(f)
+    return rules.done(), counts
+
+
+class _Rules:
+    """The rules of findings seen in order (`add`), in document order (`done`)."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, dict[str, Any]] = {}
+        # every policy that ran is a rule, also those that found nothing: code scanning then knows a rule
+        # that stops reporting was fixed, not dropped; rules of findings without a policy follow
+        self.later: dict[str, Finding] = {}
+
+    def add(self, f: Finding) -> None:
         if f.policy:
-            if f.policy not in rules:
-                rules[f.policy] = _rule(f)
-        elif outcome in SHOWN:
-            later.setdefault(rule_id(f), f)
-    for name, f in later.items():
-        if name not in rules:
-            rules[name] = _rule(f)
-    return rules, counts
+            if f.policy not in self.rules:
+                self.rules[f.policy] = _rule(f)
+        elif f.outcome in SHOWN:
+            self.later.setdefault(rule_id(f), f)
+
+    def done(self) -> dict[str, dict[str, Any]]:
+        rules = self.rules
+        for name, f in self.later.items():
+            if name not in rules:
+                rules[name] = _rule(f)
+        return rules
 
 
 SHOWN = frozenset((*FINDING_OUTCOMES, UNDETERMINED))
@@ -261,18 +292,29 @@ def write(findings: Collection[Finding], stream: IO[str], *, root: str | None = 
     """The document, written as the results come: the rules and counts come from a first pass over the
     findings, the results are encoded `chunk` at a time in a second one and never held together. The text is the one
     `json.dump(sarif_document(...), indent=2)` writes."""
-    rules, counts = _rules_and_summary(findings)
+    from kubectl_kyrec.render.result_spill import SpilledFindings
+
+    # spilled results (never baselined: a baseline holds a run's results) are written from their records' columns
+    spilled = findings if isinstance(findings, SpilledFindings) and not baseline_used else None
+    rules, counts = _rules_and_summary(findings) if spilled is None else _spilled_rules_and_summary(spilled)
     order = {name: i for i, name in enumerate(rules)}
     skeleton = json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0",
                            "runs": [_run(rules, _RESULTS_MARK, counts, root, failed_reads)]}, indent=2)
     head, mark, tail = skeleton.partition(json.dumps(_RESULTS_MARK))
     assert mark and _RESULTS_MARK not in tail, "the results mark occurs once in the skeleton"
     stream.write(head)
-    # a second pass over the findings (made anew, when they are not held: render/result_spill.py)
-    shown = (f for f in findings if f.outcome in SHOWN)
     stream.write("[")
-    written = _write_results(shown, stream.write, order=order, root=root, baseline_used=baseline_used, chunk=chunk,
-                             first="\n")
+    if spilled is None:
+        shown = (f for f in findings if f.outcome in SHOWN)
+        written = _write_results(shown, stream.write, order=order, root=root, baseline_used=baseline_used,
+                                 chunk=chunk, first="\n")
+    else:
+        # a second pass over the spill's records
+        written = 0
+        for text in _SpilledResults(spilled, order, root).texts():
+            stream.write(",\n" if written else "\n")
+            stream.write(text)
+            written += 1
     stream.write(f"\n{_RESULTS_INDENT}]" if written else "]")
     stream.write(tail)
     stream.write("\n")
@@ -291,3 +333,151 @@ def render(findings: Collection[Finding], *, root: str | None = None, baseline_u
     out = io.StringIO()
     write(findings, out, root=root, baseline_used=baseline_used, failed_reads=failed_reads)
     return out.getvalue()
+
+
+def _spilled_rules_and_summary(findings: SpilledFindings) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """`_rules_and_summary` of spilled findings, read from their records' columns: a Finding made only of each
+    record's first result of each (policy, outcome) not seen before, all a rule can be made of."""
+    rules = _Rules()
+    counts = count_findings(())
+    seen: set[tuple[str, str, str]] = set()
+    for record in findings.records():
+        columns = record.columns
+        outcomes = columns[_RESULT]
+        for outcome, n in Counter(outcomes).items():
+            counts[outcome] = counts.get(outcome, 0) + n
+        keys = list(zip(columns[_SOURCE], columns[_POLICY], outcomes))
+        # each key's first index: the dict keeps the last value it is given, and the keys come last to first
+        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+        new = sorted(i for key, i in first.items() if key not in seen)
+        seen.update(first)
+        for f in findings.findings_at(record, new):
+            rules.add(f)
+    return rules.done(), counts
+
+
+# stands for a value in a part's text, which is then split around it
+_MARK = "kyrec-sarif-part-7c1e0f"
+_ITEM = _RESULTS_INDENT + "  "      # the results array's items
+_CUT = len(_ITEM) + 2                   # what closes a part's text: a new line, the item's indent, `}`
+_PARTS_MAX = 20_000                     # the parts' texts kept across records, up to this many of each kind
+_FINGERPRINT = itemgetter(slice(32))
+
+
+def _inner(part: dict[str, Any]) -> str:
+    """A part's keys as they stand in a result entry (indented as an item of the results array), then `,`."""
+    return _encode(part).replace("\n", "\n" + _ITEM)[1:-_CUT] + ","
+
+
+def _around(text: str) -> tuple[str, str]:
+    """A part's text before and after `_MARK`'s place, the quotes of a string there on either side."""
+    before, mark, after = text.partition(json.dumps(_MARK))
+    assert mark, "the part holds the mark"
+    return before + '"', '"' + after
+
+
+def _escaped(text: str) -> str:
+    """A string's text inside a JSON string as `_encode` writes it (ASCII, as the standard library)."""
+    return json.dumps(text)[1:-1]
+
+
+class _SpilledResults:
+    """The results array's items of spilled findings (render/result_spill.py SpilledFindings), a record's
+    at a time, made from its columns without a Finding or a mapping per result: an entry is `_result`'s,
+    cut into the parts its results share (the rule and level; the message; the locations; the properties
+    around the subject), each encoded once by `_encode`, and the parts of each result that are its own (the
+    subject's name in the message, the fingerprint) put between them; the record's texts joined at C
+    speed. Byte for byte `_write_results`'s text (tests/consistency/test_fmttail.py)."""
+
+    def __init__(self, findings: SpilledFindings, order: dict[str, int], root: str | None) -> None:
+        self.findings = findings
+        self.order = order
+        self.root = root
+        self.command = findings.command
+        self.heads: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        self.messages: dict[str, str] = {}
+        self.properties: dict[tuple[str, str, tuple[str, ...]], tuple[str, str]] = {}
+        message_before, message_after = _around(_inner({"message": {"text": _MARK}}))
+        fingerprint_before, self.fingerprint_after = _around(_inner({"partialFingerprints": {FINGERPRINT_KEY: _MARK}}))
+        self.message_before = message_before
+        self.message_after = message_after + fingerprint_before
+
+    def texts(self) -> Iterator[str]:
+        labels = self.findings.labels
+        for record in self.findings.records():
+            columns = record.columns
+            shown = list(map(SHOWN.__contains__, columns[_RESULT]))
+            if not any(shown):
+                continue
+            policies, sources, rules, outcomes, messages, subjects, actions, locations = (
+                list(compress(columns[i], shown))
+                for i in (_POLICY, _SOURCE, _RULE_COLUMN, _RESULT, _MESSAGE, _SUBJECT, _ACTIONS, _LOCATION))
+            names: list[str] = list(map(labels.get, zip(sources, policies), policies))  # type: ignore[arg-type]
+            yield self._record(record, names, rules, outcomes, messages, subjects, actions, locations)
+
+    def _record(self, record: PairsColumns, names: list[str], rules: Sequence[str], outcomes: Sequence[str],
+                messages: Sequence[str], subjects: Sequence[int], actions: Sequence[tuple[str, ...]],
+                locations: Sequence[int]) -> str:
+        head_keys = list(zip(names, outcomes, actions))
+        heads = self._missing(self.heads, head_keys, self._head)
+        texts = self._missing(self.messages, messages, self._message)
+        property_keys = list(zip(outcomes, rules, actions))
+        properties = self._missing(self.properties, property_keys, self._properties)
+        refs = record.refs
+        # the record's own tables: a subject's texts, and each (location, subject)'s locations part
+        displays = {i: _escaped(refs[i].display()) + ": " for i in set(subjects)}
+        subject_texts = {i: _encode(refs[i].to_json()).replace("\n", "\n" + _ITEM + "    ") for i in displays}
+        keys = {i: subject_key(refs[i]) for i in displays}
+        where_keys = list(zip(locations, subjects))
+        sources = record.sources
+        root = self.root
+        after = self.fingerprint_after
+        wheres = {(at, i): after + _inner({"locations": [_location(sources[at], refs[i], root)]})
+                  for at, i in set(where_keys)}
+        fingerprints = map(_FINGERPRINT, map(methodcaller("hexdigest"), map(sha256, map(str.encode, map(
+            FINGERPRINT_SEPARATOR.join,
+            zip(repeat(self.command), names, rules, map(keys.__getitem__, subjects), outcomes))))))
+        around = list(map(properties.__getitem__, property_keys))
+        parts = list(chain.from_iterable(zip(
+            map(heads.__getitem__, head_keys), map(displays.__getitem__, subjects), map(texts.__getitem__, messages),
+            fingerprints, map(wheres.__getitem__, where_keys), map(itemgetter(0), around),
+            map(subject_texts.__getitem__, subjects), map(itemgetter(1), around))))
+        return "".join(parts)[:-2]      # no separator after the record's last entry
+
+    @staticmethod
+    def _missing(texts: dict[Any, str] | dict[Any, tuple[str, str]], keys: Sequence[Any],
+                 make: Callable[[Any], Any]) -> Any:
+        """`texts` with the text of each of `keys` it lacked (emptied first when it would grow too large)."""
+        new = set(keys).difference(texts)
+        if new:
+            if len(texts) + len(new) > _PARTS_MAX:
+                texts.clear()
+                new = set(keys)
+            for key in new:
+                texts[key] = make(key)
+        return texts
+
+    def _head(self, key: tuple[str, str, tuple[str, ...]]) -> str:
+        """The entry's start: its rule and level (as `_result` gives them), the message's text opened."""
+        name, outcome, actions = key
+        # the level is the finding's: one made of what it depends on
+        f = Finding(self.command, name, name, "", None, outcome, "", outcome, validation_actions=tuple(actions))
+        head = {"ruleId": rule_id(f), "ruleIndex": self.order[rule_id(f)],
+                **({"kind": "review", "level": "none"} if f.undetermined else {"level": f.level})}
+        return _ITEM + "{" + _inner(head) + self.message_before
+
+    def _message(self, message: str) -> str:
+        """A message's text, the message part closed, the fingerprint's opened."""
+        return _escaped(message) + self.message_after
+
+    def _properties(self, key: tuple[str, str, tuple[str, ...]]) -> tuple[str, str]:
+        """The properties part around its subject, then the entry's end and the separator after it."""
+        outcome, rule, actions = key
+        properties: dict[str, Any] = {"result": outcome, "command": self.command, "subject": _MARK}
+        if rule:
+            properties["rule"] = rule
+        if actions:
+            properties["validationActions"] = list(actions)
+        text = _encode({"properties": properties}).replace("\n", "\n" + _ITEM)[1:]
+        before, _, after = text.partition(json.dumps(_MARK))
+        return before, after + ",\n"
