@@ -62,20 +62,12 @@ class Unread:
                f"never listed them)"
 
 
-_UNASKED: Any = object()
-
-
 @dataclass(frozen=True)
 class ReadRecord:
     """What the run's state says about its reads: ClusterState.is_listed and .unreadable_message."""
 
     is_listed: ListedCheck
     message_of: Callable[[str, str, str], str | None] = lambda api_version, kind, namespace: None
-    # is_listed's answer per (apiVersion, kind, namespace), asked once: a plan of N downstreams asks the same
-    # few (the policy kinds, the trigger's kind) for each of them, twice (the diff, then the plan). The reads
-    # are done before a record is made, so an answer cannot change while it is in use.
-    answers: dict[tuple[str, str, str], bool | None] = dataclasses.field(
-        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, state: Any) -> ReadRecord:
@@ -85,12 +77,8 @@ class ReadRecord:
     def unread(self, reads: Iterable[Read]) -> Unread | None:
         """The first read not listed, failed ones first (they are what the user has to fix)."""
         never: Unread | None = None
-        answers = self.answers
         for read in reads:
-            key = (read.api_version, read.kind, read.namespace)
-            listed = answers.get(key, _UNASKED)
-            if listed is _UNASKED:
-                listed = answers[key] = self.is_listed(*key)
+            listed = self.is_listed(read.api_version, read.kind, read.namespace)
             if listed is True or (listed is None and read.soft):
                 continue
             if listed is False:
