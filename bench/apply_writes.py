@@ -14,9 +14,10 @@ After the N creates, the same apply again (nothing to do) is timed too, and must
 The floor: a minimal client (urllib3, one keep-alive pool, the kubeconfig's token and CA; no kubeconfig plugin
 machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps (another name, so
 that they are creates too) from C threads into the same namespaces, before or after kyrec's run (the order
-alternates by round, so that neither side always meets the server warmer or holding the other's 3,000 objects; one
-round is kyrec first; both clients warm the fresh server up first, uncounted): `raw ... bare` with the bare
-ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the eight labels Kyverno's generate puts on a
+alternates by round, so that neither side always meets the server warmer; each side's objects are deleted,
+uncounted, before the other side runs and before the next round, so that every run meets a server holding the same
+objects; one round is kyrec first; both clients warm the fresh server up first, uncounted): `raw ... bare` with the
+bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the eight labels Kyverno's generate puts on a
 downstream, the trigger's uid among them; bench/apply_probe.py captures kyrec's requests and shows the server
 spends 30-45 % more CPU per request on them). It runs in this process: its CPU column is this process's CPU clock
 over the requests alone (no start-up, no imports); bench/apply_write_cpu.py compares the CPU per write of the two
@@ -179,6 +180,24 @@ def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str
     return time.perf_counter() - started, time.process_time() - cpu, failed
 
 
+def delete_objects(kubeconfig: Path, namespaces: list[str], names: list[str], concurrency: int) -> float:
+    """Delete the ConfigMaps `names` in every namespace (uncounted; seconds taken): the other side then meets the
+    server as this side did, without objects it would read (kyrec LISTs every ConfigMap to know what exists)."""
+    server, headers, pool = admin_pool(kubeconfig, concurrency, "application/json")
+
+    def one(target: tuple[str, str]) -> int:
+        namespace, name = target
+        url = f"{server}/api/v1/namespaces/{namespace}/configmaps/{name}"
+        return int(pool.request("DELETE", url, headers=headers).status)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as workers:
+        answers = list(workers.map(one, [(ns, name) for ns in namespaces for name in names]))
+    if any(status != 200 for status in answers):
+        sys.exit(f"apply_writes: {sum(s != 200 for s in answers)} of {len(answers)} deletes failed")
+    return time.perf_counter() - started
+
+
 def run_kyrec(command: list[str], env: dict[str, str], level: int, again: bool) -> float:
     """Run kyrec's apply (and, when `again`, the same apply once more, which must write nothing), print its
     lines; its wall seconds."""
@@ -274,11 +293,20 @@ def main() -> None:
                 print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted; "
                       f"{'the raw client first' if raw_first else 'kyrec first'} this round)")
                 raw_walls: list[float] = []
+                # each side's objects are deleted before the other side runs, so that both meet a server holding
+                # the same objects (kyrec reads every ConfigMap: 6,000 more of them cost it 0.8 s of CPU)
+                raw_names, kyrec_names = ["raw-bare", "raw-kyve"], ["team-settings"]
                 if raw_first:
                     raw_walls = run_raw(server.kubeconfig, namespaces, level, labels)
+                    gone = delete_objects(server.kubeconfig, namespaces, raw_names, max(levels))
+                    print(f"  (the raw client's objects deleted in {gone:.1f} s, not counted)")
                 kyrec_wall = run_kyrec(command, env, level, again=round_ == 0)
+                gone = delete_objects(server.kubeconfig, namespaces, kyrec_names, max(levels))
+                print(f"  (kyrec's objects deleted in {gone:.1f} s, not counted)")
                 if not args.no_raw and not raw_first:
                     raw_walls = run_raw(server.kubeconfig, namespaces, level, labels)
+                    gone = delete_objects(server.kubeconfig, namespaces, raw_names, max(levels))
+                    print(f"  (the raw client's objects deleted in {gone:.1f} s, not counted)")
                 for what, seconds in zip(("bare", "kyverno labels"), raw_walls, strict=False):
                     print(f"  kyrec / raw, {what}: {kyrec_wall / seconds:.2f}x", flush=True)
     finally:
