@@ -11,15 +11,18 @@ Each apply is the INSTALLED `kubectl-kyrec` (the one on PATH, e.g. the venv's) r
 /usr/bin/time (wall time, peak RSS); `--concurrency` is passed only when the installed command has it.
 After the N creates, the same apply again (nothing to do) is timed too, and must write nothing.
 
-The floor: a minimal client (urllib3, one keep-alive pool, the kubeconfig's token and CA; no kubeconfig
-plugin machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps
-(another name, so that they are creates too) from C threads, right after each kyrec run into the same
-namespaces: `raw ... bare` with the bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the
-eight labels Kyverno's generate puts on a downstream, the trigger's uid among them; bench/apply_probe.py
-captures kyrec's requests and shows the server spends 30-45 % more CPU per request on them). It runs in
-this process: its CPU column is this process's CPU clock over the requests alone (no start-up, no imports);
-bench/apply_write_cpu.py compares the CPU per write of the two clients request for request. `--rounds N`
-alternates kyrec and the raw client N times (a loaded machine makes one run say little).
+The floor: a minimal client (urllib3, one keep-alive pool, the kubeconfig's token and CA; no kubeconfig plugin
+machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps (another name, so
+that they are creates too) from C threads into the same namespaces, before or after kyrec's run (the order
+alternates by round, so that neither side always meets the server warmer; each side's objects are deleted,
+uncounted, before the other side runs and before the next round, so that every run meets a server holding the same
+objects; one round is kyrec first; both clients warm the fresh server up first, uncounted): `raw ... bare` with the
+bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the eight labels Kyverno's generate puts on a
+downstream, the trigger's uid among them; bench/apply_probe.py captures kyrec's requests and shows the server
+spends 30-45 % more CPU per request on them). It runs in this process: its CPU column is this process's CPU clock
+over the requests alone (no start-up, no imports); bench/apply_write_cpu.py compares the CPU per write of the two
+clients request for request. `--rounds N` runs both N times, kyrec first in even rounds and the raw client first in
+odd ones (a loaded machine makes one run say little; use an even N for a fair comparison).
 
 kyrec's package is byte-compiled first (`compileall`, as a wheel install does) and the subprocess runs
 without PYTHONDONTWRITEBYTECODE: an editable install under that variable compiles ~180 modules from source
@@ -148,9 +151,11 @@ class RawClient:
         return int(self.pool.request("PATCH", url, body=body.encode(), headers=self.headers).status)
 
 
-def kyverno_labels(policy: str, namespace: str, uid: str) -> dict[str, str]:
-    """The labels kyrec's generate downstream carries (as bench/apply_probe.py captures them)."""
-    return {"app.kubernetes.io/managed-by": "kyverno", "generate.kyverno.io/policy-name": policy,
+def kyverno_labels(policy: str, namespace: str, uid: str, manager: str = "kyverno") -> dict[str, str]:
+    """The labels kyrec's generate downstream carries (as bench/apply_probe.py captures them); `manager` another
+    value of the same length makes them no downstream of anyone's (kyrec's downstream reads select
+    managed-by=kyverno), at the same cost to the server."""
+    return {"app.kubernetes.io/managed-by": manager, "generate.kyverno.io/policy-name": policy,
             "generate.kyverno.io/trigger-name": namespace, "generate.kyverno.io/trigger-namespace": "",
             "generate.kyverno.io/trigger-uid": uid, "generate.kyverno.io/trigger-kind": "Namespace",
             "generate.kyverno.io/trigger-group": "", "generate.kyverno.io/trigger-version": "v1"}
@@ -175,11 +180,62 @@ def raw_run(kubeconfig: Path, namespaces: list[str], concurrency: int, name: str
     return time.perf_counter() - started, time.process_time() - cpu, failed
 
 
+def delete_objects(kubeconfig: Path, namespaces: list[str], names: list[str], concurrency: int) -> float:
+    """Delete the ConfigMaps `names` in every namespace (uncounted; seconds taken): the other side then meets the
+    server as this side did, without objects it would read (kyrec LISTs every ConfigMap to know what exists)."""
+    server, headers, pool = admin_pool(kubeconfig, concurrency, "application/json")
+
+    def one(target: tuple[str, str]) -> int:
+        namespace, name = target
+        url = f"{server}/api/v1/namespaces/{namespace}/configmaps/{name}"
+        return int(pool.request("DELETE", url, headers=headers).status)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as workers:
+        answers = list(workers.map(one, [(ns, name) for ns in namespaces for name in names]))
+    if any(status != 200 for status in answers):
+        sys.exit(f"apply_writes: {sum(s != 200 for s in answers)} of {len(answers)} deletes failed")
+    return time.perf_counter() - started
+
+
+def run_kyrec(command: list[str], env: dict[str, str], level: int, again: bool) -> float:
+    """Run kyrec's apply (and, when `again`, the same apply once more, which must write nothing), print its
+    lines; its wall seconds."""
+    wall, cpu, rss, code, out, err = timed(command, env)
+    doc: dict[str, Any] = json.loads(out) if out.strip().startswith("{") else {}
+    summary = doc.get("summary", {})
+    label = f"kyrec apply --concurrency {level} ({summary.get('done', 0)} creates)"
+    print(f"{label:<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}"
+          f"   exit {code} {summary}", flush=True)
+    if code != 0:
+        sys.stderr.write(err[-2000:])
+    if again:
+        wall_again, cpu, rss, code, out, err = timed(command, env)
+        planned = json.loads(out).get("summary", {}) if out.strip().startswith("{") else {}
+        print(f"{'  the same apply again (nothing to do)':<44}{wall_again:>8.2f}{cpu:>7.2f}{rss:>9.0f}"
+              f"{'':>10}   exit {code} "
+              f"writes planned: {sum(v for k, v in planned.items() if k != 'failedReads')}")
+    return wall
+
+
+def run_raw(kubeconfig: Path, namespaces: list[str], level: int, labels: dict[str, dict[str, str]]) -> list[float]:
+    """The floor at `level` in flight into the same namespaces (a name of its own: every request a create), bare
+    and with kyrec's labels; their wall seconds."""
+    walls = []
+    for what, with_labels in (("bare", None), ("kyverno labels", labels)):
+        seconds, cpu, failed = raw_run(kubeconfig, namespaces, level, f"raw-{what[:4]}", with_labels)
+        print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight, {what}':<44}{seconds:>8.2f}"
+              f"{cpu:>7.2f}{'':>9}{len(namespaces) / seconds:>10.0f}   {failed} failed", flush=True)
+        walls.append(seconds)
+    return walls
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
-    parser.add_argument("--rounds", type=int, default=1, help="kyrec then the raw client, this many times")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="kyrec and the raw client, this many times, in alternating order")
     parser.add_argument("--no-raw", action="store_true", help="skip the minimal client's runs")
     args = parser.parse_args()
     kyrec = shutil.which("kubectl-kyrec")
@@ -200,6 +256,15 @@ def main() -> None:
     try:
         print(f"real API server ready in {server.start_seconds:.1f} s; kyrec: {kyrec}"
               f"{'' if with_flag else ' (no --concurrency: sequential)'}")
+        # a fresh server answers its first requests slowly (seconds for the first 60 writes): warmed here by
+        # both clients, not counted, so that round 0's first side does not pay it alone
+        warm = [f"bench-warmup-{i:03d}" for i in range(100)]
+        server.seed(*({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in warm))
+        (work / "policy-warmup.yaml").write_text(POLICY.replace("LEVEL", "warmup"))
+        timed([kyrec, "apply", "-p", str(work / "policy-warmup.yaml"), "--dry-run=client", *NOW],
+              {"KUBECONFIG": str(server.kubeconfig), "XDG_CACHE_HOME": str(work / "cache")})
+        seconds, _, _ = raw_run(server.kubeconfig, warm, max(levels), "raw-warm")
+        print(f"warm-up (not counted): kyrec apply --dry-run=client, {len(warm)} raw writes in {seconds:.2f} s")
         print(f"{'run':<44}{'wall s':>8}{'CPU s':>7}{'RSS MiB':>9}{'writes/s':>10}   result")
         for round_ in range(args.rounds):
             for level in levels:
@@ -218,35 +283,32 @@ def main() -> None:
                 env = {"KUBECONFIG": str(server.kubeconfig), "XDG_CACHE_HOME": str(work / "cache"),
                        "PYTHONDONTWRITEBYTECODE": ""}
                 command = [kyrec, "apply", "-p", str(policy), "--yes", "-o", "json", *NOW, *flag]
-                wall, cpu, rss, code, out, err = timed(command, env)
-                doc: dict[str, Any] = json.loads(out) if out.strip().startswith("{") else {}
-                summary = doc.get("summary", {})
-                kyrec_wall = wall
-                label = f"kyrec apply --concurrency {level} ({summary.get('done', 0)} creates)"
-                print(f"{label:<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}{summary.get('done', 0) / wall:>10.0f}"
-                      f"   exit {code} {summary}", flush=True)
-                if code != 0:
-                    sys.stderr.write(err[-2000:])
-                if round_ == 0:
-                    wall, cpu, rss, code, out, err = timed(command, env)
-                    again = json.loads(out).get("summary", {}) if out.strip().startswith("{") else {}
-                    print(f"{'  the same apply again (nothing to do)':<44}{wall:>8.2f}{cpu:>7.2f}{rss:>9.0f}"
-                          f"{'':>10}   exit {code} "
-                          f"writes planned: {sum(v for k, v in again.items() if k != 'failedReads')}")
-                print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted)")
-                if args.no_raw:
-                    continue
-                # the floor at the same level, into the same namespaces (a name of its own: every request a
-                # create), bare and with kyrec's labels
                 uids = {item["metadata"]["name"]: item["metadata"]["uid"]
                         for item in server.kube.get("/api/v1/namespaces")["items"]}
-                labels = {ns: kyverno_labels(f"team-settings-{tag}", ns, uids[ns]) for ns in namespaces}
-                for what, with_labels in (("bare", None), ("kyverno labels", labels)):
-                    seconds, cpu, failed = raw_run(server.kubeconfig, namespaces, level, f"raw-{what[:4]}",
-                                                   with_labels)
-                    print(f"{f'raw SSA PATCH x{len(namespaces)}, {level} in flight, {what}':<44}{seconds:>8.2f}"
-                          f"{cpu:>7.2f}{'':>9}{len(namespaces) / seconds:>10.0f}   {failed} failed; kyrec / raw "
-                          f"{kyrec_wall / seconds:.2f}x", flush=True)
+                # labels kyrec does not take for its policy's downstreams: when the raw client runs first, its
+                # objects must not change what kyrec plans (as Kyverno's own labels would: 60 refused of 60)
+                labels = {ns: kyverno_labels(f"team-settings-{tag}", ns, uids[ns], manager="kyvernx")
+                          for ns in namespaces}
+                raw_first = not args.no_raw and round_ % 2 == 1
+                print(f"  (seeding {len(namespaces)} namespaces took {seeded:.1f} s, not counted; "
+                      f"{'the raw client first' if raw_first else 'kyrec first'} this round)")
+                raw_walls: list[float] = []
+                # each side's objects are deleted before the other side runs, so that both meet a server holding
+                # the same objects (kyrec reads every ConfigMap: 6,000 more of them cost it 0.8 s of CPU)
+                raw_names, kyrec_names = ["raw-bare", "raw-kyve"], ["team-settings"]
+                if raw_first:
+                    raw_walls = run_raw(server.kubeconfig, namespaces, level, labels)
+                    gone = delete_objects(server.kubeconfig, namespaces, raw_names, max(levels))
+                    print(f"  (the raw client's objects deleted in {gone:.1f} s, not counted)")
+                kyrec_wall = run_kyrec(command, env, level, again=round_ == 0)
+                gone = delete_objects(server.kubeconfig, namespaces, kyrec_names, max(levels))
+                print(f"  (kyrec's objects deleted in {gone:.1f} s, not counted)")
+                if not args.no_raw and not raw_first:
+                    raw_walls = run_raw(server.kubeconfig, namespaces, level, labels)
+                    gone = delete_objects(server.kubeconfig, namespaces, raw_names, max(levels))
+                    print(f"  (the raw client's objects deleted in {gone:.1f} s, not counted)")
+                for what, seconds in zip(("bare", "kyverno labels"), raw_walls, strict=False):
+                    print(f"  kyrec / raw, {what}: {kyrec_wall / seconds:.2f}x", flush=True)
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
