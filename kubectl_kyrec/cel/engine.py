@@ -323,7 +323,8 @@ def _plain(value: Any) -> Any:
     return in_key_order(plain) if isinstance(plain, (dict, list)) else plain
 
 
-def _key_order(key: Any) -> tuple[str, Any]:
+def key_order(key: Any) -> tuple[str, Any]:
+    """The sort key in_key_order gives a map's keys (keys of one type compare)."""
     return type(key).__name__, key
 
 
@@ -334,7 +335,7 @@ def in_key_order(value: Any) -> Any:
     that holds it. Sorted is the order Go's encoding/json gives a map[string]any, as Kyverno writes a
     generated object or a patch (keys of one type compare; CEL map keys are strings, ints, uints or bools)."""
     if isinstance(value, dict):
-        return {k: in_key_order(value[k]) for k in sorted(value, key=_key_order)}
+        return {k: in_key_order(value[k]) for k in sorted(value, key=key_order)}
     if isinstance(value, list):
         return [in_key_order(v) if isinstance(v, (dict, list)) else v for v in value]
     return value

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.cel.decl import CelFunctionError, Library, Overload, fn
-from kubectl_kyrec.cel.engine import in_key_order
 
 GENERATOR_VARIABLE = "generator"
 GENERATOR_TYPE = "map<string,string>"
@@ -52,8 +51,9 @@ class GeneratorSink:
             raise CelFunctionError("failed to generate resources: no generation context")
         self.calls += 1
         try:
-            # the objects in a fixed order, as the engine's results are (in_key_order)
-            self._handler(namespace, [in_key_order(dict(i)) if isinstance(i, Mapping) else i for i in items])
+            # as the CEL engine hands them over: the handler puts them in a fixed order (in_key_order), in the
+            # one walk it makes of each object anyway
+            self._handler(namespace, list(items))
         except GenerateRefused as exc:
             raise CelFunctionError(f"failed to generate resources: {exc}") from None
         return True

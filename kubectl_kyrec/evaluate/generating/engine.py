@@ -272,8 +272,13 @@ class _Collector:
         self.objects: list[dict[str, Any]] = []
 
     def __call__(self, namespace: str, items: list[dict[str, Any]]) -> None:
+        # generator.Apply's objects, as the CEL engine gives them: keys in a fixed order first (its results'
+        # in_key_order), while they are written
+        self.add(namespace, items, sort_keys=True)
+
+    def add(self, namespace: str, items: list[dict[str, Any]], *, sort_keys: bool = False) -> None:
         self.objects.extend(generate_downstreams(namespace, items, self.owner, kinds=self.kinds,
-                                                 namespaced_policy=self.namespaced_policy))
+                                                 namespaced_policy=self.namespaced_policy, sort_keys=sort_keys))
 
 
 def _apply_template(cp: CompiledGeneratingPolicy, template: Template, activation: Activation,
@@ -301,7 +306,7 @@ def _apply_template(cp: CompiledGeneratingPolicy, template: Template, activation
         grouped[namespace].append(resource)
     for namespace in order:
         try:
-            collect(namespace, grouped[namespace])
+            collect.add(namespace, grouped[namespace])
         except GenerateRefused as exc:
             return f"failed to generate resources: {exc}"
     return None
