@@ -50,7 +50,6 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
     from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
-    from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
     from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
     from kubectl_kyrec.evaluate.mutating_admission.engine import compile_mutating_admission_policy
@@ -104,7 +103,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
         mutating=kept(policies.mutating, lambda p: _compile_mutating(p, envs, exceptions, now)),
         mutating_admission=kept(policies.mutating_admission, lambda p: compile_mutating_admission_policy(
             p, policies.mutating_bindings, envs)),
-        deleting=kept(policies.deleting, lambda p: _schedule(p, compile_deleting_policy(p, envs, exceptions, now))),
+        deleting=kept(policies.deleting, lambda p: _schedule(p, _compile_deleting(p, envs, exceptions, now))),
         classic=[p for p in policies.classic if not _classic_refused(p, envs, policies, errors, warnings)],
         others=kept(policies.others, _cleanup_schedule))
     out.errors.extend(errors)
@@ -120,6 +119,14 @@ def _compile_image_validating(policy: Any, envs: Environments, exceptions: Any, 
     from kubectl_kyrec.evaluate.image_validating.engine import compile_image_validating_policy
 
     return compile_image_validating_policy(policy, envs, exceptions, now, registry)
+
+
+def _compile_deleting(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime) -> Any:
+    # imported when a set holds a DeletingPolicy: its engine and cron parser are ~87M instructions of an
+    # apply's start-up (bench/RESULTS.md, imports) that a run of other kinds never uses
+    from kubectl_kyrec.evaluate.deleting.engine import compile_deleting_policy
+
+    return compile_deleting_policy(policy, envs, exceptions, now)
 
 
 def _compile_mutating(policy: Any, envs: Environments, exceptions: Any, now: datetime.datetime) -> Any:

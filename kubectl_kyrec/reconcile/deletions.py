@@ -28,21 +28,19 @@ import datetime
 import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.evaluate.deleting.engine import (
-    UNDECIDED,
-    DeletingOutcome,
-    DeletionOutcome,
-    DeletionStatus,
-    NextRun,
-)
 from kubectl_kyrec.k8s.times import format_rfc3339
 from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.list_read import Read
 from kubectl_kyrec.reconcile.reads import ReadRecord, Unread, evaluation_reads, exception_reads
+
+if TYPE_CHECKING:
+    # the DeletingPolicy engine (with its cron parser) is imported by diff_deletions, which only a run that
+    # has a DeletingPolicy calls: every apply and diff imports this module (bench/RESULTS.md, imports)
+    from kubectl_kyrec.evaluate.deleting.engine import DeletingOutcome, DeletionOutcome, NextRun
 
 
 class DeletionClass(enum.StrEnum):
@@ -159,6 +157,8 @@ def diff_deletions(outcome: DeletingOutcome, record: ReadRecord, *, kind_of: Kin
     kind-level findings of LISTs that failed; the rest count as out of scope. `scope_namespace` (-n): the
     run read namespaced kinds there only, and looks at nothing else, so a cluster-wide LIST is needed there
     only; an object's deletion needs its kind listed where the object is."""
+    from kubectl_kyrec.evaluate.deleting.engine import UNDECIDED, DeletionStatus
+
     changes: list[DeletionChange] = []
     out_of_scope = 0
     unreadable = list(known_unreadable)
