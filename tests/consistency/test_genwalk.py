@@ -85,3 +85,17 @@ def test_the_deleting_engine_is_imported_only_by_a_run_with_a_deleting_policy(tm
                 "--state", str(tmp_path / "state.json"))
     assert ran["engine"]
     assert ran["exit"] in (0, 1) and "Scheduled deletions:" in ran["output"] and "dpol-scratch" in ran["output"]
+
+
+def test_dedupe_keeps_the_last_content_at_the_first_position() -> None:
+    from kubectl_kyrec.evaluate.generating.engine import dedupe
+
+    def cm(name: str, value: str, api_version: str = "v1") -> dict[str, Any]:
+        return {"apiVersion": api_version, "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ns"},
+                "data": {"v": value}}
+
+    one = cm("a", "1")
+    assert dedupe([one]) == (one,) and dedupe([one])[0] is one
+    assert dedupe([]) == ()
+    # versions of a kind are one object: the second write of `a` updates the first in place
+    assert dedupe([cm("a", "1"), cm("b", "2"), cm("a", "3", "v2")]) == (cm("a", "3", "v2"), cm("b", "2"))

@@ -250,6 +250,9 @@ def generated_resources_property(objects: Sequence[Mapping[str, Any]]) -> str:
 def dedupe(objects: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     # a second write of one identity (within one GeneratingPolicy, or one classic rule) updates the first in
     # place: last content, first position
+    if len(objects) < 2:
+        # one object (a trigger's usual answer) has no other to update: its identity is not needed here
+        return tuple(objects)
     index: dict[tuple[str, str, str, str], int] = {}
     out: list[dict[str, Any]] = []
     for obj in objects:
