@@ -224,17 +224,8 @@ class _SpooledSuites:
                 tally[3] += 1
             if files[suite] is None and f.policy_location:
                 files[suite] = f.policy_location.file
-            held.append(text)
-            sizes[suite] += len(text)
-            if sizes[suite] >= _SPOOL_PIECE:
-                self._put(suite, held)
-                held.clear()
-                sizes[suite] = 0
-        for suite, held in waiting.items():
-            if held:
-                self._put(suite, held)
-        self.counts = {suite: (t[0], t[1], t[2], t[3]) for suite, t in tallies.items()}
-        self.files = files
+            self._hold(suite, text, held, sizes)
+        self._done(waiting, tallies, files)
 
     def _spilled(self, findings: SpilledFindings) -> None:
         """The same of spilled findings (never baselined), from their records' columns: a case's text is
@@ -299,14 +290,21 @@ class _SpooledSuites:
             order = sorted(range(len(suites)), key=suites.__getitem__)
             for suite, cases in groupby(zip(map(suites.__getitem__, order), map(texts.__getitem__, order)),
                                         itemgetter(0)):
-                text = "".join(map(itemgetter(1), cases))
-                held = waiting[suite]
-                held.append(text)
-                sizes[suite] += len(text)
-                if sizes[suite] >= _SPOOL_PIECE:
-                    self._put(suite, held)
-                    held.clear()
-                    sizes[suite] = 0
+                self._hold(suite, "".join(map(itemgetter(1), cases)), waiting[suite], sizes)
+        self._done(waiting, tallies, files)
+
+    def _hold(self, suite: str, text: str, held: list[str], sizes: dict[str, int]) -> None:
+        """`text` held with its suite's waiting cases (`held`), which go to the file once they reach a piece."""
+        held.append(text)
+        sizes[suite] += len(text)
+        if sizes[suite] >= _SPOOL_PIECE:
+            self._put(suite, held)
+            held.clear()
+            sizes[suite] = 0
+
+    def _done(self, waiting: dict[str, list[str]], tallies: dict[str, list[int]],
+              files: dict[str, str | None]) -> None:
+        """The cases still waiting put in the file; the suites' counts and policy files kept."""
         for suite, held in waiting.items():
             if held:
                 self._put(suite, held)

@@ -69,10 +69,8 @@ def state(tmp_path: Path, pods: int) -> Path:
     return path
 
 
-@pytest.mark.usefixtures("forkable")
-def test_a_worker_starts_on_the_next_part_before_an_ended_ones_answer_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    # part 1 is slow, part 0 quick: once part 0's worker ends, part 2's starts at once; part 0's answer is read
-    # after that (before: read first, the freed core waiting meanwhile)
+def _worker_starts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """("start", the part's first item) appended as each evaluation worker is started; the events list."""
     events: list[tuple[str, int]] = []
     real = fan_out.FileWorker.__init__
 
@@ -81,6 +79,14 @@ def test_a_worker_starts_on_the_next_part_before_an_ended_ones_answer_is_read(mo
         real(self, work, **kwargs)
 
     monkeypatch.setattr(fan_out.FileWorker, "__init__", started)
+    return events
+
+
+@pytest.mark.usefixtures("forkable")
+def test_a_worker_starts_on_the_next_part_before_an_ended_ones_answer_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # part 1 is slow, part 0 quick: once part 0's worker ends, part 2's starts at once; part 0's answer is read
+    # after that (before: read first, the freed core waiting meanwhile)
+    events = _worker_starts(monkeypatch)
 
     def work(part: list[int]) -> int:
         if part[0] == 1:
@@ -327,14 +333,7 @@ def test_the_spill_stores_a_workers_records_as_they_crossed(tmp_path: Path, fmt:
 def test_a_part_read_starts_while_an_answer_is_consumed_a_step_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     # consume's steps: part 0's answer is consumed a step at a time; once part 1's worker ends meanwhile, part 2
     # (read) starts between two steps, not after the whole answer (before: after it)
-    events: list[tuple[str, int]] = []
-    real = fan_out.FileWorker.__init__
-
-    def started(self: Any, work: Any, **kwargs: Any) -> None:
-        events.append(("start", work.args[2][0]))
-        real(self, work, **kwargs)
-
-    monkeypatch.setattr(fan_out.FileWorker, "__init__", started)
+    events = _worker_starts(monkeypatch)
 
     def work(part: list[int]) -> int:
         if part[0] == 0:
