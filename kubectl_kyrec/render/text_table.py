@@ -8,6 +8,7 @@ right-aligned; no trailing spaces.
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Sequence
+from itertools import islice, starmap
 from typing import TextIO
 
 
@@ -38,10 +39,19 @@ def write_rows(stream: TextIO, headers: Sequence[str], rows: Iterable[Sequence[s
         return render(*cells).rstrip() + "\n"
 
     stream.write(line(headers))
+    if below is None:
+        # each line made by C-level calls (format, strip, join), `chunk` rows at a time: eval's spilled table
+        # writes 100,000s of rows here after its last result, on one core
+        pending = iter(rows)
+        while True:
+            block = list(islice(pending, chunk))
+            if not block:
+                return
+            stream.write("\n".join(map(str.rstrip, starmap(render, block))) + "\n")
     out: list[str] = []
     for n, row in enumerate(rows):
         out.append(line(row))
-        if below is not None and below[n]:
+        if below[n]:
             out.append(below[n] + "\n")
         if len(out) >= chunk:
             stream.write("".join(out))

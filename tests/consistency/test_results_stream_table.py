@@ -125,3 +125,41 @@ def test_other_outputs_read_the_whole_run(extra: list[str], kept: list[Any], tmp
     monkeypatch.chdir(tmp_path)
     CliRunner().invoke(cli, ["eval", *CASES["examples"], *NOW, *extra])
     assert kept[0].results
+
+
+@pytest.mark.parametrize("output", ["table", "wide"])
+def test_spilled_rows_of_two_policies_of_one_name_keep_their_labels(output: str, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # a ClusterPolicy and a ValidatingPolicy of one name: the spilled table relabels the second
+    # (`ValidatingPolicy/NAME`) by its own path; without such a pair the cells are picked by C-level calls
+    from tests.ci.test_same_name import CEL, CLASSIC, POD
+
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "classic.yaml").write_text(CLASSIC)
+    (tmp_path / "policies" / "cel.yaml").write_text(CEL)
+    (tmp_path / "pod.yaml").write_text(POD)
+    case = ["eval", "-p", str(tmp_path / "policies"), "-r", str(tmp_path / "pod.yaml"), *NOW]
+    monkeypatch.setattr(eval_output, "SPILL_ROWS", 1)
+    streamed = CliRunner().invoke(cli, [*case, *(("-o", "wide") if output == "wide" else ())])
+    target = tmp_path / "table.txt"
+    whole = CliRunner().invoke(cli, [*case, "-o", f"{output}={target}"])
+    assert streamed.exit_code == whole.exit_code == 1, streamed.stderr
+    assert streamed.stdout == target.read_text()
+    rows = streamed.stdout.splitlines()
+    assert any(line.startswith("require-team ") for line in rows)
+    assert any(line.startswith("ValidatingPolicy/require-team ") for line in rows)
+
+
+def test_rows_without_lines_under_them_are_the_lines_one_at_a_time() -> None:
+    # write_rows makes the lines of rows with nothing under them by C-level calls, a block at a time: the same
+    # text as the rows with lines under them (empty ones) gives, trailing spaces stripped, the last column unpadded
+    import io
+
+    from kubectl_kyrec.render.text_table import write_rows
+
+    rows = [("a", "bb", ""), ("ccc", "", "x y  "), ("", "d", "e")] * 3
+    fast, slow = io.StringIO(), io.StringIO()
+    write_rows(fast, ("H1", "H2", "H3"), rows, chunk=2)
+    write_rows(slow, ("H1", "H2", "H3"), rows, chunk=2, below=[""] * len(rows))
+    assert fast.getvalue() == slow.getvalue()
+    assert fast.getvalue().splitlines()[:3] == ["H1   H2  H3", "a    bb", "ccc      x y"]
