@@ -212,7 +212,6 @@ def step_summary(findings: Collection[Finding], *, title: str, fixed: Sequence[s
     finding (and baseline entries now fixed), in at most `limit` bytes of UTF-8: rows that would pass it are
     left out, and a last line says how many."""
     counts = count_findings(findings)
-    shown = sorted((f for f in findings if f.is_finding or f.undetermined), key=_sort_key)
     out = [f"### {title}", ""]
     if failed_reads:
         out += [f"**Incomplete**: {len(failed_reads)} read(s) failed; the results below cover only what was read.",
@@ -223,7 +222,12 @@ def step_summary(findings: Collection[Finding], *, title: str, fixed: Sequence[s
     used = sum(len(line.encode()) + 1 for line in out)
     # the closing line's room is kept from the start: it is written when anything is left out
     room = limit - used - 200
-    rows = len(shown) + len(fixed)
+    fitting = _Fitting(room)
+    for f in findings:
+        if f.is_finding or f.undetermined:
+            fitting.add(f)
+    shown = fitting.lines()
+    rows = fitting.count + len(fixed)
     written = 0
 
     def add(line: str) -> bool:
@@ -237,15 +241,14 @@ def step_summary(findings: Collection[Finding], *, title: str, fixed: Sequence[s
 
     if shown:
         if add("| level | policy | subject | file:line | message |") and add("|---|---|---|---|---|"):
-            for f in shown:
-                if not add(f"| {level_of(f)} | {_cell(f.policy or f.command)} | {_cell(f.subject_display())} | "
-                           f"{_cell(f.where)} | {_cell(f.message or f.message_class)} |"):
+            for line in shown:
+                if not add(line):
                     break
                 written += 1
     else:
         out.append("No findings.")
     heading = f"Baseline entries no longer found ({len(fixed)}), which the baseline file can drop:"
-    if fixed and written == len(shown) and add("") and add(heading) and add(""):
+    if fixed and written == fitting.count and add("") and add(heading) and add(""):
         for entry in fixed:
             if not add(f"- {_cell(entry)}"):
                 break
@@ -254,6 +257,63 @@ def step_summary(findings: Collection[Finding], *, title: str, fixed: Sequence[s
         out += ["", f"{rows - written} of {rows} rows left out: GitHub takes at most 1 MiB of step summary "
                 "(-o sarif or -o junit to a file holds them all)."]
     return "\n".join(out) + "\n"
+
+
+def _summary_row(f: Finding) -> str:
+    return (f"| {level_of(f)} | {_cell(f.policy or f.command)} | {_cell(f.subject_display())} | {_cell(f.where)} | "
+            f"{_cell(f.message or f.message_class)} |")
+
+
+class _Fitting:
+    """The step summary's rows as findings pass, in `_sort_key`'s order (ties in the order they came, as a
+    stable sort puts them), holding only a bounded number: the summary shows a prefix of that order that fits
+    in `room` bytes, so whenever the kept findings grow past twice the rows that fitted at the last cut
+    (and 4,096) they are sorted, their rows made from the first on (each row once: kept with its finding) and
+    cut after the first row that passes `room`, whose key then turns away every later finding at or past it;
+    the writer cuts again, exactly, on what room is left. A run's
+    failing findings are never all held (eval's spilled results would be made Findings and kept, one per
+    result), and rows are made only of findings that reach a prefix."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.count = 0
+        self.fitted = 0
+        self.beyond: tuple[int, str, str, str] | None = None
+        self.kept: list[tuple[tuple[int, str, str, str], int, Finding, str | None]] = []
+
+    def add(self, f: Finding) -> None:
+        key = _sort_key(f)
+        self.count += 1
+        # at or past the first row that did not fit at the last cut: in no prefix that fits (a tie comes later)
+        if self.beyond is not None and key >= self.beyond:
+            return
+        self.kept.append((key, self.count, f, None))
+        if len(self.kept) > 2 * self.fitted + 4096:
+            self._cut()
+
+    def _cut(self) -> None:
+        kept = self.kept
+        kept.sort(key=_row_order)
+        total = 0
+        for i, (key, place, f, row) in enumerate(kept):
+            if row is None:
+                row = _summary_row(f)
+                kept[i] = key, place, f, row
+            total += len(row.encode()) + 1
+            if total > self.room:
+                del kept[i + 1:]
+                self.beyond = key
+                break
+        self.fitted = len(kept)
+
+    def lines(self) -> list[str]:
+        self._cut()
+        return [row for _, _, _, row in self.kept if row is not None]
+
+
+def _row_order(entry: tuple[tuple[int, str, str, str], int, Finding, str | None]
+               ) -> tuple[tuple[int, str, str, str], int]:
+    return entry[0], entry[1]
 
 
 def write(findings: Iterable[Finding], stream: IO[str], failed_reads: Sequence[FailedRead] = ()) -> None:

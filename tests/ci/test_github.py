@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from kubectl_kyrec.cli.ci_outputs import append_step_summary
@@ -108,3 +110,45 @@ def test_summary_stays_below_githubs_limit_and_says_what_it_left_out(tmp_path: P
 def test_summary_within_the_limit_is_whole() -> None:
     md = github.step_summary([finding(f"p{i}") for i in range(3)], title="kyrec eval", fixed=["a"])
     assert "left out" not in md and md.endswith("- a\n")
+
+
+def _rows_of_all_sorted(findings: list[Any]) -> str:
+    """The step summary's rows as a sort of every failing finding makes them: the reference for the bounded pass."""
+    shown = sorted((f for f in findings if f.is_finding or f.undetermined), key=github._sort_key)
+    return "".join(
+        f"| {github.level_of(f)} | {f.policy} | {f.subject_display()} | {f.where} | {f.message} |\n"
+        for f in shown)
+
+
+@pytest.mark.parametrize(("limit", "count"), [(3_000, 6_000), (40_000, 6_000), (400_000, 6_000), (3_000, 60_000)])
+def test_the_summarys_rows_are_the_first_that_fit_of_all_sorted(limit: int, count: int,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # arriving out of order, with ties (same policy, subject and place) that must keep their arrival order
+    # and rows of different sizes: what fits is the sorted prefix, whatever the pass kept along the way
+    import random
+
+    rng = random.Random(7)
+    findings = [finding(f"pod-{rng.randrange(400):03}", policy=rng.choice(["b-pol", "a-pol", "c-pol"]),
+                        actions=rng.choice([("Deny",), ("Audit",)]), message=f"m{i} " + "x" * rng.randrange(200),
+                        outcome=rng.choice(["fail", "fail", "pass"]))
+               for i in range(count)]
+    held: list[int] = []
+    original_cut = github._Fitting._cut
+
+    def watched(self: Any) -> None:
+        held.append(len(self.kept))
+        original_cut(self)
+
+    monkeypatch.setattr(github._Fitting, "_cut", watched)
+    md = github.step_summary(findings, title="kyrec eval", limit=limit, fixed=["a"])
+    lines = md.splitlines()
+    table = lines[lines.index("|---|---|---|---|---|") + 1:]
+    rows = [line + "\n" for line in table[:table.index("")]]
+    reference = _rows_of_all_sorted(findings)
+    assert "".join(rows) == reference[:len("".join(rows))]          # a prefix of all of them sorted
+    failing = sum(f.outcome == "fail" for f in findings)
+    assert 0 < len(rows) < failing                                   # and not all of them: the limit cut
+    assert lines[-1].startswith(f"{failing + 1 - len(rows)} of {failing + 1} rows left out")
+    # the findings held at once are bounded by what `limit` can show (a row is over 40 bytes), not by the
+    # run's size: 60,000 findings with 3,000 bytes of room hold no more than 6,000 do
+    assert held and max(held) <= 4096 + 2 * (limit // 40 + 1) + 1
