@@ -1,22 +1,31 @@
 """Issue 36, `apply --yes` of 3,000 creates, what it spends before the first write (bench/apply_prewrite.py):
 is_listed answers a question asked again from its memo (the diff's hold, the plan's and apply's own ask about
-every planned object), and the plan is shown in one write. The answers and the text are the same; these pin
-what changed, beside the tests of the answers themselves (tests/cluster/test_state.py) and of the plan
-(tests/cluster, tests/realapi).
+every planned object), the plan is shown in one write, no trigger filter is asked of a trigger when there is
+none, and the evaluation notices ask the filters only of an outcome they would name. The answers and the text
+are the same; these pin what changed, beside the tests of the answers themselves (tests/cluster/test_state.py)
+and of the plan and the notices (tests/cluster, tests/realapi).
 """
 
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from kubectl_kyrec.cli import apply_cmd
+from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from kubectl_kyrec.k8s.labels import parse_selector
 from kubectl_kyrec.load.run_inputs import cluster_state
 from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
+from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.plan import Action, Plan, PlannedChange
+from kubectl_kyrec.run import select
 from kubectl_kyrec.run.apply import ApplyResult
+from kubectl_kyrec.run.diff import evaluation_notices
+from kubectl_kyrec.run.generate import subject_filter
 
 
 def _state() -> ClusterState:
@@ -107,3 +116,58 @@ def test_the_plan_is_shown_in_one_write_with_the_same_text(output: str, monkeypa
     assert (shown.out, shown.err) == ((text, "") if output == "table" else ("", text))
     assert text.startswith("plan: 5 write(s) as field manager kyverno-generate with force, 1 skipped\n  create  ")
     assert len(echoed) == 1 and echoed[0][1] is (output != "table")
+
+
+def _trigger(namespace: str, name: str, labels: dict[str, str] | None = None) -> Any:
+    """What the trigger filter and the notices read of a Subject: its ref and its object's labels."""
+    kind = "Pod" if namespace else "Namespace"
+    return SimpleNamespace(ref=Ref("v1", kind, namespace, name, f"u-{name}"),
+                           obj={"metadata": {"name": name, "labels": labels or {}}})
+
+
+def _counting_holds_object(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    asked: list[str] = []
+    holds = select.holds_object
+
+    def counted(selection: Selection, kind: str, namespace: str, name: str, labels: Any) -> bool:
+        asked.append(name)
+        return holds(selection, kind, namespace, name, labels)
+
+    monkeypatch.setattr(select, "holds_object", counted)
+    return asked
+
+
+def test_no_filter_keeps_every_trigger_without_asking(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _counting_holds_object(monkeypatch)
+    triggers = [_trigger("", "team-a"), _trigger("team-b", "web", {"app": "web"})]
+    # --policy-name narrows the policies, not the triggers
+    for selection in (Selection(), Selection(namespace=""), Selection(policy_names=("p",))):
+        assert [subject_filter(selection)(t) for t in triggers] == [True, True]
+    assert asked == []
+    # each filter is still asked of every trigger, and still filters
+    for selection, kept in ((Selection(namespace="team-b"), [False, True]),
+                            (Selection(kinds=("Namespace",)), [True, False]),
+                            (Selection(selector=parse_selector("app=web")), [False, True]),
+                            (Selection(selector=parse_selector("")), [True, True])):
+        asked.clear()
+        assert [subject_filter(selection)(t) for t in triggers] == kept, selection
+        assert asked == ["team-a", "web"]
+
+
+def test_the_notices_ask_the_filters_only_of_what_they_would_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _counting_holds_object(monkeypatch)
+
+    def outcome(status: TriggerStatus, namespace: str, name: str) -> Any:
+        return SimpleNamespace(status=status, policy=SimpleNamespace(key="gen"), trigger=_trigger(namespace, name),
+                               message=f"boom {name}")
+
+    outcomes = [outcome(TriggerStatus.GENERATED, "team-a", f"ok-{n}") for n in range(50)]
+    outcomes += [outcome(TriggerStatus.ERROR, "team-a", "bad-a"), outcome(TriggerStatus.ERROR, "team-b", "bad-b"),
+                 outcome(TriggerStatus.NEEDS_REQUEST, "team-a", "who"), outcome(TriggerStatus.SKIPPED, "team-a", "s"),
+                 outcome(TriggerStatus.NEEDS_REGISTRY, "team-b", "img")]
+    notices = evaluation_notices(SimpleNamespace(outcomes=outcomes), Selection(namespace="team-a"))  # type: ignore[arg-type]
+    assert notices == ["gen: Pod team-a/bad-a: boom bad-a",
+                       "gen: the downstreams of 1 trigger(s) depend on request.userInfo; give it with --values to "
+                       "evaluate them"]
+    assert asked == ["bad-a", "bad-b", "who", "img"]
+    assert evaluation_notices(SimpleNamespace(outcomes=outcomes), Selection(policy_names=("other",))) == []  # type: ignore[arg-type]
