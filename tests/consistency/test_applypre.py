@@ -1,9 +1,10 @@
 """Issue 36, `apply --yes` of 3,000 creates, what it spends before the first write (bench/apply_prewrite.py):
 is_listed answers a question asked again from its memo (the diff's hold, the plan's and apply's own ask about
 every planned object), the plan is shown in one write, no trigger filter is asked of a trigger when there is
-none, and the evaluation notices ask the filters only of an outcome they would name. The answers and the text
-are the same; these pin what changed, beside the tests of the answers themselves (tests/cluster/test_state.py)
-and of the plan and the notices (tests/cluster, tests/realapi).
+none, the evaluation notices ask the filters only of an outcome they would name, and a map whose keys are all
+strings is sorted as it is (in_key_order). The answers and the text are the same; these pin what changed,
+beside the tests of the answers themselves (tests/cluster/test_state.py) and of the plan and the notices
+(tests/cluster, tests/realapi).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kubectl_kyrec.cel.engine import in_key_order, key_order, sorted_keys
 from kubectl_kyrec.cli import apply_cmd
 from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
 from kubectl_kyrec.k8s.labels import parse_selector
@@ -171,3 +173,16 @@ def test_the_notices_ask_the_filters_only_of_what_they_would_name(monkeypatch: p
                        "evaluate them"]
     assert asked == ["bad-a", "bad-b", "who", "img"]
     assert evaluation_notices(SimpleNamespace(outcomes=outcomes), Selection(policy_names=("other",))) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("keys", [
+    [], ["b"], ["metadata", "kind", "data", "apiVersion"], ["B", "a", "_", "ä", "10", "9", ""],
+    # the other map keys CEL has: keys of one type compare, types apart by name (bool < int < str)
+    [2, 1, -3], [True, False], ["b", 2, "a", 1], [1, True, "x", False, 0], [True, 1], [2, "a"]])
+def test_sorted_keys_is_key_orders_order(keys: list[Any]) -> None:
+    value = dict.fromkeys(keys, None)
+    assert sorted_keys(value) == sorted(value, key=key_order)
+    # and in_key_order (every CEL map result) puts nested maps in it too
+    nested = {"outer": dict(value), "list": [dict(value)]}
+    assert [list(m) for m in (in_key_order(nested)["outer"], in_key_order(nested)["list"][0])] == \
+        [sorted(value, key=key_order)] * 2
