@@ -91,8 +91,12 @@ def run(kubeconfig: Path, policy: Path, work: Path, tag: str) -> tuple[int, floa
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "XDG_CACHE_HOME": str(work / "cache"),
            "PYTHONDONTWRITEBYTECODE": "", "PYTHONHASHSEED": "0"}
     started = time.perf_counter()
+    # run in the work directory: `python -c` puts its directory first on sys.path, so from a checkout the
+    # checkout's package would be measured whatever kubectl-kyrec is on PATH (main's venv run from a branch's
+    # worktree measured the branch)
     done = subprocess.run([interpreter, "-c", PROFILED, str(profile), "apply", "-p", str(policy),
-                           "--dry-run=client", "-o", "json", *NOW], capture_output=True, text=True, env=env)
+                           "--dry-run=client", "-o", "json", *NOW], capture_output=True, text=True, env=env,
+                          cwd=work)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"apply exited {done.returncode}: {done.stderr[-2000:]}")

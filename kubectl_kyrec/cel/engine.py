@@ -328,6 +328,17 @@ def key_order(key: Any) -> tuple[str, Any]:
     return type(key).__name__, key
 
 
+def sorted_keys(value: dict[Any, Any]) -> list[Any]:
+    """A map's keys in in_key_order's order (key_order). Keys that are all strings, as nearly every map's are,
+    are sorted as they are: the same order, without a call and a tuple per key to sort them by (a 4-key map
+    sorted in a quarter of the time; 18,000 key_order calls for the objects of 3,000 triggers,
+    bench/apply_prewrite.py)."""
+    for key in value:
+        if type(key) is not str:
+            return sorted(value, key=key_order)
+    return sorted(value)
+
+
 def in_key_order(value: Any) -> Any:
     """`value` with every map's keys sorted, lists kept in their order. cel-cpp's maps iterate in the order
     of a hash seeded per process, so a map a policy builds (`{"a": .., "b": ..}`, a generated object, an
@@ -335,7 +346,7 @@ def in_key_order(value: Any) -> Any:
     that holds it. Sorted is the order Go's encoding/json gives a map[string]any, as Kyverno writes a
     generated object or a patch (keys of one type compare; CEL map keys are strings, ints, uints or bools)."""
     if isinstance(value, dict):
-        return {k: in_key_order(value[k]) for k in sorted(value, key=key_order)}
+        return {k: in_key_order(value[k]) for k in sorted_keys(value)}
     if isinstance(value, list):
         return [in_key_order(v) if isinstance(v, (dict, list)) else v for v in value]
     return value

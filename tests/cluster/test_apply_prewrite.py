@@ -97,11 +97,11 @@ spec:
 """
 
 
-def _imported(tmp_path: Path, *policies: str) -> tuple[set[str], str]:
-    """The image-verification modules an `apply --dry-run=client` of `policies` imported, and its output."""
+def _imported(tmp_path: Path, *policies: str, modules: tuple[str, ...] = IMAGE_VERIFICATION) -> tuple[set[str], str]:
+    """The `modules` (image verification's) an `apply --dry-run=client` of `policies` imported, and its output."""
     script = ("import sys\nfrom kubectl_kyrec.cli.main import cli\n"
               "try:\n    cli(sys.argv[1:], prog_name='kubectl-kyrec')\nexcept SystemExit:\n    pass\n"
-              f"sys.stderr.write('IMPORTED ' + ','.join(m for m in {IMAGE_VERIFICATION!r} if m in sys.modules))\n")
+              f"sys.stderr.write('IMPORTED ' + ','.join(m for m in {modules!r} if m in sys.modules))\n")
     args = ["apply", *(a for p in policies for a in ("-p", p)), "--dry-run=client"]
     env = {"KUBECONFIG": str(tmp_path / "kubeconfig"), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin"}
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=ROOT,
@@ -118,6 +118,30 @@ def test_apply_imports_image_verification_only_for_an_image_validating_policy(cl
     ivpol.write_text(IVPOL)
     imported, output = _imported(tmp_path, POLICY, str(ivpol))      # the control: its policy needs them
     assert "kubectl_kyrec.evaluate.image_validating.engine" in imported, output
+
+
+# the admission policies' engines (and what the mutating one brings): imported only for such a policy
+ADMISSION_ENGINES = ("kubectl_kyrec.evaluate.mutating_admission.engine", "kubectl_kyrec.evaluate.mutating.engine",
+                     "kubectl_kyrec.cel.typed_objects", "kubectl_kyrec.evaluate.validating_admission.engine")
+ADMISSION_POLICIES = ROOT / "testdata" / "mutating" / "map-bindings" / "policy.yaml", \
+    ROOT / "testdata" / "consistency" / "kinds" / "validatingadmissionpolicy.yaml"
+
+
+def test_apply_imports_the_admission_engines_only_for_an_admission_policy(cluster: ApiServer,
+                                                                          tmp_path: Path) -> None:
+    imported, output = _imported(tmp_path, POLICY, modules=ADMISSION_ENGINES)
+    assert "plan: 2 write(s)" in output and imported == set(), output
+    # the controls: each policy compiles with its engine, and is still checked (a bad one is refused)
+    mutating, validating = ADMISSION_POLICIES
+    imported, output = _imported(tmp_path, POLICY, str(mutating), modules=ADMISSION_ENGINES)
+    assert {"kubectl_kyrec.evaluate.mutating_admission.engine", "kubectl_kyrec.evaluate.mutating.engine"} <= imported
+    assert "plan: 2 write(s)" in output, output
+    imported, output = _imported(tmp_path, POLICY, str(validating), modules=ADMISSION_ENGINES)
+    assert "kubectl_kyrec.evaluate.validating_admission.engine" in imported, output
+    bad = tmp_path / "bad-vap.yaml"
+    bad.write_text(validating.read_text().replace("has(object.metadata.labels)", "has(object.metadata.labels"))
+    imported, output = _imported(tmp_path, POLICY, str(bad), modules=ADMISSION_ENGINES)
+    assert "kubectl_kyrec.evaluate.validating_admission.engine" in imported and "vap-app-label" in output, output
 
 
 # Kyverno's UpdateRequests as its webhook writes them for a GeneratingPolicy (pkg/webhooks/updaterequest/

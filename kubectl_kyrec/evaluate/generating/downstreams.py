@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubectl_kyrec.cel.engine import key_order
+from kubectl_kyrec.cel.engine import sorted_keys
 from kubectl_kyrec.cel.generator_lib import GenerateRefused
 from kubectl_kyrec.model import group_version
 
@@ -202,7 +202,7 @@ def in_key_order_normalized(value: Any) -> Any:
     sorted): what generator.Apply hands over is walked once, not twice, before it is written (each
     generated object of 3,000 triggers, bench/apply_prewrite.py)."""
     if isinstance(value, dict):
-        return {k: in_key_order_normalized(value[k]) for k in sorted(value, key=key_order)}
+        return {k: in_key_order_normalized(value[k]) for k in sorted_keys(value)}
     if isinstance(value, list):
         return [in_key_order_normalized(v) for v in value]
     if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:

@@ -594,10 +594,16 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
             out.errors.append(EvalError(located.message, located.source))
     if not compiled and recorder is None:
         return out
-    state_uids = {str((d.obj.get("metadata") or {}).get("uid")) for d in state
-                  if (d.obj.get("metadata") or {}).get("uid")}
-    uid_from = {(d.api_version, d.kind, d.namespace, d.name): str((d.obj.get("metadata") or {}).get("uid"))
-                for d in state if (d.obj.get("metadata") or {}).get("uid")}
+    # one pass over the state for both, each object's uid read once, not four times (two scans of 3,000 live
+    # Namespaces were 15,000 of apply's calls before its first write, bench/apply_prewrite.py)
+    state_uids: set[str] = set()
+    uid_from: dict[tuple[str, str, str, str], str] = {}
+    for d in state:
+        uid = (d.obj.get("metadata") or {}).get("uid")
+        if uid:
+            text = str(uid)
+            state_uids.add(text)
+            uid_from[(d.api_version, d.kind, d.namespace, d.name)] = text
     subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
     out.notices.extend(subject_set.notices)
     namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)

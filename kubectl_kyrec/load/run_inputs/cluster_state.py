@@ -77,8 +77,12 @@ class ClusterState:
     # is_listed's answers by (group or apiVersion, kind, namespace), and the sizes of `listed` and `unreadable`
     # they were built from: apply's planning asks about every object several times (27,000 questions for
     # 3,000 creates), and a scan of the record per question was a second of its CPU. The record only grows
-    # (readers add to it), so a size that changed means a stale index
-    _listed_index: tuple[int, int, dict[tuple[bool, str, str, str], bool]] | None = field(
+    # (readers add to it), so a size that changed means a stale index. Beside it, the answers given so far by
+    # the question as asked, dropped with the index: the 18,000 questions of 3,000 creates name 3,000 scopes,
+    # each asked six times (the diff's hold, the plan's, apply's own), and one look-up of the question costs a
+    # sixth of deriving its answer again (bench/apply_prewrite.py)
+    _listed_index: tuple[int, int, dict[tuple[bool, str, str, str], bool],
+                         dict[tuple[bool, str, str, str], bool | None]] | None = field(
         default=None, init=False, repr=False, compare=False)
 
     def _indexes(self) -> tuple[dict[tuple[str, str], list[Document]], dict[tuple[str, str, str, str], Document]]:
@@ -147,22 +151,25 @@ class ClusterState:
         By default any version of the group answers: a LIST of apps/v1 Deployments holds every Deployment,
         so whether one exists is known. `exact_version`: listed at this very version, which matching needs
         (a state object is matched at the version it was captured at, in that version's shape)."""
-        index = self._listed_answers()
+        index, given = self._listed_answers()
+        question = (exact_version, api_version, kind, namespace)
+        if question in given:
+            return given[question]
         where = api_version if exact_version else _group(api_version)
         # listed cluster-wide (namespace "") answers for every namespace, and wins over a failure in one
         answers = (index.get((exact_version, where, kind, "")), index.get((exact_version, where, kind, namespace))
                    if namespace else None)
-        if True in answers:
-            return True
-        if False in answers:
-            return False
-        return None
+        answer = True if True in answers else False if False in answers else None
+        given[question] = answer
+        return answer
 
-    def _listed_answers(self) -> dict[tuple[bool, str, str, str], bool]:
-        """(exact version?, apiVersion or group, kind, namespace) -> True listed there, False unreadable there."""
+    def _listed_answers(self) -> tuple[dict[tuple[bool, str, str, str], bool],
+                                       dict[tuple[bool, str, str, str], bool | None]]:
+        """((exact version?, apiVersion or group, kind, namespace) -> True listed there, False unreadable there;
+        is_listed's answers so far, by its question), both built anew once the record has grown."""
         cached = self._listed_index
         if cached is not None and cached[0] == len(self.listed) and cached[1] == len(self.unreadable):
-            return cached[2]
+            return cached[2], cached[3]
         index: dict[tuple[bool, str, str, str], bool] = {}
         for key in self.unreadable:
             index[(True, key.api_version, key.kind, key.namespace)] = False
@@ -170,8 +177,9 @@ class ClusterState:
         for key in self.listed:       # listed wins over unreadable, as is_listed always answered
             index[(True, key.api_version, key.kind, key.namespace)] = True
             index[(False, _group(key.api_version), key.kind, key.namespace)] = True
-        self._listed_index = (len(self.listed), len(self.unreadable), index)
-        return index
+        given: dict[tuple[bool, str, str, str], bool | None] = {}
+        self._listed_index = (len(self.listed), len(self.unreadable), index, given)
+        return index, given
 
     def serves(self, api_version: str, kind: str, *, exact_version: bool = False) -> bool | None:
         """Whether the server serves this kind (any version of its group, or this very version); None when
