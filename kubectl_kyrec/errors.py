@@ -233,4 +233,9 @@ def lookup_unread(error: str | None) -> str | None:
     text), else None."""
     if error is None:
         return None
-    return next((reason for reason in (READ_FAILED, KIND_NOT_CAPTURED) if unread_mark(reason) in error), None)
+    return next((reason for reason, mark in _UNREAD_MARKS if mark in error), None)
+
+
+# each reason's unread_mark, made once: lookup_unread reads every CEL error of an evaluation (a policy that errs
+# on every subject asks it once per pair)
+_UNREAD_MARKS = tuple((reason, unread_mark(reason)) for reason in (READ_FAILED, KIND_NOT_CAPTURED))

@@ -236,6 +236,7 @@ class ObjectsProvider:
         self._store: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         self._ordered: dict[tuple[str, str], list[tuple[tuple[str, str], dict[str, Any]]]] = {}
         self._kinds: dict[tuple[str, str], tuple[str, bool]] = {}
+        self._served: dict[tuple[str, str], tuple[str, bool] | None] = {}     # see _kind_info
         self._skipped: list[tuple[str, str, str]] = []
         loaded = ContextFile()
         if context_file is not None:
@@ -289,11 +290,17 @@ class ObjectsProvider:
         known = self._kinds.get((api_version, resource))
         if known is not None:
             return known
+        # the kind table's answer, asked once per resource: a policy's `resource.Get` of a kind no object
+        # of the state holds (an absent ConfigMap) asks it on every subject, twice (refused, unread), and the
+        # table does not change once the run evaluates (its CRDs are read before any provider is made)
+        served = self._served.get((api_version, resource), False)
+        if served is not False:
+            return served       # type: ignore[return-value]
         kind = self._kind_of(api_version, resource)
-        if kind is None:
-            return None
-        mapping = self._resource_of(api_version, kind)
-        return (kind, mapping[1]) if mapping is not None else None
+        mapping = self._resource_of(api_version, kind) if kind is not None else None
+        served = self._served[(api_version, resource)] = (kind, mapping[1]) \
+            if kind is not None and mapping is not None else None
+        return served
 
     def get_resource(self, api_version: str, resource: str, namespace: str,
                      name: str) -> dict[str, Any] | None:

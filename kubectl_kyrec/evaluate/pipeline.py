@@ -32,8 +32,10 @@ from kubectl_kyrec.evaluate.fan_out import SliceCounts, fan_out, fan_out_stream
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, make_subjects
+from kubectl_kyrec.evaluate.validating import engine as validating_engine
 from kubectl_kyrec.evaluate.validating.engine import (
     CompiledValidatingPolicy,
+    KindPlan,
     candidate_variants,
     compile_validating_policy,
     evaluate_validating,
@@ -319,7 +321,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
     if on_total is not None and not streamed:
         on_total(len(out.subjects))
     # which policies can apply depends on the request's kind and operation only: decide it once per kind
-    by_kind: dict[tuple[str, str, str, str, str, bool], list[tuple[CompiledValidatingPolicy, Any]]] = {}
+    by_kind: dict[tuple[str, str, str, str, str, bool], KindPlan] = {}
     parent = os.getpid()
 
     # a worker's progress reaches this process's progress line through shared counts, every 64 subjects
@@ -367,7 +369,7 @@ def run_eval(policies: PolicySet, resources: Sequence[Document] | Iterator[Docum
         key = (request.group, request.version, request.resource, request.subresource, request.operation,
                bool(request.namespace))
         if key not in by_kind:
-            by_kind[key] = [(cp, cands) for cp in compiled if (cands := candidate_variants(cp, request))]
+            by_kind[key] = KindPlan((cp, cands) for cp in compiled if (cands := candidate_variants(cp, request)))
         return evaluate_policies(ctx, by_kind[key], run, state=state, kinds=kinds, options=options)
 
     evaluators = run.count
@@ -480,13 +482,19 @@ def evaluate_policies(ctx: SubjectContext, validating: Sequence[tuple[CompiledVa
     pairs: list[tuple[Result, bool]] = []
     ref = ctx.subject.ref
     if recorder is None:
-        # eval's path, once per (subject, policy): no tree to start, what decides reporting read once per policy
+        # eval's path, once per (subject, policy): no tree to start, the kind's variants flattened once
+        # (KindPlan), each evaluated as evaluate_validating would (a namespaced policy sees its own namespace)
         append = pairs.append
-        for cp, candidates in validating:
-            fixed = cp.fixed
-            background, disabled = fixed.background, fixed.disabled
-            for result in evaluate_validating(cp, ctx, candidates):
-                append((result, reportable(result, background, disabled)))
+        namespace = ctx.request.namespace
+        evaluate = validating_engine.evaluate_variant
+        steps = validating.steps if isinstance(validating, KindPlan) else KindPlan(validating).steps
+        for cp, cv, rules_by_kind, fixed in steps:
+            own_namespace = fixed.own_namespace
+            if own_namespace is not None and namespace != own_namespace:
+                continue
+            result = evaluate(cp, cv, ctx, rules_by_kind)
+            if result is not None:
+                append((result, reportable(result, fixed.background, fixed.disabled)))
     else:
         for cp, candidates in validating:
             results = record(recorder, cp.policy.meta, ref)

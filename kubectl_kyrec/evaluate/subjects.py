@@ -160,7 +160,8 @@ class SubjectContext:
     def activation(self, env: Environment, *, exceptions: Mapping[str, Any] = NO_EXCEPTIONS,
                    extra: Mapping[str, Any] | None = None) -> Activation:
         """The activation for `env`; cached unless exceptions or extra bindings make it particular."""
-        particular = exceptions is not NO_EXCEPTIONS or bool(extra)
+        # asked once per (subject, policy): the cached one first, with the fewest steps
+        particular = exceptions is not NO_EXCEPTIONS or extra
         if not particular:
             cached = self._activations.get(env)
             if cached is not None:

@@ -33,7 +33,7 @@ def _bug(*args: Any, **kwargs: Any) -> Any:
 # engine -> (policy file of testdata/consistency/kinds, module, attribute raising the injected TypeError): a
 # function each engine calls while it evaluates that policy on RESOURCES
 ENGINES = {
-    "validating": ("validatingpolicy.yaml", "kubectl_kyrec.evaluate.validating.engine", "_evaluate_variant"),
+    "validating": ("validatingpolicy.yaml", "kubectl_kyrec.evaluate.validating.engine", "evaluate_variant"),
     "validating-admission": ("validatingadmissionpolicy.yaml", "kubectl_kyrec.evaluate.validating_admission.engine",
                              "_validate"),
     "mutating": ("mutatingpolicy.yaml", "kubectl_kyrec.evaluate.mutating.engine", "run_mutations"),

@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 import pytest
 
 import kubectl_kyrec.evaluate.pipeline as pipeline
+import kubectl_kyrec.evaluate.validating.engine as validating_engine
 from kubectl_kyrec.cel.context import EmptyProvider, LibraryContext
 from kubectl_kyrec.cel.libraries import library_factory
 from kubectl_kyrec.evaluate.fan_out import SliceCounts, WorkerError, can_fork, fan_out, slices
@@ -377,14 +378,15 @@ def test_the_pipeline_evaluates_nothing_in_this_process_with_workers(tmp_path: P
     resources = _many(load_documents([str(ROOT / "testdata/examples/resources")]), 30)
     monkeypatch.setattr(pipeline, "PARALLEL_PAIRS", 1)
     log = tmp_path / "pids"
-    evaluate = pipeline.evaluate_validating
+    # what eval's loop calls for each (subject, variant) (pipeline.evaluate_policies)
+    evaluate = validating_engine.evaluate_variant
 
     def logged(*args: Any, **kwargs: Any) -> Any:
         with log.open("a") as fh:
             fh.write(f"{os.getpid()}\n")
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "evaluate_validating", logged)
+    monkeypatch.setattr(validating_engine, "evaluate_variant", logged)
     alone = _evaluate(policies, resources, jobs=1)
     log.unlink()
     split = _evaluate(policies, resources, jobs=2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
@@ -265,6 +265,18 @@ def candidate_variants(cp: CompiledValidatingPolicy, req: RequestInfo) -> tuple[
     return tuple(cv for cv in cp.variants if may_match(cv.variant.match_constraints, req))
 
 
+class KindPlan(list[tuple[CompiledValidatingPolicy, tuple[CompiledVariant, ...]]]):
+    """The run's ValidatingPolicies with their variants that may match one kind of request (candidate_variants),
+    and the same as one flat tuple of `steps`, each a (policy, variant, its rules_by_kind, the policy's _Fixed):
+    eval's loop (pipeline.evaluate_policies) walks the steps on every subject of the kind, calling
+    evaluate_variant for each, where a pair took two calls (evaluate_validating's, then its variant's), a list
+    and the policy's own-namespace test on the way."""
+
+    def __init__(self, validating: Iterable[tuple[CompiledValidatingPolicy, tuple[CompiledVariant, ...]]]) -> None:
+        super().__init__(validating)
+        self.steps = tuple((cp, cv, cv.rules_by_kind, cp.fixed) for cp, candidates in self for cv in candidates)
+
+
 def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
                         candidates: Sequence[CompiledVariant] | None = None,
                         recorder: Trace | None = None) -> list[Result]:
@@ -286,7 +298,7 @@ def evaluate_validating(cp: CompiledValidatingPolicy, ctx: SubjectContext,
         return _recorded(cp, ctx, candidates, recorder)
     checked = candidates is not None
     for variant in (candidates if candidates is not None else cp.variants):
-        result = _evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind)
+        result = evaluate_variant(cp, variant, ctx, checked and variant.rules_by_kind)
         if result is not None:
             results.append(result)
     return results
@@ -319,7 +331,7 @@ def _recorded(cp: CompiledValidatingPolicy, ctx: SubjectContext, candidates: Seq
                                                decided=(NOT_MATCHED, request_text(ctx.request))))
             result = None
         else:
-            result = _evaluate_variant(cp, cv, ctx, candidates is not None and cv.rules_by_kind, recorder)
+            result = evaluate_variant(cp, cv, ctx, candidates is not None and cv.rules_by_kind, recorder)
         recorder.node(result_node(result))
         recorder.close(step, "")
         if result is not None:
@@ -394,7 +406,7 @@ def _undetermined(cp: CompiledValidatingPolicy, ctx: SubjectContext, where: str,
     return None if reason is None else _result(cp, ctx, "", UNDETERMINED, reason)
 
 
-def _evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
+def evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: SubjectContext,
                       rules_checked: bool, recorder: Trace | None = None) -> Result | None:
     fixed = cp.fixed
     json_mode = fixed.json_mode
@@ -510,7 +522,7 @@ def evaluate_payload(cp: CompiledValidatingPolicy, subject: Subject, obj: Obj) -
     """A JSON-mode policy's response for one JSON payload: `object` is the payload, nothing else is bound."""
     request = build_request(obj, resource="", namespaced=False)
     ctx = SubjectContext(subject, request, None, payload=True)
-    return _evaluate_variant(cp, cp.variants[0], ctx, False) if cp.variants else None
+    return evaluate_variant(cp, cp.variants[0], ctx, False) if cp.variants else None
 
 
 def validation_message(validation: CompiledValidation, activation: Activation, index: int) -> str:
