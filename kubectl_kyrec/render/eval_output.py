@@ -7,9 +7,10 @@ counted on the way, and the expected reports are built only by the formats that 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import chain, compress
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
@@ -446,10 +447,10 @@ class TableTally:
     def spilled_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows kept with `spill`, in the table's order: the runs in the file merged with those held
         (each run sorted, stably, and merged in the order made: the order of one stable sort of them all)."""
-        import heapq
-
         self._rows.sort(key=_SPILLED_KEY)
-        return heapq.merge(*(_read_run(run.file) for run in self._runs), self._rows, key=_SPILLED_KEY)
+        runs = [_read_run(run.file) for run in self._runs]
+        runs.append(iter((self._rows,)))
+        return chain.from_iterable(_merged(runs))
 
     def close(self) -> None:
         for file in self._runs:
@@ -469,16 +470,59 @@ _STATUS, _SOURCE, _POLICY = itemgetter(3), itemgetter(1), itemgetter(0)     # Re
 _SPILLED_KEY = itemgetter(0, 1, 2, 3, 4)
 
 
-def _read_run(file: BinaryIO) -> Iterator[tuple[Any, ...]]:
+def _read_run(file: BinaryIO) -> Iterator[list[tuple[Any, ...]]]:
+    """A spilled run's records (_SPILL_RECORD rows each), one at a time."""
     import pickle
 
     file.seek(0)
     while True:
         try:
-            record = pickle.load(file)
+            yield pickle.load(file)
         except EOFError:
             return
-        yield from record
+
+
+def _merged(runs: list[Iterator[list[tuple[Any, ...]]]]) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of `runs` (each sorted on _SPILLED_KEY, read a record at a time) in the order of one stable
+    sort of them all, the runs in the order given, a block at a time. The table's serial tail: heapq.merge
+    took a Python step and a key per row (100,000s of rows after the last result, on one core); here each
+    block is a C-level sort of a few sorted pieces, one piece of each run. Every row below the smallest
+    last key of the records in hand (`bound`) of the runs still read is in hand: those rows, the pieces
+    concatenated in the runs' order, are the next block once stably sorted. Rows equal to `bound` wait
+    (more may follow in a record not yet read); the runs whose last row in hand is `bound` read their
+    next record, so each round reads at least one."""
+    key = _SPILLED_KEY
+    sources: list[Iterator[list[tuple[Any, ...]]] | None] = list(runs)
+    held: list[list[tuple[Any, ...]]] = [[] for _ in runs]
+    start = [0] * len(runs)             # the first row of held[i] not yet given
+    reading = list(range(len(runs)))    # the runs whose records are not all read
+    bound: Any = None
+    while True:
+        for i in reading:
+            # a run out of rows in hand, or whose last row in hand is `bound`, reads its next record (on while
+            # that holds: a record may be empty, or all of it `bound`)
+            while (source := sources[i]) is not None and (start[i] == len(held[i]) or key(held[i][-1]) == bound):
+                record = next(source, None)
+                if record is None:
+                    sources[i] = None
+                else:
+                    held[i], start[i] = held[i][start[i]:] + record, 0
+        reading = [i for i in reading if sources[i] is not None]
+        if not reading:
+            pieces = [rows[at:] for rows, at in zip(held, start, strict=True) if at < len(rows)]
+            if pieces:
+                yield pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=key)
+            return
+        bound = min(key(held[i][-1]) for i in reading)
+        pieces = []
+        for i, rows in enumerate(held):
+            at = start[i]
+            cut = bisect_left(rows, bound, at, key=key)
+            if cut > at:
+                pieces.append(rows[at:cut])
+                start[i] = cut
+        if pieces:
+            yield pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=key)
 
 
 # a spilled row's cells in the order of the table's columns: -o wide's, the plain table's with and without RULE
