@@ -27,7 +27,8 @@ def _runs(seed: int) -> tuple[list[list[list[tuple[Any, ...]]]], list[tuple[Any,
     runs, came = [], []
     for _ in range(rnd.randint(0, 6)):
         # few distinct keys: many ties, within a record and across records and runs
-        rows = [(rnd.randint(0, 2), rnd.choice("ab"), "Pod", rnd.choice("xy"), rnd.choice("mn"), len(came) + n)
+        key = eval_output._key_prefix
+        rows = [(key(rnd.randint(0, 2), rnd.choice("ab"), "Pod", rnd.choice("xy")) + rnd.choice("mn"), len(came) + n)
                 for n in range(rnd.randint(0, 40))]
         came += rows
         rows.sort(key=eval_output._SPILLED_KEY)
@@ -50,11 +51,24 @@ def test_merged_runs_are_one_stable_sort_of_every_row(seed: int) -> None:
 def test_a_run_whose_records_are_all_one_key_is_read_on_until_it_passes_it() -> None:
     # the first run's first two records are all the smallest key: the rows of that key in the second run
     # come after all of them, and the third record's row after those
-    key = (1, "p", "Pod", "ns", "a")
-    first = [[(*key, 0)] * 2, [(*key, 1)] * 2, [(1, "p", "Pod", "ns", "b", 2)]]
-    second = [[(*key, 3), (1, "p", "Pod", "ns", "c", 4)]]
+    prefix = eval_output._key_prefix(1, "p", "Pod", "ns")
+    first = [[(prefix + "a", 0)] * 2, [(prefix + "a", 1)] * 2, [(prefix + "b", 2)]]
+    second = [[(prefix + "a", 3), (prefix + "c", 4)]]
     merged = list(chain.from_iterable(eval_output._merged([iter(first), iter(second)])))
-    assert [row[5] for row in merged] == [0, 0, 1, 1, 3, 2, 4]
+    assert [row[1] for row in merged] == [0, 0, 1, 1, 3, 2, 4]
+
+
+# fields where a string order could differ from a tuple's: one the start of another, NULs and the bytes
+# just above NUL, the separators' own, characters beyond Latin-1
+FIELDS = ["", "a", "ab", "a\0", "a\0b", "a\1", "a\0\1", "a\0\0", "\0", "\1", "b", "é", "日本", "a-b", "a.b"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_sort_key_string_orders_as_the_tuple_of_its_fields(seed: int) -> None:
+    rnd = random.Random(seed)
+    fields = [(rnd.choice([0, 1, 2, 3, 5, 9]), *(rnd.choice(FIELDS) for _ in range(4))) for _ in range(400)]
+    by_string = sorted(fields, key=lambda f: eval_output._key_prefix(*f[:4]) + f[4])
+    assert by_string == sorted(fields)
 
 
 CASES = {
