@@ -7,9 +7,10 @@ counted on the way, and the expected reports are built only by the formats that 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import chain, compress
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
@@ -338,6 +339,7 @@ class TableTally:
         self._rows: list[tuple[Any, ...]] = []
         self._runs: list[SpillFile] = []
         self._flat: dict[str, str] = {}
+        self._prefixes: dict[tuple[str, str, str, str], str] = {}
         # of the spilled rows: the (source, policy) keys listed, the rules, and the longest cell of each
         # column after the rule (index in a row - _MEASURED_FROM): the table's widths without reading them
         self._spilled_keys: set[tuple[str, str]] = set()
@@ -376,7 +378,7 @@ class TableTally:
     def _keep_rows(self, listed: list[Result]) -> None:
         """The rows of `listed` as the table's text (_SpilledTable's fields), spilled SPILL_ROWS at a time.
         A subject's results share its Ref and Source: each is made text once per chunk."""
-        flat, rows, wide, order = self._flat, self._rows, self.wide, STATUS_ORDER
+        flat, rows, wide, prefixes = self._flat, self._rows, self.wide, self._prefixes
         displays: dict[int, str] = {}
         locations: dict[int, str] = {}
         for r in listed:
@@ -393,10 +395,15 @@ class TableTally:
             location = locations.get(id(where))
             if location is None:
                 location = locations[id(where)] = str(where) if where else ""
-            # _sort_key's fields first, then what _write_plain makes a row of, then -o wide's own cells
-            # (the rule cell as the table shows it: no rule is "-")
-            row = (order.get(r.result, 9), r.policy, ref.kind, ref.namespace, ref.name, r.source, r.rule or "-",
-                   display, r.result, message, location)
+            # the sort key first (_sort_key's fields as one string), then what _write_plain makes a row of, then
+            # -o wide's own cells (the rule cell as the table shows it: no rule is "-")
+            prefix = prefixes.get((r.result, r.policy, ref.kind, ref.namespace))
+            if prefix is None:
+                if len(prefixes) > SPILL_ROWS:
+                    prefixes.clear()
+                prefix = prefixes[(r.result, r.policy, ref.kind, ref.namespace)] = _key_prefix(
+                    STATUS_ORDER.get(r.result, 9), r.policy, ref.kind, ref.namespace)
+            row = (prefix + ref.name, r.policy, r.source, r.rule or "-", display, r.result, message, location)
             rows.append((*row, ",".join(r.validation_actions), r.severity or "-") if wide else row)
             if len(rows) >= SPILL_ROWS:
                 self._spill_rows()
@@ -426,7 +433,7 @@ class TableTally:
         if rows:
             longest = [max(known, max(map(len, map(itemgetter(i), rows))))
                        for i, known in enumerate(longest, _MEASURED_FROM)]
-        return set(map(itemgetter(5, 1), rows)), set(map(itemgetter(6), rows)), longest
+        return set(map(itemgetter(2, 1), rows)), set(map(itemgetter(3), rows)), longest
 
     def spilled_widths(self, labels: Mapping[tuple[str, str], str], rules: bool) -> list[int]:
         """The longest cell of each column of the spilled table (`_SpilledTable`'s rows), as write_rows's
@@ -446,10 +453,10 @@ class TableTally:
     def spilled_rows(self) -> Iterator[tuple[Any, ...]]:
         """The rows kept with `spill`, in the table's order: the runs in the file merged with those held
         (each run sorted, stably, and merged in the order made: the order of one stable sort of them all)."""
-        import heapq
-
         self._rows.sort(key=_SPILLED_KEY)
-        return heapq.merge(*(_read_run(run.file) for run in self._runs), self._rows, key=_SPILLED_KEY)
+        runs = [_read_run(run.file) for run in self._runs]
+        runs.append(iter((self._rows,)))
+        return chain.from_iterable(_merged(runs))
 
     def close(self) -> None:
         for file in self._runs:
@@ -459,31 +466,83 @@ class TableTally:
 
 # a spilled row's cells from the subject on (display, result, message, location, -o wide's actions and
 # severity) are measured as they are; the policy and rule cells are written changed (a label, "-")
-_MEASURED_FROM = 7
+_MEASURED_FROM = 4
 
 
 _STATUS, _SOURCE, _POLICY = itemgetter(3), itemgetter(1), itemgetter(0)     # Result's fields
 
 
-# a spilled row's sort key: _sort_key's fields, first in the row (by C-level calls: sorted and merged per row)
-_SPILLED_KEY = itemgetter(0, 1, 2, 3, 4)
+# a spilled row's sort key, first in the row: _sort_key's fields as one string (_key_prefix), so that sorting
+# and merging the rows compares one string per pair of rows, not a tuple of five (the table's tail at 50,000
+# Pods sorts and merges 100,000s of rows)
+_SPILLED_KEY = itemgetter(0)
 
 
-def _read_run(file: BinaryIO) -> Iterator[tuple[Any, ...]]:
+def _key_prefix(order: int, policy: str, kind: str, namespace: str) -> str:
+    """The start of a spilled row's sort key, the subject's name after it: strings of these order as the tuples
+    (order, policy, kind, namespace, name) do. Each field but the last ends with NUL NUL, a NUL in it written
+    NUL \\x01: a field that is the start of another then sorts first, as in a tuple, whatever follows."""
+    return "".join((chr(0x30 + order), *(field.replace("\0", "\0\1") + "\0\0" for field in (policy, kind, namespace))))
+
+
+def _read_run(file: BinaryIO) -> Iterator[list[tuple[Any, ...]]]:
+    """A spilled run's records (_SPILL_RECORD rows each), one at a time."""
     import pickle
 
     file.seek(0)
     while True:
         try:
-            record = pickle.load(file)
+            yield pickle.load(file)
         except EOFError:
             return
-        yield from record
+
+
+def _merged(runs: list[Iterator[list[tuple[Any, ...]]]]) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of `runs` (each sorted on _SPILLED_KEY, read a record at a time) in the order of one stable
+    sort of them all, the runs in the order given, a block at a time. The table's serial tail: heapq.merge
+    took a Python step and a key per row (100,000s of rows after the last result, on one core); here each
+    block is a C-level sort of a few sorted pieces, one piece of each run. Every row below the smallest
+    last key of the records in hand (`bound`) of the runs still read is in hand: those rows, the pieces
+    concatenated in the runs' order, are the next block once stably sorted. Rows equal to `bound` wait
+    (more may follow in a record not yet read); the runs whose last row in hand is `bound` read their
+    next record, so each round reads at least one."""
+    key = _SPILLED_KEY
+    sources: list[Iterator[list[tuple[Any, ...]]] | None] = list(runs)
+    held: list[list[tuple[Any, ...]]] = [[] for _ in runs]
+    start = [0] * len(runs)             # the first row of held[i] not yet given
+    reading = list(range(len(runs)))    # the runs whose records are not all read
+    bound: Any = None
+    while True:
+        for i in reading:
+            # a run out of rows in hand, or whose last row in hand is `bound`, reads its next record (on while
+            # that holds: a record may be empty, or all of it `bound`)
+            while (source := sources[i]) is not None and (start[i] == len(held[i]) or key(held[i][-1]) == bound):
+                record = next(source, None)
+                if record is None:
+                    sources[i] = None
+                else:
+                    held[i], start[i] = held[i][start[i]:] + record, 0
+        reading = [i for i in reading if sources[i] is not None]
+        if not reading:
+            pieces = [rows[at:] for rows, at in zip(held, start, strict=True) if at < len(rows)]
+            if pieces:
+                yield pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=key)
+            return
+        bound = min(key(held[i][-1]) for i in reading)
+        pieces = []
+        for i, rows in enumerate(held):
+            at = start[i]
+            cut = bisect_left(rows, bound, at, key=key)
+            if cut > at:
+                pieces.append(rows[at:cut])
+                start[i] = cut
+        if pieces:
+            yield pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=key)
 
 
 # a spilled row's cells in the order of the table's columns: -o wide's, the plain table's with and without RULE
-_WIDE_CELLS, _RULE_CELLS, _PLAIN_CELLS = itemgetter(1, 6, 7, 8, 9, 11, 12, 10), itemgetter(1, 6, 7, 8, 9, 10), \
-    itemgetter(1, 7, 8, 9, 10)
+_WIDE_CELLS, _RULE_CELLS, _PLAIN_CELLS = itemgetter(1, 3, 4, 5, 6, 8, 9, 7), itemgetter(1, 3, 4, 5, 6, 7), \
+    itemgetter(1, 4, 5, 6, 7)
 
 
 class _SpilledTable:
@@ -504,12 +563,12 @@ class _SpilledTable:
     def _labelled(self) -> Iterator[tuple[str, ...]]:
         labels, rules = self.labels, self.rules
         if self.tally.wide:
-            for (_, policy, _, _, _, source, rule, subject, result, message, location, actions,
+            for (_, policy, source, rule, subject, result, message, location, actions,
                  severity) in self.tally.spilled_rows():
                 yield (labels.get((source, policy), policy), rule, subject, result, message, actions, severity,
                        location)
             return
-        for (_, policy, _, _, _, source, rule, subject, result, message, location) in self.tally.spilled_rows():
+        for (_, policy, source, rule, subject, result, message, location) in self.tally.spilled_rows():
             name = labels.get((source, policy), policy)
             yield (name, rule, subject, result, message, location) if rules else (name, subject, result, message,
                                                                                    location)

@@ -111,7 +111,7 @@ def test_rows_spilled_in_runs_merge_in_the_order_of_one_stable_sort(monkeypatch:
     tally = eval_output.TableTally(spill=True)
     for start in range(0, len(results), 5):
         tally.add(results[start:start + 5])
-    merged = [row[6] for row in tally.spilled_rows()]
+    merged = [row[3] for row in tally.spilled_rows()]
     tally.close()
     assert merged == [r.rule for r in sorted(results, key=eval_output._sort_key)]
     assert tally.listed == 23 and tally.count == 23
