@@ -7,6 +7,7 @@ matchConditions skips (the scan filters them), nothing from policies labelled re
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import compress, groupby
 from operator import attrgetter, itemgetter
@@ -49,11 +50,15 @@ def report_result(result: Result, now: datetime.datetime,
 
 
 def summary(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    return status_summary(str(entry.get("result", "")) for entry in entries)
+
+
+def status_summary(statuses: Iterable[str]) -> dict[str, int]:
+    """A report's `summary` of its entries' `result`s (a writer that knows them counts them at C speed)."""
     counts = dict.fromkeys(STATUSES, 0)
-    for entry in entries:
-        status = str(entry.get("result", ""))
+    for status, n in Counter(statuses).items():
         if status in counts:
-            counts[status] += 1
+            counts[status] += n
     return counts
 
 
@@ -86,9 +91,14 @@ def report_entries(results: Iterable[Result], now: datetime.datetime) -> list[di
 def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime,
                  api: str = WGPOLICY, entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The report of `subject`: `entries` are its `results[]` when already made from `results`."""
-    namespaced_kind, cluster_kind = REPORT_KINDS[api]
     if entries is None:
         entries = report_entries(results, now)
+    return {**report_head(subject, api), "summary": summary(entries), "results": entries}
+
+
+def report_head(subject: Ref, api: str = WGPOLICY) -> dict[str, Any]:
+    """The report of `subject` up to its `summary` and `results` (which come after, in that order)."""
+    namespaced_kind, cluster_kind = REPORT_KINDS[api]
     metadata: dict[str, Any] = {"name": subject.uid}
     if subject.namespace:
         metadata["namespace"] = subject.namespace
@@ -107,8 +117,6 @@ def build_report(subject: Ref, results: Sequence[Result], now: datetime.datetime
         "kind": namespaced_kind if subject.namespace else cluster_kind,
         "metadata": metadata,
         "scope": scope,
-        "summary": summary(entries),
-        "results": entries,
     }
 
 
@@ -177,13 +185,21 @@ class SharedEntries:
 
 def spilled_reports(records: Iterable[PairsColumns], later: Iterable[tuple[Result, bool]],
                     now: datetime.datetime, api: str = WGPOLICY) -> Iterator[dict[str, Any]]:
-    """The reports of results whose reportable ones of a subject come one after another (a run's, whose
-    records hold whole subjects; evaluate/pipeline.py read_columns), a report built as its subject's group is
-    done: `_by_subject`'s groups, `later` (pairs held apart: a GeneratingPolicy's, which Kyverno reports in the
-    trigger's report too) joined to their subject's group, or reported after the others as `_by_subject` would
-    group them. ExpectedReports' reports, made without a Result per result: each entry is found by the
-    columns of its result (an entry holds nothing of its subject: SharedEntries), and a report's order by
-    the (source, policy, rule) of its group, the same for most subjects (kept)."""
+    """The reports of `spilled_groups`, each built as its subject's group is done."""
+    for subject, entries in spilled_groups(records, later, now):
+        yield build_report(subject, (), now, api, entries)
+
+
+def spilled_groups(records: Iterable[PairsColumns], later: Iterable[tuple[Result, bool]],
+                   now: datetime.datetime) -> Iterator[tuple[Ref, list[dict[str, Any]]]]:
+    """Each report's subject and `results[]`, of results whose reportable ones of a subject come one after
+    another (a run's, whose records hold whole subjects; evaluate/pipeline.py read_columns), a group given as
+    it is done: `_by_subject`'s groups, `later` (pairs held apart: a GeneratingPolicy's, which Kyverno reports
+    in the trigger's report too) joined to their subject's group, or reported after the others as
+    `_by_subject` would group them. ExpectedReports' entries, made without a Result per result: each entry is
+    found by the columns of its result (an entry holds nothing of its subject: SharedEntries, the same mapping
+    in every report that has it, which render/report_text.py encodes once), and a report's order by the
+    (source, policy, rule) of its group, the same for most subjects (kept)."""
     extra = _by_subject(later)
     shared = SharedEntries(now)
     entries: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -193,7 +209,7 @@ def spilled_reports(records: Iterable[PairsColumns], later: Iterable[tuple[Resul
     heads: list[tuple[str, str, str]] = []
     made: list[dict[str, Any]] = []
 
-    def report() -> dict[str, Any]:
+    def group() -> tuple[Ref, list[dict[str, Any]]]:
         assert ref is not None
         more = extra.pop(uid, None) if extra and uid is not None else None
         if more is not None:
@@ -205,7 +221,7 @@ def spilled_reports(records: Iterable[PairsColumns], later: Iterable[tuple[Resul
             if len(orders) >= _SHARED_MAX:
                 orders.clear()
             order = orders[key] = report_order(key)
-        return build_report(ref, (), now, api, list(map(made.__getitem__, order)))
+        return ref, list(map(made.__getitem__, order))
 
     for record in records:
         columns = record.columns
@@ -223,16 +239,15 @@ def spilled_reports(records: Iterable[PairsColumns], later: Iterable[tuple[Resul
             positions = list(map(itemgetter(1), run))
             if subject_uid != uid:
                 if ref is not None:
-                    yield report()
+                    yield group()
                 uid, ref = subject_uid, refs[subjects[positions[0]]]
                 heads, made = [], []
             heads.extend(map(record_heads.__getitem__, positions))
             made.extend(map(record_entries.__getitem__, positions))
     if ref is not None:
-        yield report()
+        yield group()
     for subject, rs in extra.values():
-        rs = reported(rs)
-        yield build_report(subject, rs, now, api, shared.entries(rs))
+        yield subject, shared.entries(reported(rs))
 
 
 def _record_entries(record: PairsColumns, heads: list[tuple[str, str, str]],

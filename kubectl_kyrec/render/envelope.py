@@ -173,48 +173,6 @@ def array_items(batch: list[Any], indent: str, encode: Callable[[Any], str] = du
     return text[text.index("[\n") + 2:text.rindex(f"\n{indent}]")]
 
 
-# the texts of shared mappings kept by id, with the mapping (alive, so its id stays its own), up to this many
-_SHARED_TEXTS_MAX = 20_000
-_PIECE = 200
-
-
-def shared_items_json(items: Iterable[Mapping[str, Any]], indent: str) -> Iterator[str]:
-    """Mappings as the items of a JSON array at `indent`, in pieces of `_PIECE` items (Items.json's): the
-    mappings in their list values are shared between the items and never change (Items.shared: an expected
-    report's entries, render/result_spill.py), so each is encoded once and its text reused. The text is what
-    the encoder writes of each item whole: a mapping is `{`, its keys on lines of their own, `}`."""
-    item = indent + "  "
-    key_indent = "\n" + item + "  "
-    entry_indent = key_indent + "  "
-    texts: dict[int, tuple[Any, str]] = {}
-    out: list[str] = []
-    for value in items:
-        if not value or any(type(k) is not str for k in value):
-            out.append(item + dumps(value, item))
-        else:
-            lines = []
-            for key, field in value.items():
-                if type(field) is list and field and all(type(e) is dict and e for e in field):
-                    encoded = []
-                    for entry in field:
-                        found = texts.get(id(entry))
-                        if found is None:
-                            if len(texts) >= _SHARED_TEXTS_MAX:
-                                texts.clear()
-                            found = texts[id(entry)] = (entry, dumps(entry, entry_indent[1:]))
-                        encoded.append(found[1])
-                    text = "[" + entry_indent + ("," + entry_indent).join(encoded) + key_indent + "]"
-                else:
-                    text = dumps(field, key_indent[1:])
-                lines.append(f"{key_indent}{dumps(key)}: {text}")
-            out.append(item + "{" + ",".join(lines) + "\n" + item + "}")
-        if len(out) >= _PIECE:
-            yield ",\n".join(out)
-            out.clear()
-    if out:
-        yield ",\n".join(out)
-
-
 def write_yaml_document(kind: str, parts: Iterable[tuple[str, Any]], write: Callable[[str], object]) -> None:
     """The envelope as YAML, key by key; iterator parts are written item by item as a sequence."""
     write(to_yaml(envelope(kind, {})))

@@ -11,7 +11,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, compress
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
@@ -44,7 +44,7 @@ class HandedResults(Protocol):
 
     def chunks(self) -> Iterator[ResultPairs]: ...
     def columns(self) -> Iterator[PairsColumns]: ...
-    def results(self) -> Iterator[Result]: ...
+    def results(self, status: str | None = None) -> Iterator[Result]: ...
     def admission_items(self) -> Items: ...
 
 
@@ -258,8 +258,12 @@ def admission_json(admission: Admission) -> dict[str, Any]:
     }
 
 
+# _sort_key's order among results of one status, by a C-level key (a run may have tens of thousands of notes)
+_NOTE_ORDER = attrgetter("policy", "subject.kind", "subject.namespace", "subject.name")
+
+
 def _undetermined_notes(results: Iterable[Result]) -> Iterator[str]:
-    for r in _sorted(r for r in results if r.result == UNDETERMINED):
+    for r in sorted((r for r in results if r.result == UNDETERMINED), key=_NOTE_ORDER):
         yield (f"# {UNDETERMINED}: {r.policy} for {r.subject.display()}: {' '.join(r.message.split())} "
                "(the report holds a result for it that kyrec cannot decide)\n")
 
@@ -269,7 +273,7 @@ def write_reports(run: EvalView, stream: TextIO) -> None:
     handed = run.handed
     # the spilled results are read for their notes only when they were counted to have one
     if handed is None or handed.counts.get(UNDETERMINED):
-        for note in _undetermined_notes(run.results if handed is None else handed.results()):
+        for note in _undetermined_notes(run.results if handed is None else handed.results(UNDETERMINED)):
             stream.write(note)
     # a mutate-existing rule's entry in its trigger's report that kyrec cannot decide (the preview says why)
     for note in _undetermined_notes(e[0] for p in run.target_changes
@@ -280,13 +284,18 @@ def write_reports(run: EvalView, stream: TextIO) -> None:
 
 def _write_report_stream(reports: Iterable[dict[str, Any]], write: Callable[[str], object]) -> int:
     """Reports as YAML documents, `---` between them (none before the first); returns how many."""
+    texts: Iterable[str]
+    if isinstance(reports, Items) and reports.documents is not None:
+        texts = reports.documents()     # the reports as text already (render/report_text.py)
+    else:
+        blocks: Blocks = {}     # the reports share their entries (ExpectedReports): each written once
+        texts = (to_yaml(report, blocks) for report in reports)
     out: list[str] = []
     count = 0
-    blocks: Blocks = {}     # the reports share their entries (ExpectedReports): each written once
-    for report in reports:
+    for text in texts:
         if count:
             out.append("---\n")
-        out.append(to_yaml(report, blocks))
+        out.append(text)
         count += 1
         if len(out) >= 200:
             write("".join(out))
@@ -297,10 +306,6 @@ def _write_report_stream(reports: Iterable[dict[str, Any]], write: Callable[[str
 
 def _sort_key(r: Result) -> tuple[int, str, str, str, str]:
     return (STATUS_ORDER.get(r.result, 9), r.policy, r.subject.kind, r.subject.namespace, r.subject.name)
-
-
-def _sorted(results: Iterable[Result]) -> list[Result]:
-    return sorted(results, key=_sort_key)
 
 
 def _summary_line(counts: dict[str, int]) -> str:

@@ -23,21 +23,24 @@ class Items:
     pieces: JSON as the items of an array at `indent` separated by `,` and a new line (each piece one or more
     items, no separator before or after it), YAML as the items of a block sequence at the top level. Given by
     a sequence that can write its items' text faster than the writers make it of the items
-    (render/result_entries.py); the writers use it instead of the items.
+    (render/result_entries.py); the writers use it instead of the items. `documents()`: each item as a YAML
+    document of its own, in order (a stream of them: `-o reports`, render/report_text.py).
     """
 
-    __slots__ = ("count", "make", "shared", "parts", "json", "yaml")
+    __slots__ = ("count", "make", "shared", "parts", "json", "yaml", "documents")
 
     def __init__(self, count: int, make: Callable[[int, int], Iterable[Any]], *, shared: bool = False,
                  parts: Callable[[int, int], Iterable[Any]] | None = None,
                  json: Callable[[str], Iterable[str]] | None = None,
-                 yaml: Callable[[], Iterable[str]] | None = None) -> None:
+                 yaml: Callable[[], Iterable[str]] | None = None,
+                 documents: Callable[[], Iterable[str]] | None = None) -> None:
         self.count = count
         self.make = make
         self.shared = shared
         self.parts = parts
         self.json = json
         self.yaml = yaml
+        self.documents = documents
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.make(0, self.count))

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.model import Result
+from kubectl_kyrec.model import Ref, Result
 from kubectl_kyrec.render import yaml_emit
 from kubectl_kyrec.render.envelope import dumps
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.pipeline import PairsColumns
-    from kubectl_kyrec.model import Ref, Source
+    from kubectl_kyrec.model import Source
 
 _F = {name: i for i, name in enumerate(Result._fields)}
 _POLICY, _SOURCE, _RULE, _RESULT, _MESSAGE, _SUBJECT = (_F[n] for n in ("policy", "source", "rule", "result",
@@ -78,8 +78,13 @@ class _Texts:
     from the next)."""
 
     def __init__(self, inner: Callable[[dict[str, Any]], str], first: Callable[[dict[str, Any]], str],
-                 last: Callable[[dict[str, Any]], str]) -> None:
+                 last: Callable[[dict[str, Any]], str], subject: Callable[[Ref], str] | None = None,
+                 location: Callable[[Source | None], str] | None = None) -> None:
         self.inner, self.first, self.last = inner, first, last
+        # a subject's and a location's part text (`inner`'s of their parts), made a faster way: one of each
+        # per subject
+        self.subject = subject if subject is not None else (lambda ref: inner(subject_part(ref)))
+        self.location = location if location is not None else (lambda source: inner(location_part(source)))
         self.heads: dict[tuple[str, str, str], str] = {}
         self.outcomes: dict[tuple[Any, ...], str] = {}
 
@@ -108,10 +113,12 @@ class _Texts:
             for outcome in new:
                 outcomes[outcome] = inner(outcome_part(*outcome))
         # the tables are the record's own: their texts are made for the entries that use them
-        subjects = {i: inner(subject_part(record.refs[i])) for i in set(columns[_SUBJECT])}
+        subject = self.subject
+        subjects = {i: subject(record.refs[i]) for i in set(columns[_SUBJECT])}
         properties = {i: inner(properties_part(record.properties[i])) for i in set(columns[_PROPERTIES])}
         sources = record.sources
-        locations = {i: inner(location_part(sources[i])) for i in set(columns[_LOCATION])}
+        location = self.location
+        locations = {i: location(sources[i]) for i in set(columns[_LOCATION])}
         last = self.last
         policy_locations = {i: last(policy_location_part(sources[i])) for i in set(columns[_POLICY_LOCATION])}
         return list(chain.from_iterable(zip(
@@ -151,7 +158,39 @@ def json_entries(records: Iterable[PairsColumns], indent: str) -> Iterator[str]:
 def yaml_entries(records: Iterable[PairsColumns]) -> Iterator[str]:
     """The entries of each record (with any) as the items of a YAML block sequence at the top level
     (yaml_emit.write_sequence's), a record at a time."""
-    texts = _Texts(lambda part: yaml_emit.block(part, "  "), yaml_emit.item, lambda part: yaml_emit.block(part, "  "))
+    texts = _Texts(lambda part: yaml_emit.block(part, "  "), yaml_emit.item, lambda part: yaml_emit.block(part, "  "),
+                   _yaml_subject(), _yaml_location())
     for record in records:
         if len(record.columns[0]):
             yield "".join(texts.record(record))
+
+
+def _yaml_subject() -> Callable[[Ref], str]:
+    """A subject part's YAML (as an entry's, at two spaces) by the template of its shape (yaml_emit.template):
+    a record's subjects are a thousand or more, each written once."""
+    slot = yaml_emit.slot
+    templates = {synthetic: yaml_emit.template(yaml_emit.block(subject_part(Ref(slot(0), slot(1), slot(2), slot(3),
+                                                                                 slot(4), synthetic)), "  "))
+                 for synthetic in (False, True)}
+
+    def text(ref: Ref) -> str:
+        fields = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid)
+        if any("\n" in field for field in fields):
+            # a literal block's text depends on where it stands: written whole
+            return yaml_emit.block(subject_part(ref), "  ")
+        return templates[ref.synthetic](list(map(yaml_emit.scalar, fields)))
+
+    return text
+
+
+def _yaml_location() -> Callable[[Source | None], str]:
+    """A location part's YAML (as an entry's, at two spaces) by its template (yaml_emit.template)."""
+    slot = yaml_emit.slot
+    template = yaml_emit.template(yaml_emit.block({"location": {"file": slot(0), "line": slot(1)}}, "  "))
+
+    def text(source: Source | None) -> str:
+        if source is None or "\n" in source.file or type(source.line) is not int:
+            return yaml_emit.block(location_part(source), "  ")
+        return template((yaml_emit.scalar(source.file), str(source.line)))
+
+    return text

@@ -30,9 +30,9 @@ from kubectl_kyrec.evaluate.pipeline import (
     encode_pairs,
     read_columns,
 )
-from kubectl_kyrec.model import Result, ResultPairs
+from kubectl_kyrec.model import Ref, Result, ResultPairs
 from kubectl_kyrec.reconcile.findings import Finding
-from kubectl_kyrec.render.envelope import shared_items_json
+from kubectl_kyrec.render import report_text
 from kubectl_kyrec.render.eval_output import SUMMARY_KEYS, admission_json
 from kubectl_kyrec.render.items import Items
 from kubectl_kyrec.render.spill_file import SpillFile
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 _POLICY, _SOURCE, _STATUS = (itemgetter(Result._fields.index(name)) for name in ("policy", "source", "result"))
 _UID = attrgetter("subject.uid")
-_SUBJECT, _PROPERTIES, _LOCATION, _POLICY_LOCATION = (Result._fields.index(name) for name in (
-    "subject", "properties", "location", "policy_location"))
+_SUBJECT, _PROPERTIES, _LOCATION, _POLICY_LOCATION, _RESULT = (Result._fields.index(name) for name in (
+    "subject", "properties", "location", "policy_location", "result"))
 T = TypeVar("T")
 
 
@@ -158,9 +158,17 @@ class ResultSpill:
                 at = file.tell()
                 yield record
 
-    def results(self) -> Iterator[Result]:
-        for pairs in self.chunks():
-            yield from pairs.results
+    def results(self, status: str | None = None) -> Iterator[Result]:
+        """The results in order; `status`: only those of it, each made from its record's columns (the
+        others never made: `-o reports` reads the undetermined ones for its notes)."""
+        if status is None:
+            for pairs in self.chunks():
+                yield from pairs.results
+            return
+        for record in self.columns():
+            statuses = record.columns[_RESULT]
+            for i in compress(range(len(statuses)), map(status.__eq__, statuses)):
+                yield result_at(record, i)
 
     def close(self) -> None:
         for file in (self._ahead, self._file, self._admitted):
@@ -174,7 +182,7 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
     """The expected reports of the spilled results and of `later` (pairs the run held apart: a
     GeneratingPolicy's), as expect/reports.py ExpectedReports makes them of all of them in that order,
     each built as it is written."""
-    from kubectl_kyrec.expect.reports import ExpectedReports, spilled_reports
+    from kubectl_kyrec.expect.reports import ExpectedReports, spilled_groups, spilled_reports
 
     if spill.scattered:
         # a subject's results apart from one another: grouped as ExpectedReports groups them, held
@@ -191,8 +199,13 @@ def spilled_report_items(spill: ResultSpill, later: Sequence[tuple[Result, bool]
         assert (start, stop) == (0, count), "the spilled reports are read whole, in order"
         return spilled_reports(spill.columns(), later, now, api)
 
-    # the reports share their entries and timestamp, and are never changed: JSON encodes each entry once
-    return Items(count, make, shared=True, json=lambda indent: shared_items_json(make(0, count), indent))
+    def groups() -> Iterator[tuple[Ref, list[dict[str, Any]]]]:
+        return spilled_groups(spill.columns(), later, now)
+
+    # the reports share their entries and timestamp, and are never changed: each entry's text is made once
+    return Items(count, make, shared=True, json=lambda indent: report_text.json_reports(groups(), api, indent),
+                 yaml=lambda: report_text.yaml_reports(groups(), api),
+                 documents=lambda: report_text.yaml_documents(groups(), api))
 
 
 class SpilledFindings(Collection[Finding]):

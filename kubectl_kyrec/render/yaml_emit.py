@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
+from itertools import chain
 from typing import Any
 
 from kubectl_kyrec.render.items import Items
@@ -245,6 +246,29 @@ def item(value: Any, indent: str = "") -> str:
     out: list[str] = []
     _item(value, out, indent, None)
     return "".join(out)
+
+
+# a stand-in for a value in a template's text: written plain wherever it stands
+_SLOT = re.compile(r"kyrecslot(\d+)")
+
+
+def slot(index: int) -> str:
+    """The stand-in for the `index`th value of a template (`template`)."""
+    return f"kyrecslot{index}"
+
+
+def template(text: str) -> Callable[[Sequence[str]], str]:
+    """`text`, written of a value with `slot(i)` stand-ins in place of some of its one-line strings, as a
+    function of those strings' scalars (`scalar(s)`, or `str(n)` for a number in a slot): a one-line string's
+    text is its scalar wherever it stands, so every value of that shape is written by joining texts, not line
+    by line (a report's head, a result's subject: one of each per subject)."""
+    cut = _SLOT.split(text)
+    texts, slots, last = cut[0:-1:2], list(map(int, cut[1::2])), cut[-1]
+
+    def fill(values: Sequence[str]) -> str:
+        return "".join(chain.from_iterable(zip(texts, map(values.__getitem__, slots)))) + last
+
+    return fill
 
 
 def to_yaml(value: Any, blocks: Blocks | None = None) -> str:

@@ -187,13 +187,14 @@ def test_the_spilled_reports_are_the_expected_reports(seed: int) -> None:
 @pytest.mark.parametrize("encoder", ["orjson", "standard library"])
 def test_the_spilled_reports_json_is_the_encoders_text_of_each_whole_report(encoder: str,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    # each shared entry encoded once (envelope.shared_items_json), the caches emptied as they fill
+    # each shared entry encoded once (render/report_text.py), the caches emptied as they fill
+    from kubectl_kyrec.render import report_text
     from kubectl_kyrec.render.result_spill import spilled_report_items
 
     if encoder != "orjson":
         monkeypatch.setattr(envelope, "orjson", None)
-    monkeypatch.setattr(envelope, "_SHARED_TEXTS_MAX", 5)
-    monkeypatch.setattr(envelope, "_PIECE", 7)
+    monkeypatch.setattr(report_text, "_TEXTS_MAX", 5)
+    monkeypatch.setattr(report_text, "_PIECE", 7)
     pairs, later = report_results(1)
     spill = ResultSpill()
     for start in range(0, len(pairs), 13):
