@@ -53,13 +53,7 @@ def test_the_streamed_table_is_the_whole_runs_table(case: list[str], flags: list
             real(self)
 
         monkeypatch.setattr(eval_output.TableTally, "_spill_rows", counted)
-    streamed = CliRunner().invoke(cli, ["eval", *case, *flags, *NOW])
-    target = tmp_path / "table.txt"
-    whole = CliRunner().invoke(cli, ["eval", *case, *flags, *NOW, "-o", f"table={target}"])
-    assert streamed.exit_code == whole.exit_code, streamed.stderr
-    assert streamed.exit_code in (0, 1, 3), streamed.stderr
-    assert streamed.stdout == target.read_text()
-    assert streamed.stdout.strip()
+    streamed = streamed_table_is_the_files(["eval", *case, *flags, *NOW], tmp_path)
     # every listed row went to the file as a run of its own, merged back in order (as a large run's runs)
     if spill is not None and "No result fails, errs or warns." not in streamed.stdout:
         assert spilled and set(spilled) == {1}
@@ -163,3 +157,15 @@ def test_rows_without_lines_under_them_are_the_lines_one_at_a_time() -> None:
     write_rows(slow, ("H1", "H2", "H3"), rows, chunk=2, below=[""] * len(rows))
     assert fast.getvalue() == slow.getvalue()
     assert fast.getvalue().splitlines()[:3] == ["H1   H2  H3", "a    bb", "ccc      x y"]
+
+
+def streamed_table_is_the_files(args: list[str], tmp_path: Path, output: str = "table") -> Any:
+    """`args` with the table (or -o wide) on stdout, streamed, and written to a file: the same text and exit."""
+    streamed = CliRunner().invoke(cli, [*args, *(["-o", "wide"] if output == "wide" else [])])
+    target = tmp_path / f"{output}.txt"
+    whole = CliRunner().invoke(cli, [*args, "-o", f"{output}={target}"])
+    assert streamed.exit_code == whole.exit_code, streamed.stderr
+    assert streamed.exit_code in (0, 1, 3), streamed.stderr
+    assert streamed.stdout == target.read_text()
+    assert streamed.stdout.strip()
+    return streamed
