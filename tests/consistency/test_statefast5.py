@@ -20,24 +20,11 @@ import kubectl_kyrec.evaluate.fan_out as fan_out
 import kubectl_kyrec.evaluate.pipeline as pipeline
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.load.run_inputs.sources import FileSource
+from tests.consistency import test_streamed_inputs as streamed_inputs
 
 NOW = ["--now", "2026-01-02T03:04:05Z"]
-POLICY = """\
-apiVersion: policies.kyverno.io/v1
-kind: ValidatingPolicy
-metadata:
-  name: no-latest
-spec:
-  validationActions: [Audit]
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [""]
-      apiVersions: [v1]
-      operations: [CREATE]
-      resources: [pods]
-  validations:
-  - expression: "object.spec.containers.all(c, !c.image.endsWith(':latest'))"
-    message: no latest
+# test_streamed_inputs' policy, with a validation that reads the Namespace (a lookup a worker must answer)
+POLICY = streamed_inputs.POLICY + """\
   - expression: "namespaceObject.metadata.labels.team != 'b' || object.metadata.name.endsWith('0')"
     message: team b names end in 0
 """
