@@ -531,7 +531,7 @@ def _merged(runs: list[Iterator[list[tuple[Any, ...]]]]) -> Iterator[list[tuple[
         if not reading:
             pieces = [rows[at:] for rows, at in zip(held, start, strict=True) if at < len(rows)]
             if pieces:
-                yield pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=key)
+                yield _block(pieces)
             return
         bound = min(key(held[i][-1]) for i in reading)
         pieces = []
@@ -542,7 +542,12 @@ def _merged(runs: list[Iterator[list[tuple[Any, ...]]]]) -> Iterator[list[tuple[
                 pieces.append(rows[at:cut])
                 start[i] = cut
         if pieces:
-            yield pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=key)
+            yield _block(pieces)
+
+
+def _block(pieces: list[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+    """One block of `_merged`: its sorted pieces, in the runs' order, as one stable sort of them."""
+    return pieces[0] if len(pieces) == 1 else sorted(chain.from_iterable(pieces), key=_SPILLED_KEY)
 
 
 # a spilled row's cells in the order of the table's columns: -o wide's, the plain table's with and without RULE

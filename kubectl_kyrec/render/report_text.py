@@ -43,17 +43,19 @@ class _EntryTexts:
         """The texts of a report's entries, in order, and the report's summary."""
         found: list[Any] = list(map(self.found.get, map(id, entries)))
         if None in found:
-            texts = self.found
             for i, known in enumerate(found):
                 if known is None:
-                    entry = entries[i]
-                    known = texts.get(id(entry))
-                    if known is None:
-                        if len(texts) >= _TEXTS_MAX:
-                            texts.clear()
-                        known = texts[id(entry)] = (entry, self.make(entry), str(entry.get("result", "")))
-                    found[i] = known
+                    found[i] = self._made(entries[i])
         return list(map(_TEXT, found)), status_summary(map(_STATUS, found))
+
+    def _made(self, entry: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+        # looked up again: the entry may stand twice in one report
+        known = self.found.get(id(entry))
+        if known is None:
+            if len(self.found) >= _TEXTS_MAX:
+                self.found.clear()
+            known = self.found[id(entry)] = (entry, self.make(entry), str(entry.get("result", "")))
+        return known
 
 
 def _pieces(texts: Iterator[str], separator: str) -> Iterator[str]:
@@ -99,9 +101,9 @@ def _yaml_reports(groups: Groups, api: str, indent: str,
     templates: dict[tuple[bool, bool], Callable[[Sequence[str]], str]] = {}
     for subject, entries in groups:
         encoded, counts = texts.of(entries)
-        fields = (subject.uid, subject.namespace, subject.api_version, subject.kind, subject.name)
-        if any("\n" in field for field in fields):
-            # a literal block's text depends on where it stands: written whole
+        values = yaml_emit.slot_values((subject.uid, subject.namespace, subject.api_version, subject.kind,
+                                        subject.name))
+        if values is None:
             head = report_head(subject, api)
             head["summary"] = counts
             text = head_text(head)
@@ -110,7 +112,7 @@ def _yaml_reports(groups: Groups, api: str, indent: str,
             template = templates.get(shape)
             if template is None:
                 template = templates[shape] = _head_template(api, shape, head_text)
-            text = template([*map(yaml_emit.scalar, fields), *map(str, counts.values())])
+            text = template([*values, *map(str, counts.values())])
         # PyYAML's layout: a sequence under a key is not indented
         yield text + (results + "".join(encoded) if encoded else empty)
 

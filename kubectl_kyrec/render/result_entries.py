@@ -174,11 +174,10 @@ def _yaml_subject() -> Callable[[Ref], str]:
                  for synthetic in (False, True)}
 
     def text(ref: Ref) -> str:
-        fields = (ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid)
-        if any("\n" in field for field in fields):
-            # a literal block's text depends on where it stands: written whole
+        values = yaml_emit.slot_values((ref.api_version, ref.kind, ref.namespace, ref.name, ref.uid))
+        if values is None:
             return yaml_emit.block(subject_part(ref), "  ")
-        return templates[ref.synthetic](list(map(yaml_emit.scalar, fields)))
+        return templates[ref.synthetic](values)
 
     return text
 
@@ -189,8 +188,9 @@ def _yaml_location() -> Callable[[Source | None], str]:
     template = yaml_emit.template(yaml_emit.block({"location": {"file": slot(0), "line": slot(1)}}, "  "))
 
     def text(source: Source | None) -> str:
-        if source is None or "\n" in source.file or type(source.line) is not int:
+        values = yaml_emit.slot_values((source.file,)) if source is not None and type(source.line) is int else None
+        if source is None or values is None:
             return yaml_emit.block(location_part(source), "  ")
-        return template((yaml_emit.scalar(source.file), str(source.line)))
+        return template((*values, str(source.line)))
 
     return text

@@ -257,6 +257,15 @@ def slot(index: int) -> str:
     return f"kyrecslot{index}"
 
 
+def slot_values(values: Iterable[str]) -> list[str] | None:
+    """The scalars of strings that go into a template's slots, or None when one holds a new line: a literal
+    block's text depends on where it stands, so such a value is written whole, not by a template."""
+    values = list(values)
+    if any("\n" in value for value in values):
+        return None
+    return list(map(scalar, values))
+
+
 def template(text: str) -> Callable[[Sequence[str]], str]:
     """`text`, written of a value with `slot(i)` stand-ins in place of some of its one-line strings, as a
     function of those strings' scalars (`scalar(s)`, or `str(n)` for a number in a slot): a one-line string's
