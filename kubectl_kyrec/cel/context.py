@@ -293,9 +293,8 @@ class ObjectsProvider:
         # the kind table's answer, asked once per resource: a policy's `resource.Get` of a kind no object
         # of the state holds (an absent ConfigMap) asks it on every subject, twice (refused, unread), and the
         # table does not change once the run evaluates (its CRDs are read before any provider is made)
-        served = self._served.get((api_version, resource), False)
-        if served is not False:
-            return served       # type: ignore[return-value]
+        if (api_version, resource) in self._served:
+            return self._served[(api_version, resource)]
         kind = self._kind_of(api_version, resource)
         mapping = self._resource_of(api_version, kind) if kind is not None else None
         served = self._served[(api_version, resource)] = (kind, mapping[1]) \
