@@ -150,7 +150,7 @@ class SubjectContext:
             else request.as_cel_request(),
             "namespaceObject": dict(namespace_obj) if namespace_obj is not None else None,
         }
-        self._activations: dict[Environment, Activation] = {}
+        self._activations: dict[tuple[Environment, str], Activation] = {}
 
     def with_request(self, request: RequestInfo) -> SubjectContext:
         """This context around another request (a patched object), its other bindings kept."""
@@ -158,12 +158,14 @@ class SubjectContext:
                               cel_request=self._cel_request)
 
     def activation(self, env: Environment, *, exceptions: Mapping[str, Any] = NO_EXCEPTIONS,
-                   extra: Mapping[str, Any] | None = None) -> Activation:
-        """The activation for `env`; cached unless exceptions or extra bindings make it particular."""
+                   extra: Mapping[str, Any] | None = None, shared: str = "") -> Activation:
+        """The activation for `env`; cached unless exceptions or extra bindings make it particular.
+        `shared`: a name for `extra` when its bindings are the same whenever that name is given (the
+        GeneratingPolicies' `generator`), so that activation is cached too, under the name."""
         # asked once per (subject, policy): the cached one first, with the fewest steps
-        particular = exceptions is not NO_EXCEPTIONS or extra
+        particular = exceptions is not NO_EXCEPTIONS or (extra and not shared)
         if not particular:
-            cached = self._activations.get(env)
+            cached = self._activations.get((env, shared))
             if cached is not None:
                 return cached
         data = dict(self._data)
@@ -174,5 +176,5 @@ class SubjectContext:
         data = {k: v for k, v in data.items() if k in env.variables}
         activation = env.activation(data)
         if not particular:
-            self._activations[env] = activation
+            self._activations[(env, shared)] = activation
         return activation

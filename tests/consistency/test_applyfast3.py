@@ -1,0 +1,76 @@
+"""Issue 36, `apply --yes` of 3,000 creates, what it spends before the first write (bench/apply_prewrite.py):
+a GeneratingPolicy's matchConditions are evaluated in the activation its generate entries use, one per trigger
+(cached for the trigger's other policies) where there were two, unless a condition names `generator`: Kyverno
+binds it after them, so such a condition keeps failing as it did. The outcomes are the same (tests/generating);
+these pin what changed, and the error that must not.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_kyrec.cel import engine as cel_engine
+from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from tests.generating.gen_support import docs, evaluate, only
+
+HEAD = """apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: {name}
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [namespaces]
+"""
+CM = '{"apiVersion": dyn("v1"), "kind": dyn("ConfigMap"), "metadata": dyn({"name": "cm"}), "data": dyn({"k": "v"})}'
+GENERATE = f"  generate:\n  - expression: 'generator.apply(object.metadata.name, [{CM}])'\n"
+NAMESPACES = docs("".join(f"---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-{i}\n  uid: u-{i}\n"
+                          for i in range(3)))
+NO_GENERATOR = 'No value with name "generator" found in Activation'
+
+
+def policy(name: str, body: str) -> str:
+    return HEAD.format(name=name) + body + GENERATE
+
+
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every activation the CEL environments build, counted."""
+    built: list[int] = []
+    real = cel_engine.Environment.activation
+
+    def activation(self: cel_engine.Environment, *args: object, **kwargs: object) -> cel_engine.Activation:
+        built.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cel_engine.Environment, "activation", activation)
+    return built
+
+
+def test_one_activation_per_trigger_for_the_conditions_and_the_generate_entries(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    built = counted(monkeypatch)
+    conditions = "  matchConditions:\n  - {name: c, expression: \"object.metadata.name != 'team-1'\"}\n"
+    # two policies of one environment: the trigger's activation serves both (it was 1 + 2 per trigger)
+    out = evaluate(docs(policy("a", conditions) + "---\n" + policy("b", conditions)), NAMESPACES)
+    assert not out.errors
+    assert [(o.policy.meta.name, o.trigger.ref.name, o.status) for o in out.outcomes] == [
+        ("a", "team-0", TriggerStatus.GENERATED), ("b", "team-0", TriggerStatus.GENERATED),
+        ("a", "team-1", TriggerStatus.SKIPPED), ("b", "team-1", TriggerStatus.SKIPPED),
+        ("a", "team-2", TriggerStatus.GENERATED), ("b", "team-2", TriggerStatus.GENERATED)]
+    assert len(built) == len(NAMESPACES)
+
+
+@pytest.mark.parametrize("body", [
+    "  matchConditions:\n  - {name: c, expression: 'has(generator.x)'}\n",
+    f"  matchConditions:\n  - name: c\n    expression: 'generator.apply(object.metadata.name, [{CM}])'\n",
+    # named through a variable, which the compiler binds into the condition
+    "  variables:\n  - {name: g, expression: 'generator.apply(object.metadata.name, [])'}\n"
+    "  matchConditions:\n  - {name: c, expression: 'variables.g'}\n",
+])
+def test_a_condition_naming_the_generator_fails_as_before(body: str) -> None:
+    out = only(evaluate(docs(policy("p", body)), NAMESPACES[:1]))
+    assert out.status is TriggerStatus.ERROR and out.message == f"failed to evaluate policy: {NO_GENERATOR}"
+    assert not out.objects
