@@ -13,8 +13,14 @@ def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str
                       ) -> dict[str, dict[str, Any]]:
     """Namespaces by name from the state/resources; `--values` labels add or override."""
     out: dict[str, dict[str, Any]] = {}
+    built_from: dict[str, Any] = {}
     for doc in docs:
         if doc.kind == "Namespace" and doc.api_version == "v1":
+            if built_from.get(doc.name) is doc.obj:
+                # the same object given again (a trigger read from the state, also in it): it would be built
+                # the same (3,000 live Namespaces were built twice before apply's first write)
+                continue
+            built_from[doc.name] = doc.obj
             meta = dict(doc.obj.get("metadata") or {})
             # the API server labels every namespace with its name; manifests often lack it
             meta["labels"] = {"kubernetes.io/metadata.name": doc.name, **(meta.get("labels") or {})}

@@ -1,8 +1,9 @@
 """Issue 36, `apply --yes` of 3,000 creates, what it spends before the first write (bench/apply_prewrite.py):
 a GeneratingPolicy's matchConditions are evaluated in the activation its generate entries use, one per trigger
 (cached for the trigger's other policies) where there were two, unless a condition names `generator`: Kyverno
-binds it after them, so such a condition keeps failing as it did. The outcomes are the same (tests/generating);
-these pin what changed, and the error that must not.
+binds it after them, so such a condition keeps failing as it did; a Namespace given twice as the same object (a
+trigger read from the state) is built once. The outcomes are the same (tests/generating); these pin what
+changed, and the answers that must not.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pytest
 
 from kubectl_kyrec.cel import engine as cel_engine
 from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from tests.generating.gen_support import docs, evaluate, only
 
 HEAD = """apiVersion: policies.kyverno.io/v1
@@ -74,3 +76,13 @@ def test_a_condition_naming_the_generator_fails_as_before(body: str) -> None:
     out = only(evaluate(docs(policy("p", body)), NAMESPACES[:1]))
     assert out.status is TriggerStatus.ERROR and out.message == f"failed to evaluate policy: {NO_GENERATOR}"
     assert not out.objects
+
+
+def test_a_namespace_given_again_as_another_object_still_wins() -> None:
+    """Only the same object is skipped: a later document of the name (another object) replaces it, as before."""
+    first, other = docs("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tier: gold}\n"
+                        "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tier: lead}\n")
+    labels = {"kubernetes.io/metadata.name": "team-a", "tier": "gold"}
+    assert namespace_objects([first, first], {})["team-a"]["metadata"]["labels"] == labels
+    assert namespace_objects([first, other, first], {})["team-a"]["metadata"]["labels"] == labels
+    assert namespace_objects([first, first, other], {})["team-a"]["metadata"]["labels"] == {**labels, "tier": "lead"}
