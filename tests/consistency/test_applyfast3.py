@@ -2,8 +2,8 @@
 a GeneratingPolicy's matchConditions are evaluated in the activation its generate entries use, one per trigger
 (cached for the trigger's other policies) where there were two, unless a condition names `generator`: Kyverno
 binds it after them, so such a condition keeps failing as it did; a Namespace given twice as the same object (a
-trigger read from the state) is built once. The outcomes are the same (tests/generating); these pin what
-changed, and the answers that must not.
+trigger read from the state) is built once; a generated object's strings are kept without a call each. The
+outcomes are the same (tests/generating); these pin what changed, and the answers that must not.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from kubectl_kyrec.cel import engine as cel_engine
+from kubectl_kyrec.evaluate.generating.downstreams import in_key_order_normalized
 from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
 from tests.generating.gen_support import docs, evaluate, only
@@ -86,3 +87,18 @@ def test_a_namespace_given_again_as_another_object_still_wins() -> None:
     assert namespace_objects([first, first], {})["team-a"]["metadata"]["labels"] == labels
     assert namespace_objects([first, other, first], {})["team-a"]["metadata"]["labels"] == labels
     assert namespace_objects([first, first, other], {})["team-a"]["metadata"]["labels"] == {**labels, "tier": "lead"}
+
+
+class _Text(str):
+    pass
+
+
+def test_strings_are_kept_and_what_is_beside_them_still_walked() -> None:
+    """The walk skips the call for a plain string only: one in a list or a map is kept, a number or a map beside
+    it still normalized and sorted, and a subclass of str goes the whole way (kept as it is, as before)."""
+    subclass = _Text("t")
+    value = {"b": ["x", 2.0, {"d": "1", "c": 3.0}, subclass], "a": "y"}
+    walked = in_key_order_normalized(value)
+    assert walked == {"a": "y", "b": ["x", 2, {"c": 3, "d": "1"}, "t"]}
+    assert list(walked) == ["a", "b"] and list(walked["b"][2]) == ["c", "d"]
+    assert type(walked["b"][1]) is int and walked["b"][3] is subclass

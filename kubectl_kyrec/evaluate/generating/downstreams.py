@@ -200,11 +200,12 @@ def normalize_numbers(value: Any) -> Any:
 def in_key_order_normalized(value: Any) -> Any:
     """normalize_numbers(in_key_order(value)) in one walk (cel/engine.py in_key_order: every map's keys
     sorted): what generator.Apply hands over is walked once, not twice, before it is written (each
-    generated object of 3,000 triggers, bench/apply_prewrite.py)."""
+    generated object of 3,000 triggers, bench/apply_prewrite.py). A string, the usual leaf, is kept without a
+    call (it stays as it is): 4 calls in 7 for a generated ConfigMap."""
     if isinstance(value, dict):
-        return {k: in_key_order_normalized(value[k]) for k in sorted_keys(value)}
+        return {k: v if type(v) is str else in_key_order_normalized(v) for k in sorted_keys(value) for v in [value[k]]}
     if isinstance(value, list):
-        return [in_key_order_normalized(v) for v in value]
+        return [v if type(v) is str else in_key_order_normalized(v) for v in value]
     if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
         return int(value)
     if isinstance(value, bytearray):
