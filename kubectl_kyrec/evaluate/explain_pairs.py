@@ -28,7 +28,7 @@ from kubectl_kyrec.model import Document, EvalError, Notice, Obj, Ref, Result, S
 from kubectl_kyrec.recording import Step, Trace
 
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
+    from kubectl_kyrec.evaluate.generating.outcomes import TriggerOutcome
 
 
 # the policyKind of a manifest's admission tree (it has no policy of its own)

@@ -35,7 +35,7 @@ from kubectl_kyrec.evaluate.classic.generate_objects import (
     matches_delete,
 )
 from kubectl_kyrec.evaluate.generating.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
-from kubectl_kyrec.evaluate.generating.engine import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.downstreams import (

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kubectl_kyrec.evaluate.generating.downstreams import claims_generated, identity, owner_of
-from kubectl_kyrec.evaluate.generating.engine import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.load.run_inputs.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.evaluate.generating.downstreams import LABEL_SOURCE_UID, identity, labels_of
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.model import Ref, Result, Source, ref_of
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText

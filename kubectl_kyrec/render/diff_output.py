@@ -10,7 +10,7 @@ import io
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
 from kubectl_kyrec.model import EvalError, Ref
 from kubectl_kyrec.reconcile.deletions import DeletionDiff, empty_summary
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff

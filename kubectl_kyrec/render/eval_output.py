@@ -29,7 +29,7 @@ from kubectl_kyrec.render.yaml_emit import Blocks, to_yaml
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
-    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import PairsColumns
     from kubectl_kyrec.model import EvalError, ResultPairs
     from kubectl_kyrec.reconcile.impact import Impact

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments, LibraryFactory
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.classic.mutate_existing_preview import TargetPreview
-    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
     from kubectl_kyrec.evaluate.pipeline import EvalOptions
     from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource

@@ -21,7 +21,7 @@ from kubectl_kyrec.run.unreadable import failed_reads, with_failed_reads
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.admission_chain import Admission
     from kubectl_kyrec.evaluate.explain import Explanation
-    from kubectl_kyrec.evaluate.generating.engine import TriggerOutcome
+    from kubectl_kyrec.evaluate.generating.outcomes import TriggerOutcome
     from kubectl_kyrec.load.run_inputs.sources import InputSource
 
 

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     import datetime
 
     from kubectl_kyrec.evaluate.admission_chain import Admission
-    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
     from kubectl_kyrec.load.policy.policies import PolicySet
     from kubectl_kyrec.load.run_inputs.selection import Selection
     from kubectl_kyrec.load.run_inputs.sources import Inputs
@@ -68,7 +68,8 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
 def _generate(inputs: Inputs, policies: PolicySet, triggers: Sequence[Document], *, now: datetime.datetime,
               selection: Selection, keep: Callable[[Subject], bool], recorder: Trace | None = None
               ) -> GeneratingOutcome:
-    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, GeneratingOutcome, run_generating
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, run_generating
+    from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
     from kubectl_kyrec.run.providers import environments_for, state_lookups
 
     values = inputs.values

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.admission_chain import NEEDS_REGISTRY
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
 from kubectl_kyrec.expect.report_scope import ReportScope
 from kubectl_kyrec.load.registry import Registry
 from kubectl_kyrec.load.run_inputs.selection import Selection

@@ -8,7 +8,8 @@ from typing import Any
 
 from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule, generate_rules
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
-from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.evaluate.subjects import KindLookup
 from kubectl_kyrec.model import Document
 

@@ -874,7 +874,8 @@ def generating_hook(*, kinds: KindLookup, libraries: LibraryFactory, sink: Gener
     A matchConditions skip counts as a response with result `skip` (strict mode needs to tell it from
     no match); a trigger that does not match gives no outcome, as in Kyverno.
     """
-    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus, run_generating
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, run_generating
+    from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 
     envs = Environments(libraries)
 

@@ -48,7 +48,8 @@ from kubectl_kyrec.evaluate.generating.downstreams import (
     identity,
     labels_of,
 )
-from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.load.policy.classic import ClassicPolicy, is_classic_policy, parse_classic_policy
 from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 
 from kubectl_kyrec.cli.main import cli
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
-from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable
 from kubectl_kyrec.model import Document, Source

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
-from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.load.documents import load_documents
 from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable

@@ -16,7 +16,8 @@ import pytest
 from kubectl_kyrec.classic import core_adapter
 from kubectl_kyrec.evaluate.classic.generate_objects import ClassicGenerateRule
 from kubectl_kyrec.evaluate.classic.generate_triggers import run_classic_generate
-from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, TriggerStatus
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.policy.policies import classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable

@@ -17,7 +17,7 @@ import pytest
 
 from kubectl_kyrec.cel.engine import in_key_order, key_order, sorted_keys
 from kubectl_kyrec.cli import apply_cmd
-from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.k8s.labels import parse_selector
 from kubectl_kyrec.load.run_inputs import cluster_state
 from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind

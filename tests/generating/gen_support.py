@@ -7,12 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubectl_kyrec.cel.context import LibraryContext, ObjectsProvider
-from kubectl_kyrec.evaluate.generating.engine import (
-    GenerateOptions,
-    GeneratingOutcome,
-    generating_environments,
-    run_generating,
-)
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, generating_environments, run_generating
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
 from kubectl_kyrec.load.documents import documents_from_text
 from kubectl_kyrec.load.policy.policies import PolicyException, classify
 from kubectl_kyrec.load.run_inputs.kinds import KindTable

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from kubectl_kyrec.evaluate.generating.downstreams import identity
-from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.load.documents import load_documents
 from tests.generating.gen_support import CORPUS, evaluate, strip_ownership
 from tests.shared_inputs import cases, present

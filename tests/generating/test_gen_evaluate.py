@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.load.policy.policies import parse_exception
 from tests.generating.gen_support import CORPUS, docs, evaluate, only
 from tests.shared_inputs import present

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
 from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState, ListedKind
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, Reason, StateIndex, diff_downstreams
 from tests.generating.gen_support import docs, evaluate

@@ -41,13 +41,8 @@ from kubectl_kyrec.evaluate.generating.downstreams import (
     identity,
     normalize_numbers,
 )
-from kubectl_kyrec.evaluate.generating.engine import (
-    UNREAD_LOOKUP,
-    TriggerOutcome,
-    TriggerStatus,
-    dedupe,
-    generated_resources_property,
-)
+from kubectl_kyrec.evaluate.generating.engine import dedupe, generated_resources_property
+from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector

@@ -25,14 +25,8 @@ from kubectl_kyrec.evaluate.classic.generate_objects import (
     trigger_labels,
     uses_user_info,
 )
-from kubectl_kyrec.evaluate.generating.engine import (
-    GenerateOptions,
-    GeneratingOutcome,
-    TriggerStatus,
-    age_unknown_notice,
-    is_owed,
-    policy_created,
-)
+from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, age_unknown_notice, is_owed, policy_created
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
 from kubectl_kyrec.evaluate.request import build_request
 from kubectl_kyrec.evaluate.subjects import KindLookup, SubjectContext, SubjectSet, as_admitted, make_subject

@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 
 from kubectl_kyrec.evaluate.admission_chain import ORDER_DEPENDENT, Admission
-from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome, TriggerOutcome, TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.model import UNDETERMINED, Document, Obj, Subject
 
 
