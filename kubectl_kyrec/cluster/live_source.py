@@ -85,8 +85,10 @@ class LiveSource:
             self.discovered = discover(self.client, cache_dir=self.cache_dir or default_cache_dir())
         return self.client, self.discovered
 
-    def read(self) -> Inputs:
-        inputs = self._read()
+    def read(self, *, while_listing: Callable[[], None] | None = None) -> Inputs:
+        """The inputs with the cluster's state. `while_listing`: called once as the first LIST is sent (the
+        files read, the client made, discovery known), to start work that needs no state meanwhile."""
+        inputs = self._read(while_listing)
         assert self.discovered is not None and self.last is not None
         if self.discovered.from_cache and any(o.status == 404 for o in self.last.outcomes):
             # a LIST of a collection answers 404 only when its type is not served: the cached discovery is
@@ -99,7 +101,7 @@ class LiveSource:
             inputs = self._read()
         return inputs
 
-    def _read(self) -> Inputs:
+    def _read(self, while_listing: Callable[[], None] | None = None) -> Inputs:
         from kubectl_kyrec.cluster.live import POLICY_KINDS, ReadNeeds, plan_reads, read_state
         from kubectl_kyrec.load.policy.policies import classify
         from kubectl_kyrec.load.run_inputs.cluster_state import ClusterState
@@ -112,6 +114,8 @@ class LiveSource:
         # first the policy kinds: without -p they decide every other read
         policy_reqs = [r for r in plan_reads(ReadNeeds(downstreams=False, reports=False), found)
                        if (r.info.group, r.info.kind) in POLICY_KINDS]
+        if while_listing is not None:
+            while_listing()
         first = read_state(client, policy_reqs, context=context, progress=self.progress)
         policies = inputs.policies
         if self.policies_from_cluster:

@@ -21,8 +21,15 @@ from kubectl_kyrec.model import EvalError
 from kubectl_kyrec.reconcile.findings import Locate, locator_for
 from kubectl_kyrec.run.unreadable import failed_reads, known_kinds, with_failed_reads
 
+# what diff_inputs imports as it goes, the GeneratingPolicy engine (and the CEL libraries) first: `apply`
+# imports them while its LISTs are answered (run/apply.py); one missing here is imported where it is used
+EVALUATION_MODULES = ("kubectl_kyrec.evaluate.generating.engine", "kubectl_kyrec.run.generate",
+                      "kubectl_kyrec.run.providers", "kubectl_kyrec.evaluate.policy_validation",
+                      "kubectl_kyrec.run.select", "kubectl_kyrec.run.capture", "kubectl_kyrec.reconcile.selection",
+                      "kubectl_kyrec.reconcile.classic_downstreams")
+
 if TYPE_CHECKING:
-    from kubectl_kyrec.evaluate.generating.engine import GeneratingOutcome
+    from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
     from kubectl_kyrec.load.policy.generating import GeneratingPolicy
     from kubectl_kyrec.load.run_inputs.sources import Inputs, InputSource
     from kubectl_kyrec.model import Document, Ref
@@ -304,7 +311,7 @@ def evaluation_notices(outcome: GeneratingOutcome, selection: Selection) -> list
     """Triggers whose downstreams could not be worked out: each failure, and a count per policy of those
     needing request data (their owned downstreams are `undetermined`; nothing is reported missing). Only
     of the triggers and policies inside the user's filters: the run evaluated all of them."""
-    from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+    from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
     from kubectl_kyrec.run.generate import subject_filter
 
     notices = []

@@ -2,19 +2,32 @@
 a GeneratingPolicy's matchConditions are evaluated in the activation its generate entries use, one per trigger
 (cached for the trigger's other policies) where there were two, unless a condition names `generator`: Kyverno
 binds it after them, so such a condition keeps failing as it did; a Namespace given twice as the same object (a
-trigger read from the state) is built once; a generated object's strings are kept without a call each. The
-outcomes are the same (tests/generating); these pin what changed, and the answers that must not.
+trigger read from the state) is built once; a generated object's strings are kept without a call each; and the
+evaluation's modules (the GeneratingPolicy engine, the CEL libraries) are imported while the LISTs are answered,
+not before the reads nor after them. The outcomes and the plan are the same (tests/generating, tests/cluster);
+these pin what changed, and the answers that must not.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from kubectl_kyrec.cel import engine as cel_engine
+from kubectl_kyrec.cluster.connection import ConnectionOptions
+from kubectl_kyrec.cluster.live_source import LiveSource
+from kubectl_kyrec.errors import KyrecError
 from kubectl_kyrec.evaluate.generating.downstreams import in_key_order_normalized
-from kubectl_kyrec.evaluate.generating.engine import TriggerStatus
+from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
 from kubectl_kyrec.evaluate.namespaces import namespace_objects
+from kubectl_kyrec.load.run_inputs.sources import FileSource
+from kubectl_kyrec.run.diff import EVALUATION_MODULES
 from tests.generating.gen_support import docs, evaluate, only
+from tests.kubeapi.server import ApiServer
 
 HEAD = """apiVersion: policies.kyverno.io/v1
 kind: GeneratingPolicy
@@ -102,3 +115,49 @@ def test_strings_are_kept_and_what_is_beside_them_still_walked() -> None:
     assert walked == {"a": "y", "b": ["x", 2, {"c": 3, "d": "1"}, "t"]}
     assert list(walked) == ["a", "b"] and list(walked["b"][2]) == ["c", "d"]
     assert type(walked["b"][1]) is int and walked["b"][3] is subclass
+
+
+# what `apply` imports before its reads: the command, its run function, the plan and the writer
+_BEFORE_READS = """
+import json, sys
+import kubectl_kyrec.cli.apply_cmd, kubectl_kyrec.cluster.live_source, kubectl_kyrec.cluster.writer
+import kubectl_kyrec.reconcile.plan, kubectl_kyrec.run.apply, kubectl_kyrec.run.diff
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("kubectl_kyrec"))))
+"""
+
+
+def test_apply_imports_the_evaluation_only_once_it_reads() -> None:
+    done = subprocess.run([sys.executable, "-c", _BEFORE_READS], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    imported = set(json.loads(done.stdout))
+    assert "kubectl_kyrec.reconcile.downstreams" in imported      # the plan's types: there before the reads
+    assert not imported & {"kubectl_kyrec.evaluate.generating.engine", "kubectl_kyrec.cel.libraries",
+                           "kubectl_kyrec.cel.context"}
+    assert "kubectl_kyrec.evaluate.generating.engine" in EVALUATION_MODULES
+
+
+def _source(tmp_path: Path, policy: Path) -> LiveSource:
+    return LiveSource(FileSource(policy_paths=(str(policy),)),
+                      ConnectionOptions(kubeconfig=str(tmp_path / "kubeconfig")), cache_dir=tmp_path / "cache")
+
+
+def test_while_listing_starts_as_the_first_list_is_sent(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(HEAD.format(name="p") + GENERATE)
+    with ApiServer() as api:
+        api.seed({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}})
+        api.kubeconfig(tmp_path / "kubeconfig")
+        lists_then: list[int] = []
+
+        def listing() -> None:
+            lists_then.append(sum(1 for r in api.requests("GET") if r.verb == "list"))
+
+        inputs = _source(tmp_path, policy).read(while_listing=listing)
+        assert [p.meta.name for p in inputs.policies.generating] == ["p"]     # the files were read first
+        assert lists_then == [0] and any(r.verb == "list" for r in api.requests("GET"))
+
+        # a policy file that cannot be read: its error, before any request, and nothing started
+        api.clear_log()
+        with pytest.raises(KyrecError):
+            _source(tmp_path, tmp_path / "missing.yaml").read(while_listing=listing)
+        assert lists_then == [0] and not api.requests()
