@@ -162,12 +162,13 @@ def _cel_go_message(text: str) -> str:
 _SELECTION = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 
 
-def _bind_frame(text: str) -> tuple[str, str]:
+def _bind_frame(text: str) -> tuple[str, str, dict[str, str]]:
     """The `cel.bind(...)` frames the policy compiler wraps around an expression (its variables), as a
-    prefix and suffix that put any sub-expression back in their scope."""
+    prefix and suffix that put any sub-expression back in their scope, and each bound name's expression."""
     from kubectl_kyrec.cel.compat import _call_end, _string_spans
 
     prefix, depth, rest = "", 0, text
+    bound: dict[str, str] = {}
     while rest.startswith("cel.bind("):
         comma = rest.find(", (")
         if comma < 0:
@@ -175,16 +176,17 @@ def _bind_frame(text: str) -> tuple[str, str]:
         init_close = _call_end(rest, comma + 2, _string_spans(rest))
         if init_close < 0 or not rest.startswith(", (", init_close + 1):
             break
+        bound[rest[len("cel.bind("):comma].strip()] = rest[comma + 3:init_close]
         body_open = init_close + 3
         prefix += rest[:body_open + 1]
         rest = rest[body_open + 1:-2]
         depth += 1
-    return prefix, "))" * depth
+    return prefix, "))" * depth, bound
 
 
 def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple[bool, Any]:
     """(ok, plain value) of a sub-expression of `program` on the same activation, inside its variables."""
-    prefix, suffix = _bind_frame(program.text)
+    prefix, suffix, _ = _bind_frame(program.text)
     try:
         raw = program.env._env.compile(prefix + part + suffix).eval(activation.raw)
     except RuntimeError:    # the binding's compile and evaluation errors
@@ -208,16 +210,28 @@ _CONVERTED = "(type({root}) == null_type ? 0 : 0)"
 _PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*")
 
 
+# a variable bound to a lookup of the run's state with literal arguments (`resource.Get("v1", "configmaps", "ns",
+# "name")`): what it gives is the same for every subject, as the run's state does not change while it evaluates
+# (the lookups the policies write as literals are read before it starts: load/run_inputs/sources.py)
+_LITERAL = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+_CONSTANT_LOOKUP = re.compile(rf"\s*resource\.(?:Get|get|List|list)\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\)\s*")
+
+
 class _Receivers(NamedTuple):
     """What _missing_field looks at, worked out once per program (_selection_receivers): each selection's
     (field, compiled receiver, path), in text order, `path` the receiver's names when it is a plain path from a
     dyn variable of the activation (read from the activation's own data), else None; `kinds` one engine call for
-    the rest: the first `roots` entries 0 once each path's root converts, then the kind (_RECEIVER_KIND) of each
-    receiver without a path, in order (None where it does not compile)."""
+    the rest: an entry 0 for each of `roots` (the paths' roots) once it converts, then the kind (_RECEIVER_KIND)
+    of each receiver without a path, in order (None where it does not compile); `converts` the roots' entries
+    alone. `constant`: the receivers without a path are all paths from variables bound to a constant lookup
+    (_CONSTANT_LOOKUP), and `known` their kinds once an engine call told them (their order's)."""
 
     receivers: tuple[tuple[str, Any, tuple[str, ...] | None], ...]
     kinds: Any
-    roots: int
+    roots: tuple[str, ...]
+    converts: Any
+    constant: bool
+    known: list[int]
 
 
 def _selection_receivers(program: Program) -> _Receivers:
@@ -227,7 +241,7 @@ def _selection_receivers(program: Program) -> _Receivers:
 
     text = program.text
     spans = _string_spans(text)
-    prefix, suffix = _bind_frame(text)
+    prefix, suffix, bound = _bind_frame(text)
     receivers = []
     seen: set[str] = set()
     for m in _SELECTION.finditer(text):
@@ -251,15 +265,34 @@ def _selection_receivers(program: Program) -> _Receivers:
         if path is not None and path[0] not in program.env.plain_variables:
             path = None     # a bound variable (cel.bind), a typed one, a function's namespace
         receivers.append((m.group(1), expr, receiver, path))
-    roots = list(dict.fromkeys(path[0] for _, _, _, path in receivers if path is not None))
-    kinds = None
+    roots = tuple(dict.fromkeys(path[0] for _, _, _, path in receivers if path is not None))
+    others = [r for _, _, r, path in receivers if path is None]
+    converted = [_CONVERTED.format(root=root) for root in roots]
+    kinds = converts = None
     if receivers:
         with contextlib.suppress(RuntimeError):     # then each receiver alone
             kinds = program.env._env.compile(
-                prefix + "[" + ", ".join([*(_CONVERTED.format(root=root) for root in roots),
-                                          *(_RECEIVER_KIND.format(receiver=r) for _, _, r, path in receivers
-                                            if path is None)]) + "]" + suffix)
-    return _Receivers(tuple((field, expr, path) for field, expr, _, path in receivers), kinds, len(roots))
+                prefix + "[" + ", ".join([*converted, *(_RECEIVER_KIND.format(receiver=r) for r in others)]) + "]"
+                + suffix)
+    if roots:
+        with contextlib.suppress(RuntimeError):
+            converts = program.env._env.compile("[" + ", ".join(converted) + "]")
+    constant = all(_PATH.fullmatch(r) and _CONSTANT_LOOKUP.fullmatch(bound.get(r.split(".")[0].strip(), ""))
+                   for r in others)
+    return _Receivers(tuple((field, expr, path) for field, expr, _, path in receivers), kinds, roots, converts,
+                      constant, [])
+
+
+def _listed(expr: Any, activation: Activation) -> list[Any] | None:
+    """The list `expr` evaluates to on `activation`, or None where it fails."""
+    try:
+        raw = expr.eval(activation.raw)
+    except RuntimeError:
+        raw = None
+    if _BUGS:
+        _raise_bug()
+    listed = raw.plain_value() if raw is not None and raw.type() != _ERROR else None
+    return listed if type(listed) is list else None
 
 
 def _missing_field(program: Program, activation: Activation) -> str | None:
@@ -272,27 +305,32 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
     found = program._receivers
     if found is None:
         found = program._receivers = _selection_receivers(program)
-    receivers, kinds, roots = found
+    receivers, kinds, roots, converts, constant, known = found
+    data = activation.data
     listed = None
-    if kinds is not None and activation.data is not None:
-        # the kinds of the receivers without a path in one engine call, where none of them fails (else each
-        # receiver is evaluated alone, below); the paths are read from the activation's data, which is what
-        # the engine converted once their roots convert (the call fails where one does not)
-        try:
-            raw = kinds.eval(activation.raw)
-        except RuntimeError:
-            raw = None
-        if _BUGS:
-            _raise_bug()
-        listed = raw.plain_value() if raw is not None and raw.type() != _ERROR else None
-    if type(listed) is not list:
+    if kinds is not None and data is not None:
+        # the paths are read from the activation's data, which is what the engine converted once their roots
+        # convert (a root that does not fails the call); the other receivers' kinds in the same engine call,
+        # where none of them fails (else each receiver is evaluated alone, below), unless they are constant
+        # lookups whose kinds a call told already: then only roots not seen converting on this activation
+        checked = activation.converted
+        if constant and len(known) == len(receivers) - sum(path is not None for _, _, path in receivers):
+            unseen = [root for root in roots if root not in checked]
+            if not unseen or (converts is not None and _listed(converts, activation) is not None):
+                listed = [0] * len(roots) + known
+        else:
+            listed = _listed(kinds, activation)
+            if listed is not None and constant:
+                known[:] = listed[len(roots):]
+        if listed is not None:
+            checked.update(roots)
+    if listed is None:
         for field, expr, _ in receivers:
             if _names_field(expr, activation):
                 return field
         return None
-    data = activation.data
     assert data is not None
-    others = iter(listed[roots:])
+    others = iter(listed[len(roots):])
     for field, expr, path in receivers:
         kind = next(others) if path is None else _path_kind(data, path)
         if kind == 1:
@@ -539,12 +577,14 @@ def first_not_true(programs: Sequence[Program], activation: Activation) -> tuple
 class Activation:
     """Variable bindings for one subject; reused for every program (the engine converts lazily)."""
 
-    __slots__ = ("raw", "data")
+    __slots__ = ("raw", "data", "converted")
 
     def __init__(self, raw: Any, data: Mapping[str, Any] | None = None) -> None:
         self.raw = raw
-        # the variables as given (plain Python), which _missing_field reads paths from
+        # the variables as given (plain Python), which _missing_field reads paths from, and those of them the
+        # engine was seen converting (_missing_field)
         self.data = data
+        self.converted: set[str] = set()
 
 
 def _type_name(t: Any) -> str:
