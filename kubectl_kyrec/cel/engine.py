@@ -223,13 +223,14 @@ class _Receivers(NamedTuple):
     dyn variable of the activation (read from the activation's own data), else None; `kinds` one engine call for
     the rest: an entry 0 for each of `roots` (the paths' roots) once it converts, then the kind (_RECEIVER_KIND)
     of each receiver without a path, in order (None where it does not compile); `converts` the roots' entries
-    alone. `constant`: the receivers without a path are all paths from variables bound to a constant lookup
-    (_CONSTANT_LOOKUP), and `known` their kinds once an engine call told them (their order's)."""
+    alone; `others` how many receivers have no path. `constant`: those are all paths from variables bound to a
+    constant lookup (_CONSTANT_LOOKUP), and `known` their kinds once an engine call told them (in order)."""
 
     receivers: tuple[tuple[str, Any, tuple[str, ...] | None], ...]
     kinds: Any
     roots: tuple[str, ...]
     converts: Any
+    others: int
     constant: bool
     known: list[int]
 
@@ -280,7 +281,7 @@ def _selection_receivers(program: Program) -> _Receivers:
     constant = all(_PATH.fullmatch(r) and _CONSTANT_LOOKUP.fullmatch(bound.get(r.split(".")[0].strip(), ""))
                    for r in others)
     return _Receivers(tuple((field, expr, path) for field, expr, _, path in receivers), kinds, roots, converts,
-                      constant, [])
+                      len(others), constant, [])
 
 
 def _listed(expr: Any, activation: Activation) -> list[Any] | None:
@@ -305,7 +306,7 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
     found = program._receivers
     if found is None:
         found = program._receivers = _selection_receivers(program)
-    receivers, kinds, roots, converts, constant, known = found
+    receivers, kinds, roots, converts, others, constant, known = found
     data = activation.data
     listed = None
     if kinds is not None and data is not None:
@@ -314,7 +315,7 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
         # where none of them fails (else each receiver is evaluated alone, below), unless they are constant
         # lookups whose kinds a call told already: then only roots not seen converting on this activation
         checked = activation.converted
-        if constant and len(known) == len(receivers) - sum(path is not None for _, _, path in receivers):
+        if constant and len(known) == others:
             unseen = [root for root in roots if root not in checked]
             if not unseen or (converts is not None and _listed(converts, activation) is not None):
                 listed = [0] * len(roots) + known
@@ -330,9 +331,9 @@ def _missing_field(program: Program, activation: Activation) -> str | None:
                 return field
         return None
     assert data is not None
-    others = iter(listed[len(roots):])
+    told = iter(listed[len(roots):])
     for field, expr, path in receivers:
-        kind = next(others) if path is None else _path_kind(data, path)
+        kind = next(told) if path is None else _path_kind(data, path)
         if kind == 1:
             return field
         # a list, or a value read from the data whose kind is not told here: the receiver alone decides
