@@ -22,7 +22,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from cel_expr_python import cel
 
@@ -162,12 +162,13 @@ def _cel_go_message(text: str) -> str:
 _SELECTION = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\()")
 
 
-def _bind_frame(text: str) -> tuple[str, str]:
+def _bind_frame(text: str) -> tuple[str, str, dict[str, str]]:
     """The `cel.bind(...)` frames the policy compiler wraps around an expression (its variables), as a
-    prefix and suffix that put any sub-expression back in their scope."""
+    prefix and suffix that put any sub-expression back in their scope, and each bound name's expression."""
     from kubectl_kyrec.cel.compat import _call_end, _string_spans
 
     prefix, depth, rest = "", 0, text
+    bound: dict[str, str] = {}
     while rest.startswith("cel.bind("):
         comma = rest.find(", (")
         if comma < 0:
@@ -175,16 +176,17 @@ def _bind_frame(text: str) -> tuple[str, str]:
         init_close = _call_end(rest, comma + 2, _string_spans(rest))
         if init_close < 0 or not rest.startswith(", (", init_close + 1):
             break
+        bound[rest[len("cel.bind("):comma].strip()] = rest[comma + 3:init_close]
         body_open = init_close + 3
         prefix += rest[:body_open + 1]
         rest = rest[body_open + 1:-2]
         depth += 1
-    return prefix, "))" * depth
+    return prefix, "))" * depth, bound
 
 
 def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple[bool, Any]:
     """(ok, plain value) of a sub-expression of `program` on the same activation, inside its variables."""
-    prefix, suffix = _bind_frame(program.text)
+    prefix, suffix, _ = _bind_frame(program.text)
     try:
         raw = program.env._env.compile(prefix + part + suffix).eval(activation.raw)
     except RuntimeError:    # the binding's compile and evaluation errors
@@ -201,17 +203,46 @@ def _evaluate_part(program: Program, activation: Activation, part: str) -> tuple
 # list (one whose plain value is a list fails too), 0 anything else (a map, a timestamp...: not this one)
 _RECEIVER_KIND = ("cel.bind(kyrecreceivertype, type({receiver}), kyrecreceivertype in "
                   "[null_type, bool, int, uint, double, string] ? 1 : (kyrecreceivertype == list ? 2 : 0))")
+# a root's value converted by the engine (0): a value it cannot convert (a datetime, an integer out of range,
+# anywhere in it) makes the call fail, as it makes every receiver on that root fail
+_CONVERTED = "(type({root}) == null_type ? 0 : 0)"
+# a receiver that is a plain path from one of the activation's variables, `object.spec.containers`
+_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def _selection_receivers(program: Program) -> tuple[tuple[tuple[str, Any], ...], Any]:
-    """(field, compiled receiver) for each selection of the expression, in text order, and one expression of
-    them all: the list of each one's kind (_RECEIVER_KIND), or None where it does not compile; the parsing and
-    compiling depend on the program alone, so :func:`_missing_field` does them once per program."""
+# a variable bound to a lookup of the run's state with literal arguments (`resource.Get("v1", "configmaps", "ns",
+# "name")`): what it gives is the same for every subject, as the run's state does not change while it evaluates
+# (the lookups the policies write as literals are read before it starts: load/run_inputs/sources.py)
+_LITERAL = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+_CONSTANT_LOOKUP = re.compile(rf"\s*resource\.(?:Get|get|List|list)\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\)\s*")
+
+
+class _Receivers(NamedTuple):
+    """What _missing_field looks at, worked out once per program (_selection_receivers): each selection's
+    (field, compiled receiver, path), in text order, `path` the receiver's names when it is a plain path from a
+    dyn variable of the activation (read from the activation's own data), else None; `kinds` one engine call for
+    the rest: an entry 0 for each of `roots` (the paths' roots) once it converts, then the kind (_RECEIVER_KIND)
+    of each receiver without a path, in order (None where it does not compile); `converts` the roots' entries
+    alone; `others` how many receivers have no path. `constant`: those are all paths from variables bound to a
+    constant lookup (_CONSTANT_LOOKUP), and `known` their kinds once an engine call told them (in order)."""
+
+    receivers: tuple[tuple[str, Any, tuple[str, ...] | None], ...]
+    kinds: Any
+    roots: tuple[str, ...]
+    converts: Any
+    others: int
+    constant: bool
+    known: list[int]
+
+
+def _selection_receivers(program: Program) -> _Receivers:
+    """The program's _Receivers: the parsing and compiling depend on the program alone, so
+    :func:`_missing_field` does them once per program."""
     from kubectl_kyrec.cel.compat import _inside, _receiver_start, _string_spans
 
     text = program.text
     spans = _string_spans(text)
-    prefix, suffix = _bind_frame(text)
+    prefix, suffix, bound = _bind_frame(text)
     receivers = []
     seen: set[str] = set()
     for m in _SELECTION.finditer(text):
@@ -231,64 +262,131 @@ def _selection_receivers(program: Program) -> tuple[tuple[tuple[str, Any], ...],
             expr = program.env._env.compile(prefix + receiver + suffix)
         except RuntimeError:
             continue        # undeclared comprehension variables: never this one
-        receivers.append((m.group(1), expr, receiver))
-    kinds = None
+        path = tuple(name.strip() for name in receiver.split(".")) if _PATH.fullmatch(receiver) else None
+        if path is not None and path[0] not in program.env.plain_variables:
+            path = None     # a bound variable (cel.bind), a typed one, a function's namespace
+        receivers.append((m.group(1), expr, receiver, path))
+    roots = tuple(dict.fromkeys(path[0] for _, _, _, path in receivers if path is not None))
+    others = [r for _, _, r, path in receivers if path is None]
+    converted = [_CONVERTED.format(root=root) for root in roots]
+    kinds = converts = None
     if receivers:
         with contextlib.suppress(RuntimeError):     # then each receiver alone
             kinds = program.env._env.compile(
-                prefix + "[" + ", ".join(_RECEIVER_KIND.format(receiver=r) for _, _, r in receivers) + "]" + suffix)
-    return tuple((field, expr) for field, expr, _ in receivers), kinds
+                prefix + "[" + ", ".join([*converted, *(_RECEIVER_KIND.format(receiver=r) for r in others)]) + "]"
+                + suffix)
+    if roots:
+        with contextlib.suppress(RuntimeError):
+            converts = program.env._env.compile("[" + ", ".join(converted) + "]")
+    constant = all(_PATH.fullmatch(r) and _CONSTANT_LOOKUP.fullmatch(bound.get(r.split(".")[0].strip(), ""))
+                   for r in others)
+    return _Receivers(tuple((field, expr, path) for field, expr, _, path in receivers), kinds, roots, converts,
+                      len(others), constant, [])
+
+
+def _listed(expr: Any, activation: Activation) -> list[Any] | None:
+    """The list `expr` evaluates to on `activation`, or None where it fails."""
+    try:
+        raw = expr.eval(activation.raw)
+    except RuntimeError:
+        raw = None
+    if _BUGS:
+        _raise_bug()
+    listed = raw.plain_value() if raw is not None and raw.type() != _ERROR else None
+    return listed if type(listed) is list else None
 
 
 def _missing_field(program: Program, activation: Activation) -> str | None:
     """The field cel-go would name in `no such key: <field>` for a selection on null or a scalar.
 
     cel-cpp only says "Applying SELECT to non-message type"; the failing selection is found by evaluating
-    the receivers of the expression's selections, in text order, until one is neither a map nor fails.
+    the receivers of the expression's selections, in text order, until one is null, a scalar or a list (a
+    receiver that fails, or is a map, is not the one).
     """
     found = program._receivers
     if found is None:
         found = program._receivers = _selection_receivers(program)
-    receivers, kinds = found
-    start = 0
-    if kinds is not None:
-        # the receivers' kinds in one engine call, where none of them fails (then each is evaluated alone, below):
-        # the first scalar is the field; a list is looked at alone, as below, from where it stands
-        try:
-            raw = kinds.eval(activation.raw)
-        except RuntimeError:
-            raw = None
-        if _BUGS:
-            _raise_bug()
-        listed = raw.plain_value() if raw is not None and raw.type() != _ERROR else None
-        if type(listed) is list:
-            for index, kind in enumerate(listed):
-                if kind == 1:
-                    return receivers[index][0]
-                if kind == 2:
-                    start = index
-                    break
-            else:
-                return None
-    for field, expr in receivers[start:]:
-        try:
-            raw = expr.eval(activation.raw)
-        except RuntimeError:
-            continue
-        if _BUGS:
-            _raise_bug()
-        try:
-            kind = _type_name(raw.type())
-            if kind in _SCALAR_RESULTS:
+    receivers, kinds, roots, converts, others, constant, known = found
+    data = activation.data
+    listed = None
+    if kinds is not None and data is not None:
+        # the paths are read from the activation's data, which is what the engine converted once their roots
+        # convert (a root that does not fails the call); the other receivers' kinds in the same engine call,
+        # where none of them fails (else each receiver is evaluated alone, below), unless they are constant
+        # lookups whose kinds a call told already: then only roots not seen converting on this activation
+        checked = activation.converted
+        if constant and len(known) == others:
+            unseen = [root for root in roots if root not in checked]
+            if not unseen or (converts is not None and _listed(converts, activation) is not None):
+                listed = [0] * len(roots) + known
+        else:
+            listed = _listed(kinds, activation)
+            if listed is not None and constant:
+                known[:] = listed[len(roots):]
+        if listed is not None:
+            checked.update(roots)
+    if listed is None:
+        for field, expr, _ in receivers:
+            if _names_field(expr, activation):
                 return field
-            if not kind.startswith("list"):
-                continue    # a map, a timestamp...: selectable or not this one; an error of its own
-            value = _plain(raw)
-        except (RuntimeError, _EvalError):
-            continue
-        if isinstance(value, list):
+        return None
+    assert data is not None
+    told = iter(listed[len(roots):])
+    for field, expr, path in receivers:
+        kind = next(told) if path is None else _path_kind(data, path)
+        if kind == 1:
+            return field
+        # a list, or a value read from the data whose kind is not told here: the receiver alone decides
+        if kind == 2 and _names_field(expr, activation):
             return field
     return None
+
+
+def _path_kind(data: Mapping[str, Any], path: tuple[str, ...]) -> int:
+    """_RECEIVER_KIND of the value at `path` in an activation's data, whose roots convert: 1 null or a scalar, 0
+    a map, -1 where the path fails (a selection on a missing key, or on anything but a map), 2 for what the
+    engine alone tells (a list, any other type)."""
+    if path[0] not in data:
+        return -1      # `No value with name ... found in Activation`
+    value = data[path[0]]
+    for name in path[1:]:
+        if type(value) is dict:
+            if name not in value:
+                return -1       # no such key
+            value = value[name]
+        elif value is None or type(value) in _SELECT_FAILS:
+            return -1           # cel-cpp: Applying SELECT to non-message type
+        else:
+            return 2
+    if type(value) is dict:
+        return 0
+    return 1 if value is None or type(value) in _SCALAR_VALUES else 2
+
+
+# the Python types of the data whose engine value is a scalar (bool before int: type() is exact), and those a
+# selection fails on besides null
+_SCALAR_VALUES = frozenset((bool, int, float, str))
+_SELECT_FAILS = frozenset((bool, int, float, str, list))
+
+
+def _names_field(expr: Any, activation: Activation) -> bool:
+    """Whether a receiver, evaluated alone, is what a selection failed on: null, a scalar, or a list."""
+    try:
+        raw = expr.eval(activation.raw)
+    except RuntimeError:
+        return False
+    if _BUGS:
+        _raise_bug()
+    try:
+        kind = _type_name(raw.type())
+        if kind in _SCALAR_RESULTS:
+            return True
+        if not kind.startswith("list"):
+            return False    # a map, a timestamp...: selectable or not this one; an error of its own
+        value = _plain(raw)
+    except (RuntimeError, _EvalError):
+        return False
+    return isinstance(value, list)
 
 
 # results a selection fails on (besides lists); read from the type, so the receiver (often the whole
@@ -394,7 +492,7 @@ class Program:
         self.text = text
         self.result_type = result_type
         self.env = env
-        self._receivers: tuple[tuple[tuple[str, Any], ...], Any] | None = None     # see _missing_field
+        self._receivers: _Receivers | None = None     # see _missing_field
         # typed bool: the result is a bool or an error, and value() tells them apart (an error's is its
         # text) in one call where type() + value() take two
         self._bool = result_type == "bool"
@@ -480,10 +578,14 @@ def first_not_true(programs: Sequence[Program], activation: Activation) -> tuple
 class Activation:
     """Variable bindings for one subject; reused for every program (the engine converts lazily)."""
 
-    __slots__ = ("raw",)
+    __slots__ = ("raw", "data", "converted")
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: Any, data: Mapping[str, Any] | None = None) -> None:
         self.raw = raw
+        # the variables as given (plain Python), which _missing_field reads paths from, and those of them the
+        # engine was seen converting (_missing_field)
+        self.data = data
+        self.converted: set[str] = set()
 
 
 def _type_name(t: Any) -> str:
@@ -512,6 +614,8 @@ class Environment:
         extensions = [cel.CelExtension("kyrec", decls)] if decls else []
         self._env = cel.NewEnv(config=config, variables=names, extensions=extensions)
         self.variables = tuple(names)
+        # the variables declared dyn, as given (not a library's typed ones): their values are the data's own
+        self.plain_variables = frozenset(names) - {var for lib in libraries for var in lib.variables}
         # each text compiled once: a run's policy validation and its evaluation compile the same expressions
         # in the same environments (evaluate/policy_validation.py), and policies repeat expressions
         self._programs: dict[str, Program] = {}
@@ -528,7 +632,8 @@ class Environment:
         return program
 
     def activation(self, data: Mapping[str, Any]) -> Activation:
-        return Activation(self._env.Activation(dict(data)))
+        data = dict(data)
+        return Activation(self._env.Activation(data), data)
 
 
 # cel-cpp checker text -> cel-go checker text (checker/errors.go), for the same type error

@@ -182,6 +182,10 @@ _SELECTIONS = [
     "object.m.k.z",
     "x.spec.name",
     "object.t.f",
+    # a path through a list, a bound variable before a path, a receiver that is no path
+    "object.l.z.y == 1 || object.c.d.e == 1",
+    "cel.bind(v, (object.m), (v.k.z == 1 || object.a.b.c == 1))",
+    "object.m[\"k\"].z == 1 || object.a.b == 1",
 ]
 _DATA: list[dict[str, Any]] = [
     {"a": {"b": 1}, "c": None, "l": [1], "m": {"k": None}, "t": "2020-01-01T00:00:00Z"},
@@ -189,8 +193,12 @@ _DATA: list[dict[str, Any]] = [
     {"a": 3, "c": {"d": None}, "l": None, "m": {"k": {"z": 1}}},
     {"a": {"b": [1]}, "c": "s", "l": {"z": 1}, "m": None},
     {"a": [], "c": [], "m": {"k": []}},
+    {"a": {"b": True}, "c": {"d": 1.5}, "l": {"z": {"y": b"x"}}, "m": {"k": {"z": None}}},
+    # values the engine cannot convert, anywhere in the root: every receiver on it fails, as each alone does
+    {"a": {"b": None}, "c": None, "u": datetime.datetime(2020, 1, 1)},
+    {"a": {"b": None}, "c": {"d": 1 << 70}},
+    {"a": {"b": None}, datetime.datetime(2020, 1, 1): 1},
 ]
-
 
 def _program_and_activation(expression: str, data: dict[str, Any]) -> tuple[Any, Any]:
     return _ENV.compile(expression), _ENV.activation({"object": data, "x": None})
@@ -201,9 +209,9 @@ def test_the_receivers_kinds_at_once_name_the_field_one_at_a_time_does(expressio
     for data in _DATA:
         program, activation = _program_and_activation(expression, data)
         at_once = cel_engine._missing_field(program, activation)
-        found = receivers, kinds = program._receivers
-        assert kinds is not None
-        program._receivers = (receivers, None)      # each receiver alone, as before
+        found = program._receivers
+        assert found is not None and found.kinds is not None
+        program._receivers = found._replace(kinds=None)      # each receiver alone, as before
         try:
             assert cel_engine._missing_field(program, activation) == at_once, data
         finally:
@@ -225,8 +233,8 @@ def test_a_scalar_receiver_is_found_in_one_engine_call() -> None:
     program, activation = env.compile("object.a.b + object.c.d"), env.activation({"object": _DATA[0], "x": None})
     assert program.evaluate(activation).error == "no such key: d" and program._receivers is not None
     calls: list[str] = []
-    receivers, kinds = program._receivers
-    program._receivers = (tuple((f, _Counted(e, calls, f)) for f, e in receivers), kinds)
+    found = program._receivers
+    program._receivers = found._replace(receivers=tuple((f, _Counted(e, calls, f), p) for f, e, p in found.receivers))
     assert program.evaluate(activation).error == "no such key: d"
     assert calls == []
     # a list among the receivers is looked at alone (its plain value decides), from where it stands
@@ -234,6 +242,6 @@ def test_a_scalar_receiver_is_found_in_one_engine_call() -> None:
     program = env.compile("object.a.b + object.c.d")
     activation = env.activation({"object": {"a": {"b": 1}, "c": [1]}, "x": None})
     assert program.evaluate(activation).error == "no such key: d" and program._receivers is not None
-    receivers, kinds = program._receivers
-    program._receivers = (tuple((f, _Counted(e, calls, f)) for f, e in receivers), kinds)
+    found = program._receivers
+    program._receivers = found._replace(receivers=tuple((f, _Counted(e, calls, f), p) for f, e, p in found.receivers))
     assert program.evaluate(activation).error == "no such key: d" and calls == ["d"]
