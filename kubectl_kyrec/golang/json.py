@@ -216,14 +216,34 @@ def _go_float(text: str) -> float:
     return value
 
 
-def _strip_surrogates(value: Any) -> Any:
-    # Go decodes a lone \ud800 escape to U+FFFD; Python keeps the surrogate, which no engine can carry.
+def as_go_decodes(value: Any, text: str, start: int = 0, end: int | None = None) -> Any:
+    """`value`, which Python's json decoded from `text[start:end]`, as Go's encoding/json holds it: each lone
+    surrogate escape in a string (keys too) is U+FFFD.
+
+    Go's decoder (decode.go, unquoteBytes) reads a \\u escape in U+D800-U+DFFF together with the escape that
+    follows it; if the two do not make a valid UTF-16 pair, the first becomes unicode.ReplacementChar and
+    the second is read on its own. A valid pair is one character, as in Python. Python keeps an unpaired
+    one as a surrogate code point, which no UTF-8 output (nor the CEL engine) can carry, so each is replaced
+    here: the same strings as Go's. Which JSON input does not matter (every Kubernetes and Kyverno JSON
+    decoder is this one), so every JSON path of load/ and `unmarshal` apply this one function.
+
+    The text is searched first (a C-level substring scan, at the speed of memchr): a value whose text has
+    no such escape, which is every value Kubernetes itself wrote, is returned as it is, not walked."""
+    # how a \uD800-\uDFFF escape starts (its hex digits in either case): the only way a string Python's json
+    # decodes can hold a surrogate, the text being valid UTF-8, which has none
+    if text.find("\\ud", start, end) < 0 and text.find("\\uD", start, end) < 0:
+        return value
+    return _go_strings(value)
+
+
+def _go_strings(value: Any) -> Any:
     if isinstance(value, str):
-        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+        return go_decoded(value)
     if isinstance(value, list):
-        return [_strip_surrogates(v) for v in value]
+        return [_go_strings(v) for v in value]
     if isinstance(value, dict):
-        return {_strip_surrogates(k): _strip_surrogates(v) for k, v in value.items()}
+        # two keys that become the same: the later value wins, as Go's map assignment has it
+        return {go_decoded(k): _go_strings(v) for k, v in value.items()}
     return value
 
 
@@ -235,9 +255,7 @@ def unmarshal(text: str) -> Any:
         raise
     except (ValueError, RecursionError):
         raise GoJSONError(syntax_error(text) or "unexpected end of JSON input") from None
-    if "\\u" in text and any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(value, ensure_ascii=False)):
-        return _strip_surrogates(value)
-    return value
+    return as_go_decodes(value, text)
 
 
 def _quote_char(c: str) -> str:
