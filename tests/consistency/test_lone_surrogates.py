@@ -9,8 +9,8 @@ tests/cli/test_bad_input.py."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +48,11 @@ def _json(value: Any, lone: bool) -> str:
 
 
 LIST = {"apiVersion": "v1", "kind": "List", "items": [_pod("p1"), _pod("p2")]}
+EXCEPTION = {"apiVersion": "policies.kyverno.io/v1", "kind": "PolicyException",
+             "metadata": {"name": "p1", "namespace": "default"},
+             "spec": {"policyRefs": [{"name": "team", "kind": "ValidatingPolicy"}],
+                      "matchConditions": [{"name": "p1", "expression": "object.metadata.name == 'p1' && "
+                                                                       f"object.metadata.labels.team == 'a{MARK}b'"}]}}
 INPUTS: dict[str, tuple[Callable[[bool], dict[str, str]], list[str]]] = {
     # name -> (the files, written with lone escapes or with what Go reads of them; the arguments)
     "-r": (lambda lone: {"r.json": _json(LIST, lone), "p.json": _json(POLICY, False)},
@@ -58,6 +63,9 @@ INPUTS: dict[str, tuple[Callable[[bool], dict[str, str]], list[str]]] = {
                                       "p.json": _json(POLICY, False)}, ["-p", "p.json", "--state", "s.json"]),
     "-p": (lambda lone: {"r.json": _json(LIST, False), "p.json": _json(POLICY, lone)},
            ["-p", "p.json", "-r", "r.json"]),
+    "-e": (lambda lone: {"r.json": _json(LIST, False), "p.json": _json(POLICY, False),
+                         "e.json": _json(EXCEPTION, lone)},
+           ["-p", "p.json", "-e", "e.json", "-r", "r.json"]),
 }
 FORMATS = {"table": [], "json": ["-o", "json"], "sarif": ["-o", "sarif"]}
 
@@ -80,9 +88,15 @@ def test_a_lone_surrogate_escape_reads_as_the_replacement_character(
     assert lone.exit_code == replaced.exit_code == 1, lone.output
     assert lone.stdout == replaced.stdout
     assert lone.stderr == replaced.stderr
-    # the strings reached the engine and the output: the failing validation's message holds them
-    # (SARIF writes them as escapes: the document is read back)
-    shown = json.dumps(json.loads(lone.stdout), ensure_ascii=False) if fmt else lone.stdout
-    assert f"team=a{SHOWN}b key=k{SHOWN} says {SHOWN}" in shown
+    # the strings reached the engine and the output: each failing result's message holds them (both Pods'; only
+    # p2's with the exception, which applies to p1 when its text and the label's value decode the same)
+    if fmt == ["-o", "json"]:
+        messages = [r["message"] for r in json.loads(lone.stdout)["results"]]
+    elif fmt == ["-o", "sarif"]:
+        messages = [r["message"]["text"] for r in json.loads(lone.stdout)["runs"][0]["results"]]
+    else:
+        messages = lone.stdout.splitlines()
+    failing = [m for m in messages if f"team=a{SHOWN}b key=k{SHOWN} says {SHOWN}" in m]
+    assert len(failing) == (1 if name == "-e" else 2), messages
     if "--state" in args:   # the List read as it was evaluated, the objects one after another whole
         assert streamed_inputs[0] is (name == "--state List")
