@@ -243,8 +243,9 @@ def as_go_decodes(value: Any, text: str, start: int = 0, end: int | None = None)
 def _go_strings(value: Any) -> Any:
     if isinstance(value, str):
         return go_decoded(value)
-    if isinstance(value, list):
-        return [_go_strings(v) for v in value]
+    if isinstance(value, list | tuple):
+        # of its own type: a caller's object_pairs_hook may make objects lists of (key, value) pairs
+        return type(value)(_go_strings(v) for v in value)
     if isinstance(value, dict):
         # two keys that become the same: the later value wins, as Go's map assignment has it
         return {go_decoded(k): _go_strings(v) for k, v in value.items()}
