@@ -224,8 +224,9 @@ def as_go_decodes(value: Any, text: str, start: int = 0, end: int | None = None)
     follows it; if the two do not make a valid UTF-16 pair, the first becomes unicode.ReplacementChar and
     the second is read on its own. A valid pair is one character, as in Python. Python keeps an unpaired
     one as a surrogate code point, which no UTF-8 output (nor the CEL engine) can carry, so each is replaced
-    here: the same strings as Go's. Which JSON input does not matter (every Kubernetes and Kyverno JSON
-    decoder is this one), so every JSON path of load/ and `unmarshal` apply this one function.
+    here: the same strings as Go's. kubectl, the API server and Kyverno decode JSON with this decoder, so
+    every JSON input of load/ (but protojson's Envoy requests, which refuse such an escape) and `unmarshal`
+    apply this one function.
 
     The text is searched first, and the value walked only when it may hold such an escape: a value whose
     text has none, which is every value Kubernetes itself wrote, is returned as it is."""
