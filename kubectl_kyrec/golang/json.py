@@ -7,7 +7,8 @@ keys sorted by their bytes, `[]byte` as base64. `marshal` walks a value; callers
 (CEL timestamps, Kyverno's native types) pass `special`. `roundtrip` is `json.Unmarshal(json.Marshal(v))`
 into Go's `any`. `unmarshal` decodes into Go's `any` (every number a float64) and fails with the Go
 scanner's own texts (`invalid character 'x' looking for beginning of value`, `syntax_error`), which end up
-in policy report messages. Every failure is a `GoJSONError`.
+in policy report messages. Every failure is a `GoJSONError`. `as_go_decodes` turns a value Python's json
+decoded into the one Go's decoder holds (a lone surrogate escape is U+FFFD): every JSON input goes through it.
 """
 
 from __future__ import annotations
