@@ -7,7 +7,8 @@ keys sorted by their bytes, `[]byte` as base64. `marshal` walks a value; callers
 (CEL timestamps, Kyverno's native types) pass `special`. `roundtrip` is `json.Unmarshal(json.Marshal(v))`
 into Go's `any`. `unmarshal` decodes into Go's `any` (every number a float64) and fails with the Go
 scanner's own texts (`invalid character 'x' looking for beginning of value`, `syntax_error`), which end up
-in policy report messages. Every failure is a `GoJSONError`.
+in policy report messages. Every failure is a `GoJSONError`. `as_go_decodes` turns a value Python's json
+decoded into the one Go's decoder holds (a lone surrogate escape is U+FFFD): every JSON input goes through it.
 """
 
 from __future__ import annotations
@@ -216,14 +217,40 @@ def _go_float(text: str) -> float:
     return value
 
 
-def _strip_surrogates(value: Any) -> Any:
-    # Go decodes a lone \ud800 escape to U+FFFD; Python keeps the surrogate, which no engine can carry.
+def as_go_decodes(value: Any, text: str, start: int = 0, end: int | None = None) -> Any:
+    """`value`, which Python's json decoded from `text[start:end]`, as Go's encoding/json holds it: each lone
+    surrogate escape in a string (keys too) is U+FFFD.
+
+    Go's decoder (decode.go, unquoteBytes) reads a \\u escape in U+D800-U+DFFF together with the escape that
+    follows it; if the two do not make a valid UTF-16 pair, the first becomes unicode.ReplacementChar and
+    the second is read on its own. A valid pair is one character, as in Python. Python keeps an unpaired
+    one as a surrogate code point, which no UTF-8 output (nor the CEL engine) can carry, so each is replaced
+    here: the same strings as Go's. kubectl, the API server and Kyverno decode JSON with this decoder, so
+    every JSON input of load/ (but protojson's Envoy requests, which refuse such an escape) and `unmarshal`
+    apply this one function.
+
+    The text is searched first, and the value walked only when it may hold such an escape: a value whose
+    text has none, which is every value Kubernetes itself wrote, is returned as it is."""
+    # A \uD800-\uDFFF escape (its hex digits in either case) is the only way a string Python's json decodes
+    # can hold a surrogate, the text being valid UTF-8, which has none. Searching for how one starts costs
+    # about 3 instructions a character, for each of the two forms, which made a --state run (each item read
+    # twice) 0.8 % slower (bench/instructions.py); a backslash, which JSON needs for any escape, is found by
+    # memchr at a tenth of an instruction a character, and there is none in most Kubernetes objects.
+    first = text.find("\\", start, end)
+    if first < 0 or (text.find("\\ud", first, end) < 0 and text.find("\\uD", first, end) < 0):
+        return value
+    return _go_strings(value)
+
+
+def _go_strings(value: Any) -> Any:
     if isinstance(value, str):
-        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
-    if isinstance(value, list):
-        return [_strip_surrogates(v) for v in value]
+        return go_decoded(value)
+    if isinstance(value, list | tuple):
+        # of its own type: a caller's object_pairs_hook may make objects lists of (key, value) pairs
+        return type(value)(_go_strings(v) for v in value)
     if isinstance(value, dict):
-        return {_strip_surrogates(k): _strip_surrogates(v) for k, v in value.items()}
+        # two keys that become the same: the later value wins, as Go's map assignment has it
+        return {go_decoded(k): _go_strings(v) for k, v in value.items()}
     return value
 
 
@@ -235,9 +262,7 @@ def unmarshal(text: str) -> Any:
         raise
     except (ValueError, RecursionError):
         raise GoJSONError(syntax_error(text) or "unexpected end of JSON input") from None
-    if "\\u" in text and any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(value, ensure_ascii=False)):
-        return _strip_surrogates(value)
-    return value
+    return as_go_decodes(value, text)
 
 
 def _quote_char(c: str) -> str:

@@ -1,7 +1,9 @@
 """JSON input: one value, or several concatenated (`kubectl get -o json` per object), with the json module.
 
 Numbers follow what reaches Kubernetes: kubectl re-encodes the object, so `1.0` arrives as `1` (an int),
-and NaN or Infinity, which Go's encoding/json rejects, are errors here too.
+and NaN or Infinity, which Go's encoding/json rejects, are errors here too. Strings are Go's too: a lone
+surrogate escape (`"\\ud800"`) is U+FFFD (golang.json.as_go_decodes, which every value read here goes
+through).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, BinaryIO
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.golang.json import as_go_decodes
 from kubectl_kyrec.load.gc_pause import gc_paused
 from kubectl_kyrec.load.yaml_scalars import json_number
 from kubectl_kyrec.model import Source
@@ -99,6 +102,7 @@ def iter_json_documents_with_items(text: str, file: str) -> Iterator[tuple[Any, 
         try:
             with gc_paused():
                 value, end, starts = _decode(text, pos, decoder)
+                value = as_go_decodes(value, text, pos, end)
         except json.JSONDecodeError as err:
             raise InputError(f"invalid JSON: {err.msg} (column {err.colno})",
                              Source(file, err.lineno)) from None
@@ -250,7 +254,7 @@ def iter_list_parts(stream: BinaryIO, *, share: bool = True) -> Iterator[tuple[s
                 with gc_paused():
                     value, end = read(text, pos)
                 if end < len(text) or ended:
-                    return value, end
+                    return as_go_decodes(value, text, pos, end), end
             except (StopIteration, ValueError) as err:
                 if isinstance(err, _BadNumber) or ended:
                     raise NotAList("invalid JSON") from None

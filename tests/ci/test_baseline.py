@@ -256,3 +256,14 @@ def test_coverage_and_report_tables_show_baselined_gaps(tmp_path: Path) -> None:
                 and " Pod " in line]
         assert len(gaps) == 5 and all("(baselined)" in line for line in gaps), out
         assert not any("(baselined)" in line for line in out.splitlines() if line.startswith("current"))
+
+
+def test_a_lone_surrogate_escape_in_a_baseline_reads_as_the_replacement_character(tmp_path: Path) -> None:
+    # as Go's encoding/json reads it (golang/json.py as_go_decodes): an entry kept is written back as UTF-8
+    from kubectl_kyrec.cli.ci_outputs import read_baseline
+
+    path = tmp_path / "b.json"
+    path.write_text('{"apiVersion": "kyrec/v1", "kind": "Baseline", "entries": [{"command": "eval", '
+                    '"class": "fail", "policy": "p\\ud800", "message": "m\\udc00\\ud83d\\ude00"}]}')
+    (entry,) = read_baseline(str(path))
+    assert (entry.policy, entry.message) == ("p\ufffd", "m\ufffd\U0001f600")

@@ -165,6 +165,16 @@ INPUT_ERRORS = [
                                  "k.yaml": b"kind: ConfigMap\ndata: {a: caf\xe9}\n"},
      ["diff", "-p", "p.yaml", "--state", "s.json", "--reports", "--kyverno-config", "k.yaml"],
      "k.yaml: not valid UTF-8"),
+    # raw bytes that are not UTF-8 in a JSON string, streamed or read whole: Go's JSON decoder would read U+FFFD,
+    # Kyverno's CLI (a manifest through go-yaml) refuses the file, as kyrec does every input (docs/compatibility.md)
+    ("state-json-list-not-utf8", {"s.json": b'{"apiVersion": "v1", "kind": "List", "items": [{"kind": "Pod",\n'
+                                            b'"metadata": {"name": "caf\xe9"}}]}'},
+     ["eval", "-p", "p.yaml", "--state", "s.json"], "s.json:2: not valid UTF-8: byte 0xe9 at column 26"),
+    ("resources-json-not-utf8", {"r.json": b'{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "caf\xe9"}}'},
+     ["eval", "-p", "p.yaml", "-r", "r.json"], "r.json:1: not valid UTF-8: byte 0xe9 at column 62"),
+    # go-yaml refuses a surrogate escape in YAML, a valid pair too (scannerc.go), as Kyverno's CLI reads it
+    ("resources-yaml-surrogate-escape", {"r.yaml": POD.replace("app: a", 'app: "a\\ud83d\\ude00"')},
+     ["eval", "-p", "p.yaml", "-r", "r.yaml"], "r.yaml:3: invalid YAML: found invalid Unicode character escape code"),
     ("state-json-number-too-long", {"s.json": '{"apiVersion": "v1", "kind": "List", "items": [{"a": '
                                               + "9" * 5000 + "}]}"},
      ["diff", "-p", "p.yaml", "--state", "s.json"], "s.json:1: invalid JSON: a number of more than"),

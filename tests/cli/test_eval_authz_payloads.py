@@ -59,3 +59,21 @@ def test_allowed_requests_exit_0_with_payloads_alone() -> None:
     code, out, err = run("--http-payload", str(CASE / "http-admin.json"))
     assert code == 0 and "eval needs resources" not in err
     assert "pass: 3, fail: 0, warn: 0, error: 0, skip: 0" in out
+
+
+def test_a_lone_surrogate_escape_reads_as_each_decoder_reads_it(tmp_path: Path) -> None:
+    # HTTP requests are read with encoding/json: U+FFFD, the same answer as the character in the file
+    http = (CASE / "http-guest.json").read_text()
+    outs = []
+    for role in ("gu\\ud800est", "gu\ufffdest"):
+        (tmp_path / "h.json").write_text(http.replace('"guest"', f'"{role}"'), encoding="utf-8")
+        outs.append(run("--http-payload", str(tmp_path / "h.json"), "-o", "json"))
+    assert outs[0] == outs[1]
+    assert "request denied, reason: role gu\ufffdest" in json.dumps(json.loads(outs[0][1]), ensure_ascii=False)
+    # Envoy requests with protojson, which refuses a surrogate escape that is not half of a pair
+    envoy = (CASE / "envoy-admin.json").read_text().replace('"blue"', '"bl\\udc00ue"')
+    (tmp_path / "e.json").write_text(envoy, encoding="utf-8")
+    code, _, err = run("--envoy-payload", str(tmp_path / "e.json"))
+    assert code == 3
+    assert err.splitlines()[-1] == (f"error: {tmp_path / 'e.json'}:1: failed to load Envoy payload "
+                                    f"{tmp_path / 'e.json'}: invalid escape code in string: a lone UTF-16 surrogate")

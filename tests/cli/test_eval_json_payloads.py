@@ -69,3 +69,17 @@ def test_a_payload_that_is_not_a_mapping_is_an_input_error(tmp_path: Path) -> No
 def test_eval_without_resources_or_payloads_is_a_usage_error() -> None:
     code, _, err = run()
     assert code == 2 and "--json PATH" in err
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "sarif"])
+def test_a_lone_surrogate_escape_in_a_payload_reads_as_the_replacement_character(tmp_path: Path, fmt: str) -> None:
+    # as Go's encoding/json decodes it (golang/json.py as_go_decodes): the same answer as U+FFFD in the file
+    path = str(tmp_path / "b.json")
+    outs = []
+    for name in ("h\\ud800ge", "h\ufffdge"):
+        Path(path).write_text('{"kind": "bucket", "name": "' + name + '", "spec": {"sizeGi": 500}}', encoding="utf-8")
+        outs.append(run("--json", path, "-o", fmt))
+    assert outs[0] == outs[1]
+    assert outs[0][0] == 1
+    shown = outs[0][1] if fmt == "table" else json.dumps(json.loads(outs[0][1]), ensure_ascii=False)
+    assert "bucket h\ufffdge is too big" in shown

@@ -4,6 +4,7 @@ Kyverno's wildcard semantics."""
 from __future__ import annotations
 
 import datetime
+import json
 import math
 
 import pytest
@@ -168,6 +169,30 @@ def test_roundtrip_is_go_any() -> None:
     assert isinstance(gojson.roundtrip(1), float)
     with pytest.raises(gojson.UnsupportedValue, match=r"\+Inf"):
         gojson.roundtrip({"x": math.inf})
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # decode.go unquoteBytes: a surrogate escape not followed by its pair is U+FFFD, and the escape after it
+    # is read on its own; a valid pair is one character
+    ('"a\\ud800b"', "a\ufffdb"),
+    ('"\\uDC00\\uD800"', "\ufffd\ufffd"),
+    ('"\\ud800\\ud800\\udc00"', "\ufffd\U00010000"),
+    ('"\\ud83d\\ude00"', "\U0001f600"),
+    ('"\\ud800\\u0041"', "\ufffdA"),
+    # an escaped backslash before `ud800` is no escape: the text is searched, the strings stay as they are
+    ('"\\\\ud800"', "\\ud800"),
+])
+def test_as_go_decodes_reads_surrogate_escapes_as_go(text: str, want: str) -> None:
+    assert gojson.as_go_decodes(json.loads(text), text) == gojson.unmarshal(text) == want
+
+
+def test_as_go_decodes_replaces_in_keys_and_nested_values_and_leaves_plain_text_alone() -> None:
+    text = '{"k\\udfff": [{"v": "\\uD800"}, 1, null], "x": "\\ud7ff"}'
+    assert gojson.as_go_decodes(json.loads(text), text) == {"k\ufffd": [{"v": "\ufffd"}, 1, None], "x": "\ud7ff"}
+    # only the text given is searched: a value outside it is handed back as it is (the same object)
+    plain = json.loads('{"a": "b"}')
+    assert gojson.as_go_decodes(plain, text, len(text)) is plain
+    assert gojson.as_go_decodes(plain, '{"a": "b"}') is plain
 
 
 def test_sprint() -> None:

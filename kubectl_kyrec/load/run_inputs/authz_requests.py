@@ -5,11 +5,13 @@ authz_processor.go LoadHTTPRequests, LoadEnvoyRequests):
 
 - HTTP: Go's `encoding/json` into kyverno-authz's `http.CheckRequest` (pkg/cel/libs/authz/http/types.go):
   keys match field names case-insensitively, unknown keys are ignored, `body` is base64, and every
-  field is present in CEL with its zero value when the file leaves it out (Go native types).
+  field is present in CEL with its zero value when the file leaves it out (Go native types); a lone surrogate
+  escape is U+FFFD (golang.json.as_go_decodes).
 - Envoy: `protojson` into `envoy.service.auth.v3.CheckRequest`: a field may be spelled as its proto
   name or its JSON (lowerCamel) name, an unknown field is an error, int64 may be a string, bytes are
   base64, a Timestamp is RFC 3339. In CEL a field is read by its proto name and an unset message reads
-  as its default, so the request is built with every field of the schema below filled in.
+  as its default, so the request is built with every field of the schema below filled in. A lone surrogate
+  escape is an error.
 
 Either way the request becomes `object` of the policy's CEL expressions.
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
+from kubectl_kyrec.golang.json import as_go_decodes
 from kubectl_kyrec.k8s.times import format_rfc3339, parse_rfc3339
 from kubectl_kyrec.model import Obj, Source
 
@@ -56,8 +59,13 @@ def load_authz_payload(path: str, name: str, mode: str) -> AuthzPayload:
     except ValueError as exc:
         line = getattr(exc, "lineno", 1)
         raise InputError(f"{mode} payload {name} is not JSON: {exc}", Source(path, line)) from None
+    go_value = as_go_decodes(value, text)
     try:
-        obj = http_request(value) if mode == HTTP else envoy_request(value)
+        if mode == ENVOY and go_value != value:
+            # protojson, unlike encoding/json, refuses a surrogate escape that is not half of a valid pair
+            # (internal/encoding/json/decode_string.go: "invalid escape code")
+            raise _Fail("invalid escape code in string: a lone UTF-16 surrogate")
+        obj = http_request(go_value) if mode == HTTP else envoy_request(value)
     except _Fail as exc:
         raise InputError(f"failed to load {mode} payload {name}: {exc}", Source(path, 1)) from None
     return AuthzPayload(name, mode, obj, Source(path, 1))

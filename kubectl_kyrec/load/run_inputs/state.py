@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol, cast
 
 from kubectl_kyrec.errors import FailedRead, InputError
+from kubectl_kyrec.golang.json import as_go_decodes
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
@@ -187,7 +188,7 @@ def _recorded_failure(kind: ListedKind, entry: dict[str, Any]) -> FailedRead:
 def _entries(key: str, text: Any, where: Source) -> list[dict[str, Any]]:
     """A record annotation's entries: a JSON array of {apiVersion, kind, namespace} (namespace optional)."""
     try:
-        entries = json.loads(text) if isinstance(text, str) else None
+        entries = as_go_decodes(json.loads(text), text) if isinstance(text, str) else None
     except ValueError:
         entries = None
     if not isinstance(entries, list) or not all(
