@@ -60,6 +60,9 @@ class ResultSpill:
         self._reporting: set[str] = set()
         # every (source, policy) of the results: their labels name the CI formats' suites and rules
         self.policies: set[tuple[str, str]] = set()
+        # the first result of each (source, policy, status), in order, of the admission chain's records and
+        # of the others' (`first_results`): SARIF's rules are made of them before the results are read back
+        self._firsts: tuple[dict[tuple[str, str, str], Result], dict[tuple[str, str, str], Result]] = ({}, {})
         self._last_uid: str | None = None
         self._file: SpillFile | None = None
         # the admission chain's results (AdmissionPairs), read back before the rest as a whole run orders them
@@ -87,9 +90,18 @@ class ResultSpill:
                     self.reported_subjects += 1
                 last = uid
         self._last_uid = last
-        self.policies.update(zip(map(_SOURCE, results), map(_POLICY, results)))
+        ahead = isinstance(pairs, AdmissionPairs)
+        firsts = self._firsts[0 if ahead else 1]
+        keys = list(zip(map(_SOURCE, results), map(_POLICY, results), map(_STATUS, results)))
+        new = set(keys).difference(firsts)
+        if new:
+            # each new key's first index: the dict keeps the last value it is given, and the keys come last to first
+            at = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+            for i in sorted(map(at.__getitem__, new)):
+                firsts[keys[i]] = results[i]
+            self.policies.update((source, policy) for source, policy, _ in new)
         self.count += len(pairs)
-        if isinstance(pairs, AdmissionPairs):
+        if ahead:
             if self._ahead is None:
                 self._ahead = SpillFile()
             self._ahead.write(encode_pairs(pairs))
@@ -99,6 +111,12 @@ class ResultSpill:
         # a worker's chunk as it crossed: the same record, not encoded again
         record = pairs.record if isinstance(pairs, EncodedPairs) else None
         self._file.write(record if record is not None else encode_pairs(pairs))
+
+    def first_results(self) -> list[Result]:
+        """The first result of each (source, policy, status) in the order the results are read back (those
+        of the admission chain first)."""
+        ahead, rest = self._firsts
+        return [*ahead.values(), *(result for key, result in rest.items() if key not in ahead)]
 
     def add_admissions(self, admissions: Sequence[Admission]) -> None:
         """A slice's admissions, as the documents' `admission` entries (render/eval_output.admission_json),
@@ -245,6 +263,13 @@ class SpilledFindings(Collection[Finding]):
         """The findings' results as their records' columns (no Finding made): what the CI formats write
         their entries from (render/sarif.py, junit.py, github.py), each record's entries joined at C speed."""
         return self.spill.columns()
+
+    def first_findings(self) -> list[Finding]:
+        """The findings of the first result of each (source, policy, outcome), in order
+        (ResultSpill.first_results): all a rule of a policy or an outcome is made of."""
+        from kubectl_kyrec.reconcile.findings import result_findings
+
+        return result_findings(self.spill.first_results(), self.command, self.labels)
 
     def findings_at(self, record: PairsColumns, indexes: Iterable[int]) -> list[Finding]:
         """The findings of a record's results at `indexes`: the few a writer reads whole (a rule's first)."""
