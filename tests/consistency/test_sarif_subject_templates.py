@@ -1,0 +1,44 @@
+"""SARIF of spilled results (render/sarif.py _SpilledResults): a subject's texts are filled into templates
+(its text in the properties, its locations part), its strings escaped one by one into their slots. They must
+be byte for byte what the findings' writer encodes of each whole entry (`_result` and json.dumps), whatever
+the strings hold: quotes, backslashes, new lines, control characters, characters beyond ASCII, text that
+looks like a slot, and in a file's path as well."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubectl_kyrec.model import Ref, Result, ResultPairs, Source
+from kubectl_kyrec.render.result_spill import ResultSpill, SpilledFindings
+from tests.consistency.test_fmttail import _sarif
+
+ODD = ['q"uote', "back\\slash", "new\nline", "tab\tand\x01control", "é ü 日本語 \u2028 🚀", "kyrecslot1",
+       "918273645546372", "a/b", ""]
+
+
+def _spill() -> ResultSpill:
+    spill = ResultSpill()
+    pairs = ResultPairs()
+    files = ("manifests/pods.yaml", 'manifests/q"uote é.yaml', "manifests/kyrecslot0.yaml", "/abs/918273645546372.json")
+    n = 0
+    for i, odd in enumerate(ODD):
+        for field in range(5):
+            values = ["apps/v1", "Deployment", "ns", "web", f"uid-{i}-{field}"]
+            values[field] = odd
+            ref = Ref(*values, synthetic=bool(n % 2))
+            line = (0, 3, 12)[n % 3]
+            location = Source(files[n % len(files)], line)
+            for policy, outcome in (("p1", "fail"), ("p2", "undetermined"), ("p1", "pass")):
+                pairs.append(Result(policy, "ValidatingPolicy", "", outcome, f"m {odd}", ref,
+                                    validation_actions=("Audit",), location=location), False)
+            n += 1
+    spill.add(pairs)
+    return spill
+
+
+@pytest.mark.parametrize("root", [None, "manifests"])
+def test_spilled_subjects_with_strings_to_escape(root: str | None) -> None:
+    spilled = SpilledFindings(_spill())
+    text = _sarif(spilled, root)
+    assert text == _sarif(list(spilled), root)
+    assert '\\"uote' in text and "back\\\\slash" in text and "new\\nline" in text and "\\u00e9" in text
