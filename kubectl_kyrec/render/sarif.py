@@ -24,7 +24,6 @@ import urllib.parse
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from hashlib import sha256
 from itertools import chain, compress
-from json.encoder import encode_basestring_ascii
 from operator import itemgetter, methodcaller
 from typing import IO, TYPE_CHECKING, Any
 
@@ -35,7 +34,6 @@ from kubectl_kyrec.model import UNDETERMINED, Ref, Result, Source
 from kubectl_kyrec.reconcile.findings import FINDING_OUTCOMES, FINGERPRINT_SEPARATOR, Finding, subject_key
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render.envelope import write_array_items
-from kubectl_kyrec.render.yaml_emit import slot, template
 
 if TYPE_CHECKING:
     from kubectl_kyrec.evaluate.pipeline import PairsColumns
@@ -368,63 +366,8 @@ def _around(text: str) -> tuple[str, str]:
 
 
 def _escaped(text: str) -> str:
-    """A string's text inside a JSON string as `_encode` writes it (ASCII, as the standard library: what
-    json.dumps calls for a string)."""
-    return encode_basestring_ascii(text)[1:-1]
-
-
-# stands for a line number in a locations part's template
-_LINE = 918_273_645_546_372
-
-
-class _SubjectTexts:
-    """A subject's texts in a result entry, by the template of its shape (yaml_emit.template): its text in
-    the properties part, and its locations part (after the fingerprint's close) where it was read. A record's
-    subjects are a thousand or more, each written once: the templates are `_encode`'s text of stand-ins,
-    and a subject's strings go into their slots as `_escaped` writes them (JSON escapes a string a character
-    at a time, so the escaped parts of a string put together are the string's text: its display, its
-    fully qualified name)."""
-
-    def __init__(self, root: str | None, after: str) -> None:
-        self.root = root
-        self.after = after
-        self.subjects = {synthetic: template(_encode(Ref(
-            slot(0), slot(1), slot(2), slot(3), slot(4), synthetic).to_json()).replace("\n", "\n" + _ITEM + "    "))
-            for synthetic in (False, True)}
-        self.wheres: dict[tuple[Any, ...], Callable[[Sequence[str]], str] | None] = {}
-
-    def subject(self, ref: Ref) -> str:
-        """The subject's text in the properties part."""
-        return self.subjects[ref.synthetic](list(map(_escaped, (ref.api_version, ref.kind, ref.namespace,
-                                                                 ref.name, ref.uid))))
-
-    def where(self, source: Source | None, ref: Ref) -> str:
-        """The fingerprint's close and the locations part of a result about `ref` read at `source`."""
-        if source is None or type(source.line) is not int:
-            return self._where(source, ref)
-        fields = (ref.api_version, ref.kind, ref.namespace, ref.name)
-        # the shape: which keys the part has (a region, a decorated name) and which names are empty
-        shape = (source.file, bool(source.line), *map(bool, fields))
-        if shape not in self.wheres:
-            self.wheres[shape] = self._template(source, fields)
-        fill = self.wheres[shape]
-        if fill is None:
-            return self._where(source, ref)
-        return fill([str(source.line), *map(_escaped, fields)])
-
-    def _template(self, source: Source, fields: tuple[str, ...]) -> Callable[[Sequence[str]], str] | None:
-        """The template of a locations part of `source`'s file and `fields`' shape, None when the file's
-        text holds what stands for a value."""
-        api_version, kind, namespace, name = (slot(i + 1) if value else "" for i, value in enumerate(fields))
-        stand_in = Ref(api_version, kind, namespace, name, "")
-        text = self._where(Source(source.file, _LINE if source.line else 0), stand_in)
-        uri = artifact_uri(source.file, self.root)[0]
-        if str(_LINE) in uri or "kyrecslot" in uri:
-            return None
-        return template(text.replace(str(_LINE), slot(0)))
-
-    def _where(self, source: Source | None, ref: Ref) -> str:
-        return self.after + _inner({"locations": [_location(source, ref, self.root)]})
+    """A string's text inside a JSON string as `_encode` writes it (ASCII, as the standard library)."""
+    return json.dumps(text)[1:-1]
 
 
 class _SpilledResults:
@@ -443,6 +386,7 @@ class _SpilledResults:
     def __init__(self, findings: SpilledFindings, order: dict[str, int], root: str | None) -> None:
         self.findings = findings
         self.order = order
+        self.root = root
         self.command = findings.command
         # each kind's index in the lists after it: (head, properties before and after the subject, the
         # fingerprint's text before and after the subject's key)
@@ -454,10 +398,9 @@ class _SpilledResults:
         self.suffixes: list[bytes] = []
         self.messages: dict[str, str] = {}
         message_before, message_after = _around(_inner({"message": {"text": _MARK}}))
-        fingerprint_before, fingerprint_after = _around(_inner({"partialFingerprints": {FINGERPRINT_KEY: _MARK}}))
+        fingerprint_before, self.fingerprint_after = _around(_inner({"partialFingerprints": {FINGERPRINT_KEY: _MARK}}))
         self.message_before = message_before
         self.message_after = message_after + fingerprint_before
-        self.subject_texts = _SubjectTexts(root, fingerprint_after)
 
     def texts(self) -> Iterator[str]:
         for record in self.findings.records():
@@ -527,18 +470,18 @@ class _SpilledResults:
         # its text in the properties, and its locations part
         displays = {i: _escaped(refs[i].display()) + ": " for i in set(subjects)}
         keys = {i: subject_key(refs[i]).encode() for i in displays}
-        made = self.subject_texts
-        subject_texts = {i: made.subject(refs[i]) for i in displays}
+        subject_texts = {i: _encode(refs[i].to_json()).replace("\n", "\n" + _ITEM + "    ") for i in displays}
         sources = record.sources
+        root = self.root
+        after = self.fingerprint_after
         # a subject's results are all read from where it was (one location a subject): its locations part is
         # the subject's, else each (location, subject)'s
         where: dict[int, int] = dict(zip(subjects, locations))
-        if list(map(where.__getitem__, subjects)) == locations:
-            where_keys: list[Any] = subjects
-            wheres: dict[Any, str] = {i: made.where(sources[where[i]], refs[i]) for i in displays}
-        else:
-            where_keys = list(zip(locations, subjects))
-            wheres = {(at, i): made.where(sources[at], refs[i]) for at, i in set(where_keys)}
+        where_keys: list[Any] = subjects if list(map(where.__getitem__, subjects)) == locations else list(
+            zip(locations, subjects))
+        wheres = {key: after + _inner({"locations": [_location(sources[at], refs[i], root)]})
+                  for key, (at, i) in zip(set(where_keys), map(
+                      lambda key: (where[key], key) if type(key) is int else key, set(where_keys)))}
         fingerprints = map(_FINGERPRINT, map(methodcaller("hexdigest"), map(sha256, map(b"".join, zip(
             map(self.prefixes.__getitem__, kinds), map(keys.__getitem__, subjects),
             map(self.suffixes.__getitem__, kinds))))))
