@@ -23,7 +23,7 @@ import pathlib
 import urllib.parse
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from hashlib import sha256
-from itertools import chain, compress
+from itertools import compress
 from operator import itemgetter, methodcaller
 from typing import IO, TYPE_CHECKING, Any
 
@@ -408,10 +408,9 @@ class _SpilledResults:
             shown = list(map(SHOWN.__contains__, columns[_RESULT]))
             if not any(shown):
                 continue
-            sources, policies, rules, outcomes, actions, messages, subjects, locations = (
-                list(compress(columns[i], shown))
-                for i in (_SOURCE, _POLICY, _RULE_COLUMN, _RESULT, _ACTIONS, _MESSAGE, _SUBJECT, _LOCATION))
-            kinds = self._kinds(list(zip(sources, policies, rules, outcomes, actions)))
+            messages, subjects, locations = (list(compress(columns[i], shown)) for i in (_MESSAGE, _SUBJECT, _LOCATION))
+            kinds = self._kinds(list(compress(zip(*(columns[i] for i in (
+                _SOURCE, _POLICY, _RULE_COLUMN, _RESULT, _ACTIONS))), shown)))
             yield self._record(record, kinds, messages, subjects, locations)
 
     def _kinds(self, keys: list[tuple[str, str, str, str, tuple[str, ...]]]) -> list[int]:
@@ -485,9 +484,13 @@ class _SpilledResults:
         fingerprints = map(_FINGERPRINT, map(methodcaller("hexdigest"), map(sha256, map(b"".join, zip(
             map(self.prefixes.__getitem__, kinds), map(keys.__getitem__, subjects),
             map(self.suffixes.__getitem__, kinds))))))
-        parts = list(chain.from_iterable(zip(
-            map(self.heads.__getitem__, kinds), map(displays.__getitem__, subjects), map(texts.__getitem__, messages),
-            fingerprints, map(wheres.__getitem__, where_keys), map(self.befores.__getitem__, kinds),
-            map(subject_texts.__getitem__, subjects), map(self.afters.__getitem__, kinds))))
+        # each entry's parts in their places, a column of them at a time (no tuple per entry)
+        columns = (map(self.heads.__getitem__, kinds), map(displays.__getitem__, subjects),
+                   map(texts.__getitem__, messages), fingerprints, map(wheres.__getitem__, where_keys),
+                   map(self.befores.__getitem__, kinds), map(subject_texts.__getitem__, subjects),
+                   map(self.afters.__getitem__, kinds))
+        parts = [""] * (len(columns) * len(kinds))
+        for place, column in enumerate(columns):
+            parts[place::len(columns)] = list(column)
         parts[-1] = parts[-1][:-2]      # no separator after the record's last entry
         return "".join(parts)
