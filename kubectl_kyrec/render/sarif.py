@@ -15,6 +15,7 @@ What code scanning needs and why each field is here:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
@@ -417,6 +418,9 @@ class _SpilledResults:
         """Each key's kind index, the texts of the kinds not met before made (all emptied first when they
         would grow too large: a record's kinds are all made again)."""
         kinds = self.kinds
+        # a record's kinds are most often all known: looked up first, the set of the missing made only if not
+        with contextlib.suppress(KeyError):
+            return list(map(kinds.__getitem__, keys))
         new = set(keys).difference(kinds)
         if new:
             if len(kinds) + len(new) > _PARTS_MAX:
@@ -456,14 +460,17 @@ class _SpilledResults:
     def _record(self, record: PairsColumns, kinds: list[int], messages: Sequence[str], subjects: list[int],
                 locations: list[int]) -> str:
         texts = self.messages
-        new = set(messages).difference(texts)
-        if new:
+        try:
+            message_texts = list(map(texts.__getitem__, messages))
+        except KeyError:
+            new = set(messages).difference(texts)
             if len(texts) + len(new) > _PARTS_MAX:
                 texts.clear()
                 new = set(messages)
             after = self.message_after
             for message in new:
                 texts[message] = _escaped(message) + after
+            message_texts = list(map(texts.__getitem__, messages))
         refs = record.refs
         # the record's own tables, by the subject's index: its name in the message, its key in the fingerprint,
         # its text in the properties, and its locations part
@@ -486,7 +493,7 @@ class _SpilledResults:
             map(self.suffixes.__getitem__, kinds))))))
         # each entry's parts in their places, a column of them at a time (no tuple per entry)
         columns = (map(self.heads.__getitem__, kinds), map(displays.__getitem__, subjects),
-                   map(texts.__getitem__, messages), fingerprints, map(wheres.__getitem__, where_keys),
+                   message_texts, fingerprints, map(wheres.__getitem__, where_keys),
                    map(self.befores.__getitem__, kinds), map(subject_texts.__getitem__, subjects),
                    map(self.afters.__getitem__, kinds))
         parts = [""] * (len(columns) * len(kinds))
