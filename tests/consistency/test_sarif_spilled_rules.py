@@ -32,3 +32,20 @@ def test_rules_of_spilled_results_follow_the_order_they_are_read_in() -> None:
     rules = json.loads(text)["runs"][0]["tool"]["driver"]["rules"]
     assert [(r["id"], r["defaultConfiguration"]["level"]) for r in rules] == [
         ("MutatingPolicy/both", "error"), ("first", "error"), ("late", "warning"), ("ValidatingPolicy/both", "warning")]
+
+
+def test_rules_of_results_of_no_policy_by_status_in_later_chunks() -> None:
+    """Results of no policy have a rule per status (`kyrec/eval/<status>`): a chunk that brings no new (source,
+    policy) but a status not met before still brings its rule."""
+    spill = ResultSpill()
+    ref = Ref("v1", "Pod", "ns", "p", "u")
+    for outcome in ("fail", "error", "warn"):
+        pairs = ResultPairs()
+        for policy in ("", "p"):
+            pairs.append(Result(policy, "ValidatingPolicy", "", outcome, "m", ref, validation_actions=("Deny",)), False)
+        spill.add(pairs)
+    spilled = SpilledFindings(spill)
+    text = _sarif(spilled, None)
+    assert text == _sarif(list(spilled), None)
+    assert [r["id"] for r in json.loads(text)["runs"][0]["tool"]["driver"]["rules"]] == [
+        "p", "kyrec/eval/fail", "kyrec/eval/error", "kyrec/eval/warn"]
