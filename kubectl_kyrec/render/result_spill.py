@@ -60,6 +60,13 @@ class ResultSpill:
         self._reporting: set[str] = set()
         # every (source, policy) of the results: their labels name the CI formats' suites and rules
         self.policies: set[tuple[str, str]] = set()
+        # the first result of each (source, policy) and of each status of results of no policy (`_policyless`:
+        # some were met), in order, of the others' records and of the admission chain's (`first_results`):
+        # SARIF's rules are made of them before the results are read back; `_seen`: the (source, policy)
+        # pairs of each
+        self._firsts: tuple[dict[tuple[str, str, str], Result], dict[tuple[str, str, str], Result]] = ({}, {})
+        self._seen: tuple[set[tuple[str, str]], set[tuple[str, str]]] = (set(), set())
+        self._policyless = False
         self._last_uid: str | None = None
         self._file: SpillFile | None = None
         # the admission chain's results (AdmissionPairs), read back before the rest as a whole run orders them
@@ -87,9 +94,16 @@ class ResultSpill:
                     self.reported_subjects += 1
                 last = uid
         self._last_uid = last
-        self.policies.update(zip(map(_SOURCE, results), map(_POLICY, results)))
+        ahead = isinstance(pairs, AdmissionPairs)
+        # a chunk's first results are looked for only when it holds a (source, policy) its spill had not, or
+        # results of no policy (whose rules go by status): most chunks hold neither, and cost a set update
+        seen = self._seen[ahead]
+        known = len(seen)
+        seen.update(zip(map(_SOURCE, results), map(_POLICY, results)))
+        if len(seen) > known or self._policyless:
+            self._keep_firsts(results, self._firsts[ahead])
         self.count += len(pairs)
-        if isinstance(pairs, AdmissionPairs):
+        if ahead:
             if self._ahead is None:
                 self._ahead = SpillFile()
             self._ahead.write(encode_pairs(pairs))
@@ -99,6 +113,24 @@ class ResultSpill:
         # a worker's chunk as it crossed: the same record, not encoded again
         record = pairs.record if isinstance(pairs, EncodedPairs) else None
         self._file.write(record if record is not None else encode_pairs(pairs))
+
+    def _keep_firsts(self, results: list[Result], firsts: dict[tuple[str, str, str], Result]) -> None:
+        keys = list(zip(map(_SOURCE, results), map(_POLICY, results), map(_STATUS, results)))
+        new = set(keys).difference(firsts)
+        if new:
+            # each new key's first index: the dict keeps the last value it is given, and the keys come last to first
+            at = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+            for i in sorted(map(at.__getitem__, new)):
+                firsts[keys[i]] = results[i]
+            self.policies.update((source, policy) for source, policy, _ in new)
+            self._policyless = self._policyless or any(not policy for _, policy, _ in new)
+
+    def first_results(self) -> list[Result]:
+        """The first result of each (source, policy), and of each status of results of no policy, in the order
+        the results are read back (those of the admission chain first): with others maybe, all SARIF's rules
+        are made of (render/sarif.py)."""
+        rest, ahead = self._firsts
+        return [*ahead.values(), *(result for key, result in rest.items() if key not in ahead)]
 
     def add_admissions(self, admissions: Sequence[Admission]) -> None:
         """A slice's admissions, as the documents' `admission` entries (render/eval_output.admission_json),
@@ -245,6 +277,13 @@ class SpilledFindings(Collection[Finding]):
         """The findings' results as their records' columns (no Finding made): what the CI formats write
         their entries from (render/sarif.py, junit.py, github.py), each record's entries joined at C speed."""
         return self.spill.columns()
+
+    def first_findings(self) -> list[Finding]:
+        """The findings of the first result of each (source, policy), in order
+        (ResultSpill.first_results): all a rule of a policy or an outcome is made of."""
+        from kubectl_kyrec.reconcile.findings import result_findings
+
+        return result_findings(self.spill.first_results(), self.command, self.labels)
 
     def findings_at(self, record: PairsColumns, indexes: Iterable[int]) -> list[Finding]:
         """The findings of a record's results at `indexes`: the few a writer reads whole (a rule's first)."""

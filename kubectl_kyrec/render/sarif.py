@@ -15,16 +15,16 @@ What code scanning needs and why each field is here:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import json
 import os
 import pathlib
 import urllib.parse
-from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from hashlib import sha256
-from itertools import chain, compress, repeat
+from itertools import compress
 from operator import itemgetter, methodcaller
 from typing import IO, TYPE_CHECKING, Any
 
@@ -336,23 +336,13 @@ def render(findings: Collection[Finding], *, root: str | None = None, baseline_u
 
 
 def _spilled_rules_and_summary(findings: SpilledFindings) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
-    """`_rules_and_summary` of spilled findings, read from their records' columns: a Finding made only of each
-    record's first result of each (policy, outcome) not seen before, all a rule can be made of."""
+    """`_rules_and_summary` of spilled findings, without a pass over them: the spill counted their outcomes
+    and kept the first result of each (policy, outcome), all a rule can be made of."""
     rules = _Rules()
+    for f in findings.first_findings():
+        rules.add(f)
     counts = count_findings(())
-    seen: set[tuple[str, str, str]] = set()
-    for record in findings.records():
-        columns = record.columns
-        outcomes = columns[_RESULT]
-        for outcome, n in Counter(outcomes).items():
-            counts[outcome] = counts.get(outcome, 0) + n
-        keys = list(zip(columns[_SOURCE], columns[_POLICY], outcomes))
-        # each key's first index: the dict keeps the last value it is given, and the keys come last to first
-        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
-        new = sorted(i for key, i in first.items() if key not in seen)
-        seen.update(first)
-        for f in findings.findings_at(record, new):
-            rules.add(f)
+    counts.update(findings.spill.counts)
     return rules.done(), counts
 
 
@@ -384,100 +374,130 @@ def _escaped(text: str) -> str:
 class _SpilledResults:
     """The results array's items of spilled findings (render/result_spill.py SpilledFindings), a record's
     at a time, made from its columns without a Finding or a mapping per result: an entry is `_result`'s,
-    cut into the parts its results share (the rule and level; the message; the locations; the properties
-    around the subject), each encoded once by `_encode`, and the parts of each result that are its own (the
-    subject's name in the message, the fingerprint) put between them; the record's texts joined at C
-    speed. Byte for byte `_write_results`'s text (tests/consistency/test_fmttail.py)."""
+    cut into the parts its results share, each encoded once by `_encode`, and the parts of each result that
+    are its own (the fingerprint) put between them; the record's texts joined at C speed. Byte for byte
+    `_write_results`'s text (tests/consistency/test_fmttail.py).
+
+    An entry's parts, by what they depend on: its kind's (policy, rule, outcome, validation actions: the
+    head with the rule and level, the properties before and after the subject), its message's, its
+    subject's (the name in the message, the locations, the subject in the properties). A result's kind is
+    looked up once, as an index into the kinds' texts, and the subject's parts by the subject's index in the
+    record: per result, one tuple (its kind's key) and one lookup by it, every other part found by a number."""
 
     def __init__(self, findings: SpilledFindings, order: dict[str, int], root: str | None) -> None:
         self.findings = findings
         self.order = order
         self.root = root
         self.command = findings.command
-        self.heads: dict[tuple[str, str, tuple[str, ...]], str] = {}
+        # each kind's index in the lists after it: (head, properties before and after the subject, the
+        # fingerprint's text before and after the subject's key)
+        self.kinds: dict[tuple[str, str, str, str, tuple[str, ...]], int] = {}
+        self.heads: list[str] = []
+        self.befores: list[str] = []
+        self.afters: list[str] = []
+        self.prefixes: list[bytes] = []
+        self.suffixes: list[bytes] = []
         self.messages: dict[str, str] = {}
-        self.properties: dict[tuple[str, str, tuple[str, ...]], tuple[str, str]] = {}
         message_before, message_after = _around(_inner({"message": {"text": _MARK}}))
         fingerprint_before, self.fingerprint_after = _around(_inner({"partialFingerprints": {FINGERPRINT_KEY: _MARK}}))
         self.message_before = message_before
         self.message_after = message_after + fingerprint_before
 
     def texts(self) -> Iterator[str]:
-        labels = self.findings.labels
         for record in self.findings.records():
             columns = record.columns
             shown = list(map(SHOWN.__contains__, columns[_RESULT]))
             if not any(shown):
                 continue
-            policies, sources, rules, outcomes, messages, subjects, actions, locations = (
-                list(compress(columns[i], shown))
-                for i in (_POLICY, _SOURCE, _RULE_COLUMN, _RESULT, _MESSAGE, _SUBJECT, _ACTIONS, _LOCATION))
-            names: list[str] = list(map(labels.get, zip(sources, policies), policies))  # type: ignore[arg-type]
-            yield self._record(record, names, rules, outcomes, messages, subjects, actions, locations)
+            messages, subjects, locations = (list(compress(columns[i], shown)) for i in (_MESSAGE, _SUBJECT, _LOCATION))
+            kinds = self._kinds(list(compress(zip(*(columns[i] for i in (
+                _SOURCE, _POLICY, _RULE_COLUMN, _RESULT, _ACTIONS))), shown)))
+            yield self._record(record, kinds, messages, subjects, locations)
 
-    def _record(self, record: PairsColumns, names: list[str], rules: Sequence[str], outcomes: Sequence[str],
-                messages: Sequence[str], subjects: Sequence[int], actions: Sequence[tuple[str, ...]],
-                locations: Sequence[int]) -> str:
-        head_keys = list(zip(names, outcomes, actions))
-        heads = self._missing(self.heads, head_keys, self._head)
-        texts = self._missing(self.messages, messages, self._message)
-        property_keys = list(zip(outcomes, rules, actions))
-        properties = self._missing(self.properties, property_keys, self._properties)
-        refs = record.refs
-        # the record's own tables: a subject's texts, and each (location, subject)'s locations part
-        displays = {i: _escaped(refs[i].display()) + ": " for i in set(subjects)}
-        subject_texts = {i: _encode(refs[i].to_json()).replace("\n", "\n" + _ITEM + "    ") for i in displays}
-        keys = {i: subject_key(refs[i]) for i in displays}
-        where_keys = list(zip(locations, subjects))
-        sources = record.sources
-        root = self.root
-        after = self.fingerprint_after
-        wheres = {(at, i): after + _inner({"locations": [_location(sources[at], refs[i], root)]})
-                  for at, i in set(where_keys)}
-        fingerprints = map(_FINGERPRINT, map(methodcaller("hexdigest"), map(sha256, map(str.encode, map(
-            FINGERPRINT_SEPARATOR.join,
-            zip(repeat(self.command), names, rules, map(keys.__getitem__, subjects), outcomes))))))
-        around = list(map(properties.__getitem__, property_keys))
-        parts = list(chain.from_iterable(zip(
-            map(heads.__getitem__, head_keys), map(displays.__getitem__, subjects), map(texts.__getitem__, messages),
-            fingerprints, map(wheres.__getitem__, where_keys), map(itemgetter(0), around),
-            map(subject_texts.__getitem__, subjects), map(itemgetter(1), around))))
-        return "".join(parts)[:-2]      # no separator after the record's last entry
-
-    @staticmethod
-    def _missing(texts: dict[Any, str] | dict[Any, tuple[str, str]], keys: Sequence[Any],
-                 make: Callable[[Any], Any]) -> Any:
-        """`texts` with the text of each of `keys` it lacked (emptied first when it would grow too large)."""
-        new = set(keys).difference(texts)
+    def _kinds(self, keys: list[tuple[str, str, str, str, tuple[str, ...]]]) -> list[int]:
+        """Each key's kind index, the texts of the kinds not met before made (all emptied first when they
+        would grow too large: a record's kinds are all made again)."""
+        kinds = self.kinds
+        # a record's kinds are most often all known: looked up first, the set of the missing made only if not
+        with contextlib.suppress(KeyError):
+            return list(map(kinds.__getitem__, keys))
+        new = set(keys).difference(kinds)
         if new:
-            if len(texts) + len(new) > _PARTS_MAX:
-                texts.clear()
+            if len(kinds) + len(new) > _PARTS_MAX:
+                for kept in (kinds, self.heads, self.befores, self.afters, self.prefixes, self.suffixes):
+                    kept.clear()
                 new = set(keys)
+            labels = self.findings.labels
             for key in new:
-                texts[key] = make(key)
-        return texts
+                kinds[key] = len(self.heads)
+                source, policy, rule, outcome, actions = key
+                self._kind(labels.get((source, policy), policy), rule, outcome, actions)
+        return list(map(kinds.__getitem__, keys))
 
-    def _head(self, key: tuple[str, str, tuple[str, ...]]) -> str:
-        """The entry's start: its rule and level (as `_result` gives them), the message's text opened."""
-        name, outcome, actions = key
+    def _kind(self, name: str, rule: str, outcome: str, actions: tuple[str, ...]) -> None:
+        """A kind's texts: the entry's start (its rule and level as `_result` gives them, the message's text
+        opened), the properties part around its subject (then the entry's end and the separator after it),
+        and the fingerprint's text (Finding.fingerprint's) before and after the subject's key."""
         # the level is the finding's: one made of what it depends on
         f = Finding(self.command, name, name, "", None, outcome, "", outcome, validation_actions=tuple(actions))
         head = {"ruleId": rule_id(f), "ruleIndex": self.order[rule_id(f)],
                 **({"kind": "review", "level": "none"} if f.undetermined else {"level": f.level})}
-        return _ITEM + "{" + _inner(head) + self.message_before
-
-    def _message(self, message: str) -> str:
-        """A message's text, the message part closed, the fingerprint's opened."""
-        return _escaped(message) + self.message_after
-
-    def _properties(self, key: tuple[str, str, tuple[str, ...]]) -> tuple[str, str]:
-        """The properties part around its subject, then the entry's end and the separator after it."""
-        outcome, rule, actions = key
+        self.heads.append(_ITEM + "{" + _inner(head) + self.message_before)
         properties: dict[str, Any] = {"result": outcome, "command": self.command, "subject": _MARK}
         if rule:
             properties["rule"] = rule
         if actions:
             properties["validationActions"] = list(actions)
-        text = _encode({"properties": properties}).replace("\n", "\n" + _ITEM)[1:]
-        before, _, after = text.partition(json.dumps(_MARK))
-        return before, after + ",\n"
+        before, _, after = _encode({"properties": properties}).replace("\n", "\n" + _ITEM)[1:].partition(
+            json.dumps(_MARK))
+        self.befores.append(before)
+        self.afters.append(after + ",\n")
+        key_before, _, key_after = FINGERPRINT_SEPARATOR.join((self.command, name, rule, _MARK, outcome)).partition(
+            _MARK)
+        self.prefixes.append(key_before.encode())
+        self.suffixes.append(key_after.encode())
+
+    def _record(self, record: PairsColumns, kinds: list[int], messages: Sequence[str], subjects: list[int],
+                locations: list[int]) -> str:
+        texts = self.messages
+        try:
+            message_texts = list(map(texts.__getitem__, messages))
+        except KeyError:
+            new = set(messages).difference(texts)
+            if len(texts) + len(new) > _PARTS_MAX:
+                texts.clear()
+                new = set(messages)
+            after = self.message_after
+            for message in new:
+                texts[message] = _escaped(message) + after
+            message_texts = list(map(texts.__getitem__, messages))
+        refs = record.refs
+        # the record's own tables, by the subject's index: its name in the message, its key in the fingerprint,
+        # its text in the properties, and its locations part
+        displays = {i: _escaped(refs[i].display()) + ": " for i in set(subjects)}
+        keys = {i: subject_key(refs[i]).encode() for i in displays}
+        subject_texts = {i: _encode(refs[i].to_json()).replace("\n", "\n" + _ITEM + "    ") for i in displays}
+        sources = record.sources
+        root = self.root
+        after = self.fingerprint_after
+        # a subject's results are all read from where it was (one location a subject): its locations part is
+        # the subject's, else each (location, subject)'s
+        where: dict[int, int] = dict(zip(subjects, locations))
+        where_keys: list[Any] = subjects if list(map(where.__getitem__, subjects)) == locations else list(
+            zip(locations, subjects))
+        wheres = {key: after + _inner({"locations": [_location(sources[at], refs[i], root)]})
+                  for key, (at, i) in zip(set(where_keys), map(
+                      lambda key: (where[key], key) if type(key) is int else key, set(where_keys)))}
+        fingerprints = map(_FINGERPRINT, map(methodcaller("hexdigest"), map(sha256, map(b"".join, zip(
+            map(self.prefixes.__getitem__, kinds), map(keys.__getitem__, subjects),
+            map(self.suffixes.__getitem__, kinds))))))
+        # each entry's parts in their places, a column of them at a time (no tuple per entry)
+        columns = (map(self.heads.__getitem__, kinds), map(displays.__getitem__, subjects),
+                   message_texts, fingerprints, map(wheres.__getitem__, where_keys),
+                   map(self.befores.__getitem__, kinds), map(subject_texts.__getitem__, subjects),
+                   map(self.afters.__getitem__, kinds))
+        parts = [""] * (len(columns) * len(kinds))
+        for place, column in enumerate(columns):
+            parts[place::len(columns)] = list(column)
+        parts[-1] = parts[-1][:-2]      # no separator after the record's last entry
+        return "".join(parts)
