@@ -367,9 +367,9 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     # the generate entries' activation (cached for the trigger's other policies, as the one without
     # `generator` is): the conditions' too when they cannot tell it apart, so a trigger's variables are
     # converted once, not twice (bench/apply_prewrite.py)
-    generating = ctx.activation(cp.env, exceptions=exceptions, extra=_GENERATOR_BINDING, shared=GENERATOR_VARIABLE)
+    activation = ctx.activation(cp.env, exceptions=exceptions, extra=_GENERATOR_BINDING, shared=GENERATOR_VARIABLE)
     ok, error = conditions_hold(cp.conditions, ctx.activation(cp.env, exceptions=exceptions)
-                                if cp.conditions_use_generator else generating, False)
+                                if cp.conditions_use_generator else activation, False)
     if error is not None:
         return failed("a matchCondition", error)
     if not ok:
@@ -380,7 +380,6 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
     owner = Owner(meta.name, meta.namespace if policy.namespaced else "",
                   trigger_info(ctx.request, ctx.subject.ref.uid))
     collect = _Collector(owner, kinds, policy.namespaced)
-    activation = generating
     sink.bind(collect)
     try:
         for gen in cp.generations:
