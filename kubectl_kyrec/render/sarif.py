@@ -371,6 +371,22 @@ def _escaped(text: str) -> str:
     return json.dumps(text)[1:-1]
 
 
+def _looked_up(table: dict[Any, Any], keys: Sequence[Any], make: Callable[[Any], Any],
+               forget: Callable[[], None]) -> list[Any]:
+    """What `table` holds for each of `keys`, made by `make` for those it lacked; `forget()` empties it (and
+    what its values index) first when it would grow too large, and then every key's is made again. A record's
+    keys are most often all known: looked up first, the set of the missing made only when one is not."""
+    with contextlib.suppress(KeyError):
+        return list(map(table.__getitem__, keys))
+    new = set(keys).difference(table)
+    if len(table) + len(new) > _PARTS_MAX:
+        forget()
+        new = set(keys)
+    for key in new:
+        table[key] = make(key)
+    return list(map(table.__getitem__, keys))
+
+
 class _SpilledResults:
     """The results array's items of spilled findings (render/result_spill.py SpilledFindings), a record's
     at a time, made from its columns without a Finding or a mapping per result: an entry is `_result`'s,
@@ -415,29 +431,20 @@ class _SpilledResults:
             yield self._record(record, kinds, messages, subjects, locations)
 
     def _kinds(self, keys: list[tuple[str, str, str, str, tuple[str, ...]]]) -> list[int]:
-        """Each key's kind index, the texts of the kinds not met before made (all emptied first when they
-        would grow too large: a record's kinds are all made again)."""
-        kinds = self.kinds
-        # a record's kinds are most often all known: looked up first, the set of the missing made only if not
-        with contextlib.suppress(KeyError):
-            return list(map(kinds.__getitem__, keys))
-        new = set(keys).difference(kinds)
-        if new:
-            if len(kinds) + len(new) > _PARTS_MAX:
-                for kept in (kinds, self.heads, self.befores, self.afters, self.prefixes, self.suffixes):
-                    kept.clear()
-                new = set(keys)
-            labels = self.findings.labels
-            for key in new:
-                kinds[key] = len(self.heads)
-                source, policy, rule, outcome, actions = key
-                self._kind(labels.get((source, policy), policy), rule, outcome, actions)
-        return list(map(kinds.__getitem__, keys))
+        """Each key's kind index, the texts of the kinds not met before made."""
+        def forget() -> None:
+            for kept in (self.kinds, self.heads, self.befores, self.afters, self.prefixes, self.suffixes):
+                kept.clear()
 
-    def _kind(self, name: str, rule: str, outcome: str, actions: tuple[str, ...]) -> None:
-        """A kind's texts: the entry's start (its rule and level as `_result` gives them, the message's text
-        opened), the properties part around its subject (then the entry's end and the separator after it),
-        and the fingerprint's text (Finding.fingerprint's) before and after the subject's key."""
+        return _looked_up(self.kinds, keys, self._kind, forget)
+
+    def _kind(self, key: tuple[str, str, str, str, tuple[str, ...]]) -> int:
+        """A kind's texts, and its index among them: the entry's start (its rule and level as `_result` gives
+        them, the message's text opened), the properties part around its subject (then the entry's end and the
+        separator after it), and the fingerprint's text (Finding.fingerprint's) before and after the subject's
+        key."""
+        source, policy, rule, outcome, actions = key
+        name = self.findings.labels.get((source, policy), policy)
         # the level is the finding's: one made of what it depends on
         f = Finding(self.command, name, name, "", None, outcome, "", outcome, validation_actions=tuple(actions))
         head = {"ruleId": rule_id(f), "ruleIndex": self.order[rule_id(f)],
@@ -456,21 +463,13 @@ class _SpilledResults:
             _MARK)
         self.prefixes.append(key_before.encode())
         self.suffixes.append(key_after.encode())
+        return len(self.heads) - 1
 
     def _record(self, record: PairsColumns, kinds: list[int], messages: Sequence[str], subjects: list[int],
                 locations: list[int]) -> str:
-        texts = self.messages
-        try:
-            message_texts = list(map(texts.__getitem__, messages))
-        except KeyError:
-            new = set(messages).difference(texts)
-            if len(texts) + len(new) > _PARTS_MAX:
-                texts.clear()
-                new = set(messages)
-            after = self.message_after
-            for message in new:
-                texts[message] = _escaped(message) + after
-            message_texts = list(map(texts.__getitem__, messages))
+        after = self.message_after
+        message_texts = _looked_up(self.messages, messages, lambda message: _escaped(message) + after,
+                                   self.messages.clear)
         refs = record.refs
         # the record's own tables, by the subject's index: its name in the message, its key in the fingerprint,
         # its text in the properties, and its locations part
@@ -480,14 +479,19 @@ class _SpilledResults:
         sources = record.sources
         root = self.root
         after = self.fingerprint_after
+        def placed(at: int, i: int) -> str:
+            return after + _inner({"locations": [_location(sources[at], refs[i], root)]})
+
         # a subject's results are all read from where it was (one location a subject): its locations part is
         # the subject's, else each (location, subject)'s
         where: dict[int, int] = dict(zip(subjects, locations))
-        where_keys: list[Any] = subjects if list(map(where.__getitem__, subjects)) == locations else list(
-            zip(locations, subjects))
-        wheres = {key: after + _inner({"locations": [_location(sources[at], refs[i], root)]})
-                  for key, (at, i) in zip(set(where_keys), map(
-                      lambda key: (where[key], key) if type(key) is int else key, set(where_keys)))}
+        where_keys: list[Any]
+        if list(map(where.__getitem__, subjects)) == locations:
+            where_keys = subjects
+            wheres = {i: placed(at, i) for i, at in where.items()}
+        else:
+            where_keys = list(zip(locations, subjects))
+            wheres = {key: placed(*key) for key in set(where_keys)}
         fingerprints = map(_FINGERPRINT, map(methodcaller("hexdigest"), map(sha256, map(b"".join, zip(
             map(self.prefixes.__getitem__, kinds), map(keys.__getitem__, subjects),
             map(self.suffixes.__getitem__, kinds))))))
