@@ -12,17 +12,18 @@ Each apply is the INSTALLED `kubectl-kyrec` (the one on PATH, e.g. the venv's) r
 After the N creates, the same apply again (nothing to do) is timed too, and must write nothing.
 
 The floor: a minimal client (urllib3, one keep-alive pool, the kubeconfig's token and CA; no kubeconfig plugin
-machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps (another name, so
-that they are creates too) from C threads into the same namespaces, before or after kyrec's run (the order
-alternates by round, so that neither side always meets the server warmer; each side's objects are deleted,
-uncounted, before the other side runs and before the next round, so that every run meets a server holding the same
-objects; one round is kyrec first; both clients warm the fresh server up first, uncounted): `raw ... bare` with the
-bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the eight labels Kyverno's generate puts on a
-downstream, the trigger's uid among them; bench/apply_probe.py captures kyrec's requests and shows the server
-spends 30-45 % more CPU per request on them). It runs in this process: its CPU column is this process's CPU clock
-over the requests alone (no start-up, no imports); bench/apply_write_cpu.py compares the CPU per write of the two
-clients request for request. `--rounds N` runs both N times, kyrec first in even rounds and the raw client first in
-odd ones (a loaded machine makes one run say little; use an even N for a fair comparison).
+machinery, no planning, no output) sending N server-side-apply PATCHes of the same ConfigMaps (another name, so that
+they are creates too) from C threads into the same namespaces, before or after kyrec's run (the order alternates by
+round, so that neither side always meets the server warmer; each side's objects are deleted, uncounted, before the
+other side runs and before the next round, and each round's Namespaces after it, so that every run meets a server
+holding the same objects; one round is kyrec first; both clients warm the fresh server up first, uncounted): `raw
+... bare` with the bare ConfigMap, `raw ... kyverno labels` with the body kyrec sends (the eight labels Kyverno's
+generate puts on a downstream, the trigger's uid among them; bench/apply_probe.py captures kyrec's requests and
+shows the server spends 30-45 % more CPU per request on them). It runs in this process: its CPU column is this
+process's CPU clock over the requests alone (no start-up, no imports); bench/apply_write_cpu.py compares the CPU per
+write of the two clients request for request. `--rounds N` runs both N times, kyrec first in even rounds and the raw
+client first in odd ones (a loaded machine makes one run say little; use an even N for a fair comparison;
+the medians over the rounds are printed at the end).
 
 kyrec's package is byte-compiled first (`compileall`, as a wheel install does) and the subprocess runs
 without PYTHONDONTWRITEBYTECODE: an editable install under that variable compiles ~180 modules from source
@@ -38,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -198,6 +200,33 @@ def delete_objects(kubeconfig: Path, namespaces: list[str], names: list[str], co
     return time.perf_counter() - started
 
 
+def delete_namespaces(kubeconfig: Path, namespaces: list[str], concurrency: int) -> float:
+    """Delete `namespaces` (uncounted; seconds taken), each then finalized at once: the test server runs no
+    namespace controller, so a deleted Namespace would stay, Terminating, and kyrec reads every Namespace
+    (round N would meet N rounds' worth of them, and evaluate them all)."""
+    server, headers, pool = admin_pool(kubeconfig, concurrency, "application/json")
+
+    def one(namespace: str) -> int:
+        url = f"{server}/api/v1/namespaces/{namespace}"
+        deleted = int(pool.request("DELETE", url, headers=headers).status)
+        if deleted not in (200, 202):
+            return deleted
+        body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace},
+                           "spec": {"finalizers": []}}).encode()
+        return int(pool.request("PUT", f"{url}/finalize", body=body, headers=headers).status)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as workers:
+        answers = list(workers.map(one, namespaces))
+    if any(status != 200 for status in answers):
+        sys.exit(f"apply_writes: {sum(s != 200 for s in answers)} of {len(answers)} namespace deletes failed")
+    left = [item["metadata"]["name"] for item in json.loads(pool.request(
+        "GET", f"{server}/api/v1/namespaces", headers=headers).data)["items"]]
+    if set(left) & set(namespaces):
+        sys.exit(f"apply_writes: {len(set(left) & set(namespaces))} namespaces still there after their delete")
+    return time.perf_counter() - started
+
+
 def run_kyrec(command: list[str], env: dict[str, str], level: int, again: bool) -> float:
     """Run kyrec's apply (and, when `again`, the same apply once more, which must write nothing), print its
     lines; its wall seconds."""
@@ -266,6 +295,8 @@ def main() -> None:
         seconds, _, _ = raw_run(server.kubeconfig, warm, max(levels), "raw-warm")
         print(f"warm-up (not counted): kyrec apply --dry-run=client, {len(warm)} raw writes in {seconds:.2f} s")
         print(f"{'run':<44}{'wall s':>8}{'CPU s':>7}{'RSS MiB':>9}{'writes/s':>10}   result")
+        # level -> the walls of each round: kyrec, raw bare, raw with kyverno labels
+        walls: dict[int, list[tuple[float, ...]]] = {level: [] for level in levels}
         for round_ in range(args.rounds):
             for level in levels:
                 # a fresh set of triggers per level and round, so that every run is N creates
@@ -309,6 +340,20 @@ def main() -> None:
                     print(f"  (the raw client's objects deleted in {gone:.1f} s, not counted)")
                 for what, seconds in zip(("bare", "kyverno labels"), raw_walls, strict=False):
                     print(f"  kyrec / raw, {what}: {kyrec_wall / seconds:.2f}x", flush=True)
+                walls[level].append((kyrec_wall, *raw_walls))
+                # every round meets the same cluster: the warm-up Namespaces and this round's N, no more
+                gone = delete_namespaces(server.kubeconfig, namespaces, max(levels))
+                print(f"  (this round's {len(namespaces)} namespaces deleted in {gone:.1f} s, not counted)")
+        if args.rounds > 1 and not args.no_raw:
+            # one round says little on a shared machine: the medians, and the median of each round's ratio
+            for level, rows in walls.items():
+                kyrec_walls, bare, labelled = zip(*rows, strict=True)
+                print(f"median of {len(rows)} rounds at {level} in flight: kyrec "
+                      f"{statistics.median(kyrec_walls):.2f} s, raw bare {statistics.median(bare):.2f} s, "
+                      f"raw with kyverno labels "
+                      f"{statistics.median(labelled):.2f} s; kyrec / raw per round, median: bare "
+                      f"{statistics.median(k / b for k, b, _ in rows):.2f}x, kyverno labels "
+                      f"{statistics.median(k / labels for k, _, labels in rows):.2f}x")
     finally:
         server.stop()
         shutil.rmtree(work, ignore_errors=True)
