@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_kyrec.classic.variables import has_markers
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.generating.downstreams import (
     LABEL_MANAGED_BY,
@@ -459,6 +458,10 @@ def _split_pattern(pattern: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
     if "$(" in json.dumps(fields, default=str):
         constant, variable = {}, fields
     else:
+        # here, not at the top: the variables module brings the JMESPath engine, which a run whose
+        # policies have no classic generate rule (one importing ClassicGenerateRule only) never uses
+        from kubectl_kyrec.classic.variables import has_markers
+
         constant = {k: v for k, v in fields.items() if not has_markers(v)}
         variable = {k: v for k, v in fields.items() if k not in constant}
     if len(_SPLITS) > 4096:
