@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Document
@@ -31,6 +30,7 @@ from kubectl_kyrec.model import Document
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.generator_lib import GeneratorSink
+    from kubectl_kyrec.load.policy.deleting import DeletingPolicy
     from kubectl_kyrec.load.registry import Registry
 
 T = TypeVar("T")

@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.generating.downstreams import (
@@ -45,9 +45,12 @@ from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, TriggerOut
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
-from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.model import UNDETERMINED, Result, group_version
+
+if TYPE_CHECKING:
+    # annotations only: the classic model is loaded with the first ClusterPolicy (load/policy/policies.py)
+    from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 
 LABEL_RULE_NAME = "generate.kyverno.io/rule-name"
 LABEL_CLONE_SOURCE = "generate.kyverno.io/clone-source"
