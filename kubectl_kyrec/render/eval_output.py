@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
 from kubectl_kyrec.render import result_entries as entries
-from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
 from kubectl_kyrec.render.fit import write_table as write_fitted
@@ -220,6 +219,9 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results) if handed is None else dict(handed.counts)
     if run.impact is not None:
+        # imported here: only an impact (--base-policy) shows unified diffs
+        from kubectl_kyrec.render import unified_diff as unified
+
         # what the exit code counted (`exitOn`) and whether the change itself fails the run (`introduced`)
         yield "impact", {**run.impact.to_json(unified.unified_diff), "exitOn": exit_on(run),
                          "introduced": run.change_fails}
