@@ -133,10 +133,10 @@ class CiRun:
 
     def document_extra(self) -> dict[str, Any]:
         """The documents' keys after the run's own: `baseline` when one was given."""
-        from kubectl_kyrec.render.baseline_state import baseline_json
-
         if not self.baseline_used:
             return {}
+        from kubectl_kyrec.render.baseline_state import baseline_json
+
         findings = self.findings if isinstance(self.findings, Sequence) else list(self.findings)
         return {"baseline": baseline_json(str(self.options.baseline_path), findings, self.fixed)}
 
