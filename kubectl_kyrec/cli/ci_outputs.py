@@ -14,23 +14,22 @@ import json
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError, OutputError
 from kubectl_kyrec.golang.json import as_go_decodes
 from kubectl_kyrec.model import Source
-from kubectl_kyrec.reconcile.baseline import (
-    BaselineEntry,
-    apply_baseline,
-    baseline_document,
-    parse_baseline,
-)
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
 from kubectl_kyrec.render import github
 from kubectl_kyrec.render.dispatch import Output, OutputFormat
+
+if TYPE_CHECKING:
+    # the baseline logic is imported where --baseline or --write-baseline is read or written, as in
+    # read_baseline: a run with neither never uses it
+    from kubectl_kyrec.reconcile.baseline import BaselineEntry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,6 +79,8 @@ def read_baseline(path: str) -> list[BaselineEntry]:
             doc = yaml.safe_load(text)
         except (yaml.YAMLError, RecursionError):
             raise InputError(f"not JSON: {exc.msg}", Source(path, exc.lineno)) from None
+    from kubectl_kyrec.reconcile.baseline import parse_baseline
+
     return parse_baseline(doc, Source(path))
 
 
@@ -102,6 +103,8 @@ class CiRun:
                 failed_reads: Sequence[FailedRead] = ()) -> CiRun:
         if not options.baseline_path:
             return cls(command, options, findings, failed_reads=failed_reads)
+        from kubectl_kyrec.reconcile.baseline import apply_baseline
+
         entries = read_baseline(options.baseline_path)
         outcome = apply_baseline(findings if isinstance(findings, Sequence) else list(findings), entries, command)
         return cls(command, options, outcome.findings, outcome.fixed,
@@ -130,10 +133,10 @@ class CiRun:
 
     def document_extra(self) -> dict[str, Any]:
         """The documents' keys after the run's own: `baseline` when one was given."""
-        from kubectl_kyrec.render.baseline_state import baseline_json
-
         if not self.baseline_used:
             return {}
+        from kubectl_kyrec.render.baseline_state import baseline_json
+
         findings = self.findings if isinstance(self.findings, Sequence) else list(self.findings)
         return {"baseline": baseline_json(str(self.options.baseline_path), findings, self.fixed)}
 
@@ -189,6 +192,8 @@ class CiRun:
             kept = self.kept
             if not self.baseline_used and os.path.exists(self.options.write_baseline_path):
                 kept = [e for e in read_baseline(self.options.write_baseline_path) if e.command != self.command]
+            from kubectl_kyrec.reconcile.baseline import baseline_document
+
             document = baseline_document(self.findings, keep=kept)
             _write_atomically(self.options.write_baseline_path, json.dumps(document, indent=2) + "\n")
             own = sum(1 for e in document["entries"] if e.get("command") == self.command)

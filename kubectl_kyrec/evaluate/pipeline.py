@@ -697,22 +697,28 @@ def admission_chain(policies: PolicySet, envs: Environments, options: EvalOption
     plugin order (docs/admission.md, "Mutation order"): the in-tree MutatingAdmissionPolicy plugin, then the
     webhooks, Kyverno's in the order of their names (`mpol.*` for MutatingPolicies before `mutate.*` for
     ClusterPolicy/Policy mutate rules). A policy that does not compile is an error at its file:line."""
-    from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
-    from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
     from kubectl_kyrec.k8s.defaulting import default_object
 
     engines: list[MutationEngine] = []
     failed: list[InputError] = []
     # every mutating policy of the run, whatever --policy-name picks: the stored object is the cluster's
-    # admission of it, and the selection narrows the results shown (run_eval), not the object validated
-    admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state])
-    failed.extend(bad)
-    if admission is not None:
-        engines.append(admission)
-    mutating, bad = mutating_engine(policies, envs, options.now)
-    failed.extend(bad)
-    if mutating is not None:
-        engines.append(mutating)
+    # admission of it, and the selection narrows the results shown (run_eval), not the object validated.
+    # Each engine is imported only for a set holding its kind (either is None without one): the mutating
+    # engines and their typed objects are of no use to a run of other kinds
+    if policies.mutating_admission:
+        from kubectl_kyrec.evaluate.mutating_admission.engine import mutating_admission_engine
+
+        admission, bad = mutating_admission_engine(policies, envs, params=[*options.vap_params, *state])
+        failed.extend(bad)
+        if admission is not None:
+            engines.append(admission)
+    if policies.mutating:
+        from kubectl_kyrec.evaluate.mutating.engine import mutating_engine
+
+        mutating, bad = mutating_engine(policies, envs, options.now)
+        failed.extend(bad)
+        if mutating is not None:
+            engines.append(mutating)
     classic = [p for p in policies.classic if any(r.type == "mutate" for r in p.rules)]
     if classic:
         # imported only then: the classic engine takes a tenth of a second to import

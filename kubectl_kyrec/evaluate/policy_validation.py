@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policy.deleting import DeletingPolicy
 from kubectl_kyrec.load.policy.policies import PolicySet
 from kubectl_kyrec.load.run_inputs.sources import Inputs
 from kubectl_kyrec.model import Document
@@ -31,6 +30,7 @@ from kubectl_kyrec.model import Document
 if TYPE_CHECKING:
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.generator_lib import GeneratorSink
+    from kubectl_kyrec.load.policy.deleting import DeletingPolicy
     from kubectl_kyrec.load.registry import Registry
 
 T = TypeVar("T")
@@ -51,7 +51,6 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
     from kubectl_kyrec.cel.environment import Environments
     from kubectl_kyrec.cel.libraries import library_factory
     from kubectl_kyrec.evaluate.exceptions import compile_exceptions
-    from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
     from kubectl_kyrec.evaluate.validating.engine import compile_validating_policy
 
     if policies.validated:
@@ -87,7 +86,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
 
     exc_env, exc_check = envs.get("PolicyException")
     exceptions = kept(policies.exceptions, lambda e: compile_exceptions([e], exc_env, exc_check))
-    generating_envs, _ = generating if generating is not None else generating_environments(context)
+    compile_generating = _generating_compiler(policies, context, generating, exceptions, now)
     out = dataclasses.replace(
         policies, exceptions=exceptions, errors=list(policies.errors), warnings=list(policies.warnings),
         validated=True,
@@ -95,7 +94,7 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
         validating=kept(policies.validating, lambda p: p.mode != "Kubernetes"
                         or compile_validating_policy(p, envs, exceptions, now)),
         admission=kept(policies.admission, lambda p: _compile_admission(p, policies.bindings, envs)),
-        generating=kept(policies.generating, lambda p: compile_generating_policy(p, generating_envs, exceptions, now)),
+        generating=kept(policies.generating, compile_generating),
         image_validating=kept(policies.image_validating, lambda p: p.mode != "Kubernetes"
                               or _compile_image_validating(p, envs, exceptions, now, registry)),
         mutating=kept(policies.mutating, lambda p: _compile_mutating(p, envs, exceptions, now)),
@@ -107,6 +106,19 @@ def validate_policies(policies: PolicySet, now: datetime.datetime, envs: Environ
     out.errors.extend(errors)
     out.warnings.extend(warnings)
     return out
+
+
+def _generating_compiler(policies: PolicySet, context: Any, generating: tuple[Environments, GeneratorSink] | None,
+                         exceptions: Any, now: datetime.datetime) -> Callable[[Any], Any]:
+    """What compiles each GeneratingPolicy of the set, in `generating`'s environments (else in environments of
+    its own, built once here). Without GeneratingPolicies none is built, nor is their engine (its CEL
+    templates and downstreams) imported: an eval of other kinds never uses them."""
+    if not policies.generating:
+        return lambda policy: None
+    from kubectl_kyrec.evaluate.generating.engine import compile_generating_policy, generating_environments
+
+    envs, _ = generating if generating is not None else generating_environments(context)
+    return lambda policy: compile_generating_policy(policy, envs, exceptions, now)
 
 
 # Imported when a set holds such a policy: image verification brings the cosign, notary and X.509 code

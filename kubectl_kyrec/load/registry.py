@@ -19,11 +19,7 @@ import datetime
 import hashlib
 import json
 import re
-import ssl
-import subprocess
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,6 +133,8 @@ def _from_helper(helper: str, host: str, timeout: float) -> str:
     the host (its "credentials not found" answer: anonymous, as go-containerregistry's keychain falls back).
     Anything else is a RegistryError marked `unreachable`: like a registry that did not answer, a helper that
     failed says nothing about the image, so it never reads as an unsigned one."""
+    import subprocess  # here, as urllib.request in _open: only a run given --registry asks a helper
+
     program = f"docker-credential-{helper}"
     server = "https://index.docker.io/v1/" if host == "index.docker.io" else host
     try:
@@ -188,6 +186,11 @@ class Registry:
 
     def _open(self, url: str, accept: str, token: str) -> tuple[bytes, str, str]:
         """GET `url`; `token` is the Authorization header's value ("Bearer ...", "Basic ...") or ""."""
+        # here, not at the top: urllib.request, http.client and ssl are a tenth of eval's imports, and only a
+        # run given --registry calls one
+        import ssl
+        import urllib.request
+
         request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "kubectl-kyrec"})
         if token:
             request.add_header("Authorization", token)
@@ -228,6 +231,9 @@ class Registry:
 
     def get(self, ref: ImageRef, path: str, accept: str) -> tuple[bytes, str, str]:
         """GET /v2/<repository>/<path>: (body, content type, Docker-Content-Digest); RegistryError."""
+        import ssl  # as in _open: the errors of a call only a run given --registry makes
+        import urllib.error
+
         url = f"{self._base(ref.host)}/v2/{ref.repository}/{path}"
         cached = self._cache.get(url)
         if cached is not None:

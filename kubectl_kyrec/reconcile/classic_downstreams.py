@@ -21,7 +21,7 @@ Where classic generate differs from GeneratingPolicies (docs/semantics/classic.m
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.evaluate.classic.generate_objects import (
     LABEL_RULE_NAME,
@@ -36,7 +36,6 @@ from kubectl_kyrec.evaluate.classic.generate_objects import (
 )
 from kubectl_kyrec.evaluate.generating.downstreams import LABEL_POLICY_NAMESPACE, labels_of, owner_of
 from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
-from kubectl_kyrec.load.policy.classic import ClassicPolicy
 from kubectl_kyrec.model import Ref, ref_of
 from kubectl_kyrec.reconcile.downstreams import (
     UNKNOWN_ORPHANING,
@@ -48,6 +47,9 @@ from kubectl_kyrec.reconcile.downstreams import (
     walk_downstreams,
 )
 from kubectl_kyrec.reconcile.normalize import DEFAULT_KYVERNO_MANAGERS
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.policy.classic import ClassicPolicy
 
 CROSS_RULE = ("Kyverno's cleanup selects by policy and trigger without rule-name, so it deletes this "
               "policy's other downstreams of the same kind for the trigger too")
@@ -288,10 +290,15 @@ def _owned(unit: ClassicGenerateRule, obj: Mapping[str, Any], o: TriggerOutcome 
 def cluster_classic_policies(state: Iterable[Any]) -> dict[str, ClassicPolicy]:
     """The ClusterPolicies/Policies a state captured from the cluster holds, by key (unreadable ones left out)."""
     from kubectl_kyrec.errors import InputError
-    from kubectl_kyrec.load.policy.classic import is_classic_policy, parse_classic_policy
+    from kubectl_kyrec.load.policy.vocabulary import CLASSIC_POLICY_KINDS
 
     out: dict[str, ClassicPolicy] = {}
     for doc in state:
+        # the classic model is imported at the first object of a classic kind: a state without one never does
+        if doc.kind not in CLASSIC_POLICY_KINDS:
+            continue
+        from kubectl_kyrec.load.policy.classic import is_classic_policy, parse_classic_policy
+
         if is_classic_policy(doc):
             try:
                 p = parse_classic_policy(doc)

@@ -54,14 +54,13 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_kyrec.evaluate.generating.downstreams import claims_generated, identity, owner_of
 from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.load.run_inputs.secret_digests import digested_like, stored_value
 from kubectl_kyrec.model import Ref, group_version, ref_of
-from kubectl_kyrec.reconcile.causes import Cause
 from kubectl_kyrec.reconcile.diff_pair import DiffPair, DiffText
 from kubectl_kyrec.reconcile.list_read import Read
 from kubectl_kyrec.reconcile.masking import mask_pair
@@ -75,6 +74,10 @@ from kubectl_kyrec.reconcile.normalize import (
     secret_bytes,
     unset_managed_fields,
 )
+
+if TYPE_CHECKING:
+    # a change's cause is found by `diff` (run/diff.py); `apply`, which names none, never imports causes.py
+    from kubectl_kyrec.reconcile.causes import Cause
 
 Identity = tuple[str, str, str, str]
 

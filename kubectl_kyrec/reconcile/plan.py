@@ -30,14 +30,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.model import Ref
-from kubectl_kyrec.reconcile.deletions import DeletionChange, DeletionClass, DeletionDiff
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, DownstreamDiff, Reason
 from kubectl_kyrec.reconcile.list_read import Read
 from kubectl_kyrec.reconcile.reads import ReadRecord
-from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, ReportDiff
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.reconcile.deletions import DeletionChange, DeletionDiff
+    from kubectl_kyrec.reconcile.reports import ReportChange, ReportDiff
 
 KYVERNO_FIELD_MANAGER = "kyverno-generate"
 
@@ -218,6 +220,10 @@ def plan_downstream(change: DownstreamChange, options: PlanOptions) -> PlannedCh
 def plan_deletion(change: DeletionChange, options: PlanOptions) -> PlannedChange:
     """A DeletingPolicy's scheduled deletion, carried out ahead of its schedule only when asked; what kyrec
     cannot tell never."""
+    # here, as ReportClass in plan_report: a plan of downstreams alone (apply of GeneratingPolicies) never
+    # imports the deletion and report domains (their claims, causes and a score of dataclasses)
+    from kubectl_kyrec.reconcile.deletions import DeletionClass
+
     klass, reason, ref = str(change.klass), str(change.reason) if change.reason else None, change.object
     if change.klass is DeletionClass.UNDETERMINED:
         return _skip("deletion", klass, reason, ref, "never deleted: " + (change.message or "kyrec cannot tell"))
@@ -233,6 +239,8 @@ def plan_deletion(change: DeletionChange, options: PlanOptions) -> PlannedChange
 def plan_report(change: ReportChange, options: PlanOptions, *,
                 actual_of: Callable[[Ref], Mapping[str, Any] | None],
                 expected_of: Callable[[Ref], Mapping[str, Any] | None]) -> PlannedChange | None:
+    from kubectl_kyrec.reconcile.reports import ReportClass
+
     klass, reason, ref = change.klass, change.reason, change.report
     if klass is ReportClass.CURRENT or (not change.in_scope and klass is not ReportClass.ORPHAN):
         return None

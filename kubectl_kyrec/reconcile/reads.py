@@ -18,14 +18,16 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.load.run_inputs.kinds import guess_plural
 from kubectl_kyrec.load.run_inputs.sources import strings_in
 from kubectl_kyrec.model import Ref
 from kubectl_kyrec.reconcile.downstreams import DownstreamChange, DownstreamClass, Reason
 from kubectl_kyrec.reconcile.list_read import Read
-from kubectl_kyrec.reconcile.reports import ReportChange, ReportClass, described_kind
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.reconcile.reports import ReportChange
 
 ListedCheck = Callable[[str, str, str], "bool | None"]
 """(apiVersion, kind, namespace) -> listed (True), known unreadable (False), no record (None)."""
@@ -186,6 +188,10 @@ def report_reads(change: ReportChange, actual: Mapping[str, Any] | None, *, poli
         # kind's picture is partial, but no record of it says nothing
         reads.append(Read(subject.api_version, subject.kind, subject.namespace, soft=True))
     elif change.reason == "subject-gone" and actual is not None:
+        # here, as ReportClass in hold_unread_report: the report domain is not imported by a run without
+        # it (apply of GeneratingPolicies reads the downstreams' reads alone)
+        from kubectl_kyrec.reconcile.reports import described_kind
+
         described = described_kind(actual)
         if described is not None:
             reads.append(Read(described[0], described[1], report.namespace))
@@ -196,6 +202,8 @@ def report_reads(change: ReportChange, actual: Mapping[str, Any] | None, *, poli
 def hold_unread_report(change: ReportChange, depends_on: tuple[Read, ...], record: ReadRecord) -> ReportChange:
     """As `hold_unread`, for a report finding; an orphan already `subject-unknown` (its kind never listed)
     stays so."""
+    from kubectl_kyrec.reconcile.reports import ReportClass
+
     change = dataclasses.replace(change, depends_on=depends_on)
     unread = record.unread(depends_on)
     if unread is None or (change.reason == "subject-unknown" and unread.listed is None):

@@ -14,7 +14,6 @@ from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
 from kubectl_kyrec.model import EvalError, Ref
 from kubectl_kyrec.reconcile.deletions import DeletionDiff, empty_summary
 from kubectl_kyrec.reconcile.downstreams import DownstreamClass, DownstreamDiff
-from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.reconcile.reports import ReportClass, ReportDiff
 from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import error_entries
@@ -195,12 +194,6 @@ def diff_parts(downstreams: DownstreamDiff | None, reports: ReportDiff | None, e
 
 
 # ---- `eval`: the downstreams the policies generate ---------------------------------------------------------
-
-def downstreams_json(generated: GeneratingOutcome) -> list[dict[str, Any]]:
-    """`eval`'s `downstreams`: {policy, trigger, object}, objects masked (no Secret value, no last-applied)."""
-    return [{"policy": o.policy.key, "trigger": o.trigger.ref.to_json(), "object": mask_object(obj)}
-            for o, obj in generated.downstreams]
-
 
 def _object_display(obj: dict[str, Any]) -> str:
     meta = obj.get("metadata") or {}

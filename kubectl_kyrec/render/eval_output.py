@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, TextIO
 
 from kubectl_kyrec.load.policy.policies import policy_labels
 from kubectl_kyrec.model import UNDETERMINED, Result, Source
+from kubectl_kyrec.reconcile.masking import mask_object
 from kubectl_kyrec.render import result_entries as entries
-from kubectl_kyrec.render import unified_diff as unified
 from kubectl_kyrec.render.envelope import error_entries
 from kubectl_kyrec.render.fit import ID, REF, TEXT, Column
 from kubectl_kyrec.render.fit import write_table as write_fitted
@@ -191,11 +191,17 @@ def summary(results: Iterable[Result]) -> dict[str, int]:
     return counts
 
 
+def downstreams_json(generated: GeneratingOutcome) -> list[dict[str, Any]]:
+    """`eval`'s `downstreams`: {policy, trigger, object}, objects masked (no Secret value, no last-applied).
+    Here, not beside diff's renderers: every `-o json|yaml` writes the key, and diff_output's import (the
+    report, deletion and cause domains) is of no use to an eval that generates nothing."""
+    return [{"policy": o.policy.key, "trigger": o.trigger.ref.to_json(), "object": mask_object(obj)}
+            for o, obj in generated.downstreams]
+
+
 def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
     """The EvalResult document's keys after the envelope, in contract order; the results are made as they
     are written, so `summary` is counted from them apart. `baseline`: render/baseline_state.py's key."""
-    from kubectl_kyrec.render.diff_output import downstreams_json
-
     results = run.results
     handed = run.handed
     # a subject's ref and the locations are shared by many results (_ResultsJson), never changed
@@ -220,6 +226,9 @@ def eval_parts(run: EvalView, baseline: dict[str, Any] | None = None) -> Iterato
     yield "notices", list(dict.fromkeys(run.notices))      # each once, as on stderr (cli emit_notices)
     yield "summary", summary(results) if handed is None else dict(handed.counts)
     if run.impact is not None:
+        # imported here: only an impact (--base-policy) shows unified diffs
+        from kubectl_kyrec.render import unified_diff as unified
+
         # what the exit code counted (`exitOn`) and whether the change itself fails the run (`introduced`)
         yield "impact", {**run.impact.to_json(unified.unified_diff), "exitOn": exit_on(run),
                          "introduced": run.change_fails}

@@ -68,8 +68,12 @@ def generate_for_inputs(inputs: Inputs, policies: PolicySet | None = None, *, no
 def _generate(inputs: Inputs, policies: PolicySet, triggers: Sequence[Document], *, now: datetime.datetime,
               selection: Selection, keep: Callable[[Subject], bool], recorder: Trace | None = None
               ) -> GeneratingOutcome:
-    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, run_generating
     from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome
+
+    if not policies.generating and not policies.classic:
+        # nothing generates: the engine (its CEL templates and downstreams) is not even imported
+        return GeneratingOutcome()
+    from kubectl_kyrec.evaluate.generating.engine import GenerateOptions, run_generating
     from kubectl_kyrec.run.providers import environments_for, state_lookups
 
     values = inputs.values

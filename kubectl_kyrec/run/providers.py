@@ -86,7 +86,10 @@ def validated_for_run(inputs: Inputs, now: datetime.datetime, registry: Any = No
         # `image.GetMetadata` answers from the registry too (what the context file does not hold), as a
         # cluster's Kyverno does; the run's one provider, so every stage after this one sees it
         run_envs.provider.registry = registry
-    return validated_inputs(inputs, now, run_envs.envs, run_envs.generating, registry), run_envs
+    # the generating environments only for GeneratingPolicies to compile in: built (and their engine imported)
+    # when first asked, which a run without one never does
+    generating = run_envs.generating if inputs.policies.generating else None
+    return validated_inputs(inputs, now, run_envs.envs, generating, registry), run_envs
 
 
 def _build_provider(inputs: Inputs, extra_objects: list[dict[str, Any]] | None,

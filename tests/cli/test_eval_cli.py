@@ -154,6 +154,32 @@ def test_help_and_version_do_not_load_the_engine_or_the_client() -> None:
     assert "kubectl-kyrec" in out or "Usage" in out
 
 
+# what an eval of ValidatingPolicies alone has no use for, imported only by a run that needs it: the
+# GeneratingPolicy and mutating engines, the other kinds' models, the baseline logic, and an HTTP client (the
+# registry's, for --registry only)
+NOT_FOR_VALIDATING = ("kubectl_kyrec.evaluate.generating.engine", "kubectl_kyrec.evaluate.mutating.engine",
+                      "kubectl_kyrec.evaluate.mutating_admission.engine", "kubectl_kyrec.load.policy.mutating",
+                      "kubectl_kyrec.load.policy.classic", "kubectl_kyrec.load.policy.image_validating",
+                      "kubectl_kyrec.load.policy.deleting", "kubectl_kyrec.reconcile.baseline", "http.client", "ssl")
+
+
+def _imported_by_eval(*args: str) -> set[str]:
+    probe = ("import sys\nfrom kubectl_kyrec.cli.main import cli\n"
+             "try:\n    cli(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+             f"sys.stderr.write('IMPORTED ' + ','.join(m for m in {NOT_FOR_VALIDATING!r} if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe, "eval", *args, "-o", "json"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert "IMPORTED " in done.stderr, done.stderr
+    return set(filter(None, done.stderr.rsplit("IMPORTED ", 1)[-1].strip().split(",")))
+
+
+def test_eval_of_validating_policies_imports_no_other_kind_nor_http_client() -> None:
+    assert _imported_by_eval("-p", POLICIES, "-r", RESOURCES) == set()
+    # the control: a MutatingPolicy is read with its model and run by its engine in the admission chain
+    imported = _imported_by_eval("-p", POLICIES, "-p", str(EXAMPLES / "admission"), "-r", RESOURCES)
+    assert {"kubectl_kyrec.load.policy.mutating", "kubectl_kyrec.evaluate.mutating.engine"} <= imported
+
+
 def test_static_completions_match_the_command() -> None:
     for shell in ("bash", "zsh", "fish"):
         code, out, _ = run("completion", shell)

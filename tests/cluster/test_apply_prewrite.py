@@ -234,3 +234,23 @@ def test_apply_makes_no_update_request_read(with_update_requests: ApiServer, tmp
     configmaps = with_update_requests.catalogue.by_kind("v1", "ConfigMap")
     assert configmaps is not None
     assert with_update_requests.store.get(configmaps, "v1", "team-a", "base")["data"] == {"a": "1"}
+
+
+# what a run of GeneratingPolicies alone has no use for, imported only where a run needs it: the classic model
+# and engine (JMESPath), the other kinds' models, the report and deletion domains, the causes (apply names
+# none), the template engine (a GeneratingPolicy with a template) and the admission chain (an evaluation error)
+NOT_FOR_GENERATING = ("kubectl_kyrec.load.policy.classic", "kubectl_kyrec.classic.variables", "jmespath",
+                      "kubectl_kyrec.load.policy.mutating", "kubectl_kyrec.load.policy.image_validating",
+                      "kubectl_kyrec.load.policy.deleting", "kubectl_kyrec.reconcile.reports",
+                      "kubectl_kyrec.reconcile.claims", "kubectl_kyrec.reconcile.deletions",
+                      "kubectl_kyrec.reconcile.causes", "kubectl_kyrec.cel.template",
+                      "kubectl_kyrec.evaluate.admission_chain")
+CLASSIC_GENERATE = ROOT / "testdata" / "examples" / "legacy" / "add-networkpolicy.yaml"
+
+
+def test_apply_of_generating_policies_imports_no_other_kind_nor_domain(cluster: ApiServer, tmp_path: Path) -> None:
+    imported, output = _imported(tmp_path, POLICY, modules=NOT_FOR_GENERATING)
+    assert "plan: 2 write(s)" in output and imported == set(), output
+    # the control: a ClusterPolicy's generate rule is read with the classic model and run by its engine
+    imported, output = _imported(tmp_path, POLICY, str(CLASSIC_GENERATE), modules=NOT_FOR_GENERATING)
+    assert {"kubectl_kyrec.load.policy.classic", "kubectl_kyrec.classic.variables", "jmespath"} <= imported, output

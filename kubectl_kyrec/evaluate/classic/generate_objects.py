@@ -23,9 +23,8 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_kyrec.classic.variables import has_markers
 from kubectl_kyrec.errors import EngineError
 from kubectl_kyrec.evaluate.generating.downstreams import (
     LABEL_MANAGED_BY,
@@ -46,9 +45,12 @@ from kubectl_kyrec.evaluate.generating.outcomes import UNREAD_LOOKUP, TriggerOut
 from kubectl_kyrec.evaluate.subjects import SubjectContext
 from kubectl_kyrec.evaluate.validating.engine import make_result
 from kubectl_kyrec.k8s.labels import SelectorError, matches_selector
-from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 from kubectl_kyrec.load.policy.generating import GeneratingPolicy
 from kubectl_kyrec.model import UNDETERMINED, Result, group_version
+
+if TYPE_CHECKING:
+    # annotations only: the classic model is loaded with the first ClusterPolicy (load/policy/policies.py)
+    from kubectl_kyrec.load.policy.classic import ClassicPolicy, ClassicRule
 
 LABEL_RULE_NAME = "generate.kyverno.io/rule-name"
 LABEL_CLONE_SOURCE = "generate.kyverno.io/clone-source"
@@ -459,6 +461,10 @@ def _split_pattern(pattern: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
     if "$(" in json.dumps(fields, default=str):
         constant, variable = {}, fields
     else:
+        # here, not at the top: the variables module brings the JMESPath engine, which a run whose
+        # policies have no classic generate rule (one importing ClassicGenerateRule only) never uses
+        from kubectl_kyrec.classic.variables import has_markers
+
         constant = {k: v for k, v in fields.items() if not has_markers(v)}
         variable = {k: v for k, v in fields.items() if k not in constant}
     if len(_SPLITS) > 4096:

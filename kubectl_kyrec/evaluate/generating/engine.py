@@ -20,7 +20,7 @@ import datetime
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl, variable_references
 from kubectl_kyrec.cel.context import LibraryContext
@@ -34,9 +34,7 @@ from kubectl_kyrec.cel.generator_lib import (
     generator_extra,
 )
 from kubectl_kyrec.cel.libraries import library_factory
-from kubectl_kyrec.cel.template import Template, TemplateError, compile_template, extract_expressions
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
 from kubectl_kyrec.evaluate.exceptions import CompiledException, applicable, compile_exceptions, conditions_hold
 from kubectl_kyrec.evaluate.explain import (
     ERROR,
@@ -63,6 +61,9 @@ from kubectl_kyrec.load.policy.vocabulary import REPORT_SOURCE
 from kubectl_kyrec.load.run_inputs.selection import Selection
 from kubectl_kyrec.model import UNDETERMINED, Document, EvalError, Notice, Result, Subject
 from kubectl_kyrec.recording import Step, Trace
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.cel.template import Template
 
 # `request.userInfo`, `request.?userInfo`, `request["userInfo"]`
 _USER_INFO = re.compile(r"\brequest\s*(?:\.\s*\??\s*userInfo\b|\[\s*['\"]userInfo['\"]\s*\])")
@@ -145,6 +146,8 @@ def compile_generating_policy(policy: GeneratingPolicy, envs: Environments,
                 gen.expression, f"{gen.path}.expression", ("bool",))))
             continue
         path = f"{gen.path}.template.value"
+        # the template engine is imported for a policy with a template: most generate with an expression
+        from kubectl_kyrec.cel.template import TemplateError, compile_template, extract_expressions
 
         def compile_placeholder(expression: str, line: int, path: str = path) -> Program:
             return compiler.compile(expression, f"{path}: line {line}: placeholder {expression!r}")
@@ -242,6 +245,8 @@ class _Collector:
 def _apply_template(cp: CompiledGeneratingPolicy, template: Template, activation: Activation,
                     collect: _Collector) -> str | None:
     """compiler/policy.go applyTemplate: render, group by rendered namespace, generate per group."""
+    from kubectl_kyrec.cel.template import TemplateError
+
     try:
         resources = template.render(activation)
     except TemplateError as exc:
@@ -314,7 +319,10 @@ def evaluate_trigger(cp: CompiledGeneratingPolicy, ctx: SubjectContext, sink: Ge
 
     def failed(where: str, error: str) -> TriggerOutcome:
         # an error only a registry, or a read of the cluster kyrec lacks, could have avoided is no error of the
-        # policy: the answer is not known; the message starts with the reason, which names the status
+        # policy: the answer is not known; the message starts with the reason, which names the status.
+        # Imported here, on an error only: the admission chain's module is of no other use to generating
+        from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
+
         reason = undetermined_reason(where, error)
         if reason is not None:
             return outcome(TriggerStatus(reason.partition(":")[0]), reason,

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from kubectl_kyrec.cel.compiler import PolicyCompiler, VariableDecl
 from kubectl_kyrec.cel.engine import Activation, Environment, Program, first_not_true
 from kubectl_kyrec.cel.environment import Environments
-from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
 from kubectl_kyrec.evaluate.autogen import CONTROLLERS, Variant, variants
 from kubectl_kyrec.evaluate.exceptions import (
     CompiledException,
@@ -402,6 +401,10 @@ def _undetermined(cp: CompiledValidatingPolicy, ctx: SubjectContext, where: str,
     offline where a cluster would read the registry: eval, test --strict), as the ImageValidatingPolicy
     engine says of its validations, or from a lookup the state read from a cluster cannot answer
     (read-failed, kind-not-captured); None for any other error, which stays Kyverno's."""
+    # imported on an error only, as below: the GeneratingPolicy engine imports this module for make_result,
+    # and the admission chain's module is of no other use to it
+    from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
+
     reason = undetermined_reason(where, error)
     return None if reason is None else _result(cp, ctx, "", UNDETERMINED, reason)
 
@@ -478,6 +481,8 @@ def evaluate_variant(cp: CompiledValidatingPolicy, cv: CompiledVariant, ctx: Sub
             # undetermined (needs-registry, an unread lookup), else an error: what _undetermined and _result
             # would make, made directly (a failed validation's error is met on every subject where a policy
             # reads what is not there)
+            from kubectl_kyrec.evaluate.admission_chain import undetermined_reason
+
             reason = undetermined_reason(f"validation {index}", outcome.error)
             if reason is not None:
                 status, message, props = UNDETERMINED, reason, fixed.process_only

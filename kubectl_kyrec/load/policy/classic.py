@@ -16,15 +16,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policy.vocabulary import CLASSIC_REPORT_SOURCE, PolicyMeta, _Reader
+from kubectl_kyrec.load.policy.vocabulary import (
+    CLASSIC_EXCEPTION_VERSIONS,
+    CLASSIC_GROUP,
+    CLASSIC_POLICY_KINDS,
+    CLASSIC_POLICY_VERSIONS,
+    CLASSIC_REPORT_SOURCE,
+    PolicyMeta,
+    _Reader,
+)
 from kubectl_kyrec.load.schema import REQUIRED, policy_label, type_message, unsupported_message
 from kubectl_kyrec.load.schema.validate import shown, unknown_message
 from kubectl_kyrec.model import Document, Obj
 
-CLASSIC_GROUP = "kyverno.io"
-POLICY_KINDS = ("ClusterPolicy", "Policy")
-POLICY_VERSIONS = ("v1", "v2beta1")
-EXCEPTION_VERSIONS = ("v2", "v2beta1")
 REPORT_SOURCE = CLASSIC_REPORT_SOURCE
 
 # the rule types a rule may have exactly one of (kk: api/kyverno/v1 rule_types.go)
@@ -201,7 +205,7 @@ def _check_description(r: _Reader, value: Any, path: str) -> None:
 
 
 def parse_classic_policy(doc: Document) -> ClassicPolicy:
-    _check_version(doc, POLICY_VERSIONS)
+    _check_version(doc, CLASSIC_POLICY_VERSIONS)
     r = _Reader(doc)
     meta = r.meta()
     if doc.kind == "Policy" and not meta.namespace:
@@ -298,7 +302,7 @@ def _check_pss_exclusion(r: _Reader, entry: Mapping[str, Any], path: str, level:
 
 
 def parse_classic_exception(doc: Document) -> ClassicException:
-    _check_version(doc, EXCEPTION_VERSIONS)
+    _check_version(doc, CLASSIC_EXCEPTION_VERSIONS)
     r = _Reader(doc)
     meta = r.meta()
     if not meta.namespace:
@@ -337,7 +341,7 @@ def _check_no_user_info(r: _Reader, match: Mapping[str, Any] | None, path: str) 
 
 
 def is_classic_policy(doc: Document) -> bool:
-    return doc.api_version.startswith(CLASSIC_GROUP + "/") and doc.kind in POLICY_KINDS
+    return doc.api_version.startswith(CLASSIC_GROUP + "/") and doc.kind in CLASSIC_POLICY_KINDS
 
 
 def is_classic_exception(doc: Document) -> bool:

@@ -27,9 +27,6 @@ from kubectl_kyrec.load.policy.vocabulary import (
 )
 from kubectl_kyrec.model import Document, Obj
 
-MUTATING_KINDS = ("MutatingPolicy", "NamespacedMutatingPolicy")
-MAP_KIND = "MutatingAdmissionPolicy"
-MAP_BINDING_KIND = "MutatingAdmissionPolicyBinding"
 MAP_GROUP = VAP_GROUP
 PATCH_TYPES = ("ApplyConfiguration", "JSONPatch")
 REINVOCATION_POLICIES = ("Never", "IfNeeded")

@@ -11,17 +11,14 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.load.policy import classic as classic
-from kubectl_kyrec.load.policy import mutating as mutating
-from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy
-from kubectl_kyrec.load.policy.deleting import DeletingPolicy, parse_deleting_policy
-from kubectl_kyrec.load.policy.generating import GeneratingPolicy, parse_generating_policy
-from kubectl_kyrec.load.policy.image_validating import ImageValidatingPolicy, parse_image_validating_policy
-from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, MutatingAdmissionPolicy, MutatingPolicy
 from kubectl_kyrec.load.policy.vocabulary import (
+    CLASSIC_EXCEPTION_VERSIONS,
+    CLASSIC_GROUP,
+    CLASSIC_POLICY_KINDS,
+    CLASSIC_POLICY_VERSIONS,
     CLASSIC_REPORT_SOURCE,
     DELETING_KINDS,
     EVALUATION_MODES,
@@ -30,6 +27,9 @@ from kubectl_kyrec.load.policy.vocabulary import (
     IMAGE_VALIDATING_KINDS,
     KYVERNO_GROUP,
     KYVERNO_VERSIONS,
+    MAP_BINDING_KIND,
+    MAP_KIND,
+    MUTATING_KINDS,
     NAMESPACED_ONLY_V1BETA1,
     REPORT_SOURCE,
     VALIDATING_KINDS,
@@ -51,6 +51,13 @@ from kubectl_kyrec.load.policy.vocabulary import (
 )
 from kubectl_kyrec.load.schema import REQUIRED, SchemaCheck
 from kubectl_kyrec.model import Document, Notice, Obj, Source
+
+if TYPE_CHECKING:
+    from kubectl_kyrec.load.policy.classic import ClassicException, ClassicPolicy
+    from kubectl_kyrec.load.policy.deleting import DeletingPolicy
+    from kubectl_kyrec.load.policy.generating import GeneratingPolicy
+    from kubectl_kyrec.load.policy.image_validating import ImageValidatingPolicy
+    from kubectl_kyrec.load.policy.mutating import MutatingAdmissionBinding, MutatingAdmissionPolicy, MutatingPolicy
 
 
 def result_policy_kind(source: str, policy: str) -> str:
@@ -442,27 +449,45 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
             if refused:
                 out.errors.extend(refused)
                 continue
+        # each kind's module (its dataclasses: ~1 ms each to create) is imported for the first document of
+        # that kind: a run of GeneratingPolicies never imports the classic, mutating or image models
         try:
             if group == KYVERNO_GROUP and doc.kind in VALIDATING_KINDS:
                 out.validating.append(parse_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in GENERATING_KINDS:
+                from kubectl_kyrec.load.policy.generating import parse_generating_policy
+
                 out.generating.append(parse_generating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in IMAGE_VALIDATING_KINDS:
+                from kubectl_kyrec.load.policy.image_validating import parse_image_validating_policy
+
                 out.image_validating.append(parse_image_validating_policy(doc))
             elif group == KYVERNO_GROUP and doc.kind in DELETING_KINDS:
+                from kubectl_kyrec.load.policy.deleting import parse_deleting_policy
+
                 out.deleting.append(parse_deleting_policy(doc))
-            elif group == KYVERNO_GROUP and doc.kind in mutating.MUTATING_KINDS:
-                out.mutating.append(mutating.parse_mutating_policy(doc))
-            elif group == VAP_GROUP and doc.kind == mutating.MAP_KIND:
-                out.mutating_admission.append(mutating.parse_mutating_admission_policy(doc))
-            elif group == VAP_GROUP and doc.kind == mutating.MAP_BINDING_KIND:
-                out.mutating_bindings.append(mutating.parse_mutating_binding(doc))
+            elif (group, doc.kind) in MUTATING_POLICY_KINDS:
+                from kubectl_kyrec.load.policy import mutating
+
+                if group == KYVERNO_GROUP and doc.kind in MUTATING_KINDS:
+                    out.mutating.append(mutating.parse_mutating_policy(doc))
+                elif group == VAP_GROUP and doc.kind == MAP_KIND:
+                    out.mutating_admission.append(mutating.parse_mutating_admission_policy(doc))
+                elif group == VAP_GROUP and doc.kind == MAP_BINDING_KIND:
+                    out.mutating_bindings.append(mutating.parse_mutating_binding(doc))
+                else:
+                    out.others.append(doc)
             elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
                 out.exceptions.append(parse_exception(doc))
-            elif classic.is_classic_policy(doc):
-                out.classic.append(classic.parse_classic_policy(doc))
-            elif classic.is_classic_exception(doc):
-                out.classic_exceptions.append(classic.parse_classic_exception(doc))
+            elif group == CLASSIC_GROUP and (doc.kind in CLASSIC_POLICY_KINDS or doc.kind == "PolicyException"):
+                from kubectl_kyrec.load.policy import classic
+
+                if classic.is_classic_policy(doc):
+                    out.classic.append(classic.parse_classic_policy(doc))
+                elif classic.is_classic_exception(doc):
+                    out.classic_exceptions.append(classic.parse_classic_exception(doc))
+                else:
+                    out.others.append(doc)
             elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicy":
                 out.admission.append(parse_admission_policy(doc))
             elif group == VAP_GROUP and doc.kind == "ValidatingAdmissionPolicyBinding":
@@ -479,18 +504,18 @@ def policy_apis() -> dict[str, tuple[str, ...]]:
     checks accept them: one table for `version`, the top-level help and the test that holds them to
     `classify`. Exceptions and bindings are read with their policies."""
     cel_kinds = (*VALIDATING_KINDS, *GENERATING_KINDS, *IMAGE_VALIDATING_KINDS, *DELETING_KINDS,
-                 *mutating.MUTATING_KINDS, "PolicyException")
+                 *MUTATING_KINDS, "PolicyException")
     apis: dict[str, list[str]] = {}
     for version in reversed(KYVERNO_VERSIONS):    # newest first
         apis[f"{KYVERNO_GROUP}/{version}"] = [
             k for k in cel_kinds if version in ("v1beta1", "v1") or k not in NAMESPACED_ONLY_V1BETA1]
     for version in VAP_VERSIONS:
         apis[f"{VAP_GROUP}/{version}"] = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-                                          mutating.MAP_KIND, mutating.MAP_BINDING_KIND]
-    for version in classic.POLICY_VERSIONS:
-        apis.setdefault(f"{classic.CLASSIC_GROUP}/{version}", []).extend(classic.POLICY_KINDS)
-    for version in classic.EXCEPTION_VERSIONS:
-        apis.setdefault(f"{classic.CLASSIC_GROUP}/{version}", []).append("PolicyException")
+                                          MAP_KIND, MAP_BINDING_KIND]
+    for version in CLASSIC_POLICY_VERSIONS:
+        apis.setdefault(f"{CLASSIC_GROUP}/{version}", []).extend(CLASSIC_POLICY_KINDS)
+    for version in CLASSIC_EXCEPTION_VERSIONS:
+        apis.setdefault(f"{CLASSIC_GROUP}/{version}", []).append("PolicyException")
     return {api: tuple(kinds) for api, kinds in apis.items()}
 
 

@@ -35,6 +35,16 @@ DELETING_KINDS = ("DeletingPolicy", "NamespacedDeletingPolicy")
 VAP_GROUP = "admissionregistration.k8s.io"
 POLICY_GROUPS = (KYVERNO_GROUP, "kyverno.io")
 VAP_VERSIONS = ("v1", "v1beta1", "v1alpha1")
+# the mutating kinds (load/policy/mutating.py) and the classic ones (load/policy/classic.py) are named here
+# with the others: `classify` and the table of what kyrec reads (policies.py policy_apis, behind the
+# top-level help) import neither model for a run that holds none of them
+MUTATING_KINDS = ("MutatingPolicy", "NamespacedMutatingPolicy")
+MAP_KIND = "MutatingAdmissionPolicy"
+MAP_BINDING_KIND = "MutatingAdmissionPolicyBinding"
+CLASSIC_GROUP = "kyverno.io"
+CLASSIC_POLICY_KINDS = ("ClusterPolicy", "Policy")
+CLASSIC_POLICY_VERSIONS = ("v1", "v2beta1")
+CLASSIC_EXCEPTION_VERSIONS = ("v2", "v2beta1")
 
 # Report `source` per policy kind (docs/semantics/reports.md#report-objects).
 REPORT_SOURCE = {
