@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import click
 
 from kubectl_kyrec.errors import ExitCode, FailedRead, InputError, OutputError
-from kubectl_kyrec.golang.json import as_go_decodes
+from kubectl_kyrec.golang import json as go_json
 from kubectl_kyrec.model import Source
 from kubectl_kyrec.reconcile.findings import Finding
 from kubectl_kyrec.reconcile.findings import summary as count_findings
@@ -69,7 +69,7 @@ def read_baseline(path: str) -> list[BaselineEntry]:
     except InputError as exc:
         raise InputError(f"cannot read baseline: {exc.message.removeprefix('cannot read: ')}", Source(path)) from None
     try:
-        doc = as_go_decodes(json.loads(text), text)
+        doc = go_json.loads(text)
     except RecursionError:
         raise InputError("not a kyrec baseline: nested too deeply", Source(path, 1)) from None
     except json.JSONDecodeError as exc:

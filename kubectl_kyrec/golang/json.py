@@ -254,6 +254,12 @@ def _go_strings(value: Any) -> Any:
     return value
 
 
+def loads(text: str) -> Any:
+    """`json.loads` of an input document (Python's numbers, as every input keeps them), its strings as Go's
+    decoder holds them (`as_go_decodes`); the json module's errors."""
+    return as_go_decodes(json.loads(text), text)
+
+
 def unmarshal(text: str) -> Any:
     """`json.Unmarshal(text, &any)`: objects, arrays, strings, bools, null and float64 numbers."""
     try:

@@ -7,14 +7,13 @@ A YAML file may hold several documents, each a payload named `<file>#<n>` after 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
 from kubectl_kyrec.errors import InputError
-from kubectl_kyrec.golang.json import as_go_decodes
+from kubectl_kyrec.golang import json as go_json
 from kubectl_kyrec.model import Obj, Source
 
 
@@ -35,7 +34,7 @@ def load_payloads(path: str, name: str) -> list[Payload]:
         raise InputError(f"cannot read JSON payload: {exc.strerror or exc}", Source(path, 0)) from None
     values: list[Any]
     try:
-        values = [as_go_decodes(json.loads(text), text)]
+        values = [go_json.loads(text)]
     except ValueError:
         try:
             values = [v for v in yaml.safe_load_all(text) if v is not None]

@@ -15,14 +15,13 @@ server served.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol, cast
 
 from kubectl_kyrec.errors import FailedRead, InputError
-from kubectl_kyrec.golang.json import as_go_decodes
+from kubectl_kyrec.golang import json as go_json
 from kubectl_kyrec.load.documents import iter_objects
 from kubectl_kyrec.load.files import expand_paths, read_text
 from kubectl_kyrec.load.gc_pause import gc_paused
@@ -188,7 +187,7 @@ def _recorded_failure(kind: ListedKind, entry: dict[str, Any]) -> FailedRead:
 def _entries(key: str, text: Any, where: Source) -> list[dict[str, Any]]:
     """A record annotation's entries: a JSON array of {apiVersion, kind, namespace} (namespace optional)."""
     try:
-        entries = as_go_decodes(json.loads(text), text) if isinstance(text, str) else None
+        entries = go_json.loads(text) if isinstance(text, str) else None
     except ValueError:
         entries = None
     if not isinstance(entries, list) or not all(
