@@ -4,9 +4,13 @@ client over HTTP (typed APIs where the client's models must accept the answer, r
 from __future__ import annotations
 
 import json
+import socket
+import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -383,3 +387,20 @@ def test_request_log_records_every_request(api: ApiServer, tmp_path: Path) -> No
                                                                 {"limit": "10", "labelSelector": "a=b"})
     assert patch.headers["content-type"] == APPLY and patch.status == 201 and patch.is_write
     assert patch.json_body()["metadata"]["name"] == "a"
+
+
+def test_a_client_that_hangs_up_prints_no_traceback(api: ApiServer, capfd: pytest.CaptureFixture[str]) -> None:
+    """A reset from the client side (an interrupted apply, a client timeout) is not the double's error: no
+    socketserver traceback on stderr among the test's own output; the double goes on answering."""
+    where = urlsplit(api.url)
+    for _ in range(3):
+        sock = socket.create_connection((where.hostname, where.port))
+        sock.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n")    # headers never finished
+        # linger 0: close() sends a reset, not a FIN, so the handler's read fails with ConnectionResetError
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    time.sleep(0.3)     # the handler threads meet the resets
+    assert "Traceback" not in capfd.readouterr().err
+    with socket.create_connection((where.hostname, where.port)) as sock:
+        sock.sendall(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert sock.recv(64).startswith(b"HTTP/1.")
