@@ -16,15 +16,16 @@ def namespace_objects(docs: Sequence[Document], labels: Mapping[str, Mapping[str
     built_from: dict[str, Any] = {}
     for doc in docs:
         if doc.kind == "Namespace" and doc.api_version == "v1":
-            if built_from.get(doc.name) is doc.obj:
+            name = doc.name     # read once, not four times (a property that reads the metadata each time)
+            if built_from.get(name) is doc.obj:
                 # the same object given again (a trigger read from the state, also in it): it would be built
                 # the same (3,000 live Namespaces were built twice before apply's first write)
                 continue
-            built_from[doc.name] = doc.obj
+            built_from[name] = doc.obj
             meta = dict(doc.obj.get("metadata") or {})
             # the API server labels every namespace with its name; manifests often lack it
-            meta["labels"] = {"kubernetes.io/metadata.name": doc.name, **(meta.get("labels") or {})}
-            out[doc.name] = {**doc.obj, "metadata": meta}
+            meta["labels"] = {"kubernetes.io/metadata.name": name, **(meta.get("labels") or {})}
+            out[name] = {**doc.obj, "metadata": meta}
     for name, extra in labels.items():
         base = out.get(name) or default_namespace(name)
         meta = dict(base.get("metadata") or {})

@@ -257,3 +257,20 @@ def test_audit_annotations_become_properties() -> None:
                   "  generate:\n  - expression: 'true'\n")
     out = only(evaluate(docs(text), NS))
     assert out.result.properties["team"] == "gold" and "generated-resources" not in out.result.properties
+
+
+def test_only_a_namespaced_trigger_has_its_namespace_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """namespaceObject is a namespaced trigger's: its Namespace as the state holds it (labels included); with
+    every trigger cluster-scoped (3,000 live Namespaces before apply's first write) none is built."""
+    from kubectl_kyrec.evaluate.generating import engine
+
+    body = ("  generate:\n  - expression: >-\n      generator.apply(object.metadata.namespace, [{\"apiVersion\": "
+            "dyn(\"v1\"), \"kind\": dyn(\"ConfigMap\"), \"metadata\": dyn({\"name\": \"cm\"}), \"data\": "
+            "dyn({\"tier\": namespaceObject.metadata.labels.tier, \"named\": "
+            "namespaceObject.metadata.labels[\"kubernetes.io/metadata.name\"]})}])\n")
+    cm = docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, namespace: team-a, uid: c}\n")
+    out = only(evaluate(docs(policy(body, resources="configmaps")), cm, NS))
+    assert out.objects[0]["data"] == {"tier": "gold", "named": "team-a"}
+    monkeypatch.setattr(engine, "namespace_objects", lambda *a: pytest.fail("built for cluster-scoped triggers"))
+    plain = f"  generate:\n  - expression: 'generator.apply(object.metadata.name, [{CM}])'\n"
+    assert only(evaluate(docs(policy(plain)), NS, NS)).status is TriggerStatus.GENERATED

@@ -564,7 +564,10 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
             uid_from[(d.api_version, d.kind, d.namespace, d.name)] = text
     subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
     out.notices.extend(subject_set.notices)
-    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
+    # a namespaced trigger's Namespace (its namespaceObject, _contexts) is the only one read: none is built when every
+    # trigger is cluster-scoped (3,000 live Namespaces triggering were each copied with their labels for nothing)
+    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels) \
+        if any(s.namespaced for s in subject_set.subjects) else {}
     created = {cp.policy.key: policy_created(cp.policy, state) for cp in compiled}
     any_update_only = any(_update_only(cp.policy) for cp in compiled)
     unknown_age: dict[str, int] = {}
