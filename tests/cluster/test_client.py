@@ -349,3 +349,21 @@ def test_an_answer_that_is_not_json_fails_as_a_state_file_of_it_does(text: str) 
     with pytest.raises(KyrecError) as answered:
         Response(200, {}, text.encode()).json("answer")
     assert (str(answered.value), str(answered.value.source)) == (str(located.value), str(located.value.source))
+
+
+def test_an_answers_objects_share_their_keys_and_short_values() -> None:
+    """A LIST's items hold one copy of each key and short string (load/json_stream._decoder): a live read of
+    100,000 objects keeps them all."""
+    import json
+
+    from kubectl_kyrec.cluster.client import Response
+
+    items = [{"metadata": {"name": f"team-{i}", "labels": {"tier": "gold"}}, "status": {"phase": "Active"},
+              "long": "x" * 65 + str(i % 2)} for i in range(3)]
+    for indent in (None, 1):
+        first, second, third = Response(200, {}, json.dumps({"items": items}, indent=indent).encode()).json()["items"]
+        assert first == items[0] and third["long"] == items[2]["long"]
+        assert next(iter(first["metadata"]["labels"])) is next(iter(second["metadata"]["labels"]))
+        assert first["status"]["phase"] is second["status"]["phase"]
+        assert first["metadata"]["labels"]["tier"] is third["metadata"]["labels"]["tier"]
+        assert first["long"] is not third["long"]      # longer than _SHARED_MAX: each its own
