@@ -613,7 +613,8 @@ class Environment:
                     for o in function.overloads]))
         extensions = [cel.CelExtension("kyrec", decls)] if decls else []
         self._env = cel.NewEnv(config=config, variables=names, extensions=extensions)
-        self.variables = tuple(names)
+        # a set: asked for each binding of every activation a subject gets (evaluate/subjects.py)
+        self.variables = frozenset(names)
         # the variables declared dyn, as given (not a library's typed ones): their values are the data's own
         self.plain_variables = frozenset(names) - {var for lib in libraries for var in lib.variables}
         # each text compiled once: a run's policy validation and its evaluation compile the same expressions

@@ -57,10 +57,11 @@ class Response:
         return next((v for k, v in self.headers.items() if k.lower() == lower), None)
 
     def json(self, what: str = "response") -> Any:
-        """The body, decoded as state files are (json module, Go's number rules)."""
+        """The body, decoded as state files are (json module, Go's number rules), without the lines a state
+        file's objects are located by (no answer is ever shown at a line)."""
         try:
             text = self.data.decode("utf-8")
-            return next(iter_json_documents(text, what))[0] if text.strip() else None
+            return next(iter_json_documents(text, what, lines=False))[0] if text.strip() else None
         except (UnicodeDecodeError, StopIteration) as exc:
             raise ClusterError(f"{what}: the server answered with something that is not JSON ({exc})") from None
 

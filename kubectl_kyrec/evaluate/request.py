@@ -58,6 +58,20 @@ class RequestInfo:
         }
 
 
+def _namespace(group: str, kind: str, name: str, meta: Mapping[str, Any], namespaced: bool) -> str:
+    if kind == "Namespace" and group == "":
+        # the API server puts a Namespace's own name in the request namespace
+        return name
+    return str(meta.get("namespace") or "") if namespaced else ""
+
+
+def request_namespace(obj: Obj, namespaced: bool) -> str:
+    """The namespace of the request `build_request` makes for `obj` (without making it)."""
+    meta = obj.get("metadata") or {}
+    return _namespace(group_version(str(obj.get("apiVersion", "")))[0], str(obj.get("kind", "")),
+                      str(meta.get("name") or ""), meta, namespaced)
+
+
 def build_request(obj: Obj, *, resource: str, namespaced: bool, operation: str = "CREATE",
                   user_info: Mapping[str, Any] | None = None, subresource: str = "",
                   old_obj: Obj | None = None) -> RequestInfo:
@@ -68,11 +82,7 @@ def build_request(obj: Obj, *, resource: str, namespaced: bool, operation: str =
     meta = obj.get("metadata") or {}
     kind = str(obj.get("kind", ""))
     name = str(meta.get("name") or "")
-    if kind == "Namespace" and group == "":
-        # the API server puts a Namespace's own name in the request namespace
-        namespace = name
-    else:
-        namespace = str(meta.get("namespace") or "") if namespaced else ""
+    namespace = _namespace(group, kind, name, meta, namespaced)
     new: Obj | None = obj
     old: Obj | None = None
     if operation == "UPDATE":

@@ -168,12 +168,14 @@ class SubjectContext:
             cached = self._activations.get((env, shared))
             if cached is not None:
                 return cached
-        data = dict(self._data)
-        if "exceptions" in env.variables:
+        # the bindings the environment declares, built as one mapping (not a copy of all, then a filtered one):
+        # the subject's, `exceptions`, then `extra`'s
+        variables = env.variables
+        data = {k: v for k, v in self._data.items() if k in variables}
+        if "exceptions" in variables:
             data["exceptions"] = dict(exceptions)
         if extra:
-            data.update(extra)
-        data = {k: v for k, v in data.items() if k in env.variables}
+            data.update((k, v) for k, v in extra.items() if k in variables)
         activation = env.activation(data)
         if not particular:
             self._activations[(env, shared)] = activation

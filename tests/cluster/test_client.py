@@ -308,3 +308,62 @@ def test_tls_failure_is_one_line_and_exit_5(tmp_path: Path) -> None:
     assert message.startswith(f'TLS failure talking to {url} (context "secure"): ')
     assert "\n" not in message and "CERTIFICATE_VERIFY_FAILED" in message
     assert err.value.exit_code == ExitCode.CLUSTER
+
+
+@pytest.mark.parametrize("body", [
+    {"kind": "NamespaceList", "metadata": {"resourceVersion": "9"},
+     "items": [{"metadata": {"name": f"team-{i}", "labels": {"a": "\ud800"}}, "n": 1.0, "big": 10 ** 15 + i,
+                "spec": {"finalizers": ["kubernetes"], "x": None}} for i in range(4)]},
+    {"kind": "ConfigMap", "data": {"k": "\u00e9"}, "metadata": {"name": "c", "metadata": None}},
+    [1, 2.0, {"items": [3]}],
+    "text",
+])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_an_answer_is_decoded_whole_to_the_value_a_state_file_of_it_gives(
+        body: object, indent: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An answer's value is a state file's (Go's numbers and strings), but nothing locates it: a LIST is not
+    walked item by item for the lines of its items, nor an object key by key (json_stream's `lines=False`)."""
+    import json
+
+    from kubectl_kyrec.cluster.client import Response
+    from kubectl_kyrec.load import json_stream
+
+    text = json.dumps(body, indent=indent) + "\n" + json.dumps({"second": 1})
+    located = next(json_stream.iter_json_documents(text, "answer"))[0]
+
+    def walked(*args: object) -> None:
+        raise AssertionError("walked to locate")
+
+    monkeypatch.setattr(json_stream, "_decode", walked)
+    assert Response(200, {}, text.encode()).json() == located
+
+
+@pytest.mark.parametrize("text", ['{"a": 1e999}', '{"a": [1,}', '\n\n{"items": [NaN]}'])
+def test_an_answer_that_is_not_json_fails_as_a_state_file_of_it_does(text: str) -> None:
+    from kubectl_kyrec.cluster.client import Response
+    from kubectl_kyrec.errors import KyrecError
+    from kubectl_kyrec.load import json_stream
+
+    with pytest.raises(KyrecError) as located:
+        next(json_stream.iter_json_documents(text, "answer"))
+    with pytest.raises(KyrecError) as answered:
+        Response(200, {}, text.encode()).json("answer")
+    assert (str(answered.value), str(answered.value.source)) == (str(located.value), str(located.value.source))
+
+
+def test_an_answers_objects_share_their_keys_and_short_values() -> None:
+    """A LIST's items hold one copy of each key and short string (load/json_stream._decoder): a live read of
+    100,000 objects keeps them all."""
+    import json
+
+    from kubectl_kyrec.cluster.client import Response
+
+    items = [{"metadata": {"name": f"team-{i}", "labels": {"tier": "gold"}}, "status": {"phase": "Active"},
+              "long": "x" * 65 + str(i % 2)} for i in range(3)]
+    for indent in (None, 1):
+        first, second, third = Response(200, {}, json.dumps({"items": items}, indent=indent).encode()).json()["items"]
+        assert first == items[0] and third["long"] == items[2]["long"]
+        assert next(iter(first["metadata"]["labels"])) is next(iter(second["metadata"]["labels"]))
+        assert first["status"]["phase"] is second["status"]["phase"]
+        assert first["metadata"]["labels"]["tier"] is third["metadata"]["labels"]["tier"]
+        assert first["long"] is not third["long"]      # longer than _SHARED_MAX: each its own

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubectl_kyrec.evaluate.generating.outcomes import TriggerStatus
@@ -257,3 +259,28 @@ def test_audit_annotations_become_properties() -> None:
                   "  generate:\n  - expression: 'true'\n")
     out = only(evaluate(docs(text), NS))
     assert out.result.properties["team"] == "gold" and "generated-resources" not in out.result.properties
+
+
+def test_only_the_namespaces_of_namespaced_triggers_are_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """namespaceObject is a namespaced trigger's Namespace as the state holds it (labels included); the state's
+    other Namespaces (3,000 live ones, triggers themselves, before apply's first write) are not built."""
+    from kubectl_kyrec.evaluate.generating import engine
+
+    body = ("  generate:\n  - expression: >-\n      generator.apply(object.metadata.namespace, [{\"apiVersion\": "
+            "dyn(\"v1\"), \"kind\": dyn(\"ConfigMap\"), \"metadata\": dyn({\"name\": \"cm\"}), \"data\": "
+            "dyn({\"tier\": namespaceObject.metadata.labels.tier, \"named\": "
+            "namespaceObject.metadata.labels[\"kubernetes.io/metadata.name\"]})}])\n")
+    built: list[set[str]] = []
+    whole = engine.namespace_objects
+
+    def recorded(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        namespaces = whole(*args, **kwargs)
+        built.append(set(namespaces))
+        return namespaces
+
+    monkeypatch.setattr(engine, "namespace_objects", recorded)
+    other = docs("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-b, uid: b, labels: {tier: silver}}\n")
+    cm = docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: t, namespace: team-a, uid: c}\n")
+    out = evaluate(docs(policy(body, resources="configmaps")), [*cm, *NS, *other], [*NS, *other])
+    assert only(out).objects[0]["data"] == {"tier": "gold", "named": "team-a"}
+    assert built == [{"team-a"}]

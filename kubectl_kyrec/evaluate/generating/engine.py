@@ -51,7 +51,7 @@ from kubectl_kyrec.evaluate.generating.downstreams import Owner, TriggerInfo, ge
 from kubectl_kyrec.evaluate.generating.outcomes import GeneratingOutcome, TriggerOutcome, TriggerStatus
 from kubectl_kyrec.evaluate.match import MatchError, matches_constraints
 from kubectl_kyrec.evaluate.namespaces import namespace_object, namespace_objects
-from kubectl_kyrec.evaluate.request import RequestInfo, build_request
+from kubectl_kyrec.evaluate.request import RequestInfo, build_request, request_namespace
 from kubectl_kyrec.evaluate.subjects import NO_EXCEPTIONS, KindLookup, SubjectContext, make_subjects
 from kubectl_kyrec.evaluate.validating.engine import evaluate_audit_annotations, make_result
 from kubectl_kyrec.k8s.times import parse_rfc3339
@@ -572,7 +572,11 @@ def run_generating(policies: Sequence[GeneratingPolicy], triggers: Sequence[Docu
             uid_from[(d.api_version, d.kind, d.namespace, d.name)] = text
     subject_set = make_subjects(triggers, kinds, uid_from=uid_from)
     out.notices.extend(subject_set.notices)
-    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels)
+    # the Namespaces of the namespaced triggers' requests are the only ones read (their namespaceObject, _contexts):
+    # the others are not built (3,000 live Namespaces were each copied with their labels for two kube-system
+    # ConfigMaps)
+    namespaces = namespace_objects([*state, *triggers, *options.namespaces], options.namespace_labels,
+                                   only={request_namespace(s.obj, True) for s in subject_set.subjects if s.namespaced})
     created = {cp.policy.key: policy_created(cp.policy, state) for cp in compiled}
     any_update_only = any(_update_only(cp.policy) for cp in compiled)
     unknown_age: dict[str, int] = {}

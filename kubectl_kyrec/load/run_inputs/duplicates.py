@@ -35,7 +35,8 @@ def each_once(docs: Iterable[Document], notices: list[Notice],
     issue 36) is never held whole for the check."""
     first: dict[tuple[str, str, str, str], Source] = {}
     for doc in docs:
-        group = doc.api_version.split("/", 1)[0] if "/" in doc.api_version else ""
+        api_version = doc.api_version       # a property reading the object: once, not twice
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
         scoped = namespaced(doc) if namespaced is not None else None
         namespace = "" if scoped is False else (doc.namespace or "default")
         key = (group, doc.kind, namespace, doc.name)
