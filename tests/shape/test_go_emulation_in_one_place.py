@@ -25,6 +25,9 @@ GENERIC = {"match", "truncate",
            "generate",
            # net/url's URL.Query (golang/url.py), and the JMESPath engine's queries
            "query",
+           # an input document decoded with Go's strings (golang/json.py), and the result records' own
+           # decoding (evaluate/pipeline.py: marshal or pickle)
+           "loads",
            # the YAML loader words its own syntax errors (load/yaml_nodes.py)
            "syntax_error"}
 # definitions outside golang/ under a claimed name, each with why it is not a copy
