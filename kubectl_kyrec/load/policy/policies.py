@@ -473,10 +473,8 @@ def classify(docs: Iterable[Document], lines: Mapping[Source, Any] | None = None
                     out.mutating.append(mutating.parse_mutating_policy(doc))
                 elif group == VAP_GROUP and doc.kind == MAP_KIND:
                     out.mutating_admission.append(mutating.parse_mutating_admission_policy(doc))
-                elif group == VAP_GROUP and doc.kind == MAP_BINDING_KIND:
+                else:   # the table's fourth kind: the MutatingAdmissionPolicyBinding
                     out.mutating_bindings.append(mutating.parse_mutating_binding(doc))
-                else:
-                    out.others.append(doc)
             elif group == KYVERNO_GROUP and doc.kind == "PolicyException":
                 out.exceptions.append(parse_exception(doc))
             elif group == CLASSIC_GROUP and (doc.kind in CLASSIC_POLICY_KINDS or doc.kind == "PolicyException"):
